@@ -1,0 +1,116 @@
+package io.stoke.ffm;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The few libc calls Stoke needs where Java's own I/O would allocate per call: reading a file
+ * whose NUL-terminated path already sits in native memory, into native memory.
+ *
+ * <p>Calls that can fail take a {@code callState} segment (from {@link #allocateCallState}) into
+ * which the linker captures {@code errno} right after the call; read it with {@link #errno}.
+ */
+public final class LibC {
+    public static final int O_RDONLY = 0;
+    public static final int O_CLOEXEC = 0x80000;
+    public static final int SEEK_END = 2;
+    public static final int EINTR = 4;
+
+    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO =
+            CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+
+    private static final MethodHandle OPEN;
+    private static final MethodHandle CLOSE;
+    private static final MethodHandle PREAD;
+    private static final MethodHandle LSEEK;
+    private static final MethodHandle STRERROR;
+
+    static {
+        Linker linker = Linker.nativeLinker();
+        SymbolLookup libc = linker.defaultLookup();
+        Linker.Option errno = Linker.Option.captureCallState("errno");
+        OPEN = linker.downcallHandle(libc.findOrThrow("open"),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), errno);
+        CLOSE = linker.downcallHandle(libc.findOrThrow("close"), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+        PREAD = linker.downcallHandle(libc.findOrThrow("pread"),
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG), errno);
+        LSEEK = linker.downcallHandle(libc.findOrThrow("lseek"),
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT), errno);
+        STRERROR = linker.downcallHandle(libc.findOrThrow("strerror"), FunctionDescriptor.of(ADDRESS, JAVA_INT));
+    }
+
+    private LibC() {
+    }
+
+    /** A segment for the linker to capture {@code errno} into; one per thread, reused. */
+    public static MemorySegment allocateCallState(Arena arena) {
+        return arena.allocate(CALL_STATE);
+    }
+
+    public static int errno(MemorySegment callState) {
+        return (int) ERRNO.get(callState, 0L);
+    }
+
+    /** {@code open(path, flags)}; {@code path} must be NUL-terminated. */
+    public static int open(MemorySegment callState, MemorySegment path, int flags) {
+        try {
+            return (int) OPEN.invokeExact(callState, path, flags);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    public static int close(int fd) {
+        try {
+            return (int) CLOSE.invokeExact(fd);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code pread(fd, buf, count, offset)}.
+     *
+     * @throws IndexOutOfBoundsException when {@code buf} is shorter than {@code count}
+     */
+    public static long pread(MemorySegment callState, int fd, MemorySegment buf, long count, long offset) {
+        if (count < 0 || count > buf.byteSize()) {
+            throw new IndexOutOfBoundsException("pread of " + count + " bytes into " + buf.byteSize());
+        }
+        try {
+            return (long) PREAD.invokeExact(callState, fd, buf, count, offset);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    public static long lseek(MemorySegment callState, int fd, long offset, int whence) {
+        try {
+            return (long) LSEEK.invokeExact(callState, fd, offset, whence);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** The C library's text for an errno value (not on the hot path: it allocates a String). */
+    public static String strerror(int errno) {
+        try {
+            MemorySegment s = (MemorySegment) STRERROR.invokeExact(errno);
+            return s.reinterpret(256).getString(0);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+}

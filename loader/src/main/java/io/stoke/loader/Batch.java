@@ -1,0 +1,219 @@
+package io.stoke.loader;
+
+import static io.stoke.ring.RingLayout.*;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import io.stoke.loader.transform.SampleStatus;
+import io.stoke.ring.RingGeometry;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.IntConsumer;
+
+/**
+ * One batch, read in place in its ring slot. Closing it returns the slot to the workers.
+ *
+ * <p>Every segment this batch hands out ({@link #pixels()}, {@link #labels()}, {@link #indices()})
+ * belongs to the batch's own arena: after {@link #close()} any access to them throws
+ * {@link IllegalStateException}, so stale references can never read a slot that the workers are
+ * refilling, nor memory that was freed. Not thread-safe: share a batch only with proper hand-off.
+ *
+ * <pre>{@code
+ * try (Batch b = loader.next()) {
+ *     MemorySegment pixels = b.pixels();   // uint8 [n, 224, 224, 3] or float32 [n, 3, 224, 224]
+ *     int label = b.label(0);
+ * }
+ * }</pre>
+ */
+public final class Batch implements AutoCloseable {
+    private final RingGeometry geometry;
+    private final int slot;
+    private final Arena arena;
+    private final MemorySegment header;
+    private final MemorySegment pixels;
+    private final MemorySegment labels;
+    private final MemorySegment indices;
+    private final MemorySegment status;
+    private final int size;
+    private final long sequence;
+    private final long epoch;
+    private final long batchIndex;
+    private final int flags;
+    private final List<SampleError> errors;
+    private final BatchStats stats;
+    private final IntConsumer releaser;
+    private boolean closed;
+
+    /**
+     * Wraps slot {@code slot}, whose memory is {@code slotMemory}; {@code releaser} gets the slot
+     * back on {@link #close()}. For loaders and ring consumers, not for applications.
+     *
+     * @param errors the batch's failed samples with paths, or null to derive them from status codes
+     */
+    public Batch(RingGeometry geometry, int slot, MemorySegment slotMemory, List<SampleError> errors,
+                 long waitNanos, IntConsumer releaser) {
+        this.geometry = geometry;
+        this.slot = slot;
+        this.releaser = releaser;
+        this.arena = Arena.ofShared();
+        MemorySegment view = slotMemory.reinterpret(arena, null);
+        this.header = view.asSlice(0, SLOT_HEADER_LENGTH);
+        int count = header.get(JAVA_INT, SLOT_SAMPLE_COUNT_OFFSET);
+        if (count < 0 || count > geometry.samplesPerSlot()) {
+            arena.close();
+            throw new IllegalStateException("slot " + slot + " claims " + count + " samples, capacity "
+                    + geometry.samplesPerSlot());
+        }
+        this.size = count;
+        this.sequence = header.get(JAVA_LONG, SLOT_SEQUENCE_OFFSET);
+        this.epoch = header.get(JAVA_LONG, SLOT_EPOCH_OFFSET);
+        this.batchIndex = header.get(JAVA_LONG, SLOT_BATCH_INDEX_OFFSET);
+        this.flags = header.get(JAVA_INT, SLOT_FLAGS_OFFSET);
+        this.pixels = view.asSlice(geometry.slotPixelsOffset(), count * geometry.sampleBytes());
+        this.labels = view.asSlice(geometry.slotLabelsOffset(), 4L * count);
+        this.indices = view.asSlice(geometry.slotIndicesOffset(), 8L * count);
+        this.status = view.asSlice(geometry.slotStatusOffset(), 4L * count);
+        this.errors = errors != null ? errors : errorsFromStatus();
+        this.stats = new BatchStats(waitNanos, header.get(JAVA_LONG, SLOT_DECODE_NANOS_OFFSET),
+                header.get(JAVA_LONG, SLOT_SOURCE_BYTES_OFFSET), pixels.byteSize());
+    }
+
+    private List<SampleError> errorsFromStatus() {
+        List<SampleError> found = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            int code = status.getAtIndex(JAVA_INT, i);
+            if (code != SampleStatus.OK.code()) {
+                found.add(new SampleError(i, (int) indices.getAtIndex(JAVA_LONG, i), null, SampleStatus.of(code), null));
+            }
+        }
+        return List.copyOf(found);
+    }
+
+    /** Number of samples (the batch size, or fewer for an epoch's last batch). */
+    public int size() {
+        checkOpen();
+        return size;
+    }
+
+    /**
+     * The pixels, {@code size()} samples end to end, laid out as {@link #shape()} says: uint8
+     * {@code [n, H, W, 3]} or float32 {@code [n, 3, H, W]}, native byte order.
+     */
+    public MemorySegment pixels() {
+        checkOpen();
+        return pixels;
+    }
+
+    /** One sample's pixels. */
+    public MemorySegment sample(int i) {
+        checkOpen();
+        return pixels.asSlice(i * geometry.sampleBytes(), geometry.sampleBytes());
+    }
+
+    /** Labels as int32 {@code [n]}. */
+    public MemorySegment labels() {
+        checkOpen();
+        return labels;
+    }
+
+    public int label(int i) {
+        checkOpen();
+        return labels.getAtIndex(JAVA_INT, i);
+    }
+
+    /** Dataset indices as int64 {@code [n]}: which sample sits at each position. */
+    public MemorySegment indices() {
+        checkOpen();
+        return indices;
+    }
+
+    public long index(int i) {
+        checkOpen();
+        return indices.getAtIndex(JAVA_LONG, i);
+    }
+
+    public SampleStatus status(int i) {
+        checkOpen();
+        return SampleStatus.of(status.getAtIndex(JAVA_INT, i));
+    }
+
+    /** {@code [n, H, W, 3]} for uint8 output, {@code [n, 3, H, W]} for float32. */
+    public long[] shape() {
+        checkOpen();
+        return new long[] {size, geometry.d0(), geometry.d1(), geometry.d2()};
+    }
+
+    /** {@link io.stoke.ring.RingLayout#DTYPE_UINT8} or {@link io.stoke.ring.RingLayout#DTYPE_FLOAT32}. */
+    public int dtype() {
+        return geometry.dtype();
+    }
+
+    /** Samples that produced no pixels (zeroed) and why. Empty for a clean batch. */
+    public List<SampleError> skipped() {
+        checkOpen();
+        return errors;
+    }
+
+    /** Whether the batch was marked failed (policy FAIL); the loader throws before handing one out. */
+    public boolean failed() {
+        return (flags & SLOT_FLAG_FAILED) != 0;
+    }
+
+    public boolean lastInEpoch() {
+        return (flags & SLOT_FLAG_LAST_IN_EPOCH) != 0;
+    }
+
+    public long epoch() {
+        return epoch;
+    }
+
+    /** Batch number within its epoch. */
+    public long batchIndex() {
+        return batchIndex;
+    }
+
+    /** Batch number since the loader started. */
+    public long sequence() {
+        return sequence;
+    }
+
+    public BatchStats stats() {
+        return stats;
+    }
+
+    /** The ring slot this batch occupies. */
+    public int slot() {
+        return slot;
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("batch " + sequence + " is closed");
+        }
+    }
+
+    /** Invalidates every segment handed out, then returns the slot. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        arena.close();
+        releaser.accept(slot);
+    }
+
+    /** Invalidates the segments without returning the slot: the ring is going away. */
+    synchronized void abandon() {
+        if (!closed) {
+            closed = true;
+            arena.close();
+        }
+    }
+}

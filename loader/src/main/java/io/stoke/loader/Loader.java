@@ -1,0 +1,357 @@
+package io.stoke.loader;
+
+import io.stoke.loader.sample.Sampler;
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.source.ListFile;
+import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.transform.TransformSpec;
+import io.stoke.loader.work.Pipeline;
+import io.stoke.ring.RingGeometry;
+import io.stoke.ring.RingLayout;
+import io.stoke.ring.SlotRing;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+
+/**
+ * Decodes a JPEG dataset into batches with a pool of worker threads and a ring of off-heap slots.
+ *
+ * <pre>{@code
+ * try (Loader loader = Loader.builder(ImageFolder.scan(Path.of("train")))
+ *         .batchSize(256).workers(2).shuffle(true).seed(42).epochs(1).build()) {
+ *     for (Batch batch : loader) {
+ *         try (batch) {
+ *             consume(batch.pixels(), batch.labels());
+ *         }
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>{@link #next()} is for one consumer thread; a batch may be closed on any thread.
+ * {@link #close()} stops the workers, waits for them, invalidates batches still open and frees
+ * the ring.
+ */
+public final class Loader implements Iterable<Batch>, AutoCloseable {
+    private final SampleIndex index;
+    private final Sampler sampler;
+    private final TransformSpec spec;
+    private final ErrorPolicy policy;
+    private final SlotRing ring;
+    private final Pipeline pipeline;
+    private final IdleStrategy consumerIdle;
+    private final Set<Batch> open = ConcurrentHashMap.newKeySet();
+    private final long startNanos;
+    private final Object statsLock = new Object();
+    private long taken;
+    private long images;
+    private long skipped;
+    private long sourceBytes;
+    private long firstBatchNanos = -1;
+    private long lastBatchNanos;
+    private long[] waits = new long[64];
+    private volatile boolean closed;
+
+    private Loader(Builder b) {
+        this.index = b.index;
+        this.spec = b.transform;
+        this.policy = b.policy;
+        this.sampler = new Sampler(index.size(), b.batchSize, b.shuffle, b.seed, b.dropLast, b.rank, b.worldSize);
+        this.consumerIdle = b.consumerIdle;
+        RingGeometry geometry = geometryOf(b.batchSize, b.slots, spec);
+        this.ring = SlotRing.allocate(geometry);
+        this.startNanos = System.nanoTime();
+        try {
+            this.pipeline = new Pipeline(index, sampler, spec, ring, b.workers, b.startEpoch, b.epochs,
+                    policy == ErrorPolicy.SKIP, b.producerIdle);
+        } catch (RuntimeException | Error e) {
+            ring.close();
+            throw e;
+        }
+    }
+
+    /** The ring geometry that holds batches of {@code batchSize} samples shaped by {@code spec}. */
+    public static RingGeometry geometryOf(int batchSize, int slots, TransformSpec spec) {
+        int c = spec.crop();
+        return spec.output() == TransformSpec.Output.UINT8_HWC
+                ? new RingGeometry(slots, batchSize, RingLayout.DTYPE_UINT8, RingLayout.LAYOUT_HWC, c, c, 3)
+                : new RingGeometry(slots, batchSize, RingLayout.DTYPE_FLOAT32, RingLayout.LAYOUT_CHW, 3, c, c);
+    }
+
+    public static Builder builder(SampleIndex index) {
+        return new Builder(index);
+    }
+
+    /** A loader over torchvision's ImageFolder layout ({@code root/<class>/<image>}). */
+    public static Builder imageFolder(Path root) {
+        return new Builder(ImageFolder.scan(root));
+    }
+
+    /** A loader over a list file ({@code <path> <label>} per line). */
+    public static Builder listFile(Path file) {
+        return new Builder(ListFile.read(file));
+    }
+
+    /**
+     * The next batch in order, waiting for it if the workers are behind; {@code null} after the
+     * last batch of the last epoch.
+     *
+     * @throws SampleException when the batch held a sample that failed under {@link ErrorPolicy#FAIL};
+     *     its slot is already returned and the next call goes on with the following batch
+     * @throws IllegalStateException when the loader is closed or a worker died
+     */
+    public synchronized Batch next() {
+        if (closed) {
+            throw new IllegalStateException("loader is closed");
+        }
+        long start = System.nanoTime();
+        int slot = pipeline.nextSlot(taken, consumerIdle);
+        if (slot < 0) {
+            return null;
+        }
+        long now = System.nanoTime();
+        taken++;
+        Batch batch = new Batch(ring.geometry(), slot, ring.slot(slot), pipeline.errors(slot), now - start, this::release);
+        record(batch, now - start, now);
+        if (batch.failed()) {
+            List<SampleError> errors = batch.skipped();
+            long epoch = batch.epoch();
+            long batchIndex = batch.batchIndex();
+            batch.close();
+            throw new SampleException(epoch, batchIndex, errors);
+        }
+        open.add(batch);
+        if (closed) {
+            // close() ran while we built the batch; do not hand out memory that is going away.
+            batch.abandon();
+            throw new IllegalStateException("loader is closed");
+        }
+        return batch;
+    }
+
+    private void record(Batch batch, long wait, long now) {
+        synchronized (statsLock) {
+            if (firstBatchNanos < 0) {
+                firstBatchNanos = now - startNanos;
+            }
+            lastBatchNanos = now - startNanos;
+            int n = (int) (taken - 1);
+            if (n >= waits.length) {
+                waits = Arrays.copyOf(waits, waits.length * 2);
+            }
+            waits[n] = wait;
+            images += batch.size();
+            skipped += batch.skipped().size();
+            sourceBytes += batch.stats().sourceBytes();
+        }
+    }
+
+    private void release(int slot) {
+        // Batches close themselves; drop ours and give the slot back unless the ring is gone.
+        open.removeIf(b -> b.slot() == slot && b.isClosed());
+        if (!closed) {
+            ring.release(slot);
+        }
+    }
+
+    /** Iterates batches until the last epoch ends. Each batch should be closed by the caller. */
+    @Override
+    public Iterator<Batch> iterator() {
+        return new Iterator<>() {
+            private Batch ahead;
+
+            @Override
+            public boolean hasNext() {
+                if (ahead == null) {
+                    ahead = Loader.this.next();
+                }
+                return ahead != null;
+            }
+
+            @Override
+            public Batch next() {
+                if (!hasNext()) {
+                    throw new NoSuchElementException();
+                }
+                Batch b = ahead;
+                ahead = null;
+                return b;
+            }
+        };
+    }
+
+    public LoaderStats stats() {
+        synchronized (statsLock) {
+            long elapsed = taken == 0 ? System.nanoTime() - startNanos : lastBatchNanos;
+            return new LoaderStats(taken, images, skipped, sourceBytes, elapsed, firstBatchNanos,
+                    Arrays.copyOf(waits, (int) taken));
+        }
+    }
+
+    public Sampler sampler() {
+        return sampler;
+    }
+
+    public SampleIndex index() {
+        return index;
+    }
+
+    public TransformSpec transform() {
+        return spec;
+    }
+
+    public RingGeometry geometry() {
+        return ring.geometry();
+    }
+
+    public int workers() {
+        return pipeline.workers();
+    }
+
+    /** The loader's ring (for stages that pin or export its memory). */
+    public SlotRing ring() {
+        return ring;
+    }
+
+    /** Whether every worker thread has exited (true after {@link #close()}). */
+    public boolean workersStopped() {
+        return pipeline.stopped();
+    }
+
+    /**
+     * Stops the workers (each finishes at most the sample in hand), waits for them, invalidates
+     * every batch still open, and frees the ring. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        pipeline.close();
+        synchronized (this) {
+            // next() holds this lock while it touches the ring; after it, no consumer is inside.
+            for (Batch b : open) {
+                b.abandon();
+            }
+            open.clear();
+            ring.close();
+        }
+    }
+
+    /** Options for a {@link Loader}; every one has a default. */
+    public static final class Builder {
+        private final SampleIndex index;
+        private int batchSize = 256;
+        private int workers = Runtime.getRuntime().availableProcessors();
+        private int slots = 4;
+        private boolean shuffle;
+        private long seed;
+        private boolean dropLast;
+        private int rank;
+        private int worldSize = 1;
+        private long epochs = 1;
+        private long startEpoch;
+        private TransformSpec transform = TransformSpec.defaults();
+        private ErrorPolicy policy = ErrorPolicy.FAIL;
+        private IdleStrategy consumerIdle = new BackoffIdleStrategy(100, 10,
+                TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MICROSECONDS.toNanos(200));
+        private Supplier<IdleStrategy> producerIdle = () -> new BackoffIdleStrategy(10, 10,
+                TimeUnit.MICROSECONDS.toNanos(10), TimeUnit.MILLISECONDS.toNanos(1));
+
+        private Builder(SampleIndex index) {
+            this.index = index;
+        }
+
+        /** Samples per batch (default 256). */
+        public Builder batchSize(int batchSize) {
+            this.batchSize = batchSize;
+            return this;
+        }
+
+        /** Decoding threads (default: the number of cores). */
+        public Builder workers(int workers) {
+            this.workers = workers;
+            return this;
+        }
+
+        /** Ring slots, i.e. batches decoded ahead of the consumer plus those it holds (default 4). */
+        public Builder slots(int slots) {
+            this.slots = slots;
+            return this;
+        }
+
+        /** Shuffle each epoch with {@link #seed} (default off: dataset order). */
+        public Builder shuffle(boolean shuffle) {
+            this.shuffle = shuffle;
+            return this;
+        }
+
+        public Builder seed(long seed) {
+            this.seed = seed;
+            return this;
+        }
+
+        /** Drop each epoch's last partial batch (default off). */
+        public Builder dropLast(boolean dropLast) {
+            this.dropLast = dropLast;
+            return this;
+        }
+
+        /** Deliver only shard {@code rank} of {@code worldSize} (default 0 of 1). */
+        public Builder shard(int rank, int worldSize) {
+            this.rank = rank;
+            this.worldSize = worldSize;
+            return this;
+        }
+
+        /** Epochs to deliver (default 1); 0 runs until closed. */
+        public Builder epochs(long epochs) {
+            this.epochs = epochs;
+            return this;
+        }
+
+        /** The first epoch's number (to resume a run: the order of epoch e depends only on e). */
+        public Builder startEpoch(long startEpoch) {
+            this.startEpoch = startEpoch;
+            return this;
+        }
+
+        public Builder transform(TransformSpec transform) {
+            this.transform = transform;
+            return this;
+        }
+
+        public Builder onError(ErrorPolicy policy) {
+            this.policy = policy;
+            return this;
+        }
+
+        /** How {@link Loader#next()} waits (default: spin, yield, then park up to 200 us). */
+        public Builder consumerIdle(IdleStrategy idle) {
+            this.consumerIdle = idle;
+            return this;
+        }
+
+        /** How each worker waits for a free slot (default: back off to 1 ms parks). */
+        public Builder producerIdle(Supplier<IdleStrategy> idle) {
+            this.producerIdle = idle;
+            return this;
+        }
+
+        /** Starts the workers. */
+        public Loader build() {
+            if (epochs < 0 || startEpoch < 0) {
+                throw new IllegalArgumentException("epochs and startEpoch must not be negative");
+            }
+            return new Loader(this);
+        }
+    }
+}

@@ -1,0 +1,110 @@
+package io.stoke.loader.source;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The dataset as three flat arrays: every sample's path (UTF-8, relative to {@link #root()},
+ * packed end to end in one {@code byte[]}), where each path starts, and each label. A million
+ * samples cost about their path bytes plus 12 bytes each, and no object per file.
+ */
+public final class SampleIndex {
+    private final Path root;
+    private final byte[] pathBytes;
+    private final int[] pathStart; // length size()+1; path i is pathBytes[pathStart[i], pathStart[i+1])
+    private final int[] labels;
+    private final List<String> classNames;
+
+    SampleIndex(Path root, byte[] pathBytes, int[] pathStart, int[] labels, List<String> classNames) {
+        this.root = root;
+        this.pathBytes = pathBytes;
+        this.pathStart = pathStart;
+        this.labels = labels;
+        this.classNames = List.copyOf(classNames);
+    }
+
+    public int size() {
+        return labels.length;
+    }
+
+    /** The folder that relative paths are resolved against. */
+    public Path root() {
+        return root;
+    }
+
+    public int label(int sample) {
+        return labels[sample];
+    }
+
+    /** Class names by label, when the source has them (ImageFolder); empty otherwise. */
+    public List<String> classNames() {
+        return classNames;
+    }
+
+    /** The sample's path as given (relative to {@link #root()} unless it was absolute); allocates. */
+    public String path(int sample) {
+        return new String(pathBytes, pathStart[sample], pathLength(sample), StandardCharsets.UTF_8);
+    }
+
+    /** The sample's full path; allocates, so for messages, not the hot path. */
+    public Path resolve(int sample) {
+        return root.resolve(path(sample));
+    }
+
+    public int pathLength(int sample) {
+        return pathStart[sample + 1] - pathStart[sample];
+    }
+
+    /** Whether the stored path is absolute, so it must not be prefixed with the root. */
+    public boolean isAbsolute(int sample) {
+        return pathLength(sample) > 0 && pathBytes[pathStart[sample]] == '/';
+    }
+
+    /**
+     * Copies the path's bytes into {@code dst} at {@code offset} without allocating.
+     *
+     * @return the number of bytes copied
+     */
+    public int copyPath(int sample, MemorySegment dst, long offset) {
+        int length = pathLength(sample);
+        MemorySegment.copy(pathBytes, pathStart[sample], dst, java.lang.foreign.ValueLayout.JAVA_BYTE, offset, length);
+        return length;
+    }
+
+    /** A builder that grows its arrays geometrically; used by the scanners. */
+    static final class Builder {
+        private byte[] bytes = new byte[1 << 16];
+        private int[] starts = new int[1025];
+        private int[] labels = new int[1024];
+        private int size;
+        private int used;
+
+        void add(byte[] path, int label) {
+            if (used + path.length > bytes.length) {
+                long grown = Math.max((long) bytes.length * 2, (long) used + path.length);
+                if (grown > Integer.MAX_VALUE - 8) {
+                    throw new IllegalStateException("dataset paths exceed 2 GiB");
+                }
+                bytes = Arrays.copyOf(bytes, (int) grown);
+            }
+            if (size + 1 >= starts.length) {
+                starts = Arrays.copyOf(starts, starts.length * 2);
+                labels = Arrays.copyOf(labels, labels.length * 2);
+            }
+            System.arraycopy(path, 0, bytes, used, path.length);
+            starts[size] = used;
+            labels[size] = label;
+            used += path.length;
+            size++;
+            starts[size] = used;
+        }
+
+        SampleIndex build(Path root, List<String> classNames) {
+            return new SampleIndex(root, Arrays.copyOf(bytes, used), Arrays.copyOf(starts, size + 1),
+                    Arrays.copyOf(labels, size), classNames);
+        }
+    }
+}

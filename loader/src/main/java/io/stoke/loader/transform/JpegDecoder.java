@@ -1,0 +1,196 @@
+package io.stoke.loader.transform;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+
+import io.stoke.ffm.JpegDecompressor;
+import io.stoke.ffm.ScalingFactors;
+import io.stoke.ffm.TurboJpeg;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Decodes one JPEG at a time into a scratch image owned by this decoder, always as RGB (gray is
+ * expanded by libjpeg-turbo, CMYK/YCCK converted here), at the smallest DCT scale that still
+ * covers the resize target. One per worker thread: it owns a {@code tjhandle}.
+ *
+ * <p>Before libjpeg-turbo writes a byte, the header's claimed size is checked in Java against the
+ * pixel budget, and the scratch image is sized to exactly what the chosen scale produces.
+ */
+public final class JpegDecoder implements AutoCloseable {
+    private static final ScalingFactors FACTORS = ScalingFactors.query();
+    private static final int DECODE_FLAGS = TurboJpeg.TJFLAG_LIMITSCANS;
+
+    private final TransformSpec spec;
+    private final JpegDecompressor tj = new JpegDecompressor();
+    private Arena scratchArena = Arena.ofConfined();
+    private MemorySegment scratch;
+    private int width;
+    private int height;
+    private int originalWidth;
+    private int originalHeight;
+    private String message;
+
+    public JpegDecoder(TransformSpec spec) {
+        this.spec = spec;
+        scratch = scratchArena.allocate(1024L * 1024 * 3, 64);
+    }
+
+    /**
+     * Decodes {@code jpeg[0, size)}.
+     *
+     * @return {@link SampleStatus#OK} with the image in {@link #image()}; otherwise the reason,
+     *     with details in {@link #message()}
+     */
+    public SampleStatus decode(MemorySegment jpeg, long size) {
+        message = null;
+        if (size < 4 || jpeg.get(JAVA_BYTE, 0) != (byte) 0xFF || jpeg.get(JAVA_BYTE, 1) != (byte) 0xD8) {
+            message = describeSignature(jpeg, size);
+            return SampleStatus.NOT_JPEG;
+        }
+        if (tj.readHeader(jpeg, size) != 0) {
+            message = tj.errorMessage();
+            return SampleStatus.CORRUPT;
+        }
+        originalWidth = tj.width();
+        originalHeight = tj.height();
+        if (originalWidth < 1 || originalHeight < 1) {
+            message = "header claims " + originalWidth + "x" + originalHeight;
+            return SampleStatus.CORRUPT;
+        }
+        long pixels = (long) originalWidth * originalHeight;
+        if (pixels > spec.maxPixels()) {
+            message = "header claims " + originalWidth + "x" + originalHeight + " = " + pixels
+                    + " pixels, over the budget of " + spec.maxPixels();
+            return SampleStatus.TOO_LARGE;
+        }
+        int colorspace = tj.colorspace();
+        boolean cmyk = colorspace == TurboJpeg.TJCS_CMYK || colorspace == TurboJpeg.TJCS_YCCK;
+        int pixelFormat = cmyk ? TurboJpeg.TJPF_CMYK : TurboJpeg.TJPF_RGB;
+        int factor = chooseFactor(Math.min(originalWidth, originalHeight));
+        int num = FACTORS.num()[factor];
+        int denom = FACTORS.denom()[factor];
+        width = TurboJpeg.scaled(originalWidth, num, denom);
+        height = TurboJpeg.scaled(originalHeight, num, denom);
+        int pitch = width * TurboJpeg.pixelSize(pixelFormat);
+        ensureScratch((long) pitch * height);
+        int rc = tj.decompress(jpeg, size, scratch, width, pitch, height, pixelFormat, DECODE_FLAGS);
+        if (rc != 0) {
+            String error = tj.errorMessage();
+            if (tj.errorCode() == TurboJpeg.TJERR_FATAL) {
+                message = error;
+                return error.contains("Unsupported") || error.contains("unsupported")
+                        ? SampleStatus.UNSUPPORTED : SampleStatus.CORRUPT;
+            }
+            if (error.startsWith("Premature end")) {
+                message = error;
+                return SampleStatus.TRUNCATED;
+            }
+            // Other warnings (stray bytes before a marker) leave a complete image, as PIL accepts.
+        }
+        if (cmyk) {
+            cmykToRgb();
+        }
+        return SampleStatus.OK;
+    }
+
+    /** Index of the smallest allowed scale factor whose scaled shorter side still reaches the target. */
+    private int chooseFactor(int shorter) {
+        int best = -1;
+        long bestScaled = Long.MAX_VALUE;
+        for (int i = 0; i < FACTORS.size(); i++) {
+            int num = FACTORS.num()[i];
+            int denom = FACTORS.denom()[i];
+            boolean allowed = num == denom || switch (spec.dctScaling()) {
+                case NONE -> false;
+                case POWERS_OF_TWO -> num == 1 && (denom == 2 || denom == 4 || denom == 8);
+                case ALL -> num < denom;
+            };
+            if (!allowed) {
+                continue;
+            }
+            long scaled = TurboJpeg.scaled(shorter, num, denom);
+            boolean covers = scaled >= spec.resize() || num == denom;
+            if (covers && (num <= denom) && scaled < bestScaled) {
+                best = i;
+                bestScaled = scaled;
+            }
+        }
+        return best;
+    }
+
+    private void ensureScratch(long bytes) {
+        if (scratch.byteSize() < bytes) {
+            Arena next = Arena.ofConfined();
+            MemorySegment bigger = next.allocate(Math.max(bytes, scratch.byteSize() * 3 / 2), 64);
+            scratchArena.close();
+            scratchArena = next;
+            scratch = bigger;
+        }
+    }
+
+    /**
+     * Adobe-style inverted CMYK (what libjpeg-turbo returns) to RGB, in place: R = C*K/255. Reads
+     * run ahead of writes (4 bytes in, 3 out), so one pass suffices.
+     */
+    private void cmykToRgb() {
+        long n = (long) width * height;
+        for (long i = 0; i < n; i++) {
+            int c = scratch.get(JAVA_BYTE, 4 * i) & 0xFF;
+            int m = scratch.get(JAVA_BYTE, 4 * i + 1) & 0xFF;
+            int y = scratch.get(JAVA_BYTE, 4 * i + 2) & 0xFF;
+            int k = scratch.get(JAVA_BYTE, 4 * i + 3) & 0xFF;
+            scratch.set(JAVA_BYTE, 3 * i, (byte) ((c * k + 127) / 255));
+            scratch.set(JAVA_BYTE, 3 * i + 1, (byte) ((m * k + 127) / 255));
+            scratch.set(JAVA_BYTE, 3 * i + 2, (byte) ((y * k + 127) / 255));
+        }
+    }
+
+    private static String describeSignature(MemorySegment data, long size) {
+        if (size >= 8 && (data.get(JAVA_BYTE, 0) & 0xFF) == 0x89 && data.get(JAVA_BYTE, 1) == 'P'
+                && data.get(JAVA_BYTE, 2) == 'N' && data.get(JAVA_BYTE, 3) == 'G') {
+            return "the file holds PNG data, not JPEG";
+        }
+        if (size >= 3 && data.get(JAVA_BYTE, 0) == 'G' && data.get(JAVA_BYTE, 1) == 'I' && data.get(JAVA_BYTE, 2) == 'F') {
+            return "the file holds GIF data, not JPEG";
+        }
+        if (size < 4) {
+            return "only " + size + " bytes: too short for a JPEG";
+        }
+        return String.format("no JPEG start-of-image marker (first bytes %02x %02x)",
+                data.get(JAVA_BYTE, 0) & 0xFF, data.get(JAVA_BYTE, 1) & 0xFF);
+    }
+
+    /** The decoded RGB image, {@link #width()} x {@link #height()} x 3, tightly packed. */
+    public MemorySegment image() {
+        return scratch;
+    }
+
+    /** Decoded (DCT-scaled) width. */
+    public int width() {
+        return width;
+    }
+
+    public int height() {
+        return height;
+    }
+
+    /** Width the JPEG header claims. */
+    public int originalWidth() {
+        return originalWidth;
+    }
+
+    public int originalHeight() {
+        return originalHeight;
+    }
+
+    /** Details of the last failure. */
+    public String message() {
+        return message;
+    }
+
+    @Override
+    public void close() {
+        tj.close();
+        scratchArena.close();
+    }
+}

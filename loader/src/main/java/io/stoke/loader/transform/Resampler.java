@@ -1,0 +1,255 @@
+package io.stoke.loader.transform;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Resize-shorter-side then center-crop, computed only for the pixels the crop keeps, written
+ * straight into the caller's segment.
+ *
+ * <p>The arithmetic is PIL's {@code Image.resize(..., BILINEAR)} (the antialiased "triangle"
+ * filter whose support widens with the downscale factor, 22-bit fixed-point weights, a horizontal
+ * pass rounded to 8 bits, then a vertical pass), and the geometry is torchvision's
+ * {@code Resize(size)} and {@code CenterCrop(size)}. From the same decoded pixels the output is
+ * identical to torchvision's PIL pipeline. One per worker thread: it owns its scratch memory.
+ */
+public final class Resampler implements AutoCloseable {
+    private static final int PRECISION_BITS = 32 - 8 - 2;
+    private static final int HALF = 1 << (PRECISION_BITS - 1);
+
+    private final TransformSpec spec;
+    private final int crop;
+    private final int[] hBounds;
+    private final int[] vBounds;
+    private int[] hWeights;
+    private int[] vWeights;
+    private int hTaps;
+    private int vTaps;
+    private final int[] acc;
+    private final float[][] normalise; // [channel][value] -> (value / 255 - mean) / std
+    private Arena tmpArena = Arena.ofConfined();
+    private MemorySegment tmp;
+
+    public Resampler(TransformSpec spec) {
+        this.spec = spec;
+        this.crop = spec.crop();
+        hBounds = new int[2 * crop];
+        vBounds = new int[2 * crop];
+        hWeights = new int[crop * 8];
+        vWeights = new int[crop * 8];
+        acc = new int[crop * 3];
+        normalise = new float[3][256];
+        for (int c = 0; c < 3; c++) {
+            for (int v = 0; v < 256; v++) {
+                normalise[c][v] = (v / 255f - spec.mean()[c]) / spec.std()[c];
+            }
+        }
+        tmp = tmpArena.allocate(512L * crop * 3, 64);
+    }
+
+    /** torchvision {@code Resize(size)} output width for an image of {@code w x h}. */
+    public static int resizedWidth(int size, int w, int h) {
+        return w <= h ? size : (int) ((double) size * w / h);
+    }
+
+    /** torchvision {@code Resize(size)} output height for an image of {@code w x h}. */
+    public static int resizedHeight(int size, int w, int h) {
+        return w <= h ? (int) ((double) size * h / w) : size;
+    }
+
+    /** torchvision {@code CenterCrop}: {@code int(round((full - crop) / 2))}, Python rounding half to even. */
+    public static int cropOffset(int full, int crop) {
+        return (int) Math.rint((full - crop) / 2.0);
+    }
+
+    /**
+     * Resizes {@code src} (an RGB image of {@code srcW x srcH}, possibly DCT-scaled) as if the
+     * original were {@code origW x origH}, crops, and writes one sample at {@code dst[offset]}.
+     */
+    public void resizeCrop(MemorySegment src, int srcW, int srcH, int origW, int origH, MemorySegment dst, long offset) {
+        if ((long) srcW * srcH * 3 > src.byteSize()) {
+            throw new IndexOutOfBoundsException("source smaller than " + srcW + "x" + srcH);
+        }
+        if (offset < 0 || offset + spec.sampleBytes() > dst.byteSize()) {
+            throw new IndexOutOfBoundsException("sample at " + offset + " does not fit in " + dst.byteSize());
+        }
+        int outW = resizedWidth(spec.resize(), origW, origH);
+        int outH = resizedHeight(spec.resize(), origW, origH);
+        int left = cropOffset(outW, crop);
+        int top = cropOffset(outH, crop);
+        hTaps = coefficients(srcW, outW, left, hBounds, true);
+        vTaps = coefficients(srcH, outH, top, vBounds, false);
+
+        int yFirst = vBounds[0];
+        int yLast = yFirst;
+        for (int y = 0; y < crop; y++) {
+            yLast = Math.max(yLast, vBounds[2 * y] + vBounds[2 * y + 1]);
+        }
+        int rows = yLast - yFirst;
+        long rowBytes = 3L * crop;
+        if (tmp.byteSize() < rows * rowBytes) {
+            Arena next = Arena.ofConfined();
+            MemorySegment bigger = next.allocate(rows * rowBytes, 64);
+            tmpArena.close();
+            tmpArena = next;
+            tmp = bigger;
+        }
+        horizontal(src, srcW, yFirst, rows);
+        if (spec.output() == TransformSpec.Output.UINT8_HWC) {
+            verticalUint8(yFirst, dst, offset);
+        } else {
+            verticalFloat(yFirst, dst, offset);
+        }
+    }
+
+    /**
+     * PIL's {@code precompute_coeffs} for the output positions {@code [first, first + crop)} of a
+     * resize from {@code inSize} to {@code outSize}, then {@code normalize_coeffs_8bpc}.
+     *
+     * @return the number of taps per output position (the stride of the weights array)
+     */
+    private int coefficients(int inSize, int outSize, int first, int[] bounds, boolean horizontal) {
+        double scale = (double) inSize / outSize;
+        double filterScale = Math.max(scale, 1.0);
+        double support = filterScale; // bilinear support is 1.0
+        int taps = (int) Math.ceil(support) * 2 + 1;
+        int[] weights = horizontal ? hWeights : vWeights;
+        if (weights.length < crop * taps) {
+            weights = new int[crop * taps];
+            if (horizontal) {
+                hWeights = weights;
+            } else {
+                vWeights = weights;
+            }
+        }
+        double ss = 1.0 / filterScale;
+        for (int i = 0; i < crop; i++) {
+            int xx = first + i;
+            double center = (xx + 0.5) * scale;
+            int xmin = (int) (center - support + 0.5);
+            if (xmin < 0) {
+                xmin = 0;
+            }
+            int xmax = (int) (center + support + 0.5);
+            if (xmax > inSize) {
+                xmax = inSize;
+            }
+            xmax -= xmin;
+            double total = 0;
+            int base = i * taps;
+            for (int x = 0; x < xmax; x++) {
+                total += triangle((x + xmin - center + 0.5) * ss);
+            }
+            for (int x = 0; x < taps; x++) {
+                double w = x < xmax ? triangle((x + xmin - center + 0.5) * ss) : 0;
+                if (total != 0.0) {
+                    w /= total;
+                }
+                weights[base + x] = w < 0 ? (int) (-0.5 + w * (1 << PRECISION_BITS)) : (int) (0.5 + w * (1 << PRECISION_BITS));
+            }
+            bounds[2 * i] = xmin;
+            bounds[2 * i + 1] = xmax;
+        }
+        return taps;
+    }
+
+    private static double triangle(double x) {
+        if (x < 0) {
+            x = -x;
+        }
+        return x < 1.0 ? 1.0 - x : 0.0;
+    }
+
+    /** Rows [yFirst, yFirst + rows) of the source, filtered to the crop's columns, into tmp. */
+    private void horizontal(MemorySegment src, int srcW, int yFirst, int rows) {
+        final int[] w = hWeights;
+        final int[] bounds = hBounds;
+        final int taps = hTaps;
+        final long srcRow = 3L * srcW;
+        final long tmpRow = 3L * crop;
+        final MemorySegment out = tmp;
+        for (int r = 0; r < rows; r++) {
+            long in = (yFirst + r) * srcRow;
+            long o = r * tmpRow;
+            for (int x = 0; x < crop; x++) {
+                int xmin = bounds[2 * x];
+                int n = bounds[2 * x + 1];
+                int kb = x * taps;
+                int s0 = HALF;
+                int s1 = HALF;
+                int s2 = HALF;
+                long p = in + 3L * xmin;
+                for (int t = 0; t < n; t++) {
+                    int k = w[kb + t];
+                    s0 += (src.get(JAVA_BYTE, p) & 0xFF) * k;
+                    s1 += (src.get(JAVA_BYTE, p + 1) & 0xFF) * k;
+                    s2 += (src.get(JAVA_BYTE, p + 2) & 0xFF) * k;
+                    p += 3;
+                }
+                out.set(JAVA_BYTE, o, clip8(s0));
+                out.set(JAVA_BYTE, o + 1, clip8(s1));
+                out.set(JAVA_BYTE, o + 2, clip8(s2));
+                o += 3;
+            }
+        }
+    }
+
+    /** Accumulates output row {@code y}'s vertical filter into {@link #acc}. */
+    private void accumulateRow(int y, int yFirst) {
+        final int width = 3 * crop;
+        final int[] a = acc;
+        final MemorySegment in = tmp;
+        java.util.Arrays.fill(a, HALF);
+        int ymin = vBounds[2 * y] - yFirst;
+        int n = vBounds[2 * y + 1];
+        int kb = y * vTaps;
+        for (int t = 0; t < n; t++) {
+            int k = vWeights[kb + t];
+            long row = (long) (ymin + t) * width;
+            for (int i = 0; i < width; i++) {
+                a[i] += (in.get(JAVA_BYTE, row + i) & 0xFF) * k;
+            }
+        }
+    }
+
+    private void verticalUint8(int yFirst, MemorySegment dst, long offset) {
+        final int width = 3 * crop;
+        for (int y = 0; y < crop; y++) {
+            accumulateRow(y, yFirst);
+            long o = offset + (long) y * width;
+            for (int i = 0; i < width; i++) {
+                dst.set(JAVA_BYTE, o + i, clip8(acc[i]));
+            }
+        }
+    }
+
+    private void verticalFloat(int yFirst, MemorySegment dst, long offset) {
+        final long plane = (long) crop * crop * 4;
+        final float[] n0 = normalise[0];
+        final float[] n1 = normalise[1];
+        final float[] n2 = normalise[2];
+        for (int y = 0; y < crop; y++) {
+            accumulateRow(y, yFirst);
+            long o = offset + (long) y * crop * 4;
+            for (int x = 0; x < crop; x++) {
+                dst.set(JAVA_FLOAT, o, n0[clip8(acc[3 * x]) & 0xFF]);
+                dst.set(JAVA_FLOAT, o + plane, n1[clip8(acc[3 * x + 1]) & 0xFF]);
+                dst.set(JAVA_FLOAT, o + 2 * plane, n2[clip8(acc[3 * x + 2]) & 0xFF]);
+                o += 4;
+            }
+        }
+    }
+
+    private static byte clip8(int v) {
+        int s = v >> PRECISION_BITS;
+        return (byte) (s < 0 ? 0 : Math.min(s, 255));
+    }
+
+    @Override
+    public void close() {
+        tmpArena.close();
+    }
+}

@@ -1,0 +1,102 @@
+package io.stoke.loader.transform;
+
+import java.util.Arrays;
+
+/**
+ * What each sample becomes: decoded, its shorter side resized to {@code resize} with an
+ * antialiased bilinear filter (PIL's, as torchvision's {@code Resize} uses), center-cropped to
+ * {@code crop} x {@code crop}, and written as uint8 HWC or as float32 CHW normalised by
+ * {@code (x / 255 - mean) / std}.
+ *
+ * @param resize      target of the shorter side (torchvision {@code Resize(resize)})
+ * @param crop        side of the square center crop; at most {@code resize}
+ * @param output      the element type and layout of the output
+ * @param mean        per-channel mean (RGB) for {@link Output#FLOAT32_CHW}
+ * @param std         per-channel std (RGB) for {@link Output#FLOAT32_CHW}
+ * @param dctScaling  which libjpeg-turbo DCT scale factors may be used to decode smaller
+ * @param maxPixels   the largest width x height a JPEG header may claim (decompression bombs)
+ * @param maxFileBytes the largest file that is read
+ */
+public record TransformSpec(int resize, int crop, Output output, float[] mean, float[] std,
+                            DctScaling dctScaling, long maxPixels, long maxFileBytes) {
+    public static final float[] IMAGENET_MEAN = {0.485f, 0.456f, 0.406f};
+    public static final float[] IMAGENET_STD = {0.229f, 0.224f, 0.225f};
+
+    /** Output element type and layout. */
+    public enum Output {
+        /** uint8, height x width x RGB: what {@code PILToTensor} would give, channels last. */
+        UINT8_HWC,
+        /** float32, RGB x height x width, normalised: what {@code ToTensor + Normalize} gives. */
+        FLOAT32_CHW
+    }
+
+    /** Which DCT scale factors the decoder may use to skip resolution it would throw away. */
+    public enum DctScaling {
+        /** Always decode at full size: pixels identical to PIL's full decode + resize. */
+        NONE,
+        /** 1/2, 1/4, 1/8: the factors libjpeg-turbo has SIMD inverse DCTs for. */
+        POWERS_OF_TWO,
+        /** Any M/8 libjpeg-turbo offers below 1. */
+        ALL
+    }
+
+    public TransformSpec {
+        if (resize < 1 || crop < 1 || crop > resize) {
+            throw new IllegalArgumentException("need 1 <= crop <= resize, got resize " + resize + ", crop " + crop);
+        }
+        if (resize > 16384) {
+            throw new IllegalArgumentException("resize " + resize + " is beyond 16384");
+        }
+        if (mean.length != 3 || std.length != 3) {
+            throw new IllegalArgumentException("mean and std need 3 values (RGB)");
+        }
+        for (float s : std) {
+            if (!(s > 0)) {
+                throw new IllegalArgumentException("std must be positive: " + Arrays.toString(std));
+            }
+        }
+        if (maxPixels < 1 || maxFileBytes < 1) {
+            throw new IllegalArgumentException("budgets must be positive");
+        }
+        mean = mean.clone();
+        std = std.clone();
+    }
+
+    /** Resize 256, CenterCrop 224, uint8 HWC: the ImageNet evaluation transform. */
+    public static TransformSpec defaults() {
+        return new TransformSpec(256, 224, Output.UINT8_HWC, IMAGENET_MEAN, IMAGENET_STD,
+                DctScaling.ALL, 36L * 1000 * 1000, 64L << 20);
+    }
+
+    public TransformSpec withResize(int resize, int crop) {
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes);
+    }
+
+    public TransformSpec withOutput(Output output) {
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes);
+    }
+
+    public TransformSpec withDctScaling(DctScaling dctScaling) {
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes);
+    }
+
+    public TransformSpec withMaxPixels(long maxPixels) {
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes);
+    }
+
+    public TransformSpec withNormalization(float[] mean, float[] std) {
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes);
+    }
+
+    public int channels() {
+        return 3;
+    }
+
+    public int elementSize() {
+        return output == Output.FLOAT32_CHW ? 4 : 1;
+    }
+
+    public long sampleBytes() {
+        return (long) crop * crop * channels() * elementSize();
+    }
+}

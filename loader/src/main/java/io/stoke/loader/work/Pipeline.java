@@ -1,0 +1,323 @@
+package io.stoke.loader.work;
+
+import static io.stoke.ring.RingLayout.*;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import io.stoke.loader.SampleError;
+import io.stoke.loader.sample.Sampler;
+import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.transform.SampleStatus;
+import io.stoke.loader.transform.SampleTransform;
+import io.stoke.loader.transform.TransformSpec;
+import io.stoke.ring.SlotRing;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.agrona.concurrent.IdleStrategy;
+
+/**
+ * The producer side: worker threads that fill the ring's slots, one sample at a time.
+ *
+ * <p>Work is handed out per sample from one counter of tickets, in epoch order, so every worker
+ * helps with the oldest unfinished batch: the first batch is ready after about
+ * {@code batchSize / workers} decodes, not {@code batchSize}. The worker that draws a batch's first
+ * ticket takes a free slot for it, in batch order (a later batch never takes the last slot from
+ * an earlier one, which could deadlock a consumer that holds a batch). The worker that finishes a
+ * batch's last sample publishes every finished batch in order, so batches reach the consumer in
+ * order. Taking a slot blocks while none is free: a slow consumer stalls the workers, and memory
+ * never grows.
+ *
+ * <p>Ownership: a slot belongs to the pipeline from {@link SlotRing#acquire} until
+ * {@link SlotRing#publish}, to the consumer until it calls {@link SlotRing#release}.
+ */
+public final class Pipeline implements AutoCloseable {
+    private final SampleIndex index;
+    private final Sampler sampler;
+    private final TransformSpec spec;
+    private final SlotRing ring;
+    private final boolean skipErrors;
+    private final long startEpoch;
+    private final long totalTickets;
+    private final long totalBatches;
+    private final int samplesPerEpoch;
+    private final int batchesPerEpoch;
+    private final int batchSize;
+    private final long sampleBytes;
+    private final MemorySegment[] slotMemory;
+    private final MemorySegment[] slotPixels;
+    private final InFlightBatch[] table;
+    private final AtomicReferenceArray<List<SampleError>> slotErrors;
+    private final EpochOrders orders;
+    private final Supplier<IdleStrategy> idleStrategies;
+    private final BooleanSupplier isRunning = this::isRunning;
+    private final Thread[] threads;
+    private final AtomicLong nextTicket = new AtomicLong();
+    private final ReentrantLock publishLock = new ReentrantLock();
+    private volatile long nextToAcquire;
+    private long nextToPublish;
+    private volatile long published;
+    private volatile boolean running = true;
+    private volatile Throwable failure;
+
+    /**
+     * Starts {@code workers} threads at once.
+     *
+     * @param epochs number of epochs to produce, or 0 for no end
+     */
+    public Pipeline(SampleIndex index, Sampler sampler, TransformSpec spec, SlotRing ring, int workers,
+                    long startEpoch, long epochs, boolean skipErrors, Supplier<IdleStrategy> idleStrategies) {
+        if (workers < 1) {
+            throw new IllegalArgumentException("workers must be positive: " + workers);
+        }
+        if (ring.geometry().samplesPerSlot() != sampler.batchSize() || ring.geometry().sampleBytes() != spec.sampleBytes()) {
+            throw new IllegalArgumentException("ring geometry does not match batch size and transform");
+        }
+        this.index = index;
+        this.sampler = sampler;
+        this.spec = spec;
+        this.ring = ring;
+        this.skipErrors = skipErrors;
+        this.startEpoch = startEpoch;
+        this.idleStrategies = idleStrategies;
+        this.samplesPerEpoch = sampler.samplesPerEpoch();
+        this.batchesPerEpoch = sampler.batchesPerEpoch();
+        this.batchSize = sampler.batchSize();
+        this.sampleBytes = spec.sampleBytes();
+        this.totalTickets = epochs <= 0 ? Long.MAX_VALUE : Math.multiplyExact(epochs, (long) samplesPerEpoch);
+        this.totalBatches = epochs <= 0 ? Long.MAX_VALUE : epochs * batchesPerEpoch;
+        int slots = ring.geometry().slotCount();
+        slotMemory = new MemorySegment[slots];
+        slotPixels = new MemorySegment[slots];
+        for (int s = 0; s < slots; s++) {
+            slotMemory[s] = ring.slot(s);
+            slotPixels[s] = ring.pixels(s);
+        }
+        // One more entry than slots: batch g+entries cannot take a slot before batch g is published.
+        table = new InFlightBatch[slots + 1];
+        for (int i = 0; i < table.length; i++) {
+            table[i] = new InFlightBatch();
+        }
+        slotErrors = new AtomicReferenceArray<>(slots);
+        orders = new EpochOrders(sampler);
+        threads = new Thread[workers];
+        for (int w = 0; w < workers; w++) {
+            threads[w] = Thread.ofPlatform().name("stoke-worker-" + w).daemon(true).unstarted(this::work);
+        }
+        for (Thread t : threads) {
+            t.start();
+        }
+    }
+
+    private boolean isRunning() {
+        return running;
+    }
+
+    private void work() {
+        IdleStrategy idle = idleStrategies.get();
+        try (SampleTransform transform = new SampleTransform(index, spec)) {
+            int[] order = null;
+            long orderEpoch = -1;
+            while (running) {
+                long ticket = nextTicket.getAndIncrement();
+                if (ticket >= totalTickets) {
+                    break;
+                }
+                long epochOffset = ticket / samplesPerEpoch;
+                int position = (int) (ticket % samplesPerEpoch);
+                int k = position / batchSize;
+                int j = position % batchSize;
+                long sequence = epochOffset * batchesPerEpoch + k;
+                InFlightBatch batch = table[(int) (sequence % table.length)];
+                long epoch = startEpoch + epochOffset;
+                if (j == 0) {
+                    if (!begin(batch, sequence, epoch, k, idle)) {
+                        break;
+                    }
+                } else if (!awaitBegun(batch, sequence, idle)) {
+                    break;
+                }
+                if (epoch != orderEpoch) {
+                    order = orders.get(epoch);
+                    orderEpoch = epoch;
+                }
+                fill(transform, batch, j, order[position]);
+            }
+        } catch (Throwable t) {
+            fail(t);
+        }
+    }
+
+    /** Waits for this batch's turn, takes a slot, and opens the batch's entry. */
+    private boolean begin(InFlightBatch batch, long sequence, long epoch, int k, IdleStrategy idle) {
+        idle.reset();
+        while (nextToAcquire != sequence) {
+            if (!running) {
+                return false;
+            }
+            idle.idle();
+        }
+        int slot = ring.acquire(idle, isRunning);
+        if (slot < 0) {
+            return false;
+        }
+        batch.begin(slot, epoch, k, sampler.batchSize(k), k == batchesPerEpoch - 1);
+        batch.sequence = sequence;
+        nextToAcquire = sequence + 1;
+        return true;
+    }
+
+    private boolean awaitBegun(InFlightBatch batch, long sequence, IdleStrategy idle) {
+        idle.reset();
+        while (batch.sequence != sequence) {
+            if (!running) {
+                return false;
+            }
+            idle.idle();
+        }
+        return true;
+    }
+
+    private void fill(SampleTransform transform, InFlightBatch batch, int position, int sample) {
+        int slot = batch.slot;
+        MemorySegment memory = slotMemory[slot];
+        long start = System.nanoTime();
+        SampleStatus status = transform.apply(sample, slotPixels[slot], position * sampleBytes);
+        long elapsed = System.nanoTime() - start;
+        memory.set(JAVA_INT, ring.geometry().slotLabelsOffset() + 4L * position, index.label(sample));
+        memory.set(JAVA_LONG, ring.geometry().slotIndicesOffset() + 8L * position, sample);
+        memory.set(JAVA_INT, ring.geometry().slotStatusOffset() + 4L * position, status.code());
+        if (status != SampleStatus.OK) {
+            slotPixels[slot].asSlice(position * sampleBytes, sampleBytes).fill((byte) 0);
+            batch.addError(new SampleError(position, sample, index.resolve(sample), status, transform.message()));
+        }
+        batch.decodeNanos.addAndGet(elapsed);
+        batch.sourceBytes.addAndGet(transform.lastSourceBytes());
+        if (batch.remaining.decrementAndGet() == 0) {
+            publishFinished();
+        }
+    }
+
+    /** Publishes, in order, every batch that is finished and whose predecessors are published. */
+    private void publishFinished() {
+        publishLock.lock();
+        try {
+            while (nextToPublish < totalBatches) {
+                long sequence = nextToPublish;
+                InFlightBatch batch = table[(int) (sequence % table.length)];
+                if (batch.sequence != sequence || batch.remaining.get() != 0) {
+                    break;
+                }
+                List<SampleError> errors = batch.errors();
+                MemorySegment header = slotMemory[batch.slot];
+                header.set(JAVA_LONG, SLOT_SEQUENCE_OFFSET, sequence);
+                header.set(JAVA_LONG, SLOT_EPOCH_OFFSET, batch.epoch);
+                header.set(JAVA_LONG, SLOT_BATCH_INDEX_OFFSET, batch.batchIndex);
+                header.set(JAVA_INT, SLOT_SAMPLE_COUNT_OFFSET, batch.size);
+                header.set(JAVA_INT, SLOT_SKIPPED_COUNT_OFFSET, errors.size());
+                header.set(JAVA_LONG, SLOT_PIXEL_BYTES_OFFSET, batch.size * sampleBytes);
+                header.set(JAVA_LONG, SLOT_DECODE_NANOS_OFFSET, batch.decodeNanos.get());
+                header.set(JAVA_LONG, SLOT_SOURCE_BYTES_OFFSET, batch.sourceBytes.get());
+                header.set(JAVA_INT, SLOT_FLAGS_OFFSET, (errors.isEmpty() || skipErrors ? 0 : SLOT_FLAG_FAILED)
+                        | (batch.lastInEpoch ? SLOT_FLAG_LAST_IN_EPOCH : 0));
+                slotErrors.set(batch.slot, errors);
+                ring.publish(batch.slot);
+                nextToPublish = sequence + 1;
+                published = sequence + 1;
+            }
+            if (nextToPublish == totalBatches) {
+                ring.memory().set(JAVA_INT, STATE_OFFSET, STATE_END_OF_STREAM);
+            }
+        } finally {
+            publishLock.unlock();
+        }
+    }
+
+    private void fail(Throwable t) {
+        if (failure == null) {
+            failure = t;
+        }
+        ring.memory().set(JAVA_INT, STATE_OFFSET, STATE_PRODUCER_FAILED);
+    }
+
+    /**
+     * The next published slot, waiting with {@code idle}; -1 once every batch has been taken.
+     *
+     * @param taken how many batches the caller has taken so far
+     * @throws IllegalStateException when a worker died (its cause attached) or the pipeline closed
+     */
+    public int nextSlot(long taken, IdleStrategy idle) {
+        idle.reset();
+        while (true) {
+            int slot = ring.pollReady();
+            if (slot >= 0) {
+                return slot;
+            }
+            if (taken >= totalBatches) {
+                return -1;
+            }
+            Throwable cause = failure;
+            if (cause != null) {
+                throw new IllegalStateException("a loader worker failed: " + cause, cause);
+            }
+            if (!running) {
+                throw new IllegalStateException("loader is closed");
+            }
+            idle.idle();
+        }
+    }
+
+    /** Errors recorded for the batch now in {@code slot} (valid between publish and release). */
+    public List<SampleError> errors(int slot) {
+        return slotErrors.get(slot);
+    }
+
+    public SlotRing ring() {
+        return ring;
+    }
+
+    public long totalBatches() {
+        return totalBatches;
+    }
+
+    public long publishedBatches() {
+        return published;
+    }
+
+    public int workers() {
+        return threads.length;
+    }
+
+    /** Stops the workers (each finishes at most its current sample) and waits for them. */
+    @Override
+    public void close() {
+        running = false;
+        boolean interrupted = false;
+        for (Thread t : threads) {
+            while (t.isAlive()) {
+                try {
+                    t.join();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Whether every worker has exited. */
+    public boolean stopped() {
+        for (Thread t : threads) {
+            if (t.isAlive()) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,270 @@
+package io.stoke.ring;
+
+import static io.stoke.ring.RingLayout.*;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.MessageHandler;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBuffer;
+
+/**
+ * Fixed-size batch slots in one off-heap segment, with a free queue and a ready queue of slot
+ * numbers. A slot moves free -> (producer fills it) -> ready -> (consumer reads it) -> free; at
+ * every moment exactly one side owns it, and the queues are the only hand-over points.
+ *
+ * <p>{@link #acquire} blocks while no slot is free: that is the backpressure that keeps memory
+ * bounded. The ready queue has one writer (the publisher, which serialises batches in order); the
+ * free queue may be written by any consumer thread.
+ *
+ * <p>The queues are Agrona ring buffers over raw addresses. {@link #close()} waits for every queue
+ * call in progress and refuses new ones, so no thread can touch the queues after the memory is
+ * gone; slot contents are read through {@link MemorySegment}s, which throw once the arena closes.
+ */
+public final class SlotRing implements AutoCloseable {
+    private final RingGeometry geometry;
+    private final Arena arena;
+    private final MemorySegment memory;
+    private final SlotQueue readyQueue;
+    private final SlotQueue freeQueue;
+    private final AtomicInteger callsInProgress = new AtomicInteger();
+    private volatile boolean closed;
+
+    private SlotRing(RingGeometry geometry, Arena arena, MemorySegment memory, boolean initialise) {
+        this.geometry = geometry;
+        this.arena = arena;
+        this.memory = memory;
+        if (memory.byteSize() < geometry.totalLength()) {
+            throw new IllegalArgumentException("ring memory holds " + memory.byteSize()
+                    + " bytes, geometry needs " + geometry.totalLength());
+        }
+        if (initialise) {
+            writeHeader();
+        }
+        readyQueue = new SlotQueue(new OneToOneRingBuffer(new UnsafeBuffer(
+                memory.address() + geometry.readyQueueOffset(), geometry.queueLength())));
+        freeQueue = new SlotQueue(new ManyToOneRingBuffer(new UnsafeBuffer(
+                memory.address() + geometry.freeQueueOffset(), geometry.queueLength())));
+        if (initialise) {
+            for (int slot = 0; slot < geometry.slotCount(); slot++) {
+                offer(freeQueue, slot);
+            }
+        }
+    }
+
+    /** A ring in anonymous off-heap memory, owned by this object, every slot free. */
+    public static SlotRing allocate(RingGeometry geometry) {
+        Arena arena = Arena.ofShared();
+        try {
+            MemorySegment memory = arena.allocate(geometry.totalLength(), PAGE);
+            return new SlotRing(geometry, arena, memory, true);
+        } catch (RuntimeException | Error e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /**
+     * A ring laid over memory that the caller mapped (a {@code /dev/shm} file). When {@code
+     * initialise} is set, the header is written and every slot put on the free queue; otherwise
+     * the memory must hold a ring with this geometry already. Closing the ring closes {@code arena}.
+     */
+    public static SlotRing over(RingGeometry geometry, Arena arena, MemorySegment memory, boolean initialise) {
+        return new SlotRing(geometry, arena, memory, initialise);
+    }
+
+    private void writeHeader() {
+        RingGeometry g = geometry;
+        memory.asSlice(0, g.slotsOffset()).fill((byte) 0);
+        memory.set(JAVA_INT, VERSION_OFFSET, VERSION);
+        memory.set(JAVA_INT, HEADER_LENGTH_OFFSET, HEADER_LENGTH);
+        memory.set(JAVA_LONG, TOTAL_LENGTH_OFFSET, g.totalLength());
+        memory.set(JAVA_INT, SLOT_COUNT_OFFSET, g.slotCount());
+        memory.set(JAVA_INT, SAMPLES_PER_SLOT_OFFSET, g.samplesPerSlot());
+        memory.set(JAVA_LONG, SLOT_STRIDE_OFFSET, g.slotStride());
+        memory.set(JAVA_LONG, SAMPLE_BYTES_OFFSET, g.sampleBytes());
+        memory.set(JAVA_INT, DTYPE_OFFSET, g.dtype());
+        memory.set(JAVA_INT, DIM_LAYOUT_OFFSET, g.dimLayout());
+        memory.set(JAVA_INT, SHAPE_OFFSET, g.d0());
+        memory.set(JAVA_INT, SHAPE_OFFSET + 4, g.d1());
+        memory.set(JAVA_INT, SHAPE_OFFSET + 8, g.d2());
+        memory.set(JAVA_INT, LABEL_TYPE_OFFSET, LABEL_INT32);
+        memory.set(JAVA_LONG, READY_QUEUE_OFFSET_OFFSET, g.readyQueueOffset());
+        memory.set(JAVA_LONG, FREE_QUEUE_OFFSET_OFFSET, g.freeQueueOffset());
+        memory.set(JAVA_INT, QUEUE_LENGTH_OFFSET, g.queueLength());
+        memory.set(JAVA_INT, SLOT_LABELS_OFFSET_OFFSET, g.slotLabelsOffset());
+        memory.set(JAVA_LONG, SLOTS_OFFSET_OFFSET, g.slotsOffset());
+        memory.set(JAVA_INT, SLOT_INDICES_OFFSET_OFFSET, g.slotIndicesOffset());
+        memory.set(JAVA_INT, SLOT_STATUS_OFFSET_OFFSET, g.slotStatusOffset());
+        memory.set(JAVA_INT, SLOT_PIXELS_OFFSET_OFFSET, g.slotPixelsOffset());
+        memory.set(JAVA_INT, STATE_OFFSET, STATE_RUNNING);
+        // Magic last: a reader that sees it sees a complete header.
+        java.lang.invoke.VarHandle.releaseFence();
+        memory.set(JAVA_LONG, MAGIC_OFFSET, MAGIC);
+    }
+
+    public RingGeometry geometry() {
+        return geometry;
+    }
+
+    /** The whole ring, header included. */
+    public MemorySegment memory() {
+        return memory;
+    }
+
+    /** Slot {@code slot}'s bytes: header, labels, indices, status, pixels. */
+    public MemorySegment slot(int slot) {
+        return memory.asSlice(geometry.slotsOffset() + geometry.slotStride() * slot, geometry.slotStride());
+    }
+
+    /** The pixel area of a slot: {@code samplesPerSlot * sampleBytes} bytes, page-aligned. */
+    public MemorySegment pixels(int slot) {
+        return memory.asSlice(geometry.slotsOffset() + geometry.slotStride() * slot + geometry.slotPixelsOffset(),
+                geometry.sampleBytes() * geometry.samplesPerSlot());
+    }
+
+    /**
+     * Takes a free slot, waiting with {@code idle} while none is free.
+     *
+     * @return the slot, or -1 when {@code keepWaiting} turned false or the ring closed
+     */
+    public int acquire(IdleStrategy idle, BooleanSupplier keepWaiting) {
+        idle.reset();
+        while (true) {
+            int slot = poll(freeQueue);
+            if (slot >= 0) {
+                return slot;
+            }
+            if (closed || !keepWaiting.getAsBoolean()) {
+                return -1;
+            }
+            idle.idle();
+        }
+    }
+
+    /** Hands a filled slot to the consumer side. Only one thread may publish at a time. */
+    public void publish(int slot) {
+        checkSlot(slot);
+        if (!offer(readyQueue, slot)) {
+            throw new IllegalStateException("ready queue full: a slot was published twice");
+        }
+    }
+
+    /** The next ready slot, or -1 when none is ready. Only one thread may poll at a time. */
+    public int pollReady() {
+        return poll(readyQueue);
+    }
+
+    /** Returns a slot to the producers. Any thread may release; after {@link #close()} it does nothing. */
+    public void release(int slot) {
+        checkSlot(slot);
+        if (!tryEnter()) {
+            return; // the ring is gone, and its slots with it
+        }
+        boolean offered;
+        try {
+            offered = freeQueue.offer(slot);
+        } finally {
+            callsInProgress.decrementAndGet();
+        }
+        if (!offered) {
+            throw new IllegalStateException("free queue full: a slot was released twice");
+        }
+    }
+
+    /** Whether {@link #close()} has begun. */
+    public boolean isClosed() {
+        return closed;
+    }
+
+    private void checkSlot(int slot) {
+        if (slot < 0 || slot >= geometry.slotCount()) {
+            throw new IndexOutOfBoundsException("slot " + slot + " of " + geometry.slotCount());
+        }
+    }
+
+    private boolean offer(SlotQueue queue, int slot) {
+        enter();
+        try {
+            return queue.offer(slot);
+        } finally {
+            callsInProgress.decrementAndGet();
+        }
+    }
+
+    private int poll(SlotQueue queue) {
+        if (!tryEnter()) {
+            return -1;
+        }
+        try {
+            return queue.poll();
+        } finally {
+            callsInProgress.decrementAndGet();
+        }
+    }
+
+    /**
+     * One Agrona ring buffer of slot numbers. Agrona's buffers allow one reader; several workers
+     * may take free slots at once, so reads are serialised here (once per batch, never per sample).
+     */
+    private static final class SlotQueue {
+        private final RingBuffer buffer;
+        private final MessageHandler handler = (type, buf, index, length) -> this.polled = buf.getInt(index);
+        private int polled;
+
+        SlotQueue(RingBuffer buffer) {
+            this.buffer = buffer;
+        }
+
+        boolean offer(int slot) {
+            int index = buffer.tryClaim(MSG_SLOT, Integer.BYTES);
+            if (index < 0) {
+                return false;
+            }
+            buffer.buffer().putInt(index, slot);
+            buffer.commit(index);
+            return true;
+        }
+
+        synchronized int poll() {
+            polled = -1;
+            buffer.read(handler, 1);
+            return polled;
+        }
+    }
+
+    private void enter() {
+        if (!tryEnter()) {
+            throw new IllegalStateException("ring is closed");
+        }
+    }
+
+    private boolean tryEnter() {
+        callsInProgress.incrementAndGet();
+        if (closed) {
+            callsInProgress.decrementAndGet();
+            return false;
+        }
+        return true;
+    }
+
+    /** Refuses new queue calls, waits for those in progress, then frees the memory. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        while (callsInProgress.get() != 0) {
+            Thread.onSpinWait();
+        }
+        arena.close();
+    }
+}
