@@ -1,0 +1,144 @@
+package io.stoke.ffm;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.awt.image.BufferedImage;
+import java.io.ByteArrayInputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.SplittableRandom;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.Test;
+
+/** The binding against javax.imageio, an independent JPEG decoder (IJG libjpeg 6b inside the JDK). */
+class JpegDecompressorTest {
+    private static byte[] texture(int w, int h) {
+        SplittableRandom r = new SplittableRandom(7);
+        byte[] px = new byte[w * h * 3];
+        for (int y = 0; y < h; y++) {
+            for (int x = 0; x < w; x++) {
+                for (int c = 0; c < 3; c++) {
+                    int v = (x * (c + 1) + y * (3 - c)) % 200 + r.nextInt(40);
+                    px[(y * w + x) * 3 + c] = (byte) v;
+                }
+            }
+        }
+        return px;
+    }
+
+    private static byte[] compress(Arena arena, byte[] px, int w, int h, int subsamp, int flags) {
+        try (JpegCompressor c = new JpegCompressor()) {
+            MemorySegment src = arena.allocate(px.length);
+            MemorySegment.copy(px, 0, src, JAVA_BYTE, 0, px.length);
+            MemorySegment dst = arena.allocate(JpegCompressor.maxSize(w, h, subsamp));
+            long n = c.compress(src, w, w * 3, h, TurboJpeg.TJPF_RGB, subsamp, 90, flags, dst);
+            return dst.asSlice(0, n).toArray(JAVA_BYTE);
+        }
+    }
+
+    private static void assertMatchesImageIo(int subsamp, int flags) throws Exception {
+        int w = 123;
+        int h = 77;
+        try (Arena arena = Arena.ofConfined(); JpegDecompressor d = new JpegDecompressor()) {
+            byte[] jpeg = compress(arena, texture(w, h), w, h, subsamp, flags);
+            MemorySegment in = arena.allocate(jpeg.length);
+            MemorySegment.copy(jpeg, 0, in, JAVA_BYTE, 0, jpeg.length);
+            assertEquals(0, d.readHeader(in, jpeg.length), d::errorMessage);
+            assertEquals(w, d.width());
+            assertEquals(h, d.height());
+            assertEquals(subsamp, d.subsampling());
+            int pitch = w * 3 + 5; // a pitch wider than the row must be honoured
+            MemorySegment out = arena.allocate((long) pitch * h);
+            assertEquals(0, d.decompress(in, jpeg.length, out, w, pitch, h, TurboJpeg.TJPF_RGB, 0), d::errorMessage);
+
+            BufferedImage ref = ImageIO.read(new ByteArrayInputStream(jpeg));
+            assertEquals(w, ref.getWidth());
+            int maxDiff = 0;
+            long sumDiff = 0;
+            for (int y = 0; y < h; y++) {
+                for (int x = 0; x < w; x++) {
+                    int rgb = ref.getRGB(x, y);
+                    int[] expect = {(rgb >> 16) & 0xFF, (rgb >> 8) & 0xFF, rgb & 0xFF};
+                    for (int c = 0; c < 3; c++) {
+                        int got = out.get(JAVA_BYTE, (long) y * pitch + x * 3 + c) & 0xFF;
+                        int diff = Math.abs(got - expect[c]);
+                        maxDiff = Math.max(maxDiff, diff);
+                        sumDiff += diff;
+                    }
+                }
+            }
+            // Both use the accurate integer IDCT and fancy upsampling; they differ only in rounding.
+            assertTrue(maxDiff <= 3, "max difference from javax.imageio " + maxDiff);
+            assertTrue(sumDiff / (double) (w * h * 3) < 0.5, "mean difference " + sumDiff / (double) (w * h * 3));
+        }
+    }
+
+    @Test
+    void baseline420MatchesReferenceDecoder() throws Exception {
+        assertMatchesImageIo(TurboJpeg.TJSAMP_420, 0);
+    }
+
+    @Test
+    void baseline444MatchesReferenceDecoder() throws Exception {
+        assertMatchesImageIo(TurboJpeg.TJSAMP_444, 0);
+    }
+
+    @Test
+    void progressiveMatchesReferenceDecoder() throws Exception {
+        assertMatchesImageIo(TurboJpeg.TJSAMP_420, TurboJpeg.TJFLAG_PROGRESSIVE);
+    }
+
+    @Test
+    void refusesDestinationSmallerThanTheImage() {
+        int w = 64;
+        int h = 48;
+        try (Arena arena = Arena.ofConfined(); JpegDecompressor d = new JpegDecompressor()) {
+            byte[] jpeg = compress(arena, texture(w, h), w, h, TurboJpeg.TJSAMP_420, 0);
+            MemorySegment in = arena.allocate(jpeg.length);
+            MemorySegment.copy(jpeg, 0, in, JAVA_BYTE, 0, jpeg.length);
+            MemorySegment tooSmall = arena.allocate((long) w * 3 * h - 1);
+            assertThrows(IndexOutOfBoundsException.class,
+                    () -> d.decompress(in, jpeg.length, tooSmall, w, w * 3, h, TurboJpeg.TJPF_RGB, 0));
+            assertThrows(IndexOutOfBoundsException.class, () -> d.readHeader(in, jpeg.length + 1));
+        }
+    }
+
+    @Test
+    void garbageGivesTheLibrarysMessage() {
+        try (Arena arena = Arena.ofConfined(); JpegDecompressor d = new JpegDecompressor()) {
+            MemorySegment junk = arena.allocate(100);
+            junk.fill((byte) 0x42);
+            assertEquals(-1, d.readHeader(junk, 100));
+            assertFalse(d.errorMessage().isBlank());
+        }
+    }
+
+    @Test
+    void closedDecompressorThrowsInsteadOfCrashing() {
+        JpegDecompressor d = new JpegDecompressor();
+        d.close();
+        d.close();
+        assertThrows(IllegalStateException.class, d::errorMessage);
+    }
+
+    @Test
+    void scalingFactorsIncludeTheEighths() {
+        ScalingFactors f = ScalingFactors.query();
+        boolean half = false;
+        for (int i = 0; i < f.size(); i++) {
+            half |= f.num()[i] == 1 && f.denom()[i] == 2;
+        }
+        assertTrue(half, "1/2 missing from libjpeg-turbo's scaling factors");
+        assertEquals(282, TurboJpeg.scaled(375, 6, 8));
+    }
+
+    @Test
+    void missingLibraryIsAReadableError() {
+        NativeLibraryMissingException e = assertThrows(NativeLibraryMissingException.class, () ->
+                NativeLibraries.open("libnothing", "stoke.test.nothing", "Install it with: apt-get install nothing",
+                        "libdefinitely-not-here.so.9"));
+        assertTrue(e.getMessage().contains("apt-get install nothing"), e.getMessage());
+        assertTrue(e.getMessage().contains("libdefinitely-not-here.so.9"), e.getMessage());
+    }
+}

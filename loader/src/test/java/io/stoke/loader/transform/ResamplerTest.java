@@ -1,0 +1,161 @@
+package io.stoke.loader.transform;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.stoke.loader.testing.PythonReference;
+import io.stoke.loader.testing.TestImages;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class ResamplerTest {
+
+    /**
+     * Resize then center-crop computed from the definition, in doubles, with no intermediate
+     * rounding: each output pixel is the triangle-filter average of the source, the filter
+     * widened by the downscale factor (antialiasing), normalised over the taps inside the image.
+     */
+    static double[] reference(byte[] src, int w, int h, int size, int crop) {
+        int ow = Resampler.resizedWidth(size, w, h);
+        int oh = Resampler.resizedHeight(size, w, h);
+        int left = Resampler.cropOffset(ow, crop);
+        int top = Resampler.cropOffset(oh, crop);
+        double[][] wx = weights(w, ow, left, crop);
+        double[][] wy = weights(h, oh, top, crop);
+        double[] out = new double[crop * crop * 3];
+        for (int y = 0; y < crop; y++) {
+            for (int x = 0; x < crop; x++) {
+                for (int c = 0; c < 3; c++) {
+                    double s = 0;
+                    for (int sy = 0; sy < h; sy++) {
+                        if (wy[y][sy] == 0) {
+                            continue;
+                        }
+                        for (int sx = 0; sx < w; sx++) {
+                            if (wx[x][sx] != 0) {
+                                s += wy[y][sy] * wx[x][sx] * (src[(sy * w + sx) * 3 + c] & 0xFF);
+                            }
+                        }
+                    }
+                    out[(y * crop + x) * 3 + c] = s;
+                }
+            }
+        }
+        return out;
+    }
+
+    private static double[][] weights(int in, int out, int first, int count) {
+        double scale = (double) in / out;
+        double fs = Math.max(1, scale);
+        double[][] wts = new double[count][in];
+        for (int i = 0; i < count; i++) {
+            double center = (first + i + 0.5) * scale;
+            double total = 0;
+            for (int x = 0; x < in; x++) {
+                double d = Math.abs((x + 0.5 - center) / fs);
+                wts[i][x] = d < 1 ? 1 - d : 0;
+                total += wts[i][x];
+            }
+            for (int x = 0; x < in; x++) {
+                wts[i][x] /= total;
+            }
+        }
+        return wts;
+    }
+
+    private static byte[] run(TransformSpec spec, byte[] src, int w, int h) {
+        try (Arena arena = Arena.ofConfined(); Resampler r = new Resampler(spec)) {
+            MemorySegment in = arena.allocate(src.length);
+            MemorySegment.copy(src, 0, in, JAVA_BYTE, 0, src.length);
+            MemorySegment out = arena.allocate(spec.sampleBytes() + 16);
+            out.fill((byte) 0x5A);
+            r.resizeCrop(in, w, h, w, h, out, 8);
+            // Nothing outside the sample's bytes was touched.
+            assertEquals(0x5A, out.get(JAVA_BYTE, 7) & 0xFF);
+            assertEquals(0x5A, out.get(JAVA_BYTE, 8 + spec.sampleBytes()) & 0xFF);
+            return out.asSlice(8, spec.sampleBytes()).toArray(JAVA_BYTE);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}x{1} -> resize {2}, crop {3}")
+    @CsvSource({
+            "500, 375, 256, 224",  // landscape downscale, ImageNet's typical size
+            "375, 500, 256, 224",  // portrait
+            "333, 211, 64, 56",    // odd sizes: crop offsets round half to even
+            "90, 70, 128, 112",    // upscale
+            "1000, 120, 48, 40",   // extreme aspect, strong downscale on one axis
+            "256, 256, 256, 224",  // no resize, crop only
+    })
+    void matchesTheDefinitionWithinOneLevel(int w, int h, int size, int crop) {
+        byte[] src = TestImages.rgb(w, h, w * 31L + h);
+        TransformSpec spec = TransformSpec.defaults().withResize(size, crop);
+        byte[] got = run(spec, src, w, h);
+        double[] ref = reference(src, w, h, size, crop);
+        int maxDiff = 0;
+        for (int i = 0; i < ref.length; i++) {
+            int expect = (int) Math.max(0, Math.min(255, Math.round(ref[i])));
+            maxDiff = Math.max(maxDiff, Math.abs((got[i] & 0xFF) - expect));
+        }
+        // PIL's two passes round to 8 bits in between; that costs at most one level.
+        assertTrue(maxDiff <= 1, "max difference from the definition: " + maxDiff);
+    }
+
+    @Test
+    void geometryIsTorchvisions() {
+        assertEquals(341, Resampler.resizedWidth(256, 500, 375));
+        assertEquals(256, Resampler.resizedHeight(256, 500, 375));
+        assertEquals(256, Resampler.resizedWidth(256, 375, 500));
+        assertEquals(341, Resampler.resizedHeight(256, 375, 500));
+        assertEquals(58, Resampler.cropOffset(341, 224)); // 58.5 rounds half to even
+        assertEquals(60, Resampler.cropOffset(345, 224)); // 60.5 rounds half to even
+        assertEquals(16, Resampler.cropOffset(256, 224));
+    }
+
+    @Test
+    void floatOutputIsTheNormalisedUint8Output() {
+        int w = 200;
+        int h = 150;
+        byte[] src = TestImages.rgb(w, h, 3);
+        TransformSpec u8 = TransformSpec.defaults().withResize(64, 56);
+        TransformSpec f32 = u8.withOutput(TransformSpec.Output.FLOAT32_CHW);
+        byte[] bytes = run(u8, src, w, h);
+        byte[] floats = run(f32, src, w, h);
+        MemorySegment fs = MemorySegment.ofArray(floats);
+        int c = 56;
+        for (int y = 0; y < c; y++) {
+            for (int x = 0; x < c; x++) {
+                for (int ch = 0; ch < 3; ch++) {
+                    float expect = ((bytes[(y * c + x) * 3 + ch] & 0xFF) / 255f - u8.mean()[ch]) / u8.std()[ch];
+                    float got = fs.get(JAVA_FLOAT.withOrder(java.nio.ByteOrder.nativeOrder()).withByteAlignment(1),
+                            4L * ((long) ch * c * c + (long) y * c + x));
+                    assertEquals(expect, got, 1e-6f);
+                }
+            }
+        }
+    }
+
+    @Test
+    void identicalToTorchvisionPipeline() throws Exception {
+        int w = 500;
+        int h = 375;
+        byte[] src = TestImages.rgb(w, h, 99);
+        byte[] expected = PythonReference.resizeCrop(src, w, h, 256, 224);
+        byte[] got = run(TransformSpec.defaults(), src, w, h);
+        assertArrayEquals(expected, got, "differs from torchvision Resize(256) + CenterCrop(224) on PIL");
+    }
+
+    @Test
+    void refusesAnOutputThatDoesNotFit() {
+        TransformSpec spec = TransformSpec.defaults().withResize(32, 32);
+        try (Arena arena = Arena.ofConfined(); Resampler r = new Resampler(spec)) {
+            MemorySegment in = arena.allocate(64 * 64 * 3);
+            MemorySegment out = arena.allocate(spec.sampleBytes());
+            assertThrows(IndexOutOfBoundsException.class, () -> r.resizeCrop(in, 64, 64, 64, 64, out, 1));
+            assertThrows(IndexOutOfBoundsException.class, () -> r.resizeCrop(in, 65, 64, 65, 64, out, 0));
+        }
+    }
+}
