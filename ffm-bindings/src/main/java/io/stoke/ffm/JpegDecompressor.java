@@ -32,10 +32,16 @@ public final class JpegDecompressor implements AutoCloseable {
         }
     }
 
-    /** Parses the header of {@code jpeg[0, size)}; returns 0, or -1 with {@link #errorMessage()} set. */
+    /**
+     * Parses the header of {@code jpeg[0, size)}; returns 0, or -1 with {@link #errorMessage()} set.
+     * A stream that ends inside its header can return 0 without a size: then {@link #width()} and
+     * {@link #height()} read 0, never the previous image's size.
+     */
     public int readHeader(MemorySegment jpeg, long size) {
         checkOpen();
         checkBounds(jpeg, size);
+        // libjpeg-turbo leaves the out-parameters untouched for a header cut short.
+        out.fill((byte) 0);
         return TurboJpeg.tjDecompressHeader3(handle, jpeg, size, widthOut, heightOut, subsampOut, colorspaceOut);
     }
 

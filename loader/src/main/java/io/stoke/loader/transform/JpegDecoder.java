@@ -81,16 +81,27 @@ public final class JpegDecoder implements AutoCloseable {
                 return error.contains("Unsupported") || error.contains("unsupported")
                         ? SampleStatus.UNSUPPORTED : SampleStatus.CORRUPT;
             }
-            if (error.startsWith("Premature end")) {
+            if (!harmless(error)) {
                 message = error;
-                return SampleStatus.TRUNCATED;
+                // libjpeg-turbo fills what it could not decode with grey: that image is not the file's.
+                return error.toLowerCase(java.util.Locale.ROOT).contains("premature end")
+                        ? SampleStatus.TRUNCATED : SampleStatus.CORRUPT;
             }
-            // Other warnings (stray bytes before a marker) leave a complete image, as PIL accepts.
         }
         if (cmyk) {
             cmykToRgb();
         }
         return SampleStatus.OK;
+    }
+
+    /**
+     * Warnings after which the image is still complete: stray bytes between segments, and
+     * metadata libjpeg does not recognise. Everything else (a Huffman error, data cut short)
+     * means part of the picture is invented, so the sample is reported rather than delivered.
+     */
+    private static boolean harmless(String warning) {
+        return warning.contains("extraneous bytes") || warning.contains("JFIF") || warning.contains("thumbnail")
+                || warning.contains("Adobe") || warning.contains("APP");
     }
 
     /** Index of the smallest allowed scale factor whose scaled shorter side still reaches the target. */

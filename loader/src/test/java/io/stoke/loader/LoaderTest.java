@@ -1,0 +1,317 @@
+package io.stoke.loader;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.SampleStatus;
+import io.stoke.loader.transform.SampleTransform;
+import io.stoke.loader.transform.TransformSpec;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.CRC32;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class LoaderTest {
+    static final TransformSpec SMALL = TransformSpec.defaults().withResize(48, 40);
+
+    @TempDir
+    static Path tmp;
+    static Path data;
+    static SampleIndex index;
+
+    @BeforeAll
+    static void makeData() {
+        data = TestImages.imageFolder(tmp.resolve("data"), 37, 3, 1);
+        index = ImageFolder.scan(data);
+    }
+
+    private static Loader.Builder loader() {
+        return Loader.builder(index).transform(SMALL).batchSize(8).workers(3).slots(3);
+    }
+
+    private static long crc(MemorySegment s) {
+        CRC32 crc = new CRC32();
+        crc.update(s.asByteBuffer());
+        return crc.getValue();
+    }
+
+    /** Every batch as (epoch, batchIndex, indices, labels, pixel checksum). */
+    private static List<String> drain(Loader loader) {
+        List<String> out = new ArrayList<>();
+        for (Batch b : loader) {
+            try (b) {
+                long[] idx = b.indices().toArray(java.lang.foreign.ValueLayout.JAVA_LONG);
+                int[] labels = b.labels().toArray(java.lang.foreign.ValueLayout.JAVA_INT);
+                out.add(b.epoch() + "/" + b.batchIndex() + " " + Arrays.toString(idx) + " "
+                        + Arrays.toString(labels) + " " + crc(b.pixels()));
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void imageFolderScanSortsClassesAndFiles() {
+        assertEquals(37, index.size());
+        assertEquals(List.of("class00", "class01", "class02"), index.classNames());
+        assertEquals("class00/img0000.jpg", index.path(0));
+        assertEquals(0, index.label(0));
+        assertEquals(2, index.label(index.size() - 1));
+    }
+
+    @Test
+    void everySampleExactlyOncePerEpochInOrder() {
+        try (Loader loader = loader().shuffle(true).seed(3).epochs(3).build()) {
+            int[][] seen = new int[3][index.size()];
+            long expectedSequence = 0;
+            for (Batch b : loader) {
+                try (b) {
+                    assertEquals(expectedSequence++, b.sequence());
+                    assertEquals((b.sequence() % 5), b.batchIndex());
+                    assertEquals(b.batchIndex() == 4 ? 5 : 8, b.size());
+                    assertArrayEquals(new long[] {b.size(), 40, 40, 3}, b.shape());
+                    for (int i = 0; i < b.size(); i++) {
+                        int sample = (int) b.index(i);
+                        seen[(int) b.epoch()][sample]++;
+                        assertEquals(index.label(sample), b.label(i));
+                        assertEquals(SampleStatus.OK, b.status(i));
+                    }
+                }
+            }
+            for (int[] epoch : seen) {
+                for (int count : epoch) {
+                    assertEquals(1, count);
+                }
+            }
+            assertEquals(15, loader.stats().batches());
+            assertEquals(111, loader.stats().images());
+        }
+    }
+
+    @Test
+    void sameSeedGivesIdenticalBatches() {
+        List<String> a;
+        List<String> b;
+        try (Loader l = loader().shuffle(true).seed(11).epochs(2).workers(3).build()) {
+            a = drain(l);
+        }
+        try (Loader l = loader().shuffle(true).seed(11).epochs(2).workers(1).build()) {
+            b = drain(l);
+        }
+        assertEquals(a, b);
+        try (Loader l = loader().shuffle(true).seed(12).epochs(2).build()) {
+            assertNotEquals(a, drain(l));
+        }
+    }
+
+    @Test
+    void pixelsAreTheTransformOfTheirSample() {
+        try (Loader loader = loader().shuffle(true).seed(5).build();
+             Arena arena = Arena.ofConfined();
+             SampleTransform direct = new SampleTransform(index, SMALL)) {
+            MemorySegment expected = arena.allocate(SMALL.sampleBytes());
+            for (Batch b : loader) {
+                try (b) {
+                    for (int i = 0; i < b.size(); i++) {
+                        assertEquals(SampleStatus.OK, direct.apply((int) b.index(i), expected, 0));
+                        assertEquals(-1, expected.mismatch(b.sample(i)), "sample " + b.index(i));
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void shardsTogetherDeliverEachSampleOnce() {
+        int[] seen = new int[index.size()];
+        for (int rank = 0; rank < 3; rank++) {
+            try (Loader l = loader().shard(rank, 3).shuffle(true).seed(9).build()) {
+                for (Batch b : l) {
+                    try (b) {
+                        for (int i = 0; i < b.size(); i++) {
+                            seen[(int) b.index(i)]++;
+                        }
+                    }
+                }
+            }
+        }
+        for (int c : seen) {
+            assertEquals(1, c);
+        }
+    }
+
+    @Test
+    void aConsumerHoldingEverySlotStallsTheWorkersUntilItReleases() throws Exception {
+        try (Loader loader = loader().slots(2).epochs(4).build()) {
+            Batch first = loader.next();
+            Batch second = loader.next();
+            // Both slots are held: the workers can fill nothing more, however long we wait.
+            Thread.sleep(300);
+            assertEquals(2, loader.stats().batches());
+            assertEquals(-1, loader.ring().pollReady(), "a batch was published with no free slot");
+            first.close();
+            Batch third = loader.next(); // progress resumes once a slot is back
+            assertEquals(2, third.sequence());
+            second.close();
+            third.close();
+            int rest = 0;
+            for (Batch b : loader) {
+                try (b) {
+                    rest++;
+                }
+            }
+            assertEquals(4 * 5 - 3, rest);
+        }
+    }
+
+    @Test
+    void closingMidEpochStopsEveryWorkerAndInvalidatesBatches() {
+        Loader loader = loader().epochs(0).slots(3).build(); // endless
+        Batch held = loader.next();
+        MemorySegment pixels = held.pixels();
+        loader.close();
+        assertTrue(loader.workersStopped());
+        assertThrows(IllegalStateException.class, () -> pixels.get(JAVA_BYTE, 0), "freed memory was readable");
+        assertThrows(IllegalStateException.class, held::pixels);
+        assertThrows(IllegalStateException.class, loader::next);
+        held.close(); // harmless after the loader is gone
+        loader.close();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            assertFalse(t.getName().startsWith("stoke-worker") && t.isAlive(), "worker still running: " + t);
+        }
+    }
+
+    @Test
+    void aClosedBatchRefusesAccessEvenThroughKeptSegments() {
+        try (Loader loader = loader().build()) {
+            Batch b = loader.next();
+            MemorySegment kept = b.pixels();
+            MemorySegment labels = b.labels();
+            b.close();
+            assertThrows(IllegalStateException.class, () -> kept.get(JAVA_BYTE, 0));
+            assertThrows(IllegalStateException.class, () -> labels.get(JAVA_BYTE, 0));
+            assertThrows(IllegalStateException.class, b::size);
+        }
+    }
+
+    @Test
+    void floatOutputHasChannelsFirstShape() {
+        TransformSpec f32 = SMALL.withOutput(TransformSpec.Output.FLOAT32_CHW);
+        try (Loader loader = loader().transform(f32).build(); Batch b = loader.next()) {
+            assertArrayEquals(new long[] {8, 3, 40, 40}, b.shape());
+            assertEquals(8L * 3 * 40 * 40 * 4, b.pixels().byteSize());
+        }
+    }
+
+    /** One bad file of each kind, in its own dataset, with the reason each must give. */
+    static Path badData() throws Exception {
+        Path root = tmp.resolve("bad");
+        if (Files.exists(root)) {
+            return root;
+        }
+        Path cls = Files.createDirectories(root.resolve("a"));
+        byte[] good = TestImages.jpeg(120, 90, 77);
+        for (int i = 0; i < 6; i++) {
+            Files.write(cls.resolve("good" + i + ".jpg"), TestImages.jpeg(100 + i, 80, i));
+        }
+        Files.write(cls.resolve("empty.jpg"), new byte[0]);
+        Files.write(cls.resolve("truncated.jpg"), Arrays.copyOf(good, good.length / 2));
+        Files.write(cls.resolve("notjpeg.jpg"), "this is plain text, not an image".getBytes());
+        Files.write(cls.resolve("png.jpg"), new byte[] {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n', 0, 0, 0, 13, 'I', 'H'});
+        Files.write(cls.resolve("bomb.jpg"), io.stoke.loader.transform.BombsAccess.withDimensions(good, 60000, 60000));
+        Files.write(cls.resolve("vanished.jpg"), good);
+        return root;
+    }
+
+    /** Indexes the bad set, then deletes one file: unreadable, as a file removed after scanning is. */
+    static SampleIndex scanBadData() throws Exception {
+        Path root = badData();
+        Files.write(root.resolve("a/vanished.jpg"), TestImages.jpeg(50, 50, 1));
+        SampleIndex bad = ImageFolder.scan(root);
+        Files.delete(root.resolve("a/vanished.jpg"));
+        return bad;
+    }
+
+    static final String[][] EXPECTED = {
+            {"empty.jpg", "EMPTY_FILE"},
+            {"truncated.jpg", "TRUNCATED"},
+            {"notjpeg.jpg", "NOT_JPEG"},
+            {"png.jpg", "NOT_JPEG"},
+            {"bomb.jpg", "TOO_LARGE"},
+            {"vanished.jpg", "READ_ERROR"},
+    };
+
+    @Test
+    void badFilesAreSkippedWithTheirReasonUnderSkip() throws Exception {
+        SampleIndex bad = scanBadData();
+        try (Loader loader = Loader.builder(bad).transform(SMALL).batchSize(4).workers(2)
+                .onError(ErrorPolicy.SKIP).build()) {
+            List<SampleError> skipped = new ArrayList<>();
+            int delivered = 0;
+            for (Batch b : loader) {
+                try (b) {
+                    delivered += b.size();
+                    for (SampleError e : b.skipped()) {
+                        skipped.add(e);
+                        assertEquals(e.status(), b.status(e.position()));
+                        MemorySegment px = b.sample(e.position());
+                        for (long i = 0; i < px.byteSize(); i++) {
+                            assertEquals(0, px.get(JAVA_BYTE, i), "skipped sample not zeroed");
+                        }
+                    }
+                }
+            }
+            assertEquals(12, delivered);
+            assertEquals(EXPECTED.length, skipped.size(), skipped.toString());
+            for (String[] e : EXPECTED) {
+                SampleError found = skipped.stream().filter(s -> s.path().endsWith(e[0])).findFirst().orElseThrow(
+                        () -> new AssertionError(e[0] + " not reported: " + skipped));
+                assertEquals(e[1], found.status().name(), found.toString());
+                assertTrue(found.toString().contains(e[0]), found.toString());
+            }
+            assertEquals(EXPECTED.length, loader.stats().skipped());
+        }
+    }
+
+    @Test
+    void badFilesFailTheirBatchUnderFailAndTheLoaderGoesOn() throws Exception {
+        SampleIndex bad = scanBadData();
+        try (Loader loader = Loader.builder(bad).transform(SMALL).batchSize(1).workers(2).build()) {
+            List<String> failures = new ArrayList<>();
+            int good = 0;
+            while (true) {
+                try {
+                    Batch b = loader.next();
+                    if (b == null) {
+                        break;
+                    }
+                    try (b) {
+                        good++;
+                    }
+                } catch (SampleException e) {
+                    assertEquals(1, e.errors().size());
+                    failures.add(e.getMessage());
+                }
+            }
+            assertEquals(6, good);
+            assertEquals(EXPECTED.length, failures.size());
+            for (String[] e : EXPECTED) {
+                assertTrue(failures.stream().anyMatch(m -> m.contains(e[0])), e[0] + " missing from " + failures);
+            }
+            assertTrue(failures.stream().anyMatch(m -> m.contains("vanished.jpg") && m.contains("No such file")), failures.toString());
+            assertTrue(failures.stream().anyMatch(m -> m.contains("bomb.jpg") && m.contains("60000x60000")), failures.toString());
+        }
+    }
+}
