@@ -9,7 +9,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Decodes one JPEG at a time into a scratch image owned by this decoder, always as RGB (gray is
+ * Decodes one JPEG at a time into a scratch image owned by this decoder, always as RGBX (gray is
  * expanded by libjpeg-turbo, CMYK/YCCK converted here), at the smallest DCT scale that still
  * covers the resize target. One per worker thread: it owns a {@code tjhandle}.
  *
@@ -65,14 +65,15 @@ public final class JpegDecoder implements AutoCloseable {
         }
         int colorspace = tj.colorspace();
         boolean cmyk = colorspace == TurboJpeg.TJCS_CMYK || colorspace == TurboJpeg.TJCS_YCCK;
-        int pixelFormat = cmyk ? TurboJpeg.TJPF_CMYK : TurboJpeg.TJPF_RGB;
+        // RGBX: a pixel is one aligned 4-byte word, which the resampler's vector kernels rely on.
+        int pixelFormat = cmyk ? TurboJpeg.TJPF_CMYK : TurboJpeg.TJPF_RGBX;
         int factor = chooseFactor(Math.min(originalWidth, originalHeight));
         int num = FACTORS.num()[factor];
         int denom = FACTORS.denom()[factor];
         width = TurboJpeg.scaled(originalWidth, num, denom);
         height = TurboJpeg.scaled(originalHeight, num, denom);
         int pitch = width * TurboJpeg.pixelSize(pixelFormat);
-        ensureScratch((long) pitch * height);
+        ensureScratch((long) pitch * height + Resampler.SLACK);
         int rc = tj.decompress(jpeg, size, scratch, width, pitch, height, pixelFormat, DECODE_FLAGS);
         if (rc != 0) {
             String error = tj.errorMessage();
@@ -139,10 +140,7 @@ public final class JpegDecoder implements AutoCloseable {
         }
     }
 
-    /**
-     * Adobe-style inverted CMYK (what libjpeg-turbo returns) to RGB, in place: R = C*K/255. Reads
-     * run ahead of writes (4 bytes in, 3 out), so one pass suffices.
-     */
+    /** Adobe-style inverted CMYK (what libjpeg-turbo returns) to RGBX, in place: R = C*K/255. */
     private void cmykToRgb() {
         long n = (long) width * height;
         for (long i = 0; i < n; i++) {
@@ -150,9 +148,10 @@ public final class JpegDecoder implements AutoCloseable {
             int m = scratch.get(JAVA_BYTE, 4 * i + 1) & 0xFF;
             int y = scratch.get(JAVA_BYTE, 4 * i + 2) & 0xFF;
             int k = scratch.get(JAVA_BYTE, 4 * i + 3) & 0xFF;
-            scratch.set(JAVA_BYTE, 3 * i, (byte) ((c * k + 127) / 255));
-            scratch.set(JAVA_BYTE, 3 * i + 1, (byte) ((m * k + 127) / 255));
-            scratch.set(JAVA_BYTE, 3 * i + 2, (byte) ((y * k + 127) / 255));
+            scratch.set(JAVA_BYTE, 4 * i, (byte) ((c * k + 127) / 255));
+            scratch.set(JAVA_BYTE, 4 * i + 1, (byte) ((m * k + 127) / 255));
+            scratch.set(JAVA_BYTE, 4 * i + 2, (byte) ((y * k + 127) / 255));
+            scratch.set(JAVA_BYTE, 4 * i + 3, (byte) 0xFF);
         }
     }
 
@@ -171,7 +170,7 @@ public final class JpegDecoder implements AutoCloseable {
                 data.get(JAVA_BYTE, 0) & 0xFF, data.get(JAVA_BYTE, 1) & 0xFF);
     }
 
-    /** The decoded RGB image, {@link #width()} x {@link #height()} x 3, tightly packed. */
+    /** The decoded image, {@link #width()} x {@link #height()} RGBX pixels (4 bytes each), tightly packed. */
     public MemorySegment image() {
         return scratch;
     }

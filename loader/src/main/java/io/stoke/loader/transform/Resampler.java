@@ -17,10 +17,12 @@ import java.lang.foreign.MemorySegment;
  * identical to torchvision's PIL pipeline. One per worker thread: it owns its scratch memory.
  */
 public final class Resampler implements AutoCloseable {
-    private static final int PRECISION_BITS = 32 - 8 - 2;
-    private static final int HALF = 1 << (PRECISION_BITS - 1);
+    private static final int PRECISION_BITS = ResampleKernels.PRECISION_BITS;
+    /** Bytes past the end of scratch images that 8-byte vector loads and stores may touch. */
+    static final int SLACK = 64;
 
     private final TransformSpec spec;
+    private final ResampleKernels kernels;
     private final int crop;
     private final int[] hBounds;
     private final int[] vBounds;
@@ -34,20 +36,25 @@ public final class Resampler implements AutoCloseable {
     private MemorySegment tmp;
 
     public Resampler(TransformSpec spec) {
+        this(spec, ResampleKernels.best());
+    }
+
+    Resampler(TransformSpec spec, ResampleKernels kernels) {
         this.spec = spec;
+        this.kernels = kernels;
         this.crop = spec.crop();
         hBounds = new int[2 * crop];
         vBounds = new int[2 * crop];
         hWeights = new int[crop * 8];
         vWeights = new int[crop * 8];
-        acc = new int[crop * 3];
+        acc = new int[crop * 4];
         normalise = new float[3][256];
         for (int c = 0; c < 3; c++) {
             for (int v = 0; v < 256; v++) {
                 normalise[c][v] = (v / 255f - spec.mean()[c]) / spec.std()[c];
             }
         }
-        tmp = tmpArena.allocate(512L * crop * 3, 64);
+        tmp = tmpArena.allocate(512L * crop * 4 + SLACK, 64);
     }
 
     /** torchvision {@code Resize(size)} output width for an image of {@code w x h}. */
@@ -66,11 +73,11 @@ public final class Resampler implements AutoCloseable {
     }
 
     /**
-     * Resizes {@code src} (an RGB image of {@code srcW x srcH}, possibly DCT-scaled) as if the
+     * Resizes {@code src} (an RGBX image of {@code srcW x srcH}, 4 bytes a pixel, possibly DCT-scaled) as if the
      * original were {@code origW x origH}, crops, and writes one sample at {@code dst[offset]}.
      */
     public void resizeCrop(MemorySegment src, int srcW, int srcH, int origW, int origH, MemorySegment dst, long offset) {
-        if ((long) srcW * srcH * 3 > src.byteSize()) {
+        if ((long) srcW * srcH * 4 > src.byteSize()) {
             throw new IndexOutOfBoundsException("source smaller than " + srcW + "x" + srcH);
         }
         if (offset < 0 || offset + spec.sampleBytes() > dst.byteSize()) {
@@ -89,15 +96,15 @@ public final class Resampler implements AutoCloseable {
             yLast = Math.max(yLast, vBounds[2 * y] + vBounds[2 * y + 1]);
         }
         int rows = yLast - yFirst;
-        long rowBytes = 3L * crop;
-        if (tmp.byteSize() < rows * rowBytes) {
+        long rowBytes = 4L * crop;
+        if (tmp.byteSize() < rows * rowBytes + SLACK) {
             Arena next = Arena.ofConfined();
-            MemorySegment bigger = next.allocate(rows * rowBytes, 64);
+            MemorySegment bigger = next.allocate(rows * rowBytes + SLACK, 64);
             tmpArena.close();
             tmpArena = next;
             tmp = bigger;
         }
-        horizontal(src, srcW, yFirst, rows);
+        kernels.horizontal(src, 4L * srcW, yFirst, rows, crop, hBounds, hWeights, hTaps, tmp);
         if (spec.output() == TransformSpec.Output.UINT8_HWC) {
             verticalUint8(yFirst, dst, offset);
         } else {
@@ -163,65 +170,29 @@ public final class Resampler implements AutoCloseable {
         return x < 1.0 ? 1.0 - x : 0.0;
     }
 
-    /** Rows [yFirst, yFirst + rows) of the source, filtered to the crop's columns, into tmp. */
-    private void horizontal(MemorySegment src, int srcW, int yFirst, int rows) {
-        final int[] w = hWeights;
-        final int[] bounds = hBounds;
-        final int taps = hTaps;
-        final long srcRow = 3L * srcW;
-        final long tmpRow = 3L * crop;
-        final MemorySegment out = tmp;
-        for (int r = 0; r < rows; r++) {
-            long in = (yFirst + r) * srcRow;
-            long o = r * tmpRow;
-            for (int x = 0; x < crop; x++) {
-                int xmin = bounds[2 * x];
-                int n = bounds[2 * x + 1];
-                int kb = x * taps;
-                int s0 = HALF;
-                int s1 = HALF;
-                int s2 = HALF;
-                long p = in + 3L * xmin;
-                for (int t = 0; t < n; t++) {
-                    int k = w[kb + t];
-                    s0 += (src.get(JAVA_BYTE, p) & 0xFF) * k;
-                    s1 += (src.get(JAVA_BYTE, p + 1) & 0xFF) * k;
-                    s2 += (src.get(JAVA_BYTE, p + 2) & 0xFF) * k;
-                    p += 3;
-                }
-                out.set(JAVA_BYTE, o, clip8(s0));
-                out.set(JAVA_BYTE, o + 1, clip8(s1));
-                out.set(JAVA_BYTE, o + 2, clip8(s2));
-                o += 3;
-            }
-        }
-    }
-
     /** Accumulates output row {@code y}'s vertical filter into {@link #acc}. */
     private void accumulateRow(int y, int yFirst) {
-        final int width = 3 * crop;
-        final int[] a = acc;
-        final MemorySegment in = tmp;
-        java.util.Arrays.fill(a, HALF);
+        final int width = 4 * crop;
+        java.util.Arrays.fill(acc, ResampleKernels.HALF);
         int ymin = vBounds[2 * y] - yFirst;
         int n = vBounds[2 * y + 1];
         int kb = y * vTaps;
         for (int t = 0; t < n; t++) {
-            int k = vWeights[kb + t];
-            long row = (long) (ymin + t) * width;
-            for (int i = 0; i < width; i++) {
-                a[i] += (in.get(JAVA_BYTE, row + i) & 0xFF) * k;
-            }
+            kernels.accumulate(tmp, (long) (ymin + t) * width, width, vWeights[kb + t], acc);
         }
     }
 
     private void verticalUint8(int yFirst, MemorySegment dst, long offset) {
         final int width = 3 * crop;
+        final int[] a = acc;
         for (int y = 0; y < crop; y++) {
             accumulateRow(y, yFirst);
             long o = offset + (long) y * width;
-            for (int i = 0; i < width; i++) {
-                dst.set(JAVA_BYTE, o + i, clip8(acc[i]));
+            for (int x = 0; x < crop; x++) {
+                dst.set(JAVA_BYTE, o, ScalarKernels.clip8(a[4 * x]));
+                dst.set(JAVA_BYTE, o + 1, ScalarKernels.clip8(a[4 * x + 1]));
+                dst.set(JAVA_BYTE, o + 2, ScalarKernels.clip8(a[4 * x + 2]));
+                o += 3;
             }
         }
     }
@@ -231,21 +202,17 @@ public final class Resampler implements AutoCloseable {
         final float[] n0 = normalise[0];
         final float[] n1 = normalise[1];
         final float[] n2 = normalise[2];
+        final int[] a = acc;
         for (int y = 0; y < crop; y++) {
             accumulateRow(y, yFirst);
             long o = offset + (long) y * crop * 4;
             for (int x = 0; x < crop; x++) {
-                dst.set(JAVA_FLOAT, o, n0[clip8(acc[3 * x]) & 0xFF]);
-                dst.set(JAVA_FLOAT, o + plane, n1[clip8(acc[3 * x + 1]) & 0xFF]);
-                dst.set(JAVA_FLOAT, o + 2 * plane, n2[clip8(acc[3 * x + 2]) & 0xFF]);
+                dst.set(JAVA_FLOAT, o, n0[ScalarKernels.clip8(a[4 * x]) & 0xFF]);
+                dst.set(JAVA_FLOAT, o + plane, n1[ScalarKernels.clip8(a[4 * x + 1]) & 0xFF]);
+                dst.set(JAVA_FLOAT, o + 2 * plane, n2[ScalarKernels.clip8(a[4 * x + 2]) & 0xFF]);
                 o += 4;
             }
         }
-    }
-
-    private static byte clip8(int v) {
-        int s = v >> PRECISION_BITS;
-        return (byte) (s < 0 ? 0 : Math.min(s, 255));
     }
 
     @Override

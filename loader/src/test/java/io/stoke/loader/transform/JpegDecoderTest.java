@@ -26,15 +26,25 @@ class JpegDecoderTest {
         int h = 48;
         byte[] gray = new byte[w * h];
         for (int i = 0; i < gray.length; i++) {
-            gray[i] = (byte) (i * 7 % 251);
+            gray[i] = (byte) (2 * (i % w) + i / w); // a smooth ramp survives quality 95 almost exactly
         }
         byte[] jpeg = TestImages.jpeg(gray, w, h, 1, 95, TurboJpeg.TJSAMP_GRAY, 0);
-        try (Arena arena = Arena.ofConfined(); JpegDecoder d = new JpegDecoder(TransformSpec.defaults().withResize(32, 32))) {
+        TransformSpec fullSize = TransformSpec.defaults().withResize(32, 32).withDctScaling(TransformSpec.DctScaling.NONE);
+        try (Arena arena = Arena.ofConfined(); JpegDecoder d = new JpegDecoder(fullSize)) {
             assertEquals(SampleStatus.OK, decode(d, arena, jpeg), d.message());
+            assertEquals(w, d.width());
+            java.awt.image.BufferedImage ref;
+            try {
+                ref = javax.imageio.ImageIO.read(new java.io.ByteArrayInputStream(jpeg));
+            } catch (java.io.IOException e) {
+                throw new AssertionError(e);
+            }
             for (long p = 0; p < (long) w * h; p++) {
-                int r = d.image().get(JAVA_BYTE, 3 * p);
-                assertEquals(r, d.image().get(JAVA_BYTE, 3 * p + 1));
-                assertEquals(r, d.image().get(JAVA_BYTE, 3 * p + 2));
+                int r = d.image().get(JAVA_BYTE, 4 * p);
+                int expect = ref.getRaster().getSample((int) (p % w), (int) (p / w), 0);
+                assertEquals(expect, r & 0xFF, 2, "gray level differs from javax.imageio at " + p);
+                assertEquals(r, d.image().get(JAVA_BYTE, 4 * p + 1));
+                assertEquals(r, d.image().get(JAVA_BYTE, 4 * p + 2));
             }
         }
     }
@@ -52,9 +62,10 @@ class JpegDecoderTest {
             cmyk[4 * i + 3] = (byte) 200;
         }
         byte[] jpeg = TestImages.jpeg(cmyk, w, h, 4, 100, TurboJpeg.TJSAMP_444, 0);
-        try (Arena arena = Arena.ofConfined(); JpegDecoder d = new JpegDecoder(TransformSpec.defaults().withResize(32, 32))) {
+        TransformSpec fullSize = TransformSpec.defaults().withResize(32, 32).withDctScaling(TransformSpec.DctScaling.NONE);
+        try (Arena arena = Arena.ofConfined(); JpegDecoder d = new JpegDecoder(fullSize)) {
             assertEquals(SampleStatus.OK, decode(d, arena, jpeg), d.message());
-            long mid = (16L * w + 16) * 3;
+            long mid = (16L * w + 16) * 4;
             assertEquals(200, d.image().get(JAVA_BYTE, mid) & 0xFF, 3);          // 255*200/255
             assertEquals(100, d.image().get(JAVA_BYTE, mid + 1) & 0xFF, 3);      // 128*200/255
             assertEquals(0, d.image().get(JAVA_BYTE, mid + 2) & 0xFF, 3);
@@ -69,11 +80,12 @@ class JpegDecoderTest {
         byte[] base = TestImages.jpeg(rgb, w, h, 3, 90, TurboJpeg.TJSAMP_420, 0);
         byte[] prog = TestImages.jpeg(rgb, w, h, 3, 90, TurboJpeg.TJSAMP_420, TurboJpeg.TJFLAG_PROGRESSIVE);
         assertNotEquals(base.length, prog.length);
-        try (Arena arena = Arena.ofConfined(); JpegDecoder d = new JpegDecoder(TransformSpec.defaults().withResize(64, 64))) {
+        TransformSpec fullSize = TransformSpec.defaults().withResize(64, 64).withDctScaling(TransformSpec.DctScaling.NONE);
+        try (Arena arena = Arena.ofConfined(); JpegDecoder d = new JpegDecoder(fullSize)) {
             assertEquals(SampleStatus.OK, decode(d, arena, base));
-            byte[] a = d.image().asSlice(0, (long) w * h * 3).toArray(JAVA_BYTE);
+            byte[] a = d.image().asSlice(0, (long) w * h * 4).toArray(JAVA_BYTE);
             assertEquals(SampleStatus.OK, decode(d, arena, prog), d.message());
-            byte[] b = d.image().asSlice(0, (long) w * h * 3).toArray(JAVA_BYTE);
+            byte[] b = d.image().asSlice(0, (long) w * h * 4).toArray(JAVA_BYTE);
             // Same coefficients, only the scan order differs: identical pixels.
             assertArrayEquals(a, b);
         }

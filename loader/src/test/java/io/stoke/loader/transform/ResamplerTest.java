@@ -67,8 +67,25 @@ class ResamplerTest {
         return wts;
     }
 
+    static byte[] rgbx(byte[] rgb) {
+        byte[] out = new byte[rgb.length / 3 * 4];
+        for (int i = 0, j = 0; i < rgb.length; i += 3, j += 4) {
+            out[j] = rgb[i];
+            out[j + 1] = rgb[i + 1];
+            out[j + 2] = rgb[i + 2];
+            out[j + 3] = (byte) 0xFF;
+        }
+        return out;
+    }
+
     private static byte[] run(TransformSpec spec, byte[] src, int w, int h) {
-        try (Arena arena = Arena.ofConfined(); Resampler r = new Resampler(spec)) {
+        return run(spec, src, w, h, ResampleKernels.best());
+    }
+
+    private static byte[] run(TransformSpec spec, byte[] rgb, int w, int h, ResampleKernels kernels) {
+        byte[] src = rgbx(rgb);
+        try (Arena arena = Arena.ofConfined(); Resampler r = new Resampler(spec, kernels)) {
+            // Exactly sized: the kernels must not read past the image even without slack.
             MemorySegment in = arena.allocate(src.length);
             MemorySegment.copy(src, 0, in, JAVA_BYTE, 0, src.length);
             MemorySegment out = arena.allocate(spec.sampleBytes() + 16);
@@ -102,6 +119,19 @@ class ResamplerTest {
         }
         // PIL's two passes round to 8 bits in between; that costs at most one level.
         assertTrue(maxDiff <= 1, "max difference from the definition: " + maxDiff);
+    }
+
+    @ParameterizedTest(name = "{0}x{1} -> resize {2}, crop {3}")
+    @CsvSource({"500, 375, 256, 224", "375, 500, 256, 224", "333, 211, 64, 56", "90, 70, 128, 112", "1000, 120, 48, 40",
+            "17, 1, 8, 8", "1, 1, 4, 4"})
+    void vectorAndScalarKernelsGiveIdenticalBytes(int w, int h, int size, int crop) {
+        assertTrue(ResampleKernels.best() instanceof VectorKernels,
+                "tests run with --add-modules jdk.incubator.vector; the vector kernels must be in use");
+        byte[] src = TestImages.rgb(w, h, w * 7L + h);
+        TransformSpec spec = TransformSpec.defaults().withResize(size, crop);
+        assertArrayEquals(run(spec, src, w, h, new ScalarKernels()), run(spec, src, w, h, new VectorKernels()));
+        TransformSpec f32 = spec.withOutput(TransformSpec.Output.FLOAT32_CHW);
+        assertArrayEquals(run(f32, src, w, h, new ScalarKernels()), run(f32, src, w, h, new VectorKernels()));
     }
 
     @Test
@@ -152,7 +182,7 @@ class ResamplerTest {
     void refusesAnOutputThatDoesNotFit() {
         TransformSpec spec = TransformSpec.defaults().withResize(32, 32);
         try (Arena arena = Arena.ofConfined(); Resampler r = new Resampler(spec)) {
-            MemorySegment in = arena.allocate(64 * 64 * 3);
+            MemorySegment in = arena.allocate(64 * 64 * 4);
             MemorySegment out = arena.allocate(spec.sampleBytes());
             assertThrows(IndexOutOfBoundsException.class, () -> r.resizeCrop(in, 64, 64, 64, 64, out, 1));
             assertThrows(IndexOutOfBoundsException.class, () -> r.resizeCrop(in, 65, 64, 65, 64, out, 0));

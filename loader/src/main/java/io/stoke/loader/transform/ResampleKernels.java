@@ -1,0 +1,56 @@
+package io.stoke.loader.transform;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The two inner loops of {@link Resampler}, over 4-byte RGBX pixels and PIL's 22-bit fixed-point
+ * weights. Two implementations compute identical bytes: {@link VectorKernels} (the JDK's Vector
+ * API, when {@code jdk.incubator.vector} is present) and {@link ScalarKernels}.
+ */
+interface ResampleKernels {
+    int PRECISION_BITS = 32 - 8 - 2;
+    int HALF = 1 << (PRECISION_BITS - 1);
+
+    /**
+     * Horizontal pass: for each of {@code rows} source rows starting at {@code yFirst}, each of
+     * {@code outWidth} output pixels {@code x} is the sum over {@code t < bounds[2x+1]} of source
+     * pixel {@code bounds[2x] + t} times {@code weights[x * taps + t]}, rounded to 8 bits, written
+     * to {@code tmp} as RGBX rows of {@code 4 * outWidth} bytes.
+     */
+    void horizontal(MemorySegment src, long srcRowBytes, int yFirst, int rows, int outWidth,
+                    int[] bounds, int[] weights, int taps, MemorySegment tmp);
+
+    /** {@code acc[i] += tmp[row + i] * k} for {@code i < width}. */
+    void accumulate(MemorySegment tmp, long row, int width, int k, int[] acc);
+
+    /** A new set of kernels (they keep per-thread scratch): vectorised where the Vector API is available. */
+    static ResampleKernels best() {
+        return KernelChoice.VECTOR ? new VectorKernels() : new ScalarKernels();
+    }
+
+    /** Resolved once; a missing Vector API is said once, loudly, on standard error. */
+    final class KernelChoice {
+        static final boolean VECTOR = choose() instanceof VectorKernels;
+
+        private KernelChoice() {
+        }
+
+        private static ResampleKernels choose() {
+            if (ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()
+                    && !Boolean.getBoolean("stoke.scalarResize")) {
+                try {
+                    return new VectorKernels();
+                } catch (LinkageError e) {
+                    System.err.println("stoke: WARNING: the Vector API failed to load (" + e
+                            + "); resizing with scalar code, about 3x slower.");
+                    return new ScalarKernels();
+                }
+            }
+            if (!Boolean.getBoolean("stoke.scalarResize")) {
+                System.err.println("stoke: WARNING: jdk.incubator.vector is not enabled; resizing with scalar code,"
+                        + " about 3x slower. Run java with --add-modules jdk.incubator.vector.");
+            }
+            return new ScalarKernels();
+        }
+    }
+}

@@ -1,0 +1,50 @@
+package io.stoke.loader.transform;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+
+import java.lang.foreign.MemorySegment;
+
+/** Plain loops: the reference that {@link VectorKernels} must match byte for byte. */
+final class ScalarKernels implements ResampleKernels {
+    @Override
+    public void horizontal(MemorySegment src, long srcRowBytes, int yFirst, int rows, int outWidth,
+                           int[] bounds, int[] weights, int taps, MemorySegment tmp) {
+        long tmpRow = 4L * outWidth;
+        for (int r = 0; r < rows; r++) {
+            long in = (yFirst + r) * srcRowBytes;
+            long o = r * tmpRow;
+            for (int x = 0; x < outWidth; x++) {
+                int n = bounds[2 * x + 1];
+                int kb = x * taps;
+                int s0 = HALF;
+                int s1 = HALF;
+                int s2 = HALF;
+                long p = in + 4L * bounds[2 * x];
+                for (int t = 0; t < n; t++) {
+                    int k = weights[kb + t];
+                    s0 += (src.get(JAVA_BYTE, p) & 0xFF) * k;
+                    s1 += (src.get(JAVA_BYTE, p + 1) & 0xFF) * k;
+                    s2 += (src.get(JAVA_BYTE, p + 2) & 0xFF) * k;
+                    p += 4;
+                }
+                tmp.set(JAVA_BYTE, o, clip8(s0));
+                tmp.set(JAVA_BYTE, o + 1, clip8(s1));
+                tmp.set(JAVA_BYTE, o + 2, clip8(s2));
+                tmp.set(JAVA_BYTE, o + 3, (byte) 0);
+                o += 4;
+            }
+        }
+    }
+
+    @Override
+    public void accumulate(MemorySegment tmp, long row, int width, int k, int[] acc) {
+        for (int i = 0; i < width; i++) {
+            acc[i] += (tmp.get(JAVA_BYTE, row + i) & 0xFF) * k;
+        }
+    }
+
+    static byte clip8(int v) {
+        int s = v >> PRECISION_BITS;
+        return (byte) (s < 0 ? 0 : Math.min(s, 255));
+    }
+}
