@@ -1,0 +1,48 @@
+package io.stoke.cli;
+
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.source.ListFile;
+import io.stoke.loader.source.SampleIndex;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code stoke bench DIR}: the loader over the user's own dataset, with the same figures as demo. */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = {"Decodes your dataset with Stoke and prints images/s, MB/s, time to first batch and the",
+                "consumer's wait per batch. DIR is an ImageFolder tree (DIR/<class>/<image>.jpg) or a list file",
+                "with one '<path> <label>' per line (paths relative to the list file's folder)."})
+public final class BenchCommand implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "DIR", description = "ImageFolder directory or list file.")
+    Path dataset;
+
+    @Mixin
+    LoaderOptions options;
+
+    @Option(names = "--no-warmup", description = {"Time a cold start: skip reading every file once (page cache)",
+            "and the untimed pass that lets the JIT compile the resize kernels."})
+    boolean noWarmup;
+
+    @Option(names = "--warmup-images", paramLabel = "N",
+            description = "Images decoded untimed before the run, to warm the JIT (default: ${DEFAULT-VALUE}).")
+    int warmupImages = 768;
+
+    @Option(names = "--json", paramLabel = "FILE", description = "Also write the figures and every batch's wait as JSON.")
+    Path json;
+
+    @Override
+    public Integer call() {
+        SampleIndex index = Files.isDirectory(dataset) ? ImageFolder.scan(dataset) : ListFile.read(dataset);
+        System.err.printf("dataset: %d images in %s%n", index.size(), dataset);
+        BenchRun run = new BenchRun(System.out, System.err);
+        if (!noWarmup) {
+            run.warmPageCache(index);
+            run.warmJit(options.builder(index).epochs(0), warmupImages);
+        }
+        return run.run(options.builder(index), "stoke bench " + dataset, options.epochs, json);
+    }
+}
