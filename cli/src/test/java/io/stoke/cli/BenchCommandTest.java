@@ -1,0 +1,86 @@
+package io.stoke.cli;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.stoke.loader.testing.TestImages;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class BenchCommandTest {
+    @TempDir
+    Path tmp;
+
+    /** Runs the CLI in-process, capturing what it prints. */
+    static String[] run(String... args) {
+        PrintStream out = System.out;
+        PrintStream err = System.err;
+        ByteArrayOutputStream o = new ByteArrayOutputStream();
+        ByteArrayOutputStream e = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(o, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(e, true, StandardCharsets.UTF_8));
+            int code = Main.execute(args);
+            return new String[] {Integer.toString(code), o.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8)};
+        } finally {
+            System.setOut(out);
+            System.setErr(err);
+        }
+    }
+
+    private Path dataWithOneBadFile() throws Exception {
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 20, 2, 3);
+        Files.write(root.resolve("class01/zz_broken.jpg"), "not a jpeg at all".getBytes());
+        return root;
+    }
+
+    @Test
+    void printsTheFiguresAndSucceedsOnCleanData() throws Exception {
+        Path root = TestImages.imageFolder(tmp.resolve("clean"), 20, 2, 4);
+        Path json = tmp.resolve("out.json");
+        String[] r = run("bench", root.toString(), "--batch-size", "4", "--workers", "2", "--resize", "40", "--crop", "32",
+                "--warmup-images", "8", "--json", json.toString());
+        assertEquals("0", r[0], r[1] + r[2]);
+        for (String line : new String[] {"throughput", "images/s", "time to first batch", "consumer wait p50",
+                "consumer wait p99", "workers", "batch size"}) {
+            assertTrue(r[1].contains(line), "missing '" + line + "' in\n" + r[1]);
+        }
+        assertTrue(r[1].contains("20 in 5 batches"), r[1]);
+        String j = Files.readString(json);
+        assertTrue(j.contains("\"images\":20") && j.contains("\"wait_ns\":["), j);
+    }
+
+    @Test
+    void aBadFileFailsTheRunAndIsNamed() throws Exception {
+        String[] r = run("bench", dataWithOneBadFile().toString(), "--batch-size", "4", "--workers", "2",
+                "--resize", "40", "--crop", "32", "--no-warmup");
+        assertEquals(Integer.toString(Main.EXIT_FAILED), r[0], r[1] + r[2]);
+        assertTrue(r[1].contains("FAILED:") && r[1].contains("zz_broken.jpg") && r[1].contains("not a JPEG"), r[1]);
+    }
+
+    @Test
+    void aBadFileIsSkippedAndNamedUnderSkip() throws Exception {
+        String[] r = run("bench", dataWithOneBadFile().toString(), "--batch-size", "4", "--workers", "2",
+                "--resize", "40", "--crop", "32", "--no-warmup", "--on-error", "skip");
+        assertEquals("0", r[0], r[1] + r[2]);
+        assertTrue(r[1].contains("skipped:") && r[1].contains("zz_broken.jpg"), r[1]);
+        assertTrue(r[1].contains("21 in 6 batches (1 skipped"), r[1]);
+    }
+
+    @Test
+    void wrongUsageIsRefusedWithAMessage() {
+        String[] r = run("bench", tmp.resolve("nothing-here").toString());
+        assertNotEquals("0", r[0]);
+        assertTrue(r[2].contains("nothing-here"), r[2]);
+        String[] help = run("bench", "--help");
+        assertEquals("0", help[0]);
+        for (String opt : new String[] {"--workers", "--batch-size", "--epochs", "--shuffle", "--seed", "--resize",
+                "--crop", "--output", "--on-error"}) {
+            assertTrue(help[1].contains(opt) || help[1].contains(opt.replace("--", "--[no-]")), opt + " missing from --help");
+        }
+    }
+}
