@@ -47,7 +47,7 @@ final class ImageWriter implements AutoCloseable {
             photos.paint(planes, rng);
         }
         // Cameras differ: a clean low-ISO shot to a noisy indoor one.
-        float luma = (float) rng.range(0.6, 2.6);
+        float luma = (float) rng.range(1.6, 5.6);
         float chroma = (float) rng.range(0.2, 1.0);
         int channels = plan.grayscale() ? 1 : 3;
         if (plan.grayscale()) {
