@@ -8,6 +8,7 @@ import picocli.CommandLine.Command;
         description = "Decodes JPEG datasets into batches for accelerators, faster than PyTorch's DataLoader.",
         subcommands = {
                 CommandLine.HelpCommand.class,
+                DemoCommand.class,
                 BenchCommand.class,
         })
 public final class Main implements Runnable {

@@ -1,0 +1,133 @@
+package io.stoke.bench;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.transform.FileReader;
+import io.stoke.loader.transform.JpegDecoder;
+import io.stoke.loader.transform.Resampler;
+import io.stoke.loader.transform.SampleStatus;
+import io.stoke.loader.transform.SampleTransform;
+import io.stoke.loader.transform.TransformSpec;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * One thread's rate, in images per second, of the work a loader worker does per sample: the
+ * whole transform (read + decode + resize + crop into a slot), the decode alone, and the resize
+ * alone. The loader's overhead is judged against {@code sample}: N workers should reach about N
+ * times its rate.
+ *
+ * <p>{@code -p dataset=DIR} names an ImageFolder tree; the default is the demo's built-in sample.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+        "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector"})
+public class TransformBenchmark {
+    @Param("")
+    public String dataset;
+
+    @Param({"NONE", "POWERS_OF_TWO", "ALL"})
+    public String dctScaling;
+
+    private SampleIndex index;
+    private TransformSpec spec;
+    private SampleTransform transform;
+    private JpegDecoder decoder;
+    private Resampler resampler;
+    private Arena arena;
+    private MemorySegment[] files;
+    private long[] lengths;
+    private MemorySegment out;
+    private int next;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        Path root = dataset.isEmpty() ? BenchData.defaultSample() : Path.of(dataset);
+        index = ImageFolder.scan(root);
+        spec = TransformSpec.defaults().withDctScaling(TransformSpec.DctScaling.valueOf(dctScaling));
+        transform = new SampleTransform(index, spec);
+        decoder = new JpegDecoder(spec);
+        resampler = new Resampler(spec);
+        arena = Arena.ofConfined();
+        out = arena.allocate(spec.sampleBytes());
+        // Files held in memory for the decode-only benchmark, so it times libjpeg-turbo alone.
+        files = new MemorySegment[index.size()];
+        lengths = new long[index.size()];
+        try (FileReader reader = new FileReader(index, Long.MAX_VALUE)) {
+            for (int i = 0; i < index.size(); i++) {
+                if (reader.read(i) != SampleStatus.OK) {
+                    throw new IllegalStateException("cannot read " + index.resolve(i));
+                }
+                files[i] = arena.allocate(reader.length() + 64);
+                MemorySegment.copy(reader.buffer(), 0, files[i], 0, reader.length());
+                lengths[i] = reader.length();
+            }
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        transform.close();
+        decoder.close();
+        resampler.close();
+        arena.close();
+    }
+
+    private int nextSample() {
+        int i = next;
+        next = i + 1 == index.size() ? 0 : i + 1;
+        return i;
+    }
+
+    /** Read + decode + resize + crop, written into a slot-like buffer: one worker's work per sample. */
+    @Benchmark
+    public byte sample() {
+        if (transform.apply(nextSample(), out, 0) != SampleStatus.OK) {
+            throw new IllegalStateException("decode failed");
+        }
+        return out.get(JAVA_BYTE, 0);
+    }
+
+    /** libjpeg-turbo decoding an in-memory file into scratch (at the chosen DCT scale). */
+    @Benchmark
+    public int decode() {
+        int i = nextSample();
+        if (decoder.decode(files[i], lengths[i]) != SampleStatus.OK) {
+            throw new IllegalStateException("decode failed");
+        }
+        return decoder.width();
+    }
+
+    /** Decode then resize + crop, from memory: {@link #sample} without the file read. */
+    @Benchmark
+    public byte decodeResizeCrop() {
+        int i = nextSample();
+        if (decoder.decode(files[i], lengths[i]) != SampleStatus.OK) {
+            throw new IllegalStateException("decode failed");
+        }
+        resampler.resizeCrop(decoder.image(), decoder.width(), decoder.height(),
+                decoder.originalWidth(), decoder.originalHeight(), out, 0);
+        return out.get(JAVA_BYTE, 0);
+    }
+}
