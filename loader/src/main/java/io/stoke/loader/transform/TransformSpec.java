@@ -62,10 +62,13 @@ public record TransformSpec(int resize, int crop, Output output, float[] mean, f
         std = std.clone();
     }
 
-    /** Resize 256, CenterCrop 224, uint8 HWC: the ImageNet evaluation transform. */
+    /**
+     * Resize 256, CenterCrop 224, uint8 HWC (the ImageNet evaluation transform), DCT scaling by
+     * powers of two, 36 megapixels and 64 MiB per file at most.
+     */
     public static TransformSpec defaults() {
         return new TransformSpec(256, 224, Output.UINT8_HWC, IMAGENET_MEAN, IMAGENET_STD,
-                DctScaling.ALL, 36L * 1000 * 1000, 64L << 20);
+                DctScaling.POWERS_OF_TWO, 36L * 1000 * 1000, 64L << 20);
     }
 
     public TransformSpec withResize(int resize, int crop) {
