@@ -20,6 +20,12 @@ interface ResampleKernels {
     void horizontal(MemorySegment src, long srcRowBytes, int yFirst, int rows, int outWidth,
                     int[] bounds, int[] weights, int taps, MemorySegment tmp);
 
+    /**
+     * Writes {@code pixels} RGB pixels at {@code dst[offset]}: channel c of pixel x is
+     * {@code clip8(acc[4x + c])} ({@code acc >> 22} clamped to [0, 255]); X is dropped.
+     */
+    void storeRgb(int[] acc, int pixels, MemorySegment dst, long offset);
+
     /** {@code acc[i] += tmp[row + i] * k} for {@code i < width}. */
     void accumulate(MemorySegment tmp, long row, int width, int k, int[] acc);
 

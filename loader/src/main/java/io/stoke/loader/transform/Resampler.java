@@ -183,17 +183,10 @@ public final class Resampler implements AutoCloseable {
     }
 
     private void verticalUint8(int yFirst, MemorySegment dst, long offset) {
-        final int width = 3 * crop;
-        final int[] a = acc;
+        final long width = 3L * crop;
         for (int y = 0; y < crop; y++) {
             accumulateRow(y, yFirst);
-            long o = offset + (long) y * width;
-            for (int x = 0; x < crop; x++) {
-                dst.set(JAVA_BYTE, o, ScalarKernels.clip8(a[4 * x]));
-                dst.set(JAVA_BYTE, o + 1, ScalarKernels.clip8(a[4 * x + 1]));
-                dst.set(JAVA_BYTE, o + 2, ScalarKernels.clip8(a[4 * x + 2]));
-                o += 3;
-            }
+            kernels.storeRgb(acc, crop, dst, offset + y * width);
         }
     }
 

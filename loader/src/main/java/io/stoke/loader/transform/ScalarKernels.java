@@ -43,6 +43,17 @@ final class ScalarKernels implements ResampleKernels {
         }
     }
 
+    @Override
+    public void storeRgb(int[] acc, int pixels, MemorySegment dst, long offset) {
+        long o = offset;
+        for (int x = 0; x < pixels; x++) {
+            dst.set(JAVA_BYTE, o, clip8(acc[4 * x]));
+            dst.set(JAVA_BYTE, o + 1, clip8(acc[4 * x + 1]));
+            dst.set(JAVA_BYTE, o + 2, clip8(acc[4 * x + 2]));
+            o += 3;
+        }
+    }
+
     static byte clip8(int v) {
         int s = v >> PRECISION_BITS;
         return (byte) (s < 0 ? 0 : Math.min(s, 255));

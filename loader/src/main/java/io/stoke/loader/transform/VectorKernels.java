@@ -101,6 +101,44 @@ final class VectorKernels implements ResampleKernels {
         return IntVector.fromArray(PIXEL, s, 0);
     }
 
+    private static final VectorSpecies<Byte> RGB_OUT = ByteVector.SPECIES_128;
+    /**
+     * Moves the R, G, B bytes of 4 RGBX pixels to the first 12 lanes: a fixed byte shuffle (one
+     * pshufb), fast on every x86-64 with SSSE3, unlike a compress.
+     */
+    private static final VectorShuffle<Byte> DROP_X =
+            VectorShuffle.fromValues(RGB_OUT, 0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 3, 7, 11, 15);
+    /** The first 12 lanes: 4 pixels of RGB once compressed. */
+    private static final jdk.incubator.vector.VectorMask<Byte> TWELVE = RGB_OUT.indexInRange(0, 12);
+
+    @Override
+    public void storeRgb(int[] acc, int pixels, MemorySegment dst, long offset) {
+        IntVector zero = IntVector.zero(ROW_INTS);
+        IntVector max = IntVector.broadcast(ROW_INTS, 255);
+        long o = offset;
+        int x = 0;
+        long end = offset + 3L * pixels;
+        for (; x + 4 <= pixels; x += 4) {
+            ByteVector rgbx = (ByteVector) IntVector.fromArray(ROW_INTS, acc, 4 * x)
+                    .lanewise(VectorOperators.ASHR, PRECISION_BITS).max(zero).min(max)
+                    .convertShape(VectorOperators.I2B, RGB_OUT, 0);
+            ByteVector rgb = rgbx.rearrange(DROP_X);
+            if (o + RGB_OUT.vectorByteSize() <= end) {
+                // 16 bytes written, 12 of them this pixel quad's: the next quad overwrites the rest.
+                rgb.intoMemorySegment(dst, o, ORDER);
+            } else {
+                rgb.intoMemorySegment(dst, o, ORDER, TWELVE);
+            }
+            o += 12;
+        }
+        for (; x < pixels; x++) {
+            dst.set(java.lang.foreign.ValueLayout.JAVA_BYTE, o, ScalarKernels.clip8(acc[4 * x]));
+            dst.set(java.lang.foreign.ValueLayout.JAVA_BYTE, o + 1, ScalarKernels.clip8(acc[4 * x + 1]));
+            dst.set(java.lang.foreign.ValueLayout.JAVA_BYTE, o + 2, ScalarKernels.clip8(acc[4 * x + 2]));
+            o += 3;
+        }
+    }
+
     @Override
     public void accumulate(MemorySegment tmp, long row, int width, int k, int[] acc) {
         int i = 0;
