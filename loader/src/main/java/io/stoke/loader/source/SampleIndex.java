@@ -90,9 +90,10 @@ public final class SampleIndex {
                 }
                 bytes = Arrays.copyOf(bytes, (int) grown);
             }
-            if (size + 1 >= starts.length) {
-                starts = Arrays.copyOf(starts, starts.length * 2);
+            if (size == labels.length) {
+                // starts keeps one more entry than labels: the end of the last path.
                 labels = Arrays.copyOf(labels, labels.length * 2);
+                starts = Arrays.copyOf(starts, labels.length + 1);
             }
             System.arraycopy(path, 0, bytes, used, path.length);
             starts[size] = used;

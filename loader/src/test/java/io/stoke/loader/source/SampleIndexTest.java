@@ -1,0 +1,78 @@
+package io.stoke.loader.source;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SampleIndexTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void listFileOfManyThousandSamplesKeepsEveryPathAndLabel() throws Exception {
+        int n = 100_003; // well past every growth step of the builder's arrays
+        List<String> lines = new ArrayList<>();
+        lines.add("# a comment, then a blank line");
+        lines.add("");
+        for (int i = 0; i < n; i++) {
+            lines.add("dir" + (i % 7) + "/image with space " + i + ".jpg\t" + (i % 1000));
+        }
+        Path list = tmp.resolve("train.txt");
+        Files.write(list, lines);
+        SampleIndex index = ListFile.read(list);
+        assertEquals(n, index.size());
+        for (int i : new int[] {0, 1, 1023, 1024, 1025, 2047, 2048, 2049, 65536, n - 1}) {
+            assertEquals("dir" + (i % 7) + "/image with space " + i + ".jpg", index.path(i));
+            assertEquals(i % 1000, index.label(i));
+        }
+        assertEquals(tmp.toAbsolutePath().resolve("dir0/image with space 0.jpg"), index.resolve(0));
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment dst = arena.allocate(64);
+            int len = index.copyPath(2049, dst, 3);
+            assertEquals(index.path(2049), new String(dst.asSlice(3, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
+        }
+    }
+
+    @Test
+    void malformedListLinesNameTheFileAndLine() throws Exception {
+        Path list = tmp.resolve("bad.txt");
+        Files.write(list, List.of("a.jpg 1", "b.jpg notanumber"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ListFile.read(list));
+        assertTrue(e.getMessage().contains("bad.txt:2"), e.getMessage());
+        Files.write(list, List.of("lonely"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> ListFile.read(list)).getMessage().contains(":1"));
+    }
+
+    @Test
+    void absolutePathsInListsStayAbsolute() throws Exception {
+        Path list = tmp.resolve("abs.txt");
+        Files.write(list, List.of("/data/x.jpg 3", "rel/y.jpg 4"));
+        SampleIndex index = ListFile.read(list);
+        assertTrue(index.isAbsolute(0));
+        assertFalse(index.isAbsolute(1));
+        assertEquals(Path.of("/data/x.jpg"), index.resolve(0));
+    }
+
+    @Test
+    void imageFolderIgnoresNonImagesAndRefusesEmptyTrees() throws Exception {
+        Files.createDirectories(tmp.resolve("t/b"));
+        Files.createDirectories(tmp.resolve("t/a"));
+        Files.write(tmp.resolve("t/b/1.JPEG"), new byte[1]);
+        Files.write(tmp.resolve("t/a/2.jpg"), new byte[1]);
+        Files.write(tmp.resolve("t/a/notes.txt"), new byte[1]);
+        SampleIndex index = ImageFolder.scan(tmp.resolve("t"));
+        assertEquals(2, index.size());
+        assertEquals(List.of("a", "b"), index.classNames());
+        assertEquals("a/2.jpg", index.path(0));
+        assertEquals(1, index.label(1));
+        Files.createDirectories(tmp.resolve("empty"));
+        assertThrows(IllegalArgumentException.class, () -> ImageFolder.scan(tmp.resolve("empty")));
+    }
+}
