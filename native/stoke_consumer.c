@@ -80,7 +80,6 @@ int main(int argc, char **argv) {
     if (fstat(fd, &st) != 0) return fail("cannot stat the ring");
     if (st.st_size < STOKE_HEADER_LENGTH) return fail("file is too short for a ring header: truncated or not a Stoke ring");
     uint8_t *base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
     if (base == MAP_FAILED) return fail("mmap failed");
 
     stoke_geometry g;
@@ -89,19 +88,25 @@ int main(int argc, char **argv) {
     const char *problem = producer_problem(base);
     if (problem) return fail(problem);
 
-    /* Take the consumer seat. */
+    /* Take the consumer seat, under an fcntl write lock on byte 0 (every consumer takes it). */
     int64_t self = getpid();
     int64_t deadline = now_ms() + 10000;
     for (;;) {
         int64_t expected = 0;
-        if (__atomic_compare_exchange_n((int64_t *)(base + STOKE_CONSUMER_PID_OFFSET), &expected, self, 0,
-                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) break;
+        struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+        if (fcntl(fd, F_SETLKW, &fl) != 0) return fail("cannot lock the ring file");
+        int won = __atomic_compare_exchange_n((int64_t *)(base + STOKE_CONSUMER_PID_OFFSET), &expected, self, 0,
+                                              __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        fl.l_type = F_UNLCK;
+        fcntl(fd, F_SETLK, &fl);
+        if (won) break;
         if (expected > 0 && kill((pid_t)expected, 0) == 0) return fail("another consumer is attached");
         if (now_ms() > deadline) return fail("the previous consumer's seat was not reclaimed in time");
         if ((problem = producer_problem(base)) != NULL) return fail(problem);
         usleep(5000);
     }
 
+    close(fd);
     stoke_queue ready = { base + g.ready_queue_offset, g.queue_capacity, g.slot_count };
     stoke_queue free_q = { base + g.free_queue_offset, g.queue_capacity, g.slot_count };
     long taken = 0;

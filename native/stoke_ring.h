@@ -27,7 +27,8 @@
  *   1. map the file, call stoke_ring_validate() before touching anything else;
  *   2. check the producer (STOKE_STATE, STOKE_PRODUCER_PID alive, heartbeat younger than
  *      STOKE_PRODUCER_TIMEOUT_MILLIS);
- *   3. take the seat: compare-and-swap STOKE_CONSUMER_PID from 0 to your pid. A negative value or
+ *   3. take the seat: holding an fcntl write lock (F_SETLKW) on the file's byte 0, compare-and-swap
+ *      STOKE_CONSUMER_PID from 0 to your pid, then unlock. A negative value or
  *      the pid of a dead process means the producer is still reclaiming the previous consumer's
  *      slots: wait and retry. The pid of a live process: another consumer is attached, give up;
  *   4. loop: stoke_queue_poll(ready) -> slot; write STOKE_SLOT_STATE_HELD into the slot's state;

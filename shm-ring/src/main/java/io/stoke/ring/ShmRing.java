@@ -146,35 +146,19 @@ public final class ShmRing implements AutoCloseable {
         Arena arena = Arena.ofShared();
         try {
             MemorySegment memory;
-            long size;
+            RingGeometry geometry;
             try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-                size = ch.size();
+                long size = ch.size();
                 if (size < HEADER_LENGTH) {
                     throw new RingFormatException(path + ": " + size + " bytes is too short for a ring header ("
                             + HEADER_LENGTH + " bytes); truncated or not a Stoke ring");
                 }
                 memory = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
+                geometry = RingHeader.validate(memory, size, path.toString());
+                checkProducer(memory, path);
+                takeSeat(ch, memory, path, timeout);
             } catch (NoSuchFileException e) {
                 throw new IllegalArgumentException("no ring at " + path + " (is `stoke serve` running?)", e);
-            }
-            RingGeometry geometry = RingHeader.validate(memory, size, path.toString());
-            checkProducer(memory, path);
-            long self = ProcessHandle.current().pid();
-            long deadline = System.nanoTime() + timeout.toNanos();
-            while (true) {
-                long seat = (long) LONG.getVolatile(memory, (long) CONSUMER_PID_OFFSET);
-                if (seat == 0 && LONG.compareAndSet(memory, (long) CONSUMER_PID_OFFSET, 0L, self)) {
-                    break;
-                }
-                if (seat > 0 && isAlive(seat)) {
-                    throw new IllegalStateException(path + " already has a consumer (pid " + seat + ")");
-                }
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException(path + ": the producer has not reclaimed the seat of consumer "
-                            + Math.abs(seat) + " within " + timeout.toMillis() + " ms");
-                }
-                checkProducer(memory, path);
-                Thread.sleep(5);
             }
             memory.set(JAVA_LONG, CONSUMER_HEARTBEAT_OFFSET, System.currentTimeMillis());
             return new ShmRing(path, SlotRing.over(geometry, arena, memory, false), false, null);
@@ -188,6 +172,36 @@ public final class ShmRing implements AutoCloseable {
         } catch (RuntimeException | Error e) {
             arena.close();
             throw e;
+        }
+    }
+
+    /**
+     * Takes the consumer seat: 0 -> our pid. Consumers take an fcntl write lock on the file's first
+     * byte around it, so that a consumer without compare-and-swap (Python) is safe against another
+     * one attaching at the same moment; the producer only ever moves the seat from a dead or
+     * detached value to 0.
+     */
+    private static void takeSeat(FileChannel ch, MemorySegment memory, Path path, Duration timeout)
+            throws IOException, InterruptedException {
+        long self = ProcessHandle.current().pid();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            long seat;
+            try (var lock = ch.lock(0, 1, false)) {
+                seat = (long) LONG.getVolatile(memory, (long) CONSUMER_PID_OFFSET);
+                if (seat == 0 && LONG.compareAndSet(memory, (long) CONSUMER_PID_OFFSET, 0L, self)) {
+                    return;
+                }
+            }
+            if (seat > 0 && isAlive(seat)) {
+                throw new IllegalStateException(path + " already has a consumer (pid " + seat + ")");
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(path + ": the producer has not reclaimed the seat of consumer "
+                        + Math.abs(seat) + " within " + timeout.toMillis() + " ms");
+            }
+            checkProducer(memory, path);
+            Thread.sleep(5);
         }
     }
 
@@ -283,11 +297,6 @@ public final class ShmRing implements AutoCloseable {
     /** Batches published (written by the producer's pipeline). */
     public long published() {
         return (long) LONG.getVolatile(memory, (long) PUBLISHED_OFFSET);
-    }
-
-    /** Producer side: counts one published batch (for consumers' and status lines' lag figures). */
-    public void countPublished(long total) {
-        LONG.setVolatile(memory, (long) PUBLISHED_OFFSET, total);
     }
 
     /**
