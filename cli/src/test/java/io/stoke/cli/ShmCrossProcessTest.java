@@ -293,6 +293,54 @@ class ShmCrossProcessTest {
         assertTrue(producer.process.isAlive());
     }
 
+    /** Python batches view the shared slot (no copy), and so does torch.from_numpy when torch is there. */
+    @Test
+    void pythonBatchesAreZeroCopyViewsAndReleaseExplicitly() throws Exception {
+        ShmTestSupport.requirePython();
+        Path ring = ring("zero-copy");
+        Child producer = producer(ring, 1);
+        String script = String.join("\n",
+                "import sys, numpy as np",
+                "from stoke_client import Ring",
+                "r = Ring(sys.argv[1], release_on_next=False)",
+                "b = r.next()",
+                "base = np.frombuffer(r._mm, dtype=np.uint8).ctypes.data",
+                "px = b.pixels.ctypes.data",
+                "assert base <= px and px + b.pixels.nbytes <= base + len(r._mm), 'pixels outside the mapping'",
+                "assert not b.pixels.flags.owndata and b.pixels.base is not None",
+                "assert b.pixels.shape == (4, 32, 32, 3) and b.pixels.dtype == np.uint8, b.pixels.shape",
+                "try:",
+                "    import torch",
+                "    t = torch.from_numpy(b.pixels)",
+                "    assert t.data_ptr() == px, 'torch copied'",
+                "    print('TORCH_ZERO_COPY')",
+                "except ImportError:",
+                "    print('NO_TORCH')",
+                "with b:",
+                "    pass",
+                "assert b._released",
+                "b.release()  # idempotent",
+                "n = 1",
+                "while True:",
+                "    x = r.next()",
+                "    if x is None: break",
+                "    n += 1",
+                "    x.release()",
+                "print('BATCHES', n)",
+                "r.close()",
+                "print('OK')");
+        Child py = start(List.of("/usr/bin/python3", "-c", script, ring.toString()));
+        assertEquals(0, py.exit(60_000), py.output());
+        assertTrue(py.output().contains("BATCHES " + BATCHES_PER_EPOCH), py.output());
+        assertTrue(py.output().contains("OK"), py.output());
+        if (py.output().contains("NO_TORCH")) {
+            System.err.println("*** torch is not installed for /usr/bin/python3: zero-copy checked for numpy only ***");
+        } else {
+            assertTrue(py.output().contains("TORCH_ZERO_COPY"), py.output());
+        }
+        assertEquals(0, producer.exit(30_000), producer.output());
+    }
+
     /** The Python client's copy of the layout equals RingLayout, name by name. */
     @Test
     void pythonConstantsEqualRingLayout() throws Exception {
