@@ -341,6 +341,11 @@ class Batch:
         self._released = False
 
     @property
+    def failed(self):
+        """A sample failed while the producer ran with --on-error fail (see ``status``)."""
+        return bool(self.flags & SLOT_FLAG_FAILED)
+
+    @property
     def last_in_epoch(self):
         return bool(self.flags & SLOT_FLAG_LAST_IN_EPOCH)
 

@@ -27,7 +27,11 @@ import org.agrona.concurrent.BusySpinIdleStrategy;
  *
  * <pre>
  *   java -cp benchmarks/target/benchmarks.jar io.stoke.bench.ShmHandoff [--sizes-mb 1,16,64,256,600] [--iterations 2000]
+ *        [--consumer java|python]
  * </pre>
+ *
+ * {@code --consumer python} runs {@code benchmarks/shm_handoff_consumer.py} (stoke_client, busy-polling)
+ * with {@code /usr/bin/python3} from the repository root instead of a Java {@link RingConsumer}.
  *
  * The producer writes {@link System#nanoTime()} (CLOCK_MONOTONIC, the same clock in every process)
  * into the slot's first pixel bytes just before {@link SlotRing#publish}; the consumer reads the
@@ -48,21 +52,24 @@ public final class ShmHandoff {
         int[] sizes = {1, 16, 64, 256, 600};
         int iterations = 2000;
         int warmup = 500;
+        String consumer = "java";
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--sizes-mb" -> sizes = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--iterations" -> iterations = Integer.parseInt(args[++i]);
                 case "--warmup" -> warmup = Integer.parseInt(args[++i]);
+                case "--consumer" -> consumer = args[++i];
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
+        System.out.println("consumer: " + consumer);
         System.out.printf("%-10s %12s %12s %12s %12s %8s%n", "batch", "median us", "p99 us", "mean us", "max us", "n");
         for (int mb : sizes) {
-            produce(mb, iterations, warmup);
+            produce(mb, iterations, warmup, consumer);
         }
     }
 
-    private static void produce(int mb, int iterations, int warmup) throws Exception {
+    private static void produce(int mb, int iterations, int warmup, String consumer) throws Exception {
         // One sample of mb MiB per batch: only its size matters here.
         RingGeometry g = new RingGeometry(2, 1, DTYPE_UINT8, LAYOUT_HWC, mb, 1024, 1024);
         Path path = Path.of("/dev/shm", "stoke-handoff-" + ProcessHandle.current().pid());
@@ -74,14 +81,24 @@ public final class ShmHandoff {
                 slot.set(JAVA_INT, SLOT_SAMPLE_COUNT_OFFSET, 1);
                 slot.set(JAVA_LONG, SLOT_PIXEL_BYTES_OFFSET, g.sampleBytes());
             }
-            List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
-                    "--enable-native-access=ALL-UNNAMED", "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-                    "-cp", System.getProperty("java.class.path"), ShmHandoff.class.getName(), "--consume", path.toString(),
-                    String.valueOf(iterations), String.valueOf(warmup)));
-            Process child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            List<String> cmd = switch (consumer) {
+                case "java" -> new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
+                        "--enable-native-access=ALL-UNNAMED", "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+                        "-cp", System.getProperty("java.class.path"), ShmHandoff.class.getName(), "--consume", path.toString(),
+                        String.valueOf(iterations), String.valueOf(warmup)));
+                case "python" -> List.of("/usr/bin/python3", "benchmarks/shm_handoff_consumer.py", path.toString(),
+                        String.valueOf(iterations), String.valueOf(warmup));
+                default -> throw new IllegalArgumentException("--consumer must be java or python: " + consumer);
+            };
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
+            pb.environment().put("PYTHONPATH", Path.of("clients/python").toAbsolutePath().toString());
+            Process child = pb.start();
             BusySpinIdleStrategy spin = new BusySpinIdleStrategy();
             try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream()))) {
                 while (shm.consumerPid() <= 0) {
+                    if (!child.isAlive()) {
+                        throw new IllegalStateException("consumer exited before attaching: " + cmd);
+                    }
                     Thread.onSpinWait();
                 }
                 for (long seq = 0; seq < warmup + iterations; seq++) {

@@ -3,7 +3,6 @@ package io.stoke.cli;
 import static io.stoke.cli.ShmTestSupport.Kind;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.cli.ShmTestSupport.Child;
@@ -120,7 +119,7 @@ class ShmCrossProcessTest {
     @ParameterizedTest
     @EnumSource(Kind.class)
     void consumerInAnotherProcessReadsEverySampleOncePerEpochWithEqualChecksums(Kind kind) throws Exception {
-        List<String> consumerCmd = ShmTestSupport.consumerCommand(kind, Path.of("unused"));
+        ShmTestSupport.consumerCommand(kind, Path.of("unused")); // skips early when the tool is missing
         Path ring = ring("all-" + kind);
         Child producer = producer(ring, 2);
         Child consumer = start(ShmTestSupport.consumerCommand(kind, ring));
@@ -139,7 +138,6 @@ class ShmCrossProcessTest {
         assertTrue(producer.output().contains("the consumer has read every batch"), producer.output());
         assertTrue(producer.output().contains("batches produced"), "status line: " + producer.output());
         assertFalse(Files.exists(ring), "clean shutdown removes the ring file");
-        assertFalse(consumerCmd.isEmpty());
     }
 
     @ParameterizedTest
@@ -367,6 +365,5 @@ class ShmCrossProcessTest {
             }
         }
         assertTrue(compared > 60, "compared " + compared);
-        assertNotEquals(0, compared);
     }
 }
