@@ -489,6 +489,7 @@ class Ring:
             if slot >= 0:
                 self._slot_headers[slot][SLOT_STATE_OFFSET // 4] = SLOT_STATE_HELD
                 h64[CONSUMED_OFFSET // 8] += 1  # only this consumer adds to it while attached
+                h64[CONSUMER_HEARTBEAT_OFFSET // 8] = int(time.time() * 1000)
                 batch = Batch(self, slot)
                 self._open[slot] = batch
                 self._last = batch

@@ -206,6 +206,20 @@ class ShmCrossProcessTest {
     }
 
     @Test
+    void sigtermStopsTheProducerCleanlyAndRemovesTheFile() throws Exception {
+        Path ring = ring("sigterm");
+        Child producer = producer(ring, 0);
+        Child consumer = start(ShmTestSupport.consumerCommand(Kind.JAVA, ring));
+        consumer.await(l -> l.startsWith("B 2 "), 30_000);
+        producer.process.destroy(); // SIGTERM
+        producer.exit(20_000);
+        assertFalse(Files.exists(ring), "SIGTERM removes the ring file");
+        // The consumer is told, within bounded time, that no more batches come.
+        String error = consumer.await(l -> l.startsWith("ERROR "), 10_000);
+        assertTrue(error.contains("producer"), error);
+    }
+
+    @Test
     void aSecondProducerOnALiveRingIsRefused() throws Exception {
         Path ring = ring("busy");
         Child producer = producer(ring, 1);

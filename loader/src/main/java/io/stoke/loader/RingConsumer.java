@@ -45,6 +45,8 @@ public final class RingConsumer implements Iterable<Batch>, AutoCloseable {
     private final SlotRing ring;
     private final IdleStrategy idle;
     private final Set<Batch> open = ConcurrentHashMap.newKeySet();
+    /** Orders releases against {@link #close()}: no release may write the free queue once we detached. */
+    private final Object releaseLock = new Object();
     private volatile boolean closed;
 
     private RingConsumer(ShmRing shm, IdleStrategy idle) {
@@ -124,8 +126,11 @@ public final class RingConsumer implements Iterable<Batch>, AutoCloseable {
 
     private void release(int slot) {
         open.removeIf(b -> b.slot() == slot && b.isClosed());
-        if (!closed) {
-            ring.release(slot);
+        synchronized (releaseLock) {
+            // After close() the producer owns the queues again (it reclaims our slots).
+            if (!closed) {
+                ring.release(slot);
+            }
         }
     }
 
@@ -169,10 +174,12 @@ public final class RingConsumer implements Iterable<Batch>, AutoCloseable {
      */
     @Override
     public void close() {
-        if (closed) {
-            return;
+        synchronized (releaseLock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
         }
-        closed = true;
         synchronized (this) {
             for (Batch b : open) {
                 b.abandon();
