@@ -79,6 +79,7 @@ class ShmCrossProcessTest {
     private Child producer(Path ring, long epochs) throws Exception {
         Child p = start(ShmTestSupport.javaCommand(Main.class.getName(), "serve", data.toString(), "--ring", ring.toString(),
                 "--batch-size", String.valueOf(BATCH), "--workers", "2", "--epochs", String.valueOf(epochs), "--slots", "3",
+                "--shuffle", "--seed", "5",
                 "--resize", String.valueOf(ShmTestSupport.RESIZE), "--crop", String.valueOf(ShmTestSupport.CROP),
                 "--status-interval", "200"));
         p.await(l -> l.contains("ready:"), 30_000);
