@@ -10,6 +10,7 @@ import picocli.CommandLine.Command;
                 CommandLine.HelpCommand.class,
                 DemoCommand.class,
                 BenchCommand.class,
+                ServeCommand.class,
         })
 public final class Main implements Runnable {
     /** Exit code when the run itself failed (bad input under --on-error fail, a worker died). */

@@ -17,6 +17,7 @@ import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
@@ -66,7 +67,11 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         this.sampler = new Sampler(index.size(), b.batchSize, b.shuffle, b.seed, b.dropLast, b.rank, b.worldSize);
         this.consumerIdle = b.consumerIdle;
         RingGeometry geometry = geometryOf(b.batchSize, b.slots, spec);
-        this.ring = SlotRing.allocate(geometry);
+        this.ring = b.ringFactory != null ? b.ringFactory.apply(geometry) : SlotRing.allocate(geometry);
+        if (!ring.geometry().equals(geometry)) {
+            ring.close();
+            throw new IllegalArgumentException("ring factory gave geometry " + ring.geometry() + ", loader needs " + geometry);
+        }
         this.startNanos = System.nanoTime();
         try {
             this.pipeline = new Pipeline(index, sampler, spec, ring, b.workers, b.startEpoch, b.epochs,
@@ -220,6 +225,21 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         return ring;
     }
 
+    /** Batches the workers have published so far. */
+    public long publishedBatches() {
+        return pipeline.publishedBatches();
+    }
+
+    /** Batches the loader will publish in all ({@link Long#MAX_VALUE} when epochs is 0). */
+    public long totalBatches() {
+        return pipeline.totalBatches();
+    }
+
+    /** Why a worker died, or null while none has (for producers without an in-process consumer). */
+    public Throwable failure() {
+        return pipeline.failure();
+    }
+
     /** Whether every worker thread has exited (true after {@link #close()}). */
     public boolean workersStopped() {
         return pipeline.stopped();
@@ -263,6 +283,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         private ErrorPolicy policy = ErrorPolicy.FAIL;
         private IdleStrategy consumerIdle = new BackoffIdleStrategy(100, 10,
                 TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MICROSECONDS.toNanos(200));
+        private Function<RingGeometry, SlotRing> ringFactory;
         private Supplier<IdleStrategy> producerIdle = () -> new BackoffIdleStrategy(10, 10,
                 TimeUnit.MICROSECONDS.toNanos(10), TimeUnit.MILLISECONDS.toNanos(1));
 
@@ -343,6 +364,18 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         /** How each worker waits for a free slot (default: back off to 1 ms parks). */
         public Builder producerIdle(Supplier<IdleStrategy> idle) {
             this.producerIdle = idle;
+            return this;
+        }
+
+        /**
+         * Where the slots live (default: anonymous memory of this process). The factory gets the
+         * geometry the loader needs and returns an empty ring of exactly that geometry, e.g. one
+         * in a shared-memory file that another process consumes ({@code stoke serve}); the
+         * loader closes it. With a ring that another process consumes, do not call
+         * {@link Loader#next()}: watch {@link Loader#publishedBatches()} instead.
+         */
+        public Builder ring(Function<RingGeometry, SlotRing> factory) {
+            this.ringFactory = factory;
             return this;
         }
 

@@ -8,8 +8,8 @@ package io.stoke.ring;
  *  0               4096                                      slotsOffset (4096-aligned)
  *  +---------------+-----------------+-----------------+-----+-----------+-----------+----
  *  | ring header   | ready queue     | free queue      | pad | slot 0    | slot 1    | ...
- *  |               | (Agrona 1-to-1  | (Agrona many-   |     |           |           |
- *  |               |  ring buffer)   |  to-1 buffer)   |     |           |           |
+ *  |               | (Agrona 1-to-1  | (Agrona 1-to-1  |     |           |           |
+ *  |               |  ring buffer)   |  ring buffer)   |     |           |           |
  *  +---------------+-----------------+-----------------+-----+-----------+-----------+----
  *
  *  one slot (slotStride bytes, 4096-aligned so that slots can be pinned page by page):
@@ -21,7 +21,29 @@ package io.stoke.ring;
  * </pre>
  *
  * All fields are little-endian, at natural alignment. A queue message is one record whose
- * payload is the slot number as an int32 ({@link #MSG_SLOT}).
+ * payload is the slot number as an int32 ({@link #MSG_SLOT}). Both queues are Agrona
+ * {@code OneToOneRingBuffer}s: exactly one writer and one reader at any moment. The ready queue's
+ * writer is the producer and its reader the consumer; the free queue's writer is the consumer
+ * (releases) and its reader the producer. The producer also writes the free queue, but only before
+ * any consumer attached and while it reclaims the slots of a consumer that is gone, when no other
+ * writer exists. One writer per queue is what lets a consumer without atomic compare-and-swap
+ * (plain Python) take part.
+ *
+ * <p>Cross-process protocol (a ring in a {@code /dev/shm} file, see {@code docs/shared-memory.md}):
+ * <ul>
+ *   <li>Each slot's state ({@link #SLOT_STATE_OFFSET}) says who owns it: FREE (on the free queue),
+ *       FILLING (a producer worker), READY (on the ready queue), HELD (the consumer took it and has
+ *       not released it). The consumer writes HELD after taking a slot and FREE just before
+ *       offering it to the free queue; the producer writes the rest.
+ *   <li>A consumer attaches by compare-and-swap of {@link #CONSUMER_PID_OFFSET} from 0 to its pid,
+ *       and detaches cleanly by writing {@code -pid}. When the field holds {@code -pid}, or a pid
+ *       whose process is gone, the producer reclaims: every slot that is READY or HELD goes back
+ *       on the ready queue in batch order (batches handed out but never released are delivered
+ *       again to the next consumer), every FREE slot back on the free queue; then it writes 0.
+ *   <li>The producer writes its pid and a heartbeat (every {@link #HEARTBEAT_INTERVAL_MILLIS});
+ *       a consumer that finds the producer's process gone, or its heartbeat older than
+ *       {@link #PRODUCER_TIMEOUT_MILLIS}, reports that the producer is gone instead of waiting.
+ * </ul>
  */
 public final class RingLayout {
     private RingLayout() {
@@ -59,8 +81,11 @@ public final class RingLayout {
     public static final int PRODUCER_PID_OFFSET = 128;             // int64
     public static final int PRODUCER_HEARTBEAT_OFFSET = 136;       // int64, ms since epoch
     public static final int STATE_OFFSET = 144;                    // int32, STATE_*
+    public static final int PUBLISHED_OFFSET = 152;                // int64, batches published (not re-deliveries)
+    public static final int REDELIVERED_OFFSET = 160;              // int64, batches put back after a consumer left
     public static final int CONSUMER_PID_OFFSET = 192;             // int64
     public static final int CONSUMER_HEARTBEAT_OFFSET = 200;       // int64, ms since epoch
+    public static final int CONSUMED_OFFSET = 208;                 // int64, batches taken by consumers
 
     public static final int HEADER_LENGTH = PAGE;
 
@@ -74,12 +99,22 @@ public final class RingLayout {
     public static final int SLOT_DECODE_NANOS_OFFSET = 40;         // int64, summed over samples
     public static final int SLOT_SOURCE_BYTES_OFFSET = 48;         // int64, compressed bytes read
     public static final int SLOT_FLAGS_OFFSET = 56;                // int32, SLOT_FLAG_*
+    public static final int SLOT_STATE_OFFSET = 60;                // int32, SLOT_STATE_*
     public static final int SLOT_HEADER_LENGTH = 64;
 
     /** The batch has at least one sample whose status is an error (policy FAIL). */
     public static final int SLOT_FLAG_FAILED = 1;
     /** The last batch of its epoch. */
     public static final int SLOT_FLAG_LAST_IN_EPOCH = 2;
+
+    /** On the free queue (or about to be): nobody reads or writes the slot's contents. */
+    public static final int SLOT_STATE_FREE = 0;
+    /** Taken by a producer worker, being filled. */
+    public static final int SLOT_STATE_FILLING = 1;
+    /** Filled and on the ready queue. */
+    public static final int SLOT_STATE_READY = 2;
+    /** Taken by the consumer, not yet released. */
+    public static final int SLOT_STATE_HELD = 3;
 
     public static final int DTYPE_UINT8 = 1;
     public static final int DTYPE_FLOAT32 = 2;
@@ -93,6 +128,33 @@ public final class RingLayout {
 
     /** Agrona message type id of a slot descriptor. */
     public static final int MSG_SLOT = 1;
+
+    // ---- Agrona ring buffer format (org.agrona.concurrent.ringbuffer, 2.x), repeated for non-Java consumers ----
+    /** Offsets into a queue's trailer, which starts at its capacity. */
+    public static final int QUEUE_TAIL_POSITION_OFFSET = 128;      // int64, written by the queue's writer
+    public static final int QUEUE_HEAD_CACHE_POSITION_OFFSET = 256; // int64, writer's private cache of head
+    public static final int QUEUE_HEAD_POSITION_OFFSET = 384;      // int64, written by the queue's reader
+    public static final int QUEUE_TRAILER_LENGTH = 768;
+    /** Record header: int32 length (negative while being written), int32 type; records 8-aligned. */
+    public static final int QUEUE_RECORD_HEADER_LENGTH = 8;
+    public static final int QUEUE_RECORD_ALIGNMENT = 8;
+    public static final int QUEUE_PADDING_MSG_TYPE = -1;
+
+    // ---- liveness timing ----
+    /** How often the producer writes its heartbeat and checks on the consumer. */
+    public static final int HEARTBEAT_INTERVAL_MILLIS = 50;
+    /** A producer heartbeat older than this means the producer is gone (hung, or not visible by pid). */
+    public static final int PRODUCER_TIMEOUT_MILLIS = 5000;
+
+    /** Sample status codes in each slot's status array ({@code SampleStatus} in the loader names them). */
+    public static final int SAMPLE_OK = 0;
+    public static final int SAMPLE_READ_ERROR = 1;
+    public static final int SAMPLE_EMPTY_FILE = 2;
+    public static final int SAMPLE_NOT_JPEG = 3;
+    public static final int SAMPLE_CORRUPT = 4;
+    public static final int SAMPLE_TRUNCATED = 5;
+    public static final int SAMPLE_TOO_LARGE = 6;
+    public static final int SAMPLE_UNSUPPORTED = 7;
 
     public static long align(long value, long alignment) {
         return (value + alignment - 1) & -alignment;

@@ -11,18 +11,20 @@ import java.util.function.BooleanSupplier;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBuffer;
 
 /**
  * Fixed-size batch slots in one off-heap segment, with a free queue and a ready queue of slot
  * numbers. A slot moves free -> (producer fills it) -> ready -> (consumer reads it) -> free; at
- * every moment exactly one side owns it, and the queues are the only hand-over points.
+ * every moment exactly one side owns it, and the queues are the only hand-over points. Each slot's
+ * header records its state ({@link RingLayout#SLOT_STATE_OFFSET}) so that the slots of a consumer
+ * that died can be reclaimed ({@link #reclaimFromConsumer()}).
  *
  * <p>{@link #acquire} blocks while no slot is free: that is the backpressure that keeps memory
- * bounded. The ready queue has one writer (the publisher, which serialises batches in order); the
- * free queue may be written by any consumer thread.
+ * bounded. Both queues are Agrona one-to-one ring buffers; where several threads of this process
+ * may write or read one queue, this class serialises them (once per batch, never per sample).
  *
  * <p>The queues are Agrona ring buffers over raw addresses. {@link #close()} waits for every queue
  * call in progress and refuses new ones, so no thread can touch the queues after the memory is
@@ -45,20 +47,23 @@ public final class SlotRing implements AutoCloseable {
             throw new IllegalArgumentException("ring memory holds " + memory.byteSize()
                     + " bytes, geometry needs " + geometry.totalLength());
         }
+        if ((memory.address() & 7) != 0) {
+            throw new IllegalArgumentException("ring memory must be 8-byte aligned");
+        }
         if (initialise) {
             writeHeader();
         }
         readyQueue = new SlotQueue(new OneToOneRingBuffer(new UnsafeBuffer(
-                memory.address() + geometry.readyQueueOffset(), geometry.queueLength())));
-        freeQueue = new SlotQueue(new ManyToOneRingBuffer(new UnsafeBuffer(
-                memory.address() + geometry.freeQueueOffset(), geometry.queueLength())));
+                memory.address() + geometry.readyQueueOffset(), geometry.queueLength())), geometry.slotCount());
+        freeQueue = new SlotQueue(new OneToOneRingBuffer(new UnsafeBuffer(
+                memory.address() + geometry.freeQueueOffset(), geometry.queueLength())), geometry.slotCount());
         if (initialise) {
             for (int slot = 0; slot < geometry.slotCount(); slot++) {
+                setState(slot, SLOT_STATE_FREE);
                 offer(freeQueue, slot);
             }
         }
     }
-
     /** A ring in anonymous off-heap memory, owned by this object, every slot free. */
     public static SlotRing allocate(RingGeometry geometry) {
         Arena arena = Arena.ofShared();
@@ -138,7 +143,7 @@ public final class SlotRing implements AutoCloseable {
     public int acquire(IdleStrategy idle, BooleanSupplier keepWaiting) {
         idle.reset();
         while (true) {
-            int slot = poll(freeQueue);
+            int slot = poll(freeQueue, SLOT_STATE_FILLING);
             if (slot >= 0) {
                 return slot;
             }
@@ -152,14 +157,20 @@ public final class SlotRing implements AutoCloseable {
     /** Hands a filled slot to the consumer side. Only one thread may publish at a time. */
     public void publish(int slot) {
         checkSlot(slot);
-        if (!offer(readyQueue, slot)) {
+        boolean offered;
+        synchronized (readyQueue.writeLock) {
+            // READY and the offer under one lock: a reclaim sees both or neither.
+            setState(slot, SLOT_STATE_READY);
+            offered = offer(readyQueue, slot);
+        }
+        if (!offered) {
             throw new IllegalStateException("ready queue full: a slot was published twice");
         }
     }
 
     /** The next ready slot, or -1 when none is ready. Only one thread may poll at a time. */
     public int pollReady() {
-        return poll(readyQueue);
+        return poll(readyQueue, SLOT_STATE_HELD);
     }
 
     /** Returns a slot to the producers. Any thread may release; after {@link #close()} it does nothing. */
@@ -170,7 +181,11 @@ public final class SlotRing implements AutoCloseable {
         }
         boolean offered;
         try {
-            offered = freeQueue.offer(slot);
+            synchronized (freeQueue.writeLock) {
+                // FREE before the offer: once offered the producer may take it and write FILLING.
+                setState(slot, SLOT_STATE_FREE);
+                offered = freeQueue.offer(slot);
+            }
         } finally {
             callsInProgress.decrementAndGet();
         }
@@ -199,44 +214,153 @@ public final class SlotRing implements AutoCloseable {
         }
     }
 
-    private int poll(SlotQueue queue) {
+    private int poll(SlotQueue queue, int newState) {
         if (!tryEnter()) {
             return -1;
         }
         try {
-            return queue.poll();
+            synchronized (queue.readLock) {
+                int slot = queue.poll();
+                if (slot >= 0) {
+                    // Under the read lock: a reclaim that holds it sees either the slot on the queue
+                    // or its new state, never neither.
+                    setState(slot, newState);
+                }
+                return slot;
+            }
         } finally {
             callsInProgress.decrementAndGet();
         }
     }
 
+    /** Slot {@code slot}'s state, one of {@link RingLayout}'s {@code SLOT_STATE_*}. */
+    public int state(int slot) {
+        checkSlot(slot);
+        return (int) STATE.getVolatile(memory, geometry.slotsOffset() + geometry.slotStride() * slot + SLOT_STATE_OFFSET);
+    }
+
+    /** How many slots are in each state, indexed by {@code SLOT_STATE_*} (for status lines). */
+    public int[] stateCounts() {
+        int[] counts = new int[4];
+        for (int s = 0; s < geometry.slotCount(); s++) {
+            int st = state(s);
+            if (st >= 0 && st < counts.length) {
+                counts[st]++;
+            }
+        }
+        return counts;
+    }
+
+    private void setState(int slot, int state) {
+        STATE.setVolatile(memory, geometry.slotsOffset() + geometry.slotStride() * slot + SLOT_STATE_OFFSET, state);
+    }
+
+    private static final java.lang.invoke.VarHandle STATE = JAVA_INT.varHandle();
+
     /**
-     * One Agrona ring buffer of slot numbers. Agrona's buffers allow one reader; several workers
-     * may take free slots at once, so reads are serialised here (once per batch, never per sample).
+     * Takes back every slot from a consumer that is gone: slots it held and slots still waiting on
+     * the ready queue go back on the ready queue in batch order (by slot sequence), so the next
+     * consumer receives the held ones again; slots it had released stay free. Call only when no
+     * consumer can touch the queues (its process is gone or it detached), and only from the
+     * producer's side; workers may go on filling and publishing meanwhile.
+     *
+     * @return how many slots were handed out but not released (the re-delivered batches)
+     */
+    public int reclaimFromConsumer() {
+        enter();
+        try {
+            synchronized (readyQueue.writeLock) {          // no publish meanwhile
+                synchronized (readyQueue.readLock) {
+                    synchronized (freeQueue.readLock) {    // no worker takes a slot meanwhile
+                        synchronized (freeQueue.writeLock) {
+                            return reclaimLocked();
+                        }
+                    }
+                }
+            }
+        } finally {
+            callsInProgress.decrementAndGet();
+        }
+    }
+
+    private int reclaimLocked() {
+        // Start both queues afresh: the states say where every slot belongs, and a consumer that
+        // died inside an offer may have left a claimed record that would block the queue forever.
+        readyQueue.reset();
+        freeQueue.reset();
+        int slots = geometry.slotCount();
+        long[] ready = new long[slots];
+        int readyCount = 0;
+        int held = 0;
+        for (int s = 0; s < slots; s++) {
+            int st = state(s);
+            if (st == SLOT_STATE_FREE) {
+                freeQueue.offer(s);
+            } else if (st == SLOT_STATE_READY || st == SLOT_STATE_HELD) {
+                if (st == SLOT_STATE_HELD) {
+                    held++;
+                }
+                long sequence = slot(s).get(JAVA_LONG, SLOT_SEQUENCE_OFFSET);
+                ready[readyCount++] = sequence * (1L << 17) + s; // sort key: sequence, then slot
+            }
+        }
+        java.util.Arrays.sort(ready, 0, readyCount);
+        for (int i = 0; i < readyCount; i++) {
+            int s = (int) (ready[i] & ((1L << 17) - 1));
+            setState(s, SLOT_STATE_READY);
+            readyQueue.offer(s);
+        }
+        long before = memory.get(JAVA_LONG, REDELIVERED_OFFSET);
+        memory.set(JAVA_LONG, REDELIVERED_OFFSET, before + held);
+        return held;
+    }
+
+    /**
+     * One Agrona ring buffer of slot numbers. Agrona's one-to-one buffers allow one reader and
+     * one writer; several threads of this process may take or give slots at once, so reads and
+     * writes are each serialised here.
      */
     private static final class SlotQueue {
         private final RingBuffer buffer;
+        private final int slotCount;
+        final Object readLock = new Object();
+        final Object writeLock = new Object();
         private final MessageHandler handler = (type, buf, index, length) -> this.polled = buf.getInt(index);
         private int polled;
 
-        SlotQueue(RingBuffer buffer) {
+        SlotQueue(RingBuffer buffer, int slotCount) {
             this.buffer = buffer;
+            this.slotCount = slotCount;
         }
 
         boolean offer(int slot) {
-            int index = buffer.tryClaim(MSG_SLOT, Integer.BYTES);
-            if (index < 0) {
-                return false;
+            synchronized (writeLock) {
+                int index = buffer.tryClaim(MSG_SLOT, Integer.BYTES);
+                if (index < 0) {
+                    return false;
+                }
+                buffer.buffer().putInt(index, slot);
+                buffer.commit(index);
+                return true;
             }
-            buffer.buffer().putInt(index, slot);
-            buffer.commit(index);
-            return true;
         }
 
-        synchronized int poll() {
-            polled = -1;
-            buffer.read(handler, 1);
-            return polled;
+        int poll() {
+            synchronized (readLock) {
+                polled = -1;
+                buffer.read(handler, 1);
+                int slot = polled;
+                if (slot != -1 && (slot < 0 || slot >= slotCount)) {
+                    // Another process wrote this queue: never trust a slot number from it.
+                    throw new IllegalStateException("queue holds slot number " + slot + ", ring has " + slotCount);
+                }
+                return slot;
+            }
+        }
+
+        /** Empties the queue: zero records and positions. Only with both locks held and no other process at it. */
+        void reset() {
+            buffer.buffer().setMemory(0, buffer.capacity() + RingBufferDescriptor.TRAILER_LENGTH, (byte) 0);
         }
     }
 

@@ -228,6 +228,8 @@ public final class Pipeline implements AutoCloseable {
                 ring.publish(batch.slot);
                 nextToPublish = sequence + 1;
                 published = sequence + 1;
+                // For consumers in other processes and status lines (consumer lag).
+                ring.memory().set(JAVA_LONG, PUBLISHED_OFFSET, published);
             }
             if (nextToPublish == totalBatches) {
                 ring.memory().set(JAVA_INT, STATE_OFFSET, STATE_END_OF_STREAM);
@@ -282,6 +284,11 @@ public final class Pipeline implements AutoCloseable {
 
     public long totalBatches() {
         return totalBatches;
+    }
+
+    /** Why a worker died, or null. */
+    public Throwable failure() {
+        return failure;
     }
 
     public long publishedBatches() {

@@ -1,0 +1,334 @@
+package io.stoke.ring;
+
+import static io.stoke.ring.RingLayout.*;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.function.Consumer;
+
+/**
+ * A {@link SlotRing} in a file (normally under {@code /dev/shm}) that a producer process and one
+ * consumer process map at once. The file format is {@link RingLayout}, repeated for other languages
+ * in {@code native/stoke_ring.h}; {@code docs/shared-memory.md} describes the protocol.
+ *
+ * <p>The producer {@link #create creates} the ring: it writes the whole file under a temporary
+ * name with mode 0600 and renames it into place, so a consumer never sees half a header; it
+ * refuses a path whose producer is still alive and replaces a file left by a dead one. A monitor
+ * thread writes the producer's heartbeat and reclaims the slots of a consumer that went away. A
+ * consumer {@link #attach attaches}: it validates the header ({@link RingHeader}) before touching
+ * anything else and claims the consumer seat by compare-and-swap.
+ *
+ * <p>Closing the producer's ring removes the file; closing a consumer's releases the seat (its
+ * unreleased batches are delivered again to the next consumer). Either way the mapping is unmapped
+ * through the ring's arena, so later accesses through its segments throw instead of crashing.
+ */
+public final class ShmRing implements AutoCloseable {
+    private static final VarHandle LONG = JAVA_LONG.varHandle();
+    private static final VarHandle INT = JAVA_INT.varHandle();
+
+    private final Path path;
+    private final SlotRing ring;
+    private final MemorySegment memory;
+    private final boolean producer;
+    private final long pid = ProcessHandle.current().pid();
+    private final Thread monitor;
+    private final Consumer<String> log;
+    private volatile boolean closed;
+    private volatile long reclaims;
+
+    private ShmRing(Path path, SlotRing ring, boolean producer, Consumer<String> log) {
+        this.path = path;
+        this.ring = ring;
+        this.memory = ring.memory();
+        this.producer = producer;
+        this.log = log;
+        if (producer) {
+            monitor = Thread.ofPlatform().name("stoke-ring-monitor").daemon(true).unstarted(this::monitor);
+            monitor.start();
+        } else {
+            monitor = null;
+        }
+    }
+
+    /**
+     * Creates the ring file at {@code path} for a producer, every slot free.
+     *
+     * @param log where to report what happened to an old file or a consumer (null: nowhere)
+     * @throws IllegalStateException when a live producer already serves {@code path}
+     */
+    public static ShmRing create(Path path, RingGeometry geometry, Consumer<String> log) {
+        Consumer<String> out = log != null ? log : s -> { };
+        long self = ProcessHandle.current().pid();
+        replaceStale(path, out);
+        Path tmp = path.resolveSibling(path.getFileName() + ".tmp-" + self);
+        Arena arena = Arena.ofShared();
+        try {
+            Files.deleteIfExists(tmp);
+            MemorySegment memory;
+            try (FileChannel ch = FileChannel.open(tmp, java.util.EnumSet.of(StandardOpenOption.CREATE_NEW,
+                    StandardOpenOption.READ, StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
+                // Grow the file: tmpfs allocates pages only when they are touched.
+                ch.write(ByteBuffer.wrap(new byte[1]), geometry.totalLength() - 1);
+                memory = ch.map(FileChannel.MapMode.READ_WRITE, 0, geometry.totalLength(), arena);
+            }
+            SlotRing ring = SlotRing.over(geometry, arena, memory, true);
+            memory.set(JAVA_LONG, PRODUCER_PID_OFFSET, self);
+            memory.set(JAVA_LONG, PRODUCER_HEARTBEAT_OFFSET, System.currentTimeMillis());
+            try {
+                Files.move(tmp, path, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException e) {
+                throw new IllegalStateException("cannot rename " + tmp + " to " + path + " atomically", e);
+            }
+            return new ShmRing(path, ring, true, out);
+        } catch (IOException e) {
+            arena.close();
+            deleteQuietly(tmp);
+            throw new UncheckedIOException("cannot create ring " + path + ": " + e.getMessage(), e);
+        } catch (RuntimeException | Error e) {
+            if (arena.scope().isAlive()) {
+                arena.close();
+            }
+            deleteQuietly(tmp);
+            throw e;
+        }
+    }
+
+    /** Refuses a path whose producer is alive; removes a file that a dead producer (or something else) left. */
+    private static void replaceStale(Path path, Consumer<String> log) {
+        if (!Files.exists(path)) {
+            return;
+        }
+        long owner = 0;
+        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+            ByteBuffer b = ByteBuffer.allocate(HEADER_LENGTH).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            while (b.hasRemaining() && ch.read(b) > 0) {
+                // read the header page
+            }
+            if (b.position() >= PRODUCER_PID_OFFSET + 8 && b.getLong(MAGIC_OFFSET) == MAGIC) {
+                owner = b.getLong(PRODUCER_PID_OFFSET);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read existing " + path, e);
+        }
+        if (owner > 0 && owner != ProcessHandle.current().pid() && isAlive(owner)) {
+            throw new IllegalStateException(path + " is served by a live producer (pid " + owner
+                    + "); stop it or choose another --ring path");
+        }
+        log.accept("replacing " + path + (owner > 0 ? " left by producer pid " + owner + ", which is gone" : ", which is not a live ring"));
+        deleteQuietly(path);
+    }
+
+    /**
+     * Attaches to the ring at {@code path} as its consumer: maps it, validates the header, checks
+     * that the producer is alive, and takes the consumer seat, waiting up to {@code timeout} for the
+     * producer to reclaim the seat of a consumer that is gone.
+     *
+     * @throws RingFormatException when the file is not a valid ring
+     * @throws ProducerGoneException when the producer is not running
+     * @throws IllegalStateException when a live consumer holds the seat
+     */
+    public static ShmRing attach(Path path, Duration timeout) {
+        Arena arena = Arena.ofShared();
+        try {
+            MemorySegment memory;
+            RingGeometry geometry;
+            try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                long size = ch.size();
+                if (size < HEADER_LENGTH) {
+                    throw new RingFormatException(path + ": " + size + " bytes is too short for a ring header ("
+                            + HEADER_LENGTH + " bytes); truncated or not a Stoke ring");
+                }
+                memory = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
+                geometry = RingHeader.validate(memory, size, path.toString());
+                checkProducer(memory, path);
+                takeSeat(ch, memory, path, timeout);
+            } catch (NoSuchFileException e) {
+                throw new IllegalArgumentException("no ring at " + path + " (is `stoke serve` running?)", e);
+            }
+            memory.set(JAVA_LONG, CONSUMER_HEARTBEAT_OFFSET, System.currentTimeMillis());
+            return new ShmRing(path, SlotRing.over(geometry, arena, memory, false), false, null);
+        } catch (IOException e) {
+            arena.close();
+            throw new UncheckedIOException("cannot attach to ring " + path + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            arena.close();
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while attaching to " + path, e);
+        } catch (RuntimeException | Error e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Takes the consumer seat: 0 -> our pid. Consumers take an fcntl write lock on the file's first
+     * byte around it, so that a consumer without compare-and-swap (Python) is safe against another
+     * one attaching at the same moment; the producer only ever moves the seat from a dead or
+     * detached value to 0.
+     */
+    private static void takeSeat(FileChannel ch, MemorySegment memory, Path path, Duration timeout)
+            throws IOException, InterruptedException {
+        long self = ProcessHandle.current().pid();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            long seat;
+            try (var lock = ch.lock(0, 1, false)) {
+                seat = (long) LONG.getVolatile(memory, (long) CONSUMER_PID_OFFSET);
+                if (seat == 0 && LONG.compareAndSet(memory, (long) CONSUMER_PID_OFFSET, 0L, self)) {
+                    return;
+                }
+            }
+            if (seat > 0 && isAlive(seat)) {
+                throw new IllegalStateException(path + " already has a consumer (pid " + seat + ")");
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(path + ": the producer has not reclaimed the seat of consumer "
+                        + Math.abs(seat) + " within " + timeout.toMillis() + " ms");
+            }
+            checkProducer(memory, path);
+            Thread.sleep(5);
+        }
+    }
+
+    /**
+     * Throws when the producer failed or is gone: its state says failed, its process is not alive,
+     * or its heartbeat is older than {@link RingLayout#PRODUCER_TIMEOUT_MILLIS}.
+     */
+    private static void checkProducer(MemorySegment memory, Path path) {
+        int state = (int) INT.getVolatile(memory, (long) STATE_OFFSET);
+        if (state == STATE_PRODUCER_FAILED) {
+            throw new ProducerGoneException(path + ": the producer reported a failure (see its log)");
+        }
+        long producerPid = (long) LONG.getVolatile(memory, (long) PRODUCER_PID_OFFSET);
+        if (!isAlive(producerPid)) {
+            throw new ProducerGoneException(path + ": the producer (pid " + producerPid + ") is gone");
+        }
+        long age = System.currentTimeMillis() - (long) LONG.getVolatile(memory, (long) PRODUCER_HEARTBEAT_OFFSET);
+        if (age > PRODUCER_TIMEOUT_MILLIS) {
+            throw new ProducerGoneException(path + ": the producer (pid " + producerPid + ") has not written its heartbeat for "
+                    + age + " ms");
+        }
+    }
+
+    /** Consumer side: throws {@link ProducerGoneException} when the producer failed or is gone. */
+    public void checkProducer() {
+        checkProducer(memory, path);
+    }
+
+    /** Consumer side: records that the consumer is alive and has taken one more batch when {@code took}. */
+    public void consumerHeartbeat(boolean took) {
+        memory.set(JAVA_LONG, CONSUMER_HEARTBEAT_OFFSET, System.currentTimeMillis());
+        if (took) {
+            LONG.getAndAdd(memory, (long) CONSUMED_OFFSET, 1L);
+        }
+    }
+
+    /** Whether the producer has published its last batch ({@link RingLayout#STATE_END_OF_STREAM}). */
+    public boolean endOfStream() {
+        return (int) INT.getVolatile(memory, (long) STATE_OFFSET) == STATE_END_OF_STREAM;
+    }
+
+    static boolean isAlive(long pid) {
+        return pid > 0 && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+    }
+
+    /** The producer's monitor: heartbeat, and reclaiming the slots of a consumer that left. */
+    private void monitor() {
+        try {
+            while (!closed) {
+                memory.set(JAVA_LONG, PRODUCER_HEARTBEAT_OFFSET, System.currentTimeMillis());
+                long seat = (long) LONG.getVolatile(memory, (long) CONSUMER_PID_OFFSET);
+                if (seat < 0 || (seat > 0 && !isAlive(seat))) {
+                    int again = ring.reclaimFromConsumer();
+                    reclaims++;
+                    LONG.compareAndSet(memory, (long) CONSUMER_PID_OFFSET, seat, 0L);
+                    log.accept("consumer pid " + Math.abs(seat) + (seat < 0 ? " detached" : " is gone") + "; "
+                            + again + " batch(es) it held will be delivered again to the next consumer");
+                }
+                Thread.sleep(HEARTBEAT_INTERVAL_MILLIS);
+            }
+        } catch (InterruptedException | IllegalStateException e) {
+            // closed under us (the ring's memory is gone): nothing left to watch
+        }
+    }
+
+    public SlotRing slots() {
+        return ring;
+    }
+
+    public RingGeometry geometry() {
+        return ring.geometry();
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    /** The consumer's pid, 0 when none is attached (negative while a detach is being reclaimed). */
+    public long consumerPid() {
+        return (long) LONG.getVolatile(memory, (long) CONSUMER_PID_OFFSET);
+    }
+
+    /** Batches taken by consumers so far (re-deliveries count again). */
+    public long consumed() {
+        return (long) LONG.getVolatile(memory, (long) CONSUMED_OFFSET);
+    }
+
+    /** Batches re-delivered because a consumer left without releasing them. */
+    public long redelivered() {
+        return (long) LONG.getVolatile(memory, (long) REDELIVERED_OFFSET);
+    }
+
+    /** Batches published (written by the producer's pipeline). */
+    public long published() {
+        return (long) LONG.getVolatile(memory, (long) PUBLISHED_OFFSET);
+    }
+
+    /**
+     * Producer: stops the monitor, removes the file and unmaps it. Consumer: gives up the seat
+     * (unreleased batches go to the next consumer) and unmaps. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (producer) {
+            monitor.interrupt();
+            try {
+                monitor.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            deleteQuietly(path);
+        } else if (!ring.isClosed()) {
+            long self = pid;
+            LONG.compareAndSet(memory, (long) CONSUMER_PID_OFFSET, self, -self);
+        }
+        ring.close();
+    }
+
+    private static void deleteQuietly(Path p) {
+        try {
+            Files.deleteIfExists(p);
+        } catch (IOException e) {
+            // best effort: a leftover file is replaced by the next producer
+        }
+    }
+}
