@@ -87,7 +87,7 @@ static long live_streams, live_events, live_modules;
 /* statistics */
 static long long st_async_copies, st_pageable_async_copies, st_checksum_mismatches, st_sync_copies;
 static long long st_bytes_async, st_kernels, st_inflight_copies, st_max_inflight_copies;
-static long long st_registrations;
+static long long st_registrations, st_completed_async_copies;
 
 /* knobs */
 static long copy_delay_us;
@@ -189,6 +189,7 @@ static void run(op_t *o) {
         }
         pthread_mutex_lock(&lock);
         st_inflight_copies--;
+        st_completed_async_copies++;
         pthread_mutex_unlock(&lock);
         break;
     }
@@ -801,7 +802,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned in
 void stoke_double_reset(void) {
     pthread_mutex_lock(&lock);
     st_async_copies = st_pageable_async_copies = st_checksum_mismatches = st_sync_copies = 0;
-    st_bytes_async = st_kernels = st_max_inflight_copies = st_registrations = 0;
+    st_bytes_async = st_kernels = st_max_inflight_copies = st_registrations = st_completed_async_copies = 0;
     st_max_inflight_copies = st_inflight_copies;
     copy_delay_us = 0;
     verify = 1;
@@ -843,6 +844,7 @@ long long stoke_double_stat(const char *name) {
     if (!strcmp(name, "async_copies")) v = st_async_copies;
     else if (!strcmp(name, "pageable_async_copies")) v = st_pageable_async_copies;
     else if (!strcmp(name, "checksum_mismatches")) v = st_checksum_mismatches;
+    else if (!strcmp(name, "completed_async_copies")) v = st_completed_async_copies;
     else if (!strcmp(name, "sync_copies")) v = st_sync_copies;
     else if (!strcmp(name, "bytes_async")) v = st_bytes_async;
     else if (!strcmp(name, "kernels")) v = st_kernels;

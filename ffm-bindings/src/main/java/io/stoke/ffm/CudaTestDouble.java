@@ -132,7 +132,7 @@ public final class CudaTestDouble {
     }
 
     /**
-     * A statistic: {@code async_copies}, {@code pageable_async_copies}, {@code checksum_mismatches},
+     * A statistic: {@code async_copies}, {@code pageable_async_copies}, {@code checksum_mismatches}, {@code completed_async_copies},
      * {@code sync_copies}, {@code bytes_async}, {@code kernels}, {@code max_inflight_copies},
      * {@code registrations}, {@code primary_retains}, {@code live_streams}, {@code live_events},
      * {@code live_modules}, {@code live_device_allocs}, {@code live_pinned_ranges}.
