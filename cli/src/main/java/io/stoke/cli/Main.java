@@ -8,6 +8,7 @@ import picocli.CommandLine.Command;
         description = "Decodes JPEG datasets into batches for accelerators, faster than PyTorch's DataLoader.",
         subcommands = {
                 CommandLine.HelpCommand.class,
+                GpuCheckCommand.class,
         })
 public final class Main implements Runnable {
     /** Exit code when the run itself failed (bad input under --on-error fail, a worker died). */

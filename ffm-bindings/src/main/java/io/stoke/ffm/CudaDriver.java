@@ -176,8 +176,19 @@ public final class CudaDriver {
      * @throws IllegalArgumentException when the library lacks a symbol Stoke needs (a driver older than CUDA 12.8)
      */
     public static CudaDriver load() {
+        return load(defaultLibrary());
+    }
+
+    /** What {@link #load()} loads: {@value #PATH_PROPERTY} when set, else {@value #SONAME}. */
+    public static String defaultLibrary() {
         String override = System.getProperty(PATH_PROPERTY);
-        return load(override != null && !override.isBlank() ? override : SONAME);
+        return override != null && !override.isBlank() ? override : SONAME;
+    }
+
+    /** The one-line reason given when {@code library} cannot be loaded. */
+    public static String missingReason(String library) {
+        return "no CUDA driver found (" + library + " could not be loaded): install the NVIDIA driver"
+                + " (libcuda.so.1 comes with it, not with the CUDA toolkit), or point -D" + PATH_PROPERTY + " at it";
     }
 
     /** Loads the driver (or a stand-in with the same symbols) from {@code library}, a path or soname. */
@@ -203,10 +214,11 @@ public final class CudaDriver {
      * Never throws: "no GPU here" is an ordinary outcome.
      */
     public static Availability tryLoad() {
+        String library = defaultLibrary();
         try {
-            return new Availability(Optional.of(load()), null);
+            return new Availability(Optional.of(load(library)), null);
         } catch (NativeLibraryMissingException e) {
-            return new Availability(Optional.empty(), "no CUDA driver found: " + e.getMessage());
+            return new Availability(Optional.empty(), missingReason(library));
         } catch (RuntimeException | LinkageError e) {
             return new Availability(Optional.empty(), "the CUDA driver could not be loaded: " + e.getMessage());
         }

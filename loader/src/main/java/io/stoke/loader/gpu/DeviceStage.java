@@ -157,11 +157,11 @@ public final class DeviceStage implements AutoCloseable {
     }
 
     private static CudaDriver loadDriver() {
+        String library = CudaDriver.defaultLibrary();
         try {
-            return CudaDriver.load();
+            return CudaDriver.load(library);
         } catch (NativeLibraryMissingException e) {
-            throw new DeviceUnavailableException("no CUDA driver found (" + CudaDriver.SONAME
-                    + " is not installed); use host batches, or install the NVIDIA driver", e);
+            throw new DeviceUnavailableException(CudaDriver.missingReason(library), e);
         }
     }
 
