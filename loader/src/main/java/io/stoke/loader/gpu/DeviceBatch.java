@@ -1,5 +1,8 @@
 package io.stoke.loader.gpu;
 
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
 import io.stoke.ffm.CudaDriver;
 import io.stoke.ffm.CudaEvent;
 import io.stoke.ffm.CudaStream;
@@ -7,9 +10,6 @@ import io.stoke.loader.SampleError;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
-
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * One batch in device memory, from {@link DeviceStage#next()}. The data is there once

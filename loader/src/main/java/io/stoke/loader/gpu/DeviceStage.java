@@ -1,8 +1,5 @@
 package io.stoke.loader.gpu;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-
 import io.stoke.ffm.CudaContext;
 import io.stoke.ffm.CudaDriver;
 import io.stoke.ffm.CudaEvent;

@@ -121,9 +121,13 @@ final class FakeSource implements Supplier<Batch>, AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         stop = true;
-        producer.join();
+        try {
+            producer.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         ring.close();
     }
 }
