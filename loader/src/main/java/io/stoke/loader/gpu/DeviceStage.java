@@ -208,7 +208,10 @@ public final class DeviceStage implements AutoCloseable {
         }
     }
 
-    /** A stage over {@code loader}'s ring and batches. */
+    /**
+     * A stage over {@code loader}'s ring and batches. From {@link Builder#build()} on, the stage's
+     * copier thread is the loader's one consumer: do not call {@link Loader#next()} yourself.
+     */
     public static Builder builder(Loader loader) {
         Builder b = new Builder(loader.ring(), loader::next);
         b.spec = loader.transform();
@@ -228,7 +231,9 @@ public final class DeviceStage implements AutoCloseable {
 
     /**
      * The next batch on the device, waiting while none is ready; null after the last. Its copy (and
-     * normalisation) may still be running: order work after {@link DeviceBatch#readyEvent()}.
+     * normalisation) may still be running: order work after {@link DeviceBatch#readyEvent()}. For one
+     * consumer thread; batches may be closed on any thread. Waits while all K device buffers are in
+     * use, so close one before asking for more than K.
      *
      * @throws SampleException as the loader throws it (the stage goes on with the next batch)
      * @throws IllegalStateException when the stage is closed, or failed (the cause says how)
