@@ -11,6 +11,7 @@ import picocli.CommandLine.Command;
                 DemoCommand.class,
                 BenchCommand.class,
                 ServeCommand.class,
+                GpuCheckCommand.class,
         })
 public final class Main implements Runnable {
     /** Exit code when the run itself failed (bad input under --on-error fail, a worker died). */

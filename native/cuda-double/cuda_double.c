@@ -1,0 +1,861 @@
+/*
+ * A test double for the CUDA driver API (libcuda.so.1), for machines without a GPU.
+ *
+ * It is compiled against NVIDIA's own cuda.h, and every function is defined under the name the
+ * API uses (cuMemAlloc, cuMemcpyHtoDAsync ...): cuda.h's #defines turn those into the versioned
+ * symbols (cuMemAlloc_v2 ...) and its prototypes make the compiler check every signature. So a
+ * Java binding that loads this library and finds its symbols has used the names and types NVIDIA
+ * declares. What it does NOT verify: anything a GPU does. "Device memory" is host memory, copies are
+ * memcpy, and kernels are C stand-ins chosen by the kernel's name (see KERNELS below): the PTX is
+ * only checked to declare the entry point, never executed.
+ *
+ * Behaviour it does model, because Stoke's GPU stage depends on it:
+ *   - cuInit before anything; a current context (per thread) before context-bound calls;
+ *   - one worker thread per stream running its work in FIFO order, truly asynchronously
+ *     (copies and kernels can be slowed down on request to widen race windows);
+ *   - events that complete in stream order, cuEventQuery/Synchronize/ElapsedTime, cuStreamWaitEvent;
+ *   - registered (pinned) host ranges, with a count of async copies from unpinned memory;
+ *   - per copy, a checksum of the source at enqueue time compared with the bytes that arrived:
+ *     a mismatch means the host buffer changed before the copy completed;
+ *   - failure injection: the nth call to a named function returns a chosen CUresult.
+ * Control and statistics go through the exported stoke_double_* functions at the end.
+ */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct CUctx_st { int device; };
+struct CUmod_st { char *image; };
+struct CUfunc_st { int kernel; };
+
+typedef struct CUevent_st {
+    unsigned flags;
+    uint64_t recorded;   /* number of records issued */
+    uint64_t completed;  /* the latest record that has completed */
+    struct timespec when;
+} event_t;
+
+enum { OP_COPY, OP_RECORD, OP_WAIT, OP_KERNEL };
+enum { K_NORMALIZE = 1, K_SPIN = 2 };
+
+typedef struct op {
+    int kind;
+    struct op *next;
+    /* copy */
+    void *dst;
+    const void *src;
+    size_t bytes;
+    uint64_t enqueue_sum;
+    /* record / wait */
+    event_t *event;
+    uint64_t seq;
+    /* kernel, arguments copied at launch as the driver does */
+    int kernel;
+    const uint8_t *k_src;
+    float *k_dst;
+    unsigned k_pixels, k_hw;
+    float k_mean[3], k_std[3];
+    unsigned long long k_nanos;
+} op_t;
+
+typedef struct CUstream_st {
+    pthread_t thread;
+    pthread_cond_t wake;
+    op_t *head, *tail;
+    int pending;   /* queued or running */
+    int stopping;
+} stream_t;
+
+typedef struct range { uintptr_t start; size_t bytes; int host_alloc; struct range *next; } range_t;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t progress = PTHREAD_COND_INITIALIZER; /* broadcast whenever an op completes */
+static int initialised;
+static int device_count = 1;
+static int primary_retains;
+static struct CUctx_st primary = {0};
+static __thread CUcontext current;
+static range_t *device_allocs, *pinned;
+static long live_streams, live_events, live_modules;
+
+/* statistics */
+static long long st_async_copies, st_pageable_async_copies, st_checksum_mismatches, st_sync_copies;
+static long long st_bytes_async, st_kernels, st_inflight_copies, st_max_inflight_copies;
+static long long st_registrations, st_completed_async_copies;
+
+/* knobs */
+static long copy_delay_us;
+static int verify = 1;
+static char fail_name[64];
+static int fail_countdown;
+static CUresult fail_result;
+
+static CUresult injected(const char *name) {
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&lock);
+    if (fail_countdown > 0 && strcmp(fail_name, name) == 0 && --fail_countdown == 0) {
+        r = fail_result;
+        fail_name[0] = 0;
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+#define ENTER(needs_context)                                                       \
+    do {                                                                           \
+        CUresult inj_ = injected(__func__);                                        \
+        if (inj_ != CUDA_SUCCESS) return inj_;                                     \
+        if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;                       \
+        if ((needs_context) && (current == NULL || primary_retains <= 0))          \
+            return CUDA_ERROR_INVALID_CONTEXT;                                     \
+    } while (0)
+
+static uint64_t checksum(const void *p, size_t n) {
+    /* FNV-1a over 8-byte words, then the tail: cheap, and any changed byte changes it. */
+    const unsigned char *b = p;
+    uint64_t h = 1469598103934665603ULL;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 1099511628211ULL;
+    }
+    for (; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
+static range_t *find_range(range_t *list, uintptr_t p, size_t bytes) {
+    for (range_t *r = list; r; r = r->next)
+        if (p >= r->start && p + bytes <= r->start + r->bytes && p + bytes >= p) return r;
+    return NULL;
+}
+
+static void add_range(range_t **list, uintptr_t p, size_t bytes, int host_alloc) {
+    range_t *r = malloc(sizeof *r);
+    r->start = p;
+    r->bytes = bytes;
+    r->host_alloc = host_alloc;
+    r->next = *list;
+    *list = r;
+}
+
+static int remove_range(range_t **list, uintptr_t p) {
+    for (range_t **pp = list; *pp; pp = &(*pp)->next)
+        if ((*pp)->start == p) {
+            range_t *r = *pp;
+            *pp = r->next;
+            free(r);
+            return 1;
+        }
+    return 0;
+}
+
+static void sleep_us(long us) {
+    if (us > 0) {
+        struct timespec t = {us / 1000000, (us % 1000000) * 1000};
+        nanosleep(&t, NULL);
+    }
+}
+
+/* The normalise kernel's math, in the same order and precision as native/cuda/normalize.cu:
+   each operation single precision, rounded to nearest, no contraction. */
+static void normalize_standin(const op_t *o) {
+    for (unsigned p = 0; p < o->k_pixels; p++) {
+        unsigned sample = p / o->k_hw, q = p % o->k_hw;
+        for (int c = 0; c < 3; c++) {
+            float x = (float) o->k_src[(size_t) p * 3 + c];
+            volatile float scaled = x / 255.0f;          /* volatile: keep each rounding step */
+            volatile float centred = scaled - o->k_mean[c];
+            o->k_dst[((size_t) sample * 3 + c) * o->k_hw + q] = centred / o->k_std[c];
+        }
+    }
+}
+
+static void run(op_t *o) {
+    switch (o->kind) {
+    case OP_COPY: {
+        sleep_us(copy_delay_us);
+        memcpy(o->dst, o->src, o->bytes);
+        if (verify && checksum(o->dst, o->bytes) != o->enqueue_sum) {
+            pthread_mutex_lock(&lock);
+            st_checksum_mismatches++;
+            pthread_mutex_unlock(&lock);
+        }
+        pthread_mutex_lock(&lock);
+        st_inflight_copies--;
+        st_completed_async_copies++;
+        pthread_mutex_unlock(&lock);
+        break;
+    }
+    case OP_RECORD:
+        pthread_mutex_lock(&lock);
+        clock_gettime(CLOCK_MONOTONIC, &o->event->when);
+        if (o->seq > o->event->completed) o->event->completed = o->seq;
+        pthread_cond_broadcast(&progress);
+        pthread_mutex_unlock(&lock);
+        break;
+    case OP_WAIT:
+        pthread_mutex_lock(&lock);
+        while (o->event->completed < o->seq) pthread_cond_wait(&progress, &lock);
+        pthread_mutex_unlock(&lock);
+        break;
+    case OP_KERNEL:
+        if (o->kernel == K_NORMALIZE) normalize_standin(o);
+        else sleep_us((long) (o->k_nanos / 1000));
+        break;
+    }
+}
+
+static void *stream_main(void *arg) {
+    stream_t *s = arg;
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        while (s->head == NULL && !s->stopping) pthread_cond_wait(&s->wake, &lock);
+        if (s->head == NULL) break;
+        op_t *o = s->head;
+        s->head = o->next;
+        if (s->head == NULL) s->tail = NULL;
+        pthread_mutex_unlock(&lock);
+        run(o);
+        free(o);
+        pthread_mutex_lock(&lock);
+        s->pending--;
+        pthread_cond_broadcast(&progress);
+    }
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+/* Appends under the lock; the caller holds it. */
+static void enqueue(stream_t *s, op_t *o) {
+    o->next = NULL;
+    if (s->tail) s->tail->next = o;
+    else s->head = o;
+    s->tail = o;
+    s->pending++;
+    pthread_cond_signal(&s->wake);
+}
+
+/* ------------------------------------------------------------------ errors */
+
+static const struct { CUresult code; const char *name, *text; } ERRORS[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
+     "part or all of the requested memory range is already mapped"},
+    {CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED",
+     "pointer does not correspond to a registered memory region"},
+    {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+CUresult CUDAAPI cuGetErrorName(CUresult error, const char **pStr) {
+    for (size_t i = 0; i < sizeof ERRORS / sizeof ERRORS[0]; i++)
+        if (ERRORS[i].code == error) { *pStr = ERRORS[i].name; return CUDA_SUCCESS; }
+    *pStr = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuGetErrorString(CUresult error, const char **pStr) {
+    for (size_t i = 0; i < sizeof ERRORS / sizeof ERRORS[0]; i++)
+        if (ERRORS[i].code == error) { *pStr = ERRORS[i].text; return CUDA_SUCCESS; }
+    *pStr = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ------------------------------------------------------------------ init, devices, contexts */
+
+CUresult CUDAAPI cuInit(unsigned int Flags) {
+    CUresult r = injected(__func__);
+    if (r != CUDA_SUCCESS) return r;
+    if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    initialised = 1;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDriverGetVersion(int *driverVersion) {
+    if (!driverVersion) return CUDA_ERROR_INVALID_VALUE;
+    *driverVersion = CUDA_VERSION;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetCount(int *count) {
+    ENTER(0);
+    *count = device_count;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal) {
+    ENTER(0);
+    if (ordinal < 0 || ordinal >= device_count) return CUDA_ERROR_INVALID_DEVICE;
+    *device = ordinal;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev) {
+    ENTER(0);
+    if (dev < 0 || dev >= device_count) return CUDA_ERROR_INVALID_DEVICE;
+    if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    snprintf(name, (size_t) len, "Stoke CUDA test double (host memory, no GPU)");
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceTotalMem(size_t *bytes, CUdevice dev) {
+    ENTER(0);
+    if (dev < 0 || dev >= device_count) return CUDA_ERROR_INVALID_DEVICE;
+    *bytes = (size_t) 1 << 30;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) {
+    ENTER(0);
+    if (dev < 0 || dev >= device_count) return CUDA_ERROR_INVALID_DEVICE;
+    switch (attrib) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 7; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = 5; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = 1; break;
+    case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: *pi = 1; break;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *pi = 0; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev) {
+    ENTER(0);
+    if (dev < 0 || dev >= device_count) return CUDA_ERROR_INVALID_DEVICE;
+    if (!pciBusId || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    snprintf(pciBusId, (size_t) len, "0000:00:%02x.0", dev);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
+    ENTER(0);
+    if (dev != 0 || dev >= device_count) return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&lock);
+    primary_retains++;
+    pthread_mutex_unlock(&lock);
+    *pctx = &primary;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev) {
+    ENTER(0);
+    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&lock);
+    CUresult r = primary_retains > 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+    if (primary_retains > 0) primary_retains--;
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
+    ENTER(0);
+    if (ctx != NULL && ctx != &primary) return CUDA_ERROR_INVALID_CONTEXT;
+    current = ctx;
+    return CUDA_SUCCESS;
+}
+
+/* Every stream, so that cuCtxSynchronize can wait for all of them. */
+#define MAX_STREAMS 256
+static stream_t *streams[MAX_STREAMS];
+
+CUresult CUDAAPI cuCtxSynchronize(void) {
+    ENTER(1);
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < MAX_STREAMS; i++)
+        while (streams[i] && streams[i]->pending > 0) pthread_cond_wait(&progress, &lock);
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ host memory */
+
+CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags) {
+    ENTER(1);
+    if (!p || bytesize == 0 || (Flags & ~0xfu)) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    for (range_t *r = pinned; r; r = r->next)
+        if ((uintptr_t) p < r->start + r->bytes && r->start < (uintptr_t) p + bytesize) {
+            pthread_mutex_unlock(&lock);
+            return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+        }
+    add_range(&pinned, (uintptr_t) p, bytesize, 0);
+    st_registrations++;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemHostUnregister(void *p) {
+    ENTER(1);
+    pthread_mutex_lock(&lock);
+    range_t *r = find_range(pinned, (uintptr_t) p, 0);
+    int ok = r && r->start == (uintptr_t) p && !r->host_alloc && remove_range(&pinned, (uintptr_t) p);
+    pthread_mutex_unlock(&lock);
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+}
+
+CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags) {
+    ENTER(1);
+    if (!pp || bytesize == 0 || (Flags & ~0xfu)) return CUDA_ERROR_INVALID_VALUE;
+    void *p = NULL;
+    if (posix_memalign(&p, 4096, bytesize) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&lock);
+    add_range(&pinned, (uintptr_t) p, bytesize, 1);
+    pthread_mutex_unlock(&lock);
+    *pp = p;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemFreeHost(void *p) {
+    ENTER(1);
+    pthread_mutex_lock(&lock);
+    range_t *r = find_range(pinned, (uintptr_t) p, 0);
+    int ok = r && r->start == (uintptr_t) p && r->host_alloc && remove_range(&pinned, (uintptr_t) p);
+    pthread_mutex_unlock(&lock);
+    if (!ok) return CUDA_ERROR_INVALID_VALUE;
+    free(p);
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ device memory */
+
+CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
+    ENTER(1);
+    if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    void *p = NULL;
+    if (posix_memalign(&p, 256, bytesize) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    memset(p, 0xA5, bytesize); /* device memory starts as garbage, not zeros */
+    pthread_mutex_lock(&lock);
+    add_range(&device_allocs, (uintptr_t) p, bytesize, 0);
+    pthread_mutex_unlock(&lock);
+    *dptr = (CUdeviceptr) (uintptr_t) p;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemFree(CUdeviceptr dptr) {
+    ENTER(1);
+    pthread_mutex_lock(&lock);
+    range_t *r = find_range(device_allocs, (uintptr_t) dptr, 0);
+    int ok = r && r->start == (uintptr_t) dptr && remove_range(&device_allocs, (uintptr_t) dptr);
+    pthread_mutex_unlock(&lock);
+    if (!ok) return CUDA_ERROR_INVALID_VALUE;
+    free((void *) (uintptr_t) dptr);
+    return CUDA_SUCCESS;
+}
+
+static int device_range_ok(CUdeviceptr d, size_t bytes) {
+    pthread_mutex_lock(&lock);
+    int ok = find_range(device_allocs, (uintptr_t) d, bytes) != NULL;
+    pthread_mutex_unlock(&lock);
+    return ok;
+}
+
+static CUresult drain_all_streams(void) {
+    /* The legacy default stream waits for blocking streams; the double keeps it simple and
+       synchronous copies wait for every stream, which is at least as strict. */
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < MAX_STREAMS; i++)
+        while (streams[i] && streams[i]->pending > 0) pthread_cond_wait(&progress, &lock);
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount) {
+    ENTER(1);
+    if (!srcHost || !device_range_ok(dstDevice, ByteCount)) return CUDA_ERROR_INVALID_VALUE;
+    drain_all_streams();
+    sleep_us(copy_delay_us);
+    memcpy((void *) (uintptr_t) dstDevice, srcHost, ByteCount);
+    pthread_mutex_lock(&lock);
+    st_sync_copies++;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpyDtoH(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
+    ENTER(1);
+    if (!dstHost || !device_range_ok(srcDevice, ByteCount)) return CUDA_ERROR_INVALID_VALUE;
+    drain_all_streams();
+    memcpy(dstHost, (void *) (uintptr_t) srcDevice, ByteCount);
+    pthread_mutex_lock(&lock);
+    st_sync_copies++;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+static int stream_ok(CUstream s) {
+    for (int i = 0; i < MAX_STREAMS; i++)
+        if (streams[i] == s) return 1;
+    return 0;
+}
+
+CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream) {
+    ENTER(1);
+    if (!srcHost || !device_range_ok(dstDevice, ByteCount)) return CUDA_ERROR_INVALID_VALUE;
+    if (hStream == NULL) return cuMemcpyHtoD(dstDevice, srcHost, ByteCount);
+    op_t *o = calloc(1, sizeof *o);
+    o->kind = OP_COPY;
+    o->dst = (void *) (uintptr_t) dstDevice;
+    o->src = srcHost;
+    o->bytes = ByteCount;
+    o->enqueue_sum = verify ? checksum(srcHost, ByteCount) : 0;
+    pthread_mutex_lock(&lock);
+    if (!stream_ok(hStream)) {
+        pthread_mutex_unlock(&lock);
+        free(o);
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    st_async_copies++;
+    st_bytes_async += (long long) ByteCount;
+    if (!find_range(pinned, (uintptr_t) srcHost, ByteCount)) st_pageable_async_copies++;
+    if (++st_inflight_copies > st_max_inflight_copies) st_max_inflight_copies = st_inflight_copies;
+    enqueue(hStream, o);
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ streams and events */
+
+CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags) {
+    ENTER(1);
+    if (!phStream || Flags > 1) return CUDA_ERROR_INVALID_VALUE;
+    stream_t *s = calloc(1, sizeof *s);
+    pthread_cond_init(&s->wake, NULL);
+    pthread_mutex_lock(&lock);
+    int slot = -1;
+    for (int i = 0; i < MAX_STREAMS && slot < 0; i++)
+        if (!streams[i]) slot = i;
+    if (slot < 0) {
+        pthread_mutex_unlock(&lock);
+        free(s);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    streams[slot] = s;
+    live_streams++;
+    pthread_mutex_unlock(&lock);
+    pthread_create(&s->thread, NULL, stream_main, s);
+    *phStream = s;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamDestroy(CUstream hStream) {
+    ENTER(1);
+    pthread_mutex_lock(&lock);
+    int found = 0;
+    for (int i = 0; i < MAX_STREAMS; i++)
+        if (streams[i] == hStream) { streams[i] = NULL; found = 1; }
+    if (!found) {
+        pthread_mutex_unlock(&lock);
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    /* As in CUDA, queued work still completes; here the caller waits for it. */
+    hStream->stopping = 1;
+    pthread_cond_signal(&hStream->wake);
+    live_streams--;
+    pthread_mutex_unlock(&lock);
+    pthread_join(hStream->thread, NULL);
+    pthread_cond_destroy(&hStream->wake);
+    free(hStream);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) {
+    ENTER(1);
+    if (hStream == NULL) return drain_all_streams();
+    pthread_mutex_lock(&lock);
+    if (!stream_ok(hStream)) {
+        pthread_mutex_unlock(&lock);
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    while (hStream->pending > 0) pthread_cond_wait(&progress, &lock);
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags) {
+    ENTER(1);
+    if (!phEvent || Flags > 0xf) return CUDA_ERROR_INVALID_VALUE;
+    event_t *e = calloc(1, sizeof *e);
+    e->flags = Flags;
+    pthread_mutex_lock(&lock);
+    live_events++;
+    pthread_mutex_unlock(&lock);
+    *phEvent = e;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream) {
+    ENTER(1);
+    if (!hEvent) return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    uint64_t seq = ++hEvent->recorded;
+    if (hStream == NULL) {
+        /* Nothing runs asynchronously on the double's default stream: complete now. */
+        clock_gettime(CLOCK_MONOTONIC, &hEvent->when);
+        hEvent->completed = seq;
+        pthread_cond_broadcast(&progress);
+    } else {
+        if (!stream_ok(hStream)) {
+            hEvent->recorded--;
+            pthread_mutex_unlock(&lock);
+            return CUDA_ERROR_INVALID_HANDLE;
+        }
+        op_t *o = calloc(1, sizeof *o);
+        o->kind = OP_RECORD;
+        o->event = hEvent;
+        o->seq = seq;
+        enqueue(hStream, o);
+    }
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
+    ENTER(1);
+    if (!hEvent || Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    uint64_t seq = hEvent->recorded;
+    if (hStream == NULL) {
+        while (hEvent->completed < seq) pthread_cond_wait(&progress, &lock);
+    } else {
+        if (!stream_ok(hStream)) {
+            pthread_mutex_unlock(&lock);
+            return CUDA_ERROR_INVALID_HANDLE;
+        }
+        op_t *o = calloc(1, sizeof *o);
+        o->kind = OP_WAIT;
+        o->event = hEvent;
+        o->seq = seq;
+        enqueue(hStream, o);
+    }
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventQuery(CUevent hEvent) {
+    ENTER(1);
+    if (!hEvent) return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    int done = hEvent->completed >= hEvent->recorded;
+    pthread_mutex_unlock(&lock);
+    return done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
+    ENTER(1);
+    if (!hEvent) return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    uint64_t seq = hEvent->recorded;
+    while (hEvent->completed < seq) pthread_cond_wait(&progress, &lock);
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd) {
+    ENTER(1);
+    if (!pMilliseconds || !hStart || !hEnd) return CUDA_ERROR_INVALID_HANDLE;
+    if ((hStart->flags | hEnd->flags) & CU_EVENT_DISABLE_TIMING) return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    int ready = hStart->recorded > 0 && hEnd->recorded > 0 && hStart->completed >= hStart->recorded
+                && hEnd->completed >= hEnd->recorded;
+    struct timespec a = hStart->when, b = hEnd->when;
+    pthread_mutex_unlock(&lock);
+    if (!ready) return CUDA_ERROR_NOT_READY;
+    *pMilliseconds = (float) ((b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventDestroy(CUevent hEvent) {
+    ENTER(1);
+    if (!hEvent) return CUDA_ERROR_INVALID_HANDLE;
+    /* CUDA allows destroying an event whose work is pending; the double waits, so that the
+       stream thread never touches freed memory. */
+    pthread_mutex_lock(&lock);
+    while (hEvent->completed < hEvent->recorded) pthread_cond_wait(&progress, &lock);
+    live_events--;
+    pthread_mutex_unlock(&lock);
+    free(hEvent);
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ modules and kernels */
+
+static const struct { const char *name; int kernel; } KERNELS[] = {
+    {"stoke_normalize_u8_nhwc_to_f32_nchw", K_NORMALIZE},
+    {"stoke_spin", K_SPIN},
+};
+
+CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
+    ENTER(1);
+    if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
+    const char *text = image;
+    /* Only PTX text is accepted, and only checked for its header: the double cannot compile it. */
+    if (!strstr(text, ".version") || !strstr(text, ".target")) return CUDA_ERROR_INVALID_IMAGE;
+    struct CUmod_st *m = malloc(sizeof *m);
+    m->image = strdup(text);
+    pthread_mutex_lock(&lock);
+    live_modules++;
+    pthread_mutex_unlock(&lock);
+    *module = m;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleUnload(CUmodule hmod) {
+    ENTER(1);
+    if (!hmod) return CUDA_ERROR_INVALID_HANDLE;
+    free(hmod->image);
+    free(hmod);
+    pthread_mutex_lock(&lock);
+    live_modules--;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+static struct CUfunc_st FUNCS[] = {{K_NORMALIZE}, {K_SPIN}};
+
+CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name) {
+    ENTER(1);
+    if (!hfunc || !hmod || !name) return CUDA_ERROR_INVALID_VALUE;
+    char entry[160];
+    snprintf(entry, sizeof entry, ".entry %s(", name);
+    if (!strstr(hmod->image, entry)) return CUDA_ERROR_NOT_FOUND; /* the PTX must really declare it */
+    for (size_t i = 0; i < sizeof KERNELS / sizeof KERNELS[0]; i++)
+        if (strcmp(KERNELS[i].name, name) == 0) { *hfunc = &FUNCS[i]; return CUDA_SUCCESS; }
+    return CUDA_ERROR_NOT_FOUND; /* declared, but the double has no stand-in for it */
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+                                unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+                                unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra) {
+    ENTER(1);
+    if (!f || !kernelParams || extra) return CUDA_ERROR_INVALID_VALUE;
+    if (!gridDimX || !gridDimY || !gridDimZ || !blockDimX || !blockDimY || !blockDimZ || blockDimX * blockDimY * blockDimZ > 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    (void) sharedMemBytes;
+    op_t *o = calloc(1, sizeof *o);
+    o->kind = OP_KERNEL;
+    o->kernel = f->kernel;
+    if (f->kernel == K_NORMALIZE) {
+        /* (const uint8_t *src, float *dst, unsigned pixels, unsigned hw, float mean0..2, float std0..2) */
+        CUdeviceptr src = *(CUdeviceptr *) kernelParams[0], dst = *(CUdeviceptr *) kernelParams[1];
+        o->k_src = (const uint8_t *) (uintptr_t) src;
+        o->k_dst = (float *) (uintptr_t) dst;
+        o->k_pixels = *(unsigned *) kernelParams[2];
+        o->k_hw = *(unsigned *) kernelParams[3];
+        for (int c = 0; c < 3; c++) {
+            o->k_mean[c] = *(float *) kernelParams[4 + c];
+            o->k_std[c] = *(float *) kernelParams[7 + c];
+        }
+        /* A real GPU would fault on a bad address; the double checks the ranges instead. */
+        if (o->k_hw == 0 || o->k_pixels % o->k_hw != 0 || !device_range_ok(src, (size_t) o->k_pixels * 3)
+            || !device_range_ok(dst, (size_t) o->k_pixels * 3 * sizeof(float))) {
+            free(o);
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        /* The launch must cover every pixel, as the real kernel's grid-stride loop needs at least one thread. */
+        if ((unsigned long long) gridDimX * blockDimX == 0) { free(o); return CUDA_ERROR_INVALID_VALUE; }
+    } else {
+        o->k_nanos = *(unsigned long long *) kernelParams[0];
+    }
+    if (hStream == NULL) {
+        drain_all_streams();
+        run(o);
+        free(o);
+    } else {
+        pthread_mutex_lock(&lock);
+        if (!stream_ok(hStream)) {
+            pthread_mutex_unlock(&lock);
+            free(o);
+            return CUDA_ERROR_INVALID_HANDLE;
+        }
+        st_kernels++;
+        enqueue(hStream, o);
+        pthread_mutex_unlock(&lock);
+        return CUDA_SUCCESS;
+    }
+    pthread_mutex_lock(&lock);
+    st_kernels++;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ control, for tests only */
+
+/** Clears statistics, knobs and pending failure injections (not live objects). */
+void stoke_double_reset(void) {
+    pthread_mutex_lock(&lock);
+    st_async_copies = st_pageable_async_copies = st_checksum_mismatches = st_sync_copies = 0;
+    st_bytes_async = st_kernels = st_max_inflight_copies = st_registrations = st_completed_async_copies = 0;
+    st_max_inflight_copies = st_inflight_copies;
+    copy_delay_us = 0;
+    verify = 1;
+    fail_name[0] = 0;
+    fail_countdown = 0;
+    device_count = 1;
+    pthread_mutex_unlock(&lock);
+}
+
+/** The nth call (1 = the next) to the exported function named fn returns result. */
+void stoke_double_fail(const char *fn, int nth, int result) {
+    pthread_mutex_lock(&lock);
+    snprintf(fail_name, sizeof fail_name, "%s", fn);
+    fail_countdown = nth;
+    fail_result = (CUresult) result;
+    pthread_mutex_unlock(&lock);
+}
+
+/** Every copy (async and sync host-to-device) sleeps this long first. */
+void stoke_double_set_copy_delay_us(long us) {
+    copy_delay_us = us;
+}
+
+/** Whether copies checksum their source at enqueue time (default on). */
+void stoke_double_set_verify(int on) {
+    verify = on;
+}
+
+/** What cuDeviceGetCount reports (default 1). */
+void stoke_double_set_device_count(int n) {
+    device_count = n;
+}
+
+/** A statistic by name, or -1 for an unknown name. */
+long long stoke_double_stat(const char *name) {
+    long long v = -1;
+    long n = 0;
+    pthread_mutex_lock(&lock);
+    if (!strcmp(name, "async_copies")) v = st_async_copies;
+    else if (!strcmp(name, "pageable_async_copies")) v = st_pageable_async_copies;
+    else if (!strcmp(name, "checksum_mismatches")) v = st_checksum_mismatches;
+    else if (!strcmp(name, "completed_async_copies")) v = st_completed_async_copies;
+    else if (!strcmp(name, "sync_copies")) v = st_sync_copies;
+    else if (!strcmp(name, "bytes_async")) v = st_bytes_async;
+    else if (!strcmp(name, "kernels")) v = st_kernels;
+    else if (!strcmp(name, "max_inflight_copies")) v = st_max_inflight_copies;
+    else if (!strcmp(name, "registrations")) v = st_registrations;
+    else if (!strcmp(name, "primary_retains")) v = primary_retains;
+    else if (!strcmp(name, "live_streams")) v = live_streams;
+    else if (!strcmp(name, "live_events")) v = live_events;
+    else if (!strcmp(name, "live_modules")) v = live_modules;
+    else if (!strcmp(name, "live_device_allocs")) { for (range_t *r = device_allocs; r; r = r->next) n++; v = n; }
+    else if (!strcmp(name, "live_pinned_ranges")) { for (range_t *r = pinned; r; r = r->next) n++; v = n; }
+    pthread_mutex_unlock(&lock);
+    return v;
+}
