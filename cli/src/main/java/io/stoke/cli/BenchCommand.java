@@ -36,6 +36,15 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        try {
+            return run();
+        } catch (io.stoke.loader.gpu.DeviceUnavailableException e) {
+            System.err.println("stoke: " + e.getMessage());
+            return GpuCheckCommand.EXIT_NO_GPU;
+        }
+    }
+
+    private int run() {
         SampleIndex index = Files.isDirectory(dataset) ? ImageFolder.scan(dataset) : ListFile.read(dataset);
         System.err.printf("dataset: %d images in %s%n", index.size(), dataset);
         BenchRun run = new BenchRun(System.out, System.err);
@@ -43,6 +52,6 @@ public final class BenchCommand implements Callable<Integer> {
             run.warmPageCache(index);
             run.warmJit(options.builder(index).epochs(0), warmupImages);
         }
-        return run.run(options.builder(index), "stoke bench " + dataset, options.epochs, json);
+        return run.run(options.builder(index), "stoke bench " + dataset, options.epochs, json, options.device, options.deviceNormalize);
     }
 }

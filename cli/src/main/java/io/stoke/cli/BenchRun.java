@@ -1,6 +1,9 @@
 package io.stoke.cli;
 
 import io.stoke.loader.Batch;
+import io.stoke.loader.gpu.DeviceBatch;
+import io.stoke.loader.gpu.DeviceStage;
+import io.stoke.loader.gpu.DeviceStageStats;
 import io.stoke.loader.Loader;
 import io.stoke.loader.LoaderStats;
 import io.stoke.loader.SampleError;
@@ -65,37 +68,89 @@ final class BenchRun {
 
     /** @return the process exit code: 0, or {@link Main#EXIT_FAILED} when any batch failed */
     int run(Loader.Builder builder, String title, long epochs, java.nio.file.Path json) {
+        return run(builder, title, epochs, json, "host", false);
+    }
+
+    /**
+     * Opens the GPU stage over {@code loader} as {@code device} asks: null for host batches.
+     *
+     * @throws DeviceUnavailableException for {@code cuda[:N]} without a usable driver and device
+     */
+    private DeviceStage openDevice(Loader loader, String device, boolean normalize) {
+        String d = device.toLowerCase(Locale.ROOT);
+        if (d.equals("host")) {
+            return null;
+        }
+        boolean auto = d.equals("auto");
+        int ordinal = 0;
+        if (!auto) {
+            if (!d.equals("cuda") && !d.startsWith("cuda:")) {
+                throw new IllegalArgumentException("--device must be host, auto, cuda or cuda:N, not " + device);
+            }
+            ordinal = d.equals("cuda") ? 0 : Integer.parseInt(d.substring(5));
+        }
+        DeviceStage.Builder b = DeviceStage.builder(loader).device(ordinal);
+        if (normalize) {
+            b.normalizeOnDevice();
+        }
+        if (auto) {
+            return DeviceStage.openOrHost(b, reason -> err.println("stoke: " + reason)).orElse(null);
+        }
+        DeviceStage stage = b.build();
+        err.println("stoke: GPU stage open on CUDA device " + ordinal);
+        return stage;
+    }
+
+    int run(Loader.Builder builder, String title, long epochs, java.nio.file.Path json, String device, boolean normalize) {
         List<SampleError> failed = new ArrayList<>();
         List<SampleError> skipped = new ArrayList<>();
         LoaderStats stats;
         int workers;
         int batchSize;
-        try (Loader loader = builder.build()) {
+        DeviceStageStats deviceStats = null;
+        try (Loader loader = builder.build(); DeviceStage stage = openDevice(loader, device, normalize)) {
             workers = loader.workers();
             batchSize = loader.sampler().batchSize();
             long total = loader.sampler().samplesPerEpoch() * epochs;
             Progress progress = new Progress(err, total);
             while (true) {
-                Batch batch;
                 try {
-                    batch = loader.next();
+                    if (stage == null) {
+                        Batch batch = loader.next();
+                        if (batch == null) {
+                            break;
+                        }
+                        try (batch) {
+                            skipped.addAll(batch.skipped());
+                            progress.advance(batch.size());
+                        }
+                    } else {
+                        DeviceBatch batch = stage.next();
+                        if (batch == null) {
+                            break;
+                        }
+                        try (batch) {
+                            batch.synchronize(); // as a training step would before using it
+                            skipped.addAll(batch.skipped());
+                            progress.advance(batch.size());
+                        }
+                    }
                 } catch (SampleException e) {
                     failed.addAll(e.errors());
                     progress.advance(batchSize);
-                    continue;
-                }
-                if (batch == null) {
-                    break;
-                }
-                try (batch) {
-                    skipped.addAll(batch.skipped());
-                    progress.advance(batch.size());
                 }
             }
             progress.finish();
             stats = loader.stats();
+            if (stage != null) {
+                deviceStats = stage.stats();
+            }
         }
         printTable(title, stats, workers, batchSize);
+        if (deviceStats != null) {
+            row("GPU stage", String.format(Locale.ROOT, "%d batches, %.1f MB to the device, at most %d on it at once",
+                    deviceStats.batches(), deviceStats.bytesToDevice() / 1e6, deviceStats.maxOnDevice()));
+        }
         if (json != null) {
             writeJson(json, stats, workers, batchSize, failed.size());
         }

@@ -31,6 +31,15 @@ public final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        try {
+            return run();
+        } catch (io.stoke.loader.gpu.DeviceUnavailableException e) {
+            System.err.println("stoke: " + e.getMessage());
+            return GpuCheckCommand.EXIT_NO_GPU;
+        }
+    }
+
+    private int run() {
         System.err.println("built-in sample: " + DemoSample.directory());
         SyntheticImageNet.Summary sample = DemoSample.ensure();
         System.err.println(sample.format());
@@ -41,6 +50,6 @@ public final class DemoCommand implements Callable<Integer> {
             run.warmJit(options.builder(index).epochs(0), warmupImages);
         }
         return run.run(options.builder(index), "stoke demo (built-in ImageNet-like sample, " + index.size() + " images)",
-                options.epochs, json);
+                options.epochs, json, options.device, options.deviceNormalize);
     }
 }

@@ -56,6 +56,16 @@ public final class LoaderOptions {
             description = "Refuse JPEGs whose header claims more than N pixels (decompression bombs) (default: ${DEFAULT-VALUE}).")
     long maxPixels = 36_000_000L;
 
+    @Option(names = "--device", paramLabel = "WHERE",
+            description = {"host: batches stay in host memory (default); cuda[:N]: copy each batch to GPU N through the",
+                    "GPU stage (fails, exit code 3, when there is no CUDA driver or device); auto: the GPU when",
+                    "there is one, otherwise say why in one line and carry on with host batches."})
+    String device = "host";
+
+    @Option(names = "--device-normalize",
+            description = "With a GPU: send uint8 and normalise to float32 [n,3,C,C] on the device (4x fewer bytes on the bus).")
+    boolean deviceNormalize;
+
     TransformSpec transform() {
         TransformSpec.Output out = switch (output.toLowerCase(java.util.Locale.ROOT)) {
             case "uint8" -> TransformSpec.Output.UINT8_HWC;

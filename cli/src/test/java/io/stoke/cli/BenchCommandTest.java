@@ -72,6 +72,31 @@ class BenchCommandTest {
     }
 
     @Test
+    void askingForAGpuWithoutADriverSaysSoAndExitsThree() {
+        Path root = TestImages.imageFolder(tmp.resolve("gpu"), 8, 2, 5);
+        String previous = System.getProperty("stoke.cuda.path");
+        System.setProperty("stoke.cuda.path", tmp.resolve("no-such-libcuda.so.1").toString());
+        try {
+            String[] r = run("bench", root.toString(), "--batch-size", "4", "--resize", "40", "--crop", "32",
+                    "--no-warmup", "--device", "cuda");
+            assertEquals(Integer.toString(GpuCheckCommand.EXIT_NO_GPU), r[0], r[1] + r[2]);
+            assertTrue(r[2].contains("no CUDA driver found"), r[2]);
+
+            String[] auto = run("bench", root.toString(), "--batch-size", "4", "--resize", "40", "--crop", "32",
+                    "--no-warmup", "--device", "auto");
+            assertEquals("0", auto[0], auto[1] + auto[2]);
+            assertTrue(auto[2].contains("no CUDA driver found") && auto[2].contains("continuing with host batches"), auto[2]);
+            assertTrue(auto[1].contains("8 in 2 batches"), auto[1]);
+        } finally {
+            if (previous == null) {
+                System.clearProperty("stoke.cuda.path");
+            } else {
+                System.setProperty("stoke.cuda.path", previous);
+            }
+        }
+    }
+
+    @Test
     void wrongUsageIsRefusedWithAMessage() {
         String[] r = run("bench", tmp.resolve("nothing-here").toString());
         assertNotEquals("0", r[0]);
