@@ -45,7 +45,8 @@ final class ProceduralScene {
         float midAmp = (float) rng.range(0.035, 0.07);
         noise.fill(coarse, w, h, octaves(top, 4, top, midAmp, alpha), rng);
         // Tuned so that mean bits per pixel at qualities 75-95 lands near ImageNet's 4.
-        float fineAmp = (float) rng.range(0.48, 0.96);
+        // Log-uniform, so the set spans smooth studio shots to busy foliage as ImageNet does.
+        float fineAmp = (float) (0.68 * StrictMath.exp(rng.range(-0.6, 0.6)));
         noise.fill(fine, w, h, octaves(top, 0, 3, fineAmp, alpha), rng);
         float chromaAmp = (float) rng.range(4, 14);
         noise.fill(chromaA, w, h, octaves(top, 3, top, chromaAmp, 1.2f), rng);
