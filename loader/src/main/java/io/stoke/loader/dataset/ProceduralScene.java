@@ -46,7 +46,7 @@ final class ProceduralScene {
         noise.fill(coarse, w, h, octaves(top, 4, top, midAmp, alpha), rng);
         // Tuned so that mean bits per pixel at qualities 75-95 lands near ImageNet's 4.
         // Log-uniform, so the set spans smooth studio shots to busy foliage as ImageNet does.
-        float fineAmp = (float) (0.68 * StrictMath.exp(rng.range(-0.6, 0.6)));
+        float fineAmp = (float) (0.57 * StrictMath.exp(rng.range(-0.6, 0.6)));
         // Tilted towards its coarser octaves: visible texture rather than pixel speckle.
         noise.fill(fine, w, h, octaves(top, 0, 3, fineAmp, alpha + 0.6f), rng);
         float chromaAmp = (float) rng.range(4, 14);
