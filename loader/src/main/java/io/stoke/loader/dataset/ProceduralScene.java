@@ -3,7 +3,7 @@ package io.stoke.loader.dataset;
 /**
  * Paints a photo-like scene: a per-image palette laid out by large soft regions, lit by smooth
  * gradients and a vignette, textured by 1/f noise whose fine octaves come and go across the
- * frame (sky next to foliage), plus a few objects with hard or soft edges and their own shading
+ * frame (sky next to foliage), plus a handful of objects with hard or soft edges and their own shading
  * and texture. Flat synthetic images decode several times faster than photographs because JPEG's
  * entropy decoder has little to do; this is built to give the decoder the same work a photograph
  * does, measured as bits per pixel at ImageNet's qualities.

@@ -188,7 +188,7 @@ public final class SyntheticImageNet {
     }
 
     private static Summary ensureLocked(Path cacheDir, Options o, DatasetMarker want) {
-        try (FileChannel lockFile = DatasetMarker.openLock(cacheDir); FileLock lock = lockFile.lock()) {
+        try (FileChannel lockFile = DatasetMarker.openLock(cacheDir); FileLock _ = lockFile.lock()) {
             DatasetMarker found = DatasetMarker.read(cacheDir);
             if (found != null && found.complete() && found.sameDataset(want) && found.filesPresent(cacheDir)) {
                 return Summary.of(found.records(), o.classes(), found.seconds(), true);
