@@ -3,10 +3,12 @@ package io.stoke.loader.dataset;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -21,6 +23,7 @@ import java.util.stream.Stream;
  */
 record DatasetMarker(String key, boolean complete, double seconds, List<ImageRecord> records) {
     static final String FILE_NAME = ".stoke-synthetic-imagenet";
+    static final String LOCK_NAME = ".stoke-synthetic-imagenet.lock";
     private static final String MAGIC = "stoke synthetic imagenet";
 
     static DatasetMarker expected(SyntheticImageNet.Options o, String photoFingerprint) {
@@ -110,29 +113,39 @@ record DatasetMarker(String key, boolean complete, double seconds, List<ImageRec
     }
 
     /**
-     * Empties {@code dir}. Only a folder that is absent, empty or marked as ours is touched: a
-     * mistyped cache path must not cost anyone their files.
+     * Throws unless {@code dir} is absent, empty, or has our marker: a mistyped cache path must
+     * not cost anyone their files.
      */
-    static void wipe(Path dir, boolean ours) {
+    static void refuseForeign(Path dir) {
+        if (!Files.isDirectory(dir) || Files.exists(dir.resolve(FILE_NAME))) {
+            return;
+        }
+        try (Stream<Path> s = Files.list(dir)) {
+            if (s.anyMatch(p -> !p.getFileName().toString().equals(LOCK_NAME))) {
+                throw new IllegalStateException("refusing to replace " + dir
+                        + ": it is not empty and was not made by stoke's dataset generator (no "
+                        + FILE_NAME + " file); choose another folder or empty it");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list " + dir, e);
+        }
+    }
+
+    /** The lock file, inside the folder so that it needs no other write permission. */
+    static FileChannel openLock(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        return FileChannel.open(dir.resolve(LOCK_NAME), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    }
+
+    /** Empties {@code dir} except for the lock file; call only after {@link #refuseForeign}. */
+    static void wipe(Path dir) {
         if (!Files.exists(dir)) {
             return;
         }
-        try {
-            if (!ours) {
-                try (Stream<Path> s = Files.list(dir)) {
-                    if (s.findAny().isPresent()) {
-                        throw new IllegalStateException("refusing to replace " + dir
-                                + ": it is not empty and was not made by stoke's dataset generator (no "
-                                + FILE_NAME + " file); choose another folder or empty it");
-                    }
-                }
-                return;
-            }
-            try (Stream<Path> s = Files.walk(dir)) {
-                for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                    if (!p.equals(dir)) {
-                        Files.delete(p);
-                    }
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                if (!p.equals(dir) && !p.equals(dir.resolve(LOCK_NAME))) {
+                    Files.delete(p);
                 }
             }
         } catch (IOException e) {

@@ -36,8 +36,22 @@ final class Grain {
         }
     }
 
+    /**
+     * Values above {@link #KNEE} roll off towards 255 instead of clipping, like a camera's tone
+     * curve: bright textured areas keep their texture rather than turning into flat white.
+     */
+    private static final int KNEE = 200;
+    private static final byte[] TONE = new byte[1024];
+
+    static {
+        for (int v = 0; v < TONE.length; v++) {
+            double out = v <= KNEE ? v : KNEE + (255.5 - KNEE) * (1 - StrictMath.exp(-(v - KNEE) / (255.5 - KNEE)));
+            TONE[v] = (byte) Math.min(255, (int) out);
+        }
+    }
+
     private static byte clamp(float v) {
         int q = (int) (v + 0.5f);
-        return (byte) (q < 0 ? 0 : Math.min(q, 255));
+        return TONE[q < 0 ? 0 : Math.min(q, TONE.length - 1)];
     }
 }

@@ -25,7 +25,7 @@ final class PhotoSource {
     /** Memory bound: at most this many photographs (in path order) are used. */
     static final int MAX_PHOTOS = 64;
 
-    private record Photo(String name, int width, int height, byte[] rgb) {
+    private record Photo(int width, int height, byte[] rgb) {
     }
 
     private final List<Photo> photos;
@@ -143,7 +143,7 @@ final class PhotoSource {
             w = small.width;
             h = small.height;
         }
-        return new Photo(file.getFileName().toString(), w, h, rgb);
+        return new Photo(w, h, rgb);
     }
 
     /**

@@ -3,7 +3,7 @@ package io.stoke.loader.dataset;
 /**
  * Paints a photo-like scene: a per-image palette laid out by large soft regions, lit by smooth
  * gradients and a vignette, textured by 1/f noise whose fine octaves come and go across the
- * frame (sky next to foliage), plus a few objects with hard or soft edges and their own shading
+ * frame (sky next to foliage), plus a handful of objects with hard or soft edges and their own shading
  * and texture. Flat synthetic images decode several times faster than photographs because JPEG's
  * entropy decoder has little to do; this is built to give the decoder the same work a photograph
  * does, measured as bits per pixel at ImageNet's qualities.
@@ -45,8 +45,10 @@ final class ProceduralScene {
         float midAmp = (float) rng.range(0.035, 0.07);
         noise.fill(coarse, w, h, octaves(top, 4, top, midAmp, alpha), rng);
         // Tuned so that mean bits per pixel at qualities 75-95 lands near ImageNet's 4.
-        float fineAmp = (float) rng.range(0.48, 0.96);
-        noise.fill(fine, w, h, octaves(top, 0, 3, fineAmp, alpha), rng);
+        // Log-uniform, so the set spans smooth studio shots to busy foliage as ImageNet does.
+        float fineAmp = (float) (0.57 * StrictMath.exp(rng.range(-0.6, 0.6)));
+        // Tilted towards its coarser octaves: visible texture rather than pixel speckle.
+        noise.fill(fine, w, h, octaves(top, 0, 3, fineAmp, alpha + 0.6f), rng);
         float chromaAmp = (float) rng.range(4, 14);
         noise.fill(chromaA, w, h, octaves(top, 3, top, chromaAmp, 1.2f), rng);
         noise.fill(chromaB, w, h, octaves(top, 3, top, chromaAmp, 1.2f), rng);
@@ -61,13 +63,15 @@ final class ProceduralScene {
 
     /** Palette entries are {r, g, b} in 0..1: one hue family plus an accent, as scenes tend to be. */
     private static float[][] palette(Rng rng) {
-        double hue = rng.nextDouble();
+        // Mostly nature's hues (earth, foliage, sky), sometimes anything, as in a photo collection.
+        double[] natural = {0.07, 0.1, 0.25, 0.3, 0.58};
+        double hue = rng.chance(0.6) ? natural[rng.nextInt(natural.length)] + rng.range(-0.04, 0.04) : rng.nextDouble();
         double[] spreads = {0.04, 0.08, 0.15, 0.33, 0.5};
         double spread = spreads[rng.nextInt(spreads.length)];
         float[][] pal = new float[5][];
         for (int i = 0; i < pal.length; i++) {
             double hi = hue + (i == pal.length - 1 ? spread : spread * rng.range(-0.3, 0.3));
-            pal[i] = hsv(hi, rng.range(0.08, 0.7), rng.range(0.2, 0.95));
+            pal[i] = hsv(hi, rng.range(0.05, 0.6), rng.range(0.2, 0.95));
         }
         return pal;
     }
@@ -96,7 +100,8 @@ final class ProceduralScene {
                 int k = Math.min((int) pos, last - 1);
                 float f = clamp01((pos - k - 0.5f) * steep + 0.5f);
                 float m = maskLo + (1 - maskLo) * mask[i];
-                float lum = 255f * light * (1f + coarse[i] + m * fine[i]);
+                // Detail multiplies exposure, as reflectance does: no negative light, no sign flips.
+                float lum = 255f * light * Exp.of(coarse[i] + m * fine[i]);
                 float[] c0 = pal[k];
                 float[] c1 = pal[k + 1];
                 p.r[i] = lum * (c0[0] + f * (c1[0] - c0[0])) + chromaA[i];
@@ -171,7 +176,7 @@ final class ProceduralScene {
                 int i = y * w + x;
                 // Texture from the same fields read mirrored, so it does not line up with the background's.
                 int j = flip ? n - 1 - i : (h - 1 - y) * w + x;
-                float lum = 255f * light * (1f + shade * u * invA + texture * (coarse[j] + fine[j]));
+                float lum = 255f * light * (1f + shade * u * invA) * Exp.of(texture * (coarse[j] + fine[j]));
                 if (stripes != 0f) {
                     lum *= 1f + stripes * SINE[(int) (v * freq + warp * coarse[j]) & (SINE.length - 1)];
                 }

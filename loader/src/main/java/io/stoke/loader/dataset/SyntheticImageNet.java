@@ -2,6 +2,8 @@ package io.stoke.loader.dataset;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -176,16 +178,30 @@ public final class SyntheticImageNet {
     public static Summary ensure(Path cacheDir, Options o) {
         String fingerprint = o.photoDir() == null ? "" : PhotoSource.fingerprint(o.photoDir());
         DatasetMarker want = DatasetMarker.expected(o, fingerprint);
-        DatasetMarker found = DatasetMarker.read(cacheDir);
-        if (found != null && found.complete() && found.sameDataset(want) && found.filesPresent(cacheDir)) {
-            return Summary.of(found.records(), o.classes(), found.seconds(), true);
+        // Checked before anything is created in the folder: a foreign folder is left untouched.
+        DatasetMarker.refuseForeign(cacheDir);
+        // Two processes (say, two `stoke demo` runs) must not wipe and fill the folder together.
+        // A file lock excludes other processes only; the monitor covers threads of this one.
+        synchronized (SyntheticImageNet.class) {
+            return ensureLocked(cacheDir, o, want);
         }
-        DatasetMarker.wipe(cacheDir, found != null);
-        want.writeIncomplete(cacheDir);
-        Generated g = generateInto(cacheDir, o, Runtime.getRuntime().availableProcessors());
-        // Written last, so an interrupted run leaves a marker that says "incomplete, ours, wipe me".
-        want.writeComplete(cacheDir, g.summary().seconds(), g.records());
-        return g.summary();
+    }
+
+    private static Summary ensureLocked(Path cacheDir, Options o, DatasetMarker want) {
+        try (FileChannel lockFile = DatasetMarker.openLock(cacheDir); FileLock _ = lockFile.lock()) {
+            DatasetMarker found = DatasetMarker.read(cacheDir);
+            if (found != null && found.complete() && found.sameDataset(want) && found.filesPresent(cacheDir)) {
+                return Summary.of(found.records(), o.classes(), found.seconds(), true);
+            }
+            DatasetMarker.wipe(cacheDir);
+            want.writeIncomplete(cacheDir);
+            Generated g = generateInto(cacheDir, o, Runtime.getRuntime().availableProcessors());
+            // Written last, so an interrupted run leaves a marker that says "incomplete, ours, wipe me".
+            want.writeComplete(cacheDir, g.summary().seconds(), g.records());
+            return g.summary();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot lock " + cacheDir, e);
+        }
     }
 
     record Generated(Summary summary, List<ImageRecord> records) {

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Determinism and {@link SyntheticImageNet#ensure}'s caching. */
 class SyntheticImageNetCacheTest {
-    private static final SyntheticImageNet.Options SMALL = new SyntheticImageNet.Options(30, 3, 7);
+    private static final SyntheticImageNet.Options SMALL = new SyntheticImageNet.Options(16, 3, 7);
 
     @TempDir
     Path tmp;
@@ -28,13 +28,13 @@ class SyntheticImageNetCacheTest {
         SyntheticImageNet.generate(tmp.resolve("a"), SMALL);
         SyntheticImageNet.generateInto(tmp.resolve("b"), SMALL, 1);
         SyntheticImageNetTest.assertSameFiles(tmp.resolve("a"), tmp.resolve("b"));
-        assertEquals(30, SyntheticImageNetTest.files(tmp.resolve("a")).size());
+        assertEquals(16, SyntheticImageNetTest.files(tmp.resolve("a")).size());
     }
 
     @Test
     void differentSeedGivesDifferentImages() throws IOException {
         SyntheticImageNet.generate(tmp.resolve("a"), SMALL);
-        SyntheticImageNet.generate(tmp.resolve("b"), new SyntheticImageNet.Options(30, 3, 8));
+        SyntheticImageNet.generate(tmp.resolve("b"), new SyntheticImageNet.Options(16, 3, 8));
         List<Path> a = SyntheticImageNetTest.files(tmp.resolve("a"));
         List<Path> b = SyntheticImageNetTest.files(tmp.resolve("b"));
         assertEquals(a.size(), b.size());
@@ -49,7 +49,7 @@ class SyntheticImageNetCacheTest {
         SyntheticImageNet.Summary first = SyntheticImageNet.ensure(cache, SMALL);
         assertFalse(first.cached());
         Map<Path, FileTime> times = mtimes(cache);
-        assertEquals(30, times.size());
+        assertEquals(16, times.size());
 
         SyntheticImageNet.Summary second = SyntheticImageNet.ensure(cache, SMALL);
         assertTrue(second.cached());
@@ -97,7 +97,7 @@ class SyntheticImageNetCacheTest {
         SyntheticImageNet.Summary s = SyntheticImageNet.ensure(cache, SMALL);
         assertFalse(s.cached());
         assertFalse(Files.exists(cache.resolve("n00000000/partial.jpg")));
-        assertEquals(30, SyntheticImageNetTest.files(cache).size());
+        assertEquals(16, SyntheticImageNetTest.files(cache).size());
     }
 
     @Test
