@@ -16,6 +16,8 @@ public final class JpegCompressor implements AutoCloseable {
     private final MemorySegment bufPtr = arena.allocate(ADDRESS);
     private final MemorySegment sizePtr = arena.allocate(JAVA_LONG);
     private MemorySegment handle;
+    /** Whether this handle has made a progressive JPEG (see {@link #compress}). */
+    private boolean progressiveUsed;
 
     public JpegCompressor() {
         TurboJpeg.ensureLoaded();
@@ -49,6 +51,20 @@ public final class JpegCompressor implements AutoCloseable {
         if (dst.byteSize() < max) {
             throw new IndexOutOfBoundsException("destination holds " + dst.byteSize() + " bytes, need " + max);
         }
+        boolean progressive = (flags & TurboJpeg.TJFLAG_PROGRESSIVE) != 0;
+        if (progressiveUsed && !progressive) {
+            // libjpeg-turbo 2.1 keeps the progressive scan script on the handle, and the next
+            // baseline image comes out corrupt (it decodes, as stripes). A fresh handle has none.
+            TurboJpeg.tjDestroy(handle);
+            handle = TurboJpeg.tjInitCompress();
+            progressiveUsed = false;
+            if (handle.equals(MemorySegment.NULL)) {
+                handle = null;
+                arena.close();
+                throw new IllegalStateException("tjInitCompress failed");
+            }
+        }
+        progressiveUsed |= progressive;
         bufPtr.set(ADDRESS, 0, dst);
         sizePtr.set(JAVA_LONG, 0, dst.byteSize());
         int rc = TurboJpeg.tjCompress2(handle, src, width, pitch, height, pixelFormat, bufPtr, sizePtr,

@@ -90,6 +90,24 @@ class JpegDecompressorTest {
     }
 
     @Test
+    void aBaselineImageAfterAProgressiveOneOnTheSameHandleIsIntact() {
+        int w = 96;
+        int h = 64;
+        byte[] px = texture(w, h);
+        try (Arena arena = Arena.ofConfined(); JpegCompressor shared = new JpegCompressor()) {
+            MemorySegment src = arena.allocate(px.length);
+            MemorySegment.copy(px, 0, src, JAVA_BYTE, 0, px.length);
+            MemorySegment dst = arena.allocate(JpegCompressor.maxSize(w, h, TurboJpeg.TJSAMP_420));
+            long n0 = shared.compress(src, w, w * 3, h, TurboJpeg.TJPF_RGB, TurboJpeg.TJSAMP_420, 90, 0, dst);
+            byte[] before = dst.asSlice(0, n0).toArray(JAVA_BYTE);
+            shared.compress(src, w, w * 3, h, TurboJpeg.TJPF_RGB, TurboJpeg.TJSAMP_420, 90, TurboJpeg.TJFLAG_PROGRESSIVE, dst);
+            long n1 = shared.compress(src, w, w * 3, h, TurboJpeg.TJPF_RGB, TurboJpeg.TJSAMP_420, 90, 0, dst);
+            assertArrayEquals(before, dst.asSlice(0, n1).toArray(JAVA_BYTE),
+                    "baseline JPEG differs after a progressive one on the same compressor");
+        }
+    }
+
+    @Test
     void refusesDestinationSmallerThanTheImage() {
         int w = 64;
         int h = 48;

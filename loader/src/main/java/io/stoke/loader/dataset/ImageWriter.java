@@ -58,18 +58,9 @@ final class ImageWriter implements AutoCloseable {
         MemorySegment.copy(pixels, 0, src, ValueLayout.JAVA_BYTE, 0, channels * w * h);
         int format = plan.grayscale() ? TurboJpeg.TJPF_GRAY : TurboJpeg.TJPF_RGB;
         int subsamp = plan.grayscale() ? TurboJpeg.TJSAMP_GRAY : TurboJpeg.TJSAMP_420;
-        long size;
-        if (plan.progressive()) {
-            // libjpeg-turbo 2.1's TurboJPEG keeps state from a progressive compression that
-            // corrupts the next baseline image on the same handle, so progressive images get a
-            // handle of their own (a tenth of the images; a handle costs microseconds).
-            try (JpegCompressor once = new JpegCompressor()) {
-                size = once.compress(src, w, channels * w, h, format, subsamp, plan.quality(),
-                        TurboJpeg.TJFLAG_PROGRESSIVE, dst);
-            }
-        } else {
-            size = compressor.compress(src, w, channels * w, h, format, subsamp, plan.quality(), 0, dst);
-        }
+        // JpegCompressor renews its handle after a progressive image (a libjpeg-turbo 2.1 quirk).
+        long size = compressor.compress(src, w, channels * w, h, format, subsamp, plan.quality(),
+                plan.progressive() ? TurboJpeg.TJFLAG_PROGRESSIVE : 0, dst);
         String rel = className + "/" + fileName(className, plan.index());
         writeAtomically(root.resolve(rel), dst.asSlice(0, size).asByteBuffer());
         return new ImageRecord(rel, size, w, h, plan.quality(), plan.progressive(), plan.grayscale());
