@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code stoke bench DIR}: the loader over the user's own dataset, with the same figures as demo. */
@@ -23,16 +22,8 @@ public final class BenchCommand implements Callable<Integer> {
     @Mixin
     LoaderOptions options;
 
-    @Option(names = "--no-warmup", description = {"Time a cold start: skip reading every file once (page cache)",
-            "and the untimed pass that lets the JIT compile the resize kernels."})
-    boolean noWarmup;
-
-    @Option(names = "--warmup-images", paramLabel = "N",
-            description = "Images decoded untimed before the run, to warm the JIT (default: ${DEFAULT-VALUE}).")
-    int warmupImages = 768;
-
-    @Option(names = "--json", paramLabel = "FILE", description = "Also write the figures and every batch's wait as JSON.")
-    Path json;
+    @Mixin
+    WarmupOptions warmup;
 
     @Override
     public Integer call() {
@@ -48,10 +39,7 @@ public final class BenchCommand implements Callable<Integer> {
         SampleIndex index = Files.isDirectory(dataset) ? ImageFolder.scan(dataset) : ListFile.read(dataset);
         System.err.printf("dataset: %d images in %s%n", index.size(), dataset);
         BenchRun run = new BenchRun(System.out, System.err);
-        if (!noWarmup) {
-            run.warmPageCache(index);
-            run.warmJit(options.builder(index).epochs(0), warmupImages);
-        }
-        return run.run(options.builder(index), "stoke bench " + dataset, options.epochs, json, options.device, options.deviceNormalize);
+        run.prepare(warmup, index, options.builder(index));
+        return run.run(options.builder(index), "stoke bench " + dataset, options.epochs, warmup.json, options.device, options.deviceNormalize);
     }
 }

@@ -26,6 +26,14 @@ final class BenchRun {
         this.err = err;
     }
 
+    /** Warms the page cache and the JIT before a timed run, unless {@code warmup} asks for a cold start. */
+    void prepare(WarmupOptions warmup, SampleIndex index, Loader.Builder untimed) {
+        if (!warmup.noWarmup) {
+            warmPageCache(index);
+            warmJit(untimed.epochs(0), warmup.warmupImages);
+        }
+    }
+
     /** Reads every file once so that the timed run finds the page cache warm. */
     void warmPageCache(SampleIndex index) {
         long bytes = 0;

@@ -7,7 +7,6 @@ import io.stoke.loader.source.SampleIndex;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 /** {@code stoke demo}: the main job, on the built-in ImageNet-like sample. */
 @Command(name = "demo", mixinStandardHelpOptions = true,
@@ -18,16 +17,8 @@ public final class DemoCommand implements Callable<Integer> {
     @Mixin
     LoaderOptions options;
 
-    @Option(names = "--no-warmup", description = {"Time a cold start: skip reading every file once (page cache)",
-            "and the untimed pass that lets the JIT compile the resize kernels."})
-    boolean noWarmup;
-
-    @Option(names = "--warmup-images", paramLabel = "N",
-            description = "Images decoded untimed before the run, to warm the JIT (default: ${DEFAULT-VALUE}).")
-    int warmupImages = 768;
-
-    @Option(names = "--json", paramLabel = "FILE", description = "Also write the figures and every batch's wait as JSON.")
-    java.nio.file.Path json;
+    @Mixin
+    WarmupOptions warmup;
 
     @Override
     public Integer call() {
@@ -45,11 +36,8 @@ public final class DemoCommand implements Callable<Integer> {
         System.err.println(sample.format());
         SampleIndex index = ImageFolder.scan(DemoSample.directory());
         BenchRun run = new BenchRun(System.out, System.err);
-        if (!noWarmup) {
-            run.warmPageCache(index);
-            run.warmJit(options.builder(index).epochs(0), warmupImages);
-        }
+        run.prepare(warmup, index, options.builder(index));
         return run.run(options.builder(index), "stoke demo (built-in ImageNet-like sample, " + index.size() + " images)",
-                options.epochs, json, options.device, options.deviceNormalize);
+                options.epochs, warmup.json, options.device, options.deviceNormalize);
     }
 }

@@ -198,6 +198,20 @@ public final class Batch implements AutoCloseable {
         }
     }
 
+    /**
+     * For loaders and consumers before they hand a batch out: a batch marked failed (policy FAIL)
+     * is closed, returning its slot, and its errors are thrown.
+     *
+     * @throws SampleException when the batch is marked failed
+     */
+    void closeAndThrowIfFailed() {
+        if (failed()) {
+            List<SampleError> failures = errors;
+            close();
+            throw new SampleException(epoch, batchIndex, failures);
+        }
+    }
+
     /** Invalidates every segment handed out, then returns the slot. Idempotent. */
     @Override
     public synchronized void close() {

@@ -12,8 +12,6 @@ import io.stoke.ring.SlotRing;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Iterator;
-import java.util.List;
-import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -125,13 +123,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         taken++;
         Batch batch = new Batch(ring.geometry(), slot, ring.slot(slot), pipeline.errors(slot), now - start, this::release);
         record(batch, now - start, now);
-        if (batch.failed()) {
-            List<SampleError> errors = batch.skipped();
-            long epoch = batch.epoch();
-            long batchIndex = batch.batchIndex();
-            batch.close();
-            throw new SampleException(epoch, batchIndex, errors);
-        }
+        batch.closeAndThrowIfFailed();
         open.add(batch);
         if (closed) {
             // close() ran while we built the batch; do not hand out memory that is going away.
@@ -169,27 +161,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
     /** Iterates batches until the last epoch ends. Each batch should be closed by the caller. */
     @Override
     public Iterator<Batch> iterator() {
-        return new Iterator<>() {
-            private Batch ahead;
-
-            @Override
-            public boolean hasNext() {
-                if (ahead == null) {
-                    ahead = Loader.this.next();
-                }
-                return ahead != null;
-            }
-
-            @Override
-            public Batch next() {
-                if (!hasNext()) {
-                    throw new NoSuchElementException();
-                }
-                Batch b = ahead;
-                ahead = null;
-                return b;
-            }
-        };
+        return new BatchIterator(this::next);
     }
 
     public LoaderStats stats() {

@@ -8,8 +8,6 @@ import io.stoke.ring.SlotRing;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Iterator;
-import java.util.List;
-import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -113,13 +111,7 @@ public final class RingConsumer implements Iterable<Batch>, AutoCloseable {
     private Batch hand(int slot, long waitNanos) {
         shm.consumerHeartbeat(true);
         Batch batch = new Batch(ring.geometry(), slot, ring.slot(slot), null, waitNanos, this::release);
-        if (batch.failed()) {
-            List<SampleError> errors = batch.skipped();
-            long epoch = batch.epoch();
-            long batchIndex = batch.batchIndex();
-            batch.close();
-            throw new SampleException(epoch, batchIndex, errors);
-        }
+        batch.closeAndThrowIfFailed();
         open.add(batch);
         return batch;
     }
@@ -137,27 +129,7 @@ public final class RingConsumer implements Iterable<Batch>, AutoCloseable {
     /** Iterates batches until the producer's last one. Each batch should be closed by the caller. */
     @Override
     public Iterator<Batch> iterator() {
-        return new Iterator<>() {
-            private Batch ahead;
-
-            @Override
-            public boolean hasNext() {
-                if (ahead == null) {
-                    ahead = RingConsumer.this.next();
-                }
-                return ahead != null;
-            }
-
-            @Override
-            public Batch next() {
-                if (!hasNext()) {
-                    throw new NoSuchElementException();
-                }
-                Batch b = ahead;
-                ahead = null;
-                return b;
-            }
-        };
+        return new BatchIterator(this::next);
     }
 
     public RingGeometry geometry() {
