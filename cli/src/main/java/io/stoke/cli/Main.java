@@ -10,6 +10,9 @@ import picocli.CommandLine.Command;
                 CommandLine.HelpCommand.class,
                 DemoCommand.class,
                 BenchCommand.class,
+                MakeDatasetCommand.class,
+                HarnessCommand.class,
+                io.stoke.cli.harness.StokeRunCommand.class,
         })
 public final class Main implements Runnable {
     /** Exit code when the run itself failed (bad input under --on-error fail, a worker died). */
