@@ -87,7 +87,7 @@ public final class ProcessTreeMonitor implements AutoCloseable {
     }
 
     /** {VmRSS, VmHWM} in kB from the lines of {@code /proc/PID/status}. */
-    static long[] status(List<String> lines) {
+    public static long[] status(List<String> lines) {
         long rss = 0;
         long hwm = 0;
         for (String line : lines) {
@@ -106,7 +106,7 @@ public final class ProcessTreeMonitor implements AutoCloseable {
     }
 
     /** utime + stime in clock ticks from {@code /proc/PID/stat} (fields 14 and 15; the name may hold spaces). */
-    static long cpuTicks(String stat) {
+    public static long cpuTicks(String stat) {
         String rest = stat.substring(stat.lastIndexOf(')') + 2);
         String[] f = rest.trim().split("\\s+");
         // rest starts at field 3 (state): utime is field 14, stime field 15.
