@@ -54,6 +54,11 @@ public final class HarnessCommand implements Callable<Integer> {
             description = "JPEG ImageFolder tree to use instead of the profile's generated one.")
     Path dataset;
 
+    @Option(names = "--data-dir", paramLabel = "DIR",
+            description = {"Where the generated JPEG dataset and the preprocessed raw tensors are kept and reused",
+                    "(default: OUT/data). Both are made once per folder; the same options give the same bytes."})
+    Path dataDir;
+
     @Option(names = "--images", paramLabel = "N", description = "Size of the generated JPEG dataset (default: the profile's).")
     Integer images;
 
@@ -157,7 +162,7 @@ public final class HarnessCommand implements Callable<Integer> {
                 say("pytorch side: " + torchVersions);
             }
         }
-        Path rawRoot = out.resolve("raw224");
+        Path rawRoot = dataDir().resolve("raw224-" + jpegRoot.getFileName());
         if (datasets.contains("raw")) {
             long t = System.nanoTime();
             int n = RawTensors.ensure(jpegRoot, rawRoot, cores);
@@ -190,8 +195,14 @@ public final class HarnessCommand implements Callable<Integer> {
                 // Odd repeats run the sweep backwards, so neither loader always runs first after the other.
                 RunKey k = keys.get(r % 2 == 0 ? i : keys.size() - 1 - i);
                 Path root = k.dataset().equals("jpeg") ? jpegRoot : rawRoot;
-                warmPageCache(root);
-                RunResult res = runOne(k, r, root, script);
+                RunResult res;
+                try {
+                    warmPageCache(root);
+                    res = runOne(k, r, root, script);
+                } catch (IOException | RuntimeException e) {
+                    // One broken run (a file gone, a process that cannot start) must not lose the sweep.
+                    res = RunResult.failed(k, r, e.toString());
+                }
                 results.add(res);
                 done++;
                 double elapsed = (System.nanoTime() - harnessStart) / 1e9;
@@ -252,19 +263,18 @@ public final class HarnessCommand implements Callable<Integer> {
             }
             return dataset;
         }
-        SyntheticImageNet.Summary s;
-        Path dir;
-        if (p.images() == DemoSample.IMAGES && photos == null) {
-            dir = DemoSample.directory();
-            s = DemoSample.ensure();
-        } else {
-            dir = DemoSample.directory().resolveSibling(String.format(Locale.ROOT, "harness-%d-%s-v%d", p.images(),
-                    photos == null ? "procedural" : "photos", SyntheticImageNet.GENERATOR_VERSION));
-            s = SyntheticImageNet.ensure(dir, new SyntheticImageNet.Options(p.images(), Math.min(100, p.images()),
-                    DemoSample.SEED, photos));
-        }
+        // The harness's own copy, not the demo's cache: a sweep must not lose its files halfway
+        // because something else regenerated or cleaned a shared cache.
+        Path dir = dataDir().resolve(String.format(Locale.ROOT, "jpeg-%d-%s-seed%d-v%d", p.images(),
+                photos == null ? "procedural" : "photos", DemoSample.SEED, SyntheticImageNet.GENERATOR_VERSION));
+        SyntheticImageNet.Summary s = SyntheticImageNet.ensure(dir, new SyntheticImageNet.Options(p.images(),
+                Math.min(DemoSample.CLASSES, p.images()), DemoSample.SEED, photos));
         say("JPEG dataset: " + dir + "\n" + s.format());
         return dir;
+    }
+
+    private Path dataDir() {
+        return dataDir != null ? dataDir : out.resolve("data");
     }
 
     private RunResult runOne(RunKey k, int repeat, Path root, Path script) throws IOException, InterruptedException {
