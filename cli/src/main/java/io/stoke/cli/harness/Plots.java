@@ -8,12 +8,15 @@ import java.util.List;
 import java.util.Locale;
 import java.util.TreeSet;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 import java.util.function.ToDoubleFunction;
+import java.util.function.ToIntFunction;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.XYSeries;
 import org.knowm.xchart.style.Styler;
+import org.knowm.xchart.style.lines.SeriesLines;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /** The harness's PNG plots, drawn with XChart from the runs and their aggregates. */
@@ -35,7 +38,7 @@ public final class Plots {
         int w = workers.isEmpty() ? 1 : workers.stream().min(java.util.Comparator.comparingInt(x -> Math.abs(x - cores))).get();
         for (int b : batches) {
             XYChart c = chart(String.format(Locale.ROOT, "Per-batch load time (consumer wait), JPEG, batch %d, %d workers, "
-                    + "no model time, repeat 1", b, w), "batch index", "wait per batch (ms)");
+                    + "no model time, first repeat", b, w), "batch index", "wait per batch (ms)");
             c.getStyler().setYAxisLogarithmic(true);
             boolean any = false;
             for (String loader : List.of(SummaryReport.STOKE, SummaryReport.PYTORCH)) {
@@ -52,7 +55,11 @@ public final class Plots {
                     y[i] = Math.max(r.waitNs()[i] / 1e6, 0.001);
                 }
                 XYSeries s = c.addSeries(name(loader), x, y);
-                s.setMarker(SeriesMarkers.CIRCLE);
+                boolean stoke = loader.equals(SummaryReport.STOKE);
+                s.setMarker(stoke ? SeriesMarkers.CIRCLE : SeriesMarkers.DIAMOND);
+                s.setLineStyle(stoke ? SeriesLines.SOLID : SeriesLines.DASH_DASH);
+                s.setLineColor(PALETTE[stoke ? 0 : 1]);
+                s.setMarkerColor(PALETTE[stoke ? 0 : 1]);
                 any = true;
             }
             if (any) {
@@ -69,7 +76,7 @@ public final class Plots {
                                 bottleneck ? "model the bottleneck" : "no model time"),
                         "workers", "images/s");
                 if (series(c, sel, a -> a.key().workers(), a -> a.imagesPerS().median(),
-                        a -> name(a.key().loader()) + ", batch " + a.key().batchSize())) {
+                        a -> a.key().batchSize(), g -> "batch " + g)) {
                     out.add(save(c, dir, "images-per-s-vs-workers-" + dataset + (bottleneck ? "-model" : "-nomodel")));
                 }
             }
@@ -77,15 +84,14 @@ public final class Plots {
         List<Aggregate> jpeg0 = aggs.stream().filter(a -> a.key().dataset().equals("jpeg") && a.key().modelMs() == 0).toList();
         XYChart t = chart("Time to first batch vs batch size, JPEG, no model time (median of repeats)", "batch size",
                 "time to first batch (ms)");
-        t.getStyler().setXAxisLogarithmic(true);
         if (series(t, jpeg0, a -> a.key().batchSize(), a -> a.ttfbMs().median(),
-                a -> name(a.key().loader()) + ", " + a.key().workers() + " workers")) {
+                a -> a.key().workers(), g -> g + (g == 1 ? " worker" : " workers"))) {
             out.add(save(t, dir, "time-to-first-batch-vs-batch-size"));
         }
         XYChart m = chart("Peak memory (summed PSS of all processes) vs workers, JPEG, no model time", "workers",
                 "peak PSS (MB)");
         if (series(m, jpeg0, a -> a.key().workers(), a -> a.pssMb().median(),
-                a -> name(a.key().loader()) + ", batch " + a.key().batchSize())) {
+                a -> a.key().batchSize(), g -> "batch " + g)) {
             out.add(save(m, dir, "memory-vs-workers"));
         }
         return out;
@@ -101,24 +107,48 @@ public final class Plots {
         return s;
     }
 
-    /** One series per distinct {@code name}, points sorted by x; false when nothing was drawn. */
-    private static boolean series(XYChart c, List<Aggregate> sel, ToDoubleFunction<Aggregate> x,
-                                  ToDoubleFunction<Aggregate> y, Function<Aggregate, String> name) {
-        java.util.Map<String, List<Aggregate>> groups = new java.util.TreeMap<>();
-        for (Aggregate a : sel) {
-            if (a.runs() > 0 && Double.isFinite(y.applyAsDouble(a))) {
-                groups.computeIfAbsent(name.apply(a), k -> new ArrayList<>()).add(a);
+    /**
+     * One line per loader and group value ({@code group}: batch size or workers), over the sweep's
+     * x values placed evenly (1, 2, 4, 8 or 32 ... 1024 would bunch up on a linear axis) and labelled
+     * with their values. Stoke's lines are solid, PyTorch's dashed; a group has the same colour in
+     * both. Returns false when nothing was drawn.
+     */
+    private static boolean series(XYChart c, List<Aggregate> sel, ToIntFunction<Aggregate> x,
+                                  ToDoubleFunction<Aggregate> y, ToIntFunction<Aggregate> group,
+                                  IntFunction<String> groupLabel) {
+        List<Aggregate> ok = sel.stream().filter(a -> a.runs() > 0 && Double.isFinite(y.applyAsDouble(a))).toList();
+        List<Integer> xs = ok.stream().map(x::applyAsInt).distinct().sorted().toList();
+        List<Integer> groups = ok.stream().map(group::applyAsInt).distinct().sorted().toList();
+        boolean any = false;
+        for (String loader : List.of(SummaryReport.STOKE, SummaryReport.PYTORCH)) {
+            for (int g : groups) {
+                List<Aggregate> pts = ok.stream().filter(a -> a.key().loader().equals(loader) && group.applyAsInt(a) == g)
+                        .sorted(java.util.Comparator.comparingInt(x)).toList();
+                if (pts.isEmpty()) {
+                    continue;
+                }
+                double[] px = pts.stream().mapToDouble(a -> xs.indexOf(x.applyAsInt(a))).toArray();
+                double[] py = pts.stream().mapToDouble(y).toArray();
+                XYSeries s = c.addSeries(name(loader) + ", " + groupLabel.apply(g), px, py);
+                boolean stoke = loader.equals(SummaryReport.STOKE);
+                s.setMarker(stoke ? SeriesMarkers.CIRCLE : SeriesMarkers.DIAMOND);
+                s.setLineStyle(stoke ? SeriesLines.SOLID : SeriesLines.DASH_DASH);
+                java.awt.Color colour = PALETTE[groups.indexOf(g) % PALETTE.length];
+                s.setLineColor(colour);
+                s.setMarkerColor(colour);
+                any = true;
             }
         }
-        for (var e : groups.entrySet()) {
-            List<Aggregate> pts = e.getValue().stream().sorted(java.util.Comparator.comparingDouble(x)).toList();
-            double[] xs = pts.stream().mapToDouble(x).toArray();
-            double[] ys = pts.stream().mapToDouble(y).toArray();
-            XYSeries s = c.addSeries(e.getKey(), xs, ys);
-            s.setMarker(e.getKey().startsWith("Stoke") ? SeriesMarkers.CIRCLE : SeriesMarkers.DIAMOND);
-        }
-        return !groups.isEmpty();
+        c.setCustomXAxisTickLabelsFormatter(v -> {
+            long i = Math.round(v);
+            return Math.abs(v - i) < 1e-9 && i >= 0 && i < xs.size() ? Integer.toString(xs.get((int) i)) : "";
+        });
+        return any;
     }
+
+    private static final java.awt.Color[] PALETTE = {new java.awt.Color(0x1f77b4), new java.awt.Color(0xd62728),
+            new java.awt.Color(0x2ca02c), new java.awt.Color(0x9467bd), new java.awt.Color(0xff7f0e),
+            new java.awt.Color(0x8c564b)};
 
     private static XYChart chart(String title, String xTitle, String yTitle) {
         XYChart c = new XYChartBuilder().width(1000).height(600).title(title).xAxisTitle(xTitle).yAxisTitle(yTitle).build();
