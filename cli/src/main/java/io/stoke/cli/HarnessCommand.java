@@ -104,6 +104,10 @@ public final class HarnessCommand implements Callable<Integer> {
     @Option(names = "--run-timeout-s", paramLabel = "S", description = "A run taking longer is killed and recorded as failed (default: ${DEFAULT-VALUE}).")
     int runTimeoutS = 900;
 
+    @Option(names = "--report-only", description = {"Run nothing: redraw OUT/summary.md and OUT/plots from the",
+            "CSV files of an earlier sweep into OUT."})
+    boolean reportOnly;
+
     private Writer log;
 
     private record Profile(int images, List<Integer> batchSizes, List<Integer> workers, int repeats) {
@@ -127,6 +131,9 @@ public final class HarnessCommand implements Callable<Integer> {
             if (!d.equals("jpeg") && !d.equals("raw")) {
                 throw new IllegalArgumentException("--datasets takes jpeg and raw, not " + d);
             }
+        }
+        if (reportOnly) {
+            return report();
         }
         long harnessStart = System.nanoTime();
         Files.createDirectories(out.resolve("logs"));
@@ -213,16 +220,42 @@ public final class HarnessCommand implements Callable<Integer> {
                 ResultFiles.write(out, results);
             }
         }
-        List<Aggregate> aggs = Aggregate.of(results);
         double minutes = (System.nanoTime() - harnessStart) / 60e9;
         List<String> conditions = conditions(p, jpegRoot, datasetImages, cores, torchVersions, minutes);
-        Files.writeString(out.resolve("summary.md"), SummaryReport.render(aggs, machine, conditions, notes));
-        List<Path> plots = Plots.draw(out.resolve("plots"), results, aggs, cores);
+        // Kept beside the CSVs so that --report-only can redraw the summary as it was.
+        Files.writeString(out.resolve("machine.txt"), machine + "\n");
+        Files.write(out.resolve("conditions.txt"), conditions);
+        Files.write(out.resolve("notes.txt"), notes);
+        int plots = render(results, machine, conditions, notes, cores);
         long failed = results.stream().filter(x -> !x.ok()).count();
         say(String.format(Locale.ROOT, "done in %.1f min: %d runs (%d failed); %s, %s, %s and %d plots in %s", minutes,
-                results.size(), failed, "batches.csv", "runs.csv", "summary.md", plots.size(), out));
+                results.size(), failed, "batches.csv", "runs.csv", "summary.md", plots, out));
         System.out.println(Files.readString(out.resolve("summary.md")));
         return failed == 0 ? 0 : Main.EXIT_FAILED;
+    }
+
+    private int render(List<RunResult> results, String machine, List<String> conditions, List<String> notes, int cores)
+            throws IOException {
+        List<Aggregate> aggs = Aggregate.of(results);
+        Files.writeString(out.resolve("summary.md"), SummaryReport.render(aggs, machine, conditions, notes));
+        Files.createDirectories(out.resolve("plots"));
+        return Plots.draw(out.resolve("plots"), results, aggs, cores).size();
+    }
+
+    private int report() throws IOException {
+        List<RunResult> results = ResultFiles.read(out);
+        String machine = Files.isRegularFile(out.resolve("machine.txt"))
+                ? Files.readString(out.resolve("machine.txt")).strip() : "unknown (no machine.txt in " + out + ")";
+        List<String> conditions = Files.isRegularFile(out.resolve("conditions.txt"))
+                ? Files.readAllLines(out.resolve("conditions.txt")) : List.of();
+        List<String> notes = Files.isRegularFile(out.resolve("notes.txt")) ? Files.readAllLines(out.resolve("notes.txt"))
+                : List.of();
+        Matcher m = Pattern.compile("^(\\d+) cores").matcher(machine);
+        int cores = m.find() ? Integer.parseInt(m.group(1)) : Runtime.getRuntime().availableProcessors();
+        int plots = render(results, machine, conditions, notes, cores);
+        System.err.printf(Locale.ROOT, "harness: %d runs read from %s; summary.md and %d plots redrawn%n", results.size(),
+                out, plots);
+        return 0;
     }
 
     private List<String> conditions(Profile p, Path jpegRoot, int n, int cores, String torchVersions, double minutes) {

@@ -52,6 +52,14 @@ class HarnessCommandTest {
         assertTrue(Files.size(out.resolve("plots/images-per-s-vs-workers-jpeg-nomodel.png")) > 1000);
         assertTrue(Files.size(out.resolve("plots/time-to-first-batch-vs-batch-size.png")) > 1000);
         assertTrue(Files.size(out.resolve("plots/memory-vs-workers.png")) > 1000);
+        // --report-only redraws the summary and plots from the CSVs alone.
+        String before = Files.readString(out.resolve("summary.md"));
+        Files.delete(out.resolve("summary.md"));
+        Files.delete(out.resolve("plots/memory-vs-workers.png"));
+        String[] again = BenchCommandTest.run("harness", "--out", out.toString(), "--report-only");
+        assertEquals("0", again[0], again[1] + again[2]);
+        assertEquals(before, Files.readString(out.resolve("summary.md")));
+        assertTrue(Files.size(out.resolve("plots/memory-vs-workers.png")) > 1000);
         try (var files = Files.walk(out.resolve("data"))) {
             assertEquals(12, files.filter(p -> p.toString().endsWith(".raw")).count(), "the preprocessed set");
         }

@@ -69,16 +69,43 @@ class AggregationTest {
         ResultFiles.write(tmp, runs);
         List<String> b = Files.readAllLines(tmp.resolve("batches.csv"));
         assertEquals(ResultFiles.BATCHES_HEADER, b.get(0));
-        assertEquals(List.of("stoke,jpeg,256,2,0,0,0,5.0000", "stoke,jpeg,256,2,0,0,1,0.2500",
-                "pytorch,jpeg,256,2,0,1,0,7.0000", "pytorch,jpeg,256,2,0,1,1,1.5000", "pytorch,jpeg,256,2,0,1,2,2.0000"),
+        assertEquals(List.of("stoke,jpeg,256,2,0,0,0,5.000000", "stoke,jpeg,256,2,0,0,1,0.250000",
+                "pytorch,jpeg,256,2,0,1,0,7.000000", "pytorch,jpeg,256,2,0,1,1,1.500000", "pytorch,jpeg,256,2,0,1,2,2.000000"),
                 b.subList(1, b.size()));
         List<String> r = Files.readAllLines(tmp.resolve("runs.csv"));
         assertEquals(4, r.size());
         int columns = ResultFiles.RUNS_HEADER.split(",").length;
         assertEquals(columns, r.get(1).split(",", -1).length, r.get(1));
-        assertTrue(r.get(1).startsWith("stoke,jpeg,256,2,0,0,10,2,1.000000,10.000,5.000,"), r.get(1));
+        assertTrue(r.get(1).startsWith("stoke,jpeg,256,2,0,0,10,2,1.000000000,10.000,5.000000,"), r.get(1));
         assertTrue(r.get(3).startsWith("pytorch,raw,32,1,128,0,"), r.get(3));
         assertTrue(r.get(3).endsWith("\"exit code 3, 'torch' missing\""), r.get(3));
+    }
+
+    @Test
+    void csvFilesReadBackToTheSameRuns() {
+        List<RunResult> runs = List.of(run(STOKE, 0, 10, 1.25, 5, 0.25), run(TORCH, 1, 10, 2.0, 7, 1.5, 2),
+                run(new RunKey("stoke", "raw", 32, 4, 12.5), 0, 10, 0.5, 3),
+                RunResult.failed(new RunKey("pytorch", "raw", 32, 1, 128), 0, "exit code 3, \"torch\" missing"));
+        ResultFiles.write(tmp, runs);
+        List<RunResult> back = ResultFiles.read(tmp);
+        assertEquals(runs.size(), back.size());
+        for (int i = 0; i < runs.size(); i++) {
+            RunResult a = runs.get(i);
+            RunResult b = back.get(i);
+            assertEquals(a.key(), b.key());
+            assertEquals(a.repeat(), b.repeat());
+            assertEquals(a.ok(), b.ok());
+            if (a.ok()) {
+                assertArrayEquals(a.waitNs(), b.waitNs());
+                assertEquals(a.images(), b.images());
+                assertEquals(a.elapsedS(), b.elapsedS(), 1e-6);
+                assertEquals(a.peakPssBytes(), b.peakPssBytes());
+                assertEquals(a.cpuS(), b.cpuS(), 1e-3);
+            }
+        }
+        assertEquals("exit code 3, 'torch' missing", back.get(3).error());
+        assertEquals(SummaryReport.render(Aggregate.of(runs), "m", List.of(), List.of()),
+                SummaryReport.render(Aggregate.of(back), "m", List.of(), List.of()));
     }
 
     @Test
