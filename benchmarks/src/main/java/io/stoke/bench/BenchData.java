@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** Where benchmarks find their data when none is named, and the JPEG files held in memory. */
@@ -15,14 +14,13 @@ public final class BenchData {
     private BenchData() {
     }
 
-    /** The demo's cached built-in sample; {@code ./stoke demo} creates it. */
+    /**
+     * The demo's built-in sample, generated on first use (about half a minute, once) and cached,
+     * so that a benchmark run never stops for want of data.
+     */
     public static Path defaultSample() {
-        Path p = io.stoke.loader.dataset.DemoSample.directory();
-        if (!Files.isDirectory(p)) {
-            throw new IllegalStateException("no dataset: run ./stoke demo once (it creates " + p
-                    + "), or pass -p dataset=DIR");
-        }
-        return p;
+        io.stoke.loader.dataset.DemoSample.ensure();
+        return io.stoke.loader.dataset.DemoSample.directory();
     }
 
     /**
