@@ -43,7 +43,7 @@ import picocli.CommandLine.Option;
                 "the harness samples the memory and CPU time of it and all its children. See docs/benchmarks/README.md."})
 public final class HarnessCommand implements Callable<Integer> {
     @Option(names = "--profile", paramLabel = "quick|full",
-            description = {"quick: 1,000 images, batch 32 and 256, workers 1, 2, 4, one repeat (about 10 minutes on 2 cores);",
+            description = {"quick: 1,000 images, batch 32 and 256, workers 1, 2, 4, one repeat (under 10 minutes on 2 cores);",
                     "full: 4,096 images, batch 32 to 1024, workers 1 to 8, 3 repeats (hours) (default: ${DEFAULT-VALUE})."})
     String profile = "quick";
 

@@ -31,16 +31,19 @@ public final class Stats {
         return quantile(values, 0.5);
     }
 
+    /** The smallest value; NaN when empty. */
     public static double min(double[] values) {
         return values.length == 0 ? Double.NaN : Arrays.stream(values).min().getAsDouble();
     }
 
+    /** The largest value; NaN when empty. */
     public static double max(double[] values) {
         return values.length == 0 ? Double.NaN : Arrays.stream(values).max().getAsDouble();
     }
 
     /** Median, min and max of one figure over repeats. */
     public record Spread(double median, double min, double max) {
+        /** The spread of the finite values among {@code values} (NaN, NaN, NaN when there are none). */
         public static Spread of(double[] values) {
             double[] finite = Arrays.stream(values).filter(Double::isFinite).toArray();
             return new Spread(Stats.median(finite), Stats.min(finite), Stats.max(finite));
