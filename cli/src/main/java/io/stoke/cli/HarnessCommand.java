@@ -165,7 +165,8 @@ public final class HarnessCommand implements Callable<Integer> {
                 notes.add(why);
                 loadersRun.remove(SummaryReport.PYTORCH);
             } else {
-                torchVersions = v[0];
+                // {"python": "3.11.2", "torch": ...} -> python 3.11.2, torch ...
+                torchVersions = v[0].replaceAll("[{}\"]", "").replace(": ", " ").strip();
                 say("pytorch side: " + torchVersions);
             }
         }

@@ -75,8 +75,12 @@ public final class Plots {
                                 dataset.equals("jpeg") ? "JPEG" : "preprocessed raw uint8",
                                 bottleneck ? "model the bottleneck" : "no model time"),
                         "workers", "images/s");
+                c.getStyler().setYAxisMin(0.0);
                 if (series(c, sel, a -> a.key().workers(), a -> a.imagesPerS().median(),
                         a -> a.key().batchSize(), g -> "batch " + g)) {
+                    if (bottleneck) {
+                        modelLine(c, sel);
+                    }
                     out.add(save(c, dir, "images-per-s-vs-workers-" + dataset + (bottleneck ? "-model" : "-nomodel")));
                 }
             }
@@ -84,12 +88,14 @@ public final class Plots {
         List<Aggregate> jpeg0 = aggs.stream().filter(a -> a.key().dataset().equals("jpeg") && a.key().modelMs() == 0).toList();
         XYChart t = chart("Time to first batch vs batch size, JPEG, no model time (median of repeats)", "batch size",
                 "time to first batch (ms)");
+        t.getStyler().setYAxisMin(0.0);
         if (series(t, jpeg0, a -> a.key().batchSize(), a -> a.ttfbMs().median(),
                 a -> a.key().workers(), g -> g + (g == 1 ? " worker" : " workers"))) {
             out.add(save(t, dir, "time-to-first-batch-vs-batch-size"));
         }
         XYChart m = chart("Peak memory (summed PSS of all processes) vs workers, JPEG, no model time", "workers",
                 "peak PSS (MB)");
+        m.getStyler().setYAxisMin(0.0);
         if (series(m, jpeg0, a -> a.key().workers(), a -> a.pssMb().median(),
                 a -> a.key().batchSize(), g -> "batch " + g)) {
             out.add(save(m, dir, "memory-vs-workers"));
@@ -144,6 +150,21 @@ public final class Plots {
             return Math.abs(v - i) < 1e-9 && i >= 0 && i < xs.size() ? Integer.toString(xs.get((int) i)) : "";
         });
         return any;
+    }
+
+    /** The model's own rate (batch / model time), the ceiling no loader can pass, as a grey line. */
+    private static void modelLine(XYChart c, List<Aggregate> sel) {
+        double[] rates = sel.stream().filter(a -> a.key().modelMs() > 0)
+                .mapToDouble(a -> a.key().batchSize() * 1000.0 / a.key().modelMs()).distinct().toArray();
+        long xs = sel.stream().map(a -> a.key().workers()).distinct().count();
+        if (rates.length != 1 || xs < 1) {
+            return; // several model rates in one plot: no single ceiling to draw
+        }
+        XYSeries s = c.addSeries(String.format(Locale.ROOT, "model alone: %.0f images/s", rates[0]),
+                new double[] {0, xs - 1}, new double[] {rates[0], rates[0]});
+        s.setMarker(SeriesMarkers.NONE);
+        s.setLineStyle(SeriesLines.DOT_DOT);
+        s.setLineColor(java.awt.Color.GRAY);
     }
 
     private static final java.awt.Color[] PALETTE = {new java.awt.Color(0x1f77b4), new java.awt.Color(0xd62728),
