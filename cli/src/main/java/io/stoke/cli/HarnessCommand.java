@@ -98,6 +98,11 @@ public final class HarnessCommand implements Callable<Integer> {
             description = "Images Stoke decodes untimed in each run's process before timing, to compile its kernels (default: ${DEFAULT-VALUE}).")
     int warmupImages = 512;
 
+    @Option(names = "--stoke-slots", paramLabel = "N",
+            description = {"Stoke's ring slots (batches decoded ahead plus those held); its memory is about",
+                    "N x batch x 150 KB (default: ${DEFAULT-VALUE}, Stoke's default)."})
+    int stokeSlots = 4;
+
     @Option(names = "--sample-ms", paramLabel = "MS", description = "Interval of the /proc memory and CPU samples (default: ${DEFAULT-VALUE}).")
     int sampleMs = 50;
 
@@ -281,8 +286,9 @@ public final class HarnessCommand implements Callable<Integer> {
         c.add("The consumer waits for each batch (that wait is the per-batch load time), touches it, then sleeps the "
                 + "simulated model time (a model on an accelerator leaves the CPU to the loader), the same in both.");
         c.add("PyTorch: torchvision ImageFolder + PIL, Resize(256), CenterCrop(224), PILToTensor, permute to HWC; "
-                + "persistent_workers=True, pin_memory=False, shuffle off. Stoke: default settings (DCT scaling pow2, "
-                + "4 slots). The raw dataset on the Stoke side is a simple reader into SlotRing slots, one batch per "
+                + "persistent_workers=True, pin_memory=False, shuffle off (PyTorch's default prefetch: 2 batches a worker). "
+                + "Stoke: DCT scaling pow2 (its default), " + stokeSlots + " ring slots. "
+                + "The raw dataset on the Stoke side is a simple reader into SlotRing slots, one batch per "
                 + "thread (RawTensorLoader), not the JPEG pipeline."
                 + (torchVersions != null ? " Versions: " + torchVersions + "." : ""));
         c.add(String.format(Locale.ROOT, "Memory and CPU: every %d ms the harness reads /proc for the run's process and all its "
@@ -323,7 +329,8 @@ public final class HarnessCommand implements Callable<Integer> {
                     "-cp", System.getProperty("java.class.path"), Main.class.getName(), "harness-run", root.toString(),
                     "--dataset", k.dataset(), "--batch-size", Integer.toString(k.batchSize()),
                     "--workers", Integer.toString(k.workers()), "--model-ms", Double.toString(k.modelMs()),
-                    "--warmup-images", Integer.toString(warmupImages), "--json", json.toString()));
+                    "--warmup-images", Integer.toString(warmupImages), "--slots", Integer.toString(stokeSlots),
+                    "--json", json.toString()));
         } else {
             cmd.addAll(List.of(python.toString(), script.toString(), root.toString(), "--dataset", k.dataset(),
                     "--batch-size", Integer.toString(k.batchSize()), "--workers", Integer.toString(k.workers()),
