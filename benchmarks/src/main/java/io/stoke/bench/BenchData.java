@@ -1,20 +1,74 @@
 package io.stoke.bench;
 
-import java.nio.file.Files;
+import io.stoke.ffm.JpegDecompressor;
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.source.SampleIndex;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 
-/** Where benchmarks find their data when none is named. */
-final class BenchData {
+/** Where benchmarks find their data when none is named, and the JPEG files held in memory. */
+public final class BenchData {
     private BenchData() {
     }
 
-    /** The demo's cached built-in sample; {@code ./stoke demo} creates it. */
-    static Path defaultSample() {
-        Path p = io.stoke.loader.dataset.DemoSample.directory();
-        if (!Files.isDirectory(p)) {
-            throw new IllegalStateException("no dataset: run ./stoke demo once (it creates " + p
-                    + "), or pass -p dataset=DIR");
+    /**
+     * The demo's built-in sample, generated on first use (about half a minute, once) and cached,
+     * so that a benchmark run never stops for want of data.
+     */
+    public static Path defaultSample() {
+        io.stoke.loader.dataset.DemoSample.ensure();
+        return io.stoke.loader.dataset.DemoSample.directory();
+    }
+
+    /**
+     * Every JPEG of an ImageFolder tree read into memory, both as {@code byte[]} (for decoders
+     * that take arrays) and as an off-heap segment (for FFM), so decode benchmarks time no I/O.
+     *
+     * @param dataset a folder, or empty for {@link #defaultSample()}
+     */
+    public static Jpegs load(String dataset) {
+        Path root = dataset == null || dataset.isEmpty() ? defaultSample() : Path.of(dataset);
+        SampleIndex index = ImageFolder.scan(root);
+        int n = index.size();
+        byte[][] bytes = new byte[n][];
+        MemorySegment[] segments = new MemorySegment[n];
+        Arena arena = Arena.ofShared();
+        int maxPixels = 0;
+        try (JpegDecompressor tj = new JpegDecompressor()) {
+            for (int i = 0; i < n; i++) {
+                bytes[i] = java.nio.file.Files.readAllBytes(index.resolve(i));
+                segments[i] = arena.allocate(bytes[i].length + 64L, 64);
+                MemorySegment.copy(MemorySegment.ofArray(bytes[i]), 0, segments[i], 0, bytes[i].length);
+                if (tj.readHeader(segments[i], bytes[i].length) != 0) {
+                    throw new IllegalStateException("not a readable JPEG: " + index.resolve(i) + ": " + tj.errorMessage());
+                }
+                maxPixels = Math.max(maxPixels, tj.width() * tj.height());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + root, e);
         }
-        return p;
+        return new Jpegs(bytes, segments, maxPixels);
+    }
+
+    /** JPEG files in memory; the arena lives as long as the benchmark's JVM. */
+    public record Jpegs(byte[][] allBytes, MemorySegment[] segments, int maxPixels) {
+        public int count() {
+            return allBytes.length;
+        }
+
+        public byte[] bytes(int i) {
+            return allBytes[i];
+        }
+
+        public MemorySegment segment(int i) {
+            return segments[i];
+        }
+
+        public int length(int i) {
+            return allBytes[i].length;
+        }
     }
 }

@@ -12,6 +12,9 @@ import picocli.CommandLine.Command;
                 BenchCommand.class,
                 ServeCommand.class,
                 GpuCheckCommand.class,
+                MakeDatasetCommand.class,
+                HarnessCommand.class,
+                io.stoke.cli.harness.StokeRunCommand.class,
         })
 public final class Main implements Runnable {
     /** Exit code when the run itself failed (bad input under --on-error fail, a worker died). */

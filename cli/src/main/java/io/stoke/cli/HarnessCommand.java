@@ -1,0 +1,462 @@
+package io.stoke.cli;
+
+import io.stoke.cli.harness.Aggregate;
+import io.stoke.cli.harness.Machine;
+import io.stoke.cli.harness.Plots;
+import io.stoke.cli.harness.ProcessTreeMonitor;
+import io.stoke.cli.harness.RawTensors;
+import io.stoke.cli.harness.ResultFiles;
+import io.stoke.cli.harness.RunKey;
+import io.stoke.cli.harness.RunResult;
+import io.stoke.cli.harness.StokeRunCommand;
+import io.stoke.cli.harness.SummaryReport;
+import io.stoke.loader.dataset.DemoSample;
+import io.stoke.loader.dataset.SyntheticImageNet;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code stoke harness}: the Stoke vs PyTorch DataLoader experiment. Sweeps batch size, workers,
+ * simulated model time and dataset (JPEG, preprocessed raw tensors) for both loaders, each run in
+ * a process of its own watched from {@code /proc}; writes every batch's wait to CSV, a Markdown
+ * summary and PNG plots.
+ */
+@Command(name = "harness", mixinStandardHelpOptions = true,
+        description = {"Runs the Stoke vs PyTorch DataLoader experiment and writes OUT/batches.csv (every batch of",
+                "every run), OUT/runs.csv, OUT/summary.md and OUT/plots/*.png. Each run is a process of its own;",
+                "the harness samples the memory and CPU time of it and all its children. See docs/benchmarks/README.md."})
+public final class HarnessCommand implements Callable<Integer> {
+    @Option(names = "--profile", paramLabel = "quick|full",
+            description = {"quick: 1,000 images, batch 32 and 256, workers 1, 2, 4, one repeat (under 10 minutes on 2 cores);",
+                    "full: 4,096 images, batch 32 to 1024, workers 1 to 8, 3 repeats (hours) (default: ${DEFAULT-VALUE})."})
+    String profile = "quick";
+
+    @Option(names = "--out", paramLabel = "DIR", required = true, description = "Output folder (created; files in it are replaced).")
+    Path out;
+
+    @Option(names = "--dataset", paramLabel = "DIR",
+            description = "JPEG ImageFolder tree to use instead of the profile's generated one.")
+    Path dataset;
+
+    @Option(names = "--data-dir", paramLabel = "DIR",
+            description = {"Where the generated JPEG dataset and the preprocessed raw tensors are kept and reused",
+                    "(default: OUT/data). Both are made once per folder; the same options give the same bytes."})
+    Path dataDir;
+
+    @Option(names = "--images", paramLabel = "N", description = "Size of the generated JPEG dataset (default: the profile's).")
+    Integer images;
+
+    @Option(names = "--photos", paramLabel = "DIR", description = "Generate the dataset from the photographs under DIR.")
+    Path photos;
+
+    @Option(names = "--batch-sizes", split = ",", paramLabel = "N,...", description = "Override the profile's batch sizes.")
+    List<Integer> batchSizes;
+
+    @Option(names = "--workers", split = ",", paramLabel = "N,...", description = "Override the profile's worker counts.")
+    List<Integer> workers;
+
+    @Option(names = "--repeats", paramLabel = "N", description = "Override the profile's repeats.")
+    Integer repeats;
+
+    @Option(names = "--model-ms-per-image", paramLabel = "MS",
+            description = {"Simulated model time of the bottleneck runs, per image of the batch: the consumer sleeps",
+                    "batch * MS ms after each batch (default: ${DEFAULT-VALUE}, i.e. a model at 250 images/s)."})
+    double modelMsPerImage = 4.0;
+
+    @Option(names = "--no-model", description = "Leave out the runs with simulated model time.")
+    boolean noModel;
+
+    @Option(names = "--loaders", split = ",", paramLabel = "NAME,...", description = "stoke, pytorch (default: both).")
+    List<String> loaders = List.of(SummaryReport.STOKE, SummaryReport.PYTORCH);
+
+    @Option(names = "--datasets", split = ",", paramLabel = "NAME,...", description = "jpeg, raw (default: both).")
+    List<String> datasets = List.of("jpeg", "raw");
+
+    @Option(names = "--python", paramLabel = "PATH", description = "Python with torch and torchvision (default: ${DEFAULT-VALUE}).")
+    Path python = Path.of("/usr/bin/python3");
+
+    @Option(names = "--torch-script", paramLabel = "FILE", description = "Default: benchmarks/python/torch_loader.py of this checkout.")
+    Path torchScript;
+
+    @Option(names = "--warmup-images", paramLabel = "N",
+            description = "Images Stoke decodes untimed in each run's process before timing, to compile its kernels (default: ${DEFAULT-VALUE}).")
+    int warmupImages = 512;
+
+    @Option(names = "--stoke-slots", paramLabel = "N",
+            description = {"Stoke's ring slots (batches decoded ahead plus those held); its memory is about",
+                    "N x batch x 150 KB (default: ${DEFAULT-VALUE}, Stoke's default)."})
+    int stokeSlots = 4;
+
+    @Option(names = "--sample-ms", paramLabel = "MS", description = "Interval of the /proc memory and CPU samples (default: ${DEFAULT-VALUE}).")
+    int sampleMs = 50;
+
+    @Option(names = "--run-timeout-s", paramLabel = "S", description = "A run taking longer is killed and recorded as failed (default: ${DEFAULT-VALUE}).")
+    int runTimeoutS = 900;
+
+    @Option(names = "--report-only", description = {"Run nothing: redraw OUT/summary.md and OUT/plots from the",
+            "CSV files of an earlier sweep into OUT."})
+    boolean reportOnly;
+
+    private Writer log;
+
+    private record Profile(int images, List<Integer> batchSizes, List<Integer> workers, int repeats) {
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Profile p = switch (profile) {
+            case "quick" -> new Profile(DemoSample.IMAGES, List.of(32, 256), List.of(1, 2, 4), 1);
+            case "full" -> new Profile(4096, List.of(32, 128, 256, 512, 1024), List.of(1, 2, 4, 8), 3);
+            default -> throw new IllegalArgumentException("--profile must be quick or full, not " + profile);
+        };
+        p = new Profile(images != null ? images : p.images(), batchSizes != null ? batchSizes : p.batchSizes(),
+                workers != null ? workers : p.workers(), repeats != null ? repeats : p.repeats());
+        for (String l : loaders) {
+            if (!l.equals(SummaryReport.STOKE) && !l.equals(SummaryReport.PYTORCH)) {
+                throw new IllegalArgumentException("--loaders takes stoke and pytorch, not " + l);
+            }
+        }
+        for (String d : datasets) {
+            if (!d.equals("jpeg") && !d.equals("raw")) {
+                throw new IllegalArgumentException("--datasets takes jpeg and raw, not " + d);
+            }
+        }
+        if (reportOnly) {
+            return report();
+        }
+        long harnessStart = System.nanoTime();
+        Files.createDirectories(out.resolve("logs"));
+        Files.createDirectories(out.resolve("runs"));
+        Files.createDirectories(out.resolve("plots"));
+        log = Files.newBufferedWriter(out.resolve("harness.log"), StandardCharsets.UTF_8);
+        try {
+            return sweep(p, harnessStart);
+        } finally {
+            log.close();
+        }
+    }
+
+    private int sweep(Profile p, long harnessStart) throws Exception {
+        int cores = Runtime.getRuntime().availableProcessors();
+        String machine = Machine.describe();
+        say("machine: " + machine);
+        Path jpegRoot = jpegDataset(p);
+        List<String> notes = new ArrayList<>();
+        List<String> loadersRun = new ArrayList<>(loaders);
+        String torchVersions = null;
+        Path script = null;
+        if (loadersRun.contains(SummaryReport.PYTORCH)) {
+            script = torchScript != null ? torchScript : findScript();
+            String[] v = torchVersions(script);
+            if (v[0] == null) {
+                String why = "PyTorch's DataLoader was not run: " + v[1];
+                say(why);
+                notes.add(why);
+                loadersRun.remove(SummaryReport.PYTORCH);
+            } else {
+                // {"python": "3.11.2", "torch": ...} -> python 3.11.2, torch ...
+                torchVersions = v[0].replaceAll("[{}\"]", "").replace(": ", " ").strip();
+                say("pytorch side: " + torchVersions);
+            }
+        }
+        Path rawRoot = dataDir().resolve("raw224-" + jpegRoot.getFileName());
+        if (datasets.contains("raw")) {
+            long t = System.nanoTime();
+            int n = RawTensors.ensure(jpegRoot, rawRoot, cores);
+            say(String.format(Locale.ROOT, "preprocessed dataset: %d raw 224x224x3 uint8 files in %s (%.1f s)", n, rawRoot,
+                    (System.nanoTime() - t) / 1e9));
+        }
+        int datasetImages = io.stoke.loader.source.ImageFolder.scan(jpegRoot).size();
+
+        List<RunKey> keys = new ArrayList<>();
+        for (String d : datasets) {
+            for (int b : p.batchSizes()) {
+                if (b > datasetImages) {
+                    say("batch " + b + " left out: the dataset has only " + datasetImages + " images");
+                    continue;
+                }
+                for (int w : p.workers()) {
+                    for (double m : noModel ? List.of(0.0) : List.of(0.0, b * modelMsPerImage)) {
+                        for (String l : loadersRun) {
+                            keys.add(new RunKey(l, d, b, w, m));
+                        }
+                    }
+                }
+            }
+        }
+        List<RunResult> results = new ArrayList<>();
+        int total = keys.size() * p.repeats();
+        int done = 0;
+        for (int r = 0; r < p.repeats(); r++) {
+            for (int i = 0; i < keys.size(); i++) {
+                // Odd repeats run the sweep backwards, so neither loader always runs first after the other.
+                RunKey k = keys.get(r % 2 == 0 ? i : keys.size() - 1 - i);
+                Path root = k.dataset().equals("jpeg") ? jpegRoot : rawRoot;
+                RunResult res;
+                try {
+                    warmPageCache(root);
+                    res = runOne(k, r, root, script);
+                } catch (IOException | RuntimeException e) {
+                    // One broken run (a file gone, a process that cannot start) must not lose the sweep.
+                    res = RunResult.failed(k, r, e.toString());
+                }
+                results.add(res);
+                done++;
+                double elapsed = (System.nanoTime() - harnessStart) / 1e9;
+                say(String.format(Locale.ROOT, "[%d/%d] %s repeat %d: %s  (%.0f s so far)", done, total, k.label(), r + 1,
+                        res.ok() ? String.format(Locale.ROOT, "%.0f images/s, first batch %.0f ms, peak PSS %.0f MB",
+                                res.imagesPerSecond(), res.timeToFirstBatchS() * 1e3, res.peakPssBytes() / 1e6)
+                                : "FAILED: " + res.error(), elapsed));
+                ResultFiles.write(out, results);
+            }
+        }
+        double minutes = (System.nanoTime() - harnessStart) / 60e9;
+        List<String> conditions = conditions(p, jpegRoot, datasetImages, cores, torchVersions, minutes);
+        // Kept beside the CSVs so that --report-only can redraw the summary as it was.
+        Files.writeString(out.resolve("machine.txt"), machine + "\n");
+        Files.write(out.resolve("conditions.txt"), conditions);
+        Files.write(out.resolve("notes.txt"), notes);
+        int plots = render(results, machine, conditions, notes, cores);
+        long failed = results.stream().filter(x -> !x.ok()).count();
+        say(String.format(Locale.ROOT, "done in %.1f min: %d runs (%d failed); %s, %s, %s and %d plots in %s", minutes,
+                results.size(), failed, "batches.csv", "runs.csv", "summary.md", plots, out));
+        System.out.println(Files.readString(out.resolve("summary.md")));
+        return failed == 0 ? 0 : Main.EXIT_FAILED;
+    }
+
+    private int render(List<RunResult> results, String machine, List<String> conditions, List<String> notes, int cores)
+            throws IOException {
+        List<Aggregate> aggs = Aggregate.of(results);
+        Files.writeString(out.resolve("summary.md"), SummaryReport.render(aggs, machine, conditions, notes));
+        Files.createDirectories(out.resolve("plots"));
+        return Plots.draw(out.resolve("plots"), results, aggs, cores).size();
+    }
+
+    private int report() throws IOException {
+        List<RunResult> results = ResultFiles.read(out);
+        String machine = Files.isRegularFile(out.resolve("machine.txt"))
+                ? Files.readString(out.resolve("machine.txt")).strip() : "unknown (no machine.txt in " + out + ")";
+        List<String> conditions = Files.isRegularFile(out.resolve("conditions.txt"))
+                ? Files.readAllLines(out.resolve("conditions.txt")) : List.of();
+        List<String> notes = Files.isRegularFile(out.resolve("notes.txt")) ? Files.readAllLines(out.resolve("notes.txt"))
+                : List.of();
+        Matcher m = Pattern.compile("^(\\d+) cores").matcher(machine);
+        int cores = m.find() ? Integer.parseInt(m.group(1)) : Runtime.getRuntime().availableProcessors();
+        int plots = render(results, machine, conditions, notes, cores);
+        System.err.printf(Locale.ROOT, "harness: %d runs read from %s; summary.md and %d plots redrawn%n", results.size(),
+                out, plots);
+        return 0;
+    }
+
+    private List<String> conditions(Profile p, Path jpegRoot, int n, int cores, String torchVersions, double minutes) {
+        List<String> c = new ArrayList<>();
+        c.add(String.format(Locale.ROOT, "Profile `%s`: batch sizes %s, workers %s, model time %s, datasets %s, %d repeat%s; "
+                        + "the sweep took %.1f min.", profile, p.batchSizes(), p.workers(),
+                noModel ? "0" : String.format(Locale.ROOT, "0 and batch x %.1f ms (the model the bottleneck: %.0f images/s)",
+                        modelMsPerImage, 1000 / modelMsPerImage),
+                datasets, p.repeats(), p.repeats() == 1 ? "" : "s", minutes));
+        c.add(String.format(Locale.ROOT, "JPEG dataset: %d ImageNet-like files in %s; the preprocessed dataset holds the same "
+                + "images resized and cropped once (Stoke, DCT scaling off, pixels identical to torchvision's) as "
+                + "headerless 224x224x3 uint8 files.", n, jpegRoot));
+        c.add("Both loaders read the same files and deliver the same batches: uint8 [n, 224, 224, 3] "
+                + "(Resize 256 + CenterCrop 224), in dataset order, last partial batch kept.");
+        c.add(String.format(Locale.ROOT, "Same cores: each run is one process tree on the whole machine (%d cores), nothing "
+                + "pinned, runs one at a time. 'workers' is Stoke's decoding threads and PyTorch's worker processes.", cores));
+        c.add("Warm page cache for both: the harness reads every file of the dataset once right before each run.");
+        c.add(String.format(Locale.ROOT, "Timing starts before the loader is created (Stoke's build(), PyTorch's iter(), which "
+                + "starts its workers) and ends after the last batch; images/s = images / that span. Stoke decodes %d images "
+                + "untimed in the same process first (JIT warm-up, as after a job's first seconds); PyTorch has no JIT and "
+                + "its imports are done before timing.", warmupImages));
+        c.add("The consumer waits for each batch (that wait is the per-batch load time), touches it, then sleeps the "
+                + "simulated model time (a model on an accelerator leaves the CPU to the loader), the same in both.");
+        c.add("PyTorch: torchvision ImageFolder + PIL, Resize(256), CenterCrop(224), PILToTensor, permute to HWC; "
+                + "persistent_workers=True, pin_memory=False, shuffle off (PyTorch's default prefetch: 2 batches a worker). "
+                + "Stoke: DCT scaling pow2 (its default), " + stokeSlots + " ring slots. "
+                + "The raw dataset on the Stoke side is a simple reader into SlotRing slots, one batch per "
+                + "thread (RawTensorLoader), not the JPEG pipeline."
+                + (torchVersions != null ? " Versions: " + torchVersions + "." : ""));
+        c.add(String.format(Locale.ROOT, "Memory and CPU: every %d ms the harness reads /proc for the run's process and all its "
+                + "descendants (VmRSS, Pss from smaps_rollup, utime + stime).", sampleMs));
+        return c;
+    }
+
+    private Path jpegDataset(Profile p) {
+        if (dataset != null) {
+            if (!Files.isDirectory(dataset)) {
+                throw new IllegalArgumentException("--dataset " + dataset + " is not a folder");
+            }
+            return dataset;
+        }
+        // The harness's own copy, not the demo's cache: a sweep must not lose its files halfway
+        // because something else regenerated or cleaned a shared cache.
+        Path dir = dataDir().resolve(String.format(Locale.ROOT, "jpeg-%d-%s-seed%d-v%d", p.images(),
+                photos == null ? "procedural" : "photos", DemoSample.SEED, SyntheticImageNet.GENERATOR_VERSION));
+        SyntheticImageNet.Summary s = SyntheticImageNet.ensure(dir, new SyntheticImageNet.Options(p.images(),
+                Math.min(DemoSample.CLASSES, p.images()), DemoSample.SEED, photos));
+        say("JPEG dataset: " + dir + "\n" + s.format());
+        return dir;
+    }
+
+    private Path dataDir() {
+        return dataDir != null ? dataDir : out.resolve("data");
+    }
+
+    private RunResult runOne(RunKey k, int repeat, Path root, Path script) throws IOException, InterruptedException {
+        String label = k.label() + "-r" + (repeat + 1);
+        Path json = out.resolve("runs").resolve(label + ".json");
+        Files.deleteIfExists(json);
+        List<String> cmd = new ArrayList<>();
+        if (k.loader().equals(SummaryReport.STOKE)) {
+            cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+            cmd.addAll(List.of("--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
+                    "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+                    "-cp", System.getProperty("java.class.path"), Main.class.getName(), "harness-run", root.toString(),
+                    "--dataset", k.dataset(), "--batch-size", Integer.toString(k.batchSize()),
+                    "--workers", Integer.toString(k.workers()), "--model-ms", Double.toString(k.modelMs()),
+                    "--warmup-images", Integer.toString(warmupImages), "--slots", Integer.toString(stokeSlots),
+                    "--json", json.toString()));
+        } else {
+            cmd.addAll(List.of(python.toString(), script.toString(), root.toString(), "--dataset", k.dataset(),
+                    "--batch-size", Integer.toString(k.batchSize()), "--workers", Integer.toString(k.workers()),
+                    "--model-ms", Double.toString(k.modelMs()), "--json", json.toString()));
+        }
+        Path logFile = out.resolve("logs").resolve(label + ".log");
+        double childCpuBefore = ProcessTreeMonitor.childrenCpuSeconds();
+        Process proc = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        double[] window = {Double.NaN, Double.NaN};
+        try (ProcessTreeMonitor mon = new ProcessTreeMonitor(proc.pid(), sampleMs);
+             Writer lw = Files.newBufferedWriter(logFile, StandardCharsets.UTF_8)) {
+            lw.write(String.join(" ", cmd) + "\n");
+            Thread reader = Thread.ofPlatform().daemon().start(() -> {
+                try (BufferedReader br = new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8))) {
+                    String line;
+                    while ((line = br.readLine()) != null) {
+                        if (line.equals(StokeRunCommand.BEGIN)) {
+                            window[0] = mon.sample();
+                        } else if (line.equals(StokeRunCommand.END)) {
+                            window[1] = mon.sample();
+                        }
+                        synchronized (lw) {
+                            lw.write(line + "\n");
+                        }
+                    }
+                } catch (IOException e) {
+                    // The process is gone; what it printed so far is in the log.
+                }
+            });
+            if (!proc.waitFor(runTimeoutS, TimeUnit.SECONDS)) {
+                proc.descendants().forEach(ProcessHandle::destroyForcibly);
+                proc.destroyForcibly();
+                proc.waitFor();
+                reader.join(5000);
+                return RunResult.failed(k, repeat, "timed out after " + runTimeoutS + " s; log: " + logFile);
+            }
+            reader.join(5000);
+            double cpuTotal = ProcessTreeMonitor.childrenCpuSeconds() - childCpuBefore;
+            if (proc.exitValue() != 0 || !Files.isRegularFile(json)) {
+                return RunResult.failed(k, repeat, "exit code " + proc.exitValue() + "; log: " + logFile);
+            }
+            String j = Files.readString(json);
+            long[] waits = longArray(j, "wait_ns");
+            return new RunResult(k, repeat, (long) number(j, "images"), number(j, "elapsed_s"), waits, mon.peakRssBytes(),
+                    mon.peakPssBytes(), mon.sumHwmBytes(), window[1] - window[0], cpuTotal, null);
+        }
+    }
+
+    static double number(String json, String field) {
+        Matcher m = Pattern.compile("\"" + field + "\"\\s*:\\s*(-?[0-9.eE+-]+)").matcher(json);
+        if (!m.find()) {
+            throw new IllegalArgumentException("no " + field + " in " + json);
+        }
+        return Double.parseDouble(m.group(1));
+    }
+
+    static long[] longArray(String json, String field) {
+        Matcher m = Pattern.compile("\"" + field + "\"\\s*:\\s*\\[([^\\]]*)]").matcher(json);
+        if (!m.find()) {
+            throw new IllegalArgumentException("no " + field + " in " + json);
+        }
+        String body = m.group(1).trim();
+        return body.isEmpty() ? new long[0] : Stream.of(body.split(",")).map(String::trim).mapToLong(Long::parseLong).toArray();
+    }
+
+    /** {versions JSON, null} when the script runs, else {null, why}. */
+    private String[] torchVersions(Path script) throws IOException, InterruptedException {
+        if (script == null || !Files.isRegularFile(script)) {
+            return new String[] {null, "cannot find benchmarks/python/torch_loader.py (pass --torch-script)"};
+        }
+        if (!Files.isExecutable(python)) {
+            return new String[] {null, python + " does not exist (pass --python PATH)"};
+        }
+        Process p = new ProcessBuilder(python.toString(), script.toString(), "-", "--dataset", "jpeg", "--batch-size", "1",
+                "--workers", "0", "--json", "-", "--versions").redirectErrorStream(true).start();
+        String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        p.waitFor();
+        return p.exitValue() == 0 ? new String[] {text, null} : new String[] {null, text};
+    }
+
+    private static Path findScript() {
+        List<Path> starts = new ArrayList<>();
+        String root = System.getProperty("stoke.root");
+        if (root != null) {
+            starts.add(Path.of(root));
+        }
+        try {
+            starts.add(Path.of(HarnessCommand.class.getProtectionDomain().getCodeSource().getLocation().toURI()));
+        } catch (Exception e) {
+            // No code source (unusual class loader): the working directory is the other guess.
+        }
+        starts.add(Path.of("").toAbsolutePath());
+        for (Path s : starts) {
+            for (Path d = s; d != null; d = d.getParent()) {
+                Path f = d.resolve("benchmarks/python/torch_loader.py");
+                if (Files.isRegularFile(f)) {
+                    return f;
+                }
+            }
+        }
+        return null;
+    }
+
+    /** Reads every file under {@code root} once, so the run finds them in the page cache. */
+    private static void warmPageCache(Path root) throws IOException {
+        byte[] buf = new byte[1 << 20];
+        try (Stream<Path> s = Files.walk(root)) {
+            for (Path f : s.filter(Files::isRegularFile).toList()) {
+                try (var in = Files.newInputStream(f)) {
+                    while (in.read(buf) > 0) {
+                        // reading is the point
+                    }
+                }
+            }
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
+        }
+    }
+
+    private void say(String s) {
+        System.err.println("harness: " + s);
+        try {
+            log.write(s + "\n");
+            log.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write harness.log in " + out, e);
+        }
+    }
+}
