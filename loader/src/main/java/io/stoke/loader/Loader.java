@@ -254,7 +254,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         private TransformSpec transform = TransformSpec.defaults();
         private ErrorPolicy policy = ErrorPolicy.FAIL;
         private IdleStrategy consumerIdle = new BackoffIdleStrategy(100, 10,
-                TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MICROSECONDS.toNanos(200));
+                TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(1));
         private Function<RingGeometry, SlotRing> ringFactory;
         private Supplier<IdleStrategy> producerIdle = () -> new BackoffIdleStrategy(10, 10,
                 TimeUnit.MICROSECONDS.toNanos(10), TimeUnit.MILLISECONDS.toNanos(1));

@@ -15,10 +15,11 @@ interface ResampleKernels {
      * Horizontal pass: for each of {@code rows} source rows starting at {@code yFirst}, each of
      * {@code outWidth} output pixels {@code x} is the sum over {@code t < bounds[2x+1]} of source
      * pixel {@code bounds[2x] + t} times {@code weights[x * taps + t]}, rounded to 8 bits, written
-     * to {@code tmp} as RGBX rows of {@code 4 * outWidth} bytes.
+     * to {@code tmp} as RGBX rows of {@code 4 * outWidth} bytes. {@code weightsVersion} changes
+     * whenever {@code bounds} or {@code weights} do, so kernels may keep what they derive from them.
      */
     void horizontal(MemorySegment src, long srcRowBytes, int yFirst, int rows, int outWidth,
-                    int[] bounds, int[] weights, int taps, MemorySegment tmp);
+                    int[] bounds, int[] weights, int taps, long weightsVersion, MemorySegment tmp);
 
     /**
      * Writes {@code pixels} RGB pixels at {@code dst[offset]}: channel c of pixel x is

@@ -30,6 +30,10 @@ public final class Resampler implements AutoCloseable {
     private int[] vWeights;
     private int hTaps;
     private int vTaps;
+    /** (inSize, outSize, first) of the coefficients held, per axis: most images share a size. */
+    private final long[] hKey = {-1};
+    private final long[] vKey = {-1};
+    private long hVersion;
     private final int[] acc;
     private final float[][] normalise; // [channel][value] -> (value / 255 - mean) / std
     private Arena tmpArena = Arena.ofConfined();
@@ -87,8 +91,17 @@ public final class Resampler implements AutoCloseable {
         int outH = resizedHeight(spec.resize(), origW, origH);
         int left = cropOffset(outW, crop);
         int top = cropOffset(outH, crop);
-        hTaps = coefficients(srcW, outW, left, hBounds, true);
-        vTaps = coefficients(srcH, outH, top, vBounds, false);
+        long hk = key(srcW, outW, left);
+        if (hk != hKey[0]) {
+            hTaps = coefficients(srcW, outW, left, hBounds, true);
+            hKey[0] = hk;
+            hVersion++;
+        }
+        long vk = key(srcH, outH, top);
+        if (vk != vKey[0]) {
+            vTaps = coefficients(srcH, outH, top, vBounds, false);
+            vKey[0] = vk;
+        }
 
         int yFirst = vBounds[0];
         int yLast = yFirst;
@@ -104,12 +117,16 @@ public final class Resampler implements AutoCloseable {
             tmpArena = next;
             tmp = bigger;
         }
-        kernels.horizontal(src, 4L * srcW, yFirst, rows, crop, hBounds, hWeights, hTaps, tmp);
+        kernels.horizontal(src, 4L * srcW, yFirst, rows, crop, hBounds, hWeights, hTaps, hVersion, tmp);
         if (spec.output() == TransformSpec.Output.UINT8_HWC) {
             verticalUint8(yFirst, dst, offset);
         } else {
             verticalFloat(yFirst, dst, offset);
         }
+    }
+
+    private static long key(int inSize, int outSize, int first) {
+        return ((long) inSize << 42) | ((long) outSize << 21) | first;
     }
 
     /**

@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
 final class ScalarKernels implements ResampleKernels {
     @Override
     public void horizontal(MemorySegment src, long srcRowBytes, int yFirst, int rows, int outWidth,
-                           int[] bounds, int[] weights, int taps, MemorySegment tmp) {
+                           int[] bounds, int[] weights, int taps, long weightsVersion, MemorySegment tmp) {
         long tmpRow = 4L * outWidth;
         for (int r = 0; r < rows; r++) {
             long in = (yFirst + r) * srcRowBytes;

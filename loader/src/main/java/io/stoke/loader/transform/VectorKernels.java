@@ -28,10 +28,19 @@ final class VectorKernels implements ResampleKernels {
 
     /** Per output pixel, its up-to-4 weights each repeated over R, G, B, X: lane 4t+c = w[t]. */
     private int[] wide = new int[0];
+    private long wideVersion = -1;
 
     @Override
     public void horizontal(MemorySegment src, long srcRowBytes, int yFirst, int rows, int outWidth,
-                           int[] bounds, int[] weights, int taps, MemorySegment tmp) {
+                           int[] bounds, int[] weights, int taps, long weightsVersion, MemorySegment tmp) {
+        if (weightsVersion != wideVersion || wide.length < outWidth * 16) {
+            expand(outWidth, bounds, weights, taps);
+            wideVersion = weightsVersion;
+        }
+        horizontalPass(src, srcRowBytes, yFirst, rows, outWidth, bounds, weights, taps, tmp);
+    }
+
+    private void expand(int outWidth, int[] bounds, int[] weights, int taps) {
         if (wide.length < outWidth * 16) {
             wide = new int[outWidth * 16];
         }
@@ -44,6 +53,10 @@ final class VectorKernels implements ResampleKernels {
                 }
             }
         }
+    }
+
+    private void horizontalPass(MemorySegment src, long srcRowBytes, int yFirst, int rows, int outWidth,
+                                int[] bounds, int[] weights, int taps, MemorySegment tmp) {
         long tmpRow = 4L * outWidth;
         long quadLimit = src.byteSize() - QUAD_BYTES.vectorByteSize();
         long pixelLimit = src.byteSize() - PIXEL_BYTES.vectorByteSize();

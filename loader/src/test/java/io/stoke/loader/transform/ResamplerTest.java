@@ -135,6 +135,23 @@ class ResamplerTest {
     }
 
     @Test
+    void oneResamplerOverImagesOfChangingSizesMatchesFreshOnes() {
+        TransformSpec spec = TransformSpec.defaults();
+        int[][] sizes = {{500, 375}, {375, 500}, {500, 375}, {500, 333}, {640, 480}, {500, 375}};
+        try (Arena arena = Arena.ofConfined(); Resampler reused = new Resampler(spec)) {
+            MemorySegment out = arena.allocate(spec.sampleBytes());
+            for (int[] wh : sizes) {
+                byte[] rgbx = rgbx(TestImages.rgb(wh[0], wh[1], wh[0] + wh[1]));
+                MemorySegment in = arena.allocate(rgbx.length);
+                MemorySegment.copy(rgbx, 0, in, JAVA_BYTE, 0, rgbx.length);
+                reused.resizeCrop(in, wh[0], wh[1], wh[0], wh[1], out, 0);
+                byte[] fresh = run(spec, TestImages.rgb(wh[0], wh[1], wh[0] + wh[1]), wh[0], wh[1]);
+                assertArrayEquals(fresh, out.toArray(JAVA_BYTE), wh[0] + "x" + wh[1] + " after other sizes");
+            }
+        }
+    }
+
+    @Test
     void geometryIsTorchvisions() {
         assertEquals(341, Resampler.resizedWidth(256, 500, 375));
         assertEquals(256, Resampler.resizedHeight(256, 500, 375));
