@@ -96,7 +96,7 @@ public final class HarnessCommand implements Callable<Integer> {
 
     @Option(names = "--warmup-images", paramLabel = "N",
             description = "Images Stoke decodes untimed in each run's process before timing, to compile its kernels (default: ${DEFAULT-VALUE}).")
-    int warmupImages = 512;
+    int warmupImages = 2048;
 
     @Option(names = "--stoke-slots", paramLabel = "N",
             description = {"Stoke's ring slots (batches decoded ahead plus those held); its memory is about",

@@ -10,7 +10,7 @@ public final class WarmupOptions {
 
     @Option(names = "--warmup-images", paramLabel = "N",
             description = "Images decoded untimed before the run, to warm the JIT (default: ${DEFAULT-VALUE}).")
-    int warmupImages = 768;
+    int warmupImages = 2048;
 
     @Option(names = "--json", paramLabel = "FILE", description = "Also write the figures and every batch's wait as JSON.")
     java.nio.file.Path json;

@@ -51,7 +51,7 @@ public final class StokeRunCommand implements Callable<Integer> {
     double modelMs;
 
     @Option(names = "--warmup-images")
-    int warmupImages = 512;
+    int warmupImages = 2048;
 
     @Option(names = "--slots")
     int slots = 4;
