@@ -324,7 +324,8 @@ public final class HarnessCommand implements Callable<Integer> {
         List<String> cmd = new ArrayList<>();
         if (k.loader().equals(SummaryReport.STOKE)) {
             cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-            cmd.addAll(List.of("--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
+            // The same JVM options as ./stoke (heap capped: the pixels are off-heap).
+            cmd.addAll(List.of("--add-modules", "jdk.incubator.vector", "-Xmx384m", "--enable-native-access=ALL-UNNAMED",
                     "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
                     "-cp", System.getProperty("java.class.path"), Main.class.getName(), "harness-run", root.toString(),
                     "--dataset", k.dataset(), "--batch-size", Integer.toString(k.batchSize()),
