@@ -4,7 +4,6 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.SampleIndex;
-import io.stoke.loader.transform.FileReader;
 import io.stoke.loader.transform.JpegDecoder;
 import io.stoke.loader.transform.Resampler;
 import io.stoke.loader.transform.SampleStatus;
@@ -56,8 +55,7 @@ public class TransformBenchmark {
     private JpegDecoder decoder;
     private Resampler resampler;
     private Arena arena;
-    private MemorySegment[] files;
-    private long[] lengths;
+    private BenchData.Jpegs files;
     private MemorySegment out;
     private int next;
 
@@ -71,19 +69,8 @@ public class TransformBenchmark {
         resampler = new Resampler(spec);
         arena = Arena.ofConfined();
         out = arena.allocate(spec.sampleBytes());
-        // Files held in memory for the decode-only benchmark, so it times libjpeg-turbo alone.
-        files = new MemorySegment[index.size()];
-        lengths = new long[index.size()];
-        try (FileReader reader = new FileReader(index, Long.MAX_VALUE)) {
-            for (int i = 0; i < index.size(); i++) {
-                if (reader.read(i) != SampleStatus.OK) {
-                    throw new IllegalStateException("cannot read " + index.resolve(i));
-                }
-                files[i] = arena.allocate(reader.length() + 64);
-                MemorySegment.copy(reader.buffer(), 0, files[i], 0, reader.length());
-                lengths[i] = reader.length();
-            }
-        }
+        // In memory for the decode-only benchmarks, so they time libjpeg-turbo alone.
+        files = BenchData.load(root.toString());
     }
 
     @TearDown(Level.Trial)
@@ -113,7 +100,7 @@ public class TransformBenchmark {
     @Benchmark
     public int decode() {
         int i = nextSample();
-        if (decoder.decode(files[i], lengths[i]) != SampleStatus.OK) {
+        if (decoder.decode(files.segment(i), files.length(i)) != SampleStatus.OK) {
             throw new IllegalStateException("decode failed");
         }
         return decoder.width();
@@ -123,7 +110,7 @@ public class TransformBenchmark {
     @Benchmark
     public byte decodeResizeCrop() {
         int i = nextSample();
-        if (decoder.decode(files[i], lengths[i]) != SampleStatus.OK) {
+        if (decoder.decode(files.segment(i), files.length(i)) != SampleStatus.OK) {
             throw new IllegalStateException("decode failed");
         }
         resampler.resizeCrop(decoder.image(), decoder.width(), decoder.height(),
