@@ -27,19 +27,8 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        try {
-            return run();
-        } catch (io.stoke.loader.gpu.DeviceUnavailableException e) {
-            System.err.println("stoke: " + e.getMessage());
-            return GpuCheckCommand.EXIT_NO_GPU;
-        }
-    }
-
-    private int run() {
         SampleIndex index = Files.isDirectory(dataset) ? ImageFolder.scan(dataset) : ListFile.read(dataset);
         System.err.printf("dataset: %d images in %s%n", index.size(), dataset);
-        BenchRun run = new BenchRun(System.out, System.err);
-        run.prepare(warmup, index, options.builder(index));
-        return run.run(options.builder(index), "stoke bench " + dataset, options.epochs, warmup.json, options.device, options.deviceNormalize);
+        return new BenchRun(System.out, System.err).execute(options, warmup, index, "stoke bench " + dataset);
     }
 }

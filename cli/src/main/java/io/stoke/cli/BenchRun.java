@@ -75,8 +75,20 @@ final class BenchRun {
     }
 
     /** @return the process exit code: 0, or {@link Main#EXIT_FAILED} when any batch failed */
-    int run(Loader.Builder builder, String title, long epochs, java.nio.file.Path json) {
-        return run(builder, title, epochs, json, "host", false);
+    /**
+     * What demo and bench do once they have an index: warm up as asked, run, print the figures.
+     *
+     * @return the exit code: 0, {@link Main#EXIT_FAILED} when a batch failed, or
+     *     {@link GpuCheckCommand#EXIT_NO_GPU} when {@code --device cuda} found no usable GPU
+     */
+    int execute(LoaderOptions options, WarmupOptions warmup, SampleIndex index, String title) {
+        try {
+            prepare(warmup, index, options.builder(index));
+            return run(options.builder(index), title, options.epochs, warmup.json, options.device, options.deviceNormalize);
+        } catch (io.stoke.loader.gpu.DeviceUnavailableException e) {
+            err.println("stoke: " + e.getMessage());
+            return GpuCheckCommand.EXIT_NO_GPU;
+        }
     }
 
     /**
@@ -109,7 +121,8 @@ final class BenchRun {
         return stage;
     }
 
-    int run(Loader.Builder builder, String title, long epochs, java.nio.file.Path json, String device, boolean normalize) {
+    private int run(Loader.Builder builder, String title, long epochs, java.nio.file.Path json, String device,
+                    boolean normalize) {
         List<SampleError> failed = new ArrayList<>();
         List<SampleError> skipped = new ArrayList<>();
         LoaderStats stats;

@@ -22,22 +22,11 @@ public final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        try {
-            return run();
-        } catch (io.stoke.loader.gpu.DeviceUnavailableException e) {
-            System.err.println("stoke: " + e.getMessage());
-            return GpuCheckCommand.EXIT_NO_GPU;
-        }
-    }
-
-    private int run() {
         System.err.println("built-in sample: " + DemoSample.directory());
         SyntheticImageNet.Summary sample = DemoSample.ensure();
         System.err.println(sample.format());
         SampleIndex index = ImageFolder.scan(DemoSample.directory());
-        BenchRun run = new BenchRun(System.out, System.err);
-        run.prepare(warmup, index, options.builder(index));
-        return run.run(options.builder(index), "stoke demo (built-in ImageNet-like sample, " + index.size() + " images)",
-                options.epochs, warmup.json, options.device, options.deviceNormalize);
+        return new BenchRun(System.out, System.err).execute(options, warmup, index,
+                "stoke demo (built-in ImageNet-like sample, " + index.size() + " images)");
     }
 }

@@ -48,6 +48,9 @@ public final class Pipeline implements AutoCloseable {
     private final int batchesPerEpoch;
     private final int batchSize;
     private final long sampleBytes;
+    private final long labelsOffset;
+    private final long indicesOffset;
+    private final long statusOffset;
     private final MemorySegment[] slotMemory;
     private final MemorySegment[] slotPixels;
     private final InFlightBatch[] table;
@@ -88,6 +91,9 @@ public final class Pipeline implements AutoCloseable {
         this.batchesPerEpoch = sampler.batchesPerEpoch();
         this.batchSize = sampler.batchSize();
         this.sampleBytes = spec.sampleBytes();
+        this.labelsOffset = ring.geometry().slotLabelsOffset();
+        this.indicesOffset = ring.geometry().slotIndicesOffset();
+        this.statusOffset = ring.geometry().slotStatusOffset();
         this.totalTickets = epochs <= 0 ? Long.MAX_VALUE : Math.multiplyExact(epochs, (long) samplesPerEpoch);
         this.totalBatches = epochs <= 0 ? Long.MAX_VALUE : epochs * batchesPerEpoch;
         int slots = ring.geometry().slotCount();
@@ -188,9 +194,9 @@ public final class Pipeline implements AutoCloseable {
         long start = System.nanoTime();
         SampleStatus status = transform.apply(sample, slotPixels[slot], position * sampleBytes);
         long elapsed = System.nanoTime() - start;
-        memory.set(JAVA_INT, ring.geometry().slotLabelsOffset() + 4L * position, index.label(sample));
-        memory.set(JAVA_LONG, ring.geometry().slotIndicesOffset() + 8L * position, sample);
-        memory.set(JAVA_INT, ring.geometry().slotStatusOffset() + 4L * position, status.code());
+        memory.set(JAVA_INT, labelsOffset + 4L * position, index.label(sample));
+        memory.set(JAVA_LONG, indicesOffset + 8L * position, sample);
+        memory.set(JAVA_INT, statusOffset + 4L * position, status.code());
         if (status != SampleStatus.OK) {
             slotPixels[slot].asSlice(position * sampleBytes, sampleBytes).fill((byte) 0);
             batch.addError(new SampleError(position, sample, index.resolve(sample), status, transform.message()));
