@@ -21,7 +21,13 @@ public final class JpegDecompressor implements AutoCloseable {
     private final MemorySegment heightOut = out.asSlice(4, 4);
     private final MemorySegment subsampOut = out.asSlice(8, 4);
     private final MemorySegment colorspaceOut = out.asSlice(12, 4);
+    /** {@link #errorMessage()} for a stream that ends before its frame header gives a size. */
+    public static final String HEADER_CUT_SHORT = "Premature end of JPEG file: the data ends inside the header, before the image size";
+
     private MemorySegment handle;
+    // The last failed call's message and code, kept in Java: the handle they came from is renewed.
+    private String lastError = "no error";
+    private int lastErrorCode = TurboJpeg.TJERR_WARNING;
 
     public JpegDecompressor() {
         TurboJpeg.ensureLoaded();
@@ -33,16 +39,44 @@ public final class JpegDecompressor implements AutoCloseable {
     }
 
     /**
+     * Keeps the failed call's message and code, then replaces the handle. libjpeg-turbo 2.1 leaves
+     * a stream that failed inside its header half-read on the handle (it does not abort the
+     * decompressor on that path), so the next image on the same handle would fail with this one's
+     * error: one hostile file would spoil the good files after it on the same worker. Only failed
+     * calls pay for the new handle.
+     */
+    private int failed(int rc) {
+        MemorySegment s = TurboJpeg.tjGetErrorStr2(handle);
+        lastError = s.equals(MemorySegment.NULL) ? "unknown error" : s.reinterpret(1024).getString(0);
+        lastErrorCode = TurboJpeg.tjGetErrorCode(handle);
+        MemorySegment fresh = TurboJpeg.tjInitDecompress();
+        if (fresh.equals(MemorySegment.NULL)) {
+            throw new IllegalStateException("tjInitDecompress failed while renewing a handle after: " + lastError);
+        }
+        TurboJpeg.tjDestroy(handle);
+        handle = fresh;
+        return rc;
+    }
+
+    /**
      * Parses the header of {@code jpeg[0, size)}; returns 0, or -1 with {@link #errorMessage()} set.
-     * A stream that ends inside its header can return 0 without a size: then {@link #width()} and
-     * {@link #height()} read 0, never the previous image's size.
+     * A stream that ends inside its header, which libjpeg-turbo accepts without a size, is an error
+     * here ({@link #HEADER_CUT_SHORT}); {@link #width()} and {@link #height()} never read the previous
+     * image's size.
      */
     public int readHeader(MemorySegment jpeg, long size) {
         checkOpen();
         checkBounds(jpeg, size);
         // libjpeg-turbo leaves the out-parameters untouched for a header cut short.
         out.fill((byte) 0);
-        return TurboJpeg.tjDecompressHeader3(handle, jpeg, size, widthOut, heightOut, subsampOut, colorspaceOut);
+        int rc = TurboJpeg.tjDecompressHeader3(handle, jpeg, size, widthOut, heightOut, subsampOut, colorspaceOut);
+        if (rc == 0 && (width() == 0 || height() == 0)) {
+            failed(-1);
+            lastError = HEADER_CUT_SHORT;
+            lastErrorCode = TurboJpeg.TJERR_FATAL;
+            return -1;
+        }
+        return rc == 0 ? 0 : failed(rc);
     }
 
     public int width() {
@@ -81,20 +115,20 @@ public final class JpegDecompressor implements AutoCloseable {
         if (need > dst.byteSize()) {
             throw new IndexOutOfBoundsException("destination holds " + dst.byteSize() + " bytes, decode needs " + need);
         }
-        return TurboJpeg.tjDecompress2(handle, jpeg, size, dst, width, pitch, height, pixelFormat, flags);
+        int rc = TurboJpeg.tjDecompress2(handle, jpeg, size, dst, width, pitch, height, pixelFormat, flags);
+        return rc == 0 ? 0 : failed(rc);
     }
 
-    /** The library's message for the last error on this handle. */
+    /** The library's message for the last failed call. */
     public String errorMessage() {
         checkOpen();
-        MemorySegment s = TurboJpeg.tjGetErrorStr2(handle);
-        return s.equals(MemorySegment.NULL) ? "unknown error" : s.reinterpret(1024).getString(0);
+        return lastError;
     }
 
-    /** {@link TurboJpeg#TJERR_WARNING} or {@link TurboJpeg#TJERR_FATAL}. */
+    /** {@link TurboJpeg#TJERR_WARNING} or {@link TurboJpeg#TJERR_FATAL}, for the last failed call. */
     public int errorCode() {
         checkOpen();
-        return TurboJpeg.tjGetErrorCode(handle);
+        return lastErrorCode;
     }
 
     private void checkOpen() {

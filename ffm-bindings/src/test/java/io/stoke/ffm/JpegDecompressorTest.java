@@ -107,6 +107,51 @@ class JpegDecompressorTest {
         }
     }
 
+    /** Decodes {@code jpeg} with {@code d}; returns the pixels, or null with the error. */
+    private static byte[] decodeOrNull(Arena arena, JpegDecompressor d, byte[] jpeg, int w, int h) {
+        MemorySegment in = arena.allocate(Math.max(1, jpeg.length));
+        MemorySegment.copy(jpeg, 0, in, JAVA_BYTE, 0, jpeg.length);
+        if (d.readHeader(in, jpeg.length) != 0 || d.width() != w || d.height() != h) {
+            return null;
+        }
+        MemorySegment out = arena.allocate((long) w * h * 3);
+        return d.decompress(in, jpeg.length, out, w, w * 3, h, TurboJpeg.TJPF_RGB, 0) == 0 ? out.toArray(JAVA_BYTE) : null;
+    }
+
+    /**
+     * A file that fails half-way through its header or data must leave nothing behind on the
+     * handle: libjpeg-turbo 2.1 keeps the failed stream's marker-reader state, so without a fresh
+     * handle the next, good, image fails with the bad one's message ("Unsupported marker type").
+     */
+    @Test
+    void aGoodImageAfterABrokenOneOnTheSameHandleDecodesAndReportsItsOwnErrorsOnly() {
+        int w = 80;
+        int h = 60;
+        try (Arena arena = Arena.ofConfined(); JpegDecompressor d = new JpegDecompressor()) {
+            byte[] good = compress(arena, texture(w, h), w, h, TurboJpeg.TJSAMP_420, 0);
+            byte[] expected = decodeOrNull(arena, d, good, w, h);
+            assertNotNull(expected, d::errorMessage);
+            byte[] garbage = new byte[4096];
+            new SplittableRandom(7).nextBytes(garbage);
+            garbage[0] = (byte) 0xFF;
+            garbage[1] = (byte) 0xD8;
+            garbage[2] = (byte) 0xFF;
+            garbage[3] = (byte) 0x01;
+            byte[][] broken = {garbage, java.util.Arrays.copyOf(good, 30), java.util.Arrays.copyOf(good, good.length / 2),
+                    java.util.Arrays.copyOf(good, 3)};
+            for (byte[] bad : broken) {
+                assertNull(decodeOrNull(arena, d, bad, w, h), "a broken file decoded");
+                String badMessage = d.errorMessage();
+                assertArrayEquals(expected, decodeOrNull(arena, d, good, w, h),
+                        "good image after a broken one (" + badMessage + "): " + d.errorMessage());
+                // A header cut short reports its own reason, not the previous file's.
+                assertNull(decodeOrNull(arena, d, java.util.Arrays.copyOf(good, 30), w, h));
+                assertEquals(JpegDecompressor.HEADER_CUT_SHORT, d.errorMessage());
+                assertArrayEquals(expected, decodeOrNull(arena, d, good, w, h), d::errorMessage);
+            }
+        }
+    }
+
     @Test
     void refusesDestinationSmallerThanTheImage() {
         int w = 64;

@@ -49,7 +49,7 @@ public final class JpegDecoder implements AutoCloseable {
         }
         if (tj.readHeader(jpeg, size) != 0) {
             message = tj.errorMessage();
-            return SampleStatus.CORRUPT;
+            return message.startsWith("Premature end") ? SampleStatus.TRUNCATED : SampleStatus.CORRUPT;
         }
         originalWidth = tj.width();
         originalHeight = tj.height();

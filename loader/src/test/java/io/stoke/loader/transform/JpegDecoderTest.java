@@ -156,8 +156,9 @@ class JpegDecoderTest {
             byte[] truncated = java.util.Arrays.copyOf(good, good.length / 2);
             assertEquals(SampleStatus.TRUNCATED, decode(d, arena, truncated), d.message());
 
+            // Cut inside the header, before the frame gives a size: the file is short, not wrong.
             byte[] headerOnly = java.util.Arrays.copyOf(good, 40);
-            assertEquals(SampleStatus.CORRUPT, decode(d, arena, headerOnly), d.message());
+            assertEquals(SampleStatus.TRUNCATED, decode(d, arena, headerOnly), d.message());
 
             byte[] bomb = Bombs.withDimensions(good, 65000, 65000);
             assertEquals(SampleStatus.TOO_LARGE, decode(d, arena, bomb), d.message());
