@@ -108,6 +108,9 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
      *
      * @throws SampleException when the batch held a sample that failed under {@link ErrorPolicy#FAIL};
      *     its slot is already returned and the next call goes on with the following batch
+     * @throws NoSampleDecodedException after the last batch of an epoch in which not one sample
+     *     decoded, under either policy (every file is bad: the loader stops instead of cycling
+     *     through them forever when {@code epochs(0)}); every later call throws it again
      * @throws IllegalStateException when the loader is closed or a worker died
      */
     public synchronized Batch next() {
@@ -207,7 +210,10 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         return pipeline.totalBatches();
     }
 
-    /** Why a worker died, or null while none has (for producers without an in-process consumer). */
+    /**
+     * Why the workers stopped early, or null while they have not (for producers without an
+     * in-process consumer): a worker's exception, or {@link NoSampleDecodedException}.
+     */
     public Throwable failure() {
         return pipeline.failure();
     }

@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32;
 import org.junit.jupiter.api.BeforeAll;
@@ -312,6 +313,99 @@ class LoaderTest {
             }
             assertTrue(failures.stream().anyMatch(m -> m.contains("vanished.jpg") && m.contains("No such file")), failures.toString());
             assertTrue(failures.stream().anyMatch(m -> m.contains("bomb.jpg") && m.contains("60000x60000")), failures.toString());
+        }
+    }
+
+    /** Drains an all-bad loader; returns what it threw at the end and the files each batch named. */
+    private static NoSampleDecodedException drainAllBad(Loader loader, List<SampleError> named) {
+        while (true) {
+            try {
+                Batch b = loader.next();
+                if (b == null) {
+                    fail("an epoch in which nothing decoded ended normally");
+                }
+                try (b) {
+                    named.addAll(b.skipped());
+                }
+            } catch (SampleException e) {
+                named.addAll(e.errors());
+            } catch (NoSampleDecodedException e) {
+                return e;
+            }
+        }
+    }
+
+    @Test
+    void anEndlessLoaderOverADatasetWhereNothingDecodesStopsAfterOneEpochUnderBothPolicies() {
+        SampleIndex bad = ImageFolder.scan(io.stoke.loader.testing.BadImages.allBadFolder(tmp.resolve("all-bad")));
+        for (ErrorPolicy policy : ErrorPolicy.values()) {
+            List<SampleError> named = new ArrayList<>();
+            NoSampleDecodedException e = assertTimeoutPreemptively(java.time.Duration.ofSeconds(20), () -> {
+                try (Loader loader = Loader.builder(bad).transform(SMALL).batchSize(2).workers(2).slots(2).epochs(0)
+                        .onError(policy).build()) {
+                    NoSampleDecodedException thrown = drainAllBad(loader, named);
+                    assertSame(thrown, loader.failure(), "the producer side reports it too");
+                    // It stays the loader's answer: no call after it spins or returns a batch.
+                    assertSame(thrown, assertThrows(NoSampleDecodedException.class, loader::next));
+                    return thrown;
+                }
+            }, policy.toString());
+            Map<String, String> expected = io.stoke.loader.testing.BadImages.EXPECTED;
+            assertEquals(0, e.epoch());
+            assertEquals(expected.size(), e.failed());
+            // Every file was named once, by its batch, with its reason, and again in the message.
+            assertEquals(expected.size(), named.size(), named.toString());
+            for (var x : expected.entrySet()) {
+                SampleError found = named.stream().filter(s -> s.path().endsWith(x.getKey())).findFirst()
+                        .orElseThrow(() -> new AssertionError(x.getKey() + " not named: " + named));
+                assertEquals(x.getValue(), found.status().name(), found.toString());
+                assertTrue(e.getMessage().contains(found.toString()), e.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void aFiniteRunWhereNothingDecodesEndsInTheSameError() {
+        SampleIndex bad = ImageFolder.scan(io.stoke.loader.testing.BadImages.allBadFolder(tmp.resolve("all-bad")));
+        try (Loader loader = Loader.builder(bad).transform(SMALL).batchSize(4).workers(2).onError(ErrorPolicy.SKIP).build()) {
+            List<SampleError> named = new ArrayList<>();
+            assertEquals(9, drainAllBad(loader, named).failed());
+            assertEquals(9, named.size());
+        }
+    }
+
+    @Test
+    void oneDecodableFileKeepsAnEndlessLoaderGoing() throws Exception {
+        Path root = io.stoke.loader.testing.BadImages.allBadFolder(tmp.resolve("one-good"));
+        Files.write(root.resolve("broken/zz-good.jpg"), TestImages.jpeg(64, 48, 3));
+        SampleIndex mixed = ImageFolder.scan(root);
+        try (Loader loader = Loader.builder(mixed).transform(SMALL).batchSize(4).workers(2).epochs(0)
+                .onError(ErrorPolicy.SKIP).build()) {
+            long images = 0;
+            for (int k = 0; k < 30; k++) { // ten epochs of three batches
+                try (Batch b = loader.next()) {
+                    images += b.size() - b.skipped().size();
+                }
+            }
+            assertEquals(10, images);
+            assertNull(loader.failure());
+        }
+    }
+
+    @Test
+    void aProducerWithoutConsumerSeesTheFailureOnItsOwn() throws Exception {
+        SampleIndex bad = ImageFolder.scan(io.stoke.loader.testing.BadImages.allBadFolder(tmp.resolve("all-bad")));
+        try (Loader loader = Loader.builder(bad).transform(SMALL).batchSize(16).workers(2).epochs(0).build()) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (loader.failure() == null && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertInstanceOf(NoSampleDecodedException.class, loader.failure());
+            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (!loader.workersStopped() && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertTrue(loader.workersStopped(), "the workers stop on their own, no close() needed");
         }
     }
 }

@@ -4,6 +4,7 @@ import static io.stoke.ring.RingLayout.*;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import io.stoke.loader.NoSampleDecodedException;
 import io.stoke.loader.SampleError;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.source.SampleIndex;
@@ -12,6 +13,7 @@ import io.stoke.loader.transform.SampleTransform;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.ring.SlotRing;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -63,6 +65,11 @@ public final class Pipeline implements AutoCloseable {
     private final ReentrantLock publishLock = new ReentrantLock();
     private volatile long nextToAcquire;
     private long nextToPublish;
+    // Publish-side (under publishLock), for the epoch being published: did anything decode? An
+    // epoch in which nothing did means every file is bad, and every later epoch would be the same.
+    private long decodedInEpoch;
+    private long failedInEpoch;
+    private final List<SampleError> epochErrors = new ArrayList<>();
     private volatile long published;
     private volatile boolean running = true;
     private volatile Throwable failure;
@@ -212,7 +219,7 @@ public final class Pipeline implements AutoCloseable {
     private void publishFinished() {
         publishLock.lock();
         try {
-            while (nextToPublish < totalBatches) {
+            while (nextToPublish < totalBatches && failure == null) {
                 long sequence = nextToPublish;
                 InFlightBatch batch = table[(int) (sequence % table.length)];
                 if (batch.sequence != sequence || batch.remaining.get() != 0) {
@@ -236,13 +243,37 @@ public final class Pipeline implements AutoCloseable {
                 published = sequence + 1;
                 // For consumers in other processes and status lines (consumer lag).
                 ring.memory().set(JAVA_LONG, PUBLISHED_OFFSET, published);
+                countDecoded(batch, errors);
             }
-            if (nextToPublish == totalBatches) {
+            if (nextToPublish == totalBatches && failure == null) {
                 ring.memory().set(JAVA_INT, STATE_OFFSET, STATE_END_OF_STREAM);
             }
         } finally {
             publishLock.unlock();
         }
+    }
+
+    /**
+     * Counts a published batch towards its epoch; at the epoch's last batch, stops the pipeline
+     * with {@link NoSampleDecodedException} if not one of its samples decoded. Under publishLock,
+     * in batch order, after the batch is published: its consumer still gets it, and its errors.
+     */
+    private void countDecoded(InFlightBatch batch, List<SampleError> errors) {
+        decodedInEpoch += batch.size - errors.size();
+        failedInEpoch += errors.size();
+        for (int i = 0; i < errors.size() && epochErrors.size() < NoSampleDecodedException.KEPT; i++) {
+            epochErrors.add(errors.get(i));
+        }
+        if (!batch.lastInEpoch) {
+            return;
+        }
+        if (decodedInEpoch == 0) {
+            fail(new NoSampleDecodedException(batch.epoch, failedInEpoch, epochErrors));
+            running = false; // workers already on the next epoch stop; their slots are never published
+        }
+        decodedInEpoch = 0;
+        failedInEpoch = 0;
+        epochErrors.clear();
     }
 
     private void fail(Throwable t) {
@@ -256,6 +287,7 @@ public final class Pipeline implements AutoCloseable {
      * The next published slot, waiting with {@code idle}; -1 once every batch has been taken.
      *
      * @param taken how many batches the caller has taken so far
+     * @throws NoSampleDecodedException when a whole epoch decoded nothing (after its batches)
      * @throws IllegalStateException when a worker died (its cause attached) or the pipeline closed
      */
     public int nextSlot(long taken, IdleStrategy idle) {
@@ -265,12 +297,21 @@ public final class Pipeline implements AutoCloseable {
             if (slot >= 0) {
                 return slot;
             }
-            if (taken >= totalBatches) {
-                return -1;
-            }
             Throwable cause = failure;
             if (cause != null) {
+                // Batches published before the failure are delivered first; failure is written
+                // after their publish, so this second look sees every one of them.
+                slot = ring.pollReady();
+                if (slot >= 0) {
+                    return slot;
+                }
+                if (cause instanceof NoSampleDecodedException e) {
+                    throw e;
+                }
                 throw new IllegalStateException("a loader worker failed: " + cause, cause);
+            }
+            if (taken >= totalBatches) {
+                return -1;
             }
             if (!running) {
                 throw new IllegalStateException("loader is closed");
