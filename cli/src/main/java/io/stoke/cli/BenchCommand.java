@@ -1,9 +1,6 @@
 package io.stoke.cli;
 
-import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.ListFile;
 import io.stoke.loader.source.SampleIndex;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -23,12 +20,15 @@ public final class BenchCommand implements Callable<Integer> {
     LoaderOptions options;
 
     @Mixin
+    DeviceOptions device;
+
+    @Mixin
     WarmupOptions warmup;
 
     @Override
     public Integer call() {
-        SampleIndex index = Files.isDirectory(dataset) ? ImageFolder.scan(dataset) : ListFile.read(dataset);
+        SampleIndex index = LoaderOptions.index(dataset);
         System.err.printf("dataset: %d images in %s%n", index.size(), dataset);
-        return new BenchRun(System.out, System.err).execute(options, warmup, index, "stoke bench " + dataset);
+        return new BenchRun(System.out, System.err).execute(options, device, warmup, index, "stoke bench " + dataset);
     }
 }

@@ -1,6 +1,8 @@
 package io.stoke.cli;
 
 import io.stoke.loader.Batch;
+import io.stoke.loader.ErrorPolicy;
+import io.stoke.loader.NoSampleDecodedException;
 import io.stoke.loader.gpu.DeviceBatch;
 import io.stoke.loader.gpu.DeviceStage;
 import io.stoke.loader.gpu.DeviceStageStats;
@@ -30,7 +32,7 @@ final class BenchRun {
     void prepare(WarmupOptions warmup, SampleIndex index, Loader.Builder untimed) {
         if (!warmup.noWarmup) {
             warmPageCache(index);
-            warmJit(untimed.epochs(0), warmup.warmupImages);
+            warmJit(untimed, warmup.warmupImages);
         }
     }
 
@@ -48,43 +50,41 @@ final class BenchRun {
     }
 
     /**
-     * Runs the loader untimed over the first {@code images} samples, so the timed run meets a
-     * compiled resize kernel (the JIT compiles the Vector API code only after a few hundred
-     * images) the way a long-running job does after its first seconds.
+     * Runs the loader untimed over {@code images} samples, so the timed run meets a compiled resize
+     * kernel (the JIT compiles the Vector API code only after a few hundred images) the way a
+     * long-running job does after its first seconds. It counts samples tried, decoded or not, and
+     * skips bad files whatever the timed run's policy, so it always ends: a dataset of bad files
+     * ends it after one epoch ({@link NoSampleDecodedException}), and the timed run names them.
      */
     void warmJit(Loader.Builder builder, int images) {
         long start = System.nanoTime();
-        int seen = 0;
-        try (Loader loader = builder.build()) {
-            while (seen < images) {
-                Batch b;
-                try {
-                    b = loader.next();
-                } catch (SampleException e) {
-                    continue;
-                }
-                if (b == null) {
-                    break;
-                }
-                try (b) {
-                    seen += b.size();
+        long tried = 0;
+        long decoded = 0;
+        try (Loader loader = builder.epochs(0).onError(ErrorPolicy.SKIP).build()) {
+            while (tried < images) {
+                try (Batch b = loader.next()) {
+                    tried += b.size();
+                    decoded += b.size() - b.skipped().size();
                 }
             }
+        } catch (NoSampleDecodedException e) {
+            err.printf(Locale.ROOT, "JIT warm-up stopped: not one of %d files decoded (the run below names them)%n",
+                    e.failed());
         }
-        err.printf(Locale.ROOT, "JIT warmed: %d images decoded untimed in %.2f s%n", seen, (System.nanoTime() - start) / 1e9);
+        err.printf(Locale.ROOT, "JIT warmed: %d images decoded untimed (%d failed) in %.2f s%n", decoded, tried - decoded,
+                (System.nanoTime() - start) / 1e9);
     }
 
-    /** @return the process exit code: 0, or {@link Main#EXIT_FAILED} when any batch failed */
     /**
      * What demo and bench do once they have an index: warm up as asked, run, print the figures.
      *
-     * @return the exit code: 0, {@link Main#EXIT_FAILED} when a batch failed, or
+     * @return the exit code: 0, {@link Main#EXIT_FAILED} when a batch failed or nothing decoded, or
      *     {@link GpuCheckCommand#EXIT_NO_GPU} when {@code --device cuda} found no usable GPU
      */
-    int execute(LoaderOptions options, WarmupOptions warmup, SampleIndex index, String title) {
+    int execute(LoaderOptions options, DeviceOptions device, WarmupOptions warmup, SampleIndex index, String title) {
         try {
             prepare(warmup, index, options.builder(index));
-            return run(options.builder(index), title, options.epochs, warmup.json, options.device, options.deviceNormalize);
+            return run(options.builder(index), title, options.epochs, warmup.json, device.device, device.normalize);
         } catch (io.stoke.loader.gpu.DeviceUnavailableException e) {
             err.println("stoke: " + e.getMessage());
             return GpuCheckCommand.EXIT_NO_GPU;
@@ -125,6 +125,7 @@ final class BenchRun {
                     boolean normalize) {
         List<SampleError> failed = new ArrayList<>();
         List<SampleError> skipped = new ArrayList<>();
+        NoSampleDecodedException nothing = null;
         LoaderStats stats;
         int workers;
         int batchSize;
@@ -159,6 +160,16 @@ final class BenchRun {
                 } catch (SampleException e) {
                     failed.addAll(e.errors());
                     progress.advance(batchSize);
+                } catch (NoSampleDecodedException e) {
+                    nothing = e;
+                    break;
+                } catch (IllegalStateException e) {
+                    // The GPU stage wraps what its copy thread met; nothing decoding is still that.
+                    if (e.getCause() instanceof NoSampleDecodedException n) {
+                        nothing = n;
+                        break;
+                    }
+                    throw e;
                 }
             }
             progress.finish();
@@ -180,6 +191,11 @@ final class BenchRun {
         }
         for (SampleError e : failed) {
             out.println("FAILED: " + e);
+        }
+        if (nothing != null) {
+            out.printf(Locale.ROOT, "no file decoded: all %d samples of epoch %d failed (named above), so the run stopped "
+                    + "there rather than go round the same files again%n", nothing.failed(), nothing.epoch());
+            return Main.EXIT_FAILED;
         }
         if (!failed.isEmpty()) {
             out.printf(Locale.ROOT, "%d file(s) failed to decode; their batches were not delivered (--on-error skip goes on past them)%n",
@@ -236,7 +252,7 @@ final class BenchRun {
 
         Progress(PrintStream err, long total) {
             this.err = err;
-            this.total = Math.max(1, total);
+            this.total = total; // 0: no end (--epochs 0)
             java.io.Console console = System.console();
             this.terminal = console != null && console.isTerminal();
         }
@@ -252,10 +268,15 @@ final class BenchRun {
 
         private void draw(long now) {
             int width = 30;
-            int filled = (int) Math.min(width, width * done / total);
             double rate = done * 1e9 / Math.max(1, now - start);
-            String line = String.format(Locale.ROOT, "[%s%s] %d/%d images  %.0f images/s",
-                    "#".repeat(filled), ".".repeat(width - filled), Math.min(done, total), total, rate);
+            String line;
+            if (total > 0) {
+                int filled = (int) Math.min(width, width * done / total);
+                line = String.format(Locale.ROOT, "[%s%s] %d/%d images  %.0f images/s",
+                        "#".repeat(filled), ".".repeat(width - filled), Math.min(done, total), total, rate);
+            } else {
+                line = String.format(Locale.ROOT, "%d images  %.0f images/s (no end: --epochs 0)", done, rate);
+            }
             if (terminal) {
                 err.print("\r" + line);
             } else {

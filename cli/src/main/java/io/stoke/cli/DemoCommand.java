@@ -18,6 +18,9 @@ public final class DemoCommand implements Callable<Integer> {
     LoaderOptions options;
 
     @Mixin
+    DeviceOptions device;
+
+    @Mixin
     WarmupOptions warmup;
 
     @Override
@@ -26,7 +29,7 @@ public final class DemoCommand implements Callable<Integer> {
         SyntheticImageNet.Summary sample = DemoSample.ensure();
         System.err.println(sample.format());
         SampleIndex index = ImageFolder.scan(DemoSample.directory());
-        return new BenchRun(System.out, System.err).execute(options, warmup, index,
+        return new BenchRun(System.out, System.err).execute(options, device, warmup, index,
                 "stoke demo (built-in ImageNet-like sample, " + index.size() + " images)");
     }
 }

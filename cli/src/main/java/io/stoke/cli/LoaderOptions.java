@@ -2,21 +2,39 @@ package io.stoke.cli;
 
 import io.stoke.loader.ErrorPolicy;
 import io.stoke.loader.Loader;
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.source.ListFile;
 import io.stoke.loader.source.SampleIndex;
 import io.stoke.loader.transform.TransformSpec;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
 import picocli.CommandLine.Option;
 
-/** The loader's options, spelled as PyTorch users expect; shared by demo, bench and serve. */
+/**
+ * Every {@link Loader.Builder} setting as a command-line option, spelled as PyTorch users expect:
+ * the one option set of every command that drives a loader ({@code demo}, {@code bench},
+ * {@code serve}). Each option has one default, the same in every command; adding a builder
+ * setting means adding it here, and every command has it.
+ */
 public final class LoaderOptions {
     @Option(names = "--workers", paramLabel = "N",
-            description = "Decoding threads (default: the number of cores, ${DEFAULT-VALUE}).")
+            description = "Decoding threads (default: the number of cores, ${DEFAULT-VALUE} here).")
     int workers = Runtime.getRuntime().availableProcessors();
 
     @Option(names = "--batch-size", paramLabel = "N", description = "Samples per batch (default: ${DEFAULT-VALUE}).")
     int batchSize = 256;
 
-    @Option(names = "--epochs", paramLabel = "N", description = "Epochs to run (default: ${DEFAULT-VALUE}).")
-    int epochs = 1;
+    @Option(names = "--slots", paramLabel = "N",
+            description = "Ring slots: batches decoded ahead plus those the consumer holds (default: ${DEFAULT-VALUE}).")
+    int slots = 4;
+
+    @Option(names = "--epochs", paramLabel = "N", description = "Epochs to run; 0 = until stopped (default: ${DEFAULT-VALUE}).")
+    long epochs = 1;
+
+    @Option(names = "--start-epoch", paramLabel = "E",
+            description = "Number of the first epoch, to resume a run: epoch E's order depends only on E (default: ${DEFAULT-VALUE}).")
+    long startEpoch;
 
     @Option(names = "--shuffle", negatable = true,
             description = "Shuffle each epoch with --seed (default: off, dataset order).")
@@ -25,8 +43,16 @@ public final class LoaderOptions {
     @Option(names = "--seed", paramLabel = "S", description = "Shuffle seed (default: ${DEFAULT-VALUE}).")
     long seed;
 
-    @Option(names = "--drop-last", description = "Drop each epoch's last partial batch.")
+    @Option(names = "--drop-last", description = "Drop each epoch's last partial batch (default: kept).")
     boolean dropLast;
+
+    @Option(names = "--rank", paramLabel = "R",
+            description = "This process's shard: every --world-size-th sample from R of each epoch's order (default: ${DEFAULT-VALUE}).")
+    int rank;
+
+    @Option(names = "--world-size", paramLabel = "W",
+            description = "Number of shards; together they cover each epoch exactly once (default: ${DEFAULT-VALUE}).")
+    int worldSize = 1;
 
     @Option(names = "--resize", paramLabel = "S",
             description = "Resize the shorter side to S with an antialiased bilinear filter, as torchvision's Resize(S) (default: ${DEFAULT-VALUE}).")
@@ -39,14 +65,6 @@ public final class LoaderOptions {
             description = "uint8: [n,C,C,3] bytes, channels last; float32: [n,3,C,C] normalised with ImageNet's mean and std (default: ${DEFAULT-VALUE}).")
     String output = "uint8";
 
-    @Option(names = "--on-error", paramLabel = "POLICY",
-            description = "fail: a batch holding an undecodable file fails (exit code 1); skip: zero the sample, report it, go on (default: ${DEFAULT-VALUE}).")
-    String onError = "fail";
-
-    @Option(names = "--slots", paramLabel = "N",
-            description = "Ring slots: batches decoded ahead plus those held (default: ${DEFAULT-VALUE}).")
-    int slots = 4;
-
     @Option(names = "--dct-scaling", paramLabel = "MODE",
             description = "Let libjpeg-turbo decode at a smaller scale when the image is far larger than the resize target: "
                     + "none (pixels identical to torchvision), pow2 (1/2, 1/4, 1/8), all (any M/8) (default: ${DEFAULT-VALUE}).")
@@ -56,23 +74,29 @@ public final class LoaderOptions {
             description = "Refuse JPEGs whose header claims more than N pixels (decompression bombs) (default: ${DEFAULT-VALUE}).")
     long maxPixels = 36_000_000L;
 
-    @Option(names = "--device", paramLabel = "WHERE",
-            description = {"host: batches stay in host memory (default); cuda[:N]: copy each batch to GPU N through the",
-                    "GPU stage (fails, exit code 3, when there is no CUDA driver or device); auto: the GPU when",
-                    "there is one, otherwise say why in one line and carry on with host batches."})
-    String device = "host";
+    @Option(names = "--on-error", paramLabel = "POLICY",
+            description = "fail: a batch holding an undecodable file fails (exit code 1); skip: zero the sample, report it, "
+                    + "go on. Under both, an epoch in which nothing decodes ends the run (exit code 1) (default: ${DEFAULT-VALUE}).")
+    String onError = "fail";
 
-    @Option(names = "--device-normalize",
-            description = "With a GPU: send uint8 and normalise to float32 [n,3,C,C] on the device (4x fewer bytes on the bus).")
-    boolean deviceNormalize;
+    /** The dataset at {@code data}: an ImageFolder tree when it is a folder, else a list file. */
+    static SampleIndex index(Path data) {
+        if (Files.isDirectory(data)) {
+            return ImageFolder.scan(data);
+        }
+        if (Files.isRegularFile(data)) {
+            return ListFile.read(data);
+        }
+        throw new IllegalArgumentException(data + " is neither an ImageFolder directory nor a list file (no such file)");
+    }
 
     TransformSpec transform() {
-        TransformSpec.Output out = switch (output.toLowerCase(java.util.Locale.ROOT)) {
+        TransformSpec.Output out = switch (output.toLowerCase(Locale.ROOT)) {
             case "uint8" -> TransformSpec.Output.UINT8_HWC;
             case "float32" -> TransformSpec.Output.FLOAT32_CHW;
             default -> throw new IllegalArgumentException("--output must be uint8 or float32, not " + output);
         };
-        TransformSpec.DctScaling scaling = switch (dctScaling.toLowerCase(java.util.Locale.ROOT)) {
+        TransformSpec.DctScaling scaling = switch (dctScaling.toLowerCase(Locale.ROOT)) {
             case "none" -> TransformSpec.DctScaling.NONE;
             case "pow2" -> TransformSpec.DctScaling.POWERS_OF_TWO;
             case "all" -> TransformSpec.DctScaling.ALL;
@@ -83,18 +107,27 @@ public final class LoaderOptions {
     }
 
     ErrorPolicy policy() {
-        return switch (onError.toLowerCase(java.util.Locale.ROOT)) {
+        return switch (onError.toLowerCase(Locale.ROOT)) {
             case "fail" -> ErrorPolicy.FAIL;
             case "skip" -> ErrorPolicy.SKIP;
             default -> throw new IllegalArgumentException("--on-error must be fail or skip, not " + onError);
         };
     }
 
+    /** A builder with every option applied; the caller may still set the ring. */
     Loader.Builder builder(SampleIndex index) {
-        if (workers < 1 || batchSize < 1 || epochs < 1 || slots < 1) {
-            throw new IllegalArgumentException("--workers, --batch-size, --epochs and --slots must be positive");
+        if (workers < 1 || batchSize < 1 || slots < 1) {
+            throw new IllegalArgumentException("--workers, --batch-size and --slots must be positive");
         }
-        return Loader.builder(index).workers(workers).batchSize(batchSize).epochs(epochs).shuffle(shuffle).seed(seed)
-                .dropLast(dropLast).transform(transform()).onError(policy()).slots(slots);
+        if (epochs < 0 || startEpoch < 0) {
+            throw new IllegalArgumentException("--epochs and --start-epoch must not be negative");
+        }
+        if (worldSize < 1 || rank < 0 || rank >= worldSize) {
+            throw new IllegalArgumentException("--rank must be in [0, --world-size) and --world-size positive, not rank "
+                    + rank + " of " + worldSize);
+        }
+        return Loader.builder(index).workers(workers).batchSize(batchSize).slots(slots).epochs(epochs)
+                .startEpoch(startEpoch).shuffle(shuffle).seed(seed).dropLast(dropLast).shard(rank, worldSize)
+                .transform(transform()).onError(policy());
     }
 }

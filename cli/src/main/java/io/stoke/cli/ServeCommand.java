@@ -1,102 +1,62 @@
 package io.stoke.cli;
 
-import static io.stoke.ring.RingLayout.SLOT_STATE_FILLING;
-import static io.stoke.ring.RingLayout.SLOT_STATE_HELD;
-import static io.stoke.ring.RingLayout.SLOT_STATE_READY;
-
-import io.stoke.loader.ErrorPolicy;
 import io.stoke.loader.Loader;
-import io.stoke.loader.transform.TransformSpec;
+import io.stoke.loader.NoSampleDecodedException;
+import io.stoke.loader.source.SampleIndex;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.ShmRing;
+import io.stoke.ring.SlotCounts;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code stoke serve DIR --ring /dev/shm/NAME}: decodes a dataset into a shared-memory ring that a
+ * {@code stoke serve DATA --ring /dev/shm/NAME}: decodes a dataset into a shared-memory ring that a
  * consumer in another process reads (Java {@code RingConsumer}, Python {@code stoke_client}, or C
  * against {@code native/stoke_ring.h}), until the consumer has read every batch of the requested
  * epochs. The ring file is removed on a clean exit; a crash leaves a file that the next
  * {@code serve} on the same path replaces.
  */
 @Command(name = "serve", mixinStandardHelpOptions = true,
-        description = "Decode DIR (ImageFolder layout) into a shared-memory ring for a consumer in another process.")
+        description = {"Decode DATA into a shared-memory ring for a consumer in another process. DATA is an ImageFolder",
+                "tree (DATA/<class>/<image>.jpg) or a list file with one '<path> <label>' per line. Takes the same",
+                "loader options as 'stoke bench'."})
 public final class ServeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "DIR", description = "dataset root: DIR/<class>/<image>.jpg")
-    Path dir;
+    @Parameters(index = "0", paramLabel = "DATA", description = "ImageFolder directory or list file.")
+    Path dataset;
 
-    @Option(names = "--ring", required = true, paramLabel = "PATH", description = "the ring file, e.g. /dev/shm/train")
+    @Option(names = "--ring", required = true, paramLabel = "PATH", description = "The ring file, e.g. /dev/shm/train.")
     Path ring;
 
-    @Option(names = "--batch-size", defaultValue = "256", description = "samples per batch (default ${DEFAULT-VALUE})")
-    int batchSize;
-
-    @Option(names = "--workers", description = "decoding threads (default: the number of cores)")
-    Integer workers;
-
-    @Option(names = "--epochs", defaultValue = "1", description = "epochs to serve, 0 = until stopped (default ${DEFAULT-VALUE})")
-    long epochs;
-
-    @Option(names = "--slots", defaultValue = "4", description = "batches in the ring (default ${DEFAULT-VALUE})")
-    int slots;
-
-    @Option(names = "--shuffle", description = "shuffle each epoch")
-    boolean shuffle;
-
-    @Option(names = "--seed", defaultValue = "0", description = "shuffle seed (default ${DEFAULT-VALUE})")
-    long seed;
-
-    @Option(names = "--resize", defaultValue = "256", description = "resize the shorter side to this (default ${DEFAULT-VALUE})")
-    int resize;
-
-    @Option(names = "--crop", defaultValue = "224", description = "center crop size (default ${DEFAULT-VALUE})")
-    int crop;
-
-    @Option(names = "--output", defaultValue = "uint8", description = "uint8 (HWC) or float32 (normalised CHW) (default ${DEFAULT-VALUE})")
-    String output;
-
-    @Option(names = "--on-error", defaultValue = "skip", description = "skip (zeroed sample, status code) or fail (default ${DEFAULT-VALUE})")
-    String onError;
+    @Mixin
+    LoaderOptions options;
 
     @Option(names = "--status-interval", defaultValue = "1000", paramLabel = "MS",
-            description = "milliseconds between status lines on stderr, 0 = none (default ${DEFAULT-VALUE})")
+            description = "Milliseconds between status lines on stderr, 0 = none (default: ${DEFAULT-VALUE}).")
     long statusInterval;
 
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
-        TransformSpec transform = TransformSpec.defaults().withResize(resize, crop).withOutput(switch (output) {
-            case "uint8" -> TransformSpec.Output.UINT8_HWC;
-            case "float32" -> TransformSpec.Output.FLOAT32_CHW;
-            default -> throw new IllegalArgumentException("--output must be uint8 or float32: " + output);
-        });
-        ErrorPolicy policy = switch (onError) {
-            case "skip" -> ErrorPolicy.SKIP;
-            case "fail" -> ErrorPolicy.FAIL;
-            default -> throw new IllegalArgumentException("--on-error must be skip or fail: " + onError);
-        };
-        RingGeometry geometry = Loader.geometryOf(batchSize, slots, transform);
+        SampleIndex index = LoaderOptions.index(dataset);
+        Loader.Builder builder = options.builder(index); // checks every option before the ring exists
+        RingGeometry geometry = Loader.geometryOf(options.batchSize, options.slots, options.transform());
         ShmRing shm = ShmRing.create(ring, geometry, msg -> {
             err.println("stoke serve: " + msg);
             err.flush();
         });
         Loader loader;
         try {
-            Loader.Builder b = Loader.imageFolder(dir).batchSize(batchSize).slots(slots).shuffle(shuffle).seed(seed)
-                    .epochs(epochs).transform(transform).onError(policy).ring(g -> shm.slots());
-            if (workers != null) {
-                b.workers(workers);
-            }
-            loader = b.build();
+            loader = builder.ring(g -> shm.slots()).build();
         } catch (RuntimeException | Error e) {
             shm.close();
             throw e;
@@ -107,27 +67,34 @@ public final class ServeCommand implements Callable<Integer> {
             shm.close();
         });
         Runtime.getRuntime().addShutdownHook(hook);
-        err.println("stoke serve: " + ring + " ready: " + loader.index().size() + " images, batch " + batchSize
-                + ", " + slots + " slots of " + geometry.slotStride() + " bytes, "
-                + (epochs == 0 ? "no end" : loader.totalBatches() + " batches") + "; waiting for a consumer");
+        err.println("stoke serve: " + ring + " ready: " + index.size() + " images, shard " + options.rank + " of "
+                + options.worldSize + ", batch " + options.batchSize + ", " + options.slots + " slots of "
+                + geometry.slotStride() + " bytes, " + (options.epochs == 0 ? "no end" : loader.totalBatches() + " batches")
+                + "; waiting for a consumer");
         err.flush();
         try {
             long lastStatus = System.nanoTime();
             while (true) {
                 Throwable failure = loader.failure();
+                if (failure instanceof NoSampleDecodedException e) {
+                    // The consumer sees the ring's failed state once it has read what was published.
+                    err.println("stoke serve: " + e.getMessage());
+                    err.flush();
+                    return Main.EXIT_FAILED;
+                }
                 if (failure != null) {
                     throw new IllegalStateException("a worker failed: " + failure, failure);
                 }
-                int[] states = shm.slots().stateCounts();
+                SlotCounts counts = shm.slots().counts();
                 boolean allPublished = loader.publishedBatches() == loader.totalBatches();
-                if (allPublished && states[SLOT_STATE_READY] == 0 && states[SLOT_STATE_HELD] == 0) {
-                    status(err, loader, shm, states);
+                if (allPublished && counts.drained()) {
+                    status(err, loader, shm, counts);
                     err.println("stoke serve: the consumer has read every batch; done");
                     return 0;
                 }
                 if (statusInterval > 0 && System.nanoTime() - lastStatus >= statusInterval * 1_000_000L) {
                     lastStatus = System.nanoTime();
-                    status(err, loader, shm, states);
+                    status(err, loader, shm, counts);
                 }
                 Thread.sleep(20);
             }
@@ -142,15 +109,15 @@ public final class ServeCommand implements Callable<Integer> {
         }
     }
 
-    private static void status(PrintWriter err, Loader loader, ShmRing shm, int[] states) {
+    private static void status(PrintWriter err, Loader loader, ShmRing shm, SlotCounts counts) {
         long published = loader.publishedBatches();
         long consumer = shm.consumerPid();
-        err.printf("stoke serve: batches produced %d%s, consumer lag %d, slots in use %d/%d (consumer holds %d, ready %d, filling %d),"
+        err.printf("stoke serve: batches produced %d%s, consumer lag %d, slots in use %d/%d (consumer holds %d, ready %d, filling %d%s),"
                         + " consumer %s, re-delivered %d%n",
                 published, loader.totalBatches() == Long.MAX_VALUE ? "" : "/" + loader.totalBatches(),
-                Math.max(0, published + shm.redelivered() - shm.consumed()),
-                states[SLOT_STATE_HELD] + states[SLOT_STATE_READY] + states[SLOT_STATE_FILLING], shm.geometry().slotCount(),
-                states[SLOT_STATE_HELD], states[SLOT_STATE_READY], states[SLOT_STATE_FILLING],
+                Math.max(0, published + shm.redelivered() - shm.consumed()), counts.inUse(), shm.geometry().slotCount(),
+                counts.held(), counts.ready(), counts.filling(),
+                counts.unknown() > 0 ? ", " + counts.unknown() + " in an unknown state" : "",
                 consumer > 0 ? "pid " + consumer : "none", shm.redelivered());
         err.flush();
     }

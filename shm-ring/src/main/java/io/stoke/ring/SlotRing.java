@@ -239,16 +239,23 @@ public final class SlotRing implements AutoCloseable {
         return (int) STATE.getVolatile(memory, geometry.slotsOffset() + geometry.slotStride() * slot + SLOT_STATE_OFFSET);
     }
 
-    /** How many slots are in each state, indexed by {@code SLOT_STATE_*} (for status lines). */
-    public int[] stateCounts() {
-        int[] counts = new int[4];
+    /** How many slots are in each state now (for status lines); each slot's state is read once. */
+    public SlotCounts counts() {
+        int free = 0;
+        int filling = 0;
+        int ready = 0;
+        int held = 0;
+        int unknown = 0;
         for (int s = 0; s < geometry.slotCount(); s++) {
-            int st = state(s);
-            if (st >= 0 && st < counts.length) {
-                counts[st]++;
+            switch (state(s)) {
+                case SLOT_STATE_FREE -> free++;
+                case SLOT_STATE_FILLING -> filling++;
+                case SLOT_STATE_READY -> ready++;
+                case SLOT_STATE_HELD -> held++;
+                default -> unknown++;
             }
         }
-        return counts;
+        return new SlotCounts(free, filling, ready, held, unknown);
     }
 
     private void setState(int slot, int state) {

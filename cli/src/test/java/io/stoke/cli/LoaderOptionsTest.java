@@ -1,0 +1,85 @@
+package io.stoke.cli;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.OptionSpec;
+
+/** Every command that drives a loader takes the same loader options, with the same defaults and help. */
+class LoaderOptionsTest {
+    private static final List<String> DRIVERS = List.of("demo", "bench", "serve");
+
+    /** The option set the {@code LoaderOptions} class declares, as picocli reads it. */
+    private static Map<String, String> declared() {
+        return describe(CommandLine.Model.CommandSpec.forAnnotatedObject(new LoaderOptions()).options());
+    }
+
+    private static Map<String, String> describe(List<OptionSpec> options) {
+        Map<String, String> m = new TreeMap<>();
+        for (OptionSpec o : options) {
+            m.put(o.longestName(), String.join(" ", o.description()) + " | default " + o.defaultValue()
+                    + " | initial " + o.initialValue() + " | " + o.paramLabel());
+        }
+        return m;
+    }
+
+    @org.junit.jupiter.api.Test
+    void demoBenchAndServeHaveEveryLoaderOptionWithTheSameDefaultAndHelp() {
+        Map<String, String> expected = declared();
+        assertTrue(expected.keySet().containsAll(List.of("--workers", "--batch-size", "--slots", "--epochs", "--start-epoch",
+                "--shuffle", "--seed", "--drop-last", "--rank", "--world-size", "--resize", "--crop", "--output",
+                "--dct-scaling", "--max-pixels", "--on-error")), expected.keySet().toString());
+        CommandLine cli = new CommandLine(new Main());
+        for (String name : DRIVERS) {
+            CommandLine sub = cli.getSubcommands().get(name);
+            Map<String, String> got = describe(sub.getCommandSpec().options().stream()
+                    .filter(o -> expected.containsKey(o.longestName())).toList());
+            assertEquals(expected, got, name);
+        }
+    }
+
+    /** What a user compares: the lines of {@code --help}. Each loader option reads the same in bench and serve. */
+    @org.junit.jupiter.api.Test
+    void benchAndServeHelpListTheSameLoaderOptions() {
+        String[] bench = BenchCommandTest.run("bench", "--help");
+        String[] serve = BenchCommandTest.run("serve", "--help");
+        assertEquals("0", bench[0]);
+        assertEquals("0", serve[0]);
+        for (String option : declared().keySet()) {
+            String b = optionHelp(bench[1], option);
+            assertFalse(b.isEmpty(), option + " missing from bench --help:\n" + bench[1]);
+            assertEquals(b, optionHelp(serve[1], option), option);
+        }
+    }
+
+    /**
+     * The help of one option: its own line and the continuation lines under it, spaces removed
+     * (picocli aligns and wraps the description column to each command's longest option, even inside "[n,3,C,C]").
+     */
+    private static String optionHelp(String usage, String option) {
+        StringBuilder sb = new StringBuilder();
+        boolean in = false;
+        for (String line : usage.lines().toList()) {
+            String t = line.strip();
+            boolean starts = t.startsWith("-");
+            if (starts) {
+                in = t.startsWith(option + "=") || t.startsWith(option + " ") || t.equals(option)
+                        || t.startsWith("--[no-]" + option.substring(2) + " ");
+            }
+            if (in) {
+                sb.append(t).append(' ');
+            }
+        }
+        return sb.toString().replaceAll("\\s+", "");
+    }
+
+    @org.junit.jupiter.api.Test
+    void aShardOutOfRangeIsAUsageErrorBeforeAnythingStarts() {
+        String[] r = BenchCommandTest.run("bench", "/nonexistent-but-never-read", "--rank", "2", "--world-size", "2");
+        assertNotEquals("0", r[0]);
+        assertTrue((r[1] + r[2]).contains("no such file") || (r[1] + r[2]).contains("--rank"), r[1] + r[2]);
+    }
+}
