@@ -342,12 +342,12 @@ class ShmCrossProcessTest {
                 "print('BATCHES', n)",
                 "r.close()",
                 "print('OK')");
-        Child py = start(List.of("/usr/bin/python3", "-c", script, ring.toString()));
+        Child py = start(List.of(io.stoke.loader.testing.TestPython.PATH, "-c", script, ring.toString()));
         assertEquals(0, py.exit(60_000), py.output());
         assertTrue(py.output().contains("BATCHES " + BATCHES_PER_EPOCH), py.output());
         assertTrue(py.output().contains("OK"), py.output());
         if (py.output().contains("NO_TORCH")) {
-            System.err.println("*** torch is not installed for /usr/bin/python3: zero-copy checked for numpy only ***");
+            System.err.println("*** torch is not installed for " + io.stoke.loader.testing.TestPython.PATH + ": zero-copy checked for numpy only ***");
         } else {
             assertTrue(py.output().contains("TORCH_ZERO_COPY"), py.output());
         }
@@ -358,7 +358,7 @@ class ShmCrossProcessTest {
     @Test
     void pythonConstantsEqualRingLayout() throws Exception {
         ShmTestSupport.requirePython();
-        Child py = start(List.of("/usr/bin/python3", "-c",
+        Child py = start(List.of(io.stoke.loader.testing.TestPython.PATH, "-c",
                 "import stoke_client as s\nfor k in sorted(dir(s)):\n  v = getattr(s, k)\n"
                         + "  if k.isupper() and isinstance(v, int): print(k, v)"));
         assertEquals(0, py.exit(20_000), py.output());

@@ -115,7 +115,7 @@ final class ShmTestSupport {
             case JAVA -> cmd.addAll(javaCommand(RingDump.class.getName(), ring.toString()));
             case PYTHON -> {
                 requirePython();
-                cmd.addAll(List.of("/usr/bin/python3", "-m", "stoke_client.dump", ring.toString()));
+                cmd.addAll(List.of(io.stoke.loader.testing.TestPython.PATH, "-m", "stoke_client.dump", ring.toString()));
             }
             case C -> {
                 requireGcc();
@@ -145,12 +145,12 @@ final class ShmTestSupport {
     }
 
     static void requirePython() {
-        boolean ok = runs("/usr/bin/python3", "-c", "import numpy");
+        boolean ok = runs(io.stoke.loader.testing.TestPython.PATH, "-c", "import numpy");
         if (!ok) {
-            System.err.println("\n*** SKIPPING Python-consumer test: /usr/bin/python3 with numpy is not installed"
+            System.err.println("\n*** SKIPPING Python-consumer test: " + io.stoke.loader.testing.TestPython.PATH + " with numpy is not installed"
                     + " (./stoke test installs python3-numpy) ***\n");
         }
-        assumeTrue(ok, "/usr/bin/python3 with numpy is missing: Python consumer tests skipped");
+        assumeTrue(ok, io.stoke.loader.testing.TestPython.PATH + " with numpy is missing: Python consumer tests skipped");
     }
 
     private static boolean runs(String... cmd) {

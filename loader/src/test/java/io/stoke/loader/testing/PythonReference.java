@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
  * reference pipeline. Tests using it are skipped, with the reason, where neither is installed.
  */
 public final class PythonReference {
-    private static final String PYTHON = "/usr/bin/python3";
+    private static final String PYTHON = TestPython.PATH;
 
     private static final String SCRIPT = """
             import sys
