@@ -50,6 +50,14 @@ class DeviceKernelsPtxTest {
         Process p = pb.start();
         String log = new String(p.getInputStream().readAllBytes());
         assertTrue(p.waitFor(120, TimeUnit.SECONDS), "nvcc took over 2 minutes");
+        // nvcc preprocesses with the host's C++ compiler even for device-only PTX: an nvcc without
+        // a working gcc is a toolkit that cannot run here, not a stale PTX.
+        boolean noHostCompiler = p.exitValue() != 0 && log.contains("host compiler");
+        if (noHostCompiler) {
+            System.err.println("[stoke] SKIPPING PTX regeneration check: " + nvcc + " cannot run without a host compiler"
+                    + " (install gcc and g++): " + log.strip());
+        }
+        assumeTrue(!noHostCompiler, "nvcc has no host compiler: PTX regeneration check skipped");
         assertEquals(0, p.exitValue(), "gen-ptx.sh failed:\n" + log);
         assertEquals(code(Files.readString(out)), code(DeviceKernels.ptx()),
                 "loader/src/main/resources" + DeviceKernels.PTX_RESOURCE + " is stale: run native/cuda/gen-ptx.sh and commit it");
@@ -60,8 +68,13 @@ class DeviceKernelsPtxTest {
         return ptx.lines().filter(l -> !l.startsWith("//")).reduce("", (a, b) -> a + b + "\n");
     }
 
+    /** NVCC when set (exactly that one: NVCC=none hides the toolkit), else CUDA_HOME's, the usual place, PATH. */
     static Path findNvcc() throws IOException {
-        for (String candidate : new String[] {System.getenv("NVCC"),
+        String named = System.getenv("NVCC");
+        if (named != null && !named.isBlank()) {
+            return Files.isExecutable(Path.of(named)) ? Path.of(named) : null;
+        }
+        for (String candidate : new String[] {
                 System.getenv("CUDA_HOME") == null ? null : System.getenv("CUDA_HOME") + "/bin/nvcc",
                 "/usr/local/cuda/bin/nvcc"}) {
             if (candidate != null && Files.isExecutable(Path.of(candidate))) {
