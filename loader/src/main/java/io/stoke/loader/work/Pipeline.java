@@ -71,6 +71,9 @@ public final class Pipeline implements AutoCloseable {
     private long failedInEpoch;
     private final List<SampleError> epochErrors = new ArrayList<>();
     private volatile long published;
+    // Batches the consumer gets before the pipeline's failure is thrown to it: totalBatches, or
+    // fewer once an epoch decoded nothing. Written before that epoch's last batch is published.
+    private volatile long deliverable;
     private volatile boolean running = true;
     private volatile Throwable failure;
 
@@ -103,6 +106,7 @@ public final class Pipeline implements AutoCloseable {
         this.statusOffset = ring.geometry().slotStatusOffset();
         this.totalTickets = epochs <= 0 ? Long.MAX_VALUE : Math.multiplyExact(epochs, (long) samplesPerEpoch);
         this.totalBatches = epochs <= 0 ? Long.MAX_VALUE : epochs * batchesPerEpoch;
+        this.deliverable = totalBatches;
         int slots = ring.geometry().slotCount();
         slotMemory = new MemorySegment[slots];
         slotPixels = new MemorySegment[slots];
@@ -226,6 +230,7 @@ public final class Pipeline implements AutoCloseable {
                     break;
                 }
                 List<SampleError> errors = batch.errors();
+                boolean nothingDecoded = countDecoded(batch, errors);
                 MemorySegment header = slotMemory[batch.slot];
                 header.set(JAVA_LONG, SLOT_SEQUENCE_OFFSET, sequence);
                 header.set(JAVA_LONG, SLOT_EPOCH_OFFSET, batch.epoch);
@@ -243,7 +248,10 @@ public final class Pipeline implements AutoCloseable {
                 published = sequence + 1;
                 // For consumers in other processes and status lines (consumer lag).
                 ring.memory().set(JAVA_LONG, PUBLISHED_OFFSET, published);
-                countDecoded(batch, errors);
+                if (nothingDecoded) {
+                    // After the publish: a consumer in another process reads what is ready first.
+                    ring.memory().set(JAVA_INT, STATE_OFFSET, STATE_PRODUCER_FAILED);
+                }
             }
             if (nextToPublish == totalBatches && failure == null) {
                 ring.memory().set(JAVA_INT, STATE_OFFSET, STATE_END_OF_STREAM);
@@ -254,26 +262,32 @@ public final class Pipeline implements AutoCloseable {
     }
 
     /**
-     * Counts a published batch towards its epoch; at the epoch's last batch, stops the pipeline
-     * with {@link NoSampleDecodedException} if not one of its samples decoded. Under publishLock,
-     * in batch order, after the batch is published: its consumer still gets it, and its errors.
+     * Counts a batch about to be published towards its epoch; at the epoch's last batch, stops the
+     * pipeline with {@link NoSampleDecodedException} if not one of its samples decoded. Under
+     * publishLock, in batch order, before the publish: the consumer gets this batch (and its
+     * errors), then the exception, never a normal end first.
+     *
+     * @return whether this batch ends an epoch in which nothing decoded
      */
-    private void countDecoded(InFlightBatch batch, List<SampleError> errors) {
+    private boolean countDecoded(InFlightBatch batch, List<SampleError> errors) {
         decodedInEpoch += batch.size - errors.size();
         failedInEpoch += errors.size();
         for (int i = 0; i < errors.size() && epochErrors.size() < NoSampleDecodedException.KEPT; i++) {
             epochErrors.add(errors.get(i));
         }
         if (!batch.lastInEpoch) {
-            return;
+            return false;
         }
-        if (decodedInEpoch == 0) {
-            fail(new NoSampleDecodedException(batch.epoch, failedInEpoch, epochErrors));
+        boolean nothing = decodedInEpoch == 0;
+        if (nothing && failure == null) {
+            deliverable = batch.sequence + 1;
+            failure = new NoSampleDecodedException(batch.epoch, failedInEpoch, epochErrors);
             running = false; // workers already on the next epoch stop; their slots are never published
         }
         decodedInEpoch = 0;
         failedInEpoch = 0;
         epochErrors.clear();
+        return nothing;
     }
 
     private void fail(Throwable t) {
@@ -298,19 +312,22 @@ public final class Pipeline implements AutoCloseable {
                 return slot;
             }
             Throwable cause = failure;
-            if (cause != null) {
+            if (cause instanceof NoSampleDecodedException e) {
+                if (taken >= deliverable) {
+                    throw e;
+                }
+                // The epoch's last batch is being published under publishLock: wait for it.
+                idle.idle();
+                continue;
+            } else if (cause != null) {
                 // Batches published before the failure are delivered first; failure is written
                 // after their publish, so this second look sees every one of them.
                 slot = ring.pollReady();
                 if (slot >= 0) {
                     return slot;
                 }
-                if (cause instanceof NoSampleDecodedException e) {
-                    throw e;
-                }
                 throw new IllegalStateException("a loader worker failed: " + cause, cause);
-            }
-            if (taken >= totalBatches) {
+            } else if (taken >= totalBatches) {
                 return -1;
             }
             if (!running) {
