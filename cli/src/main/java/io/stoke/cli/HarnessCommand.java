@@ -5,6 +5,7 @@ import io.stoke.cli.harness.Machine;
 import io.stoke.cli.harness.Plots;
 import io.stoke.cli.harness.ProcessTreeMonitor;
 import io.stoke.cli.harness.RawTensors;
+import io.stoke.cli.harness.ReportInfo;
 import io.stoke.cli.harness.ResultFiles;
 import io.stoke.cli.harness.RunKey;
 import io.stoke.cli.harness.RunResult;
@@ -110,7 +111,7 @@ public final class HarnessCommand implements Callable<Integer> {
     int runTimeoutS = 900;
 
     @Option(names = "--report-only", description = {"Run nothing: redraw OUT/summary.md and OUT/plots from the",
-            "CSV files of an earlier sweep into OUT."})
+            "CSV files and report.json of an earlier sweep into OUT."})
     boolean reportOnly;
 
     private Writer log;
@@ -183,6 +184,9 @@ public final class HarnessCommand implements Callable<Integer> {
                     (System.nanoTime() - t) / 1e9));
         }
         int datasetImages = io.stoke.loader.source.ImageFolder.scan(jpegRoot).size();
+        // Written now as well as at the end, so that --report-only can redraw a sweep cut short.
+        new ReportInfo(machine, cores, conditions(p, jpegRoot, datasetImages, cores, torchVersions, null), notes)
+                .write(out);
 
         List<RunKey> keys = new ArrayList<>();
         for (String d : datasets) {
@@ -227,12 +231,11 @@ public final class HarnessCommand implements Callable<Integer> {
             }
         }
         double minutes = (System.nanoTime() - harnessStart) / 60e9;
-        List<String> conditions = conditions(p, jpegRoot, datasetImages, cores, torchVersions, minutes);
+        ReportInfo info = new ReportInfo(machine, cores,
+                conditions(p, jpegRoot, datasetImages, cores, torchVersions, minutes), notes);
         // Kept beside the CSVs so that --report-only can redraw the summary as it was.
-        Files.writeString(out.resolve("machine.txt"), machine + "\n");
-        Files.write(out.resolve("conditions.txt"), conditions);
-        Files.write(out.resolve("notes.txt"), notes);
-        int plots = render(results, machine, conditions, notes, cores);
+        info.write(out);
+        int plots = render(results, info);
         long failed = results.stream().filter(x -> !x.ok()).count();
         say(String.format(Locale.ROOT, "done in %.1f min: %d runs (%d failed); %s, %s, %s and %d plots in %s", minutes,
                 results.size(), failed, "batches.csv", "runs.csv", "summary.md", plots, out));
@@ -240,37 +243,31 @@ public final class HarnessCommand implements Callable<Integer> {
         return failed == 0 ? 0 : Main.EXIT_FAILED;
     }
 
-    private int render(List<RunResult> results, String machine, List<String> conditions, List<String> notes, int cores)
-            throws IOException {
+    private int render(List<RunResult> results, ReportInfo info) throws IOException {
         List<Aggregate> aggs = Aggregate.of(results);
-        Files.writeString(out.resolve("summary.md"), SummaryReport.render(aggs, machine, conditions, notes));
+        Files.writeString(out.resolve("summary.md"), SummaryReport.render(aggs, info));
         Files.createDirectories(out.resolve("plots"));
-        return Plots.draw(out.resolve("plots"), results, aggs, cores).size();
+        return Plots.draw(out.resolve("plots"), results, aggs, info.cores()).size();
     }
 
     private int report() throws IOException {
         List<RunResult> results = ResultFiles.read(out);
-        String machine = Files.isRegularFile(out.resolve("machine.txt"))
-                ? Files.readString(out.resolve("machine.txt")).strip() : "unknown (no machine.txt in " + out + ")";
-        List<String> conditions = Files.isRegularFile(out.resolve("conditions.txt"))
-                ? Files.readAllLines(out.resolve("conditions.txt")) : List.of();
-        List<String> notes = Files.isRegularFile(out.resolve("notes.txt")) ? Files.readAllLines(out.resolve("notes.txt"))
-                : List.of();
-        Matcher m = Pattern.compile("^(\\d+) cores").matcher(machine);
-        int cores = m.find() ? Integer.parseInt(m.group(1)) : Runtime.getRuntime().availableProcessors();
-        int plots = render(results, machine, conditions, notes, cores);
+        int plots = render(results, ReportInfo.read(out));
         System.err.printf(Locale.ROOT, "harness: %d runs read from %s; summary.md and %d plots redrawn%n", results.size(),
                 out, plots);
         return 0;
     }
 
-    private List<String> conditions(Profile p, Path jpegRoot, int n, int cores, String torchVersions, double minutes) {
+    /** {@code minutes}: how long the sweep took, or null while it runs (the conditions then say it did not finish). */
+    private List<String> conditions(Profile p, Path jpegRoot, int n, int cores, String torchVersions, Double minutes) {
         List<String> c = new ArrayList<>();
         c.add(String.format(Locale.ROOT, "Profile `%s`: batch sizes %s, workers %s, model time %s, datasets %s, %d repeat%s; "
-                        + "the sweep took %.1f min.", profile, p.batchSizes(), p.workers(),
+                        + "%s.", profile, p.batchSizes(), p.workers(),
                 noModel ? "0" : String.format(Locale.ROOT, "0 and batch x %.1f ms (the model the bottleneck: %.0f images/s)",
                         modelMsPerImage, 1000 / modelMsPerImage),
-                datasets, p.repeats(), p.repeats() == 1 ? "" : "s", minutes));
+                datasets, p.repeats(), p.repeats() == 1 ? "" : "s",
+                minutes == null ? "the sweep did not finish"
+                        : String.format(Locale.ROOT, "the sweep took %.1f min", minutes)));
         c.add(String.format(Locale.ROOT, "JPEG dataset: %d ImageNet-like files in %s; the preprocessed dataset holds the same "
                 + "images resized and cropped once (Stoke, DCT scaling off, pixels identical to torchvision's) as "
                 + "headerless 224x224x3 uint8 files.", n, jpegRoot));

@@ -19,19 +19,17 @@ public final class SummaryReport {
 
     /**
      * @param aggregates every sweep point
-     * @param machine    a line or two on the machine (cores, CPU model, memory)
-     * @param conditions bullet lines on how the runs were made (profile, dataset, warm-up, ...)
-     * @param notes      anything the reader must know (a loader that could not run), or empty
+     * @param info       the machine, how the runs were made, and anything the reader must know
      */
-    public static String render(List<Aggregate> aggregates, String machine, List<String> conditions, List<String> notes) {
+    public static String render(List<Aggregate> aggregates, ReportInfo info) {
         StringBuilder sb = new StringBuilder();
         sb.append("# Stoke vs PyTorch DataLoader: benchmark summary\n\n");
-        sb.append("Machine: ").append(machine).append("\n\n");
-        for (String n : notes) {
-            sb.append("> **Note:** ").append(n).append("\n\n");
+        sb.append("Machine: ").append(info.machine()).append("\n\n");
+        for (String n : info.notes()) {
+            note(sb, n);
         }
         sb.append("## How these runs were made\n\n");
-        for (String c : conditions) {
+        for (String c : info.conditions()) {
             sb.append("- ").append(c).append('\n');
         }
         sb.append('\n');
@@ -54,6 +52,19 @@ public final class SummaryReport {
                     a.rssMb().format("%.0f"), a.cpuMsPerImage().format("%.2f")));
         }
         return sb.toString();
+    }
+
+    /**
+     * One note, one blockquote, however many lines it has (a script's advice on what to install
+     * does): each further line is prefixed with {@code >} so that it stays inside the quote.
+     */
+    private static void note(StringBuilder sb, String note) {
+        List<String> lines = note.strip().lines().map(String::stripTrailing).toList();
+        for (int i = 0; i < lines.size(); i++) {
+            String l = lines.get(i);
+            sb.append(i == 0 ? "> **Note:** " + l : l.isEmpty() ? ">" : "> " + l).append('\n');
+        }
+        sb.append('\n');
     }
 
     private static String cfg(RunKey k) {

@@ -104,8 +104,8 @@ class AggregationTest {
             }
         }
         assertEquals("exit code 3, 'torch' missing", back.get(3).error());
-        assertEquals(SummaryReport.render(Aggregate.of(runs), "m", List.of(), List.of()),
-                SummaryReport.render(Aggregate.of(back), "m", List.of(), List.of()));
+        ReportInfo info = new ReportInfo("m", 2, List.of(), List.of());
+        assertEquals(SummaryReport.render(Aggregate.of(runs), info), SummaryReport.render(Aggregate.of(back), info));
     }
 
     @Test
@@ -115,8 +115,8 @@ class AggregationTest {
                 run(TORCH, 0, 1000, 4.0, 2000, 1, 1, 1, 400),
                 run(new RunKey("pytorch", "jpeg", 256, 4, 0), 0, 1000, 2.0, 3000, 1, 1, 1, 300),
                 run(new RunKey("stoke", "jpeg", 256, 4, 0), 0, 1000, 1.25, 90, 10, 10, 10, 10));
-        String md = SummaryReport.render(Aggregate.of(runs), "2 cores, Test CPU, 4 GiB", List.of("condition one"),
-                List.of());
+        String md = SummaryReport.render(Aggregate.of(runs),
+                new ReportInfo("2 cores, Test CPU, 4 GiB", 2, List.of("condition one"), List.of()));
         assertTrue(md.contains("Machine: 2 cores, Test CPU, 4 GiB"), md);
         assertTrue(md.contains("- condition one"), md);
         assertTrue(md.contains("Stoke: **1000 images/s** (batch 256, 2 workers"), md);
