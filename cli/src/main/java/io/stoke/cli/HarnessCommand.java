@@ -8,9 +8,11 @@ import io.stoke.cli.harness.RawTensors;
 import io.stoke.cli.harness.ReportInfo;
 import io.stoke.cli.harness.ResultFiles;
 import io.stoke.cli.harness.RunKey;
+import io.stoke.cli.harness.RunFigures;
 import io.stoke.cli.harness.RunResult;
 import io.stoke.cli.harness.StokeRunCommand;
 import io.stoke.cli.harness.SummaryReport;
+import io.stoke.cli.harness.TorchScript;
 import io.stoke.loader.dataset.DemoSample;
 import io.stoke.loader.dataset.SyntheticImageNet;
 import java.io.BufferedReader;
@@ -26,8 +28,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -164,15 +164,14 @@ public final class HarnessCommand implements Callable<Integer> {
         Path script = null;
         if (loadersRun.contains(SummaryReport.PYTORCH)) {
             script = torchScript != null ? torchScript : findScript();
-            String[] v = torchVersions(script);
-            if (v[0] == null) {
-                String why = "PyTorch's DataLoader was not run: " + v[1];
+            TorchScript.Check torch = TorchScript.check(python, script);
+            if (!torch.runs()) {
+                String why = "PyTorch's DataLoader was not run: " + torch.whyNot();
                 say(why);
                 notes.add(why);
                 loadersRun.remove(SummaryReport.PYTORCH);
             } else {
-                // {"python": "3.11.2", "torch": ...} -> python 3.11.2, torch ...
-                torchVersions = v[0].replaceAll("[{}\"]", "").replace(": ", " ").strip();
+                torchVersions = torch.versions();
                 say("pytorch side: " + torchVersions);
             }
         }
@@ -370,43 +369,10 @@ public final class HarnessCommand implements Callable<Integer> {
             if (proc.exitValue() != 0 || !Files.isRegularFile(json)) {
                 return RunResult.failed(k, repeat, "exit code " + proc.exitValue() + "; log: " + logFile);
             }
-            String j = Files.readString(json);
-            long[] waits = longArray(j, "wait_ns");
-            return new RunResult(k, repeat, (long) number(j, "images"), number(j, "elapsed_s"), waits, mon.peakRssBytes(),
+            RunFigures f = RunFigures.read(json);
+            return new RunResult(k, repeat, f.images(), f.elapsedS(), f.waitNs(), mon.peakRssBytes(),
                     mon.peakPssBytes(), mon.sumHwmBytes(), window[1] - window[0], cpuTotal, null);
         }
-    }
-
-    static double number(String json, String field) {
-        Matcher m = Pattern.compile("\"" + field + "\"\\s*:\\s*(-?[0-9.eE+-]+)").matcher(json);
-        if (!m.find()) {
-            throw new IllegalArgumentException("no " + field + " in " + json);
-        }
-        return Double.parseDouble(m.group(1));
-    }
-
-    static long[] longArray(String json, String field) {
-        Matcher m = Pattern.compile("\"" + field + "\"\\s*:\\s*\\[([^\\]]*)]").matcher(json);
-        if (!m.find()) {
-            throw new IllegalArgumentException("no " + field + " in " + json);
-        }
-        String body = m.group(1).trim();
-        return body.isEmpty() ? new long[0] : Stream.of(body.split(",")).map(String::trim).mapToLong(Long::parseLong).toArray();
-    }
-
-    /** {versions JSON, null} when the script runs, else {null, why}. */
-    private String[] torchVersions(Path script) throws IOException, InterruptedException {
-        if (script == null || !Files.isRegularFile(script)) {
-            return new String[] {null, "cannot find benchmarks/python/torch_loader.py (pass --torch-script)"};
-        }
-        if (!Files.isExecutable(python)) {
-            return new String[] {null, python + " does not exist (pass --python PATH)"};
-        }
-        Process p = new ProcessBuilder(python.toString(), script.toString(), "-", "--dataset", "jpeg", "--batch-size", "1",
-                "--workers", "0", "--json", "-", "--versions").redirectErrorStream(true).start();
-        String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        p.waitFor();
-        return p.exitValue() == 0 ? new String[] {text, null} : new String[] {null, text};
     }
 
     private static Path findScript() {

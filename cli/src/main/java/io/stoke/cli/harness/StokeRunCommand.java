@@ -8,8 +8,6 @@ import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.SampleIndex;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -176,17 +174,7 @@ public final class StokeRunCommand implements Callable<Integer> {
     }
 
     private void writeJson(long images, double elapsedS, long[] waits) {
-        StringBuilder w = new StringBuilder();
-        for (long x : waits) {
-            w.append(w.isEmpty() ? "" : ",").append(x);
-        }
-        String s = String.format(Locale.ROOT, "{\"loader\":\"stoke\",\"dataset\":\"%s\",\"batch_size\":%d,\"workers\":%d,"
-                        + "\"model_ms\":%s,\"images\":%d,\"batches\":%d,\"elapsed_s\":%.6f,\"wait_ns\":[%s]}%n",
-                dataset, batchSize, workers, modelMs, images, waits.length, elapsedS, w);
-        try {
-            Files.writeString(json, s);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + json, e);
-        }
+        new RunFigures(SummaryReport.STOKE, dataset, batchSize, workers, modelMs, images, waits.length, elapsedS, waits)
+                .write(json);
     }
 }
