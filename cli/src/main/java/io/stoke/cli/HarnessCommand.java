@@ -234,7 +234,8 @@ public final class HarnessCommand implements Callable<Integer> {
                 conditions(p, jpegRoot, datasetImages, cores, torchVersions, minutes), notes);
         // Kept beside the CSVs so that --report-only can redraw the summary as it was.
         info.write(out);
-        int plots = render(results, info);
+        // Drawn from the files, as --report-only draws them: the summary is what the files hold.
+        int plots = render(ResultFiles.read(out), info);
         long failed = results.stream().filter(x -> !x.ok()).count();
         say(String.format(Locale.ROOT, "done in %.1f min: %d runs (%d failed); %s, %s, %s and %d plots in %s", minutes,
                 results.size(), failed, "batches.csv", "runs.csv", "summary.md", plots, out));
