@@ -336,8 +336,12 @@ public final class HarnessCommand implements Callable<Integer> {
         }
         Path logFile = out.resolve("logs").resolve(label + ".log");
         double childCpuBefore = ProcessTreeMonitor.childrenCpuSeconds();
+        // From here to the child's first batch is what a user waits for: JVM start, or Python's
+        // and torch's imports, then the loader's start and its first batch.
+        long spawned = System.nanoTime();
         Process proc = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         double[] window = {Double.NaN, Double.NaN};
+        long[] firstBatchAt = {0};
         try (ProcessTreeMonitor mon = new ProcessTreeMonitor(proc.pid(), sampleMs);
              Writer lw = Files.newBufferedWriter(logFile, StandardCharsets.UTF_8)) {
             lw.write(String.join(" ", cmd) + "\n");
@@ -345,7 +349,9 @@ public final class HarnessCommand implements Callable<Integer> {
                 try (BufferedReader br = new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8))) {
                     String line;
                     while ((line = br.readLine()) != null) {
-                        if (line.equals(StokeRunCommand.BEGIN)) {
+                        if (line.equals(StokeRunCommand.FIRST)) {
+                            firstBatchAt[0] = System.nanoTime();
+                        } else if (line.equals(StokeRunCommand.BEGIN)) {
                             window[0] = mon.sample();
                         } else if (line.equals(StokeRunCommand.END)) {
                             window[1] = mon.sample();
@@ -371,7 +377,8 @@ public final class HarnessCommand implements Callable<Integer> {
                 return RunResult.failed(k, repeat, "exit code " + proc.exitValue() + "; log: " + logFile);
             }
             RunFigures f = RunFigures.read(json);
-            return new RunResult(k, repeat, f.images(), f.elapsedS(), f.waitNs(), mon.peakRssBytes(),
+            double processStartToFirstBatchS = firstBatchAt[0] == 0 ? Double.NaN : (firstBatchAt[0] - spawned) / 1e9;
+            return new RunResult(k, repeat, f.images(), f.elapsedS(), f.waitNs(), processStartToFirstBatchS, mon.peakRssBytes(),
                     mon.peakPssBytes(), mon.sumHwmBytes(), window[1] - window[0], cpuTotal, null);
         }
     }

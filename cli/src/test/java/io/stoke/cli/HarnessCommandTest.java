@@ -2,11 +2,15 @@ package io.stoke.cli;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import com.fasterxml.jackson.databind.MappingIterator;
+import com.fasterxml.jackson.dataformat.csv.CsvMapper;
+import com.fasterxml.jackson.dataformat.csv.CsvSchema;
 import io.stoke.loader.testing.TestImages;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -43,24 +47,28 @@ class HarnessCommandTest {
                 "--batch-sizes", "4", "--workers", "1,2", "--model-ms-per-image", "1", "--warmup-images", "0",
                 "--sample-ms", "20", "--python", pythonWithoutTorch().toString());
         assertEquals("0", r[0], r[1] + r[2]);
-        List<String> runs = Files.readAllLines(out.resolve("runs.csv"));
-        List<String> batches = Files.readAllLines(out.resolve("batches.csv"));
+        List<Map<String, String>> runs = csv(out.resolve("runs.csv"));
+        List<Map<String, String>> batches = csv(out.resolve("batches.csv"));
         // 2 datasets x 1 batch size x 2 worker counts x 2 model times, Stoke alone, one repeat.
-        assertEquals(1 + 8, runs.size(), String.join("\n", runs));
-        assertTrue(runs.stream().noneMatch(l -> l.startsWith("pytorch,")), String.join("\n", runs));
+        assertEquals(8, runs.size(), runs.toString());
+        assertTrue(runs.stream().allMatch(x -> x.get("loader").equals("stoke")), runs.toString());
         // 12 images in batches of 4: 3 batches a run.
-        assertEquals(1 + 3 * 8, batches.size());
-        assertEquals(List.of("0", "1", "2"), batches.stream().filter(l -> l.startsWith("stoke,raw,4,2,4,0,"))
-                .map(l -> l.split(",")[6]).toList());
-        for (String line : runs.subList(1, runs.size())) {
-            String[] f = line.split(",", -1);
-            assertEquals("12", f[6], line);
-            assertTrue(Double.parseDouble(f[13]) > 0, "peak PSS measured: " + line);
-            assertTrue(Double.parseDouble(f[16]) >= 0, "CPU time measured: " + line);
+        assertEquals(3 * 8, batches.size());
+        assertEquals(List.of("0", "1", "2"), batches.stream().filter(x -> x.get("dataset").equals("raw")
+                && x.get("workers").equals("2") && x.get("model_ms").equals("4")).map(x -> x.get("batch_index")).toList());
+        for (Map<String, String> x : runs) {
+            assertEquals("12", x.get("images"), x.toString());
+            assertEquals("", x.get("error"), x.toString());
+            assertTrue(Double.parseDouble(x.get("peak_pss_mb")) > 0, "peak PSS measured: " + x);
+            assertTrue(Double.parseDouble(x.get("cpu_s")) >= 0, "CPU time measured: " + x);
+            // From the process's start, so JVM start comes on top of the loader's first batch.
+            assertTrue(Double.parseDouble(x.get("process_start_to_first_batch_ms"))
+                    > Double.parseDouble(x.get("time_to_first_batch_ms")), x.toString());
+            if (x.get("model_ms").equals("4")) {
+                // Model time 4 ms a batch: 3 batches cannot take less than 12 ms.
+                assertTrue(Double.parseDouble(x.get("elapsed_s")) >= 0.012, x.toString());
+            }
         }
-        // Model time 4 ms a batch: 3 batches cannot take less than 12 ms.
-        runs.stream().filter(l -> l.contains(",4,0,12,")).forEach(l ->
-                assertTrue(Double.parseDouble(l.split(",")[8]) >= 0.012, l));
         String md = Files.readString(out.resolve("summary.md"));
         assertTrue(md.contains("Machine: ") && md.contains("Stoke: **"), md);
         // torch_loader.py's advice runs over several lines: one note, one blockquote.
@@ -97,10 +105,16 @@ class HarnessCommandTest {
                 "--batch-sizes", "4", "--workers", "1", "--no-model", "--datasets", "jpeg", "--warmup-images", "0",
                 "--sample-ms", "20", "--python", SYSTEM_PYTHON.toString());
         assertEquals("0", r[0], r[1] + r[2]);
-        List<String> runs = Files.readAllLines(out.resolve("runs.csv"));
-        List<String> torch = runs.stream().filter(l -> l.startsWith("pytorch,jpeg,4,1,")).toList();
-        assertEquals(1, torch.size(), String.join("\n", runs));
-        assertEquals("8", torch.get(0).split(",", -1)[6], torch.get(0));
+        List<Map<String, String>> runs = csv(out.resolve("runs.csv"));
+        List<Map<String, String>> torch = runs.stream().filter(x -> x.get("loader").equals("pytorch")).toList();
+        assertEquals(1, torch.size(), runs.toString());
+        for (Map<String, String> x : torch) {
+            assertEquals("8", x.get("images"), x.toString());
+            assertEquals("", x.get("error"), x.toString());
+            // Python's start and torch's imports come on top of the loader's first batch.
+            assertTrue(Double.parseDouble(x.get("process_start_to_first_batch_ms"))
+                    > Double.parseDouble(x.get("time_to_first_batch_ms")), x.toString());
+        }
         String md = Files.readString(out.resolve("summary.md"));
         assertFalse(md.contains("**Note:**"), md);
         assertTrue(md.contains("PyTorch: **") && md.contains("torch "), md);
@@ -125,6 +139,14 @@ class HarnessCommandTest {
         assertEquals("0", r[0], r[1] + r[2]);
         String md = Files.readString(out.resolve("summary.md"));
         assertTrue(md.contains("PyTorch's DataLoader was not run") && md.contains("no-python"), md);
-        assertEquals(2, Files.readAllLines(out.resolve("runs.csv")).size());
+        assertEquals(1, csv(out.resolve("runs.csv")).size());
+    }
+
+    /** A CSV file's rows, each a map from its header's names to the cells. */
+    static List<Map<String, String>> csv(Path file) throws Exception {
+        try (MappingIterator<Map<String, String>> it = new CsvMapper().readerForMapOf(String.class)
+                .with(CsvSchema.emptySchema().withHeader()).readValues(file.toFile())) {
+            return it.readAll();
+        }
     }
 }

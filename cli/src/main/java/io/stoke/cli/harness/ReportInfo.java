@@ -29,7 +29,7 @@ public record ReportInfo(String machine, int cores, List<String> conditions, Lis
     public void write(Path dir) {
         Path f = dir.resolve(FILE);
         try {
-            HarnessJson.MAPPER.writeValue(f.toFile(), this);
+            HarnessJson.PRETTY.writeValue(f.toFile(), this);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + f, e);
         }

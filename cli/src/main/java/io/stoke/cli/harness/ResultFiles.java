@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.MappingIterator;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.SequenceWriter;
+import com.fasterxml.jackson.dataformat.csv.CsvGenerator;
 import com.fasterxml.jackson.dataformat.csv.CsvMapper;
 import com.fasterxml.jackson.dataformat.csv.CsvParser;
 import com.fasterxml.jackson.dataformat.csv.CsvSchema;
@@ -37,6 +38,8 @@ public final class ResultFiles {
     private static final CsvMapper CSV = CsvMapper.builder()
             .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
             .enable(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN)
+            // Quotes only the cells that need them: by default any cell over 24 characters is quoted.
+            .enable(CsvGenerator.Feature.STRICT_CHECK_FOR_QUOTING)
             .enable(CsvParser.Feature.EMPTY_STRING_AS_NULL)
             .build();
     private static final CsvSchema BATCHES = CSV.schemaFor(BatchRow.class).withHeader().withStrictHeaders(true);
@@ -58,11 +61,11 @@ public final class ResultFiles {
 
     /** One row of {@code runs.csv}: one run. */
     @JsonPropertyOrder({"loader", "dataset", "batch_size", "workers", "model_ms", "repeat", "images", "batches",
-            "elapsed_s", "images_per_s", "time_to_first_batch_ms", "wait_p50_ms", "wait_p99_ms", "peak_pss_mb",
+            "elapsed_s", "images_per_s", "time_to_first_batch_ms", "process_start_to_first_batch_ms", "wait_p50_ms", "wait_p99_ms", "peak_pss_mb",
             "peak_rss_mb", "sum_hwm_mb", "cpu_s", "cpu_total_s", "error"})
     record RunRow(String loader, String dataset, int batchSize, int workers, BigDecimal modelMs, int repeat, long images,
                   int batches, BigDecimal elapsedS, BigDecimal imagesPerS, BigDecimal timeToFirstBatchMs,
-                  BigDecimal waitP50Ms, BigDecimal waitP99Ms, BigDecimal peakPssMb, BigDecimal peakRssMb,
+                  BigDecimal processStartToFirstBatchMs, BigDecimal waitP50Ms, BigDecimal waitP99Ms, BigDecimal peakPssMb, BigDecimal peakRssMb,
                   BigDecimal sumHwmMb, BigDecimal cpuS, BigDecimal cpuTotalS, String error) {
 
         static RunRow of(RunResult r) {
@@ -70,7 +73,8 @@ public final class ResultFiles {
             long[] w = r.waitNs();
             return new RunRow(k.loader(), k.dataset(), k.batchSize(), k.workers(), modelMsCell(k.modelMs()), r.repeat(),
                     r.images(), w.length, rounded(r.elapsedS(), 9), rounded(r.imagesPerSecond(), 3),
-                    w.length == 0 ? null : nsAsMs(w[0]), rounded(r.waitQuantileMs(0.5), 6),
+                    w.length == 0 ? null : nsAsMs(w[0]), rounded(r.processStartToFirstBatchS() * 1e3, 6),
+                    rounded(r.waitQuantileMs(0.5), 6),
                     rounded(r.waitQuantileMs(0.99), 6), bytesAsMb(r.peakPssBytes()), bytesAsMb(r.peakRssBytes()),
                     bytesAsMb(r.sumHwmBytes()), rounded(r.cpuS(), 6), rounded(r.cpuTotalS(), 6), r.error());
         }
@@ -84,7 +88,8 @@ public final class ResultFiles {
             if (error != null) {
                 return RunResult.failed(key(), repeat, error);
             }
-            return new RunResult(key(), repeat, images, toDouble(elapsedS), waitNs, mbAsBytes(peakRssMb),
+            double startToFirst = toDouble(processStartToFirstBatchMs) / 1e3;
+            return new RunResult(key(), repeat, images, toDouble(elapsedS), waitNs, startToFirst, mbAsBytes(peakRssMb),
                     mbAsBytes(peakPssMb), mbAsBytes(sumHwmMb), toDouble(cpuS), toDouble(cpuTotalS), null);
         }
     }

@@ -21,7 +21,10 @@ class AggregationTest {
         for (int i = 0; i < w.length; i++) {
             w[i] = Math.round(waitsMs[i] * 1e6);
         }
-        return new RunResult(k, repeat, images, seconds, w, 400_000_000L, 300_000_000L, 450_000_000L, 2.0, 3.0, null);
+        // The process took 0.5 s to start before its loader did.
+        double processStartToFirstBatchS = w.length == 0 ? Double.NaN : w[0] / 1e9 + 0.5;
+        return new RunResult(k, repeat, images, seconds, w, processStartToFirstBatchS, 400_000_000L, 300_000_000L,
+                450_000_000L, 2.0, 3.0, null);
     }
 
     @Test
@@ -74,12 +77,13 @@ class AggregationTest {
                 b.subList(1, b.size()));
         List<String> r = Files.readAllLines(tmp.resolve("runs.csv"));
         assertEquals(4, r.size());
+        assertEquals(ResultFiles.RUNS_HEADER, r.get(0), "a header of plain names, none quoted");
         int columns = ResultFiles.RUNS_HEADER.split(",").length;
         assertEquals(columns, r.get(1).split(",", -1).length, r.get(1));
-        assertTrue(r.get(1).startsWith("stoke,jpeg,256,2,0,0,10,2,1.000000000,10.000,5.000000,"), r.get(1));
+        assertTrue(r.get(1).startsWith("stoke,jpeg,256,2,0,0,10,2,1.000000000,10.000,5.000000,505.000000,"), r.get(1));
         assertTrue(r.get(3).startsWith("pytorch,raw,32,1,128,0,"), r.get(3));
         // Quoted by the CSV writer, quotes doubled; the figures a failed run lacks are empty cells.
-        assertEquals("pytorch,raw,32,1,128,0,0,0,,,,,,0.000000,0.000000,0.000000,,,\"exit code 3, \"\"torch\"\" missing\"",
+        assertEquals("pytorch,raw,32,1,128,0,0,0,,,,,,,0.000000,0.000000,0.000000,,,\"exit code 3, \"\"torch\"\" missing\"",
                 r.get(3));
     }
 
@@ -87,7 +91,7 @@ class AggregationTest {
     void csvHeadersNameTheColumns() {
         assertEquals("loader,dataset,batch_size,workers,model_ms,repeat,batch_index,wait_ms", ResultFiles.BATCHES_HEADER);
         assertEquals("loader,dataset,batch_size,workers,model_ms,repeat,images,batches,elapsed_s,images_per_s,"
-                + "time_to_first_batch_ms,wait_p50_ms,wait_p99_ms,peak_pss_mb,peak_rss_mb,sum_hwm_mb,cpu_s,cpu_total_s,"
+                + "time_to_first_batch_ms,process_start_to_first_batch_ms,wait_p50_ms,wait_p99_ms,peak_pss_mb,peak_rss_mb,sum_hwm_mb,cpu_s,cpu_total_s,"
                 + "error", ResultFiles.RUNS_HEADER);
     }
 
@@ -123,6 +127,7 @@ class AggregationTest {
                 assertEquals(a.elapsedS(), b.elapsedS(), 1e-6);
                 assertEquals(a.peakPssBytes(), b.peakPssBytes());
                 assertEquals(a.cpuS(), b.cpuS(), 1e-3);
+                assertEquals(a.processStartToFirstBatchS(), b.processStartToFirstBatchS(), 1e-9);
             }
         }
         assertEquals(ERROR, back.get(3).error());
