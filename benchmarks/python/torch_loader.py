@@ -10,7 +10,8 @@ shape, type and layout as Stoke's.
         permute to HWC (a view; the collate's stack makes it contiguous, as it copies anyway).
   raw:  headerless 224x224x3 uint8 files (<class>/<name>.raw), read with numpy.fromfile.
 
-Prints "@@harness begin" / "@@harness end" around the timed span and writes JSON. Installs
+Prints "@@harness begin" / "@@harness end" around the timed span and "@@harness first" when the
+process receives its first batch (the harness times its start to that), and writes JSON. Installs
 nothing: exits with code 3 and says what is missing when torch or torchvision cannot be imported.
 """
 import argparse
@@ -63,6 +64,17 @@ def to_hwc(t):
     return t.permute(1, 2, 0)
 
 
+_said_first = False
+
+
+def first_batch():
+    """Says, once, that the process has its first batch."""
+    global _said_first
+    if not _said_first:
+        _said_first = True
+        print("@@harness first", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("root")
@@ -98,6 +110,7 @@ def main():
         except StopIteration:
             break
         waits.append(time.perf_counter_ns() - w0)
+        first_batch()
         images += x.shape[0]
         int(x[0, 0, 0, 0])  # the consumer touches the batch
         if sleep_s > 0:

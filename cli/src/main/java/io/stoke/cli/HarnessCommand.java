@@ -5,11 +5,14 @@ import io.stoke.cli.harness.Machine;
 import io.stoke.cli.harness.Plots;
 import io.stoke.cli.harness.ProcessTreeMonitor;
 import io.stoke.cli.harness.RawTensors;
+import io.stoke.cli.harness.ReportInfo;
 import io.stoke.cli.harness.ResultFiles;
 import io.stoke.cli.harness.RunKey;
+import io.stoke.cli.harness.RunFigures;
 import io.stoke.cli.harness.RunResult;
 import io.stoke.cli.harness.StokeRunCommand;
 import io.stoke.cli.harness.SummaryReport;
+import io.stoke.cli.harness.TorchScript;
 import io.stoke.loader.dataset.DemoSample;
 import io.stoke.loader.dataset.SyntheticImageNet;
 import java.io.BufferedReader;
@@ -25,8 +28,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -110,7 +111,7 @@ public final class HarnessCommand implements Callable<Integer> {
     int runTimeoutS = 900;
 
     @Option(names = "--report-only", description = {"Run nothing: redraw OUT/summary.md and OUT/plots from the",
-            "CSV files of an earlier sweep into OUT."})
+            "CSV files and report.json of an earlier sweep into OUT."})
     boolean reportOnly;
 
     private Writer log;
@@ -163,15 +164,14 @@ public final class HarnessCommand implements Callable<Integer> {
         Path script = null;
         if (loadersRun.contains(SummaryReport.PYTORCH)) {
             script = torchScript != null ? torchScript : findScript();
-            String[] v = torchVersions(script);
-            if (v[0] == null) {
-                String why = "PyTorch's DataLoader was not run: " + v[1];
+            TorchScript.Check torch = TorchScript.check(python, script);
+            if (!torch.runs()) {
+                String why = "PyTorch's DataLoader was not run: " + torch.whyNot();
                 say(why);
                 notes.add(why);
                 loadersRun.remove(SummaryReport.PYTORCH);
             } else {
-                // {"python": "3.11.2", "torch": ...} -> python 3.11.2, torch ...
-                torchVersions = v[0].replaceAll("[{}\"]", "").replace(": ", " ").strip();
+                torchVersions = torch.versions();
                 say("pytorch side: " + torchVersions);
             }
         }
@@ -183,6 +183,9 @@ public final class HarnessCommand implements Callable<Integer> {
                     (System.nanoTime() - t) / 1e9));
         }
         int datasetImages = io.stoke.loader.source.ImageFolder.scan(jpegRoot).size();
+        // Written now as well as at the end, so that --report-only can redraw a sweep cut short.
+        new ReportInfo(machine, cores, conditions(p, jpegRoot, datasetImages, cores, torchVersions, null), notes)
+                .write(out);
 
         List<RunKey> keys = new ArrayList<>();
         for (String d : datasets) {
@@ -227,12 +230,12 @@ public final class HarnessCommand implements Callable<Integer> {
             }
         }
         double minutes = (System.nanoTime() - harnessStart) / 60e9;
-        List<String> conditions = conditions(p, jpegRoot, datasetImages, cores, torchVersions, minutes);
+        ReportInfo info = new ReportInfo(machine, cores,
+                conditions(p, jpegRoot, datasetImages, cores, torchVersions, minutes), notes);
         // Kept beside the CSVs so that --report-only can redraw the summary as it was.
-        Files.writeString(out.resolve("machine.txt"), machine + "\n");
-        Files.write(out.resolve("conditions.txt"), conditions);
-        Files.write(out.resolve("notes.txt"), notes);
-        int plots = render(results, machine, conditions, notes, cores);
+        info.write(out);
+        // Drawn from the files, as --report-only draws them: the summary is what the files hold.
+        int plots = render(ResultFiles.read(out), info);
         long failed = results.stream().filter(x -> !x.ok()).count();
         say(String.format(Locale.ROOT, "done in %.1f min: %d runs (%d failed); %s, %s, %s and %d plots in %s", minutes,
                 results.size(), failed, "batches.csv", "runs.csv", "summary.md", plots, out));
@@ -240,37 +243,31 @@ public final class HarnessCommand implements Callable<Integer> {
         return failed == 0 ? 0 : Main.EXIT_FAILED;
     }
 
-    private int render(List<RunResult> results, String machine, List<String> conditions, List<String> notes, int cores)
-            throws IOException {
+    private int render(List<RunResult> results, ReportInfo info) throws IOException {
         List<Aggregate> aggs = Aggregate.of(results);
-        Files.writeString(out.resolve("summary.md"), SummaryReport.render(aggs, machine, conditions, notes));
+        Files.writeString(out.resolve("summary.md"), SummaryReport.render(aggs, info));
         Files.createDirectories(out.resolve("plots"));
-        return Plots.draw(out.resolve("plots"), results, aggs, cores).size();
+        return Plots.draw(out.resolve("plots"), results, aggs, info.cores()).size();
     }
 
     private int report() throws IOException {
         List<RunResult> results = ResultFiles.read(out);
-        String machine = Files.isRegularFile(out.resolve("machine.txt"))
-                ? Files.readString(out.resolve("machine.txt")).strip() : "unknown (no machine.txt in " + out + ")";
-        List<String> conditions = Files.isRegularFile(out.resolve("conditions.txt"))
-                ? Files.readAllLines(out.resolve("conditions.txt")) : List.of();
-        List<String> notes = Files.isRegularFile(out.resolve("notes.txt")) ? Files.readAllLines(out.resolve("notes.txt"))
-                : List.of();
-        Matcher m = Pattern.compile("^(\\d+) cores").matcher(machine);
-        int cores = m.find() ? Integer.parseInt(m.group(1)) : Runtime.getRuntime().availableProcessors();
-        int plots = render(results, machine, conditions, notes, cores);
+        int plots = render(results, ReportInfo.read(out));
         System.err.printf(Locale.ROOT, "harness: %d runs read from %s; summary.md and %d plots redrawn%n", results.size(),
                 out, plots);
         return 0;
     }
 
-    private List<String> conditions(Profile p, Path jpegRoot, int n, int cores, String torchVersions, double minutes) {
+    /** {@code minutes}: how long the sweep took, or null while it runs (the conditions then say it did not finish). */
+    private List<String> conditions(Profile p, Path jpegRoot, int n, int cores, String torchVersions, Double minutes) {
         List<String> c = new ArrayList<>();
         c.add(String.format(Locale.ROOT, "Profile `%s`: batch sizes %s, workers %s, model time %s, datasets %s, %d repeat%s; "
-                        + "the sweep took %.1f min.", profile, p.batchSizes(), p.workers(),
+                        + "%s.", profile, p.batchSizes(), p.workers(),
                 noModel ? "0" : String.format(Locale.ROOT, "0 and batch x %.1f ms (the model the bottleneck: %.0f images/s)",
                         modelMsPerImage, 1000 / modelMsPerImage),
-                datasets, p.repeats(), p.repeats() == 1 ? "" : "s", minutes));
+                datasets, p.repeats(), p.repeats() == 1 ? "" : "s",
+                minutes == null ? "the sweep did not finish"
+                        : String.format(Locale.ROOT, "the sweep took %.1f min", minutes)));
         c.add(String.format(Locale.ROOT, "JPEG dataset: %d ImageNet-like files in %s; the preprocessed dataset holds the same "
                 + "images resized and cropped once (Stoke, DCT scaling off, pixels identical to torchvision's) as "
                 + "headerless 224x224x3 uint8 files.", n, jpegRoot));
@@ -339,8 +336,12 @@ public final class HarnessCommand implements Callable<Integer> {
         }
         Path logFile = out.resolve("logs").resolve(label + ".log");
         double childCpuBefore = ProcessTreeMonitor.childrenCpuSeconds();
+        // From here to the child's first batch is what a user waits for: JVM start, or Python's
+        // and torch's imports, then the loader's start and its first batch.
+        long spawned = System.nanoTime();
         Process proc = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         double[] window = {Double.NaN, Double.NaN};
+        long[] firstBatchAt = {0};
         try (ProcessTreeMonitor mon = new ProcessTreeMonitor(proc.pid(), sampleMs);
              Writer lw = Files.newBufferedWriter(logFile, StandardCharsets.UTF_8)) {
             lw.write(String.join(" ", cmd) + "\n");
@@ -348,7 +349,9 @@ public final class HarnessCommand implements Callable<Integer> {
                 try (BufferedReader br = new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8))) {
                     String line;
                     while ((line = br.readLine()) != null) {
-                        if (line.equals(StokeRunCommand.BEGIN)) {
+                        if (line.equals(StokeRunCommand.FIRST)) {
+                            firstBatchAt[0] = System.nanoTime();
+                        } else if (line.equals(StokeRunCommand.BEGIN)) {
                             window[0] = mon.sample();
                         } else if (line.equals(StokeRunCommand.END)) {
                             window[1] = mon.sample();
@@ -373,43 +376,11 @@ public final class HarnessCommand implements Callable<Integer> {
             if (proc.exitValue() != 0 || !Files.isRegularFile(json)) {
                 return RunResult.failed(k, repeat, "exit code " + proc.exitValue() + "; log: " + logFile);
             }
-            String j = Files.readString(json);
-            long[] waits = longArray(j, "wait_ns");
-            return new RunResult(k, repeat, (long) number(j, "images"), number(j, "elapsed_s"), waits, mon.peakRssBytes(),
+            RunFigures f = RunFigures.read(json);
+            double processStartToFirstBatchS = firstBatchAt[0] == 0 ? Double.NaN : (firstBatchAt[0] - spawned) / 1e9;
+            return new RunResult(k, repeat, f.images(), f.elapsedS(), f.waitNs(), processStartToFirstBatchS, mon.peakRssBytes(),
                     mon.peakPssBytes(), mon.sumHwmBytes(), window[1] - window[0], cpuTotal, null);
         }
-    }
-
-    static double number(String json, String field) {
-        Matcher m = Pattern.compile("\"" + field + "\"\\s*:\\s*(-?[0-9.eE+-]+)").matcher(json);
-        if (!m.find()) {
-            throw new IllegalArgumentException("no " + field + " in " + json);
-        }
-        return Double.parseDouble(m.group(1));
-    }
-
-    static long[] longArray(String json, String field) {
-        Matcher m = Pattern.compile("\"" + field + "\"\\s*:\\s*\\[([^\\]]*)]").matcher(json);
-        if (!m.find()) {
-            throw new IllegalArgumentException("no " + field + " in " + json);
-        }
-        String body = m.group(1).trim();
-        return body.isEmpty() ? new long[0] : Stream.of(body.split(",")).map(String::trim).mapToLong(Long::parseLong).toArray();
-    }
-
-    /** {versions JSON, null} when the script runs, else {null, why}. */
-    private String[] torchVersions(Path script) throws IOException, InterruptedException {
-        if (script == null || !Files.isRegularFile(script)) {
-            return new String[] {null, "cannot find benchmarks/python/torch_loader.py (pass --torch-script)"};
-        }
-        if (!Files.isExecutable(python)) {
-            return new String[] {null, python + " does not exist (pass --python PATH)"};
-        }
-        Process p = new ProcessBuilder(python.toString(), script.toString(), "-", "--dataset", "jpeg", "--batch-size", "1",
-                "--workers", "0", "--json", "-", "--versions").redirectErrorStream(true).start();
-        String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        p.waitFor();
-        return p.exitValue() == 0 ? new String[] {text, null} : new String[] {null, text};
     }
 
     private static Path findScript() {

@@ -15,6 +15,7 @@ import java.util.function.ToDoubleFunction;
  * @param failed     failed repeats
  * @param imagesPerS images per second, end to end
  * @param ttfbMs     time to first batch
+ * @param processStartToFirstBatchMs from starting the run's process to its first batch
  * @param p50Ms      median per-batch wait (first batch left out)
  * @param p99Ms      99th percentile per-batch wait (first batch left out)
  * @param p99OverP50 the ratio, per run, then over repeats
@@ -23,7 +24,7 @@ import java.util.function.ToDoubleFunction;
  * @param cpuMsPerImage CPU time of the process tree in the timed span, per image
  */
 public record Aggregate(RunKey key, int runs, int failed, Stats.Spread imagesPerS, Stats.Spread ttfbMs,
-                        Stats.Spread p50Ms, Stats.Spread p99Ms, Stats.Spread p99OverP50, Stats.Spread pssMb,
+                        Stats.Spread processStartToFirstBatchMs, Stats.Spread p50Ms, Stats.Spread p99Ms, Stats.Spread p99OverP50, Stats.Spread pssMb,
                         Stats.Spread rssMb, Stats.Spread cpuMsPerImage) {
 
     /** Groups runs by settings (in first-seen order) and aggregates each group. */
@@ -39,6 +40,7 @@ public record Aggregate(RunKey key, int runs, int failed, Stats.Spread imagesPer
             out.add(new Aggregate(e.getKey(), ok.size(), failed,
                     spread(ok, RunResult::imagesPerSecond),
                     spread(ok, r -> r.timeToFirstBatchS() * 1e3),
+                    spread(ok, r -> r.processStartToFirstBatchS() * 1e3),
                     spread(ok, r -> r.waitQuantileMs(0.5)),
                     spread(ok, r -> r.waitQuantileMs(0.99)),
                     spread(ok, r -> r.waitQuantileMs(0.99) / r.waitQuantileMs(0.5)),

@@ -10,6 +10,9 @@ package io.stoke.cli.harness;
  *                    PyTorch's {@code iter(loader)}, which starts the workers) to the last batch consumed
  * @param waitNs      every batch's consumer wait in nanoseconds, in order; the first one runs from
  *                    the same start as {@code elapsedS}, so it is the time to first batch
+ * @param processStartToFirstBatchS from the harness starting the run's process to the process
+ *                    receiving its first batch (JVM start or Python's imports included: what a user
+ *                    waits for); NaN when the process never said it had one
  * @param peakRssBytes the peak, over samples, of the summed VmRSS of the process tree (counts
  *                    pages shared between processes once per process)
  * @param peakPssBytes the peak of the summed Pss (shared pages split between their sharers)
@@ -18,7 +21,8 @@ package io.stoke.cli.harness;
  * @param cpuTotalS   CPU time of the whole child process tree, start-up and warm-up included
  * @param error       null, or why the run failed
  */
-public record RunResult(RunKey key, int repeat, long images, double elapsedS, long[] waitNs, long peakRssBytes,
+public record RunResult(RunKey key, int repeat, long images, double elapsedS, long[] waitNs,
+                        double processStartToFirstBatchS, long peakRssBytes,
                         long peakPssBytes, long sumHwmBytes, double cpuS, double cpuTotalS, String error) {
     public boolean ok() {
         return error == null;
@@ -50,6 +54,6 @@ public record RunResult(RunKey key, int repeat, long images, double elapsedS, lo
 
     /** A failed run, kept so that the summary can say it failed. */
     public static RunResult failed(RunKey key, int repeat, String error) {
-        return new RunResult(key, repeat, 0, Double.NaN, new long[0], 0, 0, 0, Double.NaN, Double.NaN, error);
+        return new RunResult(key, repeat, 0, Double.NaN, new long[0], Double.NaN, 0, 0, 0, Double.NaN, Double.NaN, error);
     }
 }

@@ -8,8 +8,6 @@ import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.SampleIndex;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -26,10 +24,16 @@ import picocli.CommandLine.Parameters;
  * simulated model time, and release the batch.
  *
  * <p>Prints {@code @@harness begin} and {@code @@harness end} on stdout around the timed span so
- * that the harness can read the CPU clocks at those moments; writes the figures as JSON.
+ * that the harness can read the CPU clocks at those moments, and {@code @@harness first} when the
+ * process receives its first batch; writes the figures as JSON.
  */
 @Command(name = "harness-run", hidden = true, description = "One timed run for the benchmark harness (internal).")
 public final class StokeRunCommand implements Callable<Integer> {
+    /**
+     * Printed when the process receives its first batch (a warm run's first untimed one), so that
+     * the harness can time its start to that moment.
+     */
+    public static final String FIRST = "@@harness first";
     /** Printed just before the timed span starts. */
     public static final String BEGIN = "@@harness begin";
     /** Printed just after the last batch was consumed. */
@@ -89,6 +93,7 @@ public final class StokeRunCommand implements Callable<Integer> {
                         break;
                     }
                     waits[k++] = System.nanoTime() - w0;
+                    firstBatch();
                     try (Batch b = next) {
                         images += b.size();
                         consume(b.pixels().get(JAVA_BYTE, 0));
@@ -115,6 +120,7 @@ public final class StokeRunCommand implements Callable<Integer> {
                 int slot;
                 while ((slot = loader.next()) >= 0) {
                     waits[k] = System.nanoTime() - w0;
+                    firstBatch();
                     images += loader.size(k);
                     k++;
                     consume(loader.pixels(slot).get(JAVA_BYTE, 0));
@@ -135,6 +141,17 @@ public final class StokeRunCommand implements Callable<Integer> {
     }
 
     private static volatile byte sink;
+
+    private boolean saidFirst;
+
+    /** Says, once, that the process has its first batch. */
+    private void firstBatch() {
+        if (!saidFirst) {
+            saidFirst = true;
+            System.out.println(FIRST);
+            System.out.flush();
+        }
+    }
 
     private static void consume(byte b) {
         sink = b; // the consumer touches the batch, so it must really be there
@@ -168,6 +185,7 @@ public final class StokeRunCommand implements Callable<Integer> {
                 if (b == null) {
                     break;
                 }
+                firstBatch();
                 try (b) {
                     seen += b.size();
                 }
@@ -176,17 +194,7 @@ public final class StokeRunCommand implements Callable<Integer> {
     }
 
     private void writeJson(long images, double elapsedS, long[] waits) {
-        StringBuilder w = new StringBuilder();
-        for (long x : waits) {
-            w.append(w.isEmpty() ? "" : ",").append(x);
-        }
-        String s = String.format(Locale.ROOT, "{\"loader\":\"stoke\",\"dataset\":\"%s\",\"batch_size\":%d,\"workers\":%d,"
-                        + "\"model_ms\":%s,\"images\":%d,\"batches\":%d,\"elapsed_s\":%.6f,\"wait_ns\":[%s]}%n",
-                dataset, batchSize, workers, modelMs, images, waits.length, elapsedS, w);
-        try {
-            Files.writeString(json, s);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + json, e);
-        }
+        new RunFigures(SummaryReport.STOKE, dataset, batchSize, workers, modelMs, images, waits.length, elapsedS, waits)
+                .write(json);
     }
 }

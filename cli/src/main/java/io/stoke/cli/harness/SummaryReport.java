@@ -19,41 +19,57 @@ public final class SummaryReport {
 
     /**
      * @param aggregates every sweep point
-     * @param machine    a line or two on the machine (cores, CPU model, memory)
-     * @param conditions bullet lines on how the runs were made (profile, dataset, warm-up, ...)
-     * @param notes      anything the reader must know (a loader that could not run), or empty
+     * @param info       the machine, how the runs were made, and anything the reader must know
      */
-    public static String render(List<Aggregate> aggregates, String machine, List<String> conditions, List<String> notes) {
+    public static String render(List<Aggregate> aggregates, ReportInfo info) {
         StringBuilder sb = new StringBuilder();
         sb.append("# Stoke vs PyTorch DataLoader: benchmark summary\n\n");
-        sb.append("Machine: ").append(machine).append("\n\n");
-        for (String n : notes) {
-            sb.append("> **Note:** ").append(n).append("\n\n");
+        sb.append("Machine: ").append(info.machine()).append("\n\n");
+        for (String n : info.notes()) {
+            note(sb, n);
         }
         sb.append("## How these runs were made\n\n");
-        for (String c : conditions) {
+        for (String c : info.conditions()) {
             sb.append("- ").append(c).append('\n');
         }
         sb.append('\n');
         headline(sb, aggregates);
         sb.append("## Every sweep point\n\n");
-        sb.append("Median over repeats [min–max]. Waits leave out the first batch (that is the time to first batch). ")
+        sb.append("Median over repeats [min–max]. First batch: from creating the loader; process start → first batch: ")
+                .append("from the harness starting the run's process (JVM start, or Python's and torch's imports, included). ")
+                .append("Waits leave out the first batch (that is the time to first batch). ")
                 .append("Memory: peak of the summed Pss (shared pages split between processes) and of the summed RSS ")
                 .append("(shared pages counted once per process) over the loader's process tree. CPU: user + system time ")
                 .append("of the process tree during the timed span, per image.\n\n");
-        sb.append("| loader | dataset | batch | workers | model ms/batch | runs | images/s | first batch ms | wait p50 ms "
-                + "| wait p99 ms | p99/p50 | peak PSS MB | peak RSS MB | CPU ms/image |\n");
-        sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        sb.append("| loader | dataset | batch | workers | model ms/batch | runs | images/s | first batch ms "
+                + "| process start → first batch ms | wait p50 ms | wait p99 ms | p99/p50 | peak PSS MB | peak RSS MB "
+                + "| CPU ms/image |\n");
+        sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Aggregate a : aggregates) {
             RunKey k = a.key();
-            sb.append(String.format(Locale.ROOT, "| %s | %s | %d | %d | %s | %d%s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+            sb.append(String.format(Locale.ROOT, "| %s | %s | %d | %d | %s | %d%s | %s | %s | %s | %s | %s | %s | %s | %s "
+                            + "| %s |%n",
                     k.loader(), k.dataset(), k.batchSize(), k.workers(), RunKey.fmtMs(k.modelMs()), a.runs(),
                     a.failed() > 0 ? " (" + a.failed() + " failed)" : "",
-                    a.imagesPerS().format("%.0f"), a.ttfbMs().format("%.0f"), a.p50Ms().format("%.2f"),
+                    a.imagesPerS().format("%.0f"), a.ttfbMs().format("%.0f"),
+                    a.processStartToFirstBatchMs().format("%.0f"), a.p50Ms().format("%.2f"),
                     a.p99Ms().format("%.2f"), a.p99OverP50().format("%.1f"), a.pssMb().format("%.0f"),
                     a.rssMb().format("%.0f"), a.cpuMsPerImage().format("%.2f")));
         }
         return sb.toString();
+    }
+
+    /**
+     * One note, one blockquote, however many lines it has (a script's advice on what to install
+     * does): each further line is prefixed with {@code >} so that it stays inside the quote.
+     */
+    private static void note(StringBuilder sb, String note) {
+        List<String> lines = note.strip().lines().map(String::stripTrailing).toList();
+        for (int i = 0; i < lines.size(); i++) {
+            String l = lines.get(i);
+            sb.append(i == 0 ? "> **Note:** " + l : l.isEmpty() ? ">" : "> " + l).append('\n');
+        }
+        sb.append('\n');
     }
 
     private static String cfg(RunKey k) {

@@ -21,7 +21,10 @@ class AggregationTest {
         for (int i = 0; i < w.length; i++) {
             w[i] = Math.round(waitsMs[i] * 1e6);
         }
-        return new RunResult(k, repeat, images, seconds, w, 400_000_000L, 300_000_000L, 450_000_000L, 2.0, 3.0, null);
+        // The process took 0.5 s to start before its loader did.
+        double processStartToFirstBatchS = w.length == 0 ? Double.NaN : w[0] / 1e9 + 0.5;
+        return new RunResult(k, repeat, images, seconds, w, processStartToFirstBatchS, 400_000_000L, 300_000_000L,
+                450_000_000L, 2.0, 3.0, null);
     }
 
     @Test
@@ -74,18 +77,41 @@ class AggregationTest {
                 b.subList(1, b.size()));
         List<String> r = Files.readAllLines(tmp.resolve("runs.csv"));
         assertEquals(4, r.size());
+        assertEquals(ResultFiles.RUNS_HEADER, r.get(0), "a header of plain names, none quoted");
         int columns = ResultFiles.RUNS_HEADER.split(",").length;
         assertEquals(columns, r.get(1).split(",", -1).length, r.get(1));
-        assertTrue(r.get(1).startsWith("stoke,jpeg,256,2,0,0,10,2,1.000000000,10.000,5.000000,"), r.get(1));
+        assertTrue(r.get(1).startsWith("stoke,jpeg,256,2,0,0,10,2,1.000000000,10.000,5.000000,505.000000,"), r.get(1));
         assertTrue(r.get(3).startsWith("pytorch,raw,32,1,128,0,"), r.get(3));
-        assertTrue(r.get(3).endsWith("\"exit code 3, 'torch' missing\""), r.get(3));
+        // Quoted by the CSV writer, quotes doubled; the figures a failed run lacks are empty cells.
+        assertEquals("pytorch,raw,32,1,128,0,0,0,,,,,,,0.000000,0.000000,0.000000,,,\"exit code 3, \"\"torch\"\" missing\"",
+                r.get(3));
     }
+
+    @Test
+    void csvHeadersNameTheColumns() {
+        assertEquals("loader,dataset,batch_size,workers,model_ms,repeat,batch_index,wait_ms", ResultFiles.BATCHES_HEADER);
+        assertEquals("loader,dataset,batch_size,workers,model_ms,repeat,images,batches,elapsed_s,images_per_s,"
+                + "time_to_first_batch_ms,process_start_to_first_batch_ms,wait_p50_ms,wait_p99_ms,peak_pss_mb,peak_rss_mb,sum_hwm_mb,cpu_s,cpu_total_s,"
+                + "error", ResultFiles.RUNS_HEADER);
+    }
+
+    @Test
+    void csvFilesOfAnotherLayoutAreRefusedSayingWhy() throws Exception {
+        ResultFiles.write(tmp, List.of(run(STOKE, 0, 10, 1.0, 5)));
+        Files.writeString(tmp.resolve("runs.csv"), "loader,dataset,batch_size\nstoke,jpeg,256\n");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ResultFiles.read(tmp));
+        assertTrue(e.getMessage().contains("runs.csv as this version writes it") && e.getMessage().contains("\"workers\""),
+                e.getMessage());
+    }
+
+    /** What a failed run may say: commas, quotes, several lines. */
+    private static final String ERROR = "exit code 3, \"torch\" missing; log: /tmp/a,b.log\nTraceback:\n  'x'";
 
     @Test
     void csvFilesReadBackToTheSameRuns() {
         List<RunResult> runs = List.of(run(STOKE, 0, 10, 1.25, 5, 0.25), run(TORCH, 1, 10, 2.0, 7, 1.5, 2),
                 run(new RunKey("stoke", "raw", 32, 4, 12.5), 0, 10, 0.5, 3),
-                RunResult.failed(new RunKey("pytorch", "raw", 32, 1, 128), 0, "exit code 3, \"torch\" missing"));
+                RunResult.failed(new RunKey("pytorch", "raw", 32, 1, 128), 0, ERROR));
         ResultFiles.write(tmp, runs);
         List<RunResult> back = ResultFiles.read(tmp);
         assertEquals(runs.size(), back.size());
@@ -101,11 +127,12 @@ class AggregationTest {
                 assertEquals(a.elapsedS(), b.elapsedS(), 1e-6);
                 assertEquals(a.peakPssBytes(), b.peakPssBytes());
                 assertEquals(a.cpuS(), b.cpuS(), 1e-3);
+                assertEquals(a.processStartToFirstBatchS(), b.processStartToFirstBatchS(), 1e-9);
             }
         }
-        assertEquals("exit code 3, 'torch' missing", back.get(3).error());
-        assertEquals(SummaryReport.render(Aggregate.of(runs), "m", List.of(), List.of()),
-                SummaryReport.render(Aggregate.of(back), "m", List.of(), List.of()));
+        assertEquals(ERROR, back.get(3).error());
+        ReportInfo info = new ReportInfo("m", 2, List.of(), List.of());
+        assertEquals(SummaryReport.render(Aggregate.of(runs), info), SummaryReport.render(Aggregate.of(back), info));
     }
 
     @Test
@@ -115,8 +142,8 @@ class AggregationTest {
                 run(TORCH, 0, 1000, 4.0, 2000, 1, 1, 1, 400),
                 run(new RunKey("pytorch", "jpeg", 256, 4, 0), 0, 1000, 2.0, 3000, 1, 1, 1, 300),
                 run(new RunKey("stoke", "jpeg", 256, 4, 0), 0, 1000, 1.25, 90, 10, 10, 10, 10));
-        String md = SummaryReport.render(Aggregate.of(runs), "2 cores, Test CPU, 4 GiB", List.of("condition one"),
-                List.of());
+        String md = SummaryReport.render(Aggregate.of(runs),
+                new ReportInfo("2 cores, Test CPU, 4 GiB", 2, List.of("condition one"), List.of()));
         assertTrue(md.contains("Machine: 2 cores, Test CPU, 4 GiB"), md);
         assertTrue(md.contains("- condition one"), md);
         assertTrue(md.contains("Stoke: **1000 images/s** (batch 256, 2 workers"), md);
