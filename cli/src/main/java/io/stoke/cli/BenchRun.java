@@ -219,19 +219,19 @@ final class BenchRun {
         row("batch size", Integer.toString(batchSize));
     }
 
-    /** The figures and every batch's wait, for scripts (the benchmark harness reads this). */
+    /** The figures and every batch's wait, for scripts: what {@code --json FILE} writes. */
+    record Figures(String loader, int workers, int batchSize, long images, long batches, long skipped, long failed,
+                   double elapsedS, double imagesPerS, double timeToFirstBatchS, long[] waitNs) {
+    }
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = com.fasterxml.jackson.databind.json.JsonMapper
+            .builder().propertyNamingStrategy(com.fasterxml.jackson.databind.PropertyNamingStrategies.SNAKE_CASE).build();
+
     private void writeJson(java.nio.file.Path file, LoaderStats s, int workers, int batchSize, int failed) {
-        StringBuilder waits = new StringBuilder();
-        for (long w : s.waitNanos()) {
-            waits.append(waits.isEmpty() ? "" : ",").append(w);
-        }
-        String json = String.format(Locale.ROOT, "{\"loader\":\"stoke\",\"workers\":%d,\"batch_size\":%d,\"images\":%d,"
-                        + "\"batches\":%d,\"skipped\":%d,\"failed\":%d,\"elapsed_s\":%.6f,\"images_per_s\":%.3f,"
-                        + "\"time_to_first_batch_s\":%.6f,\"wait_ns\":[%s]}%n",
-                workers, batchSize, s.images(), s.batches(), s.skipped(), failed, s.elapsedNanos() / 1e9,
-                s.imagesPerSecond(), s.timeToFirstBatchNanos() / 1e9, waits);
+        Figures f = new Figures("stoke", workers, batchSize, s.images(), s.batches(), s.skipped(), failed,
+                s.elapsedNanos() / 1e9, s.imagesPerSecond(), s.timeToFirstBatchNanos() / 1e9, s.waitNanos());
         try {
-            java.nio.file.Files.writeString(file, json);
+            JSON.writeValue(file.toFile(), f);
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException("cannot write " + file, e);
         }

@@ -50,8 +50,13 @@ class BenchCommandTest {
             assertTrue(r[1].contains(line), "missing '" + line + "' in\n" + r[1]);
         }
         assertTrue(r[1].contains("20 in 5 batches"), r[1]);
-        String j = Files.readString(json);
-        assertTrue(j.contains("\"images\":20") && j.contains("\"wait_ns\":["), j);
+        com.fasterxml.jackson.databind.JsonNode j = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.toFile());
+        assertEquals(20, j.get("images").asLong(), j.toString());
+        assertEquals(5, j.get("batches").asLong(), j.toString());
+        assertEquals(5, j.get("wait_ns").size(), j.toString());
+        assertTrue(j.get("time_to_first_batch_s").asDouble() > 0, j.toString());
+        // The first batch counts from build(), its wait from the first next(): never less.
+        assertTrue(j.get("time_to_first_batch_s").asDouble() >= j.get("wait_ns").get(0).asLong() / 1e9, j.toString());
     }
 
     @Test
