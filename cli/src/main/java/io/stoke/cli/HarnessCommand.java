@@ -34,9 +34,10 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code stoke harness}: the Stoke vs PyTorch DataLoader experiment. Sweeps batch size, workers,
- * simulated model time and dataset (JPEG, preprocessed raw tensors) for both loaders, each run in
- * a process of its own watched from {@code /proc}; writes every batch's wait to CSV, a Markdown
- * summary and PNG plots.
+ * simulated model time, dataset (JPEG, preprocessed raw tensors) and start (cold: a fresh process;
+ * warm: after an untimed warm-up in the same process) for both loaders, each run in a process of
+ * its own watched from {@code /proc}; writes every batch's wait to CSV, a Markdown summary and PNG
+ * plots.
  */
 @Command(name = "harness", mixinStandardHelpOptions = true,
         description = {"Runs the Stoke vs PyTorch DataLoader experiment and writes OUT/batches.csv (every batch of",
@@ -44,8 +45,9 @@ import picocli.CommandLine.Option;
                 "the harness samples the memory and CPU time of it and all its children. See docs/benchmarks/README.md."})
 public final class HarnessCommand implements Callable<Integer> {
     @Option(names = "--profile", paramLabel = "quick|full",
-            description = {"quick: 1,000 images, batch 32 and 256, workers 1, 2, 4, one repeat (under 10 minutes on 2 cores);",
-                    "full: 4,096 images, batch 32 to 1024, workers 1 to 8, 3 repeats (hours) (default: ${DEFAULT-VALUE})."})
+            description = {"quick: 1,000 images, batch 32 and 256, workers 1, 2, 4, one repeat (minutes on 2 cores);",
+                    "full: 4,096 images, batch 32 to 1024, workers 1 to 8, 3 repeats (hours) (default: ${DEFAULT-VALUE}).",
+                    "Both run every point cold and warm (see --starts)."})
     String profile = "quick";
 
     @Option(names = "--out", paramLabel = "DIR", required = true, description = "Output folder (created; files in it are replaced).")
@@ -95,8 +97,15 @@ public final class HarnessCommand implements Callable<Integer> {
     @Option(names = "--torch-script", paramLabel = "FILE", description = "Default: benchmarks/python/torch_loader.py of this checkout.")
     Path torchScript;
 
+    @Option(names = "--starts", split = ",", paramLabel = "NAME,...",
+            description = {"cold: a fresh process, nothing untimed before the clock, as a user starts a job;",
+                    "warm: the same process first takes --warmup-images images untimed (default: both)."})
+    List<String> starts = List.of(RunKey.COLD, RunKey.WARM);
+
     @Option(names = "--warmup-images", paramLabel = "N",
-            description = "Images Stoke decodes untimed in each run's process before timing, to compile its kernels (default: ${DEFAULT-VALUE}).")
+            description = {"Images a warm run's process takes untimed before the timed epoch: Stoke through a loader",
+                    "of the same settings (compiling its kernels), PyTorch through the same DataLoader in whole",
+                    "epochs (its persistent workers then serve the timed epoch) (default: ${DEFAULT-VALUE})."})
     int warmupImages = 2048;
 
     @Option(names = "--stoke-slots", paramLabel = "N",
@@ -137,6 +146,14 @@ public final class HarnessCommand implements Callable<Integer> {
             if (!d.equals("jpeg") && !d.equals("raw")) {
                 throw new IllegalArgumentException("--datasets takes jpeg and raw, not " + d);
             }
+        }
+        for (String s : starts) {
+            if (!s.equals(RunKey.COLD) && !s.equals(RunKey.WARM)) {
+                throw new IllegalArgumentException("--starts takes cold and warm, not " + s);
+            }
+        }
+        if (warmupImages < 0) {
+            throw new IllegalArgumentException("--warmup-images must not be negative: " + warmupImages);
         }
         if (reportOnly) {
             return report();
@@ -184,8 +201,8 @@ public final class HarnessCommand implements Callable<Integer> {
         }
         int datasetImages = io.stoke.loader.source.ImageFolder.scan(jpegRoot).size();
         // Written now as well as at the end, so that --report-only can redraw a sweep cut short.
-        new ReportInfo(machine, cores, conditions(p, jpegRoot, datasetImages, cores, torchVersions, null), notes)
-                .write(out);
+        new ReportInfo(machine, cores, warmupImages, conditions(p, jpegRoot, datasetImages, cores, torchVersions, null),
+                notes).write(out);
 
         List<RunKey> keys = new ArrayList<>();
         for (String d : datasets) {
@@ -196,8 +213,10 @@ public final class HarnessCommand implements Callable<Integer> {
                 }
                 for (int w : p.workers()) {
                     for (double m : noModel ? List.of(0.0) : List.of(0.0, b * modelMsPerImage)) {
-                        for (String l : loadersRun) {
-                            keys.add(new RunKey(l, d, b, w, m));
+                        for (String s : starts) {
+                            for (String l : loadersRun) {
+                                keys.add(new RunKey(l, d, b, w, m, s));
+                            }
                         }
                     }
                 }
@@ -223,14 +242,15 @@ public final class HarnessCommand implements Callable<Integer> {
                 done++;
                 double elapsed = (System.nanoTime() - harnessStart) / 1e9;
                 say(String.format(Locale.ROOT, "[%d/%d] %s repeat %d: %s  (%.0f s so far)", done, total, k.label(), r + 1,
-                        res.ok() ? String.format(Locale.ROOT, "%.0f images/s, first batch %.0f ms, peak PSS %.0f MB",
-                                res.imagesPerSecond(), res.timeToFirstBatchS() * 1e3, res.peakPssBytes() / 1e6)
+                        res.ok() ? String.format(Locale.ROOT, "%.0f images/s, first batch %.0f ms (%.0f ms from process "
+                                        + "start), peak PSS %.0f MB", res.imagesPerSecond(), res.timeToFirstBatchS() * 1e3,
+                                res.processStartToFirstBatchS() * 1e3, res.peakPssBytes() / 1e6)
                                 : "FAILED: " + res.error(), elapsed));
                 ResultFiles.write(out, results);
             }
         }
         double minutes = (System.nanoTime() - harnessStart) / 60e9;
-        ReportInfo info = new ReportInfo(machine, cores,
+        ReportInfo info = new ReportInfo(machine, cores, warmupImages,
                 conditions(p, jpegRoot, datasetImages, cores, torchVersions, minutes), notes);
         // Kept beside the CSVs so that --report-only can redraw the summary as it was.
         info.write(out);
@@ -247,7 +267,7 @@ public final class HarnessCommand implements Callable<Integer> {
         List<Aggregate> aggs = Aggregate.of(results);
         Files.writeString(out.resolve("summary.md"), SummaryReport.render(aggs, info));
         Files.createDirectories(out.resolve("plots"));
-        return Plots.draw(out.resolve("plots"), results, aggs, info.cores()).size();
+        return Plots.draw(out.resolve("plots"), results, aggs, info).size();
     }
 
     private int report() throws IOException {
@@ -261,11 +281,11 @@ public final class HarnessCommand implements Callable<Integer> {
     /** {@code minutes}: how long the sweep took, or null while it runs (the conditions then say it did not finish). */
     private List<String> conditions(Profile p, Path jpegRoot, int n, int cores, String torchVersions, Double minutes) {
         List<String> c = new ArrayList<>();
-        c.add(String.format(Locale.ROOT, "Profile `%s`: batch sizes %s, workers %s, model time %s, datasets %s, %d repeat%s; "
-                        + "%s.", profile, p.batchSizes(), p.workers(),
+        c.add(String.format(Locale.ROOT, "Profile `%s`: batch sizes %s, workers %s, model time %s, datasets %s, starts %s, "
+                        + "%d repeat%s; %s.", profile, p.batchSizes(), p.workers(),
                 noModel ? "0" : String.format(Locale.ROOT, "0 and batch x %.1f ms (the model the bottleneck: %.0f images/s)",
                         modelMsPerImage, 1000 / modelMsPerImage),
-                datasets, p.repeats(), p.repeats() == 1 ? "" : "s",
+                datasets, starts, p.repeats(), p.repeats() == 1 ? "" : "s",
                 minutes == null ? "the sweep did not finish"
                         : String.format(Locale.ROOT, "the sweep took %.1f min", minutes)));
         c.add(String.format(Locale.ROOT, "JPEG dataset: %d ImageNet-like files in %s; the preprocessed dataset holds the same "
@@ -276,10 +296,7 @@ public final class HarnessCommand implements Callable<Integer> {
         c.add(String.format(Locale.ROOT, "Same cores: each run is one process tree on the whole machine (%d cores), nothing "
                 + "pinned, runs one at a time. 'workers' is Stoke's decoding threads and PyTorch's worker processes.", cores));
         c.add("Warm page cache for both: the harness reads every file of the dataset once right before each run.");
-        c.add(String.format(Locale.ROOT, "Timing starts before the loader is created (Stoke's build(), PyTorch's iter(), which "
-                + "starts its workers) and ends after the last batch; images/s = images / that span. Stoke decodes %d images "
-                + "untimed in the same process first (JIT warm-up, as after a job's first seconds); PyTorch has no JIT and "
-                + "its imports are done before timing.", warmupImages));
+        c.add(timing());
         c.add("The consumer waits for each batch (that wait is the per-batch load time), touches it, then sleeps the "
                 + "simulated model time (a model on an accelerator leaves the CPU to the loader), the same in both.");
         c.add("PyTorch: torchvision ImageFolder + PIL, Resize(256), CenterCrop(224), PILToTensor, permute to HWC; "
@@ -291,6 +308,28 @@ public final class HarnessCommand implements Callable<Integer> {
         c.add(String.format(Locale.ROOT, "Memory and CPU: every %d ms the harness reads /proc for the run's process and all its "
                 + "descendants (VmRSS, Pss from smaps_rollup, utime + stime).", sampleMs));
         return c;
+    }
+
+    /** The conditions' bullet on the clock: what is timed, and which runs are cold and which warm. */
+    private String timing() {
+        StringBuilder t = new StringBuilder("Timing starts before the loader is created (Stoke's build(), PyTorch's iter(), "
+                + "which starts its workers) and ends after the last batch; images/s = images / that span. Python's and "
+                + "torch's imports come before it, as does the JVM's start.");
+        if (starts.contains(RunKey.COLD)) {
+            t.append(" **Cold** runs (start `cold`) are a fresh process with nothing untimed before the clock, as a user "
+                    + "starts a job: Stoke's kernels run interpreted until the JIT compiles them, PyTorch's worker processes "
+                    + "start within the timed span.");
+        }
+        if (starts.contains(RunKey.WARM)) {
+            t.append(String.format(Locale.ROOT, " **Warm** runs (start `warm`, the steady state) first take %d images "
+                    + "untimed in the same process: Stoke through a loader of the same settings (batches of at most 64), "
+                    + "closed before the timed one is built, which leaves its kernels compiled; PyTorch through the same "
+                    + "DataLoader in whole epochs (so that no batch is in flight when the clock starts), whose persistent "
+                    + "workers then serve the timed epoch from a new iter().", warmupImages));
+        }
+        t.append(" Process start → first batch is timed by the harness, from starting the run's process to the process "
+                + "receiving its first batch (a warm run's first untimed one).");
+        return t.toString();
     }
 
     private Path jpegDataset(Profile p) {
@@ -318,6 +357,7 @@ public final class HarnessCommand implements Callable<Integer> {
         String label = k.label() + "-r" + (repeat + 1);
         Path json = out.resolve("runs").resolve(label + ".json");
         Files.deleteIfExists(json);
+        int warmup = k.start().equals(RunKey.WARM) ? warmupImages : 0;
         List<String> cmd = new ArrayList<>();
         if (k.loader().equals(SummaryReport.STOKE)) {
             cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
@@ -327,12 +367,13 @@ public final class HarnessCommand implements Callable<Integer> {
                     "-cp", System.getProperty("java.class.path"), Main.class.getName(), "harness-run", root.toString(),
                     "--dataset", k.dataset(), "--batch-size", Integer.toString(k.batchSize()),
                     "--workers", Integer.toString(k.workers()), "--model-ms", Double.toString(k.modelMs()),
-                    "--warmup-images", Integer.toString(warmupImages), "--slots", Integer.toString(stokeSlots),
+                    "--warmup-images", Integer.toString(warmup), "--slots", Integer.toString(stokeSlots),
                     "--json", json.toString()));
         } else {
             cmd.addAll(List.of(python.toString(), script.toString(), root.toString(), "--dataset", k.dataset(),
                     "--batch-size", Integer.toString(k.batchSize()), "--workers", Integer.toString(k.workers()),
-                    "--model-ms", Double.toString(k.modelMs()), "--json", json.toString()));
+                    "--model-ms", Double.toString(k.modelMs()), "--warmup-images", Integer.toString(warmup),
+                    "--json", json.toString()));
         }
         Path logFile = out.resolve("logs").resolve(label + ".log");
         double childCpuBefore = ProcessTreeMonitor.childrenCpuSeconds();

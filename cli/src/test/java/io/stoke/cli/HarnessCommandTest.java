@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import com.fasterxml.jackson.databind.MappingIterator;
 import com.fasterxml.jackson.dataformat.csv.CsvMapper;
 import com.fasterxml.jackson.dataformat.csv.CsvSchema;
+import io.stoke.cli.harness.RunFigures;
 import io.stoke.loader.testing.TestImages;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,18 +45,26 @@ class HarnessCommandTest {
         Path data = TestImages.imageFolder(tmp.resolve("jpeg"), 12, 2, 5);
         Path out = tmp.resolve("out");
         String[] r = BenchCommandTest.run("harness", "--out", out.toString(), "--dataset", data.toString(),
-                "--batch-sizes", "4", "--workers", "1,2", "--model-ms-per-image", "1", "--warmup-images", "0",
+                "--batch-sizes", "4", "--workers", "1,2", "--model-ms-per-image", "1", "--warmup-images", "8",
                 "--sample-ms", "20", "--python", pythonWithoutTorch().toString());
         assertEquals("0", r[0], r[1] + r[2]);
         List<Map<String, String>> runs = csv(out.resolve("runs.csv"));
         List<Map<String, String>> batches = csv(out.resolve("batches.csv"));
-        // 2 datasets x 1 batch size x 2 worker counts x 2 model times, Stoke alone, one repeat.
-        assertEquals(8, runs.size(), runs.toString());
+        // 2 datasets x 1 batch size x 2 worker counts x 2 model times x cold and warm, Stoke alone, one repeat.
+        assertEquals(16, runs.size(), runs.toString());
         assertTrue(runs.stream().allMatch(x -> x.get("loader").equals("stoke")), runs.toString());
+        assertEquals(8, runs.stream().filter(x -> x.get("start").equals("cold")).count(), runs.toString());
+        assertEquals(8, runs.stream().filter(x -> x.get("start").equals("warm")).count(), runs.toString());
         // 12 images in batches of 4: 3 batches a run.
-        assertEquals(3 * 8, batches.size());
+        assertEquals(3 * 16, batches.size());
         assertEquals(List.of("0", "1", "2"), batches.stream().filter(x -> x.get("dataset").equals("raw")
-                && x.get("workers").equals("2") && x.get("model_ms").equals("4")).map(x -> x.get("batch_index")).toList());
+                && x.get("workers").equals("2") && x.get("model_ms").equals("4") && x.get("start").equals("warm"))
+                .map(x -> x.get("batch_index")).toList());
+        // A warm run's process took the warm-up images untimed first; a cold one nothing.
+        for (String dataset : List.of("jpeg", "raw")) {
+            assertEquals(8, RunFigures.read(out.resolve("runs/stoke-" + dataset + "-b4-w2-m0-warm-r1.json")).warmupImages());
+            assertEquals(0, RunFigures.read(out.resolve("runs/stoke-" + dataset + "-b4-w2-m0-cold-r1.json")).warmupImages());
+        }
         for (Map<String, String> x : runs) {
             assertEquals("12", x.get("images"), x.toString());
             assertEquals("", x.get("error"), x.toString());
@@ -71,6 +80,9 @@ class HarnessCommandTest {
         }
         String md = Files.readString(out.resolve("summary.md"));
         assertTrue(md.contains("Machine: ") && md.contains("Stoke: **"), md);
+        assertTrue(md.contains("| workers | figure | Stoke cold | PyTorch cold | Stoke warm | PyTorch warm |"), md);
+        assertTrue(md.contains("| 2 | process start → first batch ms | "), md);
+        assertTrue(md.contains("**Warm** runs (start `warm`, the steady state) first take 8 images untimed"), md);
         // torch_loader.py's advice runs over several lines: one note, one blockquote.
         assertEquals(1, md.split("\\*\\*Note:\\*\\*", -1).length - 1, md);
         List<String> lines = md.lines().toList();
@@ -102,12 +114,13 @@ class HarnessCommandTest {
         Path data = TestImages.imageFolder(tmp.resolve("jpeg"), 8, 2, 7);
         Path out = tmp.resolve("out");
         String[] r = BenchCommandTest.run("harness", "--out", out.toString(), "--dataset", data.toString(),
-                "--batch-sizes", "4", "--workers", "1", "--no-model", "--datasets", "jpeg", "--warmup-images", "0",
+                "--batch-sizes", "4", "--workers", "1", "--no-model", "--datasets", "jpeg", "--warmup-images", "8",
                 "--sample-ms", "20", "--python", SYSTEM_PYTHON.toString());
         assertEquals("0", r[0], r[1] + r[2]);
         List<Map<String, String>> runs = csv(out.resolve("runs.csv"));
         List<Map<String, String>> torch = runs.stream().filter(x -> x.get("loader").equals("pytorch")).toList();
-        assertEquals(1, torch.size(), runs.toString());
+        assertEquals(List.of("cold", "warm"), torch.stream().map(x -> x.get("start")).toList(), runs.toString());
+        assertEquals(8, RunFigures.read(out.resolve("runs/pytorch-jpeg-b4-w1-m0-warm-r1.json")).warmupImages());
         for (Map<String, String> x : torch) {
             assertEquals("8", x.get("images"), x.toString());
             assertEquals("", x.get("error"), x.toString());
@@ -118,6 +131,8 @@ class HarnessCommandTest {
         String md = Files.readString(out.resolve("summary.md"));
         assertFalse(md.contains("**Note:**"), md);
         assertTrue(md.contains("PyTorch: **") && md.contains("torch "), md);
+        assertTrue(md.contains("| 1 | images/s | "), md);
+        assertFalse(md.lines().filter(l -> l.startsWith("| 1 | ")).anyMatch(l -> l.contains("n/a")), md);
     }
 
     private static boolean imports(Path python, String modules) throws Exception {
@@ -139,7 +154,7 @@ class HarnessCommandTest {
         assertEquals("0", r[0], r[1] + r[2]);
         String md = Files.readString(out.resolve("summary.md"));
         assertTrue(md.contains("PyTorch's DataLoader was not run") && md.contains("no-python"), md);
-        assertEquals(1, csv(out.resolve("runs.csv")).size());
+        assertEquals(2, csv(out.resolve("runs.csv")).size(), "Stoke, cold and warm");
     }
 
     /** A CSV file's rows, each a map from its header's names to the cells. */

@@ -13,10 +13,11 @@ import java.util.List;
  *
  * @param machine    a line on the machine (cores, CPU model, memory, OS, JDK)
  * @param cores      the cores the harness saw; the per-batch plot picks the worker count nearest it
+ * @param warmupImages the images a warm run's process took untimed before its timed epoch
  * @param conditions how the runs were made, one bullet each
  * @param notes      what the reader must know (a loader that could not run), each one note
  */
-public record ReportInfo(String machine, int cores, List<String> conditions, List<String> notes) {
+public record ReportInfo(String machine, int cores, int warmupImages, List<String> conditions, List<String> notes) {
     /** The file's name in the output folder. */
     public static final String FILE = "report.json";
 

@@ -54,25 +54,30 @@ public final class ResultFiles {
     }
 
     /** One row of {@code batches.csv}: one batch of one run. */
-    @JsonPropertyOrder({"loader", "dataset", "batch_size", "workers", "model_ms", "repeat", "batch_index", "wait_ms"})
-    record BatchRow(String loader, String dataset, int batchSize, int workers, BigDecimal modelMs, int repeat,
-                    int batchIndex, BigDecimal waitMs) {
+    @JsonPropertyOrder({"loader", "dataset", "batch_size", "workers", "model_ms", "start", "repeat", "batch_index",
+            "wait_ms"})
+    record BatchRow(String loader, String dataset, int batchSize, int workers, BigDecimal modelMs, String start,
+                    int repeat, int batchIndex, BigDecimal waitMs) {
+
+        RunKey key() {
+            return new RunKey(loader, dataset, batchSize, workers, modelMs.doubleValue(), start);
+        }
     }
 
     /** One row of {@code runs.csv}: one run. */
-    @JsonPropertyOrder({"loader", "dataset", "batch_size", "workers", "model_ms", "repeat", "images", "batches",
-            "elapsed_s", "images_per_s", "time_to_first_batch_ms", "process_start_to_first_batch_ms", "wait_p50_ms", "wait_p99_ms", "peak_pss_mb",
-            "peak_rss_mb", "sum_hwm_mb", "cpu_s", "cpu_total_s", "error"})
-    record RunRow(String loader, String dataset, int batchSize, int workers, BigDecimal modelMs, int repeat, long images,
-                  int batches, BigDecimal elapsedS, BigDecimal imagesPerS, BigDecimal timeToFirstBatchMs,
-                  BigDecimal processStartToFirstBatchMs, BigDecimal waitP50Ms, BigDecimal waitP99Ms, BigDecimal peakPssMb, BigDecimal peakRssMb,
-                  BigDecimal sumHwmMb, BigDecimal cpuS, BigDecimal cpuTotalS, String error) {
+    @JsonPropertyOrder({"loader", "dataset", "batch_size", "workers", "model_ms", "start", "repeat", "images", "batches",
+            "elapsed_s", "images_per_s", "time_to_first_batch_ms", "process_start_to_first_batch_ms", "wait_p50_ms",
+            "wait_p99_ms", "peak_pss_mb", "peak_rss_mb", "sum_hwm_mb", "cpu_s", "cpu_total_s", "error"})
+    record RunRow(String loader, String dataset, int batchSize, int workers, BigDecimal modelMs, String start, int repeat,
+                  long images, int batches, BigDecimal elapsedS, BigDecimal imagesPerS, BigDecimal timeToFirstBatchMs,
+                  BigDecimal processStartToFirstBatchMs, BigDecimal waitP50Ms, BigDecimal waitP99Ms, BigDecimal peakPssMb,
+                  BigDecimal peakRssMb, BigDecimal sumHwmMb, BigDecimal cpuS, BigDecimal cpuTotalS, String error) {
 
         static RunRow of(RunResult r) {
             RunKey k = r.key();
             long[] w = r.waitNs();
-            return new RunRow(k.loader(), k.dataset(), k.batchSize(), k.workers(), modelMsCell(k.modelMs()), r.repeat(),
-                    r.images(), w.length, rounded(r.elapsedS(), 9), rounded(r.imagesPerSecond(), 3),
+            return new RunRow(k.loader(), k.dataset(), k.batchSize(), k.workers(), modelMsCell(k.modelMs()), k.start(),
+                    r.repeat(), r.images(), w.length, rounded(r.elapsedS(), 9), rounded(r.imagesPerSecond(), 3),
                     w.length == 0 ? null : nsAsMs(w[0]), rounded(r.processStartToFirstBatchS() * 1e3, 6),
                     rounded(r.waitQuantileMs(0.5), 6),
                     rounded(r.waitQuantileMs(0.99), 6), bytesAsMb(r.peakPssBytes()), bytesAsMb(r.peakRssBytes()),
@@ -80,7 +85,7 @@ public final class ResultFiles {
         }
 
         RunKey key() {
-            return new RunKey(loader, dataset, batchSize, workers, modelMs.doubleValue());
+            return new RunKey(loader, dataset, batchSize, workers, modelMs.doubleValue(), start);
         }
 
         /** The run, with its waits from {@code batches.csv}; the other columns are computed from these. */
@@ -109,7 +114,7 @@ public final class ResultFiles {
                 long[] w = res.waitNs();
                 for (int i = 0; i < w.length; i++) {
                     batches.write(new BatchRow(k.loader(), k.dataset(), k.batchSize(), k.workers(), modelMsCell(k.modelMs()),
-                            res.repeat(), i, nsAsMs(w[i])));
+                            k.start(), res.repeat(), i, nsAsMs(w[i])));
                 }
                 runs.write(RunRow.of(res));
             }
@@ -125,9 +130,7 @@ public final class ResultFiles {
     public static List<RunResult> read(Path dir) {
         Map<RunId, List<Long>> waits = new HashMap<>();
         for (BatchRow b : rows(dir.resolve("batches.csv"), BatchRow.class, BATCHES)) {
-            RunId id = new RunId(new RunKey(b.loader(), b.dataset(), b.batchSize(), b.workers(), b.modelMs().doubleValue()),
-                    b.repeat());
-            waits.computeIfAbsent(id, x -> new ArrayList<>()).add(msAsNs(b.waitMs()));
+            waits.computeIfAbsent(new RunId(b.key(), b.repeat()), x -> new ArrayList<>()).add(msAsNs(b.waitMs()));
         }
         List<RunResult> out = new ArrayList<>();
         for (RunRow r : rows(dir.resolve("runs.csv"), RunRow.class, RUNS)) {

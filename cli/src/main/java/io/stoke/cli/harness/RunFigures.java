@@ -16,14 +16,15 @@ import java.nio.file.Path;
  * @param batchSize samples per batch
  * @param workers   decoding threads or worker processes
  * @param modelMs   simulated model time per batch
+ * @param warmupImages images taken untimed before the timed epoch (0 in a cold run)
  * @param images    images delivered in the timed span
  * @param batches   batches delivered in the timed span
  * @param elapsedS  the timed span, in seconds
  * @param waitNs    every batch's consumer wait, in nanoseconds, in order
  */
 @JsonIgnoreProperties(ignoreUnknown = true) // a newer script may say more; these are what the harness needs
-public record RunFigures(String loader, String dataset, int batchSize, int workers, double modelMs, long images,
-                         int batches, double elapsedS, long[] waitNs) {
+public record RunFigures(String loader, String dataset, int batchSize, int workers, double modelMs, int warmupImages,
+                         long images, int batches, double elapsedS, long[] waitNs) {
 
     /** Writes the figures to {@code file}, replacing it. */
     public void write(Path file) {

@@ -4,11 +4,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.TreeSet;
+import java.util.function.Function;
 
 /**
- * The Markdown summary: the headline comparison the issue asks for, then every sweep point.
- * Every figure is a median over repeats with [min–max] beside it; nothing here is typed in by
- * hand, it is all computed from the runs.
+ * The Markdown summary: the headline comparison the issue asks for, cold and warm side by side,
+ * then every sweep point. Every figure is a median over repeats with [min–max] beside it; nothing
+ * here is typed in by hand, it is all computed from the runs.
  */
 public final class SummaryReport {
     public static final String STOKE = "stoke";
@@ -33,23 +34,26 @@ public final class SummaryReport {
             sb.append("- ").append(c).append('\n');
         }
         sb.append('\n');
-        headline(sb, aggregates);
+        headline(sb, aggregates, info.warmupImages());
         sb.append("## Every sweep point\n\n");
-        sb.append("Median over repeats [min–max]. First batch: from creating the loader; process start → first batch: ")
-                .append("from the harness starting the run's process (JVM start, or Python's and torch's imports, included). ")
+        sb.append("Median over repeats [min–max]. Start: cold, a fresh process; warm, after ")
+                .append(info.warmupImages()).append(" images untimed in the same process. ")
+                .append("First batch: from creating the loader; process start → first batch: from the harness starting ")
+                .append("the run's process (JVM start, or Python's and torch's imports, included) to its first batch ")
+                .append("(a warm run's first untimed one). ")
                 .append("Waits leave out the first batch (that is the time to first batch). ")
                 .append("Memory: peak of the summed Pss (shared pages split between processes) and of the summed RSS ")
                 .append("(shared pages counted once per process) over the loader's process tree. CPU: user + system time ")
                 .append("of the process tree during the timed span, per image.\n\n");
-        sb.append("| loader | dataset | batch | workers | model ms/batch | runs | images/s | first batch ms "
+        sb.append("| loader | start | dataset | batch | workers | model ms/batch | runs | images/s | first batch ms "
                 + "| process start → first batch ms | wait p50 ms | wait p99 ms | p99/p50 | peak PSS MB | peak RSS MB "
                 + "| CPU ms/image |\n");
-        sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        sb.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Aggregate a : aggregates) {
             RunKey k = a.key();
-            sb.append(String.format(Locale.ROOT, "| %s | %s | %d | %d | %s | %d%s | %s | %s | %s | %s | %s | %s | %s | %s "
-                            + "| %s |%n",
-                    k.loader(), k.dataset(), k.batchSize(), k.workers(), RunKey.fmtMs(k.modelMs()), a.runs(),
+            sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %d | %d | %s | %d%s | %s | %s | %s | %s | %s | %s | %s "
+                            + "| %s | %s |%n",
+                    k.loader(), k.start(), k.dataset(), k.batchSize(), k.workers(), RunKey.fmtMs(k.modelMs()), a.runs(),
                     a.failed() > 0 ? " (" + a.failed() + " failed)" : "",
                     a.imagesPerS().format("%.0f"), a.ttfbMs().format("%.0f"),
                     a.processStartToFirstBatchMs().format("%.0f"), a.p50Ms().format("%.2f"),
@@ -72,28 +76,130 @@ public final class SummaryReport {
         sb.append('\n');
     }
 
+    /**
+     * What a start means, as the summary and the plots say it: {@code cold} is what a user sees
+     * when a job starts, {@code warm} the steady state after the warm-up.
+     */
+    public static String startLabel(String start, int warmupImages) {
+        return start.equals(RunKey.COLD) ? "cold: a fresh process, as a user starts it"
+                : String.format(Locale.ROOT, "warm (steady: after %d images untimed in the same process)", warmupImages);
+    }
+
     private static String cfg(RunKey k) {
         return String.format(Locale.ROOT, "batch %d, %d worker%s, model %s ms", k.batchSize(), k.workers(),
                 k.workers() == 1 ? "" : "s", RunKey.fmtMs(k.modelMs()));
     }
 
-    private static void headline(StringBuilder sb, List<Aggregate> all) {
+    /** The starts that have a successful run among {@code all}: cold first. */
+    private static List<String> starts(List<Aggregate> all) {
+        return List.of(RunKey.COLD, RunKey.WARM).stream()
+                .filter(st -> all.stream().anyMatch(a -> a.key().start().equals(st) && a.runs() > 0)).toList();
+    }
+
+    private static void headline(StringBuilder sb, List<Aggregate> all, int warmupImages) {
         sb.append("## Headline (JPEG dataset, no simulated model time)\n\n");
-        Aggregate s = Aggregate.best(all, a -> is(a, STOKE, "jpeg") && a.key().modelMs() == 0);
-        Aggregate p = Aggregate.best(all, a -> is(a, PYTORCH, "jpeg") && a.key().modelMs() == 0);
-        if (s == null && p == null) {
+        List<Aggregate> jpeg0 = all.stream().filter(a -> a.key().dataset().equals("jpeg") && a.key().modelMs() == 0)
+                .toList();
+        List<String> starts = starts(jpeg0);
+        if (starts.isEmpty()) {
             sb.append("No successful JPEG run without model time: nothing to compare.\n\n");
             return;
         }
-        sb.append("**Best settings of each loader** (the sweep point with the highest median images/s):\n\n");
+        for (String st : starts) {
+            sb.append("- **").append(startLabel(st, warmupImages)).append(st.equals(RunKey.COLD)
+                    ? ".** Nothing runs untimed before the clock: the figure for time to first batch.\n"
+                    : ".** Stoke's kernels are compiled, PyTorch's persistent workers are running.\n");
+        }
+        sb.append('\n');
+        // Batch 256 (ImageNet training's usual size) when the sweep has it, else its largest.
+        TreeSet<Integer> batches = new TreeSet<>();
+        jpeg0.stream().filter(a -> a.runs() > 0).forEach(a -> batches.add(a.key().batchSize()));
+        sideBySide(sb, jpeg0, starts, batches.contains(256) ? 256 : batches.last());
+        List<Aggregate[]> bests = new ArrayList<>();
+        for (String st : starts) {
+            bests.add(best(sb, jpeg0, st));
+        }
+        sb.append("**Per-batch load time, p99/p50** (consumer wait per batch, first batch left out), at each best:\n\n");
+        List<String> mem = new ArrayList<>();
+        for (int i = 0; i < starts.size(); i++) {
+            String[] names = {"Stoke", "PyTorch"};
+            for (int j = 0; j < 2; j++) {
+                Aggregate a = bests.get(i)[j];
+                if (a == null) {
+                    continue;
+                }
+                String name = names[j] + " " + starts.get(i);
+                sb.append(String.format(Locale.ROOT, "- %s: %s (p50 %s ms, p99 %s ms)%n", name,
+                        a.p99OverP50().format("%.1f"), a.p50Ms().format("%.2f"), a.p99Ms().format("%.2f")));
+                mem.add(name + " " + a.pssMb().format("%.0f") + " MB PSS (" + a.rssMb().format("%.0f") + " MB RSS)");
+            }
+        }
+        sb.append('\n');
+        sb.append("**Peak memory of all processes involved**, at each best: ").append(String.join("; ", mem))
+                .append(".\n\n");
+    }
+
+    /**
+     * One table at one batch size over workers: images/s and time to first batch for each loader
+     * and start side by side, and the time from process start to first batch for the cold runs.
+     * {@code batch} has at least one successful run.
+     */
+    private static void sideBySide(StringBuilder sb, List<Aggregate> jpeg0, List<String> starts, int batch) {
+        TreeSet<Integer> workers = new TreeSet<>();
+        for (Aggregate a : jpeg0) {
+            if (a.key().batchSize() == batch && a.runs() > 0) {
+                workers.add(a.key().workers());
+            }
+        }
+        sb.append(String.format(Locale.ROOT, "**Batch %d, %s** (median over repeats [min–max]; first batch: ms from "
+                + "creating the loader; process start → first batch: ms from starting the run's process, JVM start or "
+                + "Python's and torch's imports included, cold runs only):%n%n", batch, String.join(" and ", starts)));
+        StringBuilder header = new StringBuilder("| workers | figure |");
+        StringBuilder rule = new StringBuilder("|---:|---|");
+        for (String st : starts) {
+            header.append(" Stoke ").append(st).append(" | PyTorch ").append(st).append(" |");
+            rule.append("---:|---:|");
+        }
+        sb.append(header).append('\n').append(rule).append('\n');
+        for (int w : workers) {
+            row(sb, jpeg0, starts, batch, w, "images/s", a -> a.imagesPerS().format("%.0f"));
+            row(sb, jpeg0, starts, batch, w, "first batch ms", a -> a.ttfbMs().format("%.0f"));
+            if (starts.contains(RunKey.COLD)) {
+                // A warm run's process has its first batch in the untimed warm-up: not a start a user sees.
+                row(sb, jpeg0, starts, batch, w, "process start → first batch ms",
+                        a -> a.key().start().equals(RunKey.COLD) ? a.processStartToFirstBatchMs().format("%.0f") : "–");
+            }
+        }
+        sb.append('\n');
+    }
+
+    private static void row(StringBuilder sb, List<Aggregate> jpeg0, List<String> starts, int batch, int workers,
+                            String figure, Function<Aggregate, String> cell) {
+        sb.append("| ").append(workers).append(" | ").append(figure).append(" |");
+        for (String st : starts) {
+            for (String loader : List.of(STOKE, PYTORCH)) {
+                Aggregate a = Aggregate.find(jpeg0, new RunKey(loader, "jpeg", batch, workers, 0, st));
+                sb.append(' ').append(a == null ? "n/a" : cell.apply(a)).append(" |");
+            }
+        }
+        sb.append('\n');
+    }
+
+    /** The best settings of each loader from one start, and their ratio; returns {Stoke's, PyTorch's}. */
+    private static Aggregate[] best(StringBuilder sb, List<Aggregate> jpeg0, String start) {
+        Aggregate s = Aggregate.best(jpeg0, a -> is(a, STOKE, start));
+        Aggregate p = Aggregate.best(jpeg0, a -> is(a, PYTORCH, start));
+        sb.append("**Best settings of each loader, ").append(start)
+                .append("** (the sweep point with the highest median images/s among the ").append(start)
+                .append(" runs):\n\n");
         line(sb, "Stoke", s);
         line(sb, "PyTorch", p);
         if (s != null && p != null) {
-            sb.append(String.format(Locale.ROOT, "- **Ratio of the bests: Stoke / PyTorch = %.2fx**%n",
+            sb.append(String.format(Locale.ROOT, "- **Ratio of the bests, %s: Stoke / PyTorch = %.2fx**%n", start,
                     s.imagesPerS().median() / p.imagesPerS().median()));
             // The matched comparison: Stoke with PyTorch's best settings, so the ratio is not a
             // product of the two loaders being tuned differently.
-            Aggregate sm = Aggregate.find(all, p.key().withLoader(STOKE));
+            Aggregate sm = Aggregate.find(jpeg0, p.key().withLoader(STOKE));
             if (sm != null) {
                 sb.append(String.format(Locale.ROOT, "- Matched, at PyTorch's best settings (%s): Stoke %s images/s, "
                                 + "ratio %.2fx%n", cfg(p.key()), sm.imagesPerS().format("%.0f"),
@@ -101,48 +207,7 @@ public final class SummaryReport {
             }
         }
         sb.append('\n');
-        sb.append("**Per-batch load time, p99/p50** (consumer wait per batch, first batch left out), at each best:\n\n");
-        if (s != null) {
-            sb.append(String.format(Locale.ROOT, "- Stoke: %s (p50 %s ms, p99 %s ms)%n", s.p99OverP50().format("%.1f"),
-                    s.p50Ms().format("%.2f"), s.p99Ms().format("%.2f")));
-        }
-        if (p != null) {
-            sb.append(String.format(Locale.ROOT, "- PyTorch: %s (p50 %s ms, p99 %s ms)%n", p.p99OverP50().format("%.1f"),
-                    p.p50Ms().format("%.2f"), p.p99Ms().format("%.2f")));
-        }
-        sb.append('\n');
-        sb.append("**Peak memory of all processes involved**, at each best: ");
-        List<String> mem = new ArrayList<>();
-        if (s != null) {
-            mem.add("Stoke " + s.pssMb().format("%.0f") + " MB PSS (" + s.rssMb().format("%.0f") + " MB RSS)");
-        }
-        if (p != null) {
-            mem.add("PyTorch " + p.pssMb().format("%.0f") + " MB PSS (" + p.rssMb().format("%.0f") + " MB RSS)");
-        }
-        sb.append(String.join("; ", mem)).append(".\n\n");
-        ttfb(sb, all, 256);
-    }
-
-    private static void ttfb(StringBuilder sb, List<Aggregate> all, int batch) {
-        TreeSet<Integer> workers = new TreeSet<>();
-        for (Aggregate a : all) {
-            if (a.key().dataset().equals("jpeg") && a.key().modelMs() == 0 && a.key().batchSize() == batch && a.runs() > 0) {
-                workers.add(a.key().workers());
-            }
-        }
-        sb.append(String.format(Locale.ROOT, "**Time to first batch at batch %d** (ms, from creating the loader):%n%n", batch));
-        if (workers.isEmpty()) {
-            sb.append("No JPEG run at batch ").append(batch).append(" in this sweep.\n\n");
-            return;
-        }
-        sb.append("| workers | Stoke | PyTorch |\n|---:|---:|---:|\n");
-        for (int w : workers) {
-            Aggregate s = Aggregate.find(all, new RunKey(STOKE, "jpeg", batch, w, 0));
-            Aggregate p = Aggregate.find(all, new RunKey(PYTORCH, "jpeg", batch, w, 0));
-            sb.append(String.format(Locale.ROOT, "| %d | %s | %s |%n", w, s == null ? "n/a" : s.ttfbMs().format("%.0f"),
-                    p == null ? "n/a" : p.ttfbMs().format("%.0f")));
-        }
-        sb.append('\n');
+        return new Aggregate[] {s, p};
     }
 
     private static void line(StringBuilder sb, String name, Aggregate a) {
@@ -154,7 +219,7 @@ public final class SummaryReport {
                 a.imagesPerS().format("%.0f"), cfg(a.key()), a.runs(), a.runs() == 1 ? "" : "s"));
     }
 
-    private static boolean is(Aggregate a, String loader, String dataset) {
-        return a.key().loader().equals(loader) && a.key().dataset().equals(dataset);
+    private static boolean is(Aggregate a, String loader, String start) {
+        return a.key().loader().equals(loader) && a.key().start().equals(start);
     }
 }

@@ -19,12 +19,13 @@ class RunFiguresTest {
         // json.dump's layout, with a field the harness does not know.
         Path f = tmp.resolve("run.json");
         Files.writeString(f, "{\"loader\": \"pytorch\", \"dataset\": \"jpeg\", \"batch_size\": 4, \"workers\": 2, "
-                + "\"model_ms\": 4.0, \"images\": 12, \"batches\": 3, \"elapsed_s\": 1.5e-05, "
+                + "\"model_ms\": 4.0, \"warmup_images\": 2048, \"images\": 12, \"batches\": 3, \"elapsed_s\": 1.5e-05, "
                 + "\"wait_ns\": [900000000, 1,\n 25], \"torch_threads\": {\"intra\": 1}}\n");
         RunFigures r = RunFigures.read(f);
         assertEquals("pytorch", r.loader());
         assertEquals(4, r.batchSize());
         assertEquals(4.0, r.modelMs());
+        assertEquals(2048, r.warmupImages());
         assertEquals(12, r.images());
         assertEquals(1.5e-5, r.elapsedS());
         assertArrayEquals(new long[] {900_000_000, 1, 25}, r.waitNs());
@@ -33,7 +34,7 @@ class RunFiguresTest {
     @Test
     void whatStokeWritesReadsBackExactly() {
         Path f = tmp.resolve("run.json");
-        RunFigures w = new RunFigures("stoke", "raw", 256, 4, 1024.0, 1000, 4, 0.123456789, new long[] {5, 0, Long.MAX_VALUE, 7});
+        RunFigures w = new RunFigures("stoke", "raw", 256, 4, 1024.0, 0, 1000, 4, 0.123456789, new long[] {5, 0, Long.MAX_VALUE, 7});
         w.write(f);
         RunFigures r = RunFigures.read(f);
         assertEquals(w.elapsedS(), r.elapsedS());
@@ -45,7 +46,7 @@ class RunFiguresTest {
     void aMissingFieldIsAnErrorNamingTheFile() throws Exception {
         Path f = tmp.resolve("broken.json");
         Files.writeString(f, "{\"loader\": \"stoke\", \"dataset\": \"jpeg\", \"batch_size\": 4, \"workers\": 1, "
-                + "\"model_ms\": 0, \"batches\": 0, \"elapsed_s\": 1.0, \"wait_ns\": []}");
+                + "\"model_ms\": 0, \"warmup_images\": 0, \"batches\": 0, \"elapsed_s\": 1.0, \"wait_ns\": []}");
         UncheckedIOException e = assertThrows(UncheckedIOException.class, () -> RunFigures.read(f));
         assertTrue(e.getMessage().contains("broken.json") && e.getMessage().contains("images"), e.getMessage());
     }
