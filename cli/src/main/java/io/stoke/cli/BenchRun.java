@@ -163,13 +163,6 @@ final class BenchRun {
                 } catch (NoSampleDecodedException e) {
                     nothing = e;
                     break;
-                } catch (IllegalStateException e) {
-                    // The GPU stage wraps what its copy thread met; nothing decoding is still that.
-                    if (e.getCause() instanceof NoSampleDecodedException n) {
-                        nothing = n;
-                        break;
-                    }
-                    throw e;
                 }
             }
             progress.finish();

@@ -29,8 +29,7 @@ class JpegDecompressorTest {
 
     private static byte[] compress(Arena arena, byte[] px, int w, int h, int subsamp, int flags) {
         try (JpegCompressor c = new JpegCompressor()) {
-            MemorySegment src = arena.allocate(px.length);
-            MemorySegment.copy(px, 0, src, JAVA_BYTE, 0, px.length);
+            MemorySegment src = segment(arena, px);
             MemorySegment dst = arena.allocate(JpegCompressor.maxSize(w, h, subsamp));
             long n = c.compress(src, w, w * 3, h, TurboJpeg.TJPF_RGB, subsamp, 90, flags, dst);
             return dst.asSlice(0, n).toArray(JAVA_BYTE);
@@ -42,8 +41,7 @@ class JpegDecompressorTest {
         int h = 77;
         try (Arena arena = Arena.ofConfined(); JpegDecompressor d = new JpegDecompressor()) {
             byte[] jpeg = compress(arena, texture(w, h), w, h, subsamp, flags);
-            MemorySegment in = arena.allocate(jpeg.length);
-            MemorySegment.copy(jpeg, 0, in, JAVA_BYTE, 0, jpeg.length);
+            MemorySegment in = segment(arena, jpeg);
             assertEquals(0, d.readHeader(in, jpeg.length), d::errorMessage);
             assertEquals(w, d.width());
             assertEquals(h, d.height());
@@ -95,8 +93,7 @@ class JpegDecompressorTest {
         int h = 64;
         byte[] px = texture(w, h);
         try (Arena arena = Arena.ofConfined(); JpegCompressor shared = new JpegCompressor()) {
-            MemorySegment src = arena.allocate(px.length);
-            MemorySegment.copy(px, 0, src, JAVA_BYTE, 0, px.length);
+            MemorySegment src = segment(arena, px);
             MemorySegment dst = arena.allocate(JpegCompressor.maxSize(w, h, TurboJpeg.TJSAMP_420));
             long n0 = shared.compress(src, w, w * 3, h, TurboJpeg.TJPF_RGB, TurboJpeg.TJSAMP_420, 90, 0, dst);
             byte[] before = dst.asSlice(0, n0).toArray(JAVA_BYTE);
@@ -107,10 +104,16 @@ class JpegDecompressorTest {
         }
     }
 
+    /** {@code bytes} in native memory, as the decoder reads them. */
+    private static MemorySegment segment(Arena arena, byte[] bytes) {
+        MemorySegment s = arena.allocate(Math.max(1, bytes.length));
+        MemorySegment.copy(bytes, 0, s, JAVA_BYTE, 0, bytes.length);
+        return s;
+    }
+
     /** Decodes {@code jpeg} with {@code d}; returns the pixels, or null with the error. */
     private static byte[] decodeOrNull(Arena arena, JpegDecompressor d, byte[] jpeg, int w, int h) {
-        MemorySegment in = arena.allocate(Math.max(1, jpeg.length));
-        MemorySegment.copy(jpeg, 0, in, JAVA_BYTE, 0, jpeg.length);
+        MemorySegment in = segment(arena, jpeg);
         if (d.readHeader(in, jpeg.length) != 0 || d.width() != w || d.height() != h) {
             return null;
         }
@@ -158,8 +161,7 @@ class JpegDecompressorTest {
         int h = 48;
         try (Arena arena = Arena.ofConfined(); JpegDecompressor d = new JpegDecompressor()) {
             byte[] jpeg = compress(arena, texture(w, h), w, h, TurboJpeg.TJSAMP_420, 0);
-            MemorySegment in = arena.allocate(jpeg.length);
-            MemorySegment.copy(jpeg, 0, in, JAVA_BYTE, 0, jpeg.length);
+            MemorySegment in = segment(arena, jpeg);
             MemorySegment tooSmall = arena.allocate((long) w * 3 * h - 1);
             assertThrows(IndexOutOfBoundsException.class,
                     () -> d.decompress(in, jpeg.length, tooSmall, w, w * 3, h, TurboJpeg.TJPF_RGB, 0));

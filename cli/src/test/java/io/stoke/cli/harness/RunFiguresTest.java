@@ -60,25 +60,24 @@ class RunFiguresTest {
 
     @Test
     void warningsOnStderrDoNotSpoilTheVersions() throws Exception {
-        Path python = tmp.resolve("python");
-        Files.writeString(python, "#!/bin/sh\necho 'UserWarning: Failed to load image Python extension' >&2\n"
+        TorchScript.Check c = checkWith("echo 'UserWarning: Failed to load image Python extension' >&2\n"
                 + "echo '{\"python\": \"3.11.2\", \"torch\": \"1.13.0\"}'\n");
-        Files.setPosixFilePermissions(python, PosixFilePermissions.fromString("rwxr-xr-x"));
-        Path script = Files.writeString(tmp.resolve("torch_loader.py"), "");
-        TorchScript.Check c = TorchScript.check(python, script);
         assertTrue(c.runs(), c.whyNot());
         assertEquals("python 3.11.2, torch 1.13.0", c.versions());
     }
 
     @Test
     void aFailingScriptSaysWhyOverAllItsLines() throws Exception {
-        Path python = tmp.resolve("python");
-        Files.writeString(python, "#!/bin/sh\necho 'cannot import torch' >&2\necho '  apt-get install python3-torch' >&2\n"
-                + "exit 3\n");
-        Files.setPosixFilePermissions(python, PosixFilePermissions.fromString("rwxr-xr-x"));
-        Path script = Files.writeString(tmp.resolve("torch_loader.py"), "");
-        TorchScript.Check c = TorchScript.check(python, script);
+        TorchScript.Check c = checkWith("echo 'cannot import torch' >&2\necho '  apt-get install python3-torch' >&2\nexit 3\n");
         assertFalse(c.runs());
         assertEquals("cannot import torch\n  apt-get install python3-torch", c.whyNot());
+    }
+
+    /** Asks TorchScript for the versions through a stand-in interpreter running {@code shell}. */
+    private TorchScript.Check checkWith(String shell) throws Exception {
+        Path python = tmp.resolve("python");
+        Files.writeString(python, "#!/bin/sh\n" + shell);
+        Files.setPosixFilePermissions(python, PosixFilePermissions.fromString("rwxr-xr-x"));
+        return TorchScript.check(python, Files.writeString(tmp.resolve("torch_loader.py"), ""));
     }
 }

@@ -11,6 +11,7 @@ import io.stoke.ffm.NativeLibraryMissingException;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
 import io.stoke.loader.SampleError;
+import io.stoke.loader.NoSampleDecodedException;
 import io.stoke.loader.SampleException;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.ring.RingGeometry;
@@ -236,6 +237,7 @@ public final class DeviceStage implements AutoCloseable {
      * use, so close one before asking for more than K.
      *
      * @throws SampleException as the loader throws it (the stage goes on with the next batch)
+     * @throws NoSampleDecodedException as the loader throws it, after the batches before it
      * @throws IllegalStateException when the stage is closed, or failed (the cause says how)
      */
     public DeviceBatch next() {
@@ -247,6 +249,9 @@ public final class DeviceStage implements AutoCloseable {
             Object item = ready.poll();
             if (item == null) {
                 RuntimeException f = failure;
+                if (f instanceof NoSampleDecodedException n) {
+                    throw n; // the loader's own end, after every batch before it: not a stage failure
+                }
                 if (f != null) {
                     throw new IllegalStateException("GPU stage failed: " + f.getMessage(), f);
                 }

@@ -368,6 +368,30 @@ class DeviceStageTest {
         }
     }
 
+    /** The loader's "nothing decoded" end reaches the consumer as itself, after the batches before it, every time. */
+    @Test
+    void nothingDecodedPassesThroughUnwrappedAfterTheBatchesBeforeIt() throws Exception {
+        try (FakeSource src = new FakeSource(2, 2, H, W, 3, 2)) {
+            java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+            io.stoke.loader.NoSampleDecodedException end = new io.stoke.loader.NoSampleDecodedException(0, 4, List.of());
+            Supplier<Batch> source = () -> {
+                if (calls.incrementAndGet() > 2) {
+                    throw end;
+                }
+                return src.get();
+            };
+            try (DeviceStage stage = DeviceStage.builder(src.ring, source).driver(driver).inFlight(2).build()) {
+                for (int k = 0; k < 2; k++) {
+                    try (DeviceBatch b = stage.next()) {
+                        assertEquals(k, b.sequence());
+                    }
+                }
+                org.junit.jupiter.api.Assertions.assertSame(end, assertThrows(io.stoke.loader.NoSampleDecodedException.class, stage::next));
+                org.junit.jupiter.api.Assertions.assertSame(end, assertThrows(io.stoke.loader.NoSampleDecodedException.class, stage::next));
+            }
+        }
+    }
+
     @Test
     void closingTheStageInvalidatesHeldBatchesAndReturnsEverySlot() throws Exception {
         dbl.copyDelayMicros(10_000);
