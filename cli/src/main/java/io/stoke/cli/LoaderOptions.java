@@ -5,6 +5,7 @@ import io.stoke.loader.Loader;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.ListFile;
 import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -54,6 +55,22 @@ public final class LoaderOptions {
             description = "Number of shards; together they cover each epoch exactly once (default: ${DEFAULT-VALUE}).")
     int worldSize = 1;
 
+    @Option(names = "--transform", paramLabel = "KIND",
+            description = "eval: Resize(--resize) + CenterCrop(--crop); train: RandomResizedCrop(--crop, --scale, --ratio) + "
+                    + "RandomHorizontalFlip(--flip), random per sample, epoch and --seed (default: ${DEFAULT-VALUE}).")
+    String transform = "eval";
+
+    @Option(names = "--scale", paramLabel = "MIN,MAX", split = ",",
+            description = "train: range of the crop's area as a fraction of the image's (default: 0.08,1.0).")
+    double[] scale = {0.08, 1.0};
+
+    @Option(names = "--ratio", paramLabel = "MIN,MAX", split = ",",
+            description = "train: range of the crop's width / height, drawn log-uniformly (default: 0.75,1.3333).")
+    double[] ratio = {3.0 / 4.0, 4.0 / 3.0};
+
+    @Option(names = "--flip", paramLabel = "P", description = "train: probability of a horizontal flip (default: ${DEFAULT-VALUE}).")
+    double flip = 0.5;
+
     @Option(names = "--resize", paramLabel = "S",
             description = "Resize the shorter side to S with an antialiased bilinear filter, as torchvision's Resize(S) (default: ${DEFAULT-VALUE}).")
     int resize = 256;
@@ -102,8 +119,17 @@ public final class LoaderOptions {
             case "all" -> TransformSpec.DctScaling.ALL;
             default -> throw new IllegalArgumentException("--dct-scaling must be none, pow2 or all, not " + dctScaling);
         };
-        return TransformSpec.defaults().withResize(resize, crop).withOutput(out).withDctScaling(scaling)
-                .withMaxPixels(maxPixels);
+        TransformSpec spec = TransformSpec.defaults().withOutput(out).withDctScaling(scaling).withMaxPixels(maxPixels);
+        return switch (transform.toLowerCase(Locale.ROOT)) {
+            case "eval" -> spec.withResize(resize, crop);
+            case "train" -> {
+                if (scale.length != 2 || ratio.length != 2) {
+                    throw new IllegalArgumentException("--scale and --ratio take two numbers, MIN,MAX");
+                }
+                yield spec.withTrain(crop, new RandomResizedCrop(scale[0], scale[1], ratio[0], ratio[1], flip));
+            }
+            default -> throw new IllegalArgumentException("--transform must be eval or train, not " + transform);
+        };
     }
 
     ErrorPolicy policy() {

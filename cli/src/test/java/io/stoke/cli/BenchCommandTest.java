@@ -113,4 +113,18 @@ class BenchCommandTest {
             assertTrue(help[1].contains(opt) || help[1].contains(opt.replace("--", "--[no-]")), opt + " missing from --help");
         }
     }
+
+    @Test
+    void theTrainTransformRunsAndBadSettingsAreUsageErrors() {
+        Path root = TestImages.imageFolder(tmp.resolve("train"), 20, 2, 6);
+        String[] r = run("bench", root.toString(), "--batch-size", "4", "--workers", "2", "--crop", "48", "--transform", "train",
+                "--scale", "0.2,1", "--ratio", "0.5,2", "--flip", "0.3", "--shuffle", "--seed", "3", "--no-warmup");
+        assertEquals("0", r[0], r[1] + r[2]);
+        assertTrue(r[1].contains("20 in 5 batches (0 skipped"), r[1]);
+        String[] bad = run("bench", root.toString(), "--transform", "train", "--scale", "0.5,0.2", "--no-warmup");
+        assertNotEquals("0", bad[0]);
+        assertTrue((bad[1] + bad[2]).contains("scale"), bad[1] + bad[2]);
+        String[] unknown = run("bench", root.toString(), "--transform", "augment", "--no-warmup");
+        assertTrue((unknown[1] + unknown[2]).contains("--transform must be eval or train"), unknown[1] + unknown[2]);
+    }
 }

@@ -416,4 +416,77 @@ class LoaderTest {
             assertTrue(loader.workersStopped(), "the workers stop on their own, no close() needed");
         }
     }
+
+    static final TransformSpec TRAIN = TransformSpec.defaults().withTrain(40,
+            io.stoke.loader.transform.RandomResizedCrop.defaults());
+
+    /**
+     * The training transform's randomness depends on (seed, epoch, dataset index) alone: the same
+     * batches whatever the number of workers, a resumed run (startEpoch) reproduces its epoch, and
+     * each batch's pixels are what one SampleTransform makes of that sample in that epoch.
+     */
+    @Test
+    void trainBatchesAreAFunctionOfSeedEpochAndIndexOnly() {
+        List<String> three;
+        try (Loader l = loader().transform(TRAIN).shuffle(true).seed(21).epochs(2).workers(3).build()) {
+            three = drain(l);
+        }
+        try (Loader l = loader().transform(TRAIN).shuffle(true).seed(21).epochs(2).workers(1).build()) {
+            assertEquals(three, drain(l));
+        }
+        try (Loader l = loader().transform(TRAIN).shuffle(true).seed(21).startEpoch(1).epochs(1).workers(2).build()) {
+            assertEquals(three.subList(three.size() / 2, three.size()), drain(l), "a resumed epoch 1");
+        }
+        try (Loader l = loader().transform(TRAIN).shuffle(true).seed(22).epochs(2).build()) {
+            assertNotEquals(three, drain(l));
+        }
+        try (Loader loader = loader().transform(TRAIN).shuffle(true).seed(21).startEpoch(1).build();
+             Arena arena = Arena.ofConfined();
+             SampleTransform direct = new SampleTransform(index, TRAIN, 21)) {
+            MemorySegment expected = arena.allocate(TRAIN.sampleBytes());
+            MemorySegment epoch0 = arena.allocate(TRAIN.sampleBytes());
+            int differ = 0;
+            for (Batch b : loader) {
+                try (b) {
+                    for (int i = 0; i < b.size(); i++) {
+                        assertEquals(SampleStatus.OK, direct.apply((int) b.index(i), 1, expected, 0));
+                        assertEquals(-1, expected.mismatch(b.sample(i)), "sample " + b.index(i));
+                        direct.apply((int) b.index(i), 0, epoch0, 0);
+                        differ += epoch0.mismatch(expected) >= 0 ? 1 : 0;
+                    }
+                }
+            }
+            assertTrue(differ > 30, "each epoch draws new crops: only " + differ + " of 37 samples changed");
+        }
+    }
+
+    @Test
+    void badFilesThroughTheTrainTransformGiveTheirReasons() throws Exception {
+        SampleIndex bad = scanBadData();
+        try (Loader loader = Loader.builder(bad).transform(TRAIN).batchSize(4).workers(2).onError(ErrorPolicy.SKIP).build()) {
+            List<SampleError> skipped = new ArrayList<>();
+            int good = 0;
+            for (Batch b : loader) {
+                try (b) {
+                    skipped.addAll(b.skipped());
+                    good += b.size() - b.skipped().size();
+                }
+            }
+            assertEquals(6, good);
+            for (String[] e : EXPECTED) {
+                SampleError found = skipped.stream().filter(x -> x.path().endsWith(e[0])).findFirst().orElseThrow(
+                        () -> new AssertionError(e[0] + " not reported: " + skipped));
+                assertEquals(e[1], found.status().name(), found.toString());
+            }
+        }
+        SampleIndex allBad = ImageFolder.scan(io.stoke.loader.testing.BadImages.allBadFolder(tmp.resolve("all-bad-train")));
+        try (Loader loader = Loader.builder(allBad).transform(TRAIN).batchSize(4).workers(2).epochs(0).build()) {
+            List<SampleError> named = new ArrayList<>();
+            assertEquals(9, drainAllBad(loader, named).failed());
+            for (var x : io.stoke.loader.testing.BadImages.EXPECTED.entrySet()) {
+                assertTrue(named.stream().anyMatch(n -> n.path().endsWith(x.getKey()) && n.status().name().equals(x.getValue())),
+                        x + " in " + named);
+            }
+        }
+    }
 }

@@ -102,6 +102,11 @@ public final class Sampler {
         return out;
     }
 
+    /** The seed of the order and of the training transform's random crops. */
+    public long seed() {
+        return seed;
+    }
+
     public int datasetSize() {
         return datasetSize;
     }

@@ -36,13 +36,27 @@ public final class JpegDecoder implements AutoCloseable {
     }
 
     /**
-     * Decodes {@code jpeg[0, size)}.
+     * Decodes {@code jpeg[0, size)} at the smallest allowed DCT scale whose shorter side still
+     * reaches the resize target: the evaluation transform's decode.
      *
      * @return {@link SampleStatus#OK} with the image in {@link #image()}; otherwise the reason,
      *     with details in {@link #message()}
      */
     public SampleStatus decode(MemorySegment jpeg, long size) {
+        SampleStatus status = readHeader(jpeg, size);
+        return status != SampleStatus.OK ? status
+                : decodePixels(jpeg, size, Math.min(originalWidth, originalHeight), spec.resize());
+    }
+
+    /**
+     * Reads and checks the header of {@code jpeg[0, size)}: {@link #originalWidth()} and
+     * {@link #originalHeight()} are then the image's size, checked against the pixel budget, and
+     * nothing has been decoded.
+     */
+    public SampleStatus readHeader(MemorySegment jpeg, long size) {
         message = null;
+        originalWidth = 0;
+        originalHeight = 0;
         if (size < 4 || jpeg.get(JAVA_BYTE, 0) != (byte) 0xFF || jpeg.get(JAVA_BYTE, 1) != (byte) 0xD8) {
             message = describeSignature(jpeg, size);
             return SampleStatus.NOT_JPEG;
@@ -63,11 +77,23 @@ public final class JpegDecoder implements AutoCloseable {
                     + " pixels, over the budget of " + spec.maxPixels();
             return SampleStatus.TOO_LARGE;
         }
+        return SampleStatus.OK;
+    }
+
+    /**
+     * Decodes the image whose header {@link #readHeader} just read, at the smallest allowed DCT
+     * scale at which a length of {@code covered} original pixels still spans at least
+     * {@code target} decoded ones (the resize never enlarges what DCT scaling shrank).
+     */
+    public SampleStatus decodePixels(MemorySegment jpeg, long size, int covered, int target) {
+        if (originalWidth < 1) {
+            throw new IllegalStateException("decodePixels without a header read successfully first");
+        }
         int colorspace = tj.colorspace();
         boolean cmyk = colorspace == TurboJpeg.TJCS_CMYK || colorspace == TurboJpeg.TJCS_YCCK;
         // RGBX: a pixel is one aligned 4-byte word, which the resampler's vector kernels rely on.
         int pixelFormat = cmyk ? TurboJpeg.TJPF_CMYK : TurboJpeg.TJPF_RGBX;
-        int factor = chooseFactor(Math.min(originalWidth, originalHeight));
+        int factor = chooseFactor(covered, target);
         int num = FACTORS.num()[factor];
         int denom = FACTORS.denom()[factor];
         width = TurboJpeg.scaled(originalWidth, num, denom);
@@ -105,8 +131,8 @@ public final class JpegDecoder implements AutoCloseable {
                 || warning.contains("Adobe") || warning.contains("APP");
     }
 
-    /** Index of the smallest allowed scale factor whose scaled shorter side still reaches the target. */
-    private int chooseFactor(int shorter) {
+    /** Index of the smallest allowed scale factor whose scaled {@code shorter} still reaches {@code target}. */
+    private int chooseFactor(int shorter, int target) {
         int best = -1;
         long bestScaled = Long.MAX_VALUE;
         for (int i = 0; i < FACTORS.size(); i++) {
@@ -121,7 +147,7 @@ public final class JpegDecoder implements AutoCloseable {
                 continue;
             }
             long scaled = TurboJpeg.scaled(shorter, num, denom);
-            boolean covers = scaled >= spec.resize() || num == denom;
+            boolean covers = scaled >= target || num == denom;
             if (covers && (num <= denom) && scaled < bestScaled) {
                 best = i;
                 bestScaled = scaled;

@@ -30,9 +30,9 @@ public final class Resampler implements AutoCloseable {
     private int[] vWeights;
     private int hTaps;
     private int vTaps;
-    /** (inSize, outSize, first) of the coefficients held, per axis: most images share a size. */
-    private final long[] hKey = {-1};
-    private final long[] vKey = {-1};
+    /** What the coefficients held were computed for, per axis. */
+    private final AxisKey hKey = new AxisKey();
+    private final AxisKey vKey = new AxisKey();
     private long hVersion;
     private final int[] acc;
     private final float[][] normalise; // [channel][value] -> (value / 255 - mean) / std
@@ -61,6 +61,11 @@ public final class Resampler implements AutoCloseable {
         tmp = tmpArena.allocate(512L * crop * 4 + SLACK, 64);
     }
 
+    /** The side of the square output, in pixels. */
+    public int outputSide() {
+        return crop;
+    }
+
     /** torchvision {@code Resize(size)} output width for an image of {@code w x h}. */
     public static int resizedWidth(int size, int w, int h) {
         return w <= h ? size : (int) ((double) size * w / h);
@@ -78,29 +83,49 @@ public final class Resampler implements AutoCloseable {
 
     /**
      * Resizes {@code src} (an RGBX image of {@code srcW x srcH}, 4 bytes a pixel, possibly DCT-scaled) as if the
-     * original were {@code origW x origH}, crops, and writes one sample at {@code dst[offset]}.
+     * original were {@code origW x origH}, crops, and writes one sample at {@code dst[offset]}: the
+     * evaluation transform, torchvision's {@code CenterCrop(crop)(Resize(resize)(img))}.
      */
     public void resizeCrop(MemorySegment src, int srcW, int srcH, int origW, int origH, MemorySegment dst, long offset) {
+        int outW = resizedWidth(spec.resize(), origW, origH);
+        int outH = resizedHeight(spec.resize(), origW, origH);
+        run(src, srcW, srcH, origW, origH, 0, origW, 0, origH, outW, outH, cropOffset(outW, crop), cropOffset(outH, crop),
+                false, dst, offset);
+    }
+
+    /**
+     * The training transform's pixels: the part of the original image that {@code box} names,
+     * resized to {@code crop x crop} and mirrored when {@code box.flip}, written at
+     * {@code dst[offset]}. With the image decoded at full size this is torchvision's
+     * {@code hflip(F.resized_crop(img, top, left, h, w, crop))} on PIL exactly: PIL crops, then
+     * resizes the crop, so the filter never reaches past the box. A flip costs nothing: the
+     * coefficient rows are taken in the mirrored order.
+     */
+    public void resizedCrop(MemorySegment src, int srcW, int srcH, int origW, int origH, CropBox box, MemorySegment dst,
+                            long offset) {
+        box.checkInside(origW, origH);
+        run(src, srcW, srcH, origW, origH, box.left, box.width, box.top, box.height, crop, crop, 0, 0, box.flip, dst,
+                offset);
+    }
+
+    /**
+     * Resizes the box {@code [x0, x0 + bw) x [y0, y0 + bh)} of the original image to
+     * {@code outW x outH} and writes its {@code crop x crop} pixels from {@code (left, top)}.
+     */
+    private void run(MemorySegment src, int srcW, int srcH, int origW, int origH, int x0, int bw, int y0, int bh,
+                     int outW, int outH, int left, int top, boolean flip, MemorySegment dst, long offset) {
         if ((long) srcW * srcH * 4 > src.byteSize()) {
             throw new IndexOutOfBoundsException("source smaller than " + srcW + "x" + srcH);
         }
         if (offset < 0 || offset + spec.sampleBytes() > dst.byteSize()) {
             throw new IndexOutOfBoundsException("sample at " + offset + " does not fit in " + dst.byteSize());
         }
-        int outW = resizedWidth(spec.resize(), origW, origH);
-        int outH = resizedHeight(spec.resize(), origW, origH);
-        int left = cropOffset(outW, crop);
-        int top = cropOffset(outH, crop);
-        long hk = key(srcW, outW, left);
-        if (hk != hKey[0]) {
-            hTaps = coefficients(srcW, outW, left, hBounds, true);
-            hKey[0] = hk;
+        if (hKey.differs(x0, bw, origW, srcW, outW, left, flip)) {
+            hTaps = coefficients(hKey, outW, left, flip, hBounds, true);
             hVersion++;
         }
-        long vk = key(srcH, outH, top);
-        if (vk != vKey[0]) {
-            vTaps = coefficients(srcH, outH, top, vBounds, false);
-            vKey[0] = vk;
+        if (vKey.differs(y0, bh, origH, srcH, outH, top, false)) {
+            vTaps = coefficients(vKey, outH, top, false, vBounds, false);
         }
 
         int yFirst = vBounds[0];
@@ -125,18 +150,65 @@ public final class Resampler implements AutoCloseable {
         }
     }
 
-    private static long key(int inSize, int outSize, int first) {
-        return ((long) inSize << 42) | ((long) outSize << 21) | first;
+    /**
+     * One axis of a resize: the box {@code [start, start + length)} of an original of {@code full}
+     * pixels, in a decoded image of {@code decoded} pixels (fewer after DCT scaling), to
+     * {@code out} pixels, from output position {@code first}, mirrored or not. Kept to reuse the
+     * coefficients while they stay the same (most images of a dataset share a size).
+     */
+    private static final class AxisKey {
+        private int start = -1;
+        private int length;
+        private int full;
+        private int decoded;
+        private int out;
+        private int first;
+        private boolean flip;
+
+        /** Whether these differ from the ones held; when they do, they are held from now on. */
+        boolean differs(int start, int length, int full, int decoded, int out, int first, boolean flip) {
+            if (start == this.start && length == this.length && full == this.full && decoded == this.decoded
+                    && out == this.out && first == this.first && flip == this.flip) {
+                return false;
+            }
+            this.start = start;
+            this.length = length;
+            this.full = full;
+            this.decoded = decoded;
+            this.out = out;
+            this.first = first;
+            this.flip = flip;
+            return true;
+        }
+
+        /** The box's first edge in decoded pixels (exact: one product, one division). */
+        double in0() {
+            return (double) start * decoded / full;
+        }
+
+        double in1() {
+            return (double) (start + length) * decoded / full;
+        }
     }
 
     /**
      * PIL's {@code precompute_coeffs} for the output positions {@code [first, first + crop)} of a
-     * resize from {@code inSize} to {@code outSize}, then {@code normalize_coeffs_8bpc}.
+     * resize of the box in {@code key} to {@code outSize}, then {@code normalize_coeffs_8bpc}. As
+     * PIL does after a crop, positions are relative to the box's first whole pixel and the filter
+     * is clipped to the box; with no DCT scaling the box's edges are whole pixels and this is PIL's
+     * crop-then-resize exactly (for the whole image, its plain resize). Mirrored, output {@code i}
+     * gets position {@code first + crop - 1 - i}'s coefficients.
      *
      * @return the number of taps per output position (the stride of the weights array)
      */
-    private int coefficients(int inSize, int outSize, int first, int[] bounds, boolean horizontal) {
-        double scale = (double) inSize / outSize;
+    private int coefficients(AxisKey key, int outSize, int first, boolean flip, int[] bounds, boolean horizontal) {
+        double in0 = key.in0();
+        double in1 = key.in1();
+        int lo = (int) Math.floor(in0);
+        int hi = Math.min(key.decoded, (int) Math.ceil(in1));
+        int inSize = hi - lo;
+        double shift = in0 - lo;
+        double scale = (in1 - in0) / outSize;
         double filterScale = Math.max(scale, 1.0);
         double support = filterScale; // bilinear support is 1.0
         int taps = (int) Math.ceil(support) * 2 + 1;
@@ -151,8 +223,8 @@ public final class Resampler implements AutoCloseable {
         }
         double ss = 1.0 / filterScale;
         for (int i = 0; i < crop; i++) {
-            int xx = first + i;
-            double center = (xx + 0.5) * scale;
+            int xx = first + (flip ? crop - 1 - i : i);
+            double center = shift + (xx + 0.5) * scale;
             int xmin = (int) (center - support + 0.5);
             if (xmin < 0) {
                 xmin = 0;
@@ -174,7 +246,7 @@ public final class Resampler implements AutoCloseable {
                 }
                 weights[base + x] = w < 0 ? (int) (-0.5 + w * (1 << PRECISION_BITS)) : (int) (0.5 + w * (1 << PRECISION_BITS));
             }
-            bounds[2 * i] = xmin;
+            bounds[2 * i] = lo + xmin;
             bounds[2 * i + 1] = xmax;
         }
         return taps;

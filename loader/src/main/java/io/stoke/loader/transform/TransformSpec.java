@@ -6,7 +6,9 @@ import java.util.Arrays;
  * What each sample becomes: decoded, its shorter side resized to {@code resize} with an
  * antialiased bilinear filter (PIL's, as torchvision's {@code Resize} uses), center-cropped to
  * {@code crop} x {@code crop}, and written as uint8 HWC or as float32 CHW normalised by
- * {@code (x / 255 - mean) / std}.
+ * {@code (x / 255 - mean) / std}. That is the evaluation transform; with {@code train} set, the
+ * training one instead: torchvision's {@code RandomResizedCrop(crop)} and
+ * {@code RandomHorizontalFlip}, the same filter, {@code resize} unused.
  *
  * @param resize      target of the shorter side (torchvision {@code Resize(resize)})
  * @param crop        side of the square center crop; at most {@code resize}
@@ -16,9 +18,10 @@ import java.util.Arrays;
  * @param dctScaling  which libjpeg-turbo DCT scale factors may be used to decode smaller
  * @param maxPixels   the largest width x height a JPEG header may claim (decompression bombs)
  * @param maxFileBytes the largest file that is read
+ * @param train       the random crop and flip of the training transform, or null for evaluation
  */
 public record TransformSpec(int resize, int crop, Output output, float[] mean, float[] std,
-                            DctScaling dctScaling, long maxPixels, long maxFileBytes) {
+                            DctScaling dctScaling, long maxPixels, long maxFileBytes, RandomResizedCrop train) {
     public static final float[] IMAGENET_MEAN = {0.485f, 0.456f, 0.406f};
     public static final float[] IMAGENET_STD = {0.229f, 0.224f, 0.225f};
 
@@ -68,27 +71,45 @@ public record TransformSpec(int resize, int crop, Output output, float[] mean, f
      */
     public static TransformSpec defaults() {
         return new TransformSpec(256, 224, Output.UINT8_HWC, IMAGENET_MEAN, IMAGENET_STD,
-                DctScaling.POWERS_OF_TWO, 36L * 1000 * 1000, 64L << 20);
+                DctScaling.POWERS_OF_TWO, 36L * 1000 * 1000, 64L << 20, null);
     }
 
     public TransformSpec withResize(int resize, int crop) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes);
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train);
     }
 
     public TransformSpec withOutput(Output output) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes);
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train);
     }
 
     public TransformSpec withDctScaling(DctScaling dctScaling) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes);
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train);
     }
 
     public TransformSpec withMaxPixels(long maxPixels) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes);
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train);
     }
 
     public TransformSpec withNormalization(float[] mean, float[] std) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes);
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train);
+    }
+
+    /**
+     * The training transform: {@code RandomResizedCrop(size)} with {@code crop}'s scale and ratio,
+     * then a flip with its probability; the other settings stay.
+     */
+    public TransformSpec withTrain(int size, RandomResizedCrop crop) {
+        return new TransformSpec(size, size, output, mean, std, dctScaling, maxPixels, maxFileBytes,
+                java.util.Objects.requireNonNull(crop, "crop"));
+    }
+
+    /** The evaluation transform, {@code Resize(resize)} and {@code CenterCrop(crop)}. */
+    public TransformSpec withEval(int resize, int crop) {
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, null);
+    }
+
+    public boolean isTrain() {
+        return train != null;
     }
 
     public int channels() {

@@ -136,7 +136,7 @@ public final class Pipeline implements AutoCloseable {
 
     private void work() {
         IdleStrategy idle = idleStrategies.get();
-        try (SampleTransform transform = new SampleTransform(index, spec)) {
+        try (SampleTransform transform = new SampleTransform(index, spec, sampler.seed())) {
             int[] order = null;
             long orderEpoch = -1;
             while (running) {
@@ -203,7 +203,7 @@ public final class Pipeline implements AutoCloseable {
         int slot = batch.slot;
         MemorySegment memory = slotMemory[slot];
         long start = System.nanoTime();
-        SampleStatus status = transform.apply(sample, slotPixels[slot], position * sampleBytes);
+        SampleStatus status = transform.apply(sample, batch.epoch, slotPixels[slot], position * sampleBytes);
         long elapsed = System.nanoTime() - start;
         memory.set(JAVA_INT, labelsOffset + 4L * position, index.label(sample));
         memory.set(JAVA_LONG, indicesOffset + 8L * position, sample);

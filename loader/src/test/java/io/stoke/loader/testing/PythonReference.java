@@ -69,4 +69,98 @@ public final class PythonReference {
             Files.deleteIfExists(out);
         }
     }
+
+    private static final String RESIZED_CROP = """
+            import sys
+            from PIL import Image
+            w, h, left, top, bw, bh, size, flip = map(int, sys.argv[1:9])
+            img = Image.frombytes('RGB', (w, h), open(sys.argv[9], 'rb').read())
+            try:
+                import torchvision.transforms.functional as F
+                out = F.resized_crop(img, top, left, bh, bw, [size, size])
+                if flip:
+                    out = F.hflip(out)
+            except ImportError:
+                out = img.crop((left, top, left + bw, top + bh)).resize((size, size), Image.BILINEAR)
+                if flip:
+                    out = out.transpose(Image.FLIP_LEFT_RIGHT)
+            open(sys.argv[10], 'wb').write(out.tobytes())
+            """;
+
+    /**
+     * torchvision {@code F.resized_crop(img, top, left, bh, bw, [size, size])}, then {@code hflip}
+     * when asked, of an RGB image, as bytes (PIL's crop, resize and transpose without torchvision).
+     */
+    public static byte[] resizedCrop(byte[] rgb, int w, int h, int left, int top, int bw, int bh, int size, boolean flip)
+            throws Exception {
+        assumeTrue(hasPil(), "SKIPPED: " + PYTHON + " with PIL is not installed (apt-get install python3-pil)");
+        Path in = Files.createTempFile("stoke-ref", ".rgb");
+        Path out = Files.createTempFile("stoke-ref", ".out");
+        try {
+            Files.write(in, rgb);
+            run(RESIZED_CROP, in, out, "" + w, "" + h, "" + left, "" + top, "" + bw, "" + bh, "" + size, flip ? "1" : "0");
+            return Files.readAllBytes(out);
+        } finally {
+            Files.deleteIfExists(in);
+            Files.deleteIfExists(out);
+        }
+    }
+
+    private static final String CROP_PARAMS = """
+            import sys
+            import torch
+            import torchvision.transforms as T
+            from PIL import Image
+            w, h, n, seed = map(int, sys.argv[1:5])
+            smin, smax, rmin, rmax = map(float, sys.argv[5:9])
+            torch.manual_seed(seed)
+            img = Image.new('RGB', (w, h))
+            with open(sys.argv[9], 'w') as f:
+                for _ in range(n):
+                    i, j, bh, bw = T.RandomResizedCrop.get_params(img, [smin, smax], [rmin, rmax])
+                    f.write(f"{j} {i} {bw} {bh}\\n")
+            """;
+
+    /** Whether {@code torch} and {@code torchvision} import. */
+    public static boolean hasTorchvision() {
+        return run("import torch, torchvision") == 0;
+    }
+
+    /**
+     * {@code n} boxes drawn by torchvision's {@code RandomResizedCrop.get_params} for a
+     * {@code w x h} image, as {left, top, width, height} rows.
+     */
+    public static int[][] cropParams(int w, int h, int n, long seed, double scaleMin, double scaleMax, double ratioMin,
+                                     double ratioMax) throws Exception {
+        boolean ok = hasTorchvision();
+        if (!ok) {
+            System.err.println("[stoke] SKIPPING crop distribution check: " + PYTHON + " cannot import torch and torchvision");
+        }
+        assumeTrue(ok, "SKIPPED: " + PYTHON + " without torch and torchvision");
+        Path out = Files.createTempFile("stoke-ref", ".txt");
+        try {
+            run(CROP_PARAMS, null, null, "" + w, "" + h, "" + n, "" + seed, "" + scaleMin, "" + scaleMax, "" + ratioMin,
+                    "" + ratioMax, out.toString());
+            return Files.readAllLines(out).stream()
+                    .map(l -> java.util.Arrays.stream(l.trim().split(" ")).mapToInt(Integer::parseInt).toArray())
+                    .toArray(int[][]::new);
+        } finally {
+            Files.deleteIfExists(out);
+        }
+    }
+
+    /** Runs {@code script} with {@code args} (then {@code in} and {@code out} when given), failing on a non-zero exit. */
+    private static void run(String script, Path in, Path out, String... args) throws Exception {
+        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(PYTHON, "-c", script));
+        cmd.addAll(java.util.List.of(args));
+        if (in != null) {
+            cmd.add(in.toString());
+            cmd.add(out.toString());
+        }
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String log = new String(p.getInputStream().readAllBytes());
+        if (!p.waitFor(300, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IllegalStateException("reference script failed: " + log);
+        }
+    }
 }
