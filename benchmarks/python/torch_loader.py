@@ -103,6 +103,8 @@ def main():
     ap.add_argument("--model-ms", type=float, default=0.0)
     ap.add_argument("--warmup-images", type=int, default=0,
                     help="images to take untimed first, in whole epochs of the same DataLoader (0: a cold run)")
+    ap.add_argument("--transform", choices=["eval", "train"], default="eval",
+                    help="eval: Resize(256) + CenterCrop(224); train: RandomResizedCrop(224) + RandomHorizontalFlip()")
     ap.add_argument("--json", required=True)
     ap.add_argument("--versions", action="store_true", help="print the library versions as JSON and exit")
     a = ap.parse_args()
@@ -112,7 +114,11 @@ def main():
                           "numpy": np.__version__}))
         return
     if a.dataset == "jpeg":
-        tf = transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224), transforms.PILToTensor(), to_hwc])
+        if a.transform == "train":
+            crop = [transforms.RandomResizedCrop(224), transforms.RandomHorizontalFlip()]
+        else:
+            crop = [transforms.Resize(256), transforms.CenterCrop(224)]
+        tf = transforms.Compose(crop + [transforms.PILToTensor(), to_hwc])
         ds = datasets.ImageFolder(a.root, transform=tf)
     else:
         ds = RawTensors(a.root)

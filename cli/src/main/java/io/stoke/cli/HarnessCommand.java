@@ -102,6 +102,11 @@ public final class HarnessCommand implements Callable<Integer> {
                     "warm: the same process first takes --warmup-images images untimed (default: both)."})
     List<String> starts = List.of(RunKey.COLD, RunKey.WARM);
 
+    @Option(names = "--transform", paramLabel = "KIND",
+            description = {"eval: Resize(256) + CenterCrop(224) (default); train: RandomResizedCrop(224) +",
+                    "RandomHorizontalFlip(), torchvision's on the PyTorch side, Stoke's on its own. JPEG runs only."})
+    String transform = "eval";
+
     @Option(names = "--warmup-images", paramLabel = "N",
             description = {"Images a warm run's process takes untimed before the timed epoch: Stoke through a loader",
                     "of the same settings (compiling its kernels), PyTorch through the same DataLoader in whole",
@@ -154,6 +159,9 @@ public final class HarnessCommand implements Callable<Integer> {
         }
         if (warmupImages < 0) {
             throw new IllegalArgumentException("--warmup-images must not be negative: " + warmupImages);
+        }
+        if (!transform.equals("eval") && !transform.equals("train")) {
+            throw new IllegalArgumentException("--transform must be eval or train, not " + transform);
         }
         if (reportOnly) {
             return report();
@@ -291,15 +299,21 @@ public final class HarnessCommand implements Callable<Integer> {
         c.add(String.format(Locale.ROOT, "JPEG dataset: %d ImageNet-like files in %s; the preprocessed dataset holds the same "
                 + "images resized and cropped once (Stoke, DCT scaling off, pixels identical to torchvision's) as "
                 + "headerless 224x224x3 uint8 files.", n, jpegRoot));
-        c.add("Both loaders read the same files and deliver the same batches: uint8 [n, 224, 224, 3] "
-                + "(Resize 256 + CenterCrop 224), in dataset order, last partial batch kept.");
+        c.add(transform.equals("train")
+                ? "Both loaders read the same files in dataset order and deliver uint8 [n, 224, 224, 3] batches of the "
+                        + "training transform, RandomResizedCrop(224) (scale 0.08-1, ratio 3/4-4/3) + RandomHorizontalFlip(): "
+                        + "torchvision's on the PyTorch side, Stoke's (the same algorithm, its own random stream) on its own; "
+                        + "last partial batch kept."
+                : "Both loaders read the same files and deliver the same batches: uint8 [n, 224, 224, 3] "
+                        + "(Resize 256 + CenterCrop 224), in dataset order, last partial batch kept.");
         c.add(String.format(Locale.ROOT, "Same cores: each run is one process tree on the whole machine (%d cores), nothing "
                 + "pinned, runs one at a time. 'workers' is Stoke's decoding threads and PyTorch's worker processes.", cores));
         c.add("Warm page cache for both: the harness reads every file of the dataset once right before each run.");
         c.add(timing());
         c.add("The consumer waits for each batch (that wait is the per-batch load time), touches it, then sleeps the "
                 + "simulated model time (a model on an accelerator leaves the CPU to the loader), the same in both.");
-        c.add("PyTorch: torchvision ImageFolder + PIL, Resize(256), CenterCrop(224), PILToTensor, permute to HWC; "
+        c.add("PyTorch: torchvision ImageFolder + PIL, " + (transform.equals("train")
+                ? "RandomResizedCrop(224), RandomHorizontalFlip()" : "Resize(256), CenterCrop(224)") + ", PILToTensor, permute to HWC; "
                 + "persistent_workers=True, pin_memory=False, shuffle off (PyTorch's default prefetch: 2 batches a worker). "
                 + "Stoke: DCT scaling pow2 (its default), " + stokeSlots + " ring slots. "
                 + "The raw dataset on the Stoke side is a simple reader into SlotRing slots, one batch per "
@@ -368,12 +382,12 @@ public final class HarnessCommand implements Callable<Integer> {
                     "--dataset", k.dataset(), "--batch-size", Integer.toString(k.batchSize()),
                     "--workers", Integer.toString(k.workers()), "--model-ms", Double.toString(k.modelMs()),
                     "--warmup-images", Integer.toString(warmup), "--slots", Integer.toString(stokeSlots),
-                    "--json", json.toString()));
+                    "--transform", transform, "--json", json.toString()));
         } else {
             cmd.addAll(List.of(python.toString(), script.toString(), root.toString(), "--dataset", k.dataset(),
                     "--batch-size", Integer.toString(k.batchSize()), "--workers", Integer.toString(k.workers()),
                     "--model-ms", Double.toString(k.modelMs()), "--warmup-images", Integer.toString(warmup),
-                    "--json", json.toString()));
+                    "--transform", transform, "--json", json.toString()));
         }
         Path logFile = out.resolve("logs").resolve(label + ".log");
         double childCpuBefore = ProcessTreeMonitor.childrenCpuSeconds();

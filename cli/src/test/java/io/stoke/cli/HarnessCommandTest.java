@@ -135,6 +135,26 @@ class HarnessCommandTest {
         assertFalse(md.lines().filter(l -> l.startsWith("| 1 | ")).anyMatch(l -> l.contains("n/a")), md);
     }
 
+    @Test
+    void theTrainTransformRunsOnBothSides() throws Exception {
+        Assumptions.assumeTrue(imports(SYSTEM_PYTHON, "torch, torchvision"),
+                SYSTEM_PYTHON + " cannot import torch and torchvision: the harness's train transform is not tested here");
+        Path data = TestImages.imageFolder(tmp.resolve("jpeg"), 8, 2, 8);
+        Path out = tmp.resolve("out");
+        String[] r = BenchCommandTest.run("harness", "--out", out.toString(), "--dataset", data.toString(),
+                "--transform", "train", "--batch-sizes", "4", "--workers", "1", "--no-model", "--datasets", "jpeg",
+                "--starts", "cold", "--sample-ms", "20", "--python", SYSTEM_PYTHON.toString());
+        assertEquals("0", r[0], r[1] + r[2]);
+        List<Map<String, String>> runs = csv(out.resolve("runs.csv"));
+        assertEquals(List.of("stoke", "pytorch"), runs.stream().map(x -> x.get("loader")).toList(), runs.toString());
+        runs.forEach(x -> assertEquals("8", x.get("images"), x.toString()));
+        String md = Files.readString(out.resolve("summary.md"));
+        assertTrue(md.contains("RandomResizedCrop(224), RandomHorizontalFlip()"), md);
+        assertTrue(Files.readString(out.resolve("logs/pytorch-jpeg-b4-w1-m0-cold-r1.log")).contains("--transform train"));
+        String[] bad = BenchCommandTest.run("harness", "--out", out.toString(), "--transform", "augment");
+        assertNotEquals("0", bad[0]);
+    }
+
     private static boolean imports(Path python, String modules) throws Exception {
         if (!Files.isExecutable(python)) {
             return false;

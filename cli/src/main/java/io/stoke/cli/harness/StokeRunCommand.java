@@ -64,6 +64,9 @@ public final class StokeRunCommand implements Callable<Integer> {
     @Option(names = "--dct-scaling")
     String dctScaling = "POWERS_OF_TWO";
 
+    @Option(names = "--transform", description = "eval (Resize 256 + CenterCrop 224) or train (RandomResizedCrop 224 + flip)")
+    String transform = "eval";
+
     @Option(names = "--json", required = true)
     Path json;
 
@@ -77,6 +80,11 @@ public final class StokeRunCommand implements Callable<Integer> {
             SampleIndex index = ImageFolder.scan(root);
             TransformSpec spec = TransformSpec.defaults()
                     .withDctScaling(TransformSpec.DctScaling.valueOf(dctScaling.toUpperCase(Locale.ROOT)));
+            spec = switch (transform) {
+                case "eval" -> spec;
+                case "train" -> spec.withTrain(224, io.stoke.loader.transform.RandomResizedCrop.defaults());
+                default -> throw new IllegalArgumentException("--transform must be eval or train, not " + transform);
+            };
             warmJit(index, spec);
             Loader.Builder builder = Loader.builder(index).batchSize(batchSize).workers(workers).slots(slots)
                     .transform(spec);
