@@ -30,16 +30,52 @@ interface ResampleKernels {
     /** {@code acc[i] += tmp[row + i] * k} for {@code i < width}. */
     void accumulate(MemorySegment tmp, long row, int width, int k, int[] acc);
 
-    /** A new set of kernels (they keep per-thread scratch): vectorised where the Vector API is available. */
+    /**
+     * Vertical pass into RGB bytes: output row {@code y < outRows} accumulates, from
+     * {@link #HALF}, intermediate rows {@code bounds[2y] - yFirst + t} ({@code t < bounds[2y+1]},
+     * each of {@code 4 * width} bytes of {@code tmp}) times {@code weights[y * taps + t]}, then
+     * stores {@code width} RGB pixels at {@code dst[offset + 3 * width * y]}. {@code acc} is
+     * scratch of {@code 4 * width}.
+     */
+    default void verticalRgb(MemorySegment tmp, int width, int yFirst, int outRows, int[] bounds, int[] weights, int taps,
+                             int[] acc, MemorySegment dst, long offset) {
+        int n = 4 * width;
+        for (int y = 0; y < outRows; y++) {
+            java.util.Arrays.fill(acc, 0, n, HALF);
+            int ymin = bounds[2 * y] - yFirst;
+            for (int t = 0; t < bounds[2 * y + 1]; t++) {
+                accumulate(tmp, (long) (ymin + t) * n, n, weights[y * taps + t], acc);
+            }
+            storeRgb(acc, width, dst, offset + 3L * width * y);
+        }
+    }
+
+    /**
+     * A new set of kernels (they keep per-thread scratch): Stoke's C library when it loads, else
+     * the Vector API's, else plain Java; a fallback is said once, loudly, on standard error.
+     */
     static ResampleKernels best() {
+        if (KernelChoice.NATIVE) {
+            return new NativeKernels();
+        }
         return KernelChoice.VECTOR ? new VectorKernels() : new ScalarKernels();
     }
 
     /** Resolved once; a missing Vector API is said once, loudly, on standard error. */
     final class KernelChoice {
-        static final boolean VECTOR = choose() instanceof VectorKernels;
+        static final boolean NATIVE = nativeLoads();
+        static final boolean VECTOR = !NATIVE && choose() instanceof VectorKernels;
 
         private KernelChoice() {
+        }
+
+        private static boolean nativeLoads() {
+            if (io.stoke.ffm.StokePixels.available()) {
+                return true;
+            }
+            System.err.println("stoke: WARNING: " + io.stoke.ffm.StokePixels.unavailableReason()
+                    + "; resizing in Java instead (slow for the first seconds, until the JIT compiles it).");
+            return false;
         }
 
         private static ResampleKernels choose() {

@@ -272,11 +272,7 @@ public final class Resampler implements AutoCloseable {
     }
 
     private void verticalUint8(int yFirst, MemorySegment dst, long offset) {
-        final long width = 3L * crop;
-        for (int y = 0; y < crop; y++) {
-            accumulateRow(y, yFirst);
-            kernels.storeRgb(acc, crop, dst, offset + y * width);
-        }
+        kernels.verticalRgb(tmp, crop, yFirst, crop, vBounds, vWeights, vTaps, acc, dst, offset);
     }
 
     private void verticalFloat(int yFirst, MemorySegment dst, long offset) {
