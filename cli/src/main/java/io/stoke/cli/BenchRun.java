@@ -126,6 +126,7 @@ final class BenchRun {
         List<SampleError> failed = new ArrayList<>();
         List<SampleError> skipped = new ArrayList<>();
         NoSampleDecodedException nothing = null;
+        long transformNanos = 0;
         LoaderStats stats;
         int workers;
         int batchSize;
@@ -144,6 +145,7 @@ final class BenchRun {
                         }
                         try (batch) {
                             skipped.addAll(batch.skipped());
+                            transformNanos += batch.stats().decodeNanos();
                             progress.advance(batch.size());
                         }
                     } else {
@@ -172,12 +174,16 @@ final class BenchRun {
             }
         }
         printTable(title, stats, workers, batchSize);
+        // Host batches carry their workers' time; the GPU stage's device batches do not.
+        double transformMs = stats.images() == 0 || deviceStats != null ? Double.NaN : transformNanos / 1e6 / stats.images();
+        row("worker time per image", Double.isNaN(transformMs) ? "n/a"
+                : String.format(Locale.ROOT, "%.2f ms (read, decode, resize, crop)", transformMs));
         if (deviceStats != null) {
             row("GPU stage", String.format(Locale.ROOT, "%d batches, %.1f MB to the device, at most %d on it at once",
                     deviceStats.batches(), deviceStats.bytesToDevice() / 1e6, deviceStats.maxOnDevice()));
         }
         if (json != null) {
-            writeJson(json, stats, workers, batchSize, failed.size());
+            writeJson(json, stats, workers, batchSize, failed.size(), transformMs);
         }
         for (SampleError e : skipped) {
             out.println("skipped: " + e);
@@ -214,15 +220,16 @@ final class BenchRun {
 
     /** The figures and every batch's wait, for scripts: what {@code --json FILE} writes. */
     record Figures(String loader, int workers, int batchSize, long images, long batches, long skipped, long failed,
-                   double elapsedS, double imagesPerS, double timeToFirstBatchS, long[] waitNs) {
+                   double elapsedS, double imagesPerS, double timeToFirstBatchS, double workerMsPerImage, long[] waitNs) {
     }
 
     private static final com.fasterxml.jackson.databind.ObjectMapper JSON = com.fasterxml.jackson.databind.json.JsonMapper
             .builder().propertyNamingStrategy(com.fasterxml.jackson.databind.PropertyNamingStrategies.SNAKE_CASE).build();
 
-    private void writeJson(java.nio.file.Path file, LoaderStats s, int workers, int batchSize, int failed) {
+    private void writeJson(java.nio.file.Path file, LoaderStats s, int workers, int batchSize, int failed,
+                           double workerMsPerImage) {
         Figures f = new Figures("stoke", workers, batchSize, s.images(), s.batches(), s.skipped(), failed,
-                s.elapsedNanos() / 1e9, s.imagesPerSecond(), s.timeToFirstBatchNanos() / 1e9, s.waitNanos());
+                s.elapsedNanos() / 1e9, s.imagesPerSecond(), s.timeToFirstBatchNanos() / 1e9, workerMsPerImage, s.waitNanos());
         try {
             JSON.writeValue(file.toFile(), f);
         } catch (java.io.IOException e) {

@@ -4,18 +4,10 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 
 /**
  * Stoke's own C library, {@code native/pixels} (its header says what each function does), 1:1.
@@ -33,7 +25,6 @@ public final class StokePixels {
     /** The system property that names the library's file, or {@code none}. */
     public static final String PATH_PROPERTY = "stoke.pixels.path";
 
-    private static final String RESOURCE = "native/libstoke_pixels.so";
     private static final Loaded LOADED = load();
 
     private record Loaded(MethodHandle horizontal, MethodHandle vertical, String unavailable) {
@@ -84,62 +75,17 @@ public final class StokePixels {
     }
 
     private static Loaded load() {
-        String override = System.getProperty(PATH_PROPERTY);
-        if ("none".equals(override)) {
-            return unavailable("turned off with -D" + PATH_PROPERTY + "=none");
+        BundledLibrary lib = BundledLibrary.open("Stoke's native pixel library", "libstoke_pixels.so", "UNAVAILABLE",
+                PATH_PROPERTY, "stoke_pixels_abi_version", ABI_VERSION);
+        if (lib.unavailable() != null) {
+            return new Loaded(null, null, lib.unavailable());
         }
-        Path file;
-        try {
-            file = override != null && !override.isBlank() ? Path.of(override) : extract();
-        } catch (IOException | UncheckedIOException e) {
-            return unavailable("cannot copy it out of the jar: " + e.getMessage());
-        }
-        if (file == null) {
-            return unavailable(whyNotBuilt());
-        }
-        try {
-            SymbolLookup lib = SymbolLookup.libraryLookup(file, Arena.global());
-            Linker linker = Linker.nativeLinker();
-            int abi = (int) linker.downcallHandle(lib.findOrThrow("stoke_pixels_abi_version"),
-                    FunctionDescriptor.of(JAVA_INT)).invokeExact();
-            if (abi != ABI_VERSION) {
-                return unavailable(file + " has ABI version " + abi + ", this Stoke needs " + ABI_VERSION + " (rebuild)");
-            }
-            Linker.Option critical = Linker.Option.critical(true);
-            MethodHandle h = linker.downcallHandle(lib.findOrThrow("stoke_resample_horizontal"), FunctionDescriptor.ofVoid(
-                    ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS), critical);
-            MethodHandle v = linker.downcallHandle(lib.findOrThrow("stoke_resample_vertical_rgb"), FunctionDescriptor.ofVoid(
-                    ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG), critical);
-            return new Loaded(h, v, null);
-        } catch (Throwable t) {
-            return unavailable("cannot load " + file + ": " + t.getMessage());
-        }
-    }
-
-    private static Loaded unavailable(String why) {
-        return new Loaded(null, null, "Stoke's native pixel library is not available: " + why);
-    }
-
-    /** Copies the library out of the jar into a temporary file (deleted at exit); null if the jar has none. */
-    private static Path extract() throws IOException {
-        try (InputStream in = StokePixels.class.getResourceAsStream(RESOURCE)) {
-            if (in == null) {
-                return null;
-            }
-            Path file = Files.createTempFile("libstoke_pixels", ".so");
-            file.toFile().deleteOnExit();
-            Files.write(file, in.readAllBytes());
-            return file;
-        }
-    }
-
-    private static String whyNotBuilt() {
-        try (InputStream in = StokePixels.class.getResourceAsStream("native/UNAVAILABLE")) {
-            String why = in == null ? null : new String(in.readAllBytes(), StandardCharsets.UTF_8).strip();
-            return why != null && !why.isEmpty() ? "the build did not make it: " + why.lines().findFirst().orElse(why)
-                    : "this jar holds no libstoke_pixels.so (built without native/pixels/build.sh)";
-        } catch (IOException e) {
-            return "this jar holds no libstoke_pixels.so";
-        }
+        Linker linker = Linker.nativeLinker();
+        Linker.Option critical = Linker.Option.critical(true);
+        MethodHandle h = linker.downcallHandle(lib.lookup().findOrThrow("stoke_resample_horizontal"), FunctionDescriptor.ofVoid(
+                ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS), critical);
+        MethodHandle v = linker.downcallHandle(lib.lookup().findOrThrow("stoke_resample_vertical_rgb"), FunctionDescriptor.ofVoid(
+                ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG), critical);
+        return new Loaded(h, v, null);
     }
 }

@@ -1,6 +1,7 @@
 package io.stoke.loader.transform;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import io.stoke.ffm.JpegDecompressor;
 import io.stoke.ffm.ScalingFactors;
@@ -19,6 +20,10 @@ import java.lang.foreign.MemorySegment;
 public final class JpegDecoder implements AutoCloseable {
     private static final ScalingFactors FACTORS = ScalingFactors.query();
     private static final int DECODE_FLAGS = TurboJpeg.TJFLAG_LIMITSCANS;
+    /** The progressive scans allowed, as TurboJPEG's TJFLAG_LIMITSCANS allows. */
+    private static final int MAX_SCANS = 500;
+    /** Scaled pixels decoded around a box, so that the edge effects of a cut region fall outside it. */
+    private static final int REGION_MARGIN = 16;
 
     private final TransformSpec spec;
     private final JpegDecompressor tj = new JpegDecompressor();
@@ -28,6 +33,14 @@ public final class JpegDecoder implements AutoCloseable {
     private int height;
     private int originalWidth;
     private int originalHeight;
+    // Where image() lies in the image as decoded at the chosen scale (a region, or all of it).
+    private int regionX;
+    private int regionY;
+    private int scaledWidth;
+    private int scaledHeight;
+    private final Arena outArena = Arena.ofConfined();
+    private final MemorySegment region = outArena.allocate(4L * io.stoke.ffm.StokeJpeg.REGION_FIELDS, 4);
+    private final MemorySegment regionMessage = outArena.allocate(256);
     private String message;
 
     public JpegDecoder(TransformSpec spec) {
@@ -98,6 +111,10 @@ public final class JpegDecoder implements AutoCloseable {
         int denom = FACTORS.denom()[factor];
         width = TurboJpeg.scaled(originalWidth, num, denom);
         height = TurboJpeg.scaled(originalHeight, num, denom);
+        regionX = 0;
+        regionY = 0;
+        scaledWidth = width;
+        scaledHeight = height;
         int pitch = width * TurboJpeg.pixelSize(pixelFormat);
         ensureScratch((long) pitch * height + Resampler.SLACK);
         int rc = tj.decompress(jpeg, size, scratch, width, pitch, height, pixelFormat, DECODE_FLAGS);
@@ -119,6 +136,98 @@ public final class JpegDecoder implements AutoCloseable {
             cmykToRgb();
         }
         return SampleStatus.OK;
+    }
+
+    /**
+     * Decodes, of the image whose header {@link #readHeader} just read, only the rows and columns
+     * that {@code box} keeps (Stoke's region decoder: libjpeg's {@code jpeg_crop_scanline} and
+     * {@code jpeg_skip_scanlines}), at the smallest allowed DCT scale at which the box's shorter
+     * side still spans {@code target} pixels. {@link #image()} then holds {@link #width()} x
+     * {@link #height()} pixels starting at ({@link #regionX()}, {@link #regionY()}) of the
+     * {@link #scaledWidth()} x {@link #scaledHeight()} image. CMYK images, and every image where
+     * the region decoder is not available (said once), are decoded whole instead.
+     */
+    public SampleStatus decodeBox(MemorySegment jpeg, long size, CropBox box, int target) {
+        if (originalWidth < 1) {
+            throw new IllegalStateException("decodeBox without a header read successfully first");
+        }
+        int colorspace = tj.colorspace();
+        if (!RegionDecoder.AVAILABLE || colorspace == TurboJpeg.TJCS_CMYK || colorspace == TurboJpeg.TJCS_YCCK) {
+            return decodePixels(jpeg, size, Math.min(box.width, box.height), target);
+        }
+        box.checkInside(originalWidth, originalHeight);
+        int factor = chooseFactor(Math.min(box.width, box.height), target);
+        int num = FACTORS.num()[factor];
+        int denom = FACTORS.denom()[factor];
+        int sw = TurboJpeg.scaled(originalWidth, num, denom);
+        int sh = TurboJpeg.scaled(originalHeight, num, denom);
+        // The box in scaled pixels, widened to whole pixels (what the resampler reads of it), then
+        // by a margin: libjpeg's fancy upsampling of subsampled chroma has no neighbour at a
+        // region's cut edges, so its outermost pixels differ by a level from a whole decode's.
+        int x0 = (int) Math.max(0, (long) box.left * sw / originalWidth - REGION_MARGIN);
+        int y0 = (int) Math.max(0, (long) box.top * sh / originalHeight - REGION_MARGIN);
+        int x1 = (int) Math.min(sw, ((long) (box.left + box.width) * sw + originalWidth - 1) / originalWidth + REGION_MARGIN);
+        int y1 = (int) Math.min(sh, ((long) (box.top + box.height) * sh + originalHeight - 1) / originalHeight
+                + REGION_MARGIN);
+        // jpeg_crop_scanline widens the columns to whole iMCUs, at most 32 scaled pixels each side.
+        long capacity = (long) (x1 - x0 + 64) * 4 * (y1 - y0);
+        ensureScratch(capacity + Resampler.SLACK);
+        int rc = io.stoke.ffm.StokeJpeg.decodeRegion(jpeg, size, num, denom, x0, y0, x1 - x0, y1 - y0, MAX_SCANS, scratch,
+                capacity, region, regionMessage, (int) regionMessage.byteSize());
+        if (rc != io.stoke.ffm.StokeJpeg.OK) {
+            String error = regionMessage.getString(0);
+            if (rc == io.stoke.ffm.StokeJpeg.ERROR || !harmless(error)) {
+                message = error;
+                return error.toLowerCase(java.util.Locale.ROOT).contains("premature end") ? SampleStatus.TRUNCATED
+                        : error.contains("Unsupported") || error.contains("unsupported") ? SampleStatus.UNSUPPORTED
+                        : SampleStatus.CORRUPT;
+            }
+        }
+        regionX = region.getAtIndex(JAVA_INT, io.stoke.ffm.StokeJpeg.REGION_X);
+        regionY = region.getAtIndex(JAVA_INT, io.stoke.ffm.StokeJpeg.REGION_Y);
+        width = region.getAtIndex(JAVA_INT, io.stoke.ffm.StokeJpeg.REGION_WIDTH);
+        height = region.getAtIndex(JAVA_INT, io.stoke.ffm.StokeJpeg.REGION_HEIGHT);
+        scaledWidth = sw;
+        scaledHeight = sh;
+        if (regionX > x0 || regionX + (long) width < x1 || regionY != y0 || height != y1 - y0
+                || (long) width * 4 * height > capacity) {
+            throw new IllegalStateException("the region decoder returned " + width + "x" + height + "+" + regionX + "+"
+                    + regionY + " for " + (x1 - x0) + "x" + (y1 - y0) + "+" + x0 + "+" + y0);
+        }
+        return SampleStatus.OK;
+    }
+
+    /** Whether region decoding can be used; a missing decoder is said once, loudly. */
+    private static final class RegionDecoder {
+        static final boolean AVAILABLE = check();
+
+        private static boolean check() {
+            if (io.stoke.ffm.StokeJpeg.available()) {
+                return true;
+            }
+            System.err.println("stoke: WARNING: " + io.stoke.ffm.StokeJpeg.unavailableReason()
+                    + "; the training transform decodes whole images instead.");
+            return false;
+        }
+    }
+
+    /** The first column of {@link #image()} in the scaled image. */
+    public int regionX() {
+        return regionX;
+    }
+
+    /** The first row of {@link #image()} in the scaled image. */
+    public int regionY() {
+        return regionY;
+    }
+
+    /** Width of the whole image at the scale it was decoded at. */
+    public int scaledWidth() {
+        return scaledWidth;
+    }
+
+    public int scaledHeight() {
+        return scaledHeight;
     }
 
     /**
@@ -228,5 +337,6 @@ public final class JpegDecoder implements AutoCloseable {
     public void close() {
         tj.close();
         scratchArena.close();
+        outArena.close();
     }
 }

@@ -89,8 +89,8 @@ public final class Resampler implements AutoCloseable {
     public void resizeCrop(MemorySegment src, int srcW, int srcH, int origW, int origH, MemorySegment dst, long offset) {
         int outW = resizedWidth(spec.resize(), origW, origH);
         int outH = resizedHeight(spec.resize(), origW, origH);
-        run(src, srcW, srcH, origW, origH, 0, origW, 0, origH, outW, outH, cropOffset(outW, crop), cropOffset(outH, crop),
-                false, dst, offset);
+        run(src, srcW, srcH, 0, 0, srcW, srcH, origW, origH, 0, origW, 0, origH, outW, outH, cropOffset(outW, crop),
+                cropOffset(outH, crop), false, dst, offset);
     }
 
     /**
@@ -103,30 +103,44 @@ public final class Resampler implements AutoCloseable {
      */
     public void resizedCrop(MemorySegment src, int srcW, int srcH, int origW, int origH, CropBox box, MemorySegment dst,
                             long offset) {
+        resizedCrop(src, srcW, srcH, 0, 0, srcW, srcH, origW, origH, box, dst, offset);
+    }
+
+    /**
+     * {@link #resizedCrop(MemorySegment, int, int, int, int, CropBox, MemorySegment, long)} from a
+     * region of the decoded image: {@code src} holds its {@code srcW x srcH} pixels from
+     * {@code (srcX, srcY)} of the {@code decodedW x decodedH} image (see
+     * {@link JpegDecoder#decodeBox}); the box's pixels must all be in it.
+     */
+    public void resizedCrop(MemorySegment src, int srcW, int srcH, int srcX, int srcY, int decodedW, int decodedH,
+                            int origW, int origH, CropBox box, MemorySegment dst, long offset) {
         box.checkInside(origW, origH);
-        run(src, srcW, srcH, origW, origH, box.left, box.width, box.top, box.height, crop, crop, 0, 0, box.flip, dst,
-                offset);
+        run(src, srcW, srcH, srcX, srcY, decodedW, decodedH, origW, origH, box.left, box.width, box.top, box.height,
+                crop, crop, 0, 0, box.flip, dst, offset);
     }
 
     /**
      * Resizes the box {@code [x0, x0 + bw) x [y0, y0 + bh)} of the original image to
      * {@code outW x outH} and writes its {@code crop x crop} pixels from {@code (left, top)}.
      */
-    private void run(MemorySegment src, int srcW, int srcH, int origW, int origH, int x0, int bw, int y0, int bh,
-                     int outW, int outH, int left, int top, boolean flip, MemorySegment dst, long offset) {
+    private void run(MemorySegment src, int srcW, int srcH, int srcX, int srcY, int decodedW, int decodedH, int origW,
+                     int origH, int x0, int bw, int y0, int bh, int outW, int outH, int left, int top, boolean flip,
+                     MemorySegment dst, long offset) {
         if ((long) srcW * srcH * 4 > src.byteSize()) {
             throw new IndexOutOfBoundsException("source smaller than " + srcW + "x" + srcH);
         }
         if (offset < 0 || offset + spec.sampleBytes() > dst.byteSize()) {
             throw new IndexOutOfBoundsException("sample at " + offset + " does not fit in " + dst.byteSize());
         }
-        if (hKey.differs(x0, bw, origW, srcW, outW, left, flip)) {
+        if (hKey.differs(x0, bw, origW, decodedW, srcX, outW, left, flip)) {
             hTaps = coefficients(hKey, outW, left, flip, hBounds, true);
             hVersion++;
         }
-        if (vKey.differs(y0, bh, origH, srcH, outH, top, false)) {
+        if (vKey.differs(y0, bh, origH, decodedH, srcY, outH, top, false)) {
             vTaps = coefficients(vKey, outH, top, false, vBounds, false);
         }
+        checkInside(hBounds, srcW, "columns");
+        checkInside(vBounds, srcH, "rows");
 
         int yFirst = vBounds[0];
         int yLast = yFirst;
@@ -150,9 +164,20 @@ public final class Resampler implements AutoCloseable {
         }
     }
 
+    /** Every output's taps lie inside the {@code size} pixels the source holds on this axis. */
+    private void checkInside(int[] bounds, int size, String what) {
+        for (int i = 0; i < crop; i++) {
+            if (bounds[2 * i] < 0 || bounds[2 * i] + bounds[2 * i + 1] > size) {
+                throw new IndexOutOfBoundsException("output " + i + " needs source " + what + " " + bounds[2 * i] + "+"
+                        + bounds[2 * i + 1] + ", the source holds " + size);
+            }
+        }
+    }
+
     /**
      * One axis of a resize: the box {@code [start, start + length)} of an original of {@code full}
-     * pixels, in a decoded image of {@code decoded} pixels (fewer after DCT scaling), to
+     * pixels, in a decoded image of {@code decoded} pixels (fewer after DCT scaling) of which the
+     * source holds those from {@code origin} on (a decoded region), to
      * {@code out} pixels, from output position {@code first}, mirrored or not. Kept to reuse the
      * coefficients while they stay the same (most images of a dataset share a size).
      */
@@ -161,20 +186,22 @@ public final class Resampler implements AutoCloseable {
         private int length;
         private int full;
         private int decoded;
+        private int origin;
         private int out;
         private int first;
         private boolean flip;
 
         /** Whether these differ from the ones held; when they do, they are held from now on. */
-        boolean differs(int start, int length, int full, int decoded, int out, int first, boolean flip) {
+        boolean differs(int start, int length, int full, int decoded, int origin, int out, int first, boolean flip) {
             if (start == this.start && length == this.length && full == this.full && decoded == this.decoded
-                    && out == this.out && first == this.first && flip == this.flip) {
+                    && origin == this.origin && out == this.out && first == this.first && flip == this.flip) {
                 return false;
             }
             this.start = start;
             this.length = length;
             this.full = full;
             this.decoded = decoded;
+            this.origin = origin;
             this.out = out;
             this.first = first;
             this.flip = flip;
@@ -246,7 +273,7 @@ public final class Resampler implements AutoCloseable {
                 }
                 weights[base + x] = w < 0 ? (int) (-0.5 + w * (1 << PRECISION_BITS)) : (int) (0.5 + w * (1 << PRECISION_BITS));
             }
-            bounds[2 * i] = lo + xmin;
+            bounds[2 * i] = lo - key.origin + xmin;
             bounds[2 * i + 1] = xmax;
         }
         return taps;

@@ -70,15 +70,15 @@ public final class SampleTransform implements AutoCloseable {
         if (status == SampleStatus.OK) {
             random.reset(seed, epoch, sample);
             train.draw(decoder.originalWidth(), decoder.originalHeight(), random, box);
-            status = decoder.decodePixels(reader.buffer(), reader.length(), Math.min(box.width, box.height),
-                    resampler.outputSide());
+            status = decoder.decodeBox(reader.buffer(), reader.length(), box, resampler.outputSide());
         }
         if (status != SampleStatus.OK) {
             message = decoder.message();
             return status;
         }
-        resampler.resizedCrop(decoder.image(), decoder.width(), decoder.height(),
-                decoder.originalWidth(), decoder.originalHeight(), box, dst, offset);
+        resampler.resizedCrop(decoder.image(), decoder.width(), decoder.height(), decoder.regionX(), decoder.regionY(),
+                decoder.scaledWidth(), decoder.scaledHeight(), decoder.originalWidth(), decoder.originalHeight(), box, dst,
+                offset);
         return SampleStatus.OK;
     }
 
