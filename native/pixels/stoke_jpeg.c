@@ -114,7 +114,7 @@ static int32_t decode_rows(j_decompress_ptr cinfo, struct decoder *d, int32_t x,
 }
 
 int32_t stoke_decode_region(const uint8_t *jpeg, int64_t size, int32_t scale_num, int32_t scale_denom,
-                            int32_t x, int32_t y, int32_t w, int32_t h, int32_t max_scans,
+                            int32_t x, int32_t y, int32_t w, int32_t h, int64_t max_pixels, int32_t max_scans,
                             uint8_t *dst, int64_t dst_bytes, int32_t *region, char *message, int32_t message_bytes)
 {
   struct jpeg_decompress_struct cinfo;
@@ -139,8 +139,15 @@ int32_t stoke_decode_region(const uint8_t *jpeg, int64_t size, int32_t scale_num
   }
   jpeg_create_decompress(&cinfo);
   cinfo.progress = &d.progress;
+  /* Past this, libjpeg asks for a backing store, which this build lacks: an error, not an allocation. */
+  cinfo.mem->max_memory_to_use = STOKE_JPEG_MAX_MEMORY;
   jpeg_mem_src(&cinfo, jpeg, (unsigned long)size);
   jpeg_read_header(&cinfo, TRUE);
+  if ((int64_t)cinfo.image_width * cinfo.image_height > max_pixels) {
+    status = fail(&d, "image exceeds the pixel budget");
+    jpeg_destroy_decompress(&cinfo);
+    return status;
+  }
   cinfo.scale_num = (unsigned int)scale_num;
   cinfo.scale_denom = (unsigned int)scale_denom;
   status = decode_rows(&cinfo, &d, x, y, w, h, dst, dst_bytes, region);

@@ -15,7 +15,7 @@ import java.lang.invoke.MethodHandle;
  * {@link StokePixels}; {@code -Dstoke.jpeg.path=FILE} names another build, {@code none} turns it off.
  */
 public final class StokeJpeg {
-    public static final int ABI_VERSION = 1;
+    public static final int ABI_VERSION = 2;
     public static final String PATH_PROPERTY = "stoke.jpeg.path";
 
     public static final int OK = 0;
@@ -33,7 +33,8 @@ public final class StokeJpeg {
             "UNAVAILABLE_JPEG", PATH_PROPERTY, "stoke_jpeg_abi_version", ABI_VERSION);
     private static final MethodHandle DECODE = LIB.lookup() == null ? null : Linker.nativeLinker().downcallHandle(
             LIB.lookup().findOrThrow("stoke_decode_region"), FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT,
-                    JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, JAVA_INT));
+                    JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS,
+                    JAVA_INT));
 
     private StokeJpeg() {
     }
@@ -52,14 +53,14 @@ public final class StokeJpeg {
      * the message as a NUL-terminated string in {@code message}.
      */
     public static int decodeRegion(MemorySegment jpeg, long size, int scaleNum, int scaleDenom, int x, int y, int w, int h,
-                                   int maxScans, MemorySegment dst, long dstBytes, MemorySegment region,
+                                   long maxPixels, int maxScans, MemorySegment dst, long dstBytes, MemorySegment region,
                                    MemorySegment message, int messageBytes) {
         if (DECODE == null) {
             throw new IllegalStateException(LIB.unavailable());
         }
         try {
-            return (int) DECODE.invokeExact(jpeg, size, scaleNum, scaleDenom, x, y, w, h, maxScans, dst, dstBytes, region,
-                    message, messageBytes);
+            return (int) DECODE.invokeExact(jpeg, size, scaleNum, scaleDenom, x, y, w, h, maxPixels, maxScans, dst, dstBytes,
+                    region, message, messageBytes);
         } catch (Throwable t) {
             if (t instanceof RuntimeException r) {
                 throw r;

@@ -172,8 +172,8 @@ public final class JpegDecoder implements AutoCloseable {
         // jpeg_crop_scanline widens the columns to whole iMCUs, at most 32 scaled pixels each side.
         long capacity = (long) (x1 - x0 + 64) * 4 * (y1 - y0);
         ensureScratch(capacity + Resampler.SLACK);
-        int rc = io.stoke.ffm.StokeJpeg.decodeRegion(jpeg, size, num, denom, x0, y0, x1 - x0, y1 - y0, MAX_SCANS, scratch,
-                capacity, region, regionMessage, (int) regionMessage.byteSize());
+        int rc = io.stoke.ffm.StokeJpeg.decodeRegion(jpeg, size, num, denom, x0, y0, x1 - x0, y1 - y0, spec.maxPixels(),
+                MAX_SCANS, scratch, capacity, region, regionMessage, (int) regionMessage.byteSize());
         if (rc != io.stoke.ffm.StokeJpeg.OK) {
             String error = regionMessage.getString(0);
             if (rc == io.stoke.ffm.StokeJpeg.ERROR || !harmless(error)) {

@@ -1,0 +1,48 @@
+/*
+ * libFuzzer target for Stoke's region decoder (native/pixels/stoke_jpeg.c), built with clang,
+ * AddressSanitizer and UndefinedBehaviorSanitizer by build.sh.
+ *
+ * Input: 8 bytes of parameters, then the JPEG. The parameters pick the DCT scale and the region,
+ * small enough that most images hold it, so that the crop, skip and read paths all run; the
+ * decoder itself must refuse whatever does not fit. The destination is sized from the region
+ * alone, as Java sizes it: a write past it is a heap overflow that ASan reports.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "stoke_jpeg.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  if (size < 8) return 0;
+  int32_t scale_denom = 8;
+  int32_t scale_num = 1 + (data[0] & 7);                /* 1/8 .. 8/8 */
+  int32_t x = data[1] & 63;
+  int32_t y = data[2] & 63;
+  int32_t w = 1 + (((int32_t)data[3] << 8 | data[4]) & 511);
+  int32_t h = 1 + (((int32_t)data[5] << 8 | data[6]) & 511);
+  int32_t max_scans = 1 + (data[7] & 63) * 8;
+  int64_t capacity = (int64_t)(w + 64) * 4 * h;
+  uint8_t *dst = malloc((size_t)capacity);
+  if (dst == NULL) return 0;
+  int32_t region[STOKE_REGION_FIELDS];
+  char message[256];
+  /* Stoke's Java passes its pixel budget (36 MP by default); a smaller one keeps each run fast. */
+  int32_t rc = stoke_decode_region(data + 8, (int64_t)(size - 8), scale_num, scale_denom, x, y, w, h,
+                                   (int64_t)16 * 1000 * 1000, max_scans,
+                                   dst, capacity, region, message, (int32_t)sizeof(message));
+  if (rc != STOKE_JPEG_ERROR) {
+    /* What it says it wrote must be what it was asked for, inside the destination. */
+    if (region[STOKE_REGION_X] > x || region[STOKE_REGION_X] + region[STOKE_REGION_WIDTH] < x + w
+        || region[STOKE_REGION_Y] != y || region[STOKE_REGION_HEIGHT] != h
+        || (int64_t)region[STOKE_REGION_WIDTH] * 4 * h > capacity) {
+      abort();
+    }
+    /* Touch every byte it claims: uninitialised or out-of-bounds memory shows up under the sanitizers. */
+    volatile uint32_t sum = 0;
+    for (int64_t i = 0; i < (int64_t)region[STOKE_REGION_WIDTH] * 4 * h; i++) sum += dst[i];
+  }
+  free(dst);
+  return 0;
+}
