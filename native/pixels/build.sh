@@ -8,44 +8,34 @@ out="${1:?usage: build.sh OUTDIR}"
 here="$(cd "$(dirname "$0")" && pwd)"
 cc="${CC:-gcc}"
 mkdir -p "$out"
-rm -f "$out/UNAVAILABLE"
-if ! command -v "$cc" >/dev/null 2>&1; then
-    echo "no C compiler ($cc) on PATH: install gcc to build Stoke's native pixel library" > "$out/UNAVAILABLE"
-elif [ "$out/libstoke_pixels.so" -nt "$here/stoke_pixels.c" ] && [ "$out/libstoke_pixels.so" -nt "$here/stoke_pixels.h" ] 2>/dev/null; then
-    :
-else
-    log="$(mktemp)"
-    if ! "$cc" -std=c11 -O3 -Wall -Wextra -Werror -fPIC -shared -fno-strict-aliasing \
-            -o "$out/libstoke_pixels.so" "$here/stoke_pixels.c" 2> "$log"; then
-        { echo "building the native pixel library failed:"; cat "$log"; } > "$out/UNAVAILABLE"
-    fi
-    rm -f "$log"
-fi
-# The region decoder links libjpeg (libjpeg-turbo's libjpeg API): a library of its own, so that
-# without libjpeg's headers only region decoding is missing, not the resize.
-rm -f "$out/UNAVAILABLE_JPEG"
-if ! command -v "$cc" >/dev/null 2>&1; then
-    echo "no C compiler ($cc) on PATH: install gcc to build Stoke's region decoder" > "$out/UNAVAILABLE_JPEG"
-elif [ "$out/libstoke_jpeg.so" -nt "$here/stoke_jpeg.c" ] && [ "$out/libstoke_jpeg.so" -nt "$here/stoke_jpeg.h" ] 2>/dev/null; then
-    :
-else
-    log="$(mktemp)"
-    if ! "$cc" -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared \
-            -o "$out/libstoke_jpeg.so" "$here/stoke_jpeg.c" -ljpeg 2> "$log"; then
-        rm -f "$out/libstoke_jpeg.so"
-        if grep -q "jpeglib.h" "$log"; then
-            echo "libjpeg's headers are missing: install libjpeg62-turbo-dev to build Stoke's region decoder" > "$out/UNAVAILABLE_JPEG"
-        else
-            { echo "building the region decoder failed:"; cat "$log"; } > "$out/UNAVAILABLE_JPEG"
+
+# build LIBRARY SOURCE REASON_FILE WHAT FALLBACK HINT [LINK FLAGS...]: one library, or the reason not.
+build() {
+    lib="$1" src="$2" reason="$out/$3" what="$4" fallback="$5" hint="$6"
+    shift 6
+    rm -f "$reason"
+    if ! command -v "$cc" >/dev/null 2>&1; then
+        echo "no C compiler ($cc) on PATH: install gcc to build $what" > "$reason"
+    elif [ "$out/$lib" -nt "$here/$src.c" ] && [ "$out/$lib" -nt "$here/$src.h" ] 2>/dev/null; then
+        return 0
+    else
+        log="$(mktemp)"
+        if ! "$cc" -std=c11 -O3 -Wall -Wextra -Werror -fPIC -shared -o "$out/$lib" "$here/$src.c" "$@" 2> "$log"; then
+            rm -f "$out/$lib"
+            if [ -n "$hint" ] && grep -q "$hint" "$log"; then
+                echo "the headers of $hint are missing: install libjpeg62-turbo-dev to build $what" > "$reason"
+            else
+                { echo "building $what failed:"; cat "$log"; } > "$reason"
+            fi
         fi
+        rm -f "$log"
     fi
-    rm -f "$log"
-fi
-if [ -f "$out/UNAVAILABLE_JPEG" ]; then
-    echo "[stoke] WARNING: region decoder not built: $(head -n 1 "$out/UNAVAILABLE_JPEG"); Stoke will decode whole images" >&2
-fi
-if [ -f "$out/UNAVAILABLE" ]; then
-    rm -f "$out/libstoke_pixels.so"
-    echo "[stoke] WARNING: native pixel library not built: $(head -n 1 "$out/UNAVAILABLE"); Stoke will resize in Java" >&2
-fi
+    if [ -f "$reason" ]; then
+        echo "[stoke] WARNING: $what not built: $(head -n 1 "$reason"); Stoke will $fallback" >&2
+    fi
+}
+
+build libstoke_pixels.so stoke_pixels UNAVAILABLE "Stoke's native pixel library" "resize in Java" ""
+# A library of its own, so that without libjpeg's headers only region decoding is missing.
+build libstoke_jpeg.so stoke_jpeg UNAVAILABLE_JPEG "Stoke's region decoder" "decode whole images" "jpeglib.h" -ljpeg
 exit 0
