@@ -60,23 +60,48 @@ static inline void accumulate_row(int32_t *restrict acc, const uint8_t *restrict
     acc[i] += row[i] * k;
 }
 
+/* Output row y's vertical filter, from HALF, into acc (4 * width int32). */
+static inline void filter_row(int32_t *acc, const uint8_t *tmp, int32_t width, int32_t y_first, int32_t y,
+                              const int32_t *bounds, const int32_t *weights, int32_t taps)
+{
+  int32_t n = 4 * width;
+  for (int32_t i = 0; i < n; i++)
+    acc[i] = HALF;
+  const uint8_t *first = tmp + (int64_t)(bounds[2 * y] - y_first) * n;
+  for (int32_t t = 0; t < bounds[2 * y + 1]; t++)
+    accumulate_row(acc, first + (int64_t)t * n, n, weights[(int64_t)y * taps + t]);
+}
+
 STOKE_CLONES
 void stoke_resample_vertical_rgb(const uint8_t *tmp, int32_t width, int32_t y_first, int32_t out_rows,
                                  const int32_t *bounds, const int32_t *weights, int32_t taps, int32_t *acc,
                                  uint8_t *dst, int64_t dst_offset)
 {
-  int32_t n = 4 * width;
   for (int32_t y = 0; y < out_rows; y++) {
-    for (int32_t i = 0; i < n; i++)
-      acc[i] = HALF;
-    const uint8_t *first = tmp + (int64_t)(bounds[2 * y] - y_first) * n;
-    for (int32_t t = 0; t < bounds[2 * y + 1]; t++)
-      accumulate_row(acc, first + (int64_t)t * n, n, weights[(int64_t)y * taps + t]);
+    filter_row(acc, tmp, width, y_first, y, bounds, weights, taps);
     uint8_t *o = dst + dst_offset + (int64_t)y * 3 * width;
     for (int32_t x = 0; x < width; x++) {
       o[3 * x] = clip8(acc[4 * x]);
       o[3 * x + 1] = clip8(acc[4 * x + 1]);
       o[3 * x + 2] = clip8(acc[4 * x + 2]);
+    }
+  }
+}
+
+STOKE_CLONES
+void stoke_resample_vertical_f32(const uint8_t *tmp, int32_t width, int32_t y_first, int32_t out_rows,
+                                 const int32_t *bounds, const int32_t *weights, int32_t taps, int32_t *acc,
+                                 const float *table, uint8_t *dst, int64_t dst_offset)
+{
+  int64_t plane = (int64_t)width * out_rows;
+  float *out = (float *)(void *)(dst + dst_offset);
+  for (int32_t y = 0; y < out_rows; y++) {
+    filter_row(acc, tmp, width, y_first, y, bounds, weights, taps);
+    float *row = out + (int64_t)y * width;
+    for (int32_t x = 0; x < width; x++) {
+      row[x] = table[clip8(acc[4 * x])];
+      row[plane + x] = table[256 + clip8(acc[4 * x + 1])];
+      row[2 * plane + x] = table[512 + clip8(acc[4 * x + 2])];
     }
   }
 }

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define STOKE_PIXELS_ABI_VERSION 1
+#define STOKE_PIXELS_ABI_VERSION 2
 #define STOKE_PRECISION_BITS 22
 
 /* The ABI version this library was built with (Java refuses a library of another version). */
@@ -37,5 +37,14 @@ void stoke_resample_horizontal(const uint8_t *src, int64_t src_row_bytes, int32_
 void stoke_resample_vertical_rgb(const uint8_t *tmp, int32_t width, int32_t y_first, int32_t out_rows,
                                  const int32_t *bounds, const int32_t *weights, int32_t taps, int32_t *acc,
                                  uint8_t *dst, int64_t dst_offset);
+
+/*
+ * The same vertical pass into normalised float32, channels first: each 8-bit result v of channel c
+ * becomes table[256 * c + v] ((v / 255 - mean) / std, computed by the caller), written at
+ * dst + dst_offset + 4 * (c * plane + width * y + x) bytes, plane = width * out_rows.
+ */
+void stoke_resample_vertical_f32(const uint8_t *tmp, int32_t width, int32_t y_first, int32_t out_rows,
+                                 const int32_t *bounds, const int32_t *weights, int32_t taps, int32_t *acc,
+                                 const float *table, uint8_t *dst, int64_t dst_offset);
 
 #endif

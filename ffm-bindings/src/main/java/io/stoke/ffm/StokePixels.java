@@ -21,13 +21,13 @@ import java.lang.invoke.MethodHandle;
  */
 public final class StokePixels {
     /** What the library must report from {@code stoke_pixels_abi_version}. */
-    public static final int ABI_VERSION = 1;
+    public static final int ABI_VERSION = 2;
     /** The system property that names the library's file, or {@code none}. */
     public static final String PATH_PROPERTY = "stoke.pixels.path";
 
     private static final Loaded LOADED = load();
 
-    private record Loaded(MethodHandle horizontal, MethodHandle vertical, String unavailable) {
+    private record Loaded(MethodHandle horizontal, MethodHandle vertical, MethodHandle verticalFloat, String unavailable) {
     }
 
     private StokePixels() {
@@ -64,6 +64,17 @@ public final class StokePixels {
         }
     }
 
+    /** {@code stoke_resample_vertical_f32}. */
+    public static void resampleVerticalFloat(MemorySegment tmp, int width, int yFirst, int outRows, MemorySegment bounds,
+                                             MemorySegment weights, int taps, MemorySegment acc, MemorySegment table,
+                                             MemorySegment dst, long dstOffset) {
+        try {
+            LOADED.verticalFloat.invokeExact(tmp, width, yFirst, outRows, bounds, weights, taps, acc, table, dst, dstOffset);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
     private static RuntimeException rethrow(Throwable t) {
         if (t instanceof RuntimeException r) {
             return r;
@@ -78,7 +89,7 @@ public final class StokePixels {
         BundledLibrary lib = BundledLibrary.open("Stoke's native pixel library", "libstoke_pixels.so", "UNAVAILABLE",
                 PATH_PROPERTY, "stoke_pixels_abi_version", ABI_VERSION);
         if (lib.unavailable() != null) {
-            return new Loaded(null, null, lib.unavailable());
+            return new Loaded(null, null, null, lib.unavailable());
         }
         Linker linker = Linker.nativeLinker();
         Linker.Option critical = Linker.Option.critical(true);
@@ -86,6 +97,8 @@ public final class StokePixels {
                 ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS), critical);
         MethodHandle v = linker.downcallHandle(lib.lookup().findOrThrow("stoke_resample_vertical_rgb"), FunctionDescriptor.ofVoid(
                 ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG), critical);
-        return new Loaded(h, v, null);
+        MethodHandle f = linker.downcallHandle(lib.lookup().findOrThrow("stoke_resample_vertical_f32"), FunctionDescriptor.ofVoid(
+                ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG), critical);
+        return new Loaded(h, v, f, null);
     }
 }

@@ -17,6 +17,8 @@ final class NativeKernels implements ResampleKernels {
     private final Views vBounds = new Views();
     private final Views vWeights = new Views();
     private final Views acc = new Views();
+    private float[] tableArray;
+    private MemorySegment tableSegment;
 
     /** A heap segment over the array it was last asked for. */
     private static final class Views {
@@ -50,6 +52,29 @@ final class NativeKernels implements ResampleKernels {
     @Override
     public void verticalRgb(MemorySegment tmp, int width, int yFirst, int outRows, int[] bounds, int[] weights, int taps,
                             int[] acc, MemorySegment dst, long offset) {
+        checkVertical(tmp, width, yFirst, outRows, bounds, weights, taps, acc, dst, offset, 3L * width * outRows);
+        StokePixels.resampleVerticalRgb(tmp, width, yFirst, outRows, vBounds.of(bounds), vWeights.of(weights), taps,
+                this.acc.of(acc), dst, offset);
+    }
+
+    @Override
+    public void verticalFloat(MemorySegment tmp, int width, int yFirst, int outRows, int[] bounds, int[] weights, int taps,
+                              int[] acc, float[] table, MemorySegment dst, long offset) {
+        checkVertical(tmp, width, yFirst, outRows, bounds, weights, taps, acc, dst, offset, 12L * width * outRows);
+        if (table.length < 3 * 256) {
+            throw new IndexOutOfBoundsException("normalisation table of " + table.length + " values");
+        }
+        if (tableArray != table) {
+            tableArray = table;
+            tableSegment = MemorySegment.ofArray(table);
+        }
+        StokePixels.resampleVerticalFloat(tmp, width, yFirst, outRows, vBounds.of(bounds), vWeights.of(weights), taps,
+                this.acc.of(acc), tableSegment, dst, offset);
+    }
+
+    /** What a vertical pass reads (intermediate rows, scratch) and writes ({@code outBytes} at {@code offset}). */
+    private static void checkVertical(MemorySegment tmp, int width, int yFirst, int outRows, int[] bounds, int[] weights,
+                                      int taps, int[] acc, MemorySegment dst, long offset, long outBytes) {
         long rowBytes = 4L * width;
         checkTaps(bounds, weights, outRows, taps, Long.MAX_VALUE);
         for (int y = 0; y < outRows; y++) {
@@ -61,12 +86,9 @@ final class NativeKernels implements ResampleKernels {
         if (acc.length < 4 * width) {
             throw new IndexOutOfBoundsException("scratch of " + acc.length + " for " + width + " pixels");
         }
-        if (offset < 0 || offset + 3L * width * outRows > dst.byteSize()) {
-            throw new IndexOutOfBoundsException(outRows + " rows of " + width + " pixels at " + offset + " do not fit "
-                    + dst.byteSize());
+        if (offset < 0 || offset + outBytes > dst.byteSize()) {
+            throw new IndexOutOfBoundsException(outBytes + " bytes at " + offset + " do not fit " + dst.byteSize());
         }
-        StokePixels.resampleVerticalRgb(tmp, width, yFirst, outRows, vBounds.of(bounds), vWeights.of(weights), taps,
-                this.acc.of(acc), dst, offset);
     }
 
     /** Every output's taps lie in [0, limit) and in the weights array. */

@@ -1,5 +1,7 @@
 package io.stoke.loader.transform;
 
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -47,6 +49,31 @@ interface ResampleKernels {
                 accumulate(tmp, (long) (ymin + t) * n, n, weights[y * taps + t], acc);
             }
             storeRgb(acc, width, dst, offset + 3L * width * y);
+        }
+    }
+
+    /**
+     * The vertical pass into normalised float32, channels first: like {@link #verticalRgb}, each
+     * 8-bit result {@code v} of channel {@code c} becomes {@code table[256 * c + v]}, written at
+     * byte {@code offset + 4 * (c * width * outRows + width * y + x)} of {@code dst}.
+     */
+    default void verticalFloat(MemorySegment tmp, int width, int yFirst, int outRows, int[] bounds, int[] weights, int taps,
+                               int[] acc, float[] table, MemorySegment dst, long offset) {
+        int n = 4 * width;
+        long plane = 4L * width * outRows;
+        for (int y = 0; y < outRows; y++) {
+            java.util.Arrays.fill(acc, 0, n, HALF);
+            int ymin = bounds[2 * y] - yFirst;
+            for (int t = 0; t < bounds[2 * y + 1]; t++) {
+                accumulate(tmp, (long) (ymin + t) * n, n, weights[y * taps + t], acc);
+            }
+            long o = offset + 4L * width * y;
+            for (int x = 0; x < width; x++) {
+                dst.set(JAVA_FLOAT, o, table[ScalarKernels.clip8(acc[4 * x]) & 0xFF]);
+                dst.set(JAVA_FLOAT, o + plane, table[256 + (ScalarKernels.clip8(acc[4 * x + 1]) & 0xFF)]);
+                dst.set(JAVA_FLOAT, o + 2 * plane, table[512 + (ScalarKernels.clip8(acc[4 * x + 2]) & 0xFF)]);
+                o += 4;
+            }
         }
     }
 

@@ -1,7 +1,6 @@
 package io.stoke.loader.transform;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -35,7 +34,7 @@ public final class Resampler implements AutoCloseable {
     private final AxisKey vKey = new AxisKey();
     private long hVersion;
     private final int[] acc;
-    private final float[][] normalise; // [channel][value] -> (value / 255 - mean) / std
+    private final float[] normalise; // [256 * channel + value] -> (value / 255 - mean) / std
     private Arena tmpArena = Arena.ofConfined();
     private MemorySegment tmp;
 
@@ -52,10 +51,10 @@ public final class Resampler implements AutoCloseable {
         hWeights = new int[crop * 8];
         vWeights = new int[crop * 8];
         acc = new int[crop * 4];
-        normalise = new float[3][256];
+        normalise = new float[3 * 256];
         for (int c = 0; c < 3; c++) {
             for (int v = 0; v < 256; v++) {
-                normalise[c][v] = (v / 255f - spec.mean()[c]) / spec.std()[c];
+                normalise[256 * c + v] = (v / 255f - spec.mean()[c]) / spec.std()[c];
             }
         }
         tmp = tmpArena.allocate(512L * crop * 4 + SLACK, 64);
@@ -286,38 +285,12 @@ public final class Resampler implements AutoCloseable {
         return x < 1.0 ? 1.0 - x : 0.0;
     }
 
-    /** Accumulates output row {@code y}'s vertical filter into {@link #acc}. */
-    private void accumulateRow(int y, int yFirst) {
-        final int width = 4 * crop;
-        java.util.Arrays.fill(acc, ResampleKernels.HALF);
-        int ymin = vBounds[2 * y] - yFirst;
-        int n = vBounds[2 * y + 1];
-        int kb = y * vTaps;
-        for (int t = 0; t < n; t++) {
-            kernels.accumulate(tmp, (long) (ymin + t) * width, width, vWeights[kb + t], acc);
-        }
-    }
-
     private void verticalUint8(int yFirst, MemorySegment dst, long offset) {
         kernels.verticalRgb(tmp, crop, yFirst, crop, vBounds, vWeights, vTaps, acc, dst, offset);
     }
 
     private void verticalFloat(int yFirst, MemorySegment dst, long offset) {
-        final long plane = (long) crop * crop * 4;
-        final float[] n0 = normalise[0];
-        final float[] n1 = normalise[1];
-        final float[] n2 = normalise[2];
-        final int[] a = acc;
-        for (int y = 0; y < crop; y++) {
-            accumulateRow(y, yFirst);
-            long o = offset + (long) y * crop * 4;
-            for (int x = 0; x < crop; x++) {
-                dst.set(JAVA_FLOAT, o, n0[ScalarKernels.clip8(a[4 * x]) & 0xFF]);
-                dst.set(JAVA_FLOAT, o + plane, n1[ScalarKernels.clip8(a[4 * x + 1]) & 0xFF]);
-                dst.set(JAVA_FLOAT, o + 2 * plane, n2[ScalarKernels.clip8(a[4 * x + 2]) & 0xFF]);
-                o += 4;
-            }
-        }
+        kernels.verticalFloat(tmp, crop, yFirst, crop, vBounds, vWeights, vTaps, acc, normalise, dst, offset);
     }
 
     @Override
