@@ -30,7 +30,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
 @Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-        "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector"})
+        "--enable-native-access=ALL-UNNAMED"})
 public class DctScaleBenchmark {
     @Param("")
     public String dataset;

@@ -28,8 +28,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * CenterCrop(224) into a uint8 sample), on images decoded once at full size in setup, in images
  * per second on one thread.
  *
- * <p>Until the JIT compiles the Vector API kernels they run interpreted, hundreds of times slower:
- * the first warm-up iteration shows it, hence five.
+ * <p>{@code -Dstoke.pixels.path=none} (in {@code -jvmArgsAppend}) times the Java fallback kernels
+ * instead of Stoke's C library; their first iterations run interpreted, hence five warm-ups.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
@@ -37,7 +37,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Warmup(iterations = 5, time = 2)
 @Measurement(iterations = 5, time = 2)
 @Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-        "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector"})
+        "--enable-native-access=ALL-UNNAMED"})
 public class ResampleBenchmark {
     @Param("")
     public String dataset;
@@ -71,7 +71,7 @@ public class ResampleBenchmark {
                 widths[i] = decoder.width();
                 heights[i] = decoder.height();
                 long bytes = (long) widths[i] * heights[i] * 4;
-                // Slack past the end as the decoder's scratch has: the vector kernels may load a full vector there.
+                // Slack past the end, as the decoder's scratch has.
                 decoded[i] = arena.allocate(bytes + 4096, 64);
                 MemorySegment.copy(decoder.image(), 0, decoded[i], 0, bytes);
             }

@@ -4,7 +4,10 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.transform.CounterRandom;
+import io.stoke.loader.transform.CropBox;
 import io.stoke.loader.transform.JpegDecoder;
+import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.Resampler;
 import io.stoke.loader.transform.SampleStatus;
 import io.stoke.loader.transform.SampleTransform;
@@ -33,6 +36,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * alone. The loader's overhead is judged against {@code sample}: N workers should reach about N
  * times its rate.
  *
+ * <p>The training transform's decode is timed both ways on the same boxes (RandomResizedCrop's,
+ * drawn per file as the loader draws them): {@code trainRegionDecode} decodes the box (Stoke's
+ * region decoder), {@code trainWholeDecode} the whole image at the same DCT scale, as a decoder
+ * without regions must before it crops.
+ *
  * <p>{@code -p dataset=DIR} names an ImageFolder tree; the default is the demo's built-in sample.
  */
 @State(Scope.Thread)
@@ -41,7 +49,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
 @Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-        "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector"})
+        "--enable-native-access=ALL-UNNAMED"})
 public class TransformBenchmark {
     @Param("")
     public String dataset;
@@ -58,6 +66,9 @@ public class TransformBenchmark {
     private BenchData.Jpegs files;
     private MemorySegment out;
     private int next;
+    private final RandomResizedCrop crop = RandomResizedCrop.defaults();
+    private final CounterRandom random = new CounterRandom();
+    private final CropBox box = new CropBox();
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -116,5 +127,37 @@ public class TransformBenchmark {
         resampler.resizeCrop(decoder.image(), decoder.width(), decoder.height(),
                 decoder.originalWidth(), decoder.originalHeight(), out, 0);
         return out.get(JAVA_BYTE, 0);
+    }
+
+    /** The header of file {@code i}, then its box as the training transform draws it in epoch 0. */
+    private void drawBox(int i) {
+        if (decoder.readHeader(files.segment(i), files.length(i)) != SampleStatus.OK) {
+            throw new IllegalStateException("header failed: " + decoder.message());
+        }
+        random.reset(0, 0, i);
+        crop.draw(decoder.originalWidth(), decoder.originalHeight(), random, box);
+    }
+
+    /** The training transform's decode: only the box (plus a small margin), from memory. */
+    @Benchmark
+    public int trainRegionDecode() {
+        int i = nextSample();
+        drawBox(i);
+        if (decoder.decodeBox(files.segment(i), files.length(i), box, spec.crop()) != SampleStatus.OK) {
+            throw new IllegalStateException("decode failed: " + decoder.message());
+        }
+        return decoder.width();
+    }
+
+    /** The same boxes' images decoded whole at the scale that covers the box: the crop comes after. */
+    @Benchmark
+    public int trainWholeDecode() {
+        int i = nextSample();
+        drawBox(i);
+        if (decoder.decodePixels(files.segment(i), files.length(i), Math.min(box.width, box.height), spec.crop())
+                != SampleStatus.OK) {
+            throw new IllegalStateException("decode failed: " + decoder.message());
+        }
+        return decoder.width();
     }
 }

@@ -28,11 +28,15 @@ final class BenchRun {
         this.err = err;
     }
 
-    /** Warms the page cache and the JIT before a timed run, unless {@code warmup} asks for a cold start. */
+    /** Warms the page cache, and the JIT when {@code warmup} asks for it, unless it asks for a cold read. */
     void prepare(WarmupOptions warmup, SampleIndex index, Loader.Builder untimed) {
         if (!warmup.noWarmup) {
             warmPageCache(index);
-            warmJit(untimed, warmup.warmupImages);
+            if (warmup.warmupImages > 0) {
+                warmJit(untimed, warmup.warmupImages);
+            } else {
+                err.println("timing a fresh process (cold JIT): no untimed warm-up; --warmup-images N times a warm one");
+            }
         }
     }
 
@@ -50,9 +54,9 @@ final class BenchRun {
     }
 
     /**
-     * Runs the loader untimed over {@code images} samples, so the timed run meets a compiled resize
-     * kernel (the JIT compiles the Vector API code only after a few hundred images) the way a
-     * long-running job does after its first seconds. It counts samples tried, decoded or not, and
+     * Runs the loader untimed over {@code images} samples, so the timed run meets JIT-compiled code
+     * the way a long-running job does after its first seconds (off by default: with Stoke's C
+     * library a fresh process runs near its warm rate). It counts samples tried, decoded or not, and
      * skips bad files whatever the timed run's policy, so it always ends: a dataset of bad files
      * ends it after one epoch ({@link NoSampleDecodedException}), and the timed run names them.
      */

@@ -375,8 +375,10 @@ public final class HarnessCommand implements Callable<Integer> {
         List<String> cmd = new ArrayList<>();
         if (k.loader().equals(SummaryReport.STOKE)) {
             cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-            // The same JVM options as ./stoke (heap capped: the pixels are off-heap).
-            cmd.addAll(List.of("--add-modules", "jdk.incubator.vector", "-Xmx384m", "--enable-native-access=ALL-UNNAMED",
+            // The same JVM options as ./stoke (heap capped: the pixels are off-heap; its AOT cache).
+            java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+                    .filter(a -> a.startsWith("-XX:AOTCache=")).forEach(cmd::add);
+            cmd.addAll(List.of("-Xmx384m", "--enable-native-access=ALL-UNNAMED",
                     "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
                     "-cp", System.getProperty("java.class.path"), Main.class.getName(), "harness-run", root.toString(),
                     "--dataset", k.dataset(), "--batch-size", Integer.toString(k.batchSize()),

@@ -15,6 +15,7 @@ import picocli.CommandLine.Command;
                 MakeDatasetCommand.class,
                 HarnessCommand.class,
                 io.stoke.cli.harness.StokeRunCommand.class,
+                AotTrainingCommand.class,
         })
 public final class Main implements Runnable {
     /** Exit code when the run itself failed (bad input under --on-error fail, a worker died). */

@@ -6,8 +6,8 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * The two inner loops of {@link Resampler}, over 4-byte RGBX pixels and PIL's 22-bit fixed-point
- * weights. Two implementations compute identical bytes: {@link VectorKernels} (the JDK's Vector
- * API, when {@code jdk.incubator.vector} is present) and {@link ScalarKernels}.
+ * weights. Two implementations compute identical bytes: {@link NativeKernels} (Stoke's C library)
+ * and {@link ScalarKernels} (the fallback, and the oracle the C kernels are tested against).
  */
 interface ResampleKernels {
     int PRECISION_BITS = 32 - 8 - 2;
@@ -79,19 +79,16 @@ interface ResampleKernels {
 
     /**
      * A new set of kernels (they keep per-thread scratch): Stoke's C library when it loads, else
-     * the Vector API's, else plain Java; a fallback is said once, loudly, on standard error.
+     * plain Java, which computes the same bytes about three times slower once compiled and is
+     * said once, loudly, on standard error.
      */
     static ResampleKernels best() {
-        if (KernelChoice.NATIVE) {
-            return new NativeKernels();
-        }
-        return KernelChoice.VECTOR ? new VectorKernels() : new ScalarKernels();
+        return KernelChoice.NATIVE ? new NativeKernels() : new ScalarKernels();
     }
 
-    /** Resolved once; a missing Vector API is said once, loudly, on standard error. */
+    /** Resolved once; a missing C library is said once, loudly, on standard error. */
     final class KernelChoice {
         static final boolean NATIVE = nativeLoads();
-        static final boolean VECTOR = !NATIVE && choose() instanceof VectorKernels;
 
         private KernelChoice() {
         }
@@ -101,26 +98,8 @@ interface ResampleKernels {
                 return true;
             }
             System.err.println("stoke: WARNING: " + io.stoke.ffm.StokePixels.unavailableReason()
-                    + "; resizing in Java instead (slow for the first seconds, until the JIT compiles it).");
+                    + "; resizing in Java instead (about 3x slower, and slower still until the JIT compiles it).");
             return false;
-        }
-
-        private static ResampleKernels choose() {
-            if (ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()
-                    && !Boolean.getBoolean("stoke.scalarResize")) {
-                try {
-                    return new VectorKernels();
-                } catch (LinkageError e) {
-                    System.err.println("stoke: WARNING: the Vector API failed to load (" + e
-                            + "); resizing with scalar code, about 3x slower.");
-                    return new ScalarKernels();
-                }
-            }
-            if (!Boolean.getBoolean("stoke.scalarResize")) {
-                System.err.println("stoke: WARNING: jdk.incubator.vector is not enabled; resizing with scalar code,"
-                        + " about 3x slower. Run java with --add-modules jdk.incubator.vector.");
-            }
-            return new ScalarKernels();
         }
     }
 }

@@ -4,7 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import java.lang.foreign.MemorySegment;
 
-/** Plain loops: the reference that {@link VectorKernels} must match byte for byte. */
+/** Plain loops: the fallback, and the reference that {@link NativeKernels} must match byte for byte. */
 final class ScalarKernels implements ResampleKernels {
     @Override
     public void horizontal(MemorySegment src, long srcRowBytes, int yFirst, int rows, int outWidth,
