@@ -4,7 +4,7 @@
 A Dataset that returns already-preprocessed float32 (3, 224, 224) tensors from memory (no decoding
 at all), batched by torch.utils.data.DataLoader: what remains is DataLoader's own cost of
 collating a batch in a worker and handing it to the training process (shared-memory tensor +
-pickled handle through a pipe), i.e. what `stoke serve` + stoke_client replace with a slot hand-off.
+pickled handle through a pipe), i.e. what `stoke serve` + stoke replace with a slot hand-off.
 
     /usr/bin/python3 benchmarks/pytorch_dataloader.py [--batch-sizes 32,128,512,1024] [--workers 2] [--batches 30]
 

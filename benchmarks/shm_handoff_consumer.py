@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from stoke_client import Ring
+from stoke import Ring
 
 
 def main():

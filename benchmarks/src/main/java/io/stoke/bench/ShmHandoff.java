@@ -30,7 +30,7 @@ import org.agrona.concurrent.BusySpinIdleStrategy;
  *        [--consumer java|python]
  * </pre>
  *
- * {@code --consumer python} runs {@code benchmarks/shm_handoff_consumer.py} (stoke_client, busy-polling)
+ * {@code --consumer python} runs {@code benchmarks/shm_handoff_consumer.py} (stoke, busy-polling)
  * with {@code /usr/bin/python3} from the repository root instead of a Java {@link RingConsumer}.
  *
  * The producer writes {@link System#nanoTime()} (CLOCK_MONOTONIC, the same clock in every process)

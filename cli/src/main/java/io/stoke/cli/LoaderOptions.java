@@ -37,6 +37,11 @@ public final class LoaderOptions {
             description = "Number of the first epoch, to resume a run: epoch E's order depends only on E (default: ${DEFAULT-VALUE}).")
     long startEpoch;
 
+    @Option(names = "--start-batch", paramLabel = "K",
+            description = {"First batch of the first epoch, to resume mid-epoch: batch K of epoch E depends only on",
+                    "(seed, E, K, rank, world size), so the rest of the epoch is what an uninterrupted run gives (default: ${DEFAULT-VALUE})."})
+    int startBatch;
+
     @Option(names = "--shuffle", negatable = true,
             description = "Shuffle each epoch with --seed (default: off, dataset order).")
     boolean shuffle;
@@ -145,15 +150,15 @@ public final class LoaderOptions {
         if (workers < 1 || batchSize < 1 || slots < 1) {
             throw new IllegalArgumentException("--workers, --batch-size and --slots must be positive");
         }
-        if (epochs < 0 || startEpoch < 0) {
-            throw new IllegalArgumentException("--epochs and --start-epoch must not be negative");
+        if (epochs < 0 || startEpoch < 0 || startBatch < 0) {
+            throw new IllegalArgumentException("--epochs, --start-epoch and --start-batch must not be negative");
         }
         if (worldSize < 1 || rank < 0 || rank >= worldSize) {
             throw new IllegalArgumentException("--rank must be in [0, --world-size) and --world-size positive, not rank "
                     + rank + " of " + worldSize);
         }
         return Loader.builder(index).workers(workers).batchSize(batchSize).slots(slots).epochs(epochs)
-                .startEpoch(startEpoch).shuffle(shuffle).seed(seed).dropLast(dropLast).shard(rank, worldSize)
+                .startEpoch(startEpoch).startBatch(startBatch).shuffle(shuffle).seed(seed).dropLast(dropLast).shard(rank, worldSize)
                 .transform(transform()).onError(policy());
     }
 }

@@ -18,7 +18,7 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code stoke serve DATA --ring /dev/shm/NAME}: decodes a dataset into a shared-memory ring that a
- * consumer in another process reads (Java {@code RingConsumer}, Python {@code stoke_client}, or C
+ * consumer in another process reads (Java {@code RingConsumer}, Python {@code stoke}, or C
  * against {@code native/stoke_ring.h}), until the consumer has read every batch of the requested
  * epochs. The ring file is removed on a clean exit; a crash leaves a file that the next
  * {@code serve} on the same path replaces.
@@ -44,11 +44,36 @@ public final class ServeCommand implements Callable<Integer> {
             description = "Milliseconds between status lines on stderr, 0 = none (default: ${DEFAULT-VALUE}).")
     long statusInterval;
 
+    @Option(names = "--parent-pid", paramLabel = "PID",
+            description = {"Stop, and remove the ring file, within 100 ms of process PID exiting, however it ends",
+                    "(kill -9 included): how stoke.DataLoader ties its producer to the Python process."})
+    Long parentPid;
+
+    @Option(names = "--index-out", paramLabel = "FILE",
+            description = {"Before the ring is ready, write the dataset index to FILE: one JSON array [path, label]",
+                    "per line and sample, in dataset order (a batch's indices are line numbers from 0), written atomically",
+                    "and removed with the ring."})
+    Path indexOut;
+
+    /** How often the serve loop looks at the parent process. */
+    private static final long PARENT_CHECK_NANOS = 100_000_000L;
+
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
         SampleIndex index = LoaderOptions.index(dataset);
         Loader.Builder builder = options.builder(index); // checks every option before the ring exists
+        ProcessHandle parent = null;
+        if (parentPid != null) {
+            parent = ProcessHandle.of(parentPid).orElse(null);
+            if (parent == null || !parent.isAlive()) {
+                err.println("stoke serve: the parent process " + parentPid + " is not running");
+                return Main.EXIT_FAILED;
+            }
+        }
+        if (indexOut != null) {
+            writeIndex(index, indexOut);
+        }
         RingGeometry geometry = Loader.geometryOf(options.batchSize, options.slots, options.transform());
         ShmRing shm = ShmRing.create(ring, geometry, msg -> {
             err.println("stoke serve: " + msg);
@@ -61,10 +86,13 @@ public final class ServeCommand implements Callable<Integer> {
             shm.close();
             throw e;
         }
-        // Ctrl-C / SIGTERM: stop the workers and remove the file like a clean exit.
+        // Ctrl-C / SIGTERM: stop the workers and remove the files like a clean exit.
         Thread hook = new Thread(() -> {
             loader.close();
             shm.close();
+            if (indexOut != null) {
+                indexOut.toFile().delete();
+            }
         });
         Runtime.getRuntime().addShutdownHook(hook);
         err.println("stoke serve: " + ring + " ready: " + index.size() + " images, shard " + options.rank + " of "
@@ -74,7 +102,16 @@ public final class ServeCommand implements Callable<Integer> {
         err.flush();
         try {
             long lastStatus = System.nanoTime();
+            long lastParentCheck = lastStatus;
             while (true) {
+                if (parent != null && System.nanoTime() - lastParentCheck >= PARENT_CHECK_NANOS) {
+                    lastParentCheck = System.nanoTime();
+                    if (!parent.isAlive()) {
+                        err.println("stoke serve: the parent process " + parentPid + " is gone; stopping");
+                        err.flush();
+                        return Main.EXIT_FAILED;
+                    }
+                }
                 Throwable failure = loader.failure();
                 if (failure instanceof NoSampleDecodedException e) {
                     // The consumer sees the ring's failed state once it has read what was published.
@@ -101,12 +138,37 @@ public final class ServeCommand implements Callable<Integer> {
         } finally {
             loader.close();
             shm.close();
+            if (indexOut != null) {
+                java.nio.file.Files.deleteIfExists(indexOut); // it lives as long as the ring does
+            }
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException e) {
                 // already shutting down: the hook is running or ran
             }
         }
+    }
+
+    /**
+     * One JSON array {@code ["<path>", <label>]} per line and sample (JSON so that any file name
+     * survives), written with Jackson to a temporary file that is then renamed into place.
+     */
+    private static void writeIndex(SampleIndex index, Path file) throws java.io.IOException {
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        com.fasterxml.jackson.core.JsonFactory json = new com.fasterxml.jackson.core.JsonFactory();
+        try (java.io.BufferedWriter w = java.nio.file.Files.newBufferedWriter(tmp);
+             com.fasterxml.jackson.core.JsonGenerator g = json.createGenerator(w)) {
+            g.setRootValueSeparator(new com.fasterxml.jackson.core.io.SerializedString("\n"));
+            for (int i = 0; i < index.size(); i++) {
+                g.writeStartArray();
+                g.writeString(index.resolve(i).toString());
+                g.writeNumber(index.label(i));
+                g.writeEndArray();
+            }
+            g.writeRaw('\n');
+        }
+        java.nio.file.Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     }
 
     private static void status(PrintWriter err, Loader loader, ShmRing shm, SlotCounts counts) {

@@ -314,7 +314,7 @@ class ShmCrossProcessTest {
         Child producer = producer(ring, 1);
         String script = String.join("\n",
                 "import sys, numpy as np",
-                "from stoke_client import Ring",
+                "from stoke import Ring",
                 "r = Ring(sys.argv[1], release_on_next=False)",
                 "b = r.next()",
                 "base = np.frombuffer(r._mm, dtype=np.uint8).ctypes.data",
@@ -359,7 +359,7 @@ class ShmCrossProcessTest {
     void pythonConstantsEqualRingLayout() throws Exception {
         ShmTestSupport.requirePython();
         Child py = start(List.of(io.stoke.loader.testing.TestPython.PATH, "-c",
-                "import stoke_client as s\nfor k in sorted(dir(s)):\n  v = getattr(s, k)\n"
+                "import stoke.ring as s\nfor k in sorted(dir(s)):\n  v = getattr(s, k)\n"
                         + "  if k.isupper() and isinstance(v, int): print(k, v)"));
         assertEquals(0, py.exit(20_000), py.output());
         Map<String, Long> python = new HashMap<>();
@@ -374,7 +374,7 @@ class ShmCrossProcessTest {
                 if (name.startsWith("SAMPLE_") && !name.equals("SAMPLE_BYTES_OFFSET")) {
                     continue; // the status codes are SAMPLE_STATUS, a dict, in Python
                 }
-                assertTrue(python.containsKey(name), name + " missing in stoke_client");
+                assertTrue(python.containsKey(name), name + " missing in stoke");
                 assertEquals(((Number) f.get(null)).longValue(), python.get(name).longValue(), name);
                 compared++;
             }

@@ -115,7 +115,7 @@ final class ShmTestSupport {
             case JAVA -> cmd.addAll(javaCommand(RingDump.class.getName(), ring.toString()));
             case PYTHON -> {
                 requirePython();
-                cmd.addAll(List.of(io.stoke.loader.testing.TestPython.PATH, "-m", "stoke_client.dump", ring.toString()));
+                cmd.addAll(List.of(io.stoke.loader.testing.TestPython.PATH, "-m", "stoke.dump", ring.toString()));
             }
             case C -> {
                 requireGcc();

@@ -72,7 +72,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         }
         this.startNanos = System.nanoTime();
         try {
-            this.pipeline = new Pipeline(index, sampler, spec, ring, b.workers, b.startEpoch, b.epochs,
+            this.pipeline = new Pipeline(index, sampler, spec, ring, b.workers, b.startEpoch, b.startBatch, b.epochs,
                     policy == ErrorPolicy.SKIP, b.producerIdle);
         } catch (RuntimeException | Error e) {
             ring.close();
@@ -205,7 +205,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         return pipeline.publishedBatches();
     }
 
-    /** Batches the loader will publish in all ({@link Long#MAX_VALUE} when epochs is 0). */
+    /** Batches the loader will publish in all, from its start batch on ({@link Long#MAX_VALUE} when epochs is 0). */
     public long totalBatches() {
         return pipeline.totalBatches();
     }
@@ -257,6 +257,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         private int worldSize = 1;
         private long epochs = 1;
         private long startEpoch;
+        private int startBatch;
         private TransformSpec transform = TransformSpec.defaults();
         private ErrorPolicy policy = ErrorPolicy.FAIL;
         private IdleStrategy consumerIdle = new BackoffIdleStrategy(100, 10,
@@ -320,6 +321,18 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         /** The first epoch's number (to resume a run: the order of epoch e depends only on e). */
         public Builder startEpoch(long startEpoch) {
             this.startEpoch = startEpoch;
+            return this;
+        }
+
+        /**
+         * The first batch of the first epoch (default 0). Batch k of epoch e, and every random
+         * choice in it, depends only on (seed, e, k, rank, world size), so a run stopped after K
+         * batches of epoch e and resumed with {@code startEpoch(e).startBatch(K)} delivers the rest
+         * of that epoch exactly as the uninterrupted run would have. {@link #epochs} counts that
+         * partial epoch as one.
+         */
+        public Builder startBatch(int startBatch) {
+            this.startBatch = startBatch;
             return this;
         }
 

@@ -460,6 +460,26 @@ class LoaderTest {
         }
     }
 
+    /** Stopped after K batches of epoch e, a run resumed at (e, K) delivers exactly the rest, in order. */
+    @Test
+    void aRunResumedMidEpochDeliversTheRestOfItAsTheUninterruptedRunDid() {
+        List<String> whole;
+        try (Loader l = loader().transform(TRAIN).shuffle(true).seed(4).epochs(3).build()) {
+            whole = drain(l);
+        }
+        assertEquals(15, whole.size());
+        for (int k : new int[] {1, 3, 4}) {
+            try (Loader l = loader().transform(TRAIN).shuffle(true).seed(4).startEpoch(1).startBatch(k).epochs(2)
+                    .workers(2).build()) {
+                assertEquals(10 - k, l.totalBatches());
+                assertEquals(whole.subList(5 + k, 15), drain(l), "resumed at batch " + k + " of epoch 1");
+            }
+        }
+        IllegalArgumentException outside = assertThrows(IllegalArgumentException.class,
+                () -> loader().startBatch(5).build());
+        assertTrue(outside.getMessage().contains("outside the epoch's 5 batches"), outside.getMessage());
+    }
+
     @Test
     void badFilesThroughTheTrainTransformGiveTheirReasons() throws Exception {
         SampleIndex bad = scanBadData();

@@ -44,6 +44,8 @@ public final class Pipeline implements AutoCloseable {
     private final SlotRing ring;
     private final boolean skipErrors;
     private final long startEpoch;
+    // Sequence numbers count batches from batch 0 of startEpoch; a resumed run starts at this one.
+    private final long firstSequence;
     private final long totalTickets;
     private final long totalBatches;
     private final int samplesPerEpoch;
@@ -77,13 +79,23 @@ public final class Pipeline implements AutoCloseable {
     private volatile boolean running = true;
     private volatile Throwable failure;
 
+    /** {@link #Pipeline(SampleIndex, Sampler, TransformSpec, SlotRing, int, long, int, long, boolean, Supplier)} from batch 0. */
+    public Pipeline(SampleIndex index, Sampler sampler, TransformSpec spec, SlotRing ring, int workers,
+                    long startEpoch, long epochs, boolean skipErrors, Supplier<IdleStrategy> idleStrategies) {
+        this(index, sampler, spec, ring, workers, startEpoch, 0, epochs, skipErrors, idleStrategies);
+    }
+
     /**
      * Starts {@code workers} threads at once.
      *
-     * @param epochs number of epochs to produce, or 0 for no end
+     * @param startBatch the first batch of epoch {@code startEpoch} to produce (to resume mid-epoch:
+     *     batch k of epoch e is the same whatever came before it)
+     * @param epochs number of epochs to produce, the first one counted even when it starts past
+     *     batch 0, or 0 for no end
      */
     public Pipeline(SampleIndex index, Sampler sampler, TransformSpec spec, SlotRing ring, int workers,
-                    long startEpoch, long epochs, boolean skipErrors, Supplier<IdleStrategy> idleStrategies) {
+                    long startEpoch, int startBatch, long epochs, boolean skipErrors,
+                    Supplier<IdleStrategy> idleStrategies) {
         if (workers < 1) {
             throw new IllegalArgumentException("workers must be positive: " + workers);
         }
@@ -107,6 +119,14 @@ public final class Pipeline implements AutoCloseable {
         this.totalTickets = epochs <= 0 ? Long.MAX_VALUE : Math.multiplyExact(epochs, (long) samplesPerEpoch);
         this.totalBatches = epochs <= 0 ? Long.MAX_VALUE : epochs * batchesPerEpoch;
         this.deliverable = totalBatches;
+        if (startBatch < 0 || startBatch >= Math.max(1, batchesPerEpoch)) {
+            throw new IllegalArgumentException("start batch " + startBatch + " is outside the epoch's " + batchesPerEpoch
+                    + " batches");
+        }
+        this.firstSequence = startBatch;
+        nextTicket.set((long) startBatch * batchSize);
+        nextToAcquire = startBatch;
+        nextToPublish = startBatch;
         int slots = ring.geometry().slotCount();
         slotMemory = new MemorySegment[slots];
         slotPixels = new MemorySegment[slots];
@@ -245,7 +265,7 @@ public final class Pipeline implements AutoCloseable {
                 slotErrors.set(batch.slot, errors);
                 ring.publish(batch.slot);
                 nextToPublish = sequence + 1;
-                published = sequence + 1;
+                published = sequence + 1 - firstSequence;
                 // For consumers in other processes and status lines (consumer lag).
                 ring.memory().set(JAVA_LONG, PUBLISHED_OFFSET, published);
                 if (nothingDecoded) {
@@ -300,7 +320,7 @@ public final class Pipeline implements AutoCloseable {
     /**
      * The next published slot, waiting with {@code idle}; -1 once every batch has been taken.
      *
-     * @param taken how many batches the caller has taken so far
+     * @param taken how many batches the caller has taken so far (from the start batch on)
      * @throws NoSampleDecodedException when a whole epoch decoded nothing (after its batches)
      * @throws IllegalStateException when a worker died (its cause attached) or the pipeline closed
      */
@@ -313,7 +333,7 @@ public final class Pipeline implements AutoCloseable {
             }
             Throwable cause = failure;
             if (cause instanceof NoSampleDecodedException e) {
-                if (taken >= deliverable) {
+                if (firstSequence + taken >= deliverable) {
                     throw e;
                 }
                 // The epoch's last batch is being published under publishLock: wait for it.
@@ -327,7 +347,7 @@ public final class Pipeline implements AutoCloseable {
                     return slot;
                 }
                 throw new IllegalStateException("a loader worker failed: " + cause, cause);
-            } else if (taken >= totalBatches) {
+            } else if (firstSequence + taken >= totalBatches) {
                 return -1;
             }
             if (!running) {
@@ -346,8 +366,9 @@ public final class Pipeline implements AutoCloseable {
         return ring;
     }
 
+    /** Batches this pipeline publishes in all (from the start batch on; {@link Long#MAX_VALUE} for no end). */
     public long totalBatches() {
-        return totalBatches;
+        return totalBatches == Long.MAX_VALUE ? Long.MAX_VALUE : totalBatches - firstSequence;
     }
 
     /** Why a worker died, or null. */

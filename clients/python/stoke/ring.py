@@ -1,6 +1,6 @@
 """Consume batches that ``stoke serve`` decodes into a shared-memory ring, zero-copy.
 
-    from stoke_client import Ring
+    from stoke import Ring
 
     with Ring("/dev/shm/train") as ring:
         for batch in ring:                      # releases the previous batch on each step
@@ -22,6 +22,7 @@ import errno
 import fcntl
 import mmap
 import os
+import threading
 import time
 
 import numpy as np
@@ -384,6 +385,9 @@ class Ring:
         self._spin, self._poll_sleep = spin, poll_sleep
         self._mm = None
         self._open = {}
+        # Releases may come from any thread (stoke.DataLoader releases a slot when the last tensor
+        # viewing it is freed); the free queue has one writer at a time.
+        self._release_lock = threading.Lock()
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -460,6 +464,15 @@ class Ring:
         return self._g.shape
 
     @property
+    def slot_count(self):
+        return self._g.slot_count
+
+    @property
+    def held(self):
+        """Batches handed out and not yet released."""
+        return len(self._open)
+
+    @property
     def dtype(self):
         return np.dtype(np.float32 if self._g.dtype == DTYPE_FLOAT32 else np.uint8)
 
@@ -505,11 +518,12 @@ class Ring:
                 time.sleep(self._poll_sleep)
 
     def _release(self, slot):
-        if self._mm is None or self._open.pop(slot, None) is None:
-            return
-        self._slot_headers[slot][SLOT_STATE_OFFSET // 4] = SLOT_STATE_FREE  # before the offer: see the protocol
-        if not self._free.offer(slot):
-            raise RuntimeError("free queue full: a slot was released twice")
+        with self._release_lock:
+            if self._mm is None or self._open.pop(slot, None) is None:
+                return
+            self._slot_headers[slot][SLOT_STATE_OFFSET // 4] = SLOT_STATE_FREE  # before the offer: see the protocol
+            if not self._free.offer(slot):
+                raise RuntimeError("free queue full: a slot was released twice")
 
     def __iter__(self):
         while True:
@@ -526,9 +540,10 @@ class Ring:
             return
         if self.release_on_next and self._last is not None and self._last._released:
             self._last = None
-        self._open.clear()
-        self._h64[CONSUMER_PID_OFFSET // 8] = -self._pid
-        self._unmap()
+        with self._release_lock:
+            self._open.clear()
+            self._h64[CONSUMER_PID_OFFSET // 8] = -self._pid
+            self._unmap()
 
     def _unmap(self):
         mm, self._mm = self._mm, None

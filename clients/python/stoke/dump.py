@@ -1,4 +1,4 @@
-"""python3 -m stoke_client.dump RING [--hold-after N]: prints every batch and sample of a ring.
+"""python3 -m stoke.dump RING [--hold-after N]: prints every batch and sample of a ring.
 
 Lines (the same as native/stoke_consumer.c, which the tests compare with the producer's data):
   B <sequence> <epoch> <batch index> <samples>
@@ -9,7 +9,7 @@ import signal
 import sys
 import zlib
 
-from . import Ring, RingFormatError, ProducerGoneError, RingBusyError
+from .ring import Ring, RingFormatError, ProducerGoneError, RingBusyError
 
 
 def main(argv):

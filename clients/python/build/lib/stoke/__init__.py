@@ -1,0 +1,21 @@
+"""Stoke from Python.
+
+``stoke.DataLoader`` is a drop-in for ``torch.utils.data.DataLoader`` over an ImageFolder tree:
+Stoke's Java producer decodes into a private shared-memory ring and the batches are torch tensors
+viewing it, without a copy::
+
+    loader = stoke.DataLoader("/data/imagenet/train", batch_size=256, shuffle=True)
+    for images, labels in loader:       # uint8 [n, 224, 224, 3] and int64 [n]
+        ...
+
+``stoke.Ring`` is the low-level consumer of a ring that ``stoke serve`` writes elsewhere (numpy
+only; torch optional). See README.md.
+"""
+
+from ._home import StokeNotFoundError
+from .loader import Batch, DataLoader, ProducerError, SampleError, SkippedSample
+from .ring import Batch as RingBatch
+from .ring import ProducerGoneError, Ring, RingBusyError, RingFormatError, attach
+
+__all__ = ["DataLoader", "Batch", "SampleError", "SkippedSample", "ProducerError", "StokeNotFoundError",
+           "Ring", "RingBatch", "RingFormatError", "ProducerGoneError", "RingBusyError", "attach"]

@@ -1,0 +1,407 @@
+"""``stoke.DataLoader``: a drop-in for ``torch.utils.data.DataLoader`` over an ImageFolder tree.
+
+Creating one starts Stoke's Java producer (``./stoke serve``) as a child process, decoding into a
+private ring in ``/dev/shm``; the batches' pixels are torch tensors that view the ring's memory.
+The producer runs across epochs (like ``persistent_workers=True``) and stops, removing its files,
+when the loader is closed or this process exits, however it exits: it watches this process.
+
+The slot under a batch goes back to the producer when the last Python object viewing its pixels
+is freed (a finaliser on the buffer's owner), never earlier: a tensor kept across steps keeps its
+bytes. Keep a batch longer than the ring allows by ``images.clone()``, or give it more ``slots``.
+"""
+
+import atexit
+import collections
+import gc
+import os
+import secrets
+import subprocess
+import threading
+import time
+import weakref
+
+import numpy as np
+
+from . import _home
+from .ring import SAMPLE_STATUS, ProducerGoneError, Ring, RingFormatError
+
+__all__ = ["DataLoader", "SampleError", "ProducerError", "SkippedSample", "Batch"]
+
+#: How long creating a loader waits for the producer's ring (the first run may build Stoke).
+START_TIMEOUT = 900.0
+#: Stderr lines of the producer kept for error messages.
+STDERR_LINES = 40
+
+
+class SampleError(RuntimeError):
+    """A batch held files that did not decode, under ``on_error="fail"``.
+
+    ``samples`` lists them as :class:`SkippedSample`. The batch's slot is already given back, and
+    iteration can go on with the next batch (call ``next()`` on the same iterator again).
+    """
+
+    def __init__(self, epoch, batch_index, samples):
+        self.epoch, self.batch_index, self.samples = epoch, batch_index, samples
+        lines = "\n".join(f"  {s.path}: {s.reason}" for s in samples)
+        super().__init__(f"batch {batch_index} of epoch {epoch}: {len(samples)} file(s) did not decode:\n{lines}")
+
+
+class ProducerError(RuntimeError):
+    """Stoke's producer process failed or is gone; the message ends with its last stderr lines."""
+
+
+SkippedSample = collections.namedtuple("SkippedSample", ["position", "index", "path", "reason"])
+SkippedSample.__doc__ = ("A sample that did not decode: its position in the batch, its dataset index, its file, "
+                         "and why.")
+
+
+class Batch(tuple):
+    """What the loader yields: ``(images, labels)``, or ``(images, labels, indices)``.
+
+    A tuple, so ``images, labels = batch`` works, with the batch's ``epoch``, ``batch_index`` and
+    ``skipped`` (a list of :class:`SkippedSample`: under ``on_error="skip"`` the samples that did
+    not decode; their images are zeros) as attributes.
+    """
+
+    def __new__(cls, items, epoch, batch_index, skipped):
+        self = super().__new__(cls, items)
+        self.epoch, self.batch_index, self.skipped = epoch, batch_index, skipped
+        return self
+
+
+class _SlotLease:
+    """Owns one batch's pixels: numpy and torch views of them keep this object alive, and when the
+    last one goes, its finaliser gives the slot back to the producer.
+
+    Exposes the pixels through ``__array_interface__``, so ``np.asarray(lease)`` is an array whose
+    base is the lease; it holds the array that views the ring's mmap, which keeps the mapping.
+    """
+
+    __slots__ = ("_view", "__array_interface__", "__weakref__")
+
+    def __init__(self, view):
+        self._view = view
+        self.__array_interface__ = view.__array_interface__
+
+
+def _default_rank_and_world():
+    try:
+        import torch.distributed as dist
+        if dist.is_available() and dist.is_initialized():
+            return dist.get_rank(), dist.get_world_size()
+    except ImportError:
+        pass
+    return int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def _default_workers():
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cores // max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1"))))
+
+
+def _close_at_exit(ref):
+    loader = ref()
+    if loader is not None:
+        loader.close()
+
+
+class DataLoader:
+    """Batches of ``root`` (an ImageFolder tree, ``root/<class>/<image>.jpg``, or a list file of
+    ``<path> <label>`` lines) decoded by Stoke: ``Resize(resize)`` + ``CenterCrop(crop)``, or with
+    ``transform="train"`` ``RandomResizedCrop(crop)`` + ``RandomHorizontalFlip()``.
+
+    Yields ``(images, labels)`` of torch tensors (``(images, labels, indices)`` with
+    ``with_indices=True``): ``images`` uint8 ``[n, crop, crop, 3]`` (``output="uint8"``) or float32
+    ``[n, 3, crop, crop]`` normalised with ImageNet's mean and std (``output="float32"``), viewing
+    shared memory; ``labels`` and ``indices`` int64 ``[n]``. Indices are positions in
+    torchvision's ``ImageFolder(root).samples`` order (``loader.samples[i]`` is ``(path, label)``).
+
+    Each ``for`` over the loader delivers one epoch: the rest of it when an earlier ``for`` stopped
+    early (no batch is lost or repeated), then the next epoch. ``set_epoch(e)`` moves to epoch
+    ``e``. ``state_dict()``/``load_state_dict()`` resume mid-epoch exactly once (torchdata's
+    ``StatefulDataLoader`` convention).
+
+    ``rank``/``world_size`` default to ``torch.distributed``'s when it is initialised, else to
+    ``RANK``/``WORLD_SIZE`` (torchrun), else 0/1; each rank gets a disjoint shard, and the shards
+    cover the dataset. ``num_workers`` (decoding threads in the producer) defaults to the cores
+    divided by ``LOCAL_WORLD_SIZE``. ``slots`` is the ring's size: batches decoded ahead plus the
+    batches your code still holds.
+    """
+
+    def __init__(self, root, batch_size=256, num_workers=None, shuffle=False, seed=0, drop_last=False,
+                 resize=256, crop=224, output="uint8", on_error="fail", with_indices=False, rank=None,
+                 world_size=None, transform="eval", dct_scaling="pow2", slots=4, start_timeout=START_TIMEOUT):
+        if output not in ("uint8", "float32"):
+            raise ValueError(f"output must be 'uint8' or 'float32', not {output!r}")
+        if on_error not in ("fail", "skip"):
+            raise ValueError(f"on_error must be 'fail' or 'skip', not {on_error!r}")
+        if transform not in ("eval", "train"):
+            raise ValueError(f"transform must be 'eval' or 'train', not {transform!r}")
+        if batch_size < 1 or slots < 1:
+            raise ValueError("batch_size and slots must be positive")
+        default_rank, default_world = _default_rank_and_world()
+        self.rank = default_rank if rank is None else int(rank)
+        self.world_size = default_world if world_size is None else int(world_size)
+        if not 0 <= self.rank < self.world_size:
+            raise ValueError(f"rank must be in [0, world_size): rank {self.rank} of {self.world_size}")
+        self.root = os.fspath(root)
+        self.batch_size, self.shuffle, self.seed, self.drop_last = int(batch_size), bool(shuffle), int(seed), drop_last
+        self.num_workers = _default_workers() if num_workers is None else int(num_workers)
+        self.resize, self.crop, self.output, self.on_error = resize, crop, output, on_error
+        self.with_indices, self.transform, self.dct_scaling, self.slots = with_indices, transform, dct_scaling, slots
+        self._start_timeout = start_timeout
+        self._launcher = _home.launcher()
+        self._proc = None
+        self._ring = None
+        self._stderr = collections.deque(maxlen=STDERR_LINES)
+        self._closed = False
+        self._epoch = 0
+        self._batch = 0
+        self._producer_next = None  # (epoch, batch) the ring hands out next
+        self.samples = None
+        self._start_producer(0, 0)
+        atexit.register(_close_at_exit, weakref.ref(self))
+
+    # ---- sizes and position ----
+
+    def __len__(self):
+        """Batches per epoch for this rank (Stoke's sampler: shard ``rank::world_size`` of the dataset)."""
+        shard = (len(self.samples) - self.rank + self.world_size - 1) // self.world_size
+        per_epoch = shard - shard % self.batch_size if self.drop_last else shard
+        return (per_epoch + self.batch_size - 1) // self.batch_size
+
+    def set_epoch(self, epoch):
+        """The next ``for`` delivers epoch ``epoch`` (from where it stopped, when it is the current one)."""
+        if epoch < 0:
+            raise ValueError(f"epoch must not be negative: {epoch}")
+        if epoch != self._epoch:
+            self._epoch, self._batch = int(epoch), 0
+
+    def state_dict(self):
+        """Where the loader is: after ``batch`` batches of ``epoch``, with the settings that fix the order."""
+        return {"epoch": self._epoch, "batch": self._batch, "seed": self.seed, "shuffle": self.shuffle,
+                "batch_size": self.batch_size, "drop_last": bool(self.drop_last), "rank": self.rank,
+                "world_size": self.world_size, "dataset_size": len(self.samples), "transform": self.transform}
+
+    def load_state_dict(self, state):
+        """Resumes at the state's position: the rest of that epoch comes in the uninterrupted run's order."""
+        mine = self.state_dict()
+        for key in ("seed", "shuffle", "batch_size", "drop_last", "rank", "world_size", "dataset_size", "transform"):
+            if key in state and state[key] != mine[key]:
+                raise ValueError(f"state_dict was saved with {key}={state[key]!r}, this loader has {mine[key]!r}: "
+                                 "resuming would not give the same order")
+        epoch, batch = int(state["epoch"]), int(state["batch"])
+        if batch >= len(self):
+            epoch, batch = epoch + 1, 0
+        self._epoch, self._batch = epoch, batch
+
+    # ---- iteration ----
+
+    def __iter__(self):
+        if self._closed:
+            raise ValueError("the loader is closed")
+        return _EpochIterator(self)
+
+    def _next(self):
+        """The batch at the current position, or None at the end of its epoch (which moves on)."""
+        if self._batch >= len(self):
+            self._epoch, self._batch = self._epoch + 1, 0
+            return None
+        if self._producer_next != (self._epoch, self._batch):
+            self._restart_producer(self._epoch, self._batch)
+        raw = self._take()
+        if (raw.epoch, raw.batch_index) != (self._epoch, self._batch):
+            raw.release()
+            raise RuntimeError(f"the ring handed out batch {raw.batch_index} of epoch {raw.epoch} where batch "
+                               f"{self._batch} of epoch {self._epoch} was due")
+        self._batch += 1
+        k = self._batch
+        self._producer_next = (self._epoch, k) if k < len(self) else (self._epoch + 1, 0)
+        return self._wrap(raw)
+
+    def _take(self):
+        ring = self._ring
+        while True:
+            if ring.held >= ring.slot_count:
+                gc.collect()  # a reference cycle may be all that holds a batch
+                if ring.held >= ring.slot_count:
+                    raise RuntimeError(
+                        f"all {ring.slot_count} ring slots are held by batches your code still references, so no "
+                        "new batch can be decoded. Keep what you need with images.clone() (or .to(device)) and "
+                        "drop the batch, or create the loader with more slots (slots=N).")
+            try:
+                raw = ring.next(timeout=0.25)
+            except ProducerGoneError as e:
+                raise self._producer_error(str(e)) from None
+            except TimeoutError:
+                if self._proc.poll() is not None:
+                    raise self._producer_error(f"the producer exited with status {self._proc.returncode}") from None
+                continue
+            if raw is None:
+                raise self._producer_error("the producer ended its stream early")
+            return raw
+
+    def _wrap(self, raw):
+        import torch
+
+        skipped = []
+        if (raw.status != 0).any():
+            for position in np.flatnonzero(raw.status):
+                index = int(raw.indices[position])
+                reason = SAMPLE_STATUS.get(int(raw.status[position]), f"status {int(raw.status[position])}")
+                skipped.append(SkippedSample(int(position), index, self.samples[index][0], reason))
+        labels = torch.from_numpy(raw.labels.astype(np.int64))
+        indices = torch.from_numpy(raw.indices.astype(np.int64))
+        if raw.failed:
+            epoch, batch_index = raw.epoch, raw.batch_index
+            raw.release()
+            raise SampleError(epoch, batch_index, skipped)
+        lease = _SlotLease(raw.pixels)
+        weakref.finalize(lease, raw.release)
+        images = torch.from_numpy(np.asarray(lease))
+        del lease
+        items = (images, labels, indices) if self.with_indices else (images, labels)
+        return Batch(items, raw.epoch, raw.batch_index, skipped)
+
+    # ---- the producer ----
+
+    def _command(self, epoch, batch, ring_path, index_path):
+        cmd = [str(self._launcher), "serve", self.root, "--ring", ring_path, "--index-out", index_path,
+               "--parent-pid", str(os.getpid()), "--status-interval", "0", "--epochs", "0",
+               "--start-epoch", str(epoch), "--start-batch", str(batch), "--batch-size", str(self.batch_size),
+               "--workers", str(self.num_workers), "--slots", str(self.slots), "--seed", str(self.seed),
+               "--rank", str(self.rank), "--world-size", str(self.world_size), "--resize", str(self.resize),
+               "--crop", str(self.crop), "--output", self.output, "--on-error", self.on_error,
+               "--transform", self.transform, "--dct-scaling", self.dct_scaling]
+        if self.shuffle:
+            cmd.append("--shuffle")
+        if self.drop_last:
+            cmd.append("--drop-last")
+        return cmd
+
+    def _start_producer(self, epoch, batch):
+        name = f"stoke-py-{os.getpid()}-{secrets.token_hex(6)}"
+        self._ring_path = f"/dev/shm/{name}"
+        self._index_path = f"/dev/shm/{name}.index.json"
+        self._stderr.clear()
+        self._proc = subprocess.Popen(self._command(epoch, batch, self._ring_path, self._index_path),
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                      text=True, errors="replace")
+        threading.Thread(target=self._drain_stderr, args=(self._proc,), name="stoke-producer-stderr",
+                         daemon=True).start()
+        deadline = time.monotonic() + self._start_timeout
+        while True:
+            if self._proc.poll() is not None:
+                self._proc.wait()
+                time.sleep(0.05)  # let the reader thread take the last lines
+                raise self._producer_error(f"the producer exited with status {self._proc.returncode} before its "
+                                           "ring was ready")
+            try:
+                self._ring = Ring(self._ring_path, release_on_next=False)
+                break
+            except (FileNotFoundError, RingFormatError, ProducerGoneError):
+                pass  # not created yet, or still being written
+            if time.monotonic() > deadline:
+                self._stop_producer()
+                raise ProducerError(f"the producer's ring was not ready within {self._start_timeout:.0f} s")
+            time.sleep(0.01)
+        if self.samples is None:
+            self.samples = self._read_index()
+        self._producer_next = (epoch, batch)
+
+    def _read_index(self):
+        import json
+
+        samples = []
+        with open(self._index_path, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    path, label = json.loads(line)
+                    samples.append((path, label))
+        return samples
+
+    def _drain_stderr(self, proc):
+        import sys
+
+        with proc.stderr:
+            for line in proc.stderr:
+                line = line.rstrip("\n")
+                self._stderr.append(line)
+                # The producer's warnings (a fallback, a build) reach the user's terminal, once each.
+                if "WARNING" in line or line.startswith("stoke: building") or line.startswith("stoke: recording"):
+                    print(line, file=sys.stderr, flush=True)
+
+    def _producer_error(self, what):
+        time.sleep(0.05)  # the producer's last words may still be in the pipe
+        tail = "\n".join(self._stderr) or "(nothing)"
+        return ProducerError(f"{what}. Its last stderr lines:\n{tail}")
+
+    def _restart_producer(self, epoch, batch):
+        self._stop_producer()
+        self._start_producer(epoch, batch)
+
+    def _stop_producer(self):
+        ring, self._ring = self._ring, None
+        if ring is not None:
+            ring.close()
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.terminate()  # the producer's shutdown hook removes its files
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for path in (getattr(self, "_ring_path", None), getattr(self, "_index_path", None)):
+            if path:
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    pass
+        self._producer_next = None
+
+    # ---- closing ----
+
+    def close(self):
+        """Stops the producer and removes its files. Tensors already handed out stay valid. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop_producer()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class _EpochIterator:
+    """One epoch of a :class:`DataLoader`. After an exception (a :class:`SampleError`), ``next()``
+    goes on with the following batch."""
+
+    def __init__(self, loader):
+        self._loader = loader
+        self._done = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._done:
+            raise StopIteration
+        batch = self._loader._next()
+        if batch is None:
+            self._done = True
+            raise StopIteration
+        return batch
+
+    def __len__(self):
+        return len(self._loader)

@@ -1,0 +1,575 @@
+"""Consume batches that ``stoke serve`` decodes into a shared-memory ring, zero-copy.
+
+    from stoke import Ring
+
+    with Ring("/dev/shm/train") as ring:
+        for batch in ring:                      # releases the previous batch on each step
+            x = torch.from_numpy(batch.pixels)  # views the slot: no copy
+            y = torch.from_numpy(batch.labels)
+
+The ring's format and protocol are native/stoke_ring.h and docs/shared-memory.md; this module
+repeats them with the standard library's mmap and numpy. Every header field is checked before
+any slot is read, so a truncated, foreign or hostile file gives RingFormatError, never an
+out-of-bounds read.
+
+A batch's arrays view the ring's memory. After the batch is released the producer refills that
+memory: copy what you keep (``batch.pixels.copy()``, or move it to the GPU) before releasing.
+Memory ordering: the queues are lock-free single-writer/single-reader; plain stores from Python
+are ordered only on total-store-order machines (x86-64), which is what this client supports.
+"""
+
+import errno
+import fcntl
+import mmap
+import os
+import threading
+import time
+
+import numpy as np
+
+__all__ = ["Ring", "Batch", "RingFormatError", "ProducerGoneError", "RingBusyError", "attach"]
+
+# ---- the layout (native/stoke_ring.h; the Java test suite checks that this copy agrees) ----
+MAGIC = 0x474E52454B4F5453
+VERSION = 1
+PAGE = 4096
+CACHE_LINE = 64
+HEADER_LENGTH = 4096
+
+MAGIC_OFFSET = 0
+VERSION_OFFSET = 8
+HEADER_LENGTH_OFFSET = 12
+TOTAL_LENGTH_OFFSET = 16
+SLOT_COUNT_OFFSET = 24
+SAMPLES_PER_SLOT_OFFSET = 28
+SLOT_STRIDE_OFFSET = 32
+SAMPLE_BYTES_OFFSET = 40
+DTYPE_OFFSET = 48
+DIM_LAYOUT_OFFSET = 52
+SHAPE_OFFSET = 56
+LABEL_TYPE_OFFSET = 68
+READY_QUEUE_OFFSET_OFFSET = 72
+FREE_QUEUE_OFFSET_OFFSET = 80
+QUEUE_LENGTH_OFFSET = 88
+SLOT_LABELS_OFFSET_OFFSET = 92
+SLOTS_OFFSET_OFFSET = 96
+SLOT_INDICES_OFFSET_OFFSET = 104
+SLOT_STATUS_OFFSET_OFFSET = 108
+SLOT_PIXELS_OFFSET_OFFSET = 112
+PRODUCER_PID_OFFSET = 128
+PRODUCER_HEARTBEAT_OFFSET = 136
+STATE_OFFSET = 144
+PUBLISHED_OFFSET = 152
+REDELIVERED_OFFSET = 160
+CONSUMER_PID_OFFSET = 192
+CONSUMER_HEARTBEAT_OFFSET = 200
+CONSUMED_OFFSET = 208
+
+SLOT_SEQUENCE_OFFSET = 0
+SLOT_EPOCH_OFFSET = 8
+SLOT_BATCH_INDEX_OFFSET = 16
+SLOT_SAMPLE_COUNT_OFFSET = 24
+SLOT_SKIPPED_COUNT_OFFSET = 28
+SLOT_PIXEL_BYTES_OFFSET = 32
+SLOT_DECODE_NANOS_OFFSET = 40
+SLOT_SOURCE_BYTES_OFFSET = 48
+SLOT_FLAGS_OFFSET = 56
+SLOT_STATE_OFFSET = 60
+SLOT_HEADER_LENGTH = 64
+
+SLOT_FLAG_FAILED = 1
+SLOT_FLAG_LAST_IN_EPOCH = 2
+SLOT_STATE_FREE = 0
+SLOT_STATE_FILLING = 1
+SLOT_STATE_READY = 2
+SLOT_STATE_HELD = 3
+DTYPE_UINT8 = 1
+DTYPE_FLOAT32 = 2
+LAYOUT_HWC = 0
+LAYOUT_CHW = 1
+LABEL_INT32 = 1
+STATE_RUNNING = 0
+STATE_END_OF_STREAM = 1
+STATE_PRODUCER_FAILED = 2
+
+MSG_SLOT = 1
+QUEUE_TAIL_POSITION_OFFSET = 128
+QUEUE_HEAD_CACHE_POSITION_OFFSET = 256
+QUEUE_HEAD_POSITION_OFFSET = 384
+QUEUE_TRAILER_LENGTH = 768
+QUEUE_RECORD_HEADER_LENGTH = 8
+QUEUE_RECORD_ALIGNMENT = 8
+QUEUE_PADDING_MSG_TYPE = -1
+
+HEARTBEAT_INTERVAL_MILLIS = 50
+PRODUCER_TIMEOUT_MILLIS = 5000
+
+#: Sample status codes, as in the slot's status array.
+SAMPLE_STATUS = {0: "ok", 1: "read error", 2: "empty file", 3: "not jpeg", 4: "corrupt",
+                 5: "truncated", 6: "too large", 7: "unsupported"}
+
+
+class RingFormatError(ValueError):
+    """The file is not a ring this client can read: truncated, foreign, other version, inconsistent."""
+
+
+class ProducerGoneError(RuntimeError):
+    """The producer's process is gone, failed, or stopped its heartbeat: no further batch will come."""
+
+
+class RingBusyError(RuntimeError):
+    """Another live consumer is attached to the ring."""
+
+
+def _align(v, a):
+    return (v + a - 1) & -a
+
+
+def _next_pow2(v):
+    p = 1
+    while p < v:
+        p <<= 1
+    return p
+
+
+def _alive(pid):
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class _Geometry:
+    """Every offset recomputed from the sizes, as RingGeometry does in Java."""
+
+    def __init__(self, slot_count, samples, dtype, layout, shape):
+        self.slot_count, self.samples, self.dtype, self.layout, self.shape = slot_count, samples, dtype, layout, shape
+        self.element_size = 4 if dtype == DTYPE_FLOAT32 else 1
+        self.sample_bytes = shape[0] * shape[1] * shape[2] * self.element_size
+        self.labels_offset = SLOT_HEADER_LENGTH
+        self.indices_offset = _align(self.labels_offset + 4 * samples, CACHE_LINE)
+        self.status_offset = _align(self.indices_offset + 8 * samples, CACHE_LINE)
+        self.pixels_offset = _align(self.status_offset + 4 * samples, PAGE)
+        self.slot_stride = _align(self.pixels_offset + self.sample_bytes * samples, PAGE)
+        self.queue_capacity = max(1024, _next_pow2(slot_count * 32))
+        self.queue_length = self.queue_capacity + QUEUE_TRAILER_LENGTH
+        self.ready_queue_offset = HEADER_LENGTH
+        self.free_queue_offset = self.ready_queue_offset + _align(self.queue_length, CACHE_LINE)
+        self.slots_offset = _align(self.free_queue_offset + self.queue_length, PAGE)
+        self.total_length = self.slots_offset + self.slot_stride * slot_count  # Python ints: no overflow
+
+
+def validate(buf, file_size, name="ring"):
+    """Checks a ring header in ``buf`` (bytes-like, at least the header) of a file of ``file_size`` bytes.
+
+    Returns the geometry; raises RingFormatError naming the first wrong field.
+    """
+    if file_size < HEADER_LENGTH or len(buf) < HEADER_LENGTH:
+        raise RingFormatError(f"{name}: {file_size} bytes is too short for a ring header ({HEADER_LENGTH} bytes); "
+                              "truncated or not a Stoke ring")
+    h = bytes(buf[:HEADER_LENGTH])
+
+    def i32(off):
+        return int.from_bytes(h[off:off + 4], "little", signed=True)
+
+    def i64(off):
+        return int.from_bytes(h[off:off + 8], "little", signed=True)
+
+    def expect(field, found, expected):
+        if found != expected:
+            raise RingFormatError(f"{name}: {field} is {found}, the geometry gives {expected}")
+
+    magic = int.from_bytes(h[0:8], "little")
+    if magic != MAGIC:
+        raise RingFormatError(f"{name}: bad magic 0x{magic:x} (expected 0x{MAGIC:x}, \"STOKERNG\"): not a Stoke ring")
+    if i32(VERSION_OFFSET) != VERSION:
+        raise RingFormatError(f"{name}: layout version {i32(VERSION_OFFSET)}, this client reads version {VERSION}")
+    expect("header length", i32(HEADER_LENGTH_OFFSET), HEADER_LENGTH)
+    total = i64(TOTAL_LENGTH_OFFSET)
+    if total < HEADER_LENGTH or total > file_size:
+        raise RingFormatError(f"{name}: total length {total} does not fit in the file's {file_size} bytes")
+    slot_count, samples = i32(SLOT_COUNT_OFFSET), i32(SAMPLES_PER_SLOT_OFFSET)
+    dtype, layout = i32(DTYPE_OFFSET), i32(DIM_LAYOUT_OFFSET)
+    shape = (i32(SHAPE_OFFSET), i32(SHAPE_OFFSET + 4), i32(SHAPE_OFFSET + 8))
+    if not 1 <= slot_count <= 1 << 16:
+        raise RingFormatError(f"{name}: bad geometry: slotCount must be in [1, 65536]: {slot_count}")
+    if not 1 <= samples <= 1 << 20:
+        raise RingFormatError(f"{name}: bad geometry: samplesPerSlot must be in [1, 1048576]: {samples}")
+    if dtype not in (DTYPE_UINT8, DTYPE_FLOAT32):
+        raise RingFormatError(f"{name}: bad geometry: unknown dtype {dtype}")
+    if layout not in (LAYOUT_HWC, LAYOUT_CHW):
+        raise RingFormatError(f"{name}: unknown dimension layout {layout}")
+    expect("label type", i32(LABEL_TYPE_OFFSET), LABEL_INT32)
+    if min(shape) < 1 or shape[0] * shape[1] * shape[2] > 2**31 - 1:
+        raise RingFormatError(f"{name}: bad geometry: bad sample shape {shape[0]}x{shape[1]}x{shape[2]}")
+    g = _Geometry(slot_count, samples, dtype, layout, shape)
+    expect("sample bytes", i64(SAMPLE_BYTES_OFFSET), g.sample_bytes)
+    expect("slot stride", i64(SLOT_STRIDE_OFFSET), g.slot_stride)
+    expect("ready queue offset", i64(READY_QUEUE_OFFSET_OFFSET), g.ready_queue_offset)
+    expect("free queue offset", i64(FREE_QUEUE_OFFSET_OFFSET), g.free_queue_offset)
+    expect("queue length", i32(QUEUE_LENGTH_OFFSET), g.queue_length)
+    expect("slots offset", i64(SLOTS_OFFSET_OFFSET), g.slots_offset)
+    expect("slot labels offset", i32(SLOT_LABELS_OFFSET_OFFSET), g.labels_offset)
+    expect("slot indices offset", i32(SLOT_INDICES_OFFSET_OFFSET), g.indices_offset)
+    expect("slot status offset", i32(SLOT_STATUS_OFFSET_OFFSET), g.status_offset)
+    expect("slot pixels offset", i32(SLOT_PIXELS_OFFSET_OFFSET), g.pixels_offset)
+    expect("total length", total, g.total_length)
+    if g.total_length > len(buf):
+        raise RingFormatError(f"{name}: ring needs {g.total_length} bytes, mapping holds {len(buf)}")
+    return g
+
+
+class _Queue:
+    """One Agrona OneToOneRingBuffer of int32 slot numbers inside the mapping."""
+
+    def __init__(self, mm, offset, capacity, slot_count):
+        self.cap = capacity
+        self.mask = capacity - 1
+        self.slot_count = slot_count
+        # int32 view of the records, int64 view of the trailer: aligned single-element stores.
+        self.rec = np.frombuffer(mm, dtype="<i4", count=capacity // 4, offset=offset)
+        self.rec64 = np.frombuffer(mm, dtype="<i8", count=capacity // 8, offset=offset)
+        self.trailer = np.frombuffer(mm, dtype="<i8", count=QUEUE_TRAILER_LENGTH // 8, offset=offset + capacity)
+
+    def poll(self):
+        """The next slot number, or -1 when the queue is empty."""
+        rec, tr = self.rec, self.trailer
+        head_i = QUEUE_HEAD_POSITION_OFFSET // 8
+        for _ in range(2):  # a padding record may precede the message
+            head = int(tr[head_i])
+            index = head & self.mask
+            length = int(rec[index >> 2])
+            if length <= 0:
+                return -1
+            if length > self.cap - index:
+                raise RingFormatError("ready queue record crosses the end of the queue")
+            mtype = int(rec[(index >> 2) + 1])
+            slot = int(rec[(index >> 2) + 2])
+            tr[head_i] = head + _align(length, QUEUE_RECORD_ALIGNMENT)
+            if mtype == QUEUE_PADDING_MSG_TYPE:
+                continue
+            if not 0 <= slot < self.slot_count:
+                raise RingFormatError(f"ready queue holds slot number {slot}, ring has {self.slot_count}")
+            return slot
+        return -1
+
+    def offer(self, slot):
+        """Agrona's tryClaim + commit of one int32; False when full (impossible in a valid ring)."""
+        rec, rec64, tr, cap, mask = self.rec, self.rec64, self.trailer, self.cap, self.mask
+        tail_i, cache_i, head_i = (QUEUE_TAIL_POSITION_OFFSET // 8, QUEUE_HEAD_CACHE_POSITION_OFFSET // 8,
+                                   QUEUE_HEAD_POSITION_OFFSET // 8)
+        record_length = QUEUE_RECORD_HEADER_LENGTH + 4
+        aligned = _align(record_length, QUEUE_RECORD_ALIGNMENT)
+        required = aligned + QUEUE_RECORD_HEADER_LENGTH
+        head, tail = int(tr[cache_i]), int(tr[tail_i])
+        if required > cap - (tail - head):
+            head = int(tr[head_i])
+            if required > cap - (tail - head):
+                return False
+            tr[cache_i] = head
+        padding = 0
+        record_index = tail & mask
+        to_end = cap - record_index
+        write_index = record_index
+        next_tail = tail + aligned
+        if aligned == to_end:
+            tr[tail_i] = next_tail
+            rec64[0] = 0  # pre-zero the next record's header
+        else:
+            if required > to_end:
+                write_index = 0
+                head_index = head & mask
+                if required > head_index:
+                    head = int(tr[head_i])
+                    head_index = head & mask
+                    if required > head_index:
+                        write_index = -1
+                        next_tail = tail
+                    tr[cache_i] = head
+                padding = to_end
+                next_tail += padding
+            tr[tail_i] = next_tail
+            if padding:
+                rec64[0] = 0
+                rec[record_index >> 2] = -padding
+                rec[(record_index >> 2) + 1] = QUEUE_PADDING_MSG_TYPE
+                rec[record_index >> 2] = padding
+            if write_index < 0:
+                return False
+            rec64[(write_index + aligned) >> 3] = 0  # pre-zero the next record's header
+        w = write_index >> 2
+        rec[w] = -record_length
+        rec[w + 1] = MSG_SLOT
+        rec[w + 2] = slot
+        rec[w] = record_length  # commit: the reader sees the record from here on
+        return True
+
+
+class Batch:
+    """One batch, viewed in place in its slot. Release it (or use ``with``) to give the slot back.
+
+    Attributes: ``pixels`` (uint8 [n, H, W, 3] or float32 [n, 3, H, W]), ``labels`` (int32 [n]),
+    ``indices`` (int64 [n], dataset index of each sample), ``status`` (int32 [n], 0 = ok, see
+    SAMPLE_STATUS), ``sequence``, ``epoch``, ``batch_index``, ``size``, ``last_in_epoch``.
+    """
+
+    __slots__ = ("_ring", "slot", "pixels", "labels", "indices", "status", "sequence", "epoch", "batch_index",
+                 "size", "flags", "_released")
+
+    def __init__(self, ring, slot):
+        g, mm = ring._g, ring._mm
+        base = g.slots_offset + g.slot_stride * slot
+        hdr = ring._slot_headers[slot]
+        n = int(hdr[SLOT_SAMPLE_COUNT_OFFSET // 4])
+        if not 0 <= n <= g.samples:
+            raise RingFormatError(f"slot {slot} claims {n} samples, capacity {g.samples}")
+        h64 = ring._slot_headers64[slot]
+        self._ring, self.slot, self.size = ring, slot, n
+        self.sequence = int(h64[SLOT_SEQUENCE_OFFSET // 8])
+        self.epoch = int(h64[SLOT_EPOCH_OFFSET // 8])
+        self.batch_index = int(h64[SLOT_BATCH_INDEX_OFFSET // 8])
+        self.flags = int(hdr[SLOT_FLAGS_OFFSET // 4])
+        dtype = np.float32 if g.dtype == DTYPE_FLOAT32 else np.uint8
+        self.pixels = np.ndarray((n,) + g.shape, dtype=dtype, buffer=mm, offset=base + g.pixels_offset)
+        self.labels = np.ndarray((n,), dtype="<i4", buffer=mm, offset=base + g.labels_offset)
+        self.indices = np.ndarray((n,), dtype="<i8", buffer=mm, offset=base + g.indices_offset)
+        self.status = np.ndarray((n,), dtype="<i4", buffer=mm, offset=base + g.status_offset)
+        self._released = False
+
+    @property
+    def failed(self):
+        """A sample failed while the producer ran with --on-error fail (see ``status``)."""
+        return bool(self.flags & SLOT_FLAG_FAILED)
+
+    @property
+    def last_in_epoch(self):
+        return bool(self.flags & SLOT_FLAG_LAST_IN_EPOCH)
+
+    def release(self):
+        """Gives the slot back to the producer (idempotent). The arrays then view memory being refilled."""
+        if not self._released:
+            self._released = True
+            self._ring._release(self.slot)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+        return False
+
+    def __repr__(self):
+        return f"Batch(sequence={self.sequence}, epoch={self.epoch}, index={self.batch_index}, size={self.size})"
+
+
+class Ring:
+    """The consumer side of a ring file written by ``stoke serve --ring PATH``.
+
+    Attaching maps the file, validates the header, checks that the producer is alive and takes the
+    consumer seat (waiting up to ``timeout`` seconds for the producer to reclaim the seat of a
+    consumer that died). Batches handed out and not released when this consumer closes or dies are
+    delivered again to the next consumer.
+
+    ``spin``: how long (seconds) :meth:`next` busy-polls before sleeping between polls; busy
+    polling gives the lowest hand-off latency, sleeping (``poll_sleep`` seconds) saves a core.
+    """
+
+    def __init__(self, path, timeout=10.0, spin=0.001, poll_sleep=50e-6, release_on_next=True):
+        self.path = str(path)
+        self.release_on_next = release_on_next
+        self._spin, self._poll_sleep = spin, poll_sleep
+        self._mm = None
+        self._open = {}
+        # Releases may come from any thread (stoke.DataLoader releases a slot when the last tensor
+        # viewing it is freed); the free queue has one writer at a time.
+        self._release_lock = threading.Lock()
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise FileNotFoundError(errno.ENOENT, "no ring here (is `stoke serve` running?)", self.path) from None
+        try:
+            size = os.fstat(fd).st_size
+            if size < HEADER_LENGTH:
+                raise RingFormatError(f"{self.path}: {size} bytes is too short for a ring header ({HEADER_LENGTH} bytes); "
+                                      "truncated or not a Stoke ring")
+            self._mm = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            self._g = validate(self._mm, size, self.path)
+            self._h32 = np.frombuffer(self._mm, dtype="<i4", count=HEADER_LENGTH // 4)
+            self._h64 = np.frombuffer(self._mm, dtype="<i8", count=HEADER_LENGTH // 8)
+            self._check_producer()
+            self._take_seat(fd, timeout)
+        except BaseException:
+            self._unmap()
+            raise
+        finally:
+            os.close(fd)
+        g = self._g
+        self._ready = _Queue(self._mm, g.ready_queue_offset, g.queue_capacity, g.slot_count)
+        self._free = _Queue(self._mm, g.free_queue_offset, g.queue_capacity, g.slot_count)
+        self._slot_headers = [np.frombuffer(self._mm, dtype="<i4", count=SLOT_HEADER_LENGTH // 4,
+                                            offset=g.slots_offset + g.slot_stride * s) for s in range(g.slot_count)]
+        self._slot_headers64 = [np.frombuffer(self._mm, dtype="<i8", count=SLOT_HEADER_LENGTH // 8,
+                                              offset=g.slots_offset + g.slot_stride * s) for s in range(g.slot_count)]
+        self._pid = os.getpid()
+        self._h64[CONSUMER_HEARTBEAT_OFFSET // 8] = int(time.time() * 1000)
+        self._last = None
+
+    # ---- attach ----
+
+    def _take_seat(self, fd, timeout):
+        """0 -> our pid under an fcntl write lock on byte 0 (Python has no compare-and-swap)."""
+        me = os.getpid()
+        deadline = time.monotonic() + timeout
+        seat_i = CONSUMER_PID_OFFSET // 8
+        while True:
+            fcntl.lockf(fd, fcntl.LOCK_EX, 1, 0)
+            try:
+                seat = int(self._h64[seat_i])
+                if seat == 0:
+                    self._h64[seat_i] = me
+                    return
+            finally:
+                fcntl.lockf(fd, fcntl.LOCK_UN, 1, 0)
+            if seat > 0 and _alive(seat):
+                raise RingBusyError(f"{self.path} already has a consumer (pid {seat})")
+            if time.monotonic() > deadline:
+                raise RingBusyError(f"{self.path}: the producer has not reclaimed the seat of consumer {abs(seat)} "
+                                    f"within {timeout} s")
+            self._check_producer()
+            time.sleep(0.005)
+
+    def _check_producer(self):
+        if int(self._h32[STATE_OFFSET // 4]) == STATE_PRODUCER_FAILED:
+            raise ProducerGoneError(f"{self.path}: the producer reported a failure (see its log)")
+        pid = int(self._h64[PRODUCER_PID_OFFSET // 8])
+        if not _alive(pid):
+            raise ProducerGoneError(f"{self.path}: the producer (pid {pid}) is gone")
+        age = int(time.time() * 1000) - int(self._h64[PRODUCER_HEARTBEAT_OFFSET // 8])
+        if age > PRODUCER_TIMEOUT_MILLIS:
+            raise ProducerGoneError(f"{self.path}: the producer (pid {pid}) has not written its heartbeat for {age} ms")
+
+    # ---- properties ----
+
+    @property
+    def batch_size(self):
+        return self._g.samples
+
+    @property
+    def sample_shape(self):
+        return self._g.shape
+
+    @property
+    def slot_count(self):
+        return self._g.slot_count
+
+    @property
+    def held(self):
+        """Batches handed out and not yet released."""
+        return len(self._open)
+
+    @property
+    def dtype(self):
+        return np.dtype(np.float32 if self._g.dtype == DTYPE_FLOAT32 else np.uint8)
+
+    # ---- batches ----
+
+    def next(self, timeout=None):
+        """The next batch, or None after the producer's last one.
+
+        With ``release_on_next`` (the default), the batch handed out before is released first.
+        Raises ProducerGoneError within about 10 ms of polling after the producer is gone, and
+        TimeoutError when ``timeout`` seconds pass without a batch.
+        """
+        if self._mm is None:
+            raise ValueError("ring is closed")
+        if self.release_on_next and self._last is not None:
+            self._last.release()
+            self._last = None
+        start = time.monotonic()
+        last_check = start
+        h32, h64, ready = self._h32, self._h64, self._ready
+        while True:
+            slot = ready.poll()
+            if slot < 0 and int(h32[STATE_OFFSET // 4]) == STATE_END_OF_STREAM:
+                slot = ready.poll()  # the last batch is published before the state says so
+                if slot < 0:
+                    return None
+            if slot >= 0:
+                self._slot_headers[slot][SLOT_STATE_OFFSET // 4] = SLOT_STATE_HELD
+                h64[CONSUMED_OFFSET // 8] += 1  # only this consumer adds to it while attached
+                h64[CONSUMER_HEARTBEAT_OFFSET // 8] = int(time.time() * 1000)
+                batch = Batch(self, slot)
+                self._open[slot] = batch
+                self._last = batch
+                return batch
+            now = time.monotonic()
+            if now - last_check >= 0.01:
+                last_check = now
+                h64[CONSUMER_HEARTBEAT_OFFSET // 8] = int(time.time() * 1000)
+                self._check_producer()
+            if timeout is not None and now - start > timeout:
+                raise TimeoutError(f"no batch from {self.path} within {timeout} s")
+            if now - start > self._spin:
+                time.sleep(self._poll_sleep)
+
+    def _release(self, slot):
+        with self._release_lock:
+            if self._mm is None or self._open.pop(slot, None) is None:
+                return
+            self._slot_headers[slot][SLOT_STATE_OFFSET // 4] = SLOT_STATE_FREE  # before the offer: see the protocol
+            if not self._free.offer(slot):
+                raise RuntimeError("free queue full: a slot was released twice")
+
+    def __iter__(self):
+        while True:
+            batch = self.next()
+            if batch is None:
+                return
+            yield batch
+
+    # ---- detach ----
+
+    def close(self):
+        """Detaches: batches not released are delivered again to the next consumer. Idempotent."""
+        if self._mm is None:
+            return
+        if self.release_on_next and self._last is not None and self._last._released:
+            self._last = None
+        with self._release_lock:
+            self._open.clear()
+            self._h64[CONSUMER_PID_OFFSET // 8] = -self._pid
+            self._unmap()
+
+    def _unmap(self):
+        mm, self._mm = self._mm, None
+        self._h32 = self._h64 = None
+        self._ready = self._free = None
+        self._slot_headers = self._slot_headers64 = None
+        if mm is not None:
+            try:
+                mm.close()
+            except BufferError:
+                pass  # arrays of batches still view it; the mapping goes when they do
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def attach(path, **kwargs):
+    """Same as ``Ring(path, **kwargs)``."""
+    return Ring(path, **kwargs)

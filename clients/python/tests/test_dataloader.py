@@ -1,0 +1,294 @@
+"""stoke.DataLoader against torchvision and against itself (run by ./stoke test).
+
+Every test here needs numpy and torch; where they are missing the tests skip and say so. The
+producer is the checkout's ./stoke (STOKE_HOME, else the checkout these files lie in).
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PACKAGE_ROOT = HERE.parent  # clients/python
+CHECKOUT = PACKAGE_ROOT.parent.parent
+sys.path.insert(0, str(PACKAGE_ROOT))
+
+try:
+    import numpy as np
+    import torch
+    import stoke
+    MISSING = None
+except ImportError as e:  # numpy or torch not installed: skip, loudly
+    MISSING = f"{e.name} is not installed"
+
+try:
+    import torchvision
+    from torchvision import transforms
+except ImportError:
+    torchvision = None
+
+DATA = None
+BAD = None
+TMP = None
+LAUNCHER = str(CHECKOUT / "stoke")
+
+
+def setUpModule():
+    global DATA, BAD, TMP
+    if MISSING:
+        print(f"[stoke] SKIPPING the Python DataLoader tests: {MISSING}", file=sys.stderr)
+        return
+    os.environ.setdefault("STOKE_HOME", str(CHECKOUT))
+    TMP = Path(tempfile.mkdtemp(prefix="stoke-py-test-"))
+    DATA = TMP / "data"
+    subprocess.run([LAUNCHER, "make-dataset", str(DATA), "--images", "45", "--seed", "11", "--classes", "4"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # The same files plus a truncated JPEG and a PNG named .jpg, in class folders of their own order.
+    BAD = TMP / "bad"
+    shutil.copytree(DATA, BAD)
+    first = sorted((BAD / sorted(os.listdir(BAD))[0]).iterdir())[0]
+    (BAD / "c_bad").mkdir()
+    (BAD / "c_bad" / "cut.jpg").write_bytes(first.read_bytes()[:2000])
+    (BAD / "c_bad" / "png.jpg").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64)
+
+
+def tearDownModule():
+    if TMP is not None:
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
+def producer_files():
+    return sorted(f for f in os.listdir("/dev/shm") if f.startswith("stoke-py-"))
+
+
+def run_python(code, *args, timeout=300):
+    env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), STOKE_HOME=str(CHECKOUT))
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *map(str, args)], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@unittest.skipIf(MISSING, MISSING or "")
+class DataLoaderTest(unittest.TestCase):
+    def tearDown(self):
+        # Every test's loaders are closed: nothing of theirs may be left in /dev/shm.
+        deadline = time.monotonic() + 5
+        while producer_files() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual([], producer_files())
+
+    def test_each_epoch_delivers_every_sample_exactly_once(self):
+        with stoke.DataLoader(DATA, batch_size=8, num_workers=2, shuffle=True, seed=5, with_indices=True) as loader:
+            self.assertEqual(45, len(loader.samples))
+            self.assertEqual(6, len(loader))
+            orders = []
+            for epoch in range(3):
+                loader.set_epoch(epoch)
+                seen = []
+                for batch in loader:
+                    images, labels, indices = batch
+                    self.assertEqual(epoch, batch.epoch)
+                    self.assertEqual([], batch.skipped)
+                    self.assertEqual(torch.uint8, images.dtype)
+                    self.assertEqual((len(indices), 224, 224, 3), tuple(images.shape))
+                    self.assertEqual([loader.samples[i][1] for i in indices.tolist()], labels.tolist())
+                    seen += indices.tolist()
+                self.assertEqual(list(range(45)), sorted(seen), f"epoch {epoch}")
+                orders.append(seen)
+            self.assertNotEqual(orders[0], orders[1], "shuffled epochs differ")
+
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_pixels_and_labels_equal_torchvisions_resize_and_center_crop(self):
+        reference = torchvision.datasets.ImageFolder(
+            str(DATA), transform=transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224)]))
+        with stoke.DataLoader(DATA, batch_size=16, num_workers=2, dct_scaling="none", with_indices=True) as loader:
+            self.assertEqual([(p, c) for p, c in reference.samples], [(p, c) for p, c in loader.samples])
+            checked = 0
+            for images, labels, indices in loader:
+                for j, index in enumerate(indices.tolist()):
+                    picture, label = reference[index]
+                    expected = torch.from_numpy(np.array(picture.convert("RGB")))
+                    self.assertEqual(label, int(labels[j]))
+                    self.assertTrue(torch.equal(expected, images[j]), f"sample {index} differs from torchvision's")
+                    checked += 1
+            self.assertEqual(45, checked)
+
+    def test_float32_output_is_torchvisions_to_tensor_and_normalize_of_the_uint8(self):
+        with stoke.DataLoader(DATA, batch_size=16, num_workers=2, output="float32") as floats, \
+                stoke.DataLoader(DATA, batch_size=16, num_workers=2) as bytes_:
+            for (f, _), (b, _) in zip(floats, bytes_):
+                mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
+                std = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1)
+                expected = (b.permute(0, 3, 1, 2).float() / 255 - mean) / std
+                self.assertEqual((len(b), 3, 224, 224), tuple(f.shape))
+                self.assertTrue(torch.allclose(expected, f, atol=1e-5))
+
+    def test_a_tensor_kept_alive_keeps_its_bytes_and_its_slot(self):
+        with stoke.DataLoader(DATA, batch_size=4, num_workers=2, slots=3) as loader:
+            it = iter(loader)
+            kept, _ = next(it)
+            copy = kept.clone()
+            view = kept[1:3]  # a view of the slot, held after `kept` goes
+            del kept
+            for images, _ in it:  # 11 more batches through the 2 other slots
+                pass
+            self.assertTrue(torch.equal(copy[1:3], view), "the slot under a live tensor was overwritten")
+            del view
+            # Its slot came back when the last view went: a whole epoch runs through 3 slots again.
+            self.assertEqual(12, sum(1 for _ in loader))
+
+    def test_holding_every_slot_says_so_instead_of_hanging(self):
+        with stoke.DataLoader(DATA, batch_size=4, num_workers=2, slots=2) as loader:
+            it = iter(loader)
+            held = [next(it), next(it)]
+            with self.assertRaisesRegex(RuntimeError, r"all 2 ring slots are held.*clone\(\)"):
+                next(it)
+            del held
+            self.assertEqual(4, len(next(it)[0]), "after letting go, the epoch goes on")
+
+    def test_a_failed_batch_raises_sample_error_naming_the_files_and_iteration_goes_on(self):
+        with stoke.DataLoader(BAD, batch_size=8, num_workers=2, with_indices=True) as loader:
+            self.assertEqual(47, len(loader.samples))
+            it = iter(loader)
+            delivered, errors = [], []
+            while True:
+                try:
+                    delivered += next(it)[2].tolist()
+                except stoke.SampleError as e:
+                    errors.append(e)
+                except StopIteration:
+                    break
+            self.assertEqual(1, len(errors))
+            names = {Path(s.path).name: s.reason for s in errors[0].samples}
+            self.assertEqual({"cut.jpg": "truncated", "png.jpg": "not jpeg"}, names)
+            self.assertIn("cut.jpg", str(errors[0]))
+            failed_size = 8 if errors[0].batch_index < 5 else 7  # 47 = 5 batches of 8 + 7
+            self.assertEqual(47 - failed_size, len(delivered), "every other batch is delivered")
+            self.assertEqual(47 - failed_size, len(set(delivered)))
+
+    def test_skip_reports_the_skipped_samples_and_zeroes_them(self):
+        with stoke.DataLoader(BAD, batch_size=8, num_workers=2, on_error="skip", with_indices=True) as loader:
+            skipped = []
+            for batch in loader:
+                images, labels, indices = batch
+                for s in batch.skipped:
+                    self.assertEqual(s.index, int(indices[s.position]))
+                    self.assertEqual(0, int(images[s.position].abs().sum()))
+                    skipped.append((Path(s.path).name, s.reason))
+            self.assertEqual([("cut.jpg", "truncated"), ("png.jpg", "not jpeg")], sorted(skipped))
+
+    def test_a_dead_producer_raises_with_its_stderr_within_a_second(self):
+        loader = stoke.DataLoader(DATA, batch_size=4, num_workers=1, slots=2)
+        try:
+            it = iter(loader)
+            first = next(it)
+            del first
+            os.kill(loader._proc.pid, signal.SIGKILL)
+            start = time.monotonic()
+            with self.assertRaises(stoke.ProducerError) as caught:
+                for _ in it:
+                    pass
+            self.assertLess(time.monotonic() - start, 1.0)
+            self.assertIn("stderr", str(caught.exception))
+        finally:
+            loader.close()
+
+    def test_kill_9_of_the_python_process_leaves_no_producer_and_no_file(self):
+        child = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+            import sys, time, stoke
+            loader = stoke.DataLoader(sys.argv[1], batch_size=4, num_workers=1)
+            print(loader._proc.pid, loader._ring_path, flush=True)
+            time.sleep(600)
+            """), str(DATA)], env=dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), STOKE_HOME=str(CHECKOUT)),
+                                 stdout=subprocess.PIPE, text=True)
+        try:
+            pid, ring = child.stdout.readline().split()
+            self.assertTrue(os.path.exists(ring))
+            os.kill(child.pid, signal.SIGKILL)
+            child.wait()
+            deadline = time.monotonic() + 3
+            while (Path(f"/proc/{pid}").exists() or os.path.exists(ring)) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            self.assertFalse(Path(f"/proc/{pid}").exists(), "the producer outlived its parent")
+            self.assertFalse(os.path.exists(ring), "the ring file outlived the producer")
+            self.assertFalse(os.path.exists(ring + ".index.json"))
+        finally:
+            child.kill()
+            child.stdout.close()
+
+    def test_state_dict_resumes_in_a_new_process_exactly_once_in_the_uninterrupted_order(self):
+        settings = dict(batch_size=4, num_workers=2, shuffle=True, seed=9, transform="train", with_indices=True)
+        with stoke.DataLoader(DATA, **settings) as loader:
+            loader.set_epoch(2)
+            whole = [(idx.tolist(), images.clone()) for images, _, idx in loader]
+        with tempfile.TemporaryDirectory() as tmp:
+            code = """
+                import json, sys, torch, stoke
+                data, out, part = sys.argv[1], sys.argv[2], sys.argv[3]
+                loader = stoke.DataLoader(data, **json.loads(sys.argv[4]))
+                if part == "first":
+                    loader.set_epoch(2)
+                    for step, (images, labels, idx) in enumerate(loader):
+                        torch.save((idx, images.clone()), f"{out}/batch-{step}.pt")
+                        if step == 4:
+                            break
+                    json.dump(loader.state_dict(), open(f"{out}/state.json", "w"))
+                else:
+                    loader.load_state_dict(json.load(open(f"{out}/state.json")))
+                    for step, (images, labels, idx) in enumerate(loader, start=5):
+                        torch.save((idx, images.clone()), f"{out}/batch-{step}.pt")
+                loader.close()
+                """
+            for part in ("first", "rest"):
+                done = run_python(code, DATA, tmp, part, json.dumps(settings))
+                self.assertEqual(0, done.returncode, done.stderr)
+            state = json.loads(Path(tmp, "state.json").read_text())
+            self.assertEqual((2, 5), (state["epoch"], state["batch"]))
+            resumed = [torch.load(f"{tmp}/batch-{k}.pt") for k in range(len(whole))]
+            self.assertFalse(os.path.exists(f"{tmp}/batch-{len(whole)}.pt"))
+        for k, ((idx, images), (ridx, rimages)) in enumerate(zip(whole, resumed)):
+            self.assertEqual(idx, ridx.tolist(), f"batch {k}")
+            self.assertTrue(torch.equal(images, rimages), f"batch {k}: the random crops differ")
+
+    def test_torchrun_ranks_get_disjoint_shards_that_cover_the_epoch(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            script = Path(tmp) / "ddp.py"
+            script.write_text(textwrap.dedent("""
+                import json, os, sys, torch.distributed as dist, stoke
+                dist.init_process_group("gloo")
+                loader = stoke.DataLoader(sys.argv[1], batch_size=4, num_workers=1, shuffle=True, seed=1,
+                                          with_indices=True)
+                seen = [i for _, _, idx in loader for i in idx.tolist()]
+                everyone = [None] * dist.get_world_size()
+                dist.all_gather_object(everyone, {"rank": loader.rank, "world": loader.world_size, "seen": seen})
+                if dist.get_rank() == 0:
+                    json.dump(everyone, open(sys.argv[2], "w"))
+                loader.close()
+                dist.destroy_process_group()
+                """))
+            out = Path(tmp) / "out.json"
+            # --redirects/--tee name streams that exist: torch 1.13's parsing of 0 ("none") fails on
+            # Python 3.11 (its enum iteration skips the zero flag), so stderr goes to files too.
+            env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), STOKE_HOME=str(CHECKOUT))
+            done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+                                   "--master_port", "29517", "--redirects", "2", "--tee", "2", "--log_dir", str(Path(tmp) / "logs"), str(script), str(DATA), str(out)],
+                                  env=env, capture_output=True, text=True, timeout=300)
+            self.assertEqual(0, done.returncode, done.stderr[-3000:])
+            ranks = json.loads(out.read_text())
+        self.assertEqual([(0, 2), (1, 2)], [(r["rank"], r["world"]) for r in ranks])
+        a, b = set(ranks[0]["seen"]), set(ranks[1]["seen"])
+        self.assertEqual(23, len(ranks[0]["seen"]))
+        self.assertEqual(22, len(ranks[1]["seen"]))
+        self.assertEqual(set(), a & b)
+        self.assertEqual(set(range(45)), a | b)
+
+
+if __name__ == "__main__":
+    unittest.main()
