@@ -297,7 +297,9 @@ class DataLoader:
                 raise self._producer_error(f"the producer exited with status {self._proc.returncode} before its "
                                            "ring was ready")
             try:
-                self._ring = Ring(self._ring_path, release_on_next=False)
+                # A batch takes the producer tens of milliseconds or more: back off to 2 ms sleeps
+                # while waiting, so that polling does not take a core from the decoding threads.
+                self._ring = Ring(self._ring_path, release_on_next=False, spin=0.0002, max_poll_sleep=0.002)
                 break
             except (FileNotFoundError, RingFormatError, ProducerGoneError):
                 pass  # not created yet, or still being written

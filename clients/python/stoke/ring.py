@@ -379,10 +379,11 @@ class Ring:
     polling gives the lowest hand-off latency, sleeping (``poll_sleep`` seconds) saves a core.
     """
 
-    def __init__(self, path, timeout=10.0, spin=0.001, poll_sleep=50e-6, release_on_next=True):
+    def __init__(self, path, timeout=10.0, spin=0.001, poll_sleep=50e-6, release_on_next=True, max_poll_sleep=None):
         self.path = str(path)
         self.release_on_next = release_on_next
         self._spin, self._poll_sleep = spin, poll_sleep
+        self._max_poll_sleep = poll_sleep if max_poll_sleep is None else max(poll_sleep, max_poll_sleep)
         self._mm = None
         self._open = {}
         # Releases may come from any thread (stoke.DataLoader releases a slot when the last tensor
@@ -492,6 +493,7 @@ class Ring:
             self._last = None
         start = time.monotonic()
         last_check = start
+        sleep = self._poll_sleep
         h32, h64, ready = self._h32, self._h64, self._ready
         while True:
             slot = ready.poll()
@@ -515,7 +517,8 @@ class Ring:
             if timeout is not None and now - start > timeout:
                 raise TimeoutError(f"no batch from {self.path} within {timeout} s")
             if now - start > self._spin:
-                time.sleep(self._poll_sleep)
+                time.sleep(sleep)
+                sleep = min(2 * sleep, self._max_poll_sleep)
 
     def _release(self, slot):
         with self._release_lock:
