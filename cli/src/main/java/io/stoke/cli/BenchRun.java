@@ -139,7 +139,7 @@ final class BenchRun {
             workers = loader.workers();
             batchSize = loader.sampler().batchSize();
             long total = loader.sampler().samplesPerEpoch() * epochs;
-            Progress progress = new Progress(err, total);
+            ProgressBar progress = new ProgressBar(err, total);
             while (true) {
                 try {
                     if (stage == null) {
@@ -246,54 +246,4 @@ final class BenchRun {
     }
 
     /** A one-line progress bar on a terminal; a line every few seconds otherwise. */
-    private static final class Progress {
-        private final PrintStream err;
-        private final long total;
-        private final boolean terminal;
-        private final long start = System.nanoTime();
-        private long done;
-        private long lastDraw;
-
-        Progress(PrintStream err, long total) {
-            this.err = err;
-            this.total = total; // 0: no end (--epochs 0)
-            java.io.Console console = System.console();
-            this.terminal = console != null && console.isTerminal();
-        }
-
-        void advance(long n) {
-            done += n;
-            long now = System.nanoTime();
-            if (now - lastDraw > (terminal ? 100_000_000L : 5_000_000_000L)) {
-                lastDraw = now;
-                draw(now);
-            }
-        }
-
-        private void draw(long now) {
-            int width = 30;
-            double rate = done * 1e9 / Math.max(1, now - start);
-            String line;
-            if (total > 0) {
-                int filled = (int) Math.min(width, width * done / total);
-                line = String.format(Locale.ROOT, "[%s%s] %d/%d images  %.0f images/s",
-                        "#".repeat(filled), ".".repeat(width - filled), Math.min(done, total), total, rate);
-            } else {
-                line = String.format(Locale.ROOT, "%d images  %.0f images/s (no end: --epochs 0)", done, rate);
-            }
-            if (terminal) {
-                err.print("\r" + line);
-            } else {
-                err.println(line);
-            }
-            err.flush();
-        }
-
-        void finish() {
-            draw(System.nanoTime());
-            if (terminal) {
-                err.println();
-            }
-        }
-    }
 }

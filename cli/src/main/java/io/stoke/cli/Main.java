@@ -11,6 +11,7 @@ import picocli.CommandLine.Command;
                 DemoCommand.class,
                 BenchCommand.class,
                 ServeCommand.class,
+                EmbedCommand.class,
                 GpuCheckCommand.class,
                 MakeDatasetCommand.class,
                 HarnessCommand.class,

@@ -10,7 +10,7 @@ import picocli.CommandLine.Model.OptionSpec;
 
 /** Every command that drives a loader takes the same loader options, with the same defaults and help. */
 class LoaderOptionsTest {
-    private static final List<String> DRIVERS = List.of("demo", "bench", "serve");
+    private static final List<String> DRIVERS = List.of("demo", "bench", "serve", "embed");
 
     /** The option set the {@code LoaderOptions} class declares, as picocli reads it. */
     private static Map<String, String> declared() {

@@ -1,0 +1,175 @@
+package io.stoke.cli;
+
+import ai.onnxruntime.OrtException;
+import io.stoke.embed.EmbeddingJob;
+import io.stoke.embed.EmbeddingOutput;
+import io.stoke.embed.Embedder;
+import io.stoke.embed.InferenceDevice;
+import io.stoke.embed.ModelContract;
+import io.stoke.ffm.CudaDriver;
+import io.stoke.loader.Loader;
+import io.stoke.loader.NoSampleDecodedException;
+import io.stoke.loader.SampleException;
+import io.stoke.loader.sample.Sampler;
+import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.transform.TransformSpec;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code stoke embed DATA --model FILE.onnx --out DIR}: one vector per image, ONNX Runtime fed
+ * from the ring without a copy ({@link Embedder}), written atomically ({@link EmbeddingOutput}).
+ */
+@Command(name = "embed", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Computes one embedding per image of DATA with an ONNX model: writes DIR/embeddings.npy (float32",
+                "[N, D], rows in dataset order), DIR/paths.txt (row i's file) and, under --on-error skip, DIR/skipped.txt",
+                "(those rows are zeros). The model's input decides the pixels: float32 [N, 3, H, W] normalised with",
+                "ImageNet's mean and std, or uint8 [N, H, W, 3]. Takes the same loader options as 'stoke bench'."})
+public final class EmbedCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "DATA", description = "ImageFolder directory or list file.")
+    Path dataset;
+
+    @Option(names = "--model", required = true, paramLabel = "FILE", description = "The ONNX model.")
+    Path model;
+
+    @Option(names = "--out", required = true, paramLabel = "DIR", description = "Output folder (created when missing).")
+    Path out;
+
+    @Option(names = "--intra-op-threads", paramLabel = "N",
+            description = {"ONNX Runtime's threads per operator (default: ${DEFAULT-VALUE}, measured best beside",
+                    "the loader's --workers on this machine's cores: see embed/README.md)."})
+    int intraOpThreads = defaultIntraOpThreads();
+
+    @Option(names = "--device", paramLabel = "cpu|cuda[:N]", description = "Where the model runs (default: ${DEFAULT-VALUE}).")
+    String device = "cpu";
+
+    @Option(names = "--output-name", paramLabel = "NAME", description = "The model's output to keep, when it has several.")
+    String outputName;
+
+    @Option(names = "--overwrite", description = "Replace a finished output in DIR.")
+    boolean overwrite;
+
+    @Mixin
+    LoaderOptions options;
+
+    /** The cores, all of them: operators run between batches, while the workers decode the next ones. */
+    static int defaultIntraOpThreads() {
+        return Runtime.getRuntime().availableProcessors();
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter err = spec.commandLine().getErr();
+        PrintWriter stdout = spec.commandLine().getOut();
+        InferenceDevice where;
+        try {
+            where = InferenceDevice.parse(device);
+        } catch (IllegalArgumentException e) {
+            err.println("stoke embed: " + e.getMessage());
+            return Main.EXIT_USAGE;
+        }
+        if (where.cuda()) {
+            CudaDriver.Availability a = CudaDriver.tryLoad();
+            if (a.driver().isEmpty()) {
+                err.println("stoke embed: " + a.reason());
+                return GpuCheckCommand.EXIT_NO_GPU;
+            }
+        }
+        if (options.epochs != 1 || options.startBatch != 0) {
+            err.println("stoke embed: embed makes one pass over the data: --epochs 1 and --start-batch 0");
+            return Main.EXIT_USAGE;
+        }
+        if (!options.transform.equals("eval")) {
+            err.println("stoke embed: embeddings use the evaluation transform (Resize + CenterCrop), not --transform "
+                    + options.transform);
+            return Main.EXIT_USAGE;
+        }
+        SampleIndex index = LoaderOptions.index(dataset);
+        try (Embedder embedder = open(where, err)) {
+            if (embedder == null) {
+                return Main.EXIT_FAILED;
+            }
+            ModelContract contract = embedder.contract();
+            TransformSpec transform;
+            try {
+                transform = contract.transform(options.transform());
+            } catch (IllegalArgumentException e) {
+                err.println("stoke embed: " + e.getMessage());
+                return Main.EXIT_USAGE;
+            }
+            Loader.Builder builder = options.builder(index).transform(transform);
+            int[] rows = EmbeddingJob.rows(new Sampler(index.size(), options.batchSize, options.shuffle, options.seed,
+                    options.dropLast, options.rank, options.worldSize), options.startEpoch);
+            err.printf(Locale.ROOT, "stoke embed: %d images, %s: input %s %s, output %s (%d values) on %s, %d workers,"
+                            + " %d operator threads%n", rows.length, model.getFileName(), contract.inputName(),
+                    contract.layout(), contract.outputName(), contract.dimension(), where, options.workers, intraOpThreads);
+            err.flush();
+            EmbeddingJob.Figures f;
+            try (EmbeddingOutput output = EmbeddingOutput.create(out, contract.dimension(),
+                    EmbeddingJob.paths(index, rows), overwrite);
+                 Loader loader = builder.build()) {
+                ProgressBar progress = new ProgressBar(System.err, rows.length);
+                long[] last = {0};
+                f = EmbeddingJob.run(loader, embedder, output, rows, done -> {
+                    progress.advance(done - last[0]);
+                    last[0] = done;
+                });
+                progress.finish();
+                output.commit();
+                for (String s : output.skipped()) {
+                    err.println("skipped: " + s);
+                }
+            } catch (SampleException | NoSampleDecodedException e) {
+                err.println("stoke embed: " + e.getMessage());
+                err.println("stoke embed: nothing written (--on-error skip embeds the rest and lists the bad files)");
+                return Main.EXIT_FAILED;
+            } catch (IllegalStateException e) {
+                if (e.getMessage() != null && e.getMessage().contains("--overwrite")) {
+                    err.println("stoke embed: " + e.getMessage());
+                    return Main.EXIT_USAGE;
+                }
+                throw e;
+            }
+            stdout.printf(Locale.ROOT, "stoke embed %s -> %s%n", dataset, this.out);
+            stdout.printf(Locale.ROOT, "  images                 %d (%d skipped, zero rows)%n", f.images(), f.skipped());
+            stdout.printf(Locale.ROOT, "  throughput             %.0f images/s%n", f.imagesPerSecond());
+            stdout.printf(Locale.ROOT, "  model time per batch   %.1f ms%n", f.modelMillisPerBatch());
+            stdout.printf(Locale.ROOT, "  loader wait per batch  %.1f ms%s%n", f.waitMillisPerBatch(),
+                    f.waitMillisPerBatch() > f.modelMillisPerBatch() ? "  (the loader is the bottleneck)"
+                            : "  (the model is the bottleneck)");
+            stdout.printf(Locale.ROOT, "  CPU per image          %.2f ms (all threads)%n", f.cpuMillisPerImage());
+            stdout.printf(Locale.ROOT, "  batches                %d of %d%n", f.batches(), options.batchSize);
+            stdout.flush();
+            return 0;
+        }
+    }
+
+    private Embedder open(InferenceDevice where, PrintWriter err) {
+        try {
+            return Embedder.open(model, intraOpThreads, where, outputName);
+        } catch (OrtException e) {
+            String msg = e.getMessage();
+            if (where.cuda() && msg != null && msg.toLowerCase(Locale.ROOT).contains("cuda")) {
+                err.println("stoke embed: ONNX Runtime cannot use CUDA here (" + msg + "). This build bundles ONNX Runtime's"
+                        + " CPU package; build with -Donnxruntime.artifact=onnxruntime_gpu for its CUDA provider.");
+            } else {
+                err.println("stoke embed: cannot open the model " + model + ": " + msg);
+            }
+            return null;
+        } catch (IllegalArgumentException e) {
+            err.println("stoke embed: " + model + ": " + e.getMessage());
+            return null;
+        }
+    }
+}

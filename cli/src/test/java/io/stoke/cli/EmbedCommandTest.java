@@ -1,0 +1,143 @@
+package io.stoke.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.stoke.ffm.CudaDriver;
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.testing.BadImages;
+import io.stoke.loader.testing.TestImages;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code stoke embed} end to end: files, rows, bad input under both policies, refusals. */
+class EmbedCommandTest {
+    static final Path MODELS = Path.of("..", "embed", "models");
+    static final String F32 = MODELS.resolve("tiny_cnn_f32.onnx").toString();
+    static final String U8 = MODELS.resolve("tiny_cnn_u8.onnx").toString();
+
+    @TempDir
+    Path tmp;
+
+    private Path dataWithBadFiles() {
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 10, 2, 3);
+        BadImages.allBadFolder(root);
+        return root;
+    }
+
+    /** Rows of a float32 [rows, columns] .npy file, with its header checked by the first bytes and the length. */
+    private static float[][] npy(Path file, int columns) throws IOException {
+        byte[] all = Files.readAllBytes(file);
+        ByteBuffer b = ByteBuffer.wrap(all).order(ByteOrder.LITTLE_ENDIAN);
+        assertEquals((byte) 0x93, all[0]);
+        int header = 10 + Short.toUnsignedInt(b.getShort(8));
+        int rows = (all.length - header) / (4 * columns);
+        assertEquals(all.length, header + 4 * rows * columns, "whole rows");
+        float[][] out = new float[rows][columns];
+        b.position(header);
+        for (float[] row : out) {
+            b.asFloatBuffer().get(row);
+            b.position(b.position() + 4 * columns);
+        }
+        return out;
+    }
+
+    private List<String> files(Path dir) throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.map(p -> p.getFileName().toString()).sorted().toList();
+        }
+    }
+
+    @Test
+    void underSkipBadFilesGetZeroRowsAndAreListedAndEveryOtherRowIsInDatasetOrder() throws Exception {
+        Path data = dataWithBadFiles();
+        Path out = tmp.resolve("out");
+        String[] r = BenchCommandTest.run("embed", data.toString(), "--model", U8, "--out", out.toString(),
+                "--on-error", "skip", "--batch-size", "4", "--workers", "2", "--intra-op-threads", "1");
+        assertEquals("0", r[0], r[2]);
+        assertTrue(r[1].contains("images/s") && r[1].contains("model time per batch") && r[1].contains("loader wait per batch")
+                && r[1].contains("CPU per image"), r[1]);
+        SampleIndex index = ImageFolder.scan(data);
+        List<String> paths = Files.readAllLines(out.resolve("paths.txt"));
+        assertEquals(index.size(), paths.size());
+        for (int i = 0; i < index.size(); i++) {
+            assertEquals(index.resolve(i).toString(), paths.get(i), "row " + i);
+        }
+        float[][] rows = npy(out.resolve("embeddings.npy"), 32);
+        assertEquals(index.size(), rows.length);
+        Map<String, String> skipped = Files.readAllLines(out.resolve("skipped.txt")).stream()
+                .collect(Collectors.toMap(l -> Path.of(l.split("\t")[0]).getFileName().toString(), l -> l.split("\t")[1]));
+        assertEquals(BadImages.EXPECTED.keySet(), skipped.keySet());
+        for (var e : BadImages.EXPECTED.entrySet()) {
+            assertTrue(skipped.get(e.getKey()).startsWith(e.getValue()), e.getKey() + ": " + skipped.get(e.getKey()));
+        }
+        for (int i = 0; i < rows.length; i++) {
+            boolean bad = skipped.containsKey(Path.of(paths.get(i)).getFileName().toString());
+            boolean zero = true;
+            for (float v : rows[i]) {
+                zero &= v == 0f;
+            }
+            assertEquals(bad, zero, "row " + i + " (" + paths.get(i) + ")");
+        }
+        assertEquals(List.of("embeddings.npy", "paths.txt", "skipped.txt"), files(out));
+        String[] again = BenchCommandTest.run("embed", data.toString(), "--model", U8, "--out", out.toString(),
+                "--on-error", "skip");
+        assertEquals("2", again[0], "a finished output is not overwritten without --overwrite");
+        assertTrue(again[2].contains("--overwrite"), again[2]);
+    }
+
+    @Test
+    void underFailABadFileEndsTheRunWithNothingThatLooksComplete() throws Exception {
+        Path out = tmp.resolve("out");
+        String[] r = BenchCommandTest.run("embed", dataWithBadFiles().toString(), "--model", F32, "--output-name",
+                "embedding", "--out", out.toString(), "--batch-size", "4");
+        assertEquals("1", r[0], r[2]);
+        assertTrue(r[2].contains("broken/") && r[2].contains("nothing written"), r[2]);
+        assertEquals(List.of(), files(out), "no partial or complete-looking file is left");
+    }
+
+    @Test
+    void aModelWithSeveralOutputsNeedsOutputNameAndTheFloatModelMatchesTheUint8One() throws Exception {
+        Path data = TestImages.imageFolder(tmp.resolve("data"), 6, 2, 5);
+        String[] r = BenchCommandTest.run("embed", data.toString(), "--model", F32, "--out", tmp.resolve("x").toString());
+        assertEquals("1", r[0]);
+        assertTrue(r[2].contains("--output-name") && r[2].contains("logits"), r[2]);
+        assertFalse(Files.exists(tmp.resolve("x").resolve("embeddings.npy")));
+        String[] f = BenchCommandTest.run("embed", data.toString(), "--model", F32, "--output-name", "embedding", "--out",
+                tmp.resolve("f").toString(), "--dct-scaling", "none");
+        String[] u = BenchCommandTest.run("embed", data.toString(), "--model", U8, "--out", tmp.resolve("u").toString(),
+                "--dct-scaling", "none");
+        assertEquals("0", f[0], f[2]);
+        assertEquals("0", u[0], u[2]);
+        float[][] a = npy(tmp.resolve("f/embeddings.npy"), 32);
+        float[][] b = npy(tmp.resolve("u/embeddings.npy"), 32);
+        for (int i = 0; i < a.length; i++) {
+            for (int j = 0; j < 32; j++) {
+                // The same network; normalisation in Java's table or in the graph differs in the last bits.
+                assertEquals(a[i][j], b[i][j], 1e-4 * Math.max(1, Math.abs(a[i][j])), "row " + i);
+            }
+        }
+    }
+
+    @Test
+    void cudaWithoutADriverSaysSoInOneLineAndExits3() throws Exception {
+        Assumptions.assumeTrue(CudaDriver.tryLoad().driver().isEmpty(), "a CUDA driver is present here");
+        String[] r = BenchCommandTest.run("embed", TestImages.imageFolder(tmp.resolve("d"), 4, 1, 1).toString(), "--model",
+                U8, "--out", tmp.resolve("o").toString(), "--device", "cuda");
+        assertEquals("3", r[0]);
+        assertEquals(1, r[2].strip().lines().count(), r[2]);
+        assertFalse(Files.exists(tmp.resolve("o")));
+    }
+}

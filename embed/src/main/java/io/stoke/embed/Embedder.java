@@ -1,0 +1,137 @@
+package io.stoke.embed;
+
+import ai.onnxruntime.OnnxTensor;
+import ai.onnxruntime.OnnxValue;
+import ai.onnxruntime.OrtEnvironment;
+import ai.onnxruntime.OrtException;
+import ai.onnxruntime.OrtSession;
+import ai.onnxruntime.TensorInfo;
+import io.stoke.loader.Batch;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.Map;
+
+/**
+ * Runs an ONNX Runtime session on batches where they lie: the input tensor is a direct buffer
+ * over the batch's slot (ONNX Runtime's Java API takes a direct buffer as the tensor's memory, no
+ * copy), and the output is written into memory this embedder owns (a pinned output), so neither
+ * side of a run copies pixels or allocates their size on the heap. One per consumer thread.
+ *
+ * <p>Ownership: the output memory belongs to this embedder's arena and is valid until the next
+ * {@link #embed} or {@link #close}; the input stays the batch's, which must stay open during
+ * {@link #embed}.
+ */
+public final class Embedder implements AutoCloseable {
+    private final OrtEnvironment env;
+    private final OrtSession session;
+    private final ModelContract contract;
+    private final long[] outputShape;
+    private final Arena arena = Arena.ofConfined();
+    private MemorySegment output;
+    private long lastRunNanos;
+
+    private Embedder(OrtEnvironment env, OrtSession session, ModelContract contract, long[] outputShape) {
+        this.env = env;
+        this.session = session;
+        this.contract = contract;
+        this.outputShape = outputShape;
+    }
+
+    /**
+     * Opens {@code model} with {@code intraOpThreads} threads for each operator (0: ONNX Runtime's
+     * choice) on {@code device}; {@code outputName} picks the output when the model has several.
+     */
+    public static Embedder open(Path model, int intraOpThreads, InferenceDevice device, String outputName)
+            throws OrtException {
+        OrtEnvironment env = OrtEnvironment.getEnvironment();
+        OrtSession session;
+        try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
+            options.setOptimizationLevel(OrtSession.SessionOptions.OptLevel.ALL_OPT);
+            options.setExecutionMode(OrtSession.SessionOptions.ExecutionMode.SEQUENTIAL);
+            options.setInterOpNumThreads(1);
+            if (intraOpThreads > 0) {
+                options.setIntraOpNumThreads(intraOpThreads);
+            }
+            // Idle operator threads sleep instead of spinning: the cores they would spin on are
+            // the loader's, decoding the next batches meanwhile.
+            options.addConfigEntry("session.intra_op.allow_spinning", "0");
+            device.configure(options);
+            session = env.createSession(model.toString(), options);
+        }
+        try {
+            ModelContract contract = ModelContract.of(session, outputName);
+            long[] shape = ((TensorInfo) session.getOutputInfo().get(contract.outputName()).getInfo()).getShape().clone();
+            return new Embedder(env, session, contract, shape);
+        } catch (RuntimeException | OrtException e) {
+            session.close();
+            throw e;
+        }
+    }
+
+    public ModelContract contract() {
+        return contract;
+    }
+
+    /**
+     * Runs the model on {@code batch}'s pixels, read in place from its slot.
+     *
+     * @return {@code batch.size() * dimension} float32 values, row i for the batch's sample i, in
+     *     this embedder's memory: valid until the next call
+     */
+    public MemorySegment embed(Batch batch) throws OrtException {
+        int n = batch.size();
+        long dim = contract.dimension();
+        long outBytes = 4L * n * dim;
+        if (output == null || output.byteSize() < outBytes) {
+            output = arena.allocate(outBytes, 64);
+        }
+        MemorySegment pixels = batch.pixels();
+        long[] inputShape = batch.shape();
+        long expected = 1;
+        for (long d : inputShape) {
+            expected *= d;
+        }
+        ByteBuffer in = pixels.asByteBuffer().order(ByteOrder.nativeOrder());
+        outputShape[0] = n;
+        ByteBuffer out = output.asSlice(0, outBytes).asByteBuffer().order(ByteOrder.nativeOrder());
+        long start = System.nanoTime();
+        try (OnnxTensor input = contract.layout() == ModelContract.Layout.FLOAT32_NCHW
+                ? OnnxTensor.createTensor(env, checked(in.asFloatBuffer(), expected), inputShape)
+                : OnnxTensor.createTensor(env, checked(in, expected), inputShape, ai.onnxruntime.OnnxJavaType.UINT8);
+             OnnxTensor pinned = OnnxTensor.createTensor(env, out.asFloatBuffer(), outputShape);
+             OrtSession.Result ignored = session.run(Map.of(contract.inputName(), input),
+                     Map.<String, OnnxValue>of(contract.outputName(), pinned))) {
+            lastRunNanos = System.nanoTime() - start;
+        }
+        return output.asSlice(0, outBytes);
+    }
+
+    /** The buffer, when it holds exactly the elements the shape says (a slot is never larger or smaller). */
+    private static <B extends java.nio.Buffer> B checked(B buffer, long elements) {
+        if (buffer.capacity() != elements) {
+            throw new IllegalStateException("the batch's pixels hold " + buffer.capacity() + " elements, its shape "
+                    + elements);
+        }
+        return buffer;
+    }
+
+    /** How long the last {@link #embed}'s model run took. */
+    public long lastRunNanos() {
+        return lastRunNanos;
+    }
+
+    /** Value {@code j} of row {@code i} of an {@link #embed} result (for tests and small readers). */
+    public static float value(MemorySegment rows, long dimension, int i, long j) {
+        return rows.getAtIndex(ValueLayout.JAVA_FLOAT, i * dimension + j);
+    }
+
+    @Override
+    public void close() throws OrtException {
+        session.close();
+        arena.close();
+    }
+}

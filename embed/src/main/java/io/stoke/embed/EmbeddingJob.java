@@ -1,0 +1,117 @@
+package io.stoke.embed;
+
+import ai.onnxruntime.OrtException;
+import io.stoke.loader.Batch;
+import io.stoke.loader.Loader;
+import io.stoke.loader.SampleError;
+import io.stoke.loader.sample.Sampler;
+import io.stoke.loader.source.SampleIndex;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.LongConsumer;
+
+/**
+ * One pass of a loader through a model into an {@link EmbeddingOutput}: each batch is embedded
+ * where it lies while the loader's workers decode the next ones into the ring's other slots, and
+ * each sample's row is written at its place in dataset order (torchvision's ImageFolder order, or
+ * the list file's; for a shard, the shard's samples in that order), whatever order batches come in.
+ */
+public final class EmbeddingJob {
+    /** What a finished run measured. */
+    public record Figures(long images, long batches, long skipped, long elapsedNanos, long modelNanos,
+                          long waitNanos, long cpuNanos) {
+        public double imagesPerSecond() {
+            return images * 1e9 / Math.max(1, elapsedNanos);
+        }
+
+        public double modelMillisPerBatch() {
+            return modelNanos / 1e6 / Math.max(1, batches);
+        }
+
+        public double waitMillisPerBatch() {
+            return waitNanos / 1e6 / Math.max(1, batches);
+        }
+
+        /** Process CPU time (every thread: decoding, inference, the rest) per image. */
+        public double cpuMillisPerImage() {
+            return cpuNanos / 1e6 / Math.max(1, images);
+        }
+    }
+
+    private EmbeddingJob() {
+    }
+
+    /**
+     * The dataset indices an epoch of {@code sampler} delivers, sorted: row r of the output is
+     * sample {@code rows[r]}.
+     */
+    public static int[] rows(Sampler sampler, long epoch) {
+        int[] order = sampler.order(epoch);
+        Arrays.sort(order);
+        return order;
+    }
+
+    /** The files of {@code rows}, for paths.txt. */
+    public static List<String> paths(SampleIndex index, int[] rows) {
+        List<String> paths = new ArrayList<>(rows.length);
+        for (int r : rows) {
+            paths.add(index.resolve(r).toString());
+        }
+        return paths;
+    }
+
+    /**
+     * Runs {@code loader} (one epoch, built by the caller with the embedder's transform) through
+     * {@code embedder} into {@code output}, whose rows are {@code rows}. Under policy FAIL a bad
+     * file ends the run with the loader's {@link io.stoke.loader.SampleException}; under SKIP its
+     * row stays zeros and it is listed in skipped.txt. Does not commit the output.
+     *
+     * @param progress told the number of images after each batch
+     */
+    public static Figures run(Loader loader, Embedder embedder, EmbeddingOutput output, int[] rows,
+                              LongConsumer progress) throws OrtException {
+        long dimension = embedder.contract().dimension();
+        long cpu0 = processCpuNanos();
+        long start = System.nanoTime();
+        long images = 0;
+        long batches = 0;
+        long skipped = 0;
+        long modelNanos = 0;
+        for (Batch next = loader.next(); next != null; next = loader.next()) {
+            try (Batch batch = next) {
+                MemorySegment values = embedder.embed(batch);
+                modelNanos += embedder.lastRunNanos();
+                List<SampleError> errors = batch.skipped();
+                int e = 0;
+                for (int i = 0; i < batch.size(); i++) {
+                    long sample = batch.index(i);
+                    int row = Arrays.binarySearch(rows, (int) sample);
+                    if (row < 0) {
+                        throw new IllegalStateException("the loader delivered sample " + sample + ", not in this run's rows");
+                    }
+                    if (e < errors.size() && errors.get(e).position() == i) {
+                        SampleError error = errors.get(e++);
+                        output.skip(row, error.path().toString(), error.status() + ": " + error.detail());
+                        skipped++;
+                    } else {
+                        output.writeRow(row, values.asSlice(4L * dimension * i, 4L * dimension));
+                    }
+                }
+                images += batch.size();
+                batches++;
+                progress.accept(images);
+            }
+        }
+        long elapsed = System.nanoTime() - start;
+        long waits = Arrays.stream(loader.stats().waitNanos()).sum();
+        return new Figures(images, batches, skipped, elapsed, modelNanos, waits, processCpuNanos() - cpu0);
+    }
+
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+}
