@@ -148,7 +148,8 @@ public final class EmbedCommand implements Callable<Integer> {
             stdout.printf(Locale.ROOT, "  loader wait per batch  %.1f ms%s%n", f.waitMillisPerBatch(),
                     f.waitMillisPerBatch() > f.modelMillisPerBatch() ? "  (the loader is the bottleneck)"
                             : "  (the model is the bottleneck)");
-            stdout.printf(Locale.ROOT, "  CPU per image          %.2f ms (all threads)%n", f.cpuMillisPerImage());
+            stdout.printf(Locale.ROOT, "  CPU per image          %.2f ms (all threads), of which decoding %.2f ms%n",
+                    f.cpuMillisPerImage(), f.decodeMillisPerImage());
             stdout.printf(Locale.ROOT, "  batches                %d of %d%n", f.batches(), options.batchSize);
             stdout.flush();
             return 0;

@@ -131,6 +131,31 @@ class EmbedCommandTest {
         }
     }
 
+    /** kill -9 in the middle of a run: what is left must not look like a finished output. */
+    @Test
+    void aKilledRunLeavesNoCompleteLookingOutput() throws Exception {
+        Path data = TestImages.imageFolder(tmp.resolve("data"), 400, 4, 9);
+        Path out = tmp.resolve("out");
+        String java = ProcessHandle.current().info().command().orElseThrow();
+        Process p = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED",
+                "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+                Main.class.getName(), "embed", data.toString(), "--model", F32, "--output-name", "embedding",
+                "--out", out.toString(), "--batch-size", "2", "--workers", "1", "--intra-op-threads", "1")
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (!Files.exists(out.resolve(".embeddings.npy.partial")) && p.isAlive() && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            Thread.sleep(100); // some rows written
+            assertTrue(p.isAlive(), "the run ended before it could be killed; make it longer");
+        } finally {
+            p.destroyForcibly().waitFor();
+        }
+        assertFalse(Files.exists(out.resolve("embeddings.npy")), "files left: " + files(out));
+        assertFalse(Files.exists(out.resolve("paths.txt")), "files left: " + files(out));
+    }
+
     @Test
     void cudaWithoutADriverSaysSoInOneLineAndExits3() throws Exception {
         Assumptions.assumeTrue(CudaDriver.tryLoad().driver().isEmpty(), "a CUDA driver is present here");

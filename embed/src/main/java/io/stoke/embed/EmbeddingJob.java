@@ -22,7 +22,7 @@ import java.util.function.LongConsumer;
 public final class EmbeddingJob {
     /** What a finished run measured. */
     public record Figures(long images, long batches, long skipped, long elapsedNanos, long modelNanos,
-                          long waitNanos, long cpuNanos) {
+                          long waitNanos, long cpuNanos, long decodeNanos) {
         public double imagesPerSecond() {
             return images * 1e9 / Math.max(1, elapsedNanos);
         }
@@ -38,6 +38,11 @@ public final class EmbeddingJob {
         /** Process CPU time (every thread: decoding, inference, the rest) per image. */
         public double cpuMillisPerImage() {
             return cpuNanos / 1e6 / Math.max(1, images);
+        }
+
+        /** The loader's workers' CPU time per image (read, decode, resize: their share of the CPU). */
+        public double decodeMillisPerImage() {
+            return decodeNanos / 1e6 / Math.max(1, images);
         }
     }
 
@@ -80,6 +85,7 @@ public final class EmbeddingJob {
         long batches = 0;
         long skipped = 0;
         long modelNanos = 0;
+        WorkerCpu workerCpu = new WorkerCpu();
         for (Batch next = loader.next(); next != null; next = loader.next()) {
             try (Batch batch = next) {
                 MemorySegment values = embedder.embed(batch);
@@ -102,16 +108,48 @@ public final class EmbeddingJob {
                 }
                 images += batch.size();
                 batches++;
+                workerCpu.sample();
                 progress.accept(images);
             }
         }
         long elapsed = System.nanoTime() - start;
         long waits = Arrays.stream(loader.stats().waitNanos()).sum();
-        return new Figures(images, batches, skipped, elapsed, modelNanos, waits, processCpuNanos() - cpu0);
+        workerCpu.sample();
+        return new Figures(images, batches, skipped, elapsed, modelNanos, waits, processCpuNanos() - cpu0,
+                workerCpu.total());
     }
 
     private static long processCpuNanos() {
         return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
                 .getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+
+    /**
+     * CPU time of the loader's worker threads, read after each batch while they live (they end on
+     * their own after the last sample, so the last batch's share may be missed).
+     */
+    private static final class WorkerCpu {
+        private final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        private final java.util.Map<Long, Long> seen = new java.util.HashMap<>();
+
+        void sample() {
+            if (seen.isEmpty()) {
+                for (java.lang.management.ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
+                    if (t != null && t.getThreadName().startsWith("stoke-worker-")) {
+                        seen.put(t.getThreadId(), 0L);
+                    }
+                }
+            }
+            for (var e : seen.entrySet()) {
+                long cpu = threads.getThreadCpuTime(e.getKey());
+                if (cpu > e.getValue()) {
+                    e.setValue(cpu);
+                }
+            }
+        }
+
+        long total() {
+            return seen.values().stream().mapToLong(Long::longValue).sum();
+        }
     }
 }
