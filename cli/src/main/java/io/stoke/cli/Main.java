@@ -1,41 +1,74 @@
 package io.stoke.cli;
 
+import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** {@code stoke}: the command-line tool. Each sub-command is a class of its own. */
+/**
+ * {@code stoke}: the command-line tool. Each sub-command is a class of its own. Picocli builds a
+ * command's model by reflection, which a fresh JVM runs interpreted (picocli's old class files are
+ * outside the AOT cache): so a run builds only the sub-command it runs, and {@code --help} and
+ * {@code help} build them all.
+ */
 @Command(name = "stoke", mixinStandardHelpOptions = true, version = "stoke 0.1.0",
-        description = "Decodes JPEG datasets into batches for accelerators, faster than PyTorch's DataLoader.",
-        subcommands = {
-                CommandLine.HelpCommand.class,
-                DemoCommand.class,
-                BenchCommand.class,
-                ServeCommand.class,
-                EmbedCommand.class,
-                GpuCheckCommand.class,
-                MakeDatasetCommand.class,
-                HarnessCommand.class,
-                io.stoke.cli.harness.StokeRunCommand.class,
-                AotTrainingCommand.class,
-        })
+        description = "Decodes JPEG datasets into batches for accelerators, faster than PyTorch's DataLoader.")
 public final class Main implements Runnable {
     /** Exit code when the run itself failed (bad input under --on-error fail, a worker died). */
     public static final int EXIT_FAILED = 1;
     /** Exit code for wrong usage. */
     public static final int EXIT_USAGE = 2;
 
+    /** Every sub-command, in the order --help lists them. */
+    private static final List<Class<?>> COMMANDS = List.of(
+            DemoCommand.class,
+            BenchCommand.class,
+            ServeCommand.class,
+            EmbedCommand.class,
+            GpuCheckCommand.class,
+            MakeDatasetCommand.class,
+            HarnessCommand.class,
+            io.stoke.cli.harness.StokeRunCommand.class,
+            AotTrainingCommand.class);
+
     @Override
     public void run() {
-        new CommandLine(this).usage(System.out);
+        commandLine().usage(System.out);
     }
 
     public static void main(String[] args) {
         System.exit(execute(args));
     }
 
+    /** The whole command line, every sub-command built. */
+    public static CommandLine commandLine() {
+        return commandLine(null);
+    }
+
+    /** The command line with only sub-command {@code only} when it names one, else all of them. */
+    private static CommandLine commandLine(String only) {
+        CommandLine cl = new CommandLine(new Main());
+        List<Class<?>> chosen = COMMANDS.stream().filter(c -> name(c).equals(only)).toList();
+        if (chosen.isEmpty()) {
+            cl.addSubcommand("help", new CommandLine.HelpCommand());
+            chosen = COMMANDS;
+        }
+        for (Class<?> c : chosen) {
+            try {
+                cl.addSubcommand(name(c), c.getDeclaredConstructor().newInstance());
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("cannot create " + c, e);
+            }
+        }
+        return cl;
+    }
+
+    private static String name(Class<?> command) {
+        return command.getAnnotation(Command.class).name();
+    }
+
     /** Runs the CLI and returns its exit code (tests call this). */
     public static int execute(String... args) {
-        CommandLine cl = new CommandLine(new Main());
+        CommandLine cl = commandLine(args.length > 0 ? args[0] : null);
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             cmd.getErr().println("stoke: " + e.getMessage());
             return EXIT_FAILED;

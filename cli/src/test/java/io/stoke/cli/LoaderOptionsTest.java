@@ -32,7 +32,7 @@ class LoaderOptionsTest {
         assertTrue(expected.keySet().containsAll(List.of("--workers", "--batch-size", "--slots", "--epochs", "--start-epoch",
                 "--shuffle", "--seed", "--drop-last", "--rank", "--world-size", "--resize", "--crop", "--output",
                 "--dct-scaling", "--max-pixels", "--on-error", "--transform", "--scale", "--ratio", "--flip")), expected.keySet().toString());
-        CommandLine cli = new CommandLine(new Main());
+        CommandLine cli = Main.commandLine();
         for (String name : DRIVERS) {
             CommandLine sub = cli.getSubcommands().get(name);
             Map<String, String> got = describe(sub.getCommandSpec().options().stream()
