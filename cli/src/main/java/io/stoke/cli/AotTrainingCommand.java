@@ -17,8 +17,9 @@ import picocli.CommandLine.Command;
  * JVM's ahead-of-time cache ({@code -XX:AOTCacheOutput}, JDK 25's JEPs 483 and 515) once per
  * build. It loads, links and profiles what a fresh {@code demo}, {@code bench} or {@code serve}
  * would: it makes a small ImageNet-like dataset in a temporary folder and runs {@code bench} over
- * it with the evaluation transform (uint8 and float32) and the training transform, its output
- * discarded. With the cache a fresh process starts with those classes loaded and linked and with
+ * it with the evaluation transform (uint8 and float32) and the training transform, then serves
+ * it into a ring in /dev/shm that a consumer in this process drains, as stoke.DataLoader does; its
+ * output discarded. With the cache a fresh process starts with those classes loaded and linked and with
  * the JIT's profiles, so it compiles the hot loop sooner and spends less of the cores doing so.
  */
 @Command(name = "aot-training", hidden = true,
@@ -49,12 +50,49 @@ public final class AotTrainingCommand implements Callable<Integer> {
                     return rc;
                 }
             }
-            return 0;
+            return serve(data, dir, err);
         } finally {
             System.setOut(out);
             System.setErr(err);
             deleteTree(dir);
         }
+    }
+
+    /** {@code serve} as stoke.DataLoader runs it, its ring drained by a consumer in this process. */
+    private static int serve(String data, Path dir, PrintStream err) throws IOException {
+        Path ring = Path.of("/dev/shm", "stoke-aot-training-" + ProcessHandle.current().pid());
+        int[] rc = {-1};
+        Thread producer = Thread.ofPlatform().name("aot-training-serve").start(() -> rc[0] = Main.execute("serve", data,
+                "--ring", ring.toString(), "--batch-size", "32", "--index-out", dir.resolve("index.json").toString(),
+                "--parent-pid", Long.toString(ProcessHandle.current().pid()), "--status-interval", "0"));
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        io.stoke.loader.RingConsumer consumer = null;
+        while (consumer == null) {
+            try {
+                consumer = io.stoke.loader.RingConsumer.attach(ring);
+            } catch (RuntimeException notYet) {
+                if (System.nanoTime() > deadline || !producer.isAlive()) {
+                    err.println("stoke: aot-training: serve did not start: " + notYet.getMessage());
+                    return 1;
+                }
+                Thread.onSpinWait();
+            }
+        }
+        try (io.stoke.loader.RingConsumer attached = consumer) {
+            for (io.stoke.loader.Batch b : attached) {
+                b.close();
+            }
+        }
+        try {
+            producer.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 1;
+        }
+        if (rc[0] != 0) {
+            err.println("stoke: aot-training: serve exited " + rc[0]);
+        }
+        return rc[0];
     }
 
     private static void deleteTree(Path dir) throws IOException {
