@@ -51,7 +51,9 @@ public final class EmbeddingOutput implements AutoCloseable {
                 StandardOpenOption.READ, StandardOpenOption.TRUNCATE_EXISTING);
         channel.write(ByteBuffer.wrap(header), 0);
         // The whole file's length at once: rows not written (skipped samples) read as zeros.
-        channel.write(ByteBuffer.allocate(1), headerBytes + 4 * rows * dimension - 1);
+        if (rows * dimension > 0) {
+            channel.write(ByteBuffer.allocate(1), headerBytes + 4 * rows * dimension - 1);
+        }
     }
 
     /**
