@@ -123,6 +123,14 @@ class EmbedCommandTest {
         assertEquals("0", u[0], u[2]);
         float[][] a = npy(tmp.resolve("f/embeddings.npy"), 32);
         float[][] b = npy(tmp.resolve("u/embeddings.npy"), 32);
+        String[] shuffled = BenchCommandTest.run("embed", data.toString(), "--model", F32, "--output-name", "embedding",
+                "--out", tmp.resolve("s").toString(), "--dct-scaling", "none", "--shuffle", "--seed", "3",
+                "--batch-size", "4");
+        assertEquals("0", shuffled[0], shuffled[2]);
+        float[][] s = npy(tmp.resolve("s/embeddings.npy"), 32);
+        for (int i = 0; i < a.length; i++) {
+            org.junit.jupiter.api.Assertions.assertArrayEquals(a[i], s[i], "row " + i + ": rows stay in dataset order");
+        }
         for (int i = 0; i < a.length; i++) {
             for (int j = 0; j < 32; j++) {
                 // The same network; normalisation in Java's table or in the graph differs in the last bits.

@@ -92,19 +92,32 @@ public final class EmbeddingJob {
                 modelNanos += embedder.lastRunNanos();
                 List<SampleError> errors = batch.skipped();
                 int e = 0;
+                // Consecutive decoded samples with consecutive rows (a whole batch, in dataset
+                // order) go out in one write: a write per run of rows, not per image.
+                int runStart = -1;
+                int runRow = -1;
                 for (int i = 0; i < batch.size(); i++) {
                     long sample = batch.index(i);
                     int row = Arrays.binarySearch(rows, (int) sample);
                     if (row < 0) {
                         throw new IllegalStateException("the loader delivered sample " + sample + ", not in this run's rows");
                     }
-                    if (e < errors.size() && errors.get(e).position() == i) {
+                    boolean bad = e < errors.size() && errors.get(e).position() == i;
+                    if (runStart >= 0 && (bad || row != runRow + (i - runStart))) {
+                        writeRun(output, values, dimension, runStart, i, runRow);
+                        runStart = -1;
+                    }
+                    if (bad) {
                         SampleError error = errors.get(e++);
                         output.skip(row, error.path().toString(), error.status() + ": " + error.detail());
                         skipped++;
-                    } else {
-                        output.writeRow(row, values.asSlice(4L * dimension * i, 4L * dimension));
+                    } else if (runStart < 0) {
+                        runStart = i;
+                        runRow = row;
                     }
+                }
+                if (runStart >= 0) {
+                    writeRun(output, values, dimension, runStart, batch.size(), runRow);
                 }
                 images += batch.size();
                 batches++;
@@ -117,6 +130,12 @@ public final class EmbeddingJob {
         workerCpu.sample();
         return new Figures(images, batches, skipped, elapsed, modelNanos, waits, processCpuNanos() - cpu0,
                 workerCpu.total());
+    }
+
+    /** Samples {@code [from, to)} of a batch's embeddings, whose rows start at {@code firstRow}. */
+    private static void writeRun(EmbeddingOutput output, MemorySegment values, long dimension, int from, int to,
+                                 int firstRow) {
+        output.writeRows(firstRow, to - from, values.asSlice(4L * dimension * from, 4L * dimension * (to - from)));
     }
 
     private static long processCpuNanos() {

@@ -107,15 +107,23 @@ public final class EmbeddingOutput implements AutoCloseable {
 
     /** Writes {@code dimension} float32 values from {@code values} (native order) as row {@code row}. */
     public void writeRow(long row, MemorySegment values) {
-        if (row < 0 || row >= rows || values.byteSize() != 4 * dimension) {
-            throw new IndexOutOfBoundsException("row " + row + " of " + rows + ", " + values.byteSize() + " bytes for "
-                    + dimension + " values");
+        writeRows(row, 1, values);
+    }
+
+    /**
+     * Writes rows {@code [first, first + count)} from {@code values} ({@code count * dimension}
+     * float32 values, native order) in one positioned write.
+     */
+    public void writeRows(long first, int count, MemorySegment values) {
+        if (first < 0 || count < 1 || first + count > rows || values.byteSize() != 4L * count * dimension) {
+            throw new IndexOutOfBoundsException("rows " + first + "+" + count + " of " + rows + ", " + values.byteSize()
+                    + " bytes for " + dimension + " values each");
         }
         if (java.nio.ByteOrder.nativeOrder() != java.nio.ByteOrder.LITTLE_ENDIAN) {
             throw new UnsupportedOperationException("embeddings.npy is little-endian; this machine is not");
         }
         ByteBuffer b = values.asByteBuffer();
-        long position = headerBytes + 4 * row * dimension;
+        long position = headerBytes + 4 * first * dimension;
         try {
             while (b.hasRemaining()) {
                 position += channel.write(b, position);
