@@ -128,6 +128,11 @@
 #define STOKE_SAMPLE_TRUNCATED             5
 #define STOKE_SAMPLE_TOO_LARGE             6
 #define STOKE_SAMPLE_UNSUPPORTED           7
+#define STOKE_SAMPLE_NO_IMAGE              8   /* tar shards: a sample with no image member */
+#define STOKE_SAMPLE_NO_LABEL              9   /* tar shards: no .cls where others have one */
+#define STOKE_SAMPLE_BAD_LABEL             10  /* tar shards: .cls is not an integer */
+#define STOKE_SAMPLE_MEMBER_TRUNCATED      11  /* tar shards: member runs past the shard's end */
+#define STOKE_SAMPLE_BAD_RAW               12  /* raw shards: .npy is not uint8 [crop, crop, 3] */
 
 /* ---- Agrona OneToOneRingBuffer format ---- */
 #define STOKE_MSG_SLOT                     1   /* record type of a slot number */

@@ -106,15 +106,21 @@ def _close_at_exit(ref):
 
 
 class DataLoader:
-    """Batches of ``root`` (an ImageFolder tree, ``root/<class>/<image>.jpg``, or a list file of
-    ``<path> <label>`` lines) decoded by Stoke: ``Resize(resize)`` + ``CenterCrop(crop)``, or with
+    """Batches of ``root`` decoded by Stoke. ``root`` is an ImageFolder tree
+    (``root/<class>/<image>.jpg``), a list file of ``<path> <label>`` lines, or WebDataset tar
+    shards: one ``.tar``, a brace pattern (``"train-{000000..000127}.tar"``), a folder of ``.tar``
+    files, or the same at ``s3://`` or ``http(s)://`` URLs: ``Resize(resize)`` + ``CenterCrop(crop)``, or with
     ``transform="train"`` ``RandomResizedCrop(crop)`` + ``RandomHorizontalFlip()``.
 
     Yields ``(images, labels)`` of torch tensors (``(images, labels, indices)`` with
     ``with_indices=True``): ``images`` uint8 ``[n, crop, crop, 3]`` (``output="uint8"``) or float32
     ``[n, 3, crop, crop]`` normalised with ImageNet's mean and std (``output="float32"``), viewing
-    shared memory; ``labels`` and ``indices`` int64 ``[n]``. Indices are positions in
-    torchvision's ``ImageFolder(root).samples`` order (``loader.samples[i]`` is ``(path, label)``).
+    shared memory; ``labels`` and ``indices`` int64 ``[n]``. Indices are positions in dataset order:
+    torchvision's ``ImageFolder(root).samples`` order, or for shards shard order then member order.
+    ``loader.samples[i]`` is ``(name, label)`` and ``loader.name(i)`` the name: the file's path, or
+    ``<shard>/<key>`` for a sample in a tar shard. Over shards, ``shuffle_window=W`` shuffles
+    within windows of ``W`` shards (the default for remote shards, whose cache holds a window), 0
+    over every sample (the default for local shards).
 
     Each ``for`` over the loader delivers one epoch: the rest of it when an earlier ``for`` stopped
     early (no batch is lost or repeated), then the next epoch. ``set_epoch(e)`` moves to epoch
@@ -130,7 +136,8 @@ class DataLoader:
 
     def __init__(self, root, batch_size=256, num_workers=None, shuffle=False, seed=0, drop_last=False,
                  resize=256, crop=224, output="uint8", on_error="fail", with_indices=False, rank=None,
-                 world_size=None, transform="eval", dct_scaling="pow2", slots=4, start_timeout=START_TIMEOUT):
+                 world_size=None, transform="eval", dct_scaling="pow2", slots=4, shuffle_window=None,
+                 start_timeout=START_TIMEOUT):
         if output not in ("uint8", "float32"):
             raise ValueError(f"output must be 'uint8' or 'float32', not {output!r}")
         if on_error not in ("fail", "skip"):
@@ -149,6 +156,9 @@ class DataLoader:
         self.num_workers = _default_workers() if num_workers is None else int(num_workers)
         self.resize, self.crop, self.output, self.on_error = resize, crop, output, on_error
         self.with_indices, self.transform, self.dct_scaling, self.slots = with_indices, transform, dct_scaling, slots
+        self.shuffle_window = None if shuffle_window is None else int(shuffle_window)
+        if self.shuffle_window is not None and self.shuffle_window < 0:
+            raise ValueError(f"shuffle_window must not be negative: {shuffle_window}")
         self._start_timeout = start_timeout
         self._launcher = _home.launcher()
         self._proc = None
@@ -170,6 +180,10 @@ class DataLoader:
         per_epoch = shard - shard % self.batch_size if self.drop_last else shard
         return (per_epoch + self.batch_size - 1) // self.batch_size
 
+    def name(self, index):
+        """Sample ``index``'s name: its file's path, or ``<shard>/<key>`` in a tar shard."""
+        return self.samples[index][0]
+
     def set_epoch(self, epoch):
         """The next ``for`` delivers epoch ``epoch`` (from where it stopped, when it is the current one)."""
         if epoch < 0:
@@ -181,12 +195,14 @@ class DataLoader:
         """Where the loader is: after ``batch`` batches of ``epoch``, with the settings that fix the order."""
         return {"epoch": self._epoch, "batch": self._batch, "seed": self.seed, "shuffle": self.shuffle,
                 "batch_size": self.batch_size, "drop_last": bool(self.drop_last), "rank": self.rank,
-                "world_size": self.world_size, "dataset_size": len(self.samples), "transform": self.transform}
+                "world_size": self.world_size, "dataset_size": len(self.samples), "transform": self.transform,
+                "shuffle_window": self.shuffle_window}
 
     def load_state_dict(self, state):
         """Resumes at the state's position: the rest of that epoch comes in the uninterrupted run's order."""
         mine = self.state_dict()
-        for key in ("seed", "shuffle", "batch_size", "drop_last", "rank", "world_size", "dataset_size", "transform"):
+        for key in ("seed", "shuffle", "batch_size", "drop_last", "rank", "world_size", "dataset_size", "transform",
+                    "shuffle_window"):
             if key in state and state[key] != mine[key]:
                 raise ValueError(f"state_dict was saved with {key}={state[key]!r}, this loader has {mine[key]!r}: "
                                  "resuming would not give the same order")
@@ -277,6 +293,8 @@ class DataLoader:
             cmd.append("--shuffle")
         if self.drop_last:
             cmd.append("--drop-last")
+        if self.shuffle_window is not None:
+            cmd += ["--shuffle-window", str(self.shuffle_window)]
         return cmd
 
     def _start_producer(self, epoch, batch):

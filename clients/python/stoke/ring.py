@@ -106,7 +106,8 @@ PRODUCER_TIMEOUT_MILLIS = 5000
 
 #: Sample status codes, as in the slot's status array.
 SAMPLE_STATUS = {0: "ok", 1: "read error", 2: "empty file", 3: "not jpeg", 4: "corrupt",
-                 5: "truncated", 6: "too large", 7: "unsupported"}
+                 5: "truncated", 6: "too large", 7: "unsupported", 8: "no image member", 9: "no .cls label",
+                 10: "bad label", 11: "member truncated", 12: "bad raw sample"}
 
 
 class RingFormatError(ValueError):

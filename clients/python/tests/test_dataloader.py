@@ -120,6 +120,33 @@ class DataLoaderTest(unittest.TestCase):
                     checked += 1
             self.assertEqual(45, checked)
 
+    def test_tar_shards_written_by_tarfile_give_the_folders_samples_names_and_pixels(self):
+        import io
+        import tarfile
+        shards = TMP / "shards"
+        shards.mkdir(exist_ok=True)
+        classes = sorted(d.name for d in DATA.iterdir() if d.is_dir())
+        files = [(c, f, label) for label, c in enumerate(classes) for f in sorted((DATA / c).iterdir())]
+        for s in range(0, len(files), 20):
+            with tarfile.open(shards / f"part-{s // 20:03d}.tar", "w", format=tarfile.PAX_FORMAT) as t:
+                for c, f, label in files[s:s + 20]:
+                    key = f"{c}/{f.name.split('.')[0]}"
+                    t.add(str(f), arcname=key + ".jpg")
+                    info = tarfile.TarInfo(key + ".cls")
+                    info.size = len(str(label))
+                    t.addfile(info, io.BytesIO(str(label).encode()))
+        pattern = str(shards / "part-{000..002}.tar")
+        with stoke.DataLoader(pattern, batch_size=16, num_workers=2, with_indices=True) as from_shards, \
+                stoke.DataLoader(DATA, batch_size=16, num_workers=2, with_indices=True) as from_folder:
+            self.assertEqual(45, len(from_shards.samples))
+            for i, (c, f, label) in enumerate(files):
+                self.assertEqual(f"{shards}/part-{i // 20:03d}.tar/{c}/{f.name.split('.')[0]}", from_shards.name(i))
+                self.assertEqual(label, from_shards.samples[i][1])
+            for (a, la, ia), (b, lb, ib) in zip(from_shards, from_folder):
+                self.assertEqual(ia.tolist(), ib.tolist())
+                self.assertEqual(la.tolist(), lb.tolist())
+                self.assertTrue(torch.equal(a, b), "shard pixels differ from the folder's")
+
     def test_float32_output_is_torchvisions_to_tensor_and_normalize_of_the_uint8(self):
         with stoke.DataLoader(DATA, batch_size=16, num_workers=2, output="float32") as floats, \
                 stoke.DataLoader(DATA, batch_size=16, num_workers=2) as bytes_:

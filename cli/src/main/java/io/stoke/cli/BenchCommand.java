@@ -1,7 +1,6 @@
 package io.stoke.cli;
 
 import io.stoke.loader.source.SampleIndex;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -13,8 +12,9 @@ import picocli.CommandLine.Parameters;
                 "consumer's wait per batch. DIR is an ImageFolder tree (DIR/<class>/<image>.jpg) or a list file",
                 "with one '<path> <label>' per line (paths relative to the list file's folder)."})
 public final class BenchCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "DIR", description = "ImageFolder directory or list file.")
-    Path dataset;
+    @Parameters(index = "0", paramLabel = "DATA", description = {"The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern",
+            "of shards (train-{000000..000127}.tar), or a folder of .tar shards."})
+    String dataset;
 
     @Mixin
     LoaderOptions options;
@@ -27,8 +27,9 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        SampleIndex index = LoaderOptions.index(dataset);
-        System.err.printf("dataset: %d images in %s%n", index.size(), dataset);
-        return new BenchRun(System.out, System.err).execute(options, device, warmup, index, "stoke bench " + dataset);
+        try (SampleIndex index = options.open(dataset)) {
+            System.err.printf("dataset: %d images in %s%n", index.size(), dataset);
+            return new BenchRun(System.out, System.err).execute(options, device, warmup, index, "stoke bench " + dataset);
+        }
     }
 }

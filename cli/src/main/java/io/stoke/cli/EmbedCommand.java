@@ -10,7 +10,6 @@ import io.stoke.ffm.CudaDriver;
 import io.stoke.loader.Loader;
 import io.stoke.loader.NoSampleDecodedException;
 import io.stoke.loader.SampleException;
-import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.source.SampleIndex;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.PrintWriter;
@@ -37,8 +36,9 @@ public final class EmbedCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "DATA", description = "ImageFolder directory or list file.")
-    Path dataset;
+    @Parameters(index = "0", paramLabel = "DATA", description = {"The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern",
+            "of shards (train-{000000..000127}.tar), or a folder of .tar shards."})
+    String dataset;
 
     @Option(names = "--model", required = true, paramLabel = "FILE", description = "The ONNX model.")
     Path model;
@@ -95,8 +95,8 @@ public final class EmbedCommand implements Callable<Integer> {
                     + options.transform);
             return Main.EXIT_USAGE;
         }
-        SampleIndex index = LoaderOptions.index(dataset);
-        try (Embedder embedder = open(where, err)) {
+        try (SampleIndex index = options.open(dataset);
+             Embedder embedder = open(where, err)) {
             if (embedder == null) {
                 return Main.EXIT_FAILED;
             }
@@ -109,8 +109,7 @@ public final class EmbedCommand implements Callable<Integer> {
                 return Main.EXIT_USAGE;
             }
             Loader.Builder builder = options.builder(index).transform(transform);
-            int[] rows = EmbeddingJob.rows(new Sampler(index.size(), options.batchSize, options.shuffle, options.seed,
-                    options.dropLast, options.rank, options.worldSize), options.startEpoch);
+            int[] rows = EmbeddingJob.rows(builder.sampler(), options.startEpoch);
             err.printf(Locale.ROOT, "stoke embed: %d images, %s: input %s %s, output %s (%d values) on %s, %d workers,"
                             + " %d operator threads%n", rows.length, model.getFileName(), contract.inputName(),
                     contract.layout(), contract.outputName(), contract.dimension(), where, options.workers, intraOpThreads);

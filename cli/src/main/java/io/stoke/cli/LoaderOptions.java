@@ -2,12 +2,10 @@ package io.stoke.cli;
 
 import io.stoke.loader.ErrorPolicy;
 import io.stoke.loader.Loader;
-import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.ListFile;
+import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.SampleIndex;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 import picocli.CommandLine.Option;
@@ -48,6 +46,12 @@ public final class LoaderOptions {
 
     @Option(names = "--seed", paramLabel = "S", description = "Shuffle seed (default: ${DEFAULT-VALUE}).")
     long seed;
+
+    @Option(names = "--shuffle-window", paramLabel = "SHARDS",
+            description = {"Tar shards: shuffle within windows of SHARDS shards (shard order shuffled per epoch, then the",
+                    "samples of each window) instead of over every sample; 0 = global. Default: global for local shards,",
+                    "8 for remote ones (a window must fit in --shard-cache)."})
+    Integer shuffleWindow;
 
     @Option(names = "--drop-last", description = "Drop each epoch's last partial batch (default: kept).")
     boolean dropLast;
@@ -101,15 +105,17 @@ public final class LoaderOptions {
                     + "go on. Under both, an epoch in which nothing decodes ends the run (exit code 1) (default: ${DEFAULT-VALUE}).")
     String onError = "fail";
 
-    /** The dataset at {@code data}: an ImageFolder tree when it is a folder, else a list file. */
+    /**
+     * The dataset {@code data} names (a folder, a list file, tar shards: see {@link Datasets}), damaged
+     * shards handled under {@code --on-error}, warnings on stderr. Close it when done: shards are mapped.
+     */
+    SampleIndex open(String data) {
+        return Datasets.open(data, policy(), warning -> System.err.println("stoke: " + warning));
+    }
+
+    /** {@link #open(String)} under {@code --on-error fail}. */
     static SampleIndex index(Path data) {
-        if (Files.isDirectory(data)) {
-            return ImageFolder.scan(data);
-        }
-        if (Files.isRegularFile(data)) {
-            return ListFile.read(data);
-        }
-        throw new IllegalArgumentException(data + " is neither an ImageFolder directory nor a list file (no such file)");
+        return Datasets.open(data.toString(), ErrorPolicy.FAIL, warning -> System.err.println("stoke: " + warning));
     }
 
     TransformSpec transform() {
@@ -145,6 +151,17 @@ public final class LoaderOptions {
         };
     }
 
+    /** --shuffle-window, or its default for this dataset. */
+    int window(SampleIndex index) {
+        if (shuffleWindow != null) {
+            if (shuffleWindow < 0) {
+                throw new IllegalArgumentException("--shuffle-window must not be negative");
+            }
+            return shuffleWindow;
+        }
+        return index.shards() != null && index.shards().remote() ? 8 : 0;
+    }
+
     /** A builder with every option applied; the caller may still set the ring. */
     Loader.Builder builder(SampleIndex index) {
         if (workers < 1 || batchSize < 1 || slots < 1) {
@@ -158,7 +175,7 @@ public final class LoaderOptions {
                     + rank + " of " + worldSize);
         }
         return Loader.builder(index).workers(workers).batchSize(batchSize).slots(slots).epochs(epochs)
-                .startEpoch(startEpoch).startBatch(startBatch).shuffle(shuffle).seed(seed).dropLast(dropLast).shard(rank, worldSize)
+                .startEpoch(startEpoch).startBatch(startBatch).shuffle(shuffle).shuffleWindow(window(index)).seed(seed).dropLast(dropLast).shard(rank, worldSize)
                 .transform(transform()).onError(policy());
     }
 }

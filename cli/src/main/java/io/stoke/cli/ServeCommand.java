@@ -31,8 +31,9 @@ public final class ServeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "DATA", description = "ImageFolder directory or list file.")
-    Path dataset;
+    @Parameters(index = "0", paramLabel = "DATA", description = {"The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern",
+            "of shards (train-{000000..000127}.tar), or a folder of .tar shards."})
+    String dataset;
 
     @Option(names = "--ring", required = true, paramLabel = "PATH", description = "The ring file, e.g. /dev/shm/train.")
     Path ring;
@@ -60,8 +61,12 @@ public final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        PrintWriter err = spec.commandLine().getErr();
-        SampleIndex index = LoaderOptions.index(dataset);
+        try (SampleIndex index = options.open(dataset)) {
+            return serve(spec.commandLine().getErr(), index);
+        }
+    }
+
+    private int serve(PrintWriter err, SampleIndex index) throws Exception {
         Loader.Builder builder = options.builder(index); // checks every option before the ring exists
         ProcessHandle parent = null;
         if (parentPid != null) {
@@ -150,7 +155,8 @@ public final class ServeCommand implements Callable<Integer> {
     }
 
     /**
-     * One JSON array {@code ["<path>", <label>]} per line and sample (JSON so that any file name
+     * One JSON array {@code ["<name>", <label>]} per line and sample, the name being the file's path or
+     * {@code <shard>/<key>} (JSON so that any file name
      * survives), written with Jackson to a temporary file that is then renamed into place.
      */
     private static void writeIndex(SampleIndex index, Path file) throws java.io.IOException {
@@ -161,7 +167,7 @@ public final class ServeCommand implements Callable<Integer> {
             g.setRootValueSeparator(new com.fasterxml.jackson.core.io.SerializedString("\n"));
             for (int i = 0; i < index.size(); i++) {
                 g.writeStartArray();
-                g.writeString(index.resolve(i).toString());
+                g.writeString(index.name(i));
                 g.writeNumber(index.label(i));
                 g.writeEndArray();
             }

@@ -63,7 +63,7 @@ public final class EmbeddingJob {
     public static List<String> paths(SampleIndex index, int[] rows) {
         List<String> paths = new ArrayList<>(rows.length);
         for (int r : rows) {
-            paths.add(index.resolve(r).toString());
+            paths.add(index.name(r));
         }
         return paths;
     }

@@ -62,7 +62,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         this.index = b.index;
         this.spec = b.transform;
         this.policy = b.policy;
-        this.sampler = new Sampler(index.size(), b.batchSize, b.shuffle, b.seed, b.dropLast, b.rank, b.worldSize);
+        this.sampler = b.sampler();
         this.consumerIdle = b.consumerIdle;
         RingGeometry geometry = geometryOf(b.batchSize, b.slots, spec);
         this.ring = b.ringFactory != null ? b.ringFactory.apply(geometry) : SlotRing.allocate(geometry);
@@ -258,6 +258,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         private long epochs = 1;
         private long startEpoch;
         private int startBatch;
+        private int shuffleWindow;
         private TransformSpec transform = TransformSpec.defaults();
         private ErrorPolicy policy = ErrorPolicy.FAIL;
         private IdleStrategy consumerIdle = new BackoffIdleStrategy(100, 10,
@@ -268,6 +269,33 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
         private Builder(SampleIndex index) {
             this.index = index;
+        }
+
+        /**
+         * Over tar shards, shuffle within windows of {@code shards} shards rather than globally
+         * (see {@link Sampler}): for remote shards, which a bounded cache holds a window of at a
+         * time. 0 (the default) shuffles globally; ignored for a folder or list.
+         */
+        public Builder shuffleWindow(int shards) {
+            if (shards < 0) {
+                throw new IllegalArgumentException("shuffle window must not be negative: " + shards);
+            }
+            this.shuffleWindow = shards;
+            return this;
+        }
+
+        /** The order these settings give (the loader's {@link Loader#sampler()}), without a loader. */
+        public Sampler sampler() {
+            Sampler sampler = new Sampler(index.size(), batchSize, shuffle, seed, dropLast, rank, worldSize);
+            io.stoke.loader.source.TarShards shards = index.shards();
+            if (shards == null || shuffleWindow == 0) {
+                return sampler;
+            }
+            int[] first = new int[shards.shardCount() + 1];
+            for (int s = 0; s <= shards.shardCount(); s++) {
+                first[s] = shards.firstSample(s);
+            }
+            return sampler.withShardWindow(first, shuffleWindow);
         }
 
         /** Samples per batch (default 256). */

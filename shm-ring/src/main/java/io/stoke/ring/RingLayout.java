@@ -155,6 +155,11 @@ public final class RingLayout {
     public static final int SAMPLE_TRUNCATED = 5;
     public static final int SAMPLE_TOO_LARGE = 6;
     public static final int SAMPLE_UNSUPPORTED = 7;
+    public static final int SAMPLE_NO_IMAGE = 8;
+    public static final int SAMPLE_NO_LABEL = 9;
+    public static final int SAMPLE_BAD_LABEL = 10;
+    public static final int SAMPLE_MEMBER_TRUNCATED = 11;
+    public static final int SAMPLE_BAD_RAW = 12;
 
     public static long align(long value, long alignment) {
         return (value + alignment - 1) & -alignment;

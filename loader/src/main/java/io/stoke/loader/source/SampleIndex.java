@@ -10,16 +10,27 @@ import java.util.List;
  * The dataset as three flat arrays: every sample's path (UTF-8, relative to {@link #root()},
  * packed end to end in one {@code byte[]}), where each path starts, and each label. A million
  * samples cost about their path bytes plus 12 bytes each, and no object per file.
+ *
+ * <p>A dataset of WebDataset tar shards also has {@link #shards()}: where each sample's members
+ * lie in which shard; its paths are then the samples' keys, and {@link #name} is
+ * {@code <shard>/<key>}. Such an index owns the shards' memory (mappings or a download cache):
+ * close it when the last loader over it is closed. Closing a folder's index does nothing.
  */
-public final class SampleIndex {
+public final class SampleIndex implements AutoCloseable {
     private final Path root;
     private final byte[] pathBytes;
     private final int[] pathStart; // length size()+1; path i is pathBytes[pathStart[i], pathStart[i+1])
     private final int[] labels;
     private final List<String> classNames;
+    private final TarShards shards;
 
     SampleIndex(Path root, byte[] pathBytes, int[] pathStart, int[] labels, List<String> classNames) {
+        this(root, pathBytes, pathStart, labels, classNames, null);
+    }
+
+    SampleIndex(Path root, byte[] pathBytes, int[] pathStart, int[] labels, List<String> classNames, TarShards shards) {
         this.root = root;
+        this.shards = shards;
         this.pathBytes = pathBytes;
         this.pathStart = pathStart;
         this.labels = labels;
@@ -49,9 +60,33 @@ public final class SampleIndex {
         return new String(pathBytes, pathStart[sample], pathLength(sample), StandardCharsets.UTF_8);
     }
 
-    /** The sample's full path; allocates, so for messages, not the hot path. */
+    /** The sample's full path; allocates, so for messages, not the hot path. Folders and lists only. */
     public Path resolve(int sample) {
+        if (shards != null) {
+            throw new IllegalStateException("a sample in a tar shard has no path of its own: use name()");
+        }
         return root.resolve(path(sample));
+    }
+
+    /**
+     * The sample's name in every message and output: its full path, or {@code <shard>/<key>} for
+     * a sample in a tar shard. Allocates.
+     */
+    public String name(int sample) {
+        return shards == null ? resolve(sample).toString() : shards.shardName(shards.shardOf(sample)) + "/" + path(sample);
+    }
+
+    /** Where the samples' bytes lie when the dataset is tar shards; null for a folder or list. */
+    public TarShards shards() {
+        return shards;
+    }
+
+    /** Releases the shards' mappings or cache; nothing for a folder or list. */
+    @Override
+    public void close() {
+        if (shards != null) {
+            shards.close();
+        }
     }
 
     public int pathLength(int sample) {
@@ -103,9 +138,22 @@ public final class SampleIndex {
             starts[size] = used;
         }
 
+        int size() {
+            return size;
+        }
+
+        /** Sets the label of a sample already added (tar shards learn it from a later member). */
+        void label(int sample, int label) {
+            labels[sample] = label;
+        }
+
         SampleIndex build(Path root, List<String> classNames) {
+            return build(root, classNames, null);
+        }
+
+        SampleIndex build(Path root, List<String> classNames, TarShards shards) {
             return new SampleIndex(root, Arrays.copyOf(bytes, used), Arrays.copyOf(starts, size + 1),
-                    Arrays.copyOf(labels, size), classNames);
+                    Arrays.copyOf(labels, size), classNames, shards);
         }
     }
 }

@@ -11,7 +11,7 @@ import java.nio.charset.StandardCharsets;
  * path built in native memory from the index's bytes: nothing is allocated per file once the
  * buffer has grown to the largest file seen. One per worker thread.
  */
-public final class FileReader implements AutoCloseable {
+public final class FileReader implements SampleReader {
     private static final int PATH_MAX = 4096;
 
     private final Arena arena = Arena.ofConfined();
@@ -45,6 +45,7 @@ public final class FileReader implements AutoCloseable {
      * @return {@link SampleStatus#OK}, {@link SampleStatus#EMPTY_FILE}, {@link SampleStatus#TOO_LARGE}
      *     or {@link SampleStatus#READ_ERROR} (then {@link #lastErrno()} says why)
      */
+    @Override
     public SampleStatus read(int sample) {
         length = 0;
         lastErrno = 0;
@@ -117,6 +118,17 @@ public final class FileReader implements AutoCloseable {
         return buffer;
     }
 
+    @Override
+    public MemorySegment bytes() {
+        return buffer;
+    }
+
+    @Override
+    public String message() {
+        return lastErrno != 0 ? LibC.strerror(lastErrno) : null;
+    }
+
+    @Override
     public long length() {
         return length;
     }

@@ -81,6 +81,30 @@ public final class Resampler implements AutoCloseable {
     }
 
     /**
+     * Writes an image that already has the output's size, {@code crop x crop} RGB uint8 channels
+     * last (a raw shard's sample), as one sample at {@code dst[offset]}: copied for uint8 output,
+     * normalised into channels-first float32 otherwise. No resize: it would be the identity.
+     */
+    public void writeRgb(MemorySegment src, long srcOffset, MemorySegment dst, long offset) {
+        long pixels = (long) crop * crop;
+        if (spec.output() == TransformSpec.Output.UINT8_HWC) {
+            MemorySegment.copy(src, srcOffset, dst, offset, pixels * 3);
+            return;
+        }
+        java.util.Objects.checkFromIndexSize(srcOffset, pixels * 3, src.byteSize());
+        java.util.Objects.checkFromIndexSize(offset, pixels * 12, dst.byteSize());
+        long plane = pixels * 4;
+        for (long p = 0; p < pixels; p++) {
+            long in = srcOffset + 3 * p;
+            long out = offset + 4 * p;
+            for (int c = 0; c < 3; c++) {
+                int v = src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, in + c) & 0xFF;
+                dst.set(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, out + c * plane, normalise[256 * c + v]);
+            }
+        }
+    }
+
+    /**
      * Resizes {@code src} (an RGBX image of {@code srcW x srcH}, 4 bytes a pixel, possibly DCT-scaled) as if the
      * original were {@code origW x origH}, crops, and writes one sample at {@code dst[offset]}: the
      * evaluation transform, torchvision's {@code CenterCrop(crop)(Resize(resize)(img))}.

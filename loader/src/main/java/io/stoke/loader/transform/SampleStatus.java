@@ -12,7 +12,17 @@ public enum SampleStatus {
     CORRUPT(4, "corrupt JPEG data"),
     TRUNCATED(5, "truncated JPEG (premature end of data)"),
     TOO_LARGE(6, "image exceeds the size budget"),
-    UNSUPPORTED(7, "unsupported JPEG variant");
+    UNSUPPORTED(7, "unsupported JPEG variant"),
+    /** A tar shard's sample with no {@code jpg}/{@code jpeg}/{@code npy} member (a lone {@code .cls}, say). */
+    NO_IMAGE(8, "sample has no image member"),
+    /** A sample without a {@code .cls} member in a dataset whose other samples have one. */
+    NO_LABEL(9, "sample has no .cls label"),
+    /** A {@code .cls} member that is not a non-negative ASCII integer. */
+    BAD_LABEL(10, "label is not a non-negative integer"),
+    /** A tar member whose header claims more bytes than its shard holds. */
+    MEMBER_TRUNCATED(11, "member extends past the end of its shard"),
+    /** A raw ({@code .npy}) sample whose header is not uint8 HWC of the requested output size. */
+    BAD_RAW(12, "raw sample is not uint8 [crop, crop, 3] .npy");
 
     private final int code;
     private final String description;

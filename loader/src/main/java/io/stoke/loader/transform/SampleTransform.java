@@ -1,17 +1,21 @@
 package io.stoke.loader.transform;
 
-import io.stoke.ffm.LibC;
 import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.TarShards;
 import java.lang.foreign.MemorySegment;
 
 /**
  * Read, decode, resize and crop one sample into its place in a slot. One per worker thread; it
- * owns that thread's file buffer, {@code tjhandle} and scratch images. The training transform's
+ * owns that thread's reader (a file buffer, or a view of a tar shard), {@code tjhandle} and
+ * scratch images. A raw sample of a packed shard that already has the output's size is only
+ * copied (or normalised): decode and resize would be identities. The training transform's
  * crop and flip are drawn from the header's size before anything is decoded, from a generator
  * keyed by (seed, epoch, dataset index) alone.
  */
 public final class SampleTransform implements AutoCloseable {
-    private final FileReader reader;
+    private final SampleReader reader;
+    private final TarShards shards;
+    private final NpyImage npy;
     private final JpegDecoder decoder;
     private final Resampler resampler;
     private final SampleIndex index;
@@ -32,7 +36,9 @@ public final class SampleTransform implements AutoCloseable {
         this.index = index;
         this.train = spec.train();
         this.seed = seed;
-        this.reader = new FileReader(index, spec.maxFileBytes());
+        this.shards = index.shards();
+        this.reader = SampleReader.open(index, spec.maxFileBytes());
+        this.npy = new NpyImage(spec.crop());
         this.decoder = new JpegDecoder(spec);
         this.resampler = new Resampler(spec);
     }
@@ -52,12 +58,15 @@ public final class SampleTransform implements AutoCloseable {
         lastSourceBytes = 0;
         SampleStatus status = reader.read(sample);
         if (status != SampleStatus.OK) {
-            message = status == SampleStatus.READ_ERROR ? LibC.strerror(reader.lastErrno()) : status.description();
+            message = reader.message() != null ? reader.message() : status.description();
             return status;
         }
         lastSourceBytes = reader.length();
+        if (shards != null && shards.format(sample) == TarShards.NPY) {
+            return applyRaw(dst, offset);
+        }
         if (train == null) {
-            status = decoder.decode(reader.buffer(), reader.length());
+            status = decoder.decode(reader.bytes(), reader.length());
             if (status != SampleStatus.OK) {
                 message = decoder.message();
                 return status;
@@ -66,11 +75,11 @@ public final class SampleTransform implements AutoCloseable {
                     decoder.originalWidth(), decoder.originalHeight(), dst, offset);
             return SampleStatus.OK;
         }
-        status = decoder.readHeader(reader.buffer(), reader.length());
+        status = decoder.readHeader(reader.bytes(), reader.length());
         if (status == SampleStatus.OK) {
             random.reset(seed, epoch, sample);
             train.draw(decoder.originalWidth(), decoder.originalHeight(), random, box);
-            status = decoder.decodeBox(reader.buffer(), reader.length(), box, resampler.outputSide());
+            status = decoder.decodeBox(reader.bytes(), reader.length(), box, resampler.outputSide());
         }
         if (status != SampleStatus.OK) {
             message = decoder.message();
@@ -79,6 +88,19 @@ public final class SampleTransform implements AutoCloseable {
         resampler.resizedCrop(decoder.image(), decoder.width(), decoder.height(), decoder.regionX(), decoder.regionY(),
                 decoder.scaledWidth(), decoder.scaledHeight(), decoder.originalWidth(), decoder.originalHeight(), box, dst,
                 offset);
+        return SampleStatus.OK;
+    }
+
+    private SampleStatus applyRaw(MemorySegment dst, long offset) {
+        if (train != null) {
+            message = "raw samples hold the evaluation transform's output; the training transform needs JPEG shards";
+            return SampleStatus.BAD_RAW;
+        }
+        if (!npy.check(reader.bytes(), reader.length())) {
+            message = npy.message();
+            return SampleStatus.BAD_RAW;
+        }
+        resampler.writeRgb(reader.bytes(), npy.pixelsOffset(), dst, offset);
         return SampleStatus.OK;
     }
 

@@ -230,7 +230,7 @@ public final class Pipeline implements AutoCloseable {
         memory.set(JAVA_INT, statusOffset + 4L * position, status.code());
         if (status != SampleStatus.OK) {
             slotPixels[slot].asSlice(position * sampleBytes, sampleBytes).fill((byte) 0);
-            batch.addError(new SampleError(position, sample, index.resolve(sample), status, transform.message()));
+            batch.addError(new SampleError(position, sample, index.name(sample), status, transform.message()));
         }
         batch.decodeNanos.addAndGet(elapsed);
         batch.sourceBytes.addAndGet(transform.lastSourceBytes());

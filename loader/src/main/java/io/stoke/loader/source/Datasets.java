@@ -1,0 +1,143 @@
+package io.stoke.loader.source;
+
+import io.stoke.loader.ErrorPolicy;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Consumer;
+
+/**
+ * Opens a dataset from the one string every command and {@code stoke.DataLoader} take:
+ * <ul>
+ *   <li>a folder in torchvision's ImageFolder layout ({@link ImageFolder});</li>
+ *   <li>a list file of {@code <path> <label>} lines ({@link ListFile});</li>
+ *   <li>a WebDataset {@code .tar} shard, a brace pattern of them ({@code train-{000000..000127}.tar},
+ *       {@link BracePattern}), or a folder of {@code .tar} files and no sub-folders (all of them, in
+ *       name order), read where they lie ({@link MappedShards}, {@link TarShardScanner}).</li>
+ * </ul>
+ * A dataset of shards owns mappings: close the returned index when done with it.
+ */
+public final class Datasets {
+    private Datasets() {
+    }
+
+    /** Whether {@code spec} is a URL ({@code s3://}, {@code http://}, {@code https://}) rather than a local path. */
+    public static boolean isUrl(String spec) {
+        String lower = spec.toLowerCase(Locale.ROOT);
+        return lower.startsWith("s3://") || lower.startsWith("http://") || lower.startsWith("https://");
+    }
+
+    /**
+     * {@link #open(String)}, then what the scan found wrong with whole shards (not a tar file,
+     * damaged after some members) under {@code policy}: {@link ErrorPolicy#FAIL} throws, naming
+     * every damaged shard; {@link ErrorPolicy#SKIP} says each through {@code warn}, loudly, and
+     * keeps the samples before the damage. A dataset of shards without any {@code .cls} member is
+     * said once too: its labels are all -1.
+     */
+    public static SampleIndex open(String spec, ErrorPolicy policy, Consumer<String> warn) {
+        SampleIndex index = open(spec);
+        TarShards shards = index.shards();
+        if (shards == null) {
+            return index;
+        }
+        if (!shards.problems().isEmpty()) {
+            if (policy == ErrorPolicy.FAIL) {
+                index.close();
+                throw new IllegalArgumentException("damaged shard(s) in " + spec + ":\n  " + String.join("\n  ", shards.problems())
+                        + "\n(--on-error skip reads the samples before the damage and names the rest)");
+            }
+            for (String problem : shards.problems()) {
+                warn.accept("WARNING: skipping what is past the damage: " + problem);
+            }
+        }
+        if (index.size() == 0) {
+            index.close();
+            throw new IllegalArgumentException("no samples in " + spec);
+        }
+        if (!shards.labelled()) {
+            warn.accept("note: no .cls member in " + spec + ": every label is -1");
+        }
+        return index;
+    }
+
+    /** The dataset at {@code spec}, as it is; a shard's damage is in {@link TarShards#problems()}. */
+    public static SampleIndex open(String spec) {
+        if (spec == null || spec.isBlank()) {
+            throw new IllegalArgumentException("no dataset given");
+        }
+        if (isUrl(spec)) {
+            throw new IllegalArgumentException(spec + ": remote shards are opened by RemoteShards, not as local files");
+        }
+        if (BracePattern.hasBraces(spec)) {
+            List<String> names = BracePattern.expand(spec);
+            for (String name : names) {
+                if (!Files.isRegularFile(Path.of(name))) {
+                    throw new IllegalArgumentException("shard " + name + " (from " + spec + ") does not exist");
+                }
+            }
+            return openShards(names);
+        }
+        Path path = Path.of(spec);
+        if (Files.isDirectory(path)) {
+            List<String> tars = tarFolder(path);
+            return tars != null ? openShards(tars) : ImageFolder.scan(path);
+        }
+        if (Files.isRegularFile(path)) {
+            return isTar(spec) ? openShards(List.of(spec)) : ListFile.read(path);
+        }
+        throw new IllegalArgumentException(spec + " is neither a folder, a list file, a .tar shard nor a shard pattern "
+                + "(no such file)");
+    }
+
+    /** Local shards by path, in the order given. */
+    public static SampleIndex openShards(List<String> names) {
+        List<Path> files = new ArrayList<>(names.size());
+        for (String n : names) {
+            files.add(Path.of(n));
+        }
+        Path root = files.get(0).toAbsolutePath().getParent();
+        return TarShardScanner.index(names, new MappedShards(files), root, Runtime.getRuntime().availableProcessors());
+    }
+
+    static boolean isTar(String name) {
+        return name.toLowerCase(Locale.ROOT).endsWith(".tar");
+    }
+
+    /**
+     * The folder's {@code .tar} files in name order when it has no sub-folders (other files, such as
+     * {@code stoke pack}'s {@code index.json} or an unfinished {@code .tar.tmp}, are not shards); else null.
+     */
+    private static List<String> tarFolder(Path dir) {
+        List<String> tars = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path p : entries) {
+                String name = p.getFileName().toString();
+                if (name.startsWith(".")) {
+                    continue;
+                }
+                if (Files.isDirectory(p)) {
+                    return null; // class folders: an ImageFolder
+                }
+                if (isTar(name) && Files.isRegularFile(p)) {
+                    tars.add(name);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list " + dir, e);
+        }
+        if (tars.isEmpty()) {
+            return null;
+        }
+        tars.sort(null);
+        List<String> out = new ArrayList<>(tars.size());
+        for (String t : tars) {
+            out.add(dir.resolve(t).toString());
+        }
+        return out;
+    }
+}

@@ -1,0 +1,62 @@
+package io.stoke.loader.source;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * Local shards, each mapped read-only once, on first use, and kept mapped until {@link #close}: the
+ * decoder reads a JPEG's bytes where they lie in the page cache, with no copy into a buffer.
+ *
+ * <p>A shared {@link Arena} owns every mapping, since all workers read them. A mapping only reads
+ * the file's pages as they are touched, so mapping a hundred 300 MB shards costs address space,
+ * not memory. (A file truncated by someone else while mapped would fault on access: shards are
+ * expected to be immutable while a loader reads them, as WebDataset's are.)
+ */
+public final class MappedShards implements ShardBytes {
+    private final Arena arena = Arena.ofShared();
+    private final List<Path> files;
+    private final AtomicReferenceArray<MemorySegment> maps;
+
+    public MappedShards(List<Path> files) {
+        this.files = List.copyOf(files);
+        this.maps = new AtomicReferenceArray<>(files.size());
+    }
+
+    @Override
+    public MemorySegment acquire(int shard) {
+        MemorySegment map = maps.get(shard);
+        return map != null ? map : map(shard);
+    }
+
+    private synchronized MemorySegment map(int shard) {
+        MemorySegment map = maps.get(shard);
+        if (map == null) {
+            Path file = files.get(shard);
+            try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+                long size = channel.size();
+                map = size == 0 ? MemorySegment.NULL.reinterpret(0) : channel.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot map shard " + file + ": " + e.getMessage(), e);
+            }
+            maps.set(shard, map);
+        }
+        return map;
+    }
+
+    @Override
+    public void release(int shard) {
+        // Mappings live until close: the page cache, not this class, decides what stays in memory.
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+}

@@ -1,0 +1,26 @@
+package io.stoke.loader.source;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The whole bytes of each of a dataset's tar shards, by shard number: files mapped where they lie
+ * ({@link MappedShards}), or downloads held in a bounded cache. Readers take a shard with
+ * {@link #acquire} and give it back with {@link #release}; between the two its bytes stay valid.
+ * Thread-safe.
+ */
+public interface ShardBytes extends AutoCloseable {
+    /** Shard {@code shard}'s bytes, valid until the matching {@link #release}; may block while it is fetched. */
+    MemorySegment acquire(int shard);
+
+    /** Whether the shards come from a remote store (fetched whole into a bounded cache) rather than local files. */
+    default boolean remote() {
+        return false;
+    }
+
+    /** Ends one {@link #acquire} of {@code shard}. */
+    void release(int shard);
+
+    /** Unmaps or frees every shard; no segment handed out stays valid. */
+    @Override
+    void close();
+}

@@ -1,0 +1,450 @@
+package io.stoke.loader.source;
+
+import io.stoke.loader.transform.SampleStatus;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.channels.NonWritableChannelException;
+import java.nio.channels.SeekableByteChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
+import org.apache.commons.compress.archivers.tar.TarFile;
+
+/**
+ * Builds the {@link SampleIndex} of a WebDataset dataset: reads every shard's tar headers (Apache
+ * Commons Compress: ustar, PAX and GNU long names) and groups members into samples by WebDataset's
+ * rules. A sample is the run of consecutive members sharing a key, the member path up to the first
+ * dot of its file name; its image is the {@code jpg}/{@code jpeg} member (or {@code npy}, a raw
+ * image; another image extension is kept so the decoder names it), its label the {@code cls}
+ * member, an ASCII integer. Members without an extension, and those of other extensions, are not
+ * read. Dataset order is shard order, then member order.
+ *
+ * <p>{@link TarFile} seeks from header to header without reading the data. When it stops at a
+ * damaged header (a truncated shard, garbage), the shard is read again as a stream up to the
+ * damage, so the samples before it are kept, and the damage is reported as one of the index's
+ * {@link TarShards#problems()}. Shards are scanned in parallel; the result does not depend on it.
+ */
+public final class TarShardScanner {
+    /** A label member longer than this is not a label. */
+    private static final int MAX_LABEL_BYTES = 32;
+
+    private TarShardScanner() {
+    }
+
+    /**
+     * Scans {@code names.size()} shards whose bytes {@code bytes} gives, by shard number, on up to
+     * {@code threads} threads. The index owns {@code bytes} from here on, even when this throws.
+     */
+    public static SampleIndex index(List<String> names, ShardBytes bytes, Path root, int threads) {
+        try {
+            return build(names, bytes, root, scanAll(names, bytes, threads));
+        } catch (RuntimeException | Error e) {
+            bytes.close();
+            throw e;
+        }
+    }
+
+    private static List<ShardScan> scanAll(List<String> names, ShardBytes bytes, int threads) {
+        if (threads <= 1 || names.size() == 1) {
+            List<ShardScan> scans = new ArrayList<>(names.size());
+            for (int s = 0; s < names.size(); s++) {
+                scans.add(scanShard(bytes, s));
+            }
+            return scans;
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, names.size()), r -> {
+            Thread t = new Thread(r, "stoke-shard-scan");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<Future<ShardScan>> futures = new ArrayList<>(names.size());
+            for (int s = 0; s < names.size(); s++) {
+                int shard = s;
+                futures.add(pool.submit(() -> scanShard(bytes, shard)));
+            }
+            List<ShardScan> scans = new ArrayList<>(names.size());
+            for (Future<ShardScan> f : futures) {
+                scans.add(f.get());
+            }
+            return scans;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while scanning shards", e);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static ShardScan scanShard(ShardBytes bytes, int shard) {
+        MemorySegment data = bytes.acquire(shard);
+        try {
+            return scan(data);
+        } finally {
+            bytes.release(shard);
+        }
+    }
+
+    private static SampleIndex build(List<String> names, ShardBytes bytes, Path root, List<ShardScan> scans) {
+        int total = 0;
+        boolean labelled = false;
+        for (ShardScan scan : scans) {
+            total = Math.addExact(total, scan.keys.size());
+            labelled |= scan.anyLabel;
+        }
+        int[] firstSample = new int[names.size() + 1];
+        long[] offsets = new long[total];
+        int[] lengths = new int[total];
+        byte[] status = new byte[total];
+        byte[] formats = new byte[total];
+        List<String> problems = new ArrayList<>();
+        SampleIndex.Builder builder = new SampleIndex.Builder();
+        int n = 0;
+        for (int s = 0; s < scans.size(); s++) {
+            ShardScan scan = scans.get(s);
+            firstSample[s] = n;
+            if (scan.problem != null) {
+                problems.add(names.get(s) + ": " + scan.problem);
+            } else if (scan.keys.isEmpty()) {
+                problems.add(names.get(s) + ": holds no samples");
+            }
+            for (int i = 0; i < scan.keys.size(); i++, n++) {
+                builder.add(scan.keys.get(i).getBytes(StandardCharsets.UTF_8), scan.labels[i]);
+                offsets[n] = scan.offsets[i];
+                lengths[n] = scan.lengths[i];
+                formats[n] = scan.formats[i];
+                SampleStatus st = scan.status[i];
+                if (st == SampleStatus.OK && labelled && !scan.hasLabel[i]) {
+                    st = SampleStatus.NO_LABEL;
+                }
+                status[n] = (byte) st.code();
+            }
+        }
+        firstSample[names.size()] = n;
+        TarShards shards = new TarShards(names.toArray(String[]::new), firstSample, offsets, lengths, status, formats,
+                bytes, problems, labelled);
+        return builder.build(root, List.of(), shards);
+    }
+
+    /** One tar member that is a regular file: its path, and where its data lies. */
+    private record Member(String name, long offset, long size) {
+    }
+
+    /** The samples of one shard, in member order. */
+    static final class ShardScan {
+        final List<String> keys = new ArrayList<>();
+        long[] offsets = new long[64];
+        int[] lengths = new int[64];
+        int[] labels = new int[64];
+        byte[] formats = new byte[64];
+        boolean[] hasLabel = new boolean[64];
+        SampleStatus[] status = new SampleStatus[64];
+        boolean anyLabel;
+        String problem;
+
+        void add(String key, long offset, int length, byte format, int label, boolean labelled, SampleStatus st) {
+            int i = keys.size();
+            if (i == offsets.length) {
+                int n = i * 2;
+                offsets = java.util.Arrays.copyOf(offsets, n);
+                lengths = java.util.Arrays.copyOf(lengths, n);
+                labels = java.util.Arrays.copyOf(labels, n);
+                formats = java.util.Arrays.copyOf(formats, n);
+                hasLabel = java.util.Arrays.copyOf(hasLabel, n);
+                status = java.util.Arrays.copyOf(status, n);
+            }
+            keys.add(key);
+            offsets[i] = offset;
+            lengths[i] = length;
+            formats[i] = format;
+            labels[i] = label;
+            hasLabel[i] = labelled;
+            anyLabel |= labelled;
+            status[i] = st;
+        }
+    }
+
+    /** Scans one shard's bytes. Never throws on bad data: damage is in the result. */
+    static ShardScan scan(MemorySegment shard) {
+        ShardScan out = new ShardScan();
+        List<Member> members = new ArrayList<>();
+        try (TarFile tar = new TarFile(new SegmentChannel(shard))) {
+            for (TarArchiveEntry e : tar.getEntries()) {
+                if (e.isFile()) {
+                    members.add(new Member(e.getName(), e.getDataOffset(), e.getSize()));
+                }
+            }
+        } catch (IOException | RuntimeException whole) {
+            members.clear();
+            out.problem = readAsStream(shard, members);
+            if (out.problem == null) {
+                out.problem = describe(whole); // the stream read on where TarFile stopped: still damage
+            }
+        }
+        group(shard, members, out);
+        return out;
+    }
+
+    /** Reads members until the end or the damage; returns the damage in words, or null. */
+    private static String readAsStream(MemorySegment shard, List<Member> members) {
+        try (TarArchiveInputStream in = new TarArchiveInputStream(new SegmentInputStream(shard))) {
+            for (TarArchiveEntry e = in.getNextEntry(); e != null; e = in.getNextEntry()) {
+                if (e.isFile()) {
+                    // After a header (and its PAX or GNU extension records), the stream stands at the data.
+                    members.add(new Member(e.getName(), in.getBytesRead(), e.getSize()));
+                }
+            }
+            return null;
+        } catch (IOException | RuntimeException e) {
+            String what = describe(e);
+            return members.isEmpty() ? "not a readable tar file (" + what + ")"
+                    : "tar damaged after member " + members.get(members.size() - 1).name() + " (" + what
+                            + "); the samples before the damage are read";
+        }
+    }
+
+    private static String describe(Throwable e) {
+        return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+    }
+
+    private static void group(MemorySegment shard, List<Member> members, ShardScan out) {
+        String key = null;
+        Member image = null;
+        Member label = null;
+        byte format = TarShards.JPEG;
+        for (Member m : members) {
+            String name = m.name();
+            int slash = name.lastIndexOf('/');
+            int dot = name.indexOf('.', slash + 1);
+            if (dot <= slash + 1) {
+                continue; // no extension, or a hidden file: WebDataset makes no sample of it
+            }
+            String k = name.substring(0, dot);
+            String ext = name.substring(dot + 1).toLowerCase(Locale.ROOT);
+            if (!k.equals(key)) {
+                if (key != null) {
+                    flush(shard, key, image, format, label, out);
+                }
+                key = k;
+                image = null;
+                label = null;
+            }
+            switch (ext) {
+                case "jpg", "jpeg" -> {
+                    if (image == null || format != TarShards.JPEG || !isJpegName(image)) {
+                        image = m;
+                        format = TarShards.JPEG;
+                    }
+                }
+                case "npy" -> {
+                    if (image == null) {
+                        image = m;
+                        format = TarShards.NPY;
+                    }
+                }
+                case "cls" -> label = m;
+                case "png", "webp", "bmp", "ppm", "pgm", "tif", "tiff", "gif" -> {
+                    if (image == null) {
+                        image = m; // not a JPEG: kept so that the decoder names it
+                        format = TarShards.JPEG;
+                    }
+                }
+                default -> {
+                    // .txt, .json, ...: other fields of the sample, not read
+                }
+            }
+        }
+        if (key != null) {
+            flush(shard, key, image, format, label, out);
+        }
+    }
+
+    private static boolean isJpegName(Member m) {
+        String lower = m.name().toLowerCase(Locale.ROOT);
+        return lower.endsWith(".jpg") || lower.endsWith(".jpeg");
+    }
+
+    private static void flush(MemorySegment shard, String key, Member image, byte format, Member label, ShardScan out) {
+        long size = shard.byteSize();
+        SampleStatus status = SampleStatus.OK;
+        int value = -1;
+        if (label != null) {
+            if (label.offset() + label.size() > size) {
+                status = SampleStatus.MEMBER_TRUNCATED;
+            } else {
+                value = parseLabel(shard, label);
+                if (value < 0) {
+                    status = SampleStatus.BAD_LABEL;
+                }
+            }
+        }
+        long offset = 0;
+        int length = 0;
+        if (image == null) {
+            status = SampleStatus.NO_IMAGE;
+        } else if (image.offset() + image.size() > size) {
+            status = SampleStatus.MEMBER_TRUNCATED;
+        } else if (image.size() > Integer.MAX_VALUE) {
+            status = SampleStatus.TOO_LARGE;
+        } else {
+            offset = image.offset();
+            length = (int) image.size();
+        }
+        out.add(key, offset, length, format, value, label != null, status);
+    }
+
+    /** The label in a {@code .cls} member: ASCII digits, surrounding white space allowed; -1 if not. */
+    static int parseLabel(MemorySegment shard, Member m) {
+        if (m.size() > MAX_LABEL_BYTES) {
+            return -1;
+        }
+        long start = m.offset();
+        long end = start + m.size();
+        while (start < end && isSpace(shard.get(ValueLayout.JAVA_BYTE, start))) {
+            start++;
+        }
+        while (end > start && isSpace(shard.get(ValueLayout.JAVA_BYTE, end - 1))) {
+            end--;
+        }
+        if (start == end) {
+            return -1;
+        }
+        long value = 0;
+        for (long p = start; p < end; p++) {
+            byte b = shard.get(ValueLayout.JAVA_BYTE, p);
+            if (b < '0' || b > '9') {
+                return -1;
+            }
+            value = value * 10 + (b - '0');
+            if (value > Integer.MAX_VALUE) {
+                return -1;
+            }
+        }
+        return (int) value;
+    }
+
+    private static boolean isSpace(byte b) {
+        return b == ' ' || b == '\n' || b == '\r' || b == '\t';
+    }
+
+    /** A read-only, seekable view of a segment, for {@link TarFile}. */
+    private static final class SegmentChannel implements SeekableByteChannel {
+        private final MemorySegment data;
+        private long position;
+        private boolean open = true;
+
+        SegmentChannel(MemorySegment data) {
+            this.data = data;
+        }
+
+        @Override
+        public int read(ByteBuffer dst) {
+            long left = data.byteSize() - position;
+            if (left <= 0) {
+                return -1;
+            }
+            int n = (int) Math.min(dst.remaining(), left);
+            MemorySegment.copy(data, position, MemorySegment.ofBuffer(dst), 0, n);
+            dst.position(dst.position() + n);
+            position += n;
+            return n;
+        }
+
+        @Override
+        public int write(ByteBuffer src) {
+            throw new NonWritableChannelException();
+        }
+
+        @Override
+        public long position() {
+            return position;
+        }
+
+        @Override
+        public SeekableByteChannel position(long newPosition) {
+            if (newPosition < 0) {
+                throw new IllegalArgumentException("negative position " + newPosition);
+            }
+            position = newPosition;
+            return this;
+        }
+
+        @Override
+        public long size() {
+            return data.byteSize();
+        }
+
+        @Override
+        public SeekableByteChannel truncate(long size) {
+            throw new NonWritableChannelException();
+        }
+
+        @Override
+        public boolean isOpen() {
+            return open;
+        }
+
+        @Override
+        public void close() {
+            open = false;
+        }
+    }
+
+    /** A stream over a segment whose {@code skip} costs nothing, for {@link TarArchiveInputStream}. */
+    private static final class SegmentInputStream extends InputStream {
+        private final MemorySegment data;
+        private long position;
+
+        SegmentInputStream(MemorySegment data) {
+            this.data = data;
+        }
+
+        @Override
+        public int read() {
+            return position < data.byteSize() ? data.get(ValueLayout.JAVA_BYTE, position++) & 0xFF : -1;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) {
+            long left = data.byteSize() - position;
+            if (len == 0) {
+                return 0;
+            }
+            if (left <= 0) {
+                return -1;
+            }
+            int n = (int) Math.min(len, left);
+            MemorySegment.copy(data, ValueLayout.JAVA_BYTE, position, b, off, n);
+            position += n;
+            return n;
+        }
+
+        @Override
+        public long skip(long n) {
+            long s = Math.max(0, Math.min(n, data.byteSize() - position));
+            position += s;
+            return s;
+        }
+
+        @Override
+        public int available() {
+            return (int) Math.min(Integer.MAX_VALUE, data.byteSize() - position);
+        }
+    }
+}

@@ -1,0 +1,27 @@
+package io.stoke.loader.transform;
+
+/**
+ * Gets one sample's encoded bytes: a file read into a buffer ({@link FileReader}) or a member of a
+ * tar shard where it lies ({@link ShardReader}). One per worker thread; what {@link #bytes()}
+ * returns stays valid until the next {@link #read} or {@link #close}.
+ */
+public interface SampleReader extends AutoCloseable {
+    /** The reader for {@code index}'s kind of dataset: files, or tar shards. */
+    static SampleReader open(io.stoke.loader.source.SampleIndex index, long maxBytes) {
+        return index.shards() == null ? new FileReader(index, maxBytes) : new ShardReader(index.shards(), maxBytes);
+    }
+
+    /** Reads sample {@code sample}: {@link SampleStatus#OK}, or why not (details in {@link #message()}). */
+    SampleStatus read(int sample);
+
+    /** The bytes of the last sample read; valid from index 0 for {@link #length()} bytes. */
+    java.lang.foreign.MemorySegment bytes();
+
+    long length();
+
+    /** Why the last {@link #read} failed, in words. */
+    String message();
+
+    @Override
+    void close();
+}
