@@ -112,8 +112,47 @@ public final class Resampler implements AutoCloseable {
     public void resizeCrop(MemorySegment src, int srcW, int srcH, int origW, int origH, MemorySegment dst, long offset) {
         int outW = resizedWidth(spec.resize(), origW, origH);
         int outH = resizedHeight(spec.resize(), origW, origH);
+        if (identity && outW == origW && outH == origH && srcW == origW && srcH == origH) {
+            // Already the resize's size (a packed dataset): PIL's resize returns a copy, so only the crop is left.
+            copyCrop(src, srcW, srcH, cropOffset(outW, crop), cropOffset(outH, crop), dst, offset);
+            return;
+        }
         run(src, srcW, srcH, 0, 0, srcW, srcH, origW, origH, 0, origW, 0, origH, outW, outH, cropOffset(outW, crop),
                 cropOffset(outH, crop), false, dst, offset);
+    }
+
+    /** Whether a resize to the image's own size is skipped (tests turn it off to compare with the filter). */
+    boolean identity = true;
+
+    /** The {@code crop x crop} pixels from {@code (left, top)} of an RGBX image, as one sample at {@code dst[offset]}. */
+    private void copyCrop(MemorySegment src, int srcW, int srcH, int left, int top, MemorySegment dst, long offset) {
+        java.util.Objects.checkFromIndexSize(0, 4L * srcW * srcH, src.byteSize());
+        if (left < 0 || top < 0 || left + crop > srcW || top + crop > srcH) {
+            throw new IndexOutOfBoundsException("crop at " + left + "," + top + " outside " + srcW + "x" + srcH);
+        }
+        java.util.Objects.checkFromIndexSize(offset, spec.sampleBytes(), dst.byteSize());
+        boolean bytes = spec.output() == TransformSpec.Output.UINT8_HWC;
+        long plane = 4L * crop * crop;
+        for (int y = 0; y < crop; y++) {
+            long in = 4L * ((long) (top + y) * srcW + left);
+            if (bytes) {
+                long out = offset + 3L * crop * y;
+                for (int x = 0; x < crop; x++, in += 4, out += 3) {
+                    int rgbx = src.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, in);
+                    dst.set(java.lang.foreign.ValueLayout.JAVA_BYTE, out, (byte) rgbx);
+                    dst.set(java.lang.foreign.ValueLayout.JAVA_BYTE, out + 1, (byte) (rgbx >>> 8));
+                    dst.set(java.lang.foreign.ValueLayout.JAVA_BYTE, out + 2, (byte) (rgbx >>> 16));
+                }
+            } else {
+                long out = offset + 4L * crop * y;
+                for (int x = 0; x < crop; x++, in += 4, out += 4) {
+                    int rgbx = src.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, in);
+                    dst.set(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, out, normalise[rgbx & 0xFF]);
+                    dst.set(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, out + plane, normalise[256 + ((rgbx >>> 8) & 0xFF)]);
+                    dst.set(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, out + 2 * plane, normalise[512 + ((rgbx >>> 16) & 0xFF)]);
+                }
+            }
+        }
     }
 
     /**

@@ -83,8 +83,13 @@ class ResamplerTest {
     }
 
     private static byte[] run(TransformSpec spec, byte[] rgb, int w, int h, ResampleKernels kernels) {
+        return run(spec, rgb, w, h, kernels, true);
+    }
+
+    private static byte[] run(TransformSpec spec, byte[] rgb, int w, int h, ResampleKernels kernels, boolean identity) {
         byte[] src = rgbx(rgb);
         try (Arena arena = Arena.ofConfined(); Resampler r = new Resampler(spec, kernels)) {
+            r.identity = identity;
             // Exactly sized: the kernels must not read past the image even without slack.
             MemorySegment in = arena.allocate(src.length);
             MemorySegment.copy(src, 0, in, JAVA_BYTE, 0, src.length);
@@ -119,6 +124,31 @@ class ResamplerTest {
         }
         // PIL's two passes round to 8 bits in between; that costs at most one level.
         assertTrue(maxDiff <= 1, "max difference from the definition: " + maxDiff);
+    }
+
+    @ParameterizedTest(name = "{0}x{1} -> resize {2}, crop {3}")
+    @CsvSource({"256, 341, 256, 224", "384, 256, 256, 224", "256, 256, 256, 224", "57, 40, 40, 33", "40, 40, 40, 40"})
+    void aResizeToTheImagesOwnSizeIsSkippedAndGivesTheFiltersBytes(int w, int h, int size, int crop) {
+        // A packed dataset's images already have the resize's size: the crop is copied, and must
+        // equal what the filter gives at scale 1 (PIL returns a copy there too).
+        byte[] src = TestImages.rgb(w, h, w * 13L + h);
+        TransformSpec spec = TransformSpec.defaults().withResize(size, crop);
+        TransformSpec f32 = spec.withOutput(TransformSpec.Output.FLOAT32_CHW);
+        for (ResampleKernels k : new ResampleKernels[] {ResampleKernels.best(), new ScalarKernels()}) {
+            assertArrayEquals(run(spec, src, w, h, k, false), run(spec, src, w, h, k, true), k.getClass().getSimpleName());
+            assertArrayEquals(run(f32, src, w, h, k, false), run(f32, src, w, h, k, true), k.getClass().getSimpleName());
+        }
+        // and the crop itself, from the source's pixels
+        byte[] got = run(spec, src, w, h, ResampleKernels.best(), true);
+        int left = Resampler.cropOffset(w, crop);
+        int top = Resampler.cropOffset(h, crop);
+        for (int y = 0; y < crop; y += 7) {
+            for (int x = 0; x < crop; x += 5) {
+                for (int c = 0; c < 3; c++) {
+                    assertEquals(src[3 * ((top + y) * w + left + x) + c], got[3 * (y * crop + x) + c]);
+                }
+            }
+        }
     }
 
     @ParameterizedTest(name = "{0}x{1} -> resize {2}, crop {3}")
