@@ -211,7 +211,7 @@ public final class JpegDecoder implements AutoCloseable {
                 return true;
             }
             System.err.println("stoke: WARNING: " + io.stoke.ffm.StokeJpeg.unavailableReason()
-                    + "; the training transform decodes whole images instead.");
+                    + "; the training transform, and the evaluation one on images already at the resize's size, decode whole images instead.");
             return false;
         }
     }

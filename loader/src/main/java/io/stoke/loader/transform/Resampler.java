@@ -177,6 +177,10 @@ public final class Resampler implements AutoCloseable {
     public void resizedCrop(MemorySegment src, int srcW, int srcH, int srcX, int srcY, int decodedW, int decodedH,
                             int origW, int origH, CropBox box, MemorySegment dst, long offset) {
         box.checkInside(origW, origH);
+        if (identity && !box.flip && box.width == crop && box.height == crop && decodedW == origW && decodedH == origH) {
+            copyCrop(src, srcW, srcH, box.left - srcX, box.top - srcY, dst, offset); // a resize of scale 1
+            return;
+        }
         run(src, srcW, srcH, srcX, srcY, decodedW, decodedH, origW, origH, box.left, box.width, box.top, box.height,
                 crop, crop, 0, 0, box.flip, dst, offset);
     }

@@ -21,6 +21,8 @@ public final class SampleTransform implements AutoCloseable {
     private final SampleIndex index;
     private final RandomResizedCrop train;
     private final long seed;
+    static final boolean REGION = Boolean.parseBoolean(System.getProperty("stoke.eval.region", "true"));
+    private final int resize;
     private final CounterRandom random = new CounterRandom();
     private final CropBox box = new CropBox();
     private long lastSourceBytes;
@@ -36,6 +38,7 @@ public final class SampleTransform implements AutoCloseable {
         this.index = index;
         this.train = spec.train();
         this.seed = seed;
+        this.resize = spec.resize();
         this.shards = index.shards();
         this.reader = SampleReader.open(index, spec.maxFileBytes());
         this.npy = new NpyImage(spec.crop());
@@ -66,14 +69,7 @@ public final class SampleTransform implements AutoCloseable {
             return applyRaw(dst, offset);
         }
         if (train == null) {
-            status = decoder.decode(reader.bytes(), reader.length());
-            if (status != SampleStatus.OK) {
-                message = decoder.message();
-                return status;
-            }
-            resampler.resizeCrop(decoder.image(), decoder.width(), decoder.height(),
-                    decoder.originalWidth(), decoder.originalHeight(), dst, offset);
-            return SampleStatus.OK;
+            return applyEval(dst, offset);
         }
         status = decoder.readHeader(reader.bytes(), reader.length());
         if (status == SampleStatus.OK) {
@@ -88,6 +84,39 @@ public final class SampleTransform implements AutoCloseable {
         resampler.resizedCrop(decoder.image(), decoder.width(), decoder.height(), decoder.regionX(), decoder.regionY(),
                 decoder.scaledWidth(), decoder.scaledHeight(), decoder.originalWidth(), decoder.originalHeight(), box, dst,
                 offset);
+        return SampleStatus.OK;
+    }
+
+    /**
+     * The evaluation transform. An image that already has the resize's size (a packed dataset) is
+     * only cropped: then only the centre crop's region is decoded (the rows below it not at all).
+     */
+    private SampleStatus applyEval(MemorySegment dst, long offset) {
+        SampleStatus status = decoder.readHeader(reader.bytes(), reader.length());
+        if (status != SampleStatus.OK) {
+            message = decoder.message();
+            return status;
+        }
+        int w = decoder.originalWidth();
+        int h = decoder.originalHeight();
+        int crop = resampler.outputSide();
+        if (REGION && Resampler.resizedWidth(resize, w, h) == w && Resampler.resizedHeight(resize, w, h) == h) {
+            box.set(Resampler.cropOffset(w, crop), Resampler.cropOffset(h, crop), crop, crop, false);
+            status = decoder.decodeBox(reader.bytes(), reader.length(), box, crop);
+            if (status != SampleStatus.OK) {
+                message = decoder.message();
+                return status;
+            }
+            resampler.resizedCrop(decoder.image(), decoder.width(), decoder.height(), decoder.regionX(), decoder.regionY(),
+                    decoder.scaledWidth(), decoder.scaledHeight(), w, h, box, dst, offset);
+            return SampleStatus.OK;
+        }
+        status = decoder.decodePixels(reader.bytes(), reader.length(), Math.min(w, h), resize);
+        if (status != SampleStatus.OK) {
+            message = decoder.message();
+            return status;
+        }
+        resampler.resizeCrop(decoder.image(), decoder.width(), decoder.height(), w, h, dst, offset);
         return SampleStatus.OK;
     }
 
