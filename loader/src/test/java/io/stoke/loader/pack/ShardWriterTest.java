@@ -1,0 +1,143 @@
+package io.stoke.loader.pack;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The tar a shard is: its sizes known in advance, its headers fixed, its long names in PAX headers. */
+class ShardWriterTest {
+    @TempDir
+    Path tmp;
+
+    /** Every 512-byte header record of a tar (PAX headers included), walked by hand, not by a tar library. */
+    static List<byte[]> headers(byte[] tar) {
+        List<byte[]> out = new ArrayList<>();
+        int at = 0;
+        while (at + 512 <= tar.length) {
+            byte[] h = Arrays.copyOfRange(tar, at, at + 512);
+            if (isZero(h)) {
+                break;
+            }
+            out.add(h);
+            long size = octal(h, 124, 12);
+            at += 512 + (int) ((size + 511) / 512 * 512);
+        }
+        return out;
+    }
+
+    private static boolean isZero(byte[] b) {
+        for (byte x : b) {
+            if (x != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    static long octal(byte[] h, int offset, int length) {
+        String s = new String(h, offset, length, StandardCharsets.US_ASCII).replace("\0", "").trim();
+        return s.isEmpty() ? 0 : Long.parseLong(s, 8);
+    }
+
+    static String text(byte[] h, int offset, int length) {
+        return new String(h, offset, length, StandardCharsets.UTF_8).replace("\0", "");
+    }
+
+    /** mtime 0, uid and gid 0, no user or group names, mode 0644, in every header (PAX headers too). */
+    static void assertDeterministicHeaders(byte[] tar) {
+        List<byte[]> hs = headers(tar);
+        assertFalse(hs.isEmpty());
+        for (byte[] h : hs) {
+            String what = "header of '" + text(h, 0, 100) + "'";
+            assertEquals(0, octal(h, 136, 12), "mtime, " + what);
+            assertEquals(0, octal(h, 108, 8), "uid, " + what);
+            assertEquals(0, octal(h, 116, 8), "gid, " + what);
+            assertEquals(0644, octal(h, 100, 8) & 07777, "mode, " + what);
+            assertEquals("", text(h, 265, 32), "user name, " + what);
+            assertEquals("", text(h, 297, 32), "group name, " + what);
+        }
+    }
+
+    private static String nameOf(int bytes, char c) {
+        return "d/" + String.valueOf(c).repeat(bytes - 6) + ".jpg";
+    }
+
+    @Test
+    void membersTakeWhatMemberBytesSaysAndTheFileIsTheSumPlusTheEnd() throws Exception {
+        List<String> names = new ArrayList<>(List.of("a.cls", nameOf(99, 'x'), nameOf(100, 'y'), nameOf(101, 'z'),
+                nameOf(700, 'w'), "n01440764/img_001.jpg"));
+        // Multi-byte UTF-8: 50 characters, 100 bytes; and a long one that needs more than one PAX record.
+        names.add("é".repeat(48) + ".jpg");
+        names.add("ü".repeat(300) + "/" + "ß".repeat(200) + ".npy");
+        int[] sizes = {1, 0, 511, 512, 513, 150656, 7, 1024};
+        Path target = tmp.resolve("shard-000000.tar");
+        long expected = 0;
+        try (ShardWriter w = ShardWriter.create(target)) {
+            for (int i = 0; i < names.size(); i++) {
+                byte[] data = new byte[sizes[i] + 3];
+                Arrays.fill(data, (byte) i);
+                long before = w.bytes();
+                w.add(names.get(i), data, sizes[i]);
+                assertEquals(ShardWriter.memberBytes(names.get(i), sizes[i]), w.bytes() - before, names.get(i));
+                expected += ShardWriter.memberBytes(names.get(i), sizes[i]);
+            }
+            assertTrue(Files.exists(tmp.resolve("shard-000000.tar.tmp")));
+            assertFalse(Files.exists(target));
+            assertEquals(expected + ShardWriter.END_BYTES, w.commit());
+        }
+        assertFalse(Files.exists(tmp.resolve("shard-000000.tar.tmp")));
+        byte[] tar = Files.readAllBytes(target);
+        assertEquals(expected + ShardWriter.END_BYTES, tar.length);
+        // Long names went in PAX headers ('x'), and a library reads every name and byte back.
+        assertTrue(headers(tar).stream().anyMatch(h -> h[156] == 'x'));
+        assertDeterministicHeaders(tar);
+        try (InputStream in = Files.newInputStream(target); TarArchiveInputStream t = new TarArchiveInputStream(in)) {
+            for (int i = 0; i < names.size(); i++) {
+                TarArchiveEntry e = t.getNextEntry();
+                assertEquals(names.get(i), e.getName());
+                byte[] data = t.readAllBytes();
+                assertEquals(sizes[i], data.length);
+                for (byte b : data) {
+                    assertEquals((byte) i, b);
+                }
+            }
+            assertNull(t.getNextEntry());
+        }
+    }
+
+    @Test
+    void theSameMembersGiveTheSameBytesAtAnotherTime() throws Exception {
+        byte[][] runs = new byte[2][];
+        for (int r = 0; r < 2; r++) {
+            Path target = tmp.resolve("run" + r + ".tar");
+            try (ShardWriter w = ShardWriter.create(target)) {
+                w.add(nameOf(150, 'q'), new byte[] {1, 2, 3}, 3);
+                w.add("k/short.cls", new byte[] {'7'}, 1);
+                w.commit();
+            }
+            runs[r] = Files.readAllBytes(target);
+            Thread.sleep(1100); // a header holding the clock would differ by now
+        }
+        assertArrayEquals(runs[0], runs[1]);
+    }
+
+    @Test
+    void anAbandonedShardLeavesNoFile() {
+        Path target = tmp.resolve("shard-000001.tar");
+        try (ShardWriter w = ShardWriter.create(target)) {
+            w.add("a.jpg", new byte[10], 10);
+        }
+        assertFalse(Files.exists(target));
+        assertFalse(Files.exists(tmp.resolve("shard-000001.tar.tmp")));
+    }
+}
