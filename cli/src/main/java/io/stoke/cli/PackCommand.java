@@ -100,7 +100,9 @@ public final class PackCommand implements Callable<Integer> {
                 .listener(new Packer.Listener() {
                     @Override
                     public void started(long total) {
-                        progress[0] = ProgressBar.terminalOnly(err, total);
+                        if (total > 0) {
+                            progress[0] = ProgressBar.terminalOnly(err, total);
+                        }
                     }
 
                     @Override

@@ -2,8 +2,8 @@ package io.stoke.loader.pack;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.stoke.loader.testing.TarHeaders;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -18,55 +18,6 @@ import org.junit.jupiter.api.io.TempDir;
 class ShardWriterTest {
     @TempDir
     Path tmp;
-
-    /** Every 512-byte header record of a tar (PAX headers included), walked by hand, not by a tar library. */
-    static List<byte[]> headers(byte[] tar) {
-        List<byte[]> out = new ArrayList<>();
-        int at = 0;
-        while (at + 512 <= tar.length) {
-            byte[] h = Arrays.copyOfRange(tar, at, at + 512);
-            if (isZero(h)) {
-                break;
-            }
-            out.add(h);
-            long size = octal(h, 124, 12);
-            at += 512 + (int) ((size + 511) / 512 * 512);
-        }
-        return out;
-    }
-
-    private static boolean isZero(byte[] b) {
-        for (byte x : b) {
-            if (x != 0) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    static long octal(byte[] h, int offset, int length) {
-        String s = new String(h, offset, length, StandardCharsets.US_ASCII).replace("\0", "").trim();
-        return s.isEmpty() ? 0 : Long.parseLong(s, 8);
-    }
-
-    static String text(byte[] h, int offset, int length) {
-        return new String(h, offset, length, StandardCharsets.UTF_8).replace("\0", "");
-    }
-
-    /** mtime 0, uid and gid 0, no user or group names, mode 0644, in every header (PAX headers too). */
-    static void assertDeterministicHeaders(byte[] tar) {
-        List<byte[]> hs = headers(tar);
-        assertFalse(hs.isEmpty());
-        for (byte[] h : hs) {
-            String what = "header of '" + text(h, 0, 100) + "'";
-            assertEquals(0, octal(h, 136, 12), "mtime, " + what);
-            assertEquals(0, octal(h, 108, 8), "uid, " + what);
-            assertEquals(0, octal(h, 116, 8), "gid, " + what);
-            assertEquals(0644, octal(h, 100, 8) & 07777, "mode, " + what);
-            assertEquals("", text(h, 265, 32), "user name, " + what);
-            assertEquals("", text(h, 297, 32), "group name, " + what);
-        }
-    }
 
     private static String nameOf(int bytes, char c) {
         return "d/" + String.valueOf(c).repeat(bytes - 6) + ".jpg";
@@ -99,8 +50,8 @@ class ShardWriterTest {
         byte[] tar = Files.readAllBytes(target);
         assertEquals(expected + ShardWriter.END_BYTES, tar.length);
         // Long names went in PAX headers ('x'), and a library reads every name and byte back.
-        assertTrue(headers(tar).stream().anyMatch(h -> h[156] == 'x'));
-        assertDeterministicHeaders(tar);
+        assertTrue(TarHeaders.of(tar).stream().anyMatch(h -> TarHeaders.type(h) == 'x'));
+        TarHeaders.assertDeterministic(tar);
         try (InputStream in = Files.newInputStream(target); TarArchiveInputStream t = new TarArchiveInputStream(in)) {
             for (int i = 0; i < names.size(); i++) {
                 TarArchiveEntry e = t.getNextEntry();
