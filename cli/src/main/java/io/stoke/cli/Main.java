@@ -24,6 +24,7 @@ public final class Main implements Runnable {
             BenchCommand.class,
             ServeCommand.class,
             EmbedCommand.class,
+            PackCommand.class,
             GpuCheckCommand.class,
             MakeDatasetCommand.class,
             HarnessCommand.class,

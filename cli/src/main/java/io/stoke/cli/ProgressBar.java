@@ -3,26 +3,40 @@ package io.stoke.cli;
 import java.io.PrintStream;
 import java.util.Locale;
 
-/** A progress line on standard error: redrawn in place on a terminal, a line every 5 s otherwise. */
+/**
+ * A progress line on standard error: redrawn in place on a terminal, a line every 5 s otherwise
+ * (or, for {@link #terminalOnly}, nothing until {@link #finish()}).
+ */
 final class ProgressBar {
     private final PrintStream err;
     private final long total;
     private final boolean terminal;
+    private final long interval;
     private final long start = System.nanoTime();
     private long done;
     private long lastDraw;
 
     ProgressBar(PrintStream err, long total) {
+        this(err, total, 100_000_000L, 5_000_000_000L);
+    }
+
+    private ProgressBar(PrintStream err, long total, long terminalInterval, long pipeInterval) {
         this.err = err;
         this.total = total; // 0: no end (--epochs 0)
         java.io.Console console = System.console();
         this.terminal = console != null && console.isTerminal();
+        this.interval = terminal ? terminalInterval : pipeInterval;
+    }
+
+    /** Redrawn at most four times a second on a terminal; elsewhere only {@link #finish()} prints its line. */
+    static ProgressBar terminalOnly(PrintStream err, long total) {
+        return new ProgressBar(err, total, 250_000_000L, Long.MAX_VALUE);
     }
 
     void advance(long n) {
         done += n;
         long now = System.nanoTime();
-        if (now - lastDraw > (terminal ? 100_000_000L : 5_000_000_000L)) {
+        if (now - lastDraw > interval) {
             lastDraw = now;
             draw(now);
         }

@@ -13,7 +13,8 @@ import java.lang.foreign.MemorySegment;
  * filter whose support widens with the downscale factor, 22-bit fixed-point weights, a horizontal
  * pass rounded to 8 bits, then a vertical pass), and the geometry is torchvision's
  * {@code Resize(size)} and {@code CenterCrop(size)}. From the same decoded pixels the output is
- * identical to torchvision's PIL pipeline. One per worker thread: it owns its scratch memory.
+ * identical to torchvision's PIL pipeline. {@link #resize} is the same filter without a crop (for
+ * writing resized images, e.g. {@code stoke pack}). One per worker thread: it owns its scratch memory.
  */
 public final class Resampler implements AutoCloseable {
     private static final int PRECISION_BITS = ResampleKernels.PRECISION_BITS;
@@ -23,8 +24,9 @@ public final class Resampler implements AutoCloseable {
     private final TransformSpec spec;
     private final ResampleKernels kernels;
     private final int crop;
-    private final int[] hBounds;
-    private final int[] vBounds;
+    // Sized for the square output; a plain resize to more pixels grows them (once per new maximum).
+    private int[] hBounds;
+    private int[] vBounds;
     private int[] hWeights;
     private int[] vWeights;
     private int hTaps;
@@ -33,7 +35,7 @@ public final class Resampler implements AutoCloseable {
     private final AxisKey hKey = new AxisKey();
     private final AxisKey vKey = new AxisKey();
     private long hVersion;
-    private final int[] acc;
+    private int[] acc;
     private final float[] normalise; // [256 * channel + value] -> (value / 255 - mean) / std
     private Arena tmpArena = Arena.ofConfined();
     private MemorySegment tmp;
@@ -105,6 +107,21 @@ public final class Resampler implements AutoCloseable {
     }
 
     /**
+     * Resizes the whole of {@code src} (an RGBX image of {@code srcW x srcH}, 4 bytes a pixel,
+     * decoded at full size) to {@code outW x outH} and writes it as uint8 RGB, 3 bytes a pixel,
+     * rows end to end, at {@code dst[offset]}, whatever this resampler's output type: PIL's
+     * {@code img.resize((outW, outH), Image.BILINEAR, reducing_gap=None)}, the filter of
+     * {@link #resizeCrop} (which equals this followed by a center crop). Upscaling works too.
+     */
+    public void resize(MemorySegment src, int srcW, int srcH, int outW, int outH, MemorySegment dst, long offset) {
+        if (outW < 1 || outH < 1 || outW > 65535 || outH > 65535) {
+            throw new IllegalArgumentException("output size " + outW + "x" + outH + " outside 1..65535");
+        }
+        run(src, srcW, srcH, 0, 0, srcW, srcH, srcW, srcH, 0, srcW, 0, srcH, outW, outH, 0, 0, outW, outH, false, true,
+                dst, offset);
+    }
+
+    /**
      * Resizes {@code src} (an RGBX image of {@code srcW x srcH}, 4 bytes a pixel, possibly DCT-scaled) as if the
      * original were {@code origW x origH}, crops, and writes one sample at {@code dst[offset]}: the
      * evaluation transform, torchvision's {@code CenterCrop(crop)(Resize(resize)(img))}.
@@ -118,7 +135,7 @@ public final class Resampler implements AutoCloseable {
             return;
         }
         run(src, srcW, srcH, 0, 0, srcW, srcH, origW, origH, 0, origW, 0, origH, outW, outH, cropOffset(outW, crop),
-                cropOffset(outH, crop), false, dst, offset);
+                cropOffset(outH, crop), crop, crop, false, false, dst, offset);
     }
 
     /** Whether a resize to the image's own size is skipped (tests turn it off to compare with the filter). */
@@ -182,39 +199,42 @@ public final class Resampler implements AutoCloseable {
             return;
         }
         run(src, srcW, srcH, srcX, srcY, decodedW, decodedH, origW, origH, box.left, box.width, box.top, box.height,
-                crop, crop, 0, 0, box.flip, dst, offset);
+                crop, crop, 0, 0, crop, crop, box.flip, false, dst, offset);
     }
 
     /**
      * Resizes the box {@code [x0, x0 + bw) x [y0, y0 + bh)} of the original image to
-     * {@code outW x outH} and writes its {@code crop x crop} pixels from {@code (left, top)}.
+     * {@code outW x outH} and writes its {@code cols x rowsOut} pixels from {@code (left, top)},
+     * as uint8 RGB when {@code rgb}, else in the spec's output type.
      */
     private void run(MemorySegment src, int srcW, int srcH, int srcX, int srcY, int decodedW, int decodedH, int origW,
-                     int origH, int x0, int bw, int y0, int bh, int outW, int outH, int left, int top, boolean flip,
-                     MemorySegment dst, long offset) {
+                     int origH, int x0, int bw, int y0, int bh, int outW, int outH, int left, int top, int cols,
+                     int rowsOut, boolean flip, boolean rgb, MemorySegment dst, long offset) {
         if ((long) srcW * srcH * 4 > src.byteSize()) {
             throw new IndexOutOfBoundsException("source smaller than " + srcW + "x" + srcH);
         }
-        if (offset < 0 || offset + spec.sampleBytes() > dst.byteSize()) {
+        long outBytes = rgb ? 3L * cols * rowsOut : spec.sampleBytes();
+        if (offset < 0 || offset + outBytes > dst.byteSize()) {
             throw new IndexOutOfBoundsException("sample at " + offset + " does not fit in " + dst.byteSize());
         }
-        if (hKey.differs(x0, bw, origW, decodedW, srcX, outW, left, flip)) {
-            hTaps = coefficients(hKey, outW, left, flip, hBounds, true);
+        ensureOutputs(cols, rowsOut);
+        if (hKey.differs(x0, bw, origW, decodedW, srcX, outW, left, cols, flip)) {
+            hTaps = coefficients(hKey, outW, left, cols, flip, hBounds, true);
             hVersion++;
         }
-        if (vKey.differs(y0, bh, origH, decodedH, srcY, outH, top, false)) {
-            vTaps = coefficients(vKey, outH, top, false, vBounds, false);
+        if (vKey.differs(y0, bh, origH, decodedH, srcY, outH, top, rowsOut, false)) {
+            vTaps = coefficients(vKey, outH, top, rowsOut, false, vBounds, false);
         }
-        checkInside(hBounds, srcW, "columns");
-        checkInside(vBounds, srcH, "rows");
+        checkInside(hBounds, cols, srcW, "columns");
+        checkInside(vBounds, rowsOut, srcH, "rows");
 
         int yFirst = vBounds[0];
         int yLast = yFirst;
-        for (int y = 0; y < crop; y++) {
+        for (int y = 0; y < rowsOut; y++) {
             yLast = Math.max(yLast, vBounds[2 * y] + vBounds[2 * y + 1]);
         }
         int rows = yLast - yFirst;
-        long rowBytes = 4L * crop;
+        long rowBytes = 4L * cols;
         if (tmp.byteSize() < rows * rowBytes + SLACK) {
             Arena next = Arena.ofConfined();
             MemorySegment bigger = next.allocate(rows * rowBytes + SLACK, 64);
@@ -222,17 +242,32 @@ public final class Resampler implements AutoCloseable {
             tmpArena = next;
             tmp = bigger;
         }
-        kernels.horizontal(src, 4L * srcW, yFirst, rows, crop, hBounds, hWeights, hTaps, hVersion, tmp);
-        if (spec.output() == TransformSpec.Output.UINT8_HWC) {
-            verticalUint8(yFirst, dst, offset);
+        kernels.horizontal(src, 4L * srcW, yFirst, rows, cols, hBounds, hWeights, hTaps, hVersion, tmp);
+        if (rgb || spec.output() == TransformSpec.Output.UINT8_HWC) {
+            kernels.verticalRgb(tmp, cols, yFirst, rowsOut, vBounds, vWeights, vTaps, acc, dst, offset);
         } else {
-            verticalFloat(yFirst, dst, offset);
+            kernels.verticalFloat(tmp, cols, yFirst, rowsOut, vBounds, vWeights, vTaps, acc, normalise, dst, offset);
         }
     }
 
-    /** Every output's taps lie inside the {@code size} pixels the source holds on this axis. */
-    private void checkInside(int[] bounds, int size, String what) {
-        for (int i = 0; i < crop; i++) {
+    /**
+     * Room for the coefficients and scratch of {@code cols x rowsOut} outputs: the square crop
+     * fits from the start; a larger plain resize grows the arrays once per new maximum (the
+     * coefficient keys then differ, so nothing stale is reused).
+     */
+    private void ensureOutputs(int cols, int rowsOut) {
+        if (hBounds.length < 2 * cols) {
+            hBounds = new int[2 * cols];
+            acc = new int[4 * cols];
+        }
+        if (vBounds.length < 2 * rowsOut) {
+            vBounds = new int[2 * rowsOut];
+        }
+    }
+
+    /** Each of the first {@code count} outputs' taps lie inside the {@code size} pixels the source holds on this axis. */
+    private static void checkInside(int[] bounds, int count, int size, String what) {
+        for (int i = 0; i < count; i++) {
             if (bounds[2 * i] < 0 || bounds[2 * i] + bounds[2 * i + 1] > size) {
                 throw new IndexOutOfBoundsException("output " + i + " needs source " + what + " " + bounds[2 * i] + "+"
                         + bounds[2 * i + 1] + ", the source holds " + size);
@@ -245,7 +280,8 @@ public final class Resampler implements AutoCloseable {
      * pixels, in a decoded image of {@code decoded} pixels (fewer after DCT scaling) of which the
      * source holds those from {@code origin} on (a decoded region), to
      * {@code out} pixels, from output position {@code first}, mirrored or not. Kept to reuse the
-     * coefficients while they stay the same (most images of a dataset share a size).
+     * coefficients while they stay the same (most images of a dataset share a size); {@code count}
+     * is how many output positions they cover.
      */
     private static final class AxisKey {
         private int start = -1;
@@ -255,12 +291,15 @@ public final class Resampler implements AutoCloseable {
         private int origin;
         private int out;
         private int first;
+        private int count;
         private boolean flip;
 
         /** Whether these differ from the ones held; when they do, they are held from now on. */
-        boolean differs(int start, int length, int full, int decoded, int origin, int out, int first, boolean flip) {
+        boolean differs(int start, int length, int full, int decoded, int origin, int out, int first, int count,
+                        boolean flip) {
             if (start == this.start && length == this.length && full == this.full && decoded == this.decoded
-                    && origin == this.origin && out == this.out && first == this.first && flip == this.flip) {
+                    && origin == this.origin && out == this.out && first == this.first && count == this.count
+                    && flip == this.flip) {
                 return false;
             }
             this.start = start;
@@ -270,6 +309,7 @@ public final class Resampler implements AutoCloseable {
             this.origin = origin;
             this.out = out;
             this.first = first;
+            this.count = count;
             this.flip = flip;
             return true;
         }
@@ -285,16 +325,17 @@ public final class Resampler implements AutoCloseable {
     }
 
     /**
-     * PIL's {@code precompute_coeffs} for the output positions {@code [first, first + crop)} of a
+     * PIL's {@code precompute_coeffs} for the output positions {@code [first, first + count)} of a
      * resize of the box in {@code key} to {@code outSize}, then {@code normalize_coeffs_8bpc}. As
      * PIL does after a crop, positions are relative to the box's first whole pixel and the filter
      * is clipped to the box; with no DCT scaling the box's edges are whole pixels and this is PIL's
      * crop-then-resize exactly (for the whole image, its plain resize). Mirrored, output {@code i}
-     * gets position {@code first + crop - 1 - i}'s coefficients.
+     * gets position {@code first + count - 1 - i}'s coefficients.
      *
      * @return the number of taps per output position (the stride of the weights array)
      */
-    private int coefficients(AxisKey key, int outSize, int first, boolean flip, int[] bounds, boolean horizontal) {
+    private int coefficients(AxisKey key, int outSize, int first, int count, boolean flip, int[] bounds,
+                             boolean horizontal) {
         double in0 = key.in0();
         double in1 = key.in1();
         int lo = (int) Math.floor(in0);
@@ -306,8 +347,8 @@ public final class Resampler implements AutoCloseable {
         double support = filterScale; // bilinear support is 1.0
         int taps = (int) Math.ceil(support) * 2 + 1;
         int[] weights = horizontal ? hWeights : vWeights;
-        if (weights.length < crop * taps) {
-            weights = new int[crop * taps];
+        if (weights.length < count * taps) {
+            weights = new int[count * taps];
             if (horizontal) {
                 hWeights = weights;
             } else {
@@ -315,8 +356,8 @@ public final class Resampler implements AutoCloseable {
             }
         }
         double ss = 1.0 / filterScale;
-        for (int i = 0; i < crop; i++) {
-            int xx = first + (flip ? crop - 1 - i : i);
+        for (int i = 0; i < count; i++) {
+            int xx = first + (flip ? count - 1 - i : i);
             double center = shift + (xx + 0.5) * scale;
             int xmin = (int) (center - support + 0.5);
             if (xmin < 0) {
@@ -350,14 +391,6 @@ public final class Resampler implements AutoCloseable {
             x = -x;
         }
         return x < 1.0 ? 1.0 - x : 0.0;
-    }
-
-    private void verticalUint8(int yFirst, MemorySegment dst, long offset) {
-        kernels.verticalRgb(tmp, crop, yFirst, crop, vBounds, vWeights, vTaps, acc, dst, offset);
-    }
-
-    private void verticalFloat(int yFirst, MemorySegment dst, long offset) {
-        kernels.verticalFloat(tmp, crop, yFirst, crop, vBounds, vWeights, vTaps, acc, normalise, dst, offset);
     }
 
     @Override

@@ -70,6 +70,30 @@ public final class PythonReference {
         }
     }
 
+    private static final String RESIZE = """
+            import sys
+            from PIL import Image
+            w, h, ow, oh = map(int, sys.argv[1:5])
+            img = Image.frombytes('RGB', (w, h), open(sys.argv[5], 'rb').read())
+            out = img.resize((ow, oh), Image.BILINEAR, reducing_gap=None)
+            open(sys.argv[6], 'wb').write(out.tobytes())
+            """;
+
+    /** PIL's {@code img.resize((ow, oh), Image.BILINEAR, reducing_gap=None)} of an RGB image, as bytes. */
+    public static byte[] resize(byte[] rgb, int w, int h, int ow, int oh) throws Exception {
+        assumeTrue(hasPil(), "SKIPPED: " + PYTHON + " with PIL is not installed (apt-get install python3-pil)");
+        Path in = Files.createTempFile("stoke-ref", ".rgb");
+        Path out = Files.createTempFile("stoke-ref", ".out");
+        try {
+            Files.write(in, rgb);
+            run(RESIZE, in, out, "" + w, "" + h, "" + ow, "" + oh);
+            return Files.readAllBytes(out);
+        } finally {
+            Files.deleteIfExists(in);
+            Files.deleteIfExists(out);
+        }
+    }
+
     private static final String RESIZED_CROP = """
             import sys
             from PIL import Image

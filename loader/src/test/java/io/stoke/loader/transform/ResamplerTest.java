@@ -239,6 +239,95 @@ class ResamplerTest {
         assertArrayEquals(expected, got, "differs from torchvision Resize(256) + CenterCrop(224) on PIL");
     }
 
+    /** {@link Resampler#resize} of an RGB image into an exactly sized segment, guard bytes checked. */
+    private static byte[] resize(Resampler r, byte[] rgb, int w, int h, int ow, int oh) {
+        byte[] src = rgbx(rgb);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment in = arena.allocate(src.length);
+            MemorySegment.copy(src, 0, in, JAVA_BYTE, 0, src.length);
+            long bytes = 3L * ow * oh;
+            MemorySegment out = arena.allocate(bytes + 16);
+            out.fill((byte) 0x5A);
+            r.resize(in, w, h, ow, oh, out, 8);
+            assertEquals(0x5A, out.get(JAVA_BYTE, 7) & 0xFF);
+            assertEquals(0x5A, out.get(JAVA_BYTE, 8 + bytes) & 0xFF);
+            return out.asSlice(8, bytes).toArray(JAVA_BYTE);
+        }
+    }
+
+    private static byte[] centerCrop(byte[] rgb, int w, int h, int crop) {
+        int left = Resampler.cropOffset(w, crop);
+        int top = Resampler.cropOffset(h, crop);
+        byte[] out = new byte[crop * crop * 3];
+        for (int y = 0; y < crop; y++) {
+            System.arraycopy(rgb, ((top + y) * w + left) * 3, out, y * crop * 3, crop * 3);
+        }
+        return out;
+    }
+
+    @ParameterizedTest(name = "{0}x{1} -> resize {2}, crop {3}")
+    @CsvSource({"500, 375, 256, 224", "375, 500, 256, 224", "333, 211, 64, 56", "90, 70, 128, 112", "1000, 120, 48, 40",
+            "256, 256, 256, 224"})
+    void aPlainResizeThenACenterCropIsResizeCrop(int w, int h, int size, int crop) {
+        byte[] src = TestImages.rgb(w, h, w * 13L + h);
+        TransformSpec spec = TransformSpec.defaults().withResize(size, crop);
+        int ow = Resampler.resizedWidth(size, w, h);
+        int oh = Resampler.resizedHeight(size, w, h);
+        byte[] expected = run(spec, src, w, h);
+        // One resampler for both paths, in turn: coefficients kept for one must not leak into the other.
+        try (Resampler r = new Resampler(spec)) {
+            byte[] rgb = TestImages.rgb(w, h, w * 13L + h);
+            byte[] src4 = rgbx(rgb);
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment in = arena.allocate(src4.length);
+                MemorySegment.copy(src4, 0, in, JAVA_BYTE, 0, src4.length);
+                MemorySegment out = arena.allocate(spec.sampleBytes());
+                r.resizeCrop(in, w, h, w, h, out, 0);
+                assertArrayEquals(expected, out.toArray(JAVA_BYTE));
+                byte[] full = resize(r, rgb, w, h, ow, oh);
+                assertArrayEquals(expected, centerCrop(full, ow, oh, crop), "resize to " + ow + "x" + oh + " then crop");
+                r.resizeCrop(in, w, h, w, h, out, 0);
+                assertArrayEquals(expected, out.toArray(JAVA_BYTE), "resizeCrop after a plain resize");
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0}x{1} -> {2}x{3}")
+    @CsvSource({"500, 375, 341, 256", "375, 500, 256, 341", "640, 480, 200, 150", "90, 70, 181, 140", "1000, 120, 37, 300",
+            "333, 211, 333, 211", "17, 1, 5, 3"})
+    void aPlainResizeIsPilsBilinearResize(int w, int h, int ow, int oh) throws Exception {
+        byte[] src = TestImages.rgb(w, h, w * 5L + h);
+        byte[] expected = PythonReference.resize(src, w, h, ow, oh);
+        try (Resampler r = new Resampler(TransformSpec.defaults())) {
+            assertArrayEquals(expected, resize(r, src, w, h, ow, oh),
+                    "differs from PIL's resize((" + ow + ", " + oh + "), BILINEAR, reducing_gap=None)");
+        }
+    }
+
+    @ParameterizedTest(name = "{0}x{1} -> {2}x{3}")
+    @CsvSource({"500, 375, 341, 256", "90, 70, 181, 140", "1000, 120, 37, 300", "1, 1, 3, 2"})
+    void aPlainResizeGivesTheSameBytesWithNativeAndScalarKernels(int w, int h, int ow, int oh) {
+        org.junit.jupiter.api.Assumptions.assumeTrue(nativeOrSkipLoudly(), "Stoke's C library is not built here");
+        byte[] src = TestImages.rgb(w, h, w * 3L + h);
+        TransformSpec f32 = TransformSpec.defaults().withOutput(TransformSpec.Output.FLOAT32_CHW);
+        try (Resampler scalar = new Resampler(f32, new ScalarKernels()); Resampler c = new Resampler(f32, new NativeKernels())) {
+            // uint8 RGB whatever the spec's output type.
+            assertArrayEquals(resize(scalar, src, w, h, ow, oh), resize(c, src, w, h, ow, oh));
+        }
+    }
+
+    @Test
+    void aPlainResizeRefusesAnOutputThatDoesNotFit() {
+        try (Arena arena = Arena.ofConfined(); Resampler r = new Resampler(TransformSpec.defaults())) {
+            MemorySegment in = arena.allocate(64 * 64 * 4);
+            MemorySegment out = arena.allocate(3 * 40 * 30);
+            assertThrows(IndexOutOfBoundsException.class, () -> r.resize(in, 64, 64, 40, 30, out, 1));
+            assertThrows(IndexOutOfBoundsException.class, () -> r.resize(in, 64, 65, 40, 30, out, 0));
+            assertThrows(IllegalArgumentException.class, () -> r.resize(in, 64, 64, 0, 30, out, 0));
+            r.resize(in, 64, 64, 40, 30, out, 0);
+        }
+    }
+
     @Test
     void refusesAnOutputThatDoesNotFit() {
         TransformSpec spec = TransformSpec.defaults().withResize(32, 32);
