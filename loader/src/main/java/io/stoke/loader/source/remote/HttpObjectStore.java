@@ -30,6 +30,11 @@ public final class HttpObjectStore implements ObjectStore {
     private final PartReader parts;
 
     public HttpObjectStore(RemoteOptions options) {
+        this(options, PartReader.STALL_TIMEOUT);
+    }
+
+    /** With another stall timeout than {@link PartReader#STALL_TIMEOUT}: for the tests, which cannot wait 15 s. */
+    HttpObjectStore(RemoteOptions options, Duration stallTimeout) {
         this.options = options;
         this.client = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
@@ -37,7 +42,7 @@ public final class HttpObjectStore implements ObjectStore {
                 .followRedirects(HttpClient.Redirect.NORMAL)
                 .build();
         this.retry = Retry.of(options);
-        this.parts = new PartReader("stoke-http-get", options, retry, PartReader.STALL_TIMEOUT);
+        this.parts = new PartReader("stoke-http-get", options, retry, stallTimeout);
     }
 
     @Override
@@ -150,7 +155,7 @@ public final class HttpObjectStore implements ObjectStore {
             return client.send(request, handler);
         } catch (IOException e) {
             // Refused, reset, timed out, closed before the status line: the server may answer next time.
-            throw new TransientFailure(request.method() + " failed: " + e, e);
+            throw new TransientFailure(request.method() + " failed: " + Retry.describe(e), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new TransientFailure(request.method() + " interrupted", e);

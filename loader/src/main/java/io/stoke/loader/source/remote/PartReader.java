@@ -168,8 +168,8 @@ final class PartReader implements AutoCloseable {
             }
             String abortedBecause = inflight.abortedBecause();
             throw new TransientFailure(abortedBecause != null ? abortedBecause
-                    : response == null ? "request failed: " + e
-                    : "connection dropped after " + written + " of " + part.length() + " bytes: " + e, e);
+                    : response == null ? "request failed: " + Retry.describe(e)
+                    : "connection dropped after " + written + " of " + part.length() + " bytes: " + Retry.describe(e), e);
         } catch (TransientFailure e) {
             if (transfer.closed) {
                 throw Abandoned.INSTANCE;

@@ -164,6 +164,16 @@ final class Retry {
         return failure.getCause() != null ? failure.getCause() : failure;
     }
 
+    /** An exception in a few words for a message: {@code ConnectException: Connection refused}. */
+    static String describe(Throwable e) {
+        String message = e.getMessage();
+        if (message != null) {
+            int newline = message.indexOf('\n');
+            message = newline < 0 ? message : message.substring(0, newline);
+        }
+        return e.getClass().getSimpleName() + (message == null || message.isBlank() ? "" : ": " + message);
+    }
+
     static String seconds(long nanos) {
         return String.format(java.util.Locale.ROOT, "%.1f s", nanos / 1e9);
     }

@@ -108,9 +108,13 @@ final class TestS3Server implements AutoCloseable {
     }
 
     @Override
-    public void close() throws Exception {
+    public void close() {
         client.close();
-        proxy.stop();
+        try {
+            proxy.stop();
+        } catch (Exception e) {
+            throw new IllegalStateException("s3proxy did not stop", e);
+        }
         blobStore.close();
     }
 }
