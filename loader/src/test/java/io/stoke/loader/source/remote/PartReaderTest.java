@@ -164,7 +164,7 @@ class PartReaderTest {
             for (byte b : atThrow) {
                 landed += b == 0x55 ? 1 : 0;
             }
-            assertTrue(landed >= 3, landed + " bytes landed before the failure");
+            assertTrue(landed >= 2, landed + " bytes landed before the failure"); // the 3rd read set the failure off
             assertEquals(landed + 1, reads.get());
         }
     }
