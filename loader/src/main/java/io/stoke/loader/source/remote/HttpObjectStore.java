@@ -131,7 +131,8 @@ public final class HttpObjectStore implements ObjectStore {
         if (status == 416) {
             throw new ShardFetchException(url, "bytes " + first + "-" + last + ": range not satisfiable (HTTP 416,"
                     + " Content-Range " + response.headers().firstValue("Content-Range").orElse("none")
-                    + "): the object is smaller than dst; it changed since its size was read");
+                    + "): the object is smaller than dst (it changed since its size was read, or dst was sized"
+                    + " for another)");
         }
         throw failure(url, "bytes " + first + "-" + last, status);
     }

@@ -45,6 +45,10 @@ public interface ObjectStore extends AutoCloseable {
      * The store for the URL's scheme: {@link S3ObjectStore} for {@code s3://}, {@link HttpObjectStore}
      * for {@code http://} and {@code https://}. The URL only picks the kind of store; the store
      * reads any URL of that kind.
+     *
+     * @throws IllegalArgumentException for another scheme
+     * @throws IllegalStateException    for {@code s3://} when no AWS credentials are configured
+     *                                  (the message says which variables to set)
      */
     static ObjectStore forUrl(String url, RemoteOptions options) {
         return switch (scheme(url)) {

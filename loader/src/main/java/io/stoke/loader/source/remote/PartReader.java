@@ -189,8 +189,9 @@ final class PartReader implements AutoCloseable {
         ContentRange range = response.range();
         long size = transfer.dst.byteSize();
         if (range.total() >= 0 && range.total() != size) {
-            throw new ShardFetchException(transfer.url, part + ": the object now has " + range.total()
-                    + " bytes, dst has " + size + " (it changed since its size was read)");
+            throw new ShardFetchException(transfer.url, part + ": the object has " + range.total()
+                    + " bytes, dst has " + size + " (the object changed since its size was read, or dst was sized"
+                    + " for another)");
         }
         if (!response.partial() && (part.first != 0 || part.last != size - 1)) {
             throw new ShardFetchException(transfer.url, part + ": the server ignored the Range header (it answered"

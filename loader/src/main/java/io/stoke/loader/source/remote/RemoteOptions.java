@@ -11,8 +11,9 @@ import java.time.Duration;
  * @param partBytes      bytes per ranged GET: a failed part costs at most this much to fetch again
  * @param attempts       tries per request (HEAD, list page or part), the first one included
  * @param deadline       per object: a {@code read} (all of its parts, retries and backoff
- *                       included), a {@code size} or one page of a {@code list} fails once this
- *                       has passed, whatever attempts are left
+ *                       included, and the time its parts wait for a connection that other reads
+ *                       hold), a {@code size} or one page of a {@code list} fails once this has
+ *                       passed, whatever attempts are left
  * @param connectTimeout to open one TCP (and TLS) connection
  */
 public record RemoteOptions(int parallelism, long partBytes, int attempts, Duration deadline, Duration connectTimeout) {
