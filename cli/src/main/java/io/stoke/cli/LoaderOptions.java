@@ -3,6 +3,8 @@ package io.stoke.cli;
 import io.stoke.loader.ErrorPolicy;
 import io.stoke.loader.Loader;
 import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.remote.RemoteDatasets;
+import io.stoke.loader.source.remote.RemoteOptions;
 import io.stoke.loader.source.SampleIndex;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
@@ -50,8 +52,17 @@ public final class LoaderOptions {
     @Option(names = "--shuffle-window", paramLabel = "SHARDS",
             description = {"Tar shards: shuffle within windows of SHARDS shards (shard order shuffled per epoch, then the",
                     "samples of each window) instead of over every sample; 0 = global. Default: global for local shards,",
-                    "8 for remote ones (a window must fit in --shard-cache)."})
+                    "" + RemoteDatasets.DEFAULT_WINDOW + " for remote ones (a window must fit in --shard-cache)."})
     Integer shuffleWindow;
+
+    @Option(names = "--shard-cache", paramLabel = "SIZE",
+            description = {"Remote shards: bytes of whole shards held at once (e.g. 4G, 512M); at least twice the largest",
+                    "shard, and a shuffle window's worth so that each shard is fetched once an epoch (default: ${DEFAULT-VALUE})."})
+    String shardCache = "4G";
+
+    @Option(names = "--shard-cache-dir", paramLabel = "DIR",
+            description = "Remote shards: keep the cache's shards as files in DIR (mapped) rather than in memory (default: memory).")
+    Path shardCacheDir;
 
     @Option(names = "--drop-last", description = "Drop each epoch's last partial batch (default: kept).")
     boolean dropLast;
@@ -110,7 +121,10 @@ public final class LoaderOptions {
      * shards handled under {@code --on-error}, warnings on stderr. Close it when done: shards are mapped.
      */
     SampleIndex open(String data) {
-        return Datasets.open(data, policy(), warning -> System.err.println("stoke: " + warning));
+        SampleIndex index = Datasets.isUrl(data)
+                ? RemoteDatasets.open(data, RemoteOptions.defaults(), ByteSize.parse(shardCache), shardCacheDir)
+                : Datasets.open(data);
+        return Datasets.checked(index, data, policy(), warning -> System.err.println("stoke: " + warning));
     }
 
     /** {@link #open(String)} under {@code --on-error fail}. */
@@ -159,7 +173,7 @@ public final class LoaderOptions {
             }
             return shuffleWindow;
         }
-        return index.shards() != null && index.shards().remote() ? 8 : 0;
+        return index.shards() != null && index.shards().remote() ? RemoteDatasets.DEFAULT_WINDOW : 0;
     }
 
     /** A builder with every option applied; the caller may still set the ring. */

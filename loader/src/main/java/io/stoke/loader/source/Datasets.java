@@ -40,7 +40,11 @@ public final class Datasets {
      * said once too: its labels are all -1.
      */
     public static SampleIndex open(String spec, ErrorPolicy policy, Consumer<String> warn) {
-        SampleIndex index = open(spec);
+        return checked(open(spec), spec, policy, warn);
+    }
+
+    /** What {@link #open(String, ErrorPolicy, Consumer)} does after opening: for remote shards too. */
+    public static SampleIndex checked(SampleIndex index, String spec, ErrorPolicy policy, Consumer<String> warn) {
         TarShards shards = index.shards();
         if (shards == null) {
             return index;

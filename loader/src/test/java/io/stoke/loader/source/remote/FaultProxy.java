@@ -1,0 +1,272 @@
+package io.stoke.loader.source.remote;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * An HTTP proxy on 127.0.0.1 that forwards requests byte for byte to a server on this machine
+ * and injects faults: 503 answers for the first N requests or for all of them, or a connection
+ * dropped in the middle of the body of the first GET of each range. It records every request and
+ * what it did with it, so that a test asserts what the server was really asked.
+ *
+ * <p>One request per connection: the proxy asks the upstream to close after its answer
+ * ({@code Connection: close}, a header SigV4 does not sign) and pipes the answer back until the
+ * upstream closes, so it never has to find where one response ends and the next begins.
+ */
+final class FaultProxy implements AutoCloseable {
+    enum Action { FORWARDED, SERVICE_UNAVAILABLE, DROPPED }
+
+    /** One request as received: method, target, its Range header (or null), and the proxy's action. */
+    record Seen(String method, String target, String range, Action action) {
+    }
+
+    private final ServerSocket server;
+    private final int upstreamPort;
+    private final List<Seen> seen = new CopyOnWriteArrayList<>();
+    private final AtomicInteger unavailableLeft = new AtomicInteger();
+    private final Set<String> rangesSeen = new HashSet<>();
+    private volatile boolean alwaysUnavailable;
+    private volatile boolean dropFirstGetOfEachRange;
+    private volatile boolean closed;
+
+    FaultProxy(int upstreamPort) throws IOException {
+        this.upstreamPort = upstreamPort;
+        this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread acceptor = new Thread(this::accept, "fault-proxy-accept");
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    URI endpoint() {
+        return URI.create("http://127.0.0.1:" + server.getLocalPort());
+    }
+
+    int port() {
+        return server.getLocalPort();
+    }
+
+    /** The next {@code n} requests get a 503; then requests are forwarded. */
+    FaultProxy unavailableFor(int n) {
+        unavailableLeft.set(n);
+        return this;
+    }
+
+    FaultProxy alwaysUnavailable() {
+        alwaysUnavailable = true;
+        return this;
+    }
+
+    /** The first GET of each Range gets its headers and half its body, then the connection is reset. */
+    FaultProxy dropFirstGetOfEachRange() {
+        dropFirstGetOfEachRange = true;
+        return this;
+    }
+
+    List<Seen> seen() {
+        return List.copyOf(seen);
+    }
+
+    long count(Action action) {
+        return seen.stream().filter(s -> s.action() == action).count();
+    }
+
+    private void accept() {
+        while (!closed) {
+            try {
+                Socket client = server.accept();
+                Thread handler = new Thread(() -> handle(client), "fault-proxy-conn");
+                handler.setDaemon(true);
+                handler.start();
+            } catch (IOException e) {
+                return; // closed
+            }
+        }
+    }
+
+    private void handle(Socket client) {
+        try (client) {
+            client.setSoTimeout(10_000);
+            InputStream in = client.getInputStream();
+            byte[] head = readHead(in);
+            if (head == null) {
+                return;
+            }
+            String text = new String(head, StandardCharsets.ISO_8859_1);
+            String[] lines = text.split("\r\n");
+            String[] requestLine = lines[0].split(" ");
+            String method = requestLine[0];
+            String target = requestLine.length > 1 ? requestLine[1] : "";
+            String range = null;
+            long contentLength = 0;
+            StringBuilder forwarded = new StringBuilder(lines[0]).append("\r\n");
+            for (int i = 1; i < lines.length; i++) {
+                String line = lines[i];
+                if (line.isEmpty()) {
+                    continue;
+                }
+                String name = line.substring(0, Math.max(0, line.indexOf(':'))).strip().toLowerCase(Locale.ROOT);
+                String value = line.substring(line.indexOf(':') + 1).strip();
+                if (name.equals("range")) {
+                    range = value;
+                } else if (name.equals("content-length")) {
+                    contentLength = Long.parseLong(value);
+                } else if (name.equals("connection")) {
+                    continue;
+                }
+                forwarded.append(line).append("\r\n");
+            }
+            forwarded.append("Connection: close\r\n\r\n");
+
+            Action action = decide(method, target, range);
+            seen.add(new Seen(method, target, range, action));
+            OutputStream out = client.getOutputStream();
+            if (action == Action.SERVICE_UNAVAILABLE) {
+                out.write(("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n"
+                        + "Connection: close\r\n\r\nfault: 503\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+                out.flush();
+                return;
+            }
+            try (Socket upstream = new Socket(InetAddress.getLoopbackAddress(), upstreamPort)) {
+                upstream.setSoTimeout(10_000);
+                OutputStream up = upstream.getOutputStream();
+                up.write(forwarded.toString().getBytes(StandardCharsets.ISO_8859_1));
+                copy(in, up, contentLength); // a request body, if any (the stores send none)
+                up.flush();
+                pipeBack(upstream.getInputStream(), out, action == Action.DROPPED ? client : null);
+            }
+        } catch (IOException e) {
+            // A client that went away, or the drop itself: nothing to do.
+        }
+    }
+
+    private synchronized Action decide(String method, String target, String range) {
+        if (alwaysUnavailable) {
+            return Action.SERVICE_UNAVAILABLE;
+        }
+        if (unavailableLeft.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            return Action.SERVICE_UNAVAILABLE;
+        }
+        if (dropFirstGetOfEachRange && method.equals("GET") && range != null && rangesSeen.add(target + " " + range)) {
+            return Action.DROPPED;
+        }
+        return Action.FORWARDED;
+    }
+
+    /**
+     * Copies the upstream's answer to the client. With {@code dropClient}, stops after the headers
+     * and half the body (by its Content-Length) and resets the client's connection.
+     */
+    private static void pipeBack(InputStream up, OutputStream out, Socket dropClient) throws IOException {
+        byte[] buffer = new byte[16 << 10];
+        if (dropClient == null) {
+            int n;
+            while ((n = up.read(buffer)) >= 0) {
+                out.write(buffer, 0, n);
+            }
+            out.flush();
+            return;
+        }
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        long budget = -1; // bytes of body still to send before the drop, once the head is complete
+        int n;
+        while ((n = up.read(buffer)) >= 0) {
+            if (budget < 0) {
+                head.write(buffer, 0, n);
+                byte[] soFar = head.toByteArray();
+                int end = indexOf(soFar, "\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+                if (end < 0) {
+                    continue;
+                }
+                int headLength = end + 4;
+                long bodyLength = contentLength(new String(soFar, 0, headLength, StandardCharsets.ISO_8859_1));
+                budget = Math.max(1, bodyLength / 2);
+                long body = soFar.length - headLength;
+                int send = (int) (headLength + Math.min(body, budget));
+                out.write(soFar, 0, send);
+                budget -= Math.min(body, budget);
+            } else {
+                int send = (int) Math.min(n, budget);
+                out.write(buffer, 0, send);
+                budget -= send;
+            }
+            if (budget == 0) {
+                out.flush();
+                dropClient.setSoLinger(true, 0); // close with a reset, as a crashed server or a middlebox does
+                dropClient.close();
+                return;
+            }
+        }
+    }
+
+    private static long contentLength(String head) {
+        for (String line : head.split("\r\n")) {
+            if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
+                return Long.parseLong(line.substring(15).strip());
+            }
+        }
+        return 2;
+    }
+
+    private static int indexOf(byte[] haystack, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= haystack.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (haystack[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        return -1;
+    }
+
+    /** The request head, up to and including the blank line; null if the client closed first. */
+    private static byte[] readHead(InputStream in) throws IOException {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        int state = 0; // how much of \r\n\r\n has been seen
+        int b;
+        while ((b = in.read()) >= 0) {
+            head.write(b);
+            state = (b == '\r' && (state == 0 || state == 2)) ? state + 1
+                    : (b == '\n' && (state == 1 || state == 3)) ? state + 1 : (b == '\r' ? 1 : 0);
+            if (state == 4) {
+                return head.toByteArray();
+            }
+            if (head.size() > 64 << 10) {
+                throw new IOException("request head over 64 KiB");
+            }
+        }
+        return null;
+    }
+
+    private static void copy(InputStream in, OutputStream out, long length) throws IOException {
+        byte[] buffer = new byte[16 << 10];
+        while (length > 0) {
+            int n = in.read(buffer, 0, (int) Math.min(buffer.length, length));
+            if (n < 0) {
+                throw new IOException("request body ended early");
+            }
+            out.write(buffer, 0, n);
+            length -= n;
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        closed = true;
+        server.close();
+    }
+}

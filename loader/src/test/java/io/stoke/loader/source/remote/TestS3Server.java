@@ -1,0 +1,126 @@
+package io.stoke.loader.source.remote;
+
+import java.net.URI;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import org.eclipse.jetty.util.component.AbstractLifeCycle;
+import org.gaul.s3proxy.BlobStores;
+import org.gaul.s3proxy.S3Proxy;
+import org.gaul.s3proxy.auth.AuthenticationType;
+import org.gaul.s3proxy.blobstore.BlobStore;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.BucketCannedACL;
+import software.amazon.awssdk.services.s3.model.ObjectCannedACL;
+
+/**
+ * A real S3 server for the tests: s3proxy (Jetty and its S3 protocol handler, SigV4 checks
+ * included) over its in-memory "transient" blob store, on 127.0.0.1 and a free port, with one
+ * access key. Objects are uploaded with the AWS SDK, as a user would; their bytes are kept here
+ * to compare what a store reads back.
+ */
+final class TestS3Server implements AutoCloseable {
+    static final String ACCESS_KEY = "stoke-test-access-key";
+    static final String SECRET_KEY = "stoke-test-secret-key";
+
+    private final BlobStore blobStore;
+    private final S3Proxy proxy;
+    private final URI endpoint;
+    private final S3Client client;
+    private final Map<String, byte[]> objects = new HashMap<>();
+
+    TestS3Server() throws Exception {
+        blobStore = BlobStores.create("transient", new Properties());
+        proxy = S3Proxy.builder()
+                .blobStore(blobStore)
+                .awsAuthentication(AuthenticationType.AWS_V2_OR_V4, ACCESS_KEY, SECRET_KEY)
+                .endpoint(URI.create("http://127.0.0.1:0"))
+                .stopTimeout(0)
+                .build();
+        proxy.start();
+        long until = System.nanoTime() + 10_000_000_000L;
+        while (!proxy.getState().equals(AbstractLifeCycle.STARTED)) {
+            if (System.nanoTime() > until) {
+                throw new IllegalStateException("s3proxy did not start: " + proxy.getState());
+            }
+            Thread.sleep(5);
+        }
+        endpoint = URI.create("http://127.0.0.1:" + proxy.getPort());
+        client = S3Client.builder()
+                .endpointOverride(endpoint)
+                .forcePathStyle(true)
+                .region(Region.US_EAST_1)
+                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(ACCESS_KEY, SECRET_KEY)))
+                .httpClientBuilder(UrlConnectionHttpClient.builder())
+                .build();
+    }
+
+    URI endpoint() {
+        return endpoint;
+    }
+
+    int port() {
+        return proxy.getPort();
+    }
+
+    void createBucket(String bucket, boolean publicRead) {
+        client.createBucket(b -> {
+            b.bucket(bucket);
+            if (publicRead) {
+                b.acl(BucketCannedACL.PUBLIC_READ);
+            }
+        });
+    }
+
+    /** Uploads {@code size} random bytes (seeded by the key) and keeps them to compare with. */
+    byte[] put(String bucket, String key, int size, boolean publicRead) {
+        byte[] bytes = new byte[size];
+        new Random(key.hashCode()).nextBytes(bytes);
+        client.putObject(b -> {
+            b.bucket(bucket).key(key);
+            if (publicRead) {
+                b.acl(ObjectCannedACL.PUBLIC_READ);
+            }
+        }, RequestBody.fromBytes(bytes));
+        objects.put(bucket + "/" + key, bytes);
+        return bytes;
+    }
+
+    /** Uploads {@code bytes} as they are. */
+    void put(String bucket, String key, byte[] bytes) {
+        client.putObject(b -> b.bucket(bucket).key(key), RequestBody.fromBytes(bytes));
+        objects.put(bucket + "/" + key, bytes);
+    }
+
+    byte[] bytes(String bucket, String key) {
+        return objects.get(bucket + "/" + key);
+    }
+
+    static String sha256(byte[] bytes) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (NoSuchAlgorithmException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        client.close();
+        try {
+            proxy.stop();
+        } catch (Exception e) {
+            throw new IllegalStateException("s3proxy did not stop", e);
+        }
+        blobStore.close();
+    }
+}
