@@ -120,7 +120,8 @@ class DataLoader:
     ``loader.samples[i]`` is ``(name, label)`` and ``loader.name(i)`` the name: the file's path, or
     ``<shard>/<key>`` for a sample in a tar shard. Over shards, ``shuffle_window=W`` shuffles
     within windows of ``W`` shards (the default for remote shards, whose cache holds a window), 0
-    over every sample (the default for local shards).
+    over every sample (the default for local shards). ``shard_cache`` (``"4G"``) and
+    ``shard_cache_dir`` bound and place the cache of whole remote shards (``--shard-cache``).
 
     Each ``for`` over the loader delivers one epoch: the rest of it when an earlier ``for`` stopped
     early (no batch is lost or repeated), then the next epoch. ``set_epoch(e)`` moves to epoch
@@ -137,7 +138,7 @@ class DataLoader:
     def __init__(self, root, batch_size=256, num_workers=None, shuffle=False, seed=0, drop_last=False,
                  resize=256, crop=224, output="uint8", on_error="fail", with_indices=False, rank=None,
                  world_size=None, transform="eval", dct_scaling="pow2", slots=4, shuffle_window=None,
-                 start_timeout=START_TIMEOUT):
+                 shard_cache=None, shard_cache_dir=None, start_timeout=START_TIMEOUT):
         if output not in ("uint8", "float32"):
             raise ValueError(f"output must be 'uint8' or 'float32', not {output!r}")
         if on_error not in ("fail", "skip"):
@@ -159,6 +160,7 @@ class DataLoader:
         self.shuffle_window = None if shuffle_window is None else int(shuffle_window)
         if self.shuffle_window is not None and self.shuffle_window < 0:
             raise ValueError(f"shuffle_window must not be negative: {shuffle_window}")
+        self.shard_cache, self.shard_cache_dir = shard_cache, shard_cache_dir
         self._start_timeout = start_timeout
         self._launcher = _home.launcher()
         self._proc = None
@@ -295,6 +297,10 @@ class DataLoader:
             cmd.append("--drop-last")
         if self.shuffle_window is not None:
             cmd += ["--shuffle-window", str(self.shuffle_window)]
+        if self.shard_cache is not None:
+            cmd += ["--shard-cache", str(self.shard_cache)]
+        if self.shard_cache_dir is not None:
+            cmd += ["--shard-cache-dir", os.fspath(self.shard_cache_dir)]
         return cmd
 
     def _start_producer(self, epoch, batch):
