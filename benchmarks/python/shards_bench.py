@@ -16,8 +16,9 @@ outgrow a folder). One run of this script:
        stoke-shards     stoke bench on the packed JPEG shards
        stoke-raw        stoke bench on the raw shards (decode and resize skipped)
        stoke-s3         stoke bench on the packed JPEG shards read from s3proxy
-     every one the evaluation transform (Resize(256) + CenterCrop(224), uint8 HWC), 1 epoch,
-     --workers workers, --batch-size; images/s from the loader's creation to its last batch.
+     every one the evaluation transform (Resize(256) + CenterCrop(224), uint8 HWC), --workers
+     workers, --batch-size; cold (a fresh process's first epoch) and warm (Stoke after
+     --warmup-images N untimed, torch's second epoch of persistent workers).
 
 Writes OUT/runs.jsonl and OUT/summary.md (medians and ratios). Needs torch and torchvision for the
 torch cases (skipped, and said, without them).
@@ -43,21 +44,26 @@ STOKE = str(CHECKOUT / "stoke")
 S3PROXY = "org.gaul:s3proxy:4.1.0:jar:jar-with-dependencies"
 
 
-def run_torch(data, workers, batch_size):
-    """One epoch of torch's DataLoader over an ImageFolder, in this process; prints one JSON line."""
+def run_torch(data, workers, batch_size, warm):
+    """torch's DataLoader over an ImageFolder in this process: the first epoch (cold), or with
+    --warm the second epoch of persistent workers; prints one JSON line."""
     import torch
     from torch.utils.data import DataLoader
     from torchvision import datasets, transforms
     start = time.perf_counter()
     dataset = datasets.ImageFolder(data, transform=transforms.Compose(
         [transforms.Resize(256), transforms.CenterCrop(224), transforms.PILToTensor()]))
-    loader = DataLoader(dataset, batch_size=batch_size, num_workers=workers, shuffle=False)
-    images, first = 0, None
-    for x, _ in loader:
-        x = x.permute(0, 2, 3, 1).contiguous()  # uint8 [n, 224, 224, 3], as Stoke delivers
-        images += len(x)
-        if first is None:
-            first = time.perf_counter() - start
+    loader = DataLoader(dataset, batch_size=batch_size, num_workers=workers, shuffle=False,
+                        persistent_workers=workers > 0)
+    for epoch in range(2 if warm else 1):
+        if epoch == 1:
+            start = time.perf_counter()
+        images, first = 0, None
+        for x, _ in loader:
+            x = x.permute(0, 2, 3, 1).contiguous()  # uint8 [n, 224, 224, 3], as Stoke delivers
+            images += len(x)
+            if first is None:
+                first = time.perf_counter() - start
     elapsed = time.perf_counter() - start
     print(json.dumps({"images": images, "elapsed_s": elapsed, "images_per_s": images / elapsed,
                       "first_batch_s": first}))
@@ -107,10 +113,11 @@ def start_s3proxy(work, shards):
     raise SystemExit("s3proxy did not start within 60 s")
 
 
-def stoke_bench(dataset, workers, batch_size, env=None):
+def stoke_bench(dataset, workers, batch_size, warm, env=None):
     out = Path(os.environ.get("TMPDIR", "/tmp")) / f"shards-bench-{os.getpid()}.json"
     start = time.perf_counter()
-    sh([STOKE, "bench", dataset, "--workers", str(workers), "--batch-size", str(batch_size), "--json", str(out)],
+    sh([STOKE, "bench", dataset, "--workers", str(workers), "--batch-size", str(batch_size), "--json", str(out)]
+       + (["--warmup-images", str(warm)] if warm else []),
        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     wall = time.perf_counter() - start
     f = json.loads(out.read_text())
@@ -119,10 +126,10 @@ def stoke_bench(dataset, workers, batch_size, env=None):
             "process_s": wall}
 
 
-def torch_run(data, workers, batch_size):
+def torch_run(data, workers, batch_size, warm):
     start = time.perf_counter()
     p = sh([sys.executable, __file__, "--run-torch", str(data), "--workers", str(workers),
-            "--batch-size", str(batch_size)], capture_output=True)
+            "--batch-size", str(batch_size)] + (["--warm"] if warm else []), capture_output=True)
     r = json.loads(p.stdout.strip().splitlines()[-1])
     r["process_s"] = time.perf_counter() - start
     return r
@@ -144,6 +151,7 @@ def extract(shards, folder):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run-torch", metavar="DIR")
+    ap.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--data", type=Path)
     ap.add_argument("--images", type=int, default=2000)
     ap.add_argument("--work", type=Path, default=Path("/tmp/stoke-shards-bench"))
@@ -153,7 +161,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args()
     if a.run_torch:
-        run_torch(a.run_torch, a.workers, a.batch_size)
+        run_torch(a.run_torch, a.workers, a.batch_size, a.warm)
         return
     if a.out is None:
         ap.error("--out is required")
@@ -189,15 +197,15 @@ def main():
         have_torch = False
     shard_names = sorted(p.name for p in packed.glob("*.tar"))
     s3_spec = "s3://bench/" if len(shard_names) > 1 else f"s3://bench/{shard_names[0]}"
-    cases = {
-        "stoke-shards": lambda: stoke_bench(str(packed), a.workers, a.batch_size),
-        "stoke-raw": lambda: stoke_bench(str(raw), a.workers, a.batch_size),
-        "stoke-s3": lambda: stoke_bench(s3_spec, a.workers, a.batch_size, env=s3_env),
-        "stoke-reencoded": lambda: stoke_bench(str(reencoded), a.workers, a.batch_size),
-    }
-    if have_torch:
-        cases["torch-original"] = lambda: torch_run(original, a.workers, a.batch_size)
-        cases["torch-reencoded"] = lambda: torch_run(reencoded, a.workers, a.batch_size)
+    cases = {}
+    for start, warm in (("cold", 0), ("warm", n_images)):
+        cases[f"stoke-shards {start}"] = lambda w=warm: stoke_bench(str(packed), a.workers, a.batch_size, w)
+        cases[f"stoke-raw {start}"] = lambda w=warm: stoke_bench(str(raw), a.workers, a.batch_size, w)
+        cases[f"stoke-s3 {start}"] = lambda w=warm: stoke_bench(s3_spec, a.workers, a.batch_size, w, env=s3_env)
+        cases[f"stoke-reencoded {start}"] = lambda w=warm: stoke_bench(str(reencoded), a.workers, a.batch_size, w)
+        if have_torch:
+            cases[f"torch-original {start}"] = lambda w=warm: torch_run(original, a.workers, a.batch_size, w)
+            cases[f"torch-reencoded {start}"] = lambda w=warm: torch_run(reencoded, a.workers, a.batch_size, w)
     a.out.mkdir(parents=True, exist_ok=True)
     runs = []
     try:
@@ -220,19 +228,26 @@ def main():
              f"`stoke pack` JPEG: {n_images / pack_s:.0f} images/s ({pack_s:.1f} s, the JVM's start included); "
              f"raw: {n_images / raw_pack_s:.0f} images/s.",
              "",
-             f"Medians of {a.repeats} fresh processes per case, cases alternating; images/s from the loader's creation "
-             "to its last batch (Stoke: `stoke bench`, after its page-cache pass; torch: DataLoader creation to last batch).",
+             f"Medians of {a.repeats} fresh processes per case, cases alternating. Cold: the process's first epoch, "
+             "images/s from the loader's creation to its last batch (Stoke: `stoke bench`, after its page-cache pass; "
+             "torch: DataLoader creation to the last batch). Warm: Stoke after `--warmup-images N` (one epoch's worth "
+             "untimed in the same process), torch's second epoch of persistent workers. Whole process: wall time of "
+             "the child process (cold and warm runs differ in what they do untimed).",
              "",
              "| case | images/s | first batch (s) | whole process (s) |", "|---|---:|---:|---:|"]
     for name in cases:
         lines.append(f"| {name} | {med[name]:.0f} | {first[name]:.3f} | {proc[name]:.2f} |")
     lines.append("")
-    if have_torch:
-        lines.append(f"- stoke-shards / torch-original: **{med['stoke-shards'] / med['torch-original']:.2f}x** (goal 3x)")
-        lines.append(f"- stoke-shards / torch-reencoded: **{med['stoke-shards'] / med['torch-reencoded']:.2f}x** (goal 2x)")
-        lines.append(f"- stoke-reencoded / torch-reencoded: {med['stoke-reencoded'] / med['torch-reencoded']:.2f}x")
-    lines.append(f"- stoke-s3 / stoke-shards: **{med['stoke-s3'] / med['stoke-shards']:.2f}** (goal 0.9)")
-    lines.append(f"- stoke-raw: **{med['stoke-raw']:.0f}** images/s of 224x224 uint8 (goal 10,000)")
+    for start in ("cold", "warm"):
+        lines.append(f"{start.capitalize()}:")
+        m = {name.split()[0]: v for name, v in med.items() if name.endswith(start)}
+        if have_torch:
+            lines.append(f"- stoke-shards / torch-original: **{m['stoke-shards'] / m['torch-original']:.2f}x** (goal 3x)")
+            lines.append(f"- stoke-shards / torch-reencoded: **{m['stoke-shards'] / m['torch-reencoded']:.2f}x** (goal 2x)")
+            lines.append(f"- stoke-reencoded / torch-reencoded: {m['stoke-reencoded'] / m['torch-reencoded']:.2f}x")
+        lines.append(f"- stoke-s3 / stoke-shards: **{m['stoke-s3'] / m['stoke-shards']:.2f}** (goal 0.9)")
+        lines.append(f"- stoke-raw: **{m['stoke-raw']:.0f}** images/s of 224x224 uint8 (goal 10,000)")
+        lines.append("")
     (a.out / "summary.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

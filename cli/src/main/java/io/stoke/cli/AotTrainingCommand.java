@@ -35,10 +35,17 @@ public final class AotTrainingCommand implements Callable<Integer> {
         try {
             SyntheticImageNet.generate(dir.resolve("data"), new SyntheticImageNet.Options(IMAGES, 4, 7));
             String data = dir.resolve("data").toString();
+            String packed = dir.resolve("packed").toString();
+            String raw = dir.resolve("raw").toString();
             String[][] runs = {
                     {"bench", data, "--batch-size", "32", "--epochs", "3"},
                     {"bench", data, "--batch-size", "32", "--output", "float32"},
                     {"bench", data, "--batch-size", "32", "--epochs", "2", "--transform", "train", "--shuffle"},
+                    // Tar shards as stoke pack writes them: the scan, the mapped reads, the crop-only eval path, raw copies.
+                    {"pack", data, "--out", packed, "--shard-size", "2M"},
+                    {"pack", data, "--out", raw, "--format", "raw", "--shard-size", "4M"},
+                    {"bench", packed, "--batch-size", "32", "--epochs", "3", "--shuffle"},
+                    {"bench", raw, "--batch-size", "32", "--epochs", "3"},
             };
             PrintStream discard = new PrintStream(OutputStream.nullOutputStream());
             System.setOut(discard);
