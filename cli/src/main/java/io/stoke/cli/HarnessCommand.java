@@ -320,7 +320,8 @@ public final class HarnessCommand implements Callable<Integer> {
                         + "(Resize 256 + CenterCrop 224), in dataset order, last partial batch kept.");
         c.add(String.format(Locale.ROOT, "Same cores: each run is one process tree on the whole machine (%d cores), nothing "
                 + "pinned, runs one at a time. 'workers' is Stoke's decoding threads and PyTorch's worker processes.", cores));
-        c.add("Warm page cache for both: the harness reads every file of the dataset once right before each run.");
+        c.add("Warm page cache for both: the harness reads every file of the dataset once right before each run (on the "
+                + "raw dataset, the form that run's loader reads).");
         c.add(timing());
         c.add("The consumer waits for each batch (that wait is the per-batch load time), touches it, then sleeps the "
                 + "simulated model time (a model on an accelerator leaves the CPU to the loader), the same in both.");
