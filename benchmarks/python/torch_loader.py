@@ -8,7 +8,9 @@ shape, type and layout as Stoke's.
 
   jpeg: torchvision ImageFolder + PIL, Resize(256) + CenterCrop(224) + PILToTensor, then a
         permute to HWC (a view; the collate's stack makes it contiguous, as it copies anyway).
-  raw:  headerless 224x224x3 uint8 files (<class>/<name>.raw), read with numpy.fromfile.
+  raw:  headerless 224x224x3 uint8 files (<class>/<name>.raw), read with numpy.fromfile. The harness
+        cuts them from the .npy members of the raw shards that Stoke's side reads through its Loader
+        (stoke pack --format raw), so both sides get the same bytes per sample, in the same order.
 
 Cold run (--warmup-images 0): the timed epoch is the process's first. Warm run (--warmup-images N):
 the same DataLoader first delivers at least N images untimed, in whole epochs, and the timed epoch

@@ -34,7 +34,8 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code stoke harness}: the Stoke vs PyTorch DataLoader experiment. Sweeps batch size, workers,
- * simulated model time, dataset (JPEG, preprocessed raw tensors) and start (cold: a fresh process;
+ * simulated model time, dataset (JPEG; preprocessed raw tensors: raw shards through Stoke's
+ * Loader, {@code .raw} files of the same bytes through PyTorch's) and start (cold: a fresh process;
  * warm: after an untimed warm-up in the same process) for both loaders, each run in a process of
  * its own watched from {@code /proc}; writes every batch's wait to CSV, a Markdown summary and PNG
  * plots.
@@ -58,8 +59,9 @@ public final class HarnessCommand implements Callable<Integer> {
     Path dataset;
 
     @Option(names = "--data-dir", paramLabel = "DIR",
-            description = {"Where the generated JPEG dataset and the preprocessed raw tensors are kept and reused",
-                    "(default: OUT/data). Both are made once per folder; the same options give the same bytes."})
+            description = {"Where the generated JPEG dataset and the preprocessed raw dataset (raw shards for Stoke,",
+                    "the same bytes as .raw files for PyTorch) are kept and reused (default: OUT/data). Each is made",
+                    "once per folder; the same options give the same bytes."})
     Path dataDir;
 
     @Option(names = "--images", paramLabel = "N", description = "Size of the generated JPEG dataset (default: the profile's).")
@@ -88,7 +90,10 @@ public final class HarnessCommand implements Callable<Integer> {
     @Option(names = "--loaders", split = ",", paramLabel = "NAME,...", description = "stoke, pytorch (default: both).")
     List<String> loaders = List.of(SummaryReport.STOKE, SummaryReport.PYTORCH);
 
-    @Option(names = "--datasets", split = ",", paramLabel = "NAME,...", description = "jpeg, raw (default: both).")
+    @Option(names = "--datasets", split = ",", paramLabel = "NAME,...",
+            description = {"jpeg: the JPEG files, decoded each epoch; raw: the same images preprocessed once",
+                    "(Resize 256 + CenterCrop 224, uint8), read by Stoke's Loader from raw shards (stoke pack",
+                    "--format raw) and by PyTorch from .raw files of the same bytes (default: both)."})
     List<String> datasets = List.of("jpeg", "raw");
 
     @Option(names = "--python", paramLabel = "PATH", description = "Python with torch and torchvision (default: ${DEFAULT-VALUE}).")
@@ -104,7 +109,8 @@ public final class HarnessCommand implements Callable<Integer> {
 
     @Option(names = "--transform", paramLabel = "KIND",
             description = {"eval: Resize(256) + CenterCrop(224) (default); train: RandomResizedCrop(224) +",
-                    "RandomHorizontalFlip(), torchvision's on the PyTorch side, Stoke's on its own. JPEG runs only."})
+                    "RandomHorizontalFlip(), torchvision's on the PyTorch side, Stoke's on its own. JPEG runs only",
+                    "(the raw dataset holds the eval transform's output)."})
     String transform = "eval";
 
     @Option(names = "--warmup-images", paramLabel = "N",
@@ -200,11 +206,15 @@ public final class HarnessCommand implements Callable<Integer> {
                 say("pytorch side: " + torchVersions);
             }
         }
-        Path rawRoot = dataDir().resolve("raw224-" + jpegRoot.getFileName());
+        // The preprocessed dataset: raw shards for Stoke, the same bytes as .raw files for PyTorch.
+        Path rawShards = dataDir().resolve("raw224-" + jpegRoot.getFileName() + "-shards");
+        Path rawFiles = dataDir().resolve("raw224-" + jpegRoot.getFileName());
         if (datasets.contains("raw")) {
             long t = System.nanoTime();
-            int n = RawTensors.ensure(jpegRoot, rawRoot, cores);
-            say(String.format(Locale.ROOT, "preprocessed dataset: %d raw 224x224x3 uint8 files in %s (%.1f s)", n, rawRoot,
+            RawTensors.Prepared r = RawTensors.ensure(jpegRoot, rawShards, rawFiles, cores);
+            say(String.format(Locale.ROOT, "preprocessed dataset: %d samples of 224x224x3 uint8 as raw shards in %s (%s) "
+                            + "and as .raw files in %s (%s) (%.1f s)", r.samples(), rawShards,
+                    r.packed() ? "packed" : "reused", rawFiles, r.filesMade() ? "written" : "reused",
                     (System.nanoTime() - t) / 1e9));
         }
         int datasetImages = io.stoke.loader.source.ImageFolder.scan(jpegRoot).size();
@@ -237,7 +247,8 @@ public final class HarnessCommand implements Callable<Integer> {
             for (int i = 0; i < keys.size(); i++) {
                 // Odd repeats run the sweep backwards, so neither loader always runs first after the other.
                 RunKey k = keys.get(r % 2 == 0 ? i : keys.size() - 1 - i);
-                Path root = k.dataset().equals("jpeg") ? jpegRoot : rawRoot;
+                Path root = k.dataset().equals("jpeg") ? jpegRoot
+                        : k.loader().equals(SummaryReport.STOKE) ? rawShards : rawFiles;
                 RunResult res;
                 try {
                     warmPageCache(root);
@@ -296,9 +307,10 @@ public final class HarnessCommand implements Callable<Integer> {
                 datasets, starts, p.repeats(), p.repeats() == 1 ? "" : "s",
                 minutes == null ? "the sweep did not finish"
                         : String.format(Locale.ROOT, "the sweep took %.1f min", minutes)));
-        c.add(String.format(Locale.ROOT, "JPEG dataset: %d ImageNet-like files in %s; the preprocessed dataset holds the same "
-                + "images resized and cropped once (Stoke, DCT scaling off, pixels identical to torchvision's) as "
-                + "headerless 224x224x3 uint8 files.", n, jpegRoot));
+        c.add(String.format(Locale.ROOT, "JPEG dataset: %d ImageNet-like files in %s; the preprocessed (raw) dataset holds the "
+                + "same images resized and cropped once, Resize 256 + CenterCrop 224 as Stoke's JPEG runs deliver them "
+                + "(`stoke pack --format raw`), 224x224x3 uint8: as WebDataset shards of .npy samples for Stoke, and "
+                + "the same bytes as headerless .raw files for PyTorch.", n, jpegRoot));
         c.add(transform.equals("train")
                 ? "Both loaders read the same files in dataset order and deliver uint8 [n, 224, 224, 3] batches of the "
                         + "training transform, RandomResizedCrop(224) (scale 0.08-1, ratio 3/4-4/3) + RandomHorizontalFlip(): "
@@ -308,7 +320,8 @@ public final class HarnessCommand implements Callable<Integer> {
                         + "(Resize 256 + CenterCrop 224), in dataset order, last partial batch kept.");
         c.add(String.format(Locale.ROOT, "Same cores: each run is one process tree on the whole machine (%d cores), nothing "
                 + "pinned, runs one at a time. 'workers' is Stoke's decoding threads and PyTorch's worker processes.", cores));
-        c.add("Warm page cache for both: the harness reads every file of the dataset once right before each run.");
+        c.add("Warm page cache for both: the harness reads every file of the dataset once right before each run (on the "
+                + "raw dataset, the form that run's loader reads).");
         c.add(timing());
         c.add("The consumer waits for each batch (that wait is the per-batch load time), touches it, then sleeps the "
                 + "simulated model time (a model on an accelerator leaves the CPU to the loader), the same in both.");
@@ -316,8 +329,9 @@ public final class HarnessCommand implements Callable<Integer> {
                 ? "RandomResizedCrop(224), RandomHorizontalFlip()" : "Resize(256), CenterCrop(224)") + ", PILToTensor, permute to HWC; "
                 + "persistent_workers=True, pin_memory=False, shuffle off (PyTorch's default prefetch: 2 batches a worker). "
                 + "Stoke: DCT scaling pow2 (its default), " + stokeSlots + " ring slots. "
-                + "The raw dataset on the Stoke side is a simple reader into SlotRing slots, one batch per "
-                + "thread (RawTensorLoader), not the JPEG pipeline."
+                + "Raw dataset: PyTorch reads each .raw file with numpy.fromfile in a Dataset; Stoke reads the raw "
+                + "shards through the same Loader (memory-mapped; each sample copied into the batch, no decode, "
+                + "no resize)."
                 + (torchVersions != null ? " Versions: " + torchVersions + "." : ""));
         c.add(String.format(Locale.ROOT, "Memory and CPU: every %d ms the harness reads /proc for the run's process and all its "
                 + "descendants (VmRSS, Pss from smaps_rollup, utime + stime).", sampleMs));

@@ -104,6 +104,18 @@ class HarnessCommandTest {
         try (var files = Files.walk(out.resolve("data"))) {
             assertEquals(12, files.filter(p -> p.toString().endsWith(".raw")).count(), "the preprocessed set");
         }
+        // Stoke's raw runs read the raw shards packed beside the .raw files, through the real Loader.
+        assertTrue(Files.isRegularFile(out.resolve("data/raw224-jpeg-shards/index.json")));
+        String rawRun = Files.readString(out.resolve("logs/stoke-raw-b4-w2-m0-cold-r1.log"));
+        assertTrue(rawRun.lines().findFirst().orElseThrow().contains(" harness-run " + out.resolve("data/raw224-jpeg-shards")
+                + " --dataset raw "), rawRun);
+        assertTrue(r[2].contains("as raw shards in ") && r[2].contains("(packed)"), r[2]);
+        // A second sweep into the same folder reuses the preprocessed data.
+        String[] reuse = BenchCommandTest.run("harness", "--out", out.toString(), "--dataset", data.toString(),
+                "--batch-sizes", "4", "--workers", "1", "--no-model", "--datasets", "raw", "--starts", "cold",
+                "--sample-ms", "20", "--python", pythonWithoutTorch().toString());
+        assertEquals("0", reuse[0], reuse[1] + reuse[2]);
+        assertTrue(reuse[2].contains("(reused) and as .raw files in ") && reuse[2].contains(" (reused) ("), reuse[2]);
     }
 
     @Test
@@ -114,13 +126,17 @@ class HarnessCommandTest {
         Path data = TestImages.imageFolder(tmp.resolve("jpeg"), 8, 2, 7);
         Path out = tmp.resolve("out");
         String[] r = BenchCommandTest.run("harness", "--out", out.toString(), "--dataset", data.toString(),
-                "--batch-sizes", "4", "--workers", "1", "--no-model", "--datasets", "jpeg", "--warmup-images", "8",
+                "--batch-sizes", "4", "--workers", "1", "--no-model", "--warmup-images", "8",
                 "--sample-ms", "20", "--python", SYSTEM_PYTHON.toString());
         assertEquals("0", r[0], r[1] + r[2]);
         List<Map<String, String>> runs = csv(out.resolve("runs.csv"));
         List<Map<String, String>> torch = runs.stream().filter(x -> x.get("loader").equals("pytorch")).toList();
-        assertEquals(List.of("cold", "warm"), torch.stream().map(x -> x.get("start")).toList(), runs.toString());
+        assertEquals(List.of("jpeg cold", "jpeg warm", "raw cold", "raw warm"),
+                torch.stream().map(x -> x.get("dataset") + " " + x.get("start")).toList(), runs.toString());
         assertEquals(8, RunFigures.read(out.resolve("runs/pytorch-jpeg-b4-w1-m0-warm-r1.json")).warmupImages());
+        // PyTorch's raw runs read the .raw files (numpy.fromfile), Stoke's the shards of the same bytes.
+        assertTrue(Files.readString(out.resolve("logs/pytorch-raw-b4-w1-m0-cold-r1.log")).lines().findFirst().orElseThrow()
+                .contains(" " + out.resolve("data/raw224-jpeg") + " --dataset raw "));
         for (Map<String, String> x : torch) {
             assertEquals("8", x.get("images"), x.toString());
             assertEquals("", x.get("error"), x.toString());

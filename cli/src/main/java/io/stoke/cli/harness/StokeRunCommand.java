@@ -3,13 +3,15 @@ package io.stoke.cli.harness;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import io.stoke.loader.Batch;
+import io.stoke.loader.ErrorPolicy;
 import io.stoke.loader.Loader;
+import io.stoke.loader.pack.NpyHeader;
+import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.TarShards;
 import io.stoke.loader.transform.TransformSpec;
-import java.io.IOException;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.locks.LockSupport;
@@ -21,7 +23,10 @@ import picocli.CommandLine.Parameters;
  * {@code stoke harness-run}: one timed Stoke run in a process of its own, launched by the harness
  * (which watches this process's memory and CPU). The consumer loop is the same as the PyTorch
  * script's: start the clock, create the loader, then for each batch time the wait, sleep the
- * simulated model time, and release the batch.
+ * simulated model time, and release the batch. Both datasets go through the same {@link Loader}:
+ * the JPEG tree (read, decode, resize, crop), or the raw shards that the harness packed from it
+ * ({@link RawTensors}), whose samples already have the output's size and are only copied from
+ * the mapped shards into the batch.
  *
  * <p>Prints {@code @@harness begin} and {@code @@harness end} on stdout around the timed span so
  * that the harness can read the CPU clocks at those moments, and {@code @@harness first} when the
@@ -42,7 +47,8 @@ public final class StokeRunCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "DIR")
     Path root;
 
-    @Option(names = "--dataset", required = true, description = "jpeg or raw")
+    @Option(names = "--dataset", required = true,
+            description = "jpeg (DIR is an ImageFolder tree) or raw (DIR is the harness's raw shards, read by the same Loader)")
     String dataset;
 
     @Option(names = "--batch-size", required = true)
@@ -71,21 +77,14 @@ public final class StokeRunCommand implements Callable<Integer> {
     Path json;
 
     @Override
-    public Integer call() throws IOException {
+    public Integer call() {
         long[] waits;
         long images = 0;
         long start;
         long end;
-        if (dataset.equals("jpeg")) {
-            SampleIndex index = ImageFolder.scan(root);
-            TransformSpec spec = TransformSpec.defaults()
-                    .withDctScaling(TransformSpec.DctScaling.valueOf(dctScaling.toUpperCase(Locale.ROOT)));
-            spec = switch (transform) {
-                case "eval" -> spec;
-                case "train" -> spec.withTrain(224, io.stoke.loader.transform.RandomResizedCrop.defaults());
-                default -> throw new IllegalArgumentException("--transform must be eval or train, not " + transform);
-            };
-            warmJit(index, spec);
+        try (SampleIndex index = index(dataset, root)) {
+            TransformSpec spec = spec(dataset, transform, dctScaling);
+            warmUp(index, spec);
             Loader.Builder builder = Loader.builder(index).batchSize(batchSize).workers(workers).slots(slots)
                     .transform(spec);
             int expected = (index.size() + batchSize - 1) / batchSize;
@@ -115,39 +114,56 @@ public final class StokeRunCommand implements Callable<Integer> {
                 System.out.flush();
             }
             waits = java.util.Arrays.copyOf(waits, k);
-        } else if (dataset.equals("raw")) {
-            List<Path> files = RawTensors.list(root);
-            int[] labels = RawTensors.labels(files);
-            warmRaw(files, labels);
-            int expected = (files.size() + batchSize - 1) / batchSize;
-            waits = new long[expected];
-            int k = 0;
-            System.out.println(BEGIN);
-            System.out.flush();
-            start = System.nanoTime();
-            try (RawTensorLoader loader = new RawTensorLoader(files, labels, batchSize, workers, slots)) {
-                long w0 = start;
-                int slot;
-                while ((slot = loader.next()) >= 0) {
-                    waits[k] = System.nanoTime() - w0;
-                    firstBatch();
-                    images += loader.size(k);
-                    k++;
-                    consume(loader.pixels(slot).get(JAVA_BYTE, 0));
-                    model();
-                    loader.release(slot);
-                    w0 = System.nanoTime();
-                }
-                end = System.nanoTime();
-                System.out.println(END);
-                System.out.flush();
-            }
-            waits = java.util.Arrays.copyOf(waits, k);
-        } else {
-            throw new IllegalArgumentException("--dataset must be jpeg or raw, not " + dataset);
         }
         writeJson(images, (end - start) / 1e9, waits);
         return 0;
+    }
+
+    /**
+     * The run's dataset. jpeg: the ImageFolder tree at {@code root}. raw: the raw shards at
+     * {@code root} ({@link RawTensors}: {@code stoke pack --format raw}), every sample a 224x224x3
+     * uint8 {@code .npy}, so that the loader copies it into the batch without decoding; anything
+     * else there is refused rather than timed as something it is not. Close it after the loader.
+     */
+    public static SampleIndex index(String dataset, Path root) {
+        return switch (dataset) {
+            case "jpeg" -> ImageFolder.scan(root);
+            case "raw" -> {
+                SampleIndex index = Datasets.open(root.toString(), ErrorPolicy.FAIL, System.err::println);
+                TarShards shards = index.shards();
+                for (int i = 0; i < index.size(); i++) {
+                    if (shards == null || shards.format(i) != TarShards.NPY
+                            || shards.length(i) != NpyHeader.uint8(RawTensors.SIDE, RawTensors.SIDE, 3).length
+                                    + RawTensors.SAMPLE_BYTES) {
+                        index.close();
+                        throw new IllegalArgumentException("--dataset raw needs the raw shards of 224x224x3 uint8 .npy "
+                                + "samples that the harness packs, not " + root);
+                    }
+                }
+                yield index;
+            }
+            default -> throw new IllegalArgumentException("--dataset must be jpeg or raw, not " + dataset);
+        };
+    }
+
+    /**
+     * What the loader makes of each sample. jpeg: Resize(256) + CenterCrop(224) (eval) or
+     * RandomResizedCrop(224) + flip (train), uint8 HWC, at the given DCT scaling. raw: the
+     * evaluation transform whatever {@code transform} says (the shards hold its output, so the
+     * loader only copies each sample; the training transform is for JPEG runs).
+     */
+    public static TransformSpec spec(String dataset, String transform, String dctScaling) {
+        if (dataset.equals("raw")) {
+            return TransformSpec.defaults().withEval(RawTensors.RESIZE, RawTensors.SIDE)
+                    .withOutput(TransformSpec.Output.UINT8_HWC);
+        }
+        TransformSpec spec = TransformSpec.defaults()
+                .withDctScaling(TransformSpec.DctScaling.valueOf(dctScaling.toUpperCase(Locale.ROOT)));
+        return switch (transform) {
+            case "eval" -> spec;
+            case "train" -> spec.withTrain(224, io.stoke.loader.transform.RandomResizedCrop.defaults());
+            default -> throw new IllegalArgumentException("--transform must be eval or train, not " + transform);
+        };
     }
 
     private static volatile byte sink;
@@ -180,10 +196,11 @@ public final class StokeRunCommand implements Callable<Integer> {
     }
 
     /**
-     * Decodes some images untimed through a loader of the same settings, so that the timed run
-     * meets compiled resize kernels, as a training job does after its first seconds.
+     * Takes some images untimed through a loader of the same settings (batches of at most 64,
+     * epoch after epoch), closed before the timed one is built, so that the timed run meets
+     * compiled code (the resize kernels, on JPEG), as a training job does after its first seconds.
      */
-    private void warmJit(SampleIndex index, TransformSpec spec) {
+    private void warmUp(SampleIndex index, TransformSpec spec) {
         if (warmupImages <= 0) {
             return;
         }
@@ -198,24 +215,6 @@ public final class StokeRunCommand implements Callable<Integer> {
                 firstBatch();
                 try (b) {
                     seen += b.size();
-                }
-            }
-        }
-    }
-
-    /**
-     * Reads some batches untimed through a raw reader of the same settings, epoch after epoch, so
-     * that a warm run's timed epoch meets compiled code, as the JPEG side's {@link #warmJit} does.
-     */
-    private void warmRaw(List<Path> files, int[] labels) {
-        int seen = 0;
-        while (seen < warmupImages && !files.isEmpty()) {
-            try (RawTensorLoader loader = new RawTensorLoader(files, labels, batchSize, workers, slots)) {
-                int slot;
-                for (int k = 0; seen < warmupImages && (slot = loader.next()) >= 0; k++) {
-                    firstBatch();
-                    seen += loader.size(k);
-                    loader.release(slot);
                 }
             }
         }
