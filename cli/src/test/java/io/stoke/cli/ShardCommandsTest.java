@@ -7,7 +7,7 @@ import io.stoke.loader.testing.TestImages;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import io.stoke.loader.testing.TestTars;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -43,9 +43,9 @@ class ShardCommandsTest {
     void aBadSampleInAShardIsNamedAsShardSlashKeyUnderBothPolicies() throws Exception {
         Path shard = tmp.resolve("bad.tar");
         try (TarArchiveOutputStream tar = new TarArchiveOutputStream(Files.newOutputStream(shard))) {
-            put(tar, "x/good.jpg", TestImages.jpeg(60, 50, 1));
-            put(tar, "x/good.cls", "0".getBytes(StandardCharsets.US_ASCII));
-            put(tar, "x/lonely.cls", "1".getBytes(StandardCharsets.US_ASCII));
+            TestTars.member(tar, "x/good.jpg", TestImages.jpeg(60, 50, 1));
+            TestTars.member(tar, "x/good.cls", "0".getBytes(StandardCharsets.US_ASCII));
+            TestTars.member(tar, "x/lonely.cls", "1".getBytes(StandardCharsets.US_ASCII));
         }
         String[] fail = BenchCommandTest.run("bench", shard.toString(), "--batch-size", "2", "--workers", "1",
                 "--resize", "48", "--crop", "40", "--no-warmup");
@@ -64,11 +64,4 @@ class ShardCommandsTest {
         assertTrue(!none[0].equals("0") && none[2].contains(garbage.toString()), none[0] + none[1] + none[2]);
     }
 
-    static void put(TarArchiveOutputStream tar, String name, byte[] data) throws Exception {
-        TarArchiveEntry e = new TarArchiveEntry(name);
-        e.setSize(data.length);
-        tar.putArchiveEntry(e);
-        tar.write(data);
-        tar.closeArchiveEntry();
-    }
 }

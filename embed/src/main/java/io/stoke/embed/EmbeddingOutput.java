@@ -88,21 +88,7 @@ public final class EmbeddingOutput implements AutoCloseable {
 
     /** NumPy's format 1.0 header for float32 [rows, dimension], padded so the data starts at a multiple of 64. */
     static byte[] npyHeader(long rows, long dimension) {
-        String dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + rows + ", " + dimension + "), }";
-        int unpadded = 10 + dict.length() + 1;
-        int total = (unpadded + 63) / 64 * 64;
-        if (total - 10 > 0xFFFF) {
-            throw new IllegalArgumentException("npy header too long");
-        }
-        ByteBuffer b = ByteBuffer.allocate(total).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-        b.put((byte) 0x93).put("NUMPY".getBytes(StandardCharsets.US_ASCII)).put((byte) 1).put((byte) 0);
-        b.putShort((short) (total - 10));
-        b.put(dict.getBytes(StandardCharsets.US_ASCII));
-        while (b.position() < total - 1) {
-            b.put((byte) ' ');
-        }
-        b.put((byte) '\n');
-        return b.array();
+        return io.stoke.loader.pack.NpyHeader.float32(rows, dimension);
     }
 
     /** Writes {@code dimension} float32 values from {@code values} (native order) as row {@code row}. */

@@ -5,9 +5,11 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
 /**
- * NumPy's {@code .npy} header, format version 1.0, for a C-ordered uint8 array: what
- * {@code numpy.load} reads back without any other file. The header is padded with spaces to a
- * multiple of 64 bytes (NumPy's own alignment), so the pixels that follow start aligned.
+ * NumPy's {@code .npy} header, format version 1.0, for a C-ordered array: what {@code numpy.load}
+ * reads back without any other file, byte for byte what {@code numpy.save} writes. The header is
+ * padded with spaces to a multiple of 64 bytes (NumPy's own alignment), so the data that follows
+ * starts aligned. Written once here for every {@code .npy} Stoke writes or expects: raw shards,
+ * the raw reader's fast check, and {@code stoke embed}'s embeddings.
  */
 public final class NpyHeader {
     private static final int ALIGNMENT = 64;
@@ -16,12 +18,21 @@ public final class NpyHeader {
     }
 
     /** The header of a uint8 ({@code |u1}) array of {@code shape}, C order. */
-    public static byte[] uint8(int... shape) {
+    public static byte[] uint8(long... shape) {
+        return of("|u1", shape);
+    }
+
+    /** The header of a little-endian float32 ({@code <f4}) array of {@code shape}, C order. */
+    public static byte[] float32(long... shape) {
+        return of("<f4", shape);
+    }
+
+    private static byte[] of(String descr, long... shape) {
         if (shape.length == 0) {
             throw new IllegalArgumentException("a shape needs at least one dimension");
         }
         StringBuilder dims = new StringBuilder();
-        for (int d : shape) {
+        for (long d : shape) {
             if (d < 0) {
                 throw new IllegalArgumentException("negative dimension " + d);
             }
@@ -29,7 +40,7 @@ public final class NpyHeader {
         }
         // NumPy writes a 1-tuple as "(n,)" and longer ones as "(a, b, c)".
         String tuple = shape.length == 1 ? "(" + shape[0] + ",)" : "(" + dims.substring(0, dims.length() - 2) + ")";
-        String dict = "{'descr': '|u1', 'fortran_order': False, 'shape': " + tuple + ", }";
+        String dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + tuple + ", }";
         int unpadded = 10 + dict.length() + 1;
         int total = (unpadded + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
         if (total - 10 > 0xFFFF) {

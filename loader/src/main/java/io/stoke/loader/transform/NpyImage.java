@@ -26,23 +26,7 @@ final class NpyImage {
 
     /** The header {@code numpy.save} writes for a uint8 array of shape (side, side, 3): version 1.0. */
     static byte[] canonicalHeader(int side) {
-        String dict = "{'descr': '|u1', 'fortran_order': False, 'shape': (" + side + ", " + side + ", 3), }";
-        int unpadded = MAGIC.length + 2 + 2 + dict.length() + 1;
-        int total = (unpadded + 63) / 64 * 64;
-        byte[] out = new byte[total];
-        System.arraycopy(MAGIC, 0, out, 0, MAGIC.length);
-        out[6] = 1;
-        out[7] = 0;
-        int headerLength = total - 10;
-        out[8] = (byte) headerLength;
-        out[9] = (byte) (headerLength >>> 8);
-        byte[] d = dict.getBytes(StandardCharsets.US_ASCII);
-        System.arraycopy(d, 0, out, 10, d.length);
-        for (int i = 10 + d.length; i < total - 1; i++) {
-            out[i] = ' ';
-        }
-        out[total - 1] = '\n';
-        return out;
+        return io.stoke.loader.pack.NpyHeader.uint8(side, side, 3);
     }
 
     /** Whether {@code npy[0, size)} holds exactly a (side, side, 3) uint8 image; then {@link #pixelsOffset()} is set. */

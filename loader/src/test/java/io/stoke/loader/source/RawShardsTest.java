@@ -20,7 +20,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.SplittableRandom;
-import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import io.stoke.loader.testing.TestTars;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -53,13 +53,6 @@ class RawShardsTest {
         return out.toByteArray();
     }
 
-    static void member(TarArchiveOutputStream tar, String name, byte[] data) throws IOException {
-        TarArchiveEntry e = new TarArchiveEntry(name);
-        e.setSize(data.length);
-        tar.putArchiveEntry(e);
-        tar.write(data);
-        tar.closeArchiveEntry();
-    }
 
     static byte[][] writeShard(Path file) throws IOException {
         byte[][] pixels = new byte[4][];
@@ -68,11 +61,11 @@ class RawShardsTest {
             for (int i = 0; i < 4; i++) {
                 pixels[i] = new byte[SIDE * SIDE * 3];
                 r.nextBytes(pixels[i]);
-                member(tar, "raw/s" + i + ".npy", npy(pixels[i], SIDE, SIDE, 3));
-                member(tar, "raw/s" + i + ".cls", Integer.toString(i).getBytes(StandardCharsets.US_ASCII));
+                TestTars.member(tar, "raw/s" + i + ".npy", npy(pixels[i], SIDE, SIDE, 3));
+                TestTars.member(tar, "raw/s" + i + ".cls", Integer.toString(i).getBytes(StandardCharsets.US_ASCII));
             }
-            member(tar, "raw/small.npy", npy(new byte[32 * 32 * 3], 32, 32, 3));
-            member(tar, "raw/small.cls", "9".getBytes(StandardCharsets.US_ASCII));
+            TestTars.member(tar, "raw/small.npy", npy(new byte[32 * 32 * 3], 32, 32, 3));
+            TestTars.member(tar, "raw/small.cls", "9".getBytes(StandardCharsets.US_ASCII));
         }
         return pixels;
     }

@@ -18,7 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import io.stoke.loader.testing.TestTars;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -44,20 +44,13 @@ class TarShardFuzzTest {
             tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
             for (int i = 0; i < 6; i++) {
                 String key = "d/" + "x".repeat(i * 30) + "s" + i;
-                put(tar, key + ".jpg", TestImages.jpeg(50 + 9 * i, 40 + 7 * i, 70 + i));
-                put(tar, key + ".cls", Integer.toString(i).getBytes(StandardCharsets.US_ASCII));
+                TestTars.member(tar, key + ".jpg", TestImages.jpeg(50 + 9 * i, 40 + 7 * i, 70 + i));
+                TestTars.member(tar, key + ".cls", Integer.toString(i).getBytes(StandardCharsets.US_ASCII));
             }
         }
         return out.toByteArray();
     }
 
-    static void put(TarArchiveOutputStream tar, String name, byte[] data) throws Exception {
-        TarArchiveEntry e = new TarArchiveEntry(name);
-        e.setSize(data.length);
-        tar.putArchiveEntry(e);
-        tar.write(data);
-        tar.closeArchiveEntry();
-    }
 
     static byte[] mutate(byte[] good, SplittableRandom r) {
         byte[] b = good.clone();

@@ -22,7 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.zip.CRC32;
-import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import io.stoke.loader.testing.TestTars;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -40,11 +40,7 @@ class RemoteShardsTest {
     static final String BUCKET = "data";
     static final int SHARDS = 5;
     static final int PER_SHARD = 7;
-    private static final Map<String, String> SAVED = new HashMap<>();
-    private static final String[] PROPERTIES = {
-        "aws.accessKeyId", "aws.secretAccessKey", "aws.region", "aws.disableEc2Metadata",
-        "aws.sharedCredentialsFile", "aws.configFile", S3ObjectStore.ENDPOINT_PROPERTY,
-    };
+    static TestS3Server.TestAwsProperties properties;
 
     static TestS3Server s3;
     static Path local;
@@ -52,15 +48,7 @@ class RemoteShardsTest {
 
     @BeforeAll
     static void start(@TempDir Path home) throws Exception {
-        for (String p : PROPERTIES) {
-            SAVED.put(p, System.getProperty(p));
-        }
-        System.setProperty("aws.accessKeyId", TestS3Server.ACCESS_KEY);
-        System.setProperty("aws.secretAccessKey", TestS3Server.SECRET_KEY);
-        System.setProperty("aws.region", "us-east-1");
-        System.setProperty("aws.disableEc2Metadata", "true");
-        System.setProperty("aws.sharedCredentialsFile", home.resolve("no-credentials").toString());
-        System.setProperty("aws.configFile", home.resolve("no-config").toString());
+        properties = new TestS3Server.TestAwsProperties(home);
         s3 = new TestS3Server();
         System.setProperty(S3ObjectStore.ENDPOINT_PROPERTY, s3.endpoint().toString());
         s3.createBucket(BUCKET, false);
@@ -70,8 +58,8 @@ class RemoteShardsTest {
             try (OutputStream os = Files.newOutputStream(file); TarArchiveOutputStream tar = new TarArchiveOutputStream(os)) {
                 for (int i = 0; i < PER_SHARD; i++) {
                     String key = "k/" + s + "-" + i;
-                    put(tar, key + ".jpg", TestImages.jpeg(48 + 3 * i, 40 + 5 * s, 100L * s + i));
-                    put(tar, key + ".cls", Integer.toString((s * PER_SHARD + i) % 4).getBytes(StandardCharsets.US_ASCII));
+                    TestTars.member(tar, key + ".jpg", TestImages.jpeg(48 + 3 * i, 40 + 5 * s, 100L * s + i));
+                    TestTars.member(tar, key + ".cls", Integer.toString((s * PER_SHARD + i) % 4).getBytes(StandardCharsets.US_ASCII));
                 }
             }
             byte[] bytes = Files.readAllBytes(file);
@@ -81,26 +69,15 @@ class RemoteShardsTest {
         s3.put(BUCKET, "train/notes.txt", "not a shard".getBytes(StandardCharsets.US_ASCII));
     }
 
-    static void put(TarArchiveOutputStream tar, String name, byte[] data) throws Exception {
-        TarArchiveEntry e = new TarArchiveEntry(name);
-        e.setSize(data.length);
-        tar.putArchiveEntry(e);
-        tar.write(data);
-        tar.closeArchiveEntry();
-    }
 
     @AfterAll
     static void stop() throws Exception {
         if (s3 != null) {
             s3.close();
         }
-        SAVED.forEach((k, v) -> {
-            if (v == null) {
-                System.clearProperty(k);
-            } else {
-                System.setProperty(k, v);
-            }
-        });
+        if (properties != null) {
+            properties.close();
+        }
     }
 
     static RemoteOptions fast() {

@@ -40,25 +40,13 @@ class S3ObjectStoreTest {
     static final String LARGE = "train/sub/shard-000002.tar"; // 3 parts and a bit: 4 GETs
     static final String EMPTY = "train/empty.tar";
 
-    private static final Map<String, String> SAVED = new HashMap<>();
-    private static final String[] PROPERTIES = {
-        "aws.accessKeyId", "aws.secretAccessKey", "aws.region", "aws.disableEc2Metadata",
-        "aws.sharedCredentialsFile", "aws.configFile", S3ObjectStore.ENDPOINT_PROPERTY,
-    };
+    static TestS3Server.TestAwsProperties properties;
 
     static TestS3Server s3;
 
     @BeforeAll
     static void start(@TempDir Path home) throws Exception {
-        for (String p : PROPERTIES) {
-            SAVED.put(p, System.getProperty(p));
-        }
-        System.setProperty("aws.accessKeyId", TestS3Server.ACCESS_KEY);
-        System.setProperty("aws.secretAccessKey", TestS3Server.SECRET_KEY);
-        System.setProperty("aws.region", "us-east-1");
-        System.setProperty("aws.disableEc2Metadata", "true");
-        System.setProperty("aws.sharedCredentialsFile", home.resolve("no-credentials").toString());
-        System.setProperty("aws.configFile", home.resolve("no-config").toString());
+        properties = new TestS3Server.TestAwsProperties(home);
         s3 = new TestS3Server();
         s3.createBucket(BUCKET, false);
         s3.put(BUCKET, SMALL, 1000, false);
@@ -75,13 +63,9 @@ class S3ObjectStoreTest {
         if (s3 != null) {
             s3.close();
         }
-        SAVED.forEach((k, v) -> {
-            if (v == null) {
-                System.clearProperty(k);
-            } else {
-                System.setProperty(k, v);
-            }
-        });
+        if (properties != null) {
+            properties.close();
+        }
     }
 
     static RemoteOptions options(int attempts, Duration deadline) {

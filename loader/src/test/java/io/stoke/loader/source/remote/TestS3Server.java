@@ -123,4 +123,39 @@ final class TestS3Server implements AutoCloseable {
         }
         blobStore.close();
     }
+
+    /**
+     * The JVM-wide AWS settings a test of the stores runs under: this server's test credentials,
+     * us-east-1, no instance metadata, no profile files; {@link #close()} puts back what was there.
+     */
+    static final class TestAwsProperties implements AutoCloseable {
+        private static final String[] NAMES = {
+            "aws.accessKeyId", "aws.secretAccessKey", "aws.region", "aws.disableEc2Metadata",
+            "aws.sharedCredentialsFile", "aws.configFile", S3ObjectStore.ENDPOINT_PROPERTY,
+        };
+        private final java.util.Map<String, String> saved = new java.util.HashMap<>();
+
+        TestAwsProperties(java.nio.file.Path home) {
+            for (String p : NAMES) {
+                saved.put(p, System.getProperty(p));
+            }
+            System.setProperty("aws.accessKeyId", ACCESS_KEY);
+            System.setProperty("aws.secretAccessKey", SECRET_KEY);
+            System.setProperty("aws.region", "us-east-1");
+            System.setProperty("aws.disableEc2Metadata", "true");
+            System.setProperty("aws.sharedCredentialsFile", home.resolve("no-credentials").toString());
+            System.setProperty("aws.configFile", home.resolve("no-config").toString());
+        }
+
+        @Override
+        public void close() {
+            saved.forEach((k, v) -> {
+                if (v == null) {
+                    System.clearProperty(k);
+                } else {
+                    System.setProperty(k, v);
+                }
+            });
+        }
+    }
 }
