@@ -3,7 +3,7 @@ package io.stoke.loader.transform;
 /**
  * Gets one sample's encoded bytes: a file read into a buffer ({@link FileReader}) or a member of a
  * tar shard where it lies ({@link ShardReader}). One per worker thread; what {@link #bytes()}
- * returns stays valid until the next {@link #read} or {@link #close}.
+ * returns stays valid until {@link #done}, the next {@link #read} or {@link #close}.
  */
 public interface SampleReader extends AutoCloseable {
     /** The reader for {@code index}'s kind of dataset: files, or tar shards. */
@@ -18,6 +18,10 @@ public interface SampleReader extends AutoCloseable {
     java.lang.foreign.MemorySegment bytes();
 
     long length();
+
+    /** The caller is done with {@link #bytes()}: a shard's reader gives the shard back to its store. */
+    default void done() {
+    }
 
     /** Why the last {@link #read} failed, in words. */
     String message();

@@ -57,6 +57,14 @@ public final class SampleTransform implements AutoCloseable {
      * nothing has been written there.
      */
     public SampleStatus apply(int sample, long epoch, MemorySegment dst, long offset) {
+        try {
+            return transform(sample, epoch, dst, offset);
+        } finally {
+            reader.done();
+        }
+    }
+
+    private SampleStatus transform(int sample, long epoch, MemorySegment dst, long offset) {
         message = null;
         lastSourceBytes = 0;
         SampleStatus status = reader.read(sample);

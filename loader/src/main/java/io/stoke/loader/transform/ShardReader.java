@@ -7,13 +7,15 @@ import java.lang.foreign.MemorySegment;
 /**
  * Reads a sample's image member where it lies in its tar shard: {@link #bytes()} is a view of the
  * shard's mapping (or of its download in the cache), so the decoder reads the bytes in place, with
- * no copy. The shard stays acquired until the next {@link #read} or {@link #close}. One per worker.
+ * no copy. The shard stays acquired from {@link #read} until {@link #done} (or the next read, or
+ * {@link #close}). One per worker.
  */
 public final class ShardReader implements SampleReader {
     private final TarShards shards;
     private final ShardBytes store;
     private final long maxBytes;
     private int held = -1;
+    private MemorySegment shardBytes = MemorySegment.NULL;
     private MemorySegment bytes = MemorySegment.NULL;
     private long length;
     private String message;
@@ -26,7 +28,8 @@ public final class ShardReader implements SampleReader {
 
     @Override
     public SampleStatus read(int sample) {
-        releaseHeld();
+        releaseHeld(); // normally done() already gave it back
+        bytes = MemorySegment.NULL;
         length = 0;
         message = null;
         SampleStatus status = shards.status(sample);
@@ -43,22 +46,34 @@ public final class ShardReader implements SampleReader {
             return SampleStatus.TOO_LARGE;
         }
         int shard = shards.shardOf(sample);
-        MemorySegment data = store.acquire(shard);
+        shardBytes = store.acquire(shard);
         held = shard;
         long offset = shards.offset(sample);
-        if (offset + size > data.byteSize()) { // the scan checked this; a shard replaced since then did not
-            message = "member at " + offset + "+" + size + " past the shard's " + data.byteSize() + " bytes";
+        if (offset + size > shardBytes.byteSize()) { // the scan checked this; a shard replaced since then did not
+            message = "member at " + offset + "+" + size + " past the shard's " + shardBytes.byteSize() + " bytes";
             return SampleStatus.MEMBER_TRUNCATED;
         }
         // One small view object per sample: the FFM calls downstream take a segment, not an address.
-        bytes = data.asSlice(offset, size);
+        bytes = shardBytes.asSlice(offset, size);
         length = size;
         return SampleStatus.OK;
+    }
+
+    /**
+     * Gives the shard back as soon as the sample is decoded. A reader holds a shard only while it
+     * decodes, which always finishes; so a reader waiting for room in the remote cache waits for
+     * something that comes, whatever the number of workers (holding it across samples could wait
+     * on a worker that is itself waiting for a free slot).
+     */
+    @Override
+    public void done() {
+        releaseHeld();
     }
 
     private void releaseHeld() {
         if (held >= 0) {
             bytes = MemorySegment.NULL;
+            shardBytes = MemorySegment.NULL;
             store.release(held);
             held = -1;
         }

@@ -19,8 +19,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * room; the least recently used shard that no reader holds makes way for the next. The cache is
  * memory ({@code folder == null}) or files in a folder, mapped like local shards; either way its
  * bytes never pass {@code capacity}: a reader that needs a shard while every byte is held waits
- * for a release. Readers hold at most one shard each and none while they wait, so a cache of
- * twice the largest shard always makes progress; a shuffle window's worth of shards avoids
+ * for a release. A reader holds a shard only while it decodes one sample (never while it waits,
+ * here or for a ring slot), so every wait ends; twice the largest shard is the minimum, so that
+ * one shard can be fetched while another is read, and a shuffle window's worth of shards avoids
  * fetching a shard twice per epoch.
  *
  * <p>A shard whose fetch failed after the store's retries fails every later acquire of it with

@@ -131,6 +131,27 @@ class RemoteShardsTest {
     }
 
     @Test
+    void manyWorkersOverTheSmallestCacheAndAGlobalShuffleStillFinishEveryEpoch() {
+        // Each batch wants samples of every shard, the cache holds two: shards are fetched over and
+        // over, but no worker can wait on another (a worker holds a shard only while it decodes).
+        try (SampleIndex far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
+            org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+                try (Loader loader = Loader.builder(far).transform(SMALL).batchSize(5).workers(6).slots(2).shuffle(true)
+                        .seed(1).epochs(2).build()) {
+                    int seen = 0;
+                    for (Batch b : loader) {
+                        try (b) {
+                            seen += b.size();
+                        }
+                    }
+                    assertEquals(2 * SHARDS * PER_SHARD, seen);
+                }
+            });
+            assertTrue(((RemoteShards) far.shards().bytes()).fetches() > SHARDS, "the cache was too small to keep them");
+        }
+    }
+
+    @Test
     void aCacheThatHoldsEveryShardFetchesEachOnceAndAFolderCacheWorksToo(@TempDir Path cacheDir) {
         try (SampleIndex far = RemoteDatasets.open("s3://data/train/", fast(), 100 * largest, cacheDir)) {
             assertEquals(SHARDS * PER_SHARD, far.size()); // the listing: the .tar objects under the prefix only
