@@ -75,6 +75,19 @@ final class FaultProxy implements AutoCloseable {
         return this;
     }
 
+    /** What happened to each Range asked for, in order. */
+    java.util.Map<String, List<Action>> actionsByRange() {
+        return seen.stream().collect(java.util.stream.Collectors.groupingBy(Seen::range,
+                java.util.stream.Collectors.mapping(Seen::action, java.util.stream.Collectors.toList())));
+    }
+
+    /** {@link #actionsByRange()} of a read of 3 MiB + 12,345 bytes in 1 MiB parts, each part dropped once then retried. */
+    static final java.util.Map<String, List<Action>> EACH_OF_FOUR_PARTS_DROPPED_THEN_FORWARDED = java.util.Map.of(
+            "bytes=0-1048575", List.of(Action.DROPPED, Action.FORWARDED),
+            "bytes=1048576-2097151", List.of(Action.DROPPED, Action.FORWARDED),
+            "bytes=2097152-3145727", List.of(Action.DROPPED, Action.FORWARDED),
+            "bytes=3145728-3158072", List.of(Action.DROPPED, Action.FORWARDED));
+
     List<Seen> seen() {
         return List.copyOf(seen);
     }
