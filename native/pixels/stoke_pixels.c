@@ -5,6 +5,7 @@
 #include "stoke_pixels.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define STOKE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -102,6 +103,53 @@ void stoke_resample_vertical_f32(const uint8_t *tmp, int32_t width, int32_t y_fi
       row[x] = table[clip8(acc[4 * x])];
       row[plane + x] = table[256 + clip8(acc[4 * x + 1])];
       row[2 * plane + x] = table[512 + clip8(acc[4 * x + 2])];
+    }
+  }
+}
+
+/* One row of RGBX to RGB: the X byte dropped. */
+static inline void rgbx_row_to_rgb(const uint8_t *restrict in, int32_t width, uint8_t *restrict o)
+{
+  for (int32_t x = 0; x < width; x++) {
+    o[3 * x] = in[4 * x];
+    o[3 * x + 1] = in[4 * x + 1];
+    o[3 * x + 2] = in[4 * x + 2];
+  }
+}
+
+STOKE_CLONES
+void stoke_store_rgb(const uint8_t *src, int64_t src_offset, int64_t src_row_bytes, int32_t pixel_bytes,
+                     int32_t width, int32_t rows, uint8_t *dst, int64_t dst_offset)
+{
+  const uint8_t *in = src + src_offset;
+  uint8_t *o = dst + dst_offset;
+  int64_t out_row = 3 * (int64_t)width;
+  if (pixel_bytes == 3 && src_row_bytes == out_row) {
+    memcpy(o, in, out_row * rows);
+    return;
+  }
+  for (int32_t y = 0; y < rows; y++, in += src_row_bytes, o += out_row) {
+    if (pixel_bytes == 3)
+      memcpy(o, in, out_row);
+    else
+      rgbx_row_to_rgb(in, width, o);
+  }
+}
+
+STOKE_CLONES
+void stoke_store_f32(const uint8_t *src, int64_t src_offset, int64_t src_row_bytes, int32_t pixel_bytes,
+                     int32_t width, int32_t rows, const float *table, uint8_t *dst, int64_t dst_offset)
+{
+  int64_t plane = (int64_t)width * rows;
+  float *out = (float *)(void *)(dst + dst_offset);
+  const uint8_t *in = src + src_offset;
+  for (int32_t y = 0; y < rows; y++, in += src_row_bytes) {
+    float *row = out + (int64_t)y * width;
+    for (int32_t x = 0; x < width; x++) {
+      const uint8_t *p = in + (int64_t)pixel_bytes * x;
+      row[x] = table[p[0]];
+      row[plane + x] = table[256 + p[1]];
+      row[2 * plane + x] = table[512 + p[2]];
     }
   }
 }

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define STOKE_PIXELS_ABI_VERSION 2
+#define STOKE_PIXELS_ABI_VERSION 3
 #define STOKE_PRECISION_BITS 22
 
 /* The ABI version this library was built with (Java refuses a library of another version). */
@@ -46,5 +46,21 @@ void stoke_resample_vertical_rgb(const uint8_t *tmp, int32_t width, int32_t y_fi
 void stoke_resample_vertical_f32(const uint8_t *tmp, int32_t width, int32_t y_first, int32_t out_rows,
                                  const int32_t *bounds, const int32_t *weights, int32_t taps, int32_t *acc,
                                  const float *table, uint8_t *dst, int64_t dst_offset);
+
+/*
+ * Stores an image without resizing it (one already at the output's size, or a crop of one): the
+ * `width` x `rows` pixels at src + src_offset, rows src_row_bytes apart, pixel_bytes (3: RGB, or
+ * 4: RGBX) a pixel, written at dst + dst_offset as RGB rows end to end, 3 * width * rows bytes.
+ */
+void stoke_store_rgb(const uint8_t *src, int64_t src_offset, int64_t src_row_bytes, int32_t pixel_bytes,
+                     int32_t width, int32_t rows, uint8_t *dst, int64_t dst_offset);
+
+/*
+ * The same pixels into normalised float32, channels first: value v of channel c becomes
+ * table[256 * c + v], written at dst + dst_offset + 4 * (c * plane + width * y + x) bytes,
+ * plane = width * rows.
+ */
+void stoke_store_f32(const uint8_t *src, int64_t src_offset, int64_t src_row_bytes, int32_t pixel_bytes,
+                     int32_t width, int32_t rows, const float *table, uint8_t *dst, int64_t dst_offset);
 
 #endif

@@ -21,13 +21,14 @@ import java.lang.invoke.MethodHandle;
  */
 public final class StokePixels {
     /** What the library must report from {@code stoke_pixels_abi_version}. */
-    public static final int ABI_VERSION = 2;
+    public static final int ABI_VERSION = 3;
     /** The system property that names the library's file, or {@code none}. */
     public static final String PATH_PROPERTY = "stoke.pixels.path";
 
     private static final Loaded LOADED = load();
 
-    private record Loaded(MethodHandle horizontal, MethodHandle vertical, MethodHandle verticalFloat, String unavailable) {
+    private record Loaded(MethodHandle horizontal, MethodHandle vertical, MethodHandle verticalFloat, MethodHandle storeRgb,
+                          MethodHandle storeFloat, String unavailable) {
     }
 
     private StokePixels() {
@@ -75,6 +76,26 @@ public final class StokePixels {
         }
     }
 
+    /** {@code stoke_store_rgb}. */
+    public static void storeRgb(MemorySegment src, long srcOffset, long srcRowBytes, int pixelBytes, int width, int rows,
+                                MemorySegment dst, long dstOffset) {
+        try {
+            LOADED.storeRgb.invokeExact(src, srcOffset, srcRowBytes, pixelBytes, width, rows, dst, dstOffset);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** {@code stoke_store_f32}. */
+    public static void storeFloat(MemorySegment src, long srcOffset, long srcRowBytes, int pixelBytes, int width, int rows,
+                                  MemorySegment table, MemorySegment dst, long dstOffset) {
+        try {
+            LOADED.storeFloat.invokeExact(src, srcOffset, srcRowBytes, pixelBytes, width, rows, table, dst, dstOffset);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
     private static RuntimeException rethrow(Throwable t) {
         if (t instanceof RuntimeException r) {
             return r;
@@ -89,7 +110,7 @@ public final class StokePixels {
         BundledLibrary lib = BundledLibrary.open("Stoke's native pixel library", "libstoke_pixels.so", "UNAVAILABLE",
                 PATH_PROPERTY, "stoke_pixels_abi_version", ABI_VERSION);
         if (lib.unavailable() != null) {
-            return new Loaded(null, null, null, lib.unavailable());
+            return new Loaded(null, null, null, null, null, lib.unavailable());
         }
         Linker linker = Linker.nativeLinker();
         Linker.Option critical = Linker.Option.critical(true);
@@ -99,6 +120,10 @@ public final class StokePixels {
                 ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG), critical);
         MethodHandle f = linker.downcallHandle(lib.lookup().findOrThrow("stoke_resample_vertical_f32"), FunctionDescriptor.ofVoid(
                 ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG), critical);
-        return new Loaded(h, v, f, null);
+        MethodHandle sr = linker.downcallHandle(lib.lookup().findOrThrow("stoke_store_rgb"), FunctionDescriptor.ofVoid(
+                ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG), critical);
+        MethodHandle sf = linker.downcallHandle(lib.lookup().findOrThrow("stoke_store_f32"), FunctionDescriptor.ofVoid(
+                ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG), critical);
+        return new Loaded(h, v, f, sr, sf, null);
     }
 }

@@ -64,12 +64,28 @@ final class NativeKernels implements ResampleKernels {
         if (table.length < 3 * 256) {
             throw new IndexOutOfBoundsException("normalisation table of " + table.length + " values");
         }
+        StokePixels.resampleVerticalFloat(tmp, width, yFirst, outRows, vBounds.of(bounds), vWeights.of(weights), taps,
+                this.acc.of(acc), table(table), dst, offset);
+    }
+
+    @Override
+    public void store(MemorySegment src, long srcOffset, long srcRowBytes, int pixelBytes, int width, int rows,
+                      float[] table, MemorySegment dst, long offset) {
+        ResampleKernels.checkStore(src, srcOffset, srcRowBytes, pixelBytes, width, rows, table, dst, offset);
+        if (table == null) {
+            StokePixels.storeRgb(src, srcOffset, srcRowBytes, pixelBytes, width, rows, dst, offset);
+        } else {
+            StokePixels.storeFloat(src, srcOffset, srcRowBytes, pixelBytes, width, rows, table(table), dst, offset);
+        }
+    }
+
+    /** A heap segment over the normalisation table, made once per table. */
+    private MemorySegment table(float[] table) {
         if (tableArray != table) {
             tableArray = table;
             tableSegment = MemorySegment.ofArray(table);
         }
-        StokePixels.resampleVerticalFloat(tmp, width, yFirst, outRows, vBounds.of(bounds), vWeights.of(weights), taps,
-                this.acc.of(acc), tableSegment, dst, offset);
+        return tableSegment;
     }
 
     /** What a vertical pass reads (intermediate rows, scratch) and writes ({@code outBytes} at {@code offset}). */

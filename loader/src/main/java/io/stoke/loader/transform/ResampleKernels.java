@@ -1,6 +1,8 @@
 package io.stoke.loader.transform;
 
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
 
 import java.lang.foreign.MemorySegment;
 
@@ -31,6 +33,56 @@ interface ResampleKernels {
 
     /** {@code acc[i] += tmp[row + i] * k} for {@code i < width}. */
     void accumulate(MemorySegment tmp, long row, int width, int k, int[] acc);
+
+    /**
+     * Stores an image without resizing it: the {@code width x rows} pixels of {@code src} from
+     * {@code srcOffset}, rows {@code srcRowBytes} apart, {@code pixelBytes} (3: RGB, or 4: RGBX) a
+     * pixel, written at {@code dst[offset]} as RGB rows end to end when {@code table} is null, else
+     * as channels-first float32 where value {@code v} of channel {@code c} becomes
+     * {@code table[256 * c + v]}. Every extent is checked first ({@link #checkStore}).
+     */
+    default void store(MemorySegment src, long srcOffset, long srcRowBytes, int pixelBytes, int width, int rows,
+                       float[] table, MemorySegment dst, long offset) {
+        checkStore(src, srcOffset, srcRowBytes, pixelBytes, width, rows, table, dst, offset);
+        if (table == null && pixelBytes == 3 && srcRowBytes == 3L * width) {
+            MemorySegment.copy(src, srcOffset, dst, offset, 3L * width * rows);
+            return;
+        }
+        long plane = 4L * width * rows;
+        for (int y = 0; y < rows; y++) {
+            long in = srcOffset + y * srcRowBytes;
+            if (table == null) {
+                long out = offset + 3L * width * y;
+                for (int x = 0; x < width; x++, in += pixelBytes, out += 3) {
+                    dst.set(JAVA_BYTE, out, src.get(JAVA_BYTE, in));
+                    dst.set(JAVA_BYTE, out + 1, src.get(JAVA_BYTE, in + 1));
+                    dst.set(JAVA_BYTE, out + 2, src.get(JAVA_BYTE, in + 2));
+                }
+            } else {
+                long out = offset + 4L * width * y;
+                for (int x = 0; x < width; x++, in += pixelBytes, out += 4) {
+                    dst.set(JAVA_FLOAT_UNALIGNED, out, table[src.get(JAVA_BYTE, in) & 0xFF]);
+                    dst.set(JAVA_FLOAT_UNALIGNED, out + plane, table[256 + (src.get(JAVA_BYTE, in + 1) & 0xFF)]);
+                    dst.set(JAVA_FLOAT_UNALIGNED, out + 2 * plane, table[512 + (src.get(JAVA_BYTE, in + 2) & 0xFF)]);
+                }
+            }
+        }
+    }
+
+    /** Everything {@link #store} reads and writes lies inside {@code src} and {@code dst}. */
+    static void checkStore(MemorySegment src, long srcOffset, long srcRowBytes, int pixelBytes, int width, int rows,
+                           float[] table, MemorySegment dst, long offset) {
+        if ((pixelBytes != 3 && pixelBytes != 4) || width < 1 || rows < 1 || srcRowBytes < (long) pixelBytes * width) {
+            throw new IllegalArgumentException(width + "x" + rows + " pixels of " + pixelBytes + " bytes in rows of "
+                    + srcRowBytes);
+        }
+        java.util.Objects.checkFromIndexSize(srcOffset, (rows - 1) * srcRowBytes + (long) pixelBytes * width, src.byteSize());
+        long outBytes = (table == null ? 3L : 12L) * width * rows;
+        java.util.Objects.checkFromIndexSize(offset, outBytes, dst.byteSize());
+        if (table != null && table.length < 3 * 256) {
+            throw new IndexOutOfBoundsException("normalisation table of " + table.length + " values");
+        }
+    }
 
     /**
      * Vertical pass into RGB bytes: output row {@code y < outRows} accumulates, from

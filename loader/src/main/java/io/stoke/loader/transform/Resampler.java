@@ -88,22 +88,12 @@ public final class Resampler implements AutoCloseable {
      * normalised into channels-first float32 otherwise. No resize: it would be the identity.
      */
     public void writeRgb(MemorySegment src, long srcOffset, MemorySegment dst, long offset) {
-        long pixels = (long) crop * crop;
-        if (spec.output() == TransformSpec.Output.UINT8_HWC) {
-            MemorySegment.copy(src, srcOffset, dst, offset, pixels * 3);
-            return;
-        }
-        java.util.Objects.checkFromIndexSize(srcOffset, pixels * 3, src.byteSize());
-        java.util.Objects.checkFromIndexSize(offset, pixels * 12, dst.byteSize());
-        long plane = pixels * 4;
-        for (long p = 0; p < pixels; p++) {
-            long in = srcOffset + 3 * p;
-            long out = offset + 4 * p;
-            for (int c = 0; c < 3; c++) {
-                int v = src.get(java.lang.foreign.ValueLayout.JAVA_BYTE, in + c) & 0xFF;
-                dst.set(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, out + c * plane, normalise[256 * c + v]);
-            }
-        }
+        kernels.store(src, srcOffset, 3L * crop, 3, crop, crop, floatTable(), dst, offset);
+    }
+
+    /** The normalisation table for float32 output, null for uint8 (what {@link ResampleKernels#store} takes). */
+    private float[] floatTable() {
+        return spec.output() == TransformSpec.Output.UINT8_HWC ? null : normalise;
     }
 
     /**
@@ -143,33 +133,10 @@ public final class Resampler implements AutoCloseable {
 
     /** The {@code crop x crop} pixels from {@code (left, top)} of an RGBX image, as one sample at {@code dst[offset]}. */
     private void copyCrop(MemorySegment src, int srcW, int srcH, int left, int top, MemorySegment dst, long offset) {
-        java.util.Objects.checkFromIndexSize(0, 4L * srcW * srcH, src.byteSize());
         if (left < 0 || top < 0 || left + crop > srcW || top + crop > srcH) {
             throw new IndexOutOfBoundsException("crop at " + left + "," + top + " outside " + srcW + "x" + srcH);
         }
-        java.util.Objects.checkFromIndexSize(offset, spec.sampleBytes(), dst.byteSize());
-        boolean bytes = spec.output() == TransformSpec.Output.UINT8_HWC;
-        long plane = 4L * crop * crop;
-        for (int y = 0; y < crop; y++) {
-            long in = 4L * ((long) (top + y) * srcW + left);
-            if (bytes) {
-                long out = offset + 3L * crop * y;
-                for (int x = 0; x < crop; x++, in += 4, out += 3) {
-                    int rgbx = src.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, in);
-                    dst.set(java.lang.foreign.ValueLayout.JAVA_BYTE, out, (byte) rgbx);
-                    dst.set(java.lang.foreign.ValueLayout.JAVA_BYTE, out + 1, (byte) (rgbx >>> 8));
-                    dst.set(java.lang.foreign.ValueLayout.JAVA_BYTE, out + 2, (byte) (rgbx >>> 16));
-                }
-            } else {
-                long out = offset + 4L * crop * y;
-                for (int x = 0; x < crop; x++, in += 4, out += 4) {
-                    int rgbx = src.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, in);
-                    dst.set(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, out, normalise[rgbx & 0xFF]);
-                    dst.set(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, out + plane, normalise[256 + ((rgbx >>> 8) & 0xFF)]);
-                    dst.set(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, out + 2 * plane, normalise[512 + ((rgbx >>> 16) & 0xFF)]);
-                }
-            }
-        }
+        kernels.store(src, 4L * ((long) top * srcW + left), 4L * srcW, 4, crop, crop, floatTable(), dst, offset);
     }
 
     /**

@@ -8,6 +8,7 @@ import io.stoke.loader.testing.PythonReference;
 import io.stoke.loader.testing.TestImages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -313,6 +314,65 @@ class ResamplerTest {
         try (Resampler scalar = new Resampler(f32, new ScalarKernels()); Resampler c = new Resampler(f32, new NativeKernels())) {
             // uint8 RGB whatever the spec's output type.
             assertArrayEquals(resize(scalar, src, w, h, ow, oh), resize(c, src, w, h, ow, oh));
+        }
+    }
+
+    @ParameterizedTest(name = "{0} bytes a pixel, {1}x{2}, rows {3} bytes apart from {4}")
+    @CsvSource({"4, 224, 224, 1200, 40", "3, 224, 224, 672, 0", "3, 7, 5, 30, 3", "4, 1, 1, 4, 0", "4, 33, 17, 4000, 12"})
+    void storingWithoutAResizeDropsXOrNormalisesTheSameWithNativeAndScalarKernels(int pixelBytes, int w, int h,
+                                                                                  int rowBytes, int from) {
+        byte[] bytes = TestImages.rgb(rowBytes / 3 + 2, h + 1, 31L * w + h);
+        float[] table = new float[3 * 256];
+        for (int i = 0; i < table.length; i++) {
+            table[i] = (i % 256) / 255f - i / 256;
+        }
+        List<ResampleKernels> kernels = new java.util.ArrayList<>(List.of(new ScalarKernels()));
+        if (nativeOrSkipLoudly()) {
+            kernels.add(new NativeKernels());
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment src = arena.allocate(from + (long) rowBytes * h);
+            MemorySegment.copy(MemorySegment.ofArray(bytes), 0, src, 0, src.byteSize());
+            for (ResampleKernels k : kernels) {
+                MemorySegment rgb = arena.allocate(5 + 3L * w * h);
+                MemorySegment f32 = arena.allocate(8 + 12L * w * h);
+                k.store(src, from, rowBytes, pixelBytes, w, h, null, rgb, 5);
+                k.store(src, from, rowBytes, pixelBytes, w, h, table, f32, 8);
+                for (int y = 0; y < h; y++) {
+                    for (int x = 0; x < w; x++) {
+                        for (int c = 0; c < 3; c++) {
+                            int v = src.get(JAVA_BYTE, from + (long) rowBytes * y + (long) pixelBytes * x + c) & 0xFF;
+                            String where = k.getClass().getSimpleName() + " pixel " + x + "," + y + " channel " + c;
+                            assertEquals(v, rgb.get(JAVA_BYTE, 5 + 3L * (w * y + x) + c) & 0xFF, where);
+                            assertEquals(v / 255f - c, f32.get(JAVA_FLOAT.withByteAlignment(1),
+                                    8 + 4L * ((long) c * w * h + (long) w * y + x)), where);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void storingWithoutAResizeRefusesExtentsOutsideEitherSegment() {
+        List<ResampleKernels> kernels = new java.util.ArrayList<>(List.of(new ScalarKernels()));
+        if (nativeOrSkipLoudly()) {
+            kernels.add(new NativeKernels());
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment src = arena.allocate(4 * 10 * 10);
+            MemorySegment out = arena.allocate(3 * 10 * 10);
+            float[] table = new float[768];
+            for (ResampleKernels k : kernels) {
+                assertThrows(IndexOutOfBoundsException.class, () -> k.store(src, 4, 40, 4, 10, 10, null, out, 0));
+                assertThrows(IndexOutOfBoundsException.class, () -> k.store(src, 0, 40, 4, 10, 10, null, out, 1));
+                assertThrows(IndexOutOfBoundsException.class, () -> k.store(src, 0, 40, 4, 10, 10, table, out, 0));
+                assertThrows(IndexOutOfBoundsException.class, () -> k.store(src, 0, 40, 4, 10, 10, new float[700],
+                        arena.allocate(12 * 100), 0));
+                assertThrows(IllegalArgumentException.class, () -> k.store(src, 0, 30, 4, 10, 10, null, out, 0));
+                assertThrows(IllegalArgumentException.class, () -> k.store(src, 0, 40, 2, 10, 10, null, out, 0));
+                k.store(src, 0, 40, 4, 10, 10, null, out, 0);
+            }
         }
     }
 
