@@ -389,9 +389,9 @@ public final class HarnessCommand implements Callable<Integer> {
         List<String> cmd = new ArrayList<>();
         if (k.loader().equals(SummaryReport.STOKE)) {
             cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-            // The same JVM options as ./stoke (heap capped: the pixels are off-heap; its AOT cache).
+            // The same JVM options as ./stoke (heap capped: the pixels are off-heap; its AOT cache and JIT tiers).
             java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-                    .filter(a -> a.startsWith("-XX:AOTCache=")).forEach(cmd::add);
+                    .filter(a -> a.startsWith("-XX:")).forEach(cmd::add);
             cmd.addAll(List.of("-Xmx384m", "--enable-native-access=ALL-UNNAMED",
                     "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
                     "-cp", System.getProperty("java.class.path"), Main.class.getName(), "harness-run", root.toString(),
