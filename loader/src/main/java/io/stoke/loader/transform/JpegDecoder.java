@@ -153,15 +153,25 @@ public final class JpegDecoder implements AutoCloseable {
      * the region decoder is not available (said once), are decoded whole instead.
      */
     public SampleStatus decodeBox(MemorySegment jpeg, long size, CropBox box, int target) {
+        return decodeBox(jpeg, size, box, Math.min(box.width, box.height), target);
+    }
+
+    /**
+     * {@link #decodeBox(MemorySegment, long, CropBox, int)} at the DCT scale that
+     * {@link #decodePixels decodePixels(jpeg, size, covered, target)} would choose: the evaluation
+     * transform's, whose resize is computed over the whole image and which needs only the part of
+     * it the centre crop reads.
+     */
+    public SampleStatus decodeBox(MemorySegment jpeg, long size, CropBox box, int covered, int target) {
         if (originalWidth < 1) {
             throw new IllegalStateException("decodeBox without a header read successfully first");
         }
         int colorspace = tj.colorspace();
         if (!RegionDecoder.AVAILABLE || colorspace == TurboJpeg.TJCS_CMYK || colorspace == TurboJpeg.TJCS_YCCK) {
-            return decodePixels(jpeg, size, Math.min(box.width, box.height), target);
+            return decodePixels(jpeg, size, covered, target);
         }
         box.checkInside(originalWidth, originalHeight);
-        int factor = chooseFactor(Math.min(box.width, box.height), target);
+        int factor = chooseFactor(covered, target);
         int num = FACTORS.num()[factor];
         int denom = FACTORS.denom()[factor];
         int sw = TurboJpeg.scaled(originalWidth, num, denom);
@@ -200,6 +210,18 @@ public final class JpegDecoder implements AutoCloseable {
                     + regionY + " for " + (x1 - x0) + "x" + (y1 - y0) + "+" + x0 + "+" + y0);
         }
         return SampleStatus.OK;
+    }
+
+    /** The width of the image {@link #readHeader} read, at the scale {@code decodePixels(.., covered, target)} chooses. */
+    public int scaledWidthAt(int covered, int target) {
+        int factor = chooseFactor(covered, target);
+        return TurboJpeg.scaled(originalWidth, FACTORS.num()[factor], FACTORS.denom()[factor]);
+    }
+
+    /** The height of the image {@link #readHeader} read, at the scale {@code decodePixels(.., covered, target)} chooses. */
+    public int scaledHeightAt(int covered, int target) {
+        int factor = chooseFactor(covered, target);
+        return TurboJpeg.scaled(originalHeight, FACTORS.num()[factor], FACTORS.denom()[factor]);
     }
 
     /** Whether region decoding can be used; a missing decoder is said once, loudly. */

@@ -128,6 +128,56 @@ public final class Resampler implements AutoCloseable {
                 cropOffset(outH, crop), crop, crop, false, false, dst, offset);
     }
 
+    /**
+     * {@link #resizeCrop(MemorySegment, int, int, int, int, MemorySegment, long)} from a region of
+     * the decoded image: {@code src} holds its {@code srcW x srcH} pixels from {@code (srcX, srcY)}
+     * of the {@code decodedW x decodedH} image, and must hold every pixel the crop reads
+     * ({@link #evalSourceBox}). The coefficients are the whole image's, so the bytes are those of
+     * the whole decode.
+     */
+    public void resizeCrop(MemorySegment src, int srcW, int srcH, int srcX, int srcY, int decodedW, int decodedH,
+                           int origW, int origH, MemorySegment dst, long offset) {
+        int outW = resizedWidth(spec.resize(), origW, origH);
+        int outH = resizedHeight(spec.resize(), origW, origH);
+        run(src, srcW, srcH, srcX, srcY, decodedW, decodedH, origW, origH, 0, origW, 0, origH, outW, outH,
+                cropOffset(outW, crop), cropOffset(outH, crop), crop, crop, false, false, dst, offset);
+    }
+
+    /**
+     * Sets {@code box} to the part of an {@code origW x origH} image (in its own pixels) that the
+     * evaluation transform's centre crop reads when the image is decoded at
+     * {@code decodedW x decodedH}: the filter's taps of the crop's first and last outputs on each
+     * axis, widened by a pixel (the taps grow monotonically with the output). Decoding only this
+     * region gives the whole decode's bytes.
+     */
+    public void evalSourceBox(int origW, int origH, int decodedW, int decodedH, CropBox box) {
+        int outW = resizedWidth(spec.resize(), origW, origH);
+        int outH = resizedHeight(spec.resize(), origW, origH);
+        long x0 = tapsFrom(decodedW, outW, cropOffset(outW, crop));
+        long x1 = tapsTo(decodedW, outW, cropOffset(outW, crop) + crop);
+        long y0 = tapsFrom(decodedH, outH, cropOffset(outH, crop));
+        long y1 = tapsTo(decodedH, outH, cropOffset(outH, crop) + crop);
+        int left = (int) (x0 * origW / decodedW);
+        int top = (int) (y0 * origH / decodedH);
+        int right = (int) Math.min(origW, (x1 * origW + decodedW - 1) / decodedW);
+        int bottom = (int) Math.min(origH, (y1 * origH + decodedH - 1) / decodedH);
+        box.set(left, top, right - left, bottom - top, false);
+    }
+
+    /** The first decoded pixel that output {@code first} of {@code out} reads, less one, from 0. */
+    private static long tapsFrom(int decoded, int out, int first) {
+        double scale = (double) decoded / out;
+        double support = Math.max(scale, 1.0);
+        return Math.max(0, (long) ((first + 0.5) * scale - support + 0.5) - 1);
+    }
+
+    /** One past the last decoded pixel that output {@code end - 1} of {@code out} reads, plus one, to {@code decoded}. */
+    private static long tapsTo(int decoded, int out, int end) {
+        double scale = (double) decoded / out;
+        double support = Math.max(scale, 1.0);
+        return Math.min(decoded, (long) ((end - 0.5) * scale + support + 0.5) + 1);
+    }
+
     /** Whether a resize to the image's own size is skipped (tests turn it off to compare with the filter). */
     boolean identity = true;
 

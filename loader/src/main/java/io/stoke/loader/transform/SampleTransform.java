@@ -96,8 +96,9 @@ public final class SampleTransform implements AutoCloseable {
     }
 
     /**
-     * The evaluation transform. An image that already has the resize's size (a packed dataset) is
-     * only cropped: then only the centre crop's region is decoded (the rows below it not at all).
+     * The evaluation transform. Only the region of the image that the centre crop reads is decoded
+     * (the rows below it not at all); an image that already has the resize's size (a packed
+     * dataset) is only cropped. {@code -Dstoke.eval.region=false} decodes whole images.
      */
     private SampleStatus applyEval(MemorySegment dst, long offset) {
         SampleStatus status = decoder.readHeader(reader.bytes(), reader.length());
@@ -117,6 +118,20 @@ public final class SampleTransform implements AutoCloseable {
             }
             resampler.resizedCrop(decoder.image(), decoder.width(), decoder.height(), decoder.regionX(), decoder.regionY(),
                     decoder.scaledWidth(), decoder.scaledHeight(), w, h, box, dst, offset);
+            return SampleStatus.OK;
+        }
+        if (REGION) {
+            // Only the part of the image that the centre crop's filter reads: no IDCT or colour
+            // conversion for the columns outside it, and nothing at all below it.
+            resampler.evalSourceBox(w, h, decoder.scaledWidthAt(Math.min(w, h), resize),
+                    decoder.scaledHeightAt(Math.min(w, h), resize), box);
+            status = decoder.decodeBox(reader.bytes(), reader.length(), box, Math.min(w, h), resize);
+            if (status != SampleStatus.OK) {
+                message = decoder.message();
+                return status;
+            }
+            resampler.resizeCrop(decoder.image(), decoder.width(), decoder.height(), decoder.regionX(), decoder.regionY(),
+                    decoder.scaledWidth(), decoder.scaledHeight(), w, h, dst, offset);
             return SampleStatus.OK;
         }
         status = decoder.decodePixels(reader.bytes(), reader.length(), Math.min(w, h), resize);
