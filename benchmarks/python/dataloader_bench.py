@@ -20,6 +20,9 @@ The model step is the same for both loaders:
   sleep:     a simulated model, --model-ms-per-image per image (the seeds' experiment);
   mobilenet: uint8 pixels to normalised float32 NCHW, then torchvision's mobilenet_v3_small
              forward pass on the CPU (random weights), with torch.set_num_threads(--model-threads).
+
+The sweep also runs the loop with no loader (--loader memory: one batch made once and reused), the
+ceiling that no loader can pass on these cores.
 """
 import argparse
 import json
@@ -86,7 +89,24 @@ class PeakMemory:
         self.peak = max(self.peak, tree_pss_kib(os.getpid()))
 
 
+class MemoryLoader:
+    """No loader at all: one uint8 NHWC batch made once, yielded as many times as the folder's images
+    need. What the loop reaches with loading free: the ceiling for any loader on these cores."""
+
+    def __init__(self, root, batch_size):
+        import torch
+        self.images = sum(1 for d in Path(root).iterdir() if d.is_dir() for f in d.iterdir() if f.is_file())
+        self.batch_size = batch_size
+        self.batch = torch.randint(0, 256, (batch_size, 224, 224, 3), dtype=torch.uint8)
+
+    def __iter__(self):
+        for start in range(0, self.images, self.batch_size):
+            yield (self.batch[:min(self.batch_size, self.images - start)],)
+
+
 def make_loader(args):
+    if args.loader == "memory":
+        return MemoryLoader(args.data, args.batch_size), "nhwc"
     if args.loader == "stoke":
         import stoke
         return stoke.DataLoader(args.data, batch_size=args.batch_size, num_workers=args.workers,
@@ -166,7 +186,7 @@ def sweep(args):
     with open(out / "runs.jsonl", "w") as log:
         for model in args.models.split(","):
             for repeat in range(args.repeats):
-                for loader in ("torch", "stoke") if repeat % 2 == 0 else ("stoke", "torch"):
+                for loader in ("torch", "stoke", "memory") if repeat % 2 == 0 else ("stoke", "torch", "memory"):
                     done = subprocess.run(base + ["--loader", loader, "--model", model], capture_output=True, text=True)
                     if done.returncode != 0:
                         raise SystemExit(f"{loader}/{model} failed:\n{done.stderr[-3000:]}")
@@ -176,18 +196,21 @@ def sweep(args):
                     log.write(json.dumps(result) + "\n")
                     log.flush()
                     print(json.dumps(result), file=sys.stderr)
-    lines = ["| model | loader | images/s (median) | vs torch | first batch ms | wait p50 ms | wait p99 ms | peak PSS MB |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| model | loader | images/s (median) | vs torch | of the ceiling | first batch ms | wait p50 ms | "
+             "wait p99 ms | peak PSS MB |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for model in args.models.split(","):
         med = {}
-        for loader in ("torch", "stoke"):
+        for loader in ("torch", "stoke", "memory"):
             mine = [r for r in runs if r["model"] == model and r["loader"] == loader]
             med[loader] = {k: statistics.median(r[k] for r in mine)
                            for k in ("images_per_s", "first_batch_ms", "wait_p50_ms", "wait_p99_ms", "peak_pss_mb")}
-        for loader in ("torch", "stoke"):
+        for loader in ("torch", "stoke", "memory"):
             m = med[loader]
-            lines.append(f"| {model} | {loader} | {m['images_per_s']:.0f} | "
-                         f"{m['images_per_s'] / med['torch']['images_per_s']:.2f}x | {m['first_batch_ms']:.0f} | "
+            name = "none (ceiling)" if loader == "memory" else loader
+            lines.append(f"| {model} | {name} | {m['images_per_s']:.0f} | "
+                         f"{m['images_per_s'] / med['torch']['images_per_s']:.2f}x | "
+                         f"{m['images_per_s'] / med['memory']['images_per_s']:.0%} | {m['first_batch_ms']:.0f} | "
                          f"{m['wait_p50_ms']:.1f} | {m['wait_p99_ms']:.1f} | {m['peak_pss_mb']:.0f} |")
     header = (f"{args.repeats} fresh processes per cell, loaders alternating; {args.workers} workers, batch "
               f"{args.batch_size}, {args.epochs} epochs of {args.data} including the loader's creation; "
@@ -201,7 +224,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", required=True)
     p.add_argument("--run", action="store_true", help="one run in this process (else the sweep)")
-    p.add_argument("--loader", choices=("torch", "stoke"))
+    p.add_argument("--loader", choices=("torch", "stoke", "memory"),
+                   help="memory: no loading at all (one batch reused), the loop's ceiling")
     p.add_argument("--model", choices=("none", "sleep", "mobilenet"), default="none")
     p.add_argument("--models", default="none,sleep,mobilenet", help="the sweep's models")
     p.add_argument("--workers", type=int, default=2)

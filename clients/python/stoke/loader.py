@@ -133,12 +133,17 @@ class DataLoader:
     cover the dataset. ``num_workers`` (decoding threads in the producer) defaults to the cores
     divided by ``LOCAL_WORLD_SIZE``. ``slots`` is the ring's size: batches decoded ahead plus the
     batches your code still holds.
+
+    ``worker_nice`` (0 to 19, default 19) is the decoding threads' nice value: your loop's threads
+    (a model on the CPU, the Python thread that launches GPU work) run first, and the workers decode
+    on the CPU they leave. When nothing else wants the cores the workers get all of them; 0 gives
+    them the same priority as your loop.
     """
 
     def __init__(self, root, batch_size=256, num_workers=None, shuffle=False, seed=0, drop_last=False,
                  resize=256, crop=224, output="uint8", on_error="fail", with_indices=False, rank=None,
                  world_size=None, transform="eval", dct_scaling="pow2", slots=4, shuffle_window=None,
-                 shard_cache=None, shard_cache_dir=None, start_timeout=START_TIMEOUT):
+                 shard_cache=None, shard_cache_dir=None, worker_nice=19, start_timeout=START_TIMEOUT):
         if output not in ("uint8", "float32"):
             raise ValueError(f"output must be 'uint8' or 'float32', not {output!r}")
         if on_error not in ("fail", "skip"):
@@ -147,6 +152,9 @@ class DataLoader:
             raise ValueError(f"transform must be 'eval' or 'train', not {transform!r}")
         if batch_size < 1 or slots < 1:
             raise ValueError("batch_size and slots must be positive")
+        if not 0 <= int(worker_nice) <= 19:
+            raise ValueError(f"worker_nice must be 0 to 19, not {worker_nice}")
+        self.worker_nice = int(worker_nice)
         default_rank, default_world = _default_rank_and_world()
         self.rank = default_rank if rank is None else int(rank)
         self.world_size = default_world if world_size is None else int(world_size)
@@ -290,7 +298,7 @@ class DataLoader:
                "--workers", str(self.num_workers), "--slots", str(self.slots), "--seed", str(self.seed),
                "--rank", str(self.rank), "--world-size", str(self.world_size), "--resize", str(self.resize),
                "--crop", str(self.crop), "--output", self.output, "--on-error", self.on_error,
-               "--transform", self.transform, "--dct-scaling", self.dct_scaling]
+               "--transform", self.transform, "--dct-scaling", self.dct_scaling, "--worker-nice", str(self.worker_nice)]
         if self.shuffle:
             cmd.append("--shuffle")
         if self.drop_last:

@@ -211,6 +211,33 @@ class DataLoaderTest(unittest.TestCase):
                     skipped.append((Path(s.path).name, s.reason))
             self.assertEqual([("cut.jpg", "truncated"), ("png.jpg", "not jpeg")], sorted(skipped))
 
+    def test_the_decoding_threads_run_at_worker_nice_and_the_loop_at_its_own_priority(self):
+        def nice_values(pid):
+            """{thread name: [nice]} for the producer's threads, from /proc."""
+            found = {}
+            for task in os.listdir(f"/proc/{pid}/task"):
+                try:
+                    with open(f"/proc/{pid}/task/{task}/comm") as f:
+                        name = f.read().strip()
+                    with open(f"/proc/{pid}/task/{task}/stat") as f:
+                        fields = f.read().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                found.setdefault(name, []).append(int(fields[19 - 3]))  # field 19 is nice; fields[0] is field 3
+            return found
+
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        for asked, expected in ((None, max(own, 19)), (0, own), (7, max(own, 7))):
+            kwargs = {} if asked is None else {"worker_nice": asked}
+            with stoke.DataLoader(DATA, batch_size=4, num_workers=2, slots=2, **kwargs) as loader:
+                next(iter(loader))
+                threads = nice_values(loader._proc.pid)
+                workers = [n for name, values in threads.items() if name.startswith("stoke-worker-") for n in values]
+                self.assertEqual([expected, expected], workers, f"worker_nice={asked}: {threads}")
+                self.assertEqual([own], threads.get("main", [own]), "the JVM's main thread keeps its priority")
+        with self.assertRaises(ValueError):
+            stoke.DataLoader(DATA, worker_nice=20)
+
     def test_a_dead_producer_raises_with_its_stderr_within_a_second(self):
         loader = stoke.DataLoader(DATA, batch_size=4, num_workers=1, slots=2)
         try:

@@ -23,6 +23,11 @@ public final class LoaderOptions {
             description = "Decoding threads (default: the number of cores, ${DEFAULT-VALUE} here).")
     int workers = Runtime.getRuntime().availableProcessors();
 
+    @Option(names = "--worker-nice", paramLabel = "N",
+            description = {"Nice value of the decoding threads, 0-19 (default: ${DEFAULT-VALUE}, the process's priority):",
+                    "a consumer on the same cores (a model) then runs first and the workers decode on what it leaves."})
+    int workerNice = 0;
+
     @Option(names = "--batch-size", paramLabel = "N", description = "Samples per batch (default: ${DEFAULT-VALUE}).")
     int batchSize = 256;
 
@@ -188,7 +193,10 @@ public final class LoaderOptions {
             throw new IllegalArgumentException("--rank must be in [0, --world-size) and --world-size positive, not rank "
                     + rank + " of " + worldSize);
         }
-        return Loader.builder(index).workers(workers).batchSize(batchSize).slots(slots).epochs(epochs)
+        if (workerNice < 0 || workerNice > 19) {
+            throw new IllegalArgumentException("--worker-nice must be 0 to 19, not " + workerNice);
+        }
+        return Loader.builder(index).workers(workers).workerNice(workerNice).batchSize(batchSize).slots(slots).epochs(epochs)
                 .startEpoch(startEpoch).startBatch(startBatch).shuffle(shuffle).shuffleWindow(window(index)).seed(seed).dropLast(dropLast).shard(rank, worldSize)
                 .transform(transform()).onError(policy());
     }

@@ -26,6 +26,9 @@ public final class LibC {
     public static final int O_CLOEXEC = 0x80000;
     public static final int SEEK_END = 2;
     public static final int EINTR = 4;
+    public static final int EACCES = 13;
+    /** {@code setpriority}'s {@code which} for one process, or on Linux one thread by its tid. */
+    public static final int PRIO_PROCESS = 0;
 
     private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO =
@@ -52,6 +55,41 @@ public final class LibC {
     }
 
     private LibC() {
+    }
+
+    /** {@code gettid} and {@code setpriority}, bound on first use: only a loader asked to lower its workers' priority needs them. */
+    private static final class Priority {
+        static final MethodHandle GETTID;
+        static final MethodHandle SETPRIORITY;
+
+        static {
+            Linker linker = Linker.nativeLinker();
+            SymbolLookup libc = linker.defaultLookup();
+            GETTID = linker.downcallHandle(libc.findOrThrow("gettid"), FunctionDescriptor.of(JAVA_INT));
+            SETPRIORITY = linker.downcallHandle(libc.findOrThrow("setpriority"),
+                    FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), Linker.Option.captureCallState("errno"));
+        }
+
+        private Priority() {
+        }
+    }
+
+    /** {@code gettid()}: the calling thread's id (glibc 2.30 or later). */
+    public static int gettid() {
+        try {
+            return (int) Priority.GETTID.invokeExact();
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code setpriority(which, who, prio)}: 0, or -1 with {@code errno} in {@code callState}. */
+    public static int setpriority(MemorySegment callState, int which, int who, int prio) {
+        try {
+            return (int) Priority.SETPRIORITY.invokeExact(callState, which, who, prio);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
     }
 
     /** A segment for the linker to capture {@code errno} into; one per thread, reused. */

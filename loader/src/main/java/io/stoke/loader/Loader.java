@@ -73,7 +73,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         this.startNanos = System.nanoTime();
         try {
             this.pipeline = new Pipeline(index, sampler, spec, ring, b.workers, b.startEpoch, b.startBatch, b.epochs,
-                    policy == ErrorPolicy.SKIP, b.producerIdle);
+                    policy == ErrorPolicy.SKIP, b.producerIdle, b.workerNice);
         } catch (RuntimeException | Error e) {
             ring.close();
             throw e;
@@ -259,6 +259,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         private long startEpoch;
         private int startBatch;
         private int shuffleWindow;
+        private int workerNice;
         private TransformSpec transform = TransformSpec.defaults();
         private ErrorPolicy policy = ErrorPolicy.FAIL;
         private IdleStrategy consumerIdle = new BackoffIdleStrategy(100, 10,
@@ -377,6 +378,19 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         /** How {@link Loader#next()} waits (default: spin, yield, then park up to 200 us). */
         public Builder consumerIdle(IdleStrategy idle) {
             this.consumerIdle = idle;
+            return this;
+        }
+
+        /**
+         * The decoding threads' nice value, 0 (the default: the process's priority) to 19: a
+         * consumer on the same cores, a model's threads, then runs first and the workers decode
+         * on the CPU it leaves (Linux; said once on standard error where it cannot be set).
+         */
+        public Builder workerNice(int nice) {
+            if (nice < 0 || nice > 19) {
+                throw new IllegalArgumentException("worker nice value must be 0 to 19: " + nice);
+            }
+            this.workerNice = nice;
             return this;
         }
 

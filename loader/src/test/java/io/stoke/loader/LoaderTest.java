@@ -72,6 +72,44 @@ class LoaderTest {
         assertEquals(2, index.label(index.size() - 1));
     }
 
+    /** The nice value of each live thread of this process named {@code stoke-worker-*}, read from /proc. */
+    private static List<Integer> workerNiceValues() throws java.io.IOException {
+        List<Integer> nice = new ArrayList<>();
+        try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+            for (Path task : tasks.toList()) {
+                try {
+                    if (Files.readString(task.resolve("comm")).strip().startsWith("stoke-worker-")) {
+                        String stat = Files.readString(task.resolve("stat"));
+                        // Fields after the command's closing parenthesis start at field 3 (state); nice is field 19.
+                        nice.add(Integer.parseInt(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[19 - 3]));
+                    }
+                } catch (java.nio.file.NoSuchFileException gone) {
+                    // a thread that ended meanwhile
+                }
+            }
+        }
+        return nice;
+    }
+
+    @Test
+    void workersRunAtTheNiceValueAskedForAndDeliverTheSameBatches() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(Path.of("/proc/self/task")), "no /proc here");
+        List<String> plain;
+        try (Loader loader = loader().shuffle(true).seed(5).build()) {
+            plain = drain(loader);
+        }
+        try (Loader loader = loader().shuffle(true).seed(5).workerNice(7).build()) {
+            assertEquals(plain, drain(loader));
+        }
+        try (Loader loader = loader().epochs(0).workerNice(7).build()) {
+            loader.next().close();
+            List<Integer> nice = workerNiceValues();
+            assertEquals(3, nice.stream().filter(n -> n == 7).count(), "worker nice values " + nice);
+        }
+        assertThrows(IllegalArgumentException.class, () -> loader().workerNice(20));
+        assertThrows(IllegalArgumentException.class, () -> loader().workerNice(-1));
+    }
+
     @Test
     void everySampleExactlyOncePerEpochInOrder() {
         try (Loader loader = loader().shuffle(true).seed(3).epochs(3).build()) {

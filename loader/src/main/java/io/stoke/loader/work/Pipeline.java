@@ -61,6 +61,7 @@ public final class Pipeline implements AutoCloseable {
     private final AtomicReferenceArray<List<SampleError>> slotErrors;
     private final EpochOrders orders;
     private final Supplier<IdleStrategy> idleStrategies;
+    private final int workerNice;
     private final BooleanSupplier isRunning = this::isRunning;
     private final Thread[] threads;
     private final AtomicLong nextTicket = new AtomicLong();
@@ -79,10 +80,10 @@ public final class Pipeline implements AutoCloseable {
     private volatile boolean running = true;
     private volatile Throwable failure;
 
-    /** {@link #Pipeline(SampleIndex, Sampler, TransformSpec, SlotRing, int, long, int, long, boolean, Supplier)} from batch 0. */
+    /** {@link #Pipeline(SampleIndex, Sampler, TransformSpec, SlotRing, int, long, int, long, boolean, Supplier, int)} from batch 0, at the process's priority. */
     public Pipeline(SampleIndex index, Sampler sampler, TransformSpec spec, SlotRing ring, int workers,
                     long startEpoch, long epochs, boolean skipErrors, Supplier<IdleStrategy> idleStrategies) {
-        this(index, sampler, spec, ring, workers, startEpoch, 0, epochs, skipErrors, idleStrategies);
+        this(index, sampler, spec, ring, workers, startEpoch, 0, epochs, skipErrors, idleStrategies, 0);
     }
 
     /**
@@ -92,12 +93,16 @@ public final class Pipeline implements AutoCloseable {
      *     batch k of epoch e is the same whatever came before it)
      * @param epochs number of epochs to produce, the first one counted even when it starts past
      *     batch 0, or 0 for no end
+     * @param workerNice the workers' nice value, 0 to 19 (0: the process's own; see {@link WorkerPriority})
      */
     public Pipeline(SampleIndex index, Sampler sampler, TransformSpec spec, SlotRing ring, int workers,
                     long startEpoch, int startBatch, long epochs, boolean skipErrors,
-                    Supplier<IdleStrategy> idleStrategies) {
+                    Supplier<IdleStrategy> idleStrategies, int workerNice) {
         if (workers < 1) {
             throw new IllegalArgumentException("workers must be positive: " + workers);
+        }
+        if (workerNice < 0 || workerNice > 19) {
+            throw new IllegalArgumentException("worker nice value must be 0 to 19: " + workerNice);
         }
         if (ring.geometry().samplesPerSlot() != sampler.batchSize() || ring.geometry().sampleBytes() != spec.sampleBytes()) {
             throw new IllegalArgumentException("ring geometry does not match batch size and transform");
@@ -109,6 +114,7 @@ public final class Pipeline implements AutoCloseable {
         this.skipErrors = skipErrors;
         this.startEpoch = startEpoch;
         this.idleStrategies = idleStrategies;
+        this.workerNice = workerNice;
         this.samplesPerEpoch = sampler.samplesPerEpoch();
         this.batchesPerEpoch = sampler.batchesPerEpoch();
         this.batchSize = sampler.batchSize();
@@ -155,6 +161,7 @@ public final class Pipeline implements AutoCloseable {
     }
 
     private void work() {
+        WorkerPriority.lower(workerNice);
         IdleStrategy idle = idleStrategies.get();
         try (SampleTransform transform = new SampleTransform(index, spec, sampler.seed())) {
             int[] order = null;
