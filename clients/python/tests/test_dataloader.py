@@ -231,8 +231,15 @@ class DataLoaderTest(unittest.TestCase):
             kwargs = {} if asked is None else {"worker_nice": asked}
             with stoke.DataLoader(DATA, batch_size=4, num_workers=2, slots=2, **kwargs) as loader:
                 next(iter(loader))
-                threads = nice_values(loader._proc.pid)
-                workers = [n for name, values in threads.items() if name.startswith("stoke-worker-") for n in values]
+                # A worker sets its priority as it starts, which may come after the others filled a batch.
+                deadline = time.monotonic() + 10
+                while True:
+                    threads = nice_values(loader._proc.pid)
+                    workers = [n for name, values in threads.items() if name.startswith("stoke-worker-")
+                               for n in values]
+                    if workers == [expected, expected] or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.01)
                 self.assertEqual([expected, expected], workers, f"worker_nice={asked}: {threads}")
                 self.assertEqual([own], threads.get("main", [own]), "the JVM's main thread keeps its priority")
         with self.assertRaises(ValueError):
