@@ -63,6 +63,11 @@ class EvalRegionTest {
             assertArrayEquals(expected.toArray(JAVA_BYTE), got.toArray(JAVA_BYTE));
 
             // And it was a region: the decoder read fewer pixels than the whole scaled image.
+            if (!io.stoke.ffm.StokeJpeg.available()) {
+                // Without the region decoder (no gcc or libjpeg headers at build time) whole images are decoded.
+                System.err.println("[stoke] NOT CHECKED: eval region size: " + io.stoke.ffm.StokeJpeg.unavailableReason());
+                return;
+            }
             JpegDecoder region = new JpegDecoder(spec);
             try (region) {
                 assertEquals(SampleStatus.OK, region.readHeader(in, jpeg.length));
