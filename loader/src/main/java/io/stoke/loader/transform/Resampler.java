@@ -117,15 +117,7 @@ public final class Resampler implements AutoCloseable {
      * evaluation transform, torchvision's {@code CenterCrop(crop)(Resize(resize)(img))}.
      */
     public void resizeCrop(MemorySegment src, int srcW, int srcH, int origW, int origH, MemorySegment dst, long offset) {
-        int outW = resizedWidth(spec.resize(), origW, origH);
-        int outH = resizedHeight(spec.resize(), origW, origH);
-        if (identity && outW == origW && outH == origH && srcW == origW && srcH == origH) {
-            // Already the resize's size (a packed dataset): PIL's resize returns a copy, so only the crop is left.
-            copyCrop(src, srcW, srcH, cropOffset(outW, crop), cropOffset(outH, crop), dst, offset);
-            return;
-        }
-        run(src, srcW, srcH, 0, 0, srcW, srcH, origW, origH, 0, origW, 0, origH, outW, outH, cropOffset(outW, crop),
-                cropOffset(outH, crop), crop, crop, false, false, dst, offset);
+        resizeCrop(src, srcW, srcH, 0, 0, srcW, srcH, origW, origH, dst, offset);
     }
 
     /**
@@ -139,8 +131,15 @@ public final class Resampler implements AutoCloseable {
                            int origW, int origH, MemorySegment dst, long offset) {
         int outW = resizedWidth(spec.resize(), origW, origH);
         int outH = resizedHeight(spec.resize(), origW, origH);
-        run(src, srcW, srcH, srcX, srcY, decodedW, decodedH, origW, origH, 0, origW, 0, origH, outW, outH,
-                cropOffset(outW, crop), cropOffset(outH, crop), crop, crop, false, false, dst, offset);
+        int left = cropOffset(outW, crop);
+        int top = cropOffset(outH, crop);
+        if (identity && outW == origW && outH == origH && decodedW == origW && decodedH == origH) {
+            // Already the resize's size (a packed dataset): PIL's resize returns a copy, so only the crop is left.
+            copyCrop(src, srcW, srcH, left - srcX, top - srcY, dst, offset);
+            return;
+        }
+        run(src, srcW, srcH, srcX, srcY, decodedW, decodedH, origW, origH, 0, origW, 0, origH, outW, outH, left, top,
+                crop, crop, false, false, dst, offset);
     }
 
     /**

@@ -108,38 +108,22 @@ public final class SampleTransform implements AutoCloseable {
         }
         int w = decoder.originalWidth();
         int h = decoder.originalHeight();
-        int crop = resampler.outputSide();
-        if (REGION && Resampler.resizedWidth(resize, w, h) == w && Resampler.resizedHeight(resize, w, h) == h) {
-            box.set(Resampler.cropOffset(w, crop), Resampler.cropOffset(h, crop), crop, crop, false);
-            status = decoder.decodeBox(reader.bytes(), reader.length(), box, crop);
-            if (status != SampleStatus.OK) {
-                message = decoder.message();
-                return status;
-            }
-            resampler.resizedCrop(decoder.image(), decoder.width(), decoder.height(), decoder.regionX(), decoder.regionY(),
-                    decoder.scaledWidth(), decoder.scaledHeight(), w, h, box, dst, offset);
-            return SampleStatus.OK;
-        }
+        int covered = Math.min(w, h);
         if (REGION) {
             // Only the part of the image that the centre crop's filter reads: no IDCT or colour
             // conversion for the columns outside it, and nothing at all below it.
-            resampler.evalSourceBox(w, h, decoder.scaledWidthAt(Math.min(w, h), resize),
-                    decoder.scaledHeightAt(Math.min(w, h), resize), box);
-            status = decoder.decodeBox(reader.bytes(), reader.length(), box, Math.min(w, h), resize);
-            if (status != SampleStatus.OK) {
-                message = decoder.message();
-                return status;
-            }
-            resampler.resizeCrop(decoder.image(), decoder.width(), decoder.height(), decoder.regionX(), decoder.regionY(),
-                    decoder.scaledWidth(), decoder.scaledHeight(), w, h, dst, offset);
-            return SampleStatus.OK;
+            resampler.evalSourceBox(w, h, decoder.scaledWidthAt(covered, resize), decoder.scaledHeightAt(covered, resize),
+                    box);
+            status = decoder.decodeBox(reader.bytes(), reader.length(), box, covered, resize);
+        } else {
+            status = decoder.decodePixels(reader.bytes(), reader.length(), covered, resize);
         }
-        status = decoder.decodePixels(reader.bytes(), reader.length(), Math.min(w, h), resize);
         if (status != SampleStatus.OK) {
             message = decoder.message();
             return status;
         }
-        resampler.resizeCrop(decoder.image(), decoder.width(), decoder.height(), w, h, dst, offset);
+        resampler.resizeCrop(decoder.image(), decoder.width(), decoder.height(), decoder.regionX(), decoder.regionY(),
+                decoder.scaledWidth(), decoder.scaledHeight(), w, h, dst, offset);
         return SampleStatus.OK;
     }
 
