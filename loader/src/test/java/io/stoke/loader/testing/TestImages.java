@@ -51,8 +51,30 @@ public final class TestImages {
             MemorySegment.copy(pixels, 0, src, JAVA_BYTE, 0, pixels.length);
             MemorySegment dst = arena.allocate(JpegCompressor.maxSize(w, h, subsamp));
             long n = c.compress(src, w, w * channels, h, format, subsamp, quality, flags, dst);
-            return dst.asSlice(0, n).toArray(JAVA_BYTE);
+            byte[] jpeg = dst.asSlice(0, n).toArray(JAVA_BYTE);
+            // A test that asks for a progressive file must get one, or it tests a baseline file twice.
+            if (isProgressive(jpeg) != ((flags & TurboJpeg.TJFLAG_PROGRESSIVE) != 0)) {
+                throw new IllegalStateException("flags " + flags + " gave a " + (isProgressive(jpeg) ? "progressive"
+                        : "baseline") + " JPEG");
+            }
+            return jpeg;
         }
+    }
+
+    /** Whether the JPEG's frame header is a progressive one (SOF2), found by walking its marker segments. */
+    public static boolean isProgressive(byte[] jpeg) {
+        int i = 2;
+        while (i + 4 <= jpeg.length && (jpeg[i] & 0xFF) == 0xFF) {
+            int marker = jpeg[i + 1] & 0xFF;
+            if (marker == 0xC2) {
+                return true;
+            }
+            if (marker == 0xC0 || marker == 0xC1 || marker == 0xDA) {
+                return false;
+            }
+            i += 2 + ((jpeg[i + 2] & 0xFF) << 8 | (jpeg[i + 3] & 0xFF));
+        }
+        throw new IllegalArgumentException("no frame header found");
     }
 
     /** A 4:2:0 baseline JPEG of a textured image. */

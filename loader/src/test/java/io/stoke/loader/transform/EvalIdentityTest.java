@@ -31,7 +31,7 @@ class EvalIdentityTest {
             "256, 256, 3, 0, 0",        // 4:4:4 square
             "256, 301, 3, 1, 0",        // 4:2:2, odd crop offsets
             "290, 256, 1, 3, 0",        // gray
-            "256, 333, 3, 2, 1048576",  // progressive
+            "256, 333, 3, 2, 16384",    // progressive (TJFLAG_PROGRESSIVE)
     })
     void decodesOnlyTheCropAndEqualsTheWholeDecodeCropped(int w, int h, int channels, int subsamp, int flags)
             throws Exception {

@@ -34,7 +34,7 @@ class EvalRegionTest {
             "333, 333, 3, 0, 0, NONE, UINT8_HWC",          // 4:4:4 square
             "517, 389, 3, 1, 0, NONE, UINT8_HWC",          // 4:2:2, odd sizes
             "640, 427, 1, 3, 0, NONE, UINT8_HWC",          // gray
-            "500, 333, 3, 2, 1048576, NONE, UINT8_HWC",    // progressive
+            "500, 333, 3, 2, 16384, NONE, UINT8_HWC",      // progressive (TJFLAG_PROGRESSIVE)
             "1200, 900, 3, 2, 0, POWERS_OF_TWO, UINT8_HWC", // decoded at 1/2
             "2100, 1100, 3, 2, 0, POWERS_OF_TWO, UINT8_HWC", // at 1/4, a wide panorama
             "1023, 2047, 3, 1, 0, POWERS_OF_TWO, UINT8_HWC", // 4:2:2 tall, at 1/4
