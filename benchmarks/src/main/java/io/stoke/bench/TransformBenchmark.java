@@ -39,7 +39,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>The training transform's decode is timed both ways on the same boxes (RandomResizedCrop's,
  * drawn per file as the loader draws them): {@code trainRegionDecode} decodes the box (Stoke's
  * region decoder), {@code trainWholeDecode} the whole image at the same DCT scale, as a decoder
- * without regions must before it crops.
+ * without regions must before it crops. {@code trainRegionFloor} decodes, of the same files at the
+ * same scale, only one pixel of the box's last row: every Huffman code above that row is still
+ * read (a JPEG without restart markers is one sequential stream), so it is the least any region
+ * decoder over libjpeg can spend, and {@code trainWholeDecode / trainRegionFloor} the most it can gain.
  *
  * <p>{@code -p dataset=DIR} names an ImageFolder tree; the default is the demo's built-in sample.
  */
@@ -69,6 +72,7 @@ public class TransformBenchmark {
     private final RandomResizedCrop crop = RandomResizedCrop.defaults();
     private final CounterRandom random = new CounterRandom();
     private final CropBox box = new CropBox();
+    private final CropBox lastRow = new CropBox();
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -155,6 +159,19 @@ public class TransformBenchmark {
         int i = nextSample();
         drawBox(i);
         if (decoder.decodePixels(files.segment(i), files.length(i), Math.min(box.width, box.height), spec.crop())
+                != SampleStatus.OK) {
+            throw new IllegalStateException("decode failed: " + decoder.message());
+        }
+        return decoder.width();
+    }
+
+    /** The same boxes' files decoded only up to the box's last row, one pixel wide: the region decoder's floor. */
+    @Benchmark
+    public int trainRegionFloor() {
+        int i = nextSample();
+        drawBox(i);
+        lastRow.set(box.left, box.top + box.height - 1, 1, 1, false);
+        if (decoder.decodeBox(files.segment(i), files.length(i), lastRow, Math.min(box.width, box.height), spec.crop())
                 != SampleStatus.OK) {
             throw new IllegalStateException("decode failed: " + decoder.message());
         }
