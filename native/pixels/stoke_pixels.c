@@ -1,6 +1,9 @@
 /*
  * stoke_pixels.c: see stoke_pixels.h. Plain loops written so that gcc vectorises them; with
  * target_clones one binary runs on any x86-64 and picks AVX2 or AVX-512 code where the CPU has it.
+ * The horizontal pass is the exception: its taps start at a different pixel for every column,
+ * which no compiler vectorises across columns, so it has an AVX2 form with gathers, chosen at
+ * run time like the clones.
  */
 #include "stoke_pixels.h"
 
@@ -28,15 +31,16 @@ int32_t stoke_pixels_abi_version(void)
   return STOKE_PIXELS_ABI_VERSION;
 }
 
+/* Output columns [x_from, out_width) of every row, one pixel at a time: any CPU, any number of taps. */
 STOKE_CLONES
-void stoke_resample_horizontal(const uint8_t *src, int64_t src_row_bytes, int32_t y_first, int32_t rows,
-                               int32_t out_width, const int32_t *bounds, const int32_t *weights, int32_t taps,
-                               uint8_t *tmp)
+static void horizontal_columns(const uint8_t *src, int64_t src_row_bytes, int32_t y_first, int32_t rows,
+                               int32_t out_width, int32_t x_from, const int32_t *bounds, const int32_t *weights,
+                               int32_t taps, uint8_t *tmp)
 {
   for (int32_t r = 0; r < rows; r++) {
     const uint8_t *in = src + (int64_t)(y_first + r) * src_row_bytes;
-    uint8_t *o = tmp + (int64_t)r * 4 * out_width;
-    for (int32_t x = 0; x < out_width; x++) {
+    uint8_t *o = tmp + ((int64_t)r * out_width + x_from) * 4;
+    for (int32_t x = x_from; x < out_width; x++) {
       const uint8_t *p = in + 4 * (int64_t)bounds[2 * x];
       const int32_t *k = weights + (int64_t)x * taps;
       int32_t n = bounds[2 * x + 1];
@@ -52,6 +56,107 @@ void stoke_resample_horizontal(const uint8_t *src, int64_t src_row_bytes, int32_
       o += 4;
     }
   }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define GATHER_LANES 8
+/*
+ * Up to this many taps, eight output columns are computed at once (AVX2): each lane's source
+ * pixel for tap t is gathered, so the weights are loaded once per column block, not per row.
+ * Past it (a downscale by more than about 8 with no DCT scaling) the gathers touch too many
+ * cache lines and one pixel at a time is faster (measured: 2.7x faster at 5 taps, even at 19,
+ * slower at 25).
+ */
+#define GATHER_MAX_TAPS 16
+
+__attribute__((target("avx2"))) static inline __m256i gather_channel(__m256i sum, __m256i pixels, int shift,
+                                                                     __m256i k)
+{
+  __m256i c = _mm256_and_si256(_mm256_srli_epi32(pixels, shift), _mm256_set1_epi32(0xFF));
+  return _mm256_add_epi32(sum, _mm256_mullo_epi32(c, k));
+}
+
+/* clip8 of eight sums, placed at byte `shift` of each lane. */
+__attribute__((target("avx2"))) static inline __m256i gather_clip8(__m256i sum, int shift)
+{
+  __m256i v = _mm256_srai_epi32(sum, STOKE_PRECISION_BITS);
+  v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_setzero_si256()), _mm256_set1_epi32(255));
+  return _mm256_slli_epi32(v, shift);
+}
+
+/*
+ * Output columns [x0, x0 + 8) of every row. Lane j is column x0 + j: its taps are source pixels
+ * bounds[2(x0+j)] + t for t < bounds[2(x0+j)+1]; lanes with fewer taps than the block's most are
+ * masked off those taps, so no gather reads a pixel the one-at-a-time loop would not. The same
+ * integer sums as horizontal_columns, so the same bytes.
+ */
+__attribute__((target("avx2"))) static void horizontal_block(const uint8_t *src, int64_t src_row_bytes,
+                                                             int32_t y_first, int32_t rows, int32_t out_width,
+                                                             int32_t x0, const int32_t *bounds,
+                                                             const int32_t *weights, int32_t taps, uint8_t *tmp)
+{
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i pair = _mm256_add_epi32(_mm256_slli_epi32(lane, 1), _mm256_set1_epi32(2 * x0));
+  __m256i first = _mm256_i32gather_epi32((const int *)bounds, pair, 4);
+  __m256i count = _mm256_i32gather_epi32((const int *)bounds + 1, pair, 4);
+  __m256i row_of_k = _mm256_mullo_epi32(_mm256_add_epi32(lane, _mm256_set1_epi32(x0)), _mm256_set1_epi32(taps));
+  int32_t counts[GATHER_LANES];
+  _mm256_storeu_si256((__m256i *)(void *)counts, count);
+  int32_t n = 0;
+  for (int i = 0; i < GATHER_LANES; i++)
+    if (counts[i] > n) n = counts[i];
+  __m256i k[GATHER_MAX_TAPS], at[GATHER_MAX_TAPS], live[GATHER_MAX_TAPS];
+  for (int32_t t = 0; t < n; t++) {
+    __m256i step = _mm256_set1_epi32(t);
+    live[t] = _mm256_cmpgt_epi32(count, step);
+    k[t] = _mm256_mask_i32gather_epi32(zero, (const int *)weights, _mm256_add_epi32(row_of_k, step), live[t], 4);
+    at[t] = _mm256_add_epi32(first, step);
+  }
+  for (int32_t r = 0; r < rows; r++) {
+    const int *in = (const int *)(const void *)(src + (int64_t)(y_first + r) * src_row_bytes);
+    __m256i red = _mm256_set1_epi32(HALF), green = red, blue = red;
+    for (int32_t t = 0; t < n; t++) {
+      __m256i pixels = _mm256_mask_i32gather_epi32(zero, in, at[t], live[t], 4);
+      red = gather_channel(red, pixels, 0, k[t]);
+      green = gather_channel(green, pixels, 8, k[t]);
+      blue = gather_channel(blue, pixels, 16, k[t]);
+    }
+    __m256i out = _mm256_or_si256(_mm256_or_si256(gather_clip8(red, 0), gather_clip8(green, 8)), gather_clip8(blue, 16));
+    _mm256_storeu_si256((__m256i *)(void *)(tmp + ((int64_t)r * out_width + x0) * 4), out);
+  }
+}
+
+/* The first column horizontal_columns must do: after the blocks of eight, where AVX2 is there to do them. */
+static int32_t horizontal_blocks(const uint8_t *src, int64_t src_row_bytes, int32_t y_first, int32_t rows,
+                                 int32_t out_width, const int32_t *bounds, const int32_t *weights, int32_t taps,
+                                 uint8_t *tmp)
+{
+  if (taps > GATHER_MAX_TAPS || !__builtin_cpu_supports("avx2")) return 0;
+  int32_t x0 = 0;
+  for (; x0 + GATHER_LANES <= out_width; x0 += GATHER_LANES)
+    horizontal_block(src, src_row_bytes, y_first, rows, out_width, x0, bounds, weights, taps, tmp);
+  return x0;
+}
+#else
+static int32_t horizontal_blocks(const uint8_t *src, int64_t src_row_bytes, int32_t y_first, int32_t rows,
+                                 int32_t out_width, const int32_t *bounds, const int32_t *weights, int32_t taps,
+                                 uint8_t *tmp)
+{
+  (void)src, (void)src_row_bytes, (void)y_first, (void)rows, (void)out_width, (void)bounds, (void)weights;
+  (void)taps, (void)tmp;
+  return 0;
+}
+#endif
+
+void stoke_resample_horizontal(const uint8_t *src, int64_t src_row_bytes, int32_t y_first, int32_t rows,
+                               int32_t out_width, const int32_t *bounds, const int32_t *weights, int32_t taps,
+                               uint8_t *tmp)
+{
+  int32_t done = horizontal_blocks(src, src_row_bytes, y_first, rows, out_width, bounds, weights, taps, tmp);
+  if (done < out_width)
+    horizontal_columns(src, src_row_bytes, y_first, rows, out_width, done, bounds, weights, taps, tmp);
 }
 
 /* acc[i] += row[i] * k over one row of 4 * width bytes: the loop gcc vectorises. */
