@@ -154,7 +154,10 @@ class ResamplerTest {
 
     @ParameterizedTest(name = "{0}x{1} -> resize {2}, crop {3}")
     @CsvSource({"500, 375, 256, 224", "375, 500, 256, 224", "333, 211, 64, 56", "90, 70, 128, 112", "1000, 120, 48, 40",
-            "17, 1, 8, 8", "1, 1, 4, 4"})
+            "17, 1, 8, 8", "1, 1, 4, 4",
+            "600, 450, 131, 129",   // 129 columns: blocks of eight (AVX2 gathers) and one column after them
+            "4000, 300, 32, 30",    // 21 taps: past the gathers' limit, one column at a time
+            "2000, 900, 100, 99"})  // 19 taps, 99 columns
     void nativeAndScalarKernelsGiveIdenticalBytes(int w, int h, int size, int crop) {
         org.junit.jupiter.api.Assumptions.assumeTrue(nativeOrSkipLoudly(), "Stoke's C library is not built here");
         byte[] src = TestImages.rgb(w, h, w * 7L + h);
