@@ -89,7 +89,8 @@ __attribute__((target("avx2"))) static inline __m256i gather_clip8(__m256i sum, 
  * Output columns [x0, x0 + 8) of every row. Lane j is column x0 + j: its taps are source pixels
  * bounds[2(x0+j)] + t for t < bounds[2(x0+j)+1]; lanes with fewer taps than the block's most are
  * masked off those taps, so no gather reads a pixel the one-at-a-time loop would not. The same
- * integer sums as horizontal_columns, so the same bytes.
+ * integer sums as horizontal_columns, so the same bytes. Every count is at most taps, which is at
+ * most GATHER_MAX_TAPS here (NativeKernels.checkTaps checks the counts in Java before the call).
  */
 __attribute__((target("avx2"))) static void horizontal_block(const uint8_t *src, int64_t src_row_bytes,
                                                              int32_t y_first, int32_t rows, int32_t out_width,
@@ -128,7 +129,7 @@ __attribute__((target("avx2"))) static void horizontal_block(const uint8_t *src,
   }
 }
 
-/* The first column horizontal_columns must do: after the blocks of eight, where AVX2 is there to do them. */
+/* Does the blocks of eight columns where AVX2 can; returns the first column left to horizontal_columns. */
 static int32_t horizontal_blocks(const uint8_t *src, int64_t src_row_bytes, int32_t y_first, int32_t rows,
                                  int32_t out_width, const int32_t *bounds, const int32_t *weights, int32_t taps,
                                  uint8_t *tmp)
