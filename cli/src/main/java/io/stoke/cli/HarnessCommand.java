@@ -381,6 +381,38 @@ public final class HarnessCommand implements Callable<Integer> {
         return dataDir != null ? dataDir : out.resolve("data");
     }
 
+    /**
+     * The command that starts a Stoke run as {@code ./stoke} starts Stoke: this JVM's {@code -XX}
+     * options (its AOT cache and JIT tiers), the heap capped (the pixels are off-heap) and, when
+     * this process runs from Stoke's jar, {@code -jar} that jar, whose manifest opens what Stoke
+     * needs. Opening it with {@code --add-exports} instead would turn the JVM's archived module
+     * graph off, and with it the AOT cache ("AOT cache has aot-linked classes. It cannot be used
+     * when archived full module graph is not used"): the cold runs would time a JVM without it.
+     * From a class path (tests), the options go on the command line and the AOT cache is left out.
+     */
+    static List<String> stokeJava() {
+        return stokeJava(ProcessHandle.current().info().command()
+                        .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()),
+                System.getProperty("java.class.path"),
+                java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());
+    }
+
+    /** {@link #stokeJava()} for the JVM at {@code launcher} started with {@code jvmArgs} on {@code classPath}. */
+    static List<String> stokeJava(String launcher, String classPath, List<String> jvmArgs) {
+        boolean fromJar = classPath.endsWith(".jar") && !classPath.contains(java.io.File.pathSeparator);
+        List<String> cmd = new ArrayList<>();
+        cmd.add(launcher);
+        jvmArgs.stream().filter(a -> a.startsWith("-XX:") && (fromJar || !a.startsWith("-XX:AOTCache"))).forEach(cmd::add);
+        cmd.add("-Xmx384m");
+        if (fromJar) {
+            cmd.addAll(List.of("-jar", classPath));
+        } else {
+            cmd.addAll(List.of("--enable-native-access=ALL-UNNAMED", "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+                    "-cp", classPath, Main.class.getName()));
+        }
+        return cmd;
+    }
+
     private RunResult runOne(RunKey k, int repeat, Path root, Path script) throws IOException, InterruptedException {
         String label = k.label() + "-r" + (repeat + 1);
         Path json = out.resolve("runs").resolve(label + ".json");
@@ -388,13 +420,8 @@ public final class HarnessCommand implements Callable<Integer> {
         int warmup = k.start().equals(RunKey.WARM) ? warmupImages : 0;
         List<String> cmd = new ArrayList<>();
         if (k.loader().equals(SummaryReport.STOKE)) {
-            cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-            // The same JVM options as ./stoke (heap capped: the pixels are off-heap; its AOT cache and JIT tiers).
-            java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-                    .filter(a -> a.startsWith("-XX:")).forEach(cmd::add);
-            cmd.addAll(List.of("-Xmx384m", "--enable-native-access=ALL-UNNAMED",
-                    "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-                    "-cp", System.getProperty("java.class.path"), Main.class.getName(), "harness-run", root.toString(),
+            cmd.addAll(stokeJava());
+            cmd.addAll(List.of("harness-run", root.toString(),
                     "--dataset", k.dataset(), "--batch-size", Integer.toString(k.batchSize()),
                     "--workers", Integer.toString(k.workers()), "--model-ms", Double.toString(k.modelMs()),
                     "--warmup-images", Integer.toString(warmup), "--slots", Integer.toString(stokeSlots),

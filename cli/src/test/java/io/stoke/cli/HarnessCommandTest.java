@@ -41,6 +41,23 @@ class HarnessCommandTest {
     }
 
     @Test
+    void stokeRunsStartFromTheJarAsTheLauncherStartsStokeSoTheAotCacheApplies() {
+        // --add-exports would turn the archived module graph off, and the JVM then refuses the AOT
+        // cache: from the jar, its manifest opens what Stoke needs instead.
+        assertEquals(List.of("/jdk/bin/java", "-XX:AOTCache=/s/cli/target/stoke.aot", "-XX:TieredStopAtLevel=1", "-Xmx384m",
+                        "-jar", "/s/cli/target/stoke.jar"),
+                HarnessCommand.stokeJava("/jdk/bin/java", "/s/cli/target/stoke.jar",
+                        List.of("-XX:AOTCache=/s/cli/target/stoke.aot", "-Xmx384m", "-XX:TieredStopAtLevel=1",
+                                "-Dstoke.root=/s")));
+        // From class folders (the tests), the options are given on the command line and no AOT cache.
+        List<String> fromClasses = HarnessCommand.stokeJava("/jdk/bin/java", "/s/cli/target/classes:/m/loader.jar",
+                List.of("-XX:AOTCache=/s/cli/target/stoke.aot", "-XX:TieredStopAtLevel=1"));
+        assertEquals(List.of("/jdk/bin/java", "-XX:TieredStopAtLevel=1", "-Xmx384m", "--enable-native-access=ALL-UNNAMED",
+                "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", "/s/cli/target/classes:/m/loader.jar",
+                Main.class.getName()), fromClasses);
+    }
+
+    @Test
     void sweepsBothDatasetsAndWritesCsvSummaryAndPlots() throws Exception {
         Path data = TestImages.imageFolder(tmp.resolve("jpeg"), 12, 2, 5);
         Path out = tmp.resolve("out");
