@@ -65,17 +65,7 @@ public final class BadImages {
 
     /** The offset just past the first SOS segment's header: a file cut there has no scan data. */
     private static int headerEnd(byte[] jpeg) {
-        for (int i = 2; i + 3 < jpeg.length; ) {
-            if ((jpeg[i] & 0xFF) != 0xFF) {
-                throw new IllegalArgumentException("not a marker at " + i);
-            }
-            int marker = jpeg[i + 1] & 0xFF;
-            int length = ((jpeg[i + 2] & 0xFF) << 8) | (jpeg[i + 3] & 0xFF);
-            if (marker == 0xDA) {
-                return i + 2 + length;
-            }
-            i += 2 + length;
-        }
-        throw new IllegalArgumentException("no SOS marker");
+        int sos = JpegMarkers.find(jpeg, m -> m == 0xDA);
+        return sos + 2 + JpegMarkers.length(jpeg, sos);
     }
 }

@@ -61,20 +61,10 @@ public final class TestImages {
         }
     }
 
-    /** Whether the JPEG's frame header is a progressive one (SOF2), found by walking its marker segments. */
+    /** Whether the JPEG's frame header is a progressive one (SOF2). */
     public static boolean isProgressive(byte[] jpeg) {
-        int i = 2;
-        while (i + 4 <= jpeg.length && (jpeg[i] & 0xFF) == 0xFF) {
-            int marker = jpeg[i + 1] & 0xFF;
-            if (marker == 0xC2) {
-                return true;
-            }
-            if (marker == 0xC0 || marker == 0xC1 || marker == 0xDA) {
-                return false;
-            }
-            i += 2 + ((jpeg[i + 2] & 0xFF) << 8 | (jpeg[i + 3] & 0xFF));
-        }
-        throw new IllegalArgumentException("no frame header found");
+        int at = JpegMarkers.find(jpeg, m -> m == 0xC0 || m == 0xC1 || m == 0xC2 || m == 0xDA);
+        return (jpeg[at + 1] & 0xFF) == 0xC2;
     }
 
     /** A 4:2:0 baseline JPEG of a textured image. */

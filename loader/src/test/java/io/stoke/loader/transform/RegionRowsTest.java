@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.ffm.StokeJpeg;
 import io.stoke.ffm.TurboJpeg;
+import io.stoke.loader.testing.JpegMarkers;
 import io.stoke.loader.testing.TestImages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -118,9 +119,8 @@ class RegionRowsTest {
         int seen = 0;
         for (int i = 2; i + 3 < jpeg.length; i++) {
             if ((jpeg[i] & 0xFF) == 0xFF && (jpeg[i + 1] & 0xFF) == 0xDA) {
-                int length = (jpeg[i + 2] & 0xFF) << 8 | (jpeg[i + 3] & 0xFF);
                 if (seen++ == n) {
-                    return i + 2 + length;
+                    return i + 2 + JpegMarkers.length(jpeg, i);
                 }
             }
         }
