@@ -57,10 +57,10 @@ static int fail(const char *msg) {
 
 /* NULL when the producer is fine, else why not. */
 static const char *producer_problem(uint8_t *base) {
-    if (STOKE_I32(base, STOKE_STATE_OFFSET) == STOKE_STATE_PRODUCER_FAILED) return "the producer reported a failure";
-    int64_t pid = STOKE_I64(base, STOKE_PRODUCER_PID_OFFSET);
+    if (stoke_ring_stream(base) == STOKE_STATE_PRODUCER_FAILED) return "the producer reported a failure";
+    int64_t pid = stoke_producer_pid(base);
     if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) return "the producer is gone";
-    if (now_ms() - STOKE_I64(base, STOKE_PRODUCER_HEARTBEAT_OFFSET) > STOKE_PRODUCER_TIMEOUT_MILLIS)
+    if (now_ms() - stoke_producer_heartbeat(base) > STOKE_PRODUCER_TIMEOUT_MILLIS)
         return "the producer's heartbeat stopped";
     return NULL;
 }
@@ -95,8 +95,7 @@ int main(int argc, char **argv) {
         int64_t expected = 0;
         struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
         if (fcntl(fd, F_SETLKW, &fl) != 0) return fail("cannot lock the ring file");
-        int won = __atomic_compare_exchange_n((int64_t *)(base + STOKE_CONSUMER_PID_OFFSET), &expected, self, 0,
-                                              __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        int won = stoke_consumer_seat_cas(base, &expected, self);
         fl.l_type = F_UNLCK;
         fcntl(fd, F_SETLK, &fl);
         if (won) break;
@@ -115,23 +114,25 @@ int main(int argc, char **argv) {
         int32_t slot = stoke_queue_poll(&ready);
         if (slot == -2) return fail("the ready queue holds an invalid slot number");
         if (slot < 0) {
-            if (STOKE_I32(base, STOKE_STATE_OFFSET) == STOKE_STATE_END_OF_STREAM) {
-                slot = stoke_queue_poll(&ready); /* the last publish happens before the state is written */
+            if (stoke_ring_stream(base) == STOKE_STATE_END_OF_STREAM) {
+                /* The acquire above pairs with the producer's release after its last publish: this
+                 * poll sees every batch published before the end. */
+                slot = stoke_queue_poll(&ready);
                 if (slot == -2) return fail("the ready queue holds an invalid slot number");
                 if (slot < 0) break;
             } else {
                 int64_t t = now_ms();
                 if (t - last_check >= 10) {
                     last_check = t;
-                    STOKE_I64(base, STOKE_CONSUMER_HEARTBEAT_OFFSET) = t;
+                    stoke_consumer_heartbeat(base, t);
                     if ((problem = producer_problem(base)) != NULL) return fail(problem);
                 }
                 continue; /* busy-spin: the lowest hand-off latency */
             }
         }
         uint8_t *s = base + g.slots_offset + g.slot_stride * slot;
-        STOKE_I32(s, STOKE_SLOT_STATE_OFFSET) = STOKE_SLOT_STATE_HELD;
-        __atomic_fetch_add((int64_t *)(base + STOKE_CONSUMED_OFFSET), 1, __ATOMIC_RELAXED);
+        stoke_slot_set_state(s, STOKE_SLOT_STATE_HELD);
+        stoke_consumed_add(base);
         int32_t n = STOKE_I32(s, STOKE_SLOT_SAMPLE_COUNT_OFFSET);
         if (n < 0 || n > g.samples_per_slot) return fail("slot claims more samples than it holds");
         int64_t seq = STOKE_I64(s, STOKE_SLOT_SEQUENCE_OFFSET);
@@ -150,12 +151,12 @@ int main(int argc, char **argv) {
         }
         fflush(stdout);
         taken++;
-        STOKE_I32(s, STOKE_SLOT_STATE_OFFSET) = STOKE_SLOT_STATE_FREE;
+        stoke_slot_set_state(s, STOKE_SLOT_STATE_FREE); /* before the offer: the producer may take it then */
         if (stoke_queue_offer(&free_q, slot) != 0) return fail("the free queue is full");
     }
     printf("END\n");
     fflush(stdout);
-    __atomic_store_n((int64_t *)(base + STOKE_CONSUMER_PID_OFFSET), -self, __ATOMIC_RELEASE);
+    stoke_consumer_leave(base, self);
     munmap(base, (size_t)st.st_size);
     return 0;
 }

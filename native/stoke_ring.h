@@ -31,9 +31,10 @@
  *      STOKE_CONSUMER_PID from 0 to your pid, then unlock. A negative value or
  *      the pid of a dead process means the producer is still reclaiming the previous consumer's
  *      slots: wait and retry. The pid of a live process: another consumer is attached, give up;
- *   4. loop: stoke_queue_poll(ready) -> slot; write STOKE_SLOT_STATE_HELD into the slot's state;
- *      read the slot; write STOKE_SLOT_STATE_FREE into its state, then stoke_queue_offer(free, slot).
- *      When nothing is ready: if STOKE_STATE is END_OF_STREAM, poll once more, then stop; if it is
+ *   4. loop: stoke_queue_poll(ready) -> slot; stoke_slot_set_state(slot, STOKE_SLOT_STATE_HELD);
+ *      read the slot; stoke_slot_set_state(slot, STOKE_SLOT_STATE_FREE), then stoke_queue_offer(free, slot).
+ *      When nothing is ready: if stoke_ring_stream() is END_OF_STREAM, poll once more (required:
+ *      see the memory-ordering note below), then stop; if it is
  *      PRODUCER_FAILED, or the producer's pid is gone, or its heartbeat is stale, report it and stop;
  *      otherwise write your heartbeat (STOKE_CONSUMER_HEARTBEAT, ms since the epoch) and wait;
  *   5. detach: write -pid into STOKE_CONSUMER_PID.
@@ -149,8 +150,67 @@
 
 #ifndef STOKE_RING_NO_FUNCTIONS
 
+#include <stdatomic.h>
+
+/* Plain reads of fields that do not change while they are read (the geometry, a slot's contents
+ * while the consumer holds it). volatile only so that a hostile file changed under the validator
+ * is read once per check, not re-read by the compiler after it. */
 #define STOKE_I32(base, off) (*(volatile int32_t *)((uint8_t *)(base) + (off)))
 #define STOKE_I64(base, off) (*(volatile int64_t *)((uint8_t *)(base) + (off)))
+
+/*
+ * The words through which the two processes hand things to each other, as C11 atomics. The Java
+ * side does the same with VarHandle release/acquire (io.stoke.ring.RingState, SlotHeader):
+ *   - a batch: the producer fills the slot, then commits its number on the ready queue with a
+ *     release store of the record's length; stoke_queue_poll reads that length with an acquire,
+ *     so everything the producer wrote into the slot is visible once the slot number is;
+ *   - a release: the consumer writes STOKE_SLOT_STATE_FREE, then commits the slot number on the
+ *     free queue (release); the producer's poll of it is an acquire;
+ *   - the end of the stream (or a failure): the producer publishes its last batch, then writes
+ *     STOKE_STATE with a release (stoke_ring_stream reads it with an acquire). A consumer that
+ *     finds the ready queue empty, reads END_OF_STREAM, and polls once more is therefore
+ *     guaranteed to get every batch published before the end: that second poll is required;
+ *   - liveness (pids, heartbeats): release on write, acquire on read;
+ *   - a slot's state word: sequentially consistent, as Java's volatile, since the producer reads
+ *     it to reclaim the slots of a consumer that died at any point.
+ * A shared mapping is ordinary memory to these atomics: int32_t and int64_t atomics are lock-free
+ * on every platform Stoke runs on, so the same bytes are atomic in both processes.
+ */
+#define STOKE__A32(base, off) ((_Atomic int32_t *)((uint8_t *)(base) + (off)))
+#define STOKE__A64(base, off) ((_Atomic int64_t *)((uint8_t *)(base) + (off)))
+
+/* STOKE_STATE_RUNNING, _END_OF_STREAM or _PRODUCER_FAILED (acquire). */
+static inline int32_t stoke_ring_stream(const void *base) {
+    return atomic_load_explicit(STOKE__A32(base, STOKE_STATE_OFFSET), memory_order_acquire);
+}
+static inline int64_t stoke_producer_pid(const void *base) {
+    return atomic_load_explicit(STOKE__A64(base, STOKE_PRODUCER_PID_OFFSET), memory_order_acquire);
+}
+static inline int64_t stoke_producer_heartbeat(const void *base) {
+    return atomic_load_explicit(STOKE__A64(base, STOKE_PRODUCER_HEARTBEAT_OFFSET), memory_order_acquire);
+}
+static inline void stoke_consumer_heartbeat(void *base, int64_t millis) {
+    atomic_store_explicit(STOKE__A64(base, STOKE_CONSUMER_HEARTBEAT_OFFSET), millis, memory_order_release);
+}
+/* Takes the seat: *expected (normally 0) -> pid. On failure *expected holds the seat's value. */
+static inline int stoke_consumer_seat_cas(void *base, int64_t *expected, int64_t pid) {
+    return atomic_compare_exchange_strong(STOKE__A64(base, STOKE_CONSUMER_PID_OFFSET), expected, pid);
+}
+/* Leaves the seat (pid -> -pid) after the last release: a release, ordered after it. */
+static inline void stoke_consumer_leave(void *base, int64_t pid) {
+    atomic_store_explicit(STOKE__A64(base, STOKE_CONSUMER_PID_OFFSET), -pid, memory_order_release);
+}
+/* One more batch taken: a statistic, so no ordering beyond atomicity. */
+static inline void stoke_consumed_add(void *base) {
+    atomic_fetch_add_explicit(STOKE__A64(base, STOKE_CONSUMED_OFFSET), 1, memory_order_relaxed);
+}
+/* A slot's owner, STOKE_SLOT_STATE_*; slot points at the slot's first byte. */
+static inline int32_t stoke_slot_state(const void *slot) {
+    return atomic_load(STOKE__A32(slot, STOKE_SLOT_STATE_OFFSET));
+}
+static inline void stoke_slot_set_state(void *slot, int32_t state) {
+    atomic_store(STOKE__A32(slot, STOKE_SLOT_STATE_OFFSET), state);
+}
 
 static inline int64_t stoke_align(int64_t v, int64_t a) { return (v + a - 1) & -a; }
 
@@ -264,17 +324,20 @@ typedef struct {
  * when no message is ready, -2 when the queue holds a slot number out of range.
  */
 static inline int32_t stoke_queue_poll(stoke_queue *q) {
-    volatile int64_t *head_pos = (volatile int64_t *)(q->buf + q->capacity + STOKE_QUEUE_HEAD_POSITION_OFFSET);
+    _Atomic int64_t *head_pos = STOKE__A64(q->buf, q->capacity + STOKE_QUEUE_HEAD_POSITION_OFFSET);
     for (int attempt = 0; attempt < 2; attempt++) { /* a padding record may precede the message */
-        int64_t head = *head_pos;
+        int64_t head = atomic_load_explicit(head_pos, memory_order_relaxed); /* ours: only the reader writes it */
         int32_t index = (int32_t)(head & (q->capacity - 1));
-        int32_t length = __atomic_load_n((int32_t *)(q->buf + index), __ATOMIC_ACQUIRE);
+        /* acquire: pairs with the writer's release of the length; the record and, for the ready
+         * queue, the slot's contents are visible after it */
+        int32_t length = atomic_load_explicit(STOKE__A32(q->buf, index), memory_order_acquire);
         if (length <= 0) return -1;
         if (length > q->capacity - index) return -2; /* a record may not cross the end */
         int32_t type = *(int32_t *)(q->buf + index + 4);
         int32_t slot = -1;
         if (type != STOKE_QUEUE_PADDING_MSG_TYPE) slot = *(int32_t *)(q->buf + index + STOKE_QUEUE_RECORD_HEADER_LENGTH);
-        __atomic_store_n(head_pos, head + stoke_align(length, STOKE_QUEUE_RECORD_ALIGNMENT), __ATOMIC_RELEASE);
+        /* release: the writer may reuse the record's bytes only after we have read them */
+        atomic_store_explicit(head_pos, head + stoke_align(length, STOKE_QUEUE_RECORD_ALIGNMENT), memory_order_release);
         if (type == STOKE_QUEUE_PADDING_MSG_TYPE) continue;
         if (slot < 0 || slot >= q->slot_count) return -2;
         return slot;
@@ -289,51 +352,56 @@ static inline int32_t stoke_queue_poll(stoke_queue *q) {
 static inline int stoke_queue_offer(stoke_queue *q, int32_t slot) {
     uint8_t *b = q->buf;
     int32_t cap = q->capacity, mask = cap - 1;
-    volatile int64_t *tail_pos = (volatile int64_t *)(b + cap + STOKE_QUEUE_TAIL_POSITION_OFFSET);
-    volatile int64_t *head_cache = (volatile int64_t *)(b + cap + STOKE_QUEUE_HEAD_CACHE_POSITION_OFFSET);
-    volatile int64_t *head_pos = (volatile int64_t *)(b + cap + STOKE_QUEUE_HEAD_POSITION_OFFSET);
+    _Atomic int64_t *tail_pos = STOKE__A64(b, cap + STOKE_QUEUE_TAIL_POSITION_OFFSET);
+    _Atomic int64_t *head_cache = STOKE__A64(b, cap + STOKE_QUEUE_HEAD_CACHE_POSITION_OFFSET);
+    _Atomic int64_t *head_pos = STOKE__A64(b, cap + STOKE_QUEUE_HEAD_POSITION_OFFSET);
+    const memory_order relaxed = memory_order_relaxed, acquire = memory_order_acquire, release = memory_order_release;
     const int32_t record_length = STOKE_QUEUE_RECORD_HEADER_LENGTH + 4;
     const int32_t aligned = (int32_t)stoke_align(record_length, STOKE_QUEUE_RECORD_ALIGNMENT);
     const int32_t required = aligned + STOKE_QUEUE_RECORD_HEADER_LENGTH;
-    int64_t head = *head_cache, tail = *tail_pos;
+    /* tail and the head cache are the writer's own; the head is the reader's (acquire: the
+     * reader is done with the bytes it released) */
+    int64_t head = atomic_load_explicit(head_cache, relaxed), tail = atomic_load_explicit(tail_pos, relaxed);
     if (required > cap - (int32_t)(tail - head)) {
-        head = __atomic_load_n(head_pos, __ATOMIC_ACQUIRE);
+        head = atomic_load_explicit(head_pos, acquire);
         if (required > cap - (int32_t)(tail - head)) return -1;
-        *head_cache = head;
+        atomic_store_explicit(head_cache, head, relaxed);
     }
     int32_t padding = 0, record_index = (int32_t)(tail & mask), to_end = cap - record_index;
     int32_t write_index = record_index;
     int64_t next_tail = tail + aligned;
     if (aligned == to_end) {
-        __atomic_store_n(tail_pos, next_tail, __ATOMIC_RELEASE);
-        *(volatile int64_t *)b = 0; /* pre-zero the next record's header */
+        atomic_store_explicit(tail_pos, next_tail, release);
+        atomic_store_explicit(STOKE__A64(b, 0), 0, relaxed); /* pre-zero the next record's header */
     } else {
         if (required > to_end) {
             write_index = 0;
             int32_t head_index = (int32_t)(head & mask);
             if (required > head_index) {
-                head = __atomic_load_n(head_pos, __ATOMIC_ACQUIRE);
+                head = atomic_load_explicit(head_pos, acquire);
                 head_index = (int32_t)(head & mask);
                 if (required > head_index) { write_index = -1; next_tail = tail; }
-                *head_cache = head;
+                atomic_store_explicit(head_cache, head, relaxed);
             }
             padding = to_end;
             next_tail += padding;
         }
-        __atomic_store_n(tail_pos, next_tail, __ATOMIC_RELEASE);
+        atomic_store_explicit(tail_pos, next_tail, release);
         if (padding != 0) {
-            *(volatile int64_t *)b = 0;
-            __atomic_store_n((int32_t *)(b + record_index), -padding, __ATOMIC_RELEASE);
-            *(volatile int32_t *)(b + record_index + 4) = STOKE_QUEUE_PADDING_MSG_TYPE;
-            __atomic_store_n((int32_t *)(b + record_index), padding, __ATOMIC_RELEASE);
+            atomic_store_explicit(STOKE__A64(b, 0), 0, relaxed);
+            atomic_store_explicit(STOKE__A32(b, record_index), -padding, release);
+            atomic_store_explicit(STOKE__A32(b, record_index + 4), STOKE_QUEUE_PADDING_MSG_TYPE, relaxed);
+            atomic_store_explicit(STOKE__A32(b, record_index), padding, release);
         }
         if (write_index < 0) return -1;
-        *(volatile int64_t *)(b + write_index + aligned) = 0; /* pre-zero the next record's header */
+        atomic_store_explicit(STOKE__A64(b, write_index + aligned), 0, relaxed); /* pre-zero the next record's header */
     }
-    __atomic_store_n((int32_t *)(b + write_index), -record_length, __ATOMIC_RELEASE);
-    *(volatile int32_t *)(b + write_index + 4) = STOKE_MSG_SLOT;
-    *(volatile int32_t *)(b + write_index + STOKE_QUEUE_RECORD_HEADER_LENGTH) = slot;
-    __atomic_store_n((int32_t *)(b + write_index), record_length, __ATOMIC_RELEASE);
+    /* Agrona's claim (negative length), the message, then the commit: a release of the length,
+     * which the reader's acquire pairs with */
+    atomic_store_explicit(STOKE__A32(b, write_index), -record_length, release);
+    atomic_store_explicit(STOKE__A32(b, write_index + 4), STOKE_MSG_SLOT, relaxed);
+    atomic_store_explicit(STOKE__A32(b, write_index + STOKE_QUEUE_RECORD_HEADER_LENGTH), slot, relaxed);
+    atomic_store_explicit(STOKE__A32(b, write_index), record_length, release);
     return 0;
 }
 

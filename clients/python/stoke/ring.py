@@ -14,14 +14,24 @@ out-of-bounds read.
 
 A batch's arrays view the ring's memory. After the batch is released the producer refills that
 memory: copy what you keep (``batch.pixels.copy()``, or move it to the GPU) before releasing.
-Memory ordering: the queues are lock-free single-writer/single-reader; plain stores from Python
-are ordered only on total-store-order machines (x86-64), which is what this client supports.
+Memory ordering. The hand-offs (a batch published, a slot released, the end of the stream, a
+failure, heartbeats) are releases on the writer's side and acquires on the reader's in Java
+(io.stoke.ring.RingState, SlotHeader) and C (stoke_ring.h's C11 atomics). Python has no atomics
+and no fence, so this client gets the same guarantees from two facts, and refuses to attach where
+the first does not hold:
+  - x86-64 is total-store-order: the processor never reorders a load with an earlier load, nor a
+    store with an earlier store, so on x86-64 every aligned load is an acquire and every aligned
+    store a release;
+  - each access below is one aligned 4- or 8-byte numpy element load or store, made by a separate
+    call from the interpreter, which the C compiler cannot move across another.
+The comments at each hand-off below say which ordering they rely on.
 """
 
 import errno
 import fcntl
 import mmap
 import os
+import platform
 import threading
 import time
 
@@ -108,6 +118,10 @@ PRODUCER_TIMEOUT_MILLIS = 5000
 SAMPLE_STATUS = {0: "ok", 1: "read error", 2: "empty file", 3: "not jpeg", 4: "corrupt",
                  5: "truncated", 6: "too large", 7: "unsupported", 8: "no image member", 9: "no .cls label",
                  10: "bad label", 11: "member truncated", 12: "bad raw sample"}
+
+
+# Machines whose processors keep loads and stores in program order (see the module's docstring).
+_TSO_MACHINES = ("x86_64", "AMD64")
 
 
 class RingFormatError(ValueError):
@@ -244,6 +258,8 @@ class _Queue:
         for _ in range(2):  # a padding record may precede the message
             head = int(tr[head_i])
             index = head & self.mask
+            # Acquire (TSO, see the module's docstring): the writer commits the length last, so the
+            # record, and for the ready queue the slot's contents, are visible once it is.
             length = int(rec[index >> 2])
             if length <= 0:
                 return -1
@@ -251,6 +267,8 @@ class _Queue:
                 raise RingFormatError("ready queue record crosses the end of the queue")
             mtype = int(rec[(index >> 2) + 1])
             slot = int(rec[(index >> 2) + 2])
+            # Release: the writer may reuse the record's bytes once the head passes them, and the
+            # reads above come first in program order (stores are not reordered with earlier loads).
             tr[head_i] = head + _align(length, QUEUE_RECORD_ALIGNMENT)
             if mtype == QUEUE_PADDING_MSG_TYPE:
                 continue
@@ -307,7 +325,7 @@ class _Queue:
         rec[w] = -record_length
         rec[w + 1] = MSG_SLOT
         rec[w + 2] = slot
-        rec[w] = record_length  # commit: the reader sees the record from here on
+        rec[w] = record_length  # commit, a release (TSO): the reader sees the record from here on
         return True
 
 
@@ -390,6 +408,10 @@ class Ring:
         # Releases may come from any thread (stoke.DataLoader releases a slot when the last tensor
         # viewing it is freed); the free queue has one writer at a time.
         self._release_lock = threading.Lock()
+        if platform.machine() not in _TSO_MACHINES:
+            raise RuntimeError(f"the Python ring client relies on x86-64's total store order for its memory ordering "
+                               f"and this machine is {platform.machine()}; read the ring with the C consumer "
+                               f"(native/stoke_ring.h), whose C11 atomics order every hand-off")
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -498,8 +520,10 @@ class Ring:
         h32, h64, ready = self._h32, self._h64, self._ready
         while True:
             slot = ready.poll()
+            # An acquire (TSO): the producer writes END_OF_STREAM with a release after its last
+            # publish, so the poll after reading it sees every batch; that second poll is required.
             if slot < 0 and int(h32[STATE_OFFSET // 4]) == STATE_END_OF_STREAM:
-                slot = ready.poll()  # the last batch is published before the state says so
+                slot = ready.poll()
                 if slot < 0:
                     return None
             if slot >= 0:
@@ -525,7 +549,9 @@ class Ring:
         with self._release_lock:
             if self._mm is None or self._open.pop(slot, None) is None:
                 return
-            self._slot_headers[slot][SLOT_STATE_OFFSET // 4] = SLOT_STATE_FREE  # before the offer: see the protocol
+            # FREE, then the offer's commit: both releases (TSO), in this order, so a producer that
+            # takes the slot from the free queue never sees it HELD (it would reclaim it twice).
+            self._slot_headers[slot][SLOT_STATE_OFFSET // 4] = SLOT_STATE_FREE
             if not self._free.offer(slot):
                 raise RuntimeError("free queue full: a slot was released twice")
 

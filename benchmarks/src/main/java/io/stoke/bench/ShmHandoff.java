@@ -1,6 +1,9 @@
 package io.stoke.bench;
 
-import static io.stoke.ring.RingLayout.*;
+import static io.stoke.ring.RingLayout.DTYPE_UINT8;
+import static io.stoke.ring.RingLayout.LAYOUT_HWC;
+import static io.stoke.ring.RingLayout.PAGE;
+import static io.stoke.ring.RingLayout.SLOT_STATE_FREE;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -9,6 +12,7 @@ import io.stoke.loader.Batch;
 import io.stoke.loader.RingConsumer;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.ShmRing;
+import io.stoke.ring.SlotHeader;
 import io.stoke.ring.SlotRing;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -75,11 +79,10 @@ public final class ShmHandoff {
         Path path = Path.of("/dev/shm", "stoke-handoff-" + ProcessHandle.current().pid());
         try (ShmRing shm = ShmRing.create(path, g, null)) {
             SlotRing ring = shm.slots();
+            SlotHeader header = new SlotHeader();
             for (int s = 0; s < g.slotCount(); s++) {
                 ring.pixels(s).fill((byte) 0); // fault every page in once
-                MemorySegment slot = ring.slot(s);
-                slot.set(JAVA_INT, SLOT_SAMPLE_COUNT_OFFSET, 1);
-                slot.set(JAVA_LONG, SLOT_PIXEL_BYTES_OFFSET, g.sampleBytes());
+                header.wrap(ring.slot(s)).sampleCount(1).pixelBytes(g.sampleBytes());
             }
             List<String> cmd = switch (consumer) {
                 case "java" -> new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
@@ -103,7 +106,7 @@ public final class ShmHandoff {
                 }
                 for (long seq = 0; seq < warmup + iterations; seq++) {
                     int slot = ring.acquire(spin, () -> true);
-                    ring.slot(slot).set(JAVA_LONG, SLOT_SEQUENCE_OFFSET, seq);
+                    header.wrap(ring.slot(slot)).sequence(seq);
                     MemorySegment px = ring.pixels(slot);
                     px.set(JAVA_LONG, 0, System.nanoTime());
                     ring.publish(slot);
@@ -111,7 +114,7 @@ public final class ShmHandoff {
                         Thread.onSpinWait();
                     }
                 }
-                ring.memory().set(JAVA_INT, STATE_OFFSET, STATE_END_OF_STREAM);
+                ring.ringState().endStream();
                 String line = out.readLine();
                 if (child.waitFor() != 0 || line == null) {
                     throw new IllegalStateException("consumer failed");

@@ -1,6 +1,7 @@
 package io.stoke.cli;
 
-import static io.stoke.ring.RingLayout.*;
+import static io.stoke.ring.RingLayout.DTYPE_UINT8;
+import static io.stoke.ring.RingLayout.LAYOUT_HWC;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -21,6 +22,7 @@ import io.stoke.loader.gpu.DeviceStage;
 import io.stoke.loader.gpu.NormalizeReference;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.ring.RingGeometry;
+import io.stoke.ring.SlotHeader;
 import io.stoke.ring.SlotRing;
 import java.io.PrintWriter;
 import java.lang.foreign.Arena;
@@ -113,6 +115,7 @@ public final class GpuCheckCommand implements Callable<Integer> {
     private static final class PatternRing implements Supplier<Batch>, AutoCloseable {
         final RingGeometry g = new RingGeometry(3, 8, DTYPE_UINT8, LAYOUT_HWC, 64, 48, 3);
         final SlotRing ring = SlotRing.allocate(g);
+        final SlotHeader header = new SlotHeader();
         final int total;
         int produced;
         int taken;
@@ -135,9 +138,7 @@ public final class GpuCheckCommand implements Callable<Integer> {
             while ((slot = ring.acquire(new org.agrona.concurrent.SleepingIdleStrategy(100_000), () -> true)) < 0) {
                 Thread.onSpinWait();
             }
-            MemorySegment mem = ring.slot(slot);
-            mem.set(JAVA_LONG, SLOT_SEQUENCE_OFFSET, produced);
-            mem.set(JAVA_INT, SLOT_SAMPLE_COUNT_OFFSET, g.samplesPerSlot());
+            header.wrap(ring.slot(slot)).sequence(produced).sampleCount(g.samplesPerSlot());
             MemorySegment px = ring.pixels(slot);
             for (long o = 0; o < px.byteSize(); o++) {
                 px.set(JAVA_BYTE, o, value(produced, o));

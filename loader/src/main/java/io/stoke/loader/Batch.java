@@ -1,11 +1,13 @@
 package io.stoke.loader;
 
-import static io.stoke.ring.RingLayout.*;
+import static io.stoke.ring.RingLayout.SLOT_FLAG_FAILED;
+import static io.stoke.ring.RingLayout.SLOT_FLAG_LAST_IN_EPOCH;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.loader.transform.SampleStatus;
 import io.stoke.ring.RingGeometry;
+import io.stoke.ring.SlotHeader;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -31,7 +33,6 @@ public final class Batch implements AutoCloseable {
     private final RingGeometry geometry;
     private final int slot;
     private final Arena arena;
-    private final MemorySegment header;
     private final MemorySegment pixels;
     private final MemorySegment labels;
     private final MemorySegment indices;
@@ -59,25 +60,25 @@ public final class Batch implements AutoCloseable {
         this.releaser = releaser;
         this.arena = Arena.ofShared();
         MemorySegment view = slotMemory.reinterpret(arena, null);
-        this.header = view.asSlice(0, SLOT_HEADER_LENGTH);
-        int count = header.get(JAVA_INT, SLOT_SAMPLE_COUNT_OFFSET);
+        // Read once: the header was handed over with the slot (the ready queue's acquire).
+        SlotHeader header = new SlotHeader().wrap(view);
+        int count = header.sampleCount();
         if (count < 0 || count > geometry.samplesPerSlot()) {
             arena.close();
             throw new IllegalStateException("slot " + slot + " claims " + count + " samples, capacity "
                     + geometry.samplesPerSlot());
         }
         this.size = count;
-        this.sequence = header.get(JAVA_LONG, SLOT_SEQUENCE_OFFSET);
-        this.epoch = header.get(JAVA_LONG, SLOT_EPOCH_OFFSET);
-        this.batchIndex = header.get(JAVA_LONG, SLOT_BATCH_INDEX_OFFSET);
-        this.flags = header.get(JAVA_INT, SLOT_FLAGS_OFFSET);
+        this.sequence = header.sequence();
+        this.epoch = header.epoch();
+        this.batchIndex = header.batchIndex();
+        this.flags = header.flags();
         this.pixels = view.asSlice(geometry.slotPixelsOffset(), count * geometry.sampleBytes());
         this.labels = view.asSlice(geometry.slotLabelsOffset(), 4L * count);
         this.indices = view.asSlice(geometry.slotIndicesOffset(), 8L * count);
         this.status = view.asSlice(geometry.slotStatusOffset(), 4L * count);
         this.errors = errors != null ? errors : errorsFromStatus();
-        this.stats = new BatchStats(waitNanos, header.get(JAVA_LONG, SLOT_DECODE_NANOS_OFFSET),
-                header.get(JAVA_LONG, SLOT_SOURCE_BYTES_OFFSET), pixels.byteSize());
+        this.stats = new BatchStats(waitNanos, header.decodeNanos(), header.sourceBytes(), pixels.byteSize());
     }
 
     private List<SampleError> errorsFromStatus() {

@@ -1,14 +1,11 @@
 package io.stoke.ring;
 
 import static io.stoke.ring.RingLayout.*;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
@@ -38,12 +35,9 @@ import java.util.function.Consumer;
  * through the ring's arena, so later accesses through its segments throw instead of crashing.
  */
 public final class ShmRing implements AutoCloseable {
-    private static final VarHandle LONG = JAVA_LONG.varHandle();
-    private static final VarHandle INT = JAVA_INT.varHandle();
-
     private final Path path;
     private final SlotRing ring;
-    private final MemorySegment memory;
+    private final RingState state;
     private final boolean producer;
     private final long pid = ProcessHandle.current().pid();
     private final Thread monitor;
@@ -54,7 +48,7 @@ public final class ShmRing implements AutoCloseable {
     private ShmRing(Path path, SlotRing ring, boolean producer, Consumer<String> log) {
         this.path = path;
         this.ring = ring;
-        this.memory = ring.memory();
+        this.state = ring.ringState();
         this.producer = producer;
         this.log = log;
         if (producer) {
@@ -87,8 +81,8 @@ public final class ShmRing implements AutoCloseable {
                 memory = ch.map(FileChannel.MapMode.READ_WRITE, 0, geometry.totalLength(), arena);
             }
             SlotRing ring = SlotRing.over(geometry, arena, memory, true);
-            memory.set(JAVA_LONG, PRODUCER_PID_OFFSET, self);
-            memory.set(JAVA_LONG, PRODUCER_HEARTBEAT_OFFSET, System.currentTimeMillis());
+            ring.ringState().producerPid(self);
+            ring.ringState().producerHeartbeat(System.currentTimeMillis());
             try {
                 Files.move(tmp, path, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {
@@ -155,12 +149,13 @@ public final class ShmRing implements AutoCloseable {
                 }
                 memory = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
                 geometry = RingHeader.validate(memory, size, path.toString());
-                checkProducer(memory, path);
-                takeSeat(ch, memory, path, timeout);
+                RingState state = new RingState(memory);
+                checkProducer(state, path);
+                takeSeat(ch, state, path, timeout);
+                state.consumerHeartbeat(System.currentTimeMillis());
             } catch (NoSuchFileException e) {
                 throw new IllegalArgumentException("no ring at " + path + " (is `stoke serve` running?)", e);
             }
-            memory.set(JAVA_LONG, CONSUMER_HEARTBEAT_OFFSET, System.currentTimeMillis());
             return new ShmRing(path, SlotRing.over(geometry, arena, memory, false), false, null);
         } catch (IOException e) {
             arena.close();
@@ -181,15 +176,15 @@ public final class ShmRing implements AutoCloseable {
      * one attaching at the same moment; the producer only ever moves the seat from a dead or
      * detached value to 0.
      */
-    private static void takeSeat(FileChannel ch, MemorySegment memory, Path path, Duration timeout)
+    private static void takeSeat(FileChannel ch, RingState state, Path path, Duration timeout)
             throws IOException, InterruptedException {
         long self = ProcessHandle.current().pid();
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             long seat;
             try (var lock = ch.lock(0, 1, false)) {
-                seat = (long) LONG.getVolatile(memory, (long) CONSUMER_PID_OFFSET);
-                if (seat == 0 && LONG.compareAndSet(memory, (long) CONSUMER_PID_OFFSET, 0L, self)) {
+                seat = state.consumerPid();
+                if (seat == 0 && state.compareAndSetConsumerPid(0L, self)) {
                     return;
                 }
             }
@@ -200,7 +195,7 @@ public final class ShmRing implements AutoCloseable {
                 throw new IllegalStateException(path + ": the producer has not reclaimed the seat of consumer "
                         + Math.abs(seat) + " within " + timeout.toMillis() + " ms");
             }
-            checkProducer(memory, path);
+            checkProducer(state, path);
             Thread.sleep(5);
         }
     }
@@ -209,16 +204,15 @@ public final class ShmRing implements AutoCloseable {
      * Throws when the producer failed or is gone: its state says failed, its process is not alive,
      * or its heartbeat is older than {@link RingLayout#PRODUCER_TIMEOUT_MILLIS}.
      */
-    private static void checkProducer(MemorySegment memory, Path path) {
-        int state = (int) INT.getVolatile(memory, (long) STATE_OFFSET);
-        if (state == STATE_PRODUCER_FAILED) {
+    private static void checkProducer(RingState state, Path path) {
+        if (state.producerFailed()) {
             throw new ProducerGoneException(path + ": the producer reported a failure (see its log)");
         }
-        long producerPid = (long) LONG.getVolatile(memory, (long) PRODUCER_PID_OFFSET);
+        long producerPid = state.producerPid();
         if (!isAlive(producerPid)) {
             throw new ProducerGoneException(path + ": the producer (pid " + producerPid + ") is gone");
         }
-        long age = System.currentTimeMillis() - (long) LONG.getVolatile(memory, (long) PRODUCER_HEARTBEAT_OFFSET);
+        long age = System.currentTimeMillis() - state.producerHeartbeat();
         if (age > PRODUCER_TIMEOUT_MILLIS) {
             throw new ProducerGoneException(path + ": the producer (pid " + producerPid + ") has not written its heartbeat for "
                     + age + " ms");
@@ -227,20 +221,20 @@ public final class ShmRing implements AutoCloseable {
 
     /** Consumer side: throws {@link ProducerGoneException} when the producer failed or is gone. */
     public void checkProducer() {
-        checkProducer(memory, path);
+        checkProducer(state, path);
     }
 
     /** Consumer side: records that the consumer is alive and has taken one more batch when {@code took}. */
     public void consumerHeartbeat(boolean took) {
-        memory.set(JAVA_LONG, CONSUMER_HEARTBEAT_OFFSET, System.currentTimeMillis());
+        state.consumerHeartbeat(System.currentTimeMillis());
         if (took) {
-            LONG.getAndAdd(memory, (long) CONSUMED_OFFSET, 1L);
+            state.addConsumed();
         }
     }
 
     /** Whether the producer has published its last batch ({@link RingLayout#STATE_END_OF_STREAM}). */
     public boolean endOfStream() {
-        return (int) INT.getVolatile(memory, (long) STATE_OFFSET) == STATE_END_OF_STREAM;
+        return state.endOfStream();
     }
 
     static boolean isAlive(long pid) {
@@ -251,12 +245,12 @@ public final class ShmRing implements AutoCloseable {
     private void monitor() {
         try {
             while (!closed) {
-                memory.set(JAVA_LONG, PRODUCER_HEARTBEAT_OFFSET, System.currentTimeMillis());
-                long seat = (long) LONG.getVolatile(memory, (long) CONSUMER_PID_OFFSET);
+                state.producerHeartbeat(System.currentTimeMillis());
+                long seat = state.consumerPid();
                 if (seat < 0 || (seat > 0 && !isAlive(seat))) {
                     int again = ring.reclaimFromConsumer();
                     reclaims++;
-                    LONG.compareAndSet(memory, (long) CONSUMER_PID_OFFSET, seat, 0L);
+                    state.compareAndSetConsumerPid(seat, 0L);
                     log.accept("consumer pid " + Math.abs(seat) + (seat < 0 ? " detached" : " is gone") + "; "
                             + again + " batch(es) it held will be delivered again to the next consumer");
                 }
@@ -281,22 +275,22 @@ public final class ShmRing implements AutoCloseable {
 
     /** The consumer's pid, 0 when none is attached (negative while a detach is being reclaimed). */
     public long consumerPid() {
-        return (long) LONG.getVolatile(memory, (long) CONSUMER_PID_OFFSET);
+        return state.consumerPid();
     }
 
     /** Batches taken by consumers so far (re-deliveries count again). */
     public long consumed() {
-        return (long) LONG.getVolatile(memory, (long) CONSUMED_OFFSET);
+        return state.consumed();
     }
 
     /** Batches re-delivered because a consumer left without releasing them. */
     public long redelivered() {
-        return (long) LONG.getVolatile(memory, (long) REDELIVERED_OFFSET);
+        return state.redelivered();
     }
 
     /** Batches published (written by the producer's pipeline). */
     public long published() {
-        return (long) LONG.getVolatile(memory, (long) PUBLISHED_OFFSET);
+        return state.published();
     }
 
     /**
@@ -319,7 +313,7 @@ public final class ShmRing implements AutoCloseable {
             deleteQuietly(path);
         } else if (!ring.isClosed()) {
             long self = pid;
-            LONG.compareAndSet(memory, (long) CONSUMER_PID_OFFSET, self, -self);
+            state.compareAndSetConsumerPid(self, -self);
         }
         ring.close();
     }

@@ -6,6 +6,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.agrona.concurrent.IdleStrategy;
@@ -36,6 +38,8 @@ public final class SlotRing implements AutoCloseable {
     private final MemorySegment memory;
     private final SlotQueue readyQueue;
     private final SlotQueue freeQueue;
+    private final RingState ringState;
+    private final SlotHeader[] headers;
     private final AtomicInteger callsInProgress = new AtomicInteger();
     private volatile boolean closed;
 
@@ -52,6 +56,11 @@ public final class SlotRing implements AutoCloseable {
         }
         if (initialise) {
             writeHeader();
+        }
+        ringState = new RingState(memory);
+        headers = new SlotHeader[geometry.slotCount()];
+        for (int s = 0; s < headers.length; s++) {
+            headers[s] = new SlotHeader().wrap(slot(s));
         }
         readyQueue = new SlotQueue(new OneToOneRingBuffer(new UnsafeBuffer(
                 memory.address() + geometry.readyQueueOffset(), geometry.queueLength())), geometry.slotCount());
@@ -111,8 +120,13 @@ public final class SlotRing implements AutoCloseable {
         memory.set(JAVA_INT, SLOT_PIXELS_OFFSET_OFFSET, g.slotPixelsOffset());
         memory.set(JAVA_INT, STATE_OFFSET, STATE_RUNNING);
         // Magic last: a reader that sees it sees a complete header.
-        java.lang.invoke.VarHandle.releaseFence();
+        VarHandle.releaseFence();
         memory.set(JAVA_LONG, MAGIC_OFFSET, MAGIC);
+    }
+
+    /** The ring header's live words: stream state, liveness, counters. */
+    public RingState ringState() {
+        return ringState;
     }
 
     public RingGeometry geometry() {
@@ -236,7 +250,7 @@ public final class SlotRing implements AutoCloseable {
     /** Slot {@code slot}'s state, one of {@link RingLayout}'s {@code SLOT_STATE_*}. */
     public int state(int slot) {
         checkSlot(slot);
-        return (int) STATE.getVolatile(memory, geometry.slotsOffset() + geometry.slotStride() * slot + SLOT_STATE_OFFSET);
+        return headers[slot].state();
     }
 
     /** How many slots are in each state now (for status lines); each slot's state is read once. */
@@ -259,10 +273,8 @@ public final class SlotRing implements AutoCloseable {
     }
 
     private void setState(int slot, int state) {
-        STATE.setVolatile(memory, geometry.slotsOffset() + geometry.slotStride() * slot + SLOT_STATE_OFFSET, state);
+        headers[slot].state(state);
     }
-
-    private static final java.lang.invoke.VarHandle STATE = JAVA_INT.varHandle();
 
     /**
      * Takes back every slot from a consumer that is gone: slots it held and slots still waiting on
@@ -307,18 +319,17 @@ public final class SlotRing implements AutoCloseable {
                 if (st == SLOT_STATE_HELD) {
                     held++;
                 }
-                long sequence = slot(s).get(JAVA_LONG, SLOT_SEQUENCE_OFFSET);
+                long sequence = headers[s].sequence();
                 ready[readyCount++] = sequence * (1L << 17) + s; // sort key: sequence, then slot
             }
         }
-        java.util.Arrays.sort(ready, 0, readyCount);
+        Arrays.sort(ready, 0, readyCount);
         for (int i = 0; i < readyCount; i++) {
             int s = (int) (ready[i] & ((1L << 17) - 1));
             setState(s, SLOT_STATE_READY);
             readyQueue.offer(s);
         }
-        long before = memory.get(JAVA_LONG, REDELIVERED_OFFSET);
-        memory.set(JAVA_LONG, REDELIVERED_OFFSET, before + held);
+        ringState.addRedelivered(held);
         return held;
     }
 

@@ -1,6 +1,7 @@
 package io.stoke.loader.work;
 
-import static io.stoke.ring.RingLayout.*;
+import static io.stoke.ring.RingLayout.SLOT_FLAG_FAILED;
+import static io.stoke.ring.RingLayout.SLOT_FLAG_LAST_IN_EPOCH;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -11,6 +12,7 @@ import io.stoke.loader.source.SampleIndex;
 import io.stoke.loader.transform.SampleStatus;
 import io.stoke.loader.transform.SampleTransform;
 import io.stoke.loader.transform.TransformSpec;
+import io.stoke.ring.SlotHeader;
 import io.stoke.ring.SlotRing;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -66,6 +68,8 @@ public final class Pipeline implements AutoCloseable {
     private final Thread[] threads;
     private final AtomicLong nextTicket = new AtomicLong();
     private final ReentrantLock publishLock = new ReentrantLock();
+    /** Written under publishLock only. */
+    private final SlotHeader slotHeader = new SlotHeader();
     private volatile long nextToAcquire;
     private long nextToPublish;
     // Publish-side (under publishLock), for the epoch being published: did anything decode? An
@@ -258,30 +262,33 @@ public final class Pipeline implements AutoCloseable {
                 }
                 List<SampleError> errors = batch.errors();
                 boolean nothingDecoded = countDecoded(batch, errors);
-                MemorySegment header = slotMemory[batch.slot];
-                header.set(JAVA_LONG, SLOT_SEQUENCE_OFFSET, sequence);
-                header.set(JAVA_LONG, SLOT_EPOCH_OFFSET, batch.epoch);
-                header.set(JAVA_LONG, SLOT_BATCH_INDEX_OFFSET, batch.batchIndex);
-                header.set(JAVA_INT, SLOT_SAMPLE_COUNT_OFFSET, batch.size);
-                header.set(JAVA_INT, SLOT_SKIPPED_COUNT_OFFSET, errors.size());
-                header.set(JAVA_LONG, SLOT_PIXEL_BYTES_OFFSET, batch.size * sampleBytes);
-                header.set(JAVA_LONG, SLOT_DECODE_NANOS_OFFSET, batch.decodeNanos.get());
-                header.set(JAVA_LONG, SLOT_SOURCE_BYTES_OFFSET, batch.sourceBytes.get());
-                header.set(JAVA_INT, SLOT_FLAGS_OFFSET, (errors.isEmpty() || skipErrors ? 0 : SLOT_FLAG_FAILED)
-                        | (batch.lastInEpoch ? SLOT_FLAG_LAST_IN_EPOCH : 0));
+                // Plain writes: the publish below is the release that hands them to the consumer.
+                slotHeader.wrap(slotMemory[batch.slot])
+                        .sequence(sequence)
+                        .epoch(batch.epoch)
+                        .batchIndex(batch.batchIndex)
+                        .sampleCount(batch.size)
+                        .skippedCount(errors.size())
+                        .pixelBytes(batch.size * sampleBytes)
+                        .decodeNanos(batch.decodeNanos.get())
+                        .sourceBytes(batch.sourceBytes.get())
+                        .flags((errors.isEmpty() || skipErrors ? 0 : SLOT_FLAG_FAILED)
+                                | (batch.lastInEpoch ? SLOT_FLAG_LAST_IN_EPOCH : 0));
                 slotErrors.set(batch.slot, errors);
                 ring.publish(batch.slot);
                 nextToPublish = sequence + 1;
                 published = sequence + 1 - firstSequence;
                 // For consumers in other processes and status lines (consumer lag).
-                ring.memory().set(JAVA_LONG, PUBLISHED_OFFSET, published);
+                ring.ringState().published(published);
                 if (nothingDecoded) {
-                    // After the publish: a consumer in another process reads what is ready first.
-                    ring.memory().set(JAVA_INT, STATE_OFFSET, STATE_PRODUCER_FAILED);
+                    // A release after the publish: a consumer that sees the failure finds this batch.
+                    ring.ringState().failProducer();
                 }
             }
             if (nextToPublish == totalBatches && failure == null) {
-                ring.memory().set(JAVA_INT, STATE_OFFSET, STATE_END_OF_STREAM);
+                // A release after the last publish: a consumer that sees it and polls once more
+                // finds every batch (RingState's class comment).
+                ring.ringState().endStream();
             }
         } finally {
             publishLock.unlock();
@@ -321,7 +328,7 @@ public final class Pipeline implements AutoCloseable {
         if (failure == null) {
             failure = t;
         }
-        ring.memory().set(JAVA_INT, STATE_OFFSET, STATE_PRODUCER_FAILED);
+        ring.ringState().failProducer();
     }
 
     /**
