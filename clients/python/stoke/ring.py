@@ -115,9 +115,27 @@ HEARTBEAT_INTERVAL_MILLIS = 50
 PRODUCER_TIMEOUT_MILLIS = 5000
 
 #: Sample status codes, as in the slot's status array.
-SAMPLE_STATUS = {0: "ok", 1: "read error", 2: "empty file", 3: "not jpeg", 4: "corrupt",
-                 5: "truncated", 6: "too large", 7: "unsupported", 8: "no image member", 9: "no .cls label",
-                 10: "bad label", 11: "member truncated", 12: "bad raw sample"}
+# Sample status codes: defined by the Java enum io.stoke.loader.transform.SampleStatus, repeated
+# here and in stoke_ring.h (STOKE_SAMPLE_*); the Java tests check this copy name by name.
+SAMPLE_OK = 0
+SAMPLE_READ_ERROR = 1
+SAMPLE_EMPTY_FILE = 2
+SAMPLE_NOT_JPEG = 3
+SAMPLE_CORRUPT = 4
+SAMPLE_TRUNCATED = 5
+SAMPLE_TOO_LARGE = 6
+SAMPLE_UNSUPPORTED = 7
+SAMPLE_NO_IMAGE = 8
+SAMPLE_NO_LABEL = 9
+SAMPLE_BAD_LABEL = 10
+SAMPLE_MEMBER_TRUNCATED = 11
+SAMPLE_BAD_RAW = 12
+
+SAMPLE_STATUS = {SAMPLE_OK: "ok", SAMPLE_READ_ERROR: "read error", SAMPLE_EMPTY_FILE: "empty file",
+                 SAMPLE_NOT_JPEG: "not jpeg", SAMPLE_CORRUPT: "corrupt", SAMPLE_TRUNCATED: "truncated",
+                 SAMPLE_TOO_LARGE: "too large", SAMPLE_UNSUPPORTED: "unsupported", SAMPLE_NO_IMAGE: "no image member",
+                 SAMPLE_NO_LABEL: "no .cls label", SAMPLE_BAD_LABEL: "bad label",
+                 SAMPLE_MEMBER_TRUNCATED: "member truncated", SAMPLE_BAD_RAW: "bad raw sample"}
 
 
 # Machines whose processors keep loads and stores in program order (see the module's docstring).

@@ -146,20 +146,8 @@ public final class RingLayout {
     /** A producer heartbeat older than this means the producer is gone (hung, or not visible by pid). */
     public static final int PRODUCER_TIMEOUT_MILLIS = 5000;
 
-    /** Sample status codes in each slot's status array ({@code SampleStatus} in the loader names them). */
-    public static final int SAMPLE_OK = 0;
-    public static final int SAMPLE_READ_ERROR = 1;
-    public static final int SAMPLE_EMPTY_FILE = 2;
-    public static final int SAMPLE_NOT_JPEG = 3;
-    public static final int SAMPLE_CORRUPT = 4;
-    public static final int SAMPLE_TRUNCATED = 5;
-    public static final int SAMPLE_TOO_LARGE = 6;
-    public static final int SAMPLE_UNSUPPORTED = 7;
-    public static final int SAMPLE_NO_IMAGE = 8;
-    public static final int SAMPLE_NO_LABEL = 9;
-    public static final int SAMPLE_BAD_LABEL = 10;
-    public static final int SAMPLE_MEMBER_TRUNCATED = 11;
-    public static final int SAMPLE_BAD_RAW = 12;
+    // Sample status codes (each slot's status array) are defined by the loader's SampleStatus
+    // enum: the ring carries them without knowing what they mean.
 
     public static long align(long value, long alignment) {
         return (value + alignment - 1) & -alignment;

@@ -2,7 +2,10 @@ package io.stoke.loader.transform;
 
 /**
  * Why a sample has no pixels. Stored as an int32 per sample in the slot, so non-Java consumers
- * read the same codes ({@code native/stoke_ring.h} repeats them).
+ * read the same codes. This enum is where the codes are defined: {@code native/stoke_ring.h}
+ * ({@code STOKE_SAMPLE_<NAME>}) and the Python client ({@code stoke.ring.SAMPLE_<NAME>}) repeat
+ * them, and {@code SampleStatusTablesTest} checks both copies against it, name by name. A code,
+ * once given, never changes meaning: rings and shards written by older versions carry it.
  */
 public enum SampleStatus {
     OK(0, "ok"),
@@ -40,12 +43,34 @@ public enum SampleStatus {
         return description;
     }
 
-    private static final SampleStatus[] BY_CODE = values();
+    /** Indexed by code, filled from the codes themselves: declaration order means nothing. */
+    private static final SampleStatus[] BY_CODE = byCode();
 
+    private static SampleStatus[] byCode() {
+        int max = 0;
+        for (SampleStatus s : values()) {
+            max = Math.max(max, s.code);
+        }
+        SampleStatus[] table = new SampleStatus[max + 1];
+        for (SampleStatus s : values()) {
+            if (s.code < 0 || table[s.code] != null) {
+                throw new ExceptionInInitializerError("sample status code " + s.code + " of " + s + " is negative or taken");
+            }
+            table[s.code] = s;
+        }
+        return table;
+    }
+
+    /**
+     * The status whose code is {@code code}, as read from a slot's status array.
+     *
+     * @throws IllegalArgumentException for a code no status has (a slot written by something else)
+     */
     public static SampleStatus of(int code) {
-        if (code < 0 || code >= BY_CODE.length) {
+        SampleStatus s = code >= 0 && code < BY_CODE.length ? BY_CODE[code] : null;
+        if (s == null) {
             throw new IllegalArgumentException("unknown sample status " + code);
         }
-        return BY_CODE[code];
+        return s;
     }
 }
