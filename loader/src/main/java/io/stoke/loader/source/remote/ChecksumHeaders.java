@@ -33,11 +33,14 @@ final class ChecksumHeaders implements ExecutionInterceptor {
     }
 
     /**
-     * {@code x-amz-checksum-*} (the mode on a GET, the value on an upload),
-     * {@code x-amz-sdk-checksum-algorithm}, and {@code x-amz-trailer} (a checksum sent after the body).
+     * {@code x-amz-checksum-*} (a checksum of the body, even the empty one of a GET, or the mode
+     * that asks for the object's), {@code x-amz-sdk-checksum-algorithm}, {@code x-amz-trailer} (a
+     * checksum sent after the body), and {@code x-amz-te} (asks S3 to append an MD5 of a GET's
+     * body, which the SDK does when response validation is when_supported).
      */
     static boolean isChecksum(String header) {
         String name = header.toLowerCase(Locale.ROOT);
-        return name.startsWith("x-amz-checksum-") || name.equals("x-amz-sdk-checksum-algorithm") || name.equals("x-amz-trailer");
+        return name.startsWith("x-amz-checksum-") || name.equals("x-amz-sdk-checksum-algorithm")
+                || name.equals("x-amz-trailer") || name.equals("x-amz-te");
     }
 }

@@ -16,9 +16,9 @@ import software.amazon.awssdk.profiles.ProfileProperty;
  * was decided.
  *
  * <p>Stoke's default is {@code when_required} for both: AWS SDK 2.30+ defaults to
- * {@code when_supported}, which puts {@code x-amz-checksum-mode} on every GET (and checksum
- * headers on uploads), and older S3-compatible servers (older MinIO, Ceph RGW, s3proxy 2.x)
- * refuse those with 501 NotImplemented or 400. Stoke reads whole shards by ranged GETs, for which
+ * {@code when_supported}, which puts checksum headers on every GET ({@code x-amz-checksum-crc32}
+ * of the empty body, {@code x-amz-te: append-md5}) and upload, and older S3-compatible servers
+ * (older MinIO, Ceph RGW, s3proxy 2.x) refuse those with 501 NotImplemented or 400. Stoke reads whole shards by ranged GETs, for which
  * S3 returns no whole-object checksum anyway, so nothing is lost. A user who set the standard AWS
  * settings still wins, in the SDK's own order: the JVM system property, then the environment
  * variable, then the key in the active profile.
