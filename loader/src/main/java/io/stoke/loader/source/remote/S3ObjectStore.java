@@ -81,6 +81,7 @@ public final class S3ObjectStore implements ObjectStore {
         this.options = options;
         this.endpoint = endpoint;
         this.region = region(endpoint != null);
+        this.checksums = ChecksumSettings.fromEnvironment(); // before the credentials, which must be closed
         DefaultCredentialsProvider chain = DefaultCredentialsProvider.builder().build();
         try {
             chain.resolveCredentials();
@@ -91,13 +92,14 @@ public final class S3ObjectStore implements ObjectStore {
                     + " profile in ~/.aws/credentials (the SDK looked everywhere it knows: " + e.getMessage() + ")", e);
         }
         this.credentials = chain;
-        this.checksums = ChecksumSettings.fromEnvironment();
         S3ClientBuilder builder = S3Client.builder()
                 .region(region)
                 .credentialsProvider(credentials)
                 .httpClientBuilder(UrlConnectionHttpClient.builder()
                         .connectionTimeout(options.connectTimeout())
                         .socketTimeout(PartReader.STALL_TIMEOUT))
+                // when_required unless the AWS settings say otherwise: older S3-compatible servers
+                // refuse the checksum headers of the SDK's own default (ChecksumSettings).
                 .requestChecksumCalculation(checksums.request())
                 .responseChecksumValidation(checksums.response())
                 .overrideConfiguration(o -> o
