@@ -163,16 +163,21 @@ public final class HttpObjectStore implements ObjectStore {
         }
     }
 
-    /** A non-2xx answer: worth another attempt for 5xx and 429, final otherwise (404: not found). */
+    /**
+     * A non-2xx answer: worth another attempt for 5xx and 429 ({@link FailureKind}), final otherwise
+     * (404: not found; 501: the server does not do this, and will not on the next attempt either).
+     */
     private static TransientFailure failure(String url, String what, int status) {
-        if (status == 429 || status >= 500) {
+        FailureKind kind = FailureKind.of(status);
+        if (kind == FailureKind.TRANSIENT) {
             return new TransientFailure("HTTP " + status);
         }
-        String reason = switch (status) {
-            case 404, 410 -> "not found (HTTP " + status + ")";
-            case 401, 403 -> "access denied (HTTP " + status + ")";
-            default -> "refused (HTTP " + status + ")";
-        };
+        String reason = kind == FailureKind.UNSUPPORTED ? "the server does not support this request (HTTP " + status + ")"
+                : switch (status) {
+                    case 404, 410 -> "not found (HTTP " + status + ")";
+                    case 401, 403 -> "access denied (HTTP " + status + ")";
+                    default -> "refused (HTTP " + status + ")";
+                };
         throw new ShardFetchException(url, what + ": " + reason);
     }
 

@@ -13,6 +13,7 @@ import java.util.Locale;
 import java.util.function.UnaryOperator;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
 import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
+import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
 import software.amazon.awssdk.awscore.exception.AwsServiceException;
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.ResponseInputStream;
@@ -50,8 +51,12 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  *     bucket goes in the path ({@code http://host:9000/bucket/key}), which MinIO, Ceph and
  *     s3proxy need, and the region is not asked of instance metadata (it only signs).
  * </ul>
+ * <li>Checksums: computed and asked for only where the operation requires them, unless the
+ *     standard AWS settings say otherwise ({@link ChecksumSettings}): the SDK's own default adds
+ *     checksum headers that older S3-compatible servers refuse.
  * The SDK's own retries are off and its call timeouts follow {@link RemoteOptions}: the retry
- * policy is {@link Retry}'s, the same as for HTTP, bounded by the attempts and the deadline.
+ * policy is {@link Retry}'s, the same as for HTTP, bounded by the attempts and the deadline. A
+ * server that refuses a request it does not support fails it at once ({@link FailureKind}).
  */
 public final class S3ObjectStore implements ObjectStore {
     /** A custom endpoint (MinIO, Ceph, s3proxy, a test server) that wins over the environment's. */
@@ -61,6 +66,7 @@ public final class S3ObjectStore implements ObjectStore {
     private final URI endpoint; // null: the SDK's (AWS)
     private final Region region;
     private final DefaultCredentialsProvider credentials;
+    private final ChecksumSettings checksums;
     private final S3Client s3;
     private final Retry retry;
     private final PartReader parts;
@@ -75,6 +81,7 @@ public final class S3ObjectStore implements ObjectStore {
         this.options = options;
         this.endpoint = endpoint;
         this.region = region(endpoint != null);
+        this.checksums = ChecksumSettings.fromEnvironment(); // before the credentials, which must be closed
         DefaultCredentialsProvider chain = DefaultCredentialsProvider.builder().build();
         try {
             chain.resolveCredentials();
@@ -91,7 +98,12 @@ public final class S3ObjectStore implements ObjectStore {
                 .httpClientBuilder(UrlConnectionHttpClient.builder()
                         .connectionTimeout(options.connectTimeout())
                         .socketTimeout(PartReader.STALL_TIMEOUT))
+                // when_required unless the AWS settings say otherwise: older S3-compatible servers
+                // refuse the checksum headers of the SDK's own default (ChecksumSettings).
+                .requestChecksumCalculation(checksums.request())
+                .responseChecksumValidation(checksums.response())
                 .overrideConfiguration(o -> o
+                        .addExecutionInterceptor(new ChecksumHeaders())
                         .retryStrategy(AwsRetryStrategy.doNotRetry())
                         .apiCallTimeout(options.deadline()));
         if (endpoint != null) {
@@ -154,12 +166,19 @@ public final class S3ObjectStore implements ObjectStore {
         return region;
     }
 
+    ChecksumSettings checksums() {
+        return checksums;
+    }
+
     @Override
     public long size(String url) {
         Location at = Location.of(url, false);
         long deadline = retry.clock().nanoTime() + options.deadline().toNanos();
-        HeadObjectResponse head = retry.run(url, "HEAD", deadline, new Retry.Tally(), remaining -> call(url, () ->
-                s3.headObject(b -> b.bucket(at.bucket).key(at.key).overrideConfiguration(timeout(remaining)))));
+        HeadObjectResponse head = retry.run(url, "HEAD", deadline, new Retry.Tally(), remaining -> {
+            ChecksumHeaders.Seen seen = new ChecksumHeaders.Seen();
+            return call(url, seen, () -> s3.headObject(b -> b.bucket(at.bucket).key(at.key)
+                    .overrideConfiguration(attempt(remaining, seen))));
+        });
         Long length = head.contentLength();
         if (length == null || length < 0) {
             throw new ShardFetchException(url, "HEAD answered without a Content-Length");
@@ -175,11 +194,12 @@ public final class S3ObjectStore implements ObjectStore {
 
     private RangeResponse openRange(String url, Location at, long first, long last, long timeoutNanos)
             throws TransientFailure {
+        ChecksumHeaders.Seen seen = new ChecksumHeaders.Seen();
         GetObjectRequest request = GetObjectRequest.builder().bucket(at.bucket).key(at.key)
                 .range("bytes=" + first + "-" + last)
-                .overrideConfiguration(timeout(timeoutNanos))
+                .overrideConfiguration(attempt(timeoutNanos, seen))
                 .build();
-        ResponseInputStream<GetObjectResponse> stream = call(url, () -> s3.getObject(request));
+        ResponseInputStream<GetObjectResponse> stream = call(url, seen, () -> s3.getObject(request));
         GetObjectResponse response = stream.response();
         ContentRange range = ContentRange.parse(response.contentRange());
         boolean partial = range != null;
@@ -203,12 +223,14 @@ public final class S3ObjectStore implements ObjectStore {
         do {
             String continuation = token;
             long deadline = retry.clock().nanoTime() + options.deadline().toNanos();
-            ListObjectsV2Response page = retry.run(prefixUrl, "list", deadline, new Retry.Tally(),
-                    remaining -> call(prefixUrl, () -> s3.listObjectsV2(ListObjectsV2Request.builder()
-                            .bucket(at.bucket).prefix(at.key.isEmpty() ? null : at.key)
-                            .continuationToken(continuation)
-                            .overrideConfiguration(timeout(remaining))
-                            .build())));
+            ListObjectsV2Response page = retry.run(prefixUrl, "list", deadline, new Retry.Tally(), remaining -> {
+                ChecksumHeaders.Seen seen = new ChecksumHeaders.Seen();
+                return call(prefixUrl, seen, () -> s3.listObjectsV2(ListObjectsV2Request.builder()
+                        .bucket(at.bucket).prefix(at.key.isEmpty() ? null : at.key)
+                        .continuationToken(continuation)
+                        .overrideConfiguration(attempt(remaining, seen))
+                        .build()));
+            });
             for (S3Object object : page.contents()) {
                 if (object.key().endsWith(suffix)) {
                     urls.add("s3://" + at.bucket + "/" + object.key());
@@ -227,9 +249,11 @@ public final class S3ObjectStore implements ObjectStore {
         credentials.close();
     }
 
-    private static AwsRequestOverrideConfiguration timeout(long nanos) {
+    /** One attempt's configuration: its timeouts, and where {@link ChecksumHeaders} notes what was sent. */
+    private static AwsRequestOverrideConfiguration attempt(long nanos, ChecksumHeaders.Seen seen) {
         Duration d = Duration.ofNanos(Math.max(nanos, 1_000_000));
-        return AwsRequestOverrideConfiguration.builder().apiCallTimeout(d).apiCallAttemptTimeout(d).build();
+        return AwsRequestOverrideConfiguration.builder().apiCallTimeout(d).apiCallAttemptTimeout(d)
+                .putExecutionAttribute(ChecksumHeaders.SEEN, seen).build();
     }
 
     @FunctionalInterface
@@ -238,11 +262,11 @@ public final class S3ObjectStore implements ObjectStore {
     }
 
     /** Runs one SDK call, sorting its failure into final (a {@link ShardFetchException}) or worth a retry. */
-    private static <T> T call(String url, SdkCall<T> call) throws TransientFailure {
+    private <T> T call(String url, ChecksumHeaders.Seen seen, SdkCall<T> call) throws TransientFailure {
         try {
             return call.call();
         } catch (SdkServiceException e) {
-            throw serviceFailure(url, e);
+            throw serviceFailure(url, e, seen);
         } catch (SdkException e) {
             // Refused, reset or timed-out connections, truncated answers, an interrupt by the stall
             // watchdog: the client never got an answer from S3, so another attempt may.
@@ -250,13 +274,24 @@ public final class S3ObjectStore implements ObjectStore {
         }
     }
 
-    private static TransientFailure serviceFailure(String url, SdkServiceException e) {
+    private TransientFailure serviceFailure(String url, SdkServiceException e, ChecksumHeaders.Seen seen) {
         int status = e.statusCode();
-        String code = e instanceof AwsServiceException aws && aws.awsErrorDetails() != null
-                && aws.awsErrorDetails().errorCode() != null ? " " + aws.awsErrorDetails().errorCode() : "";
+        AwsErrorDetails details = e instanceof AwsServiceException aws ? aws.awsErrorDetails() : null;
+        String errorCode = details == null ? null : details.errorCode();
+        String code = errorCode == null ? "" : " " + errorCode;
         String what = "HTTP " + status + code;
-        if (status == 429 || status >= 500) {
+        FailureKind kind = e.isThrottlingException() ? FailureKind.TRANSIENT : FailureKind.of(status, errorCode);
+        if (kind == FailureKind.TRANSIENT) {
             return new TransientFailure(what, e);
+        }
+        if (kind == FailureKind.UNSUPPORTED) {
+            String message = details == null || details.errorMessage() == null ? firstLine(e) : details.errorMessage();
+            String reason = "the server does not support this request (" + what + ": " + message + ")";
+            if (!seen.names().isEmpty()) {
+                reason += "; the request carried " + String.join(", ", seen.names()) + ", which the AWS SDK adds"
+                        + " when checksums are when_supported: " + checksums.remedy();
+            }
+            throw new ShardFetchException(url, reason, e);
         }
         String reason = switch (status) {
             case 404 -> code.contains("NoSuchBucket") ? "not found: no such bucket (" + what + ")" : "not found (" + what + ")";

@@ -241,6 +241,36 @@ class HttpObjectStoreTest {
         }
     }
 
+    @Test
+    void a501IsFinalAtOnceNotRetried() throws Exception {
+        List<String> requests = new CopyOnWriteArrayList<>();
+        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/obj.tar", exchange -> {
+            try (exchange) {
+                requests.add(exchange.getRequestMethod() + " " + exchange.getRequestHeaders().getFirst("Range"));
+                if (exchange.getRequestMethod().equals("HEAD")) {
+                    exchange.getResponseHeaders().set("Content-Length", "1000");
+                    exchange.sendResponseHeaders(200, -1);
+                } else {
+                    exchange.sendResponseHeaders(501, -1);
+                }
+            }
+        });
+        server.start();
+        String url = "http://127.0.0.1:" + server.getAddress().getPort() + "/obj.tar";
+        try (HttpObjectStore store = new HttpObjectStore(options(5, Duration.ofSeconds(8)))) {
+            long start = System.nanoTime();
+            ShardFetchException e = assertThrows(ShardFetchException.class, () -> read(store, url, 1000));
+            long millis = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(millis < 1000, "took " + millis + " ms");
+            assertTrue(e.getMessage().startsWith(url + ": ") && e.getMessage().contains("HTTP 501")
+                    && e.getMessage().contains("does not support"), e.getMessage());
+            assertEquals(List.of("GET bytes=0-999"), requests.stream().filter(r -> r.startsWith("GET")).toList());
+        } finally {
+            server.stop(0);
+        }
+    }
+
     static byte[] bytes(int n) {
         byte[] b = new byte[n];
         new Random(n).nextBytes(b);

@@ -15,6 +15,8 @@ import org.gaul.s3proxy.auth.AuthenticationType;
 import org.gaul.s3proxy.blobstore.BlobStore;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
+import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.regions.Region;
@@ -25,22 +27,23 @@ import software.amazon.awssdk.services.s3.model.ObjectCannedACL;
 /**
  * A real S3 server for the tests: s3proxy (Jetty and its S3 protocol handler, SigV4 checks
  * included) over its in-memory "transient" blob store, on 127.0.0.1 and a free port, with one
- * access key. Objects are uploaded with the AWS SDK, as a user would; their bytes are kept here
- * to compare what a store reads back.
+ * access key; the current release in this JVM, or with {@link #oldRelease} an old one in its own
+ * process. Objects are uploaded with the AWS SDK, as a user would; their bytes are kept here to
+ * compare what a store reads back.
  */
 final class TestS3Server implements AutoCloseable {
     static final String ACCESS_KEY = "stoke-test-access-key";
     static final String SECRET_KEY = "stoke-test-secret-key";
 
-    private final BlobStore blobStore;
-    private final S3Proxy proxy;
+    private final AutoCloseable server; // stops the in-process s3proxy, or the old one's process
     private final URI endpoint;
     private final S3Client client;
     private final Map<String, byte[]> objects = new HashMap<>();
 
+    /** The current s3proxy ({@code s3proxy.version} of the parent pom), in this JVM. */
     TestS3Server() throws Exception {
-        blobStore = BlobStores.create("transient", new Properties());
-        proxy = S3Proxy.builder()
+        BlobStore blobStore = BlobStores.create("transient", new Properties());
+        S3Proxy proxy = S3Proxy.builder()
                 .blobStore(blobStore)
                 .awsAuthentication(AuthenticationType.AWS_V2_OR_V4, ACCESS_KEY, SECRET_KEY)
                 .endpoint(URI.create("http://127.0.0.1:0"))
@@ -55,12 +58,40 @@ final class TestS3Server implements AutoCloseable {
             Thread.sleep(5);
         }
         endpoint = URI.create("http://127.0.0.1:" + proxy.getPort());
-        client = S3Client.builder()
+        server = () -> {
+            proxy.stop();
+            blobStore.close();
+        };
+        client = uploader(endpoint);
+    }
+
+    private TestS3Server(S3ProxyProcess process) {
+        server = process;
+        endpoint = process.endpoint();
+        client = uploader(endpoint);
+    }
+
+    /**
+     * The old s3proxy release that loader/pom.xml fetches ({@code s3proxy.old.version}), in its own
+     * process with its files in {@code dir}: it refuses the checksum headers of AWS SDK 2.30+.
+     */
+    static TestS3Server oldRelease(java.nio.file.Path dir) throws Exception {
+        return new TestS3Server(S3ProxyProcess.start(S3ProxyProcess.oldReleaseJar(), dir));
+    }
+
+    /**
+     * Uploads with checksums only where required: the old release refuses the trailing checksum
+     * that the SDK sends by default, and the uploads are not what the tests test.
+     */
+    private static S3Client uploader(URI endpoint) {
+        return S3Client.builder()
                 .endpointOverride(endpoint)
                 .forcePathStyle(true)
                 .region(Region.US_EAST_1)
                 .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(ACCESS_KEY, SECRET_KEY)))
                 .httpClientBuilder(UrlConnectionHttpClient.builder())
+                .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
+                .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
                 .build();
     }
 
@@ -69,7 +100,7 @@ final class TestS3Server implements AutoCloseable {
     }
 
     int port() {
-        return proxy.getPort();
+        return endpoint.getPort();
     }
 
     void createBucket(String bucket, boolean publicRead) {
@@ -117,11 +148,10 @@ final class TestS3Server implements AutoCloseable {
     public void close() {
         client.close();
         try {
-            proxy.stop();
+            server.close();
         } catch (Exception e) {
             throw new IllegalStateException("s3proxy did not stop", e);
         }
-        blobStore.close();
     }
 
     /**
@@ -132,6 +162,7 @@ final class TestS3Server implements AutoCloseable {
         private static final String[] NAMES = {
             "aws.accessKeyId", "aws.secretAccessKey", "aws.region", "aws.disableEc2Metadata",
             "aws.sharedCredentialsFile", "aws.configFile", S3ObjectStore.ENDPOINT_PROPERTY,
+            "aws.requestChecksumCalculation", "aws.responseChecksumValidation",
         };
         private final java.util.Map<String, String> saved = new java.util.HashMap<>();
 
