@@ -29,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * bit-flipped copies. The long run is done by hand (native/fuzz/README.md).
  */
 class RingValidateFuzzTest {
-    private static final int SECONDS = 20;
+    /** 20 s in the build; -Dstoke.fuzz.seconds=N for a longer run from the same seeds. */
+    private static final int SECONDS = Integer.getInteger("stoke.fuzz.seconds", 20);
 
     @TempDir
     Path tmp;
