@@ -112,13 +112,13 @@ int main(int argc, char **argv) {
     int64_t last_check = 0;
     for (;;) {
         int32_t slot = stoke_queue_poll(&ready);
-        if (slot == -2) return fail("the ready queue holds an invalid slot number");
+        if (slot == -2) return fail("the ready queue is corrupt (a slot number out of range or a misplaced record)");
         if (slot < 0) {
             if (stoke_ring_stream(base) == STOKE_STATE_END_OF_STREAM) {
                 /* The acquire above pairs with the producer's release after its last publish: this
                  * poll sees every batch published before the end. */
                 slot = stoke_queue_poll(&ready);
-                if (slot == -2) return fail("the ready queue holds an invalid slot number");
+                if (slot == -2) return fail("the ready queue is corrupt (a slot number out of range or a misplaced record)");
                 if (slot < 0) break;
             } else {
                 int64_t t = now_ms();
@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
         fflush(stdout);
         taken++;
         stoke_slot_set_state(s, STOKE_SLOT_STATE_FREE); /* before the offer: the producer may take it then */
-        if (stoke_queue_offer(&free_q, slot) != 0) return fail("the free queue is full");
+        if (stoke_queue_offer(&free_q, slot) != 0) return fail("the free queue is full or corrupt");
     }
     printf("END\n");
     fflush(stdout);

@@ -214,6 +214,10 @@ static inline void stoke_slot_set_state(void *slot, int32_t state) {
 }
 
 static inline int64_t stoke_align(int64_t v, int64_t a) { return (v + a - 1) & -a; }
+/* Queue positions wrap as Java's longs do: a hostile file may hold any value, and signed overflow
+ * would be undefined behaviour in C. */
+static inline int64_t stoke__wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int32_t stoke__used(int64_t tail, int64_t head) { return (int32_t)(uint32_t)((uint64_t)tail - (uint64_t)head); }
 
 /* The geometry of a validated ring; every offset recomputed, never taken from the file alone. */
 typedef struct {
@@ -273,7 +277,10 @@ static inline int stoke_ring_validate(const void *base, int64_t file_size, stoke
         return stoke__fail(err, errlen, "label type", STOKE_I32(base, STOKE_LABEL_TYPE_OFFSET), STOKE_LABEL_INT32);
     for (int i = 0; i < 3; i++)
         if (g->shape[i] < 1) return stoke__fail(err, errlen, "sample shape dimension", g->shape[i], 1);
-    int64_t elems = (int64_t)g->shape[0] * g->shape[1] * g->shape[2]; /* < 2^63: each < 2^31 */
+    /* two at a time: the product of three int32s overflows an int64 (found by fuzz_ring_validate) */
+    int64_t elems = (int64_t)g->shape[0] * g->shape[1]; /* < 2^62 */
+    if (elems > INT32_MAX) return stoke__fail(err, errlen, "elements per sample", elems, INT32_MAX);
+    elems *= g->shape[2]; /* < 2^62 */
     if (elems > INT32_MAX) return stoke__fail(err, errlen, "elements per sample", elems, INT32_MAX);
     int64_t S = g->samples_per_slot;
     g->sample_bytes = elems * (g->dtype == STOKE_DTYPE_FLOAT32 ? 4 : 1);   /* < 2^33 */
@@ -322,12 +329,16 @@ typedef struct {
 
 /*
  * Reader side of an Agrona OneToOneRingBuffer, one message at most. Returns the slot number, -1
- * when no message is ready, -2 when the queue holds a slot number out of range.
+ * when no message is ready, -2 when the queue is corrupt (a slot number out of range, a record
+ * that crosses the end, a head position that is not a record boundary).
  */
 static inline int32_t stoke_queue_poll(stoke_queue *q) {
     _Atomic int64_t *head_pos = STOKE__A64(q->buf, q->capacity + STOKE_QUEUE_HEAD_POSITION_OFFSET);
     for (int attempt = 0; attempt < 2; attempt++) { /* a padding record may precede the message */
         int64_t head = atomic_load_explicit(head_pos, memory_order_relaxed); /* ours: only the reader writes it */
+        /* records start at multiples of 8: any other head is a corrupt (or hostile) file, and
+         * reading a record there would be a misaligned atomic (found by fuzz_ring_validate) */
+        if ((head & (STOKE_QUEUE_RECORD_ALIGNMENT - 1)) != 0) return -2;
         int32_t index = (int32_t)(head & (q->capacity - 1));
         /* acquire: pairs with the writer's release of the length; the record and, for the ready
          * queue, the slot's contents are visible after it */
@@ -338,7 +349,7 @@ static inline int32_t stoke_queue_poll(stoke_queue *q) {
         int32_t slot = -1;
         if (type != STOKE_QUEUE_PADDING_MSG_TYPE) slot = *(int32_t *)(q->buf + index + STOKE_QUEUE_RECORD_HEADER_LENGTH);
         /* release: the writer may reuse the record's bytes only after we have read them */
-        atomic_store_explicit(head_pos, head + stoke_align(length, STOKE_QUEUE_RECORD_ALIGNMENT), memory_order_release);
+        atomic_store_explicit(head_pos, stoke__wrap_add(head, stoke_align(length, STOKE_QUEUE_RECORD_ALIGNMENT)), memory_order_release);
         if (type == STOKE_QUEUE_PADDING_MSG_TYPE) continue;
         if (slot < 0 || slot >= q->slot_count) return -2;
         return slot;
@@ -348,7 +359,8 @@ static inline int32_t stoke_queue_poll(stoke_queue *q) {
 
 /*
  * Writer side of an Agrona OneToOneRingBuffer (tryClaim + commit of one int32). Returns 0, or -1
- * when the queue is full (cannot happen in a valid ring: it has room for every slot twice over).
+ * when the queue is full (cannot happen in a valid ring: it has room for every slot twice over) or
+ * its tail position is not a record boundary (a corrupt file).
  */
 static inline int stoke_queue_offer(stoke_queue *q, int32_t slot) {
     uint8_t *b = q->buf;
@@ -363,14 +375,15 @@ static inline int stoke_queue_offer(stoke_queue *q, int32_t slot) {
     /* tail and the head cache are the writer's own; the head is the reader's (acquire: the
      * reader is done with the bytes it released) */
     int64_t head = atomic_load_explicit(head_cache, relaxed), tail = atomic_load_explicit(tail_pos, relaxed);
-    if (required > cap - (int32_t)(tail - head)) {
+    if ((tail & (STOKE_QUEUE_RECORD_ALIGNMENT - 1)) != 0) return -1; /* a corrupt queue: records are 8-aligned */
+    if (required > (int64_t)cap - stoke__used(tail, head)) {
         head = atomic_load_explicit(head_pos, acquire);
-        if (required > cap - (int32_t)(tail - head)) return -1;
+        if (required > (int64_t)cap - stoke__used(tail, head)) return -1;
         atomic_store_explicit(head_cache, head, relaxed);
     }
     int32_t padding = 0, record_index = (int32_t)(tail & mask), to_end = cap - record_index;
     int32_t write_index = record_index;
-    int64_t next_tail = tail + aligned;
+    int64_t next_tail = stoke__wrap_add(tail, aligned);
     if (aligned == to_end) {
         atomic_store_explicit(tail_pos, next_tail, release);
         atomic_store_explicit(STOKE__A64(b, 0), 0, relaxed); /* pre-zero the next record's header */
@@ -385,7 +398,7 @@ static inline int stoke_queue_offer(stoke_queue *q, int32_t slot) {
                 atomic_store_explicit(head_cache, head, relaxed);
             }
             padding = to_end;
-            next_tail += padding;
+            next_tail = stoke__wrap_add(next_tail, padding);
         }
         atomic_store_explicit(tail_pos, next_tail, release);
         if (padding != 0) {
