@@ -275,6 +275,9 @@ class _Queue:
         head_i = QUEUE_HEAD_POSITION_OFFSET // 8
         for _ in range(2):  # a padding record may precede the message
             head = int(tr[head_i])
+            if head % QUEUE_RECORD_ALIGNMENT:
+                # Records start at multiples of 8: any other head is a corrupt or hostile file.
+                raise RingFormatError(f"queue head {head} is not a record boundary: the ring is corrupt")
             index = head & self.mask
             # Acquire (TSO, see the module's docstring): the writer commits the length last, so the
             # record, and for the ready queue the slot's contents, are visible once it is.
@@ -304,6 +307,8 @@ class _Queue:
         aligned = _align(record_length, QUEUE_RECORD_ALIGNMENT)
         required = aligned + QUEUE_RECORD_HEADER_LENGTH
         head, tail = int(tr[cache_i]), int(tr[tail_i])
+        if tail % QUEUE_RECORD_ALIGNMENT:
+            raise RingFormatError(f"queue tail {tail} is not a record boundary: the ring is corrupt")
         if required > cap - (tail - head):
             head = int(tr[head_i])
             if required > cap - (tail - head):
