@@ -293,7 +293,10 @@ class Soak:
         # This checkout's classes first: the class path Maven gives names io.stoke's snapshots in ~/.m2.
         own = [classes, CHECKOUT / "loader" / "target" / "classes"]
         cp = ":".join([str(p) for p in own] + [cp_file.read_text().strip()])
-        java = Path(os.environ.get("JAVA_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64")) / "bin" / "java"
+        # The JDK ./stoke found (JAVA_HOME, which ./stoke soak exports), else the java on PATH.
+        java = Path(os.environ["JAVA_HOME"]) / "bin" / "java" if os.environ.get("JAVA_HOME") else shutil.which("java")
+        if not java or not Path(java).exists():
+            raise SystemExit("soak: no java for the S3 server: set JAVA_HOME to a JDK >= 25 (./stoke soak does)")
         self.s3_stats_file = self.work / "s3-stats.json"
         bound = int(self.args.duration_s + 600)  # it stops by itself after that, and when our pipe closes
         cmd = [str(java), "-Xmx256m", "-cp", cp, "io.stoke.loader.source.remote.SoakS3Server", str(self.shards),
