@@ -5,6 +5,9 @@ ok), written before the batch is released (``Ring`` releases it on the next ``ne
 between the two leaves a logged batch that the producer delivers again to the next consumer, as
 documented; soak.py allows exactly that one repeat.
 
+``--step-ms``: after logging a batch it holds it for a random 0 to that many ms (a training step),
+so that a kill often falls while a logged batch is held and its re-delivery is exercised.
+
 Exit status 0 at the end of the stream, 3 when the producer is gone (soak.py restarts it and then
 this), 4 when no ring could be attached within the time given.
 """
@@ -12,6 +15,7 @@ this), 4 when no ring could be attached within the time given.
 import argparse
 import json
 import os
+import random
 import sys
 import time
 
@@ -26,6 +30,7 @@ def main():
     p.add_argument("ring")
     p.add_argument("--log", required=True)
     p.add_argument("--attach-timeout", type=float, default=20.0)
+    p.add_argument("--step-ms", type=float, default=0.0)
     args = p.parse_args()
     parent = os.getppid()
     log = open(args.log, "a", encoding="utf-8")
@@ -59,6 +64,8 @@ def main():
                 return 0
             emit({"e": batch.epoch, "b": batch.batch_index, "i": batch.indices.tolist(),
                   "bad": batch.indices[np.flatnonzero(batch.status)].tolist()})
+            if args.step_ms > 0:
+                time.sleep(random.uniform(0, args.step_ms) / 1000)  # the step, holding the batch
             if os.getppid() != parent:
                 return 1
     finally:
