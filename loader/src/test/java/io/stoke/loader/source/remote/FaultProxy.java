@@ -13,8 +13,10 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * An HTTP proxy on 127.0.0.1 that forwards requests byte for byte to a server on this machine
@@ -22,12 +24,25 @@ import java.util.concurrent.atomic.AtomicInteger;
  * dropped in the middle of the body of the first GET of each range. It records every request and
  * what it did with it, so that a test asserts what the server was really asked.
  *
+ * <p>For the soak ({@link SoakS3Server}), {@link #randomFaults} draws a fault for a share of the
+ * requests from a seeded generator: a 503, a reset before the answer, a body cut by a reset or by
+ * a clean close, or an answer held back and trickled. There the log of requests is off (it would
+ * grow for an hour and show up as the server's memory growing); {@link #count} still counts.
+ *
  * <p>One request per connection: the proxy asks the upstream to close after its answer
  * ({@code Connection: close}, a header SigV4 does not sign) and pipes the answer back until the
  * upstream closes, so it never has to find where one response ends and the next begins.
  */
 final class FaultProxy implements AutoCloseable {
-    enum Action { FORWARDED, SERVICE_UNAVAILABLE, DROPPED }
+    enum Action {
+        FORWARDED, SERVICE_UNAVAILABLE, DROPPED,
+        /** Soak only: the connection reset before any byte of the answer. */
+        RESET,
+        /** Soak only: headers and half the body, then a clean close (FIN): a body shorter than its Content-Length. */
+        TRUNCATED,
+        /** Soak only: forwarded whole, after a delay and in small, spaced chunks (under the client's stall timeout). */
+        SLOW
+    }
 
     /** One request as received: method, target, its Range header (or null), and the proxy's action. */
     record Seen(String method, String target, String range, Action action) {
@@ -41,6 +56,10 @@ final class FaultProxy implements AutoCloseable {
     private volatile boolean alwaysUnavailable;
     private volatile boolean dropFirstGetOfEachRange;
     private volatile boolean closed;
+    private final AtomicLongArray counts = new AtomicLongArray(Action.values().length);
+    private volatile boolean keepLog = true;
+    private SplittableRandom random; // guarded by this; null: no random faults
+    private double faultRate;
 
     FaultProxy(int upstreamPort) throws IOException {
         this.upstreamPort = upstreamPort;
@@ -88,12 +107,23 @@ final class FaultProxy implements AutoCloseable {
             "bytes=2097152-3145727", List.of(Action.DROPPED, Action.FORWARDED),
             "bytes=3145728-3158072", List.of(Action.DROPPED, Action.FORWARDED));
 
+    /**
+     * From now on a share {@code rate} of the requests (drawn from {@code seed}) gets one of the
+     * faults 503, RESET, DROPPED, TRUNCATED or SLOW, in equal shares; the log of requests is off.
+     */
+    synchronized FaultProxy randomFaults(long seed, double rate) {
+        random = new SplittableRandom(seed);
+        faultRate = rate;
+        keepLog = false;
+        return this;
+    }
+
     List<Seen> seen() {
         return List.copyOf(seen);
     }
 
     long count(Action action) {
-        return seen.stream().filter(s -> s.action() == action).count();
+        return counts.get(action.ordinal());
     }
 
     private void accept() {
@@ -144,8 +174,15 @@ final class FaultProxy implements AutoCloseable {
             forwarded.append("Connection: close\r\n\r\n");
 
             Action action = decide(method, target, range);
-            seen.add(new Seen(method, target, range, action));
+            counts.incrementAndGet(action.ordinal());
+            if (keepLog) {
+                seen.add(new Seen(method, target, range, action));
+            }
             OutputStream out = client.getOutputStream();
+            if (action == Action.RESET) {
+                client.setSoLinger(true, 0);
+                return; // the try-with-resources closes it: a reset, no answer at all
+            }
             if (action == Action.SERVICE_UNAVAILABLE) {
                 out.write(("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n"
                         + "Connection: close\r\n\r\nfault: 503\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
@@ -158,7 +195,12 @@ final class FaultProxy implements AutoCloseable {
                 up.write(forwarded.toString().getBytes(StandardCharsets.ISO_8859_1));
                 copy(in, up, contentLength); // a request body, if any (the stores send none)
                 up.flush();
-                pipeBack(upstream.getInputStream(), out, action == Action.DROPPED ? client : null);
+                switch (action) {
+                    case DROPPED -> pipeBack(upstream.getInputStream(), out, client, true);
+                    case TRUNCATED -> pipeBack(upstream.getInputStream(), out, client, false);
+                    case SLOW -> trickle(upstream.getInputStream(), out);
+                    default -> pipeBack(upstream.getInputStream(), out, null, false);
+                }
             }
         } catch (IOException e) {
             // A client that went away, or the drop itself: nothing to do.
@@ -175,14 +217,36 @@ final class FaultProxy implements AutoCloseable {
         if (dropFirstGetOfEachRange && method.equals("GET") && range != null && rangesSeen.add(target + " " + range)) {
             return Action.DROPPED;
         }
+        if (random != null && random.nextDouble() < faultRate) {
+            Action[] faults = {Action.SERVICE_UNAVAILABLE, Action.RESET, Action.DROPPED, Action.TRUNCATED, Action.SLOW};
+            return faults[random.nextInt(faults.length)];
+        }
         return Action.FORWARDED;
+    }
+
+    /** A slow server: the answer after 0.5 s, then 16 KiB every 2 ms (8 MiB in about a second). */
+    private static void trickle(InputStream up, OutputStream out) throws IOException {
+        byte[] buffer = new byte[16 << 10];
+        try {
+            Thread.sleep(500);
+            int n;
+            while ((n = up.read(buffer)) >= 0) {
+                out.write(buffer, 0, n);
+                out.flush();
+                Thread.sleep(2);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        }
     }
 
     /**
      * Copies the upstream's answer to the client. With {@code dropClient}, stops after the headers
-     * and half the body (by its Content-Length) and resets the client's connection.
+     * and half the body (by its Content-Length) and closes the client's connection: with a reset
+     * when {@code reset}, else cleanly (the client sees a body shorter than announced).
      */
-    private static void pipeBack(InputStream up, OutputStream out, Socket dropClient) throws IOException {
+    private static void pipeBack(InputStream up, OutputStream out, Socket dropClient, boolean reset) throws IOException {
         byte[] buffer = new byte[16 << 10];
         if (dropClient == null) {
             int n;
@@ -217,7 +281,9 @@ final class FaultProxy implements AutoCloseable {
             }
             if (budget == 0) {
                 out.flush();
-                dropClient.setSoLinger(true, 0); // close with a reset, as a crashed server or a middlebox does
+                if (reset) {
+                    dropClient.setSoLinger(true, 0); // close with a reset, as a crashed server or a middlebox does
+                }
                 dropClient.close();
                 return;
             }
