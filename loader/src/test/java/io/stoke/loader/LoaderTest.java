@@ -101,6 +101,12 @@ class LoaderTest {
         try (Loader loader = loader().shuffle(true).seed(5).workerNice(7).build()) {
             assertEquals(plain, drain(loader));
         }
+        // Thread.join returns before the OS thread has exited: under load the closed loaders'
+        // workers can linger in /proc/self/task for a moment, and would be counted below.
+        for (long deadline = System.nanoTime() + 10_000_000_000L;
+             !workerNiceValues().isEmpty() && System.nanoTime() < deadline; ) {
+            Thread.sleep(10);
+        }
         try (Loader loader = loader().epochs(0).workerNice(7).build()) {
             loader.next().close();
             // A worker sets its priority as it starts, which may come after another filled the first batch.
