@@ -58,14 +58,18 @@ SkippedSample.__doc__ = ("A sample that did not decode: its position in the batc
 class Batch(tuple):
     """What the loader yields: ``(images, labels)``, or ``(images, labels, indices)``.
 
-    A tuple, so ``images, labels = batch`` works, with the batch's ``epoch``, ``batch_index`` and
+    A tuple, so ``images, labels = batch`` works, with the batch's ``epoch``, ``batch_index``,
     ``skipped`` (a list of :class:`SkippedSample`: under ``on_error="skip"`` the samples that did
-    not decode; their images are zeros) as attributes.
+    not decode; their images are zeros) and ``padded`` as attributes. ``padded`` is a bool tensor
+    ``[n]``: True for the samples repeated so that every rank gets as many samples (with
+    ``world_size > 1`` and ``shard_tail="pad"``, PyTorch's ``DistributedSampler`` padding), always
+    the batch's last ones; another rank gets the same sample this epoch. An evaluation that must
+    count each sample once leaves them out: ``correct += (pred == labels)[~batch.padded].sum()``.
     """
 
-    def __new__(cls, items, epoch, batch_index, skipped):
+    def __new__(cls, items, epoch, batch_index, skipped, padded=None):
         self = super().__new__(cls, items)
-        self.epoch, self.batch_index, self.skipped = epoch, batch_index, skipped
+        self.epoch, self.batch_index, self.skipped, self.padded = epoch, batch_index, skipped, padded
         return self
 
 
@@ -129,8 +133,11 @@ class DataLoader:
     ``StatefulDataLoader`` convention).
 
     ``rank``/``world_size`` default to ``torch.distributed``'s when it is initialised, else to
-    ``RANK``/``WORLD_SIZE`` (torchrun), else 0/1; each rank gets a disjoint shard, and the shards
-    cover the dataset. ``num_workers`` (decoding threads in the producer) defaults to the cores
+    ``RANK``/``WORLD_SIZE`` (torchrun), else 0/1. Every rank gets the same number of samples, as
+    with PyTorch's ``DistributedSampler``: ``shard_tail="pad"`` (the default) gives each
+    ``ceil(N/world_size)``, repeating samples from the start of the epoch's permutation (marked by
+    ``batch.padded``); ``"drop"`` gives each ``floor(N/world_size)``, leaving up to
+    ``world_size - 1`` out. ``drop_last`` drops each rank's last partial batch, as in PyTorch. ``num_workers`` (decoding threads in the producer) defaults to the cores
     divided by ``LOCAL_WORLD_SIZE``. ``slots`` is the ring's size: batches decoded ahead plus the
     batches your code still holds.
 
@@ -143,11 +150,14 @@ class DataLoader:
     def __init__(self, root, batch_size=256, num_workers=None, shuffle=False, seed=0, drop_last=False,
                  resize=256, crop=224, output="uint8", on_error="fail", with_indices=False, rank=None,
                  world_size=None, transform="eval", dct_scaling="pow2", slots=4, shuffle_window=None,
-                 shard_cache=None, shard_cache_dir=None, worker_nice=19, start_timeout=START_TIMEOUT):
+                 shard_cache=None, shard_cache_dir=None, worker_nice=19, shard_tail="pad",
+                 start_timeout=START_TIMEOUT):
         if output not in ("uint8", "float32"):
             raise ValueError(f"output must be 'uint8' or 'float32', not {output!r}")
         if on_error not in ("fail", "skip"):
             raise ValueError(f"on_error must be 'fail' or 'skip', not {on_error!r}")
+        if shard_tail not in ("pad", "drop"):
+            raise ValueError(f"shard_tail must be 'pad' or 'drop', not {shard_tail!r}")
         if transform not in ("eval", "train"):
             raise ValueError(f"transform must be 'eval' or 'train', not {transform!r}")
         if batch_size < 1 or slots < 1:
@@ -155,6 +165,7 @@ class DataLoader:
         if not 0 <= int(worker_nice) <= 19:
             raise ValueError(f"worker_nice must be 0 to 19, not {worker_nice}")
         self.worker_nice = int(worker_nice)
+        self.shard_tail = shard_tail
         default_rank, default_world = _default_rank_and_world()
         self.rank = default_rank if rank is None else int(rank)
         self.world_size = default_world if world_size is None else int(world_size)
@@ -184,11 +195,22 @@ class DataLoader:
 
     # ---- sizes and position ----
 
+    def _samples_per_rank(self):
+        """Samples of each rank's epoch, padding included: ceil(N/W) (pad) or floor(N/W) (drop), as Java's Sampler."""
+        n, w = len(self.samples), self.world_size
+        return (n + w - 1) // w if self.shard_tail == "pad" else n // w
+
     def __len__(self):
-        """Batches per epoch for this rank (Stoke's sampler: shard ``rank::world_size`` of the dataset)."""
-        shard = (len(self.samples) - self.rank + self.world_size - 1) // self.world_size
+        """Batches per epoch for this rank, the same on every rank (``ceil(N/W)`` or ``floor(N/W)`` samples)."""
+        shard = self._samples_per_rank()
         per_epoch = shard - shard % self.batch_size if self.drop_last else shard
         return (per_epoch + self.batch_size - 1) // self.batch_size
+
+    def _padding(self, batch_index, size):
+        """Which samples of batch ``batch_index`` (``size`` of them) are padding: position p of the
+        rank's epoch is padding when ``rank + p * world_size >= N`` (a suffix of the epoch)."""
+        first = batch_index * self.batch_size
+        return (self.rank + (np.arange(first, first + size, dtype=np.int64) * self.world_size)) >= len(self.samples)
 
     def name(self, index):
         """Sample ``index``'s name: its file's path, or ``<shard>/<key>`` in a tar shard."""
@@ -206,13 +228,13 @@ class DataLoader:
         return {"epoch": self._epoch, "batch": self._batch, "seed": self.seed, "shuffle": self.shuffle,
                 "batch_size": self.batch_size, "drop_last": bool(self.drop_last), "rank": self.rank,
                 "world_size": self.world_size, "dataset_size": len(self.samples), "transform": self.transform,
-                "shuffle_window": self.shuffle_window}
+                "shuffle_window": self.shuffle_window, "shard_tail": self.shard_tail}
 
     def load_state_dict(self, state):
         """Resumes at the state's position: the rest of that epoch comes in the uninterrupted run's order."""
         mine = self.state_dict()
         for key in ("seed", "shuffle", "batch_size", "drop_last", "rank", "world_size", "dataset_size", "transform",
-                    "shuffle_window"):
+                    "shuffle_window", "shard_tail"):
             if key in state and state[key] != mine[key]:
                 raise ValueError(f"state_dict was saved with {key}={state[key]!r}, this loader has {mine[key]!r}: "
                                  "resuming would not give the same order")
@@ -287,7 +309,8 @@ class DataLoader:
         images = torch.from_numpy(np.asarray(lease))
         del lease
         items = (images, labels, indices) if self.with_indices else (images, labels)
-        return Batch(items, raw.epoch, raw.batch_index, skipped)
+        padded = torch.from_numpy(self._padding(raw.batch_index, len(raw.labels)))
+        return Batch(items, raw.epoch, raw.batch_index, skipped, padded)
 
     # ---- the producer ----
 
@@ -296,7 +319,8 @@ class DataLoader:
                "--parent-pid", str(os.getpid()), "--status-interval", "0", "--epochs", "0",
                "--start-epoch", str(epoch), "--start-batch", str(batch), "--batch-size", str(self.batch_size),
                "--workers", str(self.num_workers), "--slots", str(self.slots), "--seed", str(self.seed),
-               "--rank", str(self.rank), "--world-size", str(self.world_size), "--resize", str(self.resize),
+               "--rank", str(self.rank), "--world-size", str(self.world_size), "--shard-tail", self.shard_tail,
+               "--resize", str(self.resize),
                "--crop", str(self.crop), "--output", self.output, "--on-error", self.on_error,
                "--transform", self.transform, "--dct-scaling", self.dct_scaling, "--worker-nice", str(self.worker_nice)]
         if self.shuffle:

@@ -318,17 +318,75 @@ class DataLoaderTest(unittest.TestCase):
             self.assertEqual(idx, ridx.tolist(), f"batch {k}")
             self.assertTrue(torch.equal(images, rimages), f"batch {k}: the random crops differ")
 
-    def test_torchrun_ranks_get_disjoint_shards_that_cover_the_epoch(self):
+    def test_ranks_take_torchs_distributed_sampler_indices_of_stokes_permutation(self):
+        from torch.utils.data import DistributedSampler
+        small = dict(batch_size=4, num_workers=1, slots=2, shuffle=True, seed=3, with_indices=True, resize=32, crop=32)
+        with stoke.DataLoader(DATA, rank=0, world_size=1, **small) as whole:
+            whole.set_epoch(1)
+            permutation = [i for _, _, idx in whole for i in idx.tolist()]  # Stoke's order of epoch 1
+        self.assertEqual(list(range(45)), sorted(permutation))
+        for world, tail in ((4, "pad"), (2, "drop")):
+            lengths = set()
+            for rank in range(world):
+                # torch's DistributedSampler over range(N), unshuffled, picks positions of the permutation
+                # exactly as it would pick from its own: padding by repeating from the start, or dropping.
+                torchs = DistributedSampler(range(45), num_replicas=world, rank=rank, shuffle=False,
+                                            drop_last=tail == "drop")
+                expected = [permutation[i] for i in torchs]
+                expected_padded = [rank + p * world >= 45 for p in range(len(expected))]
+                with stoke.DataLoader(DATA, rank=rank, world_size=world, shard_tail=tail, **small) as loader:
+                    loader.set_epoch(1)
+                    got, padded, steps = [], [], 0
+                    for batch in loader:
+                        got += batch[2].tolist()
+                        padded += batch.padded.tolist()
+                        self.assertEqual(torch.bool, batch.padded.dtype)
+                        steps += 1
+                    self.assertEqual(len(loader), steps)
+                    lengths.add(steps)
+                self.assertEqual(expected, got, f"rank {rank} of {world}, {tail}")
+                self.assertEqual(expected_padded, padded, f"rank {rank} of {world}, {tail}")
+            per_rank = -(-45 // world) if tail == "pad" else 45 // world
+            self.assertEqual({-(-per_rank // 4)}, lengths, "every rank takes the same number of steps")
+        with self.assertRaisesRegex(ValueError, "shard_tail"):
+            stoke.DataLoader(DATA, shard_tail="wrap")
+
+    def test_ddp_over_a_dataset_that_does_not_split_evenly_finishes_with_equal_steps(self):
+        # 41 images on 2 ranks, batch 4: 21 each (the last one padding), 6 steps each. Before, one
+        # rank got 21 samples (6 batches), the other 20 (5), and DDP hung on the sixth all-reduce.
+        odd = TMP / "odd41"
+        if not odd.exists():
+            shutil.copytree(DATA, odd)
+            for f in sorted(p for p in odd.rglob("*.jpg"))[:4]:
+                f.unlink()
+        self.assertEqual(41, sum(1 for _ in odd.rglob("*.jpg")))
         with tempfile.TemporaryDirectory() as tmp:
             script = Path(tmp) / "ddp.py"
             script.write_text(textwrap.dedent("""
-                import json, os, sys, torch.distributed as dist, stoke
+                import json, sys, torch, torch.distributed as dist, stoke
+                from torch.nn.parallel import DistributedDataParallel
                 dist.init_process_group("gloo")
-                loader = stoke.DataLoader(sys.argv[1], batch_size=4, num_workers=1, shuffle=True, seed=1,
-                                          with_indices=True)
-                seen = [i for _, _, idx in loader for i in idx.tolist()]
+                torch.manual_seed(0)
+                model = DistributedDataParallel(torch.nn.Linear(3, 4))
+                optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+                loader = stoke.DataLoader(sys.argv[1], batch_size=4, num_workers=1, slots=2, shuffle=True, seed=1,
+                                          with_indices=True, resize=32, crop=32, output="float32")
+                steps, real, padded = 0, [], []
+                for epoch in range(2):
+                    loader.set_epoch(epoch)
+                    for batch in loader:
+                        images, labels, idx = batch
+                        loss = torch.nn.functional.cross_entropy(model(images.mean(dim=(2, 3))), labels)
+                        optimizer.zero_grad()
+                        loss.backward()  # an all-reduce: a rank with a step more would wait here forever
+                        optimizer.step()
+                        steps += 1
+                        if epoch == 0:
+                            real += idx[~batch.padded].tolist()
+                            padded += idx[batch.padded].tolist()
                 everyone = [None] * dist.get_world_size()
-                dist.all_gather_object(everyone, {"rank": loader.rank, "world": loader.world_size, "seen": seen})
+                dist.all_gather_object(everyone, {"rank": loader.rank, "world": loader.world_size, "steps": steps,
+                                                  "len": len(loader), "real": real, "padded": padded})
                 if dist.get_rank() == 0:
                     json.dump(everyone, open(sys.argv[2], "w"))
                 loader.close()
@@ -339,17 +397,17 @@ class DataLoaderTest(unittest.TestCase):
             # Python 3.11 (its enum iteration skips the zero flag), so stderr goes to files too.
             env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), STOKE_HOME=str(CHECKOUT))
             done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-                                   "--master_port", "29517", "--redirects", "2", "--tee", "2", "--log_dir", str(Path(tmp) / "logs"), str(script), str(DATA), str(out)],
+                                   "--master_port", "29517", "--redirects", "2", "--tee", "2", "--log_dir",
+                                   str(Path(tmp) / "logs"), str(script), str(odd), str(out)],
                                   env=env, capture_output=True, text=True, timeout=300)
             self.assertEqual(0, done.returncode, done.stderr[-3000:])
             ranks = json.loads(out.read_text())
         self.assertEqual([(0, 2), (1, 2)], [(r["rank"], r["world"]) for r in ranks])
-        a, b = set(ranks[0]["seen"]), set(ranks[1]["seen"])
-        self.assertEqual(23, len(ranks[0]["seen"]))
-        self.assertEqual(22, len(ranks[1]["seen"]))
-        self.assertEqual(set(), a & b)
-        self.assertEqual(set(range(45)), a | b)
-
+        self.assertEqual([12, 12], [r["steps"] for r in ranks], "both ranks take 6 steps an epoch")
+        self.assertEqual([6, 6], [r["len"] for r in ranks])
+        real = ranks[0]["real"] + ranks[1]["real"]
+        self.assertEqual(list(range(41)), sorted(real), "the non-padded samples are every sample exactly once")
+        self.assertEqual([[], 1], [ranks[0]["padded"], len(ranks[1]["padded"])])
 
 if __name__ == "__main__":
     unittest.main()

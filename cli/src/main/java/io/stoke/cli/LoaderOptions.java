@@ -6,6 +6,7 @@ import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.remote.RemoteDatasets;
 import io.stoke.loader.source.remote.RemoteOptions;
 import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.sample.ShardTail;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
 import java.nio.file.Path;
@@ -69,7 +70,7 @@ public final class LoaderOptions {
             description = "Remote shards: keep the cache's shards as files in DIR (mapped) rather than in memory (default: memory).")
     Path shardCacheDir;
 
-    @Option(names = "--drop-last", description = "Drop each epoch's last partial batch (default: kept).")
+    @Option(names = "--drop-last", description = "Drop each epoch's last partial batch of this rank (default: kept).")
     boolean dropLast;
 
     @Option(names = "--rank", paramLabel = "R",
@@ -77,8 +78,26 @@ public final class LoaderOptions {
     int rank;
 
     @Option(names = "--world-size", paramLabel = "W",
-            description = "Number of shards; together they cover each epoch exactly once (default: ${DEFAULT-VALUE}).")
+            description = "Number of shards, each of the same size (see --shard-tail) (default: ${DEFAULT-VALUE}).")
     int worldSize = 1;
+
+    /** {@link ShardTail}, spelled as on the command line. */
+    enum Tail {
+        pad(ShardTail.PAD), drop(ShardTail.DROP);
+
+        final ShardTail value;
+
+        Tail(ShardTail value) {
+            this.value = value;
+        }
+    }
+
+    @Option(names = "--shard-tail", paramLabel = "MODE",
+            description = {"When N samples do not split evenly over W ranks: pad gives every rank ceil(N/W), repeating",
+                    "samples from the start of the epoch's order (PyTorch's DistributedSampler); drop gives every rank",
+                    "floor(N/W), leaving up to W-1 out. Either way every rank takes the same number of steps",
+                    "(${COMPLETION-CANDIDATES}; default: ${DEFAULT-VALUE})."})
+    Tail shardTail = Tail.pad;
 
     @Option(names = "--transform", paramLabel = "KIND",
             description = "eval: Resize(--resize) + CenterCrop(--crop); train: RandomResizedCrop(--crop, --scale, --ratio) + "
@@ -198,6 +217,7 @@ public final class LoaderOptions {
         }
         return Loader.builder(index).workers(workers).workerNice(workerNice).batchSize(batchSize).slots(slots).epochs(epochs)
                 .startEpoch(startEpoch).startBatch(startBatch).shuffle(shuffle).shuffleWindow(window(index)).seed(seed).dropLast(dropLast).shard(rank, worldSize)
+                .shardTail(shardTail.value)
                 .transform(transform()).onError(policy());
     }
 }
