@@ -99,6 +99,23 @@ class LoaderOptionsTest {
     }
 
     @org.junit.jupiter.api.Test
+    void meanAndStdNormaliseTheFloatOutputWithImageNetsByDefault() {
+        io.stoke.loader.transform.TransformSpec spec = CommandLine.populateCommand(new LoaderOptions()).transform();
+        assertArrayEquals(io.stoke.loader.transform.TransformSpec.IMAGENET_MEAN, spec.mean());
+        assertArrayEquals(io.stoke.loader.transform.TransformSpec.IMAGENET_STD, spec.std());
+        spec = CommandLine.populateCommand(new LoaderOptions(), "--output", "float32", "--mean", "0.5,0.25,0",
+                "--std", "1,0.5,2").transform();
+        assertArrayEquals(new float[] {0.5f, 0.25f, 0f}, spec.mean());
+        assertArrayEquals(new float[] {1f, 0.5f, 2f}, spec.std());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CommandLine.populateCommand(new LoaderOptions(), "--mean", "0.5,0.5").transform());
+        assertTrue(e.getMessage().contains("--mean and --std"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> CommandLine.populateCommand(new LoaderOptions(), "--std", "1,0,1").transform());
+        assertTrue(e.getMessage().contains("--std must be three positive"), e.getMessage());
+    }
+
+    @org.junit.jupiter.api.Test
     void aShardOutOfRangeIsAUsageErrorBeforeAnythingStarts() {
         String[] r = BenchCommandTest.run("bench", "/nonexistent-but-never-read", "--rank", "2", "--world-size", "2");
         assertNotEquals("0", r[0]);
