@@ -16,6 +16,7 @@ import gc
 import os
 import secrets
 import subprocess
+import tempfile
 import threading
 import time
 import weakref
@@ -23,6 +24,7 @@ import weakref
 import numpy as np
 
 from . import _home
+from . import _torch_compat as _compat
 from .ring import SAMPLE_STATUS, ProducerGoneError, Ring, RingFormatError
 
 __all__ = ["DataLoader", "SampleError", "ProducerError", "SkippedSample", "Batch"]
@@ -110,7 +112,9 @@ def _close_at_exit(ref):
 
 
 class DataLoader:
-    """Batches of ``root`` decoded by Stoke. ``root`` is an ImageFolder tree
+    """Batches of ``root`` decoded by Stoke. ``root`` is a torchvision ``ImageFolder``/``DatasetFolder``
+    (or any object with ``samples``, ``[(path, label), ...]``), whose ``transform`` is translated
+    exactly into the settings below or refused at construction (see the package README), or an ImageFolder tree
     (``root/<class>/<image>.jpg``), a list file of ``<path> <label>`` lines, or WebDataset tar
     shards: one ``.tar``, a brace pattern (``"train-{000000..000127}.tar"``), a folder of ``.tar``
     files, or the same at ``s3://`` or ``http(s)://`` URLs: ``Resize(resize)`` + ``CenterCrop(crop)``, or with
@@ -148,10 +152,28 @@ class DataLoader:
     """
 
     def __init__(self, root, batch_size=256, num_workers=None, shuffle=False, seed=0, drop_last=False,
-                 resize=256, crop=224, output="uint8", on_error="fail", with_indices=False, rank=None,
-                 world_size=None, transform="eval", dct_scaling="pow2", slots=4, shuffle_window=None,
-                 shard_cache=None, shard_cache_dir=None, worker_nice=19, shard_tail="pad",
+                 resize=None, crop=None, output=None, on_error="fail", with_indices=False, rank=None,
+                 world_size=None, transform=None, dct_scaling=None, slots=4, shuffle_window=None,
+                 shard_cache=None, shard_cache_dir=None, worker_nice=19, shard_tail="pad", mean=None, std=None,
                  start_timeout=START_TIMEOUT):
+        self.dataset = root if _compat.is_dataset(root) else None
+        given = {k: v for k, v in (("resize", resize), ("crop", crop), ("output", output), ("transform", transform),
+                                   ("mean", mean), ("std", std)) if v is not None}
+        self._chw = False
+        translated = None
+        if self.dataset is not None and getattr(self.dataset, "transform", None) is not None:
+            if given:
+                raise ValueError(f"{', '.join(given)} given, and the dataset has a transform that already decides "
+                                 f"{'it' if len(given) == 1 else 'them'}: pass one or the other")
+            translated = _compat.translate_transform(self.dataset.transform)
+            transform, resize, crop = translated["transform"], translated["resize"], translated["crop"]
+            output, mean, std, self._chw = translated["output"], translated["mean"], translated["std"], translated["chw"]
+        transform = "eval" if transform is None else transform
+        resize = 256 if resize is None else int(resize)
+        crop = 224 if crop is None else int(crop)
+        output = "uint8" if output is None else output
+        # A torchvision transform is translated exactly: no DCT scaling unless asked for.
+        dct_scaling = ("none" if translated else "pow2") if dct_scaling is None else dct_scaling
         if output not in ("uint8", "float32"):
             raise ValueError(f"output must be 'uint8' or 'float32', not {output!r}")
         if on_error not in ("fail", "skip"):
@@ -160,6 +182,10 @@ class DataLoader:
             raise ValueError(f"shard_tail must be 'pad' or 'drop', not {shard_tail!r}")
         if transform not in ("eval", "train"):
             raise ValueError(f"transform must be 'eval' or 'train', not {transform!r}")
+        if (mean is None) != (std is None) or (mean is not None and (len(mean) != 3 or len(std) != 3)):
+            raise ValueError("mean and std go together, three numbers each (RGB, on a 0-1 scale)")
+        if mean is not None and output != "float32":
+            raise ValueError("mean and std normalise output='float32'; the uint8 output is not normalised")
         if batch_size < 1 or slots < 1:
             raise ValueError("batch_size and slots must be positive")
         if not 0 <= int(worker_nice) <= 19:
@@ -171,11 +197,24 @@ class DataLoader:
         self.world_size = default_world if world_size is None else int(world_size)
         if not 0 <= self.rank < self.world_size:
             raise ValueError(f"rank must be in [0, world_size): rank {self.rank} of {self.world_size}")
-        self.root = os.fspath(root)
+        self._list_path = None
+        if self.dataset is not None:
+            samples = _compat.dataset_samples(self.dataset)
+            fd, self._list_path = tempfile.mkstemp(prefix=f"stoke-py-list-{os.getpid()}-", suffix=".txt")
+            os.close(fd)
+            _compat.write_list_file(samples, self._list_path)
+            self.root = self._list_path
+        else:
+            self.root = os.fspath(root)
         self.batch_size, self.shuffle, self.seed, self.drop_last = int(batch_size), bool(shuffle), int(seed), drop_last
         self.num_workers = _default_workers() if num_workers is None else int(num_workers)
         self.resize, self.crop, self.output, self.on_error = resize, crop, output, on_error
+        self.mean = None if mean is None else [float(v) for v in mean]
+        self.std = None if std is None else [float(v) for v in std]
         self.with_indices, self.transform, self.dct_scaling, self.slots = with_indices, transform, dct_scaling, slots
+        self.scale = translated and translated["scale"]
+        self.ratio = translated and translated["ratio"]
+        self.flip = translated and translated["flip"]
         self.shuffle_window = None if shuffle_window is None else int(shuffle_window)
         if self.shuffle_window is not None and self.shuffle_window < 0:
             raise ValueError(f"shuffle_window must not be negative: {shuffle_window}")
@@ -190,7 +229,11 @@ class DataLoader:
         self._batch = 0
         self._producer_next = None  # (epoch, batch) the ring hands out next
         self.samples = None
-        self._start_producer(0, 0)
+        try:
+            self._start_producer(0, 0)
+        except BaseException:
+            self._remove_list()
+            raise
         atexit.register(_close_at_exit, weakref.ref(self))
 
     # ---- sizes and position ----
@@ -308,6 +351,8 @@ class DataLoader:
         weakref.finalize(lease, raw.release)
         images = torch.from_numpy(np.asarray(lease))
         del lease
+        if self._chw:
+            images = images.permute(0, 3, 1, 2)  # PILToTensor's [n, 3, H, W]: a view of the HWC slot, no copy
         items = (images, labels, indices) if self.with_indices else (images, labels)
         padded = torch.from_numpy(self._padding(raw.batch_index, len(raw.labels)))
         return Batch(items, raw.epoch, raw.batch_index, skipped, padded)
@@ -323,6 +368,11 @@ class DataLoader:
                "--resize", str(self.resize),
                "--crop", str(self.crop), "--output", self.output, "--on-error", self.on_error,
                "--transform", self.transform, "--dct-scaling", self.dct_scaling, "--worker-nice", str(self.worker_nice)]
+        if self.mean is not None:
+            cmd += ["--mean", ",".join(repr(v) for v in self.mean), "--std", ",".join(repr(v) for v in self.std)]
+        if self.scale is not None:
+            cmd += ["--scale", ",".join(repr(v) for v in self.scale), "--ratio", ",".join(repr(v) for v in self.ratio),
+                    "--flip", repr(self.flip)]
         if self.shuffle:
             cmd.append("--shuffle")
         if self.drop_last:
@@ -426,6 +476,15 @@ class DataLoader:
             return
         self._closed = True
         self._stop_producer()
+        self._remove_list()
+
+    def _remove_list(self):
+        path, self._list_path = getattr(self, "_list_path", None), None
+        if path:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
 
     def __enter__(self):
         return self

@@ -318,6 +318,144 @@ class DataLoaderTest(unittest.TestCase):
             self.assertEqual(idx, ridx.tolist(), f"batch {k}")
             self.assertTrue(torch.equal(images, rimages), f"batch {k}: the random crops differ")
 
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_an_image_folder_with_its_eval_transform_gives_torchvisions_pixels(self):
+        T = transforms
+        cases = [
+            ("PILToTensor", [T.PILToTensor()], torch.uint8),
+            ("ConvertImageDtype", [T.PILToTensor(), T.ConvertImageDtype(torch.float)], torch.float32),
+            ("ToTensor", [T.ToTensor()], torch.float32),
+            ("Normalize", [T.ToTensor(), T.Normalize(mean=(0.5, 0.4, 0.3), std=(0.2, 0.3, 0.25))], torch.float32),
+            ("presets", [T.PILToTensor(), T.ConvertImageDtype(torch.float),
+                         T.Normalize(mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225))], torch.float32),
+        ]
+        for name, tail, dtype in cases:
+            dataset = torchvision.datasets.ImageFolder(
+                str(DATA), transform=T.Compose([T.Resize(232), T.CenterCrop(208)] + tail))
+            with stoke.DataLoader(dataset, batch_size=16, num_workers=2, with_indices=True) as loader:
+                self.assertIs(dataset, loader.dataset)
+                self.assertEqual("none", loader.dct_scaling, "a translated transform is exact")
+                checked = 0
+                for images, labels, indices in loader:
+                    self.assertEqual((len(indices), 3, 208, 208), tuple(images.shape), name)
+                    self.assertEqual(dtype, images.dtype, name)
+                    for j, index in enumerate(indices.tolist()):
+                        expected, label = dataset[index]
+                        self.assertEqual(label, int(labels[j]))
+                        if dtype == torch.uint8:
+                            self.assertTrue(torch.equal(expected, images[j]), f"{name}: sample {index}")
+                        else:
+                            self.assertTrue(torch.allclose(expected, images[j], atol=1e-6, rtol=0),
+                                            f"{name}: sample {index}, max diff {(expected - images[j]).abs().max()}")
+                        checked += 1
+                self.assertEqual(45, checked, name)
+
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_a_train_transform_is_translated_with_its_scale_ratio_and_flip(self):
+        T = transforms
+        # scale (1, 1) and ratio (10, 10) make no try fit, so torchvision falls back to the centred
+        # box of ratio 10 on every image, and p=1 always flips: a box and a flip known in advance.
+        fixed = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose([
+            T.RandomResizedCrop(176, scale=(1.0, 1.0), ratio=(10.0, 10.0)), T.RandomHorizontalFlip(1.0),
+            T.PILToTensor()]))
+        with stoke.DataLoader(fixed, batch_size=16, num_workers=2, with_indices=True, shuffle=True) as loader:
+            self.assertEqual(("train", [1.0, 1.0], [10.0, 10.0], 1.0),
+                             (loader.transform, loader.scale, loader.ratio, loader.flip))
+            for images, labels, indices in loader:
+                self.assertEqual((len(indices), 3, 176, 176), tuple(images.shape))
+                for j, index in enumerate(indices.tolist()):
+                    self.assertTrue(torch.equal(fixed[index][0], images[j]), f"sample {index}")
+        random = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose([
+            T.RandomResizedCrop(176, scale=(0.25, 0.9), ratio=(0.5, 2.0)), T.RandomHorizontalFlip(0.3),
+            T.ToTensor(), T.Normalize(mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))]))
+        runs = []
+        for _ in range(2):
+            with stoke.DataLoader(random, batch_size=16, num_workers=2, with_indices=True, seed=4) as loader:
+                self.assertEqual(([0.25, 0.9], [0.5, 2.0], 0.3), (loader.scale, loader.ratio, loader.flip))
+                self.assertIn("--scale", loader._command(0, 0, "r", "i"))
+                runs.append([(idx.tolist(), images.clone()) for images, _, idx in loader])
+        for (ia, a), (ib, b) in zip(*runs):
+            self.assertEqual(ia, ib)
+            self.assertEqual((len(ia), 3, 176, 176), tuple(a.shape))
+            self.assertTrue(torch.equal(a, b), "the same seed gives the same crops")
+            self.assertGreaterEqual(float(a.min()), -1.0)
+            self.assertLessEqual(float(a.max()), 1.0)
+
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_what_stoke_cannot_do_exactly_is_refused_at_construction_naming_it_and_the_ways_out(self):
+        T = transforms
+        crop = [T.RandomResizedCrop(64)]
+        eval_ = [T.Resize(72), T.CenterCrop(64)]
+        tensor = [T.PILToTensor(), T.ConvertImageDtype(torch.float)]
+        refused = {
+            "AutoAugment": crop + [T.AutoAugment()] + tensor,
+            "RandAugment": crop + [T.RandAugment()] + tensor,
+            "TrivialAugmentWide": crop + [T.TrivialAugmentWide()] + tensor,
+            "RandomErasing": crop + tensor + [T.RandomErasing()],
+            "ColorJitter": crop + [T.ColorJitter(0.4, 0.4, 0.4)] + tensor,
+            "Lambda": eval_ + [T.Lambda(lambda x: x)] + tensor,
+            "interpolation InterpolationMode.BICUBIC": [T.RandomResizedCrop(64, interpolation=T.InterpolationMode.BICUBIC)] + tensor,
+            "Resize with interpolation InterpolationMode.NEAREST": [T.Resize(72, interpolation=T.InterpolationMode.NEAREST), T.CenterCrop(64)] + tensor,
+            "Resize((72, 96))": [T.Resize((72, 96)), T.CenterCrop(64)] + tensor,
+            "CenterCrop with size (64, 48)": [T.Resize(72), T.CenterCrop((64, 48))] + tensor,
+            "without a CenterCrop": [T.Resize(72)] + tensor,
+            "CenterCrop(80) after Resize(72)": [T.Resize(72), T.CenterCrop(80)] + tensor,
+            "Normalize on PILToTensor": eval_ + [T.PILToTensor(), T.Normalize((0.5,) * 3, (0.5,) * 3)],
+            "ConvertImageDtype(torch.float64)": eval_ + [T.PILToTensor(), T.ConvertImageDtype(torch.float64)],
+            "ends with a PIL image": eval_,
+            "RandomVerticalFlip": [T.RandomVerticalFlip()] + crop + tensor,
+            "max_size": [T.Resize(72, max_size=100), T.CenterCrop(64)] + tensor,
+        }
+        for name, steps in refused.items():
+            dataset = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(steps))
+            start = time.monotonic()
+            with self.assertRaises(ValueError, msg=name) as caught:
+                stoke.DataLoader(dataset, batch_size=4, num_workers=1)
+            message = str(caught.exception)
+            self.assertIn(name, message)
+            self.assertIn("batch_transform", message, name)
+            self.assertIn("torch.utils.data.DataLoader", message, name)
+            self.assertLess(time.monotonic() - start, 1.0, f"{name}: refused before the producer starts")
+            self.assertEqual([], producer_files())
+        # A single transform (no Compose) is read as well, and refused the same way.
+        with self.assertRaisesRegex(ValueError, "ColorJitter.*batch_transform"):
+            stoke.DataLoader(torchvision.datasets.ImageFolder(str(DATA), transform=T.ColorJitter(0.1)))
+        plain = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(eval_ + tensor))
+        plain.target_transform = lambda y: y + 1
+        with self.assertRaisesRegex(ValueError, "target_transform.*torch.utils.data.DataLoader"):
+            stoke.DataLoader(plain)
+        with self.assertRaisesRegex(ValueError, "crop given, and the dataset has a transform"):
+            stoke.DataLoader(torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(eval_ + tensor)), crop=32)
+        png = type("PngSet", (), {"samples": [("/x/a.png", 0)]})()
+        with self.assertRaisesRegex(ValueError, "a.png.*JPEG"):
+            stoke.DataLoader(png)
+        newline = type("Odd", (), {"samples": [("/x/a\nb.jpg", 0)]})()
+        with self.assertRaisesRegex(ValueError, "line break"):
+            stoke.DataLoader(newline)
+        custom = torchvision.datasets.ImageFolder(str(DATA), loader=lambda p: None)
+        with self.assertRaisesRegex(ValueError, "loader"):
+            stoke.DataLoader(custom)
+        self.assertEqual([], sorted(f for f in os.listdir(tempfile.gettempdir()) if f.startswith(f"stoke-py-list-{os.getpid()}-")))
+
+    def test_any_object_with_samples_is_served_from_a_list_file_paths_with_spaces_included(self):
+        spaced = TMP / "with space"
+        if not spaced.exists():
+            shutil.copytree(DATA, spaced / "a folder")
+        files = sorted(spaced.rglob("*.jpg"))
+        samples = [(str(f), k % 3) for k, f in enumerate(reversed(files))]  # an order and labels of our own
+        dataset = type("Mine", (), {"samples": samples, "__len__": lambda self: len(samples)})()
+        with stoke.DataLoader(dataset, batch_size=8, num_workers=2, with_indices=True, resize=64, crop=64) as loader:
+            self.assertEqual(samples, loader.samples, "indices stay positions in dataset.samples")
+            list_file = loader._list_path
+            self.assertTrue(os.path.exists(list_file))
+            seen = []
+            for images, labels, indices in loader:
+                self.assertEqual([samples[i][1] for i in indices.tolist()], labels.tolist())
+                self.assertEqual((len(indices), 64, 64, 3), tuple(images.shape))
+                seen += indices.tolist()
+            self.assertEqual(list(range(45)), sorted(seen))
+        self.assertFalse(os.path.exists(list_file), "close() removes the list file")
+
     def test_ranks_take_torchs_distributed_sampler_indices_of_stokes_permutation(self):
         from torch.utils.data import DistributedSampler
         small = dict(batch_size=4, num_workers=1, slots=2, shuffle=True, seed=3, with_indices=True, resize=32, crop=32)
