@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import warnings
 import weakref
 
 import numpy as np
@@ -27,7 +28,7 @@ from . import _home
 from . import _torch_compat as _compat
 from .ring import SAMPLE_STATUS, ProducerGoneError, Ring, RingFormatError
 
-__all__ = ["DataLoader", "SampleError", "ProducerError", "SkippedSample", "Batch"]
+__all__ = ["DataLoader", "SampleError", "ProducerError", "SkippedSample", "Batch", "StokeWarning"]
 
 #: How long creating a loader waits for the producer's ring (the first run may build Stoke).
 START_TIMEOUT = 900.0
@@ -105,6 +106,152 @@ def _default_workers():
     return max(1, cores // max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1"))))
 
 
+_SAID = set()
+
+
+def _say_once(key, message):
+    """Tells the user something once per process (a PyTorch keyword that Stoke maps or ignores)."""
+    if key not in _SAID:
+        _SAID.add(key)
+        warnings.warn(message, StokeWarning, stacklevel=4)
+
+
+class StokeWarning(UserWarning):
+    """What stoke.DataLoader says once about a PyTorch keyword it maps, costs or ignores."""
+
+
+def _release_after_copies(loader_ref, raw):
+    """A pinned batch's finaliser: its slot goes back after the GPU work queued so far (its copies)."""
+    loader = loader_ref()
+    if loader is None or loader._pinned is None:
+        raw.release()
+        return
+    import torch
+    event = torch.cuda.Event()
+    event.record()
+    loader._pending.append((event, raw))
+
+
+def _is_default_collate(fn):
+    try:
+        from torch.utils.data import _utils
+        from torch.utils.data import default_collate
+    except ImportError:
+        return False
+    return fn is default_collate or fn is _utils.collate.default_collate
+
+
+def _torch_keywords(*, sampler, batch_sampler, shuffle, seed, rank, world_size, shard_tail, num_workers, collate_fn,
+                    pin_memory, timeout, worker_init_fn, multiprocessing_context, generator, prefetch_factor, slots,
+                    batch_transform, with_indices):
+    """PyTorch DataLoader's keywords as Stoke's settings, refusing at construction what cannot be done."""
+    out = {"shuffle": bool(shuffle), "seed": seed, "rank": rank, "world_size": world_size, "shard_tail": shard_tail}
+
+    def agree(key, value, source):
+        if out[key] is not None and out[key] != value:
+            raise ValueError(f"{key}={out[key]!r} given, and {source} says {value!r}: pass one or the other")
+        out[key] = value
+
+    if batch_sampler is not None:
+        raise ValueError("stoke.DataLoader does not take batch_sampler: its batches are drawn by the Java producer "
+                         "(batch_size, drop_last, sampler=RandomSampler/SequentialSampler/DistributedSampler). Use "
+                         "torch.utils.data.DataLoader for a batch sampler of your own.")
+    if sampler is not None:
+        if shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        from torch.utils.data import DistributedSampler, RandomSampler, SequentialSampler
+        kind = type(sampler)
+        if kind is RandomSampler:
+            if sampler.replacement or sampler._num_samples is not None:
+                raise ValueError("stoke.DataLoader takes RandomSampler without replacement and num_samples (a "
+                                 "permutation of the dataset each epoch); use torch.utils.data.DataLoader for this one")
+            out["shuffle"] = True
+            if sampler.generator is not None:
+                agree("seed", int(sampler.generator.initial_seed()), "the RandomSampler's generator")
+        elif kind is SequentialSampler:
+            out["shuffle"] = False
+        elif kind is DistributedSampler:
+            out["shuffle"] = bool(sampler.shuffle)
+            agree("seed", int(sampler.seed), "the DistributedSampler")
+            agree("rank", int(sampler.rank), "the DistributedSampler")
+            agree("world_size", int(sampler.num_replicas), "the DistributedSampler")
+            agree("shard_tail", "drop" if sampler.drop_last else "pad", "the DistributedSampler's drop_last")
+        else:
+            raise ValueError(f"stoke.DataLoader cannot draw the order of {kind.__name__}: it takes RandomSampler, "
+                             "SequentialSampler or DistributedSampler (or shuffle=, seed=, rank=, world_size=), whose "
+                             "orders its Java producer draws itself. Use torch.utils.data.DataLoader for a sampler of "
+                             "your own.")
+    if generator is not None:
+        agree("seed", int(generator.initial_seed()), "the generator's initial_seed()")
+    out["seed"] = 0 if out["seed"] is None else int(out["seed"])
+    out["shard_tail"] = "pad" if out["shard_tail"] is None else out["shard_tail"]
+    if num_workers is not None and int(num_workers) < 0:
+        raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.")
+    if num_workers is not None and int(num_workers) == 0:
+        _say_once("workers-0", "stoke.DataLoader: num_workers=0 runs one decoding thread in Stoke's producer (a Java "
+                               "process); nothing is decoded in this process")
+        num_workers = 1
+    out["num_workers"] = None if num_workers is None else int(num_workers)
+    if timeout < 0:
+        raise ValueError("timeout option should be non-negative")
+    if prefetch_factor is not None:
+        if slots is not None:
+            raise ValueError("slots and prefetch_factor both size the ring: pass one")
+        if int(prefetch_factor) < 1:
+            raise ValueError(f"prefetch_factor must be positive, not {prefetch_factor}")
+        slots = max(2, (out["num_workers"] or _default_workers()) * int(prefetch_factor))
+    out["slots"] = 4 if slots is None else int(slots)
+    if worker_init_fn is not None:
+        _say_once("worker-init", "stoke.DataLoader: worker_init_fn is ignored: Stoke decodes in Java threads, no "
+                                 "Python runs in them (its transforms are the producer's own, seeded by seed)")
+    if multiprocessing_context is not None:
+        _say_once("mp-context", "stoke.DataLoader: multiprocessing_context is ignored: Stoke's producer is one Java "
+                                "process, started with subprocess")
+    out["collate"] = None
+    if collate_fn is not None and not _is_default_collate(collate_fn):
+        if batch_transform is not None:
+            raise ValueError("collate_fn and batch_transform both make the batch: pass one")
+        if with_indices:
+            raise ValueError("with_indices adds the indices to Stoke's batch; with a collate_fn the batch is what it "
+                             "returns: pass one or the other")
+        _say_once("collate", "stoke.DataLoader: collate_fn gets each batch as a list of (image, label) samples and "
+                             "copies them into its batch, as with torch; batch_transform=fn(images, labels) does the same "
+                             "on the whole batch without that copy (e.g. mixup/cutmix on the device)")
+        out["collate"] = collate_fn
+    out["pin"] = False
+    if pin_memory:
+        import torch
+        if torch.cuda.is_available():
+            out["pin"] = True
+        else:
+            _say_once("pin-no-cuda", "stoke.DataLoader: pin_memory has no effect without CUDA")
+    return out
+
+
+class _PathDataset:
+    """``loader.dataset`` for a loader over a path: its size, samples and classes, as torchvision's
+    ``ImageFolder`` has them (``classes``/``class_to_idx`` are None except for an ImageFolder tree).
+    The images themselves come only from the loader."""
+
+    def __init__(self, root, samples):
+        self.root = root
+        self.samples = list(samples)
+        self.imgs = self.samples
+        self.targets = [label for _, label in self.samples]
+        self.classes = self.class_to_idx = None
+        if os.path.isdir(root):
+            classes = sorted(e.name for e in os.scandir(root) if e.is_dir())
+            if classes and not any(name.endswith(".tar") for name in os.listdir(root)):
+                self.classes = classes
+                self.class_to_idx = {c: i for i, c in enumerate(classes)}
+
+    def __len__(self):
+        return len(self.samples)
+
+    def __repr__(self):
+        return f"stoke dataset {self.root!r}: {len(self)} samples"
+
+
 def _close_at_exit(ref):
     loader = ref()
     if loader is not None:
@@ -145,17 +292,48 @@ class DataLoader:
     divided by ``LOCAL_WORLD_SIZE``. ``slots`` is the ring's size: batches decoded ahead plus the
     batches your code still holds.
 
+    PyTorch's keywords mean what they mean there: ``sampler`` (Random-, Sequential- or
+    DistributedSampler, whose ``set_epoch`` is read at each ``iter()``), ``generator`` (its
+    ``initial_seed()``), ``collate_fn`` (a list of ``(image, label)`` in, the batch out;
+    ``default_collate`` is free), ``pin_memory``, ``timeout``, ``prefetch_factor`` (``slots =
+    max(2, num_workers * prefetch_factor)``), ``num_workers=0`` (one thread), ``persistent_workers``;
+    ``worker_init_fn`` and ``multiprocessing_context`` are ignored and ``batch_sampler`` and other
+    samplers refused. ``batch_transform=fn`` applies ``fn(images, labels)`` to each batch without a
+    copy. ``loader.dataset``, ``loader.sampler``, ``len(loader)`` are PyTorch's.
+
     ``worker_nice`` (0 to 19, default 19) is the decoding threads' nice value: your loop's threads
     (a model on the CPU, the Python thread that launches GPU work) run first, and the workers decode
     on the CPU they leave. When nothing else wants the cores the workers get all of them; 0 gives
     them the same priority as your loop.
     """
 
-    def __init__(self, root, batch_size=256, num_workers=None, shuffle=False, seed=0, drop_last=False,
-                 resize=None, crop=None, output=None, on_error="fail", with_indices=False, rank=None,
-                 world_size=None, transform=None, dct_scaling=None, slots=4, shuffle_window=None,
-                 shard_cache=None, shard_cache_dir=None, worker_nice=19, shard_tail="pad", mean=None, std=None,
-                 start_timeout=START_TIMEOUT):
+    def __init__(self, root, batch_size=256, *, shuffle=None, sampler=None, batch_sampler=None, num_workers=None,
+                 collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
+                 multiprocessing_context=None, generator=None, prefetch_factor=None, persistent_workers=False,
+                 batch_transform=None, seed=None, resize=None, crop=None, output=None, on_error="fail",
+                 with_indices=False, rank=None, world_size=None, transform=None, dct_scaling=None, slots=None,
+                 shuffle_window=None, shard_cache=None, shard_cache_dir=None, worker_nice=19, shard_tail=None,
+                 mean=None, std=None, start_timeout=START_TIMEOUT):
+        # PyTorch's keywords first: what they fix, what Stoke refuses (before anything starts).
+        torch_settings = _torch_keywords(sampler=sampler, batch_sampler=batch_sampler, shuffle=shuffle, seed=seed,
+                                         rank=rank, world_size=world_size, shard_tail=shard_tail,
+                                         num_workers=num_workers, collate_fn=collate_fn, pin_memory=pin_memory,
+                                         timeout=timeout, worker_init_fn=worker_init_fn,
+                                         multiprocessing_context=multiprocessing_context, generator=generator,
+                                         prefetch_factor=prefetch_factor, slots=slots,
+                                         batch_transform=batch_transform, with_indices=with_indices)
+        shuffle, seed, rank, world_size, shard_tail = (torch_settings[k] for k in
+                                                       ("shuffle", "seed", "rank", "world_size", "shard_tail"))
+        num_workers, slots = torch_settings["num_workers"], torch_settings["slots"]
+        self._passed_sampler = sampler
+        self.collate_fn, self._collate = collate_fn, torch_settings["collate"]
+        self.batch_transform = batch_transform
+        self.pin_memory, self._pin = bool(pin_memory), torch_settings["pin"]
+        self.timeout, self.generator, self.prefetch_factor = float(timeout), generator, prefetch_factor
+        self.persistent_workers, self.worker_init_fn = persistent_workers, worker_init_fn
+        self.multiprocessing_context, self.batch_sampler = multiprocessing_context, None
+        self._pinned = None  # (pointer, cudart) of the ring registered with CUDA
+        self._pending = collections.deque()  # (event, raw batch): slots released once the GPU copies are done
         self.dataset = root if _compat.is_dataset(root) else None
         given = {k: v for k, v in (("resize", resize), ("crop", crop), ("output", output), ("transform", transform),
                                    ("mean", mean), ("std", std)) if v is not None}
@@ -206,7 +384,7 @@ class DataLoader:
             self.root = self._list_path
         else:
             self.root = os.fspath(root)
-        self.batch_size, self.shuffle, self.seed, self.drop_last = int(batch_size), bool(shuffle), int(seed), drop_last
+        self.batch_size, self.shuffle, self.seed, self.drop_last = int(batch_size), bool(shuffle), int(seed), bool(drop_last)
         self.num_workers = _default_workers() if num_workers is None else int(num_workers)
         self.resize, self.crop, self.output, self.on_error = resize, crop, output, on_error
         self.mean = None if mean is None else [float(v) for v in mean]
@@ -231,10 +409,31 @@ class DataLoader:
         self.samples = None
         try:
             self._start_producer(0, 0)
+            if self.dataset is None:
+                self.dataset = _PathDataset(self.root, self.samples)
+            self.sampler = self._make_sampler()
         except BaseException:
-            self._remove_list()
+            self.close()
             raise
+        self._seen_sampler_epoch = getattr(self.sampler, "epoch", None)
         atexit.register(_close_at_exit, weakref.ref(self))
+
+    def _make_sampler(self):
+        """The sampler passed (checked against the dataset's size), else torch's sampler that stands for
+        Stoke's order: ``loader.sampler`` as PyTorch's DataLoader has one (its ``set_epoch`` works; its
+        own iteration is torch's order, not Stoke's, which the Java producer draws)."""
+        from torch.utils.data import DistributedSampler, RandomSampler, SequentialSampler
+        n = len(self.samples)
+        sampler = self._passed_sampler
+        if sampler is not None:
+            size = len(getattr(sampler, "dataset", None) or getattr(sampler, "data_source", None) or ())
+            if size != n:
+                raise ValueError(f"the sampler is over {size} samples, the dataset has {n}")
+            return sampler
+        if self.world_size > 1:
+            return DistributedSampler(self.dataset, num_replicas=self.world_size, rank=self.rank,
+                                      shuffle=self.shuffle, seed=self.seed, drop_last=self.shard_tail == "drop")
+        return RandomSampler(self.dataset) if self.shuffle else SequentialSampler(self.dataset)
 
     # ---- sizes and position ----
 
@@ -265,6 +464,8 @@ class DataLoader:
             raise ValueError(f"epoch must not be negative: {epoch}")
         if epoch != self._epoch:
             self._epoch, self._batch = int(epoch), 0
+        if hasattr(self.sampler, "epoch"):
+            self.sampler.epoch = self._seen_sampler_epoch = int(epoch)
 
     def state_dict(self):
         """Where the loader is: after ``batch`` batches of ``epoch``, with the settings that fix the order."""
@@ -291,6 +492,10 @@ class DataLoader:
     def __iter__(self):
         if self._closed:
             raise ValueError("the loader is closed")
+        # A DistributedSampler's set_epoch(e) (the passed one, or loader.sampler): epoch e comes next.
+        epoch = getattr(self.sampler, "epoch", None)
+        if epoch is not None and epoch != self._seen_sampler_epoch:
+            self.set_epoch(int(epoch))
         return _EpochIterator(self)
 
     def _next(self):
@@ -308,13 +513,26 @@ class DataLoader:
         self._batch += 1
         k = self._batch
         self._producer_next = (self._epoch, k) if k < len(self) else (self._epoch + 1, 0)
-        return self._wrap(raw)
+        batch = self._wrap(raw)
+        if self._collate is not None:
+            images, labels = batch[0], batch[1]
+            # PyTorch's meaning: a list of (image, label) samples in, the batch out (a copy it makes).
+            return self._collate(list(zip(images.unbind(0), labels.tolist())))
+        if self.batch_transform is not None:
+            out = self.batch_transform(batch[0], batch[1])
+            if isinstance(out, tuple):
+                out = Batch(out + tuple(batch[2:]), batch.epoch, batch.batch_index, batch.skipped, batch.padded)
+            return out
+        return batch
 
     def _take(self):
         ring = self._ring
+        deadline = time.monotonic() + self.timeout if self.timeout > 0 else None
         while True:
+            self._release_copied(wait=ring.held >= ring.slot_count)
             if ring.held >= ring.slot_count:
                 gc.collect()  # a reference cycle may be all that holds a batch
+                self._release_copied(wait=True)
                 if ring.held >= ring.slot_count:
                     raise RuntimeError(
                         f"all {ring.slot_count} ring slots are held by batches your code still references, so no "
@@ -327,6 +545,8 @@ class DataLoader:
             except TimeoutError:
                 if self._proc.poll() is not None:
                     raise self._producer_error(f"the producer exited with status {self._proc.returncode}") from None
+                if deadline is not None and time.monotonic() > deadline:
+                    raise RuntimeError(f"DataLoader timed out after {self.timeout:g} seconds") from None
                 continue
             if raw is None:
                 raise self._producer_error("the producer ended its stream early")
@@ -348,7 +568,10 @@ class DataLoader:
             raw.release()
             raise SampleError(epoch, batch_index, skipped)
         lease = _SlotLease(raw.pixels)
-        weakref.finalize(lease, raw.release)
+        if self._pinned:
+            weakref.finalize(lease, _release_after_copies, weakref.ref(self), raw)
+        else:
+            weakref.finalize(lease, raw.release)
         images = torch.from_numpy(np.asarray(lease))
         del lease
         if self._chw:
@@ -415,6 +638,8 @@ class DataLoader:
             time.sleep(0.01)
         if self.samples is None:
             self.samples = self._read_index()
+        if self._pin:
+            self._pin_ring()
         self._producer_next = (epoch, batch)
 
     def _read_index(self):
@@ -448,7 +673,45 @@ class DataLoader:
         self._stop_producer()
         self._start_producer(epoch, batch)
 
+    def _pin_ring(self):
+        """Registers the ring's mapping with CUDA once per producer (page-locked), so that
+        ``.to(device, non_blocking=True)`` of a batch is an asynchronous DMA from the slot."""
+        import torch
+        mm = self._ring._mm
+        pointer = np.frombuffer(mm, dtype=np.uint8).ctypes.data
+        cudart = torch.cuda.cudart()
+        status = cudart.cudaHostRegister(pointer, len(mm), 0)
+        if int(getattr(status, "value", status)) != 0:
+            _say_once("pin-failed", f"stoke.DataLoader: pin_memory: cudaHostRegister of the ring failed ({status}); "
+                                    "batches stay pageable and copies to the GPU synchronous")
+            return
+        self._pinned = (pointer, cudart)
+
+    def _release_copied(self, wait=False):
+        """Gives back the slots whose batches were freed, once the GPU work queued before then is done
+        (a pinned slot may still be the source of a non_blocking copy). ``wait``: wait for the oldest."""
+        while self._pending:
+            event, raw = self._pending[0]
+            if not event.query():
+                if not wait:
+                    return
+                event.synchronize()
+                wait = False
+            self._pending.popleft()
+            raw.release()
+
+    def _unpin(self):
+        pinned, self._pinned = self._pinned, None
+        if pinned is not None:
+            while self._pending:
+                event, raw = self._pending.popleft()
+                event.synchronize()
+                raw.release()
+            pointer, cudart = pinned
+            cudart.cudaHostUnregister(pointer)
+
     def _stop_producer(self):
+        self._unpin()
         ring, self._ring = self._ring, None
         if ring is not None:
             ring.close()

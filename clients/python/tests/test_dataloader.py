@@ -14,6 +14,7 @@ import tempfile
 import textwrap
 import time
 import unittest
+import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -66,7 +67,12 @@ def tearDownModule():
 
 
 def producer_files():
-    return sorted(f for f in os.listdir("/dev/shm") if f.startswith("stoke-py-"))
+    """The loader files in /dev/shm of this process or of processes that are gone (the tests' own
+    children); a live process elsewhere on the machine (another checkout's tests, a soak) has its own."""
+    def ours(name):
+        pid = name.split("-")[2]
+        return not pid.isdigit() or int(pid) == os.getpid() or not Path(f"/proc/{pid}").exists()
+    return sorted(f for f in os.listdir("/dev/shm") if f.startswith("stoke-py-") and ours(f))
 
 
 def run_python(code, *args, timeout=300):
@@ -455,6 +461,203 @@ class DataLoaderTest(unittest.TestCase):
                 seen += indices.tolist()
             self.assertEqual(list(range(45)), sorted(seen))
         self.assertFalse(os.path.exists(list_file), "close() removes the list file")
+
+    def test_pytorchs_samplers_and_generator_set_the_order(self):
+        from torch.utils.data import DistributedSampler, RandomSampler, SequentialSampler
+        small = dict(batch_size=4, num_workers=1, slots=2, resize=32, crop=32, with_indices=True)
+        dataset = stoke.DataLoader(DATA, **small)
+        with dataset:
+            ds = dataset.dataset
+            self.assertEqual((45, 45), (len(ds), len(ds.targets)))
+            self.assertEqual(os.fspath(DATA), ds.root)
+            self.assertEqual(sorted(d.name for d in DATA.iterdir()), ds.classes)
+            self.assertEqual({c: i for i, c in enumerate(ds.classes)}, ds.class_to_idx)
+            self.assertEqual([label for _, label in ds.samples], ds.targets)
+            self.assertIsInstance(dataset.sampler, SequentialSampler)
+            self.assertEqual(4, dataset.batch_size)
+        with stoke.DataLoader(DATA, sampler=RandomSampler(ds), **small) as loader:
+            self.assertTrue(loader.shuffle)
+            self.assertIsInstance(loader.sampler, RandomSampler)
+        with stoke.DataLoader(DATA, sampler=SequentialSampler(ds), **small) as loader:
+            self.assertFalse(loader.shuffle)
+            self.assertEqual(list(range(45)), [i for _, _, idx in loader for i in idx.tolist()])
+        with stoke.DataLoader(DATA, sampler=RandomSampler(ds, generator=torch.Generator().manual_seed(7)),
+                              **small) as loader:
+            self.assertEqual((True, 7), (loader.shuffle, loader.seed))
+        with stoke.DataLoader(DATA, shuffle=True, generator=torch.Generator().manual_seed(11), **small) as loader:
+            self.assertEqual(11, loader.seed)
+            self.assertIsInstance(loader.sampler, RandomSampler)
+        distributed = DistributedSampler(ds, num_replicas=2, rank=1, shuffle=True, seed=5, drop_last=True)
+        with stoke.DataLoader(DATA, sampler=distributed, **small) as loader:
+            self.assertEqual((1, 2, 5, "drop", True), (loader.rank, loader.world_size, loader.seed, loader.shard_tail,
+                                                       loader.shuffle))
+            self.assertIs(distributed, loader.sampler)
+            self.assertEqual(6, len(loader))  # floor(45 / 2) = 22 samples
+            first = [batch.epoch for batch in loader]
+            self.assertEqual([0] * 6, first)
+            distributed.set_epoch(3)  # the recipe's train_sampler.set_epoch(epoch)
+            epochs = {batch.epoch for batch in loader}
+            self.assertEqual({3}, epochs, "the sampler's set_epoch is honoured at iter()")
+            loader.set_epoch(5)
+            self.assertEqual(5, distributed.epoch, "loader.set_epoch keeps the sampler's epoch")
+            self.assertEqual("drop", loader.state_dict()["shard_tail"])
+        # A stand-in DistributedSampler under world_size > 1: its set_epoch works too.
+        with stoke.DataLoader(DATA, rank=0, world_size=2, shuffle=True, **small) as loader:
+            self.assertIsInstance(loader.sampler, DistributedSampler)
+            loader.sampler.set_epoch(2)
+            self.assertEqual({2}, {batch.epoch for batch in loader})
+
+    def test_pytorch_keywords_that_stoke_cannot_honour_are_refused_at_construction(self):
+        from torch.utils.data import BatchSampler, DistributedSampler, SequentialSampler, WeightedRandomSampler
+        small = dict(batch_size=4, num_workers=1)
+        sequential = SequentialSampler(range(45))
+        cases = {
+            "WeightedRandomSampler": dict(sampler=WeightedRandomSampler([1.0] * 45, 45)),
+            "batch_sampler": dict(batch_sampler=BatchSampler(sequential, 4, False)),
+            "mutually exclusive with shuffle": dict(sampler=sequential, shuffle=True),
+            "num_workers option should be non-negative": dict(num_workers=-1),
+            "timeout option should be non-negative": dict(timeout=-1),
+            "seed=3 given, and the DistributedSampler says 0": dict(
+                sampler=DistributedSampler(range(45), num_replicas=2, rank=0), seed=3),
+            "slots and prefetch_factor": dict(slots=3, prefetch_factor=2),
+            "collate_fn and batch_transform": dict(collate_fn=lambda b: b, batch_transform=lambda x, y: (x, y)),
+            "with_indices": dict(collate_fn=lambda b: b, with_indices=True),
+        }
+        for message, kwargs in cases.items():
+            start = time.monotonic()
+            with self.assertRaises(ValueError, msg=message) as caught:
+                stoke.DataLoader(DATA, **{**small, **kwargs})
+            self.assertIn(message, str(caught.exception))
+            self.assertLess(time.monotonic() - start, 1.0, message)
+            self.assertEqual([], producer_files())
+        with self.assertRaisesRegex(ValueError, "sampler is over 10 samples, the dataset has 45"):
+            stoke.DataLoader(DATA, sampler=SequentialSampler(range(10)), **small)
+
+    def test_keywords_stoke_maps_or_ignores_are_said_once(self):
+        stoke.loader._SAID.clear()
+        small = dict(batch_size=4, resize=32, crop=32)
+        expected = {"num_workers=0 runs one decoding thread": dict(num_workers=0),
+                    "worker_init_fn is ignored": dict(num_workers=1, worker_init_fn=lambda w: None),
+                    "multiprocessing_context is ignored": dict(num_workers=1, multiprocessing_context="spawn"),
+                    "pin_memory has no effect without CUDA": dict(num_workers=1, pin_memory=True)}
+        if torch.cuda.is_available():
+            del expected["pin_memory has no effect without CUDA"]
+        for message, kwargs in expected.items():
+            with self.assertWarnsRegex(stoke.StokeWarning, message):
+                stoke.DataLoader(DATA, **small, **kwargs).close()
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                stoke.DataLoader(DATA, **small, **kwargs).close()  # once: not again
+        with stoke.DataLoader(DATA, num_workers=2, prefetch_factor=3, persistent_workers=True, **small) as loader:
+            self.assertEqual(6, loader.slots, "slots = max(2, num_workers * prefetch_factor)")
+        with stoke.DataLoader(DATA, num_workers=0, **small) as loader:
+            self.assertEqual(1, loader.num_workers)
+            self.assertEqual(45, sum(len(b[0]) for b in loader))
+
+    def test_timeout_bounds_the_wait_for_a_batch(self):
+        with stoke.DataLoader(DATA, batch_size=4, num_workers=1, slots=2, timeout=0.5) as loader:
+            it = iter(loader)
+            next(it)
+            os.kill(loader._proc.pid, signal.SIGSTOP)
+            try:
+                start = time.monotonic()
+                with self.assertRaisesRegex(RuntimeError, "DataLoader timed out after 0.5 seconds"):
+                    for _ in range(12):
+                        next(it)
+                self.assertLess(time.monotonic() - start, 3.0)
+            finally:
+                os.kill(loader._proc.pid, signal.SIGCONT)
+            self.assertEqual(4, len(next(it)[0]), "after a timeout the epoch goes on")
+
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_collate_fn_has_pytorchs_meaning_and_batch_transform_sees_the_slot_without_a_copy(self):
+        from torch.utils.data import default_collate
+        T = transforms
+        dataset = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(
+            [T.Resize(40), T.CenterCrop(32), T.PILToTensor()]))
+        stoke.loader._SAID.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # default_collate is free and said nothing
+            with stoke.DataLoader(dataset, batch_size=8, num_workers=2, collate_fn=default_collate) as loader:
+                images, labels = next(iter(loader))
+                self.assertEqual((8, 3, 32, 32), tuple(images.shape))
+        received = []
+
+        def collate(samples):
+            received.append([(tuple(image.shape), image.dtype, type(label)) for image, label in samples])
+            images, labels = default_collate(samples)
+            return {"images": images.float(), "labels": labels}
+
+        with self.assertWarnsRegex(stoke.StokeWarning, "collate_fn gets each batch as a list.*batch_transform"):
+            loader = stoke.DataLoader(dataset, batch_size=8, num_workers=2, collate_fn=collate)
+        with loader:
+            out = list(loader)
+        self.assertEqual(6, len(out))
+        self.assertEqual([((3, 32, 32), torch.uint8, int)] * 8, received[0])
+        self.assertEqual(torch.float32, out[0]["images"].dtype)
+        self.assertEqual(45, sum(len(o["labels"]) for o in out))
+        seen = []
+
+        def on_device(images, labels):
+            mm = loader._ring._mm
+            base = np.frombuffer(mm, dtype=np.uint8).ctypes.data
+            seen.append(base <= images.data_ptr() < base + len(mm))
+            return images.float().mean(dim=(1, 2, 3)), labels + 100
+
+        with stoke.DataLoader(dataset, batch_size=8, num_workers=2, batch_transform=on_device,
+                              with_indices=True) as loader:
+            for batch in loader:
+                means, labels, indices = batch
+                self.assertEqual((len(indices),), tuple(means.shape))
+                self.assertTrue(all(label >= 100 for label in labels.tolist()))
+                self.assertEqual(len(indices), len(batch.padded))
+        self.assertEqual([True] * 6, seen, "batch_transform gets the tensor viewing the ring's slot")
+
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_the_reference_recipes_calls_give_the_model_the_same_batches_with_either_loader(self):
+        recipe = TMP / "recipe"
+        if not recipe.exists():
+            for part, images, seed in (("train", 40, 21), ("val", 21, 22)):
+                subprocess.run([LAUNCHER, "make-dataset", str(recipe / part), "--images", str(images), "--seed",
+                                str(seed), "--classes", "4"], check=True, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        args = ["--train-crop-size", "176", "--val-crop-size", "208", "--val-resize-size", "232",
+                "--mixup-alpha", "0.2", "--cutmix-alpha", "1.0", "--batch-size", "8", "--workers", "2"]
+        env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), STOKE_HOME=str(CHECKOUT))
+        results = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            for loader in ("torch", "stoke"):
+                out = Path(tmp) / f"{loader}.json"
+                done = subprocess.run([sys.executable, str(HERE / "recipe_train.py"), str(recipe), str(out),
+                                       "--loader", loader, *args], env=env, capture_output=True, text=True,
+                                      timeout=300)
+                self.assertEqual(0, done.returncode, f"{loader}: {done.stderr[-3000:]}")
+                results[loader] = json.loads(out.read_text())
+        torch_run, stoke_run = results["torch"], results["stoke"]
+        self.assertEqual([["torch.float32", [3, 176, 176]]], stoke_run["train_inputs"])
+        self.assertEqual([["torch.float32", [3, 208, 208]]], stoke_run["val_inputs"])
+        self.assertEqual([["torch.float32", [4]]], stoke_run["train_target"], "mixup/cutmix targets reach the loss")
+        self.assertEqual([["torch.int64", []]], stoke_run["val_target"])
+        self.assertEqual((40, 5, 21, 21, 3), (stoke_run["train_samples"], stoke_run["train_steps"],
+                                               stoke_run["dataset_len"], stoke_run["num_processed_samples"],
+                                               stoke_run["len_val"]))
+        self.assertEqual(torch_run, stoke_run, "the model, the loss and the counts see the same with either loader")
+        # The same under torchrun: DistributedSampler for both sets, set_epoch, padded evaluation.
+        with tempfile.TemporaryDirectory() as tmp:
+            for loader in ("torch", "stoke"):
+                out = Path(tmp) / f"{loader}.json"
+                done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+                                       "--master_port", "29518", "--redirects", "2", "--tee", "2", "--log_dir",
+                                       str(Path(tmp) / f"logs-{loader}"), str(HERE / "recipe_train.py"), str(recipe),
+                                       str(out), "--loader", loader, *args], env=env, capture_output=True, text=True,
+                                      timeout=300)
+                self.assertEqual(0, done.returncode, f"{loader}: {done.stderr[-3000:]}")
+                results[loader] = json.loads(out.read_text())
+        torch_run, stoke_run = results["torch"], results["stoke"]
+        self.assertEqual("DistributedSampler", stoke_run["sampler"])
+        self.assertEqual((20, 3, 22), (stoke_run["train_samples"], stoke_run["train_steps"],
+                                       stoke_run["num_processed_samples"]), "rank 0's 20 samples; 21 padded to 22")
+        self.assertEqual(torch_run, stoke_run)
 
     def test_ranks_take_torchs_distributed_sampler_indices_of_stokes_permutation(self):
         from torch.utils.data import DistributedSampler
