@@ -335,6 +335,10 @@ class DataLoader:
         self._pinned = None  # (pointer, cudart) of the ring registered with CUDA
         self._pending = collections.deque()  # (event, raw batch): slots released once the GPU copies are done
         self.dataset = root if _compat.is_dataset(root) else None
+        if self.dataset is None and not isinstance(root, (str, bytes, os.PathLike)):
+            raise TypeError(f"stoke.DataLoader takes a path or a dataset with samples, a list of (path, label) (a "
+                            f"torchvision ImageFolder or DatasetFolder), not a {type(root).__name__}: Stoke reads the "
+                            "files itself. Use torch.utils.data.DataLoader for this dataset.")
         given = {k: v for k, v in (("resize", resize), ("crop", crop), ("output", output), ("transform", transform),
                                    ("mean", mean), ("std", std)) if v is not None}
         self._chw = False

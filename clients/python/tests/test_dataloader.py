@@ -530,6 +530,8 @@ class DataLoaderTest(unittest.TestCase):
             self.assertIn(message, str(caught.exception))
             self.assertLess(time.monotonic() - start, 1.0, message)
             self.assertEqual([], producer_files())
+        with self.assertRaisesRegex(TypeError, "not a Subset.*torch.utils.data.DataLoader"):
+            stoke.DataLoader(torch.utils.data.Subset(range(45), [1, 2]), **small)
         with self.assertRaisesRegex(ValueError, "sampler is over 10 samples, the dataset has 45"):
             stoke.DataLoader(DATA, sampler=SequentialSampler(range(10)), **small)
 
