@@ -4,6 +4,7 @@ Every test here needs numpy and torch; where they are missing the tests skip and
 producer is the checkout's ./stoke (STOKE_HOME, else the checkout these files lie in).
 """
 
+import gc
 import json
 import os
 import shutil
@@ -555,6 +556,63 @@ class DataLoaderTest(unittest.TestCase):
         with stoke.DataLoader(DATA, num_workers=0, **small) as loader:
             self.assertEqual(1, loader.num_workers)
             self.assertEqual(45, sum(len(b[0]) for b in loader))
+
+    def test_pin_memory_registers_the_ring_once_and_gives_a_slot_back_only_after_the_queued_copies(self):
+        # No GPU here: CUDA's calls are stood in for, to check what the loader does with them.
+        from unittest import mock
+        calls = []
+
+        class FakeCudart:
+            def cudaHostRegister(self, pointer, size, flags):
+                calls.append(("register", pointer, size, flags))
+                return 0
+
+            def cudaHostUnregister(self, pointer):
+                calls.append(("unregister", pointer))
+                return 0
+
+        class FakeEvent:
+            done = False
+
+            def __init__(self):
+                self.synchronized = False
+
+            def record(self):
+                calls.append("record")
+
+            def query(self):
+                return FakeEvent.done or self.synchronized
+
+            def synchronize(self):
+                calls.append("synchronize")
+                self.synchronized = True
+
+        cudart = FakeCudart()
+        with mock.patch.object(torch.cuda, "is_available", return_value=True), \
+                mock.patch.object(torch.cuda, "cudart", return_value=cudart), \
+                mock.patch.object(torch.cuda, "Event", FakeEvent):
+            loader = stoke.DataLoader(DATA, batch_size=4, num_workers=1, slots=2, pin_memory=True, resize=32, crop=32)
+            with loader:
+                mm = loader._ring._mm
+                base = np.frombuffer(mm, dtype=np.uint8).ctypes.data
+                self.assertEqual([("register", base, len(mm), 0)], calls, "the whole ring, once")
+                it = iter(loader)
+                images, _ = next(it)
+                del images, _
+                gc.collect()
+                self.assertEqual(["record"], calls[1:], "a freed batch records an event on the stream")
+                self.assertEqual(1, loader._ring.held, "its slot waits for the copies queued before")
+                images, _ = next(it)  # one slot is free: no waiting
+                self.assertNotIn("synchronize", calls)
+                del images, _
+                gc.collect()
+                images, _ = next(it)  # both slots wait: the oldest is waited for, then given back
+                self.assertIn("synchronize", calls)
+                del images, _
+                gc.collect()
+                FakeEvent.done = True
+                self.assertEqual(9, sum(1 for _ in it), "the epoch goes on: 12 batches in all")
+            self.assertEqual(("unregister", base), calls[-1], "unregistered before the ring is unmapped")
 
     def test_timeout_bounds_the_wait_for_a_batch(self):
         with stoke.DataLoader(DATA, batch_size=4, num_workers=1, slots=2, timeout=0.5) as loader:
