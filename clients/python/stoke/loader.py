@@ -170,6 +170,10 @@ def _torch_keywords(*, sampler, batch_sampler, shuffle, seed, rank, world_size, 
                 agree("seed", int(sampler.generator.initial_seed()), "the RandomSampler's generator")
         elif kind is SequentialSampler:
             out["shuffle"] = False
+        if kind in (RandomSampler, SequentialSampler):
+            # As with torch: every sample on this process, even under torchrun (no DistributedSampler).
+            agree("rank", 0, f"the {kind.__name__} (the whole dataset on every process)")
+            agree("world_size", 1, f"the {kind.__name__} (the whole dataset on every process)")
         elif kind is DistributedSampler:
             out["shuffle"] = bool(sampler.shuffle)
             agree("seed", int(sampler.seed), "the DistributedSampler")

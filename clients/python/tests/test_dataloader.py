@@ -479,7 +479,10 @@ class DataLoaderTest(unittest.TestCase):
         with stoke.DataLoader(DATA, sampler=RandomSampler(ds), **small) as loader:
             self.assertTrue(loader.shuffle)
             self.assertIsInstance(loader.sampler, RandomSampler)
-        with stoke.DataLoader(DATA, sampler=SequentialSampler(ds), **small) as loader:
+        from unittest import mock
+        with mock.patch.dict(os.environ, {"RANK": "1", "WORLD_SIZE": "2"}), \
+                stoke.DataLoader(DATA, sampler=SequentialSampler(ds), **small) as loader:
+            self.assertEqual((0, 1), (loader.rank, loader.world_size), "torch's SequentialSampler is not sharded")
             self.assertFalse(loader.shuffle)
             self.assertEqual(list(range(45)), [i for _, _, idx in loader for i in idx.tolist()])
         with stoke.DataLoader(DATA, sampler=RandomSampler(ds, generator=torch.Generator().manual_seed(7)),
