@@ -13,9 +13,9 @@ only; torch optional). See README.md.
 """
 
 from ._home import StokeNotFoundError
-from .loader import Batch, DataLoader, ProducerError, SampleError, SkippedSample
+from .loader import Batch, DataLoader, ProducerError, SampleError, SkippedSample, StokeWarning
 from .ring import Batch as RingBatch
 from .ring import ProducerGoneError, Ring, RingBusyError, RingFormatError, attach
 
 __all__ = ["DataLoader", "Batch", "SampleError", "SkippedSample", "ProducerError", "StokeNotFoundError",
-           "Ring", "RingBatch", "RingFormatError", "ProducerGoneError", "RingBusyError", "attach"]
+           "Ring", "RingBatch", "RingFormatError", "ProducerGoneError", "RingBusyError", "attach", "StokeWarning"]

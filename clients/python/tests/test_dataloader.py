@@ -4,6 +4,7 @@ Every test here needs numpy and torch; where they are missing the tests skip and
 producer is the checkout's ./stoke (STOKE_HOME, else the checkout these files lie in).
 """
 
+import gc
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ import tempfile
 import textwrap
 import time
 import unittest
+import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -66,7 +68,12 @@ def tearDownModule():
 
 
 def producer_files():
-    return sorted(f for f in os.listdir("/dev/shm") if f.startswith("stoke-py-"))
+    """The loader files in /dev/shm of this process or of processes that are gone (the tests' own
+    children); a live process elsewhere on the machine (another checkout's tests, a soak) has its own."""
+    def ours(name):
+        pid = name.split("-")[2]
+        return not pid.isdigit() or int(pid) == os.getpid() or not Path(f"/proc/{pid}").exists()
+    return sorted(f for f in os.listdir("/dev/shm") if f.startswith("stoke-py-") and ours(f))
 
 
 def run_python(code, *args, timeout=300):
@@ -318,17 +325,472 @@ class DataLoaderTest(unittest.TestCase):
             self.assertEqual(idx, ridx.tolist(), f"batch {k}")
             self.assertTrue(torch.equal(images, rimages), f"batch {k}: the random crops differ")
 
-    def test_torchrun_ranks_get_disjoint_shards_that_cover_the_epoch(self):
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_an_image_folder_with_its_eval_transform_gives_torchvisions_pixels(self):
+        T = transforms
+        cases = [
+            ("PILToTensor", [T.PILToTensor()], torch.uint8),
+            ("ConvertImageDtype", [T.PILToTensor(), T.ConvertImageDtype(torch.float)], torch.float32),
+            ("ToTensor", [T.ToTensor()], torch.float32),
+            ("Normalize", [T.ToTensor(), T.Normalize(mean=(0.5, 0.4, 0.3), std=(0.2, 0.3, 0.25))], torch.float32),
+            ("presets", [T.PILToTensor(), T.ConvertImageDtype(torch.float),
+                         T.Normalize(mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225))], torch.float32),
+        ]
+        for name, tail, dtype in cases:
+            dataset = torchvision.datasets.ImageFolder(
+                str(DATA), transform=T.Compose([T.Resize(232), T.CenterCrop(208)] + tail))
+            with stoke.DataLoader(dataset, batch_size=16, num_workers=2, with_indices=True) as loader:
+                self.assertIs(dataset, loader.dataset)
+                self.assertEqual("none", loader.dct_scaling, "a translated transform is exact")
+                checked = 0
+                for images, labels, indices in loader:
+                    self.assertEqual((len(indices), 3, 208, 208), tuple(images.shape), name)
+                    self.assertEqual(dtype, images.dtype, name)
+                    for j, index in enumerate(indices.tolist()):
+                        expected, label = dataset[index]
+                        self.assertEqual(label, int(labels[j]))
+                        if dtype == torch.uint8:
+                            self.assertTrue(torch.equal(expected, images[j]), f"{name}: sample {index}")
+                        else:
+                            self.assertTrue(torch.allclose(expected, images[j], atol=1e-6, rtol=0),
+                                            f"{name}: sample {index}, max diff {(expected - images[j]).abs().max()}")
+                        checked += 1
+                self.assertEqual(45, checked, name)
+
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_a_train_transform_is_translated_with_its_scale_ratio_and_flip(self):
+        T = transforms
+        # scale (1, 1) and ratio (10, 10) make no try fit, so torchvision falls back to the centred
+        # box of ratio 10 on every image, and p=1 always flips: a box and a flip known in advance.
+        fixed = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose([
+            T.RandomResizedCrop(176, scale=(1.0, 1.0), ratio=(10.0, 10.0)), T.RandomHorizontalFlip(1.0),
+            T.PILToTensor()]))
+        with stoke.DataLoader(fixed, batch_size=16, num_workers=2, with_indices=True, shuffle=True) as loader:
+            self.assertEqual(("train", [1.0, 1.0], [10.0, 10.0], 1.0),
+                             (loader.transform, loader.scale, loader.ratio, loader.flip))
+            for images, labels, indices in loader:
+                self.assertEqual((len(indices), 3, 176, 176), tuple(images.shape))
+                for j, index in enumerate(indices.tolist()):
+                    self.assertTrue(torch.equal(fixed[index][0], images[j]), f"sample {index}")
+        random = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose([
+            T.RandomResizedCrop(176, scale=(0.25, 0.9), ratio=(0.5, 2.0)), T.RandomHorizontalFlip(0.3),
+            T.ToTensor(), T.Normalize(mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))]))
+        runs = []
+        for _ in range(2):
+            with stoke.DataLoader(random, batch_size=16, num_workers=2, with_indices=True, seed=4) as loader:
+                self.assertEqual(([0.25, 0.9], [0.5, 2.0], 0.3), (loader.scale, loader.ratio, loader.flip))
+                self.assertIn("--scale", loader._command(0, 0, "r", "i"))
+                runs.append([(idx.tolist(), images.clone()) for images, _, idx in loader])
+        for (ia, a), (ib, b) in zip(*runs):
+            self.assertEqual(ia, ib)
+            self.assertEqual((len(ia), 3, 176, 176), tuple(a.shape))
+            self.assertTrue(torch.equal(a, b), "the same seed gives the same crops")
+            self.assertGreaterEqual(float(a.min()), -1.0)
+            self.assertLessEqual(float(a.max()), 1.0)
+
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_what_stoke_cannot_do_exactly_is_refused_at_construction_naming_it_and_the_ways_out(self):
+        T = transforms
+        crop = [T.RandomResizedCrop(64)]
+        eval_ = [T.Resize(72), T.CenterCrop(64)]
+        tensor = [T.PILToTensor(), T.ConvertImageDtype(torch.float)]
+        refused = {
+            "AutoAugment": crop + [T.AutoAugment()] + tensor,
+            "RandAugment": crop + [T.RandAugment()] + tensor,
+            "TrivialAugmentWide": crop + [T.TrivialAugmentWide()] + tensor,
+            "RandomErasing": crop + tensor + [T.RandomErasing()],
+            "ColorJitter": crop + [T.ColorJitter(0.4, 0.4, 0.4)] + tensor,
+            "Lambda": eval_ + [T.Lambda(lambda x: x)] + tensor,
+            "interpolation InterpolationMode.BICUBIC": [T.RandomResizedCrop(64, interpolation=T.InterpolationMode.BICUBIC)] + tensor,
+            "Resize with interpolation InterpolationMode.NEAREST": [T.Resize(72, interpolation=T.InterpolationMode.NEAREST), T.CenterCrop(64)] + tensor,
+            "Resize((72, 96))": [T.Resize((72, 96)), T.CenterCrop(64)] + tensor,
+            "CenterCrop with size (64, 48)": [T.Resize(72), T.CenterCrop((64, 48))] + tensor,
+            "without a CenterCrop": [T.Resize(72)] + tensor,
+            "CenterCrop(80) after Resize(72)": [T.Resize(72), T.CenterCrop(80)] + tensor,
+            "Normalize on PILToTensor": eval_ + [T.PILToTensor(), T.Normalize((0.5,) * 3, (0.5,) * 3)],
+            "ConvertImageDtype(torch.float64)": eval_ + [T.PILToTensor(), T.ConvertImageDtype(torch.float64)],
+            "ends with a PIL image": eval_,
+            "RandomVerticalFlip": [T.RandomVerticalFlip()] + crop + tensor,
+            "max_size": [T.Resize(72, max_size=100), T.CenterCrop(64)] + tensor,
+        }
+        for name, steps in refused.items():
+            dataset = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(steps))
+            start = time.monotonic()
+            with self.assertRaises(ValueError, msg=name) as caught:
+                stoke.DataLoader(dataset, batch_size=4, num_workers=1)
+            message = str(caught.exception)
+            self.assertIn(name, message)
+            self.assertIn("batch_transform", message, name)
+            self.assertIn("torch.utils.data.DataLoader", message, name)
+            self.assertLess(time.monotonic() - start, 1.0, f"{name}: refused before the producer starts")
+            self.assertEqual([], producer_files())
+        # A single transform (no Compose) is read as well, and refused the same way.
+        with self.assertRaisesRegex(ValueError, "ColorJitter.*batch_transform"):
+            stoke.DataLoader(torchvision.datasets.ImageFolder(str(DATA), transform=T.ColorJitter(0.1)))
+        plain = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(eval_ + tensor))
+        plain.target_transform = lambda y: y + 1
+        with self.assertRaisesRegex(ValueError, "target_transform.*torch.utils.data.DataLoader"):
+            stoke.DataLoader(plain)
+        with self.assertRaisesRegex(ValueError, "crop given, and the dataset has a transform"):
+            stoke.DataLoader(torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(eval_ + tensor)), crop=32)
+        png = type("PngSet", (), {"samples": [("/x/a.png", 0)]})()
+        with self.assertRaisesRegex(ValueError, "a.png.*JPEG"):
+            stoke.DataLoader(png)
+        newline = type("Odd", (), {"samples": [("/x/a\nb.jpg", 0)]})()
+        with self.assertRaisesRegex(ValueError, "line break"):
+            stoke.DataLoader(newline)
+        custom = torchvision.datasets.ImageFolder(str(DATA), loader=lambda p: None)
+        with self.assertRaisesRegex(ValueError, "loader"):
+            stoke.DataLoader(custom)
+        self.assertEqual([], sorted(f for f in os.listdir(tempfile.gettempdir()) if f.startswith(f"stoke-py-list-{os.getpid()}-")))
+
+    def test_any_object_with_samples_is_served_from_a_list_file_paths_with_spaces_included(self):
+        spaced = TMP / "with space"
+        if not spaced.exists():
+            shutil.copytree(DATA, spaced / "a folder")
+        files = sorted(spaced.rglob("*.jpg"))
+        samples = [(str(f), k % 3) for k, f in enumerate(reversed(files))]  # an order and labels of our own
+        dataset = type("Mine", (), {"samples": samples, "__len__": lambda self: len(samples)})()
+        with stoke.DataLoader(dataset, batch_size=8, num_workers=2, with_indices=True, resize=64, crop=64) as loader:
+            self.assertEqual(samples, loader.samples, "indices stay positions in dataset.samples")
+            list_file = loader._list_path
+            self.assertTrue(os.path.exists(list_file))
+            seen = []
+            for images, labels, indices in loader:
+                self.assertEqual([samples[i][1] for i in indices.tolist()], labels.tolist())
+                self.assertEqual((len(indices), 64, 64, 3), tuple(images.shape))
+                seen += indices.tolist()
+            self.assertEqual(list(range(45)), sorted(seen))
+        self.assertFalse(os.path.exists(list_file), "close() removes the list file")
+
+    def test_pytorchs_samplers_and_generator_set_the_order(self):
+        from torch.utils.data import DistributedSampler, RandomSampler, SequentialSampler
+        small = dict(batch_size=4, num_workers=1, slots=2, resize=32, crop=32, with_indices=True)
+        dataset = stoke.DataLoader(DATA, **small)
+        with dataset:
+            ds = dataset.dataset
+            self.assertEqual((45, 45), (len(ds), len(ds.targets)))
+            self.assertEqual(os.fspath(DATA), ds.root)
+            self.assertEqual(sorted(d.name for d in DATA.iterdir()), ds.classes)
+            self.assertEqual({c: i for i, c in enumerate(ds.classes)}, ds.class_to_idx)
+            self.assertEqual([label for _, label in ds.samples], ds.targets)
+            self.assertIsInstance(dataset.sampler, SequentialSampler)
+            self.assertEqual(4, dataset.batch_size)
+        with stoke.DataLoader(DATA, sampler=RandomSampler(ds), **small) as loader:
+            self.assertTrue(loader.shuffle)
+            self.assertIsInstance(loader.sampler, RandomSampler)
+        from unittest import mock
+        with mock.patch.dict(os.environ, {"RANK": "1", "WORLD_SIZE": "2"}), \
+                stoke.DataLoader(DATA, sampler=SequentialSampler(ds), **small) as loader:
+            self.assertEqual((0, 1), (loader.rank, loader.world_size), "torch's SequentialSampler is not sharded")
+            self.assertFalse(loader.shuffle)
+            self.assertEqual(list(range(45)), [i for _, _, idx in loader for i in idx.tolist()])
+        with stoke.DataLoader(DATA, sampler=RandomSampler(ds, generator=torch.Generator().manual_seed(7)),
+                              **small) as loader:
+            self.assertEqual((True, 7), (loader.shuffle, loader.seed))
+        with stoke.DataLoader(DATA, shuffle=True, generator=torch.Generator().manual_seed(11), **small) as loader:
+            self.assertEqual(11, loader.seed)
+            self.assertIsInstance(loader.sampler, RandomSampler)
+        distributed = DistributedSampler(ds, num_replicas=2, rank=1, shuffle=True, seed=5, drop_last=True)
+        with stoke.DataLoader(DATA, sampler=distributed, **small) as loader:
+            self.assertEqual((1, 2, 5, "drop", True), (loader.rank, loader.world_size, loader.seed, loader.shard_tail,
+                                                       loader.shuffle))
+            self.assertIs(distributed, loader.sampler)
+            self.assertEqual(6, len(loader))  # floor(45 / 2) = 22 samples
+            first = [batch.epoch for batch in loader]
+            self.assertEqual([0] * 6, first)
+            distributed.set_epoch(3)  # the recipe's train_sampler.set_epoch(epoch)
+            epochs = {batch.epoch for batch in loader}
+            self.assertEqual({3}, epochs, "the sampler's set_epoch is honoured at iter()")
+            loader.set_epoch(5)
+            self.assertEqual(5, distributed.epoch, "loader.set_epoch keeps the sampler's epoch")
+            self.assertEqual("drop", loader.state_dict()["shard_tail"])
+        # A stand-in DistributedSampler under world_size > 1: its set_epoch works too.
+        with stoke.DataLoader(DATA, rank=0, world_size=2, shuffle=True, **small) as loader:
+            self.assertIsInstance(loader.sampler, DistributedSampler)
+            loader.sampler.set_epoch(2)
+            self.assertEqual({2}, {batch.epoch for batch in loader})
+
+    def test_pytorch_keywords_that_stoke_cannot_honour_are_refused_at_construction(self):
+        from torch.utils.data import BatchSampler, DistributedSampler, SequentialSampler, WeightedRandomSampler
+        small = dict(batch_size=4, num_workers=1)
+        sequential = SequentialSampler(range(45))
+        cases = {
+            "WeightedRandomSampler": dict(sampler=WeightedRandomSampler([1.0] * 45, 45)),
+            "batch_sampler": dict(batch_sampler=BatchSampler(sequential, 4, False)),
+            "mutually exclusive with shuffle": dict(sampler=sequential, shuffle=True),
+            "num_workers option should be non-negative": dict(num_workers=-1),
+            "timeout option should be non-negative": dict(timeout=-1),
+            "seed=3 given, and the DistributedSampler says 0": dict(
+                sampler=DistributedSampler(range(45), num_replicas=2, rank=0), seed=3),
+            "slots and prefetch_factor": dict(slots=3, prefetch_factor=2),
+            "collate_fn and batch_transform": dict(collate_fn=lambda b: b, batch_transform=lambda x, y: (x, y)),
+            "with_indices": dict(collate_fn=lambda b: b, with_indices=True),
+        }
+        for message, kwargs in cases.items():
+            start = time.monotonic()
+            with self.assertRaises(ValueError, msg=message) as caught:
+                stoke.DataLoader(DATA, **{**small, **kwargs})
+            self.assertIn(message, str(caught.exception))
+            self.assertLess(time.monotonic() - start, 1.0, message)
+            self.assertEqual([], producer_files())
+        with self.assertRaisesRegex(TypeError, "not a Subset.*torch.utils.data.DataLoader"):
+            stoke.DataLoader(torch.utils.data.Subset(range(45), [1, 2]), **small)
+        with self.assertRaisesRegex(ValueError, "sampler is over 10 samples, the dataset has 45"):
+            stoke.DataLoader(DATA, sampler=SequentialSampler(range(10)), **small)
+
+    def test_keywords_stoke_maps_or_ignores_are_said_once(self):
+        stoke.loader._SAID.clear()
+        small = dict(batch_size=4, resize=32, crop=32)
+        expected = {"num_workers=0 runs one decoding thread": dict(num_workers=0),
+                    "worker_init_fn is ignored": dict(num_workers=1, worker_init_fn=lambda w: None),
+                    "multiprocessing_context is ignored": dict(num_workers=1, multiprocessing_context="spawn"),
+                    "pin_memory has no effect without CUDA": dict(num_workers=1, pin_memory=True)}
+        if torch.cuda.is_available():
+            del expected["pin_memory has no effect without CUDA"]
+        for message, kwargs in expected.items():
+            with self.assertWarnsRegex(stoke.StokeWarning, message):
+                stoke.DataLoader(DATA, **small, **kwargs).close()
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                stoke.DataLoader(DATA, **small, **kwargs).close()  # once: not again
+        with stoke.DataLoader(DATA, num_workers=2, prefetch_factor=3, persistent_workers=True, **small) as loader:
+            self.assertEqual(6, loader.slots, "slots = max(2, num_workers * prefetch_factor)")
+        with stoke.DataLoader(DATA, num_workers=0, **small) as loader:
+            self.assertEqual(1, loader.num_workers)
+            self.assertEqual(45, sum(len(b[0]) for b in loader))
+
+    def test_pin_memory_registers_the_ring_once_and_gives_a_slot_back_only_after_the_queued_copies(self):
+        # No GPU here: CUDA's calls are stood in for, to check what the loader does with them.
+        from unittest import mock
+        calls = []
+
+        class FakeCudart:
+            def cudaHostRegister(self, pointer, size, flags):
+                calls.append(("register", pointer, size, flags))
+                return 0
+
+            def cudaHostUnregister(self, pointer):
+                calls.append(("unregister", pointer))
+                return 0
+
+        class FakeEvent:
+            done = False
+
+            def __init__(self):
+                self.synchronized = False
+
+            def record(self):
+                calls.append("record")
+
+            def query(self):
+                return FakeEvent.done or self.synchronized
+
+            def synchronize(self):
+                calls.append("synchronize")
+                self.synchronized = True
+
+        cudart = FakeCudart()
+        with mock.patch.object(torch.cuda, "is_available", return_value=True), \
+                mock.patch.object(torch.cuda, "cudart", return_value=cudart), \
+                mock.patch.object(torch.cuda, "Event", FakeEvent):
+            loader = stoke.DataLoader(DATA, batch_size=4, num_workers=1, slots=2, pin_memory=True, resize=32, crop=32)
+            with loader:
+                mm = loader._ring._mm
+                base = np.frombuffer(mm, dtype=np.uint8).ctypes.data
+                self.assertEqual([("register", base, len(mm), 0)], calls, "the whole ring, once")
+                it = iter(loader)
+                images, _ = next(it)
+                del images, _
+                gc.collect()
+                self.assertEqual(["record"], calls[1:], "a freed batch records an event on the stream")
+                self.assertEqual(1, loader._ring.held, "its slot waits for the copies queued before")
+                images, _ = next(it)  # one slot is free: no waiting
+                self.assertNotIn("synchronize", calls)
+                del images, _
+                gc.collect()
+                images, _ = next(it)  # both slots wait: the oldest is waited for, then given back
+                self.assertIn("synchronize", calls)
+                del images, _
+                gc.collect()
+                FakeEvent.done = True
+                self.assertEqual(9, sum(1 for _ in it), "the epoch goes on: 12 batches in all")
+            self.assertEqual(("unregister", base), calls[-1], "unregistered before the ring is unmapped")
+
+    def test_timeout_bounds_the_wait_for_a_batch(self):
+        with stoke.DataLoader(DATA, batch_size=4, num_workers=1, slots=2, timeout=0.5) as loader:
+            it = iter(loader)
+            next(it)
+            os.kill(loader._proc.pid, signal.SIGSTOP)
+            try:
+                start = time.monotonic()
+                with self.assertRaisesRegex(RuntimeError, "DataLoader timed out after 0.5 seconds"):
+                    for _ in range(12):
+                        next(it)
+                self.assertLess(time.monotonic() - start, 3.0)
+            finally:
+                os.kill(loader._proc.pid, signal.SIGCONT)
+            self.assertEqual(4, len(next(it)[0]), "after a timeout the epoch goes on")
+
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_collate_fn_has_pytorchs_meaning_and_batch_transform_sees_the_slot_without_a_copy(self):
+        from torch.utils.data import default_collate
+        T = transforms
+        dataset = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(
+            [T.Resize(40), T.CenterCrop(32), T.PILToTensor()]))
+        stoke.loader._SAID.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # default_collate is free and said nothing
+            with stoke.DataLoader(dataset, batch_size=8, num_workers=2, collate_fn=default_collate) as loader:
+                images, labels = next(iter(loader))
+                self.assertEqual((8, 3, 32, 32), tuple(images.shape))
+        received = []
+
+        def collate(samples):
+            received.append([(tuple(image.shape), image.dtype, type(label)) for image, label in samples])
+            images, labels = default_collate(samples)
+            return {"images": images.float(), "labels": labels}
+
+        with self.assertWarnsRegex(stoke.StokeWarning, "collate_fn gets each batch as a list.*batch_transform"):
+            loader = stoke.DataLoader(dataset, batch_size=8, num_workers=2, collate_fn=collate)
+        with loader:
+            out = list(loader)
+        self.assertEqual(6, len(out))
+        self.assertEqual([((3, 32, 32), torch.uint8, int)] * 8, received[0])
+        self.assertEqual(torch.float32, out[0]["images"].dtype)
+        self.assertEqual(45, sum(len(o["labels"]) for o in out))
+        seen = []
+
+        def on_device(images, labels):
+            mm = loader._ring._mm
+            base = np.frombuffer(mm, dtype=np.uint8).ctypes.data
+            seen.append(base <= images.data_ptr() < base + len(mm))
+            return images.float().mean(dim=(1, 2, 3)), labels + 100
+
+        with stoke.DataLoader(dataset, batch_size=8, num_workers=2, batch_transform=on_device,
+                              with_indices=True) as loader:
+            for batch in loader:
+                means, labels, indices = batch
+                self.assertEqual((len(indices),), tuple(means.shape))
+                self.assertTrue(all(label >= 100 for label in labels.tolist()))
+                self.assertEqual(len(indices), len(batch.padded))
+        self.assertEqual([True] * 6, seen, "batch_transform gets the tensor viewing the ring's slot")
+
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_the_reference_recipes_calls_give_the_model_the_same_batches_with_either_loader(self):
+        recipe = TMP / "recipe"
+        if not recipe.exists():
+            for part, images, seed in (("train", 40, 21), ("val", 21, 22)):
+                subprocess.run([LAUNCHER, "make-dataset", str(recipe / part), "--images", str(images), "--seed",
+                                str(seed), "--classes", "4"], check=True, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        args = ["--train-crop-size", "176", "--val-crop-size", "208", "--val-resize-size", "232",
+                "--mixup-alpha", "0.2", "--cutmix-alpha", "1.0", "--batch-size", "8", "--workers", "2"]
+        env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), STOKE_HOME=str(CHECKOUT))
+        results = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            for loader in ("torch", "stoke"):
+                out = Path(tmp) / f"{loader}.json"
+                done = subprocess.run([sys.executable, str(HERE / "recipe_train.py"), str(recipe), str(out),
+                                       "--loader", loader, *args], env=env, capture_output=True, text=True,
+                                      timeout=300)
+                self.assertEqual(0, done.returncode, f"{loader}: {done.stderr[-3000:]}")
+                results[loader] = json.loads(out.read_text())
+        torch_run, stoke_run = results["torch"], results["stoke"]
+        self.assertEqual([["torch.float32", [3, 176, 176]]], stoke_run["train_inputs"])
+        self.assertEqual([["torch.float32", [3, 208, 208]]], stoke_run["val_inputs"])
+        self.assertEqual([["torch.float32", [4]]], stoke_run["train_target"], "mixup/cutmix targets reach the loss")
+        self.assertEqual([["torch.int64", []]], stoke_run["val_target"])
+        self.assertEqual((40, 5, 21, 21, 3), (stoke_run["train_samples"], stoke_run["train_steps"],
+                                               stoke_run["dataset_len"], stoke_run["num_processed_samples"],
+                                               stoke_run["len_val"]))
+        self.assertEqual(torch_run, stoke_run, "the model, the loss and the counts see the same with either loader")
+        # The same under torchrun: DistributedSampler for both sets, set_epoch, padded evaluation.
+        with tempfile.TemporaryDirectory() as tmp:
+            for loader in ("torch", "stoke"):
+                out = Path(tmp) / f"{loader}.json"
+                done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+                                       "--master_port", "29518", "--redirects", "2", "--tee", "2", "--log_dir",
+                                       str(Path(tmp) / f"logs-{loader}"), str(HERE / "recipe_train.py"), str(recipe),
+                                       str(out), "--loader", loader, *args], env=env, capture_output=True, text=True,
+                                      timeout=300)
+                self.assertEqual(0, done.returncode, f"{loader}: {done.stderr[-3000:]}")
+                results[loader] = json.loads(out.read_text())
+        torch_run, stoke_run = results["torch"], results["stoke"]
+        self.assertEqual("DistributedSampler", stoke_run["sampler"])
+        self.assertEqual((20, 3, 22), (stoke_run["train_samples"], stoke_run["train_steps"],
+                                       stoke_run["num_processed_samples"]), "rank 0's 20 samples; 21 padded to 22")
+        self.assertEqual(torch_run, stoke_run)
+
+    def test_ranks_take_torchs_distributed_sampler_indices_of_stokes_permutation(self):
+        from torch.utils.data import DistributedSampler
+        small = dict(batch_size=4, num_workers=1, slots=2, shuffle=True, seed=3, with_indices=True, resize=32, crop=32)
+        with stoke.DataLoader(DATA, rank=0, world_size=1, **small) as whole:
+            whole.set_epoch(1)
+            permutation = [i for _, _, idx in whole for i in idx.tolist()]  # Stoke's order of epoch 1
+        self.assertEqual(list(range(45)), sorted(permutation))
+        for world, tail in ((4, "pad"), (2, "drop")):
+            lengths = set()
+            for rank in range(world):
+                # torch's DistributedSampler over range(N), unshuffled, picks positions of the permutation
+                # exactly as it would pick from its own: padding by repeating from the start, or dropping.
+                torchs = DistributedSampler(range(45), num_replicas=world, rank=rank, shuffle=False,
+                                            drop_last=tail == "drop")
+                expected = [permutation[i] for i in torchs]
+                expected_padded = [rank + p * world >= 45 for p in range(len(expected))]
+                with stoke.DataLoader(DATA, rank=rank, world_size=world, shard_tail=tail, **small) as loader:
+                    loader.set_epoch(1)
+                    got, padded, steps = [], [], 0
+                    for batch in loader:
+                        got += batch[2].tolist()
+                        padded += batch.padded.tolist()
+                        self.assertEqual(torch.bool, batch.padded.dtype)
+                        steps += 1
+                    self.assertEqual(len(loader), steps)
+                    lengths.add(steps)
+                self.assertEqual(expected, got, f"rank {rank} of {world}, {tail}")
+                self.assertEqual(expected_padded, padded, f"rank {rank} of {world}, {tail}")
+            per_rank = -(-45 // world) if tail == "pad" else 45 // world
+            self.assertEqual({-(-per_rank // 4)}, lengths, "every rank takes the same number of steps")
+        with self.assertRaisesRegex(ValueError, "shard_tail"):
+            stoke.DataLoader(DATA, shard_tail="wrap")
+
+    def test_ddp_over_a_dataset_that_does_not_split_evenly_finishes_with_equal_steps(self):
+        # 41 images on 2 ranks, batch 4: 21 each (the last one padding), 6 steps each. Before, one
+        # rank got 21 samples (6 batches), the other 20 (5), and DDP hung on the sixth all-reduce.
+        odd = TMP / "odd41"
+        if not odd.exists():
+            shutil.copytree(DATA, odd)
+            for f in sorted(p for p in odd.rglob("*.jpg"))[:4]:
+                f.unlink()
+        self.assertEqual(41, sum(1 for _ in odd.rglob("*.jpg")))
         with tempfile.TemporaryDirectory() as tmp:
             script = Path(tmp) / "ddp.py"
             script.write_text(textwrap.dedent("""
-                import json, os, sys, torch.distributed as dist, stoke
+                import json, sys, torch, torch.distributed as dist, stoke
+                from torch.nn.parallel import DistributedDataParallel
                 dist.init_process_group("gloo")
-                loader = stoke.DataLoader(sys.argv[1], batch_size=4, num_workers=1, shuffle=True, seed=1,
-                                          with_indices=True)
-                seen = [i for _, _, idx in loader for i in idx.tolist()]
+                torch.manual_seed(0)
+                model = DistributedDataParallel(torch.nn.Linear(3, 4))
+                optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+                loader = stoke.DataLoader(sys.argv[1], batch_size=4, num_workers=1, slots=2, shuffle=True, seed=1,
+                                          with_indices=True, resize=32, crop=32, output="float32")
+                steps, real, padded = 0, [], []
+                for epoch in range(2):
+                    loader.set_epoch(epoch)
+                    for batch in loader:
+                        images, labels, idx = batch
+                        loss = torch.nn.functional.cross_entropy(model(images.mean(dim=(2, 3))), labels)
+                        optimizer.zero_grad()
+                        loss.backward()  # an all-reduce: a rank with a step more would wait here forever
+                        optimizer.step()
+                        steps += 1
+                        if epoch == 0:
+                            real += idx[~batch.padded].tolist()
+                            padded += idx[batch.padded].tolist()
                 everyone = [None] * dist.get_world_size()
-                dist.all_gather_object(everyone, {"rank": loader.rank, "world": loader.world_size, "seen": seen})
+                dist.all_gather_object(everyone, {"rank": loader.rank, "world": loader.world_size, "steps": steps,
+                                                  "len": len(loader), "real": real, "padded": padded})
                 if dist.get_rank() == 0:
                     json.dump(everyone, open(sys.argv[2], "w"))
                 loader.close()
@@ -339,17 +801,17 @@ class DataLoaderTest(unittest.TestCase):
             # Python 3.11 (its enum iteration skips the zero flag), so stderr goes to files too.
             env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), STOKE_HOME=str(CHECKOUT))
             done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-                                   "--master_port", "29517", "--redirects", "2", "--tee", "2", "--log_dir", str(Path(tmp) / "logs"), str(script), str(DATA), str(out)],
+                                   "--master_port", "29517", "--redirects", "2", "--tee", "2", "--log_dir",
+                                   str(Path(tmp) / "logs"), str(script), str(odd), str(out)],
                                   env=env, capture_output=True, text=True, timeout=300)
             self.assertEqual(0, done.returncode, done.stderr[-3000:])
             ranks = json.loads(out.read_text())
         self.assertEqual([(0, 2), (1, 2)], [(r["rank"], r["world"]) for r in ranks])
-        a, b = set(ranks[0]["seen"]), set(ranks[1]["seen"])
-        self.assertEqual(23, len(ranks[0]["seen"]))
-        self.assertEqual(22, len(ranks[1]["seen"]))
-        self.assertEqual(set(), a & b)
-        self.assertEqual(set(range(45)), a | b)
-
+        self.assertEqual([12, 12], [r["steps"] for r in ranks], "both ranks take 6 steps an epoch")
+        self.assertEqual([6, 6], [r["len"] for r in ranks])
+        real = ranks[0]["real"] + ranks[1]["real"]
+        self.assertEqual(list(range(41)), sorted(real), "the non-padded samples are every sample exactly once")
+        self.assertEqual([[], 1], [ranks[0]["padded"], len(ranks[1]["padded"])])
 
 if __name__ == "__main__":
     unittest.main()

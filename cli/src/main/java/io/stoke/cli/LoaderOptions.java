@@ -6,6 +6,7 @@ import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.remote.RemoteDatasets;
 import io.stoke.loader.source.remote.RemoteOptions;
 import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.sample.ShardTail;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
 import java.nio.file.Path;
@@ -69,7 +70,7 @@ public final class LoaderOptions {
             description = "Remote shards: keep the cache's shards as files in DIR (mapped) rather than in memory (default: memory).")
     Path shardCacheDir;
 
-    @Option(names = "--drop-last", description = "Drop each epoch's last partial batch (default: kept).")
+    @Option(names = "--drop-last", description = "Drop each epoch's last partial batch of this rank (default: kept).")
     boolean dropLast;
 
     @Option(names = "--rank", paramLabel = "R",
@@ -77,8 +78,26 @@ public final class LoaderOptions {
     int rank;
 
     @Option(names = "--world-size", paramLabel = "W",
-            description = "Number of shards; together they cover each epoch exactly once (default: ${DEFAULT-VALUE}).")
+            description = "Number of shards, each of the same size (see --shard-tail) (default: ${DEFAULT-VALUE}).")
     int worldSize = 1;
+
+    /** {@link ShardTail}, spelled as on the command line. */
+    enum Tail {
+        pad(ShardTail.PAD), drop(ShardTail.DROP);
+
+        final ShardTail value;
+
+        Tail(ShardTail value) {
+            this.value = value;
+        }
+    }
+
+    @Option(names = "--shard-tail", paramLabel = "MODE",
+            description = {"When N samples do not split evenly over W ranks: pad gives every rank ceil(N/W), repeating",
+                    "samples from the start of the epoch's order (PyTorch's DistributedSampler); drop gives every rank",
+                    "floor(N/W), leaving up to W-1 out. Either way every rank takes the same number of steps",
+                    "(${COMPLETION-CANDIDATES}; default: ${DEFAULT-VALUE})."})
+    Tail shardTail = Tail.pad;
 
     @Option(names = "--transform", paramLabel = "KIND",
             description = "eval: Resize(--resize) + CenterCrop(--crop); train: RandomResizedCrop(--crop, --scale, --ratio) + "
@@ -104,8 +123,16 @@ public final class LoaderOptions {
     int crop = 224;
 
     @Option(names = "--output", paramLabel = "TYPE",
-            description = "uint8: [n,C,C,3] bytes, channels last; float32: [n,3,C,C] normalised with ImageNet's mean and std (default: ${DEFAULT-VALUE}).")
+            description = "uint8: [n,C,C,3] bytes, channels last; float32: [n,3,C,C], (x / 255 - --mean) / --std (default: ${DEFAULT-VALUE}).")
     String output = "uint8";
+
+    @Option(names = "--mean", paramLabel = "R,G,B", split = ",",
+            description = "float32: the per-channel mean of torchvision's Normalize(mean, std), on a 0-1 scale (default: ImageNet's, 0.485,0.456,0.406).")
+    double[] mean = {0.485, 0.456, 0.406};
+
+    @Option(names = "--std", paramLabel = "R,G,B", split = ",",
+            description = "float32: the per-channel std of Normalize(mean, std); --mean 0,0,0 --std 1,1,1 is ToTensor() alone (default: ImageNet's, 0.229,0.224,0.225).")
+    double[] std = {0.229, 0.224, 0.225};
 
     @Option(names = "--dct-scaling", paramLabel = "MODE",
             description = "Let libjpeg-turbo decode at a smaller scale when the image is far larger than the resize target: "
@@ -149,7 +176,23 @@ public final class LoaderOptions {
             case "all" -> TransformSpec.DctScaling.ALL;
             default -> throw new IllegalArgumentException("--dct-scaling must be none, pow2 or all, not " + dctScaling);
         };
-        TransformSpec spec = TransformSpec.defaults().withOutput(out).withDctScaling(scaling).withMaxPixels(maxPixels);
+        if (mean.length != 3 || std.length != 3) {
+            throw new IllegalArgumentException("--mean and --std take three numbers, R,G,B");
+        }
+        for (double s : std) {
+            if (!(s > 0) || !Double.isFinite(s)) {
+                throw new IllegalArgumentException("--std must be three positive numbers, not " + java.util.Arrays.toString(std));
+            }
+        }
+        for (double m : mean) {
+            if (!Double.isFinite(m)) {
+                throw new IllegalArgumentException("--mean must be three finite numbers, not " + java.util.Arrays.toString(mean));
+            }
+        }
+        float[] m = {(float) mean[0], (float) mean[1], (float) mean[2]};
+        float[] sd = {(float) std[0], (float) std[1], (float) std[2]};
+        TransformSpec spec = TransformSpec.defaults().withOutput(out).withDctScaling(scaling).withMaxPixels(maxPixels)
+                .withNormalization(m, sd);
         return switch (transform.toLowerCase(Locale.ROOT)) {
             case "eval" -> spec.withResize(resize, crop);
             case "train" -> {
@@ -198,6 +241,7 @@ public final class LoaderOptions {
         }
         return Loader.builder(index).workers(workers).workerNice(workerNice).batchSize(batchSize).slots(slots).epochs(epochs)
                 .startEpoch(startEpoch).startBatch(startBatch).shuffle(shuffle).shuffleWindow(window(index)).seed(seed).dropLast(dropLast).shard(rank, worldSize)
+                .shardTail(shardTail.value)
                 .transform(transform()).onError(policy());
     }
 }

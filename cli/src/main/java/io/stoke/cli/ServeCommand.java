@@ -101,7 +101,7 @@ public final class ServeCommand implements Callable<Integer> {
         });
         Runtime.getRuntime().addShutdownHook(hook);
         err.println("stoke serve: " + ring + " ready: " + index.size() + " images, shard " + options.rank + " of "
-                + options.worldSize + ", batch " + options.batchSize + ", " + options.slots + " slots of "
+                + options.worldSize + (options.worldSize > 1 ? " (shard tail " + options.shardTail + ")" : "") + ", batch " + options.batchSize + ", " + options.slots + " slots of "
                 + geometry.slotStride() + " bytes, " + (options.epochs == 0 ? "no end" : loader.totalBatches() + " batches")
                 + "; waiting for a consumer");
         err.flush();

@@ -139,6 +139,26 @@ class EmbedCommandTest {
         }
     }
 
+    @Test
+    void ranksOverAnUnevenDatasetEmbedEachSampleOnceLeavingThePaddingOut() throws Exception {
+        Path data = TestImages.imageFolder(tmp.resolve("odd"), 7, 2, 5);
+        java.util.Set<String> all = new java.util.TreeSet<>();
+        int rows = 0;
+        for (int rank = 0; rank < 2; rank++) {
+            Path out = tmp.resolve("rank" + rank);
+            String[] r = BenchCommandTest.run("embed", data.toString(), "--model", U8, "--out", out.toString(),
+                    "--rank", Integer.toString(rank), "--world-size", "2", "--shuffle", "--seed", "2", "--batch-size", "2");
+            assertEquals("0", r[0], r[2]);
+            List<String> paths = Files.readAllLines(out.resolve("paths.txt"));
+            assertEquals(rank == 0 ? 4 : 3, paths.size(), "rank " + rank + ": 4 positions each, rank 1's last padding");
+            assertEquals(paths.size(), npy(out.resolve("embeddings.npy"), 32).length);
+            all.addAll(paths);
+            rows += paths.size();
+        }
+        assertEquals(7, rows);
+        assertEquals(7, all.size(), "every sample once over the ranks");
+    }
+
     /** kill -9 in the middle of a run: what is left must not look like a finished output. */
     @Test
     void aKilledRunLeavesNoCompleteLookingOutput() throws Exception {

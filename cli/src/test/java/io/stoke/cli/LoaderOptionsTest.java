@@ -30,7 +30,7 @@ class LoaderOptionsTest {
     void demoBenchAndServeHaveEveryLoaderOptionWithTheSameDefaultAndHelp() {
         Map<String, String> expected = declared();
         assertTrue(expected.keySet().containsAll(List.of("--workers", "--batch-size", "--slots", "--epochs", "--start-epoch",
-                "--shuffle", "--seed", "--drop-last", "--rank", "--world-size", "--resize", "--crop", "--output",
+                "--shuffle", "--seed", "--drop-last", "--rank", "--world-size", "--shard-tail", "--resize", "--crop", "--output",
                 "--dct-scaling", "--max-pixels", "--on-error", "--transform", "--scale", "--ratio", "--flip")), expected.keySet().toString());
         CommandLine cli = Main.commandLine();
         for (String name : DRIVERS) {
@@ -76,6 +76,43 @@ class LoaderOptionsTest {
             }
         }
         return sb.toString().replaceAll("\\s+", "");
+    }
+
+    @org.junit.jupiter.api.Test
+    void shardTailPadsByDefaultAndDropsWhenAsked(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) {
+        java.nio.file.Path root = io.stoke.loader.testing.TestImages.imageFolder(tmp.resolve("seven"), 7, 2, 3);
+        try (io.stoke.loader.source.SampleIndex index = LoaderOptions.index(root)) {
+            LoaderOptions pad = CommandLine.populateCommand(new LoaderOptions(), "--rank", "1", "--world-size", "2");
+            io.stoke.loader.sample.Sampler s = pad.builder(index).sampler();
+            assertEquals(io.stoke.loader.sample.ShardTail.PAD, s.shardTail());
+            assertEquals(4, s.samplesPerEpoch());
+            assertEquals(3, s.unpaddedSamples());
+            LoaderOptions drop = CommandLine.populateCommand(new LoaderOptions(), "--rank", "1", "--world-size", "2",
+                    "--shard-tail", "drop");
+            s = drop.builder(index).sampler();
+            assertEquals(io.stoke.loader.sample.ShardTail.DROP, s.shardTail());
+            assertEquals(3, s.samplesPerEpoch());
+        }
+        String[] r = BenchCommandTest.run("bench", root.toString(), "--shard-tail", "sideways");
+        assertEquals("2", r[0]);
+        assertTrue(r[2].contains("--shard-tail") && r[2].contains("pad, drop"), r[2]);
+    }
+
+    @org.junit.jupiter.api.Test
+    void meanAndStdNormaliseTheFloatOutputWithImageNetsByDefault() {
+        io.stoke.loader.transform.TransformSpec spec = CommandLine.populateCommand(new LoaderOptions()).transform();
+        assertArrayEquals(io.stoke.loader.transform.TransformSpec.IMAGENET_MEAN, spec.mean());
+        assertArrayEquals(io.stoke.loader.transform.TransformSpec.IMAGENET_STD, spec.std());
+        spec = CommandLine.populateCommand(new LoaderOptions(), "--output", "float32", "--mean", "0.5,0.25,0",
+                "--std", "1,0.5,2").transform();
+        assertArrayEquals(new float[] {0.5f, 0.25f, 0f}, spec.mean());
+        assertArrayEquals(new float[] {1f, 0.5f, 2f}, spec.std());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CommandLine.populateCommand(new LoaderOptions(), "--mean", "0.5,0.5").transform());
+        assertTrue(e.getMessage().contains("--mean and --std"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> CommandLine.populateCommand(new LoaderOptions(), "--std", "1,0,1").transform());
+        assertTrue(e.getMessage().contains("--std must be three positive"), e.getMessage());
     }
 
     @org.junit.jupiter.api.Test

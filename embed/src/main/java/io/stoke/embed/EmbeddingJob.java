@@ -50,11 +50,11 @@ public final class EmbeddingJob {
     }
 
     /**
-     * The dataset indices an epoch of {@code sampler} delivers, sorted: row r of the output is
-     * sample {@code rows[r]}.
+     * The dataset indices an epoch of {@code sampler} delivers, padding left out (each sample is
+     * embedded once over all ranks), sorted: row r of the output is sample {@code rows[r]}.
      */
     public static int[] rows(Sampler sampler, long epoch) {
-        int[] order = sampler.order(epoch);
+        int[] order = Arrays.copyOf(sampler.order(epoch), sampler.unpaddedSamples());
         Arrays.sort(order);
         return order;
     }
@@ -96,7 +96,8 @@ public final class EmbeddingJob {
                 // order) go out in one write: a write per run of rows, not per image.
                 int runStart = -1;
                 int runRow = -1;
-                for (int i = 0; i < batch.size(); i++) {
+                int real = batch.size() - batch.paddedCount(); // padding, another rank's samples, is not embedded
+                for (int i = 0; i < real; i++) {
                     long sample = batch.index(i);
                     int row = Arrays.binarySearch(rows, (int) sample);
                     if (row < 0) {
@@ -117,9 +118,9 @@ public final class EmbeddingJob {
                     }
                 }
                 if (runStart >= 0) {
-                    writeRun(output, values, dimension, runStart, batch.size(), runRow);
+                    writeRun(output, values, dimension, runStart, real, runRow);
                 }
-                images += batch.size();
+                images += real;
                 batches++;
                 workerCpu.sample();
                 progress.accept(images);

@@ -45,6 +45,7 @@ public final class Batch implements AutoCloseable {
     private final List<SampleError> errors;
     private final BatchStats stats;
     private final IntConsumer releaser;
+    private int padded = -1;
     private boolean closed;
 
     /**
@@ -173,6 +174,33 @@ public final class Batch implements AutoCloseable {
     /** Batch number within its epoch. */
     public long batchIndex() {
         return batchIndex;
+    }
+
+    /** Set by the loader that made this batch: how many of its last samples are padding. */
+    void padded(int count) {
+        this.padded = count;
+    }
+
+    /**
+     * How many samples of this batch are padding (always its last ones): samples repeated so that
+     * every rank gets as many (shard tail PAD, see {@link io.stoke.loader.sample.Sampler#isPadding}),
+     * which another rank also gets this epoch. Leave them out to count each sample once.
+     *
+     * @throws UnsupportedOperationException for a batch read from a ring by a {@link RingConsumer},
+     *     which does not know the producer's sampler: ask {@code Sampler.paddedIn(batchIndex)} of the
+     *     producer's settings
+     */
+    public int paddedCount() {
+        if (padded < 0) {
+            throw new UnsupportedOperationException("a ring consumer's batch does not know the producer's sampler: "
+                    + "use Sampler.paddedIn(batchIndex()) with the producer's settings");
+        }
+        return padded;
+    }
+
+    /** Whether sample {@code i} is padding (see {@link #paddedCount()}). */
+    public boolean isPadding(int i) {
+        return i >= size - paddedCount();
     }
 
     /** Batch number since the loader started. */

@@ -1,6 +1,7 @@
 package io.stoke.loader;
 
 import io.stoke.loader.sample.Sampler;
+import io.stoke.loader.sample.ShardTail;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.ListFile;
 import io.stoke.loader.source.SampleIndex;
@@ -125,6 +126,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         long now = System.nanoTime();
         taken++;
         Batch batch = new Batch(ring.geometry(), slot, ring.slot(slot), pipeline.errors(slot), now - start, this::release);
+        batch.padded(sampler.paddedIn((int) batch.batchIndex()));
         record(batch, now - start, now);
         batch.closeAndThrowIfFailed();
         open.add(batch);
@@ -255,6 +257,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         private boolean dropLast;
         private int rank;
         private int worldSize = 1;
+        private ShardTail shardTail = ShardTail.PAD;
         private long epochs = 1;
         private long startEpoch;
         private int startBatch;
@@ -287,7 +290,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
         /** The order these settings give (the loader's {@link Loader#sampler()}), without a loader. */
         public Sampler sampler() {
-            Sampler sampler = new Sampler(index.size(), batchSize, shuffle, seed, dropLast, rank, worldSize);
+            Sampler sampler = new Sampler(index.size(), batchSize, shuffle, seed, dropLast, rank, worldSize, shardTail);
             io.stoke.loader.source.TarShards shards = index.shards();
             if (shards == null || shuffleWindow == 0) {
                 return sampler;
@@ -328,16 +331,33 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
             return this;
         }
 
-        /** Drop each epoch's last partial batch (default off). */
+        /** Drop each epoch's last partial batch of this rank (default off): PyTorch DataLoader's {@code drop_last}. */
         public Builder dropLast(boolean dropLast) {
             this.dropLast = dropLast;
             return this;
         }
 
-        /** Deliver only shard {@code rank} of {@code worldSize} (default 0 of 1). */
+        /**
+         * Deliver only shard {@code rank} of {@code worldSize} (default 0 of 1): every rank gets the
+         * same number of samples, see {@link #shardTail}.
+         */
         public Builder shard(int rank, int worldSize) {
             this.rank = rank;
             this.worldSize = worldSize;
+            return this;
+        }
+
+        /**
+         * When the dataset does not split evenly over the ranks (see {@link Sampler}): {@link ShardTail#PAD}
+         * (the default) repeats samples from the start of the epoch's permutation so that every rank
+         * gets {@code ceil(N/W)}, the repeats marked by {@link Batch#isPadding}; {@link ShardTail#DROP}
+         * gives every rank {@code floor(N/W)}. PyTorch's {@code DistributedSampler(drop_last=...)}.
+         */
+        public Builder shardTail(ShardTail tail) {
+            if (tail == null) {
+                throw new IllegalArgumentException("shard tail must be PAD or DROP, not null");
+            }
+            this.shardTail = tail;
             return this;
         }
 

@@ -184,19 +184,34 @@ class LoaderTest {
     }
 
     @Test
-    void shardsTogetherDeliverEachSampleOnce() {
+    void shardsTogetherDeliverEachSampleOnceLeavingThePaddingOutAndEveryRankAsManyBatches() {
         int[] seen = new int[index.size()];
-        for (int rank = 0; rank < 3; rank++) {
-            try (Loader l = loader().shard(rank, 3).shuffle(true).seed(9).build()) {
+        int world = 3;
+        assertTrue(index.size() % world != 0, "the test needs a dataset that does not split evenly");
+        java.util.Set<Long> batchCounts = new java.util.HashSet<>();
+        int padded = 0;
+        for (int rank = 0; rank < world; rank++) {
+            try (Loader l = loader().shard(rank, world).shuffle(true).seed(9).build()) {
+                long batches = 0;
                 for (Batch b : l) {
                     try (b) {
+                        batches++;
                         for (int i = 0; i < b.size(); i++) {
-                            seen[(int) b.index(i)]++;
+                            assertEquals(i >= b.size() - b.paddedCount(), b.isPadding(i));
+                            assertEquals(l.sampler().isPadding((int) b.batchIndex() * l.sampler().batchSize() + i), b.isPadding(i));
+                            if (b.isPadding(i)) {
+                                padded++;
+                            } else {
+                                seen[(int) b.index(i)]++;
+                            }
                         }
                     }
                 }
+                batchCounts.add(batches);
             }
         }
+        assertEquals(1, batchCounts.size(), "ranks took different numbers of batches: " + batchCounts);
+        assertEquals(world - index.size() % world, padded);
         for (int c : seen) {
             assertEquals(1, c);
         }

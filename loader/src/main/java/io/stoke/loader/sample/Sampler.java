@@ -7,11 +7,18 @@ import java.util.SplittableRandom;
  * worldSize): batch {@code k} of epoch {@code e} is positions {@code [k*B, k*B+B)} of
  * {@link #order}.
  *
- * <p>Every rank draws the same permutation of the whole dataset, then takes every
- * {@code worldSize}-th element starting at {@code rank}, so shards are disjoint, their sizes
- * differ by at most one, and together they cover each sample exactly once per epoch (no padding,
- * unlike PyTorch's DistributedSampler). With {@code dropLast} the trailing partial batch of each
- * shard is not delivered.
+ * <p>Every rank draws the same permutation {@code P} of the whole dataset ({@code N} samples),
+ * then takes every {@code worldSize}-th element starting at {@code rank}, as PyTorch's
+ * {@code DistributedSampler} does, so that every rank gets the same number of samples (ranks
+ * under DistributedDataParallel must take the same number of steps). With the shard tail
+ * {@link ShardTail#PAD} (the default) each rank gets {@code ceil(N/W)} samples: {@code P} is
+ * padded by repeating it from its start ({@code Q[i] = P[i mod N]}) and rank {@code r} takes
+ * {@code Q[r + j*W]}; the positions with {@code r + j*W >= N}, always a suffix of the rank's
+ * epoch, are padding ({@link #isPadding}): samples another rank also gets. With
+ * {@link ShardTail#DROP} each rank gets {@code floor(N/W)} samples, {@code P[r + j*W]}, and up to
+ * {@code W-1} samples are left out of the epoch. With one rank both are the permutation itself.
+ * With {@code dropLast} the trailing partial batch of each rank's epoch is not delivered (PyTorch
+ * DataLoader's {@code drop_last}).
  *
  * <p>Over remote tar shards a global shuffle would read every shard at once; with a shard window
  * ({@link #withShardWindow}) the permutation is instead: the shards in a shuffled order, cut into
@@ -31,9 +38,16 @@ public final class Sampler {
     private final int worldSize;
     private final int[] shardFirst; // null, or the first sample of each shard and then the size
     private final int window;
+    private final ShardTail tail;
 
+    /** A sampler with the shard tail {@link ShardTail#PAD}. */
     public Sampler(int datasetSize, int batchSize, boolean shuffle, long seed, boolean dropLast, int rank, int worldSize) {
-        this(datasetSize, batchSize, shuffle, seed, dropLast, rank, worldSize, null, 0);
+        this(datasetSize, batchSize, shuffle, seed, dropLast, rank, worldSize, ShardTail.PAD);
+    }
+
+    public Sampler(int datasetSize, int batchSize, boolean shuffle, long seed, boolean dropLast, int rank, int worldSize,
+                   ShardTail tail) {
+        this(datasetSize, batchSize, shuffle, seed, dropLast, rank, worldSize, null, 0, tail);
     }
 
     /**
@@ -49,11 +63,11 @@ public final class Sampler {
         }
         boolean global = window == 0 || window >= shardFirst.length - 1;
         return new Sampler(datasetSize, batchSize, shuffle, seed, dropLast, rank, worldSize,
-                global ? null : shardFirst.clone(), global ? 0 : window);
+                global ? null : shardFirst.clone(), global ? 0 : window, tail);
     }
 
     private Sampler(int datasetSize, int batchSize, boolean shuffle, long seed, boolean dropLast, int rank, int worldSize, int[] shardFirst,
-                    int window) {
+                    int window, ShardTail tail) {
         if (datasetSize < 1) {
             throw new IllegalArgumentException("empty dataset");
         }
@@ -72,15 +86,52 @@ public final class Sampler {
         this.worldSize = worldSize;
         this.shardFirst = shardFirst;
         this.window = window;
+        if (tail == null) {
+            throw new IllegalArgumentException("shard tail must be PAD or DROP, not null");
+        }
+        this.tail = tail;
+        if (tail == ShardTail.DROP && datasetSize / worldSize == 0) {
+            throw new IllegalArgumentException("with shard tail DROP each of " + worldSize + " ranks gets floor("
+                    + datasetSize + "/" + worldSize + ") = 0 samples: use fewer ranks than " + worldSize
+                    + ", a larger dataset, or shard tail PAD");
+        }
         if (samplesPerEpoch() == 0) {
             throw new IllegalArgumentException("rank " + rank + " of " + worldSize + " gets " + shardSize()
                     + " samples, fewer than one batch of " + batchSize + " with dropLast");
         }
     }
 
-    /** Samples in this rank's shard. */
+    /** Samples in this rank's epoch, padding included: {@code ceil(N/W)} (PAD) or {@code floor(N/W)} (DROP), the same on every rank. */
     public int shardSize() {
-        return (datasetSize - rank + worldSize - 1) / worldSize;
+        return tail == ShardTail.PAD ? (datasetSize + worldSize - 1) / worldSize : datasetSize / worldSize;
+    }
+
+    /** How this sampler treats a dataset that does not split evenly over the ranks. */
+    public ShardTail shardTail() {
+        return tail;
+    }
+
+    /** Positions of this rank's epoch that are not padding: the first ones, {@code [0, unpaddedSamples())}. */
+    public int unpaddedSamples() {
+        return Math.min(samplesPerEpoch(), (datasetSize - rank + worldSize - 1) / worldSize);
+    }
+
+    /**
+     * Whether position {@code position} of this rank's epoch (batch {@code k}'s sample {@code i} is
+     * position {@code k*B + i}) is padding: a sample repeated from the start of the permutation
+     * so that every rank gets as many samples, which another rank also gets this epoch. Always a
+     * suffix of the epoch, and only with {@link ShardTail#PAD}; count each sample once in evaluation
+     * by leaving these out.
+     */
+    public boolean isPadding(int position) {
+        return position >= unpaddedSamples();
+    }
+
+    /** How many samples of batch {@code k} are padding: always its last ones. */
+    public int paddedIn(int k) {
+        int start = k * batchSize;
+        int end = start + batchSize(k);
+        return Math.max(0, end - Math.max(start, unpaddedSamples()));
     }
 
     /** Samples delivered per epoch: the shard, less a partial last batch under {@code dropLast}. */
@@ -122,7 +173,8 @@ public final class Sampler {
         }
         int n = samplesPerEpoch();
         for (int i = 0; i < n; i++) {
-            out[i] = scratch[rank + i * worldSize];
+            // Q[i] = P[i mod N]: the padding repeats the permutation from its start (PAD only).
+            out[i] = scratch[(int) ((rank + (long) i * worldSize) % datasetSize)];
         }
     }
 

@@ -9,26 +9,134 @@ import org.junit.jupiter.api.Test;
 
 class SamplerTest {
     @ParameterizedTest(name = "n={0} world={1}")
-    @CsvSource({"1000, 1", "1000, 3", "7, 4", "1001, 8", "5, 5"})
-    void shardsAreDisjointAndCoverEverySampleOncePerEpoch(int n, int world) {
+    @CsvSource({"1000, 1", "1000, 3", "7, 4", "1001, 8", "5, 5", "41, 2", "3, 5"})
+    void everyRankGetsCeilNOverWAndTheUnpaddedSamplesCoverTheEpochOnce(int n, int world) {
+        int perRank = (n + world - 1) / world;
         for (long epoch = 0; epoch < 3; epoch++) {
             int[] seen = new int[n];
-            int min = Integer.MAX_VALUE;
-            int max = 0;
             for (int rank = 0; rank < world; rank++) {
                 Sampler s = new Sampler(n, 4, true, 42, false, rank, world);
+                assertEquals(ShardTail.PAD, s.shardTail());
                 int[] order = s.order(epoch);
-                min = Math.min(min, order.length);
-                max = Math.max(max, order.length);
-                for (int i : order) {
-                    seen[i]++;
+                assertEquals(perRank, order.length, "rank " + rank);
+                assertEquals(perRank, s.samplesPerEpoch());
+                int padded = 0;
+                for (int p = 0; p < order.length; p++) {
+                    assertEquals(rank + (long) p * world >= n, s.isPadding(p), "position " + p);
+                    if (s.isPadding(p)) {
+                        padded++;
+                    } else {
+                        assertEquals(0, padded, "padding is a suffix of the epoch");
+                        seen[order[p]]++;
+                    }
                 }
+                assertEquals(order.length - padded, s.unpaddedSamples());
             }
             for (int i = 0; i < n; i++) {
                 assertEquals(1, seen[i], "sample " + i + " in epoch " + epoch);
             }
-            assertTrue(max - min <= 1, "shard sizes differ by more than one");
         }
+    }
+
+    /**
+     * PyTorch's DistributedSampler.__iter__, line by line, over Stoke's permutation (the order of the
+     * one-rank sampler with the same seed): rank r's indices are the same list.
+     */
+    @ParameterizedTest(name = "n={0} world={1} dropLast={2}")
+    @CsvSource({"41, 2, false", "41, 2, true", "10, 4, false", "10, 4, true", "3, 5, false", "1001, 8, false",
+            "1001, 8, true", "12, 3, false", "12, 3, true"})
+    void ranksTakeTheIndicesOfPyTorchsDistributedSamplerForTheSamePermutation(int n, int world, boolean torchDropLast) {
+        for (long epoch = 0; epoch < 2; epoch++) {
+            int[] permutation = new Sampler(n, 4, true, 7, false, 0, 1).order(epoch);
+            java.util.List<Integer> indices = new java.util.ArrayList<>();
+            for (int i : permutation) {
+                indices.add(i);
+            }
+            int numSamples = torchDropLast && n % world != 0 ? (int) Math.ceil((n - world) / (double) world)
+                    : (int) Math.ceil(n / (double) world);
+            int totalSize = numSamples * world;
+            if (!torchDropLast) {
+                int paddingSize = totalSize - indices.size();
+                java.util.List<Integer> pad = new java.util.ArrayList<>();
+                if (paddingSize <= indices.size()) {
+                    pad.addAll(indices.subList(0, paddingSize));
+                } else {
+                    for (int k = 0; k < (paddingSize + indices.size() - 1) / indices.size(); k++) {
+                        pad.addAll(indices);
+                    }
+                    pad = pad.subList(0, paddingSize);
+                }
+                indices.addAll(pad);
+            } else {
+                indices = indices.subList(0, totalSize);
+            }
+            for (int rank = 0; rank < world; rank++) {
+                java.util.List<Integer> expected = new java.util.ArrayList<>();
+                for (int i = rank; i < totalSize; i += world) {
+                    expected.add(indices.get(i));
+                }
+                Sampler s = new Sampler(n, 4, true, 7, false, rank, world, torchDropLast ? ShardTail.DROP : ShardTail.PAD);
+                assertEquals(expected, Arrays.stream(s.order(epoch)).boxed().toList(), "rank " + rank + " epoch " + epoch);
+            }
+        }
+    }
+
+    @Test
+    void dropGivesEveryRankFloorNOverWAndLeavesTheRestOut() {
+        int n = 41;
+        int[] seen = new int[n];
+        for (int rank = 0; rank < 3; rank++) {
+            Sampler s = new Sampler(n, 4, true, 3, false, rank, 3, ShardTail.DROP);
+            assertEquals(13, s.samplesPerEpoch());
+            assertEquals(4, s.batchesPerEpoch());
+            assertEquals(13, s.unpaddedSamples());
+            assertFalse(s.isPadding(12));
+            assertEquals(0, s.paddedIn(3));
+            for (int i : s.order(0)) {
+                seen[i]++;
+            }
+        }
+        assertEquals(39, Arrays.stream(seen).sum());
+        assertTrue(Arrays.stream(seen).allMatch(c -> c <= 1), "no sample twice");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new Sampler(3, 1, false, 0, false, 0, 5, ShardTail.DROP));
+        assertTrue(e.getMessage().contains("floor(3/5) = 0"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new Sampler(3, 1, false, 0, false, 0, 5, null));
+    }
+
+    @Test
+    void oneRankIsThePermutationWhateverTheTail() {
+        for (ShardTail tail : ShardTail.values()) {
+            Sampler s = new Sampler(45, 8, true, 5, false, 0, 1, tail);
+            assertArrayEquals(new Sampler(45, 8, true, 5, false, 0, 1).order(2), s.order(2));
+            assertEquals(45, s.samplesPerEpoch());
+            assertEquals(45, s.unpaddedSamples());
+            assertEquals(0, s.paddedIn(5));
+        }
+    }
+
+    @Test
+    void paddedInCountsEachBatchsPaddingAtItsEnd() {
+        // 41 samples, 2 ranks, batch 4: rank 1 gets 21 positions, the last (position 20: 1 + 40 >= 41) padding.
+        Sampler r1 = new Sampler(41, 4, true, 1, false, 1, 2);
+        assertEquals(6, r1.batchesPerEpoch());
+        assertEquals(1, r1.batchSize(5));
+        assertEquals(1, r1.paddedIn(5));
+        for (int k = 0; k < 5; k++) {
+            assertEquals(0, r1.paddedIn(k));
+        }
+        assertEquals(r1.order(0)[20], new Sampler(41, 4, true, 1, false, 0, 1).order(0)[0], "padding repeats P[0]");
+        Sampler r0 = new Sampler(41, 4, true, 1, false, 0, 2);
+        assertEquals(0, r0.paddedIn(5));
+        // Batch-level dropLast drops the partial batch, padding and all.
+        Sampler dropped = new Sampler(41, 4, true, 1, true, 1, 2);
+        assertEquals(5, dropped.batchesPerEpoch());
+        assertEquals(20, dropped.unpaddedSamples());
+        // Padding spanning batches: 3 samples, 5 ranks, batch 1: ranks 3 and 4 get only padding.
+        Sampler r4 = new Sampler(3, 1, false, 0, false, 4, 5);
+        assertEquals(1, r4.samplesPerEpoch());
+        assertEquals(1, r4.paddedIn(0));
+        assertArrayEquals(new int[] {1}, r4.order(0));
     }
 
     @Test

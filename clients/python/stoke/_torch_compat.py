@@ -1,0 +1,211 @@
+"""What ``stoke.DataLoader`` takes from PyTorch users as they pass it: a torchvision dataset (its
+samples, written as a list file) and its ``transform``, translated exactly into Stoke's producer
+settings or refused at construction."""
+
+import os
+
+__all__ = ["UnsupportedError", "dataset_samples", "translate_transform", "write_list_file"]
+
+WAYS_OUT = ("Either apply it to each batch on the device (stoke.DataLoader(..., batch_transform=fn): fn gets the "
+            "(images, labels) of each batch, without a copy), or use torch.utils.data.DataLoader for this dataset.")
+
+JPEG_SUFFIXES = (".jpg", ".jpeg")
+
+ONLY = ("Stoke's producer does Resize(s) + CenterCrop(c) or RandomResizedCrop(...) + RandomHorizontalFlip(p), then "
+        "PILToTensor() or ToTensor() [or ConvertImageDtype(torch.float)] and Normalize(mean, std), in that order, "
+        "and nothing else")
+
+
+class UnsupportedError(ValueError):
+    """Something a PyTorch user passed that Stoke's producer cannot do exactly; raised at construction."""
+
+
+def _refuse(what, why=""):
+    raise UnsupportedError(f"stoke.DataLoader cannot do {what}{': ' + why if why else ''}. {WAYS_OUT}")
+
+
+def is_dataset(obj):
+    """A dataset object (anything with ``samples``) rather than a path."""
+    return not isinstance(obj, (str, bytes, os.PathLike)) and hasattr(obj, "samples")
+
+
+def dataset_samples(dataset):
+    """``dataset.samples`` as a list of (absolute path, label), checked: Stoke reads each path as a JPEG
+    and a label as a non-negative int; anything the dataset would do that Stoke cannot is refused."""
+    name = type(dataset).__name__
+    target_transform = getattr(dataset, "target_transform", None)
+    if target_transform is not None:
+        _refuse(f"{name}.target_transform ({target_transform!r})", "labels come from the dataset's samples as they are")
+    loader = getattr(dataset, "loader", None)
+    if loader is not None:
+        try:
+            from torchvision.datasets.folder import default_loader, pil_loader
+            known = (default_loader, pil_loader)
+        except ImportError:  # no torchvision: no way to tell its loader; a loader means a custom one
+            known = ()
+        if loader not in known:
+            _refuse(f"{name}'s loader {getattr(loader, '__name__', loader)!r}",
+                    "Stoke decodes the files itself, as torchvision's default_loader (PIL, RGB) does")
+    samples = []
+    for i, item in enumerate(dataset.samples):
+        try:
+            path, label = item
+        except (TypeError, ValueError):
+            raise UnsupportedError(f"{name}.samples[{i}] is {item!r}, not a (path, label) pair") from None
+        path = os.path.abspath(os.fspath(path))
+        if not isinstance(label, int) or isinstance(label, bool) or label < 0:
+            try:
+                import numbers
+                ok = isinstance(label, numbers.Integral) and int(label) >= 0
+            except Exception:
+                ok = False
+            if not ok:
+                raise UnsupportedError(f"{name}.samples[{i}] has the label {label!r}: Stoke's labels are "
+                                       "non-negative integers (int64 in each batch)")
+        if not path.lower().endswith(JPEG_SUFFIXES):
+            raise UnsupportedError(f"{name}.samples[{i}] is {path!r}: Stoke decodes JPEG files (.jpg, .jpeg) "
+                                   "only; use torch.utils.data.DataLoader for a dataset of other formats")
+        if "\n" in path or "\r" in path or path != path.strip():
+            raise UnsupportedError(f"{name}.samples[{i}] is {path!r}: a path with a line break or with white space "
+                                   "at its start or end cannot be written to Stoke's list file (one "
+                                   "'<path> <label>' a line); rename the file")
+        samples.append((path, int(label)))
+    if not samples:
+        raise UnsupportedError(f"{name} has no samples")
+    return samples
+
+
+def write_list_file(samples, path):
+    """One ``<path> <label>`` line per sample (Stoke's list file; a path may hold spaces: the label
+    is what follows the last one), written to a temporary name and renamed into place."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        for p, label in samples:
+            f.write(f"{p} {label}\n")
+    os.replace(tmp, path)
+
+
+def _flatten(transform):
+    try:
+        from torchvision import transforms as T
+    except ImportError:
+        T = None
+    if T is not None and isinstance(transform, T.Compose):
+        out = []
+        for t in transform.transforms:
+            out += _flatten(t)
+        return out
+    return [transform]
+
+
+def _square(size, what):
+    """An int side from torchvision's size forms: int, [s], (s,), (s, s); else refused."""
+    if isinstance(size, int):
+        return size
+    if isinstance(size, (list, tuple)):
+        if len(size) == 1:
+            return int(size[0])
+        if len(size) == 2 and size[0] == size[1]:
+            return int(size[0])
+    _refuse(f"{what} with size {size!r}", "Stoke's output is square (an int size, or (s, s))")
+
+
+def _bilinear(t, what):
+    from torchvision.transforms import InterpolationMode
+    interpolation = getattr(t, "interpolation", InterpolationMode.BILINEAR)
+    if interpolation not in (InterpolationMode.BILINEAR, "bilinear", 2):
+        _refuse(f"{what} with interpolation {interpolation}", "Stoke resamples with PIL's antialiased bilinear filter only")
+
+
+def translate_transform(transform):
+    """A torchvision transform (a ``Compose`` or one transform) as Stoke's producer settings:
+    ``{"transform": "eval"|"train", "resize", "crop", "scale", "ratio", "flip", "output":
+    "uint8"|"float32", "chw": bool (uint8 as [n, 3, H, W], PILToTensor's layout), "mean", "std"}``.
+    Refuses, naming the transform and the ways out, whatever it cannot do exactly."""
+    try:
+        from torchvision import transforms as T
+    except ImportError:
+        raise UnsupportedError("a dataset's transform needs torchvision to be read; it is not installed") from None
+    import torch
+
+    steps = _flatten(transform)
+    names = [type(t).__name__ for t in steps]
+    settings = {"scale": None, "ratio": None, "flip": None, "mean": None, "std": None}
+    i = 0
+
+    def at(kind):
+        return i < len(steps) and type(steps[i]) is kind
+
+    # Geometry: Resize(s) + CenterCrop(c), or RandomResizedCrop(...) [+ RandomHorizontalFlip(p)].
+    if at(T.Resize):
+        r = steps[i]
+        if isinstance(r.size, (list, tuple)) and len(r.size) != 1:
+            _refuse(f"Resize({r.size!r})", "a (height, width) pair distorts the image; Stoke resizes the shorter "
+                    "side (Resize(int))")
+        _bilinear(r, "Resize")
+        if getattr(r, "max_size", None) is not None:
+            _refuse(f"Resize(max_size={r.max_size})")
+        resize = int(r.size if isinstance(r.size, int) else r.size[0])
+        i += 1
+        if not at(T.CenterCrop):
+            _refuse(f"Resize({resize}) without a CenterCrop after it ({' + '.join(names)})",
+                    "Stoke's batches are square crops: Resize(s) + CenterCrop(c)")
+        crop = _square(steps[i].size, "CenterCrop")
+        if crop > resize:
+            _refuse(f"CenterCrop({crop}) after Resize({resize})", "a crop larger than the resized image pads it; "
+                    "Stoke crops inside the image")
+        i += 1
+        settings.update(transform="eval", resize=resize, crop=crop)
+    elif at(T.RandomResizedCrop):
+        c = steps[i]
+        _bilinear(c, "RandomResizedCrop")
+        crop = _square(c.size, "RandomResizedCrop")
+        settings.update(transform="train", resize=crop, crop=crop, scale=[float(v) for v in c.scale],
+                        ratio=[float(v) for v in c.ratio], flip=0.0)
+        i += 1
+        if at(T.RandomHorizontalFlip):
+            settings["flip"] = float(steps[i].p)
+            i += 1
+    else:
+        what = names[0] if steps else "an empty Compose"
+        _refuse(f"{what} as the transform's first step ({' + '.join(names)})",
+                "Stoke translates Resize(s) + CenterCrop(c) or RandomResizedCrop(...) [+ RandomHorizontalFlip(p)], "
+                "then PILToTensor() or ToTensor() [+ ConvertImageDtype(torch.float)] [+ Normalize(mean, std)]")
+    # Conversion: PILToTensor() [+ ConvertImageDtype(float)] | ToTensor(), then an optional Normalize.
+    if at(T.PILToTensor):
+        i += 1
+        if at(T.ConvertImageDtype):
+            if steps[i].dtype != torch.float32:
+                _refuse(f"ConvertImageDtype({steps[i].dtype})", "Stoke gives uint8 or float32")
+            i += 1
+            settings.update(output="float32", chw=False)
+        else:
+            settings.update(output="uint8", chw=True)
+    elif at(T.ToTensor):
+        i += 1
+        settings.update(output="float32", chw=False)
+    elif i < len(steps):
+        _refuse(f"{names[i]} ({' + '.join(names)})", ONLY)
+    else:
+        _refuse(f"a transform that ends with a PIL image ({' + '.join(names)})",
+                "after the crop Stoke needs PILToTensor() or ToTensor() (PIL images cannot be batched)")
+    if at(T.Normalize):
+        if settings["output"] != "float32":
+            _refuse("Normalize on PILToTensor()'s uint8 tensor", "torchvision refuses it too: add "
+                    "ConvertImageDtype(torch.float) before it")
+        n = steps[i]
+        mean = [float(v) for v in torch.as_tensor(n.mean, dtype=torch.float32).flatten().tolist()]
+        std = [float(v) for v in torch.as_tensor(n.std, dtype=torch.float32).flatten().tolist()]
+        if len(mean) == 1:
+            mean *= 3
+        if len(std) == 1:
+            std *= 3
+        if len(mean) != 3 or len(std) != 3 or not all(s > 0 for s in std):
+            _refuse(f"Normalize(mean={n.mean}, std={n.std})", "Stoke normalises 3 channels with positive std")
+        settings.update(mean=mean, std=std)
+        i += 1
+    elif settings["output"] == "float32":
+        settings.update(mean=[0.0, 0.0, 0.0], std=[1.0, 1.0, 1.0])
+    if i < len(steps):
+        _refuse(f"{names[i]} ({' + '.join(names)})", ONLY)
+    return settings
