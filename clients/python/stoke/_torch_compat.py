@@ -2,7 +2,10 @@
 samples, written as a list file) and its ``transform``, translated exactly into Stoke's producer
 settings or refused at construction."""
 
+import inspect
 import os
+import re
+import textwrap
 
 __all__ = ["UnsupportedError", "dataset_samples", "translate_transform", "write_list_file"]
 
@@ -95,7 +98,28 @@ def _flatten(transform):
         for t in transform.transforms:
             out += _flatten(t)
         return out
+    inner = _delegated(transform)
+    if inner is not None:
+        return _flatten(inner)
     return [transform]
+
+
+_DELEGATING_CALL = re.compile(r"def __call__\(self, (\w+)\):\s*return self\.transforms\(\1\)\s*$")
+
+
+def _delegated(transform):
+    """The ``transforms`` of a wrapper whose ``__call__`` only returns ``self.transforms(img)``, as
+    the reference recipe's ``ClassificationPresetTrain``/``Eval`` (presets.py) do; else None. Only
+    that exact body is looked through: a wrapper that does anything more is not a Compose."""
+    inner = getattr(transform, "transforms", None)
+    call = getattr(type(transform), "__call__", None)
+    if inner is None or call is None or not callable(inner):
+        return None
+    try:
+        source = textwrap.dedent(inspect.getsource(call)).strip()
+    except (OSError, TypeError):
+        return None
+    return inner if _DELEGATING_CALL.match(source) else None
 
 
 def _square(size, what):

@@ -131,10 +131,10 @@ def main():
 
     # load_data(), as the recipe has it
     dataset = torchvision.datasets.ImageFolder(
-        os.path.join(args.data, "train"), ClassificationPresetTrain(crop_size=args.train_crop_size).transforms)
+        os.path.join(args.data, "train"), ClassificationPresetTrain(crop_size=args.train_crop_size))
     dataset_test = torchvision.datasets.ImageFolder(
         os.path.join(args.data, "val"),
-        ClassificationPresetEval(crop_size=args.val_crop_size, resize_size=args.val_resize_size).transforms)
+        ClassificationPresetEval(crop_size=args.val_crop_size, resize_size=args.val_resize_size))
     if distributed:
         train_sampler = torch.utils.data.distributed.DistributedSampler(dataset)
         test_sampler = torch.utils.data.distributed.DistributedSampler(dataset_test, shuffle=False)

@@ -424,6 +424,17 @@ class DataLoaderTest(unittest.TestCase):
             self.assertIn("torch.utils.data.DataLoader", message, name)
             self.assertLess(time.monotonic() - start, 1.0, f"{name}: refused before the producer starts")
             self.assertEqual([], producer_files())
+        # A wrapper is looked through only when its __call__ just returns self.transforms(img), as
+        # the reference recipe's presets do; one that does more is refused, not translated.
+        class Rotating:
+            def __init__(self):
+                self.transforms = T.Compose(eval_ + tensor)
+
+            def __call__(self, img):
+                return self.transforms(img.rotate(3))
+
+        with self.assertRaisesRegex(ValueError, "Rotating.*batch_transform"):
+            stoke.DataLoader(torchvision.datasets.ImageFolder(str(DATA), transform=Rotating()))
         # A single transform (no Compose) is read as well, and refused the same way.
         with self.assertRaisesRegex(ValueError, "ColorJitter.*batch_transform"):
             stoke.DataLoader(torchvision.datasets.ImageFolder(str(DATA), transform=T.ColorJitter(0.1)))
