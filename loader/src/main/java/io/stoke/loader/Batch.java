@@ -1,7 +1,5 @@
 package io.stoke.loader;
 
-import static io.stoke.ring.RingLayout.SLOT_FLAG_FAILED;
-import static io.stoke.ring.RingLayout.SLOT_FLAG_LAST_IN_EPOCH;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -41,7 +39,8 @@ public final class Batch implements AutoCloseable {
     private final long sequence;
     private final long epoch;
     private final long batchIndex;
-    private final int flags;
+    private final boolean failed;
+    private final boolean lastInEpoch;
     private final List<SampleError> errors;
     private final BatchStats stats;
     private final IntConsumer releaser;
@@ -73,7 +72,8 @@ public final class Batch implements AutoCloseable {
         this.sequence = header.sequence();
         this.epoch = header.epoch();
         this.batchIndex = header.batchIndex();
-        this.flags = header.flags();
+        this.failed = header.failed();
+        this.lastInEpoch = header.lastInEpoch();
         this.pixels = view.asSlice(geometry.slotPixelsOffset(), count * geometry.sampleBytes());
         this.labels = view.asSlice(geometry.slotLabelsOffset(), 4L * count);
         this.indices = view.asSlice(geometry.slotIndicesOffset(), 8L * count);
@@ -160,11 +160,11 @@ public final class Batch implements AutoCloseable {
 
     /** Whether the batch was marked failed (policy FAIL); the loader throws before handing one out. */
     public boolean failed() {
-        return (flags & SLOT_FLAG_FAILED) != 0;
+        return failed;
     }
 
     public boolean lastInEpoch() {
-        return (flags & SLOT_FLAG_LAST_IN_EPOCH) != 0;
+        return lastInEpoch;
     }
 
     public long epoch() {

@@ -122,6 +122,11 @@ public final class SlotHeader {
         return this;
     }
 
+    /** The flags word of a batch that {@code failed} (a sample failed under policy FAIL) and/or ends its epoch. */
+    public static int flags(boolean failed, boolean lastInEpoch) {
+        return (failed ? SLOT_FLAG_FAILED : 0) | (lastInEpoch ? SLOT_FLAG_LAST_IN_EPOCH : 0);
+    }
+
     public boolean failed() {
         return (flags() & SLOT_FLAG_FAILED) != 0;
     }

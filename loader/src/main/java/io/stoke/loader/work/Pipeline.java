@@ -1,7 +1,5 @@
 package io.stoke.loader.work;
 
-import static io.stoke.ring.RingLayout.SLOT_FLAG_FAILED;
-import static io.stoke.ring.RingLayout.SLOT_FLAG_LAST_IN_EPOCH;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -272,8 +270,7 @@ public final class Pipeline implements AutoCloseable {
                         .pixelBytes(batch.size * sampleBytes)
                         .decodeNanos(batch.decodeNanos.get())
                         .sourceBytes(batch.sourceBytes.get())
-                        .flags((errors.isEmpty() || skipErrors ? 0 : SLOT_FLAG_FAILED)
-                                | (batch.lastInEpoch ? SLOT_FLAG_LAST_IN_EPOCH : 0));
+                        .flags(SlotHeader.flags(!errors.isEmpty() && !skipErrors, batch.lastInEpoch));
                 slotErrors.set(batch.slot, errors);
                 ring.publish(batch.slot);
                 nextToPublish = sequence + 1;
