@@ -681,6 +681,7 @@ class LogTail:
         self.producer_errors = []
 
     def read(self):
+        """Takes every whole line written since the last read; a cut last line waits for its end."""
         try:
             with open(self.path, "rb") as f:
                 f.seek(self.offset)
@@ -688,14 +689,16 @@ class LogTail:
         except FileNotFoundError:
             return
         self.offset += len(chunk)
-        data = self.pending + chunk
-        lines = data.split(b"\n")
+        lines = (self.pending + chunk).split(b"\n")
         self.pending = lines.pop()
         for line in lines:
-            try:
-                self.handle(json.loads(line))
-            except ValueError:
-                continue  # cut by kill -9 (the next line starts a new record)
+            self.line(line)
+
+    def line(self, raw):
+        try:
+            self.handle(json.loads(raw))
+        except ValueError:
+            pass  # cut by kill -9 (the next line starts a new record)
 
     def handle(self, rec):
         if "e" in rec:
@@ -718,31 +721,25 @@ class CLogTail(LogTail):
         super().__init__(path, soak)
         self.current = None
 
-    def read(self):
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                chunk = f.read()
-        except FileNotFoundError:
+    def line(self, raw):
+        parts = raw.decode(errors="replace").split()
+        if not parts:
             return
-        self.offset += len(chunk)
-        data = self.pending + chunk
-        lines = data.split(b"\n")
-        self.pending = lines.pop()
-        for raw in lines:
-            parts = raw.decode(errors="replace").split()
-            if not parts:
-                continue
-            if parts[0] == "B":
-                self.current = {"e": int(parts[2]), "b": int(parts[3]), "n": int(parts[4]), "i": [], "bad": []}
-            elif parts[0] == "S" and self.current is not None:
-                self.current["i"].append(int(parts[2]))
-                if int(parts[4]) != 0:
-                    self.current["bad"].append(int(parts[2]))
-                if len(self.current["i"]) == self.current["n"]:
-                    self.batches.append(self.current)
-                    self.soak.delivered += self.current["n"]
-                    self.current = None
+        if parts[0] not in ("B", "S"):
+            return  # END, HOLDING, ERROR: not batch records
+        if len(parts) != (5 if parts[0] == "B" else 6) or not all(p.lstrip("-").isalnum() for p in parts[1:]):
+            self.current = None  # a line cut by kill -9: its batch was never released, so never counted
+            return
+        if parts[0] == "B":
+            self.current = {"e": int(parts[2]), "b": int(parts[3]), "n": int(parts[4]), "i": [], "bad": []}
+        elif parts[0] == "S" and self.current is not None:
+            self.current["i"].append(int(parts[2]))
+            if int(parts[4]) != 0:
+                self.current["bad"].append(int(parts[2]))
+            if len(self.current["i"]) == self.current["n"]:
+                self.batches.append(self.current)
+                self.soak.delivered += self.current["n"]
+                self.current = None
 
 
 def ring_producer_pid(path):
