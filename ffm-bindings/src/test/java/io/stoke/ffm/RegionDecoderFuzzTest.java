@@ -3,14 +3,15 @@ package io.stoke.ffm;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.stoke.ffm.testing.LibFuzzerRun;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,13 +29,9 @@ class RegionDecoderFuzzTest {
     Path tmp;
 
     private static Path nativeDir() {
-        for (Path d = Path.of("").toAbsolutePath(); d != null; d = d.getParent()) {
-            if (Files.isRegularFile(d.resolve("native/fuzz/build.sh"))) {
-                return d.resolve("native");
-            }
-        }
-        throw new IllegalStateException("native/fuzz/build.sh not found above " + Path.of("").toAbsolutePath());
+        return LibFuzzerRun.nativeDir();
     }
+
 
     private static byte[] jpeg(int w, int h, int subsamp, int flags, boolean gray, long seed) {
         SplittableRandom r = new SplittableRandom(seed);
@@ -62,45 +59,19 @@ class RegionDecoderFuzzTest {
 
     @Test
     void aShortFuzzRunFindsNothing() throws Exception {
-        Path out = tmp.resolve("fuzz");
-        Process build = new ProcessBuilder("sh", nativeDir().resolve("fuzz/build.sh").toString(), out.toString())
-                .redirectErrorStream(true).start();
-        String buildLog = new String(build.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(build.waitFor(300, TimeUnit.SECONDS), "the fuzz target's build hung");
-        if (build.exitValue() == 3) {
-            System.err.println("[stoke] SKIPPING the region decoder's fuzz run: " + buildLog.strip());
-        }
-        Assumptions.assumeTrue(build.exitValue() != 3, buildLog);
-        assertEquals(0, build.exitValue(), buildLog);
-
-        Path corpus = Files.createDirectories(tmp.resolve("corpus"));
         byte[][] files = {jpeg(64, 48, TurboJpeg.TJSAMP_420, 0, false, 1), jpeg(97, 33, TurboJpeg.TJSAMP_444, 0, false, 2),
                 jpeg(120, 90, TurboJpeg.TJSAMP_422, 0, false, 3), jpeg(40, 70, TurboJpeg.TJSAMP_GRAY, 0, true, 4),
                 jpeg(80, 60, TurboJpeg.TJSAMP_420, TurboJpeg.TJFLAG_PROGRESSIVE, false, 5)};
         byte[][] params = {{0, 0, 0, 0, 16, 0, 16, 62}, {7, 3, 5, 0, 40, 0, 20, 62}, {3, 1, 2, 0, 9, 0, 7, 1}};
-        int n = 0;
+        List<byte[]> seeds = new ArrayList<>();
         for (byte[] f : files) {
             for (byte[] p : params) {
-                Files.write(corpus.resolve("seed-" + n++), input(p, f));
+                seeds.add(input(p, f));
             }
-            Files.write(corpus.resolve("seed-" + n++), input(params[0], Arrays.copyOf(f, f.length / 2)));
+            seeds.add(input(params[0], Arrays.copyOf(f, f.length / 2)));
         }
-        Path log = tmp.resolve("fuzz.log");
-        Path artifacts = Files.createDirectories(tmp.resolve("artifacts"));
-        Process fuzz = new ProcessBuilder(out.resolve("fuzz_decode_region").toString(), "-max_total_time=" + SECONDS,
-                "-rss_limit_mb=2048", "-print_final_stats=1", "-artifact_prefix=" + artifacts + "/", corpus.toString(),
-                nativeDir().resolve("fuzz/regressions").toString())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        boolean ended = fuzz.waitFor(SECONDS + 120, TimeUnit.SECONDS);
-        if (!ended) {
-            fuzz.destroyForcibly();
-        }
-        String text = Files.readString(log, StandardCharsets.UTF_8);
-        assertTrue(ended, "the fuzzer did not stop:\n" + text);
-        assertEquals(0, fuzz.exitValue(), "the fuzzer found something:\n" + text);
-        String stats = text.lines().filter(l -> l.startsWith("stat::number_of_executed_units")).findFirst().orElse("");
-        System.err.println("[stoke] region decoder fuzz run, " + SECONDS + " s: " + stats);
-        assertFalse(stats.isEmpty(), text);
+        LibFuzzerRun.run("the region decoder", "build.sh", "fuzz_decode_region", tmp, SECONDS, seeds,
+                List.of(nativeDir().resolve("fuzz/regressions")));
     }
 
     /** What the fuzzer found first: a header claiming a huge image made libjpeg allocate gigabytes. */

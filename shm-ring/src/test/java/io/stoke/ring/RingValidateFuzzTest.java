@@ -5,18 +5,15 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.stoke.ffm.testing.LibFuzzerRun;
 import java.lang.foreign.MemorySegment;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 import org.agrona.concurrent.NoOpIdleStrategy;
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -110,37 +107,7 @@ class RingValidateFuzzTest {
 
     @Test
     void aShortFuzzRunFindsNothing() throws Exception {
-        Path out = tmp.resolve("fuzz");
-        Process build = new ProcessBuilder("sh", NativeTools.nativeDir().resolve("fuzz/build_ring.sh").toString(),
-                out.toString()).redirectErrorStream(true).start();
-        String buildLog = new String(build.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(build.waitFor(300, TimeUnit.SECONDS), "the fuzz target's build hung");
-        if (build.exitValue() == 3) {
-            System.err.println("[stoke] SKIPPING the ring validator's fuzz run: " + buildLog.strip());
-        }
-        Assumptions.assumeTrue(build.exitValue() != 3, buildLog);
-        assertEquals(0, build.exitValue(), buildLog);
-
-        Path corpus = Files.createDirectories(tmp.resolve("corpus"));
-        List<byte[]> seeds = seeds();
-        for (int i = 0; i < seeds.size(); i++) {
-            Files.write(corpus.resolve("seed-" + i), seeds.get(i));
-        }
-        Path log = tmp.resolve("fuzz.log");
-        Path artifacts = Files.createDirectories(tmp.resolve("artifacts"));
-        Process fuzz = new ProcessBuilder(out.resolve("fuzz_ring_validate").toString(), "-max_total_time=" + SECONDS,
-                "-rss_limit_mb=2048", "-print_final_stats=1", "-artifact_prefix=" + artifacts + "/", corpus.toString())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        boolean ended = fuzz.waitFor(SECONDS + 120, TimeUnit.SECONDS);
-        if (!ended) {
-            fuzz.destroyForcibly();
-        }
-        String text = Files.readString(log, StandardCharsets.UTF_8);
-        assertTrue(ended, "the fuzzer did not stop:\n" + text);
-        assertEquals(0, fuzz.exitValue(), "the fuzzer found something:\n" + text);
-        String stats = text.lines().filter(l -> l.startsWith("stat::number_of_executed_units")).findFirst().orElse("");
-        System.err.println("[stoke] ring validator fuzz run, " + SECONDS + " s, " + seeds.size() + " seeds: " + stats);
-        assertFalse(stats.isEmpty(), text);
+        LibFuzzerRun.run("the ring validator", "build_ring.sh", "fuzz_ring_validate", tmp, SECONDS, seeds(), List.of());
     }
 
     /** The seeds are what they claim: the valid rings pass the Java reader's checks, so C must accept them too. */
