@@ -8,9 +8,7 @@ import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.SampleIndex;
-import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.transform.TransformSpec;
-import java.io.OutputStream;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -23,7 +21,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.zip.CRC32;
 import io.stoke.loader.testing.TestTars;
-import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -55,13 +52,7 @@ class RemoteShardsTest {
         local = Files.createDirectories(home.resolve("shards"));
         for (int s = 0; s < SHARDS; s++) {
             Path file = local.resolve("train-" + s + ".tar");
-            try (OutputStream os = Files.newOutputStream(file); TarArchiveOutputStream tar = new TarArchiveOutputStream(os)) {
-                for (int i = 0; i < PER_SHARD; i++) {
-                    String key = "k/" + s + "-" + i;
-                    TestTars.member(tar, key + ".jpg", TestImages.jpeg(48 + 3 * i, 40 + 5 * s, 100L * s + i));
-                    TestTars.member(tar, key + ".cls", Integer.toString((s * PER_SHARD + i) % 4).getBytes(StandardCharsets.US_ASCII));
-                }
-            }
+            TestTars.labelledShard(file, s, PER_SHARD);
             byte[] bytes = Files.readAllBytes(file);
             largest = Math.max(largest, bytes.length);
             s3.put(BUCKET, "train/train-" + s + ".tar", bytes);

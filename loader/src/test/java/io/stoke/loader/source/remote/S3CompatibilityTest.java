@@ -6,20 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.SampleIndex;
-import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestTars;
 import io.stoke.loader.source.remote.FaultProxy.Seen;
-import java.io.OutputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -58,14 +54,7 @@ class S3CompatibilityTest {
         local = Files.createDirectories(home.resolve("shards"));
         for (int s = 0; s < SHARDS; s++) {
             Path file = local.resolve("train-" + s + ".tar");
-            try (OutputStream os = Files.newOutputStream(file); TarArchiveOutputStream tar = new TarArchiveOutputStream(os)) {
-                for (int i = 0; i < PER_SHARD; i++) {
-                    String key = "k/" + s + "-" + i;
-                    TestTars.member(tar, key + ".jpg", TestImages.jpeg(48 + 3 * i, 40 + 5 * s, 100L * s + i));
-                    TestTars.member(tar, key + ".cls", Integer.toString((s * PER_SHARD + i) % 4).getBytes(StandardCharsets.US_ASCII));
-                }
-            }
-            largest = Math.max(largest, Files.size(file));
+            largest = Math.max(largest, TestTars.labelledShard(file, s, PER_SHARD));
         }
         old = TestS3Server.oldRelease(home.resolve("old-s3proxy"));
         current = new TestS3Server();
@@ -109,11 +98,7 @@ class S3CompatibilityTest {
     }
 
     static byte[] read(ObjectStore store, String url) {
-        try (Arena arena = Arena.ofShared()) {
-            MemorySegment dst = arena.allocate(store.size(url));
-            store.read(url, dst);
-            return dst.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
-        }
+        return S3ObjectStoreTest.read(store, url);
     }
 
     /** Forces the SDK's own default, as a user's AWS settings would, for the length of {@code body}. */
