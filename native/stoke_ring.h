@@ -121,7 +121,7 @@
 #define STOKE_STATE_PRODUCER_FAILED        2
 
 /* ---- sample status codes (the int32 per sample in a slot's status array), defined by the Java enum
- * io.stoke.loader.transform.SampleStatus; SampleStatusTablesTest checks these against it ---- */
+ * io.stoke.loader.error.SampleStatus; SampleStatusTablesTest checks these against it ---- */
 #define STOKE_SAMPLE_OK                    0
 #define STOKE_SAMPLE_READ_ERROR            1
 #define STOKE_SAMPLE_EMPTY_FILE            2

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One timed PyTorch DataLoader run for Stoke's benchmark harness (./stoke harness).
 
-The consumer loop is the same as Stoke's (io.stoke.cli.harness.StokeRunCommand): start the clock,
+The consumer loop is the same as Stoke's (io.stoke.bench.harness.StokeRunCommand): start the clock,
 create the iterator (which starts the worker processes), then for each batch time the wait, sleep
 the simulated model time, and drop the batch. Output per batch: uint8 [n, 224, 224, 3], the same
 shape, type and layout as Stoke's.

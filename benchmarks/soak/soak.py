@@ -280,18 +280,19 @@ class Soak:
             run(["gcc", "-O2", "-o", str(self.c_consumer), str(CHECKOUT / "native" / "stoke_consumer.c")], "gcc")
 
     def start_s3(self):
-        """The S3 server with its fault proxy: a Java main in the loader's test code (SoakS3Server)."""
-        classes = CHECKOUT / "loader" / "target" / "test-classes"
-        main_class = classes / "io" / "stoke" / "loader" / "source" / "remote" / "SoakS3Server.class"
+        """The S3 server with its fault proxy: a Java main in the remote module's test code (SoakS3Server)."""
+        classes = CHECKOUT / "remote" / "target" / "test-classes"
+        main_class = classes / "io" / "stoke" / "remote" / "SoakS3Server.class"
         if not main_class.exists():
-            raise SystemExit(f"soak: {main_class} is missing: build the loader with its tests compiled "
+            raise SystemExit(f"soak: {main_class} is missing: build the remote module with its tests compiled "
                              "(mvn -q package -DskipTests) first")
         cp_file = self.work / "s3-classpath.txt"
         if not cp_file.exists():
-            run(["mvn", "-B", "-q", "-o", "-f", str(CHECKOUT / "loader" / "pom.xml"), "dependency:build-classpath",
+            run(["mvn", "-B", "-q", "-o", "-f", str(CHECKOUT / "remote" / "pom.xml"), "dependency:build-classpath",
                  "-Dmdep.includeScope=test", f"-Dmdep.outputFile={cp_file}"], "mvn dependency:build-classpath")
         # This checkout's classes first: the class path Maven gives names io.stoke's snapshots in ~/.m2.
-        own = [classes, CHECKOUT / "loader" / "target" / "classes"]
+        own = [classes, CHECKOUT / "remote" / "target" / "classes", CHECKOUT / "loader" / "target" / "classes",
+               CHECKOUT / "loader" / "target" / "test-classes"]
         cp = ":".join([str(p) for p in own] + [cp_file.read_text().strip()])
         # The JDK ./stoke found (JAVA_HOME, which ./stoke soak exports), else the java on PATH.
         java = Path(os.environ["JAVA_HOME"]) / "bin" / "java" if os.environ.get("JAVA_HOME") else shutil.which("java")
@@ -299,7 +300,7 @@ class Soak:
             raise SystemExit("soak: no java for the S3 server: set JAVA_HOME to a JDK >= 25 (./stoke soak does)")
         self.s3_stats_file = self.work / "s3-stats.json"
         bound = int(self.args.duration_s + 600)  # it stops by itself after that, and when our pipe closes
-        cmd = [str(java), "-Xmx256m", "-cp", cp, "io.stoke.loader.source.remote.SoakS3Server", str(self.shards),
+        cmd = [str(java), "-Xmx256m", "-cp", cp, "io.stoke.remote.SoakS3Server", str(self.shards),
                "soak", "train/", str(self.args.seed), str(self.args.fault_rate), str(bound), str(self.s3_stats_file)]
         stderr = open(self.logs / "s3-server.stderr", "ab")
         self.s3 = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True)

@@ -5,7 +5,7 @@
 # Usage: gen-ptx.sh [OUT.ptx]   (default: the resource in loader)
 set -eu
 here="$(cd "$(dirname "$0")" && pwd)"
-out="${1:-$here/../../loader/src/main/resources/io/stoke/loader/gpu/stoke_kernels.ptx}"
+out="${1:-$here/../../gpu/src/main/resources/io/stoke/gpu/stoke_kernels.ptx}"
 nvcc="${NVCC:-nvcc}"
 command -v "$nvcc" >/dev/null 2>&1 || nvcc=/usr/local/cuda/bin/nvcc
 mkdir -p "$(dirname "$out")"

@@ -1,4 +1,4 @@
-// Stoke's device kernels, loaded at run time from PTX (loader/src/main/resources/io/stoke/loader/gpu/stoke_kernels.ptx).
+// Stoke's device kernels, loaded at run time from PTX (gpu/src/main/resources/io/stoke/gpu/stoke_kernels.ptx).
 // Regenerate the PTX with native/cuda/gen-ptx.sh; a test fails when the committed PTX differs.
 //
 // extern "C": the driver looks kernels up by their unmangled names.

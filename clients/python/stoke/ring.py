@@ -115,7 +115,7 @@ HEARTBEAT_INTERVAL_MILLIS = 50
 PRODUCER_TIMEOUT_MILLIS = 5000
 
 #: Sample status codes, as in the slot's status array.
-# Sample status codes: defined by the Java enum io.stoke.loader.transform.SampleStatus, repeated
+# Sample status codes: defined by the Java enum io.stoke.loader.error.SampleStatus, repeated
 # here and in stoke_ring.h (STOKE_SAMPLE_*); the Java tests check this copy name by name.
 SAMPLE_OK = 0
 SAMPLE_READ_ERROR = 1

@@ -1,7 +1,7 @@
 """The soak runner (benchmarks/soak/soak.py) for about a minute: every scenario, kills included,
 and its report must say nothing failed (run by ./stoke test).
 
-It needs numpy, torch, gcc, Maven and the loader's compiled test classes (the S3 server is a test
+It needs numpy, torch, gcc, Maven and the remote module's compiled test classes (the S3 server is a test
 main); where one is missing the test skips and says which, on stderr.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parents[3]
 RUNNER = CHECKOUT / "benchmarks" / "soak" / "soak.py"
-S3_MAIN = CHECKOUT / "loader/target/test-classes/io/stoke/loader/source/remote/SoakS3Server.class"
+S3_MAIN = CHECKOUT / "remote/target/test-classes/io/stoke/remote/SoakS3Server.class"
 
 
 def missing():
@@ -30,7 +30,7 @@ def missing():
         if not shutil.which(tool):
             what.append(f"{tool} is not on PATH")
     if not S3_MAIN.exists():
-        what.append(f"{S3_MAIN.name} is not built (mvn package compiles the loader's tests)")
+        what.append(f"{S3_MAIN.name} is not built (mvn package compiles the remote module's tests)")
     return "; ".join(what)
 
 

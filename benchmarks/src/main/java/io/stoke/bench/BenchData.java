@@ -8,6 +8,8 @@ import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import io.stoke.testdata.DemoSample;
+import java.nio.file.Files;
 
 /** Where benchmarks find their data when none is named, and the JPEG files held in memory. */
 public final class BenchData {
@@ -19,8 +21,8 @@ public final class BenchData {
      * so that a benchmark run never stops for want of data.
      */
     public static Path defaultSample() {
-        io.stoke.loader.dataset.DemoSample.ensure();
-        return io.stoke.loader.dataset.DemoSample.directory();
+        DemoSample.ensure();
+        return DemoSample.directory();
     }
 
     /**
@@ -39,7 +41,7 @@ public final class BenchData {
         int maxPixels = 0;
         try (JpegDecompressor tj = new JpegDecompressor()) {
             for (int i = 0; i < n; i++) {
-                bytes[i] = java.nio.file.Files.readAllBytes(index.resolve(i));
+                bytes[i] = Files.readAllBytes(index.resolve(i));
                 segments[i] = arena.allocate(bytes[i].length + 64L, 64);
                 MemorySegment.copy(MemorySegment.ofArray(bytes[i]), 0, segments[i], 0, bytes[i].length);
                 if (tj.readHeader(segments[i], bytes[i].length) != 0) {

@@ -9,7 +9,7 @@ import io.stoke.loader.transform.CropBox;
 import io.stoke.loader.transform.JpegDecoder;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.Resampler;
-import io.stoke.loader.transform.SampleStatus;
+import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.transform.SampleTransform;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;

@@ -1,6 +1,6 @@
 package io.stoke.cli;
 
-import io.stoke.loader.dataset.SyntheticImageNet;
+import io.stoke.testdata.SyntheticImageNet;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -11,6 +11,8 @@ import java.util.Comparator;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
+import io.stoke.loader.Batch;
+import io.stoke.loader.RingConsumer;
 
 /**
  * {@code stoke aot-training} (hidden): the training run from which {@code ./stoke} records the
@@ -73,10 +75,10 @@ public final class AotTrainingCommand implements Callable<Integer> {
                 "--ring", ring.toString(), "--batch-size", "32", "--index-out", dir.resolve("index.json").toString(),
                 "--parent-pid", Long.toString(ProcessHandle.current().pid()), "--status-interval", "0"));
         long deadline = System.nanoTime() + 60_000_000_000L;
-        io.stoke.loader.RingConsumer consumer = null;
+        RingConsumer consumer = null;
         while (consumer == null) {
             try {
-                consumer = io.stoke.loader.RingConsumer.attach(ring);
+                consumer = RingConsumer.attach(ring);
             } catch (RuntimeException notYet) {
                 if (System.nanoTime() > deadline || !producer.isAlive()) {
                     err.println("stoke: aot-training: serve did not start: " + notYet.getMessage());
@@ -85,8 +87,8 @@ public final class AotTrainingCommand implements Callable<Integer> {
                 Thread.onSpinWait();
             }
         }
-        try (io.stoke.loader.RingConsumer attached = consumer) {
-            for (io.stoke.loader.Batch b : attached) {
+        try (RingConsumer attached = consumer) {
+            for (Batch b : attached) {
                 b.close();
             }
         }

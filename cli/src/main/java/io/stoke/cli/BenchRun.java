@@ -1,22 +1,29 @@
 package io.stoke.cli;
 
 import io.stoke.loader.Batch;
-import io.stoke.loader.ErrorPolicy;
-import io.stoke.loader.NoSampleDecodedException;
-import io.stoke.loader.gpu.DeviceBatch;
-import io.stoke.loader.gpu.DeviceStage;
-import io.stoke.loader.gpu.DeviceStageStats;
+import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.error.NoSampleDecodedException;
+import io.stoke.gpu.DeviceBatch;
+import io.stoke.gpu.DeviceStage;
+import io.stoke.gpu.DeviceStageStats;
 import io.stoke.loader.Loader;
 import io.stoke.loader.LoaderStats;
-import io.stoke.loader.SampleError;
-import io.stoke.loader.SampleException;
+import io.stoke.loader.error.SampleError;
+import io.stoke.loader.error.SampleException;
 import io.stoke.loader.source.SampleIndex;
-import io.stoke.loader.transform.SampleReader;
-import io.stoke.loader.transform.SampleStatus;
+import io.stoke.loader.source.SampleReader;
+import io.stoke.loader.error.SampleStatus;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.stoke.gpu.DeviceUnavailableException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
 
 /** Runs a loader to the end, drawing progress, and prints the figures: what demo and bench share. */
 final class BenchRun {
@@ -92,7 +99,7 @@ final class BenchRun {
         try {
             prepare(warmup, index, options.builder(index));
             return run(options.builder(index), title, options.epochs, warmup.json, device.device, device.normalize);
-        } catch (io.stoke.loader.gpu.DeviceUnavailableException e) {
+        } catch (DeviceUnavailableException e) {
             err.println("stoke: " + e.getMessage());
             return GpuCheckCommand.EXIT_NO_GPU;
         }
@@ -128,7 +135,7 @@ final class BenchRun {
         return stage;
     }
 
-    private int run(Loader.Builder builder, String title, long epochs, java.nio.file.Path json, String device,
+    private int run(Loader.Builder builder, String title, long epochs, Path json, String device,
                     boolean normalize) {
         List<SampleError> failed = new ArrayList<>();
         List<SampleError> skipped = new ArrayList<>();
@@ -230,17 +237,17 @@ final class BenchRun {
                    double elapsedS, double imagesPerS, double timeToFirstBatchS, double workerMsPerImage, long[] waitNs) {
     }
 
-    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = com.fasterxml.jackson.databind.json.JsonMapper
-            .builder().propertyNamingStrategy(com.fasterxml.jackson.databind.PropertyNamingStrategies.SNAKE_CASE).build();
+    private static final ObjectMapper JSON = JsonMapper
+            .builder().propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE).build();
 
-    private void writeJson(java.nio.file.Path file, LoaderStats s, int workers, int batchSize, int failed,
+    private void writeJson(Path file, LoaderStats s, int workers, int batchSize, int failed,
                            double workerMsPerImage) {
         Figures f = new Figures("stoke", workers, batchSize, s.images(), s.batches(), s.skipped(), failed,
                 s.elapsedNanos() / 1e9, s.imagesPerSecond(), s.timeToFirstBatchNanos() / 1e9, workerMsPerImage, s.waitNanos());
         try {
             JSON.writeValue(file.toFile(), f);
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("cannot write " + file, e);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file, e);
         }
     }
 

@@ -1,7 +1,7 @@
 package io.stoke.cli;
 
-import io.stoke.loader.dataset.DemoSample;
-import io.stoke.loader.dataset.SyntheticImageNet;
+import io.stoke.testdata.DemoSample;
+import io.stoke.testdata.SyntheticImageNet;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.SampleIndex;
 import java.util.concurrent.Callable;

@@ -16,10 +16,10 @@ import io.stoke.ffm.CudaStream;
 import io.stoke.ffm.DeviceBuffer;
 import io.stoke.ffm.HostRegistration;
 import io.stoke.loader.Batch;
-import io.stoke.loader.gpu.DeviceBatch;
-import io.stoke.loader.gpu.DeviceKernels;
-import io.stoke.loader.gpu.DeviceStage;
-import io.stoke.loader.gpu.NormalizeReference;
+import io.stoke.gpu.DeviceBatch;
+import io.stoke.gpu.DeviceKernels;
+import io.stoke.gpu.DeviceStage;
+import io.stoke.gpu.NormalizeReference;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.SlotHeader;
@@ -34,6 +34,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import org.agrona.concurrent.SleepingIdleStrategy;
 
 /**
  * {@code stoke gpu-check}: checks the whole host-to-device path on this machine's GPU. Known
@@ -135,7 +136,7 @@ public final class GpuCheckCommand implements Callable<Integer> {
             }
             // Single-threaded: fill a slot when one is free (the stage returns them as copies complete).
             int slot;
-            while ((slot = ring.acquire(new org.agrona.concurrent.SleepingIdleStrategy(100_000), () -> true)) < 0) {
+            while ((slot = ring.acquire(new SleepingIdleStrategy(100_000), () -> true)) < 0) {
                 Thread.onSpinWait();
             }
             header.wrap(ring.slot(slot)).sequence(produced).sampleCount(g.samplesPerSlot());

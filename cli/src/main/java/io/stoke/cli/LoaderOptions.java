@@ -1,17 +1,17 @@
 package io.stoke.cli;
 
-import io.stoke.loader.ErrorPolicy;
+import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.Loader;
 import io.stoke.loader.source.Datasets;
-import io.stoke.loader.source.remote.RemoteDatasets;
-import io.stoke.loader.source.remote.RemoteOptions;
 import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.sample.ShardTail;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
 import java.nio.file.Path;
 import java.util.Locale;
 import picocli.CommandLine.Option;
+import java.util.Arrays;
 
 /**
  * Every {@link Loader.Builder} setting as a command-line option, spelled as PyTorch users expect:
@@ -58,7 +58,7 @@ public final class LoaderOptions {
     @Option(names = "--shuffle-window", paramLabel = "SHARDS",
             description = {"Tar shards: shuffle within windows of SHARDS shards (shard order shuffled per epoch, then the",
                     "samples of each window) instead of over every sample; 0 = global. Default: global for local shards,",
-                    "" + RemoteDatasets.DEFAULT_WINDOW + " for remote ones (a window must fit in --shard-cache)."})
+                    "" + Datasets.DEFAULT_REMOTE_WINDOW + " for remote ones (a window must fit in --shard-cache)."})
     Integer shuffleWindow;
 
     @Option(names = "--shard-cache", paramLabel = "SIZE",
@@ -153,9 +153,7 @@ public final class LoaderOptions {
      * shards handled under {@code --on-error}, warnings on stderr. Close it when done: shards are mapped.
      */
     SampleIndex open(String data) {
-        SampleIndex index = Datasets.isUrl(data)
-                ? RemoteDatasets.open(data, RemoteOptions.defaults(), ByteSize.parse(shardCache), shardCacheDir)
-                : Datasets.open(data);
+        SampleIndex index = Datasets.open(data, new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), shardCacheDir));
         return Datasets.checked(index, data, policy(), warning -> System.err.println("stoke: " + warning));
     }
 
@@ -181,12 +179,12 @@ public final class LoaderOptions {
         }
         for (double s : std) {
             if (!(s > 0) || !Double.isFinite(s)) {
-                throw new IllegalArgumentException("--std must be three positive numbers, not " + java.util.Arrays.toString(std));
+                throw new IllegalArgumentException("--std must be three positive numbers, not " + Arrays.toString(std));
             }
         }
         for (double m : mean) {
             if (!Double.isFinite(m)) {
-                throw new IllegalArgumentException("--mean must be three finite numbers, not " + java.util.Arrays.toString(mean));
+                throw new IllegalArgumentException("--mean must be three finite numbers, not " + Arrays.toString(mean));
             }
         }
         float[] m = {(float) mean[0], (float) mean[1], (float) mean[2]};
@@ -221,7 +219,7 @@ public final class LoaderOptions {
             }
             return shuffleWindow;
         }
-        return index.shards() != null && index.shards().remote() ? RemoteDatasets.DEFAULT_WINDOW : 0;
+        return index.shards() != null && index.shards().remote() ? Datasets.DEFAULT_REMOTE_WINDOW : 0;
     }
 
     /** A builder with every option applied; the caller may still set the ring. */

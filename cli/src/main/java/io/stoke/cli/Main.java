@@ -27,8 +27,6 @@ public final class Main implements Runnable {
             PackCommand.class,
             GpuCheckCommand.class,
             MakeDatasetCommand.class,
-            HarnessCommand.class,
-            io.stoke.cli.harness.StokeRunCommand.class,
             AotTrainingCommand.class);
 
     @Override
@@ -69,9 +67,17 @@ public final class Main implements Runnable {
 
     /** Runs the CLI and returns its exit code (tests call this). */
     public static int execute(String... args) {
-        CommandLine cl = commandLine(args.length > 0 ? args[0] : null);
+        return execute(commandLine(args.length > 0 ? args[0] : null), args);
+    }
+
+    /**
+     * Runs {@code cl} on {@code args}: a command's exception becomes one line on stderr (its
+     * message, or its class where it has none) and {@link #EXIT_FAILED}. The harness's own command
+     * line runs through here too.
+     */
+    public static int execute(CommandLine cl, String... args) {
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
-            cmd.getErr().println("stoke: " + e.getMessage());
+            cmd.getErr().println("stoke: " + (e.getMessage() != null ? e.getMessage() : e.getClass().getName()));
             return EXIT_FAILED;
         });
         return cl.execute(args);

@@ -1,6 +1,6 @@
 package io.stoke.cli;
 
-import io.stoke.loader.dataset.SyntheticImageNet;
+import io.stoke.testdata.SyntheticImageNet;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;

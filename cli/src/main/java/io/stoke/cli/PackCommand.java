@@ -1,10 +1,10 @@
 package io.stoke.cli;
 
-import io.stoke.loader.ErrorPolicy;
-import io.stoke.loader.pack.PackConflictException;
-import io.stoke.loader.pack.PackException;
-import io.stoke.loader.pack.PackOptions;
-import io.stoke.loader.pack.Packer;
+import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.pack.PackConflictException;
+import io.stoke.pack.PackException;
+import io.stoke.pack.PackOptions;
+import io.stoke.pack.Packer;
 import io.stoke.loader.source.SampleIndex;
 import java.io.PrintStream;
 import java.nio.file.Path;

@@ -2,6 +2,7 @@ package io.stoke.cli;
 
 import java.io.PrintStream;
 import java.util.Locale;
+import java.io.Console;
 
 /**
  * A progress line on standard error: redrawn in place on a terminal, a line every 5 s otherwise
@@ -23,7 +24,7 @@ final class ProgressBar {
     private ProgressBar(PrintStream err, long total, long terminalInterval, long pipeInterval) {
         this.err = err;
         this.total = total; // 0: no end (--epochs 0)
-        java.io.Console console = System.console();
+        Console console = System.console();
         this.terminal = console != null && console.isTerminal();
         this.interval = terminal ? terminalInterval : pipeInterval;
     }

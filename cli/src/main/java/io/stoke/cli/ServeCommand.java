@@ -1,7 +1,7 @@
 package io.stoke.cli;
 
 import io.stoke.loader.Loader;
-import io.stoke.loader.NoSampleDecodedException;
+import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.source.SampleIndex;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.ShmRing;
@@ -15,6 +15,13 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.io.SerializedString;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.StandardCopyOption;
 
 /**
  * {@code stoke serve DATA --ring /dev/shm/NAME}: decodes a dataset into a shared-memory ring that a
@@ -144,7 +151,7 @@ public final class ServeCommand implements Callable<Integer> {
             loader.close();
             shm.close();
             if (indexOut != null) {
-                java.nio.file.Files.deleteIfExists(indexOut); // it lives as long as the ring does
+                Files.deleteIfExists(indexOut); // it lives as long as the ring does
             }
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
@@ -159,12 +166,12 @@ public final class ServeCommand implements Callable<Integer> {
      * {@code <shard>/<key>} (JSON so that any file name
      * survives), written with Jackson to a temporary file that is then renamed into place.
      */
-    private static void writeIndex(SampleIndex index, Path file) throws java.io.IOException {
+    private static void writeIndex(SampleIndex index, Path file) throws IOException {
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-        com.fasterxml.jackson.core.JsonFactory json = new com.fasterxml.jackson.core.JsonFactory();
-        try (java.io.BufferedWriter w = java.nio.file.Files.newBufferedWriter(tmp);
-             com.fasterxml.jackson.core.JsonGenerator g = json.createGenerator(w)) {
-            g.setRootValueSeparator(new com.fasterxml.jackson.core.io.SerializedString("\n"));
+        JsonFactory json = new JsonFactory();
+        try (BufferedWriter w = Files.newBufferedWriter(tmp);
+             JsonGenerator g = json.createGenerator(w)) {
+            g.setRootValueSeparator(new SerializedString("\n"));
             for (int i = 0; i < index.size(); i++) {
                 g.writeStartArray();
                 g.writeString(index.name(i));
@@ -173,8 +180,8 @@ public final class ServeCommand implements Callable<Integer> {
             }
             g.writeRaw('\n');
         }
-        java.nio.file.Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
-                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE,
+                StandardCopyOption.REPLACE_EXISTING);
     }
 
     private static void status(PrintWriter err, Loader loader, ShmRing shm, SlotCounts counts) {

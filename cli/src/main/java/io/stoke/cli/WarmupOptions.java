@@ -1,6 +1,7 @@
 package io.stoke.cli;
 
 import picocli.CommandLine.Option;
+import java.nio.file.Path;
 
 /**
  * How demo and bench prepare before timing: the page cache always (unless a cold read is asked
@@ -17,5 +18,5 @@ public final class WarmupOptions {
     int warmupImages;
 
     @Option(names = "--json", paramLabel = "FILE", description = "Also write the figures and every batch's wait as JSON.")
-    java.nio.file.Path json;
+    Path json;
 }

@@ -10,6 +10,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 class BenchCommandTest {
     @TempDir
@@ -50,7 +52,7 @@ class BenchCommandTest {
             assertTrue(r[1].contains(line), "missing '" + line + "' in\n" + r[1]);
         }
         assertTrue(r[1].contains("20 in 5 batches"), r[1]);
-        com.fasterxml.jackson.databind.JsonNode j = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.toFile());
+        JsonNode j = new ObjectMapper().readTree(json.toFile());
         assertEquals(20, j.get("images").asLong(), j.toString());
         assertEquals(5, j.get("batches").asLong(), j.toString());
         assertEquals(5, j.get("wait_ns").size(), j.toString());

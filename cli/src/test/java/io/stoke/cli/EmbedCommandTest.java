@@ -21,6 +21,9 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Assertions;
 
 /** {@code stoke embed} end to end: files, rows, bad input under both policies, refusals. */
 class EmbedCommandTest {
@@ -129,7 +132,7 @@ class EmbedCommandTest {
         assertEquals("0", shuffled[0], shuffled[2]);
         float[][] s = npy(tmp.resolve("s/embeddings.npy"), 32);
         for (int i = 0; i < a.length; i++) {
-            org.junit.jupiter.api.Assertions.assertArrayEquals(a[i], s[i], "row " + i + ": rows stay in dataset order");
+            Assertions.assertArrayEquals(a[i], s[i], "row " + i + ": rows stay in dataset order");
         }
         for (int i = 0; i < a.length; i++) {
             for (int j = 0; j < 32; j++) {
@@ -142,7 +145,7 @@ class EmbedCommandTest {
     @Test
     void ranksOverAnUnevenDatasetEmbedEachSampleOnceLeavingThePaddingOut() throws Exception {
         Path data = TestImages.imageFolder(tmp.resolve("odd"), 7, 2, 5);
-        java.util.Set<String> all = new java.util.TreeSet<>();
+        Set<String> all = new TreeSet<>();
         int rows = 0;
         for (int rank = 0; rank < 2; rank++) {
             Path out = tmp.resolve("rank" + rank);

@@ -7,6 +7,15 @@ import java.util.Map;
 import java.util.TreeMap;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.OptionSpec;
+import io.stoke.loader.sample.Sampler;
+import io.stoke.loader.sample.ShardTail;
+import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.TransformSpec;
+import java.nio.file.Path;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Every command that drives a loader takes the same loader options, with the same defaults and help. */
 class LoaderOptionsTest {
@@ -21,12 +30,12 @@ class LoaderOptionsTest {
         Map<String, String> m = new TreeMap<>();
         for (OptionSpec o : options) {
             m.put(o.longestName(), String.join(" ", o.description()) + " | default " + o.defaultValue()
-                    + " | initial " + java.util.Arrays.deepToString(new Object[] {o.initialValue()}) + " | " + o.paramLabel());
+                    + " | initial " + Arrays.deepToString(new Object[] {o.initialValue()}) + " | " + o.paramLabel());
         }
         return m;
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void demoBenchAndServeHaveEveryLoaderOptionWithTheSameDefaultAndHelp() {
         Map<String, String> expected = declared();
         assertTrue(expected.keySet().containsAll(List.of("--workers", "--batch-size", "--slots", "--epochs", "--start-epoch",
@@ -42,7 +51,7 @@ class LoaderOptionsTest {
     }
 
     /** What a user compares: the lines of {@code --help}. Each loader option reads the same in bench and serve. */
-    @org.junit.jupiter.api.Test
+    @Test
     void benchAndServeHelpListTheSameLoaderOptions() {
         String[] bench = BenchCommandTest.run("bench", "--help");
         String[] serve = BenchCommandTest.run("serve", "--help");
@@ -78,19 +87,19 @@ class LoaderOptionsTest {
         return sb.toString().replaceAll("\\s+", "");
     }
 
-    @org.junit.jupiter.api.Test
-    void shardTailPadsByDefaultAndDropsWhenAsked(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) {
-        java.nio.file.Path root = io.stoke.loader.testing.TestImages.imageFolder(tmp.resolve("seven"), 7, 2, 3);
-        try (io.stoke.loader.source.SampleIndex index = LoaderOptions.index(root)) {
+    @Test
+    void shardTailPadsByDefaultAndDropsWhenAsked(@TempDir Path tmp) {
+        Path root = TestImages.imageFolder(tmp.resolve("seven"), 7, 2, 3);
+        try (SampleIndex index = LoaderOptions.index(root)) {
             LoaderOptions pad = CommandLine.populateCommand(new LoaderOptions(), "--rank", "1", "--world-size", "2");
-            io.stoke.loader.sample.Sampler s = pad.builder(index).sampler();
-            assertEquals(io.stoke.loader.sample.ShardTail.PAD, s.shardTail());
+            Sampler s = pad.builder(index).sampler();
+            assertEquals(ShardTail.PAD, s.shardTail());
             assertEquals(4, s.samplesPerEpoch());
             assertEquals(3, s.unpaddedSamples());
             LoaderOptions drop = CommandLine.populateCommand(new LoaderOptions(), "--rank", "1", "--world-size", "2",
                     "--shard-tail", "drop");
             s = drop.builder(index).sampler();
-            assertEquals(io.stoke.loader.sample.ShardTail.DROP, s.shardTail());
+            assertEquals(ShardTail.DROP, s.shardTail());
             assertEquals(3, s.samplesPerEpoch());
         }
         String[] r = BenchCommandTest.run("bench", root.toString(), "--shard-tail", "sideways");
@@ -98,11 +107,11 @@ class LoaderOptionsTest {
         assertTrue(r[2].contains("--shard-tail") && r[2].contains("pad, drop"), r[2]);
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void meanAndStdNormaliseTheFloatOutputWithImageNetsByDefault() {
-        io.stoke.loader.transform.TransformSpec spec = CommandLine.populateCommand(new LoaderOptions()).transform();
-        assertArrayEquals(io.stoke.loader.transform.TransformSpec.IMAGENET_MEAN, spec.mean());
-        assertArrayEquals(io.stoke.loader.transform.TransformSpec.IMAGENET_STD, spec.std());
+        TransformSpec spec = CommandLine.populateCommand(new LoaderOptions()).transform();
+        assertArrayEquals(TransformSpec.IMAGENET_MEAN, spec.mean());
+        assertArrayEquals(TransformSpec.IMAGENET_STD, spec.std());
         spec = CommandLine.populateCommand(new LoaderOptions(), "--output", "float32", "--mean", "0.5,0.25,0",
                 "--std", "1,0.5,2").transform();
         assertArrayEquals(new float[] {0.5f, 0.25f, 0f}, spec.mean());
@@ -115,7 +124,7 @@ class LoaderOptionsTest {
         assertTrue(e.getMessage().contains("--std must be three positive"), e.getMessage());
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void aShardOutOfRangeIsAUsageErrorBeforeAnythingStarts() {
         String[] r = BenchCommandTest.run("bench", "/nonexistent-but-never-read", "--rank", "2", "--world-size", "2");
         assertNotEquals("0", r[0]);

@@ -7,6 +7,10 @@ import java.nio.file.Path;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import io.stoke.loader.source.ImageFolder;
+import java.io.ByteArrayOutputStream;
+import java.util.Arrays;
+import org.junit.jupiter.api.Assumptions;
 
 class MakeDatasetCommandTest {
     @TempDir
@@ -19,7 +23,7 @@ class MakeDatasetCommandTest {
     }
 
     private static byte[] concat(Path root) throws Exception {
-        var out = new java.io.ByteArrayOutputStream();
+        var out = new ByteArrayOutputStream();
         try (Stream<Path> s = Files.walk(root)) {
             for (Path p : s.filter(Files::isRegularFile).filter(p -> p.toString().endsWith(".jpg")).sorted().toList()) {
                 out.write(root.relativize(p).toString().getBytes());
@@ -41,7 +45,7 @@ class MakeDatasetCommandTest {
         assertTrue(r[1].contains("6 images in 3 classes"), r[1]);
         assertTrue(r[1].contains("bits/pixel") && r[1].contains("progressive"), r[1]);
         // The loader's own scan sees every file: the layout is the one bench and the harness read.
-        assertEquals(6, io.stoke.loader.source.ImageFolder.scan(out).size());
+        assertEquals(6, ImageFolder.scan(out).size());
     }
 
     @Test
@@ -50,7 +54,7 @@ class MakeDatasetCommandTest {
         BenchCommandTest.run("make-dataset", tmp.resolve("b").toString(), "--images", "3", "--seed", "11");
         BenchCommandTest.run("make-dataset", tmp.resolve("c").toString(), "--images", "3", "--seed", "12");
         assertArrayEquals(concat(tmp.resolve("a")), concat(tmp.resolve("b")));
-        assertFalse(java.util.Arrays.equals(concat(tmp.resolve("a")), concat(tmp.resolve("c"))));
+        assertFalse(Arrays.equals(concat(tmp.resolve("a")), concat(tmp.resolve("c"))));
     }
 
     @Test
@@ -71,7 +75,7 @@ class MakeDatasetCommandTest {
     @Test
     void cutsFromPhotographsWhenGivenAFolder() throws Exception {
         Path photos = Path.of("/usr/share/backgrounds/mate");
-        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(photos), "no photographs installed");
+        Assumptions.assumeTrue(Files.isDirectory(photos), "no photographs installed");
         Path out = tmp.resolve("photo");
         String[] r = BenchCommandTest.run("make-dataset", out.toString(), "--images", "2", "--seed", "3",
                 "--photos", photos.toString());

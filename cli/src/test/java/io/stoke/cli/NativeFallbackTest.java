@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import io.stoke.ffm.StokePixels;
+import java.util.ArrayList;
 
 /** Without the native pixel library Stoke says so once, loudly, and gives the same pixels in Java. */
 class NativeFallbackTest {
@@ -17,10 +19,10 @@ class NativeFallbackTest {
     Path tmp;
 
     private String bench(Path data, String pixelsPath, Path json) throws Exception {
-        List<String> cmd = new java.util.ArrayList<>(ShmTestSupport.javaCommand(Main.class.getName(), "bench", data.toString(),
+        List<String> cmd = new ArrayList<>(ShmTestSupport.javaCommand(Main.class.getName(), "bench", data.toString(),
                 "--batch-size", "4", "--workers", "2", "--resize", "40", "--crop", "32", "--no-warmup", "--json",
                 json.toString()));
-        cmd.add(1, "-D" + io.stoke.ffm.StokePixels.PATH_PROPERTY + "=" + pixelsPath);
+        cmd.add(1, "-D" + StokePixels.PATH_PROPERTY + "=" + pixelsPath);
         Path log = tmp.resolve("log-" + json.getFileName());
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "bench did not end");

@@ -2,8 +2,8 @@ package io.stoke.cli;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.stoke.loader.dataset.DemoSample;
-import io.stoke.loader.dataset.SyntheticImageNet;
+import io.stoke.testdata.DemoSample;
+import io.stoke.testdata.SyntheticImageNet;
 import io.stoke.loader.testing.BadImages;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import java.util.Arrays;
 
 /**
  * A dataset in which nothing decodes (nine broken JPEGs) must end every command within seconds,
@@ -83,7 +84,7 @@ class NothingDecodesTest {
         for (Path p : jpegs) {
             // Same size, so the cache still looks complete and is not regenerated: bad bytes on disk.
             byte[] junk = new byte[(int) Files.size(p)];
-            java.util.Arrays.fill(junk, (byte) 'x');
+            Arrays.fill(junk, (byte) 'x');
             Files.write(p, junk);
         }
         for (String warmup : new String[] {"--warmup-images=2048", "--no-warmup"}) {

@@ -7,8 +7,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
-import io.stoke.loader.pack.NpyHeader;
-import io.stoke.loader.pack.ShardWriter;
+import io.stoke.loader.format.NpyHeader;
+import io.stoke.pack.ShardWriter;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.SampleIndex;
 import io.stoke.loader.testing.TarHeaders;
@@ -36,6 +36,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import java.io.ByteArrayInputStream;
+import java.lang.foreign.MemorySegment;
 
 /**
  * {@code stoke pack} end to end: the shards read back in Java (Commons Compress) and, where
@@ -112,7 +114,7 @@ class PackCommandTest {
     }
 
     private static int[] jpegSize(byte[] jpeg) throws IOException {
-        try (ImageInputStream in = ImageIO.createImageInputStream(new java.io.ByteArrayInputStream(jpeg))) {
+        try (ImageInputStream in = ImageIO.createImageInputStream(new ByteArrayInputStream(jpeg))) {
             ImageReader r = ImageIO.getImageReadersByFormatName("jpeg").next();
             r.setInput(in);
             return new int[] {r.getWidth(0), r.getHeight(0)};
@@ -318,7 +320,7 @@ class PackCommandTest {
             for (Batch b : loader) {
                 try (b) {
                     for (int i = 0; i < b.size(); i++) {
-                        java.lang.foreign.MemorySegment.copy(b.sample(i), ValueLayout.JAVA_BYTE, 0, all,
+                        MemorySegment.copy(b.sample(i), ValueLayout.JAVA_BYTE, 0, all,
                                 (int) b.index(i) * sample, sample);
                     }
                 }

@@ -29,6 +29,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import io.stoke.loader.testing.TestPython;
+import java.nio.file.StandardCopyOption;
+import java.util.stream.LongStream;
 
 /**
  * A Java producer process ({@code stoke serve}) and consumer processes in Java, Python and C:
@@ -128,7 +131,7 @@ class ShmCrossProcessTest {
         List<String> out = consumer.snapshot();
         assertEquals("END", out.getLast(), consumer.output());
         List<Long> sequences = ShmTestSupport.batchSequences(out);
-        assertEquals(java.util.stream.LongStream.range(0, 2 * BATCHES_PER_EPOCH).boxed().toList(), sequences,
+        assertEquals(LongStream.range(0, 2 * BATCHES_PER_EPOCH).boxed().toList(), sequences,
                 "every batch once, in order");
         List<Sample> samples = ShmTestSupport.samples(out);
         assertEquals(2 * CLASSES * PER_CLASS, samples.size());
@@ -164,7 +167,7 @@ class ShmCrossProcessTest {
         List<Long> secondSeqs = ShmTestSupport.batchSequences(secondOut);
         assertEquals(List.of(0L, 1L, 2L, 3L), firstSeqs);
         // The held batch comes first again, then the rest in order: nothing lost, nothing else twice.
-        assertEquals(java.util.stream.LongStream.range(3, 2 * BATCHES_PER_EPOCH).boxed().toList(), secondSeqs);
+        assertEquals(LongStream.range(3, 2 * BATCHES_PER_EPOCH).boxed().toList(), secondSeqs);
 
         List<Sample> all = new ArrayList<>(ShmTestSupport.samples(firstOut));
         List<Sample> again = ShmTestSupport.samples(secondOut);
@@ -275,7 +278,7 @@ class ShmCrossProcessTest {
                 new Poke("status", RingLayout.SLOT_STATUS_OFFSET_OFFSET, 4, 1 << 30, "status offset"),
                 new Poke("pixels", RingLayout.SLOT_PIXELS_OFFSET_OFFSET, 4, 4096 * 1000, "pixels offset"));
         for (Poke f : fields) {
-            Files.copy(live, copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Files.copy(live, copy, StandardCopyOption.REPLACE_EXISTING);
             try (FileChannel ch = FileChannel.open(copy, StandardOpenOption.WRITE)) {
                 ByteBuffer b = ByteBuffer.allocate(f.bytes()).order(ByteOrder.LITTLE_ENDIAN);
                 if (f.bytes() == 8) {
@@ -291,7 +294,7 @@ class ShmCrossProcessTest {
             assertTrue(out.startsWith("ERROR ") && out.contains(f.message()), f.name() + ": " + out);
         }
         // Truncated: the header promises more than the file holds.
-        Files.copy(live, copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(live, copy, StandardCopyOption.REPLACE_EXISTING);
         try (FileChannel ch = FileChannel.open(copy, StandardOpenOption.WRITE)) {
             ch.truncate(ch.size() - 4096);
         }
@@ -342,12 +345,12 @@ class ShmCrossProcessTest {
                 "print('BATCHES', n)",
                 "r.close()",
                 "print('OK')");
-        Child py = start(List.of(io.stoke.loader.testing.TestPython.PATH, "-c", script, ring.toString()));
+        Child py = start(List.of(TestPython.PATH, "-c", script, ring.toString()));
         assertEquals(0, py.exit(60_000), py.output());
         assertTrue(py.output().contains("BATCHES " + BATCHES_PER_EPOCH), py.output());
         assertTrue(py.output().contains("OK"), py.output());
         if (py.output().contains("NO_TORCH")) {
-            System.err.println("*** torch is not installed for " + io.stoke.loader.testing.TestPython.PATH + ": zero-copy checked for numpy only ***");
+            System.err.println("*** torch is not installed for " + TestPython.PATH + ": zero-copy checked for numpy only ***");
         } else {
             assertTrue(py.output().contains("TORCH_ZERO_COPY"), py.output());
         }
@@ -358,7 +361,7 @@ class ShmCrossProcessTest {
     @Test
     void pythonConstantsEqualRingLayout() throws Exception {
         ShmTestSupport.requirePython();
-        Child py = start(List.of(io.stoke.loader.testing.TestPython.PATH, "-c",
+        Child py = start(List.of(TestPython.PATH, "-c",
                 "import stoke.ring as s\nfor k in sorted(dir(s)):\n  v = getattr(s, k)\n"
                         + "  if k.isupper() and isinstance(v, int): print(k, v)"));
         assertEquals(0, py.exit(20_000), py.output());

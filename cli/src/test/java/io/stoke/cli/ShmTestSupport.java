@@ -25,6 +25,7 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.zip.CRC32;
+import io.stoke.loader.testing.TestPython;
 
 /** Test data, process launching and output parsing for the cross-process ring tests. */
 final class ShmTestSupport {
@@ -115,7 +116,7 @@ final class ShmTestSupport {
             case JAVA -> cmd.addAll(javaCommand(RingDump.class.getName(), ring.toString()));
             case PYTHON -> {
                 requirePython();
-                cmd.addAll(List.of(io.stoke.loader.testing.TestPython.PATH, "-m", "stoke.dump", ring.toString()));
+                cmd.addAll(List.of(TestPython.PATH, "-m", "stoke.dump", ring.toString()));
             }
             case C -> {
                 requireGcc();
@@ -145,12 +146,12 @@ final class ShmTestSupport {
     }
 
     static void requirePython() {
-        boolean ok = runs(io.stoke.loader.testing.TestPython.PATH, "-c", "import numpy");
+        boolean ok = runs(TestPython.PATH, "-c", "import numpy");
         if (!ok) {
-            System.err.println("\n*** SKIPPING Python-consumer test: " + io.stoke.loader.testing.TestPython.PATH + " with numpy is not installed"
+            System.err.println("\n*** SKIPPING Python-consumer test: " + TestPython.PATH + " with numpy is not installed"
                     + " (./stoke test installs python3-numpy) ***\n");
         }
-        assumeTrue(ok, io.stoke.loader.testing.TestPython.PATH + " with numpy is missing: Python consumer tests skipped");
+        assumeTrue(ok, TestPython.PATH + " with numpy is missing: Python consumer tests skipped");
     }
 
     private static boolean runs(String... cmd) {

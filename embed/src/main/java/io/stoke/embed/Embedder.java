@@ -14,6 +14,8 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.Map;
+import ai.onnxruntime.OnnxJavaType;
+import java.nio.Buffer;
 
 /**
  * Runs an ONNX Runtime session on batches where they lie: the input tensor is a direct buffer
@@ -101,7 +103,7 @@ public final class Embedder implements AutoCloseable {
         long start = System.nanoTime();
         try (OnnxTensor input = contract.layout() == ModelContract.Layout.FLOAT32_NCHW
                 ? OnnxTensor.createTensor(env, checked(in.asFloatBuffer(), expected), inputShape)
-                : OnnxTensor.createTensor(env, checked(in, expected), inputShape, ai.onnxruntime.OnnxJavaType.UINT8);
+                : OnnxTensor.createTensor(env, checked(in, expected), inputShape, OnnxJavaType.UINT8);
              OnnxTensor pinned = OnnxTensor.createTensor(env, out.asFloatBuffer(), outputShape);
              OrtSession.Result ignored = session.run(Map.of(contract.inputName(), input),
                      Map.<String, OnnxValue>of(contract.outputName(), pinned))) {
@@ -111,7 +113,7 @@ public final class Embedder implements AutoCloseable {
     }
 
     /** The buffer, when it holds exactly the elements the shape says (a slot is never larger or smaller). */
-    private static <B extends java.nio.Buffer> B checked(B buffer, long elements) {
+    private static <B extends Buffer> B checked(B buffer, long elements) {
         if (buffer.capacity() != elements) {
             throw new IllegalStateException("the batch's pixels hold " + buffer.capacity() + " elements, its shape "
                     + elements);

@@ -3,7 +3,7 @@ package io.stoke.embed;
 import ai.onnxruntime.OrtException;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
-import io.stoke.loader.SampleError;
+import io.stoke.loader.error.SampleError;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.source.SampleIndex;
 import java.io.IOException;
@@ -12,6 +12,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.LongConsumer;
+import com.sun.management.OperatingSystemMXBean;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * One pass of a loader through a model into an {@link EmbeddingOutput}: each batch is embedded
@@ -71,7 +77,7 @@ public final class EmbeddingJob {
     /**
      * Runs {@code loader} (one epoch, built by the caller with the embedder's transform) through
      * {@code embedder} into {@code output}, whose rows are {@code rows}. Under policy FAIL a bad
-     * file ends the run with the loader's {@link io.stoke.loader.SampleException}; under SKIP its
+     * file ends the run with the loader's {@link io.stoke.loader.error.SampleException}; under SKIP its
      * row stays zeros and it is listed in skipped.txt. Does not commit the output.
      *
      * @param progress told the number of images after each batch
@@ -140,7 +146,7 @@ public final class EmbeddingJob {
     }
 
     private static long processCpuNanos() {
-        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+        return ((OperatingSystemMXBean) ManagementFactory
                 .getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
@@ -149,12 +155,12 @@ public final class EmbeddingJob {
      * their own after the last sample, so the last batch's share may be missed).
      */
     private static final class WorkerCpu {
-        private final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
-        private final java.util.Map<Long, Long> seen = new java.util.HashMap<>();
+        private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        private final Map<Long, Long> seen = new HashMap<>();
 
         void sample() {
             if (seen.isEmpty()) {
-                for (java.lang.management.ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
+                for (ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
                     if (t != null && t.getThreadName().startsWith("stoke-worker-")) {
                         seen.put(t.getThreadId(), 0L);
                     }

@@ -12,6 +12,8 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import io.stoke.loader.format.NpyHeader;
+import java.nio.ByteOrder;
 
 /**
  * The files of one {@code stoke embed} run in {@code DIR}, written so that a crash never leaves a
@@ -88,7 +90,7 @@ public final class EmbeddingOutput implements AutoCloseable {
 
     /** NumPy's format 1.0 header for float32 [rows, dimension], padded so the data starts at a multiple of 64. */
     static byte[] npyHeader(long rows, long dimension) {
-        return io.stoke.loader.pack.NpyHeader.float32(rows, dimension);
+        return NpyHeader.float32(rows, dimension);
     }
 
     /** Writes {@code dimension} float32 values from {@code values} (native order) as row {@code row}. */
@@ -105,7 +107,7 @@ public final class EmbeddingOutput implements AutoCloseable {
             throw new IndexOutOfBoundsException("rows " + first + "+" + count + " of " + rows + ", " + values.byteSize()
                     + " bytes for " + dimension + " values each");
         }
-        if (java.nio.ByteOrder.nativeOrder() != java.nio.ByteOrder.LITTLE_ENDIAN) {
+        if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
             throw new UnsupportedOperationException("embeddings.npy is little-endian; this machine is not");
         }
         ByteBuffer b = values.asByteBuffer();

@@ -7,6 +7,7 @@ import ai.onnxruntime.OrtSession;
 import ai.onnxruntime.TensorInfo;
 import io.stoke.loader.transform.TransformSpec;
 import java.util.Map;
+import java.util.Arrays;
 
 /**
  * What a model takes and gives, read from the model itself: its one image input (name, layout,
@@ -55,7 +56,7 @@ public record ModelContract(String inputName, Layout layout, int side, String ou
             w = s[2];
         } else {
             throw new IllegalArgumentException("the model's input " + input.getName() + " is " + in.type + " "
-                    + java.util.Arrays.toString(s) + "; stoke embed feeds float32 [N, 3, H, W] (normalised) or uint8"
+                    + Arrays.toString(s) + "; stoke embed feeds float32 [N, 3, H, W] (normalised) or uint8"
                     + " [N, H, W, 3]");
         }
         if (h != w && h > 0 && w > 0) {
@@ -86,7 +87,7 @@ public record ModelContract(String inputName, Layout layout, int side, String ou
         for (int i = 1; i < os.length; i++) {
             if (os[i] < 1) {
                 throw new IllegalArgumentException("the output " + output.getName() + " has shape "
-                        + java.util.Arrays.toString(os) + ": only its first (batch) dimension may be dynamic");
+                        + Arrays.toString(os) + ": only its first (batch) dimension may be dynamic");
             }
             dimension *= os[i];
         }

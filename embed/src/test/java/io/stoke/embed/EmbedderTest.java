@@ -11,7 +11,7 @@ import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtSession;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
-import io.stoke.loader.dataset.SyntheticImageNet;
+import io.stoke.testdata.SyntheticImageNet;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.SampleIndex;
 import io.stoke.loader.transform.TransformSpec;
@@ -27,6 +27,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import com.sun.management.ThreadMXBean;
+import java.util.Arrays;
 
 /**
  * The embedder against independent references: ONNX Runtime run on a heap copy of the same
@@ -74,7 +76,7 @@ class EmbedderTest {
                     try (input; OrtSession.Result r = reference.run(Map.of(c.inputName(), input))) {
                         float[][] expected = (float[][]) r.get("embedding").orElseThrow().getValue();
                         for (int i = 0; i < b.size(); i++) {
-                            float[] row = java.util.Arrays.copyOfRange(got, (int) (i * c.dimension()), (int) ((i + 1) * c.dimension()));
+                            float[] row = Arrays.copyOfRange(got, (int) (i * c.dimension()), (int) ((i + 1) * c.dimension()));
                             assertArrayEquals(expected[i], row, 0f, "sample " + b.index(i));
                             checked++;
                         }
@@ -118,7 +120,7 @@ class EmbedderTest {
     /** A heap copy of a batch's pixels would allocate at least their size; a run allocates a small fraction of one image. */
     @Test
     void aRunCopiesNoPixelsOntoTheHeap() throws Exception {
-        var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        var threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
         long tid = Thread.currentThread().threadId();
         try (Embedder embedder = Embedder.open(F32, 1, InferenceDevice.CPU, "embedding");
              Loader loader = loader(embedder, 6)) {

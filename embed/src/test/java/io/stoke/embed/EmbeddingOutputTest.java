@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 
 class EmbeddingOutputTest {
     @TempDir
@@ -77,14 +79,14 @@ class EmbeddingOutputTest {
     void theHeaderIsNumpysFormatPaddedTo64Bytes() {
         byte[] h = EmbeddingOutput.npyHeader(1000, 2048);
         assertEquals(0, h.length % 64);
-        String text = new String(h, 10, h.length - 10, java.nio.charset.StandardCharsets.US_ASCII);
+        String text = new String(h, 10, h.length - 10, StandardCharsets.US_ASCII);
         assertTrue(text.startsWith("{'descr': '<f4', 'fortran_order': False, 'shape': (1000, 2048), }"), text);
         assertTrue(text.endsWith("\n"));
         assertEquals(h.length - 10, (h[8] & 0xFF) | (h[9] & 0xFF) << 8);
     }
 
     private static List<Float> toList(float[] v) {
-        List<Float> l = new java.util.ArrayList<>();
+        List<Float> l = new ArrayList<>();
         for (float f : v) {
             l.add(f);
         }

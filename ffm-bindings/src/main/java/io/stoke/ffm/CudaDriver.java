@@ -13,6 +13,7 @@ import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.NoSuchElementException;
 
 /**
  * The CUDA driver API ({@code libcuda.so.1}) through {@code java.lang.foreign}: one Java method
@@ -203,7 +204,7 @@ public final class CudaDriver {
         }
         try {
             return new CudaDriver(library, lib);
-        } catch (java.util.NoSuchElementException e) {
+        } catch (NoSuchElementException e) {
             throw new IllegalArgumentException(library + " lacks a CUDA driver symbol Stoke needs (" + e.getMessage()
                     + "); Stoke needs a driver for CUDA 12.8 or newer", e);
         }

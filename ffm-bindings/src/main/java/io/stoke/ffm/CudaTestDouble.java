@@ -11,6 +11,7 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.io.IOException;
 
 /**
  * The control side of the CUDA driver test double ({@code native/cuda-double/cuda_double.c}, built
@@ -57,7 +58,7 @@ public final class CudaTestDouble {
             if (Files.exists(reason)) {
                 return "CUDA test double not built: " + Files.readString(reason).strip();
             }
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return "CUDA test double: cannot read " + buildDir + ": " + e;
         }
         if (!Files.isRegularFile(buildDir.resolve(FILE))) {

@@ -10,6 +10,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.SplittableRandom;
 import javax.imageio.ImageIO;
 import org.junit.jupiter.api.Test;
+import java.util.Arrays;
 
 /** The binding against javax.imageio, an independent JPEG decoder (IJG libjpeg 6b inside the JDK). */
 class JpegDecompressorTest {
@@ -140,15 +141,15 @@ class JpegDecompressorTest {
             garbage[1] = (byte) 0xD8;
             garbage[2] = (byte) 0xFF;
             garbage[3] = (byte) 0x01;
-            byte[][] broken = {garbage, java.util.Arrays.copyOf(good, 30), java.util.Arrays.copyOf(good, good.length / 2),
-                    java.util.Arrays.copyOf(good, 3)};
+            byte[][] broken = {garbage, Arrays.copyOf(good, 30), Arrays.copyOf(good, good.length / 2),
+                    Arrays.copyOf(good, 3)};
             for (byte[] bad : broken) {
                 assertNull(decodeOrNull(arena, d, bad, w, h), "a broken file decoded");
                 String badMessage = d.errorMessage();
                 assertArrayEquals(expected, decodeOrNull(arena, d, good, w, h),
                         "good image after a broken one (" + badMessage + "): " + d.errorMessage());
                 // A header cut short reports its own reason, not the previous file's.
-                assertNull(decodeOrNull(arena, d, java.util.Arrays.copyOf(good, 30), w, h));
+                assertNull(decodeOrNull(arena, d, Arrays.copyOf(good, 30), w, h));
                 assertEquals(JpegDecompressor.HEADER_CUT_SHORT, d.errorMessage());
                 assertArrayEquals(expected, decodeOrNull(arena, d, good, w, h), d::errorMessage);
             }

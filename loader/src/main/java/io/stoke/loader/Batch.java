@@ -3,7 +3,7 @@ package io.stoke.loader;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-import io.stoke.loader.transform.SampleStatus;
+import io.stoke.loader.error.SampleStatus;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.SlotHeader;
 import java.lang.foreign.Arena;
@@ -11,6 +11,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.IntConsumer;
+import io.stoke.loader.error.SampleError;
+import io.stoke.loader.error.SampleException;
 
 /**
  * One batch, read in place in its ring slot. Closing it returns the slot to the workers.

@@ -20,6 +20,8 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
+import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.source.TarShards;
 
 /**
  * Decodes a JPEG dataset into batches with a pool of worker threads and a ring of off-heap slots.
@@ -291,7 +293,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         /** The order these settings give (the loader's {@link Loader#sampler()}), without a loader. */
         public Sampler sampler() {
             Sampler sampler = new Sampler(index.size(), batchSize, shuffle, seed, dropLast, rank, worldSize, shardTail);
-            io.stoke.loader.source.TarShards shards = index.shards();
+            TarShards shards = index.shards();
             if (shards == null || shuffleWindow == 0) {
                 return sampler;
             }

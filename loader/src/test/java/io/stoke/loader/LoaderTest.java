@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.SampleIndex;
 import io.stoke.loader.testing.TestImages;
-import io.stoke.loader.transform.SampleStatus;
+import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.transform.SampleTransform;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
@@ -23,6 +23,20 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import io.stoke.loader.error.NoSampleDecodedException;
+import io.stoke.loader.error.SampleError;
+import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.error.SampleException;
+import io.stoke.loader.testing.BadImages;
+import io.stoke.loader.transform.BombsAccess;
+import io.stoke.loader.transform.RandomResizedCrop;
+import java.io.IOException;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.NoSuchFileException;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+import org.junit.jupiter.api.Assumptions;
 
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class LoaderTest {
@@ -54,8 +68,8 @@ class LoaderTest {
         List<String> out = new ArrayList<>();
         for (Batch b : loader) {
             try (b) {
-                long[] idx = b.indices().toArray(java.lang.foreign.ValueLayout.JAVA_LONG);
-                int[] labels = b.labels().toArray(java.lang.foreign.ValueLayout.JAVA_INT);
+                long[] idx = b.indices().toArray(ValueLayout.JAVA_LONG);
+                int[] labels = b.labels().toArray(ValueLayout.JAVA_INT);
                 out.add(b.epoch() + "/" + b.batchIndex() + " " + Arrays.toString(idx) + " "
                         + Arrays.toString(labels) + " " + crc(b.pixels()));
             }
@@ -73,7 +87,7 @@ class LoaderTest {
     }
 
     /** The nice value of each live thread of this process named {@code stoke-worker-*}, read from /proc. */
-    private static List<Integer> workerNiceValues() throws java.io.IOException {
+    private static List<Integer> workerNiceValues() throws IOException {
         List<Integer> nice = new ArrayList<>();
         try (var tasks = Files.list(Path.of("/proc/self/task"))) {
             for (Path task : tasks.toList()) {
@@ -83,7 +97,7 @@ class LoaderTest {
                         // Fields after the command's closing parenthesis start at field 3 (state); nice is field 19.
                         nice.add(Integer.parseInt(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[19 - 3]));
                     }
-                } catch (java.nio.file.NoSuchFileException gone) {
+                } catch (NoSuchFileException gone) {
                     // a thread that ended meanwhile
                 }
             }
@@ -93,7 +107,7 @@ class LoaderTest {
 
     @Test
     void workersRunAtTheNiceValueAskedForAndDeliverTheSameBatches() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(Path.of("/proc/self/task")), "no /proc here");
+        Assumptions.assumeTrue(Files.isDirectory(Path.of("/proc/self/task")), "no /proc here");
         List<String> plain;
         try (Loader loader = loader().shuffle(true).seed(5).build()) {
             plain = drain(loader);
@@ -188,7 +202,7 @@ class LoaderTest {
         int[] seen = new int[index.size()];
         int world = 3;
         assertTrue(index.size() % world != 0, "the test needs a dataset that does not split evenly");
-        java.util.Set<Long> batchCounts = new java.util.HashSet<>();
+        Set<Long> batchCounts = new HashSet<>();
         int padded = 0;
         for (int rank = 0; rank < world; rank++) {
             try (Loader l = loader().shard(rank, world).shuffle(true).seed(9).build()) {
@@ -295,7 +309,7 @@ class LoaderTest {
         Files.write(cls.resolve("truncated.jpg"), Arrays.copyOf(good, good.length / 2));
         Files.write(cls.resolve("notjpeg.jpg"), "this is plain text, not an image".getBytes());
         Files.write(cls.resolve("png.jpg"), new byte[] {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n', 0, 0, 0, 13, 'I', 'H'});
-        Files.write(cls.resolve("bomb.jpg"), io.stoke.loader.transform.BombsAccess.withDimensions(good, 60000, 60000));
+        Files.write(cls.resolve("bomb.jpg"), BombsAccess.withDimensions(good, 60000, 60000));
         Files.write(cls.resolve("vanished.jpg"), good);
         return root;
     }
@@ -401,10 +415,10 @@ class LoaderTest {
 
     @Test
     void anEndlessLoaderOverADatasetWhereNothingDecodesStopsAfterOneEpochUnderBothPolicies() {
-        SampleIndex bad = ImageFolder.scan(io.stoke.loader.testing.BadImages.allBadFolder(tmp.resolve("all-bad")));
+        SampleIndex bad = ImageFolder.scan(BadImages.allBadFolder(tmp.resolve("all-bad")));
         for (ErrorPolicy policy : ErrorPolicy.values()) {
             List<SampleError> named = new ArrayList<>();
-            NoSampleDecodedException e = assertTimeoutPreemptively(java.time.Duration.ofSeconds(20), () -> {
+            NoSampleDecodedException e = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
                 try (Loader loader = Loader.builder(bad).transform(SMALL).batchSize(2).workers(2).slots(2).epochs(0)
                         .onError(policy).build()) {
                     NoSampleDecodedException thrown = drainAllBad(loader, named);
@@ -414,7 +428,7 @@ class LoaderTest {
                     return thrown;
                 }
             }, policy.toString());
-            Map<String, String> expected = io.stoke.loader.testing.BadImages.EXPECTED;
+            Map<String, String> expected = BadImages.EXPECTED;
             assertEquals(0, e.epoch());
             assertEquals(expected.size(), e.failed());
             // Every file was named once, by its batch, with its reason, and again in the message.
@@ -434,7 +448,7 @@ class LoaderTest {
      */
     @Test
     void aFiniteRunWhereNothingDecodesEndsInTheSameError() {
-        SampleIndex bad = ImageFolder.scan(io.stoke.loader.testing.BadImages.allBadFolder(tmp.resolve("all-bad")));
+        SampleIndex bad = ImageFolder.scan(BadImages.allBadFolder(tmp.resolve("all-bad")));
         for (int run = 0; run < 50; run++) {
             for (ErrorPolicy policy : ErrorPolicy.values()) {
                 try (Loader loader = Loader.builder(bad).transform(SMALL).batchSize(4).workers(2).onError(policy).build()) {
@@ -448,7 +462,7 @@ class LoaderTest {
 
     @Test
     void oneDecodableFileKeepsAnEndlessLoaderGoing() throws Exception {
-        Path root = io.stoke.loader.testing.BadImages.allBadFolder(tmp.resolve("one-good"));
+        Path root = BadImages.allBadFolder(tmp.resolve("one-good"));
         Files.write(root.resolve("broken/zz-good.jpg"), TestImages.jpeg(64, 48, 3));
         SampleIndex mixed = ImageFolder.scan(root);
         try (Loader loader = Loader.builder(mixed).transform(SMALL).batchSize(4).workers(2).epochs(0)
@@ -466,7 +480,7 @@ class LoaderTest {
 
     @Test
     void aProducerWithoutConsumerSeesTheFailureOnItsOwn() throws Exception {
-        SampleIndex bad = ImageFolder.scan(io.stoke.loader.testing.BadImages.allBadFolder(tmp.resolve("all-bad")));
+        SampleIndex bad = ImageFolder.scan(BadImages.allBadFolder(tmp.resolve("all-bad")));
         try (Loader loader = Loader.builder(bad).transform(SMALL).batchSize(16).workers(2).epochs(0).build()) {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             while (loader.failure() == null && System.nanoTime() < deadline) {
@@ -482,7 +496,7 @@ class LoaderTest {
     }
 
     static final TransformSpec TRAIN = TransformSpec.defaults().withTrain(40,
-            io.stoke.loader.transform.RandomResizedCrop.defaults());
+            RandomResizedCrop.defaults());
 
     /**
      * The training transform's randomness depends on (seed, epoch, dataset index) alone: the same
@@ -563,11 +577,11 @@ class LoaderTest {
                 assertEquals(e[1], found.status().name(), found.toString());
             }
         }
-        SampleIndex allBad = ImageFolder.scan(io.stoke.loader.testing.BadImages.allBadFolder(tmp.resolve("all-bad-train")));
+        SampleIndex allBad = ImageFolder.scan(BadImages.allBadFolder(tmp.resolve("all-bad-train")));
         try (Loader loader = Loader.builder(allBad).transform(TRAIN).batchSize(4).workers(2).epochs(0).build()) {
             List<SampleError> named = new ArrayList<>();
             assertEquals(9, drainAllBad(loader, named).failed());
-            for (var x : io.stoke.loader.testing.BadImages.EXPECTED.entrySet()) {
+            for (var x : BadImages.EXPECTED.entrySet()) {
                 assertTrue(named.stream().anyMatch(n -> n.path().endsWith(x.getKey()) && n.status().name().equals(x.getValue())),
                         x + " in " + named);
             }

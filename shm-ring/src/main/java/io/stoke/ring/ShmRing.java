@@ -17,6 +17,8 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.function.Consumer;
+import java.nio.ByteOrder;
+import java.util.EnumSet;
 
 /**
  * A {@link SlotRing} in a file (normally under {@code /dev/shm}) that a producer process and one
@@ -74,7 +76,7 @@ public final class ShmRing implements AutoCloseable {
         try {
             Files.deleteIfExists(tmp);
             MemorySegment memory;
-            try (FileChannel ch = FileChannel.open(tmp, java.util.EnumSet.of(StandardOpenOption.CREATE_NEW,
+            try (FileChannel ch = FileChannel.open(tmp, EnumSet.of(StandardOpenOption.CREATE_NEW,
                     StandardOpenOption.READ, StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
                 // Grow the file: tmpfs allocates pages only when they are touched.
                 ch.write(ByteBuffer.wrap(new byte[1]), geometry.totalLength() - 1);
@@ -109,7 +111,7 @@ public final class ShmRing implements AutoCloseable {
         }
         long owner = 0;
         try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-            ByteBuffer b = ByteBuffer.allocate(HEADER_LENGTH).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer b = ByteBuffer.allocate(HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
             while (b.hasRemaining() && ch.read(b) > 0) {
                 // read the header page
             }

@@ -23,6 +23,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.agrona.concurrent.NoOpIdleStrategy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import java.lang.foreign.Arena;
+import java.util.Arrays;
 
 class ShmRingTest {
     private static final AtomicLong COUNTER = new AtomicLong();
@@ -54,7 +56,7 @@ class ShmRingTest {
             assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(path)));
             assertEquals(G.totalLength(), Files.size(path));
             try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-                var seg = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), java.lang.foreign.Arena.ofAuto());
+                var seg = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), Arena.ofAuto());
                 assertEquals(G, RingHeader.validate(seg, ch.size(), path.toString()));
                 assertEquals(ProcessHandle.current().pid(), seg.get(JAVA_LONG, PRODUCER_PID_OFFSET));
             }
@@ -218,7 +220,7 @@ class ShmRingTest {
 
         Path foreign = track(shmPath("foreign"));
         byte[] text = new byte[8192];
-        java.util.Arrays.fill(text, (byte) 'x');
+        Arrays.fill(text, (byte) 'x');
         Files.write(foreign, text);
         assertTrue(assertThrows(RingFormatException.class, () -> ShmRing.attach(foreign, Duration.ZERO))
                 .getMessage().contains("magic"));

@@ -1,6 +1,6 @@
 package io.stoke.loader.source;
 
-import io.stoke.loader.ErrorPolicy;
+import io.stoke.loader.error.ErrorPolicy;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.ServiceLoader;
 import java.util.function.Consumer;
 
 /**
@@ -18,13 +19,18 @@ import java.util.function.Consumer;
  *   <li>a list file of {@code <path> <label>} lines ({@link ListFile});</li>
  *   <li>a WebDataset {@code .tar} shard, a brace pattern of them ({@code train-{000000..000127}.tar},
  *       {@link BracePattern}), or a folder of {@code .tar} files and no sub-folders (all of them, in
- *       name order), read where they lie ({@link MappedShards}, {@link TarShardScanner}).</li>
+ *       name order), read where they lie ({@link MappedShards}, {@link TarShardScanner});</li>
+ *   <li>shards at a URL ({@code s3://}, {@code http(s)://}), opened by the {@link UrlDatasetProvider}
+ *       for its scheme (stoke-remote's, when it is on the class path).</li>
  * </ul>
  * A dataset of shards owns mappings: close the returned index when done with it.
  */
 public final class Datasets {
     private Datasets() {
     }
+
+    /** Shards per shuffle window over remote shards when the user names none: a window must fit the shard cache. */
+    public static final int DEFAULT_REMOTE_WINDOW = 8;
 
     /** Whether {@code spec} is a URL ({@code s3://}, {@code http://}, {@code https://}) rather than a local path. */
     public static boolean isUrl(String spec) {
@@ -69,13 +75,32 @@ public final class Datasets {
         return index;
     }
 
-    /** The dataset at {@code spec}, as it is; a shard's damage is in {@link TarShards#problems()}. */
+    /**
+     * The dataset at {@code spec}, local or at a URL: a URL's shards are held in {@code cache}. Its
+     * scheme's {@link UrlDatasetProvider} is looked up on the class path; without one, the error names
+     * the module to add.
+     */
+    public static SampleIndex open(String spec, UrlDatasetProvider.ShardCache cache) {
+        if (spec == null || !isUrl(spec)) {
+            return open(spec);
+        }
+        String scheme = spec.substring(0, spec.indexOf(':')).toLowerCase(Locale.ROOT);
+        for (UrlDatasetProvider provider : ServiceLoader.load(UrlDatasetProvider.class)) {
+            if (provider.schemes().contains(scheme)) {
+                return provider.open(spec, cache);
+            }
+        }
+        throw new IllegalArgumentException(spec + ": no store for " + scheme + ":// URLs on the class path: add the module "
+                + "io.stoke:stoke-remote (Stoke's jar and the Python package carry it)");
+    }
+
+    /** The local dataset at {@code spec}, as it is; a shard's damage is in {@link TarShards#problems()}. */
     public static SampleIndex open(String spec) {
         if (spec == null || spec.isBlank()) {
             throw new IllegalArgumentException("no dataset given");
         }
         if (isUrl(spec)) {
-            throw new IllegalArgumentException(spec + ": remote shards are opened by RemoteShards, not as local files");
+            throw new IllegalArgumentException(spec + " is a URL: open it with open(spec, cache), which finds its store");
         }
         if (BracePattern.hasBraces(spec)) {
             List<String> names = BracePattern.expand(spec);

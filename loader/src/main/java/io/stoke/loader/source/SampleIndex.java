@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.lang.foreign.ValueLayout;
 
 /**
  * The dataset as three flat arrays: every sample's path (UTF-8, relative to {@link #root()},
@@ -105,7 +106,7 @@ public final class SampleIndex implements AutoCloseable {
      */
     public int copyPath(int sample, MemorySegment dst, long offset) {
         int length = pathLength(sample);
-        MemorySegment.copy(pathBytes, pathStart[sample], dst, java.lang.foreign.ValueLayout.JAVA_BYTE, offset, length);
+        MemorySegment.copy(pathBytes, pathStart[sample], dst, ValueLayout.JAVA_BYTE, offset, length);
         return length;
     }
 

@@ -1,6 +1,6 @@
 package io.stoke.loader.source;
 
-import io.stoke.loader.transform.SampleStatus;
+import io.stoke.loader.error.SampleStatus;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
@@ -20,6 +20,7 @@ import java.util.concurrent.Future;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.apache.commons.compress.archivers.tar.TarFile;
+import java.util.Arrays;
 
 /**
  * Builds the {@link SampleIndex} of a WebDataset dataset: reads every shard's tar headers (Apache
@@ -162,12 +163,12 @@ public final class TarShardScanner {
             int i = keys.size();
             if (i == offsets.length) {
                 int n = i * 2;
-                offsets = java.util.Arrays.copyOf(offsets, n);
-                lengths = java.util.Arrays.copyOf(lengths, n);
-                labels = java.util.Arrays.copyOf(labels, n);
-                formats = java.util.Arrays.copyOf(formats, n);
-                hasLabel = java.util.Arrays.copyOf(hasLabel, n);
-                status = java.util.Arrays.copyOf(status, n);
+                offsets = Arrays.copyOf(offsets, n);
+                lengths = Arrays.copyOf(lengths, n);
+                labels = Arrays.copyOf(labels, n);
+                formats = Arrays.copyOf(formats, n);
+                hasLabel = Arrays.copyOf(hasLabel, n);
+                status = Arrays.copyOf(status, n);
             }
             keys.add(key);
             offsets[i] = offset;

@@ -1,6 +1,6 @@
 package io.stoke.loader.source;
 
-import io.stoke.loader.transform.SampleStatus;
+import io.stoke.loader.error.SampleStatus;
 import java.util.Arrays;
 import java.util.List;
 

@@ -8,6 +8,9 @@ import io.stoke.ffm.ScalingFactors;
 import io.stoke.ffm.TurboJpeg;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import io.stoke.loader.error.SampleStatus;
+import io.stoke.ffm.StokeJpeg;
+import java.util.Locale;
 
 /**
  * Decodes one JPEG at a time into a scratch image owned by this decoder, always as RGBX (gray is
@@ -44,7 +47,7 @@ public final class JpegDecoder implements AutoCloseable {
     private int scaledWidth;
     private int scaledHeight;
     private final Arena outArena = Arena.ofConfined();
-    private final MemorySegment region = outArena.allocate(4L * io.stoke.ffm.StokeJpeg.REGION_FIELDS, 4);
+    private final MemorySegment region = outArena.allocate(4L * StokeJpeg.REGION_FIELDS, 4);
     private final MemorySegment regionMessage = outArena.allocate(256);
     private String message;
 
@@ -133,7 +136,7 @@ public final class JpegDecoder implements AutoCloseable {
             if (!harmless(error)) {
                 message = error;
                 // libjpeg-turbo fills what it could not decode with grey: that image is not the file's.
-                return error.toLowerCase(java.util.Locale.ROOT).contains("premature end")
+                return error.toLowerCase(Locale.ROOT).contains("premature end")
                         ? SampleStatus.TRUNCATED : SampleStatus.CORRUPT;
             }
         }
@@ -187,21 +190,21 @@ public final class JpegDecoder implements AutoCloseable {
         // jpeg_crop_scanline widens the columns to whole iMCUs, at most 32 scaled pixels each side.
         long capacity = (long) (x1 - x0 + 64) * 4 * (y1 - y0);
         ensureScratch(capacity + Resampler.SLACK);
-        int rc = io.stoke.ffm.StokeJpeg.decodeRegion(jpeg, size, num, denom, x0, y0, x1 - x0, y1 - y0, spec.maxPixels(),
+        int rc = StokeJpeg.decodeRegion(jpeg, size, num, denom, x0, y0, x1 - x0, y1 - y0, spec.maxPixels(),
                 MAX_SCANS, scratch, capacity, region, regionMessage, (int) regionMessage.byteSize());
-        if (rc != io.stoke.ffm.StokeJpeg.OK) {
+        if (rc != StokeJpeg.OK) {
             String error = regionMessage.getString(0);
-            if (rc == io.stoke.ffm.StokeJpeg.ERROR || !harmless(error)) {
+            if (rc == StokeJpeg.ERROR || !harmless(error)) {
                 message = error;
-                return error.toLowerCase(java.util.Locale.ROOT).contains("premature end") ? SampleStatus.TRUNCATED
+                return error.toLowerCase(Locale.ROOT).contains("premature end") ? SampleStatus.TRUNCATED
                         : error.contains("Unsupported") || error.contains("unsupported") ? SampleStatus.UNSUPPORTED
                         : SampleStatus.CORRUPT;
             }
         }
-        regionX = region.getAtIndex(JAVA_INT, io.stoke.ffm.StokeJpeg.REGION_X);
-        regionY = region.getAtIndex(JAVA_INT, io.stoke.ffm.StokeJpeg.REGION_Y);
-        width = region.getAtIndex(JAVA_INT, io.stoke.ffm.StokeJpeg.REGION_WIDTH);
-        height = region.getAtIndex(JAVA_INT, io.stoke.ffm.StokeJpeg.REGION_HEIGHT);
+        regionX = region.getAtIndex(JAVA_INT, StokeJpeg.REGION_X);
+        regionY = region.getAtIndex(JAVA_INT, StokeJpeg.REGION_Y);
+        width = region.getAtIndex(JAVA_INT, StokeJpeg.REGION_WIDTH);
+        height = region.getAtIndex(JAVA_INT, StokeJpeg.REGION_HEIGHT);
         scaledWidth = sw;
         scaledHeight = sh;
         if (regionX > x0 || regionX + (long) width < x1 || regionY != y0 || height != y1 - y0
@@ -229,10 +232,10 @@ public final class JpegDecoder implements AutoCloseable {
         static final boolean AVAILABLE = check();
 
         private static boolean check() {
-            if (io.stoke.ffm.StokeJpeg.available()) {
+            if (StokeJpeg.available()) {
                 return true;
             }
-            System.err.println("stoke: WARNING: " + io.stoke.ffm.StokeJpeg.unavailableReason()
+            System.err.println("stoke: WARNING: " + StokeJpeg.unavailableReason()
                     + "; the training transform, and the evaluation one on images already at the resize's size, decode whole images instead.");
             return false;
         }

@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
+import io.stoke.loader.format.NpyHeader;
 
 /**
  * Checks a raw sample, a NumPy {@code .npy} array as {@code stoke pack --format raw} writes it, and
@@ -26,7 +27,7 @@ final class NpyImage {
 
     /** The header {@code numpy.save} writes for a uint8 array of shape (side, side, 3): version 1.0. */
     static byte[] canonicalHeader(int side) {
-        return io.stoke.loader.pack.NpyHeader.uint8(side, side, 3);
+        return NpyHeader.uint8(side, side, 3);
     }
 
     /** Whether {@code npy[0, size)} holds exactly a (side, side, 3) uint8 image; then {@link #pixelsOffset()} is set. */

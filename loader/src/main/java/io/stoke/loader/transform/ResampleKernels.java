@@ -5,6 +5,9 @@ import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
 
 import java.lang.foreign.MemorySegment;
+import io.stoke.ffm.StokePixels;
+import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * The two inner loops of {@link Resampler}, over 4-byte RGBX pixels and PIL's 22-bit fixed-point
@@ -76,9 +79,9 @@ interface ResampleKernels {
             throw new IllegalArgumentException(width + "x" + rows + " pixels of " + pixelBytes + " bytes in rows of "
                     + srcRowBytes);
         }
-        java.util.Objects.checkFromIndexSize(srcOffset, (rows - 1) * srcRowBytes + (long) pixelBytes * width, src.byteSize());
+        Objects.checkFromIndexSize(srcOffset, (rows - 1) * srcRowBytes + (long) pixelBytes * width, src.byteSize());
         long outBytes = (table == null ? 3L : 12L) * width * rows;
-        java.util.Objects.checkFromIndexSize(offset, outBytes, dst.byteSize());
+        Objects.checkFromIndexSize(offset, outBytes, dst.byteSize());
         if (table != null && table.length < 3 * 256) {
             throw new IndexOutOfBoundsException("normalisation table of " + table.length + " values");
         }
@@ -95,7 +98,7 @@ interface ResampleKernels {
                              int[] acc, MemorySegment dst, long offset) {
         int n = 4 * width;
         for (int y = 0; y < outRows; y++) {
-            java.util.Arrays.fill(acc, 0, n, HALF);
+            Arrays.fill(acc, 0, n, HALF);
             int ymin = bounds[2 * y] - yFirst;
             for (int t = 0; t < bounds[2 * y + 1]; t++) {
                 accumulate(tmp, (long) (ymin + t) * n, n, weights[y * taps + t], acc);
@@ -114,7 +117,7 @@ interface ResampleKernels {
         int n = 4 * width;
         long plane = 4L * width * outRows;
         for (int y = 0; y < outRows; y++) {
-            java.util.Arrays.fill(acc, 0, n, HALF);
+            Arrays.fill(acc, 0, n, HALF);
             int ymin = bounds[2 * y] - yFirst;
             for (int t = 0; t < bounds[2 * y + 1]; t++) {
                 accumulate(tmp, (long) (ymin + t) * n, n, weights[y * taps + t], acc);
@@ -146,10 +149,10 @@ interface ResampleKernels {
         }
 
         private static boolean nativeLoads() {
-            if (io.stoke.ffm.StokePixels.available()) {
+            if (StokePixels.available()) {
                 return true;
             }
-            System.err.println("stoke: WARNING: " + io.stoke.ffm.StokePixels.unavailableReason()
+            System.err.println("stoke: WARNING: " + StokePixels.unavailableReason()
                     + "; resizing in Java instead (about 3x slower, and slower still until the JIT compiles it).");
             return false;
         }

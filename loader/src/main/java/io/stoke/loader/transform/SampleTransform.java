@@ -3,6 +3,8 @@ package io.stoke.loader.transform;
 import io.stoke.loader.source.SampleIndex;
 import io.stoke.loader.source.TarShards;
 import java.lang.foreign.MemorySegment;
+import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.source.SampleReader;
 
 /**
  * Read, decode, resize and crop one sample into its place in a slot. One per worker thread; it

@@ -1,6 +1,7 @@
 package io.stoke.loader.transform;
 
 import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * What each sample becomes: decoded, its shorter side resized to {@code resize} with an
@@ -100,7 +101,7 @@ public record TransformSpec(int resize, int crop, Output output, float[] mean, f
      */
     public TransformSpec withTrain(int size, RandomResizedCrop crop) {
         return new TransformSpec(size, size, output, mean, std, dctScaling, maxPixels, maxFileBytes,
-                java.util.Objects.requireNonNull(crop, "crop"));
+                Objects.requireNonNull(crop, "crop"));
     }
 
     /** The evaluation transform, {@code Resize(resize)} and {@code CenterCrop(crop)}. */

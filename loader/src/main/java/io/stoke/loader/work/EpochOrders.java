@@ -1,6 +1,7 @@
 package io.stoke.loader.work;
 
 import io.stoke.loader.sample.Sampler;
+import java.util.Arrays;
 
 /**
  * Each epoch's sample order, computed once by whichever worker first needs it and shared. Workers
@@ -17,7 +18,7 @@ final class EpochOrders {
 
     EpochOrders(Sampler sampler) {
         this.sampler = sampler;
-        java.util.Arrays.fill(epochs, -1);
+        Arrays.fill(epochs, -1);
     }
 
     synchronized int[] get(long epoch) {

@@ -1,6 +1,6 @@
 package io.stoke.loader.work;
 
-import io.stoke.loader.SampleError;
+import io.stoke.loader.error.SampleError;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;

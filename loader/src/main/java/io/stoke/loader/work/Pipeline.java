@@ -3,11 +3,11 @@ package io.stoke.loader.work;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-import io.stoke.loader.NoSampleDecodedException;
-import io.stoke.loader.SampleError;
+import io.stoke.loader.error.NoSampleDecodedException;
+import io.stoke.loader.error.SampleError;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.source.SampleIndex;
-import io.stoke.loader.transform.SampleStatus;
+import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.transform.SampleTransform;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.ring.SlotHeader;

@@ -3,7 +3,7 @@ package io.stoke.loader.readme;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.loader.Batch;
-import io.stoke.loader.ErrorPolicy;
+import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.Loader;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.transform.TransformSpec;

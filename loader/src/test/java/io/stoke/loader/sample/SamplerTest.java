@@ -6,6 +6,11 @@ import java.util.Arrays;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 
 class SamplerTest {
     @ParameterizedTest(name = "n={0} world={1}")
@@ -48,7 +53,7 @@ class SamplerTest {
     void ranksTakeTheIndicesOfPyTorchsDistributedSamplerForTheSamePermutation(int n, int world, boolean torchDropLast) {
         for (long epoch = 0; epoch < 2; epoch++) {
             int[] permutation = new Sampler(n, 4, true, 7, false, 0, 1).order(epoch);
-            java.util.List<Integer> indices = new java.util.ArrayList<>();
+            List<Integer> indices = new ArrayList<>();
             for (int i : permutation) {
                 indices.add(i);
             }
@@ -57,7 +62,7 @@ class SamplerTest {
             int totalSize = numSamples * world;
             if (!torchDropLast) {
                 int paddingSize = totalSize - indices.size();
-                java.util.List<Integer> pad = new java.util.ArrayList<>();
+                List<Integer> pad = new ArrayList<>();
                 if (paddingSize <= indices.size()) {
                     pad.addAll(indices.subList(0, paddingSize));
                 } else {
@@ -71,7 +76,7 @@ class SamplerTest {
                 indices = indices.subList(0, totalSize);
             }
             for (int rank = 0; rank < world; rank++) {
-                java.util.List<Integer> expected = new java.util.ArrayList<>();
+                List<Integer> expected = new ArrayList<>();
                 for (int i = rank; i < totalSize; i += world) {
                     expected.add(indices.get(i));
                 }
@@ -164,8 +169,8 @@ class SamplerTest {
         // piece lies within one window, so it mixes at most two shards, and no shard is in two pieces.
         int windows = 0;
         int mixed = 0;
-        java.util.Set<Integer> seenShards = new java.util.HashSet<>();
-        java.util.Set<Integer> shards = new java.util.TreeSet<>();
+        Set<Integer> seenShards = new HashSet<>();
+        Set<Integer> shards = new TreeSet<>();
         int pieceStart = 0;
         for (int p = 0; p < n; p++) {
             shards.add(shardOf(first, order[p]));
@@ -211,7 +216,7 @@ class SamplerTest {
         return s;
     }
 
-    private static boolean coversWholeShards(int[] first, java.util.Set<Integer> shards, int length) {
+    private static boolean coversWholeShards(int[] first, Set<Integer> shards, int length) {
         int total = 0;
         for (int s : shards) {
             total += first[s + 1] - first[s];

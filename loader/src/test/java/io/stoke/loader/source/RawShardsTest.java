@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.loader.Batch;
-import io.stoke.loader.ErrorPolicy;
+import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.Loader;
-import io.stoke.loader.SampleError;
+import io.stoke.loader.error.SampleError;
 import io.stoke.loader.transform.RandomResizedCrop;
-import io.stoke.loader.transform.SampleStatus;
+import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

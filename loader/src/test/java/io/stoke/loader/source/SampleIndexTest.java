@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.lang.foreign.ValueLayout;
 
 class SampleIndexTest {
     @TempDir
@@ -36,7 +37,7 @@ class SampleIndexTest {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment dst = arena.allocate(64);
             int len = index.copyPath(2049, dst, 3);
-            assertEquals(index.path(2049), new String(dst.asSlice(3, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
+            assertEquals(index.path(2049), new String(dst.asSlice(3, len).toArray(ValueLayout.JAVA_BYTE)));
         }
     }
 

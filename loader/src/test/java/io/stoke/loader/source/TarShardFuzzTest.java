@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.loader.Batch;
-import io.stoke.loader.ErrorPolicy;
+import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.Loader;
 import io.stoke.loader.testing.TestImages;
-import io.stoke.loader.transform.SampleStatus;
+import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -22,6 +22,8 @@ import io.stoke.loader.testing.TestTars;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import io.stoke.loader.error.NoSampleDecodedException;
+import java.util.Arrays;
 
 /**
  * Mutation fuzzing of the shard path: a good shard with bytes flipped, runs overwritten, headers
@@ -66,7 +68,7 @@ class TarShardFuzzTest {
                     b[block + 100 + r.nextInt(60)] = (byte) ("0123456777 \0x".charAt(r.nextInt(13)));
                 }
             }
-            case 2 -> b = java.util.Arrays.copyOf(b, r.nextInt(b.length)); // cut
+            case 2 -> b = Arrays.copyOf(b, r.nextInt(b.length)); // cut
             case 3 -> { // a run of garbage
                 int at = r.nextInt(b.length);
                 for (int k = at; k < Math.min(b.length, at + 1 + r.nextInt(2000)); k++) {
@@ -75,7 +77,7 @@ class TarShardFuzzTest {
             }
             default -> { // zero a block
                 int block = r.nextInt(b.length / 512) * 512;
-                java.util.Arrays.fill(b, block, block + 512, (byte) 0);
+                Arrays.fill(b, block, block + 512, (byte) 0);
             }
         }
         return b;
@@ -135,7 +137,7 @@ class TarShardFuzzTest {
             } 
             assertEquals(index.size(), n);
             return new int[] {n, bad};
-        } catch (io.stoke.loader.NoSampleDecodedException e) {
+        } catch (NoSampleDecodedException e) {
             return new int[] {index.size(), index.size()}; // every sample bad: named, and the run ends
         }
     }

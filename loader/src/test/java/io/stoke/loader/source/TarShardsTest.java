@@ -7,10 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.stoke.loader.Batch;
-import io.stoke.loader.ErrorPolicy;
+import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.Loader;
-import io.stoke.loader.SampleError;
-import io.stoke.loader.SampleException;
+import io.stoke.loader.error.SampleError;
+import io.stoke.loader.error.SampleException;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestPython;
 import io.stoke.loader.transform.TransformSpec;
@@ -30,6 +30,7 @@ import java.util.zip.CRC32;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import io.stoke.loader.error.SampleStatus;
 
 /**
  * WebDataset shards written by Python's {@code tarfile} (the reference writer: PAX and GNU long
@@ -214,7 +215,7 @@ class TarShardsTest {
                             }
                             for (int i = 0; i < b.size(); i++) {
                                 int sample = (int) b.indices().getAtIndex(ValueLayout.JAVA_LONG, i);
-                                if (b.status(i) == io.stoke.loader.transform.SampleStatus.OK) {
+                                if (b.status(i) == SampleStatus.OK) {
                                     delivered.put(index.path(sample), b.labels().getAtIndex(ValueLayout.JAVA_INT, i));
                                 }
                             }

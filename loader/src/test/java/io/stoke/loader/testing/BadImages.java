@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.SplittableRandom;
 
 /**
  * A dataset in which nothing decodes: one file of each way a JPEG can be broken, each named for
@@ -50,7 +51,7 @@ public final class BadImages {
             Files.write(cls.resolve("bomb.jpg"), BombsAccess.withDimensions(good, 65500, 65500));
             Files.write(cls.resolve("zero-size.jpg"), BombsAccess.withDimensions(good, 0, 0));
             byte[] garbage = new byte[4096];
-            new java.util.SplittableRandom(7).nextBytes(garbage);
+            new SplittableRandom(7).nextBytes(garbage);
             garbage[0] = (byte) 0xFF;
             garbage[1] = (byte) 0xD8;
             garbage[2] = (byte) 0xFF;

@@ -6,6 +6,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 
 /**
  * Runs torchvision (or, without it, PIL with torchvision's geometry) in Debian's Python as the
@@ -166,7 +169,7 @@ public final class PythonReference {
             run(CROP_PARAMS, null, null, "" + w, "" + h, "" + n, "" + seed, "" + scaleMin, "" + scaleMax, "" + ratioMin,
                     "" + ratioMax, out.toString());
             return Files.readAllLines(out).stream()
-                    .map(l -> java.util.Arrays.stream(l.trim().split(" ")).mapToInt(Integer::parseInt).toArray())
+                    .map(l -> Arrays.stream(l.trim().split(" ")).mapToInt(Integer::parseInt).toArray())
                     .toArray(int[][]::new);
         } finally {
             Files.deleteIfExists(out);
@@ -175,8 +178,8 @@ public final class PythonReference {
 
     /** Runs {@code script} with {@code args} (then {@code in} and {@code out} when given), failing on a non-zero exit. */
     private static void run(String script, Path in, Path out, String... args) throws Exception {
-        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(PYTHON, "-c", script));
-        cmd.addAll(java.util.List.of(args));
+        List<String> cmd = new ArrayList<>(List.of(PYTHON, "-c", script));
+        cmd.addAll(List.of(args));
         if (in != null) {
             cmd.add(in.toString());
             cmd.add(out.toString());

@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import io.stoke.loader.error.SampleStatus;
 
 /**
  * The evaluation transform on an image that already has the resize's size (what {@code stoke pack}

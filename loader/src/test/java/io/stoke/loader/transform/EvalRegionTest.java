@@ -15,6 +15,8 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import io.stoke.loader.error.SampleStatus;
+import io.stoke.ffm.StokeJpeg;
 
 /**
  * The evaluation transform decodes only the region of the image that the centre crop's filter
@@ -63,9 +65,9 @@ class EvalRegionTest {
             assertArrayEquals(expected.toArray(JAVA_BYTE), got.toArray(JAVA_BYTE));
 
             // And it was a region: the decoder read fewer pixels than the whole scaled image.
-            if (!io.stoke.ffm.StokeJpeg.available()) {
+            if (!StokeJpeg.available()) {
                 // Without the region decoder (no gcc or libjpeg headers at build time) whole images are decoded.
-                System.err.println("[stoke] NOT CHECKED: eval region size: " + io.stoke.ffm.StokeJpeg.unavailableReason());
+                System.err.println("[stoke] NOT CHECKED: eval region size: " + StokeJpeg.unavailableReason());
                 return;
             }
             JpegDecoder region = new JpegDecoder(spec);

@@ -8,6 +8,12 @@ import io.stoke.loader.testing.TestImages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.junit.jupiter.api.Test;
+import io.stoke.loader.error.SampleStatus;
+import java.awt.image.BufferedImage;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.util.Arrays;
+import javax.imageio.ImageIO;
 
 class JpegDecoderTest {
     private static MemorySegment native_(Arena arena, byte[] bytes) {
@@ -33,10 +39,10 @@ class JpegDecoderTest {
         try (Arena arena = Arena.ofConfined(); JpegDecoder d = new JpegDecoder(fullSize)) {
             assertEquals(SampleStatus.OK, decode(d, arena, jpeg), d.message());
             assertEquals(w, d.width());
-            java.awt.image.BufferedImage ref;
+            BufferedImage ref;
             try {
-                ref = javax.imageio.ImageIO.read(new java.io.ByteArrayInputStream(jpeg));
-            } catch (java.io.IOException e) {
+                ref = ImageIO.read(new ByteArrayInputStream(jpeg));
+            } catch (IOException e) {
                 throw new AssertionError(e);
             }
             for (long p = 0; p < (long) w * h; p++) {
@@ -153,11 +159,11 @@ class JpegDecoderTest {
             assertEquals(SampleStatus.NOT_JPEG, decode(d, arena, png));
             assertTrue(d.message().contains("PNG"), d.message());
 
-            byte[] truncated = java.util.Arrays.copyOf(good, good.length / 2);
+            byte[] truncated = Arrays.copyOf(good, good.length / 2);
             assertEquals(SampleStatus.TRUNCATED, decode(d, arena, truncated), d.message());
 
             // Cut inside the header, before the frame gives a size: the file is short, not wrong.
-            byte[] headerOnly = java.util.Arrays.copyOf(good, 40);
+            byte[] headerOnly = Arrays.copyOf(good, 40);
             assertEquals(SampleStatus.TRUNCATED, decode(d, arena, headerOnly), d.message());
 
             byte[] bomb = Bombs.withDimensions(good, 65000, 65000);

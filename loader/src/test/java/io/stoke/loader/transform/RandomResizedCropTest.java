@@ -7,6 +7,8 @@ import java.util.Arrays;
 import java.util.function.ToDoubleFunction;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import java.util.List;
+import org.junit.jupiter.api.Test;
 
 /** Stoke's crop boxes against torchvision's own {@code RandomResizedCrop.get_params}. */
 class RandomResizedCropTest {
@@ -92,12 +94,12 @@ class RandomResizedCropTest {
 
     /** Boxes as lists, so that a failure prints all four numbers. */
     private static final class List3 {
-        static java.util.List<Integer> of(int... v) {
+        static List<Integer> of(int... v) {
             return Arrays.stream(v).boxed().toList();
         }
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void flipsHalfTheTimeAndTheSameSampleAlwaysGetsTheSameBox() {
         RandomResizedCrop crop = RandomResizedCrop.defaults();
         CounterRandom random = new CounterRandom();

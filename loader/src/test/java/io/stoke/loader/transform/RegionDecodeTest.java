@@ -12,6 +12,8 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import io.stoke.loader.error.SampleStatus;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Decoding only the box's region (libjpeg's crop and skip) against decoding the whole image and
@@ -20,7 +22,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class RegionDecodeTest {
     private static final int SIZE = 96;
     /** How many region decodes really left something out (the rest covered the whole image). */
-    private static final java.util.concurrent.atomic.AtomicInteger PARTIAL = new java.util.concurrent.atomic.AtomicInteger();
+    private static final AtomicInteger PARTIAL = new AtomicInteger();
 
     /** The train transform's output for {@code box}: by region decode when {@code region}, else whole. */
     private static byte[] output(byte[] jpeg, CropBox box, TransformSpec spec, boolean region) {

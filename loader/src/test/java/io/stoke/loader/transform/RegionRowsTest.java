@@ -16,6 +16,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import io.stoke.loader.error.SampleStatus;
 
 /**
  * Stoke's region decoder (native/pixels/stoke_jpeg.c) called directly, row by row against

@@ -12,6 +12,10 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import io.stoke.ffm.StokePixels;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import org.junit.jupiter.api.Assumptions;
 
 class ResamplerTest {
 
@@ -159,7 +163,7 @@ class ResamplerTest {
             "4000, 300, 32, 30",    // 21 taps: past the gathers' limit, one column at a time
             "2000, 900, 100, 99"})  // 19 taps, 99 columns
     void nativeAndScalarKernelsGiveIdenticalBytes(int w, int h, int size, int crop) {
-        org.junit.jupiter.api.Assumptions.assumeTrue(nativeOrSkipLoudly(), "Stoke's C library is not built here");
+        Assumptions.assumeTrue(nativeOrSkipLoudly(), "Stoke's C library is not built here");
         byte[] src = TestImages.rgb(w, h, w * 7L + h);
         TransformSpec spec = TransformSpec.defaults().withResize(size, crop);
         TransformSpec f32 = spec.withOutput(TransformSpec.Output.FLOAT32_CHW);
@@ -169,8 +173,8 @@ class ResamplerTest {
 
     /** Whether Stoke's C library loaded; says so on stderr when it did not (no gcc at build time). */
     static boolean nativeOrSkipLoudly() {
-        if (!io.stoke.ffm.StokePixels.available()) {
-            System.err.println("[stoke] NOT CHECKED: native kernels: " + io.stoke.ffm.StokePixels.unavailableReason());
+        if (!StokePixels.available()) {
+            System.err.println("[stoke] NOT CHECKED: native kernels: " + StokePixels.unavailableReason());
             return false;
         }
         return true;
@@ -178,7 +182,7 @@ class ResamplerTest {
 
     @Test
     void theBestKernelsAreNativeWhereTheLibraryLoadsElseTheScalarOnes() {
-        Class<?> expected = io.stoke.ffm.StokePixels.available() ? NativeKernels.class : ScalarKernels.class;
+        Class<?> expected = StokePixels.available() ? NativeKernels.class : ScalarKernels.class;
         assertInstanceOf(expected, ResampleKernels.best());
     }
 
@@ -225,7 +229,7 @@ class ResamplerTest {
             for (int x = 0; x < c; x++) {
                 for (int ch = 0; ch < 3; ch++) {
                     float expect = ((bytes[(y * c + x) * 3 + ch] & 0xFF) / 255f - u8.mean()[ch]) / u8.std()[ch];
-                    float got = fs.get(JAVA_FLOAT.withOrder(java.nio.ByteOrder.nativeOrder()).withByteAlignment(1),
+                    float got = fs.get(JAVA_FLOAT.withOrder(ByteOrder.nativeOrder()).withByteAlignment(1),
                             4L * ((long) ch * c * c + (long) y * c + x));
                     assertEquals(expect, got, 1e-6f);
                 }
@@ -311,7 +315,7 @@ class ResamplerTest {
     @ParameterizedTest(name = "{0}x{1} -> {2}x{3}")
     @CsvSource({"500, 375, 341, 256", "90, 70, 181, 140", "1000, 120, 37, 300", "1, 1, 3, 2"})
     void aPlainResizeGivesTheSameBytesWithNativeAndScalarKernels(int w, int h, int ow, int oh) {
-        org.junit.jupiter.api.Assumptions.assumeTrue(nativeOrSkipLoudly(), "Stoke's C library is not built here");
+        Assumptions.assumeTrue(nativeOrSkipLoudly(), "Stoke's C library is not built here");
         byte[] src = TestImages.rgb(w, h, w * 3L + h);
         TransformSpec f32 = TransformSpec.defaults().withOutput(TransformSpec.Output.FLOAT32_CHW);
         try (Resampler scalar = new Resampler(f32, new ScalarKernels()); Resampler c = new Resampler(f32, new NativeKernels())) {
@@ -329,7 +333,7 @@ class ResamplerTest {
         for (int i = 0; i < table.length; i++) {
             table[i] = (i % 256) / 255f - i / 256;
         }
-        List<ResampleKernels> kernels = new java.util.ArrayList<>(List.of(new ScalarKernels()));
+        List<ResampleKernels> kernels = new ArrayList<>(List.of(new ScalarKernels()));
         if (nativeOrSkipLoudly()) {
             kernels.add(new NativeKernels());
         }
@@ -358,7 +362,7 @@ class ResamplerTest {
 
     @Test
     void storingWithoutAResizeRefusesExtentsOutsideEitherSegment() {
-        List<ResampleKernels> kernels = new java.util.ArrayList<>(List.of(new ScalarKernels()));
+        List<ResampleKernels> kernels = new ArrayList<>(List.of(new ScalarKernels()));
         if (nativeOrSkipLoudly()) {
             kernels.add(new NativeKernels());
         }

@@ -17,6 +17,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import io.stoke.loader.error.SampleStatus;
 
 /**
  * {@link SampleStatus} defines the sample status codes; the C header and the Python client repeat

@@ -1,0 +1,660 @@
+package io.stoke.gpu;
+
+import io.stoke.ffm.CudaContext;
+import io.stoke.ffm.CudaDriver;
+import io.stoke.ffm.CudaEvent;
+import io.stoke.ffm.CudaException;
+import io.stoke.ffm.CudaStream;
+import io.stoke.ffm.DeviceBuffer;
+import io.stoke.ffm.HostRegistration;
+import io.stoke.ffm.NativeLibraryMissingException;
+import io.stoke.loader.Batch;
+import io.stoke.loader.Loader;
+import io.stoke.loader.error.SampleError;
+import io.stoke.loader.error.NoSampleDecodedException;
+import io.stoke.loader.error.SampleException;
+import io.stoke.loader.transform.TransformSpec;
+import io.stoke.ring.RingGeometry;
+import io.stoke.ring.RingLayout;
+import io.stoke.ring.SlotRing;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * Moves a loader's batches to a CUDA device: the GPU stage.
+ *
+ * <pre>{@code
+ * try (Loader loader = Loader.imageFolder(root).batchSize(256).build();
+ *      DeviceStage gpu = DeviceStage.builder(loader).device(0).inFlight(3).normalizeOnDevice().build()) {
+ *     for (DeviceBatch b; (b = gpu.next()) != null; ) {
+ *         try (b) {
+ *             b.waitOn(myStream);                // or b.synchronize()
+ *             train(b.pointer(), b.shape());     // float32 [n, 3, H, W] on the device
+ *         }
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>On construction it pins the ring's slot memory once ({@code cuMemHostRegister}), so copies
+ * from it are DMA that overlaps compute, and allocates {@code K} ({@link Builder#inFlight}) device
+ * buffers. A copier thread then takes each ready host batch as soon as a device buffer is free,
+ * queues its copy on the stage's stream, records an event, and hands a {@link DeviceBatch} to
+ * {@link #next()}. A second thread waits for each copy's event and returns the host slot to the
+ * loader's workers right then: the workers refill it while the consumer is still using the
+ * device copy. The device buffer returns to the pool when the consumer closes the DeviceBatch.
+ * So at most K batches are on the device (queued, copying or held), and up to K-1 are copied
+ * ahead while the consumer computes.
+ *
+ * <p>With {@link Builder#normalize}, the uint8 HWC batch crosses the bus (a quarter of the bytes
+ * of float32) and a kernel turns it into float32 CHW, {@code (x / 255 - mean) / std}, bit-identical
+ * to {@link NormalizeReference} and to the host loader's float output.
+ *
+ * <p>Without a CUDA driver or device the builder throws {@link DeviceUnavailableException}, with one
+ * sentence saying which; {@link #openOrHost} instead reports it and returns empty so the caller goes
+ * on with host batches. Close the stage before the loader (try-with-resources does, in reverse
+ * order): the pinned registration must be removed before the ring's memory goes.
+ */
+public final class DeviceStage implements AutoCloseable {
+    private static final Object END = new Object();
+
+    private final SlotRing ring;
+    private final Supplier<Batch> source;
+    private final RingGeometry geometry;
+    private final boolean normalize;
+    private final float[] mean;
+    private final float[] std;
+    private final int inFlight;
+    private final CudaDriver driver;
+    private final CudaContext context;
+    private final ThreadLocal<Boolean> current = new ThreadLocal<>();
+    private final List<AutoCloseable> resources = new ArrayList<>(); // in creation order
+    private final CudaStream stream;
+    private final HostRegistration pinned;
+    private final DeviceKernels kernels;
+    private final Entry[] entries;
+    private final BlockingQueue<Entry> free;
+    private final BlockingQueue<Object> ready;   // Entry, a RuntimeException for the consumer, or END
+    private final BlockingQueue<Entry> reap;     // entries whose host slot awaits its copy's event
+    private final Thread copier;
+    private final Thread reaper;
+    private final AtomicLong batches = new AtomicLong();
+    private final AtomicLong bytes = new AtomicLong();
+    private final AtomicLong slotsReturned = new AtomicLong();
+    private final AtomicInteger onDevice = new AtomicInteger();
+    private final AtomicInteger maxOnDevice = new AtomicInteger();
+    private volatile RuntimeException failure;
+    private volatile boolean ended;
+    private volatile boolean closed;
+
+    private DeviceStage(Builder b) {
+        this.ring = b.ring;
+        this.source = b.source;
+        this.geometry = ring.geometry();
+        this.normalize = b.mean != null;
+        this.mean = b.mean;
+        this.std = b.std;
+        this.inFlight = b.inFlight;
+        if (normalize && (geometry.dtype() != RingLayout.DTYPE_UINT8 || geometry.dimLayout() != RingLayout.LAYOUT_HWC
+                || geometry.d2() != 3)) {
+            throw new IllegalArgumentException("normalising on the device needs uint8 HWC RGB batches"
+                    + " (TransformSpec.Output.UINT8_HWC); this ring holds dtype " + geometry.dtype());
+        }
+        if (normalize && (long) geometry.samplesPerSlot() * geometry.d0() * geometry.d1() > 0xFFFF_FFFFL) {
+            throw new IllegalArgumentException("a batch of more than 2^32 pixels cannot be normalised in one launch");
+        }
+        this.driver = b.driver != null ? b.driver : loadDriver();
+        this.context = retain(driver, b.device);
+        try {
+            resources.add(context);
+            long slotBytes = geometry.sampleBytes() * geometry.samplesPerSlot();
+            // Once, up front: pinning walks every page, far too slow per batch.
+            this.pinned = keep(HostRegistration.register(driver,
+                    ring.memory().asSlice(geometry.slotsOffset(), geometry.slotStride() * geometry.slotCount())));
+            this.stream = keep(CudaStream.create(driver));
+            this.kernels = normalize ? keep(new DeviceKernels(driver)) : null;
+            Arena arena = Arena.ofShared();
+            resources.add(arena::close);
+            this.entries = new Entry[inFlight];
+            this.free = new ArrayBlockingQueue<>(inFlight);
+            for (int i = 0; i < inFlight; i++) {
+                DeviceBuffer staging = normalize ? keep(DeviceBuffer.allocate(driver, slotBytes)) : null;
+                DeviceBuffer out = keep(DeviceBuffer.allocate(driver, normalize ? slotBytes * 4 : slotBytes));
+                CudaEvent copied = keep(CudaEvent.create(driver));
+                CudaEvent done = normalize ? keep(CudaEvent.create(driver)) : copied;
+                CudaEvent released = keep(CudaEvent.create(driver));
+                entries[i] = new Entry(i, staging, out, copied, done, released,
+                        arena.allocate(4L * geometry.samplesPerSlot(), 64), arena.allocate(8L * geometry.samplesPerSlot(), 64));
+                free.add(entries[i]);
+            }
+            // Bounded: at most K entries circulate, plus one message per failure the consumer has not read.
+            this.ready = new ArrayBlockingQueue<>(inFlight + 4);
+            this.reap = new ArrayBlockingQueue<>(inFlight + 1);
+        } catch (RuntimeException e) {
+            closeResources(e);
+            throw e;
+        }
+        this.reaper = Thread.ofPlatform().name("stoke-gpu-reaper").daemon().unstarted(this::reapLoop);
+        this.copier = Thread.ofPlatform().name("stoke-gpu-copier").daemon().unstarted(this::copyLoop);
+        reaper.start();
+        copier.start();
+    }
+
+    private <T extends AutoCloseable> T keep(T resource) {
+        resources.add(resource);
+        return resource;
+    }
+
+    private static CudaDriver loadDriver() {
+        String library = CudaDriver.defaultLibrary();
+        try {
+            return CudaDriver.load(library);
+        } catch (NativeLibraryMissingException e) {
+            throw new DeviceUnavailableException(CudaDriver.missingReason(library), e);
+        }
+    }
+
+    private static CudaContext retain(CudaDriver driver, int device) {
+        try {
+            return CudaContext.retainPrimary(driver, device);
+        } catch (CudaException e) {
+            if (e.result() == CudaDriver.CUDA_ERROR_NO_DEVICE || e.result() == CudaDriver.CUDA_ERROR_STUB_LIBRARY) {
+                throw new DeviceUnavailableException("a CUDA driver is installed but found no usable device ("
+                        + e.errorName() + ")", e);
+            }
+            throw e;
+        } catch (IllegalArgumentException e) {
+            throw new DeviceUnavailableException(e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Why no device stage can be opened here, in one sentence, or null when a driver with at least
+     * one device is present. Loads the driver and calls {@code cuInit}; never throws.
+     */
+    public static String unavailableReason() {
+        CudaDriver.Availability a = CudaDriver.tryLoad();
+        if (a.driver().isEmpty()) {
+            return a.reason();
+        }
+        try {
+            CudaDriver d = a.driver().get();
+            d.init();
+            return d.deviceCount() > 0 ? null : "a CUDA driver is installed but reports no device";
+        } catch (RuntimeException e) {
+            return "the CUDA driver cannot be used: " + e.getMessage();
+        }
+    }
+
+    /**
+     * Opens a stage with {@code builder}, or, when no CUDA device can be used, passes the one-line
+     * reason to {@code report} and returns empty so the caller carries on with host batches.
+     * Errors other than "no driver / no device" still throw.
+     */
+    public static Optional<DeviceStage> openOrHost(Builder builder, Consumer<String> report) {
+        try {
+            return Optional.of(builder.build());
+        } catch (DeviceUnavailableException e) {
+            report.accept(e.getMessage() + "; continuing with host batches");
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * A stage over {@code loader}'s ring and batches. From {@link Builder#build()} on, the stage's
+     * copier thread is the loader's one consumer: do not call {@link Loader#next()} yourself.
+     */
+    public static Builder builder(Loader loader) {
+        Builder b = new Builder(loader.ring(), loader::next);
+        b.spec = loader.transform();
+        return b;
+    }
+
+    /**
+     * A stage over any producer of batches that live in {@code ring}'s slots (a ring consumer, or
+     * a test): {@code source} returns the next batch, or null at the end; closing a batch must return
+     * its slot.
+     */
+    public static Builder builder(SlotRing ring, Supplier<Batch> source) {
+        return new Builder(ring, source);
+    }
+
+    // ------------------------------------------------------------------ consumer side
+
+    /**
+     * The next batch on the device, waiting while none is ready; null after the last. Its copy (and
+     * normalisation) may still be running: order work after {@link DeviceBatch#readyEvent()}. For one
+     * consumer thread; batches may be closed on any thread. Waits while all K device buffers are in
+     * use, so close one before asking for more than K.
+     *
+     * @throws SampleException as the loader throws it (the stage goes on with the next batch)
+     * @throws NoSampleDecodedException as the loader throws it, after the batches before it
+     * @throws IllegalStateException when the stage is closed, or failed (the cause says how)
+     */
+    public DeviceBatch next() {
+        while (true) {
+            if (closed) {
+                throw new IllegalStateException("GPU stage is closed");
+            }
+            // Batches queued before a failure were copied fine and are delivered first.
+            Object item = ready.poll();
+            if (item == null) {
+                RuntimeException f = failure;
+                if (f instanceof NoSampleDecodedException n) {
+                    throw n; // the loader's own end, after every batch before it: not a stage failure
+                }
+                if (f != null) {
+                    throw new IllegalStateException("GPU stage failed: " + f.getMessage(), f);
+                }
+                if (ended) {
+                    return null;
+                }
+                try {
+                    // A bounded wait, so that a failure or close() is noticed by a waiting consumer.
+                    item = ready.poll(50, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while waiting for a device batch", e);
+                }
+                if (item == null) {
+                    continue;
+                }
+            }
+            if (item == END) {
+                ended = true;
+                return null;
+            }
+            if (item instanceof RuntimeException e) {
+                throw e;
+            }
+            Entry entry = (Entry) item;
+            DeviceBatch batch = new DeviceBatch(this, entry);
+            entry.handedOut = batch;
+            if (closed) {
+                batch.invalidate();
+                throw new IllegalStateException("GPU stage is closed");
+            }
+            return batch;
+        }
+    }
+
+    /** Binds the stage's context to the calling thread once; driver calls need it current. */
+    void ensureCurrent() {
+        if (current.get() == null) {
+            context.makeCurrent();
+            current.set(Boolean.TRUE);
+        }
+    }
+
+    /** Called by {@link DeviceBatch#close}: the consumer is done with the entry's device buffer. */
+    void returned(Entry entry) {
+        entry.handedOut = null;
+        release(entry);
+    }
+
+    private void release(Entry entry) {
+        // Two owners per use: the reaper (host slot) and the consumer (device buffer). Last one frees it.
+        if (entry.owners.decrementAndGet() == 0) {
+            onDevice.decrementAndGet();
+            free.offer(entry);
+        }
+    }
+
+    // ------------------------------------------------------------------ copier thread
+
+    private void copyLoop() {
+        try {
+            context.makeCurrent();
+            while (!closed && failure == null) {
+                Entry entry = free.take();
+                Batch host;
+                try {
+                    host = source.get();
+                } catch (SampleException e) {
+                    free.offer(entry);
+                    ready.put(e); // the loader's contract: this batch failed, the next one follows
+                    continue;
+                } catch (RuntimeException e) {
+                    free.offer(entry);
+                    if (closed) {
+                        return; // the source went away because we are closing
+                    }
+                    throw e;
+                }
+                if (host == null) {
+                    free.offer(entry);
+                    ready.put(END);
+                    return;
+                }
+                if (closed) {
+                    host.close();
+                    free.offer(entry);
+                    return;
+                }
+                issue(entry, host);
+                reap.add(entry); // never full: K entries circulate, the queue holds K + 1
+                ready.put(entry);
+            }
+        } catch (InterruptedException e) {
+            // close() interrupts a copier that waits for a buffer or for the consumer
+        } catch (RuntimeException | Error e) {
+            fail(e instanceof RuntimeException r ? r : new IllegalStateException(e));
+        }
+    }
+
+    private void issue(Entry entry, Batch host) {
+        int n = host.size();
+        MemorySegment pixels = host.pixels();
+        try {
+            if (entry.waitForRelease) {
+                // The consumer closed with closeAfter(stream): its reads must finish before we overwrite.
+                stream.waitFor(entry.released);
+                entry.waitForRelease = false;
+            }
+            // Labels and indices leave the slot now: the slot goes back to the workers before the consumer is done.
+            MemorySegment.copy(host.labels(), 0, entry.labels, 0, 4L * n);
+            MemorySegment.copy(host.indices(), 0, entry.indices, 0, 8L * n);
+            if (normalize) {
+                entry.staging.copyFromHostAsync(0, pixels, stream);
+                entry.copied.record(stream);
+                kernels.normalize(entry.staging, entry.out, n, geometry.d0(), geometry.d1(), mean, std, stream);
+                entry.done.record(stream);
+            } else {
+                entry.out.copyFromHostAsync(0, pixels, stream);
+                entry.copied.record(stream);
+            }
+        } catch (RuntimeException | Error e) {
+            // A copy may have been queued before the failure: the slot is not ours to return until it is done.
+            try {
+                stream.synchronize();
+                host.close();
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed); // keep the slot: the device may still be reading it
+            }
+            free.offer(entry);
+            throw e;
+        }
+        entry.host = host;
+        entry.size = n;
+        entry.sequence = host.sequence();
+        entry.epoch = host.epoch();
+        entry.batchIndex = host.batchIndex();
+        entry.lastInEpoch = host.lastInEpoch();
+        entry.skipped = host.skipped();
+        entry.owners.set(2);
+        int now = onDevice.incrementAndGet();
+        maxOnDevice.accumulateAndGet(now, Math::max);
+        batches.incrementAndGet();
+        bytes.addAndGet(pixels.byteSize());
+    }
+
+    // ------------------------------------------------------------------ reaper thread
+
+    private void reapLoop() {
+        try {
+            context.makeCurrent();
+            while (true) {
+                Entry entry = reap.take();
+                if (entry.index < 0) {
+                    return; // poison from close(), behind every real entry
+                }
+                entry.copied.synchronize();
+                Batch host = entry.host;
+                entry.host = null;
+                host.close(); // the slot goes back to the workers now, not when the consumer is done
+                slotsReturned.incrementAndGet();
+                release(entry);
+            }
+        } catch (InterruptedException e) {
+            // closing
+        } catch (RuntimeException | Error e) {
+            fail(e instanceof RuntimeException r ? r : new IllegalStateException(e));
+        }
+    }
+
+    private void fail(RuntimeException e) {
+        if (failure == null) {
+            failure = e;
+        }
+    }
+
+    // ------------------------------------------------------------------ accessors
+
+    /** The stage's copy stream: copies and normalisation run on it. */
+    public CudaStream stream() {
+        return stream;
+    }
+
+    /** The retained primary context (the one the CUDA runtime and PyTorch use on this device). */
+    public CudaContext context() {
+        return context;
+    }
+
+    public CudaDriver driver() {
+        return driver;
+    }
+
+    /** The device pool size K. */
+    public int inFlight() {
+        return inFlight;
+    }
+
+    /** Whether batches are normalised to float32 CHW on the device. */
+    public boolean normalizes() {
+        return normalize;
+    }
+
+    /** {@code [n, H, W, 3]} uint8, or {@code [n, 3, H, W]} float32 when normalising. */
+    long[] shape(int n) {
+        return normalize ? new long[] {n, 3, geometry.d0(), geometry.d1()}
+                : new long[] {n, geometry.d0(), geometry.d1(), geometry.d2()};
+    }
+
+    int dtype() {
+        return normalize ? RingLayout.DTYPE_FLOAT32 : geometry.dtype();
+    }
+
+    long sampleBytes() {
+        return normalize ? geometry.sampleBytes() * 4 : geometry.sampleBytes();
+    }
+
+    /** Counters so far. */
+    public DeviceStageStats stats() {
+        return new DeviceStageStats(batches.get(), bytes.get(), slotsReturned.get(), maxOnDevice.get());
+    }
+
+    // ------------------------------------------------------------------ shutdown
+
+    /**
+     * Stops the copier, waits until every queued copy is done and every host slot returned,
+     * invalidates DeviceBatches still open, then frees device buffers, unpins the ring and releases
+     * the context. Does not close the loader. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        RuntimeException error = null;
+        copier.interrupt();
+        joinQuietly(copier);
+        // Behind every pending entry: the reaper returns all their slots first.
+        try {
+            reap.put(new Entry(-1, null, null, null, null, null, null, null));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            reaper.interrupt();
+        }
+        joinQuietly(reaper);
+        try {
+            ensureCurrent();
+            stream.synchronize();
+            // Only if the reaper died (a failed event wait): its slots are safe to return once the stream is idle.
+            for (Entry e : entries) {
+                Batch host = e.host;
+                if (host != null) {
+                    e.host = null;
+                    host.close();
+                }
+            }
+        } catch (RuntimeException e) {
+            error = e; // the device may still read those slots: keep them, the loader's close frees the ring
+        }
+        for (Entry e : entries) {
+            DeviceBatch held = e.handedOut;
+            if (held != null) {
+                held.invalidate();
+            }
+        }
+        error = closeResources(error);
+        if (error != null) {
+            throw error;
+        }
+    }
+
+    /** Closes every resource, newest first; returns the first failure (the rest suppressed into it), or null. */
+    private RuntimeException closeResources(RuntimeException first) {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            try {
+                resources.get(i).close();
+            } catch (Exception e) {
+                if (first == null) {
+                    first = e instanceof RuntimeException r ? r : new IllegalStateException(e);
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        resources.clear();
+        return first;
+    }
+
+    private static void joinQuietly(Thread t) {
+        boolean interrupted = false;
+        while (t.isAlive()) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** One device buffer of the pool, with the events and host-side copies that go with it. */
+    static final class Entry {
+        final int index;
+        final DeviceBuffer staging; // uint8 copy target when normalising, else null
+        final DeviceBuffer out;     // what the consumer reads
+        final CudaEvent copied;     // the host-to-device copy is done: the host slot may go
+        final CudaEvent done;       // the batch is complete on the device (== copied without normalising)
+        final CudaEvent released;   // recorded by DeviceBatch.closeAfter on the consumer's stream
+        final MemorySegment labels;
+        final MemorySegment indices;
+        final AtomicInteger owners = new AtomicInteger();
+        volatile boolean waitForRelease;
+        volatile DeviceBatch handedOut;
+        Batch host;
+        int size;
+        long sequence;
+        long epoch;
+        long batchIndex;
+        boolean lastInEpoch;
+        List<SampleError> skipped;
+
+        Entry(int index, DeviceBuffer staging, DeviceBuffer out, CudaEvent copied, CudaEvent done,
+              CudaEvent released, MemorySegment labels, MemorySegment indices) {
+            this.index = index;
+            this.staging = staging;
+            this.out = out;
+            this.copied = copied;
+            this.done = done;
+            this.released = released;
+            this.labels = labels;
+            this.indices = indices;
+        }
+    }
+
+    /** Options for a {@link DeviceStage}. */
+    public static final class Builder {
+        private final SlotRing ring;
+        private final Supplier<Batch> source;
+        private TransformSpec spec;
+        private CudaDriver driver;
+        private int device;
+        private int inFlight = 3;
+        private float[] mean;
+        private float[] std;
+
+        private Builder(SlotRing ring, Supplier<Batch> source) {
+            this.ring = ring;
+            this.source = source;
+        }
+
+        /** Device ordinal (default 0). */
+        public Builder device(int device) {
+            this.device = device;
+            return this;
+        }
+
+        /** K, device buffers in the pool = batches on the device at most (default 3; at least 1). */
+        public Builder inFlight(int k) {
+            if (k < 1 || k > 64) {
+                throw new IllegalArgumentException("inFlight must be in [1, 64]: " + k);
+            }
+            this.inFlight = k;
+            return this;
+        }
+
+        /** The driver to use (default: {@link CudaDriver#load()}, i.e. libcuda.so.1 or -Dstoke.cuda.path). */
+        public Builder driver(CudaDriver driver) {
+            this.driver = driver;
+            return this;
+        }
+
+        /** Normalise uint8 HWC batches on the device into float32 CHW with these per-channel values. */
+        public Builder normalize(float[] mean, float[] std) {
+            if (mean.length != 3 || std.length != 3) {
+                throw new IllegalArgumentException("mean and std need 3 values (RGB)");
+            }
+            for (float s : std) {
+                if (!(s > 0)) {
+                    throw new IllegalArgumentException("std must be positive");
+                }
+            }
+            this.mean = mean.clone();
+            this.std = std.clone();
+            return this;
+        }
+
+        /** Normalise on the device with the loader's own {@link TransformSpec#mean()} and {@link TransformSpec#std()}. */
+        public Builder normalizeOnDevice() {
+            if (spec == null) {
+                throw new IllegalStateException("no loader transform to take mean and std from; use normalize(mean, std)");
+            }
+            return normalize(spec.mean(), spec.std());
+        }
+
+        /**
+         * Opens the stage.
+         *
+         * @throws DeviceUnavailableException when there is no CUDA driver or no device
+         * @throws io.stoke.ffm.CudaException when the driver refuses a call (the message names it)
+         */
+        public DeviceStage build() {
+            return new DeviceStage(this);
+        }
+    }
+}

@@ -1,0 +1,146 @@
+package io.stoke.loader.source;
+
+import io.stoke.ffm.LibC;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import io.stoke.loader.error.SampleStatus;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Reads whole files into one native buffer with {@code open}/{@code pread}/{@code close}, the
+ * path built in native memory from the index's bytes: nothing is allocated per file once the
+ * buffer has grown to the largest file seen. One per worker thread.
+ */
+public final class FileReader implements SampleReader {
+    private static final int PATH_MAX = 4096;
+
+    private final Arena arena = Arena.ofConfined();
+    private final MemorySegment callState = LibC.allocateCallState(arena);
+    // [0, PATH_MAX): the root, then a relative path; [PATH_MAX, 2*PATH_MAX): an absolute path.
+    private final MemorySegment path = arena.allocate(2 * PATH_MAX);
+    private final MemorySegment absolutePath = path.asSlice(PATH_MAX);
+    private final SampleIndex index;
+    private final int rootLength;
+    private final long maxBytes;
+    private Arena bufferArena = Arena.ofConfined();
+    private MemorySegment buffer;
+    private long length;
+    private int lastErrno;
+
+    public FileReader(SampleIndex index, long maxBytes) {
+        this.index = index;
+        this.maxBytes = maxBytes;
+        byte[] root = (index.root().toString() + "/").getBytes(StandardCharsets.UTF_8);
+        if (root.length >= PATH_MAX) {
+            throw new IllegalArgumentException("dataset root path too long: " + index.root());
+        }
+        MemorySegment.copy(root, 0, path, ValueLayout.JAVA_BYTE, 0, root.length);
+        rootLength = root.length;
+        buffer = bufferArena.allocate(256 * 1024, 64);
+    }
+
+    /**
+     * Reads sample {@code sample}'s file.
+     *
+     * @return {@link SampleStatus#OK}, {@link SampleStatus#EMPTY_FILE}, {@link SampleStatus#TOO_LARGE}
+     *     or {@link SampleStatus#READ_ERROR} (then {@link #lastErrno()} says why)
+     */
+    @Override
+    public SampleStatus read(int sample) {
+        length = 0;
+        lastErrno = 0;
+        boolean absolute = index.isAbsolute(sample);
+        MemorySegment fullPath = absolute ? absolutePath : path;
+        long offset = absolute ? 0 : rootLength;
+        int pathLength = index.pathLength(sample);
+        if (offset + pathLength + 1 > PATH_MAX) {
+            lastErrno = 36; // ENAMETOOLONG
+            return SampleStatus.READ_ERROR;
+        }
+        index.copyPath(sample, fullPath, offset);
+        fullPath.set(ValueLayout.JAVA_BYTE, offset + pathLength, (byte) 0);
+        int fd = LibC.open(callState, fullPath, LibC.O_RDONLY | LibC.O_CLOEXEC);
+        if (fd < 0) {
+            lastErrno = LibC.errno(callState);
+            return SampleStatus.READ_ERROR;
+        }
+        try {
+            long size = LibC.lseek(callState, fd, 0, LibC.SEEK_END);
+            if (size < 0) {
+                lastErrno = LibC.errno(callState);
+                return SampleStatus.READ_ERROR;
+            }
+            if (size == 0) {
+                return SampleStatus.EMPTY_FILE;
+            }
+            if (size > maxBytes) {
+                return SampleStatus.TOO_LARGE;
+            }
+            ensureCapacity(size);
+            long done = 0;
+            while (done < size) {
+                // One pread almost always suffices; only a short read pays for a slice.
+                MemorySegment into = done == 0 ? buffer : buffer.asSlice(done);
+                long n = LibC.pread(callState, fd, into, size - done, done);
+                if (n < 0) {
+                    int errno = LibC.errno(callState);
+                    if (errno == LibC.EINTR) {
+                        continue;
+                    }
+                    lastErrno = errno;
+                    return SampleStatus.READ_ERROR;
+                }
+                if (n == 0) {
+                    break; // shrank while we read it; decode what is there
+                }
+                done += n;
+            }
+            length = done;
+            return done == 0 ? SampleStatus.EMPTY_FILE : SampleStatus.OK;
+        } finally {
+            LibC.close(fd);
+        }
+    }
+
+    private void ensureCapacity(long size) {
+        if (buffer.byteSize() < size) {
+            long grown = Math.max(size, buffer.byteSize() * 2);
+            Arena next = Arena.ofConfined();
+            MemorySegment bigger = next.allocate(grown, 64);
+            bufferArena.close();
+            bufferArena = next;
+            buffer = bigger;
+        }
+    }
+
+    /** The bytes read by the last successful {@link #read}. */
+    public MemorySegment buffer() {
+        return buffer;
+    }
+
+    @Override
+    public MemorySegment bytes() {
+        return buffer;
+    }
+
+    @Override
+    public String message() {
+        return lastErrno != 0 ? LibC.strerror(lastErrno) : null;
+    }
+
+    @Override
+    public long length() {
+        return length;
+    }
+
+    public int lastErrno() {
+        return lastErrno;
+    }
+
+    @Override
+    public void close() {
+        bufferArena.close();
+        arena.close();
+    }
+}

@@ -1,0 +1,100 @@
+package io.stoke.loader.source;
+
+import java.lang.foreign.MemorySegment;
+import io.stoke.loader.error.SampleStatus;
+
+/**
+ * Reads a sample's image member where it lies in its tar shard: {@link #bytes()} is a view of the
+ * shard's mapping (or of its download in the cache), so the decoder reads the bytes in place, with
+ * no copy. The shard stays acquired from {@link #read} until {@link #done} (or the next read, or
+ * {@link #close}). One per worker.
+ */
+public final class ShardReader implements SampleReader {
+    private final TarShards shards;
+    private final ShardBytes store;
+    private final long maxBytes;
+    private int held = -1;
+    private MemorySegment shardBytes = MemorySegment.NULL;
+    private MemorySegment bytes = MemorySegment.NULL;
+    private long length;
+    private String message;
+
+    public ShardReader(TarShards shards, long maxBytes) {
+        this.shards = shards;
+        this.store = shards.bytes();
+        this.maxBytes = maxBytes;
+    }
+
+    @Override
+    public SampleStatus read(int sample) {
+        releaseHeld(); // normally done() already gave it back
+        bytes = MemorySegment.NULL;
+        length = 0;
+        message = null;
+        SampleStatus status = shards.status(sample);
+        if (status != SampleStatus.OK) {
+            message = status.description();
+            return status;
+        }
+        long size = shards.length(sample);
+        if (size == 0) {
+            return SampleStatus.EMPTY_FILE;
+        }
+        if (size > maxBytes) {
+            message = "member of " + size + " bytes, over the budget of " + maxBytes;
+            return SampleStatus.TOO_LARGE;
+        }
+        int shard = shards.shardOf(sample);
+        shardBytes = store.acquire(shard);
+        held = shard;
+        long offset = shards.offset(sample);
+        if (offset + size > shardBytes.byteSize()) { // the scan checked this; a shard replaced since then did not
+            message = "member at " + offset + "+" + size + " past the shard's " + shardBytes.byteSize() + " bytes";
+            return SampleStatus.MEMBER_TRUNCATED;
+        }
+        // One small view object per sample: the FFM calls downstream take a segment, not an address.
+        bytes = shardBytes.asSlice(offset, size);
+        length = size;
+        return SampleStatus.OK;
+    }
+
+    /**
+     * Gives the shard back as soon as the sample is decoded. A reader holds a shard only while it
+     * decodes, which always finishes; so a reader waiting for room in the remote cache waits for
+     * something that comes, whatever the number of workers (holding it across samples could wait
+     * on a worker that is itself waiting for a free slot).
+     */
+    @Override
+    public void done() {
+        releaseHeld();
+    }
+
+    private void releaseHeld() {
+        if (held >= 0) {
+            bytes = MemorySegment.NULL;
+            shardBytes = MemorySegment.NULL;
+            store.release(held);
+            held = -1;
+        }
+    }
+
+    @Override
+    public MemorySegment bytes() {
+        return bytes;
+    }
+
+    @Override
+    public long length() {
+        return length;
+    }
+
+    @Override
+    public String message() {
+        return message;
+    }
+
+    @Override
+    public void close() {
+        releaseHeld();
+    }
+}

@@ -1,0 +1,75 @@
+package io.stoke.pack;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Pattern;
+import java.nio.ByteBuffer;
+
+/** The names of a pack's files in its folder, and the file-system steps that make each one appear whole. */
+public final class PackFiles {
+    /** The manifest: WebDataset's wids index, with Stoke's fields. */
+    public static final String MANIFEST = "index.json";
+    private static final Pattern SHARD = Pattern.compile("shard-\\d{6,}\\.tar(\\.tmp)?");
+
+    private PackFiles() {
+    }
+
+    /** Shard {@code n}'s file name: {@code shard-000000.tar}. */
+    public static String shardName(int n) {
+        return String.format(Locale.ROOT, "shard-%06d.tar", n);
+    }
+
+    /** The shard files (whole or {@code .tmp}) in {@code dir}, sorted by name. */
+    public static List<Path> shardFiles(Path dir) {
+        List<Path> found = new ArrayList<>();
+        if (!Files.isDirectory(dir)) {
+            return found;
+        }
+        try (DirectoryStream<Path> s = Files.newDirectoryStream(dir)) {
+            for (Path p : s) {
+                if (SHARD.matcher(p.getFileName().toString()).matches()) {
+                    found.add(p);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list " + dir + ": " + e.getMessage(), e);
+        }
+        found.sort(null);
+        return found;
+    }
+
+    /** Writes {@code bytes} to {@code target} through {@code target.tmp}, forced to disk, then renamed over it. */
+    static void writeAtomically(Path target, byte[] bytes) {
+        Path tmp = target.resolveSibling(target.getFileName() + ".tmp");
+        try {
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
+                ByteBuffer b = ByteBuffer.wrap(bytes);
+                while (b.hasRemaining()) {
+                    ch.write(b);
+                }
+                ch.force(true);
+            }
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            forceFolder(target.getParent());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + target + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Forces a folder's entries (a rename into it) to disk. */
+    static void forceFolder(Path dir) throws IOException {
+        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+            ch.force(true);
+        }
+    }
+}

@@ -1,0 +1,224 @@
+package io.stoke.pack;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Locale;
+
+/**
+ * {@code DIR/index.json}: the pack's manifest, in WebDataset's wids format
+ * ({@code __kind__: wids-shard-index-v1}, a {@code shardlist} of {@code url}, {@code nsamples},
+ * {@code filesize}) so that {@code wids.ShardListDataset("DIR/index.json")} reads the shards as
+ * they are, plus what Stoke needs to resume: per shard the source samples it covers
+ * ({@code first_sample}, {@code end_sample}) and those it left out ({@code skipped}); for the
+ * pack, under {@code stoke}, the source, its fingerprint, the options and whether the pack is
+ * {@code complete}. It lists only shards already renamed into place, and is rewritten atomically
+ * after each one, so after a crash it describes exactly the shards that are whole.
+ */
+public final class PackManifest {
+    static final String KIND = "wids-shard-index-v1";
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    /** A sample left out of the shards, and why. */
+    public record Skipped(String path, String reason) {
+    }
+
+    /**
+     * One whole shard.
+     *
+     * @param url         its file name, relative to the manifest
+     * @param nsamples    samples in it
+     * @param filesize    its size in bytes
+     * @param firstSample the source index of its first sample
+     * @param endSample   where the next shard's samples start in the source (exclusive end of this one's)
+     * @param skipped     source samples in {@code [previous shard's end, endSample)} left out of it
+     */
+    public record Shard(String url, int nsamples, long filesize, int firstSample, int endSample, List<Skipped> skipped) {
+        public Shard {
+            skipped = List.copyOf(skipped);
+        }
+    }
+
+    private final String name;
+    private final String source;
+    private final int sourceSamples;
+    private final String sourceSha256;
+    private final PackOptions options;
+    private final List<Shard> shards = new ArrayList<>();
+    private boolean complete;
+
+    public PackManifest(String name, String source, int sourceSamples, String sourceSha256, PackOptions options) {
+        this.name = name;
+        this.source = source;
+        this.sourceSamples = sourceSamples;
+        this.sourceSha256 = sourceSha256;
+        this.options = options;
+    }
+
+    /** The manifest in {@code dir}, or empty when there is none. */
+    public static Optional<PackManifest> read(Path dir) {
+        Path file = dir.resolve(PackFiles.MANIFEST);
+        if (!Files.exists(file)) {
+            return Optional.empty();
+        }
+        try {
+            JsonNode root = JSON.readTree(file.toFile());
+            if (!KIND.equals(root.path("__kind__").asText()) || !root.path("stoke").isObject()) {
+                throw new PackConflictException(file + " is not a manifest written by stoke pack (no __kind__ "
+                        + KIND + " with a 'stoke' section); --overwrite replaces it");
+            }
+            JsonNode stoke = root.get("stoke");
+            JsonNode o = stoke.path("options");
+            PackOptions options = new PackOptions(PackOptions.Format.valueOf(o.path("format").asText().toUpperCase(
+                    Locale.ROOT)), o.path("resize").asInt(), o.path("max_side").asInt(), o.path("quality").asInt(),
+                    o.path("crop").asInt(), o.path("shard_size").asLong());
+            PackManifest m = new PackManifest(root.path("name").asText(), stoke.path("source").asText(),
+                    stoke.path("source_samples").asInt(), stoke.path("source_sha256").asText(), options);
+            for (JsonNode s : root.path("shardlist")) {
+                List<Skipped> skipped = new ArrayList<>();
+                for (JsonNode k : s.path("skipped")) {
+                    skipped.add(new Skipped(k.path("path").asText(), k.path("reason").asText()));
+                }
+                m.shards.add(new Shard(s.path("url").asText(), s.path("nsamples").asInt(), s.path("filesize").asLong(),
+                        s.path("first_sample").asInt(), s.path("end_sample").asInt(), skipped));
+            }
+            m.complete = stoke.path("complete").asBoolean();
+            return Optional.of(m);
+        } catch (IOException | IllegalArgumentException e) {
+            throw new PackConflictException(file + " cannot be read as stoke pack's manifest (" + e.getMessage()
+                    + "); --overwrite replaces it");
+        }
+    }
+
+    /** Writes the manifest to {@code dir/index.json} atomically (temporary file, forced, renamed). */
+    public void write(Path dir) {
+        PackFiles.writeAtomically(dir.resolve(PackFiles.MANIFEST), toJson());
+    }
+
+    byte[] toJson() {
+        ObjectNode root = JSON.createObjectNode();
+        root.put("__kind__", KIND);
+        root.put("wids_version", 1);
+        root.put("name", name);
+        ArrayNode list = root.putArray("shardlist");
+        for (Shard s : shards) {
+            ObjectNode n = list.addObject();
+            n.put("url", s.url());
+            n.put("nsamples", s.nsamples());
+            n.put("filesize", s.filesize());
+            n.put("first_sample", s.firstSample());
+            n.put("end_sample", s.endSample());
+            ArrayNode skipped = n.putArray("skipped");
+            for (Skipped k : s.skipped()) {
+                skipped.addObject().put("path", k.path()).put("reason", k.reason());
+            }
+        }
+        ObjectNode stoke = root.putObject("stoke");
+        stoke.put("source", source);
+        stoke.put("source_samples", sourceSamples);
+        stoke.put("source_sha256", sourceSha256);
+        ObjectNode o = stoke.putObject("options");
+        o.put("format", options.format().label());
+        if (options.format() == PackOptions.Format.JPEG) {
+            if (options.maxSide() > 0) {
+                o.put("max_side", options.maxSide());
+            } else {
+                o.put("resize", options.resize());
+            }
+            o.put("quality", options.quality());
+            o.put("chroma_subsampling", "4:2:0");
+        } else {
+            o.put("resize", options.resize());
+            o.put("crop", options.crop());
+            o.put("dtype", "uint8");
+            o.put("layout", "HWC");
+            o.put("dct_scaling", "pow2");
+        }
+        o.put("shard_size", options.shardSize());
+        stoke.put("complete", complete);
+        stoke.put("samples", samples());
+        stoke.put("skipped", skippedCount());
+        try {
+            return JSON.writeValueAsBytes(root);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot write the manifest as JSON", e);
+        }
+    }
+
+    /** Whether a run over {@code other}'s source with its options continues this pack. */
+    public boolean sameJob(PackManifest other) {
+        return source.equals(other.source) && sourceSamples == other.sourceSamples
+                && sourceSha256.equals(other.sourceSha256) && options.equals(other.options);
+    }
+
+    /** The pack in words, for the message that refuses to mix two. */
+    public String describe() {
+        return source + " (" + sourceSamples + " samples, index sha256 " + sourceSha256.substring(0, 12) + "...) with "
+                + options.describe();
+    }
+
+    public List<Shard> shards() {
+        return List.copyOf(shards);
+    }
+
+    /** Adds a shard just renamed into place. */
+    public void add(Shard shard) {
+        shards.add(shard);
+    }
+
+    /** Keeps the first {@code n} shards only. */
+    public void truncate(int n) {
+        shards.subList(n, shards.size()).clear();
+    }
+
+    /** Replaces the last shard's record (its file unchanged: only its range or skipped list grew). */
+    public void replaceLast(Shard shard) {
+        shards.set(shards.size() - 1, shard);
+    }
+
+    /** Where the next shard's samples start in the source: the last shard's end, or 0. */
+    public int resumeAt() {
+        return shards.isEmpty() ? 0 : shards.getLast().endSample();
+    }
+
+    public boolean complete() {
+        return complete;
+    }
+
+    public void complete(boolean complete) {
+        this.complete = complete;
+    }
+
+    public long samples() {
+        long n = 0;
+        for (Shard s : shards) {
+            n += s.nsamples();
+        }
+        return n;
+    }
+
+    public long skippedCount() {
+        long n = 0;
+        for (Shard s : shards) {
+            n += s.skipped().size();
+        }
+        return n;
+    }
+
+    public PackOptions options() {
+        return options;
+    }
+
+    public String source() {
+        return source;
+    }
+}

@@ -1,0 +1,108 @@
+package io.stoke.pack;
+
+import io.stoke.loader.transform.Resampler;
+import java.util.Locale;
+
+/**
+ * What a pack's shards hold, and so what must match for a second run to resume a first: the
+ * format, the geometry, the JPEG quality and where shards are cut. (Workers and the error
+ * policy change how a pack is made, not its bytes, so they are not here.)
+ *
+ * @param format    {@link Format#JPEG}: resized JPEGs; {@link Format#RAW}: the evaluation transform's uint8 pixels
+ * @param resize    JPEG: the shorter side's target (0 with {@code maxSide}); RAW: torchvision's {@code Resize(resize)}
+ * @param maxSide   JPEG only: the longer side's limit instead of {@code resize} (0 = unused)
+ * @param quality   JPEG only: libjpeg-turbo's quality, 1..100 (0 for RAW)
+ * @param crop      RAW only: torchvision's {@code CenterCrop(crop)} (0 for JPEG)
+ * @param shardSize a new shard starts before a sample that would take the current one past this many bytes
+ */
+public record PackOptions(Format format, int resize, int maxSide, int quality, int crop, long shardSize) {
+    /** What each sample is stored as. */
+    public enum Format {
+        /** {@code KEY.jpg}: re-encoded after a resize, or the original file when it is small enough already. */
+        JPEG,
+        /** {@code KEY.npy}: uint8 {@code (crop, crop, 3)}, the pixels {@code stoke bench} delivers. */
+        RAW;
+
+        /** The member's extension, also the name the manifest and the command line use. */
+        public String extension() {
+            return this == JPEG ? "jpg" : "npy";
+        }
+
+        public String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    public PackOptions {
+        if (format == null) {
+            throw new IllegalArgumentException("a pack needs a format");
+        }
+        if (shardSize < 1) {
+            throw new IllegalArgumentException("--shard-size must be positive, not " + shardSize);
+        }
+        if (format == Format.JPEG) {
+            if ((resize > 0) == (maxSide > 0) || resize < 0 || maxSide < 0) {
+                throw new IllegalArgumentException("--format jpeg takes one positive target: --resize S or --max-side N");
+            }
+            if (quality < 1 || quality > 100) {
+                throw new IllegalArgumentException("--quality must be in 1..100, not " + quality);
+            }
+            if (crop != 0) {
+                throw new IllegalArgumentException("--crop applies to --format raw only");
+            }
+        } else {
+            if (crop < 1 || crop > resize || resize > 16384) {
+                throw new IllegalArgumentException("--format raw needs 1 <= --crop <= --resize, not crop " + crop
+                        + ", resize " + resize);
+            }
+            if (maxSide != 0 || quality != 0) {
+                throw new IllegalArgumentException("--max-side and --quality apply to --format jpeg only");
+            }
+        }
+    }
+
+    /** Resized JPEGs whose shorter side is {@code resize}, at {@code quality}. */
+    public static PackOptions jpegShorterSide(int resize, int quality, long shardSize) {
+        return new PackOptions(Format.JPEG, resize, 0, quality, 0, shardSize);
+    }
+
+    /** Resized JPEGs whose longer side is at most {@code maxSide}, at {@code quality}. */
+    public static PackOptions jpegLongerSide(int maxSide, int quality, long shardSize) {
+        return new PackOptions(Format.JPEG, 0, maxSide, quality, 0, shardSize);
+    }
+
+    /** The evaluation transform's uint8 pixels, {@code Resize(resize)} then {@code CenterCrop(crop)}. */
+    public static PackOptions raw(int resize, int crop, long shardSize) {
+        return new PackOptions(Format.RAW, resize, 0, 0, crop, shardSize);
+    }
+
+    /** JPEG: whether a {@code w x h} image is resized (never up: one at or below the target is kept as it is). */
+    public boolean resizes(int w, int h) {
+        return maxSide > 0 ? Math.max(w, h) > maxSide : Math.min(w, h) > resize;
+    }
+
+    /** JPEG: the stored width of a {@code w x h} image that {@link #resizes}: torchvision's {@code Resize} geometry. */
+    public int targetWidth(int w, int h) {
+        if (maxSide > 0) {
+            return w >= h ? maxSide : Math.max(1, (int) ((double) maxSide * w / h));
+        }
+        return Resampler.resizedWidth(resize, w, h);
+    }
+
+    /** JPEG: the stored height; see {@link #targetWidth}. */
+    public int targetHeight(int w, int h) {
+        if (maxSide > 0) {
+            return h > w ? maxSide : Math.max(1, (int) ((double) maxSide * h / w));
+        }
+        return Resampler.resizedHeight(resize, w, h);
+    }
+
+    /** The options in words, for messages. */
+    public String describe() {
+        return switch (format) {
+            case JPEG -> "--format jpeg " + (maxSide > 0 ? "--max-side " + maxSide : "--resize " + resize) + " --quality "
+                    + quality + " --shard-size " + shardSize;
+            case RAW -> "--format raw --resize " + resize + " --crop " + crop + " --shard-size " + shardSize;
+        };
+    }
+}

@@ -1,0 +1,384 @@
+package io.stoke.pack;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+
+import io.stoke.loader.Batch;
+import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.Loader;
+import io.stoke.loader.error.NoSampleDecodedException;
+import io.stoke.loader.error.SampleError;
+import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.transform.TransformSpec;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import io.stoke.loader.format.NpyHeader;
+
+/**
+ * Writes a dataset as WebDataset shards ({@code stoke pack}): per sample, in source order,
+ * {@code KEY.jpg} (a resized JPEG, or the original when it is small enough) or {@code KEY.npy}
+ * (the evaluation transform's uint8 pixels), then {@code KEY.cls} (the label), in tar shards cut
+ * at a size limit, with a wids manifest rewritten after each shard.
+ *
+ * <p>The same source and options give byte-identical shards whatever the number of workers. A run
+ * over a folder that holds an unfinished pack of the same source and options keeps its whole
+ * shards (listed in the manifest, present, of the recorded size) and goes on from the next
+ * sample; one with another source or other options is refused unless {@code overwrite}.
+ *
+ * <p>JPEG: {@code workers} threads decode, resize and encode; a bounded in-order queue hands the
+ * results to the calling thread, which writes them. RAW: a {@link Loader} in dataset order
+ * produces the pixels, exactly those {@code stoke bench} delivers, and the calling thread writes them.
+ */
+public final class Packer {
+    /** Raw packs read the loader's batches of this many samples (a resumed run re-decodes fewer than this). */
+    static final int RAW_BATCH = 32;
+
+    /** What a run reports as it goes; called on the writing thread. */
+    public interface Listener {
+        /** The run starts on its {@code total} samples (after the checks, and any resume, are settled). */
+        default void started(long total) {
+        }
+
+        /** {@code done} samples of this run's {@code total} are handled (written or skipped). */
+        default void progress(long done, long total) {
+        }
+
+        /** A sample that does not decode was left out (policy skip). */
+        default void skipped(String path, String reason) {
+        }
+
+        /** A shard was renamed into place. */
+        default void shardWritten(String name, int samples, long bytes) {
+        }
+
+        /** A file of an earlier pack that this one does not list was removed. */
+        default void removed(Path file) {
+        }
+    }
+
+    /**
+     * What a run did.
+     *
+     * @param alreadyComplete the folder held this pack complete: nothing was done
+     * @param resumedAt       the source sample this run started at (0 for a fresh pack)
+     * @param handled         samples this run handled (packed or skipped)
+     * @param packed          samples this run wrote
+     * @param keptOriginal    of those, JPEGs stored as they were (already no larger than the target)
+     * @param skipped         "path: reason" of each sample this run left out
+     * @param shardsWritten   shards this run wrote
+     * @param shards          shards in the pack
+     * @param packSamples     samples in the pack
+     * @param bytesIn         source bytes read
+     * @param bytesOut        shard bytes written
+     * @param nanos           time taken by this run's samples
+     */
+    public record Result(boolean alreadyComplete, int resumedAt, long handled, long packed, long keptOriginal,
+                         List<String> skipped, int shardsWritten, int shards, long packSamples, long bytesIn, long bytesOut,
+                         long nanos) {
+        public double imagesPerSecond() {
+            return nanos > 0 ? handled * 1e9 / nanos : 0;
+        }
+    }
+
+    private final SampleIndex index;
+    private final Path source;
+    private final Path out;
+    private final PackOptions options;
+    private int workers = Runtime.getRuntime().availableProcessors();
+    private ErrorPolicy policy = ErrorPolicy.FAIL;
+    private boolean overwrite;
+    private Listener listener = new Listener() {
+    };
+
+    /**
+     * @param index   the samples, in the order they are packed
+     * @param source  where they came from (recorded in the manifest; a resumed run must name the same)
+     * @param out     the pack's folder, created when missing
+     * @param options what the shards hold
+     */
+    public Packer(SampleIndex index, Path source, Path out, PackOptions options) {
+        this.index = index;
+        this.source = source.toAbsolutePath().normalize();
+        this.out = out;
+        this.options = options;
+    }
+
+    /** Threads that decode, resize and encode (default: the number of cores). */
+    public Packer workers(int workers) {
+        if (workers < 1) {
+            throw new IllegalArgumentException("--workers must be positive, not " + workers);
+        }
+        this.workers = workers;
+        return this;
+    }
+
+    /** FAIL: a sample that does not decode stops the pack, naming it; SKIP: it is left out, and listed. */
+    public Packer onError(ErrorPolicy policy) {
+        this.policy = policy;
+        return this;
+    }
+
+    /** Replace a pack of another source or options in the folder instead of refusing. */
+    public Packer overwrite(boolean overwrite) {
+        this.overwrite = overwrite;
+        return this;
+    }
+
+    public Packer listener(Listener listener) {
+        this.listener = listener;
+        return this;
+    }
+
+    /**
+     * Packs (or finishes packing) the dataset.
+     *
+     * @throws PackException when a sample does not decode under FAIL (the whole shards before it
+     *     stay, and a later run resumes there), two samples share a key, or nothing decodes
+     * @throws PackConflictException when the folder holds a pack this run would not continue
+     */
+    public Result run() {
+        SampleKeys.checkUnique(index);
+        PackManifest fresh = new PackManifest(source.getFileName() == null ? source.toString()
+                : source.getFileName().toString(), source.toString(), index.size(), SampleKeys.fingerprint(index), options);
+        try {
+            Files.createDirectories(out);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create " + out + ": " + e.getMessage(), e);
+        }
+        PackManifest manifest = continued(fresh);
+        int start = manifest.resumeAt();
+        if (manifest.complete()) {
+            return new Result(true, start, 0, 0, 0, List.of(), 0, manifest.shards().size(), manifest.samples(), 0, 0, 0);
+        }
+        manifest.write(out);
+        listener.started(index.size() - start);
+        long begin = System.nanoTime();
+        Tally tally = new Tally();
+        try (ShardSequence shards = new ShardSequence(out, manifest, listener)) {
+            if (options.format() == PackOptions.Format.JPEG) {
+                packJpeg(start, shards, tally);
+            } else {
+                packRaw(start, shards, tally);
+            }
+            shards.finish(index.size());
+            removeUnlisted(manifest);
+            return new Result(false, start, index.size() - start, tally.packed, tally.kept, List.copyOf(tally.skipped),
+                    shards.shardsWritten(), manifest.shards().size(), manifest.samples(), tally.bytesIn,
+                    shards.bytesWritten(), System.nanoTime() - begin);
+        }
+    }
+
+    /** What one run counts. */
+    private static final class Tally {
+        long packed;
+        long kept;
+        long bytesIn;
+        final List<String> skipped = new ArrayList<>();
+    }
+
+    /**
+     * The manifest this run continues: {@code fresh} for an empty folder (or with overwrite), else
+     * the folder's own, cut after its last shard that is still whole.
+     */
+    private PackManifest continued(PackManifest fresh) {
+        if (overwrite) {
+            removePack();
+            return fresh;
+        }
+        var existing = PackManifest.read(out);
+        if (existing.isEmpty()) {
+            List<Path> strays = PackFiles.shardFiles(out);
+            if (!strays.isEmpty()) {
+                throw new PackConflictException(out + " holds shard files (" + strays.getFirst().getFileName()
+                        + (strays.size() > 1 ? " and " + (strays.size() - 1) + " more" : "") + ") but no "
+                        + PackFiles.MANIFEST + ", so they cannot be resumed; --overwrite replaces them");
+            }
+            return fresh;
+        }
+        PackManifest m = existing.get();
+        if (!m.sameJob(fresh)) {
+            throw new PackConflictException(out + " holds a pack of " + m.describe() + "; this run asks for "
+                    + fresh.describe() + ". --overwrite replaces it, or choose another --out");
+        }
+        int whole = 0;
+        for (PackManifest.Shard s : m.shards()) {
+            Path f = out.resolve(s.url());
+            try {
+                if (!Files.isRegularFile(f) || Files.size(f) != s.filesize()) {
+                    break;
+                }
+            } catch (IOException e) {
+                break;
+            }
+            whole++;
+        }
+        if (whole < m.shards().size()) {
+            m.truncate(whole);
+            m.complete(false);
+        }
+        return m;
+    }
+
+    /** Removes the folder's pack files (manifest and shards, whole or not); nothing else. */
+    private void removePack() {
+        try {
+            for (Path p : PackFiles.shardFiles(out)) {
+                Files.delete(p);
+                listener.removed(p);
+            }
+            Files.deleteIfExists(out.resolve(PackFiles.MANIFEST + ".tmp"));
+            if (Files.deleteIfExists(out.resolve(PackFiles.MANIFEST))) {
+                listener.removed(out.resolve(PackFiles.MANIFEST));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot clear the pack in " + out + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** After a complete pack: shard files it does not list (left by an interrupted run) are removed. */
+    private void removeUnlisted(PackManifest manifest) {
+        Set<String> listed = new HashSet<>();
+        for (PackManifest.Shard s : manifest.shards()) {
+            listed.add(s.url());
+        }
+        try {
+            for (Path p : PackFiles.shardFiles(out)) {
+                if (!listed.contains(p.getFileName().toString())) {
+                    Files.delete(p);
+                    listener.removed(p);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot remove a stray shard in " + out + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void packJpeg(int start, ShardSequence shards, Tally tally) {
+        int n = index.size();
+        InOrderQueue queue = new InOrderQueue(4 * workers, start);
+        AtomicLong next = new AtomicLong(start);
+        List<Thread> threads = new ArrayList<>();
+        for (int w = 0; w < workers; w++) {
+            threads.add(Thread.ofPlatform().name("stoke-pack-" + w).daemon(true).start(() -> {
+                try (JpegRecoder recoder = new JpegRecoder(index, options, JpegRecoder.decoding())) {
+                    for (long t = next.getAndIncrement(); t < n; t = next.getAndIncrement()) {
+                        EncodedSample place = queue.claim(t);
+                        recoder.encode((int) t, place);
+                        queue.publish(place, t);
+                    }
+                } catch (InterruptedException e) {
+                    queue.fail(e);
+                } catch (Throwable e) {
+                    queue.fail(e);
+                }
+            }));
+        }
+        boolean ok = false;
+        try {
+            for (int t = start; t < n; t++) {
+                EncodedSample s = queue.take(t);
+                tally.bytesIn += s.sourceBytes;
+                if (s.status == SampleStatus.OK) {
+                    shards.add(t, SampleKeys.key(index, t), index.label(t), s.data, s.length);
+                    tally.packed++;
+                    if (s.original) {
+                        tally.kept++;
+                    }
+                } else {
+                    bad(t, s.status, s.message, shards, tally);
+                }
+                queue.release(s, t);
+                listener.progress(t - start + 1, n - start);
+            }
+            ok = true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while packing", e);
+        } finally {
+            if (!ok) {
+                queue.fail(new IllegalStateException("the writer stopped"));
+            }
+            for (Thread t : threads) {
+                try {
+                    t.join();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+    }
+
+    private void packRaw(int start, ShardSequence shards, Tally tally) {
+        int n = index.size();
+        TransformSpec spec = TransformSpec.defaults().withEval(options.resize(), options.crop());
+        byte[] header = NpyHeader.uint8(options.crop(), options.crop(), 3);
+        int sampleBytes = Math.toIntExact(spec.sampleBytes());
+        byte[] npy = new byte[header.length + sampleBytes];
+        System.arraycopy(header, 0, npy, 0, header.length);
+        // SKIP in the loader: whether a bad sample stops the pack is decided here, in source order.
+        try (Loader loader = Loader.builder(index).workers(workers).batchSize(RAW_BATCH).shuffle(false).epochs(1)
+                .startBatch(start / RAW_BATCH).transform(spec).onError(ErrorPolicy.SKIP).build()) {
+            while (true) {
+                Batch batch;
+                try {
+                    batch = loader.next();
+                } catch (NoSampleDecodedException e) {
+                    break; // every sample was delivered, and handled, as skipped
+                }
+                if (batch == null) {
+                    break;
+                }
+                try (batch) {
+                    tally.bytesIn += batch.stats().sourceBytes();
+                    MemorySegment pixels = batch.pixels();
+                    for (int i = 0; i < batch.size(); i++) {
+                        int t = (int) batch.index(i);
+                        if (t < start) {
+                            continue;
+                        }
+                        SampleStatus status = batch.status(i);
+                        if (status == SampleStatus.OK) {
+                            MemorySegment.copy(pixels, JAVA_BYTE, (long) i * sampleBytes, npy, header.length, sampleBytes);
+                            shards.add(t, SampleKeys.key(index, t), index.label(t), npy, npy.length);
+                            tally.packed++;
+                        } else {
+                            bad(t, status, detail(batch.skipped(), i), shards, tally);
+                        }
+                        listener.progress(t - start + 1, n - start);
+                    }
+                }
+            }
+        }
+    }
+
+    private static String detail(List<SampleError> errors, int position) {
+        for (SampleError e : errors) {
+            if (e.position() == position) {
+                return e.detail();
+            }
+        }
+        return null;
+    }
+
+    /** A sample that did not decode: the end of the pack under FAIL, a recorded gap under SKIP. */
+    private void bad(int sample, SampleStatus status, String detail, ShardSequence shards, Tally tally) {
+        String path = index.resolve(sample).toString();
+        String reason = status.name() + ": " + status.description()
+                + (detail != null && !detail.equals(status.description()) ? " (" + detail + ")" : "");
+        if (policy == ErrorPolicy.FAIL) {
+            throw new PackException(path + ": " + reason + ". The shards before it are whole and a rerun resumes"
+                    + " there; --on-error skip leaves such files out");
+        }
+        shards.skip(path, reason);
+        tally.skipped.add(path + ": " + reason);
+        listener.skipped(path, reason);
+    }
+}

@@ -1,0 +1,131 @@
+package io.stoke.pack;
+
+import io.stoke.loader.source.SampleIndex;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+import java.util.HexFormat;
+
+/**
+ * A sample's WebDataset key: its path relative to the dataset's root without the extension,
+ * folders kept ({@code n01440764/img_001}). WebDataset (and wids) split a member's name at the
+ * first dot of its file name, so the key's file name must hold none: dots in the stem become
+ * {@code _}. Two samples with one key would merge into one sample when read, so that is an error
+ * naming both files.
+ */
+public final class SampleKeys {
+    private SampleKeys() {
+    }
+
+    /**
+     * The key of sample {@code sample}.
+     *
+     * @throws PackException when the path cannot make a key: absolute outside the root, or with an
+     *     empty, {@code .} or {@code ..} component (a tar member must not climb out of its folder)
+     */
+    public static String key(SampleIndex index, int sample) {
+        String given = index.path(sample);
+        Path p = Path.of(given).normalize(); // "./a/b.jpg" and "a//b.jpg" are "a/b.jpg"
+        if (p.isAbsolute()) {
+            if (!p.startsWith(index.root())) {
+                throw new PackException(given + ": an absolute path outside the dataset's folder " + index.root()
+                        + " has no key relative to it");
+            }
+            p = index.root().relativize(p);
+        }
+        String path = p.toString();
+        int slash = path.lastIndexOf('/');
+        String folder = path.substring(0, slash + 1);
+        String name = path.substring(slash + 1);
+        int dot = name.lastIndexOf('.');
+        String stem = dot > 0 ? name.substring(0, dot) : name;
+        String key = folder + stem.replace('.', '_');
+        for (String part : key.split("/", -1)) {
+            if (part.isEmpty() || part.equals(".") || part.equals("..")) {
+                throw new PackException(index.resolve(sample) + ": its path '" + path
+                        + "' has an empty, '.' or '..' component, which a tar member name must not have");
+            }
+        }
+        return key;
+    }
+
+    /**
+     * Checks that every key of {@code index} is valid and unique, with no object kept per sample:
+     * a 64-bit hash of each key is sorted, and only the keys of equal hashes are compared.
+     *
+     * @throws PackException naming the first two files that share a key
+     */
+    public static void checkUnique(SampleIndex index) {
+        int n = index.size();
+        long[] hashes = new long[n];
+        for (int i = 0; i < n; i++) {
+            hashes[i] = hash(key(index, i));
+        }
+        long[] sorted = hashes.clone();
+        Arrays.sort(sorted);
+        for (int i = 1; i < n; i++) {
+            if (sorted[i] == sorted[i - 1]) {
+                findEqualKeys(index, hashes, sorted[i]);
+            }
+        }
+    }
+
+    /** Compares the keys of the samples whose hash is {@code h}; throws when two are equal. */
+    private static void findEqualKeys(SampleIndex index, long[] hashes, long h) {
+        int first = -1;
+        for (int i = 0; i < hashes.length; i++) {
+            if (hashes[i] != h) {
+                continue;
+            }
+            if (first < 0) {
+                first = i;
+                continue;
+            }
+            for (int j = first; j < i; j++) {
+                if (hashes[j] == h && key(index, j).equals(key(index, i))) {
+                    throw new PackException("two samples have the key '" + key(index, i) + "' (dots in a file name become"
+                            + " '_', and the extension is dropped): " + index.resolve(j) + " and " + index.resolve(i));
+                }
+            }
+        }
+    }
+
+    private static long hash(String key) {
+        // FNV-1a over the UTF-8 bytes, then a 64-bit finaliser (SplitMix64's) to spread it.
+        long h = 0xcbf29ce484222325L;
+        for (byte b : key.getBytes(StandardCharsets.UTF_8)) {
+            h ^= b & 0xFF;
+            h *= 0x100000001b3L;
+        }
+        h = (h ^ (h >>> 30)) * 0xbf58476d1ce4e5b9L;
+        h = (h ^ (h >>> 27)) * 0x94d049bb133111ebL;
+        return h ^ (h >>> 31);
+    }
+
+    /**
+     * SHA-256 of every sample's path and label, in order: what the manifest records so that a
+     * resumed pack is known to continue the same list of samples (the files' bytes are not read).
+     */
+    public static String fingerprint(SampleIndex index) {
+        MessageDigest sha;
+        try {
+            sha = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JDK has no SHA-256", e);
+        }
+        byte[] label = new byte[5];
+        for (int i = 0; i < index.size(); i++) {
+            sha.update(index.path(i).getBytes(StandardCharsets.UTF_8));
+            int l = index.label(i);
+            label[0] = 0; // separator: a path never holds a NUL
+            label[1] = (byte) (l >>> 24);
+            label[2] = (byte) (l >>> 16);
+            label[3] = (byte) (l >>> 8);
+            label[4] = (byte) l;
+            sha.update(label);
+        }
+        return HexFormat.of().formatHex(sha.digest());
+    }
+}

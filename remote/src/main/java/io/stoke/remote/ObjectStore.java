@@ -1,0 +1,66 @@
+package io.stoke.remote;
+
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Whole-object reads from an object store or web server: the bytes of one WebDataset shard. The
+ * store is not tied to one URL; it holds the connections, credentials and threads, so a loader
+ * makes one and reads every shard through it. Thread-safe.
+ *
+ * <p>Every failure is a {@link ShardFetchException} whose message starts with the URL. Transient
+ * failures (HTTP 5xx, 429, a refused or dropped connection, a short body, a stalled transfer) are
+ * retried with exponential backoff, within {@link RemoteOptions#attempts()} tries and
+ * {@link RemoteOptions#deadline()}; a missing object (404) or a refusal (403, other 4xx) fails at
+ * once, since asking again cannot change the answer.
+ */
+public interface ObjectStore extends AutoCloseable {
+    /** The object's size in bytes (a HEAD request). A missing object fails at once with "not found". */
+    long size(String url);
+
+    /**
+     * Reads the whole object into {@code dst}, whose size must be the object's ({@link #size}), by
+     * parallel ranged GETs of {@link RemoteOptions#partBytes()} each, each part retried on its own.
+     * Each part's length and range are checked against what was asked for, and nothing is ever
+     * written outside {@code dst}, nor into it once this method has returned or thrown (an attempt
+     * still running then is cut off). {@code dst} must be writable from other threads (a global,
+     * automatic or shared arena's): the parts are written by the store's threads.
+     */
+    void read(String url, MemorySegment dst);
+
+    /**
+     * The URLs of the objects under {@code prefixUrl} (directly or in sub-"folders") whose names
+     * end in {@code suffix}, sorted by name. {@code s3://bucket/train/} lists that folder; the
+     * prefix is an S3 key prefix, so {@code s3://bucket/train-} lists the keys starting with
+     * {@code train-}. HTTP has no listing: there this throws {@link UnsupportedOperationException}.
+     */
+    List<String> list(String prefixUrl, String suffix);
+
+    /** Stops the store's threads and closes its connections; reads still running fail. */
+    @Override
+    void close();
+
+    /**
+     * The store for the URL's scheme: {@link S3ObjectStore} for {@code s3://}, {@link HttpObjectStore}
+     * for {@code http://} and {@code https://}. The URL only picks the kind of store; the store
+     * reads any URL of that kind.
+     *
+     * @throws IllegalArgumentException for another scheme
+     * @throws IllegalStateException    for {@code s3://} when no AWS credentials are configured
+     *                                  (the message says which variables to set)
+     */
+    static ObjectStore forUrl(String url, RemoteOptions options) {
+        return switch (scheme(url)) {
+            case "s3" -> new S3ObjectStore(options);
+            case "http", "https" -> new HttpObjectStore(options);
+            default -> throw new IllegalArgumentException("unsupported URL " + url
+                    + ": remote shards are read from s3://bucket/key, http:// or https:// URLs");
+        };
+    }
+
+    private static String scheme(String url) {
+        int colon = url.indexOf("://");
+        return colon <= 0 ? "" : url.substring(0, colon).toLowerCase(Locale.ROOT);
+    }
+}

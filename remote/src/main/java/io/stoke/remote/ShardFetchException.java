@@ -1,0 +1,25 @@
+package io.stoke.remote;
+
+/**
+ * A remote object could not be read: not found, refused, or still failing after the retries and
+ * the deadline of {@link RemoteOptions}. The message starts with the URL and says why (for
+ * retried failures: how many attempts were made and the last cause), so it can go to the user
+ * as it is; {@link #url()} gives the URL to code that wants to skip or report the shard.
+ */
+public final class ShardFetchException extends RuntimeException {
+    private final String url;
+
+    public ShardFetchException(String url, String reason, Throwable cause) {
+        super(url + ": " + reason, cause);
+        this.url = url;
+    }
+
+    public ShardFetchException(String url, String reason) {
+        this(url, reason, null);
+    }
+
+    /** The URL of the object that could not be read, as the caller gave it. */
+    public String url() {
+        return url;
+    }
+}

@@ -1,0 +1,217 @@
+package io.stoke.remote;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.stoke.loader.Batch;
+import io.stoke.loader.Loader;
+import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.transform.TransformSpec;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.zip.CRC32;
+import io.stoke.loader.testing.TestTars;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import java.net.ServerSocket;
+import org.junit.jupiter.api.Assertions;
+
+/**
+ * Shards read from a real S3 server on loopback (s3proxy, started here) through the bounded cache:
+ * the same samples, names, labels and pixels as the same shards read locally, each sample once per
+ * epoch whatever the cache's size; faults (a 503 burst, a connection dropped mid-shard) retried
+ * with nothing lost or repeated; a missing shard and a server that is down named at once.
+ */
+class RemoteShardsTest {
+    static final TransformSpec SMALL = TransformSpec.defaults().withResize(40, 32);
+    static final String BUCKET = "data";
+    static final int SHARDS = 5;
+    static final int PER_SHARD = 7;
+    static TestS3Server.TestAwsProperties properties;
+
+    static TestS3Server s3;
+    static Path local;
+    static long largest;
+
+    @BeforeAll
+    static void start(@TempDir Path home) throws Exception {
+        properties = new TestS3Server.TestAwsProperties(home);
+        s3 = new TestS3Server();
+        System.setProperty(S3ObjectStore.ENDPOINT_PROPERTY, s3.endpoint().toString());
+        s3.createBucket(BUCKET, false);
+        local = Files.createDirectories(home.resolve("shards"));
+        for (int s = 0; s < SHARDS; s++) {
+            Path file = local.resolve("train-" + s + ".tar");
+            TestTars.labelledShard(file, s, PER_SHARD);
+            byte[] bytes = Files.readAllBytes(file);
+            largest = Math.max(largest, bytes.length);
+            s3.put(BUCKET, "train/train-" + s + ".tar", bytes);
+        }
+        s3.put(BUCKET, "train/notes.txt", "not a shard".getBytes(StandardCharsets.US_ASCII));
+    }
+
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (s3 != null) {
+            s3.close();
+        }
+        if (properties != null) {
+            properties.close();
+        }
+    }
+
+    static RemoteOptions fast() {
+        return new RemoteOptions(4, 64 * 1024, 5, Duration.ofSeconds(8), Duration.ofSeconds(2));
+    }
+
+    /** (index -> label:crc) of one epoch, asserting that no sample comes twice. */
+    static Map<Long, String> epoch(SampleIndex index, boolean shuffle, int window, List<Long> order) {
+        Map<Long, String> out = new TreeMap<>();
+        try (Loader loader = Loader.builder(index).transform(SMALL).batchSize(4).workers(2).slots(3).shuffle(shuffle)
+                .seed(9).shuffleWindow(window).build()) {
+            for (Batch b : loader) {
+                try (b) {
+                    long bytes = b.pixels().byteSize() / b.size();
+                    for (int i = 0; i < b.size(); i++) {
+                        CRC32 crc = new CRC32();
+                        crc.update(b.pixels().asSlice(i * bytes, bytes).asByteBuffer());
+                        long idx = b.indices().getAtIndex(ValueLayout.JAVA_LONG, i);
+                        order.add(idx);
+                        String was = out.put(idx, b.labels().getAtIndex(ValueLayout.JAVA_INT, i) + ":" + crc.getValue());
+                        assertEquals(null, was, "sample " + idx + " delivered twice");
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void remoteShardsGiveTheLocalSamplesThroughASmallCacheEachOnce() {
+        String localPattern = local + "/train-{0..4}.tar";
+        try (SampleIndex near = Datasets.open(localPattern);
+             SampleIndex far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
+            assertEquals(SHARDS * PER_SHARD, far.size());
+            assertEquals("s3://data/train/train-3.tar/k/3-2", far.name(3 * PER_SHARD + 2));
+            for (int i = 0; i < far.size(); i++) {
+                assertEquals(near.label(i), far.label(i));
+            }
+            List<Long> nearOrder = new ArrayList<>();
+            List<Long> farOrder = new ArrayList<>();
+            assertEquals(epoch(near, false, 0, nearOrder), epoch(far, false, 0, farOrder));
+            assertEquals(nearOrder, farOrder);
+            // Window-shuffled through a cache of two shards: every sample once, the local order.
+            nearOrder.clear();
+            farOrder.clear();
+            Map<Long, String> shuffled = epoch(far, true, 2, farOrder);
+            assertEquals(epoch(near, true, 2, nearOrder), shuffled);
+            assertEquals(nearOrder, farOrder);
+            assertEquals(SHARDS * PER_SHARD, shuffled.size());
+        }
+    }
+
+    @Test
+    void manyWorkersOverTheSmallestCacheAndAGlobalShuffleStillFinishEveryEpoch() {
+        // Each batch wants samples of every shard, the cache holds two: shards are fetched over and
+        // over, but no worker can wait on another (a worker holds a shard only while it decodes).
+        try (SampleIndex far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
+            Assertions.assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+                try (Loader loader = Loader.builder(far).transform(SMALL).batchSize(5).workers(6).slots(2).shuffle(true)
+                        .seed(1).epochs(2).build()) {
+                    int seen = 0;
+                    for (Batch b : loader) {
+                        try (b) {
+                            seen += b.size();
+                        }
+                    }
+                    assertEquals(2 * SHARDS * PER_SHARD, seen);
+                }
+            });
+            assertTrue(((RemoteShards) far.shards().bytes()).fetches() > SHARDS, "the cache was too small to keep them");
+        }
+    }
+
+    @Test
+    void aCacheThatHoldsEveryShardFetchesEachOnceAndAFolderCacheWorksToo(@TempDir Path cacheDir) {
+        try (SampleIndex far = RemoteDatasets.open("s3://data/train/", fast(), 100 * largest, cacheDir)) {
+            assertEquals(SHARDS * PER_SHARD, far.size()); // the listing: the .tar objects under the prefix only
+            epoch(far, true, 0, new ArrayList<>());
+            epoch(far, true, 0, new ArrayList<>());
+            RemoteShards cache = (RemoteShards) far.shards().bytes();
+            assertEquals(SHARDS, cache.fetches(), "each shard fetched once: by the scan, then kept");
+            assertTrue(Files.exists(cacheDir.resolve("shard-00000000.tar.part")));
+        }
+        assertTrue(!Files.exists(cacheDir.resolve("shard-00000000.tar.part")), "the cache's files go with it");
+    }
+
+    @Test
+    void aTooSmallCacheIsRefusedWithWhatItNeeds() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), largest, null));
+        assertTrue(e.getMessage().contains("--shard-cache") && e.getMessage().contains(Long.toString(2 * largest)), e.getMessage());
+    }
+
+    @Test
+    void aMissingShardIsNamedAtOnce() {
+        long start = System.nanoTime();
+        ShardFetchException e = assertThrows(ShardFetchException.class,
+                () -> RemoteDatasets.open("s3://data/train/train-{0..5}.tar", fast(), 10 * largest, null));
+        assertTrue(e.getMessage().contains("s3://data/train/train-5.tar") && e.getMessage().contains("not found"), e.getMessage());
+        assertTrue(System.nanoTime() - start < 5_000_000_000L, "took " + (System.nanoTime() - start) / 1e9 + " s");
+    }
+
+    @Test
+    void a503BurstAndConnectionsDroppedMidShardAreRetriedWithNothingLostOrRepeated() throws Exception {
+        Map<Long, String> expected;
+        try (SampleIndex near = Datasets.open(local + "/train-{0..4}.tar")) {
+            expected = epoch(near, true, 2, new ArrayList<>());
+        }
+        for (boolean drop : new boolean[] {false, true}) {
+            try (FaultProxy proxy = new FaultProxy(s3.port())) {
+                if (drop) {
+                    proxy.dropFirstGetOfEachRange();
+                } else {
+                    proxy.unavailableFor(4);
+                }
+                System.setProperty(S3ObjectStore.ENDPOINT_PROPERTY, proxy.endpoint().toString());
+                try (SampleIndex far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
+                    assertEquals(expected, epoch(far, true, 2, new ArrayList<>()), drop ? "dropped connections" : "503s");
+                }
+                assertTrue(proxy.seen().size() > SHARDS, "the proxy saw the requests: " + proxy.seen().size());
+            } finally {
+                System.setProperty(S3ObjectStore.ENDPOINT_PROPERTY, s3.endpoint().toString());
+            }
+        }
+    }
+
+    @Test
+    void aServerThatIsDownIsNamedWithinSeconds() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        System.setProperty(S3ObjectStore.ENDPOINT_PROPERTY, "http://127.0.0.1:" + port);
+        try {
+            long start = System.nanoTime();
+            ShardFetchException e = assertThrows(ShardFetchException.class,
+                    () -> RemoteDatasets.open("s3://data/train/train-0.tar", fast(), 10 * largest, null));
+            assertTrue(e.getMessage().contains("s3://data/train/train-0.tar"), e.getMessage());
+            assertTrue(System.nanoTime() - start < 10_000_000_000L, "took " + (System.nanoTime() - start) / 1e9 + " s");
+        } finally {
+            System.setProperty(S3ObjectStore.ENDPOINT_PROPERTY, s3.endpoint().toString());
+        }
+    }
+}
