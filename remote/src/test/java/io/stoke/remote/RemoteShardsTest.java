@@ -8,6 +8,7 @@ import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
@@ -155,6 +156,18 @@ class RemoteShardsTest {
             assertTrue(Files.exists(cacheDir.resolve("shard-00000000.tar.part")));
         }
         assertTrue(!Files.exists(cacheDir.resolve("shard-00000000.tar.part")), "the cache's files go with it");
+    }
+
+    @Test
+    void theLoaderFindsThisModuleByTheUrlsScheme() {
+        // What the CLI and stoke.DataLoader call: the core's Datasets, which knows no store, finds
+        // RemoteDatasets through META-INF/services.
+        try (SampleIndex far = Datasets.open("s3://data/train/train-{0..4}.tar",
+                new UrlDatasetProvider.ShardCache(2 * largest, null))) {
+            assertEquals(SHARDS * PER_SHARD, far.size());
+            assertTrue(far.shards().remote());
+            epoch(far, true, 0, new ArrayList<>());
+        }
     }
 
     @Test

@@ -42,6 +42,17 @@ class SampleIndexTest {
     }
 
     @Test
+    void aUrlWithoutItsStoreOnTheClassPathNamesTheModuleToAdd() {
+        // The loader's own tests run without stoke-remote: no provider for s3:// or https://.
+        for (String url : List.of("s3://bucket/train/", "https://host/train-0.tar")) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> Datasets.open(url, new UrlDatasetProvider.ShardCache(1 << 20, null)));
+            assertTrue(e.getMessage().contains(url) && e.getMessage().contains("io.stoke:stoke-remote"), e.getMessage());
+        }
+        assertThrows(IllegalArgumentException.class, () -> Datasets.open("s3://bucket/train/"));
+    }
+
+    @Test
     void malformedListLinesNameTheFileAndLine() throws Exception {
         Path list = tmp.resolve("bad.txt");
         Files.write(list, List.of("a.jpg 1", "b.jpg notanumber"));
