@@ -81,28 +81,17 @@ public final class LoaderOptions {
             description = "Number of shards, each of the same size (see --shard-tail) (default: ${DEFAULT-VALUE}).")
     int worldSize = 1;
 
-    /** {@link ShardTail}, spelled as on the command line. */
-    enum Tail {
-        pad(ShardTail.PAD), drop(ShardTail.DROP);
-
-        final ShardTail value;
-
-        Tail(ShardTail value) {
-            this.value = value;
-        }
-    }
-
     @Option(names = "--shard-tail", paramLabel = "MODE",
             description = {"When N samples do not split evenly over W ranks: pad gives every rank ceil(N/W), repeating",
                     "samples from the start of the epoch's order (PyTorch's DistributedSampler); drop gives every rank",
                     "floor(N/W), leaving up to W-1 out. Either way every rank takes the same number of steps",
                     "(${COMPLETION-CANDIDATES}; default: ${DEFAULT-VALUE})."})
-    Tail shardTail = Tail.pad;
+    Choices.Tail shardTail = Choices.Tail.pad;
 
     @Option(names = "--transform", paramLabel = "KIND",
             description = "eval: Resize(--resize) + CenterCrop(--crop); train: RandomResizedCrop(--crop, --scale, --ratio) + "
                     + "RandomHorizontalFlip(--flip), random per sample, epoch and --seed (default: ${DEFAULT-VALUE}).")
-    String transform = "eval";
+    Choices.Transform transform = Choices.Transform.eval;
 
     @Option(names = "--scale", paramLabel = "MIN,MAX", split = ",",
             description = "train: range of the crop's area as a fraction of the image's (default: 0.08,1.0).")
@@ -124,7 +113,7 @@ public final class LoaderOptions {
 
     @Option(names = "--output", paramLabel = "TYPE",
             description = "uint8: [n,C,C,3] bytes, channels last; float32: [n,3,C,C], (x / 255 - --mean) / --std (default: ${DEFAULT-VALUE}).")
-    String output = "uint8";
+    Choices.Output output = Choices.Output.uint8;
 
     @Option(names = "--mean", paramLabel = "R,G,B", split = ",",
             description = "float32: the per-channel mean of torchvision's Normalize(mean, std), on a 0-1 scale (default: ImageNet's, 0.485,0.456,0.406).")
@@ -137,7 +126,7 @@ public final class LoaderOptions {
     @Option(names = "--dct-scaling", paramLabel = "MODE",
             description = "Let libjpeg-turbo decode at a smaller scale when the image is far larger than the resize target: "
                     + "none (pixels identical to torchvision), pow2 (1/2, 1/4, 1/8), all (any M/8) (default: ${DEFAULT-VALUE}).")
-    String dctScaling = "pow2";
+    Choices.DctScaling dctScaling = Choices.DctScaling.pow2;
 
     @Option(names = "--max-pixels", paramLabel = "N",
             description = "Refuse JPEGs whose header claims more than N pixels (decompression bombs) (default: ${DEFAULT-VALUE}).")
@@ -146,7 +135,7 @@ public final class LoaderOptions {
     @Option(names = "--on-error", paramLabel = "POLICY",
             description = "fail: a batch holding an undecodable file fails (exit code 1); skip: zero the sample, report it, "
                     + "go on. Under both, an epoch in which nothing decodes ends the run (exit code 1) (default: ${DEFAULT-VALUE}).")
-    String onError = "fail";
+    Choices.OnError onError = Choices.OnError.fail;
 
     /**
      * The dataset {@code data} names (a folder, a list file, tar shards: see {@link Datasets}), damaged
@@ -163,17 +152,6 @@ public final class LoaderOptions {
     }
 
     TransformSpec transform() {
-        TransformSpec.Output out = switch (output.toLowerCase(Locale.ROOT)) {
-            case "uint8" -> TransformSpec.Output.UINT8_HWC;
-            case "float32" -> TransformSpec.Output.FLOAT32_CHW;
-            default -> throw new IllegalArgumentException("--output must be uint8 or float32, not " + output);
-        };
-        TransformSpec.DctScaling scaling = switch (dctScaling.toLowerCase(Locale.ROOT)) {
-            case "none" -> TransformSpec.DctScaling.NONE;
-            case "pow2" -> TransformSpec.DctScaling.POWERS_OF_TWO;
-            case "all" -> TransformSpec.DctScaling.ALL;
-            default -> throw new IllegalArgumentException("--dct-scaling must be none, pow2 or all, not " + dctScaling);
-        };
         if (mean.length != 3 || std.length != 3) {
             throw new IllegalArgumentException("--mean and --std take three numbers, R,G,B");
         }
@@ -189,34 +167,26 @@ public final class LoaderOptions {
         }
         float[] m = {(float) mean[0], (float) mean[1], (float) mean[2]};
         float[] sd = {(float) std[0], (float) std[1], (float) std[2]};
-        TransformSpec spec = TransformSpec.defaults().withOutput(out).withDctScaling(scaling).withMaxPixels(maxPixels)
+        TransformSpec spec = TransformSpec.defaults().withOutput(output.value).withDctScaling(dctScaling.value).withMaxPixels(maxPixels)
                 .withNormalization(m, sd);
-        return switch (transform.toLowerCase(Locale.ROOT)) {
-            case "eval" -> spec.withResize(resize, crop);
-            case "train" -> {
+        return switch (transform) {
+            case eval -> spec.withResize(resize, crop);
+            case train -> {
                 if (scale.length != 2 || ratio.length != 2) {
                     throw new IllegalArgumentException("--scale and --ratio take two numbers, MIN,MAX");
                 }
                 yield spec.withTrain(crop, new RandomResizedCrop(scale[0], scale[1], ratio[0], ratio[1], flip));
             }
-            default -> throw new IllegalArgumentException("--transform must be eval or train, not " + transform);
         };
     }
 
     ErrorPolicy policy() {
-        return switch (onError.toLowerCase(Locale.ROOT)) {
-            case "fail" -> ErrorPolicy.FAIL;
-            case "skip" -> ErrorPolicy.SKIP;
-            default -> throw new IllegalArgumentException("--on-error must be fail or skip, not " + onError);
-        };
+        return onError.value;
     }
 
     /** --shuffle-window, or its default for this dataset. */
     int window(SampleIndex index) {
         if (shuffleWindow != null) {
-            if (shuffleWindow < 0) {
-                throw new IllegalArgumentException("--shuffle-window must not be negative");
-            }
             return shuffleWindow;
         }
         return index.shards() != null && index.shards().remote() ? Datasets.DEFAULT_REMOTE_WINDOW : 0;
@@ -224,19 +194,6 @@ public final class LoaderOptions {
 
     /** A builder with every option applied; the caller may still set the ring. */
     Loader.Builder builder(SampleIndex index) {
-        if (workers < 1 || batchSize < 1 || slots < 1) {
-            throw new IllegalArgumentException("--workers, --batch-size and --slots must be positive");
-        }
-        if (epochs < 0 || startEpoch < 0 || startBatch < 0) {
-            throw new IllegalArgumentException("--epochs, --start-epoch and --start-batch must not be negative");
-        }
-        if (worldSize < 1 || rank < 0 || rank >= worldSize) {
-            throw new IllegalArgumentException("--rank must be in [0, --world-size) and --world-size positive, not rank "
-                    + rank + " of " + worldSize);
-        }
-        if (workerNice < 0 || workerNice > 19) {
-            throw new IllegalArgumentException("--worker-nice must be 0 to 19, not " + workerNice);
-        }
         return Loader.builder(index).workers(workers).workerNice(workerNice).batchSize(batchSize).slots(slots).epochs(epochs)
                 .startEpoch(startEpoch).startBatch(startBatch).shuffle(shuffle).shuffleWindow(window(index)).seed(seed).dropLast(dropLast).shard(rank, worldSize)
                 .shardTail(shardTail.value)

@@ -46,6 +46,7 @@ public final class Main implements Runnable {
     /** The command line with only sub-command {@code only} when it names one, else all of them. */
     private static CommandLine commandLine(String only) {
         CommandLine cl = new CommandLine(new Main());
+        cl.setCaseInsensitiveEnumValuesAllowed(true); // --output FLOAT32 reads as float32
         List<Class<?>> chosen = COMMANDS.stream().filter(c -> name(c).equals(only)).toList();
         if (chosen.isEmpty()) {
             cl.addSubcommand("help", new CommandLine.HelpCommand());
@@ -76,6 +77,7 @@ public final class Main implements Runnable {
      * line runs through here too.
      */
     public static int execute(CommandLine cl, String... args) {
+        cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             cmd.getErr().println("stoke: " + (e.getMessage() != null ? e.getMessage() : e.getClass().getName()));
             return EXIT_FAILED;

@@ -38,7 +38,7 @@ public final class PackCommand implements Callable<Integer> {
                     + "byte for byte as it was (never upscaled). raw: the evaluation transform's pixels, "
                     + "Resize(--resize) + CenterCrop(--crop), as uint8 (C, C, 3) .npy, what 'stoke bench' delivers "
                     + "(default: ${DEFAULT-VALUE}).")
-    String format = "jpeg";
+    Choices.PackFormat format = Choices.PackFormat.jpeg;
 
     @Option(names = "--resize", paramLabel = "S",
             description = "jpeg: the shorter side becomes S; raw: torchvision's Resize(S) before the crop (default: 256).")
@@ -67,7 +67,7 @@ public final class PackCommand implements Callable<Integer> {
             description = "fail: a file that does not decode stops the pack, naming it (exit code 1; the whole "
                     + "shards stay and a rerun resumes); skip: leave it out, name it and count it (default: "
                     + "${DEFAULT-VALUE}).")
-    String onError = "fail";
+    Choices.OnError onError = Choices.OnError.fail;
 
     @Option(names = "--overwrite", description = "Replace a pack of other data or options in DIR (only its shards and index.json).")
     boolean overwrite;
@@ -79,11 +79,7 @@ public final class PackCommand implements Callable<Integer> {
         ErrorPolicy policy;
         try {
             options = options();
-            policy = switch (onError.toLowerCase(Locale.ROOT)) {
-                case "fail" -> ErrorPolicy.FAIL;
-                case "skip" -> ErrorPolicy.SKIP;
-                default -> throw new IllegalArgumentException("--on-error must be fail or skip, not " + onError);
-            };
+            policy = onError.value;
             if (workers < 1) {
                 throw new IllegalArgumentException("--workers must be positive, not " + workers);
             }
@@ -168,8 +164,8 @@ public final class PackCommand implements Callable<Integer> {
     /** The options as a {@link PackOptions}, defaults filled in; an error names the option at fault. */
     private PackOptions options() {
         long size = ByteSize.parse(shardSize);
-        return switch (format.toLowerCase(Locale.ROOT)) {
-            case "jpeg" -> {
+        return switch (format) {
+            case jpeg -> {
                 if (crop != null) {
                     throw new IllegalArgumentException("--crop applies to --format raw only");
                 }
@@ -180,13 +176,12 @@ public final class PackCommand implements Callable<Integer> {
                 yield maxSide != null ? PackOptions.jpegLongerSide(maxSide, q, size)
                         : PackOptions.jpegShorterSide(resize == null ? 256 : resize, q, size);
             }
-            case "raw" -> {
+            case raw -> {
                 if (maxSide != null || quality != null) {
                     throw new IllegalArgumentException("--max-side and --quality apply to --format jpeg only");
                 }
                 yield PackOptions.raw(resize == null ? 256 : resize, crop == null ? 224 : crop, size);
             }
-            default -> throw new IllegalArgumentException("--format must be jpeg or raw, not " + format);
         };
     }
 }

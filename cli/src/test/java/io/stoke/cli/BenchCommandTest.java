@@ -127,6 +127,6 @@ class BenchCommandTest {
         assertNotEquals("0", bad[0]);
         assertTrue((bad[1] + bad[2]).contains("scale"), bad[1] + bad[2]);
         String[] unknown = run("bench", root.toString(), "--transform", "augment", "--no-warmup");
-        assertTrue((unknown[1] + unknown[2]).contains("--transform must be eval or train"), unknown[1] + unknown[2]);
+        assertTrue((unknown[1] + unknown[2]).contains("expected one of [eval, train]"), unknown[1] + unknown[2]);
     }
 }

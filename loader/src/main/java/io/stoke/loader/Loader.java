@@ -306,18 +306,21 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
         /** Samples per batch (default 256). */
         public Builder batchSize(int batchSize) {
+            positive("batch size", batchSize);
             this.batchSize = batchSize;
             return this;
         }
 
         /** Decoding threads (default: the number of cores). */
         public Builder workers(int workers) {
+            positive("workers", workers);
             this.workers = workers;
             return this;
         }
 
         /** Ring slots, i.e. batches decoded ahead of the consumer plus those it holds (default 4). */
         public Builder slots(int slots) {
+            positive("slots", slots);
             this.slots = slots;
             return this;
         }
@@ -356,21 +359,20 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
          * gives every rank {@code floor(N/W)}. PyTorch's {@code DistributedSampler(drop_last=...)}.
          */
         public Builder shardTail(ShardTail tail) {
-            if (tail == null) {
-                throw new IllegalArgumentException("shard tail must be PAD or DROP, not null");
-            }
-            this.shardTail = tail;
+            this.shardTail = tail; // the Sampler checks it, with the shard's size in view
             return this;
         }
 
         /** Epochs to deliver (default 1); 0 runs until closed. */
         public Builder epochs(long epochs) {
+            notNegative("epochs", epochs);
             this.epochs = epochs;
             return this;
         }
 
         /** The first epoch's number (to resume a run: the order of epoch e depends only on e). */
         public Builder startEpoch(long startEpoch) {
+            notNegative("start epoch", startEpoch);
             this.startEpoch = startEpoch;
             return this;
         }
@@ -383,6 +385,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
          * partial epoch as one.
          */
         public Builder startBatch(int startBatch) {
+            notNegative("start batch", startBatch);
             this.startBatch = startBatch;
             return this;
         }
@@ -436,10 +439,21 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
         /** Starts the workers. */
         public Loader build() {
-            if (epochs < 0 || startEpoch < 0) {
-                throw new IllegalArgumentException("epochs and startEpoch must not be negative");
-            }
             return new Loader(this);
+        }
+
+        // Each option is checked once, here where a caller sets it: the CLI and the Python package
+        // pass theirs through, and the pipeline behind trusts what the builder let through.
+        private static void positive(String what, int value) {
+            if (value < 1) {
+                throw new IllegalArgumentException(what + " must be positive, not " + value);
+            }
+        }
+
+        private static void notNegative(String what, long value) {
+            if (value < 0) {
+                throw new IllegalArgumentException(what + " must not be negative, not " + value);
+            }
         }
     }
 }

@@ -100,12 +100,6 @@ public final class Pipeline implements AutoCloseable {
     public Pipeline(SampleIndex index, Sampler sampler, TransformSpec spec, SlotRing ring, int workers,
                     long startEpoch, int startBatch, long epochs, boolean skipErrors,
                     Supplier<IdleStrategy> idleStrategies, int workerNice) {
-        if (workers < 1) {
-            throw new IllegalArgumentException("workers must be positive: " + workers);
-        }
-        if (workerNice < 0 || workerNice > 19) {
-            throw new IllegalArgumentException("worker nice value must be 0 to 19: " + workerNice);
-        }
         if (ring.geometry().samplesPerSlot() != sampler.batchSize() || ring.geometry().sampleBytes() != spec.sampleBytes()) {
             throw new IllegalArgumentException("ring geometry does not match batch size and transform");
         }
