@@ -99,12 +99,11 @@ def take_native(jar, native_dir):
     return found
 
 
-def record_aot(java, options, native_dir, native, jar, out):
+def record_aot(java, options, native_dir, native, jar, out, log):
     """The AOT cache, from the training run ./stoke uses, by the bundled java with the bundled options."""
     cmd = [str(java), f"-XX:AOTCacheOutput={out}", f"@{options}"]
     cmd += [f"-D{prop}={native_dir / lib}" for lib, prop in native.items()]
     cmd += ["-jar", str(jar), "aot-training"]
-    log = out.with_suffix(".log")
     with open(log, "w") as f:
         rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
     if rc != 0 or not out.is_file():
@@ -202,7 +201,7 @@ def main():
         else:
             say("recording the AOT cache with the bundled runtime (stoke aot-training, some seconds)...")
             record_aot(java_dir / "runtime" / "bin" / "java", java_dir / "jvm.options", java_dir / "native", native,
-                       java_dir / "stoke.jar", java_dir / "stoke.aot")
+                       java_dir / "stoke.jar", java_dir / "stoke.aot", args.out.resolve() / "stoke.aot.log")
 
         files = []
         for src in sorted((HERE / "stoke").glob("*.py")):
