@@ -1,16 +1,28 @@
-"""Where Stoke's Java side lives: the checkout that holds the ``./stoke`` launcher.
+"""Where Stoke's Java side lives, and the command that starts its producer.
 
-The launcher finds a JDK >= 25 and libturbojpeg, builds when sources changed, and runs the CLI;
-the Python package starts it as ``<checkout>/stoke serve ...``. Looked for, in order:
+Looked for, in order:
 
-1. ``$STOKE_HOME`` (a checkout: the folder holding ``./stoke``);
-2. the checkout this package was installed from (pip records it in ``direct_url.json``, PEP 610);
-3. the checkout this file lies in (``clients/python/stoke/`` on ``PYTHONPATH``).
+1. the Java runtime bundled in this package (``stoke/_java/``, in the wheel ``./stoke wheel``
+   builds): a jlinked runtime, ``stoke.jar``, Stoke's native libraries and the AOT cache that
+   runtime recorded. The producer is ``_java/runtime/bin/java [options] -jar _java/stoke.jar serve ...``
+   with the options ``./stoke`` uses (``_java/jvm.options`` is the checkout's ``cli/jvm.options``),
+   so neither a JDK nor a checkout is needed; libturbojpeg0 from the OS is;
+2. ``$STOKE_HOME`` (a checkout: the folder holding ``./stoke``);
+3. the checkout this package was installed from (pip records it in ``direct_url.json``, PEP 610);
+4. the checkout this file lies in (``clients/python/stoke/`` on ``PYTHONPATH``).
+
+From a checkout the producer is ``<checkout>/stoke serve ...``: the launcher finds a JDK >= 25 and
+libturbojpeg, builds when sources changed, and runs the CLI.
 """
 
 import json
 import os
 from pathlib import Path
+
+#: The bundled Java side, when this package came from the self-contained wheel.
+BUNDLED = Path(__file__).resolve().parent / "_java"
+# Stoke's C libraries beside the bundled jar, opened in place rather than copied out of the jar.
+_NATIVE = {"libstoke_pixels.so": "stoke.pixels.path", "libstoke_jpeg.so": "stoke.jpeg.path"}
 
 
 class StokeNotFoundError(RuntimeError):
@@ -43,8 +55,35 @@ def _installed_from():
     return Path(url[len("file://"):]).parent.parent
 
 
+def bundled_java():
+    """The bundled runtime's ``java``, or None when this package carries none (installed from a checkout)."""
+    java = BUNDLED / "runtime" / "bin" / "java"
+    if java.is_file() and (BUNDLED / "stoke.jar").is_file():
+        if not os.access(java, os.X_OK):
+            raise StokeNotFoundError(f"{java} is not executable: the wheel was unpacked without its file modes. "
+                                     "Reinstall it with pip (pip install --force-reinstall stoke-*.whl)")
+        return java
+    return None
+
+
+def bundled_command():
+    """``java [AOT cache] @jvm.options [native libraries] $STOKE_JAVA_OPTS -jar stoke.jar``, in the order
+    ``./stoke`` gives its own (later options win; ``STOKE_AOT=0`` runs without the cache, as there)."""
+    java = bundled_java()
+    cmd = [str(java)]
+    aot = BUNDLED / "stoke.aot"
+    if os.environ.get("STOKE_AOT", "1") != "0" and aot.is_file():
+        cmd.append(f"-XX:AOTCache={aot}")
+    cmd.append(f"@{BUNDLED / 'jvm.options'}")
+    for lib, prop in _NATIVE.items():
+        if (BUNDLED / "native" / lib).is_file():
+            cmd.append(f"-D{prop}={BUNDLED / 'native' / lib}")
+    cmd += os.environ.get("STOKE_JAVA_OPTS", "").split()  # word-split, as ./stoke's unquoted ${STOKE_JAVA_OPTS}
+    return cmd + ["-jar", str(BUNDLED / "stoke.jar")]
+
+
 def launcher():
-    """The path of ``./stoke`` to run; raises StokeNotFoundError saying what to do."""
+    """The path of a checkout's ``./stoke`` to run; raises StokeNotFoundError saying what to do."""
     home = os.environ.get("STOKE_HOME")
     if home:
         found = _launcher_in(home)
@@ -58,6 +97,15 @@ def launcher():
         if found is not None:
             return found
     raise StokeNotFoundError(
-        "Stoke's Java side was not found: stoke.DataLoader runs `<checkout>/stoke serve`. Set STOKE_HOME to "
-        "a Stoke checkout, e.g.\n  export STOKE_HOME=/path/to/stoke\nor install this package from one: "
-        "pip install --no-build-isolation /path/to/stoke/clients/python")
+        "Stoke's Java side was not found: stoke.DataLoader runs `<checkout>/stoke serve`, or the Java runtime "
+        "bundled in the wheel (./stoke wheel builds it). Install that wheel (pip install stoke-*.whl), or set "
+        "STOKE_HOME to a Stoke checkout, e.g.\n  export STOKE_HOME=/path/to/stoke\nor install this package from "
+        "one: pip install --no-build-isolation /path/to/stoke/clients/python")
+
+
+def stoke_command():
+    """The command before a CLI command's arguments (``serve ...``): the bundled runtime's, else a checkout's
+    ``./stoke``. Raises StokeNotFoundError saying what to do."""
+    if bundled_java() is not None:
+        return bundled_command()
+    return [str(launcher())]

@@ -1,6 +1,7 @@
 """``stoke.DataLoader``: a drop-in for ``torch.utils.data.DataLoader`` over an ImageFolder tree.
 
-Creating one starts Stoke's Java producer (``./stoke serve``) as a child process, decoding into a
+Creating one starts Stoke's Java producer (``stoke serve``: the Java runtime bundled in the wheel, else
+a checkout's ``./stoke``; see ``_home``) as a child process, decoding into a
 private ring in ``/dev/shm``; the batches' pixels are torch tensors that view the ring's memory.
 The producer runs across epochs (like ``persistent_workers=True``) and stops, removing its files,
 when the loader is closed or this process exits, however it exits: it watches this process.
@@ -406,7 +407,7 @@ class DataLoader:
             raise ValueError(f"shuffle_window must not be negative: {shuffle_window}")
         self.shard_cache, self.shard_cache_dir = shard_cache, shard_cache_dir
         self._start_timeout = start_timeout
-        self._launcher = _home.launcher()
+        self._stoke = _home.stoke_command()  # the bundled runtime's java ... -jar stoke.jar, else ./stoke
         self._proc = None
         self._ring = None
         self._stderr = collections.deque(maxlen=STDERR_LINES)
@@ -591,7 +592,7 @@ class DataLoader:
     # ---- the producer ----
 
     def _command(self, epoch, batch, ring_path, index_path):
-        cmd = [str(self._launcher), "serve", self.root, "--ring", ring_path, "--index-out", index_path,
+        cmd = [*self._stoke, "serve", self.root, "--ring", ring_path, "--index-out", index_path,
                "--parent-pid", str(os.getpid()), "--status-interval", "0", "--epochs", "0",
                "--start-epoch", str(epoch), "--start-batch", str(batch), "--batch-size", str(self.batch_size),
                "--workers", str(self.num_workers), "--slots", str(self.slots), "--seed", str(self.seed),

@@ -1,5 +1,6 @@
 package io.stoke.cli;
 
+import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.source.SampleIndex;
@@ -74,6 +75,9 @@ public final class ServeCommand implements Callable<Integer> {
     }
 
     private int serve(PrintWriter err, SampleIndex index) throws Exception {
+        // A missing libturbojpeg0 is one sentence naming the package, before the ring exists; found
+        // first by a worker, it was "a worker failed: java.lang.ExceptionInInitializerError".
+        TurboJpeg.ensureLoaded();
         Loader.Builder builder = options.builder(index); // checks every option before the ring exists
         ProcessHandle parent = null;
         if (parentPid != null) {

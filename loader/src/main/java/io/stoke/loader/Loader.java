@@ -1,5 +1,6 @@
 package io.stoke.loader;
 
+import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.sample.ShardTail;
 import io.stoke.loader.source.ImageFolder;
@@ -439,6 +440,9 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
         /** Starts the workers. */
         public Loader build() {
+            // Every worker decodes with libturbojpeg: when it is missing, say so (naming the
+            // package) here, not as each worker's ExceptionInInitializerError.
+            TurboJpeg.ensureLoaded();
             return new Loader(this);
         }
 

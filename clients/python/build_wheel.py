@@ -1,0 +1,221 @@
+"""Builds the self-contained wheel: ``./stoke wheel`` runs this once the jar is built.
+
+    /usr/bin/python3 clients/python/build_wheel.py --jar cli/target/stoke.jar --java-home $JAVA_HOME \
+        --jvm-options cli/jvm.options --out clients/python/dist
+
+writes ``dist/stoke-<version>-py3-none-linux_<arch>.whl`` (the version from pyproject.toml) with
+
+- the Python package (``stoke/*.py``; no tests, no benchmarks, no .pyc);
+- ``stoke/_java/runtime/``: a Java runtime made by ``jlink`` with only the modules the jar needs
+  (``jdeps --print-module-deps`` on the jar, plus jdk.unsupported, which libraries reach by
+  reflection; its ``release`` file lists them with those they require);
+- ``stoke/_java/stoke.jar``, ``stoke/_java/jvm.options`` (./stoke's JVM options, cli/jvm.options);
+- ``stoke/_java/native/``: Stoke's C libraries (libstoke_pixels.so, libstoke_jpeg.so), taken out of
+  the jar, which the producer opens in place (``-Dstoke.pixels.path``, ``-Dstoke.jpeg.path``);
+- ``stoke/_java/stoke.aot``: the JVM's AOT cache, recorded by the jlinked runtime itself (a cache
+  is tied to the JVM that made it) from ``stoke aot-training``, with those same options.
+
+The wheel is written with the standard library alone (zipfile, with the RECORD, WHEEL and METADATA
+of the wheel spec, PEP 427/491), so it builds offline with no setuptools or wheel package.
+"""
+
+import argparse
+import base64
+import csv
+import hashlib
+import io
+import os
+import platform
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent  # clients/python
+# Modules reached only by reflection, which jdeps cannot see: sun.misc.Unsafe (Agrona, Netty).
+EXTRA_MODULES = ["jdk.unsupported"]
+NATIVE = {"libstoke_pixels.so": "stoke.pixels.path", "libstoke_jpeg.so": "stoke.jpeg.path"}
+
+
+def say(msg):
+    print(f"stoke wheel: {msg}", file=sys.stderr, flush=True)
+
+
+def project():
+    """(name, version, summary, requires-python, dependencies, optional dependencies) from pyproject.toml."""
+    text = (HERE / "pyproject.toml").read_text(encoding="utf-8")
+    try:
+        import tomllib
+        p = tomllib.loads(text)["project"]
+    except ImportError:  # Python < 3.11: the few fields this needs
+        def field(name):
+            m = re.search(rf'^{name}\s*=\s*"([^"]*)"', text, re.M)
+            return m.group(1) if m else None
+        deps = re.search(r'^dependencies\s*=\s*\[([^\]]*)\]', text, re.M)
+        p = {"name": field("name"), "version": field("version"), "description": field("description"),
+             "requires-python": field("requires-python"),
+             "dependencies": re.findall(r'"([^"]+)"', deps.group(1)) if deps else [],
+             "optional-dependencies": {k: re.findall(r'"([^"]+)"', v)
+                                       for k, v in re.findall(r'^(\w+)\s*=\s*\[([^\]]*)\]', text.split(
+                                           "[project.optional-dependencies]", 1)[-1].split("\n[", 1)[0], re.M)}}
+    return p
+
+
+def modules(java_home, jar):
+    out = subprocess.run([str(java_home / "bin" / "jdeps"), "--print-module-deps", "--ignore-missing-deps",
+                          "--multi-release", "25", str(jar)], check=True, capture_output=True, text=True).stdout
+    found = [m for m in out.strip().split(",") if m]
+    return sorted(set(found) | set(EXTRA_MODULES))
+
+
+def jlink(java_home, mods, out):
+    # No --compress: jlink's per-class zip-6 left lib/modules at 26 MB in the wheel, where the
+    # wheel's own deflate of the whole uncompressed file makes 18 MB; installed it is 59 MB instead
+    # of 27, and classes are read without inflating them.
+    subprocess.run([str(java_home / "bin" / "jlink"), "--add-modules", ",".join(mods), "--strip-debug",
+                    "--no-header-files", "--no-man-pages", "--output", str(out)], check=True)
+
+
+def take_native(jar, native_dir):
+    """Copies Stoke's C libraries out of the jar; returns {file: property} of those it held."""
+    found = {}
+    with zipfile.ZipFile(jar) as z:
+        names = set(z.namelist())
+        for lib, prop in NATIVE.items():
+            entry = f"io/stoke/ffm/native/{lib}"
+            if entry in names:
+                native_dir.mkdir(parents=True, exist_ok=True)
+                (native_dir / lib).write_bytes(z.read(entry))
+                (native_dir / lib).chmod(0o755)
+                found[lib] = prop
+            else:
+                say(f"WARNING: the jar holds no {lib} (built without gcc or libjpeg's headers?): the wheel's "
+                    "producer will say so and fall back as ./stoke's does")
+    return found
+
+
+def record_aot(java, options, native_dir, native, jar, out, log):
+    """The AOT cache, from the training run ./stoke uses, by the bundled java with the bundled options."""
+    cmd = [str(java), f"-XX:AOTCacheOutput={out}", f"@{options}"]
+    cmd += [f"-D{prop}={native_dir / lib}" for lib, prop in native.items()]
+    cmd += ["-jar", str(jar), "aot-training"]
+    with open(log, "w") as f:
+        rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
+    if rc != 0 or not out.is_file():
+        say(f"WARNING: recording the AOT cache failed (exit {rc}, see {log}); the wheel goes without it, "
+            "so a fresh producer warms up more slowly")
+        out.unlink(missing_ok=True)
+        return False
+    log.unlink()
+    return True
+
+
+def metadata(p):
+    lines = ["Metadata-Version: 2.1", f"Name: {p['name']}", f"Version: {p['version']}"]
+    if p.get("description"):
+        lines.append(f"Summary: {p['description']}")
+    if p.get("requires-python"):
+        lines.append(f"Requires-Python: {p['requires-python']}")
+    for dep in p.get("dependencies", []):
+        lines.append(f"Requires-Dist: {dep}")
+    for extra, deps in p.get("optional-dependencies", {}).items():
+        lines.append(f"Provides-Extra: {extra}")
+        lines += [f'Requires-Dist: {dep}; extra == "{extra}"' for dep in deps]
+    lines.append("Description-Content-Type: text/markdown")
+    return "\n".join(lines) + "\n\n" + (HERE / "README.md").read_text(encoding="utf-8")
+
+
+def wheel_text(tag):
+    return (f"Wheel-Version: 1.0\nGenerator: stoke build_wheel.py\nRoot-Is-Purelib: false\nTag: {tag}\n")
+
+
+def digest(data):
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def write_wheel(path, files, dist_info, texts):
+    """files: [(archive name, file on disk)]; texts: {name in dist-info: str}. RECORD last."""
+    rows = []
+    stamp = time.localtime(max(int(os.environ.get("SOURCE_DATE_EPOCH", time.time())), 315532800))[:6]
+
+    def add(z, name, data, mode):
+        info = zipfile.ZipInfo(name, date_time=stamp)
+        info.external_attr = (stat.S_IFREG | mode) << 16
+        info.compress_type = zipfile.ZIP_DEFLATED
+        z.writestr(info, data, compresslevel=6)
+        rows.append((name, digest(data), str(len(data))))
+
+    tmp = path.with_suffix(".tmp")
+    with zipfile.ZipFile(tmp, "w") as z:
+        for name, src in files:
+            mode = 0o755 if os.access(src, os.X_OK) else 0o644
+            add(z, name, src.read_bytes(), mode)
+        for name, text in texts.items():
+            add(z, f"{dist_info}/{name}", text.encode("utf-8"), 0o644)
+        record = io.StringIO()
+        writer = csv.writer(record, lineterminator="\n")
+        writer.writerows(rows)
+        writer.writerow((f"{dist_info}/RECORD", "", ""))
+        info = zipfile.ZipInfo(f"{dist_info}/RECORD", date_time=stamp)
+        info.external_attr = (stat.S_IFREG | 0o644) << 16
+        info.compress_type = zipfile.ZIP_DEFLATED
+        z.writestr(info, record.getvalue())
+    tmp.replace(path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--jar", type=Path, required=True)
+    ap.add_argument("--java-home", type=Path, required=True, help="the JDK whose jlink and jdeps to use (>= 25)")
+    ap.add_argument("--jvm-options", type=Path, required=True, help="./stoke's java argument file (cli/jvm.options)")
+    ap.add_argument("--out", type=Path, default=HERE / "dist")
+    ap.add_argument("--no-aot", action="store_true", help="leave the AOT cache out")
+    args = ap.parse_args()
+
+    p = project()
+    arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower(), platform.machine().lower())
+    tag = f"py3-none-linux_{arch}"
+    name = re.sub(r"[-_.]+", "_", p["name"]).lower()
+    dist_info = f"{name}-{p['version']}.dist-info"
+    args.out.mkdir(parents=True, exist_ok=True)
+    wheel = args.out.resolve() / f"{name}-{p['version']}-{tag}.whl"
+
+    started = time.monotonic()
+    stage = Path(tempfile.mkdtemp(prefix="stoke-wheel-"))
+    try:
+        java_dir = stage / "stoke" / "_java"
+        java_dir.mkdir(parents=True)
+        mods = modules(args.java_home, args.jar)
+        say(f"jlink: a Java runtime of {len(mods)} modules ({', '.join(mods)})")
+        jlink(args.java_home, mods, java_dir / "runtime")
+        shutil.copy2(args.jar, java_dir / "stoke.jar")
+        shutil.copy2(args.jvm_options, java_dir / "jvm.options")
+        native = take_native(args.jar, java_dir / "native")
+        if args.no_aot:
+            say("the AOT cache left out (--no-aot)")
+        else:
+            say("recording the AOT cache with the bundled runtime (stoke aot-training, some seconds)...")
+            record_aot(java_dir / "runtime" / "bin" / "java", java_dir / "jvm.options", java_dir / "native", native,
+                       java_dir / "stoke.jar", java_dir / "stoke.aot", args.out.resolve() / "stoke.aot.log")
+
+        files = []
+        for src in sorted((HERE / "stoke").glob("*.py")):
+            files.append((f"stoke/{src.name}", src))
+        for entry in sorted(java_dir.rglob("*")):
+            if entry.is_file():  # follows links: jlink's legal/ links to java.base's notices
+                files.append((entry.relative_to(stage).as_posix(), entry.resolve()))
+        write_wheel(wheel, files, dist_info, {"METADATA": metadata(p), "WHEEL": wheel_text(tag)})
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    size = wheel.stat().st_size
+    say(f"wrote {wheel} ({size / 1e6:.1f} MB, {time.monotonic() - started:.0f} s)")
+    print(wheel)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+"""The self-contained wheel (``./stoke wheel``) is the whole install (run by ./stoke test).
+
+Builds the wheel once for this module (or takes ``$STOKE_TEST_WHEEL``), checks its RECORD and what
+it leaves out, installs it into a fresh venv with pip, and runs a ``stoke.DataLoader`` epoch over
+JPEGs made here, in a mount namespace where every JDK is hidden (``/usr/lib/jvm`` and this checkout
+are empty tmpfs mounts, no java on PATH, no JAVA_HOME or STOKE_HOME, cwd outside the checkout): the
+producer must be the wheel's own java. A second run hides libturbojpeg too and expects an error
+that names the package to install. Needs root (for ``unshare -m``), python3-venv, numpy, torch and
+PIL; where one is missing the tests skip and say why.
+"""
+
+import base64
+import csv
+import hashlib
+import io
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import unittest
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PACKAGE_ROOT = HERE.parent  # clients/python
+CHECKOUT = PACKAGE_ROOT.parent.parent
+CLASSES = {"ant": 4, "bee": 6, "cow": 5}  # ImageFolder: class folders in sorted order are labels 0, 1, 2
+BUNDLED_JAVA = "stoke/_java/runtime/bin/java"
+
+TMP = None
+WHEEL = None
+VENV = None
+DATA = None
+SKIP = None
+
+
+def _why_not():
+    """Why the install test cannot run here, or None."""
+    for module in ("numpy", "torch", "PIL"):
+        try:
+            __import__(module)
+        except ImportError:
+            return f"{module} is not installed for {sys.executable}"
+    if os.geteuid() != 0:
+        return "hiding the JDKs needs a mount namespace with tmpfs mounts (unshare -m), which needs root"
+    if shutil.which("unshare") is None:
+        return "unshare (util-linux) is not installed"
+    probe = subprocess.run(["unshare", "-m", "mount", "-t", "tmpfs", "none", "/mnt"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return f"unshare -m with a tmpfs mount is not allowed here: {probe.stderr.strip()}"
+    try:
+        import ensurepip  # noqa: F401  (Debian leaves it out of python3 without python3-venv)
+    except ImportError:
+        return "python3-venv is not installed (sudo apt-get install -y python3-venv)"
+    return None
+
+
+def setUpModule():
+    global TMP, WHEEL, VENV, DATA, SKIP
+    SKIP = _why_not()
+    if SKIP:
+        print(f"[stoke] SKIPPING the wheel install tests: {SKIP}", file=sys.stderr)
+        return
+    TMP = Path(tempfile.mkdtemp(prefix="stoke-wheel-test-")).resolve()
+    assert CHECKOUT not in TMP.parents, f"the test's folder {TMP} must lie outside the checkout"
+    started = time.monotonic()
+    if os.environ.get("STOKE_TEST_WHEEL"):
+        WHEEL = Path(os.environ["STOKE_TEST_WHEEL"]).resolve()
+    else:
+        out = subprocess.run([str(CHECKOUT / "stoke"), "wheel", "--out", str(TMP / "dist")], check=True,
+                             stdout=subprocess.PIPE, text=True).stdout
+        WHEEL = Path(out.strip().splitlines()[-1])
+    built = time.monotonic()
+    VENV = TMP / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(VENV)], check=True)
+    subprocess.run([str(VENV / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index", "--no-deps",
+                    "--disable-pip-version-check", str(WHEEL)], check=True)
+    print(f"[stoke] wheel {WHEEL.name} ({WHEEL.stat().st_size / 1e6:.1f} MB): built in {built - started:.0f} s, "
+          f"venv and pip install in {time.monotonic() - built:.0f} s", file=sys.stderr)
+    from PIL import Image
+    DATA = TMP / "data"
+    for c, (name, count) in enumerate(sorted(CLASSES.items())):
+        (DATA / name).mkdir(parents=True)
+        for i in range(count):
+            size = (40 + 7 * i + c, 33 + 5 * i)
+            mode = "L" if i == 1 else "RGB"  # a grayscale JPEG among them
+            Image.new(mode, size, 40 * c + 3 * i if mode == "L" else (40 * c, 10 * i, 200)).save(
+                DATA / name / f"x{i}.jpg", quality=90)
+
+
+def tearDownModule():
+    if TMP is not None:
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
+def run_hidden(script, hide_turbojpeg=False):
+    """Runs ``script`` with the venv's python where no JDK, no checkout and (optionally) no
+    libturbojpeg can be seen; returns the JSON it prints last."""
+    (TMP / "script.py").write_text(textwrap.dedent(script))
+    hidden = ["/usr/lib/jvm", str(CHECKOUT)]
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and os.path.isdir(java_home) and not Path(java_home).resolve().is_relative_to("/usr/lib/jvm"):
+        hidden.append(str(Path(java_home).resolve()))  # the JDK ./stoke test runs with, where it lies elsewhere
+    mounts = [f"mount -t tmpfs none {shlex.quote(d)}" for d in hidden if os.path.isdir(d)]
+    if hide_turbojpeg:
+        lib = Path("/usr/lib/x86_64-linux-gnu/libturbojpeg.so.0").resolve()
+        mounts.append(f"mount --bind /dev/null {shlex.quote(str(lib))}")
+    env = {"PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": str(TMP), "LANG": "C.UTF-8",
+           "CHECKOUT": str(CHECKOUT), "DATA": str(DATA)}
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", " && ".join(mounts) + ' && exec "$@"', "sh",
+                           str(VENV / "bin" / "python"), str(TMP / "script.py")],
+                          cwd=TMP, env=env, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise AssertionError(f"the script exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+class WheelTest(unittest.TestCase):
+    def setUp(self):
+        if SKIP:
+            self.skipTest(SKIP)
+
+    def test_record_metadata_and_contents(self):
+        text = (PACKAGE_ROOT / "pyproject.toml").read_text()
+        version = re.search(r'^version\s*=\s*"([^"]+)"', text, re.M).group(1)
+        self.assertEqual(WHEEL.name, f"stoke-{version}-py3-none-linux_x86_64.whl")
+        with zipfile.ZipFile(WHEEL) as z:
+            names = z.namelist()
+            dist_info = f"stoke-{version}.dist-info"
+            self.assertIn("Tag: py3-none-linux_x86_64", z.read(f"{dist_info}/WHEEL").decode())
+            self.assertIn("Root-Is-Purelib: false", z.read(f"{dist_info}/WHEEL").decode())
+            meta = z.read(f"{dist_info}/METADATA").decode()
+            self.assertIn(f"Name: stoke\nVersion: {version}\n", meta)
+            record = list(csv.reader(io.StringIO(z.read(f"{dist_info}/RECORD").decode())))
+            self.assertEqual(sorted(r[0] for r in record), sorted(names))
+            for name, digest, size in record:
+                if name == f"{dist_info}/RECORD":
+                    self.assertEqual((digest, size), ("", ""))
+                    continue
+                data = z.read(name)
+                self.assertEqual(int(size), len(data), name)
+                self.assertEqual(digest, "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest())
+                                 .rstrip(b"=").decode(), name)
+            for needed in ("stoke/__init__.py", "stoke/loader.py", "stoke/_java/stoke.jar", "stoke/_java/jvm.options",
+                           "stoke/_java/stoke.aot", "stoke/_java/native/libstoke_pixels.so", BUNDLED_JAVA,
+                           "stoke/_java/runtime/lib/modules"):
+                self.assertIn(needed, names)
+            self.assertEqual(z.getinfo(BUNDLED_JAVA).external_attr >> 16 & 0o111, 0o111, "java must be executable")
+            left_out = [n for n in names if n.endswith(".pyc") or "__pycache__" in n or "tests/" in n
+                        or "benchmark" in n or n.endswith(".java")]
+            self.assertEqual(left_out, [])
+            release = z.read("stoke/_java/runtime/release").decode()
+            self.assertNotIn("jdk.compiler", release)  # a runtime, not a JDK: no javac
+            self.assertNotIn("stoke/_java/runtime/bin/javac", names)
+
+    def test_epoch_without_any_jdk(self):
+        result = run_hidden("""
+            import json, os, shutil
+            import stoke
+            out = {"java_on_path": shutil.which("java"), "jvm_dir": os.listdir("/usr/lib/jvm") if os.path.isdir("/usr/lib/jvm") else [],
+                   "checkout": os.listdir(os.environ["CHECKOUT"]), "cwd": os.getcwd(),
+                   "env": sorted(k for k in ("JAVA_HOME", "STOKE_HOME", "PYTHONPATH") if k in os.environ),
+                   "package": os.path.dirname(stoke.__file__), "batches": []}
+            with stoke.DataLoader(os.environ["DATA"], batch_size=4, resize=40, crop=32, num_workers=2,
+                                  with_indices=True) as loader:
+                out["exe"] = os.readlink(f"/proc/{loader._proc.pid}/exe")
+                out["args"] = loader._proc.args
+                out["samples"] = [list(s) for s in loader.samples]
+                for images, labels, indices in loader:
+                    out["batches"].append({"shape": list(images.shape), "dtype": str(images.dtype),
+                                           "labels": labels.tolist(), "indices": indices.tolist()})
+            print(json.dumps(out))
+            """)
+        # Nothing to fall back on was visible.
+        self.assertIsNone(result["java_on_path"])
+        self.assertEqual(result["jvm_dir"], [])
+        self.assertEqual(result["checkout"], [])
+        self.assertEqual(result["env"], [])
+        self.assertFalse(result["cwd"].startswith(str(CHECKOUT)))
+        # The producer was the wheel's java, with the wheel's jar, options and AOT cache.
+        package = Path(result["package"])
+        self.assertTrue(package.is_relative_to(VENV), package)
+        self.assertEqual(result["exe"], str(package / "_java" / "runtime" / "bin" / "java"))
+        args = result["args"]
+        self.assertEqual(args[0], result["exe"])
+        self.assertIn(f"-XX:AOTCache={package / '_java' / 'stoke.aot'}", args)
+        self.assertIn(f"@{package / '_java' / 'jvm.options'}", args)
+        self.assertEqual(args[args.index("-jar") + 1:args.index("-jar") + 3], [str(package / "_java" / "stoke.jar"), "serve"])
+        # Every sample exactly once, with its folder's label, at the asked shape.
+        classes = sorted(CLASSES)
+        samples = result["samples"]
+        self.assertEqual(sorted(os.path.relpath(p, DATA) for p, _ in samples),
+                         sorted(f"{c}/x{i}.jpg" for c, n in CLASSES.items() for i in range(n)))
+        for path, label in samples:
+            self.assertEqual(label, classes.index(Path(path).parent.name), path)
+        seen = []
+        for batch in result["batches"]:
+            self.assertEqual(batch["shape"], [len(batch["labels"]), 32, 32, 3])
+            self.assertEqual(batch["dtype"], "torch.uint8")
+            for index, label in zip(batch["indices"], batch["labels"]):
+                self.assertEqual(label, samples[index][1], samples[index][0])
+            seen += batch["indices"]
+        self.assertEqual(sorted(seen), list(range(sum(CLASSES.values()))))
+        self.assertEqual(len(seen), len(set(seen)))
+
+    def test_missing_libturbojpeg_names_the_package(self):
+        result = run_hidden("""
+            import json, os
+            import stoke
+            try:
+                stoke.DataLoader(os.environ["DATA"], batch_size=4, resize=40, crop=32, num_workers=1).close()
+                print(json.dumps({"error": None}))
+            except stoke.ProducerError as e:
+                print(json.dumps({"error": str(e)}))
+            """, hide_turbojpeg=True)
+        self.assertIsNotNone(result["error"], "the producer started without libturbojpeg")
+        self.assertIn("libturbojpeg was not found", result["error"])
+        self.assertIn("apt-get install -y libturbojpeg0", result["error"])
+
+
+if __name__ == "__main__":
+    unittest.main()
