@@ -2,7 +2,7 @@ package io.stoke.bench;
 
 import io.stoke.ffm.JpegDecompressor;
 import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -10,6 +10,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import io.stoke.testdata.DemoSample;
 import java.nio.file.Files;
+import io.stoke.loader.source.FileDataset;
 
 /** Where benchmarks find their data when none is named, and the JPEG files held in memory. */
 public final class BenchData {
@@ -33,7 +34,7 @@ public final class BenchData {
      */
     public static Jpegs load(String dataset) {
         Path root = dataset == null || dataset.isEmpty() ? defaultSample() : Path.of(dataset);
-        SampleIndex index = ImageFolder.scan(root);
+        FileDataset index = ImageFolder.scan(root);
         int n = index.size();
         byte[][] bytes = new byte[n][];
         MemorySegment[] segments = new MemorySegment[n];

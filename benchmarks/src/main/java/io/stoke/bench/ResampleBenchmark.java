@@ -87,10 +87,10 @@ public class ResampleBenchmark {
     }
 
     @Benchmark
-    public byte resizeCrop() {
+    public byte resizeCenterCrop() {
         int i = next;
         next = i + 1 == decoded.length ? 0 : i + 1;
-        resampler.resizeCrop(decoded[i], widths[i], heights[i], widths[i], heights[i], out, 0);
+        resampler.resizeCenterCrop(decoded[i], widths[i], heights[i], widths[i], heights[i], out, 0);
         return out.get(JAVA_BYTE, 0);
     }
 }

@@ -3,7 +3,7 @@ package io.stoke.bench;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.transform.CounterRandom;
 import io.stoke.loader.transform.CropBox;
 import io.stoke.loader.transform.JpegDecoder;
@@ -60,7 +60,7 @@ public class TransformBenchmark {
     @Param({"NONE", "POWERS_OF_TWO", "ALL"})
     public String dctScaling;
 
-    private SampleIndex index;
+    private Dataset index;
     private TransformSpec spec;
     private SampleTransform transform;
     private JpegDecoder decoder;
@@ -128,7 +128,7 @@ public class TransformBenchmark {
         if (decoder.decode(files.segment(i), files.length(i)) != SampleStatus.OK) {
             throw new IllegalStateException("decode failed");
         }
-        resampler.resizeCrop(decoder.image(), decoder.width(), decoder.height(),
+        resampler.resizeCenterCrop(decoder.image(), decoder.width(), decoder.height(),
                 decoder.originalWidth(), decoder.originalHeight(), out, 0);
         return out.get(JAVA_BYTE, 0);
     }

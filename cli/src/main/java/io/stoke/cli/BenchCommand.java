@@ -1,6 +1,6 @@
 package io.stoke.cli;
 
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -27,7 +27,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        try (SampleIndex index = options.open(dataset)) {
+        try (Dataset index = options.open(dataset)) {
             System.err.printf("dataset: %d images in %s%n", index.size(), dataset);
             return new BenchRun(System.out, System.err).execute(options, device, warmup, index, "stoke bench " + dataset);
         }

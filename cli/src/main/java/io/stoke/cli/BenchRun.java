@@ -10,7 +10,7 @@ import io.stoke.loader.Loader;
 import io.stoke.loader.LoaderStats;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleException;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.error.SampleStatus;
 import java.io.PrintStream;
@@ -36,7 +36,7 @@ final class BenchRun {
     }
 
     /** Warms the page cache, and the JIT when {@code warmup} asks for it, unless it asks for a cold read. */
-    void prepare(WarmupOptions warmup, SampleIndex index, Loader.Builder untimed) {
+    void prepare(WarmupOptions warmup, Dataset index, Loader.Builder untimed) {
         if (!warmup.noWarmup) {
             warmPageCache(index);
             if (warmup.warmupImages > 0) {
@@ -48,9 +48,9 @@ final class BenchRun {
     }
 
     /** Reads every file (or loads every shard member's mapped pages) once so that the timed run finds the page cache warm. */
-    void warmPageCache(SampleIndex index) {
+    void warmPageCache(Dataset index) {
         long bytes = 0;
-        try (SampleReader reader = SampleReader.open(index, Long.MAX_VALUE)) {
+        try (SampleReader reader = index.reader(Long.MAX_VALUE)) {
             for (int i = 0; i < index.size(); i++) {
                 if (reader.read(i) == SampleStatus.OK) {
                     bytes += reader.length();
@@ -95,7 +95,7 @@ final class BenchRun {
      * @return the exit code: 0, {@link Main#EXIT_FAILED} when a batch failed or nothing decoded, or
      *     {@link GpuCheckCommand#EXIT_NO_GPU} when {@code --device cuda} found no usable GPU
      */
-    int execute(LoaderOptions options, DeviceOptions device, WarmupOptions warmup, SampleIndex index, String title) {
+    int execute(LoaderOptions options, DeviceOptions device, WarmupOptions warmup, Dataset index, String title) {
         try {
             prepare(warmup, index, options.builder(index));
             return run(options.builder(index), title, options.epochs, warmup.json, device.device, device.normalize);

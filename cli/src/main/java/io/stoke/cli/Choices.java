@@ -1,7 +1,7 @@
 package io.stoke.cli;
 
 import io.stoke.loader.error.ErrorPolicy;
-import io.stoke.loader.sample.ShardTail;
+import io.stoke.loader.sample.Sampler.ShardTail;
 import io.stoke.loader.transform.TransformSpec;
 
 /**

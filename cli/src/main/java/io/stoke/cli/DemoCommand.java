@@ -3,7 +3,7 @@ package io.stoke.cli;
 import io.stoke.testdata.DemoSample;
 import io.stoke.testdata.SyntheticImageNet;
 import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -28,7 +28,7 @@ public final class DemoCommand implements Callable<Integer> {
         System.err.println("built-in sample: " + DemoSample.directory());
         SyntheticImageNet.Summary sample = DemoSample.ensure();
         System.err.println(sample.format());
-        SampleIndex index = ImageFolder.scan(DemoSample.directory());
+        Dataset index = ImageFolder.scan(DemoSample.directory());
         return new BenchRun(System.out, System.err).execute(options, device, warmup, index,
                 "stoke demo (built-in ImageNet-like sample, " + index.size() + " images)");
     }

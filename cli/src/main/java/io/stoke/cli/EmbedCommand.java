@@ -10,7 +10,7 @@ import io.stoke.ffm.CudaDriver;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleException;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -95,7 +95,7 @@ public final class EmbedCommand implements Callable<Integer> {
                     + options.transform);
             return Main.EXIT_USAGE;
         }
-        try (SampleIndex index = options.open(dataset);
+        try (Dataset index = options.open(dataset);
              Embedder embedder = open(where, err)) {
             if (embedder == null) {
                 return Main.EXIT_FAILED;

@@ -3,15 +3,16 @@ package io.stoke.cli;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.Loader;
 import io.stoke.loader.source.Datasets;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.UrlDatasetProvider;
-import io.stoke.loader.sample.ShardTail;
+import io.stoke.loader.sample.Sampler.ShardTail;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
 import java.nio.file.Path;
 import java.util.Locale;
 import picocli.CommandLine.Option;
 import java.util.Arrays;
+import io.stoke.loader.source.ShardDataset;
 
 /**
  * Every {@link Loader.Builder} setting as a command-line option, spelled as PyTorch users expect:
@@ -141,13 +142,13 @@ public final class LoaderOptions {
      * The dataset {@code data} names (a folder, a list file, tar shards: see {@link Datasets}), damaged
      * shards handled under {@code --on-error}, warnings on stderr. Close it when done: shards are mapped.
      */
-    SampleIndex open(String data) {
-        SampleIndex index = Datasets.open(data, new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), shardCacheDir));
+    Dataset open(String data) {
+        Dataset index = Datasets.open(data, new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), shardCacheDir));
         return Datasets.checked(index, data, policy(), warning -> System.err.println("stoke: " + warning));
     }
 
     /** {@link #open(String)} under {@code --on-error fail}. */
-    static SampleIndex index(Path data) {
+    static Dataset index(Path data) {
         return Datasets.open(data.toString(), ErrorPolicy.FAIL, warning -> System.err.println("stoke: " + warning));
     }
 
@@ -185,15 +186,15 @@ public final class LoaderOptions {
     }
 
     /** --shuffle-window, or its default for this dataset. */
-    int window(SampleIndex index) {
+    int window(Dataset index) {
         if (shuffleWindow != null) {
             return shuffleWindow;
         }
-        return index.shards() != null && index.shards().remote() ? Datasets.DEFAULT_REMOTE_WINDOW : 0;
+        return index instanceof ShardDataset sharded && sharded.shards().remote() ? Datasets.DEFAULT_REMOTE_WINDOW : 0;
     }
 
     /** A builder with every option applied; the caller may still set the ring. */
-    Loader.Builder builder(SampleIndex index) {
+    Loader.Builder builder(Dataset index) {
         return Loader.builder(index).workers(workers).workerNice(workerNice).batchSize(batchSize).slots(slots).epochs(epochs)
                 .startEpoch(startEpoch).startBatch(startBatch).shuffle(shuffle).shuffleWindow(window(index)).seed(seed).dropLast(dropLast).shard(rank, worldSize)
                 .shardTail(shardTail.value)

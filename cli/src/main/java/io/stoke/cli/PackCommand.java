@@ -5,7 +5,7 @@ import io.stoke.pack.PackConflictException;
 import io.stoke.pack.PackException;
 import io.stoke.pack.PackOptions;
 import io.stoke.pack.Packer;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -13,6 +13,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import io.stoke.loader.source.FileDataset;
 
 /**
  * {@code stoke pack DATA --out DIR}: the dataset as WebDataset shards. The work is
@@ -87,7 +88,12 @@ public final class PackCommand implements Callable<Integer> {
             err.println("stoke pack: " + e.getMessage());
             return Main.EXIT_USAGE;
         }
-        SampleIndex index = LoaderOptions.index(dataset);
+        Dataset opened = LoaderOptions.index(dataset);
+        if (!(opened instanceof FileDataset index)) {
+            opened.close();
+            err.println("stoke pack: " + dataset + " is tar shards already: pack reads an ImageFolder directory or a list file");
+            return Main.EXIT_USAGE;
+        }
         err.printf(Locale.ROOT, "stoke pack: %d images in %s -> %s (%s, %d workers)%n", index.size(), dataset, out,
                 options.describe(), workers);
         ProgressBar[] progress = {null};

@@ -3,7 +3,7 @@ package io.stoke.cli;
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.NoSampleDecodedException;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.ShmRing;
 import io.stoke.ring.SlotCounts;
@@ -69,12 +69,12 @@ public final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        try (SampleIndex index = options.open(dataset)) {
+        try (Dataset index = options.open(dataset)) {
             return serve(spec.commandLine().getErr(), index);
         }
     }
 
-    private int serve(PrintWriter err, SampleIndex index) throws Exception {
+    private int serve(PrintWriter err, Dataset index) throws Exception {
         // A missing libturbojpeg0 is one sentence naming the package, before the ring exists; found
         // first by a worker, it was "a worker failed: java.lang.ExceptionInInitializerError".
         TurboJpeg.ensureLoaded();
@@ -170,7 +170,7 @@ public final class ServeCommand implements Callable<Integer> {
      * {@code <shard>/<key>} (JSON so that any file name
      * survives), written with Jackson to a temporary file that is then renamed into place.
      */
-    private static void writeIndex(SampleIndex index, Path file) throws IOException {
+    private static void writeIndex(Dataset index, Path file) throws IOException {
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
         JsonFactory json = new JsonFactory();
         try (BufferedWriter w = Files.newBufferedWriter(tmp);

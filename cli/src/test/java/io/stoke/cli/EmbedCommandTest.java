@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.ffm.CudaDriver;
 import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.testing.BadImages;
 import io.stoke.loader.testing.TestImages;
 import java.io.IOException;
@@ -24,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Assertions;
+import io.stoke.loader.source.FileDataset;
 
 /** {@code stoke embed} end to end: files, rows, bad input under both policies, refusals. */
 class EmbedCommandTest {
@@ -72,7 +73,7 @@ class EmbedCommandTest {
         assertEquals("0", r[0], r[2]);
         assertTrue(r[1].contains("images/s") && r[1].contains("model time per batch") && r[1].contains("loader wait per batch")
                 && r[1].contains("CPU per image"), r[1]);
-        SampleIndex index = ImageFolder.scan(data);
+        FileDataset index = ImageFolder.scan(data);
         List<String> paths = Files.readAllLines(out.resolve("paths.txt"));
         assertEquals(index.size(), paths.size());
         for (int i = 0; i < index.size(); i++) {

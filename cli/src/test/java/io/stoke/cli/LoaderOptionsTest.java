@@ -8,8 +8,8 @@ import java.util.TreeMap;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.OptionSpec;
 import io.stoke.loader.sample.Sampler;
-import io.stoke.loader.sample.ShardTail;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.sample.Sampler.ShardTail;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.transform.TransformSpec;
 import java.nio.file.Path;
@@ -90,7 +90,7 @@ class LoaderOptionsTest {
     @Test
     void shardTailPadsByDefaultAndDropsWhenAsked(@TempDir Path tmp) {
         Path root = TestImages.imageFolder(tmp.resolve("seven"), 7, 2, 3);
-        try (SampleIndex index = LoaderOptions.index(root)) {
+        try (Dataset index = LoaderOptions.index(root)) {
             LoaderOptions pad = CommandLine.populateCommand(new LoaderOptions(), "--rank", "1", "--world-size", "2");
             Sampler s = pad.builder(index).sampler();
             assertEquals(ShardTail.PAD, s.shardTail());

@@ -10,7 +10,7 @@ import io.stoke.loader.Loader;
 import io.stoke.loader.format.NpyHeader;
 import io.stoke.pack.ShardWriter;
 import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.testing.TarHeaders;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestPython;
@@ -38,6 +38,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import java.io.ByteArrayInputStream;
 import java.lang.foreign.MemorySegment;
+import io.stoke.loader.source.FileDataset;
 
 /**
  * {@code stoke pack} end to end: the shards read back in Java (Commons Compress) and, where
@@ -106,7 +107,7 @@ class PackCommandTest {
     }
 
     /** The key the brief defines: the path without its extension, the file name's dots made '_'. */
-    private static String key(SampleIndex index, int i) {
+    private static String key(Dataset index, int i) {
         String p = index.path(i);
         int slash = p.lastIndexOf('/');
         String stem = p.substring(slash + 1, p.lastIndexOf('.'));
@@ -137,7 +138,7 @@ class PackCommandTest {
         }
         // Not a terminal: the progress line is printed once, at the end.
         assertEquals(1, r[2].lines().filter(l -> l.contains("images/s") && l.contains("24/24")).count(), r[2]);
-        SampleIndex index = ImageFolder.scan(data);
+        FileDataset index = ImageFolder.scan(data);
         List<Member> ms = allMembers(out);
         assertEquals(2 * index.size(), ms.size());
         int kept = 0;
@@ -187,11 +188,21 @@ class PackCommandTest {
     }
 
     @Test
+    void shardsAreNotPackedAgain() throws Exception {
+        Path out = tmp.resolve("out");
+        assertOk(pack(data(), "--out", out, "--resize", 64));
+        String[] again = pack(out, "--out", tmp.resolve("again"));
+        assertEquals(Integer.toString(Main.EXIT_USAGE), again[0], again[1] + again[2]);
+        assertTrue(again[2].contains("is tar shards already"), again[2]);
+        assertFalse(Files.exists(tmp.resolve("again").resolve("index.json")));
+    }
+
+    @Test
     void maxSideBoundsTheLongerSide() throws Exception {
         Path data = data();
         Path out = tmp.resolve("out");
         assertOk(pack(data, "--out", out, "--max-side", 100, "--quality", 80));
-        SampleIndex index = ImageFolder.scan(data);
+        FileDataset index = ImageFolder.scan(data);
         List<Member> ms = allMembers(out);
         for (int i = 0; i < index.size(); i++) {
             byte[] original = Files.readAllBytes(index.resolve(i));
@@ -313,7 +324,7 @@ class PackCommandTest {
 
     /** What the Loader delivers for every sample of {@code data} (eval transform, dataset order). */
     private static byte[] loaderPixels(Path data) {
-        SampleIndex index = ImageFolder.scan(data);
+        FileDataset index = ImageFolder.scan(data);
         int sample = 224 * 224 * 3;
         byte[] all = new byte[index.size() * sample];
         try (Loader loader = Loader.builder(index).batchSize(5).workers(2).build()) {
@@ -334,7 +345,7 @@ class PackCommandTest {
         Path data = data();
         Path out = tmp.resolve("out");
         assertOk(pack(data, "--out", out, "--format", "raw", "--shard-size", "1M", "--workers", 2));
-        SampleIndex index = ImageFolder.scan(data);
+        FileDataset index = ImageFolder.scan(data);
         byte[] expected = loaderPixels(data);
         byte[] header = NpyHeader.uint8(224, 224, 3);
         List<Member> ms = allMembers(out);
@@ -548,7 +559,7 @@ class PackCommandTest {
         assertOk(skip);
         assertTrue(skip[1].contains("resumed at sample"), skip[1]);
         assertTrue(skip[2].contains("skipped: " + bad) && skip[2].contains("SKIPPED 1 file"), skip[2]);
-        SampleIndex index = ImageFolder.scan(data);
+        FileDataset index = ImageFolder.scan(data);
         List<Member> ms = allMembers(out);
         assertEquals(2 * (index.size() - 1), ms.size());
         assertTrue(ms.stream().noneMatch(x -> x.name().startsWith("class01/zz_broken")));

@@ -5,7 +5,7 @@ import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.sample.Sampler;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -66,7 +66,7 @@ public final class EmbeddingJob {
     }
 
     /** The files of {@code rows}, for paths.txt. */
-    public static List<String> paths(SampleIndex index, int[] rows) {
+    public static List<String> paths(Dataset index, int[] rows) {
         List<String> paths = new ArrayList<>(rows.length);
         for (int r : rows) {
             paths.add(index.name(r));

@@ -13,7 +13,7 @@ import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
 import io.stoke.testdata.SyntheticImageNet;
 import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -42,7 +42,7 @@ class EmbedderTest {
 
     @TempDir
     static Path tmp;
-    static SampleIndex index;
+    static Dataset index;
 
     @BeforeAll
     static void dataset() {

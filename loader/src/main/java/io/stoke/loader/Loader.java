@@ -2,10 +2,10 @@ package io.stoke.loader;
 
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.sample.Sampler;
-import io.stoke.loader.sample.ShardTail;
+import io.stoke.loader.sample.Sampler.ShardTail;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.ListFile;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.loader.work.Pipeline;
 import io.stoke.ring.RingGeometry;
@@ -23,6 +23,7 @@ import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.TarShards;
+import io.stoke.loader.source.ShardDataset;
 
 /**
  * Decodes a JPEG dataset into batches with a pool of worker threads and a ring of off-heap slots.
@@ -43,7 +44,7 @@ import io.stoke.loader.source.TarShards;
  * the ring.
  */
 public final class Loader implements Iterable<Batch>, AutoCloseable {
-    private final SampleIndex index;
+    private final Dataset index;
     private final Sampler sampler;
     private final TransformSpec spec;
     private final ErrorPolicy policy;
@@ -92,7 +93,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
                 : new RingGeometry(slots, batchSize, RingLayout.DTYPE_FLOAT32, RingLayout.LAYOUT_CHW, 3, c, c);
     }
 
-    public static Builder builder(SampleIndex index) {
+    public static Builder builder(Dataset index) {
         return new Builder(index);
     }
 
@@ -184,7 +185,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         return sampler;
     }
 
-    public SampleIndex index() {
+    public Dataset index() {
         return index;
     }
 
@@ -251,7 +252,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
 
     /** Options for a {@link Loader}; every one has a default. */
     public static final class Builder {
-        private final SampleIndex index;
+        private final Dataset index;
         private int batchSize = 256;
         private int workers = Runtime.getRuntime().availableProcessors();
         private int slots = 4;
@@ -274,7 +275,7 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         private Supplier<IdleStrategy> producerIdle = () -> new BackoffIdleStrategy(10, 10,
                 TimeUnit.MICROSECONDS.toNanos(10), TimeUnit.MILLISECONDS.toNanos(1));
 
-        private Builder(SampleIndex index) {
+        private Builder(Dataset index) {
             this.index = index;
         }
 
@@ -294,10 +295,10 @@ public final class Loader implements Iterable<Batch>, AutoCloseable {
         /** The order these settings give (the loader's {@link Loader#sampler()}), without a loader. */
         public Sampler sampler() {
             Sampler sampler = new Sampler(index.size(), batchSize, shuffle, seed, dropLast, rank, worldSize, shardTail);
-            TarShards shards = index.shards();
-            if (shards == null || shuffleWindow == 0) {
+            if (!(index instanceof ShardDataset sharded) || shuffleWindow == 0) {
                 return sampler;
             }
+            TarShards shards = sharded.shards();
             int[] first = new int[shards.shardCount() + 1];
             for (int s = 0; s <= shards.shardCount(); s++) {
                 first[s] = shards.firstSample(s);

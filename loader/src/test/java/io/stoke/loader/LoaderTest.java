@@ -4,7 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.transform.SampleTransform;
@@ -45,7 +45,7 @@ class LoaderTest {
     @TempDir
     static Path tmp;
     static Path data;
-    static SampleIndex index;
+    static Dataset index;
 
     @BeforeAll
     static void makeData() {
@@ -315,10 +315,10 @@ class LoaderTest {
     }
 
     /** Indexes the bad set, then deletes one file: unreadable, as a file removed after scanning is. */
-    static SampleIndex scanBadData() throws Exception {
+    static Dataset scanBadData() throws Exception {
         Path root = badData();
         Files.write(root.resolve("a/vanished.jpg"), TestImages.jpeg(50, 50, 1));
-        SampleIndex bad = ImageFolder.scan(root);
+        Dataset bad = ImageFolder.scan(root);
         Files.delete(root.resolve("a/vanished.jpg"));
         return bad;
     }
@@ -334,7 +334,7 @@ class LoaderTest {
 
     @Test
     void badFilesAreSkippedWithTheirReasonUnderSkip() throws Exception {
-        SampleIndex bad = scanBadData();
+        Dataset bad = scanBadData();
         try (Loader loader = Loader.builder(bad).transform(SMALL).batchSize(4).workers(2)
                 .onError(ErrorPolicy.SKIP).build()) {
             List<SampleError> skipped = new ArrayList<>();
@@ -366,7 +366,7 @@ class LoaderTest {
 
     @Test
     void badFilesFailTheirBatchUnderFailAndTheLoaderGoesOn() throws Exception {
-        SampleIndex bad = scanBadData();
+        Dataset bad = scanBadData();
         try (Loader loader = Loader.builder(bad).transform(SMALL).batchSize(1).workers(2).build()) {
             List<String> failures = new ArrayList<>();
             int good = 0;
@@ -415,7 +415,7 @@ class LoaderTest {
 
     @Test
     void anEndlessLoaderOverADatasetWhereNothingDecodesStopsAfterOneEpochUnderBothPolicies() {
-        SampleIndex bad = ImageFolder.scan(BadImages.allBadFolder(tmp.resolve("all-bad")));
+        Dataset bad = ImageFolder.scan(BadImages.allBadFolder(tmp.resolve("all-bad")));
         for (ErrorPolicy policy : ErrorPolicy.values()) {
             List<SampleError> named = new ArrayList<>();
             NoSampleDecodedException e = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
@@ -448,7 +448,7 @@ class LoaderTest {
      */
     @Test
     void aFiniteRunWhereNothingDecodesEndsInTheSameError() {
-        SampleIndex bad = ImageFolder.scan(BadImages.allBadFolder(tmp.resolve("all-bad")));
+        Dataset bad = ImageFolder.scan(BadImages.allBadFolder(tmp.resolve("all-bad")));
         for (int run = 0; run < 50; run++) {
             for (ErrorPolicy policy : ErrorPolicy.values()) {
                 try (Loader loader = Loader.builder(bad).transform(SMALL).batchSize(4).workers(2).onError(policy).build()) {
@@ -464,7 +464,7 @@ class LoaderTest {
     void oneDecodableFileKeepsAnEndlessLoaderGoing() throws Exception {
         Path root = BadImages.allBadFolder(tmp.resolve("one-good"));
         Files.write(root.resolve("broken/zz-good.jpg"), TestImages.jpeg(64, 48, 3));
-        SampleIndex mixed = ImageFolder.scan(root);
+        Dataset mixed = ImageFolder.scan(root);
         try (Loader loader = Loader.builder(mixed).transform(SMALL).batchSize(4).workers(2).epochs(0)
                 .onError(ErrorPolicy.SKIP).build()) {
             long images = 0;
@@ -480,7 +480,7 @@ class LoaderTest {
 
     @Test
     void aProducerWithoutConsumerSeesTheFailureOnItsOwn() throws Exception {
-        SampleIndex bad = ImageFolder.scan(BadImages.allBadFolder(tmp.resolve("all-bad")));
+        Dataset bad = ImageFolder.scan(BadImages.allBadFolder(tmp.resolve("all-bad")));
         try (Loader loader = Loader.builder(bad).transform(SMALL).batchSize(16).workers(2).epochs(0).build()) {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             while (loader.failure() == null && System.nanoTime() < deadline) {
@@ -560,7 +560,7 @@ class LoaderTest {
 
     @Test
     void badFilesThroughTheTrainTransformGiveTheirReasons() throws Exception {
-        SampleIndex bad = scanBadData();
+        Dataset bad = scanBadData();
         try (Loader loader = Loader.builder(bad).transform(TRAIN).batchSize(4).workers(2).onError(ErrorPolicy.SKIP).build()) {
             List<SampleError> skipped = new ArrayList<>();
             int good = 0;
@@ -577,7 +577,7 @@ class LoaderTest {
                 assertEquals(e[1], found.status().name(), found.toString());
             }
         }
-        SampleIndex allBad = ImageFolder.scan(BadImages.allBadFolder(tmp.resolve("all-bad-train")));
+        Dataset allBad = ImageFolder.scan(BadImages.allBadFolder(tmp.resolve("all-bad-train")));
         try (Loader loader = Loader.builder(allBad).transform(TRAIN).batchSize(4).workers(2).epochs(0).build()) {
             List<SampleError> named = new ArrayList<>();
             assertEquals(9, drainAllBad(loader, named).failed());

@@ -3,7 +3,7 @@ package io.stoke.pack;
 import io.stoke.ffm.JpegCompressor;
 import io.stoke.ffm.LibC;
 import io.stoke.ffm.TurboJpeg;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.FileReader;
 import io.stoke.loader.transform.JpegDecoder;
 import io.stoke.loader.transform.Resampler;
@@ -11,6 +11,7 @@ import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import io.stoke.loader.source.FileDataset;
 
 /**
  * One pack worker's tools: reads a sample's file, decodes it whole with Stoke's decoder (no DCT
@@ -30,7 +31,7 @@ final class JpegRecoder implements AutoCloseable {
     private MemorySegment rgb = MemorySegment.NULL;
     private MemorySegment jpeg = MemorySegment.NULL;
 
-    JpegRecoder(SampleIndex index, PackOptions options, TransformSpec decoding) {
+    JpegRecoder(FileDataset index, PackOptions options, TransformSpec decoding) {
         this.options = options;
         this.reader = new FileReader(index, decoding.maxFileBytes());
         this.decoder = new JpegDecoder(decoding);

@@ -7,7 +7,7 @@ import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import io.stoke.loader.format.NpyHeader;
+import io.stoke.loader.source.FileDataset;
 
 /**
  * Writes a dataset as WebDataset shards ({@code stoke pack}): per sample, in source order,
@@ -88,7 +89,7 @@ public final class Packer {
         }
     }
 
-    private final SampleIndex index;
+    private final FileDataset index;
     private final Path source;
     private final Path out;
     private final PackOptions options;
@@ -104,7 +105,7 @@ public final class Packer {
      * @param out     the pack's folder, created when missing
      * @param options what the shards hold
      */
-    public Packer(SampleIndex index, Path source, Path out, PackOptions options) {
+    public Packer(FileDataset index, Path source, Path out, PackOptions options) {
         this.index = index;
         this.source = source.toAbsolutePath().normalize();
         this.out = out;
@@ -370,7 +371,7 @@ public final class Packer {
 
     /** A sample that did not decode: the end of the pack under FAIL, a recorded gap under SKIP. */
     private void bad(int sample, SampleStatus status, String detail, ShardSequence shards, Tally tally) {
-        String path = index.resolve(sample).toString();
+        String path = index.name(sample).toString();
         String reason = status.name() + ": " + status.description()
                 + (detail != null && !detail.equals(status.description()) ? " (" + detail + ")" : "");
         if (policy == ErrorPolicy.FAIL) {

@@ -1,6 +1,6 @@
 package io.stoke.pack;
 
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -25,7 +25,7 @@ public final class SampleKeys {
      * @throws PackException when the path cannot make a key: absolute outside the root, or with an
      *     empty, {@code .} or {@code ..} component (a tar member must not climb out of its folder)
      */
-    public static String key(SampleIndex index, int sample) {
+    public static String key(Dataset index, int sample) {
         String given = index.path(sample);
         Path p = Path.of(given).normalize(); // "./a/b.jpg" and "a//b.jpg" are "a/b.jpg"
         if (p.isAbsolute()) {
@@ -44,7 +44,7 @@ public final class SampleKeys {
         String key = folder + stem.replace('.', '_');
         for (String part : key.split("/", -1)) {
             if (part.isEmpty() || part.equals(".") || part.equals("..")) {
-                throw new PackException(index.resolve(sample) + ": its path '" + path
+                throw new PackException(index.name(sample) + ": its path '" + path
                         + "' has an empty, '.' or '..' component, which a tar member name must not have");
             }
         }
@@ -57,7 +57,7 @@ public final class SampleKeys {
      *
      * @throws PackException naming the first two files that share a key
      */
-    public static void checkUnique(SampleIndex index) {
+    public static void checkUnique(Dataset index) {
         int n = index.size();
         long[] hashes = new long[n];
         for (int i = 0; i < n; i++) {
@@ -73,7 +73,7 @@ public final class SampleKeys {
     }
 
     /** Compares the keys of the samples whose hash is {@code h}; throws when two are equal. */
-    private static void findEqualKeys(SampleIndex index, long[] hashes, long h) {
+    private static void findEqualKeys(Dataset index, long[] hashes, long h) {
         int first = -1;
         for (int i = 0; i < hashes.length; i++) {
             if (hashes[i] != h) {
@@ -86,7 +86,7 @@ public final class SampleKeys {
             for (int j = first; j < i; j++) {
                 if (hashes[j] == h && key(index, j).equals(key(index, i))) {
                     throw new PackException("two samples have the key '" + key(index, i) + "' (dots in a file name become"
-                            + " '_', and the extension is dropped): " + index.resolve(j) + " and " + index.resolve(i));
+                            + " '_', and the extension is dropped): " + index.name(j) + " and " + index.name(i));
                 }
             }
         }
@@ -108,7 +108,7 @@ public final class SampleKeys {
      * SHA-256 of every sample's path and label, in order: what the manifest records so that a
      * resumed pack is known to continue the same list of samples (the files' bytes are not read).
      */
-    public static String fingerprint(SampleIndex index) {
+    public static String fingerprint(Dataset index) {
         MessageDigest sha;
         try {
             sha = MessageDigest.getInstance("SHA-256");

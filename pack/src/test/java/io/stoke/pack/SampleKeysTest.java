@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.ListFile;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -15,7 +15,7 @@ class SampleKeysTest {
     @TempDir
     Path tmp;
 
-    private SampleIndex list(String... lines) throws Exception {
+    private Dataset list(String... lines) throws Exception {
         Path f = tmp.resolve("list.txt");
         Files.writeString(f, String.join("\n", lines) + "\n");
         return ListFile.read(f);
@@ -23,7 +23,7 @@ class SampleKeysTest {
 
     @Test
     void theKeyIsThePathWithoutItsExtensionWithTheFileNamesDotsReplaced() throws Exception {
-        SampleIndex index = list("n01440764/img_001.JPEG 0", "a.b/c.d/x.y.z.jpg 1", "./flat.jpg 2", "deep//er/.hidden.jpg 3",
+        Dataset index = list("n01440764/img_001.JPEG 0", "a.b/c.d/x.y.z.jpg 1", "./flat.jpg 2", "deep//er/.hidden.jpg 3",
                 "noext 4", tmp.resolve("abs/in/root.jpg") + " 5");
         assertEquals("n01440764/img_001", SampleKeys.key(index, 0));
         // Folders keep their dots: WebDataset splits at the first dot of the file name only.
@@ -42,18 +42,18 @@ class SampleKeysTest {
         Files.write(root.resolve("c0/a.b.jpg"), new byte[] {1});
         Files.write(root.resolve("c0/a_b.jpg"), new byte[] {1});
         Files.write(root.resolve("c0/other.jpg"), new byte[] {1});
-        SampleIndex index = ImageFolder.scan(root);
+        Dataset index = ImageFolder.scan(root);
         PackException e = assertThrows(PackException.class, () -> SampleKeys.checkUnique(index));
         assertTrue(e.getMessage().contains("c0/a_b'") && e.getMessage().contains(root.resolve("c0/a.b.jpg").toString())
                 && e.getMessage().contains(root.resolve("c0/a_b.jpg").toString()), e.getMessage());
         // The same name with another extension is the same key too.
-        SampleIndex twoExtensions = list("x/p.jpg 0", "x/p.jpeg 0");
+        Dataset twoExtensions = list("x/p.jpg 0", "x/p.jpeg 0");
         assertThrows(PackException.class, () -> SampleKeys.checkUnique(twoExtensions));
     }
 
     @Test
     void aPathThatClimbsOutOfItsFolderMakesNoKey() throws Exception {
-        SampleIndex index = list("../outside.jpg 0", "/elsewhere/x.jpg 1");
+        Dataset index = list("../outside.jpg 0", "/elsewhere/x.jpg 1");
         assertTrue(assertThrows(PackException.class, () -> SampleKeys.key(index, 0)).getMessage().contains("'..'"));
         assertTrue(assertThrows(PackException.class, () -> SampleKeys.key(index, 1)).getMessage().contains("outside"));
     }

@@ -1,7 +1,7 @@
 package io.stoke.remote;
 
 import io.stoke.loader.source.BracePattern;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.TarShardScanner;
 import io.stoke.loader.source.UrlDatasetProvider;
 import java.nio.file.Path;
@@ -13,6 +13,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ExecutionException;
+import io.stoke.loader.source.ShardDataset;
 
 /**
  * Opens WebDataset shards at URLs: {@code s3://bucket/prefix/train-{000000..000127}.tar}, one
@@ -33,7 +34,7 @@ public final class RemoteDatasets implements UrlDatasetProvider {
     }
 
     @Override
-    public SampleIndex open(String url, ShardCache cache) {
+    public Dataset open(String url, ShardCache cache) {
         return open(url, RemoteOptions.defaults(), cache.bytes(), cache.folder());
     }
 
@@ -41,7 +42,7 @@ public final class RemoteDatasets implements UrlDatasetProvider {
      * @param cacheBytes bytes of shards held at once ({@code --shard-cache})
      * @param folder     where to keep them as files, or null for memory
      */
-    public static SampleIndex open(String spec, RemoteOptions options, long cacheBytes, Path folder) {
+    public static ShardDataset open(String spec, RemoteOptions options, long cacheBytes, Path folder) {
         ObjectStore store = ObjectStore.forUrl(spec, options);
         try {
             List<String> urls = urls(spec, store);

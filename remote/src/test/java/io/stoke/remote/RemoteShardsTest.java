@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
 import io.stoke.loader.source.Datasets;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.ValueLayout;
@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import java.net.ServerSocket;
 import org.junit.jupiter.api.Assertions;
+import io.stoke.loader.source.ShardDataset;
 
 /**
  * Shards read from a real S3 server on loopback (s3proxy, started here) through the bounded cache:
@@ -79,7 +80,7 @@ class RemoteShardsTest {
     }
 
     /** (index -> label:crc) of one epoch, asserting that no sample comes twice. */
-    static Map<Long, String> epoch(SampleIndex index, boolean shuffle, int window, List<Long> order) {
+    static Map<Long, String> epoch(Dataset index, boolean shuffle, int window, List<Long> order) {
         Map<Long, String> out = new TreeMap<>();
         try (Loader loader = Loader.builder(index).transform(SMALL).batchSize(4).workers(2).slots(3).shuffle(shuffle)
                 .seed(9).shuffleWindow(window).build()) {
@@ -103,8 +104,8 @@ class RemoteShardsTest {
     @Test
     void remoteShardsGiveTheLocalSamplesThroughASmallCacheEachOnce() {
         String localPattern = local + "/train-{0..4}.tar";
-        try (SampleIndex near = Datasets.open(localPattern);
-             SampleIndex far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
+        try (Dataset near = Datasets.open(localPattern);
+             ShardDataset far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
             assertEquals(SHARDS * PER_SHARD, far.size());
             assertEquals("s3://data/train/train-3.tar/k/3-2", far.name(3 * PER_SHARD + 2));
             for (int i = 0; i < far.size(); i++) {
@@ -128,7 +129,7 @@ class RemoteShardsTest {
     void manyWorkersOverTheSmallestCacheAndAGlobalShuffleStillFinishEveryEpoch() {
         // Each batch wants samples of every shard, the cache holds two: shards are fetched over and
         // over, but no worker can wait on another (a worker holds a shard only while it decodes).
-        try (SampleIndex far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
+        try (ShardDataset far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
             Assertions.assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
                 try (Loader loader = Loader.builder(far).transform(SMALL).batchSize(5).workers(6).slots(2).shuffle(true)
                         .seed(1).epochs(2).build()) {
@@ -147,7 +148,7 @@ class RemoteShardsTest {
 
     @Test
     void aCacheThatHoldsEveryShardFetchesEachOnceAndAFolderCacheWorksToo(@TempDir Path cacheDir) {
-        try (SampleIndex far = RemoteDatasets.open("s3://data/train/", fast(), 100 * largest, cacheDir)) {
+        try (ShardDataset far = RemoteDatasets.open("s3://data/train/", fast(), 100 * largest, cacheDir)) {
             assertEquals(SHARDS * PER_SHARD, far.size()); // the listing: the .tar objects under the prefix only
             epoch(far, true, 0, new ArrayList<>());
             epoch(far, true, 0, new ArrayList<>());
@@ -162,7 +163,7 @@ class RemoteShardsTest {
     void theLoaderFindsThisModuleByTheUrlsScheme() {
         // What the CLI and stoke.DataLoader call: the core's Datasets, which knows no store, finds
         // RemoteDatasets through META-INF/services.
-        try (SampleIndex far = Datasets.open("s3://data/train/train-{0..4}.tar",
+        try (ShardDataset far = (ShardDataset) Datasets.open("s3://data/train/train-{0..4}.tar",
                 new UrlDatasetProvider.ShardCache(2 * largest, null))) {
             assertEquals(SHARDS * PER_SHARD, far.size());
             assertTrue(far.shards().remote());
@@ -189,7 +190,7 @@ class RemoteShardsTest {
     @Test
     void a503BurstAndConnectionsDroppedMidShardAreRetriedWithNothingLostOrRepeated() throws Exception {
         Map<Long, String> expected;
-        try (SampleIndex near = Datasets.open(local + "/train-{0..4}.tar")) {
+        try (Dataset near = Datasets.open(local + "/train-{0..4}.tar")) {
             expected = epoch(near, true, 2, new ArrayList<>());
         }
         for (boolean drop : new boolean[] {false, true}) {
@@ -200,7 +201,7 @@ class RemoteShardsTest {
                     proxy.unavailableFor(4);
                 }
                 System.setProperty(S3ObjectStore.ENDPOINT_PROPERTY, proxy.endpoint().toString());
-                try (SampleIndex far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
+                try (ShardDataset far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
                     assertEquals(expected, epoch(far, true, 2, new ArrayList<>()), drop ? "dropped connections" : "503s");
                 }
                 assertTrue(proxy.seen().size() > SHARDS, "the proxy saw the requests: " + proxy.seen().size());

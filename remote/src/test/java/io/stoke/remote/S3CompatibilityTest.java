@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.loader.source.Datasets;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.testing.TestTars;
 import io.stoke.remote.FaultProxy.Seen;
 import java.lang.foreign.Arena;
@@ -25,6 +25,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
+import io.stoke.loader.source.ShardDataset;
 
 /**
  * {@link S3ObjectStore} against an S3-compatible server that refuses the checksum headers of AWS
@@ -137,8 +138,8 @@ class S3CompatibilityTest {
     @ValueSource(strings = {"old", "current"})
     void withDefaultSettingsTheLoaderGivesTheLocalSamples(String name) {
         System.setProperty(S3ObjectStore.ENDPOINT_PROPERTY, server(name).endpoint().toString());
-        try (SampleIndex near = Datasets.open(local + "/train-{0..2}.tar");
-             SampleIndex far = RemoteDatasets.open("s3://" + BUCKET + "/data/train-{0..2}.tar",
+        try (Dataset near = Datasets.open(local + "/train-{0..2}.tar");
+             ShardDataset far = RemoteDatasets.open("s3://" + BUCKET + "/data/train-{0..2}.tar",
                      new RemoteOptions(4, 64 * 1024, 5, Duration.ofSeconds(15), Duration.ofSeconds(2)), 2 * largest, null)) {
             assertEquals(SHARDS * PER_SHARD, far.size());
             List<Long> nearOrder = new ArrayList<>();

@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.stoke.ffm.JpegDecompressor;
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -114,7 +114,7 @@ class SyntheticImageNetTest {
 
     @Test
     void imageFolderLayout() throws IOException {
-        SampleIndex index = ImageFolder.scan(shared);
+        Dataset index = ImageFolder.scan(shared);
         assertEquals(IMAGES, index.size());
         for (int c = 0; c < CLASSES; c++) {
             Path dir = shared.resolve(SyntheticImageNet.className(c));
@@ -184,7 +184,7 @@ class SyntheticImageNetTest {
 
     @Test
     void labelsFollowClassFolders() {
-        SampleIndex index = ImageFolder.scan(shared);
+        Dataset index = ImageFolder.scan(shared);
         for (int i = 0; i < index.size(); i++) {
             assertEquals(SyntheticImageNet.className(index.label(i)), index.path(i).substring(0, 9), index.path(i));
         }

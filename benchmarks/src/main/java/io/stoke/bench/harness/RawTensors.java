@@ -8,7 +8,7 @@ import io.stoke.pack.Packer;
 import io.stoke.pack.SampleKeys;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.TarShards;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -26,6 +26,8 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Stream;
+import io.stoke.loader.source.FileDataset;
+import io.stoke.loader.source.ShardDataset;
 
 /**
  * The "preprocessed on SSD" dataset, made once from a JPEG ImageFolder tree in two forms holding
@@ -78,14 +80,14 @@ public final class RawTensors {
      * @param workers the Packer's threads
      */
     public static Prepared ensure(Path jpegRoot, Path shardsDir, Path rawRoot, int workers) {
-        SampleIndex jpeg = ImageFolder.scan(jpegRoot);
+        FileDataset jpeg = ImageFolder.scan(jpegRoot);
         boolean packed = pack(jpeg, jpegRoot, shardsDir, workers);
         boolean made = cutFiles(jpeg, shardsDir, rawRoot);
         return new Prepared(shardsDir, rawRoot, jpeg.size(), packed, made);
     }
 
     /** {@code stoke pack JPEG --out DIR --format raw --resize 256 --crop 224}; false when DIR held it complete. */
-    private static boolean pack(SampleIndex jpeg, Path jpegRoot, Path shardsDir, int workers) {
+    private static boolean pack(FileDataset jpeg, Path jpegRoot, Path shardsDir, int workers) {
         PackOptions options = PackOptions.raw(RESIZE, SIDE, 256L << 20);
         Packer.Result r;
         try {
@@ -104,7 +106,7 @@ public final class RawTensors {
      * the shards, unless the marker says that this set was cut from this pack (and the files are
      * all there); false when reused.
      */
-    private static boolean cutFiles(SampleIndex jpeg, Path shardsDir, Path rawRoot) {
+    private static boolean cutFiles(Dataset jpeg, Path shardsDir, Path rawRoot) {
         List<Path> want = new ArrayList<>(jpeg.size());
         for (int i = 0; i < jpeg.size(); i++) {
             want.add(rawFile(rawRoot, jpeg.path(i)));
@@ -119,7 +121,7 @@ public final class RawTensors {
             Files.createDirectories(rawRoot);
             Files.deleteIfExists(marker);
             byte[] header = NpyHeader.uint8(SIDE, SIDE, 3);
-            try (SampleIndex shards = Datasets.open(shardsDir.toString())) {
+            try (ShardDataset shards = (ShardDataset) Datasets.open(shardsDir.toString())) {
                 TarShards tar = shards.shards();
                 if (shards.size() != jpeg.size() || !tar.problems().isEmpty()) {
                     throw new IllegalStateException("the pack in " + shardsDir + " holds " + shards.size() + " samples of "
@@ -150,7 +152,7 @@ public final class RawTensors {
         }
     }
 
-    private static void cut(SampleIndex jpeg, SampleIndex shards, int i, MemorySegment bytes, byte[] header, Path out)
+    private static void cut(Dataset jpeg, ShardDataset shards, int i, MemorySegment bytes, byte[] header, Path out)
             throws IOException {
         TarShards tar = shards.shards();
         String key = SampleKeys.key(jpeg, i);

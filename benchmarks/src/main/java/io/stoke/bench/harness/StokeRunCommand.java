@@ -8,7 +8,7 @@ import io.stoke.loader.Loader;
 import io.stoke.loader.format.NpyHeader;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.TarShards;
 import io.stoke.loader.transform.TransformSpec;
 import java.nio.file.Path;
@@ -20,6 +20,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import io.stoke.loader.transform.RandomResizedCrop;
 import java.util.Arrays;
+import io.stoke.loader.source.ShardDataset;
 
 /**
  * {@code stoke harness-run}: one timed Stoke run in a process of its own, launched by the harness
@@ -84,7 +85,7 @@ public final class StokeRunCommand implements Callable<Integer> {
         long images = 0;
         long start;
         long end;
-        try (SampleIndex index = index(dataset, root)) {
+        try (Dataset index = index(dataset, root)) {
             TransformSpec spec = spec(dataset, transform, dctScaling);
             warmUp(index, spec);
             Loader.Builder builder = Loader.builder(index).batchSize(batchSize).workers(workers).slots(slots)
@@ -127,12 +128,12 @@ public final class StokeRunCommand implements Callable<Integer> {
      * uint8 {@code .npy}, so that the loader copies it into the batch without decoding; anything
      * else there is refused rather than timed as something it is not. Close it after the loader.
      */
-    public static SampleIndex index(String dataset, Path root) {
+    public static Dataset index(String dataset, Path root) {
         return switch (dataset) {
             case "jpeg" -> ImageFolder.scan(root);
             case "raw" -> {
-                SampleIndex index = Datasets.open(root.toString(), ErrorPolicy.FAIL, System.err::println);
-                TarShards shards = index.shards();
+                Dataset index = Datasets.open(root.toString(), ErrorPolicy.FAIL, System.err::println);
+                TarShards shards = index instanceof ShardDataset sharded ? sharded.shards() : null;
                 for (int i = 0; i < index.size(); i++) {
                     if (shards == null || shards.format(i) != TarShards.NPY
                             || shards.length(i) != NpyHeader.uint8(RawTensors.SIDE, RawTensors.SIDE, 3).length
@@ -202,7 +203,7 @@ public final class StokeRunCommand implements Callable<Integer> {
      * epoch after epoch), closed before the timed one is built, so that the timed run meets
      * compiled code (the resize kernels, on JPEG), as a training job does after its first seconds.
      */
-    private void warmUp(SampleIndex index, TransformSpec spec) {
+    private void warmUp(Dataset index, TransformSpec spec) {
         if (warmupImages <= 0) {
             return;
         }

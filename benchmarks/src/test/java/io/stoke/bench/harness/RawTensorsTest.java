@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
 import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.TarShards;
 import io.stoke.loader.testing.TestImages;
 import java.io.ByteArrayOutputStream;
@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
+import io.stoke.loader.source.ShardDataset;
 
 /**
  * The harness's raw case through the real pipeline: the raw shards that {@link RawTensors} packs
@@ -69,10 +70,10 @@ class RawTensorsTest {
         // harness-run's raw dataset and transform (train asked for: the raw case is eval whatever
         // --transform says), batch 4, 2 workers, 2 slots: 3 batches, the last partial.
         List<byte[]> stoke = new ArrayList<>();
-        try (SampleIndex index = StokeRunCommand.index("raw", p.shards())) {
+        try (Dataset index = StokeRunCommand.index("raw", p.shards())) {
             assertEquals(11, index.size());
             for (int i = 0; i < index.size(); i++) {
-                assertEquals(TarShards.NPY, index.shards().format(i), "sample " + i + " is a .npy: only copied");
+                assertEquals(TarShards.NPY, ((ShardDataset) index).shards().format(i), "sample " + i + " is a .npy: only copied");
             }
             List<Integer> sizes = new ArrayList<>();
             try (Loader loader = Loader.builder(index).batchSize(4).workers(2).slots(2)
@@ -144,7 +145,7 @@ class RawTensorsTest {
         RawTensors.Prepared replaced = RawTensors.ensure(other, tmp.resolve("shards"), tmp.resolve("raw"), 1);
         assertTrue(replaced.packed() && replaced.filesMade(), replaced.toString());
         assertEquals(5, RawTensors.list(first.files()).size());
-        try (SampleIndex index = StokeRunCommand.index("raw", replaced.shards())) {
+        try (Dataset index = StokeRunCommand.index("raw", replaced.shards())) {
             assertEquals(5, index.size());
         }
     }
@@ -204,7 +205,7 @@ class RawTensorsTest {
         List<String> torch = printed.lines().toList();
 
         List<String> stoke = new ArrayList<>();
-        try (SampleIndex index = StokeRunCommand.index("raw", p.shards());
+        try (Dataset index = StokeRunCommand.index("raw", p.shards());
              Loader loader = Loader.builder(index).batchSize(4).workers(2)
                      .transform(StokeRunCommand.spec("raw", "eval", "POWERS_OF_TWO")).build()) {
             for (Batch b : loader) {

@@ -45,16 +45,16 @@ public final class Datasets {
      * keeps the samples before the damage. A dataset of shards without any {@code .cls} member is
      * said once too: its labels are all -1.
      */
-    public static SampleIndex open(String spec, ErrorPolicy policy, Consumer<String> warn) {
+    public static Dataset open(String spec, ErrorPolicy policy, Consumer<String> warn) {
         return checked(open(spec), spec, policy, warn);
     }
 
     /** What {@link #open(String, ErrorPolicy, Consumer)} does after opening: for remote shards too. */
-    public static SampleIndex checked(SampleIndex index, String spec, ErrorPolicy policy, Consumer<String> warn) {
-        TarShards shards = index.shards();
-        if (shards == null) {
+    public static Dataset checked(Dataset index, String spec, ErrorPolicy policy, Consumer<String> warn) {
+        if (!(index instanceof ShardDataset sharded)) {
             return index;
         }
+        TarShards shards = sharded.shards();
         if (!shards.problems().isEmpty()) {
             if (policy == ErrorPolicy.FAIL) {
                 index.close();
@@ -80,7 +80,7 @@ public final class Datasets {
      * scheme's {@link UrlDatasetProvider} is looked up on the class path; without one, the error names
      * the module to add.
      */
-    public static SampleIndex open(String spec, UrlDatasetProvider.ShardCache cache) {
+    public static Dataset open(String spec, UrlDatasetProvider.ShardCache cache) {
         if (spec == null || !isUrl(spec)) {
             return open(spec);
         }
@@ -95,7 +95,7 @@ public final class Datasets {
     }
 
     /** The local dataset at {@code spec}, as it is; a shard's damage is in {@link TarShards#problems()}. */
-    public static SampleIndex open(String spec) {
+    public static Dataset open(String spec) {
         if (spec == null || spec.isBlank()) {
             throw new IllegalArgumentException("no dataset given");
         }
@@ -124,7 +124,7 @@ public final class Datasets {
     }
 
     /** Local shards by path, in the order given. */
-    public static SampleIndex openShards(List<String> names) {
+    public static ShardDataset openShards(List<String> names) {
         List<Path> files = new ArrayList<>(names.size());
         for (String n : names) {
             files.add(Path.of(n));

@@ -20,7 +20,7 @@ public final class FileReader implements SampleReader {
     // [0, PATH_MAX): the root, then a relative path; [PATH_MAX, 2*PATH_MAX): an absolute path.
     private final MemorySegment path = arena.allocate(2 * PATH_MAX);
     private final MemorySegment absolutePath = path.asSlice(PATH_MAX);
-    private final SampleIndex index;
+    private final FileDataset index;
     private final int rootLength;
     private final long maxBytes;
     private Arena bufferArena = Arena.ofConfined();
@@ -28,7 +28,7 @@ public final class FileReader implements SampleReader {
     private long length;
     private int lastErrno;
 
-    public FileReader(SampleIndex index, long maxBytes) {
+    public FileReader(FileDataset index, long maxBytes) {
         this.index = index;
         this.maxBytes = maxBytes;
         byte[] root = (index.root().toString() + "/").getBytes(StandardCharsets.UTF_8);

@@ -24,7 +24,7 @@ public final class ImageFolder {
     private ImageFolder() {
     }
 
-    public static SampleIndex scan(Path root) {
+    public static FileDataset scan(Path root) {
         if (!Files.isDirectory(root)) {
             throw new IllegalArgumentException("not a directory: " + root);
         }
@@ -41,7 +41,7 @@ public final class ImageFolder {
             throw new IllegalArgumentException("no class folders in " + root
                     + " (ImageFolder layout is root/<class>/<image>)");
         }
-        SampleIndex.Builder builder = new SampleIndex.Builder();
+        Dataset.Builder builder = new Dataset.Builder();
         for (int label = 0; label < classes.size(); label++) {
             String cls = classes.get(label);
             // Names of one class at a time: the only per-file objects, and they die here.
@@ -62,7 +62,7 @@ public final class ImageFolder {
                 builder.add((cls + "/" + name).getBytes(StandardCharsets.UTF_8), label);
             }
         }
-        SampleIndex index = builder.build(root.toAbsolutePath(), classes);
+        FileDataset index = builder.buildFiles(root.toAbsolutePath(), classes);
         if (index.size() == 0) {
             throw new IllegalArgumentException("no image files under " + root);
         }

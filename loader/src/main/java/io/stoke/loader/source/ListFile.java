@@ -17,9 +17,9 @@ public final class ListFile {
     private ListFile() {
     }
 
-    public static SampleIndex read(Path listFile) {
+    public static FileDataset read(Path listFile) {
         Path root = listFile.toAbsolutePath().getParent();
-        SampleIndex.Builder builder = new SampleIndex.Builder();
+        Dataset.Builder builder = new Dataset.Builder();
         try (BufferedReader in = Files.newBufferedReader(listFile, StandardCharsets.UTF_8)) {
             String line;
             int number = 0;
@@ -48,7 +48,7 @@ public final class ListFile {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read list file " + listFile, e);
         }
-        SampleIndex index = builder.build(root, List.of());
+        FileDataset index = builder.buildFiles(root, List.of());
         if (index.size() == 0) {
             throw new IllegalArgumentException("list file " + listFile + " names no samples");
         }

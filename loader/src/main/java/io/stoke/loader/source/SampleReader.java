@@ -9,11 +9,6 @@ import java.lang.foreign.MemorySegment;
  * returns stays valid until {@link #done}, the next {@link #read} or {@link #close}.
  */
 public interface SampleReader extends AutoCloseable {
-    /** The reader for {@code index}'s kind of dataset: files, or tar shards. */
-    static SampleReader open(SampleIndex index, long maxBytes) {
-        return index.shards() == null ? new FileReader(index, maxBytes) : new ShardReader(index.shards(), maxBytes);
-    }
-
     /** Reads sample {@code sample}: {@link SampleStatus#OK}, or why not (details in {@link #message()}). */
     SampleStatus read(int sample);
 

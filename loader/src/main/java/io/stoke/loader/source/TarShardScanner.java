@@ -23,7 +23,7 @@ import org.apache.commons.compress.archivers.tar.TarFile;
 import java.util.Arrays;
 
 /**
- * Builds the {@link SampleIndex} of a WebDataset dataset: reads every shard's tar headers (Apache
+ * Builds the {@link Dataset} of a WebDataset dataset: reads every shard's tar headers (Apache
  * Commons Compress: ustar, PAX and GNU long names) and groups members into samples by WebDataset's
  * rules. A sample is the run of consecutive members sharing a key, the member path up to the first
  * dot of its file name; its image is the {@code jpg}/{@code jpeg} member (or {@code npy}, a raw
@@ -47,7 +47,7 @@ public final class TarShardScanner {
      * Scans {@code names.size()} shards whose bytes {@code bytes} gives, by shard number, on up to
      * {@code threads} threads. The index owns {@code bytes} from here on, even when this throws.
      */
-    public static SampleIndex index(List<String> names, ShardBytes bytes, Path root, int threads) {
+    public static ShardDataset index(List<String> names, ShardBytes bytes, Path root, int threads) {
         try {
             return build(names, bytes, root, scanAll(names, bytes, threads));
         } catch (RuntimeException | Error e) {
@@ -102,7 +102,7 @@ public final class TarShardScanner {
         }
     }
 
-    private static SampleIndex build(List<String> names, ShardBytes bytes, Path root, List<ShardScan> scans) {
+    private static ShardDataset build(List<String> names, ShardBytes bytes, Path root, List<ShardScan> scans) {
         int total = 0;
         boolean labelled = false;
         for (ShardScan scan : scans) {
@@ -115,7 +115,7 @@ public final class TarShardScanner {
         byte[] status = new byte[total];
         byte[] formats = new byte[total];
         List<String> problems = new ArrayList<>();
-        SampleIndex.Builder builder = new SampleIndex.Builder();
+        Dataset.Builder builder = new Dataset.Builder();
         int n = 0;
         for (int s = 0; s < scans.size(); s++) {
             ShardScan scan = scans.get(s);
@@ -140,7 +140,7 @@ public final class TarShardScanner {
         firstSample[names.size()] = n;
         TarShards shards = new TarShards(names.toArray(String[]::new), firstSample, offsets, lengths, status, formats,
                 bytes, problems, labelled);
-        return builder.build(root, List.of(), shards);
+        return builder.buildShards(root, List.of(), shards);
     }
 
     /** One tar member that is a regular file: its path, and where its data lies. */

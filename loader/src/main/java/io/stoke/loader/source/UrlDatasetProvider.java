@@ -17,7 +17,7 @@ public interface UrlDatasetProvider {
      *
      * @param cache how many bytes of shards to hold at once, and where (null: memory)
      */
-    SampleIndex open(String url, ShardCache cache);
+    Dataset open(String url, ShardCache cache);
 
     /** Bytes of remote shards held at once, and the folder that holds them as files (null: memory). */
     record ShardCache(long bytes, Path folder) {

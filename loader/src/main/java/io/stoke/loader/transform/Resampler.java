@@ -101,7 +101,7 @@ public final class Resampler implements AutoCloseable {
      * decoded at full size) to {@code outW x outH} and writes it as uint8 RGB, 3 bytes a pixel,
      * rows end to end, at {@code dst[offset]}, whatever this resampler's output type: PIL's
      * {@code img.resize((outW, outH), Image.BILINEAR, reducing_gap=None)}, the filter of
-     * {@link #resizeCrop} (which equals this followed by a center crop). Upscaling works too.
+     * {@link #resizeCenterCrop} (which equals this followed by a center crop). Upscaling works too.
      */
     public void resize(MemorySegment src, int srcW, int srcH, int outW, int outH, MemorySegment dst, long offset) {
         if (outW < 1 || outH < 1 || outW > 65535 || outH > 65535) {
@@ -116,18 +116,18 @@ public final class Resampler implements AutoCloseable {
      * original were {@code origW x origH}, crops, and writes one sample at {@code dst[offset]}: the
      * evaluation transform, torchvision's {@code CenterCrop(crop)(Resize(resize)(img))}.
      */
-    public void resizeCrop(MemorySegment src, int srcW, int srcH, int origW, int origH, MemorySegment dst, long offset) {
-        resizeCrop(src, srcW, srcH, 0, 0, srcW, srcH, origW, origH, dst, offset);
+    public void resizeCenterCrop(MemorySegment src, int srcW, int srcH, int origW, int origH, MemorySegment dst, long offset) {
+        resizeCenterCrop(src, srcW, srcH, 0, 0, srcW, srcH, origW, origH, dst, offset);
     }
 
     /**
-     * {@link #resizeCrop(MemorySegment, int, int, int, int, MemorySegment, long)} from a region of
+     * {@link #resizeCenterCrop(MemorySegment, int, int, int, int, MemorySegment, long)} from a region of
      * the decoded image: {@code src} holds its {@code srcW x srcH} pixels from {@code (srcX, srcY)}
      * of the {@code decodedW x decodedH} image, and must hold every pixel the crop reads
      * ({@link #evalSourceBox}). The coefficients are the whole image's, so the bytes are those of
      * the whole decode.
      */
-    public void resizeCrop(MemorySegment src, int srcW, int srcH, int srcX, int srcY, int decodedW, int decodedH,
+    public void resizeCenterCrop(MemorySegment src, int srcW, int srcH, int srcX, int srcY, int decodedW, int decodedH,
                            int origW, int origH, MemorySegment dst, long offset) {
         int outW = resizedWidth(spec.resize(), origW, origH);
         int outH = resizedHeight(spec.resize(), origW, origH);

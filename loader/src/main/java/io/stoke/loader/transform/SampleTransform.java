@@ -1,10 +1,11 @@
 package io.stoke.loader.transform;
 
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.TarShards;
 import java.lang.foreign.MemorySegment;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.source.SampleReader;
+import io.stoke.loader.source.ShardDataset;
 
 /**
  * Read, decode, resize and crop one sample into its place in a slot. One per worker thread; it
@@ -20,29 +21,30 @@ public final class SampleTransform implements AutoCloseable {
     private final NpyImage npy;
     private final JpegDecoder decoder;
     private final Resampler resampler;
-    private final SampleIndex index;
+    private final Dataset index;
     private final RandomResizedCrop train;
     private final long seed;
-    static final boolean REGION = Boolean.parseBoolean(System.getProperty("stoke.eval.region", "true"));
     private final int resize;
+    private final boolean evalRegion;
     private final CounterRandom random = new CounterRandom();
     private final CropBox box = new CropBox();
     private long lastSourceBytes;
     private String message;
 
     /** The evaluation transform, or the training one with seed 0. */
-    public SampleTransform(SampleIndex index, TransformSpec spec) {
+    public SampleTransform(Dataset index, TransformSpec spec) {
         this(index, spec, 0);
     }
 
     /** @param seed keys the training transform's random crops and flips (with the epoch and index) */
-    public SampleTransform(SampleIndex index, TransformSpec spec, long seed) {
+    public SampleTransform(Dataset index, TransformSpec spec, long seed) {
         this.index = index;
         this.train = spec.train();
         this.seed = seed;
         this.resize = spec.resize();
-        this.shards = index.shards();
-        this.reader = SampleReader.open(index, spec.maxFileBytes());
+        this.evalRegion = spec.evalRegion();
+        this.shards = index instanceof ShardDataset s ? s.shards() : null; // raw .npy samples are in shards only
+        this.reader = index.reader(spec.maxFileBytes());
         this.npy = new NpyImage(spec.crop());
         this.decoder = new JpegDecoder(spec);
         this.resampler = new Resampler(spec);
@@ -100,7 +102,7 @@ public final class SampleTransform implements AutoCloseable {
     /**
      * The evaluation transform. Only the region of the image that the centre crop reads is decoded
      * (the rows below it not at all); an image that already has the resize's size (a packed
-     * dataset) is only cropped. {@code -Dstoke.eval.region=false} decodes whole images.
+     * dataset) is only cropped. {@link TransformSpec#evalRegion()} false decodes whole images.
      */
     private SampleStatus applyEval(MemorySegment dst, long offset) {
         SampleStatus status = decoder.readHeader(reader.bytes(), reader.length());
@@ -111,7 +113,7 @@ public final class SampleTransform implements AutoCloseable {
         int w = decoder.originalWidth();
         int h = decoder.originalHeight();
         int covered = Math.min(w, h);
-        if (REGION) {
+        if (evalRegion) {
             // Only the part of the image that the centre crop's filter reads: no IDCT or colour
             // conversion for the columns outside it, and nothing at all below it.
             resampler.evalSourceBox(w, h, decoder.scaledWidthAt(covered, resize), decoder.scaledHeightAt(covered, resize),
@@ -124,7 +126,7 @@ public final class SampleTransform implements AutoCloseable {
             message = decoder.message();
             return status;
         }
-        resampler.resizeCrop(decoder.image(), decoder.width(), decoder.height(), decoder.regionX(), decoder.regionY(),
+        resampler.resizeCenterCrop(decoder.image(), decoder.width(), decoder.height(), decoder.regionX(), decoder.regionY(),
                 decoder.scaledWidth(), decoder.scaledHeight(), w, h, dst, offset);
         return SampleStatus.OK;
     }
@@ -157,7 +159,7 @@ public final class SampleTransform implements AutoCloseable {
         return message;
     }
 
-    public SampleIndex index() {
+    public Dataset index() {
         return index;
     }
 

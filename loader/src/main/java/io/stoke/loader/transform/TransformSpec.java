@@ -20,9 +20,13 @@ import java.util.Objects;
  * @param maxPixels   the largest width x height a JPEG header may claim (decompression bombs)
  * @param maxFileBytes the largest file that is read
  * @param train       the random crop and flip of the training transform, or null for evaluation
+ * @param evalRegion  whether the evaluation transform decodes only the part of the image its
+ *     centre crop reads (the default: the same bytes as a whole decode, for less work); false
+ *     decodes whole images, for comparisons
  */
 public record TransformSpec(int resize, int crop, Output output, float[] mean, float[] std,
-                            DctScaling dctScaling, long maxPixels, long maxFileBytes, RandomResizedCrop train) {
+                            DctScaling dctScaling, long maxPixels, long maxFileBytes, RandomResizedCrop train,
+                            boolean evalRegion) {
     public static final float[] IMAGENET_MEAN = {0.485f, 0.456f, 0.406f};
     public static final float[] IMAGENET_STD = {0.229f, 0.224f, 0.225f};
 
@@ -72,27 +76,27 @@ public record TransformSpec(int resize, int crop, Output output, float[] mean, f
      */
     public static TransformSpec defaults() {
         return new TransformSpec(256, 224, Output.UINT8_HWC, IMAGENET_MEAN, IMAGENET_STD,
-                DctScaling.POWERS_OF_TWO, 36L * 1000 * 1000, 64L << 20, null);
+                DctScaling.POWERS_OF_TWO, 36L * 1000 * 1000, 64L << 20, null, true);
     }
 
     public TransformSpec withResize(int resize, int crop) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train);
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
     }
 
     public TransformSpec withOutput(Output output) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train);
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
     }
 
     public TransformSpec withDctScaling(DctScaling dctScaling) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train);
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
     }
 
     public TransformSpec withMaxPixels(long maxPixels) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train);
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
     }
 
     public TransformSpec withNormalization(float[] mean, float[] std) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train);
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
     }
 
     /**
@@ -101,12 +105,17 @@ public record TransformSpec(int resize, int crop, Output output, float[] mean, f
      */
     public TransformSpec withTrain(int size, RandomResizedCrop crop) {
         return new TransformSpec(size, size, output, mean, std, dctScaling, maxPixels, maxFileBytes,
-                Objects.requireNonNull(crop, "crop"));
+                Objects.requireNonNull(crop, "crop"), evalRegion);
     }
 
     /** The evaluation transform, {@code Resize(resize)} and {@code CenterCrop(crop)}. */
     public TransformSpec withEval(int resize, int crop) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, null);
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, null, evalRegion);
+    }
+
+    /** {@link #evalRegion}: false decodes whole images for the evaluation transform (the same pixels). */
+    public TransformSpec withEvalRegion(boolean evalRegion) {
+        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
     }
 
     public boolean isTrain() {

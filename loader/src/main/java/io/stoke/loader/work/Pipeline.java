@@ -6,7 +6,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.sample.Sampler;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.transform.SampleTransform;
 import io.stoke.loader.transform.TransformSpec;
@@ -38,7 +38,7 @@ import org.agrona.concurrent.IdleStrategy;
  * {@link SlotRing#publish}, to the consumer until it calls {@link SlotRing#release}.
  */
 public final class Pipeline implements AutoCloseable {
-    private final SampleIndex index;
+    private final Dataset index;
     private final Sampler sampler;
     private final TransformSpec spec;
     private final SlotRing ring;
@@ -82,8 +82,8 @@ public final class Pipeline implements AutoCloseable {
     private volatile boolean running = true;
     private volatile Throwable failure;
 
-    /** {@link #Pipeline(SampleIndex, Sampler, TransformSpec, SlotRing, int, long, int, long, boolean, Supplier, int)} from batch 0, at the process's priority. */
-    public Pipeline(SampleIndex index, Sampler sampler, TransformSpec spec, SlotRing ring, int workers,
+    /** {@link #Pipeline(Dataset, Sampler, TransformSpec, SlotRing, int, long, int, long, boolean, Supplier, int)} from batch 0, at the process's priority. */
+    public Pipeline(Dataset index, Sampler sampler, TransformSpec spec, SlotRing ring, int workers,
                     long startEpoch, long epochs, boolean skipErrors, Supplier<IdleStrategy> idleStrategies) {
         this(index, sampler, spec, ring, workers, startEpoch, 0, epochs, skipErrors, idleStrategies, 0);
     }
@@ -97,7 +97,7 @@ public final class Pipeline implements AutoCloseable {
      *     batch 0, or 0 for no end
      * @param workerNice the workers' nice value, 0 to 19 (0: the process's own; see {@link WorkerPriority})
      */
-    public Pipeline(SampleIndex index, Sampler sampler, TransformSpec spec, SlotRing ring, int workers,
+    public Pipeline(Dataset index, Sampler sampler, TransformSpec spec, SlotRing ring, int workers,
                     long startEpoch, int startBatch, long epochs, boolean skipErrors,
                     Supplier<IdleStrategy> idleStrategies, int workerNice) {
         if (ring.geometry().samplesPerSlot() != sampler.batchSize() || ring.geometry().sampleBytes() != spec.sampleBytes()) {

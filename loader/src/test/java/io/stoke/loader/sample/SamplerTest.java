@@ -1,5 +1,6 @@
 package io.stoke.loader.sample;
 
+import io.stoke.loader.sample.Sampler.ShardTail;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.Arrays;

@@ -74,7 +74,7 @@ class RawShardsTest {
     void rawSamplesOfTheOutputSizeAreDeliveredAsStoredAndOthersNamed() throws Exception {
         Path shard = tmp.resolve("raw-000000.tar");
         byte[][] pixels = writeShard(shard);
-        try (SampleIndex index = Datasets.open(shard.toString())) {
+        try (Dataset index = Datasets.open(shard.toString())) {
             assertEquals(5, index.size());
             for (TransformSpec spec : List.of(EVAL, EVAL.withOutput(TransformSpec.Output.FLOAT32_CHW))) {
                 try (Loader loader = Loader.builder(index).transform(spec).batchSize(5).workers(2).slots(2)

@@ -112,7 +112,7 @@ class TarShardFuzzTest {
     /** Reads every sample of the shard under skip: {samples, bad ones}; null when it has none to read. */
     private static int[] readAll(Path shard) {
         List<String> warnings = new ArrayList<>();
-        SampleIndex index;
+        Dataset index;
         try {
             index = Datasets.open(shard.toString(), ErrorPolicy.SKIP, warnings::add);
         } catch (IllegalArgumentException e) {

@@ -44,7 +44,7 @@ class TarShardsTest {
     @TempDir
     static Path tmp;
     static Path folder;
-    static SampleIndex folderIndex;
+    static Dataset folderIndex;
 
     @BeforeAll
     static void makeFolder() {
@@ -86,7 +86,7 @@ class TarShardsTest {
             """;
 
     /** Per sample, in dataset order: label and a checksum of its pixels. */
-    static List<String> samples(SampleIndex index, boolean shuffle) {
+    static List<String> samples(Dataset index, boolean shuffle) {
         Map<Long, String> byIndex = new TreeMap<>();
         List<String> inOrder = new ArrayList<>();
         try (Loader loader = Loader.builder(index).transform(SMALL).batchSize(8).workers(2).slots(3).shuffle(shuffle)
@@ -114,7 +114,7 @@ class TarShardsTest {
         String prefix = "deep/" + "k".repeat(95) + "/";
         python(WRITE_SHARDS, folder.toString(), out.toString(), prefix);
         String pattern = out + "/train-{000000..000003}.tar";
-        try (SampleIndex shards = Datasets.open(pattern)) {
+        try (ShardDataset shards = (ShardDataset) Datasets.open(pattern)) {
             assertEquals(folderIndex.size(), shards.size());
             assertEquals(4, shards.shards().shardCount());
             assertTrue(shards.shards().problems().isEmpty(), shards.shards().problems().toString());
@@ -133,12 +133,12 @@ class TarShardsTest {
         }
         // The folder of those shards (with a manifest beside them) is the same dataset, in name order.
         Files.writeString(out.resolve("index.json"), "{}");
-        try (SampleIndex same = Datasets.open(out.toString())) {
+        try (Dataset same = Datasets.open(out.toString())) {
             assertEquals(folderIndex.size(), same.size());
             assertEquals(samples(folderIndex, false), samples(same, false));
         }
         // One shard by itself.
-        try (SampleIndex one = Datasets.open(out.resolve("train-000001.tar").toString())) {
+        try (Dataset one = Datasets.open(out.resolve("train-000001.tar").toString())) {
             assertEquals(12, one.size());
             assertEquals(folderIndex.label(12), one.label(0));
         }
@@ -198,7 +198,7 @@ class TarShardsTest {
         Path dir = hostile();
         List<String> warnings = new ArrayList<>();
         assertTimeoutPreemptively(NO_HANG, () -> {
-            try (SampleIndex index = Datasets.open(dir.toString(), ErrorPolicy.SKIP, warnings::add)) {
+            try (Dataset index = Datasets.open(dir.toString(), ErrorPolicy.SKIP, warnings::add)) {
                 String all = String.join("\n", warnings);
                 assertTrue(all.contains("h-000001.tar"), all);
                 assertTrue(all.contains("h-000002.tar"), all);
@@ -247,7 +247,7 @@ class TarShardsTest {
             assertTrue(e.getMessage().contains("h-000001.tar") && e.getMessage().contains("h-000002.tar")
                     && e.getMessage().contains("h-000003.tar"), e.getMessage());
             // The shard whose faults are per sample opens; its first bad sample fails its batch, named.
-            try (SampleIndex index = Datasets.open(dir.resolve("h-000000.tar").toString(), ErrorPolicy.FAIL, w -> { });
+            try (Dataset index = Datasets.open(dir.resolve("h-000000.tar").toString(), ErrorPolicy.FAIL, w -> { });
                  Loader loader = Loader.builder(index).transform(SMALL).batchSize(2).workers(2).slots(2).build()) {
                 SampleException failed = assertThrows(SampleException.class, () -> {
                     for (Batch b : loader) {
@@ -270,7 +270,7 @@ class TarShardsTest {
                         t.add(sys.argv[1], arcname='s%d.jpeg' % i)
                 """, folder.resolve(folderIndex.path(0)).toString(), out.resolve("u.tar").toString());
         List<String> warnings = new ArrayList<>();
-        try (SampleIndex index = Datasets.open(out.resolve("u.tar").toString(), ErrorPolicy.FAIL, warnings::add)) {
+        try (Dataset index = Datasets.open(out.resolve("u.tar").toString(), ErrorPolicy.FAIL, warnings::add)) {
             assertEquals(3, index.size());
             assertEquals(-1, index.label(2));
             assertTrue(warnings.size() == 1 && warnings.get(0).contains("every label is -1"), warnings.toString());

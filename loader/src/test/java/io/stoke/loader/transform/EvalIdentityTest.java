@@ -5,7 +5,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.testing.TestImages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -40,7 +40,7 @@ class EvalIdentityTest {
         byte[] jpeg = TestImages.jpeg(TestImages.rgb(w, h, w + 3L * h), w, h, channels, 90, subsamp, flags);
         Files.createDirectories(tmp.resolve("c"));
         Files.write(tmp.resolve("c/x.jpg"), jpeg);
-        SampleIndex index = ImageFolder.scan(tmp);
+        Dataset index = ImageFolder.scan(tmp);
         TransformSpec spec = TransformSpec.defaults().withResize(256, crop).withDctScaling(TransformSpec.DctScaling.NONE);
         try (Arena arena = Arena.ofConfined(); SampleTransform t = new SampleTransform(index, spec);
              JpegDecoder whole = new JpegDecoder(spec)) {

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.SampleIndex;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.testing.TestImages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -21,7 +21,7 @@ import io.stoke.ffm.StokeJpeg;
 /**
  * The evaluation transform decodes only the region of the image that the centre crop's filter
  * reads. Its bytes must be those of the whole image decoded at the same DCT scale and resized then
- * cropped ({@link JpegDecoder#decodePixels} + {@link Resampler#resizeCrop}, which {@code
+ * cropped ({@link JpegDecoder#decodePixels} + {@link Resampler#resizeCenterCrop}, which {@code
  * ResamplerTest} holds to PIL's), for every JPEG kind, orientation, odd size and DCT scale.
  */
 class EvalRegionTest {
@@ -49,7 +49,7 @@ class EvalRegionTest {
         byte[] jpeg = TestImages.jpeg(TestImages.rgb(w, h, 7L * w + h), w, h, channels, 90, subsamp, flags);
         Files.createDirectories(tmp.resolve("c"));
         Files.write(tmp.resolve("c/x.jpg"), jpeg);
-        SampleIndex index = ImageFolder.scan(tmp);
+        Dataset index = ImageFolder.scan(tmp);
         TransformSpec spec = TransformSpec.defaults().withDctScaling(dct).withOutput(output);
         try (Arena arena = Arena.ofConfined(); SampleTransform t = new SampleTransform(index, spec);
              JpegDecoder whole = new JpegDecoder(spec); Resampler resampler = new Resampler(spec)) {
@@ -61,7 +61,7 @@ class EvalRegionTest {
             assertEquals(SampleStatus.OK, whole.readHeader(in, jpeg.length));
             assertEquals(SampleStatus.OK, whole.decodePixels(in, jpeg.length, Math.min(w, h), spec.resize()));
             MemorySegment expected = arena.allocate(spec.sampleBytes());
-            resampler.resizeCrop(whole.image(), whole.width(), whole.height(), w, h, expected, 0);
+            resampler.resizeCenterCrop(whole.image(), whole.width(), whole.height(), w, h, expected, 0);
             assertArrayEquals(expected.toArray(JAVA_BYTE), got.toArray(JAVA_BYTE));
 
             // And it was a region: the decoder read fewer pixels than the whole scaled image.

@@ -144,7 +144,7 @@ class JpegDecoderTest {
         try (Arena arena = Arena.ofConfined(); JpegDecoder d = new JpegDecoder(spec); Resampler r = new Resampler(spec)) {
             assertEquals(SampleStatus.OK, decode(d, arena, jpeg), d.message());
             MemorySegment out = arena.allocate(spec.sampleBytes());
-            r.resizeCrop(d.image(), d.width(), d.height(), d.originalWidth(), d.originalHeight(), out, 0);
+            r.resizeCenterCrop(d.image(), d.width(), d.height(), d.originalWidth(), d.originalHeight(), out, 0);
             return out.toArray(JAVA_BYTE);
         }
     }

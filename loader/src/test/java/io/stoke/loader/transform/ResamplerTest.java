@@ -100,7 +100,7 @@ class ResamplerTest {
             MemorySegment.copy(src, 0, in, JAVA_BYTE, 0, src.length);
             MemorySegment out = arena.allocate(spec.sampleBytes() + 16);
             out.fill((byte) 0x5A);
-            r.resizeCrop(in, w, h, w, h, out, 8);
+            r.resizeCenterCrop(in, w, h, w, h, out, 8);
             // Nothing outside the sample's bytes was touched.
             assertEquals(0x5A, out.get(JAVA_BYTE, 7) & 0xFF);
             assertEquals(0x5A, out.get(JAVA_BYTE, 8 + spec.sampleBytes()) & 0xFF);
@@ -196,7 +196,7 @@ class ResamplerTest {
                 byte[] rgbx = rgbx(TestImages.rgb(wh[0], wh[1], wh[0] + wh[1]));
                 MemorySegment in = arena.allocate(rgbx.length);
                 MemorySegment.copy(rgbx, 0, in, JAVA_BYTE, 0, rgbx.length);
-                reused.resizeCrop(in, wh[0], wh[1], wh[0], wh[1], out, 0);
+                reused.resizeCenterCrop(in, wh[0], wh[1], wh[0], wh[1], out, 0);
                 byte[] fresh = run(spec, TestImages.rgb(wh[0], wh[1], wh[0] + wh[1]), wh[0], wh[1]);
                 assertArrayEquals(fresh, out.toArray(JAVA_BYTE), wh[0] + "x" + wh[1] + " after other sizes");
             }
@@ -290,12 +290,12 @@ class ResamplerTest {
                 MemorySegment in = arena.allocate(src4.length);
                 MemorySegment.copy(src4, 0, in, JAVA_BYTE, 0, src4.length);
                 MemorySegment out = arena.allocate(spec.sampleBytes());
-                r.resizeCrop(in, w, h, w, h, out, 0);
+                r.resizeCenterCrop(in, w, h, w, h, out, 0);
                 assertArrayEquals(expected, out.toArray(JAVA_BYTE));
                 byte[] full = resize(r, rgb, w, h, ow, oh);
                 assertArrayEquals(expected, centerCrop(full, ow, oh, crop), "resize to " + ow + "x" + oh + " then crop");
-                r.resizeCrop(in, w, h, w, h, out, 0);
-                assertArrayEquals(expected, out.toArray(JAVA_BYTE), "resizeCrop after a plain resize");
+                r.resizeCenterCrop(in, w, h, w, h, out, 0);
+                assertArrayEquals(expected, out.toArray(JAVA_BYTE), "resizeCenterCrop after a plain resize");
             }
         }
     }
@@ -401,8 +401,8 @@ class ResamplerTest {
         try (Arena arena = Arena.ofConfined(); Resampler r = new Resampler(spec)) {
             MemorySegment in = arena.allocate(64 * 64 * 4);
             MemorySegment out = arena.allocate(spec.sampleBytes());
-            assertThrows(IndexOutOfBoundsException.class, () -> r.resizeCrop(in, 64, 64, 64, 64, out, 1));
-            assertThrows(IndexOutOfBoundsException.class, () -> r.resizeCrop(in, 65, 64, 65, 64, out, 0));
+            assertThrows(IndexOutOfBoundsException.class, () -> r.resizeCenterCrop(in, 64, 64, 64, 64, out, 1));
+            assertThrows(IndexOutOfBoundsException.class, () -> r.resizeCenterCrop(in, 65, 64, 65, 64, out, 0));
         }
     }
 }

@@ -12,26 +12,21 @@ import java.lang.foreign.ValueLayout;
  * packed end to end in one {@code byte[]}), where each path starts, and each label. A million
  * samples cost about their path bytes plus 12 bytes each, and no object per file.
  *
- * <p>A dataset of WebDataset tar shards also has {@link #shards()}: where each sample's members
- * lie in which shard; its paths are then the samples' keys, and {@link #name} is
- * {@code <shard>/<key>}. Such an index owns the shards' memory (mappings or a download cache):
- * close it when the last loader over it is closed. Closing a folder's index does nothing.
+ * <p>Two kinds: {@link FileDataset}, one file per sample (an ImageFolder tree or a list file), and
+ * {@link ShardDataset}, WebDataset tar shards, whose {@link ShardDataset#shards()} say where each
+ * sample's members lie; its paths are then the samples' keys, and {@link #name} is
+ * {@code <shard>/<key>}. A shard dataset owns the shards' memory (mappings or a download cache):
+ * close it when the last loader over it is closed. Closing a file dataset does nothing.
  */
-public final class SampleIndex implements AutoCloseable {
+public abstract sealed class Dataset implements AutoCloseable permits FileDataset, ShardDataset {
     private final Path root;
     private final byte[] pathBytes;
     private final int[] pathStart; // length size()+1; path i is pathBytes[pathStart[i], pathStart[i+1])
     private final int[] labels;
     private final List<String> classNames;
-    private final TarShards shards;
 
-    SampleIndex(Path root, byte[] pathBytes, int[] pathStart, int[] labels, List<String> classNames) {
-        this(root, pathBytes, pathStart, labels, classNames, null);
-    }
-
-    SampleIndex(Path root, byte[] pathBytes, int[] pathStart, int[] labels, List<String> classNames, TarShards shards) {
+    Dataset(Path root, byte[] pathBytes, int[] pathStart, int[] labels, List<String> classNames) {
         this.root = root;
-        this.shards = shards;
         this.pathBytes = pathBytes;
         this.pathStart = pathStart;
         this.labels = labels;
@@ -62,33 +57,15 @@ public final class SampleIndex implements AutoCloseable {
     }
 
     /** The sample's full path; allocates, so for messages, not the hot path. Folders and lists only. */
-    public Path resolve(int sample) {
-        if (shards != null) {
-            throw new IllegalStateException("a sample in a tar shard has no path of its own: use name()");
-        }
-        return root.resolve(path(sample));
-    }
+    /** How a log or an error names the sample: its file, or {@code <shard>/<key>}. */
+    public abstract String name(int sample);
 
-    /**
-     * The sample's name in every message and output: its full path, or {@code <shard>/<key>} for
-     * a sample in a tar shard. Allocates.
-     */
-    public String name(int sample) {
-        return shards == null ? resolve(sample).toString() : shards.shardName(shards.shardOf(sample)) + "/" + path(sample);
-    }
+    /** A reader of this dataset's samples' bytes, for one thread; files larger than {@code maxBytes} are refused. */
+    public abstract SampleReader reader(long maxBytes);
 
-    /** Where the samples' bytes lie when the dataset is tar shards; null for a folder or list. */
-    public TarShards shards() {
-        return shards;
-    }
-
-    /** Releases the shards' mappings or cache; nothing for a folder or list. */
+    /** Lets go of what the dataset holds (a shard dataset's mappings or cache); nothing for files. */
     @Override
-    public void close() {
-        if (shards != null) {
-            shards.close();
-        }
-    }
+    public void close() {}
 
     public int pathLength(int sample) {
         return pathStart[sample + 1] - pathStart[sample];
@@ -148,12 +125,13 @@ public final class SampleIndex implements AutoCloseable {
             labels[sample] = label;
         }
 
-        SampleIndex build(Path root, List<String> classNames) {
-            return build(root, classNames, null);
+        FileDataset buildFiles(Path root, List<String> classNames) {
+            return new FileDataset(root, Arrays.copyOf(bytes, used), Arrays.copyOf(starts, size + 1),
+                    Arrays.copyOf(labels, size), classNames);
         }
 
-        SampleIndex build(Path root, List<String> classNames, TarShards shards) {
-            return new SampleIndex(root, Arrays.copyOf(bytes, used), Arrays.copyOf(starts, size + 1),
+        ShardDataset buildShards(Path root, List<String> classNames, TarShards shards) {
+            return new ShardDataset(root, Arrays.copyOf(bytes, used), Arrays.copyOf(starts, size + 1),
                     Arrays.copyOf(labels, size), classNames, shards);
         }
     }

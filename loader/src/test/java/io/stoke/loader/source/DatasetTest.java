@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import java.lang.foreign.ValueLayout;
 
-class SampleIndexTest {
+class DatasetTest {
     @TempDir
     Path tmp;
 
@@ -27,7 +27,7 @@ class SampleIndexTest {
         }
         Path list = tmp.resolve("train.txt");
         Files.write(list, lines);
-        SampleIndex index = ListFile.read(list);
+        FileDataset index = ListFile.read(list);
         assertEquals(n, index.size());
         for (int i : new int[] {0, 1, 1023, 1024, 1025, 2047, 2048, 2049, 65536, n - 1}) {
             assertEquals("dir" + (i % 7) + "/image with space " + i + ".jpg", index.path(i));
@@ -66,7 +66,7 @@ class SampleIndexTest {
     void absolutePathsInListsStayAbsolute() throws Exception {
         Path list = tmp.resolve("abs.txt");
         Files.write(list, List.of("/data/x.jpg 3", "rel/y.jpg 4"));
-        SampleIndex index = ListFile.read(list);
+        FileDataset index = ListFile.read(list);
         assertTrue(index.isAbsolute(0));
         assertFalse(index.isAbsolute(1));
         assertEquals(Path.of("/data/x.jpg"), index.resolve(0));
@@ -79,7 +79,7 @@ class SampleIndexTest {
         Files.write(tmp.resolve("t/b/1.JPEG"), new byte[1]);
         Files.write(tmp.resolve("t/a/2.jpg"), new byte[1]);
         Files.write(tmp.resolve("t/a/notes.txt"), new byte[1]);
-        SampleIndex index = ImageFolder.scan(tmp.resolve("t"));
+        Dataset index = ImageFolder.scan(tmp.resolve("t"));
         assertEquals(2, index.size());
         assertEquals(List.of("a", "b"), index.classNames());
         assertEquals("a/2.jpg", index.path(0));
