@@ -24,6 +24,8 @@ import io.stoke.gpu.DeviceUnavailableException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import io.stoke.loader.BatchSource;
+import io.stoke.loader.BatchView;
 
 /** Runs a loader to the end, drawing progress, and prints the figures: what demo and bench share. */
 final class BenchRun {
@@ -150,28 +152,18 @@ final class BenchRun {
             batchSize = loader.sampler().batchSize();
             long total = loader.sampler().samplesPerEpoch() * epochs;
             ProgressBar progress = new ProgressBar(err, total);
+            BatchSource<?> source = stage != null ? stage : loader;
             while (true) {
                 try {
-                    if (stage == null) {
-                        Batch batch = loader.next();
-                        if (batch == null) {
-                            break;
-                        }
-                        try (batch) {
-                            skipped.addAll(batch.skipped());
-                            transformNanos += batch.stats().decodeNanos();
-                            progress.advance(batch.size());
-                        }
-                    } else {
-                        DeviceBatch batch = stage.next();
-                        if (batch == null) {
-                            break;
-                        }
-                        try (batch) {
-                            batch.synchronize(); // as a training step would before using it
-                            skipped.addAll(batch.skipped());
-                            progress.advance(batch.size());
-                        }
+                    BatchView batch = source.next();
+                    if (batch == null) {
+                        break;
+                    }
+                    try (batch) {
+                        batch.awaitReady(); // as a training step would before using it
+                        skipped.addAll(batch.skipped());
+                        transformNanos += batch.stats().decodeNanos();
+                        progress.advance(batch.size());
                     }
                 } catch (SampleException e) {
                     failed.addAll(e.errors());
@@ -188,8 +180,7 @@ final class BenchRun {
             }
         }
         printTable(title, stats, workers, batchSize);
-        // Host batches carry their workers' time; the GPU stage's device batches do not.
-        double transformMs = stats.images() == 0 || deviceStats != null ? Double.NaN : transformNanos / 1e6 / stats.images();
+        double transformMs = stats.images() == 0 ? Double.NaN : transformNanos / 1e6 / stats.images();
         row("worker time per image", Double.isNaN(transformMs) ? "n/a"
                 : String.format(Locale.ROOT, "%.2f ms (read, decode, resize, crop)", transformMs));
         if (deviceStats != null) {

@@ -10,6 +10,8 @@ import io.stoke.loader.error.SampleError;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
+import io.stoke.loader.BatchStats;
+import io.stoke.loader.BatchView;
 
 /**
  * One batch in device memory, from {@link DeviceStage#next()}. The data is there once
@@ -22,7 +24,7 @@ import java.util.List;
  * device. After closing (or after the stage closes), every accessor throws
  * {@link IllegalStateException}; segments from {@link #labels()} and {@link #indices()} too.
  */
-public final class DeviceBatch implements AutoCloseable {
+public final class DeviceBatch implements BatchView {
     private final DeviceStage stage;
     private final DeviceStage.Entry entry;
     private final Arena arena = Arena.ofShared();
@@ -34,6 +36,7 @@ public final class DeviceBatch implements AutoCloseable {
     private final long batchIndex;
     private final boolean lastInEpoch;
     private final List<SampleError> skipped;
+    private final BatchStats stats;
     private boolean closed;
 
     DeviceBatch(DeviceStage stage, DeviceStage.Entry entry) {
@@ -45,6 +48,7 @@ public final class DeviceBatch implements AutoCloseable {
         this.batchIndex = entry.batchIndex;
         this.lastInEpoch = entry.lastInEpoch;
         this.skipped = entry.skipped;
+        this.stats = entry.stats;
         this.labels = entry.labels.asSlice(0, 4L * size).reinterpret(arena, null);
         this.indices = entry.indices.asSlice(0, 8L * size).reinterpret(arena, null);
     }
@@ -103,6 +107,18 @@ public final class DeviceBatch implements AutoCloseable {
     /** Samples that produced no pixels (zeroed) and why. */
     public List<SampleError> skipped() {
         return skipped;
+    }
+
+    /** The host batch's: the workers' time and bytes behind it. */
+    @Override
+    public BatchStats stats() {
+        return stats;
+    }
+
+    /** {@link #synchronize()}: the batch is whole on the device. */
+    @Override
+    public void awaitReady() {
+        synchronize();
     }
 
     public long sequence() {

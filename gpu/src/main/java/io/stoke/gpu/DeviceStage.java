@@ -29,6 +29,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import io.stoke.loader.BatchStats;
+import io.stoke.loader.BatchSource;
 
 /**
  * Moves a loader's batches to a CUDA device: the GPU stage.
@@ -64,7 +66,7 @@ import java.util.function.Supplier;
  * on with host batches. Close the stage before the loader (try-with-resources does, in reverse
  * order): the pinned registration must be removed before the ring's memory goes.
  */
-public final class DeviceStage implements AutoCloseable {
+public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseable {
     private static final Object END = new Object();
 
     private final SlotRing ring;
@@ -390,6 +392,7 @@ public final class DeviceStage implements AutoCloseable {
         entry.batchIndex = host.batchIndex();
         entry.lastInEpoch = host.lastInEpoch();
         entry.skipped = host.skipped();
+        entry.stats = host.stats();
         entry.owners.set(2);
         int now = onDevice.incrementAndGet();
         maxOnDevice.accumulateAndGet(now, Math::max);
@@ -573,6 +576,7 @@ public final class DeviceStage implements AutoCloseable {
         long batchIndex;
         boolean lastInEpoch;
         List<SampleError> skipped;
+        BatchStats stats;
 
         Entry(int index, DeviceBuffer staging, DeviceBuffer out, CudaEvent copied, CudaEvent done,
               CudaEvent released, MemorySegment labels, MemorySegment indices) {

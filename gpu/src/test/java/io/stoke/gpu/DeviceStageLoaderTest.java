@@ -3,6 +3,7 @@ package io.stoke.gpu;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -21,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import io.stoke.loader.BatchView;
 
 /**
  * A real Loader (JPEG decoding by libjpeg-turbo into the ring) behind the GPU stage on the test
@@ -64,6 +66,11 @@ class DeviceStageLoaderTest {
                 try (DeviceBatch b = stage.next()) {
                     assertEquals(k, b.sequence());
                     assertArrayEquals(new long[] {hostLabels.get(k).length, 3, 16, 16}, b.shape());
+                    // The host batch's figures travel with it: the uint8 slot it was copied from.
+                    BatchView view = b;
+                    assertEquals(hostLabels.get(k).length * 16L * 16 * 3, view.stats().pixelBytes());
+                    assertTrue(view.stats().decodeNanos() > 0 && view.stats().sourceBytes() > 0, view.stats().toString());
+                    view.awaitReady();
                     b.copyToHost(got);
                     float[] want = hostFloats.get(k);
                     float[] dev = got.asSlice(0, 4L * want.length).toArray(JAVA_FLOAT);

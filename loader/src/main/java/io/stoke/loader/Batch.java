@@ -29,7 +29,7 @@ import io.stoke.loader.error.SampleException;
  * }
  * }</pre>
  */
-public final class Batch implements AutoCloseable {
+public final class Batch implements BatchView {
     private final RingGeometry geometry;
     private final int slot;
     private final Arena arena;

@@ -43,7 +43,7 @@ import io.stoke.loader.source.ShardDataset;
  * {@link #close()} stops the workers, waits for them, invalidates batches still open and frees
  * the ring.
  */
-public final class Loader implements Iterable<Batch>, AutoCloseable {
+public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCloseable {
     private final Dataset index;
     private final Sampler sampler;
     private final TransformSpec spec;

@@ -35,7 +35,7 @@ import org.agrona.concurrent.IdleStrategy;
  * (or its process dies) are delivered again to the next consumer that attaches. {@link #next()} is
  * for one thread; a batch may be closed on any thread.
  */
-public final class RingConsumer implements Iterable<Batch>, AutoCloseable {
+public final class RingConsumer implements BatchSource<Batch>, Iterable<Batch>, AutoCloseable {
     /** How often a waiting {@link #next()} writes the consumer heartbeat and checks the producer. */
     public static final int PRODUCER_CHECK_MILLIS = 10;
 
