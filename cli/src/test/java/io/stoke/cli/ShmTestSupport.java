@@ -229,9 +229,13 @@ final class ShmTestSupport {
         }
 
         @Override
-        public void close() throws InterruptedException {
+        public void close() {
             if (process.isAlive()) {
-                kill9();
+                try {
+                    kill9();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
             }
         }
     }

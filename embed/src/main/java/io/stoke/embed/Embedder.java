@@ -105,7 +105,7 @@ public final class Embedder implements AutoCloseable {
                 ? OnnxTensor.createTensor(env, checked(in.asFloatBuffer(), expected), inputShape)
                 : OnnxTensor.createTensor(env, checked(in, expected), inputShape, OnnxJavaType.UINT8);
              OnnxTensor pinned = OnnxTensor.createTensor(env, out.asFloatBuffer(), outputShape);
-             OrtSession.Result ignored = session.run(Map.of(contract.inputName(), input),
+             OrtSession.Result _ = session.run(Map.of(contract.inputName(), input),
                      Map.<String, OnnxValue>of(contract.outputName(), pinned))) {
             lastRunNanos = System.nanoTime() - start;
         }

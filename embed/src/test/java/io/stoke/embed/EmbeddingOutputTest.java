@@ -68,7 +68,7 @@ class EmbeddingOutputTest {
         IllegalStateException kept = assertThrows(IllegalStateException.class,
                 () -> EmbeddingOutput.create(dir, 2, List.of("a.jpg"), false));
         assertTrue(kept.getMessage().contains("--overwrite"), kept.getMessage());
-        try (EmbeddingOutput out = EmbeddingOutput.create(dir, 2, List.of("b.jpg"), true)) {
+        try (EmbeddingOutput _ = EmbeddingOutput.create(dir, 2, List.of("b.jpg"), true)) {
             assertTrue(Files.exists(dir.resolve("embeddings.npy")), "the finished run stays until the new one commits");
         } // the new run fails
         assertEquals(List.of("a.jpg"), Files.readAllLines(dir.resolve("paths.txt")));

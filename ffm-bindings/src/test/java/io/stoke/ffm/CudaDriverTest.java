@@ -132,7 +132,7 @@ class CudaDriverTest {
 
     @Test
     void roundTripThroughDeviceMemory() {
-        try (CudaContext ctx = CudaContext.retainPrimary(driver, 0);
+        try (CudaContext _ = CudaContext.retainPrimary(driver, 0);
              Arena arena = Arena.ofConfined();
              DeviceBuffer dev = DeviceBuffer.allocate(driver, 4096)) {
             MemorySegment src = pattern(arena, 4096, 7);
@@ -149,7 +149,7 @@ class CudaDriverTest {
 
     @Test
     void asyncCopiesCompleteInStreamOrderAndEventsSaySo() {
-        try (CudaContext ctx = CudaContext.retainPrimary(driver, 0);
+        try (CudaContext _ = CudaContext.retainPrimary(driver, 0);
              Arena arena = Arena.ofConfined();
              PinnedHostMemory host = PinnedHostMemory.allocate(driver, 1 << 16);
              DeviceBuffer dev = DeviceBuffer.allocate(driver, 1 << 16);
@@ -189,7 +189,7 @@ class CudaDriverTest {
 
     @Test
     void registrationPinsExistingMemoryOnce() {
-        try (CudaContext ctx = CudaContext.retainPrimary(driver, 0);
+        try (CudaContext _ = CudaContext.retainPrimary(driver, 0);
              Arena arena = Arena.ofConfined();
              DeviceBuffer dev = DeviceBuffer.allocate(driver, 8192);
              CudaStream stream = CudaStream.create(driver)) {
@@ -213,7 +213,7 @@ class CudaDriverTest {
     @Test
     void theDoubleDetectsAHostBufferChangedBeforeItsCopyCompleted() {
         // The stage's tests rely on this detector; show that it fires when the rule is broken.
-        try (CudaContext ctx = CudaContext.retainPrimary(driver, 0);
+        try (CudaContext _ = CudaContext.retainPrimary(driver, 0);
              Arena arena = Arena.ofConfined();
              DeviceBuffer dev = DeviceBuffer.allocate(driver, 4096);
              CudaStream stream = CudaStream.create(driver)) {
@@ -228,7 +228,7 @@ class CudaDriverTest {
 
     @Test
     void injectedFailuresBecomeExceptionsNamingTheCall() {
-        try (CudaContext ctx = CudaContext.retainPrimary(driver, 0)) {
+        try (CudaContext _ = CudaContext.retainPrimary(driver, 0)) {
             dbl.failCall("cuMemAlloc_v2", 2, CudaDriver.CUDA_ERROR_OUT_OF_MEMORY);
             try (DeviceBuffer first = DeviceBuffer.allocate(driver, 64)) {
                 CudaException e = assertThrows(CudaException.class, () -> DeviceBuffer.allocate(driver, 64));
@@ -241,7 +241,7 @@ class CudaDriverTest {
     @Test
     void modulesComeFromPtxThatDeclaresTheKernel() {
         String ptx = ".version 8.0\n.target sm_75\n.address_size 64\n.visible .entry stoke_spin(\n.param .u64 p\n)\n{\nret;\n}\n";
-        try (CudaContext ctx = CudaContext.retainPrimary(driver, 0);
+        try (CudaContext _ = CudaContext.retainPrimary(driver, 0);
              CudaModule module = CudaModule.loadPtx(driver, ptx)) {
             assertFalse(module.function("stoke_spin").equals(MemorySegment.NULL));
             CudaException e = assertThrows(CudaException.class, () -> module.function("stoke_normalize_u8_nhwc_to_f32_nchw"));
@@ -254,7 +254,7 @@ class CudaDriverTest {
 
     @Test
     void closedThingsThrowInsteadOfCrashing() {
-        try (CudaContext ctx = CudaContext.retainPrimary(driver, 0)) {
+        try (CudaContext _ = CudaContext.retainPrimary(driver, 0)) {
             DeviceBuffer dev = DeviceBuffer.allocate(driver, 64);
             dev.close();
             dev.close(); // idempotent

@@ -184,7 +184,7 @@ public final class ShmRing implements AutoCloseable {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             long seat;
-            try (var lock = ch.lock(0, 1, false)) {
+            try (var _ = ch.lock(0, 1, false)) {
                 seat = state.consumerPid();
                 if (seat == 0 && state.compareAndSetConsumerPid(0L, self)) {
                     return;

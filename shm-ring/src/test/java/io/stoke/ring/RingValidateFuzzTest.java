@@ -96,7 +96,7 @@ class RingValidateFuzzTest {
                 byte[] flipped = ring.clone();
                 for (int k = 0; k < 1 + i % 3; k++) {
                     // the geometry words, then anywhere in the header page and queues
-                    int at = i < 3 ? random.nextInt(128) : random.nextInt((int) Math.min(ring.length, 8192));
+                    int at = i < 3 ? random.nextInt(128) : random.nextInt(Math.min(ring.length, 8192));
                     flipped[at] ^= (byte) (1 << random.nextInt(8));
                 }
                 seeds.add(flipped);

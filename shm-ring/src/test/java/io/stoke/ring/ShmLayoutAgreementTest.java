@@ -116,7 +116,7 @@ class ShmLayoutAgreementTest {
         };
         for (RingGeometry g : geometries) {
             Path file = ShmRingTest.shmPath("agree");
-            try (ShmRing ring = ShmRing.create(file, g, null)) {
+            try (ShmRing _ = ShmRing.create(file, g, null)) {
                 NativeTools.Result r = NativeTools.run(List.of(exe.toString(), file.toString()));
                 assertEquals(0, r.exit(), r.out());
                 String expected = g.sampleBytes() + " " + g.slotStride() + " " + g.readyQueueOffset() + " "

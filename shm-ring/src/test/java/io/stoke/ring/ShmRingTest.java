@@ -72,7 +72,7 @@ class ShmRingTest {
     void aLeftoverFileFromADeadProducerIsReplaced() throws Exception {
         Path path = track(shmPath("stale"));
         Files.write(path, new byte[100]); // garbage: e.g. a crash during an older format
-        try (ShmRing ring = ShmRing.create(path, G, null)) {
+        try (ShmRing _ = ShmRing.create(path, G, null)) {
             assertEquals(G.totalLength(), Files.size(path));
         }
     }
@@ -146,7 +146,7 @@ class ShmRingTest {
     private Path copyOfValidRing(String what) throws IOException {
         Path src = shmPath("src");
         Path copy = track(shmPath(what));
-        try (ShmRing ring = ShmRing.create(src, G, null)) {
+        try (ShmRing _ = ShmRing.create(src, G, null)) {
             Files.copy(src, copy);
         }
         return copy;

@@ -56,7 +56,6 @@ public abstract sealed class Dataset implements AutoCloseable permits FileDatase
         return new String(pathBytes, pathStart[sample], pathLength(sample), StandardCharsets.UTF_8);
     }
 
-    /** The sample's full path; allocates, so for messages, not the hot path. Folders and lists only. */
     /** How a log or an error names the sample: its file, or {@code <shard>/<key>}. */
     public abstract String name(int sample);
 

@@ -9,7 +9,7 @@ public final class FileDataset extends Dataset {
         super(root, pathBytes, pathStart, labels, classNames);
     }
 
-    /** The sample's file. */
+    /** The sample's file; allocates, so for messages, not the hot path. */
     public Path resolve(int sample) {
         return root().resolve(path(sample));
     }

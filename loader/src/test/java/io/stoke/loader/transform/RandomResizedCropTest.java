@@ -65,14 +65,13 @@ class RandomResizedCropTest {
         double critical = Math.sqrt(-Math.log(1e-4 / 2) / 2) * Math.sqrt(2.0 / n);
         double area = (double) w * h;
         String[] names = {"area", "log aspect", "left", "top"};
-        @SuppressWarnings("unchecked")
-        ToDoubleFunction<int[]>[] measures = new ToDoubleFunction[] {
-                (ToDoubleFunction<int[]>) b -> b[2] * b[3] / area,
-                (ToDoubleFunction<int[]>) b -> Math.log((double) b[2] / b[3]),
-                (ToDoubleFunction<int[]>) b -> b[0],
-                (ToDoubleFunction<int[]>) b -> b[1]};
+        List<ToDoubleFunction<int[]>> measures = List.of(
+                b -> b[2] * b[3] / area,
+                b -> Math.log((double) b[2] / b[3]),
+                b -> b[0],
+                b -> b[1]);
         for (int m = 0; m < names.length; m++) {
-            double d = ks(of(st, measures[m]), of(tv, measures[m]));
+            double d = ks(of(st, measures.get(m)), of(tv, measures.get(m)));
             assertTrue(d < critical, names[m] + ": KS distance " + d + " over " + critical + " for " + w + "x" + h);
         }
     }
