@@ -1,21 +1,19 @@
 package io.stoke.bench;
 
 import io.stoke.ffm.JpegDecompressor;
+import io.stoke.loader.source.FileDataset;
 import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.Dataset;
+import io.stoke.testdata.DemoSample;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Path;
-import io.stoke.testdata.DemoSample;
 import java.nio.file.Files;
-import io.stoke.loader.source.FileDataset;
+import java.nio.file.Path;
 
 /** Where benchmarks find their data when none is named, and the JPEG files held in memory. */
 public final class BenchData {
-    private BenchData() {
-    }
+    private BenchData() {}
 
     /**
      * The demo's built-in sample, generated on first use (about half a minute, once) and cached,
@@ -46,7 +44,8 @@ public final class BenchData {
                 segments[i] = arena.allocate(bytes[i].length + 64L, 64);
                 MemorySegment.copy(MemorySegment.ofArray(bytes[i]), 0, segments[i], 0, bytes[i].length);
                 if (tj.readHeader(segments[i], bytes[i].length) != 0) {
-                    throw new IllegalStateException("not a readable JPEG: " + index.resolve(i) + ": " + tj.errorMessage());
+                    throw new IllegalStateException(
+                            "not a readable JPEG: " + index.resolve(i) + ": " + tj.errorMessage());
                 }
                 maxPixels = Math.max(maxPixels, tj.width() * tj.height());
             }

@@ -29,8 +29,13 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-        "--enable-native-access=ALL-UNNAMED"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {
+            "--add-exports",
+            "java.base/jdk.internal.misc=ALL-UNNAMED",
+            "--enable-native-access=ALL-UNNAMED"
+        })
 public class DctScaleBenchmark {
     @Param("")
     public String dataset;
@@ -70,7 +75,8 @@ public class DctScaleBenchmark {
         }
         int w = TurboJpeg.scaled(tj.width(), eighths, 8);
         int h = TurboJpeg.scaled(tj.height(), eighths, 8);
-        if (tj.decompress(src, size, out, w, w * 4, h, TurboJpeg.TJPF_RGBX, 0) != 0 && tj.errorCode() == TurboJpeg.TJERR_FATAL) {
+        if (tj.decompress(src, size, out, w, w * 4, h, TurboJpeg.TJPF_RGBX, 0) != 0
+                && tj.errorCode() == TurboJpeg.TJERR_FATAL) {
             throw new IllegalStateException(tj.errorMessage());
         }
         return w;

@@ -2,8 +2,8 @@ package io.stoke.bench;
 
 import io.stoke.ffm.JpegDecompressor;
 import io.stoke.ffm.TurboJpeg;
-import io.stoke.loader.transform.JpegDecoder;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.transform.JpegDecoder;
 import io.stoke.loader.transform.TransformSpec;
 import java.awt.image.BufferedImage;
 import java.io.ByteArrayInputStream;
@@ -41,8 +41,13 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-        "--enable-native-access=ALL-UNNAMED"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {
+            "--add-exports",
+            "java.base/jdk.internal.misc=ALL-UNNAMED",
+            "--enable-native-access=ALL-UNNAMED"
+        })
 public class DecodeBenchmark {
     @Param("")
     public String dataset;
@@ -87,7 +92,8 @@ public class DecodeBenchmark {
         }
         int w = tj.width();
         int h = tj.height();
-        if (tj.decompress(src, size, rgb, w, w * 3, h, TurboJpeg.TJPF_RGB, 0) != 0 && tj.errorCode() == TurboJpeg.TJERR_FATAL) {
+        if (tj.decompress(src, size, rgb, w, w * 3, h, TurboJpeg.TJPF_RGB, 0) != 0
+                && tj.errorCode() == TurboJpeg.TJERR_FATAL) {
             throw new IllegalStateException(tj.errorMessage());
         }
         return w;

@@ -2,9 +2,9 @@ package io.stoke.bench;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
+import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.transform.JpegDecoder;
 import io.stoke.loader.transform.Resampler;
-import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -36,8 +36,13 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 5, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-        "--enable-native-access=ALL-UNNAMED"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {
+            "--add-exports",
+            "java.base/jdk.internal.misc=ALL-UNNAMED",
+            "--enable-native-access=ALL-UNNAMED"
+        })
 public class ResampleBenchmark {
     @Param("")
     public String dataset;

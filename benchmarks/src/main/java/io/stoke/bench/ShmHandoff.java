@@ -5,7 +5,6 @@ import static io.stoke.ring.RingLayout.LAYOUT_HWC;
 import static io.stoke.ring.RingLayout.PAGE;
 import static io.stoke.ring.RingLayout.SLOT_STATE_FREE;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.loader.Batch;
@@ -45,8 +44,7 @@ import org.agrona.concurrent.BusySpinIdleStrategy;
  * reuses its slots, so first-touch page faults are not part of the steady hand-off.
  */
 public final class ShmHandoff {
-    private ShmHandoff() {
-    }
+    private ShmHandoff() {}
 
     public static void main(String[] args) throws Exception {
         if (args.length >= 2 && args[0].equals("--consume")) {
@@ -59,7 +57,10 @@ public final class ShmHandoff {
         String consumer = "java";
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
-                case "--sizes-mb" -> sizes = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
+                case "--sizes-mb" ->
+                    sizes = Arrays.stream(args[++i].split(","))
+                            .mapToInt(Integer::parseInt)
+                            .toArray();
                 case "--iterations" -> iterations = Integer.parseInt(args[++i]);
                 case "--warmup" -> warmup = Integer.parseInt(args[++i]);
                 case "--consumer" -> consumer = args[++i];
@@ -76,7 +77,8 @@ public final class ShmHandoff {
     private static void produce(int mb, int iterations, int warmup, String consumer) throws Exception {
         // One sample of mb MiB per batch: only its size matters here.
         RingGeometry g = new RingGeometry(2, 1, DTYPE_UINT8, LAYOUT_HWC, mb, 1024, 1024);
-        Path path = Path.of("/dev/shm", "stoke-handoff-" + ProcessHandle.current().pid());
+        Path path =
+                Path.of("/dev/shm", "stoke-handoff-" + ProcessHandle.current().pid());
         try (ShmRing shm = ShmRing.create(path, g, null)) {
             SlotRing ring = shm.slots();
             SlotHeader header = new SlotHeader();
@@ -85,16 +87,33 @@ public final class ShmHandoff {
                 header.wrap(ring.slot(s)).sampleCount(1).pixelBytes(g.sampleBytes());
             }
             List<String> cmd = switch (consumer) {
-                case "java" -> new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
-                        "--enable-native-access=ALL-UNNAMED", "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-                        "-cp", System.getProperty("java.class.path"), ShmHandoff.class.getName(), "--consume", path.toString(),
-                        String.valueOf(iterations), String.valueOf(warmup)));
-                case "python" -> List.of("/usr/bin/python3", "benchmarks/shm_handoff_consumer.py", path.toString(),
-                        String.valueOf(iterations), String.valueOf(warmup));
+                case "java" ->
+                    new ArrayList<>(List.of(
+                            ProcessHandle.current().info().command().orElse("java"),
+                            "--enable-native-access=ALL-UNNAMED",
+                            "--add-exports",
+                            "java.base/jdk.internal.misc=ALL-UNNAMED",
+                            "-cp",
+                            System.getProperty("java.class.path"),
+                            ShmHandoff.class.getName(),
+                            "--consume",
+                            path.toString(),
+                            String.valueOf(iterations),
+                            String.valueOf(warmup)));
+                case "python" ->
+                    List.of(
+                            "/usr/bin/python3",
+                            "benchmarks/shm_handoff_consumer.py",
+                            path.toString(),
+                            String.valueOf(iterations),
+                            String.valueOf(warmup));
                 default -> throw new IllegalArgumentException("--consumer must be java or python: " + consumer);
             };
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
-            pb.environment().put("PYTHONPATH", Path.of("clients/python").toAbsolutePath().toString());
+            pb.environment()
+                    .put(
+                            "PYTHONPATH",
+                            Path.of("clients/python").toAbsolutePath().toString());
             Process child = pb.start();
             BusySpinIdleStrategy spin = new BusySpinIdleStrategy();
             try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream()))) {
@@ -120,8 +139,14 @@ public final class ShmHandoff {
                     throw new IllegalStateException("consumer failed");
                 }
                 String[] f = line.split(" ");
-                System.out.printf("%-10s %12.2f %12.2f %12.2f %12.2f %8s%n", mb + " MiB", Long.parseLong(f[0]) / 1e3,
-                        Long.parseLong(f[1]) / 1e3, Long.parseLong(f[2]) / 1e3, Long.parseLong(f[3]) / 1e3, f[4]);
+                System.out.printf(
+                        "%-10s %12.2f %12.2f %12.2f %12.2f %8s%n",
+                        mb + " MiB",
+                        Long.parseLong(f[0]) / 1e3,
+                        Long.parseLong(f[1]) / 1e3,
+                        Long.parseLong(f[2]) / 1e3,
+                        Long.parseLong(f[3]) / 1e3,
+                        f[4]);
             } finally {
                 child.destroyForcibly();
             }

@@ -32,8 +32,13 @@ import org.openjdk.jmh.infra.Control;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-        "--enable-native-access=ALL-UNNAMED"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {
+            "--add-exports",
+            "java.base/jdk.internal.misc=ALL-UNNAMED",
+            "--enable-native-access=ALL-UNNAMED"
+        })
 public class SlotRingBenchmark {
     private static final BooleanSupplier FOREVER = () -> true;
 
@@ -44,7 +49,8 @@ public class SlotRingBenchmark {
 
         @Setup(Level.Trial)
         public void setUp() {
-            ring = SlotRing.allocate(new RingGeometry(4, 2, RingLayout.DTYPE_UINT8, RingLayout.LAYOUT_HWC, 224, 224, 3));
+            ring = SlotRing.allocate(
+                    new RingGeometry(4, 2, RingLayout.DTYPE_UINT8, RingLayout.LAYOUT_HWC, 224, 224, 3));
         }
 
         @TearDown(Level.Trial)

@@ -2,14 +2,14 @@ package io.stoke.bench;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
-import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.transform.CounterRandom;
 import io.stoke.loader.transform.CropBox;
 import io.stoke.loader.transform.JpegDecoder;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.Resampler;
-import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.transform.SampleTransform;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
@@ -51,8 +51,13 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-        "--enable-native-access=ALL-UNNAMED"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {
+            "--add-exports",
+            "java.base/jdk.internal.misc=ALL-UNNAMED",
+            "--enable-native-access=ALL-UNNAMED"
+        })
 public class TransformBenchmark {
     @Param("")
     public String dataset;
@@ -128,8 +133,14 @@ public class TransformBenchmark {
         if (decoder.decode(files.segment(i), files.length(i)) != SampleStatus.OK) {
             throw new IllegalStateException("decode failed");
         }
-        resampler.resizeCenterCrop(decoder.image(), decoder.width(), decoder.height(),
-                decoder.originalWidth(), decoder.originalHeight(), out, 0);
+        resampler.resizeCenterCrop(
+                decoder.image(),
+                decoder.width(),
+                decoder.height(),
+                decoder.originalWidth(),
+                decoder.originalHeight(),
+                out,
+                0);
         return out.get(JAVA_BYTE, 0);
     }
 

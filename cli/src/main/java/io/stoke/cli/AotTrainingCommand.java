@@ -1,5 +1,7 @@
 package io.stoke.cli;
 
+import io.stoke.loader.Batch;
+import io.stoke.loader.RingConsumer;
 import io.stoke.testdata.SyntheticImageNet;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -11,8 +13,6 @@ import java.util.Comparator;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
-import io.stoke.loader.Batch;
-import io.stoke.loader.RingConsumer;
 
 /**
  * {@code stoke aot-training} (hidden): the training run from which {@code ./stoke} records the
@@ -24,7 +24,9 @@ import io.stoke.loader.RingConsumer;
  * output discarded. With the cache a fresh process starts with those classes loaded and linked and with
  * the JIT's profiles, so it compiles the hot loop sooner and spends less of the cores doing so.
  */
-@Command(name = "aot-training", hidden = true,
+@Command(
+        name = "aot-training",
+        hidden = true,
         description = "The training run for the JVM's AOT cache (./stoke runs it once per build).")
 public final class AotTrainingCommand implements Callable<Integer> {
     private static final int IMAGES = 192;
@@ -40,14 +42,15 @@ public final class AotTrainingCommand implements Callable<Integer> {
             String packed = dir.resolve("packed").toString();
             String raw = dir.resolve("raw").toString();
             String[][] runs = {
-                    {"bench", data, "--batch-size", "32", "--epochs", "3"},
-                    {"bench", data, "--batch-size", "32", "--output", "float32"},
-                    {"bench", data, "--batch-size", "32", "--epochs", "2", "--transform", "train", "--shuffle"},
-                    // Tar shards as stoke pack writes them: the scan, the mapped reads, the crop-only eval path, raw copies.
-                    {"pack", data, "--out", packed, "--shard-size", "2M"},
-                    {"pack", data, "--out", raw, "--format", "raw", "--shard-size", "4M"},
-                    {"bench", packed, "--batch-size", "32", "--epochs", "3", "--shuffle"},
-                    {"bench", raw, "--batch-size", "32", "--epochs", "3"},
+                {"bench", data, "--batch-size", "32", "--epochs", "3"},
+                {"bench", data, "--batch-size", "32", "--output", "float32"},
+                {"bench", data, "--batch-size", "32", "--epochs", "2", "--transform", "train", "--shuffle"},
+                // Tar shards as stoke pack writes them: the scan, the mapped reads, the crop-only eval path, raw
+                // copies.
+                {"pack", data, "--out", packed, "--shard-size", "2M"},
+                {"pack", data, "--out", raw, "--format", "raw", "--shard-size", "4M"},
+                {"bench", packed, "--batch-size", "32", "--epochs", "3", "--shuffle"},
+                {"bench", raw, "--batch-size", "32", "--epochs", "3"},
             };
             PrintStream discard = new PrintStream(OutputStream.nullOutputStream());
             System.setOut(discard);
@@ -69,11 +72,24 @@ public final class AotTrainingCommand implements Callable<Integer> {
 
     /** {@code serve} as stoke.DataLoader runs it, its ring drained by a consumer in this process. */
     private static int serve(String data, Path dir, PrintStream err) throws IOException {
-        Path ring = Path.of("/dev/shm", "stoke-aot-training-" + ProcessHandle.current().pid());
+        Path ring = Path.of(
+                "/dev/shm", "stoke-aot-training-" + ProcessHandle.current().pid());
         int[] rc = {-1};
-        Thread producer = Thread.ofPlatform().name("aot-training-serve").start(() -> rc[0] = Main.execute("serve", data,
-                "--ring", ring.toString(), "--batch-size", "32", "--index-out", dir.resolve("index.json").toString(),
-                "--parent-pid", Long.toString(ProcessHandle.current().pid()), "--status-interval", "0"));
+        Thread producer = Thread.ofPlatform()
+                .name("aot-training-serve")
+                .start(() -> rc[0] = Main.execute(
+                        "serve",
+                        data,
+                        "--ring",
+                        ring.toString(),
+                        "--batch-size",
+                        "32",
+                        "--index-out",
+                        dir.resolve("index.json").toString(),
+                        "--parent-pid",
+                        Long.toString(ProcessHandle.current().pid()),
+                        "--status-interval",
+                        "0"));
         long deadline = System.nanoTime() + 60_000_000_000L;
         RingConsumer consumer = null;
         while (consumer == null) {

@@ -7,13 +7,22 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 
 /** {@code stoke bench DIR}: the loader over the user's own dataset, with the same figures as demo. */
-@Command(name = "bench", mixinStandardHelpOptions = true,
-        description = {"Decodes your dataset with Stoke and prints images/s, MB/s, time to first batch and the",
-                "consumer's wait per batch. DIR is an ImageFolder tree (DIR/<class>/<image>.jpg) or a list file",
-                "with one '<path> <label>' per line (paths relative to the list file's folder)."})
+@Command(
+        name = "bench",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Decodes your dataset with Stoke and prints images/s, MB/s, time to first batch and the",
+            "consumer's wait per batch. DIR is an ImageFolder tree (DIR/<class>/<image>.jpg) or a list file",
+            "with one '<path> <label>' per line (paths relative to the list file's folder)."
+        })
 public final class BenchCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "DATA", description = {"The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern",
-            "of shards (train-{000000..000127}.tar), or a folder of .tar shards."})
+    @Parameters(
+            index = "0",
+            paramLabel = "DATA",
+            description = {
+                "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern",
+                "of shards (train-{000000..000127}.tar), or a folder of .tar shards."
+            })
     String dataset;
 
     @Mixin
@@ -29,7 +38,8 @@ public final class BenchCommand implements Callable<Integer> {
     public Integer call() {
         try (Dataset index = options.open(dataset)) {
             System.err.printf("dataset: %d images in %s%n", index.size(), dataset);
-            return new BenchRun(System.out, System.err).execute(options, device, warmup, index, "stoke bench " + dataset);
+            return new BenchRun(System.out, System.err)
+                    .execute(options, device, warmup, index, "stoke bench " + dataset);
         }
     }
 }

@@ -1,31 +1,30 @@
 package io.stoke.cli;
 
-import io.stoke.loader.Batch;
-import io.stoke.loader.error.ErrorPolicy;
-import io.stoke.loader.error.NoSampleDecodedException;
-import io.stoke.gpu.DeviceBatch;
-import io.stoke.gpu.DeviceStage;
-import io.stoke.gpu.DeviceStageStats;
-import io.stoke.loader.Loader;
-import io.stoke.loader.LoaderStats;
-import io.stoke.loader.error.SampleError;
-import io.stoke.loader.error.SampleException;
-import io.stoke.loader.source.Dataset;
-import io.stoke.loader.source.SampleReader;
-import io.stoke.loader.error.SampleStatus;
-import java.io.PrintStream;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.stoke.gpu.DeviceStage;
+import io.stoke.gpu.DeviceStageStats;
 import io.stoke.gpu.DeviceUnavailableException;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Path;
+import io.stoke.loader.Batch;
 import io.stoke.loader.BatchSource;
 import io.stoke.loader.BatchView;
+import io.stoke.loader.Loader;
+import io.stoke.loader.LoaderStats;
+import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.error.NoSampleDecodedException;
+import io.stoke.loader.error.SampleError;
+import io.stoke.loader.error.SampleException;
+import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.SampleReader;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 
 /** Runs a loader to the end, drawing progress, and prints the figures: what demo and bench share. */
 final class BenchRun {
@@ -44,7 +43,8 @@ final class BenchRun {
             if (warmup.warmupImages > 0) {
                 warmJit(untimed, warmup.warmupImages);
             } else {
-                err.println("timing a fresh process (cold JIT): no untimed warm-up; --warmup-images N times a warm one");
+                err.println(
+                        "timing a fresh process (cold JIT): no untimed warm-up; --warmup-images N times a warm one");
             }
         }
     }
@@ -62,7 +62,11 @@ final class BenchRun {
                 }
             }
         }
-        err.printf(Locale.ROOT, "page cache warmed: %d files, %.1f MB read once before timing%n", index.size(), bytes / 1e6);
+        err.printf(
+                Locale.ROOT,
+                "page cache warmed: %d files, %.1f MB read once before timing%n",
+                index.size(),
+                bytes / 1e6);
     }
 
     /**
@@ -84,10 +88,16 @@ final class BenchRun {
                 }
             }
         } catch (NoSampleDecodedException e) {
-            err.printf(Locale.ROOT, "JIT warm-up stopped: not one of %d files decoded (the run below names them)%n",
+            err.printf(
+                    Locale.ROOT,
+                    "JIT warm-up stopped: not one of %d files decoded (the run below names them)%n",
                     e.failed());
         }
-        err.printf(Locale.ROOT, "JIT warmed: %d images decoded untimed (%d failed) in %.2f s%n", decoded, tried - decoded,
+        err.printf(
+                Locale.ROOT,
+                "JIT warmed: %d images decoded untimed (%d failed) in %.2f s%n",
+                decoded,
+                tried - decoded,
                 (System.nanoTime() - start) / 1e9);
     }
 
@@ -130,15 +140,15 @@ final class BenchRun {
             b.normalizeOnDevice();
         }
         if (auto) {
-            return DeviceStage.openOrHost(b, reason -> err.println("stoke: " + reason)).orElse(null);
+            return DeviceStage.openOrHost(b, reason -> err.println("stoke: " + reason))
+                    .orElse(null);
         }
         DeviceStage stage = b.build();
         err.println("stoke: GPU stage open on CUDA device " + ordinal);
         return stage;
     }
 
-    private int run(Loader.Builder builder, String title, long epochs, Path json, String device,
-                    boolean normalize) {
+    private int run(Loader.Builder builder, String title, long epochs, Path json, String device, boolean normalize) {
         List<SampleError> failed = new ArrayList<>();
         List<SampleError> skipped = new ArrayList<>();
         NoSampleDecodedException nothing = null;
@@ -147,7 +157,8 @@ final class BenchRun {
         int workers;
         int batchSize;
         DeviceStageStats deviceStats = null;
-        try (Loader loader = builder.build(); DeviceStage stage = openDevice(loader, device, normalize)) {
+        try (Loader loader = builder.build();
+                DeviceStage stage = openDevice(loader, device, normalize)) {
             workers = loader.workers();
             batchSize = loader.sampler().batchSize();
             long total = loader.sampler().samplesPerEpoch() * epochs;
@@ -181,11 +192,20 @@ final class BenchRun {
         }
         printTable(title, stats, workers, batchSize);
         double transformMs = stats.images() == 0 ? Double.NaN : transformNanos / 1e6 / stats.images();
-        row("worker time per image", Double.isNaN(transformMs) ? "n/a"
-                : String.format(Locale.ROOT, "%.2f ms (read, decode, resize, crop)", transformMs));
+        row(
+                "worker time per image",
+                Double.isNaN(transformMs)
+                        ? "n/a"
+                        : String.format(Locale.ROOT, "%.2f ms (read, decode, resize, crop)", transformMs));
         if (deviceStats != null) {
-            row("GPU stage", String.format(Locale.ROOT, "%d batches, %.1f MB to the device, at most %d on it at once",
-                    deviceStats.batches(), deviceStats.bytesToDevice() / 1e6, deviceStats.maxOnDevice()));
+            row(
+                    "GPU stage",
+                    String.format(
+                            Locale.ROOT,
+                            "%d batches, %.1f MB to the device, at most %d on it at once",
+                            deviceStats.batches(),
+                            deviceStats.bytesToDevice() / 1e6,
+                            deviceStats.maxOnDevice()));
         }
         if (json != null) {
             writeJson(json, stats, workers, batchSize, failed.size(), transformMs);
@@ -197,12 +217,18 @@ final class BenchRun {
             out.println("FAILED: " + e);
         }
         if (nothing != null) {
-            out.printf(Locale.ROOT, "no file decoded: all %d samples of epoch %d failed (named above), so the run stopped "
-                    + "there rather than go round the same files again%n", nothing.failed(), nothing.epoch());
+            out.printf(
+                    Locale.ROOT,
+                    "no file decoded: all %d samples of epoch %d failed (named above), so the run stopped "
+                            + "there rather than go round the same files again%n",
+                    nothing.failed(),
+                    nothing.epoch());
             return Main.EXIT_FAILED;
         }
         if (!failed.isEmpty()) {
-            out.printf(Locale.ROOT, "%d file(s) failed to decode; their batches were not delivered (--on-error skip goes on past them)%n",
+            out.printf(
+                    Locale.ROOT,
+                    "%d file(s) failed to decode; their batches were not delivered (--on-error skip goes on past them)%n",
                     failed.size());
             return Main.EXIT_FAILED;
         }
@@ -212,7 +238,10 @@ final class BenchRun {
     private void printTable(String title, LoaderStats s, int workers, int batchSize) {
         out.println();
         out.println(title);
-        row("images", String.format(Locale.ROOT, "%d in %d batches (%d skipped or failed)", s.images(), s.batches(), s.skipped()));
+        row(
+                "images",
+                String.format(
+                        Locale.ROOT, "%d in %d batches (%d skipped or failed)", s.images(), s.batches(), s.skipped()));
         row("elapsed", String.format(Locale.ROOT, "%.2f s", s.elapsedNanos() / 1e9));
         row("throughput", String.format(Locale.ROOT, "%.0f images/s", s.imagesPerSecond()));
         row("read rate", String.format(Locale.ROOT, "%.1f MB/s of JPEG", s.megabytesPerSecond()));
@@ -224,17 +253,38 @@ final class BenchRun {
     }
 
     /** The figures and every batch's wait, for scripts: what {@code --json FILE} writes. */
-    record Figures(String loader, int workers, int batchSize, long images, long batches, long skipped, long failed,
-                   double elapsedS, double imagesPerS, double timeToFirstBatchS, double workerMsPerImage, long[] waitNs) {
-    }
+    record Figures(
+            String loader,
+            int workers,
+            int batchSize,
+            long images,
+            long batches,
+            long skipped,
+            long failed,
+            double elapsedS,
+            double imagesPerS,
+            double timeToFirstBatchS,
+            double workerMsPerImage,
+            long[] waitNs) {}
 
-    private static final ObjectMapper JSON = JsonMapper
-            .builder().propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE).build();
+    private static final ObjectMapper JSON = JsonMapper.builder()
+            .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+            .build();
 
-    private void writeJson(Path file, LoaderStats s, int workers, int batchSize, int failed,
-                           double workerMsPerImage) {
-        Figures f = new Figures("stoke", workers, batchSize, s.images(), s.batches(), s.skipped(), failed,
-                s.elapsedNanos() / 1e9, s.imagesPerSecond(), s.timeToFirstBatchNanos() / 1e9, workerMsPerImage, s.waitNanos());
+    private void writeJson(Path file, LoaderStats s, int workers, int batchSize, int failed, double workerMsPerImage) {
+        Figures f = new Figures(
+                "stoke",
+                workers,
+                batchSize,
+                s.images(),
+                s.batches(),
+                s.skipped(),
+                failed,
+                s.elapsedNanos() / 1e9,
+                s.imagesPerSecond(),
+                s.timeToFirstBatchNanos() / 1e9,
+                workerMsPerImage,
+                s.waitNanos());
         try {
             JSON.writeValue(file.toFile(), f);
         } catch (IOException e) {

@@ -11,22 +11,23 @@ import java.util.regex.Pattern;
 final class ByteSize {
     private static final Pattern FORM = Pattern.compile("(\\d+)\\s*(?:([KMGT])(?:I?B)?|B)?");
 
-    private ByteSize() {
-    }
+    private ByteSize() {}
 
     /** The bytes {@code text} names; an error that quotes it when it names none. */
     static long parse(String text) {
         Matcher m = FORM.matcher(text.strip().toUpperCase(Locale.ROOT));
         if (!m.matches()) {
-            throw new IllegalArgumentException("'" + text + "' is not a size: write bytes, or a number with K, M, G or T"
-                    + " (binary: 64M = 64 MiB)");
+            throw new IllegalArgumentException("'" + text
+                    + "' is not a size: write bytes, or a number with K, M, G or T" + " (binary: 64M = 64 MiB)");
         }
-        int shift = m.group(2) == null ? 0 : switch (m.group(2)) {
-            case "K" -> 10;
-            case "M" -> 20;
-            case "G" -> 30;
-            default -> 40;
-        };
+        int shift = m.group(2) == null
+                ? 0
+                : switch (m.group(2)) {
+                    case "K" -> 10;
+                    case "M" -> 20;
+                    case "G" -> 30;
+                    default -> 40;
+                };
         try {
             long n = Long.parseLong(m.group(1));
             if (n > (Long.MAX_VALUE >> shift)) {

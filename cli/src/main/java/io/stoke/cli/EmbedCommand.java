@@ -1,9 +1,9 @@
 package io.stoke.cli;
 
 import ai.onnxruntime.OrtException;
+import io.stoke.embed.Embedder;
 import io.stoke.embed.EmbeddingJob;
 import io.stoke.embed.EmbeddingOutput;
-import io.stoke.embed.Embedder;
 import io.stoke.embed.InferenceDevice;
 import io.stoke.embed.ModelContract;
 import io.stoke.ffm.CudaDriver;
@@ -27,17 +27,27 @@ import picocli.CommandLine.Spec;
  * {@code stoke embed DATA --model FILE.onnx --out DIR}: one vector per image, ONNX Runtime fed
  * from the ring without a copy ({@link Embedder}), written atomically ({@link EmbeddingOutput}).
  */
-@Command(name = "embed", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Computes one embedding per image of DATA with an ONNX model: writes DIR/embeddings.npy (float32",
-                "[N, D], rows in dataset order), DIR/paths.txt (row i's file) and, under --on-error skip, DIR/skipped.txt",
-                "(those rows are zeros). The model's input decides the pixels: float32 [N, 3, H, W] normalised with",
-                "ImageNet's mean and std, or uint8 [N, H, W, 3]. Takes the same loader options as 'stoke bench'."})
+@Command(
+        name = "embed",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Computes one embedding per image of DATA with an ONNX model: writes DIR/embeddings.npy (float32",
+            "[N, D], rows in dataset order), DIR/paths.txt (row i's file) and, under --on-error skip, DIR/skipped.txt",
+            "(those rows are zeros). The model's input decides the pixels: float32 [N, 3, H, W] normalised with",
+            "ImageNet's mean and std, or uint8 [N, H, W, 3]. Takes the same loader options as 'stoke bench'."
+        })
 public final class EmbedCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "DATA", description = {"The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern",
-            "of shards (train-{000000..000127}.tar), or a folder of .tar shards."})
+    @Parameters(
+            index = "0",
+            paramLabel = "DATA",
+            description = {
+                "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern",
+                "of shards (train-{000000..000127}.tar), or a folder of .tar shards."
+            })
     String dataset;
 
     @Option(names = "--model", required = true, paramLabel = "FILE", description = "The ONNX model.")
@@ -46,15 +56,25 @@ public final class EmbedCommand implements Callable<Integer> {
     @Option(names = "--out", required = true, paramLabel = "DIR", description = "Output folder (created when missing).")
     Path out;
 
-    @Option(names = "--intra-op-threads", paramLabel = "N",
-            description = {"ONNX Runtime's threads per operator (default: ${DEFAULT-VALUE}, measured best beside",
-                    "the loader's --workers on this machine's cores: see embed/README.md)."})
+    @Option(
+            names = "--intra-op-threads",
+            paramLabel = "N",
+            description = {
+                "ONNX Runtime's threads per operator (default: ${DEFAULT-VALUE}, measured best beside",
+                "the loader's --workers on this machine's cores: see embed/README.md)."
+            })
     int intraOpThreads = defaultIntraOpThreads();
 
-    @Option(names = "--device", paramLabel = "cpu|cuda[:N]", description = "Where the model runs (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--device",
+            paramLabel = "cpu|cuda[:N]",
+            description = "Where the model runs (default: ${DEFAULT-VALUE}).")
     String device = "cpu";
 
-    @Option(names = "--output-name", paramLabel = "NAME", description = "The model's output to keep, when it has several.")
+    @Option(
+            names = "--output-name",
+            paramLabel = "NAME",
+            description = "The model's output to keep, when it has several.")
     String outputName;
 
     @Option(names = "--overwrite", description = "Replace a finished output in DIR.")
@@ -96,7 +116,7 @@ public final class EmbedCommand implements Callable<Integer> {
             return Main.EXIT_USAGE;
         }
         try (Dataset index = options.open(dataset);
-             Embedder embedder = open(where, err)) {
+                Embedder embedder = open(where, err)) {
             if (embedder == null) {
                 return Main.EXIT_FAILED;
             }
@@ -110,14 +130,24 @@ public final class EmbedCommand implements Callable<Integer> {
             }
             Loader.Builder builder = options.builder(index).transform(transform);
             int[] rows = EmbeddingJob.rows(builder.sampler(), options.startEpoch);
-            err.printf(Locale.ROOT, "stoke embed: %d images, %s: input %s %s, output %s (%d values) on %s, %d workers,"
-                            + " %d operator threads%n", rows.length, model.getFileName(), contract.inputName(),
-                    contract.layout(), contract.outputName(), contract.dimension(), where, options.workers, intraOpThreads);
+            err.printf(
+                    Locale.ROOT,
+                    "stoke embed: %d images, %s: input %s %s, output %s (%d values) on %s, %d workers,"
+                            + " %d operator threads%n",
+                    rows.length,
+                    model.getFileName(),
+                    contract.inputName(),
+                    contract.layout(),
+                    contract.outputName(),
+                    contract.dimension(),
+                    where,
+                    options.workers,
+                    intraOpThreads);
             err.flush();
             EmbeddingJob.Figures f;
-            try (EmbeddingOutput output = EmbeddingOutput.create(out, contract.dimension(),
-                    EmbeddingJob.paths(index, rows), overwrite);
-                 Loader loader = builder.build()) {
+            try (EmbeddingOutput output = EmbeddingOutput.create(
+                            out, contract.dimension(), EmbeddingJob.paths(index, rows), overwrite);
+                    Loader loader = builder.build()) {
                 ProgressBar progress = new ProgressBar(System.err, rows.length);
                 long[] last = {0};
                 f = EmbeddingJob.run(loader, embedder, output, rows, done -> {
@@ -141,14 +171,22 @@ public final class EmbedCommand implements Callable<Integer> {
                 throw e;
             }
             stdout.printf(Locale.ROOT, "stoke embed %s -> %s%n", dataset, this.out);
-            stdout.printf(Locale.ROOT, "  images                 %d (%d skipped, zero rows)%n", f.images(), f.skipped());
+            stdout.printf(
+                    Locale.ROOT, "  images                 %d (%d skipped, zero rows)%n", f.images(), f.skipped());
             stdout.printf(Locale.ROOT, "  throughput             %.0f images/s%n", f.imagesPerSecond());
             stdout.printf(Locale.ROOT, "  model time per batch   %.1f ms%n", f.modelMillisPerBatch());
-            stdout.printf(Locale.ROOT, "  loader wait per batch  %.1f ms%s%n", f.waitMillisPerBatch(),
-                    f.waitMillisPerBatch() > f.modelMillisPerBatch() ? "  (the loader is the bottleneck)"
+            stdout.printf(
+                    Locale.ROOT,
+                    "  loader wait per batch  %.1f ms%s%n",
+                    f.waitMillisPerBatch(),
+                    f.waitMillisPerBatch() > f.modelMillisPerBatch()
+                            ? "  (the loader is the bottleneck)"
                             : "  (the model is the bottleneck)");
-            stdout.printf(Locale.ROOT, "  CPU per image          %.2f ms (all threads), of which decoding %.2f ms%n",
-                    f.cpuMillisPerImage(), f.decodeMillisPerImage());
+            stdout.printf(
+                    Locale.ROOT,
+                    "  CPU per image          %.2f ms (all threads), of which decoding %.2f ms%n",
+                    f.cpuMillisPerImage(),
+                    f.decodeMillisPerImage());
             stdout.printf(Locale.ROOT, "  batches                %d of %d%n", f.batches(), options.batchSize);
             stdout.flush();
             return 0;
@@ -161,7 +199,8 @@ public final class EmbedCommand implements Callable<Integer> {
         } catch (OrtException e) {
             String msg = e.getMessage();
             if (where.cuda() && msg != null && msg.toLowerCase(Locale.ROOT).contains("cuda")) {
-                err.println("stoke embed: ONNX Runtime cannot use CUDA here (" + msg + "). This build bundles ONNX Runtime's"
+                err.println("stoke embed: ONNX Runtime cannot use CUDA here (" + msg
+                        + "). This build bundles ONNX Runtime's"
                         + " CPU package; build with -Donnxruntime.artifact=onnxruntime_gpu for its CUDA provider.");
             } else {
                 err.println("stoke embed: cannot open the model " + model + ": " + msg);

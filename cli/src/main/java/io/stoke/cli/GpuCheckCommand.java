@@ -4,8 +4,6 @@ import static io.stoke.ring.RingLayout.DTYPE_UINT8;
 import static io.stoke.ring.RingLayout.LAYOUT_HWC;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.ffm.CudaContext;
 import io.stoke.ffm.CudaDevice;
@@ -15,11 +13,11 @@ import io.stoke.ffm.CudaException;
 import io.stoke.ffm.CudaStream;
 import io.stoke.ffm.DeviceBuffer;
 import io.stoke.ffm.HostRegistration;
-import io.stoke.loader.Batch;
 import io.stoke.gpu.DeviceBatch;
 import io.stoke.gpu.DeviceKernels;
 import io.stoke.gpu.DeviceStage;
 import io.stoke.gpu.NormalizeReference;
+import io.stoke.loader.Batch;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.SlotHeader;
@@ -30,11 +28,11 @@ import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.function.Supplier;
+import org.agrona.concurrent.SleepingIdleStrategy;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import org.agrona.concurrent.SleepingIdleStrategy;
 
 /**
  * {@code stoke gpu-check}: checks the whole host-to-device path on this machine's GPU. Known
@@ -42,10 +40,14 @@ import org.agrona.concurrent.SleepingIdleStrategy;
  * with the CPU reference; pinned and pageable copy bandwidth are measured; and the overlap of copies
  * with a simulated compute kernel is reported.
  */
-@Command(name = "gpu-check", mixinStandardHelpOptions = true,
-        description = {"Checks the GPU path: pattern round trip through the pinned ring and the GPU stage, the",
-                "normalisation kernel against the CPU reference, pinned vs pageable bandwidth, and copy/compute overlap.",
-                "Exit codes: 0 all good, 1 a check failed, 3 no CUDA driver or device."})
+@Command(
+        name = "gpu-check",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Checks the GPU path: pattern round trip through the pinned ring and the GPU stage, the",
+            "normalisation kernel against the CPU reference, pinned vs pageable bandwidth, and copy/compute overlap.",
+            "Exit codes: 0 all good, 1 a check failed, 3 no CUDA driver or device."
+        })
 public final class GpuCheckCommand implements Callable<Integer> {
     /** Exit code when this machine has no CUDA driver or no device. */
     public static final int EXIT_NO_GPU = 3;
@@ -59,10 +61,14 @@ public final class GpuCheckCommand implements Callable<Integer> {
     @Option(names = "--mib", description = "MiB per bandwidth copy (default: ${DEFAULT-VALUE})")
     int mib = 64;
 
-    @Option(names = "--iterations", description = "copies per bandwidth and overlap measurement (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--iterations",
+            description = "copies per bandwidth and overlap measurement (default: ${DEFAULT-VALUE})")
     int iterations = 10;
 
-    @Option(names = "--compute-ms", description = "length of the simulated compute kernel, ms (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--compute-ms",
+            description = "length of the simulated compute kernel, ms (default: ${DEFAULT-VALUE})")
     double computeMs = 20;
 
     @Override
@@ -160,8 +166,11 @@ public final class GpuCheckCommand implements Callable<Integer> {
         int batches = 12;
         long mismatches = 0;
         try (PatternRing src = new PatternRing(batches);
-             DeviceStage stage = DeviceStage.builder(src.ring, src).driver(driver).inFlight(2).build();
-             Arena arena = Arena.ofConfined()) {
+                DeviceStage stage = DeviceStage.builder(src.ring, src)
+                        .driver(driver)
+                        .inFlight(2)
+                        .build();
+                Arena arena = Arena.ofConfined()) {
             MemorySegment back = arena.allocate(src.g.sampleBytes() * src.g.samplesPerSlot());
             for (int s = 0; s < batches; s++) {
                 try (DeviceBatch b = stage.next()) {
@@ -174,8 +183,9 @@ public final class GpuCheckCommand implements Callable<Integer> {
                 }
             }
         }
-        out.printf("patterns   %d batches through the pinned ring and the GPU stage and back: %s%n", batches,
-                mismatches == 0 ? "OK" : mismatches + " BYTES DIFFER");
+        out.printf(
+                "patterns   %d batches through the pinned ring and the GPU stage and back: %s%n",
+                batches, mismatches == 0 ? "OK" : mismatches + " BYTES DIFFER");
         return mismatches == 0;
     }
 
@@ -186,8 +196,12 @@ public final class GpuCheckCommand implements Callable<Integer> {
         long differing = 0;
         double maxDiff = 0;
         try (PatternRing src = new PatternRing(batches);
-             DeviceStage stage = DeviceStage.builder(src.ring, src).driver(driver).inFlight(2).normalize(mean, std).build();
-             Arena arena = Arena.ofConfined()) {
+                DeviceStage stage = DeviceStage.builder(src.ring, src)
+                        .driver(driver)
+                        .inFlight(2)
+                        .normalize(mean, std)
+                        .build();
+                Arena arena = Arena.ofConfined()) {
             RingGeometry g = src.g;
             long values = (long) g.samplesPerSlot() * g.d0() * g.d1() * 3;
             MemorySegment got = arena.allocate(values * 4);
@@ -211,7 +225,8 @@ public final class GpuCheckCommand implements Callable<Integer> {
                 }
             }
         }
-        out.printf("normalise  uint8 NHWC -> float32 NCHW kernel vs CPU reference: %s%n",
+        out.printf(
+                "normalise  uint8 NHWC -> float32 NCHW kernel vs CPU reference: %s%n",
                 differing == 0 ? "OK (bit-identical)" : differing + " VALUES DIFFER, max |diff| " + maxDiff);
         return differing == 0;
     }
@@ -219,10 +234,10 @@ public final class GpuCheckCommand implements Callable<Integer> {
     private void bandwidth(CudaDriver driver, PrintWriter out) {
         long bytes = (long) mib << 20;
         try (Arena arena = Arena.ofShared();
-             DeviceBuffer dev = DeviceBuffer.allocate(driver, bytes);
-             CudaStream stream = CudaStream.create(driver);
-             CudaEvent start = CudaEvent.createTimed(driver);
-             CudaEvent end = CudaEvent.createTimed(driver)) {
+                DeviceBuffer dev = DeviceBuffer.allocate(driver, bytes);
+                CudaStream stream = CudaStream.create(driver);
+                CudaEvent start = CudaEvent.createTimed(driver);
+                CudaEvent end = CudaEvent.createTimed(driver)) {
             MemorySegment pageable = arena.allocate(bytes, 4096);
             pageable.fill((byte) 1);
             dev.copyFromHost(0, pageable); // warm-up: first touch, driver staging buffers
@@ -246,9 +261,10 @@ public final class GpuCheckCommand implements Callable<Integer> {
                 ms = end.elapsedMillis(start);
             }
             double pinnedGBs = (double) bytes * iterations / (ms * 1e6);
-            out.printf("bandwidth  host->device, %d x %d MiB: pinned (cuMemHostRegister + cuMemcpyHtoDAsync) %.2f GB/s,"
-                    + " pageable (cuMemcpyHtoD) %.2f GB/s, ratio %.2fx%n", iterations, mib, pinnedGBs, pageableGBs,
-                    pinnedGBs / pageableGBs);
+            out.printf(
+                    "bandwidth  host->device, %d x %d MiB: pinned (cuMemHostRegister + cuMemcpyHtoDAsync) %.2f GB/s,"
+                            + " pageable (cuMemcpyHtoD) %.2f GB/s, ratio %.2fx%n",
+                    iterations, mib, pinnedGBs, pageableGBs, pinnedGBs / pageableGBs);
         }
     }
 
@@ -256,10 +272,10 @@ public final class GpuCheckCommand implements Callable<Integer> {
         long bytes = (long) mib << 20;
         long spinNanos = (long) (computeMs * 1e6);
         try (Arena arena = Arena.ofShared();
-             DeviceBuffer dev = DeviceBuffer.allocate(driver, bytes);
-             CudaStream copies = CudaStream.create(driver);
-             CudaStream compute = CudaStream.create(driver);
-             DeviceKernels kernels = new DeviceKernels(driver)) {
+                DeviceBuffer dev = DeviceBuffer.allocate(driver, bytes);
+                CudaStream copies = CudaStream.create(driver);
+                CudaStream compute = CudaStream.create(driver);
+                DeviceKernels kernels = new DeviceKernels(driver)) {
             try (HostRegistration pinned = HostRegistration.register(driver, arena.allocate(bytes, 4096))) {
                 MemorySegment host = pinned.memory();
                 kernels.spin(1000, compute); // warm-up: JIT and first launch
@@ -286,11 +302,13 @@ public final class GpuCheckCommand implements Callable<Integer> {
                 });
                 // 100%: the shorter of the two was hidden entirely behind the longer; 0%: they ran in series.
                 double hidden = copyAlone + computeAlone - both;
-                double pct = 100.0 * Math.max(0, Math.min(hidden, Math.min(copyAlone, computeAlone)))
+                double pct = 100.0
+                        * Math.max(0, Math.min(hidden, Math.min(copyAlone, computeAlone)))
                         / Math.max(1, Math.min(copyAlone, computeAlone));
-                out.printf("overlap    %d x (%d MiB copy | %.1f ms compute kernel): copies %.1f ms, compute %.1f ms,"
-                        + " together %.1f ms -> %.0f%% of the shorter hidden%n", iterations, mib, computeMs,
-                        copyAlone / 1e6, computeAlone / 1e6, both / 1e6, pct);
+                out.printf(
+                        "overlap    %d x (%d MiB copy | %.1f ms compute kernel): copies %.1f ms, compute %.1f ms,"
+                                + " together %.1f ms -> %.0f%% of the shorter hidden%n",
+                        iterations, mib, computeMs, copyAlone / 1e6, computeAlone / 1e6, both / 1e6, pct);
             }
         }
     }

@@ -1,18 +1,16 @@
 package io.stoke.cli;
 
-import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.Loader;
-import io.stoke.loader.source.Datasets;
+import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.UrlDatasetProvider;
-import io.stoke.loader.sample.Sampler.ShardTail;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
 import java.nio.file.Path;
-import java.util.Locale;
-import picocli.CommandLine.Option;
 import java.util.Arrays;
-import io.stoke.loader.source.ShardDataset;
+import picocli.CommandLine.Option;
 
 /**
  * Every {@link Loader.Builder} setting as a command-line option, spelled as PyTorch users expect:
@@ -21,121 +19,200 @@ import io.stoke.loader.source.ShardDataset;
  * setting means adding it here, and every command has it.
  */
 public final class LoaderOptions {
-    @Option(names = "--workers", paramLabel = "N",
+    @Option(
+            names = "--workers",
+            paramLabel = "N",
             description = "Decoding threads (default: the number of cores, ${DEFAULT-VALUE} here).")
     int workers = Runtime.getRuntime().availableProcessors();
 
-    @Option(names = "--worker-nice", paramLabel = "N",
-            description = {"Nice value of the decoding threads, 0-19 (default: ${DEFAULT-VALUE}, the process's priority):",
-                    "a consumer on the same cores (a model) then runs first and the workers decode on what it leaves."})
+    @Option(
+            names = "--worker-nice",
+            paramLabel = "N",
+            description = {
+                "Nice value of the decoding threads, 0-19 (default: ${DEFAULT-VALUE}, the process's priority):",
+                "a consumer on the same cores (a model) then runs first and the workers decode on what it leaves."
+            })
     int workerNice = 0;
 
     @Option(names = "--batch-size", paramLabel = "N", description = "Samples per batch (default: ${DEFAULT-VALUE}).")
     int batchSize = 256;
 
-    @Option(names = "--slots", paramLabel = "N",
-            description = "Ring slots: batches decoded ahead plus those the consumer holds (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--slots",
+            paramLabel = "N",
+            description =
+                    "Ring slots: batches decoded ahead plus those the consumer holds (default: ${DEFAULT-VALUE}).")
     int slots = 4;
 
-    @Option(names = "--epochs", paramLabel = "N", description = "Epochs to run; 0 = until stopped (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--epochs",
+            paramLabel = "N",
+            description = "Epochs to run; 0 = until stopped (default: ${DEFAULT-VALUE}).")
     long epochs = 1;
 
-    @Option(names = "--start-epoch", paramLabel = "E",
-            description = "Number of the first epoch, to resume a run: epoch E's order depends only on E (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--start-epoch",
+            paramLabel = "E",
+            description =
+                    "Number of the first epoch, to resume a run: epoch E's order depends only on E (default: ${DEFAULT-VALUE}).")
     long startEpoch;
 
-    @Option(names = "--start-batch", paramLabel = "K",
-            description = {"First batch of the first epoch, to resume mid-epoch: batch K of epoch E depends only on",
-                    "(seed, E, K, rank, world size), so the rest of the epoch is what an uninterrupted run gives (default: ${DEFAULT-VALUE})."})
+    @Option(
+            names = "--start-batch",
+            paramLabel = "K",
+            description = {
+                "First batch of the first epoch, to resume mid-epoch: batch K of epoch E depends only on",
+                "(seed, E, K, rank, world size), so the rest of the epoch is what an uninterrupted run gives (default: ${DEFAULT-VALUE})."
+            })
     int startBatch;
 
-    @Option(names = "--shuffle", negatable = true,
+    @Option(
+            names = "--shuffle",
+            negatable = true,
             description = "Shuffle each epoch with --seed (default: off, dataset order).")
     boolean shuffle;
 
     @Option(names = "--seed", paramLabel = "S", description = "Shuffle seed (default: ${DEFAULT-VALUE}).")
     long seed;
 
-    @Option(names = "--shuffle-window", paramLabel = "SHARDS",
-            description = {"Tar shards: shuffle within windows of SHARDS shards (shard order shuffled per epoch, then the",
-                    "samples of each window) instead of over every sample; 0 = global. Default: global for local shards,",
-                    "" + Datasets.DEFAULT_REMOTE_WINDOW + " for remote ones (a window must fit in --shard-cache)."})
+    @Option(
+            names = "--shuffle-window",
+            paramLabel = "SHARDS",
+            description = {
+                "Tar shards: shuffle within windows of SHARDS shards (shard order shuffled per epoch, then the",
+                "samples of each window) instead of over every sample; 0 = global. Default: global for local shards,",
+                "" + Datasets.DEFAULT_REMOTE_WINDOW + " for remote ones (a window must fit in --shard-cache)."
+            })
     Integer shuffleWindow;
 
-    @Option(names = "--shard-cache", paramLabel = "SIZE",
-            description = {"Remote shards: bytes of whole shards held at once (e.g. 4G, 512M); at least twice the largest",
-                    "shard, and a shuffle window's worth so that each shard is fetched once an epoch (default: ${DEFAULT-VALUE})."})
+    @Option(
+            names = "--shard-cache",
+            paramLabel = "SIZE",
+            description = {
+                "Remote shards: bytes of whole shards held at once (e.g. 4G, 512M); at least twice the largest",
+                "shard, and a shuffle window's worth so that each shard is fetched once an epoch (default: ${DEFAULT-VALUE})."
+            })
     String shardCache = "4G";
 
-    @Option(names = "--shard-cache-dir", paramLabel = "DIR",
-            description = "Remote shards: keep the cache's shards as files in DIR (mapped) rather than in memory (default: memory).")
+    @Option(
+            names = "--shard-cache-dir",
+            paramLabel = "DIR",
+            description =
+                    "Remote shards: keep the cache's shards as files in DIR (mapped) rather than in memory (default: memory).")
     Path shardCacheDir;
 
     @Option(names = "--drop-last", description = "Drop each epoch's last partial batch of this rank (default: kept).")
     boolean dropLast;
 
-    @Option(names = "--rank", paramLabel = "R",
-            description = "This process's shard: every --world-size-th sample from R of each epoch's order (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--rank",
+            paramLabel = "R",
+            description =
+                    "This process's shard: every --world-size-th sample from R of each epoch's order (default: ${DEFAULT-VALUE}).")
     int rank;
 
-    @Option(names = "--world-size", paramLabel = "W",
+    @Option(
+            names = "--world-size",
+            paramLabel = "W",
             description = "Number of shards, each of the same size (see --shard-tail) (default: ${DEFAULT-VALUE}).")
     int worldSize = 1;
 
-    @Option(names = "--shard-tail", paramLabel = "MODE",
-            description = {"When N samples do not split evenly over W ranks: pad gives every rank ceil(N/W), repeating",
-                    "samples from the start of the epoch's order (PyTorch's DistributedSampler); drop gives every rank",
-                    "floor(N/W), leaving up to W-1 out. Either way every rank takes the same number of steps",
-                    "(${COMPLETION-CANDIDATES}; default: ${DEFAULT-VALUE})."})
+    @Option(
+            names = "--shard-tail",
+            paramLabel = "MODE",
+            description = {
+                "When N samples do not split evenly over W ranks: pad gives every rank ceil(N/W), repeating",
+                "samples from the start of the epoch's order (PyTorch's DistributedSampler); drop gives every rank",
+                "floor(N/W), leaving up to W-1 out. Either way every rank takes the same number of steps",
+                "(${COMPLETION-CANDIDATES}; default: ${DEFAULT-VALUE})."
+            })
     Choices.Tail shardTail = Choices.Tail.pad;
 
-    @Option(names = "--transform", paramLabel = "KIND",
-            description = "eval: Resize(--resize) + CenterCrop(--crop); train: RandomResizedCrop(--crop, --scale, --ratio) + "
-                    + "RandomHorizontalFlip(--flip), random per sample, epoch and --seed (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--transform",
+            paramLabel = "KIND",
+            description =
+                    "eval: Resize(--resize) + CenterCrop(--crop); train: RandomResizedCrop(--crop, --scale, --ratio) + "
+                            + "RandomHorizontalFlip(--flip), random per sample, epoch and --seed (default: ${DEFAULT-VALUE}).")
     Choices.Transform transform = Choices.Transform.eval;
 
-    @Option(names = "--scale", paramLabel = "MIN,MAX", split = ",",
+    @Option(
+            names = "--scale",
+            paramLabel = "MIN,MAX",
+            split = ",",
             description = "train: range of the crop's area as a fraction of the image's (default: 0.08,1.0).")
     double[] scale = {0.08, 1.0};
 
-    @Option(names = "--ratio", paramLabel = "MIN,MAX", split = ",",
+    @Option(
+            names = "--ratio",
+            paramLabel = "MIN,MAX",
+            split = ",",
             description = "train: range of the crop's width / height, drawn log-uniformly (default: 0.75,1.3333).")
     double[] ratio = {3.0 / 4.0, 4.0 / 3.0};
 
-    @Option(names = "--flip", paramLabel = "P", description = "train: probability of a horizontal flip (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--flip",
+            paramLabel = "P",
+            description = "train: probability of a horizontal flip (default: ${DEFAULT-VALUE}).")
     double flip = 0.5;
 
-    @Option(names = "--resize", paramLabel = "S",
-            description = "Resize the shorter side to S with an antialiased bilinear filter, as torchvision's Resize(S) (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--resize",
+            paramLabel = "S",
+            description =
+                    "Resize the shorter side to S with an antialiased bilinear filter, as torchvision's Resize(S) (default: ${DEFAULT-VALUE}).")
     int resize = 256;
 
-    @Option(names = "--crop", paramLabel = "C", description = "Center crop C x C, as torchvision's CenterCrop(C) (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--crop",
+            paramLabel = "C",
+            description = "Center crop C x C, as torchvision's CenterCrop(C) (default: ${DEFAULT-VALUE}).")
     int crop = 224;
 
-    @Option(names = "--output", paramLabel = "TYPE",
-            description = "uint8: [n,C,C,3] bytes, channels last; float32: [n,3,C,C], (x / 255 - --mean) / --std (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--output",
+            paramLabel = "TYPE",
+            description =
+                    "uint8: [n,C,C,3] bytes, channels last; float32: [n,3,C,C], (x / 255 - --mean) / --std (default: ${DEFAULT-VALUE}).")
     Choices.Output output = Choices.Output.uint8;
 
-    @Option(names = "--mean", paramLabel = "R,G,B", split = ",",
-            description = "float32: the per-channel mean of torchvision's Normalize(mean, std), on a 0-1 scale (default: ImageNet's, 0.485,0.456,0.406).")
+    @Option(
+            names = "--mean",
+            paramLabel = "R,G,B",
+            split = ",",
+            description =
+                    "float32: the per-channel mean of torchvision's Normalize(mean, std), on a 0-1 scale (default: ImageNet's, 0.485,0.456,0.406).")
     double[] mean = {0.485, 0.456, 0.406};
 
-    @Option(names = "--std", paramLabel = "R,G,B", split = ",",
-            description = "float32: the per-channel std of Normalize(mean, std); --mean 0,0,0 --std 1,1,1 is ToTensor() alone (default: ImageNet's, 0.229,0.224,0.225).")
+    @Option(
+            names = "--std",
+            paramLabel = "R,G,B",
+            split = ",",
+            description =
+                    "float32: the per-channel std of Normalize(mean, std); --mean 0,0,0 --std 1,1,1 is ToTensor() alone (default: ImageNet's, 0.229,0.224,0.225).")
     double[] std = {0.229, 0.224, 0.225};
 
-    @Option(names = "--dct-scaling", paramLabel = "MODE",
-            description = "Let libjpeg-turbo decode at a smaller scale when the image is far larger than the resize target: "
-                    + "none (pixels identical to torchvision), pow2 (1/2, 1/4, 1/8), all (any M/8) (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--dct-scaling",
+            paramLabel = "MODE",
+            description =
+                    "Let libjpeg-turbo decode at a smaller scale when the image is far larger than the resize target: "
+                            + "none (pixels identical to torchvision), pow2 (1/2, 1/4, 1/8), all (any M/8) (default: ${DEFAULT-VALUE}).")
     Choices.DctScaling dctScaling = Choices.DctScaling.pow2;
 
-    @Option(names = "--max-pixels", paramLabel = "N",
-            description = "Refuse JPEGs whose header claims more than N pixels (decompression bombs) (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--max-pixels",
+            paramLabel = "N",
+            description =
+                    "Refuse JPEGs whose header claims more than N pixels (decompression bombs) (default: ${DEFAULT-VALUE}).")
     long maxPixels = 36_000_000L;
 
-    @Option(names = "--on-error", paramLabel = "POLICY",
-            description = "fail: a batch holding an undecodable file fails (exit code 1); skip: zero the sample, report it, "
-                    + "go on. Under both, an epoch in which nothing decodes ends the run (exit code 1) (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--on-error",
+            paramLabel = "POLICY",
+            description =
+                    "fail: a batch holding an undecodable file fails (exit code 1); skip: zero the sample, report it, "
+                            + "go on. Under both, an epoch in which nothing decodes ends the run (exit code 1) (default: ${DEFAULT-VALUE}).")
     Choices.OnError onError = Choices.OnError.fail;
 
     /**
@@ -143,7 +220,8 @@ public final class LoaderOptions {
      * shards handled under {@code --on-error}, warnings on stderr. Close it when done: shards are mapped.
      */
     Dataset open(String data) {
-        Dataset index = Datasets.open(data, new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), shardCacheDir));
+        Dataset index =
+                Datasets.open(data, new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), shardCacheDir));
         return Datasets.checked(index, data, policy(), warning -> System.err.println("stoke: " + warning));
     }
 
@@ -168,7 +246,10 @@ public final class LoaderOptions {
         }
         float[] m = {(float) mean[0], (float) mean[1], (float) mean[2]};
         float[] sd = {(float) std[0], (float) std[1], (float) std[2]};
-        TransformSpec spec = TransformSpec.defaults().withOutput(output.value).withDctScaling(dctScaling.value).withMaxPixels(maxPixels)
+        TransformSpec spec = TransformSpec.defaults()
+                .withOutput(output.value)
+                .withDctScaling(dctScaling.value)
+                .withMaxPixels(maxPixels)
                 .withNormalization(m, sd);
         return switch (transform) {
             case eval -> spec.withResize(resize, crop);
@@ -195,9 +276,21 @@ public final class LoaderOptions {
 
     /** A builder with every option applied; the caller may still set the ring. */
     Loader.Builder builder(Dataset index) {
-        return Loader.builder(index).workers(workers).workerNice(workerNice).batchSize(batchSize).slots(slots).epochs(epochs)
-                .startEpoch(startEpoch).startBatch(startBatch).shuffle(shuffle).shuffleWindow(window(index)).seed(seed).dropLast(dropLast).shard(rank, worldSize)
+        return Loader.builder(index)
+                .workers(workers)
+                .workerNice(workerNice)
+                .batchSize(batchSize)
+                .slots(slots)
+                .epochs(epochs)
+                .startEpoch(startEpoch)
+                .startBatch(startBatch)
+                .shuffle(shuffle)
+                .shuffleWindow(window(index))
+                .seed(seed)
+                .dropLast(dropLast)
+                .shard(rank, worldSize)
                 .shardTail(shardTail.value)
-                .transform(transform()).onError(policy());
+                .transform(transform())
+                .onError(policy());
     }
 }

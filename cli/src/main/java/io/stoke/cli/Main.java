@@ -10,7 +10,10 @@ import picocli.CommandLine.Command;
  * outside the AOT cache): so a run builds only the sub-command it runs, and {@code --help} and
  * {@code help} build them all.
  */
-@Command(name = "stoke", mixinStandardHelpOptions = true, version = "stoke 0.1.0",
+@Command(
+        name = "stoke",
+        mixinStandardHelpOptions = true,
+        version = "stoke 0.1.0",
         description = "Decodes JPEG datasets into batches for accelerators, faster than PyTorch's DataLoader.")
 public final class Main implements Runnable {
     /** Exit code when the run itself failed (bad input under --on-error fail, a worker died). */
@@ -47,7 +50,8 @@ public final class Main implements Runnable {
     private static CommandLine commandLine(String only) {
         CommandLine cl = new CommandLine(new Main());
         cl.setCaseInsensitiveEnumValuesAllowed(true); // --output FLOAT32 reads as float32
-        List<Class<?>> chosen = COMMANDS.stream().filter(c -> name(c).equals(only)).toList();
+        List<Class<?>> chosen =
+                COMMANDS.stream().filter(c -> name(c).equals(only)).toList();
         if (chosen.isEmpty()) {
             cl.addSubcommand("help", new CommandLine.HelpCommand());
             chosen = COMMANDS;
@@ -79,7 +83,11 @@ public final class Main implements Runnable {
     public static int execute(CommandLine cl, String... args) {
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
-            cmd.getErr().println("stoke: " + (e.getMessage() != null ? e.getMessage() : e.getClass().getName()));
+            cmd.getErr()
+                    .println("stoke: "
+                            + (e.getMessage() != null
+                                    ? e.getMessage()
+                                    : e.getClass().getName()));
             return EXIT_FAILED;
         });
         return cl.execute(args);

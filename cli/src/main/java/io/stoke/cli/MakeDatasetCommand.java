@@ -13,27 +13,44 @@ import picocli.CommandLine.Parameters;
  * {@code stoke demo} uses ({@link SyntheticImageNet}), so benchmarks on other sizes or seeds
  * decode the same kind of files as the demo.
  */
-@Command(name = "make-dataset", mixinStandardHelpOptions = true,
-        description = {"Writes N ImageNet-like JPEGs (sizes, qualities, progressive and grayscale shares as in",
-                "ImageNet's training set) into OUT in torchvision's ImageFolder layout (OUT/<class>/<image>.jpg),",
-                "then prints their statistics. The same options always give byte-identical files."})
+@Command(
+        name = "make-dataset",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Writes N ImageNet-like JPEGs (sizes, qualities, progressive and grayscale shares as in",
+            "ImageNet's training set) into OUT in torchvision's ImageFolder layout (OUT/<class>/<image>.jpg),",
+            "then prints their statistics. The same options always give byte-identical files."
+        })
 public final class MakeDatasetCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "OUT", description = "Output folder: created when absent, must be empty otherwise.")
+    @Parameters(
+            index = "0",
+            paramLabel = "OUT",
+            description = "Output folder: created when absent, must be empty otherwise.")
     Path out;
 
     @Option(names = "--images", paramLabel = "N", required = true, description = "Number of JPEG files.")
     int images;
 
-    @Option(names = "--seed", paramLabel = "S", required = true, description = "Seed; different seeds give different datasets.")
+    @Option(
+            names = "--seed",
+            paramLabel = "S",
+            required = true,
+            description = "Seed; different seeds give different datasets.")
     long seed;
 
-    @Option(names = "--classes", paramLabel = "K",
+    @Option(
+            names = "--classes",
+            paramLabel = "K",
             description = "Class folders, images dealt out in turn (default: min(100, N)).")
     Integer classes;
 
-    @Option(names = "--photos", paramLabel = "DIR",
-            description = {"Cut the images from the photographs under DIR (searched recursively, e.g.",
-                    "/usr/share/backgrounds/mate) instead of drawing procedural scenes."})
+    @Option(
+            names = "--photos",
+            paramLabel = "DIR",
+            description = {
+                "Cut the images from the photographs under DIR (searched recursively, e.g.",
+                "/usr/share/backgrounds/mate) instead of drawing procedural scenes."
+            })
     Path photos;
 
     @Override

@@ -1,11 +1,12 @@
 package io.stoke.cli;
 
 import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.FileDataset;
 import io.stoke.pack.PackConflictException;
 import io.stoke.pack.PackException;
 import io.stoke.pack.PackOptions;
 import io.stoke.pack.Packer;
-import io.stoke.loader.source.Dataset;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -13,19 +14,24 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import io.stoke.loader.source.FileDataset;
 
 /**
  * {@code stoke pack DATA --out DIR}: the dataset as WebDataset shards. The work is
  * {@link Packer}'s; this parses the options, reports progress and prints the figures.
  */
-@Command(name = "pack", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Writes DATA as WebDataset shards: DIR/shard-000000.tar, shard-000001.tar, ... and "
-                + "DIR/index.json (WebDataset's wids manifest). Per sample, in dataset order: KEY.jpg (KEY.npy with "
-                + "--format raw), then KEY.cls (the label in ASCII decimal). KEY is the sample's path without its "
-                + "extension, dots in the file name replaced by '_' (n01440764/img_001).",
-                "The same data and options give byte-identical shards. A run interrupted, or stopped by a bad file, "
-                + "resumes after its last whole shard when run again with the same options.", ""})
+@Command(
+        name = "pack",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Writes DATA as WebDataset shards: DIR/shard-000000.tar, shard-000001.tar, ... and "
+                    + "DIR/index.json (WebDataset's wids manifest). Per sample, in dataset order: KEY.jpg (KEY.npy with "
+                    + "--format raw), then KEY.cls (the label in ASCII decimal). KEY is the sample's path without its "
+                    + "extension, dots in the file name replaced by '_' (n01440764/img_001).",
+            "The same data and options give byte-identical shards. A run interrupted, or stopped by a bad file, "
+                    + "resumes after its last whole shard when run again with the same options.",
+            ""
+        })
 public final class PackCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "DATA", description = "ImageFolder directory or list file.")
     Path dataset;
@@ -33,7 +39,9 @@ public final class PackCommand implements Callable<Integer> {
     @Option(names = "--out", required = true, paramLabel = "DIR", description = "Output folder (created when missing).")
     Path out;
 
-    @Option(names = "--format", paramLabel = "jpeg|raw",
+    @Option(
+            names = "--format",
+            paramLabel = "jpeg|raw",
             description = "jpeg: each image resized (--resize or --max-side) with an antialiased bilinear filter "
                     + "and re-encoded with libjpeg-turbo, 4:2:0; an image already at or below the target is stored "
                     + "byte for byte as it was (never upscaled). raw: the evaluation transform's pixels, "
@@ -41,11 +49,16 @@ public final class PackCommand implements Callable<Integer> {
                     + "(default: ${DEFAULT-VALUE}).")
     Choices.PackFormat format = Choices.PackFormat.jpeg;
 
-    @Option(names = "--resize", paramLabel = "S",
-            description = "jpeg: the shorter side becomes S; raw: torchvision's Resize(S) before the crop (default: 256).")
+    @Option(
+            names = "--resize",
+            paramLabel = "S",
+            description =
+                    "jpeg: the shorter side becomes S; raw: torchvision's Resize(S) before the crop (default: 256).")
     Integer resize;
 
-    @Option(names = "--max-side", paramLabel = "N",
+    @Option(
+            names = "--max-side",
+            paramLabel = "N",
             description = "jpeg, instead of --resize: the longer side becomes N when it is longer (aspect kept).")
     Integer maxSide;
 
@@ -55,22 +68,32 @@ public final class PackCommand implements Callable<Integer> {
     @Option(names = "--crop", paramLabel = "C", description = "raw: torchvision's CenterCrop(C) (default: 224).")
     Integer crop;
 
-    @Option(names = "--shard-size", paramLabel = "BYTES",
-            description = "A new shard starts before a sample that would take the current one past BYTES; a shard "
-                    + "holds at least one sample. Suffixes K, M, G, T are binary (default: ${DEFAULT-VALUE} = 256 MiB).")
+    @Option(
+            names = "--shard-size",
+            paramLabel = "BYTES",
+            description =
+                    "A new shard starts before a sample that would take the current one past BYTES; a shard "
+                            + "holds at least one sample. Suffixes K, M, G, T are binary (default: ${DEFAULT-VALUE} = 256 MiB).")
     String shardSize = "256M";
 
-    @Option(names = "--workers", paramLabel = "N",
-            description = "Threads that decode, resize and encode (default: the number of cores, ${DEFAULT-VALUE} here).")
+    @Option(
+            names = "--workers",
+            paramLabel = "N",
+            description =
+                    "Threads that decode, resize and encode (default: the number of cores, ${DEFAULT-VALUE} here).")
     int workers = Runtime.getRuntime().availableProcessors();
 
-    @Option(names = "--on-error", paramLabel = "POLICY",
+    @Option(
+            names = "--on-error",
+            paramLabel = "POLICY",
             description = "fail: a file that does not decode stops the pack, naming it (exit code 1; the whole "
                     + "shards stay and a rerun resumes); skip: leave it out, name it and count it (default: "
                     + "${DEFAULT-VALUE}).")
     Choices.OnError onError = Choices.OnError.fail;
 
-    @Option(names = "--overwrite", description = "Replace a pack of other data or options in DIR (only its shards and index.json).")
+    @Option(
+            names = "--overwrite",
+            description = "Replace a pack of other data or options in DIR (only its shards and index.json).")
     boolean overwrite;
 
     @Override
@@ -91,14 +114,24 @@ public final class PackCommand implements Callable<Integer> {
         Dataset opened = LoaderOptions.index(dataset);
         if (!(opened instanceof FileDataset index)) {
             opened.close();
-            err.println("stoke pack: " + dataset + " is tar shards already: pack reads an ImageFolder directory or a list file");
+            err.println("stoke pack: " + dataset
+                    + " is tar shards already: pack reads an ImageFolder directory or a list file");
             return Main.EXIT_USAGE;
         }
-        err.printf(Locale.ROOT, "stoke pack: %d images in %s -> %s (%s, %d workers)%n", index.size(), dataset, out,
-                options.describe(), workers);
+        err.printf(
+                Locale.ROOT,
+                "stoke pack: %d images in %s -> %s (%s, %d workers)%n",
+                index.size(),
+                dataset,
+                out,
+                options.describe(),
+                workers);
         ProgressBar[] progress = {null};
         long[] last = {0};
-        Packer packer = new Packer(index, dataset, out, options).workers(workers).onError(policy).overwrite(overwrite)
+        Packer packer = new Packer(index, dataset, out, options)
+                .workers(workers)
+                .onError(policy)
+                .overwrite(overwrite)
                 .listener(new Packer.Listener() {
                     @Override
                     public void started(long total) {
@@ -141,25 +174,44 @@ public final class PackCommand implements Callable<Integer> {
         }
         PrintStream o = System.out;
         if (r.alreadyComplete()) {
-            o.printf(Locale.ROOT, "stoke pack %s -> %s: already complete (%d samples in %d shards); nothing to do%n",
-                    dataset, out, r.packSamples(), r.shards());
+            o.printf(
+                    Locale.ROOT,
+                    "stoke pack %s -> %s: already complete (%d samples in %d shards); nothing to do%n",
+                    dataset,
+                    out,
+                    r.packSamples(),
+                    r.shards());
             return 0;
         }
         o.printf(Locale.ROOT, "stoke pack %s -> %s%n", dataset, out);
         if (r.resumedAt() > 0) {
             o.printf(Locale.ROOT, "  resumed at sample     %d (the shards before it were whole)%n", r.resumedAt());
         }
-        o.printf(Locale.ROOT, "  images                %d packed, %d skipped%s%n", r.packed(), r.skipped().size(),
-                options.format() == PackOptions.Format.JPEG ? " (" + r.keptOriginal() + " kept as they were: not larger than the target)" : "");
+        o.printf(
+                Locale.ROOT,
+                "  images                %d packed, %d skipped%s%n",
+                r.packed(),
+                r.skipped().size(),
+                options.format() == PackOptions.Format.JPEG
+                        ? " (" + r.keptOriginal() + " kept as they were: not larger than the target)"
+                        : "");
         o.printf(Locale.ROOT, "  throughput            %.0f images/s%n", r.imagesPerSecond());
-        o.printf(Locale.ROOT, "  shards                %d written, %d in the pack (%d samples)%n", r.shardsWritten(), r.shards(),
+        o.printf(
+                Locale.ROOT,
+                "  shards                %d written, %d in the pack (%d samples)%n",
+                r.shardsWritten(),
+                r.shards(),
                 r.packSamples());
         o.printf(Locale.ROOT, "  bytes in              %.1f MB of JPEG read%n", r.bytesIn() / 1e6);
         o.printf(Locale.ROOT, "  bytes out             %.1f MB of shards written%n", r.bytesOut() / 1e6);
         o.flush();
         if (!r.skipped().isEmpty()) {
-            err.printf(Locale.ROOT, "stoke pack: SKIPPED %d file%s that did not decode (left out of the shards, listed in"
-                    + " index.json):%n", r.skipped().size(), r.skipped().size() == 1 ? "" : "s");
+            err.printf(
+                    Locale.ROOT,
+                    "stoke pack: SKIPPED %d file%s that did not decode (left out of the shards, listed in"
+                            + " index.json):%n",
+                    r.skipped().size(),
+                    r.skipped().size() == 1 ? "" : "s");
             for (String s : r.skipped()) {
                 err.println("skipped: " + s);
             }
@@ -176,10 +228,12 @@ public final class PackCommand implements Callable<Integer> {
                     throw new IllegalArgumentException("--crop applies to --format raw only");
                 }
                 if (maxSide != null && resize != null) {
-                    throw new IllegalArgumentException("give --resize S (shorter side) or --max-side N (longer side), not both");
+                    throw new IllegalArgumentException(
+                            "give --resize S (shorter side) or --max-side N (longer side), not both");
                 }
                 int q = quality == null ? 90 : quality;
-                yield maxSide != null ? PackOptions.jpegLongerSide(maxSide, q, size)
+                yield maxSide != null
+                        ? PackOptions.jpegLongerSide(maxSide, q, size)
                         : PackOptions.jpegShorterSide(resize == null ? 256 : resize, q, size);
             }
             case raw -> {

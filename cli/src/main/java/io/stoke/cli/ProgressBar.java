@@ -1,8 +1,8 @@
 package io.stoke.cli;
 
+import java.io.Console;
 import java.io.PrintStream;
 import java.util.Locale;
-import java.io.Console;
 
 /**
  * A progress line on standard error: redrawn in place on a terminal, a line every 5 s otherwise
@@ -49,8 +49,14 @@ final class ProgressBar {
         String line;
         if (total > 0) {
             int filled = (int) Math.min(width, width * done / total);
-            line = String.format(Locale.ROOT, "[%s%s] %d/%d images  %.0f images/s",
-                    "#".repeat(filled), ".".repeat(width - filled), Math.min(done, total), total, rate);
+            line = String.format(
+                    Locale.ROOT,
+                    "[%s%s] %d/%d images  %.0f images/s",
+                    "#".repeat(filled),
+                    ".".repeat(width - filled),
+                    Math.min(done, total),
+                    total,
+                    rate);
         } else {
             line = String.format(Locale.ROOT, "%d images  %.0f images/s (no end: --epochs 0)", done, rate);
         }

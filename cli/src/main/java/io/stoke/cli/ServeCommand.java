@@ -1,5 +1,8 @@
 package io.stoke.cli;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.io.SerializedString;
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.NoSampleDecodedException;
@@ -7,8 +10,12 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.ShmRing;
 import io.stoke.ring.SlotCounts;
+import java.io.BufferedWriter;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -16,13 +23,6 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.core.io.SerializedString;
-import java.io.BufferedWriter;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.StandardCopyOption;
 
 /**
  * {@code stoke serve DATA --ring /dev/shm/NAME}: decodes a dataset into a shared-memory ring that a
@@ -31,16 +31,25 @@ import java.nio.file.StandardCopyOption;
  * epochs. The ring file is removed on a clean exit; a crash leaves a file that the next
  * {@code serve} on the same path replaces.
  */
-@Command(name = "serve", mixinStandardHelpOptions = true,
-        description = {"Decode DATA into a shared-memory ring for a consumer in another process. DATA is an ImageFolder",
-                "tree (DATA/<class>/<image>.jpg) or a list file with one '<path> <label>' per line. Takes the same",
-                "loader options as 'stoke bench'."})
+@Command(
+        name = "serve",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Decode DATA into a shared-memory ring for a consumer in another process. DATA is an ImageFolder",
+            "tree (DATA/<class>/<image>.jpg) or a list file with one '<path> <label>' per line. Takes the same",
+            "loader options as 'stoke bench'."
+        })
 public final class ServeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "DATA", description = {"The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern",
-            "of shards (train-{000000..000127}.tar), or a folder of .tar shards."})
+    @Parameters(
+            index = "0",
+            paramLabel = "DATA",
+            description = {
+                "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern",
+                "of shards (train-{000000..000127}.tar), or a folder of .tar shards."
+            })
     String dataset;
 
     @Option(names = "--ring", required = true, paramLabel = "PATH", description = "The ring file, e.g. /dev/shm/train.")
@@ -49,19 +58,30 @@ public final class ServeCommand implements Callable<Integer> {
     @Mixin
     LoaderOptions options;
 
-    @Option(names = "--status-interval", defaultValue = "1000", paramLabel = "MS",
+    @Option(
+            names = "--status-interval",
+            defaultValue = "1000",
+            paramLabel = "MS",
             description = "Milliseconds between status lines on stderr, 0 = none (default: ${DEFAULT-VALUE}).")
     long statusInterval;
 
-    @Option(names = "--parent-pid", paramLabel = "PID",
-            description = {"Stop, and remove the ring file, within 100 ms of process PID exiting, however it ends",
-                    "(kill -9 included): how stoke.DataLoader ties its producer to the Python process."})
+    @Option(
+            names = "--parent-pid",
+            paramLabel = "PID",
+            description = {
+                "Stop, and remove the ring file, within 100 ms of process PID exiting, however it ends",
+                "(kill -9 included): how stoke.DataLoader ties its producer to the Python process."
+            })
     Long parentPid;
 
-    @Option(names = "--index-out", paramLabel = "FILE",
-            description = {"Before the ring is ready, write the dataset index to FILE: one JSON array [path, label]",
-                    "per line and sample, in dataset order (a batch's indices are line numbers from 0), written atomically",
-                    "and removed with the ring."})
+    @Option(
+            names = "--index-out",
+            paramLabel = "FILE",
+            description = {
+                "Before the ring is ready, write the dataset index to FILE: one JSON array [path, label]",
+                "per line and sample, in dataset order (a batch's indices are line numbers from 0), written atomically",
+                "and removed with the ring."
+            })
     Path indexOut;
 
     /** How often the serve loop looks at the parent process. */
@@ -112,8 +132,10 @@ public final class ServeCommand implements Callable<Integer> {
         });
         Runtime.getRuntime().addShutdownHook(hook);
         err.println("stoke serve: " + ring + " ready: " + index.size() + " images, shard " + options.rank + " of "
-                + options.worldSize + (options.worldSize > 1 ? " (shard tail " + options.shardTail + ")" : "") + ", batch " + options.batchSize + ", " + options.slots + " slots of "
-                + geometry.slotStride() + " bytes, " + (options.epochs == 0 ? "no end" : loader.totalBatches() + " batches")
+                + options.worldSize + (options.worldSize > 1 ? " (shard tail " + options.shardTail + ")" : "")
+                + ", batch " + options.batchSize + ", " + options.slots + " slots of "
+                + geometry.slotStride() + " bytes, "
+                + (options.epochs == 0 ? "no end" : loader.totalBatches() + " batches")
                 + "; waiting for a consumer");
         err.flush();
         try {
@@ -174,7 +196,7 @@ public final class ServeCommand implements Callable<Integer> {
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
         JsonFactory json = new JsonFactory();
         try (BufferedWriter w = Files.newBufferedWriter(tmp);
-             JsonGenerator g = json.createGenerator(w)) {
+                JsonGenerator g = json.createGenerator(w)) {
             g.setRootValueSeparator(new SerializedString("\n"));
             for (int i = 0; i < index.size(); i++) {
                 g.writeStartArray();
@@ -184,20 +206,26 @@ public final class ServeCommand implements Callable<Integer> {
             }
             g.writeRaw('\n');
         }
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE,
-                StandardCopyOption.REPLACE_EXISTING);
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
     private static void status(PrintWriter err, Loader loader, ShmRing shm, SlotCounts counts) {
         long published = loader.publishedBatches();
         long consumer = shm.consumerPid();
-        err.printf("stoke serve: batches produced %d%s, consumer lag %d, slots in use %d/%d (consumer holds %d, ready %d, filling %d%s),"
+        err.printf(
+                "stoke serve: batches produced %d%s, consumer lag %d, slots in use %d/%d (consumer holds %d, ready %d, filling %d%s),"
                         + " consumer %s, re-delivered %d%n",
-                published, loader.totalBatches() == Long.MAX_VALUE ? "" : "/" + loader.totalBatches(),
-                Math.max(0, published + shm.redelivered() - shm.consumed()), counts.inUse(), shm.geometry().slotCount(),
-                counts.held(), counts.ready(), counts.filling(),
+                published,
+                loader.totalBatches() == Long.MAX_VALUE ? "" : "/" + loader.totalBatches(),
+                Math.max(0, published + shm.redelivered() - shm.consumed()),
+                counts.inUse(),
+                shm.geometry().slotCount(),
+                counts.held(),
+                counts.ready(),
+                counts.filling(),
                 counts.unknown() > 0 ? ", " + counts.unknown() + " in an unknown state" : "",
-                consumer > 0 ? "pid " + consumer : "none", shm.redelivered());
+                consumer > 0 ? "pid " + consumer : "none",
+                shm.redelivered());
         err.flush();
     }
 }

@@ -2,6 +2,8 @@ package io.stoke.cli;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stoke.loader.testing.TestImages;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -10,8 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 
 class BenchCommandTest {
     @TempDir
@@ -27,7 +27,9 @@ class BenchCommandTest {
             System.setOut(new PrintStream(o, true, StandardCharsets.UTF_8));
             System.setErr(new PrintStream(e, true, StandardCharsets.UTF_8));
             int code = Main.execute(args);
-            return new String[] {Integer.toString(code), o.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8)};
+            return new String[] {
+                Integer.toString(code), o.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8)
+            };
         } finally {
             System.setOut(out);
             System.setErr(err);
@@ -44,11 +46,31 @@ class BenchCommandTest {
     void printsTheFiguresAndSucceedsOnCleanData() throws Exception {
         Path root = TestImages.imageFolder(tmp.resolve("clean"), 20, 2, 4);
         Path json = tmp.resolve("out.json");
-        String[] r = run("bench", root.toString(), "--batch-size", "4", "--workers", "2", "--resize", "40", "--crop", "32",
-                "--warmup-images", "8", "--json", json.toString());
+        String[] r = run(
+                "bench",
+                root.toString(),
+                "--batch-size",
+                "4",
+                "--workers",
+                "2",
+                "--resize",
+                "40",
+                "--crop",
+                "32",
+                "--warmup-images",
+                "8",
+                "--json",
+                json.toString());
         assertEquals("0", r[0], r[1] + r[2]);
-        for (String line : new String[] {"throughput", "images/s", "time to first batch", "consumer wait p50",
-                "consumer wait p99", "workers", "batch size"}) {
+        for (String line : new String[] {
+            "throughput",
+            "images/s",
+            "time to first batch",
+            "consumer wait p50",
+            "consumer wait p99",
+            "workers",
+            "batch size"
+        }) {
             assertTrue(r[1].contains(line), "missing '" + line + "' in\n" + r[1]);
         }
         assertTrue(r[1].contains("20 in 5 batches"), r[1]);
@@ -58,21 +80,46 @@ class BenchCommandTest {
         assertEquals(5, j.get("wait_ns").size(), j.toString());
         assertTrue(j.get("time_to_first_batch_s").asDouble() > 0, j.toString());
         // The first batch counts from build(), its wait from the first next(): never less.
-        assertTrue(j.get("time_to_first_batch_s").asDouble() >= j.get("wait_ns").get(0).asLong() / 1e9, j.toString());
+        assertTrue(
+                j.get("time_to_first_batch_s").asDouble()
+                        >= j.get("wait_ns").get(0).asLong() / 1e9,
+                j.toString());
     }
 
     @Test
     void aBadFileFailsTheRunAndIsNamed() throws Exception {
-        String[] r = run("bench", dataWithOneBadFile().toString(), "--batch-size", "4", "--workers", "2",
-                "--resize", "40", "--crop", "32", "--no-warmup");
+        String[] r = run(
+                "bench",
+                dataWithOneBadFile().toString(),
+                "--batch-size",
+                "4",
+                "--workers",
+                "2",
+                "--resize",
+                "40",
+                "--crop",
+                "32",
+                "--no-warmup");
         assertEquals(Integer.toString(Main.EXIT_FAILED), r[0], r[1] + r[2]);
         assertTrue(r[1].contains("FAILED:") && r[1].contains("zz_broken.jpg") && r[1].contains("not a JPEG"), r[1]);
     }
 
     @Test
     void aBadFileIsSkippedAndNamedUnderSkip() throws Exception {
-        String[] r = run("bench", dataWithOneBadFile().toString(), "--batch-size", "4", "--workers", "2",
-                "--resize", "40", "--crop", "32", "--no-warmup", "--on-error", "skip");
+        String[] r = run(
+                "bench",
+                dataWithOneBadFile().toString(),
+                "--batch-size",
+                "4",
+                "--workers",
+                "2",
+                "--resize",
+                "40",
+                "--crop",
+                "32",
+                "--no-warmup",
+                "--on-error",
+                "skip");
         assertEquals("0", r[0], r[1] + r[2]);
         assertTrue(r[1].contains("skipped:") && r[1].contains("zz_broken.jpg"), r[1]);
         assertTrue(r[1].contains("21 in 6 batches (1 skipped"), r[1]);
@@ -82,17 +129,40 @@ class BenchCommandTest {
     void askingForAGpuWithoutADriverSaysSoAndExitsThree() {
         Path root = TestImages.imageFolder(tmp.resolve("gpu"), 8, 2, 5);
         String previous = System.getProperty("stoke.cuda.path");
-        System.setProperty("stoke.cuda.path", tmp.resolve("no-such-libcuda.so.1").toString());
+        System.setProperty(
+                "stoke.cuda.path", tmp.resolve("no-such-libcuda.so.1").toString());
         try {
-            String[] r = run("bench", root.toString(), "--batch-size", "4", "--resize", "40", "--crop", "32",
-                    "--no-warmup", "--device", "cuda");
+            String[] r = run(
+                    "bench",
+                    root.toString(),
+                    "--batch-size",
+                    "4",
+                    "--resize",
+                    "40",
+                    "--crop",
+                    "32",
+                    "--no-warmup",
+                    "--device",
+                    "cuda");
             assertEquals(Integer.toString(GpuCheckCommand.EXIT_NO_GPU), r[0], r[1] + r[2]);
             assertTrue(r[2].contains("no CUDA driver found"), r[2]);
 
-            String[] auto = run("bench", root.toString(), "--batch-size", "4", "--resize", "40", "--crop", "32",
-                    "--no-warmup", "--device", "auto");
+            String[] auto = run(
+                    "bench",
+                    root.toString(),
+                    "--batch-size",
+                    "4",
+                    "--resize",
+                    "40",
+                    "--crop",
+                    "32",
+                    "--no-warmup",
+                    "--device",
+                    "auto");
             assertEquals("0", auto[0], auto[1] + auto[2]);
-            assertTrue(auto[2].contains("no CUDA driver found") && auto[2].contains("continuing with host batches"), auto[2]);
+            assertTrue(
+                    auto[2].contains("no CUDA driver found") && auto[2].contains("continuing with host batches"),
+                    auto[2]);
             assertTrue(auto[1].contains("8 in 2 batches"), auto[1]);
         } finally {
             if (previous == null) {
@@ -110,17 +180,47 @@ class BenchCommandTest {
         assertTrue(r[2].contains("nothing-here"), r[2]);
         String[] help = run("bench", "--help");
         assertEquals("0", help[0]);
-        for (String opt : new String[] {"--workers", "--batch-size", "--epochs", "--shuffle", "--seed", "--resize",
-                "--crop", "--output", "--on-error"}) {
-            assertTrue(help[1].contains(opt) || help[1].contains(opt.replace("--", "--[no-]")), opt + " missing from --help");
+        for (String opt : new String[] {
+            "--workers",
+            "--batch-size",
+            "--epochs",
+            "--shuffle",
+            "--seed",
+            "--resize",
+            "--crop",
+            "--output",
+            "--on-error"
+        }) {
+            assertTrue(
+                    help[1].contains(opt) || help[1].contains(opt.replace("--", "--[no-]")),
+                    opt + " missing from --help");
         }
     }
 
     @Test
     void theTrainTransformRunsAndBadSettingsAreUsageErrors() {
         Path root = TestImages.imageFolder(tmp.resolve("train"), 20, 2, 6);
-        String[] r = run("bench", root.toString(), "--batch-size", "4", "--workers", "2", "--crop", "48", "--transform", "train",
-                "--scale", "0.2,1", "--ratio", "0.5,2", "--flip", "0.3", "--shuffle", "--seed", "3", "--no-warmup");
+        String[] r = run(
+                "bench",
+                root.toString(),
+                "--batch-size",
+                "4",
+                "--workers",
+                "2",
+                "--crop",
+                "48",
+                "--transform",
+                "train",
+                "--scale",
+                "0.2,1",
+                "--ratio",
+                "0.5,2",
+                "--flip",
+                "0.3",
+                "--shuffle",
+                "--seed",
+                "3",
+                "--no-warmup");
         assertEquals("0", r[0], r[1] + r[2]);
         assertTrue(r[1].contains("20 in 5 batches (0 skipped"), r[1]);
         String[] bad = run("bench", root.toString(), "--transform", "train", "--scale", "0.5,0.2", "--no-warmup");

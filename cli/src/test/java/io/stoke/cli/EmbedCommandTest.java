@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.ffm.CudaDriver;
+import io.stoke.loader.source.FileDataset;
 import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.Dataset;
 import io.stoke.loader.testing.BadImages;
 import io.stoke.loader.testing.TestImages;
 import java.io.IOException;
@@ -16,15 +16,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import java.util.Set;
-import java.util.TreeSet;
-import org.junit.jupiter.api.Assertions;
-import io.stoke.loader.source.FileDataset;
 
 /** {@code stoke embed} end to end: files, rows, bad input under both policies, refusals. */
 class EmbedCommandTest {
@@ -68,11 +67,28 @@ class EmbedCommandTest {
     void underSkipBadFilesGetZeroRowsAndAreListedAndEveryOtherRowIsInDatasetOrder() throws Exception {
         Path data = dataWithBadFiles();
         Path out = tmp.resolve("out");
-        String[] r = BenchCommandTest.run("embed", data.toString(), "--model", U8, "--out", out.toString(),
-                "--on-error", "skip", "--batch-size", "4", "--workers", "2", "--intra-op-threads", "1");
+        String[] r = BenchCommandTest.run(
+                "embed",
+                data.toString(),
+                "--model",
+                U8,
+                "--out",
+                out.toString(),
+                "--on-error",
+                "skip",
+                "--batch-size",
+                "4",
+                "--workers",
+                "2",
+                "--intra-op-threads",
+                "1");
         assertEquals("0", r[0], r[2]);
-        assertTrue(r[1].contains("images/s") && r[1].contains("model time per batch") && r[1].contains("loader wait per batch")
-                && r[1].contains("CPU per image"), r[1]);
+        assertTrue(
+                r[1].contains("images/s")
+                        && r[1].contains("model time per batch")
+                        && r[1].contains("loader wait per batch")
+                        && r[1].contains("CPU per image"),
+                r[1]);
         FileDataset index = ImageFolder.scan(data);
         List<String> paths = Files.readAllLines(out.resolve("paths.txt"));
         assertEquals(index.size(), paths.size());
@@ -82,13 +98,15 @@ class EmbedCommandTest {
         float[][] rows = npy(out.resolve("embeddings.npy"), 32);
         assertEquals(index.size(), rows.length);
         Map<String, String> skipped = Files.readAllLines(out.resolve("skipped.txt")).stream()
-                .collect(Collectors.toMap(l -> Path.of(l.split("\t")[0]).getFileName().toString(), l -> l.split("\t")[1]));
+                .collect(Collectors.toMap(
+                        l -> Path.of(l.split("\t")[0]).getFileName().toString(), l -> l.split("\t")[1]));
         assertEquals(BadImages.EXPECTED.keySet(), skipped.keySet());
         for (var e : BadImages.EXPECTED.entrySet()) {
             assertTrue(skipped.get(e.getKey()).startsWith(e.getValue()), e.getKey() + ": " + skipped.get(e.getKey()));
         }
         for (int i = 0; i < rows.length; i++) {
-            boolean bad = skipped.containsKey(Path.of(paths.get(i)).getFileName().toString());
+            boolean bad =
+                    skipped.containsKey(Path.of(paths.get(i)).getFileName().toString());
             boolean zero = true;
             for (float v : rows[i]) {
                 zero &= v == 0f;
@@ -96,8 +114,8 @@ class EmbedCommandTest {
             assertEquals(bad, zero, "row " + i + " (" + paths.get(i) + ")");
         }
         assertEquals(List.of("embeddings.npy", "paths.txt", "skipped.txt"), files(out));
-        String[] again = BenchCommandTest.run("embed", data.toString(), "--model", U8, "--out", out.toString(),
-                "--on-error", "skip");
+        String[] again = BenchCommandTest.run(
+                "embed", data.toString(), "--model", U8, "--out", out.toString(), "--on-error", "skip");
         assertEquals("2", again[0], "a finished output is not overwritten without --overwrite");
         assertTrue(again[2].contains("--overwrite"), again[2]);
     }
@@ -105,8 +123,17 @@ class EmbedCommandTest {
     @Test
     void underFailABadFileEndsTheRunWithNothingThatLooksComplete() throws Exception {
         Path out = tmp.resolve("out");
-        String[] r = BenchCommandTest.run("embed", dataWithBadFiles().toString(), "--model", F32, "--output-name",
-                "embedding", "--out", out.toString(), "--batch-size", "4");
+        String[] r = BenchCommandTest.run(
+                "embed",
+                dataWithBadFiles().toString(),
+                "--model",
+                F32,
+                "--output-name",
+                "embedding",
+                "--out",
+                out.toString(),
+                "--batch-size",
+                "4");
         assertEquals("1", r[0], r[2]);
         assertTrue(r[2].contains("broken/") && r[2].contains("nothing written"), r[2]);
         assertEquals(List.of(), files(out), "no partial or complete-looking file is left");
@@ -115,21 +142,56 @@ class EmbedCommandTest {
     @Test
     void aModelWithSeveralOutputsNeedsOutputNameAndTheFloatModelMatchesTheUint8One() throws Exception {
         Path data = TestImages.imageFolder(tmp.resolve("data"), 6, 2, 5);
-        String[] r = BenchCommandTest.run("embed", data.toString(), "--model", F32, "--out", tmp.resolve("x").toString());
+        String[] r = BenchCommandTest.run(
+                "embed",
+                data.toString(),
+                "--model",
+                F32,
+                "--out",
+                tmp.resolve("x").toString());
         assertEquals("1", r[0]);
         assertTrue(r[2].contains("--output-name") && r[2].contains("logits"), r[2]);
         assertFalse(Files.exists(tmp.resolve("x").resolve("embeddings.npy")));
-        String[] f = BenchCommandTest.run("embed", data.toString(), "--model", F32, "--output-name", "embedding", "--out",
-                tmp.resolve("f").toString(), "--dct-scaling", "none");
-        String[] u = BenchCommandTest.run("embed", data.toString(), "--model", U8, "--out", tmp.resolve("u").toString(),
-                "--dct-scaling", "none");
+        String[] f = BenchCommandTest.run(
+                "embed",
+                data.toString(),
+                "--model",
+                F32,
+                "--output-name",
+                "embedding",
+                "--out",
+                tmp.resolve("f").toString(),
+                "--dct-scaling",
+                "none");
+        String[] u = BenchCommandTest.run(
+                "embed",
+                data.toString(),
+                "--model",
+                U8,
+                "--out",
+                tmp.resolve("u").toString(),
+                "--dct-scaling",
+                "none");
         assertEquals("0", f[0], f[2]);
         assertEquals("0", u[0], u[2]);
         float[][] a = npy(tmp.resolve("f/embeddings.npy"), 32);
         float[][] b = npy(tmp.resolve("u/embeddings.npy"), 32);
-        String[] shuffled = BenchCommandTest.run("embed", data.toString(), "--model", F32, "--output-name", "embedding",
-                "--out", tmp.resolve("s").toString(), "--dct-scaling", "none", "--shuffle", "--seed", "3",
-                "--batch-size", "4");
+        String[] shuffled = BenchCommandTest.run(
+                "embed",
+                data.toString(),
+                "--model",
+                F32,
+                "--output-name",
+                "embedding",
+                "--out",
+                tmp.resolve("s").toString(),
+                "--dct-scaling",
+                "none",
+                "--shuffle",
+                "--seed",
+                "3",
+                "--batch-size",
+                "4");
         assertEquals("0", shuffled[0], shuffled[2]);
         float[][] s = npy(tmp.resolve("s/embeddings.npy"), 32);
         for (int i = 0; i < a.length; i++) {
@@ -150,8 +212,22 @@ class EmbedCommandTest {
         int rows = 0;
         for (int rank = 0; rank < 2; rank++) {
             Path out = tmp.resolve("rank" + rank);
-            String[] r = BenchCommandTest.run("embed", data.toString(), "--model", U8, "--out", out.toString(),
-                    "--rank", Integer.toString(rank), "--world-size", "2", "--shuffle", "--seed", "2", "--batch-size", "2");
+            String[] r = BenchCommandTest.run(
+                    "embed",
+                    data.toString(),
+                    "--model",
+                    U8,
+                    "--out",
+                    out.toString(),
+                    "--rank",
+                    Integer.toString(rank),
+                    "--world-size",
+                    "2",
+                    "--shuffle",
+                    "--seed",
+                    "2",
+                    "--batch-size",
+                    "2");
             assertEquals("0", r[0], r[2]);
             List<String> paths = Files.readAllLines(out.resolve("paths.txt"));
             assertEquals(rank == 0 ? 4 : 3, paths.size(), "rank " + rank + ": 4 positions each, rank 1's last padding");
@@ -169,14 +245,36 @@ class EmbedCommandTest {
         Path data = TestImages.imageFolder(tmp.resolve("data"), 400, 4, 9);
         Path out = tmp.resolve("out");
         String java = ProcessHandle.current().info().command().orElseThrow();
-        Process p = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED",
-                "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-                Main.class.getName(), "embed", data.toString(), "--model", F32, "--output-name", "embedding",
-                "--out", out.toString(), "--batch-size", "2", "--workers", "1", "--intra-op-threads", "1")
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process p = new ProcessBuilder(
+                        java,
+                        "--enable-native-access=ALL-UNNAMED",
+                        "--add-exports",
+                        "java.base/jdk.internal.misc=ALL-UNNAMED",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        Main.class.getName(),
+                        "embed",
+                        data.toString(),
+                        "--model",
+                        F32,
+                        "--output-name",
+                        "embedding",
+                        "--out",
+                        out.toString(),
+                        "--batch-size",
+                        "2",
+                        "--workers",
+                        "1",
+                        "--intra-op-threads",
+                        "1")
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         try {
             long deadline = System.nanoTime() + 60_000_000_000L;
-            while (!Files.exists(out.resolve(".embeddings.npy.partial")) && p.isAlive() && System.nanoTime() < deadline) {
+            while (!Files.exists(out.resolve(".embeddings.npy.partial"))
+                    && p.isAlive()
+                    && System.nanoTime() < deadline) {
                 Thread.sleep(5);
             }
             Thread.sleep(100); // some rows written
@@ -191,8 +289,15 @@ class EmbedCommandTest {
     @Test
     void cudaWithoutADriverSaysSoInOneLineAndExits3() throws Exception {
         Assumptions.assumeTrue(CudaDriver.tryLoad().driver().isEmpty(), "a CUDA driver is present here");
-        String[] r = BenchCommandTest.run("embed", TestImages.imageFolder(tmp.resolve("d"), 4, 1, 1).toString(), "--model",
-                U8, "--out", tmp.resolve("o").toString(), "--device", "cuda");
+        String[] r = BenchCommandTest.run(
+                "embed",
+                TestImages.imageFolder(tmp.resolve("d"), 4, 1, 1).toString(),
+                "--model",
+                U8,
+                "--out",
+                tmp.resolve("o").toString(),
+                "--device",
+                "cuda");
         assertEquals("3", r[0]);
         assertEquals(1, r[2].strip().lines().count(), r[2]);
         assertFalse(Files.exists(tmp.resolve("o")));

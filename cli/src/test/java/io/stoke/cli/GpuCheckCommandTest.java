@@ -27,8 +27,7 @@ class GpuCheckCommandTest {
         }
     }
 
-    record Run(int code, String out, String err) {
-    }
+    record Run(int code, String out, String err) {}
 
     static Run run(String... args) {
         PrintStream out = System.out;
@@ -71,11 +70,13 @@ class GpuCheckCommandTest {
         String out = r.out();
         assertTrue(out.contains("test double"), out);
         assertTrue(out.contains("patterns   12 batches") && out.contains(": OK"), out);
-        assertTrue(out.contains("normalise  uint8 NHWC -> float32 NCHW kernel vs CPU reference: OK (bit-identical)"), out);
+        assertTrue(
+                out.contains("normalise  uint8 NHWC -> float32 NCHW kernel vs CPU reference: OK (bit-identical)"), out);
         assertTrue(out.contains("pinned") && out.contains("pageable") && out.contains("GB/s"), out);
         assertTrue(out.contains("overlap") && out.contains("hidden"), out);
         assertTrue(out.contains("result     all checks passed"), out);
-        assertEquals(0, dbl.stat("pageable_async_copies"), "the stage and the pinned measurement copy from pinned memory");
+        assertEquals(
+                0, dbl.stat("pageable_async_copies"), "the stage and the pinned measurement copy from pinned memory");
         assertEquals(0, dbl.stat("live_device_allocs"));
         assertEquals(0, dbl.stat("live_pinned_ranges"));
         assertEquals(0, dbl.stat("primary_retains"));

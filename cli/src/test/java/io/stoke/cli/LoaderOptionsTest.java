@@ -2,11 +2,6 @@ package io.stoke.cli;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
-import picocli.CommandLine;
-import picocli.CommandLine.Model.OptionSpec;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.sample.Sampler.ShardTail;
 import io.stoke.loader.source.Dataset;
@@ -14,8 +9,13 @@ import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.transform.TransformSpec;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.OptionSpec;
 
 /** Every command that drives a loader takes the same loader options, with the same defaults and help. */
 class LoaderOptionsTest {
@@ -23,14 +23,17 @@ class LoaderOptionsTest {
 
     /** The option set the {@code LoaderOptions} class declares, as picocli reads it. */
     private static Map<String, String> declared() {
-        return describe(CommandLine.Model.CommandSpec.forAnnotatedObject(new LoaderOptions()).options());
+        return describe(CommandLine.Model.CommandSpec.forAnnotatedObject(new LoaderOptions())
+                .options());
     }
 
     private static Map<String, String> describe(List<OptionSpec> options) {
         Map<String, String> m = new TreeMap<>();
         for (OptionSpec o : options) {
-            m.put(o.longestName(), String.join(" ", o.description()) + " | default " + o.defaultValue()
-                    + " | initial " + Arrays.deepToString(new Object[] {o.initialValue()}) + " | " + o.paramLabel());
+            m.put(
+                    o.longestName(),
+                    String.join(" ", o.description()) + " | default " + o.defaultValue() + " | initial "
+                            + Arrays.deepToString(new Object[] {o.initialValue()}) + " | " + o.paramLabel());
         }
         return m;
     }
@@ -38,14 +41,37 @@ class LoaderOptionsTest {
     @Test
     void demoBenchAndServeHaveEveryLoaderOptionWithTheSameDefaultAndHelp() {
         Map<String, String> expected = declared();
-        assertTrue(expected.keySet().containsAll(List.of("--workers", "--batch-size", "--slots", "--epochs", "--start-epoch",
-                "--shuffle", "--seed", "--drop-last", "--rank", "--world-size", "--shard-tail", "--resize", "--crop", "--output",
-                "--dct-scaling", "--max-pixels", "--on-error", "--transform", "--scale", "--ratio", "--flip")), expected.keySet().toString());
+        assertTrue(
+                expected.keySet()
+                        .containsAll(List.of(
+                                "--workers",
+                                "--batch-size",
+                                "--slots",
+                                "--epochs",
+                                "--start-epoch",
+                                "--shuffle",
+                                "--seed",
+                                "--drop-last",
+                                "--rank",
+                                "--world-size",
+                                "--shard-tail",
+                                "--resize",
+                                "--crop",
+                                "--output",
+                                "--dct-scaling",
+                                "--max-pixels",
+                                "--on-error",
+                                "--transform",
+                                "--scale",
+                                "--ratio",
+                                "--flip")),
+                expected.keySet().toString());
         CommandLine cli = Main.commandLine();
         for (String name : DRIVERS) {
             CommandLine sub = cli.getSubcommands().get(name);
             Map<String, String> got = describe(sub.getCommandSpec().options().stream()
-                    .filter(o -> expected.containsKey(o.longestName())).toList());
+                    .filter(o -> expected.containsKey(o.longestName()))
+                    .toList());
             assertEquals(expected, got, name);
         }
     }
@@ -77,7 +103,9 @@ class LoaderOptionsTest {
             // that happens to begin with "--" is indented to the description column.
             boolean starts = t.startsWith("-") && line.indexOf('-') <= 6;
             if (starts) {
-                in = t.startsWith(option + "=") || t.startsWith(option + " ") || t.equals(option)
+                in = t.startsWith(option + "=")
+                        || t.startsWith(option + " ")
+                        || t.equals(option)
                         || t.startsWith("--[no-]" + option.substring(2) + " ");
             }
             if (in) {
@@ -96,8 +124,8 @@ class LoaderOptionsTest {
             assertEquals(ShardTail.PAD, s.shardTail());
             assertEquals(4, s.samplesPerEpoch());
             assertEquals(3, s.unpaddedSamples());
-            LoaderOptions drop = CommandLine.populateCommand(new LoaderOptions(), "--rank", "1", "--world-size", "2",
-                    "--shard-tail", "drop");
+            LoaderOptions drop = CommandLine.populateCommand(
+                    new LoaderOptions(), "--rank", "1", "--world-size", "2", "--shard-tail", "drop");
             s = drop.builder(index).sampler();
             assertEquals(ShardTail.DROP, s.shardTail());
             assertEquals(3, s.samplesPerEpoch());
@@ -112,15 +140,20 @@ class LoaderOptionsTest {
         TransformSpec spec = CommandLine.populateCommand(new LoaderOptions()).transform();
         assertArrayEquals(TransformSpec.IMAGENET_MEAN, spec.mean());
         assertArrayEquals(TransformSpec.IMAGENET_STD, spec.std());
-        spec = CommandLine.populateCommand(new LoaderOptions(), "--output", "float32", "--mean", "0.5,0.25,0",
-                "--std", "1,0.5,2").transform();
+        spec = CommandLine.populateCommand(
+                        new LoaderOptions(), "--output", "float32", "--mean", "0.5,0.25,0", "--std", "1,0.5,2")
+                .transform();
         assertArrayEquals(new float[] {0.5f, 0.25f, 0f}, spec.mean());
         assertArrayEquals(new float[] {1f, 0.5f, 2f}, spec.std());
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> CommandLine.populateCommand(new LoaderOptions(), "--mean", "0.5,0.5").transform());
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
+                () -> CommandLine.populateCommand(new LoaderOptions(), "--mean", "0.5,0.5")
+                        .transform());
         assertTrue(e.getMessage().contains("--mean and --std"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class,
-                () -> CommandLine.populateCommand(new LoaderOptions(), "--std", "1,0,1").transform());
+        e = assertThrows(
+                IllegalArgumentException.class,
+                () -> CommandLine.populateCommand(new LoaderOptions(), "--std", "1,0,1")
+                        .transform());
         assertTrue(e.getMessage().contains("--std must be three positive"), e.getMessage());
     }
 

@@ -2,15 +2,15 @@ package io.stoke.cli;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import io.stoke.loader.source.ImageFolder;
 import java.io.ByteArrayOutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class MakeDatasetCommandTest {
     @TempDir
@@ -25,7 +25,10 @@ class MakeDatasetCommandTest {
     private static byte[] concat(Path root) throws Exception {
         var out = new ByteArrayOutputStream();
         try (Stream<Path> s = Files.walk(root)) {
-            for (Path p : s.filter(Files::isRegularFile).filter(p -> p.toString().endsWith(".jpg")).sorted().toList()) {
+            for (Path p : s.filter(Files::isRegularFile)
+                    .filter(p -> p.toString().endsWith(".jpg"))
+                    .sorted()
+                    .toList()) {
                 out.write(root.relativize(p).toString().getBytes());
                 out.write(Files.readAllBytes(p));
             }
@@ -36,7 +39,8 @@ class MakeDatasetCommandTest {
     @Test
     void writesTheImagesInImageFolderLayoutAndPrintsTheSummary() throws Exception {
         Path out = tmp.resolve("ds");
-        String[] r = BenchCommandTest.run("make-dataset", out.toString(), "--images", "6", "--seed", "7", "--classes", "3");
+        String[] r =
+                BenchCommandTest.run("make-dataset", out.toString(), "--images", "6", "--seed", "7", "--classes", "3");
         assertEquals("0", r[0], r[1] + r[2]);
         assertEquals(6, jpegs(out));
         try (Stream<Path> s = Files.list(out)) {
@@ -66,8 +70,8 @@ class MakeDatasetCommandTest {
         assertEquals(Integer.toString(Main.EXIT_USAGE), r[0]);
         assertTrue(r[2].contains("not empty"), r[2]);
         assertEquals("mine", Files.readString(out.resolve("keep.txt")));
-        String[] bad = BenchCommandTest.run("make-dataset", tmp.resolve("x").toString(), "--images", "2", "--seed", "1",
-                "--classes", "5");
+        String[] bad = BenchCommandTest.run(
+                "make-dataset", tmp.resolve("x").toString(), "--images", "2", "--seed", "1", "--classes", "5");
         assertEquals(Integer.toString(Main.EXIT_USAGE), bad[0]);
         assertTrue(bad[2].contains("classes"), bad[2]);
     }
@@ -77,12 +81,19 @@ class MakeDatasetCommandTest {
         Path photos = Path.of("/usr/share/backgrounds/mate");
         Assumptions.assumeTrue(Files.isDirectory(photos), "no photographs installed");
         Path out = tmp.resolve("photo");
-        String[] r = BenchCommandTest.run("make-dataset", out.toString(), "--images", "2", "--seed", "3",
-                "--photos", photos.toString());
+        String[] r = BenchCommandTest.run(
+                "make-dataset", out.toString(), "--images", "2", "--seed", "3", "--photos", photos.toString());
         assertEquals("0", r[0], r[1] + r[2]);
         assertEquals(2, jpegs(out));
-        String[] missing = BenchCommandTest.run("make-dataset", tmp.resolve("y").toString(), "--images", "2", "--seed", "3",
-                "--photos", tmp.resolve("nope").toString());
+        String[] missing = BenchCommandTest.run(
+                "make-dataset",
+                tmp.resolve("y").toString(),
+                "--images",
+                "2",
+                "--seed",
+                "3",
+                "--photos",
+                tmp.resolve("nope").toString());
         assertEquals(Integer.toString(Main.EXIT_USAGE), missing[0]);
     }
 }

@@ -8,14 +8,17 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
 import io.stoke.loader.format.NpyHeader;
-import io.stoke.pack.ShardWriter;
-import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.FileDataset;
+import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.testing.TarHeaders;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestPython;
+import io.stoke.pack.ShardWriter;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -36,9 +39,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import java.io.ByteArrayInputStream;
-import java.lang.foreign.MemorySegment;
-import io.stoke.loader.source.FileDataset;
 
 /**
  * {@code stoke pack} end to end: the shards read back in Java (Commons Compress) and, where
@@ -51,8 +51,7 @@ class PackCommandTest {
     @TempDir
     Path tmp;
 
-    record Member(String name, byte[] data) {
-    }
+    record Member(String name, byte[] data) {}
 
     private static String[] pack(Object... args) {
         List<String> all = new ArrayList<>(List.of("pack"));
@@ -72,13 +71,16 @@ class PackCommandTest {
 
     private static List<Path> shards(Path dir) throws IOException {
         try (Stream<Path> s = Files.list(dir)) {
-            return s.filter(p -> p.getFileName().toString().startsWith("shard-")).sorted().toList();
+            return s.filter(p -> p.getFileName().toString().startsWith("shard-"))
+                    .sorted()
+                    .toList();
         }
     }
 
     private static List<Member> members(Path shard) throws IOException {
         List<Member> out = new ArrayList<>();
-        try (InputStream in = Files.newInputStream(shard); TarArchiveInputStream t = new TarArchiveInputStream(in)) {
+        try (InputStream in = Files.newInputStream(shard);
+                TarArchiveInputStream t = new TarArchiveInputStream(in)) {
             for (TarArchiveEntry e = t.getNextEntry(); e != null; e = t.getNextEntry()) {
                 out.add(new Member(e.getName(), t.readAllBytes()));
             }
@@ -137,7 +139,12 @@ class PackCommandTest {
             assertTrue(r[1].contains(s), s + " in:\n" + r[1]);
         }
         // Not a terminal: the progress line is printed once, at the end.
-        assertEquals(1, r[2].lines().filter(l -> l.contains("images/s") && l.contains("24/24")).count(), r[2]);
+        assertEquals(
+                1,
+                r[2].lines()
+                        .filter(l -> l.contains("images/s") && l.contains("24/24"))
+                        .count(),
+                r[2]);
         FileDataset index = ImageFolder.scan(data);
         List<Member> ms = allMembers(out);
         assertEquals(2 * index.size(), ms.size());
@@ -146,7 +153,9 @@ class PackCommandTest {
             String key = key(index, i);
             assertEquals(key + ".jpg", ms.get(2 * i).name());
             assertEquals(key + ".cls", ms.get(2 * i + 1).name());
-            assertEquals(Integer.toString(index.label(i)), new String(ms.get(2 * i + 1).data(), StandardCharsets.US_ASCII));
+            assertEquals(
+                    Integer.toString(index.label(i)),
+                    new String(ms.get(2 * i + 1).data(), StandardCharsets.US_ASCII));
             byte[] original = Files.readAllBytes(index.resolve(i));
             int[] wh = jpegSize(original);
             byte[] stored = ms.get(2 * i).data();
@@ -155,7 +164,8 @@ class PackCommandTest {
                 kept++;
             } else {
                 int[] got = jpegSize(stored);
-                int[] want = wh[0] <= wh[1] ? new int[] {64, (int) (64.0 * wh[1] / wh[0])}
+                int[] want = wh[0] <= wh[1]
+                        ? new int[] {64, (int) (64.0 * wh[1] / wh[0])}
                         : new int[] {(int) (64.0 * wh[0] / wh[1]), 64};
                 assertArrayEquals(want, got, key + " from " + wh[0] + "x" + wh[1]);
             }
@@ -177,12 +187,17 @@ class PackCommandTest {
         assertTrue(list.size() >= 2, "the test needs several shards, got " + list.size());
         for (int k = 0; k < list.size(); k++) {
             long size = list.get(k).path("filesize").asLong();
-            assertTrue(size <= limit || list.get(k).path("nsamples").asInt() == 1, "shard " + k + ": " + size + " bytes");
+            assertTrue(
+                    size <= limit || list.get(k).path("nsamples").asInt() == 1, "shard " + k + ": " + size + " bytes");
             if (k + 1 < list.size()) {
-                List<Member> next = members(dir.resolve(list.get(k + 1).path("url").asText()));
-                long first = ShardWriter.memberBytes(next.get(0).name(), next.get(0).data().length)
-                        + ShardWriter.memberBytes(next.get(1).name(), next.get(1).data().length);
-                assertTrue(size + first > limit, "shard " + k + " (" + size + " bytes) had room for " + first + " more");
+                List<Member> next =
+                        members(dir.resolve(list.get(k + 1).path("url").asText()));
+                long first =
+                        ShardWriter.memberBytes(next.get(0).name(), next.get(0).data().length)
+                                + ShardWriter.memberBytes(
+                                        next.get(1).name(), next.get(1).data().length);
+                assertTrue(
+                        size + first > limit, "shard " + k + " (" + size + " bytes) had room for " + first + " more");
             }
         }
     }
@@ -215,8 +230,11 @@ class PackCommandTest {
                 assertEquals((int) (100.0 * Math.min(wh[0], wh[1]) / Math.max(wh[0], wh[1])), Math.min(got[0], got[1]));
             }
         }
-        assertEquals(80, manifest(out).path("stoke").path("options").path("quality").asInt());
-        assertEquals(100, manifest(out).path("stoke").path("options").path("max_side").asInt());
+        assertEquals(
+                80, manifest(out).path("stoke").path("options").path("quality").asInt());
+        assertEquals(
+                100,
+                manifest(out).path("stoke").path("options").path("max_side").asInt());
     }
 
     private static final String CHECK_JPEG = """
@@ -284,7 +302,9 @@ class PackCommandTest {
 
     private static boolean pythonHas(String modules) {
         try {
-            Process p = new ProcessBuilder(TestPython.PATH, "-c", "import " + modules).redirectErrorStream(true).start();
+            Process p = new ProcessBuilder(TestPython.PATH, "-c", "import " + modules)
+                    .redirectErrorStream(true)
+                    .start();
             p.getInputStream().readAllBytes();
             return p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0;
         } catch (IOException | InterruptedException e) {
@@ -331,8 +351,8 @@ class PackCommandTest {
             for (Batch b : loader) {
                 try (b) {
                     for (int i = 0; i < b.size(); i++) {
-                        MemorySegment.copy(b.sample(i), ValueLayout.JAVA_BYTE, 0, all,
-                                (int) b.index(i) * sample, sample);
+                        MemorySegment.copy(
+                                b.sample(i), ValueLayout.JAVA_BYTE, 0, all, (int) b.index(i) * sample, sample);
                     }
                 }
             }
@@ -356,8 +376,10 @@ class PackCommandTest {
             assertEquals(key(index, i) + ".cls", ms.get(2 * i + 1).name());
             byte[] npy = ms.get(2 * i).data();
             assertArrayEquals(header, Arrays.copyOf(npy, header.length));
-            assertArrayEquals(Arrays.copyOfRange(expected, i * sample, (i + 1) * sample),
-                    Arrays.copyOfRange(npy, header.length, npy.length), "sample " + i + " differs from the Loader's");
+            assertArrayEquals(
+                    Arrays.copyOfRange(expected, i * sample, (i + 1) * sample),
+                    Arrays.copyOfRange(npy, header.length, npy.length),
+                    "sample " + i + " differs from the Loader's");
         }
     }
 
@@ -439,7 +461,11 @@ class PackCommandTest {
         setComplete(a, false);
         String[] resumed = pack(args(data, a, options));
         assertOk(resumed);
-        int resumeAt = manifest(b).path("shardlist").get(files.size() - 1).path("first_sample").asInt();
+        int resumeAt = manifest(b)
+                .path("shardlist")
+                .get(files.size() - 1)
+                .path("first_sample")
+                .asInt();
         assertTrue(resumeAt > 0);
         assertTrue(resumed[1].contains("resumed at sample     " + resumeAt), resumed[1]);
         assertTrue(resumed[1].contains("1 written, " + files.size() + " in the pack"), resumed[1]);
@@ -476,10 +502,12 @@ class PackCommandTest {
         byte[][] before = contents(out);
         String[] r = pack(data, "--out", out, "--resize", 64, "--quality", 70);
         assertEquals(Integer.toString(Main.EXIT_USAGE), r[0], r[2]);
-        assertTrue(r[2].contains("--quality 90") && r[2].contains("--quality 70") && r[2].contains("--overwrite"), r[2]);
+        assertTrue(
+                r[2].contains("--quality 90") && r[2].contains("--quality 70") && r[2].contains("--overwrite"), r[2]);
         assertSamePack(before, out);
         assertOk(pack(data, "--out", out, "--resize", 64, "--quality", 70, "--overwrite"));
-        assertEquals(70, manifest(out).path("stoke").path("options").path("quality").asInt());
+        assertEquals(
+                70, manifest(out).path("stoke").path("options").path("quality").asInt());
 
         // Shard files with no manifest are not resumed blindly.
         Path strays = tmp.resolve("strays");
@@ -494,9 +522,9 @@ class PackCommandTest {
     void longNestedKeysRoundTripThroughPaxHeaders() throws Exception {
         Path root = tmp.resolve("list");
         String[] paths = {
-                "short/a.jpg",
-                "deep/" + "f".repeat(120) + "/" + "g".repeat(150) + "/img.v2.final.jpg",
-                "deeper/" + "p".repeat(200) + "/" + "q".repeat(200) + "/" + "r".repeat(180) + "/x.jpeg",
+            "short/a.jpg",
+            "deep/" + "f".repeat(120) + "/" + "g".repeat(150) + "/img.v2.final.jpg",
+            "deeper/" + "p".repeat(200) + "/" + "q".repeat(200) + "/" + "r".repeat(180) + "/x.jpeg",
         };
         int[] labels = {0, 7, 12};
         StringBuilder list = new StringBuilder();
@@ -510,27 +538,40 @@ class PackCommandTest {
         Files.writeString(listFile, list);
         Path out = tmp.resolve("out");
         assertOk(pack(listFile, "--out", out, "--resize", 64));
-        String[] keys = {"short/a", paths[1].replace("img.v2.final.jpg", "img_v2_final"), paths[2].replace(".jpeg", "")};
+        String[] keys = {"short/a", paths[1].replace("img.v2.final.jpg", "img_v2_final"), paths[2].replace(".jpeg", "")
+        };
         assertTrue(keys[1].length() > 100 && keys[2].length() > 512, "long enough for one and for two PAX records");
         List<Member> ms = allMembers(out);
         assertEquals(6, ms.size());
         for (int i = 0; i < keys.length; i++) {
             assertEquals(keys[i] + ".jpg", ms.get(2 * i).name());
             assertEquals(keys[i] + ".cls", ms.get(2 * i + 1).name());
-            assertEquals(Integer.toString(labels[i]), new String(ms.get(2 * i + 1).data(), StandardCharsets.US_ASCII));
+            assertEquals(
+                    Integer.toString(labels[i]), new String(ms.get(2 * i + 1).data(), StandardCharsets.US_ASCII));
         }
         byte[] tar = Files.readAllBytes(out.resolve("shard-000000.tar"));
-        assertEquals(4, TarHeaders.of(tar).stream().filter(h -> TarHeaders.type(h) == 'x').count(),
+        assertEquals(
+                4,
+                TarHeaders.of(tar).stream()
+                        .filter(h -> TarHeaders.type(h) == 'x')
+                        .count(),
                 "a PAX header before each member whose name is 100 bytes or more");
         TarHeaders.assertDeterministic(tar);
         if (pythonHas("tarfile")) {
-            python("""
+            python(
+                    """
                     import sys, tarfile
                     names = tarfile.open(sys.argv[1]).getnames()
                     assert names == sys.argv[2:], names
                     print('checked', len(names), 'names')
-                    """, out.resolve("shard-000000.tar"), keys[0] + ".jpg", keys[0] + ".cls", keys[1] + ".jpg",
-                    keys[1] + ".cls", keys[2] + ".jpg", keys[2] + ".cls");
+                    """,
+                    out.resolve("shard-000000.tar"),
+                    keys[0] + ".jpg",
+                    keys[0] + ".cls",
+                    keys[1] + ".jpg",
+                    keys[1] + ".cls",
+                    keys[2] + ".jpg",
+                    keys[2] + ".cls");
         } else {
             System.err.println("[stoke] SKIPPING Python's tarfile read-back of long names: no " + TestPython.PATH);
         }
@@ -549,10 +590,13 @@ class PackCommandTest {
         assertFalse(m.path("stoke").path("complete").asBoolean());
         assertTrue(m.path("shardlist").size() >= 1, "whole shards before the bad file stay");
         for (JsonNode s : m.path("shardlist")) {
-            assertEquals(s.path("filesize").asLong(), Files.size(out.resolve(s.path("url").asText())));
+            assertEquals(
+                    s.path("filesize").asLong(),
+                    Files.size(out.resolve(s.path("url").asText())));
         }
         try (Stream<Path> s = Files.list(out)) {
-            assertEquals(List.of(), s.filter(p -> p.toString().endsWith(".tmp")).toList(), "the partial shard is removed");
+            assertEquals(
+                    List.of(), s.filter(p -> p.toString().endsWith(".tmp")).toList(), "the partial shard is removed");
         }
 
         String[] skip = pack(data, "--out", out, "--resize", 64, "--shard-size", "8K", "--on-error", "skip");
@@ -563,7 +607,10 @@ class PackCommandTest {
         List<Member> ms = allMembers(out);
         assertEquals(2 * (index.size() - 1), ms.size());
         assertTrue(ms.stream().noneMatch(x -> x.name().startsWith("class01/zz_broken")));
-        JsonNode skipped = manifest(out).path("shardlist").get(manifest(out).path("shardlist").size() - 1).path("skipped");
+        JsonNode skipped = manifest(out)
+                .path("shardlist")
+                .get(manifest(out).path("shardlist").size() - 1)
+                .path("skipped");
         assertEquals(bad.toString(), skipped.get(0).path("path").asText());
         assertEquals(1, manifest(out).path("stoke").path("skipped").asInt());
         // Resuming after the failure gives what one run under skip gives.
@@ -581,7 +628,9 @@ class PackCommandTest {
         Path out = tmp.resolve("out");
         String[] r = pack(data, "--out", out);
         assertEquals(Integer.toString(Main.EXIT_FAILED), r[0], r[2]);
-        assertTrue(r[2].contains(data.resolve("c/a.b.jpg").toString()) && r[2].contains(data.resolve("c/a_b.jpg").toString()),
+        assertTrue(
+                r[2].contains(data.resolve("c/a.b.jpg").toString())
+                        && r[2].contains(data.resolve("c/a_b.jpg").toString()),
                 r[2]);
         assertFalse(Files.exists(out.resolve("shard-000000.tar")));
     }
@@ -591,9 +640,9 @@ class PackCommandTest {
         Path data = TestImages.imageFolder(tmp.resolve("data"), 2, 1, 1);
         String o = tmp.resolve("out").toString();
         String[][] cases = {
-                {"--crop", "100"}, {"--resize", "64", "--max-side", "100"}, {"--format", "png"},
-                {"--shard-size", "12X"}, {"--format", "raw", "--quality", "80"}, {"--quality", "0"},
-                {"--format", "raw", "--resize", "100", "--crop", "200"}, {"--on-error", "ignore"}, {"--workers", "0"},
+            {"--crop", "100"}, {"--resize", "64", "--max-side", "100"}, {"--format", "png"},
+            {"--shard-size", "12X"}, {"--format", "raw", "--quality", "80"}, {"--quality", "0"},
+            {"--format", "raw", "--resize", "100", "--crop", "200"}, {"--on-error", "ignore"}, {"--workers", "0"},
         };
         for (String[] c : cases) {
             List<Object> args = new ArrayList<>(List.of(data, "--out", o));

@@ -12,8 +12,7 @@ import java.util.zip.CRC32;
  * cross-process tests: prints B/S lines per batch and sample, END, HOLDING, or ERROR (exit 3).
  */
 public final class RingDump {
-    private RingDump() {
-    }
+    private RingDump() {}
 
     public static void main(String[] args) throws Exception {
         long holdAfter = args.length >= 3 && args[1].equals("--hold-after") ? Long.parseLong(args[2]) : -1;
@@ -23,14 +22,29 @@ public final class RingDump {
             long taken = 0;
             for (Batch batch : ring) {
                 out.setLength(0);
-                out.append("B ").append(batch.sequence()).append(' ').append(batch.epoch()).append(' ')
-                        .append(batch.batchIndex()).append(' ').append(batch.size()).append('\n');
+                out.append("B ")
+                        .append(batch.sequence())
+                        .append(' ')
+                        .append(batch.epoch())
+                        .append(' ')
+                        .append(batch.batchIndex())
+                        .append(' ')
+                        .append(batch.size())
+                        .append('\n');
                 for (int i = 0; i < batch.size(); i++) {
                     crc.reset();
                     crc.update(batch.sample(i).asByteBuffer());
-                    out.append("S ").append(batch.sequence()).append(' ').append(batch.index(i)).append(' ')
-                            .append(batch.label(i)).append(' ').append(batch.status(i).code()).append(' ')
-                            .append(String.format("%08x", crc.getValue())).append('\n');
+                    out.append("S ")
+                            .append(batch.sequence())
+                            .append(' ')
+                            .append(batch.index(i))
+                            .append(' ')
+                            .append(batch.label(i))
+                            .append(' ')
+                            .append(batch.status(i).code())
+                            .append(' ')
+                            .append(String.format("%08x", crc.getValue()))
+                            .append('\n');
                 }
                 System.out.print(out);
                 if (taken++ == holdAfter) {

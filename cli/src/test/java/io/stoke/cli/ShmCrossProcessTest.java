@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.cli.ShmTestSupport.Child;
 import io.stoke.cli.ShmTestSupport.Sample;
+import io.stoke.loader.testing.TestPython;
 import io.stoke.ring.RingLayout;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -18,20 +19,19 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.LongStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import io.stoke.loader.testing.TestPython;
-import java.nio.file.StandardCopyOption;
-import java.util.stream.LongStream;
 
 /**
  * A Java producer process ({@code stoke serve}) and consumer processes in Java, Python and C:
@@ -39,12 +39,13 @@ import java.util.stream.LongStream;
  */
 class ShmCrossProcessTest {
     private static final int CLASSES = 2;
-    private static final int PER_CLASS = 11;      // 22 images
-    private static final int BATCH = 4;           // 6 batches per epoch, the last of 2
+    private static final int PER_CLASS = 11; // 22 images
+    private static final int BATCH = 4; // 6 batches per epoch, the last of 2
     private static final int BATCHES_PER_EPOCH = 6;
 
     @TempDir
     static Path data;
+
     private static Map<Long, String> expected;
     private final List<Child> children = new ArrayList<>();
     private final List<Path> rings = new ArrayList<>();
@@ -80,11 +81,29 @@ class ShmCrossProcessTest {
 
     /** Starts {@code stoke serve} and waits until its ring is ready. */
     private Child producer(Path ring, long epochs) throws Exception {
-        Child p = start(ShmTestSupport.javaCommand(Main.class.getName(), "serve", data.toString(), "--ring", ring.toString(),
-                "--batch-size", String.valueOf(BATCH), "--workers", "2", "--epochs", String.valueOf(epochs), "--slots", "3",
-                "--shuffle", "--seed", "5",
-                "--resize", String.valueOf(ShmTestSupport.RESIZE), "--crop", String.valueOf(ShmTestSupport.CROP),
-                "--status-interval", "200"));
+        Child p = start(ShmTestSupport.javaCommand(
+                Main.class.getName(),
+                "serve",
+                data.toString(),
+                "--ring",
+                ring.toString(),
+                "--batch-size",
+                String.valueOf(BATCH),
+                "--workers",
+                "2",
+                "--epochs",
+                String.valueOf(epochs),
+                "--slots",
+                "3",
+                "--shuffle",
+                "--seed",
+                "5",
+                "--resize",
+                String.valueOf(ShmTestSupport.RESIZE),
+                "--crop",
+                String.valueOf(ShmTestSupport.CROP),
+                "--status-interval",
+                "200"));
         p.await(l -> l.contains("ready:"), 30_000);
         assertTrue(Files.exists(ring));
         return p;
@@ -94,7 +113,10 @@ class ShmCrossProcessTest {
     private static void assertSamplesMatch(List<Sample> samples) {
         for (Sample s : samples) {
             assertEquals(0, s.status(), "status of " + s);
-            assertEquals(expected.get(s.index()), s.label() + " " + s.crc(), "sample " + s.index() + " in batch " + s.sequence());
+            assertEquals(
+                    expected.get(s.index()),
+                    s.label() + " " + s.crc(),
+                    "sample " + s.index() + " in batch " + s.sequence());
         }
     }
 
@@ -131,8 +153,8 @@ class ShmCrossProcessTest {
         List<String> out = consumer.snapshot();
         assertEquals("END", out.getLast(), consumer.output());
         List<Long> sequences = ShmTestSupport.batchSequences(out);
-        assertEquals(LongStream.range(0, 2 * BATCHES_PER_EPOCH).boxed().toList(), sequences,
-                "every batch once, in order");
+        assertEquals(
+                LongStream.range(0, 2 * BATCHES_PER_EPOCH).boxed().toList(), sequences, "every batch once, in order");
         List<Sample> samples = ShmTestSupport.samples(out);
         assertEquals(2 * CLASSES * PER_CLASS, samples.size());
         assertSamplesMatch(samples);
@@ -174,7 +196,8 @@ class ShmCrossProcessTest {
         assertSamplesMatch(all);
         assertSamplesMatch(again);
         // The re-delivered batch holds the same samples with the same pixels.
-        assertEquals(all.stream().filter(s -> s.sequence() == held).toList(),
+        assertEquals(
+                all.stream().filter(s -> s.sequence() == held).toList(),
                 again.stream().filter(s -> s.sequence() == held).toList());
         all.removeIf(s -> s.sequence() == held);
         all.addAll(again);
@@ -232,13 +255,23 @@ class ShmCrossProcessTest {
         int exit;
         System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
         try {
-            exit = Main.execute("serve", data.toString(), "--ring", ring.toString(), "--batch-size", "4",
-                    "--resize", "32", "--crop", "32");
+            exit = Main.execute(
+                    "serve",
+                    data.toString(),
+                    "--ring",
+                    ring.toString(),
+                    "--batch-size",
+                    "4",
+                    "--resize",
+                    "32",
+                    "--crop",
+                    "32");
         } finally {
             System.setErr(old);
         }
         assertEquals(Main.EXIT_FAILED, exit);
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("live producer (pid " + producer.process.pid() + ")"),
+        assertTrue(
+                err.toString(StandardCharsets.UTF_8).contains("live producer (pid " + producer.process.pid() + ")"),
                 err.toString(StandardCharsets.UTF_8));
         assertTrue(producer.process.isAlive());
         assertTrue(Files.exists(ring), "the refused producer left the live ring alone");
@@ -246,14 +279,15 @@ class ShmCrossProcessTest {
 
     /** Each header field corrupted in turn: the C and Python consumers refuse with a message. */
     @ParameterizedTest
-    @EnumSource(value = Kind.class, names = {"PYTHON", "C"})
+    @EnumSource(
+            value = Kind.class,
+            names = {"PYTHON", "C"})
     void corruptedHeadersAreRejectedByNonJavaConsumers(Kind kind) throws Exception {
         ShmTestSupport.consumerCommand(kind, Path.of("unused"));
         Path live = ring("valid");
         Child producer = producer(live, 1);
         Path copy = ring("corrupt-" + kind);
-        record Poke(String name, int offset, int bytes, long value, String message) {
-        }
+        record Poke(String name, int offset, int bytes, long value, String message) {}
         List<Poke> fields = List.of(
                 new Poke("magic", RingLayout.MAGIC_OFFSET, 8, 42, "magic"),
                 new Poke("version", RingLayout.VERSION_OFFSET, 4, 2, "version"),
@@ -315,7 +349,8 @@ class ShmCrossProcessTest {
         ShmTestSupport.requirePython();
         Path ring = ring("zero-copy");
         Child producer = producer(ring, 1);
-        String script = String.join("\n",
+        String script = String.join(
+                "\n",
                 "import sys, numpy as np",
                 "from stoke import Ring",
                 "r = Ring(sys.argv[1], release_on_next=False)",
@@ -350,7 +385,8 @@ class ShmCrossProcessTest {
         assertTrue(py.output().contains("BATCHES " + BATCHES_PER_EPOCH), py.output());
         assertTrue(py.output().contains("OK"), py.output());
         if (py.output().contains("NO_TORCH")) {
-            System.err.println("*** torch is not installed for " + TestPython.PATH + ": zero-copy checked for numpy only ***");
+            System.err.println(
+                    "*** torch is not installed for " + TestPython.PATH + ": zero-copy checked for numpy only ***");
         } else {
             assertTrue(py.output().contains("TORCH_ZERO_COPY"), py.output());
         }
@@ -361,7 +397,9 @@ class ShmCrossProcessTest {
     @Test
     void pythonConstantsEqualRingLayout() throws Exception {
         ShmTestSupport.requirePython();
-        Child py = start(List.of(TestPython.PATH, "-c",
+        Child py = start(List.of(
+                TestPython.PATH,
+                "-c",
                 "import stoke.ring as s\nfor k in sorted(dir(s)):\n  v = getattr(s, k)\n"
                         + "  if k.isupper() and isinstance(v, int): print(k, v)"));
         assertEquals(0, py.exit(20_000), py.output());
@@ -375,7 +413,8 @@ class ShmCrossProcessTest {
             if (Modifier.isStatic(f.getModifiers()) && (f.getType() == int.class || f.getType() == long.class)) {
                 String name = f.getName();
                 assertTrue(python.containsKey(name), name + " missing in stoke");
-                assertEquals(((Number) f.get(null)).longValue(), python.get(name).longValue(), name);
+                assertEquals(
+                        ((Number) f.get(null)).longValue(), python.get(name).longValue(), name);
                 compared++;
             }
         }

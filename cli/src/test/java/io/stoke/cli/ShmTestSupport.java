@@ -7,6 +7,7 @@ import io.stoke.ffm.JpegCompressor;
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
+import io.stoke.loader.testing.TestPython;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -25,22 +26,21 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.zip.CRC32;
-import io.stoke.loader.testing.TestPython;
 
 /** Test data, process launching and output parsing for the cross-process ring tests. */
 final class ShmTestSupport {
     static final int RESIZE = 32;
     static final int CROP = 32;
 
-    private ShmTestSupport() {
-    }
+    private ShmTestSupport() {}
 
     /** {@code classes x perClass} small random JPEGs in ImageFolder layout. */
     static void makeDataset(Path root, int classes, int perClass) throws IOException {
         int w = 40;
         int h = 36;
         Random random = new Random(7);
-        try (Arena arena = Arena.ofConfined(); JpegCompressor jpeg = new JpegCompressor()) {
+        try (Arena arena = Arena.ofConfined();
+                JpegCompressor jpeg = new JpegCompressor()) {
             MemorySegment rgb = arena.allocate((long) w * h * 3);
             MemorySegment out = arena.allocate(JpegCompressor.maxSize(w, h, TurboJpeg.TJSAMP_444));
             for (int c = 0; c < classes; c++) {
@@ -50,7 +50,8 @@ final class ShmTestSupport {
                         rgb.set(JAVA_BYTE, p, (byte) random.nextInt(256));
                     }
                     long n = jpeg.compress(rgb, w, w * 3, h, TurboJpeg.TJPF_RGB, TurboJpeg.TJSAMP_444, 90, 0, out);
-                    Files.write(root.resolve("class" + c).resolve(String.format("img%03d.jpg", i)),
+                    Files.write(
+                            root.resolve("class" + c).resolve(String.format("img%03d.jpg", i)),
                             out.asSlice(0, n).toArray(JAVA_BYTE));
                 }
             }
@@ -61,7 +62,11 @@ final class ShmTestSupport {
     static Map<Long, String> expected(Path root) {
         Map<Long, String> map = new HashMap<>();
         CRC32 crc = new CRC32();
-        try (Loader loader = Loader.imageFolder(root).batchSize(4).workers(1).transform(transform()).build()) {
+        try (Loader loader = Loader.imageFolder(root)
+                .batchSize(4)
+                .workers(1)
+                .transform(transform())
+                .build()) {
             for (Batch b : loader) {
                 try (b) {
                     for (int i = 0; i < b.size(); i++) {
@@ -80,7 +85,9 @@ final class ShmTestSupport {
     }
 
     static Path shmPath(String what) {
-        Path dir = Files.isDirectory(Path.of("/dev/shm")) ? Path.of("/dev/shm") : Path.of(System.getProperty("java.io.tmpdir"));
+        Path dir = Files.isDirectory(Path.of("/dev/shm"))
+                ? Path.of("/dev/shm")
+                : Path.of(System.getProperty("java.io.tmpdir"));
         return dir.resolve("stoke-it-" + what + "-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
     }
 
@@ -96,17 +103,28 @@ final class ShmTestSupport {
     }
 
     static List<String> javaCommand(String mainClass, String... args) {
-        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
-                "--enable-native-access=ALL-UNNAMED", "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-                "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", System.getProperty("java.class.path"), mainClass));
+        List<String> cmd = new ArrayList<>(List.of(
+                ProcessHandle.current().info().command().orElse("java"),
+                "--enable-native-access=ALL-UNNAMED",
+                "--add-exports",
+                "java.base/jdk.internal.misc=ALL-UNNAMED",
+                "-Xmx256m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                System.getProperty("java.class.path"),
+                mainClass));
         Collections.addAll(cmd, args);
         return cmd;
     }
 
     // ---- consumers in three languages ----
 
-    enum Kind { JAVA, PYTHON, C }
+    enum Kind {
+        JAVA,
+        PYTHON,
+        C
+    }
 
     private static Path cConsumer;
 
@@ -121,9 +139,20 @@ final class ShmTestSupport {
             case C -> {
                 requireGcc();
                 if (cConsumer == null) {
-                    Path out = Files.createDirectories(Path.of("target", "native")).resolve("stoke_consumer");
-                    Process p = new ProcessBuilder("gcc", "-O2", "-Wall", "-Werror", "-o", out.toString(),
-                            repoRoot().resolve("native/stoke_consumer.c").toString()).redirectErrorStream(true).start();
+                    Path out =
+                            Files.createDirectories(Path.of("target", "native")).resolve("stoke_consumer");
+                    Process p = new ProcessBuilder(
+                                    "gcc",
+                                    "-O2",
+                                    "-Wall",
+                                    "-Werror",
+                                    "-o",
+                                    out.toString(),
+                                    repoRoot()
+                                            .resolve("native/stoke_consumer.c")
+                                            .toString())
+                            .redirectErrorStream(true)
+                            .start();
                     String msg = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
                     if (p.waitFor() != 0) {
                         throw new AssertionError("gcc failed:\n" + msg);
@@ -148,8 +177,8 @@ final class ShmTestSupport {
     static void requirePython() {
         boolean ok = runs(TestPython.PATH, "-c", "import numpy");
         if (!ok) {
-            System.err.println("\n*** SKIPPING Python-consumer test: " + TestPython.PATH + " with numpy is not installed"
-                    + " (./stoke test installs python3-numpy) ***\n");
+            System.err.println("\n*** SKIPPING Python-consumer test: " + TestPython.PATH
+                    + " with numpy is not installed" + " (./stoke test installs python3-numpy) ***\n");
         }
         assumeTrue(ok, TestPython.PATH + " with numpy is missing: Python consumer tests skipped");
     }
@@ -172,11 +201,13 @@ final class ShmTestSupport {
 
         Child(List<String> command) throws IOException {
             ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-            pb.environment().put("PYTHONPATH", repoRoot().resolve("clients/python").toString());
+            pb.environment()
+                    .put("PYTHONPATH", repoRoot().resolve("clients/python").toString());
             pb.environment().put("PYTHONUNBUFFERED", "1");
             process = pb.start();
             reader = Thread.ofPlatform().daemon(true).start(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                try (BufferedReader r =
+                        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                     for (String line; (line = r.readLine()) != null; ) {
                         lines.add(line);
                     }
@@ -244,7 +275,8 @@ final class ShmTestSupport {
     record Sample(long sequence, long index, int label, int status, String crc) {
         static Sample parse(String line) {
             String[] f = line.split(" ");
-            return new Sample(Long.parseLong(f[1]), Long.parseLong(f[2]), Integer.parseInt(f[3]), Integer.parseInt(f[4]), f[5]);
+            return new Sample(
+                    Long.parseLong(f[1]), Long.parseLong(f[2]), Integer.parseInt(f[3]), Integer.parseInt(f[4]), f[5]);
         }
     }
 

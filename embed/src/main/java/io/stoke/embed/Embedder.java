@@ -1,5 +1,6 @@
 package io.stoke.embed;
 
+import ai.onnxruntime.OnnxJavaType;
 import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OnnxValue;
 import ai.onnxruntime.OrtEnvironment;
@@ -10,12 +11,11 @@ import io.stoke.loader.Batch;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.Buffer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.Map;
-import ai.onnxruntime.OnnxJavaType;
-import java.nio.Buffer;
 
 /**
  * Runs an ONNX Runtime session on batches where they lie: the input tensor is a direct buffer
@@ -66,7 +66,10 @@ public final class Embedder implements AutoCloseable {
         }
         try {
             ModelContract contract = ModelContract.of(session, outputName);
-            long[] shape = ((TensorInfo) session.getOutputInfo().get(contract.outputName()).getInfo()).getShape().clone();
+            long[] shape = ((TensorInfo)
+                            session.getOutputInfo().get(contract.outputName()).getInfo())
+                    .getShape()
+                    .clone();
             return new Embedder(env, session, contract, shape);
         } catch (RuntimeException | OrtException e) {
             session.close();
@@ -102,11 +105,12 @@ public final class Embedder implements AutoCloseable {
         ByteBuffer out = output.asSlice(0, outBytes).asByteBuffer().order(ByteOrder.nativeOrder());
         long start = System.nanoTime();
         try (OnnxTensor input = contract.layout() == ModelContract.Layout.FLOAT32_NCHW
-                ? OnnxTensor.createTensor(env, checked(in.asFloatBuffer(), expected), inputShape)
-                : OnnxTensor.createTensor(env, checked(in, expected), inputShape, OnnxJavaType.UINT8);
-             OnnxTensor pinned = OnnxTensor.createTensor(env, out.asFloatBuffer(), outputShape);
-             OrtSession.Result _ = session.run(Map.of(contract.inputName(), input),
-                     Map.<String, OnnxValue>of(contract.outputName(), pinned))) {
+                        ? OnnxTensor.createTensor(env, checked(in.asFloatBuffer(), expected), inputShape)
+                        : OnnxTensor.createTensor(env, checked(in, expected), inputShape, OnnxJavaType.UINT8);
+                OnnxTensor pinned = OnnxTensor.createTensor(env, out.asFloatBuffer(), outputShape);
+                OrtSession.Result _ = session.run(
+                        Map.of(contract.inputName(), input),
+                        Map.<String, OnnxValue>of(contract.outputName(), pinned))) {
             lastRunNanos = System.nanoTime() - start;
         }
         return output.asSlice(0, outBytes);
@@ -115,8 +119,8 @@ public final class Embedder implements AutoCloseable {
     /** The buffer, when it holds exactly the elements the shape says (a slot is never larger or smaller). */
     private static <B extends Buffer> B checked(B buffer, long elements) {
         if (buffer.capacity() != elements) {
-            throw new IllegalStateException("the batch's pixels hold " + buffer.capacity() + " elements, its shape "
-                    + elements);
+            throw new IllegalStateException(
+                    "the batch's pixels hold " + buffer.capacity() + " elements, its shape " + elements);
         }
         return buffer;
     }

@@ -1,23 +1,22 @@
 package io.stoke.embed;
 
 import ai.onnxruntime.OrtException;
+import com.sun.management.OperatingSystemMXBean;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.source.Dataset;
-import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.function.LongConsumer;
-import com.sun.management.OperatingSystemMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.LongConsumer;
 
 /**
  * One pass of a loader through a model into an {@link EmbeddingOutput}: each batch is embedded
@@ -27,8 +26,15 @@ import java.util.Map;
  */
 public final class EmbeddingJob {
     /** What a finished run measured. */
-    public record Figures(long images, long batches, long skipped, long elapsedNanos, long modelNanos,
-                          long waitNanos, long cpuNanos, long decodeNanos) {
+    public record Figures(
+            long images,
+            long batches,
+            long skipped,
+            long elapsedNanos,
+            long modelNanos,
+            long waitNanos,
+            long cpuNanos,
+            long decodeNanos) {
         public double imagesPerSecond() {
             return images * 1e9 / Math.max(1, elapsedNanos);
         }
@@ -52,8 +58,7 @@ public final class EmbeddingJob {
         }
     }
 
-    private EmbeddingJob() {
-    }
+    private EmbeddingJob() {}
 
     /**
      * The dataset indices an epoch of {@code sampler} delivers, padding left out (each sample is
@@ -82,8 +87,9 @@ public final class EmbeddingJob {
      *
      * @param progress told the number of images after each batch
      */
-    public static Figures run(Loader loader, Embedder embedder, EmbeddingOutput output, int[] rows,
-                              LongConsumer progress) throws OrtException {
+    public static Figures run(
+            Loader loader, Embedder embedder, EmbeddingOutput output, int[] rows, LongConsumer progress)
+            throws OrtException {
         long dimension = embedder.contract().dimension();
         long cpu0 = processCpuNanos();
         long start = System.nanoTime();
@@ -107,7 +113,8 @@ public final class EmbeddingJob {
                     long sample = batch.index(i);
                     int row = Arrays.binarySearch(rows, (int) sample);
                     if (row < 0) {
-                        throw new IllegalStateException("the loader delivered sample " + sample + ", not in this run's rows");
+                        throw new IllegalStateException(
+                                "the loader delivered sample " + sample + ", not in this run's rows");
                     }
                     boolean bad = e < errors.size() && errors.get(e).position() == i;
                     if (runStart >= 0 && (bad || row != runRow + (i - runStart))) {
@@ -135,19 +142,18 @@ public final class EmbeddingJob {
         long elapsed = System.nanoTime() - start;
         long waits = Arrays.stream(loader.stats().waitNanos()).sum();
         workerCpu.sample();
-        return new Figures(images, batches, skipped, elapsed, modelNanos, waits, processCpuNanos() - cpu0,
-                workerCpu.total());
+        return new Figures(
+                images, batches, skipped, elapsed, modelNanos, waits, processCpuNanos() - cpu0, workerCpu.total());
     }
 
     /** Samples {@code [from, to)} of a batch's embeddings, whose rows start at {@code firstRow}. */
-    private static void writeRun(EmbeddingOutput output, MemorySegment values, long dimension, int from, int to,
-                                 int firstRow) {
+    private static void writeRun(
+            EmbeddingOutput output, MemorySegment values, long dimension, int from, int to, int firstRow) {
         output.writeRows(firstRow, to - from, values.asSlice(4L * dimension * from, 4L * dimension * (to - from)));
     }
 
     private static long processCpuNanos() {
-        return ((OperatingSystemMXBean) ManagementFactory
-                .getOperatingSystemMXBean()).getProcessCpuTime();
+        return ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
     /**

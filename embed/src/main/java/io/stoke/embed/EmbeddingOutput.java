@@ -1,9 +1,11 @@
 package io.stoke.embed;
 
+import io.stoke.loader.format.NpyHeader;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -12,8 +14,6 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
-import io.stoke.loader.format.NpyHeader;
-import java.nio.ByteOrder;
 
 /**
  * The files of one {@code stoke embed} run in {@code DIR}, written so that a crash never leaves a
@@ -49,8 +49,12 @@ public final class EmbeddingOutput implements AutoCloseable {
         byte[] header = npyHeader(rows, dimension);
         this.headerBytes = header.length;
         Files.write(partial(PATHS), pathLines(paths));
-        this.channel = FileChannel.open(partial(EMBEDDINGS), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.READ, StandardOpenOption.TRUNCATE_EXISTING);
+        this.channel = FileChannel.open(
+                partial(EMBEDDINGS),
+                StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE,
+                StandardOpenOption.READ,
+                StandardOpenOption.TRUNCATE_EXISTING);
         channel.write(ByteBuffer.wrap(header), 0);
         // The whole file's length at once: rows not written (skipped samples) read as zeros.
         if (rows * dimension > 0) {
@@ -67,7 +71,8 @@ public final class EmbeddingOutput implements AutoCloseable {
             throws IOException {
         Files.createDirectories(dir);
         if (!overwrite && Files.exists(dir.resolve(EMBEDDINGS))) {
-            throw new IllegalStateException(dir.resolve(EMBEDDINGS) + " exists (a finished run); --overwrite replaces it");
+            throw new IllegalStateException(
+                    dir.resolve(EMBEDDINGS) + " exists (a finished run); --overwrite replaces it");
         }
         return new EmbeddingOutput(dir, paths.size(), dimension, paths);
     }
@@ -137,14 +142,24 @@ public final class EmbeddingOutput implements AutoCloseable {
         // A finished run's embeddings go first: between the renames below, the folder holds no
         // embeddings.npy, so a crash there leaves it incomplete-looking, never mismatched.
         Files.deleteIfExists(dir.resolve(EMBEDDINGS));
-        Files.move(partial(PATHS), dir.resolve(PATHS), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        Files.move(
+                partial(PATHS),
+                dir.resolve(PATHS),
+                StandardCopyOption.REPLACE_EXISTING,
+                StandardCopyOption.ATOMIC_MOVE);
         Files.deleteIfExists(dir.resolve(SKIPPED));
         if (!skipped.isEmpty()) {
             Files.write(partial(SKIPPED), pathLines(skipped));
-            Files.move(partial(SKIPPED), dir.resolve(SKIPPED), StandardCopyOption.REPLACE_EXISTING,
+            Files.move(
+                    partial(SKIPPED),
+                    dir.resolve(SKIPPED),
+                    StandardCopyOption.REPLACE_EXISTING,
                     StandardCopyOption.ATOMIC_MOVE);
         }
-        Files.move(partial(EMBEDDINGS), dir.resolve(EMBEDDINGS), StandardCopyOption.REPLACE_EXISTING,
+        Files.move(
+                partial(EMBEDDINGS),
+                dir.resolve(EMBEDDINGS),
+                StandardCopyOption.REPLACE_EXISTING,
                 StandardCopyOption.ATOMIC_MOVE);
         committed = true;
     }

@@ -6,8 +6,8 @@ import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 import ai.onnxruntime.TensorInfo;
 import io.stoke.loader.transform.TransformSpec;
-import java.util.Map;
 import java.util.Arrays;
+import java.util.Map;
 
 /**
  * What a model takes and gives, read from the model itself: its one image input (name, layout,
@@ -27,7 +27,8 @@ import java.util.Arrays;
 public record ModelContract(String inputName, Layout layout, int side, String outputName, long dimension) {
     /** The input's element type and layout. */
     public enum Layout {
-        FLOAT32_NCHW, UINT8_NHWC
+        FLOAT32_NCHW,
+        UINT8_NHWC
     }
 
     /** Reads the contract of {@code session}; {@code outputName} may be null when the model has one output. */
@@ -69,8 +70,8 @@ public record ModelContract(String inputName, Layout layout, int side, String ou
         if (outputName != null) {
             output = outputs.get(outputName);
             if (output == null) {
-                throw new IllegalArgumentException("the model has no output " + outputName + "; its outputs are "
-                        + outputs.keySet());
+                throw new IllegalArgumentException(
+                        "the model has no output " + outputName + "; its outputs are " + outputs.keySet());
             }
         } else if (outputs.size() == 1) {
             output = outputs.values().iterator().next();
@@ -79,8 +80,8 @@ public record ModelContract(String inputName, Layout layout, int side, String ou
                     + ": name the one to keep with --output-name");
         }
         if (!(output.getInfo() instanceof TensorInfo out) || out.type != OnnxJavaType.FLOAT) {
-            throw new IllegalArgumentException("the output " + output.getName() + " is " + output.getInfo()
-                    + ", not a float32 tensor");
+            throw new IllegalArgumentException(
+                    "the output " + output.getName() + " is " + output.getInfo() + ", not a float32 tensor");
         }
         long dimension = 1;
         long[] os = out.getShape();
@@ -105,7 +106,10 @@ public record ModelContract(String inputName, Layout layout, int side, String ou
             throw new IllegalArgumentException("the model takes " + side + "x" + side + " images, the crop is "
                     + eval.crop() + "x" + eval.crop() + " (--crop " + side + ")");
         }
-        return eval.withOutput(layout == Layout.FLOAT32_NCHW ? TransformSpec.Output.FLOAT32_CHW
-                : TransformSpec.Output.UINT8_HWC).withNormalization(TransformSpec.IMAGENET_MEAN, TransformSpec.IMAGENET_STD);
+        return eval.withOutput(
+                        layout == Layout.FLOAT32_NCHW
+                                ? TransformSpec.Output.FLOAT32_CHW
+                                : TransformSpec.Output.UINT8_HWC)
+                .withNormalization(TransformSpec.IMAGENET_MEAN, TransformSpec.IMAGENET_STD);
     }
 }

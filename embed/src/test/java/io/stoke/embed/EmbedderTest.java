@@ -9,26 +9,26 @@ import ai.onnxruntime.OnnxJavaType;
 import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtSession;
+import com.sun.management.ThreadMXBean;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
-import io.stoke.testdata.SyntheticImageNet;
-import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.transform.TransformSpec;
+import io.stoke.testdata.SyntheticImageNet;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import com.sun.management.ThreadMXBean;
-import java.util.Arrays;
 
 /**
  * The embedder against independent references: ONNX Runtime run on a heap copy of the same
@@ -42,6 +42,7 @@ class EmbedderTest {
 
     @TempDir
     static Path tmp;
+
     static Dataset index;
 
     @BeforeAll
@@ -53,7 +54,8 @@ class EmbedderTest {
     }
 
     static Loader loader(Embedder e, int batch) {
-        TransformSpec spec = e.contract().transform(TransformSpec.defaults().withDctScaling(TransformSpec.DctScaling.NONE));
+        TransformSpec spec =
+                e.contract().transform(TransformSpec.defaults().withDctScaling(TransformSpec.DctScaling.NONE));
         return Loader.builder(index).transform(spec).batchSize(batch).workers(2).build();
     }
 
@@ -62,21 +64,29 @@ class EmbedderTest {
     void embeddingsEqualOnnxRuntimeOnAHeapCopyOfTheSamePixels(String model) throws Exception {
         OrtEnvironment env = OrtEnvironment.getEnvironment();
         try (Embedder embedder = Embedder.open(MODELS.resolve(model), 1, InferenceDevice.CPU, "embedding");
-             OrtSession reference = env.createSession(MODELS.resolve(model).toString(), new OrtSession.SessionOptions());
-             Loader loader = loader(embedder, 5)) {
+                OrtSession reference =
+                        env.createSession(MODELS.resolve(model).toString(), new OrtSession.SessionOptions());
+                Loader loader = loader(embedder, 5)) {
             ModelContract c = embedder.contract();
             int checked = 0;
             for (Batch b : loader) {
                 try (b) {
                     float[] got = embedder.embed(b).toArray(ValueLayout.JAVA_FLOAT);
                     OnnxTensor input = c.layout() == ModelContract.Layout.FLOAT32_NCHW
-                            ? OnnxTensor.createTensor(env, FloatBuffer.wrap(b.pixels().toArray(ValueLayout.JAVA_FLOAT)), b.shape())
-                            : OnnxTensor.createTensor(env, ByteBuffer.wrap(b.pixels().toArray(ValueLayout.JAVA_BYTE)), b.shape(),
+                            ? OnnxTensor.createTensor(
+                                    env, FloatBuffer.wrap(b.pixels().toArray(ValueLayout.JAVA_FLOAT)), b.shape())
+                            : OnnxTensor.createTensor(
+                                    env,
+                                    ByteBuffer.wrap(b.pixels().toArray(ValueLayout.JAVA_BYTE)),
+                                    b.shape(),
                                     OnnxJavaType.UINT8);
-                    try (input; OrtSession.Result r = reference.run(Map.of(c.inputName(), input))) {
-                        float[][] expected = (float[][]) r.get("embedding").orElseThrow().getValue();
+                    try (input;
+                            OrtSession.Result r = reference.run(Map.of(c.inputName(), input))) {
+                        float[][] expected =
+                                (float[][]) r.get("embedding").orElseThrow().getValue();
                         for (int i = 0; i < b.size(); i++) {
-                            float[] row = Arrays.copyOfRange(got, (int) (i * c.dimension()), (int) ((i + 1) * c.dimension()));
+                            float[] row =
+                                    Arrays.copyOfRange(got, (int) (i * c.dimension()), (int) ((i + 1) * c.dimension()));
                             assertArrayEquals(expected[i], row, 0f, "sample " + b.index(i));
                             checked++;
                         }
@@ -93,7 +103,7 @@ class EmbedderTest {
         Npy reference = Npy.read(MODELS.resolve("reference_f32.npy"));
         assertEquals(12, reference.rows);
         try (Embedder embedder = Embedder.open(MODELS.resolve(model), 1, InferenceDevice.CPU, "embedding");
-             Loader loader = loader(embedder, 4)) {
+                Loader loader = loader(embedder, 4)) {
             long d = embedder.contract().dimension();
             assertEquals(reference.columns, d);
             double worst = 0;
@@ -123,7 +133,7 @@ class EmbedderTest {
         var threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
         long tid = Thread.currentThread().threadId();
         try (Embedder embedder = Embedder.open(F32, 1, InferenceDevice.CPU, "embedding");
-             Loader loader = loader(embedder, 6)) {
+                Loader loader = loader(embedder, 6)) {
             long sampleBytes = 3L * 224 * 224 * 4;
             int runs = 0;
             for (Batch b : loader) {
@@ -132,8 +142,11 @@ class EmbedderTest {
                     long before = threads.getThreadAllocatedBytes(tid);
                     embedder.embed(b);
                     long allocated = threads.getThreadAllocatedBytes(tid) - before;
-                    assertTrue(allocated < sampleBytes / 8, "one run over " + b.size() + " images ("
-                            + b.pixels().byteSize() + " bytes of pixels) allocated " + allocated + " bytes on the heap");
+                    assertTrue(
+                            allocated < sampleBytes / 8,
+                            "one run over " + b.size() + " images ("
+                                    + b.pixels().byteSize() + " bytes of pixels) allocated " + allocated
+                                    + " bytes on the heap");
                     runs++;
                 }
             }
@@ -144,19 +157,24 @@ class EmbedderTest {
     @Test
     void theContractIsReadFromTheModel() throws Exception {
         try (Embedder f = Embedder.open(F32, 1, InferenceDevice.CPU, "embedding");
-             Embedder u = Embedder.open(U8, 1, InferenceDevice.CPU, null)) {
-            assertEquals(new ModelContract("images", ModelContract.Layout.FLOAT32_NCHW, 224, "embedding", 32), f.contract());
-            assertEquals(new ModelContract("pixels", ModelContract.Layout.UINT8_NHWC, 224, "embedding", 32), u.contract());
-            assertEquals(TransformSpec.Output.UINT8_HWC, u.contract().transform(TransformSpec.defaults()).output());
-            IllegalArgumentException crop = assertThrows(IllegalArgumentException.class,
+                Embedder u = Embedder.open(U8, 1, InferenceDevice.CPU, null)) {
+            assertEquals(
+                    new ModelContract("images", ModelContract.Layout.FLOAT32_NCHW, 224, "embedding", 32), f.contract());
+            assertEquals(
+                    new ModelContract("pixels", ModelContract.Layout.UINT8_NHWC, 224, "embedding", 32), u.contract());
+            assertEquals(
+                    TransformSpec.Output.UINT8_HWC,
+                    u.contract().transform(TransformSpec.defaults()).output());
+            IllegalArgumentException crop = assertThrows(
+                    IllegalArgumentException.class,
                     () -> f.contract().transform(TransformSpec.defaults().withResize(160, 128)));
             assertTrue(crop.getMessage().contains("--crop 224"), crop.getMessage());
         }
-        IllegalArgumentException two = assertThrows(IllegalArgumentException.class,
-                () -> Embedder.open(F32, 1, InferenceDevice.CPU, null));
+        IllegalArgumentException two =
+                assertThrows(IllegalArgumentException.class, () -> Embedder.open(F32, 1, InferenceDevice.CPU, null));
         assertTrue(two.getMessage().contains("--output-name"), two.getMessage());
-        IllegalArgumentException none = assertThrows(IllegalArgumentException.class,
-                () -> Embedder.open(F32, 1, InferenceDevice.CPU, "nope"));
+        IllegalArgumentException none =
+                assertThrows(IllegalArgumentException.class, () -> Embedder.open(F32, 1, InferenceDevice.CPU, "nope"));
         assertTrue(none.getMessage().contains("embedding") && none.getMessage().contains("logits"), none.getMessage());
     }
 }

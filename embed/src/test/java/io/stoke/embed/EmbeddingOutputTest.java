@@ -8,14 +8,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 
 class EmbeddingOutputTest {
     @TempDir
@@ -36,7 +36,7 @@ class EmbeddingOutputTest {
     @Test
     void rowsInAnyOrderMakeANumpyFileAndSkippedRowsAreZeros() throws Exception {
         try (Arena arena = Arena.ofConfined();
-             EmbeddingOutput out = EmbeddingOutput.create(dir, 3, List.of("a.jpg", "b.jpg", "c.jpg"), false)) {
+                EmbeddingOutput out = EmbeddingOutput.create(dir, 3, List.of("a.jpg", "b.jpg", "c.jpg"), false)) {
             out.writeRow(2, row(arena, 7, 8, 9));
             out.writeRow(0, row(arena, 1, 2, 3));
             out.skip(1, "b.jpg", "TRUNCATED: Premature end of JPEG file");
@@ -48,25 +48,27 @@ class EmbeddingOutputTest {
         assertEquals(3, npy.columns);
         assertEquals(List.of(1f, 2f, 3f, 0f, 0f, 0f, 7f, 8f, 9f), toList(npy.values));
         assertEquals(List.of("a.jpg", "b.jpg", "c.jpg"), Files.readAllLines(dir.resolve("paths.txt")));
-        assertEquals(List.of("b.jpg\tTRUNCATED: Premature end of JPEG file"), Files.readAllLines(dir.resolve("skipped.txt")));
+        assertEquals(
+                List.of("b.jpg\tTRUNCATED: Premature end of JPEG file"),
+                Files.readAllLines(dir.resolve("skipped.txt")));
         assertEquals(List.of("embeddings.npy", "paths.txt", "skipped.txt"), files());
     }
 
     @Test
     void anUnfinishedRunLeavesNothingBehindAndAFinishedOneIsKeptUnlessOverwritten() throws Exception {
         try (Arena arena = Arena.ofConfined();
-             EmbeddingOutput out = EmbeddingOutput.create(dir, 2, List.of("a.jpg"), false)) {
+                EmbeddingOutput out = EmbeddingOutput.create(dir, 2, List.of("a.jpg"), false)) {
             out.writeRow(0, row(arena, 1, 2));
             assertTrue(files().contains(".embeddings.npy.partial"));
         } // no commit: a failed run
         assertEquals(List.of(), files());
         try (Arena arena = Arena.ofConfined();
-             EmbeddingOutput out = EmbeddingOutput.create(dir, 2, List.of("a.jpg"), false)) {
+                EmbeddingOutput out = EmbeddingOutput.create(dir, 2, List.of("a.jpg"), false)) {
             out.writeRow(0, row(arena, 1, 2));
             out.commit();
         }
-        IllegalStateException kept = assertThrows(IllegalStateException.class,
-                () -> EmbeddingOutput.create(dir, 2, List.of("a.jpg"), false));
+        IllegalStateException kept = assertThrows(
+                IllegalStateException.class, () -> EmbeddingOutput.create(dir, 2, List.of("a.jpg"), false));
         assertTrue(kept.getMessage().contains("--overwrite"), kept.getMessage());
         try (EmbeddingOutput _ = EmbeddingOutput.create(dir, 2, List.of("b.jpg"), true)) {
             assertTrue(Files.exists(dir.resolve("embeddings.npy")), "the finished run stays until the new one commits");

@@ -32,7 +32,9 @@ final class Npy {
         byte[] h = new byte[headerLength];
         b.get(h);
         String header = new String(h, StandardCharsets.US_ASCII);
-        if (!header.contains("'descr': '<f4'") || !header.contains("'fortran_order': False") || !header.endsWith("\n")
+        if (!header.contains("'descr': '<f4'")
+                || !header.contains("'fortran_order': False")
+                || !header.endsWith("\n")
                 || b.position() % 64 != 0) {
             throw new IOException(file + ": unexpected header " + header);
         }

@@ -30,8 +30,8 @@ record BundledLibrary(SymbolLookup lookup, String unavailable) {
      * @param abiSymbol    a function of no arguments returning the library's ABI version
      * @param abiVersion   the version this code was written for
      */
-    static BundledLibrary open(String human, String file, String notBuilt, String property, String abiSymbol,
-                               int abiVersion) {
+    static BundledLibrary open(
+            String human, String file, String notBuilt, String property, String abiSymbol, int abiVersion) {
         String override = System.getProperty(property);
         if ("none".equals(override)) {
             return missing(human, "turned off with -D" + property + "=none");
@@ -47,10 +47,12 @@ record BundledLibrary(SymbolLookup lookup, String unavailable) {
         }
         try {
             SymbolLookup lib = SymbolLookup.libraryLookup(path, Arena.global());
-            int abi = (int) Linker.nativeLinker().downcallHandle(lib.findOrThrow(abiSymbol), FunctionDescriptor.of(JAVA_INT))
+            int abi = (int) Linker.nativeLinker()
+                    .downcallHandle(lib.findOrThrow(abiSymbol), FunctionDescriptor.of(JAVA_INT))
                     .invokeExact();
             if (abi != abiVersion) {
-                return missing(human, path + " has ABI version " + abi + ", this Stoke needs " + abiVersion + " (rebuild)");
+                return missing(
+                        human, path + " has ABI version " + abi + ", this Stoke needs " + abiVersion + " (rebuild)");
             }
             return new BundledLibrary(lib, null);
         } catch (Throwable t) {
@@ -78,7 +80,8 @@ record BundledLibrary(SymbolLookup lookup, String unavailable) {
     private static String whyNotBuilt(String resource, String file) {
         try (InputStream in = BundledLibrary.class.getResourceAsStream(resource)) {
             String why = in == null ? null : new String(in.readAllBytes(), StandardCharsets.UTF_8).strip();
-            return why != null && !why.isEmpty() ? "the build did not make it: " + why.lines().findFirst().orElse(why)
+            return why != null && !why.isEmpty()
+                    ? "the build did not make it: " + why.lines().findFirst().orElse(why)
                     : "this jar holds no " + file + " (built without native/pixels/build.sh)";
         } catch (IOException e) {
             return "this jar holds no " + file;

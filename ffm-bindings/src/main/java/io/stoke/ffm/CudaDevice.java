@@ -13,11 +13,20 @@ package io.stoke.ffm;
  * @param multiprocessors number of SMs
  * @param copyEngines     asynchronous copy engines (2 or more: copies both ways overlap compute)
  */
-public record CudaDevice(int ordinal, int handle, String name, long totalMemory, String pciBusId,
-                         int major, int minor, int multiprocessors, int copyEngines) {
+public record CudaDevice(
+        int ordinal,
+        int handle,
+        String name,
+        long totalMemory,
+        String pciBusId,
+        int major,
+        int minor,
+        int multiprocessors,
+        int copyEngines) {
     /** One line: name, memory, compute capability, bus id. */
     public String describe() {
-        return String.format("#%d %s, %.1f GiB, compute %d.%d, %d SMs, %d copy engine(s), PCI %s",
+        return String.format(
+                "#%d %s, %.1f GiB, compute %d.%d, %d SMs, %d copy engine(s), PCI %s",
                 ordinal, name, totalMemory / (double) (1L << 30), major, minor, multiprocessors, copyEngines, pciBusId);
     }
 }

@@ -12,8 +12,8 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.NoSuchElementException;
+import java.util.Optional;
 
 /**
  * The CUDA driver API ({@code libcuda.so.1}) through {@code java.lang.foreign}: one Java method
@@ -34,6 +34,7 @@ import java.util.NoSuchElementException;
 public final class CudaDriver {
     /** System property naming the driver library to load instead of {@code libcuda.so.1}. */
     public static final String PATH_PROPERTY = "stoke.cuda.path";
+
     public static final String SONAME = "libcuda.so.1";
     public static final String INSTALL_HINT =
             "No NVIDIA driver is installed on this machine (libcuda.so.1 comes with the driver, not with the "
@@ -113,60 +114,76 @@ public final class CudaDriver {
 
     private CudaDriver(String library, SymbolLookup lib) {
         this.library = library;
-        cuGetErrorName = NativeLibraries.downcall(lib, "cuGetErrorName", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
-        cuGetErrorString = NativeLibraries.downcall(lib, "cuGetErrorString", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+        cuGetErrorName =
+                NativeLibraries.downcall(lib, "cuGetErrorName", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+        cuGetErrorString =
+                NativeLibraries.downcall(lib, "cuGetErrorString", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
         cuInit = NativeLibraries.downcall(lib, "cuInit", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-        cuDriverGetVersion = NativeLibraries.downcall(lib, "cuDriverGetVersion", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        cuDriverGetVersion =
+                NativeLibraries.downcall(lib, "cuDriverGetVersion", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         cuDeviceGetCount = NativeLibraries.downcall(lib, "cuDeviceGetCount", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         cuDeviceGet = NativeLibraries.downcall(lib, "cuDeviceGet", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-        cuDeviceGetName = NativeLibraries.downcall(lib, "cuDeviceGetName",
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
-        cuDeviceTotalMem_v2 = NativeLibraries.downcall(lib, "cuDeviceTotalMem_v2",
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-        cuDeviceGetAttribute = NativeLibraries.downcall(lib, "cuDeviceGetAttribute",
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
-        cuDeviceGetPCIBusId = NativeLibraries.downcall(lib, "cuDeviceGetPCIBusId",
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
-        cuDevicePrimaryCtxRetain = NativeLibraries.downcall(lib, "cuDevicePrimaryCtxRetain",
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-        cuDevicePrimaryCtxRelease_v2 = NativeLibraries.downcall(lib, "cuDevicePrimaryCtxRelease_v2",
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+        cuDeviceGetName = NativeLibraries.downcall(
+                lib, "cuDeviceGetName", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+        cuDeviceTotalMem_v2 = NativeLibraries.downcall(
+                lib, "cuDeviceTotalMem_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+        cuDeviceGetAttribute = NativeLibraries.downcall(
+                lib, "cuDeviceGetAttribute", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+        cuDeviceGetPCIBusId = NativeLibraries.downcall(
+                lib, "cuDeviceGetPCIBusId", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+        cuDevicePrimaryCtxRetain = NativeLibraries.downcall(
+                lib, "cuDevicePrimaryCtxRetain", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+        cuDevicePrimaryCtxRelease_v2 = NativeLibraries.downcall(
+                lib, "cuDevicePrimaryCtxRelease_v2", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
         cuCtxSetCurrent = NativeLibraries.downcall(lib, "cuCtxSetCurrent", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         cuCtxSynchronize = NativeLibraries.downcall(lib, "cuCtxSynchronize", FunctionDescriptor.of(JAVA_INT));
-        cuMemHostRegister_v2 = NativeLibraries.downcall(lib, "cuMemHostRegister_v2",
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
-        cuMemHostUnregister = NativeLibraries.downcall(lib, "cuMemHostUnregister", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        cuMemHostAlloc = NativeLibraries.downcall(lib, "cuMemHostAlloc",
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+        cuMemHostRegister_v2 = NativeLibraries.downcall(
+                lib, "cuMemHostRegister_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+        cuMemHostUnregister =
+                NativeLibraries.downcall(lib, "cuMemHostUnregister", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        cuMemHostAlloc = NativeLibraries.downcall(
+                lib, "cuMemHostAlloc", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
         cuMemFreeHost = NativeLibraries.downcall(lib, "cuMemFreeHost", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        cuMemAlloc_v2 = NativeLibraries.downcall(lib, "cuMemAlloc_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+        cuMemAlloc_v2 =
+                NativeLibraries.downcall(lib, "cuMemAlloc_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
         cuMemFree_v2 = NativeLibraries.downcall(lib, "cuMemFree_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
-        cuMemcpyHtoD_v2 = NativeLibraries.downcall(lib, "cuMemcpyHtoD_v2",
-                FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS, JAVA_LONG));
-        cuMemcpyDtoH_v2 = NativeLibraries.downcall(lib, "cuMemcpyDtoH_v2",
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG));
-        cuMemcpyHtoDAsync_v2 = NativeLibraries.downcall(lib, "cuMemcpyHtoDAsync_v2",
-                FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS));
-        cuStreamCreate = NativeLibraries.downcall(lib, "cuStreamCreate", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-        cuStreamDestroy_v2 = NativeLibraries.downcall(lib, "cuStreamDestroy_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        cuStreamSynchronize = NativeLibraries.downcall(lib, "cuStreamSynchronize", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        cuStreamWaitEvent = NativeLibraries.downcall(lib, "cuStreamWaitEvent",
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
-        cuEventCreate = NativeLibraries.downcall(lib, "cuEventCreate", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-        cuEventRecord = NativeLibraries.downcall(lib, "cuEventRecord", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        cuMemcpyHtoD_v2 = NativeLibraries.downcall(
+                lib, "cuMemcpyHtoD_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS, JAVA_LONG));
+        cuMemcpyDtoH_v2 = NativeLibraries.downcall(
+                lib, "cuMemcpyDtoH_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG));
+        cuMemcpyHtoDAsync_v2 = NativeLibraries.downcall(
+                lib, "cuMemcpyHtoDAsync_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS));
+        cuStreamCreate =
+                NativeLibraries.downcall(lib, "cuStreamCreate", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+        cuStreamDestroy_v2 =
+                NativeLibraries.downcall(lib, "cuStreamDestroy_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        cuStreamSynchronize =
+                NativeLibraries.downcall(lib, "cuStreamSynchronize", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        cuStreamWaitEvent = NativeLibraries.downcall(
+                lib, "cuStreamWaitEvent", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+        cuEventCreate =
+                NativeLibraries.downcall(lib, "cuEventCreate", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+        cuEventRecord =
+                NativeLibraries.downcall(lib, "cuEventRecord", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
         cuEventQuery = NativeLibraries.downcall(lib, "cuEventQuery", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        cuEventSynchronize = NativeLibraries.downcall(lib, "cuEventSynchronize", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        cuEventSynchronize =
+                NativeLibraries.downcall(lib, "cuEventSynchronize", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         // cuda.h (12.8+) maps cuEventElapsedTime to cuEventElapsedTime_v2; same signature.
-        cuEventElapsedTime_v2 = NativeLibraries.downcall(lib, "cuEventElapsedTime_v2",
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
-        cuEventDestroy_v2 = NativeLibraries.downcall(lib, "cuEventDestroy_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        cuModuleLoadData = NativeLibraries.downcall(lib, "cuModuleLoadData", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        cuEventElapsedTime_v2 = NativeLibraries.downcall(
+                lib, "cuEventElapsedTime_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+        cuEventDestroy_v2 =
+                NativeLibraries.downcall(lib, "cuEventDestroy_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        cuModuleLoadData =
+                NativeLibraries.downcall(lib, "cuModuleLoadData", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
         cuModuleUnload = NativeLibraries.downcall(lib, "cuModuleUnload", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        cuModuleGetFunction = NativeLibraries.downcall(lib, "cuModuleGetFunction",
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
-        cuLaunchKernel = NativeLibraries.downcall(lib, "cuLaunchKernel",
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
-                        JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+        cuModuleGetFunction = NativeLibraries.downcall(
+                lib, "cuModuleGetFunction", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+        cuLaunchKernel = NativeLibraries.downcall(
+                lib,
+                "cuLaunchKernel",
+                FunctionDescriptor.of(
+                        JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
+                        ADDRESS, ADDRESS, ADDRESS));
     }
 
     /**
@@ -198,15 +215,22 @@ public final class CudaDriver {
         try {
             lib = SymbolLookup.libraryLookup(library, Arena.global());
         } catch (IllegalArgumentException e) {
-            throw new NativeLibraryMissingException("CUDA driver", library
-                    + (library.equals(System.getProperty(PATH_PROPERTY)) ? " (from -D" + PATH_PROPERTY + ")" : ""),
-                    INSTALL_HINT, e);
+            throw new NativeLibraryMissingException(
+                    "CUDA driver",
+                    library
+                            + (library.equals(System.getProperty(PATH_PROPERTY))
+                                    ? " (from -D" + PATH_PROPERTY + ")"
+                                    : ""),
+                    INSTALL_HINT,
+                    e);
         }
         try {
             return new CudaDriver(library, lib);
         } catch (NoSuchElementException e) {
-            throw new IllegalArgumentException(library + " lacks a CUDA driver symbol Stoke needs (" + e.getMessage()
-                    + "); Stoke needs a driver for CUDA 12.8 or newer", e);
+            throw new IllegalArgumentException(
+                    library + " lacks a CUDA driver symbol Stoke needs (" + e.getMessage()
+                            + "); Stoke needs a driver for CUDA 12.8 or newer",
+                    e);
         }
     }
 
@@ -231,8 +255,7 @@ public final class CudaDriver {
      * @param driver the loaded driver, when there is one
      * @param reason why there is none, in one sentence, else null
      */
-    public record Availability(Optional<CudaDriver> driver, String reason) {
-    }
+    public record Availability(Optional<CudaDriver> driver, String reason) {}
 
     /** What was loaded: the soname or path. */
     public String library() {
@@ -309,7 +332,12 @@ public final class CudaDriver {
             check(cuDeviceTotalMem_v2(bytes, dev), "cuDeviceTotalMem_v2");
             MemorySegment bus = a.allocate(64);
             check(cuDeviceGetPCIBusId(bus, (int) bus.byteSize(), dev), "cuDeviceGetPCIBusId");
-            return new CudaDevice(ordinal, dev, name.getString(0), bytes.get(JAVA_LONG, 0), bus.getString(0),
+            return new CudaDevice(
+                    ordinal,
+                    dev,
+                    name.getString(0),
+                    bytes.get(JAVA_LONG, 0),
+                    bus.getString(0),
                     attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
                     attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
                     attribute(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
@@ -648,12 +676,31 @@ public final class CudaDriver {
      * {@code kernelParams} is an array of pointers, one per kernel parameter, each to that
      * parameter's value; the driver copies the values before returning, so the array may be reused.
      */
-    public int cuLaunchKernel(MemorySegment f, int gridDimX, int gridDimY, int gridDimZ,
-                              int blockDimX, int blockDimY, int blockDimZ, int sharedMemBytes,
-                              MemorySegment hStream, MemorySegment kernelParams, MemorySegment extra) {
+    public int cuLaunchKernel(
+            MemorySegment f,
+            int gridDimX,
+            int gridDimY,
+            int gridDimZ,
+            int blockDimX,
+            int blockDimY,
+            int blockDimZ,
+            int sharedMemBytes,
+            MemorySegment hStream,
+            MemorySegment kernelParams,
+            MemorySegment extra) {
         try {
-            return (int) cuLaunchKernel.invokeExact(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                    sharedMemBytes, hStream, kernelParams, extra);
+            return (int) cuLaunchKernel.invokeExact(
+                    f,
+                    gridDimX,
+                    gridDimY,
+                    gridDimZ,
+                    blockDimX,
+                    blockDimY,
+                    blockDimZ,
+                    sharedMemBytes,
+                    hStream,
+                    kernelParams,
+                    extra);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }

@@ -35,7 +35,8 @@ public final class CudaModule implements AutoCloseable {
         checkOpen();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment out = a.allocate(ADDRESS);
-            driver.check(driver.cuModuleGetFunction(out, handle, a.allocateFrom(name)), "cuModuleGetFunction(" + name + ")");
+            driver.check(
+                    driver.cuModuleGetFunction(out, handle, a.allocateFrom(name)), "cuModuleGetFunction(" + name + ")");
             return out.get(ADDRESS, 0);
         }
     }

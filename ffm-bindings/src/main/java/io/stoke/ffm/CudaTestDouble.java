@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -11,7 +12,6 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.io.IOException;
 
 /**
  * The control side of the CUDA driver test double ({@code native/cuda-double/cuda_double.c}, built
@@ -38,13 +38,13 @@ public final class CudaTestDouble {
         SymbolLookup lib = SymbolLookup.libraryLookup(library, Arena.global());
         Linker linker = Linker.nativeLinker();
         reset = linker.downcallHandle(lib.findOrThrow("stoke_double_reset"), FunctionDescriptor.ofVoid());
-        fail = linker.downcallHandle(lib.findOrThrow("stoke_double_fail"),
-                FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT));
-        copyDelay = linker.downcallHandle(lib.findOrThrow("stoke_double_set_copy_delay_us"),
-                FunctionDescriptor.ofVoid(JAVA_LONG));
+        fail = linker.downcallHandle(
+                lib.findOrThrow("stoke_double_fail"), FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT));
+        copyDelay = linker.downcallHandle(
+                lib.findOrThrow("stoke_double_set_copy_delay_us"), FunctionDescriptor.ofVoid(JAVA_LONG));
         verify = linker.downcallHandle(lib.findOrThrow("stoke_double_set_verify"), FunctionDescriptor.ofVoid(JAVA_INT));
-        deviceCount = linker.downcallHandle(lib.findOrThrow("stoke_double_set_device_count"),
-                FunctionDescriptor.ofVoid(JAVA_INT));
+        deviceCount = linker.downcallHandle(
+                lib.findOrThrow("stoke_double_set_device_count"), FunctionDescriptor.ofVoid(JAVA_INT));
         stat = linker.downcallHandle(lib.findOrThrow("stoke_double_stat"), FunctionDescriptor.of(JAVA_LONG, ADDRESS));
     }
 
@@ -150,5 +150,4 @@ public final class CudaTestDouble {
         }
         return v;
     }
-
 }

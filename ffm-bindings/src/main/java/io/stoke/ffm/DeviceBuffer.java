@@ -47,7 +47,8 @@ public final class DeviceBuffer implements AutoCloseable {
     /** Queues a copy of all of {@code src} to {@code offset} on {@code stream}; {@code src} must stay put until it completes. */
     public void copyFromHostAsync(long offset, MemorySegment src, CudaStream stream) {
         checkRange(offset, src.byteSize());
-        driver.check(driver.cuMemcpyHtoDAsync_v2(pointer + offset, src, src.byteSize(), stream.handle()),
+        driver.check(
+                driver.cuMemcpyHtoDAsync_v2(pointer + offset, src, src.byteSize(), stream.handle()),
                 "cuMemcpyHtoDAsync_v2");
     }
 
@@ -66,8 +67,8 @@ public final class DeviceBuffer implements AutoCloseable {
     private void checkRange(long offset, long bytes) {
         checkOpen();
         if (offset < 0 || bytes < 0 || offset > size - bytes) {
-            throw new IndexOutOfBoundsException("bytes [" + offset + ", " + offset + " + " + bytes
-                    + ") outside a device buffer of " + size);
+            throw new IndexOutOfBoundsException(
+                    "bytes [" + offset + ", " + offset + " + " + bytes + ") outside a device buffer of " + size);
         }
     }
 

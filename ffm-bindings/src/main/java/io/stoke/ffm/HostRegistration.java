@@ -27,7 +27,8 @@ public final class HostRegistration implements AutoCloseable {
         if (memory.byteSize() == 0) {
             throw new IllegalArgumentException("nothing to register");
         }
-        driver.check(driver.cuMemHostRegister_v2(memory, memory.byteSize(), CudaDriver.CU_MEMHOSTREGISTER_PORTABLE),
+        driver.check(
+                driver.cuMemHostRegister_v2(memory, memory.byteSize(), CudaDriver.CU_MEMHOSTREGISTER_PORTABLE),
                 "cuMemHostRegister_v2");
         return new HostRegistration(driver, memory);
     }

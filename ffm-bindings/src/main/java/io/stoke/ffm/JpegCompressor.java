@@ -39,8 +39,16 @@ public final class JpegCompressor implements AutoCloseable {
      * @return the JPEG's length in bytes
      * @throws IllegalStateException with the library's message when compression fails
      */
-    public long compress(MemorySegment src, int width, int pitch, int height, int pixelFormat,
-                         int subsamp, int quality, int flags, MemorySegment dst) {
+    public long compress(
+            MemorySegment src,
+            int width,
+            int pitch,
+            int height,
+            int pixelFormat,
+            int subsamp,
+            int quality,
+            int flags,
+            MemorySegment dst) {
         if (handle == null) {
             throw new IllegalStateException("compressor is closed");
         }
@@ -67,11 +75,22 @@ public final class JpegCompressor implements AutoCloseable {
         progressiveUsed |= progressive;
         bufPtr.set(ADDRESS, 0, dst);
         sizePtr.set(JAVA_LONG, 0, dst.byteSize());
-        int rc = TurboJpeg.tjCompress2(handle, src, width, pitch, height, pixelFormat, bufPtr, sizePtr,
-                subsamp, quality, flags | TurboJpeg.TJFLAG_NOREALLOC);
+        int rc = TurboJpeg.tjCompress2(
+                handle,
+                src,
+                width,
+                pitch,
+                height,
+                pixelFormat,
+                bufPtr,
+                sizePtr,
+                subsamp,
+                quality,
+                flags | TurboJpeg.TJFLAG_NOREALLOC);
         if (rc != 0) {
             MemorySegment s = TurboJpeg.tjGetErrorStr2(handle);
-            throw new IllegalStateException("tjCompress2: " + s.reinterpret(1024).getString(0));
+            throw new IllegalStateException(
+                    "tjCompress2: " + s.reinterpret(1024).getString(0));
         }
         return sizePtr.get(JAVA_LONG, 0);
     }

@@ -22,7 +22,8 @@ public final class JpegDecompressor implements AutoCloseable {
     private final MemorySegment subsampOut = out.asSlice(8, 4);
     private final MemorySegment colorspaceOut = out.asSlice(12, 4);
     /** {@link #errorMessage()} for a stream that ends before its frame header gives a size. */
-    public static final String HEADER_CUT_SHORT = "Premature end of JPEG file: the data ends inside the header, before the image size";
+    public static final String HEADER_CUT_SHORT =
+            "Premature end of JPEG file: the data ends inside the header, before the image size";
 
     private MemorySegment handle;
     // The last failed call's message and code, kept in Java: the handle they came from is renewed.
@@ -47,7 +48,9 @@ public final class JpegDecompressor implements AutoCloseable {
      */
     private int failed(int rc) {
         MemorySegment s = TurboJpeg.tjGetErrorStr2(handle);
-        lastError = s.equals(MemorySegment.NULL) ? "unknown error" : s.reinterpret(1024).getString(0);
+        lastError = s.equals(MemorySegment.NULL)
+                ? "unknown error"
+                : s.reinterpret(1024).getString(0);
         lastErrorCode = TurboJpeg.tjGetErrorCode(handle);
         MemorySegment fresh = TurboJpeg.tjInitDecompress();
         if (fresh.equals(MemorySegment.NULL)) {
@@ -104,8 +107,15 @@ public final class JpegDecompressor implements AutoCloseable {
      * @return 0 on success, -1 on error ({@link #errorCode()} tells a warning from a fatal error)
      * @throws IndexOutOfBoundsException when {@code dst} cannot hold {@code pitch * height} bytes
      */
-    public int decompress(MemorySegment jpeg, long size, MemorySegment dst,
-                          int width, int pitch, int height, int pixelFormat, int flags) {
+    public int decompress(
+            MemorySegment jpeg,
+            long size,
+            MemorySegment dst,
+            int width,
+            int pitch,
+            int height,
+            int pixelFormat,
+            int flags) {
         checkOpen();
         checkBounds(jpeg, size);
         if (width <= 0 || height <= 0 || pitch < width * TurboJpeg.pixelSize(pixelFormat)) {

@@ -31,8 +31,7 @@ public final class LibC {
     public static final int PRIO_PROCESS = 0;
 
     private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO =
-            CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
 
     private static final MethodHandle OPEN;
     private static final MethodHandle CLOSE;
@@ -44,18 +43,19 @@ public final class LibC {
         Linker linker = Linker.nativeLinker();
         SymbolLookup libc = linker.defaultLookup();
         Linker.Option errno = Linker.Option.captureCallState("errno");
-        OPEN = linker.downcallHandle(libc.findOrThrow("open"),
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), errno);
+        OPEN = linker.downcallHandle(
+                libc.findOrThrow("open"), FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), errno);
         CLOSE = linker.downcallHandle(libc.findOrThrow("close"), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-        PREAD = linker.downcallHandle(libc.findOrThrow("pread"),
-                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG), errno);
-        LSEEK = linker.downcallHandle(libc.findOrThrow("lseek"),
-                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT), errno);
+        PREAD = linker.downcallHandle(
+                libc.findOrThrow("pread"),
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG),
+                errno);
+        LSEEK = linker.downcallHandle(
+                libc.findOrThrow("lseek"), FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT), errno);
         STRERROR = linker.downcallHandle(libc.findOrThrow("strerror"), FunctionDescriptor.of(ADDRESS, JAVA_INT));
     }
 
-    private LibC() {
-    }
+    private LibC() {}
 
     /** {@code gettid} and {@code setpriority}, bound on first use: only a loader asked to lower its workers' priority needs them. */
     private static final class Priority {
@@ -66,12 +66,13 @@ public final class LibC {
             Linker linker = Linker.nativeLinker();
             SymbolLookup libc = linker.defaultLookup();
             GETTID = linker.downcallHandle(libc.findOrThrow("gettid"), FunctionDescriptor.of(JAVA_INT));
-            SETPRIORITY = linker.downcallHandle(libc.findOrThrow("setpriority"),
-                    FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), Linker.Option.captureCallState("errno"));
+            SETPRIORITY = linker.downcallHandle(
+                    libc.findOrThrow("setpriority"),
+                    FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT),
+                    Linker.Option.captureCallState("errno"));
         }
 
-        private Priority() {
-        }
+        private Priority() {}
     }
 
     /** {@code gettid()}: the calling thread's id (glibc 2.30 or later). */

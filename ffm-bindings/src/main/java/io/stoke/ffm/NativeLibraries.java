@@ -8,8 +8,7 @@ import java.lang.invoke.MethodHandle;
 
 /** Finds shared libraries and their symbols; turns "not installed" into one readable exception. */
 final class NativeLibraries {
-    private NativeLibraries() {
-    }
+    private NativeLibraries() {}
 
     /**
      * Opens a library for the life of the JVM. A system property, when set, names the file to use
@@ -26,11 +25,15 @@ final class NativeLibraries {
                 last = e;
             }
         }
-        throw new NativeLibraryMissingException(humanName, String.join(", ", candidates)
-                + (override != null ? " (from -D" + overrideProperty + ")" : ""), installHint, last);
+        throw new NativeLibraryMissingException(
+                humanName,
+                String.join(", ", candidates) + (override != null ? " (from -D" + overrideProperty + ")" : ""),
+                installHint,
+                last);
     }
 
-    static MethodHandle downcall(SymbolLookup lookup, String symbol, FunctionDescriptor descriptor, Linker.Option... options) {
+    static MethodHandle downcall(
+            SymbolLookup lookup, String symbol, FunctionDescriptor descriptor, Linker.Option... options) {
         return Linker.nativeLinker().downcallHandle(lookup.findOrThrow(symbol), descriptor, options);
     }
 }

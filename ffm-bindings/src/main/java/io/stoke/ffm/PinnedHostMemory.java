@@ -33,8 +33,8 @@ public final class PinnedHostMemory implements AutoCloseable {
         Arena arena = Arena.ofShared();
         long address = raw.address();
         // The arena's cleanup frees the memory, after every access through the segment has become impossible.
-        MemorySegment segment = raw.reinterpret(bytes, arena,
-                s -> driver.cuMemFreeHost(MemorySegment.ofAddress(address)));
+        MemorySegment segment =
+                raw.reinterpret(bytes, arena, s -> driver.cuMemFreeHost(MemorySegment.ofAddress(address)));
         return new PinnedHostMemory(arena, segment);
     }
 

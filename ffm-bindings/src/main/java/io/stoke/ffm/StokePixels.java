@@ -27,12 +27,15 @@ public final class StokePixels {
 
     private static final Loaded LOADED = load();
 
-    private record Loaded(MethodHandle horizontal, MethodHandle vertical, MethodHandle verticalFloat, MethodHandle storeRgb,
-                          MethodHandle storeFloat, String unavailable) {
-    }
+    private record Loaded(
+            MethodHandle horizontal,
+            MethodHandle vertical,
+            MethodHandle verticalFloat,
+            MethodHandle storeRgb,
+            MethodHandle storeFloat,
+            String unavailable) {}
 
-    private StokePixels() {
-    }
+    private StokePixels() {}
 
     /** Whether the library is loaded; if not, {@link #unavailableReason()} says why. */
     public static boolean available() {
@@ -45,8 +48,16 @@ public final class StokePixels {
     }
 
     /** {@code stoke_resample_horizontal}. */
-    public static void resampleHorizontal(MemorySegment src, long srcRowBytes, int yFirst, int rows, int outWidth,
-                                          MemorySegment bounds, MemorySegment weights, int taps, MemorySegment tmp) {
+    public static void resampleHorizontal(
+            MemorySegment src,
+            long srcRowBytes,
+            int yFirst,
+            int rows,
+            int outWidth,
+            MemorySegment bounds,
+            MemorySegment weights,
+            int taps,
+            MemorySegment tmp) {
         try {
             LOADED.horizontal.invokeExact(src, srcRowBytes, yFirst, rows, outWidth, bounds, weights, taps, tmp);
         } catch (Throwable t) {
@@ -55,9 +66,17 @@ public final class StokePixels {
     }
 
     /** {@code stoke_resample_vertical_rgb}. */
-    public static void resampleVerticalRgb(MemorySegment tmp, int width, int yFirst, int outRows, MemorySegment bounds,
-                                           MemorySegment weights, int taps, MemorySegment acc, MemorySegment dst,
-                                           long dstOffset) {
+    public static void resampleVerticalRgb(
+            MemorySegment tmp,
+            int width,
+            int yFirst,
+            int outRows,
+            MemorySegment bounds,
+            MemorySegment weights,
+            int taps,
+            MemorySegment acc,
+            MemorySegment dst,
+            long dstOffset) {
         try {
             LOADED.vertical.invokeExact(tmp, width, yFirst, outRows, bounds, weights, taps, acc, dst, dstOffset);
         } catch (Throwable t) {
@@ -66,19 +85,36 @@ public final class StokePixels {
     }
 
     /** {@code stoke_resample_vertical_f32}. */
-    public static void resampleVerticalFloat(MemorySegment tmp, int width, int yFirst, int outRows, MemorySegment bounds,
-                                             MemorySegment weights, int taps, MemorySegment acc, MemorySegment table,
-                                             MemorySegment dst, long dstOffset) {
+    public static void resampleVerticalFloat(
+            MemorySegment tmp,
+            int width,
+            int yFirst,
+            int outRows,
+            MemorySegment bounds,
+            MemorySegment weights,
+            int taps,
+            MemorySegment acc,
+            MemorySegment table,
+            MemorySegment dst,
+            long dstOffset) {
         try {
-            LOADED.verticalFloat.invokeExact(tmp, width, yFirst, outRows, bounds, weights, taps, acc, table, dst, dstOffset);
+            LOADED.verticalFloat.invokeExact(
+                    tmp, width, yFirst, outRows, bounds, weights, taps, acc, table, dst, dstOffset);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
     /** {@code stoke_store_rgb}. */
-    public static void storeRgb(MemorySegment src, long srcOffset, long srcRowBytes, int pixelBytes, int width, int rows,
-                                MemorySegment dst, long dstOffset) {
+    public static void storeRgb(
+            MemorySegment src,
+            long srcOffset,
+            long srcRowBytes,
+            int pixelBytes,
+            int width,
+            int rows,
+            MemorySegment dst,
+            long dstOffset) {
         try {
             LOADED.storeRgb.invokeExact(src, srcOffset, srcRowBytes, pixelBytes, width, rows, dst, dstOffset);
         } catch (Throwable t) {
@@ -87,8 +123,16 @@ public final class StokePixels {
     }
 
     /** {@code stoke_store_f32}. */
-    public static void storeFloat(MemorySegment src, long srcOffset, long srcRowBytes, int pixelBytes, int width, int rows,
-                                  MemorySegment table, MemorySegment dst, long dstOffset) {
+    public static void storeFloat(
+            MemorySegment src,
+            long srcOffset,
+            long srcRowBytes,
+            int pixelBytes,
+            int width,
+            int rows,
+            MemorySegment table,
+            MemorySegment dst,
+            long dstOffset) {
         try {
             LOADED.storeFloat.invokeExact(src, srcOffset, srcRowBytes, pixelBytes, width, rows, table, dst, dstOffset);
         } catch (Throwable t) {
@@ -107,23 +151,44 @@ public final class StokePixels {
     }
 
     private static Loaded load() {
-        BundledLibrary lib = BundledLibrary.open("Stoke's native pixel library", "libstoke_pixels.so", "UNAVAILABLE",
-                PATH_PROPERTY, "stoke_pixels_abi_version", ABI_VERSION);
+        BundledLibrary lib = BundledLibrary.open(
+                "Stoke's native pixel library",
+                "libstoke_pixels.so",
+                "UNAVAILABLE",
+                PATH_PROPERTY,
+                "stoke_pixels_abi_version",
+                ABI_VERSION);
         if (lib.unavailable() != null) {
             return new Loaded(null, null, null, null, null, lib.unavailable());
         }
         Linker linker = Linker.nativeLinker();
         Linker.Option critical = Linker.Option.critical(true);
-        MethodHandle h = linker.downcallHandle(lib.lookup().findOrThrow("stoke_resample_horizontal"), FunctionDescriptor.ofVoid(
-                ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS), critical);
-        MethodHandle v = linker.downcallHandle(lib.lookup().findOrThrow("stoke_resample_vertical_rgb"), FunctionDescriptor.ofVoid(
-                ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG), critical);
-        MethodHandle f = linker.downcallHandle(lib.lookup().findOrThrow("stoke_resample_vertical_f32"), FunctionDescriptor.ofVoid(
-                ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG), critical);
-        MethodHandle sr = linker.downcallHandle(lib.lookup().findOrThrow("stoke_store_rgb"), FunctionDescriptor.ofVoid(
-                ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG), critical);
-        MethodHandle sf = linker.downcallHandle(lib.lookup().findOrThrow("stoke_store_f32"), FunctionDescriptor.ofVoid(
-                ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG), critical);
+        MethodHandle h = linker.downcallHandle(
+                lib.lookup().findOrThrow("stoke_resample_horizontal"),
+                FunctionDescriptor.ofVoid(
+                        ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS),
+                critical);
+        MethodHandle v = linker.downcallHandle(
+                lib.lookup().findOrThrow("stoke_resample_vertical_rgb"),
+                FunctionDescriptor.ofVoid(
+                        ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG),
+                critical);
+        MethodHandle f = linker.downcallHandle(
+                lib.lookup().findOrThrow("stoke_resample_vertical_f32"),
+                FunctionDescriptor.ofVoid(
+                        ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS,
+                        JAVA_LONG),
+                critical);
+        MethodHandle sr = linker.downcallHandle(
+                lib.lookup().findOrThrow("stoke_store_rgb"),
+                FunctionDescriptor.ofVoid(
+                        ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG),
+                critical);
+        MethodHandle sf = linker.downcallHandle(
+                lib.lookup().findOrThrow("stoke_store_f32"),
+                FunctionDescriptor.ofVoid(
+                        ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG),
+                critical);
         return new Loaded(h, v, f, sr, sf, null);
     }
 }

@@ -71,30 +71,37 @@ public final class TurboJpeg {
         static final MethodHandle GET_ERROR_CODE;
 
         static {
-            SymbolLookup lib = NativeLibraries.open("libturbojpeg", "stoke.turbojpeg.path", INSTALL_HINT,
-                    "libturbojpeg.so.0", "libturbojpeg.so");
+            SymbolLookup lib = NativeLibraries.open(
+                    "libturbojpeg", "stoke.turbojpeg.path", INSTALL_HINT, "libturbojpeg.so.0", "libturbojpeg.so");
             INIT_DECOMPRESS = NativeLibraries.downcall(lib, "tjInitDecompress", FunctionDescriptor.of(ADDRESS));
             INIT_COMPRESS = NativeLibraries.downcall(lib, "tjInitCompress", FunctionDescriptor.of(ADDRESS));
             DESTROY = NativeLibraries.downcall(lib, "tjDestroy", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-            DECOMPRESS_HEADER3 = NativeLibraries.downcall(lib, "tjDecompressHeader3",
+            DECOMPRESS_HEADER3 = NativeLibraries.downcall(
+                    lib,
+                    "tjDecompressHeader3",
                     FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
-            DECOMPRESS2 = NativeLibraries.downcall(lib, "tjDecompress2",
-                    FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS,
-                            JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
-            COMPRESS2 = NativeLibraries.downcall(lib, "tjCompress2",
-                    FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
-                            ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
-            BUF_SIZE = NativeLibraries.downcall(lib, "tjBufSize",
-                    FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT));
-            GET_SCALING_FACTORS = NativeLibraries.downcall(lib, "tjGetScalingFactors",
-                    FunctionDescriptor.of(ADDRESS, ADDRESS));
+            DECOMPRESS2 = NativeLibraries.downcall(
+                    lib,
+                    "tjDecompress2",
+                    FunctionDescriptor.of(
+                            JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
+                            JAVA_INT));
+            COMPRESS2 = NativeLibraries.downcall(
+                    lib,
+                    "tjCompress2",
+                    FunctionDescriptor.of(
+                            JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS,
+                            JAVA_INT, JAVA_INT, JAVA_INT));
+            BUF_SIZE = NativeLibraries.downcall(
+                    lib, "tjBufSize", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT));
+            GET_SCALING_FACTORS =
+                    NativeLibraries.downcall(lib, "tjGetScalingFactors", FunctionDescriptor.of(ADDRESS, ADDRESS));
             GET_ERROR_STR2 = NativeLibraries.downcall(lib, "tjGetErrorStr2", FunctionDescriptor.of(ADDRESS, ADDRESS));
             GET_ERROR_CODE = NativeLibraries.downcall(lib, "tjGetErrorCode", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         }
     }
 
-    private TurboJpeg() {
-    }
+    private TurboJpeg() {}
 
     /**
      * Loads libturbojpeg now, so that a missing install is reported at start-up.
@@ -154,32 +161,65 @@ public final class TurboJpeg {
         }
     }
 
-    public static int tjDecompressHeader3(MemorySegment handle, MemorySegment jpegBuf, long jpegSize,
-                                          MemorySegment width, MemorySegment height,
-                                          MemorySegment subsamp, MemorySegment colorspace) {
+    public static int tjDecompressHeader3(
+            MemorySegment handle,
+            MemorySegment jpegBuf,
+            long jpegSize,
+            MemorySegment width,
+            MemorySegment height,
+            MemorySegment subsamp,
+            MemorySegment colorspace) {
         try {
-            return (int) Handles.DECOMPRESS_HEADER3.invokeExact(handle, jpegBuf, jpegSize, width, height, subsamp, colorspace);
+            return (int) Handles.DECOMPRESS_HEADER3.invokeExact(
+                    handle, jpegBuf, jpegSize, width, height, subsamp, colorspace);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
-    public static int tjDecompress2(MemorySegment handle, MemorySegment jpegBuf, long jpegSize, MemorySegment dstBuf,
-                                    int width, int pitch, int height, int pixelFormat, int flags) {
+    public static int tjDecompress2(
+            MemorySegment handle,
+            MemorySegment jpegBuf,
+            long jpegSize,
+            MemorySegment dstBuf,
+            int width,
+            int pitch,
+            int height,
+            int pixelFormat,
+            int flags) {
         try {
-            return (int) Handles.DECOMPRESS2.invokeExact(handle, jpegBuf, jpegSize, dstBuf,
-                    width, pitch, height, pixelFormat, flags);
+            return (int) Handles.DECOMPRESS2.invokeExact(
+                    handle, jpegBuf, jpegSize, dstBuf, width, pitch, height, pixelFormat, flags);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
-    public static int tjCompress2(MemorySegment handle, MemorySegment srcBuf, int width, int pitch, int height,
-                                  int pixelFormat, MemorySegment jpegBufPtr, MemorySegment jpegSizePtr,
-                                  int subsamp, int quality, int flags) {
+    public static int tjCompress2(
+            MemorySegment handle,
+            MemorySegment srcBuf,
+            int width,
+            int pitch,
+            int height,
+            int pixelFormat,
+            MemorySegment jpegBufPtr,
+            MemorySegment jpegSizePtr,
+            int subsamp,
+            int quality,
+            int flags) {
         try {
-            return (int) Handles.COMPRESS2.invokeExact(handle, srcBuf, width, pitch, height, pixelFormat,
-                    jpegBufPtr, jpegSizePtr, subsamp, quality, flags);
+            return (int) Handles.COMPRESS2.invokeExact(
+                    handle,
+                    srcBuf,
+                    width,
+                    pitch,
+                    height,
+                    pixelFormat,
+                    jpegBufPtr,
+                    jpegSizePtr,
+                    subsamp,
+                    quality,
+                    flags);
         } catch (Throwable t) {
             throw rethrow(t);
         }

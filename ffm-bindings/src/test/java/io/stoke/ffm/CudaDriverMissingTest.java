@@ -9,8 +9,8 @@ import org.junit.jupiter.api.Test;
 class CudaDriverMissingTest {
     @Test
     void missingDriverIsOneReadableSentence() {
-        NativeLibraryMissingException e = assertThrows(NativeLibraryMissingException.class,
-                () -> CudaDriver.load("/nonexistent/libcuda.so.1"));
+        NativeLibraryMissingException e =
+                assertThrows(NativeLibraryMissingException.class, () -> CudaDriver.load("/nonexistent/libcuda.so.1"));
         assertTrue(e.getMessage().contains("/nonexistent/libcuda.so.1"), e.getMessage());
         assertTrue(e.getMessage().contains("NVIDIA driver"), e.getMessage());
 
@@ -28,5 +28,4 @@ class CudaDriverMissingTest {
             }
         }
     }
-
 }

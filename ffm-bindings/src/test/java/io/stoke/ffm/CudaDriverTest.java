@@ -98,8 +98,8 @@ class CudaDriverTest {
         assertEquals(13000, driver.driverVersion());
         dbl.deviceCount(0);
         assertEquals(0, driver.deviceCount());
-        IllegalArgumentException none = assertThrows(IllegalArgumentException.class,
-                () -> CudaContext.retainPrimary(driver, 0));
+        IllegalArgumentException none =
+                assertThrows(IllegalArgumentException.class, () -> CudaContext.retainPrimary(driver, 0));
         assertTrue(none.getMessage().contains("has 0"), none.getMessage());
     }
 
@@ -133,8 +133,8 @@ class CudaDriverTest {
     @Test
     void roundTripThroughDeviceMemory() {
         try (CudaContext _ = CudaContext.retainPrimary(driver, 0);
-             Arena arena = Arena.ofConfined();
-             DeviceBuffer dev = DeviceBuffer.allocate(driver, 4096)) {
+                Arena arena = Arena.ofConfined();
+                DeviceBuffer dev = DeviceBuffer.allocate(driver, 4096)) {
             MemorySegment src = pattern(arena, 4096, 7);
             dev.copyFromHost(0, src);
             MemorySegment back = arena.allocate(1024);
@@ -150,13 +150,13 @@ class CudaDriverTest {
     @Test
     void asyncCopiesCompleteInStreamOrderAndEventsSaySo() {
         try (CudaContext _ = CudaContext.retainPrimary(driver, 0);
-             Arena arena = Arena.ofConfined();
-             PinnedHostMemory host = PinnedHostMemory.allocate(driver, 1 << 16);
-             DeviceBuffer dev = DeviceBuffer.allocate(driver, 1 << 16);
-             CudaStream stream = CudaStream.create(driver);
-             CudaEvent start = CudaEvent.createTimed(driver);
-             CudaEvent first = CudaEvent.create(driver);
-             CudaEvent end = CudaEvent.createTimed(driver)) {
+                Arena arena = Arena.ofConfined();
+                PinnedHostMemory host = PinnedHostMemory.allocate(driver, 1 << 16);
+                DeviceBuffer dev = DeviceBuffer.allocate(driver, 1 << 16);
+                CudaStream stream = CudaStream.create(driver);
+                CudaEvent start = CudaEvent.createTimed(driver);
+                CudaEvent first = CudaEvent.create(driver);
+                CudaEvent end = CudaEvent.createTimed(driver)) {
             MemorySegment src = host.segment();
             src.copyFrom(pattern(arena, 1 << 16, 3));
             dbl.copyDelayMicros(100_000);
@@ -190,9 +190,9 @@ class CudaDriverTest {
     @Test
     void registrationPinsExistingMemoryOnce() {
         try (CudaContext _ = CudaContext.retainPrimary(driver, 0);
-             Arena arena = Arena.ofConfined();
-             DeviceBuffer dev = DeviceBuffer.allocate(driver, 8192);
-             CudaStream stream = CudaStream.create(driver)) {
+                Arena arena = Arena.ofConfined();
+                DeviceBuffer dev = DeviceBuffer.allocate(driver, 8192);
+                CudaStream stream = CudaStream.create(driver)) {
             MemorySegment mem = arena.allocate(8192, 4096);
             dev.copyFromHostAsync(0, mem, stream);
             stream.synchronize();
@@ -214,9 +214,9 @@ class CudaDriverTest {
     void theDoubleDetectsAHostBufferChangedBeforeItsCopyCompleted() {
         // The stage's tests rely on this detector; show that it fires when the rule is broken.
         try (CudaContext _ = CudaContext.retainPrimary(driver, 0);
-             Arena arena = Arena.ofConfined();
-             DeviceBuffer dev = DeviceBuffer.allocate(driver, 4096);
-             CudaStream stream = CudaStream.create(driver)) {
+                Arena arena = Arena.ofConfined();
+                DeviceBuffer dev = DeviceBuffer.allocate(driver, 4096);
+                CudaStream stream = CudaStream.create(driver)) {
             MemorySegment src = pattern(arena, 4096, 1);
             dbl.copyDelayMicros(100_000);
             dev.copyFromHostAsync(0, src, stream);
@@ -240,11 +240,13 @@ class CudaDriverTest {
 
     @Test
     void modulesComeFromPtxThatDeclaresTheKernel() {
-        String ptx = ".version 8.0\n.target sm_75\n.address_size 64\n.visible .entry stoke_spin(\n.param .u64 p\n)\n{\nret;\n}\n";
+        String ptx =
+                ".version 8.0\n.target sm_75\n.address_size 64\n.visible .entry stoke_spin(\n.param .u64 p\n)\n{\nret;\n}\n";
         try (CudaContext _ = CudaContext.retainPrimary(driver, 0);
-             CudaModule module = CudaModule.loadPtx(driver, ptx)) {
+                CudaModule module = CudaModule.loadPtx(driver, ptx)) {
             assertFalse(module.function("stoke_spin").equals(MemorySegment.NULL));
-            CudaException e = assertThrows(CudaException.class, () -> module.function("stoke_normalize_u8_nhwc_to_f32_nchw"));
+            CudaException e =
+                    assertThrows(CudaException.class, () -> module.function("stoke_normalize_u8_nhwc_to_f32_nchw"));
             assertEquals(CudaDriver.CUDA_ERROR_NOT_FOUND, e.result());
             CudaException bad = assertThrows(CudaException.class, () -> CudaModule.loadPtx(driver, "not ptx"));
             assertEquals("cuModuleLoadData", bad.call());

@@ -7,10 +7,10 @@ import java.awt.image.BufferedImage;
 import java.io.ByteArrayInputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.SplittableRandom;
 import javax.imageio.ImageIO;
 import org.junit.jupiter.api.Test;
-import java.util.Arrays;
 
 /** The binding against javax.imageio, an independent JPEG decoder (IJG libjpeg 6b inside the JDK). */
 class JpegDecompressorTest {
@@ -40,7 +40,8 @@ class JpegDecompressorTest {
     private static void assertMatchesImageIo(int subsamp, int flags) throws Exception {
         int w = 123;
         int h = 77;
-        try (Arena arena = Arena.ofConfined(); JpegDecompressor d = new JpegDecompressor()) {
+        try (Arena arena = Arena.ofConfined();
+                JpegDecompressor d = new JpegDecompressor()) {
             byte[] jpeg = compress(arena, texture(w, h), w, h, subsamp, flags);
             MemorySegment in = segment(arena, jpeg);
             assertEquals(0, d.readHeader(in, jpeg.length), d::errorMessage);
@@ -93,14 +94,18 @@ class JpegDecompressorTest {
         int w = 96;
         int h = 64;
         byte[] px = texture(w, h);
-        try (Arena arena = Arena.ofConfined(); JpegCompressor shared = new JpegCompressor()) {
+        try (Arena arena = Arena.ofConfined();
+                JpegCompressor shared = new JpegCompressor()) {
             MemorySegment src = segment(arena, px);
             MemorySegment dst = arena.allocate(JpegCompressor.maxSize(w, h, TurboJpeg.TJSAMP_420));
             long n0 = shared.compress(src, w, w * 3, h, TurboJpeg.TJPF_RGB, TurboJpeg.TJSAMP_420, 90, 0, dst);
             byte[] before = dst.asSlice(0, n0).toArray(JAVA_BYTE);
-            shared.compress(src, w, w * 3, h, TurboJpeg.TJPF_RGB, TurboJpeg.TJSAMP_420, 90, TurboJpeg.TJFLAG_PROGRESSIVE, dst);
+            shared.compress(
+                    src, w, w * 3, h, TurboJpeg.TJPF_RGB, TurboJpeg.TJSAMP_420, 90, TurboJpeg.TJFLAG_PROGRESSIVE, dst);
             long n1 = shared.compress(src, w, w * 3, h, TurboJpeg.TJPF_RGB, TurboJpeg.TJSAMP_420, 90, 0, dst);
-            assertArrayEquals(before, dst.asSlice(0, n1).toArray(JAVA_BYTE),
+            assertArrayEquals(
+                    before,
+                    dst.asSlice(0, n1).toArray(JAVA_BYTE),
                     "baseline JPEG differs after a progressive one on the same compressor");
         }
     }
@@ -119,7 +124,9 @@ class JpegDecompressorTest {
             return null;
         }
         MemorySegment out = arena.allocate((long) w * h * 3);
-        return d.decompress(in, jpeg.length, out, w, w * 3, h, TurboJpeg.TJPF_RGB, 0) == 0 ? out.toArray(JAVA_BYTE) : null;
+        return d.decompress(in, jpeg.length, out, w, w * 3, h, TurboJpeg.TJPF_RGB, 0) == 0
+                ? out.toArray(JAVA_BYTE)
+                : null;
     }
 
     /**
@@ -131,7 +138,8 @@ class JpegDecompressorTest {
     void aGoodImageAfterABrokenOneOnTheSameHandleDecodesAndReportsItsOwnErrorsOnly() {
         int w = 80;
         int h = 60;
-        try (Arena arena = Arena.ofConfined(); JpegDecompressor d = new JpegDecompressor()) {
+        try (Arena arena = Arena.ofConfined();
+                JpegDecompressor d = new JpegDecompressor()) {
             byte[] good = compress(arena, texture(w, h), w, h, TurboJpeg.TJSAMP_420, 0);
             byte[] expected = decodeOrNull(arena, d, good, w, h);
             assertNotNull(expected, d::errorMessage);
@@ -141,12 +149,15 @@ class JpegDecompressorTest {
             garbage[1] = (byte) 0xD8;
             garbage[2] = (byte) 0xFF;
             garbage[3] = (byte) 0x01;
-            byte[][] broken = {garbage, Arrays.copyOf(good, 30), Arrays.copyOf(good, good.length / 2),
-                    Arrays.copyOf(good, 3)};
+            byte[][] broken = {
+                garbage, Arrays.copyOf(good, 30), Arrays.copyOf(good, good.length / 2), Arrays.copyOf(good, 3)
+            };
             for (byte[] bad : broken) {
                 assertNull(decodeOrNull(arena, d, bad, w, h), "a broken file decoded");
                 String badMessage = d.errorMessage();
-                assertArrayEquals(expected, decodeOrNull(arena, d, good, w, h),
+                assertArrayEquals(
+                        expected,
+                        decodeOrNull(arena, d, good, w, h),
                         "good image after a broken one (" + badMessage + "): " + d.errorMessage());
                 // A header cut short reports its own reason, not the previous file's.
                 assertNull(decodeOrNull(arena, d, Arrays.copyOf(good, 30), w, h));
@@ -160,11 +171,13 @@ class JpegDecompressorTest {
     void refusesDestinationSmallerThanTheImage() {
         int w = 64;
         int h = 48;
-        try (Arena arena = Arena.ofConfined(); JpegDecompressor d = new JpegDecompressor()) {
+        try (Arena arena = Arena.ofConfined();
+                JpegDecompressor d = new JpegDecompressor()) {
             byte[] jpeg = compress(arena, texture(w, h), w, h, TurboJpeg.TJSAMP_420, 0);
             MemorySegment in = segment(arena, jpeg);
             MemorySegment tooSmall = arena.allocate((long) w * 3 * h - 1);
-            assertThrows(IndexOutOfBoundsException.class,
+            assertThrows(
+                    IndexOutOfBoundsException.class,
                     () -> d.decompress(in, jpeg.length, tooSmall, w, w * 3, h, TurboJpeg.TJPF_RGB, 0));
             assertThrows(IndexOutOfBoundsException.class, () -> d.readHeader(in, jpeg.length + 1));
         }
@@ -172,7 +185,8 @@ class JpegDecompressorTest {
 
     @Test
     void garbageGivesTheLibrarysMessage() {
-        try (Arena arena = Arena.ofConfined(); JpegDecompressor d = new JpegDecompressor()) {
+        try (Arena arena = Arena.ofConfined();
+                JpegDecompressor d = new JpegDecompressor()) {
             MemorySegment junk = arena.allocate(100);
             junk.fill((byte) 0x42);
             assertEquals(-1, d.readHeader(junk, 100));
@@ -201,8 +215,12 @@ class JpegDecompressorTest {
 
     @Test
     void missingLibraryIsAReadableError() {
-        NativeLibraryMissingException e = assertThrows(NativeLibraryMissingException.class, () ->
-                NativeLibraries.open("libnothing", "stoke.test.nothing", "Install it with: apt-get install nothing",
+        NativeLibraryMissingException e = assertThrows(
+                NativeLibraryMissingException.class,
+                () -> NativeLibraries.open(
+                        "libnothing",
+                        "stoke.test.nothing",
+                        "Install it with: apt-get install nothing",
                         "libdefinitely-not-here.so.9"));
         assertTrue(e.getMessage().contains("apt-get install nothing"), e.getMessage());
         assertTrue(e.getMessage().contains("libdefinitely-not-here.so.9"), e.getMessage());

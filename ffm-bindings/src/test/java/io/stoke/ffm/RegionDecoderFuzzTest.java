@@ -32,7 +32,6 @@ class RegionDecoderFuzzTest {
         return LibFuzzerRun.nativeDir();
     }
 
-
     private static byte[] jpeg(int w, int h, int subsamp, int flags, boolean gray, long seed) {
         SplittableRandom r = new SplittableRandom(seed);
         int channels = gray ? 1 : 3;
@@ -40,12 +39,13 @@ class RegionDecoderFuzzTest {
         for (int i = 0; i < px.length; i++) {
             px[i] = (byte) ((i % (w * channels)) * 3 + (i / (w * channels)) * 2 + r.nextInt(32));
         }
-        try (Arena arena = Arena.ofConfined(); JpegCompressor c = new JpegCompressor()) {
+        try (Arena arena = Arena.ofConfined();
+                JpegCompressor c = new JpegCompressor()) {
             MemorySegment src = arena.allocate(px.length);
             MemorySegment.copy(px, 0, src, JAVA_BYTE, 0, px.length);
             MemorySegment dst = arena.allocate(JpegCompressor.maxSize(w, h, subsamp));
-            long n = c.compress(src, w, w * channels, h, gray ? TurboJpeg.TJPF_GRAY : TurboJpeg.TJPF_RGB, subsamp, 85, flags,
-                    dst);
+            long n = c.compress(
+                    src, w, w * channels, h, gray ? TurboJpeg.TJPF_GRAY : TurboJpeg.TJPF_RGB, subsamp, 85, flags, dst);
             return dst.asSlice(0, n).toArray(JAVA_BYTE);
         }
     }
@@ -59,9 +59,13 @@ class RegionDecoderFuzzTest {
 
     @Test
     void aShortFuzzRunFindsNothing() throws Exception {
-        byte[][] files = {jpeg(64, 48, TurboJpeg.TJSAMP_420, 0, false, 1), jpeg(97, 33, TurboJpeg.TJSAMP_444, 0, false, 2),
-                jpeg(120, 90, TurboJpeg.TJSAMP_422, 0, false, 3), jpeg(40, 70, TurboJpeg.TJSAMP_GRAY, 0, true, 4),
-                jpeg(80, 60, TurboJpeg.TJSAMP_420, TurboJpeg.TJFLAG_PROGRESSIVE, false, 5)};
+        byte[][] files = {
+            jpeg(64, 48, TurboJpeg.TJSAMP_420, 0, false, 1),
+            jpeg(97, 33, TurboJpeg.TJSAMP_444, 0, false, 2),
+            jpeg(120, 90, TurboJpeg.TJSAMP_422, 0, false, 3),
+            jpeg(40, 70, TurboJpeg.TJSAMP_GRAY, 0, true, 4),
+            jpeg(80, 60, TurboJpeg.TJSAMP_420, TurboJpeg.TJFLAG_PROGRESSIVE, false, 5)
+        };
         byte[][] params = {{0, 0, 0, 0, 16, 0, 16, 62}, {7, 3, 5, 0, 40, 0, 20, 62}, {3, 1, 2, 0, 9, 0, 7, 1}};
         List<byte[]> seeds = new ArrayList<>();
         for (byte[] f : files) {
@@ -70,7 +74,13 @@ class RegionDecoderFuzzTest {
             }
             seeds.add(input(params[0], Arrays.copyOf(f, f.length / 2)));
         }
-        LibFuzzerRun.run("the region decoder", "build.sh", "fuzz_decode_region", tmp, SECONDS, seeds,
+        LibFuzzerRun.run(
+                "the region decoder",
+                "build.sh",
+                "fuzz_decode_region",
+                tmp,
+                SECONDS,
+                seeds,
                 List.of(nativeDir().resolve("fuzz/regressions")));
     }
 
@@ -88,8 +98,22 @@ class RegionDecoderFuzzTest {
             MemorySegment dst = arena.allocate(1 << 20);
             MemorySegment region = arena.allocate(4L * StokeJpeg.REGION_FIELDS);
             MemorySegment message = arena.allocate(256);
-            int rc = StokeJpeg.decodeRegion(jpeg, input.length - 8, 1, 8, 0, 0, 16, 16, 36_000_000L, 500, dst, dst.byteSize(),
-                    region, message, 256);
+            int rc = StokeJpeg.decodeRegion(
+                    jpeg,
+                    input.length - 8,
+                    1,
+                    8,
+                    0,
+                    0,
+                    16,
+                    16,
+                    36_000_000L,
+                    500,
+                    dst,
+                    dst.byteSize(),
+                    region,
+                    message,
+                    256);
             assertEquals(StokeJpeg.ERROR, rc);
             assertTrue(message.getString(0).contains("pixel budget"), message.getString(0));
         }

@@ -6,12 +6,12 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import io.stoke.ffm.CudaDriver;
 import io.stoke.ffm.CudaEvent;
 import io.stoke.ffm.CudaStream;
+import io.stoke.loader.BatchStats;
+import io.stoke.loader.BatchView;
 import io.stoke.loader.error.SampleError;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
-import io.stoke.loader.BatchStats;
-import io.stoke.loader.BatchView;
 
 /**
  * One batch in device memory, from {@link DeviceStage#next()}. The data is there once

@@ -24,6 +24,7 @@ import java.nio.charset.StandardCharsets;
 public final class DeviceKernels implements AutoCloseable {
     /** Classpath resource holding the PTX (compute_75, PTX ISA of CUDA 13). */
     public static final String PTX_RESOURCE = "/io/stoke/gpu/stoke_kernels.ptx";
+
     public static final String NORMALIZE = "stoke_normalize_u8_nhwc_to_f32_nchw";
     public static final String SPIN = "stoke_spin";
     private static final int BLOCK = 256;
@@ -35,7 +36,7 @@ public final class DeviceKernels implements AutoCloseable {
     private final MemorySegment normalize;
     private final MemorySegment spin;
     private final Arena arena = Arena.ofShared();
-    private final MemorySegment values;  // argument values, at fixed offsets
+    private final MemorySegment values; // argument values, at fixed offsets
     private final MemorySegment pointers; // void*[10] into values
 
     /** Loads the module into the current context. */
@@ -75,8 +76,8 @@ public final class DeviceKernels implements AutoCloseable {
      * Queues the normalisation of {@code n} uint8 HWC samples of {@code h x w} from {@code src} into
      * float32 CHW in {@code dst}, on {@code stream}. Both buffers are checked to be large enough.
      */
-    public synchronized void normalize(DeviceBuffer src, DeviceBuffer dst, int n, int h, int w,
-                                       float[] mean, float[] std, CudaStream stream) {
+    public synchronized void normalize(
+            DeviceBuffer src, DeviceBuffer dst, int n, int h, int w, float[] mean, float[] std, CudaStream stream) {
         long hw = (long) h * w;
         long pixels = n * hw;
         if (n < 0 || h < 1 || w < 1 || pixels > 0xFFFF_FFFFL || mean.length != 3 || std.length != 3) {
@@ -98,8 +99,10 @@ public final class DeviceKernels implements AutoCloseable {
             values.set(JAVA_FLOAT, 36 + 4L * c, std[c]);
         }
         int grid = (int) Math.min((pixels + BLOCK - 1) / BLOCK, MAX_GRID);
-        driver.check(driver.cuLaunchKernel(normalize, grid, 1, 1, BLOCK, 1, 1, 0, stream.handle(), pointers,
-                MemorySegment.NULL), "cuLaunchKernel(" + NORMALIZE + ")");
+        driver.check(
+                driver.cuLaunchKernel(
+                        normalize, grid, 1, 1, BLOCK, 1, 1, 0, stream.handle(), pointers, MemorySegment.NULL),
+                "cuLaunchKernel(" + NORMALIZE + ")");
     }
 
     /** Queues a single-thread kernel that busy-waits {@code nanos} ns on {@code stream}: simulated compute. */
@@ -108,7 +111,8 @@ public final class DeviceKernels implements AutoCloseable {
             throw new IllegalArgumentException("negative duration");
         }
         values.set(JAVA_LONG, 0, nanos);
-        driver.check(driver.cuLaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, stream.handle(), pointers, MemorySegment.NULL),
+        driver.check(
+                driver.cuLaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, stream.handle(), pointers, MemorySegment.NULL),
                 "cuLaunchKernel(" + SPIN + ")");
     }
 

@@ -9,9 +9,11 @@ import io.stoke.ffm.DeviceBuffer;
 import io.stoke.ffm.HostRegistration;
 import io.stoke.ffm.NativeLibraryMissingException;
 import io.stoke.loader.Batch;
+import io.stoke.loader.BatchSource;
+import io.stoke.loader.BatchStats;
 import io.stoke.loader.Loader;
-import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.NoSampleDecodedException;
+import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.ring.RingGeometry;
@@ -29,8 +31,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
-import io.stoke.loader.BatchStats;
-import io.stoke.loader.BatchSource;
 
 /**
  * Moves a loader's batches to a CUDA device: the GPU stage.
@@ -85,8 +85,8 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
     private final DeviceKernels kernels;
     private final Entry[] entries;
     private final BlockingQueue<Entry> free;
-    private final BlockingQueue<Object> ready;   // Entry, a RuntimeException for the consumer, or END
-    private final BlockingQueue<Entry> reap;     // entries whose host slot awaits its copy's event
+    private final BlockingQueue<Object> ready; // Entry, a RuntimeException for the consumer, or END
+    private final BlockingQueue<Entry> reap; // entries whose host slot awaits its copy's event
     private final Thread copier;
     private final Thread reaper;
     private final AtomicLong batches = new AtomicLong();
@@ -106,8 +106,10 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
         this.mean = b.mean;
         this.std = b.std;
         this.inFlight = b.inFlight;
-        if (normalize && (geometry.dtype() != RingLayout.DTYPE_UINT8 || geometry.dimLayout() != RingLayout.LAYOUT_HWC
-                || geometry.d2() != 3)) {
+        if (normalize
+                && (geometry.dtype() != RingLayout.DTYPE_UINT8
+                        || geometry.dimLayout() != RingLayout.LAYOUT_HWC
+                        || geometry.d2() != 3)) {
             throw new IllegalArgumentException("normalising on the device needs uint8 HWC RGB batches"
                     + " (TransformSpec.Output.UINT8_HWC); this ring holds dtype " + geometry.dtype());
         }
@@ -120,7 +122,8 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
             resources.add(context);
             long slotBytes = geometry.sampleBytes() * geometry.samplesPerSlot();
             // Once, up front: pinning walks every page, far too slow per batch.
-            this.pinned = keep(HostRegistration.register(driver,
+            this.pinned = keep(HostRegistration.register(
+                    driver,
                     ring.memory().asSlice(geometry.slotsOffset(), geometry.slotStride() * geometry.slotCount())));
             this.stream = keep(CudaStream.create(driver));
             this.kernels = normalize ? keep(new DeviceKernels(driver)) : null;
@@ -134,8 +137,15 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
                 CudaEvent copied = keep(CudaEvent.create(driver));
                 CudaEvent done = normalize ? keep(CudaEvent.create(driver)) : copied;
                 CudaEvent released = keep(CudaEvent.create(driver));
-                entries[i] = new Entry(i, staging, out, copied, done, released,
-                        arena.allocate(4L * geometry.samplesPerSlot(), 64), arena.allocate(8L * geometry.samplesPerSlot(), 64));
+                entries[i] = new Entry(
+                        i,
+                        staging,
+                        out,
+                        copied,
+                        done,
+                        released,
+                        arena.allocate(4L * geometry.samplesPerSlot(), 64),
+                        arena.allocate(8L * geometry.samplesPerSlot(), 64));
                 free.add(entries[i]);
             }
             // Bounded: at most K entries circulate, plus one message per failure the consumer has not read.
@@ -170,8 +180,8 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
             return CudaContext.retainPrimary(driver, device);
         } catch (CudaException e) {
             if (e.result() == CudaDriver.CUDA_ERROR_NO_DEVICE || e.result() == CudaDriver.CUDA_ERROR_STUB_LIBRARY) {
-                throw new DeviceUnavailableException("a CUDA driver is installed but found no usable device ("
-                        + e.errorName() + ")", e);
+                throw new DeviceUnavailableException(
+                        "a CUDA driver is installed but found no usable device (" + e.errorName() + ")", e);
             }
             throw e;
         } catch (IllegalArgumentException e) {
@@ -458,7 +468,8 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
 
     /** {@code [n, H, W, 3]} uint8, or {@code [n, 3, H, W]} float32 when normalising. */
     long[] shape(int n) {
-        return normalize ? new long[] {n, 3, geometry.d0(), geometry.d1()}
+        return normalize
+                ? new long[] {n, 3, geometry.d0(), geometry.d1()}
                 : new long[] {n, geometry.d0(), geometry.d1(), geometry.d2()};
     }
 
@@ -560,10 +571,10 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
     static final class Entry {
         final int index;
         final DeviceBuffer staging; // uint8 copy target when normalising, else null
-        final DeviceBuffer out;     // what the consumer reads
-        final CudaEvent copied;     // the host-to-device copy is done: the host slot may go
-        final CudaEvent done;       // the batch is complete on the device (== copied without normalising)
-        final CudaEvent released;   // recorded by DeviceBatch.closeAfter on the consumer's stream
+        final DeviceBuffer out; // what the consumer reads
+        final CudaEvent copied; // the host-to-device copy is done: the host slot may go
+        final CudaEvent done; // the batch is complete on the device (== copied without normalising)
+        final CudaEvent released; // recorded by DeviceBatch.closeAfter on the consumer's stream
         final MemorySegment labels;
         final MemorySegment indices;
         final AtomicInteger owners = new AtomicInteger();
@@ -578,8 +589,15 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
         List<SampleError> skipped;
         BatchStats stats;
 
-        Entry(int index, DeviceBuffer staging, DeviceBuffer out, CudaEvent copied, CudaEvent done,
-              CudaEvent released, MemorySegment labels, MemorySegment indices) {
+        Entry(
+                int index,
+                DeviceBuffer staging,
+                DeviceBuffer out,
+                CudaEvent copied,
+                CudaEvent done,
+                CudaEvent released,
+                MemorySegment labels,
+                MemorySegment indices) {
             this.index = index;
             this.staging = staging;
             this.out = out;
@@ -646,7 +664,8 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
         /** Normalise on the device with the loader's own {@link TransformSpec#mean()} and {@link TransformSpec#std()}. */
         public Builder normalizeOnDevice() {
             if (spec == null) {
-                throw new IllegalStateException("no loader transform to take mean and std from; use normalize(mean, std)");
+                throw new IllegalStateException(
+                        "no loader transform to take mean and std from; use normalize(mean, std)");
             }
             return normalize(spec.mean(), spec.std());
         }

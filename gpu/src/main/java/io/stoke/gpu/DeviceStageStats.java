@@ -8,5 +8,4 @@ package io.stoke.gpu;
  * @param slotsReturned host slots handed back to the workers after their copy completed
  * @param maxOnDevice   the most batches that were on the device at once (at most K)
  */
-public record DeviceStageStats(long batches, long bytesToDevice, long slotsReturned, int maxOnDevice) {
-}
+public record DeviceStageStats(long batches, long bytesToDevice, long slotsReturned, int maxOnDevice) {}

@@ -13,8 +13,7 @@ import java.lang.foreign.MemorySegment;
  * agree to the bit.
  */
 public final class NormalizeReference {
-    private NormalizeReference() {
-    }
+    private NormalizeReference() {}
 
     /** One value: what the kernel writes for byte {@code x} of channel {@code c}. */
     public static float normalize(int x, float mean, float std) {

@@ -23,8 +23,10 @@ class DeviceKernelsPtxTest {
     void ptxDeclaresTheKernelsWithTheParametersJavaAndTheDoublePass() {
         String ptx = DeviceKernels.ptx();
         assertTrue(ptx.contains(".target sm_75"), "compute_75 PTX, JIT-compiled forward by the driver");
-        assertEquals(List.of("u64", "u64", "u32", "u32", "f32", "f32", "f32", "f32", "f32", "f32"),
-                params(ptx, DeviceKernels.NORMALIZE), "DeviceKernels writes its argument block in this order");
+        assertEquals(
+                List.of("u64", "u64", "u32", "u32", "f32", "f32", "f32", "f32", "f32", "f32"),
+                params(ptx, DeviceKernels.NORMALIZE),
+                "DeviceKernels writes its argument block in this order");
         assertEquals(List.of("u64"), params(ptx, DeviceKernels.SPIN));
         // The math must be the correctly rounded one the CPU reference uses: no approximate division.
         assertTrue(ptx.contains("div.rn.f32") && !ptx.contains("div.approx") && !ptx.contains("div.full"));
@@ -33,15 +35,20 @@ class DeviceKernelsPtxTest {
     static List<String> params(String ptx, String kernel) {
         Matcher m = Pattern.compile("\\.entry " + kernel + "\\(([^)]*)\\)").matcher(ptx);
         assertTrue(m.find(), "no .entry " + kernel);
-        return Pattern.compile("\\.param \\.(\\w+)").matcher(m.group(1)).results().map(r -> r.group(1)).toList();
+        return Pattern.compile("\\.param \\.(\\w+)")
+                .matcher(m.group(1))
+                .results()
+                .map(r -> r.group(1))
+                .toList();
     }
 
     @Test
     void committedPtxIsWhatNvccMakesOfTheSource(@TempDir Path tmp) throws Exception {
         Path nvcc = findNvcc();
         if (nvcc == null) {
-            System.err.println("[stoke] SKIPPING PTX regeneration check: nvcc not found (set NVCC or CUDA_HOME,"
-                    + " or install the CUDA toolkit); the committed PTX was not compared with native/cuda/normalize.cu");
+            System.err.println(
+                    "[stoke] SKIPPING PTX regeneration check: nvcc not found (set NVCC or CUDA_HOME,"
+                            + " or install the CUDA toolkit); the committed PTX was not compared with native/cuda/normalize.cu");
         }
         assumeTrue(nvcc != null, "nvcc not found: PTX regeneration check skipped");
         Path out = tmp.resolve("stoke_kernels.ptx");
@@ -54,13 +61,16 @@ class DeviceKernelsPtxTest {
         // a working gcc is a toolkit that cannot run here, not a stale PTX.
         boolean noHostCompiler = p.exitValue() != 0 && log.contains("host compiler");
         if (noHostCompiler) {
-            System.err.println("[stoke] SKIPPING PTX regeneration check: " + nvcc + " cannot run without a host compiler"
-                    + " (install gcc and g++): " + log.strip());
+            System.err.println("[stoke] SKIPPING PTX regeneration check: " + nvcc
+                    + " cannot run without a host compiler" + " (install gcc and g++): " + log.strip());
         }
         assumeTrue(!noHostCompiler, "nvcc has no host compiler: PTX regeneration check skipped");
         assertEquals(0, p.exitValue(), "gen-ptx.sh failed:\n" + log);
-        assertEquals(code(Files.readString(out)), code(DeviceKernels.ptx()),
-                "gpu/src/main/resources" + DeviceKernels.PTX_RESOURCE + " is stale: run native/cuda/gen-ptx.sh and commit it");
+        assertEquals(
+                code(Files.readString(out)),
+                code(DeviceKernels.ptx()),
+                "gpu/src/main/resources" + DeviceKernels.PTX_RESOURCE
+                        + " is stale: run native/cuda/gen-ptx.sh and commit it");
     }
 
     /** The PTX without its "//" header (compiler build ids), which differ between toolkit updates. */
@@ -75,8 +85,9 @@ class DeviceKernelsPtxTest {
             return Files.isExecutable(Path.of(named)) ? Path.of(named) : null;
         }
         for (String candidate : new String[] {
-                System.getenv("CUDA_HOME") == null ? null : System.getenv("CUDA_HOME") + "/bin/nvcc",
-                "/usr/local/cuda/bin/nvcc"}) {
+            System.getenv("CUDA_HOME") == null ? null : System.getenv("CUDA_HOME") + "/bin/nvcc",
+            "/usr/local/cuda/bin/nvcc"
+        }) {
             if (candidate != null && Files.isExecutable(Path.of(candidate))) {
                 return Path.of(candidate);
             }

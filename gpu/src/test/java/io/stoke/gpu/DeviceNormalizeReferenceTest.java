@@ -24,7 +24,8 @@ class DeviceNormalizeReferenceTest {
                 double exact = (x / 255.0 - MEAN[c]) / STD[c];
                 // Rounding x / 255 (at most 2^-25 near 1) is amplified by 1 / std (under 4.5): 1.5e-7, plus
                 // the last division's half ulp. A wrong formula or layout is off by far more.
-                assertTrue(Math.abs(got - exact) <= 2.5e-7 + Math.ulp((float) exact),
+                assertTrue(
+                        Math.abs(got - exact) <= 2.5e-7 + Math.ulp((float) exact),
                         "x=" + x + " c=" + c + ": " + got + " vs " + exact);
             }
         }
@@ -60,7 +61,8 @@ class DeviceNormalizeReferenceTest {
                         for (int x = 0; x < w; x++) {
                             float want = ((img[s][y][x][c] & 0xFF) / 255f - MEAN[c]) / STD[c];
                             long at = ((((long) s * 3 + c) * h + y) * w + x);
-                            assertEquals(want, dst.getAtIndex(JAVA_FLOAT, at), "s" + s + " c" + c + " y" + y + " x" + x);
+                            assertEquals(
+                                    want, dst.getAtIndex(JAVA_FLOAT, at), "s" + s + " c" + c + " y" + y + " x" + x);
                         }
                     }
                 }
@@ -73,12 +75,13 @@ class DeviceNormalizeReferenceTest {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment src = arena.allocate(2 * 2 * 3);
             MemorySegment dst = arena.allocate(4 * 2 * 2 * 3 - 1);
-            assertThrows(IndexOutOfBoundsException.class,
-                    () -> NormalizeReference.normalize(src, dst, 1, 2, 2, MEAN, STD));
+            assertThrows(
+                    IndexOutOfBoundsException.class, () -> NormalizeReference.normalize(src, dst, 1, 2, 2, MEAN, STD));
             for (long i = 0; i < dst.byteSize(); i++) {
                 assertEquals(0, dst.get(JAVA_BYTE, i));
             }
-            assertThrows(IndexOutOfBoundsException.class,
+            assertThrows(
+                    IndexOutOfBoundsException.class,
                     () -> NormalizeReference.normalize(src, arena.allocate(1000), 2, 2, 2, MEAN, STD));
         }
     }

@@ -3,15 +3,16 @@ package io.stoke.gpu;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.stoke.ffm.CudaTestDouble;
 import io.stoke.ffm.JpegCompressor;
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.Batch;
+import io.stoke.loader.BatchView;
 import io.stoke.loader.Loader;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
@@ -22,7 +23,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import io.stoke.loader.BatchView;
 
 /**
  * A real Loader (JPEG decoding by libjpeg-turbo into the ring) behind the GPU stage on the test
@@ -45,7 +45,11 @@ class DeviceStageLoaderTest {
 
         List<float[]> hostFloats = new ArrayList<>();
         List<int[]> hostLabels = new ArrayList<>();
-        try (Loader host = Loader.imageFolder(root).batchSize(4).workers(1).transform(float32).build()) {
+        try (Loader host = Loader.imageFolder(root)
+                .batchSize(4)
+                .workers(1)
+                .transform(float32)
+                .build()) {
             for (Batch b : host) {
                 try (b) {
                     hostFloats.add(b.pixels().toArray(JAVA_FLOAT));
@@ -58,9 +62,18 @@ class DeviceStageLoaderTest {
             }
         }
 
-        try (Loader loader = Loader.imageFolder(root).batchSize(4).workers(2).slots(3).transform(uint8).build();
-             DeviceStage stage = DeviceStage.builder(loader).driver(dbl.driver()).inFlight(2).normalizeOnDevice().build();
-             Arena arena = Arena.ofConfined()) {
+        try (Loader loader = Loader.imageFolder(root)
+                        .batchSize(4)
+                        .workers(2)
+                        .slots(3)
+                        .transform(uint8)
+                        .build();
+                DeviceStage stage = DeviceStage.builder(loader)
+                        .driver(dbl.driver())
+                        .inFlight(2)
+                        .normalizeOnDevice()
+                        .build();
+                Arena arena = Arena.ofConfined()) {
             MemorySegment got = arena.allocate(4L * 4 * 3 * 16 * 16);
             for (int k = 0; k < hostFloats.size(); k++) {
                 try (DeviceBatch b = stage.next()) {
@@ -68,14 +81,20 @@ class DeviceStageLoaderTest {
                     assertArrayEquals(new long[] {hostLabels.get(k).length, 3, 16, 16}, b.shape());
                     // The host batch's figures travel with it: the uint8 slot it was copied from.
                     BatchView view = b;
-                    assertEquals(hostLabels.get(k).length * 16L * 16 * 3, view.stats().pixelBytes());
-                    assertTrue(view.stats().decodeNanos() > 0 && view.stats().sourceBytes() > 0, view.stats().toString());
+                    assertEquals(
+                            hostLabels.get(k).length * 16L * 16 * 3,
+                            view.stats().pixelBytes());
+                    assertTrue(
+                            view.stats().decodeNanos() > 0 && view.stats().sourceBytes() > 0,
+                            view.stats().toString());
                     view.awaitReady();
                     b.copyToHost(got);
                     float[] want = hostFloats.get(k);
                     float[] dev = got.asSlice(0, 4L * want.length).toArray(JAVA_FLOAT);
                     for (int i = 0; i < want.length; i++) {
-                        assertEquals(Float.floatToRawIntBits(want[i]), Float.floatToRawIntBits(dev[i]),
+                        assertEquals(
+                                Float.floatToRawIntBits(want[i]),
+                                Float.floatToRawIntBits(dev[i]),
                                 "batch " + k + " value " + i + ": host " + want[i] + ", device " + dev[i]);
                     }
                     for (int i = 0; i < b.size(); i++) {
@@ -95,7 +114,8 @@ class DeviceStageLoaderTest {
     static void writeDataset(Path root) throws Exception {
         int w = 37;
         int h = 29;
-        try (JpegCompressor jc = new JpegCompressor(); Arena arena = Arena.ofConfined()) {
+        try (JpegCompressor jc = new JpegCompressor();
+                Arena arena = Arena.ofConfined()) {
             MemorySegment rgb = arena.allocate(w * h * 3L);
             MemorySegment jpeg = arena.allocate(JpegCompressor.maxSize(w, h, TurboJpeg.TJSAMP_444));
             for (int i = 0; i < 11; i++) {
@@ -110,7 +130,9 @@ class DeviceStageLoaderTest {
                 long n = jc.compress(rgb, w, w * 3, h, TurboJpeg.TJPF_RGB, TurboJpeg.TJSAMP_444, 90, 0, jpeg);
                 Path dir = root.resolve(i % 2 == 0 ? "cat" : "dog");
                 Files.createDirectories(dir);
-                Files.write(dir.resolve(String.format("%02d.jpg", i)), jpeg.asSlice(0, n).toArray(JAVA_BYTE));
+                Files.write(
+                        dir.resolve(String.format("%02d.jpg", i)),
+                        jpeg.asSlice(0, n).toArray(JAVA_BYTE));
             }
         }
     }

@@ -20,13 +20,16 @@ class DeviceStageNoDriverTest {
         String old = System.getProperty(CudaDriver.PATH_PROPERTY);
         System.setProperty(CudaDriver.PATH_PROPERTY, "/nonexistent/libcuda.so.1");
         try (FakeSource src = new FakeSource(2, 2, H, W, 1, 2)) {
-            DeviceUnavailableException e = assertThrows(DeviceUnavailableException.class,
+            DeviceUnavailableException e = assertThrows(
+                    DeviceUnavailableException.class,
                     () -> DeviceStage.builder(src.ring, src).build());
             assertTrue(e.getMessage().startsWith("no CUDA driver found"), e.getMessage());
             List<String> said = new ArrayList<>();
-            assertTrue(DeviceStage.openOrHost(DeviceStage.builder(src.ring, src), said::add).isEmpty());
+            assertTrue(DeviceStage.openOrHost(DeviceStage.builder(src.ring, src), said::add)
+                    .isEmpty());
             assertEquals(1, said.size());
-            assertTrue(said.get(0).contains("no CUDA driver found") && said.get(0).contains("host batches"), said.get(0));
+            assertTrue(
+                    said.get(0).contains("no CUDA driver found") && said.get(0).contains("host batches"), said.get(0));
             assertTrue(DeviceStage.unavailableReason().startsWith("no CUDA driver found"));
             // The host path is untouched: the batch is still there for the caller.
             try (Batch b = src.get()) {

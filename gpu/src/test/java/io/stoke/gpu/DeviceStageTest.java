@@ -19,28 +19,27 @@ import io.stoke.ffm.CudaException;
 import io.stoke.ffm.CudaStream;
 import io.stoke.ffm.CudaTestDouble;
 import io.stoke.loader.Batch;
+import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.transform.TransformSpec;
+import io.stoke.ring.RingGeometry;
 import io.stoke.ring.RingLayout;
+import io.stoke.ring.SlotRing;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import io.stoke.loader.error.NoSampleDecodedException;
-import io.stoke.ring.RingGeometry;
-import io.stoke.ring.SlotRing;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.Assertions;
 
 /**
  * The GPU stage's logic, run on the CUDA driver test double (native/cuda-double): host memory
@@ -52,8 +51,13 @@ class DeviceStageTest {
     static final int H = 8;
     static final int W = 6;
 
-    static final List<String> LIVE = List.of("live_device_allocs", "live_pinned_ranges", "live_streams", "live_events",
-            "live_modules", "primary_retains");
+    static final List<String> LIVE = List.of(
+            "live_device_allocs",
+            "live_pinned_ranges",
+            "live_streams",
+            "live_events",
+            "live_modules",
+            "primary_retains");
 
     CudaTestDouble dbl;
     CudaDriver driver;
@@ -100,8 +104,11 @@ class DeviceStageTest {
     void everyBatchArrivesInOrderWithItsLabelsFromPinnedMemory() throws Exception {
         dbl.copyDelayMicros(2_000);
         try (FakeSource src = new FakeSource(3, 4, H, W, 12, 3);
-             DeviceStage stage = DeviceStage.builder(src.ring, src).driver(driver).inFlight(2).build();
-             Arena arena = Arena.ofConfined()) {
+                DeviceStage stage = DeviceStage.builder(src.ring, src)
+                        .driver(driver)
+                        .inFlight(2)
+                        .build();
+                Arena arena = Arena.ofConfined()) {
             MemorySegment host = arena.allocate(4L * H * W * 3);
             for (long s = 0; s < 12; s++) {
                 try (DeviceBatch b = stage.next()) {
@@ -118,7 +125,8 @@ class DeviceStageTest {
                         assertEquals(s * 100 + i, b.index(i));
                     }
                     b.copyToHost(host);
-                    assertArrayEquals(src.expected(s), host.asSlice(0, b.byteSize()).toArray(JAVA_BYTE), "pixels of " + s);
+                    assertArrayEquals(
+                            src.expected(s), host.asSlice(0, b.byteSize()).toArray(JAVA_BYTE), "pixels of " + s);
                 }
             }
             assertNull(stage.next());
@@ -151,7 +159,10 @@ class DeviceStageTest {
                     violations.add("slot of batch " + s + " returned after only " + completed + " copies completed");
                 }
             };
-            try (DeviceStage stage = DeviceStage.builder(src.ring, src).driver(driver).inFlight(3).build()) {
+            try (DeviceStage stage = DeviceStage.builder(src.ring, src)
+                    .driver(driver)
+                    .inFlight(3)
+                    .build()) {
                 for (int s = 0; s < total; s++) {
                     DeviceBatch b = stage.next();
                     // Hold it well past its copy: the slot must come back on its own meanwhile.
@@ -160,7 +171,9 @@ class DeviceStageTest {
                         Thread.sleep(1);
                     }
                     // (Later batches' slots may be back too: the stage copies ahead.)
-                    assertTrue(src.released.get() >= s + 1, "slot of batch " + s + " returned while the consumer holds it");
+                    assertTrue(
+                            src.released.get() >= s + 1,
+                            "slot of batch " + s + " returned while the consumer holds it");
                     assertTrue(b.isReady());
                     b.close();
                 }
@@ -177,8 +190,12 @@ class DeviceStageTest {
         float[] mean = TransformSpec.IMAGENET_MEAN;
         float[] std = TransformSpec.IMAGENET_STD;
         try (FakeSource src = new FakeSource(3, 4, H, W, 5, 2);
-             DeviceStage stage = DeviceStage.builder(src.ring, src).driver(driver).inFlight(2).normalize(mean, std).build();
-             Arena arena = Arena.ofConfined()) {
+                DeviceStage stage = DeviceStage.builder(src.ring, src)
+                        .driver(driver)
+                        .inFlight(2)
+                        .normalize(mean, std)
+                        .build();
+                Arena arena = Arena.ofConfined()) {
             assertTrue(stage.normalizes());
             MemorySegment got = arena.allocate(4L * 4 * H * W * 3);
             MemorySegment want = arena.allocate(4L * 4 * H * W * 3);
@@ -194,8 +211,8 @@ class DeviceStageTest {
                         int g = Float.floatToRawIntBits(got.getAtIndex(JAVA_FLOAT, i));
                         int w = Float.floatToRawIntBits(want.getAtIndex(JAVA_FLOAT, i));
                         if (g != w) {
-                            throw new AssertionError("batch " + s + " value " + i + ": device " + Float.intBitsToFloat(g)
-                                    + ", reference " + Float.intBitsToFloat(w));
+                            throw new AssertionError("batch " + s + " value " + i + ": device "
+                                    + Float.intBitsToFloat(g) + ", reference " + Float.intBitsToFloat(w));
                         }
                     }
                 }
@@ -211,9 +228,12 @@ class DeviceStageTest {
     void normalisingNeedsUint8Batches() throws Exception {
         var g = new RingGeometry(2, 2, RingLayout.DTYPE_FLOAT32, RingLayout.LAYOUT_CHW, 3, H, W);
         try (SlotRing ring = SlotRing.allocate(g)) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> DeviceStage.builder(ring, () -> null).driver(driver)
-                            .normalize(TransformSpec.IMAGENET_MEAN, TransformSpec.IMAGENET_STD).build());
+            IllegalArgumentException e = assertThrows(
+                    IllegalArgumentException.class,
+                    () -> DeviceStage.builder(ring, () -> null)
+                            .driver(driver)
+                            .normalize(TransformSpec.IMAGENET_MEAN, TransformSpec.IMAGENET_STD)
+                            .build());
             assertTrue(e.getMessage().contains("uint8"), e.getMessage());
         }
     }
@@ -221,11 +241,16 @@ class DeviceStageTest {
     @Test
     void atMostKBatchesOnTheDevice() throws Exception {
         try (FakeSource src = new FakeSource(4, 2, H, W, 6, 2);
-             DeviceStage stage = DeviceStage.builder(src.ring, src).driver(driver).inFlight(2).build()) {
+                DeviceStage stage = DeviceStage.builder(src.ring, src)
+                        .driver(driver)
+                        .inFlight(2)
+                        .build()) {
             DeviceBatch a = stage.next();
             DeviceBatch b = stage.next();
             CompletableFuture<DeviceBatch> third = CompletableFuture.supplyAsync(stage::next);
-            assertThrows(TimeoutException.class, () -> third.get(300, TimeUnit.MILLISECONDS),
+            assertThrows(
+                    TimeoutException.class,
+                    () -> third.get(300, TimeUnit.MILLISECONDS),
                     "a third batch while K = 2 are held");
             assertEquals(2, dbl.stat("async_copies"), "no copy was queued without a free device buffer");
             a.close();
@@ -249,7 +274,10 @@ class DeviceStageTest {
         dbl.copyDelayMicros(15_000);
         int total = 10;
         try (FakeSource src = new FakeSource(4, 2, H, W, total, 2);
-             DeviceStage stage = DeviceStage.builder(src.ring, src).driver(driver).inFlight(3).build()) {
+                DeviceStage stage = DeviceStage.builder(src.ring, src)
+                        .driver(driver)
+                        .inFlight(3)
+                        .build()) {
             DeviceBatch first = stage.next();
             long issued = System.nanoTime();
             assertFalse(first.isReady(), "next() hands the batch out while its copy is still running");
@@ -271,18 +299,21 @@ class DeviceStageTest {
     @Test
     void closeAfterMakesTheNextCopyIntoThatBufferWaitForTheConsumersStream() throws Exception {
         try (FakeSource src = new FakeSource(3, 2, H, W, 3, 2);
-             DeviceStage stage = DeviceStage.builder(src.ring, src).driver(driver).inFlight(1).build()) {
+                DeviceStage stage = DeviceStage.builder(src.ring, src)
+                        .driver(driver)
+                        .inFlight(1)
+                        .build()) {
             CudaContext ctx = stage.context();
             ctx.makeCurrent();
             try (CudaStream consumer = CudaStream.create(driver);
-                 DeviceKernels kernels = new DeviceKernels(driver)) {
+                    DeviceKernels kernels = new DeviceKernels(driver)) {
                 DeviceBatch a = stage.next();
                 a.waitOn(consumer);
                 kernels.spin(200_000_000L, consumer); // the consumer's 200 ms "step" reading batch a
                 long t0 = System.nanoTime();
                 a.closeAfter(consumer);
                 DeviceBatch b = stage.next(); // may be handed out at once ...
-                b.synchronize();              // ... but its copy waits for the consumer's stream
+                b.synchronize(); // ... but its copy waits for the consumer's stream
                 long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
                 assertTrue(ms >= 150, "the copy into a's buffer ran after only " + ms + " ms");
                 b.close();
@@ -295,7 +326,10 @@ class DeviceStageTest {
         try (FakeSource src = new FakeSource(3, 2, H, W, 6, 2)) {
             // Before build: the copier starts copying ahead at once.
             dbl.failCall("cuMemcpyHtoDAsync_v2", 3, CudaDriver.CUDA_ERROR_LAUNCH_FAILED);
-            DeviceStage stage = DeviceStage.builder(src.ring, src).driver(driver).inFlight(2).build();
+            DeviceStage stage = DeviceStage.builder(src.ring, src)
+                    .driver(driver)
+                    .inFlight(2)
+                    .build();
             stage.next().close();
             stage.next().close();
             IllegalStateException e = assertThrows(IllegalStateException.class, stage::next);
@@ -313,7 +347,10 @@ class DeviceStageTest {
     void aFailedEventWaitSurfacesToTheConsumer() throws Exception {
         try (FakeSource src = new FakeSource(3, 2, H, W, 6, 2)) {
             dbl.failCall("cuEventSynchronize", 1, CudaDriver.CUDA_ERROR_LAUNCH_FAILED);
-            DeviceStage stage = DeviceStage.builder(src.ring, src).driver(driver).inFlight(2).build();
+            DeviceStage stage = DeviceStage.builder(src.ring, src)
+                    .driver(driver)
+                    .inFlight(2)
+                    .build();
             IllegalStateException e = assertThrows(IllegalStateException.class, () -> {
                 for (int i = 0; i < 6; i++) {
                     DeviceBatch b = stage.next();
@@ -322,7 +359,9 @@ class DeviceStageTest {
                     }
                 }
             });
-            assertEquals("cuEventSynchronize", assertInstanceOf(CudaException.class, e.getCause()).call());
+            assertEquals(
+                    "cuEventSynchronize",
+                    assertInstanceOf(CudaException.class, e.getCause()).call());
             stage.close();
         }
     }
@@ -330,12 +369,19 @@ class DeviceStageTest {
     @Test
     void aFailedBuildFreesWhatItHadTaken() throws Exception {
         try (FakeSource src = new FakeSource(2, 2, H, W, 1, 2)) {
-            for (String call : List.of("cuMemHostRegister_v2", "cuStreamCreate", "cuModuleLoadData", "cuMemAlloc_v2",
-                    "cuEventCreate")) {
-                dbl.failCall(call, call.equals("cuMemAlloc_v2") || call.equals("cuEventCreate") ? 3 : 1,
+            for (String call : List.of(
+                    "cuMemHostRegister_v2", "cuStreamCreate", "cuModuleLoadData", "cuMemAlloc_v2", "cuEventCreate")) {
+                dbl.failCall(
+                        call,
+                        call.equals("cuMemAlloc_v2") || call.equals("cuEventCreate") ? 3 : 1,
                         CudaDriver.CUDA_ERROR_OUT_OF_MEMORY);
-                CudaException e = assertThrows(CudaException.class, () -> DeviceStage.builder(src.ring, src).driver(driver)
-                        .inFlight(2).normalize(TransformSpec.IMAGENET_MEAN, TransformSpec.IMAGENET_STD).build());
+                CudaException e = assertThrows(
+                        CudaException.class,
+                        () -> DeviceStage.builder(src.ring, src)
+                                .driver(driver)
+                                .inFlight(2)
+                                .normalize(TransformSpec.IMAGENET_MEAN, TransformSpec.IMAGENET_STD)
+                                .build());
                 assertEquals(call, e.call());
                 assertNothingLeaked("after " + call + " failed");
             }
@@ -346,7 +392,8 @@ class DeviceStageTest {
     void aDriverWithoutDevicesIsUnavailableToo() throws Exception {
         dbl.deviceCount(0);
         try (FakeSource src = new FakeSource(2, 2, H, W, 1, 2)) {
-            DeviceUnavailableException e = assertThrows(DeviceUnavailableException.class,
+            DeviceUnavailableException e = assertThrows(
+                    DeviceUnavailableException.class,
                     () -> DeviceStage.builder(src.ring, src).driver(driver).build());
             assertTrue(e.getMessage().contains("has 0"), e.getMessage());
         }
@@ -362,7 +409,10 @@ class DeviceStageTest {
                 }
                 return src.get();
             };
-            try (DeviceStage stage = DeviceStage.builder(src.ring, flaky).driver(driver).inFlight(2).build()) {
+            try (DeviceStage stage = DeviceStage.builder(src.ring, flaky)
+                    .driver(driver)
+                    .inFlight(2)
+                    .build()) {
                 assertThrows(SampleException.class, stage::next);
                 int n = 0;
                 for (DeviceBatch b; (b = stage.next()) != null; n++) {
@@ -385,7 +435,10 @@ class DeviceStageTest {
                 }
                 return src.get();
             };
-            try (DeviceStage stage = DeviceStage.builder(src.ring, source).driver(driver).inFlight(2).build()) {
+            try (DeviceStage stage = DeviceStage.builder(src.ring, source)
+                    .driver(driver)
+                    .inFlight(2)
+                    .build()) {
                 for (int k = 0; k < 2; k++) {
                     try (DeviceBatch b = stage.next()) {
                         assertEquals(k, b.sequence());
@@ -401,7 +454,10 @@ class DeviceStageTest {
     void closingTheStageInvalidatesHeldBatchesAndReturnsEverySlot() throws Exception {
         dbl.copyDelayMicros(10_000);
         try (FakeSource src = new FakeSource(4, 2, H, W, 20, 2)) {
-            DeviceStage stage = DeviceStage.builder(src.ring, src).driver(driver).inFlight(3).build();
+            DeviceStage stage = DeviceStage.builder(src.ring, src)
+                    .driver(driver)
+                    .inFlight(3)
+                    .build();
             DeviceBatch held = stage.next();
             MemorySegment labels = held.labels();
             Thread.sleep(50);

@@ -13,10 +13,10 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
 import java.util.concurrent.locks.LockSupport;
-import org.agrona.concurrent.SleepingIdleStrategy;
 import java.util.function.LongConsumer;
+import java.util.function.Supplier;
+import org.agrona.concurrent.SleepingIdleStrategy;
 
 /**
  * A producer that fills ring slots with known patterns as fast as slots come back (so a slot
@@ -32,7 +32,8 @@ final class FakeSource implements Supplier<Batch>, AutoCloseable {
     final AtomicLong released = new AtomicLong();
     final ConcurrentHashMap<Integer, Long> slotSequence = new ConcurrentHashMap<>();
     /** Called on every slot release with the batch sequence, before the slot is reusable. */
-    volatile LongConsumer onRelease = s -> { };
+    volatile LongConsumer onRelease = s -> {};
+
     final List<Throwable> errors = new CopyOnWriteArrayList<>();
     private long next;
     private volatile boolean stop;

@@ -3,6 +3,8 @@ package io.stoke.loader;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import io.stoke.loader.error.SampleError;
+import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.SlotHeader;
@@ -11,8 +13,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.IntConsumer;
-import io.stoke.loader.error.SampleError;
-import io.stoke.loader.error.SampleException;
 
 /**
  * One batch, read in place in its ring slot. Closing it returns the slot to the workers.
@@ -55,8 +55,13 @@ public final class Batch implements BatchView {
      *
      * @param errors the batch's failed samples with paths, or null to derive them from status codes
      */
-    public Batch(RingGeometry geometry, int slot, MemorySegment slotMemory, List<SampleError> errors,
-                 long waitNanos, IntConsumer releaser) {
+    public Batch(
+            RingGeometry geometry,
+            int slot,
+            MemorySegment slotMemory,
+            List<SampleError> errors,
+            long waitNanos,
+            IntConsumer releaser) {
         this.geometry = geometry;
         this.slot = slot;
         this.releaser = releaser;
@@ -67,8 +72,8 @@ public final class Batch implements BatchView {
         int count = header.sampleCount();
         if (count < 0 || count > geometry.samplesPerSlot()) {
             arena.close();
-            throw new IllegalStateException("slot " + slot + " claims " + count + " samples, capacity "
-                    + geometry.samplesPerSlot());
+            throw new IllegalStateException(
+                    "slot " + slot + " claims " + count + " samples, capacity " + geometry.samplesPerSlot());
         }
         this.size = count;
         this.sequence = header.sequence();
@@ -89,7 +94,8 @@ public final class Batch implements BatchView {
         for (int i = 0; i < size; i++) {
             int code = status.getAtIndex(JAVA_INT, i);
             if (code != SampleStatus.OK.code()) {
-                found.add(new SampleError(i, (int) indices.getAtIndex(JAVA_LONG, i), null, SampleStatus.of(code), null));
+                found.add(
+                        new SampleError(i, (int) indices.getAtIndex(JAVA_LONG, i), null, SampleStatus.of(code), null));
             }
         }
         return List.copyOf(found);

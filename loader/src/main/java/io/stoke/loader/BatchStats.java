@@ -8,5 +8,4 @@ package io.stoke.loader;
  * @param sourceBytes compressed bytes read for it
  * @param pixelBytes  bytes of output it holds
  */
-public record BatchStats(long waitNanos, long decodeNanos, long sourceBytes, long pixelBytes) {
-}
+public record BatchStats(long waitNanos, long decodeNanos, long sourceBytes, long pixelBytes) {}

@@ -1,11 +1,14 @@
 package io.stoke.loader;
 
 import io.stoke.ffm.TurboJpeg;
+import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.sample.Sampler.ShardTail;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.ListFile;
-import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.ShardDataset;
+import io.stoke.loader.source.TarShards;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.loader.work.Pipeline;
 import io.stoke.ring.RingGeometry;
@@ -21,9 +24,6 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
-import io.stoke.loader.error.ErrorPolicy;
-import io.stoke.loader.source.TarShards;
-import io.stoke.loader.source.ShardDataset;
 
 /**
  * Decodes a JPEG dataset into batches with a pool of worker threads and a ring of off-heap slots.
@@ -73,12 +73,23 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         this.ring = b.ringFactory != null ? b.ringFactory.apply(geometry) : SlotRing.allocate(geometry);
         if (!ring.geometry().equals(geometry)) {
             ring.close();
-            throw new IllegalArgumentException("ring factory gave geometry " + ring.geometry() + ", loader needs " + geometry);
+            throw new IllegalArgumentException(
+                    "ring factory gave geometry " + ring.geometry() + ", loader needs " + geometry);
         }
         this.startNanos = System.nanoTime();
         try {
-            this.pipeline = new Pipeline(index, sampler, spec, ring, b.workers, b.startEpoch, b.startBatch, b.epochs,
-                    policy == ErrorPolicy.SKIP, b.producerIdle, b.workerNice);
+            this.pipeline = new Pipeline(
+                    index,
+                    sampler,
+                    spec,
+                    ring,
+                    b.workers,
+                    b.startEpoch,
+                    b.startBatch,
+                    b.epochs,
+                    policy == ErrorPolicy.SKIP,
+                    b.producerIdle,
+                    b.workerNice);
         } catch (RuntimeException | Error e) {
             ring.close();
             throw e;
@@ -129,7 +140,8 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         }
         long now = System.nanoTime();
         taken++;
-        Batch batch = new Batch(ring.geometry(), slot, ring.slot(slot), pipeline.errors(slot), now - start, this::release);
+        Batch batch =
+                new Batch(ring.geometry(), slot, ring.slot(slot), pipeline.errors(slot), now - start, this::release);
         batch.padded(sampler.paddedIn((int) batch.batchIndex()));
         record(batch, now - start, now);
         batch.closeAndThrowIfFailed();
@@ -176,8 +188,8 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
     public LoaderStats stats() {
         synchronized (statsLock) {
             long elapsed = taken == 0 ? System.nanoTime() - startNanos : lastBatchNanos;
-            return new LoaderStats(taken, images, skipped, sourceBytes, elapsed, firstBatchNanos,
-                    Arrays.copyOf(waits, (int) taken));
+            return new LoaderStats(
+                    taken, images, skipped, sourceBytes, elapsed, firstBatchNanos, Arrays.copyOf(waits, (int) taken));
         }
     }
 
@@ -269,11 +281,11 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         private int workerNice;
         private TransformSpec transform = TransformSpec.defaults();
         private ErrorPolicy policy = ErrorPolicy.FAIL;
-        private IdleStrategy consumerIdle = new BackoffIdleStrategy(100, 10,
-                TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(1));
+        private IdleStrategy consumerIdle =
+                new BackoffIdleStrategy(100, 10, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(1));
         private Function<RingGeometry, SlotRing> ringFactory;
-        private Supplier<IdleStrategy> producerIdle = () -> new BackoffIdleStrategy(10, 10,
-                TimeUnit.MICROSECONDS.toNanos(10), TimeUnit.MILLISECONDS.toNanos(1));
+        private Supplier<IdleStrategy> producerIdle = () ->
+                new BackoffIdleStrategy(10, 10, TimeUnit.MICROSECONDS.toNanos(10), TimeUnit.MILLISECONDS.toNanos(1));
 
         private Builder(Dataset index) {
             this.index = index;

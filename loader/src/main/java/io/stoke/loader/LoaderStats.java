@@ -13,8 +13,14 @@ import java.util.Arrays;
  * @param timeToFirstBatchNanos from start until the first batch was handed out (-1 if none yet)
  * @param waitNanos           per batch, how long the consumer waited for it, in delivery order
  */
-public record LoaderStats(long batches, long images, long skipped, long sourceBytes, long elapsedNanos,
-                          long timeToFirstBatchNanos, long[] waitNanos) {
+public record LoaderStats(
+        long batches,
+        long images,
+        long skipped,
+        long sourceBytes,
+        long elapsedNanos,
+        long timeToFirstBatchNanos,
+        long[] waitNanos) {
     public double imagesPerSecond() {
         return elapsedNanos == 0 ? 0 : images * 1e9 / elapsedNanos;
     }

@@ -45,6 +45,7 @@ public final class RingConsumer implements BatchSource<Batch>, Iterable<Batch>, 
     private final Set<Batch> open = ConcurrentHashMap.newKeySet();
     /** Orders releases against {@link #close()}: no release may write the free queue once we detached. */
     private final Object releaseLock = new Object();
+
     private volatile boolean closed;
 
     private RingConsumer(ShmRing shm, IdleStrategy idle) {
@@ -55,8 +56,10 @@ public final class RingConsumer implements BatchSource<Batch>, Iterable<Batch>, 
 
     /** Attaches to the ring at {@code path}, waiting up to 10 s for a previous consumer's seat to be reclaimed. */
     public static RingConsumer attach(Path path) {
-        return attach(path, Duration.ofSeconds(10), new BackoffIdleStrategy(100, 10,
-                TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MICROSECONDS.toNanos(200)));
+        return attach(
+                path,
+                Duration.ofSeconds(10),
+                new BackoffIdleStrategy(100, 10, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MICROSECONDS.toNanos(200)));
     }
 
     /**

@@ -3,40 +3,40 @@ package io.stoke.loader;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.Dataset;
-import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.error.NoSampleDecodedException;
+import io.stoke.loader.error.SampleError;
+import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.testing.BadImages;
+import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.BombsAccess;
+import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.SampleTransform;
 import io.stoke.loader.transform.TransformSpec;
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import io.stoke.loader.error.NoSampleDecodedException;
-import io.stoke.loader.error.SampleError;
-import io.stoke.loader.error.ErrorPolicy;
-import io.stoke.loader.error.SampleException;
-import io.stoke.loader.testing.BadImages;
-import io.stoke.loader.transform.BombsAccess;
-import io.stoke.loader.transform.RandomResizedCrop;
-import java.io.IOException;
-import java.lang.foreign.ValueLayout;
-import java.nio.file.NoSuchFileException;
-import java.time.Duration;
-import java.util.HashSet;
-import java.util.Set;
-import org.junit.jupiter.api.Assumptions;
 
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class LoaderTest {
@@ -44,6 +44,7 @@ class LoaderTest {
 
     @TempDir
     static Path tmp;
+
     static Path data;
     static Dataset index;
 
@@ -70,8 +71,8 @@ class LoaderTest {
             try (b) {
                 long[] idx = b.indices().toArray(ValueLayout.JAVA_LONG);
                 int[] labels = b.labels().toArray(ValueLayout.JAVA_INT);
-                out.add(b.epoch() + "/" + b.batchIndex() + " " + Arrays.toString(idx) + " "
-                        + Arrays.toString(labels) + " " + crc(b.pixels()));
+                out.add(b.epoch() + "/" + b.batchIndex() + " " + Arrays.toString(idx) + " " + Arrays.toString(labels)
+                        + " " + crc(b.pixels()));
             }
         }
         return out;
@@ -95,7 +96,8 @@ class LoaderTest {
                     if (Files.readString(task.resolve("comm")).strip().startsWith("stoke-worker-")) {
                         String stat = Files.readString(task.resolve("stat"));
                         // Fields after the command's closing parenthesis start at field 3 (state); nice is field 19.
-                        nice.add(Integer.parseInt(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[19 - 3]));
+                        nice.add(Integer.parseInt(
+                                stat.substring(stat.lastIndexOf(')') + 2).split(" ")[19 - 3]));
                     }
                 } catch (NoSuchFileException gone) {
                     // a thread that ended meanwhile
@@ -118,7 +120,7 @@ class LoaderTest {
         // Thread.join returns before the OS thread has exited: under load the closed loaders'
         // workers can linger in /proc/self/task for a moment, and would be counted below.
         for (long deadline = System.nanoTime() + 10_000_000_000L;
-             !workerNiceValues().isEmpty() && System.nanoTime() < deadline; ) {
+                !workerNiceValues().isEmpty() && System.nanoTime() < deadline; ) {
             Thread.sleep(10);
         }
         try (Loader loader = loader().epochs(0).workerNice(7).build()) {
@@ -126,7 +128,8 @@ class LoaderTest {
             // A worker sets its priority as it starts, which may come after another filled the first batch.
             List<Integer> nice = workerNiceValues();
             for (long deadline = System.nanoTime() + 10_000_000_000L;
-                 nice.stream().filter(n -> n == 7).count() < 3 && System.nanoTime() < deadline; nice = workerNiceValues()) {
+                    nice.stream().filter(n -> n == 7).count() < 3 && System.nanoTime() < deadline;
+                    nice = workerNiceValues()) {
                 Thread.sleep(10);
             }
             assertEquals(3, nice.stream().filter(n -> n == 7).count(), "worker nice values " + nice);
@@ -183,8 +186,8 @@ class LoaderTest {
     @Test
     void pixelsAreTheTransformOfTheirSample() {
         try (Loader loader = loader().shuffle(true).seed(5).build();
-             Arena arena = Arena.ofConfined();
-             SampleTransform direct = new SampleTransform(index, SMALL)) {
+                Arena arena = Arena.ofConfined();
+                SampleTransform direct = new SampleTransform(index, SMALL)) {
             MemorySegment expected = arena.allocate(SMALL.sampleBytes());
             for (Batch b : loader) {
                 try (b) {
@@ -212,7 +215,12 @@ class LoaderTest {
                         batches++;
                         for (int i = 0; i < b.size(); i++) {
                             assertEquals(i >= b.size() - b.paddedCount(), b.isPadding(i));
-                            assertEquals(l.sampler().isPadding((int) b.batchIndex() * l.sampler().batchSize() + i), b.isPadding(i));
+                            assertEquals(
+                                    l.sampler()
+                                            .isPadding((int) b.batchIndex()
+                                                            * l.sampler().batchSize()
+                                                    + i),
+                                    b.isPadding(i));
                             if (b.isPadding(i)) {
                                 padded++;
                             } else {
@@ -288,7 +296,8 @@ class LoaderTest {
     @Test
     void floatOutputHasChannelsFirstShape() {
         TransformSpec f32 = SMALL.withOutput(TransformSpec.Output.FLOAT32_CHW);
-        try (Loader loader = loader().transform(f32).build(); Batch b = loader.next()) {
+        try (Loader loader = loader().transform(f32).build();
+                Batch b = loader.next()) {
             assertArrayEquals(new long[] {8, 3, 40, 40}, b.shape());
             assertEquals(8L * 3 * 40 * 40 * 4, b.pixels().byteSize());
         }
@@ -308,7 +317,9 @@ class LoaderTest {
         Files.write(cls.resolve("empty.jpg"), new byte[0]);
         Files.write(cls.resolve("truncated.jpg"), Arrays.copyOf(good, good.length / 2));
         Files.write(cls.resolve("notjpeg.jpg"), "this is plain text, not an image".getBytes());
-        Files.write(cls.resolve("png.jpg"), new byte[] {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n', 0, 0, 0, 13, 'I', 'H'});
+        Files.write(
+                cls.resolve("png.jpg"),
+                new byte[] {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n', 0, 0, 0, 13, 'I', 'H'});
         Files.write(cls.resolve("bomb.jpg"), BombsAccess.withDimensions(good, 60000, 60000));
         Files.write(cls.resolve("vanished.jpg"), good);
         return root;
@@ -324,19 +335,23 @@ class LoaderTest {
     }
 
     static final String[][] EXPECTED = {
-            {"empty.jpg", "EMPTY_FILE"},
-            {"truncated.jpg", "TRUNCATED"},
-            {"notjpeg.jpg", "NOT_JPEG"},
-            {"png.jpg", "NOT_JPEG"},
-            {"bomb.jpg", "TOO_LARGE"},
-            {"vanished.jpg", "READ_ERROR"},
+        {"empty.jpg", "EMPTY_FILE"},
+        {"truncated.jpg", "TRUNCATED"},
+        {"notjpeg.jpg", "NOT_JPEG"},
+        {"png.jpg", "NOT_JPEG"},
+        {"bomb.jpg", "TOO_LARGE"},
+        {"vanished.jpg", "READ_ERROR"},
     };
 
     @Test
     void badFilesAreSkippedWithTheirReasonUnderSkip() throws Exception {
         Dataset bad = scanBadData();
-        try (Loader loader = Loader.builder(bad).transform(SMALL).batchSize(4).workers(2)
-                .onError(ErrorPolicy.SKIP).build()) {
+        try (Loader loader = Loader.builder(bad)
+                .transform(SMALL)
+                .batchSize(4)
+                .workers(2)
+                .onError(ErrorPolicy.SKIP)
+                .build()) {
             List<SampleError> skipped = new ArrayList<>();
             int delivered = 0;
             for (Batch b : loader) {
@@ -355,8 +370,10 @@ class LoaderTest {
             assertEquals(12, delivered);
             assertEquals(EXPECTED.length, skipped.size(), skipped.toString());
             for (String[] e : EXPECTED) {
-                SampleError found = skipped.stream().filter(s -> s.path().endsWith(e[0])).findFirst().orElseThrow(
-                        () -> new AssertionError(e[0] + " not reported: " + skipped));
+                SampleError found = skipped.stream()
+                        .filter(s -> s.path().endsWith(e[0]))
+                        .findFirst()
+                        .orElseThrow(() -> new AssertionError(e[0] + " not reported: " + skipped));
                 assertEquals(e[1], found.status().name(), found.toString());
                 assertTrue(found.toString().contains(e[0]), found.toString());
             }
@@ -367,7 +384,8 @@ class LoaderTest {
     @Test
     void badFilesFailTheirBatchUnderFailAndTheLoaderGoesOn() throws Exception {
         Dataset bad = scanBadData();
-        try (Loader loader = Loader.builder(bad).transform(SMALL).batchSize(1).workers(2).build()) {
+        try (Loader loader =
+                Loader.builder(bad).transform(SMALL).batchSize(1).workers(2).build()) {
             List<String> failures = new ArrayList<>();
             int good = 0;
             while (true) {
@@ -389,8 +407,12 @@ class LoaderTest {
             for (String[] e : EXPECTED) {
                 assertTrue(failures.stream().anyMatch(m -> m.contains(e[0])), e[0] + " missing from " + failures);
             }
-            assertTrue(failures.stream().anyMatch(m -> m.contains("vanished.jpg") && m.contains("No such file")), failures.toString());
-            assertTrue(failures.stream().anyMatch(m -> m.contains("bomb.jpg") && m.contains("60000x60000")), failures.toString());
+            assertTrue(
+                    failures.stream().anyMatch(m -> m.contains("vanished.jpg") && m.contains("No such file")),
+                    failures.toString());
+            assertTrue(
+                    failures.stream().anyMatch(m -> m.contains("bomb.jpg") && m.contains("60000x60000")),
+                    failures.toString());
         }
     }
 
@@ -418,23 +440,34 @@ class LoaderTest {
         Dataset bad = ImageFolder.scan(BadImages.allBadFolder(tmp.resolve("all-bad")));
         for (ErrorPolicy policy : ErrorPolicy.values()) {
             List<SampleError> named = new ArrayList<>();
-            NoSampleDecodedException e = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
-                try (Loader loader = Loader.builder(bad).transform(SMALL).batchSize(2).workers(2).slots(2).epochs(0)
-                        .onError(policy).build()) {
-                    NoSampleDecodedException thrown = drainAllBad(loader, named);
-                    assertSame(thrown, loader.failure(), "the producer side reports it too");
-                    // It stays the loader's answer: no call after it spins or returns a batch.
-                    assertSame(thrown, assertThrows(NoSampleDecodedException.class, loader::next));
-                    return thrown;
-                }
-            }, policy.toString());
+            NoSampleDecodedException e = assertTimeoutPreemptively(
+                    Duration.ofSeconds(20),
+                    () -> {
+                        try (Loader loader = Loader.builder(bad)
+                                .transform(SMALL)
+                                .batchSize(2)
+                                .workers(2)
+                                .slots(2)
+                                .epochs(0)
+                                .onError(policy)
+                                .build()) {
+                            NoSampleDecodedException thrown = drainAllBad(loader, named);
+                            assertSame(thrown, loader.failure(), "the producer side reports it too");
+                            // It stays the loader's answer: no call after it spins or returns a batch.
+                            assertSame(thrown, assertThrows(NoSampleDecodedException.class, loader::next));
+                            return thrown;
+                        }
+                    },
+                    policy.toString());
             Map<String, String> expected = BadImages.EXPECTED;
             assertEquals(0, e.epoch());
             assertEquals(expected.size(), e.failed());
             // Every file was named once, by its batch, with its reason, and again in the message.
             assertEquals(expected.size(), named.size(), named.toString());
             for (var x : expected.entrySet()) {
-                SampleError found = named.stream().filter(s -> s.path().endsWith(x.getKey())).findFirst()
+                SampleError found = named.stream()
+                        .filter(s -> s.path().endsWith(x.getKey()))
+                        .findFirst()
                         .orElseThrow(() -> new AssertionError(x.getKey() + " not named: " + named));
                 assertEquals(x.getValue(), found.status().name(), found.toString());
                 assertTrue(e.getMessage().contains(found.toString()), e.getMessage());
@@ -451,7 +484,12 @@ class LoaderTest {
         Dataset bad = ImageFolder.scan(BadImages.allBadFolder(tmp.resolve("all-bad")));
         for (int run = 0; run < 50; run++) {
             for (ErrorPolicy policy : ErrorPolicy.values()) {
-                try (Loader loader = Loader.builder(bad).transform(SMALL).batchSize(4).workers(2).onError(policy).build()) {
+                try (Loader loader = Loader.builder(bad)
+                        .transform(SMALL)
+                        .batchSize(4)
+                        .workers(2)
+                        .onError(policy)
+                        .build()) {
                     List<SampleError> named = new ArrayList<>();
                     assertEquals(9, drainAllBad(loader, named).failed(), "run " + run + " " + policy);
                     assertEquals(9, named.size());
@@ -465,8 +503,13 @@ class LoaderTest {
         Path root = BadImages.allBadFolder(tmp.resolve("one-good"));
         Files.write(root.resolve("broken/zz-good.jpg"), TestImages.jpeg(64, 48, 3));
         Dataset mixed = ImageFolder.scan(root);
-        try (Loader loader = Loader.builder(mixed).transform(SMALL).batchSize(4).workers(2).epochs(0)
-                .onError(ErrorPolicy.SKIP).build()) {
+        try (Loader loader = Loader.builder(mixed)
+                .transform(SMALL)
+                .batchSize(4)
+                .workers(2)
+                .epochs(0)
+                .onError(ErrorPolicy.SKIP)
+                .build()) {
             long images = 0;
             for (int k = 0; k < 30; k++) { // ten epochs of three batches
                 try (Batch b = loader.next()) {
@@ -481,7 +524,12 @@ class LoaderTest {
     @Test
     void aProducerWithoutConsumerSeesTheFailureOnItsOwn() throws Exception {
         Dataset bad = ImageFolder.scan(BadImages.allBadFolder(tmp.resolve("all-bad")));
-        try (Loader loader = Loader.builder(bad).transform(SMALL).batchSize(16).workers(2).epochs(0).build()) {
+        try (Loader loader = Loader.builder(bad)
+                .transform(SMALL)
+                .batchSize(16)
+                .workers(2)
+                .epochs(0)
+                .build()) {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             while (loader.failure() == null && System.nanoTime() < deadline) {
                 Thread.sleep(5);
@@ -495,8 +543,7 @@ class LoaderTest {
         }
     }
 
-    static final TransformSpec TRAIN = TransformSpec.defaults().withTrain(40,
-            RandomResizedCrop.defaults());
+    static final TransformSpec TRAIN = TransformSpec.defaults().withTrain(40, RandomResizedCrop.defaults());
 
     /**
      * The training transform's randomness depends on (seed, epoch, dataset index) alone: the same
@@ -506,21 +553,42 @@ class LoaderTest {
     @Test
     void trainBatchesAreAFunctionOfSeedEpochAndIndexOnly() {
         List<String> three;
-        try (Loader l = loader().transform(TRAIN).shuffle(true).seed(21).epochs(2).workers(3).build()) {
+        try (Loader l = loader().transform(TRAIN)
+                .shuffle(true)
+                .seed(21)
+                .epochs(2)
+                .workers(3)
+                .build()) {
             three = drain(l);
         }
-        try (Loader l = loader().transform(TRAIN).shuffle(true).seed(21).epochs(2).workers(1).build()) {
+        try (Loader l = loader().transform(TRAIN)
+                .shuffle(true)
+                .seed(21)
+                .epochs(2)
+                .workers(1)
+                .build()) {
             assertEquals(three, drain(l));
         }
-        try (Loader l = loader().transform(TRAIN).shuffle(true).seed(21).startEpoch(1).epochs(1).workers(2).build()) {
+        try (Loader l = loader().transform(TRAIN)
+                .shuffle(true)
+                .seed(21)
+                .startEpoch(1)
+                .epochs(1)
+                .workers(2)
+                .build()) {
             assertEquals(three.subList(three.size() / 2, three.size()), drain(l), "a resumed epoch 1");
         }
-        try (Loader l = loader().transform(TRAIN).shuffle(true).seed(22).epochs(2).build()) {
+        try (Loader l =
+                loader().transform(TRAIN).shuffle(true).seed(22).epochs(2).build()) {
             assertNotEquals(three, drain(l));
         }
-        try (Loader loader = loader().transform(TRAIN).shuffle(true).seed(21).startEpoch(1).build();
-             Arena arena = Arena.ofConfined();
-             SampleTransform direct = new SampleTransform(index, TRAIN, 21)) {
+        try (Loader loader = loader().transform(TRAIN)
+                        .shuffle(true)
+                        .seed(21)
+                        .startEpoch(1)
+                        .build();
+                Arena arena = Arena.ofConfined();
+                SampleTransform direct = new SampleTransform(index, TRAIN, 21)) {
             MemorySegment expected = arena.allocate(TRAIN.sampleBytes());
             MemorySegment epoch0 = arena.allocate(TRAIN.sampleBytes());
             int differ = 0;
@@ -542,26 +610,38 @@ class LoaderTest {
     @Test
     void aRunResumedMidEpochDeliversTheRestOfItAsTheUninterruptedRunDid() {
         List<String> whole;
-        try (Loader l = loader().transform(TRAIN).shuffle(true).seed(4).epochs(3).build()) {
+        try (Loader l =
+                loader().transform(TRAIN).shuffle(true).seed(4).epochs(3).build()) {
             whole = drain(l);
         }
         assertEquals(15, whole.size());
         for (int k : new int[] {1, 3, 4}) {
-            try (Loader l = loader().transform(TRAIN).shuffle(true).seed(4).startEpoch(1).startBatch(k).epochs(2)
-                    .workers(2).build()) {
+            try (Loader l = loader().transform(TRAIN)
+                    .shuffle(true)
+                    .seed(4)
+                    .startEpoch(1)
+                    .startBatch(k)
+                    .epochs(2)
+                    .workers(2)
+                    .build()) {
                 assertEquals(10 - k, l.totalBatches());
                 assertEquals(whole.subList(5 + k, 15), drain(l), "resumed at batch " + k + " of epoch 1");
             }
         }
-        IllegalArgumentException outside = assertThrows(IllegalArgumentException.class,
-                () -> loader().startBatch(5).build());
+        IllegalArgumentException outside = assertThrows(
+                IllegalArgumentException.class, () -> loader().startBatch(5).build());
         assertTrue(outside.getMessage().contains("outside the epoch's 5 batches"), outside.getMessage());
     }
 
     @Test
     void badFilesThroughTheTrainTransformGiveTheirReasons() throws Exception {
         Dataset bad = scanBadData();
-        try (Loader loader = Loader.builder(bad).transform(TRAIN).batchSize(4).workers(2).onError(ErrorPolicy.SKIP).build()) {
+        try (Loader loader = Loader.builder(bad)
+                .transform(TRAIN)
+                .batchSize(4)
+                .workers(2)
+                .onError(ErrorPolicy.SKIP)
+                .build()) {
             List<SampleError> skipped = new ArrayList<>();
             int good = 0;
             for (Batch b : loader) {
@@ -572,17 +652,27 @@ class LoaderTest {
             }
             assertEquals(6, good);
             for (String[] e : EXPECTED) {
-                SampleError found = skipped.stream().filter(x -> x.path().endsWith(e[0])).findFirst().orElseThrow(
-                        () -> new AssertionError(e[0] + " not reported: " + skipped));
+                SampleError found = skipped.stream()
+                        .filter(x -> x.path().endsWith(e[0]))
+                        .findFirst()
+                        .orElseThrow(() -> new AssertionError(e[0] + " not reported: " + skipped));
                 assertEquals(e[1], found.status().name(), found.toString());
             }
         }
         Dataset allBad = ImageFolder.scan(BadImages.allBadFolder(tmp.resolve("all-bad-train")));
-        try (Loader loader = Loader.builder(allBad).transform(TRAIN).batchSize(4).workers(2).epochs(0).build()) {
+        try (Loader loader = Loader.builder(allBad)
+                .transform(TRAIN)
+                .batchSize(4)
+                .workers(2)
+                .epochs(0)
+                .build()) {
             List<SampleError> named = new ArrayList<>();
             assertEquals(9, drainAllBad(loader, named).failed());
             for (var x : BadImages.EXPECTED.entrySet()) {
-                assertTrue(named.stream().anyMatch(n -> n.path().endsWith(x.getKey()) && n.status().name().equals(x.getValue())),
+                assertTrue(
+                        named.stream()
+                                .anyMatch(n -> n.path().endsWith(x.getKey())
+                                        && n.status().name().equals(x.getValue())),
                         x + " in " + named);
             }
         }

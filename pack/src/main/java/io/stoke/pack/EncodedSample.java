@@ -12,6 +12,7 @@ import java.lang.foreign.ValueLayout;
 final class EncodedSample {
     /** The source index this place holds, or -1 while it is being filled. */
     volatile long sample = -1;
+
     byte[] data = new byte[64 * 1024];
     int length;
     SampleStatus status;

@@ -3,15 +3,14 @@ package io.stoke.pack;
 import io.stoke.ffm.JpegCompressor;
 import io.stoke.ffm.LibC;
 import io.stoke.ffm.TurboJpeg;
-import io.stoke.loader.source.Dataset;
+import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.source.FileDataset;
 import io.stoke.loader.source.FileReader;
 import io.stoke.loader.transform.JpegDecoder;
 import io.stoke.loader.transform.Resampler;
-import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import io.stoke.loader.source.FileDataset;
 
 /**
  * One pack worker's tools: reads a sample's file, decodes it whole with Stoke's decoder (no DCT
@@ -48,7 +47,9 @@ final class JpegRecoder implements AutoCloseable {
         out.sourceBytes = 0;
         SampleStatus status = reader.read(sample);
         if (status != SampleStatus.OK) {
-            out.fail(status, status == SampleStatus.READ_ERROR ? LibC.strerror(reader.lastErrno()) : status.description());
+            out.fail(
+                    status,
+                    status == SampleStatus.READ_ERROR ? LibC.strerror(reader.lastErrno()) : status.description());
             return;
         }
         out.sourceBytes = reader.length();
@@ -60,8 +61,8 @@ final class JpegRecoder implements AutoCloseable {
         int w = decoder.originalWidth();
         int h = decoder.originalHeight();
         if (decoder.width() != w || decoder.height() != h) {
-            throw new IllegalStateException("decoded " + decoder.width() + "x" + decoder.height() + " of a " + w + "x" + h
-                    + " image with DCT scaling off");
+            throw new IllegalStateException("decoded " + decoder.width() + "x" + decoder.height() + " of a " + w + "x"
+                    + h + " image with DCT scaling off");
         }
         if (!options.resizes(w, h)) {
             out.set(reader.buffer(), reader.length(), true);
@@ -75,8 +76,8 @@ final class JpegRecoder implements AutoCloseable {
             grow(Math.max(rgbBytes, rgb.byteSize()), Math.max(maxJpeg, jpeg.byteSize()));
         }
         resampler.resize(decoder.image(), w, h, tw, th, rgb, 0);
-        long n = compressor.compress(rgb, tw, 3 * tw, th, TurboJpeg.TJPF_RGB, TurboJpeg.TJSAMP_420, options.quality(), 0,
-                jpeg);
+        long n = compressor.compress(
+                rgb, tw, 3 * tw, th, TurboJpeg.TJPF_RGB, TurboJpeg.TJSAMP_420, options.quality(), 0, jpeg);
         out.set(jpeg, n, false);
     }
 
@@ -92,7 +93,10 @@ final class JpegRecoder implements AutoCloseable {
 
     @Override
     public void close() {
-        try (reader; decoder; resampler; compressor) {
+        try (reader;
+                decoder;
+                resampler;
+                compressor) {
             arena.close();
         }
     }

@@ -2,6 +2,7 @@ package io.stoke.pack;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -12,16 +13,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
-import java.nio.ByteBuffer;
 
 /** The names of a pack's files in its folder, and the file-system steps that make each one appear whole. */
 public final class PackFiles {
     /** The manifest: WebDataset's wids index, with Stoke's fields. */
     public static final String MANIFEST = "index.json";
+
     private static final Pattern SHARD = Pattern.compile("shard-\\d{6,}\\.tar(\\.tmp)?");
 
-    private PackFiles() {
-    }
+    private PackFiles() {}
 
     /** Shard {@code n}'s file name: {@code shard-000000.tar}. */
     public static String shardName(int n) {
@@ -51,8 +51,8 @@ public final class PackFiles {
     static void writeAtomically(Path target, byte[] bytes) {
         Path tmp = target.resolveSibling(target.getFileName() + ".tmp");
         try {
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                    StandardOpenOption.TRUNCATE_EXISTING)) {
+            try (FileChannel ch = FileChannel.open(
+                    tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
                 ByteBuffer b = ByteBuffer.wrap(bytes);
                 while (b.hasRemaining()) {
                     ch.write(b);

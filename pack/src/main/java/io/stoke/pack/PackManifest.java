@@ -11,8 +11,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * {@code DIR/index.json}: the pack's manifest, in WebDataset's wids format
@@ -29,8 +29,7 @@ public final class PackManifest {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
     /** A sample left out of the shards, and why. */
-    public record Skipped(String path, String reason) {
-    }
+    public record Skipped(String path, String reason) {}
 
     /**
      * One whole shard.
@@ -42,7 +41,8 @@ public final class PackManifest {
      * @param endSample   where the next shard's samples start in the source (exclusive end of this one's)
      * @param skipped     source samples in {@code [previous shard's end, endSample)} left out of it
      */
-    public record Shard(String url, int nsamples, long filesize, int firstSample, int endSample, List<Skipped> skipped) {
+    public record Shard(
+            String url, int nsamples, long filesize, int firstSample, int endSample, List<Skipped> skipped) {
         public Shard {
             skipped = List.copyOf(skipped);
         }
@@ -72,24 +72,39 @@ public final class PackManifest {
         }
         try {
             JsonNode root = JSON.readTree(file.toFile());
-            if (!KIND.equals(root.path("__kind__").asText()) || !root.path("stoke").isObject()) {
-                throw new PackConflictException(file + " is not a manifest written by stoke pack (no __kind__ "
-                        + KIND + " with a 'stoke' section); --overwrite replaces it");
+            if (!KIND.equals(root.path("__kind__").asText())
+                    || !root.path("stoke").isObject()) {
+                throw new PackConflictException(file + " is not a manifest written by stoke pack (no __kind__ " + KIND
+                        + " with a 'stoke' section); --overwrite replaces it");
             }
             JsonNode stoke = root.get("stoke");
             JsonNode o = stoke.path("options");
-            PackOptions options = new PackOptions(PackOptions.Format.valueOf(o.path("format").asText().toUpperCase(
-                    Locale.ROOT)), o.path("resize").asInt(), o.path("max_side").asInt(), o.path("quality").asInt(),
-                    o.path("crop").asInt(), o.path("shard_size").asLong());
-            PackManifest m = new PackManifest(root.path("name").asText(), stoke.path("source").asText(),
-                    stoke.path("source_samples").asInt(), stoke.path("source_sha256").asText(), options);
+            PackOptions options = new PackOptions(
+                    PackOptions.Format.valueOf(o.path("format").asText().toUpperCase(Locale.ROOT)),
+                    o.path("resize").asInt(),
+                    o.path("max_side").asInt(),
+                    o.path("quality").asInt(),
+                    o.path("crop").asInt(),
+                    o.path("shard_size").asLong());
+            PackManifest m = new PackManifest(
+                    root.path("name").asText(),
+                    stoke.path("source").asText(),
+                    stoke.path("source_samples").asInt(),
+                    stoke.path("source_sha256").asText(),
+                    options);
             for (JsonNode s : root.path("shardlist")) {
                 List<Skipped> skipped = new ArrayList<>();
                 for (JsonNode k : s.path("skipped")) {
-                    skipped.add(new Skipped(k.path("path").asText(), k.path("reason").asText()));
+                    skipped.add(new Skipped(
+                            k.path("path").asText(), k.path("reason").asText()));
                 }
-                m.shards.add(new Shard(s.path("url").asText(), s.path("nsamples").asInt(), s.path("filesize").asLong(),
-                        s.path("first_sample").asInt(), s.path("end_sample").asInt(), skipped));
+                m.shards.add(new Shard(
+                        s.path("url").asText(),
+                        s.path("nsamples").asInt(),
+                        s.path("filesize").asLong(),
+                        s.path("first_sample").asInt(),
+                        s.path("end_sample").asInt(),
+                        skipped));
             }
             m.complete = stoke.path("complete").asBoolean();
             return Optional.of(m);
@@ -156,8 +171,10 @@ public final class PackManifest {
 
     /** Whether a run over {@code other}'s source with its options continues this pack. */
     public boolean sameJob(PackManifest other) {
-        return source.equals(other.source) && sourceSamples == other.sourceSamples
-                && sourceSha256.equals(other.sourceSha256) && options.equals(other.options);
+        return source.equals(other.source)
+                && sourceSamples == other.sourceSamples
+                && sourceSha256.equals(other.sourceSha256)
+                && options.equals(other.options);
     }
 
     /** The pack in words, for the message that refuses to mix two. */

@@ -42,7 +42,8 @@ public record PackOptions(Format format, int resize, int maxSide, int quality, i
         }
         if (format == Format.JPEG) {
             if ((resize > 0) == (maxSide > 0) || resize < 0 || maxSide < 0) {
-                throw new IllegalArgumentException("--format jpeg takes one positive target: --resize S or --max-side N");
+                throw new IllegalArgumentException(
+                        "--format jpeg takes one positive target: --resize S or --max-side N");
             }
             if (quality < 1 || quality > 100) {
                 throw new IllegalArgumentException("--quality must be in 1..100, not " + quality);
@@ -52,8 +53,8 @@ public record PackOptions(Format format, int resize, int maxSide, int quality, i
             }
         } else {
             if (crop < 1 || crop > resize || resize > 16384) {
-                throw new IllegalArgumentException("--format raw needs 1 <= --crop <= --resize, not crop " + crop
-                        + ", resize " + resize);
+                throw new IllegalArgumentException(
+                        "--format raw needs 1 <= --crop <= --resize, not crop " + crop + ", resize " + resize);
             }
             if (maxSide != 0 || quality != 0) {
                 throw new IllegalArgumentException("--max-side and --quality apply to --format jpeg only");
@@ -100,8 +101,9 @@ public record PackOptions(Format format, int resize, int maxSide, int quality, i
     /** The options in words, for messages. */
     public String describe() {
         return switch (format) {
-            case JPEG -> "--format jpeg " + (maxSide > 0 ? "--max-side " + maxSide : "--resize " + resize) + " --quality "
-                    + quality + " --shard-size " + shardSize;
+            case JPEG ->
+                "--format jpeg " + (maxSide > 0 ? "--max-side " + maxSide : "--resize " + resize) + " --quality "
+                        + quality + " --shard-size " + shardSize;
             case RAW -> "--format raw --resize " + resize + " --crop " + crop + " --shard-size " + shardSize;
         };
     }

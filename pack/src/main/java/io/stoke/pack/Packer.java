@@ -3,12 +3,13 @@ package io.stoke.pack;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import io.stoke.loader.Batch;
-import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.Loader;
+import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
-import io.stoke.loader.source.Dataset;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.format.NpyHeader;
+import io.stoke.loader.source.FileDataset;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -20,8 +21,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
-import io.stoke.loader.format.NpyHeader;
-import io.stoke.loader.source.FileDataset;
 
 /**
  * Writes a dataset as WebDataset shards ({@code stoke pack}): per sample, in source order,
@@ -45,24 +44,19 @@ public final class Packer {
     /** What a run reports as it goes; called on the writing thread. */
     public interface Listener {
         /** The run starts on its {@code total} samples (after the checks, and any resume, are settled). */
-        default void started(long total) {
-        }
+        default void started(long total) {}
 
         /** {@code done} samples of this run's {@code total} are handled (written or skipped). */
-        default void progress(long done, long total) {
-        }
+        default void progress(long done, long total) {}
 
         /** A sample that does not decode was left out (policy skip). */
-        default void skipped(String path, String reason) {
-        }
+        default void skipped(String path, String reason) {}
 
         /** A shard was renamed into place. */
-        default void shardWritten(String name, int samples, long bytes) {
-        }
+        default void shardWritten(String name, int samples, long bytes) {}
 
         /** A file of an earlier pack that this one does not list was removed. */
-        default void removed(Path file) {
-        }
+        default void removed(Path file) {}
     }
 
     /**
@@ -81,9 +75,19 @@ public final class Packer {
      * @param bytesOut        shard bytes written
      * @param nanos           time taken by this run's samples
      */
-    public record Result(boolean alreadyComplete, int resumedAt, long handled, long packed, long keptOriginal,
-                         List<String> skipped, int shardsWritten, int shards, long packSamples, long bytesIn, long bytesOut,
-                         long nanos) {
+    public record Result(
+            boolean alreadyComplete,
+            int resumedAt,
+            long handled,
+            long packed,
+            long keptOriginal,
+            List<String> skipped,
+            int shardsWritten,
+            int shards,
+            long packSamples,
+            long bytesIn,
+            long bytesOut,
+            long nanos) {
         public double imagesPerSecond() {
             return nanos > 0 ? handled * 1e9 / nanos : 0;
         }
@@ -96,8 +100,7 @@ public final class Packer {
     private int workers = Runtime.getRuntime().availableProcessors();
     private ErrorPolicy policy = ErrorPolicy.FAIL;
     private boolean overwrite;
-    private Listener listener = new Listener() {
-    };
+    private Listener listener = new Listener() {};
 
     /**
      * @param index   the samples, in the order they are packed
@@ -147,8 +150,14 @@ public final class Packer {
      */
     public Result run() {
         SampleKeys.checkUnique(index);
-        PackManifest fresh = new PackManifest(source.getFileName() == null ? source.toString()
-                : source.getFileName().toString(), source.toString(), index.size(), SampleKeys.fingerprint(index), options);
+        PackManifest fresh = new PackManifest(
+                source.getFileName() == null
+                        ? source.toString()
+                        : source.getFileName().toString(),
+                source.toString(),
+                index.size(),
+                SampleKeys.fingerprint(index),
+                options);
         try {
             Files.createDirectories(out);
         } catch (IOException e) {
@@ -157,7 +166,8 @@ public final class Packer {
         PackManifest manifest = continued(fresh);
         int start = manifest.resumeAt();
         if (manifest.complete()) {
-            return new Result(true, start, 0, 0, 0, List.of(), 0, manifest.shards().size(), manifest.samples(), 0, 0, 0);
+            return new Result(
+                    true, start, 0, 0, 0, List.of(), 0, manifest.shards().size(), manifest.samples(), 0, 0, 0);
         }
         manifest.write(out);
         listener.started(index.size() - start);
@@ -171,9 +181,19 @@ public final class Packer {
             }
             shards.finish(index.size());
             removeUnlisted(manifest);
-            return new Result(false, start, index.size() - start, tally.packed, tally.kept, List.copyOf(tally.skipped),
-                    shards.shardsWritten(), manifest.shards().size(), manifest.samples(), tally.bytesIn,
-                    shards.bytesWritten(), System.nanoTime() - begin);
+            return new Result(
+                    false,
+                    start,
+                    index.size() - start,
+                    tally.packed,
+                    tally.kept,
+                    List.copyOf(tally.skipped),
+                    shards.shardsWritten(),
+                    manifest.shards().size(),
+                    manifest.samples(),
+                    tally.bytesIn,
+                    shards.bytesWritten(),
+                    System.nanoTime() - begin);
         }
     }
 
@@ -198,9 +218,10 @@ public final class Packer {
         if (existing.isEmpty()) {
             List<Path> strays = PackFiles.shardFiles(out);
             if (!strays.isEmpty()) {
-                throw new PackConflictException(out + " holds shard files (" + strays.getFirst().getFileName()
-                        + (strays.size() > 1 ? " and " + (strays.size() - 1) + " more" : "") + ") but no "
-                        + PackFiles.MANIFEST + ", so they cannot be resumed; --overwrite replaces them");
+                throw new PackConflictException(
+                        out + " holds shard files (" + strays.getFirst().getFileName()
+                                + (strays.size() > 1 ? " and " + (strays.size() - 1) + " more" : "") + ") but no "
+                                + PackFiles.MANIFEST + ", so they cannot be resumed; --overwrite replaces them");
             }
             return fresh;
         }
@@ -325,8 +346,15 @@ public final class Packer {
         byte[] npy = new byte[header.length + sampleBytes];
         System.arraycopy(header, 0, npy, 0, header.length);
         // SKIP in the loader: whether a bad sample stops the pack is decided here, in source order.
-        try (Loader loader = Loader.builder(index).workers(workers).batchSize(RAW_BATCH).shuffle(false).epochs(1)
-                .startBatch(start / RAW_BATCH).transform(spec).onError(ErrorPolicy.SKIP).build()) {
+        try (Loader loader = Loader.builder(index)
+                .workers(workers)
+                .batchSize(RAW_BATCH)
+                .shuffle(false)
+                .epochs(1)
+                .startBatch(start / RAW_BATCH)
+                .transform(spec)
+                .onError(ErrorPolicy.SKIP)
+                .build()) {
             while (true) {
                 Batch batch;
                 try {
@@ -347,7 +375,8 @@ public final class Packer {
                         }
                         SampleStatus status = batch.status(i);
                         if (status == SampleStatus.OK) {
-                            MemorySegment.copy(pixels, JAVA_BYTE, (long) i * sampleBytes, npy, header.length, sampleBytes);
+                            MemorySegment.copy(
+                                    pixels, JAVA_BYTE, (long) i * sampleBytes, npy, header.length, sampleBytes);
                             shards.add(t, SampleKeys.key(index, t), index.label(t), npy, npy.length);
                             tally.packed++;
                         } else {

@@ -16,8 +16,7 @@ import java.util.HexFormat;
  * naming both files.
  */
 public final class SampleKeys {
-    private SampleKeys() {
-    }
+    private SampleKeys() {}
 
     /**
      * The key of sample {@code sample}.
@@ -85,8 +84,9 @@ public final class SampleKeys {
             }
             for (int j = first; j < i; j++) {
                 if (hashes[j] == h && key(index, j).equals(key(index, i))) {
-                    throw new PackException("two samples have the key '" + key(index, i) + "' (dots in a file name become"
-                            + " '_', and the extension is dropped): " + index.name(j) + " and " + index.name(i));
+                    throw new PackException("two samples have the key '" + key(index, i)
+                            + "' (dots in a file name become" + " '_', and the extension is dropped): " + index.name(j)
+                            + " and " + index.name(i));
                 }
             }
         }

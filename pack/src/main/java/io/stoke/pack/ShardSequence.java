@@ -45,7 +45,8 @@ final class ShardSequence implements AutoCloseable {
             commit(sample);
         }
         if (current == null) {
-            current = ShardWriter.create(dir.resolve(PackFiles.shardName(manifest.shards().size())));
+            current = ShardWriter.create(
+                    dir.resolve(PackFiles.shardName(manifest.shards().size())));
             currentFirst = sample;
         }
         current.add(dataName, data, length);
@@ -97,16 +98,18 @@ final class ShardSequence implements AutoCloseable {
             commit(end);
         } else if (manifest.shards().isEmpty()) {
             throw new PackException("no sample decoded: " + pendingSkipped.size() + " files skipped, no shard written"
-                    + (pendingSkipped.isEmpty() ? "" : " (first: " + pendingSkipped.getFirst().path() + ": "
-                    + pendingSkipped.getFirst().reason() + ")"));
+                    + (pendingSkipped.isEmpty()
+                            ? ""
+                            : " (first: " + pendingSkipped.getFirst().path() + ": "
+                                    + pendingSkipped.getFirst().reason() + ")"));
         } else if (!pendingSkipped.isEmpty()) {
             // Only skipped samples after the last whole shard (a resumed run): they join its range.
             PackManifest.Shard last = manifest.shards().getLast();
             List<PackManifest.Skipped> skipped = new ArrayList<>(last.skipped());
             skipped.addAll(pendingSkipped);
             pendingSkipped.clear();
-            manifest.replaceLast(new PackManifest.Shard(last.url(), last.nsamples(), last.filesize(), last.firstSample(),
-                    end, skipped));
+            manifest.replaceLast(new PackManifest.Shard(
+                    last.url(), last.nsamples(), last.filesize(), last.firstSample(), end, skipped));
         }
         manifest.complete(true);
         manifest.write(dir);

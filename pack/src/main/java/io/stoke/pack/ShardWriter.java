@@ -34,6 +34,7 @@ public final class ShardWriter implements AutoCloseable {
     static final int RECORD = 512;
     /** What {@link TarArchiveOutputStream#finish()} adds: two zero records (the block is one record). */
     public static final long END_BYTES = 2 * RECORD;
+
     private static final int NAME_LIMIT = 100; // names of this many bytes or more need a PAX header
     private static final FileTime EPOCH = FileTime.fromMillis(0);
 
@@ -48,8 +49,8 @@ public final class ShardWriter implements AutoCloseable {
     private ShardWriter(Path target) throws IOException {
         this.target = target;
         this.tmp = target.resolveSibling(target.getFileName() + ".tmp");
-        this.channel = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING);
+        this.channel = FileChannel.open(
+                tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
         this.buffered = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 20);
         this.tar = new TarArchiveOutputStream(buffered, RECORD, StandardCharsets.UTF_8.name());
         tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
@@ -148,7 +149,8 @@ public final class ShardWriter implements AutoCloseable {
             done = true;
             PackFiles.forceFolder(target.getParent());
             if (Files.size(target) != size) {
-                throw new IllegalStateException(target + " holds " + Files.size(target) + " bytes after writing " + size);
+                throw new IllegalStateException(
+                        target + " holds " + Files.size(target) + " bytes after writing " + size);
             }
             return size;
         } catch (IOException e) {

@@ -2,14 +2,14 @@ package io.stoke.pack;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.stoke.loader.format.NpyHeader;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.ListFile;
-import io.stoke.loader.source.Dataset;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import io.stoke.loader.format.NpyHeader;
 
 class SampleKeysTest {
     @TempDir
@@ -23,8 +23,13 @@ class SampleKeysTest {
 
     @Test
     void theKeyIsThePathWithoutItsExtensionWithTheFileNamesDotsReplaced() throws Exception {
-        Dataset index = list("n01440764/img_001.JPEG 0", "a.b/c.d/x.y.z.jpg 1", "./flat.jpg 2", "deep//er/.hidden.jpg 3",
-                "noext 4", tmp.resolve("abs/in/root.jpg") + " 5");
+        Dataset index = list(
+                "n01440764/img_001.JPEG 0",
+                "a.b/c.d/x.y.z.jpg 1",
+                "./flat.jpg 2",
+                "deep//er/.hidden.jpg 3",
+                "noext 4",
+                tmp.resolve("abs/in/root.jpg") + " 5");
         assertEquals("n01440764/img_001", SampleKeys.key(index, 0));
         // Folders keep their dots: WebDataset splits at the first dot of the file name only.
         assertEquals("a.b/c.d/x_y_z", SampleKeys.key(index, 1));
@@ -44,8 +49,11 @@ class SampleKeysTest {
         Files.write(root.resolve("c0/other.jpg"), new byte[] {1});
         Dataset index = ImageFolder.scan(root);
         PackException e = assertThrows(PackException.class, () -> SampleKeys.checkUnique(index));
-        assertTrue(e.getMessage().contains("c0/a_b'") && e.getMessage().contains(root.resolve("c0/a.b.jpg").toString())
-                && e.getMessage().contains(root.resolve("c0/a_b.jpg").toString()), e.getMessage());
+        assertTrue(
+                e.getMessage().contains("c0/a_b'")
+                        && e.getMessage().contains(root.resolve("c0/a.b.jpg").toString())
+                        && e.getMessage().contains(root.resolve("c0/a_b.jpg").toString()),
+                e.getMessage());
         // The same name with another extension is the same key too.
         Dataset twoExtensions = list("x/p.jpg 0", "x/p.jpeg 0");
         assertThrows(PackException.class, () -> SampleKeys.checkUnique(twoExtensions));
@@ -54,8 +62,12 @@ class SampleKeysTest {
     @Test
     void aPathThatClimbsOutOfItsFolderMakesNoKey() throws Exception {
         Dataset index = list("../outside.jpg 0", "/elsewhere/x.jpg 1");
-        assertTrue(assertThrows(PackException.class, () -> SampleKeys.key(index, 0)).getMessage().contains("'..'"));
-        assertTrue(assertThrows(PackException.class, () -> SampleKeys.key(index, 1)).getMessage().contains("outside"));
+        assertTrue(assertThrows(PackException.class, () -> SampleKeys.key(index, 0))
+                .getMessage()
+                .contains("'..'"));
+        assertTrue(assertThrows(PackException.class, () -> SampleKeys.key(index, 1))
+                .getMessage()
+                .contains("outside"));
     }
 
     @Test

@@ -25,8 +25,13 @@ class ShardWriterTest {
 
     @Test
     void membersTakeWhatMemberBytesSaysAndTheFileIsTheSumPlusTheEnd() throws Exception {
-        List<String> names = new ArrayList<>(List.of("a.cls", nameOf(99, 'x'), nameOf(100, 'y'), nameOf(101, 'z'),
-                nameOf(700, 'w'), "n01440764/img_001.jpg"));
+        List<String> names = new ArrayList<>(List.of(
+                "a.cls",
+                nameOf(99, 'x'),
+                nameOf(100, 'y'),
+                nameOf(101, 'z'),
+                nameOf(700, 'w'),
+                "n01440764/img_001.jpg"));
         // Multi-byte UTF-8: 50 characters, 100 bytes; and a long one that needs more than one PAX record.
         names.add("é".repeat(48) + ".jpg");
         names.add("ü".repeat(300) + "/" + "ß".repeat(200) + ".npy");
@@ -52,7 +57,8 @@ class ShardWriterTest {
         // Long names went in PAX headers ('x'), and a library reads every name and byte back.
         assertTrue(TarHeaders.of(tar).stream().anyMatch(h -> TarHeaders.type(h) == 'x'));
         TarHeaders.assertDeterministic(tar);
-        try (InputStream in = Files.newInputStream(target); TarArchiveInputStream t = new TarArchiveInputStream(in)) {
+        try (InputStream in = Files.newInputStream(target);
+                TarArchiveInputStream t = new TarArchiveInputStream(in)) {
             for (int i = 0; i < names.size(); i++) {
                 TarArchiveEntry e = t.getNextEntry();
                 assertEquals(names.get(i), e.getName());

@@ -28,7 +28,10 @@ final class ChecksumHeaders implements ExecutionInterceptor {
     public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
         Seen seen = attributes.getAttribute(SEEN);
         if (seen != null) {
-            seen.names = context.httpRequest().headers().keySet().stream().filter(ChecksumHeaders::isChecksum).sorted().toList();
+            seen.names = context.httpRequest().headers().keySet().stream()
+                    .filter(ChecksumHeaders::isChecksum)
+                    .sorted()
+                    .toList();
         }
     }
 
@@ -40,7 +43,9 @@ final class ChecksumHeaders implements ExecutionInterceptor {
      */
     static boolean isChecksum(String header) {
         String name = header.toLowerCase(Locale.ROOT);
-        return name.startsWith("x-amz-checksum-") || name.equals("x-amz-sdk-checksum-algorithm")
-                || name.equals("x-amz-trailer") || name.equals("x-amz-te");
+        return name.startsWith("x-amz-checksum-")
+                || name.equals("x-amz-sdk-checksum-algorithm")
+                || name.equals("x-amz-trailer")
+                || name.equals("x-amz-te");
     }
 }

@@ -28,8 +28,11 @@ import software.amazon.awssdk.profiles.ProfileProperty;
  * @param response       response checksum validation for the client
  * @param responseSource where {@code response} came from, for messages
  */
-record ChecksumSettings(RequestChecksumCalculation request, String requestSource,
-                        ResponseChecksumValidation response, String responseSource) {
+record ChecksumSettings(
+        RequestChecksumCalculation request,
+        String requestSource,
+        ResponseChecksumValidation response,
+        String responseSource) {
     static final String STOKE_DEFAULT = "Stoke's default";
 
     /** The settings of this JVM: system properties, environment, and the active profile of the SDK's profile files. */
@@ -41,23 +44,38 @@ record ChecksumSettings(RequestChecksumCalculation request, String requestSource
      * The decision, from the three places the SDK reads: {@code properties} and {@code environment}
      * look up a name, {@code profile} a key of the active profile. Parameters for the tests.
      */
-    static ChecksumSettings resolve(UnaryOperator<String> properties, UnaryOperator<String> environment,
-                                    Function<String, Optional<String>> profile) {
-        Setting request = setting(SdkSystemSetting.AWS_REQUEST_CHECKSUM_CALCULATION,
-                ProfileProperty.REQUEST_CHECKSUM_CALCULATION, properties, environment, profile);
-        Setting response = setting(SdkSystemSetting.AWS_RESPONSE_CHECKSUM_VALIDATION,
-                ProfileProperty.RESPONSE_CHECKSUM_VALIDATION, properties, environment, profile);
+    static ChecksumSettings resolve(
+            UnaryOperator<String> properties,
+            UnaryOperator<String> environment,
+            Function<String, Optional<String>> profile) {
+        Setting request = setting(
+                SdkSystemSetting.AWS_REQUEST_CHECKSUM_CALCULATION,
+                ProfileProperty.REQUEST_CHECKSUM_CALCULATION,
+                properties,
+                environment,
+                profile);
+        Setting response = setting(
+                SdkSystemSetting.AWS_RESPONSE_CHECKSUM_VALIDATION,
+                ProfileProperty.RESPONSE_CHECKSUM_VALIDATION,
+                properties,
+                environment,
+                profile);
         return new ChecksumSettings(
-                request == null ? RequestChecksumCalculation.WHEN_REQUIRED : parse(request, RequestChecksumCalculation::fromValue),
+                request == null
+                        ? RequestChecksumCalculation.WHEN_REQUIRED
+                        : parse(request, RequestChecksumCalculation::fromValue),
                 request == null ? STOKE_DEFAULT : request.source,
-                response == null ? ResponseChecksumValidation.WHEN_REQUIRED : parse(response, ResponseChecksumValidation::fromValue),
+                response == null
+                        ? ResponseChecksumValidation.WHEN_REQUIRED
+                        : parse(response, ResponseChecksumValidation::fromValue),
                 response == null ? STOKE_DEFAULT : response.source);
     }
 
     /** Both in words, for messages: {@code request checksums when_supported (from ...), ...}. */
     String describe() {
         return "request checksum calculation " + request.name().toLowerCase(Locale.ROOT) + " (" + requestSource
-                + "), response checksum validation " + response.name().toLowerCase(Locale.ROOT) + " (" + responseSource + ")";
+                + "), response checksum validation " + response.name().toLowerCase(Locale.ROOT) + " (" + responseSource
+                + ")";
     }
 
     /** What a user does about a server that refuses the checksum headers, naming the settings in force. */
@@ -69,11 +87,14 @@ record ChecksumSettings(RequestChecksumCalculation request, String requestSource
     }
 
     /** One value as set by the user and where; null when none of the three places sets it. */
-    private record Setting(String value, String source) {
-    }
+    private record Setting(String value, String source) {}
 
-    private static Setting setting(SdkSystemSetting systemSetting, String profileKey, UnaryOperator<String> properties,
-                                   UnaryOperator<String> environment, Function<String, Optional<String>> profile) {
+    private static Setting setting(
+            SdkSystemSetting systemSetting,
+            String profileKey,
+            UnaryOperator<String> properties,
+            UnaryOperator<String> environment,
+            Function<String, Optional<String>> profile) {
         String property = properties.apply(systemSetting.property());
         if (property != null) {
             return new Setting(property, "system property " + systemSetting.property());
@@ -82,7 +103,9 @@ record ChecksumSettings(RequestChecksumCalculation request, String requestSource
         if (variable != null) {
             return new Setting(variable, "environment variable " + systemSetting.environmentVariable());
         }
-        return profile.apply(profileKey).map(v -> new Setting(v, "profile key " + profileKey)).orElse(null);
+        return profile.apply(profileKey)
+                .map(v -> new Setting(v, "profile key " + profileKey))
+                .orElse(null);
     }
 
     /** The SDK's own parsing (case-insensitive), with the place named when the value is not one it knows. */
@@ -90,8 +113,8 @@ record ChecksumSettings(RequestChecksumCalculation request, String requestSource
         try {
             return fromValue.apply(setting.value.strip());
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(setting.source + " is '" + setting.value
-                    + "': expected when_supported or when_required", e);
+            throw new IllegalArgumentException(
+                    setting.source + " is '" + setting.value + "': expected when_supported or when_required", e);
         }
     }
 
@@ -101,8 +124,8 @@ record ChecksumSettings(RequestChecksumCalculation request, String requestSource
      * {@code AWS_CONFIG_FILE} and {@code AWS_SHARED_CREDENTIALS_FILE} point), read by the SDK
      * when a key is asked for, that is when neither a system property nor a variable decided.
      */
-    private static Function<String, Optional<String>> activeProfile(UnaryOperator<String> properties,
-                                                                    UnaryOperator<String> environment) {
+    private static Function<String, Optional<String>> activeProfile(
+            UnaryOperator<String> properties, UnaryOperator<String> environment) {
         ProfileFileSystemSetting setting = ProfileFileSystemSetting.AWS_PROFILE;
         String name = properties.apply(setting.property());
         if (name == null) {

@@ -21,13 +21,20 @@ enum FailureKind {
      * S3 error codes (on a 400) that mean the server will not do this request as sent. Old
      * s3proxy answers a trailing checksum on an upload with {@code XAmzContentSHA256Mismatch}.
      */
-    private static final Set<String> UNSUPPORTED_CODES = Set.of(
-            "NotImplemented", "InvalidRequest", "InvalidArgument", "XAmzContentSHA256Mismatch");
+    private static final Set<String> UNSUPPORTED_CODES =
+            Set.of("NotImplemented", "InvalidRequest", "InvalidArgument", "XAmzContentSHA256Mismatch");
 
     /** S3 error codes that a later attempt may not meet, whatever the status. */
     private static final Set<String> TRANSIENT_CODES = Set.of(
-            "RequestTimeout", "SlowDown", "Throttling", "ThrottlingException", "RequestThrottled",
-            "RequestLimitExceeded", "TooManyRequestsException", "InternalError", "ServiceUnavailable");
+            "RequestTimeout",
+            "SlowDown",
+            "Throttling",
+            "ThrottlingException",
+            "RequestThrottled",
+            "RequestLimitExceeded",
+            "TooManyRequestsException",
+            "InternalError",
+            "ServiceUnavailable");
 
     /** The kind of an HTTP error status without an S3 error code (the plain HTTP store). */
     static FailureKind of(int status) {

@@ -50,9 +50,13 @@ public final class HttpObjectStore implements ObjectStore {
         URI uri = uri(url);
         long deadline = retry.clock().nanoTime() + options.deadline().toNanos();
         return retry.run(url, "HEAD", deadline, new Retry.Tally(), remaining -> {
-            HttpResponse<Void> head = send(url, HttpRequest.newBuilder(uri)
-                    .method("HEAD", HttpRequest.BodyPublishers.noBody())
-                    .timeout(timeout(remaining)).build(), BodyHandlers.discarding());
+            HttpResponse<Void> head = send(
+                    url,
+                    HttpRequest.newBuilder(uri)
+                            .method("HEAD", HttpRequest.BodyPublishers.noBody())
+                            .timeout(timeout(remaining))
+                            .build(),
+                    BodyHandlers.discarding());
             int status = head.statusCode();
             if (status == 200) {
                 OptionalLong length = head.headers().firstValueAsLong("Content-Length");
@@ -70,24 +74,34 @@ public final class HttpObjectStore implements ObjectStore {
 
     /** The size from a GET of byte 0: {@code Content-Range: bytes 0-0/SIZE}, or a 416 for an empty object. */
     private long sizeFromFirstByte(String url, URI uri, long remaining) throws TransientFailure {
-        HttpResponse<InputStream> response = send(url, HttpRequest.newBuilder(uri).GET()
-                .header("Range", "bytes=0-0").timeout(timeout(remaining)).build(), BodyHandlers.ofInputStream());
+        HttpResponse<InputStream> response = send(
+                url,
+                HttpRequest.newBuilder(uri)
+                        .GET()
+                        .header("Range", "bytes=0-0")
+                        .timeout(timeout(remaining))
+                        .build(),
+                BodyHandlers.ofInputStream());
         closeQuietly(response.body()); // one byte, or the whole object of a server without Range: not wanted
         int status = response.statusCode();
         String header = response.headers().firstValue("Content-Range").orElse(null);
         ContentRange range = ContentRange.parse(header);
         if (status == 206 || status == 416) {
             if (range == null || range.total() < 0) {
-                throw new ShardFetchException(url, "GET of byte 0 (HEAD was refused) answered " + status
-                        + " without the object's size (Content-Range: " + header + ")");
+                throw new ShardFetchException(
+                        url,
+                        "GET of byte 0 (HEAD was refused) answered " + status
+                                + " without the object's size (Content-Range: " + header + ")");
             }
             return range.total();
         }
         if (status == 200) {
             OptionalLong length = response.headers().firstValueAsLong("Content-Length");
             if (length.isEmpty()) {
-                throw new ShardFetchException(url, "the server tells the size neither by HEAD nor by a ranged GET"
-                        + " (200 without Content-Length)");
+                throw new ShardFetchException(
+                        url,
+                        "the server tells the size neither by HEAD nor by a ranged GET"
+                                + " (200 without Content-Length)");
             }
             return length.getAsLong();
         }
@@ -97,13 +111,20 @@ public final class HttpObjectStore implements ObjectStore {
     @Override
     public void read(String url, MemorySegment dst) {
         URI uri = uri(url);
-        parts.read(url, dst, (u, first, last, timeoutNanos) -> openRange(u, uri, first, last, timeoutNanos), this::size);
+        parts.read(
+                url, dst, (u, first, last, timeoutNanos) -> openRange(u, uri, first, last, timeoutNanos), this::size);
     }
 
-    private RangeResponse openRange(String url, URI uri, long first, long last, long timeoutNanos) throws TransientFailure {
-        HttpResponse<InputStream> response = send(url, HttpRequest.newBuilder(uri).GET()
-                .header("Range", "bytes=" + first + "-" + last)
-                .timeout(timeout(timeoutNanos)).build(), BodyHandlers.ofInputStream());
+    private RangeResponse openRange(String url, URI uri, long first, long last, long timeoutNanos)
+            throws TransientFailure {
+        HttpResponse<InputStream> response = send(
+                url,
+                HttpRequest.newBuilder(uri)
+                        .GET()
+                        .header("Range", "bytes=" + first + "-" + last)
+                        .timeout(timeout(timeoutNanos))
+                        .build(),
+                BodyHandlers.ofInputStream());
         InputStream body = response.body();
         Runnable abort = () -> closeQuietly(body);
         int status = response.statusCode();
@@ -113,8 +134,8 @@ public final class HttpObjectStore implements ObjectStore {
             ContentRange range = ContentRange.parse(header);
             if (range == null || range.first() < 0) {
                 abort.run();
-                throw new ShardFetchException(url, "bytes " + first + "-" + last
-                        + ": 206 with an unreadable Content-Range '" + header + "'");
+                throw new ShardFetchException(
+                        url, "bytes " + first + "-" + last + ": 206 with an unreadable Content-Range '" + header + "'");
             }
             return new RangeResponse(range, true, etag, body, abort);
         }
@@ -122,17 +143,23 @@ public final class HttpObjectStore implements ObjectStore {
             OptionalLong length = response.headers().firstValueAsLong("Content-Length");
             if (length.isEmpty()) {
                 abort.run();
-                throw new ShardFetchException(url, "bytes " + first + "-" + last + ": the server ignored the Range"
-                        + " header and sent no Content-Length; reading in parts needs a server with Range support");
+                throw new ShardFetchException(
+                        url,
+                        "bytes " + first + "-" + last + ": the server ignored the Range"
+                                + " header and sent no Content-Length; reading in parts needs a server with Range support");
             }
-            return new RangeResponse(new ContentRange(0, length.getAsLong() - 1, length.getAsLong()), false, etag, body, abort);
+            return new RangeResponse(
+                    new ContentRange(0, length.getAsLong() - 1, length.getAsLong()), false, etag, body, abort);
         }
         abort.run();
         if (status == 416) {
-            throw new ShardFetchException(url, "bytes " + first + "-" + last + ": range not satisfiable (HTTP 416,"
-                    + " Content-Range " + response.headers().firstValue("Content-Range").orElse("none")
-                    + "): the object is smaller than dst (it changed since its size was read, or dst was sized"
-                    + " for another)");
+            throw new ShardFetchException(
+                    url,
+                    "bytes " + first + "-" + last + ": range not satisfiable (HTTP 416,"
+                            + " Content-Range "
+                            + response.headers().firstValue("Content-Range").orElse("none")
+                            + "): the object is smaller than dst (it changed since its size was read, or dst was sized"
+                            + " for another)");
         }
         throw failure(url, "bytes " + first + "-" + last, status);
     }
@@ -172,7 +199,8 @@ public final class HttpObjectStore implements ObjectStore {
         if (kind == FailureKind.TRANSIENT) {
             return new TransientFailure("HTTP " + status);
         }
-        String reason = kind == FailureKind.UNSUPPORTED ? "the server does not support this request (HTTP " + status + ")"
+        String reason = kind == FailureKind.UNSUPPORTED
+                ? "the server does not support this request (HTTP " + status + ")"
                 : switch (status) {
                     case 404, 410 -> "not found (HTTP " + status + ")";
                     case 401, 403 -> "access denied (HTTP " + status + ")";
@@ -189,8 +217,10 @@ public final class HttpObjectStore implements ObjectStore {
         try {
             return URI.create(url);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("malformed URL " + url + ": " + e.getMessage()
-                    + " (characters such as spaces must be percent-encoded)", e);
+            throw new IllegalArgumentException(
+                    "malformed URL " + url + ": " + e.getMessage()
+                            + " (characters such as spaces must be percent-encoded)",
+                    e);
         }
     }
 

@@ -54,8 +54,9 @@ public interface ObjectStore extends AutoCloseable {
         return switch (scheme(url)) {
             case "s3" -> new S3ObjectStore(options);
             case "http", "https" -> new HttpObjectStore(options);
-            default -> throw new IllegalArgumentException("unsupported URL " + url
-                    + ": remote shards are read from s3://bucket/key, http:// or https:// URLs");
+            default ->
+                throw new IllegalArgumentException("unsupported URL " + url
+                        + ": remote shards are read from s3://bucket/key, http:// or https:// URLs");
         };
     }
 

@@ -37,9 +37,10 @@ final class PartReader implements AutoCloseable {
     static final Duration STALL_TIMEOUT = Duration.ofSeconds(15);
     /** How often the waiting caller looks for stalled attempts and the deadline. */
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
     private static final int BUFFER_BYTES = 64 << 10;
     /** A thread that is not the caller's, to ask whether dst can be written from the pool. */
-    private static final Thread OTHER_THREAD = Thread.ofPlatform().unstarted(() -> { });
+    private static final Thread OTHER_THREAD = Thread.ofPlatform().unstarted(() -> {});
 
     /** Opens a GET of bytes {@code first..last} (inclusive) of {@code url}, returning once the headers are in. */
     @FunctionalInterface
@@ -57,8 +58,13 @@ final class PartReader implements AutoCloseable {
         this.retry = retry;
         this.stallNanos = stallTimeout.toNanos();
         AtomicInteger counter = new AtomicInteger();
-        this.pool = new ThreadPoolExecutor(options.parallelism(), options.parallelism(), 0, TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(), task -> {
+        this.pool = new ThreadPoolExecutor(
+                options.parallelism(),
+                options.parallelism(),
+                0,
+                TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(),
+                task -> {
                     Thread t = new Thread(task, threadName + "-" + counter.incrementAndGet());
                     t.setDaemon(true); // a store that was never closed must not keep the JVM alive
                     return t;
@@ -135,7 +141,8 @@ final class PartReader implements AutoCloseable {
         }
     }
 
-    private void attempt(Transfer transfer, Part part, RangeSource source, long remainingNanos) throws TransientFailure {
+    private void attempt(Transfer transfer, Part part, RangeSource source, long remainingNanos)
+            throws TransientFailure {
         Inflight inflight = transfer.begin();
         RangeResponse response = null;
         boolean clean = false;
@@ -149,16 +156,16 @@ final class PartReader implements AutoCloseable {
             while (written < part.length()) {
                 int n = in.read(buffer, 0, (int) Math.min(buffer.length, part.length() - written));
                 if (n < 0) {
-                    throw new TransientFailure("short body: the response ended after " + written + " of "
-                            + part.length() + " bytes");
+                    throw new TransientFailure(
+                            "short body: the response ended after " + written + " of " + part.length() + " bytes");
                 }
                 transfer.write(part.first + written, buffer, n);
                 written += n;
                 inflight.progressed();
             }
             if (in.read() >= 0) {
-                throw new ShardFetchException(transfer.url, part + ": the server sent more than the "
-                        + part.length() + " bytes asked for");
+                throw new ShardFetchException(
+                        transfer.url, part + ": the server sent more than the " + part.length() + " bytes asked for");
             }
             in.close();
             clean = true;
@@ -167,9 +174,14 @@ final class PartReader implements AutoCloseable {
                 throw Abandoned.INSTANCE;
             }
             String abortedBecause = inflight.abortedBecause();
-            throw new TransientFailure(abortedBecause != null ? abortedBecause
-                    : response == null ? "request failed: " + Retry.describe(e)
-                    : "connection dropped after " + written + " of " + part.length() + " bytes: " + Retry.describe(e), e);
+            throw new TransientFailure(
+                    abortedBecause != null
+                            ? abortedBecause
+                            : response == null
+                                    ? "request failed: " + Retry.describe(e)
+                                    : "connection dropped after " + written + " of " + part.length() + " bytes: "
+                                            + Retry.describe(e),
+                    e);
         } catch (TransientFailure e) {
             if (transfer.closed) {
                 throw Abandoned.INSTANCE;
@@ -189,24 +201,32 @@ final class PartReader implements AutoCloseable {
         ContentRange range = response.range();
         long size = transfer.dst.byteSize();
         if (range.total() >= 0 && range.total() != size) {
-            throw new ShardFetchException(transfer.url, part + ": the object has " + range.total()
-                    + " bytes, dst has " + size + " (the object changed since its size was read, or dst was sized"
-                    + " for another)");
+            throw new ShardFetchException(
+                    transfer.url,
+                    part + ": the object has " + range.total()
+                            + " bytes, dst has " + size
+                            + " (the object changed since its size was read, or dst was sized"
+                            + " for another)");
         }
         if (!response.partial() && (part.first != 0 || part.last != size - 1)) {
-            throw new ShardFetchException(transfer.url, part + ": the server ignored the Range header (it answered"
-                    + " 200 with the whole object); reading in parts needs a server with Range support");
+            throw new ShardFetchException(
+                    transfer.url,
+                    part + ": the server ignored the Range header (it answered"
+                            + " 200 with the whole object); reading in parts needs a server with Range support");
         }
         if (range.first() != part.first || range.last() != part.last) {
-            throw new ShardFetchException(transfer.url, part + ": asked for bytes " + part.first + "-" + part.last
-                    + ", the server sent bytes " + range.first() + "-" + range.last());
+            throw new ShardFetchException(
+                    transfer.url,
+                    part + ": asked for bytes " + part.first + "-" + part.last + ", the server sent bytes "
+                            + range.first() + "-" + range.last());
         }
         String etag = response.etag();
         if (etag != null) {
             String seen = transfer.etag.compareAndExchange(null, etag);
             if (seen != null && !seen.equals(etag)) {
-                throw new ShardFetchException(transfer.url, part + ": the object changed while it was read (ETag "
-                        + seen + ", then " + etag + ")");
+                throw new ShardFetchException(
+                        transfer.url,
+                        part + ": the object changed while it was read (ETag " + seen + ", then " + etag + ")");
             }
         }
     }
@@ -401,12 +421,19 @@ final class PartReader implements AutoCloseable {
 
         private ShardFetchException pastDeadline() {
             List<Part> open = parts.stream().filter(p -> !p.done).toList();
-            Part worst = open.stream().filter(p -> p.tally.last() != null).findFirst().orElse(open.getFirst());
+            Part worst = open.stream()
+                    .filter(p -> p.tally.last() != null)
+                    .findFirst()
+                    .orElse(open.getFirst());
             TransientFailure last = worst.tally.last();
-            return new ShardFetchException(url, "gave up: the deadline of " + Retry.seconds(options.deadline().toNanos())
-                    + " for the object passed with " + open.size() + " of " + parts.size() + " parts unfinished; "
-                    + worst + " was at attempt " + worst.tally.attempts() + " of " + retry.attempts()
-                    + ", last failure: " + worst.tally.lastCause(),
+            return new ShardFetchException(
+                    url,
+                    "gave up: the deadline of "
+                            + Retry.seconds(options.deadline().toNanos())
+                            + " for the object passed with " + open.size() + " of " + parts.size()
+                            + " parts unfinished; "
+                            + worst + " was at attempt " + worst.tally.attempts() + " of " + retry.attempts()
+                            + ", last failure: " + worst.tally.lastCause(),
                     last == null ? null : last.getCause() != null ? last.getCause() : last);
         }
 

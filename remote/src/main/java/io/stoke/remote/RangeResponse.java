@@ -14,5 +14,4 @@ import java.io.InputStream;
  * @param abort   cuts the connection, also from another thread while the body is being read:
  *                for a stalled or abandoned attempt, where closing the stream could wait on it
  */
-record RangeResponse(ContentRange range, boolean partial, String etag, InputStream body, Runnable abort) {
-}
+record RangeResponse(ContentRange range, boolean partial, String etag, InputStream body, Runnable abort) {}

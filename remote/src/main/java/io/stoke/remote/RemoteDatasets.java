@@ -2,6 +2,7 @@ package io.stoke.remote;
 
 import io.stoke.loader.source.BracePattern;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.TarShardScanner;
 import io.stoke.loader.source.UrlDatasetProvider;
 import java.nio.file.Path;
@@ -9,11 +10,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ExecutionException;
-import io.stoke.loader.source.ShardDataset;
 
 /**
  * Opens WebDataset shards at URLs: {@code s3://bucket/prefix/train-{000000..000127}.tar}, one
@@ -25,8 +25,7 @@ import io.stoke.loader.source.ShardDataset;
  */
 public final class RemoteDatasets implements UrlDatasetProvider {
     /** ServiceLoader's: the loader finds this class by the URL's scheme. */
-    public RemoteDatasets() {
-    }
+    public RemoteDatasets() {}
 
     @Override
     public Set<String> schemes() {
@@ -48,7 +47,8 @@ public final class RemoteDatasets implements UrlDatasetProvider {
             List<String> urls = urls(spec, store);
             long[] sizes = sizes(urls, store, options.parallelism());
             RemoteShards shards = new RemoteShards(store, urls, sizes, cacheBytes, folder);
-            return TarShardScanner.index(urls, shards, Path.of("").toAbsolutePath(), Math.max(2, options.parallelism()));
+            return TarShardScanner.index(
+                    urls, shards, Path.of("").toAbsolutePath(), Math.max(2, options.parallelism()));
         } catch (RuntimeException | Error e) {
             store.close();
             throw e;

@@ -43,7 +43,7 @@ public record RemoteOptions(int parallelism, long partBytes, int attempts, Durat
 
     /** 4 ranged GETs at once of 8 MiB each, 5 attempts, 60 s per object, 10 s to connect. */
     public static RemoteOptions defaults() {
-        return new RemoteOptions(DEFAULT_PARALLELISM, DEFAULT_PART_BYTES, DEFAULT_ATTEMPTS, DEFAULT_DEADLINE,
-                DEFAULT_CONNECT_TIMEOUT);
+        return new RemoteOptions(
+                DEFAULT_PARALLELISM, DEFAULT_PART_BYTES, DEFAULT_ATTEMPTS, DEFAULT_DEADLINE, DEFAULT_CONNECT_TIMEOUT);
     }
 }

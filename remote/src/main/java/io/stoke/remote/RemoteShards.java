@@ -69,8 +69,9 @@ public final class RemoteShards implements ShardBytes {
             largest = Math.max(largest, s);
         }
         if (capacity < 2 * largest) {
-            throw new IllegalArgumentException("--shard-cache of " + capacity + " bytes is less than twice the largest shard ("
-                    + largest + " bytes): give it at least " + 2 * largest + ", and a shuffle window's worth to fetch each shard once");
+            throw new IllegalArgumentException("--shard-cache of " + capacity
+                    + " bytes is less than twice the largest shard (" + largest + " bytes): give it at least "
+                    + 2 * largest + ", and a shuffle window's worth to fetch each shard once");
         }
         this.store = store;
         this.urls = List.copyOf(urls);
@@ -125,7 +126,8 @@ public final class RemoteShards implements ShardBytes {
             e.bytes = allocate(shard, e);
             store.read(urls.get(shard), e.bytes);
         } catch (RuntimeException x) {
-            failure = x instanceof ShardFetchException ? x
+            failure = x instanceof ShardFetchException
+                    ? x
                     : new ShardFetchException(urls.get(shard), "cannot cache the shard: " + x.getMessage(), x);
         }
         lock.lock();
@@ -156,8 +158,12 @@ public final class RemoteShards implements ShardBytes {
             return e.arena.allocate(e.size, 4096);
         }
         e.file = folder.resolve(String.format("shard-%08d.tar.part", shard));
-        try (FileChannel ch = FileChannel.open(e.file, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+        try (FileChannel ch = FileChannel.open(
+                e.file,
+                StandardOpenOption.CREATE,
+                StandardOpenOption.TRUNCATE_EXISTING,
+                StandardOpenOption.READ,
+                StandardOpenOption.WRITE)) {
             return ch.map(FileChannel.MapMode.READ_WRITE, 0, e.size, e.arena);
         } catch (IOException x) {
             throw new UncheckedIOException("cannot create " + e.file + " in the shard cache", x);

@@ -1,10 +1,10 @@
 package io.stoke.remote;
 
 import java.time.Duration;
+import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.DoubleSupplier;
-import java.util.Locale;
 
 /**
  * The retry policy of both stores, in one place: up to {@code attempts} tries of one request,
@@ -96,7 +96,11 @@ final class Retry {
 
     /** The policy of {@code options}, on the real clock. */
     static Retry of(RemoteOptions options) {
-        return new Retry(options.attempts(), FIRST_BACKOFF, MAX_BACKOFF, SYSTEM_CLOCK,
+        return new Retry(
+                options.attempts(),
+                FIRST_BACKOFF,
+                MAX_BACKOFF,
+                SYSTEM_CLOCK,
                 () -> ThreadLocalRandom.current().nextDouble());
     }
 
@@ -126,8 +130,10 @@ final class Retry {
             } catch (TransientFailure failure) {
                 tally.last = failure;
                 if (n >= attempts) {
-                    throw new ShardFetchException(url, what + ": gave up after " + n + (n == 1 ? " attempt" : " attempts")
-                            + " in " + seconds(clock.nanoTime() - start) + "; last failure: " + failure.getMessage(),
+                    throw new ShardFetchException(
+                            url,
+                            what + ": gave up after " + n + (n == 1 ? " attempt" : " attempts") + " in "
+                                    + seconds(clock.nanoTime() - start) + "; last failure: " + failure.getMessage(),
                             causeOf(failure));
                 }
                 long pause = backoffNanos(n);
@@ -155,9 +161,12 @@ final class Retry {
     }
 
     private ShardFetchException pastDeadline(String url, String what, int made, long start, Tally tally) {
-        return new ShardFetchException(url, what + ": gave up after " + made + (made == 1 ? " attempt" : " attempts")
-                + " in " + seconds(clock.nanoTime() - start) + ": the object's deadline passed; last failure: "
-                + tally.lastCause(), tally.last() == null ? null : causeOf(tally.last()));
+        return new ShardFetchException(
+                url,
+                what + ": gave up after " + made + (made == 1 ? " attempt" : " attempts")
+                        + " in " + seconds(clock.nanoTime() - start) + ": the object's deadline passed; last failure: "
+                        + tally.lastCause(),
+                tally.last() == null ? null : causeOf(tally.last()));
     }
 
     /** The failure's own cause (the IOException, the SDK's exception) when it has one: that is what to debug. */

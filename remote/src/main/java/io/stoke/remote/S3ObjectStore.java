@@ -87,9 +87,12 @@ public final class S3ObjectStore implements ObjectStore {
             chain.resolveCredentials();
         } catch (SdkException e) {
             chain.close();
-            throw new IllegalStateException("no AWS credentials found for s3:// URLs: set AWS_ACCESS_KEY_ID and"
-                    + " AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones), or AWS_PROFILE to a"
-                    + " profile in ~/.aws/credentials (the SDK looked everywhere it knows: " + e.getMessage() + ")", e);
+            throw new IllegalStateException(
+                    "no AWS credentials found for s3:// URLs: set AWS_ACCESS_KEY_ID and"
+                            + " AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones), or AWS_PROFILE to a"
+                            + " profile in ~/.aws/credentials (the SDK looked everywhere it knows: " + e.getMessage()
+                            + ")",
+                    e);
         }
         this.credentials = chain;
         S3ClientBuilder builder = S3Client.builder()
@@ -102,8 +105,7 @@ public final class S3ObjectStore implements ObjectStore {
                 // refuse the checksum headers of the SDK's own default (ChecksumSettings).
                 .requestChecksumCalculation(checksums.request())
                 .responseChecksumValidation(checksums.response())
-                .overrideConfiguration(o -> o
-                        .addExecutionInterceptor(new ChecksumHeaders())
+                .overrideConfiguration(o -> o.addExecutionInterceptor(new ChecksumHeaders())
                         .retryStrategy(AwsRetryStrategy.doNotRetry())
                         .apiCallTimeout(options.deadline()));
         if (endpoint != null) {
@@ -176,8 +178,11 @@ public final class S3ObjectStore implements ObjectStore {
         long deadline = retry.clock().nanoTime() + options.deadline().toNanos();
         HeadObjectResponse head = retry.run(url, "HEAD", deadline, new Retry.Tally(), remaining -> {
             ChecksumHeaders.Seen seen = new ChecksumHeaders.Seen();
-            return call(url, seen, () -> s3.headObject(b -> b.bucket(at.bucket).key(at.key)
-                    .overrideConfiguration(attempt(remaining, seen))));
+            return call(
+                    url,
+                    seen,
+                    () -> s3.headObject(
+                            b -> b.bucket(at.bucket).key(at.key).overrideConfiguration(attempt(remaining, seen))));
         });
         Long length = head.contentLength();
         if (length == null || length < 0) {
@@ -195,7 +200,9 @@ public final class S3ObjectStore implements ObjectStore {
     private RangeResponse openRange(String url, Location at, long first, long last, long timeoutNanos)
             throws TransientFailure {
         ChecksumHeaders.Seen seen = new ChecksumHeaders.Seen();
-        GetObjectRequest request = GetObjectRequest.builder().bucket(at.bucket).key(at.key)
+        GetObjectRequest request = GetObjectRequest.builder()
+                .bucket(at.bucket)
+                .key(at.key)
                 .range("bytes=" + first + "-" + last)
                 .overrideConfiguration(attempt(timeoutNanos, seen))
                 .build();
@@ -207,8 +214,10 @@ public final class S3ObjectStore implements ObjectStore {
             Long length = response.contentLength();
             if (response.contentRange() != null || length == null) {
                 stream.abort();
-                throw new ShardFetchException(url, "bytes " + first + "-" + last + ": unreadable Content-Range '"
-                        + response.contentRange() + "' (Content-Length " + length + ")");
+                throw new ShardFetchException(
+                        url,
+                        "bytes " + first + "-" + last + ": unreadable Content-Range '" + response.contentRange()
+                                + "' (Content-Length " + length + ")");
             }
             range = new ContentRange(0, length - 1, length);
         }
@@ -225,11 +234,15 @@ public final class S3ObjectStore implements ObjectStore {
             long deadline = retry.clock().nanoTime() + options.deadline().toNanos();
             ListObjectsV2Response page = retry.run(prefixUrl, "list", deadline, new Retry.Tally(), remaining -> {
                 ChecksumHeaders.Seen seen = new ChecksumHeaders.Seen();
-                return call(prefixUrl, seen, () -> s3.listObjectsV2(ListObjectsV2Request.builder()
-                        .bucket(at.bucket).prefix(at.key.isEmpty() ? null : at.key)
-                        .continuationToken(continuation)
-                        .overrideConfiguration(attempt(remaining, seen))
-                        .build()));
+                return call(
+                        prefixUrl,
+                        seen,
+                        () -> s3.listObjectsV2(ListObjectsV2Request.builder()
+                                .bucket(at.bucket)
+                                .prefix(at.key.isEmpty() ? null : at.key)
+                                .continuationToken(continuation)
+                                .overrideConfiguration(attempt(remaining, seen))
+                                .build()));
             });
             for (S3Object object : page.contents()) {
                 if (object.key().endsWith(suffix)) {
@@ -252,8 +265,11 @@ public final class S3ObjectStore implements ObjectStore {
     /** One attempt's configuration: its timeouts, and where {@link ChecksumHeaders} notes what was sent. */
     private static AwsRequestOverrideConfiguration attempt(long nanos, ChecksumHeaders.Seen seen) {
         Duration d = Duration.ofNanos(Math.max(nanos, 1_000_000));
-        return AwsRequestOverrideConfiguration.builder().apiCallTimeout(d).apiCallAttemptTimeout(d)
-                .putExecutionAttribute(ChecksumHeaders.SEEN, seen).build();
+        return AwsRequestOverrideConfiguration.builder()
+                .apiCallTimeout(d)
+                .apiCallAttemptTimeout(d)
+                .putExecutionAttribute(ChecksumHeaders.SEEN, seen)
+                .build();
     }
 
     @FunctionalInterface
@@ -294,7 +310,8 @@ public final class S3ObjectStore implements ObjectStore {
             throw new ShardFetchException(url, reason, e);
         }
         String reason = switch (status) {
-            case 404 -> code.contains("NoSuchBucket") ? "not found: no such bucket (" + what + ")" : "not found (" + what + ")";
+            case 404 ->
+                code.contains("NoSuchBucket") ? "not found: no such bucket (" + what + ")" : "not found (" + what + ")";
             case 403 -> "access denied (" + what + "): check the credentials and the bucket's policy";
             case 301, 307 -> "the bucket is in another region (" + what + "): set AWS_REGION to the bucket's region";
             default -> "refused (" + what + "): " + firstLine(e);

@@ -12,12 +12,12 @@ import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
-import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
@@ -37,7 +37,9 @@ import java.util.stream.Collectors;
  */
 final class FaultProxy implements AutoCloseable {
     enum Action {
-        FORWARDED, SERVICE_UNAVAILABLE, DROPPED,
+        FORWARDED,
+        SERVICE_UNAVAILABLE,
+        DROPPED,
         /** Soak only: the connection reset before any byte of the answer. */
         RESET,
         /** Soak only: headers and half the body, then a clean close (FIN): a body shorter than its Content-Length. */
@@ -47,8 +49,7 @@ final class FaultProxy implements AutoCloseable {
     }
 
     /** One request as received: method, target, its Range header (or null), and the proxy's action. */
-    record Seen(String method, String target, String range, Action action) {
-    }
+    record Seen(String method, String target, String range, Action action) {}
 
     private final ServerSocket server;
     private final int upstreamPort;
@@ -98,8 +99,8 @@ final class FaultProxy implements AutoCloseable {
 
     /** What happened to each Range asked for, in order. */
     Map<String, List<Action>> actionsByRange() {
-        return seen.stream().collect(Collectors.groupingBy(Seen::range,
-                Collectors.mapping(Seen::action, Collectors.toList())));
+        return seen.stream()
+                .collect(Collectors.groupingBy(Seen::range, Collectors.mapping(Seen::action, Collectors.toList())));
     }
 
     /** {@link #actionsByRange()} of a read of 3 MiB + 12,345 bytes in 1 MiB parts, each part dropped once then retried. */
@@ -162,7 +163,9 @@ final class FaultProxy implements AutoCloseable {
                 if (line.isEmpty()) {
                     continue;
                 }
-                String name = line.substring(0, Math.max(0, line.indexOf(':'))).strip().toLowerCase(Locale.ROOT);
+                String name = line.substring(0, Math.max(0, line.indexOf(':')))
+                        .strip()
+                        .toLowerCase(Locale.ROOT);
                 String value = line.substring(line.indexOf(':') + 1).strip();
                 if (name.equals("range")) {
                     range = value;
@@ -187,7 +190,8 @@ final class FaultProxy implements AutoCloseable {
             }
             if (action == Action.SERVICE_UNAVAILABLE) {
                 out.write(("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n"
-                        + "Connection: close\r\n\r\nfault: 503\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+                                + "Connection: close\r\n\r\nfault: 503\r\n\r\n")
+                        .getBytes(StandardCharsets.ISO_8859_1));
                 out.flush();
                 return;
             }
@@ -248,7 +252,8 @@ final class FaultProxy implements AutoCloseable {
      * and half the body (by its Content-Length) and closes the client's connection: with a reset
      * when {@code reset}, else cleanly (the client sees a body shorter than announced).
      */
-    private static void pipeBack(InputStream up, OutputStream out, Socket dropClient, boolean reset) throws IOException {
+    private static void pipeBack(InputStream up, OutputStream out, Socket dropClient, boolean reset)
+            throws IOException {
         byte[] buffer = new byte[16 << 10];
         if (dropClient == null) {
             int n;
@@ -321,7 +326,8 @@ final class FaultProxy implements AutoCloseable {
         int b;
         while ((b = in.read()) >= 0) {
             head.write(b);
-            state = (b == '\r' && (state == 0 || state == 2)) ? state + 1
+            state = (b == '\r' && (state == 0 || state == 2))
+                    ? state + 1
                     : (b == '\n' && (state == 1 || state == 3)) ? state + 1 : (b == '\r' ? 1 : 0);
             if (state == 4) {
                 return head.toByteArray();

@@ -90,7 +90,8 @@ class HttpObjectStoreTest {
                 byte[] expected = s3.bytes(BUCKET, key);
                 String url = url(s3.port(), key);
                 assertEquals(expected.length, store.size(url), key);
-                assertEquals(TestS3Server.sha256(expected), TestS3Server.sha256(read(store, url, expected.length)), key);
+                assertEquals(
+                        TestS3Server.sha256(expected), TestS3Server.sha256(read(store, url, expected.length)), key);
             }
         }
     }
@@ -98,14 +99,15 @@ class HttpObjectStoreTest {
     @Test
     void aMissingObjectFailsAtOnceWithNotFoundAndNoRetry() throws Exception {
         try (FaultProxy proxy = new FaultProxy(s3.port());
-             HttpObjectStore store = new HttpObjectStore(options(5, Duration.ofSeconds(8)))) {
+                HttpObjectStore store = new HttpObjectStore(options(5, Duration.ofSeconds(8)))) {
             String missing = url(proxy.port(), "missing.tar");
             long start = System.nanoTime();
             ShardFetchException e = assertThrows(ShardFetchException.class, () -> store.size(missing));
             long millis = (System.nanoTime() - start) / 1_000_000;
             assertTrue(millis < 1000, "took " + millis + " ms");
             assertEquals(missing, e.url());
-            assertTrue(e.getMessage().startsWith(missing + ": ") && e.getMessage().contains("not found"), e.getMessage());
+            assertTrue(
+                    e.getMessage().startsWith(missing + ": ") && e.getMessage().contains("not found"), e.getMessage());
             assertEquals(List.of(new Seen("HEAD", "/web/missing.tar", null, Action.FORWARDED)), proxy.seen());
         }
     }
@@ -115,18 +117,20 @@ class HttpObjectStoreTest {
         try (HttpObjectStore store = new HttpObjectStore(options(5, Duration.ofSeconds(8)))) {
             String url = "http://127.0.0.1:" + s3.port() + "/private/" + SMALL;
             ShardFetchException e = assertThrows(ShardFetchException.class, () -> store.size(url));
-            assertTrue(e.getMessage().startsWith(url + ": ") && e.getMessage().contains("access denied"), e.getMessage());
+            assertTrue(
+                    e.getMessage().startsWith(url + ": ") && e.getMessage().contains("access denied"), e.getMessage());
         }
     }
 
     @Test
     void theFirst503sAreRetriedAndTheBytesAreRight() throws Exception {
         try (FaultProxy proxy = new FaultProxy(s3.port()).unavailableFor(3);
-             HttpObjectStore store = new HttpObjectStore(options(5, Duration.ofSeconds(8)))) {
+                HttpObjectStore store = new HttpObjectStore(options(5, Duration.ofSeconds(8)))) {
             byte[] expected = s3.bytes(BUCKET, LARGE);
             String url = url(proxy.port(), LARGE);
             assertEquals(TestS3Server.sha256(expected), TestS3Server.sha256(read(store, url, expected.length)));
-            assertEquals(3, proxy.count(Action.SERVICE_UNAVAILABLE), proxy.seen().toString());
+            assertEquals(
+                    3, proxy.count(Action.SERVICE_UNAVAILABLE), proxy.seen().toString());
             assertEquals(4, proxy.count(Action.FORWARDED), proxy.seen().toString());
         }
     }
@@ -134,9 +138,11 @@ class HttpObjectStoreTest {
     @Test
     void aConnectionDroppedMidBodyIsRetriedAndTheBytesAreRight() throws Exception {
         try (FaultProxy proxy = new FaultProxy(s3.port()).dropFirstGetOfEachRange();
-             HttpObjectStore store = new HttpObjectStore(options(5, Duration.ofSeconds(8)))) {
+                HttpObjectStore store = new HttpObjectStore(options(5, Duration.ofSeconds(8)))) {
             byte[] expected = s3.bytes(BUCKET, LARGE);
-            assertEquals(TestS3Server.sha256(expected), TestS3Server.sha256(read(store, url(proxy.port(), LARGE), expected.length)));
+            assertEquals(
+                    TestS3Server.sha256(expected),
+                    TestS3Server.sha256(read(store, url(proxy.port(), LARGE), expected.length)));
             assertEquals(FaultProxy.EACH_OF_FOUR_PARTS_DROPPED_THEN_FORWARDED, proxy.actionsByRange());
         }
     }
@@ -144,15 +150,18 @@ class HttpObjectStoreTest {
     @Test
     void always503FailsWithinSecondsNamingTheUrlAndTheAttempts() throws Exception {
         try (FaultProxy proxy = new FaultProxy(s3.port()).alwaysUnavailable();
-             HttpObjectStore store = new HttpObjectStore(options(3, Duration.ofSeconds(5)))) {
+                HttpObjectStore store = new HttpObjectStore(options(3, Duration.ofSeconds(5)))) {
             String url = url(proxy.port(), SMALL);
             long start = System.nanoTime();
             ShardFetchException e = assertThrows(ShardFetchException.class, () -> read(store, url, 1000));
             long millis = (System.nanoTime() - start) / 1_000_000;
             assertTrue(millis < 3000, "took " + millis + " ms");
             assertEquals(url, e.url());
-            assertTrue(e.getMessage().startsWith(url + ": ") && e.getMessage().contains("3 attempts")
-                    && e.getMessage().contains("HTTP 503"), e.getMessage());
+            assertTrue(
+                    e.getMessage().startsWith(url + ": ")
+                            && e.getMessage().contains("3 attempts")
+                            && e.getMessage().contains("HTTP 503"),
+                    e.getMessage());
             assertEquals(3, proxy.count(Action.SERVICE_UNAVAILABLE));
             assertEquals(3, proxy.seen().size());
         }
@@ -178,9 +187,11 @@ class HttpObjectStoreTest {
     @Test
     void listIsUnsupportedAndSaysToUseABracePattern() {
         try (HttpObjectStore store = new HttpObjectStore(options(3, Duration.ofSeconds(5)))) {
-            UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
-                    () -> store.list("https://example.invalid/shards/", ".tar"));
-            assertTrue(e.getMessage().contains("https://example.invalid/shards/") && e.getMessage().contains("brace pattern"),
+            UnsupportedOperationException e = assertThrows(
+                    UnsupportedOperationException.class, () -> store.list("https://example.invalid/shards/", ".tar"));
+            assertTrue(
+                    e.getMessage().contains("https://example.invalid/shards/")
+                            && e.getMessage().contains("brace pattern"),
                     e.getMessage());
         }
     }
@@ -189,7 +200,7 @@ class HttpObjectStoreTest {
     void aServerThatRefusesHeadIsAskedForByteZero() throws Exception {
         byte[] data = bytes(2 * PART + 7);
         try (RangeServer server = new RangeServer(data, true, false, false);
-             HttpObjectStore store = new HttpObjectStore(options(3, Duration.ofSeconds(5)))) {
+                HttpObjectStore store = new HttpObjectStore(options(3, Duration.ofSeconds(5)))) {
             assertEquals(data.length, store.size(server.url()));
             assertEquals(List.of("HEAD null", "GET bytes=0-0"), server.requests);
             assertEquals(TestS3Server.sha256(data), TestS3Server.sha256(read(store, server.url(), data.length)));
@@ -200,13 +211,16 @@ class HttpObjectStoreTest {
     void aServerThatIgnoresRangeIsReadWhenOnePartHoldsTheObjectAndRefusedOtherwise() throws Exception {
         byte[] data = bytes(PART + 1);
         try (RangeServer server = new RangeServer(data, false, true, false)) {
-            try (HttpObjectStore onePart = new HttpObjectStore(new RemoteOptions(4, 2 * PART, 3, Duration.ofSeconds(5),
-                    Duration.ofSeconds(2)))) {
+            try (HttpObjectStore onePart = new HttpObjectStore(
+                    new RemoteOptions(4, 2 * PART, 3, Duration.ofSeconds(5), Duration.ofSeconds(2)))) {
                 assertEquals(TestS3Server.sha256(data), TestS3Server.sha256(read(onePart, server.url(), data.length)));
             }
             try (HttpObjectStore twoParts = new HttpObjectStore(options(3, Duration.ofSeconds(5)))) {
-                ShardFetchException e = assertThrows(ShardFetchException.class, () -> read(twoParts, server.url(), data.length));
-                assertTrue(e.getMessage().startsWith(server.url() + ": ") && e.getMessage().contains("ignored the Range header"),
+                ShardFetchException e =
+                        assertThrows(ShardFetchException.class, () -> read(twoParts, server.url(), data.length));
+                assertTrue(
+                        e.getMessage().startsWith(server.url() + ": ")
+                                && e.getMessage().contains("ignored the Range header"),
                         e.getMessage());
             }
         }
@@ -216,13 +230,15 @@ class HttpObjectStoreTest {
     void aTransferThatStallsMidBodyIsCutOffAndRetried() throws Exception {
         byte[] data = bytes(2 * PART + 7);
         try (RangeServer server = new RangeServer(data, false, false, true);
-             HttpObjectStore store = new HttpObjectStore(options(3, Duration.ofSeconds(8)), Duration.ofMillis(500))) {
+                HttpObjectStore store =
+                        new HttpObjectStore(options(3, Duration.ofSeconds(8)), Duration.ofMillis(500))) {
             long start = System.nanoTime();
             assertEquals(TestS3Server.sha256(data), TestS3Server.sha256(read(store, server.url(), data.length)));
             long millis = (System.nanoTime() - start) / 1_000_000;
             assertTrue(millis >= 500 && millis < 5000, "took " + millis + " ms");
             // Each of the 3 ranges: a first GET that stalled, a second that completed.
-            assertEquals(6, server.requests.stream().filter(r -> r.startsWith("GET")).count(), server.requests.toString());
+            assertEquals(
+                    6, server.requests.stream().filter(r -> r.startsWith("GET")).count(), server.requests.toString());
             assertEquals(3, server.stalled.size(), server.requests.toString());
         }
     }
@@ -231,13 +247,17 @@ class HttpObjectStoreTest {
     void theObjectsDeadlineEndsAReadThatStallsForever() throws Exception {
         byte[] data = bytes(1000);
         try (RangeServer server = new RangeServer(data, false, false, true);
-             HttpObjectStore store = new HttpObjectStore(options(3, Duration.ofMillis(800)))) {
+                HttpObjectStore store = new HttpObjectStore(options(3, Duration.ofMillis(800)))) {
             long start = System.nanoTime();
-            ShardFetchException e = assertThrows(ShardFetchException.class, () -> read(store, server.url(), data.length));
+            ShardFetchException e =
+                    assertThrows(ShardFetchException.class, () -> read(store, server.url(), data.length));
             long millis = (System.nanoTime() - start) / 1_000_000;
             assertTrue(millis >= 700 && millis < 3000, "took " + millis + " ms");
-            assertTrue(e.getMessage().startsWith(server.url() + ": ") && e.getMessage().contains("deadline")
-                    && e.getMessage().contains("attempt 1 of 3"), e.getMessage());
+            assertTrue(
+                    e.getMessage().startsWith(server.url() + ": ")
+                            && e.getMessage().contains("deadline")
+                            && e.getMessage().contains("attempt 1 of 3"),
+                    e.getMessage());
         }
     }
 
@@ -247,7 +267,8 @@ class HttpObjectStoreTest {
         HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.createContext("/obj.tar", exchange -> {
             try (exchange) {
-                requests.add(exchange.getRequestMethod() + " " + exchange.getRequestHeaders().getFirst("Range"));
+                requests.add(exchange.getRequestMethod() + " "
+                        + exchange.getRequestHeaders().getFirst("Range"));
                 if (exchange.getRequestMethod().equals("HEAD")) {
                     exchange.getResponseHeaders().set("Content-Length", "1000");
                     exchange.sendResponseHeaders(200, -1);
@@ -263,9 +284,14 @@ class HttpObjectStoreTest {
             ShardFetchException e = assertThrows(ShardFetchException.class, () -> read(store, url, 1000));
             long millis = (System.nanoTime() - start) / 1_000_000;
             assertTrue(millis < 1000, "took " + millis + " ms");
-            assertTrue(e.getMessage().startsWith(url + ": ") && e.getMessage().contains("HTTP 501")
-                    && e.getMessage().contains("does not support"), e.getMessage());
-            assertEquals(List.of("GET bytes=0-999"), requests.stream().filter(r -> r.startsWith("GET")).toList());
+            assertTrue(
+                    e.getMessage().startsWith(url + ": ")
+                            && e.getMessage().contains("HTTP 501")
+                            && e.getMessage().contains("does not support"),
+                    e.getMessage());
+            assertEquals(
+                    List.of("GET bytes=0-999"),
+                    requests.stream().filter(r -> r.startsWith("GET")).toList());
         } finally {
             server.stop(0);
         }
@@ -293,7 +319,8 @@ class HttpObjectStoreTest {
         });
         private final CountDownLatch closing = new CountDownLatch(1);
 
-        RangeServer(byte[] data, boolean refuseHead, boolean ignoreRange, boolean stallFirstGetOfEachRange) throws IOException {
+        RangeServer(byte[] data, boolean refuseHead, boolean ignoreRange, boolean stallFirstGetOfEachRange)
+                throws IOException {
             server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
             server.setExecutor(executor);
             server.createContext("/obj.tar", exchange -> {

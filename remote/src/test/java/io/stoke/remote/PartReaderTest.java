@@ -36,12 +36,12 @@ class PartReaderTest {
     }
 
     static RangeResponse response(long first, long last, long total, String etag, InputStream body) {
-        return new RangeResponse(new ContentRange(first, last, total), true, etag, body, () -> { });
+        return new RangeResponse(new ContentRange(first, last, total), true, etag, body, () -> {});
     }
 
     static RangeResponse honest(long first, long last) {
-        return response(first, last, DATA.length, "\"v1\"",
-                new ByteArrayInputStream(DATA, (int) first, (int) (last - first + 1)));
+        return response(first, last, DATA.length, "\"v1\"", new ByteArrayInputStream(DATA, (int) first, (int)
+                (last - first + 1)));
     }
 
     static long noSize(String url) {
@@ -63,10 +63,22 @@ class PartReaderTest {
             MemorySegment whole = Arena.ofAuto().allocate(3 * DATA.length);
             whole.fill((byte) 0x7f);
             MemorySegment dst = whole.asSlice(DATA.length, DATA.length);
-            ShardFetchException e = assertThrows(ShardFetchException.class, () -> reader.read(URL, dst,
-                    (u, first, last, t) -> response(first, last, DATA.length, null,
-                            new ByteArrayInputStream(new byte[(int) (last - first + 1) + 500])), PartReaderTest::noSize));
-            assertTrue(e.getMessage().startsWith(URL + ": bytes ") && e.getMessage().contains("more than"), e.getMessage());
+            ShardFetchException e = assertThrows(
+                    ShardFetchException.class,
+                    () -> reader.read(
+                            URL,
+                            dst,
+                            (u, first, last, t) -> response(
+                                    first,
+                                    last,
+                                    DATA.length,
+                                    null,
+                                    new ByteArrayInputStream(new byte[(int) (last - first + 1) + 500])),
+                            PartReaderTest::noSize));
+            assertTrue(
+                    e.getMessage().startsWith(URL + ": bytes ")
+                            && e.getMessage().contains("more than"),
+                    e.getMessage());
             byte[] before = whole.asSlice(0, DATA.length).toArray(ValueLayout.JAVA_BYTE);
             byte[] after = whole.asSlice(2L * DATA.length, DATA.length).toArray(ValueLayout.JAVA_BYTE);
             byte[] untouched = new byte[DATA.length];
@@ -80,18 +92,41 @@ class PartReaderTest {
     void anotherRangeAnotherSizeOrAnotherEtagIsRefused() {
         try (PartReader reader = reader(3, Duration.ofSeconds(5))) {
             MemorySegment dst = Arena.ofAuto().allocate(DATA.length);
-            ShardFetchException shifted = assertThrows(ShardFetchException.class, () -> reader.read(URL, dst,
-                    (u, first, last, t) -> honest(first + 1, Math.min(last + 1, DATA.length - 1)), PartReaderTest::noSize));
+            ShardFetchException shifted = assertThrows(
+                    ShardFetchException.class,
+                    () -> reader.read(
+                            URL,
+                            dst,
+                            (u, first, last, t) -> honest(first + 1, Math.min(last + 1, DATA.length - 1)),
+                            PartReaderTest::noSize));
             assertTrue(shifted.getMessage().contains("asked for bytes"), shifted.getMessage());
 
-            ShardFetchException grown = assertThrows(ShardFetchException.class, () -> reader.read(URL, dst,
-                    (u, first, last, t) -> response(first, last, DATA.length + 1, null,
-                            new ByteArrayInputStream(DATA, (int) first, (int) (last - first + 1))), PartReaderTest::noSize));
+            ShardFetchException grown = assertThrows(
+                    ShardFetchException.class,
+                    () -> reader.read(
+                            URL,
+                            dst,
+                            (u, first, last, t) -> response(
+                                    first,
+                                    last,
+                                    DATA.length + 1,
+                                    null,
+                                    new ByteArrayInputStream(DATA, (int) first, (int) (last - first + 1))),
+                            PartReaderTest::noSize));
             assertTrue(grown.getMessage().contains("the object has 2501 bytes, dst has 2500"), grown.getMessage());
 
-            ShardFetchException replaced = assertThrows(ShardFetchException.class, () -> reader.read(URL, dst,
-                    (u, first, last, t) -> response(first, last, DATA.length, first == 0 ? "\"v1\"" : "\"v2\"",
-                            new ByteArrayInputStream(DATA, (int) first, (int) (last - first + 1))), PartReaderTest::noSize));
+            ShardFetchException replaced = assertThrows(
+                    ShardFetchException.class,
+                    () -> reader.read(
+                            URL,
+                            dst,
+                            (u, first, last, t) -> response(
+                                    first,
+                                    last,
+                                    DATA.length,
+                                    first == 0 ? "\"v1\"" : "\"v2\"",
+                                    new ByteArrayInputStream(DATA, (int) first, (int) (last - first + 1))),
+                            PartReaderTest::noSize));
             assertTrue(replaced.getMessage().contains("changed while it was read"), replaced.getMessage());
         }
     }
@@ -101,17 +136,28 @@ class PartReaderTest {
         AtomicInteger opens = new AtomicInteger();
         try (PartReader reader = reader(3, Duration.ofSeconds(5))) {
             MemorySegment dst = Arena.ofAuto().allocate(1000);
-            reader.read(URL, dst, (u, first, last, t) -> opens.incrementAndGet() == 1
-                    ? response(first, last, 1000, null, new ByteArrayInputStream(DATA, 0, 600))
-                    : response(first, last, 1000, null, new ByteArrayInputStream(DATA, 0, 1000)), PartReaderTest::noSize);
+            reader.read(
+                    URL,
+                    dst,
+                    (u, first, last, t) -> opens.incrementAndGet() == 1
+                            ? response(first, last, 1000, null, new ByteArrayInputStream(DATA, 0, 600))
+                            : response(first, last, 1000, null, new ByteArrayInputStream(DATA, 0, 1000)),
+                    PartReaderTest::noSize);
             assertEquals(2, opens.get());
             assertArrayEquals(Arrays.copyOf(DATA, 1000), dst.toArray(ValueLayout.JAVA_BYTE));
 
-            ShardFetchException e = assertThrows(ShardFetchException.class, () -> reader.read(URL, dst,
-                    (u, first, last, t) -> response(first, last, 1000, null, new ByteArrayInputStream(DATA, 0, 600)),
-                    PartReaderTest::noSize));
-            assertTrue(e.getMessage().contains("gave up after 3 attempts")
-                    && e.getMessage().contains("short body: the response ended after 600 of 1000 bytes"), e.getMessage());
+            ShardFetchException e = assertThrows(
+                    ShardFetchException.class,
+                    () -> reader.read(
+                            URL,
+                            dst,
+                            (u, first, last, t) ->
+                                    response(first, last, 1000, null, new ByteArrayInputStream(DATA, 0, 600)),
+                            PartReaderTest::noSize));
+            assertTrue(
+                    e.getMessage().contains("gave up after 3 attempts")
+                            && e.getMessage().contains("short body: the response ended after 600 of 1000 bytes"),
+                    e.getMessage());
         }
     }
 
@@ -144,17 +190,23 @@ class PartReaderTest {
         };
         try (PartReader reader = reader(3, Duration.ofSeconds(5))) {
             MemorySegment dst = Arena.ofAuto().allocate(2000);
-            ShardFetchException e = assertThrows(ShardFetchException.class, () -> reader.read(URL, dst, (u, first, last, t) -> {
-                if (first == 0) {
-                    try {
-                        secondPartStarted.await(5, TimeUnit.SECONDS);
-                    } catch (InterruptedException ie) {
-                        Thread.currentThread().interrupt();
-                    }
-                    throw new ShardFetchException(u, "bytes 0-999: refused (HTTP 400)");
-                }
-                return response(first, last, 2000, null, endless);
-            }, PartReaderTest::noSize));
+            ShardFetchException e = assertThrows(
+                    ShardFetchException.class,
+                    () -> reader.read(
+                            URL,
+                            dst,
+                            (u, first, last, t) -> {
+                                if (first == 0) {
+                                    try {
+                                        secondPartStarted.await(5, TimeUnit.SECONDS);
+                                    } catch (InterruptedException ie) {
+                                        Thread.currentThread().interrupt();
+                                    }
+                                    throw new ShardFetchException(u, "bytes 0-999: refused (HTTP 400)");
+                                }
+                                return response(first, last, 2000, null, endless);
+                            },
+                            PartReaderTest::noSize));
             assertTrue(e.getMessage().contains("refused (HTTP 400)"), e.getMessage());
             byte[] atThrow = dst.toArray(ValueLayout.JAVA_BYTE);
             Thread.sleep(200);
@@ -171,14 +223,29 @@ class PartReaderTest {
 
     @Test
     void aConfinedOrReadOnlyDstIsRefusedBeforeAnyRequest() {
-        try (PartReader reader = reader(3, Duration.ofSeconds(5)); Arena confined = Arena.ofConfined()) {
+        try (PartReader reader = reader(3, Duration.ofSeconds(5));
+                Arena confined = Arena.ofConfined()) {
             MemorySegment dst = confined.allocate(100);
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> reader.read(URL, dst,
-                    (u, first, last, t) -> { throw new AssertionError("no request"); }, PartReaderTest::noSize));
+            IllegalArgumentException e = assertThrows(
+                    IllegalArgumentException.class,
+                    () -> reader.read(
+                            URL,
+                            dst,
+                            (u, first, last, t) -> {
+                                throw new AssertionError("no request");
+                            },
+                            PartReaderTest::noSize));
             assertTrue(e.getMessage().contains(URL) && e.getMessage().contains("shared"), e.getMessage());
             MemorySegment readOnly = Arena.ofAuto().allocate(100).asReadOnly();
-            assertThrows(IllegalArgumentException.class, () -> reader.read(URL, readOnly,
-                    (u, first, last, t) -> { throw new AssertionError("no request"); }, PartReaderTest::noSize));
+            assertThrows(
+                    IllegalArgumentException.class,
+                    () -> reader.read(
+                            URL,
+                            readOnly,
+                            (u, first, last, t) -> {
+                                throw new AssertionError("no request");
+                            },
+                            PartReaderTest::noSize));
         }
     }
 
@@ -186,9 +253,22 @@ class PartReaderTest {
     void anEmptyDstAsksTheSizeSoThatAMissingOrNonEmptyObjectStillFails() {
         try (PartReader reader = reader(3, Duration.ofSeconds(5))) {
             MemorySegment empty = Arena.ofAuto().allocate(0);
-            reader.read(URL, empty, (u, f, l, t) -> { throw new AssertionError("no GET"); }, u -> 0);
-            ShardFetchException e = assertThrows(ShardFetchException.class, () -> reader.read(URL, empty,
-                    (u, f, l, t) -> { throw new AssertionError("no GET"); }, u -> 10));
+            reader.read(
+                    URL,
+                    empty,
+                    (u, f, l, t) -> {
+                        throw new AssertionError("no GET");
+                    },
+                    u -> 0);
+            ShardFetchException e = assertThrows(
+                    ShardFetchException.class,
+                    () -> reader.read(
+                            URL,
+                            empty,
+                            (u, f, l, t) -> {
+                                throw new AssertionError("no GET");
+                            },
+                            u -> 10));
             assertTrue(e.getMessage().contains("has 10 bytes but dst has 0"), e.getMessage());
         }
     }

@@ -6,29 +6,28 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
-import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.UrlDatasetProvider;
+import io.stoke.loader.testing.TestTars;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.ValueLayout;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.zip.CRC32;
-import io.stoke.loader.testing.TestTars;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import java.net.ServerSocket;
-import org.junit.jupiter.api.Assertions;
-import io.stoke.loader.source.ShardDataset;
 
 /**
  * Shards read from a real S3 server on loopback (s3proxy, started here) through the bounded cache:
@@ -64,7 +63,6 @@ class RemoteShardsTest {
         s3.put(BUCKET, "train/notes.txt", "not a shard".getBytes(StandardCharsets.US_ASCII));
     }
 
-
     @AfterAll
     static void stop() throws Exception {
         if (s3 != null) {
@@ -82,8 +80,15 @@ class RemoteShardsTest {
     /** (index -> label:crc) of one epoch, asserting that no sample comes twice. */
     static Map<Long, String> epoch(Dataset index, boolean shuffle, int window, List<Long> order) {
         Map<Long, String> out = new TreeMap<>();
-        try (Loader loader = Loader.builder(index).transform(SMALL).batchSize(4).workers(2).slots(3).shuffle(shuffle)
-                .seed(9).shuffleWindow(window).build()) {
+        try (Loader loader = Loader.builder(index)
+                .transform(SMALL)
+                .batchSize(4)
+                .workers(2)
+                .slots(3)
+                .shuffle(shuffle)
+                .seed(9)
+                .shuffleWindow(window)
+                .build()) {
             for (Batch b : loader) {
                 try (b) {
                     long bytes = b.pixels().byteSize() / b.size();
@@ -92,7 +97,8 @@ class RemoteShardsTest {
                         crc.update(b.pixels().asSlice(i * bytes, bytes).asByteBuffer());
                         long idx = b.indices().getAtIndex(ValueLayout.JAVA_LONG, i);
                         order.add(idx);
-                        String was = out.put(idx, b.labels().getAtIndex(ValueLayout.JAVA_INT, i) + ":" + crc.getValue());
+                        String was =
+                                out.put(idx, b.labels().getAtIndex(ValueLayout.JAVA_INT, i) + ":" + crc.getValue());
                         assertEquals(null, was, "sample " + idx + " delivered twice");
                     }
                 }
@@ -105,7 +111,7 @@ class RemoteShardsTest {
     void remoteShardsGiveTheLocalSamplesThroughASmallCacheEachOnce() {
         String localPattern = local + "/train-{0..4}.tar";
         try (Dataset near = Datasets.open(localPattern);
-             ShardDataset far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
+                ShardDataset far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
             assertEquals(SHARDS * PER_SHARD, far.size());
             assertEquals("s3://data/train/train-3.tar/k/3-2", far.name(3 * PER_SHARD + 2));
             for (int i = 0; i < far.size(); i++) {
@@ -131,8 +137,15 @@ class RemoteShardsTest {
         // over, but no worker can wait on another (a worker holds a shard only while it decodes).
         try (ShardDataset far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
             Assertions.assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
-                try (Loader loader = Loader.builder(far).transform(SMALL).batchSize(5).workers(6).slots(2).shuffle(true)
-                        .seed(1).epochs(2).build()) {
+                try (Loader loader = Loader.builder(far)
+                        .transform(SMALL)
+                        .batchSize(5)
+                        .workers(6)
+                        .slots(2)
+                        .shuffle(true)
+                        .seed(1)
+                        .epochs(2)
+                        .build()) {
                     int seen = 0;
                     for (Batch b : loader) {
                         try (b) {
@@ -142,7 +155,8 @@ class RemoteShardsTest {
                     assertEquals(2 * SHARDS * PER_SHARD, seen);
                 }
             });
-            assertTrue(((RemoteShards) far.shards().bytes()).fetches() > SHARDS, "the cache was too small to keep them");
+            assertTrue(
+                    ((RemoteShards) far.shards().bytes()).fetches() > SHARDS, "the cache was too small to keep them");
         }
     }
 
@@ -163,8 +177,8 @@ class RemoteShardsTest {
     void theLoaderFindsThisModuleByTheUrlsScheme() {
         // What the CLI and stoke.DataLoader call: the core's Datasets, which knows no store, finds
         // RemoteDatasets through META-INF/services.
-        try (ShardDataset far = (ShardDataset) Datasets.open("s3://data/train/train-{0..4}.tar",
-                new UrlDatasetProvider.ShardCache(2 * largest, null))) {
+        try (ShardDataset far = (ShardDataset) Datasets.open(
+                "s3://data/train/train-{0..4}.tar", new UrlDatasetProvider.ShardCache(2 * largest, null))) {
             assertEquals(SHARDS * PER_SHARD, far.size());
             assertTrue(far.shards().remote());
             epoch(far, true, 0, new ArrayList<>());
@@ -173,17 +187,24 @@ class RemoteShardsTest {
 
     @Test
     void aTooSmallCacheIsRefusedWithWhatItNeeds() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
                 () -> RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), largest, null));
-        assertTrue(e.getMessage().contains("--shard-cache") && e.getMessage().contains(Long.toString(2 * largest)), e.getMessage());
+        assertTrue(
+                e.getMessage().contains("--shard-cache") && e.getMessage().contains(Long.toString(2 * largest)),
+                e.getMessage());
     }
 
     @Test
     void aMissingShardIsNamedAtOnce() {
         long start = System.nanoTime();
-        ShardFetchException e = assertThrows(ShardFetchException.class,
+        ShardFetchException e = assertThrows(
+                ShardFetchException.class,
                 () -> RemoteDatasets.open("s3://data/train/train-{0..5}.tar", fast(), 10 * largest, null));
-        assertTrue(e.getMessage().contains("s3://data/train/train-5.tar") && e.getMessage().contains("not found"), e.getMessage());
+        assertTrue(
+                e.getMessage().contains("s3://data/train/train-5.tar")
+                        && e.getMessage().contains("not found"),
+                e.getMessage());
         assertTrue(System.nanoTime() - start < 5_000_000_000L, "took " + (System.nanoTime() - start) / 1e9 + " s");
     }
 
@@ -200,13 +221,19 @@ class RemoteShardsTest {
                 } else {
                     proxy.unavailableFor(4);
                 }
-                System.setProperty(S3ObjectStore.ENDPOINT_PROPERTY, proxy.endpoint().toString());
-                try (ShardDataset far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
-                    assertEquals(expected, epoch(far, true, 2, new ArrayList<>()), drop ? "dropped connections" : "503s");
+                System.setProperty(
+                        S3ObjectStore.ENDPOINT_PROPERTY, proxy.endpoint().toString());
+                try (ShardDataset far =
+                        RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
+                    assertEquals(
+                            expected, epoch(far, true, 2, new ArrayList<>()), drop ? "dropped connections" : "503s");
                 }
-                assertTrue(proxy.seen().size() > SHARDS, "the proxy saw the requests: " + proxy.seen().size());
+                assertTrue(
+                        proxy.seen().size() > SHARDS,
+                        "the proxy saw the requests: " + proxy.seen().size());
             } finally {
-                System.setProperty(S3ObjectStore.ENDPOINT_PROPERTY, s3.endpoint().toString());
+                System.setProperty(
+                        S3ObjectStore.ENDPOINT_PROPERTY, s3.endpoint().toString());
             }
         }
     }
@@ -220,7 +247,8 @@ class RemoteShardsTest {
         System.setProperty(S3ObjectStore.ENDPOINT_PROPERTY, "http://127.0.0.1:" + port);
         try {
             long start = System.nanoTime();
-            ShardFetchException e = assertThrows(ShardFetchException.class,
+            ShardFetchException e = assertThrows(
+                    ShardFetchException.class,
                     () -> RemoteDatasets.open("s3://data/train/train-0.tar", fast(), 10 * largest, null));
             assertTrue(e.getMessage().contains("s3://data/train/train-0.tar"), e.getMessage());
             assertTrue(System.nanoTime() - start < 10_000_000_000L, "took " + (System.nanoTime() - start) / 1e9 + " s");

@@ -74,11 +74,13 @@ class RetryTest {
         FakeClock clock = new FakeClock();
         AtomicInteger calls = new AtomicInteger();
         IOException last = new IOException("Connection reset");
-        ShardFetchException e = assertThrows(ShardFetchException.class, () -> retry(5, clock, 0.0)
-                .run("s3://b/k.tar", "bytes 0-99", clock.now + 60_000 * MS, new Retry.Tally(), remaining -> {
-                    calls.incrementAndGet();
-                    throw new TransientFailure("connection dropped after 10 of 100 bytes", last);
-                }));
+        ShardFetchException e = assertThrows(
+                ShardFetchException.class,
+                () -> retry(5, clock, 0.0)
+                        .run("s3://b/k.tar", "bytes 0-99", clock.now + 60_000 * MS, new Retry.Tally(), remaining -> {
+                            calls.incrementAndGet();
+                            throw new TransientFailure("connection dropped after 10 of 100 bytes", last);
+                        }));
         assertEquals(5, calls.get());
         assertEquals(List.of(50L, 100L, 200L, 400L), clock.sleeps);
         assertEquals("s3://b/k.tar", e.url());
@@ -92,11 +94,13 @@ class RetryTest {
         FakeClock clock = new FakeClock();
         AtomicInteger calls = new AtomicInteger();
         ShardFetchException notFound = new ShardFetchException("s3://b/k", "not found (HTTP 404)");
-        ShardFetchException e = assertThrows(ShardFetchException.class, () -> retry(5, clock, 0.0)
-                .run("s3://b/k", "HEAD", clock.now + 60_000 * MS, new Retry.Tally(), remaining -> {
-                    calls.incrementAndGet();
-                    throw notFound;
-                }));
+        ShardFetchException e = assertThrows(
+                ShardFetchException.class,
+                () -> retry(5, clock, 0.0)
+                        .run("s3://b/k", "HEAD", clock.now + 60_000 * MS, new Retry.Tally(), remaining -> {
+                            calls.incrementAndGet();
+                            throw notFound;
+                        }));
         assertSame(notFound, e);
         assertEquals(1, calls.get());
         assertEquals(List.of(), clock.sleeps);
@@ -109,25 +113,32 @@ class RetryTest {
         AtomicInteger calls = new AtomicInteger();
         List<Long> remainingSeen = new ArrayList<>();
         long deadline = clock.now + 250 * MS;
-        ShardFetchException e = assertThrows(ShardFetchException.class, () -> retry(10, clock, 0.999_999_999)
-                .run("https://h/x.tar", "HEAD", deadline, new Retry.Tally(), remaining -> {
-                    calls.incrementAndGet();
-                    remainingSeen.add(remaining / MS);
-                    throw new TransientFailure("HTTP 500");
-                }));
+        ShardFetchException e = assertThrows(
+                ShardFetchException.class,
+                () -> retry(10, clock, 0.999_999_999)
+                        .run("https://h/x.tar", "HEAD", deadline, new Retry.Tally(), remaining -> {
+                            calls.incrementAndGet();
+                            remainingSeen.add(remaining / MS);
+                            throw new TransientFailure("HTTP 500");
+                        }));
         // 1st attempt, 100 ms pause, 2nd attempt; a 200 ms pause would end at 300 ms > 250 ms.
         assertEquals(2, calls.get());
         assertEquals(List.of(250L, 150L), remainingSeen);
-        assertTrue(e.getMessage().contains("gave up after 2 attempts") && e.getMessage().contains("deadline")
-                && e.getMessage().contains("HTTP 500"), e.getMessage());
+        assertTrue(
+                e.getMessage().contains("gave up after 2 attempts")
+                        && e.getMessage().contains("deadline")
+                        && e.getMessage().contains("HTTP 500"),
+                e.getMessage());
     }
 
     @Test
     void aDeadlineAlreadyPastMakesNoAttempt() {
         FakeClock clock = new FakeClock();
         AtomicInteger calls = new AtomicInteger();
-        ShardFetchException e = assertThrows(ShardFetchException.class, () -> retry(5, clock, 0.5)
-                .run("s3://b/k", "HEAD", clock.now, new Retry.Tally(), remaining -> calls.incrementAndGet()));
+        ShardFetchException e = assertThrows(
+                ShardFetchException.class,
+                () -> retry(5, clock, 0.5)
+                        .run("s3://b/k", "HEAD", clock.now, new Retry.Tally(), remaining -> calls.incrementAndGet()));
         assertEquals(0, calls.get());
         assertTrue(e.getMessage().contains("0 attempts") && e.getMessage().contains("none yet"), e.getMessage());
         assertNull(e.getCause());
@@ -139,8 +150,17 @@ class RetryTest {
         assertEquals(new ContentRange(5, 5, -1), ContentRange.parse("bytes 5-5/*"));
         assertEquals(new ContentRange(-1, -1, 0), ContentRange.parse("bytes */0"));
         assertEquals(new ContentRange(0, 0, 1), ContentRange.parse("Bytes 0-0/1"));
-        for (String bad : new String[] {null, "", "bytes 0-99", "bytes 9-1/100", "bytes 0-100/100", "items 0-1/2",
-            "bytes */*", "bytes -5/10", "bytes a-b/c"}) {
+        for (String bad : new String[] {
+            null,
+            "",
+            "bytes 0-99",
+            "bytes 9-1/100",
+            "bytes 0-100/100",
+            "items 0-1/2",
+            "bytes */*",
+            "bytes -5/10",
+            "bytes a-b/c"
+        }) {
             assertNull(ContentRange.parse(bad), bad);
         }
     }
@@ -149,12 +169,15 @@ class RetryTest {
     void optionsRefuseNonsenseWithTheValue() {
         RemoteOptions d = RemoteOptions.defaults();
         assertEquals(new RemoteOptions(4, 8L << 20, 5, Duration.ofSeconds(60), Duration.ofSeconds(10)), d);
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
                 () -> new RemoteOptions(0, d.partBytes(), d.attempts(), d.deadline(), d.connectTimeout()));
         assertTrue(e.getMessage().contains("parallelism") && e.getMessage().contains("0"), e.getMessage());
-        assertThrows(IllegalArgumentException.class,
+        assertThrows(
+                IllegalArgumentException.class,
                 () -> new RemoteOptions(4, d.partBytes(), 0, d.deadline(), d.connectTimeout()));
-        assertThrows(IllegalArgumentException.class,
+        assertThrows(
+                IllegalArgumentException.class,
                 () -> new RemoteOptions(4, d.partBytes(), 5, Duration.ZERO, d.connectTimeout()));
     }
 }

@@ -4,8 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.testing.TestTars;
 import io.stoke.remote.FaultProxy.Seen;
 import java.lang.foreign.Arena;
@@ -25,7 +26,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
-import io.stoke.loader.source.ShardDataset;
 
 /**
  * {@link S3ObjectStore} against an S3-compatible server that refuses the checksum headers of AWS
@@ -123,8 +123,10 @@ class S3CompatibilityTest {
     void withDefaultSettingsHeadRangedGetsAndListWork(String name) {
         TestS3Server s3 = server(name);
         try (S3ObjectStore store = new S3ObjectStore(options(), s3.endpoint())) {
-            assertEquals(RequestChecksumCalculation.WHEN_REQUIRED, store.checksums().request());
-            assertEquals(ResponseChecksumValidation.WHEN_REQUIRED, store.checksums().response());
+            assertEquals(
+                    RequestChecksumCalculation.WHEN_REQUIRED, store.checksums().request());
+            assertEquals(
+                    ResponseChecksumValidation.WHEN_REQUIRED, store.checksums().response());
             for (String key : List.of(SMALL, LARGE)) {
                 byte[] expected = s3.bytes(BUCKET, key);
                 assertEquals(expected.length, store.size(url(key)), key);
@@ -137,14 +139,19 @@ class S3CompatibilityTest {
     @ParameterizedTest
     @ValueSource(strings = {"old", "current"})
     void withDefaultSettingsTheLoaderGivesTheLocalSamples(String name) {
-        System.setProperty(S3ObjectStore.ENDPOINT_PROPERTY, server(name).endpoint().toString());
+        System.setProperty(
+                S3ObjectStore.ENDPOINT_PROPERTY, server(name).endpoint().toString());
         try (Dataset near = Datasets.open(local + "/train-{0..2}.tar");
-             ShardDataset far = RemoteDatasets.open("s3://" + BUCKET + "/data/train-{0..2}.tar",
-                     new RemoteOptions(4, 64 * 1024, 5, Duration.ofSeconds(15), Duration.ofSeconds(2)), 2 * largest, null)) {
+                ShardDataset far = RemoteDatasets.open(
+                        "s3://" + BUCKET + "/data/train-{0..2}.tar",
+                        new RemoteOptions(4, 64 * 1024, 5, Duration.ofSeconds(15), Duration.ofSeconds(2)),
+                        2 * largest,
+                        null)) {
             assertEquals(SHARDS * PER_SHARD, far.size());
             List<Long> nearOrder = new ArrayList<>();
             List<Long> farOrder = new ArrayList<>();
-            assertEquals(RemoteShardsTest.epoch(near, false, 0, nearOrder), RemoteShardsTest.epoch(far, false, 0, farOrder));
+            assertEquals(
+                    RemoteShardsTest.epoch(near, false, 0, nearOrder), RemoteShardsTest.epoch(far, false, 0, farOrder));
             assertEquals(nearOrder, farOrder);
         } finally {
             System.clearProperty(S3ObjectStore.ENDPOINT_PROPERTY);
@@ -156,9 +163,11 @@ class S3CompatibilityTest {
      * {@code x-amz-checksum-crc32} (of the empty body) on it, response validation {@code x-amz-te: append-md5}.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"aws.requestChecksumCalculation=x-amz-checksum-crc32",
-        "aws.responseChecksumValidation=x-amz-te"})
-    void withChecksumsWhenSupportedTheOldServersRefusalFailsAtOnceNamingWhatToSet(String settingAndHeader) throws Exception {
+    @ValueSource(
+            strings = {"aws.requestChecksumCalculation=x-amz-checksum-crc32", "aws.responseChecksumValidation=x-amz-te"
+            })
+    void withChecksumsWhenSupportedTheOldServersRefusalFailsAtOnceNamingWhatToSet(String settingAndHeader)
+            throws Exception {
         String setting = settingAndHeader.substring(0, settingAndHeader.indexOf('='));
         String header = settingAndHeader.substring(setting.length() + 1);
         try (FaultProxy proxy = new FaultProxy(old.port())) {
@@ -169,7 +178,8 @@ class S3CompatibilityTest {
                     try (Arena arena = Arena.ofShared()) {
                         MemorySegment dst = arena.allocate(1000);
                         long start = System.nanoTime();
-                        ShardFetchException e = assertThrows(ShardFetchException.class, () -> store.read(url(SMALL), dst));
+                        ShardFetchException e =
+                                assertThrows(ShardFetchException.class, () -> store.read(url(SMALL), dst));
                         long millis = (System.nanoTime() - start) / 1_000_000;
                         assertTrue(millis < 1500, "took " + millis + " ms");
                         String m = e.getMessage();
@@ -177,14 +187,17 @@ class S3CompatibilityTest {
                         assertTrue(m.startsWith(url(SMALL) + ": "), m);
                         assertTrue(m.contains("HTTP 501 NotImplemented") && m.contains("not implemented"), m);
                         assertTrue(m.contains("the request carried " + header), m);
-                        assertTrue(m.contains("AWS_REQUEST_CHECKSUM_CALCULATION=when_required")
-                                && m.contains("AWS_RESPONSE_CHECKSUM_VALIDATION=when_required")
-                                && m.contains("when_supported (system property " + setting + ")"), m);
+                        assertTrue(
+                                m.contains("AWS_REQUEST_CHECKSUM_CALCULATION=when_required")
+                                        && m.contains("AWS_RESPONSE_CHECKSUM_VALIDATION=when_required")
+                                        && m.contains("when_supported (system property " + setting + ")"),
+                                m);
                         assertTrue(!m.contains("gave up"), m);
                     }
                 }
             });
-            List<Seen> gets = proxy.seen().stream().filter(s -> s.method().equals("GET")).toList();
+            List<Seen> gets =
+                    proxy.seen().stream().filter(s -> s.method().equals("GET")).toList();
             assertEquals(1, gets.size(), "one attempt, not five: " + proxy.seen());
         }
     }
@@ -193,8 +206,12 @@ class S3CompatibilityTest {
     void withChecksumsWhenSupportedTheCurrentServerServesTheReads() {
         withChecksumsWhenSupported(() -> {
             try (S3ObjectStore store = new S3ObjectStore(options(), current.endpoint())) {
-                assertEquals(ResponseChecksumValidation.WHEN_SUPPORTED, store.checksums().response());
-                assertEquals(TestS3Server.sha256(current.bytes(BUCKET, LARGE)), TestS3Server.sha256(read(store, url(LARGE))));
+                assertEquals(
+                        ResponseChecksumValidation.WHEN_SUPPORTED,
+                        store.checksums().response());
+                assertEquals(
+                        TestS3Server.sha256(current.bytes(BUCKET, LARGE)),
+                        TestS3Server.sha256(read(store, url(LARGE))));
             }
         });
     }

@@ -19,11 +19,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.Assumptions;
 
 /**
  * {@link S3ObjectStore} against a real S3 server (s3proxy, SigV4 and all) on this machine, and
@@ -123,20 +123,24 @@ class S3ObjectStoreTest {
         props.put(S3ObjectStore.ENDPOINT_PROPERTY, "http://127.0.0.1:1234");
         assertEquals(URI.create("http://127.0.0.1:1234"), S3ObjectStore.customEndpoint(props::get, env::get));
         props.put(S3ObjectStore.ENDPOINT_PROPERTY, "minio:9000");
-        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
-                () -> S3ObjectStore.customEndpoint(props::get, env::get));
-        assertTrue(bad.getMessage().contains(S3ObjectStore.ENDPOINT_PROPERTY) && bad.getMessage().contains("minio:9000"),
+        IllegalArgumentException bad =
+                assertThrows(IllegalArgumentException.class, () -> S3ObjectStore.customEndpoint(props::get, env::get));
+        assertTrue(
+                bad.getMessage().contains(S3ObjectStore.ENDPOINT_PROPERTY)
+                        && bad.getMessage().contains("minio:9000"),
                 bad.getMessage());
     }
 
     @Test
     void listGivesTheTarKeysUnderThePrefixSortedAndNothingElse() {
         try (S3ObjectStore store = new S3ObjectStore(options(5, Duration.ofSeconds(8)), s3.endpoint())) {
-            assertEquals(List.of(url(EMPTY), url(SMALL), url(ONE_PART), url(LARGE)), store.list("s3://" + BUCKET + "/train/", ".tar"));
+            assertEquals(
+                    List.of(url(EMPTY), url(SMALL), url(ONE_PART), url(LARGE)),
+                    store.list("s3://" + BUCKET + "/train/", ".tar"));
             assertEquals(List.of(url("train/README.txt")), store.list("s3://" + BUCKET + "/train/", ".txt"));
             assertEquals(List.of(), store.list("s3://" + BUCKET + "/test/", ".tar"));
-            ShardFetchException noBucket = assertThrows(ShardFetchException.class,
-                    () -> store.list("s3://no-such-bucket/train/", ".tar"));
+            ShardFetchException noBucket =
+                    assertThrows(ShardFetchException.class, () -> store.list("s3://no-such-bucket/train/", ".tar"));
             assertTrue(noBucket.getMessage().startsWith("s3://no-such-bucket/train/: "), noBucket.getMessage());
             assertTrue(noBucket.getMessage().contains("not found"), noBucket.getMessage());
         }
@@ -145,20 +149,24 @@ class S3ObjectStoreTest {
     @Test
     void aMissingKeyFailsAtOnceWithNotFoundAndNoRetry() throws Exception {
         try (FaultProxy proxy = new FaultProxy(s3.port());
-             S3ObjectStore store = new S3ObjectStore(options(5, Duration.ofSeconds(8)), proxy.endpoint())) {
+                S3ObjectStore store = new S3ObjectStore(options(5, Duration.ofSeconds(8)), proxy.endpoint())) {
             String missing = url("train/missing.tar");
             long start = System.nanoTime();
             ShardFetchException e = assertThrows(ShardFetchException.class, () -> store.size(missing));
             long millis = (System.nanoTime() - start) / 1_000_000;
             assertTrue(millis < 1000, "took " + millis + " ms");
             assertEquals(missing, e.url());
-            assertTrue(e.getMessage().startsWith(missing + ": ") && e.getMessage().contains("not found"), e.getMessage());
+            assertTrue(
+                    e.getMessage().startsWith(missing + ": ") && e.getMessage().contains("not found"), e.getMessage());
             assertEquals(List.of(new Seen("HEAD", "/shards/train/missing.tar", null, Action.FORWARDED)), proxy.seen());
 
             try (Arena arena = Arena.ofShared()) {
                 MemorySegment dst = arena.allocate(100);
                 ShardFetchException r = assertThrows(ShardFetchException.class, () -> store.read(missing, dst));
-                assertTrue(r.getMessage().startsWith(missing + ": ") && r.getMessage().contains("not found"), r.getMessage());
+                assertTrue(
+                        r.getMessage().startsWith(missing + ": ")
+                                && r.getMessage().contains("not found"),
+                        r.getMessage());
             }
             assertEquals(2, proxy.seen().size(), proxy.seen().toString()); // one GET more, not five
         }
@@ -167,23 +175,30 @@ class S3ObjectStoreTest {
     @Test
     void theFirst503sAreRetriedAndTheBytesAreRight() throws Exception {
         try (FaultProxy proxy = new FaultProxy(s3.port()).unavailableFor(3);
-             S3ObjectStore store = new S3ObjectStore(options(5, Duration.ofSeconds(8)), proxy.endpoint())) {
+                S3ObjectStore store = new S3ObjectStore(options(5, Duration.ofSeconds(8)), proxy.endpoint())) {
             byte[] expected = s3.bytes(BUCKET, LARGE);
             try (Arena arena = Arena.ofShared()) {
                 MemorySegment dst = arena.allocate(expected.length);
                 store.read(url(LARGE), dst);
                 assertEquals(TestS3Server.sha256(expected), TestS3Server.sha256(dst.toArray(ValueLayout.JAVA_BYTE)));
             }
-            assertEquals(3, proxy.count(Action.SERVICE_UNAVAILABLE), proxy.seen().toString());
+            assertEquals(
+                    3, proxy.count(Action.SERVICE_UNAVAILABLE), proxy.seen().toString());
             assertEquals(4, proxy.count(Action.FORWARDED), proxy.seen().toString()); // each of the 4 parts once
-            assertEquals(4, proxy.seen().stream().filter(s -> s.action() == Action.FORWARDED).map(Seen::range).distinct().count());
+            assertEquals(
+                    4,
+                    proxy.seen().stream()
+                            .filter(s -> s.action() == Action.FORWARDED)
+                            .map(Seen::range)
+                            .distinct()
+                            .count());
         }
     }
 
     @Test
     void aConnectionDroppedMidBodyIsRetriedAndTheBytesAreRight() throws Exception {
         try (FaultProxy proxy = new FaultProxy(s3.port()).dropFirstGetOfEachRange();
-             S3ObjectStore store = new S3ObjectStore(options(5, Duration.ofSeconds(8)), proxy.endpoint())) {
+                S3ObjectStore store = new S3ObjectStore(options(5, Duration.ofSeconds(8)), proxy.endpoint())) {
             byte[] expected = s3.bytes(BUCKET, LARGE);
             try (Arena arena = Arena.ofShared()) {
                 MemorySegment dst = arena.allocate(expected.length);
@@ -197,7 +212,7 @@ class S3ObjectStoreTest {
     @Test
     void always503FailsWithinSecondsNamingTheUrlAndTheAttempts() throws Exception {
         try (FaultProxy proxy = new FaultProxy(s3.port()).alwaysUnavailable();
-             S3ObjectStore store = new S3ObjectStore(options(3, Duration.ofSeconds(5)), proxy.endpoint())) {
+                S3ObjectStore store = new S3ObjectStore(options(3, Duration.ofSeconds(5)), proxy.endpoint())) {
             try (Arena arena = Arena.ofShared()) {
                 MemorySegment dst = arena.allocate(1000);
                 long start = System.nanoTime();
@@ -206,12 +221,14 @@ class S3ObjectStoreTest {
                 assertTrue(millis < 3000, "took " + millis + " ms");
                 assertEquals(url(SMALL), e.url());
                 assertTrue(e.getMessage().startsWith(url(SMALL) + ": "), e.getMessage());
-                assertTrue(e.getMessage().contains("3 attempts") && e.getMessage().contains("HTTP 503"), e.getMessage());
+                assertTrue(
+                        e.getMessage().contains("3 attempts") && e.getMessage().contains("HTTP 503"), e.getMessage());
             }
             assertEquals(3, proxy.count(Action.SERVICE_UNAVAILABLE));
             assertEquals(3, proxy.seen().size());
             ShardFetchException head = assertThrows(ShardFetchException.class, () -> store.size(url(SMALL)));
-            assertTrue(head.getMessage().contains("HEAD") && head.getMessage().contains("3 attempts"), head.getMessage());
+            assertTrue(
+                    head.getMessage().contains("HEAD") && head.getMessage().contains("3 attempts"), head.getMessage());
             assertEquals(6, proxy.seen().size());
         }
     }
@@ -222,33 +239,45 @@ class S3ObjectStoreTest {
         try (ServerSocket socket = new ServerSocket(0)) {
             port = socket.getLocalPort(); // closed again: nothing listens there
         }
-        try (S3ObjectStore store = new S3ObjectStore(options(3, Duration.ofSeconds(5)), URI.create("http://127.0.0.1:" + port))) {
+        try (S3ObjectStore store =
+                new S3ObjectStore(options(3, Duration.ofSeconds(5)), URI.create("http://127.0.0.1:" + port))) {
             long start = System.nanoTime();
             ShardFetchException e = assertThrows(ShardFetchException.class, () -> store.size(url(SMALL)));
             long millis = (System.nanoTime() - start) / 1_000_000;
             assertTrue(millis < 4000, "took " + millis + " ms");
-            assertTrue(e.getMessage().startsWith(url(SMALL) + ": ") && e.getMessage().contains("3 attempts"), e.getMessage());
+            assertTrue(
+                    e.getMessage().startsWith(url(SMALL) + ": ")
+                            && e.getMessage().contains("3 attempts"),
+                    e.getMessage());
             try (Arena arena = Arena.ofShared()) {
                 MemorySegment dst = arena.allocate(5000);
                 ShardFetchException r = assertThrows(ShardFetchException.class, () -> store.read(url(SMALL), dst));
-                assertTrue(r.getMessage().startsWith(url(SMALL) + ": ") && r.getMessage().contains("3 attempts"), r.getMessage());
+                assertTrue(
+                        r.getMessage().startsWith(url(SMALL) + ": ")
+                                && r.getMessage().contains("3 attempts"),
+                        r.getMessage());
             }
         }
     }
 
     @Test
     void noCredentialsAnywhereIsAnErrorThatSaysWhatToSet() {
-        Assumptions.assumeTrue(System.getenv("AWS_ACCESS_KEY_ID") == null
-                && System.getenv("AWS_PROFILE") == null && System.getenv("AWS_WEB_IDENTITY_TOKEN_FILE") == null
-                && System.getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI") == null
-                && System.getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") == null,
+        Assumptions.assumeTrue(
+                System.getenv("AWS_ACCESS_KEY_ID") == null
+                        && System.getenv("AWS_PROFILE") == null
+                        && System.getenv("AWS_WEB_IDENTITY_TOKEN_FILE") == null
+                        && System.getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI") == null
+                        && System.getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") == null,
                 "the environment has AWS credentials");
         System.clearProperty("aws.accessKeyId");
         System.clearProperty("aws.secretAccessKey");
         try {
-            IllegalStateException e = assertThrows(IllegalStateException.class,
+            IllegalStateException e = assertThrows(
+                    IllegalStateException.class,
                     () -> new S3ObjectStore(options(3, Duration.ofSeconds(5)), s3.endpoint()).close());
-            assertTrue(e.getMessage().contains("AWS_ACCESS_KEY_ID") && e.getMessage().contains("AWS_SECRET_ACCESS_KEY"),
+            assertTrue(
+                    e.getMessage().contains("AWS_ACCESS_KEY_ID")
+                            && e.getMessage().contains("AWS_SECRET_ACCESS_KEY"),
                     e.getMessage());
         } finally {
             System.setProperty("aws.accessKeyId", TestS3Server.ACCESS_KEY);
@@ -260,11 +289,16 @@ class S3ObjectStoreTest {
     void urlsThatAreNotS3AreRejectedWithTheUrl() {
         try (S3ObjectStore store = new S3ObjectStore(options(3, Duration.ofSeconds(5)), s3.endpoint())) {
             assertTrue(assertThrows(IllegalArgumentException.class, () -> store.size("s3://bucket-only"))
-                    .getMessage().contains("s3://bucket-only"));
+                    .getMessage()
+                    .contains("s3://bucket-only"));
             assertTrue(assertThrows(IllegalArgumentException.class, () -> store.size("https://x/y.tar"))
-                    .getMessage().contains("https://x/y.tar"));
+                    .getMessage()
+                    .contains("https://x/y.tar"));
         }
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> ObjectStore.forUrl("gs://b/k.tar", RemoteOptions.defaults()))
-                .getMessage().contains("gs://b/k.tar"));
+        assertTrue(assertThrows(
+                        IllegalArgumentException.class,
+                        () -> ObjectStore.forUrl("gs://b/k.tar", RemoteOptions.defaults()))
+                .getMessage()
+                .contains("gs://b/k.tar"));
     }
 }

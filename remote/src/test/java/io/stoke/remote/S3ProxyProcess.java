@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 final class S3ProxyProcess implements AutoCloseable {
     /** Where Maven put the old release's jar (loader/pom.xml, phase process-test-resources). */
     static final String JAR_PROPERTY = "stoke.test.oldS3proxyJar";
+
     private static final long START_TIMEOUT_NANOS = 60_000_000_000L; // two busy cores can make Jetty slow to start
 
     private final Process process;
@@ -53,19 +54,29 @@ final class S3ProxyProcess implements AutoCloseable {
             port = socket.getLocalPort(); // free now; s3proxy binds it a moment later
         }
         URI endpoint = URI.create("http://127.0.0.1:" + port);
-        Path properties = Files.writeString(dir.resolve("s3proxy.properties"), String.join("\n",
-                "s3proxy.endpoint=" + endpoint,
-                "s3proxy.authorization=aws-v2-or-v4",
-                "s3proxy.identity=" + TestS3Server.ACCESS_KEY,
-                "s3proxy.credential=" + TestS3Server.SECRET_KEY,
-                "jclouds.provider=transient",
-                "jclouds.identity=unused",
-                "jclouds.credential=unused",
-                ""));
+        Path properties = Files.writeString(
+                dir.resolve("s3proxy.properties"),
+                String.join(
+                        "\n",
+                        "s3proxy.endpoint=" + endpoint,
+                        "s3proxy.authorization=aws-v2-or-v4",
+                        "s3proxy.identity=" + TestS3Server.ACCESS_KEY,
+                        "s3proxy.credential=" + TestS3Server.SECRET_KEY,
+                        "jclouds.provider=transient",
+                        "jclouds.identity=unused",
+                        "jclouds.credential=unused",
+                        ""));
         Path log = dir.resolve("s3proxy.log");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process process = new ProcessBuilder(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-jar", jar.toString(), "--properties", properties.toString()))
+        Process process = new ProcessBuilder(List.of(
+                        java,
+                        "-Xmx256m",
+                        "-XX:+UseSerialGC",
+                        "-XX:TieredStopAtLevel=1",
+                        "-jar",
+                        jar.toString(),
+                        "--properties",
+                        properties.toString()))
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .start();
@@ -98,7 +109,8 @@ final class S3ProxyProcess implements AutoCloseable {
                 // Refused until Jetty listens.
             }
             if (System.nanoTime() > until) {
-                throw new IllegalStateException("s3proxy did not answer on " + endpoint + " within 60 s; its log:\n" + tail());
+                throw new IllegalStateException(
+                        "s3proxy did not answer on " + endpoint + " within 60 s; its log:\n" + tail());
             }
             Thread.sleep(100);
         }

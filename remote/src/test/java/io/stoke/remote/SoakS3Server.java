@@ -25,8 +25,7 @@ import java.util.stream.Stream;
  * runner that dies, even by kill -9, takes this process with it).
  */
 public final class SoakS3Server {
-    private SoakS3Server() {
-    }
+    private SoakS3Server() {}
 
     public static void main(String[] args) throws Exception {
         if (args.length != 7) {
@@ -41,7 +40,8 @@ public final class SoakS3Server {
         long maxSeconds = Long.parseLong(args[5]);
         Path stats = Path.of(args[6]);
 
-        try (TestS3Server s3 = new TestS3Server(); FaultProxy proxy = new FaultProxy(s3.port())) {
+        try (TestS3Server s3 = new TestS3Server();
+                FaultProxy proxy = new FaultProxy(s3.port())) {
             s3.createBucket(bucket, false);
             List<Path> files;
             try (Stream<Path> list = Files.list(dir)) {

@@ -1,6 +1,7 @@
 package io.stoke.remote;
 
 import java.net.URI;
+import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HashMap;
@@ -23,7 +24,6 @@ import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.BucketCannedACL;
 import software.amazon.awssdk.services.s3.model.ObjectCannedACL;
-import java.nio.file.Path;
 
 /**
  * A real S3 server for the tests: s3proxy (Jetty and its S3 protocol handler, SigV4 checks
@@ -89,7 +89,8 @@ final class TestS3Server implements AutoCloseable {
                 .endpointOverride(endpoint)
                 .forcePathStyle(true)
                 .region(Region.US_EAST_1)
-                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(ACCESS_KEY, SECRET_KEY)))
+                .credentialsProvider(
+                        StaticCredentialsProvider.create(AwsBasicCredentials.create(ACCESS_KEY, SECRET_KEY)))
                 .httpClientBuilder(UrlConnectionHttpClient.builder())
                 .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
                 .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
@@ -117,12 +118,14 @@ final class TestS3Server implements AutoCloseable {
     byte[] put(String bucket, String key, int size, boolean publicRead) {
         byte[] bytes = new byte[size];
         new Random(key.hashCode()).nextBytes(bytes);
-        client.putObject(b -> {
-            b.bucket(bucket).key(key);
-            if (publicRead) {
-                b.acl(ObjectCannedACL.PUBLIC_READ);
-            }
-        }, RequestBody.fromBytes(bytes));
+        client.putObject(
+                b -> {
+                    b.bucket(bucket).key(key);
+                    if (publicRead) {
+                        b.acl(ObjectCannedACL.PUBLIC_READ);
+                    }
+                },
+                RequestBody.fromBytes(bytes));
         objects.put(bucket + "/" + key, bytes);
         return bytes;
     }
@@ -161,9 +164,15 @@ final class TestS3Server implements AutoCloseable {
      */
     static final class TestAwsProperties implements AutoCloseable {
         private static final String[] NAMES = {
-            "aws.accessKeyId", "aws.secretAccessKey", "aws.region", "aws.disableEc2Metadata",
-            "aws.sharedCredentialsFile", "aws.configFile", S3ObjectStore.ENDPOINT_PROPERTY,
-            "aws.requestChecksumCalculation", "aws.responseChecksumValidation",
+            "aws.accessKeyId",
+            "aws.secretAccessKey",
+            "aws.region",
+            "aws.disableEc2Metadata",
+            "aws.sharedCredentialsFile",
+            "aws.configFile",
+            S3ObjectStore.ENDPOINT_PROPERTY,
+            "aws.requestChecksumCalculation",
+            "aws.responseChecksumValidation",
         };
         private final Map<String, String> saved = new HashMap<>();
 
@@ -175,7 +184,8 @@ final class TestS3Server implements AutoCloseable {
             System.setProperty("aws.secretAccessKey", SECRET_KEY);
             System.setProperty("aws.region", "us-east-1");
             System.setProperty("aws.disableEc2Metadata", "true");
-            System.setProperty("aws.sharedCredentialsFile", home.resolve("no-credentials").toString());
+            System.setProperty(
+                    "aws.sharedCredentialsFile", home.resolve("no-credentials").toString());
             System.setProperty("aws.configFile", home.resolve("no-config").toString());
         }
 

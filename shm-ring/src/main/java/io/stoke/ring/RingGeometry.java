@@ -28,7 +28,11 @@ public record RingGeometry(int slotCount, int samplesPerSlot, int dtype, int dim
             throw new IllegalArgumentException("unknown dtype " + dtype);
         }
         // Two at a time: the product of three ints can overflow a long and come out negative.
-        if (d0 < 1 || d1 < 1 || d2 < 1 || (long) d0 * d1 > Integer.MAX_VALUE || (long) d0 * d1 * d2 > Integer.MAX_VALUE) {
+        if (d0 < 1
+                || d1 < 1
+                || d2 < 1
+                || (long) d0 * d1 > Integer.MAX_VALUE
+                || (long) d0 * d1 * d2 > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("bad sample shape " + d0 + "x" + d1 + "x" + d2);
         }
     }

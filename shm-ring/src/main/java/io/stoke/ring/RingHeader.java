@@ -13,8 +13,7 @@ import java.lang.foreign.MemorySegment;
  * through the returned geometry can fall outside the mapping.
  */
 public final class RingHeader {
-    private RingHeader() {
-    }
+    private RingHeader() {}
 
     /**
      * The geometry of the ring in {@code memory}, which maps a file of {@code fileSize} bytes.
@@ -28,18 +27,19 @@ public final class RingHeader {
         }
         long magic = memory.get(JAVA_LONG, MAGIC_OFFSET);
         if (magic != MAGIC) {
-            throw new RingFormatException(name + ": bad magic 0x" + Long.toHexString(magic)
-                    + " (expected 0x" + Long.toHexString(MAGIC) + ", \"STOKERNG\"): not a Stoke ring");
+            throw new RingFormatException(name + ": bad magic 0x" + Long.toHexString(magic) + " (expected 0x"
+                    + Long.toHexString(MAGIC) + ", \"STOKERNG\"): not a Stoke ring");
         }
         int version = memory.get(JAVA_INT, VERSION_OFFSET);
         if (version != VERSION) {
-            throw new RingFormatException(name + ": layout version " + version + ", this code reads version " + VERSION);
+            throw new RingFormatException(
+                    name + ": layout version " + version + ", this code reads version " + VERSION);
         }
         expect(name, "header length", memory.get(JAVA_INT, HEADER_LENGTH_OFFSET), HEADER_LENGTH);
         long total = memory.get(JAVA_LONG, TOTAL_LENGTH_OFFSET);
         if (total < HEADER_LENGTH || total > fileSize) {
-            throw new RingFormatException(name + ": total length " + total + " does not fit in the file's "
-                    + fileSize + " bytes");
+            throw new RingFormatException(
+                    name + ": total length " + total + " does not fit in the file's " + fileSize + " bytes");
         }
         int slotCount = memory.get(JAVA_INT, SLOT_COUNT_OFFSET);
         int samples = memory.get(JAVA_INT, SAMPLES_PER_SLOT_OFFSET);
@@ -64,8 +64,8 @@ public final class RingHeader {
             long stride = Math.addExact(g.slotPixelsOffset(), pixels);
             Math.addExact(g.slotsOffset(), Math.multiplyExact(stride, (long) slotCount));
         } catch (ArithmeticException e) {
-            throw new RingFormatException(name + ": geometry overflows 64 bits (" + slotCount + " slots of "
-                    + samples + " samples of " + d0 + "x" + d1 + "x" + d2 + ")");
+            throw new RingFormatException(name + ": geometry overflows 64 bits (" + slotCount + " slots of " + samples
+                    + " samples of " + d0 + "x" + d1 + "x" + d2 + ")");
         }
         expect(name, "sample bytes", memory.get(JAVA_LONG, SAMPLE_BYTES_OFFSET), g.sampleBytes());
         expect(name, "slot stride", memory.get(JAVA_LONG, SLOT_STRIDE_OFFSET), g.slotStride());
@@ -79,8 +79,8 @@ public final class RingHeader {
         expect(name, "slot pixels offset", memory.get(JAVA_INT, SLOT_PIXELS_OFFSET_OFFSET), g.slotPixelsOffset());
         expect(name, "total length", total, g.totalLength());
         if (g.totalLength() > memory.byteSize()) {
-            throw new RingFormatException(name + ": ring needs " + g.totalLength() + " bytes, mapping holds "
-                    + memory.byteSize());
+            throw new RingFormatException(
+                    name + ": ring needs " + g.totalLength() + " bytes, mapping holds " + memory.byteSize());
         }
         return g;
     }

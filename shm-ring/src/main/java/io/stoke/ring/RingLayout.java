@@ -46,60 +46,60 @@ package io.stoke.ring;
  * </ul>
  */
 public final class RingLayout {
-    private RingLayout() {
-    }
+    private RingLayout() {}
 
     /** "STOKERNG" read as a little-endian long. */
     public static final long MAGIC = 0x474E52454B4F5453L;
+
     public static final int VERSION = 1;
     public static final int PAGE = 4096;
     public static final int CACHE_LINE = 64;
 
     // ---- ring header: geometry, written once by the producer before anything else ----
-    public static final int MAGIC_OFFSET = 0;                      // int64
-    public static final int VERSION_OFFSET = 8;                    // int32
-    public static final int HEADER_LENGTH_OFFSET = 12;             // int32, = HEADER_LENGTH
-    public static final int TOTAL_LENGTH_OFFSET = 16;              // int64, bytes of the whole ring
-    public static final int SLOT_COUNT_OFFSET = 24;                // int32
-    public static final int SAMPLES_PER_SLOT_OFFSET = 28;          // int32, S
-    public static final int SLOT_STRIDE_OFFSET = 32;               // int64
-    public static final int SAMPLE_BYTES_OFFSET = 40;              // int64, bytes of one sample's pixels
-    public static final int DTYPE_OFFSET = 48;                     // int32, DTYPE_*
-    public static final int DIM_LAYOUT_OFFSET = 52;                // int32, LAYOUT_*
-    public static final int SHAPE_OFFSET = 56;                     // int32[3], one sample: HWC or CHW
-    public static final int LABEL_TYPE_OFFSET = 68;                // int32, LABEL_INT32
-    public static final int READY_QUEUE_OFFSET_OFFSET = 72;        // int64
-    public static final int FREE_QUEUE_OFFSET_OFFSET = 80;         // int64
-    public static final int QUEUE_LENGTH_OFFSET = 88;              // int32, capacity + Agrona trailer
-    public static final int SLOT_LABELS_OFFSET_OFFSET = 92;        // int32, within a slot
-    public static final int SLOTS_OFFSET_OFFSET = 96;              // int64
-    public static final int SLOT_INDICES_OFFSET_OFFSET = 104;      // int32, within a slot
-    public static final int SLOT_STATUS_OFFSET_OFFSET = 108;       // int32, within a slot
-    public static final int SLOT_PIXELS_OFFSET_OFFSET = 112;       // int32, within a slot
+    public static final int MAGIC_OFFSET = 0; // int64
+    public static final int VERSION_OFFSET = 8; // int32
+    public static final int HEADER_LENGTH_OFFSET = 12; // int32, = HEADER_LENGTH
+    public static final int TOTAL_LENGTH_OFFSET = 16; // int64, bytes of the whole ring
+    public static final int SLOT_COUNT_OFFSET = 24; // int32
+    public static final int SAMPLES_PER_SLOT_OFFSET = 28; // int32, S
+    public static final int SLOT_STRIDE_OFFSET = 32; // int64
+    public static final int SAMPLE_BYTES_OFFSET = 40; // int64, bytes of one sample's pixels
+    public static final int DTYPE_OFFSET = 48; // int32, DTYPE_*
+    public static final int DIM_LAYOUT_OFFSET = 52; // int32, LAYOUT_*
+    public static final int SHAPE_OFFSET = 56; // int32[3], one sample: HWC or CHW
+    public static final int LABEL_TYPE_OFFSET = 68; // int32, LABEL_INT32
+    public static final int READY_QUEUE_OFFSET_OFFSET = 72; // int64
+    public static final int FREE_QUEUE_OFFSET_OFFSET = 80; // int64
+    public static final int QUEUE_LENGTH_OFFSET = 88; // int32, capacity + Agrona trailer
+    public static final int SLOT_LABELS_OFFSET_OFFSET = 92; // int32, within a slot
+    public static final int SLOTS_OFFSET_OFFSET = 96; // int64
+    public static final int SLOT_INDICES_OFFSET_OFFSET = 104; // int32, within a slot
+    public static final int SLOT_STATUS_OFFSET_OFFSET = 108; // int32, within a slot
+    public static final int SLOT_PIXELS_OFFSET_OFFSET = 112; // int32, within a slot
 
     // ---- liveness: one cache line each, written repeatedly ----
-    public static final int PRODUCER_PID_OFFSET = 128;             // int64
-    public static final int PRODUCER_HEARTBEAT_OFFSET = 136;       // int64, ms since epoch
-    public static final int STATE_OFFSET = 144;                    // int32, STATE_*
-    public static final int PUBLISHED_OFFSET = 152;                // int64, batches published (not re-deliveries)
-    public static final int REDELIVERED_OFFSET = 160;              // int64, batches put back after a consumer left
-    public static final int CONSUMER_PID_OFFSET = 192;             // int64
-    public static final int CONSUMER_HEARTBEAT_OFFSET = 200;       // int64, ms since epoch
-    public static final int CONSUMED_OFFSET = 208;                 // int64, batches taken by consumers
+    public static final int PRODUCER_PID_OFFSET = 128; // int64
+    public static final int PRODUCER_HEARTBEAT_OFFSET = 136; // int64, ms since epoch
+    public static final int STATE_OFFSET = 144; // int32, STATE_*
+    public static final int PUBLISHED_OFFSET = 152; // int64, batches published (not re-deliveries)
+    public static final int REDELIVERED_OFFSET = 160; // int64, batches put back after a consumer left
+    public static final int CONSUMER_PID_OFFSET = 192; // int64
+    public static final int CONSUMER_HEARTBEAT_OFFSET = 200; // int64, ms since epoch
+    public static final int CONSUMED_OFFSET = 208; // int64, batches taken by consumers
 
     public static final int HEADER_LENGTH = PAGE;
 
     // ---- slot header ----
-    public static final int SLOT_SEQUENCE_OFFSET = 0;              // int64, batch number since start
-    public static final int SLOT_EPOCH_OFFSET = 8;                 // int64
-    public static final int SLOT_BATCH_INDEX_OFFSET = 16;          // int64, batch number within the epoch
-    public static final int SLOT_SAMPLE_COUNT_OFFSET = 24;         // int32, valid samples (<= S)
-    public static final int SLOT_SKIPPED_COUNT_OFFSET = 28;        // int32, samples whose status != 0
-    public static final int SLOT_PIXEL_BYTES_OFFSET = 32;          // int64, = count * sampleBytes
-    public static final int SLOT_DECODE_NANOS_OFFSET = 40;         // int64, summed over samples
-    public static final int SLOT_SOURCE_BYTES_OFFSET = 48;         // int64, compressed bytes read
-    public static final int SLOT_FLAGS_OFFSET = 56;                // int32, SLOT_FLAG_*
-    public static final int SLOT_STATE_OFFSET = 60;                // int32, SLOT_STATE_*
+    public static final int SLOT_SEQUENCE_OFFSET = 0; // int64, batch number since start
+    public static final int SLOT_EPOCH_OFFSET = 8; // int64
+    public static final int SLOT_BATCH_INDEX_OFFSET = 16; // int64, batch number within the epoch
+    public static final int SLOT_SAMPLE_COUNT_OFFSET = 24; // int32, valid samples (<= S)
+    public static final int SLOT_SKIPPED_COUNT_OFFSET = 28; // int32, samples whose status != 0
+    public static final int SLOT_PIXEL_BYTES_OFFSET = 32; // int64, = count * sampleBytes
+    public static final int SLOT_DECODE_NANOS_OFFSET = 40; // int64, summed over samples
+    public static final int SLOT_SOURCE_BYTES_OFFSET = 48; // int64, compressed bytes read
+    public static final int SLOT_FLAGS_OFFSET = 56; // int32, SLOT_FLAG_*
+    public static final int SLOT_STATE_OFFSET = 60; // int32, SLOT_STATE_*
     public static final int SLOT_HEADER_LENGTH = 64;
 
     /** The batch has at least one sample whose status is an error (policy FAIL). */
@@ -131,12 +131,14 @@ public final class RingLayout {
 
     // ---- Agrona ring buffer format (org.agrona.concurrent.ringbuffer, 2.x), repeated for non-Java consumers ----
     /** Offsets into a queue's trailer, which starts at its capacity. */
-    public static final int QUEUE_TAIL_POSITION_OFFSET = 128;      // int64, written by the queue's writer
+    public static final int QUEUE_TAIL_POSITION_OFFSET = 128; // int64, written by the queue's writer
+
     public static final int QUEUE_HEAD_CACHE_POSITION_OFFSET = 256; // int64, writer's private cache of head
-    public static final int QUEUE_HEAD_POSITION_OFFSET = 384;      // int64, written by the queue's reader
+    public static final int QUEUE_HEAD_POSITION_OFFSET = 384; // int64, written by the queue's reader
     public static final int QUEUE_TRAILER_LENGTH = 768;
     /** Record header: int32 length (negative while being written), int32 type; records 8-aligned. */
     public static final int QUEUE_RECORD_HEADER_LENGTH = 8;
+
     public static final int QUEUE_RECORD_ALIGNMENT = 8;
     public static final int QUEUE_PADDING_MSG_TYPE = -1;
 

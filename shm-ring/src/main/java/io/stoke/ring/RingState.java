@@ -29,7 +29,8 @@ public final class RingState {
     /** Over {@code ring}, the ring's memory from its first byte. */
     public RingState(MemorySegment ring) {
         if (ring.byteSize() < HEADER_LENGTH) {
-            throw new IllegalArgumentException("a ring header needs " + HEADER_LENGTH + " bytes, got " + ring.byteSize());
+            throw new IllegalArgumentException(
+                    "a ring header needs " + HEADER_LENGTH + " bytes, got " + ring.byteSize());
         }
         this.header = ring.asSlice(0, HEADER_LENGTH);
     }

@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
@@ -16,9 +17,8 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.function.Consumer;
-import java.nio.ByteOrder;
 import java.util.EnumSet;
+import java.util.function.Consumer;
 
 /**
  * A {@link SlotRing} in a file (normally under {@code /dev/shm}) that a producer process and one
@@ -54,7 +54,8 @@ public final class ShmRing implements AutoCloseable {
         this.producer = producer;
         this.log = log;
         if (producer) {
-            monitor = Thread.ofPlatform().name("stoke-ring-monitor").daemon(true).unstarted(this::monitor);
+            monitor =
+                    Thread.ofPlatform().name("stoke-ring-monitor").daemon(true).unstarted(this::monitor);
             monitor.start();
         } else {
             monitor = null;
@@ -68,7 +69,7 @@ public final class ShmRing implements AutoCloseable {
      * @throws IllegalStateException when a live producer already serves {@code path}
      */
     public static ShmRing create(Path path, RingGeometry geometry, Consumer<String> log) {
-        Consumer<String> out = log != null ? log : s -> { };
+        Consumer<String> out = log != null ? log : s -> {};
         long self = ProcessHandle.current().pid();
         replaceStale(path, out);
         Path tmp = path.resolveSibling(path.getFileName() + ".tmp-" + self);
@@ -76,8 +77,10 @@ public final class ShmRing implements AutoCloseable {
         try {
             Files.deleteIfExists(tmp);
             MemorySegment memory;
-            try (FileChannel ch = FileChannel.open(tmp, EnumSet.of(StandardOpenOption.CREATE_NEW,
-                    StandardOpenOption.READ, StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
+            try (FileChannel ch = FileChannel.open(
+                    tmp,
+                    EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE),
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
                 // Grow the file: tmpfs allocates pages only when they are touched.
                 ch.write(ByteBuffer.wrap(new byte[1]), geometry.totalLength() - 1);
                 memory = ch.map(FileChannel.MapMode.READ_WRITE, 0, geometry.totalLength(), arena);
@@ -122,10 +125,11 @@ public final class ShmRing implements AutoCloseable {
             throw new UncheckedIOException("cannot read existing " + path, e);
         }
         if (owner > 0 && owner != ProcessHandle.current().pid() && isAlive(owner)) {
-            throw new IllegalStateException(path + " is served by a live producer (pid " + owner
-                    + "); stop it or choose another --ring path");
+            throw new IllegalStateException(
+                    path + " is served by a live producer (pid " + owner + "); stop it or choose another --ring path");
         }
-        log.accept("replacing " + path + (owner > 0 ? " left by producer pid " + owner + ", which is gone" : ", which is not a live ring"));
+        log.accept("replacing " + path
+                + (owner > 0 ? " left by producer pid " + owner + ", which is gone" : ", which is not a live ring"));
         deleteQuietly(path);
     }
 
@@ -216,8 +220,8 @@ public final class ShmRing implements AutoCloseable {
         }
         long age = System.currentTimeMillis() - state.producerHeartbeat();
         if (age > PRODUCER_TIMEOUT_MILLIS) {
-            throw new ProducerGoneException(path + ": the producer (pid " + producerPid + ") has not written its heartbeat for "
-                    + age + " ms");
+            throw new ProducerGoneException(
+                    path + ": the producer (pid " + producerPid + ") has not written its heartbeat for " + age + " ms");
         }
     }
 
@@ -253,8 +257,8 @@ public final class ShmRing implements AutoCloseable {
                     int again = ring.reclaimFromConsumer();
                     reclaims++;
                     state.compareAndSetConsumerPid(seat, 0L);
-                    log.accept("consumer pid " + Math.abs(seat) + (seat < 0 ? " detached" : " is gone") + "; "
-                            + again + " batch(es) it held will be delivered again to the next consumer");
+                    log.accept("consumer pid " + Math.abs(seat) + (seat < 0 ? " detached" : " is gone") + "; " + again
+                            + " batch(es) it held will be delivered again to the next consumer");
                 }
                 Thread.sleep(HEARTBEAT_INTERVAL_MILLIS);
             }

@@ -28,7 +28,8 @@ public final class SlotHeader {
     /** Points this flyweight at {@code slot} (at least {@link RingLayout#SLOT_HEADER_LENGTH} bytes). */
     public SlotHeader wrap(MemorySegment slot) {
         if (slot.byteSize() < SLOT_HEADER_LENGTH) {
-            throw new IllegalArgumentException("a slot header needs " + SLOT_HEADER_LENGTH + " bytes, got " + slot.byteSize());
+            throw new IllegalArgumentException(
+                    "a slot header needs " + SLOT_HEADER_LENGTH + " bytes, got " + slot.byteSize());
         }
         this.slot = slot;
         return this;

@@ -13,9 +13,9 @@ import java.util.function.BooleanSupplier;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
 /**
  * Fixed-size batch slots in one off-heap segment, with a free queue and a ready queue of slot
@@ -48,8 +48,8 @@ public final class SlotRing implements AutoCloseable {
         this.arena = arena;
         this.memory = memory;
         if (memory.byteSize() < geometry.totalLength()) {
-            throw new IllegalArgumentException("ring memory holds " + memory.byteSize()
-                    + " bytes, geometry needs " + geometry.totalLength());
+            throw new IllegalArgumentException(
+                    "ring memory holds " + memory.byteSize() + " bytes, geometry needs " + geometry.totalLength());
         }
         if ((memory.address() & 7) != 0) {
             throw new IllegalArgumentException("ring memory must be 8-byte aligned");
@@ -62,10 +62,14 @@ public final class SlotRing implements AutoCloseable {
         for (int s = 0; s < headers.length; s++) {
             headers[s] = new SlotHeader().wrap(slot(s));
         }
-        readyQueue = new SlotQueue(new OneToOneRingBuffer(new UnsafeBuffer(
-                memory.address() + geometry.readyQueueOffset(), geometry.queueLength())), geometry.slotCount());
-        freeQueue = new SlotQueue(new OneToOneRingBuffer(new UnsafeBuffer(
-                memory.address() + geometry.freeQueueOffset(), geometry.queueLength())), geometry.slotCount());
+        readyQueue = new SlotQueue(
+                new OneToOneRingBuffer(
+                        new UnsafeBuffer(memory.address() + geometry.readyQueueOffset(), geometry.queueLength())),
+                geometry.slotCount());
+        freeQueue = new SlotQueue(
+                new OneToOneRingBuffer(
+                        new UnsafeBuffer(memory.address() + geometry.freeQueueOffset(), geometry.queueLength())),
+                geometry.slotCount());
         if (initialise) {
             for (int slot = 0; slot < geometry.slotCount(); slot++) {
                 setState(slot, SLOT_STATE_FREE);
@@ -145,7 +149,8 @@ public final class SlotRing implements AutoCloseable {
 
     /** The pixel area of a slot: {@code samplesPerSlot * sampleBytes} bytes, page-aligned. */
     public MemorySegment pixels(int slot) {
-        return memory.asSlice(geometry.slotsOffset() + geometry.slotStride() * slot + geometry.slotPixelsOffset(),
+        return memory.asSlice(
+                geometry.slotsOffset() + geometry.slotStride() * slot + geometry.slotPixelsOffset(),
                 geometry.sampleBytes() * geometry.samplesPerSlot());
     }
 
@@ -288,9 +293,9 @@ public final class SlotRing implements AutoCloseable {
     public int reclaimFromConsumer() {
         enter();
         try {
-            synchronized (readyQueue.writeLock) {          // no publish meanwhile
+            synchronized (readyQueue.writeLock) { // no publish meanwhile
                 synchronized (readyQueue.readLock) {
-                    synchronized (freeQueue.readLock) {    // no worker takes a slot meanwhile
+                    synchronized (freeQueue.readLock) { // no worker takes a slot meanwhile
                         synchronized (freeQueue.writeLock) {
                             return reclaimLocked();
                         }

@@ -11,8 +11,7 @@ import java.util.concurrent.TimeUnit;
 
 /** Finds gcc and the native/ folder for tests; skips loudly when gcc is missing. */
 final class NativeTools {
-    private NativeTools() {
-    }
+    private NativeTools() {}
 
     static Path nativeDir() {
         Path dir = Path.of("").toAbsolutePath();
@@ -20,7 +19,8 @@ final class NativeTools {
             dir = dir.getParent();
         }
         if (dir == null) {
-            throw new IllegalStateException("native/stoke_ring.h not found above " + Path.of("").toAbsolutePath());
+            throw new IllegalStateException(
+                    "native/stoke_ring.h not found above " + Path.of("").toAbsolutePath());
         }
         return dir.resolve("native");
     }
@@ -28,7 +28,11 @@ final class NativeTools {
     static void requireGcc() {
         boolean ok;
         try {
-            ok = new ProcessBuilder("gcc", "--version").redirectErrorStream(true).start().waitFor() == 0;
+            ok = new ProcessBuilder("gcc", "--version")
+                            .redirectErrorStream(true)
+                            .start()
+                            .waitFor()
+                    == 0;
         } catch (IOException | InterruptedException e) {
             ok = false;
         }
@@ -40,8 +44,18 @@ final class NativeTools {
 
     /** Compiles {@code source} into {@code out}, failing the test with gcc's messages. */
     static Path compile(Path source, Path out) throws Exception {
-        Process p = new ProcessBuilder("gcc", "-O2", "-Wall", "-Werror", "-I", nativeDir().toString(),
-                "-o", out.toString(), source.toString()).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(
+                        "gcc",
+                        "-O2",
+                        "-Wall",
+                        "-Werror",
+                        "-I",
+                        nativeDir().toString(),
+                        "-o",
+                        out.toString(),
+                        source.toString())
+                .redirectErrorStream(true)
+                .start();
         String msg = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (p.waitFor() != 0) {
             throw new AssertionError("gcc failed on " + source + ":\n" + msg);
@@ -49,8 +63,7 @@ final class NativeTools {
         return out;
     }
 
-    record Result(int exit, String out) {
-    }
+    record Result(int exit, String out) {}
 
     static Result run(List<String> command) throws Exception {
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();

@@ -50,7 +50,10 @@ class RingValidateFuzzTest {
             for (int i = 0; i <= cycles; i++) {
                 int slot = ring.acquire(NoOpIdleStrategy.INSTANCE, () -> false);
                 assertTrue(slot >= 0);
-                h.wrap(ring.slot(slot)).sequence(i).sampleCount(geometry.samplesPerSlot()).flags(SLOT_FLAG_LAST_IN_EPOCH);
+                h.wrap(ring.slot(slot))
+                        .sequence(i)
+                        .sampleCount(geometry.samplesPerSlot())
+                        .flags(SLOT_FLAG_LAST_IN_EPOCH);
                 ring.pixels(slot).fill((byte) i);
                 ring.publish(slot);
                 if (i < cycles) {
@@ -83,10 +86,14 @@ class RingValidateFuzzTest {
         // stoke_queue_poll (and offer) access an int32 atomic at a misaligned address. Kept as seeds
         // so that every run replays them.
         RingGeometry small = new RingGeometry(1, 1, DTYPE_UINT8, LAYOUT_HWC, 1, 1, 3);
-        seeds.add(withLong(valid.get(0), small.readyQueueOffset() + small.queueCapacity()
-                + RingBufferDescriptor.HEAD_POSITION_OFFSET, 5));
-        seeds.add(withLong(valid.get(0), small.freeQueueOffset() + small.queueCapacity()
-                + RingBufferDescriptor.TAIL_POSITION_OFFSET, 21));
+        seeds.add(withLong(
+                valid.get(0),
+                small.readyQueueOffset() + small.queueCapacity() + RingBufferDescriptor.HEAD_POSITION_OFFSET,
+                5));
+        seeds.add(withLong(
+                valid.get(0),
+                small.freeQueueOffset() + small.queueCapacity() + RingBufferDescriptor.TAIL_POSITION_OFFSET,
+                21));
         SplittableRandom random = new SplittableRandom(7);
         for (byte[] ring : valid) {
             for (int n : new int[] {ring.length - 1, ring.length / 2, HEADER_LENGTH, HEADER_LENGTH - 1, 128}) {

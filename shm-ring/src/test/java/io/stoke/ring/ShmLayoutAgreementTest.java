@@ -33,7 +33,9 @@ class ShmLayoutAgreementTest {
         for (String line : Files.readAllLines(NativeTools.nativeDir().resolve("stoke_ring.h"))) {
             Matcher m = DEFINE.matcher(line.strip());
             // Sample status codes are the loader's (SampleStatus), checked by SampleStatusTablesTest.
-            if (m.matches() && !m.group(1).equals("STOKE_RING_H") && !m.group(1).startsWith("STOKE__")
+            if (m.matches()
+                    && !m.group(1).equals("STOKE_RING_H")
+                    && !m.group(1).startsWith("STOKE__")
                     && !isSampleStatus(m.group(1))) {
                 names.add(m.group(1));
             }
@@ -41,7 +43,11 @@ class ShmLayoutAgreementTest {
         assertTrue(names.size() > 60, "found only " + names.size() + " constants in stoke_ring.h");
         StringBuilder c = new StringBuilder("#include <stdio.h>\n#include \"stoke_ring.h\"\nint main(void) {\n");
         for (String n : names) {
-            c.append("  printf(\"%s %lld\\n\", \"").append(n).append("\", (long long)(").append(n).append("));\n");
+            c.append("  printf(\"%s %lld\\n\", \"")
+                    .append(n)
+                    .append("\", (long long)(")
+                    .append(n)
+                    .append("));\n");
         }
         c.append("  return 0;\n}\n");
         Path src = Files.writeString(tmp.resolve("constants.c"), c);
@@ -109,10 +115,10 @@ class ShmLayoutAgreementTest {
                 """;
         Path exe = NativeTools.compile(Files.writeString(tmp.resolve("geometry.c"), c), tmp.resolve("geometry"));
         RingGeometry[] geometries = {
-                new RingGeometry(1, 1, RingLayout.DTYPE_UINT8, RingLayout.LAYOUT_HWC, 1, 1, 3),
-                new RingGeometry(4, 32, RingLayout.DTYPE_UINT8, RingLayout.LAYOUT_HWC, 64, 64, 3),
-                new RingGeometry(3, 7, RingLayout.DTYPE_FLOAT32, RingLayout.LAYOUT_CHW, 3, 17, 19),
-                new RingGeometry(100, 3, RingLayout.DTYPE_FLOAT32, RingLayout.LAYOUT_CHW, 3, 8, 8),
+            new RingGeometry(1, 1, RingLayout.DTYPE_UINT8, RingLayout.LAYOUT_HWC, 1, 1, 3),
+            new RingGeometry(4, 32, RingLayout.DTYPE_UINT8, RingLayout.LAYOUT_HWC, 64, 64, 3),
+            new RingGeometry(3, 7, RingLayout.DTYPE_FLOAT32, RingLayout.LAYOUT_CHW, 3, 17, 19),
+            new RingGeometry(100, 3, RingLayout.DTYPE_FLOAT32, RingLayout.LAYOUT_CHW, 3, 8, 8),
         };
         for (RingGeometry g : geometries) {
             Path file = ShmRingTest.shmPath("agree");
@@ -120,7 +126,8 @@ class ShmLayoutAgreementTest {
                 NativeTools.Result r = NativeTools.run(List.of(exe.toString(), file.toString()));
                 assertEquals(0, r.exit(), r.out());
                 String expected = g.sampleBytes() + " " + g.slotStride() + " " + g.readyQueueOffset() + " "
-                        + g.freeQueueOffset() + " " + g.slotsOffset() + " " + g.queueLength() + " " + g.slotLabelsOffset()
+                        + g.freeQueueOffset() + " " + g.slotsOffset() + " " + g.queueLength() + " "
+                        + g.slotLabelsOffset()
                         + " " + g.slotIndicesOffset() + " " + g.slotStatusOffset() + " " + g.slotPixelsOffset() + " "
                         + g.totalLength();
                 assertEquals(expected, r.out().strip(), g.toString());

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -18,13 +19,12 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.agrona.concurrent.NoOpIdleStrategy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import java.lang.foreign.Arena;
-import java.util.Arrays;
 
 class ShmRingTest {
     private static final AtomicLong COUNTER = new AtomicLong();
@@ -32,8 +32,11 @@ class ShmRingTest {
     private final List<Path> made = new ArrayList<>();
 
     static Path shmPath(String what) {
-        Path dir = Files.isDirectory(Path.of("/dev/shm")) ? Path.of("/dev/shm") : Path.of(System.getProperty("java.io.tmpdir"));
-        return dir.resolve("stoke-test-" + what + "-" + ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet());
+        Path dir = Files.isDirectory(Path.of("/dev/shm"))
+                ? Path.of("/dev/shm")
+                : Path.of(System.getProperty("java.io.tmpdir"));
+        return dir.resolve(
+                "stoke-test-" + what + "-" + ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet());
     }
 
     private Path track(Path p) {
@@ -92,8 +95,8 @@ class ShmRingTest {
                 assertEquals(41, consumer.slots().slot(got).get(JAVA_LONG, SLOT_SEQUENCE_OFFSET));
                 assertEquals(SLOT_STATE_HELD, producer.slots().state(got));
                 // The seat is taken: a second consumer in a live process is refused.
-                IllegalStateException busy = assertThrows(IllegalStateException.class,
-                        () -> ShmRing.attach(path, Duration.ofMillis(100)));
+                IllegalStateException busy =
+                        assertThrows(IllegalStateException.class, () -> ShmRing.attach(path, Duration.ofMillis(100)));
                 assertTrue(busy.getMessage().contains("already has a consumer"), busy.getMessage());
             }
             // Closing the consumer detached it (-pid); the monitor reclaims and frees the seat,
@@ -165,8 +168,7 @@ class ShmRingTest {
         }
     }
 
-    record Corruption(String field, int offset, int bytes, long value, String expectInMessage) {
-    }
+    record Corruption(String field, int offset, int bytes, long value, String expectInMessage) {}
 
     static List<Corruption> corruptions() {
         return List.of(
@@ -204,8 +206,8 @@ class ShmRingTest {
         for (Corruption c : corruptions()) {
             Path file = copyOfValidRing("corrupt");
             poke(file, c.offset(), c.value(), c.bytes());
-            RingFormatException e = assertThrows(RingFormatException.class,
-                    () -> ShmRing.attach(file, Duration.ofMillis(100)), c.field());
+            RingFormatException e = assertThrows(
+                    RingFormatException.class, () -> ShmRing.attach(file, Duration.ofMillis(100)), c.field());
             assertTrue(e.getMessage().contains(c.expectInMessage()), c.field() + ": " + e.getMessage());
             assertTrue(e.getMessage().contains(file.toString()), e.getMessage());
         }
@@ -216,25 +218,29 @@ class ShmRingTest {
         Path empty = track(shmPath("empty"));
         Files.write(empty, new byte[0]);
         assertTrue(assertThrows(RingFormatException.class, () -> ShmRing.attach(empty, Duration.ZERO))
-                .getMessage().contains("too short"));
+                .getMessage()
+                .contains("too short"));
 
         Path foreign = track(shmPath("foreign"));
         byte[] text = new byte[8192];
         Arrays.fill(text, (byte) 'x');
         Files.write(foreign, text);
         assertTrue(assertThrows(RingFormatException.class, () -> ShmRing.attach(foreign, Duration.ZERO))
-                .getMessage().contains("magic"));
+                .getMessage()
+                .contains("magic"));
 
         Path truncated = copyOfValidRing("truncated");
         try (FileChannel ch = FileChannel.open(truncated, StandardOpenOption.WRITE)) {
             ch.truncate(G.totalLength() - 1);
         }
         assertTrue(assertThrows(RingFormatException.class, () -> ShmRing.attach(truncated, Duration.ZERO))
-                .getMessage().contains("total length"));
+                .getMessage()
+                .contains("total length"));
 
         Path missing = shmPath("missing");
         assertTrue(assertThrows(IllegalArgumentException.class, () -> ShmRing.attach(missing, Duration.ZERO))
-                .getMessage().contains("no ring at"));
+                .getMessage()
+                .contains("no ring at"));
     }
 
     @Test
@@ -246,11 +252,13 @@ class ShmRingTest {
         poke(file, PRODUCER_PID_OFFSET, ProcessHandle.current().pid(), 8);
         poke(file, STATE_OFFSET, STATE_PRODUCER_FAILED, 4);
         assertTrue(assertThrows(ProducerGoneException.class, () -> ShmRing.attach(file, Duration.ZERO))
-                .getMessage().contains("failure"));
+                .getMessage()
+                .contains("failure"));
         poke(file, STATE_OFFSET, STATE_RUNNING, 4);
         poke(file, PRODUCER_HEARTBEAT_OFFSET, System.currentTimeMillis() - 60_000, 8);
         assertTrue(assertThrows(ProducerGoneException.class, () -> ShmRing.attach(file, Duration.ZERO))
-                .getMessage().contains("heartbeat"));
+                .getMessage()
+                .contains("heartbeat"));
     }
 
     @Test

@@ -8,12 +8,10 @@ import java.util.Arrays;
  * pass first, one row buffer.
  */
 final class AreaResampler {
-    private AreaResampler() {
-    }
+    private AreaResampler() {}
 
     /** Taps of one axis: for output {@code j}, source indices {@code start[j]..start[j]+count[j]-1}. */
-    private record Taps(int[] start, int[] count, float[] weight, int stride) {
-    }
+    private record Taps(int[] start, int[] count, float[] weight, int stride) {}
 
     /**
      * Resamples {@code src[(x, y)]} for the source rectangle at ({@code sx}, {@code sy}) of size

@@ -2,8 +2,8 @@ package io.stoke.testdata;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -74,8 +74,14 @@ record DatasetMarker(String key, boolean complete, double seconds, List<ImageRec
             List<ImageRecord> records = new ArrayList<>();
             for (String line : lines.subList(4, lines.size())) {
                 String[] f = line.split("\t");
-                records.add(new ImageRecord(f[0], Long.parseLong(f[1]), Integer.parseInt(f[2]),
-                        Integer.parseInt(f[3]), Integer.parseInt(f[4]), f[5].equals("1"), f[6].equals("1")));
+                records.add(new ImageRecord(
+                        f[0],
+                        Long.parseLong(f[1]),
+                        Integer.parseInt(f[2]),
+                        Integer.parseInt(f[3]),
+                        Integer.parseInt(f[4]),
+                        f[5].equals("1"),
+                        f[6].equals("1")));
             }
             return new DatasetMarker(lines.get(1), complete, seconds, List.copyOf(records));
         } catch (IOException | RuntimeException e) {
@@ -94,19 +100,36 @@ record DatasetMarker(String key, boolean complete, double seconds, List<ImageRec
 
     private void write(Path dir, boolean done, double secs, List<ImageRecord> written) {
         StringBuilder sb = new StringBuilder();
-        sb.append(MAGIC).append('\n').append(key).append('\n')
-                .append(done ? "complete" : "incomplete").append('\n')
-                .append(String.format(Locale.ROOT, "%.3f", secs)).append('\n');
+        sb.append(MAGIC)
+                .append('\n')
+                .append(key)
+                .append('\n')
+                .append(done ? "complete" : "incomplete")
+                .append('\n')
+                .append(String.format(Locale.ROOT, "%.3f", secs))
+                .append('\n');
         for (ImageRecord r : written) {
-            sb.append(r.path()).append('\t').append(r.bytes()).append('\t').append(r.width()).append('\t')
-                    .append(r.height()).append('\t').append(r.quality()).append('\t')
-                    .append(r.progressive() ? 1 : 0).append('\t').append(r.grayscale() ? 1 : 0).append('\n');
+            sb.append(r.path())
+                    .append('\t')
+                    .append(r.bytes())
+                    .append('\t')
+                    .append(r.width())
+                    .append('\t')
+                    .append(r.height())
+                    .append('\t')
+                    .append(r.quality())
+                    .append('\t')
+                    .append(r.progressive() ? 1 : 0)
+                    .append('\t')
+                    .append(r.grayscale() ? 1 : 0)
+                    .append('\n');
         }
         try {
             Files.createDirectories(dir);
             Path tmp = dir.resolve(FILE_NAME + ".tmp");
             Files.writeString(tmp, sb, StandardCharsets.UTF_8);
-            Files.move(tmp, dir.resolve(FILE_NAME), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            Files.move(
+                    tmp, dir.resolve(FILE_NAME), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + dir.resolve(FILE_NAME), e);
         }

@@ -12,8 +12,7 @@ public final class DemoSample {
     public static final int CLASSES = 100;
     public static final long SEED = 20_26_11_21L;
 
-    private DemoSample() {
-    }
+    private DemoSample() {}
 
     public static SyntheticImageNet.Options options() {
         return new SyntheticImageNet.Options(IMAGES, CLASSES, SEED);

@@ -17,8 +17,7 @@ final class Exp {
         }
     }
 
-    private Exp() {
-    }
+    private Exp() {}
 
     /** e^x for x in [-8, 8] (clamped outside), relative error below 2e-6. */
     static float of(float x) {

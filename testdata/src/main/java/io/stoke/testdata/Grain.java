@@ -10,8 +10,7 @@ final class Grain {
     // Sum of two uniforms on [-1, 1) has standard deviation sqrt(2/3); this makes it 1.
     private static final float UNIT = 1.2247449f;
 
-    private Grain() {
-    }
+    private Grain() {}
 
     /** Writes interleaved RGB, 3 bytes a pixel, pitch {@code 3 * width}. */
     static void toRgb(Planes p, float lumaSigma, float chromaSigma, Rng rng, byte[] out) {
@@ -41,6 +40,7 @@ final class Grain {
      * curve: bright textured areas keep their texture rather than turning into flat white.
      */
     private static final int KNEE = 200;
+
     private static final byte[] TONE = new byte[1024];
 
     static {

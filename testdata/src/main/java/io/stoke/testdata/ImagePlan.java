@@ -9,11 +9,19 @@ package io.stoke.testdata;
  * about one image for any dataset size, where coin flips would leave a 200-image test with, say,
  * no grayscale image at all one time in fifty. The phase of each sequence comes from the seed.
  */
-record ImagePlan(int index, int label, int width, int height, int quality, boolean progressive,
-                 boolean grayscale, long paintSeed) {
+record ImagePlan(
+        int index,
+        int label,
+        int width,
+        int height,
+        int quality,
+        boolean progressive,
+        boolean grayscale,
+        long paintSeed) {
 
     /** ImageNet's training set is mostly 500 px on the long side; these are the exceptions. */
     static final double SHARE_LARGE = 0.10;
+
     static final double SHARE_SMALL = 0.08;
     static final double SHARE_PORTRAIT = 0.26;
     static final double SHARE_PROGRESSIVE = 0.10;
@@ -50,8 +58,15 @@ record ImagePlan(int index, int label, int width, int height, int quality, boole
         int quality = MIN_QUALITY + rng.nextInt(MAX_QUALITY - MIN_QUALITY + 1);
         boolean progressive = weyl(seed, 13, index, SQRT3) < SHARE_PROGRESSIVE;
         boolean gray = weyl(seed, 14, index, SQRT5) < SHARE_GRAYSCALE;
-        return new ImagePlan(index, index % classes, portrait ? shortSide : longSide,
-                portrait ? longSide : shortSide, quality, progressive, gray, Rng.derive(seed, index, 2));
+        return new ImagePlan(
+                index,
+                index % classes,
+                portrait ? shortSide : longSide,
+                portrait ? longSide : shortSide,
+                quality,
+                progressive,
+                gray,
+                Rng.derive(seed, index, 2));
     }
 
     private static double aspect(Rng rng) {

@@ -59,8 +59,16 @@ final class ImageWriter implements AutoCloseable {
         int format = plan.grayscale() ? TurboJpeg.TJPF_GRAY : TurboJpeg.TJPF_RGB;
         int subsamp = plan.grayscale() ? TurboJpeg.TJSAMP_GRAY : TurboJpeg.TJSAMP_420;
         // JpegCompressor renews its handle after a progressive image (a libjpeg-turbo 2.1 quirk).
-        long size = compressor.compress(src, w, channels * w, h, format, subsamp, plan.quality(),
-                plan.progressive() ? TurboJpeg.TJFLAG_PROGRESSIVE : 0, dst);
+        long size = compressor.compress(
+                src,
+                w,
+                channels * w,
+                h,
+                format,
+                subsamp,
+                plan.quality(),
+                plan.progressive() ? TurboJpeg.TJFLAG_PROGRESSIVE : 0,
+                dst);
         String rel = className + "/" + fileName(className, plan.index());
         writeAtomically(root.resolve(rel), dst.asSlice(0, size).asByteBuffer());
         return new ImageRecord(rel, size, w, h, plan.quality(), plan.progressive(), plan.grayscale());
@@ -74,8 +82,8 @@ final class ImageWriter implements AutoCloseable {
     /** Readers never see half a file: a crash leaves only a temp file that no loader lists. */
     private static void writeAtomically(Path target, ByteBuffer data) throws IOException {
         Path tmp = target.resolveSibling("." + target.getFileName() + ".tmp");
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
+        try (FileChannel ch = FileChannel.open(
+                tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
             while (data.hasRemaining()) {
                 ch.write(data);
             }

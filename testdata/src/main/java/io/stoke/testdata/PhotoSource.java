@@ -25,8 +25,7 @@ final class PhotoSource {
     /** Memory bound: at most this many photographs (in path order) are used. */
     static final int MAX_PHOTOS = 64;
 
-    private record Photo(int width, int height, byte[] rgb) {
-    }
+    private record Photo(int width, int height, byte[] rgb) {}
 
     private final List<Photo> photos;
 
@@ -57,7 +56,8 @@ final class PhotoSource {
         try {
             MessageDigest md = MessageDigest.getInstance("SHA-256");
             for (Path p : candidates(dir)) {
-                String line = dir.relativize(p) + "\t" + Files.size(p) + "\t" + Files.getLastModifiedTime(p).toMillis() + "\n";
+                String line = dir.relativize(p) + "\t" + Files.size(p) + "\t"
+                        + Files.getLastModifiedTime(p).toMillis() + "\n";
                 md.update(line.getBytes(StandardCharsets.UTF_8));
             }
             return HexFormat.of().formatHex(md.digest());
@@ -131,7 +131,8 @@ final class PhotoSource {
         int longSide = Math.max(w, h);
         if (longSide > MAX_SIDE) {
             Planes small = new Planes();
-            small.resize(Math.max(1, (int) ((long) w * MAX_SIDE / longSide)), Math.max(1, (int) ((long) h * MAX_SIDE / longSide)));
+            small.resize(Math.max(1, (int) ((long) w * MAX_SIDE / longSide)), Math.max(1, (int)
+                    ((long) h * MAX_SIDE / longSide)));
             AreaResampler.resample(rgb, w, 0, 0, w, h, false, small);
             int n = small.width * small.height;
             rgb = new byte[3 * n];

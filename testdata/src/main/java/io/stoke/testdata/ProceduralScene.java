@@ -134,7 +134,8 @@ final class ProceduralScene {
         float sin = (float) StrictMath.sin(angle);
         float soft = rng.chance(0.45) ? (float) rng.range(0.6, 1.5) : (float) rng.range(1.5, 14);
         float opacity = (float) rng.range(0.75, 1.0);
-        float[] col = rng.chance(0.7) ? pal[rng.nextInt(pal.length)]
+        float[] col = rng.chance(0.7)
+                ? pal[rng.nextInt(pal.length)]
                 : hsv(rng.nextDouble(), rng.range(0.1, 0.9), rng.range(0.15, 1));
         float texture = (float) rng.range(0.2, 1.0);
         float light = (float) rng.range(0.7, 1.15);

@@ -35,8 +35,7 @@ public final class SyntheticImageNet {
      */
     public static final int GENERATOR_VERSION = 1;
 
-    private SyntheticImageNet() {
-    }
+    private SyntheticImageNet() {}
 
     /**
      * What to generate.
@@ -54,7 +53,8 @@ public final class SyntheticImageNet {
                 throw new IllegalArgumentException("images must be at least 1, got " + images);
             }
             if (classes < 1 || classes > images) {
-                throw new IllegalArgumentException("classes must be between 1 and images (" + images + "), got " + classes);
+                throw new IllegalArgumentException(
+                        "classes must be between 1 and images (" + images + "), got " + classes);
             }
             photoDir = photoDir == null ? null : photoDir.toAbsolutePath().normalize();
         }
@@ -85,10 +85,23 @@ public final class SyntheticImageNet {
      * @param seconds             time the generation took (for a cached dataset: when it was made)
      * @param cached              true when {@link #ensure} found the dataset already there
      */
-    public record Summary(int images, int classes, long totalBytes, double meanBytes, double medianBytes,
-                          double meanBitsPerPixel, int medianWidth, int medianHeight, double portraitFraction,
-                          double largeFraction, double progressiveFraction, double grayscaleFraction,
-                          int minQuality, int maxQuality, double seconds, boolean cached) {
+    public record Summary(
+            int images,
+            int classes,
+            long totalBytes,
+            double meanBytes,
+            double medianBytes,
+            double meanBitsPerPixel,
+            int medianWidth,
+            int medianHeight,
+            double portraitFraction,
+            double largeFraction,
+            double progressiveFraction,
+            double grayscaleFraction,
+            int minQuality,
+            int maxQuality,
+            double seconds,
+            boolean cached) {
 
         static Summary of(List<ImageRecord> records, int classes, double seconds, boolean cached) {
             int n = records.size();
@@ -121,22 +134,49 @@ public final class SyntheticImageNet {
             Arrays.sort(widths);
             Arrays.sort(heights);
             double medianBytes = n % 2 == 1 ? sizes[n / 2] : (sizes[n / 2 - 1] + sizes[n / 2]) / 2.0;
-            return new Summary(n, classes, total, (double) total / n, medianBytes, bpp / n,
-                    widths[(n - 1) / 2], heights[(n - 1) / 2], (double) portrait / n, (double) large / n,
-                    (double) progressive / n, (double) gray / n, qMin, qMax, seconds, cached);
+            return new Summary(
+                    n,
+                    classes,
+                    total,
+                    (double) total / n,
+                    medianBytes,
+                    bpp / n,
+                    widths[(n - 1) / 2],
+                    heights[(n - 1) / 2],
+                    (double) portrait / n,
+                    (double) large / n,
+                    (double) progressive / n,
+                    (double) gray / n,
+                    qMin,
+                    qMax,
+                    seconds,
+                    cached);
         }
 
         /** A few human-readable lines, without a trailing newline. */
         public String format() {
-            return String.format(Locale.ROOT,
+            return String.format(
+                    Locale.ROOT,
                     "%d images in %d classes, %.1f MB (mean %.1f KB, median %.1f KB), %s%n"
                             + "median %dx%d, %.0f%% portrait, %.0f%% long side > 500 px, mean %.2f bits/pixel%n"
                             + "quality %d-%d, 4:2:0, %.0f%% progressive, %.0f%% grayscale",
-                    images, classes, totalBytes / 1e6, meanBytes / 1e3, medianBytes / 1e3,
-                    cached ? String.format(Locale.ROOT, "cached (made in %.1f s)", seconds)
+                    images,
+                    classes,
+                    totalBytes / 1e6,
+                    meanBytes / 1e3,
+                    medianBytes / 1e3,
+                    cached
+                            ? String.format(Locale.ROOT, "cached (made in %.1f s)", seconds)
                             : String.format(Locale.ROOT, "generated in %.1f s", seconds),
-                    medianWidth, medianHeight, 100 * portraitFraction, 100 * largeFraction, meanBitsPerPixel,
-                    minQuality, maxQuality, 100 * progressiveFraction, 100 * grayscaleFraction);
+                    medianWidth,
+                    medianHeight,
+                    100 * portraitFraction,
+                    100 * largeFraction,
+                    meanBitsPerPixel,
+                    minQuality,
+                    maxQuality,
+                    100 * progressiveFraction,
+                    100 * grayscaleFraction);
         }
     }
 
@@ -164,7 +204,8 @@ public final class SyntheticImageNet {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create " + outDir, e);
         }
-        return generateInto(outDir, o, Runtime.getRuntime().availableProcessors()).summary();
+        return generateInto(outDir, o, Runtime.getRuntime().availableProcessors())
+                .summary();
     }
 
     /**
@@ -188,7 +229,8 @@ public final class SyntheticImageNet {
     }
 
     private static Summary ensureLocked(Path cacheDir, Options o, DatasetMarker want) {
-        try (FileChannel lockFile = DatasetMarker.openLock(cacheDir); FileLock _ = lockFile.lock()) {
+        try (FileChannel lockFile = DatasetMarker.openLock(cacheDir);
+                FileLock _ = lockFile.lock()) {
             DatasetMarker found = DatasetMarker.read(cacheDir);
             if (found != null && found.complete() && found.sameDataset(want) && found.filesPresent(cacheDir)) {
                 return Summary.of(found.records(), o.classes(), found.seconds(), true);
@@ -204,8 +246,7 @@ public final class SyntheticImageNet {
         }
     }
 
-    record Generated(Summary summary, List<ImageRecord> records) {
-    }
+    record Generated(Summary summary, List<ImageRecord> records) {}
 
     /** Package-private with a thread count so that tests can show the output does not depend on it. */
     static Generated generateInto(Path outDir, Options o, int threadCount) {
@@ -226,8 +267,9 @@ public final class SyntheticImageNet {
         for (int t = 0; t < threads; t++) {
             workers.add(Thread.ofPlatform().name("stoke-dataset-" + t).start(() -> {
                 try (ImageWriter writer = new ImageWriter(outDir, photos)) {
-                    for (int i = next.getAndIncrement(); i < records.length && failure.get() == null;
-                         i = next.getAndIncrement()) {
+                    for (int i = next.getAndIncrement();
+                            i < records.length && failure.get() == null;
+                            i = next.getAndIncrement()) {
                         ImagePlan plan = ImagePlan.of(o.seed(), i, o.classes());
                         records[i] = writer.write(plan, className(plan.label()));
                     }

@@ -10,12 +10,12 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import java.util.Arrays;
 
 /** Determinism and {@link SyntheticImageNet#ensure}'s caching. */
 class SyntheticImageNetCacheTest {
@@ -71,8 +71,10 @@ class SyntheticImageNetCacheTest {
         assertFalse(other.cached());
         assertEquals(20, SyntheticImageNetTest.files(cache).size(), "old files are wiped");
         assertEquals(2, Files.list(cache).filter(Files::isDirectory).count());
-        assertFalse(Arrays.equals(before, Files.readAllBytes(SyntheticImageNetTest.files(cache).get(0))));
-        assertTrue(SyntheticImageNet.ensure(cache, new SyntheticImageNet.Options(20, 2, 99)).cached());
+        assertFalse(Arrays.equals(
+                before, Files.readAllBytes(SyntheticImageNetTest.files(cache).get(0))));
+        assertTrue(SyntheticImageNet.ensure(cache, new SyntheticImageNet.Options(20, 2, 99))
+                .cached());
     }
 
     @Test
@@ -106,7 +108,8 @@ class SyntheticImageNetCacheTest {
         Path precious = tmp.resolve("home");
         Files.createDirectories(precious);
         Files.writeString(precious.resolve("thesis.tex"), "years of work");
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> SyntheticImageNet.ensure(precious, SMALL));
+        IllegalStateException e =
+                assertThrows(IllegalStateException.class, () -> SyntheticImageNet.ensure(precious, SMALL));
         assertTrue(e.getMessage().contains("refusing"), e.getMessage());
         assertEquals("years of work", Files.readString(precious.resolve("thesis.tex")));
     }

@@ -27,7 +27,8 @@ class SyntheticImageNetPhotoTest {
     void cutsImageNetSizedImagesFromPhotographs() throws IOException {
         // The nature folder holds the photographs; the rest are drawings, and it keeps the test quick.
         Path photos = MATE.resolve("nature");
-        assumeTrue(Files.isDirectory(photos),
+        assumeTrue(
+                Files.isDirectory(photos),
                 "skipped: no photographs at " + photos + " (apt-get install mate-backgrounds to run this test)");
         SyntheticImageNet.Options o = new SyntheticImageNet.Options(40, 4, 3, photos);
         SyntheticImageNet.Generated g = SyntheticImageNet.generateInto(tmp.resolve("a"), o, 2);
@@ -40,7 +41,8 @@ class SyntheticImageNetPhotoTest {
         assertTrue(s.progressiveFraction() > 0, s.format());
         // Wallpapers are smoother than ImageNet (bokeh, skies), so only a loose bound here.
         assertTrue(s.meanBitsPerPixel() > 1.0 && s.meanBitsPerPixel() < 8, s.format());
-        try (JpegDecompressor d = new JpegDecompressor(); Arena arena = Arena.ofConfined()) {
+        try (JpegDecompressor d = new JpegDecompressor();
+                Arena arena = Arena.ofConfined()) {
             for (ImageRecord r : g.records()) {
                 byte[] bytes = Files.readAllBytes(tmp.resolve("a").resolve(r.path()));
                 MemorySegment jpeg = arena.allocateFrom(ValueLayout.JAVA_BYTE, bytes);
@@ -52,7 +54,10 @@ class SyntheticImageNetPhotoTest {
         SyntheticImageNet.generateInto(tmp.resolve("b"), new SyntheticImageNet.Options(8, 4, 3, photos), 1);
         for (int i = 0; i < 8; i++) {
             Path rel = Path.of(g.records().get(i).path());
-            assertEquals(-1L, Files.mismatch(tmp.resolve("a").resolve(rel), tmp.resolve("b").resolve(rel)),
+            assertEquals(
+                    -1L,
+                    Files.mismatch(
+                            tmp.resolve("a").resolve(rel), tmp.resolve("b").resolve(rel)),
                     "photo mode is deterministic too: " + rel);
         }
     }
@@ -60,7 +65,8 @@ class SyntheticImageNetPhotoTest {
     @Test
     void folderWithoutPhotographsIsAClearError() throws IOException {
         Files.writeString(tmp.resolve("notes.txt"), "not an image");
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
                 () -> SyntheticImageNet.generate(tmp.resolve("out"), new SyntheticImageNet.Options(2, 1, 1, tmp)));
         assertTrue(e.getMessage().contains("no readable photographs"), e.getMessage());
         assertFalse(Files.exists(tmp.resolve("out").resolve("n00000000")), "nothing written on failure");
@@ -68,8 +74,10 @@ class SyntheticImageNetPhotoTest {
 
     @Test
     void missingFolderIsAClearError() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> SyntheticImageNet.generate(tmp.resolve("out"), new SyntheticImageNet.Options(2, 1, 1, tmp.resolve("nope"))));
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
+                () -> SyntheticImageNet.generate(
+                        tmp.resolve("out"), new SyntheticImageNet.Options(2, 1, 1, tmp.resolve("nope"))));
         assertTrue(e.getMessage().contains("nope"), e.getMessage());
     }
 }

@@ -8,11 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.ffm.JpegDecompressor;
 import io.stoke.ffm.TurboJpeg;
-import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.ImageFolder;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -21,7 +22,6 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import java.lang.foreign.ValueLayout;
 
 class SyntheticImageNetTest {
     private static final int IMAGES = 200;
@@ -29,13 +29,16 @@ class SyntheticImageNetTest {
 
     @TempDir
     static Path shared;
+
     private static SyntheticImageNet.Summary summary;
     private static List<ImageRecord> records;
 
     @BeforeAll
     static void generateOnce() {
-        SyntheticImageNet.Generated g = SyntheticImageNet.generateInto(shared,
-                new SyntheticImageNet.Options(IMAGES, CLASSES, 42), Runtime.getRuntime().availableProcessors());
+        SyntheticImageNet.Generated g = SyntheticImageNet.generateInto(
+                shared,
+                new SyntheticImageNet.Options(IMAGES, CLASSES, 42),
+                Runtime.getRuntime().availableProcessors());
         summary = g.summary();
         records = g.records();
         System.out.println(summary.format());
@@ -45,7 +48,9 @@ class SyntheticImageNetTest {
     void statisticsMatchImageNet() {
         assertEquals(IMAGES, summary.images());
         assertEquals(500, summary.medianWidth());
-        assertTrue(summary.medianHeight() >= 333 && summary.medianHeight() <= 400, "median height " + summary.medianHeight());
+        assertTrue(
+                summary.medianHeight() >= 333 && summary.medianHeight() <= 400,
+                "median height " + summary.medianHeight());
         assertInRange("portrait share", summary.portraitFraction(), 0.15, 0.35);
         assertInRange("long side > 500 share", summary.largeFraction(), 0.05, 0.15);
         assertInRange("mean bits per pixel", summary.meanBitsPerPixel(), 3.5, 4.5);
@@ -54,9 +59,14 @@ class SyntheticImageNetTest {
         assertInRange("grayscale share", summary.grayscaleFraction(), 0.005, 0.05);
         assertTrue(summary.minQuality() >= 75 && summary.maxQuality() <= 95, summary.format());
         assertTrue(summary.maxQuality() - summary.minQuality() >= 15, "qualities should spread over 75-95");
-        int maxLong = records.stream().mapToInt(r -> Math.max(r.width(), r.height())).max().orElseThrow();
+        int maxLong = records.stream()
+                .mapToInt(r -> Math.max(r.width(), r.height()))
+                .max()
+                .orElseThrow();
         assertTrue(maxLong > 900 && maxLong <= ImagePlan.MAX_LONG_SIDE, "largest long side " + maxLong);
-        long at500 = records.stream().filter(r -> Math.max(r.width(), r.height()) == 500).count();
+        long at500 = records.stream()
+                .filter(r -> Math.max(r.width(), r.height()) == 500)
+                .count();
         assertTrue(at500 > IMAGES * 0.7, "most images are 500 px on the long side: " + at500);
     }
 
@@ -65,7 +75,8 @@ class SyntheticImageNetTest {
     void everyFileDecodesAndMatchesItsRecord() throws IOException {
         int progressive = 0;
         int gray = 0;
-        try (JpegDecompressor d = new JpegDecompressor(); Arena arena = Arena.ofConfined()) {
+        try (JpegDecompressor d = new JpegDecompressor();
+                Arena arena = Arena.ofConfined()) {
             MemorySegment pixels = arena.allocate(3L * ImagePlan.MAX_LONG_SIDE * ImagePlan.MAX_LONG_SIDE);
             for (ImageRecord r : records) {
                 byte[] bytes = Files.readAllBytes(shared.resolve(r.path()));
@@ -75,8 +86,18 @@ class SyntheticImageNetTest {
                 assertEquals(r.width(), d.width(), r.path());
                 assertEquals(r.height(), d.height(), r.path());
                 assertEquals(r.grayscale() ? TurboJpeg.TJSAMP_GRAY : TurboJpeg.TJSAMP_420, d.subsampling(), r.path());
-                assertEquals(0, d.decompress(jpeg, bytes.length, pixels, r.width(), 3 * r.width(), r.height(),
-                        TurboJpeg.TJPF_RGB, 0), r.path() + ": " + d.errorMessage());
+                assertEquals(
+                        0,
+                        d.decompress(
+                                jpeg,
+                                bytes.length,
+                                pixels,
+                                r.width(),
+                                3 * r.width(),
+                                r.height(),
+                                TurboJpeg.TJPF_RGB,
+                                0),
+                        r.path() + ": " + d.errorMessage());
                 boolean sof2 = hasMarker(bytes, 0xC2);
                 assertEquals(r.progressive(), sof2, r.path() + " progressive");
                 progressive += sof2 ? 1 : 0;
@@ -92,12 +113,15 @@ class SyntheticImageNetTest {
     @Test
     void contentHasPhotoLikeDetail() throws IOException {
         ImageRecord r = records.stream().filter(x -> !x.grayscale()).findFirst().orElseThrow();
-        try (JpegDecompressor d = new JpegDecompressor(); Arena arena = Arena.ofConfined()) {
+        try (JpegDecompressor d = new JpegDecompressor();
+                Arena arena = Arena.ofConfined()) {
             byte[] bytes = Files.readAllBytes(shared.resolve(r.path()));
             MemorySegment jpeg = arena.allocateFrom(ValueLayout.JAVA_BYTE, bytes);
             MemorySegment px = arena.allocate(3L * r.width() * r.height());
             d.readHeader(jpeg, bytes.length);
-            assertEquals(0, d.decompress(jpeg, bytes.length, px, r.width(), 3 * r.width(), r.height(), TurboJpeg.TJPF_RGB, 0));
+            assertEquals(
+                    0,
+                    d.decompress(jpeg, bytes.length, px, r.width(), 3 * r.width(), r.height(), TurboJpeg.TJPF_RGB, 0));
             byte[] p = px.toArray(ValueLayout.JAVA_BYTE);
             double sumDiff = 0;
             int[] hist = new int[256];
@@ -127,11 +151,14 @@ class SyntheticImageNetTest {
             }
         }
         for (ImageRecord r : records) {
-            int number = Integer.parseInt(r.path().substring(r.path().lastIndexOf('_') + 1, r.path().length() - 4));
+            int number = Integer.parseInt(
+                    r.path().substring(r.path().lastIndexOf('_') + 1, r.path().length() - 4));
             assertTrue(r.path().startsWith(SyntheticImageNet.className(number % CLASSES) + "/"), r.path());
         }
         assertEquals("n00000000", SyntheticImageNet.className(0));
-        assertTrue(SyntheticImageNet.className(9).compareTo(SyntheticImageNet.className(10)) < 0, "names sort in label order");
+        assertTrue(
+                SyntheticImageNet.className(9).compareTo(SyntheticImageNet.className(10)) < 0,
+                "names sort in label order");
     }
 
     @Test
@@ -146,7 +173,9 @@ class SyntheticImageNetTest {
     void optionsAreValidated() {
         assertThrows(IllegalArgumentException.class, () -> new SyntheticImageNet.Options(0, 1, 1));
         assertThrows(IllegalArgumentException.class, () -> new SyntheticImageNet.Options(5, 6, 1));
-        assertThrows(IllegalArgumentException.class, () -> SyntheticImageNet.generate(shared, new SyntheticImageNet.Options(1, 1, 1)),
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> SyntheticImageNet.generate(shared, new SyntheticImageNet.Options(1, 1, 1)),
                 "refuses a non-empty output folder");
     }
 
@@ -170,15 +199,23 @@ class SyntheticImageNetTest {
     static void assertSameFiles(Path a, Path b) throws IOException {
         List<Path> fa = files(a);
         List<Path> fb = files(b);
-        assertEquals(fa.stream().map(a::relativize).toList(), fb.stream().map(b::relativize).toList());
+        assertEquals(
+                fa.stream().map(a::relativize).toList(),
+                fb.stream().map(b::relativize).toList());
         for (int i = 0; i < fa.size(); i++) {
-            assertArrayEquals(Files.readAllBytes(fa.get(i)), Files.readAllBytes(fb.get(i)), fa.get(i).toString());
+            assertArrayEquals(
+                    Files.readAllBytes(fa.get(i)),
+                    Files.readAllBytes(fb.get(i)),
+                    fa.get(i).toString());
         }
     }
 
     static List<Path> files(Path root) throws IOException {
         try (Stream<Path> s = Files.walk(root)) {
-            return s.filter(Files::isRegularFile).filter(p -> p.getFileName().toString().endsWith(".jpg")).sorted().toList();
+            return s.filter(Files::isRegularFile)
+                    .filter(p -> p.getFileName().toString().endsWith(".jpg"))
+                    .sorted()
+                    .toList();
         }
     }
 
@@ -186,7 +223,8 @@ class SyntheticImageNetTest {
     void labelsFollowClassFolders() {
         Dataset index = ImageFolder.scan(shared);
         for (int i = 0; i < index.size(); i++) {
-            assertEquals(SyntheticImageNet.className(index.label(i)), index.path(i).substring(0, 9), index.path(i));
+            assertEquals(
+                    SyntheticImageNet.className(index.label(i)), index.path(i).substring(0, 9), index.path(i));
         }
         assertFalse(index.classNames().isEmpty());
     }

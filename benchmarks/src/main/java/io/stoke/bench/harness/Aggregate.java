@@ -5,8 +5,8 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.ToDoubleFunction;
 import java.util.function.Predicate;
+import java.util.function.ToDoubleFunction;
 
 /**
  * One sweep point's figures over its successful repeats: median, min and max of each.
@@ -24,9 +24,19 @@ import java.util.function.Predicate;
  * @param rssMb      peak summed RSS of the process tree
  * @param cpuMsPerImage CPU time of the process tree in the timed span, per image
  */
-public record Aggregate(RunKey key, int runs, int failed, Stats.Spread imagesPerS, Stats.Spread ttfbMs,
-                        Stats.Spread processStartToFirstBatchMs, Stats.Spread p50Ms, Stats.Spread p99Ms, Stats.Spread p99OverP50, Stats.Spread pssMb,
-                        Stats.Spread rssMb, Stats.Spread cpuMsPerImage) {
+public record Aggregate(
+        RunKey key,
+        int runs,
+        int failed,
+        Stats.Spread imagesPerS,
+        Stats.Spread ttfbMs,
+        Stats.Spread processStartToFirstBatchMs,
+        Stats.Spread p50Ms,
+        Stats.Spread p99Ms,
+        Stats.Spread p99OverP50,
+        Stats.Spread pssMb,
+        Stats.Spread rssMb,
+        Stats.Spread cpuMsPerImage) {
 
     /** Groups runs by settings (in first-seen order) and aggregates each group. */
     public static List<Aggregate> of(List<RunResult> results) {
@@ -38,7 +48,10 @@ public record Aggregate(RunKey key, int runs, int failed, Stats.Spread imagesPer
         for (var e : groups.entrySet()) {
             List<RunResult> ok = e.getValue().stream().filter(RunResult::ok).toList();
             int failed = e.getValue().size() - ok.size();
-            out.add(new Aggregate(e.getKey(), ok.size(), failed,
+            out.add(new Aggregate(
+                    e.getKey(),
+                    ok.size(),
+                    failed,
                     spread(ok, RunResult::imagesPerSecond),
                     spread(ok, r -> r.timeToFirstBatchS() * 1e3),
                     spread(ok, r -> r.processStartToFirstBatchS() * 1e3),
@@ -58,12 +71,18 @@ public record Aggregate(RunKey key, int runs, int failed, Stats.Spread imagesPer
 
     /** The point with the highest median images/s among those matching {@code filter}, or null. */
     public static Aggregate best(List<Aggregate> all, Predicate<Aggregate> filter) {
-        return all.stream().filter(filter).filter(a -> a.runs() > 0 && Double.isFinite(a.imagesPerS().median()))
-                .max(Comparator.comparingDouble(a -> a.imagesPerS().median())).orElse(null);
+        return all.stream()
+                .filter(filter)
+                .filter(a -> a.runs() > 0 && Double.isFinite(a.imagesPerS().median()))
+                .max(Comparator.comparingDouble(a -> a.imagesPerS().median()))
+                .orElse(null);
     }
 
     /** The aggregate with exactly these settings, or null. */
     public static Aggregate find(List<Aggregate> all, RunKey key) {
-        return all.stream().filter(a -> a.key().equals(key) && a.runs() > 0).findFirst().orElse(null);
+        return all.stream()
+                .filter(a -> a.key().equals(key) && a.runs() > 0)
+                .findFirst()
+                .orElse(null);
     }
 }

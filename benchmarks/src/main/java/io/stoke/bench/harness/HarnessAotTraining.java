@@ -31,9 +31,19 @@ final class HarnessAotTraining implements Callable<Integer> {
             SyntheticImageNet.generate(dir.resolve("data"), new SyntheticImageNet.Options(128, 4, 7));
             System.setOut(new PrintStream(OutputStream.nullOutputStream()));
             for (String transform : new String[] {"eval", "train"}) {
-                rc = HarnessMain.execute("harness-run", dir.resolve("data").toString(), "--dataset", "jpeg",
-                        "--batch-size", "32", "--workers", "2", "--transform", transform,
-                        "--json", dir.resolve(transform + ".json").toString());
+                rc = HarnessMain.execute(
+                        "harness-run",
+                        dir.resolve("data").toString(),
+                        "--dataset",
+                        "jpeg",
+                        "--batch-size",
+                        "32",
+                        "--workers",
+                        "2",
+                        "--transform",
+                        transform,
+                        "--json",
+                        dir.resolve(transform + ".json").toString());
                 if (rc != 0) {
                     return rc;
                 }

@@ -1,13 +1,16 @@
 package io.stoke.bench.harness;
 
 import io.stoke.cli.Main;
+import io.stoke.loader.source.ImageFolder;
 import io.stoke.testdata.DemoSample;
 import io.stoke.testdata.SyntheticImageNet;
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.io.Writer;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,9 +22,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import io.stoke.loader.source.ImageFolder;
-import java.io.File;
-import java.lang.management.ManagementFactory;
 
 /**
  * {@code stoke harness}: the Stoke vs PyTorch DataLoader experiment. Sweeps batch size, workers,
@@ -31,48 +31,84 @@ import java.lang.management.ManagementFactory;
  * its own watched from {@code /proc}; writes every batch's wait to CSV, a Markdown summary and PNG
  * plots.
  */
-@Command(name = "harness", mixinStandardHelpOptions = true,
-        description = {"Runs the Stoke vs PyTorch DataLoader experiment and writes OUT/batches.csv (every batch of",
-                "every run), OUT/runs.csv, OUT/summary.md and OUT/plots/*.png. Each run is a process of its own;",
-                "the harness samples the memory and CPU time of it and all its children. See docs/benchmarks/README.md."})
+@Command(
+        name = "harness",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Runs the Stoke vs PyTorch DataLoader experiment and writes OUT/batches.csv (every batch of",
+            "every run), OUT/runs.csv, OUT/summary.md and OUT/plots/*.png. Each run is a process of its own;",
+            "the harness samples the memory and CPU time of it and all its children. See docs/benchmarks/README.md."
+        })
 public final class HarnessCommand implements Callable<Integer> {
-    @Option(names = "--profile", paramLabel = "quick|full",
-            description = {"quick: 1,000 images, batch 32 and 256, workers 1, 2, 4, one repeat (minutes on 2 cores);",
-                    "full: 4,096 images, batch 32 to 1024, workers 1 to 8, 3 repeats (hours) (default: ${DEFAULT-VALUE}).",
-                    "Both run every point cold and warm (see --starts)."})
+    @Option(
+            names = "--profile",
+            paramLabel = "quick|full",
+            description = {
+                "quick: 1,000 images, batch 32 and 256, workers 1, 2, 4, one repeat (minutes on 2 cores);",
+                "full: 4,096 images, batch 32 to 1024, workers 1 to 8, 3 repeats (hours) (default: ${DEFAULT-VALUE}).",
+                "Both run every point cold and warm (see --starts)."
+            })
     String profile = "quick";
 
-    @Option(names = "--out", paramLabel = "DIR", required = true, description = "Output folder (created; files in it are replaced).")
+    @Option(
+            names = "--out",
+            paramLabel = "DIR",
+            required = true,
+            description = "Output folder (created; files in it are replaced).")
     Path out;
 
-    @Option(names = "--dataset", paramLabel = "DIR",
+    @Option(
+            names = "--dataset",
+            paramLabel = "DIR",
             description = "JPEG ImageFolder tree to use instead of the profile's generated one.")
     Path dataset;
 
-    @Option(names = "--data-dir", paramLabel = "DIR",
-            description = {"Where the generated JPEG dataset and the preprocessed raw dataset (raw shards for Stoke,",
-                    "the same bytes as .raw files for PyTorch) are kept and reused (default: OUT/data). Each is made",
-                    "once per folder; the same options give the same bytes."})
+    @Option(
+            names = "--data-dir",
+            paramLabel = "DIR",
+            description = {
+                "Where the generated JPEG dataset and the preprocessed raw dataset (raw shards for Stoke,",
+                "the same bytes as .raw files for PyTorch) are kept and reused (default: OUT/data). Each is made",
+                "once per folder; the same options give the same bytes."
+            })
     Path dataDir;
 
-    @Option(names = "--images", paramLabel = "N", description = "Size of the generated JPEG dataset (default: the profile's).")
+    @Option(
+            names = "--images",
+            paramLabel = "N",
+            description = "Size of the generated JPEG dataset (default: the profile's).")
     Integer images;
 
-    @Option(names = "--photos", paramLabel = "DIR", description = "Generate the dataset from the photographs under DIR.")
+    @Option(
+            names = "--photos",
+            paramLabel = "DIR",
+            description = "Generate the dataset from the photographs under DIR.")
     Path photos;
 
-    @Option(names = "--batch-sizes", split = ",", paramLabel = "N,...", description = "Override the profile's batch sizes.")
+    @Option(
+            names = "--batch-sizes",
+            split = ",",
+            paramLabel = "N,...",
+            description = "Override the profile's batch sizes.")
     List<Integer> batchSizes;
 
-    @Option(names = "--workers", split = ",", paramLabel = "N,...", description = "Override the profile's worker counts.")
+    @Option(
+            names = "--workers",
+            split = ",",
+            paramLabel = "N,...",
+            description = "Override the profile's worker counts.")
     List<Integer> workers;
 
     @Option(names = "--repeats", paramLabel = "N", description = "Override the profile's repeats.")
     Integer repeats;
 
-    @Option(names = "--model-ms-per-image", paramLabel = "MS",
-            description = {"Simulated model time of the bottleneck runs, per image of the batch: the consumer sleeps",
-                    "batch * MS ms after each batch (default: ${DEFAULT-VALUE}, i.e. a model at 250 images/s)."})
+    @Option(
+            names = "--model-ms-per-image",
+            paramLabel = "MS",
+            description = {
+                "Simulated model time of the bottleneck runs, per image of the batch: the consumer sleeps",
+                "batch * MS ms after each batch (default: ${DEFAULT-VALUE}, i.e. a model at 250 images/s)."
+            })
     double modelMsPerImage = 4.0;
 
     @Option(names = "--no-model", description = "Leave out the runs with simulated model time.")
@@ -81,54 +117,91 @@ public final class HarnessCommand implements Callable<Integer> {
     @Option(names = "--loaders", split = ",", paramLabel = "NAME,...", description = "stoke, pytorch (default: both).")
     List<String> loaders = List.of(SummaryReport.STOKE, SummaryReport.PYTORCH);
 
-    @Option(names = "--datasets", split = ",", paramLabel = "NAME,...",
-            description = {"jpeg: the JPEG files, decoded each epoch; raw: the same images preprocessed once",
-                    "(Resize 256 + CenterCrop 224, uint8), read by Stoke's Loader from raw shards (stoke pack",
-                    "--format raw) and by PyTorch from .raw files of the same bytes (default: both)."})
+    @Option(
+            names = "--datasets",
+            split = ",",
+            paramLabel = "NAME,...",
+            description = {
+                "jpeg: the JPEG files, decoded each epoch; raw: the same images preprocessed once",
+                "(Resize 256 + CenterCrop 224, uint8), read by Stoke's Loader from raw shards (stoke pack",
+                "--format raw) and by PyTorch from .raw files of the same bytes (default: both)."
+            })
     List<String> datasets = List.of("jpeg", "raw");
 
-    @Option(names = "--python", paramLabel = "PATH", description = "Python with torch and torchvision (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--python",
+            paramLabel = "PATH",
+            description = "Python with torch and torchvision (default: ${DEFAULT-VALUE}).")
     Path python = Path.of("/usr/bin/python3");
 
-    @Option(names = "--torch-script", paramLabel = "FILE", description = "Default: benchmarks/python/torch_loader.py of this checkout.")
+    @Option(
+            names = "--torch-script",
+            paramLabel = "FILE",
+            description = "Default: benchmarks/python/torch_loader.py of this checkout.")
     Path torchScript;
 
-    @Option(names = "--starts", split = ",", paramLabel = "NAME,...",
-            description = {"cold: a fresh process, nothing untimed before the clock, as a user starts a job;",
-                    "warm: the same process first takes --warmup-images images untimed (default: both)."})
+    @Option(
+            names = "--starts",
+            split = ",",
+            paramLabel = "NAME,...",
+            description = {
+                "cold: a fresh process, nothing untimed before the clock, as a user starts a job;",
+                "warm: the same process first takes --warmup-images images untimed (default: both)."
+            })
     List<String> starts = List.of(RunKey.COLD, RunKey.WARM);
 
-    @Option(names = "--transform", paramLabel = "KIND",
-            description = {"eval: Resize(256) + CenterCrop(224) (default); train: RandomResizedCrop(224) +",
-                    "RandomHorizontalFlip(), torchvision's on the PyTorch side, Stoke's on its own. JPEG runs only",
-                    "(the raw dataset holds the eval transform's output)."})
+    @Option(
+            names = "--transform",
+            paramLabel = "KIND",
+            description = {
+                "eval: Resize(256) + CenterCrop(224) (default); train: RandomResizedCrop(224) +",
+                "RandomHorizontalFlip(), torchvision's on the PyTorch side, Stoke's on its own. JPEG runs only",
+                "(the raw dataset holds the eval transform's output)."
+            })
     String transform = "eval";
 
-    @Option(names = "--warmup-images", paramLabel = "N",
-            description = {"Images a warm run's process takes untimed before the timed epoch: Stoke through a loader",
-                    "of the same settings (compiling its kernels), PyTorch through the same DataLoader in whole",
-                    "epochs (its persistent workers then serve the timed epoch) (default: ${DEFAULT-VALUE})."})
+    @Option(
+            names = "--warmup-images",
+            paramLabel = "N",
+            description = {
+                "Images a warm run's process takes untimed before the timed epoch: Stoke through a loader",
+                "of the same settings (compiling its kernels), PyTorch through the same DataLoader in whole",
+                "epochs (its persistent workers then serve the timed epoch) (default: ${DEFAULT-VALUE})."
+            })
     int warmupImages = 2048;
 
-    @Option(names = "--stoke-slots", paramLabel = "N",
-            description = {"Stoke's ring slots (batches decoded ahead plus those held); its memory is about",
-                    "N x batch x 150 KB (default: ${DEFAULT-VALUE}, Stoke's default)."})
+    @Option(
+            names = "--stoke-slots",
+            paramLabel = "N",
+            description = {
+                "Stoke's ring slots (batches decoded ahead plus those held); its memory is about",
+                "N x batch x 150 KB (default: ${DEFAULT-VALUE}, Stoke's default)."
+            })
     int stokeSlots = 4;
 
-    @Option(names = "--sample-ms", paramLabel = "MS", description = "Interval of the /proc memory and CPU samples (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--sample-ms",
+            paramLabel = "MS",
+            description = "Interval of the /proc memory and CPU samples (default: ${DEFAULT-VALUE}).")
     int sampleMs = 50;
 
-    @Option(names = "--run-timeout-s", paramLabel = "S", description = "A run taking longer is killed and recorded as failed (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--run-timeout-s",
+            paramLabel = "S",
+            description = "A run taking longer is killed and recorded as failed (default: ${DEFAULT-VALUE}).")
     int runTimeoutS = 900;
 
-    @Option(names = "--report-only", description = {"Run nothing: redraw OUT/summary.md and OUT/plots from the",
-            "CSV files and report.json of an earlier sweep into OUT."})
+    @Option(
+            names = "--report-only",
+            description = {
+                "Run nothing: redraw OUT/summary.md and OUT/plots from the",
+                "CSV files and report.json of an earlier sweep into OUT."
+            })
     boolean reportOnly;
 
     private Writer log;
 
-    private record Profile(int images, List<Integer> batchSizes, List<Integer> workers, int repeats) {
-    }
+    private record Profile(int images, List<Integer> batchSizes, List<Integer> workers, int repeats) {}
 
     @Override
     public Integer call() throws Exception {
@@ -137,8 +210,11 @@ public final class HarnessCommand implements Callable<Integer> {
             case "full" -> new Profile(4096, List.of(32, 128, 256, 512, 1024), List.of(1, 2, 4, 8), 3);
             default -> throw new IllegalArgumentException("--profile must be quick or full, not " + profile);
         };
-        p = new Profile(images != null ? images : p.images(), batchSizes != null ? batchSizes : p.batchSizes(),
-                workers != null ? workers : p.workers(), repeats != null ? repeats : p.repeats());
+        p = new Profile(
+                images != null ? images : p.images(),
+                batchSizes != null ? batchSizes : p.batchSizes(),
+                workers != null ? workers : p.workers(),
+                repeats != null ? repeats : p.repeats());
         for (String l : loaders) {
             if (!l.equals(SummaryReport.STOKE) && !l.equals(SummaryReport.PYTORCH)) {
                 throw new IllegalArgumentException("--loaders takes stoke and pytorch, not " + l);
@@ -203,15 +279,26 @@ public final class HarnessCommand implements Callable<Integer> {
         if (datasets.contains("raw")) {
             long t = System.nanoTime();
             RawTensors.Prepared r = RawTensors.ensure(jpegRoot, rawShards, rawFiles, cores);
-            say(String.format(Locale.ROOT, "preprocessed dataset: %d samples of 224x224x3 uint8 as raw shards in %s (%s) "
-                            + "and as .raw files in %s (%s) (%.1f s)", r.samples(), rawShards,
-                    r.packed() ? "packed" : "reused", rawFiles, r.filesMade() ? "written" : "reused",
+            say(String.format(
+                    Locale.ROOT,
+                    "preprocessed dataset: %d samples of 224x224x3 uint8 as raw shards in %s (%s) "
+                            + "and as .raw files in %s (%s) (%.1f s)",
+                    r.samples(),
+                    rawShards,
+                    r.packed() ? "packed" : "reused",
+                    rawFiles,
+                    r.filesMade() ? "written" : "reused",
                     (System.nanoTime() - t) / 1e9));
         }
         int datasetImages = ImageFolder.scan(jpegRoot).size();
         // Written now as well as at the end, so that --report-only can redraw a sweep cut short.
-        new ReportInfo(machine, cores, warmupImages, conditions(p, jpegRoot, datasetImages, cores, torchVersions, null),
-                notes).write(out);
+        new ReportInfo(
+                        machine,
+                        cores,
+                        warmupImages,
+                        conditions(p, jpegRoot, datasetImages, cores, torchVersions, null),
+                        notes)
+                .write(out);
 
         List<RunKey> keys = new ArrayList<>();
         for (String d : datasets) {
@@ -238,7 +325,8 @@ public final class HarnessCommand implements Callable<Integer> {
             for (int i = 0; i < keys.size(); i++) {
                 // Odd repeats run the sweep backwards, so neither loader always runs first after the other.
                 RunKey k = keys.get(r % 2 == 0 ? i : keys.size() - 1 - i);
-                Path root = k.dataset().equals("jpeg") ? jpegRoot
+                Path root = k.dataset().equals("jpeg")
+                        ? jpegRoot
                         : k.loader().equals(SummaryReport.STOKE) ? rawShards : rawFiles;
                 RunResult res;
                 try {
@@ -251,24 +339,50 @@ public final class HarnessCommand implements Callable<Integer> {
                 results.add(res);
                 done++;
                 double elapsed = (System.nanoTime() - harnessStart) / 1e9;
-                say(String.format(Locale.ROOT, "[%d/%d] %s repeat %d: %s  (%.0f s so far)", done, total, k.label(), r + 1,
-                        res.ok() ? String.format(Locale.ROOT, "%.0f images/s, first batch %.0f ms (%.0f ms from process "
-                                        + "start), peak PSS %.0f MB", res.imagesPerSecond(), res.timeToFirstBatchS() * 1e3,
-                                res.processStartToFirstBatchS() * 1e3, res.peakPssBytes() / 1e6)
-                                : "FAILED: " + res.error(), elapsed));
+                say(String.format(
+                        Locale.ROOT,
+                        "[%d/%d] %s repeat %d: %s  (%.0f s so far)",
+                        done,
+                        total,
+                        k.label(),
+                        r + 1,
+                        res.ok()
+                                ? String.format(
+                                        Locale.ROOT,
+                                        "%.0f images/s, first batch %.0f ms (%.0f ms from process "
+                                                + "start), peak PSS %.0f MB",
+                                        res.imagesPerSecond(),
+                                        res.timeToFirstBatchS() * 1e3,
+                                        res.processStartToFirstBatchS() * 1e3,
+                                        res.peakPssBytes() / 1e6)
+                                : "FAILED: " + res.error(),
+                        elapsed));
                 ResultFiles.write(out, results);
             }
         }
         double minutes = (System.nanoTime() - harnessStart) / 60e9;
-        ReportInfo info = new ReportInfo(machine, cores, warmupImages,
-                conditions(p, jpegRoot, datasetImages, cores, torchVersions, minutes), notes);
+        ReportInfo info = new ReportInfo(
+                machine,
+                cores,
+                warmupImages,
+                conditions(p, jpegRoot, datasetImages, cores, torchVersions, minutes),
+                notes);
         // Kept beside the CSVs so that --report-only can redraw the summary as it was.
         info.write(out);
         // Drawn from the files, as --report-only draws them: the summary is what the files hold.
         int plots = render(ResultFiles.read(out), info);
         long failed = results.stream().filter(x -> !x.ok()).count();
-        say(String.format(Locale.ROOT, "done in %.1f min: %d runs (%d failed); %s, %s, %s and %d plots in %s", minutes,
-                results.size(), failed, "batches.csv", "runs.csv", "summary.md", plots, out));
+        say(String.format(
+                Locale.ROOT,
+                "done in %.1f min: %d runs (%d failed); %s, %s, %s and %d plots in %s",
+                minutes,
+                results.size(),
+                failed,
+                "batches.csv",
+                "runs.csv",
+                "summary.md",
+                plots,
+                out));
         System.out.println(Files.readString(out.resolve("summary.md")));
         return failed == 0 ? 0 : Main.EXIT_FAILED;
     }
@@ -283,68 +397,106 @@ public final class HarnessCommand implements Callable<Integer> {
     private int report() throws IOException {
         List<RunResult> results = ResultFiles.read(out);
         int plots = render(results, ReportInfo.read(out));
-        System.err.printf(Locale.ROOT, "harness: %d runs read from %s; summary.md and %d plots redrawn%n", results.size(),
-                out, plots);
+        System.err.printf(
+                Locale.ROOT,
+                "harness: %d runs read from %s; summary.md and %d plots redrawn%n",
+                results.size(),
+                out,
+                plots);
         return 0;
     }
 
     /** {@code minutes}: how long the sweep took, or null while it runs (the conditions then say it did not finish). */
     private List<String> conditions(Profile p, Path jpegRoot, int n, int cores, String torchVersions, Double minutes) {
         List<String> c = new ArrayList<>();
-        c.add(String.format(Locale.ROOT, "Profile `%s`: batch sizes %s, workers %s, model time %s, datasets %s, starts %s, "
-                        + "%d repeat%s; %s.", profile, p.batchSizes(), p.workers(),
-                noModel ? "0" : String.format(Locale.ROOT, "0 and batch x %.1f ms (the model the bottleneck: %.0f images/s)",
-                        modelMsPerImage, 1000 / modelMsPerImage),
-                datasets, starts, p.repeats(), p.repeats() == 1 ? "" : "s",
-                minutes == null ? "the sweep did not finish"
+        c.add(String.format(
+                Locale.ROOT,
+                "Profile `%s`: batch sizes %s, workers %s, model time %s, datasets %s, starts %s, "
+                        + "%d repeat%s; %s.",
+                profile,
+                p.batchSizes(),
+                p.workers(),
+                noModel
+                        ? "0"
+                        : String.format(
+                                Locale.ROOT,
+                                "0 and batch x %.1f ms (the model the bottleneck: %.0f images/s)",
+                                modelMsPerImage,
+                                1000 / modelMsPerImage),
+                datasets,
+                starts,
+                p.repeats(),
+                p.repeats() == 1 ? "" : "s",
+                minutes == null
+                        ? "the sweep did not finish"
                         : String.format(Locale.ROOT, "the sweep took %.1f min", minutes)));
-        c.add(String.format(Locale.ROOT, "JPEG dataset: %d ImageNet-like files in %s; the preprocessed (raw) dataset holds the "
-                + "same images resized and cropped once, Resize 256 + CenterCrop 224 as Stoke's JPEG runs deliver them "
-                + "(`stoke pack --format raw`), 224x224x3 uint8: as WebDataset shards of .npy samples for Stoke, and "
-                + "the same bytes as headerless .raw files for PyTorch.", n, jpegRoot));
-        c.add(transform.equals("train")
-                ? "Both loaders read the same files in dataset order and deliver uint8 [n, 224, 224, 3] batches of the "
-                        + "training transform, RandomResizedCrop(224) (scale 0.08-1, ratio 3/4-4/3) + RandomHorizontalFlip(): "
-                        + "torchvision's on the PyTorch side, Stoke's (the same algorithm, its own random stream) on its own; "
-                        + "last partial batch kept."
-                : "Both loaders read the same files and deliver the same batches: uint8 [n, 224, 224, 3] "
-                        + "(Resize 256 + CenterCrop 224), in dataset order, last partial batch kept.");
-        c.add(String.format(Locale.ROOT, "Same cores: each run is one process tree on the whole machine (%d cores), nothing "
-                + "pinned, runs one at a time. 'workers' is Stoke's decoding threads and PyTorch's worker processes.", cores));
-        c.add("Warm page cache for both: the harness reads every file of the dataset once right before each run (on the "
-                + "raw dataset, the form that run's loader reads).");
+        c.add(String.format(
+                Locale.ROOT,
+                "JPEG dataset: %d ImageNet-like files in %s; the preprocessed (raw) dataset holds the "
+                        + "same images resized and cropped once, Resize 256 + CenterCrop 224 as Stoke's JPEG runs deliver them "
+                        + "(`stoke pack --format raw`), 224x224x3 uint8: as WebDataset shards of .npy samples for Stoke, and "
+                        + "the same bytes as headerless .raw files for PyTorch.",
+                n,
+                jpegRoot));
+        c.add(
+                transform.equals("train")
+                        ? "Both loaders read the same files in dataset order and deliver uint8 [n, 224, 224, 3] batches of the "
+                                + "training transform, RandomResizedCrop(224) (scale 0.08-1, ratio 3/4-4/3) + RandomHorizontalFlip(): "
+                                + "torchvision's on the PyTorch side, Stoke's (the same algorithm, its own random stream) on its own; "
+                                + "last partial batch kept."
+                        : "Both loaders read the same files and deliver the same batches: uint8 [n, 224, 224, 3] "
+                                + "(Resize 256 + CenterCrop 224), in dataset order, last partial batch kept.");
+        c.add(String.format(
+                Locale.ROOT,
+                "Same cores: each run is one process tree on the whole machine (%d cores), nothing "
+                        + "pinned, runs one at a time. 'workers' is Stoke's decoding threads and PyTorch's worker processes.",
+                cores));
+        c.add(
+                "Warm page cache for both: the harness reads every file of the dataset once right before each run (on the "
+                        + "raw dataset, the form that run's loader reads).");
         c.add(timing());
         c.add("The consumer waits for each batch (that wait is the per-batch load time), touches it, then sleeps the "
                 + "simulated model time (a model on an accelerator leaves the CPU to the loader), the same in both.");
-        c.add("PyTorch: torchvision ImageFolder + PIL, " + (transform.equals("train")
-                ? "RandomResizedCrop(224), RandomHorizontalFlip()" : "Resize(256), CenterCrop(224)") + ", PILToTensor, permute to HWC; "
+        c.add("PyTorch: torchvision ImageFolder + PIL, "
+                + (transform.equals("train")
+                        ? "RandomResizedCrop(224), RandomHorizontalFlip()"
+                        : "Resize(256), CenterCrop(224)")
+                + ", PILToTensor, permute to HWC; "
                 + "persistent_workers=True, pin_memory=False, shuffle off (PyTorch's default prefetch: 2 batches a worker). "
                 + "Stoke: DCT scaling pow2 (its default), " + stokeSlots + " ring slots. "
                 + "Raw dataset: PyTorch reads each .raw file with numpy.fromfile in a Dataset; Stoke reads the raw "
                 + "shards through the same Loader (memory-mapped; each sample copied into the batch, no decode, "
                 + "no resize)."
                 + (torchVersions != null ? " Versions: " + torchVersions + "." : ""));
-        c.add(String.format(Locale.ROOT, "Memory and CPU: every %d ms the harness reads /proc for the run's process and all its "
-                + "descendants (VmRSS, Pss from smaps_rollup, utime + stime).", sampleMs));
+        c.add(String.format(
+                Locale.ROOT,
+                "Memory and CPU: every %d ms the harness reads /proc for the run's process and all its "
+                        + "descendants (VmRSS, Pss from smaps_rollup, utime + stime).",
+                sampleMs));
         return c;
     }
 
     /** The conditions' bullet on the clock: what is timed, and which runs are cold and which warm. */
     private String timing() {
-        StringBuilder t = new StringBuilder("Timing starts before the loader is created (Stoke's build(), PyTorch's iter(), "
-                + "which starts its workers) and ends after the last batch; images/s = images / that span. Python's and "
-                + "torch's imports come before it, as does the JVM's start.");
+        StringBuilder t =
+                new StringBuilder("Timing starts before the loader is created (Stoke's build(), PyTorch's iter(), "
+                        + "which starts its workers) and ends after the last batch; images/s = images / that span. Python's and "
+                        + "torch's imports come before it, as does the JVM's start.");
         if (starts.contains(RunKey.COLD)) {
-            t.append(" **Cold** runs (start `cold`) are a fresh process with nothing untimed before the clock, as a user "
-                    + "starts a job: Stoke's kernels run interpreted until the JIT compiles them, PyTorch's worker processes "
-                    + "start within the timed span.");
+            t.append(
+                    " **Cold** runs (start `cold`) are a fresh process with nothing untimed before the clock, as a user "
+                            + "starts a job: Stoke's kernels run interpreted until the JIT compiles them, PyTorch's worker processes "
+                            + "start within the timed span.");
         }
         if (starts.contains(RunKey.WARM)) {
-            t.append(String.format(Locale.ROOT, " **Warm** runs (start `warm`, the steady state) first take %d images "
-                    + "untimed in the same process: Stoke through a loader of the same settings (batches of at most 64), "
-                    + "closed before the timed one is built, which leaves its kernels compiled; PyTorch through the same "
-                    + "DataLoader in whole epochs (so that no batch is in flight when the clock starts), whose persistent "
-                    + "workers then serve the timed epoch from a new iter().", warmupImages));
+            t.append(String.format(
+                    Locale.ROOT,
+                    " **Warm** runs (start `warm`, the steady state) first take %d images "
+                            + "untimed in the same process: Stoke through a loader of the same settings (batches of at most 64), "
+                            + "closed before the timed one is built, which leaves its kernels compiled; PyTorch through the same "
+                            + "DataLoader in whole epochs (so that no batch is in flight when the clock starts), whose persistent "
+                            + "workers then serve the timed epoch from a new iter().",
+                    warmupImages));
         }
         t.append(" Process start → first batch is timed by the harness, from starting the run's process to the process "
                 + "receiving its first batch (a warm run's first untimed one).");
@@ -360,10 +512,18 @@ public final class HarnessCommand implements Callable<Integer> {
         }
         // The harness's own copy, not the demo's cache: a sweep must not lose its files halfway
         // because something else regenerated or cleaned a shared cache.
-        Path dir = dataDir().resolve(String.format(Locale.ROOT, "jpeg-%d-%s-seed%d-v%d", p.images(),
-                photos == null ? "procedural" : "photos", DemoSample.SEED, SyntheticImageNet.GENERATOR_VERSION));
-        SyntheticImageNet.Summary s = SyntheticImageNet.ensure(dir, new SyntheticImageNet.Options(p.images(),
-                Math.min(DemoSample.CLASSES, p.images()), DemoSample.SEED, photos));
+        Path dir = dataDir()
+                .resolve(String.format(
+                        Locale.ROOT,
+                        "jpeg-%d-%s-seed%d-v%d",
+                        p.images(),
+                        photos == null ? "procedural" : "photos",
+                        DemoSample.SEED,
+                        SyntheticImageNet.GENERATOR_VERSION));
+        SyntheticImageNet.Summary s = SyntheticImageNet.ensure(
+                dir,
+                new SyntheticImageNet.Options(
+                        p.images(), Math.min(DemoSample.CLASSES, p.images()), DemoSample.SEED, photos));
         say("JPEG dataset: " + dir + "\n" + s.format());
         return dir;
     }
@@ -382,8 +542,12 @@ public final class HarnessCommand implements Callable<Integer> {
      * From a class path (tests), the options go on the command line and the AOT cache is left out.
      */
     static List<String> stokeJava() {
-        return stokeJava(ProcessHandle.current().info().command()
-                        .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()),
+        return stokeJava(
+                ProcessHandle.current()
+                        .info()
+                        .command()
+                        .orElse(Path.of(System.getProperty("java.home"), "bin", "java")
+                                .toString()),
                 System.getProperty("java.class.path"),
                 ManagementFactory.getRuntimeMXBean().getInputArguments());
     }
@@ -393,13 +557,20 @@ public final class HarnessCommand implements Callable<Integer> {
         boolean fromJar = classPath.endsWith(".jar") && !classPath.contains(File.pathSeparator);
         List<String> cmd = new ArrayList<>();
         cmd.add(launcher);
-        jvmArgs.stream().filter(a -> a.startsWith("-XX:") && (fromJar || !a.startsWith("-XX:AOTCache"))).forEach(cmd::add);
+        jvmArgs.stream()
+                .filter(a -> a.startsWith("-XX:") && (fromJar || !a.startsWith("-XX:AOTCache")))
+                .forEach(cmd::add);
         cmd.add("-Xmx384m");
         if (fromJar) {
             cmd.addAll(List.of("-jar", classPath));
         } else {
-            cmd.addAll(List.of("--enable-native-access=ALL-UNNAMED", "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-                    "-cp", classPath, HarnessMain.class.getName()));
+            cmd.addAll(List.of(
+                    "--enable-native-access=ALL-UNNAMED",
+                    "--add-exports",
+                    "java.base/jdk.internal.misc=ALL-UNNAMED",
+                    "-cp",
+                    classPath,
+                    HarnessMain.class.getName()));
         }
         return cmd;
     }
@@ -412,16 +583,44 @@ public final class HarnessCommand implements Callable<Integer> {
         List<String> cmd = new ArrayList<>();
         if (k.loader().equals(SummaryReport.STOKE)) {
             cmd.addAll(stokeJava());
-            cmd.addAll(List.of("harness-run", root.toString(),
-                    "--dataset", k.dataset(), "--batch-size", Integer.toString(k.batchSize()),
-                    "--workers", Integer.toString(k.workers()), "--model-ms", Double.toString(k.modelMs()),
-                    "--warmup-images", Integer.toString(warmup), "--slots", Integer.toString(stokeSlots),
-                    "--transform", transform, "--json", json.toString()));
+            cmd.addAll(List.of(
+                    "harness-run",
+                    root.toString(),
+                    "--dataset",
+                    k.dataset(),
+                    "--batch-size",
+                    Integer.toString(k.batchSize()),
+                    "--workers",
+                    Integer.toString(k.workers()),
+                    "--model-ms",
+                    Double.toString(k.modelMs()),
+                    "--warmup-images",
+                    Integer.toString(warmup),
+                    "--slots",
+                    Integer.toString(stokeSlots),
+                    "--transform",
+                    transform,
+                    "--json",
+                    json.toString()));
         } else {
-            cmd.addAll(List.of(python.toString(), script.toString(), root.toString(), "--dataset", k.dataset(),
-                    "--batch-size", Integer.toString(k.batchSize()), "--workers", Integer.toString(k.workers()),
-                    "--model-ms", Double.toString(k.modelMs()), "--warmup-images", Integer.toString(warmup),
-                    "--transform", transform, "--json", json.toString()));
+            cmd.addAll(List.of(
+                    python.toString(),
+                    script.toString(),
+                    root.toString(),
+                    "--dataset",
+                    k.dataset(),
+                    "--batch-size",
+                    Integer.toString(k.batchSize()),
+                    "--workers",
+                    Integer.toString(k.workers()),
+                    "--model-ms",
+                    Double.toString(k.modelMs()),
+                    "--warmup-images",
+                    Integer.toString(warmup),
+                    "--transform",
+                    transform,
+                    "--json",
+                    json.toString()));
         }
         Path logFile = out.resolve("logs").resolve(label + ".log");
         double childCpuBefore = ProcessTreeMonitor.childrenCpuSeconds();
@@ -432,10 +631,11 @@ public final class HarnessCommand implements Callable<Integer> {
         double[] window = {Double.NaN, Double.NaN};
         long[] firstBatchAt = {0};
         try (ProcessTreeMonitor mon = new ProcessTreeMonitor(proc.pid(), sampleMs);
-             Writer lw = Files.newBufferedWriter(logFile, StandardCharsets.UTF_8)) {
+                Writer lw = Files.newBufferedWriter(logFile, StandardCharsets.UTF_8)) {
             lw.write(String.join(" ", cmd) + "\n");
             Thread reader = Thread.ofPlatform().daemon().start(() -> {
-                try (BufferedReader br = new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8))) {
+                try (BufferedReader br =
+                        new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8))) {
                     String line;
                     while ((line = br.readLine()) != null) {
                         if (line.equals(StokeRunCommand.FIRST)) {
@@ -467,8 +667,19 @@ public final class HarnessCommand implements Callable<Integer> {
             }
             RunFigures f = RunFigures.read(json);
             double processStartToFirstBatchS = firstBatchAt[0] == 0 ? Double.NaN : (firstBatchAt[0] - spawned) / 1e9;
-            return new RunResult(k, repeat, f.images(), f.elapsedS(), f.waitNs(), processStartToFirstBatchS, mon.peakRssBytes(),
-                    mon.peakPssBytes(), mon.sumHwmBytes(), window[1] - window[0], cpuTotal, null);
+            return new RunResult(
+                    k,
+                    repeat,
+                    f.images(),
+                    f.elapsedS(),
+                    f.waitNs(),
+                    processStartToFirstBatchS,
+                    mon.peakRssBytes(),
+                    mon.peakPssBytes(),
+                    mon.sumHwmBytes(),
+                    window[1] - window[0],
+                    cpuTotal,
+                    null);
         }
     }
 
@@ -479,7 +690,11 @@ public final class HarnessCommand implements Callable<Integer> {
             starts.add(Path.of(root));
         }
         try {
-            starts.add(Path.of(HarnessCommand.class.getProtectionDomain().getCodeSource().getLocation().toURI()));
+            starts.add(Path.of(HarnessCommand.class
+                    .getProtectionDomain()
+                    .getCodeSource()
+                    .getLocation()
+                    .toURI()));
         } catch (Exception e) {
             // No code source (unusual class loader): the working directory is the other guess.
         }

@@ -20,9 +20,8 @@ final class HarnessJson {
             .build();
 
     /** For files people read: one array element a line (report.json's conditions are long sentences). */
-    static final ObjectWriter PRETTY = MAPPER.writer(
-            new DefaultPrettyPrinter().withArrayIndenter(DefaultIndenter.SYSTEM_LINEFEED_INSTANCE));
+    static final ObjectWriter PRETTY =
+            MAPPER.writer(new DefaultPrettyPrinter().withArrayIndenter(DefaultIndenter.SYSTEM_LINEFEED_INSTANCE));
 
-    private HarnessJson() {
-    }
+    private HarnessJson() {}
 }

@@ -9,7 +9,9 @@ import picocli.CommandLine.Command;
  * DataLoader ({@code ./stoke harness}), and the one timed Stoke run it starts in a process of its
  * own ({@code harness-run}). It lives beside the benchmarks, out of the CLI a user installs.
  */
-@Command(name = "stoke-harness", mixinStandardHelpOptions = true,
+@Command(
+        name = "stoke-harness",
+        mixinStandardHelpOptions = true,
         subcommands = {HarnessCommand.class, StokeRunCommand.class, HarnessAotTraining.class},
         description = "Stoke against PyTorch's DataLoader, measured side by side.")
 public final class HarnessMain implements Runnable {

@@ -7,8 +7,7 @@ import java.util.Locale;
 
 /** A line describing the machine, for the summary: cores, CPU model, memory, OS, JDK. */
 public final class Machine {
-    private Machine() {
-    }
+    private Machine() {}
 
     public static String describe() {
         String cpu = "unknown CPU";
@@ -30,7 +29,14 @@ public final class Machine {
         } catch (IOException | RuntimeException e) {
             // Not Linux, or /proc unreadable: say unknown rather than guess.
         }
-        return String.format(Locale.ROOT, "%d cores available to the JVM, %s, %s; %s %s; Java %s", Runtime.getRuntime().availableProcessors(),
-                cpu, mem, System.getProperty("os.name"), System.getProperty("os.version"), System.getProperty("java.version"));
+        return String.format(
+                Locale.ROOT,
+                "%d cores available to the JVM, %s, %s; %s %s; Java %s",
+                Runtime.getRuntime().availableProcessors(),
+                cpu,
+                mem,
+                System.getProperty("os.name"),
+                System.getProperty("os.version"),
+                System.getProperty("java.version"));
     }
 }

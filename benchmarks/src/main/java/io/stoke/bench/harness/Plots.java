@@ -1,9 +1,11 @@
 package io.stoke.bench.harness;
 
+import java.awt.Color;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.TreeSet;
@@ -18,8 +20,6 @@ import org.knowm.xchart.XYSeries;
 import org.knowm.xchart.style.Styler;
 import org.knowm.xchart.style.lines.SeriesLines;
 import org.knowm.xchart.style.markers.SeriesMarkers;
-import java.awt.Color;
-import java.util.Comparator;
 
 /**
  * The harness's PNG plots, drawn with XChart from the runs and their aggregates. The time to first
@@ -27,8 +27,7 @@ import java.util.Comparator;
  * cold ones in a sweep without warm runs), as their titles say.
  */
 public final class Plots {
-    private Plots() {
-    }
+    private Plots() {}
 
     /**
      * Draws every plot into {@code dir}; returns the files written. Plots with no data (a loader or
@@ -39,25 +38,42 @@ public final class Plots {
         List<Path> out = new ArrayList<>();
         int cores = info.cores();
         TreeSet<String> present = values(aggs, a -> a.key().start());
-        List<String> starts = List.of(RunKey.COLD, RunKey.WARM).stream().filter(present::contains).toList();
+        List<String> starts = List.of(RunKey.COLD, RunKey.WARM).stream()
+                .filter(present::contains)
+                .toList();
         String steady = starts.contains(RunKey.WARM) ? RunKey.WARM : RunKey.COLD;
         String steadyRuns = steady.equals(RunKey.WARM)
                 ? String.format(Locale.ROOT, "warm runs (after %d images untimed)", info.warmupImages())
                 : "cold runs (fresh processes)";
-        List<Aggregate> steadyAggs = aggs.stream().filter(a -> a.key().start().equals(steady)).toList();
+        List<Aggregate> steadyAggs =
+                aggs.stream().filter(a -> a.key().start().equals(steady)).toList();
         TreeSet<Integer> batches = values(aggs, a -> a.key().batchSize());
         TreeSet<Integer> workers = values(aggs, a -> a.key().workers());
         // The per-batch plot at the worker count closest to the core count: PyTorch's spikes
         // (one worker's whole batch) show there, and so does Stoke's lack of them.
-        int w = workers.isEmpty() ? 1 : workers.stream().min(Comparator.comparingInt(x -> Math.abs(x - cores))).get();
+        int w = workers.isEmpty()
+                ? 1
+                : workers.stream()
+                        .min(Comparator.comparingInt(x -> Math.abs(x - cores)))
+                        .get();
         for (int b : batches) {
-            XYChart c = chart(String.format(Locale.ROOT, "Per-batch wait, JPEG, batch %d, %d workers, no model time, "
-                    + "first repeat, %s", b, w, steadyRuns), "batch index", "wait per batch (ms)");
+            XYChart c = chart(
+                    String.format(
+                            Locale.ROOT,
+                            "Per-batch wait, JPEG, batch %d, %d workers, no model time, " + "first repeat, %s",
+                            b,
+                            w,
+                            steadyRuns),
+                    "batch index",
+                    "wait per batch (ms)");
             c.getStyler().setYAxisLogarithmic(true);
             boolean any = false;
             for (String loader : List.of(SummaryReport.STOKE, SummaryReport.PYTORCH)) {
                 RunKey k = new RunKey(loader, "jpeg", b, w, 0, steady);
-                RunResult r = runs.stream().filter(x -> x.key().equals(k) && x.repeat() == 0 && x.ok()).findFirst().orElse(null);
+                RunResult r = runs.stream()
+                        .filter(x -> x.key().equals(k) && x.repeat() == 0 && x.ok())
+                        .findFirst()
+                        .orElse(null);
                 if (r == null || r.waitNs().length == 0) {
                     continue;
                 }
@@ -68,7 +84,11 @@ public final class Plots {
                     // Floor at 1 us: the log axis cannot show a zero wait.
                     y[i] = Math.max(r.waitNs()[i] / 1e6, 0.001);
                 }
-                style(c.addSeries(name(loader), x, y), loader, steady, false,
+                style(
+                        c.addSeries(name(loader), x, y),
+                        loader,
+                        steady,
+                        false,
                         PALETTE[loader.equals(SummaryReport.STOKE) ? 0 : 1]);
                 any = true;
             }
@@ -79,15 +99,28 @@ public final class Plots {
         for (String dataset : List.of("jpeg", "raw")) {
             for (double model : values(aggs, a -> a.key().modelMs() == 0 ? 0.0 : 1.0)) {
                 boolean bottleneck = model != 0;
-                List<Aggregate> sel = steadyAggs.stream().filter(a -> a.key().dataset().equals(dataset)
-                        && (a.key().modelMs() != 0) == bottleneck).toList();
-                XYChart c = chart(String.format(Locale.ROOT, "Images/s vs workers, %s, %s, %s, medians",
+                List<Aggregate> sel = steadyAggs.stream()
+                        .filter(a ->
+                                a.key().dataset().equals(dataset) && (a.key().modelMs() != 0) == bottleneck)
+                        .toList();
+                XYChart c = chart(
+                        String.format(
+                                Locale.ROOT,
+                                "Images/s vs workers, %s, %s, %s, medians",
                                 dataset.equals("jpeg") ? "JPEG" : "preprocessed raw uint8",
-                                bottleneck ? "model the bottleneck" : "no model time", steadyRuns),
-                        "workers", "images/s");
+                                bottleneck ? "model the bottleneck" : "no model time",
+                                steadyRuns),
+                        "workers",
+                        "images/s");
                 c.getStyler().setYAxisMin(0.0);
-                if (series(c, sel, List.of(steady), a -> a.key().workers(), a -> a.imagesPerS().median(),
-                        a -> a.key().batchSize(), g -> "batch " + g)) {
+                if (series(
+                        c,
+                        sel,
+                        List.of(steady),
+                        a -> a.key().workers(),
+                        a -> a.imagesPerS().median(),
+                        a -> a.key().batchSize(),
+                        g -> "batch " + g)) {
                     if (bottleneck) {
                         modelLine(c, sel);
                     }
@@ -95,20 +128,40 @@ public final class Plots {
                 }
             }
         }
-        List<Aggregate> jpeg0 = aggs.stream().filter(a -> a.key().dataset().equals("jpeg") && a.key().modelMs() == 0).toList();
-        XYChart t = chart("Time to first batch vs batch size, JPEG, no model time, " + String.join(" and ", starts)
-                + " runs (median of repeats)", "batch size", "time to first batch from creating the loader (ms)");
+        List<Aggregate> jpeg0 = aggs.stream()
+                .filter(a -> a.key().dataset().equals("jpeg") && a.key().modelMs() == 0)
+                .toList();
+        XYChart t = chart(
+                "Time to first batch vs batch size, JPEG, no model time, " + String.join(" and ", starts)
+                        + " runs (median of repeats)",
+                "batch size",
+                "time to first batch from creating the loader (ms)");
         t.getStyler().setYAxisMin(0.0);
-        if (series(t, jpeg0, starts, a -> a.key().batchSize(), a -> a.ttfbMs().median(),
-                a -> a.key().workers(), g -> g + (g == 1 ? " worker" : " workers"))) {
+        if (series(
+                t,
+                jpeg0,
+                starts,
+                a -> a.key().batchSize(),
+                a -> a.ttfbMs().median(),
+                a -> a.key().workers(),
+                g -> g + (g == 1 ? " worker" : " workers"))) {
             out.add(save(t, dir, "time-to-first-batch-vs-batch-size"));
         }
-        XYChart m = chart("Peak PSS of all processes vs workers, JPEG, no model time, " + steadyRuns, "workers",
+        XYChart m = chart(
+                "Peak PSS of all processes vs workers, JPEG, no model time, " + steadyRuns,
+                "workers",
                 "peak summed PSS (MB)");
         m.getStyler().setYAxisMin(0.0);
-        List<Aggregate> steadyJpeg0 = jpeg0.stream().filter(a -> a.key().start().equals(steady)).toList();
-        if (series(m, steadyJpeg0, List.of(steady), a -> a.key().workers(), a -> a.pssMb().median(),
-                a -> a.key().batchSize(), g -> "batch " + g)) {
+        List<Aggregate> steadyJpeg0 =
+                jpeg0.stream().filter(a -> a.key().start().equals(steady)).toList();
+        if (series(
+                m,
+                steadyJpeg0,
+                List.of(steady),
+                a -> a.key().workers(),
+                a -> a.pssMb().median(),
+                a -> a.key().batchSize(),
+                g -> "batch " + g)) {
             out.add(save(m, dir, "memory-vs-workers"));
         }
         return out;
@@ -130,24 +183,37 @@ public final class Plots {
      * a linear axis) and labelled with their values. A group has the same colour in every line; see
      * {@link #style} for the rest. Returns false when nothing was drawn.
      */
-    private static boolean series(XYChart c, List<Aggregate> sel, List<String> starts, ToIntFunction<Aggregate> x,
-                                  ToDoubleFunction<Aggregate> y, ToIntFunction<Aggregate> group,
-                                  IntFunction<String> groupLabel) {
-        List<Aggregate> ok = sel.stream().filter(a -> a.runs() > 0 && Double.isFinite(y.applyAsDouble(a))).toList();
+    private static boolean series(
+            XYChart c,
+            List<Aggregate> sel,
+            List<String> starts,
+            ToIntFunction<Aggregate> x,
+            ToDoubleFunction<Aggregate> y,
+            ToIntFunction<Aggregate> group,
+            IntFunction<String> groupLabel) {
+        List<Aggregate> ok = sel.stream()
+                .filter(a -> a.runs() > 0 && Double.isFinite(y.applyAsDouble(a)))
+                .toList();
         List<Integer> xs = ok.stream().map(x::applyAsInt).distinct().sorted().toList();
-        List<Integer> groups = ok.stream().map(group::applyAsInt).distinct().sorted().toList();
+        List<Integer> groups =
+                ok.stream().map(group::applyAsInt).distinct().sorted().toList();
         boolean any = false;
         boolean both = starts.size() > 1;
         for (String start : starts) {
             for (String loader : List.of(SummaryReport.STOKE, SummaryReport.PYTORCH)) {
                 for (int g : groups) {
-                    List<Aggregate> pts = ok.stream().filter(a -> a.key().loader().equals(loader)
-                                    && a.key().start().equals(start) && group.applyAsInt(a) == g)
-                            .sorted(Comparator.comparingInt(x)).toList();
+                    List<Aggregate> pts = ok.stream()
+                            .filter(a -> a.key().loader().equals(loader)
+                                    && a.key().start().equals(start)
+                                    && group.applyAsInt(a) == g)
+                            .sorted(Comparator.comparingInt(x))
+                            .toList();
                     if (pts.isEmpty()) {
                         continue;
                     }
-                    double[] px = pts.stream().mapToDouble(a -> xs.indexOf(x.applyAsInt(a))).toArray();
+                    double[] px = pts.stream()
+                            .mapToDouble(a -> xs.indexOf(x.applyAsInt(a)))
+                            .toArray();
                     double[] py = pts.stream().mapToDouble(y).toArray();
                     String label = name(loader) + (both ? " " + start : "") + ", " + groupLabel.apply(g);
                     style(c.addSeries(label, px, py), loader, start, both, PALETTE[groups.indexOf(g) % PALETTE.length]);
@@ -171,33 +237,51 @@ public final class Plots {
         boolean stoke = loader.equals(SummaryReport.STOKE);
         boolean cold = bothStarts && start.equals(RunKey.COLD);
         s.setMarker(stoke ? SeriesMarkers.CIRCLE : SeriesMarkers.DIAMOND);
-        s.setLineStyle(stoke ? (cold ? SeriesLines.DOT_DOT : SeriesLines.SOLID)
-                : (cold ? SeriesLines.DASH_DOT : SeriesLines.DASH_DASH));
+        s.setLineStyle(
+                stoke
+                        ? (cold ? SeriesLines.DOT_DOT : SeriesLines.SOLID)
+                        : (cold ? SeriesLines.DASH_DOT : SeriesLines.DASH_DASH));
         s.setLineColor(colour);
         s.setMarkerColor(colour);
     }
 
     /** The model's own rate (batch / model time), the ceiling no loader can pass, as a grey line. */
     private static void modelLine(XYChart c, List<Aggregate> sel) {
-        double[] rates = sel.stream().filter(a -> a.key().modelMs() > 0)
-                .mapToDouble(a -> a.key().batchSize() * 1000.0 / a.key().modelMs()).distinct().toArray();
+        double[] rates = sel.stream()
+                .filter(a -> a.key().modelMs() > 0)
+                .mapToDouble(a -> a.key().batchSize() * 1000.0 / a.key().modelMs())
+                .distinct()
+                .toArray();
         long xs = sel.stream().map(a -> a.key().workers()).distinct().count();
         if (rates.length != 1 || xs < 1) {
             return; // several model rates in one plot: no single ceiling to draw
         }
-        XYSeries s = c.addSeries(String.format(Locale.ROOT, "model alone: %.0f images/s", rates[0]),
-                new double[] {0, xs - 1}, new double[] {rates[0], rates[0]});
+        XYSeries s = c.addSeries(
+                String.format(Locale.ROOT, "model alone: %.0f images/s", rates[0]),
+                new double[] {0, xs - 1},
+                new double[] {rates[0], rates[0]});
         s.setMarker(SeriesMarkers.NONE);
         s.setLineStyle(SeriesLines.DOT_DOT);
         s.setLineColor(Color.GRAY);
     }
 
-    private static final Color[] PALETTE = {new Color(0x1f77b4), new Color(0xd62728),
-            new Color(0x2ca02c), new Color(0x9467bd), new Color(0xff7f0e),
-            new Color(0x8c564b)};
+    private static final Color[] PALETTE = {
+        new Color(0x1f77b4),
+        new Color(0xd62728),
+        new Color(0x2ca02c),
+        new Color(0x9467bd),
+        new Color(0xff7f0e),
+        new Color(0x8c564b)
+    };
 
     private static XYChart chart(String title, String xTitle, String yTitle) {
-        XYChart c = new XYChartBuilder().width(1200).height(600).title(title).xAxisTitle(xTitle).yAxisTitle(yTitle).build();
+        XYChart c = new XYChartBuilder()
+                .width(1200)
+                .height(600)
+                .title(title)
+                .xAxisTitle(xTitle)
+                .yAxisTitle(yTitle)
+                .build();
         c.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
         c.getStyler().setMarkerSize(7);
         c.getStyler().setChartBackgroundColor(Color.WHITE);

@@ -52,7 +52,8 @@ public final class ProcessTreeMonitor implements AutoCloseable {
         long rss = 0;
         long pss = 0;
         List<Long> pids;
-        try (Stream<ProcessHandle> d = ProcessHandle.of(rootPid).map(ProcessHandle::descendants).orElse(Stream.empty())) {
+        try (Stream<ProcessHandle> d =
+                ProcessHandle.of(rootPid).map(ProcessHandle::descendants).orElse(Stream.empty())) {
             pids = Stream.concat(Stream.of(rootPid), d.map(ProcessHandle::pid)).toList();
         }
         for (long pid : pids) {
@@ -152,7 +153,9 @@ public final class ProcessTreeMonitor implements AutoCloseable {
 
     private static long clockTicks() {
         try {
-            Process p = new ProcessBuilder("getconf", "CLK_TCK").redirectErrorStream(true).start();
+            Process p = new ProcessBuilder("getconf", "CLK_TCK")
+                    .redirectErrorStream(true)
+                    .start();
             String s = new String(p.getInputStream().readAllBytes()).trim();
             p.waitFor();
             return Long.parseLong(s);

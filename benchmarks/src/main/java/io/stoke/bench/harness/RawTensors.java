@@ -2,14 +2,16 @@ package io.stoke.bench.harness;
 
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.format.NpyHeader;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.FileDataset;
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.source.ShardDataset;
+import io.stoke.loader.source.TarShards;
 import io.stoke.pack.PackConflictException;
 import io.stoke.pack.PackOptions;
 import io.stoke.pack.Packer;
 import io.stoke.pack.SampleKeys;
-import io.stoke.loader.source.Datasets;
-import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.Dataset;
-import io.stoke.loader.source.TarShards;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
@@ -26,8 +28,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Stream;
-import io.stoke.loader.source.FileDataset;
-import io.stoke.loader.source.ShardDataset;
 
 /**
  * The "preprocessed on SSD" dataset, made once from a JPEG ImageFolder tree in two forms holding
@@ -57,8 +57,7 @@ public final class RawTensors {
     /** Bumped when the way the files are made changes, so that older sets are remade. */
     private static final String MARKER_VERSION = "raw-from-shards-v1";
 
-    private RawTensors() {
-    }
+    private RawTensors() {}
 
     /**
      * What {@link #ensure} left in place.
@@ -69,8 +68,7 @@ public final class RawTensors {
      * @param packed      whether the pack was (re)made now rather than reused
      * @param filesMade   whether the files were (re)written now rather than reused
      */
-    public record Prepared(Path shards, Path files, int samples, boolean packed, boolean filesMade) {
-    }
+    public record Prepared(Path shards, Path files, int samples, boolean packed, boolean filesMade) {}
 
     /**
      * Packs {@code jpegRoot} into raw shards in {@code shardsDir} unless a complete pack of it is
@@ -91,11 +89,17 @@ public final class RawTensors {
         PackOptions options = PackOptions.raw(RESIZE, SIDE, 256L << 20);
         Packer.Result r;
         try {
-            r = new Packer(jpeg, jpegRoot, shardsDir, options).workers(workers).onError(ErrorPolicy.FAIL).run();
+            r = new Packer(jpeg, jpegRoot, shardsDir, options)
+                    .workers(workers)
+                    .onError(ErrorPolicy.FAIL)
+                    .run();
         } catch (PackConflictException e) {
             // The harness's own folder held a pack of another tree of the same name (another
             // --dataset): it is the harness's cache, so it is replaced.
-            r = new Packer(jpeg, jpegRoot, shardsDir, options).workers(workers).onError(ErrorPolicy.FAIL).overwrite(true)
+            r = new Packer(jpeg, jpegRoot, shardsDir, options)
+                    .workers(workers)
+                    .onError(ErrorPolicy.FAIL)
+                    .overwrite(true)
                     .run();
         }
         return !r.alreadyComplete();
@@ -114,7 +118,8 @@ public final class RawTensors {
         Path marker = rawRoot.resolve(MARKER);
         try {
             String stamp = MARKER_VERSION + " " + jpeg.size() + " " + sha256(shardsDir.resolve("index.json"));
-            if (Files.isRegularFile(marker) && Files.readString(marker).strip().equals(stamp)
+            if (Files.isRegularFile(marker)
+                    && Files.readString(marker).strip().equals(stamp)
                     && list(rawRoot).equals(want)) {
                 return false;
             }
@@ -124,8 +129,8 @@ public final class RawTensors {
             try (ShardDataset shards = (ShardDataset) Datasets.open(shardsDir.toString())) {
                 TarShards tar = shards.shards();
                 if (shards.size() != jpeg.size() || !tar.problems().isEmpty()) {
-                    throw new IllegalStateException("the pack in " + shardsDir + " holds " + shards.size() + " samples of "
-                            + jpeg.size() + tar.problems());
+                    throw new IllegalStateException("the pack in " + shardsDir + " holds " + shards.size()
+                            + " samples of " + jpeg.size() + tar.problems());
                 }
                 for (int s = 0; s < tar.shardCount(); s++) {
                     MemorySegment bytes = tar.bytes().acquire(s);
@@ -142,8 +147,9 @@ public final class RawTensors {
             List<Path> have = list(rawRoot);
             if (!have.equals(want)) {
                 // PyTorch's side lists the files sorted: it must meet the samples in the shards' order.
-                throw new IllegalStateException("the .raw files in " + rawRoot + " do not sort in the JPEG tree's order, so "
-                        + "PyTorch would read the samples in another order than Stoke");
+                throw new IllegalStateException(
+                        "the .raw files in " + rawRoot + " do not sort in the JPEG tree's order, so "
+                                + "PyTorch would read the samples in another order than Stoke");
             }
             Files.writeString(marker, stamp + "\n");
             return true;
@@ -156,7 +162,8 @@ public final class RawTensors {
             throws IOException {
         TarShards tar = shards.shards();
         String key = SampleKeys.key(jpeg, i);
-        if (!shards.path(i).equals(key) || tar.format(i) != TarShards.NPY
+        if (!shards.path(i).equals(key)
+                || tar.format(i) != TarShards.NPY
                 || tar.length(i) != header.length + SAMPLE_BYTES) {
             throw new IllegalStateException(shards.name(i) + " is not the 224x224x3 uint8 .npy of " + key);
         }
@@ -165,8 +172,8 @@ public final class RawTensors {
             throw new IllegalStateException(shards.name(i) + ": its .npy header is not uint8 (224, 224, 3)");
         }
         Files.createDirectories(out.getParent());
-        try (FileChannel ch = FileChannel.open(out, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
+        try (FileChannel ch = FileChannel.open(
+                out, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
             ByteBuffer buf = member.asSlice(header.length, SAMPLE_BYTES).asByteBuffer();
             while (buf.hasRemaining()) {
                 ch.write(buf);
@@ -214,7 +221,9 @@ public final class RawTensors {
         }
         for (Path c : classes) {
             try (Stream<Path> s = Files.list(c)) {
-                s.filter(p -> p.getFileName().toString().endsWith(".raw")).sorted().forEach(out::add);
+                s.filter(p -> p.getFileName().toString().endsWith(".raw"))
+                        .sorted()
+                        .forEach(out::add);
             }
         }
         return out;

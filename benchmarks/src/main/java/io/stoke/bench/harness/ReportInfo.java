@@ -40,8 +40,8 @@ public record ReportInfo(String machine, int cores, int warmupImages, List<Strin
     public static ReportInfo read(Path dir) {
         Path f = dir.resolve(FILE);
         if (!Files.isRegularFile(f)) {
-            throw new IllegalArgumentException("no " + FILE + " in " + dir + ": not the output folder of a sweep "
-                    + "of this version");
+            throw new IllegalArgumentException(
+                    "no " + FILE + " in " + dir + ": not the output folder of a sweep " + "of this version");
         }
         try {
             return HarnessJson.MAPPER.readValue(f.toFile(), ReportInfo.class);

@@ -23,8 +23,17 @@ import java.nio.file.Path;
  * @param waitNs    every batch's consumer wait, in nanoseconds, in order
  */
 @JsonIgnoreProperties(ignoreUnknown = true) // a newer script may say more; these are what the harness needs
-public record RunFigures(String loader, String dataset, int batchSize, int workers, double modelMs, int warmupImages,
-                         long images, int batches, double elapsedS, long[] waitNs) {
+public record RunFigures(
+        String loader,
+        String dataset,
+        int batchSize,
+        int workers,
+        double modelMs,
+        int warmupImages,
+        long images,
+        int batches,
+        double elapsedS,
+        long[] waitNs) {
 
     /** Writes the figures to {@code file}, replacing it. */
     public void write(Path file) {

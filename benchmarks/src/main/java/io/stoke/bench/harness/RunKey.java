@@ -20,8 +20,8 @@ public record RunKey(String loader, String dataset, int batchSize, int workers, 
 
     /** A file-name-safe label, e.g. {@code stoke-jpeg-b256-w2-m0-cold}. */
     public String label() {
-        return String.format(Locale.ROOT, "%s-%s-b%d-w%d-m%s-%s", loader, dataset, batchSize, workers, fmtMs(modelMs),
-                start);
+        return String.format(
+                Locale.ROOT, "%s-%s-b%d-w%d-m%s-%s", loader, dataset, batchSize, workers, fmtMs(modelMs), start);
     }
 
     static String fmtMs(double ms) {

@@ -21,9 +21,19 @@ package io.stoke.bench.harness;
  * @param cpuTotalS   CPU time of the whole child process tree, start-up and warm-up included
  * @param error       null, or why the run failed
  */
-public record RunResult(RunKey key, int repeat, long images, double elapsedS, long[] waitNs,
-                        double processStartToFirstBatchS, long peakRssBytes,
-                        long peakPssBytes, long sumHwmBytes, double cpuS, double cpuTotalS, String error) {
+public record RunResult(
+        RunKey key,
+        int repeat,
+        long images,
+        double elapsedS,
+        long[] waitNs,
+        double processStartToFirstBatchS,
+        long peakRssBytes,
+        long peakPssBytes,
+        long sumHwmBytes,
+        double cpuS,
+        double cpuTotalS,
+        String error) {
     public boolean ok() {
         return error == null;
     }
@@ -54,6 +64,7 @@ public record RunResult(RunKey key, int repeat, long images, double elapsedS, lo
 
     /** A failed run, kept so that the summary can say it failed. */
     public static RunResult failed(RunKey key, int repeat, String error) {
-        return new RunResult(key, repeat, 0, Double.NaN, new long[0], Double.NaN, 0, 0, 0, Double.NaN, Double.NaN, error);
+        return new RunResult(
+                key, repeat, 0, Double.NaN, new long[0], Double.NaN, 0, 0, 0, Double.NaN, Double.NaN, error);
     }
 }

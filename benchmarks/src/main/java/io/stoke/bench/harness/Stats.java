@@ -5,8 +5,7 @@ import java.util.Locale;
 
 /** Quantiles and medians as the summary reports them. */
 public final class Stats {
-    private Stats() {
-    }
+    private Stats() {}
 
     /**
      * The q-quantile of {@code values} with linear interpolation between closest ranks (numpy's
@@ -59,8 +58,7 @@ public final class Stats {
             if (min == max) {
                 return m;
             }
-            return m + " [" + String.format(Locale.ROOT, fmt, min) + "–"
-                    + String.format(Locale.ROOT, fmt, max) + "]";
+            return m + " [" + String.format(Locale.ROOT, fmt, min) + "–" + String.format(Locale.ROOT, fmt, max) + "]";
         }
     }
 }

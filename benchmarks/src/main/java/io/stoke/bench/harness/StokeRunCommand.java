@@ -3,24 +3,24 @@ package io.stoke.bench.harness;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import io.stoke.loader.Batch;
-import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.Loader;
+import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.format.NpyHeader;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.TarShards;
+import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.locks.LockSupport;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import io.stoke.loader.transform.RandomResizedCrop;
-import java.util.Arrays;
-import io.stoke.loader.source.ShardDataset;
 
 /**
  * {@code stoke harness-run}: one timed Stoke run in a process of its own, launched by the harness
@@ -50,8 +50,11 @@ public final class StokeRunCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "DIR")
     Path root;
 
-    @Option(names = "--dataset", required = true,
-            description = "jpeg (DIR is an ImageFolder tree) or raw (DIR is the harness's raw shards, read by the same Loader)")
+    @Option(
+            names = "--dataset",
+            required = true,
+            description =
+                    "jpeg (DIR is an ImageFolder tree) or raw (DIR is the harness's raw shards, read by the same Loader)")
     String dataset;
 
     @Option(names = "--batch-size", required = true)
@@ -73,7 +76,9 @@ public final class StokeRunCommand implements Callable<Integer> {
     @Option(names = "--dct-scaling")
     String dctScaling = "POWERS_OF_TWO";
 
-    @Option(names = "--transform", description = "eval (Resize 256 + CenterCrop 224) or train (RandomResizedCrop 224 + flip)")
+    @Option(
+            names = "--transform",
+            description = "eval (Resize 256 + CenterCrop 224) or train (RandomResizedCrop 224 + flip)")
     String transform = "eval";
 
     @Option(names = "--json", required = true)
@@ -88,7 +93,10 @@ public final class StokeRunCommand implements Callable<Integer> {
         try (Dataset index = index(dataset, root)) {
             TransformSpec spec = spec(dataset, transform, dctScaling);
             warmUp(index, spec);
-            Loader.Builder builder = Loader.builder(index).batchSize(batchSize).workers(workers).slots(slots)
+            Loader.Builder builder = Loader.builder(index)
+                    .batchSize(batchSize)
+                    .workers(workers)
+                    .slots(slots)
                     .transform(spec);
             int expected = (index.size() + batchSize - 1) / batchSize;
             waits = new long[expected];
@@ -135,9 +143,11 @@ public final class StokeRunCommand implements Callable<Integer> {
                 Dataset index = Datasets.open(root.toString(), ErrorPolicy.FAIL, System.err::println);
                 TarShards shards = index instanceof ShardDataset sharded ? sharded.shards() : null;
                 for (int i = 0; i < index.size(); i++) {
-                    if (shards == null || shards.format(i) != TarShards.NPY
-                            || shards.length(i) != NpyHeader.uint8(RawTensors.SIDE, RawTensors.SIDE, 3).length
-                                    + RawTensors.SAMPLE_BYTES) {
+                    if (shards == null
+                            || shards.format(i) != TarShards.NPY
+                            || shards.length(i)
+                                    != NpyHeader.uint8(RawTensors.SIDE, RawTensors.SIDE, 3).length
+                                            + RawTensors.SAMPLE_BYTES) {
                         index.close();
                         throw new IllegalArgumentException("--dataset raw needs the raw shards of 224x224x3 uint8 .npy "
                                 + "samples that the harness packs, not " + root);
@@ -157,7 +167,8 @@ public final class StokeRunCommand implements Callable<Integer> {
      */
     public static TransformSpec spec(String dataset, String transform, String dctScaling) {
         if (dataset.equals("raw")) {
-            return TransformSpec.defaults().withEval(RawTensors.RESIZE, RawTensors.SIDE)
+            return TransformSpec.defaults()
+                    .withEval(RawTensors.RESIZE, RawTensors.SIDE)
                     .withOutput(TransformSpec.Output.UINT8_HWC);
         }
         TransformSpec spec = TransformSpec.defaults()
@@ -208,8 +219,13 @@ public final class StokeRunCommand implements Callable<Integer> {
             return;
         }
         int seen = 0;
-        try (Loader loader = Loader.builder(index).batchSize(Math.min(batchSize, 64)).workers(workers).slots(slots)
-                .transform(spec).epochs(0).build()) {
+        try (Loader loader = Loader.builder(index)
+                .batchSize(Math.min(batchSize, 64))
+                .workers(workers)
+                .slots(slots)
+                .transform(spec)
+                .epochs(0)
+                .build()) {
             while (seen < warmupImages) {
                 Batch b = loader.next();
                 if (b == null) {
@@ -224,7 +240,17 @@ public final class StokeRunCommand implements Callable<Integer> {
     }
 
     private void writeJson(long images, double elapsedS, long[] waits) {
-        new RunFigures(SummaryReport.STOKE, dataset, batchSize, workers, modelMs, warmupImages, images, waits.length,
-                elapsedS, waits).write(json);
+        new RunFigures(
+                        SummaryReport.STOKE,
+                        dataset,
+                        batchSize,
+                        workers,
+                        modelMs,
+                        warmupImages,
+                        images,
+                        waits.length,
+                        elapsedS,
+                        waits)
+                .write(json);
     }
 }

@@ -15,8 +15,7 @@ public final class SummaryReport {
     public static final String STOKE = "stoke";
     public static final String PYTORCH = "pytorch";
 
-    private SummaryReport() {
-    }
+    private SummaryReport() {}
 
     /**
      * @param aggregates every sweep point
@@ -37,13 +36,16 @@ public final class SummaryReport {
         headline(sb, aggregates, info.warmupImages());
         sb.append("## Every sweep point\n\n");
         sb.append("Median over repeats [min–max]. Start: cold, a fresh process; warm, after ")
-                .append(info.warmupImages()).append(" images untimed in the same process. ")
-                .append("First batch: from creating the loader; process start → first batch: from the harness starting ")
+                .append(info.warmupImages())
+                .append(" images untimed in the same process. ")
+                .append(
+                        "First batch: from creating the loader; process start → first batch: from the harness starting ")
                 .append("the run's process (JVM start, or Python's and torch's imports, included) to its first batch ")
                 .append("(a warm run's first untimed one). ")
                 .append("Waits leave out the first batch (that is the time to first batch). ")
                 .append("Memory: peak of the summed Pss (shared pages split between processes) and of the summed RSS ")
-                .append("(shared pages counted once per process) over the loader's process tree. CPU: user + system time ")
+                .append(
+                        "(shared pages counted once per process) over the loader's process tree. CPU: user + system time ")
                 .append("of the process tree during the timed span, per image.\n\n");
         sb.append("| loader | start | dataset | batch | workers | model ms/batch | runs | images/s | first batch ms "
                 + "| process start → first batch ms | wait p50 ms | wait p99 ms | p99/p50 | peak PSS MB | peak RSS MB "
@@ -51,14 +53,26 @@ public final class SummaryReport {
         sb.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Aggregate a : aggregates) {
             RunKey k = a.key();
-            sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %d | %d | %s | %d%s | %s | %s | %s | %s | %s | %s | %s "
-                            + "| %s | %s |%n",
-                    k.loader(), k.start(), k.dataset(), k.batchSize(), k.workers(), RunKey.fmtMs(k.modelMs()), a.runs(),
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %s | %d | %d | %s | %d%s | %s | %s | %s | %s | %s | %s | %s " + "| %s | %s |%n",
+                    k.loader(),
+                    k.start(),
+                    k.dataset(),
+                    k.batchSize(),
+                    k.workers(),
+                    RunKey.fmtMs(k.modelMs()),
+                    a.runs(),
                     a.failed() > 0 ? " (" + a.failed() + " failed)" : "",
-                    a.imagesPerS().format("%.0f"), a.ttfbMs().format("%.0f"),
-                    a.processStartToFirstBatchMs().format("%.0f"), a.p50Ms().format("%.2f"),
-                    a.p99Ms().format("%.2f"), a.p99OverP50().format("%.1f"), a.pssMb().format("%.0f"),
-                    a.rssMb().format("%.0f"), a.cpuMsPerImage().format("%.2f")));
+                    a.imagesPerS().format("%.0f"),
+                    a.ttfbMs().format("%.0f"),
+                    a.processStartToFirstBatchMs().format("%.0f"),
+                    a.p50Ms().format("%.2f"),
+                    a.p99Ms().format("%.2f"),
+                    a.p99OverP50().format("%.1f"),
+                    a.pssMb().format("%.0f"),
+                    a.rssMb().format("%.0f"),
+                    a.cpuMsPerImage().format("%.2f")));
         }
         return sb.toString();
     }
@@ -71,7 +85,8 @@ public final class SummaryReport {
         List<String> lines = note.strip().lines().map(String::stripTrailing).toList();
         for (int i = 0; i < lines.size(); i++) {
             String l = lines.get(i);
-            sb.append(i == 0 ? "> **Note:** " + l : l.isEmpty() ? ">" : "> " + l).append('\n');
+            sb.append(i == 0 ? "> **Note:** " + l : l.isEmpty() ? ">" : "> " + l)
+                    .append('\n');
         }
         sb.append('\n');
     }
@@ -81,24 +96,33 @@ public final class SummaryReport {
      * when a job starts, {@code warm} the steady state after the warm-up.
      */
     public static String startLabel(String start, int warmupImages) {
-        return start.equals(RunKey.COLD) ? "cold: a fresh process, as a user starts it"
-                : String.format(Locale.ROOT, "warm (steady: after %d images untimed in the same process)", warmupImages);
+        return start.equals(RunKey.COLD)
+                ? "cold: a fresh process, as a user starts it"
+                : String.format(
+                        Locale.ROOT, "warm (steady: after %d images untimed in the same process)", warmupImages);
     }
 
     private static String cfg(RunKey k) {
-        return String.format(Locale.ROOT, "batch %d, %d worker%s, model %s ms", k.batchSize(), k.workers(),
-                k.workers() == 1 ? "" : "s", RunKey.fmtMs(k.modelMs()));
+        return String.format(
+                Locale.ROOT,
+                "batch %d, %d worker%s, model %s ms",
+                k.batchSize(),
+                k.workers(),
+                k.workers() == 1 ? "" : "s",
+                RunKey.fmtMs(k.modelMs()));
     }
 
     /** The starts that have a successful run among {@code all}: cold first. */
     private static List<String> starts(List<Aggregate> all) {
         return List.of(RunKey.COLD, RunKey.WARM).stream()
-                .filter(st -> all.stream().anyMatch(a -> a.key().start().equals(st) && a.runs() > 0)).toList();
+                .filter(st -> all.stream().anyMatch(a -> a.key().start().equals(st) && a.runs() > 0))
+                .toList();
     }
 
     private static void headline(StringBuilder sb, List<Aggregate> all, int warmupImages) {
         sb.append("## Headline (JPEG dataset, no simulated model time)\n\n");
-        List<Aggregate> jpeg0 = all.stream().filter(a -> a.key().dataset().equals("jpeg") && a.key().modelMs() == 0)
+        List<Aggregate> jpeg0 = all.stream()
+                .filter(a -> a.key().dataset().equals("jpeg") && a.key().modelMs() == 0)
                 .toList();
         List<String> starts = starts(jpeg0);
         if (starts.isEmpty()) {
@@ -106,20 +130,26 @@ public final class SummaryReport {
             return;
         }
         for (String st : starts) {
-            sb.append("- **").append(startLabel(st, warmupImages)).append(st.equals(RunKey.COLD)
-                    ? ".** Nothing runs untimed before the clock: the figure for time to first batch.\n"
-                    : ".** Stoke's kernels are compiled, PyTorch's persistent workers are running.\n");
+            sb.append("- **")
+                    .append(startLabel(st, warmupImages))
+                    .append(
+                            st.equals(RunKey.COLD)
+                                    ? ".** Nothing runs untimed before the clock: the figure for time to first batch.\n"
+                                    : ".** Stoke's kernels are compiled, PyTorch's persistent workers are running.\n");
         }
         sb.append('\n');
         // Batch 256 (ImageNet training's usual size) when the sweep has it, else its largest.
         TreeSet<Integer> batches = new TreeSet<>();
-        jpeg0.stream().filter(a -> a.runs() > 0).forEach(a -> batches.add(a.key().batchSize()));
+        jpeg0.stream()
+                .filter(a -> a.runs() > 0)
+                .forEach(a -> batches.add(a.key().batchSize()));
         sideBySide(sb, jpeg0, starts, batches.contains(256) ? 256 : batches.last());
         List<Aggregate[]> bests = new ArrayList<>();
         for (String st : starts) {
             bests.add(best(sb, jpeg0, st));
         }
-        sb.append("**Per-batch load time, p99/p50** (consumer wait per batch, first batch left out), at each best:\n\n");
+        sb.append(
+                "**Per-batch load time, p99/p50** (consumer wait per batch, first batch left out), at each best:\n\n");
         List<String> mem = new ArrayList<>();
         for (int i = 0; i < starts.size(); i++) {
             String[] names = {"Stoke", "PyTorch"};
@@ -129,13 +159,20 @@ public final class SummaryReport {
                     continue;
                 }
                 String name = names[j] + " " + starts.get(i);
-                sb.append(String.format(Locale.ROOT, "- %s: %s (p50 %s ms, p99 %s ms)%n", name,
-                        a.p99OverP50().format("%.1f"), a.p50Ms().format("%.2f"), a.p99Ms().format("%.2f")));
-                mem.add(name + " " + a.pssMb().format("%.0f") + " MB PSS (" + a.rssMb().format("%.0f") + " MB RSS)");
+                sb.append(String.format(
+                        Locale.ROOT,
+                        "- %s: %s (p50 %s ms, p99 %s ms)%n",
+                        name,
+                        a.p99OverP50().format("%.1f"),
+                        a.p50Ms().format("%.2f"),
+                        a.p99Ms().format("%.2f")));
+                mem.add(name + " " + a.pssMb().format("%.0f") + " MB PSS ("
+                        + a.rssMb().format("%.0f") + " MB RSS)");
             }
         }
         sb.append('\n');
-        sb.append("**Peak memory of all processes involved**, at each best: ").append(String.join("; ", mem))
+        sb.append("**Peak memory of all processes involved**, at each best: ")
+                .append(String.join("; ", mem))
                 .append(".\n\n");
     }
 
@@ -151,9 +188,13 @@ public final class SummaryReport {
                 workers.add(a.key().workers());
             }
         }
-        sb.append(String.format(Locale.ROOT, "**Batch %d, %s** (median over repeats [min–max]; first batch: ms from "
-                + "creating the loader; process start → first batch: ms from starting the run's process, JVM start or "
-                + "Python's and torch's imports included, cold runs only):%n%n", batch, String.join(" and ", starts)));
+        sb.append(String.format(
+                Locale.ROOT,
+                "**Batch %d, %s** (median over repeats [min–max]; first batch: ms from "
+                        + "creating the loader; process start → first batch: ms from starting the run's process, JVM start or "
+                        + "Python's and torch's imports included, cold runs only):%n%n",
+                batch,
+                String.join(" and ", starts)));
         StringBuilder header = new StringBuilder("| workers | figure |");
         StringBuilder rule = new StringBuilder("|---:|---|");
         for (String st : starts) {
@@ -166,15 +207,29 @@ public final class SummaryReport {
             row(sb, jpeg0, starts, batch, w, "first batch ms", a -> a.ttfbMs().format("%.0f"));
             if (starts.contains(RunKey.COLD)) {
                 // A warm run's process has its first batch in the untimed warm-up: not a start a user sees.
-                row(sb, jpeg0, starts, batch, w, "process start → first batch ms",
-                        a -> a.key().start().equals(RunKey.COLD) ? a.processStartToFirstBatchMs().format("%.0f") : "–");
+                row(
+                        sb,
+                        jpeg0,
+                        starts,
+                        batch,
+                        w,
+                        "process start → first batch ms",
+                        a -> a.key().start().equals(RunKey.COLD)
+                                ? a.processStartToFirstBatchMs().format("%.0f")
+                                : "–");
             }
         }
         sb.append('\n');
     }
 
-    private static void row(StringBuilder sb, List<Aggregate> jpeg0, List<String> starts, int batch, int workers,
-                            String figure, Function<Aggregate, String> cell) {
+    private static void row(
+            StringBuilder sb,
+            List<Aggregate> jpeg0,
+            List<String> starts,
+            int batch,
+            int workers,
+            String figure,
+            Function<Aggregate, String> cell) {
         sb.append("| ").append(workers).append(" | ").append(figure).append(" |");
         for (String st : starts) {
             for (String loader : List.of(STOKE, PYTORCH)) {
@@ -189,20 +244,28 @@ public final class SummaryReport {
     private static Aggregate[] best(StringBuilder sb, List<Aggregate> jpeg0, String start) {
         Aggregate s = Aggregate.best(jpeg0, a -> is(a, STOKE, start));
         Aggregate p = Aggregate.best(jpeg0, a -> is(a, PYTORCH, start));
-        sb.append("**Best settings of each loader, ").append(start)
-                .append("** (the sweep point with the highest median images/s among the ").append(start)
+        sb.append("**Best settings of each loader, ")
+                .append(start)
+                .append("** (the sweep point with the highest median images/s among the ")
+                .append(start)
                 .append(" runs):\n\n");
         line(sb, "Stoke", s);
         line(sb, "PyTorch", p);
         if (s != null && p != null) {
-            sb.append(String.format(Locale.ROOT, "- **Ratio of the bests, %s: Stoke / PyTorch = %.2fx**%n", start,
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "- **Ratio of the bests, %s: Stoke / PyTorch = %.2fx**%n",
+                    start,
                     s.imagesPerS().median() / p.imagesPerS().median()));
             // The matched comparison: Stoke with PyTorch's best settings, so the ratio is not a
             // product of the two loaders being tuned differently.
             Aggregate sm = Aggregate.find(jpeg0, p.key().withLoader(STOKE));
             if (sm != null) {
-                sb.append(String.format(Locale.ROOT, "- Matched, at PyTorch's best settings (%s): Stoke %s images/s, "
-                                + "ratio %.2fx%n", cfg(p.key()), sm.imagesPerS().format("%.0f"),
+                sb.append(String.format(
+                        Locale.ROOT,
+                        "- Matched, at PyTorch's best settings (%s): Stoke %s images/s, " + "ratio %.2fx%n",
+                        cfg(p.key()),
+                        sm.imagesPerS().format("%.0f"),
                         sm.imagesPerS().median() / p.imagesPerS().median()));
             }
         }
@@ -215,8 +278,14 @@ public final class SummaryReport {
             sb.append("- ").append(name).append(": no successful run\n");
             return;
         }
-        sb.append(String.format(Locale.ROOT, "- %s: **%s images/s** (%s; %d repeat%s)%n", name,
-                a.imagesPerS().format("%.0f"), cfg(a.key()), a.runs(), a.runs() == 1 ? "" : "s"));
+        sb.append(String.format(
+                Locale.ROOT,
+                "- %s: **%s images/s** (%s; %d repeat%s)%n",
+                name,
+                a.imagesPerS().format("%.0f"),
+                cfg(a.key()),
+                a.runs(),
+                a.runs() == 1 ? "" : "s"));
     }
 
     private static boolean is(Aggregate a, String loader, String start) {

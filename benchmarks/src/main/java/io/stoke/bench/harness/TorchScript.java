@@ -18,8 +18,7 @@ import java.util.concurrent.CompletableFuture;
  * and numpy.
  */
 public final class TorchScript {
-    private TorchScript() {
-    }
+    private TorchScript() {}
 
     /**
      * What {@link #check} found: the versions, or why the script cannot run.
@@ -42,8 +41,20 @@ public final class TorchScript {
         if (!Files.isExecutable(python)) {
             return new Check(null, python + " does not exist (pass --python PATH)");
         }
-        Process p = new ProcessBuilder(python.toString(), script.toString(), "-", "--dataset", "jpeg", "--batch-size", "1",
-                "--workers", "0", "--json", "-", "--versions").start();
+        Process p = new ProcessBuilder(
+                        python.toString(),
+                        script.toString(),
+                        "-",
+                        "--dataset",
+                        "jpeg",
+                        "--batch-size",
+                        "1",
+                        "--workers",
+                        "0",
+                        "--json",
+                        "-",
+                        "--versions")
+                .start();
         // stdout is the JSON; stderr, read beside it so that neither pipe fills, is the advice on
         // failure and otherwise only warnings (torchvision's, say), which must not reach the JSON.
         CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> text(p.getErrorStream()));
@@ -73,7 +84,8 @@ public final class TorchScript {
             throw new IllegalArgumentException("torch_loader.py --versions did not print JSON: " + versionsJson, e);
         }
         if (n == null || !n.isObject()) {
-            throw new IllegalArgumentException("torch_loader.py --versions did not print a JSON object: " + versionsJson);
+            throw new IllegalArgumentException(
+                    "torch_loader.py --versions did not print a JSON object: " + versionsJson);
         }
         List<String> parts = new ArrayList<>();
         n.properties().forEach(e -> parts.add(e.getKey() + " " + e.getValue().asText()));

@@ -23,8 +23,19 @@ class AggregationTest {
         }
         // The process took 0.5 s to start before its loader did.
         double processStartToFirstBatchS = w.length == 0 ? Double.NaN : w[0] / 1e9 + 0.5;
-        return new RunResult(k, repeat, images, seconds, w, processStartToFirstBatchS, 400_000_000L, 300_000_000L,
-                450_000_000L, 2.0, 3.0, null);
+        return new RunResult(
+                k,
+                repeat,
+                images,
+                seconds,
+                w,
+                processStartToFirstBatchS,
+                400_000_000L,
+                300_000_000L,
+                450_000_000L,
+                2.0,
+                3.0,
+                null);
     }
 
     @Test
@@ -67,32 +78,46 @@ class AggregationTest {
 
     @Test
     void csvFilesHoldOneRowPerBatchAndPerRun() throws Exception {
-        List<RunResult> runs = List.of(run(STOKE, 0, 10, 1.0, 5, 0.25), run(TORCH, 1, 10, 2.0, 7, 1.5, 2),
-                RunResult.failed(new RunKey("pytorch", "raw", 32, 1, 128, RunKey.COLD), 0, "exit code 3, \"torch\" missing"));
+        List<RunResult> runs = List.of(
+                run(STOKE, 0, 10, 1.0, 5, 0.25),
+                run(TORCH, 1, 10, 2.0, 7, 1.5, 2),
+                RunResult.failed(
+                        new RunKey("pytorch", "raw", 32, 1, 128, RunKey.COLD), 0, "exit code 3, \"torch\" missing"));
         ResultFiles.write(tmp, runs);
         List<String> b = Files.readAllLines(tmp.resolve("batches.csv"));
         assertEquals(ResultFiles.BATCHES_HEADER, b.get(0));
-        assertEquals(List.of("stoke,jpeg,256,2,0,warm,0,0,5.000000", "stoke,jpeg,256,2,0,warm,0,1,0.250000",
-                "pytorch,jpeg,256,2,0,warm,1,0,7.000000", "pytorch,jpeg,256,2,0,warm,1,1,1.500000",
-                "pytorch,jpeg,256,2,0,warm,1,2,2.000000"),
+        assertEquals(
+                List.of(
+                        "stoke,jpeg,256,2,0,warm,0,0,5.000000",
+                        "stoke,jpeg,256,2,0,warm,0,1,0.250000",
+                        "pytorch,jpeg,256,2,0,warm,1,0,7.000000",
+                        "pytorch,jpeg,256,2,0,warm,1,1,1.500000",
+                        "pytorch,jpeg,256,2,0,warm,1,2,2.000000"),
                 b.subList(1, b.size()));
         List<String> r = Files.readAllLines(tmp.resolve("runs.csv"));
         assertEquals(4, r.size());
         assertEquals(ResultFiles.RUNS_HEADER, r.get(0), "a header of plain names, none quoted");
         int columns = ResultFiles.RUNS_HEADER.split(",").length;
         assertEquals(columns, r.get(1).split(",", -1).length, r.get(1));
-        assertTrue(r.get(1).startsWith("stoke,jpeg,256,2,0,warm,0,10,2,1.000000000,10.000,5.000000,505.000000,"), r.get(1));
+        assertTrue(
+                r.get(1).startsWith("stoke,jpeg,256,2,0,warm,0,10,2,1.000000000,10.000,5.000000,505.000000,"),
+                r.get(1));
         // Quoted by the CSV writer, quotes doubled; the figures a failed run lacks are empty cells.
-        assertEquals("pytorch,raw,32,1,128,cold,0,0,0,,,,,,,0.000000,0.000000,0.000000,,,\"exit code 3, \"\"torch\"\" missing\"",
+        assertEquals(
+                "pytorch,raw,32,1,128,cold,0,0,0,,,,,,,0.000000,0.000000,0.000000,,,\"exit code 3, \"\"torch\"\" missing\"",
                 r.get(3));
     }
 
     @Test
     void csvHeadersNameTheColumns() {
-        assertEquals("loader,dataset,batch_size,workers,model_ms,start,repeat,batch_index,wait_ms", ResultFiles.BATCHES_HEADER);
-        assertEquals("loader,dataset,batch_size,workers,model_ms,start,repeat,images,batches,elapsed_s,images_per_s,"
-                + "time_to_first_batch_ms,process_start_to_first_batch_ms,wait_p50_ms,wait_p99_ms,peak_pss_mb,peak_rss_mb,sum_hwm_mb,cpu_s,cpu_total_s,"
-                + "error", ResultFiles.RUNS_HEADER);
+        assertEquals(
+                "loader,dataset,batch_size,workers,model_ms,start,repeat,batch_index,wait_ms",
+                ResultFiles.BATCHES_HEADER);
+        assertEquals(
+                "loader,dataset,batch_size,workers,model_ms,start,repeat,images,batches,elapsed_s,images_per_s,"
+                        + "time_to_first_batch_ms,process_start_to_first_batch_ms,wait_p50_ms,wait_p99_ms,peak_pss_mb,peak_rss_mb,sum_hwm_mb,cpu_s,cpu_total_s,"
+                        + "error",
+                ResultFiles.RUNS_HEADER);
     }
 
     @Test
@@ -100,7 +125,9 @@ class AggregationTest {
         ResultFiles.write(tmp, List.of(run(STOKE, 0, 10, 1.0, 5)));
         Files.writeString(tmp.resolve("runs.csv"), "loader,dataset,batch_size\nstoke,jpeg,256\n");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ResultFiles.read(tmp));
-        assertTrue(e.getMessage().contains("runs.csv as this version writes it") && e.getMessage().contains("\"workers\""),
+        assertTrue(
+                e.getMessage().contains("runs.csv as this version writes it")
+                        && e.getMessage().contains("\"workers\""),
                 e.getMessage());
     }
 
@@ -109,7 +136,9 @@ class AggregationTest {
 
     @Test
     void csvFilesReadBackToTheSameRuns() {
-        List<RunResult> runs = List.of(run(STOKE, 0, 10, 1.25, 5, 0.25), run(TORCH, 1, 10, 2.0, 7, 1.5, 2),
+        List<RunResult> runs = List.of(
+                run(STOKE, 0, 10, 1.25, 5, 0.25),
+                run(TORCH, 1, 10, 2.0, 7, 1.5, 2),
                 run(new RunKey("stoke", "raw", 32, 4, 12.5, RunKey.COLD), 0, 10, 0.5, 3),
                 RunResult.failed(new RunKey("pytorch", "raw", 32, 1, 128, RunKey.COLD), 0, ERROR));
         ResultFiles.write(tmp, runs);

@@ -5,8 +5,9 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
-import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.TarShards;
 import io.stoke.loader.testing.TestImages;
 import java.io.ByteArrayOutputStream;
@@ -24,7 +25,6 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
-import io.stoke.loader.source.ShardDataset;
 
 /**
  * The harness's raw case through the real pipeline: the raw shards that {@link RawTensors} packs
@@ -73,11 +73,18 @@ class RawTensorsTest {
         try (Dataset index = StokeRunCommand.index("raw", p.shards())) {
             assertEquals(11, index.size());
             for (int i = 0; i < index.size(); i++) {
-                assertEquals(TarShards.NPY, ((ShardDataset) index).shards().format(i), "sample " + i + " is a .npy: only copied");
+                assertEquals(
+                        TarShards.NPY,
+                        ((ShardDataset) index).shards().format(i),
+                        "sample " + i + " is a .npy: only copied");
             }
             List<Integer> sizes = new ArrayList<>();
-            try (Loader loader = Loader.builder(index).batchSize(4).workers(2).slots(2)
-                    .transform(StokeRunCommand.spec("raw", "train", "POWERS_OF_TWO")).build()) {
+            try (Loader loader = Loader.builder(index)
+                    .batchSize(4)
+                    .workers(2)
+                    .slots(2)
+                    .transform(StokeRunCommand.spec("raw", "train", "POWERS_OF_TWO"))
+                    .build()) {
                 for (Batch b : loader) {
                     try (b) {
                         sizes.add(b.size());
@@ -98,13 +105,17 @@ class RawTensorsTest {
 
         // The same pixels as the JPEG run's (Resize 256 + CenterCrop 224 at its DCT scaling), the
         // large image included.
-        try (Loader loader = Loader.builder(ImageFolder.scan(jpeg)).batchSize(4).workers(2)
-                .transform(StokeRunCommand.spec("jpeg", "eval", "POWERS_OF_TWO")).build()) {
+        try (Loader loader = Loader.builder(ImageFolder.scan(jpeg))
+                .batchSize(4)
+                .workers(2)
+                .transform(StokeRunCommand.spec("jpeg", "eval", "POWERS_OF_TWO"))
+                .build()) {
             for (Batch b : loader) {
                 try (b) {
                     for (int i = 0; i < b.size(); i++) {
                         int sample = (int) b.index(i);
-                        assertArrayEquals(raw.get(sample), b.sample(i).toArray(JAVA_BYTE), "JPEG run's sample " + sample);
+                        assertArrayEquals(
+                                raw.get(sample), b.sample(i).toArray(JAVA_BYTE), "JPEG run's sample " + sample);
                     }
                 }
             }
@@ -160,9 +171,21 @@ class RawTensorsTest {
         int code;
         try {
             System.setOut(new PrintStream(printed, true, StandardCharsets.UTF_8));
-            code = new CommandLine(new StokeRunCommand()).execute(p.shards().toString(), "--dataset", "raw",
-                    "--batch-size", "4", "--workers", "2", "--slots", "2", "--warmup-images", "16", "--json",
-                    json.toString());
+            code = new CommandLine(new StokeRunCommand())
+                    .execute(
+                            p.shards().toString(),
+                            "--dataset",
+                            "raw",
+                            "--batch-size",
+                            "4",
+                            "--workers",
+                            "2",
+                            "--slots",
+                            "2",
+                            "--warmup-images",
+                            "16",
+                            "--json",
+                            json.toString());
         } finally {
             System.setOut(out);
         }
@@ -172,18 +195,23 @@ class RawTensorsTest {
         assertEquals(16, f.warmupImages());
         assertEquals(3, f.waitNs().length);
         String lines = printed.toString(StandardCharsets.UTF_8);
-        assertTrue(lines.indexOf(StokeRunCommand.FIRST) < lines.indexOf(StokeRunCommand.BEGIN)
-                && lines.indexOf(StokeRunCommand.BEGIN) < lines.indexOf(StokeRunCommand.END), lines);
+        assertTrue(
+                lines.indexOf(StokeRunCommand.FIRST) < lines.indexOf(StokeRunCommand.BEGIN)
+                        && lines.indexOf(StokeRunCommand.BEGIN) < lines.indexOf(StokeRunCommand.END),
+                lines);
 
         // The JPEG tree, or JPEG shards, given as the raw dataset: refused, not timed as raw.
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> StokeRunCommand.index("raw", jpeg));
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> StokeRunCommand.index("raw", jpeg));
         assertTrue(e.getMessage().contains("raw shards"), e.getMessage());
     }
 
     @Test
     void pytorchsSideReadsTheSameSamplesInTheSameOrder() throws Exception {
-        Assumptions.assumeTrue(imports(SYSTEM_PYTHON, "numpy, torch, torchvision, PIL"),
-                SYSTEM_PYTHON + " cannot import numpy, torch, torchvision and PIL: PyTorch's reading of the raw dataset "
+        Assumptions.assumeTrue(
+                imports(SYSTEM_PYTHON, "numpy, torch, torchvision, PIL"),
+                SYSTEM_PYTHON
+                        + " cannot import numpy, torch, torchvision and PIL: PyTorch's reading of the raw dataset "
                         + "is not compared with Stoke's here (apt-get install python3-torch python3-torchvision)");
         Path jpeg = jpegs();
         RawTensors.Prepared p = prepare(jpeg);
@@ -197,8 +225,14 @@ class RawTensorsTest {
                 + "    x, y = ds[i]\n"
                 + "    assert tuple(x.shape) == (224, 224, 3) and str(x.dtype) == 'torch.uint8', x.shape\n"
                 + "    print(hashlib.sha256(x.numpy().tobytes()).hexdigest())\n";
-        Process proc = new ProcessBuilder(SYSTEM_PYTHON.toString(), "-c", code, script.getParent().toString(),
-                p.files().toString()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process proc = new ProcessBuilder(
+                        SYSTEM_PYTHON.toString(),
+                        "-c",
+                        code,
+                        script.getParent().toString(),
+                        p.files().toString())
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         String printed = new String(proc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(proc.waitFor(120, TimeUnit.SECONDS));
         assertEquals(0, proc.exitValue(), printed);
@@ -206,13 +240,17 @@ class RawTensorsTest {
 
         List<String> stoke = new ArrayList<>();
         try (Dataset index = StokeRunCommand.index("raw", p.shards());
-             Loader loader = Loader.builder(index).batchSize(4).workers(2)
-                     .transform(StokeRunCommand.spec("raw", "eval", "POWERS_OF_TWO")).build()) {
+                Loader loader = Loader.builder(index)
+                        .batchSize(4)
+                        .workers(2)
+                        .transform(StokeRunCommand.spec("raw", "eval", "POWERS_OF_TWO"))
+                        .build()) {
             for (Batch b : loader) {
                 try (b) {
                     for (int i = 0; i < b.size(); i++) {
-                        stoke.add(HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
-                                .digest(b.sample(i).toArray(JAVA_BYTE))));
+                        stoke.add(HexFormat.of()
+                                .formatHex(MessageDigest.getInstance("SHA-256")
+                                        .digest(b.sample(i).toArray(JAVA_BYTE))));
                     }
                 }
             }
@@ -228,15 +266,18 @@ class RawTensorsTest {
                 return f;
             }
         }
-        throw new IllegalStateException("benchmarks/python/torch_loader.py not found above " + Path.of("").toAbsolutePath());
+        throw new IllegalStateException("benchmarks/python/torch_loader.py not found above "
+                + Path.of("").toAbsolutePath());
     }
 
     private static boolean imports(Path python, String modules) throws Exception {
         if (!Files.isExecutable(python)) {
             return false;
         }
-        Process p = new ProcessBuilder(python.toString(), "-c", "import " + modules).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process p = new ProcessBuilder(python.toString(), "-c", "import " + modules)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         return p.waitFor(120, TimeUnit.SECONDS) && p.exitValue() == 0;
     }
 }

@@ -18,9 +18,11 @@ class RunFiguresTest {
     void readsWhatTorchLoaderPyWrites() throws Exception {
         // json.dump's layout, with a field the harness does not know.
         Path f = tmp.resolve("run.json");
-        Files.writeString(f, "{\"loader\": \"pytorch\", \"dataset\": \"jpeg\", \"batch_size\": 4, \"workers\": 2, "
-                + "\"model_ms\": 4.0, \"warmup_images\": 2048, \"images\": 12, \"batches\": 3, \"elapsed_s\": 1.5e-05, "
-                + "\"wait_ns\": [900000000, 1,\n 25], \"torch_threads\": {\"intra\": 1}}\n");
+        Files.writeString(
+                f,
+                "{\"loader\": \"pytorch\", \"dataset\": \"jpeg\", \"batch_size\": 4, \"workers\": 2, "
+                        + "\"model_ms\": 4.0, \"warmup_images\": 2048, \"images\": 12, \"batches\": 3, \"elapsed_s\": 1.5e-05, "
+                        + "\"wait_ns\": [900000000, 1,\n 25], \"torch_threads\": {\"intra\": 1}}\n");
         RunFigures r = RunFigures.read(f);
         assertEquals("pytorch", r.loader());
         assertEquals(4, r.batchSize());
@@ -34,7 +36,8 @@ class RunFiguresTest {
     @Test
     void whatStokeWritesReadsBackExactly() {
         Path f = tmp.resolve("run.json");
-        RunFigures w = new RunFigures("stoke", "raw", 256, 4, 1024.0, 0, 1000, 4, 0.123456789, new long[] {5, 0, Long.MAX_VALUE, 7});
+        RunFigures w = new RunFigures(
+                "stoke", "raw", 256, 4, 1024.0, 0, 1000, 4, 0.123456789, new long[] {5, 0, Long.MAX_VALUE, 7});
         w.write(f);
         RunFigures r = RunFigures.read(f);
         assertEquals(w.elapsedS(), r.elapsedS());
@@ -45,16 +48,20 @@ class RunFiguresTest {
     @Test
     void aMissingFieldIsAnErrorNamingTheFile() throws Exception {
         Path f = tmp.resolve("broken.json");
-        Files.writeString(f, "{\"loader\": \"stoke\", \"dataset\": \"jpeg\", \"batch_size\": 4, \"workers\": 1, "
-                + "\"model_ms\": 0, \"warmup_images\": 0, \"batches\": 0, \"elapsed_s\": 1.0, \"wait_ns\": []}");
+        Files.writeString(
+                f,
+                "{\"loader\": \"stoke\", \"dataset\": \"jpeg\", \"batch_size\": 4, \"workers\": 1, "
+                        + "\"model_ms\": 0, \"warmup_images\": 0, \"batches\": 0, \"elapsed_s\": 1.0, \"wait_ns\": []}");
         UncheckedIOException e = assertThrows(UncheckedIOException.class, () -> RunFigures.read(f));
         assertTrue(e.getMessage().contains("broken.json") && e.getMessage().contains("images"), e.getMessage());
     }
 
     @Test
     void versionsAreListedInTheScriptsOrderWhateverTheValuesHold() {
-        assertEquals("python 3.11.2, torch 2.3.0+cu121, odd a {b}: \"c\"",
-                TorchScript.describe("{\"python\": \"3.11.2\", \"torch\": \"2.3.0+cu121\", \"odd\": \"a {b}: \\\"c\\\"\"}"));
+        assertEquals(
+                "python 3.11.2, torch 2.3.0+cu121, odd a {b}: \"c\"",
+                TorchScript.describe(
+                        "{\"python\": \"3.11.2\", \"torch\": \"2.3.0+cu121\", \"odd\": \"a {b}: \\\"c\\\"\"}"));
         assertThrows(IllegalArgumentException.class, () -> TorchScript.describe("Traceback (most recent call last):"));
     }
 
@@ -68,7 +75,8 @@ class RunFiguresTest {
 
     @Test
     void aFailingScriptSaysWhyOverAllItsLines() throws Exception {
-        TorchScript.Check c = checkWith("echo 'cannot import torch' >&2\necho '  apt-get install python3-torch' >&2\nexit 3\n");
+        TorchScript.Check c =
+                checkWith("echo 'cannot import torch' >&2\necho '  apt-get install python3-torch' >&2\nexit 3\n");
         assertFalse(c.runs());
         assertEquals("cannot import torch\n  apt-get install python3-torch", c.whyNot());
     }

@@ -28,7 +28,8 @@ class SummaryReportTest {
             run(key("pytorch", 4, WARM), 0, 1000, 2.0, 3000, 1, 1, 1, 300));
 
     private static String render(List<RunResult> runs) {
-        return SummaryReport.render(Aggregate.of(runs),
+        return SummaryReport.render(
+                Aggregate.of(runs),
                 new ReportInfo("2 cores, Test CPU, 4 GiB", 2, 2048, List.of("condition one"), List.of()));
     }
 
@@ -40,49 +41,66 @@ class SummaryReportTest {
         assertTrue(md.contains("- **cold: a fresh process, as a user starts it.**"), md);
         assertTrue(md.contains("- **warm (steady: after 2048 images untimed in the same process).**"), md);
         assertTrue(md.contains("| workers | figure | Stoke cold | PyTorch cold | Stoke warm | PyTorch warm |\n"), md);
-        assertTrue(md.contains("| 2 | images/s | 500 | 200 | 1000 | 250 |\n"
-                + "| 2 | first batch ms | 300 | 2500 | 100 | 2000 |\n"
-                + "| 2 | process start → first batch ms | 800 | 3000 | – | – |\n"
-                + "| 4 | images/s | 625 | 250 | 800 | 500 |\n"
-                + "| 4 | first batch ms | 280 | 3500 | 90 | 3000 |\n"
-                + "| 4 | process start → first batch ms | 780 | 4000 | – | – |\n"), md);
+        assertTrue(
+                md.contains("| 2 | images/s | 500 | 200 | 1000 | 250 |\n"
+                        + "| 2 | first batch ms | 300 | 2500 | 100 | 2000 |\n"
+                        + "| 2 | process start → first batch ms | 800 | 3000 | – | – |\n"
+                        + "| 4 | images/s | 625 | 250 | 800 | 500 |\n"
+                        + "| 4 | first batch ms | 280 | 3500 | 90 | 3000 |\n"
+                        + "| 4 | process start → first batch ms | 780 | 4000 | – | – |\n"),
+                md);
     }
 
     @Test
     void bestSettingsAndTheirRatioForEachStart() {
         String md = render(RUNS);
-        String cold = md.substring(md.indexOf("**Best settings of each loader, cold**"),
+        String cold = md.substring(
+                md.indexOf("**Best settings of each loader, cold**"),
                 md.indexOf("**Best settings of each loader, warm**"));
         assertTrue(cold.contains("- Stoke: **625 images/s** (batch 256, 4 workers, model 0 ms; 1 repeat)"), cold);
         assertTrue(cold.contains("- PyTorch: **250 images/s** (batch 256, 4 workers"), cold);
         assertTrue(cold.contains("Ratio of the bests, cold: Stoke / PyTorch = 2.50x"), cold);
-        assertTrue(cold.contains("Matched, at PyTorch's best settings (batch 256, 4 workers, model 0 ms): "
-                + "Stoke 625 images/s, ratio 2.50x"), cold);
+        assertTrue(
+                cold.contains("Matched, at PyTorch's best settings (batch 256, 4 workers, model 0 ms): "
+                        + "Stoke 625 images/s, ratio 2.50x"),
+                cold);
         String warm = md.substring(md.indexOf("**Best settings of each loader, warm**"));
         assertTrue(warm.contains("- Stoke: **1000 images/s** (batch 256, 2 workers"), warm);
         assertTrue(warm.contains("- PyTorch: **500 images/s** (batch 256, 4 workers"), warm);
         assertTrue(warm.contains("Ratio of the bests, warm: Stoke / PyTorch = 2.00x"), warm);
         // Matched: Stoke warm at PyTorch's best settings (4 workers): 800 images/s.
-        assertTrue(warm.contains("Matched, at PyTorch's best settings (batch 256, 4 workers, model 0 ms): "
-                + "Stoke 800 images/s, ratio 1.60x"), warm);
+        assertTrue(
+                warm.contains("Matched, at PyTorch's best settings (batch 256, 4 workers, model 0 ms): "
+                        + "Stoke 800 images/s, ratio 1.60x"),
+                warm);
         assertTrue(md.contains("- Stoke cold: 1.0 (p50 20.00 ms, p99 20.00 ms)"), md);
         assertTrue(md.contains("- PyTorch warm: "), md);
-        assertTrue(md.contains("Stoke cold 300 MB PSS (400 MB RSS); PyTorch cold 300 MB PSS (400 MB RSS); Stoke warm"), md);
+        assertTrue(
+                md.contains("Stoke cold 300 MB PSS (400 MB RSS); PyTorch cold 300 MB PSS (400 MB RSS); Stoke warm"),
+                md);
     }
 
     @Test
     void everySweepPointHasItsStartAndProcessStartToFirstBatch() {
         String md = render(RUNS);
-        assertTrue(md.contains("| loader | start | dataset | batch | workers | model ms/batch | runs | images/s "
-                + "| first batch ms | process start → first batch ms |"), md);
+        assertTrue(
+                md.contains("| loader | start | dataset | batch | workers | model ms/batch | runs | images/s "
+                        + "| first batch ms | process start → first batch ms |"),
+                md);
         assertTrue(md.contains("| stoke | cold | jpeg | 256 | 2 | 0 | 1 | 500 | 300 | 800 | 20.00 |"), md);
         assertTrue(md.contains("| pytorch | warm | jpeg | 256 | 4 | 0 | 1 | 500 | 3000 | 3500 | 1.00 |"), md);
-        assertEquals(8, md.lines().filter(l -> l.startsWith("| stoke |") || l.startsWith("| pytorch |")).count(), md);
+        assertEquals(
+                8,
+                md.lines()
+                        .filter(l -> l.startsWith("| stoke |") || l.startsWith("| pytorch |"))
+                        .count(),
+                md);
     }
 
     @Test
     void aSweepOfOneStartShowsThatStartAlone() {
-        String md = render(RUNS.stream().filter(r -> r.key().start().equals(WARM)).toList());
+        String md =
+                render(RUNS.stream().filter(r -> r.key().start().equals(WARM)).toList());
         assertTrue(md.contains("| workers | figure | Stoke warm | PyTorch warm |\n"), md);
         assertTrue(md.contains("| 4 | first batch ms | 90 | 3000 |\n"), md);
         assertFalse(md.contains("| 4 | process start → first batch ms"), md);
@@ -93,18 +111,25 @@ class SummaryReportTest {
     /** torch_loader.py's advice when torch is missing runs over several lines, a blank one included. */
     @Test
     void aMultiLineNoteIsOneBlockquote() {
-        String note = "PyTorch's DataLoader was not run: cannot import torch.\n  On Debian: apt-get install python3-torch\n\n"
-                + "  then pass --python PATH.";
+        String note =
+                "PyTorch's DataLoader was not run: cannot import torch.\n  On Debian: apt-get install python3-torch\n\n"
+                        + "  then pass --python PATH.";
         String md = SummaryReport.render(List.of(), new ReportInfo("m", 2, 2048, List.of(), List.of(note)));
         assertEquals(1, md.split("\\*\\*Note:\\*\\*", -1).length - 1, md);
-        assertTrue(md.contains("> **Note:** PyTorch's DataLoader was not run: cannot import torch.\n"
-                + ">   On Debian: apt-get install python3-torch\n>\n>   then pass --python PATH.\n\n"), md);
+        assertTrue(
+                md.contains("> **Note:** PyTorch's DataLoader was not run: cannot import torch.\n"
+                        + ">   On Debian: apt-get install python3-torch\n>\n>   then pass --python PATH.\n\n"),
+                md);
     }
 
     @Test
     void reportInfoRoundTripsThroughReportJson(@TempDir Path tmp) {
-        ReportInfo info = new ReportInfo("2 cores available to the JVM, Test CPU", 2, 2048,
-                List.of("condition, \"one\"", "two"), List.of("first line\n  second line\n\nfourth"));
+        ReportInfo info = new ReportInfo(
+                "2 cores available to the JVM, Test CPU",
+                2,
+                2048,
+                List.of("condition, \"one\"", "two"),
+                List.of("first line\n  second line\n\nfourth"));
         info.write(tmp);
         assertEquals(info, ReportInfo.read(tmp));
     }

@@ -20,8 +20,7 @@ import org.junit.jupiter.api.Assumptions;
  * write the seeds, run for a set time, and fail on any finding, with the fuzzer's log.
  */
 public final class LibFuzzerRun {
-    private LibFuzzerRun() {
-    }
+    private LibFuzzerRun() {}
 
     /** The repository's {@code native/} folder, found above the working directory. */
     public static Path nativeDir() {
@@ -30,7 +29,8 @@ public final class LibFuzzerRun {
                 return d.resolve("native");
             }
         }
-        throw new IllegalStateException("native/fuzz/build.sh not found above " + Path.of("").toAbsolutePath());
+        throw new IllegalStateException(
+                "native/fuzz/build.sh not found above " + Path.of("").toAbsolutePath());
     }
 
     /**
@@ -41,11 +41,20 @@ public final class LibFuzzerRun {
      * @param what how the skip and the figures name the target (e.g. "the region decoder")
      * @return the fuzzer's {@code stat::number_of_executed_units} line
      */
-    public static String run(String what, String script, String target, Path work, int seconds, List<byte[]> seeds,
-                             List<Path> extraCorpora) throws IOException, InterruptedException {
+    public static String run(
+            String what,
+            String script,
+            String target,
+            Path work,
+            int seconds,
+            List<byte[]> seeds,
+            List<Path> extraCorpora)
+            throws IOException, InterruptedException {
         Path out = work.resolve("fuzz");
-        Process build = new ProcessBuilder("sh", nativeDir().resolve("fuzz").resolve(script).toString(), out.toString())
-                .redirectErrorStream(true).start();
+        Process build = new ProcessBuilder(
+                        "sh", nativeDir().resolve("fuzz").resolve(script).toString(), out.toString())
+                .redirectErrorStream(true)
+                .start();
         String buildLog = new String(build.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(build.waitFor(300, TimeUnit.SECONDS), "the fuzz target's build hung");
         if (build.exitValue() == 3) {
@@ -60,10 +69,18 @@ public final class LibFuzzerRun {
         }
         Path log = work.resolve("fuzz.log");
         Path artifacts = Files.createDirectories(work.resolve("artifacts"));
-        List<String> command = new ArrayList<>(List.of(out.resolve(target).toString(), "-max_total_time=" + seconds,
-                "-rss_limit_mb=2048", "-print_final_stats=1", "-artifact_prefix=" + artifacts + "/", corpus.toString()));
+        List<String> command = new ArrayList<>(List.of(
+                out.resolve(target).toString(),
+                "-max_total_time=" + seconds,
+                "-rss_limit_mb=2048",
+                "-print_final_stats=1",
+                "-artifact_prefix=" + artifacts + "/",
+                corpus.toString()));
         extraCorpora.forEach(p -> command.add(p.toString()));
-        Process fuzz = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process fuzz = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         boolean ended = fuzz.waitFor(seconds + 120L, TimeUnit.SECONDS);
         if (!ended) {
             fuzz.destroyForcibly();
@@ -71,7 +88,10 @@ public final class LibFuzzerRun {
         String text = Files.readString(log, StandardCharsets.UTF_8);
         assertTrue(ended, "the fuzzer did not stop:\n" + text);
         assertEquals(0, fuzz.exitValue(), "the fuzzer found something:\n" + text);
-        String stats = text.lines().filter(l -> l.startsWith("stat::number_of_executed_units")).findFirst().orElse("");
+        String stats = text.lines()
+                .filter(l -> l.startsWith("stat::number_of_executed_units"))
+                .findFirst()
+                .orElse("");
         assertFalse(stats.isEmpty(), text);
         System.err.println("[stoke] " + what + " fuzz run, " + seconds + " s, " + seeds.size() + " seeds: " + stats);
         return stats;

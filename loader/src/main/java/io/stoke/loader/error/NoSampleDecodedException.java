@@ -34,8 +34,12 @@ public final class NoSampleDecodedException extends RuntimeException {
 
     private static String message(long epoch, long failed, List<SampleError> errors) {
         StringBuilder sb = new StringBuilder();
-        sb.append("no sample decoded in epoch ").append(epoch).append(": all ").append(failed)
-                .append(failed == 1 ? " sample" : " samples").append(" failed, so every epoch would; stopping. Files and reasons:");
+        sb.append("no sample decoded in epoch ")
+                .append(epoch)
+                .append(": all ")
+                .append(failed)
+                .append(failed == 1 ? " sample" : " samples")
+                .append(" failed, so every epoch would; stopping. Files and reasons:");
         for (SampleError e : errors) {
             sb.append("\n  ").append(e);
         }

@@ -1,6 +1,5 @@
 package io.stoke.loader.error;
 
-
 /**
  * One sample that produced no pixels.
  *
@@ -13,6 +12,7 @@ package io.stoke.loader.error;
 public record SampleError(int position, int sample, String path, SampleStatus status, String detail) {
     @Override
     public String toString() {
-        return path + ": " + status.description() + (detail != null && !detail.equals(status.description()) ? " (" + detail + ")" : "");
+        return path + ": " + status.description()
+                + (detail != null && !detail.equals(status.description()) ? " (" + detail + ")" : "");
     }
 }

@@ -54,7 +54,8 @@ public enum SampleStatus {
         SampleStatus[] table = new SampleStatus[max + 1];
         for (SampleStatus s : values()) {
             if (s.code < 0 || table[s.code] != null) {
-                throw new ExceptionInInitializerError("sample status code " + s.code + " of " + s + " is negative or taken");
+                throw new ExceptionInInitializerError(
+                        "sample status code " + s.code + " of " + s + " is negative or taken");
             }
             table[s.code] = s;
         }

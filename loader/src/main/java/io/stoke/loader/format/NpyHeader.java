@@ -14,8 +14,7 @@ import java.nio.charset.StandardCharsets;
 public final class NpyHeader {
     private static final int ALIGNMENT = 64;
 
-    private NpyHeader() {
-    }
+    private NpyHeader() {}
 
     /** The header of a uint8 ({@code |u1}) array of {@code shape}, C order. */
     public static byte[] uint8(long... shape) {
@@ -47,7 +46,10 @@ public final class NpyHeader {
             throw new IllegalArgumentException("npy header longer than version 1.0 allows");
         }
         ByteBuffer b = ByteBuffer.allocate(total).order(ByteOrder.LITTLE_ENDIAN);
-        b.put((byte) 0x93).put("NUMPY".getBytes(StandardCharsets.US_ASCII)).put((byte) 1).put((byte) 0);
+        b.put((byte) 0x93)
+                .put("NUMPY".getBytes(StandardCharsets.US_ASCII))
+                .put((byte) 1)
+                .put((byte) 0);
         b.putShort((short) (total - 10));
         b.put(dict.getBytes(StandardCharsets.US_ASCII));
         while (b.position() < total - 1) {

@@ -41,12 +41,20 @@ public final class Sampler {
     private final ShardTail tail;
 
     /** A sampler with the shard tail {@link ShardTail#PAD}. */
-    public Sampler(int datasetSize, int batchSize, boolean shuffle, long seed, boolean dropLast, int rank, int worldSize) {
+    public Sampler(
+            int datasetSize, int batchSize, boolean shuffle, long seed, boolean dropLast, int rank, int worldSize) {
         this(datasetSize, batchSize, shuffle, seed, dropLast, rank, worldSize, ShardTail.PAD);
     }
 
-    public Sampler(int datasetSize, int batchSize, boolean shuffle, long seed, boolean dropLast, int rank, int worldSize,
-                   ShardTail tail) {
+    public Sampler(
+            int datasetSize,
+            int batchSize,
+            boolean shuffle,
+            long seed,
+            boolean dropLast,
+            int rank,
+            int worldSize,
+            ShardTail tail) {
         this(datasetSize, batchSize, shuffle, seed, dropLast, rank, worldSize, null, 0, tail);
     }
 
@@ -62,12 +70,30 @@ public final class Sampler {
             throw new IllegalArgumentException("shard bounds do not cover the " + datasetSize + " samples");
         }
         boolean global = window == 0 || window >= shardFirst.length - 1;
-        return new Sampler(datasetSize, batchSize, shuffle, seed, dropLast, rank, worldSize,
-                global ? null : shardFirst.clone(), global ? 0 : window, tail);
+        return new Sampler(
+                datasetSize,
+                batchSize,
+                shuffle,
+                seed,
+                dropLast,
+                rank,
+                worldSize,
+                global ? null : shardFirst.clone(),
+                global ? 0 : window,
+                tail);
     }
 
-    private Sampler(int datasetSize, int batchSize, boolean shuffle, long seed, boolean dropLast, int rank, int worldSize, int[] shardFirst,
-                    int window, ShardTail tail) {
+    private Sampler(
+            int datasetSize,
+            int batchSize,
+            boolean shuffle,
+            long seed,
+            boolean dropLast,
+            int rank,
+            int worldSize,
+            int[] shardFirst,
+            int window,
+            ShardTail tail) {
         if (datasetSize < 1) {
             throw new IllegalArgumentException("empty dataset");
         }

@@ -14,8 +14,7 @@ public final class BracePattern {
     /** More names than this is a typo, not a dataset. */
     private static final int MAX_NAMES = 10_000_000;
 
-    private BracePattern() {
-    }
+    private BracePattern() {}
 
     public static boolean hasBraces(String pattern) {
         return pattern.indexOf('{') >= 0;
@@ -61,7 +60,8 @@ public final class BracePattern {
             String lo = body.substring(0, dots);
             String hi = body.substring(dots + 2);
             if (!isDigits(lo) || !isDigits(hi)) {
-                throw new IllegalArgumentException("a range needs two non-negative integers, not {" + body + "} in " + pattern);
+                throw new IllegalArgumentException(
+                        "a range needs two non-negative integers, not {" + body + "} in " + pattern);
             }
             long a = Long.parseLong(lo);
             long b = Long.parseLong(hi);
@@ -69,7 +69,8 @@ public final class BracePattern {
                 throw new IllegalArgumentException("empty range {" + body + "} in " + pattern);
             }
             if (b - a >= MAX_NAMES) {
-                throw new IllegalArgumentException("range {" + body + "} in " + pattern + " names over " + MAX_NAMES + " shards");
+                throw new IllegalArgumentException(
+                        "range {" + body + "} in " + pattern + " names over " + MAX_NAMES + " shards");
             }
             boolean padded = (lo.length() > 1 && lo.charAt(0) == '0') || (hi.length() > 1 && hi.charAt(0) == '0');
             int width = padded ? Math.max(lo.length(), hi.length()) : 0;

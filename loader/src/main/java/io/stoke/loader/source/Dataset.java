@@ -1,11 +1,11 @@
 package io.stoke.loader.source;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
-import java.lang.foreign.ValueLayout;
 
 /**
  * The dataset as three flat arrays: every sample's path (UTF-8, relative to {@link #root()},
@@ -125,13 +125,22 @@ public abstract sealed class Dataset implements AutoCloseable permits FileDatase
         }
 
         FileDataset buildFiles(Path root, List<String> classNames) {
-            return new FileDataset(root, Arrays.copyOf(bytes, used), Arrays.copyOf(starts, size + 1),
-                    Arrays.copyOf(labels, size), classNames);
+            return new FileDataset(
+                    root,
+                    Arrays.copyOf(bytes, used),
+                    Arrays.copyOf(starts, size + 1),
+                    Arrays.copyOf(labels, size),
+                    classNames);
         }
 
         ShardDataset buildShards(Path root, List<String> classNames, TarShards shards) {
-            return new ShardDataset(root, Arrays.copyOf(bytes, used), Arrays.copyOf(starts, size + 1),
-                    Arrays.copyOf(labels, size), classNames, shards);
+            return new ShardDataset(
+                    root,
+                    Arrays.copyOf(bytes, used),
+                    Arrays.copyOf(starts, size + 1),
+                    Arrays.copyOf(labels, size),
+                    classNames,
+                    shards);
         }
     }
 }

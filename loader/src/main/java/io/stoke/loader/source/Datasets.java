@@ -26,8 +26,7 @@ import java.util.function.Consumer;
  * A dataset of shards owns mappings: close the returned index when done with it.
  */
 public final class Datasets {
-    private Datasets() {
-    }
+    private Datasets() {}
 
     /** Shards per shuffle window over remote shards when the user names none: a window must fit the shard cache. */
     public static final int DEFAULT_REMOTE_WINDOW = 8;
@@ -58,8 +57,9 @@ public final class Datasets {
         if (!shards.problems().isEmpty()) {
             if (policy == ErrorPolicy.FAIL) {
                 index.close();
-                throw new IllegalArgumentException("damaged shard(s) in " + spec + ":\n  " + String.join("\n  ", shards.problems())
-                        + "\n(--on-error skip reads the samples before the damage and names the rest)");
+                throw new IllegalArgumentException(
+                        "damaged shard(s) in " + spec + ":\n  " + String.join("\n  ", shards.problems())
+                                + "\n(--on-error skip reads the samples before the damage and names the rest)");
             }
             for (String problem : shards.problems()) {
                 warn.accept("WARNING: skipping what is past the damage: " + problem);
@@ -90,8 +90,9 @@ public final class Datasets {
                 return provider.open(spec, cache);
             }
         }
-        throw new IllegalArgumentException(spec + ": no store for " + scheme + ":// URLs on the class path: add the module "
-                + "io.stoke:stoke-remote (Stoke's jar and the Python package carry it)");
+        throw new IllegalArgumentException(
+                spec + ": no store for " + scheme + ":// URLs on the class path: add the module "
+                        + "io.stoke:stoke-remote (Stoke's jar and the Python package carry it)");
     }
 
     /** The local dataset at {@code spec}, as it is; a shard's damage is in {@link TarShards#problems()}. */
@@ -100,7 +101,8 @@ public final class Datasets {
             throw new IllegalArgumentException("no dataset given");
         }
         if (isUrl(spec)) {
-            throw new IllegalArgumentException(spec + " is a URL: open it with open(spec, cache), which finds its store");
+            throw new IllegalArgumentException(
+                    spec + " is a URL: open it with open(spec, cache), which finds its store");
         }
         if (BracePattern.hasBraces(spec)) {
             List<String> names = BracePattern.expand(spec);
@@ -119,8 +121,8 @@ public final class Datasets {
         if (Files.isRegularFile(path)) {
             return isTar(spec) ? openShards(List.of(spec)) : ListFile.read(path);
         }
-        throw new IllegalArgumentException(spec + " is neither a folder, a list file, a .tar shard nor a shard pattern "
-                + "(no such file)");
+        throw new IllegalArgumentException(
+                spec + " is neither a folder, a list file, a .tar shard nor a shard pattern " + "(no such file)");
     }
 
     /** Local shards by path, in the order given. */
@@ -130,7 +132,8 @@ public final class Datasets {
             files.add(Path.of(n));
         }
         Path root = files.get(0).toAbsolutePath().getParent();
-        return TarShardScanner.index(names, new MappedShards(files), root, Runtime.getRuntime().availableProcessors());
+        return TarShardScanner.index(
+                names, new MappedShards(files), root, Runtime.getRuntime().availableProcessors());
     }
 
     static boolean isTar(String name) {

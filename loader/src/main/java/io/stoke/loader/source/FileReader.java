@@ -1,11 +1,11 @@
 package io.stoke.loader.source;
 
 import io.stoke.ffm.LibC;
+import io.stoke.loader.error.SampleStatus;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.charset.StandardCharsets;
-import io.stoke.loader.error.SampleStatus;
 import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
 
 /**
  * Reads whole files into one native buffer with {@code open}/{@code pread}/{@code close}, the

@@ -19,10 +19,11 @@ import java.util.Locale;
  * a non-JPEG with an image extension is kept so that the loader reports it.
  */
 public final class ImageFolder {
-    private static final String[] EXTENSIONS = {".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp"};
+    private static final String[] EXTENSIONS = {
+        ".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp"
+    };
 
-    private ImageFolder() {
-    }
+    private ImageFolder() {}
 
     public static FileDataset scan(Path root) {
         if (!Files.isDirectory(root)) {
@@ -38,8 +39,8 @@ public final class ImageFolder {
         }
         classes.sort(null);
         if (classes.isEmpty()) {
-            throw new IllegalArgumentException("no class folders in " + root
-                    + " (ImageFolder layout is root/<class>/<image>)");
+            throw new IllegalArgumentException(
+                    "no class folders in " + root + " (ImageFolder layout is root/<class>/<image>)");
         }
         Dataset.Builder builder = new Dataset.Builder();
         for (int label = 0; label < classes.size(); label++) {

@@ -14,8 +14,7 @@ import java.util.List;
  * skipped. A malformed line is an error that names the file and the line number.
  */
 public final class ListFile {
-    private ListFile() {
-    }
+    private ListFile() {}
 
     public static FileDataset read(Path listFile) {
         Path root = listFile.toAbsolutePath().getParent();
@@ -31,14 +30,16 @@ public final class ListFile {
                 }
                 int split = lastWhitespace(trimmed);
                 if (split < 0) {
-                    throw new IllegalArgumentException(listFile + ":" + number + ": expected '<path> <label>', got '" + line + "'");
+                    throw new IllegalArgumentException(
+                            listFile + ":" + number + ": expected '<path> <label>', got '" + line + "'");
                 }
                 String path = trimmed.substring(0, split).strip();
                 int label;
                 try {
                     label = Integer.parseInt(trimmed.substring(split + 1));
                 } catch (NumberFormatException e) {
-                    throw new IllegalArgumentException(listFile + ":" + number + ": label is not an integer in '" + line + "'");
+                    throw new IllegalArgumentException(
+                            listFile + ":" + number + ": label is not an integer in '" + line + "'");
                 }
                 if (label < 0) {
                     throw new IllegalArgumentException(listFile + ":" + number + ": negative label " + label);

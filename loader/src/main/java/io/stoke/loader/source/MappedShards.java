@@ -41,7 +41,9 @@ public final class MappedShards implements ShardBytes {
             Path file = files.get(shard);
             try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
                 long size = channel.size();
-                map = size == 0 ? MemorySegment.NULL.reinterpret(0) : channel.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+                map = size == 0
+                        ? MemorySegment.NULL.reinterpret(0)
+                        : channel.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot map shard " + file + ": " + e.getMessage(), e);
             }

@@ -18,8 +18,7 @@ public interface SampleReader extends AutoCloseable {
     long length();
 
     /** The caller is done with {@link #bytes()}: a shard's reader gives the shard back to its store. */
-    default void done() {
-    }
+    default void done() {}
 
     /** Why the last {@link #read} failed, in words. */
     String message();

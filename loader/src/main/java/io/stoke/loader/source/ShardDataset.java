@@ -11,7 +11,8 @@ import java.util.List;
 public final class ShardDataset extends Dataset {
     private final TarShards shards;
 
-    ShardDataset(Path root, byte[] pathBytes, int[] pathStart, int[] labels, List<String> classNames, TarShards shards) {
+    ShardDataset(
+            Path root, byte[] pathBytes, int[] pathStart, int[] labels, List<String> classNames, TarShards shards) {
         super(root, pathBytes, pathStart, labels, classNames);
         this.shards = shards;
     }

@@ -1,7 +1,7 @@
 package io.stoke.loader.source;
 
-import java.lang.foreign.MemorySegment;
 import io.stoke.loader.error.SampleStatus;
+import java.lang.foreign.MemorySegment;
 
 /**
  * Reads a sample's image member where it lies in its tar shard: {@link #bytes()} is a view of the

@@ -11,6 +11,7 @@ import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ExecutionException;
@@ -20,7 +21,6 @@ import java.util.concurrent.Future;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.apache.commons.compress.archivers.tar.TarFile;
-import java.util.Arrays;
 
 /**
  * Builds the {@link Dataset} of a WebDataset dataset: reads every shard's tar headers (Apache
@@ -40,8 +40,7 @@ public final class TarShardScanner {
     /** A label member longer than this is not a label. */
     private static final int MAX_LABEL_BYTES = 32;
 
-    private TarShardScanner() {
-    }
+    private TarShardScanner() {}
 
     /**
      * Scans {@code names.size()} shards whose bytes {@code bytes} gives, by shard number, on up to
@@ -138,14 +137,21 @@ public final class TarShardScanner {
             }
         }
         firstSample[names.size()] = n;
-        TarShards shards = new TarShards(names.toArray(String[]::new), firstSample, offsets, lengths, status, formats,
-                bytes, problems, labelled);
+        TarShards shards = new TarShards(
+                names.toArray(String[]::new),
+                firstSample,
+                offsets,
+                lengths,
+                status,
+                formats,
+                bytes,
+                problems,
+                labelled);
         return builder.buildShards(root, List.of(), shards);
     }
 
     /** One tar member that is a regular file: its path, and where its data lies. */
-    private record Member(String name, long offset, long size) {
-    }
+    private record Member(String name, long offset, long size) {}
 
     /** The samples of one shard, in member order. */
     static final class ShardScan {
@@ -214,8 +220,10 @@ public final class TarShardScanner {
             return null;
         } catch (IOException | RuntimeException e) {
             String what = describe(e);
-            return members.isEmpty() ? "not a readable tar file (" + what + ")"
-                    : "tar damaged after member " + members.get(members.size() - 1).name() + " (" + what
+            return members.isEmpty()
+                    ? "not a readable tar file (" + what + ")"
+                    : "tar damaged after member "
+                            + members.get(members.size() - 1).name() + " (" + what
                             + "); the samples before the damage are read";
         }
     }

@@ -28,8 +28,16 @@ public final class TarShards implements AutoCloseable {
     private final List<String> problems;
     private final boolean labelled;
 
-    TarShards(String[] names, int[] firstSample, long[] offsets, int[] lengths, byte[] status, byte[] formats,
-              ShardBytes bytes, List<String> problems, boolean labelled) {
+    TarShards(
+            String[] names,
+            int[] firstSample,
+            long[] offsets,
+            int[] lengths,
+            byte[] status,
+            byte[] formats,
+            ShardBytes bytes,
+            List<String> problems,
+            boolean labelled) {
         this.names = names;
         this.firstSample = firstSample;
         this.offsets = offsets;

@@ -10,6 +10,7 @@ public final class CropBox {
     public int left;
     /** Top row of the box. */
     public int top;
+
     public int width;
     public int height;
     /** Mirror left to right after the resize (torchvision's {@code hflip}). */

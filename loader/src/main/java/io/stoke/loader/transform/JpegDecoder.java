@@ -5,11 +5,11 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import io.stoke.ffm.JpegDecompressor;
 import io.stoke.ffm.ScalingFactors;
+import io.stoke.ffm.StokeJpeg;
 import io.stoke.ffm.TurboJpeg;
+import io.stoke.loader.error.SampleStatus;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import io.stoke.loader.error.SampleStatus;
-import io.stoke.ffm.StokeJpeg;
 import java.util.Locale;
 
 /**
@@ -65,7 +65,8 @@ public final class JpegDecoder implements AutoCloseable {
      */
     public SampleStatus decode(MemorySegment jpeg, long size) {
         SampleStatus status = readHeader(jpeg, size);
-        return status != SampleStatus.OK ? status
+        return status != SampleStatus.OK
+                ? status
                 : decodePixels(jpeg, size, Math.min(originalWidth, originalHeight), spec.resize());
     }
 
@@ -131,13 +132,15 @@ public final class JpegDecoder implements AutoCloseable {
             if (tj.errorCode() == TurboJpeg.TJERR_FATAL) {
                 message = error;
                 return error.contains("Unsupported") || error.contains("unsupported")
-                        ? SampleStatus.UNSUPPORTED : SampleStatus.CORRUPT;
+                        ? SampleStatus.UNSUPPORTED
+                        : SampleStatus.CORRUPT;
             }
             if (!harmless(error)) {
                 message = error;
                 // libjpeg-turbo fills what it could not decode with grey: that image is not the file's.
                 return error.toLowerCase(Locale.ROOT).contains("premature end")
-                        ? SampleStatus.TRUNCATED : SampleStatus.CORRUPT;
+                        ? SampleStatus.TRUNCATED
+                        : SampleStatus.CORRUPT;
             }
         }
         if (cmyk) {
@@ -184,21 +187,38 @@ public final class JpegDecoder implements AutoCloseable {
         // region's cut edges, so its outermost pixels differ by a level from a whole decode's.
         int x0 = (int) Math.max(0, (long) box.left * sw / originalWidth - REGION_MARGIN);
         int y0 = (int) Math.max(0, (long) box.top * sh / originalHeight - REGION_MARGIN);
-        int x1 = (int) Math.min(sw, ((long) (box.left + box.width) * sw + originalWidth - 1) / originalWidth + REGION_MARGIN);
-        int y1 = (int) Math.min(sh, ((long) (box.top + box.height) * sh + originalHeight - 1) / originalHeight
-                + REGION_MARGIN);
+        int x1 = (int) Math.min(
+                sw, ((long) (box.left + box.width) * sw + originalWidth - 1) / originalWidth + REGION_MARGIN);
+        int y1 = (int) Math.min(
+                sh, ((long) (box.top + box.height) * sh + originalHeight - 1) / originalHeight + REGION_MARGIN);
         // jpeg_crop_scanline widens the columns to whole iMCUs, at most 32 scaled pixels each side.
         long capacity = (long) (x1 - x0 + 64) * 4 * (y1 - y0);
         ensureScratch(capacity + Resampler.SLACK);
-        int rc = StokeJpeg.decodeRegion(jpeg, size, num, denom, x0, y0, x1 - x0, y1 - y0, spec.maxPixels(),
-                MAX_SCANS, scratch, capacity, region, regionMessage, (int) regionMessage.byteSize());
+        int rc = StokeJpeg.decodeRegion(
+                jpeg,
+                size,
+                num,
+                denom,
+                x0,
+                y0,
+                x1 - x0,
+                y1 - y0,
+                spec.maxPixels(),
+                MAX_SCANS,
+                scratch,
+                capacity,
+                region,
+                regionMessage,
+                (int) regionMessage.byteSize());
         if (rc != StokeJpeg.OK) {
             String error = regionMessage.getString(0);
             if (rc == StokeJpeg.ERROR || !harmless(error)) {
                 message = error;
-                return error.toLowerCase(Locale.ROOT).contains("premature end") ? SampleStatus.TRUNCATED
-                        : error.contains("Unsupported") || error.contains("unsupported") ? SampleStatus.UNSUPPORTED
-                        : SampleStatus.CORRUPT;
+                return error.toLowerCase(Locale.ROOT).contains("premature end")
+                        ? SampleStatus.TRUNCATED
+                        : error.contains("Unsupported") || error.contains("unsupported")
+                                ? SampleStatus.UNSUPPORTED
+                                : SampleStatus.CORRUPT;
             }
         }
         regionX = region.getAtIndex(JAVA_INT, StokeJpeg.REGION_X);
@@ -207,7 +227,10 @@ public final class JpegDecoder implements AutoCloseable {
         height = region.getAtIndex(JAVA_INT, StokeJpeg.REGION_HEIGHT);
         scaledWidth = sw;
         scaledHeight = sh;
-        if (regionX > x0 || regionX + (long) width < x1 || regionY != y0 || height != y1 - y0
+        if (regionX > x0
+                || regionX + (long) width < x1
+                || regionY != y0
+                || height != y1 - y0
                 || (long) width * 4 * height > capacity) {
             throw new IllegalStateException("the region decoder returned " + width + "x" + height + "+" + regionX + "+"
                     + regionY + " for " + (x1 - x0) + "x" + (y1 - y0) + "+" + x0 + "+" + y0);
@@ -235,8 +258,9 @@ public final class JpegDecoder implements AutoCloseable {
             if (StokeJpeg.available()) {
                 return true;
             }
-            System.err.println("stoke: WARNING: " + StokeJpeg.unavailableReason()
-                    + "; the training transform, and the evaluation one on images already at the resize's size, decode whole images instead.");
+            System.err.println(
+                    "stoke: WARNING: " + StokeJpeg.unavailableReason()
+                            + "; the training transform, and the evaluation one on images already at the resize's size, decode whole images instead.");
             return false;
         }
     }
@@ -266,8 +290,11 @@ public final class JpegDecoder implements AutoCloseable {
      * means part of the picture is invented, so the sample is reported rather than delivered.
      */
     private static boolean harmless(String warning) {
-        return warning.contains("extraneous bytes") || warning.contains("JFIF") || warning.contains("thumbnail")
-                || warning.contains("Adobe") || warning.contains("APP");
+        return warning.contains("extraneous bytes")
+                || warning.contains("JFIF")
+                || warning.contains("thumbnail")
+                || warning.contains("Adobe")
+                || warning.contains("APP");
     }
 
     /** Index of the smallest allowed scale factor whose scaled {@code shorter} still reaches {@code target}. */
@@ -277,11 +304,12 @@ public final class JpegDecoder implements AutoCloseable {
         for (int i = 0; i < FACTORS.size(); i++) {
             int num = FACTORS.num()[i];
             int denom = FACTORS.denom()[i];
-            boolean allowed = num == denom || switch (spec.dctScaling()) {
-                case NONE -> false;
-                case POWERS_OF_TWO -> num == 1 && (denom == 2 || denom == 4 || denom == 8);
-                case ALL -> num < denom;
-            };
+            boolean allowed = num == denom
+                    || switch (spec.dctScaling()) {
+                        case NONE -> false;
+                        case POWERS_OF_TWO -> num == 1 && (denom == 2 || denom == 4 || denom == 8);
+                        case ALL -> num < denom;
+                    };
             if (!allowed) {
                 continue;
             }
@@ -321,17 +349,24 @@ public final class JpegDecoder implements AutoCloseable {
     }
 
     private static String describeSignature(MemorySegment data, long size) {
-        if (size >= 8 && (data.get(JAVA_BYTE, 0) & 0xFF) == 0x89 && data.get(JAVA_BYTE, 1) == 'P'
-                && data.get(JAVA_BYTE, 2) == 'N' && data.get(JAVA_BYTE, 3) == 'G') {
+        if (size >= 8
+                && (data.get(JAVA_BYTE, 0) & 0xFF) == 0x89
+                && data.get(JAVA_BYTE, 1) == 'P'
+                && data.get(JAVA_BYTE, 2) == 'N'
+                && data.get(JAVA_BYTE, 3) == 'G') {
             return "the file holds PNG data, not JPEG";
         }
-        if (size >= 3 && data.get(JAVA_BYTE, 0) == 'G' && data.get(JAVA_BYTE, 1) == 'I' && data.get(JAVA_BYTE, 2) == 'F') {
+        if (size >= 3
+                && data.get(JAVA_BYTE, 0) == 'G'
+                && data.get(JAVA_BYTE, 1) == 'I'
+                && data.get(JAVA_BYTE, 2) == 'F') {
             return "the file holds GIF data, not JPEG";
         }
         if (size < 4) {
             return "only " + size + " bytes: too short for a JPEG";
         }
-        return String.format("no JPEG start-of-image marker (first bytes %02x %02x)",
+        return String.format(
+                "no JPEG start-of-image marker (first bytes %02x %02x)",
                 data.get(JAVA_BYTE, 0) & 0xFF, data.get(JAVA_BYTE, 1) & 0xFF);
     }
 

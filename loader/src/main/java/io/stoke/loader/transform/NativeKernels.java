@@ -35,42 +35,97 @@ final class NativeKernels implements ResampleKernels {
     }
 
     @Override
-    public void horizontal(MemorySegment src, long srcRowBytes, int yFirst, int rows, int outWidth,
-                           int[] bounds, int[] weights, int taps, long weightsVersion, MemorySegment tmp) {
+    public void horizontal(
+            MemorySegment src,
+            long srcRowBytes,
+            int yFirst,
+            int rows,
+            int outWidth,
+            int[] bounds,
+            int[] weights,
+            int taps,
+            long weightsVersion,
+            MemorySegment tmp) {
         if (yFirst < 0 || rows < 0 || (yFirst + (long) rows) * srcRowBytes > src.byteSize()) {
-            throw new IndexOutOfBoundsException("rows " + yFirst + "+" + rows + " of " + srcRowBytes + " bytes outside "
-                    + src.byteSize());
+            throw new IndexOutOfBoundsException(
+                    "rows " + yFirst + "+" + rows + " of " + srcRowBytes + " bytes outside " + src.byteSize());
         }
         if ((long) rows * 4 * outWidth > tmp.byteSize()) {
             throw new IndexOutOfBoundsException(rows + " rows of " + outWidth + " pixels do not fit " + tmp.byteSize());
         }
         checkTaps(bounds, weights, outWidth, taps, srcRowBytes / 4);
-        StokePixels.resampleHorizontal(src, srcRowBytes, yFirst, rows, outWidth, hBounds.of(bounds), hWeights.of(weights),
-                taps, tmp);
+        StokePixels.resampleHorizontal(
+                src, srcRowBytes, yFirst, rows, outWidth, hBounds.of(bounds), hWeights.of(weights), taps, tmp);
     }
 
     @Override
-    public void verticalRgb(MemorySegment tmp, int width, int yFirst, int outRows, int[] bounds, int[] weights, int taps,
-                            int[] acc, MemorySegment dst, long offset) {
+    public void verticalRgb(
+            MemorySegment tmp,
+            int width,
+            int yFirst,
+            int outRows,
+            int[] bounds,
+            int[] weights,
+            int taps,
+            int[] acc,
+            MemorySegment dst,
+            long offset) {
         checkVertical(tmp, width, yFirst, outRows, bounds, weights, taps, acc, dst, offset, 3L * width * outRows);
-        StokePixels.resampleVerticalRgb(tmp, width, yFirst, outRows, vBounds.of(bounds), vWeights.of(weights), taps,
-                this.acc.of(acc), dst, offset);
+        StokePixels.resampleVerticalRgb(
+                tmp,
+                width,
+                yFirst,
+                outRows,
+                vBounds.of(bounds),
+                vWeights.of(weights),
+                taps,
+                this.acc.of(acc),
+                dst,
+                offset);
     }
 
     @Override
-    public void verticalFloat(MemorySegment tmp, int width, int yFirst, int outRows, int[] bounds, int[] weights, int taps,
-                              int[] acc, float[] table, MemorySegment dst, long offset) {
+    public void verticalFloat(
+            MemorySegment tmp,
+            int width,
+            int yFirst,
+            int outRows,
+            int[] bounds,
+            int[] weights,
+            int taps,
+            int[] acc,
+            float[] table,
+            MemorySegment dst,
+            long offset) {
         checkVertical(tmp, width, yFirst, outRows, bounds, weights, taps, acc, dst, offset, 12L * width * outRows);
         if (table.length < 3 * 256) {
             throw new IndexOutOfBoundsException("normalisation table of " + table.length + " values");
         }
-        StokePixels.resampleVerticalFloat(tmp, width, yFirst, outRows, vBounds.of(bounds), vWeights.of(weights), taps,
-                this.acc.of(acc), table(table), dst, offset);
+        StokePixels.resampleVerticalFloat(
+                tmp,
+                width,
+                yFirst,
+                outRows,
+                vBounds.of(bounds),
+                vWeights.of(weights),
+                taps,
+                this.acc.of(acc),
+                table(table),
+                dst,
+                offset);
     }
 
     @Override
-    public void store(MemorySegment src, long srcOffset, long srcRowBytes, int pixelBytes, int width, int rows,
-                      float[] table, MemorySegment dst, long offset) {
+    public void store(
+            MemorySegment src,
+            long srcOffset,
+            long srcRowBytes,
+            int pixelBytes,
+            int width,
+            int rows,
+            float[] table,
+            MemorySegment dst,
+            long offset) {
         ResampleKernels.checkStore(src, srcOffset, srcRowBytes, pixelBytes, width, rows, table, dst, offset);
         if (table == null) {
             StokePixels.storeRgb(src, srcOffset, srcRowBytes, pixelBytes, width, rows, dst, offset);
@@ -89,14 +144,25 @@ final class NativeKernels implements ResampleKernels {
     }
 
     /** What a vertical pass reads (intermediate rows, scratch) and writes ({@code outBytes} at {@code offset}). */
-    private static void checkVertical(MemorySegment tmp, int width, int yFirst, int outRows, int[] bounds, int[] weights,
-                                      int taps, int[] acc, MemorySegment dst, long offset, long outBytes) {
+    private static void checkVertical(
+            MemorySegment tmp,
+            int width,
+            int yFirst,
+            int outRows,
+            int[] bounds,
+            int[] weights,
+            int taps,
+            int[] acc,
+            MemorySegment dst,
+            long offset,
+            long outBytes) {
         long rowBytes = 4L * width;
         checkTaps(bounds, weights, outRows, taps, Long.MAX_VALUE);
         for (int y = 0; y < outRows; y++) {
             long first = bounds[2 * y] - (long) yFirst;
             if (first < 0 || (first + bounds[2 * y + 1]) * rowBytes > tmp.byteSize()) {
-                throw new IndexOutOfBoundsException("output row " + y + " reads intermediate rows outside " + tmp.byteSize());
+                throw new IndexOutOfBoundsException(
+                        "output row " + y + " reads intermediate rows outside " + tmp.byteSize());
             }
         }
         if (acc.length < 4 * width) {

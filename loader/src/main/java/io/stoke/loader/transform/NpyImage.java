@@ -2,9 +2,9 @@ package io.stoke.loader.transform;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
+import io.stoke.loader.format.NpyHeader;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
-import io.stoke.loader.format.NpyHeader;
 
 /**
  * Checks a raw sample, a NumPy {@code .npy} array as {@code stoke pack --format raw} writes it, and
@@ -62,8 +62,10 @@ final class NpyImage {
             headerLength = (npy.get(JAVA_BYTE, 8) & 0xFF) | (npy.get(JAVA_BYTE, 9) & 0xFF) << 8;
             start = 10;
         } else if ((major == 2 || major == 3) && size >= 12) {
-            headerLength = (npy.get(JAVA_BYTE, 8) & 0xFFL) | (npy.get(JAVA_BYTE, 9) & 0xFFL) << 8
-                    | (npy.get(JAVA_BYTE, 10) & 0xFFL) << 16 | (npy.get(JAVA_BYTE, 11) & 0xFFL) << 24;
+            headerLength = (npy.get(JAVA_BYTE, 8) & 0xFFL)
+                    | (npy.get(JAVA_BYTE, 9) & 0xFFL) << 8
+                    | (npy.get(JAVA_BYTE, 10) & 0xFFL) << 16
+                    | (npy.get(JAVA_BYTE, 11) & 0xFFL) << 24;
             start = 12;
         } else {
             message = ".npy version " + major + " is not 1, 2 or 3";
@@ -76,7 +78,8 @@ final class NpyImage {
         byte[] h = new byte[(int) headerLength];
         MemorySegment.copy(npy, JAVA_BYTE, start, h, 0, h.length);
         String header = new String(h, StandardCharsets.ISO_8859_1).replace(" ", "");
-        boolean u8 = header.contains("'descr':'|u1'") || header.contains("'descr':'u1'") || header.contains("'descr':'<u1'");
+        boolean u8 =
+                header.contains("'descr':'|u1'") || header.contains("'descr':'u1'") || header.contains("'descr':'<u1'");
         boolean cOrder = header.contains("'fortran_order':False");
         String shape = "'shape':(" + side + "," + side + ",3)";
         if (!u8 || !cOrder || !header.contains(shape)) {

@@ -19,10 +19,12 @@ public record RandomResizedCrop(double scaleMin, double scaleMax, double ratioMi
 
     public RandomResizedCrop {
         if (!(scaleMin > 0 && scaleMin <= scaleMax && scaleMax <= 1)) {
-            throw new IllegalArgumentException("scale must satisfy 0 < min <= max <= 1, not (" + scaleMin + ", " + scaleMax + ")");
+            throw new IllegalArgumentException(
+                    "scale must satisfy 0 < min <= max <= 1, not (" + scaleMin + ", " + scaleMax + ")");
         }
         if (!(ratioMin > 0 && ratioMin <= ratioMax && Double.isFinite(ratioMax))) {
-            throw new IllegalArgumentException("ratio must satisfy 0 < min <= max, not (" + ratioMin + ", " + ratioMax + ")");
+            throw new IllegalArgumentException(
+                    "ratio must satisfy 0 < min <= max, not (" + ratioMin + ", " + ratioMax + ")");
         }
         if (!(flip >= 0 && flip <= 1)) {
             throw new IllegalArgumentException("flip probability must be in [0, 1], not " + flip);

@@ -4,8 +4,8 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
 
-import java.lang.foreign.MemorySegment;
 import io.stoke.ffm.StokePixels;
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -25,8 +25,17 @@ interface ResampleKernels {
      * to {@code tmp} as RGBX rows of {@code 4 * outWidth} bytes. {@code weightsVersion} changes
      * whenever {@code bounds} or {@code weights} do, so kernels may keep what they derive from them.
      */
-    void horizontal(MemorySegment src, long srcRowBytes, int yFirst, int rows, int outWidth,
-                    int[] bounds, int[] weights, int taps, long weightsVersion, MemorySegment tmp);
+    void horizontal(
+            MemorySegment src,
+            long srcRowBytes,
+            int yFirst,
+            int rows,
+            int outWidth,
+            int[] bounds,
+            int[] weights,
+            int taps,
+            long weightsVersion,
+            MemorySegment tmp);
 
     /**
      * Writes {@code pixels} RGB pixels at {@code dst[offset]}: channel c of pixel x is
@@ -44,8 +53,16 @@ interface ResampleKernels {
      * as channels-first float32 where value {@code v} of channel {@code c} becomes
      * {@code table[256 * c + v]}. Every extent is checked first ({@link #checkStore}).
      */
-    default void store(MemorySegment src, long srcOffset, long srcRowBytes, int pixelBytes, int width, int rows,
-                       float[] table, MemorySegment dst, long offset) {
+    default void store(
+            MemorySegment src,
+            long srcOffset,
+            long srcRowBytes,
+            int pixelBytes,
+            int width,
+            int rows,
+            float[] table,
+            MemorySegment dst,
+            long offset) {
         checkStore(src, srcOffset, srcRowBytes, pixelBytes, width, rows, table, dst, offset);
         if (table == null && pixelBytes == 3 && srcRowBytes == 3L * width) {
             MemorySegment.copy(src, srcOffset, dst, offset, 3L * width * rows);
@@ -73,11 +90,19 @@ interface ResampleKernels {
     }
 
     /** Everything {@link #store} reads and writes lies inside {@code src} and {@code dst}. */
-    static void checkStore(MemorySegment src, long srcOffset, long srcRowBytes, int pixelBytes, int width, int rows,
-                           float[] table, MemorySegment dst, long offset) {
+    static void checkStore(
+            MemorySegment src,
+            long srcOffset,
+            long srcRowBytes,
+            int pixelBytes,
+            int width,
+            int rows,
+            float[] table,
+            MemorySegment dst,
+            long offset) {
         if ((pixelBytes != 3 && pixelBytes != 4) || width < 1 || rows < 1 || srcRowBytes < (long) pixelBytes * width) {
-            throw new IllegalArgumentException(width + "x" + rows + " pixels of " + pixelBytes + " bytes in rows of "
-                    + srcRowBytes);
+            throw new IllegalArgumentException(
+                    width + "x" + rows + " pixels of " + pixelBytes + " bytes in rows of " + srcRowBytes);
         }
         Objects.checkFromIndexSize(srcOffset, (rows - 1) * srcRowBytes + (long) pixelBytes * width, src.byteSize());
         long outBytes = (table == null ? 3L : 12L) * width * rows;
@@ -94,8 +119,17 @@ interface ResampleKernels {
      * stores {@code width} RGB pixels at {@code dst[offset + 3 * width * y]}. {@code acc} is
      * scratch of {@code 4 * width}.
      */
-    default void verticalRgb(MemorySegment tmp, int width, int yFirst, int outRows, int[] bounds, int[] weights, int taps,
-                             int[] acc, MemorySegment dst, long offset) {
+    default void verticalRgb(
+            MemorySegment tmp,
+            int width,
+            int yFirst,
+            int outRows,
+            int[] bounds,
+            int[] weights,
+            int taps,
+            int[] acc,
+            MemorySegment dst,
+            long offset) {
         int n = 4 * width;
         for (int y = 0; y < outRows; y++) {
             Arrays.fill(acc, 0, n, HALF);
@@ -112,8 +146,18 @@ interface ResampleKernels {
      * 8-bit result {@code v} of channel {@code c} becomes {@code table[256 * c + v]}, written at
      * byte {@code offset + 4 * (c * width * outRows + width * y + x)} of {@code dst}.
      */
-    default void verticalFloat(MemorySegment tmp, int width, int yFirst, int outRows, int[] bounds, int[] weights, int taps,
-                               int[] acc, float[] table, MemorySegment dst, long offset) {
+    default void verticalFloat(
+            MemorySegment tmp,
+            int width,
+            int yFirst,
+            int outRows,
+            int[] bounds,
+            int[] weights,
+            int taps,
+            int[] acc,
+            float[] table,
+            MemorySegment dst,
+            long offset) {
         int n = 4 * width;
         long plane = 4L * width * outRows;
         for (int y = 0; y < outRows; y++) {
@@ -145,8 +189,7 @@ interface ResampleKernels {
     final class KernelChoice {
         static final boolean NATIVE = nativeLoads();
 
-        private KernelChoice() {
-        }
+        private KernelChoice() {}
 
         private static boolean nativeLoads() {
             if (StokePixels.available()) {

@@ -1,7 +1,5 @@
 package io.stoke.loader.transform;
 
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -33,6 +31,7 @@ public final class Resampler implements AutoCloseable {
     private int vTaps;
     /** What the coefficients held were computed for, per axis. */
     private final AxisKey hKey = new AxisKey();
+
     private final AxisKey vKey = new AxisKey();
     private long hVersion;
     private int[] acc;
@@ -107,8 +106,9 @@ public final class Resampler implements AutoCloseable {
         if (outW < 1 || outH < 1 || outW > 65535 || outH > 65535) {
             throw new IllegalArgumentException("output size " + outW + "x" + outH + " outside 1..65535");
         }
-        run(src, srcW, srcH, 0, 0, srcW, srcH, srcW, srcH, 0, srcW, 0, srcH, outW, outH, 0, 0, outW, outH, false, true,
-                dst, offset);
+        run(
+                src, srcW, srcH, 0, 0, srcW, srcH, srcW, srcH, 0, srcW, 0, srcH, outW, outH, 0, 0, outW, outH, false,
+                true, dst, offset);
     }
 
     /**
@@ -116,7 +116,8 @@ public final class Resampler implements AutoCloseable {
      * original were {@code origW x origH}, crops, and writes one sample at {@code dst[offset]}: the
      * evaluation transform, torchvision's {@code CenterCrop(crop)(Resize(resize)(img))}.
      */
-    public void resizeCenterCrop(MemorySegment src, int srcW, int srcH, int origW, int origH, MemorySegment dst, long offset) {
+    public void resizeCenterCrop(
+            MemorySegment src, int srcW, int srcH, int origW, int origH, MemorySegment dst, long offset) {
         resizeCenterCrop(src, srcW, srcH, 0, 0, srcW, srcH, origW, origH, dst, offset);
     }
 
@@ -127,8 +128,18 @@ public final class Resampler implements AutoCloseable {
      * ({@link #evalSourceBox}). The coefficients are the whole image's, so the bytes are those of
      * the whole decode.
      */
-    public void resizeCenterCrop(MemorySegment src, int srcW, int srcH, int srcX, int srcY, int decodedW, int decodedH,
-                           int origW, int origH, MemorySegment dst, long offset) {
+    public void resizeCenterCrop(
+            MemorySegment src,
+            int srcW,
+            int srcH,
+            int srcX,
+            int srcY,
+            int decodedW,
+            int decodedH,
+            int origW,
+            int origH,
+            MemorySegment dst,
+            long offset) {
         int outW = resizedWidth(spec.resize(), origW, origH);
         int outH = resizedHeight(spec.resize(), origW, origH);
         int left = cropOffset(outW, crop);
@@ -138,8 +149,9 @@ public final class Resampler implements AutoCloseable {
             copyCrop(src, srcW, srcH, left - srcX, top - srcY, dst, offset);
             return;
         }
-        run(src, srcW, srcH, srcX, srcY, decodedW, decodedH, origW, origH, 0, origW, 0, origH, outW, outH, left, top,
-                crop, crop, false, false, dst, offset);
+        run(
+                src, srcW, srcH, srcX, srcY, decodedW, decodedH, origW, origH, 0, origW, 0, origH, outW, outH, left,
+                top, crop, crop, false, false, dst, offset);
     }
 
     /**
@@ -196,8 +208,8 @@ public final class Resampler implements AutoCloseable {
      * resizes the crop, so the filter never reaches past the box. A flip costs nothing: the
      * coefficient rows are taken in the mirrored order.
      */
-    public void resizedCrop(MemorySegment src, int srcW, int srcH, int origW, int origH, CropBox box, MemorySegment dst,
-                            long offset) {
+    public void resizedCrop(
+            MemorySegment src, int srcW, int srcH, int origW, int origH, CropBox box, MemorySegment dst, long offset) {
         resizedCrop(src, srcW, srcH, 0, 0, srcW, srcH, origW, origH, box, dst, offset);
     }
 
@@ -207,15 +219,53 @@ public final class Resampler implements AutoCloseable {
      * {@code (srcX, srcY)} of the {@code decodedW x decodedH} image (see
      * {@link JpegDecoder#decodeBox}); the box's pixels must all be in it.
      */
-    public void resizedCrop(MemorySegment src, int srcW, int srcH, int srcX, int srcY, int decodedW, int decodedH,
-                            int origW, int origH, CropBox box, MemorySegment dst, long offset) {
+    public void resizedCrop(
+            MemorySegment src,
+            int srcW,
+            int srcH,
+            int srcX,
+            int srcY,
+            int decodedW,
+            int decodedH,
+            int origW,
+            int origH,
+            CropBox box,
+            MemorySegment dst,
+            long offset) {
         box.checkInside(origW, origH);
-        if (identity && !box.flip && box.width == crop && box.height == crop && decodedW == origW && decodedH == origH) {
+        if (identity
+                && !box.flip
+                && box.width == crop
+                && box.height == crop
+                && decodedW == origW
+                && decodedH == origH) {
             copyCrop(src, srcW, srcH, box.left - srcX, box.top - srcY, dst, offset); // a resize of scale 1
             return;
         }
-        run(src, srcW, srcH, srcX, srcY, decodedW, decodedH, origW, origH, box.left, box.width, box.top, box.height,
-                crop, crop, 0, 0, crop, crop, box.flip, false, dst, offset);
+        run(
+                src,
+                srcW,
+                srcH,
+                srcX,
+                srcY,
+                decodedW,
+                decodedH,
+                origW,
+                origH,
+                box.left,
+                box.width,
+                box.top,
+                box.height,
+                crop,
+                crop,
+                0,
+                0,
+                crop,
+                crop,
+                box.flip,
+                false,
+                dst,
+                offset);
     }
 
     /**
@@ -223,9 +273,30 @@ public final class Resampler implements AutoCloseable {
      * {@code outW x outH} and writes its {@code cols x rowsOut} pixels from {@code (left, top)},
      * as uint8 RGB when {@code rgb}, else in the spec's output type.
      */
-    private void run(MemorySegment src, int srcW, int srcH, int srcX, int srcY, int decodedW, int decodedH, int origW,
-                     int origH, int x0, int bw, int y0, int bh, int outW, int outH, int left, int top, int cols,
-                     int rowsOut, boolean flip, boolean rgb, MemorySegment dst, long offset) {
+    private void run(
+            MemorySegment src,
+            int srcW,
+            int srcH,
+            int srcX,
+            int srcY,
+            int decodedW,
+            int decodedH,
+            int origW,
+            int origH,
+            int x0,
+            int bw,
+            int y0,
+            int bh,
+            int outW,
+            int outH,
+            int left,
+            int top,
+            int cols,
+            int rowsOut,
+            boolean flip,
+            boolean rgb,
+            MemorySegment dst,
+            long offset) {
         if ((long) srcW * srcH * 4 > src.byteSize()) {
             throw new IndexOutOfBoundsException("source smaller than " + srcW + "x" + srcH);
         }
@@ -311,10 +382,16 @@ public final class Resampler implements AutoCloseable {
         private boolean flip;
 
         /** Whether these differ from the ones held; when they do, they are held from now on. */
-        boolean differs(int start, int length, int full, int decoded, int origin, int out, int first, int count,
-                        boolean flip) {
-            if (start == this.start && length == this.length && full == this.full && decoded == this.decoded
-                    && origin == this.origin && out == this.out && first == this.first && count == this.count
+        boolean differs(
+                int start, int length, int full, int decoded, int origin, int out, int first, int count, boolean flip) {
+            if (start == this.start
+                    && length == this.length
+                    && full == this.full
+                    && decoded == this.decoded
+                    && origin == this.origin
+                    && out == this.out
+                    && first == this.first
+                    && count == this.count
                     && flip == this.flip) {
                 return false;
             }
@@ -350,8 +427,8 @@ public final class Resampler implements AutoCloseable {
      *
      * @return the number of taps per output position (the stride of the weights array)
      */
-    private int coefficients(AxisKey key, int outSize, int first, int count, boolean flip, int[] bounds,
-                             boolean horizontal) {
+    private int coefficients(
+            AxisKey key, int outSize, int first, int count, boolean flip, int[] bounds, boolean horizontal) {
         double in0 = key.in0();
         double in1 = key.in1();
         int lo = (int) Math.floor(in0);
@@ -394,7 +471,8 @@ public final class Resampler implements AutoCloseable {
                 if (total != 0.0) {
                     w /= total;
                 }
-                weights[base + x] = w < 0 ? (int) (-0.5 + w * (1 << PRECISION_BITS)) : (int) (0.5 + w * (1 << PRECISION_BITS));
+                weights[base + x] =
+                        w < 0 ? (int) (-0.5 + w * (1 << PRECISION_BITS)) : (int) (0.5 + w * (1 << PRECISION_BITS));
             }
             bounds[2 * i] = lo - key.origin + xmin;
             bounds[2 * i + 1] = xmax;

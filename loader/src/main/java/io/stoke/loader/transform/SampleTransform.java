@@ -1,11 +1,11 @@
 package io.stoke.loader.transform;
 
-import io.stoke.loader.source.Dataset;
-import io.stoke.loader.source.TarShards;
-import java.lang.foreign.MemorySegment;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.source.ShardDataset;
+import io.stoke.loader.source.TarShards;
+import java.lang.foreign.MemorySegment;
 
 /**
  * Read, decode, resize and crop one sample into its place in a slot. One per worker thread; it
@@ -93,8 +93,18 @@ public final class SampleTransform implements AutoCloseable {
             message = decoder.message();
             return status;
         }
-        resampler.resizedCrop(decoder.image(), decoder.width(), decoder.height(), decoder.regionX(), decoder.regionY(),
-                decoder.scaledWidth(), decoder.scaledHeight(), decoder.originalWidth(), decoder.originalHeight(), box, dst,
+        resampler.resizedCrop(
+                decoder.image(),
+                decoder.width(),
+                decoder.height(),
+                decoder.regionX(),
+                decoder.regionY(),
+                decoder.scaledWidth(),
+                decoder.scaledHeight(),
+                decoder.originalWidth(),
+                decoder.originalHeight(),
+                box,
+                dst,
                 offset);
         return SampleStatus.OK;
     }
@@ -116,8 +126,8 @@ public final class SampleTransform implements AutoCloseable {
         if (evalRegion) {
             // Only the part of the image that the centre crop's filter reads: no IDCT or colour
             // conversion for the columns outside it, and nothing at all below it.
-            resampler.evalSourceBox(w, h, decoder.scaledWidthAt(covered, resize), decoder.scaledHeightAt(covered, resize),
-                    box);
+            resampler.evalSourceBox(
+                    w, h, decoder.scaledWidthAt(covered, resize), decoder.scaledHeightAt(covered, resize), box);
             status = decoder.decodeBox(reader.bytes(), reader.length(), box, covered, resize);
         } else {
             status = decoder.decodePixels(reader.bytes(), reader.length(), covered, resize);
@@ -126,8 +136,18 @@ public final class SampleTransform implements AutoCloseable {
             message = decoder.message();
             return status;
         }
-        resampler.resizeCenterCrop(decoder.image(), decoder.width(), decoder.height(), decoder.regionX(), decoder.regionY(),
-                decoder.scaledWidth(), decoder.scaledHeight(), w, h, dst, offset);
+        resampler.resizeCenterCrop(
+                decoder.image(),
+                decoder.width(),
+                decoder.height(),
+                decoder.regionX(),
+                decoder.regionY(),
+                decoder.scaledWidth(),
+                decoder.scaledHeight(),
+                w,
+                h,
+                dst,
+                offset);
         return SampleStatus.OK;
     }
 

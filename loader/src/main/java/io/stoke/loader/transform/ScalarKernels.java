@@ -7,8 +7,17 @@ import java.lang.foreign.MemorySegment;
 /** Plain loops: the fallback, and the reference that {@link NativeKernels} must match byte for byte. */
 final class ScalarKernels implements ResampleKernels {
     @Override
-    public void horizontal(MemorySegment src, long srcRowBytes, int yFirst, int rows, int outWidth,
-                           int[] bounds, int[] weights, int taps, long weightsVersion, MemorySegment tmp) {
+    public void horizontal(
+            MemorySegment src,
+            long srcRowBytes,
+            int yFirst,
+            int rows,
+            int outWidth,
+            int[] bounds,
+            int[] weights,
+            int taps,
+            long weightsVersion,
+            MemorySegment tmp) {
         long tmpRow = 4L * outWidth;
         for (int r = 0; r < rows; r++) {
             long in = (yFirst + r) * srcRowBytes;

@@ -24,9 +24,17 @@ import java.util.Objects;
  *     centre crop reads (the default: the same bytes as a whole decode, for less work); false
  *     decodes whole images, for comparisons
  */
-public record TransformSpec(int resize, int crop, Output output, float[] mean, float[] std,
-                            DctScaling dctScaling, long maxPixels, long maxFileBytes, RandomResizedCrop train,
-                            boolean evalRegion) {
+public record TransformSpec(
+        int resize,
+        int crop,
+        Output output,
+        float[] mean,
+        float[] std,
+        DctScaling dctScaling,
+        long maxPixels,
+        long maxFileBytes,
+        RandomResizedCrop train,
+        boolean evalRegion) {
     public static final float[] IMAGENET_MEAN = {0.485f, 0.456f, 0.406f};
     public static final float[] IMAGENET_STD = {0.229f, 0.224f, 0.225f};
 
@@ -75,28 +83,42 @@ public record TransformSpec(int resize, int crop, Output output, float[] mean, f
      * powers of two, 36 megapixels and 64 MiB per file at most.
      */
     public static TransformSpec defaults() {
-        return new TransformSpec(256, 224, Output.UINT8_HWC, IMAGENET_MEAN, IMAGENET_STD,
-                DctScaling.POWERS_OF_TWO, 36L * 1000 * 1000, 64L << 20, null, true);
+        return new TransformSpec(
+                256,
+                224,
+                Output.UINT8_HWC,
+                IMAGENET_MEAN,
+                IMAGENET_STD,
+                DctScaling.POWERS_OF_TWO,
+                36L * 1000 * 1000,
+                64L << 20,
+                null,
+                true);
     }
 
     public TransformSpec withResize(int resize, int crop) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+        return new TransformSpec(
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
     }
 
     public TransformSpec withOutput(Output output) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+        return new TransformSpec(
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
     }
 
     public TransformSpec withDctScaling(DctScaling dctScaling) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+        return new TransformSpec(
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
     }
 
     public TransformSpec withMaxPixels(long maxPixels) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+        return new TransformSpec(
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
     }
 
     public TransformSpec withNormalization(float[] mean, float[] std) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+        return new TransformSpec(
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
     }
 
     /**
@@ -104,18 +126,29 @@ public record TransformSpec(int resize, int crop, Output output, float[] mean, f
      * then a flip with its probability; the other settings stay.
      */
     public TransformSpec withTrain(int size, RandomResizedCrop crop) {
-        return new TransformSpec(size, size, output, mean, std, dctScaling, maxPixels, maxFileBytes,
-                Objects.requireNonNull(crop, "crop"), evalRegion);
+        return new TransformSpec(
+                size,
+                size,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                Objects.requireNonNull(crop, "crop"),
+                evalRegion);
     }
 
     /** The evaluation transform, {@code Resize(resize)} and {@code CenterCrop(crop)}. */
     public TransformSpec withEval(int resize, int crop) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, null, evalRegion);
+        return new TransformSpec(
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, null, evalRegion);
     }
 
     /** {@link #evalRegion}: false decodes whole images for the evaluation transform (the same pixels). */
     public TransformSpec withEvalRegion(boolean evalRegion) {
-        return new TransformSpec(resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+        return new TransformSpec(
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
     }
 
     public boolean isTrain() {

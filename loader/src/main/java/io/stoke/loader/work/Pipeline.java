@@ -5,9 +5,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
+import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.source.Dataset;
-import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.transform.SampleTransform;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.ring.SlotHeader;
@@ -68,6 +68,7 @@ public final class Pipeline implements AutoCloseable {
     private final ReentrantLock publishLock = new ReentrantLock();
     /** Written under publishLock only. */
     private final SlotHeader slotHeader = new SlotHeader();
+
     private volatile long nextToAcquire;
     private long nextToPublish;
     // Publish-side (under publishLock), for the epoch being published: did anything decode? An
@@ -83,8 +84,16 @@ public final class Pipeline implements AutoCloseable {
     private volatile Throwable failure;
 
     /** {@link #Pipeline(Dataset, Sampler, TransformSpec, SlotRing, int, long, int, long, boolean, Supplier, int)} from batch 0, at the process's priority. */
-    public Pipeline(Dataset index, Sampler sampler, TransformSpec spec, SlotRing ring, int workers,
-                    long startEpoch, long epochs, boolean skipErrors, Supplier<IdleStrategy> idleStrategies) {
+    public Pipeline(
+            Dataset index,
+            Sampler sampler,
+            TransformSpec spec,
+            SlotRing ring,
+            int workers,
+            long startEpoch,
+            long epochs,
+            boolean skipErrors,
+            Supplier<IdleStrategy> idleStrategies) {
         this(index, sampler, spec, ring, workers, startEpoch, 0, epochs, skipErrors, idleStrategies, 0);
     }
 
@@ -97,10 +106,20 @@ public final class Pipeline implements AutoCloseable {
      *     batch 0, or 0 for no end
      * @param workerNice the workers' nice value, 0 to 19 (0: the process's own; see {@link WorkerPriority})
      */
-    public Pipeline(Dataset index, Sampler sampler, TransformSpec spec, SlotRing ring, int workers,
-                    long startEpoch, int startBatch, long epochs, boolean skipErrors,
-                    Supplier<IdleStrategy> idleStrategies, int workerNice) {
-        if (ring.geometry().samplesPerSlot() != sampler.batchSize() || ring.geometry().sampleBytes() != spec.sampleBytes()) {
+    public Pipeline(
+            Dataset index,
+            Sampler sampler,
+            TransformSpec spec,
+            SlotRing ring,
+            int workers,
+            long startEpoch,
+            int startBatch,
+            long epochs,
+            boolean skipErrors,
+            Supplier<IdleStrategy> idleStrategies,
+            int workerNice) {
+        if (ring.geometry().samplesPerSlot() != sampler.batchSize()
+                || ring.geometry().sampleBytes() != spec.sampleBytes()) {
             throw new IllegalArgumentException("ring geometry does not match batch size and transform");
         }
         this.index = index;
@@ -122,8 +141,8 @@ public final class Pipeline implements AutoCloseable {
         this.totalBatches = epochs <= 0 ? Long.MAX_VALUE : epochs * batchesPerEpoch;
         this.deliverable = totalBatches;
         if (startBatch < 0 || startBatch >= Math.max(1, batchesPerEpoch)) {
-            throw new IllegalArgumentException("start batch " + startBatch + " is outside the epoch's " + batchesPerEpoch
-                    + " batches");
+            throw new IllegalArgumentException(
+                    "start batch " + startBatch + " is outside the epoch's " + batchesPerEpoch + " batches");
         }
         this.firstSequence = startBatch;
         nextTicket.set((long) startBatch * batchSize);
@@ -145,7 +164,8 @@ public final class Pipeline implements AutoCloseable {
         orders = new EpochOrders(sampler);
         threads = new Thread[workers];
         for (int w = 0; w < workers; w++) {
-            threads[w] = Thread.ofPlatform().name("stoke-worker-" + w).daemon(true).unstarted(this::work);
+            threads[w] =
+                    Thread.ofPlatform().name("stoke-worker-" + w).daemon(true).unstarted(this::work);
         }
         for (Thread t : threads) {
             t.start();
@@ -255,7 +275,8 @@ public final class Pipeline implements AutoCloseable {
                 List<SampleError> errors = batch.errors();
                 boolean nothingDecoded = countDecoded(batch, errors);
                 // Plain writes: the publish below is the release that hands them to the consumer.
-                slotHeader.wrap(slotMemory[batch.slot])
+                slotHeader
+                        .wrap(slotMemory[batch.slot])
                         .sequence(sequence)
                         .epoch(batch.epoch)
                         .batchIndex(batch.batchIndex)

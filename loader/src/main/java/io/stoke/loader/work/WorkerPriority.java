@@ -20,8 +20,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class WorkerPriority {
     private static final AtomicBoolean WARNED = new AtomicBoolean();
 
-    private WorkerPriority() {
-    }
+    private WorkerPriority() {}
 
     /** Sets the calling thread's nice value to {@code nice}; nothing for 0. */
     static void lower(int nice) {

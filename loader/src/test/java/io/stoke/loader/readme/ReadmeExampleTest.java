@@ -3,8 +3,8 @@ package io.stoke.loader.readme;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.loader.Batch;
-import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.Loader;
+import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.MemorySegment;
@@ -23,6 +23,7 @@ class ReadmeExampleTest {
     long images;
 
     void example(Path train) {
+        // spotless:off (the README shows this block as it is here)
         // README-BEGIN
         try (Loader loader = Loader.imageFolder(train)        // train/<class>/<image>.jpg
                 .batchSize(256).workers(2)
@@ -41,6 +42,7 @@ class ReadmeExampleTest {
             System.out.printf("%.0f images/s%n", loader.stats().imagesPerSecond());
         }
         // README-END
+        // spotless:on
     }
 
     void consume(MemorySegment pixels, int label) {
@@ -59,8 +61,12 @@ class ReadmeExampleTest {
     void theReadmeShowsThisExample() throws Exception {
         Path source = Path.of("src/test/java/io/stoke/loader/readme/ReadmeExampleTest.java");
         List<String> lines = Files.readAllLines(source);
-        List<String> example = lines.subList(lines.indexOf("        // README-BEGIN") + 1, lines.indexOf("        // README-END"))
-                .stream().map(l -> l.substring(Math.min(8, l.length()))).toList();
+        List<String> example =
+                lines
+                        .subList(lines.indexOf("        // README-BEGIN") + 1, lines.indexOf("        // README-END"))
+                        .stream()
+                        .map(l -> l.substring(Math.min(8, l.length())))
+                        .toList();
         String readme = Files.readString(Path.of("../README.md"));
         String block = example.stream().collect(Collectors.joining("\n"));
         assertTrue(readme.contains(block), "README.md's Java example differs from ReadmeExampleTest; paste:\n" + block);

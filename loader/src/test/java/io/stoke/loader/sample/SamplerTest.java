@@ -1,17 +1,17 @@
 package io.stoke.loader.sample;
 
-import io.stoke.loader.sample.Sampler.ShardTail;
 import static org.junit.jupiter.api.Assertions.*;
 
-import java.util.Arrays;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.Test;
+import io.stoke.loader.sample.Sampler.ShardTail;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class SamplerTest {
     @ParameterizedTest(name = "n={0} world={1}")
@@ -49,8 +49,17 @@ class SamplerTest {
      * one-rank sampler with the same seed): rank r's indices are the same list.
      */
     @ParameterizedTest(name = "n={0} world={1} dropLast={2}")
-    @CsvSource({"41, 2, false", "41, 2, true", "10, 4, false", "10, 4, true", "3, 5, false", "1001, 8, false",
-            "1001, 8, true", "12, 3, false", "12, 3, true"})
+    @CsvSource({
+        "41, 2, false",
+        "41, 2, true",
+        "10, 4, false",
+        "10, 4, true",
+        "3, 5, false",
+        "1001, 8, false",
+        "1001, 8, true",
+        "12, 3, false",
+        "12, 3, true"
+    })
     void ranksTakeTheIndicesOfPyTorchsDistributedSamplerForTheSamePermutation(int n, int world, boolean torchDropLast) {
         for (long epoch = 0; epoch < 2; epoch++) {
             int[] permutation = new Sampler(n, 4, true, 7, false, 0, 1).order(epoch);
@@ -58,7 +67,8 @@ class SamplerTest {
             for (int i : permutation) {
                 indices.add(i);
             }
-            int numSamples = torchDropLast && n % world != 0 ? (int) Math.ceil((n - world) / (double) world)
+            int numSamples = torchDropLast && n % world != 0
+                    ? (int) Math.ceil((n - world) / (double) world)
                     : (int) Math.ceil(n / (double) world);
             int totalSize = numSamples * world;
             if (!torchDropLast) {
@@ -81,8 +91,10 @@ class SamplerTest {
                 for (int i = rank; i < totalSize; i += world) {
                     expected.add(indices.get(i));
                 }
-                Sampler s = new Sampler(n, 4, true, 7, false, rank, world, torchDropLast ? ShardTail.DROP : ShardTail.PAD);
-                assertEquals(expected, Arrays.stream(s.order(epoch)).boxed().toList(), "rank " + rank + " epoch " + epoch);
+                Sampler s =
+                        new Sampler(n, 4, true, 7, false, rank, world, torchDropLast ? ShardTail.DROP : ShardTail.PAD);
+                assertEquals(
+                        expected, Arrays.stream(s.order(epoch)).boxed().toList(), "rank " + rank + " epoch " + epoch);
             }
         }
     }
@@ -104,8 +116,8 @@ class SamplerTest {
         }
         assertEquals(39, Arrays.stream(seen).sum());
         assertTrue(Arrays.stream(seen).allMatch(c -> c <= 1), "no sample twice");
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new Sampler(3, 1, false, 0, false, 0, 5, ShardTail.DROP));
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class, () -> new Sampler(3, 1, false, 0, false, 0, 5, ShardTail.DROP));
         assertTrue(e.getMessage().contains("floor(3/5) = 0"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> new Sampler(3, 1, false, 0, false, 0, 5, null));
     }
@@ -151,7 +163,8 @@ class SamplerTest {
         Sampler b = new Sampler(500, 8, true, 7, false, 1, 3);
         assertArrayEquals(a.order(5), b.order(5));
         assertFalse(Arrays.equals(a.order(5), a.order(6)), "epochs should differ");
-        assertFalse(Arrays.equals(a.order(5), new Sampler(500, 8, true, 8, false, 1, 3).order(5)), "seeds should differ");
+        assertFalse(
+                Arrays.equals(a.order(5), new Sampler(500, 8, true, 8, false, 1, 3).order(5)), "seeds should differ");
     }
 
     @Test
@@ -190,7 +203,11 @@ class SamplerTest {
         assertTrue(mixed >= 1, "no piece mixes two shards");
         assertTrue(windows >= 3, "windows " + windows);
         // A pure function of (seed, epoch); another epoch or seed gives another order.
-        assertArrayEquals(order, new Sampler(n, 8, true, 42, false, 0, 1).withShardWindow(first, 2).order(3));
+        assertArrayEquals(
+                order,
+                new Sampler(n, 8, true, 42, false, 0, 1)
+                        .withShardWindow(first, 2)
+                        .order(3));
         assertFalse(Arrays.equals(order, windowed.order(4)));
         // Samples within a window are shuffled, not left in shard order.
         assertFalse(Arrays.equals(order, sortedWithinRuns(order, first)));
@@ -199,8 +216,12 @@ class SamplerTest {
         assertArrayEquals(global.order(3), global.withShardWindow(first, 0).order(3));
         assertArrayEquals(global.order(3), global.withShardWindow(first, 7).order(3));
         // Ranks split the windowed order as they split the global one.
-        int[] r0 = new Sampler(n, 8, true, 42, false, 0, 2).withShardWindow(first, 2).order(3);
-        int[] r1 = new Sampler(n, 8, true, 42, false, 1, 2).withShardWindow(first, 2).order(3);
+        int[] r0 = new Sampler(n, 8, true, 42, false, 0, 2)
+                .withShardWindow(first, 2)
+                .order(3);
+        int[] r1 = new Sampler(n, 8, true, 42, false, 1, 2)
+                .withShardWindow(first, 2)
+                .order(3);
         for (int i = 0; i < r0.length; i++) {
             assertEquals(order[2 * i], r0[i]);
         }

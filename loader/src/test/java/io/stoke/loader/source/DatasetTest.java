@@ -4,13 +4,13 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import java.lang.foreign.ValueLayout;
 
 class DatasetTest {
     @TempDir
@@ -45,9 +45,11 @@ class DatasetTest {
     void aUrlWithoutItsStoreOnTheClassPathNamesTheModuleToAdd() {
         // The loader's own tests run without stoke-remote: no provider for s3:// or https://.
         for (String url : List.of("s3://bucket/train/", "https://host/train-0.tar")) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            IllegalArgumentException e = assertThrows(
+                    IllegalArgumentException.class,
                     () -> Datasets.open(url, new UrlDatasetProvider.ShardCache(1 << 20, null)));
-            assertTrue(e.getMessage().contains(url) && e.getMessage().contains("io.stoke:stoke-remote"), e.getMessage());
+            assertTrue(
+                    e.getMessage().contains(url) && e.getMessage().contains("io.stoke:stoke-remote"), e.getMessage());
         }
         assertThrows(IllegalArgumentException.class, () -> Datasets.open("s3://bucket/train/"));
     }
@@ -59,7 +61,9 @@ class DatasetTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ListFile.read(list));
         assertTrue(e.getMessage().contains("bad.txt:2"), e.getMessage());
         Files.write(list, List.of("lonely"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> ListFile.read(list)).getMessage().contains(":1"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> ListFile.read(list))
+                .getMessage()
+                .contains(":1"));
     }
 
     @Test

@@ -5,11 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.loader.Batch;
-import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.Loader;
+import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.error.SampleError;
-import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.testing.TestTars;
+import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -20,7 +21,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.SplittableRandom;
-import io.stoke.loader.testing.TestTars;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -47,17 +47,19 @@ class RawShardsTest {
         }
         header.append('\n');
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        out.writeBytes(new byte[] {(byte) 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (byte) header.length(), (byte) (header.length() >> 8)});
+        out.writeBytes(new byte[] {
+            (byte) 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (byte) header.length(), (byte) (header.length() >> 8)
+        });
         out.writeBytes(header.toString().getBytes(StandardCharsets.US_ASCII));
         out.writeBytes(pixels);
         return out.toByteArray();
     }
 
-
     static byte[][] writeShard(Path file) throws IOException {
         byte[][] pixels = new byte[4][];
         SplittableRandom r = new SplittableRandom(11);
-        try (OutputStream os = Files.newOutputStream(file); TarArchiveOutputStream tar = new TarArchiveOutputStream(os)) {
+        try (OutputStream os = Files.newOutputStream(file);
+                TarArchiveOutputStream tar = new TarArchiveOutputStream(os)) {
             for (int i = 0; i < 4; i++) {
                 pixels[i] = new byte[SIDE * SIDE * 3];
                 r.nextBytes(pixels[i]);
@@ -77,24 +79,35 @@ class RawShardsTest {
         try (Dataset index = Datasets.open(shard.toString())) {
             assertEquals(5, index.size());
             for (TransformSpec spec : List.of(EVAL, EVAL.withOutput(TransformSpec.Output.FLOAT32_CHW))) {
-                try (Loader loader = Loader.builder(index).transform(spec).batchSize(5).workers(2).slots(2)
-                        .onError(ErrorPolicy.SKIP).build()) {
+                try (Loader loader = Loader.builder(index)
+                        .transform(spec)
+                        .batchSize(5)
+                        .workers(2)
+                        .slots(2)
+                        .onError(ErrorPolicy.SKIP)
+                        .build()) {
                     Batch b = loader.next();
                     try (b) {
                         for (int i = 0; i < 4; i++) {
                             assertEquals(SampleStatus.OK, b.status(i));
                             assertEquals(i, b.labels().getAtIndex(ValueLayout.JAVA_INT, i));
                             if (spec.output() == TransformSpec.Output.UINT8_HWC) {
-                                byte[] got = b.pixels().asSlice((long) i * pixels[i].length, pixels[i].length)
+                                byte[] got = b.pixels()
+                                        .asSlice((long) i * pixels[i].length, pixels[i].length)
                                         .toArray(ValueLayout.JAVA_BYTE);
                                 assertArrayEquals(pixels[i], got, "sample " + i);
                             } else {
                                 long plane = (long) SIDE * SIDE;
                                 for (int p = 0; p < plane; p += 97) {
                                     for (int c = 0; c < 3; c++) {
-                                        float expected = ((pixels[i][3 * p + c] & 0xFF) / 255f - spec.mean()[c]) / spec.std()[c];
-                                        float got = b.pixels().getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i * 3 * plane + c * plane + p);
-                                        assertEquals(expected, got, 1e-6, "sample " + i + " pixel " + p + " channel " + c);
+                                        float expected =
+                                                ((pixels[i][3 * p + c] & 0xFF) / 255f - spec.mean()[c]) / spec.std()[c];
+                                        float got = b.pixels()
+                                                .getAtIndex(
+                                                        ValueLayout.JAVA_FLOAT_UNALIGNED,
+                                                        i * 3 * plane + c * plane + p);
+                                        assertEquals(
+                                                expected, got, 1e-6, "sample " + i + " pixel " + p + " channel " + c);
                                     }
                                 }
                             }
@@ -102,15 +115,24 @@ class RawShardsTest {
                         assertEquals(SampleStatus.BAD_RAW, b.status(4));
                         SampleError e = b.skipped().get(0);
                         assertEquals(shard + "/raw/small", e.path());
-                        assertTrue(e.detail().contains("(32, 32, 3)") || e.detail().contains("(32,32,3)"), e.detail());
+                        assertTrue(
+                                e.detail().contains("(32, 32, 3)") || e.detail().contains("(32,32,3)"), e.detail());
                     }
                 }
             }
             TransformSpec train = EVAL.withTrain(SIDE, new RandomResizedCrop(0.5, 1, 0.75, 4 / 3.0, 0.5));
-            try (Loader loader = Loader.builder(index).transform(train).batchSize(5).workers(1).slots(2)
-                    .onError(ErrorPolicy.SKIP).build(); Batch b = loader.next()) {
+            try (Loader loader = Loader.builder(index)
+                            .transform(train)
+                            .batchSize(5)
+                            .workers(1)
+                            .slots(2)
+                            .onError(ErrorPolicy.SKIP)
+                            .build();
+                    Batch b = loader.next()) {
                 assertEquals(5, b.skipped().size());
-                assertTrue(b.skipped().get(0).detail().contains("training transform needs JPEG shards"), b.skipped().get(0).detail());
+                assertTrue(
+                        b.skipped().get(0).detail().contains("training transform needs JPEG shards"),
+                        b.skipped().get(0).detail());
             }
         }
     }

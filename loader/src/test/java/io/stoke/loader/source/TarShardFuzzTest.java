@@ -5,10 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.loader.Batch;
-import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.Loader;
-import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.testing.TestTars;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -16,14 +18,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
-import io.stoke.loader.testing.TestTars;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import io.stoke.loader.error.NoSampleDecodedException;
-import java.util.Arrays;
 
 /**
  * Mutation fuzzing of the shard path: a good shard with bytes flipped, runs overwritten, headers
@@ -52,7 +52,6 @@ class TarShardFuzzTest {
         }
         return out.toByteArray();
     }
-
 
     static byte[] mutate(byte[] good, SplittableRandom r) {
         byte[] b = good.clone();
@@ -119,8 +118,14 @@ class TarShardFuzzTest {
             assertTrue(e.getMessage().contains(shard.toString()), e.getMessage());
             return null;
         }
-        try (index; Loader loader = Loader.builder(index).transform(SMALL).batchSize(4).workers(2).slots(2)
-                .onError(ErrorPolicy.SKIP).build()) {
+        try (index;
+                Loader loader = Loader.builder(index)
+                        .transform(SMALL)
+                        .batchSize(4)
+                        .workers(2)
+                        .slots(2)
+                        .onError(ErrorPolicy.SKIP)
+                        .build()) {
             int n = 0;
             int bad = 0;
             for (Batch b : loader) {
@@ -134,7 +139,7 @@ class TarShardFuzzTest {
                     b.skipped().forEach(e -> assertTrue(e.path().startsWith(shard + "/"), e.path()));
                     assertEquals(b.skipped().size(), countBad(b));
                 }
-            } 
+            }
             assertEquals(index.size(), n);
             return new int[] {n, bad};
         } catch (NoSampleDecodedException e) {

@@ -7,10 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.stoke.loader.Batch;
-import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.Loader;
+import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleException;
+import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestPython;
 import io.stoke.loader.transform.TransformSpec;
@@ -30,7 +31,6 @@ import java.util.zip.CRC32;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import io.stoke.loader.error.SampleStatus;
 
 /**
  * WebDataset shards written by Python's {@code tarfile} (the reference writer: PAX and GNU long
@@ -43,6 +43,7 @@ class TarShardsTest {
 
     @TempDir
     static Path tmp;
+
     static Path folder;
     static Dataset folderIndex;
 
@@ -89,14 +90,21 @@ class TarShardsTest {
     static List<String> samples(Dataset index, boolean shuffle) {
         Map<Long, String> byIndex = new TreeMap<>();
         List<String> inOrder = new ArrayList<>();
-        try (Loader loader = Loader.builder(index).transform(SMALL).batchSize(8).workers(2).slots(3).shuffle(shuffle)
-                .seed(3).build()) {
+        try (Loader loader = Loader.builder(index)
+                .transform(SMALL)
+                .batchSize(8)
+                .workers(2)
+                .slots(3)
+                .shuffle(shuffle)
+                .seed(3)
+                .build()) {
             for (Batch b : loader) {
                 try (b) {
                     long sampleBytes = b.pixels().byteSize() / b.size();
                     for (int i = 0; i < b.size(); i++) {
                         CRC32 crc = new CRC32();
-                        crc.update(b.pixels().asSlice(i * sampleBytes, sampleBytes).asByteBuffer());
+                        crc.update(
+                                b.pixels().asSlice(i * sampleBytes, sampleBytes).asByteBuffer());
                         long idx = b.indices().getAtIndex(ValueLayout.JAVA_LONG, i);
                         String s = b.labels().getAtIndex(ValueLayout.JAVA_INT, i) + ":" + crc.getValue();
                         byIndex.put(idx, s);
@@ -117,7 +125,9 @@ class TarShardsTest {
         try (ShardDataset shards = (ShardDataset) Datasets.open(pattern)) {
             assertEquals(folderIndex.size(), shards.size());
             assertEquals(4, shards.shards().shardCount());
-            assertTrue(shards.shards().problems().isEmpty(), shards.shards().problems().toString());
+            assertTrue(
+                    shards.shards().problems().isEmpty(),
+                    shards.shards().problems().toString());
             for (int i = 0; i < shards.size(); i++) {
                 String key = folderIndex.path(i);
                 String expected = out + "/train-" + String.format("%06d", i / 12) + ".tar/" + prefix
@@ -206,8 +216,13 @@ class TarShardsTest {
                 assertEquals(3, warnings.size(), all);
                 Map<String, String> named = new HashMap<>();
                 Map<String, Integer> delivered = new HashMap<>();
-                try (Loader loader = Loader.builder(index).transform(SMALL).batchSize(4).workers(2).slots(3)
-                        .onError(ErrorPolicy.SKIP).build()) {
+                try (Loader loader = Loader.builder(index)
+                        .transform(SMALL)
+                        .batchSize(4)
+                        .workers(2)
+                        .slots(3)
+                        .onError(ErrorPolicy.SKIP)
+                        .build()) {
                     for (Batch b : loader) {
                         try (b) {
                             for (SampleError e : b.skipped()) {
@@ -226,14 +241,16 @@ class TarShardsTest {
                 String s0 = dir.resolve("h-000000.tar") + "/";
                 String s1 = dir.resolve("h-000001.tar") + "/";
                 String s2 = dir.resolve("h-000002.tar") + "/";
-                assertEquals(Map.of(
-                        s0 + "a/nolabel", "NO_LABEL",
-                        s0 + "a/empty", "EMPTY_FILE",
-                        s0 + "a/png", "NOT_JPEG",
-                        s0 + "a/lone", "NO_IMAGE",
-                        s0 + "a/badlabel", "BAD_LABEL",
-                        s1 + "b/cut", "MEMBER_TRUNCATED",
-                        s2 + "c/liar", "MEMBER_TRUNCATED"), named);
+                assertEquals(
+                        Map.of(
+                                s0 + "a/nolabel", "NO_LABEL",
+                                s0 + "a/empty", "EMPTY_FILE",
+                                s0 + "a/png", "NOT_JPEG",
+                                s0 + "a/lone", "NO_IMAGE",
+                                s0 + "a/badlabel", "BAD_LABEL",
+                                s1 + "b/cut", "MEMBER_TRUNCATED",
+                                s2 + "c/liar", "MEMBER_TRUNCATED"),
+                        named);
             }
         });
     }
@@ -242,13 +259,21 @@ class TarShardsTest {
     void hostileShardsFailUnderFailNamingEachOne() throws Exception {
         Path dir = hostile();
         assertTimeoutPreemptively(NO_HANG, () -> {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> Datasets.open(dir.toString(), ErrorPolicy.FAIL, w -> { }));
-            assertTrue(e.getMessage().contains("h-000001.tar") && e.getMessage().contains("h-000002.tar")
-                    && e.getMessage().contains("h-000003.tar"), e.getMessage());
+            IllegalArgumentException e = assertThrows(
+                    IllegalArgumentException.class, () -> Datasets.open(dir.toString(), ErrorPolicy.FAIL, w -> {}));
+            assertTrue(
+                    e.getMessage().contains("h-000001.tar")
+                            && e.getMessage().contains("h-000002.tar")
+                            && e.getMessage().contains("h-000003.tar"),
+                    e.getMessage());
             // The shard whose faults are per sample opens; its first bad sample fails its batch, named.
-            try (Dataset index = Datasets.open(dir.resolve("h-000000.tar").toString(), ErrorPolicy.FAIL, w -> { });
-                 Loader loader = Loader.builder(index).transform(SMALL).batchSize(2).workers(2).slots(2).build()) {
+            try (Dataset index = Datasets.open(dir.resolve("h-000000.tar").toString(), ErrorPolicy.FAIL, w -> {});
+                    Loader loader = Loader.builder(index)
+                            .transform(SMALL)
+                            .batchSize(2)
+                            .workers(2)
+                            .slots(2)
+                            .build()) {
                 SampleException failed = assertThrows(SampleException.class, () -> {
                     for (Batch b : loader) {
                         b.close();
@@ -263,12 +288,15 @@ class TarShardsTest {
     @Test
     void shardsWithoutAnyLabelAreLabelledMinusOneAndSaySo() throws Exception {
         Path out = Files.createDirectories(tmp.resolve("unlabelled"));
-        python("""
+        python(
+                """
                 import io, sys, tarfile
                 with tarfile.open(sys.argv[2], 'w') as t:
                     for i in range(3):
                         t.add(sys.argv[1], arcname='s%d.jpeg' % i)
-                """, folder.resolve(folderIndex.path(0)).toString(), out.resolve("u.tar").toString());
+                """,
+                folder.resolve(folderIndex.path(0)).toString(),
+                out.resolve("u.tar").toString());
         List<String> warnings = new ArrayList<>();
         try (Dataset index = Datasets.open(out.resolve("u.tar").toString(), ErrorPolicy.FAIL, warnings::add)) {
             assertEquals(3, index.size());
@@ -284,12 +312,14 @@ class TarShardsTest {
     void braceExpansion() {
         assertEquals(List.of("a-000.tar", "a-001.tar", "a-002.tar"), BracePattern.expand("a-{000..002}.tar"));
         assertEquals(List.of("s8.tar", "s9.tar", "s10.tar"), BracePattern.expand("s{8..10}.tar"));
-        assertEquals(List.of("x/a-1.tar", "x/a-2.tar", "x/b-1.tar", "x/b-2.tar"), BracePattern.expand("x/{a,b}-{1..2}.tar"));
+        assertEquals(
+                List.of("x/a-1.tar", "x/a-2.tar", "x/b-1.tar", "x/b-2.tar"), BracePattern.expand("x/{a,b}-{1..2}.tar"));
         assertEquals(List.of("plain.tar"), BracePattern.expand("plain.tar"));
         assertThrows(IllegalArgumentException.class, () -> BracePattern.expand("a-{1..x}.tar"));
         assertThrows(IllegalArgumentException.class, () -> BracePattern.expand("a-{3..1}.tar"));
         assertThrows(IllegalArgumentException.class, () -> BracePattern.expand("a-{1..2.tar"));
-        IllegalArgumentException missing = assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException missing = assertThrows(
+                IllegalArgumentException.class,
                 () -> Datasets.open(tmp.resolve("nothing-{0..1}.tar").toString()));
         assertTrue(missing.getMessage().contains("nothing-0.tar"), missing.getMessage());
     }

@@ -8,16 +8,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
 
 /**
  * A dataset in which nothing decodes: one file of each way a JPEG can be broken, each named for
  * what is wrong with it. What a new user's first run on a bad copy of their data looks like.
  */
 public final class BadImages {
-    private BadImages() {
-    }
+    private BadImages() {}
 
     /** The files {@link #allBadFolder} writes (name -> the {@code SampleStatus} each must give). */
     public static final Map<String, String> EXPECTED = expected();
@@ -45,9 +44,11 @@ public final class BadImages {
             Files.write(cls.resolve("empty.jpg"), new byte[0]);
             Files.write(cls.resolve("truncated.jpg"), Arrays.copyOf(good, good.length / 2));
             Files.write(cls.resolve("header-only.jpg"), Arrays.copyOf(good, headerEnd(good)));
-            Files.write(cls.resolve("png.jpg"), new byte[] {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n', 0, 0, 0, 13,
-                    'I', 'H', 'D', 'R'});
-            Files.write(cls.resolve("text.jpg"), "this is plain text, not an image\n".getBytes(StandardCharsets.US_ASCII));
+            Files.write(
+                    cls.resolve("png.jpg"),
+                    new byte[] {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'});
+            Files.write(
+                    cls.resolve("text.jpg"), "this is plain text, not an image\n".getBytes(StandardCharsets.US_ASCII));
             Files.write(cls.resolve("bomb.jpg"), BombsAccess.withDimensions(good, 65500, 65500));
             Files.write(cls.resolve("zero-size.jpg"), BombsAccess.withDimensions(good, 0, 0));
             byte[] garbage = new byte[4096];

@@ -4,8 +4,7 @@ import java.util.function.IntPredicate;
 
 /** The marker segments of a JPEG's header, walked from SOI for the tests that read or rewrite them. */
 public final class JpegMarkers {
-    private JpegMarkers() {
-    }
+    private JpegMarkers() {}
 
     /**
      * The offset of the first marker (its 0xFF byte) from SOI on for which {@code wanted} holds,

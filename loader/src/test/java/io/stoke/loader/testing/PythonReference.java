@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Runs torchvision (or, without it, PIL with torchvision's geometry) in Debian's Python as the
@@ -36,8 +36,7 @@ public final class PythonReference {
             open(sys.argv[6], 'wb').write(out.tobytes())
             """;
 
-    private PythonReference() {
-    }
+    private PythonReference() {}
 
     public static boolean hasPil() {
         return run("import PIL") == 0;
@@ -45,7 +44,9 @@ public final class PythonReference {
 
     private static int run(String code) {
         try {
-            Process p = new ProcessBuilder(PYTHON, "-c", code).redirectErrorStream(true).start();
+            Process p = new ProcessBuilder(PYTHON, "-c", code)
+                    .redirectErrorStream(true)
+                    .start();
             p.getInputStream().readAllBytes();
             return p.waitFor(60, TimeUnit.SECONDS) ? p.exitValue() : -1;
         } catch (IOException | InterruptedException e) {
@@ -60,8 +61,10 @@ public final class PythonReference {
         Path out = Files.createTempFile("stoke-ref", ".out");
         try {
             Files.write(in, rgb);
-            Process p = new ProcessBuilder(PYTHON, "-c", SCRIPT, "" + w, "" + h, "" + size, "" + crop,
-                    in.toString(), out.toString()).redirectErrorStream(true).start();
+            Process p = new ProcessBuilder(
+                            PYTHON, "-c", SCRIPT, "" + w, "" + h, "" + size, "" + crop, in.toString(), out.toString())
+                    .redirectErrorStream(true)
+                    .start();
             String log = new String(p.getInputStream().readAllBytes());
             if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
                 throw new IllegalStateException("reference script failed: " + log);
@@ -118,14 +121,25 @@ public final class PythonReference {
      * torchvision {@code F.resized_crop(img, top, left, bh, bw, [size, size])}, then {@code hflip}
      * when asked, of an RGB image, as bytes (PIL's crop, resize and transpose without torchvision).
      */
-    public static byte[] resizedCrop(byte[] rgb, int w, int h, int left, int top, int bw, int bh, int size, boolean flip)
-            throws Exception {
+    public static byte[] resizedCrop(
+            byte[] rgb, int w, int h, int left, int top, int bw, int bh, int size, boolean flip) throws Exception {
         assumeTrue(hasPil(), "SKIPPED: " + PYTHON + " with PIL is not installed (apt-get install python3-pil)");
         Path in = Files.createTempFile("stoke-ref", ".rgb");
         Path out = Files.createTempFile("stoke-ref", ".out");
         try {
             Files.write(in, rgb);
-            run(RESIZED_CROP, in, out, "" + w, "" + h, "" + left, "" + top, "" + bw, "" + bh, "" + size, flip ? "1" : "0");
+            run(
+                    RESIZED_CROP,
+                    in,
+                    out,
+                    "" + w,
+                    "" + h,
+                    "" + left,
+                    "" + top,
+                    "" + bw,
+                    "" + bh,
+                    "" + size,
+                    flip ? "1" : "0");
             return Files.readAllBytes(out);
         } finally {
             Files.deleteIfExists(in);
@@ -157,19 +171,34 @@ public final class PythonReference {
      * {@code n} boxes drawn by torchvision's {@code RandomResizedCrop.get_params} for a
      * {@code w x h} image, as {left, top, width, height} rows.
      */
-    public static int[][] cropParams(int w, int h, int n, long seed, double scaleMin, double scaleMax, double ratioMin,
-                                     double ratioMax) throws Exception {
+    public static int[][] cropParams(
+            int w, int h, int n, long seed, double scaleMin, double scaleMax, double ratioMin, double ratioMax)
+            throws Exception {
         boolean ok = hasTorchvision();
         if (!ok) {
-            System.err.println("[stoke] SKIPPING crop distribution check: " + PYTHON + " cannot import torch and torchvision");
+            System.err.println(
+                    "[stoke] SKIPPING crop distribution check: " + PYTHON + " cannot import torch and torchvision");
         }
         assumeTrue(ok, "SKIPPED: " + PYTHON + " without torch and torchvision");
         Path out = Files.createTempFile("stoke-ref", ".txt");
         try {
-            run(CROP_PARAMS, null, null, "" + w, "" + h, "" + n, "" + seed, "" + scaleMin, "" + scaleMax, "" + ratioMin,
-                    "" + ratioMax, out.toString());
+            run(
+                    CROP_PARAMS,
+                    null,
+                    null,
+                    "" + w,
+                    "" + h,
+                    "" + n,
+                    "" + seed,
+                    "" + scaleMin,
+                    "" + scaleMax,
+                    "" + ratioMin,
+                    "" + ratioMax,
+                    out.toString());
             return Files.readAllLines(out).stream()
-                    .map(l -> Arrays.stream(l.trim().split(" ")).mapToInt(Integer::parseInt).toArray())
+                    .map(l -> Arrays.stream(l.trim().split(" "))
+                            .mapToInt(Integer::parseInt)
+                            .toArray())
                     .toArray(int[][]::new);
         } finally {
             Files.deleteIfExists(out);

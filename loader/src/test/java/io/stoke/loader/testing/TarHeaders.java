@@ -13,8 +13,7 @@ import java.util.List;
  * library, so that tests see the fields a library would hide: what makes two shards byte-identical.
  */
 public final class TarHeaders {
-    private TarHeaders() {
-    }
+    private TarHeaders() {}
 
     /** Every header record, in order, up to the end-of-archive records. */
     public static List<byte[]> of(byte[] tar) {
@@ -62,7 +61,9 @@ public final class TarHeaders {
     }
 
     private static long octal(byte[] h, int offset, int length) {
-        String s = new String(h, offset, length, StandardCharsets.US_ASCII).replace("\0", "").trim();
+        String s = new String(h, offset, length, StandardCharsets.US_ASCII)
+                .replace("\0", "")
+                .trim();
         return s.isEmpty() ? 0 : Long.parseLong(s, 8);
     }
 

@@ -14,8 +14,7 @@ import java.util.SplittableRandom;
 
 /** Makes small textured test images and JPEGs from them, deterministically. */
 public final class TestImages {
-    private TestImages() {
-    }
+    private TestImages() {}
 
     /** A textured RGB image (gradients, a disc, noise), {@code w*h*3} bytes. */
     public static byte[] rgb(int w, int h, long seed) {
@@ -29,8 +28,12 @@ public final class TestImages {
             for (int x = 0; x < w; x++) {
                 boolean inside = (x - cx) * (x - cx) + (y - cy) * (y - cy) < rad * rad;
                 for (int c = 0; c < 3; c++) {
-                    double v = base[c] * 0.5 + 100.0 * x / w * (c == 0 ? 1 : 0.3) + 80.0 * y / h * (c == 2 ? 1 : 0.5)
-                            + (inside ? 60 * (c - 1) : 0) + 20 * Math.sin(x * 0.3 + c) * Math.cos(y * 0.2) + r.nextInt(24);
+                    double v = base[c] * 0.5
+                            + 100.0 * x / w * (c == 0 ? 1 : 0.3)
+                            + 80.0 * y / h * (c == 2 ? 1 : 0.5)
+                            + (inside ? 60 * (c - 1) : 0)
+                            + 20 * Math.sin(x * 0.3 + c) * Math.cos(y * 0.2)
+                            + r.nextInt(24);
                     px[(y * w + x) * 3 + c] = (byte) Math.max(0, Math.min(255, (int) v));
                 }
             }
@@ -46,7 +49,8 @@ public final class TestImages {
             case 4 -> TurboJpeg.TJPF_CMYK;
             default -> throw new IllegalArgumentException("channels " + channels);
         };
-        try (Arena arena = Arena.ofConfined(); JpegCompressor c = new JpegCompressor()) {
+        try (Arena arena = Arena.ofConfined();
+                JpegCompressor c = new JpegCompressor()) {
             MemorySegment src = arena.allocate(pixels.length);
             MemorySegment.copy(pixels, 0, src, JAVA_BYTE, 0, pixels.length);
             MemorySegment dst = arena.allocate(JpegCompressor.maxSize(w, h, subsamp));
@@ -54,8 +58,8 @@ public final class TestImages {
             byte[] jpeg = dst.asSlice(0, n).toArray(JAVA_BYTE);
             // A test that asks for a progressive file must get one, or it tests a baseline file twice.
             if (isProgressive(jpeg) != ((flags & TurboJpeg.TJFLAG_PROGRESSIVE) != 0)) {
-                throw new IllegalStateException("flags " + flags + " gave a " + (isProgressive(jpeg) ? "progressive"
-                        : "baseline") + " JPEG");
+                throw new IllegalStateException(
+                        "flags " + flags + " gave a " + (isProgressive(jpeg) ? "progressive" : "baseline") + " JPEG");
             }
             return jpeg;
         }

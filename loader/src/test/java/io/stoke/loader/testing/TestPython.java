@@ -12,8 +12,7 @@ public final class TestPython {
     /** The interpreter's path. */
     public static final String PATH = choose();
 
-    private TestPython() {
-    }
+    private TestPython() {}
 
     private static String choose() {
         String p = System.getenv("STOKE_TEST_PYTHON");

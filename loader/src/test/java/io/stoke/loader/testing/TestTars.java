@@ -10,8 +10,7 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 
 /** Writing tar shards in tests (the independent writers are Python's tarfile and stoke pack). */
 public final class TestTars {
-    private TestTars() {
-    }
+    private TestTars() {}
 
     /** Appends one regular-file member. */
     public static void member(TarArchiveOutputStream tar, String name, byte[] data) throws IOException {
@@ -30,11 +29,15 @@ public final class TestTars {
      * @return the shard's size in bytes
      */
     public static long labelledShard(Path file, int shard, int perShard) throws IOException {
-        try (OutputStream os = Files.newOutputStream(file); TarArchiveOutputStream tar = new TarArchiveOutputStream(os)) {
+        try (OutputStream os = Files.newOutputStream(file);
+                TarArchiveOutputStream tar = new TarArchiveOutputStream(os)) {
             for (int i = 0; i < perShard; i++) {
                 String key = "k/" + shard + "-" + i;
                 member(tar, key + ".jpg", TestImages.jpeg(48 + 3 * i, 40 + 5 * shard, 100L * shard + i));
-                member(tar, key + ".cls", Integer.toString((shard * perShard + i) % 4).getBytes(StandardCharsets.US_ASCII));
+                member(
+                        tar,
+                        key + ".cls",
+                        Integer.toString((shard * perShard + i) % 4).getBytes(StandardCharsets.US_ASCII));
             }
         }
         return Files.size(file);

@@ -4,8 +4,7 @@ import io.stoke.loader.testing.JpegMarkers;
 
 /** Rewrites a JPEG's frame header to claim another size: the shape of a decompression bomb. */
 final class Bombs {
-    private Bombs() {
-    }
+    private Bombs() {}
 
     static byte[] withDimensions(byte[] jpeg, int width, int height) {
         byte[] out = jpeg.clone();

@@ -4,8 +4,9 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.testing.TestImages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -14,7 +15,6 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import io.stoke.loader.error.SampleStatus;
 
 /**
  * The evaluation transform on an image that already has the resize's size (what {@code stoke pack}
@@ -27,12 +27,12 @@ class EvalIdentityTest {
 
     @ParameterizedTest(name = "{0}x{1}, {2} channels, subsampling {3}, flags {4}")
     @CsvSource({
-            "256, 341, 3, 2, 0",        // 4:2:0 portrait, ImageNet packed at 256
-            "384, 256, 3, 2, 0",        // landscape
-            "256, 256, 3, 0, 0",        // 4:4:4 square
-            "256, 301, 3, 1, 0",        // 4:2:2, odd crop offsets
-            "290, 256, 1, 3, 0",        // gray
-            "256, 333, 3, 2, 16384",    // progressive (TJFLAG_PROGRESSIVE)
+        "256, 341, 3, 2, 0", // 4:2:0 portrait, ImageNet packed at 256
+        "384, 256, 3, 2, 0", // landscape
+        "256, 256, 3, 0, 0", // 4:4:4 square
+        "256, 301, 3, 1, 0", // 4:2:2, odd crop offsets
+        "290, 256, 1, 3, 0", // gray
+        "256, 333, 3, 2, 16384", // progressive (TJFLAG_PROGRESSIVE)
     })
     void decodesOnlyTheCropAndEqualsTheWholeDecodeCropped(int w, int h, int channels, int subsamp, int flags)
             throws Exception {
@@ -41,9 +41,11 @@ class EvalIdentityTest {
         Files.createDirectories(tmp.resolve("c"));
         Files.write(tmp.resolve("c/x.jpg"), jpeg);
         Dataset index = ImageFolder.scan(tmp);
-        TransformSpec spec = TransformSpec.defaults().withResize(256, crop).withDctScaling(TransformSpec.DctScaling.NONE);
-        try (Arena arena = Arena.ofConfined(); SampleTransform t = new SampleTransform(index, spec);
-             JpegDecoder whole = new JpegDecoder(spec)) {
+        TransformSpec spec =
+                TransformSpec.defaults().withResize(256, crop).withDctScaling(TransformSpec.DctScaling.NONE);
+        try (Arena arena = Arena.ofConfined();
+                SampleTransform t = new SampleTransform(index, spec);
+                JpegDecoder whole = new JpegDecoder(spec)) {
             MemorySegment out = arena.allocate(spec.sampleBytes());
             assertEquals(SampleStatus.OK, t.apply(0, out, 0), t.message());
             MemorySegment in = arena.allocate(jpeg.length);
@@ -56,7 +58,9 @@ class EvalIdentityTest {
                 for (int x = 0; x < crop; x++) {
                     int rgbx = whole.image().get(JAVA_INT, 4L * ((long) (top + y) * w + left + x));
                     for (int c = 0; c < 3; c++) {
-                        assertEquals((rgbx >>> (8 * c)) & 0xFF, out.get(JAVA_BYTE, 3L * (y * crop + x) + c) & 0xFF,
+                        assertEquals(
+                                (rgbx >>> (8 * c)) & 0xFF,
+                                out.get(JAVA_BYTE, 3L * (y * crop + x) + c) & 0xFF,
                                 "pixel (" + x + ", " + y + ") channel " + c);
                     }
                 }

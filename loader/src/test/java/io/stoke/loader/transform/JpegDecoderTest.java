@@ -4,16 +4,16 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.ffm.TurboJpeg;
-import io.stoke.loader.testing.TestImages;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import org.junit.jupiter.api.Test;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.testing.TestImages;
 import java.awt.image.BufferedImage;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import javax.imageio.ImageIO;
+import org.junit.jupiter.api.Test;
 
 class JpegDecoderTest {
     private static MemorySegment native_(Arena arena, byte[] bytes) {
@@ -35,8 +35,10 @@ class JpegDecoderTest {
             gray[i] = (byte) (2 * (i % w) + i / w); // a smooth ramp survives quality 95 almost exactly
         }
         byte[] jpeg = TestImages.jpeg(gray, w, h, 1, 95, TurboJpeg.TJSAMP_GRAY, 0);
-        TransformSpec fullSize = TransformSpec.defaults().withResize(32, 32).withDctScaling(TransformSpec.DctScaling.NONE);
-        try (Arena arena = Arena.ofConfined(); JpegDecoder d = new JpegDecoder(fullSize)) {
+        TransformSpec fullSize =
+                TransformSpec.defaults().withResize(32, 32).withDctScaling(TransformSpec.DctScaling.NONE);
+        try (Arena arena = Arena.ofConfined();
+                JpegDecoder d = new JpegDecoder(fullSize)) {
             assertEquals(SampleStatus.OK, decode(d, arena, jpeg), d.message());
             assertEquals(w, d.width());
             BufferedImage ref;
@@ -68,12 +70,14 @@ class JpegDecoderTest {
             cmyk[4 * i + 3] = (byte) 200;
         }
         byte[] jpeg = TestImages.jpeg(cmyk, w, h, 4, 100, TurboJpeg.TJSAMP_444, 0);
-        TransformSpec fullSize = TransformSpec.defaults().withResize(32, 32).withDctScaling(TransformSpec.DctScaling.NONE);
-        try (Arena arena = Arena.ofConfined(); JpegDecoder d = new JpegDecoder(fullSize)) {
+        TransformSpec fullSize =
+                TransformSpec.defaults().withResize(32, 32).withDctScaling(TransformSpec.DctScaling.NONE);
+        try (Arena arena = Arena.ofConfined();
+                JpegDecoder d = new JpegDecoder(fullSize)) {
             assertEquals(SampleStatus.OK, decode(d, arena, jpeg), d.message());
             long mid = (16L * w + 16) * 4;
-            assertEquals(200, d.image().get(JAVA_BYTE, mid) & 0xFF, 3);          // 255*200/255
-            assertEquals(100, d.image().get(JAVA_BYTE, mid + 1) & 0xFF, 3);      // 128*200/255
+            assertEquals(200, d.image().get(JAVA_BYTE, mid) & 0xFF, 3); // 255*200/255
+            assertEquals(100, d.image().get(JAVA_BYTE, mid + 1) & 0xFF, 3); // 128*200/255
             assertEquals(0, d.image().get(JAVA_BYTE, mid + 2) & 0xFF, 3);
         }
     }
@@ -86,8 +90,10 @@ class JpegDecoderTest {
         byte[] base = TestImages.jpeg(rgb, w, h, 3, 90, TurboJpeg.TJSAMP_420, 0);
         byte[] prog = TestImages.jpeg(rgb, w, h, 3, 90, TurboJpeg.TJSAMP_420, TurboJpeg.TJFLAG_PROGRESSIVE);
         assertNotEquals(base.length, prog.length);
-        TransformSpec fullSize = TransformSpec.defaults().withResize(64, 64).withDctScaling(TransformSpec.DctScaling.NONE);
-        try (Arena arena = Arena.ofConfined(); JpegDecoder d = new JpegDecoder(fullSize)) {
+        TransformSpec fullSize =
+                TransformSpec.defaults().withResize(64, 64).withDctScaling(TransformSpec.DctScaling.NONE);
+        try (Arena arena = Arena.ofConfined();
+                JpegDecoder d = new JpegDecoder(fullSize)) {
             assertEquals(SampleStatus.OK, decode(d, arena, base));
             byte[] a = d.image().asSlice(0, (long) w * h * 4).toArray(JAVA_BYTE);
             assertEquals(SampleStatus.OK, decode(d, arena, prog), d.message());
@@ -101,17 +107,20 @@ class JpegDecoderTest {
     void dctScalingPicksTheSmallestScaleThatCoversTheTarget() {
         byte[] jpeg = TestImages.jpeg(1000, 750, 1);
         try (Arena arena = Arena.ofConfined()) {
-            try (JpegDecoder all = new JpegDecoder(TransformSpec.defaults().withDctScaling(TransformSpec.DctScaling.ALL))) {
+            try (JpegDecoder all =
+                    new JpegDecoder(TransformSpec.defaults().withDctScaling(TransformSpec.DctScaling.ALL))) {
                 assertEquals(SampleStatus.OK, decode(all, arena, jpeg));
-                assertEquals(375, all.width());   // 3/8: 750 * 3/8 = 282 >= 256, 2/8 would give 188
+                assertEquals(375, all.width()); // 3/8: 750 * 3/8 = 282 >= 256, 2/8 would give 188
                 assertEquals(282, all.height());
                 assertEquals(1000, all.originalWidth());
             }
-            try (JpegDecoder pow2 = new JpegDecoder(TransformSpec.defaults().withDctScaling(TransformSpec.DctScaling.POWERS_OF_TWO))) {
+            try (JpegDecoder pow2 =
+                    new JpegDecoder(TransformSpec.defaults().withDctScaling(TransformSpec.DctScaling.POWERS_OF_TWO))) {
                 assertEquals(SampleStatus.OK, decode(pow2, arena, jpeg));
-                assertEquals(500, pow2.width());  // 1/2: 375 >= 256; 1/4 would give 188
+                assertEquals(500, pow2.width()); // 1/2: 375 >= 256; 1/4 would give 188
             }
-            try (JpegDecoder none = new JpegDecoder(TransformSpec.defaults().withDctScaling(TransformSpec.DctScaling.NONE))) {
+            try (JpegDecoder none =
+                    new JpegDecoder(TransformSpec.defaults().withDctScaling(TransformSpec.DctScaling.NONE))) {
                 assertEquals(SampleStatus.OK, decode(none, arena, jpeg));
                 assertEquals(1000, none.width());
             }
@@ -141,7 +150,9 @@ class JpegDecoderTest {
     }
 
     static byte[] process(TransformSpec spec, byte[] jpeg) {
-        try (Arena arena = Arena.ofConfined(); JpegDecoder d = new JpegDecoder(spec); Resampler r = new Resampler(spec)) {
+        try (Arena arena = Arena.ofConfined();
+                JpegDecoder d = new JpegDecoder(spec);
+                Resampler r = new Resampler(spec)) {
             assertEquals(SampleStatus.OK, decode(d, arena, jpeg), d.message());
             MemorySegment out = arena.allocate(spec.sampleBytes());
             r.resizeCenterCrop(d.image(), d.width(), d.height(), d.originalWidth(), d.originalHeight(), out, 0);
@@ -152,7 +163,8 @@ class JpegDecoderTest {
     @Test
     void hostileInputsAreClassified() {
         byte[] good = TestImages.jpeg(200, 150, 3);
-        try (Arena arena = Arena.ofConfined(); JpegDecoder d = new JpegDecoder(TransformSpec.defaults())) {
+        try (Arena arena = Arena.ofConfined();
+                JpegDecoder d = new JpegDecoder(TransformSpec.defaults())) {
             assertEquals(SampleStatus.NOT_JPEG, decode(d, arena, new byte[0]));
             assertEquals(SampleStatus.NOT_JPEG, decode(d, arena, "hello world, not a jpeg".getBytes()));
             byte[] png = {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n', 0, 0, 0, 13};

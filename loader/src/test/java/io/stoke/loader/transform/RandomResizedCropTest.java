@@ -4,11 +4,11 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.loader.testing.PythonReference;
 import java.util.Arrays;
+import java.util.List;
 import java.util.function.ToDoubleFunction;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import java.util.List;
-import org.junit.jupiter.api.Test;
 
 /** Stoke's crop boxes against torchvision's own {@code RandomResizedCrop.get_params}. */
 class RandomResizedCropTest {
@@ -19,8 +19,14 @@ class RandomResizedCropTest {
         for (int k = 0; k < n; k++) {
             random.reset(1, 0, k);
             crop.draw(w, h, random, box);
-            assertTrue(box.left >= 0 && box.top >= 0 && box.width >= 1 && box.height >= 1
-                    && box.left + box.width <= w && box.top + box.height <= h, box.toString());
+            assertTrue(
+                    box.left >= 0
+                            && box.top >= 0
+                            && box.width >= 1
+                            && box.height >= 1
+                            && box.left + box.width <= w
+                            && box.top + box.height <= h,
+                    box.toString());
             out[k] = new int[] {box.left, box.top, box.width, box.height};
         }
         return out;
@@ -59,17 +65,15 @@ class RandomResizedCropTest {
     @CsvSource({"500, 375, 100000", "375, 500, 20000", "100, 1000, 20000", "64, 64, 20000", "1000, 40, 20000"})
     void boxesFollowTorchvisionsDistribution(int w, int h, int n) throws Exception {
         RandomResizedCrop crop = RandomResizedCrop.defaults();
-        int[][] tv = PythonReference.cropParams(w, h, n, 7, crop.scaleMin(), crop.scaleMax(), crop.ratioMin(), crop.ratioMax());
+        int[][] tv = PythonReference.cropParams(
+                w, h, n, 7, crop.scaleMin(), crop.scaleMax(), crop.ratioMin(), crop.ratioMax());
         int[][] st = stoke(crop, w, h, n);
         assertEquals(n, tv.length);
         double critical = Math.sqrt(-Math.log(1e-4 / 2) / 2) * Math.sqrt(2.0 / n);
         double area = (double) w * h;
         String[] names = {"area", "log aspect", "left", "top"};
-        List<ToDoubleFunction<int[]>> measures = List.of(
-                b -> b[2] * b[3] / area,
-                b -> Math.log((double) b[2] / b[3]),
-                b -> b[0],
-                b -> b[1]);
+        List<ToDoubleFunction<int[]>> measures =
+                List.of(b -> b[2] * b[3] / area, b -> Math.log((double) b[2] / b[3]), b -> b[0], b -> b[1]);
         for (int m = 0; m < names.length; m++) {
             double d = ks(of(st, measures.get(m)), of(tv, measures.get(m)));
             assertTrue(d < critical, names[m] + ": KS distance " + d + " over " + critical + " for " + w + "x" + h);
@@ -78,8 +82,9 @@ class RandomResizedCropTest {
 
     @ParameterizedTest(name = "{0}x{1}: whole-area crops never fit, the fallback is {4}x{5}+{2}+{3}")
     @CsvSource({
-            "100, 1000, 0, 433, 100, 133",   // narrower than 3/4: full width, h = round(100 / 0.75)
-            "1000, 100, 433, 0, 133, 100"})  // wider than 4/3: full height, w = round(100 * 4/3)
+        "100, 1000, 0, 433, 100, 133", // narrower than 3/4: full width, h = round(100 / 0.75)
+        "1000, 100, 433, 0, 133, 100"
+    }) // wider than 4/3: full height, w = round(100 * 4/3)
     void theFallbackIsTorchvisionsCentredBox(int w, int h, int left, int top, int bw, int bh) {
         // With scale (1, 1) and an image this far outside the ratios, no try can fit: always the fallback.
         RandomResizedCrop crop = new RandomResizedCrop(1.0, 1.0, 3.0 / 4.0, 4.0 / 3.0, 0);

@@ -4,16 +4,15 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.ffm.StokeJpeg;
-import io.stoke.ffm.TurboJpeg;
+import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.testing.TestImages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import io.stoke.loader.error.SampleStatus;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Decoding only the box's region (libjpeg's crop and skip) against decoding the whole image and
@@ -26,11 +25,14 @@ class RegionDecodeTest {
 
     /** The train transform's output for {@code box}: by region decode when {@code region}, else whole. */
     private static byte[] output(byte[] jpeg, CropBox box, TransformSpec spec, boolean region) {
-        try (Arena arena = Arena.ofConfined(); JpegDecoder d = new JpegDecoder(spec); Resampler r = new Resampler(spec)) {
+        try (Arena arena = Arena.ofConfined();
+                JpegDecoder d = new JpegDecoder(spec);
+                Resampler r = new Resampler(spec)) {
             MemorySegment in = arena.allocate(jpeg.length);
             MemorySegment.copy(jpeg, 0, in, JAVA_BYTE, 0, jpeg.length);
             assertEquals(SampleStatus.OK, d.readHeader(in, jpeg.length), d::message);
-            SampleStatus s = region ? d.decodeBox(in, jpeg.length, box, SIZE)
+            SampleStatus s = region
+                    ? d.decodeBox(in, jpeg.length, box, SIZE)
                     : d.decodePixels(in, jpeg.length, Math.min(box.width, box.height), SIZE);
             assertEquals(SampleStatus.OK, s, d::message);
             if (region) {
@@ -38,21 +40,33 @@ class RegionDecodeTest {
                 PARTIAL.addAndGet(d.width() < d.scaledWidth() || d.height() < d.scaledHeight() ? 1 : 0);
             }
             MemorySegment out = arena.allocate(spec.sampleBytes());
-            r.resizedCrop(d.image(), d.width(), d.height(), d.regionX(), d.regionY(), d.scaledWidth(), d.scaledHeight(),
-                    d.originalWidth(), d.originalHeight(), box, out, 0);
+            r.resizedCrop(
+                    d.image(),
+                    d.width(),
+                    d.height(),
+                    d.regionX(),
+                    d.regionY(),
+                    d.scaledWidth(),
+                    d.scaledHeight(),
+                    d.originalWidth(),
+                    d.originalHeight(),
+                    box,
+                    out,
+                    0);
             return out.toArray(JAVA_BYTE);
         }
     }
 
     @ParameterizedTest(name = "{0}x{1}, {2} channel(s), subsampling {3}, flags {4}, DCT {5}")
     @CsvSource({
-            "500, 375, 3, 2, 0, NONE",            // 4:2:0, ImageNet's usual
-            "500, 375, 3, 2, 0, POWERS_OF_TWO",
-            "501, 377, 3, 0, 0, NONE",            // 4:4:4, odd sizes
-            "640, 480, 3, 1, 0, POWERS_OF_TWO",   // 4:2:2
-            "333, 250, 1, 3, 0, NONE",            // gray
-            "480, 360, 3, 2, 16384, NONE",        // progressive (TJFLAG_PROGRESSIVE)
-            "1200, 900, 3, 2, 0, POWERS_OF_TWO"})  // large enough for 1/2 and 1/4 scales
+        "500, 375, 3, 2, 0, NONE", // 4:2:0, ImageNet's usual
+        "500, 375, 3, 2, 0, POWERS_OF_TWO",
+        "501, 377, 3, 0, 0, NONE", // 4:4:4, odd sizes
+        "640, 480, 3, 1, 0, POWERS_OF_TWO", // 4:2:2
+        "333, 250, 1, 3, 0, NONE", // gray
+        "480, 360, 3, 2, 16384, NONE", // progressive (TJFLAG_PROGRESSIVE)
+        "1200, 900, 3, 2, 0, POWERS_OF_TWO"
+    }) // large enough for 1/2 and 1/4 scales
     void regionDecodeGivesTheWholeDecodesBytes(int w, int h, int channels, int subsamp, int flags, String dct) {
         Assumptions.assumeTrue(StokeJpeg.available(), () -> {
             System.err.println("[stoke] SKIPPING region decode check: " + StokeJpeg.unavailableReason());
@@ -67,7 +81,8 @@ class RegionDecodeTest {
             }
         }
         byte[] jpeg = TestImages.jpeg(pixels, w, h, channels, 90, subsamp, flags);
-        TransformSpec spec = TransformSpec.defaults().withTrain(SIZE, RandomResizedCrop.defaults())
+        TransformSpec spec = TransformSpec.defaults()
+                .withTrain(SIZE, RandomResizedCrop.defaults())
                 .withDctScaling(TransformSpec.DctScaling.valueOf(dct));
         RandomResizedCrop crop = RandomResizedCrop.defaults();
         CounterRandom random = new CounterRandom();

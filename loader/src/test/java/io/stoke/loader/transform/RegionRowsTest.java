@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.ffm.StokeJpeg;
 import io.stoke.ffm.TurboJpeg;
+import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.testing.JpegMarkers;
 import io.stoke.loader.testing.TestImages;
 import java.lang.foreign.Arena;
@@ -16,7 +17,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import io.stoke.loader.error.SampleStatus;
 
 /**
  * Stoke's region decoder (native/pixels/stoke_jpeg.c) called directly, row by row against
@@ -36,8 +36,7 @@ class RegionRowsTest {
     }
 
     /** What a region decode returned: its status, message, where its pixels lie, and the pixels. */
-    private record Region(int status, String message, int x, int width, byte[] rgbx) {
-    }
+    private record Region(int status, String message, int x, int width, byte[] rgbx) {}
 
     private static Region decodeRegion(byte[] jpeg, int num, int denom, int x, int y, int w, int h) {
         try (Arena arena = Arena.ofConfined()) {
@@ -47,25 +46,44 @@ class RegionRowsTest {
             MemorySegment dst = arena.allocate(capacity);
             MemorySegment region = arena.allocate(JAVA_INT, StokeJpeg.REGION_FIELDS);
             MemorySegment message = arena.allocate(256);
-            int rc = StokeJpeg.decodeRegion(in, jpeg.length, num, denom, x, y, w, h, 100_000_000L, MAX_SCANS, dst,
-                    capacity, region, message, 256);
+            int rc = StokeJpeg.decodeRegion(
+                    in,
+                    jpeg.length,
+                    num,
+                    denom,
+                    x,
+                    y,
+                    w,
+                    h,
+                    100_000_000L,
+                    MAX_SCANS,
+                    dst,
+                    capacity,
+                    region,
+                    message,
+                    256);
             int rx = region.getAtIndex(JAVA_INT, StokeJpeg.REGION_X);
             int rw = region.getAtIndex(JAVA_INT, StokeJpeg.REGION_WIDTH);
-            byte[] pixels = rc == StokeJpeg.ERROR ? new byte[0] : dst.asSlice(0, (long) rw * 4 * h).toArray(JAVA_BYTE);
+            byte[] pixels = rc == StokeJpeg.ERROR
+                    ? new byte[0]
+                    : dst.asSlice(0, (long) rw * 4 * h).toArray(JAVA_BYTE);
             return new Region(rc, message.getString(0), rx, rw, pixels);
         }
     }
 
     /** TurboJPEG's decode of the whole image at 1/denom, as RGBX rows. */
     private static byte[] wholeDecode(byte[] jpeg, int denom, int[] size) {
-        TransformSpec spec = TransformSpec.defaults().withDctScaling(
-                denom == 1 ? TransformSpec.DctScaling.NONE : TransformSpec.DctScaling.POWERS_OF_TWO);
-        try (Arena arena = Arena.ofConfined(); JpegDecoder d = new JpegDecoder(spec)) {
+        TransformSpec spec = TransformSpec.defaults()
+                .withDctScaling(denom == 1 ? TransformSpec.DctScaling.NONE : TransformSpec.DctScaling.POWERS_OF_TWO);
+        try (Arena arena = Arena.ofConfined();
+                JpegDecoder d = new JpegDecoder(spec)) {
             MemorySegment in = arena.allocate(jpeg.length);
             MemorySegment.copy(jpeg, 0, in, JAVA_BYTE, 0, jpeg.length);
             assertEquals(SampleStatus.OK, d.readHeader(in, jpeg.length), d::message);
             int shorter = Math.min(d.originalWidth(), d.originalHeight());
-            assertEquals(SampleStatus.OK, d.decodePixels(in, jpeg.length, shorter, (shorter + denom - 1) / denom),
+            assertEquals(
+                    SampleStatus.OK,
+                    d.decodePixels(in, jpeg.length, shorter, (shorter + denom - 1) / denom),
                     d::message);
             size[0] = d.width();
             size[1] = d.height();
@@ -75,15 +93,16 @@ class RegionRowsTest {
 
     @ParameterizedTest(name = "{0}x{1}, subsampling {2}, 1/{3}, flags {4}")
     @CsvSource({
-            "240, 180, 2, 1, 0",       // 4:2:0: iMCU rows of 16
-            "240, 181, 1, 1, 0",       // 4:2:2, an odd height
-            "200, 150, 0, 1, 0",       // 4:4:4: iMCU rows of 8
-            "480, 360, 2, 2, 0",       // 4:2:0 decoded at 1/2
-            "240, 180, 2, 1, 16384",   // progressive (TJFLAG_PROGRESSIVE): all scans read first
-            "240, 181, 1, 1, 16384",
-            "200, 150, 0, 1, 16384",
-            "480, 360, 2, 2, 16384",
-            "640, 480, 2, 4, 16384"})  // at 1/4
+        "240, 180, 2, 1, 0", // 4:2:0: iMCU rows of 16
+        "240, 181, 1, 1, 0", // 4:2:2, an odd height
+        "200, 150, 0, 1, 0", // 4:4:4: iMCU rows of 8
+        "480, 360, 2, 2, 0", // 4:2:0 decoded at 1/2
+        "240, 180, 2, 1, 16384", // progressive (TJFLAG_PROGRESSIVE): all scans read first
+        "240, 181, 1, 1, 16384",
+        "200, 150, 0, 1, 16384",
+        "480, 360, 2, 2, 16384",
+        "640, 480, 2, 4, 16384"
+    }) // at 1/4
     void everyRegionHeightGivesTheWholeDecodesRows(int w, int h, int subsamp, int denom, int flags) {
         byte[] jpeg = TestImages.jpeg(TestImages.rgb(w, h, 31L * w + h), w, h, 3, 90, subsamp, flags);
         int[] size = new int[2];
@@ -140,7 +159,8 @@ class RegionRowsTest {
     }
 
     private static byte[] progressive(int w, int h) {
-        return TestImages.jpeg(TestImages.rgb(w, h, 7), w, h, 3, 90, TurboJpeg.TJSAMP_420, TurboJpeg.TJFLAG_PROGRESSIVE);
+        return TestImages.jpeg(
+                TestImages.rgb(w, h, 7), w, h, 3, 90, TurboJpeg.TJSAMP_420, TurboJpeg.TJFLAG_PROGRESSIVE);
     }
 
     @Test

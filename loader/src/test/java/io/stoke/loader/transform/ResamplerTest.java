@@ -4,18 +4,18 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.stoke.ffm.StokePixels;
 import io.stoke.loader.testing.PythonReference;
 import io.stoke.loader.testing.TestImages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import io.stoke.ffm.StokePixels;
-import java.nio.ByteOrder;
-import java.util.ArrayList;
-import org.junit.jupiter.api.Assumptions;
 
 class ResamplerTest {
 
@@ -93,7 +93,8 @@ class ResamplerTest {
 
     private static byte[] run(TransformSpec spec, byte[] rgb, int w, int h, ResampleKernels kernels, boolean identity) {
         byte[] src = rgbx(rgb);
-        try (Arena arena = Arena.ofConfined(); Resampler r = new Resampler(spec, kernels)) {
+        try (Arena arena = Arena.ofConfined();
+                Resampler r = new Resampler(spec, kernels)) {
             r.identity = identity;
             // Exactly sized: the kernels must not read past the image even without slack.
             MemorySegment in = arena.allocate(src.length);
@@ -110,12 +111,12 @@ class ResamplerTest {
 
     @ParameterizedTest(name = "{0}x{1} -> resize {2}, crop {3}")
     @CsvSource({
-            "500, 375, 256, 224",  // landscape downscale, ImageNet's typical size
-            "375, 500, 256, 224",  // portrait
-            "333, 211, 64, 56",    // odd sizes: crop offsets round half to even
-            "90, 70, 128, 112",    // upscale
-            "1000, 120, 48, 40",   // extreme aspect, strong downscale on one axis
-            "256, 256, 256, 224",  // no resize, crop only
+        "500, 375, 256, 224", // landscape downscale, ImageNet's typical size
+        "375, 500, 256, 224", // portrait
+        "333, 211, 64, 56", // odd sizes: crop offsets round half to even
+        "90, 70, 128, 112", // upscale
+        "1000, 120, 48, 40", // extreme aspect, strong downscale on one axis
+        "256, 256, 256, 224", // no resize, crop only
     })
     void matchesTheDefinitionWithinOneLevel(int w, int h, int size, int crop) {
         byte[] src = TestImages.rgb(w, h, w * 31L + h);
@@ -140,8 +141,14 @@ class ResamplerTest {
         TransformSpec spec = TransformSpec.defaults().withResize(size, crop);
         TransformSpec f32 = spec.withOutput(TransformSpec.Output.FLOAT32_CHW);
         for (ResampleKernels k : new ResampleKernels[] {ResampleKernels.best(), new ScalarKernels()}) {
-            assertArrayEquals(run(spec, src, w, h, k, false), run(spec, src, w, h, k, true), k.getClass().getSimpleName());
-            assertArrayEquals(run(f32, src, w, h, k, false), run(f32, src, w, h, k, true), k.getClass().getSimpleName());
+            assertArrayEquals(
+                    run(spec, src, w, h, k, false),
+                    run(spec, src, w, h, k, true),
+                    k.getClass().getSimpleName());
+            assertArrayEquals(
+                    run(f32, src, w, h, k, false),
+                    run(f32, src, w, h, k, true),
+                    k.getClass().getSimpleName());
         }
         // and the crop itself, from the source's pixels
         byte[] got = run(spec, src, w, h, ResampleKernels.best(), true);
@@ -157,11 +164,18 @@ class ResamplerTest {
     }
 
     @ParameterizedTest(name = "{0}x{1} -> resize {2}, crop {3}")
-    @CsvSource({"500, 375, 256, 224", "375, 500, 256, 224", "333, 211, 64, 56", "90, 70, 128, 112", "1000, 120, 48, 40",
-            "17, 1, 8, 8", "1, 1, 4, 4",
-            "600, 450, 131, 129",   // 129 columns: blocks of eight (AVX2 gathers) and one column after them
-            "4000, 300, 32, 30",    // 21 taps: past the gathers' limit, one column at a time
-            "2000, 900, 100, 99"})  // 19 taps, 99 columns
+    @CsvSource({
+        "500, 375, 256, 224",
+        "375, 500, 256, 224",
+        "333, 211, 64, 56",
+        "90, 70, 128, 112",
+        "1000, 120, 48, 40",
+        "17, 1, 8, 8",
+        "1, 1, 4, 4",
+        "600, 450, 131, 129", // 129 columns: blocks of eight (AVX2 gathers) and one column after them
+        "4000, 300, 32, 30", // 21 taps: past the gathers' limit, one column at a time
+        "2000, 900, 100, 99"
+    }) // 19 taps, 99 columns
     void nativeAndScalarKernelsGiveIdenticalBytes(int w, int h, int size, int crop) {
         Assumptions.assumeTrue(nativeOrSkipLoudly(), "Stoke's C library is not built here");
         byte[] src = TestImages.rgb(w, h, w * 7L + h);
@@ -190,7 +204,8 @@ class ResamplerTest {
     void oneResamplerOverImagesOfChangingSizesMatchesFreshOnes() {
         TransformSpec spec = TransformSpec.defaults();
         int[][] sizes = {{500, 375}, {375, 500}, {500, 375}, {500, 333}, {640, 480}, {500, 375}};
-        try (Arena arena = Arena.ofConfined(); Resampler reused = new Resampler(spec)) {
+        try (Arena arena = Arena.ofConfined();
+                Resampler reused = new Resampler(spec)) {
             MemorySegment out = arena.allocate(spec.sampleBytes());
             for (int[] wh : sizes) {
                 byte[] rgbx = rgbx(TestImages.rgb(wh[0], wh[1], wh[0] + wh[1]));
@@ -229,7 +244,8 @@ class ResamplerTest {
             for (int x = 0; x < c; x++) {
                 for (int ch = 0; ch < 3; ch++) {
                     float expect = ((bytes[(y * c + x) * 3 + ch] & 0xFF) / 255f - u8.mean()[ch]) / u8.std()[ch];
-                    float got = fs.get(JAVA_FLOAT.withOrder(ByteOrder.nativeOrder()).withByteAlignment(1),
+                    float got = fs.get(
+                            JAVA_FLOAT.withOrder(ByteOrder.nativeOrder()).withByteAlignment(1),
                             4L * ((long) ch * c * c + (long) y * c + x));
                     assertEquals(expect, got, 1e-6f);
                 }
@@ -274,8 +290,14 @@ class ResamplerTest {
     }
 
     @ParameterizedTest(name = "{0}x{1} -> resize {2}, crop {3}")
-    @CsvSource({"500, 375, 256, 224", "375, 500, 256, 224", "333, 211, 64, 56", "90, 70, 128, 112", "1000, 120, 48, 40",
-            "256, 256, 256, 224"})
+    @CsvSource({
+        "500, 375, 256, 224",
+        "375, 500, 256, 224",
+        "333, 211, 64, 56",
+        "90, 70, 128, 112",
+        "1000, 120, 48, 40",
+        "256, 256, 256, 224"
+    })
     void aPlainResizeThenACenterCropIsResizeCrop(int w, int h, int size, int crop) {
         byte[] src = TestImages.rgb(w, h, w * 13L + h);
         TransformSpec spec = TransformSpec.defaults().withResize(size, crop);
@@ -293,7 +315,8 @@ class ResamplerTest {
                 r.resizeCenterCrop(in, w, h, w, h, out, 0);
                 assertArrayEquals(expected, out.toArray(JAVA_BYTE));
                 byte[] full = resize(r, rgb, w, h, ow, oh);
-                assertArrayEquals(expected, centerCrop(full, ow, oh, crop), "resize to " + ow + "x" + oh + " then crop");
+                assertArrayEquals(
+                        expected, centerCrop(full, ow, oh, crop), "resize to " + ow + "x" + oh + " then crop");
                 r.resizeCenterCrop(in, w, h, w, h, out, 0);
                 assertArrayEquals(expected, out.toArray(JAVA_BYTE), "resizeCenterCrop after a plain resize");
             }
@@ -301,13 +324,22 @@ class ResamplerTest {
     }
 
     @ParameterizedTest(name = "{0}x{1} -> {2}x{3}")
-    @CsvSource({"500, 375, 341, 256", "375, 500, 256, 341", "640, 480, 200, 150", "90, 70, 181, 140", "1000, 120, 37, 300",
-            "333, 211, 333, 211", "17, 1, 5, 3"})
+    @CsvSource({
+        "500, 375, 341, 256",
+        "375, 500, 256, 341",
+        "640, 480, 200, 150",
+        "90, 70, 181, 140",
+        "1000, 120, 37, 300",
+        "333, 211, 333, 211",
+        "17, 1, 5, 3"
+    })
     void aPlainResizeIsPilsBilinearResize(int w, int h, int ow, int oh) throws Exception {
         byte[] src = TestImages.rgb(w, h, w * 5L + h);
         byte[] expected = PythonReference.resize(src, w, h, ow, oh);
         try (Resampler r = new Resampler(TransformSpec.defaults())) {
-            assertArrayEquals(expected, resize(r, src, w, h, ow, oh),
+            assertArrayEquals(
+                    expected,
+                    resize(r, src, w, h, ow, oh),
                     "differs from PIL's resize((" + ow + ", " + oh + "), BILINEAR, reducing_gap=None)");
         }
     }
@@ -318,16 +350,18 @@ class ResamplerTest {
         Assumptions.assumeTrue(nativeOrSkipLoudly(), "Stoke's C library is not built here");
         byte[] src = TestImages.rgb(w, h, w * 3L + h);
         TransformSpec f32 = TransformSpec.defaults().withOutput(TransformSpec.Output.FLOAT32_CHW);
-        try (Resampler scalar = new Resampler(f32, new ScalarKernels()); Resampler c = new Resampler(f32, new NativeKernels())) {
+        try (Resampler scalar = new Resampler(f32, new ScalarKernels());
+                Resampler c = new Resampler(f32, new NativeKernels())) {
             // uint8 RGB whatever the spec's output type.
             assertArrayEquals(resize(scalar, src, w, h, ow, oh), resize(c, src, w, h, ow, oh));
         }
     }
 
     @ParameterizedTest(name = "{0} bytes a pixel, {1}x{2}, rows {3} bytes apart from {4}")
-    @CsvSource({"4, 224, 224, 1200, 40", "3, 224, 224, 672, 0", "3, 7, 5, 30, 3", "4, 1, 1, 4, 0", "4, 33, 17, 4000, 12"})
-    void storingWithoutAResizeDropsXOrNormalisesTheSameWithNativeAndScalarKernels(int pixelBytes, int w, int h,
-                                                                                  int rowBytes, int from) {
+    @CsvSource({"4, 224, 224, 1200, 40", "3, 224, 224, 672, 0", "3, 7, 5, 30, 3", "4, 1, 1, 4, 0", "4, 33, 17, 4000, 12"
+    })
+    void storingWithoutAResizeDropsXOrNormalisesTheSameWithNativeAndScalarKernels(
+            int pixelBytes, int w, int h, int rowBytes, int from) {
         byte[] bytes = TestImages.rgb(rowBytes / 3 + 2, h + 1, 31L * w + h);
         float[] table = new float[3 * 256];
         for (int i = 0; i < table.length; i++) {
@@ -351,8 +385,12 @@ class ResamplerTest {
                             int v = src.get(JAVA_BYTE, from + (long) rowBytes * y + (long) pixelBytes * x + c) & 0xFF;
                             String where = k.getClass().getSimpleName() + " pixel " + x + "," + y + " channel " + c;
                             assertEquals(v, rgb.get(JAVA_BYTE, 5 + 3L * (w * y + x) + c) & 0xFF, where);
-                            assertEquals(v / 255f - c, f32.get(JAVA_FLOAT.withByteAlignment(1),
-                                    8 + 4L * ((long) c * w * h + (long) w * y + x)), where);
+                            assertEquals(
+                                    v / 255f - c,
+                                    f32.get(
+                                            JAVA_FLOAT.withByteAlignment(1),
+                                            8 + 4L * ((long) c * w * h + (long) w * y + x)),
+                                    where);
                         }
                     }
                 }
@@ -374,8 +412,9 @@ class ResamplerTest {
                 assertThrows(IndexOutOfBoundsException.class, () -> k.store(src, 4, 40, 4, 10, 10, null, out, 0));
                 assertThrows(IndexOutOfBoundsException.class, () -> k.store(src, 0, 40, 4, 10, 10, null, out, 1));
                 assertThrows(IndexOutOfBoundsException.class, () -> k.store(src, 0, 40, 4, 10, 10, table, out, 0));
-                assertThrows(IndexOutOfBoundsException.class, () -> k.store(src, 0, 40, 4, 10, 10, new float[700],
-                        arena.allocate(12 * 100), 0));
+                assertThrows(
+                        IndexOutOfBoundsException.class,
+                        () -> k.store(src, 0, 40, 4, 10, 10, new float[700], arena.allocate(12 * 100), 0));
                 assertThrows(IllegalArgumentException.class, () -> k.store(src, 0, 30, 4, 10, 10, null, out, 0));
                 assertThrows(IllegalArgumentException.class, () -> k.store(src, 0, 40, 2, 10, 10, null, out, 0));
                 k.store(src, 0, 40, 4, 10, 10, null, out, 0);
@@ -385,7 +424,8 @@ class ResamplerTest {
 
     @Test
     void aPlainResizeRefusesAnOutputThatDoesNotFit() {
-        try (Arena arena = Arena.ofConfined(); Resampler r = new Resampler(TransformSpec.defaults())) {
+        try (Arena arena = Arena.ofConfined();
+                Resampler r = new Resampler(TransformSpec.defaults())) {
             MemorySegment in = arena.allocate(64 * 64 * 4);
             MemorySegment out = arena.allocate(3 * 40 * 30);
             assertThrows(IndexOutOfBoundsException.class, () -> r.resize(in, 64, 64, 40, 30, out, 1));
@@ -398,7 +438,8 @@ class ResamplerTest {
     @Test
     void refusesAnOutputThatDoesNotFit() {
         TransformSpec spec = TransformSpec.defaults().withResize(32, 32);
-        try (Arena arena = Arena.ofConfined(); Resampler r = new Resampler(spec)) {
+        try (Arena arena = Arena.ofConfined();
+                Resampler r = new Resampler(spec)) {
             MemorySegment in = arena.allocate(64 * 64 * 4);
             MemorySegment out = arena.allocate(spec.sampleBytes());
             assertThrows(IndexOutOfBoundsException.class, () -> r.resizeCenterCrop(in, 64, 64, 64, 64, out, 1));

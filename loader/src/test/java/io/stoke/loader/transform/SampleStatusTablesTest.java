@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.testing.TestPython;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -17,7 +18,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import io.stoke.loader.error.SampleStatus;
 
 /**
  * {@link SampleStatus} defines the sample status codes; the C header and the Python client repeat
@@ -45,7 +45,8 @@ class SampleStatusTablesTest {
                 return d;
             }
         }
-        throw new IllegalStateException("native/stoke_ring.h not found above " + Path.of("").toAbsolutePath());
+        throw new IllegalStateException(
+                "native/stoke_ring.h not found above " + Path.of("").toAbsolutePath());
     }
 
     private static String run(List<String> command, Map<String, String> env) throws Exception {
@@ -90,7 +91,8 @@ class SampleStatusTablesTest {
     @Test
     void theCHeaderRepeatsTheEnum() throws Exception {
         if (!works("gcc", "--version")) {
-            System.err.println("\n*** SKIPPING the C header's status table check: gcc is not installed (./stoke test installs it) ***\n");
+            System.err.println(
+                    "\n*** SKIPPING the C header's status table check: gcc is not installed (./stoke test installs it) ***\n");
         }
         assumeTrue(works("gcc", "--version"), "gcc is not installed");
         Path header = repoRoot().resolve("native/stoke_ring.h");
@@ -99,8 +101,11 @@ class SampleStatusTablesTest {
         for (String line : Files.readAllLines(header)) {
             Matcher m = SAMPLE_MACRO.matcher(line.strip());
             if (m.find() && !m.group(1).endsWith("_OFFSET")) {
-                c.append("  printf(\"%s %lld\\n\", \"").append(m.group(1)).append("\", (long long)STOKE_SAMPLE_")
-                        .append(m.group(1)).append(");\n");
+                c.append("  printf(\"%s %lld\\n\", \"")
+                        .append(m.group(1))
+                        .append("\", (long long)STOKE_SAMPLE_")
+                        .append(m.group(1))
+                        .append(");\n");
                 macros++;
             }
         }
@@ -129,7 +134,8 @@ class SampleStatusTablesTest {
                     print(k, v)
                 assert sorted(r.SAMPLE_STATUS) == sorted(names.values()), (sorted(r.SAMPLE_STATUS), names)
                 """;
-        String out = run(List.of(TestPython.PATH, "-c", script),
+        String out = run(
+                List.of(TestPython.PATH, "-c", script),
                 Map.of("PYTHONPATH", repoRoot().resolve("clients/python").toString()));
         assertEquals(javaTable(), parse(out));
     }

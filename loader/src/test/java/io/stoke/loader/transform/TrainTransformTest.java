@@ -15,9 +15,11 @@ import org.junit.jupiter.params.provider.CsvSource;
 class TrainTransformTest {
     private static final TransformSpec TRAIN = TransformSpec.defaults().withTrain(64, RandomResizedCrop.defaults());
 
-    private static byte[] resizedCrop(TransformSpec spec, byte[] rgb, int w, int h, CropBox box, ResampleKernels kernels) {
+    private static byte[] resizedCrop(
+            TransformSpec spec, byte[] rgb, int w, int h, CropBox box, ResampleKernels kernels) {
         byte[] src = ResamplerTest.rgbx(rgb);
-        try (Arena arena = Arena.ofConfined(); Resampler r = new Resampler(spec, kernels)) {
+        try (Arena arena = Arena.ofConfined();
+                Resampler r = new Resampler(spec, kernels)) {
             MemorySegment in = arena.allocate(src.length);
             MemorySegment.copy(src, 0, in, JAVA_BYTE, 0, src.length);
             MemorySegment out = arena.allocate(spec.sampleBytes() + 16);
@@ -31,19 +33,22 @@ class TrainTransformTest {
 
     @ParameterizedTest(name = "{0}x{1}, box {4}x{5}+{2}+{3} -> {6}, flip {7}")
     @CsvSource({
-            "500, 375, 37, 12, 301, 250, 224, false",   // a downscale from inside the image
-            "500, 375, 37, 12, 301, 250, 224, true",
-            "500, 375, 0, 0, 500, 375, 64, false",      // the whole image, squeezed
-            "500, 375, 440, 300, 60, 75, 224, true",    // an upscale at the bottom-right corner
-            "333, 211, 1, 2, 17, 9, 40, false",         // a tiny box, odd sizes
-            "120, 1000, 0, 900, 120, 100, 96, true"})   // the bottom edge of a tall image
-    void equalsTorchvisionsResizedCropAndFlipByteForByte(int w, int h, int left, int top, int bw, int bh, int size,
-                                                          boolean flip) throws Exception {
+        "500, 375, 37, 12, 301, 250, 224, false", // a downscale from inside the image
+        "500, 375, 37, 12, 301, 250, 224, true",
+        "500, 375, 0, 0, 500, 375, 64, false", // the whole image, squeezed
+        "500, 375, 440, 300, 60, 75, 224, true", // an upscale at the bottom-right corner
+        "333, 211, 1, 2, 17, 9, 40, false", // a tiny box, odd sizes
+        "120, 1000, 0, 900, 120, 100, 96, true"
+    }) // the bottom edge of a tall image
+    void equalsTorchvisionsResizedCropAndFlipByteForByte(
+            int w, int h, int left, int top, int bw, int bh, int size, boolean flip) throws Exception {
         byte[] rgb = TestImages.rgb(w, h, 11);
         CropBox box = new CropBox().set(left, top, bw, bh, flip);
         TransformSpec spec = TransformSpec.defaults().withTrain(size, RandomResizedCrop.defaults());
         byte[] expected = PythonReference.resizedCrop(rgb, w, h, left, top, bw, bh, size, flip);
-        assertArrayEquals(expected, resizedCrop(spec, rgb, w, h, box, ResampleKernels.best()),
+        assertArrayEquals(
+                expected,
+                resizedCrop(spec, rgb, w, h, box, ResampleKernels.best()),
                 "differs from torchvision's resized_crop" + (flip ? " + hflip" : "") + " on PIL");
         assertArrayEquals(expected, resizedCrop(spec, rgb, w, h, box, new ScalarKernels()), "scalar kernels");
         if (ResamplerTest.nativeOrSkipLoudly()) {
@@ -56,13 +61,16 @@ class TrainTransformTest {
         int w = 300;
         int h = 200;
         byte[] rgb = TestImages.rgb(w, h, 5);
-        byte[] plain = resizedCrop(TRAIN, rgb, w, h, new CropBox().set(20, 10, 150, 170, false), ResampleKernels.best());
-        byte[] flipped = resizedCrop(TRAIN, rgb, w, h, new CropBox().set(20, 10, 150, 170, true), ResampleKernels.best());
+        byte[] plain =
+                resizedCrop(TRAIN, rgb, w, h, new CropBox().set(20, 10, 150, 170, false), ResampleKernels.best());
+        byte[] flipped =
+                resizedCrop(TRAIN, rgb, w, h, new CropBox().set(20, 10, 150, 170, true), ResampleKernels.best());
         int s = TRAIN.crop();
         for (int y = 0; y < s; y++) {
             for (int x = 0; x < s; x++) {
                 for (int c = 0; c < 3; c++) {
-                    assertEquals(plain[(y * s + x) * 3 + c], flipped[(y * s + s - 1 - x) * 3 + c], "(" + x + ", " + y + ")");
+                    assertEquals(
+                            plain[(y * s + x) * 3 + c], flipped[(y * s + s - 1 - x) * 3 + c], "(" + x + ", " + y + ")");
                 }
             }
         }
@@ -77,7 +85,9 @@ class TrainTransformTest {
         byte[] rgb = TestImages.rgb(w, h, 9);
         TransformSpec eval = TransformSpec.defaults().withResize(72, 64);
         byte[] src = ResamplerTest.rgbx(rgb);
-        try (Arena arena = Arena.ofConfined(); Resampler fresh = new Resampler(eval); Resampler mixed = new Resampler(eval)) {
+        try (Arena arena = Arena.ofConfined();
+                Resampler fresh = new Resampler(eval);
+                Resampler mixed = new Resampler(eval)) {
             MemorySegment in = arena.allocate(src.length);
             MemorySegment.copy(src, 0, in, JAVA_BYTE, 0, src.length);
             MemorySegment a = arena.allocate(eval.sampleBytes());
@@ -92,9 +102,15 @@ class TrainTransformTest {
     @Test
     void aBoxOutsideTheImageIsRefusedBeforeAnythingIsWritten() {
         byte[] rgb = TestImages.rgb(50, 40, 1);
-        for (CropBox bad : new CropBox[] {new CropBox().set(-1, 0, 10, 10, false), new CropBox().set(45, 0, 10, 10, false),
-                new CropBox().set(0, 35, 10, 10, false), new CropBox().set(0, 0, 0, 10, false)}) {
-            assertThrows(IllegalArgumentException.class, () -> resizedCrop(TRAIN, rgb, 50, 40, bad, ResampleKernels.best()),
+        for (CropBox bad : new CropBox[] {
+            new CropBox().set(-1, 0, 10, 10, false),
+            new CropBox().set(45, 0, 10, 10, false),
+            new CropBox().set(0, 35, 10, 10, false),
+            new CropBox().set(0, 0, 0, 10, false)
+        }) {
+            assertThrows(
+                    IllegalArgumentException.class,
+                    () -> resizedCrop(TRAIN, rgb, 50, 40, bad, ResampleKernels.best()),
                     bad.toString());
         }
     }

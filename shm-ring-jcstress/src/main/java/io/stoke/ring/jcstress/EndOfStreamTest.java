@@ -19,10 +19,19 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
  * pixel byte, -1 each when it got no slot.
  */
 @JCStressTest
-@Outcome(id = "0, -1, -1, -1", expect = ACCEPTABLE, desc = "The consumer came first: nothing published, the stream not ended.")
+@Outcome(
+        id = "0, -1, -1, -1",
+        expect = ACCEPTABLE,
+        desc = "The consumer came first: nothing published, the stream not ended.")
 @Outcome(id = "0, 0, 42, 1007", expect = ACCEPTABLE, desc = "The first poll got the batch, complete.")
-@Outcome(id = "1, 0, 42, 1007", expect = ACCEPTABLE, desc = "Empty, then END_OF_STREAM, then the second poll got the batch, complete.")
-@Outcome(id = "1, -1, -1, -1", expect = FORBIDDEN, desc = "END_OF_STREAM seen and still no batch: a batch published before the end is lost.")
+@Outcome(
+        id = "1, 0, 42, 1007",
+        expect = ACCEPTABLE,
+        desc = "Empty, then END_OF_STREAM, then the second poll got the batch, complete.")
+@Outcome(
+        id = "1, -1, -1, -1",
+        expect = FORBIDDEN,
+        desc = "END_OF_STREAM seen and still no batch: a batch published before the end is lost.")
 @Outcome(expect = FORBIDDEN, desc = "The consumer got the slot but a stale header or pixel.")
 @State
 public class EndOfStreamTest {

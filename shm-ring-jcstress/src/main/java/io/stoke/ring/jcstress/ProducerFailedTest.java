@@ -20,10 +20,19 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
  * -1 each when it got no slot.
  */
 @JCStressTest
-@Outcome(id = "0, -1, -1, -1", expect = ACCEPTABLE, desc = "The consumer came first: nothing published, no failure yet.")
+@Outcome(
+        id = "0, -1, -1, -1",
+        expect = ACCEPTABLE,
+        desc = "The consumer came first: nothing published, no failure yet.")
 @Outcome(id = "0, 0, 43, 1009", expect = ACCEPTABLE, desc = "The first poll got the failed batch, complete.")
-@Outcome(id = "1, 0, 43, 1009", expect = ACCEPTABLE, desc = "Empty, then PRODUCER_FAILED, then the second poll got the failed batch, complete.")
-@Outcome(id = "1, -1, -1, -1", expect = FORBIDDEN, desc = "PRODUCER_FAILED seen and still no batch: the batch that explains the failure is lost.")
+@Outcome(
+        id = "1, 0, 43, 1009",
+        expect = ACCEPTABLE,
+        desc = "Empty, then PRODUCER_FAILED, then the second poll got the failed batch, complete.")
+@Outcome(
+        id = "1, -1, -1, -1",
+        expect = FORBIDDEN,
+        desc = "PRODUCER_FAILED seen and still no batch: the batch that explains the failure is lost.")
 @Outcome(expect = FORBIDDEN, desc = "The consumer got the slot but a stale header or pixel.")
 @State
 public class ProducerFailedTest {

@@ -20,10 +20,15 @@ import org.openjdk.jcstress.infra.results.III_Result;
  * state once both are done.
  */
 @JCStressTest
-@Outcome(id = "1, -1, 0", expect = ACCEPTABLE, desc = "The producer polled before the release: nothing free; the slot ends FREE.")
+@Outcome(
+        id = "1, -1, 0",
+        expect = ACCEPTABLE,
+        desc = "The producer polled before the release: nothing free; the slot ends FREE.")
 @Outcome(id = "1, 0, 1", expect = ACCEPTABLE, desc = "The producer took the released slot and is filling it.")
 @Outcome(id = "2, .*", expect = FORBIDDEN, desc = "The consumer read the producer's refill of a slot it still held.")
-@Outcome(expect = FORBIDDEN, desc = "The slot's state is not its last owner's (FREE written after the producer took it, or lost).")
+@Outcome(
+        expect = FORBIDDEN,
+        desc = "The slot's state is not its last owner's (FREE written after the producer took it, or lost).")
 @State
 public class ReleaseTest {
     private final SlotRing ring = Rings.ring(1);

@@ -38,8 +38,9 @@ public final class RunJcstress {
                 fail("jcstress left no result for " + test + " (see the log above)");
             }
         }
-        System.out.printf("[stoke] jcstress: %d tests passed in %.0f s; report in %s%n", tests.size(),
-                (System.nanoTime() - start) / 1e9, results.resolve("index.html"));
+        System.out.printf(
+                "[stoke] jcstress: %d tests passed in %.0f s; report in %s%n",
+                tests.size(), (System.nanoTime() - start) / 1e9, results.resolve("index.html"));
         System.exit(0);
     }
 
