@@ -110,7 +110,7 @@ public final class EmbedCommand implements Callable<Integer> {
             err.println("stoke embed: embed makes one pass over the data: --epochs 1 and --start-batch 0");
             return Main.EXIT_USAGE;
         }
-        if (!options.transform.equals("eval")) {
+        if (options.transform != Choices.Transform.eval) {
             err.println("stoke embed: embeddings use the evaluation transform (Resize + CenterCrop), not --transform "
                     + options.transform);
             return Main.EXIT_USAGE;

@@ -649,7 +649,8 @@ class PackCommandTest {
             args.addAll(List.of((Object[]) c));
             String[] r = pack(args.toArray());
             assertEquals(Integer.toString(Main.EXIT_USAGE), r[0], String.join(" ", c) + ": " + r[2]);
-            assertTrue(r[2].contains("stoke pack: "), r[2]);
+            // Pack's own checks say "stoke pack: ..."; a word outside an option's choices is picocli's to name.
+            assertTrue(r[2].contains("stoke pack: ") || r[2].contains("Invalid value for option '" + c[0] + "'"), r[2]);
         }
         assertFalse(Files.exists(tmp.resolve("out")));
     }
