@@ -21,7 +21,9 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code stoke harness}: the Stoke vs PyTorch DataLoader experiment. Sweeps batch size, workers,
@@ -40,6 +42,10 @@ import picocli.CommandLine.Option;
             "the harness samples the memory and CPU time of it and all its children. See docs/benchmarks/README.md."
         })
 public final class HarnessCommand implements Callable<Integer> {
+    /** The command line as given, so that the summary names the command that regenerates it. */
+    @Spec
+    CommandSpec spec;
+
     @Option(
             names = "--profile",
             paramLabel = "quick|full",
@@ -409,6 +415,12 @@ public final class HarnessCommand implements Callable<Integer> {
     /** {@code minutes}: how long the sweep took, or null while it runs (the conditions then say it did not finish). */
     private List<String> conditions(Profile p, Path jpegRoot, int n, int cores, String torchVersions, Double minutes) {
         List<String> c = new ArrayList<>();
+        if (spec != null) {
+            // The whole command line, less the sub-command's own name ahead of its options.
+            List<String> args = spec.commandLine().getParseResult().originalArgs();
+            int from = args.indexOf(spec.name()) + 1;
+            c.add("Regenerate: `./stoke harness " + String.join(" ", args.subList(from, args.size())) + "`.");
+        }
         c.add(String.format(
                 Locale.ROOT,
                 "Profile `%s`: batch sizes %s, workers %s, model time %s, datasets %s, starts %s, "

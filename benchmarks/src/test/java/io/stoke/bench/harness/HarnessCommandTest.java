@@ -187,6 +187,7 @@ class HarnessCommandTest {
         assertTrue(Files.size(out.resolve("plots/memory-vs-workers.png")) > 1000);
         // --report-only redraws the summary and plots from the files alone, byte for byte.
         String before = Files.readString(out.resolve("summary.md"));
+        assertTrue(before.contains("Regenerate: `./stoke harness --out " + out + " --dataset "), before);
         Files.delete(out.resolve("summary.md"));
         Files.delete(out.resolve("plots/memory-vs-workers.png"));
         String[] again = run("harness", "--out", out.toString(), "--report-only");
