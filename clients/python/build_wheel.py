@@ -66,6 +66,19 @@ def project():
     return p
 
 
+# What stoke.jar carries that the Python package never runs: ONNX Runtime (its native libraries are
+# most of it), used by `stoke embed` alone; the package starts `serve`, which the AOT training covers.
+LEFT_OUT = ("ai/onnxruntime/",)
+
+
+def loader_jar(src, dst):
+    """stoke.jar less LEFT_OUT, entries and manifest otherwise as they are."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            if not info.filename.startswith(LEFT_OUT):
+                zout.writestr(info, zin.read(info.filename))
+
+
 def modules(java_home, jar):
     out = subprocess.run([str(java_home / "bin" / "jdeps"), "--print-module-deps", "--ignore-missing-deps",
                           "--multi-release", "25", str(jar)], check=True, capture_output=True, text=True).stdout
@@ -190,12 +203,12 @@ def main():
     try:
         java_dir = stage / "stoke" / "_java"
         java_dir.mkdir(parents=True)
-        mods = modules(args.java_home, args.jar)
+        loader_jar(args.jar, java_dir / "stoke.jar")
+        mods = modules(args.java_home, java_dir / "stoke.jar")
         say(f"jlink: a Java runtime of {len(mods)} modules ({', '.join(mods)})")
         jlink(args.java_home, mods, java_dir / "runtime")
-        shutil.copy2(args.jar, java_dir / "stoke.jar")
         shutil.copy2(args.jvm_options, java_dir / "jvm.options")
-        native = take_native(args.jar, java_dir / "native")
+        native = take_native(java_dir / "stoke.jar", java_dir / "native")
         if args.no_aot:
             say("the AOT cache left out (--no-aot)")
         else:
