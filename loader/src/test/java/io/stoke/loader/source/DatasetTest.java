@@ -52,6 +52,8 @@ class DatasetTest {
                     e.getMessage().contains(url) && e.getMessage().contains("io.stoke:stoke-remote"), e.getMessage());
         }
         assertThrows(IllegalArgumentException.class, () -> Datasets.open("s3://bucket/train/"));
+        // The module itself carries no object store: the AWS SDK is not on its class path.
+        assertThrows(ClassNotFoundException.class, () -> Class.forName("software.amazon.awssdk.services.s3.S3Client"));
     }
 
     @Test

@@ -1,0 +1,121 @@
+package io.stoke.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The shape of the house, read from the main sources of every module: packages import in one
+ * direction only (no cycles), the loader's core names no object store, no JSON library and no
+ * generator, and the CLI holds no benchmark code.
+ */
+class ArchitectureTest {
+    private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+    private static final Pattern PACKAGE = Pattern.compile("(?m)^package ([\\w.]+);");
+    private static final Pattern IMPORT = Pattern.compile("(?m)^import (?:static )?([\\w.]+?)\\.[A-Z]");
+
+    /** package -> the packages (of any library) its main sources import, per module folder. */
+    private static Map<String, Map<String, Set<String>>> imports() throws IOException {
+        Map<String, Map<String, Set<String>>> byModule = new TreeMap<>();
+        try (Stream<Path> modules = Files.list(ROOT)) {
+            for (Path module : modules.filter(m -> Files.isDirectory(m.resolve("src/main/java")))
+                    .toList()) {
+                Map<String, Set<String>> graph =
+                        byModule.computeIfAbsent(module.getFileName().toString(), k -> new TreeMap<>());
+                try (Stream<Path> files = Files.walk(module.resolve("src/main/java"))) {
+                    for (Path f :
+                            files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                        String src = Files.readString(f);
+                        Matcher p = PACKAGE.matcher(src);
+                        String pkg = p.find() ? p.group(1) : "";
+                        Set<String> to = graph.computeIfAbsent(pkg, k -> new TreeSet<>());
+                        Matcher m = IMPORT.matcher(src);
+                        while (m.find()) {
+                            if (!m.group(1).equals(pkg)) {
+                                to.add(m.group(1));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return byModule;
+    }
+
+    @Test
+    void packagesHaveNoCycles() throws IOException {
+        Map<String, Set<String>> all = new HashMap<>();
+        imports()
+                .values()
+                .forEach(g -> g.forEach(
+                        (k, v) -> all.computeIfAbsent(k, x -> new TreeSet<>()).addAll(v)));
+        assertTrue(all.size() > 15, "the sources were not found under " + ROOT);
+        List<List<String>> cycles = new ArrayList<>();
+        for (String start : new TreeSet<>(all.keySet())) {
+            List<String> path = new ArrayList<>();
+            path.add(start);
+            findCycle(all, start, start, path, new TreeSet<>(), cycles);
+        }
+        assertEquals(List.of(), cycles, "package cycles (each as a path back to its start)");
+    }
+
+    private static void findCycle(
+            Map<String, Set<String>> g,
+            String start,
+            String at,
+            List<String> path,
+            Set<String> seen,
+            List<List<String>> cycles) {
+        for (String next : g.getOrDefault(at, Set.of())) {
+            if (next.equals(start)) {
+                cycles.add(List.copyOf(path));
+            } else if (g.containsKey(next) && seen.add(next)) {
+                path.add(next);
+                findCycle(g, start, next, path, seen, cycles);
+                path.removeLast();
+            }
+        }
+    }
+
+    @Test
+    void theCoreNamesNoObjectStoreNoJsonLibraryAndNoGenerator() throws IOException {
+        List<String> forbidden = List.of(
+                "software.amazon",
+                "com.fasterxml",
+                "io.stoke.remote",
+                "io.stoke.pack",
+                "io.stoke.gpu",
+                "io.stoke.testdata",
+                "io.stoke.embed",
+                "io.stoke.cli",
+                "io.stoke.bench");
+        imports()
+                .get("loader")
+                .forEach((pkg, to) -> to.forEach(imported ->
+                        assertTrue(forbidden.stream().noneMatch(imported::startsWith), pkg + " imports " + imported)));
+    }
+
+    @Test
+    void theCliHoldsNoBenchmarkCode() throws IOException {
+        imports().get("cli").forEach((pkg, to) -> {
+            assertTrue(pkg.startsWith("io.stoke.cli"), pkg);
+            to.forEach(imported -> assertTrue(
+                    !imported.startsWith("io.stoke.bench") && !imported.startsWith("org.knowm"),
+                    pkg + " imports " + imported));
+        });
+    }
+}
