@@ -286,13 +286,11 @@ class Soak:
         if not main_class.exists():
             raise SystemExit(f"soak: {main_class} is missing: build the remote module with its tests compiled "
                              "(mvn -q package -DskipTests) first")
-        cp_file = self.work / "s3-classpath.txt"
+        # Written by the build (remote/pom.xml): the tests' class path, Stoke's modules included.
+        cp_file = CHECKOUT / "remote" / "target" / "test-classpath.txt"
         if not cp_file.exists():
-            run(["mvn", "-B", "-q", "-o", "-f", str(CHECKOUT / "remote" / "pom.xml"), "dependency:build-classpath",
-                 "-Dmdep.includeScope=test", f"-Dmdep.outputFile={cp_file}"], "mvn dependency:build-classpath")
-        # This checkout's classes first: the class path Maven gives names io.stoke's snapshots in ~/.m2.
-        own = [classes, CHECKOUT / "remote" / "target" / "classes", CHECKOUT / "loader" / "target" / "classes",
-               CHECKOUT / "loader" / "target" / "test-classes"]
+            raise SystemExit(f"soak: {cp_file} is missing: build with `mvn -q package -DskipTests` first")
+        own = [classes, CHECKOUT / "remote" / "target" / "classes"]
         cp = ":".join([str(p) for p in own] + [cp_file.read_text().strip()])
         # The JDK ./stoke found (JAVA_HOME, which ./stoke soak exports), else the java on PATH.
         java = Path(os.environ["JAVA_HOME"]) / "bin" / "java" if os.environ.get("JAVA_HOME") else shutil.which("java")
@@ -961,8 +959,6 @@ def main(argv=None):
             missing.append(f"python3-{module} (import {module})")
     if "ring-c" in args.scenarios and not shutil.which("gcc"):
         missing.append("gcc (compiles native/stoke_consumer.c)")
-    if "s3" in args.scenarios and not shutil.which("mvn"):
-        missing.append("maven (the S3 server's class path)")
     if missing:
         print("soak: MISSING prerequisites: " + "; ".join(missing), file=sys.stderr)
         return 3

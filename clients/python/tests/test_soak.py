@@ -1,8 +1,9 @@
 """The soak runner (benchmarks/soak/soak.py) for about a minute: every scenario, kills included,
 and its report must say nothing failed (run by ./stoke test).
 
-It needs numpy, torch, gcc, Maven and the remote module's compiled test classes (the S3 server is a test
-main); where one is missing the test skips and says which, on stderr.
+It needs numpy, torch, gcc and the remote module's compiled test classes and class path (the S3
+server is a test main; the build writes both); where one is missing the test skips and says which,
+on stderr.
 """
 
 import json
@@ -17,6 +18,7 @@ from pathlib import Path
 CHECKOUT = Path(__file__).resolve().parents[3]
 RUNNER = CHECKOUT / "benchmarks" / "soak" / "soak.py"
 S3_MAIN = CHECKOUT / "remote/target/test-classes/io/stoke/remote/SoakS3Server.class"
+S3_CLASSPATH = CHECKOUT / "remote/target/test-classpath.txt"
 
 
 def missing():
@@ -26,11 +28,12 @@ def missing():
             __import__(module)
         except ImportError:
             what.append(f"{module} is not installed")
-    for tool in ("gcc", "mvn"):
+    for tool in ("gcc",):
         if not shutil.which(tool):
             what.append(f"{tool} is not on PATH")
-    if not S3_MAIN.exists():
-        what.append(f"{S3_MAIN.name} is not built (mvn package compiles the remote module's tests)")
+    if not S3_MAIN.exists() or not S3_CLASSPATH.exists():
+        what.append(f"{S3_MAIN.name} or {S3_CLASSPATH.name} is not built (mvn package compiles the remote module's "
+                    "tests and writes their class path)")
     return "; ".join(what)
 
 
