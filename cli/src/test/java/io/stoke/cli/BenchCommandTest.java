@@ -4,10 +4,8 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stoke.loader.testing.CapturedRun;
 import io.stoke.loader.testing.TestImages;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -19,21 +17,7 @@ class BenchCommandTest {
 
     /** Runs the CLI in-process, capturing what it prints. */
     static String[] run(String... args) {
-        PrintStream out = System.out;
-        PrintStream err = System.err;
-        ByteArrayOutputStream o = new ByteArrayOutputStream();
-        ByteArrayOutputStream e = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(o, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(e, true, StandardCharsets.UTF_8));
-            int code = Main.execute(args);
-            return new String[] {
-                Integer.toString(code), o.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8)
-            };
-        } finally {
-            System.setOut(out);
-            System.setErr(err);
-        }
+        return CapturedRun.of(() -> Main.execute(args));
     }
 
     private Path dataWithOneBadFile() throws Exception {

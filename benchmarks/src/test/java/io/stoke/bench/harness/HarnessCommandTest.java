@@ -5,10 +5,8 @@ import static org.junit.jupiter.api.Assertions.*;
 import com.fasterxml.jackson.databind.MappingIterator;
 import com.fasterxml.jackson.dataformat.csv.CsvMapper;
 import com.fasterxml.jackson.dataformat.csv.CsvSchema;
+import io.stoke.loader.testing.CapturedRun;
 import io.stoke.loader.testing.TestImages;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -44,21 +42,7 @@ class HarnessCommandTest {
 
     /** The harness's command line run in this JVM: {exit code, stdout, stderr}. */
     static String[] run(String... args) {
-        PrintStream out = System.out;
-        PrintStream err = System.err;
-        ByteArrayOutputStream o = new ByteArrayOutputStream();
-        ByteArrayOutputStream e = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(o, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(e, true, StandardCharsets.UTF_8));
-            int code = HarnessMain.execute(args);
-            return new String[] {
-                Integer.toString(code), o.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8)
-            };
-        } finally {
-            System.setOut(out);
-            System.setErr(err);
-        }
+        return CapturedRun.of(() -> HarnessMain.execute(args));
     }
 
     @Test
