@@ -1,60 +1,48 @@
 package io.stoke.loader.source;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 
 /**
- * The dataset as three flat arrays: every sample's path (UTF-8, relative to {@link #root()},
- * packed end to end in one {@code byte[]}), where each path starts, and each label. A million
- * samples cost about their path bytes plus 12 bytes each, and no object per file.
+ * A dataset: samples in a fixed order, each with a path (or key) and a label.
  *
- * <p>Two kinds: {@link FileDataset}, one file per sample (an ImageFolder tree or a list file), and
- * {@link ShardDataset}, WebDataset tar shards, whose {@link ShardDataset#shards()} say where each
- * sample's members lie; its paths are then the samples' keys, and {@link #name} is
+ * <p>Two kinds: {@link FileDataset}, one file per sample (an ImageFolder tree or a list file),
+ * held as flat arrays (every path, UTF-8 and relative to {@link #root()}, packed end to end in one
+ * {@code byte[]}; a million samples cost about their path bytes plus 12 bytes each, and no object
+ * per file); and {@link ShardDataset}, WebDataset tar shards, whose {@link ShardDataset#shards()}
+ * say where each sample's members lie; its paths are then the samples' keys, and {@link #name} is
  * {@code <shard>/<key>}. A shard dataset owns the shards' memory (mappings or a download cache):
  * close it when the last loader over it is closed. Closing a file dataset does nothing.
  */
 public abstract sealed class Dataset implements AutoCloseable permits FileDataset, ShardDataset {
     private final Path root;
-    private final byte[] pathBytes;
-    private final int[] pathStart; // length size()+1; path i is pathBytes[pathStart[i], pathStart[i+1])
-    private final int[] labels;
     private final List<String> classNames;
 
-    Dataset(Path root, byte[] pathBytes, int[] pathStart, int[] labels, List<String> classNames) {
+    Dataset(Path root, List<String> classNames) {
         this.root = root;
-        this.pathBytes = pathBytes;
-        this.pathStart = pathStart;
-        this.labels = labels;
         this.classNames = List.copyOf(classNames);
     }
 
-    public int size() {
-        return labels.length;
-    }
+    /** Number of samples. */
+    public abstract int size();
 
     /** The folder that relative paths are resolved against. */
     public Path root() {
         return root;
     }
 
-    public int label(int sample) {
-        return labels[sample];
-    }
+    /** The sample's label, -1 when it has none. */
+    public abstract int label(int sample);
 
     /** Class names by label, when the source has them (ImageFolder); empty otherwise. */
     public List<String> classNames() {
         return classNames;
     }
 
-    /** The sample's path as given (relative to {@link #root()} unless it was absolute); allocates. */
-    public String path(int sample) {
-        return new String(pathBytes, pathStart[sample], pathLength(sample), StandardCharsets.UTF_8);
-    }
+    /** The sample's path as given (relative to {@link #root()} unless it was absolute), or its key in a shard; allocates. */
+    public abstract String path(int sample);
 
     /** How a log or an error names the sample: its file, or {@code <shard>/<key>}. */
     public abstract String name(int sample);
@@ -66,27 +54,19 @@ public abstract sealed class Dataset implements AutoCloseable permits FileDatase
     @Override
     public void close() {}
 
-    public int pathLength(int sample) {
-        return pathStart[sample + 1] - pathStart[sample];
-    }
+    /** Bytes of {@link #path}'s UTF-8. */
+    public abstract int pathLength(int sample);
 
     /** Whether the stored path is absolute, so it must not be prefixed with the root. */
-    public boolean isAbsolute(int sample) {
-        return pathLength(sample) > 0 && pathBytes[pathStart[sample]] == '/';
-    }
+    public abstract boolean isAbsolute(int sample);
 
     /**
-     * Copies the path's bytes into {@code dst} at {@code offset} without allocating.
+     * Copies the path's UTF-8 bytes into {@code dst} at {@code offset} without allocating.
      *
-     * @return the number of bytes copied
+     * @return the number of bytes copied ({@link #pathLength})
      */
-    public int copyPath(int sample, MemorySegment dst, long offset) {
-        int length = pathLength(sample);
-        MemorySegment.copy(pathBytes, pathStart[sample], dst, ValueLayout.JAVA_BYTE, offset, length);
-        return length;
-    }
+    public abstract int copyPath(int sample, MemorySegment dst, long offset);
 
-    /** A builder that grows its arrays geometrically; used by the scanners. */
     static final class Builder {
         private byte[] bytes = new byte[1 << 16];
         private int[] starts = new int[1025];
@@ -131,16 +111,6 @@ public abstract sealed class Dataset implements AutoCloseable permits FileDatase
                     Arrays.copyOf(starts, size + 1),
                     Arrays.copyOf(labels, size),
                     classNames);
-        }
-
-        ShardDataset buildShards(Path root, List<String> classNames, TarShards shards) {
-            return new ShardDataset(
-                    root,
-                    Arrays.copyOf(bytes, used),
-                    Arrays.copyOf(starts, size + 1),
-                    Arrays.copyOf(labels, size),
-                    classNames,
-                    shards);
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.stoke.loader.source;
 
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -11,15 +12,44 @@ import java.util.List;
 public final class ShardDataset extends Dataset {
     private final TarShards shards;
 
-    ShardDataset(
-            Path root, byte[] pathBytes, int[] pathStart, int[] labels, List<String> classNames, TarShards shards) {
-        super(root, pathBytes, pathStart, labels, classNames);
+    ShardDataset(Path root, TarShards shards) {
+        super(root, List.of());
         this.shards = shards;
     }
 
     /** Where each sample's members lie, and in which shard. */
     public TarShards shards() {
         return shards;
+    }
+
+    @Override
+    public int size() {
+        return shards.firstSample(shards.shardCount());
+    }
+
+    @Override
+    public int label(int sample) {
+        return shards.label(sample);
+    }
+
+    @Override
+    public String path(int sample) {
+        return shards.key(sample);
+    }
+
+    @Override
+    public int pathLength(int sample) {
+        return shards.keyLength(sample);
+    }
+
+    @Override
+    public boolean isAbsolute(int sample) {
+        return false;
+    }
+
+    @Override
+    public int copyPath(int sample, MemorySegment dst, long offset) {
+        return shards.copyKey(sample, dst, offset);
     }
 
     @Override

@@ -31,12 +31,15 @@ public final class ShardReader implements SampleReader {
         bytes = MemorySegment.NULL;
         length = 0;
         message = null;
-        SampleStatus status = shards.status(sample);
+        int shard = shards.shardOf(sample);
+        ShardTable table = shards.table(shard); // from an index: built here, from the shard's own bytes
+        int i = sample - shards.firstSample(shard);
+        SampleStatus status = table.status(i);
         if (status != SampleStatus.OK) {
             message = status.description();
             return status;
         }
-        long size = shards.length(sample);
+        long size = table.length(i);
         if (size == 0) {
             return SampleStatus.EMPTY_FILE;
         }
@@ -44,10 +47,9 @@ public final class ShardReader implements SampleReader {
             message = "member of " + size + " bytes, over the budget of " + maxBytes;
             return SampleStatus.TOO_LARGE;
         }
-        int shard = shards.shardOf(sample);
         shardBytes = store.acquire(shard);
         held = shard;
-        long offset = shards.offset(sample);
+        long offset = table.offset(i);
         if (offset + size > shardBytes.byteSize()) { // the scan checked this; a shard replaced since then did not
             message = "member at " + offset + "+" + size + " past the shard's " + shardBytes.byteSize() + " bytes";
             return SampleStatus.MEMBER_TRUNCATED;

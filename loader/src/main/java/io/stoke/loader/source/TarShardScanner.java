@@ -8,7 +8,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.channels.NonWritableChannelException;
 import java.nio.channels.SeekableByteChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -102,52 +101,23 @@ public final class TarShardScanner {
     }
 
     private static ShardDataset build(List<String> names, ShardBytes bytes, Path root, List<ShardScan> scans) {
-        int total = 0;
         boolean labelled = false;
         for (ShardScan scan : scans) {
-            total = Math.addExact(total, scan.keys.size());
             labelled |= scan.anyLabel;
         }
-        int[] firstSample = new int[names.size() + 1];
-        long[] offsets = new long[total];
-        int[] lengths = new int[total];
-        byte[] status = new byte[total];
-        byte[] formats = new byte[total];
+        ShardTable[] tables = new ShardTable[scans.size()];
         List<String> problems = new ArrayList<>();
-        Dataset.Builder builder = new Dataset.Builder();
-        int n = 0;
         for (int s = 0; s < scans.size(); s++) {
             ShardScan scan = scans.get(s);
-            firstSample[s] = n;
             if (scan.problem != null) {
                 problems.add(names.get(s) + ": " + scan.problem);
             } else if (scan.keys.isEmpty()) {
                 problems.add(names.get(s) + ": holds no samples");
             }
-            for (int i = 0; i < scan.keys.size(); i++, n++) {
-                builder.add(scan.keys.get(i).getBytes(StandardCharsets.UTF_8), scan.labels[i]);
-                offsets[n] = scan.offsets[i];
-                lengths[n] = scan.lengths[i];
-                formats[n] = scan.formats[i];
-                SampleStatus st = scan.status[i];
-                if (st == SampleStatus.OK && labelled && !scan.hasLabel[i]) {
-                    st = SampleStatus.NO_LABEL;
-                }
-                status[n] = (byte) st.code();
-            }
+            tables[s] = new ShardTable(scan, labelled);
         }
-        firstSample[names.size()] = n;
-        TarShards shards = new TarShards(
-                names.toArray(String[]::new),
-                firstSample,
-                offsets,
-                lengths,
-                status,
-                formats,
-                bytes,
-                problems,
-                labelled);
-        return builder.buildShards(root, List.of(), shards);
+        TarShards shards = new TarShards(names.toArray(String[]::new), tables, bytes, problems, labelled);
+        return new ShardDataset(root, shards);
     }
 
     /** One tar member that is a regular file: its path, and where its data lies. */

@@ -1,16 +1,23 @@
 package io.stoke.loader.source;
 
 import io.stoke.loader.error.SampleStatus;
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * Where each sample of a WebDataset tar dataset lies: its shard, and the offset and length of its
- * image member in that shard, found once when the dataset is opened ({@link TarShardScanner}).
- * Flat arrays, so a million samples cost 14 bytes each. A sample the scan already knows to be bad
- * (no image member, no label, a member past the shard's end) keeps its place in the dataset order
- * and carries its {@link SampleStatus}, so that it is named when its batch reaches it, under either
- * error policy, as a bad file in a folder is.
+ * image member in that shard, one {@link ShardTable} per shard. A sample the scan already knows to
+ * be bad (no image member, no label, a member past the shard's end) keeps its place in the dataset
+ * order and carries its {@link SampleStatus}, so that it is named when its batch reaches it, under
+ * either error policy, as a bad file in a folder is.
+ *
+ * <p>Opened without an index, every shard is scanned up front ({@link TarShardScanner}). Opened
+ * from an index ({@link ShardIndex}), only the shards' sample counts are known at first: a shard's
+ * table is built from its own bytes the first time one of its samples is read (the shard is being
+ * fetched for that read anyway), and a shard whose samples differ from the index's count is named
+ * as a stale index rather than read.
  */
 public final class TarShards implements AutoCloseable {
     /** Format of a sample's image member. */
@@ -20,35 +27,54 @@ public final class TarShards implements AutoCloseable {
 
     private final String[] names;
     private final int[] firstSample; // length shards + 1: shard s holds samples [firstSample[s], firstSample[s+1])
-    private final long[] offsets;
-    private final int[] lengths;
-    private final byte[] status;
-    private final byte[] formats;
+    private final AtomicReferenceArray<ShardTable> tables;
+    private final Object[] locks;
     private final ShardBytes bytes;
     private final List<String> problems;
     private final boolean labelled;
+    private final String indexName;
 
+    /** Every table known: the dataset was scanned. */
+    TarShards(String[] names, ShardTable[] tables, ShardBytes bytes, List<String> problems, boolean labelled) {
+        this(names, firstSamples(tables), bytes, problems, labelled, null);
+        for (int s = 0; s < tables.length; s++) {
+            this.tables.set(s, tables[s]);
+        }
+    }
+
+    /**
+     * Only the counts known, from the index named {@code indexName}: each table is built when its
+     * shard is first read.
+     */
     TarShards(
             String[] names,
             int[] firstSample,
-            long[] offsets,
-            int[] lengths,
-            byte[] status,
-            byte[] formats,
             ShardBytes bytes,
             List<String> problems,
-            boolean labelled) {
+            boolean labelled,
+            String indexName) {
         this.names = names;
         this.firstSample = firstSample;
-        this.offsets = offsets;
-        this.lengths = lengths;
-        this.status = status;
-        this.formats = formats;
+        this.tables = new AtomicReferenceArray<>(names.length);
+        this.locks = new Object[Math.min(names.length, 256)];
+        for (int i = 0; i < locks.length; i++) {
+            locks[i] = new Object();
+        }
         this.bytes = bytes;
         this.problems = List.copyOf(problems);
         this.labelled = labelled;
+        this.indexName = indexName;
     }
 
+    private static int[] firstSamples(ShardTable[] tables) {
+        int[] first = new int[tables.length + 1];
+        for (int s = 0; s < tables.length; s++) {
+            first[s + 1] = Math.addExact(first[s], tables[s].size());
+        }
+        return first;
+    }
+
+    /** Number of shards. */
     public int shardCount() {
         return names.length;
     }
@@ -76,24 +102,86 @@ public final class TarShards implements AutoCloseable {
         return i;
     }
 
+    /**
+     * {@code shard}'s samples; from an index, built from the shard's bytes on first use (which
+     * fetches a remote shard into the cache, where the read that asked for it finds it).
+     *
+     * @throws IllegalStateException when the shard does not hold what the index says: the index
+     *     is stale, and no sample of the shard is delivered
+     */
+    ShardTable table(int shard) {
+        ShardTable t = tables.get(shard);
+        return t != null ? t : load(shard);
+    }
+
+    private ShardTable load(int shard) {
+        synchronized (locks[shard % locks.length]) {
+            ShardTable t = tables.get(shard);
+            if (t != null) {
+                return t;
+            }
+            MemorySegment data = bytes.acquire(shard);
+            try {
+                t = new ShardTable(TarShardScanner.scan(data), labelled);
+            } finally {
+                bytes.release(shard);
+            }
+            int expected = firstSample[shard + 1] - firstSample[shard];
+            if (t.problem() != null || t.size() != expected) {
+                throw new IllegalStateException(names[shard] + ": the index " + indexName + " says " + expected
+                        + " samples, the shard holds " + t.size()
+                        + (t.problem() != null ? " (" + t.problem() + ")" : "")
+                        + ": the index is stale or the shard damaged; run `stoke index` on the shards again");
+            }
+            tables.set(shard, t);
+            return t;
+        }
+    }
+
+    /** The sample's key: its members' common name before the extension. */
+    public String key(int sample) {
+        int s = shardOf(sample);
+        return table(s).key(sample - firstSample[s]);
+    }
+
+    int keyLength(int sample) {
+        int s = shardOf(sample);
+        return table(s).keyLength(sample - firstSample[s]);
+    }
+
+    int copyKey(int sample, MemorySegment dst, long offset) {
+        int s = shardOf(sample);
+        return table(s).copyKey(sample - firstSample[s], dst, offset);
+    }
+
+    /** The sample's label, -1 when it has none. */
+    public int label(int sample) {
+        int s = shardOf(sample);
+        return table(s).label(sample - firstSample[s]);
+    }
+
     /** Offset of the sample's image member's data in its shard. */
     public long offset(int sample) {
-        return offsets[sample];
+        int s = shardOf(sample);
+        return table(s).offset(sample - firstSample[s]);
     }
 
     /** Length of the sample's image member. */
     public int length(int sample) {
-        return lengths[sample];
+        int s = shardOf(sample);
+        return table(s).length(sample - firstSample[s]);
     }
 
     /** {@link SampleStatus#OK}, or why the scan already knows the sample cannot be read. */
     public SampleStatus status(int sample) {
-        return SampleStatus.of(status[sample]);
+        int s = shardOf(sample);
+        return table(s).status(sample - firstSample[s]);
     }
 
     /** {@link #JPEG} or {@link #NPY}. */
     public byte format(int sample) {
-        return formats[sample];
+        int s = shardOf(sample);
+        return table(s).format(sample - firstSample[s]);
     }
 
     /** Whether the samples carry {@code .cls} labels; without any, every label is -1. */
@@ -103,10 +191,16 @@ public final class TarShards implements AutoCloseable {
 
     /**
      * Damage found in whole shards: a shard that is not a tar file, or whose members stop at a
-     * damaged header (the samples before it are kept). Empty when every shard read cleanly.
+     * damaged header (the samples before it are kept). Empty when every shard read cleanly, and
+     * for a dataset opened from an index (a damaged shard is named when it is read).
      */
     public List<String> problems() {
         return problems;
+    }
+
+    /** Whether the dataset was opened from an index, its shards not read yet. */
+    public boolean indexed() {
+        return indexName != null;
     }
 
     /** Whether the shards are remote: fetched whole into a bounded cache, so shuffled within windows of shards by default. */
@@ -114,6 +208,7 @@ public final class TarShards implements AutoCloseable {
         return bytes.remote();
     }
 
+    /** The shards' bytes, by shard number. */
     public ShardBytes bytes() {
         return bytes;
     }
