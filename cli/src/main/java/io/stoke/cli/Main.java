@@ -28,6 +28,7 @@ public final class Main implements Runnable {
             ServeCommand.class,
             EmbedCommand.class,
             PackCommand.class,
+            IndexCommand.class,
             GpuCheckCommand.class,
             MakeDatasetCommand.class,
             AotTrainingCommand.class);

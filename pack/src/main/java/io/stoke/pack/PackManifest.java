@@ -160,6 +160,8 @@ public final class PackManifest {
         }
         o.put("shard_size", options.shardSize());
         stoke.put("complete", complete);
+        // Every sample is packed with its .cls: what opening from this index needs to know (ShardIndex).
+        stoke.put("labelled", samples() > 0);
         stoke.put("samples", samples());
         stoke.put("skipped", skippedCount());
         try {

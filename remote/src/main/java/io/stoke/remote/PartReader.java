@@ -201,12 +201,13 @@ final class PartReader implements AutoCloseable {
         ContentRange range = response.range();
         long size = transfer.dst.byteSize();
         if (range.total() >= 0 && range.total() != size) {
-            throw new ShardFetchException(
+            throw ShardFetchException.sizeChanged(
                     transfer.url,
                     part + ": the object has " + range.total()
                             + " bytes, dst has " + size
                             + " (the object changed since its size was read, or dst was sized"
-                            + " for another)");
+                            + " for another)",
+                    range.total());
         }
         if (!response.partial() && (part.first != 0 || part.last != size - 1)) {
             throw new ShardFetchException(

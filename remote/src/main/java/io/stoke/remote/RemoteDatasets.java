@@ -3,8 +3,13 @@ package io.stoke.remote;
 import io.stoke.loader.source.BracePattern;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.ShardDataset;
+import io.stoke.loader.source.ShardIndex;
 import io.stoke.loader.source.TarShardScanner;
 import io.stoke.loader.source.UrlDatasetProvider;
+import java.io.ByteArrayInputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,15 +49,96 @@ public final class RemoteDatasets implements UrlDatasetProvider {
     public static ShardDataset open(String spec, RemoteOptions options, long cacheBytes, Path folder) {
         ObjectStore store = ObjectStore.forUrl(spec, options);
         try {
-            List<String> urls = urls(spec, store);
-            long[] sizes = sizes(urls, store, options.parallelism());
-            RemoteShards shards = new RemoteShards(store, urls, sizes, cacheBytes, folder);
-            return TarShardScanner.index(
-                    urls, shards, Path.of("").toAbsolutePath(), Math.max(2, options.parallelism()));
+            String indexUrl = indexUrl(spec, store);
+            if (indexUrl != null) {
+                ShardDataset indexed = openIndexed(store, indexUrl, cacheBytes, folder);
+                if (indexed != null) {
+                    return indexed;
+                }
+                if (!indexUrl.equals(spec + ShardIndex.FILE)) {
+                    throw new IllegalArgumentException(indexUrl + " is not a shard index Stoke opens from (a wids shard"
+                            + " list with Stoke's `labelled`): run `stoke index` on the shards to write one");
+                }
+            }
+            return scanned(spec, store, options, cacheBytes, folder);
         } catch (RuntimeException | Error e) {
             store.close();
             throw e;
         }
+    }
+
+    /**
+     * The shards at {@code spec} opened from their own headers (every shard fetched once), any
+     * index beside them left aside: what {@code stoke index} writes an index from.
+     */
+    public static ShardDataset openScanned(String spec, RemoteOptions options, long cacheBytes, Path folder) {
+        ObjectStore store = ObjectStore.forUrl(spec, options);
+        try {
+            return scanned(spec, store, options, cacheBytes, folder);
+        } catch (RuntimeException | Error e) {
+            store.close();
+            throw e;
+        }
+    }
+
+    private static ShardDataset scanned(
+            String spec, ObjectStore store, RemoteOptions options, long cacheBytes, Path folder) {
+        List<String> urls = urls(spec, store);
+        long[] sizes = sizes(urls, store, options.parallelism());
+        RemoteShards shards = new RemoteShards(store, urls, sizes, cacheBytes, folder);
+        return TarShardScanner.index(urls, shards, Path.of("").toAbsolutePath(), Math.max(2, options.parallelism()));
+    }
+
+    /**
+     * The index to open {@code spec} from: {@code spec} itself when it names a {@code .json}, the
+     * {@link ShardIndex#FILE} under a prefix when the store has one, else null (brace patterns and
+     * single shards are opened by their headers).
+     */
+    static String indexUrl(String spec, ObjectStore store) {
+        String lower = spec.toLowerCase(Locale.ROOT);
+        if (lower.endsWith(".json")) {
+            return spec;
+        }
+        if (BracePattern.hasBraces(spec) || lower.endsWith(".tar") || !spec.endsWith("/")) {
+            return null;
+        }
+        String candidate = spec + ShardIndex.FILE;
+        try {
+            store.size(candidate); // one HEAD: a listing of a million shards would be a thousand requests
+            return candidate;
+        } catch (ShardFetchException e) {
+            if (e.getMessage().contains(": not found (")) { // the object; a missing bucket is named as one
+                return null;
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * The shards {@code indexUrl} lists, opened from it alone (their sizes are the index's, so no
+     * shard is asked for its size or read until one of its samples is), or null when the file is a
+     * wids shard list without Stoke's {@code labelled}.
+     */
+    static ShardDataset openIndexed(ObjectStore store, String indexUrl, long cacheBytes, Path folder) {
+        ShardIndex index;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment bytes = arena.allocate(store.size(indexUrl));
+            store.read(indexUrl, bytes);
+            index = ShardIndex.read(new ByteArrayInputStream(bytes.toArray(ValueLayout.JAVA_BYTE)), indexUrl);
+        }
+        if (index == null) {
+            return null;
+        }
+        String base = indexUrl.substring(0, indexUrl.lastIndexOf('/') + 1);
+        List<String> urls = new ArrayList<>(index.shards().size());
+        long[] sizes = new long[index.shards().size()];
+        for (int s = 0; s < sizes.length; s++) {
+            ShardIndex.Entry e = index.shards().get(s);
+            urls.add(e.url().contains("://") ? e.url() : base + e.url());
+            sizes[s] = e.filesize();
+        }
+        RemoteShards shards = new RemoteShards(store, urls, sizes, cacheBytes, folder, indexUrl);
+        return index.dataset(urls, shards, Path.of("").toAbsolutePath(), indexUrl);
     }
 
     static List<String> urls(String spec, ObjectStore store) {

@@ -31,6 +31,7 @@ public final class RemoteShards implements ShardBytes {
     private final ObjectStore store;
     private final List<String> urls;
     private final long[] sizes;
+    private final String index; // where sizes came from, when not from HEAD requests
     private final long capacity;
     private final Path folder;
     private final Entry[] entries;
@@ -64,6 +65,14 @@ public final class RemoteShards implements ShardBytes {
      * @param folder   where fetched shards are kept as files, or null to keep them in memory
      */
     public RemoteShards(ObjectStore store, List<String> urls, long[] sizes, long capacity, Path folder) {
+        this(store, urls, sizes, capacity, folder, null);
+    }
+
+    /**
+     * Shards whose sizes come from the index named {@code index} rather than from HEAD requests: a
+     * shard of another size in the store is named as a stale index when it is fetched.
+     */
+    public RemoteShards(ObjectStore store, List<String> urls, long[] sizes, long capacity, Path folder, String index) {
         long largest = 0;
         for (long s : sizes) {
             largest = Math.max(largest, s);
@@ -78,6 +87,7 @@ public final class RemoteShards implements ShardBytes {
         this.sizes = sizes.clone();
         this.capacity = capacity;
         this.folder = folder;
+        this.index = index;
         this.entries = new Entry[urls.size()];
     }
 
@@ -119,6 +129,11 @@ public final class RemoteShards implements ShardBytes {
         return fetch(shard, mine);
     }
 
+    @Override
+    public long size(int shard) {
+        return sizes[shard];
+    }
+
     /** Fetches outside the lock, so that readers of other shards go on. */
     private MemorySegment fetch(int shard, Entry e) {
         RuntimeException failure = null;
@@ -126,9 +141,18 @@ public final class RemoteShards implements ShardBytes {
             e.bytes = allocate(shard, e);
             store.read(urls.get(shard), e.bytes);
         } catch (RuntimeException x) {
-            failure = x instanceof ShardFetchException
-                    ? x
-                    : new ShardFetchException(urls.get(shard), "cannot cache the shard: " + x.getMessage(), x);
+            if (x instanceof ShardFetchException f && f.storeSize() >= 0 && index != null) {
+                failure = new ShardFetchException(
+                        urls.get(shard),
+                        "the index " + index + " says " + sizes[shard] + " bytes, the store has " + f.storeSize()
+                                + ": the index is stale (the shard was written again after it was indexed);"
+                                + " run `stoke index` on the shards again",
+                        f);
+            } else {
+                failure = x instanceof ShardFetchException
+                        ? x
+                        : new ShardFetchException(urls.get(shard), "cannot cache the shard: " + x.getMessage(), x);
+            }
         }
         lock.lock();
         try {

@@ -8,10 +8,26 @@ package io.stoke.remote;
  */
 public final class ShardFetchException extends RuntimeException {
     private final String url;
+    private final long storeSize;
 
     public ShardFetchException(String url, String reason, Throwable cause) {
+        this(url, reason, cause, -1);
+    }
+
+    private ShardFetchException(String url, String reason, Throwable cause, long storeSize) {
         super(url + ": " + reason, cause);
         this.url = url;
+        this.storeSize = storeSize;
+    }
+
+    /** The object is not the size it was read as: it changed since, or the size came from a stale index. */
+    static ShardFetchException sizeChanged(String url, String reason, long storeSize) {
+        return new ShardFetchException(url, reason, null, storeSize);
+    }
+
+    /** The object's size in the store, when the failure is that it differs from the size expected; else -1. */
+    public long storeSize() {
+        return storeSize;
     }
 
     public ShardFetchException(String url, String reason) {

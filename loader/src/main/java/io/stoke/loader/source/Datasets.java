@@ -2,6 +2,7 @@ package io.stoke.loader.source;
 
 import io.stoke.loader.error.ErrorPolicy;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -69,6 +70,12 @@ public final class Datasets {
             index.close();
             throw new IllegalArgumentException("no samples in " + spec);
         }
+        if (!shards.indexed() && shards.remote()) {
+            // Local shards' headers are read where they are mapped, which costs little; remote ones were each fetched.
+            warn.accept("note: opening " + spec + " fetched all " + shards.shardCount() + " shard"
+                    + (shards.shardCount() == 1 ? "" : "s") + " to read their tar headers; `stoke index " + spec
+                    + "` writes " + ShardIndex.FILE + ", and opening then reads only that");
+        }
         if (!shards.labelled()) {
             warn.accept("note: no .cls member in " + spec + ": every label is -1");
         }
@@ -114,6 +121,19 @@ public final class Datasets {
             return openShards(names);
         }
         Path path = Path.of(spec);
+        Path index = Files.isDirectory(path) ? path.resolve(ShardIndex.FILE) : path;
+        if (index.getFileName() != null
+                && index.getFileName().toString().endsWith(".json")
+                && Files.isRegularFile(index)) {
+            ShardDataset indexed = openIndexed(index);
+            if (indexed != null) {
+                return indexed;
+            }
+            if (!Files.isDirectory(path)) {
+                throw new IllegalArgumentException(index + " is not a shard index Stoke opens from (a wids shard list"
+                        + " with Stoke's `labelled`): run `stoke index` on the shards to write one");
+            }
+        }
         if (Files.isDirectory(path)) {
             List<String> tars = tarFolder(path);
             return tars != null ? openShards(tars) : ImageFolder.scan(path);
@@ -123,6 +143,59 @@ public final class Datasets {
         }
         throw new IllegalArgumentException(
                 spec + " is neither a folder, a list file, a .tar shard nor a shard pattern " + "(no such file)");
+    }
+
+    /**
+     * The shards an index file lists, opened from it alone: nothing of a shard is read until one of
+     * its samples is; each shard's size must be the index's. Null when the file is a wids shard
+     * list without Stoke's {@code labelled}.
+     */
+    public static ShardDataset openIndexed(Path indexFile) {
+        ShardIndex index;
+        try (InputStream in = Files.newInputStream(indexFile)) {
+            index = ShardIndex.read(in, indexFile.toString());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the shard index " + indexFile + ": " + e.getMessage(), e);
+        }
+        if (index == null) {
+            return null;
+        }
+        Path dir = indexFile.toAbsolutePath().getParent();
+        List<String> names = new ArrayList<>();
+        List<Path> files = new ArrayList<>();
+        for (ShardIndex.Entry e : index.shards()) {
+            Path file = dir.resolve(e.url());
+            long size;
+            try {
+                size = Files.size(file);
+            } catch (IOException x) {
+                throw new IllegalArgumentException(
+                        "shard " + file + " (listed in " + indexFile + ") cannot be read: " + x.getMessage());
+            }
+            if (size != e.filesize()) {
+                throw new IllegalArgumentException("shard " + file + " has " + size + " bytes, the index " + indexFile
+                        + " says " + e.filesize() + ": the index is stale; run `stoke index` on the shards again");
+            }
+            names.add(file.toString());
+            files.add(file);
+        }
+        return index.dataset(names, new MappedShards(files), dir, indexFile.toString());
+    }
+
+    /**
+     * The local dataset at {@code spec} read from its shards' own headers, any index beside them
+     * left aside: what {@code stoke index} writes an index from.
+     */
+    public static Dataset openScanned(String spec) {
+        Path path = Path.of(spec);
+        if (Files.isDirectory(path)) {
+            List<String> tars = tarFolder(path);
+            if (tars == null) {
+                throw new IllegalArgumentException(spec + " holds no .tar shards");
+            }
+            return openShards(tars);
+        }
+        return open(spec);
     }
 
     /** Local shards by path, in the order given. */

@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
@@ -50,6 +51,16 @@ public final class MappedShards implements ShardBytes {
             maps.set(shard, map);
         }
         return map;
+    }
+
+    @Override
+    public long size(int shard) {
+        try {
+            return Files.size(files.get(shard));
+        } catch (IOException e) {
+            throw new UncheckedIOException(
+                    "cannot read the size of shard " + files.get(shard) + ": " + e.getMessage(), e);
+        }
     }
 
     @Override

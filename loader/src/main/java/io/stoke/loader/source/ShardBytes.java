@@ -20,6 +20,9 @@ public interface ShardBytes extends AutoCloseable {
     /** Ends one {@link #acquire} of {@code shard}. */
     void release(int shard);
 
+    /** The shard's size in bytes, without reading it. */
+    long size(int shard);
+
     /** Unmaps or frees every shard; no segment handed out stays valid. */
     @Override
     void close();

@@ -1,0 +1,152 @@
+package io.stoke.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.ShardDataset;
+import io.stoke.loader.source.ShardIndex;
+import io.stoke.loader.source.TarShards;
+import io.stoke.remote.RemoteDatasets;
+import io.stoke.remote.RemoteOptions;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code stoke index SHARDS}: reads every shard's tar headers once, in parallel, and writes the
+ * {@link ShardIndex} that lets opening the dataset read only that file.
+ */
+@Command(
+        name = "index",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Writes index.json for WebDataset shards made elsewhere (stoke pack writes its own): each shard's",
+            "URL, sample count and size, in WebDataset's wids format. Opening the shards then reads the",
+            "listing and this file, nothing else, whatever the number of shards; each shard's headers are",
+            "read when the shard is first read. A shard rewritten since is named as a stale index, not read."
+        })
+public final class IndexCommand implements Callable<Integer> {
+    @Parameters(
+            index = "0",
+            paramLabel = "SHARDS",
+            description = "A folder of .tar shards, a brace pattern, or an s3:// prefix (ending in /) or pattern.")
+    String shards;
+
+    @Option(
+            names = "--out",
+            paramLabel = "FILE",
+            description = "Where to write the index (default: index.json beside local shards; needed for remote ones,"
+                    + " then copied beside them).")
+    Path out;
+
+    @Option(
+            names = "--shard-cache",
+            paramLabel = "SIZE",
+            description =
+                    "Remote shards: bytes of whole shards held at once while reading them (default: ${DEFAULT-VALUE}).")
+    String shardCache = "4G";
+
+    @Override
+    public Integer call() {
+        PrintStream err = System.err;
+        boolean remote = Datasets.isUrl(shards);
+        Path target = out != null ? out : remote ? null : localDefault();
+        if (target == null) {
+            err.println("stoke index: give --out FILE for remote shards (Stoke writes no objects): then copy it beside"
+                    + " them as " + shards + (shards.endsWith("/") ? "" : "/") + ShardIndex.FILE);
+            return Main.EXIT_USAGE;
+        }
+        if (isPackManifest(target)) {
+            err.println("stoke index: " + target + " is stoke pack's manifest, which indexes its shards already;"
+                    + " give --out elsewhere");
+            return Main.EXIT_USAGE;
+        }
+        long start = System.nanoTime();
+        try (Dataset opened = remote
+                ? RemoteDatasets.openScanned(shards, RemoteOptions.defaults(), ByteSize.parse(shardCache), null)
+                : Datasets.openScanned(shards)) {
+            if (!(opened instanceof ShardDataset dataset)) {
+                err.println("stoke index: " + shards + " is not tar shards");
+                return Main.EXIT_USAGE;
+            }
+            TarShards tar = dataset.shards();
+            if (!tar.problems().isEmpty()) {
+                err.println("stoke index: damaged shard(s), not indexed (an index must count what a reader finds):\n  "
+                        + String.join("\n  ", tar.problems()));
+                return Main.EXIT_FAILED;
+            }
+            Path dir = target.toAbsolutePath().getParent();
+            List<ShardIndex.Entry> entries = new ArrayList<>(tar.shardCount());
+            for (int s = 0; s < tar.shardCount(); s++) {
+                entries.add(new ShardIndex.Entry(
+                        url(tar.shardName(s), dir, remote),
+                        tar.firstSample(s + 1) - tar.firstSample(s),
+                        tar.bytes().size(s)));
+            }
+            ShardIndex index = new ShardIndex(entries, tar.labelled());
+            write(index, target);
+            err.printf(
+                    Locale.ROOT,
+                    "stoke index: %s: %d shards, %d samples%s, in %.1f s%n",
+                    target,
+                    entries.size(),
+                    index.samples(),
+                    tar.labelled() ? ", labelled" : ", no labels",
+                    (System.nanoTime() - start) / 1e9);
+            return 0;
+        }
+    }
+
+    private Path localDefault() {
+        Path p = Path.of(shards);
+        return Files.isDirectory(p)
+                ? p.resolve(ShardIndex.FILE)
+                : p.toAbsolutePath().getParent().resolve(ShardIndex.FILE);
+    }
+
+    /** Local shards beside the index are named relative to it, so the folder can move; others as given. */
+    private static String url(String name, Path dir, boolean remote) {
+        if (remote) {
+            return name;
+        }
+        Path file = Path.of(name).toAbsolutePath();
+        return file.startsWith(dir) ? dir.relativize(file).toString() : file.toString();
+    }
+
+    private static boolean isPackManifest(Path file) {
+        if (!Files.isRegularFile(file)) {
+            return false;
+        }
+        try {
+            JsonNode root = new ObjectMapper().readTree(file.toFile());
+            return root.path("stoke").has("options");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static void write(ShardIndex index, Path target) {
+        Path tmp = target.resolveSibling(target.getFileName() + ".tmp");
+        try {
+            Files.createDirectories(target.toAbsolutePath().getParent());
+            try (OutputStream o = Files.newOutputStream(tmp)) {
+                index.write(o, target.getFileName().toString());
+            }
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + target + ": " + e.getMessage(), e);
+        }
+    }
+}

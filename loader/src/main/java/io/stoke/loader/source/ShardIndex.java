@@ -1,0 +1,178 @@
+package io.stoke.loader.source;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A dataset's shard index, {@code index.json} beside the shards: WebDataset's wids shard list
+ * ({@code __kind__: wids-shard-index-v1}, a {@code shardlist} of {@code url}, {@code nsamples},
+ * {@code filesize}), which {@code stoke pack} already writes and {@code stoke index} writes for
+ * shards made elsewhere, plus, under {@code stoke}, whether the samples carry labels.
+ *
+ * <p>It holds what opening needs, one line of numbers a shard: with it, opening reads the listing
+ * and this file, nothing else, whatever the number of shards; each shard's own tar headers are
+ * read when the shard is first read, from the bytes fetched for that read. Per-sample rows are
+ * left out on purpose: they would make the index grow with the samples (a billion samples, tens
+ * of gigabytes), where the headers of a shard already in memory cost microseconds a sample to
+ * read. The file is parsed as a stream, so a million shards cost their entries, not a tree.
+ *
+ * <p>Shard URLs are as {@code stoke pack} writes them, relative to the index's folder (or
+ * absolute). {@code filesize} is checked when a shard is fetched: a shard of another size is named
+ * as a stale index, never read.
+ */
+public record ShardIndex(List<Entry> shards, boolean labelled) {
+    /** The file name opening looks for beside the shards. */
+    public static final String FILE = "index.json";
+
+    static final String KIND = "wids-shard-index-v1";
+    private static final JsonFactory JSON = new JsonFactory();
+
+    /** One shard: its URL (relative to the index, or absolute), samples and size in bytes. */
+    public record Entry(String url, int nsamples, long filesize) {
+        public Entry {
+            if (url == null || url.isEmpty() || nsamples < 0 || filesize < 0) {
+                throw new IllegalArgumentException("a shard entry needs a url, nsamples >= 0 and filesize >= 0");
+            }
+        }
+    }
+
+    public ShardIndex {
+        shards = List.copyOf(shards);
+    }
+
+    /**
+     * The index in {@code in}, or null when it is not one Stoke can open from: another JSON file, or
+     * a wids shard list without Stoke's {@code labelled} (another tool's, or a pack written before
+     * it was recorded). The caller then reads the shards' headers.
+     *
+     * @param name the index's file or URL, for errors
+     */
+    public static ShardIndex read(InputStream in, String name) {
+        List<Entry> shards = new ArrayList<>();
+        Boolean labelled = null;
+        String kind = null;
+        try (JsonParser p = JSON.createParser(in)) {
+            expect(p.nextToken(), JsonToken.START_OBJECT, name);
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String field = p.currentName();
+                JsonToken value = p.nextToken();
+                switch (field) {
+                    case "__kind__" -> kind = p.getValueAsString();
+                    case "shardlist" -> {
+                        expect(value, JsonToken.START_ARRAY, name);
+                        while (p.nextToken() == JsonToken.START_OBJECT) {
+                            shards.add(entry(p, name));
+                        }
+                    }
+                    case "stoke" -> {
+                        expect(value, JsonToken.START_OBJECT, name);
+                        while (p.nextToken() == JsonToken.FIELD_NAME) {
+                            String f = p.currentName();
+                            JsonToken v = p.nextToken();
+                            if (f.equals("labelled") && (v == JsonToken.VALUE_TRUE || v == JsonToken.VALUE_FALSE)) {
+                                labelled = v == JsonToken.VALUE_TRUE;
+                            } else {
+                                p.skipChildren();
+                            }
+                        }
+                    }
+                    default -> p.skipChildren();
+                }
+            }
+        } catch (IOException e) {
+            throw new IllegalArgumentException(name + ": not a readable shard index (" + e.getMessage() + ")", e);
+        }
+        return !KIND.equals(kind) || labelled == null ? null : new ShardIndex(shards, labelled);
+    }
+
+    private static Entry entry(JsonParser p, String name) throws IOException {
+        String url = null;
+        long nsamples = -1;
+        long filesize = -1;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String f = p.currentName();
+            JsonToken v = p.nextToken();
+            switch (f) {
+                case "url" -> url = p.getValueAsString();
+                case "nsamples" -> nsamples = v == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : -1;
+                case "filesize" -> filesize = v == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : -1;
+                default -> p.skipChildren();
+            }
+        }
+        if (url == null || nsamples < 0 || nsamples > Integer.MAX_VALUE || filesize < 0) {
+            throw new IllegalArgumentException(name + ": a shard entry lacks url, nsamples or filesize (url " + url
+                    + ", nsamples " + nsamples + ", filesize " + filesize + ")");
+        }
+        return new Entry(url, (int) nsamples, filesize);
+    }
+
+    private static void expect(JsonToken got, JsonToken want, String name) {
+        if (got != want) {
+            throw new IllegalArgumentException(name + ": not a shard index (expected " + want + ", found " + got + ")");
+        }
+    }
+
+    /** Writes the index as JSON, one shard entry a line. */
+    public void write(OutputStream out, String name) throws IOException {
+        try (JsonGenerator g = JSON.createGenerator(out)) {
+            g.writeStartObject();
+            g.writeStringField("__kind__", KIND);
+            g.writeNumberField("wids_version", 1);
+            g.writeStringField("name", name);
+            g.writeArrayFieldStart("shardlist");
+            for (Entry e : shards) {
+                g.writeRaw("\n  ");
+                g.writeStartObject();
+                g.writeStringField("url", e.url());
+                g.writeNumberField("nsamples", e.nsamples());
+                g.writeNumberField("filesize", e.filesize());
+                g.writeEndObject();
+            }
+            g.writeRaw("\n");
+            g.writeEndArray();
+            g.writeObjectFieldStart("stoke");
+            g.writeStringField("written_by", "stoke index");
+            g.writeBooleanField("labelled", labelled);
+            g.writeEndObject();
+            g.writeEndObject();
+            g.writeRaw("\n");
+        }
+    }
+
+    /**
+     * The dataset this index describes, over {@code bytes} (the shards by number, in the index's
+     * order, named {@code names}): nothing is read yet; each shard's samples are read from its own
+     * bytes when the shard is first read. The dataset owns {@code bytes}.
+     *
+     * @param name the index's file or URL, for errors
+     */
+    public ShardDataset dataset(List<String> names, ShardBytes bytes, Path root, String name) {
+        if (names.size() != shards.size()) {
+            bytes.close();
+            throw new IllegalArgumentException(name + ": " + shards.size() + " shards, " + names.size() + " named");
+        }
+        int[] first = new int[shards.size() + 1];
+        for (int s = 0; s < shards.size(); s++) {
+            first[s + 1] = Math.addExact(first[s], shards.get(s).nsamples());
+        }
+        return new ShardDataset(
+                root, new TarShards(names.toArray(String[]::new), first, bytes, List.of(), labelled, name));
+    }
+
+    /** Samples in all shards. */
+    public long samples() {
+        long n = 0;
+        for (Entry e : shards) {
+            n += e.nsamples();
+        }
+        return n;
+    }
+}
