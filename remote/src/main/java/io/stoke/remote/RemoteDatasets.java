@@ -121,7 +121,7 @@ public final class RemoteDatasets implements UrlDatasetProvider {
      */
     static ShardDataset openIndexed(ObjectStore store, String indexUrl, long cacheBytes, Path folder) {
         ShardIndex index;
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = Arena.ofShared()) { // the store's threads write the parts
             MemorySegment bytes = arena.allocate(store.size(indexUrl));
             store.read(indexUrl, bytes);
             index = ShardIndex.read(new ByteArrayInputStream(bytes.toArray(ValueLayout.JAVA_BYTE)), indexUrl);

@@ -6,12 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
+import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ShardDataset;
+import io.stoke.loader.source.ShardIndex;
 import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.testing.TestTars;
 import io.stoke.loader.transform.TransformSpec;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.lang.foreign.ValueLayout;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -171,6 +175,77 @@ class RemoteShardsTest {
             assertTrue(Files.exists(cacheDir.resolve("shard-00000000.tar.part")));
         }
         assertTrue(!Files.exists(cacheDir.resolve("shard-00000000.tar.part")), "the cache's files go with it");
+    }
+
+    /** The shards under {@code prefix}, with an index.json beside them: {@code sizeError} bytes off for shard 2. */
+    static void putIndexed(String prefix, long sizeError) throws IOException {
+        List<ShardIndex.Entry> entries = new ArrayList<>();
+        for (int s = 0; s < SHARDS; s++) {
+            byte[] bytes = Files.readAllBytes(local.resolve("train-" + s + ".tar"));
+            s3.put(BUCKET, prefix + "train-" + s + ".tar", bytes);
+            entries.add(
+                    new ShardIndex.Entry("train-" + s + ".tar", PER_SHARD, bytes.length + (s == 2 ? sizeError : 0)));
+        }
+        ByteArrayOutputStream json = new ByteArrayOutputStream();
+        new ShardIndex(entries, true).write(json, "test");
+        s3.put(BUCKET, prefix + ShardIndex.FILE, json.toByteArray());
+    }
+
+    @Test
+    void anIndexOpensRemoteShardsWithoutFetchingOneAndTheFirstBatchWaitsForItsOwnShardsOnly() throws IOException {
+        putIndexed("indexed/", 0);
+        Map<Long, String> want;
+        try (Dataset near = Datasets.open(local + "/train-{0..4}.tar")) {
+            want = epoch(near, false, 0, new ArrayList<>());
+        }
+        try (ShardDataset far = (ShardDataset)
+                Datasets.open("s3://data/indexed/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
+            RemoteShards cache = (RemoteShards) far.shards().bytes();
+            assertTrue(far.shards().indexed());
+            assertEquals(SHARDS * PER_SHARD, far.size());
+            assertEquals(0, cache.fetches(), "opening from the index fetches no shard");
+            try (Loader loader = Loader.builder(far)
+                    .transform(SMALL)
+                    .batchSize(4)
+                    .workers(1)
+                    .slots(1)
+                    .build()) {
+                try (Batch first = loader.next()) {
+                    assertEquals(4, first.size());
+                }
+                assertTrue(cache.fetches() <= 2, "the first batch fetched " + cache.fetches() + " shards");
+            }
+            assertEquals(want, epoch(far, false, 0, new ArrayList<>()));
+        }
+        // Without the index, opening says that it fetched every shard, and names stoke index.
+        List<String> notes = new ArrayList<>();
+        try (Dataset scanned = Datasets.checked(
+                RemoteDatasets.open("s3://data/train/", fast(), 100 * largest, null),
+                "s3://data/train/",
+                ErrorPolicy.FAIL,
+                notes::add)) {
+            assertEquals(SHARDS * PER_SHARD, scanned.size());
+        }
+        assertTrue(
+                notes.size() == 1
+                        && notes.get(0).contains("fetched all 5 shards")
+                        && notes.get(0).contains("stoke index"),
+                notes.toString());
+    }
+
+    @Test
+    void aShardOfAnotherSizeThanTheIndexSaysIsNamedWhenFetchedAndNeverRead() throws IOException {
+        putIndexed("stale/", 10);
+        try (ShardDataset far = (ShardDataset)
+                Datasets.open("s3://data/stale/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
+            RuntimeException e = assertThrows(RuntimeException.class, () -> epoch(far, false, 0, new ArrayList<>()));
+            String all = e.toString() + (e.getCause() != null ? " " + e.getCause() : "");
+            assertTrue(
+                    all.contains("stale/train-2.tar")
+                            && all.contains("the index s3://data/stale/index.json says")
+                            && all.contains("stoke index"),
+                    all);
+        }
     }
 
     @Test

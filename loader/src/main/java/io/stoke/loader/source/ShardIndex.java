@@ -56,7 +56,7 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
      * @param name the index's file or URL, for errors
      */
     public static ShardIndex read(InputStream in, String name) {
-        List<Entry> shards = new ArrayList<>();
+        List<Object[]> raw = new ArrayList<>(); // url, nsamples, filesize: checked once the file is known to be Stoke's
         Boolean labelled = null;
         String kind = null;
         try (JsonParser p = JSON.createParser(in)) {
@@ -69,7 +69,7 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
                     case "shardlist" -> {
                         expect(value, JsonToken.START_ARRAY, name);
                         while (p.nextToken() == JsonToken.START_OBJECT) {
-                            shards.add(entry(p, name));
+                            raw.add(entry(p));
                         }
                     }
                     case "stoke" -> {
@@ -90,10 +90,24 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
         } catch (IOException e) {
             throw new IllegalArgumentException(name + ": not a readable shard index (" + e.getMessage() + ")", e);
         }
-        return !KIND.equals(kind) || labelled == null ? null : new ShardIndex(shards, labelled);
+        if (!KIND.equals(kind) || labelled == null) {
+            return null;
+        }
+        List<Entry> shards = new ArrayList<>(raw.size());
+        for (Object[] r : raw) {
+            String url = (String) r[0];
+            long nsamples = (Long) r[1];
+            long filesize = (Long) r[2];
+            if (url == null || url.isEmpty() || nsamples < 0 || nsamples > Integer.MAX_VALUE || filesize < 0) {
+                throw new IllegalArgumentException(name + ": a shard entry lacks url, nsamples or filesize (url " + url
+                        + ", nsamples " + nsamples + ", filesize " + filesize + ")");
+            }
+            shards.add(new Entry(url, (int) nsamples, filesize));
+        }
+        return new ShardIndex(shards, labelled);
     }
 
-    private static Entry entry(JsonParser p, String name) throws IOException {
+    private static Object[] entry(JsonParser p) throws IOException {
         String url = null;
         long nsamples = -1;
         long filesize = -1;
@@ -107,11 +121,7 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
                 default -> p.skipChildren();
             }
         }
-        if (url == null || nsamples < 0 || nsamples > Integer.MAX_VALUE || filesize < 0) {
-            throw new IllegalArgumentException(name + ": a shard entry lacks url, nsamples or filesize (url " + url
-                    + ", nsamples " + nsamples + ", filesize " + filesize + ")");
-        }
-        return new Entry(url, (int) nsamples, filesize);
+        return new Object[] {url, nsamples, filesize};
     }
 
     private static void expect(JsonToken got, JsonToken want, String name) {
