@@ -13,6 +13,7 @@ bytes. Keep a batch longer than the ring allows by ``images.clone()``, or give i
 
 import atexit
 import collections
+import collections.abc
 import gc
 import os
 import secrets
@@ -233,6 +234,23 @@ def _torch_keywords(*, sampler, batch_sampler, shuffle, seed, rank, world_size, 
     return out
 
 
+class _UnlistedSamples(collections.abc.Sequence):
+    """The samples of shards opened from their ``index.json``: how many there are is known, their
+    names and labels are not read up front (each shard's are read when it is fetched for its first
+    batch; listing them here would fetch every shard before the first batch)."""
+
+    def __init__(self, n, root):
+        self._n, self._root = n, root
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, i):
+        raise LookupError(f"{self._root} was opened from its index.json, which holds each shard's sample count, "
+                          "not each sample's name and label; batches carry their labels and dataset indices "
+                          "(batch.labels, batch.indices)")
+
+
 class _PathDataset:
     """``loader.dataset`` for a loader over a path: its size, samples and classes, as torchvision's
     ``ImageFolder`` has them (``classes``/``class_to_idx`` are None except for an ImageFolder tree).
@@ -240,9 +258,9 @@ class _PathDataset:
 
     def __init__(self, root, samples):
         self.root = root
-        self.samples = list(samples)
+        self.samples = samples if isinstance(samples, _UnlistedSamples) else list(samples)
         self.imgs = self.samples
-        self.targets = [label for _, label in self.samples]
+        self.targets = self.samples if isinstance(samples, _UnlistedSamples) else [l for _, l in self.samples]
         self.classes = self.class_to_idx = None
         if os.path.isdir(root):
             classes = sorted(e.name for e in os.scandir(root) if e.is_dir())
@@ -656,6 +674,9 @@ class DataLoader:
 
         samples = []
         with open(self._index_path, encoding="utf-8") as f:
+            header = json.loads(f.readline())  # {"samples": N, "listed": bool}
+            if not header["listed"]:
+                return _UnlistedSamples(header["samples"], self.root)
             for line in f:
                 if line.strip():
                     path, label = json.loads(line)

@@ -7,6 +7,7 @@ import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.ShardDataset;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.ShmRing;
 import io.stoke.ring.SlotCounts;
@@ -188,9 +189,13 @@ public final class ServeCommand implements Callable<Integer> {
     }
 
     /**
-     * One JSON array {@code ["<name>", <label>]} per line and sample, the name being the file's path or
-     * {@code <shard>/<key>} (JSON so that any file name
-     * survives), written with Jackson to a temporary file that is then renamed into place.
+     * A first line {@code {"samples": N, "listed": true|false}}, then, when listed, one JSON array
+     * {@code ["<name>", <label>]} per line and sample, the name being the file's path or
+     * {@code <shard>/<key>} (JSON so that any file name survives), written with Jackson to a
+     * temporary file that is then renamed into place. Remote shards opened from their index are not
+     * listed: their names and labels are read from each shard when it is fetched, and listing them
+     * here would fetch every shard before the first batch (local ones are: their headers are read
+     * where they are mapped).
      */
     private static void writeIndex(Dataset index, Path file) throws IOException {
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
@@ -198,7 +203,14 @@ public final class ServeCommand implements Callable<Integer> {
         try (BufferedWriter w = Files.newBufferedWriter(tmp);
                 JsonGenerator g = json.createGenerator(w)) {
             g.setRootValueSeparator(new SerializedString("\n"));
-            for (int i = 0; i < index.size(); i++) {
+            boolean listed = !(index instanceof ShardDataset sharded
+                    && sharded.shards().indexed()
+                    && sharded.shards().remote());
+            g.writeStartObject();
+            g.writeNumberField("samples", index.size());
+            g.writeBooleanField("listed", listed);
+            g.writeEndObject();
+            for (int i = 0; listed && i < index.size(); i++) {
                 g.writeStartArray();
                 g.writeString(index.name(i));
                 g.writeNumber(index.label(i));
