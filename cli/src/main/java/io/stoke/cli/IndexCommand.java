@@ -93,7 +93,8 @@ public final class IndexCommand implements Callable<Integer> {
                 entries.add(new ShardIndex.Entry(
                         url(tar.shardName(s), dir, remote),
                         tar.firstSample(s + 1) - tar.firstSample(s),
-                        tar.bytes().size(s)));
+                        tar.bytes().size(s),
+                        tar.bytes().etag(s))); // the version the scan read (remote shards), checked on each fetch
             }
             ShardIndex index = new ShardIndex(entries, tar.labelled());
             write(index, target);

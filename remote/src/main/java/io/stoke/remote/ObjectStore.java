@@ -30,6 +30,16 @@ public interface ObjectStore extends AutoCloseable {
     void read(String url, MemorySegment dst);
 
     /**
+     * {@link #read(String, MemorySegment)} of the version whose ETag is {@code etag} (null: any):
+     * another version fails with {@link ShardFetchException#storeEtag()} set. Returns the ETag of
+     * what was read, or null when the store names no versions.
+     */
+    String read(String url, MemorySegment dst, String etag);
+
+    /** The object's ETag (its version as the store names it), or null when the store gives none. */
+    String etag(String url);
+
+    /**
      * The URLs of the objects under {@code prefixUrl} (directly or in sub-"folders") whose names
      * end in {@code suffix}, sorted by name. {@code s3://bucket/train/} lists that folder; the
      * prefix is an S3 key prefix, so {@code s3://bucket/train-} lists the keys starting with

@@ -84,6 +84,14 @@ final class PartReader implements AutoCloseable {
      * a missing object still fails and a non-empty one is not taken for empty.
      */
     void read(String url, MemorySegment dst, RangeSource source, ToLongFunction<String> size) {
+        read(url, dst, source, size, null);
+    }
+
+    /**
+     * {@link #read(String, MemorySegment, RangeSource, ToLongFunction)} of the version {@code etag}
+     * (null: any); returns the ETag the parts came with, or null when the server sent none.
+     */
+    String read(String url, MemorySegment dst, RangeSource source, ToLongFunction<String> size, String etag) {
         if (dst.isReadOnly()) {
             throw new IllegalArgumentException("dst for " + url + " is read-only");
         }
@@ -97,7 +105,7 @@ final class PartReader implements AutoCloseable {
             if (actual != 0) {
                 throw new ShardFetchException(url, "the object has " + actual + " bytes but dst has 0");
             }
-            return;
+            return etag;
         }
         long count = (length + options.partBytes() - 1) / options.partBytes();
         if (count > 1 << 20) {
@@ -105,7 +113,7 @@ final class PartReader implements AutoCloseable {
                     + " would take " + count + " requests; use larger parts");
         }
         long start = retry.clock().nanoTime();
-        Transfer transfer = new Transfer(url, dst, start + options.deadline().toNanos());
+        Transfer transfer = new Transfer(url, dst, start + options.deadline().toNanos(), etag);
         for (int i = 0; i < count; i++) {
             long first = i * options.partBytes();
             transfer.parts.add(new Part(first, Math.min(length, first + options.partBytes()) - 1));
@@ -125,6 +133,7 @@ final class PartReader implements AutoCloseable {
         } finally {
             transfer.close(complete);
         }
+        return transfer.etag.get();
     }
 
     private void runPart(Transfer transfer, Part part, RangeSource source) {
@@ -222,6 +231,12 @@ final class PartReader implements AutoCloseable {
                             + range.first() + "-" + range.last());
         }
         String etag = response.etag();
+        if (etag != null && transfer.expectedEtag != null && !transfer.expectedEtag.equals(etag)) {
+            throw ShardFetchException.etagChanged(
+                    transfer.url,
+                    part + ": the object's ETag is " + etag + ", not " + transfer.expectedEtag + " as expected",
+                    etag);
+        }
         if (etag != null) {
             String seen = transfer.etag.compareAndExchange(null, etag);
             if (seen != null && !seen.equals(etag)) {
@@ -331,13 +346,15 @@ final class PartReader implements AutoCloseable {
         final List<Part> parts = new ArrayList<>();
         final List<Future<?>> futures = new ArrayList<>();
         final AtomicReference<String> etag = new AtomicReference<>();
+        final String expectedEtag;
         final Set<Inflight> inflight = ConcurrentHashMap.newKeySet();
         final ReentrantReadWriteLock guard = new ReentrantReadWriteLock();
         volatile boolean closed;
         private int unfinished;
         private Throwable failure;
 
-        Transfer(String url, MemorySegment dst, long deadlineNanos) {
+        Transfer(String url, MemorySegment dst, long deadlineNanos, String expectedEtag) {
+            this.expectedEtag = expectedEtag;
             this.url = url;
             this.dst = dst;
             this.deadlineNanos = deadlineNanos;

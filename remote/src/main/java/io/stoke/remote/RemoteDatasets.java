@@ -132,12 +132,14 @@ public final class RemoteDatasets implements UrlDatasetProvider {
         String base = indexUrl.substring(0, indexUrl.lastIndexOf('/') + 1);
         List<String> urls = new ArrayList<>(index.shards().size());
         long[] sizes = new long[index.shards().size()];
+        String[] etags = new String[sizes.length];
         for (int s = 0; s < sizes.length; s++) {
             ShardIndex.Entry e = index.shards().get(s);
             urls.add(e.url().contains("://") ? e.url() : base + e.url());
             sizes[s] = e.filesize();
+            etags[s] = e.etag();
         }
-        RemoteShards shards = new RemoteShards(store, urls, sizes, cacheBytes, folder, indexUrl);
+        RemoteShards shards = new RemoteShards(store, urls, sizes, etags, cacheBytes, folder, indexUrl);
         return index.dataset(urls, shards, Path.of("").toAbsolutePath(), indexUrl);
     }
 

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -32,6 +33,7 @@ public final class RemoteShards implements ShardBytes {
     private final List<String> urls;
     private final long[] sizes;
     private final String index; // where sizes came from, when not from HEAD requests
+    private final AtomicReferenceArray<String> etags; // each shard's version once known, checked on every fetch
     private final long capacity;
     private final Path folder;
     private final Entry[] entries;
@@ -65,14 +67,21 @@ public final class RemoteShards implements ShardBytes {
      * @param folder   where fetched shards are kept as files, or null to keep them in memory
      */
     public RemoteShards(ObjectStore store, List<String> urls, long[] sizes, long capacity, Path folder) {
-        this(store, urls, sizes, capacity, folder, null);
+        this(store, urls, sizes, new String[sizes.length], capacity, folder, null);
     }
 
     /**
      * Shards whose sizes come from the index named {@code index} rather than from HEAD requests: a
      * shard of another size in the store is named as a stale index when it is fetched.
      */
-    public RemoteShards(ObjectStore store, List<String> urls, long[] sizes, long capacity, Path folder, String index) {
+    public RemoteShards(
+            ObjectStore store,
+            List<String> urls,
+            long[] sizes,
+            String[] etags,
+            long capacity,
+            Path folder,
+            String index) {
         long largest = 0;
         for (long s : sizes) {
             largest = Math.max(largest, s);
@@ -88,6 +97,7 @@ public final class RemoteShards implements ShardBytes {
         this.capacity = capacity;
         this.folder = folder;
         this.index = index;
+        this.etags = new AtomicReferenceArray<>(etags);
         this.entries = new Entry[urls.size()];
     }
 
@@ -134,17 +144,28 @@ public final class RemoteShards implements ShardBytes {
         return sizes[shard];
     }
 
+    @Override
+    public String etag(int shard) {
+        return etags.get(shard);
+    }
+
     /** Fetches outside the lock, so that readers of other shards go on. */
     private MemorySegment fetch(int shard, Entry e) {
         RuntimeException failure = null;
         try {
             e.bytes = allocate(shard, e);
-            store.read(urls.get(shard), e.bytes);
+            String read = store.read(urls.get(shard), e.bytes, etags.get(shard));
+            // Pinned from the first fetch on: a shard rewritten between two fetches of one run (after an
+            // eviction) is named, never read as another version of itself.
+            etags.compareAndSet(shard, null, read);
         } catch (RuntimeException x) {
-            if (x instanceof ShardFetchException f && f.storeSize() >= 0 && index != null) {
+            if (x instanceof ShardFetchException f && f.changed() && index != null) {
+                String what = f.storeSize() >= 0
+                        ? sizes[shard] + " bytes, the store has " + f.storeSize()
+                        : "ETag " + etags.get(shard) + ", the store has " + f.storeEtag();
                 failure = new ShardFetchException(
                         urls.get(shard),
-                        "the index " + index + " says " + sizes[shard] + " bytes, the store has " + f.storeSize()
+                        "the index " + index + " says " + what
                                 + ": the index is stale (the shard was written again after it was indexed);"
                                 + " run `stoke index` on the shards again",
                         f);

@@ -174,16 +174,7 @@ public final class S3ObjectStore implements ObjectStore {
 
     @Override
     public long size(String url) {
-        Location at = Location.of(url, false);
-        long deadline = retry.clock().nanoTime() + options.deadline().toNanos();
-        HeadObjectResponse head = retry.run(url, "HEAD", deadline, new Retry.Tally(), remaining -> {
-            ChecksumHeaders.Seen seen = new ChecksumHeaders.Seen();
-            return call(
-                    url,
-                    seen,
-                    () -> s3.headObject(
-                            b -> b.bucket(at.bucket).key(at.key).overrideConfiguration(attempt(remaining, seen))));
-        });
+        HeadObjectResponse head = head(url);
         Long length = head.contentLength();
         if (length == null || length < 0) {
             throw new ShardFetchException(url, "HEAD answered without a Content-Length");
@@ -191,10 +182,38 @@ public final class S3ObjectStore implements ObjectStore {
         return length;
     }
 
+    private HeadObjectResponse head(String url) {
+        Location at = Location.of(url, false);
+        long deadline = retry.clock().nanoTime() + options.deadline().toNanos();
+        return retry.run(url, "HEAD", deadline, new Retry.Tally(), remaining -> {
+            ChecksumHeaders.Seen seen = new ChecksumHeaders.Seen();
+            return call(
+                    url,
+                    seen,
+                    () -> s3.headObject(
+                            b -> b.bucket(at.bucket).key(at.key).overrideConfiguration(attempt(remaining, seen))));
+        });
+    }
+
     @Override
     public void read(String url, MemorySegment dst) {
+        read(url, dst, null);
+    }
+
+    @Override
+    public String read(String url, MemorySegment dst, String etag) {
         Location at = Location.of(url, false);
-        parts.read(url, dst, (u, first, last, timeoutNanos) -> openRange(u, at, first, last, timeoutNanos), this::size);
+        return parts.read(
+                url,
+                dst,
+                (u, first, last, timeoutNanos) -> openRange(u, at, first, last, timeoutNanos),
+                this::size,
+                etag);
+    }
+
+    @Override
+    public String etag(String url) {
+        return head(url).eTag();
     }
 
     private RangeResponse openRange(String url, Location at, long first, long last, long timeoutNanos)

@@ -9,25 +9,42 @@ package io.stoke.remote;
 public final class ShardFetchException extends RuntimeException {
     private final String url;
     private final long storeSize;
+    private final String storeEtag;
 
     public ShardFetchException(String url, String reason, Throwable cause) {
-        this(url, reason, cause, -1);
+        this(url, reason, cause, -1, null);
     }
 
-    private ShardFetchException(String url, String reason, Throwable cause, long storeSize) {
+    private ShardFetchException(String url, String reason, Throwable cause, long storeSize, String storeEtag) {
         super(url + ": " + reason, cause);
         this.url = url;
         this.storeSize = storeSize;
+        this.storeEtag = storeEtag;
     }
 
     /** The object is not the size it was read as: it changed since, or the size came from a stale index. */
     static ShardFetchException sizeChanged(String url, String reason, long storeSize) {
-        return new ShardFetchException(url, reason, null, storeSize);
+        return new ShardFetchException(url, reason, null, storeSize, null);
+    }
+
+    /** The object is not the version (ETag) asked for: it changed since, or the ETag came from a stale index. */
+    static ShardFetchException etagChanged(String url, String reason, String storeEtag) {
+        return new ShardFetchException(url, reason, null, -1, storeEtag);
     }
 
     /** The object's size in the store, when the failure is that it differs from the size expected; else -1. */
     public long storeSize() {
         return storeSize;
+    }
+
+    /** The object's ETag in the store, when the failure is that it differs from the ETag expected; else null. */
+    public String storeEtag() {
+        return storeEtag;
+    }
+
+    /** Whether the object in the store is not the one expected (another size or another ETag). */
+    public boolean changed() {
+        return storeSize >= 0 || storeEtag != null;
     }
 
     public ShardFetchException(String url, String reason) {

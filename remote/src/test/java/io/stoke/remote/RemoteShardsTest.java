@@ -177,14 +177,17 @@ class RemoteShardsTest {
         assertTrue(!Files.exists(cacheDir.resolve("shard-00000000.tar.part")), "the cache's files go with it");
     }
 
-    /** The shards under {@code prefix}, with an index.json beside them: {@code sizeError} bytes off for shard 2. */
-    static void putIndexed(String prefix, long sizeError) throws IOException {
+    /**
+     * The shards under {@code prefix}, with an index.json beside them: shard 2's entry
+     * {@code sizeError} bytes off, and with {@code etag} as its ETag when not null.
+     */
+    static void putIndexed(String prefix, long sizeError, String etag) throws IOException {
         List<ShardIndex.Entry> entries = new ArrayList<>();
         for (int s = 0; s < SHARDS; s++) {
             byte[] bytes = Files.readAllBytes(local.resolve("train-" + s + ".tar"));
             s3.put(BUCKET, prefix + "train-" + s + ".tar", bytes);
-            entries.add(
-                    new ShardIndex.Entry("train-" + s + ".tar", PER_SHARD, bytes.length + (s == 2 ? sizeError : 0)));
+            entries.add(new ShardIndex.Entry(
+                    "train-" + s + ".tar", PER_SHARD, bytes.length + (s == 2 ? sizeError : 0), s == 2 ? etag : null));
         }
         ByteArrayOutputStream json = new ByteArrayOutputStream();
         new ShardIndex(entries, true).write(json, "test");
@@ -193,7 +196,7 @@ class RemoteShardsTest {
 
     @Test
     void anIndexOpensRemoteShardsWithoutFetchingOneAndTheFirstBatchWaitsForItsOwnShardsOnly() throws IOException {
-        putIndexed("indexed/", 0);
+        putIndexed("indexed/", 0, null);
         Map<Long, String> want;
         try (Dataset near = Datasets.open(local + "/train-{0..4}.tar")) {
             want = epoch(near, false, 0, new ArrayList<>());
@@ -235,7 +238,7 @@ class RemoteShardsTest {
 
     @Test
     void aShardOfAnotherSizeThanTheIndexSaysIsNamedWhenFetchedAndNeverRead() throws IOException {
-        putIndexed("stale/", 10);
+        putIndexed("stale/", 10, null);
         try (ShardDataset far = (ShardDataset)
                 Datasets.open("s3://data/stale/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
             RuntimeException e = assertThrows(RuntimeException.class, () -> epoch(far, false, 0, new ArrayList<>()));
@@ -243,6 +246,27 @@ class RemoteShardsTest {
             assertTrue(
                     all.contains("stale/train-2.tar")
                             && all.contains("the index s3://data/stale/index.json says")
+                            && all.contains("stoke index"),
+                    all);
+        }
+    }
+
+    @Test
+    void aShardOfAnotherVersionThanTheIndexSaysIsNamedWhenFetchedAndTheScanPinsVersions() throws IOException {
+        String real;
+        try (ShardDataset scanned = RemoteDatasets.openScanned("s3://data/train/", fast(), 100 * largest, null)) {
+            // The scan fetched every shard: each one's ETag is known from then on, and checked on a refetch.
+            real = scanned.shards().bytes().etag(2);
+            assertTrue(real != null && !real.isEmpty(), "s3proxy names versions: " + real);
+        }
+        putIndexed("version/", 0, "\"0123456789abcdef0123456789abcdef\"");
+        try (ShardDataset far = (ShardDataset)
+                Datasets.open("s3://data/version/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
+            RuntimeException e = assertThrows(RuntimeException.class, () -> epoch(far, false, 0, new ArrayList<>()));
+            String all = e.toString() + (e.getCause() != null ? " " + e.getCause() : "");
+            assertTrue(
+                    all.contains("version/train-2.tar")
+                            && all.contains("says ETag \"0123456789abcdef0123456789abcdef\", the store has " + real)
                             && all.contains("stoke index"),
                     all);
         }

@@ -23,6 +23,11 @@ public interface ShardBytes extends AutoCloseable {
     /** The shard's size in bytes, without reading it. */
     long size(int shard);
 
+    /** The shard's version as its store names it (an object's ETag), when known; null for files. */
+    default String etag(int shard) {
+        return null;
+    }
+
     /** Unmaps or frees every shard; no segment handed out stays valid. */
     @Override
     void close();

@@ -35,12 +35,19 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
     static final String KIND = "wids-shard-index-v1";
     private static final JsonFactory JSON = new JsonFactory();
 
-    /** One shard: its URL (relative to the index, or absolute), samples and size in bytes. */
-    public record Entry(String url, int nsamples, long filesize) {
+    /**
+     * One shard: its URL (relative to the index, or absolute), samples, size in bytes, and for a
+     * remote shard its ETag when the store gave one (null otherwise).
+     */
+    public record Entry(String url, int nsamples, long filesize, String etag) {
         public Entry {
             if (url == null || url.isEmpty() || nsamples < 0 || filesize < 0) {
                 throw new IllegalArgumentException("a shard entry needs a url, nsamples >= 0 and filesize >= 0");
             }
+        }
+
+        public Entry(String url, int nsamples, long filesize) {
+            this(url, nsamples, filesize, null);
         }
     }
 
@@ -56,7 +63,7 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
      * @param name the index's file or URL, for errors
      */
     public static ShardIndex read(InputStream in, String name) {
-        List<Object[]> raw = new ArrayList<>(); // url, nsamples, filesize: checked once the file is known to be Stoke's
+        List<Object[]> raw = new ArrayList<>(); // url, nsamples, filesize, etag: checked once the file is Stoke's
         Boolean labelled = null;
         String kind = null;
         try (JsonParser p = JSON.createParser(in)) {
@@ -102,7 +109,7 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
                 throw new IllegalArgumentException(name + ": a shard entry lacks url, nsamples or filesize (url " + url
                         + ", nsamples " + nsamples + ", filesize " + filesize + ")");
             }
-            shards.add(new Entry(url, (int) nsamples, filesize));
+            shards.add(new Entry(url, (int) nsamples, filesize, (String) r[3]));
         }
         return new ShardIndex(shards, labelled);
     }
@@ -111,6 +118,7 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
         String url = null;
         long nsamples = -1;
         long filesize = -1;
+        String etag = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String f = p.currentName();
             JsonToken v = p.nextToken();
@@ -118,10 +126,11 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
                 case "url" -> url = p.getValueAsString();
                 case "nsamples" -> nsamples = v == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : -1;
                 case "filesize" -> filesize = v == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : -1;
+                case "etag" -> etag = p.getValueAsString();
                 default -> p.skipChildren();
             }
         }
-        return new Object[] {url, nsamples, filesize};
+        return new Object[] {url, nsamples, filesize, etag};
     }
 
     private static void expect(JsonToken got, JsonToken want, String name) {
@@ -144,6 +153,9 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
                 g.writeStringField("url", e.url());
                 g.writeNumberField("nsamples", e.nsamples());
                 g.writeNumberField("filesize", e.filesize());
+                if (e.etag() != null) {
+                    g.writeStringField("etag", e.etag());
+                }
                 g.writeEndObject();
             }
             g.writeRaw("\n");

@@ -86,7 +86,8 @@ class ShardIndexTest {
     @Test
     void theIndexRoundTripsAndReadsAsAWidsShardList() throws IOException {
         ShardIndex index = new ShardIndex(
-                List.of(new ShardIndex.Entry("a.tar", 3, 100), new ShardIndex.Entry("s3://b/c.tar", 0, 0)), true);
+                List.of(new ShardIndex.Entry("a.tar", 3, 100), new ShardIndex.Entry("s3://b/c.tar", 0, 0, "\"e1\"")),
+                true);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         index.write(out, "x");
         String json = out.toString(StandardCharsets.UTF_8);
