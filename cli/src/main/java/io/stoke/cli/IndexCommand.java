@@ -6,7 +6,6 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.ShardIndex;
-import io.stoke.loader.source.TarShards;
 import io.stoke.remote.RemoteDatasets;
 import io.stoke.remote.RemoteOptions;
 import java.io.IOException;
@@ -16,8 +15,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -47,8 +44,8 @@ public final class IndexCommand implements Callable<Integer> {
     @Option(
             names = "--out",
             paramLabel = "FILE",
-            description = "Where to write the index (default: index.json beside local shards; needed for remote ones,"
-                    + " then copied beside them).")
+            description = "Where to write the index, a local file (default: index.json beside the shards, in the"
+                    + " store for s3:// ones).")
     Path out;
 
     @Option(
@@ -62,51 +59,43 @@ public final class IndexCommand implements Callable<Integer> {
     public Integer call() {
         PrintStream err = System.err;
         boolean remote = Datasets.isUrl(shards);
-        Path target = out != null ? out : remote ? null : localDefault();
-        if (target == null) {
-            err.println("stoke index: give --out FILE for remote shards (Stoke writes no objects): then copy it beside"
-                    + " them as " + shards + (shards.endsWith("/") ? "" : "/") + ShardIndex.FILE);
-            return Main.EXIT_USAGE;
-        }
-        if (isPackManifest(target)) {
-            err.println("stoke index: " + target + " is stoke pack's manifest, which indexes its shards already;"
-                    + " give --out elsewhere");
-            return Main.EXIT_USAGE;
-        }
         long start = System.nanoTime();
-        try (Dataset opened = remote
-                ? RemoteDatasets.openScanned(shards, RemoteOptions.defaults(), ByteSize.parse(shardCache), null)
-                : Datasets.openScanned(shards)) {
-            if (!(opened instanceof ShardDataset dataset)) {
-                err.println("stoke index: " + shards + " is not tar shards");
+        try {
+            if (remote && out == null) {
+                // Beside the shards, in the store (S3; an HTTP server is read-only here and says so).
+                String url = RemoteDatasets.writeIndex(shards, RemoteOptions.defaults(), ByteSize.parse(shardCache));
+                err.printf(Locale.ROOT, "stoke index: %s, in %.1f s%n", url, (System.nanoTime() - start) / 1e9);
+                return 0;
+            }
+            Path target = out != null ? out : localDefault();
+            if (isPackManifest(target)) {
+                err.println("stoke index: " + target + " is stoke pack's manifest, which indexes its shards already;"
+                        + " give --out elsewhere");
                 return Main.EXIT_USAGE;
             }
-            TarShards tar = dataset.shards();
-            if (!tar.problems().isEmpty()) {
-                err.println("stoke index: damaged shard(s), not indexed (an index must count what a reader finds):\n  "
-                        + String.join("\n  ", tar.problems()));
-                return Main.EXIT_FAILED;
+            try (Dataset opened = remote
+                    ? RemoteDatasets.openScanned(shards, RemoteOptions.defaults(), ByteSize.parse(shardCache), null)
+                    : Datasets.openScanned(shards)) {
+                if (!(opened instanceof ShardDataset dataset)) {
+                    err.println("stoke index: " + shards + " is not tar shards");
+                    return Main.EXIT_USAGE;
+                }
+                Path dir = target.toAbsolutePath().getParent();
+                ShardIndex index = ShardIndex.of(dataset, name -> url(name, dir, remote));
+                write(index, target);
+                err.printf(
+                        Locale.ROOT,
+                        "stoke index: %s: %d shards, %d samples%s, in %.1f s%n",
+                        target,
+                        index.shards().size(),
+                        index.samples(),
+                        index.labelled() ? ", labelled" : ", no labels",
+                        (System.nanoTime() - start) / 1e9);
+                return 0;
             }
-            Path dir = target.toAbsolutePath().getParent();
-            List<ShardIndex.Entry> entries = new ArrayList<>(tar.shardCount());
-            for (int s = 0; s < tar.shardCount(); s++) {
-                entries.add(new ShardIndex.Entry(
-                        url(tar.shardName(s), dir, remote),
-                        tar.firstSample(s + 1) - tar.firstSample(s),
-                        tar.bytes().size(s),
-                        tar.bytes().etag(s))); // the version the scan read (remote shards), checked on each fetch
-            }
-            ShardIndex index = new ShardIndex(entries, tar.labelled());
-            write(index, target);
-            err.printf(
-                    Locale.ROOT,
-                    "stoke index: %s: %d shards, %d samples%s, in %.1f s%n",
-                    target,
-                    entries.size(),
-                    index.samples(),
-                    tar.labelled() ? ", labelled" : ", no labels",
-                    (System.nanoTime() - start) / 1e9);
-            return 0;
+        } catch (IllegalArgumentException e) {
+            err.println("stoke index: " + e.getMessage());
+            return e.getMessage().startsWith("damaged shard") ? Main.EXIT_FAILED : Main.EXIT_USAGE;
         }
     }
 

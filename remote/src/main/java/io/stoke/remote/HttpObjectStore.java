@@ -125,6 +125,12 @@ public final class HttpObjectStore implements ObjectStore {
     }
 
     @Override
+    public void write(String url, byte[] bytes) {
+        throw new UnsupportedOperationException("cannot write " + url + ": Stoke reads HTTP stores, it does not write"
+                + " to them; write the file locally and upload it yourself");
+    }
+
+    @Override
     public String etag(String url) {
         URI uri = uri(url);
         long deadline = retry.clock().nanoTime() + options.deadline().toNanos();

@@ -40,6 +40,13 @@ public interface ObjectStore extends AutoCloseable {
     String etag(String url);
 
     /**
+     * Writes {@code bytes} as the whole object at {@code url}, replacing what is there (one PUT,
+     * retried like a read). Stoke writes small files only this way (a shard index); HTTP stores are
+     * read-only here and throw {@link UnsupportedOperationException}.
+     */
+    void write(String url, byte[] bytes);
+
+    /**
      * The URLs of the objects under {@code prefixUrl} (directly or in sub-"folders") whose names
      * end in {@code suffix}, sorted by name. {@code s3://bucket/train/} lists that folder; the
      * prefix is an S3 key prefix, so {@code s3://bucket/train-} lists the keys starting with

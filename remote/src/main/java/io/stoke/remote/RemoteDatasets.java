@@ -7,6 +7,9 @@ import io.stoke.loader.source.ShardIndex;
 import io.stoke.loader.source.TarShardScanner;
 import io.stoke.loader.source.UrlDatasetProvider;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -79,6 +82,35 @@ public final class RemoteDatasets implements UrlDatasetProvider {
             store.close();
             throw e;
         }
+    }
+
+    /**
+     * {@code stoke index} for remote shards: reads every shard's headers once and writes the index
+     * as {@link ShardIndex#FILE} in the shards' folder (the prefix, or the folder of a pattern or
+     * shard), shard URLs relative to it. Returns the index's URL.
+     */
+    public static String writeIndex(String spec, RemoteOptions options, long cacheBytes) {
+        String folder =
+                BracePattern.hasBraces(spec) || spec.toLowerCase(Locale.ROOT).endsWith(".tar")
+                        ? spec.substring(0, spec.lastIndexOf('/', braceOrEnd(spec)) + 1)
+                        : spec.endsWith("/") ? spec : spec + "/";
+        String indexUrl = folder + ShardIndex.FILE;
+        try (ShardDataset dataset = openScanned(spec, options, cacheBytes, null)) {
+            ShardIndex index = ShardIndex.of(dataset, u -> u.startsWith(folder) ? u.substring(folder.length()) : u);
+            ByteArrayOutputStream json = new ByteArrayOutputStream();
+            index.write(json, ShardIndex.FILE);
+            try (ObjectStore store = ObjectStore.forUrl(indexUrl, options)) {
+                store.write(indexUrl, json.toByteArray());
+            }
+            return indexUrl;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static int braceOrEnd(String spec) {
+        int brace = spec.indexOf('{');
+        return brace < 0 ? spec.length() - 1 : brace;
     }
 
     private static ShardDataset scanned(

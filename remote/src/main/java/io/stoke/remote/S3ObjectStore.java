@@ -19,6 +19,7 @@ import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.ResponseInputStream;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.exception.SdkServiceException;
+import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.regions.providers.AwsProfileRegionProvider;
@@ -180,6 +181,21 @@ public final class S3ObjectStore implements ObjectStore {
             throw new ShardFetchException(url, "HEAD answered without a Content-Length");
         }
         return length;
+    }
+
+    @Override
+    public void write(String url, byte[] bytes) {
+        Location at = Location.of(url, false);
+        long deadline = retry.clock().nanoTime() + options.deadline().toNanos();
+        retry.run(url, "PUT", deadline, new Retry.Tally(), remaining -> {
+            ChecksumHeaders.Seen seen = new ChecksumHeaders.Seen();
+            return call(
+                    url,
+                    seen,
+                    () -> s3.putObject(
+                            b -> b.bucket(at.bucket).key(at.key).overrideConfiguration(attempt(remaining, seen)),
+                            RequestBody.fromBytes(bytes)));
+        });
     }
 
     private HeadObjectResponse head(String url) {

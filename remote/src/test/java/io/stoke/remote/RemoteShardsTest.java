@@ -1,6 +1,7 @@
 package io.stoke.remote;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -269,6 +270,27 @@ class RemoteShardsTest {
                             && all.contains("says ETag \"0123456789abcdef0123456789abcdef\", the store has " + real)
                             && all.contains("stoke index"),
                     all);
+        }
+    }
+
+    @Test
+    void stokeIndexWritesTheIndexBesideRemoteShardsAndOpeningThenFetchesNone() throws IOException {
+        for (int s = 0; s < SHARDS; s++) {
+            s3.put(BUCKET, "self/train-" + s + ".tar", Files.readAllBytes(local.resolve("train-" + s + ".tar")));
+        }
+        String url = RemoteDatasets.writeIndex("s3://data/self/train-{0..4}.tar", fast(), 100 * largest);
+        assertEquals("s3://data/self/index.json", url);
+        Map<Long, String> want;
+        try (Dataset near = Datasets.open(local + "/train-{0..4}.tar")) {
+            want = epoch(near, false, 0, new ArrayList<>());
+        }
+        try (ShardDataset far = (ShardDataset)
+                Datasets.open("s3://data/self/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
+            assertTrue(far.shards().indexed());
+            assertEquals("s3://data/self/train-3.tar", far.shards().shardName(3));
+            assertNotNull(far.shards().bytes().etag(3), "the index carries the version each shard was read at");
+            assertEquals(0, ((RemoteShards) far.shards().bytes()).fetches());
+            assertEquals(want, epoch(far, false, 0, new ArrayList<>()));
         }
     }
 

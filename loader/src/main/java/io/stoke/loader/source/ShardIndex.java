@@ -10,6 +10,7 @@ import java.io.OutputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.UnaryOperator;
 
 /**
  * A dataset's shard index, {@code index.json} beside the shards: WebDataset's wids shard list
@@ -187,6 +188,31 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
         }
         return new ShardDataset(
                 root, new TarShards(names.toArray(String[]::new), first, bytes, List.of(), labelled, name));
+    }
+
+    /**
+     * The index of {@code dataset}, opened from its shards' headers: each shard's URL as
+     * {@code url} gives it (relative to where the index goes, or as named), its samples, size and,
+     * for a remote shard, the ETag its scan read.
+     *
+     * @throws IllegalArgumentException when a shard is damaged: an index must count what a reader
+     *     finds, so damaged shards are named and no index is made
+     */
+    public static ShardIndex of(ShardDataset dataset, UnaryOperator<String> url) {
+        TarShards tar = dataset.shards();
+        if (!tar.problems().isEmpty()) {
+            throw new IllegalArgumentException("damaged shard(s), not indexed (an index must count what a reader"
+                    + " finds):\n  " + String.join("\n  ", tar.problems()));
+        }
+        List<Entry> entries = new ArrayList<>(tar.shardCount());
+        for (int s = 0; s < tar.shardCount(); s++) {
+            entries.add(new Entry(
+                    url.apply(tar.shardName(s)),
+                    tar.firstSample(s + 1) - tar.firstSample(s),
+                    tar.bytes().size(s),
+                    tar.bytes().etag(s)));
+        }
+        return new ShardIndex(entries, tar.labelled());
     }
 
     /** Samples in all shards. */
