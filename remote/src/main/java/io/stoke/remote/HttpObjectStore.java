@@ -130,23 +130,6 @@ public final class HttpObjectStore implements ObjectStore {
                 + " to them; write the file locally and upload it yourself");
     }
 
-    @Override
-    public String etag(String url) {
-        URI uri = uri(url);
-        long deadline = retry.clock().nanoTime() + options.deadline().toNanos();
-        return retry.run(url, "HEAD", deadline, new Retry.Tally(), remaining -> {
-            HttpResponse<Void> head = send(
-                    url,
-                    HttpRequest.newBuilder(uri)
-                            .method("HEAD", HttpRequest.BodyPublishers.noBody())
-                            .timeout(timeout(remaining))
-                            .build(),
-                    BodyHandlers.discarding());
-            // A server that does not answer HEAD, or gives no ETag, names no version: null.
-            return head.statusCode() == 200 ? head.headers().firstValue("ETag").orElse(null) : null;
-        });
-    }
-
     private RangeResponse openRange(String url, URI uri, long first, long last, long timeoutNanos)
             throws TransientFailure {
         HttpResponse<InputStream> response = send(

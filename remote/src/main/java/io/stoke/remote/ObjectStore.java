@@ -36,9 +36,6 @@ public interface ObjectStore extends AutoCloseable {
      */
     String read(String url, MemorySegment dst, String etag);
 
-    /** The object's ETag (its version as the store names it), or null when the store gives none. */
-    String etag(String url);
-
     /**
      * Writes {@code bytes} as the whole object at {@code url}, replacing what is there (one PUT,
      * retried like a read). Stoke writes small files only this way (a shard index); HTTP stores are

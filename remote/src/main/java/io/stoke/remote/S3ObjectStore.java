@@ -227,11 +227,6 @@ public final class S3ObjectStore implements ObjectStore {
                 etag);
     }
 
-    @Override
-    public String etag(String url) {
-        return head(url).eTag();
-    }
-
     private RangeResponse openRange(String url, Location at, long first, long last, long timeoutNanos)
             throws TransientFailure {
         ChecksumHeaders.Seen seen = new ChecksumHeaders.Seen();

@@ -2,7 +2,6 @@ package io.stoke.loader.source;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -66,51 +65,4 @@ public abstract sealed class Dataset implements AutoCloseable permits FileDatase
      * @return the number of bytes copied ({@link #pathLength})
      */
     public abstract int copyPath(int sample, MemorySegment dst, long offset);
-
-    static final class Builder {
-        private byte[] bytes = new byte[1 << 16];
-        private int[] starts = new int[1025];
-        private int[] labels = new int[1024];
-        private int size;
-        private int used;
-
-        void add(byte[] path, int label) {
-            if (used + path.length > bytes.length) {
-                long grown = Math.max((long) bytes.length * 2, (long) used + path.length);
-                if (grown > Integer.MAX_VALUE - 8) {
-                    throw new IllegalStateException("dataset paths exceed 2 GiB");
-                }
-                bytes = Arrays.copyOf(bytes, (int) grown);
-            }
-            if (size == labels.length) {
-                // starts keeps one more entry than labels: the end of the last path.
-                labels = Arrays.copyOf(labels, labels.length * 2);
-                starts = Arrays.copyOf(starts, labels.length + 1);
-            }
-            System.arraycopy(path, 0, bytes, used, path.length);
-            starts[size] = used;
-            labels[size] = label;
-            used += path.length;
-            size++;
-            starts[size] = used;
-        }
-
-        int size() {
-            return size;
-        }
-
-        /** Sets the label of a sample already added (tar shards learn it from a later member). */
-        void label(int sample, int label) {
-            labels[sample] = label;
-        }
-
-        FileDataset buildFiles(Path root, List<String> classNames) {
-            return new FileDataset(
-                    root,
-                    Arrays.copyOf(bytes, used),
-                    Arrays.copyOf(starts, size + 1),
-                    Arrays.copyOf(labels, size),
-                    classNames);
-        }
-    }
 }

@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 
 /** A dataset of one file per sample: an ImageFolder tree ({@link ImageFolder}) or a list file ({@link ListFile}). */
@@ -64,5 +65,44 @@ public final class FileDataset extends Dataset {
     @Override
     public SampleReader reader(long maxBytes) {
         return new FileReader(this, maxBytes);
+    }
+
+    /** The paths and labels of a folder or list file, added one by one into the flat arrays. */
+    static final class Builder {
+        private byte[] bytes = new byte[1 << 16];
+        private int[] starts = new int[1025];
+        private int[] labels = new int[1024];
+        private int size;
+        private int used;
+
+        void add(byte[] path, int label) {
+            if (used + path.length > bytes.length) {
+                long grown = Math.max((long) bytes.length * 2, (long) used + path.length);
+                if (grown > Integer.MAX_VALUE - 8) {
+                    throw new IllegalStateException("dataset paths exceed 2 GiB");
+                }
+                bytes = Arrays.copyOf(bytes, (int) grown);
+            }
+            if (size == labels.length) {
+                // starts keeps one more entry than labels: the end of the last path.
+                labels = Arrays.copyOf(labels, labels.length * 2);
+                starts = Arrays.copyOf(starts, labels.length + 1);
+            }
+            System.arraycopy(path, 0, bytes, used, path.length);
+            starts[size] = used;
+            labels[size] = label;
+            used += path.length;
+            size++;
+            starts[size] = used;
+        }
+
+        FileDataset build(Path root, List<String> classNames) {
+            return new FileDataset(
+                    root,
+                    Arrays.copyOf(bytes, used),
+                    Arrays.copyOf(starts, size + 1),
+                    Arrays.copyOf(labels, size),
+                    classNames);
+        }
     }
 }

@@ -42,7 +42,7 @@ public final class ImageFolder {
             throw new IllegalArgumentException(
                     "no class folders in " + root + " (ImageFolder layout is root/<class>/<image>)");
         }
-        Dataset.Builder builder = new Dataset.Builder();
+        FileDataset.Builder builder = new FileDataset.Builder();
         for (int label = 0; label < classes.size(); label++) {
             String cls = classes.get(label);
             // Names of one class at a time: the only per-file objects, and they die here.
@@ -63,7 +63,7 @@ public final class ImageFolder {
                 builder.add((cls + "/" + name).getBytes(StandardCharsets.UTF_8), label);
             }
         }
-        FileDataset index = builder.buildFiles(root.toAbsolutePath(), classes);
+        FileDataset index = builder.build(root.toAbsolutePath(), classes);
         if (index.size() == 0) {
             throw new IllegalArgumentException("no image files under " + root);
         }

@@ -18,7 +18,7 @@ public final class ListFile {
 
     public static FileDataset read(Path listFile) {
         Path root = listFile.toAbsolutePath().getParent();
-        Dataset.Builder builder = new Dataset.Builder();
+        FileDataset.Builder builder = new FileDataset.Builder();
         try (BufferedReader in = Files.newBufferedReader(listFile, StandardCharsets.UTF_8)) {
             String line;
             int number = 0;
@@ -49,7 +49,7 @@ public final class ListFile {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read list file " + listFile, e);
         }
-        FileDataset index = builder.buildFiles(root, List.of());
+        FileDataset index = builder.build(root, List.of());
         if (index.size() == 0) {
             throw new IllegalArgumentException("list file " + listFile + " names no samples");
         }

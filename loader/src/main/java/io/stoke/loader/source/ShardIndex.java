@@ -64,7 +64,7 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
      * @param name the index's file or URL, for errors
      */
     public static ShardIndex read(InputStream in, String name) {
-        List<Object[]> raw = new ArrayList<>(); // url, nsamples, filesize, etag: checked once the file is Stoke's
+        List<RawEntry> raw = new ArrayList<>(); // checked once the file is known to be Stoke's
         Boolean labelled = null;
         String kind = null;
         try (JsonParser p = JSON.createParser(in)) {
@@ -102,20 +102,24 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
             return null;
         }
         List<Entry> shards = new ArrayList<>(raw.size());
-        for (Object[] r : raw) {
-            String url = (String) r[0];
-            long nsamples = (Long) r[1];
-            long filesize = (Long) r[2];
-            if (url == null || url.isEmpty() || nsamples < 0 || nsamples > Integer.MAX_VALUE || filesize < 0) {
-                throw new IllegalArgumentException(name + ": a shard entry lacks url, nsamples or filesize (url " + url
-                        + ", nsamples " + nsamples + ", filesize " + filesize + ")");
+        for (RawEntry r : raw) {
+            if (r.url() == null
+                    || r.url().isEmpty()
+                    || r.nsamples() < 0
+                    || r.nsamples() > Integer.MAX_VALUE
+                    || r.filesize() < 0) {
+                throw new IllegalArgumentException(name + ": a shard entry lacks url, nsamples or filesize (url "
+                        + r.url() + ", nsamples " + r.nsamples() + ", filesize " + r.filesize() + ")");
             }
-            shards.add(new Entry(url, (int) nsamples, filesize, (String) r[3]));
+            shards.add(new Entry(r.url(), (int) r.nsamples(), r.filesize(), r.etag()));
         }
         return new ShardIndex(shards, labelled);
     }
 
-    private static Object[] entry(JsonParser p) throws IOException {
+    /** An entry as written, before it is known to be Stoke's and checked. */
+    private record RawEntry(String url, long nsamples, long filesize, String etag) {}
+
+    private static RawEntry entry(JsonParser p) throws IOException {
         String url = null;
         long nsamples = -1;
         long filesize = -1;
@@ -131,7 +135,7 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
                 default -> p.skipChildren();
             }
         }
-        return new Object[] {url, nsamples, filesize, etag};
+        return new RawEntry(url, nsamples, filesize, etag);
     }
 
     private static void expect(JsonToken got, JsonToken want, String name) {

@@ -20,7 +20,6 @@ final class ShardTable {
     private final int[] lengths;
     private final byte[] status;
     private final byte[] formats;
-    private final boolean anyLabel;
     private final String problem;
 
     /**
@@ -55,7 +54,6 @@ final class ShardTable {
             }
             status[i] = (byte) st.code();
         }
-        anyLabel = scan.anyLabel;
         problem = scan.problem;
     }
 
@@ -95,11 +93,6 @@ final class ShardTable {
 
     byte format(int i) {
         return formats[i];
-    }
-
-    /** Whether some sample of this shard has a {@code .cls} label. */
-    boolean anyLabel() {
-        return anyLabel;
     }
 
     /** What the scan found wrong with the shard as a whole, or null. */
