@@ -37,6 +37,12 @@ final class Choices {
         }
     }
 
+    /** {@code stoke embed --format}. */
+    enum EmbedFormat {
+        npy,
+        parquet
+    }
+
     /** {@code --transform}. */
     enum Transform {
         eval,

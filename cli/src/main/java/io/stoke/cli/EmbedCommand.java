@@ -4,6 +4,8 @@ import ai.onnxruntime.OrtException;
 import io.stoke.embed.Embedder;
 import io.stoke.embed.EmbeddingJob;
 import io.stoke.embed.EmbeddingOutput;
+import io.stoke.embed.EmbeddingSink;
+import io.stoke.embed.EmbeddingTables;
 import io.stoke.embed.InferenceDevice;
 import io.stoke.embed.ModelContract;
 import io.stoke.ffm.CudaDriver;
@@ -80,6 +82,16 @@ public final class EmbedCommand implements Callable<Integer> {
     @Option(names = "--overwrite", description = "Replace a finished output in DIR.")
     boolean overwrite;
 
+    @Option(
+            names = "--format",
+            paramLabel = "FORMAT",
+            description = {
+                "npy (default): DIR/embeddings.npy, paths.txt, skipped.txt. parquet: one table per shard,",
+                "DIR/<shard>.parquet (DIR/embeddings.parquet for files), columns shard, key, index, label,",
+                "status, embedding: the table 'stoke spark-embed' writes."
+            })
+    Choices.EmbedFormat format = Choices.EmbedFormat.npy;
+
     @Mixin
     LoaderOptions options;
 
@@ -115,6 +127,11 @@ public final class EmbedCommand implements Callable<Integer> {
                     + options.transform);
             return Main.EXIT_USAGE;
         }
+        if (format == Choices.EmbedFormat.parquet && (options.shuffle || options.worldSize != 1)) {
+            err.println("stoke embed: --format parquet writes whole shards in order: no --shuffle, --world-size 1"
+                    + " (spread shards over machines with 'stoke spark-embed')");
+            return Main.EXIT_USAGE;
+        }
         try (Dataset index = options.open(dataset);
                 Embedder embedder = open(where, err)) {
             if (embedder == null) {
@@ -145,23 +162,17 @@ public final class EmbedCommand implements Callable<Integer> {
                     intraOpThreads);
             err.flush();
             EmbeddingJob.Figures f;
-            try (EmbeddingOutput output = EmbeddingOutput.create(
-                            out, contract.dimension(), EmbeddingJob.paths(index, rows), overwrite);
-                    Loader loader = builder.build()) {
-                ProgressBar progress = new ProgressBar(System.err, rows.length);
-                long[] last = {0};
-                f = EmbeddingJob.run(loader, embedder, output, rows, done -> {
-                    progress.advance(done - last[0]);
-                    last[0] = done;
-                });
-                progress.finish();
-                output.commit();
-                for (String s : output.skipped()) {
-                    err.println("skipped: " + s);
-                }
+            try (Loader loader = builder.build()) {
+                f = format == Choices.EmbedFormat.parquet
+                        ? toTables(index, rows, contract, loader, embedder, err)
+                        : toNpy(index, rows, contract, loader, embedder, err);
             } catch (SampleException | NoSampleDecodedException e) {
                 err.println("stoke embed: " + e.getMessage());
-                err.println("stoke embed: nothing written (--on-error skip embeds the rest and lists the bad files)");
+                err.println(
+                        format == Choices.EmbedFormat.parquet
+                                ? "stoke embed: the tables of the shards before it are written, none after (--on-error skip"
+                                        + " embeds the rest and gives the bad files status rows)"
+                                : "stoke embed: nothing written (--on-error skip embeds the rest and lists the bad files)");
                 return Main.EXIT_FAILED;
             } catch (IllegalStateException e) {
                 if (e.getMessage() != null && e.getMessage().contains("--overwrite")) {
@@ -191,6 +202,44 @@ public final class EmbedCommand implements Callable<Integer> {
             stdout.flush();
             return 0;
         }
+    }
+
+    private EmbeddingJob.Figures toNpy(
+            Dataset index, int[] rows, ModelContract contract, Loader loader, Embedder embedder, PrintWriter err)
+            throws Exception {
+        try (EmbeddingOutput output =
+                EmbeddingOutput.create(out, contract.dimension(), EmbeddingJob.paths(index, rows), overwrite)) {
+            EmbeddingJob.Figures f = run(loader, embedder, output, rows);
+            output.commit();
+            for (String s : output.skipped()) {
+                err.println("skipped: " + s);
+            }
+            return f;
+        }
+    }
+
+    private EmbeddingJob.Figures toTables(
+            Dataset index, int[] rows, ModelContract contract, Loader loader, Embedder embedder, PrintWriter err)
+            throws Exception {
+        try (EmbeddingTables tables = EmbeddingTables.create(out, index, rows, contract.dimension(), overwrite)) {
+            EmbeddingJob.Figures f = run(loader, embedder, tables, rows);
+            tables.commit();
+            err.println("stoke embed: " + tables.written().size() + " Parquet table"
+                    + (tables.written().size() == 1 ? "" : "s") + " in " + out);
+            return f;
+        }
+    }
+
+    private static EmbeddingJob.Figures run(Loader loader, Embedder embedder, EmbeddingSink sink, int[] rows)
+            throws OrtException {
+        ProgressBar progress = new ProgressBar(System.err, rows.length);
+        long[] last = {0};
+        EmbeddingJob.Figures f = EmbeddingJob.run(loader, embedder, sink, rows, done -> {
+            progress.advance(done - last[0]);
+            last[0] = done;
+        });
+        progress.finish();
+        return f;
     }
 
     private Embedder open(InferenceDevice where, PrintWriter err) {

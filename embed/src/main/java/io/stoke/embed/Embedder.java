@@ -21,7 +21,7 @@ import java.util.Map;
  * Runs an ONNX Runtime session on batches where they lie: the input tensor is a direct buffer
  * over the batch's slot (ONNX Runtime's Java API takes a direct buffer as the tensor's memory, no
  * copy), and the output is written into memory this embedder owns (a pinned output), so neither
- * side of a run copies pixels or allocates their size on the heap. One per consumer thread.
+ * side of a run copies pixels or allocates their size on the heap. One consumer at a time.
  *
  * <p>Ownership: the output memory belongs to this embedder's arena and is valid until the next
  * {@link #embed} or {@link #close}; the input stays the batch's, which must stay open during
@@ -32,7 +32,9 @@ public final class Embedder implements AutoCloseable {
     private final OrtSession session;
     private final ModelContract contract;
     private final long[] outputShape;
-    private final Arena arena = Arena.ofConfined();
+    // Shared, not confined: one consumer at a time, but not always the same thread (a Spark
+    // executor's tasks borrow an embedder from its pool, each on a thread of the pool's own).
+    private final Arena arena = Arena.ofShared();
     private MemorySegment output;
     private long lastRunNanos;
 

@@ -19,7 +19,7 @@ import java.util.Map;
 import java.util.function.LongConsumer;
 
 /**
- * One pass of a loader through a model into an {@link EmbeddingOutput}: each batch is embedded
+ * One pass of a loader through a model into an {@link EmbeddingSink}: each batch is embedded
  * where it lies while the loader's workers decode the next ones into the ring's other slots, and
  * each sample's row is written at its place in dataset order (torchvision's ImageFolder order, or
  * the list file's; for a shard, the shard's samples in that order), whatever order batches come in.
@@ -87,8 +87,7 @@ public final class EmbeddingJob {
      *
      * @param progress told the number of images after each batch
      */
-    public static Figures run(
-            Loader loader, Embedder embedder, EmbeddingOutput output, int[] rows, LongConsumer progress)
+    public static Figures run(Loader loader, Embedder embedder, EmbeddingSink output, int[] rows, LongConsumer progress)
             throws OrtException {
         long dimension = embedder.contract().dimension();
         long cpu0 = processCpuNanos();
@@ -148,7 +147,7 @@ public final class EmbeddingJob {
 
     /** Samples {@code [from, to)} of a batch's embeddings, whose rows start at {@code firstRow}. */
     private static void writeRun(
-            EmbeddingOutput output, MemorySegment values, long dimension, int from, int to, int firstRow) {
+            EmbeddingSink output, MemorySegment values, long dimension, int from, int to, int firstRow) {
         output.writeRows(firstRow, to - from, values.asSlice(4L * dimension * from, 4L * dimension * (to - from)));
     }
 

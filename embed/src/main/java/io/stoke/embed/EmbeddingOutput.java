@@ -28,7 +28,7 @@ import java.util.List;
  * commit deletes the partial files. Rows are written at their place in the file, in any order;
  * a row never written reads as zeros.
  */
-public final class EmbeddingOutput implements AutoCloseable {
+public final class EmbeddingOutput implements EmbeddingSink, AutoCloseable {
     public static final String EMBEDDINGS = "embeddings.npy";
     public static final String PATHS = "paths.txt";
     public static final String SKIPPED = "skipped.txt";
@@ -107,6 +107,7 @@ public final class EmbeddingOutput implements AutoCloseable {
      * Writes rows {@code [first, first + count)} from {@code values} ({@code count * dimension}
      * float32 values, native order) in one positioned write.
      */
+    @Override
     public void writeRows(long first, int count, MemorySegment values) {
         if (first < 0 || count < 1 || first + count > rows || values.byteSize() != 4L * count * dimension) {
             throw new IndexOutOfBoundsException("rows " + first + "+" + count + " of " + rows + ", " + values.byteSize()
@@ -127,6 +128,7 @@ public final class EmbeddingOutput implements AutoCloseable {
     }
 
     /** Records that row {@code row}'s file ({@code path}) did not decode, and why; the row stays zeros. */
+    @Override
     public void skip(long row, String path, String reason) {
         skipped.add(path + "\t" + reason.replace('\n', ' ').replace('\t', ' '));
     }

@@ -181,6 +181,18 @@ public final class HttpObjectStore implements ObjectStore {
 
     /** HTTP has no listing: the shards of an http(s) dataset are named by a pattern instead. */
     @Override
+    public boolean create(String url, byte[] bytes) {
+        write(url, bytes);
+        return true;
+    }
+
+    @Override
+    public void delete(String url) {
+        throw new UnsupportedOperationException(
+                "cannot delete " + url + ": Stoke reads HTTP stores, it does not" + " change them");
+    }
+
+    @Override
     public List<String> list(String prefixUrl, String suffix) {
         throw new UnsupportedOperationException("cannot list " + prefixUrl + ": HTTP has no directory listing;"
                 + " name the shards with a brace pattern instead, such as https://host/train-{000000..000146}.tar");

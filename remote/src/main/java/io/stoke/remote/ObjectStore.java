@@ -44,6 +44,19 @@ public interface ObjectStore extends AutoCloseable {
     void write(String url, byte[] bytes);
 
     /**
+     * Writes {@code bytes} at {@code url} only if no object is there, in one conditional PUT
+     * ({@code If-None-Match: *}): of several writers racing for one URL, exactly one gets true.
+     * Returns false when an object was there (HTTP 412). Throws {@link UnsupportedOperationException}
+     * when the store refuses conditional writes (S3 has them since August 2024; older stores answer
+     * 501); a store that ignores the header instead would replace the object and answer true, which
+     * no client can tell from the answer.
+     */
+    boolean create(String url, byte[] bytes);
+
+    /** Deletes the object at {@code url}; a missing object is no error. */
+    void delete(String url);
+
+    /**
      * The URLs of the objects under {@code prefixUrl} (directly or in sub-"folders") whose names
      * end in {@code suffix}, sorted by name. {@code s3://bucket/train/} lists that folder; the
      * prefix is an S3 key prefix, so {@code s3://bucket/train-} lists the keys starting with

@@ -33,6 +33,7 @@ import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
+import software.amazon.awssdk.services.s3.model.S3Exception;
 import software.amazon.awssdk.services.s3.model.S3Object;
 
 /**
@@ -195,6 +196,60 @@ public final class S3ObjectStore implements ObjectStore {
                     () -> s3.putObject(
                             b -> b.bucket(at.bucket).key(at.key).overrideConfiguration(attempt(remaining, seen)),
                             RequestBody.fromBytes(bytes)));
+        });
+    }
+
+    @Override
+    public boolean create(String url, byte[] bytes) {
+        Location at = Location.of(url, false);
+        long deadline = retry.clock().nanoTime() + options.deadline().toNanos();
+        try {
+            return retry.run(url, "conditional PUT", deadline, new Retry.Tally(), remaining -> {
+                ChecksumHeaders.Seen seen = new ChecksumHeaders.Seen();
+                return call(url, seen, () -> {
+                    try {
+                        s3.putObject(
+                                b -> b.bucket(at.bucket)
+                                        .key(at.key)
+                                        .ifNoneMatch("*")
+                                        .overrideConfiguration(attempt(remaining, seen)),
+                                RequestBody.fromBytes(bytes));
+                        return true;
+                    } catch (S3Exception e) {
+                        if (e.statusCode() == 412) {
+                            return false; // another writer's object is there
+                        }
+                        throw e;
+                    }
+                });
+            });
+        } catch (ShardFetchException e) {
+            if (e.getCause() instanceof SdkServiceException s
+                    && FailureKind.of(s.statusCode(), errorCode(s)) == FailureKind.UNSUPPORTED) {
+                throw new UnsupportedOperationException(
+                        url + ": the store does not support conditional writes (If-None-Match: *): " + e.getMessage(),
+                        e);
+            }
+            throw e;
+        }
+    }
+
+    private static String errorCode(SdkServiceException e) {
+        AwsErrorDetails details = e instanceof AwsServiceException aws ? aws.awsErrorDetails() : null;
+        return details == null ? null : details.errorCode();
+    }
+
+    @Override
+    public void delete(String url) {
+        Location at = Location.of(url, false);
+        long deadline = retry.clock().nanoTime() + options.deadline().toNanos();
+        retry.run(url, "DELETE", deadline, new Retry.Tally(), remaining -> {
+            ChecksumHeaders.Seen seen = new ChecksumHeaders.Seen();
+            return call(
+                    url,
+                    seen,
+                    () -> s3.deleteObject(
+                            b -> b.bucket(at.bucket).key(at.key).overrideConfiguration(attempt(remaining, seen))));
         });
     }
 

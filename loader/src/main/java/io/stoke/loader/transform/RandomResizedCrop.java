@@ -1,5 +1,7 @@
 package io.stoke.loader.transform;
 
+import java.io.Serializable;
+
 /**
  * torchvision's {@code RandomResizedCrop.get_params} and {@code RandomHorizontalFlip}, drawn from a
  * {@link CounterRandom}: up to ten tries of an area fraction uniform in {@code scale} and an aspect
@@ -14,7 +16,8 @@ package io.stoke.loader.transform;
  * @param ratioMax largest width / height (4/3)
  * @param flip     probability of a horizontal flip (0.5)
  */
-public record RandomResizedCrop(double scaleMin, double scaleMax, double ratioMin, double ratioMax, double flip) {
+public record RandomResizedCrop(double scaleMin, double scaleMax, double ratioMin, double ratioMax, double flip)
+        implements Serializable {
     private static final int TRIES = 10;
 
     public RandomResizedCrop {

@@ -1,5 +1,6 @@
 package io.stoke.loader.transform;
 
+import java.io.Serializable;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -34,7 +35,8 @@ public record TransformSpec(
         long maxPixels,
         long maxFileBytes,
         RandomResizedCrop train,
-        boolean evalRegion) {
+        boolean evalRegion)
+        implements Serializable {
     public static final float[] IMAGENET_MEAN = {0.485f, 0.456f, 0.406f};
     public static final float[] IMAGENET_STD = {0.229f, 0.224f, 0.225f};
 

@@ -1,0 +1,173 @@
+package io.stoke.cli;
+
+import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.spark.Manifest;
+import io.stoke.spark.SparkEmbed;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code stoke spark-embed DATA --model F.onnx --out OUT [--master URL]}: {@code stoke embed}'s
+ * job on Apache Spark, one task per shard ({@link SparkEmbed}). Spark is not in Stoke's jar: this
+ * runs where Spark's jars are on the class path ({@code ./stoke spark-embed}, or spark-submit with
+ * Stoke's jar), and says so in one sentence where they are not.
+ */
+@Command(
+        name = "spark-embed",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {
+            "Computes one embedding per image of the shards in DATA on Apache Spark, one task per shard: writes",
+            "OUT/<shard>.parquet (columns shard, key, index, label, status, embedding; the table 'stoke embed",
+            "--format parquet' writes), each shard committed exactly once, and OUT/_manifest.json. A rerun into OUT",
+            "skips committed shards. Bad images become rows with their status and zero embeddings."
+        })
+public final class SparkEmbedCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(
+            index = "0",
+            paramLabel = "DATA",
+            description = "The shards: a folder, a brace pattern, an index.json, or an s3:// prefix.")
+    String dataset;
+
+    @Option(
+            names = "--model",
+            required = true,
+            paramLabel = "FILE",
+            description = "The ONNX model, a local file (Spark ships it to the executors).")
+    Path model;
+
+    @Option(
+            names = "--out",
+            required = true,
+            paramLabel = "OUT",
+            description = "Output: a local folder (shared by every machine of a cluster) or an s3:// prefix.")
+    String out;
+
+    @Option(
+            names = "--master",
+            paramLabel = "URL",
+            description = {
+                "Spark's master: spark://HOST:7077, yarn, k8s://..., local[N] (default: spark-submit's, else",
+                "local[*], this machine)."
+            })
+    String master;
+
+    @Option(
+            names = "--conf",
+            paramLabel = "KEY=VALUE",
+            description = "A Spark setting, as spark-submit's --conf (spark.task.cpus=2, spark.speculation=true).")
+    Map<String, String> conf = new LinkedHashMap<>();
+
+    @Option(
+            names = "--intra-op-threads",
+            paramLabel = "N",
+            description = "ONNX Runtime's threads per operator (default: the task's cores).")
+    int intraOpThreads;
+
+    @Option(
+            names = "--device",
+            paramLabel = "cpu|cuda",
+            description = {
+                "Where the model runs (default: ${DEFAULT-VALUE}). cuda: the GPU Spark gave the task",
+                "(spark.task.resource.gpu.amount), else device 0; needs the onnxruntime_gpu build."
+            })
+    String device = "cpu";
+
+    @Option(
+            names = "--output-name",
+            paramLabel = "NAME",
+            description = "The model's output to keep, when it has several.")
+    String outputName;
+
+    @Mixin
+    LoaderOptions options;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter err = spec.commandLine().getErr();
+        String problem = refused();
+        if (problem != null) {
+            err.println("stoke spark-embed: " + problem);
+            return Main.EXIT_USAGE;
+        }
+        if (!Files.isRegularFile(model)) {
+            err.println("stoke spark-embed: no model file " + model);
+            return Main.EXIT_USAGE;
+        }
+        try {
+            Class.forName("org.apache.spark.sql.SparkSession");
+        } catch (ClassNotFoundException e) {
+            err.println("stoke spark-embed: Apache Spark 4.2 is not on the class path: run it from a checkout"
+                    + " (./stoke spark-embed, which uses the Spark jars the build fetched), or submit Stoke's jar with"
+                    + " spark-submit --class io.stoke.cli.Main stoke.jar spark-embed ...");
+            return Main.EXIT_FAILED;
+        }
+        boolean workersGiven = spec.commandLine().getParseResult().hasMatchedOption("--workers");
+        SparkEmbed.Request request = new SparkEmbed.Request(
+                dataset,
+                model,
+                outputName,
+                options.transform(),
+                out,
+                options.batchSize,
+                workersGiven ? options.workers : 0,
+                options.slots,
+                intraOpThreads,
+                device,
+                ByteSize.parse(options.shardCache),
+                false);
+        err.flush();
+        Manifest m = SparkEmbed.run(master, conf, request, line -> {
+            err.println("stoke spark-embed: " + line);
+            err.flush();
+        });
+        PrintWriter stdout = spec.commandLine().getOut();
+        stdout.printf(Locale.ROOT, "stoke spark-embed %s -> %s%n", dataset, out);
+        stdout.printf(
+                Locale.ROOT,
+                "  shards        %d (%d committed now, %d before)%n",
+                m.shards(),
+                m.committed(),
+                m.committedBefore());
+        stdout.printf(Locale.ROOT, "  rows          %d (%d did not decode: status rows)%n", m.rows(), m.failedRows());
+        stdout.printf(Locale.ROOT, "  failed shards %d%n", m.failed().size());
+        stdout.printf(Locale.ROOT, "  time          %.1f s (planning %.2f s)%n", m.seconds(), m.planSeconds());
+        stdout.flush();
+        return m.failed().isEmpty() ? 0 : Main.EXIT_FAILED;
+    }
+
+    /** The loader options that make no sense for this job, in one sentence, or null. */
+    private String refused() {
+        var parsed = spec.commandLine().getParseResult();
+        if (options.epochs != 1 || options.startBatch != 0 || options.startEpoch != 0) {
+            return "embedding makes one pass over the data: no --epochs, --start-epoch or --start-batch";
+        }
+        if (options.shuffle || options.worldSize != 1 || options.rank != 0) {
+            return "each task embeds a whole shard in order: no --shuffle, --rank or --world-size (Spark spreads"
+                    + " the shards)";
+        }
+        if (options.transform != Choices.Transform.eval) {
+            return "embeddings use the evaluation transform (Resize + CenterCrop), not --transform "
+                    + options.transform;
+        }
+        if (parsed.hasMatchedOption("--on-error") && options.policy() == ErrorPolicy.FAIL) {
+            return "a bad image becomes a row with its status (--on-error skip); a shard that cannot be read is named"
+                    + " in the manifest: --on-error fail does not apply";
+        }
+        return null;
+    }
+}

@@ -1,0 +1,175 @@
+package io.stoke.spark;
+
+import io.stoke.remote.ObjectStore;
+import io.stoke.remote.RemoteOptions;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+
+/**
+ * Output under an {@code s3://} prefix. An attempt writes its table to a local file; its commit
+ * creates the marker by a conditional PUT ({@code If-None-Match: *}), which of several attempts
+ * exactly one wins, and the winner then PUTs its table. A table is one object per shard, written
+ * whole by one PUT, so a reader never sees part of one, nor two attempts' rows for one shard.
+ *
+ * <p>A store without conditional writes (older S3-compatible servers answer 501) is used with a
+ * HEAD before the marker's plain PUT: two attempts that race past the HEAD both write the shard's
+ * one table object, the last one standing, so rows are still never duplicated; the driver says so
+ * once ({@link #atMostOnceCaveat}).
+ */
+final class S3TableStore implements TableStore {
+    private final ObjectStore store;
+    private final String prefix;
+
+    private S3TableStore(ObjectStore store, String prefix) {
+        this.store = store;
+        this.prefix = prefix;
+    }
+
+    static S3TableStore open(String out) {
+        String prefix = out.endsWith("/") ? out : out + "/";
+        return new S3TableStore(ObjectStore.forUrl(prefix, RemoteOptions.defaults()), prefix);
+    }
+
+    @Override
+    public Path attemptFolder(long attemptId) {
+        try {
+            return Files.createTempDirectory("stoke-spark-" + attemptId + "-");
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create a local folder for a task's table", e);
+        }
+    }
+
+    @Override
+    public String attemptName(Path file) {
+        return null;
+    }
+
+    @Override
+    public boolean commit(String table, Path file, CommitMarker marker) {
+        String markerUrl = prefix + COMMITTED + table + ".json";
+        try {
+            boolean won;
+            try {
+                won = store.create(markerUrl, marker.toJson());
+            } catch (UnsupportedOperationException e) {
+                won = !exists(markerUrl);
+                if (won) {
+                    store.write(markerUrl, marker.toJson());
+                }
+            }
+            if (won) {
+                store.write(prefix + table, Files.readAllBytes(file));
+            }
+            return won;
+        } catch (IOException e) {
+            throw new UncheckedIOException("committing " + table + " to " + prefix, e);
+        } finally {
+            deleteLocal(file);
+        }
+    }
+
+    private static void deleteLocal(Path file) {
+        try {
+            Files.deleteIfExists(file);
+            Files.deleteIfExists(file.getParent());
+        } catch (IOException e) {
+            // a temporary folder left behind; the commit's outcome stands
+        }
+    }
+
+    private boolean exists(String url) {
+        return !store.list(url, "").isEmpty();
+    }
+
+    @Override
+    public Set<String> committed() {
+        Set<String> tables = new TreeSet<>();
+        for (String url : store.list(prefix + COMMITTED, ".json")) {
+            String name = url.substring(url.lastIndexOf('/') + 1);
+            if (!name.startsWith(".")) {
+                tables.add(name.substring(0, name.length() - 5));
+            }
+        }
+        return tables;
+    }
+
+    @Override
+    public Set<String> tables() {
+        Set<String> tables = new TreeSet<>();
+        for (String url : store.list(prefix, ".parquet")) {
+            String rest = url.substring(prefix.length());
+            if (rest.indexOf('/') < 0 && !rest.startsWith("_") && !rest.startsWith(".")) {
+                tables.add(rest);
+            }
+        }
+        return tables;
+    }
+
+    @Override
+    public CommitMarker marker(String table) {
+        String url = prefix + COMMITTED + table + ".json";
+        return CommitMarker.fromJson(read(url), url);
+    }
+
+    private byte[] read(String url) {
+        long size = store.size(url);
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment bytes = arena.allocate(size);
+            store.read(url, bytes);
+            return bytes.toArray(ValueLayout.JAVA_BYTE);
+        }
+    }
+
+    @Override
+    public boolean repair(String table) {
+        // The winner's table lived in its executor's temporary folder: nothing to put in place.
+        store.delete(prefix + COMMITTED + table + ".json");
+        return false;
+    }
+
+    @Override
+    public void writeManifest(byte[] json) {
+        store.write(prefix + MANIFEST, json);
+    }
+
+    @Override
+    public String atMostOnceCaveat() {
+        String probe = prefix + COMMITTED + ".probe-" + UUID.randomUUID();
+        try {
+            boolean first = store.create(probe, new byte[0]);
+            boolean second = store.create(probe, new byte[0]);
+            if (first && !second) {
+                return null;
+            }
+            return "WARNING: " + prefix + " accepted a conditional PUT (If-None-Match: *) over an existing object:"
+                    + " it ignores the header, so two attempts of one shard may both commit; each writes the"
+                    + " shard's one table object whole, so no row is duplicated, but the marker is the last"
+                    + " attempt's";
+        } catch (UnsupportedOperationException e) {
+            return "WARNING: " + prefix + " does not support conditional writes (If-None-Match: *): a shard's"
+                    + " marker is created after a HEAD finds none, so two attempts racing past it may both"
+                    + " commit; each writes the shard's one table object whole, so no row is duplicated, the"
+                    + " last write stands";
+        } finally {
+            store.delete(probe);
+        }
+    }
+
+    @Override
+    public String where() {
+        return prefix;
+    }
+
+    @Override
+    public void close() {
+        store.close();
+    }
+}

@@ -1,0 +1,409 @@
+package io.stoke.spark;
+
+import ai.onnxruntime.OrtException;
+import io.stoke.embed.Embedder;
+import io.stoke.embed.EmbeddingTables;
+import io.stoke.embed.InferenceDevice;
+import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.ShardDataset;
+import io.stoke.loader.source.TarShards;
+import io.stoke.loader.source.UrlDatasetProvider;
+import io.stoke.loader.transform.TransformSpec;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.SparkSession;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * {@code stoke spark-embed}'s driver: lists the shards (through their index when there is one:
+ * nothing of a shard is read here), skips those an earlier run into the same output committed,
+ * and runs one Spark task per shard ({@link ShardEmbedding}); then writes the manifest.
+ */
+public final class SparkEmbed {
+    /**
+     * One job.
+     *
+     * @param data             the shards: a folder, pattern, index file or URL prefix
+     * @param model            the ONNX model, a local file (shipped to the executors by Spark)
+     * @param outputName       the model's output to keep, when it has several
+     * @param eval             the evaluation transform's settings, fitted to the model's input
+     * @param out              a local or shared folder, or an {@code s3://} prefix
+     * @param batchSize        samples per batch
+     * @param workers          decoding threads per task; 0: the task's cores
+     * @param slots            ring slots per task
+     * @param intraOpThreads   ONNX Runtime's threads per operator; 0: the task's cores
+     * @param device           {@code cpu} or {@code cuda}
+     * @param shardCacheBytes  memory for a remote shard while its task reads it
+     * @param failFirstAttempt fault injection for tests ({@code spark.stoke.test.failFirstAttempt})
+     */
+    public record Request(
+            String data,
+            Path model,
+            String outputName,
+            TransformSpec eval,
+            String out,
+            int batchSize,
+            int workers,
+            int slots,
+            int intraOpThreads,
+            String device,
+            long shardCacheBytes,
+            boolean failFirstAttempt) {
+        Request withFailFirstAttempt() {
+            return new Request(
+                    data,
+                    model,
+                    outputName,
+                    eval,
+                    out,
+                    batchSize,
+                    workers,
+                    slots,
+                    intraOpThreads,
+                    device,
+                    shardCacheBytes,
+                    true);
+        }
+    }
+
+    private SparkEmbed() {}
+
+    /**
+     * The session a job runs in: {@code master} when given; else the one spark-submit named
+     * ({@code spark.master}); else {@code local[*]}, this machine's cores. A cluster's executors
+     * are given the jar this class came from (Stoke's, with ONNX Runtime) unless spark-submit gave
+     * them one, and the JVM options Stoke's loader needs.
+     */
+    public static SparkSession session(String master) {
+        return session(master, Map.of());
+    }
+
+    /** {@link #session(String)} with Spark settings ({@code spark.speculation=true}, say) on top. */
+    public static SparkSession session(String master, Map<String, String> conf) {
+        SparkSession.Builder builder = SparkSession.builder().appName("stoke spark-embed");
+        conf.forEach(builder::config);
+        String chosen = master != null ? master : System.getProperty("spark.master", "local[*]");
+        builder.master(chosen);
+        if (!chosen.startsWith("local") && System.getProperty("spark.jars") == null) {
+            Path jar = ownJar();
+            if (jar != null) {
+                builder.config("spark.jars", jar.toString());
+            }
+        }
+        String options = System.getProperty("spark.executor.extraJavaOptions", "");
+        if (!options.contains("jdk.internal.misc")) {
+            builder.config("spark.executor.extraJavaOptions", (options + " " + EXECUTOR_JAVA_OPTIONS).strip());
+        }
+        return builder.getOrCreate();
+    }
+
+    /** What an executor's JVM needs for Stoke's loader (Agrona's unsafe access; FFM downcalls), beside Spark's own. */
+    static final String EXECUTOR_JAVA_OPTIONS =
+            "--add-exports java.base/jdk.internal.misc=ALL-UNNAMED --enable-native-access=ALL-UNNAMED";
+
+    /** The jar this class was loaded from, or null when it came from a folder (a build's classes). */
+    private static Path ownJar() {
+        try {
+            Path p = Path.of(SparkEmbed.class
+                    .getProtectionDomain()
+                    .getCodeSource()
+                    .getLocation()
+                    .toURI());
+            return Files.isRegularFile(p) ? p : null;
+        } catch (URISyntaxException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Runs {@code request} in a session of its own ({@link #session(String, Map)}), stopped after:
+     * what {@code stoke spark-embed} does. {@code spark.stoke.test.failFirstAttempt=true} in
+     * {@code conf} injects a failure into every task's first attempt (for tests).
+     */
+    public static Manifest run(String master, Map<String, String> conf, Request request, Consumer<String> say)
+            throws IOException, OrtException {
+        SparkSession spark = session(master, conf);
+        try {
+            boolean fail = spark.sparkContext().getConf().getBoolean(FAIL_FIRST_ATTEMPT, false);
+            Request r = fail ? request.withFailFirstAttempt() : request;
+            say.accept("Spark " + spark.version() + ", master "
+                    + spark.sparkContext().master() + ", " + maxAttempts(spark) + " attempt(s) per task");
+            return run(spark, r, say);
+        } finally {
+            spark.stop();
+        }
+    }
+
+    /** The Spark setting that injects a failure into every task's first attempt (tests of retries). */
+    public static final String FAIL_FIRST_ATTEMPT = "spark.stoke.test.failFirstAttempt";
+
+    /** Runs {@code request} on {@code spark}; {@code say} hears what the driver does, a line at a time. */
+    public static Manifest run(SparkSession spark, Request request, Consumer<String> say)
+            throws IOException, OrtException {
+        long start = System.nanoTime();
+        String modelSha = sha256(request.model());
+        TransformSpec transform;
+        try (Embedder probe = Embedder.open(request.model(), 1, InferenceDevice.CPU, request.outputName())) {
+            transform = probe.contract().transform(request.eval());
+        }
+        String preprocessing = describe(transform);
+        String preprocessingSha = sha256(preprocessing);
+        List<ShardTask> all = plan(request);
+        try (TableStore store = TableStore.of(request.out())) {
+            String caveat = store.atMostOnceCaveat();
+            if (caveat != null) {
+                say.accept(caveat);
+            }
+            Set<String> committed = store.committed();
+            if (!committed.isEmpty()) {
+                CommitMarker earlier = store.marker(committed.iterator().next());
+                if (!earlier.modelSha256().equals(modelSha)) {
+                    throw new IllegalArgumentException(store.where() + " holds tables of another model (SHA-256 "
+                            + earlier.modelSha256() + ", this one " + modelSha + "): write to another output");
+                }
+                if (!earlier.preprocessingSha256().equals(preprocessingSha)) {
+                    throw new IllegalArgumentException(store.where() + " holds tables of other preprocessing ("
+                            + earlier.preprocessing() + "; this run: " + preprocessing + "): write to another output");
+                }
+            }
+            Set<String> tables = store.tables();
+            List<ShardTask> todo = new ArrayList<>();
+            int before = 0;
+            for (ShardTask t : all) {
+                boolean done = committed.contains(t.table()) && (tables.contains(t.table()) || store.repair(t.table()));
+                if (done) {
+                    before++;
+                } else {
+                    todo.add(t);
+                }
+            }
+            double planSeconds = (System.nanoTime() - start) / 1e9;
+            say.accept(String.format(
+                    Locale.ROOT,
+                    "%d shards in %s (planned in %.2f s): %d to embed, %d committed by an earlier run",
+                    all.size(),
+                    request.data(),
+                    planSeconds,
+                    todo.size(),
+                    before));
+            TaskAttempts attempts = new TaskAttempts();
+            spark.sparkContext().addSparkListener(attempts);
+            try {
+                List<ShardResult> results =
+                        todo.isEmpty() ? List.of() : runTasks(spark, request, todo, modelSha, transform, preprocessing);
+                // Listeners hear of tasks on Spark's event thread, after the job returns.
+                try {
+                    spark.sparkContext().listenerBus().waitUntilEmpty(10_000);
+                } catch (TimeoutException e) {
+                    say.accept("note: Spark's events did not drain in 10 s: the manifest's attempt counts may miss"
+                            + " the last ones");
+                }
+                return finish(
+                        store,
+                        request,
+                        all,
+                        todo,
+                        results,
+                        attempts.snapshot(),
+                        before,
+                        new String[] {modelSha, preprocessingSha, preprocessing},
+                        planSeconds,
+                        start,
+                        say);
+            } finally {
+                spark.sparkContext().removeSparkListener(attempts);
+            }
+        }
+    }
+
+    /** The shards, from the index when there is one (nothing of a shard is fetched) or their headers. */
+    static List<ShardTask> plan(Request request) {
+        Dataset dataset =
+                Datasets.open(request.data(), new UrlDatasetProvider.ShardCache(request.shardCacheBytes(), null));
+        try (Dataset checked = Datasets.checked(dataset, request.data(), ErrorPolicy.SKIP, message -> {})) {
+            if (!(checked instanceof ShardDataset sharded)) {
+                throw new IllegalArgumentException(request.data() + " is not a set of .tar shards: spark-embed runs a"
+                        + " task per shard (`stoke pack` writes a folder of images as shards)");
+            }
+            TarShards shards = sharded.shards();
+            List<String> names = EmbeddingTables.tableNames(checked);
+            List<ShardTask> tasks = new ArrayList<>(shards.shardCount());
+            for (int s = 0; s < shards.shardCount(); s++) {
+                tasks.add(new ShardTask(
+                        shards.shardName(s),
+                        EmbeddingTables.shardColumn(shards.shardName(s)),
+                        names.get(s),
+                        shards.firstSample(s + 1) - shards.firstSample(s)));
+            }
+            return tasks;
+        }
+    }
+
+    private static List<ShardResult> runTasks(
+            SparkSession spark,
+            Request request,
+            List<ShardTask> todo,
+            String modelSha,
+            TransformSpec transform,
+            String preprocessing) {
+        JavaSparkContext sc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+        String name = "/" + request.model().getFileName();
+        if (CollectionConverters.asJava(sc.sc().listFiles()).stream().noneMatch(f -> f.endsWith(name))) {
+            // Once per session: Spark ships a name once (tasks check the bytes' hash, ModelCache).
+            sc.addFile(request.model().toAbsolutePath().toString());
+        }
+        EmbedSettings settings = new EmbedSettings(
+                request.model().getFileName().toString(),
+                modelSha,
+                request.outputName(),
+                transform,
+                preprocessing,
+                request.out(),
+                request.batchSize(),
+                request.workers(),
+                request.slots(),
+                request.intraOpThreads(),
+                request.device(),
+                request.shardCacheBytes(),
+                maxAttempts(spark),
+                request.failFirstAttempt());
+        sc.setJobDescription("stoke spark-embed: " + todo.size() + " shards of " + request.data());
+        return sc.parallelize(todo, todo.size())
+                .map(task -> ShardEmbedding.run(task, settings))
+                .collect();
+    }
+
+    private static Manifest finish(
+            TableStore store,
+            Request request,
+            List<ShardTask> all,
+            List<ShardTask> todo,
+            List<ShardResult> results,
+            Manifest.Attempts attempts,
+            int before,
+            String[] hashes,
+            double planSeconds,
+            long start,
+            Consumer<String> say) {
+        // A shard is in the table when its marker is: which attempt's result Spark kept (with
+        // speculation, perhaps one that lost the race to commit) does not matter.
+        Set<String> committedNow = store.committed();
+        long rows = 0;
+        for (ShardTask t : all) {
+            if (committedNow.contains(t.table())) {
+                rows += t.samples();
+            }
+        }
+        Map<String, ShardResult> byShard = new HashMap<>();
+        for (ShardResult r : results) {
+            byShard.put(r.shard(), r);
+        }
+        int committed = 0;
+        int lost = 0;
+        long failedRows = 0;
+        List<Manifest.Failure> failures = new ArrayList<>();
+        for (ShardTask t : todo) {
+            ShardResult r = byShard.get(t.shard());
+            if (committedNow.contains(t.table())) {
+                committed++;
+                failedRows += r == null ? 0 : r.failed();
+                lost += r != null && r.outcome() == ShardResult.Outcome.LOST_RACE ? 1 : 0;
+            } else {
+                failures.add(new Manifest.Failure(
+                        t.shard(), r == null || r.reason() == null ? "no attempt committed its table" : r.reason()));
+            }
+        }
+        Manifest manifest = new Manifest(
+                request.data(),
+                all.size(),
+                rows,
+                failedRows,
+                committed,
+                before,
+                lost,
+                failures,
+                attempts,
+                hashes[0],
+                hashes[1],
+                hashes[2],
+                planSeconds,
+                (System.nanoTime() - start) / 1e9);
+        store.writeManifest(manifest.toJson());
+        for (Manifest.Failure f : failures) {
+            say.accept("FAILED " + f.shard() + ": " + f.reason());
+        }
+        return manifest;
+    }
+
+    /** Spark's attempts per task: {@code local[N, F]}'s F (1 in {@code local[N]}), else {@code spark.task.maxFailures}. */
+    static int maxAttempts(SparkSession spark) {
+        String master = spark.sparkContext().master();
+        Matcher local =
+                Pattern.compile("local\\[\\s*(\\d+|\\*)\\s*,\\s*(\\d+)\\s*]").matcher(master);
+        if (local.matches()) {
+            return Integer.parseInt(local.group(2));
+        }
+        if (master.startsWith("local")) {
+            return 1;
+        }
+        return spark.sparkContext().getConf().getInt("spark.task.maxFailures", 4);
+    }
+
+    /** The pixels a transform gives, in words: what the preprocessing hash covers. */
+    static String describe(TransformSpec t) {
+        return String.format(
+                Locale.ROOT,
+                "Resize(%d) CenterCrop(%d) %s mean=%s std=%s dct-scaling=%s",
+                t.resize(),
+                t.crop(),
+                t.output(),
+                Arrays.toString(t.mean()),
+                Arrays.toString(t.std()),
+                t.dctScaling());
+    }
+
+    static String sha256(Path file) throws IOException {
+        MessageDigest digest = digest();
+        try (InputStream in = Files.newInputStream(file)) {
+            byte[] buffer = new byte[1 << 16];
+            for (int n; (n = in.read(buffer)) > 0; ) {
+                digest.update(buffer, 0, n);
+            }
+        }
+        return HexFormat.of().formatHex(digest.digest());
+    }
+
+    static String sha256(String text) {
+        return HexFormat.of().formatHex(digest().digest(text.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private static MessageDigest digest() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new UncheckedIOException(new IOException(e));
+        }
+    }
+}
