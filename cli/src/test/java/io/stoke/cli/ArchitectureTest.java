@@ -102,12 +102,32 @@ class ArchitectureTest {
                 "io.stoke.gpu",
                 "io.stoke.testdata",
                 "io.stoke.embed",
+                "io.stoke.spark",
+                "org.apache.spark",
+                "org.apache.parquet",
                 "io.stoke.cli",
                 "io.stoke.bench");
         imports()
                 .get("loader")
                 .forEach((pkg, to) -> to.forEach(imported ->
                         assertTrue(forbidden.stream().noneMatch(imported::startsWith), pkg + " imports " + imported)));
+    }
+
+    @Test
+    void onlyTheSparkModuleNamesSparkAndEmbedKnowsNoEngine() throws IOException {
+        // The CLI starts a job through io.stoke.spark, with no Spark type of its own: Stoke's jar
+        // runs where Spark's jars are not (the wheel), and says so in one sentence.
+        imports()
+                .forEach((module, graph) -> graph.forEach((pkg, to) -> to.forEach(imported -> {
+                    if (imported.startsWith("org.apache.spark") || imported.startsWith("scala")) {
+                        assertEquals("spark", module, pkg + " imports " + imported);
+                    }
+                })));
+        imports()
+                .get("spark")
+                .forEach((pkg, to) -> to.forEach(imported -> assertTrue(
+                        !imported.startsWith("io.stoke.cli") && !imported.startsWith("io.stoke.bench"),
+                        pkg + " imports " + imported)));
     }
 
     @Test

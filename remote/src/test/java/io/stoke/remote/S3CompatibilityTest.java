@@ -1,6 +1,7 @@
 package io.stoke.remote;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -199,6 +200,27 @@ class S3CompatibilityTest {
             List<Seen> gets =
                     proxy.seen().stream().filter(s -> s.method().equals("GET")).toList();
             assertEquals(1, gets.size(), "one attempt, not five: " + proxy.seen());
+        }
+    }
+
+    /**
+     * The old release has no conditional writes: it takes {@code If-None-Match: *} on a PUT and
+     * replaces the object (what spark-embed's probe detects and says), where the current one
+     * refuses the second create.
+     */
+    @Test
+    void conditionalCreateIsHonouredByTheCurrentServerAndIgnoredByTheOld() {
+        try (S3ObjectStore store = new S3ObjectStore(options(), current.endpoint())) {
+            String url = "s3://" + BUCKET + "/markers/m.json";
+            assertTrue(store.create(url, new byte[] {1}));
+            assertFalse(store.create(url, new byte[] {2, 2}));
+            assertEquals(1, store.size(url));
+        }
+        try (S3ObjectStore store = new S3ObjectStore(options(), old.endpoint())) {
+            String url = "s3://" + BUCKET + "/markers/m.json";
+            assertTrue(store.create(url, new byte[] {1}));
+            assertTrue(store.create(url, new byte[] {2, 2}), "the old release honours If-None-Match now");
+            assertEquals(2, store.size(url), "the second write replaced the first");
         }
     }
 

@@ -1,6 +1,7 @@
 package io.stoke.remote;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,9 +15,13 @@ import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -129,6 +134,37 @@ class S3ObjectStoreTest {
                 bad.getMessage().contains(S3ObjectStore.ENDPOINT_PROPERTY)
                         && bad.getMessage().contains("minio:9000"),
                 bad.getMessage());
+    }
+
+    @Test
+    void createWritesOnlyWhereNothingIsAndExactlyOneOfManyRacersWins() throws Exception {
+        try (S3ObjectStore store = new S3ObjectStore(options(5, Duration.ofSeconds(8)), s3.endpoint())) {
+            String url = "s3://" + BUCKET + "/markers/one.json";
+            assertTrue(store.create(url, new byte[] {1}));
+            assertFalse(store.create(url, new byte[] {2}), "a second create over an object");
+            assertEquals(1, store.size(url), "the first writer's object stands");
+            store.delete(url);
+            store.delete(url); // a missing object is no error
+            assertEquals(List.of(), store.list("s3://" + BUCKET + "/markers/", ""));
+            // Eight writers race for one marker: one wins, whichever.
+            String raced = "s3://" + BUCKET + "/markers/raced.json";
+            List<Future<Boolean>> racers = new ArrayList<>();
+            ExecutorService pool = Executors.newFixedThreadPool(8);
+            try {
+                for (int i = 0; i < 8; i++) {
+                    byte[] body = {(byte) i};
+                    racers.add(pool.submit(() -> store.create(raced, body)));
+                }
+                int won = 0;
+                for (Future<Boolean> f : racers) {
+                    won += f.get() ? 1 : 0;
+                }
+                assertEquals(1, won);
+            } finally {
+                pool.shutdownNow();
+                store.delete(raced);
+            }
+        }
     }
 
     @Test

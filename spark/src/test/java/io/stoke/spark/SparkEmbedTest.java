@@ -69,6 +69,7 @@ class SparkEmbedTest {
     static void stop() {
         if (spark != null) {
             spark.stop();
+            spark = null;
         }
     }
 
