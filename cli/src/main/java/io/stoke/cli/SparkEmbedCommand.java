@@ -93,6 +93,11 @@ public final class SparkEmbedCommand implements Callable<Integer> {
             description = "The model's output to keep, when it has several.")
     String outputName;
 
+    @Option(
+            names = "--dry-run",
+            description = "Plan only: list the shards (through their index), read OUT's markers, say what would run.")
+    boolean dryRun;
+
     @Mixin
     LoaderOptions options;
 
@@ -131,6 +136,11 @@ public final class SparkEmbedCommand implements Callable<Integer> {
                 ByteSize.parse(options.shardCache),
                 false);
         err.flush();
+        if (dryRun) {
+            String plan = SparkEmbed.dryRun(request, line -> err.println("stoke spark-embed: " + line));
+            spec.commandLine().getOut().println("stoke spark-embed " + dataset + " -> " + out + ": " + plan);
+            return 0;
+        }
         Manifest m = SparkEmbed.run(master, conf, request, line -> {
             err.println("stoke spark-embed: " + line);
             err.flush();

@@ -120,6 +120,99 @@ class EmbedCommandTest {
         assertTrue(again[2].contains("--overwrite"), again[2]);
     }
 
+    /**
+     * --format parquet: the .npy run's rows, one table per shard (read back by Parquet's own record
+     * reader), bad images as status rows; a folder gives one table; --shuffle is refused.
+     */
+    @Test
+    void parquetTablesHoldTheNpyRowsAShardEachWithStatusRows() throws Exception {
+        Path data = dataWithBadFiles();
+        FileDataset index = ImageFolder.scan(data);
+        String[] npyRun = BenchCommandTest.run(
+                "embed",
+                data.toString(),
+                "--model",
+                U8,
+                "--out",
+                tmp.resolve("npy").toString(),
+                "--on-error",
+                "skip");
+        assertEquals("0", npyRun[0], npyRun[2]);
+        float[][] rows = npy(tmp.resolve("npy/embeddings.npy"), 32);
+        Path folderOut = tmp.resolve("folder-pq");
+        String[] folderRun = BenchCommandTest.run(
+                "embed",
+                data.toString(),
+                "--model",
+                U8,
+                "--out",
+                folderOut.toString(),
+                "--on-error",
+                "skip",
+                "--format",
+                "parquet",
+                "--batch-size",
+                "3");
+        assertEquals("0", folderRun[0], folderRun[2]);
+        assertEquals(List.of("embeddings.parquet"), files(folderOut));
+        List<ParquetRows> table = ParquetRows.read(folderOut.resolve("embeddings.parquet"));
+        assertEquals(index.size(), table.size());
+        Set<String> bad = BadImages.EXPECTED.keySet();
+        for (int i = 0; i < table.size(); i++) {
+            ParquetRows row = table.get(i);
+            assertEquals("", row.shard());
+            assertEquals(i, row.index());
+            assertEquals(index.name(i), row.key());
+            assertEquals(index.label(i), row.label());
+            boolean isBad = bad.contains(Path.of(row.key()).getFileName().toString());
+            assertEquals(isBad, !row.status().equals("ok"), row.key() + ": " + row.status());
+            Assertions.assertArrayEquals(rows[i], row.embedding(), "row " + i);
+        }
+        // The same images as two shards: a table each, the shard's own positions and keys.
+        Path shards = Files.createDirectories(tmp.resolve("shards"));
+        String[] packed = BenchCommandTest.run(
+                "pack", data.toString(), "--out", shards.toString(), "--shard-size", "30K", "--on-error", "skip");
+        assertEquals("0", packed[0], packed[2]);
+        Path shardOut = tmp.resolve("shards-pq");
+        String[] shardRun = BenchCommandTest.run(
+                "embed",
+                shards.toString(),
+                "--model",
+                U8,
+                "--out",
+                shardOut.toString(),
+                "--format",
+                "parquet",
+                "--on-error",
+                "skip");
+        assertEquals("0", shardRun[0], shardRun[2]);
+        List<String> tables = files(shardOut);
+        assertTrue(tables.size() >= 2, tables.toString());
+        int total = 0;
+        for (String t : tables) {
+            List<ParquetRows> part = ParquetRows.read(shardOut.resolve(t));
+            for (int i = 0; i < part.size(); i++) {
+                assertEquals(t.replace(".parquet", ".tar"), part.get(i).shard());
+                assertEquals(i, part.get(i).index());
+                assertEquals("ok", part.get(i).status());
+            }
+            total += part.size();
+        }
+        assertEquals(index.size() - bad.size(), total, "pack leaves the bad files out; every other image has a row");
+        String[] shuffled = BenchCommandTest.run(
+                "embed",
+                data.toString(),
+                "--model",
+                U8,
+                "--out",
+                tmp.resolve("x").toString(),
+                "--format",
+                "parquet",
+                "--shuffle");
+        assertEquals("2", shuffled[0]);
+        assertTrue(shuffled[2].contains("--format parquet"), shuffled[2]);
+    }
+
     @Test
     void underFailABadFileEndsTheRunWithNothingThatLooksComplete() throws Exception {
         Path out = tmp.resolve("out");

@@ -18,6 +18,7 @@ import java.io.UncheckedIOException;
  * @param preprocessingSha256 the SHA-256 of {@code preprocessing}
  * @param preprocessing       the pixels the model was fed, in words
  * @param executor            the executor whose attempt committed
+ * @param seconds             the attempt's time from its start to its table written (before the commit)
  */
 public record CommitMarker(
         String shard,
@@ -28,7 +29,8 @@ public record CommitMarker(
         String modelSha256,
         String preprocessingSha256,
         String preprocessing,
-        String executor) {
+        String executor,
+        double seconds) {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     byte[] toJson() {

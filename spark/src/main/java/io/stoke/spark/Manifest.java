@@ -12,7 +12,8 @@ import java.util.List;
  * @param data                the dataset embedded
  * @param shards              its shards
  * @param rows                rows in the committed tables, every run's
- * @param failedRows          of those, rows whose sample did not decode (status other than ok)
+ * @param failedRows          rows whose sample did not decode (status other than ok), in the shards
+ *                            this run committed
  * @param committed           shards committed by this run
  * @param committedBefore     shards an earlier run into the same output had committed (skipped)
  * @param lostRaces           attempts whose shard another attempt had committed, among those whose

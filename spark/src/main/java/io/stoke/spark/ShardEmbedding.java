@@ -111,7 +111,8 @@ final class ShardEmbedding {
                         settings.modelSha256(),
                         SparkEmbed.sha256(settings.preprocessing()),
                         settings.preprocessing(),
-                        executor);
+                        executor,
+                        (System.nanoTime() - start) / 1e9);
                 boolean won = store.commit(task.table(), file, marker);
                 return new ShardResult(
                         task.shard(),

@@ -159,10 +159,42 @@ public final class SparkEmbed {
     /** The Spark setting that injects a failure into every task's first attempt (tests of retries). */
     public static final String FAIL_FIRST_ATTEMPT = "spark.stoke.test.failFirstAttempt";
 
-    /** Runs {@code request} on {@code spark}; {@code say} hears what the driver does, a line at a time. */
-    public static Manifest run(SparkSession spark, Request request, Consumer<String> say)
-            throws IOException, OrtException {
+    /**
+     * What a run would do, decided before any task: every shard (from the listing or the index),
+     * those still to embed, and what the markers of an earlier run into the same output hold.
+     */
+    record Plan(
+            List<ShardTask> all,
+            List<ShardTask> todo,
+            int before,
+            TransformSpec transform,
+            String modelSha256,
+            String preprocessing,
+            String preprocessingSha256,
+            double seconds) {}
+
+    /**
+     * Plans {@code request} without running it: what {@code stoke spark-embed --dry-run} prints.
+     * Needs no Spark: the shards are listed, the output's markers read, the model hashed.
+     */
+    public static String dryRun(Request request, Consumer<String> say) throws IOException, OrtException {
         long start = System.nanoTime();
+        try (TableStore store = TableStore.of(request.out())) {
+            Plan plan = plan(request, store, start, say);
+            long samples = plan.todo().stream().mapToLong(ShardTask::samples).sum();
+            return String.format(
+                    Locale.ROOT,
+                    "would embed %d shards (%d samples) of %d; %d committed by an earlier run; planned in %.3f s",
+                    plan.todo().size(),
+                    samples,
+                    plan.all().size(),
+                    plan.before(),
+                    plan.seconds());
+        }
+    }
+
+    private static Plan plan(Request request, TableStore store, long start, Consumer<String> say)
+            throws IOException, OrtException {
         String modelSha = sha256(request.model());
         TransformSpec transform;
         try (Embedder probe = Embedder.open(request.model(), 1, InferenceDevice.CPU, request.outputName())) {
@@ -170,49 +202,63 @@ public final class SparkEmbed {
         }
         String preprocessing = describe(transform);
         String preprocessingSha = sha256(preprocessing);
-        List<ShardTask> all = plan(request);
+        List<ShardTask> all = shards(request, say);
+        String caveat = store.atMostOnceCaveat();
+        if (caveat != null) {
+            say.accept(caveat);
+        }
+        Set<String> committed = store.committed();
+        if (!committed.isEmpty()) {
+            CommitMarker earlier = store.marker(committed.iterator().next());
+            if (!earlier.modelSha256().equals(modelSha)) {
+                throw new IllegalArgumentException(store.where() + " holds tables of another model (SHA-256 "
+                        + earlier.modelSha256() + ", this one " + modelSha + "): write to another output");
+            }
+            if (!earlier.preprocessingSha256().equals(preprocessingSha)) {
+                throw new IllegalArgumentException(store.where() + " holds tables of other preprocessing ("
+                        + earlier.preprocessing() + "; this run: " + preprocessing + "): write to another output");
+            }
+        }
+        Set<String> tables = store.tables();
+        List<ShardTask> todo = new ArrayList<>();
+        int before = 0;
+        for (ShardTask t : all) {
+            boolean done = committed.contains(t.table()) && (tables.contains(t.table()) || store.repair(t.table()));
+            if (done) {
+                before++;
+            } else {
+                todo.add(t);
+            }
+        }
+        return new Plan(
+                all,
+                todo,
+                before,
+                transform,
+                modelSha,
+                preprocessing,
+                preprocessingSha,
+                (System.nanoTime() - start) / 1e9);
+    }
+
+    /** Runs {@code request} on {@code spark}; {@code say} hears what the driver does, a line at a time. */
+    public static Manifest run(SparkSession spark, Request request, Consumer<String> say)
+            throws IOException, OrtException {
+        long start = System.nanoTime();
         try (TableStore store = TableStore.of(request.out())) {
-            String caveat = store.atMostOnceCaveat();
-            if (caveat != null) {
-                say.accept(caveat);
-            }
-            Set<String> committed = store.committed();
-            if (!committed.isEmpty()) {
-                CommitMarker earlier = store.marker(committed.iterator().next());
-                if (!earlier.modelSha256().equals(modelSha)) {
-                    throw new IllegalArgumentException(store.where() + " holds tables of another model (SHA-256 "
-                            + earlier.modelSha256() + ", this one " + modelSha + "): write to another output");
-                }
-                if (!earlier.preprocessingSha256().equals(preprocessingSha)) {
-                    throw new IllegalArgumentException(store.where() + " holds tables of other preprocessing ("
-                            + earlier.preprocessing() + "; this run: " + preprocessing + "): write to another output");
-                }
-            }
-            Set<String> tables = store.tables();
-            List<ShardTask> todo = new ArrayList<>();
-            int before = 0;
-            for (ShardTask t : all) {
-                boolean done = committed.contains(t.table()) && (tables.contains(t.table()) || store.repair(t.table()));
-                if (done) {
-                    before++;
-                } else {
-                    todo.add(t);
-                }
-            }
-            double planSeconds = (System.nanoTime() - start) / 1e9;
+            Plan plan = plan(request, store, start, say);
             say.accept(String.format(
                     Locale.ROOT,
                     "%d shards in %s (planned in %.2f s): %d to embed, %d committed by an earlier run",
-                    all.size(),
+                    plan.all().size(),
                     request.data(),
-                    planSeconds,
-                    todo.size(),
-                    before));
+                    plan.seconds(),
+                    plan.todo().size(),
+                    plan.before()));
             TaskAttempts attempts = new TaskAttempts();
             spark.sparkContext().addSparkListener(attempts);
             try {
-                List<ShardResult> results =
-                        todo.isEmpty() ? List.of() : runTasks(spark, request, todo, modelSha, transform, preprocessing);
+                List<ShardResult> results = plan.todo().isEmpty() ? List.of() : runTasks(spark, request, plan);
                 // Listeners hear of tasks on Spark's event thread, after the job returns.
                 try {
                     spark.sparkContext().listenerBus().waitUntilEmpty(10_000);
@@ -220,29 +266,21 @@ public final class SparkEmbed {
                     say.accept("note: Spark's events did not drain in 10 s: the manifest's attempt counts may miss"
                             + " the last ones");
                 }
-                return finish(
-                        store,
-                        request,
-                        all,
-                        todo,
-                        results,
-                        attempts.snapshot(),
-                        before,
-                        new String[] {modelSha, preprocessingSha, preprocessing},
-                        planSeconds,
-                        start,
-                        say);
+                return finish(store, request, plan, results, attempts.snapshot(), start, say);
             } finally {
                 spark.sparkContext().removeSparkListener(attempts);
             }
         }
     }
 
-    /** The shards, from the index when there is one (nothing of a shard is fetched) or their headers. */
-    static List<ShardTask> plan(Request request) {
+    /**
+     * The shards, from the index when there is one (nothing of a shard is fetched) or their headers;
+     * what opening found (damage, no index over remote shards) said through {@code say}.
+     */
+    static List<ShardTask> shards(Request request, Consumer<String> say) {
         Dataset dataset =
                 Datasets.open(request.data(), new UrlDatasetProvider.ShardCache(request.shardCacheBytes(), null));
-        try (Dataset checked = Datasets.checked(dataset, request.data(), ErrorPolicy.SKIP, message -> {})) {
+        try (Dataset checked = Datasets.checked(dataset, request.data(), ErrorPolicy.SKIP, say)) {
             if (!(checked instanceof ShardDataset sharded)) {
                 throw new IllegalArgumentException(request.data() + " is not a set of .tar shards: spark-embed runs a"
                         + " task per shard (`stoke pack` writes a folder of images as shards)");
@@ -261,13 +299,8 @@ public final class SparkEmbed {
         }
     }
 
-    private static List<ShardResult> runTasks(
-            SparkSession spark,
-            Request request,
-            List<ShardTask> todo,
-            String modelSha,
-            TransformSpec transform,
-            String preprocessing) {
+    private static List<ShardResult> runTasks(SparkSession spark, Request request, Plan plan) {
+        List<ShardTask> todo = plan.todo();
         JavaSparkContext sc = JavaSparkContext.fromSparkContext(spark.sparkContext());
         String name = "/" + request.model().getFileName();
         if (CollectionConverters.asJava(sc.sc().listFiles()).stream().noneMatch(f -> f.endsWith(name))) {
@@ -276,10 +309,10 @@ public final class SparkEmbed {
         }
         EmbedSettings settings = new EmbedSettings(
                 request.model().getFileName().toString(),
-                modelSha,
+                plan.modelSha256(),
                 request.outputName(),
-                transform,
-                preprocessing,
+                plan.transform(),
+                plan.preprocessing(),
                 request.out(),
                 request.batchSize(),
                 request.workers(),
@@ -298,15 +331,13 @@ public final class SparkEmbed {
     private static Manifest finish(
             TableStore store,
             Request request,
-            List<ShardTask> all,
-            List<ShardTask> todo,
+            Plan plan,
             List<ShardResult> results,
             Manifest.Attempts attempts,
-            int before,
-            String[] hashes,
-            double planSeconds,
             long start,
             Consumer<String> say) {
+        List<ShardTask> all = plan.all();
+        List<ShardTask> todo = plan.todo();
         // A shard is in the table when its marker is: which attempt's result Spark kept (with
         // speculation, perhaps one that lost the race to commit) does not matter.
         Set<String> committedNow = store.committed();
@@ -341,14 +372,14 @@ public final class SparkEmbed {
                 rows,
                 failedRows,
                 committed,
-                before,
+                plan.before(),
                 lost,
                 failures,
                 attempts,
-                hashes[0],
-                hashes[1],
-                hashes[2],
-                planSeconds,
+                plan.modelSha256(),
+                plan.preprocessingSha256(),
+                plan.preprocessing(),
+                plan.seconds(),
                 (System.nanoTime() - start) / 1e9);
         store.writeManifest(manifest.toJson());
         for (Manifest.Failure f : failures) {
