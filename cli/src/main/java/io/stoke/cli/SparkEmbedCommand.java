@@ -94,6 +94,15 @@ public final class SparkEmbedCommand implements Callable<Integer> {
     String outputName;
 
     @Option(
+            names = "--shards-per-task",
+            paramLabel = "N",
+            description = {
+                "Consecutive shards one task embeds, one after the other, each committed on its own",
+                "(default: ${DEFAULT-VALUE}; more for many small shards: fewer tasks to schedule)."
+            })
+    int shardsPerTask = 1;
+
+    @Option(
             names = "--dry-run",
             description = "Plan only: list the shards (through their index), read OUT's markers, say what would run.")
     boolean dryRun;
@@ -121,6 +130,10 @@ public final class SparkEmbedCommand implements Callable<Integer> {
                     + " spark-submit --class io.stoke.cli.Main stoke.jar spark-embed ...");
             return Main.EXIT_FAILED;
         }
+        if (Runtime.version().compareTo(Runtime.Version.parse("25.0.3")) < 0) {
+            err.println(
+                    "stoke spark-embed: note: Spark 4.2 asks for JDK 25.0.3 or newer; this is " + Runtime.version());
+        }
         boolean workersGiven = spec.commandLine().getParseResult().hasMatchedOption("--workers");
         SparkEmbed.Request request = new SparkEmbed.Request(
                 dataset,
@@ -134,6 +147,7 @@ public final class SparkEmbedCommand implements Callable<Integer> {
                 intraOpThreads,
                 device,
                 ByteSize.parse(options.shardCache),
+                shardsPerTask,
                 false);
         err.flush();
         if (dryRun) {

@@ -68,6 +68,11 @@ final class LocalTableStore implements TableStore {
     }
 
     @Override
+    public boolean isCommitted(String table) {
+        return Files.exists(markerFile(table));
+    }
+
+    @Override
     public Set<String> committed() {
         Set<String> tables = new TreeSet<>();
         for (String name : list(out.resolve(COMMITTED))) {

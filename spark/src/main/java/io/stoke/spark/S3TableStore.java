@@ -90,6 +90,11 @@ final class S3TableStore implements TableStore {
     }
 
     @Override
+    public boolean isCommitted(String table) {
+        return exists(prefix + COMMITTED + table + ".json");
+    }
+
+    @Override
     public Set<String> committed() {
         Set<String> tables = new TreeSet<>();
         for (String url : store.list(prefix + COMMITTED, ".json")) {

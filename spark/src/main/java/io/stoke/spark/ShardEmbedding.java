@@ -9,6 +9,7 @@ import io.stoke.loader.Loader;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.UrlDatasetProvider;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
@@ -58,6 +59,27 @@ final class ShardEmbedding {
 
     private static ShardResult embed(
             ShardTask task, EmbedSettings settings, TaskContext context, String executor, long start) throws Exception {
+        try (TableStore store = TableStore.of(settings.out())) {
+            if (store.isCommitted(task.table())) {
+                // A retry of a task of several shards, or a copy that started late: another attempt
+                // committed this shard already; its table stands and nothing is done again.
+                return new ShardResult(
+                        task.shard(),
+                        ShardResult.Outcome.LOST_RACE,
+                        0,
+                        0,
+                        null,
+                        context.attemptNumber(),
+                        executor,
+                        System.nanoTime() - start);
+            }
+            return embed(task, settings, context, executor, start, store);
+        }
+    }
+
+    private static ShardResult embed(
+            ShardTask task, EmbedSettings settings, TaskContext context, String executor, long start, TableStore store)
+            throws Exception {
         int attempt = context.attemptNumber();
         long attemptId = context.taskAttemptId();
         int cores = Math.max(1, context.cpus());
@@ -65,8 +87,7 @@ final class ShardEmbedding {
         InferenceDevice device = device(settings, context);
         String key = ModelCache.key(settings.modelSha256(), threads, device, settings.outputName());
         Path model = Path.of(SparkFiles.get(settings.modelFile()));
-        try (TableStore store = TableStore.of(settings.out());
-                Dataset dataset = open(task.spec(), settings.shardCacheBytes())) {
+        try (Dataset dataset = open(task.spec(), settings.shardCacheBytes())) {
             if (dataset.size() != task.samples()) {
                 throw new IllegalStateException(task.spec() + " holds " + dataset.size()
                         + " samples; the listing the job was planned from says " + task.samples()
@@ -137,6 +158,11 @@ final class ShardEmbedding {
             }
         };
         Dataset dataset = Datasets.open(spec, new UrlDatasetProvider.ShardCache(cacheBytes, null));
+        if (dataset instanceof ShardDataset shard && !shard.shards().problems().isEmpty()) {
+            dataset.close();
+            throw new IllegalStateException(
+                    "damaged shard: " + String.join("; ", shard.shards().problems()));
+        }
         return Datasets.checked(dataset, spec, ErrorPolicy.FAIL, warn);
     }
 

@@ -56,6 +56,8 @@ public final class SparkEmbed {
      * @param intraOpThreads   ONNX Runtime's threads per operator; 0: the task's cores
      * @param device           {@code cpu} or {@code cuda}
      * @param shardCacheBytes  memory for a remote shard while its task reads it
+     * @param shardsPerTask    consecutive shards a task embeds one after the other (small shards:
+     *                         fewer tasks, each committing its shards one by one)
      * @param failFirstAttempt fault injection for tests ({@code spark.stoke.test.failFirstAttempt})
      */
     public record Request(
@@ -70,7 +72,14 @@ public final class SparkEmbed {
             int intraOpThreads,
             String device,
             long shardCacheBytes,
+            int shardsPerTask,
             boolean failFirstAttempt) {
+        public Request {
+            if (shardsPerTask < 1) {
+                throw new IllegalArgumentException("--shards-per-task must be at least 1, not " + shardsPerTask);
+            }
+        }
+
         Request withFailFirstAttempt() {
             return new Request(
                     data,
@@ -84,6 +93,7 @@ public final class SparkEmbed {
                     intraOpThreads,
                     device,
                     shardCacheBytes,
+                    shardsPerTask,
                     true);
         }
     }
@@ -280,7 +290,13 @@ public final class SparkEmbed {
     static List<ShardTask> shards(Request request, Consumer<String> say) {
         Dataset dataset =
                 Datasets.open(request.data(), new UrlDatasetProvider.ShardCache(request.shardCacheBytes(), null));
-        try (Dataset checked = Datasets.checked(dataset, request.data(), ErrorPolicy.SKIP, say)) {
+        try (Dataset checked = Datasets.checked(
+                dataset,
+                request.data(),
+                ErrorPolicy.SKIP,
+                message -> say.accept(message.replace(
+                        "WARNING: skipping what is past the damage: ",
+                        "WARNING: a damaged shard (its task will fail, and the manifest name it): ")))) {
             if (!(checked instanceof ShardDataset sharded)) {
                 throw new IllegalArgumentException(request.data() + " is not a set of .tar shards: spark-embed runs a"
                         + " task per shard (`stoke pack` writes a folder of images as shards)");
@@ -323,7 +339,8 @@ public final class SparkEmbed {
                 maxAttempts(spark),
                 request.failFirstAttempt());
         sc.setJobDescription("stoke spark-embed: " + todo.size() + " shards of " + request.data());
-        return sc.parallelize(todo, todo.size())
+        int tasks = (todo.size() + request.shardsPerTask() - 1) / request.shardsPerTask();
+        return sc.parallelize(todo, tasks)
                 .map(task -> ShardEmbedding.run(task, settings))
                 .collect();
     }
@@ -341,6 +358,16 @@ public final class SparkEmbed {
         // A shard is in the table when its marker is: which attempt's result Spark kept (with
         // speculation, perhaps one that lost the race to commit) does not matter.
         Set<String> committedNow = store.committed();
+        Set<String> tables = store.tables();
+        List<Manifest.Failure> failures = new ArrayList<>();
+        for (ShardTask t : todo) {
+            // A commit cut between its marker and its table (the executor lost right there).
+            if (committedNow.contains(t.table()) && !tables.contains(t.table()) && !store.repair(t.table())) {
+                committedNow.remove(t.table());
+                failures.add(new Manifest.Failure(
+                        t.shard(), "the attempt that committed it was lost before its table was in place: run again"));
+            }
+        }
         long rows = 0;
         for (ShardTask t : all) {
             if (committedNow.contains(t.table())) {
@@ -354,14 +381,13 @@ public final class SparkEmbed {
         int committed = 0;
         int lost = 0;
         long failedRows = 0;
-        List<Manifest.Failure> failures = new ArrayList<>();
         for (ShardTask t : todo) {
             ShardResult r = byShard.get(t.shard());
             if (committedNow.contains(t.table())) {
                 committed++;
                 failedRows += r == null ? 0 : r.failed();
                 lost += r != null && r.outcome() == ShardResult.Outcome.LOST_RACE ? 1 : 0;
-            } else {
+            } else if (failures.stream().noneMatch(f -> f.shard().equals(t.shard()))) {
                 failures.add(new Manifest.Failure(
                         t.shard(), r == null || r.reason() == null ? "no attempt committed its table" : r.reason()));
             }

@@ -38,6 +38,9 @@ interface TableStore extends AutoCloseable {
      */
     boolean commit(String table, Path file, CommitMarker marker);
 
+    /** Whether {@code table} has a commit marker (one question to the store). */
+    boolean isCommitted(String table);
+
     /** The tables with a commit marker. */
     Set<String> committed();
 

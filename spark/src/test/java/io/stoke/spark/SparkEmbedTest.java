@@ -78,8 +78,13 @@ class SparkEmbedTest {
     }
 
     static SparkEmbed.Request request(String data, Path model, String out, int resize, boolean failFirst) {
+        return request(data, model, out, resize, failFirst, 1);
+    }
+
+    static SparkEmbed.Request request(
+            String data, Path model, String out, int resize, boolean failFirst, int shardsPerTask) {
         return new SparkEmbed.Request(
-                data, model, "embedding", eval(resize), out, 4, 1, 3, 1, "cpu", 64L << 20, failFirst);
+                data, model, "embedding", eval(resize), out, 4, 1, 3, 1, "cpu", 64L << 20, shardsPerTask, failFirst);
     }
 
     static Manifest run(SparkEmbed.Request request) throws Exception {
@@ -163,6 +168,14 @@ class SparkEmbedTest {
         assertEquals(SHARDS, m.committed());
         assertOncePerSample(rows(out), SHARDS * PER_SHARD);
         assertEquals(List.of(), onlyFiles(out.resolve("_attempts"), ".parquet"), "no attempt's file is left");
+        assertEquals(2 * SHARDS, m.attempts().launched(), m.toString());
+        // Three shards a task: two tasks, each failing once; the retry of the first finds
+        // nothing of its own committed (the failure came in its first shard's first batch).
+        Path grouped = tmp.resolve("grouped");
+        Manifest g = run(request(shards.toString(), MODEL, grouped.toString(), 256, true, 3));
+        assertTrue(g.complete(), g.toString());
+        assertEquals(4, g.attempts().launched(), g.toString());
+        assertOncePerSample(rows(grouped), SHARDS * PER_SHARD);
     }
 
     @Test
