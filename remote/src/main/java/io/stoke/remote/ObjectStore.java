@@ -46,7 +46,9 @@ public interface ObjectStore extends AutoCloseable {
     /**
      * Writes {@code bytes} at {@code url} only if no object is there, in one conditional PUT
      * ({@code If-None-Match: *}): of several writers racing for one URL, exactly one gets true.
-     * Returns false when an object was there (HTTP 412). Throws {@link UnsupportedOperationException}
+     * Returns false when an object was there (HTTP 412). A PUT is retried like a read; a retry that
+     * meets an object equal to {@code bytes} takes it as its own earlier try (which landed, its
+     * answer lost), so writers must each write bytes of their own. Throws {@link UnsupportedOperationException}
      * when the store refuses conditional writes (S3 has them since August 2024; older stores answer
      * 501); a store that ignores the header instead would replace the object and answer true, which
      * no client can tell from the answer.

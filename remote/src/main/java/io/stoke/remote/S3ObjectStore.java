@@ -4,6 +4,7 @@ import io.stoke.remote.Retry.TransientFailure;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.URI;
 import java.time.Duration;
@@ -203,9 +204,11 @@ public final class S3ObjectStore implements ObjectStore {
     public boolean create(String url, byte[] bytes) {
         Location at = Location.of(url, false);
         long deadline = retry.clock().nanoTime() + options.deadline().toNanos();
+        int[] tries = {0};
         try {
             return retry.run(url, "conditional PUT", deadline, new Retry.Tally(), remaining -> {
                 ChecksumHeaders.Seen seen = new ChecksumHeaders.Seen();
+                tries[0]++;
                 return call(url, seen, () -> {
                     try {
                         s3.putObject(
@@ -217,7 +220,9 @@ public final class S3ObjectStore implements ObjectStore {
                         return true;
                     } catch (S3Exception e) {
                         if (e.statusCode() == 412) {
-                            return false; // another writer's object is there
+                            // Another writer's object is there; or, after a try whose answer was
+                            // lost, this writer's own (its bytes, which callers make their own).
+                            return tries[0] > 1 && holds(url, bytes);
                         }
                         throw e;
                     }
@@ -231,6 +236,21 @@ public final class S3ObjectStore implements ObjectStore {
                         e);
             }
             throw e;
+        }
+    }
+
+    /** Whether the object at {@code url} is exactly {@code bytes}. */
+    private boolean holds(String url, byte[] bytes) {
+        if (size(url) != bytes.length) {
+            return false;
+        }
+        if (bytes.length == 0) {
+            return true;
+        }
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment there = arena.allocate(Math.max(1, bytes.length));
+            read(url, there.asSlice(0, bytes.length));
+            return MemorySegment.mismatch(there, 0, bytes.length, MemorySegment.ofArray(bytes), 0, bytes.length) < 0;
         }
     }
 

@@ -17,6 +17,9 @@ import java.io.UncheckedIOException;
  * @param modelSha256         the model file's SHA-256
  * @param preprocessingSha256 the SHA-256 of {@code preprocessing}
  * @param preprocessing       the pixels the model was fed, in words
+ * @param attempt             the attempt that committed: Spark's application and task attempt ids,
+ *                            which make each attempt's marker bytes its own (ObjectStore.create
+ *                            recognises its own retried PUT by them)
  * @param executor            the executor whose attempt committed
  * @param seconds             the attempt's time from its start to its table written (before the commit)
  */
@@ -29,6 +32,7 @@ public record CommitMarker(
         String modelSha256,
         String preprocessingSha256,
         String preprocessing,
+        String attempt,
         String executor,
         double seconds) {
     private static final ObjectMapper JSON = new ObjectMapper();

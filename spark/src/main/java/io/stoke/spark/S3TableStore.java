@@ -149,8 +149,9 @@ final class S3TableStore implements TableStore {
     public String atMostOnceCaveat() {
         String probe = prefix + COMMITTED + ".probe-" + UUID.randomUUID();
         try {
-            boolean first = store.create(probe, new byte[0]);
-            boolean second = store.create(probe, new byte[0]);
+            // Bytes of each writer's own: a retried create recognises its own object by them.
+            boolean first = store.create(probe, new byte[] {1});
+            boolean second = store.create(probe, new byte[] {2});
             if (first && !second) {
                 return null;
             }

@@ -132,6 +132,7 @@ final class ShardEmbedding {
                         settings.modelSha256(),
                         SparkEmbed.sha256(settings.preprocessing()),
                         settings.preprocessing(),
+                        SparkEnv.get().conf().getAppId() + "/" + attemptId,
                         executor,
                         (System.nanoTime() - start) / 1e9);
                 boolean won = store.commit(task.table(), file, marker);
