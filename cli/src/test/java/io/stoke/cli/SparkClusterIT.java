@@ -211,6 +211,48 @@ class SparkClusterIT {
         assertSameTables(out);
     }
 
+    /**
+     * Submitted as a user submits it: Spark's own SparkSubmit (what bin/spark-submit runs, which
+     * Maven's jars carry without the script) with Stoke's jar as the application, in client mode.
+     * The master and the jar come from spark-submit, not from the command's options.
+     */
+    @Test
+    void spark_submitOfStokesJarWritesTheSameTables() throws Exception {
+        Path out = tmp.resolve("submitted");
+        Path log = tmp.resolve("submitted.log");
+        List<String> cmd = SparkCluster.java(List.of(
+                SparkCluster.SPARK_HOME.resolve("conf").toString(), SparkCluster.SPARK_HOME.resolve("jars") + "/*"));
+        cmd.addAll(List.of(
+                "org.apache.spark.deploy.SparkSubmit",
+                "--master",
+                cluster.master(),
+                "--deploy-mode",
+                "client",
+                "--conf",
+                "spark.driver.host=127.0.0.1",
+                "--conf",
+                "spark.executor.memory=1g",
+                "--class",
+                "io.stoke.cli.Main",
+                SparkCluster.JAR.toString(),
+                "spark-embed",
+                shards.toString(),
+                "--model",
+                MODEL.toString(),
+                "--output-name",
+                "embedding",
+                "--out",
+                out.toString(),
+                "--batch-size",
+                "16"));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        SparkCluster.environment(pb.environment());
+        JsonNode m = finish(pb.start(), out, log);
+        assertEquals(SHARDS, m.get("committed").asInt(), m.toString());
+        assertTrue(Files.readString(log).contains("master " + cluster.master()), Files.readString(log));
+        assertSameTables(out);
+    }
+
     @Test
     void anExecutorKilledMidShardLosesAndRepeatsNothing() throws Exception {
         Path out = tmp.resolve("killed-executor");
