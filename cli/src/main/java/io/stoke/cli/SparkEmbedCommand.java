@@ -188,6 +188,9 @@ public final class SparkEmbedCommand implements Callable<Integer> {
             return "embeddings use the evaluation transform (Resize + CenterCrop), not --transform "
                     + options.transform;
         }
+        if (shardsPerTask < 1) {
+            return "--shards-per-task must be at least 1, not " + shardsPerTask;
+        }
         if (parsed.hasMatchedOption("--on-error") && options.policy() == ErrorPolicy.FAIL) {
             return "a bad image becomes a row with its status (--on-error skip); a shard that cannot be read is named"
                     + " in the manifest: --on-error fail does not apply";

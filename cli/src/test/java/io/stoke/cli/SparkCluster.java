@@ -29,11 +29,12 @@ final class SparkCluster implements AutoCloseable {
     private final List<Process> daemons = new ArrayList<>();
     private final String master;
     private final Path logs;
+    private int ui;
 
     private SparkCluster(Path logs, int workers) throws IOException, InterruptedException {
         this.logs = Files.createDirectories(logs);
         int port = freePort();
-        int ui = freePort();
+        ui = freePort();
         master = "spark://127.0.0.1:" + port;
         daemons.add(start(
                 "master",
@@ -136,6 +137,29 @@ final class SparkCluster implements AutoCloseable {
         }
         throw new IllegalStateException(
                 "the cluster did not have " + workers + " alive workers in " + timeout + ": " + last + logsNow);
+    }
+
+    /**
+     * Waits until no application holds a core: an earlier test's killed driver leaves executors
+     * the master reclaims only when it notices, and a run that found one worker busy would get one
+     * executor (and never a speculative copy, which must run on another host).
+     */
+    void awaitIdle(Duration timeout) throws IOException, InterruptedException {
+        HttpClient http = HttpClient.newHttpClient();
+        HttpRequest status = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ui + "/json/"))
+                .timeout(Duration.ofSeconds(5))
+                .build();
+        long until = System.nanoTime() + timeout.toNanos();
+        String last = "";
+        while (System.nanoTime() < until) {
+            last = http.send(status, HttpResponse.BodyHandlers.ofString()).body();
+            JsonNode json = new ObjectMapper().readTree(last);
+            if (json.get("coresused").asInt() == 0 && json.get("activeapps").isEmpty()) {
+                return;
+            }
+            Thread.sleep(200);
+        }
+        throw new IllegalStateException("the cluster still runs an application after " + timeout + ": " + last);
     }
 
     /** The executors' JVMs running now. */

@@ -108,7 +108,8 @@ class SparkClusterIT {
     }
 
     /** Starts the driver: ./stoke spark-embed's command, against the cluster. */
-    static Process driver(Path out, Path log, String... extra) throws IOException {
+    static Process driver(Path out, Path log, String... extra) throws IOException, InterruptedException {
+        cluster.awaitIdle(Duration.ofSeconds(60));
         List<String> args = new ArrayList<>(List.of(
                 "spark-embed",
                 shards.toString(),
@@ -247,6 +248,7 @@ class SparkClusterIT {
                 "16"));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
         SparkCluster.environment(pb.environment());
+        cluster.awaitIdle(Duration.ofSeconds(60));
         JsonNode m = finish(pb.start(), out, log);
         assertEquals(SHARDS, m.get("committed").asInt(), m.toString());
         assertTrue(Files.readString(log).contains("master " + cluster.master()), Files.readString(log));
@@ -280,9 +282,9 @@ class SparkClusterIT {
                         "--conf",
                         "spark.speculation=true",
                         "--conf",
-                        "spark.speculation.multiplier=1.0",
+                        "spark.speculation.multiplier=0.5",
                         "--conf",
-                        "spark.speculation.quantile=0.5",
+                        "spark.speculation.quantile=0.25",
                         "--conf",
                         "spark.speculation.minTaskRuntime=100ms",
                         "--conf",
