@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 /**
  * A real Spark standalone cluster on 127.0.0.1 for the tests: a master and workers, each its own
@@ -68,7 +69,10 @@ final class SparkCluster implements AutoCloseable {
                             logs.resolve("work-" + w).toString(),
                             master)));
         }
-        awaitAliveWorkers(ui, workers, Duration.ofSeconds(90));
+        awaitStatus(
+                json -> json.path("aliveworkers").asInt() >= workers,
+                "the cluster did not have " + workers + " alive workers",
+                Duration.ofSeconds(90));
     }
 
     /** A master and {@code workers} workers of one core each, their logs in {@code logs}. */
@@ -109,8 +113,12 @@ final class SparkCluster implements AutoCloseable {
         return pb.start();
     }
 
-    /** Until the master's status page (its web UI's /json/) counts {@code workers} alive workers. */
-    private void awaitAliveWorkers(int ui, int workers, Duration timeout) throws IOException, InterruptedException {
+    /**
+     * Polls the master's status page (its web UI's /json/) until {@code done} holds of it, or
+     * throws with {@code what} and the last answer.
+     */
+    private void awaitStatus(Predicate<JsonNode> done, String what, Duration timeout)
+            throws IOException, InterruptedException {
         HttpClient http = HttpClient.newHttpClient();
         HttpRequest status = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ui + "/json/"))
                 .timeout(Duration.ofSeconds(5))
@@ -120,8 +128,7 @@ final class SparkCluster implements AutoCloseable {
         while (System.nanoTime() < until) {
             try {
                 last = http.send(status, HttpResponse.BodyHandlers.ofString()).body();
-                JsonNode alive = new ObjectMapper().readTree(last).get("aliveworkers");
-                if (alive != null && alive.asInt() >= workers) {
+                if (done.test(new ObjectMapper().readTree(last))) {
                     return;
                 }
             } catch (IOException e) {
@@ -135,8 +142,7 @@ final class SparkCluster implements AutoCloseable {
                 logsNow.append("\n--- ").append(f.getFileName()).append('\n').append(Files.readString(f));
             }
         }
-        throw new IllegalStateException(
-                "the cluster did not have " + workers + " alive workers in " + timeout + ": " + last + logsNow);
+        throw new IllegalStateException(what + " after " + timeout + ": " + last + logsNow);
     }
 
     /**
@@ -145,21 +151,11 @@ final class SparkCluster implements AutoCloseable {
      * executor (and never a speculative copy, which must run on another host).
      */
     void awaitIdle(Duration timeout) throws IOException, InterruptedException {
-        HttpClient http = HttpClient.newHttpClient();
-        HttpRequest status = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ui + "/json/"))
-                .timeout(Duration.ofSeconds(5))
-                .build();
-        long until = System.nanoTime() + timeout.toNanos();
-        String last = "";
-        while (System.nanoTime() < until) {
-            last = http.send(status, HttpResponse.BodyHandlers.ofString()).body();
-            JsonNode json = new ObjectMapper().readTree(last);
-            if (json.get("coresused").asInt() == 0 && json.get("activeapps").isEmpty()) {
-                return;
-            }
-            Thread.sleep(200);
-        }
-        throw new IllegalStateException("the cluster still runs an application after " + timeout + ": " + last);
+        awaitStatus(
+                json -> json.get("coresused").asInt() == 0
+                        && json.get("activeapps").isEmpty(),
+                "the cluster still runs an application",
+                timeout);
     }
 
     /** The executors' JVMs running now. */
