@@ -180,7 +180,7 @@ public final class EmbeddingTables implements EmbeddingSink, AutoCloseable {
                     "shard " + tableShard + " ended at row " + next + " before its last sample");
         }
         int first = shards == null ? 0 : shards.firstSample(shard);
-        int end = shards == null ? dataset.size() : first + samplesOf(shard);
+        int end = shards == null ? dataset.size() : first + shards.samples(shard);
         if (rows[(int) next] != first
                 || next + (end - first) > rows.length
                 || rows[(int) next + (end - first) - 1] != end - 1) {
@@ -192,11 +192,6 @@ public final class EmbeddingTables implements EmbeddingSink, AutoCloseable {
         tableEnd = (int) next + (end - first);
         table = EmbeddingTable.create(partial(), dimension);
         return table;
-    }
-
-    private int samplesOf(int shard) {
-        int end = shard + 1 < shards.shardCount() ? shards.firstSample(shard + 1) : dataset.size();
-        return end - shards.firstSample(shard);
     }
 
     private String name() {

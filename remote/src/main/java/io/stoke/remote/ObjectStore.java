@@ -1,6 +1,8 @@
 package io.stoke.remote;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Locale;
 
@@ -35,6 +37,22 @@ public interface ObjectStore extends AutoCloseable {
      * what was read, or null when the store names no versions.
      */
     String read(String url, MemorySegment dst, String etag);
+
+    /**
+     * A small whole object (an index, a marker) as bytes on the heap: {@link #size} then
+     * {@link #read(String, MemorySegment)}. Not for shards, which are read into their cache.
+     */
+    default byte[] readBytes(String url) {
+        long size = size(url);
+        if (size > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException(url + " is " + size + " bytes: too large to read onto the heap");
+        }
+        try (Arena arena = Arena.ofShared()) { // the store's threads write the parts
+            MemorySegment bytes = arena.allocate(Math.max(1, size)).asSlice(0, size);
+            read(url, bytes);
+            return bytes.toArray(ValueLayout.JAVA_BYTE);
+        }
+    }
 
     /**
      * Writes {@code bytes} as the whole object at {@code url}, replacing what is there (one PUT,

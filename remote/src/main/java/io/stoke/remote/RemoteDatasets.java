@@ -10,9 +10,6 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -152,12 +149,7 @@ public final class RemoteDatasets implements UrlDatasetProvider {
      * wids shard list without Stoke's {@code labelled}.
      */
     static ShardDataset openIndexed(ObjectStore store, String indexUrl, long cacheBytes, Path folder) {
-        ShardIndex index;
-        try (Arena arena = Arena.ofShared()) { // the store's threads write the parts
-            MemorySegment bytes = arena.allocate(store.size(indexUrl));
-            store.read(indexUrl, bytes);
-            index = ShardIndex.read(new ByteArrayInputStream(bytes.toArray(ValueLayout.JAVA_BYTE)), indexUrl);
-        }
+        ShardIndex index = ShardIndex.read(new ByteArrayInputStream(store.readBytes(indexUrl)), indexUrl);
         if (index == null) {
             return null;
         }

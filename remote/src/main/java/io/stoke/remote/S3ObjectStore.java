@@ -4,11 +4,11 @@ import io.stoke.remote.Retry.TransientFailure;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.UnaryOperator;
@@ -241,17 +241,7 @@ public final class S3ObjectStore implements ObjectStore {
 
     /** Whether the object at {@code url} is exactly {@code bytes}. */
     private boolean holds(String url, byte[] bytes) {
-        if (size(url) != bytes.length) {
-            return false;
-        }
-        if (bytes.length == 0) {
-            return true;
-        }
-        try (Arena arena = Arena.ofShared()) {
-            MemorySegment there = arena.allocate(Math.max(1, bytes.length));
-            read(url, there.asSlice(0, bytes.length));
-            return MemorySegment.mismatch(there, 0, bytes.length, MemorySegment.ofArray(bytes), 0, bytes.length) < 0;
-        }
+        return size(url) == bytes.length && Arrays.equals(readBytes(url), bytes);
     }
 
     private static String errorCode(SdkServiceException e) {

@@ -4,9 +4,6 @@ import io.stoke.remote.ObjectStore;
 import io.stoke.remote.RemoteOptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
@@ -121,16 +118,7 @@ final class S3TableStore implements TableStore {
     @Override
     public CommitMarker marker(String table) {
         String url = prefix + COMMITTED + table + ".json";
-        return CommitMarker.fromJson(read(url), url);
-    }
-
-    private byte[] read(String url) {
-        long size = store.size(url);
-        try (Arena arena = Arena.ofShared()) {
-            MemorySegment bytes = arena.allocate(size);
-            store.read(url, bytes);
-            return bytes.toArray(ValueLayout.JAVA_BYTE);
-        }
+        return CommitMarker.fromJson(store.readBytes(url), url);
     }
 
     @Override

@@ -309,7 +309,7 @@ public final class SparkEmbed {
                         shards.shardName(s),
                         EmbeddingTables.shardColumn(shards.shardName(s)),
                         names.get(s),
-                        shards.firstSample(s + 1) - shards.firstSample(s)));
+                        shards.samples(s)));
             }
             return tasks;
         }

@@ -9,9 +9,6 @@ import io.stoke.remote.ObjectStore;
 import io.stoke.remote.RemoteDatasets;
 import io.stoke.remote.RemoteOptions;
 import io.stoke.remote.S3ObjectStore;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -126,12 +123,12 @@ class SparkEmbedS3Test {
             for (String url : s3.list("s3://out/emb/", ".parquet")) {
                 String name = url.substring("s3://out/emb/".length());
                 tables.add(name);
-                Files.write(fetched.resolve(name), read(s3, url));
+                Files.write(fetched.resolve(name), s3.readBytes(url));
             }
             assertEquals(
                     SparkEmbedTest.SHARDS,
                     s3.list("s3://out/emb/_committed/", ".json").size());
-            assertTrue(new String(read(s3, "s3://out/emb/_manifest.json")).contains("\"committed\" : 4"));
+            assertTrue(new String(s3.readBytes("s3://out/emb/_manifest.json")).contains("\"committed\" : 4"));
         }
         assertEquals(List.of("train-0.parquet", "train-1.parquet", "train-2.parquet", "train-3.parquet"), tables);
         List<Row> fromS3 = SparkEmbedTest.rows(fetched);
@@ -149,13 +146,5 @@ class SparkEmbedS3Test {
                 SparkEmbedTest.request("s3://data/train/", SparkEmbedTest.MODEL, "s3://out/emb/", 256, false));
         assertEquals(SparkEmbedTest.SHARDS, again.committedBefore());
         assertEquals(0, again.attempts().launched());
-    }
-
-    static byte[] read(ObjectStore s3, String url) {
-        try (Arena arena = Arena.ofShared()) {
-            MemorySegment bytes = arena.allocate(s3.size(url));
-            s3.read(url, bytes);
-            return bytes.toArray(ValueLayout.JAVA_BYTE);
-        }
     }
 }

@@ -212,7 +212,7 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
         for (int s = 0; s < tar.shardCount(); s++) {
             entries.add(new Entry(
                     url.apply(tar.shardName(s)),
-                    tar.firstSample(s + 1) - tar.firstSample(s),
+                    tar.samples(s),
                     tar.bytes().size(s),
                     tar.bytes().etag(s)));
         }

@@ -89,6 +89,11 @@ public final class TarShards implements AutoCloseable {
         return firstSample[shard];
     }
 
+    /** How many samples {@code shard} holds. */
+    public int samples(int shard) {
+        return firstSample[shard + 1] - firstSample[shard];
+    }
+
     /** The shard holding {@code sample}: a binary search over the shards' first samples. */
     public int shardOf(int sample) {
         int i = Arrays.binarySearch(firstSample, sample);
