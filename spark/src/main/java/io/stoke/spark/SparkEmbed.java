@@ -24,12 +24,16 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -113,20 +117,29 @@ public final class SparkEmbed {
     /** {@link #session(String)} with Spark settings ({@code spark.speculation=true}, say) on top. */
     public static SparkSession session(String master, Map<String, String> conf) {
         SparkSession.Builder builder = SparkSession.builder().appName("stoke spark-embed");
-        conf.forEach(builder::config);
-        String chosen = master != null ? master : System.getProperty("spark.master", "local[*]");
-        builder.master(chosen);
-        if (!chosen.startsWith("local") && System.getProperty("spark.jars") == null) {
-            Path jar = ownJar();
-            if (jar != null) {
-                builder.config("spark.jars", jar.toString());
-            }
-        }
-        String options = System.getProperty("spark.executor.extraJavaOptions", "");
-        if (!options.contains("jdk.internal.misc")) {
-            builder.config("spark.executor.extraJavaOptions", (options + " " + EXECUTOR_JAVA_OPTIONS).strip());
-        }
+        settings(master, conf, System.getProperties(), ownJar()).forEach(builder::config);
         return builder.getOrCreate();
+    }
+
+    /**
+     * The settings {@link #session(String, Map)} gives its session: {@code conf}, then the master,
+     * Stoke's jar for a cluster's executors and the JVM options they need, each where neither
+     * {@code conf} nor spark-submit (its settings are {@code system} properties) gave it; options
+     * given are kept, Stoke's added after them.
+     */
+    static Map<String, String> settings(String master, Map<String, String> conf, Properties system, Path ownJar) {
+        Map<String, String> settings = new LinkedHashMap<>(conf);
+        Function<String, String> given = key -> conf.getOrDefault(key, system.getProperty(key));
+        String chosen = master != null ? master : Objects.requireNonNullElse(given.apply("spark.master"), "local[*]");
+        settings.put("spark.master", chosen);
+        if (!chosen.startsWith("local") && given.apply("spark.jars") == null && ownJar != null) {
+            settings.put("spark.jars", ownJar.toString());
+        }
+        String options = Objects.requireNonNullElse(given.apply("spark.executor.extraJavaOptions"), "");
+        if (!options.contains("jdk.internal.misc")) {
+            settings.put("spark.executor.extraJavaOptions", (options + " " + EXECUTOR_JAVA_OPTIONS).strip());
+        }
+        return settings;
     }
 
     /** What an executor's JVM needs for Stoke's loader (Agrona's unsafe access; FFM downcalls), beside Spark's own. */
