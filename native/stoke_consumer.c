@@ -49,6 +49,13 @@ static int64_t now_ms(void) {
     return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 }
 
+/* Monotonic nanoseconds, for the wait per batch the producer's auto workers read. */
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static int fail(const char *msg) {
     printf("ERROR %s\n", msg);
     fflush(stdout);
@@ -110,7 +117,9 @@ int main(int argc, char **argv) {
     stoke_queue free_q = { base + g.free_queue_offset, g.queue_capacity, g.slot_count };
     long taken = 0;
     int64_t last_check = 0;
+    int64_t wait_start = -1; /* when this batch's first poll failed to find one, or -1 */
     for (;;) {
+        if (wait_start < 0) wait_start = now_ns();
         int32_t slot = stoke_queue_poll(&ready);
         if (slot == -2) return fail("the ready queue is corrupt (a slot number out of range or a misplaced record)");
         if (slot < 0) {
@@ -133,6 +142,8 @@ int main(int argc, char **argv) {
         uint8_t *s = base + g.slots_offset + g.slot_stride * slot;
         stoke_slot_set_state(s, STOKE_SLOT_STATE_HELD);
         stoke_consumed_add(base);
+        stoke_consumer_wait_add(base, now_ns() - wait_start);
+        wait_start = -1;
         int32_t n = STOKE_I32(s, STOKE_SLOT_SAMPLE_COUNT_OFFSET);
         if (n < 0 || n > g.samples_per_slot) return fail("slot claims more samples than it holds");
         int64_t seq = STOKE_I64(s, STOKE_SLOT_SEQUENCE_OFFSET);

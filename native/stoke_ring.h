@@ -88,6 +88,7 @@
 #define STOKE_CONSUMER_PID_OFFSET          192 /* int64: 0 none, pid attached, -pid detached */
 #define STOKE_CONSUMER_HEARTBEAT_OFFSET    200 /* int64, ms since the epoch */
 #define STOKE_CONSUMED_OFFSET              208 /* int64, batches taken (atomic add) */
+#define STOKE_CONSUMER_WAIT_NANOS_OFFSET   216 /* int64, ns waited for batches (atomic add) */
 
 /* ---- slot header ---- */
 #define STOKE_SLOT_SEQUENCE_OFFSET         0   /* int64, batch number since the producer started */
@@ -200,6 +201,11 @@ static inline int stoke_consumer_seat_cas(void *base, int64_t *expected, int64_t
 /* Leaves the seat (pid -> -pid) after the last release: a release, ordered after it. */
 static inline void stoke_consumer_leave(void *base, int64_t pid) {
     atomic_store_explicit(STOKE__A64(base, STOKE_CONSUMER_PID_OFFSET), -pid, memory_order_release);
+}
+/* The consumer waited nanos for the batch it just took: a statistic (the producer's auto workers
+ * read it as the stall), so no ordering beyond atomicity. */
+static inline void stoke_consumer_wait_add(void *base, int64_t nanos) {
+    atomic_fetch_add_explicit(STOKE__A64(base, STOKE_CONSUMER_WAIT_NANOS_OFFSET), nanos, memory_order_relaxed);
 }
 /* One more batch taken: a statistic, so no ordering beyond atomicity. */
 static inline void stoke_consumed_add(void *base) {

@@ -74,6 +74,7 @@ REDELIVERED_OFFSET = 160
 CONSUMER_PID_OFFSET = 192
 CONSUMER_HEARTBEAT_OFFSET = 200
 CONSUMED_OFFSET = 208
+CONSUMER_WAIT_NANOS_OFFSET = 216
 
 SLOT_SEQUENCE_OFFSET = 0
 SLOT_EPOCH_OFFSET = 8
@@ -537,7 +538,8 @@ class Ring:
         if self.release_on_next and self._last is not None:
             self._last.release()
             self._last = None
-        start = time.monotonic()
+        start_ns = time.monotonic_ns()
+        start = start_ns / 1e9
         last_check = start
         sleep = self._poll_sleep
         h32, h64, ready = self._h32, self._h64, self._ready
@@ -552,6 +554,8 @@ class Ring:
             if slot >= 0:
                 self._slot_headers[slot][SLOT_STATE_OFFSET // 4] = SLOT_STATE_HELD
                 h64[CONSUMED_OFFSET // 8] += 1  # only this consumer adds to it while attached
+                # The producer's auto workers read the consumer's waiting as their stall.
+                h64[CONSUMER_WAIT_NANOS_OFFSET // 8] += time.monotonic_ns() - start_ns
                 h64[CONSUMER_HEARTBEAT_OFFSET // 8] = int(time.time() * 1000)
                 batch = Batch(self, slot)
                 self._open[slot] = batch
@@ -563,6 +567,7 @@ class Ring:
                 h64[CONSUMER_HEARTBEAT_OFFSET // 8] = int(time.time() * 1000)
                 self._check_producer()
             if timeout is not None and now - start > timeout:
+                h64[CONSUMER_WAIT_NANOS_OFFSET // 8] += time.monotonic_ns() - start_ns
                 raise TimeoutError(f"no batch from {self.path} within {timeout} s")
             if now - start > self._spin:
                 time.sleep(sleep)

@@ -10,6 +10,7 @@ import io.stoke.loader.source.ListFile;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.TarShards;
 import io.stoke.loader.transform.TransformSpec;
+import io.stoke.loader.tune.TunerLog;
 import io.stoke.loader.work.Pipeline;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.RingLayout;
@@ -83,7 +84,8 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
                     sampler,
                     spec,
                     ring,
-                    b.workers,
+                    b.workers.count(),
+                    b.workers.tuned(),
                     b.startEpoch,
                     b.startBatch,
                     b.epochs,
@@ -209,8 +211,19 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         return ring.geometry();
     }
 
+    /** Worker threads: the fixed count, or the most an auto loader runs ({@link #activeWorkers()} now). */
     public int workers() {
         return pipeline.workers();
+    }
+
+    /** Workers taking samples now: {@link #workers()}, or fewer while an auto loader's tuner holds some parked. */
+    public int activeWorkers() {
+        return pipeline.activeWorkers();
+    }
+
+    /** What an auto loader's tuner did (every change and why, the windows it watched), or null with fixed workers. */
+    public TunerLog tuning() {
+        return pipeline.tuning();
     }
 
     /** The loader's ring (for stages that pin or export its memory). */
@@ -266,7 +279,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
     public static final class Builder {
         private final Dataset index;
         private int batchSize = 256;
-        private int workers = Runtime.getRuntime().availableProcessors();
+        private Workers workers = Workers.fixed(Workers.availableCores());
         private int slots = 4;
         private boolean shuffle;
         private long seed;
@@ -325,10 +338,16 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
             return this;
         }
 
-        /** Decoding threads (default: the number of cores). */
+        /** Exactly this many decoding threads (default: the number of cores). */
         public Builder workers(int workers) {
             positive("workers", workers);
-            this.workers = workers;
+            this.workers = Workers.fixed(workers);
+            return this;
+        }
+
+        /** Decoding threads: a fixed count, or {@link Workers#auto()}: chosen live from measured rates. */
+        public Builder workers(Workers workers) {
+            this.workers = java.util.Objects.requireNonNull(workers, "workers");
             return this;
         }
 

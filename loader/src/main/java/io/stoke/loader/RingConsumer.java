@@ -112,7 +112,7 @@ public final class RingConsumer implements BatchSource<Batch>, Iterable<Batch>, 
     }
 
     private Batch hand(int slot, long waitNanos) {
-        shm.consumerHeartbeat(true);
+        shm.consumerTook(waitNanos);
         Batch batch = new Batch(ring.geometry(), slot, ring.slot(slot), null, waitNanos, this::release);
         batch.closeAndThrowIfFailed();
         open.add(batch);

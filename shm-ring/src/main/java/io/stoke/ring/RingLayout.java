@@ -86,6 +86,9 @@ public final class RingLayout {
     public static final int CONSUMER_PID_OFFSET = 192; // int64
     public static final int CONSUMER_HEARTBEAT_OFFSET = 200; // int64, ms since epoch
     public static final int CONSUMED_OFFSET = 208; // int64, batches taken by consumers
+    // int64, nanoseconds consumers waited for a batch, summed: auto workers' stall signal. A consumer
+    // that never adds here looks like one that never waits (the producer then says so, once).
+    public static final int CONSUMER_WAIT_NANOS_OFFSET = 216;
 
     public static final int HEADER_LENGTH = PAGE;
 

@@ -130,4 +130,14 @@ public final class RingState {
     public void addConsumed() {
         LONG.getAndAdd(header, (long) CONSUMED_OFFSET, 1L);
     }
+
+    /** Nanoseconds consumers waited for a batch, summed (the producer's tuner reads it). */
+    public long consumerWaitNanos() {
+        return (long) LONG.getAcquire(header, (long) CONSUMER_WAIT_NANOS_OFFSET);
+    }
+
+    /** Consumer: it waited {@code nanos} for the batch it just took. Opaque-ordered, a statistic only. */
+    public void addConsumerWait(long nanos) {
+        LONG.getAndAdd(header, (long) CONSUMER_WAIT_NANOS_OFFSET, nanos);
+    }
 }

@@ -238,6 +238,12 @@ public final class ShmRing implements AutoCloseable {
         }
     }
 
+    /** Consumer side: it took a batch after waiting {@code waitNanos} for it (the producer's stall signal). */
+    public void consumerTook(long waitNanos) {
+        consumerHeartbeat(true);
+        state.addConsumerWait(waitNanos);
+    }
+
     /** Whether the producer has published its last batch ({@link RingLayout#STATE_END_OF_STREAM}). */
     public boolean endOfStream() {
         return state.endOfStream();

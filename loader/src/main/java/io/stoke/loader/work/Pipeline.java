@@ -10,13 +10,16 @@ import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.transform.SampleTransform;
 import io.stoke.loader.transform.TransformSpec;
+import io.stoke.loader.tune.TunerLog;
 import io.stoke.ring.SlotHeader;
 import io.stoke.ring.SlotRing;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -33,6 +36,11 @@ import org.agrona.concurrent.IdleStrategy;
  * batch's last sample publishes every finished batch in order, so batches reach the consumer in
  * order. Taking a slot blocks while none is free: a slow consumer stalls the workers, and memory
  * never grows.
+ *
+ * <p>Auto mode ({@code tune}): all threads start, but only workers {@code [0, active)} draw tickets;
+ * the others are parked between two samples, holding no ticket, so no batch ever waits on a parked
+ * worker and changing the count changes no batch's content. A {@link LiveTuner} thread sets the
+ * count from the measured rates.
  *
  * <p>Ownership: a slot belongs to the pipeline from {@link SlotRing#acquire} until
  * {@link SlotRing#publish}, to the consumer until it calls {@link SlotRing#release}.
@@ -64,6 +72,20 @@ public final class Pipeline implements AutoCloseable {
     private final int workerNice;
     private final BooleanSupplier isRunning = this::isRunning;
     private final Thread[] threads;
+    // Per worker, written by that worker only (lazySet: the tuner reads totals, never a protocol),
+    // a cache line apart: samples done, nanoseconds in them, nanoseconds waiting for a free slot, tid.
+    private static final int STRIDE = 8;
+    static final int SAMPLES = 0;
+    static final int BUSY_NANOS = 1;
+    static final int SLOT_WAIT_NANOS = 2;
+    static final int TID = 3;
+    private final AtomicLongArray counters;
+    // Written by the one consumer thread: how long nextSlot waited, summed (the tuner's stall).
+    private final AtomicLong consumerWaitNanos = new AtomicLong();
+    private volatile boolean consumerInProcess;
+    // Workers [0, active) take samples; the rest are parked.
+    private volatile int active;
+    private final LiveTuner tuner;
     private final AtomicLong nextTicket = new AtomicLong();
     private final ReentrantLock publishLock = new ReentrantLock();
     /** Written under publishLock only. */
@@ -83,7 +105,7 @@ public final class Pipeline implements AutoCloseable {
     private volatile boolean running = true;
     private volatile Throwable failure;
 
-    /** {@link #Pipeline(Dataset, Sampler, TransformSpec, SlotRing, int, long, int, long, boolean, Supplier, int)} from batch 0, at the process's priority. */
+    /** {@link #Pipeline(Dataset, Sampler, TransformSpec, SlotRing, int, boolean, long, int, long, boolean, Supplier, int)} from batch 0, at the process's priority, fixed workers. */
     public Pipeline(
             Dataset index,
             Sampler sampler,
@@ -94,12 +116,14 @@ public final class Pipeline implements AutoCloseable {
             long epochs,
             boolean skipErrors,
             Supplier<IdleStrategy> idleStrategies) {
-        this(index, sampler, spec, ring, workers, startEpoch, 0, epochs, skipErrors, idleStrategies, 0);
+        this(index, sampler, spec, ring, workers, false, startEpoch, 0, epochs, skipErrors, idleStrategies, 0);
     }
 
     /**
      * Starts {@code workers} threads at once.
      *
+     * @param tune whether a tuner chooses how many of the {@code workers} take samples (all do at
+     *     the start); otherwise all of them always do
      * @param startBatch the first batch of epoch {@code startEpoch} to produce (to resume mid-epoch:
      *     batch k of epoch e is the same whatever came before it)
      * @param epochs number of epochs to produce, the first one counted even when it starts past
@@ -112,6 +136,7 @@ public final class Pipeline implements AutoCloseable {
             TransformSpec spec,
             SlotRing ring,
             int workers,
+            boolean tune,
             long startEpoch,
             int startBatch,
             long epochs,
@@ -162,13 +187,20 @@ public final class Pipeline implements AutoCloseable {
         }
         slotErrors = new AtomicReferenceArray<>(slots);
         orders = new EpochOrders(sampler);
+        counters = new AtomicLongArray(workers * STRIDE);
+        active = workers;
         threads = new Thread[workers];
         for (int w = 0; w < workers; w++) {
+            int id = w;
             threads[w] =
-                    Thread.ofPlatform().name("stoke-worker-" + w).daemon(true).unstarted(this::work);
+                    Thread.ofPlatform().name("stoke-worker-" + w).daemon(true).unstarted(() -> work(id));
         }
+        tuner = tune ? new LiveTuner(this, workers) : null;
         for (Thread t : threads) {
             t.start();
+        }
+        if (tuner != null) {
+            tuner.start();
         }
     }
 
@@ -176,13 +208,22 @@ public final class Pipeline implements AutoCloseable {
         return running;
     }
 
-    private void work() {
+    private void work(int id) {
         WorkerPriority.lower(workerNice);
+        if (tuner != null) {
+            counters.lazySet(id * STRIDE + TID, LiveTuner.threadId());
+        }
         IdleStrategy idle = idleStrategies.get();
+        if (!awaitActive(id)) {
+            return;
+        }
         try (SampleTransform transform = new SampleTransform(index, spec, sampler.seed())) {
             int[] order = null;
             long orderEpoch = -1;
             while (running) {
+                if (id >= active && !awaitActive(id)) {
+                    break;
+                }
                 long ticket = nextTicket.getAndIncrement();
                 if (ticket >= totalTickets) {
                     break;
@@ -195,7 +236,7 @@ public final class Pipeline implements AutoCloseable {
                 InFlightBatch batch = table[(int) (sequence % table.length)];
                 long epoch = startEpoch + epochOffset;
                 if (j == 0) {
-                    if (!begin(batch, sequence, epoch, k, idle)) {
+                    if (!begin(id, batch, sequence, epoch, k, idle)) {
                         break;
                     }
                 } else if (!awaitBegun(batch, sequence, idle)) {
@@ -205,15 +246,69 @@ public final class Pipeline implements AutoCloseable {
                     order = orders.get(epoch);
                     orderEpoch = epoch;
                 }
-                fill(transform, batch, j, order[position]);
+                fill(id, transform, batch, j, order[position]);
             }
         } catch (Throwable t) {
             fail(t);
         }
     }
 
+    /** Parks worker {@code id} while the tuner has it inactive; false once the pipeline stops. */
+    private boolean awaitActive(int id) {
+        while (running && id >= active) {
+            LockSupport.park(this);
+        }
+        return running;
+    }
+
+    /** Lets workers {@code [0, n)} take samples from their next one; the rest park after theirs. */
+    void activeWorkers(int n) {
+        if (n < 1 || n > threads.length) {
+            throw new IllegalArgumentException("active workers " + n + " of " + threads.length);
+        }
+        active = n;
+        for (int w = 0; w < n; w++) {
+            LockSupport.unpark(threads[w]);
+        }
+    }
+
+    /** Workers taking samples now. */
+    public int activeWorkers() {
+        return active;
+    }
+
+    /** The tuner's record (changes and windows), or null when the workers are fixed. */
+    public TunerLog tuning() {
+        return tuner == null ? null : tuner.log();
+    }
+
+    long counter(int worker, int field) {
+        return counters.get(worker * STRIDE + field);
+    }
+
+    private void add(int worker, int field, long value) {
+        int i = worker * STRIDE + field;
+        counters.lazySet(i, counters.get(i) + value);
+    }
+
+    Thread thread(int worker) {
+        return threads[worker];
+    }
+
+    long consumerWaitNanos() {
+        return consumerWaitNanos.get();
+    }
+
+    boolean consumerInProcess() {
+        return consumerInProcess;
+    }
+
+    boolean isRunningOrPublishing() {
+        return running && failure == null && published + firstSequence < totalBatches;
+    }
+
     /** Waits for this batch's turn, takes a slot, and opens the batch's entry. */
-    private boolean begin(InFlightBatch batch, long sequence, long epoch, int k, IdleStrategy idle) {
+    private boolean begin(int id, InFlightBatch batch, long sequence, long epoch, int k, IdleStrategy idle) {
         idle.reset();
         while (nextToAcquire != sequence) {
             if (!running) {
@@ -221,7 +316,9 @@ public final class Pipeline implements AutoCloseable {
             }
             idle.idle();
         }
+        long waitStart = System.nanoTime();
         int slot = ring.acquire(idle, isRunning);
+        add(id, SLOT_WAIT_NANOS, System.nanoTime() - waitStart);
         if (slot < 0) {
             return false;
         }
@@ -242,7 +339,7 @@ public final class Pipeline implements AutoCloseable {
         return true;
     }
 
-    private void fill(SampleTransform transform, InFlightBatch batch, int position, int sample) {
+    private void fill(int id, SampleTransform transform, InFlightBatch batch, int position, int sample) {
         int slot = batch.slot;
         MemorySegment memory = slotMemory[slot];
         long start = System.nanoTime();
@@ -255,6 +352,8 @@ public final class Pipeline implements AutoCloseable {
             slotPixels[slot].asSlice(position * sampleBytes, sampleBytes).fill((byte) 0);
             batch.addError(new SampleError(position, sample, index.name(sample), status, transform.message()));
         }
+        add(id, SAMPLES, 1);
+        add(id, BUSY_NANOS, elapsed);
         batch.decodeNanos.addAndGet(elapsed);
         batch.sourceBytes.addAndGet(transform.lastSourceBytes());
         if (batch.remaining.decrementAndGet() == 0) {
@@ -351,6 +450,15 @@ public final class Pipeline implements AutoCloseable {
      * @throws IllegalStateException when a worker died (its cause attached) or the pipeline closed
      */
     public int nextSlot(long taken, IdleStrategy idle) {
+        consumerInProcess = true;
+        long start = System.nanoTime();
+        int slot = awaitSlot(taken, idle);
+        // One consumer thread writes it; lazySet, as the workers' counters.
+        consumerWaitNanos.lazySet(consumerWaitNanos.get() + System.nanoTime() - start);
+        return slot;
+    }
+
+    private int awaitSlot(long taken, IdleStrategy idle) {
         idle.reset();
         while (true) {
             int slot = ring.pollReady();
@@ -406,6 +514,7 @@ public final class Pipeline implements AutoCloseable {
         return published;
     }
 
+    /** Worker threads: the fixed count, or the most an auto pipeline runs. */
     public int workers() {
         return threads.length;
     }
@@ -414,6 +523,12 @@ public final class Pipeline implements AutoCloseable {
     @Override
     public void close() {
         running = false;
+        for (Thread t : threads) {
+            LockSupport.unpark(t);
+        }
+        if (tuner != null) {
+            tuner.close();
+        }
         boolean interrupted = false;
         for (Thread t : threads) {
             while (t.isAlive()) {

@@ -1,0 +1,222 @@
+package io.stoke.loader.tune;
+
+import java.util.Locale;
+
+/**
+ * Chooses how many workers decode, from one {@link TunerWindow} at a time: the fewest with which
+ * the consumer almost never waits, so that a model on the same cores keeps the rest.
+ *
+ * <p>The rule, per window (the first window after a change is skipped: it straddles the change):
+ * <ul>
+ *   <li>The consumer waited more than {@link #STALL_HIGH} of the window: add a worker, up to the most
+ *       allowed.
+ *   <li>It waited less than {@link #STALL_LOW}: the workers used {@link TunerWindow#decodeCores()}
+ *       cores to keep up, so {@code ceil(cores * HEADROOM)} workers suffice; drop to that many if
+ *       it is fewer than now. One window measures what the demand takes, so a long way down is one
+ *       step, not one worker per window.
+ *   <li>Between the two marks: hold (the hysteresis band).
+ *   <li>A change that did not pay is undone: an added worker that neither cut the wait by a third
+ *       nor raised the rate by 3% (the cores are busy elsewhere); a removal after which the
+ *       consumer waits. The same change is then not tried for a back-off of 4 windows, doubling
+ *       to 64 while it keeps failing, and lifted at once when the wait or the rate moves by half
+ *       (the consumer's step changed).
+ * </ul>
+ * At most one change per window. Pure: no clock, no threads; the live pipeline and the tests'
+ * simulation feed it the same windows. Not thread-safe: one tuner thread owns it.
+ */
+public final class WorkerTuner {
+    /** The consumer's waiting fraction above which a worker is added. */
+    public static final double STALL_HIGH = 0.02;
+    /** The waiting fraction below which workers may be removed. */
+    public static final double STALL_LOW = 0.005;
+    /** Workers kept per core of decoding the demand takes. */
+    public static final double HEADROOM = 1.15;
+    /** A window ends after this many batches and {@link #MIN_WINDOW_NANOS}, or at {@link #MAX_WINDOW_NANOS}. */
+    public static final int MIN_WINDOW_BATCHES = 8;
+
+    public static final long MIN_WINDOW_NANOS = 250_000_000L;
+    public static final long MAX_WINDOW_NANOS = 2_000_000_000L;
+
+    private static final int FIRST_BACKOFF = 4;
+    private static final int MAX_BACKOFF = 64;
+
+    private enum Change {
+        NONE,
+        ADD,
+        REMOVE
+    }
+
+    private final int maxWorkers;
+    private int active;
+    private long window;
+    private boolean settling;
+    private Change pending = Change.NONE;
+    private int pendingFrom;
+    private TunerWindow before;
+    private long addBlockedUntil;
+    private long removeBlockedUntil;
+    private int addBackoff = FIRST_BACKOFF;
+    private int removeBackoff = FIRST_BACKOFF;
+    private TunerWindow blockedOn;
+    private boolean awaitingBaseline;
+
+    /**
+     * @param maxWorkers the most workers it may run (the cores the process may use, or fewer)
+     * @param initial    workers active at the start
+     */
+    public WorkerTuner(int maxWorkers, int initial) {
+        if (maxWorkers < 1 || initial < 1 || initial > maxWorkers) {
+            throw new IllegalArgumentException("workers " + initial + " of at most " + maxWorkers);
+        }
+        this.maxWorkers = maxWorkers;
+        this.active = initial;
+    }
+
+    /** Whether a window of this length and this many batches is long enough to decide on. */
+    public static boolean windowComplete(long elapsedNanos, long batches) {
+        return (batches >= MIN_WINDOW_BATCHES && elapsedNanos >= MIN_WINDOW_NANOS) || elapsedNanos >= MAX_WINDOW_NANOS;
+    }
+
+    public int activeWorkers() {
+        return active;
+    }
+
+    public int maxWorkers() {
+        return maxWorkers;
+    }
+
+    /**
+     * Takes one window and returns the change it calls for, or null to hold.
+     *
+     * @param atNanos the window's end, for the decision's record
+     */
+    public TunerDecision observe(TunerWindow w, long atNanos) {
+        window++;
+        if (settling) {
+            settling = false;
+            return null;
+        }
+        double stall = w.stallFraction();
+        if (pending != Change.NONE) {
+            TunerDecision undo = evaluate(w, atNanos);
+            if (undo != null) {
+                return undo;
+            }
+        }
+        liftBackoffIfChanged(w);
+        if (stall > STALL_HIGH) {
+            if (active < maxWorkers && window >= addBlockedUntil) {
+                return change(
+                        w,
+                        atNanos,
+                        active + 1,
+                        Change.ADD,
+                        String.format(Locale.ROOT, "the consumer waited %.1f%% of the time", 100 * stall));
+            }
+            return null;
+        }
+        if (stall < STALL_LOW && active > 1 && window >= removeBlockedUntil) {
+            double cores = w.decodeCores();
+            int enough = Math.max(1, (int) Math.ceil(cores * HEADROOM));
+            if (enough < active) {
+                return change(
+                        w,
+                        atNanos,
+                        enough,
+                        Change.REMOVE,
+                        String.format(
+                                Locale.ROOT,
+                                "the consumer waited %.2f%% of the time and decoding took %.2f cores",
+                                100 * stall,
+                                cores));
+            }
+        }
+        return null;
+    }
+
+    /** Undoes the last change if it did not pay; null if it did. */
+    private TunerDecision evaluate(TunerWindow w, long atNanos) {
+        Change last = pending;
+        pending = Change.NONE;
+        double stall = w.stallFraction();
+        if (last == Change.ADD) {
+            boolean waitCut = stall < before.stallFraction() * (2.0 / 3) || stall <= STALL_HIGH;
+            boolean faster = w.samplesPerSecond() > before.samplesPerSecond() * 1.03;
+            if (waitCut || faster) {
+                addBackoff = FIRST_BACKOFF;
+                return null;
+            }
+            addBlockedUntil = window + 2 + addBackoff; // the settling window does not count
+            awaitingBaseline = true;
+            String why = String.format(
+                    Locale.ROOT,
+                    "worker %d did not pay (the consumer still waited %.1f%%, %.0f samples/s against %.0f%s);"
+                            + " not tried again for %d windows",
+                    active,
+                    100 * stall,
+                    w.samplesPerSecond(),
+                    before.samplesPerSecond(),
+                    w.runQueueFraction() > 0.1
+                            ? String.format(
+                                    Locale.ROOT,
+                                    "; workers waited %.0f%% of their time for a CPU",
+                                    100 * w.runQueueFraction())
+                            : "",
+                    addBackoff);
+            addBackoff = Math.min(MAX_BACKOFF, addBackoff * 2);
+            return change(w, atNanos, pendingFrom, Change.NONE, why);
+        }
+        if (stall > STALL_HIGH) {
+            removeBlockedUntil = window + 2 + removeBackoff;
+            awaitingBaseline = true;
+            String why = String.format(
+                    Locale.ROOT,
+                    "with %d workers the consumer waited %.1f%% of the time; not tried again for %d windows",
+                    active,
+                    100 * stall,
+                    removeBackoff);
+            removeBackoff = Math.min(MAX_BACKOFF, removeBackoff * 2);
+            return change(w, atNanos, pendingFrom, Change.NONE, why);
+        }
+        removeBackoff = FIRST_BACKOFF;
+        return null;
+    }
+
+    /**
+     * Lifts the back-off when the consumer changed: against the first window after the undo, the
+     * rate moved by half, or the wait crossed the band between the marks.
+     */
+    private void liftBackoffIfChanged(TunerWindow w) {
+        if (awaitingBaseline) {
+            awaitingBaseline = false;
+            blockedOn = w;
+            return;
+        }
+        if (blockedOn == null) {
+            return;
+        }
+        double stallThen = blockedOn.stallFraction();
+        double stallNow = w.stallFraction();
+        double rateThen = blockedOn.samplesPerSecond();
+        boolean rateMoved = rateThen > 0 && Math.abs(w.samplesPerSecond() - rateThen) > 0.5 * rateThen;
+        boolean crossed =
+                (stallThen < STALL_LOW && stallNow > STALL_HIGH) || (stallThen > STALL_HIGH && stallNow < STALL_LOW);
+        if (rateMoved || crossed) {
+            addBlockedUntil = 0;
+            removeBlockedUntil = 0;
+            addBackoff = FIRST_BACKOFF;
+            removeBackoff = FIRST_BACKOFF;
+            blockedOn = null;
+        }
+    }
+
+    private TunerDecision change(TunerWindow w, long atNanos, int to, Change kind, String reason) {
+        TunerDecision d = new TunerDecision(window, atNanos, active, to, reason, w);
+        pending = kind;
+        pendingFrom = active;
+        before = w;
+        active = to;
+        settling = true;
+        return d;
+    }
+}

@@ -1,0 +1,193 @@
+package io.stoke.loader.work;
+
+import io.stoke.ffm.LibC;
+import io.stoke.loader.tune.TunerDecision;
+import io.stoke.loader.tune.TunerLog;
+import io.stoke.loader.tune.TunerWindow;
+import io.stoke.loader.tune.WorkerTuner;
+import io.stoke.ring.RingState;
+import io.stoke.ring.SlotCounts;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The thread that measures an auto pipeline and applies {@link WorkerTuner}'s changes. Every
+ * {@link #SAMPLE_NANOS} it looks at the ring (batches ready for the consumer); when a window is
+ * complete it sums the workers' counters, their CPU and run-queue time, and the consumer's wait,
+ * and asks the tuner. The consumer's wait is exact: the in-process consumer's measured in
+ * {@link Pipeline#nextSlot}, or what a consumer in another process adds to the ring's header.
+ * A window in which no batch was published says nothing about demand (no consumer yet) and is
+ * skipped.
+ */
+final class LiveTuner implements AutoCloseable {
+    static final long SAMPLE_NANOS = 1_000_000L;
+
+    private final Pipeline pipeline;
+    private final WorkerTuner tuner;
+    private final TunerLog log;
+    private final Thread thread;
+    private final int workers;
+    private final long[] clock = new long[2];
+    private final long[] cpuMark;
+    private final long[] runQueueMark;
+    private final long[] samplesMark;
+    private final long[] slotWaitMark;
+    private volatile boolean stop;
+    private boolean warnedNoWaits;
+
+    LiveTuner(Pipeline pipeline, int workers) {
+        this.pipeline = pipeline;
+        this.workers = workers;
+        this.tuner = new WorkerTuner(workers, workers);
+        this.log = new TunerLog(workers, workers);
+        this.cpuMark = new long[workers];
+        this.runQueueMark = new long[workers];
+        this.samplesMark = new long[workers];
+        this.slotWaitMark = new long[workers];
+        this.thread = Thread.ofPlatform().name("stoke-tuner").daemon(true).unstarted(this::run);
+    }
+
+    /** The calling thread's Linux id, or 0 where it cannot be had (the tuner then uses the JVM's CPU time). */
+    static long threadId() {
+        try {
+            return LibC.gettid();
+        } catch (RuntimeException | LinkageError e) {
+            return 0;
+        }
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    TunerLog log() {
+        return log;
+    }
+
+    private void run() {
+        long start = System.nanoTime();
+        long windowStart = start;
+        long last = start;
+        long publishedMark = pipeline.publishedBatches();
+        long waitMark = consumerWait();
+        long readyEmptyNanos = 0;
+        int readyLow = Integer.MAX_VALUE;
+        int readyHigh = 0;
+        mark();
+        RingState state = pipeline.ring().ringState();
+        while (!stop && pipeline.isRunningOrPublishing()) {
+            LockSupport.parkNanos(SAMPLE_NANOS);
+            long now = System.nanoTime();
+            SlotCounts counts = pipeline.ring().counts();
+            readyLow = Math.min(readyLow, counts.ready());
+            readyHigh = Math.max(readyHigh, counts.ready());
+            if (counts.ready() == 0) {
+                readyEmptyNanos += now - last;
+            }
+            last = now;
+            long published = pipeline.publishedBatches();
+            long elapsed = now - windowStart;
+            if (!WorkerTuner.windowComplete(elapsed, published - publishedMark)) {
+                continue;
+            }
+            long wait = consumerWait();
+            long waited = wait - waitMark;
+            if (!pipeline.consumerInProcess() && state.consumerWaitNanos() == 0 && readyEmptyNanos > elapsed / 2) {
+                // A consumer that does not add its waits to the ring (one of its own making, or an
+                // older client) looks like one that never waits: use the time no batch was ready.
+                if (!warnedNoWaits) {
+                    warnedNoWaits = true;
+                    System.err.println("stoke: WARNING: the ring's consumer does not report how long it waits"
+                            + " for batches; auto workers use the time no batch was ready instead, which"
+                            + " overstates the wait.");
+                }
+                waited = readyEmptyNanos;
+            }
+            TunerWindow w = window(elapsed, published - publishedMark, waited, readyLow, readyHigh);
+            windowStart = now;
+            publishedMark = published;
+            waitMark = wait;
+            readyEmptyNanos = 0;
+            readyLow = Integer.MAX_VALUE;
+            readyHigh = 0;
+            if (w.batches() == 0) {
+                continue;
+            }
+            log.window(w);
+            TunerDecision d = tuner.observe(w, now - start);
+            if (d != null) {
+                pipeline.activeWorkers(d.toWorkers());
+                log.decision(d);
+            }
+        }
+    }
+
+    private long consumerWait() {
+        return pipeline.consumerInProcess()
+                ? pipeline.consumerWaitNanos()
+                : pipeline.ring().ringState().consumerWaitNanos();
+    }
+
+    /** Sums the workers' counters since the last window, and marks them. */
+    private TunerWindow window(long elapsed, long batches, long waited, int readyLow, int readyHigh) {
+        long samples = 0;
+        long cpu = 0;
+        long runQueue = 0;
+        long slotWait = 0;
+        boolean runQueueKnown = true;
+        for (int w = 0; w < workers; w++) {
+            ThreadClock.read((int) pipeline.counter(w, Pipeline.TID), pipeline.thread(w), clock);
+            cpu += clock[0] - cpuMark[w];
+            cpuMark[w] = clock[0];
+            if (clock[1] < 0) {
+                runQueueKnown = false;
+            } else {
+                runQueue += clock[1] - runQueueMark[w];
+                runQueueMark[w] = clock[1];
+            }
+            long s = pipeline.counter(w, Pipeline.SAMPLES);
+            samples += s - samplesMark[w];
+            samplesMark[w] = s;
+            long sw = pipeline.counter(w, Pipeline.SLOT_WAIT_NANOS);
+            slotWait += sw - slotWaitMark[w];
+            slotWaitMark[w] = sw;
+        }
+        return new TunerWindow(
+                elapsed,
+                batches,
+                samples,
+                tuner.activeWorkers(),
+                waited,
+                cpu,
+                runQueueKnown ? runQueue : -1,
+                slotWait,
+                readyLow == Integer.MAX_VALUE ? 0 : readyLow,
+                readyHigh);
+    }
+
+    private void mark() {
+        for (int w = 0; w < workers; w++) {
+            ThreadClock.read((int) pipeline.counter(w, Pipeline.TID), pipeline.thread(w), clock);
+            cpuMark[w] = clock[0];
+            runQueueMark[w] = Math.max(0, clock[1]);
+            samplesMark[w] = pipeline.counter(w, Pipeline.SAMPLES);
+            slotWaitMark[w] = pipeline.counter(w, Pipeline.SLOT_WAIT_NANOS);
+        }
+    }
+
+    @Override
+    public void close() {
+        stop = true;
+        LockSupport.unpark(thread);
+        boolean interrupted = false;
+        while (thread.isAlive()) {
+            try {
+                thread.join();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

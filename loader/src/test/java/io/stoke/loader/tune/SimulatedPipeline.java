@@ -1,0 +1,168 @@
+package io.stoke.loader.tune;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+/**
+ * Stoke's pipeline in virtual time, for the tuner's tests: {@code cores} CPUs shared fairly by the
+ * runnable threads; workers that each decode at {@code 1 / cpuPerSample} samples per CPU-second
+ * into a ring of {@code slots} batches; a consumer that holds one batch at a time for a step
+ * (sleeping, as a GPU model does, or spinning on a core, as a CPU model does). A sample's cost
+ * varies by up to {@code jitter} either way, from a seeded generator, so every run is the same.
+ * It is the fluid version of the real thing: what it leaves out (the order of samples, the JIT,
+ * caches) does not change how many workers keep a consumer fed.
+ */
+final class SimulatedPipeline {
+    static final long TICK_NANOS = 250_000L;
+
+    final int cores;
+    final int batchSize;
+    final int slots;
+    final double cpuPerSampleNanos;
+    final boolean consumerSpins;
+    final double jitter;
+    private final Random random;
+
+    long stepNanos;
+    int active;
+    long now;
+    private double samplesTowardBatch;
+    private int ready;
+    private boolean held;
+    private double heldProgress;
+    private double costNow;
+
+    long batches;
+    long consumerWait;
+    final List<TunerDecision> decisions = new ArrayList<>();
+
+    SimulatedPipeline(
+            int cores,
+            int batchSize,
+            int slots,
+            double cpuPerSampleNanos,
+            long stepNanos,
+            boolean consumerSpins,
+            double jitter,
+            long seed,
+            int active) {
+        this.cores = cores;
+        this.batchSize = batchSize;
+        this.slots = slots;
+        this.cpuPerSampleNanos = cpuPerSampleNanos;
+        this.stepNanos = stepNanos;
+        this.consumerSpins = consumerSpins;
+        this.jitter = jitter;
+        this.random = new Random(seed);
+        this.active = active;
+        this.costNow = cost();
+    }
+
+    private double cost() {
+        return cpuPerSampleNanos * (1 + jitter * (2 * random.nextDouble() - 1));
+    }
+
+    /** Runs {@code n} more batches consumed, with {@code tuner} (null: fixed workers); returns the totals over them. */
+    Totals run(long n, WorkerTuner tuner) {
+        long startNow = now;
+        long startBatches = batches;
+        long startWait = consumerWait;
+        double cpu = 0;
+        long wStart = now;
+        long wBatches = 0;
+        long wSamples = 0;
+        double wCpu = 0;
+        double wRunQueue = 0;
+        double wSlotWait = 0;
+        long wWait = 0;
+        long consumed = 0;
+        double samplesFrac = 0;
+        while (consumed < n) {
+            boolean consumerRunning = held && consumerSpins;
+            boolean room = ready + (held ? 1 : 0) + 1 <= slots;
+            int runnable = (room ? active : 0) + (consumerRunning ? 1 : 0);
+            double share = runnable == 0 ? 1 : Math.min(1.0, (double) cores / runnable);
+            if (room) {
+                double cpuNanos = active * share * TICK_NANOS;
+                cpu += cpuNanos;
+                wCpu += cpuNanos;
+                wRunQueue += active * (1 - share) * TICK_NANOS;
+                double made = cpuNanos / costNow;
+                samplesTowardBatch += made;
+                samplesFrac += made;
+                while (samplesTowardBatch >= batchSize) {
+                    samplesTowardBatch -= batchSize;
+                    ready++;
+                    wBatches++;
+                    costNow = cost();
+                    if (ready + (held ? 1 : 0) + 1 > slots) {
+                        samplesTowardBatch = 0;
+                        break;
+                    }
+                }
+                long whole = (long) samplesFrac;
+                wSamples += whole;
+                samplesFrac -= whole;
+            } else {
+                wSlotWait += active * (double) TICK_NANOS;
+            }
+            if (held) {
+                heldProgress += (consumerSpins ? share : 1.0) * TICK_NANOS;
+                if (heldProgress >= stepNanos) {
+                    held = false;
+                    consumed++;
+                    batches++;
+                }
+            }
+            if (!held) {
+                if (ready > 0) {
+                    ready--;
+                    held = true;
+                    heldProgress = 0;
+                } else {
+                    consumerWait += TICK_NANOS;
+                    wWait += TICK_NANOS;
+                }
+            }
+            now += TICK_NANOS;
+            if (tuner != null && WorkerTuner.windowComplete(now - wStart, wBatches)) {
+                TunerWindow w = new TunerWindow(
+                        now - wStart,
+                        wBatches,
+                        wSamples,
+                        active,
+                        wWait,
+                        (long) wCpu,
+                        (long) wRunQueue,
+                        (long) wSlotWait,
+                        0,
+                        slots);
+                TunerDecision d = tuner.observe(w, now);
+                if (d != null) {
+                    decisions.add(d);
+                    active = d.toWorkers();
+                }
+                wStart = now;
+                wBatches = 0;
+                wSamples = 0;
+                wCpu = 0;
+                wRunQueue = 0;
+                wSlotWait = 0;
+                wWait = 0;
+            }
+        }
+        return new Totals(now - startNow, batches - startBatches, consumerWait - startWait, cpu, active);
+    }
+
+    /** Over one {@link #run}: virtual time, batches consumed, the consumer's wait, worker CPU, workers at the end. */
+    record Totals(long elapsedNanos, long batches, long waitNanos, double cpuNanos, int activeAtEnd) {
+        double stallFraction() {
+            return (double) waitNanos / elapsedNanos;
+        }
+
+        double batchesPerSecond() {
+            return batches * 1e9 / elapsedNanos;
+        }
+    }
+}

@@ -1,0 +1,143 @@
+package io.stoke.loader.tune;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link WorkerTuner} against {@link SimulatedPipeline} in virtual time: deterministic. The reference
+ * for "the right count" is the same simulation run with every fixed count: the fewest workers with
+ * which the consumer waits at most 1% of the time (or, when none is enough, the most).
+ */
+class WorkerTunerTest {
+    private static final long MS = 1_000_000L;
+
+    /** The fewest fixed workers that keep the consumer's wait at most 1%, or {@code cores} if none do. */
+    private static int fewestEnough(int cores, int batch, double cpuPerSample, long step, boolean spins) {
+        for (int w = 1; w <= cores; w++) {
+            SimulatedPipeline p = new SimulatedPipeline(cores, batch, 4, cpuPerSample, step, spins, 0.1, 7, w);
+            p.run(200, null);
+            if (p.run(600, null).stallFraction() <= 0.01) {
+                return w;
+            }
+        }
+        return cores;
+    }
+
+    private static SimulatedPipeline auto(int cores, int batch, double cpuPerSample, long step, boolean spins) {
+        return new SimulatedPipeline(cores, batch, 4, cpuPerSample, step, spins, 0.1, 11, cores);
+    }
+
+    @Test
+    void modelBoundConvergesToTheFewestWorkersThatKeepUp() {
+        // 64 samples of 4 ms CPU each per 100 ms step: 2.56 cores of decoding.
+        int expected = fewestEnough(8, 64, 4 * MS, 100 * MS, false);
+        assertEquals(3, expected, "the reference itself");
+        SimulatedPipeline p = auto(8, 64, 4 * MS, 100 * MS, false);
+        WorkerTuner tuner = new WorkerTuner(8, 8);
+        p.run(300, tuner);
+        SimulatedPipeline.Totals after = p.run(1000, tuner);
+        assertTrue(
+                after.activeAtEnd() == expected || after.activeAtEnd() == expected + 1,
+                "settled at " + after.activeAtEnd() + ", expected " + expected + ": " + p.decisions);
+        assertTrue(after.stallFraction() <= 0.02, "stall " + after.stallFraction() + ": " + p.decisions);
+    }
+
+    @Test
+    void loaderBoundKeepsEveryWorker() {
+        SimulatedPipeline p = auto(8, 64, 4 * MS, 0, false);
+        WorkerTuner tuner = new WorkerTuner(8, 8);
+        SimulatedPipeline.Totals t = p.run(1000, tuner);
+        assertEquals(8, t.activeAtEnd(), p.decisions.toString());
+        assertTrue(p.decisions.isEmpty(), p.decisions.toString());
+    }
+
+    @Test
+    void startingFromOneWorkerItClimbsToWhatTheConsumerNeeds() {
+        int expected = fewestEnough(8, 64, 4 * MS, 50 * MS, false); // 5.12 cores
+        SimulatedPipeline p = new SimulatedPipeline(8, 64, 4, 4 * MS, 50 * MS, false, 0.1, 3, 1);
+        WorkerTuner tuner = new WorkerTuner(8, 1);
+        p.run(600, tuner);
+        SimulatedPipeline.Totals t = p.run(1000, tuner);
+        assertTrue(
+                t.activeAtEnd() == expected || t.activeAtEnd() == expected + 1,
+                t.activeAtEnd() + " vs " + expected + ": " + p.decisions);
+    }
+
+    @Test
+    void reconvergesWhenTheStepTimeChangesFourfoldEitherWay() {
+        SimulatedPipeline p = auto(8, 64, 4 * MS, 200 * MS, false);
+        WorkerTuner tuner = new WorkerTuner(8, 8);
+        long[] steps = {200 * MS, 50 * MS, 200 * MS, 800 * MS};
+        for (long step : steps) {
+            p.stepNanos = step;
+            int expected = fewestEnough(8, 64, 4 * MS, step, false);
+            int before = p.decisions.size();
+            p.run(400, tuner);
+            SimulatedPipeline.Totals settled = p.run(600, tuner);
+            assertTrue(
+                    settled.activeAtEnd() == expected || settled.activeAtEnd() == expected + 1,
+                    "step " + step / MS + " ms: " + settled.activeAtEnd() + " workers, expected " + expected + ": "
+                            + p.decisions.subList(before, p.decisions.size()));
+            assertTrue(settled.stallFraction() <= 0.02, "step " + step / MS + " ms: stall " + settled.stallFraction());
+        }
+    }
+
+    @Test
+    void makesFewChangesPerThousandBatchesOnANoisyBorder() {
+        // 1.9 cores of decoding, with 30% jitter per batch: close to a boundary between 2 and 3.
+        SimulatedPipeline p = new SimulatedPipeline(8, 64, 4, 4 * MS, 135 * MS, false, 0.3, 5, 8);
+        WorkerTuner tuner = new WorkerTuner(8, 8);
+        p.run(300, tuner);
+        int before = p.decisions.size();
+        SimulatedPipeline.Totals t = p.run(3000, tuner);
+        int changes = p.decisions.size() - before;
+        assertTrue(changes <= 9, changes + " changes in 3000 batches: " + p.decisions);
+        assertTrue(t.stallFraction() <= 0.02, "stall " + t.stallFraction());
+    }
+
+    @Test
+    void aCpuBoundModelOnTheSameCoresKeepsItsCore() {
+        // Two cores, a consumer that spins one of them for 100 ms a batch, 0.32 cores of decoding:
+        // one worker leaves the model its core; two take a share of it.
+        SimulatedPipeline alone = new SimulatedPipeline(2, 32, 4, 1 * MS, 100 * MS, true, 0.1, 9, 2);
+        WorkerTuner tuner = new WorkerTuner(2, 2);
+        alone.run(200, tuner);
+        SimulatedPipeline.Totals t = alone.run(500, tuner);
+        assertEquals(1, t.activeAtEnd(), alone.decisions.toString());
+        double stepMs = t.elapsedNanos() / 1e6 / t.batches();
+        assertTrue(stepMs < 100 * 1.05, "step " + stepMs + " ms");
+    }
+
+    @Test
+    void anAddedWorkerThatDoesNotPayIsUndoneAndNotRetriedAtOnce() {
+        WorkerTuner tuner = new WorkerTuner(4, 2);
+        TunerWindow stalled = new TunerWindow(500 * MS, 10, 640, 2, 250 * MS, 900 * MS, 400 * MS, 0, 0, 1);
+        TunerDecision add = tuner.observe(stalled, 0);
+        assertEquals(3, add.toWorkers());
+        assertNull(tuner.observe(stalled, 1), "the window after a change is skipped");
+        TunerDecision undo = tuner.observe(stalled, 2);
+        assertEquals(2, undo.toWorkers(), "no faster, still waiting: undone");
+        assertTrue(undo.reason().contains("did not pay"), undo.reason());
+        for (int i = 0; i < 5; i++) {
+            assertNull(tuner.observe(stalled, 3 + i), "backing off, window " + i);
+        }
+        assertEquals(3, tuner.observe(stalled, 9).toWorkers(), "tried again after the back-off");
+        assertNull(tuner.observe(stalled, 10));
+        assertEquals(2, tuner.observe(stalled, 11).toWorkers());
+        for (int i = 0; i < 9; i++) {
+            assertNull(tuner.observe(stalled, 12 + i), "the back-off doubled, window " + i);
+        }
+        assertEquals(3, tuner.observe(stalled, 21).toWorkers());
+    }
+
+    @Test
+    void windowsNeedEnoughBatchesOrEnoughTime() {
+        assertTrue(!WorkerTuner.windowComplete(100 * MS, 100));
+        assertTrue(!WorkerTuner.windowComplete(300 * MS, 3));
+        assertTrue(WorkerTuner.windowComplete(300 * MS, 8));
+        assertTrue(WorkerTuner.windowComplete(2000 * MS, 1));
+    }
+}
