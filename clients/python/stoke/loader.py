@@ -191,13 +191,16 @@ def _torch_keywords(*, sampler, batch_sampler, shuffle, seed, rank, world_size, 
         agree("seed", int(generator.initial_seed()), "the generator's initial_seed()")
     out["seed"] = 0 if out["seed"] is None else int(out["seed"])
     out["shard_tail"] = "pad" if out["shard_tail"] is None else out["shard_tail"]
-    if num_workers is not None and int(num_workers) < 0:
+    if num_workers == "auto":
+        out["num_workers"] = "auto"
+    elif num_workers is not None and int(num_workers) < 0:
         raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.")
-    if num_workers is not None and int(num_workers) == 0:
+    elif num_workers is not None and int(num_workers) == 0:
         _say_once("workers-0", "stoke.DataLoader: num_workers=0 runs one decoding thread in Stoke's producer (a Java "
                                "process); nothing is decoded in this process")
         num_workers = 1
-    out["num_workers"] = None if num_workers is None else int(num_workers)
+    if num_workers != "auto":
+        out["num_workers"] = None if num_workers is None else int(num_workers)
     if timeout < 0:
         raise ValueError("timeout option should be non-negative")
     if prefetch_factor is not None:
@@ -205,7 +208,8 @@ def _torch_keywords(*, sampler, batch_sampler, shuffle, seed, rank, world_size, 
             raise ValueError("slots and prefetch_factor both size the ring: pass one")
         if int(prefetch_factor) < 1:
             raise ValueError(f"prefetch_factor must be positive, not {prefetch_factor}")
-        slots = max(2, (out["num_workers"] or _default_workers()) * int(prefetch_factor))
+        workers = out["num_workers"]
+        slots = max(2, (_default_workers() if workers in (None, "auto") else workers) * int(prefetch_factor))
     out["slots"] = 4 if slots is None else int(slots)
     if worker_init_fn is not None:
         _say_once("worker-init", "stoke.DataLoader: worker_init_fn is ignored: Stoke decodes in Java threads, no "
@@ -312,7 +316,9 @@ class DataLoader:
     ``ceil(N/world_size)``, repeating samples from the start of the epoch's permutation (marked by
     ``batch.padded``); ``"drop"`` gives each ``floor(N/world_size)``, leaving up to
     ``world_size - 1`` out. ``drop_last`` drops each rank's last partial batch, as in PyTorch. ``num_workers`` (decoding threads in the producer) defaults to the cores
-    divided by ``LOCAL_WORLD_SIZE``. ``slots`` is the ring's size: batches decoded ahead plus the
+    divided by ``LOCAL_WORLD_SIZE``; ``num_workers="auto"`` runs as many of those as your loop needs,
+    chosen while it runs from how long it waits for batches (``loader.tuning()`` says each change and
+    why, ``loader.active_workers`` how many now). ``slots`` is the ring's size: batches decoded ahead plus the
     batches your code still holds.
 
     PyTorch's keywords mean what they mean there: ``sampler`` (Random-, Sequential- or
@@ -412,7 +418,11 @@ class DataLoader:
         else:
             self.root = os.fspath(root)
         self.batch_size, self.shuffle, self.seed, self.drop_last = int(batch_size), bool(shuffle), int(seed), bool(drop_last)
-        self.num_workers = _default_workers() if num_workers is None else int(num_workers)
+        if num_workers is None:
+            self.num_workers = _default_workers()
+        else:
+            self.num_workers = "auto" if num_workers == "auto" else int(num_workers)
+        self._tuning = []  # the auto workers' changes read so far (see tuning())
         self.resize, self.crop, self.output, self.on_error = resize, crop, output, on_error
         self.mean = None if mean is None else [float(v) for v in mean]
         self.std = None if std is None else [float(v) for v in std]
@@ -613,11 +623,13 @@ class DataLoader:
         cmd = [*self._stoke, "serve", self.root, "--ring", ring_path, "--index-out", index_path,
                "--parent-pid", str(os.getpid()), "--status-interval", "0", "--epochs", "0",
                "--start-epoch", str(epoch), "--start-batch", str(batch), "--batch-size", str(self.batch_size),
-               "--workers", str(self.num_workers), "--slots", str(self.slots), "--seed", str(self.seed),
+               "--workers", str(self.num_workers), "--max-workers", str(_default_workers()), "--slots", str(self.slots), "--seed", str(self.seed),
                "--rank", str(self.rank), "--world-size", str(self.world_size), "--shard-tail", self.shard_tail,
                "--resize", str(self.resize),
                "--crop", str(self.crop), "--output", self.output, "--on-error", self.on_error,
                "--transform", self.transform, "--dct-scaling", self.dct_scaling, "--worker-nice", str(self.worker_nice)]
+        if self.num_workers == "auto":
+            cmd += ["--tuning-out", self._tuning_path]
         if self.mean is not None:
             cmd += ["--mean", ",".join(repr(v) for v in self.mean), "--std", ",".join(repr(v) for v in self.std)]
         if self.scale is not None:
@@ -639,6 +651,8 @@ class DataLoader:
         name = f"stoke-py-{os.getpid()}-{secrets.token_hex(6)}"
         self._ring_path = f"/dev/shm/{name}"
         self._index_path = f"/dev/shm/{name}.index.json"
+        self._tuning_path = f"/dev/shm/{name}.tuning.jsonl"
+        self._tuning_read = 0
         self._stderr.clear()
         self._proc = subprocess.Popen(self._command(epoch, batch, self._ring_path, self._index_path),
                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -753,13 +767,47 @@ class DataLoader:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        for path in (getattr(self, "_ring_path", None), getattr(self, "_index_path", None)):
+        if self.num_workers == "auto" and getattr(self, "_tuning_path", None):
+            self.tuning()  # keep this producer's changes past its file
+        for path in (getattr(self, "_ring_path", None), getattr(self, "_index_path", None),
+                     getattr(self, "_tuning_path", None)):
             if path:
                 try:
                     os.unlink(path)
                 except FileNotFoundError:
                     pass
         self._producer_next = None
+
+    # ---- auto workers ----
+
+    def tuning(self):
+        """With ``num_workers="auto"``: every change the producer made to its active decoding threads,
+        oldest first, as dicts ``{"at_s", "from_workers", "to_workers", "reason"}`` (``at_s`` counts
+        from that producer's start; a resumed or restarted producer starts again). Empty otherwise."""
+        import json
+
+        path = getattr(self, "_tuning_path", None)
+        if self.num_workers == "auto" and path:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    lines = f.read().splitlines()
+            except FileNotFoundError:
+                lines = []
+            for line in lines[self._tuning_read:]:
+                if line.endswith("}"):  # a line being appended is read next time
+                    self._tuning.append(json.loads(line))
+                    self._tuning_read += 1
+                else:
+                    break
+        return list(self._tuning)
+
+    @property
+    def active_workers(self):
+        """Decoding threads taking samples now: ``num_workers``, or, with ``"auto"``, the producer's last choice."""
+        if self.num_workers != "auto":
+            return self.num_workers
+        changes = self.tuning()
+        return changes[-1]["to_workers"] if changes else _default_workers()
 
     # ---- closing ----
 

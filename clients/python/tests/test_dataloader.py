@@ -218,6 +218,28 @@ class DataLoaderTest(unittest.TestCase):
                     skipped.append((Path(s.path).name, s.reason))
             self.assertEqual([("cut.jpg", "truncated"), ("png.jpg", "not jpeg")], sorted(skipped))
 
+    def test_auto_workers_feed_a_slow_loop_with_fewer_threads_and_say_why(self):
+        cores = len(os.sched_getaffinity(0))
+        if cores < 2:
+            self.skipTest("one core: auto has nothing to choose")
+        with stoke.DataLoader(DATA, batch_size=4, num_workers="auto", shuffle=True, seed=5, resize=64, crop=56,
+                              with_indices=True) as loader:
+            self.assertEqual("auto", loader.num_workers)
+            seen, epochs = [], 0
+            deadline = time.monotonic() + 60
+            while loader.active_workers == cores and time.monotonic() < deadline:
+                epoch = []
+                for images, labels, indices in loader:
+                    epoch += indices.tolist()
+                    time.sleep(0.05)  # a step that one thread easily keeps up with
+                self.assertEqual(list(range(45)), sorted(epoch), "every sample once, whatever the threads")
+                epochs += 1
+            changes = loader.tuning()
+            self.assertLess(loader.active_workers, cores, changes)
+            self.assertEqual(cores, changes[0]["from_workers"])
+            self.assertIn("the consumer waited", changes[0]["reason"])
+            self.assertEqual(loader.active_workers, changes[-1]["to_workers"])
+
     def test_the_decoding_threads_run_at_worker_nice_and_the_loop_at_its_own_priority(self):
         def nice_values(pid):
             """{thread name: [nice]} for the producer's threads, from /proc."""

@@ -18,6 +18,8 @@ import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.SampleReader;
+import io.stoke.loader.tune.TunerDecision;
+import io.stoke.loader.tune.TunerLog;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -156,10 +158,12 @@ final class BenchRun {
         LoaderStats stats;
         int workers;
         int batchSize;
+        TunerLog tuning;
         DeviceStageStats deviceStats = null;
         try (Loader loader = builder.build();
                 DeviceStage stage = openDevice(loader, device, normalize)) {
             workers = loader.workers();
+            tuning = loader.tuning();
             batchSize = loader.sampler().batchSize();
             long total = loader.sampler().samplesPerEpoch() * epochs;
             ProgressBar progress = new ProgressBar(err, total);
@@ -191,6 +195,9 @@ final class BenchRun {
             }
         }
         printTable(title, stats, workers, batchSize);
+        if (tuning != null) {
+            printTuning(tuning);
+        }
         double transformMs = stats.images() == 0 ? Double.NaN : transformNanos / 1e6 / stats.images();
         row(
                 "worker time per image",
@@ -208,7 +215,7 @@ final class BenchRun {
                             deviceStats.maxOnDevice()));
         }
         if (json != null) {
-            writeJson(json, stats, workers, batchSize, failed.size(), transformMs);
+            writeJson(json, stats, workers, tuning, batchSize, failed.size(), transformMs);
         }
         for (SampleError e : skipped) {
             out.println("skipped: " + e);
@@ -252,6 +259,23 @@ final class BenchRun {
         row("batch size", Integer.toString(batchSize));
     }
 
+    /** Auto workers: where they ended, and every change with its reason. */
+    private void printTuning(TunerLog t) {
+        row(
+                "auto workers",
+                String.format(
+                        Locale.ROOT,
+                        "%d active at the end, of at most %d; %d change%s in %d windows",
+                        t.activeWorkers(),
+                        t.maxWorkers(),
+                        t.decisions().size(),
+                        t.decisions().size() == 1 ? "" : "s",
+                        t.windowCount()));
+        for (TunerDecision d : t.decisions()) {
+            row("", d.toString());
+        }
+    }
+
     /** The figures and every batch's wait, for scripts: what {@code --json FILE} writes. */
     record Figures(
             String loader,
@@ -265,13 +289,23 @@ final class BenchRun {
             double imagesPerS,
             double timeToFirstBatchS,
             double workerMsPerImage,
+            boolean autoWorkers,
+            int activeWorkersAtEnd,
+            List<TuningReport.Change> workerChanges,
             long[] waitNs) {}
 
     private static final ObjectMapper JSON = JsonMapper.builder()
             .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
             .build();
 
-    private void writeJson(Path file, LoaderStats s, int workers, int batchSize, int failed, double workerMsPerImage) {
+    private void writeJson(
+            Path file,
+            LoaderStats s,
+            int workers,
+            TunerLog tuning,
+            int batchSize,
+            int failed,
+            double workerMsPerImage) {
         Figures f = new Figures(
                 "stoke",
                 workers,
@@ -284,6 +318,14 @@ final class BenchRun {
                 s.imagesPerSecond(),
                 s.timeToFirstBatchNanos() / 1e9,
                 workerMsPerImage,
+                tuning != null,
+                tuning != null ? tuning.activeWorkers() : workers,
+                tuning == null
+                        ? List.of()
+                        : tuning.decisions().stream()
+                                .map(d -> new TuningReport.Change(
+                                        d.atNanos() / 1e9, d.fromWorkers(), d.toWorkers(), d.reason()))
+                                .toList(),
                 s.waitNanos());
         try {
             JSON.writeValue(file.toFile(), f);

@@ -149,7 +149,7 @@ public final class EmbedCommand implements Callable<Integer> {
             int[] rows = EmbeddingJob.rows(builder.sampler(), options.startEpoch);
             err.printf(
                     Locale.ROOT,
-                    "stoke embed: %d images, %s: input %s %s, output %s (%d values) on %s, %d workers,"
+                    "stoke embed: %d images, %s: input %s %s, output %s (%d values) on %s, workers %s,"
                             + " %d operator threads%n",
                     rows.length,
                     model.getFileName(),
@@ -158,7 +158,7 @@ public final class EmbedCommand implements Callable<Integer> {
                     contract.outputName(),
                     contract.dimension(),
                     where,
-                    options.workers,
+                    options.workers(),
                     intraOpThreads);
             err.flush();
             EmbeddingJob.Figures f;

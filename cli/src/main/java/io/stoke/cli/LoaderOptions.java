@@ -1,6 +1,7 @@
 package io.stoke.cli;
 
 import io.stoke.loader.Loader;
+import io.stoke.loader.Workers;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
@@ -21,9 +22,18 @@ import picocli.CommandLine.Option;
 public final class LoaderOptions {
     @Option(
             names = "--workers",
+            paramLabel = "N|auto",
+            description = {
+                "Decoding threads (default: the number of cores, ${DEFAULT-VALUE} here), or auto: as many as the",
+                "consumer needs, chosen while it runs from its measured wait and the workers' CPU (see --max-workers)."
+            })
+    String workers = Integer.toString(Workers.availableCores());
+
+    @Option(
+            names = "--max-workers",
             paramLabel = "N",
-            description = "Decoding threads (default: the number of cores, ${DEFAULT-VALUE} here).")
-    int workers = Runtime.getRuntime().availableProcessors();
+            description = "With --workers auto, the most it may run (default: the cores this process may use).")
+    int maxWorkers;
 
     @Option(
             names = "--worker-nice",
@@ -274,10 +284,22 @@ public final class LoaderOptions {
         return index instanceof ShardDataset sharded && sharded.shards().remote() ? Datasets.DEFAULT_REMOTE_WINDOW : 0;
     }
 
+    /** --workers and --max-workers; a bad value is one sentence. */
+    Workers workers() {
+        if (maxWorkers < 0) {
+            throw new IllegalArgumentException("--max-workers must be positive, not " + maxWorkers);
+        }
+        try {
+            return Workers.parse(workers, maxWorkers);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--workers must be a positive number or auto, not '" + workers + "'");
+        }
+    }
+
     /** A builder with every option applied; the caller may still set the ring. */
     Loader.Builder builder(Dataset index) {
         return Loader.builder(index)
-                .workers(workers)
+                .workers(workers())
                 .workerNice(workerNice)
                 .batchSize(batchSize)
                 .slots(slots)

@@ -85,6 +85,15 @@ public final class ServeCommand implements Callable<Integer> {
             })
     Path indexOut;
 
+    @Option(
+            names = "--tuning-out",
+            paramLabel = "FILE",
+            description = {
+                "With --workers auto, append each change of the active workers to FILE as it is made: one JSON",
+                "object per line {\"at_s\", \"from_workers\", \"to_workers\", \"reason\"} (the Python package reads it)."
+            })
+    Path tuningOut;
+
     /** How often the serve loop looks at the parent process. */
     private static final long PARENT_CHECK_NANOS = 100_000_000L;
 
@@ -142,7 +151,11 @@ public final class ServeCommand implements Callable<Integer> {
         try {
             long lastStatus = System.nanoTime();
             long lastParentCheck = lastStatus;
+            TuningReport tuning = loader.tuning() == null ? null : new TuningReport(loader.tuning(), tuningOut);
             while (true) {
+                if (tuning != null) {
+                    tuning.report(err);
+                }
                 if (parent != null && System.nanoTime() - lastParentCheck >= PARENT_CHECK_NANOS) {
                     lastParentCheck = System.nanoTime();
                     if (!parent.isAlive()) {
@@ -225,10 +238,11 @@ public final class ServeCommand implements Callable<Integer> {
         long published = loader.publishedBatches();
         long consumer = shm.consumerPid();
         err.printf(
-                "stoke serve: batches produced %d%s, consumer lag %d, slots in use %d/%d (consumer holds %d, ready %d, filling %d%s),"
+                "stoke serve: batches produced %d%s, workers %d, consumer lag %d, slots in use %d/%d (consumer holds %d, ready %d, filling %d%s),"
                         + " consumer %s, re-delivered %d%n",
                 published,
                 loader.totalBatches() == Long.MAX_VALUE ? "" : "/" + loader.totalBatches(),
+                loader.activeWorkers(),
                 Math.max(0, published + shm.redelivered() - shm.consumed()),
                 counts.inUse(),
                 shm.geometry().slotCount(),

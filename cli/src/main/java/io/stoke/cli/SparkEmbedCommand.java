@@ -142,7 +142,11 @@ public final class SparkEmbedCommand implements Callable<Integer> {
                 options.transform(),
                 out,
                 options.batchSize,
-                workersGiven ? options.workers : 0,
+                workersGiven
+                        ? (options.workers().tuned()
+                                ? -options.workers().count()
+                                : options.workers().count())
+                        : 0,
                 options.slots,
                 intraOpThreads,
                 device,

@@ -71,6 +71,48 @@ class BenchCommandTest {
     }
 
     @Test
+    void autoWorkersSayWhereTheyEndedAndEveryChange() throws Exception {
+        Path root = TestImages.imageFolder(tmp.resolve("auto"), 40, 2, 6);
+        Path json = tmp.resolve("auto.json");
+        String[] r = run(
+                "bench",
+                root.toString(),
+                "--batch-size",
+                "4",
+                "--workers",
+                "auto",
+                "--max-workers",
+                "2",
+                "--resize",
+                "40",
+                "--crop",
+                "32",
+                "--epochs",
+                "3",
+                "--json",
+                json.toString());
+        assertEquals("0", r[0], r[1] + r[2]);
+        assertTrue(r[1].contains("auto workers"), r[1]);
+        JsonNode j = new ObjectMapper().readTree(json.toFile());
+        assertTrue(j.get("auto_workers").asBoolean(), j.toString());
+        int most = Math.min(2, Runtime.getRuntime().availableProcessors());
+        assertEquals(most, j.get("workers").asInt(), j.toString());
+        int end = j.get("active_workers_at_end").asInt();
+        assertTrue(end >= 1 && end <= most, j.toString());
+        int active = most;
+        for (JsonNode change : j.get("worker_changes")) {
+            assertEquals(active, change.get("from_workers").asInt(), j.toString());
+            assertTrue(change.get("reason").asText().length() > 10, j.toString());
+            active = change.get("to_workers").asInt();
+        }
+        assertEquals(end, active, j.toString());
+
+        String[] bad = run("bench", root.toString(), "--workers", "many");
+        assertNotEquals("0", bad[0]);
+        assertTrue(bad[2].contains("--workers must be a positive number or auto, not 'many'"), bad[2]);
+    }
+
+    @Test
     void aBadFileFailsTheRunAndIsNamed() throws Exception {
         String[] r = run(
                 "bench",

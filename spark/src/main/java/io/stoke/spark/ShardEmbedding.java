@@ -6,6 +6,7 @@ import io.stoke.embed.EmbeddingSink;
 import io.stoke.embed.EmbeddingTables;
 import io.stoke.embed.InferenceDevice;
 import io.stoke.loader.Loader;
+import io.stoke.loader.Workers;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
@@ -113,7 +114,12 @@ final class ShardEmbedding {
                         Loader loader = Loader.builder(dataset)
                                 .transform(settings.transform())
                                 .batchSize(settings.batchSize())
-                                .workers(settings.workers() > 0 ? settings.workers() : cores)
+                                .workers(
+                                        settings.workers() > 0
+                                                ? Workers.fixed(settings.workers())
+                                                : settings.workers() < 0
+                                                        ? Workers.auto(Math.min(-settings.workers(), cores))
+                                                        : Workers.fixed(cores))
                                 .slots(settings.slots())
                                 .onError(ErrorPolicy.SKIP)
                                 .build()) {

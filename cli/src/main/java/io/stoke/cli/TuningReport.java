@@ -1,0 +1,72 @@
+package io.stoke.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.stoke.loader.tune.TunerDecision;
+import io.stoke.loader.tune.TunerLog;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+
+/**
+ * Says each change of an auto loader's workers once, as it is made: a line on standard error, and,
+ * given a file, one JSON object per line appended to it (what {@code stoke.DataLoader.tuning()}
+ * reads). Called from one thread, the command's loop.
+ */
+final class TuningReport {
+    /** One change, as written to the file. */
+    record Change(double atS, int fromWorkers, int toWorkers, String reason) {}
+
+    private static final ObjectMapper JSON = JsonMapper.builder()
+            .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+            .build();
+
+    private final TunerLog log;
+    private final Path file;
+    private int reported;
+
+    TuningReport(TunerLog log, Path file) {
+        this.log = log;
+        this.file = file;
+    }
+
+    /** Reports the changes made since the last call. */
+    void report(PrintWriter err) {
+        List<TunerDecision> decisions = log.decisions();
+        if (decisions.size() == reported) {
+            return;
+        }
+        StringBuilder lines = new StringBuilder();
+        for (TunerDecision d : decisions.subList(reported, decisions.size())) {
+            err.println("stoke serve: " + d);
+            try {
+                lines.append(JSON.writeValueAsString(
+                                new Change(d.atNanos() / 1e9, d.fromWorkers(), d.toWorkers(), d.reason())))
+                        .append('\n');
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        err.flush();
+        reported = decisions.size();
+        if (file != null) {
+            try {
+                Files.writeString(
+                        file,
+                        lines,
+                        StandardCharsets.UTF_8,
+                        StandardOpenOption.CREATE,
+                        StandardOpenOption.APPEND,
+                        StandardOpenOption.WRITE);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot write " + file, e);
+            }
+        }
+    }
+}
