@@ -12,7 +12,13 @@ import picocli.CommandLine.Command;
 @Command(
         name = "stoke-harness",
         mixinStandardHelpOptions = true,
-        subcommands = {HarnessCommand.class, StokeRunCommand.class, HarnessAotTraining.class},
+        subcommands = {
+            HarnessCommand.class,
+            StokeRunCommand.class,
+            HarnessAotTraining.class,
+            AutotuneCommand.class,
+            AutotuneRunCommand.class
+        },
         description = "Stoke against PyTorch's DataLoader, measured side by side.")
 public final class HarnessMain implements Runnable {
     @Override
