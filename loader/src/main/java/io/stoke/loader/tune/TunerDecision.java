@@ -1,20 +1,36 @@
 package io.stoke.loader.tune;
 
+import java.util.Locale;
+
 /**
  * One change the tuner made, and why, with the window that led to it.
  *
- * @param window      the window's number (from 1), counted by the tuner
- * @param atNanos     when, from the loader's start (wall clock, or virtual time in a simulation)
- * @param fromWorkers active workers before
- * @param toWorkers   active workers after
- * @param reason      the reason in words, with the figures it was made from
- * @param observed    the window it was decided on
+ * @param window       the window's number (from 1), counted by the tuner
+ * @param atNanos      when, from the loader's start (wall clock, or virtual time in a simulation)
+ * @param fromWorkers  active workers before
+ * @param toWorkers    active workers after
+ * @param fromYielding whether the workers ran at {@link WorkerTuner#YIELD_NICE} before
+ * @param toYielding   and after
+ * @param reason       the reason in words, with the figures it was made from
+ * @param observed     the window it was decided on
  */
 public record TunerDecision(
-        long window, long atNanos, int fromWorkers, int toWorkers, String reason, TunerWindow observed) {
+        long window,
+        long atNanos,
+        int fromWorkers,
+        int toWorkers,
+        boolean fromYielding,
+        boolean toYielding,
+        String reason,
+        TunerWindow observed) {
     @Override
     public String toString() {
-        return String.format(
-                java.util.Locale.ROOT, "%.1f s: workers %d -> %d: %s", atNanos / 1e9, fromWorkers, toWorkers, reason);
+        String what = fromWorkers != toWorkers
+                ? "workers " + fromWorkers + " -> " + toWorkers
+                : "workers " + toWorkers
+                        + (toYielding
+                                ? " yield (nice " + WorkerTuner.YIELD_NICE + ")"
+                                : " back to the process's priority");
+        return String.format(Locale.ROOT, "%.1f s: %s: %s", atNanos / 1e9, what, reason);
     }
 }

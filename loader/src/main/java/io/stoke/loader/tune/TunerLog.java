@@ -15,6 +15,7 @@ public final class TunerLog {
     private final List<TunerWindow> windows = new ArrayList<>();
     private final int maxWorkers;
     private volatile int activeWorkers;
+    private volatile boolean yielding;
     private long windowCount;
 
     public TunerLog(int maxWorkers, int activeWorkers) {
@@ -33,6 +34,12 @@ public final class TunerLog {
     public synchronized void decision(TunerDecision d) {
         decisions.add(d);
         activeWorkers = d.toWorkers();
+        yielding = d.toYielding();
+    }
+
+    /** Whether the workers yield to the consumer now (run at {@link WorkerTuner#YIELD_NICE}). */
+    public boolean yielding() {
+        return yielding;
     }
 
     /** Every change so far, oldest first. */

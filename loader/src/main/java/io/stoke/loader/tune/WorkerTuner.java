@@ -15,6 +15,11 @@ import java.util.Locale;
  *       it is fewer than now. One window measures what the demand takes, so a long way down is one
  *       step, not one worker per window.
  *   <li>Between the two marks: hold (the hysteresis band).
+ *   <li>The workers waited more than {@link #CONTENDED} of their runnable time for a CPU while the
+ *       consumer did not wait: other threads want the cores (a model's). The workers then yield:
+ *       they run at nice {@link #YIELD_NICE}, so the consumer's threads run first and the workers
+ *       decode on what they leave. Undone if the rate then falls by 3% with the consumer waiting,
+ *       and when the rate later moves by half (the consumer changed: the tuner looks again).
  *   <li>A change that did not pay is undone: an added worker that neither cut the wait by a third
  *       nor raised the rate by 3% (the cores are busy elsewhere); a removal after which the
  *       consumer waits. The same change is then not tried for a back-off of 4 windows, doubling
@@ -33,21 +38,33 @@ public final class WorkerTuner {
     public static final double HEADROOM = 1.15;
     /** A window ends after this many batches and {@link #MIN_WINDOW_NANOS}, or at {@link #MAX_WINDOW_NANOS}. */
     public static final int MIN_WINDOW_BATCHES = 8;
+    /** The workers' run-queue fraction above which they yield to the consumer. */
+    public static final double CONTENDED = 0.25;
+    /** The nice value of yielding workers. */
+    public static final int YIELD_NICE = 19;
 
     public static final long MIN_WINDOW_NANOS = 250_000_000L;
     public static final long MAX_WINDOW_NANOS = 2_000_000_000L;
 
     private static final int FIRST_BACKOFF = 4;
     private static final int MAX_BACKOFF = 64;
+    private static final int MAX_YIELD_BACKOFF = 1024;
 
     private enum Change {
         NONE,
         ADD,
-        REMOVE
+        REMOVE,
+        YIELD
     }
 
     private final int maxWorkers;
+    private final boolean mayYield;
     private int active;
+    private boolean yielding;
+    private boolean pendingFromYielding;
+    private long yieldBlockedUntil;
+    private int yieldBackoff = FIRST_BACKOFF;
+    private TunerWindow yieldedAt;
     private long window;
     private boolean settling;
     private Change pending = Change.NONE;
@@ -63,13 +80,20 @@ public final class WorkerTuner {
     /**
      * @param maxWorkers the most workers it may run (the cores the process may use, or fewer)
      * @param initial    workers active at the start
+     * @param mayYield   whether it may lower the workers' priority (they start at the process's)
      */
-    public WorkerTuner(int maxWorkers, int initial) {
+    public WorkerTuner(int maxWorkers, int initial, boolean mayYield) {
         if (maxWorkers < 1 || initial < 1 || initial > maxWorkers) {
             throw new IllegalArgumentException("workers " + initial + " of at most " + maxWorkers);
         }
         this.maxWorkers = maxWorkers;
         this.active = initial;
+        this.mayYield = mayYield;
+    }
+
+    /** {@link #WorkerTuner(int, int, boolean)} that never changes the workers' priority. */
+    public WorkerTuner(int maxWorkers, int initial) {
+        this(maxWorkers, initial, false);
     }
 
     /** Whether a window of this length and this many batches is long enough to decide on. */
@@ -83,6 +107,11 @@ public final class WorkerTuner {
 
     public int maxWorkers() {
         return maxWorkers;
+    }
+
+    /** Whether the workers run at {@link #YIELD_NICE} now. */
+    public boolean yielding() {
+        return yielding;
     }
 
     /**
@@ -104,12 +133,25 @@ public final class WorkerTuner {
             }
         }
         liftBackoffIfChanged(w);
+        if (yielding && yieldedAt != null) {
+            double then = yieldedAt.samplesPerSecond();
+            if (then > 0 && Math.abs(w.samplesPerSecond() - then) > 0.5 * then) {
+                String why = String.format(
+                        Locale.ROOT,
+                        "the consumer changed (%.0f samples/s against %.0f when the workers began to yield)",
+                        w.samplesPerSecond(),
+                        then);
+                yieldedAt = null;
+                return change(w, atNanos, active, false, Change.NONE, why);
+            }
+        }
         if (stall > STALL_HIGH) {
             if (active < maxWorkers && window >= addBlockedUntil) {
                 return change(
                         w,
                         atNanos,
                         active + 1,
+                        yielding,
                         Change.ADD,
                         String.format(Locale.ROOT, "the consumer waited %.1f%% of the time", 100 * stall));
             }
@@ -123,6 +165,7 @@ public final class WorkerTuner {
                         w,
                         atNanos,
                         enough,
+                        yielding,
                         Change.REMOVE,
                         String.format(
                                 Locale.ROOT,
@@ -130,6 +173,21 @@ public final class WorkerTuner {
                                 100 * stall,
                                 cores));
             }
+        }
+        double runQueue = w.runQueueFraction();
+        if (stall < STALL_LOW && mayYield && !yielding && runQueue > CONTENDED && window >= yieldBlockedUntil) {
+            return change(
+                    w,
+                    atNanos,
+                    active,
+                    true,
+                    Change.YIELD,
+                    String.format(
+                            Locale.ROOT,
+                            "the workers waited %.0f%% of their runnable time for a CPU while the consumer waited"
+                                    + " %.2f%%: they yield the cores to it",
+                            100 * runQueue,
+                            100 * stall));
         }
         return null;
     }
@@ -164,7 +222,28 @@ public final class WorkerTuner {
                             : "",
                     addBackoff);
             addBackoff = Math.min(MAX_BACKOFF, addBackoff * 2);
-            return change(w, atNanos, pendingFrom, Change.NONE, why);
+            return change(w, atNanos, pendingFrom, pendingFromYielding, Change.NONE, why);
+        }
+        if (last == Change.YIELD) {
+            // Yielding pays when the rate holds: the consumer's steps are faster, and it may wait
+            // a little while the workers decode in what it leaves.
+            if (stall <= STALL_HIGH || w.samplesPerSecond() >= before.samplesPerSecond() * 0.97) {
+                yieldedAt = w;
+                return null;
+            }
+            yieldBlockedUntil = window + 2 + yieldBackoff;
+            awaitingBaseline = true;
+            String why = String.format(
+                    Locale.ROOT,
+                    "yielding made the consumer wait %.1f%% of the time and cut the rate to %.0f samples/s from"
+                            + " %.0f; not tried again for %d windows",
+                    100 * stall,
+                    w.samplesPerSecond(),
+                    before.samplesPerSecond(),
+                    yieldBackoff);
+            // Fourfold: while the consumer stays the same, yielding keeps costing the same.
+            yieldBackoff = Math.min(MAX_YIELD_BACKOFF, yieldBackoff * 4);
+            return change(w, atNanos, pendingFrom, false, Change.NONE, why);
         }
         if (stall > STALL_HIGH) {
             removeBlockedUntil = window + 2 + removeBackoff;
@@ -176,7 +255,7 @@ public final class WorkerTuner {
                     100 * stall,
                     removeBackoff);
             removeBackoff = Math.min(MAX_BACKOFF, removeBackoff * 2);
-            return change(w, atNanos, pendingFrom, Change.NONE, why);
+            return change(w, atNanos, pendingFrom, pendingFromYielding, Change.NONE, why);
         }
         removeBackoff = FIRST_BACKOFF;
         return null;
@@ -204,18 +283,22 @@ public final class WorkerTuner {
         if (rateMoved || crossed) {
             addBlockedUntil = 0;
             removeBlockedUntil = 0;
+            yieldBlockedUntil = 0;
             addBackoff = FIRST_BACKOFF;
             removeBackoff = FIRST_BACKOFF;
+            yieldBackoff = FIRST_BACKOFF;
             blockedOn = null;
         }
     }
 
-    private TunerDecision change(TunerWindow w, long atNanos, int to, Change kind, String reason) {
-        TunerDecision d = new TunerDecision(window, atNanos, active, to, reason, w);
+    private TunerDecision change(TunerWindow w, long atNanos, int to, boolean toYielding, Change kind, String reason) {
+        TunerDecision d = new TunerDecision(window, atNanos, active, to, yielding, toYielding, reason, w);
         pending = kind;
         pendingFrom = active;
+        pendingFromYielding = yielding;
         before = w;
         active = to;
+        yielding = toYielding;
         settling = true;
         return d;
     }

@@ -25,7 +25,7 @@ final class LiveTuner implements AutoCloseable {
     private final WorkerTuner tuner;
     private final TunerLog log;
     private final Thread thread;
-    private final int workers;
+    private final int workers; // threads: the workers, and the yielding set when there is one
     private final long[] clock = new long[2];
     private final long[] cpuMark;
     private final long[] runQueueMark;
@@ -34,11 +34,12 @@ final class LiveTuner implements AutoCloseable {
     private volatile boolean stop;
     private boolean warnedNoWaits;
 
-    LiveTuner(Pipeline pipeline, int workers) {
+    LiveTuner(Pipeline pipeline, int maxWorkers, boolean mayYield) {
         this.pipeline = pipeline;
+        int workers = mayYield ? 2 * maxWorkers : maxWorkers;
         this.workers = workers;
-        this.tuner = new WorkerTuner(workers, workers);
-        this.log = new TunerLog(workers, workers);
+        this.tuner = new WorkerTuner(maxWorkers, maxWorkers, mayYield);
+        this.log = new TunerLog(maxWorkers, maxWorkers);
         this.cpuMark = new long[workers];
         this.runQueueMark = new long[workers];
         this.samplesMark = new long[workers];
@@ -115,7 +116,7 @@ final class LiveTuner implements AutoCloseable {
             log.window(w);
             TunerDecision d = tuner.observe(w, now - start);
             if (d != null) {
-                pipeline.activeWorkers(d.toWorkers());
+                pipeline.activeWorkers(d.toWorkers(), d.toYielding());
                 log.decision(d);
             }
         }

@@ -11,6 +11,7 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.loader.transform.SampleTransform;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.loader.tune.TunerLog;
+import io.stoke.loader.tune.WorkerTuner;
 import io.stoke.ring.SlotHeader;
 import io.stoke.ring.SlotRing;
 import java.lang.foreign.MemorySegment;
@@ -37,10 +38,14 @@ import org.agrona.concurrent.IdleStrategy;
  * order. Taking a slot blocks while none is free: a slow consumer stalls the workers, and memory
  * never grows.
  *
- * <p>Auto mode ({@code tune}): all threads start, but only workers {@code [0, active)} draw tickets;
- * the others are parked between two samples, holding no ticket, so no batch ever waits on a parked
+ * <p>Auto mode ({@code tune}): all threads start, but only the active ones draw tickets; the
+ * others are parked between two samples, holding no ticket, so no batch ever waits on a parked
  * worker and changing the count changes no batch's content. A {@link LiveTuner} thread sets the
- * count from the measured rates.
+ * count from the measured rates. When the workers may yield (no nice value was asked for), there
+ * are two sets of threads: {@code [0, max)} at the process's priority and {@code [max, 2 max)} at
+ * {@link WorkerTuner#YIELD_NICE}, and the active workers are the first {@code n} of one set.
+ * Linux lets a thread raise its nice value but not lower it back without privilege, so switching
+ * sets is how the priority goes back and forth.
  *
  * <p>Ownership: a slot belongs to the pipeline from {@link SlotRing#acquire} until
  * {@link SlotRing#publish}, to the consumer until it calls {@link SlotRing#release}.
@@ -83,8 +88,10 @@ public final class Pipeline implements AutoCloseable {
     // Written by the one consumer thread: how long nextSlot waited, summed (the tuner's stall).
     private final AtomicLong consumerWaitNanos = new AtomicLong();
     private volatile boolean consumerInProcess;
-    // Workers [0, active) take samples; the rest are parked.
-    private volatile int active;
+    // The active workers: their count in the low 16 bits, bit 16 set when the yielding set is the
+    // active one. One volatile int, so a worker reads count and set together.
+    private volatile int mode;
+    private final int maxWorkers;
     private final LiveTuner tuner;
     private final AtomicLong nextTicket = new AtomicLong();
     private final ReentrantLock publishLock = new ReentrantLock();
@@ -187,15 +194,20 @@ public final class Pipeline implements AutoCloseable {
         }
         slotErrors = new AtomicReferenceArray<>(slots);
         orders = new EpochOrders(sampler);
-        counters = new AtomicLongArray(workers * STRIDE);
-        active = workers;
-        threads = new Thread[workers];
-        for (int w = 0; w < workers; w++) {
+        maxWorkers = workers;
+        boolean mayYield = tune && workerNice == 0;
+        int threadCount = mayYield ? 2 * workers : workers;
+        counters = new AtomicLongArray(threadCount * STRIDE);
+        mode = workers;
+        threads = new Thread[threadCount];
+        for (int w = 0; w < threadCount; w++) {
             int id = w;
-            threads[w] =
-                    Thread.ofPlatform().name("stoke-worker-" + w).daemon(true).unstarted(() -> work(id));
+            threads[w] = Thread.ofPlatform()
+                    .name(w < workers ? "stoke-worker-" + w : "stoke-worker-" + (w - workers) + "-yielding")
+                    .daemon(true)
+                    .unstarted(() -> work(id));
         }
-        tuner = tune ? new LiveTuner(this, workers) : null;
+        tuner = tune ? new LiveTuner(this, workers, mayYield) : null;
         for (Thread t : threads) {
             t.start();
         }
@@ -209,7 +221,7 @@ public final class Pipeline implements AutoCloseable {
     }
 
     private void work(int id) {
-        WorkerPriority.lower(workerNice);
+        WorkerPriority.lower(id < maxWorkers ? workerNice : WorkerTuner.YIELD_NICE);
         if (tuner != null) {
             counters.lazySet(id * STRIDE + TID, LiveTuner.threadId());
         }
@@ -221,7 +233,7 @@ public final class Pipeline implements AutoCloseable {
             int[] order = null;
             long orderEpoch = -1;
             while (running) {
-                if (id >= active && !awaitActive(id)) {
+                if (!isActive(id, mode) && !awaitActive(id)) {
                     break;
                 }
                 long ticket = nextTicket.getAndIncrement();
@@ -253,28 +265,49 @@ public final class Pipeline implements AutoCloseable {
         }
     }
 
+    private boolean isActive(int id, int mode) {
+        boolean yieldingSet = id >= maxWorkers;
+        return yieldingSet == ((mode & YIELDING) != 0) && id - (yieldingSet ? maxWorkers : 0) < (mode & COUNT);
+    }
+
+    private static final int COUNT = 0xFFFF;
+    private static final int YIELDING = 1 << 16;
+
     /** Parks worker {@code id} while the tuner has it inactive; false once the pipeline stops. */
     private boolean awaitActive(int id) {
-        while (running && id >= active) {
+        while (running && !isActive(id, mode)) {
             LockSupport.park(this);
         }
         return running;
     }
 
-    /** Lets workers {@code [0, n)} take samples from their next one; the rest park after theirs. */
-    void activeWorkers(int n) {
-        if (n < 1 || n > threads.length) {
-            throw new IllegalArgumentException("active workers " + n + " of " + threads.length);
+    /**
+     * Lets the first {@code n} workers of one set take samples from their next one: the yielding
+     * set's when {@code yielding}; the others park after the sample in hand.
+     */
+    void activeWorkers(int n, boolean yielding) {
+        if (n < 1 || n > maxWorkers || (yielding && threads.length == maxWorkers)) {
+            throw new IllegalArgumentException(
+                    "active workers " + n + (yielding ? " yielding" : "") + " of " + maxWorkers);
         }
-        active = n;
-        for (int w = 0; w < n; w++) {
-            LockSupport.unpark(threads[w]);
+        mode = n | (yielding ? YIELDING : 0);
+        for (Thread t : threads) {
+            LockSupport.unpark(t);
         }
     }
 
     /** Workers taking samples now. */
     public int activeWorkers() {
-        return active;
+        return mode & COUNT;
+    }
+
+    /** Whether the active workers are the yielding set ({@link WorkerTuner#YIELD_NICE}). */
+    public boolean yielding() {
+        return (mode & YIELDING) != 0;
+    }
+
+    int threadCount() {
+        return threads.length;
     }
 
     /** The tuner's record (changes and windows), or null when the workers are fixed. */
@@ -514,9 +547,9 @@ public final class Pipeline implements AutoCloseable {
         return published;
     }
 
-    /** Worker threads: the fixed count, or the most an auto pipeline runs. */
+    /** Worker threads: the fixed count, or the most an auto pipeline runs at once. */
     public int workers() {
-        return threads.length;
+        return maxWorkers;
     }
 
     /** Stops the workers (each finishes at most its current sample) and waits for them. */

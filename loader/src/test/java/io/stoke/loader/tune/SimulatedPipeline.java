@@ -8,7 +8,9 @@ import java.util.Random;
  * Stoke's pipeline in virtual time, for the tuner's tests: {@code cores} CPUs shared fairly by the
  * runnable threads; workers that each decode at {@code 1 / cpuPerSample} samples per CPU-second
  * into a ring of {@code slots} batches; a consumer that holds one batch at a time for a step
- * (sleeping, as a GPU model does, or spinning on a core, as a CPU model does). A sample's cost
+ * (sleeping, as a GPU model does, or spinning on {@code consumerThreads} cores, as a CPU model does,
+ * its step as slow as its slowest thread). Yielding workers get only the cores the consumer leaves.
+ * A sample's cost
  * varies by up to {@code jitter} either way, from a seeded generator, so every run is the same.
  * It is the fluid version of the real thing: what it leaves out (the order of samples, the JIT,
  * caches) does not change how many workers keep a consumer fed.
@@ -22,6 +24,11 @@ final class SimulatedPipeline {
     final double cpuPerSampleNanos;
     final boolean consumerSpins;
     final double jitter;
+    int consumerThreads = 1;
+    /** The part of a spinning consumer's step it computes (the rest it sleeps: a sync, a launch). */
+    double spinFraction = 1.0;
+
+    boolean yielding;
     private final Random random;
 
     long stepNanos;
@@ -79,15 +86,23 @@ final class SimulatedPipeline {
         long consumed = 0;
         double samplesFrac = 0;
         while (consumed < n) {
-            boolean consumerRunning = held && consumerSpins;
+            boolean consumerRunning = held && consumerSpins && heldProgress < spinFraction * stepNanos;
             boolean room = ready + (held ? 1 : 0) + 1 <= slots;
-            int runnable = (room ? active : 0) + (consumerRunning ? 1 : 0);
+            int consumerRunnable = consumerRunning ? consumerThreads : 0;
+            int runnable = (room ? active : 0) + consumerRunnable;
             double share = runnable == 0 ? 1 : Math.min(1.0, (double) cores / runnable);
+            double consumerShare = share;
+            double workerShare = share;
+            if (yielding && consumerRunnable > 0) {
+                consumerShare = Math.min(1.0, (double) cores / consumerRunnable);
+                double left = Math.max(0, cores - consumerRunnable * consumerShare);
+                workerShare = active == 0 ? 0 : Math.min(1.0, left / active);
+            }
             if (room) {
-                double cpuNanos = active * share * TICK_NANOS;
+                double cpuNanos = active * workerShare * TICK_NANOS;
                 cpu += cpuNanos;
                 wCpu += cpuNanos;
-                wRunQueue += active * (1 - share) * TICK_NANOS;
+                wRunQueue += active * (1 - workerShare) * TICK_NANOS;
                 double made = cpuNanos / costNow;
                 samplesTowardBatch += made;
                 samplesFrac += made;
@@ -108,7 +123,7 @@ final class SimulatedPipeline {
                 wSlotWait += active * (double) TICK_NANOS;
             }
             if (held) {
-                heldProgress += (consumerSpins ? share : 1.0) * TICK_NANOS;
+                heldProgress += (consumerRunning ? consumerShare : 1.0) * TICK_NANOS;
                 if (heldProgress >= stepNanos) {
                     held = false;
                     consumed++;
@@ -142,6 +157,7 @@ final class SimulatedPipeline {
                 if (d != null) {
                     decisions.add(d);
                     active = d.toWorkers();
+                    yielding = d.toYielding();
                 }
                 wStart = now;
                 wBatches = 0;

@@ -112,6 +112,60 @@ class WorkerTunerTest {
     }
 
     @Test
+    void workersYieldToAModelThatFillsEveryCoreAndTheModelGetsItsStepBack() {
+        // A model on both of 2 cores for 60 ms of a 100 ms step (then it waits, as on a sync);
+        // 32 samples of 1 ms: 0.32 cores of decoding, which fits in the model's gaps. At the
+        // process's priority the worker takes a share of the cores while the model computes.
+        SimulatedPipeline fair = new SimulatedPipeline(2, 32, 4, 1 * MS, 100 * MS, true, 0.1, 9, 1);
+        fair.consumerThreads = 2;
+        fair.spinFraction = 0.6;
+        double fairStep = perStep(fair.run(300, null));
+        SimulatedPipeline p = new SimulatedPipeline(2, 32, 4, 1 * MS, 100 * MS, true, 0.1, 9, 2);
+        p.consumerThreads = 2;
+        p.spinFraction = 0.6;
+        WorkerTuner tuner = new WorkerTuner(2, 2, true);
+        p.run(300, tuner);
+        double autoStep = perStep(p.run(500, tuner));
+        assertTrue(tuner.yielding(), p.decisions.toString());
+        assertTrue(
+                p.decisions.stream().anyMatch(d -> d.toYielding() && d.reason().contains("for a CPU")),
+                p.decisions.toString());
+        assertTrue(autoStep < fairStep * 0.97, autoStep + " ms against " + fairStep + " ms: " + p.decisions);
+        assertTrue(autoStep < 100 * 1.02, autoStep + " ms: the model's own step");
+        // When the consumer changes (its step 4x shorter), the workers go back to the process's
+        // priority and the tuner looks again.
+        p.stepNanos = 25 * MS;
+        p.run(400, tuner);
+        assertTrue(p.decisions.stream().anyMatch(d -> d.fromYielding() && !d.toYielding()), p.decisions.toString());
+    }
+
+    @Test
+    void aModelWithNoGapsKeepsTheWorkersAtItsPriorityForTheRate() {
+        // Both cores busy all step long: decoding at the lowest priority would run only while the
+        // model waits for it, serialising the two; the rate falls and yielding is undone.
+        SimulatedPipeline p = new SimulatedPipeline(2, 32, 4, 1 * MS, 100 * MS, true, 0.1, 9, 2);
+        p.consumerThreads = 2;
+        WorkerTuner tuner = new WorkerTuner(2, 2, true);
+        p.run(1500, tuner);
+        assertTrue(!tuner.yielding(), p.decisions.toString());
+        assertTrue(p.decisions.stream().anyMatch(d -> d.reason().contains("cut the rate")), p.decisions.toString());
+        assertTrue(p.decisions.size() <= 9, p.decisions.size() + " changes in 1500 batches: " + p.decisions);
+    }
+
+    @Test
+    void withoutLeaveToYieldTheWorkersKeepTheirPriority() {
+        SimulatedPipeline p = new SimulatedPipeline(2, 32, 4, 1 * MS, 100 * MS, true, 0.1, 9, 2);
+        p.consumerThreads = 2;
+        WorkerTuner tuner = new WorkerTuner(2, 2, false);
+        p.run(800, tuner);
+        assertTrue(p.decisions.stream().noneMatch(TunerDecision::toYielding), p.decisions.toString());
+    }
+
+    private static double perStep(SimulatedPipeline.Totals t) {
+        return t.elapsedNanos() / 1e6 / t.batches();
+    }
+
+    @Test
     void anAddedWorkerThatDoesNotPayIsUndoneAndNotRetriedAtOnce() {
         WorkerTuner tuner = new WorkerTuner(4, 2);
         TunerWindow stalled = new TunerWindow(500 * MS, 10, 640, 2, 250 * MS, 900 * MS, 400 * MS, 0, 0, 1);
