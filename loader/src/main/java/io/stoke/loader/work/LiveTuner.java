@@ -27,6 +27,7 @@ final class LiveTuner implements AutoCloseable {
     private final Thread thread;
     private final int workers; // threads: the workers, and the yielding set when there is one
     private final long[] clock = new long[2];
+    private ThreadClock threadClock; // the tuner thread's own, open while it runs
     private final long[] cpuMark;
     private final long[] runQueueMark;
     private final long[] samplesMark;
@@ -65,6 +66,13 @@ final class LiveTuner implements AutoCloseable {
     }
 
     private void run() {
+        try (ThreadClock opened = new ThreadClock(workers)) {
+            threadClock = opened;
+            tune();
+        }
+    }
+
+    private void tune() {
         long start = System.nanoTime();
         long windowStart = start;
         long last = start;
@@ -136,7 +144,7 @@ final class LiveTuner implements AutoCloseable {
         long slotWait = 0;
         boolean runQueueKnown = true;
         for (int w = 0; w < workers; w++) {
-            ThreadClock.read((int) pipeline.counter(w, Pipeline.TID), pipeline.thread(w), clock);
+            threadClock.read(w, (int) pipeline.counter(w, Pipeline.TID), pipeline.thread(w), clock);
             cpu += clock[0] - cpuMark[w];
             cpuMark[w] = clock[0];
             if (clock[1] < 0) {
@@ -167,7 +175,7 @@ final class LiveTuner implements AutoCloseable {
 
     private void mark() {
         for (int w = 0; w < workers; w++) {
-            ThreadClock.read((int) pipeline.counter(w, Pipeline.TID), pipeline.thread(w), clock);
+            threadClock.read(w, (int) pipeline.counter(w, Pipeline.TID), pipeline.thread(w), clock);
             cpuMark[w] = clock[0];
             runQueueMark[w] = Math.max(0, clock[1]);
             samplesMark[w] = pipeline.counter(w, Pipeline.SAMPLES);

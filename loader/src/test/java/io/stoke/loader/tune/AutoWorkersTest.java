@@ -60,6 +60,13 @@ class AutoWorkersTest {
             assertEquals(1, d.toWorkers());
             assertTrue(d.reason().contains("the consumer waited"), d.reason());
             assertFalse(loader.tuning().windows().isEmpty());
+            if (java.nio.file.Files.isDirectory(Path.of("/proc/self/task"))) {
+                // The workers' clocks come from schedstat: CPU time, and a run-queue wait that is known.
+                for (TunerWindow w : loader.tuning().windows()) {
+                    assertTrue(w.workerCpuNanos() > 0 && w.workerRunQueueNanos() >= 0, w.toString());
+                    assertTrue(w.decodeCores() < 2.05, "at most the cores it has: " + w);
+                }
+            }
             // The parked worker takes nothing: the batches keep coming from the other.
             for (int i = 0; i < 20; i++) {
                 loader.next().close();
