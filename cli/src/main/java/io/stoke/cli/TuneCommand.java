@@ -37,14 +37,17 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         sortOptions = false,
         description = {
-            "Recommends --batch-size and --workers for feeding a step from DATA on this machine. Measures",
-            "decoding alone at 1 worker and at every core, and the step at each batch size (a sleep of",
-            "--step-ms per batch, or an ONNX --model run on batches of DATA, on the same cores as the",
-            "workers); predicts images/s at every (batch size, workers); runs the best few predictions",
-            "for real, each for --seconds-per-point after a warm-up, and recommends the best measured,",
-            "the fewest workers among points within 3% of it. --exhaustive runs every point instead.",
-            "Writes DIR/tune.json (the recommendation and every figure) and DIR/tune.png (images/s",
-            "against workers, a line per batch size), and prints the table."
+            "Recommends --batch-size and --workers for feeding a step from DATA on this machine.",
+            "",
+            "Measures decoding alone at 1 worker and at every core, and the step at each batch size (a sleep"
+                    + " of --step-ms per batch, or an ONNX --model run on batches of DATA, on the same cores as the"
+                    + " workers); predicts images/s at every (batch size, workers); runs the best few predictions for"
+                    + " real, each for --seconds-per-point after a warm-up; recommends the best measured, or the"
+                    + " fewest workers among points within 3%% of it. --exhaustive runs every point instead.",
+            "",
+            "Writes DIR/tune.json (the recommendation and every figure) and DIR/tune.png (images/s against"
+                    + " workers, a line per batch size), and prints the table.",
+            ""
         })
 public final class TuneCommand implements Callable<Integer> {
     @Spec
@@ -53,37 +56,29 @@ public final class TuneCommand implements Callable<Integer> {
     @Parameters(
             index = "0",
             paramLabel = "DATA",
-            description = {
-                "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern",
-                "of shards (train-{000000..000127}.tar), or a folder of .tar shards."
-            })
+            description =
+                    "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern of shards (train-{000000..000127}.tar), or a folder of .tar shards.")
     String dataset;
 
     @Option(
             names = "--step-ms",
             paramLabel = "MS",
-            description = {
-                "The step is a sleep of MS milliseconds per batch, whatever its size (a model on an",
-                "accelerator: no CPU). With --step-ms-per-image, their sum."
-            })
+            description =
+                    "The step is a sleep of MS milliseconds per batch, whatever its size (a model on an accelerator: no CPU). With --step-ms-per-image, their sum.")
     Double stepMs;
 
     @Option(
             names = "--step-ms-per-image",
             paramLabel = "MS",
-            description = {
-                "The step sleeps MS milliseconds per image of the batch (the benchmarks' harness's",
-                "--model-ms-per-image): a batch of B sleeps B x MS."
-            })
+            description =
+                    "The step sleeps MS milliseconds per image of the batch (the benchmarks' harness's --model-ms-per-image): a batch of B sleeps B x MS.")
     Double stepMsPerImage;
 
     @Option(
             names = "--model",
             paramLabel = "FILE",
-            description = {
-                "The step is this ONNX model (as 'stoke embed' runs it: on the CPU, sharing the cores",
-                "with the workers), run on batches of DATA. The evaluation transform, as embed."
-            })
+            description =
+                    "The step is this ONNX model (as 'stoke embed' runs it: on the CPU, sharing the cores with the workers), run on batches of DATA. The evaluation transform, as embed.")
     Path model;
 
     @Option(
@@ -100,7 +95,7 @@ public final class TuneCommand implements Callable<Integer> {
 
     @Option(
             names = "--batch-sizes",
-            paramLabel = "B,B,...",
+            paramLabel = "B",
             split = ",",
             description = "The batch sizes to try (default: 32,64,128,256).")
     List<Integer> batchSizes = List.of(32, 64, 128, 256);
@@ -108,19 +103,15 @@ public final class TuneCommand implements Callable<Integer> {
     @Option(
             names = "--max-workers",
             paramLabel = "N",
-            description = {
-                "Workers from 1 to N are considered (default: twice the cores, ${DEFAULT-VALUE} here:",
-                "past the cores, more workers pay only where decoding waits on I/O, e.g. remote shards)."
-            })
+            description =
+                    "Workers from 1 to N are considered (default: twice the cores, ${DEFAULT-VALUE} here: past the cores, more workers pay only where decoding waits on I/O, e.g. remote shards).")
     int maxWorkers = 2 * Runtime.getRuntime().availableProcessors();
 
     @Option(
             names = "--seconds-per-point",
             paramLabel = "S",
-            description = {
-                "Each measured point runs S seconds (and at least 3 batches) after a warm-up of S/6 seconds",
-                "(and at least 2 batches); the decode probes run S/3 (default: ${DEFAULT-VALUE})."
-            })
+            description =
+                    "Each measured point runs S seconds (and at least 3 batches) after a warm-up of S/6 seconds (and at least 2 batches); the decode probes run S/3 (default: ${DEFAULT-VALUE}).")
     double secondsPerPoint = 3;
 
     @Option(
@@ -131,10 +122,8 @@ public final class TuneCommand implements Callable<Integer> {
 
     @Option(
             names = "--exhaustive",
-            description = {
-                "Run every batch size at every number of workers (the sweep tune saves), and write the",
-                "same files: to check tune against it."
-            })
+            description =
+                    "Run every batch size at every number of workers (the sweep tune saves), and write the same files: to check tune against it.")
     boolean exhaustive;
 
     @Option(names = "--out", required = true, paramLabel = "DIR", description = "Output folder (created when missing).")
