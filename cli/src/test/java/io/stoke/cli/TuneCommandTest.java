@@ -10,6 +10,7 @@ import io.stoke.cli.tune.TuneReport;
 import io.stoke.loader.testing.TestImages;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -34,8 +35,29 @@ class TuneCommandTest {
     @TempDir
     Path tmp;
 
+    /**
+     * 96 photo-sized JPEGs (400 x 300) in 3 classes: decoding each costs enough that a second worker
+     * shows beside the consumer's own per-batch work.
+     */
     private Path data() {
-        return TestImages.imageFolder(tmp.resolve("data"), 96, 3, 11);
+        Path root = tmp.resolve("data");
+        try {
+            for (int i = 0; i < 96; i++) {
+                Path dir = Files.createDirectories(root.resolve("class" + i % 3));
+                Files.write(dir.resolve(String.format("img%03d.jpg", i)), TestImages.jpeg(400, 300, 11_000 + i));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return root;
+    }
+
+    /** Skips the rest of a test whose orderings need the machine to itself, when it did not have it. */
+    private static void assumeQuiet(TuneReport.Report r) {
+        Assumptions.assumeTrue(
+                r.decode().stream().allMatch(d -> d.otherCores() <= 0.25)
+                        && r.measured().stream().allMatch(m -> m.otherCores() <= 0.25),
+                "other processes kept the cores busy during tune's runs: the orderings are not checked");
     }
 
     /**
@@ -131,6 +153,8 @@ class TuneCommandTest {
         Path data = data();
         TuneReport.Report loaderBound = tune(data, tmp.resolve("fast"), "--step-ms", "0");
         TuneReport.Report modelBound = tune(data, tmp.resolve("slow"), "--step-ms", "100");
+        assumeQuiet(loaderBound);
+        assumeQuiet(modelBound);
         assertEquals(
                 2,
                 loaderBound.recommendation().workers(),

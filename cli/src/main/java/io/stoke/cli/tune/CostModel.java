@@ -43,13 +43,15 @@ public final class CostModel {
      * @param cpuSecondsPerImage    the process's CPU time per image (the workers' and everything the
      *     loader needs beside them: the consumer taking batches, the JVM), -1 where not measurable
      * @param workerCpuSecondsPerImage the decoding threads' own CPU time per image (-1: not measurable)
+     * @param otherCores            the cores other processes kept busy meanwhile (-1: not measurable)
      */
     public record DecodeCost(
             int batchSize,
             int workers,
             double imagesPerSecond,
             double cpuSecondsPerImage,
-            double workerCpuSecondsPerImage) {
+            double workerCpuSecondsPerImage,
+            double otherCores) {
         /** Wall seconds one worker spends per image: workers / images/s. */
         public double wallSecondsPerImagePerWorker() {
             return workers / imagesPerSecond;
@@ -110,9 +112,14 @@ public final class CostModel {
         return atOne + f * (atAll - atOne);
     }
 
-    /** Images/s that {@code workers} decode with no step, as this model sees it. */
+    /**
+     * Images/s that {@code workers} decode with no step, as this model sees it. The cores' bound
+     * counts only those the all-core probe found free: cores another process kept busy then were
+     * not idle cores that more workers could have used.
+     */
     public double decodeImagesPerSecond(int workers) {
-        return Math.min(workers / wallPerImagePerWorker(workers), cores / cpuPerImage(workers));
+        double free = cores - Math.max(0, all.otherCores());
+        return Math.min(workers / wallPerImagePerWorker(workers), free / cpuPerImage(workers));
     }
 
     public Prediction predict(int batchSize, int workers) {

@@ -7,11 +7,15 @@ import io.stoke.loader.Batch;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
-import java.util.Arrays;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 /** The real consumer: an ONNX model ({@link Embedder}) run on each batch where it lies in the ring. */
 public final class ModelStep implements Step {
+    /** The shortest time the step's runs are timed over, so that the process's CPU time is read well. */
+    static final double CPU_WINDOW_SECONDS = 0.2;
+
     private final Embedder embedder;
     private final Path model;
     private final int intraOpThreads;
@@ -35,26 +39,31 @@ public final class ModelStep implements Step {
 
     /**
      * Times the model on one batch of {@code batchSize} with the loader idle: one untimed run (ONNX
-     * Runtime sizes its buffers for a new batch size on the first), then timed runs until three or
-     * until the budget is spent, at least one; the median run, and the cores they kept busy.
+     * Runtime sizes its buffers for a new batch size on the first), then timed runs until three
+     * or the budget, and at least {@value #CPU_WINDOW_SECONDS} s (the process's CPU clock is read
+     * in coarse ticks); the median run, and the cores the runs kept busy.
      */
     @Override
     public StepCost cost(int batchSize, BatchSupplier loader, double budgetSeconds) throws Exception {
         return loader.withOneBatch(batchSize, batch -> {
             embedder.embed(batch);
-            long[] runs = new long[3];
-            int n = 0;
+            List<Long> runs = new ArrayList<>();
             long cpu0 = processCpuNanos();
             long start = System.nanoTime();
-            while (n < runs.length && (n < 1 || System.nanoTime() - start < budgetSeconds * 1e9)) {
+            while (true) {
                 long t = System.nanoTime();
                 embedder.embed(batch);
-                runs[n++] = System.nanoTime() - t;
+                long now = System.nanoTime();
+                runs.add(now - t);
+                double elapsed = (now - start) / 1e9;
+                if ((runs.size() >= 3 || elapsed >= budgetSeconds) && elapsed >= CPU_WINDOW_SECONDS) {
+                    break;
+                }
             }
             long wall = System.nanoTime() - start;
-            double cores = wall > 0 ? (processCpuNanos() - cpu0) / (double) wall : 0;
-            long[] done = Arrays.copyOf(runs, n);
-            Arrays.sort(done);
+            double cores = (processCpuNanos() - cpu0) / (double) wall;
+            long[] done = runs.stream().mapToLong(Long::longValue).sorted().toArray();
+            int n = done.length;
             double median = n % 2 == 1 ? done[n / 2] : (done[n / 2 - 1] + done[n / 2]) / 2.0;
             int max = Runtime.getRuntime().availableProcessors();
             return new StepCost(batchSize, median / 1e9, Math.min(max, Math.max(0, cores)), true);

@@ -39,6 +39,8 @@ public final class Trial {
      * @param producerCpuSeconds CPU time of the decoding threads in the window (-1: not measurable here)
      * @param processCpuSeconds  CPU time of the whole process in the window (the model's threads too;
      *     -1: not measurable here)
+     * @param otherCores         the cores other processes kept busy in the window, on average (-1:
+     *     not measurable here): above a fraction of a core the point is disturbed
      */
     public record Measurement(
             int batchSize,
@@ -51,7 +53,8 @@ public final class Trial {
             double waitMsPerBatch,
             double stepMsPerBatch,
             double producerCpuSeconds,
-            double processCpuSeconds) {
+            double processCpuSeconds,
+            double otherCores) {
         /** The decoding threads' CPU per image, in seconds (-1 when not measured). */
         public double producerCpuSecondsPerImage() {
             return producerCpuSeconds < 0 || images == 0 ? -1 : producerCpuSeconds / images;
@@ -77,6 +80,7 @@ public final class Trial {
             }
             WorkerCpu producers = new WorkerCpu();
             long cpu0 = ModelStep.processCpuNanos();
+            double busy0 = MachineLoad.busySeconds();
             long t0 = System.nanoTime();
             long batches = 0;
             long images = 0;
@@ -100,7 +104,11 @@ public final class Trial {
             double window = (now - t0) / 1e9;
             double producerCpu = producers.secondsSinceStart();
             long cpu1 = ModelStep.processCpuNanos();
+            double busy1 = MachineLoad.busySeconds();
             double processCpu = cpu0 < 0 || cpu1 < 0 ? -1 : (cpu1 - cpu0) / 1e9;
+            // /proc/stat counts in ticks of 10 ms: a window of a few seconds is good to a few percent.
+            double others =
+                    busy0 < 0 || busy1 < 0 || processCpu < 0 ? -1 : Math.max(0, (busy1 - busy0 - processCpu) / window);
             return new Measurement(
                     batchSize,
                     workers,
@@ -112,7 +120,8 @@ public final class Trial {
                     wait / 1e6 / batches,
                     stepNanos / 1e6 / batches,
                     producerCpu,
-                    processCpu);
+                    processCpu,
+                    others);
         }
     }
 

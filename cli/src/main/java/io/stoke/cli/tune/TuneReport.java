@@ -64,7 +64,8 @@ public final class TuneReport {
             double imagesPerSecond,
             double wallMsPerImagePerWorker,
             double cpuMsPerImage,
-            double workerCpuMsPerImage) {}
+            double workerCpuMsPerImage,
+            double otherCores) {}
 
     public record StepOut(int batchSize, double stepMs, double modelCores, boolean measured) {}
 
@@ -82,7 +83,8 @@ public final class TuneReport {
             long images,
             double seconds,
             double producerCpuSeconds,
-            double processCpuSeconds) {}
+            double processCpuSeconds,
+            double otherCores) {}
 
     /**
      * @param total     the whole command, from its start to the files (JVM start not included)
@@ -123,7 +125,8 @@ public final class TuneReport {
                                 d.imagesPerSecond(),
                                 d.wallSecondsPerImagePerWorker() * 1e3,
                                 d.cpuSecondsPerImage() < 0 ? -1 : d.cpuSecondsPerImage() * 1e3,
-                                d.workerCpuSecondsPerImage() < 0 ? -1 : d.workerCpuSecondsPerImage() * 1e3))
+                                d.workerCpuSecondsPerImage() < 0 ? -1 : d.workerCpuSecondsPerImage() * 1e3,
+                                d.otherCores()))
                         .toList(),
                 r.steps().stream()
                         .map(c -> new StepOut(c.batchSize(), c.seconds() * 1e3, c.modelCores(), c.measured()))
@@ -150,7 +153,8 @@ public final class TuneReport {
                                     m.images(),
                                     m.seconds(),
                                     m.producerCpuSeconds(),
-                                    m.processCpuSeconds());
+                                    m.processCpuSeconds(),
+                                    m.otherCores());
                         })
                         .toList(),
                 new Seconds(totalSeconds, r.probeSeconds(), r.measuringSeconds()));
@@ -244,6 +248,20 @@ public final class TuneReport {
                 r.recommendation().workers(),
                 r.recommendation().imagesPerSecond(),
                 r.recommendation().why());
+        long disturbed = r.measured().stream()
+                        .filter(m -> m.otherCores() > Tuner.DISTURBED_CORES)
+                        .count()
+                + r.decode().stream()
+                        .filter(d -> d.otherCores() > Tuner.DISTURBED_CORES)
+                        .count();
+        if (disturbed > 0) {
+            out.printf(
+                    Locale.ROOT,
+                    "WARNING: other processes kept more than %.2f cores busy during %d of the runs above (other_cores"
+                            + " in tune.json): run tune again on a quiet machine%n",
+                    Tuner.DISTURBED_CORES,
+                    disturbed);
+        }
         out.printf(
                 Locale.ROOT,
                 "took %.1f s: %.1f s probing, %.1f s measuring %d point%s%n",

@@ -22,6 +22,8 @@ public final class Tuner {
     public static final double PREFER_FEWER_WITHIN = 0.03;
     /** A check this far below its prediction means the model was off here: check the next one too. */
     static final double OFF_BY = 0.10;
+    /** Other processes keeping this many cores busy during a point make its figure doubtful. */
+    static final double DISTURBED_CORES = 0.25;
     /** A fewer-workers point predicted this close to the best is checked too: it would be preferred. */
     static final double FEWER_WORKERS_WITHIN = 0.05;
 
@@ -177,12 +179,14 @@ public final class Tuner {
                                 settings.cores())
                         : ": WARNING: the process's CPU time is not measurable here, so decoding is taken to be"
                                 + " CPU-bound (no more workers than cores will be predicted to help)");
+        disturbed(m);
         return new DecodeCost(
                 batchSize,
                 workers,
                 m.imagesPerSecond(),
                 m.processCpuSeconds() > 0 ? m.processCpuSeconds() / m.images() : -1,
-                m.producerCpuSecondsPerImage());
+                m.producerCpuSecondsPerImage(),
+                m.otherCores());
     }
 
     /** One batch from a ring of one slot: while the step holds it, no worker decodes. */
@@ -207,7 +211,19 @@ public final class Tuner {
                 m.imagesPerSecond(),
                 p.imagesPerSecond(),
                 m.stallFraction() * 100);
+        disturbed(m);
         return new Point(m, p);
+    }
+
+    private void disturbed(Trial.Measurement m) {
+        if (m.otherCores() > DISTURBED_CORES) {
+            log.printf(
+                    Locale.ROOT,
+                    "stoke tune: WARNING: other processes kept %.1f of the %d cores busy during that point: its figure"
+                            + " is not what this machine gives a job alone%n",
+                    m.otherCores(),
+                    settings.cores());
+        }
     }
 
     /**

@@ -13,9 +13,9 @@ import org.junit.jupiter.api.Test;
 /** The cost model's arithmetic on made-up probes: each bound where it should bind. */
 class CostModelTest {
     /** 4 cores; one worker decodes 250 images/s, four 900 (CPU-bound: 4 cores busy). */
-    private static final DecodeCost ONE = new DecodeCost(64, 1, 250, 0.004, 0.004);
+    private static final DecodeCost ONE = new DecodeCost(64, 1, 250, 0.004, 0.004, 0);
 
-    private static final DecodeCost FOUR = new DecodeCost(64, 4, 900, 4 / 900.0, 4 / 900.0);
+    private static final DecodeCost FOUR = new DecodeCost(64, 4, 900, 4 / 900.0, 4 / 900.0, 0);
 
     private static CostModel sleeping(double stepMs, int... sizes) {
         List<Step.StepCost> steps = java.util.Arrays.stream(sizes)
@@ -41,10 +41,14 @@ class CostModelTest {
     @Test
     void pastTheCoresMoreWorkersHelpOnlyWhereDecodingLeftCoresIdle() {
         // Four workers kept only 2 of 4 cores busy (waiting on reads): the cores allow twice as much.
-        DecodeCost waiting = new DecodeCost(64, 4, 900, 2 / 900.0, 2 / 900.0);
+        DecodeCost waiting = new DecodeCost(64, 4, 900, 2 / 900.0, 2 / 900.0, 0);
         CostModel m = new CostModel(4, ONE, waiting, List.of(new Step.StepCost(64, 0, 0, false)));
         assertEquals(6 / (4 / 900.0), m.predict(64, 6).imagesPerSecond(), 1e-6);
         assertEquals(1800, m.predict(64, 16).imagesPerSecond(), 1e-6);
+        // The same probe while another process kept the other 2 cores busy: no idle core to fill.
+        DecodeCost crowded = new DecodeCost(64, 4, 900, 2 / 900.0, 2 / 900.0, 2);
+        CostModel c = new CostModel(4, ONE, crowded, List.of(new Step.StepCost(64, 0, 0, false)));
+        assertEquals(900, c.predict(64, 8).imagesPerSecond(), 1e-6);
     }
 
     @Test

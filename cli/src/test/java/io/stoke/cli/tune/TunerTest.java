@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 class TunerTest {
     private static Tuner.Point point(int batchSize, int workers, double imagesPerSecond) {
         Trial.Measurement m = new Trial.Measurement(
-                batchSize, workers, 10, 10, 10 / imagesPerSecond, imagesPerSecond, 0, 0, 0, -1, -1);
+                batchSize, workers, 10, 10, 10 / imagesPerSecond, imagesPerSecond, 0, 0, 0, -1, -1, -1);
         return new Tuner.Point(m, new Prediction(batchSize, workers, imagesPerSecond, Bound.decode));
     }
 
