@@ -24,6 +24,8 @@ public final class Tuner {
     static final double OFF_BY = 0.10;
     /** Other processes keeping this many cores busy during a point make its figure doubtful. */
     static final double DISTURBED_CORES = 0.25;
+    /** Another batch size predicted this close to the best is checked too when nothing else was. */
+    static final double ANOTHER_BATCH_WITHIN = 0.10;
     /** A fewer-workers point predicted this close to the best is checked too: it would be preferred. */
     static final double FEWER_WORKERS_WITHIN = 0.05;
 
@@ -228,9 +230,11 @@ public final class Tuner {
 
     /**
      * Runs the best prediction; then the best with fewer workers when it is predicted within
-     * {@value #FEWER_WORKERS_WITHIN} of it (it would be preferred); then, while the best measured
-     * falls more than {@value #OFF_BY} short of its prediction (the model is off here), the next
-     * best prediction, up to {@code candidates} points.
+     * {@value #FEWER_WORKERS_WITHIN} of it (it would be preferred); then, when only one point ran, the
+     * best at another batch size predicted within {@value #ANOTHER_BATCH_WITHIN} (decoding was probed
+     * at one batch size, so what a batch size costs beside it is the model's weakest guess); then,
+     * while the best measured falls more than {@value #OFF_BY} short of its prediction (the model is
+     * off here), the next best prediction; up to {@code candidates} points in all.
      */
     private void check(List<Prediction> predicted, List<Point> measured) throws Exception {
         int probeB = settings.probeBatchSize();
@@ -255,6 +259,16 @@ public final class Tuner {
                 .max(Comparator.comparingDouble(Prediction::imagesPerSecond).thenComparing(surest.reversed()));
         if (fewer.isPresent() && measured.size() < settings.candidates()) {
             measured.add(measure(fewer.get()));
+        }
+        // Above (1 - PREFER_FEWER_WITHIN) of the best, predictions count as equal and the surest wins.
+        Optional<Prediction> another = predicted.stream()
+                .filter(p ->
+                        p.batchSize() != first.batchSize() && p.imagesPerSecond() >= (1 - ANOTHER_BATCH_WITHIN) * top)
+                .max(Comparator.comparingDouble(
+                                (Prediction p) -> Math.min(p.imagesPerSecond(), (1 - PREFER_FEWER_WITHIN) * top))
+                        .thenComparing(surest.reversed()));
+        if (another.isPresent() && measured.size() == 1 && measured.size() < settings.candidates()) {
+            measured.add(measure(another.get()));
         }
         while (measured.size() < settings.candidates()) {
             Point best = best(measured);
