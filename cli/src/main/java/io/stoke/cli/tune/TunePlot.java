@@ -71,7 +71,7 @@ public final class TunePlot {
         private final TuneReport.Report r;
         private final int left = 80;
         private final int right = WIDTH - 170;
-        private final int top = 50;
+        private final int top = 60;
         private final int bottom = HEIGHT - 60;
         private final int maxWorkers;
         private final double yMax;
@@ -103,8 +103,9 @@ public final class TunePlot {
             FontMetrics fm = g.getFontMetrics();
             g.setColor(Color.BLACK);
             g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 15));
-            g.drawString(title(), left, 28);
+            g.drawString(title(), left, 22);
             g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
+            g.drawString(fit("step: " + r.consumer().step(), WIDTH - left - 10, fm), left, 40);
             axes(fm);
             List<Integer> sizes = r.settings().batchSizes();
             Stroke dashed =
@@ -150,10 +151,22 @@ public final class TunePlot {
         private String title() {
             return String.format(
                     Locale.ROOT,
-                    "stoke tune%s: %s, %d cores",
+                    "stoke tune%s: %d cores, %d images",
                     r.mode().equals("exhaustive") ? " --exhaustive" : "",
-                    r.consumer().step(),
-                    r.machine().cores());
+                    r.machine().cores(),
+                    r.dataset().images());
+        }
+
+        /** {@code text}, cut with an ellipsis to {@code width} pixels. */
+        private static String fit(String text, int width, FontMetrics fm) {
+            if (fm.stringWidth(text) <= width) {
+                return text;
+            }
+            String t = text;
+            while (!t.isEmpty() && fm.stringWidth(t + "...") > width) {
+                t = t.substring(0, t.length() - 1);
+            }
+            return t + "...";
         }
 
         private void legend(int i, int batchSize, FontMetrics fm) {
