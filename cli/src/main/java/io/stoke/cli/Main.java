@@ -27,6 +27,7 @@ public final class Main implements Runnable {
             BenchCommand.class,
             ServeCommand.class,
             EmbedCommand.class,
+            TuneCommand.class,
             SparkEmbedCommand.class,
             PackCommand.class,
             IndexCommand.class,
