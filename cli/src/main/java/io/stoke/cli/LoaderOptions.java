@@ -32,7 +32,10 @@ public final class LoaderOptions {
     @Option(
             names = "--max-workers",
             paramLabel = "N",
-            description = "With --workers auto, the most it may run (default: the cores this process may use).")
+            description = {
+                "With --workers auto, the most it may run (default: the cores this process may use);",
+                "for tune, the most it considers (default: twice the cores)."
+            })
     int maxWorkers;
 
     @Option(

@@ -100,12 +100,8 @@ public final class TuneCommand implements Callable<Integer> {
             description = "The batch sizes to try (default: 32,64,128,256).")
     List<Integer> batchSizes = List.of(32, 64, 128, 256);
 
-    @Option(
-            names = "--max-workers",
-            paramLabel = "N",
-            description =
-                    "Workers from 1 to N are considered (default: twice the cores, ${DEFAULT-VALUE} here: past the cores, more workers pay only where decoding waits on I/O, e.g. remote shards).")
-    int maxWorkers = 2 * Runtime.getRuntime().availableProcessors();
+    /** Workers from 1 to this are considered: the shared --max-workers, else twice the cores. */
+    private int maxWorkers;
 
     @Option(
             names = "--seconds-per-point",
@@ -136,6 +132,10 @@ public final class TuneCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         long start = System.nanoTime();
         PrintStream err = System.err;
+        // Past the cores, more workers pay only where decoding waits on I/O (remote shards).
+        maxWorkers = options.maxWorkers != 0
+                ? options.maxWorkers
+                : 2 * Runtime.getRuntime().availableProcessors();
         String refused = refused();
         if (refused != null) {
             err.println("stoke tune: " + refused);
@@ -240,8 +240,8 @@ public final class TuneCommand implements Callable<Integer> {
         if (batchSizes.isEmpty() || batchSizes.stream().anyMatch(b -> b < 1)) {
             return "--batch-sizes takes positive numbers, not " + batchSizes;
         }
-        if (maxWorkers < 1) {
-            return "--max-workers must be at least 1, not " + maxWorkers;
+        if (maxWorkers < 1 || (parsed.hasMatchedOption("--max-workers") && options.maxWorkers < 1)) {
+            return "--max-workers must be at least 1, not " + options.maxWorkers;
         }
         if (!(secondsPerPoint > 0 && Double.isFinite(secondsPerPoint))) {
             return "--seconds-per-point must be a positive number of seconds, not " + secondsPerPoint;

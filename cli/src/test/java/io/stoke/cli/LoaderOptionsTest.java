@@ -19,7 +19,7 @@ import picocli.CommandLine.Model.OptionSpec;
 
 /** Every command that drives a loader takes the same loader options, with the same defaults and help. */
 class LoaderOptionsTest {
-    private static final List<String> DRIVERS = List.of("demo", "bench", "serve", "embed");
+    private static final List<String> DRIVERS = List.of("demo", "bench", "serve", "embed", "tune");
 
     /** The option set the {@code LoaderOptions} class declares, as picocli reads it. */
     private static Map<String, String> declared() {
@@ -45,6 +45,7 @@ class LoaderOptionsTest {
                 expected.keySet()
                         .containsAll(List.of(
                                 "--workers",
+                                "--max-workers",
                                 "--batch-size",
                                 "--slots",
                                 "--epochs",
