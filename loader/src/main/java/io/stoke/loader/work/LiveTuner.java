@@ -15,8 +15,9 @@ import java.util.concurrent.locks.LockSupport;
  * complete it sums the workers' counters, their CPU and run-queue time, and the consumer's wait,
  * and asks the tuner. The consumer's wait is exact: the in-process consumer's measured in
  * {@link Pipeline#nextSlot}, or what a consumer in another process adds to the ring's header.
- * A window in which no batch was published says nothing about demand (no consumer yet) and is
- * skipped.
+ * Windows start once the consumer has taken its first batch (its wait for that one is the
+ * pipeline's start, not a demand it cannot meet), and a window in which no batch was published
+ * says nothing about demand (no consumer) and is skipped.
  */
 final class LiveTuner implements AutoCloseable {
     static final long SAMPLE_NANOS = 1_000_000L;
@@ -83,6 +84,7 @@ final class LiveTuner implements AutoCloseable {
         int readyHigh = 0;
         mark();
         RingState state = pipeline.ring().ringState();
+        boolean started = false;
         while (!stop && pipeline.isRunningOrPublishing()) {
             LockSupport.parkNanos(SAMPLE_NANOS);
             long now = System.nanoTime();
@@ -93,6 +95,21 @@ final class LiveTuner implements AutoCloseable {
                 readyEmptyNanos += now - last;
             }
             last = now;
+            if (!started) {
+                if (pipeline.consumerTaken() == 0) {
+                    continue;
+                }
+                // The first window begins with the consumer's first batch in hand.
+                started = true;
+                windowStart = now;
+                publishedMark = pipeline.publishedBatches();
+                waitMark = consumerWait();
+                readyEmptyNanos = 0;
+                readyLow = Integer.MAX_VALUE;
+                readyHigh = 0;
+                mark();
+                continue;
+            }
             long published = pipeline.publishedBatches();
             long elapsed = now - windowStart;
             if (!WorkerTuner.windowComplete(elapsed, published - publishedMark)) {

@@ -87,6 +87,7 @@ public final class Pipeline implements AutoCloseable {
     private final AtomicLongArray counters;
     // Written by the one consumer thread: how long nextSlot waited, summed (the tuner's stall).
     private final AtomicLong consumerWaitNanos = new AtomicLong();
+    private final AtomicLong consumerTaken = new AtomicLong();
     private volatile boolean consumerInProcess;
     // The active workers: their count in the low 16 bits, bit 16 set when the yielding set is the
     // active one. One volatile int, so a worker reads count and set together.
@@ -336,6 +337,11 @@ public final class Pipeline implements AutoCloseable {
         return consumerInProcess;
     }
 
+    /** Batches the consumer has taken: the in-process one's, or what consumers count in the ring's header. */
+    long consumerTaken() {
+        return consumerInProcess ? consumerTaken.get() : ring.ringState().consumed();
+    }
+
     boolean isRunningOrPublishing() {
         return running && failure == null && published + firstSequence < totalBatches;
     }
@@ -488,6 +494,9 @@ public final class Pipeline implements AutoCloseable {
         int slot = awaitSlot(taken, idle);
         // One consumer thread writes it; lazySet, as the workers' counters.
         consumerWaitNanos.lazySet(consumerWaitNanos.get() + System.nanoTime() - start);
+        if (slot >= 0) {
+            consumerTaken.lazySet(consumerTaken.get() + 1);
+        }
         return slot;
     }
 
