@@ -315,10 +315,10 @@ class DataLoader:
     with PyTorch's ``DistributedSampler``: ``shard_tail="pad"`` (the default) gives each
     ``ceil(N/world_size)``, repeating samples from the start of the epoch's permutation (marked by
     ``batch.padded``); ``"drop"`` gives each ``floor(N/world_size)``, leaving up to
-    ``world_size - 1`` out. ``drop_last`` drops each rank's last partial batch, as in PyTorch. ``num_workers`` (decoding threads in the producer) defaults to the cores
-    divided by ``LOCAL_WORLD_SIZE``; ``num_workers="auto"`` runs as many of those as your loop needs,
-    chosen while it runs from how long it waits for batches (``loader.tuning()`` says each change and
-    why, ``loader.active_workers`` how many now). ``slots`` is the ring's size: batches decoded ahead plus the
+    ``world_size - 1`` out. ``drop_last`` drops each rank's last partial batch, as in PyTorch. ``num_workers`` (decoding threads in the producer) defaults to ``"auto"``:
+    as many as your loop needs, at most the cores divided by ``LOCAL_WORLD_SIZE``, chosen while it
+    runs from how long it waits for batches (``loader.tuning()`` says each change and why,
+    ``loader.active_workers`` how many now); a number runs exactly that many. ``slots`` is the ring's size: batches decoded ahead plus the
     batches your code still holds.
 
     PyTorch's keywords mean what they mean there: ``sampler`` (Random-, Sequential- or
@@ -419,7 +419,7 @@ class DataLoader:
             self.root = os.fspath(root)
         self.batch_size, self.shuffle, self.seed, self.drop_last = int(batch_size), bool(shuffle), int(seed), bool(drop_last)
         if num_workers is None:
-            self.num_workers = _default_workers()
+            self.num_workers = "auto"
         else:
             self.num_workers = "auto" if num_workers == "auto" else int(num_workers)
         self._tuning = []  # the auto workers' changes read so far (see tuning())

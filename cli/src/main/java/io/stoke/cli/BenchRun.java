@@ -18,7 +18,6 @@ import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.SampleReader;
-import io.stoke.loader.tune.TunerDecision;
 import io.stoke.loader.tune.TunerLog;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -261,19 +260,7 @@ final class BenchRun {
 
     /** Auto workers: where they ended, and every change with its reason. */
     private void printTuning(TunerLog t) {
-        row(
-                "auto workers",
-                String.format(
-                        Locale.ROOT,
-                        "%d active at the end, of at most %d; %d change%s in %d windows",
-                        t.activeWorkers(),
-                        t.maxWorkers(),
-                        t.decisions().size(),
-                        t.decisions().size() == 1 ? "" : "s",
-                        t.windowCount()));
-        for (TunerDecision d : t.decisions()) {
-            row("", d.toString());
-        }
+        out.print(TuningReport.summary(t));
     }
 
     /** The figures and every batch's wait, for scripts: what {@code --json FILE} writes. */

@@ -14,6 +14,7 @@ import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.transform.TransformSpec;
+import io.stoke.loader.tune.TunerLog;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -162,10 +163,12 @@ public final class EmbedCommand implements Callable<Integer> {
                     intraOpThreads);
             err.flush();
             EmbeddingJob.Figures f;
+            TunerLog tuning;
             try (Loader loader = builder.build()) {
                 f = format == Choices.EmbedFormat.parquet
                         ? toTables(index, rows, contract, loader, embedder, err)
                         : toNpy(index, rows, contract, loader, embedder, err);
+                tuning = loader.tuning();
             } catch (SampleException | NoSampleDecodedException e) {
                 err.println("stoke embed: " + e.getMessage());
                 err.println(
@@ -199,6 +202,9 @@ public final class EmbedCommand implements Callable<Integer> {
                     f.cpuMillisPerImage(),
                     f.decodeMillisPerImage());
             stdout.printf(Locale.ROOT, "  batches                %d of %d%n", f.batches(), options.batchSize);
+            if (tuning != null) {
+                stdout.print(TuningReport.summary(tuning));
+            }
             stdout.flush();
             return 0;
         }

@@ -24,10 +24,10 @@ public final class LoaderOptions {
             names = "--workers",
             paramLabel = "N|auto",
             description = {
-                "Decoding threads (default: the number of cores, ${DEFAULT-VALUE} here), or auto: as many as the",
-                "consumer needs, chosen while it runs from its measured wait and the workers' CPU (see --max-workers)."
+                "Decoding threads: auto (the default) runs as many as the consumer needs, chosen while it runs from",
+                "its measured wait and the workers' CPU, at most --max-workers; N runs exactly N."
             })
-    String workers = Integer.toString(Workers.availableCores());
+    String workers = "auto";
 
     @Option(
             names = "--max-workers",

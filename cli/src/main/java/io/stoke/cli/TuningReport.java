@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * Says each change of an auto loader's workers once, as it is made: a line on standard error, and,
@@ -34,6 +35,25 @@ final class TuningReport {
     TuningReport(TunerLog log, Path file) {
         this.log = log;
         this.file = file;
+    }
+
+    /** Where an auto loader's workers ended and every change with its reason, as table rows. */
+    static String summary(TunerLog t) {
+        StringBuilder s = new StringBuilder();
+        s.append(String.format(
+                Locale.ROOT,
+                "  %-22s %d active at the end, of at most %d%s; %d change%s in %d windows%n",
+                "auto workers",
+                t.activeWorkers(),
+                t.maxWorkers(),
+                t.yielding() ? ", yielding to the consumer" : "",
+                t.decisions().size(),
+                t.decisions().size() == 1 ? "" : "s",
+                t.windowCount()));
+        for (TunerDecision d : t.decisions()) {
+            s.append(String.format(Locale.ROOT, "  %-22s %s%n", "", d));
+        }
+        return s.toString();
     }
 
     /** Reports the changes made since the last call. */

@@ -279,7 +279,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
     public static final class Builder {
         private final Dataset index;
         private int batchSize = 256;
-        private Workers workers = Workers.fixed(Workers.availableCores());
+        private Workers workers = Workers.auto();
         private int slots = 4;
         private boolean shuffle;
         private long seed;
@@ -338,14 +338,17 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
             return this;
         }
 
-        /** Exactly this many decoding threads (default: the number of cores). */
+        /** Exactly this many decoding threads (default: {@link Workers#auto()}). */
         public Builder workers(int workers) {
             positive("workers", workers);
             this.workers = Workers.fixed(workers);
             return this;
         }
 
-        /** Decoding threads: a fixed count, or {@link Workers#auto()}: chosen live from measured rates. */
+        /**
+         * Decoding threads: a fixed count, or {@link Workers#auto()} (the default): as many as the
+         * consumer needs, at most the cores the process may use, chosen live from measured rates.
+         */
         public Builder workers(Workers workers) {
             this.workers = java.util.Objects.requireNonNull(workers, "workers");
             return this;

@@ -15,7 +15,7 @@ import java.io.Serializable;
  * @param preprocessing   {@code transform} in words, hashed into every commit marker
  * @param out             the output: a local or shared folder, or an {@code s3://} prefix
  * @param batchSize       samples per batch
- * @param workers         decoding threads per task; 0: the task's cores; -N: auto, at most N and the task's cores ({@code spark.task.cpus})
+ * @param workers         decoding threads per task; 0: auto, at most the task's cores; -N: auto, at most N and the task's cores ({@code spark.task.cpus})
  * @param slots           ring slots per task
  * @param intraOpThreads  ONNX Runtime's threads per operator; 0: the task's cores
  * @param device          {@code cpu}, or {@code cuda}: the GPU Spark gave the task, or device 0

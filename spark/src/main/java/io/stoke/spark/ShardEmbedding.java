@@ -119,7 +119,7 @@ final class ShardEmbedding {
                                                 ? Workers.fixed(settings.workers())
                                                 : settings.workers() < 0
                                                         ? Workers.auto(Math.min(-settings.workers(), cores))
-                                                        : Workers.fixed(cores))
+                                                        : Workers.auto(cores))
                                 .slots(settings.slots())
                                 .onError(ErrorPolicy.SKIP)
                                 .build()) {

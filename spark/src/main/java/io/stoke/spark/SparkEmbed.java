@@ -55,7 +55,7 @@ public final class SparkEmbed {
      * @param eval             the evaluation transform's settings, fitted to the model's input
      * @param out              a local or shared folder, or an {@code s3://} prefix
      * @param batchSize        samples per batch
-     * @param workers          decoding threads per task; 0: the task's cores; -N: auto, at most N and the task's cores
+     * @param workers          decoding threads per task; 0: auto, at most the task's cores; -N: auto, at most N and the task's cores
      * @param slots            ring slots per task
      * @param intraOpThreads   ONNX Runtime's threads per operator; 0: the task's cores
      * @param device           {@code cpu} or {@code cuda}
