@@ -139,7 +139,11 @@ public final class AutotuneCommand implements Callable<Integer> {
                         rate1,
                         stepMs,
                         minutes,
-                        String.join(" ", spec.commandLine().getParseResult().originalArgs())));
+                        String.join(
+                                " ",
+                                spec.commandLine().getParseResult().originalArgs().stream()
+                                        .filter(a -> !a.equals("autotune"))
+                                        .toList())));
         AutotuneReport.plots(out.resolve("plots"), configs, byLabel, counts);
         say("wrote " + out.resolve("summary.md"));
         return 0;
