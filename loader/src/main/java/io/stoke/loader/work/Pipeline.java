@@ -302,15 +302,6 @@ public final class Pipeline implements AutoCloseable {
         return mode & COUNT;
     }
 
-    /** Whether the active workers are the yielding set ({@link WorkerTuner#YIELD_NICE}). */
-    public boolean yielding() {
-        return (mode & YIELDING) != 0;
-    }
-
-    int threadCount() {
-        return threads.length;
-    }
-
     /** The tuner's record (changes and windows), or null when the workers are fixed. */
     public TunerLog tuning() {
         return tuner == null ? null : tuner.log();
