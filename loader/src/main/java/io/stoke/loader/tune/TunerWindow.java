@@ -5,7 +5,7 @@ package io.stoke.loader.tune;
  * Counted by the live pipeline on the wall clock, or by a simulation in virtual time.
  *
  * @param elapsedNanos        the window's length
- * @param batches             batches published in it
+ * @param batches             batches the consumer took in it (the window ends just after a take)
  * @param samples             samples decoded in it
  * @param activeWorkers       workers that were taking samples
  * @param consumerWaitNanos   how long the consumer waited for a batch, summed (the stall)
@@ -39,9 +39,14 @@ public record TunerWindow(
         return elapsedNanos <= 0 ? 0 : (double) workerCpuNanos / elapsedNanos;
     }
 
-    /** Samples per second delivered. */
+    /** Samples per second decoded. */
     public double samplesPerSecond() {
         return elapsedNanos <= 0 ? 0 : samples * 1e9 / elapsedNanos;
+    }
+
+    /** Batches per second the consumer took: the rate the tuner compares between windows. */
+    public double rate() {
+        return elapsedNanos <= 0 ? 0 : batches * 1e9 / elapsedNanos;
     }
 
     /** The fraction of their runnable time the workers waited for a CPU, or -1 when unknown. */

@@ -18,11 +18,12 @@ import java.util.Locale;
  *   <li>The workers waited more than {@link #CONTENDED} of their runnable time for a CPU while the
  *       consumer did not wait: other threads want the cores (a model's). The workers then yield:
  *       they run at nice {@link #YIELD_NICE}, so the consumer's threads run first and the workers
- *       decode on what they leave. Undone if the rate then falls by 3% with the consumer waiting,
+ *       decode on what they leave (not in the first 8 windows). Undone if the rate then falls by 7%,
  *       and when the rate later moves by half (the consumer changed: the tuner looks again).
  *   <li>A change that did not pay is undone: an added worker that neither cut the wait by a third
  *       nor raised the rate by 3% (the cores are busy elsewhere); a removal after which the
- *       consumer waits. The same change is then not tried for a back-off of 4 windows, doubling
+ *       consumer waits, or the rate falls by 7% (a consumer on the same cores that the remaining
+ *       worker slows). The same change is then not tried for a back-off of 4 windows, doubling
  *       to 64 while it keeps failing, and lifted at once when the wait or the rate moves by half
  *       (the consumer's step changed).
  * </ul>
@@ -49,6 +50,13 @@ public final class WorkerTuner {
     private static final int FIRST_BACKOFF = 4;
     private static final int MAX_BACKOFF = 64;
     private static final int MAX_YIELD_BACKOFF = 1024;
+    private static final int FIRST_YIELD_WINDOW = 8;
+    /**
+     * A removal or a yield that keeps less than this of the rate before it is undone. Two windows'
+     * rates of the same steady loop differ by a few percent (a sleep's overshoot, a collection):
+     * a smaller margin undoes changes that cost nothing.
+     */
+    private static final double RATE_HELD = 0.93;
 
     private enum Change {
         NONE,
@@ -62,7 +70,9 @@ public final class WorkerTuner {
     private int active;
     private boolean yielding;
     private boolean pendingFromYielding;
-    private long yieldBlockedUntil;
+    // Yielding is tried once the count has had its first windows to settle: a trial that fails
+    // costs two windows, which a short run should not pay for a gain it cannot keep long.
+    private long yieldBlockedUntil = FIRST_YIELD_WINDOW;
     private int yieldBackoff = FIRST_BACKOFF;
     private TunerWindow yieldedAt;
     private long window;
@@ -134,12 +144,12 @@ public final class WorkerTuner {
         }
         liftBackoffIfChanged(w);
         if (yielding && yieldedAt != null) {
-            double then = yieldedAt.samplesPerSecond();
-            if (then > 0 && Math.abs(w.samplesPerSecond() - then) > 0.5 * then) {
+            double then = yieldedAt.rate();
+            if (then > 0 && Math.abs(w.rate() - then) > 0.5 * then) {
                 String why = String.format(
                         Locale.ROOT,
-                        "the consumer changed (%.0f samples/s against %.0f when the workers began to yield)",
-                        w.samplesPerSecond(),
+                        "the consumer changed (%.1f batches/s against %.1f when the workers began to yield)",
+                        w.rate(),
                         then);
                 yieldedAt = null;
                 return change(w, atNanos, active, false, Change.NONE, why);
@@ -199,7 +209,7 @@ public final class WorkerTuner {
         double stall = w.stallFraction();
         if (last == Change.ADD) {
             boolean waitCut = stall < before.stallFraction() * (2.0 / 3) || stall <= STALL_HIGH;
-            boolean faster = w.samplesPerSecond() > before.samplesPerSecond() * 1.03;
+            boolean faster = w.rate() > before.rate() * 1.03;
             if (waitCut || faster) {
                 addBackoff = FIRST_BACKOFF;
                 return null;
@@ -208,12 +218,12 @@ public final class WorkerTuner {
             awaitingBaseline = true;
             String why = String.format(
                     Locale.ROOT,
-                    "worker %d did not pay (the consumer still waited %.1f%%, %.0f samples/s against %.0f%s);"
+                    "worker %d did not pay (the consumer still waited %.1f%%, %.1f batches/s against %.1f%s);"
                             + " not tried again for %d windows",
                     active,
                     100 * stall,
-                    w.samplesPerSecond(),
-                    before.samplesPerSecond(),
+                    w.rate(),
+                    before.rate(),
                     w.runQueueFraction() > 0.1
                             ? String.format(
                                     Locale.ROOT,
@@ -227,7 +237,7 @@ public final class WorkerTuner {
         if (last == Change.YIELD) {
             // Yielding pays when the rate holds: the consumer's steps are faster, and it may wait
             // a little while the workers decode in what it leaves.
-            if (stall <= STALL_HIGH || w.samplesPerSecond() >= before.samplesPerSecond() * 0.97) {
+            if (w.rate() >= before.rate() * RATE_HELD) {
                 yieldedAt = w;
                 return null;
             }
@@ -235,25 +245,36 @@ public final class WorkerTuner {
             awaitingBaseline = true;
             String why = String.format(
                     Locale.ROOT,
-                    "yielding made the consumer wait %.1f%% of the time and cut the rate to %.0f samples/s from"
-                            + " %.0f; not tried again for %d windows",
+                    "yielding (the consumer waiting %.1f%% of the time) cut the rate to %.1f batches/s from"
+                            + " %.1f; not tried again for %d windows",
                     100 * stall,
-                    w.samplesPerSecond(),
-                    before.samplesPerSecond(),
+                    w.rate(),
+                    before.rate(),
                     yieldBackoff);
             // Fourfold: while the consumer stays the same, yielding keeps costing the same.
             yieldBackoff = Math.min(MAX_YIELD_BACKOFF, yieldBackoff * 4);
             return change(w, atNanos, pendingFrom, false, Change.NONE, why);
         }
-        if (stall > STALL_HIGH) {
+        // A removal can also cost the rate with the consumer never waiting: a consumer on the same
+        // cores (a model on the CPU) whose steps the one remaining worker now slows all the time.
+        boolean slower = w.rate() < before.rate() * RATE_HELD;
+        if (stall > STALL_HIGH || slower) {
             removeBlockedUntil = window + 2 + removeBackoff;
             awaitingBaseline = true;
-            String why = String.format(
-                    Locale.ROOT,
-                    "with %d workers the consumer waited %.1f%% of the time; not tried again for %d windows",
-                    active,
-                    100 * stall,
-                    removeBackoff);
+            String why = stall > STALL_HIGH
+                    ? String.format(
+                            Locale.ROOT,
+                            "with %d workers the consumer waited %.1f%% of the time; not tried again for %d windows",
+                            active,
+                            100 * stall,
+                            removeBackoff)
+                    : String.format(
+                            Locale.ROOT,
+                            "with %d workers the rate fell to %.1f batches/s from %.1f; not tried again for %d windows",
+                            active,
+                            w.rate(),
+                            before.rate(),
+                            removeBackoff);
             removeBackoff = Math.min(MAX_BACKOFF, removeBackoff * 2);
             return change(w, atNanos, pendingFrom, pendingFromYielding, Change.NONE, why);
         }
@@ -276,14 +297,14 @@ public final class WorkerTuner {
         }
         double stallThen = blockedOn.stallFraction();
         double stallNow = w.stallFraction();
-        double rateThen = blockedOn.samplesPerSecond();
-        boolean rateMoved = rateThen > 0 && Math.abs(w.samplesPerSecond() - rateThen) > 0.5 * rateThen;
+        double rateThen = blockedOn.rate();
+        boolean rateMoved = rateThen > 0 && Math.abs(w.rate() - rateThen) > 0.5 * rateThen;
         boolean crossed =
                 (stallThen < STALL_LOW && stallNow > STALL_HIGH) || (stallThen > STALL_HIGH && stallNow < STALL_LOW);
         if (rateMoved || crossed) {
             addBlockedUntil = 0;
             removeBlockedUntil = 0;
-            yieldBlockedUntil = 0;
+            yieldBlockedUntil = FIRST_YIELD_WINDOW;
             addBackoff = FIRST_BACKOFF;
             removeBackoff = FIRST_BACKOFF;
             yieldBackoff = FIRST_BACKOFF;

@@ -16,7 +16,7 @@ import java.util.concurrent.locks.LockSupport;
  * and asks the tuner. The consumer's wait is exact: the in-process consumer's measured in
  * {@link Pipeline#nextSlot}, or what a consumer in another process adds to the ring's header.
  * Windows start once the consumer has taken its first batch (its wait for that one is the
- * pipeline's start, not a demand it cannot meet), and a window in which no batch was published
+ * pipeline's start, not a demand it cannot meet), and a window in which no batch was taken
  * says nothing about demand (no consumer) and is skipped.
  */
 final class LiveTuner implements AutoCloseable {
@@ -77,7 +77,8 @@ final class LiveTuner implements AutoCloseable {
         long start = System.nanoTime();
         long windowStart = start;
         long last = start;
-        long publishedMark = pipeline.publishedBatches();
+        long takenMark = 0;
+        long lastTaken = 0;
         long waitMark = consumerWait();
         long readyEmptyNanos = 0;
         int readyLow = Integer.MAX_VALUE;
@@ -102,7 +103,8 @@ final class LiveTuner implements AutoCloseable {
                 // The first window begins with the consumer's first batch in hand.
                 started = true;
                 windowStart = now;
-                publishedMark = pipeline.publishedBatches();
+                takenMark = pipeline.consumerTaken();
+                lastTaken = takenMark;
                 waitMark = consumerWait();
                 readyEmptyNanos = 0;
                 readyLow = Integer.MAX_VALUE;
@@ -110,9 +112,14 @@ final class LiveTuner implements AutoCloseable {
                 mark();
                 continue;
             }
-            long published = pipeline.publishedBatches();
+            // Windows end just after the consumer took a batch, so that a window's rate counts whole
+            // batches between two takes, not a batch more or less by where its edge fell.
+            long taken = pipeline.consumerTaken();
+            boolean tookOne = taken != lastTaken;
+            lastTaken = taken;
             long elapsed = now - windowStart;
-            if (!WorkerTuner.windowComplete(elapsed, published - publishedMark)) {
+            if (!(tookOne && WorkerTuner.windowComplete(elapsed, taken - takenMark))
+                    && elapsed < WorkerTuner.MAX_WINDOW_NANOS) {
                 continue;
             }
             long wait = consumerWait();
@@ -128,9 +135,9 @@ final class LiveTuner implements AutoCloseable {
                 }
                 waited = readyEmptyNanos;
             }
-            TunerWindow w = window(elapsed, published - publishedMark, waited, readyLow, readyHigh);
+            TunerWindow w = window(elapsed, taken - takenMark, waited, readyLow, readyHigh);
             windowStart = now;
-            publishedMark = published;
+            takenMark = taken;
             waitMark = wait;
             readyEmptyNanos = 0;
             readyLow = Integer.MAX_VALUE;

@@ -50,7 +50,7 @@ class AutoWorkersTest {
         try (Loader loader = builder(Workers.auto(2), 0).build()) {
             assertEquals(2, loader.workers());
             assertEquals(2, loader.activeWorkers(), "all workers at the start, for the first batch");
-            for (int i = 0; i < 80 && loader.activeWorkers() > 1; i++) {
+            for (int i = 0; i < 200 && loader.activeWorkers() > 1; i++) {
                 loader.next().close();
                 Thread.sleep(40); // a model step that one worker easily keeps up with
             }

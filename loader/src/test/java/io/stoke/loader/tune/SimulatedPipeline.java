@@ -86,6 +86,7 @@ final class SimulatedPipeline {
         long consumed = 0;
         double samplesFrac = 0;
         while (consumed < n) {
+            boolean tookOne = false;
             boolean consumerRunning = held && consumerSpins && heldProgress < spinFraction * stepNanos;
             boolean room = ready + (held ? 1 : 0) + 1 <= slots;
             int consumerRunnable = consumerRunning ? consumerThreads : 0;
@@ -109,7 +110,6 @@ final class SimulatedPipeline {
                 while (samplesTowardBatch >= batchSize) {
                     samplesTowardBatch -= batchSize;
                     ready++;
-                    wBatches++;
                     costNow = cost();
                     if (ready + (held ? 1 : 0) + 1 > slots) {
                         samplesTowardBatch = 0;
@@ -135,13 +135,18 @@ final class SimulatedPipeline {
                     ready--;
                     held = true;
                     heldProgress = 0;
+                    wBatches++;
+                    tookOne = true;
                 } else {
                     consumerWait += TICK_NANOS;
                     wWait += TICK_NANOS;
                 }
             }
             now += TICK_NANOS;
-            if (tuner != null && WorkerTuner.windowComplete(now - wStart, wBatches)) {
+            // As the live tuner: a window ends just after the consumer took a batch.
+            if (tuner != null
+                    && ((tookOne && WorkerTuner.windowComplete(now - wStart, wBatches))
+                            || now - wStart >= WorkerTuner.MAX_WINDOW_NANOS)) {
                 TunerWindow w = new TunerWindow(
                         now - wStart,
                         wBatches,

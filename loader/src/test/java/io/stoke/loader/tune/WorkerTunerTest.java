@@ -188,6 +188,24 @@ class WorkerTunerTest {
     }
 
     @Test
+    void aRemovalThatCostsTheRateIsUndoneEvenWhenTheConsumerNeverWaits() {
+        // A model on the CPU: with 2 workers decoding in bursts it never waits and runs 340/s;
+        // the 1 worker left decodes all the time beside it and its steps slow to 306/s.
+        WorkerTuner tuner = new WorkerTuner(2, 2);
+        TunerWindow two = new TunerWindow(1000 * MS, 6, 340, 2, 0, 830 * MS, 100 * MS, 0, 1, 3);
+        TunerWindow one = new TunerWindow(1000 * MS, 5, 306, 1, 0, 830 * MS, 100 * MS, 0, 0, 2);
+        TunerDecision remove = tuner.observe(two, 0);
+        assertEquals(1, remove.toWorkers(), "0.83 cores of decoding: one worker's worth");
+        assertNull(tuner.observe(one, 1));
+        TunerDecision undo = tuner.observe(one, 2);
+        assertEquals(2, undo.toWorkers());
+        assertTrue(undo.reason().contains("the rate fell to 5.0 batches/s from 6.0"), undo.reason());
+        for (int i = 0; i < 5; i++) {
+            assertNull(tuner.observe(two, 3 + i), "not tried again at once, window " + i);
+        }
+    }
+
+    @Test
     void windowsNeedEnoughBatchesOrEnoughTime() {
         assertTrue(!WorkerTuner.windowComplete(100 * MS, 100));
         assertTrue(!WorkerTuner.windowComplete(300 * MS, 3));
