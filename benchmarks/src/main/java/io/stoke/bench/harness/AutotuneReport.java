@@ -15,7 +15,7 @@ final class AutotuneReport {
     private AutotuneReport() {}
 
     static double median(List<JsonNode> runs, ToDoubleFunction<JsonNode> f) {
-        return AutotuneRunCommand.median(runs.stream().mapToDouble(f).toArray());
+        return Stats.median(runs.stream().mapToDouble(f).toArray());
     }
 
     private static double rate(List<JsonNode> r) {

@@ -119,7 +119,7 @@ public final class AutotuneRunCommand implements Callable<Integer> {
                     0,
                     0,
                     0,
-                    median(steps),
+                    Stats.median(steps),
                     mean(steps),
                     0,
                     List.of(),
@@ -188,8 +188,9 @@ public final class AutotuneRunCommand implements Callable<Integer> {
                     consumerCpu,
                     processCpu - consumerCpu,
                     waited / 1e9 / elapsed,
-                    p99(waits.stream().mapToDouble(Double::doubleValue).toArray()),
-                    median(stepMs),
+                    Stats.quantile(
+                            waits.stream().mapToDouble(Double::doubleValue).toArray(), 0.99),
+                    Stats.median(stepMs),
                     mean(stepMs),
                     activeAtEnd,
                     changes,
@@ -247,24 +248,6 @@ public final class AutotuneRunCommand implements Callable<Integer> {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + json, e);
         }
-    }
-
-    static double median(double[] v) {
-        if (v.length == 0) {
-            return 0;
-        }
-        double[] s = v.clone();
-        Arrays.sort(s);
-        return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-    }
-
-    static double p99(double[] v) {
-        if (v.length == 0) {
-            return 0;
-        }
-        double[] s = v.clone();
-        Arrays.sort(s);
-        return s[Math.min(s.length - 1, (int) Math.ceil(0.99 * s.length) - 1)];
     }
 
     static double mean(double[] v) {

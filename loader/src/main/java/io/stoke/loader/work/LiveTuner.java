@@ -35,6 +35,15 @@ final class LiveTuner implements AutoCloseable {
     private final long[] slotWaitMark;
     private volatile boolean stop;
     private boolean warnedNoWaits;
+    // The window being measured: the tuner thread's own.
+    private long windowStart;
+    private long last;
+    private long takenMark;
+    private long lastTaken;
+    private long waitMark;
+    private long readyEmptyNanos;
+    private int readyLow = Integer.MAX_VALUE;
+    private int readyHigh;
 
     LiveTuner(Pipeline pipeline, int maxWorkers, boolean mayYield) {
         this.pipeline = pipeline;
@@ -75,15 +84,6 @@ final class LiveTuner implements AutoCloseable {
 
     private void tune() {
         long start = System.nanoTime();
-        long windowStart = start;
-        long last = start;
-        long takenMark = 0;
-        long lastTaken = 0;
-        long waitMark = consumerWait();
-        long readyEmptyNanos = 0;
-        int readyLow = Integer.MAX_VALUE;
-        int readyHigh = 0;
-        mark();
         RingState state = pipeline.ring().ringState();
         boolean started = false;
         while (!stop && pipeline.isRunningOrPublishing()) {
@@ -96,25 +96,17 @@ final class LiveTuner implements AutoCloseable {
                 readyEmptyNanos += now - last;
             }
             last = now;
+            long taken = pipeline.consumerTaken();
             if (!started) {
-                if (pipeline.consumerTaken() == 0) {
-                    continue;
+                if (taken > 0) {
+                    // The first window begins with the consumer's first batch in hand.
+                    started = true;
+                    beginWindow(now, taken);
                 }
-                // The first window begins with the consumer's first batch in hand.
-                started = true;
-                windowStart = now;
-                takenMark = pipeline.consumerTaken();
-                lastTaken = takenMark;
-                waitMark = consumerWait();
-                readyEmptyNanos = 0;
-                readyLow = Integer.MAX_VALUE;
-                readyHigh = 0;
-                mark();
                 continue;
             }
             // Windows end just after the consumer took a batch, so that a window's rate counts whole
             // batches between two takes, not a batch more or less by where its edge fell.
-            long taken = pipeline.consumerTaken();
             boolean tookOne = taken != lastTaken;
             lastTaken = taken;
             long elapsed = now - windowStart;
@@ -122,8 +114,7 @@ final class LiveTuner implements AutoCloseable {
                     && elapsed < WorkerTuner.MAX_WINDOW_NANOS) {
                 continue;
             }
-            long wait = consumerWait();
-            long waited = wait - waitMark;
+            long waited = consumerWait() - waitMark;
             if (!pipeline.consumerInProcess() && state.consumerWaitNanos() == 0 && readyEmptyNanos > elapsed / 2) {
                 // A consumer that does not add its waits to the ring (one of its own making, or an
                 // older client) looks like one that never waits: use the time no batch was ready.
@@ -135,13 +126,8 @@ final class LiveTuner implements AutoCloseable {
                 }
                 waited = readyEmptyNanos;
             }
-            TunerWindow w = window(elapsed, taken - takenMark, waited, readyLow, readyHigh);
-            windowStart = now;
-            takenMark = taken;
-            waitMark = wait;
-            readyEmptyNanos = 0;
-            readyLow = Integer.MAX_VALUE;
-            readyHigh = 0;
+            TunerWindow w = endWindow(elapsed, taken - takenMark, waited);
+            beginWindow(now, taken);
             if (w.batches() == 0) {
                 continue;
             }
@@ -160,8 +146,20 @@ final class LiveTuner implements AutoCloseable {
                 : pipeline.ring().ringState().consumerWaitNanos();
     }
 
-    /** Sums the workers' counters since the last window, and marks them. */
-    private TunerWindow window(long elapsed, long batches, long waited, int readyLow, int readyHigh) {
+    /** Starts a window at {@code now}: every mark taken again, the workers' counters included. */
+    private void beginWindow(long now, long taken) {
+        windowStart = now;
+        takenMark = taken;
+        lastTaken = taken;
+        waitMark = consumerWait();
+        readyEmptyNanos = 0;
+        readyLow = Integer.MAX_VALUE;
+        readyHigh = 0;
+        endWindow(0, 0, 0); // moves the workers' marks to now; the window it returns is nobody's
+    }
+
+    /** The window since the marks: the workers' counters summed from their marks, which move to now. */
+    private TunerWindow endWindow(long elapsed, long batches, long waited) {
         long samples = 0;
         long cpu = 0;
         long runQueue = 0;
@@ -195,16 +193,6 @@ final class LiveTuner implements AutoCloseable {
                 slotWait,
                 readyLow == Integer.MAX_VALUE ? 0 : readyLow,
                 readyHigh);
-    }
-
-    private void mark() {
-        for (int w = 0; w < workers; w++) {
-            threadClock.read(w, (int) pipeline.counter(w, Pipeline.TID), pipeline.thread(w), clock);
-            cpuMark[w] = clock[0];
-            runQueueMark[w] = Math.max(0, clock[1]);
-            samplesMark[w] = pipeline.counter(w, Pipeline.SAMPLES);
-            slotWaitMark[w] = pipeline.counter(w, Pipeline.SLOT_WAIT_NANOS);
-        }
     }
 
     @Override

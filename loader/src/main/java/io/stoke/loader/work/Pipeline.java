@@ -78,12 +78,11 @@ public final class Pipeline implements AutoCloseable {
     private final BooleanSupplier isRunning = this::isRunning;
     private final Thread[] threads;
     // Per worker, written by that worker only (lazySet: the tuner reads totals, never a protocol),
-    // a cache line apart: samples done, nanoseconds in them, nanoseconds waiting for a free slot, tid.
+    // a cache line apart: samples done, nanoseconds waiting for a free slot, tid.
     private static final int STRIDE = 8;
     static final int SAMPLES = 0;
-    static final int BUSY_NANOS = 1;
-    static final int SLOT_WAIT_NANOS = 2;
-    static final int TID = 3;
+    static final int SLOT_WAIT_NANOS = 1;
+    static final int TID = 2;
     private final AtomicLongArray counters;
     // Written by the one consumer thread: how long nextSlot waited, summed (the tuner's stall).
     private final AtomicLong consumerWaitNanos = new AtomicLong();
@@ -383,7 +382,6 @@ public final class Pipeline implements AutoCloseable {
             batch.addError(new SampleError(position, sample, index.name(sample), status, transform.message()));
         }
         add(id, SAMPLES, 1);
-        add(id, BUSY_NANOS, elapsed);
         batch.decodeNanos.addAndGet(elapsed);
         batch.sourceBytes.addAndGet(transform.lastSourceBytes());
         if (batch.remaining.decrementAndGet() == 0) {
