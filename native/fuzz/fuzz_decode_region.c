@@ -6,10 +6,16 @@
  * small enough that most images hold it, so that the crop, skip and read paths all run; the
  * decoder itself must refuse whatever does not fit. The destination is sized from the region
  * alone, as Java sizes it: a write past it is a heap overflow that ASan reports.
+ *
+ * Files with restart markers take the seeking path (the seeds include them, and files whose
+ * markers lie). Whatever it returns cleanly is checked against the sequential decode of the same
+ * region: where that one is clean too, every byte must be the same, so trusting a lying marker
+ * shows up as an abort, not as wrong pixels.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "stoke_jpeg.h"
 
@@ -23,26 +29,46 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   int32_t w = 1 + (((int32_t)data[3] << 8 | data[4]) & 511);
   int32_t h = 1 + (((int32_t)data[5] << 8 | data[6]) & 511);
   int32_t max_scans = 1 + (data[7] & 63) * 8;
+  int32_t flags = (data[7] & 64) ? STOKE_REGION_NO_SEEK : 0;
   int64_t capacity = (int64_t)(w + 64) * 4 * h;
   uint8_t *dst = malloc((size_t)capacity);
-  if (dst == NULL) return 0;
+  uint8_t *again = malloc((size_t)capacity);
+  if (dst == NULL || again == NULL) {
+    free(dst);
+    free(again);
+    return 0;
+  }
   int32_t region[STOKE_REGION_FIELDS];
   char message[256];
   /* Stoke's Java passes its pixel budget (36 MP by default); a smaller one keeps each run fast. */
-  int32_t rc = stoke_decode_region(data + 8, (int64_t)(size - 8), scale_num, scale_denom, x, y, w, h,
-                                   (int64_t)16 * 1000 * 1000, max_scans,
-                                   dst, capacity, region, message, (int32_t)sizeof(message));
+  int64_t max_pixels = (int64_t)16 * 1000 * 1000;
+  int32_t rc = stoke_decode_region(data + 8, (int64_t)(size - 8), scale_num, scale_denom, x, y, w, h, max_pixels,
+                                   max_scans, flags, dst, capacity, region, message, (int32_t)sizeof(message));
   if (rc != STOKE_JPEG_ERROR) {
     /* What it says it wrote must be what it was asked for, inside the destination. */
     if (region[STOKE_REGION_X] > x || region[STOKE_REGION_X] + region[STOKE_REGION_WIDTH] < x + w
         || region[STOKE_REGION_Y] != y || region[STOKE_REGION_HEIGHT] != h
-        || (int64_t)region[STOKE_REGION_WIDTH] * 4 * h > capacity) {
+        || (int64_t)region[STOKE_REGION_WIDTH] * 4 * h > capacity || region[STOKE_REGION_PATH] < 0
+        || region[STOKE_REGION_PATH] > STOKE_PATH_FELL_BACK) {
       abort();
     }
     /* Touch every byte it claims: uninitialised or out-of-bounds memory shows up under the sanitizers. */
     volatile uint32_t sum = 0;
     for (int64_t i = 0; i < (int64_t)region[STOKE_REGION_WIDTH] * 4 * h; i++) sum += dst[i];
   }
+  if (rc == STOKE_JPEG_OK && region[STOKE_REGION_PATH] == STOKE_PATH_SEEKED) {
+    int32_t sequential[STOKE_REGION_FIELDS];
+    int32_t rc2 = stoke_decode_region(data + 8, (int64_t)(size - 8), scale_num, scale_denom, x, y, w, h, max_pixels,
+                                      max_scans, STOKE_REGION_NO_SEEK, again, capacity, sequential, message,
+                                      (int32_t)sizeof(message));
+    if (rc2 == STOKE_JPEG_OK
+        && (sequential[STOKE_REGION_X] != region[STOKE_REGION_X]
+            || sequential[STOKE_REGION_WIDTH] != region[STOKE_REGION_WIDTH]
+            || memcmp(dst, again, (size_t)region[STOKE_REGION_WIDTH] * 4 * (size_t)h) != 0)) {
+      abort();
+    }
+  }
   free(dst);
+  free(again);
   return 0;
 }

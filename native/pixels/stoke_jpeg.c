@@ -113,9 +113,288 @@ static int32_t decode_rows(j_decompress_ptr cinfo, struct decoder *d, int32_t x,
   return d->warned ? STOKE_JPEG_WARNING : STOKE_JPEG_OK;
 }
 
+/*
+ * Seeking to restart segments.
+ *
+ * A plan says which segments hold the region and the smaller image they make: segment
+ * first + i * stride + j for row band i < bands and column j < columns, an image of
+ * sub_width x sub_height original pixels whose top left corner is (sub_x, sub_y) of the file's.
+ */
+struct seek_plan {
+  uint32_t first;
+  uint32_t stride;
+  uint32_t bands;
+  uint32_t columns;
+  uint32_t sub_x;
+  uint32_t sub_y;
+  uint32_t sub_width;
+  uint32_t sub_height;
+  uint32_t sof_dims;   /* offset of the frame header's height field (then the width's) */
+  uint32_t data_start; /* offset of the scan's first entropy-coded byte */
+  uint32_t segments;   /* segments in the scan, as the DRI's interval gives them */
+  uint32_t interval;   /* MCUs in a segment (the DRI's) */
+};
+
+#define PLAN_SEQUENTIAL 0 /* nothing to seek to: decode sequentially, say nothing */
+#define PLAN_SEEK 1
+#define PLAN_FALL_BACK 2 /* the markers cannot be trusted: decode sequentially, say why */
+
+static uint32_t be16(const uint8_t *p)
+{
+  return (uint32_t)p[0] << 8 | p[1];
+}
+
+static uint32_t gcd32(uint32_t a, uint32_t b)
+{
+  while (b != 0) {
+    uint32_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/*
+ * Finds the frame header's size fields by walking the marker segments from SOI to the scan that
+ * libjpeg just read: one SOF before one SOS, whose end must be where libjpeg's data starts.
+ */
+static int find_frame(const uint8_t *jpeg, uint32_t data_start, struct seek_plan *plan, char *why, size_t why_bytes)
+{
+  uint32_t p = 2;
+  int sofs = 0;
+  while (p + 4 <= data_start) {
+    if (jpeg[p] != 0xFF) {
+      snprintf(why, why_bytes, "bytes between the header's markers at byte %u", p);
+      return PLAN_FALL_BACK;
+    }
+    uint32_t code = jpeg[p + 1];
+    if (code == 0xFF) {
+      p++; /* fill byte */
+      continue;
+    }
+    if (code == 0x01 || (code >= 0xD0 && code <= 0xD7)) {
+      p += 2; /* markers without a length */
+      continue;
+    }
+    uint32_t length = be16(jpeg + p + 2);
+    if (length < 2 || (uint64_t)p + 2 + length > data_start) {
+      snprintf(why, why_bytes, "a header segment's length runs past the scan at byte %u", p);
+      return PLAN_FALL_BACK;
+    }
+    if (code >= 0xC0 && code <= 0xCF && code != 0xC4 && code != 0xC8 && code != 0xCC) {
+      if (length < 8) {
+        snprintf(why, why_bytes, "a frame header of %u bytes", length);
+        return PLAN_FALL_BACK;
+      }
+      plan->sof_dims = p + 5;
+      sofs++;
+    }
+    if (code == 0xDA) {
+      if (p + 2 + length != data_start || sofs != 1) {
+        snprintf(why, why_bytes, "%d frame headers before the scan, or a scan header libjpeg read otherwise", sofs);
+        return PLAN_FALL_BACK;
+      }
+      return PLAN_SEEK;
+    }
+    p += 2 + length;
+  }
+  snprintf(why, why_bytes, "no scan header where libjpeg found one");
+  return PLAN_FALL_BACK;
+}
+
+/*
+ * Which segments hold rows [y, y + h) and columns [x, x + w) of the scaled image, with a margin
+ * for fancy upsampling: one chroma sample, max_samp scaled pixels, on each side that is cut.
+ * Returns PLAN_SEQUENTIAL when the file has nothing to seek to or the region needs it all.
+ */
+static int plan_region(j_decompress_ptr cinfo, int32_t x, int32_t y, int32_t w, int32_t h, struct seek_plan *plan)
+{
+  if (cinfo->restart_interval == 0 || cinfo->progressive_mode || cinfo->arith_code
+      || cinfo->comps_in_scan != cinfo->num_components || cinfo->data_precision != 8) {
+    return PLAN_SEQUENTIAL;
+  }
+  int max_h = cinfo->max_h_samp_factor;
+  int max_v = cinfo->max_v_samp_factor;
+  if (cinfo->num_components == 1 && (max_h != 1 || max_v != 1)) {
+    return PLAN_SEQUENTIAL; /* a lone component's MCU is one block, not its sampling factors' iMCU */
+  }
+  int subsampled_h = 0;
+  int subsampled_v = 0;
+  for (int c = 0; c < cinfo->num_components; c++) {
+    subsampled_h |= cinfo->comp_info[c].h_samp_factor != max_h;
+    subsampled_v |= cinfo->comp_info[c].v_samp_factor != max_v;
+  }
+  uint32_t mcu_w = (uint32_t)max_h * DCTSIZE; /* original pixels */
+  uint32_t mcu_h = (uint32_t)max_v * DCTSIZE;
+  uint32_t scaled = (uint32_t)cinfo->min_DCT_scaled_size; /* pixels of a block at this scale */
+  uint32_t smcu_w = (uint32_t)max_h * scaled;
+  uint32_t smcu_h = (uint32_t)max_v * scaled;
+  uint32_t mcus_per_row = (cinfo->image_width + mcu_w - 1) / mcu_w;
+  uint32_t mcu_rows = (cinfo->image_height + mcu_h - 1) / mcu_h;
+  uint32_t interval = cinfo->restart_interval;
+  uint64_t mcus = (uint64_t)mcus_per_row * mcu_rows;
+  plan->segments = (uint32_t)((mcus + interval - 1) / interval);
+  plan->interval = interval;
+
+  int64_t margin_x = subsampled_h ? max_h : 0;
+  int64_t margin_y = subsampled_v ? max_v : 0;
+  int64_t x0 = (int64_t)x - margin_x < 0 ? 0 : (int64_t)x - margin_x;
+  int64_t y0 = (int64_t)y - margin_y < 0 ? 0 : (int64_t)y - margin_y;
+  int64_t x1 = (int64_t)x + w + margin_x > cinfo->output_width ? cinfo->output_width : (int64_t)x + w + margin_x;
+  int64_t y1 = (int64_t)y + h + margin_y > cinfo->output_height ? cinfo->output_height : (int64_t)y + h + margin_y;
+  uint32_t col0 = (uint32_t)(x0 / smcu_w);
+  uint32_t col1 = (uint32_t)((x1 + smcu_w - 1) / smcu_w); /* exclusive */
+  uint32_t row0 = (uint32_t)(y0 / smcu_h);
+  uint32_t row1 = (uint32_t)((y1 + smcu_h - 1) / smcu_h);
+  if (col1 > mcus_per_row) col1 = mcus_per_row;
+  if (row1 > mcu_rows) row1 = mcu_rows;
+
+  uint32_t first_col, end_col;
+  if (interval <= mcus_per_row && mcus_per_row % interval == 0) {
+    /* Whole segments in every row: the box's columns can be cut too. */
+    uint32_t per_row = mcus_per_row / interval;
+    uint32_t j0 = col0 / interval;
+    uint32_t j1 = (col1 + interval - 1) / interval;
+    plan->first = row0 * per_row + j0;
+    plan->stride = per_row;
+    plan->bands = row1 - row0;
+    plan->columns = j1 - j0;
+    first_col = j0 * interval;
+    end_col = j1 * interval;
+  } else {
+    /* Segments cross rows: keep whole rows, from and to a row where a segment starts. */
+    uint32_t period = interval / gcd32(interval, mcus_per_row);
+    row0 = row0 / period * period;
+    uint64_t end = ((uint64_t)row1 + period - 1) / period * period;
+    row1 = end > mcu_rows ? mcu_rows : (uint32_t)end;
+    uint64_t first = (uint64_t)row0 * mcus_per_row / interval;
+    uint64_t last = ((uint64_t)row1 * mcus_per_row + interval - 1) / interval;
+    plan->first = (uint32_t)first;
+    plan->stride = 0;
+    plan->bands = 1;
+    plan->columns = (uint32_t)(last - first);
+    first_col = 0;
+    end_col = mcus_per_row;
+  }
+  plan->sub_x = first_col * mcu_w;
+  plan->sub_y = row0 * mcu_h;
+  plan->sub_width = end_col >= mcus_per_row ? cinfo->image_width - plan->sub_x : (end_col - first_col) * mcu_w;
+  plan->sub_height = row1 >= mcu_rows ? cinfo->image_height - plan->sub_y : (row1 - row0) * mcu_h;
+  if (plan->sub_width == cinfo->image_width && plan->sub_height == cinfo->image_height) {
+    return PLAN_SEQUENTIAL;
+  }
+  return PLAN_SEEK;
+}
+
+/*
+ * Scans the entropy-coded data for its restart markers, which need no Huffman decoding: a 0xFF
+ * byte is data only when a 0x00 follows it. Fills starts[k] and ends[k], segment k's first byte
+ * and the byte after its last, for every segment, and checks what a whole decode relies on: RST0
+ * to RST7 in turn, as many segments as the interval gives, none empty, then EOI.
+ */
+static int find_segments(const uint8_t *jpeg, uint32_t size, const struct seek_plan *plan, uint32_t *starts,
+                         uint32_t *ends, char *why, size_t why_bytes)
+{
+  const uint8_t *end = jpeg + size;
+  const uint8_t *p = jpeg + plan->data_start;
+  uint32_t k = 0;
+  starts[0] = plan->data_start;
+  for (;;) {
+    const uint8_t *ff = memchr(p, 0xFF, (size_t)(end - p));
+    if (ff == NULL) {
+      snprintf(why, why_bytes, "the scan ends without an EOI marker after %u of %u restart segments", k + 1,
+               plan->segments);
+      return PLAN_FALL_BACK;
+    }
+    const uint8_t *code = ff + 1;
+    while (code < end && *code == 0xFF) code++;
+    if (code == end) {
+      snprintf(why, why_bytes, "the scan ends without an EOI marker after %u of %u restart segments", k + 1,
+               plan->segments);
+      return PLAN_FALL_BACK;
+    }
+    if (*code == 0x00) {
+      p = code + 1;
+      continue;
+    }
+    ends[k] = (uint32_t)(ff - jpeg);
+    if (ends[k] == starts[k]) {
+      snprintf(why, why_bytes, "restart segment %u of %u is empty", k + 1, plan->segments);
+      return PLAN_FALL_BACK;
+    }
+    if (*code >= 0xD0 && *code <= 0xD7) {
+      if (k + 1 >= plan->segments) {
+        snprintf(why, why_bytes, "more restart markers than the %u segments the DRI's interval of %u MCUs gives",
+                 plan->segments, plan->interval);
+        return PLAN_FALL_BACK;
+      }
+      if (*code != 0xD0 + (k & 7)) {
+        snprintf(why, why_bytes, "RST%d where RST%u was due, after restart segment %u", *code - 0xD0, k & 7, k + 1);
+        return PLAN_FALL_BACK;
+      }
+      k++;
+      starts[k] = (uint32_t)(code + 1 - jpeg);
+      p = code + 1;
+      continue;
+    }
+    if (*code == 0xD9 && k + 1 == plan->segments) {
+      return PLAN_SEEK;
+    }
+    if (*code == 0xD9) {
+      snprintf(why, why_bytes, "%u restart segments where the DRI's interval gives %u", k + 1, plan->segments);
+    } else {
+      snprintf(why, why_bytes, "marker 0xFF%02X inside the scan, after restart segment %u of %u", *code, k + 1,
+               plan->segments);
+    }
+    return PLAN_FALL_BACK;
+  }
+}
+
+/*
+ * The smaller JPEG: the file's header with the frame's size changed, then the planned segments
+ * with their markers renumbered from RST0, then EOI, then zeros, so that libjpeg-turbo's fast
+ * Huffman decoder (which wants a few KB of input ahead) runs to the last segment. Its memory is
+ * libjpeg's, freed with the decompressor. Returns its length.
+ */
+static size_t build_stream(j_decompress_ptr cinfo, const uint8_t *jpeg, const struct seek_plan *plan,
+                           const uint32_t *starts, const uint32_t *ends, uint8_t **out)
+{
+  size_t pad = (size_t)DCTSIZE2 * 8 * D_MAX_BLOCKS_IN_MCU;
+  size_t bytes = plan->data_start + 2 + pad;
+  for (uint32_t i = 0; i < plan->bands; i++) {
+    for (uint32_t j = 0; j < plan->columns; j++) {
+      uint32_t k = plan->first + i * plan->stride + j;
+      bytes += (size_t)(ends[k] - starts[k]) + 2;
+    }
+  }
+  uint8_t *s = (*cinfo->mem->alloc_large)((j_common_ptr)cinfo, JPOOL_PERMANENT, bytes);
+  memcpy(s, jpeg, plan->data_start);
+  s[plan->sof_dims] = (uint8_t)(plan->sub_height >> 8);
+  s[plan->sof_dims + 1] = (uint8_t)plan->sub_height;
+  s[plan->sof_dims + 2] = (uint8_t)(plan->sub_width >> 8);
+  s[plan->sof_dims + 3] = (uint8_t)plan->sub_width;
+  size_t at = plan->data_start;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < plan->bands; i++) {
+    for (uint32_t j = 0; j < plan->columns; j++) {
+      uint32_t k = plan->first + i * plan->stride + j;
+      size_t length = (size_t)(ends[k] - starts[k]);
+      memcpy(s + at, jpeg + starts[k], length);
+      at += length;
+      s[at++] = 0xFF;
+      s[at++] = (uint8_t)(i + 1 == plan->bands && j + 1 == plan->columns ? 0xD9 : 0xD0 + (n & 7));
+      n++;
+    }
+  }
+  memset(s + at, 0, bytes - at);
+  *out = s;
+  return bytes;
+}
+
 int32_t stoke_decode_region(const uint8_t *jpeg, int64_t size, int32_t scale_num, int32_t scale_denom,
                             int32_t x, int32_t y, int32_t w, int32_t h, int64_t max_pixels, int32_t max_scans,
-                            uint8_t *dst, int64_t dst_bytes, int32_t *region, char *message, int32_t message_bytes)
+                            int32_t flags, uint8_t *dst, int64_t dst_bytes, int32_t *region, char *message,
+                            int32_t message_bytes)
 {
   struct jpeg_decompress_struct cinfo;
   struct decoder d;
@@ -124,6 +403,7 @@ int32_t stoke_decode_region(const uint8_t *jpeg, int64_t size, int32_t scale_num
   d.message = message;
   d.message_bytes = message_bytes;
   if (message_bytes > 0) message[0] = '\0';
+  region[STOKE_REGION_PATH] = STOKE_PATH_SEQUENTIAL;
   if (size < 4 || size > (int64_t)0xFFFFFFFF) {
     set_message(&d, "JPEG size out of range");
     return STOKE_JPEG_ERROR;
@@ -132,10 +412,20 @@ int32_t stoke_decode_region(const uint8_t *jpeg, int64_t size, int32_t scale_num
   d.err.error_exit = on_error_exit;
   d.err.emit_message = on_message;
   d.progress.progress_monitor = on_progress;
+  /* Why the restart markers were not used, kept apart from libjpeg's messages. */
+  char why[200];
+  why[0] = '\0';
+  volatile int seeking = 0;
   volatile int32_t status = STOKE_JPEG_ERROR;
   if (setjmp(d.on_error)) {
-    jpeg_destroy_decompress(&cinfo);
-    return STOKE_JPEG_ERROR;
+    if (!seeking) {
+      jpeg_destroy_decompress(&cinfo);
+      return STOKE_JPEG_ERROR;
+    }
+    /* libjpeg refused the restart segments: the file's own decode says what is wrong, if anything. */
+    snprintf(why, sizeof(why), "its restart segments did not decode: %.150s", message_bytes > 0 ? message : "");
+    seeking = 0;
+    goto sequential;
   }
   jpeg_create_decompress(&cinfo);
   cinfo.progress = &d.progress;
@@ -150,9 +440,196 @@ int32_t stoke_decode_region(const uint8_t *jpeg, int64_t size, int32_t scale_num
   }
   cinfo.scale_num = (unsigned int)scale_num;
   cinfo.scale_denom = (unsigned int)scale_denom;
+  if (!(flags & STOKE_REGION_NO_SEEK) && x >= 0 && y >= 0 && w >= 1 && h >= 1) {
+    struct seek_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    jpeg_calc_output_dimensions(&cinfo);
+    int planned = (int64_t)x + w <= cinfo.output_width && (int64_t)y + h <= cinfo.output_height
+                      ? plan_region(&cinfo, x, y, w, h, &plan)
+                      : PLAN_SEQUENTIAL;
+    if (planned == PLAN_SEEK) {
+      /* Where libjpeg stopped reading: in the file, unless it ran out and fed itself a fake EOI. */
+      uintptr_t next = (uintptr_t)cinfo.src->next_input_byte;
+      if (next < (uintptr_t)jpeg + 4 || next >= (uintptr_t)jpeg + (uintptr_t)size) {
+        snprintf(why, sizeof(why), "the file ends at its scan header");
+        planned = PLAN_FALL_BACK;
+      } else {
+        plan.data_start = (uint32_t)(next - (uintptr_t)jpeg);
+        planned = find_frame(jpeg, plan.data_start, &plan, why, sizeof(why));
+      }
+    }
+    uint8_t *stream = NULL;
+    size_t stream_bytes = 0;
+    if (planned == PLAN_SEEK) {
+      uint32_t *starts = (*cinfo.mem->alloc_large)((j_common_ptr)&cinfo, JPOOL_PERMANENT,
+                                                   (size_t)plan.segments * 2 * sizeof(uint32_t));
+      uint32_t *ends = starts + plan.segments;
+      planned = find_segments(jpeg, (uint32_t)size, &plan, starts, ends, why, sizeof(why));
+      if (planned == PLAN_SEEK) {
+        stream_bytes = build_stream(&cinfo, jpeg, &plan, starts, ends, &stream);
+      }
+    }
+    if (planned == PLAN_SEEK) {
+      jpeg_abort_decompress(&cinfo);
+      seeking = 1;
+      jpeg_mem_src(&cinfo, stream, (unsigned long)stream_bytes);
+      jpeg_read_header(&cinfo, TRUE);
+      cinfo.scale_num = (unsigned int)scale_num;
+      cinfo.scale_denom = (unsigned int)scale_denom;
+      jpeg_calc_output_dimensions(&cinfo);
+      uint32_t scaled = (uint32_t)cinfo.min_DCT_scaled_size;
+      int32_t sx = (int32_t)(plan.sub_x * scaled / DCTSIZE);
+      int32_t sy = (int32_t)(plan.sub_y * scaled / DCTSIZE);
+      status = decode_rows(&cinfo, &d, x - sx, y - sy, w, h, dst, dst_bytes, region);
+      if (status == STOKE_JPEG_OK) {
+        region[STOKE_REGION_X] += sx;
+        region[STOKE_REGION_Y] += sy;
+        region[STOKE_REGION_PATH] = STOKE_PATH_SEEKED;
+        jpeg_abort_decompress(&cinfo);
+        jpeg_destroy_decompress(&cinfo);
+        return status;
+      }
+      /* A warning (a segment short of its MCUs, or longer), or an error: not to be trusted. */
+      snprintf(why, sizeof(why), "its restart segments did not decode cleanly: %.150s",
+               message_bytes > 0 ? message : "");
+      seeking = 0;
+    }
+    if (why[0] != '\0') {
+      goto sequential;
+    }
+  }
+  goto decode;
+
+sequential:
+  /* Start again from the file itself, as if it had no restart markers. */
+  region[STOKE_REGION_PATH] = STOKE_PATH_FELL_BACK;
+  jpeg_abort_decompress(&cinfo);
+  d.warned = 0;
+  if (message_bytes > 0) message[0] = '\0';
+  jpeg_mem_src(&cinfo, jpeg, (unsigned long)size);
+  jpeg_read_header(&cinfo, TRUE);
+  cinfo.scale_num = (unsigned int)scale_num;
+  cinfo.scale_denom = (unsigned int)scale_denom;
+
+decode:
   status = decode_rows(&cinfo, &d, x, y, w, h, dst, dst_bytes, region);
+  if (region[STOKE_REGION_PATH] == STOKE_PATH_FELL_BACK && status == STOKE_JPEG_OK) {
+    set_message(&d, why);
+  }
   /* The rows below the region are never decoded: abort instead of finishing. */
   jpeg_abort_decompress(&cinfo);
   jpeg_destroy_decompress(&cinfo);
   return status;
+}
+
+/* Encoding: a destination that writes into the caller's buffer and fails past its end. */
+struct encoder {
+  struct jpeg_error_mgr err;
+  struct jpeg_destination_mgr dest;
+  jmp_buf on_error;
+  uint8_t *dst;
+  size_t dst_bytes;
+  char *message;
+  int message_bytes;
+};
+
+static void on_encode_error(j_common_ptr cinfo)
+{
+  struct encoder *e = (struct encoder *)cinfo->err;
+  char text[JMSG_LENGTH_MAX];
+  (*cinfo->err->format_message)(cinfo, text);
+  if (e->message_bytes > 0) snprintf(e->message, (size_t)e->message_bytes, "%s", text);
+  longjmp(e->on_error, 1);
+}
+
+static void on_encode_message(j_common_ptr cinfo, int level)
+{
+  (void)cinfo;
+  (void)level;
+}
+
+static void dest_init(j_compress_ptr cinfo)
+{
+  struct encoder *e = (struct encoder *)cinfo->err;
+  cinfo->dest->next_output_byte = e->dst;
+  cinfo->dest->free_in_buffer = e->dst_bytes;
+}
+
+static boolean dest_full(j_compress_ptr cinfo)
+{
+  struct encoder *e = (struct encoder *)cinfo->err;
+  if (e->message_bytes > 0) snprintf(e->message, (size_t)e->message_bytes, "the JPEG does not fit its buffer");
+  longjmp(e->on_error, 1);
+}
+
+static void dest_term(j_compress_ptr cinfo)
+{
+  (void)cinfo;
+}
+
+int32_t stoke_encode_rgb(const uint8_t *rgb, int32_t width, int32_t pitch, int32_t height, int32_t subsamp,
+                         int32_t quality, int32_t restart_mcus, uint8_t *dst, int64_t dst_bytes, int64_t *jpeg_size,
+                         char *message, int32_t message_bytes)
+{
+  /* tjMCUWidth / 8 and tjMCUHeight / 8 of TurboJPEG, by subsampling. */
+  static const int samp_h[] = {1, 2, 2, 1};
+  static const int samp_v[] = {1, 1, 2, 1};
+  if (message_bytes > 0) message[0] = '\0';
+  if (width < 1 || height < 1 || width > JPEG_MAX_DIMENSION || height > JPEG_MAX_DIMENSION
+      || (int64_t)pitch < (int64_t)width * 3 || subsamp < 0 || subsamp > STOKE_SAMP_GRAY || quality < 1
+      || quality > 100 || restart_mcus < 0 || restart_mcus > 65535 || dst_bytes < 1) {
+    if (message_bytes > 0) snprintf(message, (size_t)message_bytes, "encode parameters out of range");
+    return STOKE_JPEG_ERROR;
+  }
+  struct jpeg_compress_struct cinfo;
+  struct encoder e;
+  memset(&e, 0, sizeof(e));
+  e.dst = dst;
+  e.dst_bytes = (size_t)dst_bytes;
+  e.message = message;
+  e.message_bytes = message_bytes;
+  cinfo.err = jpeg_std_error(&e.err);
+  e.err.error_exit = on_encode_error;
+  e.err.emit_message = on_encode_message;
+  if (setjmp(e.on_error)) {
+    jpeg_destroy_compress(&cinfo);
+    return STOKE_JPEG_ERROR;
+  }
+  jpeg_create_compress(&cinfo);
+  e.dest.init_destination = dest_init;
+  e.dest.empty_output_buffer = dest_full;
+  e.dest.term_destination = dest_term;
+  cinfo.dest = &e.dest;
+  cinfo.image_width = (JDIMENSION)width;
+  cinfo.image_height = (JDIMENSION)height;
+  cinfo.in_color_space = JCS_EXT_RGB;
+  cinfo.input_components = 3;
+  /* tjCompress2's setCompDefaults, step for step. */
+  jpeg_set_defaults(&cinfo);
+  jpeg_set_quality(&cinfo, quality, TRUE);
+  cinfo.dct_method = quality >= 96 ? JDCT_ISLOW : JDCT_FASTEST;
+  jpeg_set_colorspace(&cinfo, subsamp == STOKE_SAMP_GRAY ? JCS_GRAYSCALE : JCS_YCbCr);
+  cinfo.comp_info[0].h_samp_factor = samp_h[subsamp];
+  cinfo.comp_info[0].v_samp_factor = samp_v[subsamp];
+  if (cinfo.num_components > 1) {
+    for (int c = 1; c < 3; c++) {
+      cinfo.comp_info[c].h_samp_factor = 1;
+      cinfo.comp_info[c].v_samp_factor = 1;
+    }
+  }
+  cinfo.restart_interval = (unsigned int)restart_mcus;
+  jpeg_start_compress(&cinfo, TRUE);
+  JSAMPROW rows[16];
+  while (cinfo.next_scanline < cinfo.image_height) {
+    JDIMENSION n = cinfo.image_height - cinfo.next_scanline;
+    if (n > 16) n = 16;
+    for (JDIMENSION r = 0; r < n; r++) {
+      rows[r] = (JSAMPROW)(rgb + (int64_t)(cinfo.next_scanline + r) * pitch);
+    }
+    jpeg_write_scanlines(&cinfo, rows, n);
+  }
+  jpeg_finish_compress(&cinfo);
+  *jpeg_size = (int64_t)(e.dst_bytes - e.dest.free_in_buffer);
+  jpeg_destroy_compress(&cinfo);
+  return STOKE_JPEG_OK;
 }

@@ -1,15 +1,21 @@
 /*
- * stoke_jpeg.h: decode only a region of a JPEG, over libjpeg-turbo's libjpeg API
- * (jpeg_crop_scanline for the columns, jpeg_skip_scanlines for the rows above, stopping after the
- * last row needed). libjpeg's setjmp/longjmp error model stays inside this file: every call
- * returns a status and a message, never unwinds through its caller. No global state.
+ * stoke_jpeg.h: decode only a region of a JPEG, over libjpeg-turbo's libjpeg API, and encode
+ * JPEGs with restart markers. libjpeg's setjmp/longjmp error model stays inside this file: every
+ * call returns a status and a message, never unwinds through its caller. No global state.
+ *
+ * A region of a baseline file with restart markers (a DRI segment) is decoded from the
+ * entropy-coded segments that hold it: the segments are found by scanning for their RSTn markers,
+ * which needs no Huffman decoding, and copied with the header into a smaller JPEG whose frame
+ * holds only those MCU rows (and columns, when a row holds several segments). Other files are
+ * decoded sequentially: jpeg_crop_scanline for the columns, jpeg_skip_scanlines for the rows above,
+ * stopping after the last row needed. Either way the pixels are the whole decode's.
  */
 #ifndef STOKE_JPEG_H
 #define STOKE_JPEG_H
 
 #include <stdint.h>
 
-#define STOKE_JPEG_ABI_VERSION 2
+#define STOKE_JPEG_ABI_VERSION 3
 
 /* What libjpeg may allocate for one image (coefficient buffers of a progressive image above all). */
 #define STOKE_JPEG_MAX_MEMORY ((long)1 << 30)
@@ -23,7 +29,21 @@
 #define STOKE_REGION_Y 1      /* first decoded row (= the y asked for) */
 #define STOKE_REGION_WIDTH 2  /* decoded columns (>= the width asked for: whole iMCU columns) */
 #define STOKE_REGION_HEIGHT 3 /* decoded rows (= the height asked for) */
-#define STOKE_REGION_FIELDS 4
+#define STOKE_REGION_PATH 4   /* how: one of STOKE_PATH_* */
+#define STOKE_REGION_FIELDS 5
+
+#define STOKE_PATH_SEQUENTIAL 0 /* no usable restart markers (none, progressive, or the box is the image) */
+#define STOKE_PATH_SEEKED 1     /* decoded from the restart segments that hold the region */
+#define STOKE_PATH_FELL_BACK 2  /* the restart markers could not be trusted (message says why): sequential */
+
+/* stoke_decode_region's flags. */
+#define STOKE_REGION_NO_SEEK 1 /* decode sequentially even where restart markers would allow seeking */
+
+/* stoke_encode_rgb's subsampling, TurboJPEG's TJSAMP_* numbering. */
+#define STOKE_SAMP_444 0
+#define STOKE_SAMP_422 1
+#define STOKE_SAMP_420 2
+#define STOKE_SAMP_GRAY 3
 
 int32_t stoke_jpeg_abi_version(void);
 
@@ -34,9 +54,25 @@ int32_t stoke_jpeg_abi_version(void);
  * header claims more than max_pixels pixels (decompression bombs) and progressive images with more
  * than max_scans scans are refused, and libjpeg may allocate at most STOKE_JPEG_MAX_MEMORY. CMYK
  * images are refused.
+ *
+ * Restart markers that lie (out of order, too few or too many for the DRI's interval, another
+ * marker inside the scan, a segment that does not decode to its interval's MCUs without a warning)
+ * are never trusted: the region is decoded sequentially instead, region[STOKE_REGION_PATH] is
+ * STOKE_PATH_FELL_BACK, and the message (when the status is OK) says why.
  */
 int32_t stoke_decode_region(const uint8_t *jpeg, int64_t size, int32_t scale_num, int32_t scale_denom,
                             int32_t x, int32_t y, int32_t w, int32_t h, int64_t max_pixels, int32_t max_scans,
-                            uint8_t *dst, int64_t dst_bytes, int32_t *region, char *message, int32_t message_bytes);
+                            int32_t flags, uint8_t *dst, int64_t dst_bytes, int32_t *region, char *message,
+                            int32_t message_bytes);
+
+/*
+ * Encodes width x height RGB pixels (3 bytes each, rows pitch bytes apart) as a baseline JPEG with
+ * the settings of TurboJPEG's tjCompress2 (the same quality tables, DCT and subsampling, so the
+ * same bytes when restart_mcus is 0), plus a restart marker every restart_mcus MCUs. Writes at most
+ * dst_bytes into dst and its length into *jpeg_size. Returns STOKE_JPEG_OK or STOKE_JPEG_ERROR.
+ */
+int32_t stoke_encode_rgb(const uint8_t *rgb, int32_t width, int32_t pitch, int32_t height, int32_t subsamp,
+                         int32_t quality, int32_t restart_mcus, uint8_t *dst, int64_t dst_bytes, int64_t *jpeg_size,
+                         char *message, int32_t message_bytes);
 
 #endif

@@ -10,12 +10,14 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 
 /**
- * Stoke's region decoder ({@code native/pixels/stoke_jpeg.h}), 1:1: decodes only the rows and
- * columns of a JPEG that a crop keeps, over libjpeg-turbo's libjpeg API. Bundled like
+ * Stoke's region decoder and restart-marker encoder ({@code native/pixels/stoke_jpeg.h}), 1:1:
+ * decodes only the rows and columns of a JPEG that a crop keeps, seeking to its restart markers
+ * where it has them, and encodes JPEGs with restart markers, over libjpeg-turbo's libjpeg API.
+ * Bundled like
  * {@link StokePixels}; {@code -Dstoke.jpeg.path=FILE} names another build, {@code none} turns it off.
  */
 public final class StokeJpeg {
-    public static final int ABI_VERSION = 2;
+    public static final int ABI_VERSION = 3;
     public static final String PATH_PROPERTY = "stoke.jpeg.path";
 
     public static final int OK = 0;
@@ -28,7 +30,27 @@ public final class StokeJpeg {
     public static final int REGION_Y = 1;
     public static final int REGION_WIDTH = 2;
     public static final int REGION_HEIGHT = 3;
-    public static final int REGION_FIELDS = 4;
+    /** How the region was decoded: one of the {@code PATH_} values. */
+    public static final int REGION_PATH = 4;
+
+    public static final int REGION_FIELDS = 5;
+
+    /** No usable restart markers (none, a progressive file, or a region that needs the whole image). */
+    public static final int PATH_SEQUENTIAL = 0;
+    /** Decoded from the restart segments that hold the region. */
+    public static final int PATH_SEEKED = 1;
+    /** The restart markers could not be trusted (the message says why): decoded sequentially. */
+    public static final int PATH_FELL_BACK = 2;
+
+    /** {@link #decodeRegion}'s flag: decode sequentially even where restart markers allow seeking. */
+    public static final int NO_SEEK = 1;
+
+    /** {@link #encodeRgb}'s subsampling, numbered as TurboJPEG's {@code TJSAMP_*}. */
+    public static final int SAMP_444 = 0;
+
+    public static final int SAMP_422 = 1;
+    public static final int SAMP_420 = 2;
+    public static final int SAMP_GRAY = 3;
 
     private static final BundledLibrary LIB = BundledLibrary.open(
             "Stoke's region decoder",
@@ -44,7 +66,16 @@ public final class StokeJpeg {
                             LIB.lookup().findOrThrow("stoke_decode_region"),
                             FunctionDescriptor.of(
                                     JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
-                                    JAVA_INT, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, JAVA_INT));
+                                    JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS,
+                                    JAVA_INT));
+    private static final MethodHandle ENCODE = LIB.lookup() == null
+            ? null
+            : Linker.nativeLinker()
+                    .downcallHandle(
+                            LIB.lookup().findOrThrow("stoke_encode_rgb"),
+                            FunctionDescriptor.of(
+                                    JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
+                                    ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, JAVA_INT));
 
     private StokeJpeg() {}
 
@@ -59,7 +90,8 @@ public final class StokeJpeg {
 
     /**
      * {@code stoke_decode_region}: returns {@link #OK}, {@link #WARNING} or {@link #ERROR}, with
-     * the message as a NUL-terminated string in {@code message}.
+     * the message as a NUL-terminated string in {@code message}; {@code flags} 0 or
+     * {@link #NO_SEEK}.
      */
     public static int decodeRegion(
             MemorySegment jpeg,
@@ -72,6 +104,7 @@ public final class StokeJpeg {
             int h,
             long maxPixels,
             int maxScans,
+            int flags,
             MemorySegment dst,
             long dstBytes,
             MemorySegment region,
@@ -92,19 +125,64 @@ public final class StokeJpeg {
                     h,
                     maxPixels,
                     maxScans,
+                    flags,
                     dst,
                     dstBytes,
                     region,
                     message,
                     messageBytes);
         } catch (Throwable t) {
-            if (t instanceof RuntimeException r) {
-                throw r;
-            }
-            if (t instanceof Error e) {
-                throw e;
-            }
-            throw new IllegalStateException(t);
+            throw rethrow(t);
         }
+    }
+
+    /**
+     * {@code stoke_encode_rgb}: encodes RGB pixels as tjCompress2 would, plus a restart marker every
+     * {@code restartMcus} MCUs (0: none). Returns {@link #OK} with the length in
+     * {@code jpegSize[0]}, or {@link #ERROR} with the message.
+     */
+    public static int encodeRgb(
+            MemorySegment rgb,
+            int width,
+            int pitch,
+            int height,
+            int subsamp,
+            int quality,
+            int restartMcus,
+            MemorySegment dst,
+            long dstBytes,
+            MemorySegment jpegSize,
+            MemorySegment message,
+            int messageBytes) {
+        if (ENCODE == null) {
+            throw new IllegalStateException(LIB.unavailable());
+        }
+        try {
+            return (int) ENCODE.invokeExact(
+                    rgb,
+                    width,
+                    pitch,
+                    height,
+                    subsamp,
+                    quality,
+                    restartMcus,
+                    dst,
+                    dstBytes,
+                    jpegSize,
+                    message,
+                    messageBytes);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    private static RuntimeException rethrow(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            return r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        return new IllegalStateException(t);
     }
 }

@@ -50,6 +50,42 @@ class RegionDecoderFuzzTest {
         }
     }
 
+    /** An RGB image encoded by Stoke's encoder with a restart marker every {@code restartMcus} MCUs. */
+    private static byte[] withMarkers(int w, int h, int subsamp, int restartMcus, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        byte[] px = new byte[w * h * 3];
+        for (int i = 0; i < px.length; i++) {
+            px[i] = (byte) ((i % (w * 3)) + (i / (w * 3)) * 2 + r.nextInt(32));
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment src = arena.allocate(px.length);
+            MemorySegment.copy(px, 0, src, JAVA_BYTE, 0, px.length);
+            long capacity = 4L * w * h + 4096;
+            MemorySegment dst = arena.allocate(capacity);
+            MemorySegment size = arena.allocate(8);
+            MemorySegment message = arena.allocate(256);
+            assertEquals(
+                    StokeJpeg.OK,
+                    StokeJpeg.encodeRgb(src, w, 3 * w, h, subsamp, 85, restartMcus, dst, capacity, size, message, 256),
+                    () -> message.getString(0));
+            return dst.asSlice(0, size.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0))
+                    .toArray(JAVA_BYTE);
+        }
+    }
+
+    /** {@code jpeg} with the byte after its {@code n}-th restart marker's 0xFF replaced. */
+    private static byte[] remark(byte[] jpeg, int n, int code) {
+        byte[] copy = jpeg.clone();
+        for (int i = 0, seen = 0; i + 1 < copy.length; i++) {
+            int next = copy[i + 1] & 0xFF;
+            if ((copy[i] & 0xFF) == 0xFF && next >= 0xD0 && next <= 0xD7 && seen++ == n) {
+                copy[i + 1] = (byte) code;
+                break;
+            }
+        }
+        return copy;
+    }
+
     /** The fuzz target's input: 8 bytes of parameters (scale, region, scan limit), then the file. */
     private static byte[] input(byte[] params, byte[] file) {
         byte[] in = Arrays.copyOf(params, 8 + file.length);
@@ -68,6 +104,23 @@ class RegionDecoderFuzzTest {
         };
         byte[][] params = {{0, 0, 0, 0, 16, 0, 16, 62}, {7, 3, 5, 0, 40, 0, 20, 62}, {3, 1, 2, 0, 9, 0, 7, 1}};
         List<byte[]> seeds = new ArrayList<>();
+        // Restart markers (every MCU, part of a row, rows), and markers that lie, for the seeking path.
+        byte[] marked = withMarkers(120, 90, StokeJpeg.SAMP_420, 2, 6);
+        byte[][] withMarkers = {
+            marked,
+            withMarkers(97, 70, StokeJpeg.SAMP_444, 1, 7),
+            withMarkers(130, 64, StokeJpeg.SAMP_422, 9, 8),
+            withMarkers(64, 80, StokeJpeg.SAMP_GRAY, 3, 9),
+            remark(marked, 4, 0xD6),
+            remark(marked, 7, 0xFE)
+        };
+        byte[][] seekParams = {{7, 40, 30, 0, 30, 0, 20, 62}, {7, 0, 50, 0, 60, 0, 30, 62}, {3, 10, 10, 0, 20, 0, 9, 62}
+        };
+        for (byte[] f : withMarkers) {
+            for (byte[] p : seekParams) {
+                seeds.add(input(p, f));
+            }
+        }
         for (byte[] f : files) {
             for (byte[] p : params) {
                 seeds.add(input(p, f));
@@ -109,6 +162,7 @@ class RegionDecoderFuzzTest {
                     16,
                     36_000_000L,
                     500,
+                    0,
                     dst,
                     dst.byteSize(),
                     region,

@@ -49,6 +49,8 @@ public final class JpegDecoder implements AutoCloseable {
     private final Arena outArena = Arena.ofConfined();
     private final MemorySegment region = outArena.allocate(4L * StokeJpeg.REGION_FIELDS, 4);
     private final MemorySegment regionMessage = outArena.allocate(256);
+    private int regionFlags;
+    private int regionPath;
     private String message;
 
     public JpegDecoder(TransformSpec spec) {
@@ -155,8 +157,11 @@ public final class JpegDecoder implements AutoCloseable {
      * {@code jpeg_skip_scanlines}), at the smallest allowed DCT scale at which the box's shorter
      * side still spans {@code target} pixels. {@link #image()} then holds {@link #width()} x
      * {@link #height()} pixels starting at ({@link #regionX()}, {@link #regionY()}) of the
-     * {@link #scaledWidth()} x {@link #scaledHeight()} image. CMYK images, and every image where
-     * the region decoder is not available (said once), are decoded whole instead.
+     * {@link #scaledWidth()} x {@link #scaledHeight()} image. Where the file has restart markers
+     * (a baseline file with a DRI segment: {@code stoke pack}'s, many cameras'), only the
+     * entropy-coded segments that hold the box are decoded ({@link #regionPath()}). CMYK images,
+     * and every image where the region decoder is not available (said once), are decoded whole
+     * instead.
      */
     public SampleStatus decodeBox(MemorySegment jpeg, long size, CropBox box, int target) {
         return decodeBox(jpeg, size, box, Math.min(box.width, box.height), target);
@@ -172,6 +177,7 @@ public final class JpegDecoder implements AutoCloseable {
         if (originalWidth < 1) {
             throw new IllegalStateException("decodeBox without a header read successfully first");
         }
+        regionPath = StokeJpeg.PATH_SEQUENTIAL;
         int colorspace = tj.colorspace();
         if (!RegionDecoder.AVAILABLE || colorspace == TurboJpeg.TJCS_CMYK || colorspace == TurboJpeg.TJCS_YCCK) {
             return decodePixels(jpeg, size, covered, target);
@@ -205,6 +211,7 @@ public final class JpegDecoder implements AutoCloseable {
                 y1 - y0,
                 spec.maxPixels(),
                 MAX_SCANS,
+                regionFlags,
                 scratch,
                 capacity,
                 region,
@@ -221,6 +228,8 @@ public final class JpegDecoder implements AutoCloseable {
                                 : SampleStatus.CORRUPT;
             }
         }
+        regionPath = region.getAtIndex(JAVA_INT, StokeJpeg.REGION_PATH);
+        message = rc == StokeJpeg.OK && regionPath == StokeJpeg.PATH_FELL_BACK ? regionMessage.getString(0) : null;
         regionX = region.getAtIndex(JAVA_INT, StokeJpeg.REGION_X);
         regionY = region.getAtIndex(JAVA_INT, StokeJpeg.REGION_Y);
         width = region.getAtIndex(JAVA_INT, StokeJpeg.REGION_WIDTH);
@@ -263,6 +272,24 @@ public final class JpegDecoder implements AutoCloseable {
                             + "; the training transform, and the evaluation one on images already at the resize's size, decode whole images instead.");
             return false;
         }
+    }
+
+    /**
+     * Whether {@link #decodeBox} seeks to a file's restart markers (the default) or always decodes
+     * the rows above the box (to measure one against the other: the pixels are the same).
+     */
+    public void seekRestartMarkers(boolean seek) {
+        regionFlags = seek ? 0 : StokeJpeg.NO_SEEK;
+    }
+
+    /**
+     * How the last {@link #decodeBox} decoded: {@link StokeJpeg#PATH_SEEKED} from the restart
+     * segments that hold the box, {@link StokeJpeg#PATH_FELL_BACK} sequentially because the file's
+     * restart markers could not be trusted ({@link #message()} says why), otherwise
+     * {@link StokeJpeg#PATH_SEQUENTIAL}.
+     */
+    public int regionPath() {
+        return regionPath;
     }
 
     /** The first column of {@link #image()} in the scaled image. */

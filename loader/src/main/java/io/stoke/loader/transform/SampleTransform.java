@@ -1,11 +1,13 @@
 package io.stoke.loader.transform;
 
+import io.stoke.ffm.StokeJpeg;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.TarShards;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Read, decode, resize and crop one sample into its place in a slot. One per worker thread; it
@@ -81,13 +83,14 @@ public final class SampleTransform implements AutoCloseable {
             return applyRaw(dst, offset);
         }
         if (train == null) {
-            return applyEval(dst, offset);
+            return applyEval(sample, dst, offset);
         }
         status = decoder.readHeader(reader.bytes(), reader.length());
         if (status == SampleStatus.OK) {
             random.reset(seed, epoch, sample);
             train.draw(decoder.originalWidth(), decoder.originalHeight(), random, box);
             status = decoder.decodeBox(reader.bytes(), reader.length(), box, resampler.outputSide());
+            noteFallBack(sample, status);
         }
         if (status != SampleStatus.OK) {
             message = decoder.message();
@@ -114,7 +117,7 @@ public final class SampleTransform implements AutoCloseable {
      * (the rows below it not at all); an image that already has the resize's size (a packed
      * dataset) is only cropped. {@link TransformSpec#evalRegion()} false decodes whole images.
      */
-    private SampleStatus applyEval(MemorySegment dst, long offset) {
+    private SampleStatus applyEval(int sample, MemorySegment dst, long offset) {
         SampleStatus status = decoder.readHeader(reader.bytes(), reader.length());
         if (status != SampleStatus.OK) {
             message = decoder.message();
@@ -129,6 +132,7 @@ public final class SampleTransform implements AutoCloseable {
             resampler.evalSourceBox(
                     w, h, decoder.scaledWidthAt(covered, resize), decoder.scaledHeightAt(covered, resize), box);
             status = decoder.decodeBox(reader.bytes(), reader.length(), box, covered, resize);
+            noteFallBack(sample, status);
         } else {
             status = decoder.decodePixels(reader.bytes(), reader.length(), covered, resize);
         }
@@ -149,6 +153,19 @@ public final class SampleTransform implements AutoCloseable {
                 dst,
                 offset);
         return SampleStatus.OK;
+    }
+
+    /** Restart markers that could not be trusted, in any sample of this process: said once, loudly. */
+    private static final AtomicBoolean FELL_BACK = new AtomicBoolean();
+
+    private void noteFallBack(int sample, SampleStatus status) {
+        if (status == SampleStatus.OK
+                && decoder.regionPath() == StokeJpeg.PATH_FELL_BACK
+                && FELL_BACK.compareAndSet(false, true)) {
+            System.err.println("stoke: WARNING: " + index.name(sample) + ": its restart markers were not used ("
+                    + decoder.message() + "); decoded without them, as a file without markers is (said once for"
+                    + " all files)");
+        }
     }
 
     private SampleStatus applyRaw(MemorySegment dst, long offset) {

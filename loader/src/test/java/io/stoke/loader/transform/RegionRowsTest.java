@@ -57,6 +57,7 @@ class RegionRowsTest {
                     h,
                     100_000_000L,
                     MAX_SCANS,
+                    0,
                     dst,
                     capacity,
                     region,
