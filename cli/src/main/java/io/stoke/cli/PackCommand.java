@@ -65,6 +65,19 @@ public final class PackCommand implements Callable<Integer> {
     @Option(names = "--quality", paramLabel = "Q", description = "jpeg: libjpeg-turbo's quality, 1-100 (default: 90).")
     Integer quality;
 
+    @Option(
+            names = "--restart-interval",
+            paramLabel = "MCUS",
+            description = "jpeg: a restart marker every MCUS MCUs (16 pixels of a row; each image gets the divisor of"
+                    + " its row's MCUs nearest MCUS), so that Stoke's region decoder decodes only the segments that"
+                    + " hold a crop. The files stay standard JPEGs with the same pixels (default: 4).")
+    Integer restartInterval;
+
+    @Option(
+            names = "--no-restart-markers",
+            description = "jpeg: write no restart markers (the files TurboJPEG alone writes, byte for byte).")
+    boolean noRestartMarkers;
+
     @Option(names = "--crop", paramLabel = "C", description = "raw: torchvision's CenterCrop(C) (default: 224).")
     Integer crop;
 
@@ -232,13 +245,24 @@ public final class PackCommand implements Callable<Integer> {
                             "give --resize S (shorter side) or --max-side N (longer side), not both");
                 }
                 int q = quality == null ? 90 : quality;
-                yield maxSide != null
+                if (noRestartMarkers && restartInterval != null) {
+                    throw new IllegalArgumentException("give --restart-interval or --no-restart-markers, not both");
+                }
+                PackOptions o = maxSide != null
                         ? PackOptions.jpegLongerSide(maxSide, q, size)
                         : PackOptions.jpegShorterSide(resize == null ? 256 : resize, q, size);
+                if (restartInterval != null && restartInterval < 1) {
+                    throw new IllegalArgumentException(
+                            "--restart-interval must be at least 1 MCU (--no-restart-markers writes none)");
+                }
+                yield noRestartMarkers
+                        ? o.withRestartInterval(0)
+                        : restartInterval != null ? o.withRestartInterval(restartInterval) : o;
             }
             case raw -> {
-                if (maxSide != null || quality != null) {
-                    throw new IllegalArgumentException("--max-side and --quality apply to --format jpeg only");
+                if (maxSide != null || quality != null || restartInterval != null || noRestartMarkers) {
+                    throw new IllegalArgumentException(
+                            "--max-side, --quality and the restart markers' options apply to --format jpeg only");
                 }
                 yield PackOptions.raw(resize == null ? 256 : resize, crop == null ? 224 : crop, size);
             }

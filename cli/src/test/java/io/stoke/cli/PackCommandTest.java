@@ -14,6 +14,7 @@ import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.testing.TarHeaders;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestPython;
+import io.stoke.pack.PackOptions;
 import io.stoke.pack.ShardWriter;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -340,6 +341,94 @@ class PackCommandTest {
         Path out = tmp.resolve("out");
         assertOk(pack(data, "--out", out, "--resize", 64, "--shard-size", "48K"));
         python(CHECK_JPEG, out, data, 64);
+    }
+
+    private static final String CHECK_MARKERS = """
+            import io, json, os, sys, tarfile
+            from PIL import Image
+            def members(out):
+                index = json.load(open(os.path.join(out, 'index.json')))
+                blobs = []
+                for s in index['shardlist']:
+                    with tarfile.open(os.path.join(out, s['url'])) as t:
+                        blobs += [t.extractfile(m).read() for m in t.getmembers() if m.name.endswith('.jpg')]
+                return blobs
+            marked, plain = members(sys.argv[1]), members(sys.argv[2])
+            assert len(marked) == len(plain) > 0
+            restarts = 0
+            for a, b in zip(marked, plain):
+                pa, pb = Image.open(io.BytesIO(a)), Image.open(io.BytesIO(b))
+                assert pa.size == pb.size and pa.convert('RGB').tobytes() == pb.convert('RGB').tobytes(), 'pixels differ'
+                restarts += b'\\xff\\xdd' in a
+            assert restarts > 0
+            print('checked', len(marked), 'pairs decoded by PIL to the same pixels,', restarts, 'with a DRI')
+            """;
+
+    @Test
+    void restartMarkersChangeTheBytesNotThePixels() throws Exception {
+        Path data = data();
+        Path marked = tmp.resolve("marked");
+        Path plain = tmp.resolve("plain");
+        assertOk(pack(data, "--out", marked, "--resize", 64));
+        assertOk(pack(data, "--out", plain, "--resize", 64, "--no-restart-markers"));
+        assertEquals(
+                PackOptions.DEFAULT_RESTART_MCUS,
+                manifest(marked)
+                        .path("stoke")
+                        .path("options")
+                        .path("restart_interval_mcus")
+                        .asInt(-1));
+        assertEquals(
+                0,
+                manifest(plain)
+                        .path("stoke")
+                        .path("options")
+                        .path("restart_interval_mcus")
+                        .asInt(-1));
+        List<Member> a = allMembers(marked);
+        List<Member> b = allMembers(plain);
+        assertEquals(b.size(), a.size());
+        int withMarkers = 0;
+        for (int i = 0; i < a.size(); i += 2) {
+            byte[] ma = a.get(i).data();
+            byte[] mb = b.get(i).data();
+            int dri = indexOf(ma, (byte) 0xDD);
+            if (dri < 0) {
+                assertArrayEquals(mb, ma, a.get(i).name() + ": kept as it was, in both packs");
+                continue;
+            }
+            withMarkers++;
+            assertEquals(-1, indexOf(mb, (byte) 0xDD), "a DRI in the pack without restart markers");
+            // The interval: the divisor of the image's MCUs per row nearest the default.
+            int w = jpegSize(ma)[0];
+            int interval = ((ma[dri + 4] & 0xFF) << 8) | (ma[dri + 5] & 0xFF);
+            int perRow = (w + 15) / 16;
+            assertEquals(0, perRow % interval, a.get(i).name());
+            assertEquals(
+                    PackOptions.jpegShorterSide(64, 90, 1).restartInterval(w),
+                    interval,
+                    a.get(i).name());
+            // Java's own JPEG decoder, independent of libjpeg-turbo: the same pixels.
+            assertArrayEquals(pixels(mb), pixels(ma), a.get(i).name());
+        }
+        assertTrue(withMarkers > 0, "no resized image has restart markers");
+        assumePython("PIL");
+        python(CHECK_MARKERS, marked, plain);
+    }
+
+    /** The offset of the first 0xFF {@code marker} pair in {@code jpeg}, or -1. */
+    private static int indexOf(byte[] jpeg, byte marker) {
+        for (int i = 0; i + 1 < jpeg.length; i++) {
+            if (jpeg[i] == (byte) 0xFF && jpeg[i + 1] == marker) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static int[] pixels(byte[] jpeg) throws IOException {
+        java.awt.image.BufferedImage img = ImageIO.read(new ByteArrayInputStream(jpeg));
+        return img.getRGB(0, 0, img.getWidth(), img.getHeight(), null, 0, img.getWidth());
     }
 
     /** What the Loader delivers for every sample of {@code data} (eval transform, dataset order). */

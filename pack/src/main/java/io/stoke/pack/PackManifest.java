@@ -84,6 +84,8 @@ public final class PackManifest {
                     o.path("resize").asInt(),
                     o.path("max_side").asInt(),
                     o.path("quality").asInt(),
+                    // Packs from before restart markers have none.
+                    o.path("restart_interval_mcus").asInt(0),
                     o.path("crop").asInt(),
                     o.path("shard_size").asLong());
             PackManifest m = new PackManifest(
@@ -151,6 +153,8 @@ public final class PackManifest {
             }
             o.put("quality", options.quality());
             o.put("chroma_subsampling", "4:2:0");
+            // The interval aimed at; each image's DRI holds the divisor of its MCUs per row nearest it.
+            o.put("restart_interval_mcus", options.restartMcus());
         } else {
             o.put("resize", options.resize());
             o.put("crop", options.crop());

@@ -12,10 +12,20 @@ import java.util.Locale;
  * @param resize    JPEG: the shorter side's target (0 with {@code maxSide}); RAW: torchvision's {@code Resize(resize)}
  * @param maxSide   JPEG only: the longer side's limit instead of {@code resize} (0 = unused)
  * @param quality   JPEG only: libjpeg-turbo's quality, 1..100 (0 for RAW)
+ * @param restartMcus JPEG only: the restart interval aimed at, in MCUs (0: no restart markers, and for RAW);
+ *     each image's is {@link #restartInterval(int)}
  * @param crop      RAW only: torchvision's {@code CenterCrop(crop)} (0 for JPEG)
  * @param shardSize a new shard starts before a sample that would take the current one past this many bytes
  */
-public record PackOptions(Format format, int resize, int maxSide, int quality, int crop, long shardSize) {
+public record PackOptions(
+        Format format, int resize, int maxSide, int quality, int restartMcus, int crop, long shardSize) {
+    /**
+     * The restart interval {@code stoke pack} aims at: 4 MCUs (64 pixels of a 4:2:0 row), so that the
+     * region decoder can skip the columns left and right of a crop as well as the rows above it, at
+     * about 2% more bytes (docs/benchmarks/pixels.md).
+     */
+    public static final int DEFAULT_RESTART_MCUS = 4;
+
     /** What each sample is stored as. */
     public enum Format {
         /** {@code KEY.jpg}: re-encoded after a resize, or the original file when it is small enough already. */
@@ -51,30 +61,59 @@ public record PackOptions(Format format, int resize, int maxSide, int quality, i
             if (crop != 0) {
                 throw new IllegalArgumentException("--crop applies to --format raw only");
             }
+            if (restartMcus < 0 || restartMcus > 65535) {
+                throw new IllegalArgumentException("--restart-interval must be in 0..65535 MCUs, not " + restartMcus);
+            }
         } else {
             if (crop < 1 || crop > resize || resize > 16384) {
                 throw new IllegalArgumentException(
                         "--format raw needs 1 <= --crop <= --resize, not crop " + crop + ", resize " + resize);
             }
-            if (maxSide != 0 || quality != 0) {
-                throw new IllegalArgumentException("--max-side and --quality apply to --format jpeg only");
+            if (maxSide != 0 || quality != 0 || restartMcus != 0) {
+                throw new IllegalArgumentException(
+                        "--max-side, --quality and restart markers apply to --format jpeg only");
             }
         }
     }
 
-    /** Resized JPEGs whose shorter side is {@code resize}, at {@code quality}. */
+    /** Resized JPEGs whose shorter side is {@code resize}, at {@code quality}, with restart markers. */
     public static PackOptions jpegShorterSide(int resize, int quality, long shardSize) {
-        return new PackOptions(Format.JPEG, resize, 0, quality, 0, shardSize);
+        return new PackOptions(Format.JPEG, resize, 0, quality, DEFAULT_RESTART_MCUS, 0, shardSize);
     }
 
-    /** Resized JPEGs whose longer side is at most {@code maxSide}, at {@code quality}. */
+    /** Resized JPEGs whose longer side is at most {@code maxSide}, at {@code quality}, with restart markers. */
     public static PackOptions jpegLongerSide(int maxSide, int quality, long shardSize) {
-        return new PackOptions(Format.JPEG, 0, maxSide, quality, 0, shardSize);
+        return new PackOptions(Format.JPEG, 0, maxSide, quality, DEFAULT_RESTART_MCUS, 0, shardSize);
     }
 
     /** The evaluation transform's uint8 pixels, {@code Resize(resize)} then {@code CenterCrop(crop)}. */
     public static PackOptions raw(int resize, int crop, long shardSize) {
-        return new PackOptions(Format.RAW, resize, 0, 0, crop, shardSize);
+        return new PackOptions(Format.RAW, resize, 0, 0, 0, crop, shardSize);
+    }
+
+    /** These options with restart markers aimed at every {@code mcus} MCUs (0: none). */
+    public PackOptions withRestartInterval(int mcus) {
+        return new PackOptions(format, resize, maxSide, quality, mcus, crop, shardSize);
+    }
+
+    /**
+     * The restart interval of an image {@code width} pixels wide, in MCUs (16 pixels at 4:2:0): the
+     * divisor of its MCUs per row nearest {@link #restartMcus()} (the larger of two as near), so
+     * that every row holds whole segments and a decoder can skip columns as well as rows. 0 when
+     * the pack writes no restart markers.
+     */
+    public int restartInterval(int width) {
+        if (restartMcus == 0) {
+            return 0;
+        }
+        int perRow = (width + 15) / 16;
+        int best = perRow;
+        for (int d = 1; d <= perRow; d++) {
+            if (perRow % d == 0 && Math.abs(d - restartMcus) <= Math.abs(best - restartMcus)) {
+                best = d;
+            }
+        }
+        return best;
     }
 
     /** JPEG: whether a {@code w x h} image is resized (never up: one at or below the target is kept as it is). */
@@ -103,7 +142,9 @@ public record PackOptions(Format format, int resize, int maxSide, int quality, i
         return switch (format) {
             case JPEG ->
                 "--format jpeg " + (maxSide > 0 ? "--max-side " + maxSide : "--resize " + resize) + " --quality "
-                        + quality + " --shard-size " + shardSize;
+                        + quality
+                        + (restartMcus > 0 ? " --restart-interval " + restartMcus : " --no-restart-markers")
+                        + " --shard-size " + shardSize;
             case RAW -> "--format raw --resize " + resize + " --crop " + crop + " --shard-size " + shardSize;
         };
     }

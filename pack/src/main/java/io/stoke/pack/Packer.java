@@ -2,6 +2,7 @@ package io.stoke.pack;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
+import io.stoke.ffm.StokeJpeg;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.ErrorPolicy;
@@ -112,7 +113,26 @@ public final class Packer {
         this.index = index;
         this.source = source.toAbsolutePath().normalize();
         this.out = out;
-        this.options = options;
+        this.options = withoutUnwritableMarkers(options);
+    }
+
+    /**
+     * Restart markers are written by Stoke's own encoder ({@code libstoke_jpeg.so}); where it was not
+     * built, the pack says so once and writes none, and its manifest says none.
+     */
+    private static PackOptions withoutUnwritableMarkers(PackOptions options) {
+        if (options.restartMcus() == 0 || StokeJpeg.available()) {
+            return options;
+        }
+        System.err.println("stoke pack: WARNING: " + StokeJpeg.unavailableReason()
+                + "; packing without restart markers (the region decoder cannot seek in these shards;"
+                + " --no-restart-markers says this is meant)");
+        return options.withRestartInterval(0);
+    }
+
+    /** What the shards hold: the options given, less restart markers where they cannot be written. */
+    public PackOptions options() {
+        return options;
     }
 
     /** Threads that decode, resize and encode (default: the number of cores). */
