@@ -40,9 +40,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * drawn per file as the loader draws them): {@code trainRegionDecode} decodes the box (Stoke's
  * region decoder), {@code trainWholeDecode} the whole image at the same DCT scale, as a decoder
  * without regions must before it crops. {@code trainRegionFloor} decodes, of the same files at the
- * same scale, only one pixel of the box's last row: every Huffman code above that row is still
- * read (a JPEG without restart markers is one sequential stream), so it is the least any region
- * decoder over libjpeg can spend, and {@code trainWholeDecode / trainRegionFloor} the most it can gain.
+ * same scale, only one pixel of the box's last row without seeking: every Huffman code above that
+ * row is still read (a JPEG without restart markers is one sequential stream), so it is the least
+ * a region decoder that cannot seek can spend. {@code trainRegionSequential} is
+ * {@code trainRegionDecode} with seeking to restart markers turned off: on files with markers
+ * ({@code stoke pack}'s) the two differ by what seeking saves.
  *
  * <p>{@code -p dataset=DIR} names an ImageFolder tree; the default is the demo's built-in sample.
  */
@@ -69,6 +71,9 @@ public class TransformBenchmark {
     private TransformSpec spec;
     private SampleTransform transform;
     private JpegDecoder decoder;
+    /** The same decoder with seeking to restart markers turned off: today's sequential region decode. */
+    private JpegDecoder sequential;
+
     private Resampler resampler;
     private Arena arena;
     private BenchData.Jpegs files;
@@ -86,6 +91,8 @@ public class TransformBenchmark {
         spec = TransformSpec.defaults().withDctScaling(TransformSpec.DctScaling.valueOf(dctScaling));
         transform = new SampleTransform(index, spec);
         decoder = new JpegDecoder(spec);
+        sequential = new JpegDecoder(spec);
+        sequential.seekRestartMarkers(false);
         resampler = new Resampler(spec);
         arena = Arena.ofConfined();
         out = arena.allocate(spec.sampleBytes());
@@ -97,6 +104,7 @@ public class TransformBenchmark {
     public void tearDown() {
         transform.close();
         decoder.close();
+        sequential.close();
         resampler.close();
         arena.close();
     }
@@ -153,7 +161,10 @@ public class TransformBenchmark {
         crop.draw(decoder.originalWidth(), decoder.originalHeight(), random, box);
     }
 
-    /** The training transform's decode: only the box (plus a small margin), from memory. */
+    /**
+     * The training transform's decode: only the box (plus a small margin), from memory; in a file
+     * with restart markers, only the segments that hold it.
+     */
     @Benchmark
     public int trainRegionDecode() {
         int i = nextSample();
@@ -162,6 +173,18 @@ public class TransformBenchmark {
             throw new IllegalStateException("decode failed: " + decoder.message());
         }
         return decoder.width();
+    }
+
+    /** {@link #trainRegionDecode} without seeking to restart markers: every row above the box is decoded. */
+    @Benchmark
+    public int trainRegionSequential() {
+        int i = nextSample();
+        drawBox(i);
+        if (sequential.readHeader(files.segment(i), files.length(i)) != SampleStatus.OK
+                || sequential.decodeBox(files.segment(i), files.length(i), box, spec.crop()) != SampleStatus.OK) {
+            throw new IllegalStateException("decode failed: " + sequential.message());
+        }
+        return sequential.width();
     }
 
     /** The same boxes' images decoded whole at the scale that covers the box: the crop comes after. */
@@ -176,16 +199,25 @@ public class TransformBenchmark {
         return decoder.width();
     }
 
-    /** The same boxes' files decoded only up to the box's last row, one pixel wide: the region decoder's floor. */
+    /**
+     * The same boxes' files decoded sequentially only up to the box's last row, one pixel wide: the
+     * floor of a region decoder that cannot seek.
+     */
     @Benchmark
     public int trainRegionFloor() {
         int i = nextSample();
         drawBox(i);
         lastRow.set(box.left, box.top + box.height - 1, 1, 1, false);
-        if (decoder.decodeBox(files.segment(i), files.length(i), lastRow, Math.min(box.width, box.height), spec.crop())
-                != SampleStatus.OK) {
-            throw new IllegalStateException("decode failed: " + decoder.message());
+        if (sequential.readHeader(files.segment(i), files.length(i)) != SampleStatus.OK
+                || sequential.decodeBox(
+                                files.segment(i),
+                                files.length(i),
+                                lastRow,
+                                Math.min(box.width, box.height),
+                                spec.crop())
+                        != SampleStatus.OK) {
+            throw new IllegalStateException("decode failed: " + sequential.message());
         }
-        return decoder.width();
+        return sequential.width();
     }
 }

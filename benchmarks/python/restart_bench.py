@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Restart markers in `stoke pack`'s shards, measured side by side (issue: decode only the crop).
+One run of this script:
+
+  1. takes an ImageFolder of real photographs (--data DIR), or cuts --images N ImageNet-like ones
+     from the photographs under --photos DIR with `stoke make-dataset --photos`,
+  2. packs it with `stoke pack --resize 256` with restart markers (the default) and with
+     --no-restart-markers, and once per --intervals value for the size table; extracts the JPEGs
+     of the first two into folders (the same bytes, as files, for PyTorch),
+  3. measures the markers' cost: the bytes of each pack's JPEGs, and PIL's whole decode of every
+     file with and without markers (one thread, from memory, --repeats rounds alternating),
+  4. then --repeats rounds, each case a fresh process, the cases alternating within a round, for
+     the training transform (RandomResizedCrop(224) + RandomHorizontalFlip) and the evaluation one
+     (Resize(256) + CenterCrop(224)), uint8 HWC, --workers, --batch-size; cold (a fresh process's
+     first epoch) and warm (Stoke after --warmup-images N untimed, torch's second epoch of
+     persistent workers):
+       torch          torch's DataLoader (ImageFolder + PIL) over the marked JPEGs as files
+       stoke          stoke bench over the marked shards (the region decoder seeks)
+       stoke-plain    stoke bench over the shards without markers (today's sequential region decode)
+
+Writes OUT/runs.jsonl and OUT/summary.md.
+
+  python3 benchmarks/python/restart_bench.py --photos /usr/share/backgrounds/mate --out docs/benchmarks/results-restart
+"""
+import argparse
+import io
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CHECKOUT = HERE.parent.parent
+STOKE = str(CHECKOUT / "stoke")
+
+
+def run_torch(data, transform, workers, batch_size, warm):
+    """torch's DataLoader over an ImageFolder in this process; prints one JSON line."""
+    import torch  # noqa: F401
+    from torch.utils.data import DataLoader
+    from torchvision import datasets, transforms
+    start = time.perf_counter()
+    steps = ([transforms.RandomResizedCrop(224), transforms.RandomHorizontalFlip()] if transform == "train"
+             else [transforms.Resize(256), transforms.CenterCrop(224)])
+    dataset = datasets.ImageFolder(data, transform=transforms.Compose(steps + [transforms.PILToTensor()]))
+    loader = DataLoader(dataset, batch_size=batch_size, num_workers=workers, shuffle=False,
+                        persistent_workers=workers > 0)
+    for epoch in range(2 if warm else 1):
+        if epoch == 1:
+            start = time.perf_counter()
+        images, first = 0, None
+        for x, _ in loader:
+            x = x.permute(0, 2, 3, 1).contiguous()  # uint8 [n, 224, 224, 3], as Stoke delivers
+            images += len(x)
+            if first is None:
+                first = time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    print(json.dumps({"images": images, "elapsed_s": elapsed, "images_per_s": images / elapsed,
+                      "first_batch_s": first}))
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, text=True, **kw)
+
+
+def stoke_bench(dataset, transform, workers, batch_size, warm):
+    out = Path(os.environ.get("TMPDIR", "/tmp")) / f"restart-bench-{os.getpid()}.json"
+    start = time.perf_counter()
+    sh([STOKE, "bench", dataset, "--transform", transform, "--workers", str(workers), "--batch-size",
+        str(batch_size), "--json", str(out)] + (["--warmup-images", str(warm)] if warm else []),
+       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    f = json.loads(out.read_text())
+    out.unlink()
+    return {"images": f["images"], "images_per_s": f["images_per_s"], "first_batch_s": f["time_to_first_batch_s"],
+            "process_s": wall}
+
+
+def torch_run(data, transform, workers, batch_size, warm):
+    start = time.perf_counter()
+    p = sh([sys.executable, __file__, "--run-torch", str(data), "--transform", transform, "--workers", str(workers),
+            "--batch-size", str(batch_size)] + (["--warm"] if warm else []), capture_output=True)
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    r["process_s"] = time.perf_counter() - start
+    return r
+
+
+def members(pack):
+    """The pack's JPEG members, in order: (name, bytes)."""
+    out = []
+    for tar in sorted(pack.glob("*.tar")):
+        with tarfile.open(tar) as t:
+            out += [(m.name, t.extractfile(m).read()) for m in t.getmembers() if m.name.endswith(".jpg")]
+    return out
+
+
+def extract(pack, folder):
+    if folder.exists():
+        shutil.rmtree(folder)
+    for name, data in members(pack):
+        dst = folder / name
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(data)
+
+
+def pil_decode_ms(blobs):
+    from PIL import Image
+    start = time.perf_counter()
+    for b in blobs:
+        Image.open(io.BytesIO(b)).convert("RGB").load()
+    return (time.perf_counter() - start) * 1e3 / len(blobs)
+
+
+def pack(original, out, workers, *flags):
+    if out.exists():
+        shutil.rmtree(out)
+    sh([STOKE, "pack", str(original), "--out", str(out), "--resize", "256", "--workers", str(workers)] + list(flags),
+       stdout=subprocess.DEVNULL)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--run-torch", metavar="DIR")
+    ap.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--transform", default="train", help=argparse.SUPPRESS)
+    ap.add_argument("--data", type=Path)
+    ap.add_argument("--photos", type=Path)
+    ap.add_argument("--images", type=int, default=2000)
+    ap.add_argument("--work", type=Path, default=Path("/tmp/stoke-restart-bench"))
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--intervals", default="1,2,8,64", help="extra restart intervals (MCUs) for the size table")
+    a = ap.parse_args()
+    if a.run_torch:
+        run_torch(a.run_torch, a.transform, a.workers, a.batch_size, a.warm)
+        return
+    if a.out is None:
+        ap.error("--out is required")
+    work = a.work
+    work.mkdir(parents=True, exist_ok=True)
+    original = a.data
+    if original is None:
+        if a.photos is None:
+            ap.error("give --data DIR (real photographs) or --photos DIR to cut them from")
+        original = work / f"photos-{a.images}"
+        if not original.exists():
+            sh([STOKE, "make-dataset", str(original), "--images", str(a.images), "--seed", "25", "--photos",
+                str(a.photos)])
+    marked, plain = work / "packed-rst", work / "packed-plain"
+    pack(original, marked, a.workers)
+    pack(original, plain, a.workers, "--no-restart-markers")
+    files_marked, files_plain = work / "files-rst", work / "files-plain"
+    extract(marked, files_marked)
+    extract(plain, files_plain)
+    n_images = sum(1 for _ in files_marked.rglob("*.jpg"))
+
+    # The markers' cost in bytes, per interval, and PIL's whole decode with and without them.
+    blobs = {"none": [b for _, b in members(plain)], "4 (default)": [b for _, b in members(marked)]}
+    for interval in [int(x) for x in a.intervals.split(",") if x]:
+        d = work / f"packed-rst{interval}"
+        pack(original, d, a.workers, "--restart-interval", str(interval))
+        blobs[str(interval)] = [b for _, b in members(d)]
+        shutil.rmtree(d)
+    plain_bytes = sum(len(b) for b in blobs["none"])
+    resized = [i for i, b in enumerate(blobs["4 (default)"]) if b"\xff\xdd" in b]
+    pil = {"none": [], "4 (default)": []}
+    for _ in range(a.repeats):
+        for k in pil:
+            pil[k].append(pil_decode_ms(blobs[k]))
+
+    try:
+        import torch, torchvision  # noqa: F401
+        have_torch = True
+    except ImportError as e:
+        print(f"restart_bench: SKIPPING the torch cases: {e}", file=sys.stderr)
+        have_torch = False
+    cases = {}
+    for transform in ("train", "eval"):
+        for start, warm in (("cold", 0), ("warm", n_images)):
+            cases[f"stoke {transform} {start}"] = lambda t=transform, w=warm: stoke_bench(
+                str(marked), t, a.workers, a.batch_size, w)
+            cases[f"stoke-plain {transform} {start}"] = lambda t=transform, w=warm: stoke_bench(
+                str(plain), t, a.workers, a.batch_size, w)
+            if have_torch:
+                cases[f"torch {transform} {start}"] = lambda t=transform, w=warm: torch_run(
+                    files_marked, t, a.workers, a.batch_size, w)
+    a.out.mkdir(parents=True, exist_ok=True)
+    runs = []
+    with open(a.out / "runs.jsonl", "w") as log:
+        for r in range(a.repeats):
+            for name, case in cases.items():
+                result = dict(case(), case=name, round=r)
+                runs.append(result)
+                log.write(json.dumps(result) + "\n")
+                log.flush()
+                print(f"round {r} {name}: {result['images_per_s']:.0f} images/s", file=sys.stderr)
+    med = {name: statistics.median(x["images_per_s"] for x in runs if x["case"] == name) for name in cases}
+    lo = {name: min(x["images_per_s"] for x in runs if x["case"] == name) for name in cases}
+    hi = {name: max(x["images_per_s"] for x in runs if x["case"] == name) for name in cases}
+    lines = [f"# Restart markers: {n_images} images from {a.photos or original}, packed with `--resize 256`",
+             "",
+             f"{a.workers} workers, batch {a.batch_size}; medians of {a.repeats} fresh processes per case "
+             "[min-max], cases alternating. Cold: the process's first epoch; warm: Stoke after "
+             "`--warmup-images N`, torch's second epoch of persistent workers. torch reads the marked JPEGs as "
+             "files (the same bytes as the marked shards).",
+             "",
+             "| transform | start | torch | Stoke, no markers | Stoke, markers | markers / no markers | Stoke / torch |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for transform in ("train", "eval"):
+        for start in ("cold", "warm"):
+            s, p = f"stoke {transform} {start}", f"stoke-plain {transform} {start}"
+            t = f"torch {transform} {start}"
+            tv = f"{med[t]:.0f} [{lo[t]:.0f}-{hi[t]:.0f}]" if t in med else "-"
+            ratio = f"**{med[s] / med[t]:.2f}x**" if t in med else "-"
+            lines.append(f"| {transform} | {start} | {tv} | {med[p]:.0f} [{lo[p]:.0f}-{hi[p]:.0f}] | "
+                         f"{med[s]:.0f} [{lo[s]:.0f}-{hi[s]:.0f}] | {med[s] / med[p]:.2f}x | {ratio} |")
+    lines += ["", f"## The markers' cost ({len(resized)} of {n_images} images re-encoded; the rest were kept as "
+                  "they were, at or below 256, with no markers)", "",
+              "| restart interval (MCUs) | JPEG bytes | against none |", "|---|---:|---:|"]
+    for k, v in blobs.items():
+        total = sum(len(b) for b in v)
+        lines.append(f"| {k} | {total / 1e6:.2f} MB | {100 * (total - plain_bytes) / plain_bytes:+.2f}% |")
+    m0, m4 = statistics.median(pil["none"]), statistics.median(pil["4 (default)"])
+    lines += ["", f"PIL's whole decode (`Image.open(...).convert('RGB')`, one thread, from memory, medians of "
+                  f"{a.repeats} rounds): {m0:.3f} ms an image without markers, {m4:.3f} ms with them "
+                  f"({100 * (m4 - m0) / m0:+.1f}%).", ""]
+    (a.out / "summary.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
