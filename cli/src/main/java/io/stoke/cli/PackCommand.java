@@ -208,6 +208,15 @@ public final class PackCommand implements Callable<Integer> {
                 options.format() == PackOptions.Format.JPEG
                         ? " (" + r.keptOriginal() + " kept as they were: not larger than the target)"
                         : "");
+        if (packer.options().restartMcus() > 0) {
+            // Kept files have whatever markers they came with: progressive ones none that help.
+            o.printf(
+                    Locale.ROOT,
+                    "  restart markers       in the %d re-encoded images, every %d MCUs or the nearest divisor of a"
+                            + " row%n",
+                    r.packed() - r.keptOriginal(),
+                    packer.options().restartMcus());
+        }
         o.printf(Locale.ROOT, "  throughput            %.0f images/s%n", r.imagesPerSecond());
         o.printf(
                 Locale.ROOT,
