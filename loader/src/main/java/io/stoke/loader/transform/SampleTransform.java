@@ -155,6 +155,14 @@ public final class SampleTransform implements AutoCloseable {
         return SampleStatus.OK;
     }
 
+    /**
+     * How the last JPEG sample's region was decoded: {@code StokeJpeg.PATH_SEEKED} from the restart
+     * segments that hold it, otherwise sequentially ({@link JpegDecoder#regionPath()}).
+     */
+    public int regionPath() {
+        return decoder.regionPath();
+    }
+
     /** Restart markers that could not be trusted, in any sample of this process: said once, loudly. */
     private static final AtomicBoolean FELL_BACK = new AtomicBoolean();
 
