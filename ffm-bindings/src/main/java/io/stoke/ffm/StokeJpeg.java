@@ -13,8 +13,8 @@ import java.lang.invoke.MethodHandle;
  * Stoke's region decoder and restart-marker encoder ({@code native/pixels/stoke_jpeg.h}), 1:1:
  * decodes only the rows and columns of a JPEG that a crop keeps, seeking to its restart markers
  * where it has them, and encodes JPEGs with restart markers, over libjpeg-turbo's libjpeg API.
- * Bundled like
- * {@link StokePixels}; {@code -Dstoke.jpeg.path=FILE} names another build, {@code none} turns it off.
+ * Bundled like {@link StokePixels}; {@code -Dstoke.jpeg.path=FILE} names another build,
+ * {@code none} turns it off.
  */
 public final class StokeJpeg {
     public static final int ABI_VERSION = 3;
