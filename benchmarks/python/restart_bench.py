@@ -25,7 +25,6 @@ Writes OUT/runs.jsonl and OUT/summary.md.
 import argparse
 import io
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -34,60 +33,7 @@ import tarfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-CHECKOUT = HERE.parent.parent
-STOKE = str(CHECKOUT / "stoke")
-
-
-def run_torch(data, transform, workers, batch_size, warm):
-    """torch's DataLoader over an ImageFolder in this process; prints one JSON line."""
-    import torch  # noqa: F401
-    from torch.utils.data import DataLoader
-    from torchvision import datasets, transforms
-    start = time.perf_counter()
-    steps = ([transforms.RandomResizedCrop(224), transforms.RandomHorizontalFlip()] if transform == "train"
-             else [transforms.Resize(256), transforms.CenterCrop(224)])
-    dataset = datasets.ImageFolder(data, transform=transforms.Compose(steps + [transforms.PILToTensor()]))
-    loader = DataLoader(dataset, batch_size=batch_size, num_workers=workers, shuffle=False,
-                        persistent_workers=workers > 0)
-    for epoch in range(2 if warm else 1):
-        if epoch == 1:
-            start = time.perf_counter()
-        images, first = 0, None
-        for x, _ in loader:
-            x = x.permute(0, 2, 3, 1).contiguous()  # uint8 [n, 224, 224, 3], as Stoke delivers
-            images += len(x)
-            if first is None:
-                first = time.perf_counter() - start
-    elapsed = time.perf_counter() - start
-    print(json.dumps({"images": images, "elapsed_s": elapsed, "images_per_s": images / elapsed,
-                      "first_batch_s": first}))
-
-
-def sh(cmd, **kw):
-    return subprocess.run(cmd, check=True, text=True, **kw)
-
-
-def stoke_bench(dataset, transform, workers, batch_size, warm):
-    out = Path(os.environ.get("TMPDIR", "/tmp")) / f"restart-bench-{os.getpid()}.json"
-    start = time.perf_counter()
-    sh([STOKE, "bench", dataset, "--transform", transform, "--workers", str(workers), "--batch-size",
-        str(batch_size), "--json", str(out)] + (["--warmup-images", str(warm)] if warm else []),
-       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wall = time.perf_counter() - start
-    f = json.loads(out.read_text())
-    out.unlink()
-    return {"images": f["images"], "images_per_s": f["images_per_s"], "first_batch_s": f["time_to_first_batch_s"],
-            "process_s": wall}
-
-
-def torch_run(data, transform, workers, batch_size, warm):
-    start = time.perf_counter()
-    p = sh([sys.executable, __file__, "--run-torch", str(data), "--transform", transform, "--workers", str(workers),
-            "--batch-size", str(batch_size)] + (["--warm"] if warm else []), capture_output=True)
-    r = json.loads(p.stdout.strip().splitlines()[-1])
-    r["process_s"] = time.perf_counter() - start
-    return r
+from shards_bench import STOKE, sh, stoke_bench, torch_run
 
 
 def members(pack):
@@ -125,9 +71,6 @@ def pack(original, out, workers, *flags):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--run-torch", metavar="DIR")
-    ap.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--transform", default="train", help=argparse.SUPPRESS)
     ap.add_argument("--data", type=Path)
     ap.add_argument("--photos", type=Path)
     ap.add_argument("--images", type=int, default=2000)
@@ -138,9 +81,6 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--intervals", default="1,2,8,64", help="extra restart intervals (MCUs) for the size table")
     a = ap.parse_args()
-    if a.run_torch:
-        run_torch(a.run_torch, a.transform, a.workers, a.batch_size, a.warm)
-        return
     if a.out is None:
         ap.error("--out is required")
     work = a.work
@@ -185,12 +125,12 @@ def main():
     for transform in ("train", "eval"):
         for start, warm in (("cold", 0), ("warm", n_images)):
             cases[f"stoke {transform} {start}"] = lambda t=transform, w=warm: stoke_bench(
-                str(marked), t, a.workers, a.batch_size, w)
+                str(marked), a.workers, a.batch_size, w, transform=t)
             cases[f"stoke-plain {transform} {start}"] = lambda t=transform, w=warm: stoke_bench(
-                str(plain), t, a.workers, a.batch_size, w)
+                str(plain), a.workers, a.batch_size, w, transform=t)
             if have_torch:
                 cases[f"torch {transform} {start}"] = lambda t=transform, w=warm: torch_run(
-                    files_marked, t, a.workers, a.batch_size, w)
+                    files_marked, a.workers, a.batch_size, w, transform=t)
     a.out.mkdir(parents=True, exist_ok=True)
     runs = []
     with open(a.out / "runs.jsonl", "w") as log:

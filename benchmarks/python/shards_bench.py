@@ -44,15 +44,17 @@ STOKE = str(CHECKOUT / "stoke")
 S3PROXY = "org.gaul:s3proxy:4.1.0:jar:jar-with-dependencies"
 
 
-def run_torch(data, workers, batch_size, warm):
+def run_torch(data, workers, batch_size, warm, transform="eval"):
     """torch's DataLoader over an ImageFolder in this process: the first epoch (cold), or with
-    --warm the second epoch of persistent workers; prints one JSON line."""
-    import torch
+    --warm the second epoch of persistent workers; prints one JSON line. transform: eval
+    (Resize(256) + CenterCrop(224)) or train (RandomResizedCrop(224) + RandomHorizontalFlip())."""
+    import torch  # noqa: F401
     from torch.utils.data import DataLoader
     from torchvision import datasets, transforms
     start = time.perf_counter()
-    dataset = datasets.ImageFolder(data, transform=transforms.Compose(
-        [transforms.Resize(256), transforms.CenterCrop(224), transforms.PILToTensor()]))
+    steps = ([transforms.RandomResizedCrop(224), transforms.RandomHorizontalFlip()] if transform == "train"
+             else [transforms.Resize(256), transforms.CenterCrop(224)])
+    dataset = datasets.ImageFolder(data, transform=transforms.Compose(steps + [transforms.PILToTensor()]))
     loader = DataLoader(dataset, batch_size=batch_size, num_workers=workers, shuffle=False,
                         persistent_workers=workers > 0)
     for epoch in range(2 if warm else 1):
@@ -113,11 +115,11 @@ def start_s3proxy(work, shards):
     raise SystemExit("s3proxy did not start within 60 s")
 
 
-def stoke_bench(dataset, workers, batch_size, warm, env=None):
+def stoke_bench(dataset, workers, batch_size, warm, env=None, transform="eval"):
     out = Path(os.environ.get("TMPDIR", "/tmp")) / f"shards-bench-{os.getpid()}.json"
     start = time.perf_counter()
-    sh([STOKE, "bench", dataset, "--workers", str(workers), "--batch-size", str(batch_size), "--json", str(out)]
-       + (["--warmup-images", str(warm)] if warm else []),
+    sh([STOKE, "bench", dataset, "--transform", transform, "--workers", str(workers), "--batch-size",
+        str(batch_size), "--json", str(out)] + (["--warmup-images", str(warm)] if warm else []),
        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     wall = time.perf_counter() - start
     f = json.loads(out.read_text())
@@ -126,9 +128,10 @@ def stoke_bench(dataset, workers, batch_size, warm, env=None):
             "process_s": wall}
 
 
-def torch_run(data, workers, batch_size, warm):
+def torch_run(data, workers, batch_size, warm, transform="eval"):
+    """run_torch in a fresh process (this file's --run-torch)."""
     start = time.perf_counter()
-    p = sh([sys.executable, __file__, "--run-torch", str(data), "--workers", str(workers),
+    p = sh([sys.executable, __file__, "--run-torch", str(data), "--transform", transform, "--workers", str(workers),
             "--batch-size", str(batch_size)] + (["--warm"] if warm else []), capture_output=True)
     r = json.loads(p.stdout.strip().splitlines()[-1])
     r["process_s"] = time.perf_counter() - start
@@ -152,6 +155,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run-torch", metavar="DIR")
     ap.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--transform", default="eval", help=argparse.SUPPRESS)
     ap.add_argument("--data", type=Path)
     ap.add_argument("--images", type=int, default=2000)
     ap.add_argument("--work", type=Path, default=Path("/tmp/stoke-shards-bench"))
@@ -161,7 +165,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args()
     if a.run_torch:
-        run_torch(a.run_torch, a.workers, a.batch_size, a.warm)
+        run_torch(a.run_torch, a.workers, a.batch_size, a.warm, a.transform)
         return
     if a.out is None:
         ap.error("--out is required")

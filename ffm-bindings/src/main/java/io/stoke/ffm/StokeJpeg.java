@@ -132,7 +132,7 @@ public final class StokeJpeg {
                     message,
                     messageBytes);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw TurboJpeg.rethrow(t);
         }
     }
 
@@ -172,17 +172,7 @@ public final class StokeJpeg {
                     message,
                     messageBytes);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw TurboJpeg.rethrow(t);
         }
-    }
-
-    private static RuntimeException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            return r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new IllegalStateException(t);
     }
 }

@@ -61,7 +61,7 @@ public final class StokePixels {
         try {
             LOADED.horizontal.invokeExact(src, srcRowBytes, yFirst, rows, outWidth, bounds, weights, taps, tmp);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw TurboJpeg.rethrow(t);
         }
     }
 
@@ -80,7 +80,7 @@ public final class StokePixels {
         try {
             LOADED.vertical.invokeExact(tmp, width, yFirst, outRows, bounds, weights, taps, acc, dst, dstOffset);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw TurboJpeg.rethrow(t);
         }
     }
 
@@ -101,7 +101,7 @@ public final class StokePixels {
             LOADED.verticalFloat.invokeExact(
                     tmp, width, yFirst, outRows, bounds, weights, taps, acc, table, dst, dstOffset);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw TurboJpeg.rethrow(t);
         }
     }
 
@@ -118,7 +118,7 @@ public final class StokePixels {
         try {
             LOADED.storeRgb.invokeExact(src, srcOffset, srcRowBytes, pixelBytes, width, rows, dst, dstOffset);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw TurboJpeg.rethrow(t);
         }
     }
 
@@ -136,18 +136,8 @@ public final class StokePixels {
         try {
             LOADED.storeFloat.invokeExact(src, srcOffset, srcRowBytes, pixelBytes, width, rows, table, dst, dstOffset);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw TurboJpeg.rethrow(t);
         }
-    }
-
-    private static RuntimeException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            return r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new IllegalStateException(t);
     }
 
     private static Loaded load() {

@@ -1,13 +1,14 @@
 package io.stoke.loader.transform;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.ffm.StokeJpeg;
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.testing.JpegMarkers;
+import io.stoke.loader.testing.RegionCalls;
+import io.stoke.loader.testing.RegionCalls.Region;
 import io.stoke.loader.testing.TestImages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -25,7 +26,6 @@ import org.junit.jupiter.params.provider.CsvSource;
  * progressive files at full and reduced DCT scales; and damaged progressive files.
  */
 class RegionRowsTest {
-    private static final int MAX_SCANS = 500;
 
     @BeforeEach
     void needsTheRegionDecoder() {
@@ -35,41 +35,8 @@ class RegionRowsTest {
         });
     }
 
-    /** What a region decode returned: its status, message, where its pixels lie, and the pixels. */
-    private record Region(int status, String message, int x, int width, byte[] rgbx) {}
-
     private static Region decodeRegion(byte[] jpeg, int num, int denom, int x, int y, int w, int h) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment in = arena.allocate(jpeg.length);
-            MemorySegment.copy(jpeg, 0, in, JAVA_BYTE, 0, jpeg.length);
-            long capacity = (long) (w + 64) * 4 * h;
-            MemorySegment dst = arena.allocate(capacity);
-            MemorySegment region = arena.allocate(JAVA_INT, StokeJpeg.REGION_FIELDS);
-            MemorySegment message = arena.allocate(256);
-            int rc = StokeJpeg.decodeRegion(
-                    in,
-                    jpeg.length,
-                    num,
-                    denom,
-                    x,
-                    y,
-                    w,
-                    h,
-                    100_000_000L,
-                    MAX_SCANS,
-                    0,
-                    dst,
-                    capacity,
-                    region,
-                    message,
-                    256);
-            int rx = region.getAtIndex(JAVA_INT, StokeJpeg.REGION_X);
-            int rw = region.getAtIndex(JAVA_INT, StokeJpeg.REGION_WIDTH);
-            byte[] pixels = rc == StokeJpeg.ERROR
-                    ? new byte[0]
-                    : dst.asSlice(0, (long) rw * 4 * h).toArray(JAVA_BYTE);
-            return new Region(rc, message.getString(0), rx, rw, pixels);
-        }
+        return RegionCalls.decode(jpeg, num, denom, x, y, w, h, 0);
     }
 
     /** TurboJPEG's decode of the whole image at 1/denom, as RGBX rows. */

@@ -1,12 +1,13 @@
 package io.stoke.loader.transform;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.ffm.StokeJpeg;
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.testing.RegionCalls;
+import io.stoke.loader.testing.RegionCalls.Region;
 import io.stoke.loader.testing.RestartJpegs;
 import io.stoke.loader.testing.TestImages;
 import java.lang.foreign.Arena;
@@ -30,8 +31,6 @@ import org.junit.jupiter.params.provider.CsvSource;
  * at every edge. Files whose markers lie are decoded sequentially and say why.
  */
 class RestartSeekTest {
-    private static final int MAX_SCANS = 500;
-
     @BeforeEach
     void needsTheRegionDecoder() {
         Assumptions.assumeTrue(StokeJpeg.available(), () -> {
@@ -40,45 +39,8 @@ class RestartSeekTest {
         });
     }
 
-    private record Region(int status, String message, int x, int width, int path, byte[] rgbx) {}
-
     private static Region decode(byte[] jpeg, int num, int x, int y, int w, int h, int flags) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment in = arena.allocate(jpeg.length);
-            MemorySegment.copy(jpeg, 0, in, JAVA_BYTE, 0, jpeg.length);
-            long capacity = (long) (w + 64) * 4 * h;
-            MemorySegment dst = arena.allocate(capacity);
-            MemorySegment region = arena.allocate(JAVA_INT, StokeJpeg.REGION_FIELDS);
-            MemorySegment message = arena.allocate(256);
-            int rc = StokeJpeg.decodeRegion(
-                    in,
-                    jpeg.length,
-                    num,
-                    8,
-                    x,
-                    y,
-                    w,
-                    h,
-                    100_000_000L,
-                    MAX_SCANS,
-                    flags,
-                    dst,
-                    capacity,
-                    region,
-                    message,
-                    256);
-            int rw = region.getAtIndex(JAVA_INT, StokeJpeg.REGION_WIDTH);
-            byte[] pixels = rc == StokeJpeg.ERROR
-                    ? new byte[0]
-                    : dst.asSlice(0, (long) rw * 4 * h).toArray(JAVA_BYTE);
-            return new Region(
-                    rc,
-                    message.getString(0),
-                    region.getAtIndex(JAVA_INT, StokeJpeg.REGION_X),
-                    rw,
-                    region.getAtIndex(JAVA_INT, StokeJpeg.REGION_PATH),
-                    pixels);
-        }
+        return RegionCalls.decode(jpeg, num, 8, x, y, w, h, flags);
     }
 
     /** TurboJPEG's decode of the whole image at num/8, as RGBX rows; size gets its width and height. */
