@@ -12,6 +12,8 @@ import io.stoke.loader.testing.RestartJpegs;
 import io.stoke.loader.testing.TestImages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -19,6 +21,7 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -146,6 +149,68 @@ class RestartSeekTest {
         }
         // Every box but the whole image (and those that need every segment) was seeked.
         assertTrue(seeked >= 40, "only " + seeked + " regions were decoded from their segments");
+    }
+
+    /** {@code cjpeg} (libjpeg-turbo-progs), when it is on the PATH: another encoder's restart markers. */
+    private static Path cjpeg() {
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
+            Path p = Path.of(dir.isEmpty() ? "." : dir, "cjpeg");
+            if (Files.isExecutable(p)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    @ParameterizedTest(name = "cjpeg {0}")
+    @CsvSource({
+        "-restart 1", // one MCU row, 4:2:0
+        "-restart 3B -sample 2x1", // 3 MCUs, 4:2:2
+        "-restart 2 -sample 1x2", // two rows, 4:4:0
+        "-restart 5B -sample 4x1", // 4:1:1, segments across rows
+        "-restart 1 -sample 1x1 -optimize", // 4:4:4, optimised Huffman tables
+        "-restart 7B -grayscale"
+    })
+    void anotherEncodersMarkersAreSeekedToo(String options, @TempDir Path tmp) throws Exception {
+        Path cjpeg = cjpeg();
+        if (cjpeg == null) {
+            System.err.println("[stoke] SKIPPING cjpeg's restart markers: no cjpeg on PATH (apt-get install"
+                    + " libjpeg-turbo-progs)");
+        }
+        Assumptions.assumeTrue(cjpeg != null, "no cjpeg on PATH");
+        int w = 333;
+        int h = 250;
+        Path ppm = tmp.resolve("in.ppm");
+        byte[] header = ("P6\n" + w + " " + h + "\n255\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        byte[] rgb = TestImages.rgb(w, h, 3);
+        byte[] file = Arrays.copyOf(header, header.length + rgb.length);
+        System.arraycopy(rgb, 0, file, header.length, rgb.length);
+        Files.write(ppm, file);
+        Path out = tmp.resolve("out.jpg");
+        List<String> cmd = new ArrayList<>(List.of(cjpeg.toString()));
+        cmd.addAll(List.of(options.split(" ")));
+        cmd.addAll(List.of("-outfile", out.toString(), ppm.toString()));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String log = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor(), log);
+        byte[] jpeg = Files.readAllBytes(out);
+        assertTrue(RestartJpegs.markers(jpeg).length > 5, "cjpeg wrote no restart markers");
+        int seeked = 0;
+        for (int num : new int[] {8, 4, 1}) {
+            int[] size = new int[2];
+            whole(jpeg, num, size);
+            for (int[] b : boxes(size[0], size[1], num)) {
+                Region seek = decode(jpeg, num, b[0], b[1], b[2], b[3], 0);
+                Region sequential = decode(jpeg, num, b[0], b[1], b[2], b[3], StokeJpeg.NO_SEEK);
+                String what = options + " at " + num + "/8, box " + Arrays.toString(b);
+                assertEquals(StokeJpeg.OK, seek.status(), () -> what + ": " + seek.message());
+                assertNotEquals(StokeJpeg.PATH_FELL_BACK, seek.path(), () -> what + ": " + seek.message());
+                assertEquals(sequential.x(), seek.x(), what);
+                assertArrayEquals(sequential.rgbx(), seek.rgbx(), what);
+                seeked += seek.path() == StokeJpeg.PATH_SEEKED ? 1 : 0;
+            }
+        }
+        assertTrue(seeked >= 20, "only " + seeked + " regions were decoded from their segments");
     }
 
     /** A pack-sized file: 16 MCU rows of 22 MCUs, a marker every 2 MCUs. */
