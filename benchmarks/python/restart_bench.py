@@ -24,7 +24,6 @@ Writes OUT/runs.jsonl and OUT/summary.md.
 """
 import argparse
 import io
-import json
 import shutil
 import statistics
 import subprocess
@@ -33,7 +32,7 @@ import tarfile
 import time
 from pathlib import Path
 
-from shards_bench import STOKE, sh, stoke_bench, torch_run
+from shards_bench import STOKE, extract, run_rounds, sh, stoke_bench, torch_run
 
 
 def members(pack):
@@ -43,15 +42,6 @@ def members(pack):
         with tarfile.open(tar) as t:
             out += [(m.name, t.extractfile(m).read()) for m in t.getmembers() if m.name.endswith(".jpg")]
     return out
-
-
-def extract(pack, folder):
-    if folder.exists():
-        shutil.rmtree(folder)
-    for name, data in members(pack):
-        dst = folder / name
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        dst.write_bytes(data)
 
 
 def pil_decode_ms(blobs):
@@ -131,16 +121,7 @@ def main():
             if have_torch:
                 cases[f"torch {transform} {start}"] = lambda t=transform, w=warm: torch_run(
                     files_marked, a.workers, a.batch_size, w, transform=t)
-    a.out.mkdir(parents=True, exist_ok=True)
-    runs = []
-    with open(a.out / "runs.jsonl", "w") as log:
-        for r in range(a.repeats):
-            for name, case in cases.items():
-                result = dict(case(), case=name, round=r)
-                runs.append(result)
-                log.write(json.dumps(result) + "\n")
-                log.flush()
-                print(f"round {r} {name}: {result['images_per_s']:.0f} images/s", file=sys.stderr)
+    runs = run_rounds(cases, a.repeats, a.out)
     med = {name: statistics.median(x["images_per_s"] for x in runs if x["case"] == name) for name in cases}
     lo = {name: min(x["images_per_s"] for x in runs if x["case"] == name) for name in cases}
     hi = {name: max(x["images_per_s"] for x in runs if x["case"] == name) for name in cases}

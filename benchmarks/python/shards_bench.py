@@ -138,6 +138,22 @@ def torch_run(data, workers, batch_size, warm, transform="eval"):
     return r
 
 
+def run_rounds(cases, repeats, out):
+    """Every case (name -> function returning a run's figures) once per round, in turn, for
+    repeats rounds; each run logged to out/runs.jsonl as it ends. Returns the runs."""
+    out.mkdir(parents=True, exist_ok=True)
+    runs = []
+    with open(out / "runs.jsonl", "w") as log:
+        for r in range(repeats):
+            for name, case in cases.items():
+                result = dict(case(), case=name, round=r)
+                runs.append(result)
+                log.write(json.dumps(result) + "\n")
+                log.flush()
+                print(f"round {r} {name}: {result['images_per_s']:.0f} images/s", file=sys.stderr)
+    return runs
+
+
 def extract(shards, folder):
     """The packed JPEGs back into an ImageFolder tree (keys are <class>/<name>)."""
     if folder.exists():
@@ -210,17 +226,8 @@ def main():
         if have_torch:
             cases[f"torch-original {start}"] = lambda w=warm: torch_run(original, a.workers, a.batch_size, w)
             cases[f"torch-reencoded {start}"] = lambda w=warm: torch_run(reencoded, a.workers, a.batch_size, w)
-    a.out.mkdir(parents=True, exist_ok=True)
-    runs = []
     try:
-        with open(a.out / "runs.jsonl", "w") as log:
-            for r in range(a.repeats):
-                for name, case in cases.items():
-                    result = dict(case(), case=name, round=r)
-                    runs.append(result)
-                    log.write(json.dumps(result) + "\n")
-                    log.flush()
-                    print(f"round {r} {name}: {result['images_per_s']:.0f} images/s", file=sys.stderr)
+        runs = run_rounds(cases, a.repeats, a.out)
     finally:
         s3.kill()
     med = {name: statistics.median(x["images_per_s"] for x in runs if x["case"] == name) for name in cases}

@@ -391,6 +391,53 @@ static size_t build_stream(j_decompress_ptr cinfo, const uint8_t *jpeg, const st
   return bytes;
 }
 
+/* Points the decompressor at data[0, bytes), reads its header and asks for the scale. */
+static void open_at_scale(j_decompress_ptr cinfo, const uint8_t *data, size_t bytes, int32_t scale_num,
+                          int32_t scale_denom)
+{
+  jpeg_mem_src(cinfo, data, (unsigned long)bytes);
+  jpeg_read_header(cinfo, TRUE);
+  cinfo->scale_num = (unsigned int)scale_num;
+  cinfo->scale_denom = (unsigned int)scale_denom;
+}
+
+/*
+ * Plans a seek for the region in the file whose header cinfo has just read and builds the smaller
+ * JPEG (*stream, *stream_bytes): PLAN_SEEK, PLAN_SEQUENTIAL, or PLAN_FALL_BACK with why set.
+ */
+static int prepare_seek(j_decompress_ptr cinfo, const uint8_t *jpeg, int64_t size, int32_t x, int32_t y, int32_t w,
+                        int32_t h, struct seek_plan *plan, uint8_t **stream, size_t *stream_bytes, char *why,
+                        size_t why_bytes)
+{
+  jpeg_calc_output_dimensions(cinfo);
+  if ((int64_t)x + w > cinfo->output_width || (int64_t)y + h > cinfo->output_height) {
+    return PLAN_SEQUENTIAL; /* decode_rows refuses it, with its message */
+  }
+  int planned = plan_region(cinfo, x, y, w, h, plan);
+  if (planned != PLAN_SEEK) {
+    return planned;
+  }
+  /* Where libjpeg stopped reading: in the file, unless it ran out and fed itself a fake EOI. */
+  uintptr_t next = (uintptr_t)cinfo->src->next_input_byte;
+  if (next < (uintptr_t)jpeg + 4 || next >= (uintptr_t)jpeg + (uintptr_t)size) {
+    snprintf(why, why_bytes, "the file ends at its scan header");
+    return PLAN_FALL_BACK;
+  }
+  plan->data_start = (uint32_t)(next - (uintptr_t)jpeg);
+  planned = find_frame(jpeg, plan->data_start, plan, why, why_bytes);
+  if (planned != PLAN_SEEK) {
+    return planned;
+  }
+  uint32_t *starts = (*cinfo->mem->alloc_large)((j_common_ptr)cinfo, JPOOL_PERMANENT,
+                                                (size_t)plan->segments * 2 * sizeof(uint32_t));
+  uint32_t *ends = starts + plan->segments;
+  planned = find_segments(jpeg, (uint32_t)size, plan, starts, ends, why, why_bytes);
+  if (planned == PLAN_SEEK) {
+    *stream_bytes = build_stream(cinfo, jpeg, plan, starts, ends, stream);
+  }
+  return planned;
+}
+
 int32_t stoke_decode_region(const uint8_t *jpeg, int64_t size, int32_t scale_num, int32_t scale_denom,
                             int32_t x, int32_t y, int32_t w, int32_t h, int64_t max_pixels, int32_t max_scans,
                             int32_t flags, uint8_t *dst, int64_t dst_bytes, int32_t *region, char *message,
@@ -431,51 +478,22 @@ int32_t stoke_decode_region(const uint8_t *jpeg, int64_t size, int32_t scale_num
   cinfo.progress = &d.progress;
   /* Past this, libjpeg asks for a backing store, which this build lacks: an error, not an allocation. */
   cinfo.mem->max_memory_to_use = STOKE_JPEG_MAX_MEMORY;
-  jpeg_mem_src(&cinfo, jpeg, (unsigned long)size);
-  jpeg_read_header(&cinfo, TRUE);
+  open_at_scale(&cinfo, jpeg, (size_t)size, scale_num, scale_denom);
   if ((int64_t)cinfo.image_width * cinfo.image_height > max_pixels) {
     status = fail(&d, "image exceeds the pixel budget");
     jpeg_destroy_decompress(&cinfo);
     return status;
   }
-  cinfo.scale_num = (unsigned int)scale_num;
-  cinfo.scale_denom = (unsigned int)scale_denom;
   if (!(flags & STOKE_REGION_NO_SEEK) && x >= 0 && y >= 0 && w >= 1 && h >= 1) {
     struct seek_plan plan;
     memset(&plan, 0, sizeof(plan));
-    jpeg_calc_output_dimensions(&cinfo);
-    int planned = (int64_t)x + w <= cinfo.output_width && (int64_t)y + h <= cinfo.output_height
-                      ? plan_region(&cinfo, x, y, w, h, &plan)
-                      : PLAN_SEQUENTIAL;
-    if (planned == PLAN_SEEK) {
-      /* Where libjpeg stopped reading: in the file, unless it ran out and fed itself a fake EOI. */
-      uintptr_t next = (uintptr_t)cinfo.src->next_input_byte;
-      if (next < (uintptr_t)jpeg + 4 || next >= (uintptr_t)jpeg + (uintptr_t)size) {
-        snprintf(why, sizeof(why), "the file ends at its scan header");
-        planned = PLAN_FALL_BACK;
-      } else {
-        plan.data_start = (uint32_t)(next - (uintptr_t)jpeg);
-        planned = find_frame(jpeg, plan.data_start, &plan, why, sizeof(why));
-      }
-    }
     uint8_t *stream = NULL;
     size_t stream_bytes = 0;
-    if (planned == PLAN_SEEK) {
-      uint32_t *starts = (*cinfo.mem->alloc_large)((j_common_ptr)&cinfo, JPOOL_PERMANENT,
-                                                   (size_t)plan.segments * 2 * sizeof(uint32_t));
-      uint32_t *ends = starts + plan.segments;
-      planned = find_segments(jpeg, (uint32_t)size, &plan, starts, ends, why, sizeof(why));
-      if (planned == PLAN_SEEK) {
-        stream_bytes = build_stream(&cinfo, jpeg, &plan, starts, ends, &stream);
-      }
-    }
+    int planned = prepare_seek(&cinfo, jpeg, size, x, y, w, h, &plan, &stream, &stream_bytes, why, sizeof(why));
     if (planned == PLAN_SEEK) {
       jpeg_abort_decompress(&cinfo);
       seeking = 1;
-      jpeg_mem_src(&cinfo, stream, (unsigned long)stream_bytes);
-      jpeg_read_header(&cinfo, TRUE);
-      cinfo.scale_num = (unsigned int)scale_num;
-      cinfo.scale_denom = (unsigned int)scale_denom;
+      open_at_scale(&cinfo, stream, stream_bytes, scale_num, scale_denom);
       jpeg_calc_output_dimensions(&cinfo);
       uint32_t scaled = (uint32_t)cinfo.min_DCT_scaled_size;
       int32_t sx = (int32_t)(plan.sub_x * scaled / DCTSIZE);
@@ -485,20 +503,20 @@ int32_t stoke_decode_region(const uint8_t *jpeg, int64_t size, int32_t scale_num
         region[STOKE_REGION_X] += sx;
         region[STOKE_REGION_Y] += sy;
         region[STOKE_REGION_PATH] = STOKE_PATH_SEEKED;
-        jpeg_abort_decompress(&cinfo);
-        jpeg_destroy_decompress(&cinfo);
-        return status;
+        goto done;
       }
       /* A warning (a segment short of its MCUs, or longer), or an error: not to be trusted. */
       snprintf(why, sizeof(why), "its restart segments did not decode cleanly: %.150s",
                message_bytes > 0 ? message : "");
       seeking = 0;
+      planned = PLAN_FALL_BACK;
     }
-    if (why[0] != '\0') {
+    if (planned == PLAN_FALL_BACK) {
       goto sequential;
     }
   }
-  goto decode;
+  status = decode_rows(&cinfo, &d, x, y, w, h, dst, dst_bytes, region);
+  goto done;
 
 sequential:
   /* Start again from the file itself, as if it had no restart markers. */
@@ -506,16 +524,13 @@ sequential:
   jpeg_abort_decompress(&cinfo);
   d.warned = 0;
   if (message_bytes > 0) message[0] = '\0';
-  jpeg_mem_src(&cinfo, jpeg, (unsigned long)size);
-  jpeg_read_header(&cinfo, TRUE);
-  cinfo.scale_num = (unsigned int)scale_num;
-  cinfo.scale_denom = (unsigned int)scale_denom;
-
-decode:
+  open_at_scale(&cinfo, jpeg, (size_t)size, scale_num, scale_denom);
   status = decode_rows(&cinfo, &d, x, y, w, h, dst, dst_bytes, region);
-  if (region[STOKE_REGION_PATH] == STOKE_PATH_FELL_BACK && status == STOKE_JPEG_OK) {
+  if (status == STOKE_JPEG_OK) {
     set_message(&d, why);
   }
+
+done:
   /* The rows below the region are never decoded: abort instead of finishing. */
   jpeg_abort_decompress(&cinfo);
   jpeg_destroy_decompress(&cinfo);
