@@ -5,7 +5,6 @@ import io.stoke.loader.Workers;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
-import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
@@ -279,14 +278,6 @@ public final class LoaderOptions {
         return onError.value;
     }
 
-    /** --shuffle-window, or its default for this dataset. */
-    int window(Dataset index) {
-        if (shuffleWindow != null) {
-            return shuffleWindow;
-        }
-        return index instanceof ShardDataset sharded && sharded.shards().remote() ? Datasets.DEFAULT_REMOTE_WINDOW : 0;
-    }
-
     /** --workers and --max-workers; a bad value is one sentence. */
     Workers workers() {
         if (maxWorkers < 0) {
@@ -301,8 +292,11 @@ public final class LoaderOptions {
 
     /** A builder with every option applied; the caller may still set the ring. */
     Loader.Builder builder(Dataset index) {
-        return Loader.builder(index)
-                .workers(workers())
+        Loader.Builder builder = Loader.builder(index);
+        if (shuffleWindow != null) {
+            builder.shuffleWindow(shuffleWindow); // else Loader.Builder's default for this dataset
+        }
+        return builder.workers(workers())
                 .workerNice(workerNice)
                 .batchSize(batchSize)
                 .slots(slots)
@@ -310,7 +304,6 @@ public final class LoaderOptions {
                 .startEpoch(startEpoch)
                 .startBatch(startBatch)
                 .shuffle(shuffle)
-                .shuffleWindow(window(index))
                 .seed(seed)
                 .dropLast(dropLast)
                 .shard(rank, worldSize)

@@ -5,6 +5,7 @@ import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.sample.Sampler.ShardTail;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.ListFile;
 import io.stoke.loader.source.ShardDataset;
@@ -277,6 +278,9 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
 
     /** Options for a {@link Loader}; every one has a default. */
     public static final class Builder {
+        /** {@link #shuffleWindow} not set: the dataset's default. */
+        private static final int DEFAULT_WINDOW = -1;
+
         private final Dataset index;
         private int batchSize = 256;
         private Workers workers = Workers.auto();
@@ -290,7 +294,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         private long epochs = 1;
         private long startEpoch;
         private int startBatch;
-        private int shuffleWindow;
+        private int shuffleWindow = DEFAULT_WINDOW;
         private int workerNice;
         private TransformSpec transform = TransformSpec.defaults();
         private ErrorPolicy policy = ErrorPolicy.FAIL;
@@ -307,7 +311,9 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         /**
          * Over tar shards, shuffle within windows of {@code shards} shards rather than globally
          * (see {@link Sampler}): for remote shards, which a bounded cache holds a window of at a
-         * time. 0 (the default) shuffles globally; ignored for a folder or list.
+         * time. 0 shuffles globally; ignored for a folder or list. The default is {@link
+         * Datasets#DEFAULT_REMOTE_WINDOW} over remote shards (a global shuffle would need every
+         * shard at once) and 0 over local ones, the same as the command line's and Python's.
          */
         public Builder shuffleWindow(int shards) {
             if (shards < 0) {
@@ -320,7 +326,8 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         /** The order these settings give (the loader's {@link Loader#sampler()}), without a loader. */
         public Sampler sampler() {
             Sampler sampler = new Sampler(index.size(), batchSize, shuffle, seed, dropLast, rank, worldSize, shardTail);
-            if (!(index instanceof ShardDataset sharded) || shuffleWindow == 0) {
+            int window = shuffleWindow();
+            if (!(index instanceof ShardDataset sharded) || window == 0) {
                 return sampler;
             }
             TarShards shards = sharded.shards();
@@ -328,7 +335,17 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
             for (int s = 0; s <= shards.shardCount(); s++) {
                 first[s] = shards.firstSample(s);
             }
-            return sampler.withShardWindow(first, shuffleWindow);
+            return sampler.withShardWindow(first, window);
+        }
+
+        /** The shuffle window these settings give: the one set, else the default for this dataset. */
+        public int shuffleWindow() {
+            if (shuffleWindow != DEFAULT_WINDOW) {
+                return shuffleWindow;
+            }
+            return index instanceof ShardDataset sharded && sharded.shards().remote()
+                    ? Datasets.DEFAULT_REMOTE_WINDOW
+                    : 0;
         }
 
         /** Samples per batch (default 256). */

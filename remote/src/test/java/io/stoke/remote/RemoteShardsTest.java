@@ -137,6 +137,36 @@ class RemoteShardsTest {
     }
 
     @Test
+    void theBuildersShuffleWindowIsEightShardsOverRemoteShardsAndGlobalOverLocalOnes() {
+        // Java, the command line and Python agree: a Loader.Builder that is not told a window
+        // never asks a remote store for every shard at once.
+        try (Dataset near = Datasets.open(local + "/train-{0..4}.tar");
+                ShardDataset far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
+            assertEquals(Datasets.DEFAULT_REMOTE_WINDOW, Loader.builder(far).shuffleWindow());
+            assertEquals(0, Loader.builder(near).shuffleWindow());
+            assertEquals(0, Loader.builder(far).shuffleWindow(0).shuffleWindow());
+            int[] byDefault =
+                    Loader.builder(far).shuffle(true).seed(3).sampler().order(1);
+            assertEquals(
+                    java.util.Arrays.toString(Loader.builder(far)
+                            .shuffle(true)
+                            .seed(3)
+                            .shuffleWindow(Datasets.DEFAULT_REMOTE_WINDOW)
+                            .sampler()
+                            .order(1)),
+                    java.util.Arrays.toString(byDefault));
+            Assertions.assertNotEquals(
+                    java.util.Arrays.toString(Loader.builder(far)
+                            .shuffle(true)
+                            .seed(3)
+                            .shuffleWindow(1)
+                            .sampler()
+                            .order(1)),
+                    java.util.Arrays.toString(byDefault));
+        }
+    }
+
+    @Test
     void manyWorkersOverTheSmallestCacheAndAGlobalShuffleStillFinishEveryEpoch() {
         // Each batch wants samples of every shard, the cache holds two: shards are fetched over and
         // over, but no worker can wait on another (a worker holds a shard only while it decodes).
