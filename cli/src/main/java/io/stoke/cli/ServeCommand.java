@@ -8,7 +8,9 @@ import io.stoke.loader.Loader;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.ShardDataset;
+import io.stoke.ring.InheritedDescriptor;
 import io.stoke.ring.RingGeometry;
+import io.stoke.ring.RingSpaceException;
 import io.stoke.ring.ShmRing;
 import io.stoke.ring.SlotCounts;
 import java.io.BufferedWriter;
@@ -17,6 +19,7 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -53,7 +56,16 @@ public final class ServeCommand implements Callable<Integer> {
             })
     String dataset;
 
-    @Option(names = "--ring", required = true, paramLabel = "PATH", description = "The ring file, e.g. /dev/shm/train.")
+    @Option(
+            names = "--ring",
+            required = true,
+            paramLabel = "PATH",
+            description = {
+                "The ring file, e.g. /dev/shm/train: its pages are reserved when it is created, and a ring",
+                "that does not fit fails at once saying how many bytes it needs and how many are free. Or",
+                "/dev/fd/N: an empty file this process inherited as descriptor N (an anonymous memfd, which no",
+                "/dev/shm size limits), laid out in place and left to its owner (how stoke.DataLoader runs)."
+            })
     Path ring;
 
     @Mixin
@@ -81,7 +93,7 @@ public final class ServeCommand implements Callable<Integer> {
             description = {
                 "Before the ring is ready, write the dataset index to FILE: one JSON array [path, label]",
                 "per line and sample, in dataset order (a batch's indices are line numbers from 0), written atomically",
-                "and removed with the ring."
+                "and removed with the ring. /dev/fd/N (an inherited descriptor) is written in place and kept."
             })
     Path indexOut;
 
@@ -121,10 +133,20 @@ public final class ServeCommand implements Callable<Integer> {
             writeIndex(index, indexOut);
         }
         RingGeometry geometry = Loader.geometryOf(options.batchSize, options.slots, options.transform());
-        ShmRing shm = ShmRing.create(ring, geometry, msg -> {
-            err.println("stoke serve: " + msg);
+        ShmRing shm;
+        try {
+            shm = ShmRing.create(ring, geometry, msg -> {
+                err.println("stoke serve: " + msg);
+                err.flush();
+            });
+        } catch (RingSpaceException e) {
+            err.println("stoke serve: " + doesNotFit(e));
             err.flush();
-        });
+            if (indexOut != null && !InheritedDescriptor.names(indexOut)) {
+                Files.deleteIfExists(indexOut);
+            }
+            return Main.EXIT_FAILED;
+        }
         Loader loader;
         try {
             loader = builder.ring(g -> shm.slots()).build();
@@ -136,7 +158,7 @@ public final class ServeCommand implements Callable<Integer> {
         Thread hook = new Thread(() -> {
             loader.close();
             shm.close();
-            if (indexOut != null) {
+            if (indexOut != null && !InheritedDescriptor.names(indexOut)) {
                 indexOut.toFile().delete();
             }
         });
@@ -144,7 +166,7 @@ public final class ServeCommand implements Callable<Integer> {
         err.println("stoke serve: " + ring + " ready: " + index.size() + " images, shard " + options.rank + " of "
                 + options.worldSize + (options.worldSize > 1 ? " (shard tail " + options.shardTail + ")" : "")
                 + ", batch " + options.batchSize + ", " + options.slots + " slots of "
-                + geometry.slotStride() + " bytes, "
+                + geometry.slotStride() + " bytes (" + geometry.totalLength() + " bytes in all), "
                 + (options.epochs == 0 ? "no end" : loader.totalBatches() + " batches")
                 + "; waiting for a consumer");
         err.flush();
@@ -190,7 +212,7 @@ public final class ServeCommand implements Callable<Integer> {
         } finally {
             loader.close();
             shm.close();
-            if (indexOut != null) {
+            if (indexOut != null && !InheritedDescriptor.names(indexOut)) {
                 Files.deleteIfExists(indexOut); // it lives as long as the ring does
             }
             try {
@@ -211,7 +233,8 @@ public final class ServeCommand implements Callable<Integer> {
      * where they are mapped).
      */
     private static void writeIndex(Dataset index, Path file) throws IOException {
-        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        // An inherited descriptor is written in place: the reader reads it once the ring is ready.
+        Path tmp = InheritedDescriptor.names(file) ? file : file.resolveSibling(file.getFileName() + ".tmp");
         JsonFactory json = new JsonFactory();
         try (BufferedWriter w = Files.newBufferedWriter(tmp);
                 JsonGenerator g = json.createGenerator(w)) {
@@ -231,7 +254,28 @@ public final class ServeCommand implements Callable<Integer> {
             }
             g.writeRaw('\n');
         }
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        if (!tmp.equals(file)) {
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
+    /** The one sentence for a named ring that does not fit: the bytes, and every way out. */
+    static String doesNotFit(RingSpaceException e) {
+        long mib = (e.needed() + (1L << 20) - 1) >> 20;
+        // A power of two with a quarter more than the ring: room for others' use of shared memory.
+        long suggest = Long.highestOneBit(Math.max(1, mib + mib / 4)) << 1;
+        return String.format(
+                Locale.ROOT,
+                "the ring %s does not fit: it needs %,d bytes (%,d MiB) and its file system has %,d bytes free;"
+                        + " make the ring smaller (a smaller --batch-size, fewer --slots, a smaller --crop, or"
+                        + " --output uint8 instead of float32), give the container more shared memory (Docker:"
+                        + " --shm-size=%s; Kubernetes: an emptyDir volume with medium: Memory mounted at /dev/shm),"
+                        + " or put the ring in a directory with room (--ring DIR/NAME)",
+                e.ring(),
+                e.needed(),
+                mib,
+                e.free(),
+                suggest >= 1024 ? (suggest >> 10) + "g" : suggest + "m");
     }
 
     private static void status(PrintWriter err, Loader loader, ShmRing shm, SlotCounts counts) {

@@ -23,10 +23,14 @@ import java.lang.invoke.VarHandle;
  */
 public final class LibC {
     public static final int O_RDONLY = 0;
+    public static final int O_RDWR = 2;
     public static final int O_CLOEXEC = 0x80000;
     public static final int SEEK_END = 2;
     public static final int EINTR = 4;
     public static final int EACCES = 13;
+    public static final int EINVAL = 22;
+    public static final int ENOSPC = 28;
+    public static final int EOPNOTSUPP = 95;
     /** {@code setpriority}'s {@code which} for one process, or on Linux one thread by its tid. */
     public static final int PRIO_PROCESS = 0;
 
@@ -73,6 +77,33 @@ public final class LibC {
         }
 
         private Priority() {}
+    }
+
+    /** {@code posix_fallocate}, bound on first use: only a producer that creates a named ring needs it. */
+    private static final class Allocation {
+        static final MethodHandle POSIX_FALLOCATE;
+
+        static {
+            Linker linker = Linker.nativeLinker();
+            POSIX_FALLOCATE = linker.downcallHandle(
+                    linker.defaultLookup().findOrThrow("posix_fallocate"),
+                    FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
+        }
+
+        private Allocation() {}
+    }
+
+    /**
+     * {@code posix_fallocate(fd, offset, len)}: reserves the file's blocks (on tmpfs, its pages) so
+     * that no later write or page fault in that range can find the file system full. Returns 0 or
+     * an errno value ({@link #ENOSPC}, {@link #EOPNOTSUPP}, ...); it does not set {@code errno}.
+     */
+    public static int posixFallocate(int fd, long offset, long len) {
+        try {
+            return (int) Allocation.POSIX_FALLOCATE.invokeExact(fd, offset, len);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
     }
 
     /** {@code gettid()}: the calling thread's id (glibc 2.30 or later). */

@@ -2,6 +2,7 @@ package io.stoke.ring;
 
 import static io.stoke.ring.RingLayout.*;
 
+import io.stoke.ffm.LibC;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -41,17 +42,21 @@ public final class ShmRing implements AutoCloseable {
     private final SlotRing ring;
     private final RingState state;
     private final boolean producer;
+    /** Whether closing removes the file: a producer's named ring, never an inherited descriptor. */
+    private final boolean removeOnClose;
+
     private final long pid = ProcessHandle.current().pid();
     private final Thread monitor;
     private final Consumer<String> log;
     private volatile boolean closed;
     private volatile long reclaims;
 
-    private ShmRing(Path path, SlotRing ring, boolean producer, Consumer<String> log) {
+    private ShmRing(Path path, SlotRing ring, boolean producer, boolean removeOnClose, Consumer<String> log) {
         this.path = path;
         this.ring = ring;
         this.state = ring.ringState();
         this.producer = producer;
+        this.removeOnClose = removeOnClose;
         this.log = log;
         if (producer) {
             monitor =
@@ -65,13 +70,30 @@ public final class ShmRing implements AutoCloseable {
     /**
      * Creates the ring file at {@code path} for a producer, every slot free.
      *
+     * <p>A named ring's pages are reserved when it is created ({@code posix_fallocate}): on a tmpfs
+     * such as {@code /dev/shm} pages are otherwise allocated when first touched, and a worker that
+     * touches one the file system cannot back gets SIGBUS, which aborts the JVM. Reserved, the ring
+     * either does not fit now, which is a {@link RingSpaceException} before anything is written,
+     * or it can never run out later, whoever fills the file system meanwhile.
+     *
+     * <p>A {@code path} that names an inherited descriptor ({@link InheritedDescriptor}; an
+     * anonymous file that the parent process created) is laid out in place: it must be empty, it
+     * is grown to the ring's size, and it is left to its descriptors' owners when closed. An
+     * anonymous file from {@code memfd_create} lives in no mounted file system, so no {@code
+     * /dev/shm} size bounds it (the memory counts against the processes' memory limit, as any).
+     *
      * @param log where to report what happened to an old file or a consumer (null: nowhere)
      * @throws IllegalStateException when a live producer already serves {@code path}
+     * @throws RingSpaceException when the ring does not fit in {@code path}'s file system
      */
     public static ShmRing create(Path path, RingGeometry geometry, Consumer<String> log) {
         Consumer<String> out = log != null ? log : s -> {};
+        if (InheritedDescriptor.names(path)) {
+            return createInDescriptor(path, geometry, out);
+        }
         long self = ProcessHandle.current().pid();
         replaceStale(path, out);
+        checkSpace(path, geometry.totalLength());
         Path tmp = path.resolveSibling(path.getFileName() + ".tmp-" + self);
         Arena arena = Arena.ofShared();
         try {
@@ -81,8 +103,7 @@ public final class ShmRing implements AutoCloseable {
                     tmp,
                     EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE),
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
-                // Grow the file: tmpfs allocates pages only when they are touched.
-                ch.write(ByteBuffer.wrap(new byte[1]), geometry.totalLength() - 1);
+                reserve(tmp, path, geometry.totalLength());
                 memory = ch.map(FileChannel.MapMode.READ_WRITE, 0, geometry.totalLength(), arena);
             }
             SlotRing ring = SlotRing.over(geometry, arena, memory, true);
@@ -93,7 +114,7 @@ public final class ShmRing implements AutoCloseable {
             } catch (AtomicMoveNotSupportedException e) {
                 throw new IllegalStateException("cannot rename " + tmp + " to " + path + " atomically", e);
             }
-            return new ShmRing(path, ring, true, out);
+            return new ShmRing(path, ring, true, true, out);
         } catch (IOException e) {
             arena.close();
             deleteQuietly(tmp);
@@ -104,6 +125,94 @@ public final class ShmRing implements AutoCloseable {
             }
             deleteQuietly(tmp);
             throw e;
+        }
+    }
+
+    /** The ring in an inherited, empty anonymous file: grown, mapped and written in place (magic last). */
+    private static ShmRing createInDescriptor(Path path, RingGeometry geometry, Consumer<String> log) {
+        Arena arena = Arena.ofShared();
+        try {
+            MemorySegment memory;
+            try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                if (ch.size() != 0) {
+                    throw new IllegalArgumentException(path + " holds " + ch.size()
+                            + " bytes: a ring is laid out only in an empty file passed as a descriptor");
+                }
+                if (isAnonymous(path)) {
+                    // No file system size to run out of: pages come as the workers first touch them.
+                    ch.write(ByteBuffer.wrap(new byte[1]), geometry.totalLength() - 1);
+                } else {
+                    checkSpace(path, geometry.totalLength());
+                    reserve(path, path, geometry.totalLength());
+                }
+                memory = ch.map(FileChannel.MapMode.READ_WRITE, 0, geometry.totalLength(), arena);
+            }
+            SlotRing ring = SlotRing.over(geometry, arena, memory, true);
+            ring.ringState().producerPid(ProcessHandle.current().pid());
+            ring.ringState().producerHeartbeat(System.currentTimeMillis());
+            return new ShmRing(path, ring, true, false, log);
+        } catch (NoSuchFileException e) {
+            arena.close();
+            throw new IllegalArgumentException(path + ": no such descriptor was passed to this process", e);
+        } catch (IOException e) {
+            arena.close();
+            throw new UncheckedIOException("cannot create ring " + path + ": " + e.getMessage(), e);
+        } catch (RuntimeException | Error e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /** An anonymous file ({@code memfd_create}), which lives in no mounted file system. */
+    private static boolean isAnonymous(Path descriptor) {
+        try {
+            return Files.readSymbolicLink(descriptor).toString().startsWith("/memfd:");
+        } catch (IOException | UnsupportedOperationException e) {
+            return false;
+        }
+    }
+
+    /** Throws {@link RingSpaceException} when {@code bytes} more do not fit beside {@code ring}. */
+    private static void checkSpace(Path ring, long bytes) {
+        long free = usableSpace(ring);
+        if (free >= 0 && bytes > free) {
+            throw new RingSpaceException(ring, bytes, free);
+        }
+    }
+
+    private static long usableSpace(Path ring) {
+        try {
+            // A descriptor's file system is its file's (statfs follows the link); a name's, its folder's.
+            Path where = InheritedDescriptor.names(ring)
+                    ? ring
+                    : ring.toAbsolutePath().getParent();
+            return Files.getFileStore(where).getUsableSpace();
+        } catch (IOException e) {
+            return -1; // no statfs here: posix_fallocate below still says whether it fits
+        }
+    }
+
+    /** Reserves {@code file}'s first {@code bytes} (and sets its size), or says why it cannot. */
+    private static void reserve(Path file, Path ring, long bytes) throws IOException {
+        try (Arena call = Arena.ofConfined()) {
+            MemorySegment state = LibC.allocateCallState(call);
+            int fd = LibC.open(state, call.allocateFrom(file.toString()), LibC.O_RDWR | LibC.O_CLOEXEC);
+            if (fd < 0) {
+                throw new IOException("open: " + LibC.strerror(LibC.errno(state)));
+            }
+            int error;
+            try {
+                error = LibC.posixFallocate(fd, 0, bytes);
+            } finally {
+                LibC.close(fd);
+            }
+            if (error == LibC.ENOSPC) {
+                throw new RingSpaceException(ring, bytes, Math.max(0, usableSpace(ring)));
+            }
+            if (error != 0) {
+                throw new IOException(
+                        "cannot reserve " + bytes + " bytes (posix_fallocate: " + LibC.strerror(error) + ")");
+            }
         }
     }
 
@@ -162,7 +271,7 @@ public final class ShmRing implements AutoCloseable {
             } catch (NoSuchFileException e) {
                 throw new IllegalArgumentException("no ring at " + path + " (is `stoke serve` running?)", e);
             }
-            return new ShmRing(path, SlotRing.over(geometry, arena, memory, false), false, null);
+            return new ShmRing(path, SlotRing.over(geometry, arena, memory, false), false, false, null);
         } catch (IOException e) {
             arena.close();
             throw new UncheckedIOException("cannot attach to ring " + path + ": " + e.getMessage(), e);
@@ -306,7 +415,7 @@ public final class ShmRing implements AutoCloseable {
     }
 
     /**
-     * Producer: stops the monitor, removes the file and unmaps it. Consumer: gives up the seat
+     * Producer: stops the monitor, removes the file (a named one) and unmaps it. Consumer: gives up the seat
      * (unreleased batches go to the next consumer) and unmaps. Idempotent.
      */
     @Override
@@ -322,7 +431,9 @@ public final class ShmRing implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            deleteQuietly(path);
+            if (removeOnClose) {
+                deleteQuietly(path);
+            }
         } else if (!ring.isClosed()) {
             long self = pid;
             state.compareAndSetConsumerPid(self, -self);

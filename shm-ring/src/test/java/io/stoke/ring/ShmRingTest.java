@@ -72,6 +72,82 @@ class ShmRingTest {
     }
 
     @Test
+    void aNamedRingsPagesAreReservedWhenItIsCreated() throws Exception {
+        // Reserved pages are what keeps a worker from touching one that a full tmpfs cannot back
+        // (SIGBUS, which aborts the JVM): the file's allocated blocks, as stat(1) counts them.
+        Path path = shmPath("reserved");
+        try (ShmRing _ = ShmRing.create(path, G, null)) {
+            Process stat = new ProcessBuilder("stat", "-c", "%b %B", path.toString()).start();
+            String[] blocks =
+                    new String(stat.getInputStream().readAllBytes()).trim().split(" ");
+            assertEquals(0, stat.waitFor());
+            assertTrue(
+                    Long.parseLong(blocks[0]) * Long.parseLong(blocks[1]) >= G.totalLength(),
+                    "allocated " + Arrays.toString(blocks) + " for " + G.totalLength() + " bytes");
+        }
+    }
+
+    @Test
+    void aRingThatDoesNotFitFailsBeforeAnythingIsWrittenWithTheBytesNeededAndFree() throws Exception {
+        Path path = track(shmPath("too-big"));
+        long free = Files.getFileStore(path.getParent()).getUsableSpace();
+        // 64 slots of 256 float32 samples of 3x1024x1024 (3 GiB each): more than any test machine's /dev/shm.
+        int slots = (int) Math.min(1 << 16, Math.max(64, 2 * free / (3L << 30) + 1));
+        RingGeometry huge = new RingGeometry(slots, 256, DTYPE_FLOAT32, LAYOUT_CHW, 3, 1024, 1024);
+        RingSpaceException e = assertThrows(RingSpaceException.class, () -> ShmRing.create(path, huge, null));
+        assertEquals(huge.totalLength(), e.needed());
+        assertTrue(e.free() <= free + (64L << 20) && e.free() >= 0, e.free() + " free, " + free + " before");
+        assertTrue(
+                e.getMessage().contains(huge.totalLength() + " bytes")
+                        && e.getMessage().contains(" free"),
+                e.getMessage());
+        assertFalse(Files.exists(path));
+        try (var left = Files.list(path.getParent())) {
+            assertEquals(
+                    List.of(),
+                    left.filter(p -> p.getFileName().toString().startsWith(path.getFileName() + ".tmp"))
+                            .toList());
+        }
+    }
+
+    @Test
+    void aRingInAnInheritedDescriptorIsLaidOutInPlaceAndLeftToItsOwner() throws Exception {
+        // stoke.DataLoader hands its producer an anonymous file as a descriptor; here the JVM's own
+        // descriptor of an empty file stands for it, found by where /proc/self/fd points.
+        Path file = track(shmPath("descriptor"));
+        try (FileChannel owner = FileChannel.open(
+                file, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            Path descriptor = null;
+            try (var fds = Files.list(Path.of("/proc/self/fd"))) {
+                for (Path fd : fds.toList()) {
+                    try {
+                        if (Files.readSymbolicLink(fd).equals(file)) {
+                            descriptor = fd;
+                        }
+                    } catch (IOException gone) {
+                        // the listing's own descriptor, closed since
+                    }
+                }
+            }
+            assertTrue(descriptor != null && InheritedDescriptor.names(descriptor), String.valueOf(descriptor));
+            try (ShmRing ring = ShmRing.create(descriptor, G, null)) {
+                assertEquals(G.totalLength(), owner.size());
+                try (ShmRing consumer = ShmRing.attach(descriptor, Duration.ofSeconds(1))) {
+                    assertEquals(G, consumer.geometry());
+                    assertEquals(ProcessHandle.current().pid(), consumer.consumerPid());
+                }
+                assertEquals(G, ring.geometry());
+            }
+            assertTrue(Files.exists(file), "closing leaves an inherited file to the descriptors' owners");
+            // A descriptor that already holds something is not a fresh ring's place.
+            Path again = descriptor;
+            assertThrows(IllegalArgumentException.class, () -> ShmRing.create(again, G, null));
+        }
+        assertFalse(InheritedDescriptor.names(Path.of("/dev/shm/fd/3")));
+        assertTrue(InheritedDescriptor.names(Path.of("/dev/fd/12")));
+    }
+
+    @Test
     void aLeftoverFileFromADeadProducerIsReplaced() throws Exception {
         Path path = track(shmPath("stale"));
         Files.write(path, new byte[100]); // garbage: e.g. a crash during an older format
