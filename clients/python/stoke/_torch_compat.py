@@ -15,8 +15,9 @@ WAYS_OUT = ("Either apply it to each batch on the device (stoke.DataLoader(..., 
 JPEG_SUFFIXES = (".jpg", ".jpeg")
 
 ONLY = ("Stoke's producer does Resize(s) + CenterCrop(c) or RandomResizedCrop(...) + RandomHorizontalFlip(p), then "
-        "PILToTensor() or ToTensor() [or ConvertImageDtype(torch.float)] and Normalize(mean, std), in that order, "
-        "and nothing else")
+        "PILToTensor() or ToImage() [+ ToDtype(torch.float32, scale=True) or ConvertImageDtype(torch.float)] or "
+        "ToTensor(), and Normalize(mean, std), in that order (v1's or v2's, ToPureTensor() anywhere after the "
+        "conversion), and nothing else")
 
 
 class UnsupportedError(ValueError):
@@ -78,29 +79,42 @@ def dataset_samples(dataset):
     return samples
 
 
-def write_list_file(samples, path):
+def write_list_file(samples, fd):
     """One ``<path> <label>`` line per sample (Stoke's list file; a path may hold spaces: the label
-    is what follows the last one), written to a temporary name and renamed into place."""
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
+    is what follows the last one), written to the empty file open as descriptor ``fd``."""
+    with open(fd, "w", encoding="utf-8", closefd=False) as f:
         for p, label in samples:
             f.write(f"{p} {label}\n")
-    os.replace(tmp, path)
 
 
-def _flatten(transform):
-    try:
-        from torchvision import transforms as T
-    except ImportError:
-        T = None
-    if T is not None and isinstance(transform, T.Compose):
+#: The torchvision transforms Stoke translates, by name: v1's (``torchvision.transforms``) and v2's
+#: (``torchvision.transforms.v2``) of the same name mean the same on a PIL image.
+_TRANSLATED = ("Compose", "Resize", "CenterCrop", "RandomResizedCrop", "RandomHorizontalFlip", "PILToTensor",
+               "ToImage", "ToTensor", "ConvertImageDtype", "ToDtype", "Normalize", "ToPureTensor")
+
+
+def _kinds():
+    """{class: name} of the transforms in ``_TRANSLATED``, v1's and, where the caller has imported it
+    (a v2 transform was built), v2's; matched by exact class, so a subclass is not taken for one."""
+    import sys
+
+    from torchvision import transforms as T
+    kinds = {getattr(T, name): name for name in _TRANSLATED if hasattr(T, name)}
+    v2 = sys.modules.get("torchvision.transforms.v2")
+    if v2 is not None:
+        kinds.update({getattr(v2, name): name for name in _TRANSLATED if hasattr(v2, name)})
+    return kinds
+
+
+def _flatten(transform, kinds):
+    if kinds.get(type(transform)) == "Compose":
         out = []
         for t in transform.transforms:
-            out += _flatten(t)
+            out += _flatten(t, kinds)
         return out
     inner = _delegated(transform)
     if inner is not None:
-        return _flatten(inner)
+        return _flatten(inner, kinds)
     return [transform]
 
 
@@ -142,27 +156,42 @@ def _bilinear(t, what):
 
 
 def translate_transform(transform):
-    """A torchvision transform (a ``Compose`` or one transform) as Stoke's producer settings:
-    ``{"transform": "eval"|"train", "resize", "crop", "scale", "ratio", "flip", "output":
-    "uint8"|"float32", "chw": bool (uint8 as [n, 3, H, W], PILToTensor's layout), "mean", "std"}``.
-    Refuses, naming the transform and the ways out, whatever it cannot do exactly."""
+    """A torchvision transform (a ``Compose`` or one transform, of ``torchvision.transforms`` or
+    ``torchvision.transforms.v2``) as Stoke's producer settings: ``{"transform": "eval"|"train",
+    "resize", "crop", "scale", "ratio", "flip", "output": "uint8"|"float32", "chw": bool (uint8 as
+    [n, 3, H, W], PILToTensor's layout), "mean", "std"}``. Refuses, naming the transform and the ways
+    out, whatever it cannot do exactly."""
     try:
-        from torchvision import transforms as T
+        import torchvision  # noqa: F401
     except ImportError:
         raise UnsupportedError("a dataset's transform needs torchvision to be read; it is not installed") from None
     import torch
 
-    steps = _flatten(transform)
+    kinds = _kinds()
+    steps = _flatten(transform, kinds)
     names = [type(t).__name__ for t in steps]
     settings = {"scale": None, "ratio": None, "flip": None, "mean": None, "std": None}
     i = 0
 
-    def at(kind):
-        return i < len(steps) and type(steps[i]) is kind
+    def at(*wanted):
+        return i < len(steps) and kinds.get(type(steps[i])) in wanted
 
+    def skip_pure_tensor():
+        # v2's ToPureTensor() unwraps a TVTensor into a plain tensor: Stoke's batches are plain already.
+        nonlocal i
+        while at("ToPureTensor"):
+            i += 1
+
+    if at("PILToTensor", "ToImage") and i + 1 < len(steps) and kinds.get(type(steps[i + 1])) in (
+            "Resize", "RandomResizedCrop", "CenterCrop", "RandomHorizontalFlip", "ToPureTensor"):
+        _refuse(f"{names[0]}() before the crop ({' + '.join(names)}; the reference recipe's --backend tensor)",
+                "torchvision then resizes a tensor with torch's own antialiased filter, whose pixels are not PIL's; "
+                "Stoke resamples exactly as PIL does: put the conversion after the crop (--backend pil, the default)")
     # Geometry: Resize(s) + CenterCrop(c), or RandomResizedCrop(...) [+ RandomHorizontalFlip(p)].
-    if at(T.Resize):
+    if at("Resize"):
         r = steps[i]
+        if r.size is None:
+            _refuse(f"Resize(size=None, max_size={r.max_size})", "Stoke resizes the shorter side (Resize(int))")
         if isinstance(r.size, (list, tuple)) and len(r.size) != 1:
             _refuse(f"Resize({r.size!r})", "a (height, width) pair distorts the image; Stoke resizes the shorter "
                     "side (Resize(int))")
@@ -171,7 +200,7 @@ def translate_transform(transform):
             _refuse(f"Resize(max_size={r.max_size})")
         resize = int(r.size if isinstance(r.size, int) else r.size[0])
         i += 1
-        if not at(T.CenterCrop):
+        if not at("CenterCrop"):
             _refuse(f"Resize({resize}) without a CenterCrop after it ({' + '.join(names)})",
                     "Stoke's batches are square crops: Resize(s) + CenterCrop(c)")
         crop = _square(steps[i].size, "CenterCrop")
@@ -180,43 +209,45 @@ def translate_transform(transform):
                     "Stoke crops inside the image")
         i += 1
         settings.update(transform="eval", resize=resize, crop=crop)
-    elif at(T.RandomResizedCrop):
+    elif at("RandomResizedCrop"):
         c = steps[i]
         _bilinear(c, "RandomResizedCrop")
         crop = _square(c.size, "RandomResizedCrop")
         settings.update(transform="train", resize=crop, crop=crop, scale=[float(v) for v in c.scale],
                         ratio=[float(v) for v in c.ratio], flip=0.0)
         i += 1
-        if at(T.RandomHorizontalFlip):
+        if at("RandomHorizontalFlip"):
             settings["flip"] = float(steps[i].p)
             i += 1
     else:
         what = names[0] if steps else "an empty Compose"
         _refuse(f"{what} as the transform's first step ({' + '.join(names)})",
                 "Stoke translates Resize(s) + CenterCrop(c) or RandomResizedCrop(...) [+ RandomHorizontalFlip(p)], "
-                "then PILToTensor() or ToTensor() [+ ConvertImageDtype(torch.float)] [+ Normalize(mean, std)]")
-    # Conversion: PILToTensor() [+ ConvertImageDtype(float)] | ToTensor(), then an optional Normalize.
-    if at(T.PILToTensor):
+                "then PILToTensor() or ToImage() [+ ToDtype(torch.float32, scale=True) or ConvertImageDtype(torch.float)] "
+                "or ToTensor() [+ Normalize(mean, std)] [+ ToPureTensor()]")
+    # Conversion: PILToTensor()/ToImage() [+ ToDtype(float32, scale=True)/ConvertImageDtype(float)] | ToTensor().
+    if at("PILToTensor", "ToImage"):
         i += 1
-        if at(T.ConvertImageDtype):
-            if steps[i].dtype != torch.float32:
-                _refuse(f"ConvertImageDtype({steps[i].dtype})", "Stoke gives uint8 or float32")
+        skip_pure_tensor()
+        if at("ConvertImageDtype", "ToDtype"):
+            _to_float32(steps[i], kinds.get(type(steps[i])), torch)
             i += 1
             settings.update(output="float32", chw=False)
         else:
             settings.update(output="uint8", chw=True)
-    elif at(T.ToTensor):
+    elif at("ToTensor"):
         i += 1
         settings.update(output="float32", chw=False)
     elif i < len(steps):
         _refuse(f"{names[i]} ({' + '.join(names)})", ONLY)
     else:
         _refuse(f"a transform that ends with a PIL image ({' + '.join(names)})",
-                "after the crop Stoke needs PILToTensor() or ToTensor() (PIL images cannot be batched)")
-    if at(T.Normalize):
+                "after the crop Stoke needs PILToTensor(), ToImage() or ToTensor() (PIL images cannot be batched)")
+    skip_pure_tensor()
+    if at("Normalize"):
         if settings["output"] != "float32":
             _refuse("Normalize on PILToTensor()'s uint8 tensor", "torchvision refuses it too: add "
-                    "ConvertImageDtype(torch.float) before it")
+                    "ToDtype(torch.float32, scale=True) or ConvertImageDtype(torch.float) before it")
         n = steps[i]
         mean = [float(v) for v in torch.as_tensor(n.mean, dtype=torch.float32).flatten().tolist()]
         std = [float(v) for v in torch.as_tensor(n.std, dtype=torch.float32).flatten().tolist()]
@@ -230,6 +261,20 @@ def translate_transform(transform):
         i += 1
     elif settings["output"] == "float32":
         settings.update(mean=[0.0, 0.0, 0.0], std=[1.0, 1.0, 1.0])
+    skip_pure_tensor()
     if i < len(steps):
         _refuse(f"{names[i]} ({' + '.join(names)})", ONLY)
     return settings
+
+
+def _to_float32(t, kind, torch):
+    """Refuses a dtype conversion other than uint8 -> float32 scaled to [0, 1]."""
+    if kind == "ToDtype":
+        if isinstance(t.dtype, dict) or t.dtype != torch.float32:
+            _refuse(f"ToDtype({t.dtype!r})", "Stoke gives uint8, or float32 scaled to [0, 1] (ToDtype(torch.float32, "
+                    "scale=True))")
+        if not t.scale:
+            _refuse("ToDtype(torch.float32, scale=False)", "Stoke's float32 is scaled to [0, 1], as "
+                    "ToDtype(torch.float32, scale=True) and ConvertImageDtype(torch.float) give")
+    elif t.dtype != torch.float32:
+        _refuse(f"ConvertImageDtype({t.dtype})", "Stoke gives uint8 or float32")

@@ -16,13 +16,14 @@ import collections
 import collections.abc
 import gc
 import os
-import secrets
+import re
 import subprocess
-import tempfile
+import sys
 import threading
 import time
 import warnings
 import weakref
+from typing import Any, Callable, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -143,10 +144,11 @@ def _is_default_collate(fn):
     return fn is default_collate or fn is _utils.collate.default_collate
 
 
-def _torch_keywords(*, sampler, batch_sampler, shuffle, seed, rank, world_size, shard_tail, num_workers, collate_fn,
-                    pin_memory, timeout, worker_init_fn, multiprocessing_context, generator, prefetch_factor, slots,
-                    batch_transform, with_indices):
-    """PyTorch DataLoader's keywords as Stoke's settings, refusing at construction what cannot be done."""
+def _torch_keywords(*, batch_size, sampler, batch_sampler, shuffle, seed, rank, world_size, shard_tail, num_workers,
+                    collate_fn, pin_memory, timeout, worker_init_fn, multiprocessing_context, generator, prefetch_factor,
+                    persistent_workers, pin_memory_device, in_order, slots, batch_transform, with_indices):
+    """PyTorch DataLoader's keywords as Stoke's settings, refusing at construction what cannot be done
+    (with PyTorch's own message where PyTorch refuses it too)."""
     out = {"shuffle": bool(shuffle), "seed": seed, "rank": rank, "world_size": world_size, "shard_tail": shard_tail}
 
     def agree(key, value, source):
@@ -154,6 +156,11 @@ def _torch_keywords(*, sampler, batch_sampler, shuffle, seed, rank, world_size, 
             raise ValueError(f"{key}={out[key]!r} given, and {source} says {value!r}: pass one or the other")
         out[key] = value
 
+    if batch_size is None:
+        raise ValueError("stoke.DataLoader always batches: batch_size=None (PyTorch's unbatched mode, one sample "
+                         "at a time) is not supported; pass batch_size=1 for batches of one sample")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+        raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
     if batch_sampler is not None:
         raise ValueError("stoke.DataLoader does not take batch_sampler: its batches are drawn by the Java producer "
                          "(batch_size, drop_last, sampler=RandomSampler/SequentialSampler/DistributedSampler). Use "
@@ -191,16 +198,21 @@ def _torch_keywords(*, sampler, batch_sampler, shuffle, seed, rank, world_size, 
         agree("seed", int(generator.initial_seed()), "the generator's initial_seed()")
     out["seed"] = 0 if out["seed"] is None else int(out["seed"])
     out["shard_tail"] = "pad" if out["shard_tail"] is None else out["shard_tail"]
-    if num_workers == "auto":
+    # PyTorch's 0 is "no worker processes"; Stoke never decodes in this process, so 0 (the default)
+    # leaves the number of decoding threads to the producer, as "auto" does.
+    if num_workers is None or num_workers == "auto":
         out["num_workers"] = "auto"
-    elif num_workers is not None and int(num_workers) < 0:
+    elif isinstance(num_workers, bool) or not isinstance(num_workers, int):
+        raise ValueError(f"num_workers must be a non-negative int or 'auto', not {num_workers!r}")
+    elif num_workers < 0:
         raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.")
-    elif num_workers is not None and int(num_workers) == 0:
-        _say_once("workers-0", "stoke.DataLoader: num_workers=0 runs one decoding thread in Stoke's producer (a Java "
-                               "process); nothing is decoded in this process")
-        num_workers = 1
-    if num_workers != "auto":
-        out["num_workers"] = None if num_workers is None else int(num_workers)
+    else:
+        out["num_workers"] = "auto" if num_workers == 0 else num_workers
+    if num_workers == 0 and prefetch_factor is not None:
+        raise ValueError("prefetch_factor option could only be specified in multiprocessing."
+                         "let num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None.")
+    if persistent_workers and num_workers == 0:
+        raise ValueError("persistent_workers option needs num_workers > 0")
     if timeout < 0:
         raise ValueError("timeout option should be non-negative")
     if prefetch_factor is not None:
@@ -209,7 +221,7 @@ def _torch_keywords(*, sampler, batch_sampler, shuffle, seed, rank, world_size, 
         if int(prefetch_factor) < 1:
             raise ValueError(f"prefetch_factor must be positive, not {prefetch_factor}")
         workers = out["num_workers"]
-        slots = max(2, (_default_workers() if workers in (None, "auto") else workers) * int(prefetch_factor))
+        slots = max(2, (_default_workers() if workers == "auto" else workers) * int(prefetch_factor))
     out["slots"] = 4 if slots is None else int(slots)
     if worker_init_fn is not None:
         _say_once("worker-init", "stoke.DataLoader: worker_init_fn is ignored: Stoke decodes in Java threads, no "
@@ -217,6 +229,8 @@ def _torch_keywords(*, sampler, batch_sampler, shuffle, seed, rank, world_size, 
     if multiprocessing_context is not None:
         _say_once("mp-context", "stoke.DataLoader: multiprocessing_context is ignored: Stoke's producer is one Java "
                                 "process, started with subprocess")
+    if not isinstance(in_order, bool):
+        raise ValueError(f"in_order must be True or False, not {in_order!r}")
     out["collate"] = None
     if collate_fn is not None and not _is_default_collate(collate_fn):
         if batch_transform is not None:
@@ -228,6 +242,10 @@ def _torch_keywords(*, sampler, batch_sampler, shuffle, seed, rank, world_size, 
                              "copies them into its batch, as with torch; batch_transform=fn(images, labels) does the same "
                              "on the whole batch without that copy (e.g. mixup/cutmix on the device)")
         out["collate"] = collate_fn
+    device = str(pin_memory_device)
+    if device and device != "cuda" and not re.fullmatch(r"cuda:\d+", device):
+        raise ValueError(f"stoke.DataLoader pins memory for CUDA only: pin_memory_device={pin_memory_device!r} is "
+                         "not a CUDA device ('', 'cuda' or 'cuda:N'); use torch.utils.data.DataLoader for this device")
     out["pin"] = False
     if pin_memory:
         import torch
@@ -235,7 +253,21 @@ def _torch_keywords(*, sampler, batch_sampler, shuffle, seed, rank, world_size, 
             out["pin"] = True
         else:
             _say_once("pin-no-cuda", "stoke.DataLoader: pin_memory has no effect without CUDA")
+    elif device:
+        _say_once("pin-device-unused", "stoke.DataLoader: pin_memory_device is set and pin_memory is not: nothing "
+                                       "is pinned (as with torch)")
     return out
+
+
+def _mib(n):
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.0f} KiB"
+
+
+def _anonymous_file(name):
+    """An anonymous file (memfd_create) for the producer to read or write as /dev/fd/N: it lives in
+    no mounted file system, so no /dev/shm size limits it and nothing is left on disk when either
+    process dies; the kernel frees it with its last descriptor and mapping."""
+    return os.memfd_create(f"{name}-{os.getpid()}", os.MFD_CLOEXEC)
 
 
 class _UnlistedSamples(collections.abc.Sequence):
@@ -286,91 +318,158 @@ def _close_at_exit(ref):
 
 
 class DataLoader:
-    """Batches of ``root`` decoded by Stoke. ``root`` is a torchvision ``ImageFolder``/``DatasetFolder``
-    (or any object with ``samples``, ``[(path, label), ...]``), whose ``transform`` is translated
-    exactly into the settings below or refused at construction (see the package README), or an ImageFolder tree
-    (``root/<class>/<image>.jpg``), a list file of ``<path> <label>`` lines, or WebDataset tar
-    shards: one ``.tar``, a brace pattern (``"train-{000000..000127}.tar"``), a folder of ``.tar``
-    files, or the same at ``s3://`` or ``http(s)://`` URLs: ``Resize(resize)`` + ``CenterCrop(crop)``, or with
-    ``transform="train"`` ``RandomResizedCrop(crop)`` + ``RandomHorizontalFlip()``.
+    r"""Batches of a dataset of images decoded by Stoke, with PyTorch ``DataLoader``'s signature.
 
-    Yields ``(images, labels)`` of torch tensors (``(images, labels, indices)`` with
-    ``with_indices=True``): ``images`` uint8 ``[n, crop, crop, 3]`` (``output="uint8"``) or float32
-    ``[n, 3, crop, crop]`` normalised with ImageNet's mean and std (``output="float32"``), viewing
-    shared memory; ``labels`` and ``indices`` int64 ``[n]``. Indices are positions in dataset order:
-    torchvision's ``ImageFolder(root).samples`` order, or for shards shard order then member order.
-    ``loader.samples[i]`` is ``(name, label)`` and ``loader.name(i)`` the name: the file's path, or
-    ``<shard>/<key>`` for a sample in a tar shard. Over shards, ``shuffle_window=W`` shuffles
-    within windows of ``W`` shards (the default for remote shards, whose cache holds a window), 0
-    over every sample (the default for local shards). ``shard_cache`` (``"4G"``) and
-    ``shard_cache_dir`` bound and place the cache of whole remote shards (``--shard-cache``).
+    Creating one starts Stoke's producer, a Java process that decodes with its own threads into a
+    ring of batch slots in anonymous shared memory; the batches are torch tensors viewing it, without
+    a copy. PyTorch's parameters come first, in PyTorch's order and with its defaults; Stoke's own
+    are keyword-only after them. Every argument is checked before anything is created.
+
+    Yields ``(images, labels)`` (``(images, labels, indices)`` with ``with_indices=True``) as a
+    :class:`Batch`: ``images`` uint8 ``[n, crop, crop, 3]`` (``output="uint8"``; ``[n, 3, crop,
+    crop]`` when a dataset's transform ends in ``PILToTensor()``) or float32 ``[n, 3, crop, crop]``
+    normalised (``output="float32"``), viewing shared memory; ``labels`` and ``indices`` int64
+    ``[n]``. Indices are positions in dataset order: torchvision's ``ImageFolder(root).samples``
+    order, or for shards shard order then member order. ``loader.samples[i]`` is ``(name, label)``
+    and ``loader.name(i)`` the name: the file's path, or ``<shard>/<key>`` for a sample in a tar shard.
 
     Each ``for`` over the loader delivers one epoch: the rest of it when an earlier ``for`` stopped
     early (no batch is lost or repeated), then the next epoch. ``set_epoch(e)`` moves to epoch
     ``e``. ``state_dict()``/``load_state_dict()`` resume mid-epoch exactly once (torchdata's
     ``StatefulDataLoader`` convention).
 
-    ``rank``/``world_size`` default to ``torch.distributed``'s when it is initialised, else to
-    ``RANK``/``WORLD_SIZE`` (torchrun), else 0/1. Every rank gets the same number of samples, as
-    with PyTorch's ``DistributedSampler``: ``shard_tail="pad"`` (the default) gives each
-    ``ceil(N/world_size)``, repeating samples from the start of the epoch's permutation (marked by
-    ``batch.padded``); ``"drop"`` gives each ``floor(N/world_size)``, leaving up to
-    ``world_size - 1`` out. ``drop_last`` drops each rank's last partial batch, as in PyTorch. ``num_workers`` (decoding threads in the producer) defaults to ``"auto"``:
-    as many as your loop needs, at most the cores divided by ``LOCAL_WORLD_SIZE``, chosen while it
-    runs from how long it waits for batches (``loader.tuning()`` says each change and why,
-    ``loader.active_workers`` how many now); a number runs exactly that many. ``slots`` is the ring's size: batches decoded ahead plus the
-    batches your code still holds.
+    Args:
+        dataset (str, os.PathLike or Dataset): a torchvision ``ImageFolder``/``DatasetFolder`` (or any
+            object with ``samples``, ``[(path, label), ...]``), whose ``transform`` (v1 or v2) is
+            translated exactly into Stoke's settings or refused here; or a path: an ImageFolder tree
+            (``root/<class>/<image>.jpg``), a list file of ``<path> <label>`` lines, or WebDataset tar
+            shards (one ``.tar``, a brace pattern ``"train-{000000..000127}.tar"``, a folder of
+            ``.tar`` files, or the same at ``s3://`` or ``http(s)://`` URLs).
+        batch_size (int, optional): samples per batch (default: ``1``, as PyTorch). ``None``,
+            PyTorch's unbatched mode, is refused: Stoke's producer always batches.
+        shuffle (bool, optional): a new permutation each epoch, drawn from ``seed`` and the epoch
+            (default: ``False``).
+        sampler (Sampler, optional): ``RandomSampler`` (without replacement), ``SequentialSampler``
+            or ``DistributedSampler``, whose order Stoke's producer draws itself (its ``set_epoch`` is
+            read at each ``iter()``); any other sampler is refused.
+        batch_sampler (Sampler, optional): refused: batches are drawn by the producer.
+        num_workers (int or "auto", optional): Stoke's decoding threads, in its producer process.
+            ``0`` (PyTorch's default, where it means no worker processes) and ``"auto"`` let Stoke
+            choose while it runs: as many as your loop needs, at most the cores divided by
+            ``LOCAL_WORLD_SIZE`` (``loader.tuning()`` says each change and why); ``N`` runs exactly
+            ``N``. Nothing is ever decoded in this process.
+        collate_fn (Callable, optional): PyTorch's meaning: a list of ``(image, label)`` in, the batch
+            out (a copy it makes); ``default_collate`` costs nothing. ``batch_transform`` does the
+            same on the whole batch without the copy.
+        pin_memory (bool, optional): registers the ring with CUDA once (page-locked), so that
+            ``.to(device, non_blocking=True)`` of a batch is an asynchronous copy; a slot goes back
+            only after the GPU work queued before its batch was freed. No effect without CUDA.
+        drop_last (bool, optional): drop each rank's last partial batch, as PyTorch.
+        timeout (float, optional): seconds to wait for a batch before ``RuntimeError`` (0: forever).
+        worker_init_fn (Callable, optional): ignored, said once: no Python runs in Stoke's threads.
+        multiprocessing_context (optional): ignored, said once: the producer is one process.
+        generator (torch.Generator, optional): its ``initial_seed()`` is the seed.
+        prefetch_factor (int, optional): ``slots = max(2, num_workers * prefetch_factor)``.
+        persistent_workers (bool, optional): the producer always persists across epochs.
+        pin_memory_device (str, optional): ``""`` or a CUDA device (``"cuda"``, ``"cuda:N"``); any
+            other device is refused (Stoke pins for CUDA only).
+        in_order (bool, optional): batches always come in order, which ``in_order=False`` allows.
 
-    PyTorch's keywords mean what they mean there: ``sampler`` (Random-, Sequential- or
-    DistributedSampler, whose ``set_epoch`` is read at each ``iter()``), ``generator`` (its
-    ``initial_seed()``), ``collate_fn`` (a list of ``(image, label)`` in, the batch out;
-    ``default_collate`` is free), ``pin_memory``, ``timeout``, ``prefetch_factor`` (``slots =
-    max(2, num_workers * prefetch_factor)``), ``num_workers=0`` (one thread), ``persistent_workers``;
-    ``worker_init_fn`` and ``multiprocessing_context`` are ignored and ``batch_sampler`` and other
-    samplers refused. ``batch_transform=fn`` applies ``fn(images, labels)`` to each batch without a
-    copy. ``loader.dataset``, ``loader.sampler``, ``len(loader)`` are PyTorch's.
-
-    ``worker_nice`` (0 to 19, default 19) is the decoding threads' nice value: your loop's threads
-    (a model on the CPU, the Python thread that launches GPU work) run first, and the workers decode
-    on the CPU they leave. When nothing else wants the cores the workers get all of them; 0 gives
-    them the same priority as your loop.
+    Stoke's own, keyword-only:
+        seed (int): the order's and every random choice's seed (default: 0, or the sampler's or
+            generator's).
+        transform ("eval" or "train"), resize (int), crop (int), output ("uint8" or "float32"),
+            mean and std (three floats each): the transform when the dataset is a path:
+            ``Resize(resize)`` + ``CenterCrop(crop)`` (defaults 256, 224), or ``"train"``'s
+            ``RandomResizedCrop(crop)`` + ``RandomHorizontalFlip()``; float32 is ``(x / 255 - mean)
+            / std``, ImageNet's mean and std by default.
+        batch_transform (Callable): ``fn(images, labels)`` applied to each batch, without a copy.
+        with_indices (bool): yield each sample's dataset index too.
+        on_error ("fail" or "skip"): a batch with files that did not decode raises
+            :class:`SampleError` naming them, or (``"skip"``) comes with them zeroed and listed in
+            ``batch.skipped``.
+        rank, world_size (int): this process's shard; default ``torch.distributed``'s when it is
+            initialised, else ``RANK``/``WORLD_SIZE`` (torchrun), else 0/1. Every rank gets as many
+            samples, as with ``DistributedSampler``: ``shard_tail="pad"`` (the default) gives each
+            ``ceil(N/world_size)``, repeating samples from the start of the epoch's permutation
+            (marked by ``batch.padded``); ``"drop"`` gives each ``floor(N/world_size)``.
+        slots (int): the ring's size in batches: decoded ahead plus held by your code (default 4).
+        dct_scaling ("none", "pow2" or "all"): let libjpeg-turbo decode at a smaller scale where
+            the resize allows (default "pow2" for a path, "none" for a translated transform).
+        shuffle_window (int), shard_cache (str), shard_cache_dir (path): over shards, shuffle within
+            windows of that many shards (the default for remote shards, whose cache holds a window:
+            8), and bound and place the cache of whole remote shards (``"4G"``).
+        worker_nice (int): the decoding threads' nice value, 0 to 19 (default 19): your loop's threads
+            run first, and the workers decode on the CPU they leave.
+        start_timeout (float): seconds to wait for the producer's ring (the first run may build Stoke).
     """
 
-    def __init__(self, root, batch_size=256, *, shuffle=None, sampler=None, batch_sampler=None, num_workers=None,
-                 collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
-                 multiprocessing_context=None, generator=None, prefetch_factor=None, persistent_workers=False,
-                 batch_transform=None, seed=None, resize=None, crop=None, output=None, on_error="fail",
-                 with_indices=False, rank=None, world_size=None, transform=None, dct_scaling=None, slots=None,
-                 shuffle_window=None, shard_cache=None, shard_cache_dir=None, worker_nice=19, shard_tail=None,
-                 mean=None, std=None, start_timeout=START_TIMEOUT):
-        # PyTorch's keywords first: what they fix, what Stoke refuses (before anything starts).
-        torch_settings = _torch_keywords(sampler=sampler, batch_sampler=batch_sampler, shuffle=shuffle, seed=seed,
-                                         rank=rank, world_size=world_size, shard_tail=shard_tail,
-                                         num_workers=num_workers, collate_fn=collate_fn, pin_memory=pin_memory,
-                                         timeout=timeout, worker_init_fn=worker_init_fn,
+    def __init__(
+        self,
+        dataset: Union[str, "os.PathLike[str]", Any],
+        batch_size: Optional[int] = 1,
+        shuffle: Optional[bool] = None,
+        sampler: Optional[Any] = None,
+        batch_sampler: Optional[Any] = None,
+        num_workers: Union[int, str] = 0,
+        collate_fn: Optional[Callable[[List[Any]], Any]] = None,
+        pin_memory: bool = False,
+        drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn: Optional[Callable[[int], None]] = None,
+        multiprocessing_context: Optional[Any] = None,
+        generator: Optional[Any] = None,
+        *,
+        prefetch_factor: Optional[int] = None,
+        persistent_workers: bool = False,
+        pin_memory_device: str = "",
+        in_order: bool = True,
+        batch_transform: Optional[Callable[[Any, Any], Any]] = None,
+        seed: Optional[int] = None,
+        resize: Optional[int] = None,
+        crop: Optional[int] = None,
+        output: Optional[str] = None,
+        on_error: str = "fail",
+        with_indices: bool = False,
+        rank: Optional[int] = None,
+        world_size: Optional[int] = None,
+        transform: Optional[str] = None,
+        dct_scaling: Optional[str] = None,
+        slots: Optional[int] = None,
+        shuffle_window: Optional[int] = None,
+        shard_cache: Optional[str] = None,
+        shard_cache_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+        worker_nice: int = 19,
+        shard_tail: Optional[str] = None,
+        mean: Optional[Sequence[float]] = None,
+        std: Optional[Sequence[float]] = None,
+        start_timeout: float = START_TIMEOUT,
+    ) -> None:
+        # Nothing exists yet that close() must undo: every argument is checked first.
+        self._closed = True
+        self._proc = self._ring = None
+        self._list_fd = None
+        self._fds = {}
+        self._ring_path = self._index_path = self._tuning_path = None
+        torch_settings = _torch_keywords(batch_size=batch_size, sampler=sampler, batch_sampler=batch_sampler,
+                                         shuffle=shuffle, seed=seed, rank=rank, world_size=world_size,
+                                         shard_tail=shard_tail, num_workers=num_workers, collate_fn=collate_fn,
+                                         pin_memory=pin_memory, timeout=timeout, worker_init_fn=worker_init_fn,
                                          multiprocessing_context=multiprocessing_context, generator=generator,
-                                         prefetch_factor=prefetch_factor, slots=slots,
+                                         prefetch_factor=prefetch_factor, persistent_workers=persistent_workers,
+                                         pin_memory_device=pin_memory_device, in_order=in_order, slots=slots,
                                          batch_transform=batch_transform, with_indices=with_indices)
         shuffle, seed, rank, world_size, shard_tail = (torch_settings[k] for k in
                                                        ("shuffle", "seed", "rank", "world_size", "shard_tail"))
         num_workers, slots = torch_settings["num_workers"], torch_settings["slots"]
-        self._passed_sampler = sampler
-        self.collate_fn, self._collate = collate_fn, torch_settings["collate"]
-        self.batch_transform = batch_transform
-        self.pin_memory, self._pin = bool(pin_memory), torch_settings["pin"]
-        self.timeout, self.generator, self.prefetch_factor = float(timeout), generator, prefetch_factor
-        self.persistent_workers, self.worker_init_fn = persistent_workers, worker_init_fn
-        self.multiprocessing_context, self.batch_sampler = multiprocessing_context, None
-        self._pinned = None  # (pointer, cudart) of the ring registered with CUDA
-        self._pending = collections.deque()  # (event, raw batch): slots released once the GPU copies are done
-        self.dataset = root if _compat.is_dataset(root) else None
-        if self.dataset is None and not isinstance(root, (str, bytes, os.PathLike)):
+        self.dataset = dataset if _compat.is_dataset(dataset) else None
+        if self.dataset is None and not isinstance(dataset, (str, bytes, os.PathLike)):
             raise TypeError(f"stoke.DataLoader takes a path or a dataset with samples, a list of (path, label) (a "
-                            f"torchvision ImageFolder or DatasetFolder), not a {type(root).__name__}: Stoke reads the "
-                            "files itself. Use torch.utils.data.DataLoader for this dataset.")
+                            f"torchvision ImageFolder or DatasetFolder), not a {type(dataset).__name__}: Stoke reads "
+                            "the files itself. Use torch.utils.data.DataLoader for this dataset.")
         given = {k: v for k, v in (("resize", resize), ("crop", crop), ("output", output), ("transform", transform),
                                    ("mean", mean), ("std", std)) if v is not None}
-        self._chw = False
+        chw = False
         translated = None
         if self.dataset is not None and getattr(self.dataset, "transform", None) is not None:
             if given:
@@ -378,7 +477,7 @@ class DataLoader:
                                  f"{'it' if len(given) == 1 else 'them'}: pass one or the other")
             translated = _compat.translate_transform(self.dataset.transform)
             transform, resize, crop = translated["transform"], translated["resize"], translated["crop"]
-            output, mean, std, self._chw = translated["output"], translated["mean"], translated["std"], translated["chw"]
+            output, mean, std, chw = translated["output"], translated["mean"], translated["std"], translated["chw"]
         transform = "eval" if transform is None else transform
         resize = 256 if resize is None else int(resize)
         crop = 224 if crop is None else int(crop)
@@ -393,36 +492,43 @@ class DataLoader:
             raise ValueError(f"shard_tail must be 'pad' or 'drop', not {shard_tail!r}")
         if transform not in ("eval", "train"):
             raise ValueError(f"transform must be 'eval' or 'train', not {transform!r}")
+        if dct_scaling not in ("none", "pow2", "all"):
+            raise ValueError(f"dct_scaling must be 'none', 'pow2' or 'all', not {dct_scaling!r}")
         if (mean is None) != (std is None) or (mean is not None and (len(mean) != 3 or len(std) != 3)):
             raise ValueError("mean and std go together, three numbers each (RGB, on a 0-1 scale)")
         if mean is not None and output != "float32":
             raise ValueError("mean and std normalise output='float32'; the uint8 output is not normalised")
-        if batch_size < 1 or slots < 1:
-            raise ValueError("batch_size and slots must be positive")
+        if slots < 1:
+            raise ValueError(f"slots must be positive, not {slots}")
+        if resize < 1 or crop < 1:
+            raise ValueError(f"resize and crop must be positive, not {resize} and {crop}")
         if not 0 <= int(worker_nice) <= 19:
             raise ValueError(f"worker_nice must be 0 to 19, not {worker_nice}")
-        self.worker_nice = int(worker_nice)
-        self.shard_tail = shard_tail
+        if shuffle_window is not None and int(shuffle_window) < 0:
+            raise ValueError(f"shuffle_window must not be negative: {shuffle_window}")
         default_rank, default_world = _default_rank_and_world()
-        self.rank = default_rank if rank is None else int(rank)
-        self.world_size = default_world if world_size is None else int(world_size)
-        if not 0 <= self.rank < self.world_size:
-            raise ValueError(f"rank must be in [0, world_size): rank {self.rank} of {self.world_size}")
-        self._list_path = None
-        if self.dataset is not None:
-            samples = _compat.dataset_samples(self.dataset)
-            fd, self._list_path = tempfile.mkstemp(prefix=f"stoke-py-list-{os.getpid()}-", suffix=".txt")
-            os.close(fd)
-            _compat.write_list_file(samples, self._list_path)
-            self.root = self._list_path
-        else:
-            self.root = os.fspath(root)
-        self.batch_size, self.shuffle, self.seed, self.drop_last = int(batch_size), bool(shuffle), int(seed), bool(drop_last)
-        if num_workers is None:
-            self.num_workers = "auto"
-        else:
-            self.num_workers = "auto" if num_workers == "auto" else int(num_workers)
-        self._tuning = []  # the auto workers' changes read so far (see tuning())
+        rank = default_rank if rank is None else int(rank)
+        world_size = default_world if world_size is None else int(world_size)
+        if not 0 <= rank < world_size:
+            raise ValueError(f"rank must be in [0, world_size): rank {rank} of {world_size}")
+        samples = _compat.dataset_samples(self.dataset) if self.dataset is not None else None
+        stoke = _home.stoke_command()  # the bundled runtime's java ... -jar stoke.jar, else ./stoke
+
+        # PyTorch's attributes, as torch.utils.data.DataLoader has them.
+        self._passed_sampler = sampler
+        self.batch_size, self.drop_last = int(batch_size), bool(drop_last)
+        self.num_workers = num_workers
+        self.collate_fn, self._collate = collate_fn, torch_settings["collate"]
+        self.pin_memory, self._pin = bool(pin_memory), torch_settings["pin"]
+        self.pin_memory_device, self.in_order = pin_memory_device, bool(in_order)
+        self.timeout, self.generator, self.prefetch_factor = float(timeout), generator, prefetch_factor
+        self.persistent_workers, self.worker_init_fn = persistent_workers, worker_init_fn
+        self.multiprocessing_context, self.batch_sampler = multiprocessing_context, None
+        # Stoke's settings.
+        self.batch_transform = batch_transform
+        self.shuffle, self.seed = bool(shuffle), int(seed)
+        self.rank, self.world_size, self.shard_tail = rank, world_size, shard_tail
+        self.worker_nice = int(worker_nice)
         self.resize, self.crop, self.output, self.on_error = resize, crop, output, on_error
         self.mean = None if mean is None else [float(v) for v in mean]
         self.std = None if std is None else [float(v) for v in std]
@@ -431,20 +537,31 @@ class DataLoader:
         self.ratio = translated and translated["ratio"]
         self.flip = translated and translated["flip"]
         self.shuffle_window = None if shuffle_window is None else int(shuffle_window)
-        if self.shuffle_window is not None and self.shuffle_window < 0:
-            raise ValueError(f"shuffle_window must not be negative: {shuffle_window}")
         self.shard_cache, self.shard_cache_dir = shard_cache, shard_cache_dir
+        self._chw = chw
         self._start_timeout = start_timeout
-        self._stoke = _home.stoke_command()  # the bundled runtime's java ... -jar stoke.jar, else ./stoke
-        self._proc = None
-        self._ring = None
+        self._stoke = stoke
+        self._pinned = None  # (pointer, cudart) of the ring registered with CUDA
+        self._pending = collections.deque()  # (event, raw batch): slots released once the GPU copies are done
+        self._tuning = []  # the auto workers' changes read so far (see tuning())
         self._stderr = collections.deque(maxlen=STDERR_LINES)
-        self._closed = False
         self._epoch = 0
         self._batch = 0
         self._producer_next = None  # (epoch, batch) the ring hands out next
+        self._said_ring = False
         self.samples = None
+
+        # Everything checked: from here on close() undoes what is made.
+        self._closed = False
         try:
+            if samples is not None:
+                # The dataset's list lives in an anonymous file that the producer reads as /dev/fd/N:
+                # nothing on disk to leave behind, however this process ends.
+                self._list_fd = _anonymous_file("stoke-list")
+                _compat.write_list_file(samples, self._list_fd)
+                self.root = f"/dev/fd/{self._list_fd}"
+            else:
+                self.root = os.fspath(dataset)
             self._start_producer(0, 0)
             if self.dataset is None:
                 self.dataset = _PathDataset(self.root, self.samples)
@@ -648,15 +765,21 @@ class DataLoader:
         return cmd
 
     def _start_producer(self, epoch, batch):
-        name = f"stoke-py-{os.getpid()}-{secrets.token_hex(6)}"
-        self._ring_path = f"/dev/shm/{name}"
-        self._index_path = f"/dev/shm/{name}.index.json"
-        self._tuning_path = f"/dev/shm/{name}.tuning.jsonl"
+        # The ring, the index and the tuning log are anonymous files that the producer inherits as
+        # descriptors (/dev/fd/N): the ring needs no room in /dev/shm (a container's is 64 MB), and
+        # nothing outlives both processes, however either ends (kill -9 included).
+        self._fds = {"ring": _anonymous_file("stoke-ring"), "index": _anonymous_file("stoke-index")}
+        if self.num_workers == "auto":
+            self._fds["tuning"] = _anonymous_file("stoke-tuning")
+        self._ring_path = f"/dev/fd/{self._fds['ring']}"
+        self._index_path = f"/dev/fd/{self._fds['index']}"
+        self._tuning_path = f"/dev/fd/{self._fds['tuning']}" if "tuning" in self._fds else None
         self._tuning_read = 0
         self._stderr.clear()
+        inherited = list(self._fds.values()) + ([self._list_fd] if self._list_fd is not None else [])
         self._proc = subprocess.Popen(self._command(epoch, batch, self._ring_path, self._index_path),
                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                      text=True, errors="replace")
+                                      text=True, errors="replace", pass_fds=inherited)
         threading.Thread(target=self._drain_stderr, args=(self._proc,), name="stoke-producer-stderr",
                          daemon=True).start()
         deadline = time.monotonic() + self._start_timeout
@@ -671,14 +794,21 @@ class DataLoader:
                 # while waiting, so that polling does not take a core from the decoding threads.
                 self._ring = Ring(self._ring_path, release_on_next=False, spin=0.0002, max_poll_sleep=0.002)
                 break
-            except (FileNotFoundError, RingFormatError, ProducerGoneError):
-                pass  # not created yet, or still being written
+            except (RingFormatError, ProducerGoneError):
+                pass  # not laid out yet (empty, or its magic not written), or its pid not yet set
             if time.monotonic() > deadline:
                 self._stop_producer()
                 raise ProducerError(f"the producer's ring was not ready within {self._start_timeout:.0f} s")
             time.sleep(0.01)
         if self.samples is None:
             self.samples = self._read_index()
+        if not self._said_ring:
+            # Once per loader: users under a memory limit (a container, a cgroup) need the figure.
+            self._said_ring = True
+            g = self._ring._g
+            print(f"stoke.DataLoader: ring of {g.slot_count} slots of {_mib(g.slot_stride)} ({_mib(g.total_length)}) "
+                  "in anonymous shared memory (not /dev/shm), counted against this job's memory limit",
+                  file=sys.stderr, flush=True)
         if self._pin:
             self._pin_ring()
         self._producer_next = (epoch, batch)
@@ -761,21 +891,18 @@ class DataLoader:
             ring.close()
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
-            proc.terminate()  # the producer's shutdown hook removes its files
+            proc.terminate()  # its shutdown hook stops the workers
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        if self.num_workers == "auto" and getattr(self, "_tuning_path", None):
+        if self._tuning_path:
             self.tuning()  # keep this producer's changes past its file
-        for path in (getattr(self, "_ring_path", None), getattr(self, "_index_path", None),
-                     getattr(self, "_tuning_path", None)):
-            if path:
-                try:
-                    os.unlink(path)
-                except FileNotFoundError:
-                    pass
+        fds, self._fds = self._fds, {}
+        self._tuning_path = None
+        for fd in fds.values():
+            os.close(fd)  # the kernel frees each file once the producer's descriptors and mappings go too
         self._producer_next = None
 
     # ---- auto workers ----
@@ -787,7 +914,7 @@ class DataLoader:
         import json
 
         path = getattr(self, "_tuning_path", None)
-        if self.num_workers == "auto" and path:
+        if path:
             try:
                 with open(path, encoding="utf-8") as f:
                     lines = f.read().splitlines()
@@ -820,12 +947,9 @@ class DataLoader:
         self._remove_list()
 
     def _remove_list(self):
-        path, self._list_path = getattr(self, "_list_path", None), None
-        if path:
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
+        fd, self._list_fd = self._list_fd, None
+        if fd is not None:
+            os.close(fd)
 
     def __enter__(self):
         return self

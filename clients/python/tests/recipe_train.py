@@ -1,10 +1,14 @@
 """The calls torchvision's reference classification recipe (references/classification/train.py,
-presets.py and transforms.py, 0.14 line) makes of its data loaders, in a small script that runs one
-epoch with torch's DataLoader (``--loader torch``) or with stoke.DataLoader (``--loader stoke``):
-the swap is the one line marked SWAP. Writes what the model and the loss saw as JSON.
+presets.py and transforms.py) makes of its data loaders, in a small script that runs one epoch with
+torch's DataLoader (``--loader torch``) or with stoke.DataLoader (``--loader stoke``): the swap is
+the one line marked SWAP. Writes what the model and the loss saw as JSON. The presets are built as
+0.21's are: from ``torchvision.transforms``, or with ``--use-v2`` from ``torchvision.transforms.v2``
+(``ToDtype(torch.float, scale=True)``, ``ToPureTensor()``, v2's ``MixUp``/``CutMix``), with
+``PILToTensor()`` after the geometry (``--backend pil``) or first (``--backend tensor``); on the
+0.14 line (no v2) mixup and cutmix are that line's own ``RandomMixup``/``RandomCutmix``.
 
     python3 recipe_train.py DATA OUT.json --loader stoke --train-crop-size 176 --val-crop-size 208 \\
-        --val-resize-size 232 --mixup-alpha 0.2 --cutmix-alpha 1.0
+        --val-resize-size 232 --mixup-alpha 0.2 --cutmix-alpha 1.0 [--use-v2]
 """
 
 import argparse
@@ -20,17 +24,32 @@ from torchvision.transforms import functional as F
 from torchvision import transforms
 
 
-# ---- presets.py (0.14), as the recipe builds them ----
+# ---- presets.py (0.21), as the recipe builds them ----
+
+def get_module(use_v2):
+    if use_v2:
+        import torchvision.transforms.v2
+        return torchvision.transforms.v2
+    return transforms
+
 
 class ClassificationPresetTrain:
     def __init__(self, *, crop_size, mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225),
-                 interpolation=InterpolationMode.BILINEAR, hflip_prob=0.5):
-        trans = [transforms.RandomResizedCrop(crop_size, interpolation=interpolation)]
+                 interpolation=InterpolationMode.BILINEAR, hflip_prob=0.5, backend="pil", use_v2=False):
+        T = get_module(use_v2)
+        trans = []
+        if backend == "tensor":
+            trans.append(T.PILToTensor())
+        trans.append(T.RandomResizedCrop(crop_size, interpolation=interpolation, antialias=True))
         if hflip_prob > 0:
-            trans.append(transforms.RandomHorizontalFlip(hflip_prob))
-        trans.extend([transforms.PILToTensor(), transforms.ConvertImageDtype(torch.float),
-                      transforms.Normalize(mean=mean, std=std)])
-        self.transforms = transforms.Compose(trans)
+            trans.append(T.RandomHorizontalFlip(hflip_prob))
+        if backend == "pil":
+            trans.append(T.PILToTensor())
+        trans.extend([T.ToDtype(torch.float, scale=True) if use_v2 else T.ConvertImageDtype(torch.float),
+                      T.Normalize(mean=mean, std=std)])
+        if use_v2:
+            trans.append(T.ToPureTensor())
+        self.transforms = T.Compose(trans)
 
     def __call__(self, img):
         return self.transforms(img)
@@ -38,14 +57,19 @@ class ClassificationPresetTrain:
 
 class ClassificationPresetEval:
     def __init__(self, *, crop_size, resize_size=256, mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225),
-                 interpolation=InterpolationMode.BILINEAR):
-        self.transforms = transforms.Compose([
-            transforms.Resize(resize_size, interpolation=interpolation),
-            transforms.CenterCrop(crop_size),
-            transforms.PILToTensor(),
-            transforms.ConvertImageDtype(torch.float),
-            transforms.Normalize(mean=mean, std=std),
-        ])
+                 interpolation=InterpolationMode.BILINEAR, backend="pil", use_v2=False):
+        T = get_module(use_v2)
+        trans = []
+        if backend == "tensor":
+            trans.append(T.PILToTensor())
+        trans += [T.Resize(resize_size, interpolation=interpolation, antialias=True), T.CenterCrop(crop_size)]
+        if backend == "pil":
+            trans.append(T.PILToTensor())
+        trans += [T.ToDtype(torch.float, scale=True) if use_v2 else T.ConvertImageDtype(torch.float),
+                  T.Normalize(mean=mean, std=std)]
+        if use_v2:
+            trans.append(T.ToPureTensor())
+        self.transforms = T.Compose(trans)
 
     def __call__(self, img):
         return self.transforms(img)
@@ -123,6 +147,8 @@ def main():
     parser.add_argument("--val-resize-size", type=int, default=256)
     parser.add_argument("--mixup-alpha", type=float, default=0.0)
     parser.add_argument("--cutmix-alpha", type=float, default=0.0)
+    parser.add_argument("--backend", default="pil", choices=("pil", "tensor"))
+    parser.add_argument("--use-v2", action="store_true")
     args = parser.parse_args()
     torch.manual_seed(0)
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
@@ -131,10 +157,12 @@ def main():
 
     # load_data(), as the recipe has it
     dataset = torchvision.datasets.ImageFolder(
-        os.path.join(args.data, "train"), ClassificationPresetTrain(crop_size=args.train_crop_size))
+        os.path.join(args.data, "train"),
+        ClassificationPresetTrain(crop_size=args.train_crop_size, backend=args.backend, use_v2=args.use_v2))
     dataset_test = torchvision.datasets.ImageFolder(
         os.path.join(args.data, "val"),
-        ClassificationPresetEval(crop_size=args.val_crop_size, resize_size=args.val_resize_size))
+        ClassificationPresetEval(crop_size=args.val_crop_size, resize_size=args.val_resize_size, backend=args.backend,
+                                 use_v2=args.use_v2))
     if distributed:
         train_sampler = torch.utils.data.distributed.DistributedSampler(dataset)
         test_sampler = torch.utils.data.distributed.DistributedSampler(dataset_test, shuffle=False)
@@ -144,13 +172,17 @@ def main():
 
     collate_fn = None
     num_classes = len(dataset.classes)
+    # transforms.get_mixup_cutmix(), as 0.21 has it
+    T = get_module(args.use_v2)
     mixup_transforms = []
     if args.mixup_alpha > 0.0:
-        mixup_transforms.append(RandomMixup(num_classes, p=1.0, alpha=args.mixup_alpha))
+        mixup_transforms.append(T.MixUp(alpha=args.mixup_alpha, num_classes=num_classes) if args.use_v2
+                                else RandomMixup(num_classes, p=1.0, alpha=args.mixup_alpha))
     if args.cutmix_alpha > 0.0:
-        mixup_transforms.append(RandomCutmix(num_classes, p=1.0, alpha=args.cutmix_alpha))
+        mixup_transforms.append(T.CutMix(alpha=args.cutmix_alpha, num_classes=num_classes) if args.use_v2
+                                else RandomCutmix(num_classes, p=1.0, alpha=args.cutmix_alpha))
     if mixup_transforms:
-        mixupcutmix = torchvision.transforms.RandomChoice(mixup_transforms)
+        mixupcutmix = T.RandomChoice(mixup_transforms)
 
         def collate_fn(batch):
             return mixupcutmix(*default_collate(batch))

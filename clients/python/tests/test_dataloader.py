@@ -37,6 +37,13 @@ try:
 except ImportError:
     torchvision = None
 
+try:  # transforms v2 as the reference recipe's --use-v2 builds it (ToDtype's scale, ToPureTensor): 0.16 and later
+    from torchvision.transforms import v2 as V2
+    if not hasattr(V2, "ToPureTensor"):
+        V2 = None
+except ImportError:
+    V2 = None
+
 DATA = None
 BAD = None
 TMP = None
@@ -68,12 +75,75 @@ def tearDownModule():
 
 
 def producer_files():
-    """The loader files in /dev/shm of this process or of processes that are gone (the tests' own
-    children); a live process elsewhere on the machine (another checkout's tests, a soak) has its own."""
+    """What a loader of this process still holds or left: its anonymous files (the ring, the index,
+    the tuning log, the dataset's list) open here, and any loader file in /dev/shm or the temporary
+    folder of this process or of processes that are gone (the tests' own children; a live process
+    elsewhere on the machine, another checkout's tests or a soak, has its own)."""
     def ours(name):
         pid = name.split("-")[2]
         return not pid.isdigit() or int(pid) == os.getpid() or not Path(f"/proc/{pid}").exists()
-    return sorted(f for f in os.listdir("/dev/shm") if f.startswith("stoke-py-") and ours(f))
+    left = [f for d in ("/dev/shm", tempfile.gettempdir()) for f in os.listdir(d)
+            if f.startswith("stoke-py-") and not f.startswith("stoke-py-test-") and ours(f)]
+    return sorted(left + anonymous_files(os.getpid()))
+
+
+def anonymous_files(pid, owner=None):
+    """The loader's anonymous files (memfd ``stoke-*-<owner>``) that process ``pid`` has open or mapped."""
+    owner = pid if owner is None else owner
+    found = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("/memfd:stoke-") and target.split(" ")[0].endswith(f"-{owner}"):
+                found.add(target)
+        with open(f"/proc/{pid}/maps") as maps:
+            for line in maps:
+                name = line.split(None, 5)[5].strip() if len(line.split(None, 5)) > 5 else ""
+                if name.startswith("/memfd:stoke-") and name.split(" ")[0].endswith(f"-{owner}"):
+                    found.add(name)
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        pass
+    return sorted(found)
+
+
+def torchrun_env():
+    """The environment for 2 ranks: Debian's torch 2.x is built without libuv, which
+    init_process_group's store asks for unless USE_LIBUV=0 (torch 1.13 never reads it)."""
+    return dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), STOKE_HOME=str(CHECKOUT), USE_LIBUV="0")
+
+
+_TORCHRUN_WORKS = None
+
+
+def run_two_ranks(argv, port, log_dir, env, timeout=300):
+    """``torchrun --nproc_per_node 2 argv``, or, where this torch's torchrun cannot start its
+    rendezvous (Debian 13's torch 2.6 is built without libuv, and torchrun's agent asks for it
+    whatever USE_LIBUV says), the two ranks started as torchrun starts them: RANK, LOCAL_RANK,
+    WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT, init_process_group's env://."""
+    global _TORCHRUN_WORKS
+    if _TORCHRUN_WORKS is None:
+        probe = subprocess.run([sys.executable, "-c", "from torch.distributed import TCPStore; "
+                                "TCPStore('127.0.0.1', 0, 1, True)"], env=env, capture_output=True, text=True)
+        _TORCHRUN_WORKS = probe.returncode == 0 or "libuv" not in probe.stderr
+        if not _TORCHRUN_WORKS:
+            print("[stoke] this torch's torchrun cannot start (built without libuv): its 2 ranks are started "
+                  "as torchrun starts them instead", file=sys.stderr)
+    if _TORCHRUN_WORKS:
+        # --redirects/--tee name streams that exist: torch 1.13's parsing of 0 ("none") fails on
+        # Python 3.11 (its enum iteration skips the zero flag), so stderr goes to files too.
+        return subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port",
+                               str(port), "--redirects", "2", "--tee", "2", "--log_dir", str(log_dir), *argv],
+                              env=env, capture_output=True, text=True, timeout=timeout)
+    ranks = [subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=dict(env, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE="2", LOCAL_WORLD_SIZE="2",
+                                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port)))
+             for r in range(2)]
+    outs = [p.communicate(timeout=timeout) for p in ranks]
+    return subprocess.CompletedProcess(argv, max(p.returncode for p in ranks), "".join(o for o, _ in outs),
+                                       "".join(e for _, e in outs))
 
 
 def run_python(code, *args, timeout=300):
@@ -85,7 +155,8 @@ def run_python(code, *args, timeout=300):
 @unittest.skipIf(MISSING, MISSING or "")
 class DataLoaderTest(unittest.TestCase):
     def tearDown(self):
-        # Every test's loaders are closed: nothing of theirs may be left in /dev/shm.
+        # Every test's loaders are closed: nothing of theirs may be left, open, mapped or on disk.
+        gc.collect()
         deadline = time.monotonic() + 5
         while producer_files() and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -294,21 +365,27 @@ class DataLoaderTest(unittest.TestCase):
         child = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
             import sys, time, stoke
             loader = stoke.DataLoader(sys.argv[1], batch_size=4, num_workers=1)
-            print(loader._proc.pid, loader._ring_path, flush=True)
+            next(iter(loader))
+            print(loader._proc.pid, flush=True)
             time.sleep(600)
             """), str(DATA)], env=dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), STOKE_HOME=str(CHECKOUT)),
-                                 stdout=subprocess.PIPE, text=True)
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         try:
-            pid, ring = child.stdout.readline().split()
-            self.assertTrue(os.path.exists(ring))
+            pid = int(child.stdout.readline())
+            # The ring is an anonymous file both processes map: nothing of it is on any file system.
+            self.assertIn(f"/memfd:stoke-ring-{child.pid} (deleted)", anonymous_files(pid, owner=child.pid))
+            self.assertIn(f"/memfd:stoke-ring-{child.pid} (deleted)", anonymous_files(child.pid))
             os.kill(child.pid, signal.SIGKILL)
             child.wait()
             deadline = time.monotonic() + 3
-            while (Path(f"/proc/{pid}").exists() or os.path.exists(ring)) and time.monotonic() < deadline:
+            while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
                 time.sleep(0.02)
             self.assertFalse(Path(f"/proc/{pid}").exists(), "the producer outlived its parent")
-            self.assertFalse(os.path.exists(ring), "the ring file outlived the producer")
-            self.assertFalse(os.path.exists(ring + ".index.json"))
+            # No process holds or maps the dead loader's files any more: the kernel has freed them.
+            holders = {p: anonymous_files(p, owner=child.pid) for p in os.listdir("/proc") if p.isdigit()}
+            self.assertEqual({}, {p: f for p, f in holders.items() if f})
+            self.assertEqual([], [f for f in os.listdir("/dev/shm") + os.listdir(tempfile.gettempdir())
+                                  if f.startswith(f"stoke-py-{child.pid}-") or f.startswith(f"stoke-py-list-{child.pid}-")])
         finally:
             child.kill()
             child.stdout.close()
@@ -410,6 +487,76 @@ class DataLoaderTest(unittest.TestCase):
             self.assertGreaterEqual(float(a.min()), -1.0)
             self.assertLessEqual(float(a.max()), 1.0)
 
+    @unittest.skipIf(V2 is None, "torchvision.transforms.v2 with ToPureTensor (0.16 or later) is not installed")
+    def test_transforms_v2_pipelines_give_torchvisions_pixels(self):
+        class Preset:  # the reference recipe's wrapper: __call__ only returns self.transforms(img)
+            def __init__(self, transforms):
+                self.transforms = transforms
+
+            def __call__(self, img):
+                return self.transforms(img)
+
+        normalize = V2.Normalize(mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225))
+        eval_cases = {
+            "PILToTensor": ([V2.PILToTensor()], torch.uint8),
+            "ToImage": ([V2.ToImage()], torch.uint8),
+            "ToImage + ToPureTensor": ([V2.ToImage(), V2.ToPureTensor()], torch.uint8),
+            "ToDtype(scale=True)": ([V2.PILToTensor(), V2.ToDtype(torch.float32, scale=True)], torch.float32),
+            "ConvertImageDtype": ([V2.ToImage(), V2.ConvertImageDtype(torch.float)], torch.float32),
+            "the recipe's preset": ([V2.PILToTensor(), V2.ToDtype(torch.float, scale=True), normalize,
+                                     V2.ToPureTensor()], torch.float32),
+        }
+        for name, (tail, dtype) in eval_cases.items():
+            for resize, crop in ((232, 208), (256, 224)):
+                transform = Preset(V2.Compose([V2.Resize(resize, antialias=True), V2.CenterCrop(crop)] + tail))
+                self.check_pixels(f"{name} {resize}/{crop}", transform, dtype, crop)
+        # A train crop known in advance (see the v1 test): scale (1, 1) and ratio (10, 10) fall back to
+        # the centred box of ratio 10, and p=1 always flips.
+        for name, tail, dtype in (("uint8", [V2.ToImage()], torch.uint8),
+                                  ("float32", [V2.PILToTensor(), V2.ToDtype(torch.float, scale=True), normalize,
+                                               V2.ToPureTensor()], torch.float32)):
+            transform = Preset(V2.Compose([V2.RandomResizedCrop(176, scale=(1.0, 1.0), ratio=(10.0, 10.0),
+                                                                antialias=True),
+                                           V2.RandomHorizontalFlip(1.0)] + tail))
+            self.check_pixels(f"train {name}", transform, dtype, 176, shuffle=True)
+        refused = {
+            "PILToTensor() before the crop": [V2.PILToTensor(), V2.Resize(256), V2.CenterCrop(224)],
+            "ToImage() before the crop": [V2.ToImage(), V2.RandomResizedCrop(176), V2.RandomHorizontalFlip()],
+            "scale=False": [V2.Resize(256), V2.CenterCrop(224), V2.PILToTensor(), V2.ToDtype(torch.float32)],
+            "ToDtype(torch.float16)": [V2.Resize(256), V2.CenterCrop(224), V2.PILToTensor(),
+                                       V2.ToDtype(torch.float16, scale=True)],
+            "RandAugment": [V2.RandomResizedCrop(176), V2.RandAugment(), V2.PILToTensor()],
+            "Resize(size=None": [V2.Resize(None, max_size=300), V2.CenterCrop(224), V2.PILToTensor()],
+        }
+        for message, steps in refused.items():
+            dataset = torchvision.datasets.ImageFolder(str(DATA), transform=V2.Compose(steps))
+            with self.assertRaises(ValueError, msg=message) as caught:
+                stoke.DataLoader(dataset, batch_size=4)
+            self.assertIn(message, str(caught.exception))
+            self.assertIn("torch.utils.data.DataLoader", str(caught.exception))
+
+    def check_pixels(self, name, transform, dtype, crop, shuffle=False):
+        """Every sample of the loader over ImageFolder(DATA, transform) is torchvision's own: uint8 byte
+        for byte, float32 within 1e-6."""
+        dataset = torchvision.datasets.ImageFolder(str(DATA), transform=transform)
+        with stoke.DataLoader(dataset, batch_size=16, num_workers=2, with_indices=True, shuffle=shuffle) as loader:
+            checked = 0
+            for images, labels, indices in loader:
+                self.assertEqual((len(indices), 3, crop, crop), tuple(images.shape), name)
+                self.assertEqual(dtype, images.dtype, name)
+                for j, index in enumerate(indices.tolist()):
+                    expected, label = dataset[index]
+                    self.assertIs(torch.Tensor, type(images[j]), name)
+                    self.assertEqual(label, int(labels[j]))
+                    if dtype == torch.uint8:
+                        self.assertTrue(torch.equal(expected.as_subclass(torch.Tensor), images[j]),
+                                        f"{name}: sample {index}")
+                    else:
+                        diff = (expected.as_subclass(torch.Tensor) - images[j]).abs().max()
+                        self.assertLessEqual(float(diff), 1e-6, f"{name}: sample {index}")
+                    checked += 1
+            self.assertEqual(45, checked, name)
+
     @unittest.skipIf(torchvision is None, "torchvision is not installed")
     def test_what_stoke_cannot_do_exactly_is_refused_at_construction_naming_it_and_the_ways_out(self):
         T = transforms
@@ -486,15 +633,16 @@ class DataLoaderTest(unittest.TestCase):
         dataset = type("Mine", (), {"samples": samples, "__len__": lambda self: len(samples)})()
         with stoke.DataLoader(dataset, batch_size=8, num_workers=2, with_indices=True, resize=64, crop=64) as loader:
             self.assertEqual(samples, loader.samples, "indices stay positions in dataset.samples")
-            list_file = loader._list_path
-            self.assertTrue(os.path.exists(list_file))
+            # The list is an anonymous file, read by the producer as /dev/fd/N: nothing on disk.
+            self.assertRegex(loader.root, r"^/dev/fd/\d+$")
+            self.assertEqual(f"/memfd:stoke-list-{os.getpid()} (deleted)", os.readlink(f"/proc/self/fd/{loader._list_fd}"))
             seen = []
             for images, labels, indices in loader:
                 self.assertEqual([samples[i][1] for i in indices.tolist()], labels.tolist())
                 self.assertEqual((len(indices), 64, 64, 3), tuple(images.shape))
                 seen += indices.tolist()
             self.assertEqual(list(range(45)), sorted(seen))
-        self.assertFalse(os.path.exists(list_file), "close() removes the list file")
+        self.assertEqual([], anonymous_files(os.getpid()), "close() closes the list's file")
 
     def test_pytorchs_samplers_and_generator_set_the_order(self):
         from torch.utils.data import DistributedSampler, RandomSampler, SequentialSampler
@@ -575,7 +723,7 @@ class DataLoaderTest(unittest.TestCase):
     def test_keywords_stoke_maps_or_ignores_are_said_once(self):
         stoke.loader._SAID.clear()
         small = dict(batch_size=4, resize=32, crop=32)
-        expected = {"num_workers=0 runs one decoding thread": dict(num_workers=0),
+        expected = {"pin_memory_device is set and pin_memory is not": dict(num_workers=1, pin_memory_device="cuda"),
                     "worker_init_fn is ignored": dict(num_workers=1, worker_init_fn=lambda w: None),
                     "multiprocessing_context is ignored": dict(num_workers=1, multiprocessing_context="spawn"),
                     "pin_memory has no effect without CUDA": dict(num_workers=1, pin_memory=True)}
@@ -589,9 +737,108 @@ class DataLoaderTest(unittest.TestCase):
                 stoke.DataLoader(DATA, **small, **kwargs).close()  # once: not again
         with stoke.DataLoader(DATA, num_workers=2, prefetch_factor=3, persistent_workers=True, **small) as loader:
             self.assertEqual(6, loader.slots, "slots = max(2, num_workers * prefetch_factor)")
-        with stoke.DataLoader(DATA, num_workers=0, **small) as loader:
-            self.assertEqual(1, loader.num_workers)
-            self.assertEqual(45, sum(len(b[0]) for b in loader))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # PyTorch's default says nothing: it is Stoke's "auto"
+            with stoke.DataLoader(DATA, num_workers=0, **small) as loader:
+                self.assertEqual("auto", loader.num_workers)
+                self.assertEqual(45, sum(len(b[0]) for b in loader))
+
+    def test_the_signature_is_pytorchs_with_stokes_options_keyword_only_after_it(self):
+        import inspect
+        # torch.utils.data.DataLoader's, as torch 2.6 writes it.
+        torchs = [("dataset", inspect.Parameter.empty), ("batch_size", 1), ("shuffle", None), ("sampler", None),
+                  ("batch_sampler", None), ("num_workers", 0), ("collate_fn", None), ("pin_memory", False),
+                  ("drop_last", False), ("timeout", 0), ("worker_init_fn", None), ("multiprocessing_context", None),
+                  ("generator", None)]
+        keyword_only = [("prefetch_factor", None), ("persistent_workers", False), ("pin_memory_device", ""),
+                        ("in_order", True)]
+        params = list(inspect.signature(stoke.DataLoader).parameters.values())
+        self.assertEqual(torchs, [(p.name, p.default) for p in params[:len(torchs)]])
+        self.assertTrue(all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params[:len(torchs)]))
+        self.assertEqual(keyword_only, [(p.name, p.default) for p in params[len(torchs):len(torchs) + 4]])
+        self.assertTrue(all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[len(torchs):]),
+                        "Stoke's own options come after PyTorch's, keyword-only")
+        # Every parameter this torch has, stoke.DataLoader has under the same name, in the same place.
+        theirs = inspect.signature(torch.utils.data.DataLoader).parameters
+        positional = [n for n, p in theirs.items() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        self.assertEqual(positional, [p.name for p in params[:len(positional)]])
+        self.assertEqual([], [n for n in theirs if n not in inspect.signature(stoke.DataLoader).parameters])
+        # As PyTorch calls it: dataset= by keyword, shuffle positionally, batches of 1 by default.
+        with stoke.DataLoader(dataset=DATA, resize=32, crop=32, with_indices=True) as loader:
+            self.assertEqual((1, 45), (loader.batch_size, len(loader)))
+            self.assertEqual("auto", loader.num_workers, "PyTorch's num_workers=0: Stoke chooses its threads")
+        with stoke.DataLoader(DATA, 4, True, None, None, 1, resize=32, crop=32, seed=2, with_indices=True) as loader:
+            self.assertEqual((4, True, 1), (loader.batch_size, loader.shuffle, loader.num_workers))
+            self.assertEqual(list(range(45)), sorted(i for _, _, idx in loader for i in idx.tolist()))
+        with stoke.DataLoader(DATA, batch_size=16, in_order=False, resize=32, crop=32, with_indices=True) as loader:
+            self.assertEqual(list(range(45)), [i for _, _, idx in loader for i in idx.tolist()],
+                             "in_order=False allows another order; Stoke's stays the sampler's")
+
+    def test_a_bad_argument_is_refused_before_any_file_or_process_exists(self):
+        def children():
+            with open(f"/proc/{os.getpid()}/task/{os.getpid()}/children") as f:
+                return f.read().split()
+        before = children()
+        dataset = torchvision.datasets.ImageFolder(str(DATA)) if torchvision is not None else DATA
+        cases = {
+            "batch_size should be a positive integer value": dict(batch_size=0),
+            "batch_size=None": dict(batch_size=None),
+            "pins memory for CUDA only": dict(pin_memory=True, pin_memory_device="xpu"),
+            "persistent_workers option needs num_workers > 0": dict(persistent_workers=True),
+            "prefetch_factor option could only be specified in multiprocessing": dict(prefetch_factor=2),
+            "in_order must be True or False": dict(in_order="yes"),
+            "output must be": dict(output="float16"),
+            "dct_scaling must be": dict(dct_scaling="some"),
+            "worker_nice must be": dict(worker_nice=20),
+            "rank must be in": dict(rank=3, world_size=2),
+            "shuffle_window must not be negative": dict(shuffle_window=-1),
+        }
+        for message, kwargs in cases.items():
+            with self.assertRaisesRegex(ValueError, message):
+                stoke.DataLoader(dataset, **kwargs)
+            self.assertEqual([], producer_files(), message)
+            self.assertEqual(before, children(), f"{message}: no producer was started")
+
+    @unittest.skipIf(os.geteuid() != 0 or shutil.which("unshare") is None,
+                     "needs root and unshare(1) to mount a 64 MB /dev/shm in a private mount namespace")
+    def test_a_64_mb_dev_shm_as_containers_have_runs_epochs_and_a_named_ring_fails_at_once_saying_why(self):
+        # Docker's and Kubernetes' default /dev/shm is a 64 MB tmpfs: batch 256's uint8 ring (147 MiB)
+        # and float32 ring (a 147 MiB slot) do not fit in it, and stoke.DataLoader does not need it.
+        big = TMP / "big"
+        if not big.exists():
+            subprocess.run([LAUNCHER, "make-dataset", str(big), "--images", "300", "--seed", "4", "--classes", "3"],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        script = textwrap.dedent("""
+            import json, os, subprocess, sys, stoke
+            out = {"shm_size": os.statvfs("/dev/shm").f_blocks * os.statvfs("/dev/shm").f_frsize, "epochs": {}}
+            for output in ("uint8", "float32"):
+                with stoke.DataLoader(sys.argv[1], batch_size=256, shuffle=True, output=output, with_indices=True) as loader:
+                    for epoch in range(2):
+                        loader.set_epoch(epoch)
+                        seen = [i for _, _, idx in loader for i in idx.tolist()]
+                        out["epochs"][f"{output}-{epoch}"] = sorted(seen) == list(range(300))
+            serve = subprocess.run([sys.argv[2], "serve", sys.argv[1], "--ring", "/dev/shm/x", "--batch-size", "256"],
+                                   capture_output=True, text=True, timeout=300)
+            out["serve"] = [serve.returncode, serve.stderr.strip().splitlines()[-1:]]
+            out["left"] = os.listdir("/dev/shm")
+            print(json.dumps(out))
+            """)
+        env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), STOKE_HOME=str(CHECKOUT))
+        run = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                              'mount -t tmpfs -o size=64m tmpfs /dev/shm && exec "$@"', "sh",
+                              sys.executable, "-c", script, str(big), LAUNCHER],
+                             env=env, capture_output=True, text=True, timeout=600)
+        self.assertEqual(0, run.returncode, run.stderr[-3000:])
+        out = json.loads(run.stdout.strip().splitlines()[-1])
+        self.assertEqual(64 << 20, out["shm_size"])
+        self.assertEqual({f"{o}-{e}": True for o in ("uint8", "float32") for e in (0, 1)}, out["epochs"])
+        self.assertIn("ring of 4 slots of 147.0 MiB (588.0 MiB) in anonymous shared memory", run.stderr)
+        code, (sentence,) = out["serve"]
+        self.assertEqual(1, code)
+        for part in ("/dev/shm/x does not fit", "154,181,632 bytes", "67,108,864 bytes free", "--batch-size",
+                     "--slots", "--shm-size=", "emptyDir", "medium: Memory", "--ring DIR/NAME"):
+            self.assertIn(part, sentence)
+        self.assertEqual([], out["left"], "nothing left in /dev/shm")
 
     def test_pin_memory_registers_the_ring_once_and_gives_a_slot_back_only_after_the_queued_copies(self):
         # No GPU here: CUDA's calls are stood in for, to check what the loader does with them.
@@ -710,45 +957,63 @@ class DataLoaderTest(unittest.TestCase):
         self.assertEqual([True] * 6, seen, "batch_transform gets the tensor viewing the ring's slot")
 
     @unittest.skipIf(torchvision is None, "torchvision is not installed")
-    def test_the_reference_recipes_calls_give_the_model_the_same_batches_with_either_loader(self):
+    def run_recipe(self, extra, torchrun=False, loaders=("torch", "stoke")):
+        """recipe_train.py's result with each loader ({loader: dict}, or the failed run's stderr)."""
         recipe = TMP / "recipe"
         if not recipe.exists():
             for part, images, seed in (("train", 40, 21), ("val", 21, 22)):
                 subprocess.run([LAUNCHER, "make-dataset", str(recipe / part), "--images", str(images), "--seed",
                                 str(seed), "--classes", "4"], check=True, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
-        args = ["--train-crop-size", "176", "--val-crop-size", "208", "--val-resize-size", "232",
-                "--mixup-alpha", "0.2", "--cutmix-alpha", "1.0", "--batch-size", "8", "--workers", "2"]
-        env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), STOKE_HOME=str(CHECKOUT))
+        env = torchrun_env()
         results = {}
         with tempfile.TemporaryDirectory() as tmp:
-            for loader in ("torch", "stoke"):
+            for loader in loaders:
                 out = Path(tmp) / f"{loader}.json"
-                done = subprocess.run([sys.executable, str(HERE / "recipe_train.py"), str(recipe), str(out),
-                                       "--loader", loader, *args], env=env, capture_output=True, text=True,
-                                      timeout=300)
-                self.assertEqual(0, done.returncode, f"{loader}: {done.stderr[-3000:]}")
-                results[loader] = json.loads(out.read_text())
-        torch_run, stoke_run = results["torch"], results["stoke"]
-        self.assertEqual([["torch.float32", [3, 176, 176]]], stoke_run["train_inputs"])
-        self.assertEqual([["torch.float32", [3, 208, 208]]], stoke_run["val_inputs"])
-        self.assertEqual([["torch.float32", [4]]], stoke_run["train_target"], "mixup/cutmix targets reach the loss")
-        self.assertEqual([["torch.int64", []]], stoke_run["val_target"])
-        self.assertEqual((40, 5, 21, 21, 3), (stoke_run["train_samples"], stoke_run["train_steps"],
-                                               stoke_run["dataset_len"], stoke_run["num_processed_samples"],
-                                               stoke_run["len_val"]))
-        self.assertEqual(torch_run, stoke_run, "the model, the loss and the counts see the same with either loader")
+                argv = [str(HERE / "recipe_train.py"), str(recipe), str(out), "--loader", loader, "--batch-size", "8",
+                        "--workers", "2", *extra]
+                if torchrun:
+                    done = run_two_ranks(argv, 29518, Path(tmp) / f"logs-{loader}", env)
+                else:
+                    done = subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True,
+                                          timeout=300)
+                results[loader] = json.loads(out.read_text()) if done.returncode == 0 else done.stderr
+        return results
+
+    def test_the_reference_recipes_calls_give_the_model_the_same_batches_with_either_loader(self):
+        crops = ["--train-crop-size", "176", "--val-crop-size", "208", "--val-resize-size", "232"]
+        mix = ["--mixup-alpha", "0.2", "--cutmix-alpha", "1.0"]
+        cases = {"default flags": ([], 224, 224, []), "crops 176/208/232, mixup and cutmix": (crops + mix, 176, 208, [4])}
+        if V2 is not None:  # torchvision 0.16 and later: the recipe's --use-v2
+            cases.update({"--use-v2": (["--use-v2"] + crops, 176, 208, []),
+                          "--use-v2, mixup and cutmix": (["--use-v2"] + crops + mix, 176, 208, [4]),
+                          "--use-v2, default flags": (["--use-v2"], 224, 224, [])})
+        else:
+            print("[stoke] the recipe's --use-v2 cases need torchvision.transforms.v2 (0.16 or later): skipped here",
+                  file=sys.stderr)
+        for case, (args, train_crop, val_crop, target_shape) in cases.items():
+            results = self.run_recipe(args)
+            for loader, result in results.items():
+                self.assertIsInstance(result, dict, f"{case}, {loader}: {str(result)[-3000:]}")
+            torch_run, stoke_run = results["torch"], results["stoke"]
+            self.assertEqual([["torch.float32", [3, train_crop, train_crop]]], stoke_run["train_inputs"], case)
+            self.assertEqual([["torch.float32", [3, val_crop, val_crop]]], stoke_run["val_inputs"], case)
+            self.assertEqual([["torch.float32" if target_shape else "torch.int64", target_shape]],
+                             stoke_run["train_target"], f"{case}: mixup/cutmix targets reach the loss")
+            self.assertEqual([["torch.int64", []]], stoke_run["val_target"], case)
+            self.assertEqual((40, 5, 21, 21, 3), (stoke_run["train_samples"], stoke_run["train_steps"],
+                                                   stoke_run["dataset_len"], stoke_run["num_processed_samples"],
+                                                   stoke_run["len_val"]), case)
+            self.assertEqual(torch_run, stoke_run, f"{case}: the model, the loss and the counts see the same")
+        # --backend tensor resizes tensors with torch's filter: Stoke refuses it by name, at construction.
+        refused = self.run_recipe(["--backend", "tensor"] + (["--use-v2"] if V2 is not None else []),
+                                  loaders=("stoke",))["stoke"]
+        self.assertIn("PILToTensor() before the crop", refused)
+        self.assertIn("--backend tensor", refused)
         # The same under torchrun: DistributedSampler for both sets, set_epoch, padded evaluation.
-        with tempfile.TemporaryDirectory() as tmp:
-            for loader in ("torch", "stoke"):
-                out = Path(tmp) / f"{loader}.json"
-                done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-                                       "--master_port", "29518", "--redirects", "2", "--tee", "2", "--log_dir",
-                                       str(Path(tmp) / f"logs-{loader}"), str(HERE / "recipe_train.py"), str(recipe),
-                                       str(out), "--loader", loader, *args], env=env, capture_output=True, text=True,
-                                      timeout=300)
-                self.assertEqual(0, done.returncode, f"{loader}: {done.stderr[-3000:]}")
-                results[loader] = json.loads(out.read_text())
+        results = self.run_recipe(crops + mix, torchrun=True)
+        for loader, result in results.items():
+            self.assertIsInstance(result, dict, f"torchrun, {loader}: {str(result)[-3000:]}")
         torch_run, stoke_run = results["torch"], results["stoke"]
         self.assertEqual("DistributedSampler", stoke_run["sampler"])
         self.assertEqual((20, 3, 22), (stoke_run["train_samples"], stoke_run["train_steps"],
@@ -830,13 +1095,7 @@ class DataLoaderTest(unittest.TestCase):
                 dist.destroy_process_group()
                 """))
             out = Path(tmp) / "out.json"
-            # --redirects/--tee name streams that exist: torch 1.13's parsing of 0 ("none") fails on
-            # Python 3.11 (its enum iteration skips the zero flag), so stderr goes to files too.
-            env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), STOKE_HOME=str(CHECKOUT))
-            done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-                                   "--master_port", "29517", "--redirects", "2", "--tee", "2", "--log_dir",
-                                   str(Path(tmp) / "logs"), str(script), str(odd), str(out)],
-                                  env=env, capture_output=True, text=True, timeout=300)
+            done = run_two_ranks([str(script), str(odd), str(out)], 29517, Path(tmp) / "logs", torchrun_env())
             self.assertEqual(0, done.returncode, done.stderr[-3000:])
             ranks = json.loads(out.read_text())
         self.assertEqual([(0, 2), (1, 2)], [(r["rank"], r["world"]) for r in ranks])
