@@ -162,12 +162,28 @@ class Soak:
         raise Failure(message)
 
     def our_shm_files(self):
+        """The named rings of this run left in /dev/shm, and the anonymous files of its DataLoader
+        processes (memfd stoke-*-<pid>: their rings, indexes and lists) that any process still
+        holds or maps once those processes are gone: both must be none at the end."""
         mine = []
         for name in os.listdir("/dev/shm"):
             if any(name.startswith(p) for p in self.shm_prefixes) or \
                     any(name.startswith(f"stoke-py-{pid}-") for pid in self.worker_pids):
                 mine.append(name)
-        return sorted(mine)
+        gone = {str(pid) for pid in self.worker_pids if not Path(f"/proc/{pid}").exists()}
+        for entry in os.listdir("/proc") if gone else ():
+            if not entry.isdigit():
+                continue
+            try:
+                held = [os.readlink(f"/proc/{entry}/fd/{fd}") for fd in os.listdir(f"/proc/{entry}/fd")]
+                with open(f"/proc/{entry}/maps") as maps:
+                    held += [line.split(None, 5)[5].strip() for line in maps if len(line.split(None, 5)) > 5]
+            except OSError:
+                continue
+            for name in held:
+                if name.startswith("/memfd:stoke-") and name.split(" ")[0].rsplit("-", 1)[-1] in gone:
+                    mine.append(f"{name} (held by pid {entry})")
+        return sorted(set(mine))
 
     def sleep(self, seconds, scenario):
         """Sleeps, sampling on schedule."""
@@ -356,7 +372,8 @@ class Soak:
             self.failures.append({"t": self.now(), "scenario": None,
                                   "failure": f"files left in /dev/shm: {self.leftover_shm} (removed after the check)"})
             for name in self.leftover_shm:
-                Path("/dev/shm", name).unlink(missing_ok=True)
+                if "/" not in name:
+                    Path("/dev/shm", name).unlink(missing_ok=True)
         for pid, (kind, proc) in list(self.live.items()):
             if proc is not None and proc.poll() is None:
                 proc.kill()
@@ -976,7 +993,8 @@ def main(argv=None):
         time.sleep(0.5)  # the producers' shutdown hooks remove their rings
         soak.leftover_shm = soak.our_shm_files()
         for name in soak.leftover_shm:
-            Path("/dev/shm", name).unlink(missing_ok=True)
+            if "/" not in name:
+                Path("/dev/shm", name).unlink(missing_ok=True)
     report = write_report(soak)
     if report["ok"] and not args.keep_work:
         shutil.rmtree(soak.work, ignore_errors=True)
