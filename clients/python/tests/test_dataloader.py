@@ -809,7 +809,7 @@ class DataLoaderTest(unittest.TestCase):
             subprocess.run([LAUNCHER, "make-dataset", str(big), "--images", "300", "--seed", "4", "--classes", "3"],
                            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         script = textwrap.dedent("""
-            import json, os, subprocess, sys, stoke
+            import errno, json, os, subprocess, sys, time, stoke
             out = {"shm_size": os.statvfs("/dev/shm").f_blocks * os.statvfs("/dev/shm").f_frsize, "epochs": {}}
             for output in ("uint8", "float32"):
                 with stoke.DataLoader(sys.argv[1], batch_size=256, shuffle=True, output=output, with_indices=True) as loader:
@@ -820,6 +820,24 @@ class DataLoaderTest(unittest.TestCase):
             serve = subprocess.run([sys.argv[2], "serve", sys.argv[1], "--ring", "/dev/shm/x", "--batch-size", "256"],
                                    capture_output=True, text=True, timeout=300)
             out["serve"] = [serve.returncode, serve.stderr.strip().splitlines()[-1:]]
+            # A named ring that fits (4 slots of 32 images: 19 MiB), then another process fills the
+            # tmpfs: the ring's pages were reserved, so the workers never touch one it cannot back
+            # (SIGBUS, which aborts the JVM) and every batch comes.
+            fits = subprocess.Popen([sys.argv[2], "serve", sys.argv[1], "--ring", "/dev/shm/fits", "--batch-size", "32"],
+                                    stderr=subprocess.PIPE, text=True)
+            while not os.path.exists("/dev/shm/fits") and fits.poll() is None:
+                time.sleep(0.05)
+            with open("/dev/shm/filler", "wb") as filler:
+                try:
+                    while True:
+                        filler.write(bytes(1 << 20))
+                        filler.flush()
+                except OSError as e:
+                    out["filled"] = e.errno == errno.ENOSPC
+            with stoke.Ring("/dev/shm/fits") as ring:
+                out["served"] = sorted(i for batch in ring for i in batch.indices.tolist()) == list(range(300))
+            out["fits_exit"] = [fits.wait(timeout=60), fits.stderr.read()[-2000:]]
+            os.unlink("/dev/shm/filler")
             out["left"] = os.listdir("/dev/shm")
             print(json.dumps(out))
             """)
@@ -838,6 +856,9 @@ class DataLoaderTest(unittest.TestCase):
         for part in ("/dev/shm/x does not fit", "154,181,632 bytes", "67,108,864 bytes free", "--batch-size",
                      "--slots", "--shm-size=", "emptyDir", "medium: Memory", "--ring DIR/NAME"):
             self.assertIn(part, sentence)
+        self.assertTrue(out["filled"], "the tmpfs was filled up while the named ring was served")
+        self.assertEqual(0, out["fits_exit"][0], out["fits_exit"][1])
+        self.assertTrue(out["served"], "every sample came through the named ring on a full tmpfs")
         self.assertEqual([], out["left"], "nothing left in /dev/shm")
 
     def test_pin_memory_registers_the_ring_once_and_gives_a_slot_back_only_after_the_queued_copies(self):
