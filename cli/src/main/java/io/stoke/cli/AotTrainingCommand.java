@@ -1,5 +1,6 @@
 package io.stoke.cli;
 
+import io.stoke.ffm.LibC;
 import io.stoke.loader.Batch;
 import io.stoke.loader.RingConsumer;
 import io.stoke.testdata.SyntheticImageNet;
@@ -7,6 +8,8 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
@@ -20,7 +23,8 @@ import picocli.CommandLine.Command;
  * build. It loads, links and profiles what a fresh {@code demo}, {@code bench} or {@code serve}
  * would: it makes a small ImageNet-like dataset in a temporary folder and runs {@code bench} over
  * it with the evaluation transform (uint8 and float32) and the training transform, then serves
- * it into a ring in /dev/shm that a consumer in this process drains, as stoke.DataLoader does; its
+ * it into rings that a consumer in this process drains, one in anonymous memory as stoke.DataLoader
+ * runs it and one in /dev/shm; its
  * output discarded. With the cache a fresh process starts with those classes loaded and linked and with
  * the JIT's profiles, so it compiles the hot loop sooner and spends less of the cores doing so.
  */
@@ -70,10 +74,43 @@ public final class AotTrainingCommand implements Callable<Integer> {
         }
     }
 
-    /** {@code serve} as stoke.DataLoader runs it, its ring drained by a consumer in this process. */
-    private static int serve(String data, Path dir, PrintStream err) throws IOException {
-        Path ring = Path.of(
-                "/dev/shm", "stoke-aot-training-" + ProcessHandle.current().pid());
+    /**
+     * {@code serve} as stoke.DataLoader runs it (its ring and index in anonymous files passed as
+     * descriptors), then into a named ring in /dev/shm as {@code stoke serve} users run it; each
+     * ring drained by a consumer in this process.
+     */
+    private static int serve(String data, Path dir, PrintStream err) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = LibC.allocateCallState(arena);
+            int ring = LibC.memfdCreate(state, arena.allocateFrom("stoke-aot-ring"), LibC.MFD_CLOEXEC);
+            int index = LibC.memfdCreate(state, arena.allocateFrom("stoke-aot-index"), LibC.MFD_CLOEXEC);
+            try {
+                if (ring < 0 || index < 0) {
+                    err.println("stoke: aot-training: memfd_create: " + LibC.strerror(LibC.errno(state)));
+                    return 1;
+                }
+                int rc = serve(data, Path.of("/proc/self/fd/" + ring), Path.of("/proc/self/fd/" + index), err);
+                if (rc != 0) {
+                    return rc;
+                }
+            } finally {
+                for (int fd : new int[] {ring, index}) {
+                    if (fd >= 0) {
+                        LibC.close(fd);
+                    }
+                }
+            }
+        }
+        return serve(
+                data,
+                Path.of(
+                        "/dev/shm",
+                        "stoke-aot-training-" + ProcessHandle.current().pid()),
+                dir.resolve("index.json"),
+                err);
+    }
+
+    private static int serve(String data, Path ring, Path index, PrintStream err) {
         int[] rc = {-1};
         Thread producer = Thread.ofPlatform()
                 .name("aot-training-serve")
@@ -85,7 +122,7 @@ public final class AotTrainingCommand implements Callable<Integer> {
                         "--batch-size",
                         "32",
                         "--index-out",
-                        dir.resolve("index.json").toString(),
+                        index.toString(),
                         "--parent-pid",
                         Long.toString(ProcessHandle.current().pid()),
                         "--status-interval",

@@ -79,18 +79,38 @@ public final class LibC {
         private Priority() {}
     }
 
-    /** {@code posix_fallocate}, bound on first use: only a producer that creates a named ring needs it. */
+    /** {@code memfd_create}'s flag: the descriptor is closed across {@code exec}. */
+    public static final int MFD_CLOEXEC = 1;
+
+    /**
+     * {@code posix_fallocate} and {@code memfd_create}, bound on first use: only a producer that
+     * creates a named ring, and the JVM's training run, need them.
+     */
     private static final class Allocation {
         static final MethodHandle POSIX_FALLOCATE;
+        static final MethodHandle MEMFD_CREATE;
 
         static {
             Linker linker = Linker.nativeLinker();
             POSIX_FALLOCATE = linker.downcallHandle(
                     linker.defaultLookup().findOrThrow("posix_fallocate"),
                     FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
+            MEMFD_CREATE = linker.downcallHandle(
+                    linker.defaultLookup().findOrThrow("memfd_create"),
+                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT),
+                    Linker.Option.captureCallState("errno"));
         }
 
         private Allocation() {}
+    }
+
+    /** {@code memfd_create(name, flags)}: an anonymous file's descriptor, or -1 with {@code errno} in {@code callState}. */
+    public static int memfdCreate(MemorySegment callState, MemorySegment name, int flags) {
+        try {
+            return (int) Allocation.MEMFD_CREATE.invokeExact(callState, name, flags);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
     }
 
     /**
