@@ -28,9 +28,7 @@ public final class LibC {
     public static final int SEEK_END = 2;
     public static final int EINTR = 4;
     public static final int EACCES = 13;
-    public static final int EINVAL = 22;
     public static final int ENOSPC = 28;
-    public static final int EOPNOTSUPP = 95;
     /** {@code setpriority}'s {@code which} for one process, or on Linux one thread by its tid. */
     public static final int PRIO_PROCESS = 0;
 
@@ -116,7 +114,7 @@ public final class LibC {
     /**
      * {@code posix_fallocate(fd, offset, len)}: reserves the file's blocks (on tmpfs, its pages) so
      * that no later write or page fault in that range can find the file system full. Returns 0 or
-     * an errno value ({@link #ENOSPC}, {@link #EOPNOTSUPP}, ...); it does not set {@code errno}.
+     * an errno value ({@link #ENOSPC}, ...); it does not set {@code errno}.
      */
     public static int posixFallocate(int fd, long offset, long len) {
         try {
