@@ -91,8 +91,11 @@ def jlink(java_home, mods, out):
     # No --compress: jlink's per-class zip-6 left lib/modules at 26 MB in the wheel, where the
     # wheel's own deflate of the whole uncompressed file makes 18 MB; installed it is 59 MB instead
     # of 27, and classes are read without inflating them.
+    # Debian's JDK ships separate debug symbols beside each native library (lib/*.debuginfo, 260 MB
+    # of a 313 MB wheel): --strip-debug leaves those files, so they are excluded by name.
     subprocess.run([str(java_home / "bin" / "jlink"), "--add-modules", ",".join(mods), "--strip-debug",
-                    "--no-header-files", "--no-man-pages", "--output", str(out)], check=True)
+                    "--exclude-files=**.debuginfo", "--no-header-files", "--no-man-pages", "--output", str(out)],
+                   check=True)
 
 
 def take_native(jar, native_dir):
