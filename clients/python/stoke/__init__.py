@@ -1,8 +1,8 @@
 """Stoke from Python.
 
-``stoke.DataLoader`` is a drop-in for ``torch.utils.data.DataLoader`` over an ImageFolder tree:
-Stoke's Java producer decodes into a private shared-memory ring and the batches are torch tensors
-viewing it, without a copy::
+``stoke.DataLoader`` is a drop-in for ``torch.utils.data.DataLoader``, with its signature, over an
+ImageFolder tree or a torchvision dataset: Stoke's Java producer decodes into a private ring in
+anonymous shared memory and the batches are torch tensors viewing it, without a copy::
 
     loader = stoke.DataLoader("/data/imagenet/train", batch_size=256, shuffle=True)
     for images, labels in loader:       # uint8 [n, 224, 224, 3] and int64 [n]

@@ -1,10 +1,12 @@
 """``stoke.DataLoader``: a drop-in for ``torch.utils.data.DataLoader`` over an ImageFolder tree.
 
 Creating one starts Stoke's Java producer (``stoke serve``: the Java runtime bundled in the wheel, else
-a checkout's ``./stoke``; see ``_home``) as a child process, decoding into a
-private ring in ``/dev/shm``; the batches' pixels are torch tensors that view the ring's memory.
-The producer runs across epochs (like ``persistent_workers=True``) and stops, removing its files,
-when the loader is closed or this process exits, however it exits: it watches this process.
+a checkout's ``./stoke``; see ``_home``) as a child process, decoding into a private ring in an
+anonymous file (``memfd_create``) that this process creates and the producer inherits, which no
+``/dev/shm`` size bounds; the batches' pixels are torch tensors that view the ring's memory. The
+producer runs across epochs (like ``persistent_workers=True``) and stops when the loader is closed
+or this process exits, however it exits: it watches this process, and the kernel frees the ring
+with the last process that holds or maps it.
 
 The slot under a batch goes back to the producer when the last Python object viewing its pixels
 is freed (a finaliser on the buffer's owner), never earlier: a tensor kept across steps keeps its
