@@ -198,7 +198,7 @@ def _torch_keywords(*, batch_size, sampler, batch_sampler, shuffle, seed, rank, 
                              "your own.")
     if generator is not None:
         agree("seed", int(generator.initial_seed()), "the generator's initial_seed()")
-    out["seed"] = 0 if out["seed"] is None else int(out["seed"])
+    out["seed"] = None if out["seed"] is None else int(out["seed"])  # None: drawn once the world size is known
     out["shard_tail"] = "pad" if out["shard_tail"] is None else out["shard_tail"]
     # PyTorch's 0 is "no worker processes"; Stoke never decodes in this process, so 0 (the default)
     # leaves the number of decoding threads to the producer, as "auto" does.
@@ -378,8 +378,10 @@ class DataLoader:
         in_order (bool, optional): batches always come in order, which ``in_order=False`` allows.
 
     Stoke's own, keyword-only:
-        seed (int): the order's and every random choice's seed (default: 0, or the sampler's or
-            generator's).
+        seed (int): the order's and every random choice's seed (default: the sampler's or the
+            generator's; else, as torch without a generator, drawn from torch's global generator, so
+            ``torch.manual_seed(s)`` repeats a run; 0 with ``world_size > 1``, as
+            ``DistributedSampler``'s, since ranks must share one permutation).
         transform ("eval" or "train"), resize (int), crop (int), output ("uint8" or "float32"),
             mean and std (three floats each): the transform when the dataset is a path:
             ``Resize(resize)`` + ``CenterCrop(crop)`` (defaults 256, 224), or ``"train"``'s
@@ -513,6 +515,13 @@ class DataLoader:
         world_size = default_world if world_size is None else int(world_size)
         if not 0 <= rank < world_size:
             raise ValueError(f"rank must be in [0, world_size): rank {rank} of {world_size}")
+        seed_drawn = seed is None
+        if seed_drawn:
+            # As torch's RandomSampler and workers without a generator: from torch's global generator,
+            # so that torch.manual_seed(s) repeats a run and an unseeded run does not. Ranks must
+            # share one permutation: with world_size > 1 it is DistributedSampler's default, 0.
+            import torch
+            seed = 0 if world_size > 1 else int(torch.empty((), dtype=torch.int64).random_().item())
         samples = _compat.dataset_samples(self.dataset) if self.dataset is not None else None
         stoke = _home.stoke_command()  # the bundled runtime's java ... -jar stoke.jar, else ./stoke
 
@@ -528,7 +537,7 @@ class DataLoader:
         self.multiprocessing_context, self.batch_sampler = multiprocessing_context, None
         # Stoke's settings.
         self.batch_transform = batch_transform
-        self.shuffle, self.seed = bool(shuffle), int(seed)
+        self.shuffle, self.seed, self._seed_drawn = bool(shuffle), int(seed), seed_drawn
         self.rank, self.world_size, self.shard_tail = rank, world_size, shard_tail
         self.worker_nice = int(worker_nice)
         self.resize, self.crop, self.output, self.on_error = resize, crop, output, on_error
@@ -631,8 +640,13 @@ class DataLoader:
                 "shuffle_window": self.shuffle_window, "shard_tail": self.shard_tail}
 
     def load_state_dict(self, state):
-        """Resumes at the state's position: the rest of that epoch comes in the uninterrupted run's order."""
+        """Resumes at the state's position: the rest of that epoch comes in the uninterrupted run's order.
+        A seed this loader drew itself (none given) gives way to the state's, as torchdata's
+        ``StatefulDataLoader`` restores its sampler's generator; a seed given must match."""
         mine = self.state_dict()
+        if self._seed_drawn and "seed" in state and int(state["seed"]) != self.seed:
+            self.seed = mine["seed"] = int(state["seed"])
+            self._producer_next = None  # the producer draws with the old seed: start another
         for key in ("seed", "shuffle", "batch_size", "drop_last", "rank", "world_size", "dataset_size", "transform",
                     "shuffle_window", "shard_tail"):
             if key in state and state[key] != mine[key]:

@@ -774,6 +774,43 @@ class DataLoaderTest(unittest.TestCase):
             self.assertEqual(list(range(45)), [i for _, _, idx in loader for i in idx.tolist()],
                              "in_order=False allows another order; Stoke's stays the sampler's")
 
+    def test_an_unseeded_loader_draws_its_seed_from_torch_as_torch_does_and_resumes_with_the_saved_one(self):
+        small = dict(batch_size=4, num_workers=1, resize=32, crop=32, with_indices=True, shuffle=True)
+
+        def order(loader):
+            return [i for _, _, idx in loader for i in idx.tolist()]
+
+        torch.manual_seed(3)
+        with stoke.DataLoader(DATA, **small) as loader:
+            first, seed = order(loader), loader.seed
+        torch.manual_seed(3)
+        with stoke.DataLoader(DATA, **small) as loader:
+            self.assertEqual((seed, first), (loader.seed, order(loader)), "torch.manual_seed(s) repeats a run")
+        torch.manual_seed(4)
+        with stoke.DataLoader(DATA, **small) as loader:
+            self.assertNotEqual(seed, loader.seed, "another torch seed, another order (as torch's RandomSampler)")
+            self.assertNotEqual(first, order(loader))
+        with stoke.DataLoader(DATA, rank=1, world_size=2, **small) as loader:
+            self.assertEqual(0, loader.seed, "ranks share DistributedSampler's default seed")
+        with stoke.DataLoader(DATA, seed=7, **small) as loader:
+            self.assertEqual(7, loader.seed)
+        # A resumed run in a new process draws another seed, and takes the saved one: the rest of the
+        # epoch comes in the interrupted run's order.
+        torch.manual_seed(3)
+        with stoke.DataLoader(DATA, **small) as loader:
+            it = iter(loader)
+            head = [i for _ in range(3) for i in next(it)[2].tolist()]
+            state = loader.state_dict()
+        self.assertEqual(first[:12], head)
+        torch.manual_seed(5)
+        with stoke.DataLoader(DATA, **small) as loader:
+            self.assertNotEqual(state["seed"], loader.seed)
+            loader.load_state_dict(state)
+            self.assertEqual(first[12:], order(loader))
+        with stoke.DataLoader(DATA, seed=8, **small) as loader:
+            with self.assertRaisesRegex(ValueError, "saved with seed"):
+                loader.load_state_dict(state)
+
     def test_a_bad_argument_is_refused_before_any_file_or_process_exists(self):
         def children():
             with open(f"/proc/{os.getpid()}/task/{os.getpid()}/children") as f:
