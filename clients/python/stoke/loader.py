@@ -784,9 +784,9 @@ class DataLoader:
         # The ring, the index and the tuning log are anonymous files that the producer inherits as
         # descriptors (/dev/fd/N): the ring needs no room in /dev/shm (a container's is 64 MB), and
         # nothing outlives both processes, however either ends (kill -9 included).
-        self._fds = {"ring": _anonymous_file("stoke-ring"), "index": _anonymous_file("stoke-index")}
-        if self.num_workers == "auto":
-            self._fds["tuning"] = _anonymous_file("stoke-tuning")
+        # One at a time into self._fds, so that close() closes those made before a failure.
+        for name in ("ring", "index") + (("tuning",) if self.num_workers == "auto" else ()):
+            self._fds[name] = _anonymous_file(f"stoke-{name}")
         self._ring_path = f"/dev/fd/{self._fds['ring']}"
         self._index_path = f"/dev/fd/{self._fds['index']}"
         self._tuning_path = f"/dev/fd/{self._fds['tuning']}" if "tuning" in self._fds else None

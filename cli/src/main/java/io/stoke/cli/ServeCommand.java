@@ -142,9 +142,7 @@ public final class ServeCommand implements Callable<Integer> {
         } catch (RingSpaceException e) {
             err.println("stoke serve: " + doesNotFit(e));
             err.flush();
-            if (indexOut != null && !InheritedDescriptor.names(indexOut)) {
-                Files.deleteIfExists(indexOut);
-            }
+            removeIndex();
             return Main.EXIT_FAILED;
         }
         Loader loader;
@@ -158,9 +156,7 @@ public final class ServeCommand implements Callable<Integer> {
         Thread hook = new Thread(() -> {
             loader.close();
             shm.close();
-            if (indexOut != null && !InheritedDescriptor.names(indexOut)) {
-                indexOut.toFile().delete();
-            }
+            removeIndex();
         });
         Runtime.getRuntime().addShutdownHook(hook);
         err.println("stoke serve: " + ring + " ready: " + index.size() + " images, shard " + options.rank + " of "
@@ -212,9 +208,7 @@ public final class ServeCommand implements Callable<Integer> {
         } finally {
             loader.close();
             shm.close();
-            if (indexOut != null && !InheritedDescriptor.names(indexOut)) {
-                Files.deleteIfExists(indexOut); // it lives as long as the ring does
-            }
+            removeIndex(); // it lives as long as the ring does
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException e) {
@@ -256,6 +250,13 @@ public final class ServeCommand implements Callable<Integer> {
         }
         if (!tmp.equals(file)) {
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
+    /** Removes the --index-out file, a named one: an inherited descriptor is its owner's. */
+    private void removeIndex() {
+        if (indexOut != null && !InheritedDescriptor.names(indexOut)) {
+            indexOut.toFile().delete(); // best effort, in a shutdown hook too
         }
     }
 
