@@ -217,6 +217,18 @@ class WheelTest(unittest.TestCase):
         self.assertEqual(sorted(seen), list(range(sum(CLASSES.values()))))
         self.assertEqual(len(seen), len(set(seen)))
 
+    def test_the_cli_runs_from_the_wheel(self):
+        # python -m stoke: the whole command line from the bundled runtime, no JDK or checkout visible.
+        result = run_hidden("""
+            import json, os, subprocess, sys
+            out = subprocess.run([sys.executable, "-m", "stoke", "make-dataset", "--images", "3", "--classes", "1",
+                                  "--seed", "5", "made"], capture_output=True, text=True)
+            files = [os.path.join(d, f) for d, _, names in os.walk("made") for f in names]
+            print(json.dumps({"code": out.returncode, "err": out.stderr, "files": sorted(files)}))
+            """)
+        self.assertEqual(result["code"], 0, result["err"])
+        self.assertEqual(result["files"], [f"made/n00000000/n00000000_0000000{i}.jpg" for i in range(3)])
+
     def test_missing_libturbojpeg_names_the_package(self):
         result = run_hidden("""
             import json, os

@@ -67,6 +67,16 @@ public final class GpuCheckCommand implements Callable<Integer> {
     int iterations = 10;
 
     @Option(
+            names = "--stage-batch",
+            description = "samples per batch in the GPU stage's rate check (default: ${DEFAULT-VALUE})")
+    int stageBatch = 256;
+
+    @Option(
+            names = "--stage-crop",
+            description = "C: each sample of the stage's rate check is C x C x 3 uint8 (default: ${DEFAULT-VALUE})")
+    int stageCrop = 224;
+
+    @Option(
             names = "--compute-ms",
             description = "length of the simulated compute kernel, ms (default: ${DEFAULT-VALUE})")
     double computeMs = 20;
@@ -75,8 +85,9 @@ public final class GpuCheckCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        if (mib < 1 || iterations < 1 || computeMs < 0) {
-            err.println("stoke gpu-check: --mib and --iterations must be positive, --compute-ms not negative");
+        if (mib < 1 || iterations < 1 || computeMs < 0 || stageBatch < 1 || stageCrop < 1) {
+            err.println("stoke gpu-check: --mib, --iterations, --stage-batch and --stage-crop must be positive, "
+                    + "--compute-ms not negative");
             return Main.EXIT_USAGE;
         }
         CudaDriver.Availability a = CudaDriver.tryLoad();
@@ -108,6 +119,7 @@ public final class GpuCheckCommand implements Callable<Integer> {
             ok &= patterns(driver, out);
             ok &= normalise(driver, out);
             bandwidth(driver, out);
+            stageRate(driver, out);
             overlap(driver, out);
         } catch (CudaException e) {
             err.println("stoke gpu-check: " + e.getMessage());
@@ -233,11 +245,9 @@ public final class GpuCheckCommand implements Callable<Integer> {
 
     private void bandwidth(CudaDriver driver, PrintWriter out) {
         long bytes = (long) mib << 20;
+        double pageableGBs;
         try (Arena arena = Arena.ofShared();
-                DeviceBuffer dev = DeviceBuffer.allocate(driver, bytes);
-                CudaStream stream = CudaStream.create(driver);
-                CudaEvent start = CudaEvent.createTimed(driver);
-                CudaEvent end = CudaEvent.createTimed(driver)) {
+                DeviceBuffer dev = DeviceBuffer.allocate(driver, bytes)) {
             MemorySegment pageable = arena.allocate(bytes, 4096);
             pageable.fill((byte) 1);
             dev.copyFromHost(0, pageable); // warm-up: first touch, driver staging buffers
@@ -245,26 +255,104 @@ public final class GpuCheckCommand implements Callable<Integer> {
             for (int i = 0; i < iterations; i++) {
                 dev.copyFromHost(0, pageable);
             }
-            double pageableGBs = (double) bytes * iterations / (System.nanoTime() - t0);
+            pageableGBs = (double) bytes * iterations / (System.nanoTime() - t0);
+        }
+        double pinnedGBs = pinnedRate(driver, bytes, iterations);
+        out.printf(
+                "bandwidth  host->device, %d x %d MiB: pinned (cuMemHostRegister + cuMemcpyHtoDAsync) %.2f GB/s,"
+                        + " pageable (cuMemcpyHtoD) %.2f GB/s, ratio %.2fx%n",
+                iterations, mib, pinnedGBs, pageableGBs, pinnedGBs / pageableGBs);
+    }
 
+    /** GB/s of {@code copies} back-to-back copies of one registered host buffer of {@code bytes}, timed by events. */
+    private static double pinnedRate(CudaDriver driver, long bytes, int copies) {
+        try (Arena arena = Arena.ofShared();
+                DeviceBuffer dev = DeviceBuffer.allocate(driver, bytes);
+                CudaStream stream = CudaStream.create(driver);
+                CudaEvent start = CudaEvent.createTimed(driver);
+                CudaEvent end = CudaEvent.createTimed(driver)) {
             MemorySegment pinnedMem = arena.allocate(bytes, 4096);
             pinnedMem.fill((byte) 2);
-            float ms;
             try (HostRegistration pinned = HostRegistration.register(driver, pinnedMem)) {
                 dev.copyFromHostAsync(0, pinned.memory(), stream); // warm-up
                 start.record(stream);
-                for (int i = 0; i < iterations; i++) {
+                for (int i = 0; i < copies; i++) {
                     dev.copyFromHostAsync(0, pinned.memory(), stream);
                 }
                 end.record(stream);
                 end.synchronize();
-                ms = end.elapsedMillis(start);
+                return (double) bytes * copies / (end.elapsedMillis(start) * 1e6);
             }
-            double pinnedGBs = (double) bytes * iterations / (ms * 1e6);
-            out.printf(
-                    "bandwidth  host->device, %d x %d MiB: pinned (cuMemHostRegister + cuMemcpyHtoDAsync) %.2f GB/s,"
-                            + " pageable (cuMemcpyHtoD) %.2f GB/s, ratio %.2fx%n",
-                    iterations, mib, pinnedGBs, pageableGBs, pinnedGBs / pageableGBs);
+        }
+    }
+
+    /**
+     * The GPU stage's own rate: full-size uint8 batches taken from the slots of a pinned ring through
+     * {@link DeviceStage} (its copier and reaper threads, events and device pool), against back-to-back
+     * copies of one registered buffer of the same size. Nothing decodes: the slots are copied as they are.
+     */
+    private void stageRate(CudaDriver driver, PrintWriter out) {
+        RingGeometry g = new RingGeometry(4, stageBatch, DTYPE_UINT8, LAYOUT_HWC, stageCrop, stageCrop, 3);
+        long bytes = g.sampleBytes() * stageBatch;
+        int batches = Math.max(8, 4 * iterations);
+        int warmup = 4;
+        long nanos;
+        try (SlotsAsTheyAre src = new SlotsAsTheyAre(g, warmup + batches);
+                DeviceStage stage = DeviceStage.builder(src.ring, src)
+                        .driver(driver)
+                        .inFlight(3)
+                        .build()) {
+            for (int i = 0; i < warmup; i++) {
+                try (DeviceBatch b = stage.next()) {
+                    b.awaitReady();
+                }
+            }
+            long t0 = System.nanoTime();
+            for (int i = 0; i < batches; i++) {
+                try (DeviceBatch b = stage.next()) {
+                    b.awaitReady();
+                }
+            }
+            nanos = System.nanoTime() - t0;
+        }
+        double stageGBs = (double) bytes * batches / nanos;
+        double peakGBs = pinnedRate(driver, bytes, batches);
+        out.printf(
+                "stage      %d batches of %d x %dx%dx3 uint8 (%.1f MB) from pinned ring slots through the GPU stage:"
+                        + " %.2f GB/s, %.0f%% of one registered buffer copied back to back (%.2f GB/s)%n",
+                batches, stageBatch, stageCrop, stageCrop, bytes / 1e6, stageGBs, 100 * stageGBs / peakGBs, peakGBs);
+    }
+
+    /** A ring whose slots are handed to the stage as they are, as fast as the stage frees them. */
+    private static final class SlotsAsTheyAre implements Supplier<Batch>, AutoCloseable {
+        final SlotRing ring;
+        final SlotHeader header = new SlotHeader();
+        final int total;
+        int produced;
+
+        SlotsAsTheyAre(RingGeometry g, int total) {
+            this.ring = SlotRing.allocate(g);
+            this.total = total;
+        }
+
+        @Override
+        public Batch get() {
+            if (produced == total) {
+                return null;
+            }
+            int slot;
+            while ((slot = ring.acquire(new SleepingIdleStrategy(10_000), () -> true)) < 0) {
+                Thread.onSpinWait();
+            }
+            RingGeometry g = ring.geometry();
+            header.wrap(ring.slot(slot)).sequence(produced).sampleCount(g.samplesPerSlot());
+            produced++;
+            return new Batch(g, slot, ring.slot(slot), List.of(), 0, ring::release);
+        }
+
+        @Override
+        public void close() {
+            ring.close();
         }
     }
 

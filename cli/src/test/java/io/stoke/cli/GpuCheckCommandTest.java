@@ -65,7 +65,18 @@ class GpuCheckCommandTest {
         CudaTestDouble dbl = CudaTestDouble.open(DOUBLE_DIR);
         dbl.reset();
         System.setProperty(CudaDriver.PATH_PROPERTY, dbl.library().toString());
-        Run r = run("gpu-check", "--mib", "1", "--iterations", "3", "--compute-ms", "20");
+        Run r = run(
+                "gpu-check",
+                "--mib",
+                "1",
+                "--iterations",
+                "3",
+                "--compute-ms",
+                "20",
+                "--stage-batch",
+                "4",
+                "--stage-crop",
+                "32");
         assertEquals(0, r.code(), r.out() + r.err());
         String out = r.out();
         assertTrue(out.contains("test double"), out);
@@ -73,6 +84,11 @@ class GpuCheckCommandTest {
         assertTrue(
                 out.contains("normalise  uint8 NHWC -> float32 NCHW kernel vs CPU reference: OK (bit-identical)"), out);
         assertTrue(out.contains("pinned") && out.contains("pageable") && out.contains("GB/s"), out);
+        assertTrue(
+                out.contains(
+                        "stage      12 batches of 4 x 32x32x3 uint8 (0.0 MB) from pinned ring slots through the GPU"
+                                + " stage: "),
+                out);
         assertTrue(out.contains("overlap") && out.contains("hidden"), out);
         assertTrue(out.contains("result     all checks passed"), out);
         assertEquals(
