@@ -224,10 +224,26 @@ class WheelTest(unittest.TestCase):
             out = subprocess.run([sys.executable, "-m", "stoke", "make-dataset", "--images", "3", "--classes", "1",
                                   "--seed", "5", "made"], capture_output=True, text=True)
             files = [os.path.join(d, f) for d, _, names in os.walk("made") for f in names]
-            print(json.dumps({"code": out.returncode, "err": out.stderr, "files": sorted(files)}))
+            usage = subprocess.run([sys.executable, "-m", "stoke", "--help"], capture_output=True, text=True)
+            embed = subprocess.run([sys.executable, "-m", "stoke", "embed", "made"], capture_output=True, text=True)
+            print(json.dumps({"code": out.returncode, "err": out.stderr, "files": sorted(files),
+                              "usage": [usage.returncode, usage.stdout, usage.stderr],
+                              "embed": [embed.returncode, embed.stdout, embed.stderr]}))
             """)
         self.assertEqual(result["code"], 0, result["err"])
         self.assertEqual(result["files"], [f"made/n00000000/n00000000_0000000{i}.jpg" for i in range(3)])
+        # The wheel's jar leaves ONNX Runtime out: --help lists every other command and names those absent,
+        # and running one says so in a sentence.
+        code, usage, err = result["usage"]
+        self.assertEqual((code, err), (0, ""), usage)
+        for command in ("bench", "serve", "gpu-check", "make-dataset"):
+            self.assertIn(f"  {command} ", usage)
+        self.assertIn("Not in this build", usage)
+        self.assertIn("embed", usage.split("Not in this build")[1])
+        code, out, err = result["embed"]
+        self.assertEqual((code, out), (1, ""), err)
+        self.assertRegex(err, r"^stoke: the embed command is not in this build: the class ai/onnxruntime/\w+ it needs is "
+                              r"missing .* run it from a Stoke checkout's ./stoke\n$")
 
     def test_missing_libturbojpeg_names_the_package(self):
         result = run_hidden("""

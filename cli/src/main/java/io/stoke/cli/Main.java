@@ -1,5 +1,6 @@
 package io.stoke.cli;
 
+import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -59,14 +60,40 @@ public final class Main implements Runnable {
             cl.addSubcommand("help", new CommandLine.HelpCommand());
             chosen = COMMANDS;
         }
+        List<String> absent = new ArrayList<>();
         for (Class<?> c : chosen) {
+            Object command;
             try {
-                cl.addSubcommand(name(c), c.getDeclaredConstructor().newInstance());
+                command = c.getDeclaredConstructor().newInstance();
+            } catch (NoClassDefFoundError e) {
+                // A jar built without a command's library (the Python wheel leaves ONNX Runtime and
+                // Parquet out) has every other command; this one is named, never silently gone.
+                if (only != null && chosen.size() == 1) {
+                    throw new AbsentCommandException(name(c), e.getMessage());
+                }
+                absent.add(name(c));
+                continue;
             } catch (ReflectiveOperationException e) {
                 throw new IllegalStateException("cannot create " + c, e);
             }
+            cl.addSubcommand(name(c), command);
+        }
+        if (!absent.isEmpty()) {
+            cl.getCommandSpec()
+                    .usageMessage()
+                    .footer("%nNot in this build (their libraries were left out, as the Python wheel leaves them): "
+                            + String.join(", ", absent) + ". Run them from a Stoke checkout's ./stoke.");
         }
         return cl;
+    }
+
+    /** The command asked for is not in this build: a class it needs is missing from the jar. */
+    static final class AbsentCommandException extends RuntimeException {
+        AbsentCommandException(String command, String missingClass) {
+            super("the " + command + " command is not in this build: the class " + missingClass
+                    + " it needs is missing (the Python wheel leaves ONNX Runtime and Parquet out); run it from a"
+                    + " Stoke checkout's ./stoke");
+        }
     }
 
     private static String name(Class<?> command) {
@@ -75,7 +102,14 @@ public final class Main implements Runnable {
 
     /** Runs the CLI and returns its exit code (tests call this). */
     public static int execute(String... args) {
-        return execute(commandLine(args.length > 0 ? args[0] : null), args);
+        CommandLine cl;
+        try {
+            cl = commandLine(args.length > 0 ? args[0] : null);
+        } catch (AbsentCommandException e) {
+            System.err.println("stoke: " + e.getMessage());
+            return EXIT_FAILED;
+        }
+        return execute(cl, args);
     }
 
     /**
