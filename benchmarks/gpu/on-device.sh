@@ -41,7 +41,7 @@ step "machine"
 } 2>&1 | tee "$OUT/machine.txt"
 
 step "stoke gpu-check"
-timeout 120 python3 -m stoke gpu-check 2>&1 | tee "$OUT/gpu-check.txt"
+timeout 90 python3 -m stoke gpu-check 2>&1 | tee "$OUT/gpu-check.txt"
 [[ ${PIPESTATUS[0]} == 0 ]] || failed+=("gpu-check")
 
 step "stoke make-dataset --images $IMAGES"
@@ -49,7 +49,7 @@ rm -rf "$DATA"
 timeout 120 python3 -m stoke make-dataset --images "$IMAGES" --seed 1 "$DATA" || failed+=("make-dataset")
 
 step "loader_gpu.py: copies, then both loaders feeding $MODEL at $WORKERS workers"
-timeout 420 python3 "$HERE/loader_gpu.py" --data "$DATA" --out "$OUT" --workers "$WORKERS" \
+timeout 330 python3 "$HERE/loader_gpu.py" --data "$DATA" --out "$OUT" --workers "$WORKERS" \
   --seconds "$CELL_SECONDS" --model "$MODEL" || failed+=("loader_gpu.py")
 
 step "stoke bench through the GPU stage: float32 normalised on the host, against uint8 normalised on the device"
@@ -57,7 +57,7 @@ step "stoke bench through the GPU stage: float32 normalised on the host, against
   for run in "--device host --output float32" "--device cuda --output float32" "--device cuda --output uint8 --device-normalize"; do
     echo "--- stoke bench $DATA --transform train --workers 16 --epochs 2 $run"
     # shellcheck disable=SC2086
-    timeout 60 python3 -m stoke bench "$DATA" --transform train --workers 16 --epochs 2 $run || echo "(exit $?)"
+    timeout 45 python3 -m stoke bench "$DATA" --transform train --workers 16 --epochs 2 $run || echo "(exit $?)"
   done
 } 2>&1 | tee "$OUT/bench.txt"
 
