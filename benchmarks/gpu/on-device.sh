@@ -46,7 +46,8 @@ timeout 90 python3 -m stoke gpu-check 2>&1 | tee "$OUT/gpu-check.txt"
 
 step "stoke make-dataset --images $IMAGES"
 rm -rf "$DATA"
-timeout 120 python3 -m stoke make-dataset --images "$IMAGES" --seed 1 "$DATA" || failed+=("make-dataset")
+# make-dataset writes with one thread per 128 MiB of heap: -Xmx4g gives it every core.
+STOKE_JAVA_OPTS=-Xmx4g timeout 120 python3 -m stoke make-dataset --images "$IMAGES" --seed 1 "$DATA" || failed+=("make-dataset")
 
 step "loader_gpu.py: copies, then both loaders feeding $MODEL at $WORKERS workers"
 timeout 330 python3 "$HERE/loader_gpu.py" --data "$DATA" --out "$OUT" --workers "$WORKERS" \

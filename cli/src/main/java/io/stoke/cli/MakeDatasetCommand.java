@@ -71,6 +71,17 @@ public final class MakeDatasetCommand implements Callable<Integer> {
                 + (photos != null ? " (cut from the photographs in " + photos + ")" : " (procedural scenes)"));
         SyntheticImageNet.Summary s;
         try {
+            int cores = Runtime.getRuntime().availableProcessors();
+            if (SyntheticImageNet.writerThreads() < cores) {
+                System.err.printf(
+                        "writing on %d of %d cores: this JVM's heap (%d MiB) holds %d writers;"
+                                + " STOKE_JAVA_OPTS=-Xmx%dm uses every core%n",
+                        SyntheticImageNet.writerThreads(),
+                        cores,
+                        Runtime.getRuntime().maxMemory() >> 20,
+                        SyntheticImageNet.writerThreads(),
+                        (cores * SyntheticImageNet.WRITER_HEAP + SyntheticImageNet.BASE_HEAP) >> 20);
+            }
             s = SyntheticImageNet.generate(out, o);
         } catch (IllegalArgumentException e) {
             // A non-empty OUT, or a photo folder without a readable photograph: the user's to fix.

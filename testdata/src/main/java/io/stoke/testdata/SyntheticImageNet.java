@@ -204,8 +204,30 @@ public final class SyntheticImageNet {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create " + outDir, e);
         }
-        return generateInto(outDir, o, Runtime.getRuntime().availableProcessors())
-                .summary();
+        return generateInto(outDir, o, writerThreads()).summary();
+    }
+
+    /**
+     * Heap one writer thread may come to hold: float planes, scene and noise buffers sized for the
+     * largest image ({@link ImagePlan#MAX_LONG_SIDE} squared), grown while the old ones are still
+     * live. One writer ran in -Xmx128m and failed in -Xmx100m, two failed in -Xmx192m.
+     */
+    public static final long WRITER_HEAP = 128L << 20;
+
+    /** Heap the rest of the JVM keeps besides the writers. */
+    public static final long BASE_HEAP = 32L << 20;
+
+    /**
+     * Writer threads: one per core, as many as this JVM's heap holds (Stoke's JVMs run with a small
+     * heap; 16 writers in 384 MiB ran out of memory).
+     */
+    public static int writerThreads() {
+        return writerThreads(
+                Runtime.getRuntime().availableProcessors(), Runtime.getRuntime().maxMemory());
+    }
+
+    static int writerThreads(int cores, long maxHeap) {
+        return (int) Math.max(1, Math.min(cores, (maxHeap - BASE_HEAP) / WRITER_HEAP));
     }
 
     /**
@@ -237,7 +259,7 @@ public final class SyntheticImageNet {
             }
             DatasetMarker.wipe(cacheDir);
             want.writeIncomplete(cacheDir);
-            Generated g = generateInto(cacheDir, o, Runtime.getRuntime().availableProcessors());
+            Generated g = generateInto(cacheDir, o, writerThreads());
             // Written last, so an interrupted run leaves a marker that says "incomplete, ours, wipe me".
             want.writeComplete(cacheDir, g.summary().seconds(), g.records());
             return g.summary();

@@ -45,6 +45,16 @@ class SyntheticImageNetTest {
     }
 
     @Test
+    void writerThreadsAreAsManyAsTheHeapHolds() {
+        // Stoke's JVMs run with -Xmx384m: 16 writers there ran out of heap on a 16-core machine.
+        assertEquals(2, SyntheticImageNet.writerThreads(16, 384L << 20));
+        assertEquals(1, SyntheticImageNet.writerThreads(2, 160L << 20));
+        assertEquals(16, SyntheticImageNet.writerThreads(16, (16L << 27) + (32L << 20)));
+        assertEquals(15, SyntheticImageNet.writerThreads(16, 2L << 30));
+        assertEquals(1, SyntheticImageNet.writerThreads(16, 32L << 20));
+    }
+
+    @Test
     void statisticsMatchImageNet() {
         assertEquals(IMAGES, summary.images());
         assertEquals(500, summary.medianWidth());
