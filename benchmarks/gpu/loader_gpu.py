@@ -42,15 +42,14 @@ from torchvision import datasets, transforms
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 
-def train_transform(crop):
-    # The recipe's ClassificationPresetTrain with its defaults (v1), which stoke.DataLoader translates.
-    return transforms.Compose([
-        transforms.RandomResizedCrop(crop, interpolation=transforms.InterpolationMode.BILINEAR),
-        transforms.RandomHorizontalFlip(0.5),
-        transforms.PILToTensor(),
-        transforms.ConvertImageDtype(torch.float),
-        transforms.Normalize(MEAN, STD),
-    ])
+def train_transform(crop, output="float32"):
+    """The recipe's ClassificationPresetTrain with its defaults (v1), which stoke.DataLoader translates;
+    with ``output="uint8"`` it stops at PILToTensor and the step normalises on the GPU."""
+    head = [transforms.RandomResizedCrop(crop, interpolation=transforms.InterpolationMode.BILINEAR),
+            transforms.RandomHorizontalFlip(0.5), transforms.PILToTensor()]
+    if output == "uint8":
+        return transforms.Compose(head)
+    return transforms.Compose(head + [transforms.ConvertImageDtype(torch.float), transforms.Normalize(MEAN, STD)])
 
 
 def tree_cpu_seconds(proc):
@@ -75,6 +74,8 @@ class TrainStep:
         self.opt = torch.optim.SGD(self.model.parameters(), lr=0.01, momentum=0.9)
         self.loss = nn.CrossEntropyLoss()
         self.events = []
+        self.mean = torch.tensor(MEAN, device="cuda").view(1, 3, 1, 1) * 255
+        self.std = torch.tensor(STD, device="cuda").view(1, 3, 1, 1) * 255
 
     def __call__(self, images, labels):
         x = images.cuda(non_blocking=True)
@@ -82,6 +83,8 @@ class TrainStep:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         x = x.contiguous(memory_format=torch.channels_last)
+        if x.dtype == torch.uint8:  # uint8 crossed the bus: a quarter of float32's bytes
+            x = (x.float() - self.mean) / self.std
         with torch.autocast("cuda", dtype=torch.bfloat16):
             loss = self.loss(self.model(x), y)
         self.opt.zero_grad(set_to_none=True)
@@ -101,8 +104,8 @@ class TrainStep:
         return max(0.0, 1.0 - busy / span) if span > 0 else None
 
 
-def make_loader(kind, data, workers, batch, crop, seed):
-    dataset = datasets.ImageFolder(data, transform=train_transform(crop))
+def make_loader(kind, data, workers, batch, crop, seed, output):
+    dataset = datasets.ImageFolder(data, transform=train_transform(crop, output))
     if kind == "torch":
         g = torch.Generator()
         g.manual_seed(seed)
@@ -114,7 +117,7 @@ def make_loader(kind, data, workers, batch, crop, seed):
                             pin_memory=True, drop_last=True, seed=seed)
 
 
-def run_cell(kind, workers, args, step, model):
+def run_cell(kind, workers, args, step, model, output="float32"):
     """Creates a loader, feeds ``step`` for --seconds after its first batch, and returns the figures."""
     proc = psutil.Process()
     seconds = args.auto_seconds if workers == "auto" else args.seconds
@@ -122,7 +125,7 @@ def run_cell(kind, workers, args, step, model):
     step.events.clear()
     cpu0 = tree_cpu_seconds(proc)
     t0 = time.perf_counter()
-    loader = make_loader(kind, args.data, workers, args.batch_size, args.crop, args.seed)
+    loader = make_loader(kind, args.data, workers, args.batch_size, args.crop, args.seed, output)
     batches, first, waits = 0, None, []
     done = False
     try:
@@ -161,6 +164,7 @@ def run_cell(kind, workers, args, step, model):
     waits.sort()
     return {
         "loader": kind, "workers": workers, "active_workers": active, "model": args.model if model else "none",
+        "output": output,
         "batch_size": args.batch_size, "batches": batches,
         "images_per_s": (batches - 1) * args.batch_size / (end - first),
         "first_batch_s": first - t0,
@@ -187,7 +191,7 @@ def ceiling(step, args, classes):
         n += 1
     torch.cuda.synchronize()
     dt = time.perf_counter() - t0
-    return {"loader": "memory", "workers": 0, "model": args.model, "batches": n,
+    return {"loader": "memory", "workers": 0, "model": args.model, "output": "float32", "batches": n,
             "images_per_s": n * args.batch_size / dt, "gpu_idle_share": step.idle_share()}
 
 
@@ -216,7 +220,10 @@ def copy_rates(args):
                               num_workers=args.copy_workers, pin_memory=True) as loader:
             images = next(iter(loader))[0]
             nbytes = images.numel() * images.element_size()
-            dst = torch.empty(images.shape, dtype=images.dtype, device="cuda")
+            # What .cuda() makes: a device tensor with the source's strides (Stoke's uint8 batch is an
+            # NHWC slot seen as [n, 3, H, W]), so the copy is one DMA; a contiguous NCHW destination
+            # would make torch transpose on the host first.
+            dst = torch.empty_like(images, device="cuda")
             row = {"bytes": nbytes, "ring_slot_is_pinned": bool(images.is_pinned())}
             n, gpu_s, _ = timed(lambda: dst.copy_(images, non_blocking=True))
             row["stoke_ring_slot_GBps"] = nbytes * n / gpu_s / 1e9
@@ -267,9 +274,11 @@ def summary(meta, copies, ceiling_row, cells):
                                       "stoke_ring_slot_GBps", "peak_1GiB_pinned_GBps")}))
     out += ["", f"## Training {meta['model']} (batch {meta['batch_size']}), the model alone: "
             f"{ceiling_row['images_per_s']:.0f} images/s, GPU idle {pct(ceiling_row['gpu_idle_share'])}", ""]
-    for model in sorted({c["model"] for c in cells}, key=lambda m: m == "none"):
-        mine = [c for c in cells if c["model"] == model]
-        out.append(f"### model: {model}")
+    groups = sorted({(c["model"], c.get("output", "float32")) for c in cells}, key=lambda g: (g[0] == "none", g[1]))
+    for model, output in groups:
+        mine = [c for c in cells if (c["model"], c.get("output", "float32")) == (model, output)]
+        out.append(f"### model: {model}, batches of {output}" + (" (normalised on the GPU in the step)"
+                                                                  if output == "uint8" else " (normalised by the loader)"))
         out.append("")
         by = {}
         for c in mine:
@@ -301,6 +310,8 @@ def main():
     ap.add_argument("--workers", default="1,2,4,8,16")
     ap.add_argument("--no-model-workers", default="16", help="worker counts also run with no model (the loaders' "
                     "own rate into the GPU); empty for none")
+    ap.add_argument("--uint8-workers", default="16", help="worker counts also run with uint8 batches, normalised "
+                    "on the GPU in the step (a quarter of the bytes on the bus); empty for none")
     ap.add_argument("--auto", action=argparse.BooleanOptionalAction, default=True,
                     help="also run stoke.DataLoader with num_workers='auto'")
     ap.add_argument("--model", default="resnet50")
@@ -332,13 +343,14 @@ def main():
     top = ceiling(step, args, classes)
     print(json.dumps(top), flush=True)
     cells = []
-    plan = [(w, True) for w in (int(x) for x in args.workers.split(",") if x)]
-    plan += [(int(w), False) for w in args.no_model_workers.split(",") if w]
+    plan = [(w, True, "float32") for w in (int(x) for x in args.workers.split(",") if x)]
+    plan += [(int(w), True, "uint8") for w in args.uint8_workers.split(",") if w]
+    plan += [(int(w), False, "float32") for w in args.no_model_workers.split(",") if w]
     with open(args.out / "cells.jsonl", "w") as log:
         log.write(json.dumps(top) + "\n")
-        for workers, model in plan:
+        for workers, model, output in plan:
             for kind in ("torch", "stoke"):
-                cell = run_cell(kind, workers, args, step, model)
+                cell = run_cell(kind, workers, args, step, model, output)
                 cells.append(cell)
                 log.write(json.dumps(cell) + "\n")
                 log.flush()

@@ -56,9 +56,9 @@ timeout 330 python3 "$HERE/loader_gpu.py" --data "$DATA" --out "$OUT" --workers 
 step "stoke bench through the GPU stage: float32 normalised on the host, against uint8 normalised on the device"
 {
   for run in "--device host --output float32" "--device cuda --output float32" "--device cuda --output uint8 --device-normalize"; do
-    echo "--- stoke bench $DATA --transform train --workers 16 --epochs 2 $run"
+    echo "--- stoke bench $DATA --transform train --workers 16 --epochs 6 $run"
     # shellcheck disable=SC2086
-    timeout 45 python3 -m stoke bench "$DATA" --transform train --workers 16 --epochs 2 $run || echo "(exit $?)"
+    timeout 45 python3 -m stoke bench "$DATA" --transform train --workers 16 --epochs 6 $run || echo "(exit $?)"
   done
 } 2>&1 | tee "$OUT/bench.txt"
 
