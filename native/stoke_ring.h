@@ -126,7 +126,7 @@
 #define STOKE_SAMPLE_OK                    0
 #define STOKE_SAMPLE_READ_ERROR            1
 #define STOKE_SAMPLE_EMPTY_FILE            2
-#define STOKE_SAMPLE_NOT_JPEG              3
+#define STOKE_SAMPLE_NOT_IMAGE             3   /* no known image signature (was NOT_JPEG) */
 #define STOKE_SAMPLE_CORRUPT               4
 #define STOKE_SAMPLE_TRUNCATED             5
 #define STOKE_SAMPLE_TOO_LARGE             6
@@ -136,6 +136,7 @@
 #define STOKE_SAMPLE_BAD_LABEL             10  /* tar shards: .cls is not an integer */
 #define STOKE_SAMPLE_MEMBER_TRUNCATED      11  /* tar shards: member runs past the shard's end */
 #define STOKE_SAMPLE_BAD_RAW               12  /* raw shards: .npy is not uint8 [crop, crop, 3] */
+#define STOKE_SAMPLE_FORMAT_NOT_DECODED    13  /* an image format Stoke does not decode (TIFF, GIF, ...) */
 
 /* ---- Agrona OneToOneRingBuffer format ---- */
 #define STOKE_MSG_SLOT                     1   /* record type of a slot number */

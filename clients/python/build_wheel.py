@@ -10,7 +10,7 @@ writes ``dist/stoke-<version>-py3-none-linux_<arch>.whl`` (the version from pypr
   (``jdeps --print-module-deps`` on the jar, plus jdk.unsupported, which libraries reach by
   reflection; its ``release`` file lists them with those they require);
 - ``stoke/_java/stoke.jar``, ``stoke/_java/jvm.options`` (./stoke's JVM options, cli/jvm.options);
-- ``stoke/_java/native/``: Stoke's C libraries (libstoke_pixels.so, libstoke_jpeg.so), taken out of
+- ``stoke/_java/native/``: Stoke's C libraries (libstoke_pixels.so, libstoke_jpeg.so, libstoke_image.so), taken out of
   the jar, which the producer opens in place (``-Dstoke.pixels.path``, ``-Dstoke.jpeg.path``);
 - ``stoke/_java/stoke.aot``: the JVM's AOT cache, recorded by the jlinked runtime itself (a cache
   is tied to the JVM that made it) from ``stoke aot-training``, with those same options.
@@ -39,7 +39,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent  # clients/python
 # Modules reached only by reflection, which jdeps cannot see: sun.misc.Unsafe (Agrona, Netty).
 EXTRA_MODULES = ["jdk.unsupported"]
-NATIVE = {"libstoke_pixels.so": "stoke.pixels.path", "libstoke_jpeg.so": "stoke.jpeg.path"}
+NATIVE = {"libstoke_pixels.so": "stoke.pixels.path", "libstoke_jpeg.so": "stoke.jpeg.path",
+          "libstoke_image.so": "stoke.image.path"}
 
 
 def say(msg):

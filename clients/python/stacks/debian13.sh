@@ -23,14 +23,15 @@ SUITE=trixie
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 # What the root holds beyond the minimal base: what the tests import, what ./stoke serve runs on
-# (Debian's OpenJDK 25, libturbojpeg0, and libjpeg62-turbo for Stoke's region decoder), and what
+# (Debian's OpenJDK 25, libturbojpeg0, libjpeg62-turbo for Stoke's region decoder, libspng0 and
+# libwebp7 for its PNG and WebP decoder), and what
 # the tests run besides: python3-venv for the wheel's install test (a venv with pip), gcc for the
 # soak's C consumer. The JDK, not only the runtime, because the wheel's test builds the wheel
 # with ./stoke wheel, which needs jlink and jdeps; Debian 13 puts the jmods that jlink links from
 # in openjdk-25-jdk-headless itself. Maven is not here: the jar comes built from the host.
 PACKAGES=(
   python3 python3-numpy python3-pil python3-torch python3-torchvision python3-venv
-  openjdk-25-jdk-headless libturbojpeg0 libjpeg62-turbo
+  openjdk-25-jdk-headless libturbojpeg0 libjpeg62-turbo libspng0 libwebp7
   gcc libc6-dev
 )
 # The stamp says what a finished root was made from; a root whose stamp differs is made again.

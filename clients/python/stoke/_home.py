@@ -22,7 +22,8 @@ from pathlib import Path
 #: The bundled Java side, when this package came from the self-contained wheel.
 BUNDLED = Path(__file__).resolve().parent / "_java"
 # Stoke's C libraries beside the bundled jar, opened in place rather than copied out of the jar.
-_NATIVE = {"libstoke_pixels.so": "stoke.pixels.path", "libstoke_jpeg.so": "stoke.jpeg.path"}
+_NATIVE = {"libstoke_pixels.so": "stoke.pixels.path", "libstoke_jpeg.so": "stoke.jpeg.path",
+           "libstoke_image.so": "stoke.image.path"}
 
 
 class StokeNotFoundError(RuntimeError):

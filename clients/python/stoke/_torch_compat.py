@@ -12,8 +12,6 @@ __all__ = ["UnsupportedError", "dataset_samples", "translate_transform", "write_
 WAYS_OUT = ("Either apply it to each batch on the device (stoke.DataLoader(..., batch_transform=fn): fn gets the "
             "(images, labels) of each batch, without a copy), or use torch.utils.data.DataLoader for this dataset.")
 
-JPEG_SUFFIXES = (".jpg", ".jpeg")
-
 ONLY = ("Stoke's producer does Resize(s) + CenterCrop(c) or RandomResizedCrop(...) + RandomHorizontalFlip(p), then "
         "PILToTensor() or ToImage() [+ ToDtype(torch.float32, scale=True) or ConvertImageDtype(torch.float)] or "
         "ToTensor(), and Normalize(mean, std), in that order (v1's or v2's, ToPureTensor() anywhere after the "
@@ -34,8 +32,9 @@ def is_dataset(obj):
 
 
 def dataset_samples(dataset):
-    """``dataset.samples`` as a list of (absolute path, label), checked: Stoke reads each path as a JPEG
-    and a label as a non-negative int; anything the dataset would do that Stoke cannot is refused."""
+    """``dataset.samples`` as a list of (absolute path, label), checked: Stoke reads each path and tells
+    its format by its bytes (a file it does not decode is named when its batch comes, never refused
+    here), and a label as a non-negative int; anything the dataset would do that Stoke cannot is refused."""
     name = type(dataset).__name__
     target_transform = getattr(dataset, "target_transform", None)
     if target_transform is not None:
@@ -66,9 +65,6 @@ def dataset_samples(dataset):
             if not ok:
                 raise UnsupportedError(f"{name}.samples[{i}] has the label {label!r}: Stoke's labels are "
                                        "non-negative integers (int64 in each batch)")
-        if not path.lower().endswith(JPEG_SUFFIXES):
-            raise UnsupportedError(f"{name}.samples[{i}] is {path!r}: Stoke decodes JPEG files (.jpg, .jpeg) "
-                                   "only; use torch.utils.data.DataLoader for a dataset of other formats")
         if "\n" in path or "\r" in path or path != path.strip():
             raise UnsupportedError(f"{name}.samples[{i}] is {path!r}: a path with a line break or with white space "
                                    "at its start or end cannot be written to Stoke's list file (one "

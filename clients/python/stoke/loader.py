@@ -31,7 +31,7 @@ import numpy as np
 
 from . import _home
 from . import _torch_compat as _compat
-from .ring import SAMPLE_STATUS, ProducerGoneError, Ring, RingFormatError
+from .ring import SAMPLE_FORMAT_NOT_DECODED, SAMPLE_STATUS, ProducerGoneError, Ring, RingFormatError, image_format
 
 __all__ = ["DataLoader", "SampleError", "ProducerError", "SkippedSample", "Batch", "StokeWarning"]
 
@@ -123,6 +123,16 @@ def _say_once(key, message):
 
 class StokeWarning(UserWarning):
     """What stoke.DataLoader says once about a PyTorch keyword it maps, costs or ignores."""
+
+
+def _with_format(reason, path):
+    """``reason`` naming the format of the file at ``path`` ("format not decoded: TIFF"), where it can be read."""
+    try:
+        with open(path, "rb") as f:
+            found = image_format(f.read(12))
+    except OSError:  # a tar shard's sample, or a file gone since
+        found = None
+    return f"{reason}: {found}" if found else reason
 
 
 def _release_after_copies(loader_ref, raw):
@@ -729,8 +739,12 @@ class DataLoader:
         if (raw.status != 0).any():
             for position in np.flatnonzero(raw.status):
                 index = int(raw.indices[position])
-                reason = SAMPLE_STATUS.get(int(raw.status[position]), f"status {int(raw.status[position])}")
-                skipped.append(SkippedSample(int(position), index, self.samples[index][0], reason))
+                status = int(raw.status[position])
+                reason = SAMPLE_STATUS.get(status, f"status {status}")
+                path = self.samples[index][0]
+                if status == SAMPLE_FORMAT_NOT_DECODED:
+                    reason = _with_format(reason, path)
+                skipped.append(SkippedSample(int(position), index, path, reason))
         labels = torch.from_numpy(raw.labels.astype(np.int64))
         indices = torch.from_numpy(raw.indices.astype(np.int64))
         if raw.failed:

@@ -121,7 +121,7 @@ PRODUCER_TIMEOUT_MILLIS = 5000
 SAMPLE_OK = 0
 SAMPLE_READ_ERROR = 1
 SAMPLE_EMPTY_FILE = 2
-SAMPLE_NOT_JPEG = 3
+SAMPLE_NOT_IMAGE = 3
 SAMPLE_CORRUPT = 4
 SAMPLE_TRUNCATED = 5
 SAMPLE_TOO_LARGE = 6
@@ -131,16 +131,66 @@ SAMPLE_NO_LABEL = 9
 SAMPLE_BAD_LABEL = 10
 SAMPLE_MEMBER_TRUNCATED = 11
 SAMPLE_BAD_RAW = 12
+SAMPLE_FORMAT_NOT_DECODED = 13
 
 SAMPLE_STATUS = {SAMPLE_OK: "ok", SAMPLE_READ_ERROR: "read error", SAMPLE_EMPTY_FILE: "empty file",
-                 SAMPLE_NOT_JPEG: "not jpeg", SAMPLE_CORRUPT: "corrupt", SAMPLE_TRUNCATED: "truncated",
+                 SAMPLE_NOT_IMAGE: "not an image", SAMPLE_CORRUPT: "corrupt", SAMPLE_TRUNCATED: "truncated",
                  SAMPLE_TOO_LARGE: "too large", SAMPLE_UNSUPPORTED: "unsupported", SAMPLE_NO_IMAGE: "no image member",
                  SAMPLE_NO_LABEL: "no .cls label", SAMPLE_BAD_LABEL: "bad label",
-                 SAMPLE_MEMBER_TRUNCATED: "member truncated", SAMPLE_BAD_RAW: "bad raw sample"}
+                 SAMPLE_MEMBER_TRUNCATED: "member truncated", SAMPLE_BAD_RAW: "bad raw sample",
+                 SAMPLE_FORMAT_NOT_DECODED: "format not decoded"}
 
 
 # Machines whose processors keep loads and stores in program order (see the module's docstring).
 _TSO_MACHINES = ("x86_64", "AMD64")
+
+
+def _view(mm, dtype, shape, offset):
+    """An array over ``mm[offset:]`` that holds a buffer export of the mapping, so that ``mm.close()``
+    cannot unmap it while the array lives (it raises BufferError, and the mapping goes with the last
+    view). ``np.ndarray(buffer=mm)`` would release the export at once, and a batch used after its
+    ring was closed would read unmapped memory."""
+    count = 1
+    for d in shape:
+        count *= d
+    return np.frombuffer(mm, dtype=dtype, count=count, offset=offset).reshape(shape)
+
+
+def image_format(head):
+    """The image format that ``head`` (a file's first 12 bytes or more) begins with, by the signatures
+    Stoke's producer tells formats by (io.stoke.loader.format.ImageFormat), or None.
+
+    Args:
+        head: the file's first bytes.
+
+    Returns:
+        The format's usual name ("PNG", "TIFF", ...), or None when no signature matches.
+    """
+    h = bytes(head[:12])
+    if h[:2] == b"\xff\xd8":
+        return "JPEG"
+    if h[:8] == b"\x89PNG\r\n\x1a\n":
+        return "PNG"
+    if h[:4] == b"RIFF" and h[8:12] == b"WEBP":
+        return "WebP"
+    if h[:6] in (b"GIF87a", b"GIF89a"):
+        return "GIF"
+    if h[:4] in (b"II*\0", b"MM\0*", b"II+\0"):
+        return "TIFF"
+    if h[:2] == b"\xff\x0a" or h[:12] == b"\0\0\0\x0cJXL \r\n\x87\n":
+        return "JPEG XL"
+    if h[:8] == b"\0\0\0\x0cjP  " or h[:4] == b"\xff\x4f\xff\x51":
+        return "JPEG 2000"
+    if h[4:8] == b"ftyp":
+        if h[8:12] in (b"avif", b"avis"):
+            return "AVIF"
+        if h[8:12] in (b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis", b"hevm", b"hevs", b"mif1", b"msf1"):
+            return "HEIC/HEIF"
+    if h[:2] == b"BM" and len(h) >= 3:
+        return "BMP"
+    if len(h) >= 3 and h[0:1] == b"P" and h[1:2] in b"1234567" and h[2:3] in b" \t\r\n":
+        return "PNM (PBM/PGM/PPM)"
+    return None
 
 
 class RingFormatError(ValueError):
@@ -378,10 +428,10 @@ class Batch:
         self.batch_index = int(h64[SLOT_BATCH_INDEX_OFFSET // 8])
         self.flags = int(hdr[SLOT_FLAGS_OFFSET // 4])
         dtype = np.float32 if g.dtype == DTYPE_FLOAT32 else np.uint8
-        self.pixels = np.ndarray((n,) + g.shape, dtype=dtype, buffer=mm, offset=base + g.pixels_offset)
-        self.labels = np.ndarray((n,), dtype="<i4", buffer=mm, offset=base + g.labels_offset)
-        self.indices = np.ndarray((n,), dtype="<i8", buffer=mm, offset=base + g.indices_offset)
-        self.status = np.ndarray((n,), dtype="<i4", buffer=mm, offset=base + g.status_offset)
+        self.pixels = _view(mm, dtype, (n,) + g.shape, base + g.pixels_offset)
+        self.labels = _view(mm, "<i4", (n,), base + g.labels_offset)
+        self.indices = _view(mm, "<i8", (n,), base + g.indices_offset)
+        self.status = _view(mm, "<i4", (n,), base + g.status_offset)
         self._released = False
 
     @property

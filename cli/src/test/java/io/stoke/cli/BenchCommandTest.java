@@ -127,7 +127,8 @@ class BenchCommandTest {
                 "32",
                 "--no-warmup");
         assertEquals(Integer.toString(Main.EXIT_FAILED), r[0], r[1] + r[2]);
-        assertTrue(r[1].contains("FAILED:") && r[1].contains("zz_broken.jpg") && r[1].contains("not a JPEG"), r[1]);
+        assertTrue(
+                r[1].contains("FAILED:") && r[1].contains("zz_broken.jpg") && r[1].contains("not an image file"), r[1]);
     }
 
     @Test

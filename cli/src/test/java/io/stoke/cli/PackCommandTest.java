@@ -689,7 +689,7 @@ class PackCommandTest {
         Path out = tmp.resolve("out");
         String[] r = pack(data, "--out", out, "--resize", 64, "--shard-size", "8K");
         assertEquals(Integer.toString(Main.EXIT_FAILED), r[0], r[2]);
-        assertTrue(r[2].contains(bad.toString()) && r[2].contains("NOT_JPEG"), r[2]);
+        assertTrue(r[2].contains(bad.toString()) && r[2].contains("NOT_IMAGE"), r[2]);
         JsonNode m = manifest(out);
         assertFalse(m.path("stoke").path("complete").asBoolean());
         assertTrue(m.path("shardlist").size() >= 1, "whole shards before the bad file stay");

@@ -337,8 +337,8 @@ class LoaderTest {
     static final String[][] EXPECTED = {
         {"empty.jpg", "EMPTY_FILE"},
         {"truncated.jpg", "TRUNCATED"},
-        {"notjpeg.jpg", "NOT_JPEG"},
-        {"png.jpg", "NOT_JPEG"},
+        {"notjpeg.jpg", "NOT_IMAGE"},
+        {"png.jpg", BadImages.CUT_PNG},
         {"bomb.jpg", "TOO_LARGE"},
         {"vanished.jpg", "READ_ERROR"},
     };

@@ -7,28 +7,31 @@ import io.stoke.ffm.LibC;
 import io.stoke.ffm.StokeJpeg;
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.format.ImageFormat;
 import io.stoke.loader.source.FileDataset;
 import io.stoke.loader.source.FileReader;
 import io.stoke.loader.transform.JpegDecoder;
 import io.stoke.loader.transform.Resampler;
 import io.stoke.loader.transform.TransformSpec;
+import io.stoke.loader.transform.WholeImageDecoder;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * One pack worker's tools: reads a sample's file, decodes it whole with Stoke's decoder (no DCT
- * scaling, so the pixels are the full image's), resizes it with Stoke's resampler (PIL's
+ * One pack worker's tools: reads a sample's file, decodes it whole (a JPEG with no DCT scaling, a
+ * PNG or WebP through {@link WholeImageDecoder}), resizes it with Stoke's resampler (PIL's
  * antialiased bilinear filter, torchvision's {@code Resize} geometry) and re-encodes it with
  * libjpeg-turbo, 4:2:0, at the pack's quality: with TurboJPEG, or, with restart markers, with
  * Stoke's encoder (libjpeg's, with tjCompress2's settings: the same pixels, plus a DRI segment and
- * the markers). An image already no larger than the target is
- * decoded only to check that it is whole, and kept byte for byte: never upscaled, never
- * re-encoded. One per thread; its buffers grow to the largest image seen.
+ * the markers). A JPEG already no larger than the target is decoded only to check that it is
+ * whole, and kept byte for byte: never upscaled, never re-encoded; a PNG or WebP that small is
+ * encoded at its own size. One per thread; its buffers grow to the largest image seen.
  */
 final class JpegRecoder implements AutoCloseable {
     private final PackOptions options;
     private final FileReader reader;
     private final JpegDecoder decoder;
+    private final WholeImageDecoder whole;
     private final Resampler resampler;
     private final JpegCompressor compressor = new JpegCompressor();
     private Arena arena = Arena.ofConfined();
@@ -42,6 +45,7 @@ final class JpegRecoder implements AutoCloseable {
         this.options = options;
         this.reader = new FileReader(index, decoding.maxFileBytes());
         this.decoder = new JpegDecoder(decoding);
+        this.whole = new WholeImageDecoder(decoding);
         this.resampler = new Resampler(decoding);
     }
 
@@ -61,23 +65,52 @@ final class JpegRecoder implements AutoCloseable {
             return;
         }
         out.sourceBytes = reader.length();
-        status = decoder.decode(reader.buffer(), reader.length());
-        if (status != SampleStatus.OK) {
-            out.fail(status, decoder.message());
+        // By content: a PNG or WebP is decoded whole and always re-encoded as JPEG (at its own size
+        // when it needs no resize); a JPEG that needs none is kept byte for byte.
+        ImageFormat format = ImageFormat.sniff(reader.buffer(), reader.length());
+        int w;
+        int h;
+        MemorySegment image;
+        if (format == ImageFormat.JPEG) {
+            status = decoder.decode(reader.buffer(), reader.length());
+            if (status != SampleStatus.OK) {
+                out.fail(status, decoder.message());
+                return;
+            }
+            w = decoder.originalWidth();
+            h = decoder.originalHeight();
+            if (decoder.width() != w || decoder.height() != h) {
+                throw new IllegalStateException("decoded " + decoder.width() + "x" + decoder.height() + " of a " + w
+                        + "x" + h + " image with DCT scaling off");
+            }
+            if (!options.resizes(w, h)) {
+                out.set(reader.buffer(), reader.length(), true);
+                return;
+            }
+            image = decoder.image();
+        } else if (format.decoded()) {
+            status = whole.readHeader(format, reader.buffer(), reader.length());
+            if (status == SampleStatus.OK) {
+                status = whole.decode(reader.buffer(), reader.length());
+            }
+            if (status != SampleStatus.OK) {
+                out.fail(status, whole.message());
+                return;
+            }
+            w = whole.width();
+            h = whole.height();
+            image = whole.image();
+        } else {
+            out.fail(
+                    format == ImageFormat.UNKNOWN ? SampleStatus.NOT_IMAGE : SampleStatus.FORMAT_NOT_DECODED,
+                    format == ImageFormat.UNKNOWN
+                            ? ImageFormat.describeUnknown(reader.buffer(), reader.length())
+                            : format.notDecoded());
             return;
         }
-        int w = decoder.originalWidth();
-        int h = decoder.originalHeight();
-        if (decoder.width() != w || decoder.height() != h) {
-            throw new IllegalStateException("decoded " + decoder.width() + "x" + decoder.height() + " of a " + w + "x"
-                    + h + " image with DCT scaling off");
-        }
-        if (!options.resizes(w, h)) {
-            out.set(reader.buffer(), reader.length(), true);
-            return;
-        }
-        int tw = options.targetWidth(w, h);
-        int th = options.targetHeight(w, h);
+        boolean resize = options.resizes(w, h);
+        int tw = resize ? options.targetWidth(w, h) : w;
+        int th = resize ? options.targetHeight(w, h) : h;
         long rgbBytes = 3L * tw * th;
         int restart = options.restartInterval(tw);
         // Each restart marker adds 2 bytes and at most one of padding, past TurboJPEG's bound.
@@ -86,7 +119,7 @@ final class JpegRecoder implements AutoCloseable {
         if (rgb.byteSize() < rgbBytes || jpeg.byteSize() < maxJpeg) {
             grow(Math.max(rgbBytes, rgb.byteSize()), Math.max(maxJpeg, jpeg.byteSize()));
         }
-        resampler.resize(decoder.image(), w, h, tw, th, rgb, 0);
+        resampler.resize(image, w, h, tw, th, rgb, 0);
         long n;
         if (restart == 0) {
             n = compressor.compress(
@@ -128,6 +161,7 @@ final class JpegRecoder implements AutoCloseable {
     public void close() {
         try (reader;
                 decoder;
+                whole;
                 resampler;
                 compressor) {
             arena.close();

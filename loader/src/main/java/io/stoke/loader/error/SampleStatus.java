@@ -11,11 +11,12 @@ public enum SampleStatus {
     OK(0, "ok"),
     READ_ERROR(1, "cannot read file"),
     EMPTY_FILE(2, "file is empty"),
-    NOT_JPEG(3, "not a JPEG file"),
-    CORRUPT(4, "corrupt JPEG data"),
-    TRUNCATED(5, "truncated JPEG (premature end of data)"),
+    /** No signature of any image format: named NOT_JPEG while JPEG was the only format. */
+    NOT_IMAGE(3, "not an image file (no known signature)"),
+    CORRUPT(4, "corrupt image data"),
+    TRUNCATED(5, "truncated image (premature end of data)"),
     TOO_LARGE(6, "image exceeds the size budget"),
-    UNSUPPORTED(7, "unsupported JPEG variant"),
+    UNSUPPORTED(7, "unsupported variant of its format"),
     /** A tar shard's sample with no {@code jpg}/{@code jpeg}/{@code npy} member (a lone {@code .cls}, say). */
     NO_IMAGE(8, "sample has no image member"),
     /** A sample without a {@code .cls} member in a dataset whose other samples have one. */
@@ -25,7 +26,9 @@ public enum SampleStatus {
     /** A tar member whose header claims more bytes than its shard holds. */
     MEMBER_TRUNCATED(11, "member extends past the end of its shard"),
     /** A raw ({@code .npy}) sample whose header is not uint8 HWC of the requested output size. */
-    BAD_RAW(12, "raw sample is not uint8 [crop, crop, 3] .npy");
+    BAD_RAW(12, "raw sample is not uint8 [crop, crop, 3] .npy"),
+    /** An image of a format Stoke recognises but does not decode (TIFF, GIF, AVIF, ...; the message names it). */
+    FORMAT_NOT_DECODED(13, "image format not decoded by Stoke");
 
     private final int code;
     private final String description;

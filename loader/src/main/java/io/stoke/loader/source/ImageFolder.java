@@ -16,7 +16,7 @@ import java.util.Locale;
  * sub-folder names and a sample's label is its class's position; files within a class are sorted
  * too, so the index is identical on every machine. Files whose extension is not an image
  * extension ({@code .jpg .jpeg .png .bmp .webp ...}, any case) are ignored, as torchvision does;
- * a non-JPEG with an image extension is kept so that the loader reports it.
+ * what a file holds is told by its bytes when it is decoded (a PNG named .jpg is a PNG).
  */
 public final class ImageFolder {
     private static final String[] EXTENSIONS = {

@@ -25,8 +25,9 @@ import org.apache.commons.compress.archivers.tar.TarFile;
  * Builds the {@link Dataset} of a WebDataset dataset: reads every shard's tar headers (Apache
  * Commons Compress: ustar, PAX and GNU long names) and groups members into samples by WebDataset's
  * rules. A sample is the run of consecutive members sharing a key, the member path up to the first
- * dot of its file name; its image is the {@code jpg}/{@code jpeg} member (or {@code npy}, a raw
- * image; another image extension is kept so the decoder names it), its label the {@code cls}
+ * dot of its file name; its image is the {@code jpg}/{@code jpeg} member, else its {@code npy} (a raw
+ * image) or other image member ({@code png}, {@code webp}, ...: decoded by its bytes, or named by the
+ * decoder when Stoke does not decode its format), its label the {@code cls}
  * member, an ASCII integer. Members without an extension, and those of other extensions, are not
  * read. Dataset order is shard order, then member order.
  *
@@ -206,7 +207,7 @@ public final class TarShardScanner {
         String key = null;
         Member image = null;
         Member label = null;
-        byte format = TarShards.JPEG;
+        byte format = TarShards.ENCODED;
         for (Member m : members) {
             String name = m.name();
             int slash = name.lastIndexOf('/');
@@ -226,9 +227,9 @@ public final class TarShardScanner {
             }
             switch (ext) {
                 case "jpg", "jpeg" -> {
-                    if (image == null || format != TarShards.JPEG || !isJpegName(image)) {
+                    if (image == null || format != TarShards.ENCODED || !isJpegName(image)) {
                         image = m;
-                        format = TarShards.JPEG;
+                        format = TarShards.ENCODED;
                     }
                 }
                 case "npy" -> {
@@ -238,10 +239,10 @@ public final class TarShardScanner {
                     }
                 }
                 case "cls" -> label = m;
-                case "png", "webp", "bmp", "ppm", "pgm", "tif", "tiff", "gif" -> {
+                case "png", "webp", "bmp", "ppm", "pgm", "tif", "tiff", "gif", "avif", "heic", "jxl" -> {
                     if (image == null) {
-                        image = m; // not a JPEG: kept so that the decoder names it
-                        format = TarShards.JPEG;
+                        image = m; // decoded by its content, or named by the decoder
+                        format = TarShards.ENCODED;
                     }
                 }
                 default -> {

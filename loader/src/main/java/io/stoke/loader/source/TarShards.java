@@ -20,8 +20,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * as a stale index rather than read.
  */
 public final class TarShards implements AutoCloseable {
-    /** Format of a sample's image member. */
-    public static final byte JPEG = 0;
+    /** Format of a sample's image member: an encoded image (JPEG, PNG, WebP, ...: told by its bytes). */
+    public static final byte ENCODED = 0;
     /** A raw uint8 HWC image in NumPy's {@code .npy} format ({@code stoke pack --format raw}). */
     public static final byte NPY = 1;
 
@@ -183,7 +183,7 @@ public final class TarShards implements AutoCloseable {
         return table(s).status(sample - firstSample[s]);
     }
 
-    /** {@link #JPEG} or {@link #NPY}. */
+    /** {@link #ENCODED} or {@link #NPY}. */
     public byte format(int sample) {
         int s = shardOf(sample);
         return table(s).format(sample - firstSample[s]);

@@ -83,7 +83,7 @@ public final class JpegDecoder implements AutoCloseable {
         originalHeight = 0;
         if (size < 4 || jpeg.get(JAVA_BYTE, 0) != (byte) 0xFF || jpeg.get(JAVA_BYTE, 1) != (byte) 0xD8) {
             message = describeSignature(jpeg, size);
-            return SampleStatus.NOT_JPEG;
+            return SampleStatus.NOT_IMAGE;
         }
         if (tj.readHeader(jpeg, size) != 0) {
             message = tj.errorMessage();

@@ -2,6 +2,7 @@ package io.stoke.loader.transform;
 
 import io.stoke.ffm.StokeJpeg;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.format.ImageFormat;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.source.ShardDataset;
@@ -12,7 +13,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * Read, decode, resize and crop one sample into its place in a slot. One per worker thread; it
  * owns that thread's reader (a file buffer, or a view of a tar shard), {@code tjhandle} and
- * scratch images. A raw sample of a packed shard that already has the output's size is only
+ * scratch images. The format is told by the sample's first bytes: JPEG goes through libjpeg-turbo
+ * (DCT scaling, region decoding), PNG and WebP through {@link WholeImageDecoder}. A raw sample of a packed shard that already has the output's size is only
  * copied (or normalised): decode and resize would be identities. The training transform's
  * crop and flip are drawn from the header's size before anything is decoded, from a generator
  * keyed by (seed, epoch, dataset index) alone.
@@ -22,6 +24,7 @@ public final class SampleTransform implements AutoCloseable {
     private final TarShards shards;
     private final NpyImage npy;
     private final JpegDecoder decoder;
+    private final WholeImageDecoder whole;
     private final Resampler resampler;
     private final Dataset index;
     private final RandomResizedCrop train;
@@ -49,6 +52,7 @@ public final class SampleTransform implements AutoCloseable {
         this.reader = index.reader(spec.maxFileBytes());
         this.npy = new NpyImage(spec.crop());
         this.decoder = new JpegDecoder(spec);
+        this.whole = new WholeImageDecoder(spec);
         this.resampler = new Resampler(spec);
     }
 
@@ -81,6 +85,11 @@ public final class SampleTransform implements AutoCloseable {
         lastSourceBytes = reader.length();
         if (shards != null && shards.format(sample) == TarShards.NPY) {
             return applyRaw(dst, offset);
+        }
+        // By content, never by name: a PNG named .jpg is a PNG.
+        ImageFormat format = ImageFormat.sniff(reader.bytes(), reader.length());
+        if (format != ImageFormat.JPEG) {
+            return applyWhole(format, sample, epoch, dst, offset);
         }
         if (train == null) {
             return applyEval(sample, dst, offset);
@@ -156,6 +165,39 @@ public final class SampleTransform implements AutoCloseable {
     }
 
     /**
+     * A sample that is not a JPEG: a PNG or WebP is decoded whole, then resized and cropped as a
+     * JPEG decoded at full scale is (so its pixels are torchvision's); any other format is named.
+     */
+    private SampleStatus applyWhole(ImageFormat format, int sample, long epoch, MemorySegment dst, long offset) {
+        if (format == ImageFormat.UNKNOWN) {
+            message = ImageFormat.describeUnknown(reader.bytes(), reader.length());
+            return SampleStatus.NOT_IMAGE;
+        }
+        if (!format.decoded()) {
+            message = format.notDecoded();
+            return SampleStatus.FORMAT_NOT_DECODED;
+        }
+        SampleStatus status = whole.readHeader(format, reader.bytes(), reader.length());
+        if (status == SampleStatus.OK) {
+            status = whole.decode(reader.bytes(), reader.length());
+        }
+        if (status != SampleStatus.OK) {
+            message = whole.message();
+            return status;
+        }
+        int w = whole.width();
+        int h = whole.height();
+        if (train == null) {
+            resampler.resizeCenterCrop(whole.image(), w, h, 0, 0, w, h, w, h, dst, offset);
+        } else {
+            random.reset(seed, epoch, sample);
+            train.draw(w, h, random, box);
+            resampler.resizedCrop(whole.image(), w, h, 0, 0, w, h, w, h, box, dst, offset);
+        }
+        return SampleStatus.OK;
+    }
+
+    /**
      * How the last JPEG sample's region was decoded: {@code StokeJpeg.PATH_SEEKED} from the restart
      * segments that hold it, otherwise sequentially ({@link JpegDecoder#regionPath()}).
      */
@@ -212,6 +254,7 @@ public final class SampleTransform implements AutoCloseable {
     public void close() {
         reader.close();
         decoder.close();
+        whole.close();
         resampler.close();
     }
 }

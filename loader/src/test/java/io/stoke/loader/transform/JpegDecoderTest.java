@@ -165,10 +165,10 @@ class JpegDecoderTest {
         byte[] good = TestImages.jpeg(200, 150, 3);
         try (Arena arena = Arena.ofConfined();
                 JpegDecoder d = new JpegDecoder(TransformSpec.defaults())) {
-            assertEquals(SampleStatus.NOT_JPEG, decode(d, arena, new byte[0]));
-            assertEquals(SampleStatus.NOT_JPEG, decode(d, arena, "hello world, not a jpeg".getBytes()));
+            assertEquals(SampleStatus.NOT_IMAGE, decode(d, arena, new byte[0]));
+            assertEquals(SampleStatus.NOT_IMAGE, decode(d, arena, "hello world, not a jpeg".getBytes()));
             byte[] png = {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n', 0, 0, 0, 13};
-            assertEquals(SampleStatus.NOT_JPEG, decode(d, arena, png));
+            assertEquals(SampleStatus.NOT_IMAGE, decode(d, arena, png));
             assertTrue(d.message().contains("PNG"), d.message());
 
             byte[] truncated = Arrays.copyOf(good, good.length / 2);
