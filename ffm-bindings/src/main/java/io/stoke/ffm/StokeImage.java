@@ -66,9 +66,12 @@ public final class StokeImage {
         return LIB.unavailable() == null;
     }
 
-    /** Why the decoder is not loaded, in one sentence, or null. */
+    /** Why the decoder is not loaded, in one sentence (naming the packages when a library is missing), or null. */
     public static String unavailableReason() {
-        return LIB.unavailable();
+        String why = LIB.unavailable();
+        return why != null && why.contains("cannot open shared object file")
+                ? why + " (install the OS's libspng0 and libwebp7: sudo apt-get install -y libspng0 libwebp7)"
+                : why;
     }
 
     /** {@code stoke_png_info}: the header into {@code info} ({@link #INFO_FIELDS} ints); nothing decoded. */
