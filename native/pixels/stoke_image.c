@@ -112,9 +112,40 @@ int32_t stoke_png_decode_rgbx(const uint8_t *png, int64_t size, int64_t max_pixe
         dst[4 * i + 3] = 255;
       }
     }
+  } else if (ihdr.color_type == SPNG_COLOR_TYPE_INDEXED) {
+    /* The indices, expanded here: PIL gives an index past the palette's entries the gray (i, i, i)
+     * of its default palette, where libspng would give black. A palette's transparency is left
+     * out, as PIL's convert("RGB") leaves it. */
+    struct spng_plte plte;
+    size_t raw_bytes = 0;
+    rc = spng_get_plte(ctx, &plte);
+    if (rc == 0) rc = spng_decoded_image_size(ctx, SPNG_FMT_PNG, &raw_bytes);
+    if (rc == 0 && (int64_t)raw_bytes > dst_bytes) rc = SPNG_EOVERFLOW;
+    if (rc == 0) rc = spng_decode_image(ctx, dst, raw_bytes, SPNG_FMT_PNG, 0);
+    if (rc == 0) {
+      /* Rows of packed indices, (width * depth + 7) / 8 bytes each. Pixel i's index lies at or
+       * before byte i, so spreading them out from the last pixel reads each before it is overwritten. */
+      uint32_t depth = ihdr.bit_depth, width = ihdr.width;
+      size_t row_bytes = ((size_t)width * depth + 7) / 8;
+      uint32_t mask = (1u << depth) - 1;
+      for (int64_t i = pixels - 1; i >= 0; i--) {
+        size_t y = (size_t)(i / width), x = (size_t)(i % width);
+        size_t bit = x * depth;
+        uint32_t index = ((uint32_t)dst[y * row_bytes + bit / 8] >> (8 - depth - bit % 8)) & mask;
+        uint8_t *px = dst + 4 * i;
+        if (index < plte.n_entries) {
+          px[0] = plte.entries[index].red;
+          px[1] = plte.entries[index].green;
+          px[2] = plte.entries[index].blue;
+        } else {
+          px[0] = px[1] = px[2] = (uint8_t)index;
+        }
+        px[3] = 255;
+      }
+    }
   } else {
-    /* Without SPNG_DECODE_TRNS: a palette's or a colour key's transparency is left out, as
-     * PIL's convert("RGB") leaves it. */
+    /* Without SPNG_DECODE_TRNS: a colour key's transparency is left out, as PIL's convert("RGB")
+     * leaves it. */
     rc = spng_decode_image(ctx, dst, (size_t)(pixels * 4), SPNG_FMT_RGBA8, 0);
   }
   spng_ctx_free(ctx);

@@ -2,7 +2,8 @@
 
 A mixed folder: JPEGs (RGB, gray, CMYK), PNGs of every colour type PIL writes (RGB, RGBA, palette
 with and without transparency, gray, gray+alpha, 1-bit, 16-bit gray), PNGs from another encoder
-(16-bit RGB, Adam7-interlaced, 2- and 4-bit, written here with zlib), WebP (lossy, lossless, each
+(16-bit RGB, Adam7-interlaced, 2- and 4-bit, a palette shorter than its indices, written here
+with zlib), WebP (lossy, lossless, each
 with and without alpha), and a PNG named .jpg. Its pixels after torchvision's transforms must be
 torchvision's own: byte for byte, lossy WebP too (PIL and Stoke both decode it with the system's
 libwebp). TIFF and BMP are named as not decoded, file by file, and nothing else in their batch is lost.
@@ -161,6 +162,10 @@ def setUpModule():
     quant = photo(7).quantize(4)
     palette = bytes(quant.getpalette()[:12])
     (b / "palette2.png").write_bytes(encode_png(np.asarray(quant)[..., None], 2, 3, palette=palette))
+    (b / "palette2-interlaced.png").write_bytes(encode_png(np.asarray(quant)[..., None], 2, 3, interlace=True,
+                                                          palette=palette))
+    # Indices past a 3-entry palette: PIL gives index i the gray (i, i, i) of its default palette.
+    (b / "palette-short.png").write_bytes(encode_png(np.asarray(quant)[..., None], 2, 3, palette=palette[:9]))
     # Formats Stoke names rather than decodes.
     NAMED = TMP / "named"
     shutil.copytree(ROOT, NAMED)
