@@ -4,9 +4,10 @@
  * UndefinedBehaviorSanitizer by build_image.sh.
  *
  * Input: the file. Its header is read, the destination sized from it exactly as the Java caller
- * sizes it (width x height x 4), and the image decoded: a write past the destination is a heap
- * overflow that ASan reports. The same image is then decoded into a destination one byte short,
- * which must be refused without a write.
+ * sizes it (width x height x 4), and the image decoded twice, into destinations filled with
+ * different bytes: a write past one is a heap overflow that ASan reports, and the two must come out
+ * the same (a byte left unwritten shows the last image through). The same image is then decoded into
+ * a destination one byte short, which must be refused without a write.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -29,11 +30,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   int64_t pixels = (int64_t)info[STOKE_INFO_WIDTH] * info[STOKE_INFO_HEIGHT];
   if (info[STOKE_INFO_WIDTH] < 1 || info[STOKE_INFO_HEIGHT] < 1 || pixels > MAX_PIXELS) return 0;
   int64_t bytes = pixels * 4;
+  /* Decoded twice, into buffers that start out different: every byte must be written (a byte the
+   * decoder leaves as it found it would show the previous image's pixels through). */
   uint8_t *dst = malloc((size_t)bytes);
-  if (dst == NULL) return 0;
-  rc = png ? stoke_png_decode_rgbx(data, (int64_t)size, MAX_PIXELS, dst, bytes, message, sizeof message)
-           : stoke_webp_decode_rgbx(data, (int64_t)size, MAX_PIXELS, dst, bytes, message, sizeof message);
+  uint8_t *again = malloc((size_t)bytes);
+  if (dst == NULL || again == NULL) {
+    free(dst);
+    free(again);
+    return 0;
+  }
+  memset(dst, 0xA5, (size_t)bytes);
+  memset(again, 0x5A, (size_t)bytes);
+  int32_t rc1 = png ? stoke_png_decode_rgbx(data, (int64_t)size, MAX_PIXELS, dst, bytes, message, sizeof message)
+                    : stoke_webp_decode_rgbx(data, (int64_t)size, MAX_PIXELS, dst, bytes, message, sizeof message);
+  int32_t rc2 = png ? stoke_png_decode_rgbx(data, (int64_t)size, MAX_PIXELS, again, bytes, message, sizeof message)
+                    : stoke_webp_decode_rgbx(data, (int64_t)size, MAX_PIXELS, again, bytes, message, sizeof message);
+  if (rc1 != rc2 || (rc1 == STOKE_IMAGE_OK && memcmp(dst, again, (size_t)bytes) != 0)) abort();
   free(dst);
+  free(again);
   uint8_t *short_dst = malloc((size_t)bytes - 1);
   if (short_dst == NULL) return 0;
   rc = png ? stoke_png_decode_rgbx(data, (int64_t)size, MAX_PIXELS, short_dst, bytes - 1, message, sizeof message)

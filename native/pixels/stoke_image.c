@@ -100,6 +100,7 @@ int32_t stoke_png_decode_rgbx(const uint8_t *png, int64_t size, int64_t max_pixe
   if (ihdr.color_type == SPNG_COLOR_TYPE_GRAYSCALE && ihdr.bit_depth == 16) {
     /* PIL opens 16-bit gray as mode I;16 and clips it to 255 on the way to RGB: decode the samples
      * (host-endian) into the buffer's first half, then spread them out from the last, in place. */
+    memset(dst, 0, (size_t)(pixels * 2));
     rc = spng_decode_image(ctx, dst, (size_t)(pixels * 2), SPNG_FMT_PNG, 0);
     if (rc == 0) {
       const uint16_t *gray = (const uint16_t *)dst;
@@ -121,6 +122,9 @@ int32_t stoke_png_decode_rgbx(const uint8_t *png, int64_t size, int64_t max_pixe
     rc = spng_get_plte(ctx, &plte);
     if (rc == 0) rc = spng_decoded_image_size(ctx, SPNG_FMT_PNG, &raw_bytes);
     if (rc == 0 && (int64_t)raw_bytes > dst_bytes) rc = SPNG_EOVERFLOW;
+    /* libspng sets the bits of an interlaced image's packed pixels into what the buffer holds:
+     * it must start out zero, or the last image's bytes show through. */
+    if (rc == 0) memset(dst, 0, raw_bytes);
     if (rc == 0) rc = spng_decode_image(ctx, dst, raw_bytes, SPNG_FMT_PNG, 0);
     if (rc == 0) {
       /* Rows of packed indices, (width * depth + 7) / 8 bytes each. Pixel i's index lies at or
