@@ -110,11 +110,12 @@ def make_loader(args):
     if args.loader == "stoke":
         import stoke
         return stoke.DataLoader(args.data, batch_size=args.batch_size, num_workers=args.workers,
-                                shuffle=True, seed=1), "nhwc"
+                                shuffle=True, seed=1, transform=args.transform), "nhwc"
     import torch.utils.data
     from torchvision import datasets, transforms
-    dataset = datasets.ImageFolder(args.data, transform=transforms.Compose(
-        [transforms.Resize(256), transforms.CenterCrop(224), transforms.PILToTensor()]))
+    head = ([transforms.RandomResizedCrop(224), transforms.RandomHorizontalFlip()] if args.transform == "train"
+            else [transforms.Resize(256), transforms.CenterCrop(224)])
+    dataset = datasets.ImageFolder(args.data, transform=transforms.Compose(head + [transforms.PILToTensor()]))
     return torch.utils.data.DataLoader(dataset, batch_size=args.batch_size, num_workers=args.workers, shuffle=True,
                                        persistent_workers=args.workers > 0), "nchw"
 
@@ -148,6 +149,7 @@ def run(args):
         start = time.perf_counter()
         loader, layout = make_loader(args)
         first = None
+        after_first_epoch = None  # (time, images) when the first epoch ended: the rest is the warm rate
         for epoch in range(args.epochs):
             if hasattr(loader, "set_epoch"):
                 loader.set_epoch(epoch)
@@ -165,11 +167,17 @@ def run(args):
                 step(batch[0], layout)
                 images += len(batch[0])
                 del batch
+            if after_first_epoch is None:
+                after_first_epoch = (time.perf_counter(), images)
         elapsed = time.perf_counter() - start
         if hasattr(loader, "close"):
             loader.close()
     waits_ms = sorted(w * 1000 for w in waits)
+    warm = None
+    if args.epochs > 1 and after_first_epoch is not None:
+        warm = (images - after_first_epoch[1]) / (start + elapsed - after_first_epoch[0])
     return {"loader": args.loader, "model": args.model, "workers": args.workers, "batch_size": args.batch_size,
+            "transform": args.transform, "data": args.data, "warm_images_per_s": warm,
             "epochs": args.epochs, "images": images, "elapsed_s": elapsed, "images_per_s": images / elapsed,
             "first_batch_ms": first * 1000, "wait_p50_ms": statistics.median(waits_ms),
             "wait_p99_ms": waits_ms[min(len(waits_ms) - 1, int(0.99 * len(waits_ms)))],
@@ -229,6 +237,8 @@ def main():
     p.add_argument("--model", choices=("none", "sleep", "mobilenet"), default="none")
     p.add_argument("--models", default="none,sleep,mobilenet", help="the sweep's models")
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--transform", choices=("eval", "train"), default="eval",
+                   help="eval: Resize(256) + CenterCrop(224); train: RandomResizedCrop(224) + RandomHorizontalFlip()")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--model-ms-per-image", type=float, default=1.0)

@@ -15,7 +15,8 @@ import picocli.CommandLine.Command;
         name = "stoke",
         mixinStandardHelpOptions = true,
         version = "stoke 0.1.0",
-        description = "Decodes JPEG datasets into batches for accelerators, faster than PyTorch's DataLoader.")
+        description =
+                "Decodes image datasets (JPEG, PNG, WebP) into batches for accelerators, faster than PyTorch's DataLoader.")
 public final class Main implements Runnable {
     /** Exit code when the run itself failed (bad input under --on-error fail, a worker died). */
     public static final int EXIT_FAILED = 1;
