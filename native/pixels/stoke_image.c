@@ -114,9 +114,9 @@ int32_t stoke_png_decode_rgbx(const uint8_t *png, int64_t size, int64_t max_pixe
       }
     }
   } else if (ihdr.color_type == SPNG_COLOR_TYPE_INDEXED) {
-    /* The indices, expanded here: PIL gives an index past the palette's entries the gray (i, i, i)
-     * of its default palette, where libspng would give black. A palette's transparency is left
-     * out, as PIL's convert("RGB") leaves it. */
+    /* The indices, expanded here. An index past the palette's entries is black, as Pillow 11 gives
+     * it (Pillow 9 gave the gray (i, i, i) of its default palette). A palette's transparency is
+     * left out, as PIL's convert("RGB") leaves it. */
     struct spng_plte plte;
     size_t raw_bytes = 0;
     rc = spng_get_plte(ctx, &plte);
@@ -142,7 +142,7 @@ int32_t stoke_png_decode_rgbx(const uint8_t *png, int64_t size, int64_t max_pixe
           px[1] = plte.entries[index].green;
           px[2] = plte.entries[index].blue;
         } else {
-          px[0] = px[1] = px[2] = (uint8_t)index;
+          px[0] = px[1] = px[2] = 0;
         }
         px[3] = 255;
       }

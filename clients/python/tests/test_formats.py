@@ -89,6 +89,13 @@ def encode_png(pixels, depth, colour, interlace=False, palette=None):
     return png_bytes(rows_by_pass, w, h, depth, colour, 1 if interlace else 0, palette)
 
 
+def pil_blackens_indices_past_the_palette():
+    """Whether this Pillow gives an index past a PNG's palette black, as Stoke does (Pillow 11 does;
+    Pillow 9 gave the gray (i, i, i) of its default palette)."""
+    one = encode_png(np.array([[[3]]], dtype=np.uint8), 2, 3, palette=bytes(9))
+    return Image.open(io.BytesIO(one)).convert("RGB").getpixel((0, 0)) == (0, 0, 0)
+
+
 def decoder_here():
     """Why Stoke's PNG and WebP decoder cannot run here, or None."""
     jar = CHECKOUT / "cli" / "target" / "stoke.jar"
@@ -164,7 +171,7 @@ def setUpModule():
     (b / "palette2.png").write_bytes(encode_png(np.asarray(quant)[..., None], 2, 3, palette=palette))
     (b / "palette2-interlaced.png").write_bytes(encode_png(np.asarray(quant)[..., None], 2, 3, interlace=True,
                                                           palette=palette))
-    # Indices past a 3-entry palette: PIL gives index i the gray (i, i, i) of its default palette.
+    # Indices past a 3-entry palette: black in Pillow 11 (Debian 13) and in Stoke; Pillow 9 gave gray.
     (b / "palette-short.png").write_bytes(encode_png(np.asarray(quant)[..., None], 2, 3, palette=palette[:9]))
     # Formats Stoke names rather than decodes.
     NAMED = TMP / "named"
@@ -217,8 +224,14 @@ class EveryFormatTest(unittest.TestCase):
         with stoke.DataLoader(str(ROOT), batch_size=len(names), num_workers=2, resize=72, crop=64,
                               dct_scaling="none") as loader:
             by_path = next(iter(loader))[0].permute(0, 3, 1, 2)
+        old_pillow = not pil_blackens_indices_past_the_palette()
+        if old_pillow:
+            print(f"[stoke] NOT COMPARED: palette-short.png, since this Pillow ({Image.__version__}) gives indices "
+                  "past the palette gray where Pillow 11 and Stoke give them black", file=sys.stderr)
         for got, how in ((images, "ImageFolder"), (by_path, "folder path")):
             for i, name in enumerate(names):
+                if old_pillow and name == "palette-short.png":
+                    continue
                 diff = (got[i].int() - want[i].int()).abs().max().item()
                 self.assertEqual(0, diff, f"{how}: {name} differs from torchvision by up to {diff}")
 
@@ -273,9 +286,12 @@ class EveryFormatTest(unittest.TestCase):
         with stoke.DataLoader(str(shard), batch_size=len(samples), num_workers=2, resize=72, crop=64,
                               dct_scaling="none", with_indices=True) as loader:
             images, labels, indices = next(iter(loader))
+        old_pillow = not pil_blackens_indices_past_the_palette()
         for j, i in enumerate(indices.tolist()):
             name = Path(samples[i][0]).name
             self.assertEqual(samples[i][1], int(labels[j]), name)
+            if old_pillow and name == "palette-short.png":
+                continue
             self.assertTrue(torch.equal(want[i], images[j].permute(2, 0, 1)), f"tar member of {name} differs")
         # stoke pack reads every format and writes JPEG shards that decode.
         out = TMP / "packed"

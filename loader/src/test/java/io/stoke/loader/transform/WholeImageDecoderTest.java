@@ -134,7 +134,7 @@ class WholeImageDecoderTest {
         assertEquals("PNG: premature end of PNG data", cut.message());
         Result webp = decode(Files.readAllBytes(dir.resolve("webp-truncated")));
         assertEquals(SampleStatus.TRUNCATED, webp.status(), webp.message());
-        // Palette indices past the palette decode (as PIL decodes them), never read past it.
+        // Palette indices past the palette decode (black, as Pillow 11 gives them), never read past it.
         assertEquals(
                 SampleStatus.OK,
                 decode(Files.readAllBytes(dir.resolve("png-palette-index-overflow")))
