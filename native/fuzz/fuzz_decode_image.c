@@ -46,6 +46,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   int32_t rc2 = png ? stoke_png_decode_rgbx(data, (int64_t)size, MAX_PIXELS, again, bytes, message, sizeof message)
                     : stoke_webp_decode_rgbx(data, (int64_t)size, MAX_PIXELS, again, bytes, message, sizeof message);
   if (rc1 != rc2 || (rc1 == STOKE_IMAGE_OK && memcmp(dst, again, (size_t)bytes) != 0)) abort();
+  if (!png && rc1 == STOKE_IMAGE_OK) {
+    /* A WebP's region decode (the training crop), into a destination sized as the Java caller
+     * sizes it: the box with its margin, a column and a row more. Its pixels inside the box, away
+     * from the cut edges, must be the whole decode's. */
+    int32_t w = info[STOKE_INFO_WIDTH], h = info[STOKE_INFO_HEIGHT];
+    int32_t bx = (int32_t)(size % (uint32_t)w), by = (int32_t)((size / 7) % (uint32_t)h);
+    int32_t bw = 1 + (w - bx - 1) / 2, bh = 1 + (h - by - 1) / 2;
+    int64_t cap = (int64_t)(bw + 1) * (bh + 1) * 4;
+    int32_t region[STOKE_REGION_FIELDS];
+    uint8_t *part = malloc((size_t)cap);
+    if (part != NULL) {
+      rc = stoke_webp_decode_region_rgbx(data, (int64_t)size, MAX_PIXELS, bx, by, bw, bh, part, cap, region, message,
+                                         sizeof message);
+      if (rc == STOKE_IMAGE_OK) {
+        int32_t rx = region[STOKE_REGION_LEFT], ry = region[STOKE_REGION_TOP];
+        int32_t rw = region[STOKE_REGION_WIDTH], rh = region[STOKE_REGION_HEIGHT];
+        if (rx > bx || ry > by || rx + rw < bx + bw || ry + rh < by + bh || (int64_t)rw * rh * 4 > cap) abort();
+      }
+      free(part);
+    }
+  }
   free(dst);
   free(again);
   uint8_t *short_dst = malloc((size_t)bytes - 1);

@@ -195,6 +195,65 @@ int32_t stoke_webp_info(const uint8_t *webp, int64_t size, int32_t *info, char *
   return STOKE_IMAGE_OK;
 }
 
+/* Decodes into dst with config's options (cropping or not), after the checks every decode makes. */
+static int32_t webp_decode(const uint8_t *webp, int64_t size, int64_t max_pixels, WebPDecoderConfig *config,
+                           int32_t crop_x, int32_t crop_y, int32_t crop_w, int32_t crop_h, uint8_t *dst,
+                           int64_t dst_bytes, int32_t *region, char *message, int32_t message_bytes)
+{
+  VP8StatusCode code = WebPGetFeatures(webp, (size_t)size, &config->input);
+  if (code != VP8_STATUS_OK) return webp_failed(code, message, message_bytes);
+  if (config->input.has_animation) {
+    return say(message, message_bytes, STOKE_IMAGE_UNSUPPORTED, "animated WebP is not decoded by Stoke");
+  }
+  int32_t width = config->input.width, height = config->input.height;
+  if ((int64_t)width * height > max_pixels) {
+    return too_large((uint32_t)width, (uint32_t)height, max_pixels, message, message_bytes);
+  }
+  if (crop_w < 0) { /* the whole image */
+    crop_x = 0;
+    crop_y = 0;
+    crop_w = width;
+    crop_h = height;
+  } else {
+    if (crop_x < 0 || crop_y < 0 || crop_w < 1 || crop_h < 1 || crop_x > width - crop_w || crop_y > height - crop_h) {
+      return say(message, message_bytes, STOKE_IMAGE_ERROR, "box %dx%d+%d+%d is not inside the %dx%d image",
+                 crop_w, crop_h, crop_x, crop_y, width, height);
+    }
+    /* libwebp starts a crop on an even column and row (chroma is subsampled 2x2). */
+    crop_w += crop_x & 1;
+    crop_h += crop_y & 1;
+    crop_x &= ~1;
+    crop_y &= ~1;
+    config->options.use_cropping = crop_w < width || crop_h < height;
+    config->options.crop_left = crop_x;
+    config->options.crop_top = crop_y;
+    config->options.crop_width = crop_w;
+    config->options.crop_height = crop_h;
+  }
+  int64_t bytes = (int64_t)crop_w * crop_h * 4;
+  if (dst_bytes < bytes) {
+    return say(message, message_bytes, STOKE_IMAGE_ERROR, "%dx%d needs %lld bytes, the buffer holds %lld", crop_w,
+               crop_h, (long long)bytes, (long long)dst_bytes);
+  }
+  /* RGBA, not premultiplied, into the caller's memory: the colour of a transparent pixel is kept,
+   * as PIL keeps it before dropping alpha. */
+  config->output.colorspace = MODE_RGBA;
+  config->output.is_external_memory = 1;
+  config->output.u.RGBA.rgba = dst;
+  config->output.u.RGBA.stride = crop_w * 4;
+  config->output.u.RGBA.size = (size_t)bytes;
+  code = WebPDecode(webp, (size_t)size, config);
+  WebPFreeDecBuffer(&config->output);
+  if (code != VP8_STATUS_OK) return webp_failed(code, message, message_bytes);
+  if (region != NULL) {
+    region[STOKE_REGION_LEFT] = crop_x;
+    region[STOKE_REGION_TOP] = crop_y;
+    region[STOKE_REGION_WIDTH] = crop_w;
+    region[STOKE_REGION_HEIGHT] = crop_h;
+  }
+  return STOKE_IMAGE_OK;
+}
+
 int32_t stoke_webp_decode_rgbx(const uint8_t *webp, int64_t size, int64_t max_pixels, uint8_t *dst,
                                int64_t dst_bytes, char *message, int32_t message_bytes)
 {
@@ -202,28 +261,19 @@ int32_t stoke_webp_decode_rgbx(const uint8_t *webp, int64_t size, int64_t max_pi
   if (!WebPInitDecoderConfig(&config)) {
     return say(message, message_bytes, STOKE_IMAGE_ERROR, "libwebp's ABI does not match its header");
   }
-  VP8StatusCode code = WebPGetFeatures(webp, (size_t)size, &config.input);
-  if (code != VP8_STATUS_OK) return webp_failed(code, message, message_bytes);
-  if (config.input.has_animation) {
-    return say(message, message_bytes, STOKE_IMAGE_UNSUPPORTED, "animated WebP is not decoded by Stoke");
+  return webp_decode(webp, size, max_pixels, &config, 0, 0, -1, -1, dst, dst_bytes, NULL, message, message_bytes);
+}
+
+int32_t stoke_webp_decode_region_rgbx(const uint8_t *webp, int64_t size, int64_t max_pixels, int32_t x, int32_t y,
+                                      int32_t w, int32_t h, uint8_t *dst, int64_t dst_bytes, int32_t *region,
+                                      char *message, int32_t message_bytes)
+{
+  WebPDecoderConfig config;
+  if (!WebPInitDecoderConfig(&config)) {
+    return say(message, message_bytes, STOKE_IMAGE_ERROR, "libwebp's ABI does not match its header");
   }
-  int64_t pixels = (int64_t)config.input.width * config.input.height;
-  if (pixels > max_pixels) {
-    return too_large((uint32_t)config.input.width, (uint32_t)config.input.height, max_pixels, message,
-                     message_bytes);
+  if (w < 1 || h < 1) {
+    return say(message, message_bytes, STOKE_IMAGE_ERROR, "an empty box (%dx%d)", w, h);
   }
-  if (dst_bytes < pixels * 4) {
-    return say(message, message_bytes, STOKE_IMAGE_ERROR, "%dx%d needs %lld bytes, the buffer holds %lld",
-               config.input.width, config.input.height, (long long)(pixels * 4), (long long)dst_bytes);
-  }
-  /* RGBA, not premultiplied, into the caller's memory: the colour of a transparent pixel is kept,
-   * as PIL keeps it before dropping alpha. */
-  config.output.colorspace = MODE_RGBA;
-  config.output.is_external_memory = 1;
-  config.output.u.RGBA.rgba = dst;
-  config.output.u.RGBA.stride = config.input.width * 4;
-  config.output.u.RGBA.size = (size_t)(pixels * 4);
-  code = WebPDecode(webp, (size_t)size, &config);
-  WebPFreeDecBuffer(&config.output);
-  return code == VP8_STATUS_OK ? STOKE_IMAGE_OK : webp_failed(code, message, message_bytes);
+  return webp_decode(webp, size, max_pixels, &config, x, y, w, h, dst, dst_bytes, region, message, message_bytes);
 }

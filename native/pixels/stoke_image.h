@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#define STOKE_IMAGE_ABI_VERSION 1
+#define STOKE_IMAGE_ABI_VERSION 2
 
 #define STOKE_IMAGE_OK 0
 #define STOKE_IMAGE_ERROR (-1)       /* not decodable (message set) */
@@ -45,5 +45,22 @@ int32_t stoke_webp_info(const uint8_t *webp, int64_t size, int32_t *info, char *
 /* Decodes the whole (still) WebP into dst as RGBX (4 bytes a pixel, rows packed, X its alpha). */
 int32_t stoke_webp_decode_rgbx(const uint8_t *webp, int64_t size, int64_t max_pixels, uint8_t *dst,
                                int64_t dst_bytes, char *message, int32_t message_bytes);
+
+/* Indices into the `region` array stoke_webp_decode_region_rgbx fills. */
+#define STOKE_REGION_LEFT 0
+#define STOKE_REGION_TOP 1
+#define STOKE_REGION_WIDTH 2
+#define STOKE_REGION_HEIGHT 3
+#define STOKE_REGION_FIELDS 4
+
+/*
+ * Decodes at least the box [x, x + w) x [y, y + h) of the WebP, with libwebp's own cropping: rows
+ * below the box are not decoded and only the box is converted to RGB. libwebp starts a crop on an
+ * even column and row, so the region decoded (region[]) may start one pixel before the box; its
+ * pixels are the whole decode's. dst receives region width x height RGBX pixels, rows packed.
+ */
+int32_t stoke_webp_decode_region_rgbx(const uint8_t *webp, int64_t size, int64_t max_pixels, int32_t x, int32_t y,
+                                      int32_t w, int32_t h, uint8_t *dst, int64_t dst_bytes, int32_t *region,
+                                      char *message, int32_t message_bytes);
 
 #endif

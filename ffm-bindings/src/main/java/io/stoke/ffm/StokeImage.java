@@ -16,7 +16,7 @@ import java.lang.invoke.MethodHandle;
  * {@code -Dstoke.image.path=FILE} names another build, {@code none} turns it off.
  */
 public final class StokeImage {
-    public static final int ABI_VERSION = 1;
+    public static final int ABI_VERSION = 2;
     public static final String PATH_PROPERTY = "stoke.image.path";
 
     public static final int OK = 0;
@@ -38,6 +38,14 @@ public final class StokeImage {
 
     public static final int INFO_FIELDS = 5;
 
+    /** Indices into the region array {@link #webpDecodeRegionRgbx} fills. */
+    public static final int REGION_LEFT = 0;
+
+    public static final int REGION_TOP = 1;
+    public static final int REGION_WIDTH = 2;
+    public static final int REGION_HEIGHT = 3;
+    public static final int REGION_FIELDS = 4;
+
     private static final BundledLibrary LIB = BundledLibrary.open(
             "Stoke's PNG and WebP decoder (libstoke_image.so, over libspng0 and libwebp7)",
             "libstoke_image.so",
@@ -53,6 +61,11 @@ public final class StokeImage {
     private static final MethodHandle PNG_DECODE = handle("stoke_png_decode_rgbx", DECODE);
     private static final MethodHandle WEBP_INFO = handle("stoke_webp_info", INFO);
     private static final MethodHandle WEBP_DECODE = handle("stoke_webp_decode_rgbx", DECODE);
+    private static final MethodHandle WEBP_DECODE_REGION = handle(
+            "stoke_webp_decode_region_rgbx",
+            FunctionDescriptor.of(
+                    JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG,
+                    ADDRESS, ADDRESS, JAVA_INT));
 
     private StokeImage() {}
 
@@ -108,6 +121,35 @@ public final class StokeImage {
             MemorySegment message,
             int messageBytes) {
         return call(WEBP_DECODE, webp, size, maxPixels, dst, dstBytes, message, messageBytes);
+    }
+
+    /**
+     * {@code stoke_webp_decode_region_rgbx}: at least the box {@code w x h + x + y}, with libwebp's
+     * cropping, into {@code dst}; the region decoded (it may start a pixel before the box) in
+     * {@code region} ({@link #REGION_FIELDS} ints).
+     */
+    public static int webpDecodeRegionRgbx(
+            MemorySegment webp,
+            long size,
+            long maxPixels,
+            int x,
+            int y,
+            int w,
+            int h,
+            MemorySegment dst,
+            long dstBytes,
+            MemorySegment region,
+            MemorySegment message,
+            int messageBytes) {
+        if (WEBP_DECODE_REGION == null) {
+            throw new IllegalStateException(LIB.unavailable());
+        }
+        try {
+            return (int) WEBP_DECODE_REGION.invokeExact(
+                    webp, size, maxPixels, x, y, w, h, dst, dstBytes, region, message, messageBytes);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
     }
 
     private static int call(

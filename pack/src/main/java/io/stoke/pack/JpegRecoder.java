@@ -97,8 +97,8 @@ final class JpegRecoder implements AutoCloseable {
                 out.fail(status, whole.message());
                 return;
             }
-            w = whole.width();
-            h = whole.height();
+            w = whole.originalWidth();
+            h = whole.originalHeight();
             image = whole.image();
         } else {
             out.fail(

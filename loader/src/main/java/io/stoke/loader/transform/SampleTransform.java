@@ -165,8 +165,9 @@ public final class SampleTransform implements AutoCloseable {
     }
 
     /**
-     * A sample that is not a JPEG: a PNG or WebP is decoded whole, then resized and cropped as a
-     * JPEG decoded at full scale is (so its pixels are torchvision's); any other format is named.
+     * A sample that is not a JPEG: a PNG or WebP is decoded at full scale (a WebP under the training
+     * transform only around its box), then resized and cropped as a JPEG decoded at full scale is, so
+     * its pixels are torchvision's; any other format is named.
      */
     private SampleStatus applyWhole(ImageFormat format, int sample, long epoch, MemorySegment dst, long offset) {
         if (format == ImageFormat.UNKNOWN) {
@@ -178,21 +179,40 @@ public final class SampleTransform implements AutoCloseable {
             return SampleStatus.FORMAT_NOT_DECODED;
         }
         SampleStatus status = whole.readHeader(format, reader.bytes(), reader.length());
-        if (status == SampleStatus.OK) {
+        if (status != SampleStatus.OK) {
+            message = whole.message();
+            return status;
+        }
+        int w = whole.originalWidth();
+        int h = whole.originalHeight();
+        if (train == null) {
             status = whole.decode(reader.bytes(), reader.length());
+        } else {
+            // The box is drawn from the header's size, as for a JPEG; a WebP then decodes only around it.
+            random.reset(seed, epoch, sample);
+            train.draw(w, h, random, box);
+            status = whole.decodeBox(reader.bytes(), reader.length(), box);
         }
         if (status != SampleStatus.OK) {
             message = whole.message();
             return status;
         }
-        int w = whole.width();
-        int h = whole.height();
         if (train == null) {
             resampler.resizeCenterCrop(whole.image(), w, h, 0, 0, w, h, w, h, dst, offset);
         } else {
-            random.reset(seed, epoch, sample);
-            train.draw(w, h, random, box);
-            resampler.resizedCrop(whole.image(), w, h, 0, 0, w, h, w, h, box, dst, offset);
+            resampler.resizedCrop(
+                    whole.image(),
+                    whole.width(),
+                    whole.height(),
+                    whole.regionX(),
+                    whole.regionY(),
+                    w,
+                    h,
+                    w,
+                    h,
+                    box,
+                    dst,
+                    offset);
         }
         return SampleStatus.OK;
     }

@@ -123,6 +123,53 @@ class WholeImageDecoderTest {
         assertSameAsImageIo(png(palette), "4-bit palette");
     }
 
+    /**
+     * The training transform decodes a WebP only around its box (libwebp's cropping): inside the box
+     * its pixels must be the whole decode's, lossy files' chroma upsampling at the cut edges included.
+     */
+    @Test
+    void aWebpRegionHoldsTheWholeDecodesPixelsInsideTheBox() throws Exception {
+        for (String name : new String[] {"photo-lossy.webp", "photo-lossy-alpha.webp"}) {
+            byte[] file;
+            try (var in = getClass().getResourceAsStream(name)) {
+                file = in.readAllBytes();
+            }
+            SplittableRandom r = new SplittableRandom(11);
+            try (Arena arena = Arena.ofConfined();
+                    WholeImageDecoder whole = new WholeImageDecoder(TransformSpec.defaults());
+                    WholeImageDecoder part = new WholeImageDecoder(TransformSpec.defaults())) {
+                MemorySegment data = arena.allocate(file.length);
+                MemorySegment.copy(file, 0, data, JAVA_BYTE, 0, file.length);
+                assertEquals(SampleStatus.OK, whole.readHeader(ImageFormat.WEBP, data, file.length));
+                assertEquals(SampleStatus.OK, whole.decode(data, file.length));
+                int w = whole.originalWidth();
+                int h = whole.originalHeight();
+                assertEquals(SampleStatus.OK, part.readHeader(ImageFormat.WEBP, data, file.length));
+                int regions = 0;
+                for (int t = 0; t < 300; t++) {
+                    int bw = 1 + r.nextInt(w);
+                    int bh = 1 + r.nextInt(h);
+                    CropBox box = new CropBox().set(r.nextInt(w - bw + 1), r.nextInt(h - bh + 1), bw, bh, false);
+                    assertEquals(SampleStatus.OK, part.decodeBox(data, file.length, box), part.message());
+                    regions += part.width() < w || part.height() < h ? 1 : 0;
+                    for (int y = box.top; y < box.top + bh; y++) {
+                        for (int x = box.left; x < box.left + bw; x++) {
+                            for (int c = 0; c < 3; c++) {
+                                byte want = whole.image().get(JAVA_BYTE, 4L * (y * w + x) + c);
+                                byte got = part.image()
+                                        .get(
+                                                JAVA_BYTE,
+                                                4L * ((y - part.regionY()) * part.width() + x - part.regionX()) + c);
+                                assertEquals(want, got, name + " box " + box + " at (" + x + ", " + y + ")");
+                            }
+                        }
+                    }
+                }
+                assertTrue(regions > 250, "most boxes decode a region smaller than the image: " + regions);
+            }
+        }
+    }
+
     @Test
     void hostileFilesGiveTheirReasonAndNoPixels() throws Exception {
         Path dir = regressions();
