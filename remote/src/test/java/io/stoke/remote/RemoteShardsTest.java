@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.stoke.ffm.StokeImage;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.ErrorPolicy;
@@ -15,6 +16,7 @@ import io.stoke.loader.source.ShardIndex;
 import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.testing.TestTars;
 import io.stoke.loader.transform.TransformSpec;
+import java.awt.image.BufferedImage;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
@@ -28,8 +30,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.zip.CRC32;
+import javax.imageio.ImageIO;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -133,6 +138,47 @@ class RemoteShardsTest {
             assertEquals(epoch(near, true, 2, nearOrder), shuffled);
             assertEquals(nearOrder, farOrder);
             assertEquals(SHARDS * PER_SHARD, shuffled.size());
+        }
+    }
+
+    /** A shard of PNG, WebP and JPEG members, each told by its bytes, gives over S3 what it gives locally. */
+    @Test
+    void pngAndWebpMembersOverS3GiveTheLocalPixels() throws Exception {
+        String why = StokeImage.unavailableReason();
+        if (why != null) {
+            System.err.println("[stoke] SKIPPING PNG and WebP over S3: " + why);
+        }
+        Assumptions.assumeTrue(why == null, why);
+        Path file = local.resolve("mixed-0.tar");
+        BufferedImage picture = new BufferedImage(61, 45, BufferedImage.TYPE_INT_RGB);
+        for (int y = 0; y < 45; y++) {
+            for (int x = 0; x < 61; x++) {
+                picture.setRGB(x, y, (x * 4) << 16 | (y * 5) << 8 | (x * y) & 0xFF);
+            }
+        }
+        ByteArrayOutputStream png = new ByteArrayOutputStream();
+        ImageIO.write(picture, "png", png);
+        byte[] webp;
+        try (var in = RemoteShardsTest.class.getResourceAsStream("/io/stoke/loader/transform/photo-lossy.webp")) {
+            webp = in.readAllBytes();
+        }
+        try (var os = Files.newOutputStream(file);
+                var tar = new TarArchiveOutputStream(os)) {
+            TestTars.member(tar, "m/0.png", png.toByteArray());
+            TestTars.member(tar, "m/0.cls", "1".getBytes(StandardCharsets.US_ASCII));
+            TestTars.member(tar, "m/1.webp", webp);
+            TestTars.member(tar, "m/1.cls", "2".getBytes(StandardCharsets.US_ASCII));
+            TestTars.member(tar, "m/2.jpg", png.toByteArray()); // a PNG named .jpg
+            TestTars.member(tar, "m/2.cls", "3".getBytes(StandardCharsets.US_ASCII));
+        }
+        s3.put(BUCKET, "mixed/mixed-0.tar", Files.readAllBytes(file));
+        try (Dataset near = Datasets.open(file.toString());
+                ShardDataset far =
+                        RemoteDatasets.open("s3://data/mixed/mixed-0.tar", fast(), 4 * Files.size(file), null)) {
+            List<Long> order = new ArrayList<>();
+            Map<Long, String> got = epoch(far, false, 0, order);
+            assertEquals(epoch(near, false, 0, new ArrayList<>()), got);
+            assertEquals(3, got.size(), "the PNG, the WebP and the PNG named .jpg all decode");
         }
     }
 
