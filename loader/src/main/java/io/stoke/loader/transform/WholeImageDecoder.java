@@ -45,7 +45,8 @@ public final class WholeImageDecoder implements AutoCloseable {
 
     public WholeImageDecoder(TransformSpec spec) {
         this.spec = spec;
-        scratch = scratchArena.allocate(1024L * 1024 * 4, 64);
+        // Nothing until the first PNG or WebP: every worker has one, and most datasets hold none.
+        scratch = MemorySegment.NULL;
     }
 
     /**
