@@ -7,6 +7,7 @@
 #include <spng.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <webp/decode.h>
 
@@ -154,6 +155,39 @@ int32_t stoke_png_decode_rgbx(const uint8_t *png, int64_t size, int64_t max_pixe
   }
   spng_ctx_free(ctx);
   return rc == 0 ? STOKE_IMAGE_OK : png_failed(rc, message, message_bytes);
+}
+
+int32_t stoke_png_encode_rgb(const uint8_t *rgb, int32_t width, int32_t height, uint8_t *dst, int64_t dst_bytes,
+                             int64_t *png_bytes, char *message, int32_t message_bytes)
+{
+  if (width < 1 || height < 1) {
+    return say(message, message_bytes, STOKE_IMAGE_ERROR, "cannot encode a %dx%d image", width, height);
+  }
+  spng_ctx *ctx = spng_ctx_new(SPNG_CTX_ENCODER);
+  if (ctx == NULL) return say(message, message_bytes, STOKE_IMAGE_ERROR, "out of memory");
+  struct spng_ihdr ihdr = {(uint32_t)width, (uint32_t)height, 8, SPNG_COLOR_TYPE_TRUECOLOR, 0, 0, 0};
+  int rc = spng_set_option(ctx, SPNG_ENCODE_TO_BUFFER, 1);
+  if (rc == 0) rc = spng_set_ihdr(ctx, &ihdr);
+  if (rc == 0) {
+    rc = spng_encode_image(ctx, rgb, (size_t)width * height * 3, SPNG_FMT_PNG, SPNG_ENCODE_FINALIZE);
+  }
+  size_t length = 0;
+  int error = 0;
+  void *png = rc == 0 ? spng_get_png_buffer(ctx, &length, &error) : NULL;
+  spng_ctx_free(ctx);
+  if (png == NULL) {
+    return say(message, message_bytes, STOKE_IMAGE_ERROR, "encoding a %dx%d PNG failed: %s", width, height,
+               spng_strerror(rc != 0 ? rc : error));
+  }
+  if ((int64_t)length > dst_bytes) {
+    free(png);
+    return say(message, message_bytes, STOKE_IMAGE_ERROR, "the %dx%d PNG takes %lld bytes, the buffer holds %lld",
+               width, height, (long long)length, (long long)dst_bytes);
+  }
+  memcpy(dst, png, length);
+  free(png);
+  *png_bytes = (int64_t)length;
+  return STOKE_IMAGE_OK;
 }
 
 static const char *webp_status(VP8StatusCode code)

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#define STOKE_IMAGE_ABI_VERSION 2
+#define STOKE_IMAGE_ABI_VERSION 3
 
 #define STOKE_IMAGE_OK 0
 #define STOKE_IMAGE_ERROR (-1)       /* not decodable (message set) */
@@ -38,6 +38,13 @@ int32_t stoke_png_info(const uint8_t *png, int64_t size, int32_t *info, char *me
  */
 int32_t stoke_png_decode_rgbx(const uint8_t *png, int64_t size, int64_t max_pixels, uint8_t *dst,
                               int64_t dst_bytes, char *message, int32_t message_bytes);
+
+/*
+ * Encodes width x height RGB pixels (3 bytes a pixel, rows packed) as an 8-bit RGB PNG, lossless,
+ * into dst; its length in *png_bytes. Refused when it would not fit in dst_bytes.
+ */
+int32_t stoke_png_encode_rgb(const uint8_t *rgb, int32_t width, int32_t height, uint8_t *dst, int64_t dst_bytes,
+                             int64_t *png_bytes, char *message, int32_t message_bytes);
 
 /* Reads the WebP's header into info[STOKE_INFO_FIELDS]; decodes nothing. */
 int32_t stoke_webp_info(const uint8_t *webp, int64_t size, int32_t *info, char *message, int32_t message_bytes);

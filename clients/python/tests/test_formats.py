@@ -302,6 +302,24 @@ class EveryFormatTest(unittest.TestCase):
             batch = next(iter(loader))
         self.assertEqual([], list(batch.skipped))
         self.assertEqual(len(samples), len(batch[0]))
+        # --format png is lossless: its pixels are torchvision's Resize(72), so the crop is torchvision's too.
+        lossless = TMP / "packed-png"
+        run = subprocess.run([str(CHECKOUT / "stoke"), "pack", str(ROOT), "--out", str(lossless), "--resize", "72",
+                              "--format", "png"], capture_output=True, text=True)
+        self.assertEqual(0, run.returncode, run.stdout + run.stderr)
+        with tarfile.open(next(lossless.glob("*.tar"))) as t:
+            self.assertEqual({".png", ".cls"}, {Path(m.name).suffix for m in t.getmembers()})
+        with stoke.DataLoader(str(lossless), batch_size=len(samples), num_workers=2, resize=72, crop=64,
+                              dct_scaling="none", with_indices=True) as loader:
+            packed = loader.samples
+            images, _, indices = next(iter(loader))
+        keys = {Path(p).relative_to(ROOT).with_suffix("").as_posix(): i for i, (p, _) in enumerate(samples)}
+        for j, i in enumerate(indices.tolist()):
+            key = packed[i][0].split(".tar/", 1)[1]
+            name = Path(samples[keys[key]][0]).name
+            if old_pillow and name == "palette-short.png":
+                continue
+            self.assertTrue(torch.equal(want[keys[key]], images[j].permute(2, 0, 1)), f"packed PNG of {name} differs")
 
 
 if __name__ == "__main__":

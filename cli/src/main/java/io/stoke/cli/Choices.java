@@ -76,6 +76,7 @@ final class Choices {
     /** {@code stoke pack --format}. */
     enum PackFormat {
         jpeg,
+        png,
         raw
     }
 }

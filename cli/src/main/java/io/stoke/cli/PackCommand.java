@@ -41,10 +41,11 @@ public final class PackCommand implements Callable<Integer> {
 
     @Option(
             names = "--format",
-            paramLabel = "jpeg|raw",
+            paramLabel = "jpeg|png|raw",
             description = "jpeg: each image resized (--resize or --max-side) with an antialiased bilinear filter "
                     + "and re-encoded with libjpeg-turbo, 4:2:0; an image already at or below the target is stored "
-                    + "byte for byte as it was (never upscaled). raw: the evaluation transform's pixels, "
+                    + "byte for byte as it was (never upscaled). png: the same, lossless (8-bit RGB PNG, libspng): "
+                    + "the stored pixels are torchvision's Resize exactly. raw: the evaluation transform's pixels, "
                     + "Resize(--resize) + CenterCrop(--crop), as uint8 (C, C, 3) .npy, what 'stoke bench' delivers "
                     + "(default: ${DEFAULT-VALUE}).")
     Choices.PackFormat format = Choices.PackFormat.jpeg;
@@ -205,7 +206,7 @@ public final class PackCommand implements Callable<Integer> {
                 "  images                %d packed, %d skipped%s%n",
                 r.packed(),
                 r.skipped().size(),
-                options.format() == PackOptions.Format.JPEG
+                options.format().encoded()
                         ? " (" + r.keptOriginal() + " kept as they were: not larger than the target)"
                         : "");
         if (packer.options().restartMcus() > 0) {
@@ -224,7 +225,7 @@ public final class PackCommand implements Callable<Integer> {
                 r.shardsWritten(),
                 r.shards(),
                 r.packSamples());
-        o.printf(Locale.ROOT, "  bytes in              %.1f MB of JPEG read%n", r.bytesIn() / 1e6);
+        o.printf(Locale.ROOT, "  bytes in              %.1f MB of images read%n", r.bytesIn() / 1e6);
         o.printf(Locale.ROOT, "  bytes out             %.1f MB of shards written%n", r.bytesOut() / 1e6);
         o.flush();
         if (!r.skipped().isEmpty()) {
@@ -267,6 +268,22 @@ public final class PackCommand implements Callable<Integer> {
                 yield noRestartMarkers
                         ? o.withRestartInterval(0)
                         : restartInterval != null ? o.withRestartInterval(restartInterval) : o;
+            }
+            case png -> {
+                if (crop != null) {
+                    throw new IllegalArgumentException("--crop applies to --format raw only");
+                }
+                if (quality != null || restartInterval != null || noRestartMarkers) {
+                    throw new IllegalArgumentException(
+                            "--quality and the restart markers' options apply to --format jpeg only");
+                }
+                if (maxSide != null && resize != null) {
+                    throw new IllegalArgumentException(
+                            "give --resize S (shorter side) or --max-side N (longer side), not both");
+                }
+                yield maxSide != null
+                        ? PackOptions.pngLongerSide(maxSide, size)
+                        : PackOptions.pngShorterSide(resize == null ? 256 : resize, size);
             }
             case raw -> {
                 if (maxSide != null || quality != null || restartInterval != null || noRestartMarkers) {

@@ -744,9 +744,17 @@ class PackCommandTest {
         Path data = TestImages.imageFolder(tmp.resolve("data"), 2, 1, 1);
         String o = tmp.resolve("out").toString();
         String[][] cases = {
-            {"--crop", "100"}, {"--resize", "64", "--max-side", "100"}, {"--format", "png"},
-            {"--shard-size", "12X"}, {"--format", "raw", "--quality", "80"}, {"--quality", "0"},
-            {"--format", "raw", "--resize", "100", "--crop", "200"}, {"--on-error", "ignore"}, {"--workers", "0"},
+            {"--crop", "100"},
+            {"--resize", "64", "--max-side", "100"},
+            {"--format", "gif"},
+            {"--format", "png", "--quality", "80"},
+            {"--format", "png", "--crop", "64"},
+            {"--shard-size", "12X"},
+            {"--format", "raw", "--quality", "80"},
+            {"--quality", "0"},
+            {"--format", "raw", "--resize", "100", "--crop", "200"},
+            {"--on-error", "ignore"},
+            {"--workers", "0"},
         };
         for (String[] c : cases) {
             List<Object> args = new ArrayList<>(List.of(data, "--out", o));

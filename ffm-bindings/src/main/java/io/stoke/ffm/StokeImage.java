@@ -16,7 +16,7 @@ import java.lang.invoke.MethodHandle;
  * {@code -Dstoke.image.path=FILE} names another build, {@code none} turns it off.
  */
 public final class StokeImage {
-    public static final int ABI_VERSION = 2;
+    public static final int ABI_VERSION = 3;
     public static final String PATH_PROPERTY = "stoke.image.path";
 
     public static final int OK = 0;
@@ -59,6 +59,10 @@ public final class StokeImage {
             FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS, JAVA_INT);
     private static final MethodHandle PNG_INFO = handle("stoke_png_info", INFO);
     private static final MethodHandle PNG_DECODE = handle("stoke_png_decode_rgbx", DECODE);
+    private static final MethodHandle PNG_ENCODE = handle(
+            "stoke_png_encode_rgb",
+            FunctionDescriptor.of(
+                    JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, JAVA_INT));
     private static final MethodHandle WEBP_INFO = handle("stoke_webp_info", INFO);
     private static final MethodHandle WEBP_DECODE = handle("stoke_webp_decode_rgbx", DECODE);
     private static final MethodHandle WEBP_DECODE_REGION = handle(
@@ -103,6 +107,29 @@ public final class StokeImage {
             MemorySegment message,
             int messageBytes) {
         return call(PNG_DECODE, png, size, maxPixels, dst, dstBytes, message, messageBytes);
+    }
+
+    /**
+     * {@code stoke_png_encode_rgb}: {@code width x height} RGB pixels, rows packed, as a lossless 8-bit
+     * RGB PNG into {@code dst}, its length in {@code pngBytes[0]} (a long).
+     */
+    public static int pngEncodeRgb(
+            MemorySegment rgb,
+            int width,
+            int height,
+            MemorySegment dst,
+            long dstBytes,
+            MemorySegment pngBytes,
+            MemorySegment message,
+            int messageBytes) {
+        if (PNG_ENCODE == null) {
+            throw new IllegalStateException(LIB.unavailable());
+        }
+        try {
+            return (int) PNG_ENCODE.invokeExact(rgb, width, height, dst, dstBytes, pngBytes, message, messageBytes);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
     }
 
     /** {@code stoke_webp_info}: the header into {@code info} ({@link #INFO_FIELDS} ints); nothing decoded. */

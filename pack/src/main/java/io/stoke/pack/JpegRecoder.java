@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.ffm.JpegCompressor;
 import io.stoke.ffm.LibC;
+import io.stoke.ffm.StokeImage;
 import io.stoke.ffm.StokeJpeg;
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.error.SampleStatus;
@@ -23,8 +24,9 @@ import java.lang.foreign.MemorySegment;
  * antialiased bilinear filter, torchvision's {@code Resize} geometry) and re-encodes it with
  * libjpeg-turbo, 4:2:0, at the pack's quality: with TurboJPEG, or, with restart markers, with
  * Stoke's encoder (libjpeg's, with tjCompress2's settings: the same pixels, plus a DRI segment and
- * the markers). A JPEG already no larger than the target is decoded only to check that it is
- * whole, and kept byte for byte: never upscaled, never re-encoded; a PNG or WebP that small is
+ * the markers); or, for {@code --format png}, as a lossless 8-bit RGB PNG with libspng. A file of
+ * the pack's own format already no larger than the target is decoded only to check that it is
+ * whole, and kept byte for byte: never upscaled, never re-encoded; any other image that small is
  * encoded at its own size. One per thread; its buffers grow to the largest image seen.
  */
 final class JpegRecoder implements AutoCloseable {
@@ -65,9 +67,11 @@ final class JpegRecoder implements AutoCloseable {
             return;
         }
         out.sourceBytes = reader.length();
-        // By content: a PNG or WebP is decoded whole and always re-encoded as JPEG (at its own size
-        // when it needs no resize); a JPEG that needs none is kept byte for byte.
+        // By content. A file of the pack's own format that needs no resize is kept byte for byte
+        // (only decoded, to check it is whole); any other is decoded and encoded in the pack's format,
+        // at its own size when it needs no resize.
         ImageFormat format = ImageFormat.sniff(reader.buffer(), reader.length());
+        boolean png = options.format() == PackOptions.Format.PNG;
         int w;
         int h;
         MemorySegment image;
@@ -83,7 +87,7 @@ final class JpegRecoder implements AutoCloseable {
                 throw new IllegalStateException("decoded " + decoder.width() + "x" + decoder.height() + " of a " + w
                         + "x" + h + " image with DCT scaling off");
             }
-            if (!options.resizes(w, h)) {
+            if (!png && !options.resizes(w, h)) {
                 out.set(reader.buffer(), reader.length(), true);
                 return;
             }
@@ -99,6 +103,10 @@ final class JpegRecoder implements AutoCloseable {
             }
             w = whole.originalWidth();
             h = whole.originalHeight();
+            if (png && format == ImageFormat.PNG && !options.resizes(w, h)) {
+                out.set(reader.buffer(), reader.length(), true);
+                return;
+            }
             image = whole.image();
         } else {
             out.fail(
@@ -112,6 +120,21 @@ final class JpegRecoder implements AutoCloseable {
         int tw = resize ? options.targetWidth(w, h) : w;
         int th = resize ? options.targetHeight(w, h) : h;
         long rgbBytes = 3L * tw * th;
+        if (png) {
+            // Raw rows with a filter byte each, and deflate's worst-case growth on incompressible data.
+            long maxPng = rgbBytes + th + rgbBytes / 1000 + 4096;
+            if (rgb.byteSize() < rgbBytes || jpeg.byteSize() < maxPng) {
+                grow(Math.max(rgbBytes, rgb.byteSize()), Math.max(maxPng, jpeg.byteSize()));
+            }
+            resampler.resize(image, w, h, tw, th, rgb, 0);
+            int rc = StokeImage.pngEncodeRgb(
+                    rgb, tw, th, jpeg, jpeg.byteSize(), jpegSize, message, (int) message.byteSize());
+            if (rc != StokeImage.OK) {
+                throw new IllegalStateException("encoding a " + tw + "x" + th + " PNG failed: " + message.getString(0));
+            }
+            out.set(jpeg, jpegSize.get(JAVA_LONG, 0), false);
+            return;
+        }
         int restart = options.restartInterval(tw);
         // Each restart marker adds 2 bytes and at most one of padding, past TurboJPEG's bound.
         long maxJpeg = JpegCompressor.maxSize(tw, th, TurboJpeg.TJSAMP_420)

@@ -145,7 +145,13 @@ public final class PackManifest {
         stoke.put("source_sha256", sourceSha256);
         ObjectNode o = stoke.putObject("options");
         o.put("format", options.format().label());
-        if (options.format() == PackOptions.Format.JPEG) {
+        if (options.format() == PackOptions.Format.PNG) {
+            if (options.maxSide() > 0) {
+                o.put("max_side", options.maxSide());
+            } else {
+                o.put("resize", options.resize());
+            }
+        } else if (options.format() == PackOptions.Format.JPEG) {
             if (options.maxSide() > 0) {
                 o.put("max_side", options.maxSide());
             } else {

@@ -8,9 +8,10 @@ import java.util.Locale;
  * format, the geometry, the JPEG quality and where shards are cut. (Workers and the error
  * policy change how a pack is made, not its bytes, so they are not here.)
  *
- * @param format    {@link Format#JPEG}: resized JPEGs; {@link Format#RAW}: the evaluation transform's uint8 pixels
- * @param resize    JPEG: the shorter side's target (0 with {@code maxSide}); RAW: torchvision's {@code Resize(resize)}
- * @param maxSide   JPEG only: the longer side's limit instead of {@code resize} (0 = unused)
+ * @param format    {@link Format#JPEG}: resized JPEGs; {@link Format#PNG}: resized lossless PNGs;
+ *     {@link Format#RAW}: the evaluation transform's uint8 pixels
+ * @param resize    JPEG and PNG: the shorter side's target (0 with {@code maxSide}); RAW: torchvision's {@code Resize(resize)}
+ * @param maxSide   JPEG and PNG: the longer side's limit instead of {@code resize} (0 = unused)
  * @param quality   JPEG only: libjpeg-turbo's quality, 1..100 (0 for RAW)
  * @param restartMcus JPEG only: the restart interval aimed at, in MCUs (0: no restart markers, and for RAW);
  *     each image's is {@link #restartInterval(int)}
@@ -31,11 +32,25 @@ public record PackOptions(
         /** {@code KEY.jpg}: re-encoded after a resize, or the original file when it is small enough already. */
         JPEG,
         /** {@code KEY.npy}: uint8 {@code (crop, crop, 3)}, the pixels {@code stoke bench} delivers. */
-        RAW;
+        RAW,
+        /**
+         * {@code KEY.png}: lossless, 8-bit RGB, re-encoded after a resize; a PNG small enough already is
+         * kept byte for byte, and any other image that small is stored at its own size.
+         */
+        PNG;
 
         /** The member's extension, also the name the manifest and the command line use. */
         public String extension() {
-            return this == JPEG ? "jpg" : "npy";
+            return switch (this) {
+                case JPEG -> "jpg";
+                case RAW -> "npy";
+                case PNG -> "png";
+            };
+        }
+
+        /** Whether the images are resized and re-encoded (JPEG, PNG) rather than stored as pixels (RAW). */
+        public boolean encoded() {
+            return this != RAW;
         }
 
         public String label() {
@@ -64,6 +79,15 @@ public record PackOptions(
             if (restartMcus < 0 || restartMcus > 65535) {
                 throw new IllegalArgumentException("--restart-interval must be in 0..65535 MCUs, not " + restartMcus);
             }
+        } else if (format == Format.PNG) {
+            if ((resize > 0) == (maxSide > 0) || resize < 0 || maxSide < 0) {
+                throw new IllegalArgumentException(
+                        "--format png takes one positive target: --resize S or --max-side N");
+            }
+            if (quality != 0 || restartMcus != 0 || crop != 0) {
+                throw new IllegalArgumentException(
+                        "--quality and restart markers apply to --format jpeg only, --crop to --format raw only");
+            }
         } else {
             if (crop < 1 || crop > resize || resize > 16384) {
                 throw new IllegalArgumentException(
@@ -84,6 +108,16 @@ public record PackOptions(
     /** Resized JPEGs whose longer side is at most {@code maxSide}, at {@code quality}, with restart markers. */
     public static PackOptions jpegLongerSide(int maxSide, int quality, long shardSize) {
         return new PackOptions(Format.JPEG, 0, maxSide, quality, DEFAULT_RESTART_MCUS, 0, shardSize);
+    }
+
+    /** Resized lossless PNGs whose shorter side is {@code resize}. */
+    public static PackOptions pngShorterSide(int resize, long shardSize) {
+        return new PackOptions(Format.PNG, resize, 0, 0, 0, 0, shardSize);
+    }
+
+    /** Resized lossless PNGs whose longer side is at most {@code maxSide}. */
+    public static PackOptions pngLongerSide(int maxSide, long shardSize) {
+        return new PackOptions(Format.PNG, 0, maxSide, 0, 0, 0, shardSize);
     }
 
     /** The evaluation transform's uint8 pixels, {@code Resize(resize)} then {@code CenterCrop(crop)}. */
@@ -116,12 +150,12 @@ public record PackOptions(
         return best;
     }
 
-    /** JPEG: whether a {@code w x h} image is resized (never up: one at or below the target is kept as it is). */
+    /** JPEG and PNG: whether a {@code w x h} image is resized (never up: one at or below the target is kept as it is). */
     public boolean resizes(int w, int h) {
         return maxSide > 0 ? Math.max(w, h) > maxSide : Math.min(w, h) > resize;
     }
 
-    /** JPEG: the stored width of a {@code w x h} image that {@link #resizes}: torchvision's {@code Resize} geometry. */
+    /** JPEG and PNG: the stored width of a {@code w x h} image that {@link #resizes}: torchvision's {@code Resize} geometry. */
     public int targetWidth(int w, int h) {
         if (maxSide > 0) {
             return w >= h ? maxSide : Math.max(1, (int) ((double) maxSide * w / h));
@@ -129,7 +163,7 @@ public record PackOptions(
         return Resampler.resizedWidth(resize, w, h);
     }
 
-    /** JPEG: the stored height; see {@link #targetWidth}. */
+    /** JPEG and PNG: the stored height; see {@link #targetWidth}. */
     public int targetHeight(int w, int h) {
         if (maxSide > 0) {
             return h > w ? maxSide : Math.max(1, (int) ((double) maxSide * h / w));
@@ -145,6 +179,9 @@ public record PackOptions(
                         + quality
                         + (restartMcus > 0 ? " --restart-interval " + restartMcus : " --no-restart-markers")
                         + " --shard-size " + shardSize;
+            case PNG ->
+                "--format png " + (maxSide > 0 ? "--max-side " + maxSide : "--resize " + resize) + " --shard-size "
+                        + shardSize;
             case RAW -> "--format raw --resize " + resize + " --crop " + crop + " --shard-size " + shardSize;
         };
     }

@@ -194,7 +194,7 @@ public final class Packer {
         long begin = System.nanoTime();
         Tally tally = new Tally();
         try (ShardSequence shards = new ShardSequence(out, manifest, listener)) {
-            if (options.format() == PackOptions.Format.JPEG) {
+            if (options.format().encoded()) {
                 packJpeg(start, shards, tally);
             } else {
                 packRaw(start, shards, tally);
