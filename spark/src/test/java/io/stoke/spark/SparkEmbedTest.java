@@ -245,7 +245,7 @@ class SparkEmbedTest {
                 .filter(r -> r.getString(1).equals("x/1"))
                 .findFirst()
                 .orElseThrow();
-        assertTrue(bad.getString(4).startsWith("NOT_JPEG: "), bad.getString(4));
+        assertTrue(bad.getString(4).startsWith("NOT_IMAGE: "), bad.getString(4));
         for (float v : floats(bad)) {
             assertEquals(0f, v);
         }
