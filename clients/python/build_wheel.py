@@ -41,6 +41,8 @@ HERE = Path(__file__).resolve().parent  # clients/python
 EXTRA_MODULES = ["jdk.unsupported"]
 NATIVE = {"libstoke_pixels.so": "stoke.pixels.path", "libstoke_jpeg.so": "stoke.jpeg.path",
           "libstoke_image.so": "stoke.image.path"}
+sys.path.insert(0, str(HERE))
+from stoke._home import JAR_MTIME  # noqa: E402  the time the AOT cache is recorded against
 
 
 def say(msg):
@@ -218,6 +220,9 @@ def main():
             say("the AOT cache left out (--no-aot)")
         else:
             say("recording the AOT cache with the bundled runtime (stoke aot-training, some seconds)...")
+            # The cache remembers the jar's modification time, which an install does not keep:
+            # a fixed one here, which stoke._home sets back on the installed jar.
+            os.utime(java_dir / "stoke.jar", (JAR_MTIME, JAR_MTIME))
             record_aot(java_dir / "runtime" / "bin" / "java", java_dir / "jvm.options", java_dir / "native", native,
                        java_dir / "stoke.jar", java_dir / "stoke.aot", args.out.resolve() / "stoke.aot.log")
 

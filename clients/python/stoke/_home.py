@@ -21,6 +21,10 @@ from pathlib import Path
 
 #: The bundled Java side, when this package came from the self-contained wheel.
 BUNDLED = Path(__file__).resolve().parent / "_java"
+#: The modification time the wheel's stoke.jar has when its AOT cache is recorded (2000-01-01). The
+#: JVM refuses a cache whose jar's time has changed, and pip gives installed files the install's time.
+JAR_MTIME = 946684800
+_SAID_AOT = []
 # Stoke's C libraries beside the bundled jar, opened in place rather than copied out of the jar.
 _NATIVE = {"libstoke_pixels.so": "stoke.pixels.path", "libstoke_jpeg.so": "stoke.jpeg.path",
            "libstoke_image.so": "stoke.image.path"}
@@ -73,7 +77,7 @@ def bundled_command():
     java = bundled_java()
     cmd = [str(java)]
     aot = BUNDLED / "stoke.aot"
-    if os.environ.get("STOKE_AOT", "1") != "0" and aot.is_file():
+    if os.environ.get("STOKE_AOT", "1") != "0" and aot.is_file() and _jar_as_recorded():
         cmd.append(f"-XX:AOTCache={aot}")
     cmd.append(f"@{BUNDLED / 'jvm.options'}")
     for lib, prop in _NATIVE.items():
@@ -81,6 +85,24 @@ def bundled_command():
             cmd.append(f"-D{prop}={BUNDLED / 'native' / lib}")
     cmd += os.environ.get("STOKE_JAVA_OPTS", "").split()  # word-split, as ./stoke's unquoted ${STOKE_JAVA_OPTS}
     return cmd + ["-jar", str(BUNDLED / "stoke.jar")]
+
+
+def _jar_as_recorded():
+    """Sets the installed stoke.jar's modification time back to the one its AOT cache was recorded
+    against; False, said once, where it cannot be (a read-only install): the cache is then not used."""
+    import sys
+
+    jar = BUNDLED / "stoke.jar"
+    try:
+        if int(jar.stat().st_mtime) != JAR_MTIME:
+            os.utime(jar, (JAR_MTIME, JAR_MTIME))
+        return True
+    except OSError as e:
+        if not _SAID_AOT:
+            _SAID_AOT.append(True)
+            print(f"stoke: WARNING: the wheel's AOT cache is not used, since {jar}'s time cannot be set back to "
+                  f"the one it was recorded against ({e}); a fresh producer starts more slowly", file=sys.stderr)
+        return False
 
 
 def launcher():

@@ -663,6 +663,8 @@ class DataLoaderTest(unittest.TestCase):
                 self.assertEqual((len(indices), 64, 64, 3), tuple(images.shape))
                 seen += indices.tolist()
             self.assertEqual(list(range(45)), sorted(seen))
+        del images, labels, indices  # the last batch's views keep its ring mapped past close()
+        gc.collect()
         self.assertEqual([], anonymous_files(os.getpid()), "close() closes the list's file")
 
     def test_pytorchs_samplers_and_generator_set_the_order(self):
