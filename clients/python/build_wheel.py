@@ -114,7 +114,7 @@ def take_native(jar, native_dir):
                 (native_dir / lib).chmod(0o755)
                 found[lib] = prop
             else:
-                say(f"WARNING: the jar holds no {lib} (built without gcc or libjpeg's headers?): the wheel's "
+                say(f"WARNING: the jar holds no {lib} (built without gcc, or without the headers it needs?): the wheel's "
                     "producer will say so and fall back as ./stoke's does")
     return found
 

@@ -23,7 +23,9 @@ build() {
         log="$(mktemp)"
         if ! "$cc" -std=c11 -O3 -Wall -Wextra -Werror -fPIC -shared -o "$out/$lib" "$here/$src.c" "$@" 2> "$log"; then
             rm -f "$out/$lib"
-            if [ -n "$hint" ] && log_hint="$(grep -o "$hint" "$log" | head -n 1)"; then
+            log_hint=""
+            [ -n "$hint" ] && log_hint="$(grep -o "$hint" "$log" | head -n 1)"
+            if [ -n "$log_hint" ]; then
                 echo "its headers are missing ($log_hint): install $packages to build $what" > "$reason"
             else
                 { echo "building $what failed:"; cat "$log"; } > "$reason"
