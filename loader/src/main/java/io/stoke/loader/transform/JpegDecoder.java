@@ -35,8 +35,8 @@ public final class JpegDecoder implements AutoCloseable {
 
     private final TransformSpec spec;
     private final JpegDecompressor tj = new JpegDecompressor();
-    private Arena scratchArena = Arena.ofConfined();
-    private MemorySegment scratch;
+    private final ScratchImage scratchImage = new ScratchImage(1024L * 1024 * 3);
+    private MemorySegment scratch = scratchImage.segment();
     private int width;
     private int height;
     private int originalWidth;
@@ -55,7 +55,6 @@ public final class JpegDecoder implements AutoCloseable {
 
     public JpegDecoder(TransformSpec spec) {
         this.spec = spec;
-        scratch = scratchArena.allocate(1024L * 1024 * 3, 64);
     }
 
     /**
@@ -351,13 +350,7 @@ public final class JpegDecoder implements AutoCloseable {
     }
 
     private void ensureScratch(long bytes) {
-        if (scratch.byteSize() < bytes) {
-            Arena next = Arena.ofConfined();
-            MemorySegment bigger = next.allocate(Math.max(bytes, scratch.byteSize() * 3 / 2), 64);
-            scratchArena.close();
-            scratchArena = next;
-            scratch = bigger;
-        }
+        scratch = scratchImage.ensure(bytes);
     }
 
     /** Adobe-style inverted CMYK (what libjpeg-turbo returns) to RGBX, in place: R = C*K/255. */
@@ -428,7 +421,7 @@ public final class JpegDecoder implements AutoCloseable {
     @Override
     public void close() {
         tj.close();
-        scratchArena.close();
+        scratchImage.close();
         outArena.close();
     }
 }

@@ -30,8 +30,9 @@ public final class WholeImageDecoder implements AutoCloseable {
     private final MemorySegment info = fixed.allocate(4L * StokeImage.INFO_FIELDS, 4);
     private final MemorySegment nativeMessage = fixed.allocate(MESSAGE_BYTES);
     private final MemorySegment region = fixed.allocate(4L * StokeImage.REGION_FIELDS, 4);
-    private Arena scratchArena = Arena.ofConfined();
-    private MemorySegment scratch;
+    // Nothing until the first PNG or WebP: every worker has one, and most datasets hold none.
+    private final ScratchImage scratchImage = new ScratchImage(0);
+    private MemorySegment scratch = scratchImage.segment();
     private ImageFormat format;
     // The image's size, from its header.
     private int originalWidth;
@@ -45,8 +46,6 @@ public final class WholeImageDecoder implements AutoCloseable {
 
     public WholeImageDecoder(TransformSpec spec) {
         this.spec = spec;
-        // Nothing until the first PNG or WebP: every worker has one, and most datasets hold none.
-        scratch = MemorySegment.NULL;
     }
 
     /**
@@ -167,13 +166,7 @@ public final class WholeImageDecoder implements AutoCloseable {
     }
 
     private void ensureScratch(long bytes) {
-        if (scratch.byteSize() < bytes) {
-            Arena next = Arena.ofConfined();
-            MemorySegment bigger = next.allocate(Math.max(bytes, scratch.byteSize() * 3 / 2), 64);
-            scratchArena.close();
-            scratchArena = next;
-            scratch = bigger;
-        }
+        scratch = scratchImage.ensure(bytes);
     }
 
     /** The decoded image, {@link #width()} x {@link #height()} RGBX pixels (4 bytes each), tightly packed. */
@@ -215,7 +208,7 @@ public final class WholeImageDecoder implements AutoCloseable {
 
     @Override
     public void close() {
-        scratchArena.close();
+        scratchImage.close();
         fixed.close();
     }
 }

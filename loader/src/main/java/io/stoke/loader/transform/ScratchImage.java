@@ -1,0 +1,40 @@
+package io.stoke.loader.transform;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A decoder's native scratch image: one segment, owned by one worker thread's decoder, grown
+ * (by half again at least, so that a run of slightly larger images does not reallocate for each)
+ * and never shrunk. A grown segment replaces the old one, whose arena is closed.
+ */
+final class ScratchImage implements AutoCloseable {
+    private Arena arena = Arena.ofConfined();
+    private MemorySegment segment;
+
+    /** @param initialBytes bytes allocated now (0: nothing until the first {@link #ensure}) */
+    ScratchImage(long initialBytes) {
+        segment = initialBytes > 0 ? arena.allocate(initialBytes, 64) : MemorySegment.NULL;
+    }
+
+    /** The segment, at least {@code bytes} long; a new one (the old one freed) when it had to grow. */
+    MemorySegment ensure(long bytes) {
+        if (segment.byteSize() < bytes) {
+            Arena next = Arena.ofConfined();
+            MemorySegment bigger = next.allocate(Math.max(bytes, segment.byteSize() * 3 / 2), 64);
+            arena.close();
+            arena = next;
+            segment = bigger;
+        }
+        return segment;
+    }
+
+    MemorySegment segment() {
+        return segment;
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+}
