@@ -1,5 +1,6 @@
 package io.stoke.cli;
 
+import io.stoke.embed.InferenceDevice;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.spark.Manifest;
 import io.stoke.spark.SparkEmbed;
@@ -142,17 +143,12 @@ public final class SparkEmbedCommand implements Callable<Integer> {
                 options.transform(),
                 out,
                 options.batchSize,
-                workersGiven
-                        ? (options.workers().tuned()
-                                ? -options.workers().count()
-                                : options.workers().count())
-                        : 0,
+                workersGiven ? options.workers() : null,
                 options.slots,
                 intraOpThreads,
-                device,
+                InferenceDevice.parse(device),
                 ByteSize.parse(options.shardCache),
-                shardsPerTask,
-                false);
+                shardsPerTask);
         err.flush();
         if (dryRun) {
             String plan = SparkEmbed.dryRun(request, line -> err.println("stoke spark-embed: " + line));

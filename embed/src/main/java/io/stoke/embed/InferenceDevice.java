@@ -2,9 +2,10 @@ package io.stoke.embed;
 
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
+import java.io.Serializable;
 
 /** Where a model runs: the CPU, or CUDA device N through ONNX Runtime's CUDA execution provider. */
-public record InferenceDevice(boolean cuda, int index) {
+public record InferenceDevice(boolean cuda, int index) implements Serializable {
     public static final InferenceDevice CPU = new InferenceDevice(false, 0);
 
     /** {@code cpu}, {@code cuda} or {@code cuda:N}. */

@@ -1,5 +1,7 @@
 package io.stoke.loader;
 
+import java.io.Serializable;
+
 /**
  * How many decoding threads a {@link Loader} runs: a fixed number, or {@link #auto()}: as many as
  * the consumer needs, chosen while it runs from measured rates (see {@link io.stoke.loader.tune.WorkerTuner}).
@@ -11,7 +13,7 @@ package io.stoke.loader;
  * @param count the fixed number of workers, or, for auto, the most it may run
  * @param tuned whether the count is chosen live
  */
-public record Workers(int count, boolean tuned) {
+public record Workers(int count, boolean tuned) implements Serializable {
     public Workers {
         if (count < 1) {
             throw new IllegalArgumentException("workers must be positive, not " + count);

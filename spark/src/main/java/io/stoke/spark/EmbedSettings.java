@@ -1,5 +1,7 @@
 package io.stoke.spark;
 
+import io.stoke.embed.InferenceDevice;
+import io.stoke.loader.Workers;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.Serializable;
 
@@ -15,15 +17,14 @@ import java.io.Serializable;
  * @param preprocessing   {@code transform} in words, hashed into every commit marker
  * @param out             the output: a local or shared folder, or an {@code s3://} prefix
  * @param batchSize       samples per batch
- * @param workers         decoding threads per task; 0: auto, at most the task's cores; -N: auto, at most N and the task's cores ({@code spark.task.cpus})
+ * @param workers         decoding threads per task: fixed, or auto at most its count and the task's
+ *                        cores; null: auto, at most the task's cores ({@code spark.task.cpus})
  * @param slots           ring slots per task
  * @param intraOpThreads  ONNX Runtime's threads per operator; 0: the task's cores
- * @param device          {@code cpu}, or {@code cuda}: the GPU Spark gave the task, or device 0
+ * @param device          the CPU, or CUDA: the GPU Spark gave the task, else this device
  * @param shardCacheBytes memory for a remote shard's bytes while its task reads it
  * @param maxAttempts     Spark's attempts per task ({@code spark.task.maxFailures}): the last
  *                        attempt of a failing shard reports the failure instead of failing the job
- * @param failFirstAttempt fault injection for tests: each task's first attempt fails after its
- *                        first batch, leaving a partial file behind
  */
 public record EmbedSettings(
         String modelFile,
@@ -33,11 +34,10 @@ public record EmbedSettings(
         String preprocessing,
         String out,
         int batchSize,
-        int workers,
+        Workers workers,
         int slots,
         int intraOpThreads,
-        String device,
+        InferenceDevice device,
         long shardCacheBytes,
-        int maxAttempts,
-        boolean failFirstAttempt)
+        int maxAttempts)
         implements Serializable {}

@@ -12,7 +12,6 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.UrlDatasetProvider;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.function.Consumer;
 import org.apache.spark.SparkEnv;
@@ -114,17 +113,12 @@ final class ShardEmbedding {
                         Loader loader = Loader.builder(dataset)
                                 .transform(settings.transform())
                                 .batchSize(settings.batchSize())
-                                .workers(
-                                        settings.workers() > 0
-                                                ? Workers.fixed(settings.workers())
-                                                : settings.workers() < 0
-                                                        ? Workers.auto(Math.min(-settings.workers(), cores))
-                                                        : Workers.auto(cores))
+                                .workers(workers(settings.workers(), cores))
                                 .slots(settings.slots())
                                 .onError(ErrorPolicy.SKIP)
                                 .build()) {
-                    EmbeddingSink sink =
-                            settings.failFirstAttempt() && attempt == 0 ? new FailAfterFirstBatch(tables) : tables;
+                    AttemptSink wrap = attemptSink;
+                    EmbeddingSink sink = wrap == null ? tables : wrap.sink(attempt, tables);
                     figures = EmbeddingJob.run(loader, embedder, sink, rows, images -> {});
                     tables.commit();
                     file = tables.written().get(0);
@@ -175,14 +169,14 @@ final class ShardEmbedding {
 
     /** The GPU Spark gave this task ({@code spark.task.resource.gpu.amount}), else device 0. */
     private static InferenceDevice device(EmbedSettings settings, TaskContext context) {
-        if (!settings.device().startsWith("cuda")) {
+        if (!settings.device().cuda()) {
             return InferenceDevice.CPU;
         }
         Option<ResourceInformation> gpu = context.resources().get("gpu");
         if (gpu.isDefined() && gpu.get().addresses().length > 0) {
             return new InferenceDevice(true, Integer.parseInt(gpu.get().addresses()[0]));
         }
-        return InferenceDevice.parse(settings.device());
+        return settings.device();
     }
 
     private static String describe(Throwable e) {
@@ -190,17 +184,22 @@ final class ShardEmbedding {
         return message == null ? e.getClass().getSimpleName() : message.replace('\n', ' ');
     }
 
-    /** Fault injection for the tests: the first attempt of every task dies after its first batch. */
-    private record FailAfterFirstBatch(EmbeddingSink sink) implements EmbeddingSink {
-        @Override
-        public void writeRows(long first, int count, MemorySegment values) {
-            sink.writeRows(first, count, values);
-            throw new IllegalStateException("injected failure of a first attempt (spark.stoke.test.failFirstAttempt)");
+    /** The task's threads: as asked, and never more than the task's cores; none asked: auto over them. */
+    private static Workers workers(Workers asked, int cores) {
+        if (asked == null) {
+            return new Workers(cores, true);
         }
-
-        @Override
-        public void skip(long row, String path, String reason) {
-            sink.skip(row, path, reason);
-        }
+        return asked.tuned() ? new Workers(Math.min(asked.count(), cores), true) : asked;
     }
+
+    /**
+     * The seam the retry tests use to fail a first attempt part-way (a sink that throws after its
+     * first batch); null, so every attempt writes straight to its tables, everywhere else. Package
+     * private, and read in the task's JVM, so only a test running Spark in its own JVM can set it.
+     */
+    interface AttemptSink {
+        EmbeddingSink sink(int attempt, EmbeddingSink tables);
+    }
+
+    static volatile AttemptSink attemptSink;
 }

@@ -4,6 +4,7 @@ import ai.onnxruntime.OrtException;
 import io.stoke.embed.Embedder;
 import io.stoke.embed.EmbeddingTables;
 import io.stoke.embed.InferenceDevice;
+import io.stoke.loader.Workers;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
@@ -55,14 +56,14 @@ public final class SparkEmbed {
      * @param eval             the evaluation transform's settings, fitted to the model's input
      * @param out              a local or shared folder, or an {@code s3://} prefix
      * @param batchSize        samples per batch
-     * @param workers          decoding threads per task; 0: auto, at most the task's cores; -N: auto, at most N and the task's cores
+     * @param workers          decoding threads per task: fixed, or auto at most its count and the
+     *                         task's cores; null: auto, at most the task's cores ({@code spark.task.cpus})
      * @param slots            ring slots per task
      * @param intraOpThreads   ONNX Runtime's threads per operator; 0: the task's cores
-     * @param device           {@code cpu} or {@code cuda}
+     * @param device           the CPU, or CUDA: the GPU Spark gave the task, else this device
      * @param shardCacheBytes  memory for a remote shard while its task reads it
      * @param shardsPerTask    consecutive shards a task embeds one after the other (small shards:
      *                         fewer tasks, each committing its shards one by one)
-     * @param failFirstAttempt fault injection for tests ({@code spark.stoke.test.failFirstAttempt})
      */
     public record Request(
             String data,
@@ -71,34 +72,16 @@ public final class SparkEmbed {
             TransformSpec eval,
             String out,
             int batchSize,
-            int workers,
+            Workers workers,
             int slots,
             int intraOpThreads,
-            String device,
+            InferenceDevice device,
             long shardCacheBytes,
-            int shardsPerTask,
-            boolean failFirstAttempt) {
+            int shardsPerTask) {
         public Request {
             if (shardsPerTask < 1) {
                 throw new IllegalArgumentException("--shards-per-task must be at least 1, not " + shardsPerTask);
             }
-        }
-
-        Request withFailFirstAttempt() {
-            return new Request(
-                    data,
-                    model,
-                    outputName,
-                    eval,
-                    out,
-                    batchSize,
-                    workers,
-                    slots,
-                    intraOpThreads,
-                    device,
-                    shardCacheBytes,
-                    shardsPerTask,
-                    true);
         }
     }
 
@@ -162,25 +145,19 @@ public final class SparkEmbed {
 
     /**
      * Runs {@code request} in a session of its own ({@link #session(String, Map)}), stopped after:
-     * what {@code stoke spark-embed} does. {@code spark.stoke.test.failFirstAttempt=true} in
-     * {@code conf} injects a failure into every task's first attempt (for tests).
+     * what {@code stoke spark-embed} does.
      */
     public static Manifest run(String master, Map<String, String> conf, Request request, Consumer<String> say)
             throws IOException, OrtException {
         SparkSession spark = session(master, conf);
         try {
-            boolean fail = spark.sparkContext().getConf().getBoolean(FAIL_FIRST_ATTEMPT, false);
-            Request r = fail ? request.withFailFirstAttempt() : request;
             say.accept("Spark " + spark.version() + ", master "
                     + spark.sparkContext().master() + ", " + maxAttempts(spark) + " attempt(s) per task");
-            return run(spark, r, say);
+            return run(spark, request, say);
         } finally {
             spark.stop();
         }
     }
-
-    /** The Spark setting that injects a failure into every task's first attempt (tests of retries). */
-    public static final String FAIL_FIRST_ATTEMPT = "spark.stoke.test.failFirstAttempt";
 
     /**
      * What a run would do, decided before any task: every shard (from the listing or the index),
@@ -349,8 +326,7 @@ public final class SparkEmbed {
                 request.intraOpThreads(),
                 request.device(),
                 request.shardCacheBytes(),
-                maxAttempts(spark),
-                request.failFirstAttempt());
+                maxAttempts(spark));
         sc.setJobDescription("stoke spark-embed: " + todo.size() + " shards of " + request.data());
         int tasks = (todo.size() + request.shardsPerTask() - 1) / request.shardsPerTask();
         return sc.parallelize(todo, tasks)

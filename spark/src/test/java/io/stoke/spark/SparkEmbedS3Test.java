@@ -113,8 +113,8 @@ class SparkEmbedS3Test {
 
     @Test
     void tablesGoToS3OnceEach() throws Exception {
-        Manifest m = SparkEmbedTest.run(
-                SparkEmbedTest.request("s3://data/train/", SparkEmbedTest.MODEL, "s3://out/emb/", 256, true));
+        Manifest m = SparkEmbedTest.runFailingFirstAttempts(
+                SparkEmbedTest.request("s3://data/train/", SparkEmbedTest.MODEL, "s3://out/emb/", 256));
         assertTrue(m.complete(), m.toString());
         assertEquals(SparkEmbedTest.SHARDS * SparkEmbedTest.PER_SHARD, m.rows());
         Path fetched = Files.createDirectories(tmp.resolve("fetched"));
@@ -134,8 +134,8 @@ class SparkEmbedS3Test {
         List<Row> fromS3 = SparkEmbedTest.rows(fetched);
         SparkEmbedTest.assertOncePerSample(fromS3, SparkEmbedTest.SHARDS * SparkEmbedTest.PER_SHARD);
         Path local = tmp.resolve("local");
-        SparkEmbedTest.run(SparkEmbedTest.request(
-                SparkEmbedTest.shards.toString(), SparkEmbedTest.MODEL, local.toString(), 256, false));
+        SparkEmbedTest.run(
+                SparkEmbedTest.request(SparkEmbedTest.shards.toString(), SparkEmbedTest.MODEL, local.toString(), 256));
         List<Row> fromDisk = SparkEmbedTest.rows(local);
         for (int i = 0; i < fromDisk.size(); i++) {
             assertEquals(fromDisk.get(i).getString(1), fromS3.get(i).getString(1));
@@ -143,7 +143,7 @@ class SparkEmbedS3Test {
         }
         // A second run skips all four shards: their markers are in the bucket.
         Manifest again = SparkEmbedTest.run(
-                SparkEmbedTest.request("s3://data/train/", SparkEmbedTest.MODEL, "s3://out/emb/", 256, false));
+                SparkEmbedTest.request("s3://data/train/", SparkEmbedTest.MODEL, "s3://out/emb/", 256));
         assertEquals(SparkEmbedTest.SHARDS, again.committedBefore());
         assertEquals(0, again.attempts().launched());
     }

@@ -8,9 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.embed.Embedder;
 import io.stoke.embed.EmbeddingJob;
+import io.stoke.embed.EmbeddingSink;
 import io.stoke.embed.EmbeddingTables;
 import io.stoke.embed.InferenceDevice;
 import io.stoke.loader.Loader;
+import io.stoke.loader.Workers;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
@@ -19,6 +21,7 @@ import io.stoke.loader.testing.TestTars;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -77,14 +80,47 @@ class SparkEmbedTest {
         return TransformSpec.defaults().withResize(resize, 224).withDctScaling(TransformSpec.DctScaling.NONE);
     }
 
-    static SparkEmbed.Request request(String data, Path model, String out, int resize, boolean failFirst) {
-        return request(data, model, out, resize, failFirst, 1);
+    static SparkEmbed.Request request(String data, Path model, String out, int resize) {
+        return request(data, model, out, resize, 1);
     }
 
-    static SparkEmbed.Request request(
-            String data, Path model, String out, int resize, boolean failFirst, int shardsPerTask) {
+    static SparkEmbed.Request request(String data, Path model, String out, int resize, int shardsPerTask) {
         return new SparkEmbed.Request(
-                data, model, "embedding", eval(resize), out, 4, 1, 3, 1, "cpu", 64L << 20, shardsPerTask, failFirst);
+                data,
+                model,
+                "embedding",
+                eval(resize),
+                out,
+                4,
+                Workers.fixed(1),
+                3,
+                1,
+                InferenceDevice.CPU,
+                64L << 20,
+                shardsPerTask);
+    }
+
+    /** {@link #run}, with every task's first attempt failing after its first batch (a partial file left behind). */
+    static Manifest runFailingFirstAttempts(SparkEmbed.Request request) throws Exception {
+        ShardEmbedding.attemptSink = (attempt, tables) -> attempt == 0 ? new FailAfterFirstBatch(tables) : tables;
+        try {
+            return run(request);
+        } finally {
+            ShardEmbedding.attemptSink = null;
+        }
+    }
+
+    private record FailAfterFirstBatch(EmbeddingSink sink) implements EmbeddingSink {
+        @Override
+        public void writeRows(long first, int count, MemorySegment values) {
+            sink.writeRows(first, count, values);
+            throw new IllegalStateException("injected failure of a first attempt");
+        }
+
+        @Override
+        public void skip(long row, String path, String reason) {
+            sink.skip(row, path, reason);
+        }
     }
 
     static Manifest run(SparkEmbed.Request request) throws Exception {
@@ -134,7 +170,7 @@ class SparkEmbedTest {
     @Test
     void rowsAreTheSingleMachineJobsRows() throws Exception {
         Path out = tmp.resolve("same");
-        Manifest m = run(request(shards.toString(), MODEL, out.toString(), 256, false));
+        Manifest m = run(request(shards.toString(), MODEL, out.toString(), 256));
         assertTrue(m.complete(), m.toString());
         assertEquals(SHARDS, m.committed());
         assertEquals(SHARDS * PER_SHARD, m.rows());
@@ -163,7 +199,7 @@ class SparkEmbedTest {
     @Test
     void failedFirstAttemptsLeaveEverySampleOnce() throws Exception {
         Path out = tmp.resolve("retried");
-        Manifest m = run(request(shards.toString(), MODEL, out.toString(), 256, true));
+        Manifest m = runFailingFirstAttempts(request(shards.toString(), MODEL, out.toString(), 256));
         assertTrue(m.complete(), m.toString());
         assertEquals(SHARDS, m.committed());
         assertOncePerSample(rows(out), SHARDS * PER_SHARD);
@@ -172,7 +208,7 @@ class SparkEmbedTest {
         // Three shards a task: two tasks, each failing once; the retry of the first finds
         // nothing of its own committed (the failure came in its first shard's first batch).
         Path grouped = tmp.resolve("grouped");
-        Manifest g = run(request(shards.toString(), MODEL, grouped.toString(), 256, true, 3));
+        Manifest g = runFailingFirstAttempts(request(shards.toString(), MODEL, grouped.toString(), 256, 3));
         assertTrue(g.complete(), g.toString());
         assertEquals(4, g.attempts().launched(), g.toString());
         assertOncePerSample(rows(grouped), SHARDS * PER_SHARD);
@@ -181,16 +217,16 @@ class SparkEmbedTest {
     @Test
     void aRerunSkipsCommittedShardsAndRedoesLostOnes() throws Exception {
         Path out = tmp.resolve("rerun");
-        run(request(shards.toString(), MODEL, out.toString(), 256, false));
+        run(request(shards.toString(), MODEL, out.toString(), 256));
         List<Row> first = rows(out);
-        Manifest again = run(request(shards.toString(), MODEL, out.toString(), 256, false));
+        Manifest again = run(request(shards.toString(), MODEL, out.toString(), 256));
         assertEquals(0, again.committed());
         assertEquals(SHARDS, again.committedBefore());
         assertEquals(SHARDS * PER_SHARD, again.rows());
         // A commit cut between its marker and its table (an executor lost there): the marker is
         // removed and the shard embedded again.
         Files.delete(out.resolve("train-2.parquet"));
-        Manifest repaired = run(request(shards.toString(), MODEL, out.toString(), 256, false));
+        Manifest repaired = run(request(shards.toString(), MODEL, out.toString(), 256));
         assertEquals(1, repaired.committed());
         assertEquals(SHARDS - 1, repaired.committedBefore());
         List<Row> after = rows(out);
@@ -203,14 +239,12 @@ class SparkEmbedTest {
     @Test
     void aRerunRefusesAnotherModelOrPreprocessing() throws Exception {
         Path out = tmp.resolve("refuse");
-        run(request(shards.toString(), MODEL, out.toString(), 256, false));
+        run(request(shards.toString(), MODEL, out.toString(), 256));
         IllegalArgumentException model = assertThrows(
-                IllegalArgumentException.class,
-                () -> run(request(shards.toString(), MODEL_U8, out.toString(), 256, false)));
+                IllegalArgumentException.class, () -> run(request(shards.toString(), MODEL_U8, out.toString(), 256)));
         assertTrue(model.getMessage().contains("another model"), model.getMessage());
         IllegalArgumentException pixels = assertThrows(
-                IllegalArgumentException.class,
-                () -> run(request(shards.toString(), MODEL, out.toString(), 240, false)));
+                IllegalArgumentException.class, () -> run(request(shards.toString(), MODEL, out.toString(), 240)));
         assertTrue(pixels.getMessage().contains("other preprocessing"), pixels.getMessage());
         assertTrue(pixels.getMessage().contains("Resize(256)"), pixels.getMessage());
     }
@@ -230,7 +264,7 @@ class SparkEmbedTest {
         new Random(3).nextBytes(garbage);
         Files.write(data.resolve("c-garbage.tar"), garbage);
         Path out = tmp.resolve("mixed-out");
-        Manifest m = run(request(data.toString(), MODEL, out.toString(), 256, false));
+        Manifest m = run(request(data.toString(), MODEL, out.toString(), 256));
         assertFalse(m.complete());
         assertEquals(2, m.committed());
         assertEquals(1, m.failed().size(), m.toString());

@@ -16,7 +16,8 @@ import java.nio.file.Path;
 /**
  * The control side of the CUDA driver test double ({@code native/cuda-double/cuda_double.c}, built
  * by Maven into {@code target/cuda-double/}): failure injection, copy delays and statistics. For
- * tests on machines without a GPU; nothing in Stoke's runtime path uses it.
+ * tests on machines without a GPU. It lives in the test jar ({@code stoke-ffm-bindings:tests}), so no
+ * shipped jar carries it.
  *
  * <p>The double checks the binding against NVIDIA's declarations and the GPU stage's logic
  * (ordering, slot hand-back, pool bounds, error propagation). It runs no GPU code.
