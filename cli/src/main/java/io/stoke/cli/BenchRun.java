@@ -106,7 +106,7 @@ final class BenchRun {
      * What demo and bench do once they have an index: warm up as asked, run, print the figures.
      *
      * @return the exit code: 0, {@link Main#EXIT_FAILED} when a batch failed or nothing decoded, or
-     *     {@link GpuCheckCommand#EXIT_NO_GPU} when {@code --device cuda} found no usable GPU
+     *     {@link Main#EXIT_NO_DEVICE} when {@code --device cuda} found no usable GPU
      */
     int execute(LoaderOptions options, DeviceOptions device, WarmupOptions warmup, Dataset index, String title) {
         try {
@@ -114,7 +114,7 @@ final class BenchRun {
             return run(options.builder(index), title, options.epochs, warmup.json, device.device, device.normalize);
         } catch (DeviceUnavailableException e) {
             err.println("stoke: " + e.getMessage());
-            return GpuCheckCommand.EXIT_NO_GPU;
+            return Main.EXIT_NO_DEVICE;
         }
     }
 

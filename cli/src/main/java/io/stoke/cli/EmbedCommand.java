@@ -116,7 +116,7 @@ public final class EmbedCommand implements Callable<Integer> {
             CudaDriver.Availability a = CudaDriver.tryLoad();
             if (a.driver().isEmpty()) {
                 err.println("stoke embed: " + a.reason());
-                return GpuCheckCommand.EXIT_NO_GPU;
+                return Main.EXIT_NO_DEVICE;
             }
         }
         if (options.epochs != 1 || options.startBatch != 0) {

@@ -22,6 +22,10 @@ public final class Main implements Runnable {
     public static final int EXIT_FAILED = 1;
     /** Exit code for wrong usage. */
     public static final int EXIT_USAGE = 2;
+    // Exit code 3 is the launcher's (./stoke): the build or a prerequisite failed. The CLI never
+    // returns it, so a caller can tell "Stoke could not start" from what a command said.
+    /** Exit code when a CUDA command finds no CUDA driver or no device. */
+    public static final int EXIT_NO_DEVICE = 4;
 
     /** Every sub-command, in the order --help lists them. */
     private static final List<Class<?>> COMMANDS = List.of(

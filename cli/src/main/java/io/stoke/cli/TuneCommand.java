@@ -1,17 +1,16 @@
 package io.stoke.cli;
 
 import ai.onnxruntime.OrtException;
-import io.stoke.cli.tune.LoaderFactory;
-import io.stoke.cli.tune.ModelStep;
-import io.stoke.cli.tune.SleepStep;
-import io.stoke.cli.tune.Step;
-import io.stoke.cli.tune.TunePlot;
-import io.stoke.cli.tune.TuneReport;
-import io.stoke.cli.tune.Tuner;
 import io.stoke.embed.Embedder;
 import io.stoke.embed.InferenceDevice;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.transform.TransformSpec;
+import io.stoke.tune.LoaderFactory;
+import io.stoke.tune.ModelStep;
+import io.stoke.tune.SleepStep;
+import io.stoke.tune.Step;
+import io.stoke.tune.TuneReport;
+import io.stoke.tune.Tuner;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;

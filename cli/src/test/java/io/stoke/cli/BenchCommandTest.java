@@ -171,7 +171,7 @@ class BenchCommandTest {
                     "--no-warmup",
                     "--device",
                     "cuda");
-            assertEquals(Integer.toString(GpuCheckCommand.EXIT_NO_GPU), r[0], r[1] + r[2]);
+            assertEquals(Integer.toString(Main.EXIT_NO_DEVICE), r[0], r[1] + r[2]);
             assertTrue(r[2].contains("no CUDA driver found"), r[2]);
 
             String[] auto = run(

@@ -13,7 +13,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** {@code stoke gpu-check} without a driver (exit 3, one line) and on the CUDA test double. */
+/** {@code stoke gpu-check} without a driver (exit 4, one line) and on the CUDA test double. */
 class GpuCheckCommandTest {
     static final Path DOUBLE_DIR = Path.of("target", "cuda-double");
     private final String oldPath = System.getProperty(CudaDriver.PATH_PROPERTY);
@@ -49,7 +49,7 @@ class GpuCheckCommandTest {
     void withoutADriverItSaysSoInOneLineAndExitsWith3() {
         System.setProperty(CudaDriver.PATH_PROPERTY, "/nonexistent/libcuda.so.1");
         Run r = run("gpu-check");
-        assertEquals(GpuCheckCommand.EXIT_NO_GPU, r.code(), r.err());
+        assertEquals(Main.EXIT_NO_DEVICE, r.code(), r.err());
         assertEquals("", r.out());
         assertEquals(1, r.err().lines().count(), r.err());
         assertTrue(r.err().startsWith("stoke gpu-check: no CUDA driver found"), r.err());
@@ -108,7 +108,7 @@ class GpuCheckCommandTest {
         try {
             System.setProperty(CudaDriver.PATH_PROPERTY, dbl.library().toString());
             Run r = run("gpu-check");
-            assertEquals(GpuCheckCommand.EXIT_NO_GPU, r.code());
+            assertEquals(Main.EXIT_NO_DEVICE, r.code());
             assertTrue(r.err().contains("reports 0 device(s)"), r.err());
         } finally {
             dbl.reset();

@@ -1,4 +1,4 @@
-package io.stoke.cli.tune;
+package io.stoke.tune;
 
 import io.stoke.loader.Batch;
 

@@ -1,5 +1,6 @@
-package io.stoke.cli.tune;
+package io.stoke.cli;
 
+import io.stoke.tune.TuneReport;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;

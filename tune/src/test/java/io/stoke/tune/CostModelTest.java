@@ -1,12 +1,12 @@
-package io.stoke.cli.tune;
+package io.stoke.tune;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.stoke.cli.tune.CostModel.Bound;
-import io.stoke.cli.tune.CostModel.DecodeCost;
-import io.stoke.cli.tune.CostModel.Prediction;
+import io.stoke.tune.CostModel.Bound;
+import io.stoke.tune.CostModel.DecodeCost;
+import io.stoke.tune.CostModel.Prediction;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -1,9 +1,9 @@
-package io.stoke.cli.tune;
+package io.stoke.tune;
 
-import io.stoke.cli.tune.CostModel.DecodeCost;
-import io.stoke.cli.tune.CostModel.Prediction;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
+import io.stoke.tune.CostModel.DecodeCost;
+import io.stoke.tune.CostModel.Prediction;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Comparator;

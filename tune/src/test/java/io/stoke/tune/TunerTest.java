@@ -1,9 +1,9 @@
-package io.stoke.cli.tune;
+package io.stoke.tune;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.stoke.cli.tune.CostModel.Bound;
-import io.stoke.cli.tune.CostModel.Prediction;
+import io.stoke.tune.CostModel.Bound;
+import io.stoke.tune.CostModel.Prediction;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

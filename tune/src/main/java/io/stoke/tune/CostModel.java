@@ -1,4 +1,4 @@
-package io.stoke.cli.tune;
+package io.stoke.tune;
 
 import java.util.List;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.stoke.cli.tune;
+package io.stoke.tune;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;

@@ -1,0 +1,351 @@
+package io.stoke.gpu;
+
+import static io.stoke.ring.RingLayout.DTYPE_UINT8;
+import static io.stoke.ring.RingLayout.LAYOUT_HWC;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+
+import io.stoke.ffm.CudaDriver;
+import io.stoke.ffm.CudaEvent;
+import io.stoke.ffm.CudaStream;
+import io.stoke.ffm.DeviceBuffer;
+import io.stoke.ffm.HostRegistration;
+import io.stoke.loader.Batch;
+import io.stoke.loader.transform.TransformSpec;
+import io.stoke.ring.RingGeometry;
+import io.stoke.ring.SlotHeader;
+import io.stoke.ring.SlotRing;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.function.Supplier;
+import org.agrona.concurrent.SleepingIdleStrategy;
+
+/**
+ * Checks and measures the host-to-device path on one GPU (what {@code stoke gpu-check} runs):
+ * known patterns through a pinned ring, the {@link DeviceStage} and back; the normalisation kernel
+ * against {@link NormalizeReference}; pinned and pageable copy bandwidth; the stage's own rate
+ * against back-to-back copies of one registered buffer; and the overlap of copies with a compute
+ * kernel. Each method returns its figures; saying them is the caller's.
+ *
+ * <p>The driver's context for the device must be current on the calling thread.
+ */
+public final class GpuCheck {
+    /**
+     * How much to copy and for how long.
+     *
+     * @param mib        MiB per bandwidth and overlap copy
+     * @param iterations copies per bandwidth and overlap measurement
+     * @param stageBatch samples per batch in the stage's rate check
+     * @param stageCrop  each sample of the stage's rate check is {@code stageCrop}² x 3 uint8
+     * @param computeMs  length of the simulated compute kernel in the overlap check
+     */
+    public record Settings(int mib, int iterations, int stageBatch, int stageCrop, double computeMs) {
+        public Settings {
+            if (mib < 1 || iterations < 1 || computeMs < 0 || stageBatch < 1 || stageCrop < 1) {
+                throw new IllegalArgumentException(
+                        "mib, iterations, stageBatch and stageCrop must be positive," + " computeMs not negative");
+            }
+        }
+    }
+
+    /** Batches sent through the ring and the stage and read back, and the bytes that came back different. */
+    public record Patterns(int batches, long bytesDiffering) {
+        public boolean ok() {
+            return bytesDiffering == 0;
+        }
+    }
+
+    /** The kernel's float32 values that are not bit-identical to the CPU reference's, and the largest difference. */
+    public record Normalise(long valuesDiffering, double maxDifference) {
+        public boolean ok() {
+            return valuesDiffering == 0;
+        }
+    }
+
+    /** Host-to-device rates in GB/s: a registered buffer copied asynchronously, and a pageable one copied synchronously. */
+    public record Bandwidth(double pinnedGBs, double pageableGBs) {}
+
+    /** The stage's rate over {@code batches} of {@code batchBytes}, and one registered buffer of that size copied back to back. */
+    public record StageRate(int batches, long batchBytes, double stageGBs, double peakGBs) {}
+
+    /** Copies alone, compute alone and both on two streams, in nanoseconds. */
+    public record Overlap(long copiesNanos, long computeNanos, long togetherNanos) {
+        /** 100: the shorter of the two was hidden entirely behind the longer; 0: they ran in series. */
+        public double hiddenPercent() {
+            double hidden = copiesNanos + computeNanos - togetherNanos;
+            double shorter = Math.min(copiesNanos, computeNanos);
+            return 100.0 * Math.max(0, Math.min(hidden, shorter)) / Math.max(1, shorter);
+        }
+    }
+
+    private final CudaDriver driver;
+    private final Settings settings;
+
+    public GpuCheck(CudaDriver driver, Settings settings) {
+        this.driver = driver;
+        this.settings = settings;
+    }
+
+    /** Known patterns through a pinned ring, the GPU stage and back. */
+    public Patterns patterns() {
+        int batches = 12;
+        long mismatches = 0;
+        try (PatternRing src = new PatternRing(batches);
+                DeviceStage stage = DeviceStage.builder(src.ring, src)
+                        .driver(driver)
+                        .inFlight(2)
+                        .build();
+                Arena arena = Arena.ofConfined()) {
+            MemorySegment back = arena.allocate(src.g.sampleBytes() * src.g.samplesPerSlot());
+            for (int s = 0; s < batches; s++) {
+                try (DeviceBatch b = stage.next()) {
+                    b.copyToHost(back);
+                    for (long o = 0; o < b.byteSize(); o++) {
+                        if (back.get(JAVA_BYTE, o) != PatternRing.value(b.sequence(), o)) {
+                            mismatches++;
+                        }
+                    }
+                }
+            }
+        }
+        return new Patterns(batches, mismatches);
+    }
+
+    /** The uint8 NHWC to float32 NCHW kernel (ImageNet's mean and std) against the CPU reference. */
+    public Normalise normalise() {
+        float[] mean = TransformSpec.IMAGENET_MEAN;
+        float[] std = TransformSpec.IMAGENET_STD;
+        int batches = 4;
+        long differing = 0;
+        double maxDiff = 0;
+        try (PatternRing src = new PatternRing(batches);
+                DeviceStage stage = DeviceStage.builder(src.ring, src)
+                        .driver(driver)
+                        .inFlight(2)
+                        .normalize(mean, std)
+                        .build();
+                Arena arena = Arena.ofConfined()) {
+            RingGeometry g = src.g;
+            long values = (long) g.samplesPerSlot() * g.d0() * g.d1() * 3;
+            MemorySegment got = arena.allocate(values * 4);
+            MemorySegment want = arena.allocate(values * 4);
+            MemorySegment input = arena.allocate(values);
+            for (int s = 0; s < batches; s++) {
+                try (DeviceBatch b = stage.next()) {
+                    b.copyToHost(got);
+                    for (long o = 0; o < values; o++) {
+                        input.set(JAVA_BYTE, o, PatternRing.value(b.sequence(), o));
+                    }
+                    NormalizeReference.normalize(input, want, g.samplesPerSlot(), g.d0(), g.d1(), mean, std);
+                    for (long i = 0; i < values; i++) {
+                        float x = got.getAtIndex(JAVA_FLOAT, i);
+                        float y = want.getAtIndex(JAVA_FLOAT, i);
+                        if (Float.floatToRawIntBits(x) != Float.floatToRawIntBits(y)) {
+                            differing++;
+                            maxDiff = Math.max(maxDiff, Math.abs((double) x - y));
+                        }
+                    }
+                }
+            }
+        }
+        return new Normalise(differing, maxDiff);
+    }
+
+    /** Pinned ({@code cuMemHostRegister} + {@code cuMemcpyHtoDAsync}) against pageable ({@code cuMemcpyHtoD}) copies. */
+    public Bandwidth bandwidth() {
+        long bytes = (long) settings.mib() << 20;
+        int iterations = settings.iterations();
+        double pageableGBs;
+        try (Arena arena = Arena.ofShared();
+                DeviceBuffer dev = DeviceBuffer.allocate(driver, bytes)) {
+            MemorySegment pageable = arena.allocate(bytes, 4096);
+            pageable.fill((byte) 1);
+            dev.copyFromHost(0, pageable); // warm-up: first touch, driver staging buffers
+            long t0 = System.nanoTime();
+            for (int i = 0; i < iterations; i++) {
+                dev.copyFromHost(0, pageable);
+            }
+            pageableGBs = (double) bytes * iterations / (System.nanoTime() - t0);
+        }
+        return new Bandwidth(pinnedRate(bytes, iterations), pageableGBs);
+    }
+
+    /** GB/s of {@code copies} back-to-back copies of one registered host buffer of {@code bytes}, timed by events. */
+    private double pinnedRate(long bytes, int copies) {
+        try (Arena arena = Arena.ofShared();
+                DeviceBuffer dev = DeviceBuffer.allocate(driver, bytes);
+                CudaStream stream = CudaStream.create(driver);
+                CudaEvent start = CudaEvent.createTimed(driver);
+                CudaEvent end = CudaEvent.createTimed(driver)) {
+            MemorySegment pinnedMem = arena.allocate(bytes, 4096);
+            pinnedMem.fill((byte) 2);
+            try (HostRegistration pinned = HostRegistration.register(driver, pinnedMem)) {
+                dev.copyFromHostAsync(0, pinned.memory(), stream); // warm-up
+                start.record(stream);
+                for (int i = 0; i < copies; i++) {
+                    dev.copyFromHostAsync(0, pinned.memory(), stream);
+                }
+                end.record(stream);
+                end.synchronize();
+                return (double) bytes * copies / (end.elapsedMillis(start) * 1e6);
+            }
+        }
+    }
+
+    /**
+     * The GPU stage's own rate: full-size uint8 batches taken from the slots of a pinned ring through
+     * {@link DeviceStage} (its copier and reaper threads, events and device pool), against back-to-back
+     * copies of one registered buffer of the same size. Nothing decodes: the slots are copied as they are.
+     */
+    public StageRate stageRate() {
+        int stageBatch = settings.stageBatch();
+        RingGeometry g =
+                new RingGeometry(4, stageBatch, DTYPE_UINT8, LAYOUT_HWC, settings.stageCrop(), settings.stageCrop(), 3);
+        long bytes = g.sampleBytes() * stageBatch;
+        int batches = Math.max(8, 4 * settings.iterations());
+        int warmup = 4;
+        long nanos;
+        try (SlotsAsTheyAre src = new SlotsAsTheyAre(g, warmup + batches);
+                DeviceStage stage = DeviceStage.builder(src.ring, src)
+                        .driver(driver)
+                        .inFlight(3)
+                        .build()) {
+            for (int i = 0; i < warmup; i++) {
+                try (DeviceBatch b = stage.next()) {
+                    b.awaitReady();
+                }
+            }
+            long t0 = System.nanoTime();
+            for (int i = 0; i < batches; i++) {
+                try (DeviceBatch b = stage.next()) {
+                    b.awaitReady();
+                }
+            }
+            nanos = System.nanoTime() - t0;
+        }
+        return new StageRate(batches, bytes, (double) bytes * batches / nanos, pinnedRate(bytes, batches));
+    }
+
+    /** Copies on one stream beside a spinning kernel on another: how much of the shorter was hidden. */
+    public Overlap overlap() {
+        long bytes = (long) settings.mib() << 20;
+        int iterations = settings.iterations();
+        long spinNanos = (long) (settings.computeMs() * 1e6);
+        try (Arena arena = Arena.ofShared();
+                DeviceBuffer dev = DeviceBuffer.allocate(driver, bytes);
+                CudaStream copies = CudaStream.create(driver);
+                CudaStream compute = CudaStream.create(driver);
+                DeviceKernels kernels = new DeviceKernels(driver)) {
+            try (HostRegistration pinned = HostRegistration.register(driver, arena.allocate(bytes, 4096))) {
+                MemorySegment host = pinned.memory();
+                kernels.spin(1000, compute); // warm-up: JIT and first launch
+                compute.synchronize();
+                long copyAlone = timed(() -> {
+                    for (int i = 0; i < iterations; i++) {
+                        dev.copyFromHostAsync(0, host, copies);
+                    }
+                    copies.synchronize();
+                });
+                long computeAlone = timed(() -> {
+                    for (int i = 0; i < iterations; i++) {
+                        kernels.spin(spinNanos, compute);
+                    }
+                    compute.synchronize();
+                });
+                long both = timed(() -> {
+                    for (int i = 0; i < iterations; i++) {
+                        kernels.spin(spinNanos, compute);
+                        dev.copyFromHostAsync(0, host, copies);
+                    }
+                    copies.synchronize();
+                    compute.synchronize();
+                });
+                return new Overlap(copyAlone, computeAlone, both);
+            }
+        }
+    }
+
+    /** A ring of small batches filled with a per-batch pattern, and a supplier over it. */
+    private static final class PatternRing implements Supplier<Batch>, AutoCloseable {
+        final RingGeometry g = new RingGeometry(3, 8, DTYPE_UINT8, LAYOUT_HWC, 64, 48, 3);
+        final SlotRing ring = SlotRing.allocate(g);
+        final SlotHeader header = new SlotHeader();
+        final int total;
+        int produced;
+        int taken;
+
+        PatternRing(int total) {
+            this.total = total;
+        }
+
+        static byte value(long seq, long offset) {
+            return (byte) (offset * 251 + seq * 13 + (offset >>> 11));
+        }
+
+        @Override
+        public Batch get() {
+            if (taken == total) {
+                return null;
+            }
+            // Single-threaded: fill a slot when one is free (the stage returns them as copies complete).
+            int slot;
+            while ((slot = ring.acquire(new SleepingIdleStrategy(100_000), () -> true)) < 0) {
+                Thread.onSpinWait();
+            }
+            header.wrap(ring.slot(slot)).sequence(produced).sampleCount(g.samplesPerSlot());
+            MemorySegment px = ring.pixels(slot);
+            for (long o = 0; o < px.byteSize(); o++) {
+                px.set(JAVA_BYTE, o, value(produced, o));
+            }
+            produced++;
+            taken++;
+            // Handed straight to the stage (no ready queue: producer and consumer are this one thread).
+            return new Batch(g, slot, ring.slot(slot), List.of(), 0, ring::release);
+        }
+
+        @Override
+        public void close() {
+            ring.close();
+        }
+    }
+
+    /** A ring whose slots are handed to the stage as they are, as fast as the stage frees them. */
+    private static final class SlotsAsTheyAre implements Supplier<Batch>, AutoCloseable {
+        final SlotRing ring;
+        final SlotHeader header = new SlotHeader();
+        final int total;
+        int produced;
+
+        SlotsAsTheyAre(RingGeometry g, int total) {
+            this.ring = SlotRing.allocate(g);
+            this.total = total;
+        }
+
+        @Override
+        public Batch get() {
+            if (produced == total) {
+                return null;
+            }
+            int slot;
+            while ((slot = ring.acquire(new SleepingIdleStrategy(10_000), () -> true)) < 0) {
+                Thread.onSpinWait();
+            }
+            RingGeometry g = ring.geometry();
+            header.wrap(ring.slot(slot)).sequence(produced).sampleCount(g.samplesPerSlot());
+            produced++;
+            return new Batch(g, slot, ring.slot(slot), List.of(), 0, ring::release);
+        }
+
+        @Override
+        public void close() {
+            ring.close();
+        }
+    }
+
+    private static long timed(Runnable r) {
+        long t0 = System.nanoTime();
+        r.run();
+        return System.nanoTime() - t0;
+    }
+}
