@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.stoke.ffm.CudaTestDouble;
 import io.stoke.ffm.JpegCompressor;
 import io.stoke.ffm.TurboJpeg;
+import io.stoke.ffm.testing.CudaTestDouble;
 import io.stoke.loader.Batch;
 import io.stoke.loader.BatchView;
 import io.stoke.loader.Loader;

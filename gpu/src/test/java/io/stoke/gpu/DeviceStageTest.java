@@ -17,7 +17,7 @@ import io.stoke.ffm.CudaContext;
 import io.stoke.ffm.CudaDriver;
 import io.stoke.ffm.CudaException;
 import io.stoke.ffm.CudaStream;
-import io.stoke.ffm.CudaTestDouble;
+import io.stoke.ffm.testing.CudaTestDouble;
 import io.stoke.loader.Batch;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleException;

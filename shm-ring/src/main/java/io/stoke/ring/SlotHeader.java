@@ -25,6 +25,9 @@ public final class SlotHeader {
 
     private MemorySegment slot;
 
+    /** A flyweight pointing nowhere until {@link #wrap}; one per owner, re-pointed for every slot. */
+    public SlotHeader() {}
+
     /** Points this flyweight at {@code slot} (at least {@link RingLayout#SLOT_HEADER_LENGTH} bytes). */
     public SlotHeader wrap(MemorySegment slot) {
         if (slot.byteSize() < SLOT_HEADER_LENGTH) {

@@ -14,6 +14,9 @@ public final class CounterRandom {
 
     private long state;
 
+    /** A generator to be {@link #reset}, before its first draw; one per worker, reused for every sample. */
+    public CounterRandom() {}
+
     /** Keys the stream to one sample of one epoch; the draws after it are that sample's. */
     public void reset(long seed, long epoch, long index) {
         // Each key is mixed before it is combined, so neighbouring (epoch, index) pairs start far apart.

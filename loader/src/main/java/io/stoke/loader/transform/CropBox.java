@@ -6,6 +6,9 @@ package io.stoke.loader.transform;
  * flyweight, one per worker, filled again for every sample.
  */
 public final class CropBox {
+    /** An empty box, to be {@code set}; one per worker, reused for every sample. */
+    public CropBox() {}
+
     /** Left column of the box. */
     public int left;
     /** Top row of the box. */

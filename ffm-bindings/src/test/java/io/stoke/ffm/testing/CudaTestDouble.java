@@ -1,9 +1,10 @@
-package io.stoke.ffm;
+package io.stoke.ffm.testing;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import io.stoke.ffm.CudaDriver;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -93,7 +94,7 @@ public final class CudaTestDouble {
         try {
             reset.invokeExact();
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw rethrow(t);
         }
     }
 
@@ -102,7 +103,7 @@ public final class CudaTestDouble {
         try (Arena a = Arena.ofConfined()) {
             fail.invokeExact(a.allocateFrom(symbol), nth, result);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw rethrow(t);
         }
     }
 
@@ -111,7 +112,7 @@ public final class CudaTestDouble {
         try {
             copyDelay.invokeExact(micros);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw rethrow(t);
         }
     }
 
@@ -120,7 +121,7 @@ public final class CudaTestDouble {
         try {
             verify.invokeExact(on ? 1 : 0);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw rethrow(t);
         }
     }
 
@@ -129,7 +130,7 @@ public final class CudaTestDouble {
         try {
             deviceCount.invokeExact(n);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw rethrow(t);
         }
     }
 
@@ -144,11 +145,21 @@ public final class CudaTestDouble {
         try (Arena a = Arena.ofConfined()) {
             v = (long) stat.invokeExact(a.allocateFrom(name));
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw rethrow(t);
         }
         if (v < 0) {
             throw new IllegalArgumentException("no such statistic: " + name);
         }
         return v;
+    }
+
+    private static RuntimeException rethrow(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            return r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        return new IllegalStateException(t);
     }
 }

@@ -1,0 +1,129 @@
+package io.stoke.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.module.ModuleDescriptor;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What users can see, read from every module's build output (what its jar holds): each JPMS module
+ * exports exactly its API packages (javac's exports lint, an error under -Werror, already fails the
+ * build when an exported signature names a type its clients cannot read), and no shipped class is a
+ * test aid.
+ */
+class PublicFaceTest {
+    private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+
+    /** module -> its exported packages, each "package" or "package to module, ..." */
+    private static final Map<String, List<String>> EXPORTS = Map.of(
+            "io.stoke.ffm",
+            List.of("io.stoke.ffm"),
+            "io.stoke.ring",
+            List.of("io.stoke.ring"),
+            "io.stoke.loader",
+            List.of(
+                    "io.stoke.loader",
+                    "io.stoke.loader.error",
+                    "io.stoke.loader.format",
+                    "io.stoke.loader.sample",
+                    "io.stoke.loader.source",
+                    "io.stoke.loader.transform",
+                    "io.stoke.loader.tune",
+                    "io.stoke.loader.work to io.stoke.bench, io.stoke.cli, io.stoke.embed, io.stoke.gpu,"
+                            + " io.stoke.spark, io.stoke.tune"),
+            "io.stoke.remote",
+            List.of("io.stoke.remote"),
+            "io.stoke.pack",
+            List.of("io.stoke.pack"),
+            "io.stoke.gpu",
+            List.of("io.stoke.gpu"),
+            "io.stoke.testdata",
+            List.of("io.stoke.testdata"),
+            "io.stoke.tune",
+            List.of("io.stoke.tune"));
+
+    private static List<Path> moduleFolders() throws IOException {
+        try (Stream<Path> s = Files.list(ROOT)) {
+            return s.filter(m -> Files.isDirectory(m.resolve("src/main/java")))
+                    .sorted()
+                    .toList();
+        }
+    }
+
+    @Test
+    void eachModuleExportsItsApiPackagesOnly() throws IOException {
+        Map<String, List<String>> found = new TreeMap<>();
+        for (Path module : moduleFolders()) {
+            Path info = module.resolve("target/classes/module-info.class");
+            if (!Files.exists(module.resolve("src/main/java/module-info.java"))) {
+                continue;
+            }
+            assertTrue(Files.exists(info), module + " has a module-info.java but no compiled descriptor");
+            ModuleDescriptor d;
+            try (InputStream in = Files.newInputStream(info)) {
+                d = ModuleDescriptor.read(in);
+            }
+            found.put(
+                    d.name(),
+                    d.exports().stream()
+                            .map(e -> e.source()
+                                    + (e.isQualified() ? " to " + String.join(", ", new TreeSet<>(e.targets())) : ""))
+                            .sorted()
+                            .toList());
+        }
+        assertEquals(new TreeMap<>(EXPORTS), found);
+    }
+
+    @Test
+    void theOtherArtifactsNameTheirAutomaticModule() throws IOException {
+        // spark and embed: Spark's, Hadoop's and parquet-java's jars split packages; cli and
+        // benchmarks: applications shaded onto the class path (their poms say so).
+        for (String module : List.of("embed", "spark", "cli", "benchmarks")) {
+            String pom = Files.readString(ROOT.resolve(module).resolve("pom.xml"));
+            assertTrue(pom.contains("<Automatic-Module-Name>io.stoke."), module + " names no Automatic-Module-Name");
+        }
+    }
+
+    @Test
+    void noShippedClassIsATestAid() throws IOException {
+        List<String> aids = new ArrayList<>();
+        for (Path module : moduleFolders()) {
+            Path classes = module.resolve("target/classes");
+            if (!Files.isDirectory(classes)) {
+                continue;
+            }
+            try (Stream<Path> files = Files.walk(classes)) {
+                for (Path f : files.filter(Files::isRegularFile).toList()) {
+                    String name = classes.relativize(f).toString();
+                    boolean aid = name.contains("/testing/")
+                            || name.contains("TestDouble")
+                            || (name.endsWith(".class") && containsFaultSwitch(f));
+                    if (aid) {
+                        aids.add(module.getFileName() + ": " + name);
+                    }
+                }
+            }
+        }
+        assertEquals(List.of(), aids);
+        assertTrue(moduleFolders().size() > 10, "the modules were not found under " + ROOT);
+    }
+
+    /** A class naming the old fault-injection switch ({@code spark.stoke.test...}) or an injected failure. */
+    private static boolean containsFaultSwitch(Path classFile) throws IOException {
+        String text = new String(Files.readAllBytes(classFile), StandardCharsets.ISO_8859_1);
+        return Stream.of("spark.stoke.test", "failFirstAttempt", "injected failure")
+                .anyMatch(text::contains);
+    }
+}

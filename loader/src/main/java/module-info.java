@@ -1,0 +1,30 @@
+/**
+ * Stoke's loader: datasets and their sources, the sampler, transforms, and the workers that decode
+ * into the ring's slots; {@link io.stoke.loader.Loader} and {@link io.stoke.loader.Batch} are where an
+ * application starts. The worker pipeline ({@code io.stoke.loader.work}) is Stoke's own.
+ */
+module io.stoke.loader {
+    requires io.stoke.ffm;
+    requires transitive io.stoke.ring; // Loader.Builder.ring, Batch.geometry
+    requires transitive org.agrona; // IdleStrategy in Loader.Builder and RingConsumer
+    requires com.fasterxml.jackson.core;
+    requires org.apache.commons.compress;
+    requires java.management; // the workers' CPU clocks
+
+    uses io.stoke.loader.source.UrlDatasetProvider; // s3:// and http(s):// datasets (stoke-remote)
+
+    exports io.stoke.loader;
+    exports io.stoke.loader.error;
+    exports io.stoke.loader.format;
+    exports io.stoke.loader.sample;
+    exports io.stoke.loader.source;
+    exports io.stoke.loader.transform;
+    exports io.stoke.loader.tune;
+    exports io.stoke.loader.work to
+            io.stoke.gpu,
+            io.stoke.embed,
+            io.stoke.tune,
+            io.stoke.spark,
+            io.stoke.cli,
+            io.stoke.bench;
+}
