@@ -65,8 +65,8 @@ static void horizontal_columns(const uint8_t *src, int64_t src_row_bytes, int32_
  * Up to this many taps, eight output columns are computed at once (AVX2): each lane's source
  * pixel for tap t is gathered, so the weights are loaded once per column block, not per row.
  * Past it (a downscale by more than about 8 with no DCT scaling) the gathers touch too many
- * cache lines and one pixel at a time is faster (measured: 2.7x faster at 5 taps, even at 19,
- * slower at 25).
+ * cache lines and one pixel at a time is faster (where the two cross: docs/benchmarks/pixels.md,
+ * "The resize kernels in C").
  */
 #define GATHER_MAX_TAPS 16
 
