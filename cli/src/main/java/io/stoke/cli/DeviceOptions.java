@@ -9,7 +9,7 @@ public final class DeviceOptions {
             paramLabel = "WHERE",
             description = {
                 "host: batches stay in host memory (default); cuda[:N]: copy each batch to GPU N through the",
-                "GPU stage (fails, exit code 3, when there is no CUDA driver or device); auto: the GPU when",
+                "GPU stage (fails, exit code 4, when there is no CUDA driver or device); auto: the GPU when",
                 "there is one, otherwise say why in one line and carry on with host batches."
             })
     String device = "host";

@@ -22,8 +22,9 @@ public record PackOptions(
         Format format, int resize, int maxSide, int quality, int restartMcus, int crop, long shardSize) {
     /**
      * The restart interval {@code stoke pack} aims at: 4 MCUs (64 pixels of a 4:2:0 row), so that the
-     * region decoder can skip the columns left and right of a crop as well as the rows above it, at
-     * about 2% more bytes (docs/benchmarks/pixels.md).
+     * region decoder can skip the columns left and right of a crop as well as the rows above it. What
+     * the markers cost in bytes, and why 4: docs/benchmarks/README.md ("Restart markers") and
+     * docs/benchmarks/pixels.md ("The interval").
      */
     public static final int DEFAULT_RESTART_MCUS = 4;
 

@@ -28,8 +28,8 @@ public final class JpegDecoder implements AutoCloseable {
     /**
      * Scaled pixels decoded around a box, so that the edge effects of a cut region fall outside it:
      * fancy upsampling reads one chroma sample past a pixel, two pixels at 2x subsampling. (0 gives
-     * pixels a level off at the cut edges; 1 and 2 were byte-identical to a whole decode over 2,800
-     * boxes of every subsampling, progressive and scaled decodes included.)
+     * pixels a level off at the cut edges; 1 and 2 do not: how that was checked is in
+     * docs/design.md, "Region decode".)
      */
     private static final int REGION_MARGIN = 2;
 

@@ -178,8 +178,8 @@ interface ResampleKernels {
 
     /**
      * A new set of kernels (they keep per-thread scratch): Stoke's C library when it loads, else
-     * plain Java, which computes the same bytes about three times slower once compiled and is
-     * said once, loudly, on standard error.
+     * plain Java, which computes the same bytes more slowly (docs/design.md, "The native pixel
+     * library") and is said once, loudly, on standard error.
      */
     static ResampleKernels best() {
         return KernelChoice.NATIVE ? new NativeKernels() : new ScalarKernels();
