@@ -106,7 +106,7 @@ public class DecodeBenchmark {
         if (decoder.decode(files.segment(i), files.length(i)) != SampleStatus.OK) {
             throw new IllegalStateException(decoder.message());
         }
-        return decoder.width();
+        return decoder.decoded().width();
     }
 
     /** The JDK's own decoder (pure Java), into a BufferedImage. */

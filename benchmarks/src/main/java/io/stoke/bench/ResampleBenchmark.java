@@ -73,12 +73,12 @@ public class ResampleBenchmark {
                 if (decoder.decode(files.segment(i), files.length(i)) != SampleStatus.OK) {
                     throw new IllegalStateException(decoder.message());
                 }
-                widths[i] = decoder.width();
-                heights[i] = decoder.height();
+                widths[i] = decoder.decoded().width();
+                heights[i] = decoder.decoded().height();
                 long bytes = (long) widths[i] * heights[i] * 4;
                 // Slack past the end, as the decoder's scratch has.
                 decoded[i] = arena.allocate(bytes + 4096, 64);
-                MemorySegment.copy(decoder.image(), 0, decoded[i], 0, bytes);
+                MemorySegment.copy(decoder.decoded().pixels(), 0, decoded[i], 0, bytes);
             }
         }
         resampler = new Resampler(spec);

@@ -131,7 +131,7 @@ public class TransformBenchmark {
         if (decoder.decode(files.segment(i), files.length(i)) != SampleStatus.OK) {
             throw new IllegalStateException("decode failed");
         }
-        return decoder.width();
+        return decoder.decoded().width();
     }
 
     /** Decode then resize + crop, from memory: {@link #sample} without the file read. */
@@ -142,11 +142,11 @@ public class TransformBenchmark {
             throw new IllegalStateException("decode failed");
         }
         resampler.resizeCenterCrop(
-                decoder.image(),
-                decoder.width(),
-                decoder.height(),
-                decoder.originalWidth(),
-                decoder.originalHeight(),
+                decoder.decoded().pixels(),
+                decoder.decoded().width(),
+                decoder.decoded().height(),
+                decoder.decoded().originalWidth(),
+                decoder.decoded().originalHeight(),
                 out,
                 0);
         return out.get(JAVA_BYTE, 0);
@@ -158,7 +158,7 @@ public class TransformBenchmark {
             throw new IllegalStateException("header failed: " + decoder.message());
         }
         random.reset(0, 0, i);
-        crop.draw(decoder.originalWidth(), decoder.originalHeight(), random, box);
+        crop.draw(decoder.decoded().originalWidth(), decoder.decoded().originalHeight(), random, box);
     }
 
     /**
@@ -172,7 +172,7 @@ public class TransformBenchmark {
         if (decoder.decodeBox(files.segment(i), files.length(i), box, spec.crop()) != SampleStatus.OK) {
             throw new IllegalStateException("decode failed: " + decoder.message());
         }
-        return decoder.width();
+        return decoder.decoded().width();
     }
 
     /** {@link #trainRegionDecode} without seeking to restart markers: every row above the box is decoded. */
@@ -184,7 +184,7 @@ public class TransformBenchmark {
                 || sequential.decodeBox(files.segment(i), files.length(i), box, spec.crop()) != SampleStatus.OK) {
             throw new IllegalStateException("decode failed: " + sequential.message());
         }
-        return sequential.width();
+        return sequential.decoded().width();
     }
 
     /** The same boxes' images decoded whole at the scale that covers the box: the crop comes after. */
@@ -196,7 +196,7 @@ public class TransformBenchmark {
                 != SampleStatus.OK) {
             throw new IllegalStateException("decode failed: " + decoder.message());
         }
-        return decoder.width();
+        return decoder.decoded().width();
     }
 
     /**
@@ -218,6 +218,6 @@ public class TransformBenchmark {
                         != SampleStatus.OK) {
             throw new IllegalStateException("decode failed: " + sequential.message());
         }
-        return sequential.width();
+        return sequential.decoded().width();
     }
 }

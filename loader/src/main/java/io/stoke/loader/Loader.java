@@ -85,14 +85,15 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
                     sampler,
                     spec,
                     ring,
-                    b.workers.count(),
-                    b.workers.tuned(),
-                    b.startEpoch,
-                    b.startBatch,
-                    b.epochs,
-                    policy == ErrorPolicy.SKIP,
-                    b.producerIdle,
-                    b.workerNice);
+                    new Pipeline.Settings(
+                            b.workers.count(),
+                            b.workers.tuned(),
+                            b.startEpoch,
+                            b.startBatch,
+                            b.epochs,
+                            policy == ErrorPolicy.SKIP,
+                            b.workerNice),
+                    b.producerIdle);
         } catch (RuntimeException | Error e) {
             ring.close();
             throw e;

@@ -81,17 +81,17 @@ final class JpegRecoder implements AutoCloseable {
                 out.fail(status, decoder.message());
                 return;
             }
-            w = decoder.originalWidth();
-            h = decoder.originalHeight();
-            if (decoder.width() != w || decoder.height() != h) {
-                throw new IllegalStateException("decoded " + decoder.width() + "x" + decoder.height() + " of a " + w
-                        + "x" + h + " image with DCT scaling off");
+            w = decoder.decoded().originalWidth();
+            h = decoder.decoded().originalHeight();
+            if (decoder.decoded().width() != w || decoder.decoded().height() != h) {
+                throw new IllegalStateException("decoded " + decoder.decoded().width() + "x"
+                        + decoder.decoded().height() + " of a " + w + "x" + h + " image with DCT scaling off");
             }
             if (!png && !options.resizes(w, h)) {
                 out.set(reader.buffer(), reader.length(), true);
                 return;
             }
-            image = decoder.image();
+            image = decoder.decoded().pixels();
         } else if (format.decoded()) {
             status = whole.readHeader(format, reader.buffer(), reader.length());
             if (status == SampleStatus.OK) {
@@ -101,13 +101,13 @@ final class JpegRecoder implements AutoCloseable {
                 out.fail(status, whole.message());
                 return;
             }
-            w = whole.originalWidth();
-            h = whole.originalHeight();
+            w = whole.decoded().originalWidth();
+            h = whole.decoded().originalHeight();
             if (png && format == ImageFormat.PNG && !options.resizes(w, h)) {
                 out.set(reader.buffer(), reader.length(), true);
                 return;
             }
-            image = whole.image();
+            image = whole.decoded().pixels();
         } else {
             out.fail(
                     format == ImageFormat.UNKNOWN ? SampleStatus.NOT_IMAGE : SampleStatus.FORMAT_NOT_DECODED,

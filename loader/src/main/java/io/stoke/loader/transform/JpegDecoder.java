@@ -42,6 +42,7 @@ public final class JpegDecoder implements AutoCloseable {
     private int originalWidth;
     private int originalHeight;
     // Where image() lies in the image as decoded at the chosen scale (a region, or all of it).
+    private final DecodedImage decoded = new DecodedImage();
     private int regionX;
     private int regionY;
     private int scaledWidth;
@@ -61,7 +62,7 @@ public final class JpegDecoder implements AutoCloseable {
      * Decodes {@code jpeg[0, size)} at the smallest allowed DCT scale whose shorter side still
      * reaches the resize target: the evaluation transform's decode.
      *
-     * @return {@link SampleStatus#OK} with the image in {@link #image()}; otherwise the reason,
+     * @return {@link SampleStatus#OK} with the image in {@link #decoded()}; otherwise the reason,
      *     with details in {@link #message()}
      */
     public SampleStatus decode(MemorySegment jpeg, long size) {
@@ -154,7 +155,7 @@ public final class JpegDecoder implements AutoCloseable {
      * Decodes, of the image whose header {@link #readHeader} just read, only the rows and columns
      * that {@code box} keeps (Stoke's region decoder: libjpeg's {@code jpeg_crop_scanline} and
      * {@code jpeg_skip_scanlines}), at the smallest allowed DCT scale at which the box's shorter
-     * side still spans {@code target} pixels. {@link #image()} then holds {@link #width()} x
+     * side still spans {@code target} pixels. {@link #decoded()} then holds {@link #width()} x
      * {@link #height()} pixels starting at ({@link #regionX()}, {@link #regionY()}) of the
      * {@link #scaledWidth()} x {@link #scaledHeight()} image. Where the file has restart markers
      * (a baseline file with a DRI segment: {@code stoke pack}'s, many cameras'), only the
@@ -291,25 +292,6 @@ public final class JpegDecoder implements AutoCloseable {
         return regionPath;
     }
 
-    /** The first column of {@link #image()} in the scaled image. */
-    public int regionX() {
-        return regionX;
-    }
-
-    /** The first row of {@link #image()} in the scaled image. */
-    public int regionY() {
-        return regionY;
-    }
-
-    /** Width of the whole image at the scale it was decoded at. */
-    public int scaledWidth() {
-        return scaledWidth;
-    }
-
-    public int scaledHeight() {
-        return scaledHeight;
-    }
-
     /**
      * Warnings after which the image is still complete: stray bytes between segments, and
      * metadata libjpeg does not recognise. Everything else (a Huffman error, data cut short)
@@ -390,27 +372,14 @@ public final class JpegDecoder implements AutoCloseable {
                 data.get(JAVA_BYTE, 0) & 0xFF, data.get(JAVA_BYTE, 1) & 0xFF);
     }
 
-    /** The decoded image, {@link #width()} x {@link #height()} RGBX pixels (4 bytes each), tightly packed. */
-    public MemorySegment image() {
-        return scratch;
-    }
-
-    /** Decoded (DCT-scaled) width. */
-    public int width() {
-        return width;
-    }
-
-    public int height() {
-        return height;
-    }
-
-    /** Width the JPEG header claims. */
-    public int originalWidth() {
-        return originalWidth;
-    }
-
-    public int originalHeight() {
-        return originalHeight;
+    /**
+     * What the last call left: after {@link #readHeader}, the original size; after a decode, its
+     * pixels (RGBX, tightly packed) and where they lie in the DCT-scaled image. A view this decoder
+     * owns and re-points at each call, valid until its next decode.
+     */
+    public DecodedImage decoded() {
+        return decoded.set(
+                scratch, width, height, regionX, regionY, scaledWidth, scaledHeight, originalWidth, originalHeight);
     }
 
     /** Details of the last failure. */

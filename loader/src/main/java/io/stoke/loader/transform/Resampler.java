@@ -38,6 +38,9 @@ public final class Resampler implements AutoCloseable {
     private final float[] normalise; // [256 * channel + value] -> (value / 255 - mean) / std
     private Arena tmpArena = Arena.ofConfined();
     private MemorySegment tmp;
+    // Owned flyweights, re-pointed at every call: no allocation per image.
+    private final DecodedImage whole = new DecodedImage();
+    private final Plan plan = new Plan();
 
     public Resampler(TransformSpec spec) {
         this(spec, ResampleKernels.best());
@@ -106,9 +109,12 @@ public final class Resampler implements AutoCloseable {
         if (outW < 1 || outH < 1 || outW > 65535 || outH > 65535) {
             throw new IllegalArgumentException("output size " + outW + "x" + outH + " outside 1..65535");
         }
-        run(
-                src, srcW, srcH, 0, 0, srcW, srcH, srcW, srcH, 0, srcW, 0, srcH, outW, outH, 0, 0, outW, outH, false,
-                true, dst, offset);
+        plan.box(0, srcW, 0, srcH)
+                .output(outW, outH)
+                .window(0, 0, outW, outH)
+                .flip(false)
+                .rgb(true);
+        run(whole.whole(src, srcW, srcH, srcW, srcH), dst, offset);
     }
 
     /**
@@ -118,40 +124,33 @@ public final class Resampler implements AutoCloseable {
      */
     public void resizeCenterCrop(
             MemorySegment src, int srcW, int srcH, int origW, int origH, MemorySegment dst, long offset) {
-        resizeCenterCrop(src, srcW, srcH, 0, 0, srcW, srcH, origW, origH, dst, offset);
+        resizeCenterCrop(whole.whole(src, srcW, srcH, origW, origH), dst, offset);
     }
 
     /**
-     * {@link #resizeCenterCrop(MemorySegment, int, int, int, int, MemorySegment, long)} from a region of
-     * the decoded image: {@code src} holds its {@code srcW x srcH} pixels from {@code (srcX, srcY)}
-     * of the {@code decodedW x decodedH} image, and must hold every pixel the crop reads
-     * ({@link #evalSourceBox}). The coefficients are the whole image's, so the bytes are those of
-     * the whole decode.
+     * {@link #resizeCenterCrop(MemorySegment, int, int, int, int, MemorySegment, long)} from what a
+     * decoder holds, possibly a region of the decoded image; the region must hold every pixel the
+     * crop reads ({@link #evalSourceBox}). The coefficients are the whole image's, so the bytes are
+     * those of the whole decode.
      */
-    public void resizeCenterCrop(
-            MemorySegment src,
-            int srcW,
-            int srcH,
-            int srcX,
-            int srcY,
-            int decodedW,
-            int decodedH,
-            int origW,
-            int origH,
-            MemorySegment dst,
-            long offset) {
+    public void resizeCenterCrop(DecodedImage src, MemorySegment dst, long offset) {
+        int origW = src.originalWidth();
+        int origH = src.originalHeight();
         int outW = resizedWidth(spec.resize(), origW, origH);
         int outH = resizedHeight(spec.resize(), origW, origH);
         int left = cropOffset(outW, crop);
         int top = cropOffset(outH, crop);
-        if (identity && outW == origW && outH == origH && decodedW == origW && decodedH == origH) {
+        if (identity && outW == origW && outH == origH && src.decodedWidth() == origW && src.decodedHeight() == origH) {
             // Already the resize's size (a packed dataset): PIL's resize returns a copy, so only the crop is left.
-            copyCrop(src, srcW, srcH, left - srcX, top - srcY, dst, offset);
+            copyCrop(src, left, top, dst, offset);
             return;
         }
-        run(
-                src, srcW, srcH, srcX, srcY, decodedW, decodedH, origW, origH, 0, origW, 0, origH, outW, outH, left,
-                top, crop, crop, false, false, dst, offset);
+        plan.box(0, origW, 0, origH)
+                .output(outW, outH)
+                .window(left, top, crop, crop)
+                .flip(false)
+                .rgb(false);
+        run(src, dst, offset);
     }
 
     /**
@@ -192,8 +191,13 @@ public final class Resampler implements AutoCloseable {
     /** Whether a resize to the image's own size is skipped (tests turn it off to compare with the filter). */
     boolean identity = true;
 
-    /** The {@code crop x crop} pixels from {@code (left, top)} of an RGBX image, as one sample at {@code dst[offset]}. */
-    private void copyCrop(MemorySegment src, int srcW, int srcH, int left, int top, MemorySegment dst, long offset) {
+    /** The {@code crop x crop} pixels from {@code (left, top)} of the decoded image, as one sample at {@code dst[offset]}. */
+    private void copyCrop(DecodedImage image, int decodedLeft, int decodedTop, MemorySegment dst, long offset) {
+        MemorySegment src = image.pixels();
+        int srcW = image.width();
+        int srcH = image.height();
+        int left = decodedLeft - image.x();
+        int top = decodedTop - image.y();
         if (left < 0 || top < 0 || left + crop > srcW || top + crop > srcH) {
             throw new IndexOutOfBoundsException("crop at " + left + "," + top + " outside " + srcW + "x" + srcH);
         }
@@ -210,93 +214,98 @@ public final class Resampler implements AutoCloseable {
      */
     public void resizedCrop(
             MemorySegment src, int srcW, int srcH, int origW, int origH, CropBox box, MemorySegment dst, long offset) {
-        resizedCrop(src, srcW, srcH, 0, 0, srcW, srcH, origW, origH, box, dst, offset);
+        resizedCrop(whole.whole(src, srcW, srcH, origW, origH), box, dst, offset);
     }
 
     /**
-     * {@link #resizedCrop(MemorySegment, int, int, int, int, CropBox, MemorySegment, long)} from a
-     * region of the decoded image: {@code src} holds its {@code srcW x srcH} pixels from
-     * {@code (srcX, srcY)} of the {@code decodedW x decodedH} image (see
-     * {@link JpegDecoder#decodeBox}); the box's pixels must all be in it.
+     * {@link #resizedCrop(MemorySegment, int, int, int, int, CropBox, MemorySegment, long)} from what
+     * a decoder holds, possibly a region of the decoded image (see {@link JpegDecoder#decodeBox}); the
+     * box's pixels must all be in it.
      */
-    public void resizedCrop(
-            MemorySegment src,
-            int srcW,
-            int srcH,
-            int srcX,
-            int srcY,
-            int decodedW,
-            int decodedH,
-            int origW,
-            int origH,
-            CropBox box,
-            MemorySegment dst,
-            long offset) {
+    public void resizedCrop(DecodedImage src, CropBox box, MemorySegment dst, long offset) {
+        int origW = src.originalWidth();
+        int origH = src.originalHeight();
         box.checkInside(origW, origH);
         if (identity
                 && !box.flip
                 && box.width == crop
                 && box.height == crop
-                && decodedW == origW
-                && decodedH == origH) {
-            copyCrop(src, srcW, srcH, box.left - srcX, box.top - srcY, dst, offset); // a resize of scale 1
+                && src.decodedWidth() == origW
+                && src.decodedHeight() == origH) {
+            copyCrop(src, box.left, box.top, dst, offset); // a resize of scale 1
             return;
         }
-        run(
-                src,
-                srcW,
-                srcH,
-                srcX,
-                srcY,
-                decodedW,
-                decodedH,
-                origW,
-                origH,
-                box.left,
-                box.width,
-                box.top,
-                box.height,
-                crop,
-                crop,
-                0,
-                0,
-                crop,
-                crop,
-                box.flip,
-                false,
-                dst,
-                offset);
+        plan.box(box.left, box.width, box.top, box.height)
+                .output(crop, crop)
+                .window(0, 0, crop, crop)
+                .flip(box.flip)
+                .rgb(false);
+        run(src, dst, offset);
     }
 
     /**
-     * Resizes the box {@code [x0, x0 + bw) x [y0, y0 + bh)} of the original image to
-     * {@code outW x outH} and writes its {@code cols x rowsOut} pixels from {@code (left, top)},
-     * as uint8 RGB when {@code rgb}, else in the spec's output type.
+     * What one resize computes, set by its caller just before {@link #run}: the box
+     * {@code [x0, x0 + boxWidth) x [y0, y0 + boxHeight)} of the original image, resized to
+     * {@code outWidth x outHeight}, of which the {@code cols x rows} pixels from {@code (left, top)}
+     * are written, mirrored when {@code flip}, as uint8 RGB when {@code rgb}, else in the spec's
+     * output type. One per resampler, re-set for every image.
      */
-    private void run(
-            MemorySegment src,
-            int srcW,
-            int srcH,
-            int srcX,
-            int srcY,
-            int decodedW,
-            int decodedH,
-            int origW,
-            int origH,
-            int x0,
-            int bw,
-            int y0,
-            int bh,
-            int outW,
-            int outH,
-            int left,
-            int top,
-            int cols,
-            int rowsOut,
-            boolean flip,
-            boolean rgb,
-            MemorySegment dst,
-            long offset) {
+    private static final class Plan {
+        int x0;
+        int boxWidth;
+        int y0;
+        int boxHeight;
+        int outWidth;
+        int outHeight;
+        int left;
+        int top;
+        int cols;
+        int rows;
+        boolean flip;
+        boolean rgb;
+
+        Plan box(int x0, int width, int y0, int height) {
+            this.x0 = x0;
+            this.boxWidth = width;
+            this.y0 = y0;
+            this.boxHeight = height;
+            return this;
+        }
+
+        Plan output(int width, int height) {
+            this.outWidth = width;
+            this.outHeight = height;
+            return this;
+        }
+
+        Plan window(int left, int top, int cols, int rows) {
+            this.left = left;
+            this.top = top;
+            this.cols = cols;
+            this.rows = rows;
+            return this;
+        }
+
+        Plan flip(boolean flip) {
+            this.flip = flip;
+            return this;
+        }
+
+        Plan rgb(boolean rgb) {
+            this.rgb = rgb;
+            return this;
+        }
+    }
+
+    /** Runs {@link #plan} over {@code image}, writing at {@code dst[offset]}. */
+    private void run(DecodedImage image, MemorySegment dst, long offset) {
+        MemorySegment src = image.pixels();
+        int srcW = image.width();
+        int srcH = image.height();
+        Plan p = plan;
+        int cols = p.cols;
+        int rowsOut = p.rows;
+        boolean rgb = p.rgb;
         if ((long) srcW * srcH * 4 > src.byteSize()) {
             throw new IndexOutOfBoundsException("source smaller than " + srcW + "x" + srcH);
         }
@@ -305,12 +314,30 @@ public final class Resampler implements AutoCloseable {
             throw new IndexOutOfBoundsException("sample at " + offset + " does not fit in " + dst.byteSize());
         }
         ensureOutputs(cols, rowsOut);
-        if (hKey.differs(x0, bw, origW, decodedW, srcX, outW, left, cols, flip)) {
-            hTaps = coefficients(hKey, outW, left, cols, flip, hBounds, true);
+        if (hKey.differs(
+                p.x0,
+                p.boxWidth,
+                image.originalWidth(),
+                image.decodedWidth(),
+                image.x(),
+                p.outWidth,
+                p.left,
+                cols,
+                p.flip)) {
+            hTaps = coefficients(hKey, p.outWidth, p.left, cols, p.flip, hBounds, true);
             hVersion++;
         }
-        if (vKey.differs(y0, bh, origH, decodedH, srcY, outH, top, rowsOut, false)) {
-            vTaps = coefficients(vKey, outH, top, rowsOut, false, vBounds, false);
+        if (vKey.differs(
+                p.y0,
+                p.boxHeight,
+                image.originalHeight(),
+                image.decodedHeight(),
+                image.y(),
+                p.outHeight,
+                p.top,
+                rowsOut,
+                false)) {
+            vTaps = coefficients(vKey, p.outHeight, p.top, rowsOut, false, vBounds, false);
         }
         checkInside(hBounds, cols, srcW, "columns");
         checkInside(vBounds, rowsOut, srcH, "rows");

@@ -97,7 +97,8 @@ public final class SampleTransform implements AutoCloseable {
         status = decoder.readHeader(reader.bytes(), reader.length());
         if (status == SampleStatus.OK) {
             random.reset(seed, epoch, sample);
-            train.draw(decoder.originalWidth(), decoder.originalHeight(), random, box);
+            DecodedImage header = decoder.decoded();
+            train.draw(header.originalWidth(), header.originalHeight(), random, box);
             status = decoder.decodeBox(reader.bytes(), reader.length(), box, resampler.outputSide());
             noteFallBack(sample, status);
         }
@@ -105,19 +106,7 @@ public final class SampleTransform implements AutoCloseable {
             message = decoder.message();
             return status;
         }
-        resampler.resizedCrop(
-                decoder.image(),
-                decoder.width(),
-                decoder.height(),
-                decoder.regionX(),
-                decoder.regionY(),
-                decoder.scaledWidth(),
-                decoder.scaledHeight(),
-                decoder.originalWidth(),
-                decoder.originalHeight(),
-                box,
-                dst,
-                offset);
+        resampler.resizedCrop(decoder.decoded(), box, dst, offset);
         return SampleStatus.OK;
     }
 
@@ -132,8 +121,8 @@ public final class SampleTransform implements AutoCloseable {
             message = decoder.message();
             return status;
         }
-        int w = decoder.originalWidth();
-        int h = decoder.originalHeight();
+        int w = decoder.decoded().originalWidth();
+        int h = decoder.decoded().originalHeight();
         int covered = Math.min(w, h);
         if (evalRegion) {
             // Only the part of the image that the centre crop's filter reads: no IDCT or colour
@@ -149,18 +138,7 @@ public final class SampleTransform implements AutoCloseable {
             message = decoder.message();
             return status;
         }
-        resampler.resizeCenterCrop(
-                decoder.image(),
-                decoder.width(),
-                decoder.height(),
-                decoder.regionX(),
-                decoder.regionY(),
-                decoder.scaledWidth(),
-                decoder.scaledHeight(),
-                w,
-                h,
-                dst,
-                offset);
+        resampler.resizeCenterCrop(decoder.decoded(), dst, offset);
         return SampleStatus.OK;
     }
 
@@ -183,8 +161,8 @@ public final class SampleTransform implements AutoCloseable {
             message = whole.message();
             return status;
         }
-        int w = whole.originalWidth();
-        int h = whole.originalHeight();
+        int w = whole.decoded().originalWidth();
+        int h = whole.decoded().originalHeight();
         if (train == null) {
             status = whole.decode(reader.bytes(), reader.length());
         } else {
@@ -198,21 +176,9 @@ public final class SampleTransform implements AutoCloseable {
             return status;
         }
         if (train == null) {
-            resampler.resizeCenterCrop(whole.image(), w, h, 0, 0, w, h, w, h, dst, offset);
+            resampler.resizeCenterCrop(whole.decoded(), dst, offset);
         } else {
-            resampler.resizedCrop(
-                    whole.image(),
-                    whole.width(),
-                    whole.height(),
-                    whole.regionX(),
-                    whole.regionY(),
-                    w,
-                    h,
-                    w,
-                    h,
-                    box,
-                    dst,
-                    offset);
+            resampler.resizedCrop(whole.decoded(), box, dst, offset);
         }
         return SampleStatus.OK;
     }

@@ -38,6 +38,7 @@ public final class WholeImageDecoder implements AutoCloseable {
     private int originalWidth;
     private int originalHeight;
     // What image() holds: a width x height region of the image from (regionX, regionY).
+    private final DecodedImage decoded = new DecodedImage();
     private int width;
     private int height;
     private int regionX;
@@ -87,7 +88,7 @@ public final class WholeImageDecoder implements AutoCloseable {
         return SampleStatus.OK;
     }
 
-    /** Decodes the image whose header {@link #readHeader} just read, whole, into {@link #image()}. */
+    /** Decodes the image whose header {@link #readHeader} just read, whole, into {@link #decoded()}. */
     public SampleStatus decode(MemorySegment data, long size) {
         if (originalWidth < 1) {
             throw new IllegalStateException("decode without a header read successfully first");
@@ -169,36 +170,15 @@ public final class WholeImageDecoder implements AutoCloseable {
         scratch = scratchImage.ensure(bytes);
     }
 
-    /** The decoded image, {@link #width()} x {@link #height()} RGBX pixels (4 bytes each), tightly packed. */
-    public MemorySegment image() {
-        return scratch;
-    }
-
-    /** Columns decoded: the image's width, or the region's. */
-    public int width() {
-        return width;
-    }
-
-    public int height() {
-        return height;
-    }
-
-    /** Where the decoded pixels start in the image: 0, or the region's left column. */
-    public int regionX() {
-        return regionX;
-    }
-
-    public int regionY() {
-        return regionY;
-    }
-
-    /** The image's width, from its header. */
-    public int originalWidth() {
-        return originalWidth;
-    }
-
-    public int originalHeight() {
-        return originalHeight;
+    /**
+     * What the last call left: after {@link #readHeader}, the original size; after a decode, its
+     * pixels (RGBX, tightly packed): the whole image, or a region of it. PNG and WebP decode at full
+     * size, so the decoded size is the original's. A view this decoder owns and re-points at each
+     * call, valid until its next decode.
+     */
+    public DecodedImage decoded() {
+        return decoded.set(
+                scratch, width, height, regionX, regionY, originalWidth, originalHeight, originalWidth, originalHeight);
     }
 
     /** Details of the last failure. */

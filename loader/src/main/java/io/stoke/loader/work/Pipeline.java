@@ -112,49 +112,55 @@ public final class Pipeline implements AutoCloseable {
     private volatile boolean running = true;
     private volatile Throwable failure;
 
-    /** {@link #Pipeline(Dataset, Sampler, TransformSpec, SlotRing, int, boolean, long, int, long, boolean, Supplier, int)} from batch 0, at the process's priority, fixed workers. */
-    public Pipeline(
-            Dataset index,
-            Sampler sampler,
-            TransformSpec spec,
-            SlotRing ring,
-            int workers,
-            long startEpoch,
-            long epochs,
-            boolean skipErrors,
-            Supplier<IdleStrategy> idleStrategies) {
-        this(index, sampler, spec, ring, workers, false, startEpoch, 0, epochs, skipErrors, idleStrategies, 0);
-    }
-
     /**
-     * Starts {@code workers} threads at once.
+     * How a pipeline runs: its threads, where it starts and stops, and what it does with bad samples.
      *
-     * @param tune whether a tuner chooses how many of the {@code workers} take samples (all do at
-     *     the start); otherwise all of them always do
+     * @param workers    the worker threads started
+     * @param tune       whether a tuner chooses how many of the {@code workers} take samples (all do
+     *     at the start); otherwise all of them always do
+     * @param startEpoch the epoch to start in
      * @param startBatch the first batch of epoch {@code startEpoch} to produce (to resume mid-epoch:
      *     batch k of epoch e is the same whatever came before it)
-     * @param epochs number of epochs to produce, the first one counted even when it starts past
-     *     batch 0, or 0 for no end
+     * @param epochs     epochs to produce, the first one counted even when it starts past batch 0;
+     *     0 for no end
+     * @param skipErrors whether a sample that fails is recorded in its batch (else the pipeline fails)
      * @param workerNice the workers' nice value, 0 to 19 (0: the process's own; see {@link WorkerPriority})
      */
-    public Pipeline(
-            Dataset index,
-            Sampler sampler,
-            TransformSpec spec,
-            SlotRing ring,
+    public record Settings(
             int workers,
             boolean tune,
             long startEpoch,
             int startBatch,
             long epochs,
             boolean skipErrors,
-            Supplier<IdleStrategy> idleStrategies,
             int workerNice) {
+        public Settings {
+            if (workers < 1) {
+                throw new IllegalArgumentException("workers must be positive, not " + workers);
+            }
+        }
+    }
+
+    /** Starts the workers' threads at once, filling {@code ring} with {@code dataset}'s samples in {@code sampler}'s order. */
+    public Pipeline(
+            Dataset dataset,
+            Sampler sampler,
+            TransformSpec spec,
+            SlotRing ring,
+            Settings settings,
+            Supplier<IdleStrategy> idleStrategies) {
+        int workers = settings.workers();
+        boolean tune = settings.tune();
+        long startEpoch = settings.startEpoch();
+        int startBatch = settings.startBatch();
+        long epochs = settings.epochs();
+        boolean skipErrors = settings.skipErrors();
+        int workerNice = settings.workerNice();
         if (ring.geometry().samplesPerSlot() != sampler.batchSize()
                 || ring.geometry().sampleBytes() != spec.sampleBytes()) {
             throw new IllegalArgumentException("ring geometry does not match batch size and transform");
         }
-        this.index = index;
+        this.index = dataset;
         this.sampler = sampler;
         this.spec = spec;
         this.ring = ring;

@@ -51,12 +51,12 @@ class EvalIdentityTest {
             MemorySegment in = arena.allocate(jpeg.length);
             MemorySegment.copy(jpeg, 0, in, JAVA_BYTE, 0, jpeg.length);
             assertEquals(SampleStatus.OK, whole.decode(in, jpeg.length));
-            assertEquals(w, whole.width());
+            assertEquals(w, whole.decoded().width());
             int left = Resampler.cropOffset(w, crop);
             int top = Resampler.cropOffset(h, crop);
             for (int y = 0; y < crop; y++) {
                 for (int x = 0; x < crop; x++) {
-                    int rgbx = whole.image().get(JAVA_INT, 4L * ((long) (top + y) * w + left + x));
+                    int rgbx = whole.decoded().pixels().get(JAVA_INT, 4L * ((long) (top + y) * w + left + x));
                     for (int c = 0; c < 3; c++) {
                         assertEquals(
                                 (rgbx >>> (8 * c)) & 0xFF,

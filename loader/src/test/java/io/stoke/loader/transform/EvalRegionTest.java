@@ -69,7 +69,14 @@ class EvalRegionTest {
             assertEquals(SampleStatus.OK, whole.readHeader(in, jpeg.length));
             assertEquals(SampleStatus.OK, whole.decodePixels(in, jpeg.length, Math.min(w, h), spec.resize()));
             MemorySegment expected = arena.allocate(spec.sampleBytes());
-            resampler.resizeCenterCrop(whole.image(), whole.width(), whole.height(), w, h, expected, 0);
+            resampler.resizeCenterCrop(
+                    whole.decoded().pixels(),
+                    whole.decoded().width(),
+                    whole.decoded().height(),
+                    w,
+                    h,
+                    expected,
+                    0);
             assertArrayEquals(expected.toArray(JAVA_BYTE), got.toArray(JAVA_BYTE));
 
             // And it was a region: the decoder read fewer pixels than the whole scaled image.
@@ -84,14 +91,14 @@ class EvalRegionTest {
                 CropBox box = new CropBox();
                 int sw = region.scaledWidthAt(Math.min(w, h), spec.resize());
                 int sh = region.scaledHeightAt(Math.min(w, h), spec.resize());
-                assertEquals(whole.width(), sw);
-                assertEquals(whole.height(), sh);
+                assertEquals(whole.decoded().width(), sw);
+                assertEquals(whole.decoded().height(), sh);
                 resampler.evalSourceBox(w, h, sw, sh, box);
                 assertEquals(SampleStatus.OK, region.decodeBox(in, jpeg.length, box, Math.min(w, h), spec.resize()));
                 if (w > 2 * h || h > 2 * w) {
                     assertTrue(
-                            (long) region.width() * region.height() < (long) sw * sh / 2,
-                            region.width() + "x" + region.height() + " of " + sw + "x" + sh);
+                            (long) region.decoded().width() * region.decoded().height() < (long) sw * sh / 2,
+                            region.decoded().width() + "x" + region.decoded().height() + " of " + sw + "x" + sh);
                 }
             }
         }

@@ -40,7 +40,7 @@ class JpegDecoderTest {
         try (Arena arena = Arena.ofConfined();
                 JpegDecoder d = new JpegDecoder(fullSize)) {
             assertEquals(SampleStatus.OK, decode(d, arena, jpeg), d.message());
-            assertEquals(w, d.width());
+            assertEquals(w, d.decoded().width());
             BufferedImage ref;
             try {
                 ref = ImageIO.read(new ByteArrayInputStream(jpeg));
@@ -48,11 +48,11 @@ class JpegDecoderTest {
                 throw new AssertionError(e);
             }
             for (long p = 0; p < (long) w * h; p++) {
-                int r = d.image().get(JAVA_BYTE, 4 * p);
+                int r = d.decoded().pixels().get(JAVA_BYTE, 4 * p);
                 int expect = ref.getRaster().getSample((int) (p % w), (int) (p / w), 0);
                 assertEquals(expect, r & 0xFF, 2, "gray level differs from javax.imageio at " + p);
-                assertEquals(r, d.image().get(JAVA_BYTE, 4 * p + 1));
-                assertEquals(r, d.image().get(JAVA_BYTE, 4 * p + 2));
+                assertEquals(r, d.decoded().pixels().get(JAVA_BYTE, 4 * p + 1));
+                assertEquals(r, d.decoded().pixels().get(JAVA_BYTE, 4 * p + 2));
             }
         }
     }
@@ -76,9 +76,9 @@ class JpegDecoderTest {
                 JpegDecoder d = new JpegDecoder(fullSize)) {
             assertEquals(SampleStatus.OK, decode(d, arena, jpeg), d.message());
             long mid = (16L * w + 16) * 4;
-            assertEquals(200, d.image().get(JAVA_BYTE, mid) & 0xFF, 3); // 255*200/255
-            assertEquals(100, d.image().get(JAVA_BYTE, mid + 1) & 0xFF, 3); // 128*200/255
-            assertEquals(0, d.image().get(JAVA_BYTE, mid + 2) & 0xFF, 3);
+            assertEquals(200, d.decoded().pixels().get(JAVA_BYTE, mid) & 0xFF, 3); // 255*200/255
+            assertEquals(100, d.decoded().pixels().get(JAVA_BYTE, mid + 1) & 0xFF, 3); // 128*200/255
+            assertEquals(0, d.decoded().pixels().get(JAVA_BYTE, mid + 2) & 0xFF, 3);
         }
     }
 
@@ -95,9 +95,9 @@ class JpegDecoderTest {
         try (Arena arena = Arena.ofConfined();
                 JpegDecoder d = new JpegDecoder(fullSize)) {
             assertEquals(SampleStatus.OK, decode(d, arena, base));
-            byte[] a = d.image().asSlice(0, (long) w * h * 4).toArray(JAVA_BYTE);
+            byte[] a = d.decoded().pixels().asSlice(0, (long) w * h * 4).toArray(JAVA_BYTE);
             assertEquals(SampleStatus.OK, decode(d, arena, prog), d.message());
-            byte[] b = d.image().asSlice(0, (long) w * h * 4).toArray(JAVA_BYTE);
+            byte[] b = d.decoded().pixels().asSlice(0, (long) w * h * 4).toArray(JAVA_BYTE);
             // Same coefficients, only the scan order differs: identical pixels.
             assertArrayEquals(a, b);
         }
@@ -110,24 +110,24 @@ class JpegDecoderTest {
             try (JpegDecoder all =
                     new JpegDecoder(TransformSpec.defaults().withDctScaling(TransformSpec.DctScaling.ALL))) {
                 assertEquals(SampleStatus.OK, decode(all, arena, jpeg));
-                assertEquals(375, all.width()); // 3/8: 750 * 3/8 = 282 >= 256, 2/8 would give 188
-                assertEquals(282, all.height());
-                assertEquals(1000, all.originalWidth());
+                assertEquals(375, all.decoded().width()); // 3/8: 750 * 3/8 = 282 >= 256, 2/8 would give 188
+                assertEquals(282, all.decoded().height());
+                assertEquals(1000, all.decoded().originalWidth());
             }
             try (JpegDecoder pow2 =
                     new JpegDecoder(TransformSpec.defaults().withDctScaling(TransformSpec.DctScaling.POWERS_OF_TWO))) {
                 assertEquals(SampleStatus.OK, decode(pow2, arena, jpeg));
-                assertEquals(500, pow2.width()); // 1/2: 375 >= 256; 1/4 would give 188
+                assertEquals(500, pow2.decoded().width()); // 1/2: 375 >= 256; 1/4 would give 188
             }
             try (JpegDecoder none =
                     new JpegDecoder(TransformSpec.defaults().withDctScaling(TransformSpec.DctScaling.NONE))) {
                 assertEquals(SampleStatus.OK, decode(none, arena, jpeg));
-                assertEquals(1000, none.width());
+                assertEquals(1000, none.decoded().width());
             }
             try (JpegDecoder small = new JpegDecoder(TransformSpec.defaults())) {
                 byte[] tiny = TestImages.jpeg(200, 150, 2);
                 assertEquals(SampleStatus.OK, decode(small, arena, tiny));
-                assertEquals(200, small.width()); // smaller than the target: full size
+                assertEquals(200, small.decoded().width()); // smaller than the target: full size
             }
         }
     }
@@ -155,7 +155,14 @@ class JpegDecoderTest {
                 Resampler r = new Resampler(spec)) {
             assertEquals(SampleStatus.OK, decode(d, arena, jpeg), d.message());
             MemorySegment out = arena.allocate(spec.sampleBytes());
-            r.resizeCenterCrop(d.image(), d.width(), d.height(), d.originalWidth(), d.originalHeight(), out, 0);
+            r.resizeCenterCrop(
+                    d.decoded().pixels(),
+                    d.decoded().width(),
+                    d.decoded().height(),
+                    d.decoded().originalWidth(),
+                    d.decoded().originalHeight(),
+                    out,
+                    0);
             return out.toArray(JAVA_BYTE);
         }
     }

@@ -36,23 +36,16 @@ class RegionDecodeTest {
                     : d.decodePixels(in, jpeg.length, Math.min(box.width, box.height), SIZE);
             assertEquals(SampleStatus.OK, s, d::message);
             if (region) {
-                assertTrue(d.width() <= d.scaledWidth() && d.height() <= d.scaledHeight());
-                PARTIAL.addAndGet(d.width() < d.scaledWidth() || d.height() < d.scaledHeight() ? 1 : 0);
+                assertTrue(d.decoded().width() <= d.decoded().decodedWidth()
+                        && d.decoded().height() <= d.decoded().decodedHeight());
+                PARTIAL.addAndGet(
+                        d.decoded().width() < d.decoded().decodedWidth()
+                                        || d.decoded().height() < d.decoded().decodedHeight()
+                                ? 1
+                                : 0);
             }
             MemorySegment out = arena.allocate(spec.sampleBytes());
-            r.resizedCrop(
-                    d.image(),
-                    d.width(),
-                    d.height(),
-                    d.regionX(),
-                    d.regionY(),
-                    d.scaledWidth(),
-                    d.scaledHeight(),
-                    d.originalWidth(),
-                    d.originalHeight(),
-                    box,
-                    out,
-                    0);
+            r.resizedCrop(d.decoded(), box, out, 0);
             return out.toArray(JAVA_BYTE);
         }
     }

@@ -48,14 +48,17 @@ class RegionRowsTest {
             MemorySegment in = arena.allocate(jpeg.length);
             MemorySegment.copy(jpeg, 0, in, JAVA_BYTE, 0, jpeg.length);
             assertEquals(SampleStatus.OK, d.readHeader(in, jpeg.length), d::message);
-            int shorter = Math.min(d.originalWidth(), d.originalHeight());
+            int shorter = Math.min(d.decoded().originalWidth(), d.decoded().originalHeight());
             assertEquals(
                     SampleStatus.OK,
                     d.decodePixels(in, jpeg.length, shorter, (shorter + denom - 1) / denom),
                     d::message);
-            size[0] = d.width();
-            size[1] = d.height();
-            return d.image().asSlice(0, (long) d.width() * 4 * d.height()).toArray(JAVA_BYTE);
+            size[0] = d.decoded().width();
+            size[1] = d.decoded().height();
+            return d.decoded()
+                    .pixels()
+                    .asSlice(0, (long) d.decoded().width() * 4 * d.decoded().height())
+                    .toArray(JAVA_BYTE);
         }
     }
 

@@ -326,14 +326,15 @@ class RestartSeekTest {
             }
             assertEquals(StokeJpeg.PATH_SEEKED, seeking.regionPath());
             assertEquals(StokeJpeg.PATH_SEQUENTIAL, sequential.regionPath());
-            assertEquals(sequential.width(), seeking.width());
-            assertEquals(sequential.regionX(), seeking.regionX());
-            long bytes = (long) seeking.width() * seeking.height() * 4;
+            assertEquals(sequential.decoded().width(), seeking.decoded().width());
+            assertEquals(sequential.decoded().x(), seeking.decoded().x());
+            long bytes = (long) seeking.decoded().width() * seeking.decoded().height() * 4;
             assertEquals(
                     -1L,
-                    seeking.image()
+                    seeking.decoded()
+                            .pixels()
                             .asSlice(0, bytes)
-                            .mismatch(sequential.image().asSlice(0, bytes)));
+                            .mismatch(sequential.decoded().pixels().asSlice(0, bytes)));
         }
     }
 

@@ -59,14 +59,14 @@ class WholeImageDecoderTest {
             if (s != SampleStatus.OK) {
                 return new Result(s, d.message(), null, 0, 0);
             }
-            int[] rgb = new int[d.width() * d.height()];
+            int[] rgb = new int[d.decoded().width() * d.decoded().height()];
             for (int i = 0; i < rgb.length; i++) {
-                int r = d.image().get(JAVA_BYTE, 4L * i) & 0xFF;
-                int g = d.image().get(JAVA_BYTE, 4L * i + 1) & 0xFF;
-                int b = d.image().get(JAVA_BYTE, 4L * i + 2) & 0xFF;
+                int r = d.decoded().pixels().get(JAVA_BYTE, 4L * i) & 0xFF;
+                int g = d.decoded().pixels().get(JAVA_BYTE, 4L * i + 1) & 0xFF;
+                int b = d.decoded().pixels().get(JAVA_BYTE, 4L * i + 2) & 0xFF;
                 rgb[i] = r << 16 | g << 8 | b;
             }
-            return new Result(s, null, rgb, d.width(), d.height());
+            return new Result(s, null, rgb, d.decoded().width(), d.decoded().height());
         }
     }
 
@@ -142,8 +142,8 @@ class WholeImageDecoderTest {
                 MemorySegment.copy(file, 0, data, JAVA_BYTE, 0, file.length);
                 assertEquals(SampleStatus.OK, whole.readHeader(ImageFormat.WEBP, data, file.length));
                 assertEquals(SampleStatus.OK, whole.decode(data, file.length));
-                int w = whole.originalWidth();
-                int h = whole.originalHeight();
+                int w = whole.decoded().originalWidth();
+                int h = whole.decoded().originalHeight();
                 assertEquals(SampleStatus.OK, part.readHeader(ImageFormat.WEBP, data, file.length));
                 int regions = 0;
                 for (int t = 0; t < 300; t++) {
@@ -151,15 +151,25 @@ class WholeImageDecoderTest {
                     int bh = 1 + r.nextInt(h);
                     CropBox box = new CropBox().set(r.nextInt(w - bw + 1), r.nextInt(h - bh + 1), bw, bh, false);
                     assertEquals(SampleStatus.OK, part.decodeBox(data, file.length, box), part.message());
-                    regions += part.width() < w || part.height() < h ? 1 : 0;
+                    regions += part.decoded().width() < w || part.decoded().height() < h ? 1 : 0;
                     for (int y = box.top; y < box.top + bh; y++) {
                         for (int x = box.left; x < box.left + bw; x++) {
                             for (int c = 0; c < 3; c++) {
-                                byte want = whole.image().get(JAVA_BYTE, 4L * (y * w + x) + c);
-                                byte got = part.image()
+                                byte want = whole.decoded().pixels().get(JAVA_BYTE, 4L * (y * w + x) + c);
+                                byte got = part.decoded()
+                                        .pixels()
                                         .get(
                                                 JAVA_BYTE,
-                                                4L * ((y - part.regionY()) * part.width() + x - part.regionX()) + c);
+                                                4L
+                                                                * ((y
+                                                                                        - part.decoded()
+                                                                                                .y())
+                                                                                * part.decoded()
+                                                                                        .width()
+                                                                        + x
+                                                                        - part.decoded()
+                                                                                .x())
+                                                        + c);
                                 assertEquals(want, got, name + " box " + box + " at (" + x + ", " + y + ")");
                             }
                         }
