@@ -244,8 +244,14 @@ class LoaderTest {
         try (Loader loader = loader().slots(2).epochs(4).build()) {
             Batch first = loader.next();
             Batch second = loader.next();
-            // Both slots are held: the workers can fill nothing more, however long we wait.
-            Thread.sleep(300);
+            // Both slots are held: the worker that drew the next batch's first sample waits in
+            // SlotRing.acquire for a free one. Seen there (the positive signal), nothing more may
+            // have been published.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (!aWorkerWaitsForASlot() && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertTrue(aWorkerWaitsForASlot(), "no worker reached the wait for a free slot");
             assertEquals(2, loader.stats().batches());
             assertEquals(-1, loader.ring().pollReady(), "a batch was published with no free slot");
             first.close();
@@ -676,5 +682,14 @@ class LoaderTest {
                         x + " in " + named);
             }
         }
+    }
+
+    /** Whether a Stoke worker thread is inside {@code SlotRing.acquire}: waiting for a free slot. */
+    private static boolean aWorkerWaitsForASlot() {
+        return Thread.getAllStackTraces().entrySet().stream()
+                .filter(e -> e.getKey().getName().startsWith("stoke-worker-"))
+                .anyMatch(e -> Arrays.stream(e.getValue())
+                        .anyMatch(f -> f.getClassName().equals("io.stoke.ring.SlotRing")
+                                && f.getMethodName().equals("acquire")));
     }
 }

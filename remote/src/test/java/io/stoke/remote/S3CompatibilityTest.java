@@ -178,11 +178,9 @@ class S3CompatibilityTest {
                     assertEquals(1000, store.size(url(SMALL)));
                     try (Arena arena = Arena.ofShared()) {
                         MemorySegment dst = arena.allocate(1000);
-                        long start = System.nanoTime();
+                        // "At once": one GET reached the server (counted below), not a retry's five.
                         ShardFetchException e =
                                 assertThrows(ShardFetchException.class, () -> store.read(url(SMALL), dst));
-                        long millis = (System.nanoTime() - start) / 1_000_000;
-                        assertTrue(millis < 1500, "took " + millis + " ms");
                         String m = e.getMessage();
                         assertEquals(url(SMALL), e.url());
                         assertTrue(m.startsWith(url(SMALL) + ": "), m);

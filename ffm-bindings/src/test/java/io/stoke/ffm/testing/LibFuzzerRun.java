@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 
@@ -36,7 +37,9 @@ public final class LibFuzzerRun {
     /**
      * Builds {@code target} with {@code native/fuzz/<script>} under {@code work}, runs it for
      * {@code seconds} over {@code seeds} and the {@code extraCorpora} (replayed folders such as
-     * regressions), and fails the test on a finding or a hang.
+     * regressions), and fails the test on a finding or a hang. The run is seeded
+     * ({@code -Dstoke.fuzz.seed=N} to choose the seed, else a fresh one), and its seed is printed
+     * and named in every failure, so that a finding can be run again the same way.
      *
      * @param what how the skip and the figures name the target (e.g. "the region decoder")
      * @return the fuzzer's {@code stat::number_of_executed_units} line
@@ -67,11 +70,16 @@ public final class LibFuzzerRun {
         for (int i = 0; i < seeds.size(); i++) {
             Files.write(corpus.resolve("seed-" + i), seeds.get(i));
         }
+        long seed =
+                Long.getLong("stoke.fuzz.seed", 1 + ThreadLocalRandom.current().nextLong(Integer.MAX_VALUE - 1));
+        String again = what + "'s fuzz run, seed " + seed + " (again: -Dstoke.fuzz.seed=" + seed + ")";
+        System.err.println("[stoke] " + again);
         Path log = work.resolve("fuzz.log");
         Path artifacts = Files.createDirectories(work.resolve("artifacts"));
         List<String> command = new ArrayList<>(List.of(
                 out.resolve(target).toString(),
                 "-max_total_time=" + seconds,
+                "-seed=" + seed,
                 "-rss_limit_mb=2048",
                 "-print_final_stats=1",
                 "-artifact_prefix=" + artifacts + "/",
@@ -86,14 +94,18 @@ public final class LibFuzzerRun {
             fuzz.destroyForcibly();
         }
         String text = Files.readString(log, StandardCharsets.UTF_8);
-        assertTrue(ended, "the fuzzer did not stop:\n" + text);
-        assertEquals(0, fuzz.exitValue(), "the fuzzer found something:\n" + text);
+        assertTrue(ended, again + ": the fuzzer did not stop:\n" + text);
+        assertEquals(
+                0,
+                fuzz.exitValue(),
+                again + ": the fuzzer found something (its input is in " + artifacts + "):\n" + text);
         String stats = text.lines()
                 .filter(l -> l.startsWith("stat::number_of_executed_units"))
                 .findFirst()
                 .orElse("");
         assertFalse(stats.isEmpty(), text);
-        System.err.println("[stoke] " + what + " fuzz run, " + seconds + " s, " + seeds.size() + " seeds: " + stats);
+        System.err.println("[stoke] " + what + " fuzz run, seed " + seed + ", " + seconds + " s, " + seeds.size()
+                + " seed inputs: " + stats);
         return stats;
     }
 }
