@@ -28,24 +28,24 @@ public final class BenchData {
      * Every JPEG of an ImageFolder tree read into memory, both as {@code byte[]} (for decoders
      * that take arrays) and as an off-heap segment (for FFM), so decode benchmarks time no I/O.
      *
-     * @param dataset a folder, or empty for {@link #defaultSample()}
+     * @param folder a folder, or empty for {@link #defaultSample()}
      */
-    public static Jpegs load(String dataset) {
-        Path root = dataset == null || dataset.isEmpty() ? defaultSample() : Path.of(dataset);
-        FileDataset index = ImageFolder.scan(root);
-        int n = index.size();
+    public static Jpegs load(String folder) {
+        Path root = folder == null || folder.isEmpty() ? defaultSample() : Path.of(folder);
+        FileDataset dataset = ImageFolder.scan(root);
+        int n = dataset.size();
         byte[][] bytes = new byte[n][];
         MemorySegment[] segments = new MemorySegment[n];
         Arena arena = Arena.ofShared();
         int maxPixels = 0;
         try (JpegDecompressor tj = new JpegDecompressor()) {
             for (int i = 0; i < n; i++) {
-                bytes[i] = Files.readAllBytes(index.resolve(i));
+                bytes[i] = Files.readAllBytes(dataset.resolve(i));
                 segments[i] = arena.allocate(bytes[i].length + 64L, 64);
                 MemorySegment.copy(MemorySegment.ofArray(bytes[i]), 0, segments[i], 0, bytes[i].length);
                 if (tj.readHeader(segments[i], bytes[i].length) != 0) {
                     throw new IllegalStateException(
-                            "not a readable JPEG: " + index.resolve(i) + ": " + tj.errorMessage());
+                            "not a readable JPEG: " + dataset.resolve(i) + ": " + tj.errorMessage());
                 }
                 maxPixels = Math.max(maxPixels, tj.width() * tj.height());
             }

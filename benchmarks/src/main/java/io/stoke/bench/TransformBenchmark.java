@@ -67,7 +67,7 @@ public class TransformBenchmark {
     @Param({"NONE", "POWERS_OF_TWO", "ALL"})
     public String dctScaling;
 
-    private Dataset index;
+    private Dataset images;
     private TransformSpec spec;
     private SampleTransform transform;
     private JpegDecoder decoder;
@@ -87,9 +87,9 @@ public class TransformBenchmark {
     @Setup(Level.Trial)
     public void setUp() {
         Path root = dataset.isEmpty() ? BenchData.defaultSample() : Path.of(dataset);
-        index = ImageFolder.scan(root);
+        images = ImageFolder.scan(root);
         spec = TransformSpec.defaults().withDctScaling(TransformSpec.DctScaling.valueOf(dctScaling));
-        transform = new SampleTransform(index, spec);
+        transform = new SampleTransform(images, spec);
         decoder = new JpegDecoder(spec);
         sequential = new JpegDecoder(spec);
         sequential.seekRestartMarkers(false);
@@ -111,7 +111,7 @@ public class TransformBenchmark {
 
     private int nextSample() {
         int i = next;
-        next = i + 1 == index.size() ? 0 : i + 1;
+        next = i + 1 == images.size() ? 0 : i + 1;
         return i;
     }
 

@@ -23,7 +23,7 @@ public final class BenchCommand implements Callable<Integer> {
                 "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern",
                 "of shards (train-{000000..000127}.tar), or a folder of .tar shards."
             })
-    String dataset;
+    String data;
 
     @Mixin
     LoaderOptions options;
@@ -36,10 +36,10 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        try (Dataset index = options.open(dataset)) {
-            System.err.printf("dataset: %d images in %s%n", index.size(), dataset);
+        try (Dataset dataset = options.open(data)) {
+            System.err.printf("dataset: %d images in %s%n", dataset.size(), data);
             return new BenchRun(System.out, System.err)
-                    .execute(options, device, warmup, index, "stoke bench " + dataset);
+                    .execute(options, device, warmup, dataset, "stoke bench " + data);
         }
     }
 }

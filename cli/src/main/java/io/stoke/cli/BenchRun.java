@@ -38,9 +38,9 @@ final class BenchRun {
     }
 
     /** Warms the page cache, and the JIT when {@code warmup} asks for it, unless it asks for a cold read. */
-    void prepare(WarmupOptions warmup, Dataset index, Loader.Builder untimed) {
+    void prepare(WarmupOptions warmup, Dataset dataset, Loader.Builder untimed) {
         if (!warmup.noWarmup) {
-            warmPageCache(index);
+            warmPageCache(dataset);
             if (warmup.warmupImages > 0) {
                 warmJit(untimed, warmup.warmupImages);
             } else {
@@ -51,10 +51,10 @@ final class BenchRun {
     }
 
     /** Reads every file (or loads every shard member's mapped pages) once so that the timed run finds the page cache warm. */
-    void warmPageCache(Dataset index) {
+    void warmPageCache(Dataset dataset) {
         long bytes = 0;
-        try (SampleReader reader = index.reader(Long.MAX_VALUE)) {
-            for (int i = 0; i < index.size(); i++) {
+        try (SampleReader reader = dataset.reader(Long.MAX_VALUE)) {
+            for (int i = 0; i < dataset.size(); i++) {
                 if (reader.read(i) == SampleStatus.OK) {
                     bytes += reader.length();
                     if (reader.bytes().isMapped()) {
@@ -66,7 +66,7 @@ final class BenchRun {
         err.printf(
                 Locale.ROOT,
                 "page cache warmed: %d files, %.1f MB read once before timing%n",
-                index.size(),
+                dataset.size(),
                 bytes / 1e6);
     }
 
@@ -108,10 +108,10 @@ final class BenchRun {
      * @return the exit code: 0, {@link Main#EXIT_FAILED} when a batch failed or nothing decoded, or
      *     {@link Main#EXIT_NO_DEVICE} when {@code --device cuda} found no usable GPU
      */
-    int execute(LoaderOptions options, DeviceOptions device, WarmupOptions warmup, Dataset index, String title) {
+    int execute(LoaderOptions options, DeviceOptions device, WarmupOptions warmup, Dataset dataset, String title) {
         try {
-            prepare(warmup, index, options.builder(index));
-            return run(options.builder(index), title, options.epochs, warmup.json, device.device, device.normalize);
+            prepare(warmup, dataset, options.builder(dataset));
+            return run(options.builder(dataset), title, options.epochs, warmup.json, device.device, device.normalize);
         } catch (DeviceUnavailableException e) {
             err.println("stoke: " + e.getMessage());
             return Main.EXIT_NO_DEVICE;

@@ -32,13 +32,13 @@ public final class DemoCommand implements Callable<Integer> {
         System.err.println("built-in sample: " + DemoSample.directory());
         SyntheticImageNet.Summary sample = DemoSample.ensure();
         System.err.println(sample.format());
-        Dataset index = ImageFolder.scan(DemoSample.directory());
+        Dataset dataset = ImageFolder.scan(DemoSample.directory());
         return new BenchRun(System.out, System.err)
                 .execute(
                         options,
                         device,
                         warmup,
-                        index,
-                        "stoke demo (built-in ImageNet-like sample, " + index.size() + " images)");
+                        dataset,
+                        "stoke demo (built-in ImageNet-like sample, " + dataset.size() + " images)");
     }
 }

@@ -51,7 +51,7 @@ public final class EmbedCommand implements Callable<Integer> {
                 "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern",
                 "of shards (train-{000000..000127}.tar), or a folder of .tar shards."
             })
-    String dataset;
+    String data;
 
     @Option(names = "--model", required = true, paramLabel = "FILE", description = "The ONNX model.")
     Path model;
@@ -133,7 +133,7 @@ public final class EmbedCommand implements Callable<Integer> {
                     + " (spread shards over machines with 'stoke spark-embed')");
             return Main.EXIT_USAGE;
         }
-        try (Dataset index = options.open(dataset);
+        try (Dataset dataset = options.open(data);
                 Embedder embedder = open(where, err)) {
             if (embedder == null) {
                 return Main.EXIT_FAILED;
@@ -146,7 +146,7 @@ public final class EmbedCommand implements Callable<Integer> {
                 err.println("stoke embed: " + e.getMessage());
                 return Main.EXIT_USAGE;
             }
-            Loader.Builder builder = options.builder(index).transform(transform);
+            Loader.Builder builder = options.builder(dataset).transform(transform);
             int[] rows = EmbeddingJob.rows(builder.sampler(), options.startEpoch);
             err.printf(
                     Locale.ROOT,
@@ -166,8 +166,8 @@ public final class EmbedCommand implements Callable<Integer> {
             TunerLog tuning;
             try (Loader loader = builder.build()) {
                 f = format == Choices.EmbedFormat.parquet
-                        ? toTables(index, rows, contract, loader, embedder, err)
-                        : toNpy(index, rows, contract, loader, embedder, err);
+                        ? toTables(dataset, rows, contract, loader, embedder, err)
+                        : toNpy(dataset, rows, contract, loader, embedder, err);
                 tuning = loader.tuning();
             } catch (SampleException | NoSampleDecodedException e) {
                 err.println("stoke embed: " + e.getMessage());
@@ -184,7 +184,7 @@ public final class EmbedCommand implements Callable<Integer> {
                 }
                 throw e;
             }
-            stdout.printf(Locale.ROOT, "stoke embed %s -> %s%n", dataset, this.out);
+            stdout.printf(Locale.ROOT, "stoke embed %s -> %s%n", data, this.out);
             stdout.printf(
                     Locale.ROOT, "  images                 %d (%d skipped, zero rows)%n", f.images(), f.skipped());
             stdout.printf(Locale.ROOT, "  throughput             %.0f images/s%n", f.imagesPerSecond());
@@ -211,10 +211,10 @@ public final class EmbedCommand implements Callable<Integer> {
     }
 
     private EmbeddingJob.Figures toNpy(
-            Dataset index, int[] rows, ModelContract contract, Loader loader, Embedder embedder, PrintWriter err)
+            Dataset dataset, int[] rows, ModelContract contract, Loader loader, Embedder embedder, PrintWriter err)
             throws Exception {
         try (EmbeddingOutput output =
-                EmbeddingOutput.create(out, contract.dimension(), EmbeddingJob.paths(index, rows), overwrite)) {
+                EmbeddingOutput.create(out, contract.dimension(), EmbeddingJob.paths(dataset, rows), overwrite)) {
             EmbeddingJob.Figures f = run(loader, embedder, output, rows);
             output.commit();
             for (String s : output.skipped()) {
@@ -225,9 +225,9 @@ public final class EmbedCommand implements Callable<Integer> {
     }
 
     private EmbeddingJob.Figures toTables(
-            Dataset index, int[] rows, ModelContract contract, Loader loader, Embedder embedder, PrintWriter err)
+            Dataset dataset, int[] rows, ModelContract contract, Loader loader, Embedder embedder, PrintWriter err)
             throws Exception {
-        try (EmbeddingTables tables = EmbeddingTables.create(out, index, rows, contract.dimension(), overwrite)) {
+        try (EmbeddingTables tables = EmbeddingTables.create(out, dataset, rows, contract.dimension(), overwrite)) {
             EmbeddingJob.Figures f = run(loader, embedder, tables, rows);
             tables.commit();
             err.println("stoke embed: " + tables.written().size() + " Parquet table"

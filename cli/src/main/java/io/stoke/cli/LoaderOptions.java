@@ -232,13 +232,13 @@ public final class LoaderOptions {
      * shards handled under {@code --on-error}, warnings on stderr. Close it when done: shards are mapped.
      */
     Dataset open(String data) {
-        Dataset index =
+        Dataset dataset =
                 Datasets.open(data, new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), shardCacheDir));
-        return Datasets.checked(index, data, policy(), warning -> System.err.println("stoke: " + warning));
+        return Datasets.checked(dataset, data, policy(), warning -> System.err.println("stoke: " + warning));
     }
 
     /** {@link #open(String)} under {@code --on-error fail}. */
-    static Dataset index(Path data) {
+    static Dataset openFailing(Path data) {
         return Datasets.open(data.toString(), ErrorPolicy.FAIL, warning -> System.err.println("stoke: " + warning));
     }
 
@@ -291,8 +291,8 @@ public final class LoaderOptions {
     }
 
     /** A builder with every option applied; the caller may still set the ring. */
-    Loader.Builder builder(Dataset index) {
-        Loader.Builder builder = Loader.builder(index);
+    Loader.Builder builder(Dataset dataset) {
+        Loader.Builder builder = Loader.builder(dataset);
         if (shuffleWindow != null) {
             builder.shuffleWindow(shuffleWindow); // else Loader.Builder's default for this dataset
         }

@@ -34,7 +34,7 @@ import picocli.CommandLine.Parameters;
         })
 public final class PackCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "DATA", description = "ImageFolder directory or list file.")
-    Path dataset;
+    Path data;
 
     @Option(names = "--out", required = true, paramLabel = "DIR", description = "Output folder (created when missing).")
     Path out;
@@ -125,24 +125,24 @@ public final class PackCommand implements Callable<Integer> {
             err.println("stoke pack: " + e.getMessage());
             return Main.EXIT_USAGE;
         }
-        Dataset opened = LoaderOptions.index(dataset);
-        if (!(opened instanceof FileDataset index)) {
+        Dataset opened = LoaderOptions.openFailing(data);
+        if (!(opened instanceof FileDataset dataset)) {
             opened.close();
-            err.println("stoke pack: " + dataset
+            err.println("stoke pack: " + data
                     + " is tar shards already: pack reads an ImageFolder directory or a list file");
             return Main.EXIT_USAGE;
         }
         err.printf(
                 Locale.ROOT,
                 "stoke pack: %d images in %s -> %s (%s, %d workers)%n",
-                index.size(),
-                dataset,
+                dataset.size(),
+                data,
                 out,
                 options.describe(),
                 workers);
         ProgressBar[] progress = {null};
         long[] last = {0};
-        Packer packer = new Packer(index, dataset, out, options)
+        Packer packer = new Packer(dataset, data, out, options)
                 .workers(workers)
                 .onError(policy)
                 .overwrite(overwrite)
@@ -191,13 +191,13 @@ public final class PackCommand implements Callable<Integer> {
             o.printf(
                     Locale.ROOT,
                     "stoke pack %s -> %s: already complete (%d samples in %d shards); nothing to do%n",
-                    dataset,
+                    data,
                     out,
                     r.packSamples(),
                     r.shards());
             return 0;
         }
-        o.printf(Locale.ROOT, "stoke pack %s -> %s%n", dataset, out);
+        o.printf(Locale.ROOT, "stoke pack %s -> %s%n", data, out);
         if (r.resumedAt() > 0) {
             o.printf(Locale.ROOT, "  resumed at sample     %d (the shards before it were whole)%n", r.resumedAt());
         }

@@ -54,7 +54,7 @@ public final class ServeCommand implements Callable<Integer> {
                 "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern",
                 "of shards (train-{000000..000127}.tar), or a folder of .tar shards."
             })
-    String dataset;
+    String data;
 
     @Option(
             names = "--ring",
@@ -111,16 +111,16 @@ public final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        try (Dataset index = options.open(dataset)) {
-            return serve(spec.commandLine().getErr(), index);
+        try (Dataset dataset = options.open(data)) {
+            return serve(spec.commandLine().getErr(), dataset);
         }
     }
 
-    private int serve(PrintWriter err, Dataset index) throws Exception {
+    private int serve(PrintWriter err, Dataset dataset) throws Exception {
         // A missing libturbojpeg0 is one sentence naming the package, before the ring exists; found
         // first by a worker, it was "a worker failed: java.lang.ExceptionInInitializerError".
         TurboJpeg.ensureLoaded();
-        Loader.Builder builder = options.builder(index); // checks every option before the ring exists
+        Loader.Builder builder = options.builder(dataset); // checks every option before the ring exists
         ProcessHandle parent = null;
         if (parentPid != null) {
             parent = ProcessHandle.of(parentPid).orElse(null);
@@ -130,7 +130,7 @@ public final class ServeCommand implements Callable<Integer> {
             }
         }
         if (indexOut != null) {
-            writeIndex(index, indexOut);
+            writeIndex(dataset, indexOut);
         }
         RingGeometry geometry = Loader.geometryOf(options.batchSize, options.slots, options.transform());
         ShmRing shm;
@@ -159,7 +159,7 @@ public final class ServeCommand implements Callable<Integer> {
             removeIndex();
         });
         Runtime.getRuntime().addShutdownHook(hook);
-        err.println("stoke serve: " + ring + " ready: " + index.size() + " images, shard " + options.rank + " of "
+        err.println("stoke serve: " + ring + " ready: " + dataset.size() + " images, shard " + options.rank + " of "
                 + options.worldSize + (options.worldSize > 1 ? " (shard tail " + options.shardTail + ")" : "")
                 + ", batch " + options.batchSize + ", " + options.slots + " slots of "
                 + geometry.slotStride() + " bytes (" + geometry.totalLength() + " bytes in all), "
@@ -226,24 +226,24 @@ public final class ServeCommand implements Callable<Integer> {
      * here would fetch every shard before the first batch (local ones are: their headers are read
      * where they are mapped).
      */
-    private static void writeIndex(Dataset index, Path file) throws IOException {
+    private static void writeIndex(Dataset dataset, Path file) throws IOException {
         // An inherited descriptor is written in place: the reader reads it once the ring is ready.
         Path tmp = InheritedDescriptor.names(file) ? file : file.resolveSibling(file.getFileName() + ".tmp");
         JsonFactory json = new JsonFactory();
         try (BufferedWriter w = Files.newBufferedWriter(tmp);
                 JsonGenerator g = json.createGenerator(w)) {
             g.setRootValueSeparator(new SerializedString("\n"));
-            boolean listed = !(index instanceof ShardDataset sharded
+            boolean listed = !(dataset instanceof ShardDataset sharded
                     && sharded.shards().indexed()
                     && sharded.shards().remote());
             g.writeStartObject();
-            g.writeNumberField("samples", index.size());
+            g.writeNumberField("samples", dataset.size());
             g.writeBooleanField("listed", listed);
             g.writeEndObject();
-            for (int i = 0; listed && i < index.size(); i++) {
+            for (int i = 0; listed && i < dataset.size(); i++) {
                 g.writeStartArray();
-                g.writeString(index.name(i));
-                g.writeNumber(index.label(i));
+                g.writeString(dataset.name(i));
+                g.writeNumber(dataset.label(i));
                 g.writeEndArray();
             }
             g.writeRaw('\n');

@@ -57,7 +57,7 @@ public final class TuneCommand implements Callable<Integer> {
             paramLabel = "DATA",
             description =
                     "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern of shards (train-{000000..000127}.tar), or a folder of .tar shards.")
-    String dataset;
+    String data;
 
     @Option(
             names = "--step-ms",
@@ -142,7 +142,7 @@ public final class TuneCommand implements Callable<Integer> {
         }
         List<Integer> sizes = List.copyOf(new TreeSet<>(batchSizes));
         int cores = Runtime.getRuntime().availableProcessors();
-        try (Dataset index = options.open(dataset);
+        try (Dataset dataset = options.open(data);
                 Step step = step(err)) {
             if (step == null) {
                 return Main.EXIT_FAILED;
@@ -154,17 +154,17 @@ public final class TuneCommand implements Callable<Integer> {
                 err.println("stoke tune: " + e.getMessage());
                 return Main.EXIT_USAGE;
             }
-            int samples = options.builder(index).sampler().samplesPerEpoch();
+            int samples = options.builder(dataset).sampler().samplesPerEpoch();
             if (sizes.getLast() > samples) {
                 err.printf(
                         Locale.ROOT,
                         "stoke tune: --batch-sizes %d is more than the %d images an epoch of %s holds%n",
                         sizes.getLast(),
                         samples,
-                        dataset);
+                        data);
                 return Main.EXIT_USAGE;
             }
-            LoaderFactory factory = (b, w) -> options.builder(index)
+            LoaderFactory factory = (b, w) -> options.builder(dataset)
                     .transform(transform)
                     .batchSize(b)
                     .workers(w)
@@ -174,13 +174,13 @@ public final class TuneCommand implements Callable<Integer> {
             err.printf(
                     Locale.ROOT,
                     "stoke tune: %d images in %s; step: %s; batch sizes %s, 1 to %d workers, %d cores%n",
-                    index.size(),
-                    dataset,
+                    dataset.size(),
+                    data,
                     step.describe(),
                     sizes,
                     maxWorkers,
                     cores);
-            new BenchRun(System.out, err).warmPageCache(index);
+            new BenchRun(System.out, err).warmPageCache(dataset);
             Tuner.Settings settings =
                     new Tuner.Settings(sizes, maxWorkers, cores, secondsPerPoint, candidates, exhaustive);
             Tuner.Result result = new Tuner(factory, step, settings, err).run();
@@ -188,7 +188,7 @@ public final class TuneCommand implements Callable<Integer> {
                     result,
                     settings,
                     command(),
-                    new TuneReport.Dataset(dataset, index.size(), describe(transform)),
+                    new TuneReport.Dataset(data, dataset.size(), describe(transform)),
                     new TuneReport.Consumer(
                             step.describe(),
                             model == null ? null : model.toString(),

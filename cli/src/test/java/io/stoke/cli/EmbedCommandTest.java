@@ -89,14 +89,14 @@ class EmbedCommandTest {
                         && r[1].contains("loader wait per batch")
                         && r[1].contains("CPU per image"),
                 r[1]);
-        FileDataset index = ImageFolder.scan(data);
+        FileDataset dataset = ImageFolder.scan(data);
         List<String> paths = Files.readAllLines(out.resolve("paths.txt"));
-        assertEquals(index.size(), paths.size());
-        for (int i = 0; i < index.size(); i++) {
-            assertEquals(index.resolve(i).toString(), paths.get(i), "row " + i);
+        assertEquals(dataset.size(), paths.size());
+        for (int i = 0; i < dataset.size(); i++) {
+            assertEquals(dataset.resolve(i).toString(), paths.get(i), "row " + i);
         }
         float[][] rows = npy(out.resolve("embeddings.npy"), 32);
-        assertEquals(index.size(), rows.length);
+        assertEquals(dataset.size(), rows.length);
         Map<String, String> skipped = Files.readAllLines(out.resolve("skipped.txt")).stream()
                 .collect(Collectors.toMap(
                         l -> Path.of(l.split("\t")[0]).getFileName().toString(), l -> l.split("\t")[1]));
@@ -127,7 +127,7 @@ class EmbedCommandTest {
     @Test
     void parquetTablesHoldTheNpyRowsAShardEachWithStatusRows() throws Exception {
         Path data = dataWithBadFiles();
-        FileDataset index = ImageFolder.scan(data);
+        FileDataset dataset = ImageFolder.scan(data);
         String[] npyRun = BenchCommandTest.run(
                 "embed",
                 data.toString(),
@@ -156,14 +156,14 @@ class EmbedCommandTest {
         assertEquals("0", folderRun[0], folderRun[2]);
         assertEquals(List.of("embeddings.parquet"), files(folderOut));
         List<ParquetRows> table = ParquetRows.read(folderOut.resolve("embeddings.parquet"));
-        assertEquals(index.size(), table.size());
+        assertEquals(dataset.size(), table.size());
         Set<String> bad = BadImages.EXPECTED.keySet();
         for (int i = 0; i < table.size(); i++) {
             ParquetRows row = table.get(i);
             assertEquals("", row.shard());
             assertEquals(i, row.index());
-            assertEquals(index.name(i), row.key());
-            assertEquals(index.label(i), row.label());
+            assertEquals(dataset.name(i), row.key());
+            assertEquals(dataset.label(i), row.label());
             boolean isBad = bad.contains(Path.of(row.key()).getFileName().toString());
             assertEquals(isBad, !row.status().equals("ok"), row.key() + ": " + row.status());
             Assertions.assertArrayEquals(rows[i], row.embedding(), "row " + i);
@@ -198,7 +198,7 @@ class EmbedCommandTest {
             }
             total += part.size();
         }
-        assertEquals(index.size() - bad.size(), total, "pack leaves the bad files out; every other image has a row");
+        assertEquals(dataset.size() - bad.size(), total, "pack leaves the bad files out; every other image has a row");
         String[] shuffled = BenchCommandTest.run(
                 "embed",
                 data.toString(),

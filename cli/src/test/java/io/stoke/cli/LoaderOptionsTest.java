@@ -119,15 +119,15 @@ class LoaderOptionsTest {
     @Test
     void shardTailPadsByDefaultAndDropsWhenAsked(@TempDir Path tmp) {
         Path root = TestImages.imageFolder(tmp.resolve("seven"), 7, 2, 3);
-        try (Dataset index = LoaderOptions.index(root)) {
+        try (Dataset dataset = LoaderOptions.openFailing(root)) {
             LoaderOptions pad = CommandLine.populateCommand(new LoaderOptions(), "--rank", "1", "--world-size", "2");
-            Sampler s = pad.builder(index).sampler();
+            Sampler s = pad.builder(dataset).sampler();
             assertEquals(ShardTail.PAD, s.shardTail());
             assertEquals(4, s.samplesPerEpoch());
             assertEquals(3, s.unpaddedSamples());
             LoaderOptions drop = CommandLine.populateCommand(
                     new LoaderOptions(), "--rank", "1", "--world-size", "2", "--shard-tail", "drop");
-            s = drop.builder(index).sampler();
+            s = drop.builder(dataset).sampler();
             assertEquals(ShardTail.DROP, s.shardTail());
             assertEquals(3, s.samplesPerEpoch());
         }

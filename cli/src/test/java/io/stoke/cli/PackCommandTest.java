@@ -111,8 +111,8 @@ class PackCommandTest {
     }
 
     /** The key the brief defines: the path without its extension, the file name's dots made '_'. */
-    private static String key(Dataset index, int i) {
-        String p = index.path(i);
+    private static String key(Dataset dataset, int i) {
+        String p = dataset.path(i);
         int slash = p.lastIndexOf('/');
         String stem = p.substring(slash + 1, p.lastIndexOf('.'));
         return p.substring(0, slash + 1) + stem.replace('.', '_');
@@ -147,18 +147,18 @@ class PackCommandTest {
                         .filter(l -> l.contains("images/s") && l.contains("24/24"))
                         .count(),
                 r[2]);
-        FileDataset index = ImageFolder.scan(data);
+        FileDataset dataset = ImageFolder.scan(data);
         List<Member> ms = allMembers(out);
-        assertEquals(2 * index.size(), ms.size());
+        assertEquals(2 * dataset.size(), ms.size());
         int kept = 0;
-        for (int i = 0; i < index.size(); i++) {
-            String key = key(index, i);
+        for (int i = 0; i < dataset.size(); i++) {
+            String key = key(dataset, i);
             assertEquals(key + ".jpg", ms.get(2 * i).name());
             assertEquals(key + ".cls", ms.get(2 * i + 1).name());
             assertEquals(
-                    Integer.toString(index.label(i)),
+                    Integer.toString(dataset.label(i)),
                     new String(ms.get(2 * i + 1).data(), StandardCharsets.US_ASCII));
-            byte[] original = Files.readAllBytes(index.resolve(i));
+            byte[] original = Files.readAllBytes(dataset.resolve(i));
             int[] wh = jpegSize(original);
             byte[] stored = ms.get(2 * i).data();
             if (Math.min(wh[0], wh[1]) <= 64) {
@@ -172,7 +172,7 @@ class PackCommandTest {
                 assertArrayEquals(want, got, key + " from " + wh[0] + "x" + wh[1]);
             }
         }
-        assertTrue(kept > 0 && kept < index.size(), "the data has images on both sides of the target: " + kept);
+        assertTrue(kept > 0 && kept < dataset.size(), "the data has images on both sides of the target: " + kept);
         assertTrue(r[1].contains("(" + kept + " kept as they were"), r[1]);
         assertCutGreedily(out, 48 * 1024);
         for (Path s : shards(out)) {
@@ -219,10 +219,10 @@ class PackCommandTest {
         Path data = data();
         Path out = tmp.resolve("out");
         assertOk(pack(data, "--out", out, "--max-side", 100, "--quality", 80));
-        FileDataset index = ImageFolder.scan(data);
+        FileDataset dataset = ImageFolder.scan(data);
         List<Member> ms = allMembers(out);
-        for (int i = 0; i < index.size(); i++) {
-            byte[] original = Files.readAllBytes(index.resolve(i));
+        for (int i = 0; i < dataset.size(); i++) {
+            byte[] original = Files.readAllBytes(dataset.resolve(i));
             int[] wh = jpegSize(original);
             if (Math.max(wh[0], wh[1]) <= 100) {
                 assertArrayEquals(original, ms.get(2 * i).data());
@@ -448,10 +448,10 @@ class PackCommandTest {
 
     /** What the Loader delivers for every sample of {@code data} (eval transform, dataset order). */
     private static byte[] loaderPixels(Path data) {
-        FileDataset index = ImageFolder.scan(data);
+        FileDataset dataset = ImageFolder.scan(data);
         int sample = 224 * 224 * 3;
-        byte[] all = new byte[index.size() * sample];
-        try (Loader loader = Loader.builder(index).batchSize(5).workers(2).build()) {
+        byte[] all = new byte[dataset.size() * sample];
+        try (Loader loader = Loader.builder(dataset).batchSize(5).workers(2).build()) {
             for (Batch b : loader) {
                 try (b) {
                     for (int i = 0; i < b.size(); i++) {
@@ -469,15 +469,15 @@ class PackCommandTest {
         Path data = data();
         Path out = tmp.resolve("out");
         assertOk(pack(data, "--out", out, "--format", "raw", "--shard-size", "1M", "--workers", 2));
-        FileDataset index = ImageFolder.scan(data);
+        FileDataset dataset = ImageFolder.scan(data);
         byte[] expected = loaderPixels(data);
         byte[] header = NpyHeader.uint8(224, 224, 3);
         List<Member> ms = allMembers(out);
-        assertEquals(2 * index.size(), ms.size());
+        assertEquals(2 * dataset.size(), ms.size());
         int sample = 224 * 224 * 3;
-        for (int i = 0; i < index.size(); i++) {
-            assertEquals(key(index, i) + ".npy", ms.get(2 * i).name());
-            assertEquals(key(index, i) + ".cls", ms.get(2 * i + 1).name());
+        for (int i = 0; i < dataset.size(); i++) {
+            assertEquals(key(dataset, i) + ".npy", ms.get(2 * i).name());
+            assertEquals(key(dataset, i) + ".cls", ms.get(2 * i + 1).name());
             byte[] npy = ms.get(2 * i).data();
             assertArrayEquals(header, Arrays.copyOf(npy, header.length));
             assertArrayEquals(
@@ -707,9 +707,9 @@ class PackCommandTest {
         assertOk(skip);
         assertTrue(skip[1].contains("resumed at sample"), skip[1]);
         assertTrue(skip[2].contains("skipped: " + bad) && skip[2].contains("SKIPPED 1 file"), skip[2]);
-        FileDataset index = ImageFolder.scan(data);
+        FileDataset dataset = ImageFolder.scan(data);
         List<Member> ms = allMembers(out);
-        assertEquals(2 * (index.size() - 1), ms.size());
+        assertEquals(2 * (dataset.size() - 1), ms.size());
         assertTrue(ms.stream().noneMatch(x -> x.name().startsWith("class01/zz_broken")));
         JsonNode skipped = manifest(out)
                 .path("shardlist")

@@ -58,7 +58,7 @@ final class ShmTestSupport {
         }
     }
 
-    /** Dataset index -> "label crc" of its decoded pixels, from an in-process loader. */
+    /** Dataset dataset -> "label crc" of its decoded pixels, from an in-process loader. */
     static Map<Long, String> expected(Path root) {
         Map<Long, String> map = new HashMap<>();
         CRC32 crc = new CRC32();

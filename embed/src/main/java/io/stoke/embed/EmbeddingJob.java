@@ -71,10 +71,10 @@ public final class EmbeddingJob {
     }
 
     /** The files of {@code rows}, for paths.txt. */
-    public static List<String> paths(Dataset index, int[] rows) {
+    public static List<String> paths(Dataset dataset, int[] rows) {
         List<String> paths = new ArrayList<>(rows.length);
         for (int r : rows) {
-            paths.add(index.name(r));
+            paths.add(dataset.name(r));
         }
         return paths;
     }

@@ -43,20 +43,24 @@ class EmbedderTest {
     @TempDir
     static Path tmp;
 
-    static Dataset index;
+    static Dataset dataset;
 
     @BeforeAll
     static void dataset() {
         // The dataset the committed reference was computed on: make-dataset --images 12 --seed 21 --classes 3.
         Path root = tmp.resolve("data");
         SyntheticImageNet.generate(root, new SyntheticImageNet.Options(12, 3, 21));
-        index = ImageFolder.scan(root);
+        dataset = ImageFolder.scan(root);
     }
 
     static Loader loader(Embedder e, int batch) {
         TransformSpec spec =
                 e.contract().transform(TransformSpec.defaults().withDctScaling(TransformSpec.DctScaling.NONE));
-        return Loader.builder(index).transform(spec).batchSize(batch).workers(2).build();
+        return Loader.builder(dataset)
+                .transform(spec)
+                .batchSize(batch)
+                .workers(2)
+                .build();
     }
 
     @ParameterizedTest

@@ -46,7 +46,7 @@ import org.agrona.concurrent.IdleStrategy;
  * the ring.
  */
 public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCloseable {
-    private final Dataset index;
+    private final Dataset dataset;
     private final Sampler sampler;
     private final TransformSpec spec;
     private final ErrorPolicy policy;
@@ -66,7 +66,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
     private volatile boolean closed;
 
     private Loader(Builder b) {
-        this.index = b.index;
+        this.dataset = b.dataset;
         this.spec = b.transform;
         this.policy = b.policy;
         this.sampler = b.sampler();
@@ -81,7 +81,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         this.startNanos = System.nanoTime();
         try {
             this.pipeline = new Pipeline(
-                    index,
+                    dataset,
                     sampler,
                     spec,
                     ring,
@@ -108,8 +108,8 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
                 : new RingGeometry(slots, batchSize, RingLayout.DTYPE_FLOAT32, RingLayout.LAYOUT_CHW, 3, c, c);
     }
 
-    public static Builder builder(Dataset index) {
-        return new Builder(index);
+    public static Builder builder(Dataset dataset) {
+        return new Builder(dataset);
     }
 
     /** A loader over torchvision's ImageFolder layout ({@code root/<class>/<image>}). */
@@ -201,8 +201,8 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         return sampler;
     }
 
-    public Dataset index() {
-        return index;
+    public Dataset dataset() {
+        return dataset;
     }
 
     public TransformSpec transform() {
@@ -282,7 +282,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         /** {@link #shuffleWindow} not set: the dataset's default. */
         private static final int DEFAULT_WINDOW = -1;
 
-        private final Dataset index;
+        private final Dataset dataset;
         private int batchSize = 256;
         private Workers workers = Workers.auto();
         private int slots = 4;
@@ -305,8 +305,8 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         private Supplier<IdleStrategy> producerIdle = () ->
                 new BackoffIdleStrategy(10, 10, TimeUnit.MICROSECONDS.toNanos(10), TimeUnit.MILLISECONDS.toNanos(1));
 
-        private Builder(Dataset index) {
-            this.index = index;
+        private Builder(Dataset dataset) {
+            this.dataset = dataset;
         }
 
         /**
@@ -326,9 +326,10 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
 
         /** The order these settings give (the loader's {@link Loader#sampler()}), without a loader. */
         public Sampler sampler() {
-            Sampler sampler = new Sampler(index.size(), batchSize, shuffle, seed, dropLast, rank, worldSize, shardTail);
+            Sampler sampler =
+                    new Sampler(dataset.size(), batchSize, shuffle, seed, dropLast, rank, worldSize, shardTail);
             int window = shuffleWindow();
-            if (!(index instanceof ShardDataset sharded) || window == 0) {
+            if (!(dataset instanceof ShardDataset sharded) || window == 0) {
                 return sampler;
             }
             TarShards shards = sharded.shards();
@@ -344,7 +345,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
             if (shuffleWindow != DEFAULT_WINDOW) {
                 return shuffleWindow;
             }
-            return index instanceof ShardDataset sharded && sharded.shards().remote()
+            return dataset instanceof ShardDataset sharded && sharded.shards().remote()
                     ? Datasets.DEFAULT_REMOTE_WINDOW
                     : 0;
         }

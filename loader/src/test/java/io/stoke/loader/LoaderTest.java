@@ -46,16 +46,16 @@ class LoaderTest {
     static Path tmp;
 
     static Path data;
-    static Dataset index;
+    static Dataset dataset;
 
     @BeforeAll
     static void makeData() {
         data = TestImages.imageFolder(tmp.resolve("data"), 37, 3, 1);
-        index = ImageFolder.scan(data);
+        dataset = ImageFolder.scan(data);
     }
 
     private static Loader.Builder loader() {
-        return Loader.builder(index).transform(SMALL).batchSize(8).workers(3).slots(3);
+        return Loader.builder(dataset).transform(SMALL).batchSize(8).workers(3).slots(3);
     }
 
     private static long crc(MemorySegment s) {
@@ -80,11 +80,11 @@ class LoaderTest {
 
     @Test
     void imageFolderScanSortsClassesAndFiles() {
-        assertEquals(37, index.size());
-        assertEquals(List.of("class00", "class01", "class02"), index.classNames());
-        assertEquals("class00/img0000.jpg", index.path(0));
-        assertEquals(0, index.label(0));
-        assertEquals(2, index.label(index.size() - 1));
+        assertEquals(37, dataset.size());
+        assertEquals(List.of("class00", "class01", "class02"), dataset.classNames());
+        assertEquals("class00/img0000.jpg", dataset.path(0));
+        assertEquals(0, dataset.label(0));
+        assertEquals(2, dataset.label(dataset.size() - 1));
     }
 
     /** The nice value of each live thread of this process named {@code stoke-worker-*}, read from /proc. */
@@ -141,7 +141,7 @@ class LoaderTest {
     @Test
     void everySampleExactlyOncePerEpochInOrder() {
         try (Loader loader = loader().shuffle(true).seed(3).epochs(3).build()) {
-            int[][] seen = new int[3][index.size()];
+            int[][] seen = new int[3][dataset.size()];
             long expectedSequence = 0;
             for (Batch b : loader) {
                 try (b) {
@@ -152,7 +152,7 @@ class LoaderTest {
                     for (int i = 0; i < b.size(); i++) {
                         int sample = (int) b.index(i);
                         seen[(int) b.epoch()][sample]++;
-                        assertEquals(index.label(sample), b.label(i));
+                        assertEquals(dataset.label(sample), b.label(i));
                         assertEquals(SampleStatus.OK, b.status(i));
                     }
                 }
@@ -187,7 +187,7 @@ class LoaderTest {
     void pixelsAreTheTransformOfTheirSample() {
         try (Loader loader = loader().shuffle(true).seed(5).build();
                 Arena arena = Arena.ofConfined();
-                SampleTransform direct = new SampleTransform(index, SMALL)) {
+                SampleTransform direct = new SampleTransform(dataset, SMALL)) {
             MemorySegment expected = arena.allocate(SMALL.sampleBytes());
             for (Batch b : loader) {
                 try (b) {
@@ -202,9 +202,9 @@ class LoaderTest {
 
     @Test
     void shardsTogetherDeliverEachSampleOnceLeavingThePaddingOutAndEveryRankAsManyBatches() {
-        int[] seen = new int[index.size()];
+        int[] seen = new int[dataset.size()];
         int world = 3;
-        assertTrue(index.size() % world != 0, "the test needs a dataset that does not split evenly");
+        assertTrue(dataset.size() % world != 0, "the test needs a dataset that does not split evenly");
         Set<Long> batchCounts = new HashSet<>();
         int padded = 0;
         for (int rank = 0; rank < world; rank++) {
@@ -233,7 +233,7 @@ class LoaderTest {
             }
         }
         assertEquals(1, batchCounts.size(), "ranks took different numbers of batches: " + batchCounts);
-        assertEquals(world - index.size() % world, padded);
+        assertEquals(world - dataset.size() % world, padded);
         for (int c : seen) {
             assertEquals(1, c);
         }
@@ -594,7 +594,7 @@ class LoaderTest {
                         .startEpoch(1)
                         .build();
                 Arena arena = Arena.ofConfined();
-                SampleTransform direct = new SampleTransform(index, TRAIN, 21)) {
+                SampleTransform direct = new SampleTransform(dataset, TRAIN, 21)) {
             MemorySegment expected = arena.allocate(TRAIN.sampleBytes());
             MemorySegment epoch0 = arena.allocate(TRAIN.sampleBytes());
             int differ = 0;

@@ -43,9 +43,9 @@ final class JpegRecoder implements AutoCloseable {
     private final MemorySegment jpegSize = outArena.allocate(JAVA_LONG);
     private final MemorySegment message = outArena.allocate(256);
 
-    JpegRecoder(FileDataset index, PackOptions options, TransformSpec decoding) {
+    JpegRecoder(FileDataset dataset, PackOptions options, TransformSpec decoding) {
         this.options = options;
-        this.reader = new FileReader(index, decoding.maxFileBytes());
+        this.reader = new FileReader(dataset, decoding.maxFileBytes());
         this.decoder = new JpegDecoder(decoding);
         this.whole = new WholeImageDecoder(decoding);
         this.resampler = new Resampler(decoding);

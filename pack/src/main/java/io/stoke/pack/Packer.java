@@ -94,7 +94,7 @@ public final class Packer {
         }
     }
 
-    private final FileDataset index;
+    private final FileDataset dataset;
     private final Path source;
     private final Path out;
     private final PackOptions options;
@@ -104,13 +104,13 @@ public final class Packer {
     private Listener listener = new Listener() {};
 
     /**
-     * @param index   the samples, in the order they are packed
+     * @param dataset   the samples, in the order they are packed
      * @param source  where they came from (recorded in the manifest; a resumed run must name the same)
      * @param out     the pack's folder, created when missing
      * @param options what the shards hold
      */
-    public Packer(FileDataset index, Path source, Path out, PackOptions options) {
-        this.index = index;
+    public Packer(FileDataset dataset, Path source, Path out, PackOptions options) {
+        this.dataset = dataset;
         this.source = source.toAbsolutePath().normalize();
         this.out = out;
         this.options = withoutUnwritableMarkers(options);
@@ -169,14 +169,14 @@ public final class Packer {
      * @throws PackConflictException when the folder holds a pack this run would not continue
      */
     public Result run() {
-        SampleKeys.checkUnique(index);
+        SampleKeys.checkUnique(dataset);
         PackManifest fresh = new PackManifest(
                 source.getFileName() == null
                         ? source.toString()
                         : source.getFileName().toString(),
                 source.toString(),
-                index.size(),
-                SampleKeys.fingerprint(index),
+                dataset.size(),
+                SampleKeys.fingerprint(dataset),
                 options);
         try {
             Files.createDirectories(out);
@@ -190,7 +190,7 @@ public final class Packer {
                     true, start, 0, 0, 0, List.of(), 0, manifest.shards().size(), manifest.samples(), 0, 0, 0);
         }
         manifest.write(out);
-        listener.started(index.size() - start);
+        listener.started(dataset.size() - start);
         long begin = System.nanoTime();
         Tally tally = new Tally();
         try (ShardSequence shards = new ShardSequence(out, manifest, listener)) {
@@ -199,12 +199,12 @@ public final class Packer {
             } else {
                 packRaw(start, shards, tally);
             }
-            shards.finish(index.size());
+            shards.finish(dataset.size());
             removeUnlisted(manifest);
             return new Result(
                     false,
                     start,
-                    index.size() - start,
+                    dataset.size() - start,
                     tally.packed,
                     tally.kept,
                     List.copyOf(tally.skipped),
@@ -304,13 +304,13 @@ public final class Packer {
     }
 
     private void packJpeg(int start, ShardSequence shards, Tally tally) {
-        int n = index.size();
+        int n = dataset.size();
         InOrderQueue queue = new InOrderQueue(4 * workers, start);
         AtomicLong next = new AtomicLong(start);
         List<Thread> threads = new ArrayList<>();
         for (int w = 0; w < workers; w++) {
             threads.add(Thread.ofPlatform().name("stoke-pack-" + w).daemon(true).start(() -> {
-                try (JpegRecoder recoder = new JpegRecoder(index, options, JpegRecoder.decoding())) {
+                try (JpegRecoder recoder = new JpegRecoder(dataset, options, JpegRecoder.decoding())) {
                     for (long t = next.getAndIncrement(); t < n; t = next.getAndIncrement()) {
                         EncodedSample place = queue.claim(t);
                         recoder.encode((int) t, place);
@@ -329,7 +329,7 @@ public final class Packer {
                 EncodedSample s = queue.take(t);
                 tally.bytesIn += s.sourceBytes;
                 if (s.status == SampleStatus.OK) {
-                    shards.add(t, SampleKeys.key(index, t), index.label(t), s.data, s.length);
+                    shards.add(t, SampleKeys.key(dataset, t), dataset.label(t), s.data, s.length);
                     tally.packed++;
                     if (s.original) {
                         tally.kept++;
@@ -359,14 +359,14 @@ public final class Packer {
     }
 
     private void packRaw(int start, ShardSequence shards, Tally tally) {
-        int n = index.size();
+        int n = dataset.size();
         TransformSpec spec = TransformSpec.defaults().withEval(options.resize(), options.crop());
         byte[] header = NpyHeader.uint8(options.crop(), options.crop(), 3);
         int sampleBytes = Math.toIntExact(spec.sampleBytes());
         byte[] npy = new byte[header.length + sampleBytes];
         System.arraycopy(header, 0, npy, 0, header.length);
         // SKIP in the loader: whether a bad sample stops the pack is decided here, in source order.
-        try (Loader loader = Loader.builder(index)
+        try (Loader loader = Loader.builder(dataset)
                 .workers(workers)
                 .batchSize(RAW_BATCH)
                 .shuffle(false)
@@ -397,7 +397,7 @@ public final class Packer {
                         if (status == SampleStatus.OK) {
                             MemorySegment.copy(
                                     pixels, JAVA_BYTE, (long) i * sampleBytes, npy, header.length, sampleBytes);
-                            shards.add(t, SampleKeys.key(index, t), index.label(t), npy, npy.length);
+                            shards.add(t, SampleKeys.key(dataset, t), dataset.label(t), npy, npy.length);
                             tally.packed++;
                         } else {
                             bad(t, status, detail(batch.skipped(), i), shards, tally);
@@ -420,7 +420,7 @@ public final class Packer {
 
     /** A sample that did not decode: the end of the pack under FAIL, a recorded gap under SKIP. */
     private void bad(int sample, SampleStatus status, String detail, ShardSequence shards, Tally tally) {
-        String path = index.name(sample).toString();
+        String path = dataset.name(sample).toString();
         String reason = status.name() + ": " + status.description()
                 + (detail != null && !detail.equals(status.description()) ? " (" + detail + ")" : "");
         if (policy == ErrorPolicy.FAIL) {

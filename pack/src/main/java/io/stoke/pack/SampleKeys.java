@@ -24,15 +24,15 @@ public final class SampleKeys {
      * @throws PackException when the path cannot make a key: absolute outside the root, or with an
      *     empty, {@code .} or {@code ..} component (a tar member must not climb out of its folder)
      */
-    public static String key(Dataset index, int sample) {
-        String given = index.path(sample);
+    public static String key(Dataset dataset, int sample) {
+        String given = dataset.path(sample);
         Path p = Path.of(given).normalize(); // "./a/b.jpg" and "a//b.jpg" are "a/b.jpg"
         if (p.isAbsolute()) {
-            if (!p.startsWith(index.root())) {
-                throw new PackException(given + ": an absolute path outside the dataset's folder " + index.root()
+            if (!p.startsWith(dataset.root())) {
+                throw new PackException(given + ": an absolute path outside the dataset's folder " + dataset.root()
                         + " has no key relative to it");
             }
-            p = index.root().relativize(p);
+            p = dataset.root().relativize(p);
         }
         String path = p.toString();
         int slash = path.lastIndexOf('/');
@@ -43,7 +43,7 @@ public final class SampleKeys {
         String key = folder + stem.replace('.', '_');
         for (String part : key.split("/", -1)) {
             if (part.isEmpty() || part.equals(".") || part.equals("..")) {
-                throw new PackException(index.name(sample) + ": its path '" + path
+                throw new PackException(dataset.name(sample) + ": its path '" + path
                         + "' has an empty, '.' or '..' component, which a tar member name must not have");
             }
         }
@@ -56,23 +56,23 @@ public final class SampleKeys {
      *
      * @throws PackException naming the first two files that share a key
      */
-    public static void checkUnique(Dataset index) {
-        int n = index.size();
+    public static void checkUnique(Dataset dataset) {
+        int n = dataset.size();
         long[] hashes = new long[n];
         for (int i = 0; i < n; i++) {
-            hashes[i] = hash(key(index, i));
+            hashes[i] = hash(key(dataset, i));
         }
         long[] sorted = hashes.clone();
         Arrays.sort(sorted);
         for (int i = 1; i < n; i++) {
             if (sorted[i] == sorted[i - 1]) {
-                findEqualKeys(index, hashes, sorted[i]);
+                findEqualKeys(dataset, hashes, sorted[i]);
             }
         }
     }
 
     /** Compares the keys of the samples whose hash is {@code h}; throws when two are equal. */
-    private static void findEqualKeys(Dataset index, long[] hashes, long h) {
+    private static void findEqualKeys(Dataset dataset, long[] hashes, long h) {
         int first = -1;
         for (int i = 0; i < hashes.length; i++) {
             if (hashes[i] != h) {
@@ -83,10 +83,11 @@ public final class SampleKeys {
                 continue;
             }
             for (int j = first; j < i; j++) {
-                if (hashes[j] == h && key(index, j).equals(key(index, i))) {
-                    throw new PackException("two samples have the key '" + key(index, i)
-                            + "' (dots in a file name become" + " '_', and the extension is dropped): " + index.name(j)
-                            + " and " + index.name(i));
+                if (hashes[j] == h && key(dataset, j).equals(key(dataset, i))) {
+                    throw new PackException("two samples have the key '" + key(dataset, i)
+                            + "' (dots in a file name become" + " '_', and the extension is dropped): "
+                            + dataset.name(j)
+                            + " and " + dataset.name(i));
                 }
             }
         }
@@ -108,7 +109,7 @@ public final class SampleKeys {
      * SHA-256 of every sample's path and label, in order: what the manifest records so that a
      * resumed pack is known to continue the same list of samples (the files' bytes are not read).
      */
-    public static String fingerprint(Dataset index) {
+    public static String fingerprint(Dataset dataset) {
         MessageDigest sha;
         try {
             sha = MessageDigest.getInstance("SHA-256");
@@ -116,9 +117,9 @@ public final class SampleKeys {
             throw new IllegalStateException("the JDK has no SHA-256", e);
         }
         byte[] label = new byte[5];
-        for (int i = 0; i < index.size(); i++) {
-            sha.update(index.path(i).getBytes(StandardCharsets.UTF_8));
-            int l = index.label(i);
+        for (int i = 0; i < dataset.size(); i++) {
+            sha.update(dataset.path(i).getBytes(StandardCharsets.UTF_8));
+            int l = dataset.label(i);
             label[0] = 0; // separator: a path never holds a NUL
             label[1] = (byte) (l >>> 24);
             label[2] = (byte) (l >>> 16);

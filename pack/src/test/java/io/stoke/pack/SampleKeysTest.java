@@ -23,21 +23,21 @@ class SampleKeysTest {
 
     @Test
     void theKeyIsThePathWithoutItsExtensionWithTheFileNamesDotsReplaced() throws Exception {
-        Dataset index = list(
+        Dataset dataset = list(
                 "n01440764/img_001.JPEG 0",
                 "a.b/c.d/x.y.z.jpg 1",
                 "./flat.jpg 2",
                 "deep//er/.hidden.jpg 3",
                 "noext 4",
                 tmp.resolve("abs/in/root.jpg") + " 5");
-        assertEquals("n01440764/img_001", SampleKeys.key(index, 0));
+        assertEquals("n01440764/img_001", SampleKeys.key(dataset, 0));
         // Folders keep their dots: WebDataset splits at the first dot of the file name only.
-        assertEquals("a.b/c.d/x_y_z", SampleKeys.key(index, 1));
-        assertEquals("flat", SampleKeys.key(index, 2));
-        assertEquals("deep/er/_hidden", SampleKeys.key(index, 3));
-        assertEquals("noext", SampleKeys.key(index, 4));
-        assertEquals("abs/in/root", SampleKeys.key(index, 5));
-        SampleKeys.checkUnique(index);
+        assertEquals("a.b/c.d/x_y_z", SampleKeys.key(dataset, 1));
+        assertEquals("flat", SampleKeys.key(dataset, 2));
+        assertEquals("deep/er/_hidden", SampleKeys.key(dataset, 3));
+        assertEquals("noext", SampleKeys.key(dataset, 4));
+        assertEquals("abs/in/root", SampleKeys.key(dataset, 5));
+        SampleKeys.checkUnique(dataset);
     }
 
     @Test
@@ -47,8 +47,8 @@ class SampleKeysTest {
         Files.write(root.resolve("c0/a.b.jpg"), new byte[] {1});
         Files.write(root.resolve("c0/a_b.jpg"), new byte[] {1});
         Files.write(root.resolve("c0/other.jpg"), new byte[] {1});
-        Dataset index = ImageFolder.scan(root);
-        PackException e = assertThrows(PackException.class, () -> SampleKeys.checkUnique(index));
+        Dataset dataset = ImageFolder.scan(root);
+        PackException e = assertThrows(PackException.class, () -> SampleKeys.checkUnique(dataset));
         assertTrue(
                 e.getMessage().contains("c0/a_b'")
                         && e.getMessage().contains(root.resolve("c0/a.b.jpg").toString())
@@ -61,11 +61,11 @@ class SampleKeysTest {
 
     @Test
     void aPathThatClimbsOutOfItsFolderMakesNoKey() throws Exception {
-        Dataset index = list("../outside.jpg 0", "/elsewhere/x.jpg 1");
-        assertTrue(assertThrows(PackException.class, () -> SampleKeys.key(index, 0))
+        Dataset dataset = list("../outside.jpg 0", "/elsewhere/x.jpg 1");
+        assertTrue(assertThrows(PackException.class, () -> SampleKeys.key(dataset, 0))
                 .getMessage()
                 .contains("'..'"));
-        assertTrue(assertThrows(PackException.class, () -> SampleKeys.key(index, 1))
+        assertTrue(assertThrows(PackException.class, () -> SampleKeys.key(dataset, 1))
                 .getMessage()
                 .contains("outside"));
     }

@@ -115,7 +115,7 @@ public final class RemoteDatasets implements UrlDatasetProvider {
         List<String> urls = urls(spec, store);
         long[] sizes = sizes(urls, store, options.parallelism());
         RemoteShards shards = new RemoteShards(store, urls, sizes, cacheBytes, folder);
-        return TarShardScanner.index(urls, shards, Path.of("").toAbsolutePath(), Math.max(2, options.parallelism()));
+        return TarShardScanner.scan(urls, shards, Path.of("").toAbsolutePath(), Math.max(2, options.parallelism()));
     }
 
     /**

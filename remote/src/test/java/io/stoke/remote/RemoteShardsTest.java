@@ -88,9 +88,9 @@ class RemoteShardsTest {
     }
 
     /** (index -> label:crc) of one epoch, asserting that no sample comes twice. */
-    static Map<Long, String> epoch(Dataset index, boolean shuffle, int window, List<Long> order) {
+    static Map<Long, String> epoch(Dataset dataset, boolean shuffle, int window, List<Long> order) {
         Map<Long, String> out = new TreeMap<>();
-        try (Loader loader = Loader.builder(index)
+        try (Loader loader = Loader.builder(dataset)
                 .transform(SMALL)
                 .batchSize(4)
                 .workers(2)

@@ -148,8 +148,8 @@ class SyntheticImageNetTest {
 
     @Test
     void imageFolderLayout() throws IOException {
-        Dataset index = ImageFolder.scan(shared);
-        assertEquals(IMAGES, index.size());
+        Dataset dataset = ImageFolder.scan(shared);
+        assertEquals(IMAGES, dataset.size());
         for (int c = 0; c < CLASSES; c++) {
             Path dir = shared.resolve(SyntheticImageNet.className(c));
             try (Stream<Path> s = Files.list(dir)) {
@@ -231,11 +231,11 @@ class SyntheticImageNetTest {
 
     @Test
     void labelsFollowClassFolders() {
-        Dataset index = ImageFolder.scan(shared);
-        for (int i = 0; i < index.size(); i++) {
+        Dataset dataset = ImageFolder.scan(shared);
+        for (int i = 0; i < dataset.size(); i++) {
             assertEquals(
-                    SyntheticImageNet.className(index.label(i)), index.path(i).substring(0, 9), index.path(i));
+                    SyntheticImageNet.className(dataset.label(i)), dataset.path(i).substring(0, 9), dataset.path(i));
         }
-        assertFalse(index.classNames().isEmpty());
+        assertFalse(dataset.classNames().isEmpty());
     }
 }

@@ -127,8 +127,8 @@ public final class AutotuneRunCommand implements Callable<Integer> {
             return 0;
         }
         TransformSpec spec = StokeRunCommand.spec("jpeg", "eval", "POWERS_OF_TWO");
-        try (Dataset index = StokeRunCommand.index("jpeg", root)) {
-            warmUp(index, spec);
+        try (Dataset dataset = StokeRunCommand.open("jpeg", root)) {
+            warmUp(dataset, spec);
             List<Double> steps = new ArrayList<>();
             List<Double> waits = new ArrayList<>();
             long images = 0;
@@ -139,7 +139,7 @@ public final class AutotuneRunCommand implements Callable<Integer> {
             long t0 = System.nanoTime();
             TunerLog tuning;
             int activeAtEnd;
-            try (Loader loader = Loader.builder(index)
+            try (Loader loader = Loader.builder(dataset)
                     .batchSize(batchSize)
                     .workers(Workers.parse(workers, 0))
                     .slots(slots)
@@ -220,12 +220,12 @@ public final class AutotuneRunCommand implements Callable<Integer> {
         return (System.nanoTime() - t0) / 1e6;
     }
 
-    private void warmUp(Dataset index, TransformSpec spec) {
+    private void warmUp(Dataset dataset, TransformSpec spec) {
         int seen = 0;
         if (warmupImages <= 0) {
             return;
         }
-        try (Loader loader = Loader.builder(index)
+        try (Loader loader = Loader.builder(dataset)
                 .batchSize(Math.min(batchSize, 64))
                 .slots(slots)
                 .transform(spec)

@@ -55,7 +55,7 @@ public final class StokeRunCommand implements Callable<Integer> {
             required = true,
             description =
                     "jpeg (DIR is an ImageFolder tree) or raw (DIR is the harness's raw shards, read by the same Loader)")
-    String dataset;
+    String kind;
 
     @Option(names = "--batch-size", required = true)
     int batchSize;
@@ -90,15 +90,15 @@ public final class StokeRunCommand implements Callable<Integer> {
         long images = 0;
         long start;
         long end;
-        try (Dataset index = index(dataset, root)) {
-            TransformSpec spec = spec(dataset, transform, dctScaling);
-            warmUp(index, spec);
-            Loader.Builder builder = Loader.builder(index)
+        try (Dataset dataset = open(kind, root)) {
+            TransformSpec spec = spec(kind, transform, dctScaling);
+            warmUp(dataset, spec);
+            Loader.Builder builder = Loader.builder(dataset)
                     .batchSize(batchSize)
                     .workers(workers)
                     .slots(slots)
                     .transform(spec);
-            int expected = (index.size() + batchSize - 1) / batchSize;
+            int expected = (dataset.size() + batchSize - 1) / batchSize;
             waits = new long[expected];
             int k = 0;
             System.out.println(BEGIN);
@@ -136,26 +136,26 @@ public final class StokeRunCommand implements Callable<Integer> {
      * uint8 {@code .npy}, so that the loader copies it into the batch without decoding; anything
      * else there is refused rather than timed as something it is not. Close it after the loader.
      */
-    public static Dataset index(String dataset, Path root) {
-        return switch (dataset) {
+    public static Dataset open(String kind, Path root) {
+        return switch (kind) {
             case "jpeg" -> ImageFolder.scan(root);
             case "raw" -> {
-                Dataset index = Datasets.open(root.toString(), ErrorPolicy.FAIL, System.err::println);
-                TarShards shards = index instanceof ShardDataset sharded ? sharded.shards() : null;
-                for (int i = 0; i < index.size(); i++) {
+                Dataset dataset = Datasets.open(root.toString(), ErrorPolicy.FAIL, System.err::println);
+                TarShards shards = dataset instanceof ShardDataset sharded ? sharded.shards() : null;
+                for (int i = 0; i < dataset.size(); i++) {
                     if (shards == null
                             || shards.format(i) != TarShards.NPY
                             || shards.length(i)
                                     != NpyHeader.uint8(RawTensors.SIDE, RawTensors.SIDE, 3).length
                                             + RawTensors.SAMPLE_BYTES) {
-                        index.close();
+                        dataset.close();
                         throw new IllegalArgumentException("--dataset raw needs the raw shards of 224x224x3 uint8 .npy "
                                 + "samples that the harness packs, not " + root);
                     }
                 }
-                yield index;
+                yield dataset;
             }
-            default -> throw new IllegalArgumentException("--dataset must be jpeg or raw, not " + dataset);
+            default -> throw new IllegalArgumentException("--dataset must be jpeg or raw, not " + kind);
         };
     }
 
@@ -165,8 +165,8 @@ public final class StokeRunCommand implements Callable<Integer> {
      * evaluation transform whatever {@code transform} says (the shards hold its output, so the
      * loader only copies each sample; the training transform is for JPEG runs).
      */
-    public static TransformSpec spec(String dataset, String transform, String dctScaling) {
-        if (dataset.equals("raw")) {
+    public static TransformSpec spec(String kind, String transform, String dctScaling) {
+        if (kind.equals("raw")) {
             return TransformSpec.defaults()
                     .withEval(RawTensors.RESIZE, RawTensors.SIDE)
                     .withOutput(TransformSpec.Output.UINT8_HWC);
@@ -214,12 +214,12 @@ public final class StokeRunCommand implements Callable<Integer> {
      * epoch after epoch), closed before the timed one is built, so that the timed run meets
      * compiled code (the resize kernels, on JPEG), as a training job does after its first seconds.
      */
-    private void warmUp(Dataset index, TransformSpec spec) {
+    private void warmUp(Dataset dataset, TransformSpec spec) {
         if (warmupImages <= 0) {
             return;
         }
         int seen = 0;
-        try (Loader loader = Loader.builder(index)
+        try (Loader loader = Loader.builder(dataset)
                 .batchSize(Math.min(batchSize, 64))
                 .workers(workers)
                 .slots(slots)
@@ -242,7 +242,7 @@ public final class StokeRunCommand implements Callable<Integer> {
     private void writeJson(long images, double elapsedS, long[] waits) {
         new RunFigures(
                         SummaryReport.STOKE,
-                        dataset,
+                        kind,
                         batchSize,
                         workers,
                         modelMs,

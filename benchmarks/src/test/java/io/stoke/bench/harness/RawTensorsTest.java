@@ -70,16 +70,16 @@ class RawTensorsTest {
         // harness-run's raw dataset and transform (train asked for: the raw case is eval whatever
         // --transform says), batch 4, 2 workers, 2 slots: 3 batches, the last partial.
         List<byte[]> stoke = new ArrayList<>();
-        try (Dataset index = StokeRunCommand.index("raw", p.shards())) {
-            assertEquals(11, index.size());
-            for (int i = 0; i < index.size(); i++) {
+        try (Dataset dataset = StokeRunCommand.open("raw", p.shards())) {
+            assertEquals(11, dataset.size());
+            for (int i = 0; i < dataset.size(); i++) {
                 assertEquals(
                         TarShards.NPY,
-                        ((ShardDataset) index).shards().format(i),
+                        ((ShardDataset) dataset).shards().format(i),
                         "sample " + i + " is a .npy: only copied");
             }
             List<Integer> sizes = new ArrayList<>();
-            try (Loader loader = Loader.builder(index)
+            try (Loader loader = Loader.builder(dataset)
                     .batchSize(4)
                     .workers(2)
                     .slots(2)
@@ -156,8 +156,8 @@ class RawTensorsTest {
         RawTensors.Prepared replaced = RawTensors.ensure(other, tmp.resolve("shards"), tmp.resolve("raw"), 1);
         assertTrue(replaced.packed() && replaced.filesMade(), replaced.toString());
         assertEquals(5, RawTensors.list(first.files()).size());
-        try (Dataset index = StokeRunCommand.index("raw", replaced.shards())) {
-            assertEquals(5, index.size());
+        try (Dataset dataset = StokeRunCommand.open("raw", replaced.shards())) {
+            assertEquals(5, dataset.size());
         }
     }
 
@@ -202,7 +202,7 @@ class RawTensorsTest {
 
         // The JPEG tree, or JPEG shards, given as the raw dataset: refused, not timed as raw.
         IllegalArgumentException e =
-                assertThrows(IllegalArgumentException.class, () -> StokeRunCommand.index("raw", jpeg));
+                assertThrows(IllegalArgumentException.class, () -> StokeRunCommand.open("raw", jpeg));
         assertTrue(e.getMessage().contains("raw shards"), e.getMessage());
     }
 
@@ -239,8 +239,8 @@ class RawTensorsTest {
         List<String> torch = printed.lines().toList();
 
         List<String> stoke = new ArrayList<>();
-        try (Dataset index = StokeRunCommand.index("raw", p.shards());
-                Loader loader = Loader.builder(index)
+        try (Dataset dataset = StokeRunCommand.open("raw", p.shards());
+                Loader loader = Loader.builder(dataset)
                         .batchSize(4)
                         .workers(2)
                         .transform(StokeRunCommand.spec("raw", "eval", "POWERS_OF_TWO"))

@@ -50,14 +50,14 @@ public final class Datasets {
     }
 
     /** What {@link #open(String, ErrorPolicy, Consumer)} does after opening: for remote shards too. */
-    public static Dataset checked(Dataset index, String spec, ErrorPolicy policy, Consumer<String> warn) {
-        if (!(index instanceof ShardDataset sharded)) {
-            return index;
+    public static Dataset checked(Dataset dataset, String spec, ErrorPolicy policy, Consumer<String> warn) {
+        if (!(dataset instanceof ShardDataset sharded)) {
+            return dataset;
         }
         TarShards shards = sharded.shards();
         if (!shards.problems().isEmpty()) {
             if (policy == ErrorPolicy.FAIL) {
-                index.close();
+                dataset.close();
                 throw new IllegalArgumentException(
                         "damaged shard(s) in " + spec + ":\n  " + String.join("\n  ", shards.problems())
                                 + "\n(--on-error skip reads the samples before the damage and names the rest)");
@@ -66,8 +66,8 @@ public final class Datasets {
                 warn.accept("WARNING: skipping what is past the damage: " + problem);
             }
         }
-        if (index.size() == 0) {
-            index.close();
+        if (dataset.size() == 0) {
+            dataset.close();
             throw new IllegalArgumentException("no samples in " + spec);
         }
         if (!shards.indexed() && shards.remote()) {
@@ -79,7 +79,7 @@ public final class Datasets {
         if (!shards.labelled()) {
             warn.accept("note: no .cls member in " + spec + ": every label is -1");
         }
-        return index;
+        return dataset;
     }
 
     /**
@@ -205,7 +205,7 @@ public final class Datasets {
             files.add(Path.of(n));
         }
         Path root = files.get(0).toAbsolutePath().getParent();
-        return TarShardScanner.index(
+        return TarShardScanner.scan(
                 names, new MappedShards(files), root, Runtime.getRuntime().availableProcessors());
     }
 

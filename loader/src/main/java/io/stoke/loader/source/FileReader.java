@@ -20,7 +20,7 @@ public final class FileReader implements SampleReader {
     // [0, PATH_MAX): the root, then a relative path; [PATH_MAX, 2*PATH_MAX): an absolute path.
     private final MemorySegment path = arena.allocate(2 * PATH_MAX);
     private final MemorySegment absolutePath = path.asSlice(PATH_MAX);
-    private final FileDataset index;
+    private final FileDataset dataset;
     private final int rootLength;
     private final long maxBytes;
     private Arena bufferArena = Arena.ofConfined();
@@ -28,12 +28,12 @@ public final class FileReader implements SampleReader {
     private long length;
     private int lastErrno;
 
-    public FileReader(FileDataset index, long maxBytes) {
-        this.index = index;
+    public FileReader(FileDataset dataset, long maxBytes) {
+        this.dataset = dataset;
         this.maxBytes = maxBytes;
-        byte[] root = (index.root().toString() + "/").getBytes(StandardCharsets.UTF_8);
+        byte[] root = (dataset.root().toString() + "/").getBytes(StandardCharsets.UTF_8);
         if (root.length >= PATH_MAX) {
-            throw new IllegalArgumentException("dataset root path too long: " + index.root());
+            throw new IllegalArgumentException("dataset root path too long: " + dataset.root());
         }
         MemorySegment.copy(root, 0, path, ValueLayout.JAVA_BYTE, 0, root.length);
         rootLength = root.length;
@@ -50,15 +50,15 @@ public final class FileReader implements SampleReader {
     public SampleStatus read(int sample) {
         length = 0;
         lastErrno = 0;
-        boolean absolute = index.isAbsolute(sample);
+        boolean absolute = dataset.isAbsolute(sample);
         MemorySegment fullPath = absolute ? absolutePath : path;
         long offset = absolute ? 0 : rootLength;
-        int pathLength = index.pathLength(sample);
+        int pathLength = dataset.pathLength(sample);
         if (offset + pathLength + 1 > PATH_MAX) {
             lastErrno = 36; // ENAMETOOLONG
             return SampleStatus.READ_ERROR;
         }
-        index.copyPath(sample, fullPath, offset);
+        dataset.copyPath(sample, fullPath, offset);
         fullPath.set(ValueLayout.JAVA_BYTE, offset + pathLength, (byte) 0);
         int fd = LibC.open(callState, fullPath, LibC.O_RDONLY | LibC.O_CLOEXEC);
         if (fd < 0) {

@@ -63,11 +63,11 @@ public final class ImageFolder {
                 builder.add((cls + "/" + name).getBytes(StandardCharsets.UTF_8), label);
             }
         }
-        FileDataset index = builder.build(root.toAbsolutePath(), classes);
-        if (index.size() == 0) {
+        FileDataset dataset = builder.build(root.toAbsolutePath(), classes);
+        if (dataset.size() == 0) {
             throw new IllegalArgumentException("no image files under " + root);
         }
-        return index;
+        return dataset;
     }
 
     static boolean hasImageExtension(String name) {

@@ -49,11 +49,11 @@ public final class ListFile {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read list file " + listFile, e);
         }
-        FileDataset index = builder.build(root, List.of());
-        if (index.size() == 0) {
+        FileDataset dataset = builder.build(root, List.of());
+        if (dataset.size() == 0) {
             throw new IllegalArgumentException("list file " + listFile + " names no samples");
         }
-        return index;
+        return dataset;
     }
 
     private static int lastWhitespace(String s) {

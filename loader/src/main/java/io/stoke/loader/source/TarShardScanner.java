@@ -44,9 +44,9 @@ public final class TarShardScanner {
 
     /**
      * Scans {@code names.size()} shards whose bytes {@code bytes} gives, by shard number, on up to
-     * {@code threads} threads. The index owns {@code bytes} from here on, even when this throws.
+     * {@code threads} threads. The dataset owns {@code bytes} from here on, even when this throws.
      */
-    public static ShardDataset index(List<String> names, ShardBytes bytes, Path root, int threads) {
+    public static ShardDataset scan(List<String> names, ShardBytes bytes, Path root, int threads) {
         try {
             return build(names, bytes, root, scanAll(names, bytes, threads));
         } catch (RuntimeException | Error e) {
@@ -95,7 +95,7 @@ public final class TarShardScanner {
     private static ShardScan scanShard(ShardBytes bytes, int shard) {
         MemorySegment data = bytes.acquire(shard);
         try {
-            return scan(data);
+            return scanOne(data);
         } finally {
             bytes.release(shard);
         }
@@ -159,7 +159,7 @@ public final class TarShardScanner {
     }
 
     /** Scans one shard's bytes. Never throws on bad data: damage is in the result. */
-    static ShardScan scan(MemorySegment shard) {
+    static ShardScan scanOne(MemorySegment shard) {
         ShardScan out = new ShardScan();
         List<Member> members = new ArrayList<>();
         try (TarFile tar = new TarFile(new SegmentChannel(shard))) {

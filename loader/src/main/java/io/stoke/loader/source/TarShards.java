@@ -127,7 +127,7 @@ public final class TarShards implements AutoCloseable {
             }
             MemorySegment data = bytes.acquire(shard);
             try {
-                t = new ShardTable(TarShardScanner.scan(data), labelled);
+                t = new ShardTable(TarShardScanner.scanOne(data), labelled);
             } finally {
                 bytes.release(shard);
             }

@@ -26,7 +26,7 @@ public final class SampleTransform implements AutoCloseable {
     private final JpegDecoder decoder;
     private final WholeImageDecoder whole;
     private final Resampler resampler;
-    private final Dataset index;
+    private final Dataset dataset;
     private final RandomResizedCrop train;
     private final long seed;
     private final int resize;
@@ -37,19 +37,19 @@ public final class SampleTransform implements AutoCloseable {
     private String message;
 
     /** The evaluation transform, or the training one with seed 0. */
-    public SampleTransform(Dataset index, TransformSpec spec) {
-        this(index, spec, 0);
+    public SampleTransform(Dataset dataset, TransformSpec spec) {
+        this(dataset, spec, 0);
     }
 
     /** @param seed keys the training transform's random crops and flips (with the epoch and index) */
-    public SampleTransform(Dataset index, TransformSpec spec, long seed) {
-        this.index = index;
+    public SampleTransform(Dataset dataset, TransformSpec spec, long seed) {
+        this.dataset = dataset;
         this.train = spec.train();
         this.seed = seed;
         this.resize = spec.resize();
         this.evalRegion = spec.evalRegion();
-        this.shards = index instanceof ShardDataset s ? s.shards() : null; // raw .npy samples are in shards only
-        this.reader = index.reader(spec.maxFileBytes());
+        this.shards = dataset instanceof ShardDataset s ? s.shards() : null; // raw .npy samples are in shards only
+        this.reader = dataset.reader(spec.maxFileBytes());
         this.npy = new NpyImage(spec.crop());
         this.decoder = new JpegDecoder(spec);
         this.whole = new WholeImageDecoder(spec);
@@ -198,7 +198,7 @@ public final class SampleTransform implements AutoCloseable {
         if (status == SampleStatus.OK
                 && decoder.regionPath() == StokeJpeg.PATH_FELL_BACK
                 && FELL_BACK.compareAndSet(false, true)) {
-            System.err.println("stoke: WARNING: " + index.name(sample) + ": its restart markers were not used ("
+            System.err.println("stoke: WARNING: " + dataset.name(sample) + ": its restart markers were not used ("
                     + decoder.message() + "); decoded without them, as a file without markers is (said once for"
                     + " all files)");
         }
@@ -232,8 +232,8 @@ public final class SampleTransform implements AutoCloseable {
         return message;
     }
 
-    public Dataset index() {
-        return index;
+    public Dataset dataset() {
+        return dataset;
     }
 
     @Override

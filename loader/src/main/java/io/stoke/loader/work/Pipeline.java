@@ -51,7 +51,7 @@ import org.agrona.concurrent.IdleStrategy;
  * {@link SlotRing#publish}, to the consumer until it calls {@link SlotRing#release}.
  */
 public final class Pipeline implements AutoCloseable {
-    private final Dataset index;
+    private final Dataset dataset;
     private final Sampler sampler;
     private final TransformSpec spec;
     private final SlotRing ring;
@@ -160,7 +160,7 @@ public final class Pipeline implements AutoCloseable {
                 || ring.geometry().sampleBytes() != spec.sampleBytes()) {
             throw new IllegalArgumentException("ring geometry does not match batch size and transform");
         }
-        this.index = dataset;
+        this.dataset = dataset;
         this.sampler = sampler;
         this.spec = spec;
         this.ring = ring;
@@ -235,7 +235,7 @@ public final class Pipeline implements AutoCloseable {
         if (!awaitActive(id)) {
             return;
         }
-        try (SampleTransform transform = new SampleTransform(index, spec, sampler.seed())) {
+        try (SampleTransform transform = new SampleTransform(dataset, spec, sampler.seed())) {
             int[] order = null;
             long orderEpoch = -1;
             while (running) {
@@ -380,12 +380,12 @@ public final class Pipeline implements AutoCloseable {
         long start = System.nanoTime();
         SampleStatus status = transform.apply(sample, batch.epoch, slotPixels[slot], position * sampleBytes);
         long elapsed = System.nanoTime() - start;
-        memory.set(JAVA_INT, labelsOffset + 4L * position, index.label(sample));
+        memory.set(JAVA_INT, labelsOffset + 4L * position, dataset.label(sample));
         memory.set(JAVA_LONG, indicesOffset + 8L * position, sample);
         memory.set(JAVA_INT, statusOffset + 4L * position, status.code());
         if (status != SampleStatus.OK) {
             slotPixels[slot].asSlice(position * sampleBytes, sampleBytes).fill((byte) 0);
-            batch.addError(new SampleError(position, sample, index.name(sample), status, transform.message()));
+            batch.addError(new SampleError(position, sample, dataset.name(sample), status, transform.message()));
         }
         add(id, SAMPLES, 1);
         batch.decodeNanos.addAndGet(elapsed);

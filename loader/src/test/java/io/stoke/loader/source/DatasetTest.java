@@ -27,17 +27,17 @@ class DatasetTest {
         }
         Path list = tmp.resolve("train.txt");
         Files.write(list, lines);
-        FileDataset index = ListFile.read(list);
-        assertEquals(n, index.size());
+        FileDataset dataset = ListFile.read(list);
+        assertEquals(n, dataset.size());
         for (int i : new int[] {0, 1, 1023, 1024, 1025, 2047, 2048, 2049, 65536, n - 1}) {
-            assertEquals("dir" + (i % 7) + "/image with space " + i + ".jpg", index.path(i));
-            assertEquals(i % 1000, index.label(i));
+            assertEquals("dir" + (i % 7) + "/image with space " + i + ".jpg", dataset.path(i));
+            assertEquals(i % 1000, dataset.label(i));
         }
-        assertEquals(tmp.toAbsolutePath().resolve("dir0/image with space 0.jpg"), index.resolve(0));
+        assertEquals(tmp.toAbsolutePath().resolve("dir0/image with space 0.jpg"), dataset.resolve(0));
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment dst = arena.allocate(64);
-            int len = index.copyPath(2049, dst, 3);
-            assertEquals(index.path(2049), new String(dst.asSlice(3, len).toArray(ValueLayout.JAVA_BYTE)));
+            int len = dataset.copyPath(2049, dst, 3);
+            assertEquals(dataset.path(2049), new String(dst.asSlice(3, len).toArray(ValueLayout.JAVA_BYTE)));
         }
     }
 
@@ -72,10 +72,10 @@ class DatasetTest {
     void absolutePathsInListsStayAbsolute() throws Exception {
         Path list = tmp.resolve("abs.txt");
         Files.write(list, List.of("/data/x.jpg 3", "rel/y.jpg 4"));
-        FileDataset index = ListFile.read(list);
-        assertTrue(index.isAbsolute(0));
-        assertFalse(index.isAbsolute(1));
-        assertEquals(Path.of("/data/x.jpg"), index.resolve(0));
+        FileDataset dataset = ListFile.read(list);
+        assertTrue(dataset.isAbsolute(0));
+        assertFalse(dataset.isAbsolute(1));
+        assertEquals(Path.of("/data/x.jpg"), dataset.resolve(0));
     }
 
     @Test
@@ -85,11 +85,11 @@ class DatasetTest {
         Files.write(tmp.resolve("t/b/1.JPEG"), new byte[1]);
         Files.write(tmp.resolve("t/a/2.jpg"), new byte[1]);
         Files.write(tmp.resolve("t/a/notes.txt"), new byte[1]);
-        Dataset index = ImageFolder.scan(tmp.resolve("t"));
-        assertEquals(2, index.size());
-        assertEquals(List.of("a", "b"), index.classNames());
-        assertEquals("a/2.jpg", index.path(0));
-        assertEquals(1, index.label(1));
+        Dataset dataset = ImageFolder.scan(tmp.resolve("t"));
+        assertEquals(2, dataset.size());
+        assertEquals(List.of("a", "b"), dataset.classNames());
+        assertEquals("a/2.jpg", dataset.path(0));
+        assertEquals(1, dataset.label(1));
         Files.createDirectories(tmp.resolve("empty"));
         assertThrows(IllegalArgumentException.class, () -> ImageFolder.scan(tmp.resolve("empty")));
     }

@@ -76,10 +76,10 @@ class RawShardsTest {
     void rawSamplesOfTheOutputSizeAreDeliveredAsStoredAndOthersNamed() throws Exception {
         Path shard = tmp.resolve("raw-000000.tar");
         byte[][] pixels = writeShard(shard);
-        try (Dataset index = Datasets.open(shard.toString())) {
-            assertEquals(5, index.size());
+        try (Dataset dataset = Datasets.open(shard.toString())) {
+            assertEquals(5, dataset.size());
             for (TransformSpec spec : List.of(EVAL, EVAL.withOutput(TransformSpec.Output.FLOAT32_CHW))) {
-                try (Loader loader = Loader.builder(index)
+                try (Loader loader = Loader.builder(dataset)
                         .transform(spec)
                         .batchSize(5)
                         .workers(2)
@@ -121,7 +121,7 @@ class RawShardsTest {
                 }
             }
             TransformSpec train = EVAL.withTrain(SIDE, new RandomResizedCrop(0.5, 1, 0.75, 4 / 3.0, 0.5));
-            try (Loader loader = Loader.builder(index)
+            try (Loader loader = Loader.builder(dataset)
                             .transform(train)
                             .batchSize(5)
                             .workers(1)

@@ -111,15 +111,15 @@ class TarShardFuzzTest {
     /** Reads every sample of the shard under skip: {samples, bad ones}; null when it has none to read. */
     private static int[] readAll(Path shard) {
         List<String> warnings = new ArrayList<>();
-        Dataset index;
+        Dataset dataset;
         try {
-            index = Datasets.open(shard.toString(), ErrorPolicy.SKIP, warnings::add);
+            dataset = Datasets.open(shard.toString(), ErrorPolicy.SKIP, warnings::add);
         } catch (IllegalArgumentException e) {
             assertTrue(e.getMessage().contains(shard.toString()), e.getMessage());
             return null;
         }
-        try (index;
-                Loader loader = Loader.builder(index)
+        try (dataset;
+                Loader loader = Loader.builder(dataset)
                         .transform(SMALL)
                         .batchSize(4)
                         .workers(2)
@@ -140,10 +140,10 @@ class TarShardFuzzTest {
                     assertEquals(b.skipped().size(), countBad(b));
                 }
             }
-            assertEquals(index.size(), n);
+            assertEquals(dataset.size(), n);
             return new int[] {n, bad};
         } catch (NoSampleDecodedException e) {
-            return new int[] {index.size(), index.size()}; // every sample bad: named, and the run ends
+            return new int[] {dataset.size(), dataset.size()}; // every sample bad: named, and the run ends
         }
     }
 

@@ -87,10 +87,10 @@ class TarShardsTest {
             """;
 
     /** Per sample, in dataset order: label and a checksum of its pixels. */
-    static List<String> samples(Dataset index, boolean shuffle) {
+    static List<String> samples(Dataset dataset, boolean shuffle) {
         Map<Long, String> byIndex = new TreeMap<>();
         List<String> inOrder = new ArrayList<>();
-        try (Loader loader = Loader.builder(index)
+        try (Loader loader = Loader.builder(dataset)
                 .transform(SMALL)
                 .batchSize(8)
                 .workers(2)
@@ -208,7 +208,7 @@ class TarShardsTest {
         Path dir = hostile();
         List<String> warnings = new ArrayList<>();
         assertTimeoutPreemptively(NO_HANG, () -> {
-            try (Dataset index = Datasets.open(dir.toString(), ErrorPolicy.SKIP, warnings::add)) {
+            try (Dataset dataset = Datasets.open(dir.toString(), ErrorPolicy.SKIP, warnings::add)) {
                 String all = String.join("\n", warnings);
                 assertTrue(all.contains("h-000001.tar"), all);
                 assertTrue(all.contains("h-000002.tar"), all);
@@ -216,7 +216,7 @@ class TarShardsTest {
                 assertEquals(3, warnings.size(), all);
                 Map<String, String> named = new HashMap<>();
                 Map<String, Integer> delivered = new HashMap<>();
-                try (Loader loader = Loader.builder(index)
+                try (Loader loader = Loader.builder(dataset)
                         .transform(SMALL)
                         .batchSize(4)
                         .workers(2)
@@ -231,7 +231,8 @@ class TarShardsTest {
                             for (int i = 0; i < b.size(); i++) {
                                 int sample = (int) b.indices().getAtIndex(ValueLayout.JAVA_LONG, i);
                                 if (b.status(i) == SampleStatus.OK) {
-                                    delivered.put(index.path(sample), b.labels().getAtIndex(ValueLayout.JAVA_INT, i));
+                                    delivered.put(
+                                            dataset.path(sample), b.labels().getAtIndex(ValueLayout.JAVA_INT, i));
                                 }
                             }
                         }
@@ -267,8 +268,8 @@ class TarShardsTest {
                             && e.getMessage().contains("h-000003.tar"),
                     e.getMessage());
             // The shard whose faults are per sample opens; its first bad sample fails its batch, named.
-            try (Dataset index = Datasets.open(dir.resolve("h-000000.tar").toString(), ErrorPolicy.FAIL, w -> {});
-                    Loader loader = Loader.builder(index)
+            try (Dataset dataset = Datasets.open(dir.resolve("h-000000.tar").toString(), ErrorPolicy.FAIL, w -> {});
+                    Loader loader = Loader.builder(dataset)
                             .transform(SMALL)
                             .batchSize(2)
                             .workers(2)
@@ -298,11 +299,11 @@ class TarShardsTest {
                 folder.resolve(folderIndex.path(0)).toString(),
                 out.resolve("u.tar").toString());
         List<String> warnings = new ArrayList<>();
-        try (Dataset index = Datasets.open(out.resolve("u.tar").toString(), ErrorPolicy.FAIL, warnings::add)) {
-            assertEquals(3, index.size());
-            assertEquals(-1, index.label(2));
+        try (Dataset dataset = Datasets.open(out.resolve("u.tar").toString(), ErrorPolicy.FAIL, warnings::add)) {
+            assertEquals(3, dataset.size());
+            assertEquals(-1, dataset.label(2));
             assertTrue(warnings.size() == 1 && warnings.get(0).contains("every label is -1"), warnings.toString());
-            List<String> got = samples(index, false);
+            List<String> got = samples(dataset, false);
             assertEquals(3, got.size());
             assertTrue(got.stream().allMatch(s -> s.startsWith("-1:")), got.toString());
         }

@@ -40,11 +40,11 @@ class EvalIdentityTest {
         byte[] jpeg = TestImages.jpeg(TestImages.rgb(w, h, w + 3L * h), w, h, channels, 90, subsamp, flags);
         Files.createDirectories(tmp.resolve("c"));
         Files.write(tmp.resolve("c/x.jpg"), jpeg);
-        Dataset index = ImageFolder.scan(tmp);
+        Dataset dataset = ImageFolder.scan(tmp);
         TransformSpec spec =
                 TransformSpec.defaults().withResize(256, crop).withDctScaling(TransformSpec.DctScaling.NONE);
         try (Arena arena = Arena.ofConfined();
-                SampleTransform t = new SampleTransform(index, spec);
+                SampleTransform t = new SampleTransform(dataset, spec);
                 JpegDecoder whole = new JpegDecoder(spec)) {
             MemorySegment out = arena.allocate(spec.sampleBytes());
             assertEquals(SampleStatus.OK, t.apply(0, out, 0), t.message());

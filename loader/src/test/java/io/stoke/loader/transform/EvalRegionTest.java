@@ -55,10 +55,10 @@ class EvalRegionTest {
         byte[] jpeg = TestImages.jpeg(TestImages.rgb(w, h, 7L * w + h), w, h, channels, 90, subsamp, flags);
         Files.createDirectories(tmp.resolve("c"));
         Files.write(tmp.resolve("c/x.jpg"), jpeg);
-        Dataset index = ImageFolder.scan(tmp);
+        Dataset dataset = ImageFolder.scan(tmp);
         TransformSpec spec = TransformSpec.defaults().withDctScaling(dct).withOutput(output);
         try (Arena arena = Arena.ofConfined();
-                SampleTransform t = new SampleTransform(index, spec);
+                SampleTransform t = new SampleTransform(dataset, spec);
                 JpegDecoder whole = new JpegDecoder(spec);
                 Resampler resampler = new Resampler(spec)) {
             MemorySegment got = arena.allocate(spec.sampleBytes());
