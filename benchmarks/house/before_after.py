@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Two builds of Stoke side by side on this machine: `stoke demo` (cold, and warm with an untimed
-warm-up) and the Python benchmark's stoke.DataLoader run (benchmarks/python/dataloader_bench.py
---run --loader stoke --model none), each a fresh process, the two builds alternating.
+warm-up), the Python benchmark's stoke.DataLoader run (benchmarks/python/dataloader_bench.py
+--run --loader stoke --model none) and `stoke embed` (the sample through embed/models'
+tiny CNN), each a fresh process, the two builds alternating.
   python3 benchmarks/house/before_after.py --before CHECKOUT --after CHECKOUT --out DIR [--repeats 4]
 Writes DIR/runs.jsonl (one line a run) and DIR/summary.md (medians, and after/before ratios)."""
 import argparse, json, os, re, statistics, subprocess, sys
@@ -16,6 +17,15 @@ def demo(checkout, warm):
     ips = float(re.search(r"throughput\s+([\d.]+) images/s", out).group(1))
     first = float(re.search(r"time to first batch\s+([\d.]+) ms", out).group(1))
     return {"images_per_s": ips, "first_batch_ms": first}
+
+
+def embed(checkout, scratch):
+    model = Path(__file__).resolve().parent.parent.parent / "embed" / "models" / "tiny_cnn_f32.onnx"
+    out = Path(scratch) / "embed-out"
+    subprocess.run(["rm", "-rf", str(out)], check=True)
+    text = subprocess.run([str(Path(checkout) / "stoke"), "embed", str(DATA), "--model", str(model), "--out", str(out)],
+                          capture_output=True, text=True, check=True).stdout
+    return {"images_per_s": float(re.search(r"throughput\s+([\d.]+) images/s", text).group(1)), "first_batch_ms": None}
 
 
 def python_run(checkout):
@@ -40,7 +50,7 @@ def main():
     for checkout in builds.values():  # builds the jar and records the AOT cache, untimed
         subprocess.run([str(Path(checkout) / "stoke"), "demo"], capture_output=True, check=True)
     cases = {"demo cold": lambda c: demo(c, False), "demo warm": lambda c: demo(c, True),
-             "python stoke.DataLoader": python_run}
+             "python stoke.DataLoader": python_run, "stoke embed (tiny CNN)": lambda c: embed(c, out)}
     runs = []
     with open(out / "runs.jsonl", "w") as f:
         for r in range(a.repeats):
@@ -62,11 +72,14 @@ def main():
              "| case | before images/s | after images/s | after/before | before first batch ms | "
              "after first batch ms |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for case in cases:
-        med = {b: (statistics.median(x["images_per_s"] for x in runs if x["case"] == case and x["build"] == b),
-                   statistics.median(x["first_batch_ms"] for x in runs if x["case"] == case and x["build"] == b))
-               for b in builds}
-        lines.append(f"| {case} | {med['before'][0]:.0f} | {med['after'][0]:.0f} | "
-                     f"{med['after'][0] / med['before'][0]:.3f} | {med['before'][1]:.0f} | {med['after'][1]:.0f} |")
+        def median(build, key):
+            values = [x[key] for x in runs if x["case"] == case and x["build"] == build and x[key] is not None]
+            return statistics.median(values) if values else None
+        ips = {b: median(b, "images_per_s") for b in builds}
+        first = {b: median(b, "first_batch_ms") for b in builds}
+        shown = {b: "-" if first[b] is None else f"{first[b]:.0f}" for b in builds}
+        lines.append(f"| {case} | {ips['before']:.0f} | {ips['after']:.0f} | "
+                     f"{ips['after'] / ips['before']:.3f} | {shown['before']} | {shown['after']} |")
     lines += ["", "Every run (images/s):", ""]
     for case in cases:
         for b in builds:

@@ -234,7 +234,9 @@ class SyntheticImageNetTest {
         Dataset dataset = ImageFolder.scan(shared);
         for (int i = 0; i < dataset.size(); i++) {
             assertEquals(
-                    SyntheticImageNet.className(dataset.label(i)), dataset.path(i).substring(0, 9), dataset.path(i));
+                    SyntheticImageNet.className(dataset.label(i)),
+                    dataset.path(i).substring(0, 9),
+                    dataset.path(i));
         }
         assertFalse(dataset.classNames().isEmpty());
     }
