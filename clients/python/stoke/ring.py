@@ -437,7 +437,7 @@ class Batch:
     __slots__ = ("_ring", "slot", "pixels", "labels", "indices", "status", "sequence", "epoch", "batch_index",
                  "size", "flags", "_released")
 
-    def __init__(self, ring, slot):
+    def __init__(self, ring: "Ring", slot: int) -> None:
         g, mm = ring._g, ring._mm
         base = g.slots_offset + g.slot_stride * slot
         hdr = ring._slot_headers[slot]
