@@ -9,6 +9,7 @@ is imported only where an argument needs it.
 
 import dataclasses
 import numbers
+import operator
 import os
 import re
 import warnings
@@ -70,11 +71,15 @@ def _is_default_collate(fn: Any) -> bool:
 
 
 def _integer(name: str, value: Any) -> int:
-    """``value`` as an int, or a TypeError naming the argument (an integral float is taken as it was)."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return int(value)
+    """``value`` as an int (anything with ``__index__``, a numpy or one-element torch integer included;
+    an integral float as before these checks), or a TypeError naming the argument."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
     raise TypeError(f"{name} must be an integer, not {value!r}")
 
 
