@@ -392,6 +392,14 @@ class DataLoaderTest(unittest.TestCase):
         finally:
             loader.close()
 
+    def test_a_producer_that_exits_at_start_raises_with_its_last_stderr_line(self):
+        # The error waits for the exit and the stderr reader's end of pipe: the line is always there.
+        for _ in range(3):
+            with self.assertRaisesRegex(stoke.ProducerError, r"exited with status 1 before its ring was ready"
+                                                             r"(.|\n)*is neither a folder"):
+                stoke.DataLoader(str(TMP / "no-such-folder"), batch_size=2, seed=1)
+            self.assertEqual([], producer_files())
+
     def test_kill_9_of_the_python_process_leaves_no_producer_and_no_file(self):
         child = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
             import sys, time, stoke
