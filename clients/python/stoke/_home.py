@@ -18,6 +18,7 @@ libturbojpeg, builds when sources changed, and runs the CLI.
 import json
 import os
 from pathlib import Path
+from typing import List, Optional
 
 #: The bundled Java side, when this package came from the self-contained wheel.
 BUNDLED = Path(__file__).resolve().parent / "_java"
@@ -34,14 +35,14 @@ class StokeNotFoundError(RuntimeError):
     """No ``./stoke`` launcher was found; the message says what to run."""
 
 
-def _launcher_in(checkout):
+def _launcher_in(checkout: Optional[Path]) -> Optional[Path]:
     if checkout is None:
         return None
     launcher = Path(checkout) / "stoke"
     return launcher if launcher.is_file() and os.access(launcher, os.X_OK) else None
 
 
-def _installed_from():
+def _installed_from() -> Optional[Path]:
     """The checkout pip installed this package from, when it recorded a local directory."""
     try:
         from importlib.metadata import PackageNotFoundError, distribution
@@ -60,8 +61,15 @@ def _installed_from():
     return Path(url[len("file://"):]).parent.parent
 
 
-def bundled_java():
-    """The bundled runtime's ``java``, or None when this package carries none (installed from a checkout)."""
+def bundled_java() -> Optional[Path]:
+    """The bundled runtime's ``java``.
+
+    Returns:
+        Its path, or None when this package carries none (installed from a checkout).
+
+    Raises:
+        StokeNotFoundError: it is there and not executable (the wheel unpacked without file modes).
+    """
     java = BUNDLED / "runtime" / "bin" / "java"
     if java.is_file() and (BUNDLED / "stoke.jar").is_file():
         if not os.access(java, os.X_OK):
@@ -71,9 +79,14 @@ def bundled_java():
     return None
 
 
-def bundled_command():
-    """``java [AOT cache] @jvm.options [native libraries] $STOKE_JAVA_OPTS -jar stoke.jar``, in the order
-    ``./stoke`` gives its own (later options win; ``STOKE_AOT=0`` runs without the cache, as there)."""
+def bundled_command() -> List[str]:
+    """The bundled runtime's command, to which a CLI command's arguments are added.
+
+    Returns:
+        ``java [AOT cache] @jvm.options [native libraries] $STOKE_JAVA_OPTS -jar stoke.jar``, in the
+        order ``./stoke`` gives its own (later options win; ``STOKE_AOT=0`` runs without the cache,
+        as there).
+    """
     java = bundled_java()
     cmd = [str(java)]
     aot = BUNDLED / "stoke.aot"
@@ -87,7 +100,7 @@ def bundled_command():
     return cmd + ["-jar", str(BUNDLED / "stoke.jar")]
 
 
-def _jar_as_recorded():
+def _jar_as_recorded() -> bool:
     """Sets the installed stoke.jar's modification time back to the one its AOT cache was recorded
     against; False, said once, where it cannot be (a read-only install): the cache is then not used."""
     import sys
@@ -105,8 +118,16 @@ def _jar_as_recorded():
         return False
 
 
-def launcher():
-    """The path of a checkout's ``./stoke`` to run; raises StokeNotFoundError saying what to do."""
+def launcher() -> Path:
+    """A checkout's ``./stoke``: ``$STOKE_HOME``'s, else the checkout pip installed from, else the one
+    this file lies in.
+
+    Returns:
+        The launcher's path.
+
+    Raises:
+        StokeNotFoundError: none was found (or ``$STOKE_HOME`` holds none), saying what to do.
+    """
     home = os.environ.get("STOKE_HOME")
     if home:
         found = _launcher_in(home)
@@ -126,9 +147,19 @@ def launcher():
         "one: pip install --no-build-isolation /path/to/stoke/clients/python")
 
 
-def stoke_command():
-    """The command before a CLI command's arguments (``serve ...``): the bundled runtime's, else a checkout's
-    ``./stoke``. Raises StokeNotFoundError saying what to do."""
+def stoke_command() -> List[str]:
+    """The command before a CLI command's arguments (``serve ...``).
+
+    Returns:
+        The bundled runtime's (:func:`bundled_command`), else ``[<checkout>/stoke]``.
+
+    Raises:
+        StokeNotFoundError: no Java side was found, saying what to do.
+
+    Example::
+
+        subprocess.run(stoke_command() + ["--version"], check=True)
+    """
     if bundled_java() is not None:
         return bundled_command()
     return [str(launcher())]

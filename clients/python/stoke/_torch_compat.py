@@ -6,6 +6,7 @@ import inspect
 import os
 import re
 import textwrap
+from typing import Any, Dict, List, NoReturn, Sequence, Tuple
 
 __all__ = ["UnsupportedError", "dataset_samples", "translate_transform", "write_list_file"]
 
@@ -22,19 +23,32 @@ class UnsupportedError(ValueError):
     """Something a PyTorch user passed that Stoke's producer cannot do exactly; raised at construction."""
 
 
-def _refuse(what, why=""):
+def _refuse(what: str, why: str = "") -> NoReturn:
     raise UnsupportedError(f"stoke.DataLoader cannot do {what}{': ' + why if why else ''}. {WAYS_OUT}")
 
 
-def is_dataset(obj):
-    """A dataset object (anything with ``samples``) rather than a path."""
+def is_dataset(obj: Any) -> bool:
+    """Whether ``obj`` is a dataset object (anything with ``samples``) rather than a path."""
     return not isinstance(obj, (str, bytes, os.PathLike)) and hasattr(obj, "samples")
 
 
-def dataset_samples(dataset):
-    """``dataset.samples`` as a list of (absolute path, label), checked: Stoke reads each path and tells
-    its format by its bytes (a file it does not decode is named when its batch comes, never refused
-    here), and a label as a non-negative int; anything the dataset would do that Stoke cannot is refused."""
+def dataset_samples(dataset: Any) -> List[Tuple[str, int]]:
+    """A dataset's samples, checked, for Stoke's list file.
+
+    Stoke reads each path and tells its format by its bytes (a file it does not decode is named
+    when its batch comes, never refused here), and takes a label as a non-negative int.
+
+    Args:
+        dataset: a torchvision ``ImageFolder``/``DatasetFolder``, or any object with ``samples``.
+
+    Returns:
+        ``dataset.samples`` as a list of ``(absolute path, label)``.
+
+    Raises:
+        UnsupportedError: the dataset would do what Stoke cannot (a ``target_transform``, a loader
+            of its own, a label that is not a non-negative integer, a path a list file cannot
+            hold, no samples), naming it.
+    """
     name = type(dataset).__name__
     target_transform = getattr(dataset, "target_transform", None)
     if target_transform is not None:
@@ -75,9 +89,14 @@ def dataset_samples(dataset):
     return samples
 
 
-def write_list_file(samples, fd):
-    """One ``<path> <label>`` line per sample (Stoke's list file; a path may hold spaces: the label
-    is what follows the last one), written to the empty file open as descriptor ``fd``."""
+def write_list_file(samples: Sequence[Tuple[str, int]], fd: int) -> None:
+    """Writes Stoke's list file: one ``<path> <label>`` line per sample (a path may hold spaces: the
+    label is what follows the last one).
+
+    Args:
+        samples: ``(path, label)`` pairs, as :func:`dataset_samples` gives them.
+        fd: the empty file's descriptor, left open.
+    """
     with open(fd, "w", encoding="utf-8", closefd=False) as f:
         for p, label in samples:
             f.write(f"{p} {label}\n")
@@ -151,12 +170,27 @@ def _bilinear(t, what):
         _refuse(f"{what} with interpolation {interpolation}", "Stoke resamples with PIL's antialiased bilinear filter only")
 
 
-def translate_transform(transform):
-    """A torchvision transform (a ``Compose`` or one transform, of ``torchvision.transforms`` or
-    ``torchvision.transforms.v2``) as Stoke's producer settings: ``{"transform": "eval"|"train",
-    "resize", "crop", "scale", "ratio", "flip", "output": "uint8"|"float32", "chw": bool (uint8 as
-    [n, 3, H, W], PILToTensor's layout), "mean", "std"}``. Refuses, naming the transform and the ways
-    out, whatever it cannot do exactly."""
+def translate_transform(transform: Any) -> Dict[str, Any]:
+    """A torchvision transform as Stoke's producer settings, exactly, or refused.
+
+    Args:
+        transform: a ``Compose`` or one transform, of ``torchvision.transforms`` or
+            ``torchvision.transforms.v2`` (or a wrapper whose ``__call__`` only applies its
+            ``transforms``).
+
+    Returns:
+        ``{"transform": "eval"|"train", "resize", "crop", "scale", "ratio", "flip", "output":
+        "uint8"|"float32", "chw": bool (uint8 as [n, 3, H, W], PILToTensor's layout), "mean", "std"}``.
+
+    Raises:
+        UnsupportedError: a step Stoke cannot do exactly, naming it and the ways out (also when
+            torchvision is not installed).
+
+    Example::
+
+        >>> translate_transform(T.Compose([T.Resize(256), T.CenterCrop(224), T.PILToTensor()]))["chw"]
+        True
+    """
     try:
         import torchvision  # noqa: F401
     except ImportError:

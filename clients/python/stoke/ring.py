@@ -34,6 +34,7 @@ import os
 import platform
 import threading
 import time
+from typing import Iterator, Optional, Tuple, Union
 
 import numpy as np
 
@@ -156,7 +157,7 @@ def _view(mm, dtype, shape, offset):
     return np.frombuffer(mm, dtype=dtype, count=count, offset=offset).reshape(shape)
 
 
-def image_format(head):
+def image_format(head: Union[bytes, bytearray, memoryview]) -> Optional[str]:
     """The image format that ``head`` (a file's first 12 bytes or more) begins with, by the signatures
     Stoke's producer tells formats by (io.stoke.loader.format.ImageFormat), or None.
 
@@ -248,10 +249,19 @@ class _Geometry:
         self.total_length = self.slots_offset + self.slot_stride * slot_count  # Python ints: no overflow
 
 
-def validate(buf, file_size, name="ring"):
-    """Checks a ring header in ``buf`` (bytes-like, at least the header) of a file of ``file_size`` bytes.
+def validate(buf: Union[bytes, bytearray, memoryview, mmap.mmap], file_size: int, name: str = "ring") -> _Geometry:
+    """Checks a ring header against the geometry its sizes give.
 
-    Returns the geometry; raises RingFormatError naming the first wrong field.
+    Args:
+        buf: the ring's bytes, at least its header (a mapping of the whole file for the full check).
+        file_size: the file's size in bytes.
+        name: what error messages call the ring.
+
+    Returns:
+        The geometry (every offset recomputed from the sizes).
+
+    Raises:
+        RingFormatError: naming the first field that is wrong.
     """
     if file_size < HEADER_LENGTH or len(buf) < HEADER_LENGTH:
         raise RingFormatError(f"{name}: {file_size} bytes is too short for a ring header ({HEADER_LENGTH} bytes); "
@@ -406,15 +416,28 @@ class _Queue:
 class Batch:
     """One batch, viewed in place in its slot. Release it (or use ``with``) to give the slot back.
 
-    Attributes: ``pixels`` (uint8 [n, H, W, 3] or float32 [n, 3, H, W]), ``labels`` (int32 [n]),
-    ``indices`` (int64 [n], dataset index of each sample), ``status`` (int32 [n], 0 = ok, see
-    SAMPLE_STATUS), ``sequence``, ``epoch``, ``batch_index``, ``size``, ``last_in_epoch``.
+    Made by :meth:`Ring.next`, never directly.
+
+    Attributes:
+        pixels (numpy.ndarray): uint8 ``[n, H, W, 3]`` or float32 ``[n, 3, H, W]``.
+        labels (numpy.ndarray): int32 ``[n]``.
+        indices (numpy.ndarray): int64 ``[n]``, each sample's dataset index.
+        status (numpy.ndarray): int32 ``[n]``, 0 for a sample that decoded, else a code of
+            ``SAMPLE_STATUS`` (and its pixels are zero).
+        sequence (int): the batch's number in the producer's stream.
+        epoch (int), batch_index (int): where the batch is in the producer's order.
+        size (int): ``n``, the samples in this batch.
+
+    Example::
+
+        with ring.next() as batch:
+            kept = batch.pixels.copy()   # the arrays view the slot until it is released
     """
 
     __slots__ = ("_ring", "slot", "pixels", "labels", "indices", "status", "sequence", "epoch", "batch_index",
                  "size", "flags", "_released")
 
-    def __init__(self, ring, slot):
+    def __init__(self, ring: "Ring", slot: int) -> None:
         g, mm = ring._g, ring._mm
         base = g.slots_offset + g.slot_stride * slot
         hdr = ring._slot_headers[slot]
@@ -435,28 +458,29 @@ class Batch:
         self._released = False
 
     @property
-    def failed(self):
-        """A sample failed while the producer ran with --on-error fail (see ``status``)."""
+    def failed(self) -> bool:
+        """A sample failed while the producer ran with ``--on-error fail`` (see ``status``)."""
         return bool(self.flags & SLOT_FLAG_FAILED)
 
     @property
-    def last_in_epoch(self):
+    def last_in_epoch(self) -> bool:
+        """The producer's last batch of its epoch."""
         return bool(self.flags & SLOT_FLAG_LAST_IN_EPOCH)
 
-    def release(self):
-        """Gives the slot back to the producer (idempotent). The arrays then view memory being refilled."""
+    def release(self) -> None:
+        """Gives the slot back to the producer; idempotent. The arrays then view memory being refilled."""
         if not self._released:
             self._released = True
             self._ring._release(self.slot)
 
-    def __enter__(self):
+    def __enter__(self) -> "Batch":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> bool:
         self.release()
         return False
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Batch(sequence={self.sequence}, epoch={self.epoch}, index={self.batch_index}, size={self.size})"
 
 
@@ -468,11 +492,36 @@ class Ring:
     consumer that died). Batches handed out and not released when this consumer closes or dies are
     delivered again to the next consumer.
 
-    ``spin``: how long (seconds) :meth:`next` busy-polls before sleeping between polls; busy
-    polling gives the lowest hand-off latency, sleeping (``poll_sleep`` seconds) saves a core.
+    Args:
+        path (str or os.PathLike): the ring file (``/dev/shm/NAME``, or ``/dev/fd/N``).
+        timeout (float, optional): seconds to wait for the seat of a consumer that died
+            (default: ``10.0``).
+        spin (float, optional): seconds that :meth:`next` busy-polls before it sleeps between
+            polls; busy polling gives the lowest hand-off latency, sleeping saves a core
+            (default: ``0.001``).
+        poll_sleep (float, optional): the first sleep between polls, in seconds (default: ``50e-6``).
+        release_on_next (bool, optional): :meth:`next` releases the batch it handed out before
+            (default: ``True``).
+        max_poll_sleep (float, optional): the sleep between polls doubles up to this (default:
+            ``poll_sleep``, no back-off).
+
+    Raises:
+        FileNotFoundError: no file at ``path``.
+        RingFormatError: the file is not a ring this client reads.
+        ProducerGoneError: the producer is gone, failed, or stopped its heartbeat.
+        RingBusyError: another live consumer holds the seat.
+        RuntimeError: the machine is not x86-64 (see the module's docstring).
+
+    Example::
+
+        with stoke.Ring("/dev/shm/train") as ring:
+            for batch in ring:
+                x = torch.from_numpy(batch.pixels)
     """
 
-    def __init__(self, path, timeout=10.0, spin=0.001, poll_sleep=50e-6, release_on_next=True, max_poll_sleep=None):
+    def __init__(self, path: Union[str, "os.PathLike[str]"], timeout: float = 10.0, spin: float = 0.001,
+                 poll_sleep: float = 50e-6, release_on_next: bool = True,
+                 max_poll_sleep: Optional[float] = None) -> None:
         self.path = str(path)
         self.release_on_next = release_on_next
         self._spin, self._poll_sleep = spin, poll_sleep
@@ -539,6 +588,7 @@ class Ring:
                 raise RingBusyError(f"{self.path}: the producer has not reclaimed the seat of consumer {abs(seat)} "
                                     f"within {timeout} s")
             self._check_producer()
+            # The producer frees a dead consumer's seat in shared memory, which nothing signals here.
             time.sleep(0.005)
 
     def _check_producer(self):
@@ -554,34 +604,72 @@ class Ring:
     # ---- properties ----
 
     @property
-    def batch_size(self):
+    def batch_size(self) -> int:
+        """Samples per slot: a batch's largest size."""
         return self._g.samples
 
     @property
-    def sample_shape(self):
+    def sample_shape(self) -> Tuple[int, int, int]:
+        """One sample's shape: ``(H, W, 3)`` or ``(3, H, W)``."""
         return self._g.shape
 
     @property
-    def slot_count(self):
+    def slot_count(self) -> int:
+        """The ring's slots: batches decoded ahead plus batches held."""
         return self._g.slot_count
 
     @property
-    def held(self):
+    def slot_bytes(self) -> int:
+        """One slot's size in bytes, its header and arrays included."""
+        return self._g.slot_stride
+
+    @property
+    def total_bytes(self) -> int:
+        """The ring's size in bytes: its header, queues and slots."""
+        return self._g.total_length
+
+    @property
+    def held(self) -> int:
         """Batches handed out and not yet released."""
         return len(self._open)
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
+        """The pixels' dtype: uint8 or float32."""
         return np.dtype(np.float32 if self._g.dtype == DTYPE_FLOAT32 else np.uint8)
+
+    def mapped_region(self) -> Tuple[int, int]:
+        """Where this process maps the ring, for registering it with a device runtime
+        (``cudaHostRegister``), which needs the address of the first byte and the length.
+
+        Returns:
+            ``(address, length)`` of the whole mapping.
+
+        Raises:
+            ValueError: the ring is closed.
+        """
+        if self._mm is None:
+            raise ValueError("ring is closed")
+        return int(self._h32.ctypes.data), len(self._mm)
 
     # ---- batches ----
 
-    def next(self, timeout=None):
-        """The next batch, or None after the producer's last one.
+    def next(self, timeout: Optional[float] = None) -> Optional[Batch]:
+        """The next batch, waiting for the producer to publish one.
 
         With ``release_on_next`` (the default), the batch handed out before is released first.
-        Raises ProducerGoneError within about 10 ms of polling after the producer is gone, and
-        TimeoutError when ``timeout`` seconds pass without a batch.
+
+        Args:
+            timeout: seconds to wait for a batch (``None``: as long as the producer lives).
+
+        Returns:
+            The batch, or None after the producer's last one.
+
+        Raises:
+            ValueError: the ring is closed.
+            ProducerGoneError: the producer is gone (seen within about 10 ms of polling).
+            TimeoutError: ``timeout`` seconds passed without a batch.
+            RingFormatError: a queue or slot header is corrupt.
         """
         if self._mm is None:
             raise ValueError("ring is closed")
@@ -620,6 +708,7 @@ class Ring:
                 h64[CONSUMER_WAIT_NANOS_OFFSET // 8] += time.monotonic_ns() - start_ns
                 raise TimeoutError(f"no batch from {self.path} within {timeout} s")
             if now - start > self._spin:
+                # The ring's protocol: nothing wakes a reader across processes, so it polls, backing off.
                 time.sleep(sleep)
                 sleep = min(2 * sleep, self._max_poll_sleep)
 
@@ -633,7 +722,7 @@ class Ring:
             if not self._free.offer(slot):
                 raise RuntimeError("free queue full: a slot was released twice")
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Batch]:
         while True:
             batch = self.next()
             if batch is None:
@@ -642,7 +731,7 @@ class Ring:
 
     # ---- detach ----
 
-    def close(self):
+    def close(self) -> None:
         """Detaches: batches not released are delivered again to the next consumer. Idempotent."""
         if self._mm is None:
             return
@@ -664,10 +753,10 @@ class Ring:
             except BufferError:
                 pass  # arrays of batches still view it; the mapping goes when they do
 
-    def __enter__(self):
+    def __enter__(self) -> "Ring":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> bool:
         self.close()
         return False
 
@@ -678,6 +767,18 @@ class Ring:
             pass
 
 
-def attach(path, **kwargs):
-    """Same as ``Ring(path, **kwargs)``."""
+def attach(path: Union[str, "os.PathLike[str]"], **kwargs: object) -> Ring:
+    """Attaches to the ring at ``path``: the same as ``Ring(path, **kwargs)``.
+
+    Args:
+        path: the ring file.
+        **kwargs: :class:`Ring`'s keywords.
+
+    Returns:
+        The attached :class:`Ring`.
+
+    Example::
+
+        ring = stoke.attach("/dev/shm/train", spin=0.0)
+    """
     return Ring(path, **kwargs)

@@ -6,13 +6,13 @@ import json
 import os
 import sys
 import tempfile
-import types
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 try:
     import numpy  # noqa: F401
+    from stoke import _producer as stoke_producer
     from stoke import loader as stoke_loader
 except ImportError:  # numpy: ./stoke test installs it
     stoke_loader = None
@@ -22,8 +22,7 @@ def read_index(lines, root="s3://bucket/train/"):
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         f.write("\n".join(json.dumps(x) for x in lines) + "\n")
     try:
-        owner = types.SimpleNamespace(_index_path=f.name, root=root)
-        return stoke_loader.DataLoader._read_index(owner)
+        return stoke_loader._samples_of(stoke_producer.read_index(f.name), root)
     finally:
         os.unlink(f.name)
 

@@ -163,6 +163,13 @@ class WheelTest(unittest.TestCase):
             left_out = [n for n in names if n.endswith(".pyc") or "__pycache__" in n or "tests/" in n
                         or "benchmark" in n or n.endswith(".java")]
             self.assertEqual(left_out, [])
+            # Test aids (the ring dumper the Java suite drives, tests/_dump.py) ship to no user: the
+            # wheel's Python files are the package's modules, every one of them, and nothing else.
+            aids = [n for n in names if n.startswith("tests/") or "/tests/" in n or n.rsplit("/", 1)[-1]
+                    in ("dump.py", "_dump.py")]
+            self.assertEqual([], aids, "no test aid in the wheel")
+            self.assertEqual(sorted(f"stoke/{p.name}" for p in (PACKAGE_ROOT / "stoke").glob("*.py")),
+                             sorted(n for n in names if n.endswith(".py")))
             release = z.read("stoke/_java/runtime/release").decode()
             self.assertNotIn("jdk.compiler", release)  # a runtime, not a JDK: no javac
             self.assertNotIn("stoke/_java/runtime/bin/javac", names)

@@ -1,18 +1,27 @@
-"""python3 -m stoke.dump RING [--hold-after N]: prints every batch and sample of a ring.
+"""A test aid, not part of the package: prints every batch and sample of a ring.
 
-Lines (the same as native/stoke_consumer.c, which the tests compare with the producer's data):
+    PYTHONPATH=clients/python python3 -m tests._dump RING [--hold-after N]
+    python3 clients/python/tests/_dump.py RING [--hold-after N]
+
+The Java suite (ShmTestSupport's PYTHON consumer) compares its lines with the producer's data and
+with native/stoke_consumer.c's, which prints the same:
   B <sequence> <epoch> <batch index> <samples>
   S <sequence> <dataset index> <label> <status> <crc32 of the sample's pixels, hex>
   END | HOLDING <sequence> | ERROR <message> (exit status 3)
 """
+import os
 import signal
 import sys
 import zlib
+from typing import List
 
-from .ring import Ring, RingFormatError, ProducerGoneError, RingBusyError
+# Run as a script or as tests._dump, the package is the folder above this one.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from stoke.ring import ProducerGoneError, Ring, RingBusyError, RingFormatError  # noqa: E402
 
 
-def main(argv):
+def main(argv: List[str]) -> int:
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2

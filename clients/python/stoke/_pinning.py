@@ -1,0 +1,89 @@
+"""``pin_memory=True``: the ring registered with CUDA (page-locked), and its slots given back only
+after the GPU copies queued from them are done.
+
+With the ring's mapping registered once per producer, ``.to(device, non_blocking=True)`` of a
+batch is an asynchronous DMA from its slot. The slot may then still be a copy's source after the
+last tensor viewing it is freed, so its release waits for a CUDA event recorded at that moment.
+"""
+
+import collections
+from typing import Any, Deque, Optional, Tuple
+
+from ._settings import say_once
+from .ring import Batch as RawBatch
+from .ring import Ring
+
+__all__ = ["Pinning"]
+
+
+class Pinning:
+    """The ring's registration with CUDA, and the slots waiting for the GPU work queued before they
+    were freed. Inactive (every release at once) until :meth:`pin` succeeds, and after :meth:`unpin`."""
+
+    def __init__(self) -> None:
+        self._pinned: Optional[Tuple[int, Any]] = None  # (address, cudart) of the registered mapping
+        self._pending: Deque[Tuple[Any, RawBatch]] = collections.deque()  # (CUDA event, batch), oldest first
+
+    @property
+    def active(self) -> bool:
+        """The ring is registered: releases wait for the GPU."""
+        return self._pinned is not None
+
+    def pin(self, ring: Ring) -> bool:
+        """Registers the ring's whole mapping with CUDA (``cudaHostRegister``).
+
+        Args:
+            ring: the producer's ring, attached.
+
+        Returns:
+            Whether it is registered; where CUDA refuses, says so once and leaves batches pageable.
+        """
+        import torch
+        address, length = ring.mapped_region()
+        cudart = torch.cuda.cudart()
+        status = cudart.cudaHostRegister(address, length, 0)
+        if int(getattr(status, "value", status)) != 0:
+            say_once("pin-failed", f"stoke.DataLoader: pin_memory: cudaHostRegister of the ring failed ({status}); "
+                                   "batches stay pageable and copies to the GPU synchronous")
+            return False
+        self._pinned = (address, cudart)
+        return True
+
+    def release_after_copies(self, raw: RawBatch) -> None:
+        """A freed batch's slot: given back after the GPU work queued so far (its copies), or at
+        once when the ring is not registered. A finaliser: it runs when the batch's last view goes."""
+        if self._pinned is None:
+            raw.release()
+            return
+        import torch
+        event = torch.cuda.Event()
+        event.record()
+        self._pending.append((event, raw))
+
+    def release_copied(self, wait: bool = False) -> None:
+        """Gives back the slots whose GPU work is done, oldest first.
+
+        Args:
+            wait: wait for the oldest slot's work if it is not done (a slot is needed now).
+        """
+        while self._pending:
+            event, raw = self._pending[0]
+            if not event.query():
+                if not wait:
+                    return
+                event.synchronize()
+                wait = False
+            self._pending.popleft()
+            raw.release()
+
+    def unpin(self) -> None:
+        """Waits for every pending slot's GPU work, gives them back, and unregisters the mapping
+        (before the ring is unmapped). Idempotent."""
+        pinned, self._pinned = self._pinned, None
+        if pinned is not None:
+            while self._pending:
+                event, raw = self._pending.popleft()
+                event.synchronize()
+                raw.release()
+            address, cudart = pinned
+            cudart.cudaHostUnregister(address)

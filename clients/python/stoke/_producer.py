@@ -1,0 +1,252 @@
+"""Stoke's producer as a child process: ``stoke serve`` started, supervised and stopped, its stderr
+read by a thread, its index and its auto workers' log read, and the ring it writes attached.
+
+The ring, the index and the tuning log are anonymous files (``memfd_create``) that this process
+creates and the producer inherits as descriptors (``/dev/fd/N``): the ring needs no room in
+``/dev/shm`` (a container's is 64 MB), and nothing outlives both processes, however either ends
+(``kill -9`` included). The producer watches this process (``--parent-pid``) and stops with it.
+"""
+
+import collections
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple
+
+from .ring import ProducerGoneError, Ring, RingFormatError
+from ._settings import default_workers
+
+__all__ = ["Producer", "ProducerError", "anonymous_file", "read_index", "serve_arguments"]
+
+#: Stderr lines of the producer kept for error messages.
+STDERR_LINES = 40
+#: How long an error waits for the ending producer's exit, then for its last stderr lines: it
+#: returns as soon as both come, and a producer that hangs instead gets a message without them.
+LAST_WORDS_TIMEOUT = 2.0
+
+
+class ProducerError(RuntimeError):
+    """Stoke's producer process failed or is gone; the message ends with its last stderr lines."""
+
+
+def anonymous_file(name: str) -> int:
+    """An anonymous file (``memfd_create``) for the producer to read or write as ``/dev/fd/N``.
+
+    It lives in no mounted file system, so no ``/dev/shm`` size limits it and nothing is left on
+    disk when either process dies; the kernel frees it with its last descriptor and mapping.
+
+    Args:
+        name: what ``/proc/PID/fd`` shows, before this process's pid.
+
+    Returns:
+        The file's descriptor (close-on-exec: the producer gets it through ``pass_fds``).
+    """
+    return os.memfd_create(f"{name}-{os.getpid()}", os.MFD_CLOEXEC)
+
+
+def serve_arguments(settings: Any, epoch: int, batch: int, ring: str, index: str, tuning: Optional[str]) -> List[str]:
+    """``stoke serve``'s arguments for a loader's settings, from batch ``batch`` of epoch ``epoch``.
+
+    Args:
+        settings: the loader, whose public attributes (``root``, ``batch_size``, ``seed``, ...) say
+            what to decode.
+        epoch, batch: where the producer's stream starts.
+        ring, index, tuning: the paths it writes the ring, the dataset's index and (with
+            ``num_workers="auto"``) its auto workers' log to.
+
+    Returns:
+        The arguments after the command that starts Stoke.
+    """
+    s = settings
+    args = ["serve", s.root, "--ring", ring, "--index-out", index, "--parent-pid", str(os.getpid()),
+            "--status-interval", "0", "--epochs", "0", "--start-epoch", str(epoch), "--start-batch", str(batch),
+            "--batch-size", str(s.batch_size), "--workers", str(s.num_workers),
+            "--max-workers", str(default_workers()), "--slots", str(s.slots), "--seed", str(s.seed),
+            "--rank", str(s.rank), "--world-size", str(s.world_size), "--shard-tail", s.shard_tail,
+            "--resize", str(s.resize), "--crop", str(s.crop), "--output", s.output, "--on-error", s.on_error,
+            "--transform", s.transform, "--dct-scaling", s.dct_scaling, "--worker-nice", str(s.worker_nice)]
+    if tuning is not None:
+        args += ["--tuning-out", tuning]
+    if s.mean is not None:
+        args += ["--mean", ",".join(repr(v) for v in s.mean), "--std", ",".join(repr(v) for v in s.std)]
+    if s.scale is not None:
+        args += ["--scale", ",".join(repr(v) for v in s.scale), "--ratio", ",".join(repr(v) for v in s.ratio),
+                 "--flip", repr(s.flip)]
+    if s.shuffle:
+        args.append("--shuffle")
+    if s.drop_last:
+        args.append("--drop-last")
+    if s.shuffle_window is not None:
+        args += ["--shuffle-window", str(s.shuffle_window)]
+    if s.shard_cache is not None:
+        args += ["--shard-cache", str(s.shard_cache)]
+    if s.shard_cache_dir is not None:
+        args += ["--shard-cache-dir", os.fspath(s.shard_cache_dir)]
+    return args
+
+
+def read_index(path: str) -> Tuple[bool, Any]:
+    """The dataset's samples as a producer listed them (``--index-out``).
+
+    Args:
+        path: the index file: a header line ``{"samples": N, "listed": bool}``, then, where listed,
+            one ``[name, label]`` line per sample.
+
+    Returns:
+        ``(True, [(name, label), ...])``, or ``(False, N)`` where the producer opened shards from
+        their ``index.json``, which counts each shard's samples and does not name them.
+    """
+    samples = []
+    with open(path, encoding="utf-8") as f:
+        header = json.loads(f.readline())
+        if not header["listed"]:
+            return False, header["samples"]
+        for line in f:
+            if line.strip():
+                name, label = json.loads(line)
+                samples.append((name, label))
+    return True, samples
+
+
+class Producer:
+    """One ``stoke serve`` child process and the ring it writes, attached.
+
+    Creating one starts the process and waits for its ring; :meth:`stop` ends both and closes the
+    anonymous files. What failed to start is stopped before the error is raised.
+
+    Args:
+        stoke: the command before ``serve ...`` (see ``_home.stoke_command``).
+        settings: the loader, read by :func:`serve_arguments`.
+        epoch, batch: where the stream starts.
+        inherited: descriptors the producer reads besides its own files (the dataset's list file).
+        start_timeout: seconds to wait for the ring (the first run may build Stoke).
+
+    Raises:
+        ProducerError: the producer exited before its ring was ready, or it was not ready in time.
+    """
+
+    def __init__(self, stoke: List[str], settings: Any, epoch: int, batch: int, *, inherited: Sequence[int] = (),
+                 start_timeout: float) -> None:
+        self.ring: Optional[Ring] = None
+        self.proc: Optional[subprocess.Popen] = None
+        self._stderr: Deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self._reader: Optional[threading.Thread] = None
+        self._fds: Dict[str, int] = {}
+        self._tuning: List[Dict[str, Any]] = []
+        self._tuning_read = 0
+        self._index_path: Optional[str] = None
+        self._tuning_path: Optional[str] = None
+        try:
+            # One at a time into self._fds, so that stop() closes those made before a failure.
+            auto = settings.num_workers == "auto"
+            for name in ("ring", "index") + (("tuning",) if auto else ()):
+                self._fds[name] = anonymous_file(f"stoke-{name}")
+            paths = {name: f"/dev/fd/{fd}" for name, fd in self._fds.items()}
+            self._index_path, self._tuning_path = paths["index"], paths.get("tuning")
+            command = stoke + serve_arguments(settings, epoch, batch, paths["ring"], paths["index"], paths.get("tuning"))
+            self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.PIPE, text=True, errors="replace",
+                                         pass_fds=[*self._fds.values(), *inherited])
+            self._reader = threading.Thread(target=self._read_stderr, name="stoke-producer-stderr", daemon=True)
+            self._reader.start()
+            self.ring = self._attach(paths["ring"], start_timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    @property
+    def pid(self) -> int:
+        """The producer's process id."""
+        return self.proc.pid
+
+    def _attach(self, path: str, timeout: float) -> Ring:
+        """The producer's ring, once it is laid out; an error if the producer exits first."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                # A batch takes the producer tens of milliseconds or more: back off to 2 ms sleeps
+                # while waiting, so that polling does not take a core from the decoding threads.
+                return Ring(path, release_on_next=False, spin=0.0002, max_poll_sleep=0.002)
+            except (RingFormatError, ProducerGoneError):
+                pass  # not laid out yet (empty, or its magic not written), or its pid not yet set
+            if time.monotonic() > deadline:
+                raise ProducerError(f"the producer's ring was not ready within {timeout:.0f} s")
+            try:
+                # Waits for the producer's exit, which ends the wait at once; the timeout paces the
+                # polls of the ring, whose layout nothing signals across processes.
+                self.proc.wait(timeout=0.01)
+            except subprocess.TimeoutExpired:
+                continue
+            raise self.error(f"the producer exited with status {self.proc.returncode} before its ring was ready")
+
+    def _read_stderr(self) -> None:
+        """The reader thread: keeps the producer's last lines until its stderr ends (the process's exit)."""
+        with self.proc.stderr as stderr:
+            for line in stderr:
+                line = line.rstrip("\n")
+                self._stderr.append(line)
+                # The producer's warnings (a fallback, a build) reach the user's terminal, once each.
+                if "WARNING" in line or line.startswith("stoke: building") or line.startswith("stoke: recording"):
+                    print(line, file=sys.stderr, flush=True)
+
+    def exit_status(self) -> Optional[int]:
+        """The producer's exit status, or None while it runs."""
+        return self.proc.poll()
+
+    def error(self, what: str) -> ProducerError:
+        """A :class:`ProducerError` saying ``what``, with the producer's last stderr lines.
+
+        Called when the producer is ending (gone, failed, or its stream ended): its last lines are
+        in the pipe until it exits, so this waits for its exit and for the reader thread to reach
+        the pipe's end, each for at most ``LAST_WORDS_TIMEOUT`` seconds.
+        """
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=LAST_WORDS_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                pass  # still running: what it has said so far
+            else:
+                self._reader.join(timeout=LAST_WORDS_TIMEOUT)
+        tail = "\n".join(self._stderr) or "(nothing)"
+        return ProducerError(f"{what}. Its last stderr lines:\n{tail}")
+
+    def read_index(self) -> Tuple[bool, Any]:
+        """The dataset's samples as this producer listed them (see :func:`read_index`)."""
+        return read_index(self._index_path)
+
+    def tuning(self) -> List[Dict[str, Any]]:
+        """With ``num_workers="auto"``: the producer's changes to its decoding threads so far, oldest
+        first (see ``DataLoader.tuning``); after :meth:`stop`, all of them. Empty otherwise."""
+        if self._tuning_path is not None and "tuning" in self._fds:
+            with open(self._tuning_path, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+            for line in lines[self._tuning_read:]:
+                if not line.endswith("}"):
+                    break  # a line being appended is read next time
+                self._tuning.append(json.loads(line))
+                self._tuning_read += 1
+        return list(self._tuning)
+
+    def stop(self) -> None:
+        """Detaches from the ring, stops the process (terminate, then kill after 10 s) and closes the
+        anonymous files; the kernel frees each once the producer's descriptors and mappings go too.
+        Idempotent."""
+        ring, self.ring = self.ring, None
+        if ring is not None:
+            ring.close()
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            proc.terminate()  # its shutdown hook stops the workers
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if "tuning" in self._fds:
+            self.tuning()  # the last changes, before their file goes
+        fds, self._fds = self._fds, {}
+        for fd in fds.values():
+            os.close(fd)
