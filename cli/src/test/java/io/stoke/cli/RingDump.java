@@ -8,7 +8,7 @@ import java.nio.file.Path;
 import java.util.zip.CRC32;
 
 /**
- * The Java twin of native/stoke_consumer.c and {@code python3 -m stoke.dump}, for the
+ * The Java twin of native/stoke_consumer.c and {@code clients/python/tests/_dump.py}, for the
  * cross-process tests: prints B/S lines per batch and sample, END, HOLDING, or ERROR (exit 3).
  */
 public final class RingDump {

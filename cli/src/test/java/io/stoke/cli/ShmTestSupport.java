@@ -134,7 +134,7 @@ final class ShmTestSupport {
             case JAVA -> cmd.addAll(javaCommand(RingDump.class.getName(), ring.toString()));
             case PYTHON -> {
                 requirePython();
-                cmd.addAll(List.of(TestPython.PATH, "-m", "stoke.dump", ring.toString()));
+                cmd.addAll(List.of(TestPython.PATH, "-m", "tests._dump", ring.toString()));
             }
             case C -> {
                 requireGcc();
