@@ -380,7 +380,7 @@ class EmbedCommandTest {
     }
 
     @Test
-    void cudaWithoutADriverSaysSoInOneLineAndExits3() throws Exception {
+    void cudaWithoutADriverSaysSoInOneLineAndExitsNoDevice() throws Exception {
         Assumptions.assumeTrue(CudaDriver.tryLoad().driver().isEmpty(), "a CUDA driver is present here");
         String[] r = BenchCommandTest.run(
                 "embed",
@@ -391,7 +391,7 @@ class EmbedCommandTest {
                 tmp.resolve("o").toString(),
                 "--device",
                 "cuda");
-        assertEquals("3", r[0]);
+        assertEquals(Integer.toString(Main.EXIT_NO_DEVICE), r[0], r[2]);
         assertEquals(1, r[2].strip().lines().count(), r[2]);
         assertFalse(Files.exists(tmp.resolve("o")));
     }

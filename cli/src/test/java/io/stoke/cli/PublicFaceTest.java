@@ -50,9 +50,7 @@ class PublicFaceTest {
             "io.stoke.gpu",
             List.of("io.stoke.gpu"),
             "io.stoke.testdata",
-            List.of("io.stoke.testdata"),
-            "io.stoke.tune",
-            List.of("io.stoke.tune"));
+            List.of("io.stoke.testdata"));
 
     private static List<Path> moduleFolders() throws IOException {
         try (Stream<Path> s = Files.list(ROOT)) {
