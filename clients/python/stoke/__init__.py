@@ -9,13 +9,16 @@ anonymous shared memory and the batches are torch tensors viewing it, without a 
         ...
 
 ``stoke.Ring`` is the low-level consumer of a ring that ``stoke serve`` writes elsewhere (numpy
-only; torch optional). See README.md.
+only; torch optional). ``stoke.tune`` finds the batch size and workers that feed a step fastest
+(``stoke tune``'s engine). See README.md.
 """
 
 from ._home import StokeNotFoundError
 from .loader import Batch, DataLoader, ProducerError, SampleError, SkippedSample, StokeWarning
 from .ring import Batch as RingBatch
 from .ring import ProducerGoneError, Ring, RingBusyError, RingFormatError, attach
+from .tune import TuneError, tune
 
 __all__ = ["DataLoader", "Batch", "SampleError", "SkippedSample", "ProducerError", "StokeNotFoundError",
-           "Ring", "RingBatch", "RingFormatError", "ProducerGoneError", "RingBusyError", "attach", "StokeWarning"]
+           "Ring", "RingBatch", "RingFormatError", "ProducerGoneError", "RingBusyError", "attach", "StokeWarning",
+           "tune", "TuneError"]
