@@ -30,7 +30,9 @@ def embed(checkout, scratch):
 
 def python_run(checkout):
     env = dict(os.environ, STOKE_HOME=str(checkout))
-    script = Path(__file__).resolve().parent.parent / "python" / "dataloader_bench.py"
+    # Each build's own benchmark script, so each runs its own Python client (the script puts its
+    # checkout's clients/python first on sys.path).
+    script = Path(checkout) / "benchmarks" / "python" / "dataloader_bench.py"
     out = subprocess.run(["/usr/bin/python3", str(script), "--run", "--loader", "stoke", "--model", "none",
                           "--data", str(DATA)], capture_output=True, text=True, check=True, env=env).stdout
     r = json.loads(out.strip().splitlines()[-1])
