@@ -243,14 +243,34 @@ class WheelTest(unittest.TestCase):
         # and running one says so in a sentence.
         code, usage, err = result["usage"]
         self.assertEqual((code, err), (0, ""), usage)
-        for command in ("bench", "serve", "gpu-check", "make-dataset"):
+        for command in ("bench", "serve", "gpu-check", "make-dataset", "tune"):
             self.assertIn(f"  {command} ", usage)
         self.assertIn("Not in this build", usage)
         self.assertIn("embed", usage.split("Not in this build")[1])
+        self.assertNotIn("tune", usage.split("Not in this build")[1])
         code, out, err = result["embed"]
         self.assertEqual((code, out), (1, ""), err)
         self.assertRegex(err, r"^stoke: the embed command is not in this build: the class ai/onnxruntime/\w+ it needs is "
                               r"missing .* run it from a Stoke checkout's ./stoke\n$")
+
+    def test_tune_runs_from_the_wheel_with_a_sleep_step(self):
+        # The tuner needs no ONNX Runtime unless its step is a model: stoke.tune works from the wheel.
+        result = run_hidden("""
+            import json, subprocess, sys
+            import stoke
+            subprocess.run([sys.executable, "-m", "stoke", "make-dataset", "--images", "16", "--classes", "2",
+                            "--seed", "5", "tune-data"], check=True, capture_output=True)
+            report = stoke.tune("tune-data", "tuned", step_ms=1, batch_sizes=(4, 8), max_workers=2,
+                                seconds_per_point=0.3, candidates=1)
+            try:
+                stoke.tune("tune-data", "tuned-model", model="m.onnx")
+                model = "no error"
+            except stoke.TuneError as e:
+                model = str(e)
+            print(json.dumps({"best": report["recommendation"], "model": model}))
+            """)
+        self.assertIn(result["best"]["batch_size"], (4, 8), result)
+        self.assertIn("needs ONNX Runtime", result["model"])
 
     def test_missing_libturbojpeg_names_the_package(self):
         result = run_hidden("""

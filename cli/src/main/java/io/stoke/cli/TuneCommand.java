@@ -1,8 +1,5 @@
 package io.stoke.cli;
 
-import ai.onnxruntime.OrtException;
-import io.stoke.embed.Embedder;
-import io.stoke.embed.InferenceDevice;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.tune.LoaderFactory;
@@ -84,7 +81,7 @@ public final class TuneCommand implements Callable<Integer> {
             names = "--intra-op-threads",
             paramLabel = "N",
             description = "--model: ONNX Runtime's threads per operator (default: ${DEFAULT-VALUE}, as embed).")
-    int intraOpThreads = EmbedCommand.defaultIntraOpThreads();
+    int intraOpThreads = Runtime.getRuntime().availableProcessors(); // embed's default: every core
 
     @Option(
             names = "--output-name",
@@ -257,12 +254,10 @@ public final class TuneCommand implements Callable<Integer> {
             return new SleepStep(stepMs == null ? 0 : stepMs, stepMsPerImage == null ? 0 : stepMsPerImage);
         }
         try {
-            return new ModelStep(
-                    Embedder.open(model, intraOpThreads, InferenceDevice.parse("cpu"), outputName),
-                    model,
-                    intraOpThreads);
-        } catch (OrtException | IllegalArgumentException e) {
-            err.println("stoke tune: cannot open the model " + model + ": " + e.getMessage());
+            return TuneModel.open(model, intraOpThreads, outputName, err);
+        } catch (NoClassDefFoundError e) {
+            err.println("stoke tune: --model needs ONNX Runtime, which this build leaves out (the Python wheel"
+                    + " does): run it from a Stoke checkout's ./stoke, or tune a sleep step (--step-ms)");
             return null;
         }
     }

@@ -1,11 +1,13 @@
 package io.stoke.tune;
 
+import com.sun.management.OperatingSystemMXBean;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * The CPU time every process on the machine used, from {@code /proc/stat}: with this process's own,
+ * The CPU time every process on the machine used, from {@code /proc/stat}, and this process's own:
  * what other processes took from the cores while a point ran. A point measured while something
  * else ran is not this machine's answer, and tune says so.
  */
@@ -16,6 +18,14 @@ final class MachineLoad {
     private static final Path STAT = Path.of("/proc/stat");
 
     private MachineLoad() {}
+
+    /**
+     * This process's CPU time in nanoseconds. Here rather than in {@link ModelStep}, which names ONNX
+     * Runtime's types: a build without it (the Python wheel) tunes a sleep step.
+     */
+    static long processCpuNanos() {
+        return ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+    }
 
     /** Busy CPU seconds of the whole machine since boot, or -1 where {@code /proc/stat} cannot be read. */
     static double busySeconds() {

@@ -1,11 +1,9 @@
 package io.stoke.tune;
 
 import ai.onnxruntime.OrtException;
-import com.sun.management.OperatingSystemMXBean;
 import io.stoke.embed.Embedder;
 import io.stoke.loader.Batch;
 import io.stoke.loader.transform.TransformSpec;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,7 +46,7 @@ public final class ModelStep implements Step {
         return loader.withOneBatch(batchSize, batch -> {
             embedder.embed(batch);
             List<Long> runs = new ArrayList<>();
-            long cpu0 = processCpuNanos();
+            long cpu0 = MachineLoad.processCpuNanos();
             long start = System.nanoTime();
             while (true) {
                 long t = System.nanoTime();
@@ -61,7 +59,7 @@ public final class ModelStep implements Step {
                 }
             }
             long wall = System.nanoTime() - start;
-            double cores = (processCpuNanos() - cpu0) / (double) wall;
+            double cores = (MachineLoad.processCpuNanos() - cpu0) / (double) wall;
             long[] done = runs.stream().mapToLong(Long::longValue).sorted().toArray();
             int n = done.length;
             double median = n % 2 == 1 ? done[n / 2] : (done[n / 2 - 1] + done[n / 2]) / 2.0;
@@ -88,9 +86,5 @@ public final class ModelStep implements Step {
         } catch (OrtException e) {
             throw new IllegalStateException("cannot close the model's session: " + e.getMessage(), e);
         }
-    }
-
-    static long processCpuNanos() {
-        return ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 }

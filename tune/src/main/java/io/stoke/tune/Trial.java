@@ -79,7 +79,7 @@ public final class Trial {
                 warm++;
             }
             WorkerCpu producers = new WorkerCpu();
-            long cpu0 = ModelStep.processCpuNanos();
+            long cpu0 = MachineLoad.processCpuNanos();
             double busy0 = MachineLoad.busySeconds();
             long t0 = System.nanoTime();
             long batches = 0;
@@ -103,7 +103,7 @@ public final class Trial {
             }
             double window = (now - t0) / 1e9;
             double producerCpu = producers.secondsSinceStart();
-            long cpu1 = ModelStep.processCpuNanos();
+            long cpu1 = MachineLoad.processCpuNanos();
             double busy1 = MachineLoad.busySeconds();
             double processCpu = cpu0 < 0 || cpu1 < 0 ? -1 : (cpu1 - cpu0) / 1e9;
             // /proc/stat counts in ticks of 10 ms: a window of a few seconds is good to a few percent.
