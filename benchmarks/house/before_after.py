@@ -21,10 +21,11 @@ def demo(checkout, warm):
 
 def embed(checkout, scratch):
     model = Path(__file__).resolve().parent.parent.parent / "embed" / "models" / "tiny_cnn_f32.onnx"
-    out = Path(scratch) / "embed-out"
+    out = Path(scratch) / ".embed-out"  # written and removed each run; not a result
     subprocess.run(["rm", "-rf", str(out)], check=True)
-    text = subprocess.run([str(Path(checkout) / "stoke"), "embed", str(DATA), "--model", str(model), "--out", str(out)],
+    text = subprocess.run([str(Path(checkout) / "stoke"), "embed", str(DATA), "--model", str(model), "--output-name", "embedding", "--out", str(out)],
                           capture_output=True, text=True, check=True).stdout
+    subprocess.run(["rm", "-rf", str(out)], check=True)
     return {"images_per_s": float(re.search(r"throughput\s+([\d.]+) images/s", text).group(1)), "first_batch_ms": None}
 
 
