@@ -8,7 +8,7 @@ import io.stoke.embed.EmbeddingSink;
 import io.stoke.embed.EmbeddingTables;
 import io.stoke.embed.InferenceDevice;
 import io.stoke.embed.ModelContract;
-import io.stoke.ffm.CudaDriver;
+import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleException;

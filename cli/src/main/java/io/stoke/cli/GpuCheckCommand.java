@@ -1,9 +1,9 @@
 package io.stoke.cli;
 
-import io.stoke.ffm.CudaContext;
-import io.stoke.ffm.CudaDevice;
-import io.stoke.ffm.CudaDriver;
-import io.stoke.ffm.CudaException;
+import io.stoke.ffm.cuda.CudaContext;
+import io.stoke.ffm.cuda.CudaDevice;
+import io.stoke.ffm.cuda.CudaDriver;
+import io.stoke.ffm.cuda.CudaException;
 import io.stoke.gpu.GpuCheck;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;

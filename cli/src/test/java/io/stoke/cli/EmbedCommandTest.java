@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.stoke.ffm.CudaDriver;
+import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.loader.source.FileDataset;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.testing.BadImages;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.stoke.ffm.CudaDriver;
+import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.ffm.testing.CudaTestDouble;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;

@@ -29,7 +29,11 @@ class PublicFaceTest {
     /** module -> its exported packages, each "package" or "package to module, ..." */
     private static final Map<String, List<String>> EXPORTS = Map.of(
             "io.stoke.ffm",
-            List.of("io.stoke.ffm"),
+            List.of(
+                    "io.stoke.ffm to io.stoke.bench, io.stoke.cli, io.stoke.embed, io.stoke.gpu, io.stoke.loader,"
+                            + " io.stoke.pack, io.stoke.remote, io.stoke.ring, io.stoke.spark, io.stoke.testdata,"
+                            + " io.stoke.tune",
+                    "io.stoke.ffm.cuda"),
             "io.stoke.ring",
             List.of("io.stoke.ring"),
             "io.stoke.loader",

@@ -7,14 +7,14 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 
 /** Finds shared libraries and their symbols; turns "not installed" into one readable exception. */
-final class NativeLibraries {
+public final class NativeLibraries {
     private NativeLibraries() {}
 
     /**
      * Opens a library for the life of the JVM. A system property, when set, names the file to use
      * instead (tests point it at a double); otherwise each soname is tried in turn.
      */
-    static SymbolLookup open(String humanName, String overrideProperty, String installHint, String... sonames) {
+    public static SymbolLookup open(String humanName, String overrideProperty, String installHint, String... sonames) {
         String override = System.getProperty(overrideProperty);
         String[] candidates = override != null && !override.isBlank() ? new String[] {override} : sonames;
         IllegalArgumentException last = null;
@@ -32,8 +32,25 @@ final class NativeLibraries {
                 last);
     }
 
-    static MethodHandle downcall(
+    public static MethodHandle downcall(
             SymbolLookup lookup, String symbol, FunctionDescriptor descriptor, Linker.Option... options) {
         return Linker.nativeLinker().downcallHandle(lookup.findOrThrow(symbol), descriptor, options);
+    }
+
+    /**
+     * What a binding throws for a {@code Throwable} a downcall's {@code invokeExact} gave: a missing
+     * library as itself, a runtime exception or error as it is, anything else wrapped.
+     */
+    public static RuntimeException rethrow(Throwable t) {
+        if (t instanceof ExceptionInInitializerError e && e.getCause() instanceof NativeLibraryMissingException m) {
+            return m;
+        }
+        if (t instanceof RuntimeException r) {
+            return r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        return new IllegalStateException(t);
     }
 }

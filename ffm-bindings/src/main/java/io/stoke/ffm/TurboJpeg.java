@@ -259,15 +259,6 @@ public final class TurboJpeg {
     }
 
     static RuntimeException rethrow(Throwable t) {
-        if (t instanceof ExceptionInInitializerError e && e.getCause() instanceof NativeLibraryMissingException m) {
-            return m;
-        }
-        if (t instanceof RuntimeException r) {
-            return r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new IllegalStateException(t);
+        return NativeLibraries.rethrow(t);
     }
 }

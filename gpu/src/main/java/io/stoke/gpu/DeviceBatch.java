@@ -3,9 +3,9 @@ package io.stoke.gpu;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-import io.stoke.ffm.CudaDriver;
-import io.stoke.ffm.CudaEvent;
-import io.stoke.ffm.CudaStream;
+import io.stoke.ffm.cuda.CudaDriver;
+import io.stoke.ffm.cuda.CudaEvent;
+import io.stoke.ffm.cuda.CudaStream;
 import io.stoke.loader.BatchStats;
 import io.stoke.loader.BatchView;
 import io.stoke.loader.error.SampleError;

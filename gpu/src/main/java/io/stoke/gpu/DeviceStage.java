@@ -1,13 +1,13 @@
 package io.stoke.gpu;
 
-import io.stoke.ffm.CudaContext;
-import io.stoke.ffm.CudaDriver;
-import io.stoke.ffm.CudaEvent;
-import io.stoke.ffm.CudaException;
-import io.stoke.ffm.CudaStream;
-import io.stoke.ffm.DeviceBuffer;
-import io.stoke.ffm.HostRegistration;
 import io.stoke.ffm.NativeLibraryMissingException;
+import io.stoke.ffm.cuda.CudaContext;
+import io.stoke.ffm.cuda.CudaDriver;
+import io.stoke.ffm.cuda.CudaEvent;
+import io.stoke.ffm.cuda.CudaException;
+import io.stoke.ffm.cuda.CudaStream;
+import io.stoke.ffm.cuda.DeviceBuffer;
+import io.stoke.ffm.cuda.HostRegistration;
 import io.stoke.loader.Batch;
 import io.stoke.loader.BatchSource;
 import io.stoke.loader.BatchStats;
@@ -674,7 +674,7 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
          * Opens the stage.
          *
          * @throws DeviceUnavailableException when there is no CUDA driver or no device
-         * @throws io.stoke.ffm.CudaException when the driver refuses a call (the message names it)
+         * @throws io.stoke.ffm.cuda.CudaException when the driver refuses a call (the message names it)
          */
         public DeviceStage build() {
             return new DeviceStage(this);

@@ -5,11 +5,11 @@ import static io.stoke.ring.RingLayout.LAYOUT_HWC;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 
-import io.stoke.ffm.CudaDriver;
-import io.stoke.ffm.CudaEvent;
-import io.stoke.ffm.CudaStream;
-import io.stoke.ffm.DeviceBuffer;
-import io.stoke.ffm.HostRegistration;
+import io.stoke.ffm.cuda.CudaDriver;
+import io.stoke.ffm.cuda.CudaEvent;
+import io.stoke.ffm.cuda.CudaStream;
+import io.stoke.ffm.cuda.DeviceBuffer;
+import io.stoke.ffm.cuda.HostRegistration;
 import io.stoke.loader.Batch;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.ring.RingGeometry;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.stoke.ffm.CudaDriver;
+import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.loader.Batch;
 import java.util.ArrayList;
 import java.util.List;

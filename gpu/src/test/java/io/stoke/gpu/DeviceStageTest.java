@@ -13,10 +13,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.stoke.ffm.CudaContext;
-import io.stoke.ffm.CudaDriver;
-import io.stoke.ffm.CudaException;
-import io.stoke.ffm.CudaStream;
+import io.stoke.ffm.cuda.CudaContext;
+import io.stoke.ffm.cuda.CudaDriver;
+import io.stoke.ffm.cuda.CudaException;
+import io.stoke.ffm.cuda.CudaStream;
 import io.stoke.ffm.testing.CudaTestDouble;
 import io.stoke.loader.Batch;
 import io.stoke.loader.error.NoSampleDecodedException;

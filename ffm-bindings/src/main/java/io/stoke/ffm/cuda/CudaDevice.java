@@ -1,4 +1,4 @@
-package io.stoke.ffm;
+package io.stoke.ffm.cuda;
 
 /**
  * One CUDA device as the driver describes it.

@@ -1,10 +1,12 @@
-package io.stoke.ffm;
+package io.stoke.ffm.cuda;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import io.stoke.ffm.NativeLibraries;
+import io.stoke.ffm.NativeLibraryMissingException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
@@ -370,7 +372,7 @@ public final class CudaDriver {
         try {
             return (int) cuGetErrorName.invokeExact(error, pStr);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -378,7 +380,7 @@ public final class CudaDriver {
         try {
             return (int) cuGetErrorString.invokeExact(error, pStr);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -386,7 +388,7 @@ public final class CudaDriver {
         try {
             return (int) cuInit.invokeExact(flags);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -394,7 +396,7 @@ public final class CudaDriver {
         try {
             return (int) cuDriverGetVersion.invokeExact(driverVersion);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -402,7 +404,7 @@ public final class CudaDriver {
         try {
             return (int) cuDeviceGetCount.invokeExact(count);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -410,7 +412,7 @@ public final class CudaDriver {
         try {
             return (int) cuDeviceGet.invokeExact(device, ordinal);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -420,7 +422,7 @@ public final class CudaDriver {
         try {
             return (int) cuDeviceGetName.invokeExact(name, len, dev);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -428,7 +430,7 @@ public final class CudaDriver {
         try {
             return (int) cuDeviceTotalMem_v2.invokeExact(bytes, dev);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -436,7 +438,7 @@ public final class CudaDriver {
         try {
             return (int) cuDeviceGetAttribute.invokeExact(pi, attrib, dev);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -445,7 +447,7 @@ public final class CudaDriver {
         try {
             return (int) cuDeviceGetPCIBusId.invokeExact(pciBusId, len, dev);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -453,7 +455,7 @@ public final class CudaDriver {
         try {
             return (int) cuDevicePrimaryCtxRetain.invokeExact(pctx, dev);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -461,7 +463,7 @@ public final class CudaDriver {
         try {
             return (int) cuDevicePrimaryCtxRelease_v2.invokeExact(dev);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -469,7 +471,7 @@ public final class CudaDriver {
         try {
             return (int) cuCtxSetCurrent.invokeExact(ctx);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -477,7 +479,7 @@ public final class CudaDriver {
         try {
             return (int) cuCtxSynchronize.invokeExact();
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -485,7 +487,7 @@ public final class CudaDriver {
         try {
             return (int) cuMemHostRegister_v2.invokeExact(p, bytesize, flags);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -493,7 +495,7 @@ public final class CudaDriver {
         try {
             return (int) cuMemHostUnregister.invokeExact(p);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -501,7 +503,7 @@ public final class CudaDriver {
         try {
             return (int) cuMemHostAlloc.invokeExact(pp, bytesize, flags);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -509,7 +511,7 @@ public final class CudaDriver {
         try {
             return (int) cuMemFreeHost.invokeExact(p);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -517,7 +519,7 @@ public final class CudaDriver {
         try {
             return (int) cuMemAlloc_v2.invokeExact(dptr, bytesize);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -525,7 +527,7 @@ public final class CudaDriver {
         try {
             return (int) cuMemFree_v2.invokeExact(dptr);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -538,7 +540,7 @@ public final class CudaDriver {
         try {
             return (int) cuMemcpyHtoD_v2.invokeExact(dstDevice, srcHost, byteCount);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -548,7 +550,7 @@ public final class CudaDriver {
         try {
             return (int) cuMemcpyDtoH_v2.invokeExact(dstHost, srcDevice, byteCount);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -561,7 +563,7 @@ public final class CudaDriver {
         try {
             return (int) cuMemcpyHtoDAsync_v2.invokeExact(dstDevice, srcHost, byteCount, hStream);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -569,7 +571,7 @@ public final class CudaDriver {
         try {
             return (int) cuStreamCreate.invokeExact(phStream, flags);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -577,7 +579,7 @@ public final class CudaDriver {
         try {
             return (int) cuStreamDestroy_v2.invokeExact(hStream);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -585,7 +587,7 @@ public final class CudaDriver {
         try {
             return (int) cuStreamSynchronize.invokeExact(hStream);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -593,7 +595,7 @@ public final class CudaDriver {
         try {
             return (int) cuStreamWaitEvent.invokeExact(hStream, hEvent, flags);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -601,7 +603,7 @@ public final class CudaDriver {
         try {
             return (int) cuEventCreate.invokeExact(phEvent, flags);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -609,7 +611,7 @@ public final class CudaDriver {
         try {
             return (int) cuEventRecord.invokeExact(hEvent, hStream);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -618,7 +620,7 @@ public final class CudaDriver {
         try {
             return (int) cuEventQuery.invokeExact(hEvent);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -626,7 +628,7 @@ public final class CudaDriver {
         try {
             return (int) cuEventSynchronize.invokeExact(hEvent);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -635,7 +637,7 @@ public final class CudaDriver {
         try {
             return (int) cuEventElapsedTime_v2.invokeExact(pMilliseconds, hStart, hEnd);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -643,7 +645,7 @@ public final class CudaDriver {
         try {
             return (int) cuEventDestroy_v2.invokeExact(hEvent);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -652,7 +654,7 @@ public final class CudaDriver {
         try {
             return (int) cuModuleLoadData.invokeExact(module, image);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -660,7 +662,7 @@ public final class CudaDriver {
         try {
             return (int) cuModuleUnload.invokeExact(hmod);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -668,7 +670,7 @@ public final class CudaDriver {
         try {
             return (int) cuModuleGetFunction.invokeExact(hfunc, hmod, name);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 
@@ -702,7 +704,7 @@ public final class CudaDriver {
                     kernelParams,
                     extra);
         } catch (Throwable t) {
-            throw TurboJpeg.rethrow(t);
+            throw NativeLibraries.rethrow(t);
         }
     }
 

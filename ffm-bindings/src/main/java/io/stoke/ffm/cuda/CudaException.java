@@ -1,4 +1,4 @@
-package io.stoke.ffm;
+package io.stoke.ffm.cuda;
 
 /**
  * A CUDA driver call returned something other than {@code CUDA_SUCCESS}. The message names the

@@ -1,8 +1,9 @@
-package io.stoke.ffm;
+package io.stoke.ffm.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.stoke.ffm.NativeLibraryMissingException;
 import org.junit.jupiter.api.Test;
 
 /** Without any driver library: needs neither a GPU nor the test double, so it always runs. */

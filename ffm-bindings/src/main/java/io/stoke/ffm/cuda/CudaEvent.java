@@ -1,4 +1,4 @@
-package io.stoke.ffm;
+package io.stoke.ffm.cuda;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
