@@ -91,7 +91,7 @@ public final class GpuCheck {
     public Patterns patterns() {
         int batches = 12;
         long mismatches = 0;
-        try (PatternRing src = new PatternRing(batches);
+        try (CheckRing src = CheckRing.patterns(batches);
                 DeviceStage stage = DeviceStage.builder(src.ring, src)
                         .driver(driver)
                         .inFlight(2)
@@ -102,7 +102,7 @@ public final class GpuCheck {
                 try (DeviceBatch b = stage.next()) {
                     b.copyToHost(back);
                     for (long o = 0; o < b.byteSize(); o++) {
-                        if (back.get(JAVA_BYTE, o) != PatternRing.value(b.sequence(), o)) {
+                        if (back.get(JAVA_BYTE, o) != CheckRing.value(b.sequence(), o)) {
                             mismatches++;
                         }
                     }
@@ -119,7 +119,7 @@ public final class GpuCheck {
         int batches = 4;
         long differing = 0;
         double maxDiff = 0;
-        try (PatternRing src = new PatternRing(batches);
+        try (CheckRing src = CheckRing.patterns(batches);
                 DeviceStage stage = DeviceStage.builder(src.ring, src)
                         .driver(driver)
                         .inFlight(2)
@@ -135,7 +135,7 @@ public final class GpuCheck {
                 try (DeviceBatch b = stage.next()) {
                     b.copyToHost(got);
                     for (long o = 0; o < values; o++) {
-                        input.set(JAVA_BYTE, o, PatternRing.value(b.sequence(), o));
+                        input.set(JAVA_BYTE, o, CheckRing.value(b.sequence(), o));
                     }
                     NormalizeReference.normalize(input, want, g.samplesPerSlot(), g.d0(), g.d1(), mean, std);
                     for (long i = 0; i < values; i++) {
@@ -206,7 +206,7 @@ public final class GpuCheck {
         int batches = Math.max(8, 4 * settings.iterations());
         int warmup = 4;
         long nanos;
-        try (SlotsAsTheyAre src = new SlotsAsTheyAre(g, warmup + batches);
+        try (CheckRing src = CheckRing.asTheyAre(g, warmup + batches);
                 DeviceStage stage = DeviceStage.builder(src.ring, src)
                         .driver(driver)
                         .inFlight(3)
@@ -266,17 +266,38 @@ public final class GpuCheck {
         }
     }
 
-    /** A ring of small batches filled with a per-batch pattern, and a supplier over it. */
-    private static final class PatternRing implements Supplier<Batch>, AutoCloseable {
-        final RingGeometry g = new RingGeometry(3, 8, DTYPE_UINT8, LAYOUT_HWC, 64, 48, 3);
-        final SlotRing ring = SlotRing.allocate(g);
+    /** The small ring the pattern and normalisation checks send through the stage. */
+    private static final RingGeometry PATTERN_GEOMETRY = new RingGeometry(3, 8, DTYPE_UINT8, LAYOUT_HWC, 64, 48, 3);
+
+    /**
+     * A ring whose slots are handed straight to the stage (no ready queue: producer and consumer are
+     * this one thread), each filled with a per-batch pattern first, or as it is (the rate check).
+     */
+    private static final class CheckRing implements Supplier<Batch>, AutoCloseable {
+        final RingGeometry g;
+        final SlotRing ring;
         final SlotHeader header = new SlotHeader();
+        final SleepingIdleStrategy idle;
+        final boolean pattern;
         final int total;
         int produced;
-        int taken;
 
-        PatternRing(int total) {
+        /** {@code total} batches of {@link #PATTERN_GEOMETRY}, each filled with its pattern. */
+        static CheckRing patterns(int total) {
+            return new CheckRing(PATTERN_GEOMETRY, total, true, 100_000);
+        }
+
+        /** {@code total} batches of {@code g}, their slots copied as they are. */
+        static CheckRing asTheyAre(RingGeometry g, int total) {
+            return new CheckRing(g, total, false, 10_000);
+        }
+
+        private CheckRing(RingGeometry g, int total, boolean pattern, long sleepNanos) {
+            this.g = g;
+            this.ring = SlotRing.allocate(g);
             this.total = total;
+            this.pattern = pattern;
+            this.idle = new SleepingIdleStrategy(sleepNanos);
         }
 
         static byte value(long seq, long offset) {
@@ -285,54 +306,21 @@ public final class GpuCheck {
 
         @Override
         public Batch get() {
-            if (taken == total) {
-                return null;
-            }
-            // Single-threaded: fill a slot when one is free (the stage returns them as copies complete).
-            int slot;
-            while ((slot = ring.acquire(new SleepingIdleStrategy(100_000), () -> true)) < 0) {
-                Thread.onSpinWait();
-            }
-            header.wrap(ring.slot(slot)).sequence(produced).sampleCount(g.samplesPerSlot());
-            MemorySegment px = ring.pixels(slot);
-            for (long o = 0; o < px.byteSize(); o++) {
-                px.set(JAVA_BYTE, o, value(produced, o));
-            }
-            produced++;
-            taken++;
-            // Handed straight to the stage (no ready queue: producer and consumer are this one thread).
-            return new Batch(g, slot, ring.slot(slot), List.of(), 0, ring::release);
-        }
-
-        @Override
-        public void close() {
-            ring.close();
-        }
-    }
-
-    /** A ring whose slots are handed to the stage as they are, as fast as the stage frees them. */
-    private static final class SlotsAsTheyAre implements Supplier<Batch>, AutoCloseable {
-        final SlotRing ring;
-        final SlotHeader header = new SlotHeader();
-        final int total;
-        int produced;
-
-        SlotsAsTheyAre(RingGeometry g, int total) {
-            this.ring = SlotRing.allocate(g);
-            this.total = total;
-        }
-
-        @Override
-        public Batch get() {
             if (produced == total) {
                 return null;
             }
-            int slot;
-            while ((slot = ring.acquire(new SleepingIdleStrategy(10_000), () -> true)) < 0) {
-                Thread.onSpinWait();
+            // A slot is free once the stage returns it, as its copy completes.
+            int slot = ring.acquire(idle, () -> true);
+            if (slot < 0) {
+                throw new IllegalStateException("the check's ring was closed while it waited for a slot");
             }
-            RingGeometry g = ring.geometry();
             header.wrap(ring.slot(slot)).sequence(produced).sampleCount(g.samplesPerSlot());
+            if (pattern) {
+                MemorySegment px = ring.pixels(slot);
+                for (long o = 0; o < px.byteSize(); o++) {
+                    px.set(JAVA_BYTE, o, value(produced, o));
+                }
+            }
             produced++;
             return new Batch(g, slot, ring.slot(slot), List.of(), 0, ring::release);
         }
