@@ -122,6 +122,13 @@ class PublicFaceTest {
         assertTrue(moduleFolders().size() > 10, "the modules were not found under " + ROOT);
     }
 
+    @Test
+    void aBatchIsMadeByItsSourcesOrFromACallersOwnSlotOnly() {
+        // Loaders and ring consumers build batches in their package; a producer of its own ring
+        // uses Batch.ofSlot, which takes the geometry and memory from the ring itself.
+        assertEquals(0, io.stoke.loader.Batch.class.getConstructors().length);
+    }
+
     /** A class naming the old fault-injection switch ({@code spark.stoke.test...}) or an injected failure. */
     private static boolean containsFaultSwitch(Path classFile) throws IOException {
         String text = new String(Files.readAllBytes(classFile), StandardCharsets.ISO_8859_1);

@@ -17,7 +17,6 @@ import io.stoke.ring.SlotHeader;
 import io.stoke.ring.SlotRing;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.List;
 import java.util.function.Supplier;
 import org.agrona.concurrent.SleepingIdleStrategy;
 
@@ -322,7 +321,7 @@ public final class GpuCheck {
                 }
             }
             produced++;
-            return new Batch(g, slot, ring.slot(slot), List.of(), 0, ring::release);
+            return Batch.ofSlot(ring, slot, ring::release);
         }
 
         @Override

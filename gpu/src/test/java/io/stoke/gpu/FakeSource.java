@@ -113,7 +113,7 @@ final class FakeSource implements Supplier<Batch>, AutoCloseable {
             LockSupport.parkNanos(50_000); // no busy spin: the machine running the tests may have 2 cores
         }
         next++;
-        return new Batch(g, slot, ring.slot(slot), List.of(), 0, this::release);
+        return Batch.ofSlot(ring, slot, this::release);
     }
 
     private void release(int slot) {

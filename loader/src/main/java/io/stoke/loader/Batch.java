@@ -8,6 +8,7 @@ import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.SlotHeader;
+import io.stoke.ring.SlotRing;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -50,12 +51,25 @@ public final class Batch implements BatchView {
     private boolean closed;
 
     /**
+     * A batch over slot {@code slot} of a ring the caller produces into itself (a decoder of its own
+     * feeding the GPU stage, say). The slot's header and samples must be written before the call; the
+     * sample errors are read from the slot's status codes. {@code release} is given the slot number
+     * once, on {@link #close()}; it is usually {@code ring::release}, after which the slot may be
+     * filled again.
+     *
+     * @throws IllegalStateException when the slot's header claims more samples than a slot holds
+     */
+    public static Batch ofSlot(SlotRing ring, int slot, IntConsumer release) {
+        return new Batch(ring.geometry(), slot, ring.slot(slot), null, 0, release);
+    }
+
+    /**
      * Wraps slot {@code slot}, whose memory is {@code slotMemory}; {@code releaser} gets the slot
-     * back on {@link #close()}. For loaders and ring consumers, not for applications.
+     * back on {@link #close()}. Loaders and ring consumers of this package only.
      *
      * @param errors the batch's failed samples with paths, or null to derive them from status codes
      */
-    public Batch(
+    Batch(
             RingGeometry geometry,
             int slot,
             MemorySegment slotMemory,
