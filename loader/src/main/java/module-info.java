@@ -12,6 +12,7 @@ module io.stoke.loader {
     requires java.management; // the workers' CPU clocks
 
     uses io.stoke.loader.source.UrlDatasetProvider; // s3:// and http(s):// datasets (stoke-remote)
+    uses io.stoke.loader.source.TableDatasetProvider; // Parquet datasets (stoke-parquet)
 
     exports io.stoke.loader;
     exports io.stoke.loader.error;

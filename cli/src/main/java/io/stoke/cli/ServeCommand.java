@@ -235,7 +235,7 @@ public final class ServeCommand implements Callable<Integer> {
             g.setRootValueSeparator(new SerializedString("\n"));
             boolean listed = !(dataset instanceof ShardDataset sharded
                     && sharded.shards().indexed()
-                    && sharded.shards().remote());
+                    && sharded.shards().cached());
             g.writeStartObject();
             g.writeNumberField("samples", dataset.size());
             g.writeBooleanField("listed", listed);

@@ -2,7 +2,7 @@ package io.stoke.embed;
 
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.ShardDataset;
-import io.stoke.loader.source.TarShards;
+import io.stoke.loader.source.Shards;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
@@ -31,7 +31,7 @@ public final class EmbeddingTables implements EmbeddingSink, AutoCloseable {
 
     private final Path dir;
     private final Dataset dataset;
-    private final TarShards shards; // null for files
+    private final Shards shards; // null for files
     private final int[] rows;
     private final long dimension;
     private final UnaryOperator<String> fileName;
@@ -100,7 +100,7 @@ public final class EmbeddingTables implements EmbeddingSink, AutoCloseable {
         if (!(dataset instanceof ShardDataset s)) {
             return List.of(FILES_TABLE);
         }
-        TarShards shards = s.shards();
+        Shards shards = s.shards();
         List<String> names = new ArrayList<>(shards.shardCount());
         Map<String, String> seen = new HashMap<>();
         for (int i = 0; i < shards.shardCount(); i++) {

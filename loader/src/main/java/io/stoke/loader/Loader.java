@@ -9,7 +9,7 @@ import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.ListFile;
 import io.stoke.loader.source.ShardDataset;
-import io.stoke.loader.source.TarShards;
+import io.stoke.loader.source.Shards;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.loader.tune.TunerLog;
 import io.stoke.loader.work.Pipeline;
@@ -332,7 +332,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
             if (!(dataset instanceof ShardDataset sharded) || window == 0) {
                 return sampler;
             }
-            TarShards shards = sharded.shards();
+            Shards shards = sharded.shards();
             int[] first = new int[shards.shardCount() + 1];
             for (int s = 0; s <= shards.shardCount(); s++) {
                 first[s] = shards.firstSample(s);
@@ -345,7 +345,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
             if (shuffleWindow != DEFAULT_WINDOW) {
                 return shuffleWindow;
             }
-            return dataset instanceof ShardDataset sharded && sharded.shards().remote()
+            return dataset instanceof ShardDataset sharded && sharded.shards().cached()
                     ? Datasets.DEFAULT_REMOTE_WINDOW
                     : 0;
         }

@@ -9,7 +9,7 @@ import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ShardDataset;
-import io.stoke.loader.source.TarShards;
+import io.stoke.loader.source.Shards;
 import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
@@ -291,7 +291,7 @@ public final class SparkEmbed {
                 throw new IllegalArgumentException(request.data() + " is not a set of .tar shards: spark-embed runs a"
                         + " task per shard (`stoke pack` writes a folder of images as shards)");
             }
-            TarShards shards = sharded.shards();
+            Shards shards = sharded.shards();
             List<String> names = EmbeddingTables.tableNames(checked);
             List<ShardTask> tasks = new ArrayList<>(shards.shardCount());
             for (int s = 0; s < shards.shardCount(); s++) {

@@ -7,7 +7,7 @@ import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.FileDataset;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.ShardDataset;
-import io.stoke.loader.source.TarShards;
+import io.stoke.loader.source.Shards;
 import io.stoke.pack.PackConflictException;
 import io.stoke.pack.PackOptions;
 import io.stoke.pack.Packer;
@@ -127,7 +127,7 @@ public final class RawTensors {
             Files.deleteIfExists(marker);
             byte[] header = NpyHeader.uint8(SIDE, SIDE, 3);
             try (ShardDataset shards = (ShardDataset) Datasets.open(shardsDir.toString())) {
-                TarShards tar = shards.shards();
+                Shards tar = shards.shards();
                 if (shards.size() != jpeg.size() || !tar.problems().isEmpty()) {
                     throw new IllegalStateException("the pack in " + shardsDir + " holds " + shards.size()
                             + " samples of " + jpeg.size() + tar.problems());
@@ -160,10 +160,10 @@ public final class RawTensors {
 
     private static void cut(Dataset jpeg, ShardDataset shards, int i, MemorySegment bytes, byte[] header, Path out)
             throws IOException {
-        TarShards tar = shards.shards();
+        Shards tar = shards.shards();
         String key = SampleKeys.key(jpeg, i);
         if (!shards.path(i).equals(key)
-                || tar.format(i) != TarShards.NPY
+                || tar.format(i) != Shards.NPY
                 || tar.length(i) != header.length + SAMPLE_BYTES) {
             throw new IllegalStateException(shards.name(i) + " is not the 224x224x3 uint8 .npy of " + key);
         }

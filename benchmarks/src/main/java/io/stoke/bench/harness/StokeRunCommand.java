@@ -10,7 +10,7 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.ShardDataset;
-import io.stoke.loader.source.TarShards;
+import io.stoke.loader.source.Shards;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
 import java.nio.file.Path;
@@ -141,10 +141,10 @@ public final class StokeRunCommand implements Callable<Integer> {
             case "jpeg" -> ImageFolder.scan(root);
             case "raw" -> {
                 Dataset dataset = Datasets.open(root.toString(), ErrorPolicy.FAIL, System.err::println);
-                TarShards shards = dataset instanceof ShardDataset sharded ? sharded.shards() : null;
+                Shards shards = dataset instanceof ShardDataset sharded ? sharded.shards() : null;
                 for (int i = 0; i < dataset.size(); i++) {
                     if (shards == null
-                            || shards.format(i) != TarShards.NPY
+                            || shards.format(i) != Shards.NPY
                             || shards.length(i)
                                     != NpyHeader.uint8(RawTensors.SIDE, RawTensors.SIDE, 3).length
                                             + RawTensors.SAMPLE_BYTES) {

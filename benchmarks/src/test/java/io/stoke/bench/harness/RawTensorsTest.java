@@ -8,7 +8,7 @@ import io.stoke.loader.Loader;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.ShardDataset;
-import io.stoke.loader.source.TarShards;
+import io.stoke.loader.source.Shards;
 import io.stoke.loader.testing.TestImages;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -74,7 +74,7 @@ class RawTensorsTest {
             assertEquals(11, dataset.size());
             for (int i = 0; i < dataset.size(); i++) {
                 assertEquals(
-                        TarShards.NPY,
+                        Shards.NPY,
                         ((ShardDataset) dataset).shards().format(i),
                         "sample " + i + " is a .npy: only copied");
             }

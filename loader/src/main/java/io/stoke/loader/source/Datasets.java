@@ -22,7 +22,9 @@ import java.util.function.Consumer;
  *       {@link BracePattern}), or a folder of {@code .tar} files and no sub-folders (all of them, in
  *       name order), read where they lie ({@link MappedShards}, {@link TarShardScanner});</li>
  *   <li>shards at a URL ({@code s3://}, {@code http(s)://}), opened by the {@link UrlDatasetProvider}
- *       for its scheme (stoke-remote's, when it is on the class path).</li>
+ *       for its scheme (stoke-remote's, when it is on the class path);</li>
+ *   <li>Parquet: a {@code .parquet} file, a pattern or glob of them, or a folder of them, opened by
+ *       the {@link TableDatasetProvider} on the class path (stoke-parquet's; {@link #isParquet}).</li>
  * </ul>
  * A dataset of shards owns mappings: close the returned index when done with it.
  */
@@ -54,7 +56,7 @@ public final class Datasets {
         if (!(dataset instanceof ShardDataset sharded)) {
             return dataset;
         }
-        TarShards shards = sharded.shards();
+        Shards shards = sharded.shards();
         if (!shards.problems().isEmpty()) {
             if (policy == ErrorPolicy.FAIL) {
                 dataset.close();
@@ -77,7 +79,7 @@ public final class Datasets {
                     + "` writes " + ShardIndex.FILE + ", and opening then reads only that");
         }
         if (!shards.labelled()) {
-            warn.accept("note: no .cls member in " + spec + ": every label is -1");
+            warn.accept("note: " + shards.unlabelledNote(spec));
         }
         return dataset;
     }
@@ -88,6 +90,22 @@ public final class Datasets {
      * the module to add.
      */
     public static Dataset open(String spec, UrlDatasetProvider.ShardCache cache) {
+        return open(spec, cache, TableColumns.DEFAULT);
+    }
+
+    /**
+     * {@link #open(String, UrlDatasetProvider.ShardCache)}, with the columns that hold a table
+     * dataset's image, label and key ({@link TableColumns#DEFAULT}: found by their defaults); columns
+     * named for a dataset that is not a table are refused.
+     */
+    public static Dataset open(String spec, UrlDatasetProvider.ShardCache cache, TableColumns columns) {
+        if (spec != null && isParquet(spec)) {
+            return openTable(spec, columns, cache);
+        }
+        if (!columns.isDefault()) {
+            throw new IllegalArgumentException(
+                    "columns are named (" + columns + ") but " + spec + " is not a Parquet dataset");
+        }
         if (spec == null || !isUrl(spec)) {
             return open(spec);
         }
@@ -102,10 +120,66 @@ public final class Datasets {
                         + "io.stoke:stoke-remote (Stoke's jar and the Python package carry it)");
     }
 
-    /** The local dataset at {@code spec}, as it is; a shard's damage is in {@link TarShards#problems()}. */
+    /** Row groups of a Parquet dataset held at once when no cache is named. */
+    private static final long DEFAULT_TABLE_CACHE = 2L << 30;
+
+    private static Dataset openTable(String spec, TableColumns columns, UrlDatasetProvider.ShardCache cache) {
+        UrlDatasetProvider.ShardCache held =
+                cache != null ? cache : new UrlDatasetProvider.ShardCache(DEFAULT_TABLE_CACHE, null);
+        for (TableDatasetProvider provider : ServiceLoader.load(TableDatasetProvider.class)) {
+            return provider.open(spec, columns, held);
+        }
+        throw new IllegalArgumentException(spec + " is a Parquet dataset, and no Parquet reader is on the class path: "
+                + "add the module io.stoke:stoke-parquet (Stoke's jar and the Python package carry it)");
+    }
+
+    /**
+     * Whether {@code spec} names a Parquet dataset: a {@code .parquet} file, a pattern of them (braces
+     * or a glob), or a local folder whose files include {@code .parquet} ones and no {@code .tar}
+     * shard or sub-folder (Spark's {@code _SUCCESS} and {@code .crc} files beside them are skipped).
+     */
+    public static boolean isParquet(String spec) {
+        String lower = spec.toLowerCase(Locale.ROOT);
+        if (lower.endsWith(".parquet")) {
+            return true;
+        }
+        if (isUrl(spec)) {
+            return false;
+        }
+        Path path;
+        try {
+            path = Path.of(spec);
+        } catch (java.nio.file.InvalidPathException e) {
+            return false;
+        }
+        if (!Files.isDirectory(path)) {
+            return false;
+        }
+        boolean parquet = false;
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(path)) {
+            for (Path p : entries) {
+                String name = p.getFileName().toString().toLowerCase(Locale.ROOT);
+                if (name.startsWith(".") || name.startsWith("_")) {
+                    continue;
+                }
+                if (Files.isDirectory(p) || isTar(name)) {
+                    return false;
+                }
+                parquet |= name.endsWith(".parquet");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list " + path, e);
+        }
+        return parquet;
+    }
+
+    /** The local dataset at {@code spec}, as it is; a shard's damage is in {@link Shards#problems()}. */
     public static Dataset open(String spec) {
         if (spec == null || spec.isBlank()) {
             throw new IllegalArgumentException("no dataset given");
+        }
+        if (isParquet(spec)) {
+            return openTable(spec, TableColumns.DEFAULT, null);
         }
         if (isUrl(spec)) {
             throw new IllegalArgumentException(

@@ -3,8 +3,9 @@ package io.stoke.loader.source;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The whole bytes of each of a dataset's tar shards, by shard number: files mapped where they lie
- * ({@link MappedShards}), or downloads held in a bounded cache. Readers take a shard with
+ * The whole bytes of each of a dataset's shards, by shard number: tar files mapped where they lie
+ * ({@link MappedShards}), downloads held in a bounded cache, or another {@link ShardFormat}'s
+ * loaded units (a Parquet row group's decompressed image pages). Readers take a shard with
  * {@link #acquire} and give it back with {@link #release}; between the two its bytes stay valid.
  * Thread-safe.
  */

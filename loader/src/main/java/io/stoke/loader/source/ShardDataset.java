@@ -5,20 +5,25 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * A dataset of WebDataset tar shards, local ({@link MappedShards}) or remote: its paths are the
- * samples' keys, and {@link #shards()} says where each sample's members lie. It owns the shards'
+ * A dataset of shards: WebDataset tar shards, local ({@link MappedShards}) or remote, or another
+ * {@link ShardFormat}'s (Parquet row groups). Its paths are the samples' keys, and {@link #shards()} says where each sample's members lie. It owns the shards'
  * memory: close it when the last loader over it is closed.
  */
 public final class ShardDataset extends Dataset {
-    private final TarShards shards;
+    private final Shards shards;
 
-    ShardDataset(Path root, TarShards shards) {
+    ShardDataset(Path root, Shards shards) {
         super(root, List.of());
         this.shards = shards;
     }
 
+    /** The dataset of {@code shards}, whose relative names resolve against {@code root}; it owns the shards. */
+    public static ShardDataset of(Path root, Shards shards) {
+        return new ShardDataset(root, shards);
+    }
+
     /** Where each sample's members lie, and in which shard. */
-    public TarShards shards() {
+    public Shards shards() {
         return shards;
     }
 
@@ -54,7 +59,7 @@ public final class ShardDataset extends Dataset {
 
     @Override
     public String name(int sample) {
-        return shards.shardName(shards.shardOf(sample)) + "/" + path(sample);
+        return shards.name(sample);
     }
 
     @Override

@@ -191,7 +191,7 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
             first[s + 1] = Math.addExact(first[s], shards.get(s).nsamples());
         }
         return new ShardDataset(
-                root, new TarShards(names.toArray(String[]::new), first, bytes, List.of(), labelled, name));
+                root, new Shards(names.toArray(String[]::new), first, bytes, List.of(), labelled, name));
     }
 
     /**
@@ -203,7 +203,7 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
      *     finds, so damaged shards are named and no index is made
      */
     public static ShardIndex of(ShardDataset dataset, UnaryOperator<String> url) {
-        TarShards tar = dataset.shards();
+        Shards tar = dataset.shards();
         if (!tar.problems().isEmpty()) {
             throw new IllegalArgumentException("damaged shard(s), not indexed (an index must count what a reader"
                     + " finds):\n  " + String.join("\n  ", tar.problems()));

@@ -4,13 +4,13 @@ import io.stoke.loader.error.SampleStatus;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Reads a sample's image member where it lies in its tar shard: {@link #bytes()} is a view of the
- * shard's mapping (or of its download in the cache), so the decoder reads the bytes in place, with
- * no copy. The shard stays acquired from {@link #read} until {@link #done} (or the next read, or
+ * Reads a sample's image where it lies in its shard's bytes: {@link #bytes()} is a view of a tar
+ * shard's mapping (or of its download in the cache), or of a Parquet row group's decompressed pages,
+ * so the decoder reads the bytes in place, with no copy. The shard stays acquired from {@link #read} until {@link #done} (or the next read, or
  * {@link #close}). One per worker.
  */
 public final class ShardReader implements SampleReader {
-    private final TarShards shards;
+    private final Shards shards;
     private final ShardBytes store;
     private final long maxBytes;
     private int held = -1;
@@ -19,7 +19,7 @@ public final class ShardReader implements SampleReader {
     private long length;
     private String message;
 
-    public ShardReader(TarShards shards, long maxBytes) {
+    public ShardReader(Shards shards, long maxBytes) {
         this.shards = shards;
         this.store = shards.bytes();
         this.maxBytes = maxBytes;
@@ -36,7 +36,7 @@ public final class ShardReader implements SampleReader {
         int i = sample - shards.firstSample(shard);
         SampleStatus status = table.status(i);
         if (status != SampleStatus.OK) {
-            message = status.description();
+            message = table.detail(i);
             return status;
         }
         long size = table.length(i);

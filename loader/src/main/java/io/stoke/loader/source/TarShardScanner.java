@@ -34,7 +34,7 @@ import org.apache.commons.compress.archivers.tar.TarFile;
  * <p>{@link TarFile} seeks from header to header without reading the data. When it stops at a
  * damaged header (a truncated shard, garbage), the shard is read again as a stream up to the
  * damage, so the samples before it are kept, and the damage is reported as one of the index's
- * {@link TarShards#problems()}. Shards are scanned in parallel; the result does not depend on it.
+ * {@link Shards#problems()}. Shards are scanned in parallel; the result does not depend on it.
  */
 public final class TarShardScanner {
     /** A label member longer than this is not a label. */
@@ -117,7 +117,7 @@ public final class TarShardScanner {
             }
             tables[s] = new ShardTable(scan, labelled);
         }
-        TarShards shards = new TarShards(names.toArray(String[]::new), tables, bytes, problems, labelled);
+        Shards shards = new Shards(names.toArray(String[]::new), tables, bytes, problems, labelled);
         return new ShardDataset(root, shards);
     }
 
@@ -207,7 +207,7 @@ public final class TarShardScanner {
         String key = null;
         Member image = null;
         Member label = null;
-        byte format = TarShards.ENCODED;
+        byte format = Shards.ENCODED;
         for (Member m : members) {
             String name = m.name();
             int slash = name.lastIndexOf('/');
@@ -227,22 +227,22 @@ public final class TarShardScanner {
             }
             switch (ext) {
                 case "jpg", "jpeg" -> {
-                    if (image == null || format != TarShards.ENCODED || !isJpegName(image)) {
+                    if (image == null || format != Shards.ENCODED || !isJpegName(image)) {
                         image = m;
-                        format = TarShards.ENCODED;
+                        format = Shards.ENCODED;
                     }
                 }
                 case "npy" -> {
                     if (image == null) {
                         image = m;
-                        format = TarShards.NPY;
+                        format = Shards.NPY;
                     }
                 }
                 case "cls" -> label = m;
                 case "png", "webp", "bmp", "ppm", "pgm", "tif", "tiff", "gif", "avif", "heic", "jxl" -> {
                     if (image == null) {
                         image = m; // decoded by its content, or named by the decoder
-                        format = TarShards.ENCODED;
+                        format = Shards.ENCODED;
                     }
                 }
                 default -> {

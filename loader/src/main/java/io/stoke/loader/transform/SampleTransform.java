@@ -6,7 +6,7 @@ import io.stoke.loader.format.ImageFormat;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.source.ShardDataset;
-import io.stoke.loader.source.TarShards;
+import io.stoke.loader.source.Shards;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class SampleTransform implements AutoCloseable {
     private final SampleReader reader;
-    private final TarShards shards;
+    private final Shards shards;
     private final NpyImage npy;
     private final JpegDecoder decoder;
     private final WholeImageDecoder whole;
@@ -83,7 +83,7 @@ public final class SampleTransform implements AutoCloseable {
             return status;
         }
         lastSourceBytes = reader.length();
-        if (shards != null && shards.format(sample) == TarShards.NPY) {
+        if (shards != null && shards.format(sample) == Shards.NPY) {
             return applyRaw(dst, offset);
         }
         // By content, never by name: a PNG named .jpg is a PNG.

@@ -45,7 +45,7 @@ class ShardIndexTest {
     /** What stoke index writes, from a scan of the folder. */
     private static ShardIndex indexOf(Path dir) {
         try (ShardDataset scanned = (ShardDataset) Datasets.openScanned(dir.toString())) {
-            TarShards tar = scanned.shards();
+            Shards tar = scanned.shards();
             List<ShardIndex.Entry> entries = new ArrayList<>();
             for (int s = 0; s < tar.shardCount(); s++) {
                 entries.add(new ShardIndex.Entry(
@@ -115,7 +115,7 @@ class ShardIndexTest {
         }
         write(indexOf(dir), dir.resolve(ShardIndex.FILE));
         try (ShardDataset d = (ShardDataset) Datasets.open(dir.toString())) {
-            TarShards tar = d.shards();
+            Shards tar = d.shards();
             assertTrue(tar.indexed());
             assertEquals(SHARDS * PER_SHARD + 3, d.size());
             assertEquals(PER_SHARD, tar.firstSample(1));
@@ -149,7 +149,7 @@ class ShardIndexTest {
         lying.set(1, new ShardIndex.Entry(second.url(), second.nsamples() + 1, second.filesize()));
         write(new ShardIndex(lying, true), dir.resolve(ShardIndex.FILE));
         try (ShardDataset d = (ShardDataset) Datasets.open(dir.toString())) {
-            TarShards tar = d.shards();
+            Shards tar = d.shards();
             assertEquals("k/0-0", d.path(0)); // the first shard is as indexed
             int inSecond = tar.firstSample(1);
             IllegalStateException e = assertThrows(IllegalStateException.class, () -> d.label(inSecond));

@@ -7,8 +7,10 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * Where each sample of a WebDataset tar dataset lies: its shard, and the offset and length of its
- * image member in that shard, one {@link ShardTable} per shard. A sample the scan already knows to
+ * Where each sample of a dataset of shards lies: its shard, and the offset and length of its image
+ * in that shard's bytes, one {@link ShardTable} per shard. A shard is a WebDataset tar file, or
+ * another {@link ShardFormat}'s unit of fetch (a Parquet row group, whose bytes are its image
+ * column's decompressed pages). A sample the scan already knows to
  * be bad (no image member, no label, a member past the shard's end) keeps its place in the dataset
  * order and carries its {@link SampleStatus}, so that it is named when its batch reaches it, under
  * either error policy, as a bad file in a folder is.
@@ -19,7 +21,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * fetched for that read anyway), and a shard whose samples differ from the index's count is named
  * as a stale index rather than read.
  */
-public final class TarShards implements AutoCloseable {
+public final class Shards implements AutoCloseable {
     /** Format of a sample's image member: an encoded image (JPEG, PNG, WebP, ...: told by its bytes). */
     public static final byte ENCODED = 0;
     /** A raw uint8 HWC image in NumPy's {@code .npy} format ({@code stoke pack --format raw}). */
@@ -33,9 +35,10 @@ public final class TarShards implements AutoCloseable {
     private final List<String> problems;
     private final boolean labelled;
     private final String indexName;
+    private final ShardFormat format;
 
     /** Every table known: the dataset was scanned. */
-    TarShards(String[] names, ShardTable[] tables, ShardBytes bytes, List<String> problems, boolean labelled) {
+    Shards(String[] names, ShardTable[] tables, ShardBytes bytes, List<String> problems, boolean labelled) {
         this(names, firstSamples(tables), bytes, problems, labelled, null);
         for (int s = 0; s < tables.length; s++) {
             this.tables.set(s, tables[s]);
@@ -46,7 +49,7 @@ public final class TarShards implements AutoCloseable {
      * Only the counts known, from the index named {@code indexName}: each table is built when its
      * shard is first read.
      */
-    TarShards(
+    Shards(
             String[] names,
             int[] firstSample,
             ShardBytes bytes,
@@ -64,6 +67,42 @@ public final class TarShards implements AutoCloseable {
         this.problems = List.copyOf(problems);
         this.labelled = labelled;
         this.indexName = indexName;
+        this.format = null;
+    }
+
+    private Shards(String[] names, int[] firstSample, ShardBytes bytes, boolean labelled, ShardFormat format) {
+        this.names = names.clone();
+        this.firstSample = firstSample.clone();
+        this.tables = new AtomicReferenceArray<>(names.length);
+        this.locks = new Object[Math.min(names.length, 256)];
+        for (int i = 0; i < locks.length; i++) {
+            locks[i] = new Object();
+        }
+        this.bytes = bytes;
+        this.problems = List.of();
+        this.labelled = labelled;
+        this.indexName = null;
+        this.format = format;
+    }
+
+    /**
+     * Shards of another format than tar, of which only the sample counts are known at first: shard
+     * {@code s} holds samples {@code [firstSample[s], firstSample[s + 1])}, and its table is built by
+     * {@code format} from its bytes the first time one of its samples is read.
+     *
+     * @param names    each shard as an error names it
+     * @param labelled whether the samples carry labels (else every label is -1, said once)
+     */
+    public static Shards of(String[] names, int[] firstSample, ShardBytes bytes, boolean labelled, ShardFormat format) {
+        if (firstSample.length != names.length + 1 || firstSample[0] != 0) {
+            throw new IllegalArgumentException("first samples must start at 0, one per shard and the total");
+        }
+        for (int s = 0; s < names.length; s++) {
+            if (firstSample[s + 1] < firstSample[s]) {
+                throw new IllegalArgumentException("first samples must not decrease: " + names[s]);
+            }
+        }
+        return new Shards(names, firstSample, bytes, labelled, format);
     }
 
     private static int[] firstSamples(ShardTable[] tables) {
@@ -127,11 +166,17 @@ public final class TarShards implements AutoCloseable {
             }
             MemorySegment data = bytes.acquire(shard);
             try {
-                t = new ShardTable(TarShardScanner.scanOne(data), labelled);
+                t = format != null
+                        ? format.table(shard, data)
+                        : new ShardTable(TarShardScanner.scanOne(data), labelled);
             } finally {
                 bytes.release(shard);
             }
             int expected = firstSample[shard + 1] - firstSample[shard];
+            if (format != null && t.size() != expected) {
+                throw new IllegalStateException(
+                        names[shard] + ": its metadata says " + expected + " samples, its table holds " + t.size());
+            }
             if (t.problem() != null || t.size() != expected) {
                 throw new IllegalStateException(names[shard] + ": the index " + indexName + " says " + expected
                         + " samples, the shard holds " + t.size()
@@ -157,6 +202,18 @@ public final class TarShards implements AutoCloseable {
     int copyKey(int sample, MemorySegment dst, long offset) {
         int s = shardOf(sample);
         return table(s).copyKey(sample - firstSample[s], dst, offset);
+    }
+
+    /** How a log or an error names the sample: {@code <shard>/<key>}, or its format's words (a file and a row). */
+    public String name(int sample) {
+        int s = shardOf(sample);
+        String key = key(sample);
+        return format != null ? format.sampleName(s, sample - firstSample[s], key) : names[s] + "/" + key;
+    }
+
+    /** Said once when no sample has a label, for the dataset {@code spec}. */
+    String unlabelledNote(String spec) {
+        return format != null ? format.unlabelledNote(spec) : "no .cls member in " + spec + ": every label is -1";
     }
 
     /** The sample's label, -1 when it has none. */
@@ -203,14 +260,23 @@ public final class TarShards implements AutoCloseable {
         return problems;
     }
 
-    /** Whether the dataset was opened from an index, its shards not read yet. */
+    /** Whether the dataset was opened from an index or metadata, its shards' tables built when first read. */
     public boolean indexed() {
-        return indexName != null;
+        return indexName != null || format != null;
     }
 
     /** Whether the shards are remote: fetched whole into a bounded cache, so shuffled within windows of shards by default. */
     public boolean remote() {
         return bytes.remote();
+    }
+
+    /**
+     * Whether a shard's bytes are loaded into a bounded cache when read (remote shards, Parquet row
+     * groups), rather than mapped where they lie: such shards are shuffled within windows by default,
+     * and are not read ahead to list their samples.
+     */
+    public boolean cached() {
+        return bytes.remote() || format != null;
     }
 
     /** The shards' bytes, by shard number. */

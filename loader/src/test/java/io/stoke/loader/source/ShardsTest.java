@@ -37,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * names, keys in folders and longer than 100 bytes), read back by Stoke against the folder they
  * were made from; and hostile shards, each of whose faults must be named under both policies.
  */
-class TarShardsTest {
+class ShardsTest {
     static final TransformSpec SMALL = TransformSpec.defaults().withResize(48, 40);
     static final Duration NO_HANG = Duration.ofSeconds(60);
 

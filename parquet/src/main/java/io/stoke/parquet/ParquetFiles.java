@@ -1,0 +1,83 @@
+package io.stoke.parquet;
+
+import io.stoke.loader.source.BracePattern;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.PathMatcher;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The files a Parquet dataset's spec names, in dataset order: a file; a brace pattern
+ * ({@code train-{00000..00063}.parquet}); a glob in the last path element ({@code train-*.parquet},
+ * matched in name order); or a folder, whose {@code .parquet} files are taken in name order, and
+ * whose other files (Spark's {@code _SUCCESS}, hidden {@code .crc} files, anything without the
+ * suffix) are skipped.
+ */
+final class ParquetFiles {
+    private ParquetFiles() {}
+
+    static List<Path> expand(String spec) {
+        if (BracePattern.hasBraces(spec)) {
+            List<Path> out = new ArrayList<>();
+            for (String name : BracePattern.expand(spec)) {
+                Path p = Path.of(name);
+                if (!Files.isRegularFile(p)) {
+                    throw new IllegalArgumentException("Parquet file " + name + " (from " + spec + ") does not exist");
+                }
+                out.add(p);
+            }
+            return out;
+        }
+        Path path = Path.of(spec);
+        String last = path.getFileName() == null ? "" : path.getFileName().toString();
+        if (last.indexOf('*') >= 0 || last.indexOf('?') >= 0 || last.indexOf('[') >= 0) {
+            Path dir = path.getParent() != null ? path.getParent() : Path.of(".");
+            PathMatcher glob = FileSystems.getDefault().getPathMatcher("glob:" + last);
+            List<Path> out = list(dir, p -> glob.matches(p.getFileName()));
+            if (out.isEmpty()) {
+                throw new IllegalArgumentException("no file matches " + spec);
+            }
+            return out;
+        }
+        if (Files.isDirectory(path)) {
+            List<Path> out = list(path, p -> isParquetName(p.getFileName().toString()));
+            if (out.isEmpty()) {
+                throw new IllegalArgumentException(spec + " holds no .parquet files");
+            }
+            return out;
+        }
+        if (!Files.isRegularFile(path)) {
+            throw new IllegalArgumentException("Parquet file " + spec + " does not exist");
+        }
+        return List.of(path);
+    }
+
+    /** A data file of a table: the suffix, and not one of Spark's or Hadoop's side files. */
+    static boolean isParquetName(String name) {
+        return !name.startsWith(".")
+                && !name.startsWith("_")
+                && name.toLowerCase(Locale.ROOT).endsWith(".parquet");
+    }
+
+    private static List<Path> list(Path dir, java.util.function.Predicate<Path> take) {
+        List<Path> out = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path p : entries) {
+                String name = p.getFileName().toString();
+                if (Files.isRegularFile(p) && !name.startsWith(".") && !name.startsWith("_") && take.test(p)) {
+                    out.add(p);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list " + dir, e);
+        }
+        out.sort(null);
+        return out;
+    }
+}

@@ -1,0 +1,184 @@
+package io.stoke.parquet;
+
+import io.stoke.loader.source.TableColumns;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.parquet.ParquetReadOptions;
+import org.apache.parquet.column.ColumnDescriptor;
+import org.apache.parquet.conf.PlainParquetConfiguration;
+import org.apache.parquet.format.converter.ParquetMetadataConverter;
+import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.hadoop.metadata.BlockMetaData;
+import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
+import org.apache.parquet.hadoop.metadata.ParquetMetadata;
+import org.apache.parquet.io.InputFile;
+import org.apache.parquet.io.SeekableInputStream;
+
+/**
+ * A Parquet dataset's files as their footers describe them, and nothing more: opening reads each
+ * file's footer (its schema, and each row group's row count and column chunk offsets), never a
+ * page. Shard {@code s} of the dataset is row group {@link #rowGroup(int)} of file
+ * {@link #file(int)}; its rows are samples {@code [firstSample(s), firstSample(s + 1))}.
+ */
+final class ParquetTable {
+    /** Slack over what the footer gives a row group's chunks and pages: alignment and page headers. */
+    private static final long BLOCK_SLACK = 1L << 20;
+
+    record File(Path path, InputFile input, ParquetMetadata footer, ImageColumns columns) {}
+
+    private final List<File> files;
+    private final int[] fileOf; // by shard
+    private final int[] rowGroupOf;
+    private final long[] firstRowInFile;
+    private final long[] blockBytes;
+    private final int[] firstSample;
+    private final boolean labelled;
+
+    private ParquetTable(
+            List<File> files, List<int[]> shards, List<Long> firstRows, List<Long> blocks, boolean labelled) {
+        this.files = files;
+        int n = shards.size();
+        this.fileOf = new int[n];
+        this.rowGroupOf = new int[n];
+        this.firstRowInFile = new long[n];
+        this.blockBytes = new long[n];
+        this.firstSample = new int[n + 1];
+        for (int s = 0; s < n; s++) {
+            fileOf[s] = shards.get(s)[0];
+            rowGroupOf[s] = shards.get(s)[1];
+            firstRowInFile[s] = firstRows.get(s);
+            blockBytes[s] = blocks.get(s);
+            long rows =
+                    files.get(fileOf[s]).footer().getBlocks().get(rowGroupOf[s]).getRowCount();
+            firstSample[s + 1] = Math.toIntExact(firstSample[s] + rows);
+        }
+        this.labelled = labelled;
+    }
+
+    /**
+     * Reads the footers of {@code paths}.
+     *
+     * @param maxBlock the most bytes one row group may take loaded (the cache's budget)
+     * @throws IllegalArgumentException naming the file when its footer cannot be read, its columns
+     *     are missing or of the wrong type, its pages use a codec not read, or a row group would
+     *     not fit the cache
+     */
+    static ParquetTable open(List<Path> paths, TableColumns wanted, long maxBlock, Arena mappings) {
+        List<File> files = new ArrayList<>(paths.size());
+        List<int[]> shards = new ArrayList<>();
+        List<Long> firstRows = new ArrayList<>();
+        List<Long> blocks = new ArrayList<>();
+        Boolean labelled = null;
+        for (Path path : paths) {
+            String name = path.toString();
+            InputFile input = new MappedInputFile(path, mappings);
+            ParquetMetadata footer = footer(input, name);
+            ImageColumns columns = ImageColumns.resolve(footer.getFileMetaData().getSchema(), wanted, name);
+            if (labelled == null) {
+                labelled = columns.label() != null;
+            } else if (labelled != (columns.label() != null)) {
+                throw new IllegalArgumentException(name
+                        + (labelled
+                                ? " has no label column, and the files before it do"
+                                : " has a label column, and the files before it do not"));
+            }
+            int f = files.size();
+            files.add(new File(path, input, footer, columns));
+            List<BlockMetaData> groups = footer.getBlocks();
+            long row = 0;
+            for (int g = 0; g < groups.size(); g++) {
+                BlockMetaData block = groups.get(g);
+                if (block.getRowCount() < 0 || block.getRowCount() > Integer.MAX_VALUE) {
+                    throw new IllegalArgumentException(
+                            name + ": row group " + g + " claims " + block.getRowCount() + " rows");
+                }
+                long need = BLOCK_SLACK;
+                for (ColumnDescriptor c : columns.projection()) {
+                    ColumnChunkMetaData chunk = chunk(block, c, name, g);
+                    if (!PageDecompressors.READ.contains(chunk.getCodec())) {
+                        throw new IllegalArgumentException(name + ": column "
+                                + chunk.getPath().toDotString() + " of row group "
+                                + g + " is compressed with " + chunk.getCodec() + ", which Stoke does not read ("
+                                + PageDecompressors.READ + " are)");
+                    }
+                    if (chunk.getTotalSize() < 0 || chunk.getTotalUncompressedSize() < 0) {
+                        throw new IllegalArgumentException(name + ": row group " + g + " gives a negative size");
+                    }
+                    need += chunk.getTotalSize() + chunk.getTotalUncompressedSize();
+                }
+                need += need / 32;
+                if (need > maxBlock) {
+                    throw new IllegalArgumentException(name + ": row group " + g + " needs " + need
+                            + " bytes loaded, more than the cache's " + maxBlock + " (--shard-cache)");
+                }
+                shards.add(new int[] {f, g});
+                firstRows.add(row);
+                blocks.add(need);
+                row += block.getRowCount();
+            }
+        }
+        return new ParquetTable(files, shards, firstRows, blocks, labelled != null && labelled);
+    }
+
+    private static ParquetMetadata footer(InputFile input, String name) {
+        ParquetReadOptions options = ParquetReadOptions.builder(new PlainParquetConfiguration())
+                .withMetadataFilter(ParquetMetadataConverter.NO_FILTER)
+                .build();
+        try (SeekableInputStream in = input.newStream()) {
+            return ParquetFileReader.readFooter(input, options, in);
+        } catch (IOException | RuntimeException e) {
+            throw new IllegalArgumentException(name + " is not a readable Parquet file: " + e.getMessage(), e);
+        }
+    }
+
+    static ColumnChunkMetaData chunk(BlockMetaData block, ColumnDescriptor c, String name, int g) {
+        for (ColumnChunkMetaData chunk : block.getColumns()) {
+            if (java.util.Arrays.equals(chunk.getPath().toArray(), c.getPath())) {
+                return chunk;
+            }
+        }
+        throw new IllegalArgumentException(
+                name + ": row group " + g + " has no chunk of column " + String.join(".", c.getPath()));
+    }
+
+    int shards() {
+        return fileOf.length;
+    }
+
+    File file(int shard) {
+        return files.get(fileOf[shard]);
+    }
+
+    int rowGroup(int shard) {
+        return rowGroupOf[shard];
+    }
+
+    long firstRowInFile(int shard) {
+        return firstRowInFile[shard];
+    }
+
+    long blockBytes(int shard) {
+        return blockBytes[shard];
+    }
+
+    int[] firstSamples() {
+        return firstSample.clone();
+    }
+
+    boolean labelled() {
+        return labelled;
+    }
+
+    /** Shard {@code s} as an error names it: its file and row group. */
+    String shardName(int shard) {
+        return file(shard).path() + " row group " + rowGroupOf[shard];
+    }
+
+    Path root() {
+        Path first = files.get(0).path().toAbsolutePath().getParent();
+        return first != null ? first : Path.of(".").toAbsolutePath();
+    }
+}

@@ -1,0 +1,233 @@
+package io.stoke.parquet;
+
+import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.source.ShardTable;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.parquet.ParquetReadOptions;
+import org.apache.parquet.VersionParser;
+import org.apache.parquet.column.ColumnDescriptor;
+import org.apache.parquet.column.ColumnReader;
+import org.apache.parquet.column.impl.ColumnReaderImpl;
+import org.apache.parquet.column.page.PageReadStore;
+import org.apache.parquet.column.page.PageReader;
+import org.apache.parquet.conf.PlainParquetConfiguration;
+import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.io.SeekableInputStream;
+import org.apache.parquet.io.api.Binary;
+import org.apache.parquet.io.api.PrimitiveConverter;
+import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName;
+
+/**
+ * Loads one row group into its block ({@link RowGroupMemory}) through parquet-java: the image, label
+ * and key columns' chunks are read, their pages decompressed and decoded (plain or dictionary), and
+ * each row's image is located where it lies in the block. A row that cannot be read (a null image,
+ * a page that does not decompress, fewer values than the footer's rows) becomes a failed row of the
+ * table, with its reason; the rows before it are kept.
+ */
+final class RowGroupLoad {
+    private final ParquetTable.File file;
+    private final int rowGroup;
+    private final long firstRow;
+    private final int rows;
+    private final RowGroupMemory memory;
+    private final String[] keys;
+    private final int[] labels;
+    private final long[] offsets;
+    private final int[] lengths;
+    private final SampleStatus[] status;
+    private final String[] details;
+    /** Values parquet-java handed back outside the block, copied into it. */
+    int copied;
+
+    RowGroupLoad(ParquetTable.File file, int rowGroup, long firstRow, MemorySegment block) {
+        this.file = file;
+        this.rowGroup = rowGroup;
+        this.firstRow = firstRow;
+        this.rows = (int) file.footer().getBlocks().get(rowGroup).getRowCount();
+        this.memory = new RowGroupMemory(block);
+        this.keys = new String[rows];
+        this.labels = new int[rows];
+        this.offsets = new long[rows];
+        this.lengths = new int[rows];
+        this.status = new SampleStatus[rows];
+        this.details = new String[rows];
+        Arrays.fill(labels, -1);
+        Arrays.fill(status, SampleStatus.OK);
+    }
+
+    /** The row group's table; its offsets are into the block. */
+    ShardTable load() {
+        ImageColumns columns = file.columns();
+        ParquetReadOptions options = ParquetReadOptions.builder(new PlainParquetConfiguration())
+                .withAllocator(memory)
+                .withCodecFactory(new PageDecompressors(memory))
+                .usePageChecksumVerification(false)
+                .build();
+        VersionParser.ParsedVersion writer = writerVersion();
+        try (SeekableInputStream in = file.input().newStream();
+                ParquetFileReader reader = ParquetFileReader.open(file.input(), file.footer(), options, in)) {
+            reader.setRequestedSchema(columns.projection());
+            PageReadStore store = reader.readRowGroup(rowGroup);
+            if (store == null) {
+                failFrom(0, "the row group is missing from the file");
+            } else {
+                readImages(store, columns.image(), writer, columns.imageName());
+                if (columns.label() != null) {
+                    readLabels(store, columns.label(), writer);
+                }
+                if (columns.key() != null) {
+                    readKeys(store, columns.key(), writer);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // Reading the chunks failed before any row was decoded: a chunk past the end of the file, say.
+            failUnread("cannot read row group " + rowGroup + ": " + reason(e));
+        }
+        for (int i = 0; i < rows; i++) {
+            if (keys[i] == null) {
+                keys[i] = Long.toString(firstRow + i);
+            }
+        }
+        return ShardTable.of(List.of(keys), labels, offsets, lengths, status, details);
+    }
+
+    private void readImages(PageReadStore store, ColumnDescriptor c, VersionParser.ParsedVersion writer, String name) {
+        int i = 0;
+        try {
+            PageReader pages = store.getPageReader(c);
+            long values = pages.getTotalValueCount();
+            ColumnReader r = new ColumnReaderImpl(c, pages, new PrimitiveConverter() {}, writer);
+            int n = (int) Math.min(values, rows);
+            for (; i < n; i++) {
+                if (r.getCurrentDefinitionLevel() == c.getMaxDefinitionLevel()) {
+                    place(i, r.getBinary());
+                } else {
+                    fail(i, SampleStatus.NO_IMAGE, "its " + name + " is null");
+                }
+                r.consume();
+            }
+            if (values < rows) {
+                failFrom(i, "the footer says " + rows + " rows, column " + name + " holds " + values + " values");
+            }
+        } catch (RuntimeException e) {
+            failFrom(i, "column " + name + " cannot be decoded from here on: " + reason(e));
+        }
+    }
+
+    private void place(int i, Binary value) {
+        ByteBuffer bytes = value.toByteBuffer();
+        long at = memory.offsetOf(bytes);
+        if (at < 0) {
+            ByteBuffer copy = memory.allocate(bytes.remaining());
+            copy.put(bytes.duplicate()).flip();
+            at = memory.offsetOf(copy);
+            copied++;
+        }
+        offsets[i] = at;
+        lengths[i] = bytes.remaining();
+        if (lengths[i] == 0) {
+            fail(i, SampleStatus.EMPTY_FILE, "its image has no bytes");
+        }
+    }
+
+    private void readLabels(PageReadStore store, ColumnDescriptor c, VersionParser.ParsedVersion writer) {
+        int i = 0;
+        String name = String.join(".", c.getPath());
+        try {
+            PageReader pages = store.getPageReader(c);
+            ColumnReader r = new ColumnReaderImpl(c, pages, new PrimitiveConverter() {}, writer);
+            boolean int64 = c.getPrimitiveType().getPrimitiveTypeName() == PrimitiveTypeName.INT64;
+            int n = (int) Math.min(pages.getTotalValueCount(), rows);
+            for (; i < n; i++) {
+                if (r.getCurrentDefinitionLevel() == c.getMaxDefinitionLevel()) {
+                    long v = int64 ? r.getLong() : r.getInteger();
+                    // -1 is the Hub's ClassLabel for "no label" (test splits): kept as Stoke's -1.
+                    if (v < -1 || v > Integer.MAX_VALUE) {
+                        fail(i, SampleStatus.BAD_LABEL, "its " + name + " is " + v);
+                    } else {
+                        labels[i] = (int) v;
+                    }
+                } else {
+                    fail(i, SampleStatus.NO_LABEL, "its " + name + " is null");
+                }
+                r.consume();
+            }
+            for (; i < rows; i++) {
+                fail(
+                        i,
+                        SampleStatus.NO_LABEL,
+                        "column " + name + " holds fewer values than the footer's " + rows + " rows");
+            }
+        } catch (RuntimeException e) {
+            for (; i < rows; i++) {
+                fail(i, SampleStatus.NO_LABEL, "column " + name + " cannot be decoded: " + reason(e));
+            }
+        }
+    }
+
+    private void readKeys(PageReadStore store, ColumnDescriptor c, VersionParser.ParsedVersion writer) {
+        try {
+            PageReader pages = store.getPageReader(c);
+            ColumnReader r = new ColumnReaderImpl(c, pages, new PrimitiveConverter() {}, writer);
+            PrimitiveTypeName type = c.getPrimitiveType().getPrimitiveTypeName();
+            int n = (int) Math.min(pages.getTotalValueCount(), rows);
+            for (int i = 0; i < n; i++) {
+                if (r.getCurrentDefinitionLevel() == c.getMaxDefinitionLevel()) {
+                    keys[i] = switch (type) {
+                        case INT64 -> Long.toString(r.getLong());
+                        case INT32 -> Integer.toString(r.getInteger());
+                        default -> r.getBinary().toStringUsingUTF8();
+                    };
+                }
+                r.consume();
+            }
+        } catch (RuntimeException e) {
+            // Keys only name samples: the rows without one are named by their row, as without a key column.
+        }
+    }
+
+    private void fail(int i, SampleStatus why, String detail) {
+        if (status[i] == SampleStatus.OK) {
+            status[i] = why;
+            details[i] = detail;
+        }
+    }
+
+    private void failFrom(int from, String detail) {
+        for (int i = from; i < rows; i++) {
+            fail(i, SampleStatus.CORRUPT, detail);
+        }
+    }
+
+    private void failUnread(String detail) {
+        for (int i = 0; i < rows; i++) {
+            if (lengths[i] == 0) {
+                fail(i, SampleStatus.CORRUPT, detail);
+            }
+        }
+    }
+
+    private VersionParser.ParsedVersion writerVersion() {
+        String createdBy = file.footer().getFileMetaData().getCreatedBy();
+        try {
+            return createdBy != null ? VersionParser.parse(createdBy) : null;
+        } catch (VersionParser.VersionParseException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static String reason(Throwable e) {
+        StringBuilder b = new StringBuilder();
+        for (Throwable t = e; t != null && b.length() < 300; t = t.getCause()) {
+            if (!b.isEmpty()) {
+                b.append(": ");
+            }
+            b.append(t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName());
+        }
+        return b.toString();
+    }
+}

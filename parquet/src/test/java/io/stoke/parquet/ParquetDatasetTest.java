@@ -1,0 +1,207 @@
+package io.stoke.parquet;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.stoke.loader.Batch;
+import io.stoke.loader.Loader;
+import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.error.SampleError;
+import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.source.ShardDataset;
+import io.stoke.loader.source.TableColumns;
+import io.stoke.loader.source.UrlDatasetProvider;
+import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.TransformSpec;
+import java.io.IOException;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.CRC32;
+import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class ParquetDatasetTest {
+    static final TransformSpec SMALL = TransformSpec.defaults().withResize(48, 40);
+    static final int N = 41;
+
+    @TempDir
+    static Path tmp;
+
+    static Path folder;
+    static List<TestParquet.Row> rows;
+
+    @BeforeAll
+    static void makeData() throws IOException {
+        folder = TestImages.imageFolder(tmp.resolve("folder"), N, 4, 3);
+        rows = new ArrayList<>();
+        try (Dataset d = ImageFolder.scan(folder)) {
+            for (int i = 0; i < d.size(); i++) {
+                rows.add(new TestParquet.Row(Files.readAllBytes(d.root().resolve(d.path(i))), d.path(i), d.label(i)));
+            }
+        }
+    }
+
+    /** Every batch as (indices, labels, pixel checksum), in order. */
+    static List<String> drain(Dataset dataset) {
+        List<String> out = new ArrayList<>();
+        try (Loader loader = Loader.builder(dataset)
+                .transform(SMALL)
+                .batchSize(8)
+                .workers(2)
+                .slots(3)
+                .shuffle(false)
+                .build()) {
+            for (Batch b : loader) {
+                try (b) {
+                    CRC32 crc = new CRC32();
+                    crc.update(b.pixels().asByteBuffer());
+                    out.add(Arrays.toString(b.indices().toArray(ValueLayout.JAVA_LONG)) + " "
+                            + Arrays.toString(b.labels().toArray(ValueLayout.JAVA_INT)) + " " + crc.getValue());
+                }
+            }
+        }
+        return out;
+    }
+
+    @ParameterizedTest
+    @EnumSource(
+            value = CompressionCodecName.class,
+            names = {"UNCOMPRESSED", "SNAPPY", "GZIP", "ZSTD"})
+    void theHubsLayoutGivesEveryRowOnceWithItsLabelAndTheFolderPixels(CompressionCodecName codec) throws IOException {
+        Path file = tmp.resolve("hub-" + codec + ".parquet");
+        TestParquet.writeHub(file, rows, codec, 8);
+        List<String> fromFolder;
+        try (Dataset d = ImageFolder.scan(folder)) {
+            fromFolder = drain(d);
+        }
+        try (Dataset d = Datasets.open(file.toString())) {
+            ShardDataset shards = assertInstanceOf(ShardDataset.class, d);
+            assertTrue(
+                    shards.shards().shardCount() > 2,
+                    "several row groups: " + shards.shards().shardCount());
+            assertTrue(shards.shards().labelled());
+            assertEquals(N, d.size());
+            assertEquals(fromFolder, drain(d));
+            assertEquals(fromFolder, drain(d), "read again, with the row groups cached");
+        }
+    }
+
+    @Test
+    void img2datasetsLayoutReadsItsBinaryColumnAndNamesRowsByTheirKey() {
+        Path file = tmp.resolve("img2dataset.parquet");
+        List<TestParquet.Row> keyed = new ArrayList<>();
+        for (int i = 0; i < rows.size(); i++) {
+            TestParquet.Row r = rows.get(i);
+            keyed.add(new TestParquet.Row(i == 5 ? new byte[] {1, 2, 3} : r.image(), String.format("%09d", i), -1));
+        }
+        TestParquet.writeImg2dataset(file, keyed, CompressionCodecName.SNAPPY, 1000);
+        UrlDatasetProvider.ShardCache cache = new UrlDatasetProvider.ShardCache(64L << 20, null);
+        try (Dataset d = Datasets.open(file.toString(), cache, new TableColumns(null, null, "key"))) {
+            assertEquals(N, d.size());
+            assertEquals(-1, d.label(0));
+            assertEquals("000000007", d.path(7));
+            assertEquals(file + " row 5 (000000005)", d.name(5));
+            List<SampleError> errors = new ArrayList<>();
+            try (Loader loader = Loader.builder(d)
+                    .transform(SMALL)
+                    .batchSize(8)
+                    .workers(2)
+                    .shuffle(false)
+                    .onError(ErrorPolicy.SKIP)
+                    .build()) {
+                for (Batch b : loader) {
+                    try (b) {
+                        errors.addAll(b.skipped());
+                    }
+                }
+            }
+            assertEquals(1, errors.size(), errors.toString());
+            assertEquals(5, errors.get(0).sample());
+            assertTrue(errors.get(0).path().contains("row 5"), errors.toString());
+        }
+    }
+
+    @Test
+    void aNullImageIsASampleErrorNamingTheFileAndTheRow() {
+        Path file = tmp.resolve("null-image.parquet");
+        List<TestParquet.Row> some = new ArrayList<>(rows.subList(0, 10));
+        some.set(3, new TestParquet.Row(null, "gone.jpg", 1));
+        TestParquet.writeHub(file, some, CompressionCodecName.UNCOMPRESSED, 1000);
+        try (Dataset d = Datasets.open(file.toString())) {
+            List<SampleError> errors = new ArrayList<>();
+            try (Loader loader = Loader.builder(d)
+                    .transform(SMALL)
+                    .batchSize(4)
+                    .workers(1)
+                    .shuffle(false)
+                    .onError(ErrorPolicy.SKIP)
+                    .build()) {
+                for (Batch b : loader) {
+                    try (b) {
+                        errors.addAll(b.skipped());
+                    }
+                }
+            }
+            assertEquals(1, errors.size(), errors.toString());
+            SampleError e = errors.get(0);
+            assertEquals(SampleStatus.NO_IMAGE, e.status());
+            assertEquals(file + " row 3", e.path());
+            assertTrue(e.detail().contains("image.bytes is null"), e.detail());
+        }
+    }
+
+    @Test
+    void aFolderOfPartsSkipsSparksSideFilesAndAGlobTakesNameOrder() throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve("table"));
+        TestParquet.writeHub(dir.resolve("part-00001.parquet"), rows.subList(20, N), CompressionCodecName.SNAPPY, 1000);
+        TestParquet.writeHub(dir.resolve("part-00000.parquet"), rows.subList(0, 20), CompressionCodecName.SNAPPY, 1000);
+        Files.writeString(dir.resolve("_SUCCESS"), "");
+        Files.writeString(dir.resolve(".part-00000.parquet.crc"), "crc");
+        Files.writeString(dir.resolve("README.md"), "not a part");
+        List<String> fromFolder;
+        try (Dataset d = ImageFolder.scan(folder)) {
+            fromFolder = drain(d);
+        }
+        for (String spec : List.of(
+                dir.toString(),
+                dir.resolve("part-*.parquet").toString(),
+                dir.resolve("part-{00000..00001}.parquet").toString())) {
+            try (Dataset d = Datasets.open(spec)) {
+                assertEquals(N, d.size(), spec);
+                assertEquals(fromFolder, drain(d), spec);
+            }
+        }
+    }
+
+    @Test
+    void aMissingOrMistypedColumnIsNamedWhenTheDatasetIsOpened() {
+        Path file = tmp.resolve("columns.parquet");
+        TestParquet.writeImg2dataset(file, rows.subList(0, 3), CompressionCodecName.UNCOMPRESSED, 1000);
+        UrlDatasetProvider.ShardCache cache = new UrlDatasetProvider.ShardCache(64L << 20, null);
+        IllegalArgumentException missing = assertThrows(
+                IllegalArgumentException.class,
+                () -> Datasets.open(file.toString(), cache, new TableColumns("image", null, null)));
+        assertEquals(file + " has no image column image (its columns: key, caption, jpg, width)", missing.getMessage());
+        IllegalArgumentException image = assertThrows(
+                IllegalArgumentException.class,
+                () -> Datasets.open(file.toString(), cache, new TableColumns("width", null, null)));
+        assertTrue(image.getMessage().startsWith(file + ": column width is int32"), image.getMessage());
+        IllegalArgumentException label = assertThrows(
+                IllegalArgumentException.class,
+                () -> Datasets.open(file.toString(), cache, new TableColumns(null, "caption", null)));
+        assertTrue(label.getMessage().startsWith(file + ": label column caption is binary"), label.getMessage());
+    }
+}
