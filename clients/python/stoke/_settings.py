@@ -297,6 +297,9 @@ class Settings:
     shuffle_window: Optional[int]
     shard_cache: Optional[str]
     shard_cache_dir: Optional[Union[str, "os.PathLike[str]"]]
+    image_column: Optional[str]
+    label_column: Optional[str]
+    key_column: Optional[str]
     worker_nice: int
     start_timeout: float
 
@@ -308,7 +311,8 @@ def resolve(dataset: Any, *, batch_size: Optional[int], shuffle: Optional[bool],
             batch_transform: Optional[Callable], seed: Optional[int], resize: Optional[int], crop: Optional[int],
             output: Optional[str], on_error: str, with_indices: bool, rank: Optional[int], world_size: Optional[int],
             transform: Optional[str], dct_scaling: Optional[str], slots: Optional[int], shuffle_window: Optional[int],
-            shard_cache: Optional[str], shard_cache_dir: Optional[Union[str, "os.PathLike[str]"]], worker_nice: int,
+            shard_cache: Optional[str], shard_cache_dir: Optional[Union[str, "os.PathLike[str]"]],
+            image_column: Optional[str], label_column: Optional[str], key_column: Optional[str], worker_nice: int,
             shard_tail: Optional[str], mean: Optional[Sequence[float]], std: Optional[Sequence[float]],
             start_timeout: float) -> Settings:
     """Checks and translates ``stoke.DataLoader``'s arguments (see its docstring for each).
@@ -351,6 +355,12 @@ def resolve(dataset: Any, *, batch_size: Optional[int], shuffle: Optional[bool],
     shuffle_window = None if shuffle_window is None else _integer("shuffle_window", shuffle_window)
     if shuffle_window is not None and shuffle_window < 0:
         raise ValueError(f"shuffle_window must not be negative: {shuffle_window}")
+    for name, column in (("image_column", image_column), ("label_column", label_column), ("key_column", key_column)):
+        if column is not None and (not isinstance(column, str) or not column.strip()):
+            raise TypeError(f"{name} must be a column name, not {column!r}")
+        if column is not None and is_dataset:
+            raise ValueError(f"{name} names a Parquet column, and the dataset is a {type(dataset).__name__}: pass "
+                             "the Parquet files' path")
     default_rank, default_world = default_rank_and_world()
     rank = default_rank if torch_settings["rank"] is None else _integer("rank", torch_settings["rank"])
     world_size = (default_world if torch_settings["world_size"] is None
@@ -380,8 +390,8 @@ def resolve(dataset: Any, *, batch_size: Optional[int], shuffle: Optional[bool],
         rank=rank, world_size=world_size, shard_tail=shard_tail, num_workers=torch_settings["num_workers"],
         slots=slots, collate=torch_settings["collate"], pin=torch_settings["pin"], batch_transform=batch_transform,
         with_indices=with_indices, on_error=on_error, **transform_settings, shuffle_window=shuffle_window,
-        shard_cache=shard_cache, shard_cache_dir=shard_cache_dir, worker_nice=worker_nice,
-        start_timeout=start_timeout)
+        shard_cache=shard_cache, shard_cache_dir=shard_cache_dir, image_column=image_column,
+        label_column=label_column, key_column=key_column, worker_nice=worker_nice, start_timeout=start_timeout)
 
 
 def check_sampler_size(sampler: Any, n: int) -> None:

@@ -273,6 +273,13 @@ class DataLoader:
             (default for remote shards, whose cache holds a window: ``8``).
         shard_cache (str, optional): the bound of the cache of whole remote shards (``"4G"``).
         shard_cache_dir (str or os.PathLike, optional): where that cache lies.
+        image_column (str, optional): Parquet: the column holding each image, binary or an image
+            struct (default: the first ``struct<bytes, path>``, the Hub's ``Image`` feature, else the
+            one binary column).
+        label_column (str, optional): Parquet: the integer column of labels (default: ``label``
+            when there is one, else every label is -1).
+        key_column (str, optional): Parquet: the string or integer column naming each sample
+            (default: its row in its file).
         worker_nice (int, optional): the decoding threads' nice value, 0 to 19 (default: ``19``,
             where Java's ``stoke serve --worker-nice`` defaults to ``0``): your loop's threads run
             first, and the workers decode on the CPU they leave.
@@ -338,6 +345,9 @@ class DataLoader:
         shuffle_window: Optional[int] = None,
         shard_cache: Optional[str] = None,
         shard_cache_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+        image_column: Optional[str] = None,
+        label_column: Optional[str] = None,
+        key_column: Optional[str] = None,
         worker_nice: int = 19,
         shard_tail: Optional[str] = None,
         mean: Optional[Sequence[float]] = None,
@@ -357,7 +367,7 @@ class DataLoader:
             resize=resize, crop=crop, output=output, on_error=on_error, with_indices=with_indices, rank=rank,
             world_size=world_size, transform=transform, dct_scaling=dct_scaling, slots=slots,
             shuffle_window=shuffle_window, shard_cache=shard_cache, shard_cache_dir=shard_cache_dir,
-            worker_nice=worker_nice, shard_tail=shard_tail, mean=mean, std=std, start_timeout=start_timeout)
+            image_column=image_column, label_column=label_column, key_column=key_column, worker_nice=worker_nice, shard_tail=shard_tail, mean=mean, std=std, start_timeout=start_timeout)
         self._adopt(settings)
         # Everything checked: from here on close() undoes what is made.
         self._closed = False
@@ -395,6 +405,7 @@ class DataLoader:
                                                                            s.dct_scaling, s.slots)
         self.scale, self.ratio, self.flip = s.scale, s.ratio, s.flip
         self.shuffle_window, self.shard_cache, self.shard_cache_dir = s.shuffle_window, s.shard_cache, s.shard_cache_dir
+        self.image_column, self.label_column, self.key_column = s.image_column, s.label_column, s.key_column
         self._chw = s.chw
         self._start_timeout = s.start_timeout
         self._stoke = s.stoke

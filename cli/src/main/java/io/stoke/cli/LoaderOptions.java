@@ -5,6 +5,7 @@ import io.stoke.loader.Workers;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
@@ -101,10 +102,30 @@ public final class LoaderOptions {
             names = "--shard-cache",
             paramLabel = "SIZE",
             description = {
-                "Remote shards: bytes of whole shards held at once (e.g. 4G, 512M); at least twice the largest",
-                "shard, and a shuffle window's worth so that each shard is fetched once an epoch (default: ${DEFAULT-VALUE})."
+                "Remote shards and Parquet row groups: bytes of whole shards (loaded row groups) held at once (e.g. 4G,",
+                "512M); at least twice the largest, and a shuffle window's worth so that each is fetched (loaded) once an",
+                "epoch (default: ${DEFAULT-VALUE})."
             })
     String shardCache = "4G";
+
+    @Option(
+            names = "--image-column",
+            paramLabel = "NAME",
+            description = "Parquet: the column holding each image, binary or an image struct "
+                    + "(default: the first struct<bytes, path>, else the one binary column).")
+    String imageColumn;
+
+    @Option(
+            names = "--label-column",
+            paramLabel = "NAME",
+            description = "Parquet: the integer column holding each label (default: label, when there is one).")
+    String labelColumn;
+
+    @Option(
+            names = "--key-column",
+            paramLabel = "NAME",
+            description = "Parquet: the string or integer column naming each sample (default: its row in its file).")
+    String keyColumn;
 
     @Option(
             names = "--shard-cache-dir",
@@ -232,9 +253,14 @@ public final class LoaderOptions {
      * shards handled under {@code --on-error}, warnings on stderr. Close it when done: shards are mapped.
      */
     Dataset open(String data) {
-        Dataset dataset =
-                Datasets.open(data, new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), shardCacheDir));
+        Dataset dataset = Datasets.open(
+                data, new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), shardCacheDir), columns());
         return Datasets.checked(dataset, data, policy(), warning -> System.err.println("stoke: " + warning));
+    }
+
+    /** The Parquet columns named by {@code --image-column}, {@code --label-column} and {@code --key-column}. */
+    TableColumns columns() {
+        return new TableColumns(imageColumn, labelColumn, keyColumn);
     }
 
     /** {@link #open(String)} under {@code --on-error fail}. */

@@ -1,8 +1,12 @@
 package io.stoke.cli;
 
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.parquet.HubParquetWriter;
 import io.stoke.testdata.SyntheticImageNet;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -53,8 +57,37 @@ public final class MakeDatasetCommand implements Callable<Integer> {
             })
     Path photos;
 
+    @Option(
+            names = "--format",
+            paramLabel = "FORMAT",
+            description = {
+                "folder (default): OUT/<class>/<image>.jpg; parquet: the same images as Parquet in the Hugging Face",
+                "Hub's layout (image struct and int64 label, in the folder's order), OUT/train-00000-of-0000N.parquet."
+            })
+    String format = "folder";
+
+    @Option(
+            names = "--rows-per-file",
+            paramLabel = "N",
+            description = "--format parquet: rows per file (default: ${DEFAULT-VALUE}).")
+    int rowsPerFile = 10_000;
+
+    @Option(
+            names = "--rows-per-group",
+            paramLabel = "N",
+            description = "--format parquet: rows per row group (default: ${DEFAULT-VALUE}).")
+    int rowsPerGroup = 1_000;
+
     @Override
     public Integer call() {
+        if (!format.equals("folder") && !format.equals("parquet")) {
+            System.err.println("stoke: --format must be folder or parquet, not " + format);
+            return Main.EXIT_USAGE;
+        }
+        if (rowsPerFile < 1 || rowsPerGroup < 1) {
+            System.err.println("stoke: --rows-per-file and --rows-per-group must be positive");
+            return Main.EXIT_USAGE;
+        }
         int k = classes != null ? classes : Math.min(100, Math.max(1, images));
         if (photos != null && !Files.isDirectory(photos)) {
             System.err.println("stoke: --photos " + photos + " is not a folder");
@@ -82,7 +115,11 @@ public final class MakeDatasetCommand implements Callable<Integer> {
                         SyntheticImageNet.writerThreads(),
                         (cores * SyntheticImageNet.WRITER_HEAP + SyntheticImageNet.BASE_HEAP) >> 20);
             }
-            s = SyntheticImageNet.generate(out, o);
+            if (format.equals("parquet")) {
+                s = asParquet(o);
+            } else {
+                s = SyntheticImageNet.generate(out, o);
+            }
         } catch (IllegalArgumentException e) {
             // A non-empty OUT, or a photo folder without a readable photograph: the user's to fix.
             System.err.println("stoke: " + e.getMessage());
@@ -90,5 +127,43 @@ public final class MakeDatasetCommand implements Callable<Integer> {
         }
         System.out.println(s.format());
         return 0;
+    }
+
+    /** The folder's images, written beside OUT first, then as Parquet into OUT; the folder is removed. */
+    private SyntheticImageNet.Summary asParquet(SyntheticImageNet.Options o) {
+        if (Files.isDirectory(out)) {
+            try (var entries = Files.list(out)) {
+                if (entries.findAny().isPresent()) {
+                    throw new IllegalArgumentException(out + " is not empty");
+                }
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+        Path folder = out.toAbsolutePath().resolveSibling("." + out.getFileName() + ".images");
+        try {
+            SyntheticImageNet.Summary s = SyntheticImageNet.generate(folder, o);
+            try (Dataset d = ImageFolder.scan(folder)) {
+                List<Path> files = HubParquetWriter.write(d, out, rowsPerFile, rowsPerGroup);
+                System.err.println(
+                        "wrote " + files.size() + " Parquet file" + (files.size() == 1 ? "" : "s") + " to " + out);
+            }
+            return s;
+        } finally {
+            deleteTree(folder);
+        }
+    }
+
+    private static void deleteTree(Path root) {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (var paths = Files.walk(root)) {
+            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (java.io.IOException e) {
+            System.err.println("stoke: could not remove " + root + ": " + e.getMessage());
+        }
     }
 }

@@ -90,9 +90,9 @@ class PublicFaceTest {
 
     @Test
     void theOtherArtifactsNameTheirAutomaticModule() throws IOException {
-        // spark and embed: Spark's, Hadoop's and parquet-java's jars split packages; tune: it needs
-        // embed; cli and benchmarks: applications shaded onto the class path (their poms say so).
-        for (String module : List.of("embed", "tune", "spark", "cli", "benchmarks")) {
+        // spark, embed and parquet: Spark's, Hadoop's and parquet-java's jars split packages; tune: it
+        // needs embed; cli and benchmarks: applications shaded onto the class path (their poms say so).
+        for (String module : List.of("embed", "parquet", "tune", "spark", "cli", "benchmarks")) {
             String pom = Files.readString(ROOT.resolve(module).resolve("pom.xml"));
             assertTrue(pom.contains("<Automatic-Module-Name>io.stoke."), module + " names no Automatic-Module-Name");
         }

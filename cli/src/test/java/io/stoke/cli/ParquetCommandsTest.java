@@ -1,0 +1,159 @@
+package io.stoke.cli;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stoke.loader.Batch;
+import io.stoke.loader.Loader;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.source.ShardDataset;
+import io.stoke.loader.source.TableColumns;
+import io.stoke.loader.source.UrlDatasetProvider;
+import io.stoke.loader.testing.CapturedRun;
+import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.TransformSpec;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.zip.CRC32;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Parquet datasets written by DuckDB (its own writer, not parquet-java): every row once, with its label and the pixels of the same image
+ * read from its folder, under each codec DuckDB writes.
+ */
+class ParquetCommandsTest {
+    static final int N = 30;
+    static final TransformSpec SMALL = TransformSpec.defaults().withResize(48, 40);
+
+    @TempDir
+    static Path tmp;
+
+    static Path folder;
+
+    @BeforeAll
+    static void makeData() throws Exception {
+        folder = TestImages.imageFolder(tmp.resolve("folder"), N, 3, 11);
+        // read_blob gives each file's bytes; ordered by path, rows come in ImageFolder's order.
+        String images = "SELECT {'bytes': content, 'path': substr(filename, "
+                + (folder.toString().length() + 2)
+                + ")} AS image, regexp_extract(filename, 'class(\\d+)', 1)::BIGINT AS label FROM read_blob('"
+                + folder + "/*/*.jpg') ORDER BY filename";
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:");
+                Statement s = c.createStatement()) {
+            for (String codec : List.of("uncompressed", "snappy", "zstd", "gzip")) {
+                s.execute("COPY (" + images + ") TO '" + tmp.resolve("hub-" + codec + ".parquet")
+                        + "' (FORMAT parquet, COMPRESSION " + codec + ")");
+            }
+            Path parts = Files.createDirectories(tmp.resolve("hub-parts"));
+            s.execute("COPY (" + images + " LIMIT 12) TO '" + parts.resolve("train-00000-of-00002.parquet")
+                    + "' (FORMAT parquet)");
+            s.execute("COPY (" + images + " OFFSET 12) TO '" + parts.resolve("train-00001-of-00002.parquet")
+                    + "' (FORMAT parquet)");
+            s.execute("COPY (SELECT lpad((row_number() OVER (ORDER BY filename) - 1)::VARCHAR, 9, '0') AS key, "
+                    + "'a photograph' AS caption, content AS jpg, 224 AS width FROM read_blob('" + folder
+                    + "/*/*.jpg') ORDER BY filename) TO '" + tmp.resolve("img2dataset.parquet")
+                    + "' (FORMAT parquet, COMPRESSION snappy)");
+        }
+    }
+
+    static List<String> drain(Dataset dataset) {
+        List<String> out = new ArrayList<>();
+        try (Loader loader = Loader.builder(dataset)
+                .transform(SMALL)
+                .batchSize(7)
+                .workers(2)
+                .shuffle(false)
+                .build()) {
+            for (Batch b : loader) {
+                try (b) {
+                    CRC32 crc = new CRC32();
+                    crc.update(b.pixels().asByteBuffer());
+                    out.add(Arrays.toString(b.indices().toArray(ValueLayout.JAVA_LONG)) + " "
+                            + Arrays.toString(b.labels().toArray(ValueLayout.JAVA_INT)) + " " + crc.getValue());
+                }
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void duckdbsParquetUnderEveryCodecGivesTheFoldersSamplesAndPixels() {
+        List<String> fromFolder;
+        try (Dataset d = ImageFolder.scan(folder)) {
+            fromFolder = drain(d);
+        }
+        for (String spec : List.of(
+                tmp.resolve("hub-uncompressed.parquet").toString(),
+                tmp.resolve("hub-snappy.parquet").toString(),
+                tmp.resolve("hub-zstd.parquet").toString(),
+                tmp.resolve("hub-gzip.parquet").toString(),
+                tmp.resolve("hub-parts").toString(),
+                tmp.resolve("hub-parts/train-*-of-00002.parquet").toString())) {
+            try (Dataset d = Datasets.open(spec)) {
+                assertInstanceOf(ShardDataset.class, d);
+                assertEquals(N, d.size(), spec);
+                assertEquals(fromFolder, drain(d), spec);
+            }
+        }
+    }
+
+    @Test
+    void img2datasetsBinaryColumnHasNoLabelsAndTheKeyColumnNamesRows() {
+        Path file = tmp.resolve("img2dataset.parquet");
+        UrlDatasetProvider.ShardCache cache = new UrlDatasetProvider.ShardCache(1L << 30, null);
+        try (Dataset d = Datasets.open(file.toString(), cache, new TableColumns(null, null, "key"))) {
+            assertEquals(N, d.size());
+            assertEquals(-1, d.label(3));
+            d.reader(1 << 20).close();
+            assertEquals("000000004", d.path(4));
+            assertEquals(file + " row 4 (000000004)", d.name(4));
+        }
+    }
+
+    @Test
+    void benchReadsParquetAndSaysWhenItHasNoLabels() throws Exception {
+        Path json = tmp.resolve("bench.json");
+        String[] r = CapturedRun.of(() -> Main.execute(
+                "bench",
+                tmp.resolve("img2dataset.parquet").toString(),
+                "--key-column",
+                "key",
+                "--batch-size",
+                "6",
+                "--workers",
+                "2",
+                "--resize",
+                "40",
+                "--crop",
+                "32",
+                "--warmup-images",
+                "6",
+                "--json",
+                json.toString()));
+        assertEquals("0", r[0], r[1] + r[2]);
+        assertTrue(r[2].contains("no integer label column in"), r[2]);
+        JsonNode j = new ObjectMapper().readTree(json.toFile());
+        assertEquals(N, j.get("images").asLong(), j.toString());
+
+        String[] wrong = CapturedRun.of(() ->
+                Main.execute("bench", tmp.resolve("img2dataset.parquet").toString(), "--label-column", "caption"));
+        assertNotEquals("0", wrong[0]);
+        assertTrue(wrong[2].contains("label column caption is binary"), wrong[2]);
+
+        String[] notTable = CapturedRun.of(() -> Main.execute("bench", folder.toString(), "--image-column", "jpg"));
+        assertNotEquals("0", notTable[0]);
+        assertTrue(notTable[2].contains("is not a Parquet dataset"), notTable[2]);
+    }
+}
