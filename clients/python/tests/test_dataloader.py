@@ -236,6 +236,37 @@ class DataLoaderTest(unittest.TestCase):
                 self.assertEqual(la.tolist(), lb.tolist())
                 self.assertTrue(torch.equal(a, b), "shard pixels differ from the folder's")
 
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_parquet_in_the_hubs_layout_gives_torchvisions_pixels_of_the_same_images(self):
+        parquet = TMP / "parquet"
+        subprocess.run([LAUNCHER, "make-dataset", str(parquet), "--images", "45", "--seed", "11", "--classes", "4",
+                        "--format", "parquet", "--rows-per-file", "20", "--rows-per-group", "8"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        reference = torchvision.datasets.ImageFolder(
+            str(DATA), transform=transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224)]))
+        pattern = str(parquet / "train-*-of-00003.parquet")
+        with stoke.DataLoader(pattern, batch_size=16, num_workers=2, dct_scaling="none", with_indices=True) as loader:
+            checked = []
+            for images, labels, indices in loader:
+                for j, index in enumerate(indices.tolist()):
+                    picture, label = reference[index]
+                    self.assertEqual(label, int(labels[j]))
+                    expected = torch.from_numpy(np.array(picture.convert("RGB")))
+                    self.assertTrue(torch.equal(expected, images[j]), f"row {index} differs from torchvision's")
+                    checked.append(index)
+            self.assertEqual(list(range(45)), checked)
+        with stoke.DataLoader(str(parquet), batch_size=16, shuffle=True, seed=3, resize=40, crop=32,
+                              with_indices=True) as shuffled:
+            for epoch in range(2):
+                shuffled.set_epoch(epoch)
+                seen = [i for _, _, indices in shuffled for i in indices.tolist()]
+                self.assertEqual(list(range(45)), sorted(seen), f"epoch {epoch}")
+                self.assertNotEqual(list(range(45)), seen, "shuffled within windows of row groups")
+        with self.assertRaisesRegex(RuntimeError, "label column image is a group"):
+            stoke.DataLoader(pattern, label_column="image", batch_size=16)
+        with self.assertRaisesRegex(TypeError, "image_column must be a column name"):
+            stoke.DataLoader(pattern, image_column=3)
+
     def test_float32_output_is_torchvisions_to_tensor_and_normalize_of_the_uint8(self):
         with stoke.DataLoader(DATA, batch_size=16, num_workers=2, output="float32") as floats, \
                 stoke.DataLoader(DATA, batch_size=16, num_workers=2) as bytes_:
