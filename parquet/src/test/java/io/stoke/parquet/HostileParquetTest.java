@@ -1,0 +1,240 @@
+package io.stoke.parquet;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.stoke.loader.Batch;
+import io.stoke.loader.Loader;
+import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.error.SampleError;
+import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Datasets;
+import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.TransformSpec;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.apache.parquet.format.ColumnChunk;
+import org.apache.parquet.format.FileMetaData;
+import org.apache.parquet.format.Util;
+import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Parquet files damaged where a reader trusts them, each read to the end under {@code skip}: every
+ * row is a sample or an error naming the file, the row and the reason; nothing crashes or hangs.
+ * The footers are rewritten with parquet-format's own Thrift classes.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class HostileParquetTest {
+    static final TransformSpec SMALL = TransformSpec.defaults().withResize(32, 32);
+    static final int ROWS = 24;
+    static final int PER_GROUP = 8;
+
+    @TempDir
+    static Path tmp;
+
+    static List<TestParquet.Row> rows;
+
+    @BeforeAll
+    static void makeRows() {
+        rows = new ArrayList<>();
+        for (int i = 0; i < ROWS; i++) {
+            rows.add(new TestParquet.Row(TestImages.jpeg(40 + i, 36, i), "img" + i + ".jpg", i % 3));
+        }
+    }
+
+    private static Path written(String name, CompressionCodecName codec) {
+        Path file = tmp.resolve(name);
+        TestParquet.writeHub(file, rows, codec, PER_GROUP);
+        return file;
+    }
+
+    /** The file with its footer's Thrift structure changed by {@code change}. */
+    private static void rewriteFooter(Path file, Consumer<FileMetaData> change) throws IOException {
+        byte[] bytes = Files.readAllBytes(file);
+        int length = ByteBuffer.wrap(bytes, bytes.length - 8, 4)
+                .order(ByteOrder.LITTLE_ENDIAN)
+                .getInt();
+        int start = bytes.length - 8 - length;
+        FileMetaData md = Util.readFileMetaData(new ByteArrayInputStream(bytes, start, length));
+        change.accept(md);
+        ByteArrayOutputStream footer = new ByteArrayOutputStream();
+        Util.writeFileMetaData(md, footer);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(bytes, 0, start);
+        footer.writeTo(out);
+        out.write(ByteBuffer.allocate(4)
+                .order(ByteOrder.LITTLE_ENDIAN)
+                .putInt(footer.size())
+                .array());
+        out.write("PAR1".getBytes());
+        Files.write(file, out.toByteArray());
+    }
+
+    private static ColumnChunk imageChunk(FileMetaData md, int rowGroup) {
+        for (ColumnChunk c : md.getRow_groups().get(rowGroup).getColumns()) {
+            if (c.getMeta_data().getPath_in_schema().equals(List.of("image", "bytes"))) {
+                return c;
+            }
+        }
+        throw new AssertionError("no image.bytes chunk");
+    }
+
+    /** Every error of one epoch under skip, and how many samples decoded. */
+    private static List<SampleError> readAll(Path file, int[] decoded) {
+        List<SampleError> errors = new ArrayList<>();
+        try (Dataset d = Datasets.open(file.toString());
+                Loader loader = Loader.builder(d)
+                        .transform(SMALL)
+                        .batchSize(5)
+                        .workers(2)
+                        .shuffle(false)
+                        .onError(ErrorPolicy.SKIP)
+                        .build()) {
+            for (Batch b : loader) {
+                try (b) {
+                    errors.addAll(b.skipped());
+                    decoded[0] += b.size() - b.skipped().size();
+                }
+            }
+        }
+        return errors;
+    }
+
+    @Test
+    void aTruncatedFooterIsNamedWhenTheDatasetIsOpened() throws IOException {
+        Path file = written("truncated-footer.parquet", CompressionCodecName.UNCOMPRESSED);
+        byte[] bytes = Files.readAllBytes(file);
+        byte[] cut = new byte[bytes.length - 40];
+        System.arraycopy(bytes, 0, cut, 0, cut.length - 8);
+        System.arraycopy(bytes, bytes.length - 8, cut, cut.length - 8, 8); // the length and magic of the whole footer
+        Files.write(file, cut);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Datasets.open(file.toString()));
+        assertTrue(e.getMessage().startsWith(file + " is not a readable Parquet file"), e.getMessage());
+
+        Files.write(file, Arrays.copyOf(bytes, 6)); // nothing but the leading magic
+        e = assertThrows(IllegalArgumentException.class, () -> Datasets.open(file.toString()));
+        assertTrue(e.getMessage().startsWith(file + " is not a readable Parquet file"), e.getMessage());
+    }
+
+    @Test
+    void aRowCountLargerThanTheColumnFailsTheMissingRowsByName() throws IOException {
+        Path file = written("lying-rows.parquet", CompressionCodecName.SNAPPY);
+        rewriteFooter(file, md -> {
+            md.getRow_groups().get(1).setNum_rows(PER_GROUP + 3);
+            md.setNum_rows(ROWS + 3);
+        });
+        int[] decoded = {0};
+        List<SampleError> errors = readAll(file, decoded);
+        assertEquals(ROWS, decoded[0], errors.toString());
+        assertEquals(3, errors.size(), errors.toString());
+        for (int k = 0; k < 3; k++) {
+            SampleError e = errors.get(k);
+            assertEquals(SampleStatus.CORRUPT, e.status());
+            assertEquals(file + " row " + (2 * PER_GROUP + k), e.path());
+            assertEquals("the footer says 11 rows, column image.bytes holds 8 values", e.detail());
+        }
+    }
+
+    @Test
+    void aColumnChunkPastTheEndFailsItsRowGroupAndNoOther() throws IOException {
+        Path file = written("chunk-past-end.parquet", CompressionCodecName.UNCOMPRESSED);
+        long size = Files.size(file);
+        rewriteFooter(file, md -> {
+            ColumnChunk c = imageChunk(md, 1);
+            c.getMeta_data().setData_page_offset(size + 4096);
+            c.getMeta_data().unsetDictionary_page_offset();
+        });
+        int[] decoded = {0};
+        List<SampleError> errors = readAll(file, decoded);
+        assertEquals(ROWS - PER_GROUP, decoded[0], errors.toString());
+        assertEquals(PER_GROUP, errors.size(), errors.toString());
+        for (int k = 0; k < PER_GROUP; k++) {
+            SampleError e = errors.get(k);
+            assertEquals(file + " row " + (PER_GROUP + k), e.path());
+            assertTrue(e.detail().startsWith("cannot read row group 1: "), e.detail());
+        }
+    }
+
+    @Test
+    void randomlyDamagedFilesAreRefusedOrReadWithNamedErrorsUnderEveryCodec() throws IOException {
+        long seed = Long.getLong("stoke.fuzz.seed", System.nanoTime());
+        System.out.println("HostileParquetTest: damage seed " + seed + " (-Dstoke.fuzz.seed=" + seed + " repeats it)");
+        java.util.SplittableRandom random = new java.util.SplittableRandom(seed);
+        for (CompressionCodecName codec : List.of(
+                CompressionCodecName.UNCOMPRESSED,
+                CompressionCodecName.SNAPPY,
+                CompressionCodecName.GZIP,
+                CompressionCodecName.ZSTD)) {
+            byte[] clean = Files.readAllBytes(written("clean-" + codec + ".parquet", codec));
+            for (int trial = 0; trial < 12; trial++) {
+                byte[] bytes = clean.clone();
+                int flips = 1 + random.nextInt(8);
+                for (int k = 0; k < flips; k++) {
+                    bytes[4 + random.nextInt(bytes.length - 8)] ^= (byte) (1 + random.nextInt(255));
+                }
+                Path file = tmp.resolve("damaged-" + codec + "-" + trial + ".parquet");
+                Files.write(file, bytes);
+                int[] decoded = {0};
+                try {
+                    List<SampleError> errors = readAll(file, decoded);
+                    for (SampleError e : errors) {
+                        assertTrue(e.path().startsWith(file + " row "), e.toString());
+                    }
+                    assertEquals(ROWS, decoded[0] + errors.size(), "every row once: " + file);
+                } catch (IllegalArgumentException e) {
+                    assertTrue(e.getMessage().startsWith(file.toString()), "named: " + e.getMessage());
+                } catch (io.stoke.loader.error.NoSampleDecodedException e) {
+                    assertTrue(e.getMessage().contains(file + " row "), e.getMessage());
+                }
+            }
+        }
+    }
+
+    @Test
+    void aPageThatDoesNotDecompressFailsItsRowsByName() throws IOException {
+        Path file = written("bad-page.parquet", CompressionCodecName.GZIP);
+        long[] at = {0};
+        byte[] bytes = Files.readAllBytes(file);
+        int length = ByteBuffer.wrap(bytes, bytes.length - 8, 4)
+                .order(ByteOrder.LITTLE_ENDIAN)
+                .getInt();
+        FileMetaData md = Util.readFileMetaData(new ByteArrayInputStream(bytes, bytes.length - 8 - length, length));
+        ColumnChunk c = imageChunk(md, 2);
+        at[0] = c.getMeta_data().getData_page_offset();
+        long chunkEnd = at[0] + c.getMeta_data().getTotal_compressed_size();
+        // Past the first page's header, inside its deflate stream: garbage from here.
+        for (long o = at[0] + 64; o < Math.min(chunkEnd, at[0] + 400); o++) {
+            bytes[(int) o] ^= (byte) 0x5a;
+        }
+        Files.write(file, bytes);
+        int[] decoded = {0};
+        List<SampleError> errors = readAll(file, decoded);
+        assertEquals(2 * PER_GROUP, decoded[0], "the first two row groups are whole: " + errors);
+        assertFalse(errors.isEmpty());
+        for (SampleError e : errors) {
+            assertTrue(e.path().startsWith(file + " row "), e.path());
+            int row = Integer.parseInt(e.path().substring((file + " row ").length()));
+            assertTrue(row >= 2 * PER_GROUP, e.toString());
+            assertEquals(SampleStatus.CORRUPT, e.status(), e.toString());
+            assertTrue(
+                    e.detail().contains("column image.bytes cannot be decoded")
+                            || e.detail().startsWith("cannot read row group 2"),
+                    e.detail());
+        }
+        assertEquals(ROWS, decoded[0] + errors.size());
+    }
+}
