@@ -205,6 +205,11 @@ final class RowGroupCache implements ShardBytes, ShardFormat {
     }
 
     @Override
+    public String fileOf(int shard) {
+        return table.file(shard).path().toString();
+    }
+
+    @Override
     public String unlabelledNote(String spec) {
         return "no integer label column in " + spec + " (--label-column names one): every label is -1";
     }

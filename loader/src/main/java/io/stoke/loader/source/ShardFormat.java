@@ -18,6 +18,12 @@ public interface ShardFormat {
     /** How an error names sample {@code index} of shard {@code shard}, whose key is {@code key}. */
     String sampleName(int shard, int index, String key);
 
+    /**
+     * The file (or object) shard {@code shard} lies in, as the user named it: consecutive shards of
+     * one file share it (a Parquet file's row groups), and outputs per input file are named by it.
+     */
+    String fileOf(int shard);
+
     /** Said once when no sample of the dataset {@code spec} has a label. */
     String unlabelledNote(String spec);
 }

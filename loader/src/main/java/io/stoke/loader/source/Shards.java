@@ -113,6 +113,14 @@ public final class Shards implements AutoCloseable {
         return first;
     }
 
+    /**
+     * The file (or object) shard {@code shard} lies in: the shard itself for a tar shard; its file for a
+     * Parquet row group. Consecutive shards of one file share it.
+     */
+    public String fileOf(int shard) {
+        return format != null ? format.fileOf(shard) : names[shard];
+    }
+
     /** Number of shards. */
     public int shardCount() {
         return names.length;
