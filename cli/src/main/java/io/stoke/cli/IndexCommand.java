@@ -6,6 +6,7 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.ShardIndex;
+import io.stoke.parquet.ParquetDatasets;
 import io.stoke.remote.RemoteDatasets;
 import io.stoke.remote.RemoteOptions;
 import java.io.IOException;
@@ -32,13 +33,16 @@ import picocli.CommandLine.Parameters;
             "Writes index.json for WebDataset shards made elsewhere (stoke pack writes its own): each shard's",
             "URL, sample count and size, in WebDataset's wids format. Opening the shards then reads the",
             "listing and this file, nothing else, whatever the number of shards; each shard's headers are",
-            "read when the shard is first read. A shard rewritten since is named as a stale index, not read."
+            "read when the shard is first read. A shard rewritten since is named as a stale index, not read.",
+            "Parquet files at a URL (s3://bucket/train/*.parquet, a brace pattern or a file): writes",
+            "parquet-index.json beside them, each file's size, ETag and footer, so that they open from it alone."
         })
 public final class IndexCommand implements Callable<Integer> {
     @Parameters(
             index = "0",
             paramLabel = "SHARDS",
-            description = "A folder of .tar shards, a brace pattern, or an s3:// prefix (ending in /) or pattern.")
+            description = "A folder of .tar shards, a brace pattern, or an s3:// prefix (ending in /) or pattern; "
+                    + "or Parquet files at a URL.")
     String shards;
 
     @Option(
@@ -61,6 +65,12 @@ public final class IndexCommand implements Callable<Integer> {
         boolean remote = Datasets.isUrl(shards);
         long start = System.nanoTime();
         try {
+            if (remote && out == null && Datasets.isParquet(shards)) {
+                // Each file's size, ETag and footer, so that the files open from this one object.
+                String url = ParquetDatasets.writeIndex(shards);
+                err.printf(Locale.ROOT, "stoke index: %s, in %.1f s%n", url, (System.nanoTime() - start) / 1e9);
+                return 0;
+            }
             if (remote && out == null) {
                 // Beside the shards, in the store (S3; an HTTP server is read-only here and says so).
                 String url = RemoteDatasets.writeIndex(shards, RemoteOptions.defaults(), ByteSize.parse(shardCache));

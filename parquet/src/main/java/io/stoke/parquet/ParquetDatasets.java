@@ -7,17 +7,24 @@ import io.stoke.loader.source.Shards;
 import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.TableDatasetProvider;
 import io.stoke.loader.source.UrlDatasetProvider;
+import io.stoke.remote.ObjectStore;
+import io.stoke.remote.RemoteOptions;
 import java.lang.foreign.Arena;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Parquet datasets read in place: the Hugging Face Hub's layout (an image struct
  * {@code struct<bytes: binary, path: string>} and an int64 {@code label}), img2dataset's (a binary
- * {@code jpg} column beside {@code key} and {@code caption}), and Spark tables. Each row is a sample,
- * in file then row order; each row group is a shard, loaded into a bounded cache when one of its
- * rows is read ({@link RowGroupCache}). Opening reads only the files' footers.
+ * {@code jpg} column beside {@code key} and {@code caption}), and Spark tables; local files, or
+ * objects at {@code s3://} and {@code http(s)://}. Each row is a sample, in file then row order;
+ * each row group is a shard, loaded into a bounded cache when one of its rows is read
+ * ({@link RowGroupCache}): locally from the mapped file, remotely by ranged GETs of the image (label,
+ * key) column chunks alone. Opening reads only the files' footers, or one {@link ParquetIndex}.
  *
  * <p>Found by {@link Datasets#open(String, UrlDatasetProvider.ShardCache, TableColumns)} through
- * {@code META-INF/services}; {@link #openLocal} is the same for Java callers.
+ * {@code META-INF/services}; {@link #open(String, TableColumns, long)} is the same for Java callers.
  */
 public final class ParquetDatasets implements TableDatasetProvider {
     /** For the service loader. */
@@ -25,33 +32,84 @@ public final class ParquetDatasets implements TableDatasetProvider {
 
     @Override
     public Dataset open(String spec, TableColumns columns, UrlDatasetProvider.ShardCache cache) {
-        if (Datasets.isUrl(spec)) {
-            throw new IllegalArgumentException(spec + ": Parquet is read from local files only, so far;"
-                    + " copy the files, or `stoke pack` them into tar shards and serve those");
-        }
-        return openLocal(spec, columns, cache.bytes());
+        return open(spec, columns, cache.bytes());
     }
 
     /**
-     * The local Parquet dataset at {@code spec} (a file, a brace pattern or glob, or a folder).
+     * The Parquet dataset at {@code spec}: a file, a brace pattern or glob, or a folder, local or at
+     * a URL.
      *
      * @param cacheBytes how many bytes of loaded row groups to hold at once
      */
-    public static ShardDataset openLocal(String spec, TableColumns columns, long cacheBytes) {
+    public static ShardDataset open(String spec, TableColumns columns, long cacheBytes) {
+        if (Datasets.isUrl(spec)) {
+            ObjectStore store = ObjectStore.forUrl(spec, RemoteOptions.defaults());
+            try {
+                return dataset(RemoteParquet.sources(spec, store), columns, cacheBytes, store, true);
+            } catch (RuntimeException | Error e) {
+                store.close();
+                throw e;
+            }
+        }
         Arena mappings = Arena.ofShared();
-        ParquetTable table;
         try {
-            table = ParquetTable.open(ParquetFiles.expand(spec), columns, cacheBytes, mappings);
-        } catch (RuntimeException e) {
+            List<ParquetTable.Source> sources = new ArrayList<>();
+            for (Path p : ParquetFiles.expand(spec)) {
+                sources.add(new ParquetTable.Source(p.toString(), new MappedInputFile(p, mappings), null));
+            }
+            return dataset(sources, columns, cacheBytes, mappings, false);
+        } catch (RuntimeException | Error e) {
             mappings.close();
             throw e;
         }
+    }
+
+    private static ShardDataset dataset(
+            List<ParquetTable.Source> sources,
+            TableColumns columns,
+            long cacheBytes,
+            AutoCloseable files,
+            boolean remote) {
+        ParquetTable table = ParquetTable.open(sources, columns, cacheBytes);
         String[] names = new String[table.shards()];
         for (int s = 0; s < names.length; s++) {
             names[s] = table.shardName(s);
         }
-        RowGroupCache rowGroups = new RowGroupCache(table, cacheBytes, mappings);
-        return ShardDataset.of(
-                table.root(), Shards.of(names, table.firstSamples(), rowGroups, table.labelled(), rowGroups));
+        RowGroupCache rowGroups = new RowGroupCache(table, cacheBytes, files, remote);
+        Path root =
+                remote ? Path.of("").toAbsolutePath() : parentOf(sources.get(0).name());
+        return ShardDataset.of(root, Shards.of(names, table.firstSamples(), rowGroups, table.labelled(), rowGroups));
+    }
+
+    private static Path parentOf(String file) {
+        Path parent = Path.of(file).toAbsolutePath().getParent();
+        return parent != null ? parent : Path.of("").toAbsolutePath();
+    }
+
+    /**
+     * {@code stoke index} for Parquet: reads every file's footer once and writes {@value
+     * ParquetIndex#FILE} into the files' folder (the prefix at a URL), names relative to it, so that
+     * the dataset then opens from that one file. Returns where it was written.
+     */
+    public static String writeIndex(String spec) {
+        boolean url = Datasets.isUrl(spec);
+        String folder = url ? RemoteParquet.folderOf(spec) : null;
+        List<ParquetIndex.Entry> entries = new ArrayList<>();
+        if (url) {
+            try (ObjectStore store = ObjectStore.forUrl(spec, RemoteOptions.defaults())) {
+                List<ParquetTable.Source> sources = RemoteParquet.sources(spec, store);
+                List<org.apache.parquet.hadoop.metadata.ParquetMetadata> footers = ParquetTable.footers(sources);
+                for (int f = 0; f < sources.size(); f++) {
+                    RemoteInputFile in = (RemoteInputFile) sources.get(f).input();
+                    String name = in.url().startsWith(folder) ? in.url().substring(folder.length()) : in.url();
+                    entries.add(new ParquetIndex.Entry(name, in.getLength(), in.etag(), footers.get(f)));
+                }
+                String where = folder + ParquetIndex.FILE;
+                store.write(where, new ParquetIndex(entries).toBytes());
+                return where;
+            }
+        }
+        throw new IllegalArgumentException(spec + " is local: a local Parquet dataset opens from its footers,"
+                + " which are read where the files are mapped; `stoke index` writes an index for files at a URL");
     }
 }

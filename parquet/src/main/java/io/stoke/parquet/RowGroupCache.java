@@ -48,12 +48,17 @@ final class RowGroupCache implements ShardBytes, ShardFormat {
     private long clock;
     private boolean closed;
 
-    private final Arena mappings;
+    private final AutoCloseable files;
+    private final boolean remote;
 
-    /** Row groups of {@code table}, at most {@code capacity} bytes of them loaded; owns the files' {@code mappings}. */
-    RowGroupCache(ParquetTable table, long capacity, Arena mappings) {
+    /**
+     * Row groups of {@code table}, at most {@code capacity} bytes of them loaded; owns what reads the
+     * files ({@code files}: the local files' mappings, or the object store), and closes it last.
+     */
+    RowGroupCache(ParquetTable table, long capacity, AutoCloseable files, boolean remote) {
         this.table = table;
-        this.mappings = mappings;
+        this.files = files;
+        this.remote = remote;
         this.capacity = capacity;
         this.entries = new Entry[table.shards()];
         this.firstTables = new ShardTable[table.shards()];
@@ -201,12 +206,17 @@ final class RowGroupCache implements ShardBytes, ShardFormat {
     public String sampleName(int shard, int index, String key) {
         long row = table.firstRowInFile(shard) + index;
         String rowKey = Long.toString(row);
-        return table.file(shard).path() + " row " + row + (key.equals(rowKey) ? "" : " (" + key + ")");
+        return table.file(shard).name() + " row " + row + (key.equals(rowKey) ? "" : " (" + key + ")");
     }
 
     @Override
     public String fileOf(int shard) {
-        return table.file(shard).path().toString();
+        return table.file(shard).name();
+    }
+
+    @Override
+    public boolean remote() {
+        return remote;
     }
 
     @Override
@@ -230,7 +240,11 @@ final class RowGroupCache implements ShardBytes, ShardFormat {
                 entries[s] = null;
             }
             used = 0;
-            mappings.close();
+            try {
+                files.close();
+            } catch (Exception e) {
+                throw new IllegalStateException("closing " + table.shardName(0) + "'s files: " + e.getMessage(), e);
+            }
             changed.signalAll();
         } finally {
             lock.unlock();

@@ -125,6 +125,19 @@ public final class HttpObjectStore implements ObjectStore {
     }
 
     @Override
+    public String readRange(String url, long offset, long objectSize, MemorySegment dst, String etag) {
+        URI uri = uri(url);
+        return parts.read(
+                url,
+                offset,
+                objectSize,
+                dst,
+                (u, first, last, timeoutNanos) -> openRange(u, uri, first, last, timeoutNanos),
+                this::size,
+                etag);
+    }
+
+    @Override
     public void write(String url, byte[] bytes) {
         throw new UnsupportedOperationException("cannot write " + url + ": Stoke reads HTTP stores, it does not write"
                 + " to them; write the file locally and upload it yourself");

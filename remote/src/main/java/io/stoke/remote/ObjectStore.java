@@ -7,7 +7,8 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Whole-object reads from an object store or web server: the bytes of one WebDataset shard. The
+ * Whole-object and ranged reads from an object store or web server: the bytes of one WebDataset
+ * shard, or of a Parquet file's footer and column chunks. The
  * store is not tied to one URL; it holds the connections, credentials and threads, so a loader
  * makes one and reads every shard through it. Thread-safe.
  *
@@ -37,6 +38,15 @@ public interface ObjectStore extends AutoCloseable {
      * what was read, or null when the store names no versions.
      */
     String read(String url, MemorySegment dst, String etag);
+
+    /**
+     * Bytes {@code [offset, offset + dst.byteSize())} of the object at {@code url}, whose size is
+     * {@code objectSize}, read as {@link #read(String, MemorySegment, String)} reads a whole object:
+     * in checked, retried parallel parts, of the version {@code etag} (null: any), nothing written
+     * outside {@code dst}. Returns the ETag of what was read, or null. What reads part of an object
+     * (a Parquet file's footer and column chunks) uses this.
+     */
+    String readRange(String url, long offset, long objectSize, MemorySegment dst, String etag);
 
     /**
      * A small whole object (an index, a marker) as bytes on the heap: {@link #size} then

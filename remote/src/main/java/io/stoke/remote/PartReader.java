@@ -92,6 +92,26 @@ final class PartReader implements AutoCloseable {
      * (null: any); returns the ETag the parts came with, or null when the server sent none.
      */
     String read(String url, MemorySegment dst, RangeSource source, ToLongFunction<String> size, String etag) {
+        return read(url, 0, dst.byteSize(), dst, source, size, etag);
+    }
+
+    /**
+     * Bytes {@code [offset, offset + dst.byteSize())} of the object at {@code url}, whose size is
+     * {@code objectSize}, into {@code dst}, by the same checked, retried parallel parts as a whole
+     * read; returns the ETag the parts came with.
+     */
+    String read(
+            String url,
+            long offset,
+            long objectSize,
+            MemorySegment dst,
+            RangeSource source,
+            ToLongFunction<String> size,
+            String etag) {
+        if (offset < 0 || offset + dst.byteSize() > objectSize) {
+            throw new IllegalArgumentException(
+                    url + ": bytes " + offset + "+" + dst.byteSize() + " are not inside the object's " + objectSize);
+        }
         if (dst.isReadOnly()) {
             throw new IllegalArgumentException("dst for " + url + " is read-only");
         }
@@ -102,8 +122,8 @@ final class PartReader implements AutoCloseable {
         long length = dst.byteSize();
         if (length == 0) {
             long actual = size.applyAsLong(url);
-            if (actual != 0) {
-                throw new ShardFetchException(url, "the object has " + actual + " bytes but dst has 0");
+            if (actual != objectSize) {
+                throw new ShardFetchException(url, "the object has " + actual + " bytes, not " + objectSize);
             }
             return etag;
         }
@@ -113,10 +133,11 @@ final class PartReader implements AutoCloseable {
                     + " would take " + count + " requests; use larger parts");
         }
         long start = retry.clock().nanoTime();
-        Transfer transfer = new Transfer(url, dst, start + options.deadline().toNanos(), etag);
+        Transfer transfer = new Transfer(
+                url, dst, offset, objectSize, start + options.deadline().toNanos(), etag);
         for (int i = 0; i < count; i++) {
-            long first = i * options.partBytes();
-            transfer.parts.add(new Part(first, Math.min(length, first + options.partBytes()) - 1));
+            long first = offset + i * options.partBytes();
+            transfer.parts.add(new Part(first, Math.min(offset + length, first + options.partBytes()) - 1));
         }
         transfer.unfinished = transfer.parts.size();
         boolean complete = false;
@@ -168,7 +189,7 @@ final class PartReader implements AutoCloseable {
                     throw new TransientFailure(
                             "short body: the response ended after " + written + " of " + part.length() + " bytes");
                 }
-                transfer.write(part.first + written, buffer, n);
+                transfer.write(part.first - transfer.offset + written, buffer, n);
                 written += n;
                 inflight.progressed();
             }
@@ -208,14 +229,13 @@ final class PartReader implements AutoCloseable {
     /** What the server says it sends must be what was asked for, of the object dst was sized for. */
     private static void check(Transfer transfer, Part part, RangeResponse response) {
         ContentRange range = response.range();
-        long size = transfer.dst.byteSize();
+        long size = transfer.objectSize;
         if (range.total() >= 0 && range.total() != size) {
             throw ShardFetchException.sizeChanged(
                     transfer.url,
                     part + ": the object has " + range.total()
-                            + " bytes, dst has " + size
-                            + " (the object changed since its size was read, or dst was sized"
-                            + " for another)",
+                            + " bytes, not " + size
+                            + " (it changed since its size was read, or the size came from a stale index)",
                     range.total());
         }
         if (!response.partial() && (part.first != 0 || part.last != size - 1)) {
@@ -342,6 +362,8 @@ final class PartReader implements AutoCloseable {
     private final class Transfer {
         final String url;
         final MemorySegment dst;
+        final long offset; // of dst's first byte in the object
+        final long objectSize;
         final long deadlineNanos;
         final List<Part> parts = new ArrayList<>();
         final List<Future<?>> futures = new ArrayList<>();
@@ -353,10 +375,12 @@ final class PartReader implements AutoCloseable {
         private int unfinished;
         private Throwable failure;
 
-        Transfer(String url, MemorySegment dst, long deadlineNanos, String expectedEtag) {
+        Transfer(String url, MemorySegment dst, long offset, long objectSize, long deadlineNanos, String expectedEtag) {
             this.expectedEtag = expectedEtag;
             this.url = url;
             this.dst = dst;
+            this.offset = offset;
+            this.objectSize = objectSize;
             this.deadlineNanos = deadlineNanos;
         }
 

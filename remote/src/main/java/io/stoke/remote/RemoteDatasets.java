@@ -176,7 +176,10 @@ public final class RemoteDatasets implements UrlDatasetProvider {
         }
         List<String> listed = store.list(spec, ".tar");
         if (listed.isEmpty()) {
-            throw new IllegalArgumentException("no .tar objects under " + spec);
+            String parquet = store.list(spec, ".parquet").isEmpty()
+                    ? ""
+                    : "; it holds Parquet files: name them, " + (spec.endsWith("/") ? spec : spec + "/") + "*.parquet";
+            throw new IllegalArgumentException("no .tar objects under " + spec + parquet);
         }
         return listed;
     }

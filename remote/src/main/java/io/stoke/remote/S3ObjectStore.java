@@ -292,6 +292,19 @@ public final class S3ObjectStore implements ObjectStore {
                 etag);
     }
 
+    @Override
+    public String readRange(String url, long offset, long objectSize, MemorySegment dst, String etag) {
+        Location at = Location.of(url, false);
+        return parts.read(
+                url,
+                offset,
+                objectSize,
+                dst,
+                (u, first, last, timeoutNanos) -> openRange(u, at, first, last, timeoutNanos),
+                this::size,
+                etag);
+    }
+
     private RangeResponse openRange(String url, Location at, long first, long last, long timeoutNanos)
             throws TransientFailure {
         ChecksumHeaders.Seen seen = new ChecksumHeaders.Seen();

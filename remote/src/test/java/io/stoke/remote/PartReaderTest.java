@@ -89,6 +89,40 @@ class PartReaderTest {
     }
 
     @Test
+    void aRangeOfTheObjectLandsAtTheStartOfDstInParts() {
+        try (PartReader reader = reader(3, Duration.ofSeconds(5))) {
+            MemorySegment whole = Arena.ofAuto().allocate(DATA.length);
+            whole.fill((byte) 0x7f);
+            long offset = 300;
+            int length = 2 * 1000 + 77; // three parts, the last short
+            MemorySegment dst = whole.asSlice(0, length);
+            reader.read(
+                    URL,
+                    offset,
+                    DATA.length,
+                    dst,
+                    (u, first, last, t) -> honest(first, last),
+                    PartReaderTest::noSize,
+                    null);
+            assertArrayEquals(
+                    Arrays.copyOfRange(DATA, (int) offset, (int) offset + length), dst.toArray(ValueLayout.JAVA_BYTE));
+            byte[] untouched = new byte[DATA.length - length];
+            Arrays.fill(untouched, (byte) 0x7f);
+            assertArrayEquals(untouched, whole.asSlice(length).toArray(ValueLayout.JAVA_BYTE));
+            assertThrows(
+                    IllegalArgumentException.class,
+                    () -> reader.read(
+                            URL,
+                            DATA.length - 10,
+                            DATA.length,
+                            dst,
+                            (u, f, l, t) -> honest(f, l),
+                            PartReaderTest::noSize,
+                            null));
+        }
+    }
+
+    @Test
     void anotherRangeAnotherSizeOrAnotherEtagIsRefused() {
         try (PartReader reader = reader(3, Duration.ofSeconds(5))) {
             MemorySegment dst = Arena.ofAuto().allocate(DATA.length);
@@ -113,7 +147,7 @@ class PartReaderTest {
                                     null,
                                     new ByteArrayInputStream(DATA, (int) first, (int) (last - first + 1))),
                             PartReaderTest::noSize));
-            assertTrue(grown.getMessage().contains("the object has 2501 bytes, dst has 2500"), grown.getMessage());
+            assertTrue(grown.getMessage().contains("the object has 2501 bytes, not 2500"), grown.getMessage());
 
             ShardFetchException replaced = assertThrows(
                     ShardFetchException.class,
@@ -269,7 +303,7 @@ class PartReaderTest {
                                 throw new AssertionError("no GET");
                             },
                             u -> 10));
-            assertTrue(e.getMessage().contains("has 10 bytes but dst has 0"), e.getMessage());
+            assertTrue(e.getMessage().contains("the object has 10 bytes, not 0"), e.getMessage());
         }
     }
 }

@@ -32,7 +32,7 @@ import software.amazon.awssdk.services.s3.model.ObjectCannedACL;
  * process. Objects are uploaded with the AWS SDK, as a user would; their bytes are kept here to
  * compare what a store reads back.
  */
-final class TestS3Server implements AutoCloseable {
+public final class TestS3Server implements AutoCloseable {
     static final String ACCESS_KEY = "stoke-test-access-key";
     static final String SECRET_KEY = "stoke-test-secret-key";
 
@@ -42,7 +42,7 @@ final class TestS3Server implements AutoCloseable {
     private final Map<String, byte[]> objects = new HashMap<>();
 
     /** The current s3proxy ({@code s3proxy.version} of the parent pom), in this JVM. */
-    TestS3Server() throws Exception {
+    public TestS3Server() throws Exception {
         BlobStore blobStore = BlobStores.create("transient", new Properties());
         S3Proxy proxy = S3Proxy.builder()
                 .blobStore(blobStore)
@@ -76,7 +76,7 @@ final class TestS3Server implements AutoCloseable {
      * The old s3proxy release that loader/pom.xml fetches ({@code s3proxy.old.version}), in its own
      * process with its files in {@code dir}: it refuses the checksum headers of AWS SDK 2.30+.
      */
-    static TestS3Server oldRelease(Path dir) throws Exception {
+    public static TestS3Server oldRelease(Path dir) throws Exception {
         return new TestS3Server(S3ProxyProcess.start(S3ProxyProcess.oldReleaseJar(), dir));
     }
 
@@ -97,15 +97,15 @@ final class TestS3Server implements AutoCloseable {
                 .build();
     }
 
-    URI endpoint() {
+    public URI endpoint() {
         return endpoint;
     }
 
-    int port() {
+    public int port() {
         return endpoint.getPort();
     }
 
-    void createBucket(String bucket, boolean publicRead) {
+    public void createBucket(String bucket, boolean publicRead) {
         client.createBucket(b -> {
             b.bucket(bucket);
             if (publicRead) {
@@ -115,7 +115,7 @@ final class TestS3Server implements AutoCloseable {
     }
 
     /** Uploads {@code size} random bytes (seeded by the key) and keeps them to compare with. */
-    byte[] put(String bucket, String key, int size, boolean publicRead) {
+    public byte[] put(String bucket, String key, int size, boolean publicRead) {
         byte[] bytes = new byte[size];
         new Random(key.hashCode()).nextBytes(bytes);
         client.putObject(
@@ -131,16 +131,16 @@ final class TestS3Server implements AutoCloseable {
     }
 
     /** Uploads {@code bytes} as they are. */
-    void put(String bucket, String key, byte[] bytes) {
+    public void put(String bucket, String key, byte[] bytes) {
         client.putObject(b -> b.bucket(bucket).key(key), RequestBody.fromBytes(bytes));
         objects.put(bucket + "/" + key, bytes);
     }
 
-    byte[] bytes(String bucket, String key) {
+    public byte[] bytes(String bucket, String key) {
         return objects.get(bucket + "/" + key);
     }
 
-    static String sha256(byte[] bytes) {
+    public static String sha256(byte[] bytes) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
         } catch (NoSuchAlgorithmException e) {
@@ -162,7 +162,7 @@ final class TestS3Server implements AutoCloseable {
      * The JVM-wide AWS settings a test of the stores runs under: this server's test credentials,
      * us-east-1, no instance metadata, no profile files; {@link #close()} puts back what was there.
      */
-    static final class TestAwsProperties implements AutoCloseable {
+    public static final class TestAwsProperties implements AutoCloseable {
         private static final String[] NAMES = {
             "aws.accessKeyId",
             "aws.secretAccessKey",
@@ -176,7 +176,7 @@ final class TestS3Server implements AutoCloseable {
         };
         private final Map<String, String> saved = new HashMap<>();
 
-        TestAwsProperties(Path home) {
+        public TestAwsProperties(Path home) {
             for (String p : NAMES) {
                 saved.put(p, System.getProperty(p));
             }

@@ -1,0 +1,133 @@
+package io.stoke.parquet;
+
+import io.stoke.loader.source.BracePattern;
+import io.stoke.remote.ObjectStore;
+import io.stoke.remote.ShardFetchException;
+import java.io.ByteArrayInputStream;
+import java.nio.file.FileSystems;
+import java.nio.file.Path;
+import java.nio.file.PathMatcher;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The files of a remote Parquet dataset's spec, in dataset order: a file's URL; a brace pattern; a
+ * glob in the last part ({@code s3://bucket/train/*.parquet}); or a folder ({@code s3://bucket/train/},
+ * its {@code .parquet} objects). With a {@link ParquetIndex} in the folder, they are its entries, and
+ * opening reads that one object; without, a folder or glob is listed, and each file's size and
+ * footer are read (many files at once).
+ */
+final class RemoteParquet {
+    private RemoteParquet() {}
+
+    static List<ParquetTable.Source> sources(String spec, ObjectStore store) {
+        String folder = folderOf(spec);
+        String selection = spec.substring(folder.length());
+        ParquetIndex index = index(folder, store);
+        if (index != null) {
+            return fromIndex(spec, folder, selection, index, store);
+        }
+        List<String> urls;
+        if (BracePattern.hasBraces(spec)) {
+            urls = BracePattern.expand(spec);
+        } else if (selection.isEmpty() || isGlob(selection)) {
+            PathMatcher glob =
+                    selection.isEmpty() ? null : FileSystems.getDefault().getPathMatcher("glob:" + selection);
+            urls = new ArrayList<>();
+            for (String url : store.list(folder, ".parquet")) {
+                String name = url.substring(url.lastIndexOf('/') + 1);
+                boolean direct = url.length() == folder.length() + name.length(); // not in a sub-folder
+                if (direct && ParquetFiles.isParquetName(name) && (glob == null || glob.matches(Path.of(name)))) {
+                    urls.add(url);
+                }
+            }
+            if (urls.isEmpty()) {
+                throw new IllegalArgumentException("no .parquet objects match " + spec);
+            }
+        } else {
+            urls = List.of(spec);
+        }
+        List<ParquetTable.Source> out = new ArrayList<>(urls.size());
+        for (String url : urls) {
+            out.add(new ParquetTable.Source(url, new RemoteInputFile(store, url, -1, null, null), null));
+        }
+        return out;
+    }
+
+    /** The index in {@code folder}, or null when there is none (one HEAD). */
+    static ParquetIndex index(String folder, ObjectStore store) {
+        String url = folder + ParquetIndex.FILE;
+        try {
+            store.size(url);
+        } catch (ShardFetchException e) {
+            if (e.getMessage().contains(": not found (")) {
+                return null;
+            }
+            throw e;
+        }
+        return ParquetIndex.read(new ByteArrayInputStream(store.readBytes(url)), url);
+    }
+
+    private static List<ParquetTable.Source> fromIndex(
+            String spec, String folder, String selection, ParquetIndex index, ObjectStore store) {
+        Map<String, ParquetIndex.Entry> byUrl = new HashMap<>();
+        List<String> inOrder = new ArrayList<>();
+        for (ParquetIndex.Entry e : index.files()) {
+            String url = e.url().contains("://") ? e.url() : folder + e.url();
+            byUrl.put(url, e);
+            inOrder.add(url);
+        }
+        List<String> urls;
+        if (BracePattern.hasBraces(spec)) {
+            urls = BracePattern.expand(spec);
+        } else if (selection.isEmpty()) {
+            urls = inOrder;
+        } else if (isGlob(selection)) {
+            PathMatcher glob = FileSystems.getDefault().getPathMatcher("glob:" + selection);
+            urls = new ArrayList<>();
+            for (String url : inOrder) {
+                String name = url.substring(url.lastIndexOf('/') + 1);
+                if (url.length() == folder.length() + name.length() && glob.matches(Path.of(name))) {
+                    urls.add(url);
+                }
+            }
+        } else {
+            urls = List.of(spec);
+        }
+        List<ParquetTable.Source> out = new ArrayList<>(urls.size());
+        for (String url : urls) {
+            ParquetIndex.Entry e = byUrl.get(url);
+            if (e == null) {
+                throw new IllegalArgumentException(url + " is not in " + folder + ParquetIndex.FILE
+                        + ": the index is stale; run `stoke index` on the files again");
+            }
+            out.add(new ParquetTable.Source(
+                    url,
+                    new RemoteInputFile(store, url, e.filesize(), e.etag(), folder + ParquetIndex.FILE),
+                    e.footer()));
+        }
+        if (out.isEmpty()) {
+            throw new IllegalArgumentException("no file of " + folder + ParquetIndex.FILE + " matches " + spec);
+        }
+        return out;
+    }
+
+    /** The folder a spec's files lie in: up to the last '/' before any brace or glob. */
+    static String folderOf(String spec) {
+        int end = spec.length();
+        for (int i = 0; i < spec.length(); i++) {
+            char c = spec.charAt(i);
+            if (c == '{' || c == '*' || c == '?' || c == '[') {
+                end = i;
+                break;
+            }
+        }
+        return spec.substring(0, spec.lastIndexOf('/', end - 1) + 1);
+    }
+
+    private static boolean isGlob(String s) {
+        return s.indexOf('*') >= 0 || s.indexOf('?') >= 0 || s.indexOf('[') >= 0;
+    }
+}

@@ -1,0 +1,177 @@
+package io.stoke.parquet;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.stoke.loader.Batch;
+import io.stoke.loader.Loader;
+import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.error.SampleError;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.ShardDataset;
+import io.stoke.loader.source.TableColumns;
+import io.stoke.loader.source.UrlDatasetProvider;
+import io.stoke.loader.testing.TestImages;
+import io.stoke.remote.S3ObjectStore;
+import io.stoke.remote.TestS3Server;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Parquet files in a real S3 server (s3proxy): the same samples and pixels as the files read locally. */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class RemoteParquetTest {
+    static final String BUCKET = "data";
+    static final int FILES = 4;
+    static final int PER_FILE = 12;
+
+    static TestS3Server.TestAwsProperties properties;
+    static TestS3Server s3;
+    static Path local;
+
+    @BeforeAll
+    static void start(@TempDir Path home) throws Exception {
+        properties = new TestS3Server.TestAwsProperties(home);
+        s3 = new TestS3Server();
+        System.setProperty(S3ObjectStore.ENDPOINT_PROPERTY, s3.endpoint().toString());
+        s3.createBucket(BUCKET, false);
+        local = Files.createDirectories(home.resolve("hub"));
+        for (int f = 0; f < FILES; f++) {
+            List<TestParquet.Row> rows = new ArrayList<>();
+            for (int i = 0; i < PER_FILE; i++) {
+                int n = f * PER_FILE + i;
+                rows.add(new TestParquet.Row(TestImages.jpeg(40 + n, 30 + n % 7, n), "img" + n + ".jpg", n % 5));
+            }
+            Path file = local.resolve(String.format("train-%05d-of-%05d.parquet", f, FILES));
+            TestParquet.writeHub(file, rows, CompressionCodecName.SNAPPY, 5);
+            s3.put(BUCKET, "hub/" + file.getFileName(), Files.readAllBytes(file));
+            s3.put(BUCKET, "copy/" + file.getFileName(), Files.readAllBytes(file));
+        }
+        s3.put(BUCKET, "hub/_SUCCESS", new byte[0]);
+        s3.put(BUCKET, "hub/.part.crc", "crc".getBytes());
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (s3 != null) {
+            s3.close();
+        }
+        if (properties != null) {
+            properties.close();
+        }
+    }
+
+    static final UrlDatasetProvider.ShardCache CACHE = new UrlDatasetProvider.ShardCache(64L << 20, null);
+
+    static List<String> drain(Dataset d) {
+        return ParquetDatasetTest.drain(d);
+    }
+
+    @Test
+    void aGlobABracePatternAndAFolderReadTheLocalFilesRowsAndPixels() {
+        List<String> fromLocal;
+        try (Dataset d = Datasets.open(local.toString())) {
+            fromLocal = drain(d);
+        }
+        for (String spec : List.of(
+                "s3://" + BUCKET + "/hub/*.parquet", "s3://" + BUCKET + "/hub/train-{00000..00003}-of-00004.parquet")) {
+            try (Dataset d = Datasets.open(spec, CACHE, TableColumns.DEFAULT)) {
+                ShardDataset shards = assertInstanceOf(ShardDataset.class, d);
+                assertTrue(shards.shards().remote());
+                assertEquals(FILES * PER_FILE, d.size(), spec);
+                assertEquals("s3://" + BUCKET + "/hub/train-00001-of-00004.parquet row 2", d.name(PER_FILE + 2));
+                assertEquals(fromLocal, drain(d), spec);
+            }
+        }
+        try (Dataset d = ParquetDatasets.open("s3://" + BUCKET + "/hub/", TableColumns.DEFAULT, 64L << 20)) {
+            assertEquals(fromLocal, drain(d), "a folder: its .parquet objects, side files skipped");
+        }
+    }
+
+    @Test
+    void shuffledWindowsOfRowGroupsGiveEveryRowOnceAnEpoch() {
+        try (Dataset d = Datasets.open("s3://" + BUCKET + "/hub/*.parquet", CACHE, TableColumns.DEFAULT)) {
+            Loader.Builder builder = Loader.builder(d)
+                    .transform(ParquetDatasetTest.SMALL)
+                    .batchSize(7)
+                    .workers(2)
+                    .shuffle(true)
+                    .seed(5)
+                    .epochs(2);
+            assertEquals(8, builder.shuffleWindow(), "row groups are shuffled within windows");
+            epochs(builder);
+        }
+    }
+
+    private static void epochs(Loader.Builder builder) {
+        try (Loader loader = builder.build()) {
+            List<List<Long>> epochs = List.of(new ArrayList<>(), new ArrayList<>());
+            for (Batch b : loader) {
+                try (b) {
+                    for (long i : b.indices().toArray(ValueLayout.JAVA_LONG)) {
+                        epochs.get((int) b.epoch()).add(i);
+                    }
+                }
+            }
+            for (List<Long> seen : epochs) {
+                assertEquals(FILES * PER_FILE, seen.size());
+                assertEquals(FILES * PER_FILE, seen.stream().distinct().count());
+            }
+            assertNotEquals(epochs.get(0), epochs.get(1));
+        }
+    }
+
+    @Test
+    void anIndexOpensTheFilesFromOneObjectAndNamesAFileReplacedSince() throws Exception {
+        String folder = "s3://" + BUCKET + "/copy/";
+        assertEquals(folder + ParquetIndex.FILE, ParquetDatasets.writeIndex(folder));
+        List<String> fromLocal;
+        try (Dataset d = Datasets.open(local.toString())) {
+            fromLocal = drain(d);
+        }
+        try (Dataset d = Datasets.open(folder + "*.parquet", CACHE, TableColumns.DEFAULT)) {
+            assertEquals(fromLocal, drain(d));
+        }
+        // Replaced after indexing: opening reads only the index (so it opens), reading the file names it.
+        byte[] other = Files.readAllBytes(local.resolve("train-00000-of-00004.parquet"));
+        other[other.length / 2] ^= 1;
+        s3.put(BUCKET, "copy/train-00002-of-00004.parquet", other);
+        List<SampleError> errors = new ArrayList<>();
+        try (Dataset d = Datasets.open(folder + "*.parquet", CACHE, TableColumns.DEFAULT);
+                Loader loader = Loader.builder(d)
+                        .transform(ParquetDatasetTest.SMALL)
+                        .batchSize(6)
+                        .workers(2)
+                        .shuffle(false)
+                        .onError(ErrorPolicy.SKIP)
+                        .build()) {
+            assertEquals(FILES * PER_FILE, d.size());
+            for (Batch b : loader) {
+                try (b) {
+                    errors.addAll(b.skipped());
+                }
+            }
+        } catch (RuntimeException e) {
+            assertTrue(e.getMessage().contains("copy/train-00002-of-00004.parquet"), e.getMessage());
+            return;
+        }
+        assertEquals(PER_FILE, errors.size(), errors.toString());
+        for (SampleError e : errors) {
+            assertTrue(e.path().startsWith(folder + "train-00002-of-00004.parquet row "), e.toString());
+            assertTrue(
+                    e.detail()
+                            .contains("the object changed since the index " + folder + ParquetIndex.FILE
+                                    + " was written: run `stoke index` on the files again"),
+                    e.detail());
+        }
+    }
+}
