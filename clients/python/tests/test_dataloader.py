@@ -262,6 +262,18 @@ class DataLoaderTest(unittest.TestCase):
                 seen = [i for _, _, indices in shuffled for i in indices.tolist()]
                 self.assertEqual(list(range(45)), sorted(seen), f"epoch {epoch}")
                 self.assertNotEqual(list(range(45)), seen, "shuffled within windows of row groups")
+        # state_dict resumes the epoch exactly where it stopped, in the uninterrupted order.
+        resume = dict(batch_size=8, shuffle=True, seed=3, resize=40, crop=32, with_indices=True)
+        with stoke.DataLoader(str(parquet), **resume) as loader:
+            whole = [i for _, _, indices in loader for i in indices.tolist()]
+        with stoke.DataLoader(str(parquet), **resume) as loader:
+            it = iter(loader)
+            head = [i for _ in range(2) for i in next(it)[2].tolist()]
+            state = loader.state_dict()
+        with stoke.DataLoader(str(parquet), **resume) as loader:
+            loader.load_state_dict(state)
+            rest = [i for _, _, indices in loader for i in indices.tolist()]
+        self.assertEqual(whole, head + rest)
         with self.assertRaisesRegex(RuntimeError, "label column image is a group"):
             stoke.DataLoader(pattern, label_column="image", batch_size=16)
         with self.assertRaisesRegex(TypeError, "image_column must be a column name"):
