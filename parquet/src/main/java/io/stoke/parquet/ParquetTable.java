@@ -16,6 +16,7 @@ import org.apache.parquet.format.converter.ParquetMetadataConverter;
 import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.hadoop.metadata.BlockMetaData;
 import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
+import org.apache.parquet.hadoop.metadata.CompressionCodecName;
 import org.apache.parquet.hadoop.metadata.ParquetMetadata;
 import org.apache.parquet.io.InputFile;
 import org.apache.parquet.io.SeekableInputStream;
@@ -114,7 +115,12 @@ final class ParquetTable {
                     if (chunk.getTotalSize() < 0 || chunk.getTotalUncompressedSize() < 0) {
                         throw new IllegalArgumentException(name + ": row group " + g + " gives a negative size");
                     }
-                    need += chunk.getTotalSize() + chunk.getTotalUncompressedSize();
+                    // The chunk as read, and its pages decompressed beside it (an uncompressed page is used where it
+                    // was read).
+                    need += chunk.getTotalSize()
+                            + (chunk.getCodec() == CompressionCodecName.UNCOMPRESSED
+                                    ? 0
+                                    : chunk.getTotalUncompressedSize());
                 }
                 need += need / 32;
                 if (need > maxBlock) {
