@@ -1,14 +1,10 @@
 package io.stoke.parquet;
 
+import io.stoke.loader.source.InParallel;
 import io.stoke.loader.source.TableColumns;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.apache.parquet.ParquetReadOptions;
 import org.apache.parquet.column.ColumnDescriptor;
 import org.apache.parquet.conf.PlainParquetConfiguration;
@@ -141,45 +137,10 @@ final class ParquetTable {
      * remote file's footer is a ranged GET of its tail, so opening 64 files takes about as long as 4).
      */
     static List<ParquetMetadata> footers(List<Source> sources) {
-        List<ParquetMetadata> out = new ArrayList<>(sources.size());
-        int unread = 0;
-        for (Source s : sources) {
-            unread += s.footer() == null ? 1 : 0;
-        }
-        if (unread <= 1) {
-            for (Source s : sources) {
-                out.add(s.footer() != null ? s.footer() : footer(s.input(), s.name()));
-            }
-            return out;
-        }
-        ExecutorService pool = Executors.newFixedThreadPool(Math.min(FOOTER_READERS, unread), r -> {
-            Thread t = new Thread(r, "stoke-parquet-footer");
-            t.setDaemon(true);
-            return t;
+        return InParallel.map(sources.size(), FOOTER_READERS, "stoke-parquet-footer", f -> {
+            Source s = sources.get(f);
+            return s.footer() != null ? s.footer() : footer(s.input(), s.name());
         });
-        try {
-            List<Future<ParquetMetadata>> futures = new ArrayList<>(sources.size());
-            for (Source s : sources) {
-                futures.add(
-                        s.footer() != null
-                                ? CompletableFuture.completedFuture(s.footer())
-                                : pool.submit(() -> footer(s.input(), s.name())));
-            }
-            for (Future<ParquetMetadata> f : futures) {
-                out.add(f.get());
-            }
-            return out;
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new IllegalStateException(e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while reading Parquet footers", e);
-        } finally {
-            pool.shutdownNow();
-        }
     }
 
     /** Footers read at once when opening many files. */

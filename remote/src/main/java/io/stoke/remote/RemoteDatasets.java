@@ -2,6 +2,7 @@ package io.stoke.remote;
 
 import io.stoke.loader.source.BracePattern;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.InParallel;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.ShardIndex;
 import io.stoke.loader.source.TarShardScanner;
@@ -15,10 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 
 /**
  * Opens WebDataset shards at URLs: {@code s3://bucket/prefix/train-{000000..000127}.tar}, one
@@ -185,35 +182,7 @@ public final class RemoteDatasets implements UrlDatasetProvider {
     }
 
     private static long[] sizes(List<String> urls, ObjectStore store, int parallelism) {
-        long[] sizes = new long[urls.size()];
-        if (urls.size() == 1) {
-            sizes[0] = store.size(urls.get(0));
-            return sizes;
-        }
-        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(parallelism, urls.size())), r -> {
-            Thread t = new Thread(r, "stoke-shard-head");
-            t.setDaemon(true);
-            return t;
-        });
-        try {
-            List<Future<Long>> futures = new ArrayList<>();
-            for (String url : urls) {
-                futures.add(pool.submit(() -> store.size(url)));
-            }
-            for (int i = 0; i < sizes.length; i++) {
-                sizes[i] = futures.get(i).get();
-            }
-            return sizes;
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new IllegalStateException(e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        } finally {
-            pool.shutdownNow();
-        }
+        List<Long> sizes = InParallel.map(urls.size(), parallelism, "stoke-shard-head", s -> store.size(urls.get(s)));
+        return sizes.stream().mapToLong(Long::longValue).toArray();
     }
 }

@@ -13,10 +13,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.apache.commons.compress.archivers.tar.TarFile;
@@ -56,40 +52,7 @@ public final class TarShardScanner {
     }
 
     private static List<ShardScan> scanAll(List<String> names, ShardBytes bytes, int threads) {
-        if (threads <= 1 || names.size() == 1) {
-            List<ShardScan> scans = new ArrayList<>(names.size());
-            for (int s = 0; s < names.size(); s++) {
-                scans.add(scanShard(bytes, s));
-            }
-            return scans;
-        }
-        ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, names.size()), r -> {
-            Thread t = new Thread(r, "stoke-shard-scan");
-            t.setDaemon(true);
-            return t;
-        });
-        try {
-            List<Future<ShardScan>> futures = new ArrayList<>(names.size());
-            for (int s = 0; s < names.size(); s++) {
-                int shard = s;
-                futures.add(pool.submit(() -> scanShard(bytes, shard)));
-            }
-            List<ShardScan> scans = new ArrayList<>(names.size());
-            for (Future<ShardScan> f : futures) {
-                scans.add(f.get());
-            }
-            return scans;
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new IllegalStateException(e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while scanning shards", e);
-        } finally {
-            pool.shutdownNow();
-        }
+        return InParallel.map(names.size(), threads, "stoke-shard-scan", shard -> scanShard(bytes, shard));
     }
 
     private static ShardScan scanShard(ShardBytes bytes, int shard) {
