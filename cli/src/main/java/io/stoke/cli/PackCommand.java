@@ -5,6 +5,7 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.FileDataset;
 import io.stoke.loader.source.TableColumns;
+import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.pack.PackConflictException;
 import io.stoke.pack.PackException;
 import io.stoke.pack.PackOptions;
@@ -135,6 +136,13 @@ public final class PackCommand implements Callable<Integer> {
     String keyColumn;
 
     @Option(
+            names = "--shard-cache",
+            paramLabel = "SIZE",
+            description = "Parquet: bytes of loaded row groups held at once; at least twice the largest "
+                    + "(default: ${DEFAULT-VALUE}).")
+    String shardCache = "2G";
+
+    @Option(
             names = "--overwrite",
             description = "Replace a pack of other data or options in DIR (only its shards and index.json).")
     boolean overwrite;
@@ -145,6 +153,7 @@ public final class PackCommand implements Callable<Integer> {
         PackOptions options;
         ErrorPolicy policy;
         TableColumns columns;
+        UrlDatasetProvider.ShardCache cache;
         boolean parquet;
         try {
             options = options();
@@ -153,6 +162,7 @@ public final class PackCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--workers must be positive, not " + workers);
             }
             columns = new TableColumns(imageColumn, labelColumn, keyColumn);
+            cache = new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), null);
             parquet = Datasets.isParquet(data.toString());
             if (!parquet && !columns.isDefault()) {
                 throw new IllegalArgumentException("--image-column, --label-column and --key-column name Parquet "
@@ -162,7 +172,7 @@ public final class PackCommand implements Callable<Integer> {
             err.println("stoke pack: " + e.getMessage());
             return Main.EXIT_USAGE;
         }
-        Dataset dataset = parquet ? openParquet(columns) : LoaderOptions.openFailing(data);
+        Dataset dataset = parquet ? openParquet(columns, cache) : LoaderOptions.openFailing(data);
         if (!(dataset instanceof FileDataset) && !parquet) {
             dataset.close();
             err.println("stoke pack: " + data + " is tar shards already: pack reads an ImageFolder directory, a list"
@@ -175,13 +185,13 @@ public final class PackCommand implements Callable<Integer> {
     }
 
     /**
-     * The Parquet dataset at {@link #data}, its row groups held in Datasets' default cache: pack
-     * reads in order, so its workers hold one or two row groups at a time.
+     * The Parquet dataset at {@link #data}, its row groups loaded into {@code cache}: pack reads in
+     * order, so its workers hold one or two row groups at a time.
      */
-    private Dataset openParquet(TableColumns columns) {
+    private Dataset openParquet(TableColumns columns, UrlDatasetProvider.ShardCache cache) {
         String spec = data.toString();
         return Datasets.checked(
-                Datasets.open(spec, null, columns),
+                Datasets.open(spec, cache, columns),
                 spec,
                 ErrorPolicy.FAIL,
                 warning -> System.err.println("stoke: " + warning));
