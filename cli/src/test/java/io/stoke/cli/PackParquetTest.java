@@ -228,6 +228,21 @@ class PackParquetTest {
     }
 
     @Test
+    void twoFilesOfOneNameInTwoFoldersAreAnErrorNamingBoth() throws Exception {
+        for (String d : List.of("x", "y")) {
+            Files.copy(
+                    parts.resolve("train-00000-of-00002.parquet"),
+                    Files.createDirectories(tmp.resolve("same").resolve(d)).resolve("train.parquet"));
+        }
+        String[] r = pack(tmp.resolve("same") + "/{x,y}/train.parquet", "--out", tmp.resolve("same-pack"));
+        assertEquals(Integer.toString(Main.EXIT_FAILED), r[0], r[2]);
+        assertTrue(
+                r[2].contains("x/train.parquet and of ") && r[2].contains("y/train.parquet would have the same keys"),
+                r[2]);
+        assertFalse(Files.exists(tmp.resolve("same-pack").resolve("shard-000000.tar")));
+    }
+
+    @Test
     void badRowsStopThePackNamedByFileAndRowAndSkipLeavesThemOut() throws Exception {
         Path file = tmp.resolve("bad.parquet");
         Path out = tmp.resolve("bad-pack");
