@@ -271,15 +271,18 @@ class PackParquetTest {
         }
     }
 
-    @Test
-    void anInterruptedPackResumesAsOneRunAndAChangedFileIsRefused() throws Exception {
-        Path data = Files.createDirectories(tmp.resolve("resume-parts"));
+    @ParameterizedTest(name = "--format {0}")
+    @ValueSource(strings = {"jpeg", "raw"})
+    void anInterruptedPackResumesAsOneRunAndAChangedFileIsRefused(String format) throws Exception {
+        Path data = Files.createDirectories(tmp.resolve("resume-parts-" + format));
         for (String f : List.of("train-00000-of-00002.parquet", "train-00001-of-00002.parquet")) {
             Files.copy(parts.resolve(f), data.resolve(f));
         }
-        Object[] options = {"--resize", 64, "--shard-size", "12K"};
-        Path a = tmp.resolve("resume-a");
-        Path b = tmp.resolve("resume-b");
+        Object[] options = format.equals("raw")
+                ? new Object[] {"--format", "raw", "--resize", 64, "--crop", 48, "--shard-size", "24K"}
+                : new Object[] {"--resize", 64, "--shard-size", "12K"};
+        Path a = tmp.resolve("resume-a-" + format);
+        Path b = tmp.resolve("resume-b-" + format);
         assertOk(pack(concat(data, a, options)));
         assertOk(pack(concat(data, b, options)));
         byte[][] expected = contents(b);
