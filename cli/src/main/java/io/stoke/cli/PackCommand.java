@@ -2,7 +2,10 @@ package io.stoke.cli;
 
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.FileDataset;
+import io.stoke.loader.source.TableColumns;
+import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.pack.PackConflictException;
 import io.stoke.pack.PackException;
 import io.stoke.pack.PackOptions;
@@ -27,13 +30,19 @@ import picocli.CommandLine.Parameters;
             "Writes DATA as WebDataset shards: DIR/shard-000000.tar, shard-000001.tar, ... and "
                     + "DIR/index.json (WebDataset's wids manifest). Per sample, in dataset order: KEY.jpg (KEY.npy with "
                     + "--format raw), then KEY.cls (the label in ASCII decimal). KEY is the sample's path without its "
-                    + "extension, dots in the file name replaced by '_' (n01440764/img_001).",
+                    + "extension, dots in the file name replaced by '_' (n01440764/img_001); for a Parquet row, its "
+                    + "file's name without .parquet, then its --key-column value or its row in the file "
+                    + "(train-00000-of-00004/17). A sample without a label (-1) has no KEY.cls.",
             "The same data and options give byte-identical shards. A run interrupted, or stopped by a bad file, "
                     + "resumes after its last whole shard when run again with the same options.",
             ""
         })
 public final class PackCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "DATA", description = "ImageFolder directory or list file.")
+    @Parameters(
+            index = "0",
+            paramLabel = "DATA",
+            description = "ImageFolder directory, list file, or Parquet (a .parquet file, a glob or brace pattern of"
+                    + " them, or a folder of them).")
     Path data;
 
     @Option(names = "--out", required = true, paramLabel = "DIR", description = "Output folder (created when missing).")
@@ -105,6 +114,34 @@ public final class PackCommand implements Callable<Integer> {
                     + "${DEFAULT-VALUE}).")
     Choices.OnError onError = Choices.OnError.fail;
 
+    // The same three options as LoaderOptions' (commands that load), for pack, which has none of the rest.
+    @Option(
+            names = "--image-column",
+            paramLabel = "NAME",
+            description = "Parquet: the column holding each image, binary or an image struct "
+                    + "(default: the first struct<bytes, path>, else the one binary column).")
+    String imageColumn;
+
+    @Option(
+            names = "--label-column",
+            paramLabel = "NAME",
+            description = "Parquet: the integer column holding each label (default: label, when there is one).")
+    String labelColumn;
+
+    @Option(
+            names = "--key-column",
+            paramLabel = "NAME",
+            description = "Parquet: the string or integer column naming each sample (default: its row in its file); "
+                    + "its values must be unique, which pack checks by reading every row group once first.")
+    String keyColumn;
+
+    @Option(
+            names = "--shard-cache",
+            paramLabel = "SIZE",
+            description = "Parquet: bytes of loaded row groups held at once; at least twice the largest "
+                    + "(default: ${DEFAULT-VALUE}).")
+    String shardCache = "2G";
+
     @Option(
             names = "--overwrite",
             description = "Replace a pack of other data or options in DIR (only its shards and index.json).")
@@ -115,23 +152,53 @@ public final class PackCommand implements Callable<Integer> {
         PrintStream err = System.err;
         PackOptions options;
         ErrorPolicy policy;
+        TableColumns columns;
+        UrlDatasetProvider.ShardCache cache;
+        boolean parquet;
         try {
             options = options();
             policy = onError.value;
             if (workers < 1) {
                 throw new IllegalArgumentException("--workers must be positive, not " + workers);
             }
+            columns = new TableColumns(imageColumn, labelColumn, keyColumn);
+            cache = new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), null);
+            parquet = Datasets.isParquet(data.toString());
+            if (!parquet && !columns.isDefault()) {
+                throw new IllegalArgumentException("--image-column, --label-column and --key-column name Parquet "
+                        + "columns, and " + data + " is not a Parquet dataset");
+            }
         } catch (IllegalArgumentException e) {
             err.println("stoke pack: " + e.getMessage());
             return Main.EXIT_USAGE;
         }
-        Dataset opened = LoaderOptions.openFailing(data);
-        if (!(opened instanceof FileDataset dataset)) {
-            opened.close();
-            err.println("stoke pack: " + data
-                    + " is tar shards already: pack reads an ImageFolder directory or a list file");
+        Dataset dataset = parquet ? openParquet(columns, cache) : LoaderOptions.openFailing(data);
+        if (!(dataset instanceof FileDataset) && !parquet) {
+            dataset.close();
+            err.println("stoke pack: " + data + " is tar shards already: pack reads an ImageFolder directory, a list"
+                    + " file or Parquet");
             return Main.EXIT_USAGE;
         }
+        try (dataset) {
+            return pack(dataset, columns, options, policy);
+        }
+    }
+
+    /**
+     * The Parquet dataset at {@link #data}, its row groups loaded into {@code cache}: pack reads in
+     * order, so its workers hold one or two row groups at a time.
+     */
+    private Dataset openParquet(TableColumns columns, UrlDatasetProvider.ShardCache cache) {
+        String spec = data.toString();
+        return Datasets.checked(
+                Datasets.open(spec, cache, columns),
+                spec,
+                ErrorPolicy.FAIL,
+                warning -> System.err.println("stoke: " + warning));
+    }
+
+    private int pack(Dataset dataset, TableColumns columns, PackOptions options, ErrorPolicy policy) {
+        PrintStream err = System.err;
         err.printf(
                 Locale.ROOT,
                 "stoke pack: %d images in %s -> %s (%s, %d workers)%n",
@@ -143,6 +210,7 @@ public final class PackCommand implements Callable<Integer> {
         ProgressBar[] progress = {null};
         long[] last = {0};
         Packer packer = new Packer(dataset, data, out, options)
+                .columns(columns)
                 .workers(workers)
                 .onError(policy)
                 .overwrite(overwrite)

@@ -755,6 +755,8 @@ class PackCommandTest {
             {"--format", "raw", "--resize", "100", "--crop", "200"},
             {"--on-error", "ignore"},
             {"--workers", "0"},
+            {"--shard-cache", "0"},
+            {"--key-column", "key"},
         };
         for (String[] c : cases) {
             List<Object> args = new ArrayList<>(List.of(data, "--out", o));

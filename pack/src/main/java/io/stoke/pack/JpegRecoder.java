@@ -3,14 +3,13 @@ package io.stoke.pack;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.ffm.JpegCompressor;
-import io.stoke.ffm.LibC;
 import io.stoke.ffm.StokeImage;
 import io.stoke.ffm.StokeJpeg;
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.format.ImageFormat;
-import io.stoke.loader.source.FileDataset;
-import io.stoke.loader.source.FileReader;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.transform.JpegDecoder;
 import io.stoke.loader.transform.Resampler;
 import io.stoke.loader.transform.TransformSpec;
@@ -19,7 +18,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * One pack worker's tools: reads a sample's file, decodes it whole (a JPEG with no DCT scaling, a
+ * One pack worker's tools: reads a sample's bytes (a folder's file, or a Parquet row's image where
+ * it lies in its loaded row group: the dataset's {@link SampleReader}), decodes it whole (a JPEG with no DCT scaling, a
  * PNG or WebP through {@link WholeImageDecoder}), resizes it with Stoke's resampler (PIL's
  * antialiased bilinear filter, torchvision's {@code Resize} geometry) and re-encodes it with
  * libjpeg-turbo, 4:2:0, at the pack's quality: with TurboJPEG, or, with restart markers, with
@@ -31,7 +31,7 @@ import java.lang.foreign.MemorySegment;
  */
 final class JpegRecoder implements AutoCloseable {
     private final PackOptions options;
-    private final FileReader reader;
+    private final SampleReader reader;
     private final JpegDecoder decoder;
     private final WholeImageDecoder whole;
     private final Resampler resampler;
@@ -43,9 +43,9 @@ final class JpegRecoder implements AutoCloseable {
     private final MemorySegment jpegSize = outArena.allocate(JAVA_LONG);
     private final MemorySegment message = outArena.allocate(256);
 
-    JpegRecoder(FileDataset dataset, PackOptions options, TransformSpec decoding) {
+    JpegRecoder(Dataset dataset, PackOptions options, TransformSpec decoding) {
         this.options = options;
-        this.reader = new FileReader(dataset, decoding.maxFileBytes());
+        this.reader = dataset.reader(decoding.maxFileBytes());
         this.decoder = new JpegDecoder(decoding);
         this.whole = new WholeImageDecoder(decoding);
         this.resampler = new Resampler(decoding);
@@ -61,22 +61,34 @@ final class JpegRecoder implements AutoCloseable {
         out.sourceBytes = 0;
         SampleStatus status = reader.read(sample);
         if (status != SampleStatus.OK) {
-            out.fail(
-                    status,
-                    status == SampleStatus.READ_ERROR ? LibC.strerror(reader.lastErrno()) : status.description());
+            // A file's reader says why a read failed (strerror); a row's, why its image is missing.
+            String why = reader.message();
+            out.fail(status, why != null ? why : status.description());
+            reader.done();
             return;
         }
+        try {
+            encodeRead(out);
+        } finally {
+            reader.done(); // a Parquet row group is held only while its image is decoded
+        }
+    }
+
+    /** {@link #encode} of the bytes just read; {@code out} copies what it keeps of them. */
+    private void encodeRead(EncodedSample out) {
         out.sourceBytes = reader.length();
         // By content. A file of the pack's own format that needs no resize is kept byte for byte
         // (only decoded, to check it is whole); any other is decoded and encoded in the pack's format,
         // at its own size when it needs no resize.
-        ImageFormat format = ImageFormat.sniff(reader.buffer(), reader.length());
+        MemorySegment bytes = reader.bytes();
+        long length = reader.length();
+        ImageFormat format = ImageFormat.sniff(bytes, length);
         boolean png = options.format() == PackOptions.Format.PNG;
         int w;
         int h;
         MemorySegment image;
         if (format == ImageFormat.JPEG) {
-            status = decoder.decode(reader.buffer(), reader.length());
+            SampleStatus status = decoder.decode(bytes, length);
             if (status != SampleStatus.OK) {
                 out.fail(status, decoder.message());
                 return;
@@ -88,14 +100,14 @@ final class JpegRecoder implements AutoCloseable {
                         + decoder.decoded().height() + " of a " + w + "x" + h + " image with DCT scaling off");
             }
             if (!png && !options.resizes(w, h)) {
-                out.set(reader.buffer(), reader.length(), true);
+                out.set(bytes, length, true);
                 return;
             }
             image = decoder.decoded().pixels();
         } else if (format.decoded()) {
-            status = whole.readHeader(format, reader.buffer(), reader.length());
+            SampleStatus status = whole.readHeader(format, bytes, length);
             if (status == SampleStatus.OK) {
-                status = whole.decode(reader.buffer(), reader.length());
+                status = whole.decode(bytes, length);
             }
             if (status != SampleStatus.OK) {
                 out.fail(status, whole.message());
@@ -104,16 +116,14 @@ final class JpegRecoder implements AutoCloseable {
             w = whole.decoded().originalWidth();
             h = whole.decoded().originalHeight();
             if (png && format == ImageFormat.PNG && !options.resizes(w, h)) {
-                out.set(reader.buffer(), reader.length(), true);
+                out.set(bytes, length, true);
                 return;
             }
             image = whole.decoded().pixels();
         } else {
             out.fail(
                     format == ImageFormat.UNKNOWN ? SampleStatus.NOT_IMAGE : SampleStatus.FORMAT_NOT_DECODED,
-                    format == ImageFormat.UNKNOWN
-                            ? ImageFormat.describeUnknown(reader.buffer(), reader.length())
-                            : format.notDecoded());
+                    format == ImageFormat.UNKNOWN ? ImageFormat.describeUnknown(bytes, length) : format.notDecoded());
             return;
         }
         boolean resize = options.resizes(w, h);

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.stoke.loader.source.TableColumns;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,7 +22,9 @@ import java.util.Optional;
  * they are, plus what Stoke needs to resume: per shard the source samples it covers
  * ({@code first_sample}, {@code end_sample}) and those it left out ({@code skipped}); for the
  * pack, under {@code stoke}, the source, its fingerprint, the options and whether the pack is
- * {@code complete}. It lists only shards already renamed into place, and is rewritten atomically
+ * {@code complete}; for a Parquet source also its files as they were ({@code source_files}: path,
+ * size, modification time) and the columns named, so that a changed file is named when a rerun is
+ * refused. It lists only shards already renamed into place, and is rewritten atomically
  * after each one, so after a crash it describes exactly the shards that are whole.
  */
 public final class PackManifest {
@@ -30,6 +33,9 @@ public final class PackManifest {
 
     /** A sample left out of the shards, and why. */
     public record Skipped(String path, String reason) {}
+
+    /** A file the source's samples are read from, as it was: its size and modification time (ISO-8601). */
+    public record SourceFile(String path, long size, String modified) {}
 
     /**
      * One whole shard.
@@ -52,15 +58,37 @@ public final class PackManifest {
     private final String source;
     private final int sourceSamples;
     private final String sourceSha256;
+    private final List<SourceFile> sourceFiles;
+    private final TableColumns columns;
     private final PackOptions options;
     private final List<Shard> shards = new ArrayList<>();
     private boolean complete;
+    private boolean labelled;
 
+    /** A pack of a folder or list file: identified by its samples' paths and labels alone. */
     public PackManifest(String name, String source, int sourceSamples, String sourceSha256, PackOptions options) {
+        this(name, source, sourceSamples, sourceSha256, List.of(), TableColumns.DEFAULT, options);
+    }
+
+    /**
+     * @param sourceFiles the files the samples are read from, as they are now (empty for a folder
+     *     or list file, whose files are not listed)
+     * @param columns     the table columns the source was opened with
+     */
+    public PackManifest(
+            String name,
+            String source,
+            int sourceSamples,
+            String sourceSha256,
+            List<SourceFile> sourceFiles,
+            TableColumns columns,
+            PackOptions options) {
         this.name = name;
         this.source = source;
         this.sourceSamples = sourceSamples;
         this.sourceSha256 = sourceSha256;
+        this.sourceFiles = List.copyOf(sourceFiles);
+        this.columns = columns;
         this.options = options;
     }
 
@@ -88,11 +116,21 @@ public final class PackManifest {
                     o.path("restart_interval_mcus").asInt(0),
                     o.path("crop").asInt(),
                     o.path("shard_size").asLong());
+            List<SourceFile> files = new ArrayList<>();
+            for (JsonNode f : stoke.path("source_files")) {
+                files.add(new SourceFile(
+                        f.path("path").asText(),
+                        f.path("size").asLong(),
+                        f.path("modified").asText()));
+            }
+            JsonNode c = stoke.path("columns");
             PackManifest m = new PackManifest(
                     root.path("name").asText(),
                     stoke.path("source").asText(),
                     stoke.path("source_samples").asInt(),
                     stoke.path("source_sha256").asText(),
+                    files,
+                    new TableColumns(text(c, "image"), text(c, "label"), text(c, "key")),
                     options);
             for (JsonNode s : root.path("shardlist")) {
                 List<Skipped> skipped = new ArrayList<>();
@@ -109,11 +147,18 @@ public final class PackManifest {
                         skipped));
             }
             m.complete = stoke.path("complete").asBoolean();
+            // Packs from before unlabelled samples had a .cls for every sample they held.
+            m.labelled = stoke.path("labelled").asBoolean(m.samples() > 0);
             return Optional.of(m);
         } catch (IOException | IllegalArgumentException e) {
             throw new PackConflictException(file + " cannot be read as stoke pack's manifest (" + e.getMessage()
                     + "); --overwrite replaces it");
         }
+    }
+
+    private static String text(JsonNode node, String field) {
+        JsonNode v = node.get(field);
+        return v == null || v.isNull() ? null : v.asText();
     }
 
     /** Writes the manifest to {@code dir/index.json} atomically (temporary file, forced, renamed). */
@@ -143,6 +188,18 @@ public final class PackManifest {
         stoke.put("source", source);
         stoke.put("source_samples", sourceSamples);
         stoke.put("source_sha256", sourceSha256);
+        if (!sourceFiles.isEmpty()) {
+            ArrayNode files = stoke.putArray("source_files");
+            for (SourceFile f : sourceFiles) {
+                files.addObject().put("path", f.path()).put("size", f.size()).put("modified", f.modified());
+            }
+        }
+        if (!columns.isDefault()) {
+            ObjectNode c = stoke.putObject("columns");
+            c.put("image", columns.image());
+            c.put("label", columns.label());
+            c.put("key", columns.key());
+        }
         ObjectNode o = stoke.putObject("options");
         o.put("format", options.format().label());
         if (options.format() == PackOptions.Format.PNG) {
@@ -170,8 +227,9 @@ public final class PackManifest {
         }
         o.put("shard_size", options.shardSize());
         stoke.put("complete", complete);
-        // Every sample is packed with its .cls: what opening from this index needs to know (ShardIndex).
-        stoke.put("labelled", samples() > 0);
+        // Whether samples carry a .cls (a source without labels gives none): what opening from this
+        // index needs to know (ShardIndex).
+        stoke.put("labelled", labelled);
         stoke.put("samples", samples());
         stoke.put("skipped", skippedCount());
         try {
@@ -186,13 +244,59 @@ public final class PackManifest {
         return source.equals(other.source)
                 && sourceSamples == other.sourceSamples
                 && sourceSha256.equals(other.sourceSha256)
+                && sourceFiles.equals(other.sourceFiles)
+                && columns.equals(other.columns)
                 && options.equals(other.options);
+    }
+
+    /**
+     * The first of this pack's source files that {@code other} (the same source, as it is now) has
+     * changed, removed or added, in words; null when the files are the same.
+     */
+    public String changedFile(PackManifest other) {
+        for (SourceFile f : sourceFiles) {
+            SourceFile now = other.sourceFiles.stream()
+                    .filter(o -> o.path().equals(f.path()))
+                    .findFirst()
+                    .orElse(null);
+            if (now == null) {
+                return f.path() + " is no longer part of the source";
+            }
+            if (!now.equals(f)) {
+                return f.path() + " has changed since the pack began (" + f.size() + " bytes, modified " + f.modified()
+                        + "; now " + now.size() + " bytes, modified " + now.modified() + ")";
+            }
+        }
+        for (SourceFile f : other.sourceFiles) {
+            if (sourceFiles.stream().noneMatch(o -> o.path().equals(f.path()))) {
+                return f.path() + " was not part of the source when the pack began";
+            }
+        }
+        return null;
     }
 
     /** The pack in words, for the message that refuses to mix two. */
     public String describe() {
-        return source + " (" + sourceSamples + " samples, index sha256 " + sourceSha256.substring(0, 12) + "...) with "
-                + options.describe();
+        return source + " (" + sourceSamples + " samples"
+                + (sourceFiles.isEmpty()
+                        ? ""
+                        : " in " + sourceFiles.size() + " file" + (sourceFiles.size() == 1 ? "" : "s"))
+                + (columns.isDefault() ? "" : ", columns " + describe(columns))
+                + ", index sha256 " + sourceSha256.substring(0, 12) + "...) with " + options.describe();
+    }
+
+    private static String describe(TableColumns c) {
+        List<String> named = new ArrayList<>();
+        if (c.image() != null) {
+            named.add("image " + c.image());
+        }
+        if (c.label() != null) {
+            named.add("label " + c.label());
+        }
+        if (c.key() != null) {
+            named.add("key " + c.key());
+        }
+        return String.join(", ", named);
     }
 
     public List<Shard> shards() {
@@ -225,6 +329,11 @@ public final class PackManifest {
 
     public void complete(boolean complete) {
         this.complete = complete;
+    }
+
+    /** A sample with a label (a {@code .cls}) was written. */
+    void labelled(boolean labelled) {
+        this.labelled |= labelled;
     }
 
     public long samples() {

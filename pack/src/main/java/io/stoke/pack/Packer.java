@@ -10,7 +10,10 @@ import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.format.NpyHeader;
+import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.FileDataset;
+import io.stoke.loader.source.ShardDataset;
+import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -26,8 +29,10 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Writes a dataset as WebDataset shards ({@code stoke pack}): per sample, in source order,
  * {@code KEY.jpg} (a resized JPEG, or the original when it is small enough) or {@code KEY.npy}
- * (the evaluation transform's uint8 pixels), then {@code KEY.cls} (the label), in tar shards cut
- * at a size limit, with a wids manifest rewritten after each shard.
+ * (the evaluation transform's uint8 pixels), then {@code KEY.cls} (the label; none for a sample
+ * without one), in tar shards cut at a size limit, with a wids manifest rewritten after each shard.
+ * The source is a folder or list file ({@link FileDataset}) or a Parquet dataset (a
+ * {@link ShardDataset} of row groups): either way each sample's bytes come from the dataset's reader.
  *
  * <p>The same source and options give byte-identical shards whatever the number of workers. A run
  * over a folder that holds an unfinished pack of the same source and options keeps its whole
@@ -94,7 +99,7 @@ public final class Packer {
         }
     }
 
-    private final FileDataset dataset;
+    private final Dataset dataset;
     private final Path source;
     private final Path out;
     private final PackOptions options;
@@ -102,14 +107,16 @@ public final class Packer {
     private ErrorPolicy policy = ErrorPolicy.FAIL;
     private boolean overwrite;
     private Listener listener = new Listener() {};
+    private TableColumns columns = TableColumns.DEFAULT;
 
     /**
-     * @param dataset   the samples, in the order they are packed
+     * @param dataset   the samples, in the order they are packed: a folder's or list file's, or a
+     *     Parquet dataset's (encoded images; tar shards are not packed again)
      * @param source  where they came from (recorded in the manifest; a resumed run must name the same)
      * @param out     the pack's folder, created when missing
      * @param options what the shards hold
      */
-    public Packer(FileDataset dataset, Path source, Path out, PackOptions options) {
+    public Packer(Dataset dataset, Path source, Path out, PackOptions options) {
         this.dataset = dataset;
         this.source = source.toAbsolutePath().normalize();
         this.out = out;
@@ -162,6 +169,16 @@ public final class Packer {
     }
 
     /**
+     * The columns a Parquet dataset was opened with: recorded in the manifest (a rerun with others is
+     * another pack), and telling whether its keys are rows (no key column: unique by construction)
+     * or a column's values (each checked against the others, which reads every row group once first).
+     */
+    public Packer columns(TableColumns columns) {
+        this.columns = columns;
+        return this;
+    }
+
+    /**
      * Packs (or finishes packing) the dataset.
      *
      * @throws PackException when a sample does not decode under FAIL (the whole shards before it
@@ -169,15 +186,7 @@ public final class Packer {
      * @throws PackConflictException when the folder holds a pack this run would not continue
      */
     public Result run() {
-        SampleKeys.checkUnique(dataset);
-        PackManifest fresh = new PackManifest(
-                source.getFileName() == null
-                        ? source.toString()
-                        : source.getFileName().toString(),
-                source.toString(),
-                dataset.size(),
-                SampleKeys.fingerprint(dataset),
-                options);
+        PackManifest fresh = fresh();
         try {
             Files.createDirectories(out);
         } catch (IOException e) {
@@ -217,6 +226,35 @@ public final class Packer {
         }
     }
 
+    /** The manifest of a pack of this source with these options, its keys checked first. */
+    private PackManifest fresh() {
+        String name = source.getFileName() == null
+                ? source.toString()
+                : source.getFileName().toString();
+        if (dataset instanceof ShardDataset table) {
+            if (columns.key() == null) {
+                SampleKeys.checkFilesUnique(table);
+            } else {
+                SampleKeys.checkUnique(table);
+            }
+            List<PackManifest.SourceFile> files = SourceFiles.of(table);
+            return new PackManifest(
+                    name,
+                    source.toString(),
+                    dataset.size(),
+                    SourceFiles.fingerprint(table, files, columns),
+                    files,
+                    columns,
+                    options);
+        }
+        if (!columns.isDefault()) {
+            throw new IllegalArgumentException(
+                    "columns are named (" + columns + ") but " + source + " is not a Parquet dataset");
+        }
+        SampleKeys.checkUnique(dataset);
+        return new PackManifest(name, source.toString(), dataset.size(), SampleKeys.fingerprint(dataset), options);
+    }
+
     /** What one run counts. */
     private static final class Tally {
         long packed;
@@ -247,8 +285,10 @@ public final class Packer {
         }
         PackManifest m = existing.get();
         if (!m.sameJob(fresh)) {
-            throw new PackConflictException(out + " holds a pack of " + m.describe() + "; this run asks for "
-                    + fresh.describe() + ". --overwrite replaces it, or choose another --out");
+            String changed = m.source().equals(fresh.source()) ? m.changedFile(fresh) : null;
+            throw new PackConflictException(out + " holds a pack of " + m.describe()
+                    + (changed != null ? ", and " + changed : "; this run asks for " + fresh.describe())
+                    + ". --overwrite replaces it, or choose another --out");
         }
         int whole = 0;
         for (PackManifest.Shard s : m.shards()) {

@@ -1,12 +1,16 @@
 package io.stoke.pack;
 
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.ShardDataset;
+import io.stoke.loader.source.Shards;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.Map;
 
 /**
  * A sample's WebDataset key: its path relative to the dataset's root without the extension,
@@ -14,6 +18,10 @@ import java.util.HexFormat;
  * first dot of its file name, so the key's file name must hold none: dots in the stem become
  * {@code _}. Two samples with one key would merge into one sample when read, so that is an error
  * naming both files.
+ *
+ * <p>A Parquet row's key is its file's name without {@code .parquet}, a slash, then the row's own
+ * key made as above ({@code train-00000-of-00004/17}): its {@code --key-column} value, or its row
+ * in its file, which alone would repeat from file to file.
  */
 public final class SampleKeys {
     private SampleKeys() {}
@@ -25,7 +33,9 @@ public final class SampleKeys {
      *     empty, {@code .} or {@code ..} component (a tar member must not climb out of its folder)
      */
     public static String key(Dataset dataset, int sample) {
-        String given = dataset.path(sample);
+        String given = dataset instanceof ShardDataset sharded
+                ? folderOf(sharded.shards(), sharded.shards().shardOf(sample)) + "/" + dataset.path(sample)
+                : dataset.path(sample);
         Path p = Path.of(given).normalize(); // "./a/b.jpg" and "a//b.jpg" are "a/b.jpg"
         if (p.isAbsolute()) {
             if (!p.startsWith(dataset.root())) {
@@ -48,6 +58,33 @@ public final class SampleKeys {
             }
         }
         return key;
+    }
+
+    /** The folder of a shard's samples' keys: the name of the file it lies in, without its extension. */
+    static String folderOf(Shards shards, int shard) {
+        String file = Path.of(shards.fileOf(shard)).getFileName().toString();
+        int dot = file.lastIndexOf('.');
+        return dot > 0 ? file.substring(0, dot) : file;
+    }
+
+    /**
+     * Checks the keys of a dataset of shards whose samples are keyed by their row in their file (a
+     * Parquet dataset opened without a key column): those are unique within a file, so the keys are
+     * unique when no two files give the same folder; no row group is read.
+     *
+     * @throws PackException naming the first two files whose keys would share a folder
+     */
+    public static void checkFilesUnique(ShardDataset dataset) {
+        Shards shards = dataset.shards();
+        Map<String, String> fileByFolder = new HashMap<>();
+        for (int s = 0; s < shards.shardCount(); s++) {
+            String file = shards.fileOf(s);
+            String other = fileByFolder.putIfAbsent(folderOf(shards, s), file);
+            if (other != null && !other.equals(file)) {
+                throw new PackException("the samples of " + other + " and of " + file + " would have the same keys ("
+                        + folderOf(shards, s) + "/ROW): the file names without their extension must differ");
+            }
+        }
     }
 
     /**

@@ -34,13 +34,19 @@ final class ShardSequence implements AutoCloseable {
 
     /**
      * Writes sample {@code sample}: {@code KEY.jpg} (or {@code .npy}) holding {@code data[0, length)},
-     * then {@code KEY.cls} holding {@code classLabel} in ASCII decimal.
+     * then {@code KEY.cls} holding {@code classLabel} in ASCII decimal; a sample without a label
+     * ({@code classLabel} -1: a Parquet row of an unlabelled table or split) has no {@code .cls}.
      */
     void add(int sample, String key, int classLabel, byte[] data, int length) {
+        if (classLabel < -1) {
+            throw new IllegalArgumentException(key + ": label " + classLabel + " (the lowest is -1: none)");
+        }
         String dataName = key + extension;
-        String labelName = key + ".cls";
-        int labelLength = ascii(classLabel);
-        long cost = ShardWriter.memberBytes(dataName, length) + ShardWriter.memberBytes(labelName, labelLength);
+        boolean labelled = classLabel >= 0;
+        String labelName = labelled ? key + ".cls" : null;
+        int labelLength = labelled ? ascii(classLabel) : 0;
+        long cost = ShardWriter.memberBytes(dataName, length)
+                + (labelled ? ShardWriter.memberBytes(labelName, labelLength) : 0);
         if (current != null && current.samples() > 0 && current.bytes() + cost + ShardWriter.END_BYTES > limit) {
             commit(sample);
         }
@@ -50,7 +56,10 @@ final class ShardSequence implements AutoCloseable {
             currentFirst = sample;
         }
         current.add(dataName, data, length);
-        current.add(labelName, label, labelLength);
+        if (labelled) {
+            current.add(labelName, label, labelLength);
+            manifest.labelled(true);
+        }
         current.sampleDone();
     }
 
