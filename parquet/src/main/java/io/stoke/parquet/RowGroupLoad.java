@@ -2,6 +2,7 @@ package io.stoke.parquet;
 
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.source.ShardTable;
+import io.stoke.remote.ShardFetchException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -83,8 +84,15 @@ final class RowGroupLoad {
                     readKeys(store, columns.key(), writer);
                 }
             }
+        } catch (ShardFetchException e) {
+            // The store failed after its retries, or the file changed: the run ends naming it, as for a
+            // remote tar shard, never a short epoch.
+            throw e;
         } catch (IOException | RuntimeException e) {
-            // Reading the chunks failed before any row was decoded: a chunk past the end of the file, say.
+            if (e.getCause() instanceof ShardFetchException fetch) {
+                throw fetch;
+            }
+            // The file's own damage, before any row was decoded: a chunk past the end of the file, say.
             failUnread("cannot read row group " + rowGroup + ": " + reason(e));
         }
         for (int i = 0; i < rows; i++) {
