@@ -11,6 +11,7 @@ import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
 import java.nio.file.Path;
 import java.util.Arrays;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -108,24 +109,8 @@ public final class LoaderOptions {
             })
     String shardCache = "4G";
 
-    @Option(
-            names = "--image-column",
-            paramLabel = "NAME",
-            description = "Parquet: the column holding each image, binary or an image struct "
-                    + "(default: the first struct<bytes, path>, else the one binary column).")
-    String imageColumn;
-
-    @Option(
-            names = "--label-column",
-            paramLabel = "NAME",
-            description = "Parquet: the integer column holding each label (default: label, when there is one).")
-    String labelColumn;
-
-    @Option(
-            names = "--key-column",
-            paramLabel = "NAME",
-            description = "Parquet: the string or integer column naming each sample (default: its row in its file).")
-    String keyColumn;
+    @Mixin
+    ColumnOptions columnOptions = new ColumnOptions();
 
     @Option(
             names = "--shard-cache-dir",
@@ -260,7 +245,7 @@ public final class LoaderOptions {
 
     /** The Parquet columns named by {@code --image-column}, {@code --label-column} and {@code --key-column}. */
     TableColumns columns() {
-        return new TableColumns(imageColumn, labelColumn, keyColumn);
+        return columnOptions.columns();
     }
 
     /** {@link #open(String)} under {@code --on-error fail}. */

@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -114,26 +115,9 @@ public final class PackCommand implements Callable<Integer> {
                     + "${DEFAULT-VALUE}).")
     Choices.OnError onError = Choices.OnError.fail;
 
-    // The same three options as LoaderOptions' (commands that load), for pack, which has none of the rest.
-    @Option(
-            names = "--image-column",
-            paramLabel = "NAME",
-            description = "Parquet: the column holding each image, binary or an image struct "
-                    + "(default: the first struct<bytes, path>, else the one binary column).")
-    String imageColumn;
-
-    @Option(
-            names = "--label-column",
-            paramLabel = "NAME",
-            description = "Parquet: the integer column holding each label (default: label, when there is one).")
-    String labelColumn;
-
-    @Option(
-            names = "--key-column",
-            paramLabel = "NAME",
-            description = "Parquet: the string or integer column naming each sample (default: its row in its file); "
-                    + "its values must be unique, which pack checks by reading every row group once first.")
-    String keyColumn;
+    // --key-column's values must be unique in a pack: it checks them by reading every row group once first.
+    @Mixin
+    ColumnOptions columnOptions = new ColumnOptions();
 
     @Option(
             names = "--shard-cache",
@@ -161,7 +145,7 @@ public final class PackCommand implements Callable<Integer> {
             if (workers < 1) {
                 throw new IllegalArgumentException("--workers must be positive, not " + workers);
             }
-            columns = new TableColumns(imageColumn, labelColumn, keyColumn);
+            columns = columnOptions.columns();
             cache = new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), null);
             parquet = Datasets.isParquet(data.toString());
             if (!parquet && !columns.isDefault()) {
