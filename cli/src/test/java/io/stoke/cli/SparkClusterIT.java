@@ -166,10 +166,10 @@ class SparkClusterIT {
                 ParquetRows a = want.get(i);
                 ParquetRows b = got.get(i);
                 assertEquals(
-                        List.of(a.shard(), a.key(), a.index(), a.label(), a.status()),
-                        List.of(b.shard(), b.key(), b.index(), b.label(), b.status()),
+                        List.of(a.shard(), a.key(), a.row(), a.label(), a.status()),
+                        List.of(b.shard(), b.key(), b.row(), b.label(), b.status()),
                         name + " row " + i);
-                assertEquals(i, b.index(), name + " row " + i);
+                assertEquals(i, b.row(), name + " row " + i);
                 assertArrayEquals(a.embedding(), b.embedding(), 1e-4f, name + " row " + i);
             }
         }

@@ -16,6 +16,7 @@ import io.stoke.loader.Workers;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestTars;
 import io.stoke.loader.transform.TransformSpec;
@@ -97,7 +98,8 @@ class SparkEmbedTest {
                 1,
                 InferenceDevice.CPU,
                 64L << 20,
-                shardsPerTask);
+                shardsPerTask,
+                TableColumns.DEFAULT);
     }
 
     /** {@link #run}, with every task's first attempt failing after its first batch (a partial file left behind). */
@@ -130,9 +132,9 @@ class SparkEmbedTest {
         return m;
     }
 
-    /** The table's rows, sorted by (shard, index), each "shard key index label status" and its embedding. */
+    /** The table's rows, sorted by (shard, row), each "shard key row label status" and its embedding. */
     static List<Row> rows(Path out) {
-        return spark.read().parquet(out.toString()).orderBy("shard", "index").collectAsList();
+        return spark.read().parquet(out.toString()).orderBy("shard", "row").collectAsList();
     }
 
     static void assertOncePerSample(List<Row> rows, int expected) {
