@@ -49,7 +49,8 @@ public final class EmbedCommand implements Callable<Integer> {
             paramLabel = "DATA",
             description = {
                 "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern",
-                "of shards (train-{000000..000127}.tar), or a folder of .tar shards."
+                "of shards (train-{000000..000127}.tar), a folder of .tar shards, or Parquet files (a .parquet",
+                "file, a folder of them, or a pattern)."
             })
     String data;
 
@@ -87,9 +88,9 @@ public final class EmbedCommand implements Callable<Integer> {
             names = "--format",
             paramLabel = "FORMAT",
             description = {
-                "npy (default): DIR/embeddings.npy, paths.txt, skipped.txt. parquet: one table per shard,",
-                "DIR/<shard>.parquet (DIR/embeddings.parquet for files), columns shard, key, index, label,",
-                "status, embedding: the table 'stoke spark-embed' writes."
+                "npy (default): DIR/embeddings.npy, paths.txt, skipped.txt. parquet: one table per input",
+                "file, DIR/<shard>.parquet or DIR/<file>.parquet (DIR/embeddings.parquet for images), columns",
+                "shard, key, row (in the input file), label, status, embedding: the table 'stoke spark-embed' writes."
             })
     Choices.EmbedFormat format = Choices.EmbedFormat.npy;
 
@@ -129,7 +130,7 @@ public final class EmbedCommand implements Callable<Integer> {
             return Main.EXIT_USAGE;
         }
         if (format == Choices.EmbedFormat.parquet && (options.shuffle || options.worldSize != 1)) {
-            err.println("stoke embed: --format parquet writes whole shards in order: no --shuffle, --world-size 1"
+            err.println("stoke embed: --format parquet writes whole input files in order: no --shuffle, --world-size 1"
                     + " (spread shards over machines with 'stoke spark-embed')");
             return Main.EXIT_USAGE;
         }
@@ -173,7 +174,7 @@ public final class EmbedCommand implements Callable<Integer> {
                 err.println("stoke embed: " + e.getMessage());
                 err.println(
                         format == Choices.EmbedFormat.parquet
-                                ? "stoke embed: the tables of the shards before it are written, none after (--on-error skip"
+                                ? "stoke embed: the tables of the input files before it are written, none after (--on-error skip"
                                         + " embeds the rest and gives the bad files status rows)"
                                 : "stoke embed: nothing written (--on-error skip embeds the rest and lists the bad files)");
                 return Main.EXIT_FAILED;

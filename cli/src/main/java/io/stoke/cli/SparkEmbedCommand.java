@@ -20,7 +20,7 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code stoke spark-embed DATA --model F.onnx --out OUT [--master URL]}: {@code stoke embed}'s
- * job on Apache Spark, one task per shard ({@link SparkEmbed}). Spark is not in Stoke's jar: this
+ * job on Apache Spark, one task per input file, a tar shard or a Parquet file ({@link SparkEmbed}). Spark is not in Stoke's jar: this
  * runs where Spark's jars are on the class path ({@code ./stoke spark-embed}, or spark-submit with
  * Stoke's jar), and says so in one sentence where they are not.
  */
@@ -29,10 +29,11 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         sortOptions = false,
         description = {
-            "Computes one embedding per image of the shards in DATA on Apache Spark, one task per shard: writes",
-            "OUT/<shard>.parquet (columns shard, key, index, label, status, embedding; the table 'stoke embed",
-            "--format parquet' writes), each shard committed exactly once, and OUT/_manifest.json. A rerun into OUT",
-            "skips committed shards. Bad images become rows with their status and zero embeddings."
+            "Computes one embedding per image of DATA (tar shards or Parquet files) on Apache Spark, one task per",
+            "input file: writes OUT/<shard>.parquet or OUT/<file>.parquet (columns shard, key, row, label, status,",
+            "embedding; the table 'stoke embed --format parquet' writes), each file committed exactly once, and",
+            "OUT/_manifest.json. A rerun into OUT skips committed files. Bad images become rows with their status",
+            "and zero embeddings."
         })
 public final class SparkEmbedCommand implements Callable<Integer> {
     @Spec
@@ -41,7 +42,10 @@ public final class SparkEmbedCommand implements Callable<Integer> {
     @Parameters(
             index = "0",
             paramLabel = "DATA",
-            description = "The shards: a folder, a brace pattern, an index.json, or an s3:// prefix.")
+            description = {
+                "The shards (a folder, a brace pattern, an index.json, or an s3:// prefix) or local Parquet",
+                "files (a .parquet file, a folder of them, or a pattern)."
+            })
     String dataset;
 
     @Option(
@@ -98,7 +102,7 @@ public final class SparkEmbedCommand implements Callable<Integer> {
             names = "--shards-per-task",
             paramLabel = "N",
             description = {
-                "Consecutive shards one task embeds, one after the other, each committed on its own",
+                "Consecutive input files one task embeds, one after the other, each committed on its own",
                 "(default: ${DEFAULT-VALUE}; more for many small shards: fewer tasks to schedule)."
             })
     int shardsPerTask = 1;
@@ -148,7 +152,8 @@ public final class SparkEmbedCommand implements Callable<Integer> {
                 intraOpThreads,
                 InferenceDevice.parse(device),
                 ByteSize.parse(options.shardCache),
-                shardsPerTask);
+                shardsPerTask,
+                options.columns());
         err.flush();
         if (dryRun) {
             String plan = SparkEmbed.dryRun(request, line -> err.println("stoke spark-embed: " + line));

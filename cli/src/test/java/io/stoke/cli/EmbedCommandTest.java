@@ -5,8 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.ffm.cuda.CudaDriver;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.FileDataset;
 import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.testing.BadImages;
 import io.stoke.loader.testing.TestImages;
 import java.io.IOException;
@@ -14,6 +17,10 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -161,7 +168,7 @@ class EmbedCommandTest {
         for (int i = 0; i < table.size(); i++) {
             ParquetRows row = table.get(i);
             assertEquals("", row.shard());
-            assertEquals(i, row.index());
+            assertEquals(i, row.row());
             assertEquals(dataset.name(i), row.key());
             assertEquals(dataset.label(i), row.label());
             boolean isBad = bad.contains(Path.of(row.key()).getFileName().toString());
@@ -193,7 +200,7 @@ class EmbedCommandTest {
             List<ParquetRows> part = ParquetRows.read(shardOut.resolve(t));
             for (int i = 0; i < part.size(); i++) {
                 assertEquals(t.replace(".parquet", ".tar"), part.get(i).shard());
-                assertEquals(i, part.get(i).index());
+                assertEquals(i, part.get(i).row());
                 assertEquals("ok", part.get(i).status());
             }
             total += part.size();
@@ -211,6 +218,104 @@ class EmbedCommandTest {
                 "--shuffle");
         assertEquals("2", shuffled[0]);
         assertTrue(shuffled[2].contains("--format parquet"), shuffled[2]);
+    }
+
+    /**
+     * Parquet input written by DuckDB (the Hub's layout, a key column, two files of several row
+     * groups): one table per input file, named after it, every row once in order with the file's
+     * name, the row's key (the key column, else its row) and its row in the file, and the
+     * embeddings of the same images embedded from their folder.
+     */
+    @Test
+    void parquetInputGivesATablePerInputFileWithEachRowsKeyAndTheFoldersEmbeddings() throws Exception {
+        int n = 20;
+        int first = 12; // rows of the first file
+        Path folder = TestImages.imageFolder(tmp.resolve("folder"), n, 2, 13);
+        FileDataset images = ImageFolder.scan(folder);
+        Path hub = Files.createDirectories(tmp.resolve("hub"));
+        // read_blob gives each file's bytes; ordered by path, rows come in ImageFolder's order.
+        String rows = "SELECT {'bytes': content, 'path': substr(filename, "
+                + (folder.toString().length() + 2)
+                + ")} AS image, regexp_extract(filename, 'class(\\d+)', 1)::BIGINT AS label,"
+                + " 'img-' || lpad((row_number() OVER (ORDER BY filename) - 1)::VARCHAR, 3, '0') AS key"
+                + " FROM read_blob('" + folder + "/*/*.jpg') ORDER BY filename";
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:");
+                Statement st = c.createStatement()) {
+            // DuckDB cuts a row group where a chunk of rows comes in past ROW_GROUP_SIZE: each part of
+            // the UNION ALL is a chunk of 5 rows, and one thread runs the parts in order.
+            st.execute("SET threads = 1");
+            st.execute("COPY (" + chunks(rows, 0, first, 5) + ") TO '" + hub.resolve("train-00000-of-00002.parquet")
+                    + "' (FORMAT parquet, ROW_GROUP_SIZE 5)");
+            st.execute("COPY (" + chunks(rows, first, n, 5) + ") TO '" + hub.resolve("train-00001-of-00002.parquet")
+                    + "' (FORMAT parquet, ROW_GROUP_SIZE 5)");
+        }
+        try (Dataset d = Datasets.open(hub.toString())) {
+            assertTrue(
+                    ((ShardDataset) d).shards().shardCount() > 2,
+                    "several row groups per file, so that a table gathers them: "
+                            + ((ShardDataset) d).shards().shardCount());
+        }
+        String[] npyRun = BenchCommandTest.run(
+                "embed",
+                folder.toString(),
+                "--model",
+                U8,
+                "--out",
+                tmp.resolve("npy").toString(),
+                "--batch-size",
+                "4");
+        assertEquals("0", npyRun[0], npyRun[2]);
+        float[][] expected = npy(tmp.resolve("npy/embeddings.npy"), 32);
+        assertEquals(n, expected.length);
+        for (String keyColumn : new String[] {null, "key"}) {
+            Path out = tmp.resolve(keyColumn == null ? "by-row" : "by-key");
+            List<String> args = new ArrayList<>(List.of(
+                    "embed",
+                    hub.toString(),
+                    "--model",
+                    U8,
+                    "--out",
+                    out.toString(),
+                    "--format",
+                    "parquet",
+                    "--batch-size",
+                    "3"));
+            if (keyColumn != null) {
+                args.addAll(List.of("--key-column", keyColumn));
+            }
+            String[] r = BenchCommandTest.run(args.toArray(String[]::new));
+            assertEquals("0", r[0], r[2]);
+            assertEquals(List.of("train-00000-of-00002.parquet", "train-00001-of-00002.parquet"), files(out));
+            int sample = 0;
+            for (String table : files(out)) {
+                List<ParquetRows> part = ParquetRows.read(out.resolve(table));
+                assertEquals(table.startsWith("train-00000") ? first : n - first, part.size(), table);
+                for (int i = 0; i < part.size(); i++, sample++) {
+                    ParquetRows row = part.get(i);
+                    String where = table + " row " + i;
+                    assertEquals(table, row.shard(), where);
+                    assertEquals(i, row.row(), where);
+                    assertEquals(
+                            keyColumn == null ? Integer.toString(i) : String.format("img-%03d", sample),
+                            row.key(),
+                            where);
+                    assertEquals(images.label(sample), row.label(), where);
+                    assertEquals("ok", row.status(), where);
+                    Assertions.assertArrayEquals(
+                            expected[sample], row.embedding(), where + " is " + images.resolve(sample));
+                }
+            }
+            assertEquals(n, sample, "every row once");
+        }
+    }
+
+    /** Rows {@code [from, to)} of {@code query}, in parts of {@code size} rows one after the other. */
+    private static String chunks(String query, int from, int to, int size) {
+        List<String> parts = new ArrayList<>();
+        for (int i = from; i < to; i += size) {
+            parts.add("SELECT * FROM (" + query + " LIMIT " + Math.min(size, to - i) + " OFFSET " + i + ")");
+        }
+        return String.join(" UNION ALL ", parts);
     }
 
     @Test

@@ -19,7 +19,7 @@ import org.apache.parquet.schema.MessageType;
  * An embeddings table's rows read back with the Parquet library's own record reader (no Hadoop):
  * for the tests that have no Spark in their JVM. SparkEmbedTest reads the same tables with Spark.
  */
-record ParquetRows(String shard, String key, long index, int label, String status, float[] embedding) {
+record ParquetRows(String shard, String key, long row, int label, String status, float[] embedding) {
     static List<ParquetRows> read(Path file) throws IOException {
         List<ParquetRows> rows = new ArrayList<>();
         try (ParquetFileReader reader = ParquetFileReader.open(
@@ -41,7 +41,7 @@ record ParquetRows(String shard, String key, long index, int label, String statu
                     rows.add(new ParquetRows(
                             g.getString("shard", 0),
                             g.getString("key", 0),
-                            g.getLong("index", 0),
+                            g.getLong("row", 0),
                             g.getInteger("label", 0),
                             g.getString("status", 0),
                             values));

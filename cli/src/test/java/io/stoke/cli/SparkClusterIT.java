@@ -14,6 +14,9 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -109,10 +112,15 @@ class SparkClusterIT {
 
     /** Starts the driver: ./stoke spark-embed's command, against the cluster. */
     static Process driver(Path out, Path log, String... extra) throws IOException, InterruptedException {
+        return driver(shards, out, log, extra);
+    }
+
+    /** {@link #driver(Path, Path, String...)} over {@code data}. */
+    static Process driver(Path data, Path out, Path log, String... extra) throws IOException, InterruptedException {
         cluster.awaitIdle(Duration.ofSeconds(60));
         List<String> args = new ArrayList<>(List.of(
                 "spark-embed",
-                shards.toString(),
+                data.toString(),
                 "--model",
                 MODEL.toString(),
                 "--output-name",
@@ -155,21 +163,26 @@ class SparkClusterIT {
      * (ONNX Runtime's sums run on another number of threads).
      */
     static void assertSameTables(Path out) throws IOException {
-        List<String> expected = parquet(single);
-        assertEquals(SHARDS, expected.size());
+        assertSameTables(single, SHARDS, out);
+    }
+
+    /** {@link #assertSameTables(Path)} against the {@code tables} tables in {@code expectedDir}. */
+    static void assertSameTables(Path expectedDir, int tables, Path out) throws IOException {
+        List<String> expected = parquet(expectedDir);
+        assertEquals(tables, expected.size());
         assertEquals(expected, parquet(out));
         for (String name : expected) {
-            List<ParquetRows> want = ParquetRows.read(single.resolve(name));
+            List<ParquetRows> want = ParquetRows.read(expectedDir.resolve(name));
             List<ParquetRows> got = ParquetRows.read(out.resolve(name));
             assertEquals(want.size(), got.size(), name);
             for (int i = 0; i < want.size(); i++) {
                 ParquetRows a = want.get(i);
                 ParquetRows b = got.get(i);
                 assertEquals(
-                        List.of(a.shard(), a.key(), a.index(), a.label(), a.status()),
-                        List.of(b.shard(), b.key(), b.index(), b.label(), b.status()),
+                        List.of(a.shard(), a.key(), a.row(), a.label(), a.status()),
+                        List.of(b.shard(), b.key(), b.row(), b.label(), b.status()),
                         name + " row " + i);
-                assertEquals(i, b.index(), name + " row " + i);
+                assertEquals(i, b.row(), name + " row " + i);
                 assertArrayEquals(a.embedding(), b.embedding(), 1e-4f, name + " row " + i);
             }
         }
@@ -320,5 +333,57 @@ class SparkClusterIT {
         assertEquals(SHARDS, done.get("committedBefore").asInt(), done.toString());
         assertEquals(0, done.get("attempts").get("launched").asInt(), done.toString());
         assertSameTables(out);
+    }
+
+    /**
+     * Parquet input on the cluster: two files DuckDB wrote in the Hub's layout (zstd and snappy
+     * pages), read by the executors with stoke.jar's Parquet reader beside Spark's own parquet-java
+     * and codecs on their class path; a task per file, whose tables are {@code stoke embed}'s.
+     */
+    @Test
+    void parquetInputGivesTheSingleMachineTables() throws Exception {
+        Path folder = TestImages.imageFolder(tmp.resolve("parquet-images"), 40, 4, 17);
+        Path data = Files.createDirectories(tmp.resolve("parquet"));
+        String rows = "SELECT {'bytes': content, 'path': substr(filename, "
+                + (folder.toString().length() + 2)
+                + ")} AS image, regexp_extract(filename, 'class(\\d+)', 1)::BIGINT AS label FROM read_blob('"
+                + folder + "/*/*.jpg') ORDER BY filename";
+        try (Connection c = DriverManager.getConnection("jdbc:duckdb:");
+                Statement st = c.createStatement()) {
+            st.execute("COPY (" + rows + " LIMIT 25) TO '" + data.resolve("train-00000-of-00002.parquet")
+                    + "' (FORMAT parquet, COMPRESSION zstd)");
+            st.execute("COPY (" + rows + " OFFSET 25) TO '" + data.resolve("train-00001-of-00002.parquet")
+                    + "' (FORMAT parquet, COMPRESSION snappy)");
+        }
+        Path expected = tmp.resolve("parquet-single");
+        Path embedLog = tmp.resolve("parquet-single.log");
+        Process embed = new ProcessBuilder(stoke(
+                        List.of(SparkCluster.JAR.toString()),
+                        "embed",
+                        data.toString(),
+                        "--model",
+                        MODEL.toString(),
+                        "--output-name",
+                        "embedding",
+                        "--out",
+                        expected.toString(),
+                        "--format",
+                        "parquet",
+                        "--batch-size",
+                        "16"))
+                .redirectErrorStream(true)
+                .redirectOutput(embedLog.toFile())
+                .start();
+        assertEquals(0, embed.waitFor(), Files.readString(embedLog));
+        Path out = tmp.resolve("parquet-out");
+        Path log = tmp.resolve("parquet-out.log");
+        JsonNode m = finish(driver(data, out, log), out, log);
+        assertEquals(2, m.get("committed").asInt(), m.toString());
+        assertEquals(40, m.get("rows").asLong(), m.toString());
+        assertSameTables(expected, 2, out);
+        assertEquals(
+                List.of("train-00000-of-00002.parquet", "train-00001-of-00002.parquet"),
+                parquet(out),
+                "a table per input file, named after it");
     }
 }

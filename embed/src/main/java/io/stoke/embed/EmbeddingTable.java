@@ -23,11 +23,13 @@ import org.apache.parquet.schema.MessageTypeParser;
 /**
  * One Parquet file of embeddings, written a row at a time in the order rows are given: the table
  * {@code stoke embed --format parquet} and {@code stoke spark-embed} both write, one file per
- * shard, readable by Spark, pandas (pyarrow) and DuckDB:
+ * input file (a tar shard, a Parquet file), readable by Spark, pandas (pyarrow) and DuckDB:
  * <pre>
- *   shard      string      the shard's file name ("" for a folder or list of files)
- *   key        string      the sample's key in its shard (its file, for files)
- *   index      int64       the sample's position in its shard
+ *   shard      string      the input file's name ("" for a folder or list of images)
+ *   key        string      the sample's key: a tar sample's name, a Parquet row's key column
+ *                          (else its row), an image's file
+ *   row        int64       the sample's position in its input file (a Parquet row, a tar
+ *                          shard's sample order; in the list, for a folder or list of images)
  *   label      int32       its label (-1 when the data has none)
  *   status     string      "ok", or why it did not decode (its embedding is then zeros)
  *   embedding  array&lt;float&gt;  the model's output
@@ -44,7 +46,7 @@ public final class EmbeddingTable implements AutoCloseable {
             message embedding {
               required binary shard (STRING);
               required binary key (STRING);
-              required int64 index;
+              required int64 row;
               required int32 label;
               required binary status (STRING);
               required group embedding (LIST) {
@@ -83,27 +85,27 @@ public final class EmbeddingTable implements AutoCloseable {
      * Appends a sample whose embedding is {@code dimension} float32 values (native order) at
      * {@code values[offset, offset + 4 * dimension)}.
      */
-    public void append(String shard, String key, long index, int label, MemorySegment values, long offset) {
+    public void append(String shard, String key, long position, int label, MemorySegment values, long offset) {
         if (offset < 0 || offset + 4 * dimension > values.byteSize()) {
             throw new IndexOutOfBoundsException(
                     "embedding at " + offset + " of " + values.byteSize() + " bytes, " + dimension + " values");
         }
-        write(shard, key, index, label, OK, values, offset);
+        write(shard, key, position, label, OK, values, offset);
     }
 
     /** Appends a sample that did not decode: its status says why, its embedding is zeros. */
-    public void appendFailed(String shard, String key, long index, int label, String reason) {
+    public void appendFailed(String shard, String key, long position, int label, String reason) {
         if (reason.equals(OK)) {
             throw new IllegalArgumentException("a failed sample's status cannot be \"ok\"");
         }
-        write(shard, key, index, label, reason, null, 0);
+        write(shard, key, position, label, reason, null, 0);
     }
 
     private void write(
-            String shard, String key, long index, int label, String status, MemorySegment values, long offset) {
+            String shard, String key, long position, int label, String status, MemorySegment values, long offset) {
         row.shard = shard;
         row.key = key;
-        row.index = index;
+        row.position = position;
         row.label = label;
         row.status = status;
         row.values = values;
@@ -139,7 +141,7 @@ public final class EmbeddingTable implements AutoCloseable {
     private final class Row {
         String shard;
         String key;
-        long index;
+        long position; // the row column
         int label;
         String status;
         MemorySegment values; // null: zeros
@@ -170,9 +172,9 @@ public final class EmbeddingTable implements AutoCloseable {
             out.startMessage();
             string(0, "shard", r.shard);
             string(1, "key", r.key);
-            out.startField("index", 2);
-            out.addLong(r.index);
-            out.endField("index", 2);
+            out.startField("row", 2);
+            out.addLong(r.position);
+            out.endField("row", 2);
             out.startField("label", 3);
             out.addInteger(r.label);
             out.endField("label", 3);

@@ -10,34 +10,30 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.function.UnaryOperator;
 
 /**
  * The Parquet output of {@code stoke embed --format parquet} in {@code DIR}: one
- * {@link EmbeddingTable} per shard, {@code DIR/<shard name without .tar>.parquet} (the files
- * {@code stoke spark-embed} writes for the same shards), or {@code DIR/embeddings.parquet} for a
- * folder or list of files. Rows must come in dataset order, as a loader without shuffling delivers
- * them. Each table is written as {@code DIR/.NAME.partial} and renamed into place when its shard's
- * last row is written, so a file in place is a whole shard's; {@link #close()} before
- * {@link #commit()} deletes the table being written.
+ * {@link EmbeddingTable} per input file ({@link InputFile}), {@code DIR/<tar shard's name without
+ * .tar>.parquet} or {@code DIR/<Parquet file's name>} (the files {@code stoke spark-embed} writes
+ * for the same input), or {@code DIR/embeddings.parquet} for a folder or list of images. Rows must
+ * come in dataset order, as a loader without shuffling delivers them. Each table is written as
+ * {@code DIR/.NAME.partial} and renamed into place when its file's last row is written, so a table
+ * in place holds a whole input file; {@link #close()} before {@link #commit()} deletes the table
+ * being written.
  */
 public final class EmbeddingTables implements EmbeddingSink, AutoCloseable {
-    /** The table of a folder or list of files, which has no shards. */
-    public static final String FILES_TABLE = "embeddings.parquet";
-
     private final Path dir;
     private final Dataset dataset;
-    private final Shards shards; // null for files
+    private final Shards shards; // null for a folder or list of images
+    private final List<InputFile> files;
     private final int[] rows;
     private final long dimension;
     private final UnaryOperator<String> fileName;
     private EmbeddingTable table;
-    private int tableShard = -1;
-    private int tableEnd; // the first row past the open table's shard
+    private InputFile tableFile; // the open table's input file
+    private long tableEnd; // the first row past the open table's file
     private long next;
     private boolean committed;
     private final List<Path> written = new ArrayList<>();
@@ -47,25 +43,27 @@ public final class EmbeddingTables implements EmbeddingSink, AutoCloseable {
         this.fileName = fileName;
         this.dataset = dataset;
         this.shards = dataset instanceof ShardDataset s ? s.shards() : null;
+        this.files = InputFile.of(dataset);
         this.rows = rows;
         this.dimension = dimension;
     }
 
     /**
-     * Tables for {@code rows} (sorted dataset indices, every sample of each shard they touch) of
-     * {@code dataset} in {@code dir} (created when missing). Refuses a folder that already holds
-     * one of these tables unless {@code overwrite}, and shards whose names would give one file.
+     * Tables for {@code rows} (sorted dataset indices, every sample of each input file they touch)
+     * of {@code dataset} in {@code dir} (created when missing). Refuses a folder that already holds
+     * one of these tables unless {@code overwrite}, and input files whose names would give one table.
      */
     public static EmbeddingTables create(Path dir, Dataset dataset, int[] rows, long dimension, boolean overwrite)
             throws IOException {
+        EmbeddingTables tables = new EmbeddingTables(dir, dataset, rows, dimension, name -> name);
         Files.createDirectories(dir);
-        for (String name : tableNames(dataset)) {
-            Path file = dir.resolve(name);
+        for (InputFile f : tables.files) {
+            Path file = dir.resolve(f.table());
             if (!overwrite && Files.exists(file)) {
                 throw new IllegalStateException(file + " exists (a finished run); --overwrite replaces it");
             }
         }
-        return new EmbeddingTables(dir, dataset, rows, dimension, name -> name);
+        return tables;
     }
 
     /**
@@ -74,45 +72,9 @@ public final class EmbeddingTables implements EmbeddingSink, AutoCloseable {
      */
     public static EmbeddingTables into(
             Path dir, Dataset dataset, int[] rows, long dimension, UnaryOperator<String> fileName) throws IOException {
+        EmbeddingTables tables = new EmbeddingTables(dir, dataset, rows, dimension, fileName);
         Files.createDirectories(dir);
-        return new EmbeddingTables(dir, dataset, rows, dimension, fileName);
-    }
-
-    /**
-     * A shard's value of the {@code shard} column: its file name (the last part of its path or
-     * URL), which names it within its folder or prefix.
-     */
-    public static String shardColumn(String shardName) {
-        int slash = Math.max(shardName.lastIndexOf('/'), shardName.lastIndexOf('\\'));
-        return shardName.substring(slash + 1);
-    }
-
-    /** The table file of a shard: its file name, {@code .tar} replaced by {@code .parquet}. */
-    public static String tableName(String shardColumn) {
-        String base = shardColumn.toLowerCase(Locale.ROOT).endsWith(".tar")
-                ? shardColumn.substring(0, shardColumn.length() - 4)
-                : shardColumn;
-        return base + ".parquet";
-    }
-
-    /** Every table {@code dataset} gives, in shard order; refuses two shards with one file name. */
-    public static List<String> tableNames(Dataset dataset) {
-        if (!(dataset instanceof ShardDataset s)) {
-            return List.of(FILES_TABLE);
-        }
-        Shards shards = s.shards();
-        List<String> names = new ArrayList<>(shards.shardCount());
-        Map<String, String> seen = new HashMap<>();
-        for (int i = 0; i < shards.shardCount(); i++) {
-            String name = tableName(shardColumn(shards.shardName(i)));
-            String other = seen.put(name, shards.shardName(i));
-            if (other != null) {
-                throw new IllegalArgumentException("shards " + other + " and " + shards.shardName(i)
-                        + " have one file name, so their tables would be one file (" + name + ")");
-            }
-            names.add(name);
-        }
-        return names;
+        return tables;
     }
 
     @Override
@@ -124,9 +86,9 @@ public final class EmbeddingTables implements EmbeddingSink, AutoCloseable {
             int sample = sampleOf(first + i);
             tableOf(sample)
                     .append(
-                            shardName(),
+                            tableFile.shard(),
                             key(sample),
-                            position(sample),
+                            sample - tableFile.firstSample(),
                             dataset.label(sample),
                             values,
                             4L * dimension * i);
@@ -137,7 +99,13 @@ public final class EmbeddingTables implements EmbeddingSink, AutoCloseable {
     @Override
     public void skip(long row, String path, String reason) {
         int sample = sampleOf(row);
-        tableOf(sample).appendFailed(shardName(), key(sample), position(sample), dataset.label(sample), reason);
+        tableOf(sample)
+                .appendFailed(
+                        tableFile.shard(),
+                        key(sample),
+                        sample - tableFile.firstSample(),
+                        dataset.label(sample),
+                        reason);
         advance();
     }
 
@@ -171,47 +139,47 @@ public final class EmbeddingTables implements EmbeddingSink, AutoCloseable {
     }
 
     private EmbeddingTable tableOf(int sample) {
-        int shard = shards == null ? 0 : shards.shardOf(sample);
-        if (table != null && shard == tableShard) {
+        if (table != null && tableFile.holds(sample)) {
             return table;
         }
         if (table != null) {
-            throw new IllegalStateException(
-                    "shard " + tableShard + " ended at row " + next + " before its last sample");
+            throw new IllegalStateException(tableFile.table() + " ended at row " + next + " before its last sample");
         }
-        int first = shards == null ? 0 : shards.firstSample(shard);
-        int end = shards == null ? dataset.size() : first + shards.samples(shard);
-        if (rows[(int) next] != first
-                || next + (end - first) > rows.length
-                || rows[(int) next + (end - first) - 1] != end - 1) {
-            throw new IllegalArgumentException("a Parquet table holds a whole shard: this run's rows hold part of "
-                    + (shards == null ? "the dataset" : shards.shardName(shard))
-                    + " (--rank/--world-size split shards)");
+        InputFile file = fileOf(sample);
+        long end = next + file.samples();
+        if (sample != file.firstSample()
+                || end > rows.length
+                || rows[(int) end - 1] != file.firstSample() + file.samples() - 1) {
+            throw new IllegalArgumentException("a Parquet table holds a whole input file: this run's rows hold part of "
+                    + (shards == null ? "the dataset" : file.path()) + " (--rank/--world-size split input files)");
         }
-        tableShard = shard;
-        tableEnd = (int) next + (end - first);
+        tableFile = file;
+        tableEnd = end;
         table = EmbeddingTable.create(partial(), dimension);
         return table;
     }
 
-    private String name() {
-        return shards == null ? FILES_TABLE : tableName(shardColumn(shards.shardName(tableShard)));
-    }
-
-    private String shardName() {
-        return shards == null ? "" : shardColumn(shards.shardName(tableShard));
+    /** The input file holding {@code sample}: the last one starting at or before it (empty files hold nothing). */
+    private InputFile fileOf(int sample) {
+        int lo = 0;
+        int hi = files.size() - 1;
+        while (lo < hi) {
+            int mid = (lo + hi + 1) >>> 1;
+            if (files.get(mid).firstSample() <= sample) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return files.get(lo);
     }
 
     private String key(int sample) {
         return shards == null ? dataset.name(sample) : shards.key(sample);
     }
 
-    private long position(int sample) {
-        return shards == null ? sample : sample - shards.firstSample(tableShard);
-    }
-
     private Path partial() {
-        return dir.resolve("." + fileName.apply(name()) + ".partial");
+        return dir.resolve("." + fileName.apply(tableFile.table()) + ".partial");
     }
 
     private void finishTable() {
@@ -220,7 +188,7 @@ public final class EmbeddingTables implements EmbeddingSink, AutoCloseable {
         }
         table.close();
         table = null;
-        Path done = dir.resolve(fileName.apply(name()));
+        Path done = dir.resolve(fileName.apply(tableFile.table()));
         try {
             Files.move(partial(), done, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
@@ -229,7 +197,7 @@ public final class EmbeddingTables implements EmbeddingSink, AutoCloseable {
         written.add(done);
     }
 
-    /** Without a {@link #commit()}, deletes the table being written; whole shards' tables stay. */
+    /** Without a {@link #commit()}, deletes the table being written; whole input files' tables stay. */
     @Override
     public void close() throws IOException {
         if (!committed && table != null) {

@@ -124,25 +124,39 @@ final class RowGroupCache implements ShardBytes, ShardFormat {
         } catch (RuntimeException x) {
             failure = x;
             arena.close();
+        } catch (Error x) {
+            // Out of memory, say: the readers waiting for this row group are told, not left waiting
+            // for a load that ended, and this thread goes on with the error itself.
+            arena.close();
+            fail(e, new IllegalStateException(table.shardName(shard) + " could not be loaded: " + x, x));
+            throw x;
+        }
+        if (failure != null) {
+            fail(e, failure);
+            throw failure;
         }
         lock.lock();
         try {
-            if (failure != null) {
-                used -= e.size;
-                e.holders = 0;
-                e.failure = failure;
-            } else {
-                e.ready = true;
-                e.lastUse = ++clock;
-            }
+            e.ready = true;
+            e.lastUse = ++clock;
             changed.signalAll();
         } finally {
             lock.unlock();
         }
-        if (failure != null) {
-            throw failure;
-        }
         return e.block;
+    }
+
+    /** Marks {@code e}'s load failed, its bytes given back, and wakes the readers waiting for it. */
+    private void fail(Entry e, RuntimeException failure) {
+        lock.lock();
+        try {
+            used -= e.size;
+            e.holders = 0;
+            e.failure = failure;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Evicts unheld row groups, least recently used first, until {@code size} more bytes fit. Under the lock. */

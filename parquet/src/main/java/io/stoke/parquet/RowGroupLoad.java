@@ -94,6 +94,12 @@ final class RowGroupLoad {
             }
             // The file's own damage, before any row was decoded: a chunk past the end of the file, say.
             failUnread("cannot read row group " + rowGroup + ": " + reason(e));
+        } catch (StackOverflowError e) {
+            // Thrift skips a page header's unknown fields with no depth limit: damaged bytes that read
+            // as sets within sets recurse until the stack ends. Only this parse of local bytes is
+            // unwound; left to propagate, it would end a Spark executor (a fatal error to Spark).
+            failUnread("cannot read row group " + rowGroup + ": a page header nests deeper than the stack"
+                    + " (damaged bytes)");
         }
         for (int i = 0; i < rows; i++) {
             if (keys[i] == null) {

@@ -237,4 +237,48 @@ class HostileParquetTest {
         }
         assertEquals(ROWS, decoded[0] + errors.size());
     }
+
+    /**
+     * Bytes that Thrift reads as sets nested within sets (0x5A: a field holding a set of sets of
+     * five), where row group 1's page headers begin and up to the footer: Thrift's skip recurses
+     * until the stack ends, and the row groups read so are failed by name, not the reader's thread.
+     */
+    @Test
+    void pageHeadersNestedPastTheStackFailTheirRowGroupsByName() throws IOException {
+        List<TestParquet.Row> big = new ArrayList<>();
+        for (int i = 0; i < ROWS; i++) {
+            big.add(new TestParquet.Row(TestImages.jpeg(320, 240, 100 + i), "big" + i + ".jpg", i % 3));
+        }
+        Path file = tmp.resolve("nested-headers.parquet");
+        TestParquet.writeHub(file, big, CompressionCodecName.UNCOMPRESSED, PER_GROUP);
+        byte[] bytes = Files.readAllBytes(file);
+        int length = ByteBuffer.wrap(bytes, bytes.length - 8, 4)
+                .order(ByteOrder.LITTLE_ENDIAN)
+                .getInt();
+        FileMetaData md = Util.readFileMetaData(new ByteArrayInputStream(bytes, bytes.length - 8 - length, length));
+        long from = md.getRow_groups().get(1).getColumns().stream()
+                .mapToLong(c -> c.getMeta_data().isSetDictionary_page_offset()
+                        ? Math.min(
+                                c.getMeta_data().getDictionary_page_offset(),
+                                c.getMeta_data().getData_page_offset())
+                        : c.getMeta_data().getData_page_offset())
+                .min()
+                .orElseThrow();
+        Arrays.fill(bytes, (int) from, bytes.length - 8 - length, (byte) 0x5A);
+        Files.write(file, bytes);
+        int[] decoded = {0};
+        List<SampleError> errors = readAll(file, decoded);
+        assertEquals(PER_GROUP, decoded[0], "row group 0 is whole: " + errors);
+        assertEquals(ROWS - PER_GROUP, errors.size(), errors.toString());
+        for (int k = 0; k < errors.size(); k++) {
+            SampleError e = errors.get(k);
+            int row = PER_GROUP + k;
+            assertEquals(file + " row " + row, e.path());
+            assertEquals(SampleStatus.CORRUPT, e.status(), e.toString());
+            assertEquals(
+                    "cannot read row group " + row / PER_GROUP + ": a page header nests deeper than the stack"
+                            + " (damaged bytes)",
+                    e.detail());
+        }
+    }
 }

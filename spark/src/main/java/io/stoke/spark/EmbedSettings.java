@@ -2,6 +2,7 @@ package io.stoke.spark;
 
 import io.stoke.embed.InferenceDevice;
 import io.stoke.loader.Workers;
+import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.Serializable;
 
@@ -22,7 +23,9 @@ import java.io.Serializable;
  * @param slots           ring slots per task
  * @param intraOpThreads  ONNX Runtime's threads per operator; 0: the task's cores
  * @param device          the CPU, or CUDA: the GPU Spark gave the task, else this device
- * @param shardCacheBytes memory for a remote shard's bytes while its task reads it
+ * @param shardCacheBytes memory for a remote shard's bytes (a Parquet file's row groups) while
+ *                        its task reads it
+ * @param columns         a Parquet input's image, label and key columns
  * @param maxAttempts     Spark's attempts per task ({@code spark.task.maxFailures}): the last
  *                        attempt of a failing shard reports the failure instead of failing the job
  */
@@ -39,5 +42,6 @@ public record EmbedSettings(
         int intraOpThreads,
         InferenceDevice device,
         long shardCacheBytes,
+        TableColumns columns,
         int maxAttempts)
         implements Serializable {}

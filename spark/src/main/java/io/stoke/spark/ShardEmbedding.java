@@ -11,6 +11,7 @@ import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ShardDataset;
+import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.UrlDatasetProvider;
 import java.nio.file.Path;
 import java.util.function.Consumer;
@@ -21,10 +22,10 @@ import org.apache.spark.resource.ResourceInformation;
 import scala.Option;
 
 /**
- * One task: one shard through Stoke's loader (its threads are the task's cores) into the
- * executor's ONNX Runtime session, rows streamed into the attempt's own Parquet file, which is
- * then committed ({@link TableStore#commit}). Decoded pixels stay in the loader's ring; only
- * embeddings leave the task, in its table.
+ * One task: one input file (a tar shard, or a Parquet file, all its row groups) through Stoke's
+ * loader (its threads are the task's cores) into the executor's ONNX Runtime session, rows
+ * streamed into the attempt's own Parquet file, which is then committed ({@link TableStore#commit}).
+ * Decoded pixels stay in the loader's ring; only embeddings leave the task, in its table.
  */
 final class ShardEmbedding {
     private ShardEmbedding() {}
@@ -87,11 +88,12 @@ final class ShardEmbedding {
         InferenceDevice device = device(settings, context);
         String key = ModelCache.key(settings.modelSha256(), threads, device, settings.outputName());
         Path model = Path.of(SparkFiles.get(settings.modelFile()));
-        try (Dataset dataset = open(task.spec(), settings.shardCacheBytes())) {
+        try (Dataset dataset = open(task.spec(), settings.shardCacheBytes(), settings.columns())) {
             if (dataset.size() != task.samples()) {
                 throw new IllegalStateException(task.spec() + " holds " + dataset.size()
                         + " samples; the listing the job was planned from says " + task.samples()
-                        + " (the shard changed since: index it again with `stoke index`)");
+                        + " (the file changed since the job was planned"
+                        + (Datasets.isParquet(task.spec()) ? ")" : ": index it again with `stoke index`)"));
             }
             Embedder embedder =
                     ModelCache.borrow(key, model, settings.modelSha256(), threads, device, settings.outputName());
@@ -151,14 +153,17 @@ final class ShardEmbedding {
         }
     }
 
-    /** The shard, its damage (not a tar, cut short) failing it: a table holds every sample of its shard. */
-    private static Dataset open(String spec, long cacheBytes) {
+    /**
+     * The input file, its damage (not a tar, cut short; a Parquet footer that does not read) failing
+     * it: a table holds every sample of its file. A Parquet file is opened alone, by its footer.
+     */
+    private static Dataset open(String spec, long cacheBytes, TableColumns columns) {
         Consumer<String> warn = message -> {
             if (!message.startsWith("note:")) { // one shard fetched to read its headers: what a task does
                 System.err.println("stoke spark-embed: " + spec + ": " + message);
             }
         };
-        Dataset dataset = Datasets.open(spec, new UrlDatasetProvider.ShardCache(cacheBytes, null));
+        Dataset dataset = Datasets.open(spec, new UrlDatasetProvider.ShardCache(cacheBytes, null), columns);
         if (dataset instanceof ShardDataset shard && !shard.shards().problems().isEmpty()) {
             dataset.close();
             throw new IllegalStateException(

@@ -2,14 +2,14 @@ package io.stoke.spark;
 
 import ai.onnxruntime.OrtException;
 import io.stoke.embed.Embedder;
-import io.stoke.embed.EmbeddingTables;
 import io.stoke.embed.InferenceDevice;
+import io.stoke.embed.InputFile;
 import io.stoke.loader.Workers;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ShardDataset;
-import io.stoke.loader.source.Shards;
+import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
@@ -42,15 +42,17 @@ import org.apache.spark.sql.SparkSession;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * {@code stoke spark-embed}'s driver: lists the shards (through their index when there is one:
- * nothing of a shard is read here), skips those an earlier run into the same output committed,
- * and runs one Spark task per shard ({@link ShardEmbedding}); then writes the manifest.
+ * {@code stoke spark-embed}'s driver: lists the input files (tar shards, through their index when
+ * there is one: nothing of a shard is read here; Parquet files, through their footers: no page is
+ * read here), skips those an earlier run into the same output committed, and runs one Spark task
+ * per input file ({@link ShardEmbedding}); then writes the manifest.
  */
 public final class SparkEmbed {
     /**
      * One job.
      *
-     * @param data             the shards: a folder, pattern, index file or URL prefix
+     * @param data             the shards (a folder, pattern, index file or URL prefix) or Parquet
+     *                         files (a file, folder or pattern)
      * @param model            the ONNX model, a local file (shipped to the executors by Spark)
      * @param outputName       the model's output to keep, when it has several
      * @param eval             the evaluation transform's settings, fitted to the model's input
@@ -62,8 +64,10 @@ public final class SparkEmbed {
      * @param intraOpThreads   ONNX Runtime's threads per operator; 0: the task's cores
      * @param device           the CPU, or CUDA: the GPU Spark gave the task, else this device
      * @param shardCacheBytes  memory for a remote shard while its task reads it
-     * @param shardsPerTask    consecutive shards a task embeds one after the other (small shards:
-     *                         fewer tasks, each committing its shards one by one)
+     * @param shardsPerTask    consecutive input files a task embeds one after the other (small
+     *                         shards: fewer tasks, each committing its files one by one)
+     * @param columns          a Parquet input's image, label and key columns
+     *                         ({@link TableColumns#DEFAULT}: found by their defaults)
      */
     public record Request(
             String data,
@@ -77,11 +81,13 @@ public final class SparkEmbed {
             int intraOpThreads,
             InferenceDevice device,
             long shardCacheBytes,
-            int shardsPerTask) {
+            int shardsPerTask,
+            TableColumns columns) {
         public Request {
             if (shardsPerTask < 1) {
                 throw new IllegalArgumentException("--shards-per-task must be at least 1, not " + shardsPerTask);
             }
+            Objects.requireNonNull(columns, "columns (TableColumns.DEFAULT: found by their defaults)");
         }
     }
 
@@ -274,12 +280,13 @@ public final class SparkEmbed {
     }
 
     /**
-     * The shards, from the index when there is one (nothing of a shard is fetched) or their headers;
-     * what opening found (damage, no index over remote shards) said through {@code say}.
+     * The input files, a task each: tar shards from the index when there is one (nothing of a shard
+     * is fetched) or their headers; Parquet files from their footers (no page is read). What opening
+     * found (damage, no index over remote shards) is said through {@code say}.
      */
     static List<ShardTask> shards(Request request, Consumer<String> say) {
-        Dataset dataset =
-                Datasets.open(request.data(), new UrlDatasetProvider.ShardCache(request.shardCacheBytes(), null));
+        Dataset dataset = Datasets.open(
+                request.data(), new UrlDatasetProvider.ShardCache(request.shardCacheBytes(), null), request.columns());
         try (Dataset checked = Datasets.checked(
                 dataset,
                 request.data(),
@@ -287,19 +294,13 @@ public final class SparkEmbed {
                 message -> say.accept(message.replace(
                         "WARNING: skipping what is past the damage: ",
                         "WARNING: a damaged shard (its task will fail, and the manifest name it): ")))) {
-            if (!(checked instanceof ShardDataset sharded)) {
-                throw new IllegalArgumentException(request.data() + " is not a set of .tar shards: spark-embed runs a"
-                        + " task per shard (`stoke pack` writes a folder of images as shards)");
+            if (!(checked instanceof ShardDataset)) {
+                throw new IllegalArgumentException(request.data() + " is neither .tar shards nor Parquet files:"
+                        + " spark-embed runs a task per input file (`stoke pack` writes a folder of images as shards)");
             }
-            Shards shards = sharded.shards();
-            List<String> names = EmbeddingTables.tableNames(checked);
-            List<ShardTask> tasks = new ArrayList<>(shards.shardCount());
-            for (int s = 0; s < shards.shardCount(); s++) {
-                tasks.add(new ShardTask(
-                        shards.shardName(s),
-                        EmbeddingTables.shardColumn(shards.shardName(s)),
-                        names.get(s),
-                        shards.samples(s)));
+            List<ShardTask> tasks = new ArrayList<>();
+            for (InputFile f : InputFile.of(checked)) {
+                tasks.add(new ShardTask(f.path(), f.shard(), f.table(), f.samples()));
             }
             return tasks;
         }
@@ -326,6 +327,7 @@ public final class SparkEmbed {
                 request.intraOpThreads(),
                 request.device(),
                 request.shardCacheBytes(),
+                request.columns(),
                 maxAttempts(spark));
         sc.setJobDescription("stoke spark-embed: " + todo.size() + " shards of " + request.data());
         int tasks = (todo.size() + request.shardsPerTask() - 1) / request.shardsPerTask();

@@ -16,12 +16,18 @@ import io.stoke.loader.Workers;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.FileDataset;
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.source.ShardDataset;
+import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestTars;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,8 +39,12 @@ import java.util.Random;
 import java.util.Set;
 import java.util.stream.Stream;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -85,6 +95,12 @@ class SparkEmbedTest {
     }
 
     static SparkEmbed.Request request(String data, Path model, String out, int resize, int shardsPerTask) {
+        return request(data, model, out, resize, shardsPerTask, null);
+    }
+
+    /** With {@code keyColumn} naming a Parquet input's key column (null: none). */
+    static SparkEmbed.Request request(
+            String data, Path model, String out, int resize, int shardsPerTask, String keyColumn) {
         return new SparkEmbed.Request(
                 data,
                 model,
@@ -97,7 +113,8 @@ class SparkEmbedTest {
                 1,
                 InferenceDevice.CPU,
                 64L << 20,
-                shardsPerTask);
+                shardsPerTask,
+                new TableColumns(null, null, keyColumn));
     }
 
     /** {@link #run}, with every task's first attempt failing after its first batch (a partial file left behind). */
@@ -130,9 +147,9 @@ class SparkEmbedTest {
         return m;
     }
 
-    /** The table's rows, sorted by (shard, index), each "shard key index label status" and its embedding. */
+    /** The table's rows, sorted by (shard, row), each "shard key row label status" and its embedding. */
     static List<Row> rows(Path out) {
-        return spark.read().parquet(out.toString()).orderBy("shard", "index").collectAsList();
+        return spark.read().parquet(out.toString()).orderBy("shard", "row").collectAsList();
     }
 
     static void assertOncePerSample(List<Row> rows, int expected) {
@@ -285,6 +302,153 @@ class SparkEmbedTest {
         }
         assertEquals(2, bad.getInt(3));
         assertTrue(Files.readString(out.resolve("_manifest.json")).contains("c-garbage.tar"));
+    }
+
+    static final int IMAGES = 20;
+    static final int PER_GROUP = 3;
+
+    /**
+     * {@link #IMAGES} images of a folder as Spark writes a table in the Hub's layout (an {@code image}
+     * struct of {@code bytes} and {@code path}, an int64 {@code label}, and an {@code id}: the image's
+     * place in the folder), with its own DataFrameWriter: two partitions, so two part files of
+     * snappy pages, each in row groups of {@link #PER_GROUP} rows.
+     */
+    static Path sparkWrittenHubTable(Path folder, Path out) throws IOException {
+        List<Row> rows = new ArrayList<>();
+        try (FileDataset images = ImageFolder.scan(folder)) {
+            for (int i = 0; i < images.size(); i++) {
+                Path file = images.resolve(i);
+                rows.add(RowFactory.create(
+                        RowFactory.create(
+                                Files.readAllBytes(file),
+                                folder.relativize(file).toString()),
+                        (long) images.label(i),
+                        Integer.toString(i)));
+            }
+        }
+        StructType schema = new StructType()
+                .add(
+                        "image",
+                        new StructType().add("bytes", DataTypes.BinaryType).add("path", DataTypes.StringType))
+                .add("label", DataTypes.LongType)
+                .add("id", DataTypes.StringType);
+        JavaSparkContext sc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+        spark.createDataFrame(sc.parallelize(rows, 2), schema)
+                .write()
+                .option("parquet.block.row.count.limit", Integer.toString(PER_GROUP))
+                .parquet(out.toString());
+        return out;
+    }
+
+    /** The rows of a folder's single-machine table, by the image's place in the folder. */
+    static List<Row> folderRows(Path folder, Path out) throws Exception {
+        return rows(singleMachine(folder, out));
+    }
+
+    /** Every row of a table over {@link #sparkWrittenHubTable}'s parts, checked against the folder's. */
+    static void assertPartsTables(Path out, Path parts, List<Row> folder, boolean keyed) throws IOException {
+        List<String> inputs = onlyFiles(parts, ".parquet");
+        assertEquals(2, inputs.size(), inputs.toString());
+        assertEquals(inputs, onlyFiles(out, ".parquet"), "one table per input file, named after it");
+        List<Row> rows = rows(out);
+        assertOncePerSample(rows, IMAGES);
+        int sample = 0;
+        for (String input : inputs) {
+            // Read alone, each table holds its input file's rows in order; spark-embed's shard column names it.
+            List<Row> table = spark.read()
+                    .parquet(out.resolve(input).toString())
+                    .orderBy("row")
+                    .collectAsList();
+            assertFalse(table.isEmpty(), input);
+            for (int r = 0; r < table.size(); r++, sample++) {
+                Row got = table.get(r);
+                Row want = folder.get(sample);
+                String where = input + " row " + r;
+                assertEquals(input, got.getString(0), where);
+                assertEquals(keyed ? Integer.toString(sample) : Integer.toString(r), got.getString(1), where);
+                assertEquals(r, got.getLong(2), where);
+                assertEquals(want.getInt(3), got.getInt(3), where);
+                assertEquals("ok", got.getString(4), where);
+                assertArrayEquals(floats(want), floats(got), 1e-5f, where + " (" + want.getString(1) + ")");
+            }
+        }
+        assertEquals(IMAGES, sample);
+    }
+
+    /**
+     * A Spark-written Hub table: a task per part file (its row groups together), one table per
+     * part named after it, every row once with its row and key, and the embeddings of the same
+     * images read from their folder; with a key column named and every first attempt failing, each
+     * file is still committed once, and a rerun redoes none.
+     */
+    @Test
+    void sparkWrittenParquetGivesATablePerInputFileEveryRowOnce() throws Exception {
+        Path folder = TestImages.imageFolder(tmp.resolve("hub-folder"), IMAGES, 3, 21);
+        Path parts = sparkWrittenHubTable(folder, tmp.resolve("hub-table"));
+        try (Dataset d = Datasets.open(parts.toString())) {
+            int groups = ((ShardDataset) d).shards().shardCount();
+            assertTrue(groups > 2, "several row groups per part file: " + groups);
+        }
+        List<Row> expected = folderRows(folder, tmp.resolve("hub-folder-single"));
+        assertEquals(IMAGES, expected.size());
+
+        Path out = tmp.resolve("hub-out");
+        Manifest m = run(request(parts.toString(), MODEL, out.toString(), 256));
+        assertTrue(m.complete(), m.toString());
+        assertEquals(2, m.committed(), m.toString());
+        assertEquals(IMAGES, m.rows());
+        assertPartsTables(out, parts, expected, false);
+
+        Path keyed = tmp.resolve("hub-out-keyed");
+        SparkEmbed.Request byId = request(parts.toString(), MODEL, keyed.toString(), 256, 1, "id");
+        Manifest retried = runFailingFirstAttempts(byId);
+        assertTrue(retried.complete(), retried.toString());
+        assertEquals(2, retried.committed(), retried.toString());
+        assertEquals(4, retried.attempts().launched(), retried.toString());
+        assertEquals(List.of(), onlyFiles(keyed.resolve("_attempts"), ".parquet"), "no attempt's file is left");
+        assertPartsTables(keyed, parts, expected, true);
+        Manifest again = run(byId);
+        assertEquals(0, again.committed());
+        assertEquals(2, again.committedBefore());
+        assertPartsTables(keyed, parts, expected, true);
+    }
+
+    /**
+     * Planning reads a Parquet file's footer and nothing else: with every page of a copy turned to
+     * garbage, its rows are still counted, and its task is the one to fail, naming the file and
+     * the row groups it could not read.
+     */
+    @Test
+    void planningAParquetInputReadsOnlyFooters() throws Exception {
+        Path folder = TestImages.imageFolder(tmp.resolve("footer-folder"), 8, 2, 5);
+        Path parts = sparkWrittenHubTable(folder, tmp.resolve("footer-table"));
+        Path damaged = Files.createDirectories(tmp.resolve("footer-damaged"));
+        int rows = 0;
+        for (String name : onlyFiles(parts, ".parquet")) {
+            byte[] bytes = Files.readAllBytes(parts.resolve(name));
+            int footer = ByteBuffer.wrap(bytes, bytes.length - 8, 4)
+                    .order(ByteOrder.LITTLE_ENDIAN)
+                    .getInt();
+            // Everything between the leading magic and the footer: the column chunks' pages.
+            Arrays.fill(bytes, 4, bytes.length - 8 - footer, (byte) 0x5A);
+            Files.write(damaged.resolve(name), bytes);
+        }
+        List<ShardTask> tasks = SparkEmbed.shards(request(damaged.toString(), MODEL, "unused", 256), line -> {});
+        assertEquals(
+                onlyFiles(parts, ".parquet"),
+                tasks.stream().map(ShardTask::table).toList());
+        for (ShardTask t : tasks) {
+            assertEquals(t.shard(), Path.of(t.spec()).getFileName().toString());
+            rows += t.samples();
+        }
+        assertEquals(8, rows);
+        Manifest m =
+                run(request(damaged.toString(), MODEL, tmp.resolve("footer-out").toString(), 256));
+        assertFalse(m.complete());
+        assertEquals(2, m.failed().size(), m.toString());
+        for (Manifest.Failure f : m.failed()) {
+            assertTrue(f.reason().contains(f.shard()) && f.reason().contains("cannot read row group"), f.toString());
+        }
     }
 
     static float[] floats(Row r) {
