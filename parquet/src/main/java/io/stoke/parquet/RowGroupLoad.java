@@ -67,6 +67,8 @@ final class RowGroupLoad {
                 .withAllocator(memory)
                 .withCodecFactory(new PageDecompressors(memory))
                 .usePageChecksumVerification(false)
+                // The chunks in one buffer: a page then never spans two, which parquet-java would copy.
+                .withMaxAllocationInBytes(Integer.MAX_VALUE - 64)
                 .build();
         VersionParser.ParsedVersion writer = writerVersion();
         try (SeekableInputStream in = file.input().newStream();

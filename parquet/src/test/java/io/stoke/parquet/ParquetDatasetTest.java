@@ -100,6 +100,42 @@ class ParquetDatasetTest {
     }
 
     @Test
+    void aRowGroupOfLargePagesLargerThanParquetJavasReadBufferIsReadWhole() throws IOException {
+        // Noise compresses to nothing: 12 MB of pages of 4 MB in one row group, past parquet-java's
+        // 8 MB read buffer, so a page would span two buffers if the chunk were read in parts.
+        List<TestParquet.Row> big = new ArrayList<>();
+        for (int i = 0; i < 24; i++) {
+            big.add(new TestParquet.Row(
+                    TestImages.jpeg(
+                            TestImages.rgb(720, 540, i), 720, 540, 3, 100, io.stoke.ffm.TurboJpeg.TJSAMP_444, 0),
+                    "noise" + i + ".jpg",
+                    i % 2));
+        }
+        long bytes = big.stream().mapToLong(r -> r.image().length).sum();
+        assertTrue(bytes > 9_000_000, "the images are " + bytes + " bytes");
+        Path file = tmp.resolve("large-pages.parquet");
+        TestParquet.writeHub(file, big, CompressionCodecName.SNAPPY, 1000, 4 << 20);
+        try (Dataset d = Datasets.open(file.toString())) {
+            assertEquals(1, ((ShardDataset) d).shards().shardCount());
+            List<SampleError> errors = new ArrayList<>();
+            try (Loader loader = Loader.builder(d)
+                    .transform(SMALL)
+                    .batchSize(8)
+                    .workers(2)
+                    .shuffle(false)
+                    .onError(ErrorPolicy.SKIP)
+                    .build()) {
+                for (Batch b : loader) {
+                    try (b) {
+                        errors.addAll(b.skipped());
+                    }
+                }
+            }
+            assertEquals(List.of(), errors);
+        }
+    }
+
+    @Test
     void img2datasetsLayoutReadsItsBinaryColumnAndNamesRowsByTheirKey() {
         Path file = tmp.resolve("img2dataset.parquet");
         List<TestParquet.Row> keyed = new ArrayList<>();

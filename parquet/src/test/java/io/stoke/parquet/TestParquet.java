@@ -43,8 +43,13 @@ final class TestParquet {
     record Row(byte[] image, String path, long label) {}
 
     static void writeHub(Path file, List<Row> rows, CompressionCodecName codec, int rowsPerGroup) {
+        writeHub(file, rows, codec, rowsPerGroup, 16 * 1024);
+    }
+
+    /** With pages of {@code pageBytes} (a page holds whole values, so a large one may hold many images). */
+    static void writeHub(Path file, List<Row> rows, CompressionCodecName codec, int rowsPerGroup, int pageBytes) {
         SimpleGroupFactory groups = new SimpleGroupFactory(HUB);
-        try (ParquetWriter<Group> w = writer(file, HUB, codec, rowsPerGroup)) {
+        try (ParquetWriter<Group> w = writer(file, HUB, codec, rowsPerGroup, pageBytes)) {
             for (Row r : rows) {
                 Group g = groups.newGroup();
                 Group image = g.addGroup("image");
@@ -62,7 +67,7 @@ final class TestParquet {
 
     static void writeImg2dataset(Path file, List<Row> rows, CompressionCodecName codec, int rowsPerGroup) {
         SimpleGroupFactory groups = new SimpleGroupFactory(IMG2DATASET);
-        try (ParquetWriter<Group> w = writer(file, IMG2DATASET, codec, rowsPerGroup)) {
+        try (ParquetWriter<Group> w = writer(file, IMG2DATASET, codec, rowsPerGroup, 16 * 1024)) {
             for (Row r : rows) {
                 Group g = groups.newGroup();
                 g.add("key", r.path());
@@ -79,14 +84,15 @@ final class TestParquet {
     }
 
     private static ParquetWriter<Group> writer(
-            Path file, MessageType schema, CompressionCodecName codec, int rowsPerGroup) throws IOException {
+            Path file, MessageType schema, CompressionCodecName codec, int rowsPerGroup, int pageBytes)
+            throws IOException {
         return ExampleParquetWriter.builder(new LocalOutputFile(file))
                 .withConf(new PlainParquetConfiguration())
                 .withType(schema)
                 .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
                 .withCompressionCodec(codec)
                 .withRowGroupRowCountLimit(rowsPerGroup)
-                .withPageSize(16 * 1024)
+                .withPageSize(pageBytes)
                 .build();
     }
 }
