@@ -3,6 +3,9 @@ package io.stoke.cli;
 import io.stoke.ffm.LibC;
 import io.stoke.loader.Batch;
 import io.stoke.loader.RingConsumer;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.parquet.HubParquetWriter;
 import io.stoke.testdata.SyntheticImageNet;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -22,7 +25,8 @@ import picocli.CommandLine.Command;
  * JVM's ahead-of-time cache ({@code -XX:AOTCacheOutput}, JDK 25's JEPs 483 and 515) once per
  * build. It loads, links and profiles what a fresh {@code demo}, {@code bench} or {@code serve}
  * would: it makes a small ImageNet-like dataset in a temporary folder and runs {@code bench} over
- * it with the evaluation transform (uint8 and float32) and the training transform, then serves
+ * it with the evaluation transform (uint8 and float32) and the training transform, as tar shards and
+ * as Parquet, then serves
  * it into rings that a consumer in this process drains, one in anonymous memory as stoke.DataLoader
  * runs it and one in /dev/shm; its
  * output discarded. With the cache a fresh process starts with those classes loaded and linked and with
@@ -45,6 +49,10 @@ public final class AotTrainingCommand implements Callable<Integer> {
             String data = dir.resolve("data").toString();
             String packed = dir.resolve("packed").toString();
             String raw = dir.resolve("raw").toString();
+            String parquet = dir.resolve("parquet").toString();
+            try (Dataset folder = ImageFolder.scan(dir.resolve("data"))) {
+                HubParquetWriter.write(folder, Path.of(parquet), IMAGES / 2, IMAGES / 8);
+            }
             String[][] runs = {
                 {"bench", data, "--batch-size", "32", "--epochs", "3"},
                 {"bench", data, "--batch-size", "32", "--output", "float32"},
@@ -55,6 +63,8 @@ public final class AotTrainingCommand implements Callable<Integer> {
                 {"pack", data, "--out", raw, "--format", "raw", "--shard-size", "4M"},
                 {"bench", packed, "--batch-size", "32", "--epochs", "3", "--shuffle"},
                 {"bench", raw, "--batch-size", "32", "--epochs", "3"},
+                // Parquet in the Hub's layout: footers, row group loads through parquet-java, reads in place.
+                {"bench", parquet, "--batch-size", "32", "--epochs", "2", "--shuffle"},
             };
             PrintStream discard = new PrintStream(OutputStream.nullOutputStream());
             System.setOut(discard);
