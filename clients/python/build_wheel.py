@@ -70,9 +70,9 @@ def project():
 
 
 # What stoke.jar carries that the Python package never runs: ONNX Runtime (its native libraries are
-# most of it) and the Parquet library of the embeddings' tables, used by `stoke embed` and
-# `stoke spark-embed` alone; the package starts `serve`, which the AOT training covers.
-LEFT_OUT = ("ai/onnxruntime/", "org/apache/parquet/", "shaded/parquet/", "org/locationtech/jts/")
+# most of it), used by `stoke embed` and `stoke spark-embed` alone; the package starts `serve`, which
+# the AOT training covers. parquet-java stays: stoke.DataLoader reads Parquet datasets.
+LEFT_OUT = ("ai/onnxruntime/",)
 
 
 def loader_jar(src, dst):

@@ -224,6 +224,27 @@ class WheelTest(unittest.TestCase):
         self.assertEqual(sorted(seen), list(range(sum(CLASSES.values()))))
         self.assertEqual(len(seen), len(set(seen)))
 
+    def test_a_parquet_epoch_from_the_wheel(self):
+        # The Hub's layout, written and read by the wheel's own runtime and jar (parquet-java in it).
+        result = run_hidden("""
+            import json, subprocess, sys
+            import stoke
+            made = subprocess.run([sys.executable, "-m", "stoke", "make-dataset", "--images", "9", "--classes", "3",
+                                   "--seed", "5", "--format", "parquet", "--rows-per-group", "4", "pq"],
+                                  capture_output=True, text=True)
+            out = {"code": made.returncode, "err": made.stderr, "indices": [], "labels": []}
+            if made.returncode == 0:
+                with stoke.DataLoader("pq", batch_size=4, resize=40, crop=32, with_indices=True) as loader:
+                    for images, labels, indices in loader:
+                        out["indices"] += indices.tolist()
+                        out["labels"] += labels.tolist()
+            print(json.dumps(out))
+            """)
+        self.assertEqual(result["code"], 0, result["err"])
+        self.assertEqual(list(range(9)), result["indices"])
+        # make-dataset deals the images out to the classes in turn; the rows are in the folder's order.
+        self.assertEqual([0, 0, 0, 1, 1, 1, 2, 2, 2], result["labels"])
+
     def test_the_cli_runs_from_the_wheel(self):
         # python -m stoke: the whole command line from the bundled runtime, no JDK or checkout visible.
         result = run_hidden("""

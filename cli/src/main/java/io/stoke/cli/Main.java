@@ -71,8 +71,8 @@ public final class Main implements Runnable {
             try {
                 command = c.getDeclaredConstructor().newInstance();
             } catch (NoClassDefFoundError e) {
-                // A jar built without a command's library (the Python wheel leaves ONNX Runtime and
-                // Parquet out) has every other command; this one is named, never silently gone.
+                // A jar built without a command's library (the Python wheel leaves ONNX Runtime
+                // out) has every other command; this one is named, never silently gone.
                 if (only != null && chosen.size() == 1) {
                     throw new AbsentCommandException(name(c), e.getMessage());
                 }
@@ -96,7 +96,7 @@ public final class Main implements Runnable {
     static final class AbsentCommandException extends RuntimeException {
         AbsentCommandException(String command, String missingClass) {
             super("the " + command + " command is not in this build: the class " + missingClass
-                    + " it needs is missing (the Python wheel leaves ONNX Runtime and Parquet out); run it from a"
+                    + " it needs is missing (the Python wheel leaves ONNX Runtime Parquet out); run it from a"
                     + " Stoke checkout's ./stoke");
         }
     }
