@@ -1,6 +1,6 @@
 package io.stoke.remote;
 
-import io.stoke.loader.source.ShardBytes;
+import io.stoke.loader.source.BoundedShardCache;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -11,8 +11,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReferenceArray;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Remote shards behind a bounded cache: a shard is fetched whole (the store's parallel ranged GETs,
@@ -28,36 +26,26 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>A shard whose fetch failed after the store's retries fails every later acquire of it with
  * the same error: the epoch stops, naming the URL, rather than coming up short.
  */
-public final class RemoteShards implements ShardBytes {
+public final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
     private final ObjectStore store;
     private final List<String> urls;
     private final long[] sizes;
     private final String index; // where sizes came from, when not from HEAD requests
     private final AtomicReferenceArray<String> etags; // each shard's version once known, checked on every fetch
-    private final long capacity;
     private final Path folder;
-    private final Entry[] entries;
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition changed = lock.newCondition();
-    private long used;
-    private long clock;
-    private long fetchedBytes;
+    private long fetchedBytes; // guarded by this
     private int fetches;
-    private boolean closed;
 
-    /** One shard in the cache: being fetched, ready, or failed. */
-    private static final class Entry {
+    /**
+     * One shard in the cache: its memory, or its file in the cache folder. Public only as the type
+     * the cache's protected methods name; nothing of it is open outside this package.
+     */
+    public static final class Entry extends BoundedShardCache.Entry {
         final Arena arena = Arena.ofShared();
-        final long size;
-        MemorySegment bytes;
         Path file;
-        boolean ready;
-        RuntimeException failure;
-        int holders;
-        long lastUse;
 
         Entry(long size) {
-            this.size = size;
+            super(size);
         }
     }
 
@@ -91,14 +79,13 @@ public final class RemoteShards implements ShardBytes {
                     + " bytes is less than twice the largest shard (" + largest + " bytes): give it at least "
                     + 2 * largest + ", and a shuffle window's worth to fetch each shard once");
         }
+        super(urls.size(), capacity);
         this.store = store;
         this.urls = List.copyOf(urls);
         this.sizes = sizes.clone();
-        this.capacity = capacity;
         this.folder = folder;
         this.index = index;
         this.etags = new AtomicReferenceArray<>(etags);
-        this.entries = new Entry[urls.size()];
     }
 
     @Override
@@ -107,36 +94,8 @@ public final class RemoteShards implements ShardBytes {
     }
 
     @Override
-    public MemorySegment acquire(int shard) {
-        Entry mine;
-        lock.lock();
-        try {
-            while (true) {
-                if (closed) {
-                    throw new IllegalStateException("shard cache closed");
-                }
-                Entry e = entries[shard];
-                if (e != null && e.failure != null) {
-                    throw e.failure;
-                }
-                if (e != null && e.ready) {
-                    e.holders++;
-                    e.lastUse = ++clock;
-                    return e.bytes;
-                }
-                if (e == null && makeRoom(sizes[shard])) {
-                    mine = new Entry(sizes[shard]);
-                    mine.holders = 1;
-                    entries[shard] = mine;
-                    used += mine.size;
-                    break;
-                }
-                changed.awaitUninterruptibly(); // another reader is fetching it, or the cache is full of held shards
-            }
-        } finally {
-            lock.unlock();
-        }
-        return fetch(shard, mine);
+    protected Entry newEntry(int shard) {
+        return new Entry(sizes[shard]);
     }
 
     @Override
@@ -149,58 +108,51 @@ public final class RemoteShards implements ShardBytes {
         return etags.get(shard);
     }
 
-    /** Fetches outside the lock, so that readers of other shards go on. */
-    private MemorySegment fetch(int shard, Entry e) {
-        RuntimeException failure = null;
+    /** Fetches the whole shard, outside the cache's lock. */
+    @Override
+    protected MemorySegment load(int shard, Entry e) {
         try {
-            e.bytes = allocate(shard, e);
-            String read = store.read(urls.get(shard), e.bytes, etags.get(shard));
+            MemorySegment bytes = allocate(shard, e);
+            String read = store.read(urls.get(shard), bytes, etags.get(shard));
             // Pinned from the first fetch on: a shard rewritten between two fetches of one run (after an
             // eviction) is named, never read as another version of itself.
             etags.compareAndSet(shard, null, read);
+            return bytes;
         } catch (RuntimeException x) {
             if (x instanceof ShardFetchException f && f.changed() && index != null) {
                 String what = f.storeSize() >= 0
                         ? sizes[shard] + " bytes, the store has " + f.storeSize()
                         : "ETag " + etags.get(shard) + ", the store has " + f.storeEtag();
-                failure = new ShardFetchException(
+                throw new ShardFetchException(
                         urls.get(shard),
                         "the index " + index + " says " + what
                                 + ": the index is stale (the shard was written again after it was indexed);"
                                 + " run `stoke index` on the shards again",
                         f);
-            } else {
-                failure = x instanceof ShardFetchException
-                        ? x
-                        : new ShardFetchException(urls.get(shard), "cannot cache the shard: " + x.getMessage(), x);
             }
-        }
-        lock.lock();
-        try {
-            if (failure != null) {
-                e.failure = failure;
-                e.holders = 0;
-                release(e);
-                changed.signalAll();
-                throw failure;
-            }
-            e.ready = true;
-            e.lastUse = ++clock;
-            fetchedBytes += e.size;
-            fetches++;
-            changed.signalAll();
-            return e.bytes;
-        } finally {
-            lock.unlock();
+            throw x instanceof ShardFetchException
+                    ? x
+                    : new ShardFetchException(urls.get(shard), "cannot cache the shard: " + x.getMessage(), x);
         }
     }
 
+    @Override
+    protected String describe(int shard) {
+        return urls.get(shard);
+    }
+
+    @Override
+    protected synchronized void loaded(Entry e) {
+        fetchedBytes += e.size();
+        fetches++;
+    }
+
     private MemorySegment allocate(int shard, Entry e) {
-        if (e.size == 0) {
+        if (e.size() == 0) {
             return MemorySegment.NULL.reinterpret(0);
         }
         if (folder == null) {
-            return e.arena.allocate(e.size, 4096);
+            return e.arena.allocate(e.size(), 4096);
         }
         e.file = folder.resolve(String.format("shard-%08d.tar.part", shard));
         try (FileChannel ch = FileChannel.open(
@@ -209,35 +161,15 @@ public final class RemoteShards implements ShardBytes {
                 StandardOpenOption.TRUNCATE_EXISTING,
                 StandardOpenOption.READ,
                 StandardOpenOption.WRITE)) {
-            return ch.map(FileChannel.MapMode.READ_WRITE, 0, e.size, e.arena);
+            return ch.map(FileChannel.MapMode.READ_WRITE, 0, e.size(), e.arena);
         } catch (IOException x) {
             throw new UncheckedIOException("cannot create " + e.file + " in the shard cache", x);
         }
     }
 
-    /** Evicts unheld shards, least recently used first, until {@code bytes} more fit; false if they cannot yet. */
-    private boolean makeRoom(long bytes) {
-        while (used + bytes > capacity) {
-            int victim = -1;
-            for (int s = 0; s < entries.length; s++) {
-                Entry e = entries[s];
-                if (e != null && e.ready && e.holders == 0 && (victim < 0 || e.lastUse < entries[victim].lastUse)) {
-                    victim = s;
-                }
-            }
-            if (victim < 0) {
-                return false;
-            }
-            Entry e = entries[victim];
-            entries[victim] = null;
-            release(e);
-        }
-        return true;
-    }
-
-    /** Frees an entry's memory or file (under the lock, with no holder left). */
-    private void release(Entry e) {
-        used -= e.size;
+    /** Frees an entry's memory or file. */
+    @Override
+    protected void free(Entry e) {
         e.arena.close();
         if (e.file != null) {
             try {
@@ -248,62 +180,21 @@ public final class RemoteShards implements ShardBytes {
         }
     }
 
-    @Override
-    public void release(int shard) {
-        lock.lock();
-        try {
-            Entry e = entries[shard];
-            if (e != null && e.holders > 0) {
-                e.holders--;
-                if (e.holders == 0) {
-                    changed.signalAll();
-                }
-            }
-        } finally {
-            lock.unlock();
-        }
-    }
-
     /** Shards fetched so far (a shard evicted and needed again counts twice). */
-    public int fetches() {
-        lock.lock();
-        try {
-            return fetches;
-        } finally {
-            lock.unlock();
-        }
+    public synchronized int fetches() {
+        return fetches;
     }
 
     /** Bytes fetched so far. */
-    public long fetchedBytes() {
-        lock.lock();
-        try {
-            return fetchedBytes;
-        } finally {
-            lock.unlock();
-        }
+    public synchronized long fetchedBytes() {
+        return fetchedBytes;
     }
 
     @Override
     public void close() {
-        lock.lock();
         try {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            for (int s = 0; s < entries.length; s++) {
-                Entry e = entries[s];
-                if (e != null && (e.ready || e.failure != null)) {
-                    entries[s] = null;
-                    if (e.ready) {
-                        release(e);
-                    }
-                }
-            }
-            changed.signalAll();
+            super.close();
         } finally {
-            lock.unlock();
             store.close();
         }
     }
