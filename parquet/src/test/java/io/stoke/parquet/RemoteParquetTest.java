@@ -99,8 +99,13 @@ class RemoteParquetTest {
                 assertEquals(fromLocal, drain(d), spec);
             }
         }
-        try (Dataset d = ParquetDatasets.open("s3://" + BUCKET + "/hub/", TableColumns.DEFAULT, 64L << 20)) {
-            assertEquals(fromLocal, drain(d), "a folder: its .parquet objects, side files skipped");
+        // A folder: its .parquet objects, side files skipped; told from tar shards by its listing, or
+        // by the columns named.
+        try (Dataset d = Datasets.open("s3://" + BUCKET + "/hub/", CACHE, TableColumns.DEFAULT)) {
+            assertEquals(fromLocal, drain(d), "a folder");
+        }
+        try (Dataset d = Datasets.open("s3://" + BUCKET + "/hub/", CACHE, new TableColumns("image", "label", null))) {
+            assertEquals(fromLocal, drain(d), "a folder, columns named");
         }
     }
 

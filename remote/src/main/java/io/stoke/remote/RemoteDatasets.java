@@ -2,6 +2,7 @@ package io.stoke.remote;
 
 import io.stoke.loader.source.BracePattern;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.InParallel;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.ShardIndex;
@@ -58,6 +59,10 @@ public final class RemoteDatasets implements UrlDatasetProvider {
                 }
             }
             return scanned(spec, store, options, cacheBytes, folder);
+        } catch (HoldsParquet e) {
+            store.close();
+            // The folder's .parquet files, read by the Parquet reader on the class path (stoke-parquet).
+            return (ShardDataset) Datasets.open(spec + "*.parquet", new ShardCache(cacheBytes, folder));
         } catch (RuntimeException | Error e) {
             store.close();
             throw e;
@@ -173,12 +178,19 @@ public final class RemoteDatasets implements UrlDatasetProvider {
         }
         List<String> listed = store.list(spec, ".tar");
         if (listed.isEmpty()) {
-            String parquet = store.list(spec, ".parquet").isEmpty()
-                    ? ""
-                    : "; it holds Parquet files: name them, " + (spec.endsWith("/") ? spec : spec + "/") + "*.parquet";
-            throw new IllegalArgumentException("no .tar objects under " + spec + parquet);
+            if (spec.endsWith("/") && !store.list(spec, ".parquet").isEmpty()) {
+                throw new HoldsParquet(spec);
+            }
+            throw new IllegalArgumentException("no .tar objects under " + spec);
         }
         return listed;
+    }
+
+    /** A folder with Parquet files and no tar shard: a Parquet dataset, which open() hands on. */
+    private static final class HoldsParquet extends IllegalArgumentException {
+        HoldsParquet(String prefix) {
+            super("no .tar objects under " + prefix + "; it holds Parquet files: name them, " + prefix + "*.parquet");
+        }
     }
 
     private static long[] sizes(List<String> urls, ObjectStore store, int parallelism) {

@@ -99,7 +99,8 @@ public final class Datasets {
      * named for a dataset that is not a table are refused.
      */
     public static Dataset open(String spec, UrlDatasetProvider.ShardCache cache, TableColumns columns) {
-        if (spec != null && isParquet(spec)) {
+        // A URL folder with columns named can only be Parquet; without, its listing tells (stoke-remote).
+        if (spec != null && (isParquet(spec) || (isUrl(spec) && spec.endsWith("/") && !columns.isDefault()))) {
             return openTable(spec, columns, cache);
         }
         if (!columns.isDefault()) {
