@@ -49,6 +49,7 @@ final class PageDecompressors implements CompressionCodecFactory {
 
     private final class Decompressor implements BytesInputDecompressor {
         private final CompressionCodecName codec;
+        private byte[] chunk; // GZIP's copy-out buffer; a load is one thread
 
         Decompressor(CompressionCodecName codec) {
             this.codec = codec;
@@ -112,7 +113,9 @@ final class PageDecompressors implements CompressionCodecFactory {
 
         private int gunzip(ByteBuffer in, ByteBuffer out) throws IOException {
             int start = out.position();
-            byte[] chunk = new byte[64 * 1024];
+            if (chunk == null) {
+                chunk = new byte[64 * 1024]; // once a load, not once a page
+            }
             try (InputStream gz = new GZIPInputStream(ByteBufferInputStream.wrap(in), chunk.length)) {
                 for (int k; (k = gz.read(chunk)) > 0; ) {
                     if (k > out.remaining()) {

@@ -76,6 +76,25 @@ class ParquetDatasetTest {
         return out;
     }
 
+    /** The samples an epoch in order under {@code skip} names as failed. */
+    static List<SampleError> skipped(Dataset dataset, int batchSize, int workers) {
+        List<SampleError> errors = new ArrayList<>();
+        try (Loader loader = Loader.builder(dataset)
+                .transform(SMALL)
+                .batchSize(batchSize)
+                .workers(workers)
+                .shuffle(false)
+                .onError(ErrorPolicy.SKIP)
+                .build()) {
+            for (Batch b : loader) {
+                try (b) {
+                    errors.addAll(b.skipped());
+                }
+            }
+        }
+        return errors;
+    }
+
     @ParameterizedTest
     @EnumSource(
             value = CompressionCodecName.class,
@@ -117,20 +136,7 @@ class ParquetDatasetTest {
         TestParquet.writeHub(file, big, CompressionCodecName.SNAPPY, 1000, 4 << 20);
         try (Dataset d = Datasets.open(file.toString())) {
             assertEquals(1, ((ShardDataset) d).shards().shardCount());
-            List<SampleError> errors = new ArrayList<>();
-            try (Loader loader = Loader.builder(d)
-                    .transform(SMALL)
-                    .batchSize(8)
-                    .workers(2)
-                    .shuffle(false)
-                    .onError(ErrorPolicy.SKIP)
-                    .build()) {
-                for (Batch b : loader) {
-                    try (b) {
-                        errors.addAll(b.skipped());
-                    }
-                }
-            }
+            List<SampleError> errors = skipped(d, 8, 2);
             assertEquals(List.of(), errors);
         }
     }
@@ -150,20 +156,7 @@ class ParquetDatasetTest {
             assertEquals(-1, d.label(0));
             assertEquals("000000007", d.path(7));
             assertEquals(file + " row 5 (000000005)", d.name(5));
-            List<SampleError> errors = new ArrayList<>();
-            try (Loader loader = Loader.builder(d)
-                    .transform(SMALL)
-                    .batchSize(8)
-                    .workers(2)
-                    .shuffle(false)
-                    .onError(ErrorPolicy.SKIP)
-                    .build()) {
-                for (Batch b : loader) {
-                    try (b) {
-                        errors.addAll(b.skipped());
-                    }
-                }
-            }
+            List<SampleError> errors = skipped(d, 8, 2);
             assertEquals(1, errors.size(), errors.toString());
             assertEquals(5, errors.get(0).sample());
             assertTrue(errors.get(0).path().contains("row 5"), errors.toString());
@@ -177,20 +170,7 @@ class ParquetDatasetTest {
         some.set(3, new TestParquet.Row(null, "gone.jpg", 1));
         TestParquet.writeHub(file, some, CompressionCodecName.UNCOMPRESSED, 1000);
         try (Dataset d = Datasets.open(file.toString())) {
-            List<SampleError> errors = new ArrayList<>();
-            try (Loader loader = Loader.builder(d)
-                    .transform(SMALL)
-                    .batchSize(4)
-                    .workers(1)
-                    .shuffle(false)
-                    .onError(ErrorPolicy.SKIP)
-                    .build()) {
-                for (Batch b : loader) {
-                    try (b) {
-                        errors.addAll(b.skipped());
-                    }
-                }
-            }
+            List<SampleError> errors = skipped(d, 4, 1);
             assertEquals(1, errors.size(), errors.toString());
             SampleError e = errors.get(0);
             assertEquals(SampleStatus.NO_IMAGE, e.status());
