@@ -123,7 +123,9 @@ class TuneCommandTest {
                     .imagesPerSecond();
             assertEquals(predicted, m.predictedImagesPerSecond(), 1e-9, m.toString());
             if (m.producerCpuSeconds() >= 0) {
-                assertTrue(m.producerCpuSeconds() <= m.processCpuSeconds() + 0.01, m.toString());
+                // The kernel counts a process's CPU in ticks of 10 ms, a thread's in nanoseconds:
+                // the difference of two process readings is short by up to two ticks.
+                assertTrue(m.producerCpuSeconds() <= m.processCpuSeconds() + 0.02 + 1e-9, m.toString());
             }
             best = Math.max(best, m.imagesPerSecond());
         }
