@@ -2,6 +2,8 @@ package io.stoke.loader;
 
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.sample.LoaderState;
+import io.stoke.loader.sample.ResumePlan;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.sample.Sampler.ShardTail;
 import io.stoke.loader.source.Dataset;
@@ -19,6 +21,7 @@ import io.stoke.ring.SlotRing;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -48,6 +51,7 @@ import org.agrona.concurrent.IdleStrategy;
 public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCloseable {
     private final Dataset dataset;
     private final Sampler sampler;
+    private final ResumePlan resumed;
     private final TransformSpec spec;
     private final ErrorPolicy policy;
     private final SlotRing ring;
@@ -63,13 +67,21 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
     private long firstBatchNanos = -1;
     private long lastBatchNanos;
     private long[] waits = new long[64];
+    // Where the consumer is: batches taken of stateEpoch (written by next(), under this).
+    private long stateEpoch;
+    private int stateBatches;
     private volatile boolean closed;
 
     private Loader(Builder b) {
         this.dataset = b.dataset;
         this.spec = b.transform;
         this.policy = b.policy;
+        this.resumed = b.resumePlan();
         this.sampler = b.sampler();
+        long startEpoch = resumed != null ? resumed.epoch() : b.startEpoch;
+        int startBatch = resumed != null ? resumed.startBatch() : b.startBatch;
+        this.stateEpoch = startEpoch;
+        this.stateBatches = startBatch;
         this.consumerIdle = b.consumerIdle;
         RingGeometry geometry = geometryOf(b.batchSize, b.slots, spec);
         this.ring = b.ringFactory != null ? b.ringFactory.apply(geometry) : SlotRing.allocate(geometry);
@@ -88,8 +100,8 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
                     new Pipeline.Settings(
                             b.workers.count(),
                             b.workers.tuned(),
-                            b.startEpoch,
-                            b.startBatch,
+                            startEpoch,
+                            startBatch,
                             b.epochs,
                             policy == ErrorPolicy.SKIP,
                             b.workerNice),
@@ -146,7 +158,9 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         taken++;
         Batch batch =
                 new Batch(ring.geometry(), slot, ring.slot(slot), pipeline.errors(slot), now - start, this::release);
-        batch.padded(sampler.paddedIn((int) batch.batchIndex()));
+        batch.padded(sampler.paddedIn(batch.epoch(), (int) batch.batchIndex()));
+        stateEpoch = batch.epoch();
+        stateBatches = (int) batch.batchIndex() + 1;
         record(batch, now - start, now);
         batch.closeAndThrowIfFailed();
         open.add(batch);
@@ -199,6 +213,20 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
 
     public Sampler sampler() {
         return sampler;
+    }
+
+    /**
+     * Where this rank is, to resume from ({@link Builder#resume}), on this world or another: after
+     * the batches {@link #next()} has handed out (a batch that failed under {@link
+     * ErrorPolicy#FAIL} counts as handed out).
+     */
+    public synchronized LoaderState state() {
+        return LoaderState.of(sampler, sampler.rank(), sampler.worldSize(), stateEpoch, stateBatches);
+    }
+
+    /** How this loader resumed ({@link ResumePlan#report()} says it in a sentence), or null when it did not. */
+    public ResumePlan resumed() {
+        return resumed;
     }
 
     public Dataset dataset() {
@@ -295,6 +323,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         private long epochs = 1;
         private long startEpoch;
         private int startBatch;
+        private List<LoaderState> resumeFrom = List.of();
         private int shuffleWindow = DEFAULT_WINDOW;
         private int workerNice;
         private TransformSpec transform = TransformSpec.defaults();
@@ -324,8 +353,16 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
             return this;
         }
 
-        /** The order these settings give (the loader's {@link Loader#sampler()}), without a loader. */
+        /**
+         * The order these settings give (the loader's {@link Loader#sampler()}), without a loader:
+         * with {@link #resume}, its first epoch is what the saved world left.
+         */
         public Sampler sampler() {
+            ResumePlan plan = resumePlan();
+            return plan == null ? order() : plan.apply(order());
+        }
+
+        private Sampler order() {
             Sampler sampler =
                     new Sampler(dataset.size(), batchSize, shuffle, seed, dropLast, rank, worldSize, shardTail);
             int window = shuffleWindow();
@@ -443,6 +480,33 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
             notNegative("start batch", startBatch);
             this.startBatch = startBatch;
             return this;
+        }
+
+        /**
+         * Resumes from saved states ({@link Loader#state()}, or Python's {@code state_dict()}), on
+         * this builder's world, which may have other ranks and another batch size than the saved
+         * one: what the saved ranks left of their epoch is split over this world (see {@link
+         * ResumePlan}), and the next epoch is whole. Give one state (every rank of its world is
+         * taken to have reached its step) or every rank's (ranks that stopped at different steps:
+         * nothing lost, nothing repeated). Instead of {@link #startEpoch}/{@link #startBatch}.
+         */
+        public Builder resume(List<LoaderState> states) {
+            if (states.isEmpty()) {
+                throw new IllegalArgumentException("no loader state to resume from");
+            }
+            this.resumeFrom = List.copyOf(states);
+            return this;
+        }
+
+        /** The plan {@link #resume} gives on this builder's world, or null without states; refusals as {@link ResumePlan#of}. */
+        public ResumePlan resumePlan() {
+            if (resumeFrom.isEmpty()) {
+                return null;
+            }
+            if (startEpoch != 0 || startBatch != 0) {
+                throw new IllegalArgumentException("resume from states, or from a start epoch and batch, not both");
+            }
+            return ResumePlan.of(resumeFrom, order());
         }
 
         public Builder transform(TransformSpec transform) {

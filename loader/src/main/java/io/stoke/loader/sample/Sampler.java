@@ -1,5 +1,7 @@
 package io.stoke.loader.sample;
 
+import java.util.Arrays;
+import java.util.List;
 import java.util.SplittableRandom;
 
 /**
@@ -27,6 +29,11 @@ import java.util.SplittableRandom;
  * a pure function of (seed, epoch); but two samples can only be neighbours if their shards fall in
  * the same window, so a batch mixes at most {@code W} shards (from a window of 1 it is one shard's
  * run of samples, in a random order).
+ *
+ * <p>An epoch resumed on another world ({@link #resuming}) is its remainder: the positions of its
+ * permutation that the ranks of earlier worlds had not taken ({@link EpochCut}), in order, split
+ * over this world's ranks exactly as a whole epoch is, its padding repeating the remainder from its
+ * start. Only that one epoch differs; the shape methods that take an epoch say which it is.
  */
 public final class Sampler {
     private final int datasetSize;
@@ -39,6 +46,10 @@ public final class Sampler {
     private final int[] shardFirst; // null, or the first sample of each shard and then the size
     private final int window;
     private final ShardTail tail;
+    // The resumed epoch (-1: none), its cuts, and the positions of its permutation still to come.
+    private final long resumedEpoch;
+    private final List<EpochCut> cuts;
+    private final int[] remainder;
 
     /** A sampler with the shard tail {@link ShardTail#PAD}. */
     public Sampler(
@@ -55,7 +66,7 @@ public final class Sampler {
             int rank,
             int worldSize,
             ShardTail tail) {
-        this(datasetSize, batchSize, shuffle, seed, dropLast, rank, worldSize, null, 0, tail);
+        this(datasetSize, batchSize, shuffle, seed, dropLast, rank, worldSize, null, 0, tail, -1, List.of(), null);
     }
 
     /**
@@ -80,7 +91,95 @@ public final class Sampler {
                 worldSize,
                 global ? null : shardFirst.clone(),
                 global ? 0 : window,
-                tail);
+                tail,
+                resumedEpoch,
+                cuts,
+                remainder);
+    }
+
+    /**
+     * This sampler with epoch {@code epoch} resumed after {@code cuts} (oldest first): that epoch
+     * delivers only the positions of its permutation the cuts left, split over this sampler's
+     * world; every other epoch is whole. No cuts: this sampler.
+     *
+     * @throws IllegalArgumentException a cut says a rank took more than its share of what was left
+     */
+    public Sampler resuming(long epoch, List<EpochCut> cuts) {
+        if (epoch < 0) {
+            throw new IllegalArgumentException("epoch must not be negative: " + epoch);
+        }
+        if (cuts.isEmpty()) {
+            return this;
+        }
+        return new Sampler(
+                datasetSize,
+                batchSize,
+                shuffle,
+                seed,
+                dropLast,
+                rank,
+                worldSize,
+                shardFirst,
+                window,
+                tail,
+                epoch,
+                List.copyOf(cuts),
+                remaining(datasetSize, cuts));
+    }
+
+    /**
+     * The positions of an epoch's permutation of {@code n} samples that {@code cuts} (oldest first)
+     * left, in order: after each cut, those of the previous remainder that no rank of its world took.
+     */
+    public static int[] remaining(int n, List<EpochCut> cuts) {
+        int[] rest = new int[n];
+        for (int i = 0; i < n; i++) {
+            rest[i] = i;
+        }
+        int m = n;
+        for (EpochCut cut : cuts) {
+            int w = cut.worldSize();
+            long share = ((long) m + w - 1) / w; // no rank's share of m positions over w ranks is larger
+            boolean[] took = new boolean[m];
+            for (int r = 0; r < w; r++) {
+                int t = cut.taken(r);
+                if (t > share) {
+                    throw new IllegalArgumentException("rank " + r + " of a world of " + w + " is said to have taken "
+                            + t + " samples of an epoch with " + m + " left, more than its share of " + share);
+                }
+                // Rank r's position j is element r + j*w of the remainder; past its end, padding.
+                for (long i = r, j = 0; j < t && i < m; j++, i += w) {
+                    took[(int) i] = true;
+                }
+            }
+            int kept = 0;
+            for (int i = 0; i < m; i++) {
+                if (!took[i]) {
+                    rest[kept++] = rest[i];
+                }
+            }
+            m = kept;
+        }
+        return Arrays.copyOf(rest, m);
+    }
+
+    /** The epoch resumed after {@link #cuts()}, or -1 when every epoch is whole. */
+    public long resumedEpoch() {
+        return resumedEpoch;
+    }
+
+    /** What earlier worlds took of {@link #resumedEpoch()}, oldest first; empty when none. */
+    public List<EpochCut> cuts() {
+        return cuts;
+    }
+
+    /** Samples of epoch {@code epoch} still to be delivered over all ranks: {@code N}, or its remainder's. */
+    public int epochLength(long epoch) {
+        return isResumed(epoch) ? remainder.length : datasetSize;
+    }
+
+    private boolean isResumed(long epoch) {
+        return resumedEpoch >= 0 && epoch == resumedEpoch;
     }
 
     private Sampler(
@@ -93,7 +192,10 @@ public final class Sampler {
             int worldSize,
             int[] shardFirst,
             int window,
-            ShardTail tail) {
+            ShardTail tail,
+            long resumedEpoch,
+            List<EpochCut> cuts,
+            int[] remainder) {
         if (datasetSize < 1) {
             throw new IllegalArgumentException("empty dataset");
         }
@@ -116,6 +218,9 @@ public final class Sampler {
             throw new IllegalArgumentException("shard tail must be PAD or DROP, not null");
         }
         this.tail = tail;
+        this.resumedEpoch = resumedEpoch;
+        this.cuts = cuts;
+        this.remainder = remainder;
         if (tail == ShardTail.DROP && datasetSize / worldSize == 0) {
             throw new IllegalArgumentException("with shard tail DROP each of " + worldSize + " ranks gets floor("
                     + datasetSize + "/" + worldSize + ") = 0 samples: use fewer ranks than " + worldSize
@@ -129,7 +234,11 @@ public final class Sampler {
 
     /** Samples in this rank's epoch, padding included: {@code ceil(N/W)} (PAD) or {@code floor(N/W)} (DROP), the same on every rank. */
     public int shardSize() {
-        return tail == ShardTail.PAD ? (datasetSize + worldSize - 1) / worldSize : datasetSize / worldSize;
+        return shardSize(datasetSize);
+    }
+
+    private int shardSize(int n) {
+        return tail == ShardTail.PAD ? (n + worldSize - 1) / worldSize : n / worldSize;
     }
 
     /** How this sampler treats a dataset that does not split evenly over the ranks. */
@@ -139,7 +248,13 @@ public final class Sampler {
 
     /** Positions of this rank's epoch that are not padding: the first ones, {@code [0, unpaddedSamples())}. */
     public int unpaddedSamples() {
-        return Math.min(samplesPerEpoch(), (datasetSize - rank + worldSize - 1) / worldSize);
+        return unpaddedSamples(-1);
+    }
+
+    /** {@link #unpaddedSamples()} of epoch {@code epoch}, which may be a resumed one. */
+    public int unpaddedSamples(long epoch) {
+        int n = epochLength(epoch);
+        return Math.max(0, Math.min(samplesPerEpoch(epoch), (n - rank + worldSize - 1) / worldSize));
     }
 
     /**
@@ -155,19 +270,34 @@ public final class Sampler {
 
     /** How many samples of batch {@code k} are padding: always its last ones. */
     public int paddedIn(int k) {
+        return paddedIn(-1, k);
+    }
+
+    /** {@link #paddedIn(int)} in epoch {@code epoch}, which may be a resumed one. */
+    public int paddedIn(long epoch, int k) {
         int start = k * batchSize;
-        int end = start + batchSize(k);
-        return Math.max(0, end - Math.max(start, unpaddedSamples()));
+        int end = start + batchSize(epoch, k);
+        return Math.max(0, end - Math.max(start, unpaddedSamples(epoch)));
     }
 
     /** Samples delivered per epoch: the shard, less a partial last batch under {@code dropLast}. */
     public int samplesPerEpoch() {
-        int shard = shardSize();
+        return samplesPerEpoch(-1);
+    }
+
+    /** Samples this rank delivers in epoch {@code epoch}: as {@link #samplesPerEpoch()}, of the remainder when it is the resumed one (possibly none). */
+    public int samplesPerEpoch(long epoch) {
+        int shard = shardSize(epochLength(epoch));
         return dropLast ? shard - shard % batchSize : shard;
     }
 
     public int batchesPerEpoch() {
-        return (samplesPerEpoch() + batchSize - 1) / batchSize;
+        return batchesPerEpoch(-1);
+    }
+
+    /** Batches in epoch {@code epoch}, the same on every rank: as {@link #batchesPerEpoch()}, fewer in a resumed one. */
+    public int batchesPerEpoch(long epoch) {
+        return (samplesPerEpoch(epoch) + batchSize - 1) / batchSize;
     }
 
     public int batchSize() {
@@ -176,7 +306,12 @@ public final class Sampler {
 
     /** The size of batch {@code k} of an epoch: {@code B}, except possibly the last. */
     public int batchSize(int k) {
-        return Math.min(batchSize, samplesPerEpoch() - k * batchSize);
+        return batchSize(-1, k);
+    }
+
+    /** The size of batch {@code k} of epoch {@code epoch}, which may be a resumed one. */
+    public int batchSize(long epoch, int k) {
+        return Math.min(batchSize, samplesPerEpoch(epoch) - k * batchSize);
     }
 
     /**
@@ -184,7 +319,7 @@ public final class Sampler {
      * {@code scratch} must hold {@code datasetSize} ints (the whole permutation).
      */
     public void order(long epoch, int[] scratch, int[] out) {
-        if (scratch.length < datasetSize || out.length < samplesPerEpoch()) {
+        if (scratch.length < datasetSize || out.length < samplesPerEpoch(epoch)) {
             throw new IllegalArgumentException("arrays too small");
         }
         if (shuffle && shardFirst != null) {
@@ -197,7 +332,14 @@ public final class Sampler {
                 shuffle(new SplittableRandom(mix(seed, epoch)), scratch, 0, datasetSize);
             }
         }
-        int n = samplesPerEpoch();
+        int n = samplesPerEpoch(epoch);
+        if (isResumed(epoch)) {
+            // The remainder R split as a whole epoch is: Q[i] = P[R[i mod |R|]].
+            for (int i = 0; i < n; i++) {
+                out[i] = scratch[remainder[(int) ((rank + (long) i * worldSize) % remainder.length)]];
+            }
+            return;
+        }
         for (int i = 0; i < n; i++) {
             // Q[i] = P[i mod N]: the padding repeats the permutation from its start (PAD only).
             out[i] = scratch[(int) ((rank + (long) i * worldSize) % datasetSize)];
@@ -242,9 +384,27 @@ public final class Sampler {
 
     /** Convenience: a fresh array holding {@link #order(long, int[], int[])}. */
     public int[] order(long epoch) {
-        int[] out = new int[samplesPerEpoch()];
+        int[] out = new int[samplesPerEpoch(epoch)];
         order(epoch, new int[datasetSize], out);
         return out;
+    }
+
+    /** Whether each epoch is a permutation (else dataset order). */
+    public boolean shuffled() {
+        return shuffle;
+    }
+
+    /** Whether each epoch's last partial batch of this rank is left out. */
+    public boolean dropLast() {
+        return dropLast;
+    }
+
+    public int rank() {
+        return rank;
+    }
+
+    public int worldSize() {
+        return worldSize;
     }
 
     /** The seed of the order and of the training transform's random crops. */

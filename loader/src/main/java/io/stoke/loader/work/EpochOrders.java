@@ -30,7 +30,7 @@ final class EpochOrders {
         if (scratch == null) {
             scratch = new int[sampler.datasetSize()];
         }
-        int[] order = new int[sampler.samplesPerEpoch()];
+        int[] order = new int[sampler.samplesPerEpoch(epoch)];
         sampler.order(epoch, scratch, order);
         epochs[next] = epoch;
         orders[next] = order;

@@ -59,6 +59,11 @@ public final class Pipeline implements AutoCloseable {
     private final long startEpoch;
     // Sequence numbers count batches from batch 0 of startEpoch; a resumed run starts at this one.
     private final long firstSequence;
+    // The first epoch's samples and batches: an ordinary epoch's, or fewer when it is the
+    // sampler's resumed epoch (what earlier worlds left of it). Tickets and sequence numbers
+    // count through it, then through whole epochs.
+    private final int firstEpochSamples;
+    private final int firstEpochBatches;
     private final long totalTickets;
     private final long totalBatches;
     private final int samplesPerEpoch;
@@ -170,17 +175,29 @@ public final class Pipeline implements AutoCloseable {
         this.workerNice = workerNice;
         this.samplesPerEpoch = sampler.samplesPerEpoch();
         this.batchesPerEpoch = sampler.batchesPerEpoch();
+        if (sampler.resumedEpoch() >= 0 && sampler.resumedEpoch() != startEpoch) {
+            throw new IllegalArgumentException("the sampler resumes epoch " + sampler.resumedEpoch()
+                    + " but the pipeline starts in epoch " + startEpoch);
+        }
+        this.firstEpochSamples = sampler.samplesPerEpoch(startEpoch);
+        this.firstEpochBatches = sampler.batchesPerEpoch(startEpoch);
+        if (firstEpochBatches == 0) {
+            throw new IllegalArgumentException("the resumed epoch " + startEpoch
+                    + " has no batch left for this world's ranks: start at the next epoch");
+        }
         this.batchSize = sampler.batchSize();
         this.sampleBytes = spec.sampleBytes();
         this.labelsOffset = ring.geometry().slotLabelsOffset();
         this.indicesOffset = ring.geometry().slotIndicesOffset();
         this.statusOffset = ring.geometry().slotStatusOffset();
-        this.totalTickets = epochs <= 0 ? Long.MAX_VALUE : Math.multiplyExact(epochs, (long) samplesPerEpoch);
-        this.totalBatches = epochs <= 0 ? Long.MAX_VALUE : epochs * batchesPerEpoch;
+        this.totalTickets = epochs <= 0
+                ? Long.MAX_VALUE
+                : firstEpochSamples + Math.multiplyExact(epochs - 1, (long) samplesPerEpoch);
+        this.totalBatches = epochs <= 0 ? Long.MAX_VALUE : firstEpochBatches + (epochs - 1) * batchesPerEpoch;
         this.deliverable = totalBatches;
-        if (startBatch < 0 || startBatch >= Math.max(1, batchesPerEpoch)) {
+        if (startBatch < 0 || startBatch >= firstEpochBatches) {
             throw new IllegalArgumentException(
-                    "start batch " + startBatch + " is outside the epoch's " + batchesPerEpoch + " batches");
+                    "start batch " + startBatch + " is outside the epoch's " + firstEpochBatches + " batches");
         }
         this.firstSequence = startBatch;
         nextTicket.set((long) startBatch * batchSize);
@@ -246,11 +263,22 @@ public final class Pipeline implements AutoCloseable {
                 if (ticket >= totalTickets) {
                     break;
                 }
-                long epochOffset = ticket / samplesPerEpoch;
-                int position = (int) (ticket % samplesPerEpoch);
+                long epochOffset;
+                int position;
+                long firstOfEpoch; // the sequence number of the epoch's batch 0
+                if (ticket < firstEpochSamples) {
+                    epochOffset = 0;
+                    position = (int) ticket;
+                    firstOfEpoch = 0;
+                } else {
+                    long t = ticket - firstEpochSamples;
+                    epochOffset = 1 + t / samplesPerEpoch;
+                    position = (int) (t % samplesPerEpoch);
+                    firstOfEpoch = firstEpochBatches + (epochOffset - 1) * batchesPerEpoch;
+                }
                 int k = position / batchSize;
                 int j = position % batchSize;
-                long sequence = epochOffset * batchesPerEpoch + k;
+                long sequence = firstOfEpoch + k;
                 InFlightBatch batch = table[(int) (sequence % table.length)];
                 long epoch = startEpoch + epochOffset;
                 if (j == 0) {
@@ -357,7 +385,7 @@ public final class Pipeline implements AutoCloseable {
         if (slot < 0) {
             return false;
         }
-        batch.begin(slot, epoch, k, sampler.batchSize(k), k == batchesPerEpoch - 1);
+        batch.begin(slot, epoch, k, sampler.batchSize(epoch, k), k == sampler.batchesPerEpoch(epoch) - 1);
         batch.sequence = sequence;
         nextToAcquire = sequence + 1;
         return true;
