@@ -120,8 +120,9 @@ public final class EmbedCommand implements Callable<Integer> {
                 return Main.EXIT_NO_DEVICE;
             }
         }
-        if (options.epochs != 1 || options.startBatch != 0) {
-            err.println("stoke embed: embed makes one pass over the data: --epochs 1 and --start-batch 0");
+        if (options.epochs != 1 || options.startBatch != 0 || options.startState != null || options.startCuts != null) {
+            err.println("stoke embed: embed makes one pass over the data: --epochs 1 and --start-batch 0, no "
+                    + "--start-state or --start-cuts");
             return Main.EXIT_USAGE;
         }
         if (options.transform != Choices.Transform.eval) {

@@ -3,14 +3,18 @@ package io.stoke.cli;
 import io.stoke.loader.Loader;
 import io.stoke.loader.Workers;
 import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.sample.LoaderState;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
@@ -79,6 +83,26 @@ public final class LoaderOptions {
                 "(seed, E, K, rank, world size), so the rest of the epoch is what an uninterrupted run gives (default: ${DEFAULT-VALUE})."
             })
     int startBatch;
+
+    @Option(
+            names = "--start-state",
+            paramLabel = "FILE",
+            description = {
+                "Resume from saved loader states (Python's state_dict() or Java's Loader.state() as JSON: one",
+                "state, or a list of every rank's), on this run's world, which may have other ranks and batch",
+                "size: what the saved ranks left of their epoch is split over this one. Instead of --start-epoch",
+                "and --start-batch."
+            })
+    Path startState;
+
+    @Option(
+            names = "--start-cuts",
+            paramLabel = "JSON",
+            description = {
+                "The low-level form of --start-state: epoch --start-epoch is what these cuts left of it, a list",
+                "[{\"world_size\": W, \"taken\": [samples each rank took]}, ...], oldest first."
+            })
+    String startCuts;
 
     @Option(
             names = "--shuffle",
@@ -301,11 +325,23 @@ public final class LoaderOptions {
         }
     }
 
+    /** The loader states in {@code file}, one or a list; an unreadable file is one sentence. */
+    private static List<LoaderState> states(Path file) {
+        try {
+            return LoaderState.parse(Files.readString(file), "--start-state " + file);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("--start-state " + file + ": cannot read it (" + e.getMessage() + ")");
+        }
+    }
+
     /** A builder with every option applied; the caller may still set the ring. */
     Loader.Builder builder(Dataset dataset) {
         Loader.Builder builder = Loader.builder(dataset);
         if (shuffleWindow != null) {
             builder.shuffleWindow(shuffleWindow); // else Loader.Builder's default for this dataset
+        }
+        if (startState != null) {
+            builder.resume(states(startState));
         }
         return builder.workers(workers())
                 .workerNice(workerNice)
@@ -314,6 +350,7 @@ public final class LoaderOptions {
                 .epochs(epochs)
                 .startEpoch(startEpoch)
                 .startBatch(startBatch)
+                .epochCuts(startCuts == null ? List.of() : LoaderState.parseCuts(startCuts, "--start-cuts"))
                 .shuffle(shuffle)
                 .seed(seed)
                 .dropLast(dropLast)

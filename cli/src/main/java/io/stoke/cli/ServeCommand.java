@@ -152,6 +152,9 @@ public final class ServeCommand implements Callable<Integer> {
             shm.close();
             throw e;
         }
+        if (loader.resumed() != null) {
+            err.println("stoke serve: " + loader.resumed().report());
+        }
         // Ctrl-C / SIGTERM: stop the workers and remove the files like a clean exit.
         Thread hook = new Thread(() -> {
             loader.close();

@@ -182,8 +182,12 @@ public final class SparkEmbedCommand implements Callable<Integer> {
     /** The loader options that make no sense for this job, in one sentence, or null. */
     private String refused() {
         var parsed = spec.commandLine().getParseResult();
-        if (options.epochs != 1 || options.startBatch != 0 || options.startEpoch != 0) {
-            return "embedding makes one pass over the data: no --epochs, --start-epoch or --start-batch";
+        if (options.epochs != 1
+                || options.startBatch != 0
+                || options.startEpoch != 0
+                || options.startState != null
+                || options.startCuts != null) {
+            return "embedding makes one pass over the data: no --epochs or --start-* option";
         }
         if (options.shuffle || options.worldSize != 1 || options.rank != 0) {
             return "each task embeds a whole shard in order: no --shuffle, --rank or --world-size (Spark spreads"

@@ -211,7 +211,7 @@ public final class TuneCommand implements Callable<Integer> {
         if (parsed.hasMatchedOption("--batch-size")) {
             return "tune tries each of --batch-sizes rather than one --batch-size";
         }
-        for (String o : List.of("--epochs", "--start-epoch", "--start-batch")) {
+        for (String o : List.of("--epochs", "--start-epoch", "--start-batch", "--start-state", "--start-cuts")) {
             if (parsed.hasMatchedOption(o)) {
                 return "tune runs each point for --seconds-per-point, so " + o + " has no meaning here";
             }

@@ -2,12 +2,16 @@ package io.stoke.cli;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.stoke.loader.sample.EpochCut;
+import io.stoke.loader.sample.LoaderState;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.sample.Sampler.ShardTail;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.transform.TransformSpec;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -134,6 +138,73 @@ class LoaderOptionsTest {
         String[] r = BenchCommandTest.run("bench", root.toString(), "--shard-tail", "sideways");
         assertEquals("2", r[0]);
         assertTrue(r[2].contains("--shard-tail") && r[2].contains("pad, drop"), r[2]);
+    }
+
+    /**
+     * {@code --start-state} resumes the states in a file on this run's world; {@code --start-cuts}
+     * is its low-level form; the refusals are one sentence each.
+     */
+    @Test
+    void startStateResumesSavedStatesOnThisWorldAndStartCutsIsItsLowLevelForm(@TempDir Path tmp) throws Exception {
+        Path root = TestImages.imageFolder(tmp.resolve("forty"), 40, 2, 3);
+        List<LoaderState> four = new ArrayList<>();
+        for (int r = 0; r < 4; r++) {
+            four.add(LoaderState.of(new Sampler(40, 3, true, 7, false, r, 4), r, 4, 1, r == 2 ? 1 : 2));
+        }
+        Path states = Files.writeString(
+                tmp.resolve("states.json"),
+                "[" + String.join(",", four.stream().map(LoaderState::toJson).toList()) + "]");
+        try (Dataset dataset = LoaderOptions.openFailing(root)) {
+            LoaderOptions resumed = CommandLine.populateCommand(
+                    new LoaderOptions(),
+                    "--shuffle",
+                    "--seed",
+                    "7",
+                    "--batch-size",
+                    "5",
+                    "--rank",
+                    "1",
+                    "--world-size",
+                    "2",
+                    "--start-state",
+                    states.toString());
+            Sampler s = resumed.builder(dataset).sampler();
+            List<EpochCut> cuts = List.of(new EpochCut(4, new int[] {6, 6, 3, 6}));
+            assertEquals(1, s.resumedEpoch());
+            assertEquals(cuts, s.cuts());
+            assertEquals(19, s.epochLength(1), "40 less the 21 taken");
+            assertEquals(10, s.samplesPerEpoch(1));
+            LoaderOptions low = CommandLine.populateCommand(
+                    new LoaderOptions(),
+                    "--shuffle",
+                    "--seed",
+                    "7",
+                    "--batch-size",
+                    "5",
+                    "--rank",
+                    "1",
+                    "--world-size",
+                    "2",
+                    "--start-epoch",
+                    "1",
+                    "--start-cuts",
+                    "[{\"world_size\": 4, \"taken\": [6, 6, 3, 6]}]");
+            assertArrayEquals(s.order(1), low.builder(dataset).sampler().order(1));
+            LoaderOptions otherSeed = CommandLine.populateCommand(
+                    new LoaderOptions(), "--shuffle", "--seed", "8", "--start-state", states.toString());
+            String seed = assertThrows(
+                            IllegalArgumentException.class,
+                            () -> otherSeed.builder(dataset).sampler())
+                    .getMessage();
+            assertTrue(seed.contains("seed=7, this loader has 8"), seed);
+        }
+        String[] r = BenchCommandTest.run(
+                "bench",
+                root.toString(),
+                "--start-state",
+                tmp.resolve("none.json").toString());
+        assertEquals("1", r[0], r[1] + r[2]);
+        assertTrue(r[2].contains("--start-state") && r[2].contains("cannot read it"), r[2]);
     }
 
     @Test

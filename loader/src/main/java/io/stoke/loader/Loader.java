@@ -2,6 +2,7 @@ package io.stoke.loader;
 
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.sample.EpochCut;
 import io.stoke.loader.sample.LoaderState;
 import io.stoke.loader.sample.ResumePlan;
 import io.stoke.loader.sample.Sampler;
@@ -324,6 +325,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         private long startEpoch;
         private int startBatch;
         private List<LoaderState> resumeFrom = List.of();
+        private List<EpochCut> startCuts = List.of();
         private int shuffleWindow = DEFAULT_WINDOW;
         private int workerNice;
         private TransformSpec transform = TransformSpec.defaults();
@@ -359,7 +361,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
          */
         public Sampler sampler() {
             ResumePlan plan = resumePlan();
-            return plan == null ? order() : plan.apply(order());
+            return plan == null ? order().resuming(startEpoch, startCuts) : plan.apply(order());
         }
 
         private Sampler order() {
@@ -498,13 +500,24 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
             return this;
         }
 
+        /**
+         * The start epoch is what {@code cuts} (oldest first) left of it, split over this world:
+         * the low-level form of {@link #resume}, for a caller that made its own {@link ResumePlan}
+         * (its epoch, start batch and cuts). Empty: a whole epoch.
+         */
+        public Builder epochCuts(List<EpochCut> cuts) {
+            this.startCuts = List.copyOf(cuts);
+            return this;
+        }
+
         /** The plan {@link #resume} gives on this builder's world, or null without states; refusals as {@link ResumePlan#of}. */
         public ResumePlan resumePlan() {
             if (resumeFrom.isEmpty()) {
                 return null;
             }
-            if (startEpoch != 0 || startBatch != 0) {
-                throw new IllegalArgumentException("resume from states, or from a start epoch and batch, not both");
+            if (startEpoch != 0 || startBatch != 0 || !startCuts.isEmpty()) {
+                throw new IllegalArgumentException(
+                        "resume from states, or from a start epoch, batch and cuts, not both");
             }
             return ResumePlan.of(resumeFrom, order());
         }

@@ -232,6 +232,31 @@ public record LoaderState(
                 cuts);
     }
 
+    /**
+     * The cuts in {@code json}, a list as a state's {@code epoch_cuts} holds: {@code [{"world_size":
+     * 4, "taken": [150, 150, 150, 150]}, ...]}.
+     *
+     * @param name where it came from, for errors
+     */
+    public static List<EpochCut> parseCuts(String json, String name) {
+        List<EpochCut> cuts = new ArrayList<>();
+        try (JsonParser p = JSON.createParser(json)) {
+            if (p.nextToken() != JsonToken.START_ARRAY) {
+                throw new IllegalArgumentException(name + ": not a list of epoch cuts");
+            }
+            JsonToken t;
+            while ((t = p.nextToken()) == JsonToken.START_OBJECT) {
+                cuts.add(cut(p, name));
+            }
+            if (t != JsonToken.END_ARRAY) {
+                throw new IllegalArgumentException(name + ": a list of epoch cuts holds " + t);
+            }
+        } catch (IOException e) {
+            throw new IllegalArgumentException(name + ": not readable as epoch cuts: " + e.getMessage(), e);
+        }
+        return cuts;
+    }
+
     private static EpochCut cut(JsonParser p, String name) throws IOException {
         long world = -1;
         List<Integer> taken = new ArrayList<>();
