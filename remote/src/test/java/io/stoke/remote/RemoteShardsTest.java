@@ -14,6 +14,7 @@ import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.ShardIndex;
 import io.stoke.loader.source.UrlDatasetProvider;
+import io.stoke.loader.testing.ElasticResume;
 import io.stoke.loader.testing.TestTars;
 import io.stoke.loader.transform.TransformSpec;
 import java.awt.image.BufferedImage;
@@ -115,6 +116,38 @@ class RemoteShardsTest {
             }
         }
         return out;
+    }
+
+    /**
+     * Elastic resume over S3 ({@link ElasticResume}): 4 ranks checkpoint after 3 batches of 50, 2
+     * ranks of 100 and 3 of 50 each finish the epoch, every sample once, through a cache of 3
+     * shards with the remote default window.
+     */
+    @Test
+    void aRunCheckpointedOnFourRanksOverS3FinishesItsEpochOnTwoAndOnThree() throws IOException {
+        int shards = 11;
+        int perShard = 61;
+        long biggest = 0;
+        for (int s = 0; s < shards; s++) {
+            Path file = local.resolveSibling("elastic").resolve("e-" + s + ".tar");
+            Files.createDirectories(file.getParent());
+            TestTars.labelledShard(file, s, perShard);
+            byte[] bytes = Files.readAllBytes(file);
+            biggest = Math.max(biggest, bytes.length);
+            s3.put(BUCKET, "elastic/e-" + s + ".tar", bytes);
+        }
+        try (ShardDataset far = RemoteDatasets.open("s3://data/elastic/e-{0..10}.tar", fast(), 3 * biggest, null)) {
+            assertEquals(shards * perShard, far.size());
+            ElasticResume.check(
+                    () -> Loader.builder(far)
+                            .transform(SMALL)
+                            .workers(2)
+                            .slots(3)
+                            .shuffle(true)
+                            .seed(5)
+                            .shuffleWindow(2),
+                    0);
+        }
     }
 
     @Test
