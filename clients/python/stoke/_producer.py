@@ -47,7 +47,8 @@ def anonymous_file(name: str) -> int:
     return os.memfd_create(f"{name}-{os.getpid()}", os.MFD_CLOEXEC)
 
 
-def serve_arguments(settings: Any, epoch: int, batch: int, ring: str, index: str, tuning: Optional[str]) -> List[str]:
+def serve_arguments(settings: Any, epoch: int, batch: int, ring: str, index: str, tuning: Optional[str],
+                    cuts: Sequence[Dict[str, Any]] = ()) -> List[str]:
     """``stoke serve``'s arguments for a loader's settings, from batch ``batch`` of epoch ``epoch``.
 
     Args:
@@ -56,6 +57,8 @@ def serve_arguments(settings: Any, epoch: int, batch: int, ring: str, index: str
         epoch, batch: where the producer's stream starts.
         ring, index, tuning: the paths it writes the ring, the dataset's index and (with
             ``num_workers="auto"``) its auto workers' log to.
+        cuts: what earlier worlds took of epoch ``epoch`` (resumed from their states; see
+            ``_resume``), oldest first; empty for a whole epoch.
 
     Returns:
         The arguments after the command that starts Stoke.
@@ -70,6 +73,8 @@ def serve_arguments(settings: Any, epoch: int, batch: int, ring: str, index: str
             "--transform", s.transform, "--dct-scaling", s.dct_scaling, "--worker-nice", str(s.worker_nice)]
     if tuning is not None:
         args += ["--tuning-out", tuning]
+    if cuts:
+        args += ["--start-cuts", json.dumps(list(cuts), separators=(",", ":"))]
     if s.mean is not None:
         args += ["--mean", ",".join(repr(v) for v in s.mean), "--std", ",".join(repr(v) for v in s.std)]
     if s.scale is not None:
@@ -125,6 +130,7 @@ class Producer:
         stoke: the command before ``serve ...`` (see ``_home.stoke_command``).
         settings: the loader, read by :func:`serve_arguments`.
         epoch, batch: where the stream starts.
+        cuts: what earlier worlds took of epoch ``epoch`` (see :func:`serve_arguments`).
         inherited: descriptors the producer reads besides its own files (the dataset's list file).
         start_timeout: seconds to wait for the ring (the first run may build Stoke).
 
@@ -132,8 +138,8 @@ class Producer:
         ProducerError: the producer exited before its ring was ready, or it was not ready in time.
     """
 
-    def __init__(self, stoke: List[str], settings: Any, epoch: int, batch: int, *, inherited: Sequence[int] = (),
-                 start_timeout: float) -> None:
+    def __init__(self, stoke: List[str], settings: Any, epoch: int, batch: int, *,
+                 cuts: Sequence[Dict[str, Any]] = (), inherited: Sequence[int] = (), start_timeout: float) -> None:
         self.ring: Optional[Ring] = None
         self.proc: Optional[subprocess.Popen] = None
         self._stderr: Deque[str] = collections.deque(maxlen=STDERR_LINES)
@@ -150,7 +156,8 @@ class Producer:
                 self._fds[name] = anonymous_file(f"stoke-{name}")
             paths = {name: f"/dev/fd/{fd}" for name, fd in self._fds.items()}
             self._index_path, self._tuning_path = paths["index"], paths.get("tuning")
-            command = stoke + serve_arguments(settings, epoch, batch, paths["ring"], paths["index"], paths.get("tuning"))
+            command = stoke + serve_arguments(settings, epoch, batch, paths["ring"], paths["index"], paths.get("tuning"),
+                                              cuts)
             self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.PIPE, text=True, errors="replace",
                                          pass_fds=[*self._fds.values(), *inherited])

@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _settings
+from . import _resume, _settings
 from . import _torch_compat as _compat
 from ._pinning import Pinning
 from ._producer import Producer, ProducerError, anonymous_file
@@ -413,6 +413,11 @@ class DataLoader:
         self._tuning_past: List[Dict[str, Any]] = []  # the auto workers' changes in producers stopped since
         self._epoch = 0
         self._batch = 0
+        # The epoch resumed from another world's states and what that world (and any before it)
+        # took of it: that one epoch is the remainder, split over this world (see _resume).
+        self._resumed_epoch: Optional[int] = None
+        self._cuts: List[Dict[str, Any]] = []
+        self._producer_cuts: List[Dict[str, Any]] = []
         self._producer_next: Optional[Tuple[int, int]] = None  # (epoch, batch) the ring hands out next
         self._said_ring = False
         self.samples: Optional[Sequence[Tuple[str, int]]] = None
@@ -449,22 +454,31 @@ class DataLoader:
 
     # ---- sizes and position ----
 
-    def _samples_per_rank(self) -> int:
-        """Samples of each rank's epoch, padding included: ceil(N/W) (pad) or floor(N/W) (drop), as Java's Sampler."""
-        n, w = len(self.samples), self.world_size
-        return (n + w - 1) // w if self.shard_tail == "pad" else n // w
+    def _epoch_length(self, epoch: int) -> int:
+        """Samples of epoch ``epoch`` over all ranks: N, or what earlier worlds left of a resumed one."""
+        if epoch == self._resumed_epoch:
+            return _resume.left_after(len(self.samples), self._cuts)
+        return len(self.samples)
 
-    def __len__(self) -> int:
-        """Batches per epoch for this rank, the same on every rank (``ceil(N/W)`` or ``floor(N/W)`` samples)."""
-        shard = self._samples_per_rank()
+    def _batches_in(self, epoch: int) -> int:
+        """Batches of epoch ``epoch`` for this rank, the same on every rank, as Java's Sampler."""
+        m, w = self._epoch_length(epoch), self.world_size
+        shard = (m + w - 1) // w if self.shard_tail == "pad" else m // w
         per_epoch = shard - shard % self.batch_size if self.drop_last else shard
         return (per_epoch + self.batch_size - 1) // self.batch_size
 
+    def __len__(self) -> int:
+        """Batches of the current epoch for this rank, the same on every rank (``ceil(N/W)`` or
+        ``floor(N/W)`` samples); fewer in an epoch resumed from another world's states (what it left)."""
+        return self._batches_in(self._epoch)
+
     def _padding(self, batch_index: int, size: int) -> np.ndarray:
-        """Which samples of batch ``batch_index`` (``size`` of them) are padding: position p of the
-        rank's epoch is padding when ``rank + p * world_size >= N`` (a suffix of the epoch)."""
+        """Which samples of batch ``batch_index`` (``size`` of them) of the current epoch are padding:
+        position p of the rank's epoch is padding when ``rank + p * world_size >= N`` (or the resumed
+        epoch's remainder), a suffix of the epoch."""
         first = batch_index * self.batch_size
-        return (self.rank + (np.arange(first, first + size, dtype=np.int64) * self.world_size)) >= len(self.samples)
+        m = self._epoch_length(self._epoch)
+        return (self.rank + (np.arange(first, first + size, dtype=np.int64) * self.world_size)) >= m
 
     def name(self, index: int) -> str:
         """A sample's name.
@@ -494,38 +508,66 @@ class DataLoader:
             raise ValueError(f"epoch must not be negative: {epoch}")
         if epoch != self._epoch:
             self._epoch, self._batch = int(epoch), 0
+            self._resumed_epoch, self._cuts = None, []  # another epoch: a whole one, even the resumed one's number
         if hasattr(self.sampler, "epoch"):
             self.sampler.epoch = self._seen_sampler_epoch = int(epoch)
 
     def state_dict(self) -> Dict[str, Any]:
-        """Where the loader is, as torchdata's ``StatefulDataLoader`` saves it.
+        """Where the loader is, as torchdata's ``StatefulDataLoader`` saves it: what resumes this run on
+        this world or on another (other ranks, another batch size).
 
         Returns:
-            ``{"epoch", "batch"}`` (after ``batch`` batches of ``epoch``) with the settings that fix
-            the order: ``seed``, ``shuffle``, ``batch_size``, ``drop_last``, ``rank``, ``world_size``,
-            ``dataset_size``, ``transform``, ``shuffle_window``, ``shard_tail``.
+            A dict of plain values (``json.dump`` takes it), version 2:
+
+            - ``version``: ``2``. Version 1 (no ``version``) named ``_num_yielded`` ``batch`` and had no
+              ``epoch_cuts``; every later version reads it.
+            - ``epoch``, ``_num_yielded``: after ``_num_yielded`` batches of ``epoch`` (torchdata's name
+              and meaning: batches yielded of the epoch).
+            - ``epoch_cuts``: what earlier worlds took of ``epoch`` when it was resumed on this one,
+              oldest first, ``[{"world_size": W, "taken": [samples of each rank]}]``; else ``[]``.
+            - the settings that fix the order: ``seed``, ``shuffle``, ``dataset_size``, ``transform``,
+              ``shuffle_window``; and this world's: ``rank``, ``world_size``, ``batch_size``,
+              ``drop_last``, ``shard_tail``.
 
         Example::
 
             torch.save({"model": model.state_dict(), "loader": loader.state_dict()}, path)
         """
-        return {"epoch": self._epoch, "batch": self._batch, "seed": self.seed, "shuffle": self.shuffle,
-                "batch_size": self.batch_size, "drop_last": bool(self.drop_last), "rank": self.rank,
-                "world_size": self.world_size, "dataset_size": len(self.samples), "transform": self.transform,
+        cuts = self._cuts if self._epoch == self._resumed_epoch else []
+        return {"version": _resume.STATE_VERSION, "epoch": self._epoch, "_num_yielded": self._batch,
+                "epoch_cuts": [{"world_size": c["world_size"], "taken": list(c["taken"])} for c in cuts],
+                "seed": self.seed, "shuffle": self.shuffle, "batch_size": self.batch_size,
+                "drop_last": bool(self.drop_last), "rank": self.rank, "world_size": self.world_size,
+                "dataset_size": len(self.samples), "transform": self.transform,
                 "shuffle_window": self.shuffle_window, "shard_tail": self.shard_tail}
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
-        """Resumes at the state's position: the rest of that epoch comes in the uninterrupted run's order.
+    def load_state_dict(self, state: Union[Dict[str, Any], Sequence[Dict[str, Any]]]) -> None:
+        """Resumes from saved states, on this loader's world, which may differ from the saved one.
+
+        On the same world and batch size, the rest of the saved epoch comes in the uninterrupted run's
+        order. On another (more or fewer ranks, another ``batch_size``, ``drop_last`` or
+        ``shard_tail``), the samples the saved ranks had not taken are split over this world as that
+        epoch's remainder: every rank gets as many batches, padded (marked in ``batch.padded``) or
+        dropped as the settings say, and the next epoch is an ordinary one of this world. Each new rank
+        calls this with the same state(s); its rank and world size are its own (from
+        ``torch.distributed`` or the environment, as at construction).
+
+        Ranks that stopped at different steps (a crash, not a synchronised checkpoint): pass every
+        rank's state, as a list, and nothing is lost or repeated; or pass the state of the rank with the
+        fewest batches, and the samples the others took past it come again. A single state is taken as
+        every rank's. What was taken, what is left and what repeats is said once on stderr.
 
         A seed this loader drew itself (none given) gives way to the state's, as torchdata's
         ``StatefulDataLoader`` restores its sampler's generator; a seed given must match.
 
         Args:
-            state: what :meth:`state_dict` returned.
+            state: what :meth:`state_dict` returned on any rank of the saved world (version 1 or 2), or
+                a list of every rank's.
 
         Raises:
-            ValueError: the state was saved with another order (another seed given, batch size,
-                dataset size, ...), naming the setting.
+            ValueError: in one sentence naming what differs: the states fix another order (``seed``,
+                ``shuffle``, ``dataset_size``, ``transform``, ``shuffle_window``), come from different
+                runs, do not cover the saved world, span two epochs, or are of a later version.
 
         Example::
 
@@ -533,19 +575,20 @@ class DataLoader:
             for images, labels in loader:   # the rest of the saved epoch
                 ...
         """
-        mine = self.state_dict()
-        if self._seed_drawn and "seed" in state and int(state["seed"]) != self.seed:
-            self.seed = mine["seed"] = int(state["seed"])
+        states = [state] if isinstance(state, dict) else list(state)
+        if not states:
+            raise ValueError("load_state_dict was given no state")
+        states = [_resume.normalise(s) for s in states]
+        saved_seed = states[0].get("seed")
+        if self._seed_drawn and saved_seed is not None and int(saved_seed) != self.seed:
+            self.seed = int(saved_seed)
             self._producer_next = None  # the producer draws with the old seed: start another
-        for key in ("seed", "shuffle", "batch_size", "drop_last", "rank", "world_size", "dataset_size", "transform",
-                    "shuffle_window", "shard_tail"):
-            if key in state and state[key] != mine[key]:
-                raise ValueError(f"state_dict was saved with {key}={state[key]!r}, this loader has {mine[key]!r}: "
-                                 "resuming would not give the same order")
-        epoch, batch = int(state["epoch"]), int(state["batch"])
-        if batch >= len(self):
-            epoch, batch = epoch + 1, 0
-        self._epoch, self._batch = epoch, batch
+        plan = _resume.plan(states, self.state_dict())
+        print(f"stoke.DataLoader: {plan.report}", file=sys.stderr, flush=True)
+        self._epoch, self._batch = plan.epoch, plan.batch
+        self._resumed_epoch, self._cuts = (plan.epoch, plan.cuts) if plan.cuts else (None, [])
+        if self._producer_cuts != self._cuts:
+            self._producer_next = None  # the running producer splits this epoch otherwise
 
     # ---- iteration ----
 
@@ -567,6 +610,7 @@ class DataLoader:
         """The batch at the current position, or None at the end of its epoch (which moves on)."""
         if self._batch >= len(self):
             self._epoch, self._batch = self._epoch + 1, 0
+            self._resumed_epoch, self._cuts = None, []
             return None
         if self._producer_next != (self._epoch, self._batch):
             self._restart_producer(self._epoch, self._batch)
@@ -654,7 +698,9 @@ class DataLoader:
 
     def _start_producer(self, epoch: int, batch: int) -> None:
         inherited = [self._list_fd] if self._list_fd is not None else []
-        self._producer = Producer(self._stoke, self, epoch, batch, inherited=inherited,
+        cuts = self._cuts if epoch == self._resumed_epoch else []
+        self._producer_cuts = cuts
+        self._producer = Producer(self._stoke, self, epoch, batch, cuts=cuts, inherited=inherited,
                                   start_timeout=self._start_timeout)
         ring = self._producer.ring
         if self.samples is None:

@@ -499,7 +499,7 @@ class DataLoaderTest(unittest.TestCase):
                 done = run_python(code, DATA, tmp, part, json.dumps(settings))
                 self.assertEqual(0, done.returncode, done.stderr)
             state = json.loads(Path(tmp, "state.json").read_text())
-            self.assertEqual((2, 5), (state["epoch"], state["batch"]))
+            self.assertEqual((2, 2, 5), (state["version"], state["epoch"], state["_num_yielded"]))
             resumed = [torch.load(f"{tmp}/batch-{k}.pt") for k in range(len(whole))]
             self.assertFalse(os.path.exists(f"{tmp}/batch-{len(whole)}.pt"))
         for k, ((idx, images), (ridx, rimages)) in enumerate(zip(whole, resumed)):
