@@ -204,7 +204,7 @@ class DataLoader:
     Each ``for`` over the loader delivers one epoch: the rest of it when an earlier ``for`` stopped
     early (no batch is lost or repeated), then the next epoch. ``set_epoch(e)`` moves to epoch
     ``e``. ``state_dict()``/``load_state_dict()`` resume mid-epoch exactly once (torchdata's
-    ``StatefulDataLoader`` convention).
+    ``StatefulDataLoader`` convention), on this world or on one with other ranks and batch size.
 
     Args:
         dataset (str, os.PathLike or Dataset): a torchvision ``ImageFolder``/``DatasetFolder`` (or any
