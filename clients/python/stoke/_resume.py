@@ -16,7 +16,7 @@ __all__ = ["Plan", "STATE_VERSION", "left_after", "normalise", "plan"]
 STATE_VERSION = 2
 
 #: The settings that fix an epoch's order: a state must agree with the loader on them.
-ORDER_KEYS = ("seed", "shuffle", "dataset_size", "transform", "shuffle_window")
+ORDER_KEYS = ("seed", "shuffle", "dataset_size", "dataset", "transform", "shuffle_window")
 #: The settings of the saved world: all of one run's states agree on them.
 RUN_KEYS = ORDER_KEYS + ("batch_size", "drop_last", "world_size", "shard_tail")
 
@@ -92,8 +92,11 @@ def plan(states: Sequence[Dict[str, Any]], mine: Dict[str, Any]) -> Plan:
         ValueError: in one sentence naming what differs (see ``DataLoader.load_state_dict``).
     """
     first = states[0]
+    if first.get("dataset") is not None and mine.get("dataset") is not None and first["dataset"] != mine["dataset"]:
+        raise ValueError(f"state_dict was saved over another dataset (dataset={first['dataset']!r}, this loader's is "
+                         f"{mine['dataset']!r}: other files or labels, in another order)")
     for key in ORDER_KEYS:
-        if key in first and first[key] != mine[key]:
+        if key != "dataset" and key in first and first[key] != mine[key]:
             raise ValueError(f"state_dict was saved with {key}={first[key]!r}, this loader has {mine[key]!r}: the "
                              "epoch's order would not be the one it was taken in")
     for s in states[1:]:

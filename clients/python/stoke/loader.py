@@ -421,6 +421,7 @@ class DataLoader:
         self._producer_next: Optional[Tuple[int, int]] = None  # (epoch, batch) the ring hands out next
         self._said_ring = False
         self.samples: Optional[Sequence[Tuple[str, int]]] = None
+        self._dataset_fingerprint: Optional[str] = None
 
     def _write_list(self, samples: List[Tuple[str, int]]) -> str:
         """The dataset's list in an anonymous file that the producer reads as /dev/fd/N: nothing on
@@ -525,8 +526,9 @@ class DataLoader:
               and meaning: batches yielded of the epoch).
             - ``epoch_cuts``: what earlier worlds took of ``epoch`` when it was resumed on this one,
               oldest first, ``[{"world_size": W, "taken": [samples of each rank]}]``; else ``[]``.
-            - the settings that fix the order: ``seed``, ``shuffle``, ``dataset_size``, ``transform``,
-              ``shuffle_window``; and this world's: ``rank``, ``world_size``, ``batch_size``,
+            - the settings that fix the order: ``seed``, ``shuffle``, ``dataset_size``, ``dataset`` (a
+              fingerprint of the files' names and labels, or of the shards' names and sizes),
+              ``transform``, ``shuffle_window``; and this world's: ``rank``, ``world_size``, ``batch_size``,
               ``drop_last``, ``shard_tail``.
 
         Example::
@@ -538,7 +540,7 @@ class DataLoader:
                 "epoch_cuts": [{"world_size": c["world_size"], "taken": list(c["taken"])} for c in cuts],
                 "seed": self.seed, "shuffle": self.shuffle, "batch_size": self.batch_size,
                 "drop_last": bool(self.drop_last), "rank": self.rank, "world_size": self.world_size,
-                "dataset_size": len(self.samples), "transform": self.transform,
+                "dataset_size": len(self.samples), "dataset": self._dataset_fingerprint, "transform": self.transform,
                 "shuffle_window": self.shuffle_window, "shard_tail": self.shard_tail}
 
     def load_state_dict(self, state: Union[Dict[str, Any], Sequence[Dict[str, Any]]]) -> None:
@@ -566,7 +568,7 @@ class DataLoader:
 
         Raises:
             ValueError: in one sentence naming what differs: the states fix another order (``seed``,
-                ``shuffle``, ``dataset_size``, ``transform``, ``shuffle_window``), come from different
+                ``shuffle``, ``dataset_size``, ``dataset``, ``transform``, ``shuffle_window``), come from different
                 runs, do not cover the saved world, span two epochs, or are of a later version.
 
         Example::
@@ -705,6 +707,7 @@ class DataLoader:
         ring = self._producer.ring
         if self.samples is None:
             self.samples = _samples_of(self._producer.read_index(), self.root)
+            self._dataset_fingerprint = self._producer.dataset_fingerprint()
         if not self._said_ring:
             # Once per loader: users under a memory limit (a container, a cgroup) need the figure.
             self._said_ring = True

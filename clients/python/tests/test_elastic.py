@@ -158,6 +158,9 @@ class ElasticResumeTest(unittest.TestCase):
         with stoke.DataLoader(DATA, batch_size=100, rank=0, world_size=2, **SETTINGS) as loader:
             with self.assertRaisesRegex(ValueError, r"dataset_size=999, this loader has 1003"):
                 loader.load_state_dict(dict(states[0], dataset_size=999))
+            self.assertRegex(states[0]["dataset"], r"^[0-9a-f]{16}$")
+            with self.assertRaisesRegex(ValueError, r"saved over another dataset \(dataset='0123456789abcdef'"):
+                loader.load_state_dict(dict(states[0], dataset="0123456789abcdef"))
             with self.assertRaisesRegex(ValueError, r"states of 3 of the 4 ranks"):
                 loader.load_state_dict(states[:3])
             with self.assertRaisesRegex(ValueError, r"in epoch 2 and another's in epoch 1"):

@@ -242,6 +242,7 @@ public final class ServeCommand implements Callable<Integer> {
             g.writeStartObject();
             g.writeNumberField("samples", dataset.size());
             g.writeBooleanField("listed", listed);
+            g.writeStringField("dataset", dataset.fingerprint());
             g.writeEndObject();
             for (int i = 0; listed && i < dataset.size(); i++) {
                 g.writeStartArray();

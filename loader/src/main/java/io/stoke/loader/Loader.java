@@ -222,7 +222,8 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
      * ErrorPolicy#FAIL} counts as handed out).
      */
     public synchronized LoaderState state() {
-        return LoaderState.of(sampler, sampler.rank(), sampler.worldSize(), stateEpoch, stateBatches);
+        return LoaderState.of(sampler, sampler.rank(), sampler.worldSize(), stateEpoch, stateBatches)
+                .withDataset(dataset.fingerprint());
     }
 
     /** How this loader resumed ({@link ResumePlan#report()} says it in a sentence), or null when it did not. */
@@ -519,7 +520,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
                 throw new IllegalArgumentException(
                         "resume from states, or from a start epoch, batch and cuts, not both");
             }
-            return ResumePlan.of(resumeFrom, order());
+            return ResumePlan.of(resumeFrom, order(), dataset.fingerprint());
         }
 
         public Builder transform(TransformSpec transform) {

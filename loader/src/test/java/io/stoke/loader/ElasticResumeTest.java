@@ -132,6 +132,27 @@ class ElasticResumeTest {
         assertTrue(both.getMessage().contains("not both"), both.getMessage());
     }
 
+    @Test
+    void aStateOverAnotherDatasetOfTheSameSizeIsRefusedNamingIt() {
+        Dataset other = ImageFolder.scan(TestImages.imageFolder(tmp.resolve("other"), 1003, 5, 3));
+        assertEquals(folder.size(), other.size());
+        assertNotEquals(folder.fingerprint(), other.fingerprint(), "other labels: another dataset");
+        assertEquals(
+                folder.fingerprint(), ImageFolder.scan(tmp.resolve("folder")).fingerprint());
+        LoaderState state;
+        try (Loader l = over(folder).batchSize(50).build()) {
+            l.next().close();
+            state = l.state();
+        }
+        assertEquals(folder.fingerprint(), state.dataset());
+        assertEquals(state, LoaderState.parse(state.toJson(), "state").get(0));
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
+                () -> over(other).resume(List.of(state)).build());
+        assertTrue(
+                e.getMessage().contains("saved over another dataset (dataset=" + folder.fingerprint()), e.getMessage());
+    }
+
     private static String describe(Batch b) {
         StringBuilder s = new StringBuilder(b.epoch() + "/" + b.batchIndex());
         for (int i = 0; i < b.size(); i++) {

@@ -36,6 +36,8 @@ import java.util.Locale;
  * @param shardTail     how that world split an epoch that does not divide evenly
  * @param cuts          what worlds before that one took of {@code epoch}, oldest first (empty
  *     unless {@code epoch} was itself resumed on another world)
+ * @param dataset       the dataset's {@code Dataset.fingerprint()}, or null where the state does
+ *     not say
  */
 public record LoaderState(
         long epoch,
@@ -49,7 +51,8 @@ public record LoaderState(
         int datasetSize,
         int shuffleWindow,
         ShardTail shardTail,
-        List<EpochCut> cuts) {
+        List<EpochCut> cuts,
+        String dataset) {
     /** The version this class writes. */
     public static final int VERSION = 2;
 
@@ -84,7 +87,26 @@ public record LoaderState(
                 sampler.datasetSize(),
                 sampler.shardWindow(),
                 sampler.shardTail(),
-                epoch == sampler.resumedEpoch() ? sampler.cuts() : List.of());
+                epoch == sampler.resumedEpoch() ? sampler.cuts() : List.of(),
+                null);
+    }
+
+    /** This state, saying which dataset it was taken over ({@code Dataset.fingerprint()}). */
+    public LoaderState withDataset(String fingerprint) {
+        return new LoaderState(
+                epoch,
+                batchesTaken,
+                seed,
+                shuffle,
+                batchSize,
+                dropLast,
+                rank,
+                worldSize,
+                datasetSize,
+                shuffleWindow,
+                shardTail,
+                cuts,
+                fingerprint);
     }
 
     /** This state as JSON, the keys of Python's {@code state_dict()}. */
@@ -110,6 +132,9 @@ public record LoaderState(
         g.writeNumberField("rank", rank);
         g.writeNumberField("world_size", worldSize);
         g.writeNumberField("dataset_size", datasetSize);
+        if (dataset != null) {
+            g.writeStringField("dataset", dataset);
+        }
         if (shuffleWindow >= 0) {
             g.writeNumberField("shuffle_window", shuffleWindow);
         } else {
@@ -176,6 +201,7 @@ public record LoaderState(
         long window = -1;
         ShardTail tail = ShardTail.PAD;
         List<EpochCut> cuts = new ArrayList<>();
+        String dataset = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String f = p.currentName();
             JsonToken v = p.nextToken();
@@ -191,6 +217,7 @@ public record LoaderState(
                 case "world_size" -> worldSize = integer(p, v, f, name);
                 case "dataset_size" -> datasetSize = integer(p, v, f, name);
                 case "shuffle_window" -> window = v == JsonToken.VALUE_NULL ? -1 : integer(p, v, f, name);
+                case "dataset" -> dataset = v == JsonToken.VALUE_STRING ? p.getText() : null;
                 case "shard_tail" ->
                     tail = ShardTail.valueOf(p.getValueAsString("").toUpperCase(Locale.ROOT));
                 case "epoch_cuts" -> {
@@ -229,7 +256,8 @@ public record LoaderState(
                 Math.toIntExact(datasetSize),
                 Math.toIntExact(window),
                 tail,
-                cuts);
+                cuts,
+                dataset);
     }
 
     /**

@@ -45,10 +45,22 @@ public record ResumePlan(long epoch, int startBatch, List<EpochCut> cuts, String
      *     different runs, do not cover the world, or span more than an epoch's end
      */
     public static ResumePlan of(List<LoaderState> states, Sampler target) {
+        return of(states, target, null);
+    }
+
+    /**
+     * {@link #of(List, Sampler)}, refusing states taken over another dataset than the one whose
+     * {@code Dataset.fingerprint()} is {@code dataset} (null: not checked), as a state that says.
+     */
+    public static ResumePlan of(List<LoaderState> states, Sampler target, String dataset) {
         if (states.isEmpty()) {
             throw new IllegalArgumentException("no loader state to resume from");
         }
         LoaderState first = states.get(0);
+        if (dataset != null && first.dataset() != null && !dataset.equals(first.dataset())) {
+            throw new IllegalArgumentException("the state was saved over another dataset (dataset=" + first.dataset()
+                    + ", this loader's is " + dataset + ": other files or labels, in another order)");
+        }
         sameOrder(first, target);
         for (LoaderState s : states) {
             sameRun(first, s);

@@ -1,7 +1,11 @@
 package io.stoke.loader.source;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.List;
 
 /**
@@ -18,6 +22,7 @@ import java.util.List;
 public abstract sealed class Dataset implements AutoCloseable permits FileDataset, ShardDataset {
     private final Path root;
     private final List<String> classNames;
+    private String fingerprint;
 
     Dataset(Path root, List<String> classNames) {
         this.root = root;
@@ -48,6 +53,33 @@ public abstract sealed class Dataset implements AutoCloseable permits FileDatase
 
     /** A reader of this dataset's samples' bytes, for one thread; files larger than {@code maxBytes} are refused. */
     public abstract SampleReader reader(long maxBytes);
+
+    /**
+     * A short digest of what the dataset holds, in order, to tell a saved loader state's dataset
+     * from another of the same size: the hex SHA-256 (its first 16 digits) of each sample's path
+     * (relative to the root) and label for files, of each shard's file name and sample count for
+     * shards. It does not change when the data moves to another folder or bucket. Computed once.
+     */
+    public final synchronized String fingerprint() {
+        if (fingerprint == null) {
+            MessageDigest digest;
+            try {
+                digest = MessageDigest.getInstance("SHA-256");
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException("no SHA-256 in this JVM", e);
+            }
+            digest(digest);
+            fingerprint = HexFormat.of().formatHex(digest.digest(), 0, 8);
+        }
+        return fingerprint;
+    }
+
+    /** Feeds {@link #fingerprint()}'s digest: one line per sample or shard. */
+    abstract void digest(MessageDigest digest);
+
+    static void line(MessageDigest digest, String name, long number) {
+        digest.update((name + '\t' + number + '\n').getBytes(StandardCharsets.UTF_8));
+    }
 
     /** Lets go of what the dataset holds (a shard dataset's mappings or cache); nothing for files. */
     @Override

@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.util.Arrays;
 import java.util.List;
 
@@ -23,6 +24,13 @@ public final class FileDataset extends Dataset {
     @Override
     public int size() {
         return labels.length;
+    }
+
+    @Override
+    void digest(MessageDigest digest) {
+        for (int i = 0; i < size(); i++) {
+            line(digest, path(i), label(i));
+        }
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.stoke.loader.source;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.util.List;
 
 /**
@@ -30,6 +31,14 @@ public final class ShardDataset extends Dataset {
     @Override
     public int size() {
         return shards.firstSample(shards.shardCount());
+    }
+
+    @Override
+    void digest(MessageDigest digest) {
+        for (int s = 0; s < shards.shardCount(); s++) {
+            String file = shards.fileOf(s);
+            line(digest, file.substring(file.lastIndexOf('/') + 1), shards.firstSample(s + 1) - shards.firstSample(s));
+        }
     }
 
     @Override
