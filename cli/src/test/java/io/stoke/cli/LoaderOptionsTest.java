@@ -155,36 +155,17 @@ class LoaderOptionsTest {
                 tmp.resolve("states.json"),
                 "[" + String.join(",", four.stream().map(LoaderState::toJson).toList()) + "]");
         try (Dataset dataset = LoaderOptions.openFailing(root)) {
-            LoaderOptions resumed = CommandLine.populateCommand(
-                    new LoaderOptions(),
-                    "--shuffle",
-                    "--seed",
-                    "7",
-                    "--batch-size",
-                    "5",
-                    "--rank",
-                    "1",
-                    "--world-size",
-                    "2",
-                    "--start-state",
-                    states.toString());
+            List<String> rankOneOfTwo =
+                    List.of("--shuffle", "--seed", "7", "--batch-size", "5", "--rank", "1", "--world-size", "2");
+            LoaderOptions resumed = options(rankOneOfTwo, "--start-state", states.toString());
             Sampler s = resumed.builder(dataset).sampler();
             List<EpochCut> cuts = List.of(new EpochCut(4, new int[] {6, 6, 3, 6}));
             assertEquals(1, s.resumedEpoch());
             assertEquals(cuts, s.cuts());
             assertEquals(19, s.epochLength(1), "40 less the 21 taken");
             assertEquals(10, s.samplesPerEpoch(1));
-            LoaderOptions low = CommandLine.populateCommand(
-                    new LoaderOptions(),
-                    "--shuffle",
-                    "--seed",
-                    "7",
-                    "--batch-size",
-                    "5",
-                    "--rank",
-                    "1",
-                    "--world-size",
-                    "2",
+            LoaderOptions low = options(
+                    rankOneOfTwo,
                     "--start-epoch",
                     "1",
                     "--start-cuts",
@@ -205,6 +186,12 @@ class LoaderOptionsTest {
                 tmp.resolve("none.json").toString());
         assertEquals("1", r[0], r[1] + r[2]);
         assertTrue(r[2].contains("--start-state") && r[2].contains("cannot read it"), r[2]);
+    }
+
+    private static LoaderOptions options(List<String> common, String... more) {
+        List<String> args = new ArrayList<>(common);
+        args.addAll(List.of(more));
+        return CommandLine.populateCommand(new LoaderOptions(), args.toArray(String[]::new));
     }
 
     @Test

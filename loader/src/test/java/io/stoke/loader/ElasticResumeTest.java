@@ -76,15 +76,15 @@ class ElasticResumeTest {
         ElasticResume.check(() -> over(shards).shuffleWindow(3), 1);
     }
 
+    /** Rank 1 of 3, batches of 40, the training transform's random crops. */
+    private static Loader.Builder rankOneOfThree() {
+        return over(folder).transform(TRAIN).shard(1, 3).batchSize(40);
+    }
+
     @Test
     void onTheSameWorldTheResumedRunIsTheUninterruptedOneBatchForBatch() {
         List<String> whole = new ArrayList<>();
-        try (Loader l = over(folder)
-                .transform(TRAIN)
-                .shard(1, 3)
-                .batchSize(40)
-                .epochs(2)
-                .build()) {
+        try (Loader l = rankOneOfThree().epochs(2).build()) {
             for (Batch b : l) {
                 try (b) {
                     whole.add(describe(b));
@@ -92,25 +92,14 @@ class ElasticResumeTest {
             }
         }
         LoaderState state;
-        try (Loader l = over(folder)
-                .transform(TRAIN)
-                .shard(1, 3)
-                .batchSize(40)
-                .epochs(2)
-                .build()) {
+        try (Loader l = rankOneOfThree().epochs(2).build()) {
             for (int k = 0; k < 4; k++) {
                 l.next().close();
             }
             state = l.state();
         }
         List<String> rest = new ArrayList<>();
-        try (Loader l = over(folder)
-                .transform(TRAIN)
-                .shard(1, 3)
-                .batchSize(40)
-                .resume(List.of(state))
-                .epochs(2)
-                .build()) {
+        try (Loader l = rankOneOfThree().resume(List.of(state)).epochs(2).build()) {
             assertTrue(
                     l.resumed().report().contains("the same world goes on at batch 4"),
                     l.resumed().report());

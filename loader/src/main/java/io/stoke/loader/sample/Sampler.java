@@ -81,6 +81,11 @@ public final class Sampler {
             throw new IllegalArgumentException("shard bounds do not cover the " + datasetSize + " samples");
         }
         boolean global = window == 0 || window >= shardFirst.length - 1;
+        return with(global ? null : shardFirst.clone(), global ? 0 : window, resumedEpoch, cuts, remainder);
+    }
+
+    /** This sampler's world and settings with another shard window and resumed epoch. */
+    private Sampler with(int[] shardFirst, int window, long resumedEpoch, List<EpochCut> cuts, int[] remainder) {
         return new Sampler(
                 datasetSize,
                 batchSize,
@@ -89,8 +94,8 @@ public final class Sampler {
                 dropLast,
                 rank,
                 worldSize,
-                global ? null : shardFirst.clone(),
-                global ? 0 : window,
+                shardFirst,
+                window,
                 tail,
                 resumedEpoch,
                 cuts,
@@ -111,20 +116,7 @@ public final class Sampler {
         if (cuts.isEmpty()) {
             return this;
         }
-        return new Sampler(
-                datasetSize,
-                batchSize,
-                shuffle,
-                seed,
-                dropLast,
-                rank,
-                worldSize,
-                shardFirst,
-                window,
-                tail,
-                epoch,
-                List.copyOf(cuts),
-                remaining(datasetSize, cuts));
+        return with(shardFirst, window, epoch, List.copyOf(cuts), remaining(datasetSize, cuts));
     }
 
     /**
