@@ -228,11 +228,12 @@ class Producer:
         """The dataset's samples as this producer listed them (see :func:`read_index`)."""
         return read_index(self._index_path)
 
-    def dataset_fingerprint(self) -> Optional[str]:
-        """The dataset's fingerprint as the producer computed it (Java's ``Dataset.fingerprint()``:
-        its files' names and labels, or its shards' names and sizes), from its index's header."""
+    def index_header(self) -> Dict[str, Any]:
+        """The header of the producer's index: ``samples``, ``listed``, ``dataset`` (Java's
+        ``Dataset.fingerprint()``: its files' names and labels, or its shards' names and sizes) and
+        ``shuffle_window`` (the one in effect, 0 for a global shuffle)."""
         with open(self._index_path, encoding="utf-8") as f:
-            return json.loads(f.readline()).get("dataset")
+            return json.loads(f.readline())
 
     def tuning(self) -> List[Dict[str, Any]]:
         """With ``num_workers="auto"``: the producer's changes to its decoding threads so far, oldest

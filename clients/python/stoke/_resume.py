@@ -96,7 +96,9 @@ def plan(states: Sequence[Dict[str, Any]], mine: Dict[str, Any]) -> Plan:
         raise ValueError(f"state_dict was saved over another dataset (dataset={first['dataset']!r}, this loader's is "
                          f"{mine['dataset']!r}: other files or labels, in another order)")
     for key in ORDER_KEYS:
-        if key != "dataset" and key in first and first[key] != mine[key]:
+        # A key a state does not fill (a Java state has no transform, says no window it did not
+        # choose) is not compared; seed, shuffle and dataset_size every state has.
+        if key != "dataset" and first.get(key) is not None and mine[key] is not None and first[key] != mine[key]:
             raise ValueError(f"state_dict was saved with {key}={first[key]!r}, this loader has {mine[key]!r}: the "
                              "epoch's order would not be the one it was taken in")
     for s in states[1:]:

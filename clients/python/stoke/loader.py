@@ -422,6 +422,7 @@ class DataLoader:
         self._said_ring = False
         self.samples: Optional[Sequence[Tuple[str, int]]] = None
         self._dataset_fingerprint: Optional[str] = None
+        self._window_in_effect: Optional[int] = None
 
     def _write_list(self, samples: List[Tuple[str, int]]) -> str:
         """The dataset's list in an anonymous file that the producer reads as /dev/fd/N: nothing on
@@ -528,7 +529,8 @@ class DataLoader:
               oldest first, ``[{"world_size": W, "taken": [samples of each rank]}]``; else ``[]``.
             - the settings that fix the order: ``seed``, ``shuffle``, ``dataset_size``, ``dataset`` (a
               fingerprint of the files' names and labels, or of the shards' names and sizes),
-              ``transform``, ``shuffle_window``; and this world's: ``rank``, ``world_size``, ``batch_size``,
+              ``transform``, ``shuffle_window`` (the one in effect: 0 for a global shuffle); and this
+              world's: ``rank``, ``world_size``, ``batch_size``,
               ``drop_last``, ``shard_tail``.
 
         Example::
@@ -541,7 +543,7 @@ class DataLoader:
                 "seed": self.seed, "shuffle": self.shuffle, "batch_size": self.batch_size,
                 "drop_last": bool(self.drop_last), "rank": self.rank, "world_size": self.world_size,
                 "dataset_size": len(self.samples), "dataset": self._dataset_fingerprint, "transform": self.transform,
-                "shuffle_window": self.shuffle_window, "shard_tail": self.shard_tail}
+                "shuffle_window": self._window_in_effect, "shard_tail": self.shard_tail}
 
     def load_state_dict(self, state: Union[Dict[str, Any], Sequence[Dict[str, Any]]]) -> None:
         """Resumes from saved states, on this loader's world, which may differ from the saved one.
@@ -707,7 +709,9 @@ class DataLoader:
         ring = self._producer.ring
         if self.samples is None:
             self.samples = _samples_of(self._producer.read_index(), self.root)
-            self._dataset_fingerprint = self._producer.dataset_fingerprint()
+            header = self._producer.index_header()
+            self._dataset_fingerprint = header.get("dataset")
+            self._window_in_effect = header.get("shuffle_window", self.shuffle_window)
         if not self._said_ring:
             # Once per loader: users under a memory limit (a container, a cgroup) need the figure.
             self._said_ring = True

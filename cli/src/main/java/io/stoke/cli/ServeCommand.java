@@ -130,7 +130,7 @@ public final class ServeCommand implements Callable<Integer> {
             }
         }
         if (indexOut != null) {
-            writeIndex(dataset, indexOut);
+            writeIndex(dataset, builder.sampler().shardWindow(), indexOut);
         }
         RingGeometry geometry = Loader.geometryOf(options.batchSize, options.slots, options.transform());
         ShmRing shm;
@@ -229,7 +229,7 @@ public final class ServeCommand implements Callable<Integer> {
      * here would fetch every shard before the first batch (local ones are: their headers are read
      * where they are mapped).
      */
-    private static void writeIndex(Dataset dataset, Path file) throws IOException {
+    private static void writeIndex(Dataset dataset, int shuffleWindow, Path file) throws IOException {
         // An inherited descriptor is written in place: the reader reads it once the ring is ready.
         Path tmp = InheritedDescriptor.names(file) ? file : file.resolveSibling(file.getFileName() + ".tmp");
         JsonFactory json = new JsonFactory();
@@ -243,6 +243,7 @@ public final class ServeCommand implements Callable<Integer> {
             g.writeNumberField("samples", dataset.size());
             g.writeBooleanField("listed", listed);
             g.writeStringField("dataset", dataset.fingerprint());
+            g.writeNumberField("shuffle_window", shuffleWindow); // the one in effect: 0 is global
             g.writeEndObject();
             for (int i = 0; listed && i < dataset.size(); i++) {
                 g.writeStartArray();
