@@ -648,3 +648,161 @@ int32_t stoke_encode_rgb(const uint8_t *rgb, int32_t width, int32_t pitch, int32
   jpeg_destroy_compress(&cinfo);
   return STOKE_JPEG_OK;
 }
+
+/*
+ * Lossless restart markers. One error manager serves the reader and the writer: the encoder's,
+ * first in struct transcoder, so that the destination's callbacks find their buffer through it.
+ */
+struct transcoder {
+  struct encoder e;
+  struct jpeg_progress_mgr progress;
+  int max_scans;
+  int warned;
+};
+
+static void set_transcode_message(struct transcoder *t, const char *text)
+{
+  if (t->e.message_bytes > 0) snprintf(t->e.message, (size_t)t->e.message_bytes, "%s", text);
+}
+
+/* A warning while reading means damaged data: kept, first text and all, and the file refused. */
+static void on_transcode_message(j_common_ptr cinfo, int level)
+{
+  struct transcoder *t = (struct transcoder *)cinfo->err;
+  if (level >= 0) return;
+  cinfo->err->num_warnings++;
+  if (!t->warned) {
+    char text[JMSG_LENGTH_MAX];
+    (*cinfo->err->format_message)(cinfo, text);
+    set_transcode_message(t, text);
+    t->warned = 1;
+  }
+}
+
+static void on_transcode_progress(j_common_ptr cinfo)
+{
+  struct transcoder *t = (struct transcoder *)cinfo->err;
+  j_decompress_ptr dinfo = (j_decompress_ptr)cinfo;
+  if (dinfo->is_decompressor && dinfo->input_scan_number > t->max_scans) {
+    char text[128];
+    snprintf(text, sizeof(text), "Progressive JPEG image has more than %d scans", t->max_scans);
+    set_transcode_message(t, text);
+    longjmp(t->e.on_error, 1);
+  }
+}
+
+/* The divisor of per_row nearest target (the larger on a tie): pack's rule, PackOptions.restartInterval. */
+static int nearest_divisor(int per_row, int target)
+{
+  int best = per_row;
+  for (int d = 1; d <= per_row; d++) {
+    int off = d > target ? d - target : target - d;
+    int best_off = best > target ? best - target : target - best;
+    if (per_row % d == 0 && off <= best_off) best = d;
+  }
+  return best;
+}
+
+/* Whether marker m is one libjpeg writes itself from the parameters it copied: JFIF APP0, Adobe APP14. */
+static int written_by_libjpeg(j_compress_ptr out, jpeg_saved_marker_ptr m)
+{
+  if (out->write_JFIF_header && m->marker == JPEG_APP0 && m->data_length >= 5
+      && memcmp(m->data, "JFIF", 5) == 0) {
+    return 1;
+  }
+  return out->write_Adobe_marker && m->marker == JPEG_APP0 + 14 && m->data_length >= 5
+         && memcmp(m->data, "Adobe", 5) == 0;
+}
+
+int32_t stoke_jpeg_add_restarts(const uint8_t *jpeg, int64_t size, int32_t target_mcus, int64_t max_pixels,
+                                int32_t max_scans, int32_t flags, uint8_t *dst, int64_t dst_bytes, int64_t *jpeg_size,
+                                int32_t *info, char *message, int32_t message_bytes)
+{
+  if (message_bytes > 0) message[0] = '\0';
+  if (jpeg == NULL || size < 4 || target_mcus < 1 || target_mcus > 65535 || max_scans < 1 || dst == NULL
+      || dst_bytes < 1) {
+    if (message_bytes > 0) snprintf(message, (size_t)message_bytes, "transcode parameters out of range");
+    return STOKE_JPEG_ERROR;
+  }
+  struct jpeg_decompress_struct src;
+  struct jpeg_compress_struct out;
+  struct transcoder t;
+  memset(&t, 0, sizeof(t));
+  t.e.dst = dst;
+  t.e.dst_bytes = (size_t)dst_bytes;
+  t.e.message = message;
+  t.e.message_bytes = message_bytes;
+  t.max_scans = max_scans;
+  src.err = jpeg_std_error(&t.e.err);
+  out.err = &t.e.err;
+  t.e.err.error_exit = on_encode_error;
+  t.e.err.emit_message = on_transcode_message;
+  volatile int writing = 0;
+  if (setjmp(t.e.on_error)) {
+    if (writing) jpeg_destroy_compress(&out);
+    jpeg_destroy_decompress(&src);
+    return STOKE_JPEG_ERROR;
+  }
+  jpeg_create_decompress(&src);
+  src.mem->max_memory_to_use = STOKE_JPEG_MAX_MEMORY;
+  t.progress.progress_monitor = on_transcode_progress;
+  src.progress = &t.progress;
+  jpeg_mem_src(&src, jpeg, (unsigned long)size);
+  for (int m = 0; m < 16; m++) jpeg_save_markers(&src, JPEG_APP0 + m, 0xFFFF);
+  jpeg_save_markers(&src, JPEG_COM, 0xFFFF);
+  jpeg_read_header(&src, TRUE);
+  const char *refused = NULL;
+  if (src.arith_code) {
+    refused = "arithmetic-coded";
+  } else if (src.jpeg_color_space == JCS_CMYK || src.jpeg_color_space == JCS_YCCK) {
+    refused = "CMYK or YCCK (the region decoder decodes those whole)";
+  } else if ((int64_t)src.image_width * src.image_height > max_pixels) {
+    refused = "image exceeds the pixel budget";
+  }
+  if (refused != NULL) set_transcode_message(&t, refused);
+  if (refused != NULL || t.warned) { /* a warning in the header: its text is the message */
+    jpeg_destroy_decompress(&src);
+    return STOKE_JPEG_ERROR;
+  }
+  /* An interleaved scan's MCU is max_h_samp_factor blocks wide; a one-component scan's is one block. */
+  int mcu_width = src.num_components == 1 ? DCTSIZE : src.max_h_samp_factor * DCTSIZE;
+  int per_row = (int)((src.image_width + (JDIMENSION)mcu_width - 1) / (JDIMENSION)mcu_width);
+  int interval = nearest_divisor(per_row, target_mcus);
+  info[STOKE_RESTART_MCUS_PER_ROW] = per_row;
+  info[STOKE_RESTART_PROGRESSIVE] = src.progressive_mode ? 1 : 0;
+  info[STOKE_RESTART_HAD_MARKERS] = (int32_t)src.restart_interval;
+  if ((flags & STOKE_RESTART_UNLESS_SEEKABLE) && !src.progressive_mode && src.restart_interval > 0) {
+    info[STOKE_RESTART_INTERVAL] = (int32_t)src.restart_interval;
+    *jpeg_size = 0;
+    jpeg_destroy_decompress(&src);
+    return STOKE_JPEG_OK;
+  }
+  jvirt_barray_ptr *coefficients = jpeg_read_coefficients(&src);
+  if (t.warned) {
+    jpeg_destroy_decompress(&src);
+    return STOKE_JPEG_ERROR;
+  }
+  jpeg_create_compress(&out);
+  writing = 1;
+  t.e.dest.init_destination = dest_init;
+  t.e.dest.empty_output_buffer = dest_full;
+  t.e.dest.term_destination = dest_term;
+  out.dest = &t.e.dest;
+  jpeg_copy_critical_parameters(&src, &out);
+  out.optimize_coding = TRUE;
+  out.restart_interval = (unsigned int)interval;
+  jpeg_write_coefficients(&out, coefficients);
+  for (jpeg_saved_marker_ptr m = src.marker_list; m != NULL; m = m->next) {
+    if (!written_by_libjpeg(&out, m)) {
+      jpeg_write_marker(&out, m->marker, m->data, m->data_length);
+    }
+  }
+  jpeg_finish_compress(&out);
+  *jpeg_size = (int64_t)(t.e.dst_bytes - t.e.dest.free_in_buffer);
+  info[STOKE_RESTART_INTERVAL] = interval;
+  jpeg_destroy_compress(&out);
+  writing = 0;
+  jpeg_abort_decompress(&src);
+  jpeg_destroy_decompress(&src);
+  return STOKE_JPEG_OK;
+}

@@ -9,13 +9,17 @@
  * holds only those MCU rows (and columns, when a row holds several segments). Other files are
  * decoded sequentially: jpeg_crop_scanline for the columns, jpeg_skip_scanlines for the rows above,
  * stopping after the last row needed. Either way the pixels are the whole decode's.
+ *
+ * A file without markers gets them losslessly (stoke_jpeg_add_restarts): its DCT coefficients are
+ * rewritten as they are, sequential, with a restart marker every few MCUs, so that every decoder
+ * gives the same pixels and the region decoder can seek.
  */
 #ifndef STOKE_JPEG_H
 #define STOKE_JPEG_H
 
 #include <stdint.h>
 
-#define STOKE_JPEG_ABI_VERSION 3
+#define STOKE_JPEG_ABI_VERSION 4
 
 /* What libjpeg may allocate for one image (coefficient buffers of a progressive image above all). */
 #define STOKE_JPEG_MAX_MEMORY ((long)1 << 30)
@@ -44,6 +48,16 @@
 #define STOKE_SAMP_422 1
 #define STOKE_SAMP_420 2
 #define STOKE_SAMP_GRAY 3
+
+/* Indices into the `info` array that stoke_jpeg_add_restarts fills. */
+#define STOKE_RESTART_INTERVAL 0      /* the restart interval written, in MCUs */
+#define STOKE_RESTART_MCUS_PER_ROW 1  /* the image's MCUs per row (the interval divides it) */
+#define STOKE_RESTART_PROGRESSIVE 2   /* 1 when the original was progressive */
+#define STOKE_RESTART_HAD_MARKERS 3   /* the original's own restart interval (0: none) */
+#define STOKE_RESTART_FIELDS 4
+
+/* stoke_jpeg_add_restarts's flags. */
+#define STOKE_RESTART_UNLESS_SEEKABLE 1 /* write nothing (*jpeg_size = 0) for a sequential file with markers */
 
 int32_t stoke_jpeg_abi_version(void);
 
@@ -74,5 +88,27 @@ int32_t stoke_decode_region(const uint8_t *jpeg, int64_t size, int32_t scale_num
 int32_t stoke_encode_rgb(const uint8_t *rgb, int32_t width, int32_t pitch, int32_t height, int32_t subsamp,
                          int32_t quality, int32_t restart_mcus, uint8_t *dst, int64_t dst_bytes, int64_t *jpeg_size,
                          char *message, int32_t message_bytes);
+
+/*
+ * Rewrites a JPEG losslessly as a sequential, Huffman-coded JPEG with a restart marker every
+ * `interval` MCUs, `interval` being the divisor of the image's MCUs per row nearest target_mcus
+ * (the larger on a tie), so that every MCU row holds whole segments: libjpeg's
+ * jpeg_read_coefficients, then jpeg_write_coefficients with the same quantisation tables and
+ * sampling, what `jpegtran -restart` does. The coefficients do not change, so every decoder gives
+ * the same pixels; a progressive file comes out sequential. The Huffman tables are optimised for
+ * the image. Every APPn and COM marker is copied, except the JFIF APP0 and Adobe APP14 that libjpeg
+ * writes itself from the same values.
+ *
+ * Refused (STOKE_JPEG_ERROR, the message says why; the caller keeps the original): an arithmetic-
+ * coded file, a CMYK or YCCK file (the region decoder decodes those whole), an image over
+ * max_pixels pixels or a progressive one over max_scans scans, a file libjpeg warns about (damaged
+ * data: rewriting would keep the damage as libjpeg read it), and output past dst_bytes. Writes the
+ * new file's length into *jpeg_size and STOKE_RESTART_FIELDS values into info. With
+ * STOKE_RESTART_UNLESS_SEEKABLE, a sequential Huffman-coded file that has restart markers already
+ * (many cameras write them) is only read to its header: STOKE_JPEG_OK, *jpeg_size 0, info filled.
+ */
+int32_t stoke_jpeg_add_restarts(const uint8_t *jpeg, int64_t size, int32_t target_mcus, int64_t max_pixels,
+                                int32_t max_scans, int32_t flags, uint8_t *dst, int64_t dst_bytes, int64_t *jpeg_size,
+                                int32_t *info, char *message, int32_t message_bytes);
 
 #endif

@@ -6,18 +6,22 @@ import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.FileDataset;
 import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.UrlDatasetProvider;
+import io.stoke.loader.transform.RestartCopy;
 import io.stoke.pack.PackConflictException;
 import io.stoke.pack.PackException;
 import io.stoke.pack.PackOptions;
 import io.stoke.pack.Packer;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code stoke pack DATA --out DIR}: the dataset as WebDataset shards. The work is
@@ -39,6 +43,9 @@ import picocli.CommandLine.Parameters;
             ""
         })
 public final class PackCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
     @Parameters(
             index = "0",
             paramLabel = "DATA",
@@ -91,6 +98,16 @@ public final class PackCommand implements Callable<Integer> {
 
     @Option(names = "--crop", paramLabel = "C", description = "raw: torchvision's CenterCrop(C) (default: 224).")
     Integer crop;
+
+    @Option(
+            names = "--keep-pixels",
+            description = "Keep every image's decoded pixels exactly, instead of a --format: each JPEG is rewritten"
+                    + " losslessly with restart markers (its DCT coefficients as they are, sequential, a marker every"
+                    + " --restart-interval MCUs or the nearest divisor of a row; each copy is decoded beside its"
+                    + " original and compared), or kept byte for byte where it has markers already or cannot be"
+                    + " rewritten (arithmetic coding, CMYK, damaged data), and counted; PNG, WebP and other images"
+                    + " are stored as they are.")
+    boolean keepPixels;
 
     @Option(
             names = "--shard-size",
@@ -261,7 +278,24 @@ public final class PackCommand implements Callable<Integer> {
                 options.format().encoded()
                         ? " (" + r.keptOriginal() + " kept as they were: not larger than the target)"
                         : "");
-        if (packer.options().restartMcus() > 0) {
+        if (r.keptPixels() != null) {
+            Packer.KeptPixels k = r.keptPixels();
+            o.printf(
+                    Locale.ROOT,
+                    "  JPEGs                 %d rewritten with restart markers, %d kept as they were (%d with markers"
+                            + " already)%n",
+                    k.copied(),
+                    k.seekable() + k.keptCount(),
+                    k.seekable());
+            k.kept().forEach((why, count) -> o.printf(Locale.ROOT, "    kept: %d  %s%n", count, why));
+            o.printf(
+                    Locale.ROOT,
+                    "  JPEG bytes            %.1f MB before, %.1f MB after (%.3fx)%n",
+                    k.jpegBytesIn() / 1e6,
+                    k.jpegBytesOut() / 1e6,
+                    k.jpegBytesIn() > 0 ? (double) k.jpegBytesOut() / k.jpegBytesIn() : 1.0);
+            o.printf(Locale.ROOT, "  other images          %d stored as they were%n", k.others());
+        } else if (packer.options().restartMcus() > 0) {
             // Kept files have whatever markers they came with: progressive ones none that help.
             o.printf(
                     Locale.ROOT,
@@ -297,6 +331,24 @@ public final class PackCommand implements Callable<Integer> {
     /** The options as a {@link PackOptions}, defaults filled in; an error names the option at fault. */
     private PackOptions options() {
         long size = ByteSize.parse(shardSize);
+        if (keepPixels) {
+            var parsed = spec.commandLine().getParseResult();
+            for (String o :
+                    List.of("--format", "--resize", "--max-side", "--quality", "--crop", "--no-restart-markers")) {
+                if (parsed.hasMatchedOption(o)) {
+                    throw new IllegalArgumentException("--keep-pixels keeps every image as it is: no " + o);
+                }
+            }
+            if (!RestartCopy.available()) {
+                throw new IllegalArgumentException("--keep-pixels rewrites JPEGs with Stoke's region decoder library,"
+                        + " which is not loaded here: " + RestartCopy.unavailableReason());
+            }
+            if (restartInterval != null && restartInterval < 1) {
+                throw new IllegalArgumentException("--restart-interval must be at least 1 MCU");
+            }
+            return PackOptions.keepPixels(
+                    restartInterval == null ? PackOptions.DEFAULT_RESTART_MCUS : restartInterval, size);
+        }
         return switch (format) {
             case jpeg -> {
                 if (crop != null) {

@@ -55,7 +55,7 @@ class PackCommandTest {
 
     record Member(String name, byte[] data) {}
 
-    private static String[] pack(Object... args) {
+    static String[] pack(Object... args) {
         List<String> all = new ArrayList<>(List.of("pack"));
         for (Object a : args) {
             all.add(a.toString());
@@ -63,11 +63,11 @@ class PackCommandTest {
         return BenchCommandTest.run(all.toArray(String[]::new));
     }
 
-    private static void assertOk(String[] r) {
+    static void assertOk(String[] r) {
         assertEquals("0", r[0], "stdout:\n" + r[1] + "\nstderr:\n" + r[2]);
     }
 
-    private static JsonNode manifest(Path dir) throws IOException {
+    static JsonNode manifest(Path dir) throws IOException {
         return JSON.readTree(dir.resolve("index.json").toFile());
     }
 
@@ -91,7 +91,7 @@ class PackCommandTest {
     }
 
     /** Every member of the pack, in the manifest's shard order; each shard checked against its record. */
-    private static List<Member> allMembers(Path dir) throws IOException {
+    static List<Member> allMembers(Path dir) throws IOException {
         JsonNode m = manifest(dir);
         assertEquals("wids-shard-index-v1", m.path("__kind__").asText());
         assertEquals(1, m.path("wids_version").asInt());
@@ -314,7 +314,7 @@ class PackCommandTest {
         }
     }
 
-    private static void assumePython(String modules) {
+    static void assumePython(String modules) {
         boolean ok = pythonHas(modules);
         if (!ok) {
             System.err.println("[stoke] SKIPPING the Python read-back of stoke pack's shards: " + TestPython.PATH
@@ -323,7 +323,7 @@ class PackCommandTest {
         Assumptions.assumeTrue(ok, "SKIPPED: " + TestPython.PATH + " cannot import " + modules);
     }
 
-    private static void python(String script, Object... args) throws Exception {
+    static void python(String script, Object... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(TestPython.PATH, "-c", script));
         for (Object a : args) {
             cmd.add(a.toString());
@@ -432,7 +432,7 @@ class PackCommandTest {
     }
 
     /** The offset of the first 0xFF {@code marker} pair in {@code jpeg}, or -1. */
-    private static int indexOf(byte[] jpeg, byte marker) {
+    static int indexOf(byte[] jpeg, byte marker) {
         for (int i = 0; i + 1 < jpeg.length; i++) {
             if (jpeg[i] == (byte) 0xFF && jpeg[i + 1] == marker) {
                 return i;

@@ -12,12 +12,13 @@ import java.lang.invoke.MethodHandle;
 /**
  * Stoke's region decoder and restart-marker encoder ({@code native/pixels/stoke_jpeg.h}), 1:1:
  * decodes only the rows and columns of a JPEG that a crop keeps, seeking to its restart markers
- * where it has them, and encodes JPEGs with restart markers, over libjpeg-turbo's libjpeg API.
+ * where it has them, encodes JPEGs with restart markers, and gives a JPEG restart markers
+ * losslessly, over libjpeg-turbo's libjpeg API.
  * Bundled like {@link StokePixels}; {@code -Dstoke.jpeg.path=FILE} names another build,
  * {@code none} turns it off.
  */
 public final class StokeJpeg {
-    public static final int ABI_VERSION = 3;
+    public static final int ABI_VERSION = 4;
     public static final String PATH_PROPERTY = "stoke.jpeg.path";
 
     public static final int OK = 0;
@@ -52,6 +53,20 @@ public final class StokeJpeg {
     public static final int SAMP_420 = 2;
     public static final int SAMP_GRAY = 3;
 
+    /** Indices into the info array {@link #addRestarts} fills. */
+    public static final int RESTART_INTERVAL = 0;
+
+    public static final int RESTART_MCUS_PER_ROW = 1;
+    /** 1 when the original was progressive. */
+    public static final int RESTART_PROGRESSIVE = 2;
+    /** The original's own restart interval (0: none). */
+    public static final int RESTART_HAD_MARKERS = 3;
+
+    public static final int RESTART_FIELDS = 4;
+
+    /** {@link #addRestarts}'s flag: write nothing ({@code jpegSize[0]} 0) for a sequential file that has markers already. */
+    public static final int RESTART_UNLESS_SEEKABLE = 1;
+
     private static final BundledLibrary LIB = BundledLibrary.open(
             "Stoke's region decoder",
             "libstoke_jpeg.so",
@@ -76,6 +91,15 @@ public final class StokeJpeg {
                             FunctionDescriptor.of(
                                     JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
                                     ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, JAVA_INT));
+
+    private static final MethodHandle ADD_RESTARTS = LIB.lookup() == null
+            ? null
+            : Linker.nativeLinker()
+                    .downcallHandle(
+                            LIB.lookup().findOrThrow("stoke_jpeg_add_restarts"),
+                            FunctionDescriptor.of(
+                                    JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS,
+                                    JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, JAVA_INT));
 
     private StokeJpeg() {}
 
@@ -169,6 +193,48 @@ public final class StokeJpeg {
                     dst,
                     dstBytes,
                     jpegSize,
+                    message,
+                    messageBytes);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code stoke_jpeg_add_restarts}: rewrites a JPEG losslessly, sequential, with a restart
+     * marker every interval MCUs (the divisor of its MCUs per row nearest {@code targetMcus}).
+     * Returns {@link #OK} with the length in {@code jpegSize[0]} and {@link #RESTART_FIELDS} values
+     * in {@code info}, or {@link #ERROR} with the message (the caller keeps the original); {@code
+     * flags} 0 or {@link #RESTART_UNLESS_SEEKABLE}.
+     */
+    public static int addRestarts(
+            MemorySegment jpeg,
+            long size,
+            int targetMcus,
+            long maxPixels,
+            int maxScans,
+            int flags,
+            MemorySegment dst,
+            long dstBytes,
+            MemorySegment jpegSize,
+            MemorySegment info,
+            MemorySegment message,
+            int messageBytes) {
+        if (ADD_RESTARTS == null) {
+            throw new IllegalStateException(LIB.unavailable());
+        }
+        try {
+            return (int) ADD_RESTARTS.invokeExact(
+                    jpeg,
+                    size,
+                    targetMcus,
+                    maxPixels,
+                    maxScans,
+                    flags,
+                    dst,
+                    dstBytes,
+                    jpegSize,
+                    info,
                     message,
                     messageBytes);
         } catch (Throwable t) {

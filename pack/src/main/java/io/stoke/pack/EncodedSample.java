@@ -1,6 +1,7 @@
 package io.stoke.pack;
 
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.transform.RestartCopy;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -20,6 +21,12 @@ final class EncodedSample {
     long sourceBytes;
     /** Whether {@link #data} is the source file unchanged (already no larger than the target). */
     boolean original;
+    /** The member's extension, or null for the pack format's. */
+    String extension;
+    /** {@code --keep-pixels}, a JPEG: what its restart-marker copy did (null for another image). */
+    RestartCopy.Outcome copy;
+    /** {@code --keep-pixels}: why a JPEG was kept as it was. */
+    String kept;
 
     /** Holds {@code src[0, length)}. */
     void set(MemorySegment src, long length, boolean original) {
@@ -34,6 +41,9 @@ final class EncodedSample {
         this.original = original;
         this.status = SampleStatus.OK;
         this.message = null;
+        this.extension = null;
+        this.copy = null;
+        this.kept = null;
     }
 
     void fail(SampleStatus status, String message) {
@@ -41,5 +51,8 @@ final class EncodedSample {
         this.status = status;
         this.message = message;
         this.original = false;
+        this.extension = null;
+        this.copy = null;
+        this.kept = null;
     }
 }

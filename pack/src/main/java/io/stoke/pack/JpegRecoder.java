@@ -29,7 +29,7 @@ import java.lang.foreign.MemorySegment;
  * whole, and kept byte for byte: never upscaled, never re-encoded; any other image that small is
  * encoded at its own size. One per thread; its buffers grow to the largest image seen.
  */
-final class JpegRecoder implements AutoCloseable {
+final class JpegRecoder implements SampleEncoder {
     private final PackOptions options;
     private final SampleReader reader;
     private final JpegDecoder decoder;
@@ -57,7 +57,8 @@ final class JpegRecoder implements AutoCloseable {
     }
 
     /** Fills {@code out} with sample {@code sample}'s JPEG, or the reason it has none. */
-    void encode(int sample, EncodedSample out) {
+    @Override
+    public void encode(int sample, EncodedSample out) {
         out.sourceBytes = 0;
         SampleStatus status = reader.read(sample);
         if (status != SampleStatus.OK) {

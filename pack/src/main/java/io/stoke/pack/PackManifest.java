@@ -208,6 +208,9 @@ public final class PackManifest {
             } else {
                 o.put("resize", options.resize());
             }
+        } else if (options.format() == PackOptions.Format.ORIGINAL) {
+            // Rewritten JPEGs' markers: each image's DRI holds the divisor of its MCUs per row nearest it.
+            o.put("restart_interval_mcus", options.restartMcus());
         } else if (options.format() == PackOptions.Format.JPEG) {
             if (options.maxSide() > 0) {
                 o.put("max_side", options.maxSide());

@@ -38,20 +38,27 @@ public record PackOptions(
          * {@code KEY.png}: lossless, 8-bit RGB, re-encoded after a resize; a PNG small enough already is
          * kept byte for byte, and any other image that small is stored at its own size.
          */
-        PNG;
+        PNG,
+        /**
+         * {@code --keep-pixels}: every image's decoded pixels as they are. A JPEG is rewritten
+         * losslessly with restart markers (the same coefficients: {@code KEY.jpg}), or kept byte for
+         * byte where it cannot be or seeks already; any other image is stored as it is
+         * ({@code KEY.png}, {@code KEY.webp}, ...).
+         */
+        ORIGINAL;
 
-        /** The member's extension, also the name the manifest and the command line use. */
+        /** The member's extension (an ORIGINAL pack's JPEGs'; its other images keep their own). */
         public String extension() {
             return switch (this) {
-                case JPEG -> "jpg";
+                case JPEG, ORIGINAL -> "jpg";
                 case RAW -> "npy";
                 case PNG -> "png";
             };
         }
 
-        /** Whether the images are resized and re-encoded (JPEG, PNG) rather than stored as pixels (RAW). */
+        /** Whether the images are resized and re-encoded (JPEG, PNG) rather than stored as pixels (RAW) or kept (ORIGINAL). */
         public boolean encoded() {
-            return this != RAW;
+            return this == JPEG || this == PNG;
         }
 
         public String label() {
@@ -89,6 +96,16 @@ public record PackOptions(
                 throw new IllegalArgumentException(
                         "--quality and restart markers apply to --format jpeg only, --crop to --format raw only");
             }
+        } else if (format == Format.ORIGINAL) {
+            if (resize != 0 || maxSide != 0 || quality != 0 || crop != 0) {
+                throw new IllegalArgumentException(
+                        "--keep-pixels keeps every image as it is: no --resize, --max-side, --quality or --crop");
+            }
+            if (restartMcus < 1 || restartMcus > 65535) {
+                throw new IllegalArgumentException(
+                        "--keep-pixels writes restart markers: --restart-interval must be in 1..65535 MCUs, not "
+                                + restartMcus);
+            }
         } else {
             if (crop < 1 || crop > resize || resize > 16384) {
                 throw new IllegalArgumentException(
@@ -124,6 +141,11 @@ public record PackOptions(
     /** The evaluation transform's uint8 pixels, {@code Resize(resize)} then {@code CenterCrop(crop)}. */
     public static PackOptions raw(int resize, int crop, long shardSize) {
         return new PackOptions(Format.RAW, resize, 0, 0, 0, crop, shardSize);
+    }
+
+    /** {@code --keep-pixels}: every image's pixels kept, JPEGs given restart markers losslessly. */
+    public static PackOptions keepPixels(int restartMcus, long shardSize) {
+        return new PackOptions(Format.ORIGINAL, 0, 0, 0, restartMcus, 0, shardSize);
     }
 
     /** These options with restart markers aimed at every {@code mcus} MCUs (0: none). */
@@ -184,6 +206,7 @@ public record PackOptions(
                 "--format png " + (maxSide > 0 ? "--max-side " + maxSide : "--resize " + resize) + " --shard-size "
                         + shardSize;
             case RAW -> "--format raw --resize " + resize + " --crop " + crop + " --shard-size " + shardSize;
+            case ORIGINAL -> "--keep-pixels --restart-interval " + restartMcus + " --shard-size " + shardSize;
         };
     }
 }

@@ -23,7 +23,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -80,6 +82,7 @@ public final class Packer {
      * @param bytesIn         source bytes read
      * @param bytesOut        shard bytes written
      * @param nanos           time taken by this run's samples
+     * @param keptPixels      with {@code --keep-pixels}, what became of each image; else null
      */
     public record Result(
             boolean alreadyComplete,
@@ -93,9 +96,33 @@ public final class Packer {
             long packSamples,
             long bytesIn,
             long bytesOut,
-            long nanos) {
+            long nanos,
+            KeptPixels keptPixels) {
         public double imagesPerSecond() {
             return nanos > 0 ? handled * 1e9 / nanos : 0;
+        }
+    }
+
+    /**
+     * What {@code --keep-pixels} did with a run's images.
+     *
+     * @param copied       JPEGs rewritten losslessly with restart markers
+     * @param seekable     JPEGs stored as they were: sequential, with restart markers already
+     * @param kept         JPEGs stored as they were, by reason (arithmetic coding, CMYK, damaged
+     *     data, a copy that would not decode the same)
+     * @param others       images of other formats, stored as they were
+     * @param jpegBytesIn  the JPEGs' bytes read
+     * @param jpegBytesOut the JPEGs' bytes stored
+     */
+    public record KeptPixels(
+            long copied, long seekable, Map<String, Long> kept, long others, long jpegBytesIn, long jpegBytesOut) {
+        public KeptPixels {
+            kept = Map.copyOf(kept);
+        }
+
+        /** JPEGs kept as they were for a reason (not counting the seekable ones). */
+        public long keptCount() {
+            return kept.values().stream().mapToLong(Long::longValue).sum();
         }
     }
 
@@ -130,6 +157,10 @@ public final class Packer {
     private static PackOptions withoutUnwritableMarkers(PackOptions options) {
         if (options.restartMcus() == 0 || StokeJpeg.available()) {
             return options;
+        }
+        if (options.format() == PackOptions.Format.ORIGINAL) {
+            throw new PackException("--keep-pixels rewrites JPEGs with Stoke's region decoder library, which is"
+                    + " not loaded: " + StokeJpeg.unavailableReason());
         }
         System.err.println("stoke pack: WARNING: " + StokeJpeg.unavailableReason()
                 + "; packing without restart markers (the region decoder cannot seek in these shards;"
@@ -196,14 +227,14 @@ public final class Packer {
         int start = manifest.resumeAt();
         if (manifest.complete()) {
             return new Result(
-                    true, start, 0, 0, 0, List.of(), 0, manifest.shards().size(), manifest.samples(), 0, 0, 0);
+                    true, start, 0, 0, 0, List.of(), 0, manifest.shards().size(), manifest.samples(), 0, 0, 0, null);
         }
         manifest.write(out);
         listener.started(dataset.size() - start);
         long begin = System.nanoTime();
         Tally tally = new Tally();
         try (ShardSequence shards = new ShardSequence(out, manifest, listener)) {
-            if (options.format().encoded()) {
+            if (options.format() != PackOptions.Format.RAW) {
                 packJpeg(start, shards, tally);
             } else {
                 packRaw(start, shards, tally);
@@ -222,7 +253,16 @@ public final class Packer {
                     manifest.samples(),
                     tally.bytesIn,
                     shards.bytesWritten(),
-                    System.nanoTime() - begin);
+                    System.nanoTime() - begin,
+                    options.format() == PackOptions.Format.ORIGINAL
+                            ? new KeptPixels(
+                                    tally.copied,
+                                    tally.seekable,
+                                    tally.keptJpegs,
+                                    tally.others,
+                                    tally.jpegBytesIn,
+                                    tally.jpegBytesOut)
+                            : null);
         }
     }
 
@@ -261,6 +301,27 @@ public final class Packer {
         long kept;
         long bytesIn;
         final List<String> skipped = new ArrayList<>();
+        // --keep-pixels
+        long copied;
+        long seekable;
+        final Map<String, Long> keptJpegs = new TreeMap<>();
+        long others;
+        long jpegBytesIn;
+        long jpegBytesOut;
+
+        void count(EncodedSample s) {
+            if (s.copy == null) {
+                others++;
+                return;
+            }
+            jpegBytesIn += s.sourceBytes;
+            jpegBytesOut += s.length;
+            switch (s.copy) {
+                case COPIED -> copied++;
+                case SEEKABLE -> seekable++;
+                case KEPT -> keptJpegs.merge(s.kept, 1L, Long::sum);
+            }
+        }
     }
 
     /**
@@ -350,7 +411,9 @@ public final class Packer {
         List<Thread> threads = new ArrayList<>();
         for (int w = 0; w < workers; w++) {
             threads.add(Thread.ofPlatform().name("stoke-pack-" + w).daemon(true).start(() -> {
-                try (JpegRecoder recoder = new JpegRecoder(dataset, options, JpegRecoder.decoding())) {
+                try (SampleEncoder recoder = options.format() == PackOptions.Format.ORIGINAL
+                        ? new PixelKeeper(dataset, options, JpegRecoder.decoding())
+                        : new JpegRecoder(dataset, options, JpegRecoder.decoding())) {
                     for (long t = next.getAndIncrement(); t < n; t = next.getAndIncrement()) {
                         EncodedSample place = queue.claim(t);
                         recoder.encode((int) t, place);
@@ -369,10 +432,13 @@ public final class Packer {
                 EncodedSample s = queue.take(t);
                 tally.bytesIn += s.sourceBytes;
                 if (s.status == SampleStatus.OK) {
-                    shards.add(t, SampleKeys.key(dataset, t), dataset.label(t), s.data, s.length);
+                    shards.add(t, SampleKeys.key(dataset, t), dataset.label(t), s.data, s.length, s.extension);
                     tally.packed++;
                     if (s.original) {
                         tally.kept++;
+                    }
+                    if (options.format() == PackOptions.Format.ORIGINAL) {
+                        tally.count(s);
                     }
                 } else {
                     bad(t, s.status, s.message, shards, tally);

@@ -38,10 +38,15 @@ final class ShardSequence implements AutoCloseable {
      * ({@code classLabel} -1: a Parquet row of an unlabelled table or split) has no {@code .cls}.
      */
     void add(int sample, String key, int classLabel, byte[] data, int length) {
+        add(sample, key, classLabel, data, length, null);
+    }
+
+    /** {@link #add}, the image member named {@code KEY.<ext>} ({@code ext} null: the pack format's). */
+    void add(int sample, String key, int classLabel, byte[] data, int length, String ext) {
         if (classLabel < -1) {
             throw new IllegalArgumentException(key + ": label " + classLabel + " (the lowest is -1: none)");
         }
-        String dataName = key + extension;
+        String dataName = key + (ext == null ? extension : "." + ext);
         boolean labelled = classLabel >= 0;
         String labelName = labelled ? key + ".cls" : null;
         int labelLength = labelled ? ascii(classLabel) : 0;

@@ -24,7 +24,7 @@ public final class JpegDecoder implements AutoCloseable {
     private static final ScalingFactors FACTORS = ScalingFactors.query();
     private static final int DECODE_FLAGS = TurboJpeg.TJFLAG_LIMITSCANS;
     /** The progressive scans allowed, as TurboJPEG's TJFLAG_LIMITSCANS allows. */
-    private static final int MAX_SCANS = 500;
+    static final int MAX_SCANS = 500;
     /**
      * Scaled pixels decoded around a box, so that the edge effects of a cut region fall outside it:
      * fancy upsampling reads one chroma sample past a pixel, two pixels at 2x subsampling. (0 gives
