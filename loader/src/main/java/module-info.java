@@ -15,6 +15,7 @@ module io.stoke.loader {
     uses io.stoke.loader.source.TableDatasetProvider; // Parquet datasets (stoke-parquet)
 
     exports io.stoke.loader;
+    exports io.stoke.loader.cache;
     exports io.stoke.loader.error;
     exports io.stoke.loader.format;
     exports io.stoke.loader.sample;

@@ -39,7 +39,18 @@ public final class LibC {
     private static final MethodHandle CLOSE;
     private static final MethodHandle PREAD;
     private static final MethodHandle LSEEK;
+    private static final MethodHandle FSTAT;
     private static final MethodHandle STRERROR;
+
+    /**
+     * {@code struct stat} on 64-bit Linux (x86-64 and AArch64 agree on these): its size, and the
+     * offsets of {@code st_size} and {@code st_mtim}'s two fields.
+     */
+    public static final int STAT_BYTES = 144;
+
+    public static final long ST_SIZE = 48;
+    public static final long ST_MTIME_SEC = 88;
+    public static final long ST_MTIME_NSEC = 96;
 
     static {
         Linker linker = Linker.nativeLinker();
@@ -54,6 +65,8 @@ public final class LibC {
                 errno);
         LSEEK = linker.downcallHandle(
                 libc.findOrThrow("lseek"), FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT), errno);
+        FSTAT = linker.downcallHandle(
+                libc.findOrThrow("fstat"), FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS), errno);
         STRERROR = linker.downcallHandle(libc.findOrThrow("strerror"), FunctionDescriptor.of(ADDRESS, JAVA_INT));
     }
 
@@ -179,6 +192,22 @@ public final class LibC {
         }
         try {
             return (long) PREAD.invokeExact(callState, fd, buf, count, offset);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code fstat(fd, buf)}: read {@link #ST_SIZE} and {@link #ST_MTIME_SEC} from {@code buf}.
+     *
+     * @throws IndexOutOfBoundsException when {@code buf} is shorter than {@link #STAT_BYTES}
+     */
+    public static int fstat(MemorySegment callState, int fd, MemorySegment buf) {
+        if (buf.byteSize() < STAT_BYTES) {
+            throw new IndexOutOfBoundsException("fstat into " + buf.byteSize() + " bytes");
+        }
+        try {
+            return (int) FSTAT.invokeExact(callState, fd, buf);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }

@@ -1,6 +1,7 @@
 package io.stoke.loader;
 
 import io.stoke.ffm.TurboJpeg;
+import io.stoke.loader.cache.RestartCache;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.sample.EpochCut;
 import io.stoke.loader.sample.LoaderState;
@@ -105,7 +106,8 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
                             startBatch,
                             b.epochs,
                             policy == ErrorPolicy.SKIP,
-                            b.workerNice),
+                            b.workerNice,
+                            b.cache),
                     b.producerIdle);
         } catch (RuntimeException | Error e) {
             ring.close();
@@ -327,6 +329,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         private int startBatch;
         private List<LoaderState> resumeFrom = List.of();
         private List<EpochCut> startCuts = List.of();
+        private RestartCache cache;
         private int shuffleWindow = DEFAULT_WINDOW;
         private int workerNice;
         private TransformSpec transform = TransformSpec.defaults();
@@ -498,6 +501,17 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
                 throw new IllegalArgumentException("no loader state to resume from");
             }
             this.resumeFrom = List.copyOf(states);
+            return this;
+        }
+
+        /**
+         * Reads lossless restart-marker copies of a folder's or list's JPEGs from {@code cache},
+         * filling it as the originals are read (see {@link RestartCache}): the same pixels, and
+         * from the next epoch on the region decoder seeks in every JPEG. The caller owns the cache
+         * and closes it after the loader. Shards are read as they are.
+         */
+        public Builder cache(RestartCache cache) {
+            this.cache = cache;
             return this;
         }
 

@@ -27,6 +27,9 @@ public final class FileReader implements SampleReader {
     private MemorySegment buffer;
     private long length;
     private int lastErrno;
+    private MemorySegment lastPath;
+    private long lastPathOffset;
+    private int lastPathLength;
 
     public FileReader(FileDataset dataset, long maxBytes) {
         this.dataset = dataset;
@@ -50,16 +53,79 @@ public final class FileReader implements SampleReader {
     public SampleStatus read(int sample) {
         length = 0;
         lastErrno = 0;
+        MemorySegment fullPath = pathOf(sample);
+        return fullPath == null ? SampleStatus.READ_ERROR : readPath(fullPath);
+    }
+
+    /**
+     * Builds sample {@code sample}'s NUL-terminated path in native memory ({@link #pathOffset()}
+     * and {@link #pathLength()} say where its own bytes lie); null when it is too long.
+     */
+    private MemorySegment pathOf(int sample) {
         boolean absolute = dataset.isAbsolute(sample);
         MemorySegment fullPath = absolute ? absolutePath : path;
         long offset = absolute ? 0 : rootLength;
         int pathLength = dataset.pathLength(sample);
         if (offset + pathLength + 1 > PATH_MAX) {
             lastErrno = 36; // ENAMETOOLONG
-            return SampleStatus.READ_ERROR;
+            return null;
         }
         dataset.copyPath(sample, fullPath, offset);
         fullPath.set(ValueLayout.JAVA_BYTE, offset + pathLength, (byte) 0);
+        lastPath = fullPath;
+        lastPathOffset = offset;
+        lastPathLength = pathLength;
+        return fullPath;
+    }
+
+    /**
+     * {@code fstat}s sample {@code sample}'s file into {@code stat} ({@link LibC#STAT_BYTES}) without
+     * reading it: OK, or {@link SampleStatus#READ_ERROR} ({@link #lastErrno()} says why). Its path,
+     * as the dataset holds it, is then {@link #pathBytes()}.
+     */
+    public SampleStatus stat(int sample, MemorySegment stat) {
+        lastErrno = 0;
+        MemorySegment fullPath = pathOf(sample);
+        if (fullPath == null) {
+            return SampleStatus.READ_ERROR;
+        }
+        int fd = LibC.open(callState, fullPath, LibC.O_RDONLY | LibC.O_CLOEXEC);
+        if (fd < 0) {
+            lastErrno = LibC.errno(callState);
+            return SampleStatus.READ_ERROR;
+        }
+        try {
+            if (LibC.fstat(callState, fd, stat) != 0) {
+                lastErrno = LibC.errno(callState);
+                return SampleStatus.READ_ERROR;
+            }
+            return SampleStatus.OK;
+        } finally {
+            LibC.close(fd);
+        }
+    }
+
+    /** The native buffer holding the last path built: its sample's own bytes at {@link #pathOffset()}. */
+    public MemorySegment pathBytes() {
+        return lastPath;
+    }
+
+    public long pathOffset() {
+        return lastPathOffset;
+    }
+
+    public int pathLength() {
+        return lastPathLength;
+    }
+
+    /**
+     * Reads the whole file at {@code fullPath} (NUL-terminated, in native memory) into the buffer:
+     * OK, {@link SampleStatus#EMPTY_FILE}, {@link SampleStatus#TOO_LARGE} or {@link
+     * SampleStatus#READ_ERROR}.
+     */
+    public SampleStatus readPath(MemorySegment fullPath) {
+        length = 0;
+        lastErrno = 0;
         int fd = LibC.open(callState, fullPath, LibC.O_RDONLY | LibC.O_CLOEXEC);
         if (fd < 0) {
             lastErrno = LibC.errno(callState);

@@ -43,13 +43,18 @@ public final class SampleTransform implements AutoCloseable {
 
     /** @param seed keys the training transform's random crops and flips (with the epoch and index) */
     public SampleTransform(Dataset dataset, TransformSpec spec, long seed) {
+        this(dataset, spec, seed, dataset.reader(spec.maxFileBytes()));
+    }
+
+    /** With {@code reader} for {@code dataset}'s bytes (a restart cache's, say), which this transform then owns. */
+    public SampleTransform(Dataset dataset, TransformSpec spec, long seed, SampleReader reader) {
         this.dataset = dataset;
         this.train = spec.train();
         this.seed = seed;
         this.resize = spec.resize();
         this.evalRegion = spec.evalRegion();
         this.shards = dataset instanceof ShardDataset s ? s.shards() : null; // raw .npy samples are in shards only
-        this.reader = dataset.reader(spec.maxFileBytes());
+        this.reader = reader;
         this.npy = new NpyImage(spec.crop());
         this.decoder = new JpegDecoder(spec);
         this.whole = new WholeImageDecoder(spec);

@@ -3,11 +3,13 @@ package io.stoke.loader.work;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import io.stoke.loader.cache.RestartCache;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.transform.SampleTransform;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.loader.tune.TunerLog;
@@ -52,6 +54,7 @@ import org.agrona.concurrent.IdleStrategy;
  */
 public final class Pipeline implements AutoCloseable {
     private final Dataset dataset;
+    private final RestartCache cache;
     private final Sampler sampler;
     private final TransformSpec spec;
     private final SlotRing ring;
@@ -130,6 +133,7 @@ public final class Pipeline implements AutoCloseable {
      *     0 for no end
      * @param skipErrors whether a sample that fails is recorded in its batch (else the pipeline fails)
      * @param workerNice the workers' nice value, 0 to 19 (0: the process's own; see {@link WorkerPriority})
+     * @param cache      where the workers read lossless restart-marker copies of the originals, or null
      */
     public record Settings(
             int workers,
@@ -138,7 +142,8 @@ public final class Pipeline implements AutoCloseable {
             int startBatch,
             long epochs,
             boolean skipErrors,
-            int workerNice) {
+            int workerNice,
+            RestartCache cache) {
         public Settings {
             if (workers < 1) {
                 throw new IllegalArgumentException("workers must be positive, not " + workers);
@@ -161,6 +166,7 @@ public final class Pipeline implements AutoCloseable {
         long epochs = settings.epochs();
         boolean skipErrors = settings.skipErrors();
         int workerNice = settings.workerNice();
+        this.cache = settings.cache();
         if (ring.geometry().samplesPerSlot() != sampler.batchSize()
                 || ring.geometry().sampleBytes() != spec.sampleBytes()) {
             throw new IllegalArgumentException("ring geometry does not match batch size and transform");
@@ -252,7 +258,9 @@ public final class Pipeline implements AutoCloseable {
         if (!awaitActive(id)) {
             return;
         }
-        try (SampleTransform transform = new SampleTransform(dataset, spec, sampler.seed())) {
+        SampleReader reader =
+                cache == null ? dataset.reader(spec.maxFileBytes()) : cache.reader(dataset, spec.maxFileBytes());
+        try (SampleTransform transform = new SampleTransform(dataset, spec, sampler.seed(), reader)) {
             int[] order = null;
             long orderEpoch = -1;
             while (running) {

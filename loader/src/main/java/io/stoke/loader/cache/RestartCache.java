@@ -1,0 +1,375 @@
+package io.stoke.loader.cache;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+
+import io.stoke.ffm.LibC;
+import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.format.ImageFormat;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.FileDataset;
+import io.stoke.loader.source.FileReader;
+import io.stoke.loader.source.SampleReader;
+import io.stoke.loader.transform.RestartCopy;
+import io.stoke.loader.transform.TransformSpec;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+
+/**
+ * A folder of lossless restart-marker copies of a file dataset's JPEGs ({@link RestartCopy}), kept
+ * across runs, so that from the second epoch on the region decoder seeks in every original JPEG:
+ * {@code stoke.DataLoader(cache_dir=...)}, {@code --cache-dir}, {@link
+ * io.stoke.loader.Loader.Builder#cache}.
+ *
+ * <p>An entry is filed under a hash of its original's identity (path as the dataset holds it,
+ * size, modification time) and names that identity in its header ({@link CacheEntry}), so a
+ * changed original is never served its old copy; its content is hashed, so a damaged entry is
+ * never served either (it is counted, and made again). A JPEG that seeks already, or that cannot
+ * be copied (CMYK, arithmetic coding, damaged data), gets an entry without content that says to
+ * read the original, and is not tried again; other formats are not cached.
+ *
+ * <p>Workers never copy: a worker that misses reads the original and asks the filler, one thread
+ * at the lowest priority (nice 19), which reads the original again, copies it, checks the copy
+ * against the original's pixels, and writes the entry under a temporary name it then renames: a
+ * reader sees a whole entry or none, in this process or any other sharing the folder, and a
+ * process killed while filling leaves only a temporary file, removed when the cache is next
+ * opened. The filler takes the CPU the workers leave, so a loader-bound epoch is not slowed; the
+ * copies come as fast as idle time allows. The folder's bytes are bounded by its budget: a full
+ * cache is said once, and the loader goes on from the originals.
+ */
+public final class RestartCache implements AutoCloseable {
+    /** Requests the filler holds; more are dropped and asked again at the next miss. */
+    private static final int QUEUE = 4096;
+
+    private static final String SUFFIX = ".stc";
+
+    private final Path dir;
+    private final byte[] dirBytes;
+    private final long budget;
+    private final int restartMcus;
+    private final Consumer<String> say;
+    private final AtomicLong used = new AtomicLong();
+    private final AtomicBoolean full = new AtomicBoolean();
+    final LongAdder hits = new LongAdder();
+    final LongAdder misses = new LongAdder();
+    private final LongAdder copied = new LongAdder();
+    private final LongAdder originals = new LongAdder();
+    private final LongAdder damaged = new LongAdder();
+    // The filler's queue: sample indices in a ring, under this lock.
+    private final int[] queue = new int[QUEUE];
+    private int head;
+    private int count;
+    private long filled;
+    private long requested;
+    private FileDataset dataset;
+    private Thread filler;
+    private volatile boolean closed;
+
+    private RestartCache(Path dir, long budget, int restartMcus, Consumer<String> say) {
+        this.dir = dir;
+        this.dirBytes = (dir.toAbsolutePath().normalize() + "/").getBytes(StandardCharsets.UTF_8);
+        this.budget = budget;
+        this.restartMcus = restartMcus;
+        this.say = say;
+    }
+
+    /**
+     * Opens (or creates) the cache in {@code dir}: counts the bytes of its entries, and removes the
+     * temporary files of processes that are gone.
+     *
+     * @param budget  the most bytes its entries may hold
+     * @param say     where the cache's one-line notices go (the budget reached, the library missing)
+     * @throws IllegalArgumentException the folder cannot be made or read, or the path is too long
+     */
+    public static RestartCache open(Path dir, long budget, Consumer<String> say) {
+        if (budget < 1) {
+            throw new IllegalArgumentException("the cache's budget must be positive, not " + budget);
+        }
+        RestartCache cache = new RestartCache(dir, budget, 4, say);
+        if (cache.dirBytes.length + 2 + 1 + 16 + SUFFIX.length() + 1 > 4096) {
+            throw new IllegalArgumentException("cache folder path too long: " + dir);
+        }
+        try {
+            Files.createDirectories(dir);
+            try (Stream<Path> files = Files.walk(dir, 2)) {
+                files.filter(Files::isRegularFile).forEach(cache::adopt);
+            }
+        } catch (IOException | UncheckedIOException e) {
+            throw new IllegalArgumentException("cannot use " + dir + " as a cache: " + e.getMessage(), e);
+        }
+        if (!RestartCopy.available()) {
+            say.accept("WARNING: the restart cache makes no copies: " + RestartCopy.unavailableReason()
+                    + "; every file is read as it is");
+        }
+        return cache;
+    }
+
+    /** At open: counts an entry's bytes, or removes a dead process's temporary file. */
+    private void adopt(Path file) {
+        String name = file.getFileName().toString();
+        try {
+            if (name.endsWith(SUFFIX)) {
+                used.addAndGet(Files.size(file));
+            } else if (name.contains(SUFFIX + ".tmp-")) {
+                long pid = Long.parseLong(name.substring(name.indexOf(".tmp-") + 5, name.lastIndexOf('-')));
+                if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+                    return; // another process is writing it
+                }
+                Files.deleteIfExists(file);
+            }
+        } catch (IOException | NumberFormatException | IndexOutOfBoundsException e) {
+            // Not one of ours, or gone since the walk: left alone.
+        }
+    }
+
+    /** The folder. */
+    public Path directory() {
+        return dir;
+    }
+
+    /**
+     * A worker's reader of {@code dataset}'s samples through this cache; a dataset that is not a
+     * folder or list of files is read as it is (shards are not cached).
+     */
+    public SampleReader reader(Dataset dataset, long maxBytes) {
+        if (!(dataset instanceof FileDataset files) || !RestartCopy.available()) {
+            return dataset.reader(maxBytes);
+        }
+        synchronized (this) {
+            if (this.dataset == null) {
+                this.dataset = files;
+                filler = Thread.ofPlatform()
+                        .name("stoke-cache-filler")
+                        .daemon(true)
+                        .start(this::fill);
+            } else if (this.dataset != files) {
+                throw new IllegalStateException("a restart cache serves one dataset per process");
+            }
+        }
+        return new CachedFileReader(this, files, maxBytes);
+    }
+
+    /** Writes the folder's path into {@code path}; returns where an entry's name starts. */
+    int writeDirectory(MemorySegment path) {
+        MemorySegment.copy(dirBytes, 0, path, JAVA_BYTE, 0, dirBytes.length);
+        return dirBytes.length;
+    }
+
+    private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+
+    /** Writes {@code xx/xxxxxxxxxxxxxxxx.stc\0}, the entry of {@code key}, at {@code path[at]}. */
+    static void writeName(MemorySegment path, int at, long key) {
+        path.set(JAVA_BYTE, at, HEX[(int) (key >>> 60) & 15]);
+        path.set(JAVA_BYTE, at + 1, HEX[(int) (key >>> 56) & 15]);
+        path.set(JAVA_BYTE, at + 2, (byte) '/');
+        for (int i = 0; i < 16; i++) {
+            path.set(JAVA_BYTE, at + 3 + i, HEX[(int) (key >>> (60 - 4 * i)) & 15]);
+        }
+        for (int i = 0; i < SUFFIX.length(); i++) {
+            path.set(JAVA_BYTE, at + 19 + i, (byte) SUFFIX.charAt(i));
+        }
+        path.set(JAVA_BYTE, at + 19 + SUFFIX.length(), (byte) 0);
+    }
+
+    /** Removes a damaged entry (rare: not on the hot path). */
+    void discard(MemorySegment entryPath) {
+        try {
+            Files.deleteIfExists(Path.of(entryPath.getString(0, StandardCharsets.UTF_8)));
+        } catch (IOException e) {
+            // Another process removed or replaced it: its next read decides again.
+        }
+    }
+
+    /** Asks the filler for sample {@code sample}'s entry (a damaged one is counted); dropped when the queue is full. */
+    synchronized void request(int sample, boolean wasDamaged) {
+        if (wasDamaged) {
+            damaged.increment();
+        }
+        if (full.get() || closed || count == QUEUE) {
+            return;
+        }
+        queue[(head + count++) % QUEUE] = sample;
+        requested++;
+        notifyAll();
+    }
+
+    private synchronized int take() throws InterruptedException {
+        while (count == 0 && !closed) {
+            wait();
+        }
+        if (closed) {
+            return -1;
+        }
+        int sample = queue[head];
+        head = (head + 1) % QUEUE;
+        count--;
+        return sample;
+    }
+
+    private synchronized void done() {
+        filled++;
+        notifyAll();
+    }
+
+    /** The filler's loop, at nice 19: each requested original copied and filed. */
+    private void fill() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment callState = LibC.allocateCallState(arena);
+            LibC.setpriority(callState, LibC.PRIO_PROCESS, LibC.gettid(), 19);
+        } catch (RuntimeException | Error e) {
+            // Without it the filler competes with the workers at their priority: still correct.
+        }
+        TransformSpec decoding = TransformSpec.defaults();
+        try (FileReader reader = new FileReader(dataset, decoding.maxFileBytes());
+                RestartCopy copier = new RestartCopy(restartMcus, decoding, true);
+                Arena arena = Arena.ofConfined()) {
+            MemorySegment stat = arena.allocate(LibC.STAT_BYTES, 8);
+            long serial = 0;
+            while (true) {
+                int sample = take();
+                if (sample < 0) {
+                    return;
+                }
+                try {
+                    fillOne(sample, reader, copier, stat, serial++);
+                } catch (IOException | UncheckedIOException e) {
+                    say.accept("WARNING: the restart cache could not write to " + dir + " (" + e.getMessage()
+                            + "); the rest is read from the originals");
+                    full.set(true);
+                } finally {
+                    done();
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void fillOne(int sample, FileReader reader, RestartCopy copier, MemorySegment stat, long serial)
+            throws IOException {
+        if (reader.stat(sample, stat) != SampleStatus.OK) {
+            return;
+        }
+        long size = stat.get(java.lang.foreign.ValueLayout.JAVA_LONG, LibC.ST_SIZE);
+        long sec = stat.get(java.lang.foreign.ValueLayout.JAVA_LONG, LibC.ST_MTIME_SEC);
+        long nsec = stat.get(java.lang.foreign.ValueLayout.JAVA_LONG, LibC.ST_MTIME_NSEC);
+        // The path's bytes, before read() builds the same path again.
+        int pathLength = reader.pathLength();
+        byte[] path = new byte[pathLength];
+        MemorySegment.copy(reader.pathBytes(), JAVA_BYTE, reader.pathOffset(), path, 0, pathLength);
+        MemorySegment pathSegment = MemorySegment.ofArray(path);
+        long key = CacheEntry.key(pathSegment, 0, pathLength, size, sec, nsec);
+        Path entry = entryOf(key);
+        if (Files.exists(entry)) {
+            return; // filled since it was asked for (another worker, another process), or about to be replaced
+        }
+        if (reader.read(sample) != SampleStatus.OK
+                || reader.length() != size
+                || ImageFormat.sniff(reader.bytes(), reader.length()) != ImageFormat.JPEG) {
+            return; // unreadable, changed while read, or not a JPEG: nothing to cache
+        }
+        RestartCopy.Outcome outcome = copier.copy(reader.bytes(), reader.length());
+        boolean isCopy = outcome == RestartCopy.Outcome.COPIED;
+        long contentLength = isCopy ? copier.length() : 0;
+        long total = CacheEntry.HEADER_BYTES + pathLength + contentLength;
+        if (used.get() + total > budget) {
+            if (!full.getAndSet(true)) {
+                say.accept("the restart cache in " + dir + " is full (" + used.get() + " of its " + budget
+                        + " bytes): the files not copied yet are read as they are");
+            }
+            return;
+        }
+        byte[] bytes = new byte[(int) total];
+        MemorySegment e = MemorySegment.ofArray(bytes);
+        long contentHash = isCopy ? CacheEntry.hash(0, copier.bytes(), 0, contentLength) : 0;
+        CacheEntry.write(
+                e,
+                isCopy ? CacheEntry.COPY : CacheEntry.ORIGINAL,
+                pathSegment,
+                0,
+                pathLength,
+                size,
+                sec,
+                nsec,
+                contentLength,
+                contentHash);
+        if (isCopy) {
+            MemorySegment.copy(copier.bytes(), 0, e, CacheEntry.HEADER_BYTES + pathLength, contentLength);
+            copied.increment();
+        } else {
+            originals.increment();
+        }
+        Files.createDirectories(entry.getParent());
+        Path tmp = entry.resolveSibling(
+                entry.getFileName() + ".tmp-" + ProcessHandle.current().pid() + "-" + serial);
+        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+        }
+        // A reader sees the whole entry or none: rename is atomic within the folder.
+        Files.move(tmp, entry, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        used.addAndGet(total);
+    }
+
+    private Path entryOf(long key) {
+        String hex = String.format("%016x", key);
+        return dir.resolve(hex.substring(0, 2)).resolve(hex + SUFFIX);
+    }
+
+    /** What the cache has done in this process. */
+    public record Stats(
+            long hits, long misses, long copied, long originals, long damaged, long usedBytes, boolean full) {}
+
+    public Stats stats() {
+        return new Stats(
+                hits.sum(), misses.sum(), copied.sum(), originals.sum(), damaged.sum(), used.get(), full.get());
+    }
+
+    /**
+     * Waits until the filler has handled every request made so far, or the timeout passes; true when
+     * it has. For tests and for a caller that wants the copies before the next epoch.
+     */
+    public synchronized boolean awaitFilled(long timeoutMillis) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutMillis;
+        while (filled < requested && !closed) {
+            long left = deadline - System.currentTimeMillis();
+            if (left <= 0) {
+                return false;
+            }
+            wait(left);
+        }
+        return filled >= requested;
+    }
+
+    /** Stops the filler after the entry in hand; requests not yet handled are dropped. */
+    @Override
+    public void close() {
+        Thread t;
+        synchronized (this) {
+            closed = true;
+            notifyAll();
+            t = filler;
+        }
+        if (t != null) {
+            try {
+                t.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

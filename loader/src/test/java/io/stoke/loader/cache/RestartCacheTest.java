@@ -1,0 +1,186 @@
+package io.stoke.loader.cache;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.stoke.ffm.TurboJpeg;
+import io.stoke.loader.Batch;
+import io.stoke.loader.Loader;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.RandomResizedCrop;
+import io.stoke.loader.transform.RestartCopy;
+import io.stoke.loader.transform.TransformSpec;
+import io.stoke.loader.transform.TransformSpec.DctScaling;
+import java.io.IOException;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import java.util.zip.CRC32;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The restart cache against the same loader without it: every batch the same bytes, at every DCT
+ * scale, under both transforms, from the epoch that fills it, the next, and a new process's
+ * (a new cache over the folder); a changed original and a damaged entry are never served; a full
+ * budget is said once and changes nothing else.
+ */
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
+class RestartCacheTest {
+    @TempDir
+    Path tmp;
+
+    private final List<String> said = new CopyOnWriteArrayList<>();
+
+    @BeforeEach
+    void needsTheLibrary() {
+        Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
+    }
+
+    /** 40 JPEGs of every sampling (a third progressive), one CMYK, in 3 classes. */
+    private Path data() throws IOException {
+        Path root = tmp.resolve("data");
+        SplittableRandom r = new SplittableRandom(9);
+        int[] sampling = {TurboJpeg.TJSAMP_420, TurboJpeg.TJSAMP_422, TurboJpeg.TJSAMP_444};
+        for (int i = 0; i < 40; i++) {
+            Path dir = Files.createDirectories(root.resolve("c" + i % 3));
+            int w = 40 + r.nextInt(260);
+            int h = 40 + r.nextInt(200);
+            int flags = i % 3 == 0 ? TurboJpeg.TJFLAG_PROGRESSIVE : 0;
+            byte[] jpeg = TestImages.jpeg(TestImages.rgb(w, h, i), w, h, 3, 87, sampling[i % 3], flags);
+            Files.write(dir.resolve(String.format("i%02d.jpg", i)), jpeg);
+        }
+        byte[] cmyk = new byte[64 * 48 * 4];
+        Arrays.fill(cmyk, (byte) 90);
+        Files.write(root.resolve("c1").resolve("cmyk.jpg"), TestImages.jpeg(cmyk, 64, 48, 4, 90, 0, 0));
+        return root;
+    }
+
+    private RestartCache cache(long budget) {
+        return RestartCache.open(tmp.resolve("cache"), budget, said::add);
+    }
+
+    /** One epoch's batches: indices and the pixels' checksum, in order. */
+    private static List<String> epoch(Dataset d, TransformSpec spec, long epoch, RestartCache cache) {
+        List<String> out = new ArrayList<>();
+        try (Loader l = Loader.builder(d)
+                .transform(spec)
+                .batchSize(6)
+                .workers(2)
+                .shuffle(true)
+                .seed(5)
+                .startEpoch(epoch)
+                .cache(cache)
+                .build()) {
+            for (Batch b : l) {
+                try (b) {
+                    CRC32 crc = new CRC32();
+                    crc.update(b.pixels().asByteBuffer());
+                    out.add(Arrays.toString(b.indices().toArray(ValueLayout.JAVA_LONG)) + " " + crc.getValue());
+                }
+            }
+        }
+        return out;
+    }
+
+    private static final List<TransformSpec> SPECS = List.of(
+            TransformSpec.defaults().withResize(48, 40),
+            TransformSpec.defaults().withResize(48, 40).withDctScaling(DctScaling.ALL),
+            TransformSpec.defaults().withTrain(40, RandomResizedCrop.defaults()).withDctScaling(DctScaling.NONE),
+            TransformSpec.defaults().withTrain(40, RandomResizedCrop.defaults()));
+
+    @Test
+    void theCachedEpochsAreTheUncachedOnesAndANewProcessReadsTheCopiesAtOnce() throws Exception {
+        Dataset d = ImageFolder.scan(data());
+        try (RestartCache cache = cache(1L << 30)) {
+            assertEquals(epoch(d, SPECS.get(0), 0, null), epoch(d, SPECS.get(0), 0, cache), "the epoch that fills it");
+            assertTrue(cache.awaitFilled(60_000));
+            RestartCache.Stats s = cache.stats();
+            assertEquals(40, s.copied(), s.toString());
+            assertEquals(1, s.originals(), "the CMYK file is read as it is: " + s);
+            for (TransformSpec spec : SPECS) {
+                for (long e = 1; e < 3; e++) {
+                    assertEquals(epoch(d, spec, e, null), epoch(d, spec, e, cache), spec + " epoch " + e);
+                }
+            }
+            assertEquals(41, cache.stats().misses(), "only the first epoch missed");
+        }
+        try (RestartCache again = cache(1L << 30)) {
+            assertEquals(epoch(d, SPECS.get(3), 7, null), epoch(d, SPECS.get(3), 7, again));
+            assertEquals(0, again.stats().misses(), "a new process's cache: every sample a hit");
+            assertEquals(41, again.stats().hits());
+        }
+        assertEquals(List.of(), said);
+    }
+
+    @Test
+    void aChangedOriginalOrADamagedEntryIsNeverServed() throws Exception {
+        Path root = data();
+        Dataset d = ImageFolder.scan(root);
+        try (RestartCache cache = cache(1L << 30)) {
+            epoch(d, SPECS.get(0), 0, cache);
+            assertTrue(cache.awaitFilled(60_000));
+        }
+        // Another image under the same name, with another time.
+        Path changed = root.resolve("c0").resolve("i03.jpg");
+        Files.write(changed, TestImages.jpeg(TestImages.rgb(120, 90, 77), 120, 90, 3, 80, TurboJpeg.TJSAMP_420, 0));
+        Files.setLastModifiedTime(changed, FileTime.fromMillis(System.currentTimeMillis() + 5_000));
+        // A damaged entry: one byte of one copy flipped.
+        Path entry;
+        try (Stream<Path> s = Files.walk(tmp.resolve("cache"))) {
+            entry = s.filter(p -> p.toString().endsWith(".stc"))
+                    .filter(p -> {
+                        try {
+                            return Files.size(p) > 2000;
+                        } catch (IOException e) {
+                            return false;
+                        }
+                    })
+                    .findFirst()
+                    .orElseThrow();
+        }
+        byte[] bytes = Files.readAllBytes(entry);
+        bytes[bytes.length - 100] ^= 0x40;
+        Files.write(entry, bytes);
+        d = ImageFolder.scan(root);
+        try (RestartCache cache = cache(1L << 30)) {
+            for (TransformSpec spec : List.of(SPECS.get(0), SPECS.get(3))) {
+                assertEquals(epoch(d, spec, 1, null), epoch(d, spec, 1, cache), spec.toString());
+            }
+            RestartCache.Stats s = cache.stats();
+            assertEquals(2, s.misses(), "the changed file and the damaged entry: " + s);
+            assertEquals(1, s.damaged(), s.toString());
+            assertTrue(cache.awaitFilled(60_000));
+            assertEquals(2, cache.stats().copied(), "both made again");
+            assertEquals(epoch(d, SPECS.get(3), 2, null), epoch(d, SPECS.get(3), 2, cache));
+            assertEquals(2, cache.stats().misses(), "and read from the cache after");
+        }
+    }
+
+    @Test
+    void aFullBudgetIsSaidOnceAndTheLoaderGoesOnFromTheOriginals() throws Exception {
+        Dataset d = ImageFolder.scan(data());
+        try (RestartCache cache = cache(40_000)) {
+            for (long e = 0; e < 3; e++) {
+                assertEquals(epoch(d, SPECS.get(2), e, null), epoch(d, SPECS.get(2), e, cache));
+                assertTrue(cache.awaitFilled(60_000));
+            }
+            assertTrue(cache.stats().full(), cache.stats().toString());
+            assertTrue(cache.stats().usedBytes() <= 40_000, cache.stats().toString());
+        }
+        assertEquals(1, said.size(), said.toString());
+        assertTrue(said.get(0).contains("is full"), said.toString());
+    }
+}
