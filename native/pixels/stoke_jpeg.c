@@ -782,6 +782,22 @@ int32_t stoke_jpeg_add_restarts(const uint8_t *jpeg, int64_t size, int32_t targe
     jpeg_destroy_decompress(&src);
     return STOKE_JPEG_ERROR;
   }
+  /*
+   * A progressive file whose scans leave a coefficient short of its last bit (or never send it)
+   * is decoded with libjpeg's block smoothing, which guesses the missing low frequencies; a
+   * sequential copy has no such gaps to smooth, so its pixels would differ. Kept as it is.
+   */
+  if (src.progressive_mode && src.coef_bits != NULL) {
+    for (int c = 0; c < src.num_components; c++) {
+      for (int k = 0; k < DCTSIZE2; k++) {
+        if (src.coef_bits[c][k] != 0) {
+          set_transcode_message(&t, "progressive scans that leave coefficients incomplete (decoders smooth them)");
+          jpeg_destroy_decompress(&src);
+          return STOKE_JPEG_ERROR;
+        }
+      }
+    }
+  }
   jpeg_create_compress(&out);
   writing = 1;
   t.e.dest.init_destination = dest_init;

@@ -90,6 +90,10 @@ def serve_arguments(settings: Any, epoch: int, batch: int, ring: str, index: str
         args += ["--shard-cache", str(s.shard_cache)]
     if s.shard_cache_dir is not None:
         args += ["--shard-cache-dir", os.fspath(s.shard_cache_dir)]
+    if s.cache_dir is not None:
+        args += ["--cache-dir", os.fspath(s.cache_dir)]
+        if s.cache_size is not None:
+            args += ["--cache-size", str(s.cache_size)]
     for flag, column in (("--image-column", s.image_column), ("--label-column", s.label_column),
                          ("--key-column", s.key_column)):
         if column is not None:

@@ -297,6 +297,8 @@ class Settings:
     shuffle_window: Optional[int]
     shard_cache: Optional[str]
     shard_cache_dir: Optional[Union[str, "os.PathLike[str]"]]
+    cache_dir: Optional[Union[str, "os.PathLike[str]"]]
+    cache_size: Optional[str]
     image_column: Optional[str]
     label_column: Optional[str]
     key_column: Optional[str]
@@ -312,6 +314,7 @@ def resolve(dataset: Any, *, batch_size: Optional[int], shuffle: Optional[bool],
             output: Optional[str], on_error: str, with_indices: bool, rank: Optional[int], world_size: Optional[int],
             transform: Optional[str], dct_scaling: Optional[str], slots: Optional[int], shuffle_window: Optional[int],
             shard_cache: Optional[str], shard_cache_dir: Optional[Union[str, "os.PathLike[str]"]],
+            cache_dir: Optional[Union[str, "os.PathLike[str]"]], cache_size: Optional[str],
             image_column: Optional[str], label_column: Optional[str], key_column: Optional[str], worker_nice: int,
             shard_tail: Optional[str], mean: Optional[Sequence[float]], std: Optional[Sequence[float]],
             start_timeout: float) -> Settings:
@@ -390,7 +393,8 @@ def resolve(dataset: Any, *, batch_size: Optional[int], shuffle: Optional[bool],
         rank=rank, world_size=world_size, shard_tail=shard_tail, num_workers=torch_settings["num_workers"],
         slots=slots, collate=torch_settings["collate"], pin=torch_settings["pin"], batch_transform=batch_transform,
         with_indices=with_indices, on_error=on_error, **transform_settings, shuffle_window=shuffle_window,
-        shard_cache=shard_cache, shard_cache_dir=shard_cache_dir, image_column=image_column,
+        shard_cache=shard_cache, shard_cache_dir=shard_cache_dir, cache_dir=cache_dir, cache_size=cache_size,
+        image_column=image_column,
         label_column=label_column, key_column=key_column, worker_nice=worker_nice, start_timeout=start_timeout)
 
 

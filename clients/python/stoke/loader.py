@@ -273,6 +273,13 @@ class DataLoader:
             (default for remote shards, whose cache holds a window: ``8``).
         shard_cache (str, optional): the bound of the cache of whole remote shards (``"4G"``).
         shard_cache_dir (str or os.PathLike, optional): where that cache lies.
+        cache_dir (str or os.PathLike, optional): a folder where Stoke keeps a lossless
+            restart-marker copy of each original JPEG of a folder or list (the same pixels; made by
+            one low-priority thread from the files read) and reads it from then on: from the next
+            epoch, or the next run, the training crop decodes only its part of every JPEG. Shared
+            safely between processes; a changed file is copied again (default: none).
+        cache_size (str, optional): the most bytes ``cache_dir`` holds (``"64G"``, the default);
+            past it the rest is read from the originals, said once.
         image_column (str, optional): Parquet: the column holding each image, binary or an image
             struct (default: the first ``struct<bytes, path>``, the Hub's ``Image`` feature, else the
             one binary column).
@@ -345,6 +352,8 @@ class DataLoader:
         shuffle_window: Optional[int] = None,
         shard_cache: Optional[str] = None,
         shard_cache_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+        cache_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+        cache_size: Optional[str] = None,
         image_column: Optional[str] = None,
         label_column: Optional[str] = None,
         key_column: Optional[str] = None,
@@ -367,6 +376,7 @@ class DataLoader:
             resize=resize, crop=crop, output=output, on_error=on_error, with_indices=with_indices, rank=rank,
             world_size=world_size, transform=transform, dct_scaling=dct_scaling, slots=slots,
             shuffle_window=shuffle_window, shard_cache=shard_cache, shard_cache_dir=shard_cache_dir,
+            cache_dir=cache_dir, cache_size=cache_size,
             image_column=image_column, label_column=label_column, key_column=key_column, worker_nice=worker_nice, shard_tail=shard_tail, mean=mean, std=std, start_timeout=start_timeout)
         self._adopt(settings)
         # Everything checked: from here on close() undoes what is made.
@@ -405,6 +415,7 @@ class DataLoader:
                                                                            s.dct_scaling, s.slots)
         self.scale, self.ratio, self.flip = s.scale, s.ratio, s.flip
         self.shuffle_window, self.shard_cache, self.shard_cache_dir = s.shuffle_window, s.shard_cache, s.shard_cache_dir
+        self.cache_dir, self.cache_size = s.cache_dir, s.cache_size
         self.image_column, self.label_column, self.key_column = s.image_column, s.label_column, s.key_column
         self._chw = s.chw
         self._start_timeout = s.start_timeout

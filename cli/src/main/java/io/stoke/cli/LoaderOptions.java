@@ -2,6 +2,7 @@ package io.stoke.cli;
 
 import io.stoke.loader.Loader;
 import io.stoke.loader.Workers;
+import io.stoke.loader.cache.RestartCache;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.sample.LoaderState;
 import io.stoke.loader.source.Dataset;
@@ -83,6 +84,24 @@ public final class LoaderOptions {
                 "(seed, E, K, rank, world size), so the rest of the epoch is what an uninterrupted run gives (default: ${DEFAULT-VALUE})."
             })
     int startBatch;
+
+    @Option(
+            names = "--cache-dir",
+            paramLabel = "DIR",
+            description = {
+                "Keep a lossless restart-marker copy of each original JPEG of a folder or list in DIR (the",
+                "same pixels), made by one low-priority thread from the files read, and read the copies from",
+                "then on: from the next epoch, or the next run, the training crop decodes only its part of",
+                "every JPEG. Safe to share between processes; a changed file is copied again."
+            })
+    Path cacheDir;
+
+    @Option(
+            names = "--cache-size",
+            paramLabel = "BYTES",
+            description = "The most bytes --cache-dir holds; past it the rest is read from the originals, said once"
+                    + " (default: ${DEFAULT-VALUE}).")
+    String cacheSize = "64G";
 
     @Option(
             names = "--start-state",
@@ -342,6 +361,12 @@ public final class LoaderOptions {
         }
         if (startState != null) {
             builder.resume(states(startState));
+        }
+        if (cacheDir != null) {
+            // Its filler is a daemon thread: the process's end ends it, and a copy cut short is a
+            // temporary file the next open removes.
+            builder.cache(
+                    RestartCache.open(cacheDir, ByteSize.parse(cacheSize), m -> System.err.println("stoke: " + m)));
         }
         return builder.workers(workers())
                 .workerNice(workerNice)

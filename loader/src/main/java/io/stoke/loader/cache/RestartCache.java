@@ -233,7 +233,9 @@ public final class RestartCache implements AutoCloseable {
         }
         TransformSpec decoding = TransformSpec.defaults();
         try (FileReader reader = new FileReader(dataset, decoding.maxFileBytes());
-                RestartCopy copier = new RestartCopy(restartMcus, decoding, true);
+                // Exact by construction (stoke_jpeg_add_restarts refuses what a copy could change):
+                // the two whole decodes a check costs would triple the filler's work per file.
+                RestartCopy copier = new RestartCopy(restartMcus, decoding, false);
                 Arena arena = Arena.ofConfined()) {
             MemorySegment stat = arena.allocate(LibC.STAT_BYTES, 8);
             long serial = 0;

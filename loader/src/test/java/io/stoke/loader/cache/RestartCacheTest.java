@@ -156,9 +156,7 @@ class RestartCacheTest {
         Files.write(entry, bytes);
         d = ImageFolder.scan(root);
         try (RestartCache cache = cache(1L << 30)) {
-            for (TransformSpec spec : List.of(SPECS.get(0), SPECS.get(3))) {
-                assertEquals(epoch(d, spec, 1, null), epoch(d, spec, 1, cache), spec.toString());
-            }
+            assertEquals(epoch(d, SPECS.get(0), 1, null), epoch(d, SPECS.get(0), 1, cache));
             RestartCache.Stats s = cache.stats();
             assertEquals(2, s.misses(), "the changed file and the damaged entry: " + s);
             assertEquals(1, s.damaged(), s.toString());

@@ -1,0 +1,141 @@
+"""stoke.DataLoader(cache_dir=...): lossless restart-marker copies of the original JPEGs, read from
+then on (run by ./stoke test).
+
+The references: the same loader without a cache (every batch the same bytes), and PIL, which
+decodes every copy in the cache to its original's pixels. Needs numpy and torch; PIL for the last
+check (each skips, saying so, without them).
+"""
+
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PACKAGE_ROOT = HERE.parent
+CHECKOUT = PACKAGE_ROOT.parent.parent
+sys.path.insert(0, str(PACKAGE_ROOT))
+
+try:
+    import numpy as np
+    import torch
+    import stoke
+    MISSING = None
+except ImportError as e:
+    MISSING = f"{e.name} is not installed"
+
+try:
+    from PIL import Image
+except ImportError:
+    Image = None
+
+DATA = None
+TMP = None
+SETTINGS = dict(batch_size=6, shuffle=True, seed=3, transform="train", crop=64, num_workers=2, with_indices=True)
+
+
+def setUpModule():
+    global DATA, TMP
+    if MISSING:
+        print(f"[stoke] SKIPPING the restart cache tests: {MISSING}", file=sys.stderr)
+        return
+    os.environ.setdefault("STOKE_HOME", str(CHECKOUT))
+    TMP = Path(tempfile.mkdtemp(prefix="stoke-py-test-"))
+    DATA = TMP / "data"
+    # ImageNet-like JPEGs: sizes, qualities, and progressive and grayscale shares as ImageNet's.
+    subprocess.run([str(CHECKOUT / "stoke"), "make-dataset", str(DATA), "--images", "30", "--seed", "8",
+                    "--classes", "3"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def tearDownModule():
+    if TMP is not None:
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
+def epochs(n, fill=False, **more):
+    """``n`` epochs of the loader, each a list of (indices, images) in order; with ``fill``, the
+    producer is then left idle (its ring full) until its cache holds an entry per JPEG: its filler
+    works on the CPU the workers leave."""
+    out = []
+    with stoke.DataLoader(DATA, **SETTINGS, **more) as loader:
+        for e in range(n):
+            loader.set_epoch(e)
+            out.append([(idx.tolist(), images.clone()) for images, _, idx in loader])
+        if fill:
+            wait_for_entries(more["cache_dir"], 30)
+    return out
+
+
+def entries(cache):
+    return sorted(p for p in Path(cache).rglob("*.stc"))
+
+
+def wait_for_entries(cache, n, timeout=120):
+    deadline = time.monotonic() + timeout
+    while len(entries(cache)) < n and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return entries(cache)
+
+
+@unittest.skipIf(MISSING, MISSING or "")
+class RestartCacheTest(unittest.TestCase):
+    def assertSameEpochs(self, expected, got):
+        self.assertEqual(len(expected), len(got))
+        for e, (a, b) in enumerate(zip(expected, got)):
+            self.assertEqual([i for i, _ in a], [i for i, _ in b], f"epoch {e}: another order")
+            for k, ((_, x), (_, y)) in enumerate(zip(a, b)):
+                self.assertTrue(torch.equal(x, y), f"epoch {e} batch {k}: other pixels")
+
+    def test_the_cached_epochs_are_the_uncached_ones_in_this_process_and_the_next(self):
+        with tempfile.TemporaryDirectory() as cache:
+            reference = epochs(3)
+            self.assertSameEpochs(reference, epochs(3, fill=True, cache_dir=cache))
+            made = entries(cache)
+            self.assertEqual(30, len(made), "one entry per JPEG")
+            # A new process over the filled cache reads the copies from its first epoch.
+            self.assertSameEpochs(reference, epochs(3, cache_dir=cache))
+            self.assertEqual(made, entries(cache), "nothing made again")
+
+    @unittest.skipIf(Image is None, "PIL is not installed")
+    def test_pil_decodes_every_copy_to_its_originals_pixels(self):
+        with tempfile.TemporaryDirectory() as cache:
+            epochs(1, fill=True, cache_dir=cache)
+            checked = 0
+            for entry in entries(cache):
+                blob = entry.read_bytes()
+                path_length, = struct.unpack_from("<i", blob, 12)
+                content_length, = struct.unpack_from("<q", blob, 40)
+                if content_length == 0:
+                    continue  # read as it is: it seeks already, or cannot be copied
+                path = blob[64:64 + path_length].decode()
+                copy = Image.open(__import__("io").BytesIO(blob[64 + path_length:]))
+                original = Image.open(DATA / path)
+                self.assertEqual((original.size, original.mode), (copy.size, copy.mode), path)
+                self.assertEqual(original.tobytes(), copy.tobytes(), f"{path}: PIL decodes the copy otherwise")
+                self.assertEqual("JPEG", copy.format)
+                self.assertNotIn("progressive", copy.info, f"{path}: the copy is sequential")
+                checked += 1
+            self.assertGreater(checked, 20)
+
+    def test_a_producer_killed_while_filling_leaves_nothing_that_is_served_and_the_next_run_goes_on(self):
+        with tempfile.TemporaryDirectory() as cache:
+            reference = epochs(2)
+            loader = stoke.DataLoader(DATA, **SETTINGS, cache_dir=cache)
+            it = iter(loader)
+            next(it)
+            os.kill(loader._proc.pid, signal.SIGKILL)  # mid-epoch, the filler at work
+            loader._proc.wait()
+            with self.assertRaises(stoke.ProducerError):
+                for _ in it:
+                    pass
+            loader.close()
+            self.assertSameEpochs(reference, epochs(2, cache_dir=cache))
+            leftovers = [p for p in Path(cache).rglob("*") if ".tmp-" in p.name and str(loader._stoke) not in p.name]
+            dead = [p for p in leftovers if not Path(f"/proc/{p.name.split('.tmp-')[1].split('-')[0]}").exists()]
+            self.assertEqual([], dead, "a dead producer's temporary files are removed when the cache is next opened")
