@@ -37,6 +37,7 @@ public final class Main implements Runnable {
             SparkEmbedCommand.class,
             PackCommand.class,
             IndexCommand.class,
+            CacheCommand.class,
             GpuCheckCommand.class,
             MakeDatasetCommand.class,
             AotTrainingCommand.class);

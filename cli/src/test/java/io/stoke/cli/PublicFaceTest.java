@@ -39,6 +39,7 @@ class PublicFaceTest {
             "io.stoke.loader",
             List.of(
                     "io.stoke.loader",
+                    "io.stoke.loader.cache",
                     "io.stoke.loader.error",
                     "io.stoke.loader.format",
                     "io.stoke.loader.sample",

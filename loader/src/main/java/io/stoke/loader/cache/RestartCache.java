@@ -62,6 +62,7 @@ public final class RestartCache implements AutoCloseable {
     private final Consumer<String> say;
     private final AtomicLong used = new AtomicLong();
     private final AtomicBoolean full = new AtomicBoolean();
+    private final AtomicLong serial = new AtomicLong(); // temporary files' names, unique in this process
     final LongAdder hits = new LongAdder();
     final LongAdder misses = new LongAdder();
     private final LongAdder copied = new LongAdder();
@@ -238,14 +239,13 @@ public final class RestartCache implements AutoCloseable {
                 RestartCopy copier = new RestartCopy(restartMcus, decoding, false);
                 Arena arena = Arena.ofConfined()) {
             MemorySegment stat = arena.allocate(LibC.STAT_BYTES, 8);
-            long serial = 0;
             while (true) {
                 int sample = take();
                 if (sample < 0) {
                     return;
                 }
                 try {
-                    fillOne(sample, reader, copier, stat, serial++);
+                    fillOne(sample, reader, copier, stat);
                 } catch (IOException | UncheckedIOException e) {
                     say.accept("WARNING: the restart cache could not write to " + dir + " (" + e.getMessage()
                             + "); the rest is read from the originals");
@@ -259,8 +259,7 @@ public final class RestartCache implements AutoCloseable {
         }
     }
 
-    private void fillOne(int sample, FileReader reader, RestartCopy copier, MemorySegment stat, long serial)
-            throws IOException {
+    private void fillOne(int sample, FileReader reader, RestartCopy copier, MemorySegment stat) throws IOException {
         if (reader.stat(sample, stat) != SampleStatus.OK) {
             return;
         }
@@ -315,7 +314,7 @@ public final class RestartCache implements AutoCloseable {
         }
         Files.createDirectories(entry.getParent());
         Path tmp = entry.resolveSibling(
-                entry.getFileName() + ".tmp-" + ProcessHandle.current().pid() + "-" + serial);
+                entry.getFileName() + ".tmp-" + ProcessHandle.current().pid() + "-" + serial.getAndIncrement());
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
             while (b.hasRemaining()) {
@@ -330,6 +329,39 @@ public final class RestartCache implements AutoCloseable {
     private Path entryOf(long key) {
         String hex = String.format("%016x", key);
         return dir.resolve(hex.substring(0, 2)).resolve(hex + SUFFIX);
+    }
+
+    /**
+     * Fills the cache with every sample of {@code dataset} at once, on {@code threads} threads at the
+     * process's priority ({@code stoke cache}): for a job that wants every copy before its first
+     * epoch. Entries already there are kept; the budget holds as always.
+     *
+     * @param progress told the number of samples handled, now and then
+     */
+    public void fill(FileDataset dataset, int threads, java.util.function.LongConsumer progress) {
+        if (!RestartCopy.available()) {
+            throw new IllegalStateException("no copies can be made: " + RestartCopy.unavailableReason());
+        }
+        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicLong done = new java.util.concurrent.atomic.AtomicLong();
+        TransformSpec decoding = TransformSpec.defaults();
+        io.stoke.loader.source.InParallel.map(threads, threads, "stoke-cache-fill", t -> {
+            try (FileReader reader = new FileReader(dataset, decoding.maxFileBytes());
+                    RestartCopy copier = new RestartCopy(restartMcus, decoding, false);
+                    Arena arena = Arena.ofConfined()) {
+                MemorySegment stat = arena.allocate(LibC.STAT_BYTES, 8);
+                for (int s = next.getAndIncrement(); s < dataset.size() && !full.get(); s = next.getAndIncrement()) {
+                    fillOne(s, reader, copier, stat);
+                    long d = done.incrementAndGet();
+                    if (d % 64 == 0 || d == dataset.size()) {
+                        progress.accept(d);
+                    }
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            return null;
+        });
     }
 
     /** What the cache has done in this process. */

@@ -1,0 +1,61 @@
+package io.stoke.cli;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.RestartCopy;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code stoke cache}: every JPEG copied once, a second run copies nothing, shards are refused. */
+class CacheCommandTest {
+    @TempDir
+    Path tmp;
+
+    private static long entries(Path dir) throws Exception {
+        try (Stream<Path> s = Files.walk(dir)) {
+            return s.filter(p -> p.toString().endsWith(".stc")).count();
+        }
+    }
+
+    @Test
+    void fillsEveryJpegOnceAndSaysSo() throws Exception {
+        Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
+        Path data = TestImages.imageFolder(tmp.resolve("data"), 12, 3, 4);
+        Path cache = tmp.resolve("cache");
+        String[] first = BenchCommandTest.run("cache", data.toString(), "--cache-dir", cache.toString());
+        assertEquals("0", first[0], first[1] + first[2]);
+        assertTrue(first[1].contains(": 12 copied, 0 to be read as they are"), first[1]);
+        assertEquals(12, entries(cache));
+        String[] again = BenchCommandTest.run("cache", data.toString(), "--cache-dir", cache.toString());
+        assertTrue(
+                again[1].contains(": 0 copied, 0 to be read as they are (they seek already, or cannot be copied),"
+                        + " 12 there already"),
+                again[1]);
+        // A loader over the filled cache reads every copy: bench says nothing new, and still decodes all.
+        String[] bench = BenchCommandTest.run(
+                "bench", data.toString(), "--cache-dir", cache.toString(), "--batch-size", "4", "--workers", "1");
+        assertEquals("0", bench[0], bench[1] + bench[2]);
+        assertEquals(12, entries(cache));
+    }
+
+    @Test
+    void shardsAndBadOptionsAreRefusedInOneSentence() throws Exception {
+        Path data = TestImages.imageFolder(tmp.resolve("data"), 4, 2, 4);
+        Path shards = tmp.resolve("shards");
+        assertEquals(
+                "0", BenchCommandTest.run("pack", data.toString(), "--out", shards.toString(), "--resize", "32")[0]);
+        String[] r = BenchCommandTest.run(
+                "cache", shards.toString(), "--cache-dir", tmp.resolve("c").toString());
+        assertEquals("2", r[0]);
+        assertTrue(r[2].contains("is shards: the cache is for a folder or list of files"), r[2]);
+        String[] w = BenchCommandTest.run(
+                "cache", data.toString(), "--cache-dir", tmp.resolve("c").toString(), "--workers", "0");
+        assertEquals("2", w[0]);
+        assertTrue(w[2].contains("--workers must be positive"), w[2]);
+    }
+}
