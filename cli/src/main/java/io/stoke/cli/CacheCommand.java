@@ -3,6 +3,7 @@ package io.stoke.cli;
 import io.stoke.loader.cache.RestartCache;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.FileDataset;
+import io.stoke.loader.transform.RestartCopy;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -56,6 +57,10 @@ public final class CacheCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             err.println("stoke cache: " + e.getMessage());
             return Main.EXIT_USAGE;
+        }
+        if (!RestartCopy.available()) {
+            err.println("stoke cache: no copies can be made here: " + RestartCopy.unavailableReason());
+            return Main.EXIT_FAILED;
         }
         try (Dataset dataset = LoaderOptions.openFailing(data)) {
             if (!(dataset instanceof FileDataset files)) {
