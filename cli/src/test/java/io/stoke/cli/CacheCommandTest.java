@@ -51,8 +51,13 @@ class CacheCommandTest {
                 "0", BenchCommandTest.run("pack", data.toString(), "--out", shards.toString(), "--resize", "32")[0]);
         String[] r = BenchCommandTest.run(
                 "cache", shards.toString(), "--cache-dir", tmp.resolve("c").toString());
-        assertEquals("2", r[0]);
-        assertTrue(r[2].contains("is shards: the cache is for a folder or list of files"), r[2]);
+        if (RestartCopy.available()) {
+            assertEquals("2", r[0]);
+            assertTrue(r[2].contains("is shards: the cache is for a folder or list of files"), r[2]);
+        } else {
+            assertEquals("1", r[0]); // said first: nothing can be copied here at all
+            assertTrue(r[2].contains("no copies can be made here"), r[2]);
+        }
         String[] w = BenchCommandTest.run(
                 "cache", data.toString(), "--cache-dir", tmp.resolve("c").toString(), "--workers", "0");
         assertEquals("2", w[0]);
