@@ -59,13 +59,7 @@ final class JpegRecoder implements SampleEncoder {
     /** Fills {@code out} with sample {@code sample}'s JPEG, or the reason it has none. */
     @Override
     public void encode(int sample, EncodedSample out) {
-        out.sourceBytes = 0;
-        SampleStatus status = reader.read(sample);
-        if (status != SampleStatus.OK) {
-            // A file's reader says why a read failed (strerror); a row's, why its image is missing.
-            String why = reader.message();
-            out.fail(status, why != null ? why : status.description());
-            reader.done();
+        if (!SampleEncoder.read(reader, sample, out)) {
             return;
         }
         try {

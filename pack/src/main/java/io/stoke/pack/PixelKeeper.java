@@ -26,12 +26,7 @@ final class PixelKeeper implements SampleEncoder {
 
     @Override
     public void encode(int sample, EncodedSample out) {
-        out.sourceBytes = 0;
-        SampleStatus status = reader.read(sample);
-        if (status != SampleStatus.OK) {
-            String why = reader.message();
-            out.fail(status, why != null ? why : status.description());
-            reader.done();
+        if (!SampleEncoder.read(reader, sample, out)) {
             return;
         }
         try {
