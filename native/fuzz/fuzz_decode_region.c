@@ -11,6 +11,10 @@
  * markers lie). Whatever it returns cleanly is checked against the sequential decode of the same
  * region: where that one is clean too, every byte must be the same, so trusting a lying marker
  * shows up as an abort, not as wrong pixels.
+ *
+ * Each input is also given restart markers losslessly (stoke_jpeg_add_restarts) into a buffer of
+ * its own: the copy must stay inside it, and where the original's region decodes cleanly the
+ * copy's must too, to the same bytes (a lossless copy that is not one aborts).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -67,6 +71,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             || memcmp(dst, again, (size_t)region[STOKE_REGION_WIDTH] * 4 * (size_t)h) != 0)) {
       abort();
     }
+  }
+  int64_t copy_capacity = (int64_t)(size - 8) * 2 + 65536;
+  uint8_t *copy = malloc((size_t)copy_capacity);
+  if (copy != NULL) {
+    int64_t copy_size = -1;
+    int32_t info[STOKE_RESTART_FIELDS];
+    int32_t target = 1 + (data[1] >> 6) * 3; /* 1, 4, 7 or 10 MCUs */
+    int32_t rc3 = stoke_jpeg_add_restarts(data + 8, (int64_t)(size - 8), target, max_pixels, max_scans, 0, copy,
+                                          copy_capacity, &copy_size, info, message, (int32_t)sizeof(message));
+    if (rc3 == STOKE_JPEG_OK) {
+      if (copy_size < 4 || copy_size > copy_capacity || info[STOKE_RESTART_INTERVAL] < 1
+          || info[STOKE_RESTART_MCUS_PER_ROW] % info[STOKE_RESTART_INTERVAL] != 0) {
+        abort();
+      }
+      int32_t a[STOKE_REGION_FIELDS];
+      int32_t b[STOKE_REGION_FIELDS];
+      int32_t rc4 = stoke_decode_region(data + 8, (int64_t)(size - 8), scale_num, scale_denom, x, y, w, h, max_pixels,
+                                        max_scans, STOKE_REGION_NO_SEEK, dst, capacity, a, message,
+                                        (int32_t)sizeof(message));
+      if (rc4 == STOKE_JPEG_OK) {
+        int32_t rc5 = stoke_decode_region(copy, copy_size, scale_num, scale_denom, x, y, w, h, max_pixels, max_scans,
+                                          0, again, capacity, b, message, (int32_t)sizeof(message));
+        if (rc5 != STOKE_JPEG_OK || a[STOKE_REGION_X] != b[STOKE_REGION_X]
+            || a[STOKE_REGION_WIDTH] != b[STOKE_REGION_WIDTH]
+            || memcmp(dst, again, (size_t)a[STOKE_REGION_WIDTH] * 4 * (size_t)h) != 0) {
+          abort();
+        }
+      }
+    }
+    free(copy);
   }
   free(dst);
   free(again);
