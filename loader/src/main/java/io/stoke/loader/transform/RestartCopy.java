@@ -76,6 +76,9 @@ public final class RestartCopy implements AutoCloseable {
 
     /** Copies {@code jpeg[0, size)}, a JPEG by its bytes; see {@link Outcome}. */
     public Outcome copy(MemorySegment jpeg, long fileSize) {
+        if (fileSize < 0 || fileSize > jpeg.byteSize()) {
+            throw new IndexOutOfBoundsException("a file of " + fileSize + " bytes in " + jpeg.byteSize());
+        }
         reason = null;
         length = 0;
         // A copy is the coefficients re-coded: rarely more than the original plus its markers, and
