@@ -75,6 +75,7 @@ public class TransformBenchmark {
     private JpegDecoder sequential;
 
     private Resampler resampler;
+    private Resampler trainResampler;
     private Arena arena;
     private BenchData.Jpegs files;
     private MemorySegment out;
@@ -94,6 +95,7 @@ public class TransformBenchmark {
         sequential = new JpegDecoder(spec);
         sequential.seekRestartMarkers(false);
         resampler = new Resampler(spec);
+        trainResampler = new Resampler(spec.withTrain(spec.crop(), RandomResizedCrop.defaults()));
         arena = Arena.ofConfined();
         out = arena.allocate(spec.sampleBytes());
         // In memory for the decode-only benchmarks, so they time libjpeg-turbo alone.
@@ -106,6 +108,7 @@ public class TransformBenchmark {
         decoder.close();
         sequential.close();
         resampler.close();
+        trainResampler.close();
         arena.close();
     }
 
@@ -173,6 +176,21 @@ public class TransformBenchmark {
             throw new IllegalStateException("decode failed: " + decoder.message());
         }
         return decoder.decoded().width();
+    }
+
+    /**
+     * {@link #trainRegionDecode}, then the box resized to the crop (antialiased bilinear, flipped
+     * where drawn so) into a sample: against it, the resize's share of a training sample.
+     */
+    @Benchmark
+    public byte trainRegionDecodeResize() {
+        int i = nextSample();
+        drawBox(i);
+        if (decoder.decodeBox(files.segment(i), files.length(i), box, spec.crop()) != SampleStatus.OK) {
+            throw new IllegalStateException("decode failed: " + decoder.message());
+        }
+        trainResampler.resizedCrop(decoder.decoded(), box, out, 0);
+        return out.get(JAVA_BYTE, 0);
     }
 
     /** {@link #trainRegionDecode} without seeking to restart markers: every row above the box is decoded. */
