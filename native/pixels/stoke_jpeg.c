@@ -51,14 +51,23 @@ static void on_message(j_common_ptr cinfo, int level)
   cinfo->err->num_warnings++;
 }
 
-/* Refuses a progressive image past max_scans scans, as TurboJPEG's TJFLAG_LIMITSCANS does. */
+/*
+ * Whether a progressive image has passed max_scans scans, as TurboJPEG's TJFLAG_LIMITSCANS
+ * refuses it; text then says so. The decoder's and the transcoder's progress monitors ask it.
+ */
+static int past_scan_limit(j_common_ptr cinfo, int max_scans, char *text, size_t bytes)
+{
+  j_decompress_ptr dinfo = (j_decompress_ptr)cinfo;
+  if (!dinfo->is_decompressor || dinfo->input_scan_number <= max_scans) return 0;
+  snprintf(text, bytes, "Progressive JPEG image has more than %d scans", max_scans);
+  return 1;
+}
+
 static void on_progress(j_common_ptr cinfo)
 {
   struct decoder *d = (struct decoder *)cinfo->err;
-  j_decompress_ptr dinfo = (j_decompress_ptr)cinfo;
-  if (dinfo->is_decompressor && dinfo->input_scan_number > d->max_scans) {
-    char text[128];
-    snprintf(text, sizeof(text), "Progressive JPEG image has more than %d scans", d->max_scans);
+  char text[128];
+  if (past_scan_limit(cinfo, d->max_scans, text, sizeof(text))) {
     set_message(d, text);
     longjmp(d->on_error, 1);
   }
@@ -682,10 +691,8 @@ static void on_transcode_message(j_common_ptr cinfo, int level)
 static void on_transcode_progress(j_common_ptr cinfo)
 {
   struct transcoder *t = (struct transcoder *)cinfo->err;
-  j_decompress_ptr dinfo = (j_decompress_ptr)cinfo;
-  if (dinfo->is_decompressor && dinfo->input_scan_number > t->max_scans) {
-    char text[128];
-    snprintf(text, sizeof(text), "Progressive JPEG image has more than %d scans", t->max_scans);
+  char text[128];
+  if (past_scan_limit(cinfo, t->max_scans, text, sizeof(text))) {
     set_transcode_message(t, text);
     longjmp(t->e.on_error, 1);
   }

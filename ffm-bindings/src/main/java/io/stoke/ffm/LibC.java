@@ -39,7 +39,7 @@ public final class LibC {
     private static final MethodHandle CLOSE;
     private static final MethodHandle PREAD;
     private static final MethodHandle LSEEK;
-    private static final MethodHandle FSTAT;
+    private static final MethodHandle STAT;
     private static final MethodHandle STRERROR;
 
     /**
@@ -65,8 +65,8 @@ public final class LibC {
                 errno);
         LSEEK = linker.downcallHandle(
                 libc.findOrThrow("lseek"), FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT), errno);
-        FSTAT = linker.downcallHandle(
-                libc.findOrThrow("fstat"), FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS), errno);
+        STAT = linker.downcallHandle(
+                libc.findOrThrow("stat"), FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), errno);
         STRERROR = linker.downcallHandle(libc.findOrThrow("strerror"), FunctionDescriptor.of(ADDRESS, JAVA_INT));
     }
 
@@ -198,16 +198,17 @@ public final class LibC {
     }
 
     /**
-     * {@code fstat(fd, buf)}: read {@link #ST_SIZE} and {@link #ST_MTIME_SEC} from {@code buf}.
+     * {@code stat(path, buf)}; {@code path} must be NUL-terminated. Read {@link #ST_SIZE} and
+     * {@link #ST_MTIME_SEC} from {@code buf}.
      *
      * @throws IndexOutOfBoundsException when {@code buf} is shorter than {@link #STAT_BYTES}
      */
-    public static int fstat(MemorySegment callState, int fd, MemorySegment buf) {
+    public static int stat(MemorySegment callState, MemorySegment path, MemorySegment buf) {
         if (buf.byteSize() < STAT_BYTES) {
-            throw new IndexOutOfBoundsException("fstat into " + buf.byteSize() + " bytes");
+            throw new IndexOutOfBoundsException("stat into " + buf.byteSize() + " bytes");
         }
         try {
-            return (int) FSTAT.invokeExact(callState, fd, buf);
+            return (int) STAT.invokeExact(callState, path, buf);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }
