@@ -158,6 +158,6 @@ class RestartCacheTest(unittest.TestCase):
                     pass
             loader.close()
             self.assertSameEpochs(reference, epochs(2, cache_dir=cache))
-            leftovers = [p for p in Path(cache).rglob("*") if ".tmp-" in p.name and str(loader._stoke) not in p.name]
-            dead = [p for p in leftovers if not Path(f"/proc/{p.name.split('.tmp-')[1].split('-')[0]}").exists()]
-            self.assertEqual([], dead, "a dead producer's temporary files are removed when the cache is next opened")
+            # The killed producer's copies cut short are removed when the cache is next opened; the
+            # next producer, which ended cleanly, finished the copy in hand before it exited.
+            self.assertEqual([], [p for p in Path(cache).rglob("*") if ".tmp-" in p.name])

@@ -103,6 +103,9 @@ public final class LoaderOptions {
                     + " (default: ${DEFAULT-VALUE}).")
     String cacheSize = "64G";
 
+    /** Opened once per process, for every loader these options build. */
+    private RestartCache cache;
+
     @Option(
             names = "--start-state",
             paramLabel = "FILE",
@@ -353,6 +356,21 @@ public final class LoaderOptions {
         }
     }
 
+    /**
+     * The restart cache, opened at the first call. Its filler is a daemon thread: an exit or SIGTERM
+     * lets it finish the entry in hand, so a clean end leaves no temporary file; one cut short by
+     * kill -9 is removed by the next open.
+     */
+    private RestartCache cache() {
+        if (cache == null) {
+            RestartCache opened =
+                    RestartCache.open(cacheDir, ByteSize.parse(cacheSize), m -> System.err.println("stoke: " + m));
+            Runtime.getRuntime().addShutdownHook(new Thread(opened::close, "stoke-cache-close"));
+            cache = opened;
+        }
+        return cache;
+    }
+
     /** A builder with every option applied; the caller may still set the ring. */
     Loader.Builder builder(Dataset dataset) {
         Loader.Builder builder = Loader.builder(dataset);
@@ -363,10 +381,7 @@ public final class LoaderOptions {
             builder.resume(states(startState));
         }
         if (cacheDir != null) {
-            // Its filler is a daemon thread: the process's end ends it, and a copy cut short is a
-            // temporary file the next open removes.
-            builder.cache(
-                    RestartCache.open(cacheDir, ByteSize.parse(cacheSize), m -> System.err.println("stoke: " + m)));
+            builder.cache(cache());
         }
         return builder.workers(workers())
                 .workerNice(workerNice)
