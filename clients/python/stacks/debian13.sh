@@ -5,6 +5,8 @@
 #
 #   clients/python/stacks/debian13.sh root [DIR]               make (or reuse) the Debian 13 root
 #   clients/python/stacks/debian13.sh test [DIR] [ARGS...]     run clients/python/tests inside it
+#   clients/python/stacks/debian13.sh run [DIR] -- CMD...      run CMD inside it, in the checkout
+#                                                             (a benchmark against torch 2.x, say)
 #
 # DIR defaults to ${XDG_CACHE_HOME:-$HOME/.cache}/stoke/debian13-root. ARGS go to unittest (e.g.
 # -k test_wheel). Both need root: debootstrap unpacks packages as root, and the test runs in a
@@ -136,26 +138,42 @@ cmd_root() {
   say "made $dir in ${took} s: $(mb "$debs") of packages downloaded, $(du -sh "$dir" | cut -f1) on disk"
 }
 
-cmd_test() {
-  local dir="$DEFAULT_DIR"
-  if [[ $# -gt 0 && "$1" != -* ]]; then dir="$1"; shift; fi
-  need_root "testing in the Debian 13 root"
+# Checks the root and builds the jar on the host, for test and run.
+ready_root() {
+  local dir="$1"
   [[ -f "$dir/$STAMP_NAME" && "$(cat "$dir/$STAMP_NAME")" == "$STAMP" ]] \
     || die "$dir is not a finished Debian 13 root from this package list: run $0 root $dir first"
   # The jar (and the remote module's test classes, for the soak) are built on the host, with its
   # Maven and JDK: the root has neither Maven nor the Debian 12 toolchain, and must only run them.
   # ./stoke (its help) builds when sources changed and otherwise costs a fraction of a second.
   "$CHECKOUT/stoke" >/dev/null || die "building the jar on the host failed (./stoke)"
+}
+
+cmd_test() {
+  local dir="$DEFAULT_DIR"
+  if [[ $# -gt 0 && "$1" != -* ]]; then dir="$1"; shift; fi
+  need_root "testing in the Debian 13 root"
+  ready_root "$dir"
   local started=$SECONDS rc=0
-  unshare --mount --propagation private "$BASH" "${BASH_SOURCE[0]}" _chroot "$dir" "$@" || rc=$?
+  unshare --mount --propagation private "$BASH" "${BASH_SOURCE[0]}" _chroot "$dir" test "$@" || rc=$?
   say "Debian 13: the Python tests $([[ $rc -eq 0 ]] && echo passed || echo "FAILED (exit $rc)") in $((SECONDS - started)) s"
   return "$rc"
+}
+
+cmd_run() {
+  local dir="$DEFAULT_DIR"
+  if [[ $# -gt 0 && "$1" != -- ]]; then dir="$1"; shift; fi
+  [[ $# -gt 1 && "$1" == -- ]] || die "usage: $0 run [DIR] -- CMD [ARGS...]"
+  shift
+  need_root "running in the Debian 13 root"
+  ready_root "$dir"
+  unshare --mount --propagation private "$BASH" "${BASH_SOURCE[0]}" _chroot "$dir" run "$@"
 }
 
 # Runs in the private mount namespace that cmd_test made: every mount here leaves with it, and the
 # trap unmounts them anyway when a process left behind (a producer, say) would keep it alive.
 cmd_chroot() {
-  local dir="$1"; shift
+  local dir="$1" mode="$2"; shift 2
   # shellcheck disable=SC2064 # $dir now: the trap runs after this function's locals are gone
   trap "for m in \$(mounts_below $(printf %q "$dir")); do umount -l \"\$m\" 2>/dev/null || true; done" EXIT
   # The root a mount point of its own: unshare -m inside it (the wheel's test hides the JDKs so)
@@ -196,13 +214,16 @@ cmd_chroot() {
 print(f\"debian13: python {sys.version.split()[0]}, torch {torch.__version__}, torchvision {torchvision.__version__}, numpy {numpy.__version__}, PIL {PIL.__version__}\", file=sys.stderr)"
       printf "debian13: %s (%s; /usr/lib/jvm holds %s)\n" "$(java -version 2>&1 | head -n1)" \
         "$(readlink -f "$(command -v java)")" "$(ls /usr/lib/jvm | paste -sd" ")" >&2
+      if [[ "$1" == run ]]; then shift; exec "$@"; fi
+      shift
       exec /usr/bin/python3 -m unittest discover -s "$STOKE_HOME/clients/python/tests" -v "$@"
-    ' bash "$@"
+    ' bash "$mode" "$@"
 }
 
 case "${1:-}" in
   root) shift; cmd_root "$@" ;;
   test) shift; cmd_test "$@" ;;
+  run) shift; cmd_run "$@" ;;
   _chroot) shift; cmd_chroot "$@" ;;
-  *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -17,15 +17,18 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
-import java.util.stream.Stream;
 
 /**
  * A folder of lossless restart-marker copies of a file dataset's JPEGs ({@link RestartCopy}), kept
@@ -41,11 +44,11 @@ import java.util.stream.Stream;
  * read the original, and is not tried again; other formats are not cached.
  *
  * <p>Workers never copy: a worker that misses reads the original and asks the filler, one thread
- * at the lowest priority (nice 19), which reads the original again, copies it, checks the copy
- * against the original's pixels, and writes the entry under a temporary name it then renames: a
- * reader sees a whole entry or none, in this process or any other sharing the folder, and a
- * process killed while filling leaves only a temporary file, removed when the cache is next
- * opened. The filler takes the CPU the workers leave, so a loader-bound epoch is not slowed; the
+ * at the lowest priority (nice 19), which reads the original again, copies it (exact by
+ * construction: the transcoder refuses what a copy could change), and writes the entry under a
+ * temporary name it then renames: a reader sees a whole entry or none, in this process or any
+ * other sharing the folder, and a process killed while filling leaves only a temporary file,
+ * removed by the next process's filler before it writes anything. The filler takes the CPU the workers leave, so a loader-bound epoch is not slowed; the
  * copies come as fast as idle time allows. The folder's bytes are bounded by its budget: a full
  * cache is said once, and the loader goes on from the originals.
  */
@@ -63,6 +66,8 @@ public final class RestartCache implements AutoCloseable {
     private final AtomicLong used = new AtomicLong();
     private final AtomicBoolean full = new AtomicBoolean();
     private final AtomicLong serial = new AtomicLong(); // temporary files' names, unique in this process
+    private boolean counted; // under countLock: the folder walked once, by whoever writes first
+    private final Object countLock = new Object();
     final LongAdder hits = new LongAdder();
     final LongAdder misses = new LongAdder();
     private final LongAdder copied = new LongAdder();
@@ -87,8 +92,9 @@ public final class RestartCache implements AutoCloseable {
     }
 
     /**
-     * Opens (or creates) the cache in {@code dir}: counts the bytes of its entries, and removes the
-     * temporary files of processes that are gone.
+     * Opens (or creates) the cache in {@code dir}. Its entries' bytes are counted, and the temporary
+     * files of processes that are gone removed, by the first writer (the filler, or {@link #fill})
+     * before it writes: a walk of millions of entries never holds up the first batch.
      *
      * @param budget  the most bytes its entries may hold
      * @param say     where the cache's one-line notices go (the budget reached, the library missing)
@@ -104,10 +110,7 @@ public final class RestartCache implements AutoCloseable {
         }
         try {
             Files.createDirectories(dir);
-            try (Stream<Path> files = Files.walk(dir, 2)) {
-                files.filter(Files::isRegularFile).forEach(cache::adopt);
-            }
-        } catch (IOException | UncheckedIOException e) {
+        } catch (IOException e) {
             throw new IllegalArgumentException("cannot use " + dir + " as a cache: " + e.getMessage(), e);
         }
         if (!RestartCopy.available()) {
@@ -117,12 +120,55 @@ public final class RestartCache implements AutoCloseable {
         return cache;
     }
 
-    /** At open: counts an entry's bytes, or removes a dead process's temporary file. */
-    private void adopt(Path file) {
+    /**
+     * Walks the folder once per process, before the first entry is written: the entries' bytes
+     * counted against the budget, dead processes' temporary files removed. A folder that cannot be
+     * walked is said once and counted as full, so nothing is written past a budget not known.
+     */
+    private void countOnce() {
+        synchronized (countLock) {
+            if (counted) {
+                return;
+            }
+            counted = true;
+            try {
+                Files.walkFileTree(
+                        dir,
+                        java.util.EnumSet.noneOf(java.nio.file.FileVisitOption.class),
+                        2,
+                        new SimpleFileVisitor<>() {
+                            @Override
+                            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+                                if (attrs.isRegularFile()) {
+                                    adopt(file, attrs.size());
+                                }
+                                return FileVisitResult.CONTINUE;
+                            }
+
+                            @Override
+                            public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+                                // Gone since it was listed: another process's filler removed its own
+                                // temporary file, renamed it, or removed a damaged entry.
+                                if (e instanceof NoSuchFileException) {
+                                    return FileVisitResult.CONTINUE;
+                                }
+                                throw e;
+                            }
+                        });
+            } catch (IOException e) {
+                say.accept("WARNING: the restart cache cannot read " + dir + " (" + e.getMessage()
+                        + "); it writes nothing more, the rest is read from the originals");
+                full.set(true);
+            }
+        }
+    }
+
+    /** Counts an entry's bytes, or removes a dead process's temporary file. */
+    private void adopt(Path file, long size) {
         String name = file.getFileName().toString();
         try {
             if (name.endsWith(SUFFIX)) {
-                used.addAndGet(Files.size(file));
+                used.addAndGet(size);
             } else if (name.contains(SUFFIX + ".tmp-")) {
                 long pid = Long.parseLong(name.substring(name.indexOf(".tmp-") + 5, name.lastIndexOf('-')));
                 if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
@@ -239,6 +285,7 @@ public final class RestartCache implements AutoCloseable {
                 RestartCopy copier = new RestartCopy(restartMcus, decoding, false);
                 Arena arena = Arena.ofConfined()) {
             MemorySegment stat = arena.allocate(LibC.STAT_BYTES, 8);
+            countOnce();
             while (true) {
                 int sample = take();
                 if (sample < 0) {
@@ -342,6 +389,7 @@ public final class RestartCache implements AutoCloseable {
         if (!RestartCopy.available()) {
             throw new IllegalStateException("no copies can be made: " + RestartCopy.unavailableReason());
         }
+        countOnce();
         java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
         java.util.concurrent.atomic.AtomicLong done = new java.util.concurrent.atomic.AtomicLong();
         TransformSpec decoding = TransformSpec.defaults();

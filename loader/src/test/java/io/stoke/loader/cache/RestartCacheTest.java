@@ -126,6 +126,34 @@ class RestartCacheTest {
     }
 
     @Test
+    void openWalksNothingAndTheFillerCountsTheFolderAndRemovesDeadTemporaryFilesFirst() throws Exception {
+        Dataset d = ImageFolder.scan(data());
+        long filled;
+        try (RestartCache cache = cache(1L << 30)) {
+            epoch(d, SPECS.get(0), 0, cache);
+            assertTrue(cache.awaitFilled(60_000));
+            filled = cache.stats().usedBytes();
+        }
+        // A copy cut short by a process that is gone (no pid reaches 99999999: pid_max is 2^22 at most).
+        Path dead = tmp.resolve("cache").resolve("00").resolve("0000000000000000.stc.tmp-99999999-0");
+        Files.createDirectories(dead.getParent());
+        Files.write(dead, new byte[100]);
+        try (RestartCache again = cache(1L << 30)) {
+            assertTrue(Files.exists(dead), "open walks nothing");
+            assertEquals(0, again.stats().usedBytes(), "nor counts anything");
+            assertEquals(epoch(d, SPECS.get(0), 1, null), epoch(d, SPECS.get(0), 1, again));
+            // The filler started with the first reader: its walk comes before any write.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60); // a bound, not a timing
+            while ((Files.exists(dead) || again.stats().usedBytes() < filled) && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertFalse(Files.exists(dead), "the dead process's temporary file is removed");
+            assertEquals(filled, again.stats().usedBytes(), "every entry counted against the budget");
+        }
+        assertEquals(List.of(), said);
+    }
+
+    @Test
     void aChangedOriginalOrADamagedEntryIsNeverServed() throws Exception {
         Path root = data();
         Dataset d = ImageFolder.scan(root);
