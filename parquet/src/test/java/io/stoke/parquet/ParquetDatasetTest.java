@@ -13,6 +13,7 @@ import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.UrlDatasetProvider;
+import io.stoke.loader.testing.ElasticResume;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
@@ -115,6 +116,32 @@ class ParquetDatasetTest {
             assertEquals(N, d.size());
             assertEquals(fromFolder, drain(d));
             assertEquals(fromFolder, drain(d), "read again, with the row groups cached");
+        }
+    }
+
+    /**
+     * {@link ElasticResume} over Parquet: 4 ranks checkpoint after 3 batches of 50, 2 ranks of 100
+     * and 3 of 50 each finish the epoch, every row once, row groups shuffled in windows of 4.
+     */
+    @Test
+    void aRunCheckpointedOnFourRanksFinishesItsEpochOnTwoAndOnThree() throws IOException {
+        List<TestParquet.Row> many = new ArrayList<>();
+        for (int i = 0; i < 651; i++) {
+            TestParquet.Row r = rows.get(i % rows.size());
+            many.add(new TestParquet.Row(r.image(), i + "-" + r.path(), r.label()));
+        }
+        Path file = tmp.resolve("elastic.parquet");
+        TestParquet.writeHub(file, many, CompressionCodecName.SNAPPY, 31);
+        try (Dataset d = Datasets.open(file.toString())) {
+            assertEquals(21, assertInstanceOf(ShardDataset.class, d).shards().shardCount(), "row groups");
+            ElasticResume.check(
+                    () -> Loader.builder(d)
+                            .transform(SMALL)
+                            .workers(2)
+                            .shuffle(true)
+                            .seed(11)
+                            .shuffleWindow(4),
+                    2);
         }
     }
 
