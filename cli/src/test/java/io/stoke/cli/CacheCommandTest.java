@@ -6,6 +6,9 @@ import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.transform.RestartCopy;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -41,6 +44,63 @@ class CacheCommandTest {
                 "bench", data.toString(), "--cache-dir", cache.toString(), "--batch-size", "4", "--workers", "1");
         assertEquals("0", bench[0], bench[1] + bench[2]);
         assertEquals(12, entries(cache));
+    }
+
+    private static long entryBytes(Path dir) throws Exception {
+        try (Stream<Path> s = Files.walk(dir)) {
+            long total = 0;
+            for (Path p : s.filter(p -> p.toString().endsWith(".stc")).toList()) {
+                total += Files.size(p);
+            }
+            return total;
+        }
+    }
+
+    @Test
+    void twoProcessesFillingOneFolderAtOnceKeepTogetherToItsBudget() throws Exception {
+        Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
+        Path data = TestImages.imageFolder(tmp.resolve("data"), 60, 3, 8);
+        Path whole = tmp.resolve("whole");
+        assertEquals("0", BenchCommandTest.run("cache", data.toString(), "--cache-dir", whole.toString())[0]);
+        long all = entryBytes(whole);
+        long budget = all / 3;
+        Path shared = tmp.resolve("shared");
+        List<Process> fillers = new ArrayList<>();
+        List<Path> logs = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            Path log = tmp.resolve("filler-" + i + ".log");
+            logs.add(log);
+            fillers.add(new ProcessBuilder(ShmTestSupport.javaCommand(
+                            Main.class.getName(),
+                            "cache",
+                            data.toString(),
+                            "--cache-dir",
+                            shared.toString(),
+                            "--cache-size",
+                            Long.toString(budget),
+                            "--workers",
+                            "2"))
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile())
+                    .start());
+        }
+        for (int i = 0; i < 2; i++) {
+            assertTrue(fillers.get(i).waitFor(120, TimeUnit.SECONDS), "a filler did not end");
+            assertEquals(0, fillers.get(i).exitValue(), Files.readString(logs.get(i)));
+        }
+        long filled = entryBytes(shared);
+        // Each process alone would have filed up to the budget: together, two thirds of the whole.
+        assertTrue(filled <= budget, filled + " bytes filed against a budget of " + budget);
+        long largest = 0;
+        try (Stream<Path> s = Files.walk(whole)) {
+            for (Path p : s.filter(p -> p.toString().endsWith(".stc")).toList()) {
+                largest = Math.max(largest, Files.size(p));
+            }
+        }
+        assertTrue(filled > budget - largest, "filled to its budget: " + filled + " of " + budget);
+        String said = Files.readString(logs.get(0)) + Files.readString(logs.get(1));
+        assertTrue(said.contains("counted over every process filling it"), said);
+        assertFalse(said.contains("cannot lock"), said);
     }
 
     @Test

@@ -63,7 +63,7 @@ public final class RestartCache implements AutoCloseable {
     private final long budget;
     private final int restartMcus;
     private final Consumer<String> say;
-    private final AtomicLong used = new AtomicLong();
+    private final FolderUsage usage;
     private final AtomicBoolean full = new AtomicBoolean();
     private final AtomicLong serial = new AtomicLong(); // temporary files' names, unique in this process
     private boolean counted; // under countLock: the folder walked once, by whoever writes first
@@ -89,6 +89,7 @@ public final class RestartCache implements AutoCloseable {
         this.budget = budget;
         this.restartMcus = restartMcus;
         this.say = say;
+        this.usage = new FolderUsage(dir, say);
     }
 
     /**
@@ -132,30 +133,8 @@ public final class RestartCache implements AutoCloseable {
             }
             counted = true;
             try {
-                Files.walkFileTree(
-                        dir,
-                        java.util.EnumSet.noneOf(java.nio.file.FileVisitOption.class),
-                        2,
-                        new SimpleFileVisitor<>() {
-                            @Override
-                            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-                                if (attrs.isRegularFile()) {
-                                    adopt(file, attrs.size());
-                                }
-                                return FileVisitResult.CONTINUE;
-                            }
-
-                            @Override
-                            public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
-                                // Gone since it was listed: another process's filler removed its own
-                                // temporary file, renamed it, or removed a damaged entry.
-                                if (e instanceof NoSuchFileException) {
-                                    return FileVisitResult.CONTINUE;
-                                }
-                                throw e;
-                            }
-                        });
-            } catch (IOException e) {
+                usage.recount(this::walk);
+            } catch (IOException | UncheckedIOException e) {
                 say.accept("WARNING: the restart cache cannot read " + dir + " (" + e.getMessage()
                         + "); it writes nothing more, the rest is read from the originals");
                 full.set(true);
@@ -163,22 +142,50 @@ public final class RestartCache implements AutoCloseable {
         }
     }
 
-    /** Counts an entry's bytes, or removes a dead process's temporary file. */
-    private void adopt(Path file, long size) {
+    /** The bytes of the folder's entries; dead processes' temporary files removed on the way. */
+    private long walk() throws IOException {
+        long[] total = {0};
+        Files.walkFileTree(
+                dir, java.util.EnumSet.noneOf(java.nio.file.FileVisitOption.class), 2, new SimpleFileVisitor<>() {
+                    @Override
+                    public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+                        if (attrs.isRegularFile()) {
+                            total[0] += adopt(file, attrs.size());
+                        }
+                        return FileVisitResult.CONTINUE;
+                    }
+
+                    @Override
+                    public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+                        // Gone since it was listed: another process's filler removed its own
+                        // temporary file, renamed it, or removed a damaged entry.
+                        if (e instanceof NoSuchFileException) {
+                            return FileVisitResult.CONTINUE;
+                        }
+                        throw e;
+                    }
+                });
+        return total[0];
+    }
+
+    /** An entry's bytes to count; a dead process's temporary file removed (0). */
+    private long adopt(Path file, long size) {
         String name = file.getFileName().toString();
         try {
             if (name.endsWith(SUFFIX)) {
-                used.addAndGet(size);
+                return size;
             } else if (name.contains(SUFFIX + ".tmp-")) {
                 long pid = Long.parseLong(name.substring(name.indexOf(".tmp-") + 5, name.lastIndexOf('-')));
-                if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
-                    return; // another process is writing it
+                if (!ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+                    Files.deleteIfExists(file);
                 }
-                Files.deleteIfExists(file);
+                // else another process's: a filer holds the count's lock while its file exists,
+                // so this one failed between writing and renaming; it removes its own
             }
         } catch (IOException | NumberFormatException | IndexOutOfBoundsException e) {
             // Not one of ours, or gone since the walk: left alone.
         }
+        return 0;
     }
 
     /** The folder. */
@@ -233,9 +240,9 @@ public final class RestartCache implements AutoCloseable {
     /** Removes a damaged entry (rare: not on the hot path). */
     void discard(MemorySegment entryPath) {
         try {
-            Files.deleteIfExists(Path.of(entryPath.getString(0, StandardCharsets.UTF_8)));
+            usage.remove(Path.of(entryPath.getString(0, StandardCharsets.UTF_8)));
         } catch (IOException e) {
-            // Another process removed or replaced it: its next read decides again.
+            // The folder failed: the next read decides again, and the filler says what failed.
         }
     }
 
@@ -332,13 +339,6 @@ public final class RestartCache implements AutoCloseable {
         boolean isCopy = outcome == RestartCopy.Outcome.COPIED;
         long contentLength = isCopy ? copier.length() : 0;
         long total = CacheEntry.HEADER_BYTES + pathLength + contentLength;
-        if (used.get() + total > budget) {
-            if (!full.getAndSet(true)) {
-                say.accept("the restart cache in " + dir + " is full (" + used.get() + " of its " + budget
-                        + " bytes): the files not copied yet are read as they are");
-            }
-            return;
-        }
         byte[] bytes = new byte[(int) total];
         MemorySegment e = MemorySegment.ofArray(bytes);
         long contentHash = isCopy ? CacheEntry.hash(0, copier.bytes(), 0, contentLength) : 0;
@@ -355,22 +355,36 @@ public final class RestartCache implements AutoCloseable {
                 contentHash);
         if (isCopy) {
             MemorySegment.copy(copier.bytes(), 0, e, CacheEntry.HEADER_BYTES + pathLength, contentLength);
-            copied.increment();
-        } else {
-            originals.increment();
         }
-        Files.createDirectories(entry.getParent());
-        Path tmp = entry.resolveSibling(
-                entry.getFileName() + ".tmp-" + ProcessHandle.current().pid() + "-" + serial.getAndIncrement());
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
-            while (b.hasRemaining()) {
-                ch.write(b);
+        // The copy was made outside the count's lock; only filing it is inside, so every process
+        // sees the budget and the folder agree.
+        FolderUsage.Outcome filed = usage.add(total, budget, () -> {
+            if (Files.exists(entry)) {
+                return false; // another process filed it while this one copied
             }
+            Files.createDirectories(entry.getParent());
+            Path tmp = entry.resolveSibling(
+                    entry.getFileName() + ".tmp-" + ProcessHandle.current().pid() + "-" + serial.getAndIncrement());
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
+                while (b.hasRemaining()) {
+                    ch.write(b);
+                }
+            } catch (IOException | RuntimeException failed) {
+                Files.deleteIfExists(tmp);
+                throw failed;
+            }
+            // A reader sees the whole entry or none: rename is atomic within the folder.
+            Files.move(tmp, entry, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            return true;
+        });
+        if (filed == FolderUsage.Outcome.FILED) {
+            (isCopy ? copied : originals).increment();
+        } else if (filed == FolderUsage.Outcome.FULL && !full.getAndSet(true)) {
+            say.accept("the restart cache in " + dir + " is full (" + usage.last() + " of its " + budget
+                    + " bytes, counted over every process filling it): the files not copied yet are read as they"
+                    + " are");
         }
-        // A reader sees the whole entry or none: rename is atomic within the folder.
-        Files.move(tmp, entry, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        used.addAndGet(total);
     }
 
     private Path entryOf(long key) {
@@ -412,13 +426,16 @@ public final class RestartCache implements AutoCloseable {
         });
     }
 
-    /** What the cache has done in this process. */
+    /**
+     * What the cache has done in this process; {@code usedBytes} is the folder's entries' bytes,
+     * counted over every process filling it, as this one last saw them.
+     */
     public record Stats(
             long hits, long misses, long copied, long originals, long damaged, long usedBytes, boolean full) {}
 
     public Stats stats() {
         return new Stats(
-                hits.sum(), misses.sum(), copied.sum(), originals.sum(), damaged.sum(), used.get(), full.get());
+                hits.sum(), misses.sum(), copied.sum(), originals.sum(), damaged.sum(), usage.last(), full.get());
     }
 
     /**
