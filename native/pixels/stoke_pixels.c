@@ -2,8 +2,8 @@
  * stoke_pixels.c: see stoke_pixels.h. Plain loops written so that gcc vectorises them; with
  * target_clones one binary runs on any x86-64 and picks AVX2 or AVX-512 code where the CPU has it.
  * The horizontal pass is the exception: its taps start at a different pixel for every column,
- * which no compiler vectorises across columns, so it has an AVX2 form with gathers, chosen at
- * run time like the clones.
+ * which no compiler vectorises across columns, so it has an AVX2 form, eight columns at once with
+ * permutes of a row's nearby pixels or with gathers, chosen at run time like the clones.
  */
 #include "stoke_pixels.h"
 
@@ -86,16 +86,57 @@ __attribute__((target("avx2"))) static inline __m256i gather_clip8(__m256i sum, 
 }
 
 /*
+ * The rows of a block whose eight columns' taps all lie within `windows` runs of eight source
+ * pixels from `lo`: each row's pixels are loaded once (up to three 32-byte loads) and handed to the
+ * lanes by permutes and blends, where a gather per tap costs several times as much. Inlined with `windows` a
+ * constant, so each form has no branch in its loops.
+ */
+__attribute__((target("avx2"), always_inline)) static inline void
+horizontal_block_rows(const uint8_t *src, int64_t src_row_bytes, int32_t y_first, int32_t rows, int32_t out_width,
+                      int32_t x0, int32_t lo, int windows, const __m256i *idx, const __m256i *k, int32_t n,
+                      uint8_t *tmp)
+{
+  __m256i second[GATHER_MAX_TAPS], third[GATHER_MAX_TAPS];
+  for (int32_t t = 0; t < n; t++) {
+    second[t] = _mm256_cmpgt_epi32(idx[t], _mm256_set1_epi32(7));
+    third[t] = _mm256_cmpgt_epi32(idx[t], _mm256_set1_epi32(15));
+  }
+  for (int32_t r = 0; r < rows; r++) {
+    const uint8_t *in = src + (int64_t)(y_first + r) * src_row_bytes + 4 * (int64_t)lo;
+    __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)in);
+    __m256i w1 = windows >= 2 ? _mm256_loadu_si256((const __m256i *)(const void *)(in + 32)) : w0;
+    __m256i w2 = windows >= 3 ? _mm256_loadu_si256((const __m256i *)(const void *)(in + 64)) : w0;
+    __m256i red = _mm256_set1_epi32(HALF), green = red, blue = red;
+    for (int32_t t = 0; t < n; t++) {
+      __m256i pixels = _mm256_permutevar8x32_epi32(w0, idx[t]);
+      /* The permute reads an index's low three bits: the blends pick the window it falls in. */
+      if (windows >= 2)
+        pixels = _mm256_blendv_epi8(pixels, _mm256_permutevar8x32_epi32(w1, idx[t]), second[t]);
+      if (windows >= 3)
+        pixels = _mm256_blendv_epi8(pixels, _mm256_permutevar8x32_epi32(w2, idx[t]), third[t]);
+      red = gather_channel(red, pixels, 0, k[t]);
+      green = gather_channel(green, pixels, 8, k[t]);
+      blue = gather_channel(blue, pixels, 16, k[t]);
+    }
+    __m256i out = _mm256_or_si256(_mm256_or_si256(gather_clip8(red, 0), gather_clip8(green, 8)), gather_clip8(blue, 16));
+    _mm256_storeu_si256((__m256i *)(void *)(tmp + ((int64_t)r * out_width + x0) * 4), out);
+  }
+}
+
+/*
  * Output columns [x0, x0 + 8) of every row. Lane j is column x0 + j: its taps are source pixels
  * bounds[2(x0+j)] + t for t < bounds[2(x0+j)+1]; lanes with fewer taps than the block's most are
  * masked off those taps, so no gather reads a pixel the one-at-a-time loop would not. The same
  * integer sums as horizontal_columns, so the same bytes. Every count is at most taps, which is at
  * most GATHER_MAX_TAPS here (NativeKernels.checkTaps checks the counts in Java before the call).
+ * No read reaches past `limit`, the furthest pixel any column's taps reach (within the source's
+ * width, which Resampler.checkInside checks in Java).
  */
 __attribute__((target("avx2"))) static void horizontal_block(const uint8_t *src, int64_t src_row_bytes,
                                                              int32_t y_first, int32_t rows, int32_t out_width,
                                                              int32_t x0, const int32_t *bounds,
-                                                             const int32_t *weights, int32_t taps, uint8_t *tmp)
+                                                             const int32_t *weights, int32_t taps, int32_t limit,
+                                                             uint8_t *tmp)
 {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i zero = _mm256_setzero_si256();
@@ -103,17 +144,38 @@ __attribute__((target("avx2"))) static void horizontal_block(const uint8_t *src,
   __m256i first = _mm256_i32gather_epi32((const int *)bounds, pair, 4);
   __m256i count = _mm256_i32gather_epi32((const int *)bounds + 1, pair, 4);
   __m256i row_of_k = _mm256_mullo_epi32(_mm256_add_epi32(lane, _mm256_set1_epi32(x0)), _mm256_set1_epi32(taps));
-  int32_t counts[GATHER_LANES];
+  int32_t counts[GATHER_LANES], firsts[GATHER_LANES];
   _mm256_storeu_si256((__m256i *)(void *)counts, count);
-  int32_t n = 0;
-  for (int i = 0; i < GATHER_LANES; i++)
+  _mm256_storeu_si256((__m256i *)(void *)firsts, first);
+  int32_t n = 0, lo = firsts[0], hi = 0;
+  for (int i = 0; i < GATHER_LANES; i++) {
     if (counts[i] > n) n = counts[i];
+    if (firsts[i] < lo) lo = firsts[i];
+    if (firsts[i] + counts[i] > hi) hi = firsts[i] + counts[i];
+  }
   __m256i k[GATHER_MAX_TAPS], at[GATHER_MAX_TAPS], live[GATHER_MAX_TAPS];
   for (int32_t t = 0; t < n; t++) {
     __m256i step = _mm256_set1_epi32(t);
     live[t] = _mm256_cmpgt_epi32(count, step);
+    /* A lane past its own taps has weight 0: whatever pixel it is handed adds nothing. */
     k[t] = _mm256_mask_i32gather_epi32(zero, (const int *)weights, _mm256_add_epi32(row_of_k, step), live[t], 4);
     at[t] = _mm256_add_epi32(first, step);
+  }
+  /* Past three windows (a downscale by more than about 2.5) the permutes cost as much as gathers. */
+  int windows = hi - lo <= 8 ? 1 : hi - lo <= 16 ? 2 : hi - lo <= 24 ? 3 : 0;
+  if (windows > 0 && lo + 8 * windows <= limit) {
+    /* Each lane's tap t is pixel first + t - lo of the window; a lane past its taps is clamped into it. */
+    __m256i idx[GATHER_MAX_TAPS];
+    __m256i last = _mm256_set1_epi32(8 * windows - 1);
+    for (int32_t t = 0; t < n; t++)
+      idx[t] = _mm256_min_epi32(_mm256_sub_epi32(at[t], _mm256_set1_epi32(lo)), last);
+    if (windows == 1)
+      horizontal_block_rows(src, src_row_bytes, y_first, rows, out_width, x0, lo, 1, idx, k, n, tmp);
+    else if (windows == 2)
+      horizontal_block_rows(src, src_row_bytes, y_first, rows, out_width, x0, lo, 2, idx, k, n, tmp);
+    else
+      horizontal_block_rows(src, src_row_bytes, y_first, rows, out_width, x0, lo, 3, idx, k, n, tmp);
+    return;
   }
   for (int32_t r = 0; r < rows; r++) {
     const int *in = (const int *)(const void *)(src + (int64_t)(y_first + r) * src_row_bytes);
@@ -135,9 +197,12 @@ static int32_t horizontal_blocks(const uint8_t *src, int64_t src_row_bytes, int3
                                  uint8_t *tmp)
 {
   if (taps > GATHER_MAX_TAPS || !__builtin_cpu_supports("avx2")) return 0;
+  int32_t limit = 0;
+  for (int32_t x = 0; x < out_width; x++)
+    if (bounds[2 * x] + bounds[2 * x + 1] > limit) limit = bounds[2 * x] + bounds[2 * x + 1];
   int32_t x0 = 0;
   for (; x0 + GATHER_LANES <= out_width; x0 += GATHER_LANES)
-    horizontal_block(src, src_row_bytes, y_first, rows, out_width, x0, bounds, weights, taps, tmp);
+    horizontal_block(src, src_row_bytes, y_first, rows, out_width, x0, bounds, weights, taps, limit, tmp);
   return x0;
 }
 #else

@@ -7,6 +7,7 @@ import io.stoke.loader.testing.PythonReference;
 import io.stoke.loader.testing.TestImages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -53,6 +54,32 @@ class TrainTransformTest {
         assertArrayEquals(expected, resizedCrop(spec, rgb, w, h, box, new ScalarKernels()), "scalar kernels");
         if (ResamplerTest.nativeOrSkipLoudly()) {
             assertArrayEquals(expected, resizedCrop(spec, rgb, w, h, box, new NativeKernels()), "native kernels");
+        }
+    }
+
+    @ParameterizedTest(name = "box {0} wide -> 224, flip {1}")
+    @CsvSource({
+        "150, false", // an upscale: each block's taps in one window of eight pixels
+        "224, true",
+        "260, false", // two windows
+        "300, true",
+        "400, false", // three windows
+        "420, true",
+        "520, false", // past three windows: gathers
+        "1700, true" // past the gathers' taps: one column at a time
+    })
+    void nativeAndScalarKernelsGiveTheSameBytesAtEveryScaleAndFlip(int boxWidth, boolean flip) {
+        Assumptions.assumeTrue(ResamplerTest.nativeOrSkipLoudly(), "Stoke's C library is not built here");
+        int w = 1800;
+        int h = 300;
+        byte[] rgb = TestImages.rgb(w, h, boxWidth);
+        TransformSpec spec = TransformSpec.defaults().withTrain(224, RandomResizedCrop.defaults());
+        for (int left : new int[] {0, 3, w - boxWidth}) {
+            CropBox box = new CropBox().set(left, 7, boxWidth, 250, flip);
+            assertArrayEquals(
+                    resizedCrop(spec, rgb, w, h, box, new ScalarKernels()),
+                    resizedCrop(spec, rgb, w, h, box, new NativeKernels()),
+                    "box at " + left);
         }
     }
 
