@@ -84,6 +84,26 @@ class TrainTransformTest {
     }
 
     @Test
+    void nativeAndScalarKernelsGiveTheSameBytesOnRandomBoxes() {
+        Assumptions.assumeTrue(ResamplerTest.nativeOrSkipLoudly(), "Stoke's C library is not built here");
+        int w = 640;
+        int h = 200;
+        byte[] rgb = TestImages.rgb(w, h, 21);
+        java.util.SplittableRandom r = new java.util.SplittableRandom(38);
+        for (int i = 0; i < 300; i++) {
+            int size = 8 + r.nextInt(120);
+            int bw = 1 + r.nextInt(w);
+            int bh = 1 + r.nextInt(h);
+            CropBox box = new CropBox().set(r.nextInt(w - bw + 1), r.nextInt(h - bh + 1), bw, bh, r.nextBoolean());
+            TransformSpec spec = TransformSpec.defaults().withTrain(size, RandomResizedCrop.defaults());
+            assertArrayEquals(
+                    resizedCrop(spec, rgb, w, h, box, new ScalarKernels()),
+                    resizedCrop(spec, rgb, w, h, box, new NativeKernels()),
+                    "case " + i + ": box " + bw + "x" + bh + " -> " + size + (box.flip ? ", flipped" : ""));
+        }
+    }
+
+    @Test
     void aFlipIsTheMirrorImage() {
         int w = 300;
         int h = 200;
