@@ -135,7 +135,7 @@ public final class RestartCache implements AutoCloseable {
             try {
                 usage.recount(this::walk);
             } catch (IOException | UncheckedIOException e) {
-                say.accept("WARNING: the restart cache cannot read " + dir + " (" + e.getMessage()
+                say.accept("WARNING: the restart cache cannot use " + dir + " (" + e.getMessage()
                         + "); it writes nothing more, the rest is read from the originals");
                 full.set(true);
             }
@@ -301,9 +301,10 @@ public final class RestartCache implements AutoCloseable {
                 try {
                     fillOne(sample, reader, copier, stat);
                 } catch (IOException | UncheckedIOException e) {
-                    say.accept("WARNING: the restart cache could not write to " + dir + " (" + e.getMessage()
-                            + "); the rest is read from the originals");
-                    full.set(true);
+                    if (!full.getAndSet(true)) {
+                        say.accept("WARNING: the restart cache could not write to " + dir + " (" + e.getMessage()
+                                + "); the rest is read from the originals");
+                    }
                 } finally {
                     done();
                 }
@@ -314,6 +315,9 @@ public final class RestartCache implements AutoCloseable {
     }
 
     private void fillOne(int sample, FileReader reader, RestartCopy copier, MemorySegment stat) throws IOException {
+        if (full.get()) {
+            return; // requests queued before the budget was reached, or the folder failed: said once
+        }
         if (reader.stat(sample, stat) != SampleStatus.OK) {
             return;
         }

@@ -209,4 +209,22 @@ class RestartCacheTest {
         assertEquals(1, said.size(), said.toString());
         assertTrue(said.get(0).contains("is full"), said.toString());
     }
+
+    @Test
+    void aFolderThatCannotBeWrittenIsSaidOnceAndTheLoaderGoesOnFromTheOriginals() throws Exception {
+        Dataset d = ImageFolder.scan(data());
+        // The count's file cannot be opened (a folder is in its place): as a full disk, or a folder
+        // another user owns, fails the first write.
+        Files.createDirectories(tmp.resolve("cache").resolve(FolderUsage.NAME));
+        try (RestartCache cache = cache(1L << 30)) {
+            for (long e = 0; e < 2; e++) {
+                assertEquals(epoch(d, SPECS.get(3), e, null), epoch(d, SPECS.get(3), e, cache));
+                assertTrue(cache.awaitFilled(60_000));
+            }
+            assertEquals(0, cache.stats().copied(), cache.stats().toString());
+        }
+        assertEquals(1, said.size(), said.toString());
+        assertTrue(said.get(0).startsWith("WARNING: the restart cache cannot use "), said.toString());
+        assertTrue(said.get(0).contains("the rest is read from the originals"), said.toString());
+    }
 }
