@@ -278,8 +278,9 @@ class DataLoader:
             one low-priority thread from the files read) and reads it from then on: from the next
             epoch, or the next run, the training crop decodes only its part of every JPEG. Shared
             safely between processes; a changed file is copied again (default: none).
-        cache_size (str, optional): the most bytes ``cache_dir`` holds (``"64G"``, the default);
-            past it the rest is read from the originals, said once.
+        cache_size (str, optional): the most bytes ``cache_dir`` holds (``"64G"``, the default),
+            counted over every process filling it; past it the rest is read from the originals,
+            said once.
         image_column (str, optional): Parquet: the column holding each image, binary or an image
             struct (default: the first ``struct<bytes, path>``, the Hub's ``Image`` feature, else the
             one binary column).
