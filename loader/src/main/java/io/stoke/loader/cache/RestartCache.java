@@ -48,9 +48,10 @@ import java.util.function.Consumer;
  * construction: the transcoder refuses what a copy could change), and writes the entry under a
  * temporary name it then renames: a reader sees a whole entry or none, in this process or any
  * other sharing the folder, and a process killed while filling leaves only a temporary file,
- * removed by the next process's filler before it writes anything. The filler takes the CPU the workers leave, so a loader-bound epoch is not slowed; the
- * copies come as fast as idle time allows. The folder's bytes are bounded by its budget: a full
- * cache is said once, and the loader goes on from the originals.
+ * removed by the next process's filler before it writes anything. The filler takes the CPU the
+ * workers leave, so a loader-bound epoch is not slowed; the copies come as fast as idle time
+ * allows. The folder's bytes are bounded by its budget, one count over every process filling it
+ * ({@link FolderUsage}): a full cache is said once, and the loader goes on from the originals.
  */
 public final class RestartCache implements AutoCloseable {
     /** Requests the filler holds; more are dropped and asked again at the next miss. */
