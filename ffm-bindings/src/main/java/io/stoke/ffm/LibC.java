@@ -39,7 +39,6 @@ public final class LibC {
     private static final MethodHandle CLOSE;
     private static final MethodHandle PREAD;
     private static final MethodHandle LSEEK;
-    private static final MethodHandle STAT;
     private static final MethodHandle STRERROR;
 
     /**
@@ -65,12 +64,36 @@ public final class LibC {
                 errno);
         LSEEK = linker.downcallHandle(
                 libc.findOrThrow("lseek"), FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT), errno);
-        STAT = linker.downcallHandle(
-                libc.findOrThrow("stat"), FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), errno);
         STRERROR = linker.downcallHandle(libc.findOrThrow("strerror"), FunctionDescriptor.of(ADDRESS, JAVA_INT));
     }
 
     private LibC() {}
+
+    /**
+     * {@code stat}, bound on first use: only the restart cache needs it, so a C library without it
+     * fails the cache alone, never the loader's reads. glibc exports {@code stat} from 2.33; before
+     * (Debian 11, Ubuntu 20.04, RHEL 8) only {@code __xstat(version, path, buf)}, which is taken then.
+     */
+    static final class Stat {
+        static final MethodHandle STAT = bind(Linker.nativeLinker().defaultLookup(), "stat");
+
+        private Stat() {}
+
+        /** {@code stat(callState, path, buf)} through {@code symbol}: {@code "stat"} where found, else {@code "__xstat"}. */
+        static MethodHandle bind(SymbolLookup libc, String symbol) {
+            Linker linker = Linker.nativeLinker();
+            Linker.Option errno = Linker.Option.captureCallState("errno");
+            var stat = symbol.equals("stat") ? libc.find("stat") : java.util.Optional.<MemorySegment>empty();
+            if (stat.isPresent()) {
+                return linker.downcallHandle(stat.get(), FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), errno);
+            }
+            MethodHandle xstat = linker.downcallHandle(
+                    libc.findOrThrow("__xstat"), FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS), errno);
+            // glibc's _STAT_VER for the kernel's struct stat: 1 on x86-64, 0 on AArch64.
+            int version = "aarch64".equals(System.getProperty("os.arch")) ? 0 : 1;
+            return java.lang.invoke.MethodHandles.insertArguments(xstat, 1, version);
+        }
+    }
 
     /** {@code gettid} and {@code setpriority}, bound on first use: only a loader asked to lower its workers' priority needs them. */
     private static final class Priority {
@@ -208,7 +231,7 @@ public final class LibC {
             throw new IndexOutOfBoundsException("stat into " + buf.byteSize() + " bytes");
         }
         try {
-            return (int) STAT.invokeExact(callState, path, buf);
+            return (int) Stat.STAT.invokeExact(callState, path, buf);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }

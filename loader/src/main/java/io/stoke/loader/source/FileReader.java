@@ -80,9 +80,9 @@ public final class FileReader implements SampleReader {
 
     /**
      * {@code stat}s sample {@code sample}'s file into {@code stat} ({@link LibC#STAT_BYTES}) without
-     * opening it (one call, where open, fstat and close were three; a cache hit opens only its entry): OK, or {@link
-     * SampleStatus#READ_ERROR} ({@link #lastErrno()} says why). Its path, as the dataset holds it,
-     * is then {@link #pathBytes()}.
+     * opening it, so a cache hit opens only its entry: OK, or {@link SampleStatus#READ_ERROR}
+     * ({@link #lastErrno()} says why). Its path, as the dataset holds it, is then {@link
+     * #pathBytes()}.
      */
     public SampleStatus stat(int sample, MemorySegment stat) {
         lastErrno = 0;
