@@ -358,6 +358,14 @@ def resolve(dataset: Any, *, batch_size: Optional[int], shuffle: Optional[bool],
     shuffle_window = None if shuffle_window is None else _integer("shuffle_window", shuffle_window)
     if shuffle_window is not None and shuffle_window < 0:
         raise ValueError(f"shuffle_window must not be negative: {shuffle_window}")
+    if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+        raise TypeError(f"cache_dir must be a path, not a {type(cache_dir).__name__}")
+    if cache_size is not None:
+        if not isinstance(cache_size, str):
+            raise TypeError(f"cache_size must be a size such as \"64G\", not a {type(cache_size).__name__}")
+        if cache_dir is None:
+            # Without a folder there is no cache: the size would be dropped without a word.
+            raise ValueError(f"cache_size={cache_size!r} needs cache_dir, the folder it bounds")
     for name, column in (("image_column", image_column), ("label_column", label_column), ("key_column", key_column)):
         if column is not None and (not isinstance(column, str) or not column.strip()):
             raise TypeError(f"{name} must be a column name, not {column!r}")

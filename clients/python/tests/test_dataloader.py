@@ -910,6 +910,7 @@ class DataLoaderTest(unittest.TestCase):
             "worker_nice must be": dict(worker_nice=20),
             "rank must be in": dict(rank=3, world_size=2),
             "shuffle_window must not be negative": dict(shuffle_window=-1),
+            "cache_size='1G' needs cache_dir": dict(cache_size="1G"),
         }
         for message, kwargs in cases.items():
             with self.assertRaisesRegex(ValueError, message):
@@ -919,6 +920,11 @@ class DataLoaderTest(unittest.TestCase):
         for name in ("worker_nice", "slots", "timeout", "resize", "start_timeout", "shuffle_window"):
             with self.assertRaisesRegex(TypeError, f"^{name} must be"):
                 stoke.DataLoader(dataset, **{name: "1"})
+            self.assertEqual([], producer_files(), name)
+            self.assertEqual(before, children(), f"{name}: no producer was started")
+        for name, kwargs in (("cache_dir", dict(cache_dir=5)), ("cache_size", dict(cache_dir="/tmp", cache_size=64))):
+            with self.assertRaisesRegex(TypeError, f"^{name} must be"):
+                stoke.DataLoader(dataset, **kwargs)
             self.assertEqual([], producer_files(), name)
             self.assertEqual(before, children(), f"{name}: no producer was started")
 
