@@ -104,8 +104,8 @@ int32_t stoke_encode_rgb(const uint8_t *rgb, int32_t width, int32_t pitch, int32
  * max_pixels pixels or a progressive one over max_scans scans, a progressive file whose scans
  * leave any coefficient incomplete (libjpeg smooths those blocks when it decodes, a sequential
  * copy would not), a file libjpeg warns about (damaged data: rewriting would keep the damage as
- * libjpeg read it), and output past dst_bytes. Every copy made is therefore exact by construction. Writes the
- * new file's length into *jpeg_size and STOKE_RESTART_FIELDS values into info. With
+ * libjpeg read it), and output past dst_bytes. Every copy made is therefore exact by construction.
+ * Writes the new file's length into *jpeg_size and STOKE_RESTART_FIELDS values into info. With
  * STOKE_RESTART_UNLESS_SEEKABLE, a sequential Huffman-coded file that has restart markers already
  * (many cameras write them) is only read to its header: STOKE_JPEG_OK, *jpeg_size 0, info filled.
  */
