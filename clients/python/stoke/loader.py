@@ -274,10 +274,12 @@ class DataLoader:
         shard_cache (str, optional): the bound of the cache of whole remote shards (``"4G"``).
         shard_cache_dir (str or os.PathLike, optional): where that cache lies.
         cache_dir (str or os.PathLike, optional): a folder where Stoke keeps a lossless
-            restart-marker copy of each original JPEG of a folder or list (the same pixels; made by
-            one low-priority thread from the files read) and reads it from then on: from the next
-            epoch, or the next run, the training crop decodes only its part of every JPEG. Shared
-            safely between processes; a changed file is copied again (default: none).
+            restart-marker copy of each original JPEG of the dataset (a folder's or list's files,
+            or the members of tar shards or Parquet row groups, local or remote; the same pixels;
+            made by one low-priority thread from the images read) and reads it from then on: from
+            the next epoch, or the next run, the training crop decodes only its part of every JPEG.
+            Shared safely between processes; a changed file or shard is copied again (default:
+            none).
         cache_size (str, optional): the most bytes ``cache_dir`` holds (``"64G"``, the default),
             counted over every process filling it; past it the rest is read from the originals,
             said once.

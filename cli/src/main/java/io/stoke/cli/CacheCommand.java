@@ -1,19 +1,23 @@
 package io.stoke.cli;
 
 import io.stoke.loader.cache.RestartCache;
+import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
-import io.stoke.loader.source.FileDataset;
+import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.TableColumns;
+import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.transform.RestartCopy;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code stoke cache DATA --cache-dir DIR}: fills a restart cache with every file's copy at once,
+ * {@code stoke cache DATA --cache-dir DIR}: fills a restart cache with every JPEG's copy at once,
  * on every core, for a job that wants the copies before its first epoch rather than as its
  * loader's idle time allows.
  */
@@ -21,13 +25,17 @@ import picocli.CommandLine.Parameters;
         name = "cache",
         mixinStandardHelpOptions = true,
         description = {
-            "Fills --cache-dir with a lossless restart-marker copy of every JPEG of an ImageFolder or list",
-            "file (the same pixels; the training crop then decodes only its part of each), on every core.",
+            "Fills --cache-dir with a lossless restart-marker copy of every JPEG of a dataset (an ImageFolder,",
+            "a list file, tar shards or Parquet, local or remote) (the same pixels; the training crop then",
+            "decodes only its part of each), on every core.",
             "A loader given --cache-dir (cache_dir= in Python) makes the same copies itself, from the CPU its",
             "decoding leaves; this is for a job that wants them all before its first epoch."
         })
 public final class CacheCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "DATA", description = "ImageFolder directory or list file.")
+    @Parameters(
+            index = "0",
+            paramLabel = "DATA",
+            description = "ImageFolder directory, list file, tar shards or Parquet, local or remote.")
     Path data;
 
     @Option(names = "--cache-dir", required = true, paramLabel = "DIR", description = "The cache's folder.")
@@ -39,6 +47,16 @@ public final class CacheCommand implements Callable<Integer> {
             description = "The most bytes the folder holds (default: ${DEFAULT-VALUE}).")
     String cacheSize = "64G";
 
+    @Mixin
+    ColumnOptions columnOptions = new ColumnOptions();
+
+    @Option(
+            names = "--shard-cache",
+            paramLabel = "SIZE",
+            description = "Remote shards and Parquet: bytes of shards or row groups held at once; at least"
+                    + " twice the largest (default: ${DEFAULT-VALUE}).")
+    String shardCache = "4G";
+
     @Option(
             names = "--workers",
             paramLabel = "N",
@@ -49,8 +67,12 @@ public final class CacheCommand implements Callable<Integer> {
     public Integer call() {
         PrintStream err = System.err;
         long budget;
+        UrlDatasetProvider.ShardCache shards;
+        TableColumns columns;
         try {
             budget = ByteSize.parse(cacheSize);
+            shards = new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), null);
+            columns = columnOptions.columns();
             if (workers < 1) {
                 throw new IllegalArgumentException("--workers must be positive, not " + workers);
             }
@@ -62,17 +84,15 @@ public final class CacheCommand implements Callable<Integer> {
             err.println("stoke cache: no copies can be made here: " + RestartCopy.unavailableReason());
             return Main.EXIT_FAILED;
         }
-        try (Dataset dataset = LoaderOptions.openFailing(data)) {
-            if (!(dataset instanceof FileDataset files)) {
-                err.println("stoke cache: " + data + " is shards: the cache is for a folder or list of files"
-                        + " (stoke pack --keep-pixels makes seekable shards)");
-                return Main.EXIT_USAGE;
-            }
+        String spec = data.toString();
+        // The same columns as the loader's: a Parquet member's entry is named by the column it is read from.
+        try (Dataset dataset = Datasets.checked(
+                Datasets.open(spec, shards, columns), spec, ErrorPolicy.FAIL, w -> err.println("stoke: " + w))) {
             try (RestartCache cache = RestartCache.open(cacheDir, budget, m -> err.println("stoke cache: " + m))) {
-                ProgressBar progress = ProgressBar.terminalOnly(err, files.size());
+                ProgressBar progress = ProgressBar.terminalOnly(err, dataset.size());
                 long[] last = {0};
                 long start = System.nanoTime();
-                cache.fill(files, workers, done -> {
+                cache.fill(dataset, workers, done -> {
                     synchronized (last) {
                         progress.advance(done - last[0]);
                         last[0] = done;
@@ -90,10 +110,10 @@ public final class CacheCommand implements Callable<Integer> {
                         cacheDir,
                         s.copied(),
                         s.originals(),
-                        files.size() - s.copied() - s.originals(),
+                        dataset.size() - s.copied() - s.originals(),
                         s.usedBytes() / 1e6,
                         seconds,
-                        files.size() / seconds,
+                        dataset.size() / seconds,
                         s.full() ? "; FULL: the rest is read from the originals" : "");
                 return 0;
             }

@@ -89,10 +89,11 @@ public final class LoaderOptions {
             names = "--cache-dir",
             paramLabel = "DIR",
             description = {
-                "Keep a lossless restart-marker copy of each original JPEG of a folder or list in DIR (the",
-                "same pixels), made by one low-priority thread from the files read, and read the copies from",
-                "then on: from the next epoch, or the next run, the training crop decodes only its part of",
-                "every JPEG. Safe to share between processes; a changed file is copied again."
+                "Keep a lossless restart-marker copy of each original JPEG in DIR (a folder's or list's files,",
+                "or the members of tar shards or Parquet, local or remote; the same pixels), made by one",
+                "low-priority thread from the images read, and read the copies from then on: from the next",
+                "epoch, or the next run, the training crop decodes only its part of every JPEG. Safe to share",
+                "between processes; a changed file or shard is copied again."
             })
     Path cacheDir;
 

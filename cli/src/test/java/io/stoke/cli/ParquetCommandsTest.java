@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
+import io.stoke.loader.cache.RestartCache;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ImageFolder;
@@ -14,6 +15,8 @@ import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.testing.CapturedRun;
 import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.RandomResizedCrop;
+import io.stoke.loader.transform.RestartCopy;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
@@ -25,6 +28,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.zip.CRC32;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -69,12 +73,17 @@ class ParquetCommandsTest {
     }
 
     static List<String> drain(Dataset dataset) {
+        return drain(dataset, SMALL, null);
+    }
+
+    static List<String> drain(Dataset dataset, TransformSpec spec, RestartCache cache) {
         List<String> out = new ArrayList<>();
         try (Loader loader = Loader.builder(dataset)
-                .transform(SMALL)
+                .transform(spec)
                 .batchSize(7)
                 .workers(2)
                 .shuffle(false)
+                .cache(cache)
                 .build()) {
             for (Batch b : loader) {
                 try (b) {
@@ -107,6 +116,35 @@ class ParquetCommandsTest {
                 assertEquals(fromFolder, drain(d), spec);
             }
         }
+    }
+
+    /**
+     * {@code stoke cache} over a Parquet file copies every row's JPEG; a loader over the file reads
+     * the copies (every row a hit), and gives the folder's pixels under both transforms.
+     */
+    @Test
+    void stokeCacheCopiesEveryRowAndTheLoaderReadsTheCopiesWithTheFoldersPixels() throws Exception {
+        Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
+        Path dir = tmp.resolve("restart-cache");
+        String file = tmp.resolve("hub-snappy.parquet").toString();
+        String[] r = CapturedRun.of(() -> Main.execute("cache", file, "--cache-dir", dir.toString()));
+        assertEquals("0", r[0], r[1] + r[2]);
+        assertTrue(r[1].contains(": " + N + " copied, 0 to be read as they are"), r[1]);
+        TransformSpec train = TransformSpec.defaults().withTrain(40, RandomResizedCrop.defaults());
+        List<String> said = new ArrayList<>();
+        for (TransformSpec spec : List.of(SMALL, train)) {
+            List<String> fromFolder;
+            try (Dataset d = ImageFolder.scan(folder)) {
+                fromFolder = drain(d, spec, null);
+            }
+            try (Dataset d = Datasets.open(file);
+                    RestartCache cache = RestartCache.open(dir, 1L << 30, said::add)) {
+                assertEquals(fromFolder, drain(d, spec, cache), spec.toString());
+                assertEquals(N, cache.stats().hits(), cache.stats().toString());
+                assertEquals(0, cache.stats().misses(), cache.stats().toString());
+            }
+        }
+        assertEquals(List.of(), said);
     }
 
     @Test

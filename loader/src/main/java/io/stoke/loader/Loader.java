@@ -505,10 +505,10 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         }
 
         /**
-         * Reads lossless restart-marker copies of a folder's or list's JPEGs from {@code cache},
-         * filling it as the originals are read (see {@link RestartCache}): the same pixels, and
-         * from the next epoch on the region decoder seeks in every JPEG. The caller owns the cache
-         * and closes it after the loader. Shards are read as they are.
+         * Reads lossless restart-marker copies of the dataset's JPEGs (a folder's or list's files,
+         * or its shards' members) from {@code cache}, filling it as the originals are read (see
+         * {@link RestartCache}): the same pixels, and from the next epoch on the region decoder
+         * seeks in every JPEG. The caller owns the cache and closes it after the loader.
          */
         public Builder cache(RestartCache cache) {
             this.cache = cache;

@@ -1,5 +1,6 @@
 package io.stoke.parquet;
 
+import io.stoke.loader.source.ShardBytes;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -8,6 +9,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import org.apache.parquet.io.InputFile;
@@ -21,15 +23,24 @@ import org.apache.parquet.io.SeekableInputStream;
 final class MappedInputFile implements InputFile {
     private final Path path;
     private final MemorySegment file;
+    private final long version;
 
     MappedInputFile(Path path, Arena arena) {
         this.path = path;
         try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
             this.file =
                     ch.size() == 0 ? MemorySegment.NULL : ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
+            // Taken with the mapping: the version of the bytes mapped (files are immutable while read).
+            this.version = ShardBytes.versionOf(
+                    ch.size(), Files.getLastModifiedTime(path).to(java.util.concurrent.TimeUnit.NANOSECONDS));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot map " + path + ": " + e.getMessage(), e);
         }
+    }
+
+    /** The file's size and modification time when it was mapped ({@link ShardBytes#version}). */
+    long version() {
+        return version;
     }
 
     @Override

@@ -1,11 +1,13 @@
 package io.stoke.parquet;
 
 import io.stoke.loader.source.BoundedShardCache;
+import io.stoke.loader.source.ShardBytes;
 import io.stoke.loader.source.ShardFormat;
 import io.stoke.loader.source.ShardTable;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * A Parquet dataset's row groups, loaded when read and held in a bounded cache: the unit of fetch
@@ -35,6 +37,7 @@ final class RowGroupCache extends BoundedShardCache<RowGroupCache.Entry> impleme
     private final AtomicBoolean saidCopied = new AtomicBoolean();
     private final AutoCloseable files;
     private final boolean remote;
+    private final AtomicLongArray versions; // 0 until known
 
     /**
      * Row groups of {@code table}, at most {@code capacity} bytes of them loaded; owns what reads the
@@ -46,6 +49,7 @@ final class RowGroupCache extends BoundedShardCache<RowGroupCache.Entry> impleme
         this.files = files;
         this.remote = remote;
         this.firstTables = new ShardTable[table.shards()];
+        this.versions = new AtomicLongArray(table.shards());
     }
 
     @Override
@@ -89,6 +93,28 @@ final class RowGroupCache extends BoundedShardCache<RowGroupCache.Entry> impleme
     @Override
     public long size(int shard) {
         return table.blockBytes(shard);
+    }
+
+    /**
+     * The file's version (its size and modification time, or its ETag), the row group's place in it
+     * and the image column: what fixes the bytes of the row group's block.
+     */
+    @Override
+    public long version(int shard) {
+        long v = versions.get(shard);
+        if (v == 0) {
+            ParquetTable.File f = table.file(shard);
+            long file = switch (f.input()) {
+                case MappedInputFile m -> m.version();
+                case RemoteInputFile r -> ShardBytes.versionOf(r.etag());
+                default -> 0;
+            };
+            v = ShardBytes.versionWith(
+                    ShardBytes.versionWith(file, table.rowGroup(shard)),
+                    f.columns().toString().hashCode()); // every column read shapes the block
+            versions.set(shard, v);
+        }
+        return v;
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.stoke.remote;
 
 import io.stoke.loader.source.BoundedShardCache;
+import io.stoke.loader.source.ShardBytes;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -106,6 +107,12 @@ public final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
     @Override
     public String etag(int shard) {
         return etags.get(shard);
+    }
+
+    /** The shard's ETag, from the index or pinned by its first fetch; 0 before then, or when the store gives none. */
+    @Override
+    public long version(int shard) {
+        return ShardBytes.versionOf(etags.get(shard));
     }
 
     /** Fetches the whole shard, outside the cache's lock. */

@@ -309,7 +309,7 @@ class HttpObjectStoreTest {
     }
 
     /**
-     * A JDK HttpServer with one object at /obj.tar, that can refuse HEAD (405), ignore Range (200
+     * A JDK HttpServer with one object at /obj.tar, served without an ETag, that can refuse HEAD (405), ignore Range (200
      * with the whole object), or stall the first GET of each range after half its body.
      */
     static final class RangeServer implements AutoCloseable {
@@ -323,14 +323,16 @@ class HttpObjectStoreTest {
             return t;
         });
         private final CountDownLatch closing = new CountDownLatch(1);
+        private volatile byte[] data;
 
         RangeServer(byte[] data, boolean refuseHead, boolean ignoreRange, boolean stallFirstGetOfEachRange)
                 throws IOException {
+            this.data = data;
             server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
             server.setExecutor(executor);
             server.createContext("/obj.tar", exchange -> {
                 try (exchange) {
-                    serve(exchange, data, refuseHead, ignoreRange, stallFirstGetOfEachRange);
+                    serve(exchange, this.data, refuseHead, ignoreRange, stallFirstGetOfEachRange);
                 } catch (IOException | InterruptedException e) {
                     // The client cut the connection (a stalled transfer it gave up on): expected here.
                 }
@@ -340,6 +342,11 @@ class HttpObjectStoreTest {
 
         String url() {
             return "http://127.0.0.1:" + server.getAddress().getPort() + "/obj.tar";
+        }
+
+        /** Serves {@code bytes} from now on, under the same URL (and, as before, no ETag). */
+        void replace(byte[] bytes) {
+            this.data = bytes;
         }
 
         private void serve(HttpExchange exchange, byte[] data, boolean refuseHead, boolean ignoreRange, boolean stall)

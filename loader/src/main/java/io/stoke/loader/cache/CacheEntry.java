@@ -8,17 +8,18 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * The layout of one entry of a {@link RestartCache}, drawn once: a header that names the original
- * it was made from (its path as the dataset holds it, its size and modification time) and checks
- * its content, then the path, then the content (the lossless copy, or nothing when the original
- * is to be read as it is). Little-endian.
+ * it was made from ({@link OriginalId}: a file's path as the dataset holds it, its size and
+ * modification time; or a shard's name, the member's length, its offset and the shard's version)
+ * and checks its content, then the name, then the content (the lossless copy, or nothing when the
+ * original is to be read as it is). Little-endian.
  *
  * <pre>
  *  0  magic            8  "STKRSTC1"
  *  8  kind             4  {@link #COPY} or {@link #ORIGINAL}
- * 12  path length      4
- * 16  original size    8
- * 24  mtime seconds    8
- * 32  mtime nanos      8
+ * 12  name length      4  (the path's, or the shard's)
+ * 16  original size    8  (the file's, or the member's)
+ * 24  first word       8  (mtime seconds, or the member's offset in its shard)
+ * 32  second word      8  (mtime nanos, or the shard's version)
  * 40  content length   8
  * 48  content hash     8  {@link #hash} of the content
  * 56  header hash      8  {@link #hash} of bytes [0, 56) and the path

@@ -3,12 +3,10 @@ package io.stoke.loader.cache;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import io.stoke.ffm.LibC;
-import io.stoke.loader.error.SampleStatus;
-import io.stoke.loader.format.ImageFormat;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.FileDataset;
-import io.stoke.loader.source.FileReader;
 import io.stoke.loader.source.SampleReader;
+import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.transform.RestartCopy;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
@@ -31,20 +29,23 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 
 /**
- * A folder of lossless restart-marker copies of a file dataset's JPEGs ({@link RestartCopy}), kept
+ * A folder of lossless restart-marker copies of a dataset's JPEGs ({@link RestartCopy}), kept
  * across runs, so that from the second epoch on the region decoder seeks in every original JPEG:
  * {@code stoke.DataLoader(cache_dir=...)}, {@code --cache-dir}, {@link
- * io.stoke.loader.Loader.Builder#cache}.
+ * io.stoke.loader.Loader.Builder#cache}. The originals are a folder's or list's files, or the
+ * members of its shards (tar, local or remote; Parquet row groups).
  *
- * <p>An entry is filed under a hash of its original's identity (path as the dataset holds it,
- * size, modification time) and names that identity in its header ({@link CacheEntry}), so a
- * changed original is never served its old copy; its content is hashed, so a damaged entry is
+ * <p>An entry is filed under a hash of its original's identity ({@link OriginalId}: a file's path
+ * as the dataset holds it, size and modification time; a member's shard, place in it, length and
+ * the shard's version, or its bytes' hash where the store gave no version) and names that identity
+ * in its header ({@link CacheEntry}), so a changed original is never served its old copy; its content is hashed, so a damaged entry is
  * never served either (it is counted, and made again). A JPEG that seeks already, or that cannot
  * be copied (CMYK, arithmetic coding, damaged data), gets an entry without content that says to
  * read the original, and is not tried again; other formats are not cached.
  *
  * <p>Workers never copy: a worker that misses reads the original and asks the filler, one thread
- * at the lowest priority (nice 19), which reads the original again, copies it (exact by
+ * at the lowest priority (nice 19), which reads the original again (a shard's member only while
+ * its shard is still loaded for the workers: it never fetches a shard twice), copies it (exact by
  * construction: the transcoder refuses what a copy could change), and writes the entry under a
  * temporary name it then renames: a reader sees a whole entry or none, in this process or any
  * other sharing the folder, and a process killed while filling leaves only a temporary file,
@@ -80,7 +81,8 @@ public final class RestartCache implements AutoCloseable {
     private int count;
     private long filled;
     private long requested;
-    private FileDataset dataset;
+    private Dataset dataset;
+    private ShardNames shardNames;
     private Thread filler;
     private volatile boolean closed;
 
@@ -195,25 +197,41 @@ public final class RestartCache implements AutoCloseable {
     }
 
     /**
-     * A worker's reader of {@code dataset}'s samples through this cache; a dataset that is not a
-     * folder or list of files is read as it is (shards are not cached).
+     * A worker's reader of {@code dataset}'s samples through this cache: a folder's or list's
+     * files, or the members of its shards (tar, local or remote; Parquet row groups). The first
+     * reader starts the filler. Without the copying library, the dataset is read as it is (said
+     * once, when the cache was opened).
      */
     public SampleReader reader(Dataset dataset, long maxBytes) {
-        if (!(dataset instanceof FileDataset files) || !RestartCopy.available()) {
+        if (!RestartCopy.available()) {
             return dataset.reader(maxBytes);
         }
         synchronized (this) {
             if (this.dataset == null) {
-                this.dataset = files;
+                this.dataset = dataset;
+                this.shardNames = dataset instanceof ShardDataset sharded ? new ShardNames(sharded.shards()) : null;
                 filler = Thread.ofPlatform()
                         .name("stoke-cache-filler")
                         .daemon(true)
                         .start(this::fill);
-            } else if (this.dataset != files) {
+            } else if (this.dataset != dataset) {
                 throw new IllegalStateException("a restart cache serves one dataset per process");
             }
         }
-        return new CachedFileReader(this, files, maxBytes);
+        return switch (dataset) {
+            case FileDataset files -> new CachedFileReader(this, files, maxBytes);
+            case ShardDataset sharded -> new CachedShardReader(this, sharded.shards(), shardNames, maxBytes);
+            default ->
+                throw new IllegalArgumentException(
+                        "no restart cache for " + dataset.getClass().getName());
+        };
+    }
+
+    /** The filler's reader of the dataset's originals; {@code fetch}: whether it may load a shard itself. */
+    private Originals originals(Dataset dataset, ShardNames names, long maxBytes, boolean fetch) {
+        return dataset instanceof FileDataset files
+                ? new Originals.OfFiles(files, maxBytes)
+                : new Originals.OfShards(names, fetch);
     }
 
     /** Writes the folder's path into {@code path}; returns where an entry's name starts. */
@@ -287,12 +305,10 @@ public final class RestartCache implements AutoCloseable {
             // Without it the filler competes with the workers at their priority: still correct.
         }
         TransformSpec decoding = TransformSpec.defaults();
-        try (FileReader reader = new FileReader(dataset, decoding.maxFileBytes());
+        try (Originals originals = originals(dataset, shardNames, decoding.maxFileBytes(), false);
                 // Exact by construction (stoke_jpeg_add_restarts refuses what a copy could change):
                 // the two whole decodes a check costs would triple the filler's work per file.
-                RestartCopy copier = new RestartCopy(restartMcus, decoding, false);
-                Arena arena = Arena.ofConfined()) {
-            MemorySegment stat = arena.allocate(LibC.STAT_BYTES, 8);
+                RestartCopy copier = new RestartCopy(restartMcus, decoding, false)) {
             countOnce();
             while (true) {
                 int sample = take();
@@ -300,13 +316,14 @@ public final class RestartCache implements AutoCloseable {
                     return;
                 }
                 try {
-                    fillOne(sample, reader, copier, stat);
+                    fillOne(sample, originals, copier);
                 } catch (IOException | UncheckedIOException e) {
                     if (!full.getAndSet(true)) {
                         say.accept("WARNING: the restart cache could not write to " + dir + " (" + e.getMessage()
                                 + "); the rest is read from the originals");
                     }
                 } finally {
+                    originals.done();
                     done();
                 }
             }
@@ -315,52 +332,33 @@ public final class RestartCache implements AutoCloseable {
         }
     }
 
-    private void fillOne(int sample, FileReader reader, RestartCopy copier, MemorySegment stat) throws IOException {
+    private void fillOne(int sample, Originals from, RestartCopy copier) throws IOException {
         if (full.get()) {
             return; // requests queued before the budget was reached, or the folder failed: said once
         }
-        if (reader.stat(sample, stat) != SampleStatus.OK) {
+        if (!from.identify(sample) || from.id.nameLength > EntryLookup.PATH_MAX) {
             return;
         }
-        long size = stat.get(java.lang.foreign.ValueLayout.JAVA_LONG, LibC.ST_SIZE);
-        long sec = stat.get(java.lang.foreign.ValueLayout.JAVA_LONG, LibC.ST_MTIME_SEC);
-        long nsec = stat.get(java.lang.foreign.ValueLayout.JAVA_LONG, LibC.ST_MTIME_NSEC);
-        // The path's bytes, before read() builds the same path again.
-        int pathLength = reader.pathLength();
-        byte[] path = new byte[pathLength];
-        MemorySegment.copy(reader.pathBytes(), JAVA_BYTE, reader.pathOffset(), path, 0, pathLength);
-        MemorySegment pathSegment = MemorySegment.ofArray(path);
-        long key = CacheEntry.key(pathSegment, 0, pathLength, size, sec, nsec);
-        Path entry = entryOf(key);
+        OriginalId id = from.id;
+        Path entry = entryOf(id.key());
         if (Files.exists(entry)) {
             return; // filled since it was asked for (another worker, another process), or about to be replaced
         }
-        if (reader.read(sample) != SampleStatus.OK
-                || reader.length() != size
-                || ImageFormat.sniff(reader.bytes(), reader.length()) != ImageFormat.JPEG) {
+        if (!from.read(sample)) {
             return; // unreadable, changed while read, or not a JPEG: nothing to cache
         }
-        RestartCopy.Outcome outcome = copier.copy(reader.bytes(), reader.length());
+        RestartCopy.Outcome outcome = copier.copy(from.bytes(), from.length());
         boolean isCopy = outcome == RestartCopy.Outcome.COPIED;
         long contentLength = isCopy ? copier.length() : 0;
-        long total = CacheEntry.HEADER_BYTES + pathLength + contentLength;
+        long total = CacheEntry.HEADER_BYTES + id.nameLength + contentLength;
         byte[] bytes = new byte[(int) total];
         MemorySegment e = MemorySegment.ofArray(bytes);
         long contentHash = isCopy ? CacheEntry.hash(0, copier.bytes(), 0, contentLength) : 0;
-        CacheEntry.write(
-                e,
-                isCopy ? CacheEntry.COPY : CacheEntry.ORIGINAL,
-                pathSegment,
-                0,
-                pathLength,
-                size,
-                sec,
-                nsec,
-                contentLength,
-                contentHash);
+        id.writeHeader(e, isCopy ? CacheEntry.COPY : CacheEntry.ORIGINAL, contentLength, contentHash);
         if (isCopy) {
-            MemorySegment.copy(copier.bytes(), 0, e, CacheEntry.HEADER_BYTES + pathLength, contentLength);
+            MemorySegment.copy(copier.bytes(), 0, e, CacheEntry.HEADER_BYTES + id.nameLength, contentLength);
         }
+        from.done(); // a shard goes back before the write
         // The copy was made outside the count's lock; only filing it is inside, so every process
         // sees the budget and the folder agree.
         FolderUsage.Outcome filed = usage.add(total, budget, () -> {
@@ -400,25 +398,29 @@ public final class RestartCache implements AutoCloseable {
     /**
      * Fills the cache with every sample of {@code dataset} at once, on {@code threads} threads at the
      * process's priority ({@code stoke cache}): for a job that wants every copy before its first
-     * epoch. Entries already there are kept; the budget holds as always.
+     * epoch. A folder's or list's files, or its shards' members (each shard loaded, or fetched, as
+     * its samples come). Entries already there are kept; the budget holds as always.
      *
      * @param progress told the number of samples handled, now and then
      */
-    public void fill(FileDataset dataset, int threads, java.util.function.LongConsumer progress) {
+    public void fill(Dataset dataset, int threads, java.util.function.LongConsumer progress) {
         if (!RestartCopy.available()) {
             throw new IllegalStateException("no copies can be made: " + RestartCopy.unavailableReason());
         }
         countOnce();
+        ShardNames names = dataset instanceof ShardDataset sharded ? new ShardNames(sharded.shards()) : null;
         java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
         java.util.concurrent.atomic.AtomicLong done = new java.util.concurrent.atomic.AtomicLong();
         TransformSpec decoding = TransformSpec.defaults();
         io.stoke.loader.source.InParallel.map(threads, threads, "stoke-cache-fill", t -> {
-            try (FileReader reader = new FileReader(dataset, decoding.maxFileBytes());
-                    RestartCopy copier = new RestartCopy(restartMcus, decoding, false);
-                    Arena arena = Arena.ofConfined()) {
-                MemorySegment stat = arena.allocate(LibC.STAT_BYTES, 8);
+            try (Originals originals = originals(dataset, names, decoding.maxFileBytes(), true);
+                    RestartCopy copier = new RestartCopy(restartMcus, decoding, false)) {
                 for (int s = next.getAndIncrement(); s < dataset.size() && !full.get(); s = next.getAndIncrement()) {
-                    fillOne(s, reader, copier, stat);
+                    try {
+                        fillOne(s, originals, copier);
+                    } finally {
+                        originals.done();
+                    }
                     long d = done.incrementAndGet();
                     if (d % 64 == 0 || d == dataset.size()) {
                         progress.accept(d);

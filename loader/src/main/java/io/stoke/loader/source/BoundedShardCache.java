@@ -107,6 +107,22 @@ public abstract class BoundedShardCache<E extends BoundedShardCache.Entry> imple
         return loadOutsideTheLock(shard, mine);
     }
 
+    @Override
+    public final MemorySegment acquireIfLoaded(int shard) {
+        lock.lock();
+        try {
+            Entry e = entries[shard];
+            if (closed || e == null || !e.ready) {
+                return null;
+            }
+            e.holders++;
+            e.lastUse = ++clock;
+            return e.bytes;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     private MemorySegment loadOutsideTheLock(int shard, E e) {
         MemorySegment bytes = null;
         Throwable failure = null;

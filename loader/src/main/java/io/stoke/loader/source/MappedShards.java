@@ -24,10 +24,12 @@ public final class MappedShards implements ShardBytes {
     private final Arena arena = Arena.ofShared();
     private final List<Path> files;
     private final AtomicReferenceArray<MemorySegment> maps;
+    private final long[] versions; // set with the mapping, read after it (published by maps)
 
     public MappedShards(List<Path> files) {
         this.files = List.copyOf(files);
         this.maps = new AtomicReferenceArray<>(files.size());
+        this.versions = new long[files.size()];
     }
 
     @Override
@@ -42,6 +44,9 @@ public final class MappedShards implements ShardBytes {
             Path file = files.get(shard);
             try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
                 long size = channel.size();
+                // Taken with the mapping: the version of the bytes mapped (shards are immutable while read).
+                versions[shard] = ShardBytes.versionOf(
+                        size, Files.getLastModifiedTime(file).to(java.util.concurrent.TimeUnit.NANOSECONDS));
                 map = size == 0
                         ? MemorySegment.NULL.reinterpret(0)
                         : channel.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
@@ -51,6 +56,13 @@ public final class MappedShards implements ShardBytes {
             maps.set(shard, map);
         }
         return map;
+    }
+
+    /** The file's size and modification time when it was mapped; the shard is mapped if it was not. */
+    @Override
+    public long version(int shard) {
+        acquire(shard); // maps.get is a volatile read: it publishes versions[shard], written before the set
+        return versions[shard];
     }
 
     @Override

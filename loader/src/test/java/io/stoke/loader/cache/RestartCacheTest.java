@@ -6,14 +6,18 @@ import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.testing.TestTars;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.RestartCopy;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.loader.transform.TransformSpec.DctScaling;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
@@ -25,6 +29,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import java.util.zip.CRC32;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -123,6 +128,127 @@ class RestartCacheTest {
             assertEquals(41, again.stats().hits());
         }
         assertEquals(List.of(), said);
+    }
+
+    /**
+     * The folder's images, sorted by name, as two tar shards with {@code .cls} labels; a PNG
+     * among them, never cached. {@code replaced}: the image whose member is replaced (null for none).
+     */
+    private Path shards(Path root, String dir, String replaced, byte[] with) throws IOException {
+        List<Path> images;
+        try (Stream<Path> s = Files.walk(root)) {
+            images = s.filter(Files::isRegularFile).sorted().toList();
+        }
+        Path out = Files.createDirectories(tmp.resolve(dir));
+        for (int shard = 0; shard < 2; shard++) {
+            try (OutputStream os = Files.newOutputStream(out.resolve("s-" + shard + ".tar"));
+                    TarArchiveOutputStream tar = new TarArchiveOutputStream(os)) {
+                for (int i = shard; i < images.size(); i += 2) {
+                    Path image = images.get(i);
+                    String key = String.format("%03d", i);
+                    byte[] bytes = image.getFileName().toString().equals(replaced) ? with : Files.readAllBytes(image);
+                    TestTars.member(tar, key + ".jpg", bytes);
+                    TestTars.member(tar, key + ".cls", Integer.toString(i % 3).getBytes(StandardCharsets.US_ASCII));
+                }
+                if (shard == 1) {
+                    TestTars.member(tar, "png.png", png());
+                    TestTars.member(tar, "png.cls", "0".getBytes(StandardCharsets.US_ASCII));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static byte[] png() throws IOException {
+        java.awt.image.BufferedImage image =
+                new java.awt.image.BufferedImage(50, 30, java.awt.image.BufferedImage.TYPE_INT_RGB);
+        for (int y = 0; y < 30; y++) {
+            for (int x = 0; x < 50; x++) {
+                image.setRGB(x, y, x * 5 << 16 | y * 8 << 8 | (x + y));
+            }
+        }
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        javax.imageio.ImageIO.write(image, "png", out);
+        return out.toByteArray();
+    }
+
+    @Test
+    void tarShardsOfOriginalsAreCachedMemberByMemberAndGiveTheUncachedEpochs() throws Exception {
+        Path root = data();
+        Path dir = shards(root, "shards", null, null);
+        String spec = dir + "/s-{0..1}.tar";
+        try (Dataset d = Datasets.open(spec)) {
+            try (RestartCache cache = cache(1L << 30)) {
+                assertEquals(epoch(d, SPECS.get(0), 0, null), epoch(d, SPECS.get(0), 0, cache), "the filling epoch");
+                assertTrue(cache.awaitFilled(60_000));
+                RestartCache.Stats s = cache.stats();
+                assertEquals(40, s.copied(), s.toString());
+                assertEquals(1, s.originals(), "the CMYK member is read as it is: " + s);
+                assertEquals(41, s.misses(), "the PNG is never asked for: " + s);
+                for (TransformSpec t : SPECS) {
+                    assertEquals(epoch(d, t, 1, null), epoch(d, t, 1, cache), t.toString());
+                }
+                assertEquals(41, cache.stats().misses(), "only the first epoch missed");
+            }
+        }
+        // A new process over the same shards: every member a hit.
+        try (Dataset d = Datasets.open(spec);
+                RestartCache again = cache(1L << 30)) {
+            assertEquals(epoch(d, SPECS.get(3), 4, null), epoch(d, SPECS.get(3), 4, again));
+            assertEquals(0, again.stats().misses(), again.stats().toString());
+            assertEquals(41, again.stats().hits(), again.stats().toString());
+        }
+        assertEquals(List.of(), said);
+    }
+
+    /**
+     * A shard written again under its name with another image where one was, of the same length
+     * at the same offset (a comment pads it): the member's place and length are the same, the
+     * shard's version is not, and the old copy is never served.
+     */
+    @Test
+    void aShardWrittenAgainIsNeverServedItsOldCopies() throws Exception {
+        Path root = data();
+        Path dir = shards(root, "shards", null, null);
+        String spec = dir + "/s-{0..1}.tar";
+        try (Dataset d = Datasets.open(spec);
+                RestartCache cache = cache(1L << 30)) {
+            epoch(d, SPECS.get(0), 0, cache);
+            assertTrue(cache.awaitFilled(60_000));
+            assertEquals(40, cache.stats().copied());
+        }
+        byte[] old = Files.readAllBytes(root.resolve("c1").resolve("i04.jpg"));
+        byte[] other = TestImages.jpeg(TestImages.rgb(60, 50, 123), 60, 50, 3, 70, TurboJpeg.TJSAMP_420, 0);
+        assertTrue(other.length + 4 <= old.length, other.length + " against " + old.length);
+        byte[] padded = new byte[old.length];
+        int pad = old.length - other.length; // a COM segment after SOI: FF FE, its length, then bytes
+        padded[0] = (byte) 0xFF;
+        padded[1] = (byte) 0xD8;
+        padded[2] = (byte) 0xFF;
+        padded[3] = (byte) 0xFE;
+        padded[4] = (byte) ((pad - 2) >> 8);
+        padded[5] = (byte) (pad - 2);
+        System.arraycopy(other, 2, padded, 2 + pad, other.length - 2);
+        Path moved = shards(root, "again", "i04.jpg", padded);
+        for (int shard = 0; shard < 2; shard++) {
+            Path file = dir.resolve("s-" + shard + ".tar");
+            byte[] was = Files.readAllBytes(file);
+            byte[] now = Files.readAllBytes(moved.resolve("s-" + shard + ".tar"));
+            assertEquals(was.length, now.length, "the same layout");
+            if (shard == 0) { // i04.jpg is image 12 of the sorted 41: shard 0
+                assertFalse(Arrays.equals(was, now), "shard 0 holds the other image");
+            }
+            Files.write(file, now);
+            Files.setLastModifiedTime(file, FileTime.fromMillis(System.currentTimeMillis() + 5_000 + shard));
+        }
+        try (Dataset d = Datasets.open(spec);
+                RestartCache cache = cache(1L << 30)) {
+            assertEquals(epoch(d, SPECS.get(0), 1, null), epoch(d, SPECS.get(0), 1, cache));
+            assertEquals(41, cache.stats().misses(), "every member of a shard written again: " + cache.stats());
+            assertTrue(cache.awaitFilled(60_000));
+            assertEquals(epoch(d, SPECS.get(3), 2, null), epoch(d, SPECS.get(3), 2, cache));
+            assertEquals(41, cache.stats().misses(), "then read from their new copies: " + cache.stats());
+        }
     }
 
     @Test

@@ -1,0 +1,134 @@
+package io.stoke.loader.cache;
+
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import io.stoke.ffm.LibC;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A worker's reads of a {@link RestartCache}'s entries: the entry of an {@link OriginalId}, opened
+ * by its path and read with {@code pread} into buffers this lookup owns and grows, and checked
+ * (its header names the original, its content's hash is right) before it is served. Nothing is
+ * allocated per sample once the buffers have grown. One per worker thread, inside its reader.
+ */
+final class EntryLookup implements AutoCloseable {
+    static final int MISSING = -1;
+    static final int DAMAGED = -2;
+    /** A name too long for an entry's: never cached, read as it is, asked of nobody. */
+    static final int UNNAMED = -3;
+
+    static final int PATH_MAX = 4096;
+
+    private final RestartCache cache;
+    private final long maxBytes;
+    private final Arena arena = Arena.ofConfined();
+    private final MemorySegment callState = LibC.allocateCallState(arena);
+    private final MemorySegment header = arena.allocate(CacheEntry.HEADER_BYTES + PATH_MAX, 8);
+    private final MemorySegment entryPath = arena.allocate(PATH_MAX);
+    private final int entryNameAt;
+    private Arena contentArena = Arena.ofConfined();
+    private MemorySegment content = contentArena.allocate(256 * 1024, 64);
+    private long length;
+
+    EntryLookup(RestartCache cache, long maxBytes) {
+        this.cache = cache;
+        this.maxBytes = maxBytes;
+        this.entryNameAt = cache.writeDirectory(entryPath);
+    }
+
+    /**
+     * Reads the entry of {@code id}: its kind ({@link CacheEntry#COPY}, the copy then in {@link
+     * #content()}, or {@link CacheEntry#ORIGINAL}), or {@link #MISSING} or {@link #DAMAGED} (another
+     * original under the same key, a header or content that does not check, an entry cut short).
+     */
+    int read(OriginalId id) {
+        length = 0;
+        if (id.nameLength > PATH_MAX) {
+            return UNNAMED;
+        }
+        RestartCache.writeName(entryPath, entryNameAt, id.key());
+        int fd = LibC.open(callState, entryPath, LibC.O_RDONLY | LibC.O_CLOEXEC);
+        if (fd < 0) {
+            return MISSING;
+        }
+        try {
+            long head = CacheEntry.HEADER_BYTES + id.nameLength;
+            if (LibC.pread(callState, fd, header, head, 0) != head || !id.namedBy(header)) {
+                return DAMAGED;
+            }
+            int kind = CacheEntry.kind(header);
+            long n = CacheEntry.contentLength(header);
+            if (kind == CacheEntry.ORIGINAL) {
+                return n == 0 ? kind : DAMAGED;
+            }
+            if (n < 4 || n > maxBytes) {
+                return DAMAGED;
+            }
+            ensure(n);
+            long done = 0;
+            while (done < n) {
+                long got =
+                        LibC.pread(callState, fd, done == 0 ? content : content.asSlice(done), n - done, head + done);
+                if (got < 0 && LibC.errno(callState) == LibC.EINTR) {
+                    continue;
+                }
+                if (got <= 0) {
+                    return DAMAGED; // cut short
+                }
+                done += got;
+            }
+            if (CacheEntry.hash(0, content, 0, n) != header.get(JAVA_LONG, CacheEntry.CONTENT_HASH)) {
+                return DAMAGED;
+            }
+            length = n;
+            return kind;
+        } finally {
+            LibC.close(fd);
+        }
+    }
+
+    /**
+     * Counts what {@link #read} found for sample {@code sample}, and for a miss asks the filler
+     * (a damaged entry removed first: it is never served, and made again).
+     */
+    void account(int found, int sample) {
+        if (found == UNNAMED) {
+            return;
+        }
+        if (found == CacheEntry.COPY || found == CacheEntry.ORIGINAL) {
+            cache.hits.increment();
+            return;
+        }
+        cache.misses.increment();
+        if (found == DAMAGED) {
+            cache.discard(entryPath);
+        }
+        cache.request(sample, found == DAMAGED);
+    }
+
+    private void ensure(long n) {
+        if (content.byteSize() < n) {
+            Arena next = Arena.ofConfined();
+            MemorySegment bigger = next.allocate(Math.max(n, 2 * content.byteSize()), 64);
+            contentArena.close();
+            contentArena = next;
+            content = bigger;
+        }
+    }
+
+    /** The copy the last {@link #read} found; valid for {@link #length()} bytes until the next read. */
+    MemorySegment content() {
+        return content;
+    }
+
+    long length() {
+        return length;
+    }
+
+    @Override
+    public void close() {
+        contentArena.close();
+        arena.close();
+    }
+}

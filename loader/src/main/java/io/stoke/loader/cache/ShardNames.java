@@ -1,0 +1,47 @@
+package io.stoke.loader.cache;
+
+import io.stoke.loader.source.ShardBytes;
+import io.stoke.loader.source.Shards;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * How a {@link RestartCache} names the members of a dataset's shards ({@link OriginalId}): the
+ * shard's name as the dataset holds it (a path or URL; a Parquet file and row group), the member's
+ * length, its offset in the shard, and the shard's version, or a hash of the member's bytes where
+ * the store gave no version. Each shard's name is encoded once, on first use, and shared by every
+ * thread, so naming a sample allocates nothing.
+ */
+final class ShardNames {
+    /** Mixed into a member's hash where it stands for the version, so that neither is taken for the other. */
+    private static final long CONTENT = 0x436F_6E74_656E_7448L;
+
+    private final Shards shards;
+    private final AtomicReferenceArray<MemorySegment> names;
+
+    ShardNames(Shards shards) {
+        this.shards = shards;
+        this.names = new AtomicReferenceArray<>(shards.shardCount());
+    }
+
+    Shards shards() {
+        return shards;
+    }
+
+    /** Sets {@code id} to sample {@code sample}'s, whose member's bytes, read, are {@code bytes}. */
+    void identify(OriginalId id, int sample, MemorySegment bytes, long length) {
+        int shard = shards.shardOf(sample);
+        MemorySegment name = names.get(shard);
+        if (name == null) {
+            name = MemorySegment.ofArray(shards.shardName(shard).getBytes(StandardCharsets.UTF_8));
+            names.set(shard, name); // the same bytes whoever sets it first
+        }
+        ShardBytes store = shards.bytes();
+        long version = store.version(shard);
+        if (version == 0) {
+            version = CacheEntry.hash(CONTENT, bytes, 0, length);
+        }
+        id.set(name, 0, (int) name.byteSize(), length, shards.offset(sample), version);
+    }
+}
