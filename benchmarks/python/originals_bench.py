@@ -18,6 +18,10 @@ crop on originals). One run of this script:
        stoke-pack     stoke bench over the --keep-pixels shards
        stoke-filling  stoke bench --cache-dir over an empty cache: the epoch that fills it (cold only)
 
+With --tar-shards N, Stoke's cases other than stoke-pack read the same original files as N tar
+shards (written here by Python's tarfile, in name order, with .cls labels), and `stoke cache` fills
+the cache from them: the restart cache over shards. torch's cases read the folder.
+
 Writes OUT/runs.jsonl and OUT/summary.md.
 
   python3 benchmarks/python/originals_bench.py --photos /usr/share/backgrounds/mate --out docs/benchmarks/results-originals
@@ -29,6 +33,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -59,6 +64,28 @@ def filling(dataset, workers, batch_size, transform, work):
         shutil.rmtree(cache, ignore_errors=True)
 
 
+def tar_shards(folder, n, out):
+    """The folder's files as n tar shards under out, written by tarfile: key NNNNNN, a .jpg member
+    of the file's bytes as they are and a .cls of its class's index. Returns the brace pattern."""
+    classes = sorted(d.name for d in folder.iterdir() if d.is_dir())
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    pattern = str(out / f"orig-{{0..{n - 1}}}.tar")
+    if out.exists() and len(list(out.glob("orig-*.tar"))) == n:
+        return pattern
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    per = -(-len(files) // n)
+    for s in range(n):
+        with tarfile.open(out / f"orig-{s}.tar", "w") as tar:
+            for i in range(s * per, min(len(files), (s + 1) * per)):
+                tar.add(files[i], arcname=f"{i:06d}.jpg")
+                label = str(classes.index(files[i].relative_to(folder).parts[0])).encode()
+                info = tarfile.TarInfo(f"{i:06d}.cls")
+                info.size = len(label)
+                tar.addfile(info, __import__("io").BytesIO(label))
+    return pattern
+
+
 def folder_bytes(folder):
     return sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file())
 
@@ -79,6 +106,8 @@ def main():
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=256)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--tar-shards", type=int, default=0, metavar="N",
+                    help="Stoke reads the originals as N tar shards (the restart cache over shards)")
     a = ap.parse_args()
     work = a.work
     work.mkdir(parents=True, exist_ok=True)
@@ -91,13 +120,15 @@ def main():
             sh([STOKE, "make-dataset", str(original), "--images", str(a.images), "--seed", "38", "--photos",
                 str(a.photos)], stdout=subprocess.DEVNULL)
     n_images = sum(1 for p in original.rglob("*") if p.is_file())
+    # What Stoke's cases other than the pack read: the folder, or the same files as tar shards.
+    source = tar_shards(original, a.tar_shards, work / f"tar-{a.tar_shards}") if a.tar_shards else original
     cache, pack = work / "cache", work / "pack"
     for d in (cache, pack):
         shutil.rmtree(d, ignore_errors=True)
     # The launcher's one-off work in a new environment (a stale check, the JVM's first start in a
     # fresh root) is paid here, not inside the fill's time.
     sh([STOKE, "--version"], stdout=subprocess.DEVNULL)
-    fill_s, fill_out = timed([STOKE, "cache", str(original), "--cache-dir", str(cache), "--workers", str(a.workers)])
+    fill_s, fill_out = timed([STOKE, "cache", str(source), "--cache-dir", str(cache), "--workers", str(a.workers)])
     pack_s, pack_out = timed([STOKE, "pack", str(original), "--out", str(pack), "--keep-pixels", "--workers",
                               str(a.workers)])
     sizes = {"originals": folder_bytes(original), "cache": folder_bytes(cache), "pack": folder_bytes(pack)}
@@ -124,13 +155,13 @@ def main():
                 cases[f"torch {transform} {start}"] = lambda t=transform, w=warm: torch_run(
                     original, a.workers, a.batch_size, w, transform=t)
             cases[f"stoke {transform} {start}"] = lambda t=transform, w=warm: stoke_bench(
-                original, a.workers, a.batch_size, w, t)
+                source, a.workers, a.batch_size, w, t)
             cases[f"stoke-cache {transform} {start}"] = lambda t=transform, w=warm: stoke_bench(
-                original, a.workers, a.batch_size, w, t, ["--cache-dir", str(cache)])
+                source, a.workers, a.batch_size, w, t, ["--cache-dir", str(cache)])
             cases[f"stoke-pack {transform} {start}"] = lambda t=transform, w=warm: stoke_bench(
                 pack, a.workers, a.batch_size, w, t)
         cases[f"stoke-filling {transform} cold"] = lambda t=transform: filling(
-            original, a.workers, a.batch_size, t, work)
+            source, a.workers, a.batch_size, t, work)
     runs = run_rounds(cases, a.repeats, a.out)
     med = {name: statistics.median(x["images_per_s"] for x in runs if x["case"] == name) for name in cases}
     span = {name: (min(x["images_per_s"] for x in runs if x["case"] == name),
@@ -146,7 +177,10 @@ def main():
              f"{a.workers} workers, batch {a.batch_size}; images/s, medians of {a.repeats} fresh processes per case "
              "[min-max], cases alternating. Cold: the process's first epoch; warm: Stoke after one epoch's images "
              "untimed, torch's second epoch of persistent workers. Every case reads the same original files, or "
-             "(stoke-pack) `stoke pack --keep-pixels` shards of them; the pixels are the same in all.", "",
+             "(stoke-pack) `stoke pack --keep-pixels` shards of them; the pixels are the same in all." +
+             (f" Stoke's cases other than stoke-pack read them as {a.tar_shards} tar shards of the files as they are "
+              "(written by Python's tarfile), and the cache was filled from the shards." if a.tar_shards else ""),
+             "",
              f"The stack: {stack}.", "",
              "| transform | start | torch | Stoke | Stoke, cache | Stoke, --keep-pixels | cache / torch | "
              "cache / Stoke | pack / torch |",

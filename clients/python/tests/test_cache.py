@@ -2,7 +2,8 @@
 then on (run by ./stoke test).
 
 The references: the same loader without a cache (every batch the same bytes), and PIL, which
-decodes every copy in the cache to its original's pixels. Needs numpy and torch; PIL for the last
+decodes every copy in the cache to its original's pixels, over a folder and over tar shards
+written by Python's tarfile. Needs numpy and torch; PIL for the last
 check (each skips, saying so, without them).
 """
 
@@ -12,6 +13,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import unittest
@@ -76,12 +78,12 @@ def tearDownModule():
         shutil.rmtree(TMP, ignore_errors=True)
 
 
-def epochs(n, fill=False, **more):
+def epochs(n, fill=False, data=None, **more):
     """``n`` epochs of the loader, each a list of (indices, images) in order; with ``fill``, the
     producer is then left idle (its ring full) until its cache holds an entry per JPEG: its filler
     works on the CPU the workers leave."""
     out = []
-    with stoke.DataLoader(DATA, **SETTINGS, **more) as loader:
+    with stoke.DataLoader(DATA if data is None else data, **SETTINGS, **more) as loader:
         for e in range(n):
             loader.set_epoch(e)
             out.append([(idx.tolist(), images.clone()) for images, _, idx in loader])
@@ -142,6 +144,48 @@ class RestartCacheTest(unittest.TestCase):
                 self.assertEqual(original.tobytes(), copy.tobytes(), f"{path}: PIL decodes the copy otherwise")
                 self.assertEqual("JPEG", copy.format)
                 self.assertNotIn("progressive", copy.info, f"{path}: the copy is sequential")
+                checked += 1
+            self.assertGreater(checked, 20)
+
+    def test_tar_shards_of_the_originals_are_cached_member_by_member(self):
+        # Written by Python's tarfile, not by Stoke: two shards of the folder's files as they are.
+        shards = TMP / "shards"
+        shards.mkdir(exist_ok=True)
+        files = sorted(p for p in DATA.rglob("*.jpg"))
+        for s in range(2):
+            with tarfile.open(shards / f"s-{s}.tar", "w") as tar:
+                for i in range(s, len(files), 2):
+                    tar.add(files[i], arcname=f"{i:03d}.jpg")
+                    label = str(i % 3).encode()
+                    info = tarfile.TarInfo(f"{i:03d}.cls")
+                    info.size = len(label)
+                    tar.addfile(info, __import__("io").BytesIO(label))
+        spec = str(shards / "s-{0..1}.tar")
+        with tempfile.TemporaryDirectory() as cache:
+            reference = epochs(2, data=spec)
+            self.assertSameEpochs(reference, epochs(2, fill=True, data=spec, cache_dir=cache))
+            made = entries(cache)
+            self.assertEqual(30, len(made), "one entry per member")
+            self.assertSameEpochs(reference, epochs(2, data=spec, cache_dir=cache))
+            self.assertEqual(made, entries(cache), "nothing made again")
+            if Image is None:
+                return
+            # Each entry names its shard and the member's place; PIL decodes its copy to the member's pixels.
+            checked = 0
+            for entry in made:
+                blob = entry.read_bytes()
+                name_length, = struct.unpack_from("<i", blob, 12)
+                size, offset = struct.unpack_from("<qq", blob, 16)
+                content_length, = struct.unpack_from("<q", blob, 40)
+                if content_length == 0:
+                    continue
+                shard = blob[64:64 + name_length].decode()
+                with open(shard, "rb") as f:
+                    f.seek(offset)
+                    member = f.read(size)
+                copy = Image.open(__import__("io").BytesIO(blob[64 + name_length:]))
+                original = Image.open(__import__("io").BytesIO(member))
+                self.assertEqual(original.tobytes(), copy.tobytes(), f"{shard} at {offset}")
                 checked += 1
             self.assertGreater(checked, 20)
 
