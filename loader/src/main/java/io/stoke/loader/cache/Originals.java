@@ -33,9 +33,6 @@ abstract sealed class Originals implements AutoCloseable {
 
     abstract long length();
 
-    /** Done with {@link #bytes()} (and with the identity, which may name them). */
-    void done() {}
-
     @Override
     public abstract void close();
 
@@ -93,16 +90,20 @@ abstract sealed class Originals implements AutoCloseable {
     }
 
     /**
-     * The members of a dataset's shards, read where they lie. The filler ({@code fetch == false})
-     * takes a shard only while it is loaded anyway, for the workers, so that it never fetches one
-     * again; {@code stoke cache} fetches what it must.
+     * The members of a dataset's shards. The filler ({@code fetch == false}) takes a shard only while
+     * it is loaded anyway, for the workers, so that it never fetches one again; {@code stoke cache}
+     * fetches what it must. The member is copied out at once and the shard given back: the copy is
+     * made from this reader's own buffer, so that no native call holds a shard's memory, and a
+     * dataset closed while the filler works (its loaders done) closes at once; the filler's read of
+     * it then fails, and is dropped.
      */
     static final class OfShards extends Originals {
         private final ShardNames names;
         private final Shards shards;
         private final ShardBytes store;
         private final boolean fetch;
-        private int held = -1;
+        private Arena arena = Arena.ofConfined();
+        private MemorySegment buffer = arena.allocate(256 * 1024, 64);
         private MemorySegment bytes = MemorySegment.NULL;
 
         OfShards(ShardNames names, boolean fetch) {
@@ -114,7 +115,7 @@ abstract sealed class Originals implements AutoCloseable {
 
         @Override
         boolean identify(int sample) {
-            done();
+            bytes = MemorySegment.NULL;
             if (shards.status(sample) != SampleStatus.OK || shards.format(sample) != Shards.ENCODED) {
                 return false;
             }
@@ -123,23 +124,34 @@ abstract sealed class Originals implements AutoCloseable {
             if (all == null) {
                 return false; // evicted since it was read: asked again at the next miss
             }
-            held = shard;
-            long offset = shards.offset(sample);
-            long length = shards.length(sample);
-            if (offset < 0 || length <= 0 || offset + length > all.byteSize()) {
-                return false; // the worker's read said why
+            try {
+                long offset = shards.offset(sample);
+                long length = shards.length(sample);
+                if (offset < 0 || length <= 0 || offset + length > all.byteSize()) {
+                    return false; // the worker's read said why
+                }
+                if (buffer.byteSize() < length) {
+                    Arena next = Arena.ofConfined();
+                    MemorySegment bigger = next.allocate(Math.max(length, 2 * buffer.byteSize()), 64);
+                    arena.close();
+                    arena = next;
+                    buffer = bigger;
+                }
+                MemorySegment.copy(all, offset, buffer, 0, length);
+                bytes = buffer.asSlice(0, length);
+            } finally {
+                store.release(shard);
             }
-            bytes = all.asSlice(offset, length);
-            if (!CachedShardReader.isJpeg(bytes, length)) {
+            if (!CachedShardReader.isJpeg(bytes, bytes.byteSize())) {
                 return false;
             }
-            names.identify(id, sample, bytes, length);
+            names.identify(id, sample, bytes, bytes.byteSize());
             return true;
         }
 
         @Override
         boolean read(int sample) {
-            return held >= 0 && ImageFormat.sniff(bytes, bytes.byteSize()) == ImageFormat.JPEG;
+            return ImageFormat.sniff(bytes, bytes.byteSize()) == ImageFormat.JPEG;
         }
 
         @Override
@@ -153,17 +165,8 @@ abstract sealed class Originals implements AutoCloseable {
         }
 
         @Override
-        void done() {
-            if (held >= 0) {
-                bytes = MemorySegment.NULL;
-                store.release(held);
-                held = -1;
-            }
-        }
-
-        @Override
         public void close() {
-            done();
+            arena.close();
         }
     }
 }

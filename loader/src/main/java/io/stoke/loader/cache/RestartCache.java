@@ -322,8 +322,10 @@ public final class RestartCache implements AutoCloseable {
                         say.accept("WARNING: the restart cache could not write to " + dir + " (" + e.getMessage()
                                 + "); the rest is read from the originals");
                     }
+                } catch (RuntimeException e) {
+                    // The original could not be read: its shard failed (the workers' read of the same
+                    // sample names why), or the dataset was closed after its last loader. Not copied.
                 } finally {
-                    originals.done();
                     done();
                 }
             }
@@ -358,7 +360,6 @@ public final class RestartCache implements AutoCloseable {
         if (isCopy) {
             MemorySegment.copy(copier.bytes(), 0, e, CacheEntry.HEADER_BYTES + id.nameLength, contentLength);
         }
-        from.done(); // a shard goes back before the write
         // The copy was made outside the count's lock; only filing it is inside, so every process
         // sees the budget and the folder agree.
         FolderUsage.Outcome filed = usage.add(total, budget, () -> {
@@ -416,11 +417,7 @@ public final class RestartCache implements AutoCloseable {
             try (Originals originals = originals(dataset, names, decoding.maxFileBytes(), true);
                     RestartCopy copier = new RestartCopy(restartMcus, decoding, false)) {
                 for (int s = next.getAndIncrement(); s < dataset.size() && !full.get(); s = next.getAndIncrement()) {
-                    try {
-                        fillOne(s, originals, copier);
-                    } finally {
-                        originals.done();
-                    }
+                    fillOne(s, originals, copier);
                     long d = done.incrementAndGet();
                     if (d % 64 == 0 || d == dataset.size()) {
                         progress.accept(d);

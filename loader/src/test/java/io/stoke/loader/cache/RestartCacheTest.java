@@ -251,6 +251,26 @@ class RestartCacheTest {
         }
     }
 
+    /**
+     * Shards closed after their last loader while the filler still copies their members (as the
+     * command line does: its cache closes at exit, after the dataset): the dataset closes at once,
+     * and the filler drops what it can no longer read.
+     */
+    @Test
+    void shardsClosedWhileTheFillerCopiesTheirMembersCloseAtOnce() throws Exception {
+        Path dir = shards(data(), "shards", null, null);
+        for (int round = 0; round < 6; round++) {
+            try (RestartCache cache = RestartCache.open(tmp.resolve("cache-" + round), 1L << 30, said::add)) {
+                Dataset d = Datasets.open(dir + "/s-{0..1}.tar");
+                epoch(d, SPECS.get(0), round, cache);
+                assertTrue(cache.stats().copied() < 40, "the filler is still at work: " + cache.stats());
+                d.close(); // no member's memory is held by a native call: nothing to wait for, nothing fails
+                assertTrue(cache.awaitFilled(60_000));
+            }
+        }
+        assertEquals(List.of(), said);
+    }
+
     @Test
     void openWalksNothingAndTheFillerCountsTheFolderAndRemovesDeadTemporaryFilesFirst() throws Exception {
         Dataset d = ImageFolder.scan(data());
