@@ -38,10 +38,11 @@ import java.util.function.Consumer;
  * <p>An entry is filed under a hash of its original's identity ({@link OriginalId}: a file's path
  * as the dataset holds it, size and modification time; a member's shard, place in it, length and
  * the shard's version, or its bytes' hash where the store gave no version) and names that identity
- * in its header ({@link CacheEntry}), so a changed original is never served its old copy; its content is hashed, so a damaged entry is
- * never served either (it is counted, and made again). A JPEG that seeks already, or that cannot
- * be copied (CMYK, arithmetic coding, damaged data), gets an entry without content that says to
- * read the original, and is not tried again; other formats are not cached.
+ * in its header ({@link CacheEntry}), so a changed original is never served its old copy; its
+ * content is hashed, so a damaged entry is never served either (it is counted, and made again). A
+ * JPEG that seeks already, or that cannot be copied (CMYK, arithmetic coding, damaged data), gets
+ * an entry without content that says to read the original, and is not tried again; other formats
+ * are not cached.
  *
  * <p>Workers never copy: a worker that misses reads the original and asks the filler, one thread
  * at the lowest priority (nice 19), which reads the original again (a shard's member only while
