@@ -27,8 +27,7 @@ final class EntryLookup implements AutoCloseable {
     private final MemorySegment header = arena.allocate(CacheEntry.HEADER_BYTES + PATH_MAX, 8);
     private final MemorySegment entryPath = arena.allocate(PATH_MAX);
     private final int entryNameAt;
-    private Arena contentArena = Arena.ofConfined();
-    private MemorySegment content = contentArena.allocate(256 * 1024, 64);
+    private final GrowingBuffer content = new GrowingBuffer(256 * 1024);
     private long length;
 
     EntryLookup(RestartCache cache, long maxBytes) {
@@ -65,11 +64,10 @@ final class EntryLookup implements AutoCloseable {
             if (n < 4 || n > maxBytes) {
                 return DAMAGED;
             }
-            ensure(n);
+            MemorySegment into = content.atLeast(n);
             long done = 0;
             while (done < n) {
-                long got =
-                        LibC.pread(callState, fd, done == 0 ? content : content.asSlice(done), n - done, head + done);
+                long got = LibC.pread(callState, fd, done == 0 ? into : into.asSlice(done), n - done, head + done);
                 if (got < 0 && LibC.errno(callState) == LibC.EINTR) {
                     continue;
                 }
@@ -78,7 +76,7 @@ final class EntryLookup implements AutoCloseable {
                 }
                 done += got;
             }
-            if (CacheEntry.hash(0, content, 0, n) != header.get(JAVA_LONG, CacheEntry.CONTENT_HASH)) {
+            if (CacheEntry.hash(0, into, 0, n) != header.get(JAVA_LONG, CacheEntry.CONTENT_HASH)) {
                 return DAMAGED;
             }
             length = n;
@@ -107,19 +105,9 @@ final class EntryLookup implements AutoCloseable {
         cache.request(sample, found == DAMAGED);
     }
 
-    private void ensure(long n) {
-        if (content.byteSize() < n) {
-            Arena next = Arena.ofConfined();
-            MemorySegment bigger = next.allocate(Math.max(n, 2 * content.byteSize()), 64);
-            contentArena.close();
-            contentArena = next;
-            content = bigger;
-        }
-    }
-
     /** The copy the last {@link #read} found; valid for {@link #length()} bytes until the next read. */
     MemorySegment content() {
-        return content;
+        return content.memory();
     }
 
     long length() {
@@ -128,7 +116,7 @@ final class EntryLookup implements AutoCloseable {
 
     @Override
     public void close() {
-        contentArena.close();
+        content.close();
         arena.close();
     }
 }

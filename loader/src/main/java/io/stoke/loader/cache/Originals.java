@@ -102,8 +102,7 @@ abstract sealed class Originals implements AutoCloseable {
         private final Shards shards;
         private final ShardBytes store;
         private final boolean fetch;
-        private Arena arena = Arena.ofConfined();
-        private MemorySegment buffer = arena.allocate(256 * 1024, 64);
+        private final GrowingBuffer buffer = new GrowingBuffer(256 * 1024);
         private MemorySegment bytes = MemorySegment.NULL;
 
         OfShards(ShardNames names, boolean fetch) {
@@ -130,15 +129,9 @@ abstract sealed class Originals implements AutoCloseable {
                 if (offset < 0 || length <= 0 || offset + length > all.byteSize()) {
                     return false; // the worker's read said why
                 }
-                if (buffer.byteSize() < length) {
-                    Arena next = Arena.ofConfined();
-                    MemorySegment bigger = next.allocate(Math.max(length, 2 * buffer.byteSize()), 64);
-                    arena.close();
-                    arena = next;
-                    buffer = bigger;
-                }
-                MemorySegment.copy(all, offset, buffer, 0, length);
-                bytes = buffer.asSlice(0, length);
+                MemorySegment to = buffer.atLeast(length);
+                MemorySegment.copy(all, offset, to, 0, length);
+                bytes = to.asSlice(0, length);
             } finally {
                 store.release(shard);
             }
@@ -166,7 +159,7 @@ abstract sealed class Originals implements AutoCloseable {
 
         @Override
         public void close() {
-            arena.close();
+            buffer.close();
         }
     }
 }
