@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
+import io.stoke.loader.cache.RestartCache;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleStatus;
@@ -15,17 +16,20 @@ import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.testing.ElasticResume;
 import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.RestartCopy;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32;
 import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -57,6 +61,10 @@ class ParquetDatasetTest {
 
     /** Every batch as (indices, labels, pixel checksum), in order. */
     static List<String> drain(Dataset dataset) {
+        return drain(dataset, null);
+    }
+
+    static List<String> drain(Dataset dataset, RestartCache cache) {
         List<String> out = new ArrayList<>();
         try (Loader loader = Loader.builder(dataset)
                 .transform(SMALL)
@@ -64,6 +72,7 @@ class ParquetDatasetTest {
                 .workers(2)
                 .slots(3)
                 .shuffle(false)
+                .cache(cache)
                 .build()) {
             for (Batch b : loader) {
                 try (b) {
@@ -117,6 +126,52 @@ class ParquetDatasetTest {
             assertEquals(fromFolder, drain(d));
             assertEquals(fromFolder, drain(d), "read again, with the row groups cached");
         }
+    }
+
+    /** The JPEG with its first quantisation value raised by one: the same length, other pixels. */
+    static byte[] requantised(byte[] jpeg) {
+        byte[] out = jpeg.clone();
+        for (int i = 2; i + 5 < out.length; i++) {
+            if ((out[i] & 0xFF) == 0xFF && (out[i + 1] & 0xFF) == 0xDB) { // DQT: length, Pq/Tq, then values
+                out[i + 5] = (byte) ((out[i + 5] & 0xFF) < 255 ? (out[i + 5] & 0xFF) + 1 : 254);
+                return out;
+            }
+        }
+        throw new AssertionError("no DQT segment");
+    }
+
+    /**
+     * The restart cache over a Parquet file's rows: the uncached batches; then the file written
+     * again with one image changed, of the same length where it was, so that every row lies where
+     * it did: the file's new version names new entries, and no old copy is served.
+     */
+    @Test
+    void aParquetFileWrittenAgainIsNeverServedItsOldCopies() throws Exception {
+        Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
+        Path file = tmp.resolve("cached.parquet");
+        TestParquet.writeHub(file, rows, CompressionCodecName.UNCOMPRESSED, 8);
+        Path dir = tmp.resolve("restart-cache");
+        List<String> said = new ArrayList<>();
+        try (Dataset d = Datasets.open(file.toString());
+                RestartCache cache = RestartCache.open(dir, 1L << 30, said::add)) {
+            assertEquals(drain(d), drain(d, cache));
+            assertTrue(cache.awaitFilled(60_000));
+            assertEquals(N, cache.stats().copied(), cache.stats().toString());
+            assertEquals(drain(d), drain(d, cache));
+            assertEquals(N, cache.stats().misses(), "the second epoch reads the copies: " + cache.stats());
+        }
+        List<TestParquet.Row> changed = new ArrayList<>(rows);
+        TestParquet.Row five = rows.get(5);
+        changed.set(5, new TestParquet.Row(requantised(five.image()), five.path(), five.label()));
+        TestParquet.writeHub(file, changed, CompressionCodecName.UNCOMPRESSED, 8);
+        Files.setLastModifiedTime(file, FileTime.fromMillis(System.currentTimeMillis() + 5_000));
+        try (Dataset d = Datasets.open(file.toString());
+                RestartCache cache = RestartCache.open(dir, 1L << 30, said::add)) {
+            List<String> uncached = drain(d);
+            assertEquals(uncached, drain(d, cache));
+            assertEquals(N, cache.stats().misses(), "every row of the file written again: " + cache.stats());
+        }
+        assertEquals(List.of(), said);
     }
 
     /**
