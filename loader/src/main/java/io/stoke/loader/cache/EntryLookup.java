@@ -3,6 +3,7 @@ package io.stoke.loader.cache;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.ffm.LibC;
+import io.stoke.loader.transform.ScratchImage;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -27,7 +28,7 @@ final class EntryLookup implements AutoCloseable {
     private final MemorySegment header = arena.allocate(CacheEntry.HEADER_BYTES + PATH_MAX, 8);
     private final MemorySegment entryPath = arena.allocate(PATH_MAX);
     private final int entryNameAt;
-    private final GrowingBuffer content = new GrowingBuffer(256 * 1024);
+    private final ScratchImage content = new ScratchImage(256 * 1024);
     private long length;
 
     EntryLookup(RestartCache cache, long maxBytes) {
@@ -64,7 +65,7 @@ final class EntryLookup implements AutoCloseable {
             if (n < 4 || n > maxBytes) {
                 return DAMAGED;
             }
-            MemorySegment into = content.atLeast(n);
+            MemorySegment into = content.ensure(n);
             long done = 0;
             while (done < n) {
                 long got = LibC.pread(callState, fd, done == 0 ? into : into.asSlice(done), n - done, head + done);
@@ -107,7 +108,7 @@ final class EntryLookup implements AutoCloseable {
 
     /** The copy the last {@link #read} found; valid for {@link #length()} bytes until the next read. */
     MemorySegment content() {
-        return content.memory();
+        return content.segment();
     }
 
     long length() {

@@ -10,6 +10,7 @@ import io.stoke.loader.source.FileDataset;
 import io.stoke.loader.source.FileReader;
 import io.stoke.loader.source.ShardBytes;
 import io.stoke.loader.source.Shards;
+import io.stoke.loader.transform.ScratchImage;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -102,7 +103,7 @@ abstract sealed class Originals implements AutoCloseable {
         private final Shards shards;
         private final ShardBytes store;
         private final boolean fetch;
-        private final GrowingBuffer buffer = new GrowingBuffer(256 * 1024);
+        private final ScratchImage buffer = new ScratchImage(256 * 1024);
         private MemorySegment bytes = MemorySegment.NULL;
 
         OfShards(ShardNames names, boolean fetch) {
@@ -129,7 +130,7 @@ abstract sealed class Originals implements AutoCloseable {
                 if (offset < 0 || length <= 0 || offset + length > all.byteSize()) {
                     return false; // the worker's read said why
                 }
-                MemorySegment to = buffer.atLeast(length);
+                MemorySegment to = buffer.ensure(length);
                 MemorySegment.copy(all, offset, to, 0, length);
                 bytes = to.asSlice(0, length);
             } finally {

@@ -4,21 +4,22 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * A decoder's native scratch image: one segment, owned by one worker thread's decoder, grown
- * (by half again at least, so that a run of slightly larger images does not reallocate for each)
- * and never shrunk. A grown segment replaces the old one, whose arena is closed.
+ * Native scratch memory one thread owns: a decoder's image, the restart cache's copies. One
+ * segment, grown (by half again at least, so that a run of slightly larger images does not
+ * reallocate for each) and never shrunk. A grown segment replaces the old one, whose arena is
+ * closed; what it held is not kept.
  */
-final class ScratchImage implements AutoCloseable {
+public final class ScratchImage implements AutoCloseable {
     private Arena arena = Arena.ofConfined();
     private MemorySegment segment;
 
     /** @param initialBytes bytes allocated now (0: nothing until the first {@link #ensure}) */
-    ScratchImage(long initialBytes) {
+    public ScratchImage(long initialBytes) {
         segment = initialBytes > 0 ? arena.allocate(initialBytes, 64) : MemorySegment.NULL;
     }
 
     /** The segment, at least {@code bytes} long; a new one (the old one freed) when it had to grow. */
-    MemorySegment ensure(long bytes) {
+    public MemorySegment ensure(long bytes) {
         if (segment.byteSize() < bytes) {
             Arena next = Arena.ofConfined();
             MemorySegment bigger = next.allocate(Math.max(bytes, segment.byteSize() * 3 / 2), 64);
@@ -29,7 +30,8 @@ final class ScratchImage implements AutoCloseable {
         return segment;
     }
 
-    MemorySegment segment() {
+    /** The segment as it is. */
+    public MemorySegment segment() {
         return segment;
     }
 
