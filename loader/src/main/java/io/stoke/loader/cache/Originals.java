@@ -103,11 +103,13 @@ abstract sealed class Originals implements AutoCloseable {
         private final Shards shards;
         private final ShardBytes store;
         private final boolean fetch;
+        private final long maxBytes;
         private final ScratchImage buffer = new ScratchImage(256 * 1024);
         private MemorySegment bytes = MemorySegment.NULL;
 
-        OfShards(ShardNames names, boolean fetch) {
+        OfShards(ShardNames names, long maxBytes, boolean fetch) {
             this.names = names;
+            this.maxBytes = maxBytes;
             this.shards = names.shards();
             this.store = shards.bytes();
             this.fetch = fetch;
@@ -127,8 +129,8 @@ abstract sealed class Originals implements AutoCloseable {
             try {
                 long offset = shards.offset(sample);
                 long length = shards.length(sample);
-                if (offset < 0 || length <= 0 || offset + length > all.byteSize()) {
-                    return false; // the worker's read said why
+                if (offset < 0 || length <= 0 || length > maxBytes || offset + length > all.byteSize()) {
+                    return false; // a worker's read says why
                 }
                 MemorySegment to = buffer.ensure(length);
                 MemorySegment.copy(all, offset, to, 0, length);

@@ -232,7 +232,7 @@ public final class RestartCache implements AutoCloseable {
     private Originals originals(Dataset dataset, ShardNames names, long maxBytes, boolean fetch) {
         return dataset instanceof FileDataset files
                 ? new Originals.OfFiles(files, maxBytes)
-                : new Originals.OfShards(names, fetch);
+                : new Originals.OfShards(names, maxBytes, fetch);
     }
 
     /** Writes the folder's path into {@code path}; returns where an entry's name starts. */
