@@ -1,8 +1,7 @@
 package io.stoke.loader.cache;
 
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.format.ImageFormat;
 import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.source.ShardReader;
 import io.stoke.loader.source.Shards;
@@ -19,7 +18,6 @@ import java.lang.foreign.MemorySegment;
  */
 final class CachedShardReader implements SampleReader {
     private final ShardReader members;
-    private final Shards shards;
     private final ShardNames names;
     private final EntryLookup lookup;
     private final OriginalId id = new OriginalId();
@@ -27,7 +25,6 @@ final class CachedShardReader implements SampleReader {
 
     CachedShardReader(RestartCache cache, Shards shards, ShardNames names, long maxBytes) {
         this.members = new ShardReader(shards, maxBytes);
-        this.shards = shards;
         this.names = names;
         this.lookup = new EntryLookup(cache, maxBytes);
     }
@@ -36,12 +33,10 @@ final class CachedShardReader implements SampleReader {
     public SampleStatus read(int sample) {
         fromCache = false;
         SampleStatus status = members.read(sample);
-        if (status != SampleStatus.OK
-                || shards.format(sample) != Shards.ENCODED
-                || !isJpeg(members.bytes(), members.length())) {
-            return status;
+        if (status != SampleStatus.OK || ImageFormat.sniff(members.bytes(), members.length()) != ImageFormat.JPEG) {
+            return status; // a PNG, a raw .npy member: read as it is
         }
-        names.identify(id, sample, members.bytes(), members.length());
+        names.identify(id, members.shard(), members.offset(), members.bytes(), members.length());
         int found = lookup.read(id);
         lookup.account(found, sample);
         if (found == CacheEntry.COPY) {
@@ -49,10 +44,6 @@ final class CachedShardReader implements SampleReader {
             members.done(); // the copy is read instead: the shard goes back now
         }
         return SampleStatus.OK;
-    }
-
-    static boolean isJpeg(MemorySegment bytes, long length) {
-        return length >= 4 && bytes.get(JAVA_BYTE, 0) == (byte) 0xFF && bytes.get(JAVA_BYTE, 1) == (byte) 0xD8;
     }
 
     @Override

@@ -118,7 +118,7 @@ abstract sealed class Originals implements AutoCloseable {
         @Override
         boolean identify(int sample) {
             bytes = MemorySegment.NULL;
-            if (shards.status(sample) != SampleStatus.OK || shards.format(sample) != Shards.ENCODED) {
+            if (shards.status(sample) != SampleStatus.OK) {
                 return false;
             }
             int shard = shards.shardOf(sample);
@@ -126,8 +126,8 @@ abstract sealed class Originals implements AutoCloseable {
             if (all == null) {
                 return false; // evicted since it was read: asked again at the next miss
             }
+            long offset = shards.offset(sample);
             try {
-                long offset = shards.offset(sample);
                 long length = shards.length(sample);
                 if (offset < 0 || length <= 0 || length > maxBytes || offset + length > all.byteSize()) {
                     return false; // a worker's read says why
@@ -138,16 +138,17 @@ abstract sealed class Originals implements AutoCloseable {
             } finally {
                 store.release(shard);
             }
-            if (!CachedShardReader.isJpeg(bytes, bytes.byteSize())) {
-                return false;
+            if (ImageFormat.sniff(bytes, bytes.byteSize()) != ImageFormat.JPEG) {
+                return false; // a PNG, a raw .npy member: not cached
             }
-            names.identify(id, sample, bytes, bytes.byteSize());
+            names.identify(id, shard, offset, bytes, bytes.byteSize());
             return true;
         }
 
+        /** The member's bytes were read, and checked, by {@link #identify}. */
         @Override
         boolean read(int sample) {
-            return ImageFormat.sniff(bytes, bytes.byteSize()) == ImageFormat.JPEG;
+            return true;
         }
 
         @Override

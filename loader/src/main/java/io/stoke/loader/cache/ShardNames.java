@@ -29,9 +29,8 @@ final class ShardNames {
         return shards;
     }
 
-    /** Sets {@code id} to sample {@code sample}'s, whose member's bytes, read, are {@code bytes}. */
-    void identify(OriginalId id, int sample, MemorySegment bytes, long length) {
-        int shard = shards.shardOf(sample);
+    /** Sets {@code id} to the member at {@code offset} in {@code shard}, whose bytes, read, are {@code bytes}. */
+    void identify(OriginalId id, int shard, long offset, MemorySegment bytes, long length) {
         MemorySegment name = names.get(shard);
         if (name == null) {
             name = MemorySegment.ofArray(shards.shardName(shard).getBytes(StandardCharsets.UTF_8));
@@ -42,6 +41,6 @@ final class ShardNames {
         if (version == 0) {
             version = CacheEntry.hash(CONTENT, bytes, 0, length);
         }
-        id.set(name, 0, (int) name.byteSize(), length, shards.offset(sample), version);
+        id.set(name, 0, (int) name.byteSize(), length, offset, version);
     }
 }

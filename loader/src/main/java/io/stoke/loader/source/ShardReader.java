@@ -17,6 +17,7 @@ public final class ShardReader implements SampleReader {
     private MemorySegment shardBytes = MemorySegment.NULL;
     private MemorySegment bytes = MemorySegment.NULL;
     private long length;
+    private long offset;
     private String message;
 
     public ShardReader(Shards shards, long maxBytes) {
@@ -49,7 +50,7 @@ public final class ShardReader implements SampleReader {
         }
         shardBytes = store.acquire(shard);
         held = shard;
-        long offset = table.offset(i);
+        offset = table.offset(i);
         if (offset + size > shardBytes.byteSize()) { // the scan checked this; a shard replaced since then did not
             message = "member at " + offset + "+" + size + " past the shard's " + shardBytes.byteSize() + " bytes";
             return SampleStatus.MEMBER_TRUNCATED;
@@ -83,6 +84,16 @@ public final class ShardReader implements SampleReader {
     @Override
     public MemorySegment bytes() {
         return bytes;
+    }
+
+    /** The shard the last sample read lies in (its bytes' {@link ShardBytes#version} names them). */
+    public int shard() {
+        return held;
+    }
+
+    /** Where the last sample read lies in its shard's bytes. */
+    public long offset() {
+        return offset;
     }
 
     @Override
