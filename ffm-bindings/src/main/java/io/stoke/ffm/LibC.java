@@ -25,6 +25,11 @@ public final class LibC {
     public static final int O_RDONLY = 0;
     public static final int O_RDWR = 2;
     public static final int O_CLOEXEC = 0x80000;
+    /** {@code open} fails with {@link #ELOOP} where the path's last component is a symbolic link. */
+    public static final int O_NOFOLLOW = "aarch64".equals(System.getProperty("os.arch")) ? 0x8000 : 0x20000;
+    /** Opening a FIFO or a device returns at once, where a FIFO with no writer would block forever. */
+    public static final int O_NONBLOCK = 0x800;
+    public static final int ELOOP = 40;
     public static final int SEEK_END = 2;
     public static final int EINTR = 4;
     public static final int EACCES = 13;
@@ -50,6 +55,15 @@ public final class LibC {
     public static final long ST_SIZE = 48;
     public static final long ST_MTIME_SEC = 88;
     public static final long ST_MTIME_NSEC = 96;
+    /** {@code st_mode}, {@code st_uid} and {@code st_gid}: where x86-64 and AArch64 differ. */
+    public static final long ST_MODE = "aarch64".equals(System.getProperty("os.arch")) ? 16 : 24;
+
+    public static final long ST_UID = ST_MODE + 4 + ("aarch64".equals(System.getProperty("os.arch")) ? 4 : 0);
+    public static final long ST_GID = ST_UID + 4;
+    /** {@code st_mode}'s file type bits, and the type of a regular file. */
+    public static final int S_IFMT = 0170000;
+
+    public static final int S_IFREG = 0100000;
 
     static {
         Linker linker = Linker.nativeLinker();
@@ -76,6 +90,9 @@ public final class LibC {
      */
     static final class Stat {
         static final MethodHandle STAT = bind(Linker.nativeLinker().defaultLookup(), "stat");
+        static final MethodHandle FSTAT = bindF(Linker.nativeLinker().defaultLookup(), "fstat");
+        static final MethodHandle GETEUID = Linker.nativeLinker()
+                .downcallHandle(Linker.nativeLinker().defaultLookup().findOrThrow("geteuid"), FunctionDescriptor.of(JAVA_INT));
 
         private Stat() {}
 
@@ -92,6 +109,20 @@ public final class LibC {
             // glibc's _STAT_VER for the kernel's struct stat: 1 on x86-64, 0 on AArch64.
             int version = "aarch64".equals(System.getProperty("os.arch")) ? 0 : 1;
             return java.lang.invoke.MethodHandles.insertArguments(xstat, 1, version);
+        }
+
+        /** {@code fstat(callState, fd, buf)} through {@code "fstat"} where found, else {@code "__fxstat"}, as {@link #bind}. */
+        static MethodHandle bindF(SymbolLookup libc, String symbol) {
+            Linker linker = Linker.nativeLinker();
+            Linker.Option errno = Linker.Option.captureCallState("errno");
+            var fstat = symbol.equals("fstat") ? libc.find("fstat") : java.util.Optional.<MemorySegment>empty();
+            if (fstat.isPresent()) {
+                return linker.downcallHandle(fstat.get(), FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS), errno);
+            }
+            MethodHandle fxstat = linker.downcallHandle(
+                    libc.findOrThrow("__fxstat"), FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS), errno);
+            int version = "aarch64".equals(System.getProperty("os.arch")) ? 0 : 1;
+            return java.lang.invoke.MethodHandles.insertArguments(fxstat, 1, version);
         }
     }
 
@@ -232,6 +263,31 @@ public final class LibC {
         }
         try {
             return (int) Stat.STAT.invokeExact(callState, path, buf);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code fstat(fd, buf)}: the open file's own {@code struct stat}, whatever its path names now.
+     *
+     * @throws IndexOutOfBoundsException when {@code buf} is shorter than {@link #STAT_BYTES}
+     */
+    public static int fstat(MemorySegment callState, int fd, MemorySegment buf) {
+        if (buf.byteSize() < STAT_BYTES) {
+            throw new IndexOutOfBoundsException("fstat into " + buf.byteSize() + " bytes");
+        }
+        try {
+            return (int) Stat.FSTAT.invokeExact(callState, fd, buf);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code geteuid()}: the user whose files this process may write. */
+    public static int geteuid() {
+        try {
+            return (int) Stat.GETEUID.invokeExact();
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }
