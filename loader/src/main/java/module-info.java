@@ -18,6 +18,7 @@ module io.stoke.loader {
     exports io.stoke.loader.cache;
     exports io.stoke.loader.error;
     exports io.stoke.loader.format;
+    exports io.stoke.loader.fs;
     exports io.stoke.loader.sample;
     exports io.stoke.loader.source;
     exports io.stoke.loader.transform;

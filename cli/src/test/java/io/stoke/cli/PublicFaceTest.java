@@ -42,6 +42,7 @@ class PublicFaceTest {
                     "io.stoke.loader.cache",
                     "io.stoke.loader.error",
                     "io.stoke.loader.format",
+                    "io.stoke.loader.fs",
                     "io.stoke.loader.sample",
                     "io.stoke.loader.source",
                     "io.stoke.loader.transform",

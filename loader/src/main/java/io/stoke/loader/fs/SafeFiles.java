@@ -1,0 +1,177 @@
+package io.stoke.loader.fs;
+
+import io.stoke.ffm.LibC;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.OpenOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Files in a folder that other processes, or other users, may share: a cache folder, an output
+ * folder, {@code /tmp}. Anyone who can write the folder can plant a symbolic link or a FIFO where
+ * Stoke is about to write or read. So nothing here follows a link at the file's own name, nothing
+ * blocks on a FIFO, and what is written appears whole or not at all:
+ *
+ * <ul>
+ *   <li>a new file is made with {@code O_CREAT|O_EXCL|O_NOFOLLOW} ({@link #createNew}): a name that
+ *       exists, link or not, fails, and nothing is truncated;
+ *   <li>a file that replaces another is written to an exclusive temporary file beside it and renamed
+ *       over it ({@link #writeAtomically}): a rename replaces a link, never what it points to;
+ *   <li>a file is read through {@code O_NOFOLLOW|O_NONBLOCK} and checked, on the open descriptor, to be
+ *       a regular file ({@link #openRegular}).
+ * </ul>
+ */
+public final class SafeFiles {
+    /** What a temporary file's name ends with, so that a folder's walk can pass over (or remove) it. */
+    public static final String TEMPORARY = ".tmp";
+
+    private SafeFiles() {}
+
+    /** Writes a file's contents; given the channel of the temporary file. */
+    @FunctionalInterface
+    public interface Writer {
+        void write(FileChannel channel) throws IOException;
+    }
+
+    /**
+     * Makes {@code file}, which must not exist (not even as a link), read and written through the
+     * channel returned, with {@code access}'s permissions.
+     *
+     * @throws java.nio.file.FileAlreadyExistsException something, a link included, has the name
+     */
+    public static FileChannel createNew(Path file, FolderAccess access) throws IOException {
+        Set<OpenOption> options = Set.of(
+                StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.READ,
+                StandardOpenOption.WRITE,
+                LinkOption.NOFOLLOW_LINKS);
+        return FileChannel.open(file, options, PosixFilePermissions.asFileAttribute(access.filePermissions()));
+    }
+
+    /**
+     * A name beside {@code target} for a temporary file of this process, which no other process or
+     * earlier run of this one uses: {@code .NAME.PID.RANDOM.tmp}.
+     */
+    public static Path temporaryFor(Path target) {
+        return target.resolveSibling("." + target.getFileName() + "." + ProcessHandle.current().pid() + "."
+                + Long.toHexString(ThreadLocalRandom.current().nextLong()) + TEMPORARY);
+    }
+
+    /**
+     * Writes {@code target} whole: {@code writer} fills an exclusive temporary file beside it, which is
+     * then flushed to the disk and renamed over {@code target}. A reader sees the old file or the new
+     * one; a link at {@code target} is replaced, its target untouched. The temporary file is removed
+     * when anything fails.
+     */
+    public static void writeAtomically(Path target, FolderAccess access, Writer writer) throws IOException {
+        Path tmp = temporaryFor(target);
+        try {
+            try (FileChannel channel = createNew(tmp, access)) {
+                writer.write(channel);
+                channel.force(true);
+            }
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException | RuntimeException | Error failed) {
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException suppressed) {
+                failed.addSuppressed(suppressed);
+            }
+            throw failed;
+        }
+    }
+
+    /** {@link #writeAtomically} of {@code bytes}. */
+    public static void writeAtomically(Path target, FolderAccess access, byte[] bytes) throws IOException {
+        writeAtomically(target, access, channel -> {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
+            while (b.hasRemaining()) {
+                channel.write(b);
+            }
+        });
+    }
+
+    /**
+     * Opens {@code file} to read, where it is a regular file: a link at its name is not followed, a
+     * FIFO or a device is not waited on.
+     *
+     * @throws IOException naming the file and why: missing, a link, or not a regular file
+     */
+    public static FileChannel openRegular(Path file) throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment callState = LibC.allocateCallState(arena);
+            MemorySegment stat = arena.allocate(LibC.STAT_BYTES, 8);
+            int fd = openRegular(callState, arena.allocateFrom(file.toString()), stat);
+            if (fd == NOT_REGULAR) {
+                throw new IOException(file + " is " + kind(stat.get(ValueLayout.JAVA_INT, LibC.ST_MODE))
+                        + ", not a regular file: Stoke reads only regular files here");
+            }
+            if (fd < 0) {
+                int errno = LibC.errno(callState);
+                if (errno == LibC.ELOOP) {
+                    throw new IOException(file + " is a symbolic link, which Stoke does not follow here");
+                }
+                if (errno == 2) {
+                    throw new java.nio.file.NoSuchFileException(file.toString());
+                }
+                throw new IOException("cannot open " + file + ": " + LibC.strerror(errno));
+            }
+            try {
+                // The descriptor's own file, whatever the name holds by now: /proc's link to it is
+                // how Java opens a channel on a file already opened and checked.
+                return FileChannel.open(Path.of("/proc/self/fd/" + fd), StandardOpenOption.READ);
+            } finally {
+                LibC.close(fd);
+            }
+        }
+    }
+
+    /** What {@link #openRegular(MemorySegment, MemorySegment, MemorySegment)} returns for a file that is not regular. */
+    public static final int NOT_REGULAR = -2;
+
+    /**
+     * The hot path's {@link #openRegular(Path)}: no allocation, the path NUL-terminated in native memory.
+     * Returns a descriptor (to close) of a regular file, whose {@code struct stat} is then in {@code
+     * stat}; {@link #NOT_REGULAR} (nothing to close; {@code stat} says what it is); or -1 with {@code
+     * errno} in {@code callState} ({@link LibC#ELOOP} for a link).
+     */
+    public static int openRegular(MemorySegment callState, MemorySegment path, MemorySegment stat) {
+        int fd = LibC.open(
+                callState, path, LibC.O_RDONLY | LibC.O_CLOEXEC | LibC.O_NOFOLLOW | LibC.O_NONBLOCK);
+        if (fd < 0) {
+            return -1;
+        }
+        if (LibC.fstat(callState, fd, stat) != 0) {
+            LibC.close(fd);
+            return -1;
+        }
+        if ((stat.get(ValueLayout.JAVA_INT, LibC.ST_MODE) & LibC.S_IFMT) != LibC.S_IFREG) {
+            LibC.close(fd);
+            return NOT_REGULAR;
+        }
+        return fd;
+    }
+
+    /** The kind of a file that is not regular, from its {@code st_mode}, for messages. */
+    public static String kind(int mode) {
+        return switch (mode & LibC.S_IFMT) {
+            case 0010000 -> "a FIFO";
+            case 0020000 -> "a character device";
+            case 0040000 -> "a folder";
+            case 0060000 -> "a block device";
+            case 0120000 -> "a symbolic link";
+            case 0140000 -> "a socket";
+            default -> "not a regular file (mode " + Integer.toOctalString(mode) + ")";
+        };
+    }
+}
