@@ -20,7 +20,19 @@ import java.util.Locale;
  */
 public interface ObjectStore extends AutoCloseable {
     /** The object's size in bytes (a HEAD request). A missing object fails at once with "not found". */
-    long size(String url);
+    default long size(String url) {
+        return stat(url).size();
+    }
+
+    /**
+     * What one HEAD request tells of an object: its size, and its version where the store names one:
+     * its ETag, and its Last-Modified time as the store wrote it (null where the store sent none).
+     * What names a shard's copy in a shard cache that several processes share.
+     */
+    record Stat(long size, String etag, String lastModified) {}
+
+    /** The object's size and version (a HEAD request), as {@link #size}. */
+    Stat stat(String url);
 
     /**
      * Reads the whole object into {@code dst}, whose size must be the object's ({@link #size}), by
