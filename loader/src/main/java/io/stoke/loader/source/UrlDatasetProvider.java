@@ -1,5 +1,6 @@
 package io.stoke.loader.source;
 
+import io.stoke.loader.fs.FolderAccess;
 import java.nio.file.Path;
 import java.util.Set;
 
@@ -19,12 +20,25 @@ public interface UrlDatasetProvider {
      */
     Dataset open(String url, ShardCache cache);
 
-    /** Bytes of remote shards held at once, and the folder that holds them as files (null: memory). */
-    record ShardCache(long bytes, Path folder) {
+    /**
+     * Bytes of remote shards held at once, the folder that holds them as files (null: memory), and
+     * who may use that folder: the user alone ({@link FolderAccess#PRIVATE}), or a group's members.
+     * Every process that names one folder shares it: a shard is fetched once for all of them.
+     */
+    record ShardCache(long bytes, Path folder, FolderAccess access) {
         public ShardCache {
             if (bytes <= 0) {
                 throw new IllegalArgumentException("the shard cache must hold at least one byte, got " + bytes);
             }
+            if (access == null) {
+                throw new IllegalArgumentException(
+                        "no FolderAccess for the shard cache: FolderAccess.PRIVATE is the user's alone");
+            }
+        }
+
+        /** A cache whose folder, if any, is the user's alone. */
+        public ShardCache(long bytes, Path folder) {
+            this(bytes, folder, FolderAccess.PRIVATE);
         }
     }
 }
