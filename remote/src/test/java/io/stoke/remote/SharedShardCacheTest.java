@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.stoke.loader.source.ShardIndex;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestTars;
 import java.io.ByteArrayOutputStream;
@@ -197,6 +198,37 @@ class SharedShardCacheTest {
         }
         assertEquals(List.of(), leftIn(folder), "the last cache out removed it, and the lock files");
         assertTrue(http.gets("/a/s-0.tar") > fetched);
+    }
+
+    /**
+     * Shards opened from an index.json that carries no ETags: each one's version is asked of the store
+     * (one HEAD) before its first fetch, so a second dataset on the folder maps what the first fetched.
+     */
+    @Test
+    void shardsOfAnIndexWithoutETagsAreNamedByTheStoresVersionAndShared(@TempDir Path tmp) throws Exception {
+        List<ShardIndex.Entry> entries = new ArrayList<>();
+        for (int s = 0; s < SHARDS; s++) {
+            s3.put("node", "indexed/s-" + s + ".tar", jobA.get(s));
+            entries.add(new ShardIndex.Entry("s-" + s + ".tar", PER_SHARD, jobA.get(s).length, null));
+        }
+        ByteArrayOutputStream json = new ByteArrayOutputStream();
+        new ShardIndex(entries, true).write(json, "test");
+        s3.put("node", "indexed/" + ShardIndex.FILE, json.toByteArray());
+        Path folder = tmp.resolve("shards");
+        long capacity = (SHARDS + 1) * largest;
+        List<String> want = SharedCacheJob.run("s3://node/indexed/", null, capacity, 0, 1, 1, new long[3], () -> {});
+        long[] first = new long[3];
+        long[] second = new long[3];
+        List<String> got = SharedCacheJob.run("s3://node/indexed/", folder, capacity, 0, 1, 1, first, () -> {
+            assertEquals(
+                    want,
+                    SharedCacheJob.run("s3://node/indexed/", folder, capacity, 0, 1, 1, second, () -> {}),
+                    "the second dataset's batches");
+        });
+        assertEquals(want, got);
+        assertEquals(SHARDS, first[0], "the first dataset fetched every shard");
+        assertEquals(0, second[0], "the second fetched none");
+        assertEquals(SHARDS, second[2], "it mapped the first one's files");
     }
 
     /** The folder is 0700, and every shard file and lock file in it 0600, as stat(1) reads them. */
