@@ -19,9 +19,14 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * The shard cache's folder ({@code --shard-cache-dir}), shared by every rank and job on the node
@@ -45,7 +50,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       evictor may have removed it meanwhile).
  * </ul>
  *
- * A shard whose store names no version at all (an HTTP server with neither ETag nor Last-Modified)
+ * A process killed mid-fetch leaves a temporary file; the next process to open the folder removes
+ * it ({@link #sweep}).
+ *
+ * <p>A shard whose store names no version at all (an HTTP server with neither ETag nor Last-Modified)
  * cannot be told from another object at the same URL: it gets a file of this process's own, which
  * no other process reads, and the cache says so once.
  *
@@ -58,6 +66,13 @@ final class ShardFolder {
     static final String SHARD = ".shard";
 
     static final String LOCK = ".lock";
+    /** What the file of a shard without a version ends with: one process's own. */
+    static final String PRIVATE = ".private";
+    /** A fetch's temporary file ({@link SafeFiles#temporaryFor}): {@code .NAME.PID.RANDOM.tmp}. */
+    private static final Pattern FETCHING =
+            Pattern.compile("\\.([0-9a-f]{64}-[0-9a-f]{16}\\" + SHARD + ")\\.\\d+\\.[0-9a-f]+\\" + SafeFiles.TEMPORARY);
+    /** A file of a shard without a version: {@code HASH.PID.RANDOM.private}. */
+    private static final Pattern OWN = Pattern.compile("[0-9a-f]{64}\\.\\d+\\.[0-9a-f]+\\" + PRIVATE);
 
     private static final int ENOENT = 2;
     private static final int READ_FLAGS = LibC.O_RDONLY | LibC.O_CLOEXEC | LibC.O_NOFOLLOW | LibC.O_NONBLOCK;
@@ -66,10 +81,65 @@ final class ShardFolder {
     private final FolderAccess access;
     private final AtomicBoolean saidPrivate = new AtomicBoolean();
 
-    /** Makes or checks {@code dir} ({@link CacheFolder}): 0700, or the group's with {@code access} shared. */
+    /**
+     * Makes or checks {@code dir} ({@link CacheFolder}): 0700, or the group's with {@code access}
+     * shared; then removes what processes that ended mid-fetch left ({@link #sweep}).
+     */
     ShardFolder(Path dir, FolderAccess access) throws IOException {
         this.folder = CacheFolder.open(dir, access, "the shard cache");
         this.access = access;
+        int removed = sweep();
+        if (removed > 0) {
+            System.err.println("stoke: removed " + removed + " unfinished file(s) from the shard cache " + folder
+                    + ", left by processes that ended while they fetched");
+        }
+    }
+
+    /**
+     * Removes the temporary files of fetches that no process makes any more, and the files of
+     * unversioned shards whose process is gone (both left by a process killed mid-run): a fetch's
+     * temporary file lives only while its process holds the shard's lock, and a private file only
+     * while its process holds a lock on it, so either one whose lock can be taken at once is a
+     * leftover. Whole shard files stay: the next run that needs one maps it.
+     */
+    int sweep() throws IOException {
+        List<Path> leftovers;
+        try (Stream<Path> files = Files.list(folder)) {
+            leftovers = files.filter(
+                            f -> FETCHING.matcher(f.getFileName().toString()).matches()
+                                    || OWN.matcher(f.getFileName().toString()).matches())
+                    .toList();
+        }
+        int removed = 0;
+        try (Arena scratch = Arena.ofConfined()) {
+            Native n = new Native(scratch);
+            for (Path f : leftovers) {
+                Matcher fetching = FETCHING.matcher(f.getFileName().toString());
+                Path lock = fetching.matches() ? folder.resolve(fetching.group(1) + LOCK) : f;
+                int fd;
+                try {
+                    fd = n.openRegular(lock);
+                } catch (IOException notOurs) {
+                    continue; // a link or a FIFO at the lock's name: refused, named, where the shard is read
+                }
+                try {
+                    // No lock file: nobody fetches the shard (a fetch makes it before its temporary file). A
+                    // private file is locked a moment after it is made: one younger than a minute is let be.
+                    boolean left = fd < 0
+                            ? lock != f
+                            : (lock != f || modifiedBefore(n, Instant.now().minusSeconds(60)))
+                                    && n.tryFlock(fd, LibC.LOCK_EX);
+                    if (left && Files.deleteIfExists(f)) {
+                        removed++;
+                    }
+                } finally {
+                    if (fd >= 0) {
+                        LibC.close(fd);
+                    }
+                }
+            }
+        }
+        return removed;
     }
 
     Path path() {
@@ -91,13 +161,15 @@ final class ShardFolder {
         final Path file;
         final MemorySegment bytes;
         final boolean fetched;
-        private final int fd; // -1 for a file of this process's own (no version), which nobody else opens
+        private final int fd;
+        private final boolean own; // a file of this process's own (no version), which nobody else opens
 
-        Mapped(Path file, MemorySegment bytes, boolean fetched, int fd) {
+        Mapped(Path file, MemorySegment bytes, boolean fetched, int fd, boolean own) {
             this.file = file;
             this.bytes = bytes;
             this.fetched = fetched;
             this.fd = fd;
+            this.own = own;
         }
     }
 
@@ -185,7 +257,7 @@ final class ShardFolder {
             }
             MemorySegment bytes = map(fd, FileChannel.MapMode.READ_ONLY, size, arena);
             kept = true;
-            return new Mapped(file, bytes, false, fd);
+            return new Mapped(file, bytes, false, fd, false);
         } finally {
             if (!kept) {
                 LibC.close(fd);
@@ -219,7 +291,7 @@ final class ShardFolder {
                 bytes.force(); // on the disk before its name says it is whole: a crash must not leave a hole under it
             }
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
-            Mapped m = new Mapped(file, bytes, true, fd);
+            Mapped m = new Mapped(file, bytes, true, fd, false);
             fd = -1;
             return m;
         } catch (IOException | RuntimeException | Error failed) {
@@ -246,17 +318,30 @@ final class ShardFolder {
         }
         Path file = folder.resolve(
                 sha256(withoutQuery(url)) + "." + ProcessHandle.current().pid() + "."
-                        + Long.toHexString(ThreadLocalRandom.current().nextLong()) + ".private");
-        try {
+                        + Long.toHexString(ThreadLocalRandom.current().nextLong()) + PRIVATE);
+        int fd = -1;
+        try (Arena scratch = Arena.ofConfined()) {
             MemorySegment bytes;
             try (FileChannel ch = SafeFiles.createNew(file, access)) {
                 bytes = size == 0
                         ? MemorySegment.NULL.reinterpret(0)
                         : ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
             }
+            // Held while this process uses the file, so that a sweep of a later process tells it from a leftover.
+            Native n = new Native(scratch);
+            fd = n.openRegular(file);
+            if (fd < 0) {
+                throw new IOException("cannot open " + file + ", which Stoke just made: " + LibC.strerror(n.errno()));
+            }
+            n.flock(fd, LibC.LOCK_SH, file);
             fetch.into(bytes);
-            return new Mapped(file, bytes, true, -1);
+            Mapped m = new Mapped(file, bytes, true, fd, true);
+            fd = -1;
+            return m;
         } catch (IOException | RuntimeException | Error failed) {
+            if (fd >= 0) {
+                LibC.close(fd);
+            }
             try {
                 Files.deleteIfExists(file);
             } catch (IOException suppressed) {
@@ -272,11 +357,13 @@ final class ShardFolder {
      * or is about to, keeps it; the last of them removes it.
      */
     void release(Mapped m) {
-        if (m.fd < 0) {
+        if (m.own) {
             try {
                 Files.deleteIfExists(m.file);
             } catch (IOException ignored) {
-                // left behind; named by this process's pid, so nobody ever reads it
+                // left behind; nobody else reads it, and the next process's sweep removes it
+            } finally {
+                LibC.close(m.fd);
             }
             return;
         }
@@ -306,6 +393,11 @@ final class ShardFolder {
         } finally {
             LibC.close(m.fd); // drops this process's lock
         }
+    }
+
+    /** Whether the file whose {@code fstat} {@link Native#stat} holds was last written before {@code when}. */
+    private static boolean modifiedBefore(Native n, Instant when) {
+        return n.stat.get(ValueLayout.JAVA_LONG, LibC.ST_MTIME_SEC) < when.getEpochSecond();
     }
 
     /**

@@ -7,8 +7,10 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -41,6 +43,7 @@ final class ShardServer implements AutoCloseable {
     private final Map<String, AtomicLong> gets = new ConcurrentHashMap<>();
     private final Map<String, AtomicLong> bytes = new ConcurrentHashMap<>();
     private final Versions versions;
+    private final Map<String, CountDownLatch> held = new ConcurrentHashMap<>();
 
     ShardServer(Versions versions) throws IOException {
         this.versions = versions;
@@ -63,6 +66,18 @@ final class ShardServer implements AutoCloseable {
 
     String url(String path) {
         return "http://127.0.0.1:" + server.getAddress().getPort() + path;
+    }
+
+    /** GETs of {@code path} wait (up to a minute) from now until {@link #release}: a fetch cut off in its middle. */
+    void hold(String path) {
+        held.put(path, new CountDownLatch(1));
+    }
+
+    void release(String path) {
+        CountDownLatch latch = held.remove(path);
+        if (latch != null) {
+            latch.countDown();
+        }
     }
 
     /** GET requests answered for {@code path}. */
@@ -95,6 +110,15 @@ final class ShardServer implements AutoCloseable {
             exchange.sendResponseHeaders(200, -1);
             return;
         }
+        CountDownLatch latch = held.get(path);
+        if (latch != null) {
+            try {
+                latch.await(60, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
         gets.computeIfAbsent(path, p -> new AtomicLong()).incrementAndGet();
         String range = exchange.getRequestHeaders().getFirst("Range");
         Matcher m = range == null ? null : RANGE.matcher(range);
@@ -114,6 +138,7 @@ final class ShardServer implements AutoCloseable {
 
     @Override
     public void close() {
+        held.values().forEach(CountDownLatch::countDown);
         server.stop(0);
         executor.shutdownNow();
     }

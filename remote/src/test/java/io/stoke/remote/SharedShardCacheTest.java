@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.stoke.loader.fs.SafeFiles;
 import io.stoke.loader.source.ShardIndex;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestTars;
@@ -231,6 +232,94 @@ class SharedShardCacheTest {
         assertEquals(SHARDS, second[2], "it mapped the first one's files");
     }
 
+    /**
+     * A process killed (SIGKILL) in the middle of a fetch leaves its temporary file; the next process
+     * to open the folder removes it, and leaves the temporary file of a fetch that is still going on
+     * (its process holds the shard's lock). So with the files of unversioned shards: a dead process's
+     * goes, a live one's (locked) stays.
+     */
+    @Test
+    void whatAProcessKilledMidFetchLeftIsRemovedAndALiveFetchIsLetBe(@TempDir Path tmp) throws Exception {
+        Path folder = tmp.resolve("shards");
+        try (ShardServer slow = new ShardServer(ShardServer.Versions.ETAG);
+                ShardServer bare = new ShardServer(ShardServer.Versions.NONE)) {
+            for (int s = 0; s < 2; s++) {
+                slow.put("/a/s-" + s + ".tar", jobA.get(s));
+            }
+            bare.put("/a/s-0.tar", jobA.get(0));
+            slow.hold("/a/s-0.tar");
+            Path go = Files.createFile(tmp.resolve("go"));
+            Process killed = new ProcessBuilder(
+                            command(args(slow.url("/a/s-{0..1}.tar"), folder, 4 * largest, 0, 1, 1), go, 1, Map.of()))
+                    .redirectErrorStream(true)
+                    .redirectOutput(tmp.resolve("killed.out").toFile())
+                    .start();
+            Path dead;
+            try {
+                dead = await(folder, SafeFiles.TEMPORARY, null);
+            } finally {
+                killed.destroyForcibly(); // SIGKILL: no finally, no shutdown hook runs in it
+                killed.waitFor();
+            }
+            List<String> urls = List.of(slow.url("/a/s-0.tar"), slow.url("/a/s-1.tar"));
+            long[] sizes = {jobA.get(0).length, jobA.get(1).length};
+            slow.hold("/a/s-1.tar");
+            try (RemoteShards live = cache(urls, sizes, folder);
+                    RemoteShards own = cache(List.of(bare.url("/a/s-0.tar")), new long[] {sizes[0]}, folder)) {
+                assertFalse(Files.exists(dead), "the killed process's temporary file went as the next cache opened");
+                java.util.concurrent.CompletableFuture<byte[]> fetching =
+                        java.util.concurrent.CompletableFuture.supplyAsync(
+                                () -> live.acquire(1).toArray(ValueLayout.JAVA_BYTE));
+                Path going = await(folder, SafeFiles.TEMPORARY, dead);
+                own.acquire(0); // a private file, locked while this process maps it
+                Path deadOwn = folder.resolve(
+                        ShardFolder.name(bare.url("/x"), "x").substring(0, 64) + ".99999999.ab" + ShardFolder.PRIVATE);
+                Files.write(deadOwn, new byte[10]); // as a killed process leaves one
+                Path liveOwn = leftIn(folder).stream()
+                        .filter(f -> f.endsWith(ShardFolder.PRIVATE)
+                                && !folder.resolve(f).equals(deadOwn))
+                        .map(folder::resolve)
+                        .findFirst()
+                        .orElseThrow();
+                for (Path f : List.of(deadOwn, liveOwn)) { // older than the minute a new private file is let be
+                    Files.setLastModifiedTime(
+                            f,
+                            java.nio.file.attribute.FileTime.from(
+                                    java.time.Instant.now().minusSeconds(120)));
+                }
+                try (RemoteShards later = cache(urls, sizes, folder)) { // its folder's sweep, as it opens
+                    assertEquals(0, later.fetches());
+                    assertTrue(Files.exists(going), "the live fetch's temporary file is let be");
+                    assertFalse(Files.exists(deadOwn), "a dead process's private file is removed");
+                    assertTrue(Files.exists(liveOwn), "a live one's is not");
+                }
+                slow.release("/a/s-1.tar");
+                assertArrayEquals(jobA.get(1), fetching.get(30, TimeUnit.SECONDS), "the live fetch ends whole");
+                live.release(1);
+                own.release(0);
+            } finally {
+                slow.release("/a/s-0.tar");
+                slow.release("/a/s-1.tar");
+            }
+        }
+    }
+
+    /** The first file in {@code folder} whose name ends with {@code suffix}, other than {@code not}, once there is one. */
+    static Path await(Path folder, String suffix, Path not) throws InterruptedException {
+        long until = System.nanoTime() + 60_000_000_000L;
+        while (System.nanoTime() < until) {
+            if (Files.isDirectory(folder)) {
+                for (String f : leftIn(folder)) {
+                    if (f.endsWith(suffix) && !folder.resolve(f).equals(not)) {
+                        return folder.resolve(f);
+                    }
+                }
+            }
+            Thread.sleep(5);
+        }
+        throw new AssertionError("no *" + suffix + " in " + folder + " within 60 s");
+    }
+
     /** The folder is 0700, and every shard file and lock file in it 0600, as stat(1) reads them. */
     @Test
     void theFolderIs0700AndItsFiles0600(@TempDir Path tmp) throws Exception {
@@ -387,6 +476,39 @@ class SharedShardCacheTest {
         }
     }
 
+    /** The command that runs {@link SharedCacheJob} with {@code job}'s arguments, its go file and peers. */
+    static List<String> command(List<String> job, Path go, int peers, Map<String, String> props) {
+        List<String> cmd = new ArrayList<>(List.of(
+                ProcessHandle.current().info().command().orElse("java"),
+                "--enable-native-access=ALL-UNNAMED",
+                "--add-exports",
+                "java.base/jdk.internal.misc=ALL-UNNAMED",
+                "-Xmx256m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1"));
+        Map<String, String> all = new HashMap<>();
+        for (String p : new String[] {
+            "aws.accessKeyId",
+            "aws.secretAccessKey",
+            "aws.region",
+            "aws.disableEc2Metadata",
+            "aws.sharedCredentialsFile",
+            "aws.configFile",
+            S3ObjectStore.ENDPOINT_PROPERTY
+        }) {
+            if (System.getProperty(p) != null) {
+                all.put(p, System.getProperty(p));
+            }
+        }
+        all.putAll(props);
+        all.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), SharedCacheJob.class.getName()));
+        cmd.addAll(job);
+        cmd.add(go.toString());
+        cmd.add(Integer.toString(peers));
+        return cmd;
+    }
+
     /** Starts a {@link SharedCacheJob} for each of {@code jobs}, lets them go together, and waits for them. */
     static List<Job> startTogether(Path dir, List<List<String>> jobs, Map<String, String> props) throws Exception {
         Files.createDirectories(dir);
@@ -395,34 +517,7 @@ class SharedShardCacheTest {
         List<Path> outs = new ArrayList<>();
         try {
             for (int j = 0; j < jobs.size(); j++) {
-                List<String> cmd = new ArrayList<>(List.of(
-                        ProcessHandle.current().info().command().orElse("java"),
-                        "--enable-native-access=ALL-UNNAMED",
-                        "--add-exports",
-                        "java.base/jdk.internal.misc=ALL-UNNAMED",
-                        "-Xmx256m",
-                        "-XX:+UseSerialGC",
-                        "-XX:TieredStopAtLevel=1"));
-                Map<String, String> all = new HashMap<>();
-                for (String p : new String[] {
-                    "aws.accessKeyId",
-                    "aws.secretAccessKey",
-                    "aws.region",
-                    "aws.disableEc2Metadata",
-                    "aws.sharedCredentialsFile",
-                    "aws.configFile",
-                    S3ObjectStore.ENDPOINT_PROPERTY
-                }) {
-                    if (System.getProperty(p) != null) {
-                        all.put(p, System.getProperty(p));
-                    }
-                }
-                all.putAll(props);
-                all.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
-                cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), SharedCacheJob.class.getName()));
-                cmd.addAll(jobs.get(j));
-                cmd.add(go.toString());
-                cmd.add(Integer.toString(jobs.size()));
+                List<String> cmd = command(jobs.get(j), go, jobs.size(), props);
                 Path out = dir.resolve("job-" + j + ".out");
                 outs.add(out);
                 processes.add(new ProcessBuilder(cmd)
