@@ -492,6 +492,9 @@ class Ring:
     consumer that died). Batches handed out and not released when this consumer closes or dies are
     delivered again to the next consumer.
 
+    The process that attached is the consumer: a forked child's copy neither reads nor releases,
+    and closing it only unmaps the child's copy.
+
     Args:
         path (str or os.PathLike): the ring file (``/dev/shm/NAME``, or ``/dev/fd/N``).
         timeout (float, optional): seconds to wait for the seat of a consumer that died
@@ -535,6 +538,9 @@ class Ring:
             raise RuntimeError(f"the Python ring client relies on x86-64's total store order for its memory ordering "
                                f"and this machine is {platform.machine()}; read the ring with the C consumer "
                                f"(native/stoke_ring.h), whose C11 atomics order every hand-off")
+        # The process that attaches owns the seat; a forked child holds a copy of this object and
+        # of the mapping, and must never act for the parent (see _forked).
+        self._pid = os.getpid()
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -562,9 +568,14 @@ class Ring:
                                             offset=g.slots_offset + g.slot_stride * s) for s in range(g.slot_count)]
         self._slot_headers64 = [np.frombuffer(self._mm, dtype="<i8", count=SLOT_HEADER_LENGTH // 8,
                                               offset=g.slots_offset + g.slot_stride * s) for s in range(g.slot_count)]
-        self._pid = os.getpid()
         self._h64[CONSUMER_HEARTBEAT_OFFSET // 8] = int(time.time() * 1000)
         self._last = None
+
+    def _forked(self) -> bool:
+        """Whether this process is a fork of the one that attached: its child's copy of the object
+        and the mapping, which must never act for the parent. A pid check rather than
+        ``os.register_at_fork``: it also sees a fork made in C, which runs no Python hook."""
+        return os.getpid() != self._pid
 
     # ---- attach ----
 
@@ -667,12 +678,18 @@ class Ring:
 
         Raises:
             ValueError: the ring is closed.
+            RuntimeError: this process is a fork of the one that attached (attach a Ring of its own).
             ProducerGoneError: the producer is gone (seen within about 10 ms of polling).
             TimeoutError: ``timeout`` seconds passed without a batch.
             RingFormatError: a queue or slot header is corrupt.
         """
         if self._mm is None:
             raise ValueError("ring is closed")
+        if self._forked():
+            raise RuntimeError(f"{self.path}: this Ring was attached by process {self._pid} and this process "
+                               f"({os.getpid()}) is a fork of it; a forked child never reads, releases or detaches its "
+                               "parent's ring (the seat, the batches held and the producer stay the parent's): "
+                               "attach a Ring of its own in the process that reads it")
         if self.release_on_next and self._last is not None:
             self._last.release()
             self._last = None
@@ -713,6 +730,8 @@ class Ring:
                 sleep = min(2 * sleep, self._max_poll_sleep)
 
     def _release(self, slot):
+        if self._forked():
+            return  # the parent's batch (a finaliser run at the child's exit): the parent releases it
         with self._release_lock:
             if self._mm is None or self._open.pop(slot, None) is None:
                 return
@@ -732,8 +751,19 @@ class Ring:
     # ---- detach ----
 
     def close(self) -> None:
-        """Detaches: batches not released are delivered again to the next consumer. Idempotent."""
+        """Detaches: batches not released are delivered again to the next consumer. Idempotent.
+
+        In a forked child (``os.fork``, ``multiprocessing``'s ``fork``), which holds a copy of its
+        parent's ``Ring``, closing (or ``__del__`` at the child's exit) unmaps the child's copy of
+        the mapping and nothing else: the seat and the batches stay the parent's.
+        """
         if self._mm is None:
+            return
+        if self._forked():
+            # No lock: a thread of the parent may have held it at the fork, and none releases it here.
+            self._open.clear()
+            self._last = None
+            self._unmap()
             return
         if self.release_on_next and self._last is not None and self._last._released:
             self._last = None
