@@ -32,13 +32,15 @@ import fcntl
 import mmap
 import os
 import platform
+import re
+import stat
 import threading
 import time
 from typing import Iterator, Optional, Tuple, Union
 
 import numpy as np
 
-__all__ = ["Ring", "Batch", "RingFormatError", "ProducerGoneError", "RingBusyError", "attach"]
+__all__ = ["Ring", "Batch", "RingFormatError", "ProducerGoneError", "RingBusyError", "RingOwnerError", "attach"]
 
 # ---- the layout (native/stoke_ring.h; the Java test suite checks that this copy agrees) ----
 MAGIC = 0x474E52454B4F5453
@@ -204,6 +206,56 @@ class ProducerGoneError(RuntimeError):
 
 class RingBusyError(RuntimeError):
     """Another live consumer is attached to the ring."""
+
+
+class RingOwnerError(PermissionError):
+    """A named ring that another user could have planted or can write: a symbolic link, not a regular
+    file, owned by another user, or writable by its group or others."""
+
+
+# A path that names a descriptor this process inherited (stoke.DataLoader's anonymous file), as
+# io.stoke.ring.InheritedDescriptor: reachable by no other user, and itself a link, so not checked.
+_INHERITED_DESCRIPTOR = re.compile(r"/(dev|proc/self)/fd/[0-9]+")
+
+
+def _open_owned(path: str) -> int:
+    """Opens the named ring at ``path`` for reading and writing, never through a symbolic link, and
+    checks the file it opened (fstat, so nothing can swap it between the check and the use): a
+    regular file owned by this process's user that neither its group nor others can write, as the
+    producer creates it (0600). The producer makes the same check (io.stoke.ring.OwnedRingFile).
+
+    Returns:
+        The descriptor (close-on-exec).
+
+    Raises:
+        FileNotFoundError: no file at ``path``.
+        RingOwnerError: in one sentence naming the path, its owner and its mode.
+    """
+    if _INHERITED_DESCRIPTOR.fullmatch(path):
+        return os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        # O_NONBLOCK: a FIFO planted at the path must not hang the open; it is refused below.
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as e:
+        if e.errno != errno.ELOOP:
+            raise
+        raise RingOwnerError(f"refusing the ring {path}: it is a symbolic link (to "
+                                          f"{os.readlink(path)}), and a ring is never opened through one") from None
+    try:
+        st = os.fstat(fd)
+        euid = os.geteuid()
+        if not stat.S_ISREG(st.st_mode):
+            raise RingOwnerError(f"refusing the ring {path}: it is not a regular file (mode "
+                                              f"{st.st_mode:o}), owned by uid {st.st_uid}")
+        if st.st_uid != euid or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise RingOwnerError(f"refusing the ring {path}: it is owned by uid {st.st_uid} with mode "
+                                              f"{stat.S_IMODE(st.st_mode):04o}, and a ring must be owned by this "
+                                              f"process's user (uid {euid}) and writable by no one else")
+        os.set_blocking(fd, True)
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _align(v, a):
@@ -492,8 +544,10 @@ class Ring:
     consumer that died). Batches handed out and not released when this consumer closes or dies are
     delivered again to the next consumer.
 
-    The process that attached is the consumer: a forked child's copy neither reads nor releases,
-    and closing it only unmaps the child's copy.
+    A named ring is opened without following a symbolic link and only when it is a regular file of
+    this process's user that no one else can write (as ``stoke serve`` makes it: mode 0600), so a
+    file another user planted at the path is refused. The process that attached is the consumer: a
+    forked child's copy neither reads nor releases, and closing it only unmaps the child's copy.
 
     Args:
         path (str or os.PathLike): the ring file (``/dev/shm/NAME``, or ``/dev/fd/N``).
@@ -513,6 +567,8 @@ class Ring:
         RingFormatError: the file is not a ring this client reads.
         ProducerGoneError: the producer is gone, failed, or stopped its heartbeat.
         RingBusyError: another live consumer holds the seat.
+        RingOwnerError: the named ring is a symbolic link, not a regular file, owned by another
+            user, or writable by its group or others (one sentence naming its owner and mode).
         RuntimeError: the machine is not x86-64 (see the module's docstring).
 
     Example::
@@ -542,7 +598,7 @@ class Ring:
         # of the mapping, and must never act for the parent (see _forked).
         self._pid = os.getpid()
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
+            fd = _open_owned(self.path)
         except FileNotFoundError:
             raise FileNotFoundError(errno.ENOENT, "no ring here (is `stoke serve` running?)", self.path) from None
         try:
