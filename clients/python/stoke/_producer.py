@@ -146,6 +146,7 @@ class Producer:
                  cuts: Sequence[Dict[str, Any]] = (), inherited: Sequence[int] = (), start_timeout: float) -> None:
         self.ring: Optional[Ring] = None
         self.proc: Optional[subprocess.Popen] = None
+        self._pid = os.getpid()  # the process that started the producer: the only one that stops it
         self._stderr: Deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._reader: Optional[threading.Thread] = None
         self._fds: Dict[str, int] = {}
@@ -255,10 +256,21 @@ class Producer:
     def stop(self) -> None:
         """Detaches from the ring, stops the process (terminate, then kill after 10 s) and closes the
         anonymous files; the kernel frees each once the producer's descriptors and mappings go too.
-        Idempotent."""
+        Idempotent.
+
+        In a forked child of the process that started the producer, it closes the child's copies
+        (the ring's mapping, the files' descriptors) and nothing else: the producer is the parent's,
+        and neither a signal nor a detach reaches it from here.
+        """
         ring, self.ring = self.ring, None
         if ring is not None:
-            ring.close()
+            ring.close()  # in a child, unmaps the child's copy alone (Ring._forked)
+        if os.getpid() != self._pid:
+            self.proc = None
+            fds, self._fds = self._fds, {}
+            for fd in fds.values():
+                os.close(fd)
+            return
         proc = self.proc
         if proc is not None and proc.poll() is None:
             proc.terminate()  # its shutdown hook stops the workers
