@@ -30,7 +30,10 @@ import org.apache.commons.compress.archivers.tar.TarFile;
  * <p>{@link TarFile} seeks from header to header without reading the data. When it stops at a
  * damaged header (a truncated shard, garbage), the shard is read again as a stream up to the
  * damage, so the samples before it are kept, and the damage is reported as one of the index's
- * {@link Shards#problems()}. Shards are scanned in parallel; the result does not depend on it.
+ * {@link Shards#problems()}. An extension header (long name, long link, PAX header) whose declared
+ * length breaks a {@link ReadLimits} limit is damage of the same kind, found before Commons Compress
+ * would read it onto the heap ({@link TarExtensionLimits}). Shards are scanned in parallel; the
+ * result does not depend on it.
  */
 public final class TarShardScanner {
     /** A label member longer than this is not a label. */
@@ -122,21 +125,30 @@ public final class TarShardScanner {
     }
 
     /** Scans one shard's bytes. Never throws on bad data: damage is in the result. */
-    static ShardScan scanOne(MemorySegment shard) {
+    static ShardScan scanOne(MemorySegment whole) {
         ShardScan out = new ShardScan();
         List<Member> members = new ArrayList<>();
+        // Commons Compress reads extension headers onto the heap at any length they declare: it gets
+        // only the bytes before the first one that breaks a limit, which is then the shard's damage.
+        TarExtensionLimits.Verdict verdict = TarExtensionLimits.check(whole);
+        MemorySegment shard = whole.asSlice(0, verdict.readable());
         try (TarFile tar = new TarFile(new SegmentChannel(shard))) {
             for (TarArchiveEntry e : tar.getEntries()) {
                 if (e.isFile()) {
                     members.add(new Member(e.getName(), e.getDataOffset(), e.getSize()));
                 }
             }
-        } catch (IOException | RuntimeException whole) {
+        } catch (IOException | RuntimeException damage) {
             members.clear();
             out.problem = readAsStream(shard, members);
             if (out.problem == null) {
-                out.problem = describe(whole); // the stream read on where TarFile stopped: still damage
+                out.problem = describe(damage); // the stream read on where TarFile stopped: still damage
             }
+        }
+        if (verdict.problem() != null && (verdict.limit() || out.problem == null)) {
+            out.problem = members.isEmpty()
+                    ? "not a tar file Stoke reads (" + verdict.problem() + ")"
+                    : verdict.problem() + "; the samples before it are read";
         }
         group(shard, members, out);
         return out;

@@ -1,0 +1,73 @@
+package io.stoke.loader.source;
+
+import java.util.Locale;
+
+/**
+ * The most Stoke reads onto the heap for a length that a file declares: a tar shard's extension
+ * headers, a dataset's {@code index.json} and {@code parquet-index.json}, a Parquet footer. The
+ * length is checked before anything is allocated, so that a damaged or hostile file (an 8 KB sparse
+ * file that declares a 512 MiB long name) is refused in a sentence naming it instead of ending the
+ * process with {@link OutOfMemoryError}. Each limit is far above what a real dataset needs.
+ */
+public final class ReadLimits {
+    /** A GNU long name or long link name (tar type {@code L} or {@code K}): Linux paths end at 4 KiB. */
+    public static final long TAR_LONG_NAME = 64 << 10;
+
+    /** A PAX extended header (tar type {@code x}, {@code X} or {@code g}): a few records a member. */
+    public static final long TAR_PAX_HEADER = 1 << 20;
+
+    /**
+     * Records in a global PAX header (tar type {@code g}): each is copied into every member that
+     * follows, so a few thousand would multiply by the members.
+     */
+    public static final int TAR_GLOBAL_PAX_RECORDS = 64;
+
+    /** Extension headers before one member (tar's PAX, long name and long link: three in practice). */
+    public static final int TAR_EXTENSIONS_PER_MEMBER = 16;
+
+    /** A shard index ({@code index.json}) or Parquet index ({@code parquet-index.json}). */
+    public static final long INDEX_FILE = 256L << 20;
+
+    /** A string in an index file (a URL, an ETag; a Parquet index's base64 footer is bounded apart). */
+    public static final int INDEX_STRING = 1 << 20;
+
+    /** A Parquet file's footer (its schema and row groups), and a footer within a Parquet index. */
+    public static final long PARQUET_FOOTER = 64L << 20;
+
+    private ReadLimits() {}
+
+    /**
+     * {@code bytes} in words: "512 MiB", "64 KiB", "1.5 GiB", "65537 bytes" (under 16 MiB, a length
+     * that is not a whole number of KiB is given exactly, so that one just over a limit does not read
+     * as the limit), for the sentences that name a length and its limit.
+     */
+    public static String bytes(long bytes) {
+        String[] units = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+        if (bytes < 1024 || (bytes < 16 << 20 && bytes % 1024 != 0)) {
+            return bytes + (bytes == 1 ? " byte" : " bytes");
+        }
+        int unit = -1;
+        double value = bytes;
+        while (value >= 1024 && unit < units.length - 1) {
+            value /= 1024;
+            unit++;
+        }
+        long whole = (long) value;
+        return (whole == value ? Long.toString(whole) : String.format(Locale.ROOT, "%.1f", value)) + " " + units[unit];
+    }
+
+    /**
+     * Throws {@link IllegalArgumentException} "{@code where}: declares a {@code what} of N, more than
+     * the M limit" when {@code declared} exceeds {@code limit}.
+     */
+    public static void check(String where, String what, long declared, long limit) {
+        if (declared > limit) {
+            throw new IllegalArgumentException(where + ": " + exceeds(what, declared, limit));
+        }
+    }
+
+    /** "declares a {@code what} of N, more than the M limit". */
+    public static String exceeds(String what, long declared, long limit) {
+        return "declares " + what + " of " + bytes(declared) + ", more than the " + bytes(limit) + " limit";
+    }
+}
