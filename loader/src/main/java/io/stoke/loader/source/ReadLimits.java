@@ -25,8 +25,12 @@ public final class ReadLimits {
     /** Extension headers before one member (tar's PAX, long name and long link: three in practice). */
     public static final int TAR_EXTENSIONS_PER_MEMBER = 16;
 
-    /** A shard index ({@code index.json}) or Parquet index ({@code parquet-index.json}). */
-    public static final long INDEX_FILE = 256L << 20;
+    /**
+     * A shard index ({@code index.json}) or Parquet index ({@code parquet-index.json}), or another
+     * file read whole. A shard's line is about 100 bytes, so this is some 600,000 shards, and what
+     * the parser keeps of them fits the CLI's 384 MiB heap.
+     */
+    public static final long INDEX_FILE = 64L << 20;
 
     /** A string in an index file (a URL, an ETag; a Parquet index's base64 footer is bounded apart). */
     public static final int INDEX_STRING = 1 << 20;
@@ -37,15 +41,12 @@ public final class ReadLimits {
     private ReadLimits() {}
 
     /**
-     * {@code bytes} in words: "512 MiB", "64 KiB", "1.5 GiB", "65537 bytes" (under 16 MiB, a length
-     * that is not a whole number of KiB is given exactly, so that one just over a limit does not read
-     * as the limit), for the sentences that name a length and its limit.
+     * {@code bytes} in words: "512 MiB", "64 KiB", "1.5 GiB", for the sentences that name a length
+     * and its limit; exactly ("65537 bytes") where one decimal would round it to a whole number of
+     * units, so that a length just over a limit never reads as the limit.
      */
     public static String bytes(long bytes) {
         String[] units = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-        if (bytes < 1024 || (bytes < 16 << 20 && bytes % 1024 != 0)) {
-            return bytes + (bytes == 1 ? " byte" : " bytes");
-        }
         int unit = -1;
         double value = bytes;
         while (value >= 1024 && unit < units.length - 1) {
@@ -53,7 +54,14 @@ public final class ReadLimits {
             unit++;
         }
         long whole = (long) value;
-        return (whole == value ? Long.toString(whole) : String.format(Locale.ROOT, "%.1f", value)) + " " + units[unit];
+        if (unit >= 0 && whole == value) {
+            return whole + " " + units[unit];
+        }
+        String rounded = String.format(Locale.ROOT, "%.1f", value);
+        if (unit < 0 || rounded.endsWith(".0")) {
+            return bytes + (bytes == 1 ? " byte" : " bytes");
+        }
+        return rounded + " " + units[unit];
     }
 
     /**
@@ -63,6 +71,18 @@ public final class ReadLimits {
     public static void check(String where, String what, long declared, long limit) {
         if (declared > limit) {
             throw new IllegalArgumentException(where + ": " + exceeds(what, declared, limit));
+        }
+    }
+
+    /**
+     * Throws {@link IllegalArgumentException} "{@code file} is N, more than the M limit of a file read
+     * whole onto the heap" when {@code size} exceeds {@code limit}: an index or marker, checked by
+     * its size before it is read.
+     */
+    public static void checkSize(String file, long size, long limit) {
+        if (size > limit) {
+            throw new IllegalArgumentException(file + " is " + bytes(size) + ", more than the " + bytes(limit)
+                    + " limit of a file Stoke reads whole (an index or a marker)");
         }
     }
 
