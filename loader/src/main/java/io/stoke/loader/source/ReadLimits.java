@@ -17,8 +17,8 @@ public final class ReadLimits {
     public static final long TAR_PAX_HEADER = 1 << 20;
 
     /**
-     * Records in a global PAX header (tar type {@code g}): each is copied into every member that
-     * follows, so a few thousand would multiply by the members.
+     * Records in a shard's global PAX headers (tar type {@code g}), all together: each is copied into
+     * every member that follows, so a few thousand would multiply by the members.
      */
     public static final int TAR_GLOBAL_PAX_RECORDS = 64;
 

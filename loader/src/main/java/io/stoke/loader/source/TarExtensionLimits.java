@@ -11,8 +11,9 @@ import org.apache.commons.compress.archivers.tar.TarUtils;
  * extension header whose declared length breaks a {@link ReadLimits} limit. Commons Compress reads
  * a long name, long link or PAX header whole onto the heap at whatever length its header declares
  * (bounded only by the file's size, and a sparse file is large for free), and offers no limit of
- * its own; so the scanner hands it only the bytes before such a header, and names the header as the
- * shard's damage.
+ * its own; so the scanner hands it only the bytes before the member that such a header belongs to
+ * (before the first of that member's extension headers), and names the header as the shard's
+ * damage.
  *
  * <p>The walk follows Commons Compress 1.28's {@code TarFile} step for step: a header's size field
  * (octal or base-256), a PAX {@code size} for the member after it, padding to 512 bytes except after
@@ -35,13 +36,14 @@ final class TarExtensionLimits {
 
     /**
      * What of a shard may be handed to Commons Compress: its first {@code readable} bytes; when that
-     * is less than the whole shard, {@code problem} says why, and {@code limit} whether the walk cut
-     * the shard itself (a limit, or a form it does not follow) rather than stopping at damage that
-     * Commons Compress describes.
+     * is less than the whole shard, {@code problem} says why. Cut at a limit, the bytes end where a
+     * member's headers begin, so Commons Compress reads them as a whole tar and any damage it names
+     * lies before the cut; stopped at damage, they end one header past it, which Commons Compress
+     * names in its words.
      */
-    record Verdict(long readable, String problem, boolean limit) {
+    record Verdict(long readable, String problem) {
         static Verdict whole(MemorySegment shard) {
-            return new Verdict(shard.byteSize(), null, false);
+            return new Verdict(shard.byteSize(), null);
         }
     }
 
@@ -57,6 +59,8 @@ final class TarExtensionLimits {
     static Verdict check(MemorySegment shard, LongConsumer members) {
         long n = shard.byteSize();
         long pos = 0;
+        long member = 0; // where the member being read begins: its first extension header
+        int globalRecords = 0;
         int extensions = 0; // before the member being read
         int paxHeaders = 0;
         long paxSize = -1; // a PAX header's size for the member that follows
@@ -81,7 +85,7 @@ final class TarExtensionLimits {
                 case 'L', 'K' -> {
                     String what = type == 'L' ? "a GNU long name" : "a GNU long link name";
                     if (size > ReadLimits.TAR_LONG_NAME) {
-                        return cut(pos, ReadLimits.exceeds(what, size, ReadLimits.TAR_LONG_NAME));
+                        return cut(member, pos, ReadLimits.exceeds(what, size, ReadLimits.TAR_LONG_NAME));
                     }
                     if (size > n - data) {
                         return Verdict.whole(shard); // truncated: Commons Compress says so
@@ -94,24 +98,27 @@ final class TarExtensionLimits {
                     boolean global = type == 'g';
                     String what = global ? "a global PAX header" : "a PAX header";
                     if (size > ReadLimits.TAR_PAX_HEADER) {
-                        return cut(pos, ReadLimits.exceeds(what, size, ReadLimits.TAR_PAX_HEADER));
+                        return cut(member, pos, ReadLimits.exceeds(what, size, ReadLimits.TAR_PAX_HEADER));
                     }
                     if (size > n - data) {
                         return Verdict.whole(shard);
                     }
                     if (!global && ++paxHeaders > 1) {
-                        return cut(pos, "is a second PAX header for one member, which Stoke does not read");
+                        return cut(member, pos, "is a second PAX header for one member, which Stoke does not read");
                     }
                     Pax pax = Pax.read(shard, data, size);
                     if (pax.problem != null) {
-                        return cut(pos, "is " + what + " that " + pax.problem);
+                        return cut(member, pos, "is " + what + " that " + pax.problem);
                     }
-                    if (global && pax.records > ReadLimits.TAR_GLOBAL_PAX_RECORDS) {
-                        return cut(pos, "is " + what + " of " + pax.records + " records, more than the "
-                                + ReadLimits.TAR_GLOBAL_PAX_RECORDS + " limit (each is copied into every member)");
+                    // Commons Compress adds each global header's records to those before, and copies them all
+                    // into every member after: counted over the shard, so that many small ones add up.
+                    if (global && (globalRecords += pax.records) > ReadLimits.TAR_GLOBAL_PAX_RECORDS) {
+                        return cut(member, pos, "is a global PAX header that brings the shard's global PAX records to "
+                                + globalRecords + ", more than the " + ReadLimits.TAR_GLOBAL_PAX_RECORDS
+                                + " limit (each is copied into every member after it)");
                     }
                     if (global && (pax.size >= 0 || pax.path)) {
-                        return cut(pos, "is " + what + " that sets every member's " + (pax.path ? "path" : "size")
+                        return cut(member, pos, "is " + what + " that sets every member's " + (pax.path ? "path" : "size")
                                 + ", which Stoke does not read");
                     }
                     if (!global) {
@@ -122,7 +129,7 @@ final class TarExtensionLimits {
                     extensions++;
                 }
                 case 'S' -> {
-                    return cut(pos, "is a GNU sparse member, which Stoke does not read");
+                    return cut(member, pos, "is a GNU sparse member, which Stoke does not read");
                 }
                 default -> {
                     if (paxSize >= 0) {
@@ -137,7 +144,7 @@ final class TarExtensionLimits {
                 }
             }
             if (extensions > ReadLimits.TAR_EXTENSIONS_PER_MEMBER) {
-                return cut(pos, "is extension header " + extensions + " for one member, more than the "
+                return cut(member, pos, "is extension header " + extensions + " for one member, more than the "
                         + ReadLimits.TAR_EXTENSIONS_PER_MEMBER + " limit");
             }
             if (size > n - data) {
@@ -146,20 +153,24 @@ final class TarExtensionLimits {
             long padding = size % BLOCK == 0 ? 0 : BLOCK - size % BLOCK;
             if (directory && padding != 0) {
                 // Commons Compress skips no padding after a directory: the next header would be unaligned.
-                return cut(pos, "is a directory that holds data, which Stoke does not read");
+                return cut(member, pos, "is a directory that holds data, which Stoke does not read");
             }
             pos = data + size + padding;
+            if (extensions == 0) {
+                member = pos;
+            }
         }
         return Verdict.whole(shard);
     }
 
-    private static Verdict cut(long header, String why) {
-        return new Verdict(header, "the member header at byte " + header + " " + why, true);
+    /** Cut before {@code member}, whose extension header at {@code header} breaks a limit. */
+    private static Verdict cut(long member, long header, String why) {
+        return new Verdict(member, "the member header at byte " + header + " " + why);
     }
 
     /** Damage at {@code header}: Commons Compress may read that header, and nothing after it. */
     private static Verdict damage(long header, String why) {
-        return new Verdict(header + BLOCK, why, false);
+        return new Verdict(header + BLOCK, why);
     }
 
     private static byte[] header(MemorySegment shard, long pos, int field, int length) {

@@ -144,7 +144,7 @@ public final class TarShardScanner {
                 out.problem = describe(damage); // the stream read on where TarFile stopped: still damage
             }
         }
-        if (verdict.problem() != null && (verdict.limit() || out.problem == null)) {
+        if (verdict.problem() != null && out.problem == null) {
             out.problem = members.isEmpty()
                     ? "not a tar file Stoke reads (" + verdict.problem() + ")"
                     : verdict.problem() + "; the samples before it are read";

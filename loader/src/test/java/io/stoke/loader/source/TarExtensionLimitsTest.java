@@ -135,7 +135,21 @@ class TarExtensionLimitsTest {
             many[i] = "k" + i + "=v";
         }
         cases.add(new Object[] {"globals", member("PaxGlobal", 'g', TestTars.pax(many)), at,
-            "is a global PAX header of 65 records, more than the 64 limit (each is copied into every member)"});
+            "is a global PAX header that brings the shard's global PAX records to 65, more than the 64 limit"
+                    + " (each is copied into every member after it)"});
+        // Global headers add up: 40 records, a member, 40 more.
+        String[] forty = new String[40];
+        for (int i = 0; i < forty.length; i++) {
+            forty[i] = "k" + i + "=v";
+        }
+        ByteArrayOutputStream twoGlobals = new ByteArrayOutputStream();
+        twoGlobals.writeBytes(member("PaxGlobal", 'g', TestTars.pax(forty)));
+        twoGlobals.writeBytes(member("g/s.jpg", '0', TestImages.jpeg(40, 40, 10)));
+        int second = at + twoGlobals.size();
+        twoGlobals.writeBytes(member("PaxGlobal", 'g', TestTars.pax(forty)));
+        cases.add(new Object[] {"globalsaddup", twoGlobals.toByteArray(), second,
+            "is a global PAX header that brings the shard's global PAX records to 80, more than the 64 limit"
+                    + " (each is copied into every member after it)"});
         cases.add(new Object[] {"globalsize", member("PaxGlobal", 'g', TestTars.pax("size=100")), at,
             "is a global PAX header that sets every member's size, which Stoke does not read"});
         ByteArrayOutputStream twoPax = new ByteArrayOutputStream();
@@ -156,8 +170,49 @@ class TarExtensionLimitsTest {
             Path shard = tmp.resolve(c[0] + ".tar");
             Files.write(shard, around((byte[]) c[1]));
             assertNamed(shard, "the member header at byte " + c[2] + " " + c[3] + "; the samples before it are read",
-                    List.of("a/s0", "a/s1"));
+                    c[0].equals("globalsaddup") ? List.of("a/s0", "a/s1", "g/s") : List.of("a/s0", "a/s1"));
         }
+    }
+
+    @Test
+    void aLimitBrokenByAMembersSecondExtensionHeaderCutsBeforeItsFirst() throws Exception {
+        // A PAX header within the limits, then a long name over them, for one member: both are left
+        // out, so Commons Compress sees a whole tar (not a PAX header with nothing after it).
+        ByteArrayOutputStream mid = new ByteArrayOutputStream();
+        TestTars.rawMember(mid, "PaxHeader", 'x', TestTars.pax("mtime=1"));
+        byte[] before = twoSamples();
+        Path shard = tmp.resolve("second.tar");
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        head.writeBytes(before);
+        head.writeBytes(mid.toByteArray());
+        TestTars.bomb(shard, head.toByteArray(), 'L', BOMB);
+        assertNamed(shard, "the member header at byte " + head.size() + " declares a GNU long name of 512 MiB, more"
+                + " than the 64 KiB limit; the samples before it are read", List.of("a/s0", "a/s1"));
+    }
+
+    @Test
+    void damageBeforeABombIsNamedAsItWasWithoutTheBomb() throws Exception {
+        // A header Commons Compress refuses (a mode that is not octal) that the limit check steps over,
+        // then a bomb: the shard is named for the damage, which comes first, as it was before.
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        head.writeBytes(twoSamples());
+        ByteArrayOutputStream bad = new ByteArrayOutputStream();
+        TestTars.rawMember(bad, "c/s2.jpg", '0', TestImages.jpeg(40, 40, 11));
+        byte[] b = bad.toByteArray();
+        System.arraycopy("zzzzzzz".getBytes(StandardCharsets.US_ASCII), 0, b, 100, 7);
+        head.writeBytes(b);
+        Path bombed = tmp.resolve("damage-then-bomb.tar");
+        TestTars.bomb(bombed, head.toByteArray(), 'L', BOMB);
+        Path plain = tmp.resolve("damage.tar");
+        Files.write(plain, head.toByteArray());
+        List<String> plainWarnings = new ArrayList<>();
+        try (Dataset d = Datasets.open(plain.toString(), ErrorPolicy.SKIP, plainWarnings::add)) {
+            assertEquals(2, d.size());
+        }
+        assertEquals(1, plainWarnings.size(), plainWarnings.toString());
+        String damage = plainWarnings.get(0).substring(plainWarnings.get(0).indexOf(plain.toString()) + plain.toString().length());
+        assertTrue(damage.contains("tar damaged after member a/s1.cls"), damage);
+        assertNamed(bombed, damage.substring(2), List.of("a/s0", "a/s1"));
     }
 
     @Test
