@@ -32,10 +32,13 @@ public final class ReadLimits {
      */
     public static final long INDEX_FILE = 64L << 20;
 
-    /** A string in an index file (a URL, an ETag; a Parquet index's base64 footer is bounded apart). */
+    /** A string in a shard index (a URL, an ETag); a Parquet index's footers are bounded by the file's limit. */
     public static final int INDEX_STRING = 1 << 20;
 
-    /** A Parquet file's footer (its schema and row groups), and a footer within a Parquet index. */
+    /**
+     * A Parquet file's footer (its schema and row groups), by the length the file declares for it. A
+     * footer in a Parquet index is bounded by {@link #INDEX_FILE}, the same size.
+     */
     public static final long PARQUET_FOOTER = 64L << 20;
 
     private ReadLimits() {}
@@ -65,19 +68,9 @@ public final class ReadLimits {
     }
 
     /**
-     * Throws {@link IllegalArgumentException} "{@code where}: declares a {@code what} of N, more than
-     * the M limit" when {@code declared} exceeds {@code limit}.
-     */
-    public static void check(String where, String what, long declared, long limit) {
-        if (declared > limit) {
-            throw new IllegalArgumentException(where + ": " + exceeds(what, declared, limit));
-        }
-    }
-
-    /**
-     * Throws {@link IllegalArgumentException} "{@code file} is N, more than the M limit of a file read
-     * whole onto the heap" when {@code size} exceeds {@code limit}: an index or marker, checked by
-     * its size before it is read.
+     * Throws {@link IllegalArgumentException} "{@code file} is N, more than the M limit of a file
+     * Stoke reads whole (an index or a marker)" when {@code size} exceeds {@code limit}: such a file
+     * is checked by its size before it is read.
      */
     public static void checkSize(String file, long size, long limit) {
         if (size > limit) {
@@ -86,7 +79,7 @@ public final class ReadLimits {
         }
     }
 
-    /** "declares a {@code what} of N, more than the M limit". */
+    /** "declares {@code what} of N, more than the M limit" ({@code what}: "a GNU long name"). */
     public static String exceeds(String what, long declared, long limit) {
         return "declares " + what + " of " + bytes(declared) + ", more than the " + bytes(limit) + " limit";
     }

@@ -21,8 +21,8 @@ import org.apache.commons.compress.archivers.tar.TarUtils;
  * global PAX header that sets a size or path, sparse members, a directory that holds data), the
  * walk stops and names it too, so that Commons Compress never reaches a header the walk has not
  * seen. Where the walk meets ordinary damage it stops one header past it: Commons Compress then
- * describes the damage as before, and can read nothing further. Allocates a header's size
- * field a header.
+ * describes the damage as before, and can read nothing further. The walk copies a header's 12-byte
+ * size field onto the heap, and nothing else.
  */
 final class TarExtensionLimits {
     private static final int BLOCK = 512;
