@@ -5,11 +5,11 @@ import io.stoke.loader.source.BracePattern;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.InParallel;
+import io.stoke.loader.source.ReadLimits;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.ShardIndex;
 import io.stoke.loader.source.TarShardScanner;
 import io.stoke.loader.source.UrlDatasetProvider;
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -171,7 +171,7 @@ public final class RemoteDatasets implements UrlDatasetProvider {
      */
     static ShardDataset openIndexed(
             ObjectStore store, String indexUrl, long cacheBytes, Path folder, FolderAccess access) {
-        ShardIndex index = ShardIndex.read(new ByteArrayInputStream(store.readBytes(indexUrl)), indexUrl);
+        ShardIndex index = store.parseWhole(indexUrl, ReadLimits.INDEX_FILE, in -> ShardIndex.read(in, indexUrl));
         if (index == null) {
             return null;
         }

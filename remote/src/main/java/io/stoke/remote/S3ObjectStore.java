@@ -244,7 +244,7 @@ public final class S3ObjectStore implements ObjectStore {
 
     /** Whether the object at {@code url} is exactly {@code bytes}. */
     private boolean holds(String url, byte[] bytes) {
-        return size(url) == bytes.length && Arrays.equals(readBytes(url), bytes);
+        return size(url) == bytes.length && Arrays.equals(readBytes(url, bytes.length), bytes);
     }
 
     private static String errorCode(SdkServiceException e) {
