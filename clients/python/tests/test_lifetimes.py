@@ -237,6 +237,70 @@ class ParentDeathTest(unittest.TestCase):
         self.assertFalse(self.server.asked.is_set(), "the dataset was opened for a parent already gone")
 
 
+@unittest.skipIf(MISSING, f"stoke.DataLoader needs numpy and torch: {MISSING}")
+class KillLoopTest(unittest.TestCase):
+    """Producers killed with SIGKILL once they decode, again and again: nothing of theirs is left in
+    the temporary folder (java.io.tmpdir, pointed at a fresh one), nor in /tmp/hsperfdata_<user>."""
+
+    def kill_loop(self, cache_home, times):
+        tmpdir = Path(tempfile.mkdtemp(prefix="stoke-py-test-lifetimes-tmpdir-"))
+        self.addCleanup(shutil.rmtree, tmpdir, True)
+        saved = {k: os.environ.get(k) for k in ("XDG_CACHE_HOME", "STOKE_JAVA_OPTS")}
+        os.environ["XDG_CACHE_HOME"] = str(cache_home)
+        os.environ["STOKE_JAVA_OPTS"] = f"{saved['STOKE_JAVA_OPTS'] or ''} -Djava.io.tmpdir={tmpdir}"
+        killed, said = [], []
+        try:
+            for _ in range(times):
+                loader = stoke.DataLoader(DATA, batch_size=4, num_workers=1)
+                try:
+                    next(iter(loader))  # decoded and resized: the native libraries are open
+                    killed.append(loader._proc.pid)
+                    os.kill(loader._proc.pid, signal.SIGKILL)
+                    loader._proc.wait()
+                    loader._producer._reader.join(5)  # its last stderr lines read
+                    said.append("\n".join(loader._producer._stderr))
+                finally:
+                    loader.close()
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        self.assertEqual([], sorted(os.listdir(tmpdir)))
+        left = [f"{d}/{pid}" for d in Path("/tmp").glob("hsperfdata_*") for pid in killed if (d / str(pid)).exists()]
+        self.assertEqual([], left)
+        return said
+
+    def test_a_kill_9_loop_leaves_nothing_in_the_temporary_folder(self):
+        cache_home = TMP / "cache-home"
+        self.kill_loop(cache_home, 3)
+        # The libraries were put once in the user's cache, content-addressed, and reused.
+        native = cache_home / "stoke" / "native"
+        folders = sorted(os.listdir(native))
+        self.assertTrue(folders, "no library was put in the cache")
+        for name in folders:
+            self.assertRegex(name, r"^[0-9a-f]{64}$")
+            self.assertEqual(0o700, (native / name).stat().st_mode & 0o7777)
+            for lib in (native / name).iterdir():
+                self.assertEqual(0o500, lib.stat().st_mode & 0o7777)
+        self.assertEqual(0o700, native.stat().st_mode & 0o7777)
+
+    def test_a_refused_cache_is_said_and_leaves_nothing_in_the_temporary_folder_either(self):
+        # A link planted at stoke/native: refused, and each producer opens the libraries from a
+        # private temporary folder deleted as soon as they are open.
+        cache_home = TMP / "planted-home"
+        elsewhere = TMP / "planted-target"
+        elsewhere.mkdir()
+        (cache_home / "stoke").mkdir(parents=True)
+        (cache_home / "stoke" / "native").symlink_to(elsewhere)
+        said = self.kill_loop(cache_home, 2)
+        for lines in said:
+            self.assertEqual(1, lines.count("WARNING: Stoke's native libraries are not cached"), lines)
+            self.assertIn(f"{cache_home}/stoke/native is a symbolic link", lines)
+        self.assertEqual([], os.listdir(elsewhere))
+
+
 class ParentDeathWrapperTest(unittest.TestCase):
     def run_wrapper(self, parent, *command):
         return subprocess.run([sys.executable, "-S", "-I", str(PARENT_DEATH), str(parent), "--", *command],
