@@ -203,6 +203,23 @@ class ParentDeathTest(unittest.TestCase):
             self.assertTrue(alive(restarted), "the restarted producer died with the thread that started it")
             self.assertEqual(5, sum(1 for _ in loader))
 
+    @unittest.skipIf(MISSING, f"stoke needs numpy: {MISSING}")
+    def test_stoke_tune_dies_with_the_process_that_runs_it(self):
+        # stoke tune has no --parent-pid: the kernel's signal alone ends it.
+        parent = self.start_parent("""
+            import sys, stoke
+            stoke.tune(sys.argv[1], sys.argv[2], step_ms=1, batch_sizes=(4,), seconds_per_point=120)
+            """, str(DATA), str(TMP / "tune"))
+        deadline = time.monotonic() + 60
+        while not children_of(parent.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        (tuner,) = children_of(parent.pid)
+        self.addCleanup(lambda: alive(tuner) and os.kill(tuner, signal.SIGKILL))
+        java_of(tuner)
+        parent.kill()
+        parent.wait()
+        self.assertIsNotNone(wait_gone(tuner, GONE_WITHIN_S), f"stoke tune outlived its parent by {GONE_WITHIN_S} s")
+
     def test_stoke_serve_stops_when_its_parent_pid_dies_during_a_slow_remote_open(self):
         # The JVM's own watch, alone: this producer has no parent-death signal, and its --parent-pid
         # names another process than its parent (as the soak's and a script's do).
