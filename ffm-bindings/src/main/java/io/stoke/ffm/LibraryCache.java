@@ -32,7 +32,9 @@ import java.util.Set;
  *
  * <p>A folder is made whole or not at all: written as a temporary folder beside it and renamed into
  * place, so a process killed while extracting leaves no half-written library under the final name,
- * and two processes extracting at once both end with the one that was renamed first. Folders are
+ * and two processes extracting at once both end with the one that was renamed first (the temporary
+ * folder such a process leaves, {@code .<hash>.tmp-*}, is removed by the next extraction of that
+ * library once it is a minute old). Folders are
  * {@code 0700} and the library {@code 0500}. What is found there is trusted only when it cannot
  * have been put there by another user: every folder from {@code stoke/} down is the caller's, no
  * symbolic link, and not writable by its group or others; the folder above is not writable by
@@ -50,6 +52,8 @@ final class LibraryCache {
     private static final int TYPE_DIRECTORY = 0040000;
     private static final int TYPE_REGULAR = 0100000;
     private static final int TYPE_LINK = 0120000;
+    /** How old a temporary folder of an extraction must be to be taken for abandoned. */
+    static final long ABANDONED_MILLIS = 60_000;
 
     /** The folder the cache's {@code stoke/} lives in: {@code $XDG_CACHE_HOME} or {@code ~/.cache}. */
     private final Path base;
@@ -102,7 +106,9 @@ final class LibraryCache {
 
     /** Writes the library into a temporary folder beside {@code folder} and renames it into place. */
     private static void extract(Path root, Path folder, String name, byte[] bytes) throws IOException {
-        Path tmp = Files.createTempDirectory(root, "." + folder.getFileName() + ".tmp-", attributes(FOLDER));
+        String prefix = "." + folder.getFileName() + ".tmp-";
+        removeAbandoned(root, prefix);
+        Path tmp = Files.createTempDirectory(root, prefix, attributes(FOLDER));
         try {
             Path file = tmp.resolve(name);
             Files.createFile(file, attributes(WRITING));
@@ -120,6 +126,22 @@ final class LibraryCache {
             }
         } finally {
             deleteTree(tmp);
+        }
+    }
+
+    /**
+     * Removes the temporary folders of this library that a process killed while extracting it left
+     * (its final folder is then missing, so the next process comes here): those older than
+     * {@link #ABANDONED_MILLIS}, which no live extraction (milliseconds) can still be writing.
+     */
+    private static void removeAbandoned(Path root, String prefix) throws IOException {
+        long before = System.currentTimeMillis() - ABANDONED_MILLIS;
+        try (var entries = Files.newDirectoryStream(root, e -> e.getFileName().toString().startsWith(prefix))) {
+            for (Path tmp : entries) {
+                if (Files.getLastModifiedTime(tmp, LinkOption.NOFOLLOW_LINKS).toMillis() < before) {
+                    deleteTree(tmp);
+                }
+            }
         }
     }
 

@@ -7,10 +7,12 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -49,6 +51,22 @@ class LibraryCacheTest {
         Path other = cache.file("libx.so", randomBytes(5_000, 2));
         assertNotEquals(file.getParent(), other.getParent());
         assertEquals(2, list(base.resolve("stoke/native")).size(), list(base.resolve("stoke/native")).toString());
+    }
+
+    @Test
+    void anExtractionAbandonedByAKilledProcessIsRemovedOnceItIsAMinuteOld() throws IOException {
+        Path root = Files.createDirectories(tmp.resolve("stoke/native"));
+        String prefix = "." + LibraryCache.sha256(bytes) + ".tmp-";
+        Path old = Files.createDirectory(root.resolve(prefix + "killed"));
+        Files.write(old.resolve("libx.so"), new byte[10]); // cut short
+        Files.setLastModifiedTime(old, FileTime.fromMillis(System.currentTimeMillis() - 61_000));
+        Path young = Files.createDirectory(root.resolve(prefix + "extracting")); // another process, now
+        Path otherLibrary = Files.createDirectory(root.resolve(".0123.tmp-killed"));
+        Files.setLastModifiedTime(otherLibrary, FileTime.fromMillis(System.currentTimeMillis() - 61_000));
+        new LibraryCache(tmp).file("libx.so", bytes);
+        assertEquals(
+                Set.of(".0123.tmp-killed", young.getFileName().toString(), LibraryCache.sha256(bytes)),
+                Set.copyOf(list(root)));
     }
 
     @Test
