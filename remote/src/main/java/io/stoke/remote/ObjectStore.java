@@ -1,5 +1,6 @@
 package io.stoke.remote;
 
+import io.stoke.loader.source.Urls;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -55,7 +56,8 @@ public interface ObjectStore extends AutoCloseable {
     default byte[] readBytes(String url) {
         long size = size(url);
         if (size > Integer.MAX_VALUE - 8) {
-            throw new IllegalArgumentException(url + " is " + size + " bytes: too large to read onto the heap");
+            throw new IllegalArgumentException(
+                    Urls.redact(url) + " is " + size + " bytes: too large to read onto the heap");
         }
         try (Arena arena = Arena.ofShared()) { // the store's threads write the parts
             MemorySegment bytes = arena.allocate(Math.max(1, size)).asSlice(0, size);
@@ -112,7 +114,7 @@ public interface ObjectStore extends AutoCloseable {
             case "s3" -> new S3ObjectStore(options);
             case "http", "https" -> new HttpObjectStore(options);
             default ->
-                throw new IllegalArgumentException("unsupported URL " + url
+                throw new IllegalArgumentException("unsupported URL " + Urls.redact(url)
                         + ": remote shards are read from s3://bucket/key, http:// or https:// URLs");
         };
     }
