@@ -5,6 +5,8 @@ The ring, the index and the tuning log are anonymous files (``memfd_create``) th
 creates and the producer inherits as descriptors (``/dev/fd/N``): the ring needs no room in
 ``/dev/shm`` (a container's is 64 MB), and nothing outlives both processes, however either ends
 (``kill -9`` included). The producer watches this process (``--parent-pid``) and stops with it.
+A dataset URL that carries a credential (a presigned URL's query string) is passed the same way,
+never on the command line, which every user of the machine can read.
 """
 
 import collections
@@ -18,6 +20,7 @@ from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple
 
 from .ring import ProducerGoneError, Ring, RingFormatError
 from ._settings import default_workers
+from ._urls import redact
 
 __all__ = ["Producer", "ProducerError", "anonymous_file", "read_index", "serve_arguments"]
 
@@ -48,7 +51,7 @@ def anonymous_file(name: str) -> int:
 
 
 def serve_arguments(settings: Any, epoch: int, batch: int, ring: str, index: str, tuning: Optional[str],
-                    cuts: Sequence[Dict[str, Any]] = ()) -> List[str]:
+                    cuts: Sequence[Dict[str, Any]] = (), data: Optional[str] = None) -> List[str]:
     """``stoke serve``'s arguments for a loader's settings, from batch ``batch`` of epoch ``epoch``.
 
     Args:
@@ -59,12 +62,14 @@ def serve_arguments(settings: Any, epoch: int, batch: int, ring: str, index: str
             ``num_workers="auto"``) its auto workers' log to.
         cuts: what earlier worlds took of epoch ``epoch`` (resumed from their states; see
             ``_resume``), oldest first; empty for a whole epoch.
+        data: an argument file (picocli's ``@``-file) that holds the dataset, given instead of
+            ``settings.root`` itself; see :func:`dataset_argument_file`.
 
     Returns:
         The arguments after the command that starts Stoke.
     """
     s = settings
-    args = ["serve", s.root, "--ring", ring, "--index-out", index, "--parent-pid", str(os.getpid()),
+    args = ["serve", s.root if data is None else "@" + data, "--ring", ring, "--index-out", index, "--parent-pid", str(os.getpid()),
             "--status-interval", "0", "--epochs", "0", "--start-epoch", str(epoch), "--start-batch", str(batch),
             "--batch-size", str(s.batch_size), "--workers", str(s.num_workers),
             "--max-workers", str(default_workers()), "--slots", str(s.slots), "--seed", str(s.seed),
@@ -99,6 +104,27 @@ def serve_arguments(settings: Any, epoch: int, batch: int, ring: str, index: str
         if column is not None:
             args += [flag, column]
     return args
+
+
+def dataset_argument_file(root: str) -> Optional[int]:
+    """The dataset as an argument file for ``stoke serve``, where its URL carries a credential.
+
+    A presigned or SAS URL's query string is a credential, and a process's command line is
+    readable by every user of the machine (``ps``, ``/proc/PID/cmdline``); so such a URL reaches
+    the producer through an inherited anonymous file, ``@/dev/fd/N``, which picocli reads as the
+    argument it holds.
+
+    Args:
+        root: the dataset as the loader was given it.
+
+    Returns:
+        The file's descriptor (close-on-exec), or None where ``root`` carries no credential.
+    """
+    if redact(root) == root:
+        return None
+    fd = anonymous_file("stoke-data")
+    os.write(fd, f'"{root}"\n'.encode())  # quoted: a URL holds no '"', and '#' is a comment outside quotes
+    return fd
 
 
 def read_index(path: str) -> Tuple[bool, Any]:
@@ -158,10 +184,13 @@ class Producer:
             auto = settings.num_workers == "auto"
             for name in ("ring", "index") + (("tuning",) if auto else ()):
                 self._fds[name] = anonymous_file(f"stoke-{name}")
+            data = dataset_argument_file(settings.root)
+            if data is not None:
+                self._fds["data"] = data
             paths = {name: f"/dev/fd/{fd}" for name, fd in self._fds.items()}
             self._index_path, self._tuning_path = paths["index"], paths.get("tuning")
             command = stoke + serve_arguments(settings, epoch, batch, paths["ring"], paths["index"], paths.get("tuning"),
-                                              cuts)
+                                              cuts, paths.get("data"))
             self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.PIPE, text=True, errors="replace",
                                          pass_fds=[*self._fds.values(), *inherited])

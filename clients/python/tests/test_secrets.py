@@ -5,10 +5,11 @@ one with a damaged member, and answers 403 to any request without the signature,
 read proves that the requests carried the whole URL. Then the real processes run over a brace
 pattern whose query holds the signature: ``stoke index``, ``stoke serve --index-out``, ``stoke
 embed``, fetches that fail (a missing shard, a refused signature), and ``stoke.DataLoader`` with its
-``skipped`` records and a restart cache. The reference is the secret itself: it appears in none of
-their stderr, stdout, index files, skipped records, cache files or output tables, each of which
-is checked to hold what it should (so no check passes by being empty). The DataLoader's checks need
-numpy and torch (they skip without, saying so); the others run everywhere.
+``skipped`` records, its producer's command line and a restart cache. The reference is the secret
+itself: it appears in none of their stderr, stdout, index files, skipped records, command lines,
+cache files or output tables, each of which is checked to hold what it should (so no check passes
+by being empty). The DataLoader's checks need numpy and torch (they skip without, saying so); the
+others run everywhere.
 """
 
 import http.server
@@ -267,8 +268,11 @@ try:
             loader.set_epoch(epoch)
             for batch in loader:
                 skipped += [[s.path, s.reason] for s in batch.skipped]
+                # What `ps` shows every user of the machine: the producer's command line.
+                with open(f"/proc/{loader._producer.pid}/cmdline", "rb") as f:
+                    cmdline = f.read().replace(b"\\0", b" ").decode()
         print(json.dumps({"skipped": skipped, "dataset": repr(loader.dataset),
-                          "samples": [list(s) for s in loader.samples]}))
+                          "samples": [list(s) for s in loader.samples], "cmdline": cmdline}))
         deadline = time.monotonic() + 120  # the filler works while the ring is full
         while cache and len(list(Path(cache).rglob("*.stc"))) < 25 and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -296,6 +300,7 @@ class DataLoaderSecretsTest(SecretChecks, unittest.TestCase):
         self.assertEqual(25, len(got["samples"]))
         self.assertIn(f"{shard1}/{DAMAGED}", [name for name, _ in got["samples"]])
         self.assertIn("?REDACTED", got["dataset"])
+        self.assertRegex(got["cmdline"], r" serve @/dev/fd/\d+ ", "the dataset reaches the producer in a file")
         if why:
             print(f"[stoke] SKIPPING the restart cache's part of test_secrets: {why}", file=sys.stderr)
             return
