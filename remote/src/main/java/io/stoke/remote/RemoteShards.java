@@ -159,7 +159,7 @@ public final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
             return e.mapped.bytes;
         } catch (IOException x) {
             throw new ShardFetchException(
-                    ShardFolder.withoutQuery(urls.get(shard)), "cannot cache the shard: " + x.getMessage(), x);
+                    Urls.redact(urls.get(shard)), "cannot cache the shard: " + x.getMessage(), x);
         } catch (RuntimeException x) {
             if (x instanceof ShardFetchException f && f.changed() && index != null) {
                 String what = f.storeSize() >= 0

@@ -1,6 +1,7 @@
 package io.stoke.remote;
 
 import io.stoke.ffm.LibC;
+import io.stoke.loader.source.Urls;
 import io.stoke.loader.fs.CacheFolder;
 import io.stoke.loader.fs.FolderAccess;
 import io.stoke.loader.fs.SafeFiles;
@@ -178,21 +179,7 @@ final class ShardFolder {
      * the URL's hash (query and fragment left out), 16 of the version's, then {@link #SHARD}.
      */
     static String name(String url, String version) {
-        return sha256(withoutQuery(url)) + "-" + sha256(version).substring(0, 16) + SHARD;
-    }
-
-    /** The URL up to its query string or fragment: what names the object, not the request's signature. */
-    static String withoutQuery(String url) {
-        int cut = url.length();
-        int q = url.indexOf('?');
-        int f = url.indexOf('#');
-        if (q >= 0) {
-            cut = q;
-        }
-        if (f >= 0) {
-            cut = Math.min(cut, f);
-        }
-        return url.substring(0, cut);
+        return sha256(Urls.withoutQuery(url)) + "-" + sha256(version).substring(0, 16) + SHARD;
     }
 
     /**
@@ -203,7 +190,7 @@ final class ShardFolder {
      * @param version the object's version (ETag, or size and time), or null where the store gives none
      */
     Mapped map(String url, long size, String version, Arena arena, Fetch fetch) throws IOException {
-        String redacted = withoutQuery(url); // messages never carry a presigned query's signature
+        String redacted = Urls.redact(url); // messages never carry a presigned query's signature
         if (version == null) {
             return mapPrivate(url, redacted, size, arena, fetch);
         }
@@ -317,7 +304,7 @@ final class ShardFolder {
                     + " it (said once)");
         }
         Path file = folder.resolve(
-                sha256(withoutQuery(url)) + "." + ProcessHandle.current().pid() + "."
+                sha256(Urls.withoutQuery(url)) + "." + ProcessHandle.current().pid() + "."
                         + Long.toHexString(ThreadLocalRandom.current().nextLong()) + PRIVATE);
         int fd = -1;
         try (Arena scratch = Arena.ofConfined()) {
