@@ -68,6 +68,27 @@ public final class SafeFiles {
     }
 
     /**
+     * The process that made {@code file}, where its name is one {@link #temporaryFor} gives; -1
+     * otherwise. A folder's walk removes the temporary files of processes that are gone.
+     */
+    public static long temporaryOwner(Path file) {
+        String name = file.getFileName().toString();
+        if (!name.startsWith(".") || !name.endsWith(TEMPORARY)) {
+            return -1;
+        }
+        int random = name.lastIndexOf('.', name.length() - TEMPORARY.length() - 1);
+        int pid = random < 1 ? -1 : name.lastIndexOf('.', random - 1);
+        if (pid < 1) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(name, pid + 1, random, 10);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /**
      * Writes {@code target} whole: {@code writer} fills an exclusive temporary file beside it, which is
      * then flushed to the disk and renamed over {@code target}. A reader sees the old file or the new
      * one; a link at {@code target} is replaced, its target untouched. The temporary file is removed
@@ -108,6 +129,18 @@ public final class SafeFiles {
      * @throws IOException naming the file and why: missing, a link, or not a regular file
      */
     public static FileChannel openRegular(Path file) throws IOException {
+        return openRegular(file, false);
+    }
+
+    /**
+     * {@link #openRegular(Path)}, to read and write in place: for a small file many processes open
+     * and change under a lock (a folder's usage count), made before with {@link #createNew}.
+     */
+    public static FileChannel openRegularToChange(Path file) throws IOException {
+        return openRegular(file, true);
+    }
+
+    private static FileChannel openRegular(Path file, boolean write) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment callState = LibC.allocateCallState(arena);
             MemorySegment stat = arena.allocate(LibC.STAT_BYTES, 8);
@@ -129,7 +162,12 @@ public final class SafeFiles {
             try {
                 // The descriptor's own file, whatever the name holds by now: /proc's link to it is
                 // how Java opens a channel on a file already opened and checked.
-                return FileChannel.open(Path.of("/proc/self/fd/" + fd), StandardOpenOption.READ);
+                // Opened again through it, the file's permissions are checked again: writing needs no
+                // more than the user may do anyway.
+                Path opened = Path.of("/proc/self/fd/" + fd);
+                return write
+                        ? FileChannel.open(opened, StandardOpenOption.READ, StandardOpenOption.WRITE)
+                        : FileChannel.open(opened, StandardOpenOption.READ);
             } finally {
                 LibC.close(fd);
             }
