@@ -1,5 +1,6 @@
 package io.stoke.loader.source;
 
+import io.stoke.loader.fs.FolderAccess;
 import java.nio.file.Path;
 import java.util.Set;
 
@@ -19,12 +20,23 @@ public interface UrlDatasetProvider {
      */
     Dataset open(String url, ShardCache cache);
 
-    /** Bytes of remote shards held at once, and the folder that holds them as files (null: memory). */
-    record ShardCache(long bytes, Path folder) {
+    /**
+     * Bytes of remote shards held at once, the folder that holds them as files (null: memory), and
+     * who may use that folder ({@code --cache-shared-with}).
+     */
+    record ShardCache(long bytes, Path folder, FolderAccess access) {
         public ShardCache {
             if (bytes <= 0) {
                 throw new IllegalArgumentException("the shard cache must hold at least one byte, got " + bytes);
             }
+            if (access == null) {
+                access = FolderAccess.PRIVATE;
+            }
+        }
+
+        /** A folder for this user alone. */
+        public ShardCache(long bytes, Path folder) {
+            this(bytes, folder, FolderAccess.PRIVATE);
         }
     }
 }
