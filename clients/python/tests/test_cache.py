@@ -10,6 +10,7 @@ check (each skips, saying so, without them).
 import os
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -204,4 +205,66 @@ class RestartCacheTest(unittest.TestCase):
             self.assertSameEpochs(reference, epochs(2, cache_dir=cache))
             # The killed producer's copies cut short are removed when the cache is next opened; the
             # next producer, which ended cleanly, finished the copy in hand before it exited.
-            self.assertEqual([], [p for p in Path(cache).rglob("*") if ".tmp-" in p.name])
+            self.assertEqual([], [p for p in Path(cache).rglob("*") if p.name.endswith(".tmp")])
+
+
+NOBODY = 65534
+
+
+@unittest.skipIf(MISSING, MISSING or "")
+class CacheFolderTest(unittest.TestCase):
+    """The cache's folder on a shared machine: what Stoke makes there is the user's alone, read back
+    with ``os.stat``; another user's folder is refused, naming it and its owner, unless shared with
+    its group on purpose (``cache_shared_with``)."""
+
+    def setUp(self):
+        if NO_COPIES:
+            self.skipTest(NO_COPIES)
+
+    def test_the_folder_it_makes_and_every_entry_are_the_users_alone(self):
+        with tempfile.TemporaryDirectory() as top:
+            cache = Path(top) / "made" / "cache"
+            epochs(1, fill=True, cache_dir=cache)
+            made = entries(cache)
+            self.assertEqual(30, len(made))
+            self.assertEqual(0o700, stat.S_IMODE(os.stat(cache).st_mode), oct(os.stat(cache).st_mode))
+            self.assertEqual(0o600, stat.S_IMODE(os.stat(cache / ".stoke-cache-usage").st_mode))
+            for entry in made:
+                self.assertEqual(0o600, stat.S_IMODE(os.stat(entry).st_mode), entry)
+                self.assertEqual(0o700, stat.S_IMODE(os.stat(entry.parent).st_mode), entry.parent)
+                self.assertEqual(os.geteuid(), os.stat(entry).st_uid)
+
+    @unittest.skipUnless(hasattr(os, "geteuid") and os.geteuid() == 0,
+                         "needs root to give a folder to another user (CI runs as root)")
+    def test_another_users_folder_is_refused_unless_shared_with_its_group(self):
+        with tempfile.TemporaryDirectory() as top:
+            theirs = Path(top) / "theirs"
+            theirs.mkdir()
+            os.chown(theirs, NOBODY, 0)
+            os.chmod(theirs, 0o2770)
+            with self.assertRaises(stoke.ProducerError) as refused:
+                stoke.DataLoader(DATA, **SETTINGS, cache_dir=theirs)
+            message = str(refused.exception)
+            self.assertIn(f"refusing {theirs} as the restart cache: it belongs to nobody (uid 65534)", message)
+            self.assertIn("--cache-shared-with GROUP", message)
+            self.assertEqual([], list(theirs.iterdir()), "nothing written into a refused folder")
+
+            reference = epochs(1)
+            self.assertEqual([i for i, _ in reference[0]],
+                             [i for i, _ in epochs(1, fill=True, cache_dir=theirs, cache_shared_with="root")[0]])
+            made = entries(theirs)
+            self.assertEqual(30, len(made))
+            for entry in made:
+                self.assertEqual(0o640, stat.S_IMODE(os.stat(entry).st_mode), entry)
+                self.assertEqual(0, os.stat(entry).st_gid, "the folder's group")
+                self.assertEqual(0o2770, stat.S_IMODE(os.stat(entry.parent).st_mode), entry.parent)
+
+    def test_a_group_without_a_folder_to_share_is_refused_in_python(self):
+        with self.assertRaisesRegex(ValueError, "cache_shared_with='root' needs cache_dir or shard_cache_dir"):
+            stoke.DataLoader(DATA, **SETTINGS, cache_shared_with="root")
+        with self.assertRaisesRegex(TypeError, "cache_shared_with must be a group's name"):
+            stoke.DataLoader(DATA, **SETTINGS, cache_dir=TMP / "never", cache_shared_with="a/b")
+
+
+if __name__ == "__main__":
+    unittest.main()
