@@ -81,10 +81,35 @@ int main(int argc, char **argv) {
     if (argc >= 4 && strcmp(argv[2], "--hold-after") == 0) hold_after = atol(argv[3]);
     crc_init();
 
-    int fd = open(argv[1], O_RDWR | O_CLOEXEC);
-    if (fd < 0) { char m[512]; snprintf(m, sizeof m, "cannot open %s: %s", argv[1], strerror(errno)); return fail(m); }
+    /* A named ring is opened as only its owner could have made it (stoke_ring.h, step 1): never
+     * through a link, never waiting on a FIFO, then checked on the descriptor. An inherited
+     * descriptor (/dev/fd/N) is itself a link, and no other user can reach it. */
+    const char *path = argv[1];
+    int inherited = strncmp(path, "/dev/fd/", 8) == 0 || strncmp(path, "/proc/self/fd/", 14) == 0;
+    int fd = open(path, O_RDWR | O_CLOEXEC | (inherited ? 0 : O_NOFOLLOW | O_NONBLOCK));
+    char m[768];
+    if (fd < 0 && errno == ELOOP) {
+        char target[256] = "?";
+        ssize_t n = readlink(path, target, sizeof target - 1);
+        if (n >= 0) target[n] = 0;
+        snprintf(m, sizeof m, "refusing the ring %s: it is a symbolic link (to %s), and a ring is never opened through one",
+                 path, target);
+        return fail(m);
+    }
+    if (fd < 0) { snprintf(m, sizeof m, "cannot open %s: %s", path, strerror(errno)); return fail(m); }
     struct stat st;
     if (fstat(fd, &st) != 0) return fail("cannot stat the ring");
+    if (!inherited && !S_ISREG(st.st_mode)) {
+        snprintf(m, sizeof m, "refusing the ring %s: it is not a regular file (mode %o), owned by uid %u", path,
+                 (unsigned)st.st_mode, (unsigned)st.st_uid);
+        return fail(m);
+    }
+    if (!inherited && (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)) {
+        snprintf(m, sizeof m, "refusing the ring %s: it is owned by uid %u with mode %04o, and a ring must be owned by "
+                 "this process's user (uid %u) and writable by no one else", path, (unsigned)st.st_uid,
+                 (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
+        return fail(m);
+    }
     if (st.st_size < STOKE_HEADER_LENGTH) return fail("file is too short for a ring header: truncated or not a Stoke ring");
     uint8_t *base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (base == MAP_FAILED) return fail("mmap failed");

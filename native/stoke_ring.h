@@ -24,7 +24,14 @@
  *   - free queue:  the consumer writes (release), the producer reads.
  *
  * Consumer protocol:
- *   1. map the file, call stoke_ring_validate() before touching anything else;
+ *   1. open a named ring with O_RDWR | O_NOFOLLOW | O_NONBLOCK (never through a symbolic link, never
+ *      waiting on a FIFO), fstat the descriptor and refuse, naming the path, its owner and its mode,
+ *      anything but a regular file whose st_uid is geteuid() and that neither group nor others can
+ *      write (S_IWGRP | S_IWOTH): /dev/shm is writable by every user, and a file another user put
+ *      at the path could read or forge the batches. The producer creates rings 0600 and makes the
+ *      same check; stoke_consumer.c shows it. (An inherited descriptor, /dev/fd/N, is itself a link
+ *      and reachable by no other user: it is opened as it is.) Map the file, call
+ *      stoke_ring_validate() before touching anything else;
  *   2. check the producer (STOKE_STATE, STOKE_PRODUCER_PID alive, heartbeat younger than
  *      STOKE_PRODUCER_TIMEOUT_MILLIS);
  *   3. take the seat: holding an fcntl write lock (F_SETLKW) on the file's byte 0, compare-and-swap
@@ -44,6 +51,16 @@
  * nothing published is lost.
  *
  * The producer and the consumer must see each other's pids (same pid namespace).
+ *
+ * A consumer that forks: the seat, the slots taken and their releases belong to the process whose
+ * pid is in STOKE_CONSUMER_PID. A forked child inherits the shared mapping and must not act on it:
+ * no stoke_consumer_leave (the parent's seat would be given up, and the batches it holds delivered
+ * again to the next consumer), no stoke_slot_set_state or stoke_queue_offer of a slot (the producer
+ * would refill a slot the parent still reads), no stoke_queue_poll (the child would take the
+ * parent's next batch), no heartbeat. An atexit handler or destructor that detaches must compare
+ * getpid() with the pid that took the seat and, in a child, only munmap. A child that reads opens
+ * the ring itself, after the parent has detached. (Stoke's Python consumer, stoke.Ring, keeps
+ * this rule by itself; Java processes do not fork.)
  */
 #ifndef STOKE_RING_H
 #define STOKE_RING_H
@@ -199,7 +216,8 @@ static inline void stoke_consumer_heartbeat(void *base, int64_t millis) {
 static inline int stoke_consumer_seat_cas(void *base, int64_t *expected, int64_t pid) {
     return atomic_compare_exchange_strong(STOKE__A64(base, STOKE_CONSUMER_PID_OFFSET), expected, pid);
 }
-/* Leaves the seat (pid -> -pid) after the last release: a release, ordered after it. */
+/* Leaves the seat (pid -> -pid) after the last release: a release, ordered after it. Only the
+ * process that took the seat calls it, never a forked child (see the fork note above). */
 static inline void stoke_consumer_leave(void *base, int64_t pid) {
     atomic_store_explicit(STOKE__A64(base, STOKE_CONSUMER_PID_OFFSET), -pid, memory_order_release);
 }

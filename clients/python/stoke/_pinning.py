@@ -7,6 +7,7 @@ last tensor viewing it is freed, so its release waits for a CUDA event recorded 
 """
 
 import collections
+import os
 from typing import Any, Deque, Optional, Tuple
 
 from ._settings import say_once
@@ -23,6 +24,7 @@ class Pinning:
     def __init__(self) -> None:
         self._pinned: Optional[Tuple[int, Any]] = None  # (address, cudart) of the registered mapping
         self._pending: Deque[Tuple[Any, RawBatch]] = collections.deque()  # (CUDA event, batch), oldest first
+        self._pid = os.getpid()  # a forked child's copy neither releases nor touches CUDA (see _forked)
 
     @property
     def active(self) -> bool:
@@ -51,7 +53,10 @@ class Pinning:
 
     def release_after_copies(self, raw: RawBatch) -> None:
         """A freed batch's slot: given back after the GPU work queued so far (its copies), or at
-        once when the ring is not registered. A finaliser: it runs when the batch's last view goes."""
+        once when the ring is not registered. A finaliser: it runs when the batch's last view goes,
+        in a forked child too (at its exit), where the slot is the parent's and CUDA unusable."""
+        if self._forked():
+            return
         if self._pinned is None:
             raw.release()
             return
@@ -78,8 +83,12 @@ class Pinning:
 
     def unpin(self) -> None:
         """Waits for every pending slot's GPU work, gives them back, and unregisters the mapping
-        (before the ring is unmapped). Idempotent."""
+        (before the ring is unmapped). Idempotent. In a forked child, forgets them: the slots and
+        the registration are the parent's."""
         pinned, self._pinned = self._pinned, None
+        if self._forked():
+            self._pending.clear()
+            return
         if pinned is not None:
             while self._pending:
                 event, raw = self._pending.popleft()
@@ -87,3 +96,7 @@ class Pinning:
                 raw.release()
             address, cudart = pinned
             cudart.cudaHostUnregister(address)
+
+    def _forked(self) -> bool:
+        """Whether this process is a fork of the one whose loader this is."""
+        return os.getpid() != self._pid

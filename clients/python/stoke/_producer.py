@@ -4,7 +4,9 @@ read by a thread, its index and its auto workers' log read, and the ring it writ
 The ring, the index and the tuning log are anonymous files (``memfd_create``) that this process
 creates and the producer inherits as descriptors (``/dev/fd/N``): the ring needs no room in
 ``/dev/shm`` (a container's is 64 MB), and nothing outlives both processes, however either ends
-(``kill -9`` included). The producer watches this process (``--parent-pid``) and stops with it.
+(``kill -9`` included). The producer dies with this process: the kernel kills it
+(``PR_SET_PDEATHSIG``, set by ``_parent_death.py`` before the JVM runs), and the JVM watches this
+process too (``--parent-pid``) and stops within 100 ms of its exit.
 """
 
 import collections
@@ -14,7 +16,10 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple
+from concurrent.futures import Future
+from pathlib import Path
+from queue import SimpleQueue
+from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
 from .ring import ProducerGoneError, Ring, RingFormatError
 from ._settings import default_workers
@@ -28,8 +33,87 @@ STDERR_LINES = 40
 LAST_WORDS_TIMEOUT = 2.0
 
 
+#: The exec wrapper that gives the producer its parent-death signal (run as a script, not imported).
+PARENT_DEATH = Path(__file__).resolve().parent / "_parent_death.py"
+_SAID_NO_PARENT_DEATH: List[bool] = []
+
+
 class ProducerError(RuntimeError):
     """Stoke's producer process failed or is gone; the message ends with its last stderr lines."""
+
+
+def parent_death_command() -> List[str]:
+    """The command before a producer's that has the kernel kill it when this process dies.
+
+    Returns:
+        ``[python, -S, -I, _parent_death.py, PID, --]``, or ``[]``, said once, where this process's
+        interpreter cannot be run (an embedded Python without ``sys.executable``): the producer then
+        stops within 100 ms of this process's exit once its JVM runs (``--parent-pid``), not with it.
+    """
+    if sys.executable and os.access(sys.executable, os.X_OK):
+        return [sys.executable, "-S", "-I", str(PARENT_DEATH), str(os.getpid()), "--"]
+    if not _SAID_NO_PARENT_DEATH:
+        _SAID_NO_PARENT_DEATH.append(True)
+        print(f"stoke: WARNING: sys.executable ({sys.executable!r}) cannot be run, so the producer is started "
+              "without the kernel's parent-death signal: it stops within 100 ms of this process's exit once "
+              "its JVM runs, not with it", file=sys.stderr, flush=True)
+    return []
+
+
+class _Spawner:
+    """One daemon thread, as long-lived as this process, that starts the producers that threads
+    other than the main one ask for.
+
+    The kernel's parent-death signal fires when the *thread* that forked the child ends. A loader
+    iterated in a thread of a pool, or in a thread started per epoch, would lose its producer with
+    that thread, while the loader lives on; this thread ends only with the process (it waits in a
+    queue, holding no GIL, so Python's finalisation does not end it either).
+    """
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self._requests: SimpleQueue = SimpleQueue()
+        threading.Thread(target=self._run, name="stoke-spawner", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            start, done = self._requests.get()
+            try:
+                done.set_result(start())
+            except BaseException as e:  # handed to the caller, whatever it is
+                done.set_exception(e)
+
+    def call(self, start: Callable[[], Any]) -> Any:
+        """``start()``, run on this thread; its result or its exception."""
+        done: Future = Future()
+        self._requests.put((start, done))
+        return done.result()
+
+
+_SPAWNER: Optional[_Spawner] = None
+_SPAWNER_LOCK = threading.Lock()
+
+
+def _forget_spawner() -> None:
+    # A forked child has no thread but the one that forked: it makes its own spawner when it needs one.
+    global _SPAWNER, _SPAWNER_LOCK
+    _SPAWNER, _SPAWNER_LOCK = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_spawner)
+
+
+def popen(command: List[str], **kwargs: Any) -> subprocess.Popen:
+    """``subprocess.Popen(command, **kwargs)`` from a thread that lives as long as this process: the
+    main thread when it is the caller, else :class:`_Spawner`'s (see there why)."""
+    global _SPAWNER
+    if threading.current_thread() is threading.main_thread():
+        return subprocess.Popen(command, **kwargs)
+    with _SPAWNER_LOCK:
+        if _SPAWNER is None or _SPAWNER.pid != os.getpid():
+            _SPAWNER = _Spawner()
+        spawner = _SPAWNER
+    return spawner.call(lambda: subprocess.Popen(command, **kwargs))
 
 
 def anonymous_file(name: str) -> int:
@@ -148,6 +232,7 @@ class Producer:
                  cuts: Sequence[Dict[str, Any]] = (), inherited: Sequence[int] = (), start_timeout: float) -> None:
         self.ring: Optional[Ring] = None
         self.proc: Optional[subprocess.Popen] = None
+        self._pid = os.getpid()  # the process that started the producer: the only one that stops it
         self._stderr: Deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._reader: Optional[threading.Thread] = None
         self._fds: Dict[str, int] = {}
@@ -162,11 +247,11 @@ class Producer:
                 self._fds[name] = anonymous_file(f"stoke-{name}")
             paths = {name: f"/dev/fd/{fd}" for name, fd in self._fds.items()}
             self._index_path, self._tuning_path = paths["index"], paths.get("tuning")
-            command = stoke + serve_arguments(settings, epoch, batch, paths["ring"], paths["index"], paths.get("tuning"),
-                                              cuts)
-            self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.PIPE, text=True, errors="replace",
-                                         pass_fds=[*self._fds.values(), *inherited])
+            command = parent_death_command() + stoke + serve_arguments(
+                settings, epoch, batch, paths["ring"], paths["index"], paths.get("tuning"), cuts)
+            self.proc = popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, errors="replace",
+                              pass_fds=[*self._fds.values(), *inherited])
             self._reader = threading.Thread(target=self._read_stderr, name="stoke-producer-stderr", daemon=True)
             self._reader.start()
             self.ring = self._attach(paths["ring"], start_timeout)
@@ -257,10 +342,21 @@ class Producer:
     def stop(self) -> None:
         """Detaches from the ring, stops the process (terminate, then kill after 10 s) and closes the
         anonymous files; the kernel frees each once the producer's descriptors and mappings go too.
-        Idempotent."""
+        Idempotent.
+
+        In a forked child of the process that started the producer, it closes the child's copies
+        (the ring's mapping, the files' descriptors) and nothing else: the producer is the parent's,
+        and neither a signal nor a detach reaches it from here.
+        """
         ring, self.ring = self.ring, None
         if ring is not None:
-            ring.close()
+            ring.close()  # in a child, unmaps the child's copy alone (Ring._forked)
+        if os.getpid() != self._pid:
+            self.proc = None
+            fds, self._fds = self._fds, {}
+            for fd in fds.values():
+                os.close(fd)
+            return
         proc = self.proc
         if proc is not None and proc.poll() is None:
             proc.terminate()  # its shutdown hook stops the workers

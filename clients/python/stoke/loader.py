@@ -376,6 +376,9 @@ class DataLoader:
     ) -> None:
         # Closed until every argument is checked: close() (from __del__) then has nothing to undo.
         self._closed = True
+        # The process that owns the producer, its ring and its batches; a forked child holds a copy
+        # of this object, which must never act for it (see _check_process).
+        self._pid = os.getpid()
         self._producer: Optional[Producer] = None
         self._list_fd: Optional[int] = None
         settings = _settings.resolve(
@@ -626,6 +629,7 @@ class DataLoader:
         """
         if self._closed:
             raise ValueError("the loader is closed")
+        self._check_process()
         # A DistributedSampler's set_epoch(e) (the passed one, or loader.sampler): epoch e comes next.
         epoch = getattr(self.sampler, "epoch", None)
         if epoch is not None and epoch != self._seen_sampler_epoch:
@@ -634,6 +638,7 @@ class DataLoader:
 
     def _next(self) -> Any:
         """The batch at the current position, or None at the end of its epoch (which moves on)."""
+        self._check_process()
         if self._batch >= len(self):
             self._epoch, self._batch = self._epoch + 1, 0
             self._resumed_epoch, self._cuts = None, []
@@ -659,6 +664,15 @@ class DataLoader:
                 out = Batch(out + tuple(batch[2:]), batch.epoch, batch.batch_index, batch.skipped, batch.padded)
             return out
         return batch
+
+    def _check_process(self) -> None:
+        """Refuses to read in a forked child (``os.fork``, ``multiprocessing``'s ``fork``): the
+        producer, its ring and its batches are the parent's, which goes on reading them."""
+        if os.getpid() != self._pid:
+            raise RuntimeError(f"this stoke.DataLoader was created by process {self._pid} and this process "
+                               f"({os.getpid()}) is a fork of it; its producer, ring and batches stay the parent's, "
+                               "and a forked child never reads them: create a stoke.DataLoader in the child to "
+                               "read there")
 
     def _take(self) -> RawBatch:
         """The ring's next batch, once a slot is free; the producer's failure or the timeout as errors."""
@@ -788,7 +802,12 @@ class DataLoader:
     # ---- closing ----
 
     def close(self) -> None:
-        """Stops the producer and closes its files. Tensors already handed out stay valid. Idempotent."""
+        """Stops the producer and closes its files. Tensors already handed out stay valid. Idempotent.
+
+        In a forked child (``close()``, ``__del__`` or the exit hook there), it closes the child's
+        copies of the ring's mapping and the files alone: the producer, the ring's seat and the
+        batches held stay the parent's (``Producer.stop``, ``Ring.close`` and ``Pinning`` check the
+        process)."""
         if self._closed:
             return
         self._closed = True

@@ -32,13 +32,15 @@ import fcntl
 import mmap
 import os
 import platform
+import re
+import stat
 import threading
 import time
 from typing import Iterator, Optional, Tuple, Union
 
 import numpy as np
 
-__all__ = ["Ring", "Batch", "RingFormatError", "ProducerGoneError", "RingBusyError", "attach"]
+__all__ = ["Ring", "Batch", "RingFormatError", "ProducerGoneError", "RingBusyError", "RingOwnerError", "attach"]
 
 # ---- the layout (native/stoke_ring.h; the Java test suite checks that this copy agrees) ----
 MAGIC = 0x474E52454B4F5453
@@ -204,6 +206,56 @@ class ProducerGoneError(RuntimeError):
 
 class RingBusyError(RuntimeError):
     """Another live consumer is attached to the ring."""
+
+
+class RingOwnerError(PermissionError):
+    """A named ring that another user could have planted or can write: a symbolic link, not a regular
+    file, owned by another user, or writable by its group or others."""
+
+
+# A path that names a descriptor this process inherited (stoke.DataLoader's anonymous file), as
+# io.stoke.ring.InheritedDescriptor: reachable by no other user, and itself a link, so not checked.
+_INHERITED_DESCRIPTOR = re.compile(r"/(dev|proc/self)/fd/[0-9]+")
+
+
+def _open_owned(path: str) -> int:
+    """Opens the named ring at ``path`` for reading and writing, never through a symbolic link, and
+    checks the file it opened (fstat, so nothing can swap it between the check and the use): a
+    regular file owned by this process's user that neither its group nor others can write, as the
+    producer creates it (0600). The producer makes the same check (io.stoke.ring.OwnedRingFile).
+
+    Returns:
+        The descriptor (close-on-exec).
+
+    Raises:
+        FileNotFoundError: no file at ``path``.
+        RingOwnerError: in one sentence naming the path, its owner and its mode.
+    """
+    if _INHERITED_DESCRIPTOR.fullmatch(path):
+        return os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        # O_NONBLOCK: a FIFO planted at the path must not hang the open; it is refused below.
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as e:
+        if e.errno != errno.ELOOP:
+            raise
+        raise RingOwnerError(f"refusing the ring {path}: it is a symbolic link (to "
+                                          f"{os.readlink(path)}), and a ring is never opened through one") from None
+    try:
+        st = os.fstat(fd)
+        euid = os.geteuid()
+        if not stat.S_ISREG(st.st_mode):
+            raise RingOwnerError(f"refusing the ring {path}: it is not a regular file (mode "
+                                              f"{st.st_mode:o}), owned by uid {st.st_uid}")
+        if st.st_uid != euid or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise RingOwnerError(f"refusing the ring {path}: it is owned by uid {st.st_uid} with mode "
+                                              f"{stat.S_IMODE(st.st_mode):04o}, and a ring must be owned by this "
+                                              f"process's user (uid {euid}) and writable by no one else")
+        os.set_blocking(fd, True)
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _align(v, a):
@@ -492,6 +544,11 @@ class Ring:
     consumer that died). Batches handed out and not released when this consumer closes or dies are
     delivered again to the next consumer.
 
+    A named ring is opened without following a symbolic link and only when it is a regular file of
+    this process's user that no one else can write (as ``stoke serve`` makes it: mode 0600), so a
+    file another user planted at the path is refused. The process that attached is the consumer: a
+    forked child's copy neither reads nor releases, and closing it only unmaps the child's copy.
+
     Args:
         path (str or os.PathLike): the ring file (``/dev/shm/NAME``, or ``/dev/fd/N``).
         timeout (float, optional): seconds to wait for the seat of a consumer that died
@@ -510,6 +567,8 @@ class Ring:
         RingFormatError: the file is not a ring this client reads.
         ProducerGoneError: the producer is gone, failed, or stopped its heartbeat.
         RingBusyError: another live consumer holds the seat.
+        RingOwnerError: the named ring is a symbolic link, not a regular file, owned by another
+            user, or writable by its group or others (one sentence naming its owner and mode).
         RuntimeError: the machine is not x86-64 (see the module's docstring).
 
     Example::
@@ -535,8 +594,11 @@ class Ring:
             raise RuntimeError(f"the Python ring client relies on x86-64's total store order for its memory ordering "
                                f"and this machine is {platform.machine()}; read the ring with the C consumer "
                                f"(native/stoke_ring.h), whose C11 atomics order every hand-off")
+        # The process that attaches owns the seat; a forked child holds a copy of this object and
+        # of the mapping, and must never act for the parent (see _forked).
+        self._pid = os.getpid()
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
+            fd = _open_owned(self.path)
         except FileNotFoundError:
             raise FileNotFoundError(errno.ENOENT, "no ring here (is `stoke serve` running?)", self.path) from None
         try:
@@ -562,9 +624,14 @@ class Ring:
                                             offset=g.slots_offset + g.slot_stride * s) for s in range(g.slot_count)]
         self._slot_headers64 = [np.frombuffer(self._mm, dtype="<i8", count=SLOT_HEADER_LENGTH // 8,
                                               offset=g.slots_offset + g.slot_stride * s) for s in range(g.slot_count)]
-        self._pid = os.getpid()
         self._h64[CONSUMER_HEARTBEAT_OFFSET // 8] = int(time.time() * 1000)
         self._last = None
+
+    def _forked(self) -> bool:
+        """Whether this process is a fork of the one that attached: its child's copy of the object
+        and the mapping, which must never act for the parent. A pid check rather than
+        ``os.register_at_fork``: it also sees a fork made in C, which runs no Python hook."""
+        return os.getpid() != self._pid
 
     # ---- attach ----
 
@@ -667,12 +734,18 @@ class Ring:
 
         Raises:
             ValueError: the ring is closed.
+            RuntimeError: this process is a fork of the one that attached (attach a Ring of its own).
             ProducerGoneError: the producer is gone (seen within about 10 ms of polling).
             TimeoutError: ``timeout`` seconds passed without a batch.
             RingFormatError: a queue or slot header is corrupt.
         """
         if self._mm is None:
             raise ValueError("ring is closed")
+        if self._forked():
+            raise RuntimeError(f"{self.path}: this Ring was attached by process {self._pid} and this process "
+                               f"({os.getpid()}) is a fork of it; a forked child never reads, releases or detaches its "
+                               "parent's ring (the seat, the batches held and the producer stay the parent's): "
+                               "attach a Ring of its own in the process that reads it")
         if self.release_on_next and self._last is not None:
             self._last.release()
             self._last = None
@@ -713,6 +786,8 @@ class Ring:
                 sleep = min(2 * sleep, self._max_poll_sleep)
 
     def _release(self, slot):
+        if self._forked():
+            return  # the parent's batch (a finaliser run at the child's exit): the parent releases it
         with self._release_lock:
             if self._mm is None or self._open.pop(slot, None) is None:
                 return
@@ -732,8 +807,19 @@ class Ring:
     # ---- detach ----
 
     def close(self) -> None:
-        """Detaches: batches not released are delivered again to the next consumer. Idempotent."""
+        """Detaches: batches not released are delivered again to the next consumer. Idempotent.
+
+        In a forked child (``os.fork``, ``multiprocessing``'s ``fork``), which holds a copy of its
+        parent's ``Ring``, closing (or ``__del__`` at the child's exit) unmaps the child's copy of
+        the mapping and nothing else: the seat and the batches stay the parent's.
+        """
         if self._mm is None:
+            return
+        if self._forked():
+            # No lock: a thread of the parent may have held it at the fork, and none releases it here.
+            self._open.clear()
+            self._last = None
+            self._unmap()
             return
         if self.release_on_next and self._last is not None and self._last._released:
             self._last = None

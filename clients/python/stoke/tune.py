@@ -10,6 +10,7 @@ import subprocess
 from typing import Any, Dict, Optional, Sequence
 
 from ._home import stoke_command
+from ._producer import parent_death_command
 
 __all__ = ["tune", "TuneError"]
 
@@ -95,7 +96,10 @@ def tune(
     if exhaustive:
         args.append("--exhaustive")
     # The tuner's progress goes to stderr, which is left to the caller's terminal; its table to stdout.
-    done = subprocess.run(stoke_command() + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # It decodes for minutes: like a loader's producer, it dies with this process (_parent_death.py;
+    # this thread waits for it, so the thread that started it outlives it).
+    done = subprocess.run(parent_death_command() + stoke_command() + args, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
         said = (done.stderr.strip() or done.stdout.strip()).splitlines()
         raise TuneError(f"stoke tune exited with {done.returncode}: " + (said[-1] if said else "no message"))

@@ -203,6 +203,9 @@ class WheelTest(unittest.TestCase):
         self.assertTrue(package.is_relative_to(VENV), package)
         self.assertEqual(result["exe"], str(package / "_java" / "runtime" / "bin" / "java"))
         args = result["args"]
+        # Started through the parent-death wrapper, which exec'd the java in its own process.
+        self.assertEqual(args[1:4], ["-S", "-I", str(package / "_parent_death.py")])
+        args = args[args.index("--") + 1:]
         self.assertEqual(args[0], result["exe"])
         self.assertIn(f"-XX:AOTCache={package / '_java' / 'stoke.aot'}", args)
         self.assertIn(f"@{package / '_java' / 'jvm.options'}", args)

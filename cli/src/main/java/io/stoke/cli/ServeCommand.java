@@ -85,7 +85,8 @@ public final class ServeCommand implements Callable<Integer> {
             paramLabel = "PID",
             description = {
                 "Stop, and remove the ring file, within 100 ms of process PID exiting, however it ends",
-                "(kill -9 included): how stoke.DataLoader ties its producer to the Python process."
+                "(kill -9 included), from the start on (while a remote dataset opens too): how",
+                "stoke.DataLoader ties its producer to the Python process."
             })
     Long parentPid;
 
@@ -108,13 +109,21 @@ public final class ServeCommand implements Callable<Integer> {
             })
     Path tuningOut;
 
-    /** How often the serve loop looks at the parent process. */
-    private static final long PARENT_CHECK_NANOS = 100_000_000L;
-
     @Override
     public Integer call() throws Exception {
+        PrintWriter err = spec.commandLine().getErr();
+        // The parent is watched before anything else runs: a remote dataset's open alone can fetch
+        // for minutes, and an orphan must stop within 100 ms wherever it is.
+        ParentWatch watch = null;
+        if (parentPid != null && (watch = ParentWatch.start(parentPid, "stoke serve", err)) == null) {
+            return Main.EXIT_FAILED;
+        }
         try (Dataset dataset = options.open(data)) {
-            return serve(spec.commandLine().getErr(), dataset);
+            return serve(err, dataset);
+        } finally {
+            if (watch != null) {
+                watch.close();
+            }
         }
     }
 
@@ -123,14 +132,6 @@ public final class ServeCommand implements Callable<Integer> {
         // first by a worker, it was "a worker failed: java.lang.ExceptionInInitializerError".
         TurboJpeg.ensureLoaded();
         Loader.Builder builder = options.builder(dataset); // checks every option before the ring exists
-        ProcessHandle parent = null;
-        if (parentPid != null) {
-            parent = ProcessHandle.of(parentPid).orElse(null);
-            if (parent == null || !parent.isAlive()) {
-                err.println("stoke serve: the parent process " + parentPid + " is not running");
-                return Main.EXIT_FAILED;
-            }
-        }
         if (indexOut != null) {
             writeIndex(dataset, builder.sampler().shardWindow(), indexOut);
         }
@@ -173,19 +174,10 @@ public final class ServeCommand implements Callable<Integer> {
         err.flush();
         try {
             long lastStatus = System.nanoTime();
-            long lastParentCheck = lastStatus;
             TuningReport tuning = loader.tuning() == null ? null : new TuningReport(loader.tuning(), tuningOut);
             while (true) {
                 if (tuning != null) {
                     tuning.report(err);
-                }
-                if (parent != null && System.nanoTime() - lastParentCheck >= PARENT_CHECK_NANOS) {
-                    lastParentCheck = System.nanoTime();
-                    if (!parent.isAlive()) {
-                        err.println("stoke serve: the parent process " + parentPid + " is gone; stopping");
-                        err.flush();
-                        return Main.EXIT_FAILED;
-                    }
                 }
                 Throwable failure = loader.failure();
                 if (failure instanceof NoSampleDecodedException e) {

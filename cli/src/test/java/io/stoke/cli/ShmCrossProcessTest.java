@@ -21,6 +21,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -341,6 +343,45 @@ class ShmCrossProcessTest {
         assertEquals(3, s.exit(20_000), s.output());
         assertTrue(s.output().contains("too short"), s.output());
         assertTrue(producer.process.isAlive());
+    }
+
+    /**
+     * A named ring that another user could have planted (given to {@code nobody}, which needs root
+     * as the tests and CI run; writable by others; a link to it) is refused by the C and Python
+     * consumers in one sentence naming its path, owner and mode, and the same file owned right is
+     * read whole. RingOwnerTest checks the Java ends.
+     */
+    @ParameterizedTest
+    @EnumSource(
+            value = Kind.class,
+            names = {"PYTHON", "C"})
+    void aRingOfAnotherUserWritableByOthersOrBehindALinkIsRefusedByNonJavaConsumers(Kind kind) throws Exception {
+        ShmTestSupport.consumerCommand(kind, Path.of("unused"));
+        Path live = ring("owner-" + kind);
+        producer(live, 1);
+        if ("root".equals(System.getProperty("user.name"))) {
+            UserPrincipal me = Files.getOwner(live);
+            Files.setOwner(
+                    live, live.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
+            assertRefused(kind, live, "owned by uid 65534 with mode 0600");
+            Files.setOwner(live, me);
+        }
+        Files.setPosixFilePermissions(live, PosixFilePermissions.fromString("rw-rw-rw-"));
+        assertRefused(kind, live, "with mode 0666");
+        Files.setPosixFilePermissions(live, PosixFilePermissions.fromString("rw-------"));
+        Path link = ring("owner-link-" + kind);
+        Files.createSymbolicLink(link, live);
+        assertRefused(kind, link, "symbolic link (to " + live + ")");
+        Child c = start(ShmTestSupport.consumerCommand(kind, live));
+        assertEquals(0, c.exit(60_000), c.output());
+        assertTrue(c.output().contains("END"), c.output());
+    }
+
+    private void assertRefused(Kind kind, Path ring, String says) throws Exception {
+        Child c = start(ShmTestSupport.consumerCommand(kind, ring));
+        assertEquals(3, c.exit(20_000), c.output());
+        String out = c.output();
+        assertTrue(out.startsWith("ERROR refusing the ring " + ring + ": ") && out.contains(says), out);
     }
 
     /** Python batches view the shared slot (no copy), and so does torch.from_numpy when torch is there. */

@@ -11,17 +11,27 @@ import java.lang.foreign.SymbolLookup;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A C library of Stoke's own that the build put next to these classes ({@code native/pixels}):
- * copied out of the jar to a temporary file (deleted at exit) and opened once, its ABI version
- * checked. A system property names another file, or {@code none} to turn it off. What cannot be
- * had is a sentence, never an exception: callers fall back and say so.
+ * copied out of the jar into this user's cache of them ({@link LibraryCache}:
+ * {@code ~/.cache/stoke/native/<hash>/}, made once and reused) and opened once, its ABI version
+ * checked. A system property names another file (the wheel's libraries, opened where they lie), or
+ * {@code none} to turn it off. What cannot be had is a sentence, never an exception: callers fall
+ * back and say so.
+ *
+ * <p>Where the cache is refused (another user's folder, a link, a folder others can write) or cannot
+ * be made (a read-only home), that is said once, and the library is opened from a private temporary
+ * folder that is deleted as soon as it is open: nothing is left there by a {@code kill -9} after it.
  *
  * @param lookup      the library's symbols, or null
  * @param unavailable why there is no library, or null
  */
 record BundledLibrary(SymbolLookup lookup, String unavailable) {
+    private static final AtomicBoolean SAID_NO_CACHE = new AtomicBoolean();
+
     /**
      * @param human        the library in words, for messages
      * @param file         its file name beside this class ({@code native/FILE})
@@ -37,13 +47,33 @@ record BundledLibrary(SymbolLookup lookup, String unavailable) {
             return missing(human, "turned off with -D" + property + "=none");
         }
         Path path;
+        Path privateFolder = null;
         try {
-            path = override != null && !override.isBlank() ? Path.of(override) : extract("native/" + file);
+            if (override != null && !override.isBlank()) {
+                path = Path.of(override);
+            } else {
+                byte[] bytes = resource("native/" + file);
+                if (bytes == null) {
+                    return missing(human, whyNotBuilt("native/" + notBuilt, file));
+                }
+                try {
+                    path = LibraryCache.forUser().file(file, bytes);
+                } catch (IOException | RuntimeException e) {
+                    if (SAID_NO_CACHE.compareAndSet(false, true)) {
+                        System.err.println("stoke: WARNING: Stoke's native libraries are not cached (" + e.getMessage()
+                                + "): each process copies them to a private temporary folder, deleted once they"
+                                + " are open");
+                    }
+                    privateFolder = Files.createTempDirectory("stoke-native-"); // 0700
+                    path = privateFolder.resolve(file);
+                    Files.write(path, bytes, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+                }
+            }
         } catch (IOException | RuntimeException e) {
+            if (privateFolder != null) {
+                LibraryCache.deleteTree(privateFolder);
+            }
             return missing(human, "cannot copy it out of the jar: " + e.getMessage());
-        }
-        if (path == null) {
-            return missing(human, whyNotBuilt("native/" + notBuilt, file));
         }
         try {
             SymbolLookup lib = SymbolLookup.libraryLookup(path, Arena.global());
@@ -57,6 +87,10 @@ record BundledLibrary(SymbolLookup lookup, String unavailable) {
             return new BundledLibrary(lib, null);
         } catch (Throwable t) {
             return missing(human, "cannot load " + path + ": " + t.getMessage());
+        } finally {
+            if (privateFolder != null) {
+                LibraryCache.deleteTree(privateFolder); // the open library stays mapped
+            }
         }
     }
 
@@ -64,16 +98,10 @@ record BundledLibrary(SymbolLookup lookup, String unavailable) {
         return new BundledLibrary(null, human + " is not available: " + why);
     }
 
-    private static Path extract(String resource) throws IOException {
+    /** The bytes of a resource beside this class, or null when the jar holds none. */
+    private static byte[] resource(String resource) throws IOException {
         try (InputStream in = BundledLibrary.class.getResourceAsStream(resource)) {
-            if (in == null) {
-                return null;
-            }
-            String name = resource.substring(resource.lastIndexOf('/') + 1);
-            Path file = Files.createTempFile(name.replace(".so", "-"), ".so");
-            file.toFile().deleteOnExit();
-            Files.write(file, in.readAllBytes());
-            return file;
+            return in == null ? null : in.readAllBytes();
         }
     }
 

@@ -29,6 +29,7 @@ public final class LibC {
     public static final int O_NOFOLLOW = "aarch64".equals(System.getProperty("os.arch")) ? 0x8000 : 0x20000;
     /** Opening a FIFO or a device returns at once, where a FIFO with no writer would block forever. */
     public static final int O_NONBLOCK = 0x800;
+
     public static final int ELOOP = 40;
     public static final int SEEK_END = 2;
     public static final int EINTR = 4;
@@ -92,7 +93,8 @@ public final class LibC {
         static final MethodHandle STAT = bind(Linker.nativeLinker().defaultLookup(), "stat");
         static final MethodHandle FSTAT = bindF(Linker.nativeLinker().defaultLookup(), "fstat");
         static final MethodHandle GETEUID = Linker.nativeLinker()
-                .downcallHandle(Linker.nativeLinker().defaultLookup().findOrThrow("geteuid"), FunctionDescriptor.of(JAVA_INT));
+                .downcallHandle(
+                        Linker.nativeLinker().defaultLookup().findOrThrow("geteuid"), FunctionDescriptor.of(JAVA_INT));
 
         private Stat() {}
 
@@ -296,6 +298,47 @@ public final class LibC {
     public static long lseek(MemorySegment callState, int fd, long offset, int whence) {
         try {
             return (long) LSEEK.invokeExact(callState, fd, offset, whence);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code flock}'s operations. A flock lock belongs to the open file description, not to the
+     * process: two opens of one file in one process exclude each other as two processes do, and
+     * closing another descriptor of the file leaves it held (unlike {@code fcntl} locks, and so
+     * {@link java.nio.channels.FileChannel#lock}, which one close in the process drops).
+     */
+    public static final int LOCK_SH = 1;
+
+    public static final int LOCK_EX = 2;
+    public static final int LOCK_NB = 4;
+    public static final int LOCK_UN = 8;
+    /** {@code flock(LOCK_NB)} of a file that another description holds. */
+    public static final int EWOULDBLOCK = 11;
+    /** {@code st_dev} and {@code st_ino} in {@code struct stat}: the same on x86-64 and AArch64. */
+    public static final long ST_DEV = 0;
+
+    public static final long ST_INO = 8;
+
+    /** {@code flock}, bound on first use: only a shard cache in a folder takes file locks. */
+    private static final class Flock {
+        static final MethodHandle FLOCK = Linker.nativeLinker()
+                .downcallHandle(
+                        Linker.nativeLinker().defaultLookup().findOrThrow("flock"),
+                        FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT),
+                        Linker.Option.captureCallState("errno"));
+
+        private Flock() {}
+    }
+
+    /**
+     * {@code flock(fd, operation)}: 0, or -1 with {@code errno} in {@code callState} ({@link
+     * #EWOULDBLOCK} under {@link #LOCK_NB}, {@link #EINTR} when a signal cut a wait short).
+     */
+    public static int flock(MemorySegment callState, int fd, int operation) {
+        try {
+            return (int) Flock.FLOCK.invokeExact(callState, fd, operation);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import io.stoke.loader.source.ReadLimits;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -33,6 +35,15 @@ import org.apache.parquet.hadoop.metadata.ParquetMetadata;
 final class ParquetIndex {
     static final String FILE = "parquet-index.json";
     static final String FORMAT = "stoke-parquet-index";
+    // Bounded as the file is before it is read (ReadLimits): a stream's document, and so each footer in it
+    // (no larger than a footer read from its file).
+    private static final JsonFactory JSON = JsonFactory.builder()
+            .streamReadConstraints(StreamReadConstraints.builder()
+                    .maxDocumentLength(ReadLimits.INDEX_FILE)
+                    .maxStringLength((int) ReadLimits.INDEX_FILE)
+                    .maxNestingDepth(64)
+                    .build())
+            .build();
     static final int VERSION = 1;
 
     record Entry(String url, long filesize, String etag, ParquetMetadata footer) {}
@@ -80,7 +91,7 @@ final class ParquetIndex {
         List<Entry> files = new ArrayList<>();
         String format = null;
         int version = -1;
-        try (JsonParser p = new JsonFactory().createParser(in)) {
+        try (JsonParser p = JSON.createParser(in)) {
             expect(p.nextToken(), JsonToken.START_OBJECT, name);
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String field = p.currentName();

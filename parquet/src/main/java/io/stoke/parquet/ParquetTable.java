@@ -1,8 +1,11 @@
 package io.stoke.parquet;
 
 import io.stoke.loader.source.InParallel;
+import io.stoke.loader.source.ReadLimits;
 import io.stoke.loader.source.TableColumns;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.parquet.ParquetReadOptions;
@@ -150,11 +153,33 @@ final class ParquetTable {
         ParquetReadOptions options = ParquetReadOptions.builder(new PlainParquetConfiguration())
                 .withMetadataFilter(ParquetMetadataConverter.NO_FILTER)
                 .build();
+        long footer;
         try (SeekableInputStream in = input.newStream()) {
-            return ParquetFileReader.readFooter(input, options, in);
+            footer = footerLength(input, in);
+            if (footer <= ReadLimits.PARQUET_FOOTER) {
+                return ParquetFileReader.readFooter(input, options, in);
+            }
         } catch (IOException | RuntimeException e) {
             throw new IllegalArgumentException(name + " is not a readable Parquet file: " + e.getMessage(), e);
         }
+        throw new IllegalArgumentException(name + ": " + ReadLimits.exceeds("a footer", footer, ReadLimits.PARQUET_FOOTER));
+    }
+
+    /**
+     * The footer's length as the file declares it (the 4 bytes before the closing magic), checked
+     * against {@link ReadLimits#PARQUET_FOOTER} before parquet-java reads it: parquet-java allocates
+     * a footer's buffer at whatever length the file declares, up to the file's size, and a sparse
+     * file is large for free. 0 for a file too short to hold it, which parquet-java names.
+     */
+    private static long footerLength(InputFile input, SeekableInputStream in) throws IOException {
+        long size = input.getLength();
+        if (size < 12) {
+            return 0;
+        }
+        byte[] tail = new byte[4];
+        in.seek(size - 8);
+        in.readFully(tail);
+        return Integer.toUnsignedLong(ByteBuffer.wrap(tail).order(ByteOrder.LITTLE_ENDIAN).getInt());
     }
 
     static ColumnChunkMetaData chunk(BlockMetaData block, ColumnDescriptor c, String name, int g) {

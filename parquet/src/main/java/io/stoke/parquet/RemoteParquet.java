@@ -1,9 +1,9 @@
 package io.stoke.parquet;
 
 import io.stoke.loader.source.BracePattern;
+import io.stoke.loader.source.ReadLimits;
 import io.stoke.remote.ObjectStore;
 import io.stoke.remote.ShardFetchException;
-import java.io.ByteArrayInputStream;
 import java.nio.file.FileSystems;
 import java.nio.file.Path;
 import java.nio.file.PathMatcher;
@@ -67,7 +67,7 @@ final class RemoteParquet {
             }
             throw e;
         }
-        return ParquetIndex.read(new ByteArrayInputStream(store.readBytes(url)), url);
+        return store.parseWhole(url, ReadLimits.INDEX_FILE, in -> ParquetIndex.read(in, url));
     }
 
     private static List<ParquetTable.Source> fromIndex(

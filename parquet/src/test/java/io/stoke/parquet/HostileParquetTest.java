@@ -131,6 +131,31 @@ class HostileParquetTest {
     }
 
     @Test
+    void aFooterThatDeclaresMoreThanTheLimitIsNamedBeforeItIsRead() throws IOException {
+        // A real file's row groups, then a footer length of 512 MiB over a sparse gap: parquet-java
+        // would allocate the footer's buffer at that length.
+        Path file = written("bomb-footer.parquet", CompressionCodecName.UNCOMPRESSED);
+        byte[] bytes = Files.readAllBytes(file);
+        long footer = 512L << 20;
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(file.toFile(), "rw")) {
+            f.setLength(bytes.length - 8 + footer);
+            f.seek(bytes.length - 8 + footer);
+            f.write(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt((int) footer).array());
+            f.write("PAR1".getBytes());
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Datasets.open(file.toString()));
+        assertEquals(file + ": declares a footer of 512 MiB, more than the 64 MiB limit", e.getMessage());
+
+        // 4 GiB less one (a negative int read as signed): over the limit, named the same way.
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(file.toFile(), "rw")) {
+            f.seek(f.length() - 8);
+            f.write(new byte[] {-1, -1, -1, -1});
+        }
+        e = assertThrows(IllegalArgumentException.class, () -> Datasets.open(file.toString()));
+        assertTrue(e.getMessage().startsWith(file + ": declares a footer of "), e.getMessage());
+    }
+
+    @Test
     void aRowCountLargerThanTheColumnFailsTheMissingRowsByName() throws IOException {
         Path file = written("lying-rows.parquet", CompressionCodecName.SNAPPY);
         rewriteFooter(file, md -> {

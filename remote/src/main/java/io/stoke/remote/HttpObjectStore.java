@@ -46,7 +46,7 @@ public final class HttpObjectStore implements ObjectStore {
     }
 
     @Override
-    public long size(String url) {
+    public Stat stat(String url) {
         URI uri = uri(url);
         long deadline = retry.clock().nanoTime() + options.deadline().toNanos();
         return retry.run(url, "HEAD", deadline, new Retry.Tally(), remaining -> {
@@ -61,7 +61,7 @@ public final class HttpObjectStore implements ObjectStore {
             if (status == 200) {
                 OptionalLong length = head.headers().firstValueAsLong("Content-Length");
                 if (length.isPresent() && length.getAsLong() >= 0) {
-                    return length.getAsLong();
+                    return stat(length.getAsLong(), head);
                 }
                 return sizeFromFirstByte(url, uri, remaining); // HEAD without a length (chunked)
             }
@@ -72,8 +72,15 @@ public final class HttpObjectStore implements ObjectStore {
         });
     }
 
+    private static Stat stat(long size, HttpResponse<?> response) {
+        return new Stat(
+                size,
+                response.headers().firstValue("ETag").orElse(null),
+                response.headers().firstValue("Last-Modified").orElse(null));
+    }
+
     /** The size from a GET of byte 0: {@code Content-Range: bytes 0-0/SIZE}, or a 416 for an empty object. */
-    private long sizeFromFirstByte(String url, URI uri, long remaining) throws TransientFailure {
+    private Stat sizeFromFirstByte(String url, URI uri, long remaining) throws TransientFailure {
         HttpResponse<InputStream> response = send(
                 url,
                 HttpRequest.newBuilder(uri)
@@ -93,7 +100,7 @@ public final class HttpObjectStore implements ObjectStore {
                         "GET of byte 0 (HEAD was refused) answered " + status
                                 + " without the object's size (Content-Range: " + header + ")");
             }
-            return range.total();
+            return stat(range.total(), response);
         }
         if (status == 200) {
             OptionalLong length = response.headers().firstValueAsLong("Content-Length");
@@ -103,7 +110,7 @@ public final class HttpObjectStore implements ObjectStore {
                         "the server tells the size neither by HEAD nor by a ranged GET"
                                 + " (200 without Content-Length)");
             }
-            return length.getAsLong();
+            return stat(length.getAsLong(), response);
         }
         throw failure(url, "GET of byte 0 (HEAD was refused)", status);
     }

@@ -1,10 +1,14 @@
 package io.stoke.remote;
 
+import io.stoke.loader.source.ReadLimits;
+import io.stoke.loader.source.SegmentInputStream;
+import java.io.InputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Function;
 
 /**
  * Whole-object and ranged reads from an object store or web server: the bytes of one WebDataset
@@ -20,7 +24,19 @@ import java.util.Locale;
  */
 public interface ObjectStore extends AutoCloseable {
     /** The object's size in bytes (a HEAD request). A missing object fails at once with "not found". */
-    long size(String url);
+    default long size(String url) {
+        return stat(url).size();
+    }
+
+    /**
+     * What one HEAD request tells of an object: its size, and its version where the store names one:
+     * its ETag, and its Last-Modified time as the store wrote it (null where the store sent none).
+     * What names a shard's copy in a shard cache that several processes share.
+     */
+    record Stat(long size, String etag, String lastModified) {}
+
+    /** The object's size and version (a HEAD request), as {@link #size}. */
+    Stat stat(String url);
 
     /**
      * Reads the whole object into {@code dst}, whose size must be the object's ({@link #size}), by
@@ -50,17 +66,40 @@ public interface ObjectStore extends AutoCloseable {
 
     /**
      * A small whole object (an index, a marker) as bytes on the heap: {@link #size} then
-     * {@link #read(String, MemorySegment)}. Not for shards, which are read into their cache.
+     * {@link #read(String, MemorySegment)}, of at most {@link ReadLimits#INDEX_FILE}. Not for shards,
+     * which are read into their cache.
      */
     default byte[] readBytes(String url) {
+        return readBytes(url, ReadLimits.INDEX_FILE);
+    }
+
+    /**
+     * {@link #readBytes(String)} of an object of at most {@code limit} bytes: a larger one is refused
+     * by its size, before anything is allocated or fetched; the read then takes exactly that size,
+     * whatever the store sends.
+     */
+    default byte[] readBytes(String url, long limit) {
         long size = size(url);
-        if (size > Integer.MAX_VALUE - 8) {
-            throw new IllegalArgumentException(url + " is " + size + " bytes: too large to read onto the heap");
-        }
+        ReadLimits.checkSize(url, size, Math.min(limit, Integer.MAX_VALUE - 8));
         try (Arena arena = Arena.ofShared()) { // the store's threads write the parts
             MemorySegment bytes = arena.allocate(Math.max(1, size)).asSlice(0, size);
             read(url, bytes);
             return bytes.toArray(ValueLayout.JAVA_BYTE);
+        }
+    }
+
+    /**
+     * Parses the whole object at {@code url}, of at most {@code limit} bytes, as a stream: it is
+     * fetched off the heap (a larger one is refused by its size, before anything is fetched), so the
+     * heap holds what {@code parse} makes of it, never the file itself. For an index.
+     */
+    default <T> T parseWhole(String url, long limit, Function<InputStream, T> parse) {
+        long size = size(url);
+        ReadLimits.checkSize(url, size, limit);
+        try (Arena arena = Arena.ofShared()) { // the store's threads write the parts
+            MemorySegment bytes = arena.allocate(Math.max(1, size)).asSlice(0, size);
+            read(url, bytes);
+            return parse.apply(new SegmentInputStream(bytes));
         }
     }
 

@@ -1,14 +1,15 @@
 package io.stoke.remote;
 
+import io.stoke.loader.fs.FolderAccess;
 import io.stoke.loader.source.BracePattern;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.InParallel;
+import io.stoke.loader.source.ReadLimits;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.ShardIndex;
 import io.stoke.loader.source.TarShardScanner;
 import io.stoke.loader.source.UrlDatasetProvider;
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -37,7 +38,7 @@ public final class RemoteDatasets implements UrlDatasetProvider {
 
     @Override
     public Dataset open(String url, ShardCache cache) {
-        return open(url, RemoteOptions.defaults(), cache.bytes(), cache.folder());
+        return open(url, RemoteOptions.defaults(), cache.bytes(), cache.folder(), cache.access());
     }
 
     /**
@@ -45,11 +46,20 @@ public final class RemoteDatasets implements UrlDatasetProvider {
      * @param folder     where to keep them as files, or null for memory
      */
     public static ShardDataset open(String spec, RemoteOptions options, long cacheBytes, Path folder) {
+        return open(spec, options, cacheBytes, folder, FolderAccess.PRIVATE);
+    }
+
+    /**
+     * {@link #open(String, RemoteOptions, long, Path)} with a folder that {@code access} says who
+     * may use: the user alone, or a group's members.
+     */
+    public static ShardDataset open(
+            String spec, RemoteOptions options, long cacheBytes, Path folder, FolderAccess access) {
         ObjectStore store = ObjectStore.forUrl(spec, options);
         try {
             String indexUrl = indexUrl(spec, store);
             if (indexUrl != null) {
-                ShardDataset indexed = openIndexed(store, indexUrl, cacheBytes, folder);
+                ShardDataset indexed = openIndexed(store, indexUrl, cacheBytes, folder, access);
                 if (indexed != null) {
                     return indexed;
                 }
@@ -58,11 +68,11 @@ public final class RemoteDatasets implements UrlDatasetProvider {
                             + " list with Stoke's `labelled`): run `stoke index` on the shards to write one");
                 }
             }
-            return scanned(spec, store, options, cacheBytes, folder);
+            return scanned(spec, store, options, cacheBytes, folder, access);
         } catch (HoldsParquet e) {
             store.close();
             // The folder's .parquet files, read by the Parquet reader on the class path (stoke-parquet).
-            return (ShardDataset) Datasets.open(spec + "*.parquet", new ShardCache(cacheBytes, folder));
+            return (ShardDataset) Datasets.open(spec + "*.parquet", new ShardCache(cacheBytes, folder, access));
         } catch (RuntimeException | Error e) {
             store.close();
             throw e;
@@ -76,7 +86,7 @@ public final class RemoteDatasets implements UrlDatasetProvider {
     public static ShardDataset openScanned(String spec, RemoteOptions options, long cacheBytes, Path folder) {
         ObjectStore store = ObjectStore.forUrl(spec, options);
         try {
-            return scanned(spec, store, options, cacheBytes, folder);
+            return scanned(spec, store, options, cacheBytes, folder, FolderAccess.PRIVATE);
         } catch (RuntimeException | Error e) {
             store.close();
             throw e;
@@ -113,10 +123,19 @@ public final class RemoteDatasets implements UrlDatasetProvider {
     }
 
     private static ShardDataset scanned(
-            String spec, ObjectStore store, RemoteOptions options, long cacheBytes, Path folder) {
+            String spec, ObjectStore store, RemoteOptions options, long cacheBytes, Path folder, FolderAccess access) {
         List<String> urls = urls(spec, store);
-        long[] sizes = sizes(urls, store, options.parallelism());
-        RemoteShards shards = new RemoteShards(store, urls, sizes, cacheBytes, folder);
+        List<ObjectStore.Stat> stats =
+                InParallel.map(urls.size(), options.parallelism(), "stoke-shard-head", s -> store.stat(urls.get(s)));
+        long[] sizes = new long[urls.size()];
+        String[] etags = new String[sizes.length];
+        String[] modified = new String[sizes.length];
+        for (int s = 0; s < sizes.length; s++) {
+            sizes[s] = stats.get(s).size();
+            etags[s] = stats.get(s).etag(); // the version that names the shard's file, and that its fetch must find
+            modified[s] = stats.get(s).lastModified();
+        }
+        RemoteShards shards = new RemoteShards(store, urls, sizes, etags, modified, cacheBytes, folder, access, null);
         return TarShardScanner.scan(urls, shards, Path.of("").toAbsolutePath(), Math.max(2, options.parallelism()));
     }
 
@@ -150,8 +169,9 @@ public final class RemoteDatasets implements UrlDatasetProvider {
      * shard is asked for its size or read until one of its samples is), or null when the file is a
      * wids shard list without Stoke's {@code labelled}.
      */
-    static ShardDataset openIndexed(ObjectStore store, String indexUrl, long cacheBytes, Path folder) {
-        ShardIndex index = ShardIndex.read(new ByteArrayInputStream(store.readBytes(indexUrl)), indexUrl);
+    static ShardDataset openIndexed(
+            ObjectStore store, String indexUrl, long cacheBytes, Path folder, FolderAccess access) {
+        ShardIndex index = store.parseWhole(indexUrl, ReadLimits.INDEX_FILE, in -> ShardIndex.read(in, indexUrl));
         if (index == null) {
             return null;
         }
@@ -165,7 +185,8 @@ public final class RemoteDatasets implements UrlDatasetProvider {
             sizes[s] = e.filesize();
             etags[s] = e.etag();
         }
-        RemoteShards shards = new RemoteShards(store, urls, sizes, etags, cacheBytes, folder, indexUrl);
+        RemoteShards shards = new RemoteShards(
+                store, urls, sizes, etags, new String[sizes.length], cacheBytes, folder, access, indexUrl);
         return index.dataset(urls, shards, Path.of("").toAbsolutePath(), indexUrl);
     }
 
@@ -191,10 +212,5 @@ public final class RemoteDatasets implements UrlDatasetProvider {
         HoldsParquet(String prefix) {
             super("no .tar objects under " + prefix + "; it holds Parquet files: name them, " + prefix + "*.parquet");
         }
-    }
-
-    private static long[] sizes(List<String> urls, ObjectStore store, int parallelism) {
-        List<Long> sizes = InParallel.map(urls.size(), parallelism, "stoke-shard-head", s -> store.size(urls.get(s)));
-        return sizes.stream().mapToLong(Long::longValue).toArray();
     }
 }

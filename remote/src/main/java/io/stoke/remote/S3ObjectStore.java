@@ -176,13 +176,16 @@ public final class S3ObjectStore implements ObjectStore {
     }
 
     @Override
-    public long size(String url) {
+    public Stat stat(String url) {
         HeadObjectResponse head = head(url);
         Long length = head.contentLength();
         if (length == null || length < 0) {
             throw new ShardFetchException(url, "HEAD answered without a Content-Length");
         }
-        return length;
+        return new Stat(
+                length,
+                head.eTag(),
+                head.lastModified() == null ? null : head.lastModified().toString());
     }
 
     @Override
@@ -241,7 +244,7 @@ public final class S3ObjectStore implements ObjectStore {
 
     /** Whether the object at {@code url} is exactly {@code bytes}. */
     private boolean holds(String url, byte[] bytes) {
-        return size(url) == bytes.length && Arrays.equals(readBytes(url), bytes);
+        return size(url) == bytes.length && Arrays.equals(readBytes(url, bytes.length), bytes);
     }
 
     private static String errorCode(SdkServiceException e) {

@@ -12,6 +12,7 @@ import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -28,7 +29,10 @@ import java.util.function.Consumer;
  *
  * <p>The producer {@link #create creates} the ring: it writes the whole file under a temporary
  * name with mode 0600 and renames it into place, so a consumer never sees half a header; it
- * refuses a path whose producer is still alive and replaces a file left by a dead one. A monitor
+ * refuses a path whose producer is still alive and replaces a file left by a dead one. A named
+ * ring's file is opened only as {@link OwnedRingFile} allows, by both ends: a symbolic link, a file
+ * of another user or one its group or others can write is refused ({@link RingOwnerException}),
+ * since another user may have planted it in {@code /dev/shm}, which all can write. A monitor
  * thread writes the producer's heartbeat and reclaims the slots of a consumer that went away. A
  * consumer {@link #attach attaches}: it validates the header ({@link RingHeader}) before touching
  * anything else and claims the consumer seat by compare-and-swap.
@@ -84,6 +88,8 @@ public final class ShmRing implements AutoCloseable {
      *
      * @param log where to report what happened to an old file or a consumer (null: nowhere)
      * @throws IllegalStateException when a live producer already serves {@code path}
+     * @throws RingOwnerException when a file at {@code path} is a link, not a regular file, another
+     *     user's, or writable by its group or others: it is refused, not replaced
      * @throws RingSpaceException when the ring does not fit in {@code path}'s file system
      */
     public static ShmRing create(Path path, RingGeometry geometry, Consumer<String> log) {
@@ -196,7 +202,9 @@ public final class ShmRing implements AutoCloseable {
     private static void reserve(Path file, Path ring, long bytes) throws IOException {
         try (Arena call = Arena.ofConfined()) {
             MemorySegment state = LibC.allocateCallState(call);
-            int fd = LibC.open(state, call.allocateFrom(file.toString()), LibC.O_RDWR | LibC.O_CLOEXEC);
+            // The temporary file this process just made: never through a link planted in its place.
+            int noFollow = InheritedDescriptor.names(file) ? 0 : OwnedRingFile.O_NOFOLLOW;
+            int fd = LibC.open(state, call.allocateFrom(file.toString()), LibC.O_RDWR | LibC.O_CLOEXEC | noFollow);
             if (fd < 0) {
                 throw new IOException("open: " + LibC.strerror(LibC.errno(state)));
             }
@@ -216,13 +224,16 @@ public final class ShmRing implements AutoCloseable {
         }
     }
 
-    /** Refuses a path whose producer is alive; removes a file that a dead producer (or something else) left. */
+    /**
+     * Refuses a path whose producer is alive, or whose file another user could have planted
+     * ({@link OwnedRingFile}); removes a file that a dead producer (or something else) left.
+     */
     private static void replaceStale(Path path, Consumer<String> log) {
-        if (!Files.exists(path)) {
+        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
         long owner = 0;
-        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+        try (FileChannel ch = OwnedRingFile.open(path, StandardOpenOption.READ)) {
             ByteBuffer b = ByteBuffer.allocate(HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
             while (b.hasRemaining() && ch.read(b) > 0) {
                 // read the header page
@@ -248,6 +259,8 @@ public final class ShmRing implements AutoCloseable {
      * producer to reclaim the seat of a consumer that is gone.
      *
      * @throws RingFormatException when the file is not a valid ring
+     * @throws RingOwnerException when a named ring is a link, not a regular file, another user's, or
+     *     writable by its group or others
      * @throws ProducerGoneException when the producer is not running
      * @throws IllegalStateException when a live consumer holds the seat
      */
@@ -256,7 +269,9 @@ public final class ShmRing implements AutoCloseable {
         try {
             MemorySegment memory;
             RingGeometry geometry;
-            try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            try (FileChannel ch = InheritedDescriptor.names(path)
+                    ? FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)
+                    : OwnedRingFile.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
                 long size = ch.size();
                 if (size < HEADER_LENGTH) {
                     throw new RingFormatException(path + ": " + size + " bytes is too short for a ring header ("

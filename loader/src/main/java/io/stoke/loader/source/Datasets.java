@@ -228,6 +228,7 @@ public final class Datasets {
     public static ShardDataset openIndexed(Path indexFile) {
         ShardIndex index;
         try (InputStream in = Files.newInputStream(indexFile)) {
+            ReadLimits.checkSize(indexFile.toString(), Files.size(indexFile), ReadLimits.INDEX_FILE);
             index = ShardIndex.read(in, indexFile.toString());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the shard index " + indexFile + ": " + e.getMessage(), e);

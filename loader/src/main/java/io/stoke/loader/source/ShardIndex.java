@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadConstraints;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -34,7 +35,14 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
     public static final String FILE = "index.json";
 
     static final String KIND = "wids-shard-index-v1";
-    private static final JsonFactory JSON = new JsonFactory();
+    // Bounded as a file is before it is read (ReadLimits): a stream's document and each string in it.
+    private static final JsonFactory JSON = JsonFactory.builder()
+            .streamReadConstraints(StreamReadConstraints.builder()
+                    .maxDocumentLength(ReadLimits.INDEX_FILE)
+                    .maxStringLength(ReadLimits.INDEX_STRING)
+                    .maxNestingDepth(64)
+                    .build())
+            .build();
 
     /**
      * One shard: its URL (relative to the index, or absolute), samples, size in bytes, and for a

@@ -2,7 +2,6 @@ package io.stoke.loader.source;
 
 import io.stoke.loader.error.SampleStatus;
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
@@ -30,7 +29,10 @@ import org.apache.commons.compress.archivers.tar.TarFile;
  * <p>{@link TarFile} seeks from header to header without reading the data. When it stops at a
  * damaged header (a truncated shard, garbage), the shard is read again as a stream up to the
  * damage, so the samples before it are kept, and the damage is reported as one of the index's
- * {@link Shards#problems()}. Shards are scanned in parallel; the result does not depend on it.
+ * {@link Shards#problems()}. An extension header (long name, long link, PAX header) whose declared
+ * length breaks a {@link ReadLimits} limit is damage of the same kind, found before Commons Compress
+ * would read it onto the heap ({@link TarExtensionLimits}). Shards are scanned in parallel; the
+ * result does not depend on it.
  */
 public final class TarShardScanner {
     /** A label member longer than this is not a label. */
@@ -122,21 +124,30 @@ public final class TarShardScanner {
     }
 
     /** Scans one shard's bytes. Never throws on bad data: damage is in the result. */
-    static ShardScan scanOne(MemorySegment shard) {
+    static ShardScan scanOne(MemorySegment whole) {
         ShardScan out = new ShardScan();
         List<Member> members = new ArrayList<>();
+        // Commons Compress reads extension headers onto the heap at any length they declare: it gets
+        // only the bytes before the first one that breaks a limit, which is then the shard's damage.
+        TarExtensionLimits.Verdict verdict = TarExtensionLimits.check(whole);
+        MemorySegment shard = whole.asSlice(0, verdict.readable());
         try (TarFile tar = new TarFile(new SegmentChannel(shard))) {
             for (TarArchiveEntry e : tar.getEntries()) {
                 if (e.isFile()) {
                     members.add(new Member(e.getName(), e.getDataOffset(), e.getSize()));
                 }
             }
-        } catch (IOException | RuntimeException whole) {
+        } catch (IOException | RuntimeException damage) {
             members.clear();
             out.problem = readAsStream(shard, members);
             if (out.problem == null) {
-                out.problem = describe(whole); // the stream read on where TarFile stopped: still damage
+                out.problem = describe(damage); // the stream read on where TarFile stopped: still damage
             }
+        }
+        if (verdict.problem() != null && out.problem == null) {
+            out.problem = members.isEmpty()
+                    ? "not a tar file Stoke reads (" + verdict.problem() + ")"
+                    : verdict.problem() + "; the samples before it are read";
         }
         group(shard, members, out);
         return out;
@@ -346,48 +357,6 @@ public final class TarShardScanner {
         @Override
         public void close() {
             open = false;
-        }
-    }
-
-    /** A stream over a segment whose {@code skip} costs nothing, for {@link TarArchiveInputStream}. */
-    private static final class SegmentInputStream extends InputStream {
-        private final MemorySegment data;
-        private long position;
-
-        SegmentInputStream(MemorySegment data) {
-            this.data = data;
-        }
-
-        @Override
-        public int read() {
-            return position < data.byteSize() ? data.get(ValueLayout.JAVA_BYTE, position++) & 0xFF : -1;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) {
-            long left = data.byteSize() - position;
-            if (len == 0) {
-                return 0;
-            }
-            if (left <= 0) {
-                return -1;
-            }
-            int n = (int) Math.min(len, left);
-            MemorySegment.copy(data, ValueLayout.JAVA_BYTE, position, b, off, n);
-            position += n;
-            return n;
-        }
-
-        @Override
-        public long skip(long n) {
-            long s = Math.max(0, Math.min(n, data.byteSize() - position));
-            position += s;
-            return s;
-        }
-
-        @Override
-        public int available() {
-            return (int) Math.min(Integer.MAX_VALUE, data.byteSize() - position);
         }
     }
 }

@@ -22,7 +22,8 @@ public interface UrlDatasetProvider {
 
     /**
      * Bytes of remote shards held at once, the folder that holds them as files (null: memory), and
-     * who may use that folder ({@code --cache-shared-with}).
+     * who may use that folder: the user alone ({@link FolderAccess#PRIVATE}), or a group's members.
+     * Every process that names one folder shares it: a shard is fetched once for all of them.
      */
     record ShardCache(long bytes, Path folder, FolderAccess access) {
         public ShardCache {
@@ -30,11 +31,12 @@ public interface UrlDatasetProvider {
                 throw new IllegalArgumentException("the shard cache must hold at least one byte, got " + bytes);
             }
             if (access == null) {
-                access = FolderAccess.PRIVATE;
+                throw new IllegalArgumentException(
+                        "no FolderAccess for the shard cache: FolderAccess.PRIVATE is the user's alone");
             }
         }
 
-        /** A folder for this user alone. */
+        /** A cache whose folder, if any, is the user's alone. */
         public ShardCache(long bytes, Path folder) {
             this(bytes, folder, FolderAccess.PRIVATE);
         }

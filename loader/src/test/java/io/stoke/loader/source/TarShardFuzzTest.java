@@ -13,6 +13,8 @@ import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestTars;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,7 +23,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.function.Consumer;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+import org.apache.commons.compress.archivers.tar.TarFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -108,12 +113,153 @@ class TarShardFuzzTest {
         assertTrue(bad > 0 && samples > bad, samples + " samples, " + bad + " bad");
     }
 
+    /**
+     * The limit check walks the headers as Commons Compress does: over the good shard and every
+     * mutant that Commons Compress reads to the end (in the part the check hands it), both find
+     * the same members at the same data offsets, so Commons Compress reads no header the check
+     * has not seen.
+     */
+    @Test
+    void theLimitCheckWalksTheHeadersAsCommonsCompressDoes() throws Exception {
+        byte[] good = goodShard();
+        SplittableRandom r = new SplittableRandom(20261128);
+        int compared = 0;
+        for (int m = 0; m <= MUTANTS; m++) {
+            byte[] b = m == 0 ? good : mutate(good, r);
+            MemorySegment shard = MemorySegment.ofArray(b);
+            List<Long> walked = new ArrayList<>();
+            TarExtensionLimits.Verdict v = TarExtensionLimits.check(shard, walked::add);
+            List<Long> read = new ArrayList<>();
+            try (TarFile tar = new TarFile(Arrays.copyOf(b, (int) v.readable()))) {
+                for (TarArchiveEntry e : tar.getEntries()) {
+                    read.add(e.getDataOffset());
+                }
+            } catch (IOException | RuntimeException damaged) {
+                continue; // named as damage; the stream read sees no more of the shard than TarFile
+            }
+            assertEquals(walked.subList(0, Math.min(walked.size(), read.size())), read, "mutant " + m);
+            compared++;
+        }
+        assertTrue(compared > MUTANTS / 3, compared + " compared");
+    }
+
+    /**
+     * Extension headers that declare more than a limit, in a JVM whose heap (48 MiB) an unbounded
+     * read of any of them would exhaust: the four 512 MiB bombs (long name, long link, PAX, global
+     * PAX), and mutants with a long name, long link or PAX header of a random declared length (up to
+     * 1 GiB, sparse) and random content at a random member boundary, with good members after it.
+     * Every shard opens or is refused in a sentence, each one over a limit is named with it, and the
+     * child never runs out of memory.
+     */
+    @Test
+    void extensionHeaderBombsAreNamedInASmallHeap() throws Exception {
+        byte[] before = TarExtensionLimitsTest.twoSamples();
+        List<String> args = new ArrayList<>();
+        List<String> expected = new ArrayList<>();
+        for (char type : new char[] {'L', 'K', 'x', 'g'}) {
+            Path shard = tmp.resolve("bomb-" + type + ".tar");
+            TestTars.bomb(shard, before, type, TarExtensionLimitsTest.BOMB);
+            args.add(shard.toString());
+            expected.add(shard + "\twarning\tWARNING: skipping what is past the damage: " + shard
+                    + ": the member header at byte " + before.length + " declares ");
+            expected.add(shard + "\tsamples\t2\tbad\t0");
+        }
+        SplittableRandom r = new SplittableRandom(20261128);
+        List<Path> overLimit = new ArrayList<>();
+        for (int m = 0; m < 40; m++) {
+            Path shard = tmp.resolve("ext" + m + ".tar");
+            if (bombMutant(shard, r)) {
+                overLimit.add(shard);
+            }
+            args.add(shard.toString());
+        }
+        String out = runChild("-Xmx48m", args);
+        for (String line : expected) {
+            assertTrue(out.contains(line), "missing: " + line + "\n" + out);
+        }
+        for (String shard : args) {
+            assertTrue(out.contains(shard + "\tsamples\t") || out.contains(shard + "\tnone"), shard + "\n" + out);
+        }
+        for (Path shard : overLimit) {
+            assertTrue(
+                    out.lines().anyMatch(l -> l.startsWith(shard + "\twarning\t")
+                            && l.contains("the member header at byte ")
+                            && l.contains(", more than the ")),
+                    shard + "\n" + out);
+        }
+        assertTrue(overLimit.size() > 10 && overLimit.size() < 40, overLimit.size() + " of 40 over a limit");
+    }
+
+    /**
+     * Writes a shard of {@code k} good samples, an extension header of a random type, declared
+     * length and content, then good samples again after the length it declares (the gap left
+     * sparse). Returns whether the declared length is over its limit.
+     */
+    private static boolean bombMutant(Path file, SplittableRandom r) throws Exception {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        int k = r.nextInt(3);
+        for (int i = 0; i < k; i++) {
+            TestTars.rawMember(head, "m/s" + i + ".jpg", '0', TestImages.jpeg(40, 32, i));
+        }
+        char type = "LKxXg".charAt(r.nextInt(5));
+        long limit = type == 'L' || type == 'K' ? ReadLimits.TAR_LONG_NAME : ReadLimits.TAR_PAX_HEADER;
+        long declared = switch (r.nextInt(3)) {
+            case 0 -> 1 + r.nextLong(limit); // within: its content is read, whatever it is
+            case 1 -> limit + 1 + r.nextLong(1024);
+            default -> limit + r.nextLong(1L << 30);
+        };
+        byte[] content = new byte[(int) Math.min(declared, 4096)];
+        if (r.nextBoolean()) {
+            r.nextBytes(content);
+        } else {
+            byte[] pax = TestTars.pax("path=m/long" + "n".repeat(r.nextInt(200)) + ".jpg", "mtime=1");
+            System.arraycopy(pax, 0, content, 0, Math.min(pax.length, content.length));
+        }
+        ByteArrayOutputStream tail = new ByteArrayOutputStream();
+        TestTars.rawMember(tail, "m/after.jpg", '0', TestImages.jpeg(40, 40, 99));
+        TestTars.rawMember(tail, "m/after.cls", '0', "3".getBytes(StandardCharsets.US_ASCII));
+        tail.writeBytes(new byte[1024]);
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(file.toFile(), "rw")) {
+            f.write(head.toByteArray());
+            f.write(TestTars.header("././@LongLink", declared, type));
+            f.write(content);
+            f.seek(head.size() + 512 + (declared + 511) / 512 * 512);
+            f.write(tail.toByteArray());
+        }
+        return declared > limit;
+    }
+
+    /** Runs {@link TarScanChild} over {@code shards} in a JVM with {@code heap}; its output, once it exits 0. */
+    static String runChild(String heap, List<String> shards) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(
+                ProcessHandle.current().info().command().orElse("java"),
+                "--enable-native-access=ALL-UNNAMED",
+                "--add-exports",
+                "java.base/jdk.internal.misc=ALL-UNNAMED",
+                heap,
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                System.getProperty("java.class.path"),
+                TarScanChild.class.getName()));
+        cmd.addAll(shards);
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS), out);
+        assertEquals(0, p.exitValue(), out);
+        return out;
+    }
+
     /** Reads every sample of the shard under skip: {samples, bad ones}; null when it has none to read. */
     private static int[] readAll(Path shard) {
-        List<String> warnings = new ArrayList<>();
+        return readAll(shard, warning -> {});
+    }
+
+    /** {@link #readAll(Path)}, saying the shard's damage through {@code warn}. */
+    static int[] readAll(Path shard, Consumer<String> warn) {
         Dataset dataset;
         try {
-            dataset = Datasets.open(shard.toString(), ErrorPolicy.SKIP, warnings::add);
+            dataset = Datasets.open(shard.toString(), ErrorPolicy.SKIP, warn);
         } catch (IllegalArgumentException e) {
             assertTrue(e.getMessage().contains(shard.toString()), e.getMessage());
             return null;
