@@ -111,6 +111,79 @@ class SharedFolderCommandsTest {
         }
     }
 
+    /**
+     * The JDK's HTTP server on loopback with {@code objects} at their paths: HEAD and ranged GETs, an
+     * ETag each, as a static file server answers.
+     */
+    private static com.sun.net.httpserver.HttpServer serve(java.util.Map<String, byte[]> objects) throws Exception {
+        var server = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/", exchange -> {
+            try (exchange) {
+                byte[] data = objects.get(exchange.getRequestURI().getPath());
+                if (data == null) {
+                    exchange.sendResponseHeaders(404, -1);
+                    return;
+                }
+                exchange.getResponseHeaders().set("ETag", "\"" + java.util.Arrays.hashCode(data) + "\"");
+                exchange.getResponseHeaders().set("Accept-Ranges", "bytes");
+                if (exchange.getRequestMethod().equals("HEAD")) {
+                    exchange.getResponseHeaders().set("Content-Length", Integer.toString(data.length));
+                    exchange.sendResponseHeaders(200, -1);
+                    return;
+                }
+                int from = 0;
+                int to = data.length - 1;
+                String range = exchange.getRequestHeaders().getFirst("Range");
+                var m = range == null ? null : java.util.regex.Pattern.compile("bytes=(\\d+)-(\\d*)").matcher(range);
+                if (m != null && m.matches()) {
+                    from = Integer.parseInt(m.group(1));
+                    to = m.group(2).isEmpty() ? to : Math.min(to, Integer.parseInt(m.group(2)));
+                    exchange.getResponseHeaders().set("Content-Range", "bytes " + from + "-" + to + "/" + data.length);
+                    exchange.sendResponseHeaders(206, to - from + 1);
+                } else {
+                    exchange.sendResponseHeaders(200, data.length);
+                }
+                exchange.getResponseBody().write(data, from, to - from + 1);
+            }
+        });
+        server.start();
+        return server;
+    }
+
+    /** --cache-shared-with reaches the shard cache's folder too: refused as another user's, used as the group's. */
+    @Test
+    void anotherUsersShardCacheFolderIsRefusedUnlessSharedWithItsGroup() throws Exception {
+        Assumptions.assumeTrue(LibC.geteuid() == 0, "needs root to give a folder to another user (CI runs as root)");
+        Path shards = Files.createDirectories(tmp.resolve("shards"));
+        java.util.Map<String, byte[]> objects = new java.util.HashMap<>();
+        for (int s = 0; s < 2; s++) {
+            Path file = shards.resolve("s-" + s + ".tar");
+            TestTars.labelledShard(file, s, 3);
+            objects.put("/d/s-" + s + ".tar", Files.readAllBytes(file));
+        }
+        var server = serve(objects);
+        try {
+            String url = "http://127.0.0.1:" + server.getAddress().getPort() + "/d/s-{0..1}.tar";
+            Path theirs = Files.createDirectory(tmp.resolve("theirs"));
+            Files.setAttribute(theirs, "unix:uid", NOBODY);
+            Files.setAttribute(theirs, "unix:gid", 0);
+            Files.setAttribute(theirs, "unix:mode", 02770);
+            String[] refused = BenchCommandTest.run("bench", url, "--shard-cache-dir", theirs.toString(),
+                    "--batch-size", "2", "--workers", "1", "--no-warmup", "--resize", "32", "--crop", "32");
+            assertNotEquals("0", refused[0], refused[1] + refused[2]);
+            assertTrue(refused[2].contains("refusing " + theirs + " as the shard cache: it belongs to nobody (uid 65534)"),
+                    refused[2]);
+            String[] shared = BenchCommandTest.run("bench", url, "--shard-cache-dir", theirs.toString(),
+                    "--cache-shared-with", "root", "--batch-size", "2", "--workers", "1", "--no-warmup",
+                    "--resize", "32", "--crop", "32");
+            assertEquals("0", shared[0], shared[1] + shared[2]);
+            assertTrue(shared[1].contains("6 in 3 batches (0 skipped"), shared[1]);
+        } finally {
+            server.stop(0);
+        }
+    }
+
     @Test
     void anotherUsersCacheFolderIsRefusedUnlessSharedWithItsGroup() throws Exception {
         Assumptions.assumeTrue(LibC.geteuid() == 0, "needs root to give a folder to another user (CI runs as root)");
