@@ -1,7 +1,10 @@
 #!/bin/sh
 # Builds the CUDA driver test double into $1 (a Maven target/ folder), against NVIDIA's cuda.h.
-# Never fails the build: when gcc or cuda.h is missing it writes $1/UNAVAILABLE with the reason,
-# and the tests that need the double skip with that reason (loudly) instead of failing.
+# Only a missing compiler (none on PATH, or one that cannot compile a file that includes libc's
+# headers) or cuda.h is skipped: then it writes $1/UNAVAILABLE with the reason, and
+# the tests that need the double skip with that reason (loudly). Where both are there, a compile
+# error is a broken change: it is printed, naming the file, and the script exits 1, which fails
+# the Maven build (and so ./stoke test and CI).
 set -u
 out="${1:?usage: build.sh OUTDIR}"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -11,13 +14,19 @@ mkdir -p "$out"
 rm -f "$out/UNAVAILABLE"
 if ! command -v "$cc" >/dev/null 2>&1; then
     echo "no C compiler ($cc) on PATH: install gcc to build the CUDA test double" > "$out/UNAVAILABLE"
+elif ! printf '#include <pthread.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\nint stoke_probe;\n' \
+        | "$cc" -x c -c -o /dev/null - >/dev/null 2>&1; then
+    echo "no working C compiler ($cc cannot compile a file of libc's headers alone): install gcc and libc6-dev to build the CUDA test double" > "$out/UNAVAILABLE"
 elif [ ! -f "$cuda_home/include/cuda.h" ]; then
     echo "no $cuda_home/include/cuda.h: install the CUDA toolkit headers (or set CUDA_HOME) to build the CUDA test double" > "$out/UNAVAILABLE"
 elif [ "$out/libcuda_double.so" -nt "$here/cuda_double.c" ] 2>/dev/null; then
     exit 0
 elif ! "$cc" -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -I"$cuda_home/include" \
-        -o "$out/libcuda_double.so" "$here/cuda_double.c" -lpthread 2> "$out/build.log"; then
-    { echo "building the CUDA test double failed:"; cat "$out/build.log"; } > "$out/UNAVAILABLE"
+        -o "$out/libcuda_double.so" "$here/cuda_double.c" -lpthread; then
+    # The compiler has printed why (file, line and message) above.
+    rm -f "$out/libcuda_double.so"
+    echo "[stoke] ERROR: building the CUDA test double failed: $cc could not compile $here/cuda_double.c (above; a compile error with gcc and cuda.h present fails the build)" >&2
+    exit 1
 fi
 if [ -f "$out/UNAVAILABLE" ]; then
     echo "[stoke] WARNING: CUDA test double not built: $(head -n 1 "$out/UNAVAILABLE"); its tests will be skipped" >&2

@@ -1,41 +1,64 @@
 #!/bin/sh
 # Builds libstoke_pixels.so (the resize), libstoke_jpeg.so (the region decoder, over libjpeg) and
-# libstoke_image.so (PNG and WebP, over libspng and libwebp) into $1, a folder on the module's classpath, so the jar carries them. Never fails the build:
-# what cannot be built gets $1/UNAVAILABLE or $1/UNAVAILABLE_JPEG with the reason, and Stoke says
-# so once at run time and resizes in Java, or decodes whole images, instead.
+# libstoke_image.so (PNG and WebP, over libspng and libwebp) into $1, a folder on the module's
+# classpath, so the jar carries them. Only a missing compiler (none on PATH, or one that cannot
+# compile a file that includes libc's headers) or a missing header is skipped: the library
+# gets $1/UNAVAILABLE, $1/UNAVAILABLE_JPEG or $1/UNAVAILABLE_IMAGE with the reason, and Stoke says
+# so once at run time and resizes in Java, or decodes whole images, instead. Where the compiler
+# and the headers are there, a compile error is a broken change: it is printed, naming the file,
+# and the script exits 1, which fails the Maven build (and so ./stoke test and CI).
 set -u
 out="${1:?usage: build.sh OUTDIR}"
 here="$(cd "$(dirname "$0")" && pwd)"
 cc="${CC:-gcc}"
 mkdir -p "$out"
+failed=""
 
-# build LIBRARY SOURCE REASON_FILE WHAT FALLBACK HINT PACKAGES [LINK FLAGS...]: one library, or the
-# reason not (HINT: a header whose absence means PACKAGES are to be installed).
+# Why the compiler cannot build anything here, or nothing: none on PATH, or one that fails a file
+# of libc's headers alone (gcc without libc6-dev, or a stand-in that hides gcc from a test run).
+if ! command -v "$cc" >/dev/null 2>&1; then
+    no_cc="no C compiler ($cc) on PATH: install gcc"
+elif ! printf '#include <setjmp.h>\n#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\nint stoke_probe;\n' \
+        | "$cc" -x c -c -o /dev/null - >/dev/null 2>&1; then
+    no_cc="no working C compiler ($cc cannot compile a file of libc's headers alone): install gcc and libc6-dev"
+else
+    no_cc=""
+fi
+
+# build LIBRARY SOURCE REASON_FILE WHAT FALLBACK HEADERS PACKAGES [LINK FLAGS...]: one library, or
+# the reason not (HEADERS: the system headers, space-separated, whose absence means PACKAGES are
+# to be installed).
 build() {
-    lib="$1" src="$2" reason="$out/$3" what="$4" fallback="$5" hint="$6" packages="$7"
+    lib="$1" src="$2" reason="$out/$3" what="$4" fallback="$5" headers="$6" packages="$7"
     shift 7
     rm -f "$reason"
-    if ! command -v "$cc" >/dev/null 2>&1; then
-        echo "no C compiler ($cc) on PATH: install gcc to build $what" > "$reason"
+    if [ -n "$no_cc" ]; then
+        echo "$no_cc to build $what" > "$reason"
+    elif missing="$(missing_headers "$headers")" && [ -n "$missing" ]; then
+        echo "its headers are missing ($missing): install $packages to build $what" > "$reason"
     elif [ "$out/$lib" -nt "$here/$src.c" ] && [ "$out/$lib" -nt "$here/$src.h" ] 2>/dev/null; then
         return 0
-    else
-        log="$(mktemp)"
-        if ! "$cc" -std=c11 -O3 -Wall -Wextra -Werror -fPIC -shared -o "$out/$lib" "$here/$src.c" "$@" 2> "$log"; then
-            rm -f "$out/$lib"
-            log_hint=""
-            [ -n "$hint" ] && log_hint="$(grep -o "$hint" "$log" | head -n 1)"
-            if [ -n "$log_hint" ]; then
-                echo "its headers are missing ($log_hint): install $packages to build $what" > "$reason"
-            else
-                { echo "building $what failed:"; cat "$log"; } > "$reason"
-            fi
-        fi
-        rm -f "$log"
+    elif ! "$cc" -std=c11 -O3 -Wall -Wextra -Werror -fPIC -shared -o "$out/$lib" "$here/$src.c" "$@"; then
+        # The compiler has printed why (file, line and message) above.
+        rm -f "$out/$lib"
+        echo "[stoke] ERROR: building $what failed: $cc could not compile $here/$src.c (above)" >&2
+        failed="$failed $src.c"
+        return 0
     fi
     if [ -f "$reason" ]; then
         echo "[stoke] WARNING: $what not built: $(head -n 1 "$reason"); Stoke will $fallback" >&2
     fi
+}
+
+# missing_headers "H1 H2": those of the headers that the compiler cannot find, space-separated.
+missing_headers() {
+    sep=""
+    for h in $1; do
+        if ! printf '#include <%s>\n' "$h" | "$cc" -E -x c -o /dev/null - >/dev/null 2>&1; then
+            printf '%s%s' "$sep" "$h"
+            sep=" "
+        fi
+    done
 }
 
 build libstoke_pixels.so stoke_pixels UNAVAILABLE "Stoke's native pixel library" "resize in Java" "" ""
@@ -44,5 +67,9 @@ build libstoke_jpeg.so stoke_jpeg UNAVAILABLE_JPEG "Stoke's region decoder" "dec
     libjpeg62-turbo-dev -ljpeg
 # And one for PNG and WebP, so that without their headers only those formats are missing.
 build libstoke_image.so stoke_image UNAVAILABLE_IMAGE "Stoke's PNG and WebP decoder" \
-    "name PNG and WebP files as not decoded" "spng.h\|decode.h" "libspng-dev and libwebp-dev" -lspng -lwebp
+    "name PNG and WebP files as not decoded" "spng.h webp/decode.h" "libspng-dev and libwebp-dev" -lspng -lwebp
+if [ -n "$failed" ]; then
+    echo "[stoke] ERROR: $here did not compile:$failed (a compile error with gcc and the headers present fails the build)" >&2
+    exit 1
+fi
 exit 0

@@ -6,7 +6,9 @@ creates and the producer inherits as descriptors (``/dev/fd/N``): the ring needs
 ``/dev/shm`` (a container's is 64 MB), and nothing outlives both processes, however either ends
 (``kill -9`` included). The producer dies with this process: the kernel kills it
 (``PR_SET_PDEATHSIG``, set by ``_parent_death.py`` before the JVM runs), and the JVM watches this
-process too (``--parent-pid``) and stops within 100 ms of its exit.
+process too (``--parent-pid``) and stops within 100 ms of its exit. A dataset URL that carries a
+credential (a presigned URL's query string) is passed as an inherited file too, never on the
+command line, which every user of the machine can read.
 """
 
 import collections
@@ -23,6 +25,7 @@ from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
 from .ring import ProducerGoneError, Ring, RingFormatError
 from ._settings import default_workers
+from ._urls import redact
 
 __all__ = ["Producer", "ProducerError", "anonymous_file", "read_index", "serve_arguments"]
 
@@ -132,7 +135,7 @@ def anonymous_file(name: str) -> int:
 
 
 def serve_arguments(settings: Any, epoch: int, batch: int, ring: str, index: str, tuning: Optional[str],
-                    cuts: Sequence[Dict[str, Any]] = ()) -> List[str]:
+                    cuts: Sequence[Dict[str, Any]] = (), data: Optional[str] = None) -> List[str]:
     """``stoke serve``'s arguments for a loader's settings, from batch ``batch`` of epoch ``epoch``.
 
     Args:
@@ -143,12 +146,14 @@ def serve_arguments(settings: Any, epoch: int, batch: int, ring: str, index: str
             ``num_workers="auto"``) its auto workers' log to.
         cuts: what earlier worlds took of epoch ``epoch`` (resumed from their states; see
             ``_resume``), oldest first; empty for a whole epoch.
+        data: an argument file (picocli's ``@``-file) that holds the dataset, given instead of
+            ``settings.root`` itself; see :func:`dataset_argument_file`.
 
     Returns:
         The arguments after the command that starts Stoke.
     """
     s = settings
-    args = ["serve", s.root, "--ring", ring, "--index-out", index, "--parent-pid", str(os.getpid()),
+    args = ["serve", s.root if data is None else "@" + data, "--ring", ring, "--index-out", index, "--parent-pid", str(os.getpid()),
             "--status-interval", "0", "--epochs", "0", "--start-epoch", str(epoch), "--start-batch", str(batch),
             "--batch-size", str(s.batch_size), "--workers", str(s.num_workers),
             "--max-workers", str(default_workers()), "--slots", str(s.slots), "--seed", str(s.seed),
@@ -185,6 +190,27 @@ def serve_arguments(settings: Any, epoch: int, batch: int, ring: str, index: str
         if column is not None:
             args += [flag, column]
     return args
+
+
+def dataset_argument_file(root: str) -> Optional[int]:
+    """The dataset as an argument file for ``stoke serve``, where its URL carries a credential.
+
+    A presigned or SAS URL's query string is a credential, and a process's command line is
+    readable by every user of the machine (``ps``, ``/proc/PID/cmdline``); so such a URL reaches
+    the producer through an inherited anonymous file, ``@/dev/fd/N``, which picocli reads as the
+    argument it holds.
+
+    Args:
+        root: the dataset as the loader was given it.
+
+    Returns:
+        The file's descriptor (close-on-exec), or None where ``root`` carries no credential.
+    """
+    if redact(root) == root:
+        return None
+    fd = anonymous_file("stoke-data")
+    os.write(fd, f'"{root}"\n'.encode())  # quoted: a URL holds no '"', and '#' is a comment outside quotes
+    return fd
 
 
 def read_index(path: str) -> Tuple[bool, Any]:
@@ -245,10 +271,13 @@ class Producer:
             auto = settings.num_workers == "auto"
             for name in ("ring", "index") + (("tuning",) if auto else ()):
                 self._fds[name] = anonymous_file(f"stoke-{name}")
+            data = dataset_argument_file(settings.root)
+            if data is not None:
+                self._fds["data"] = data
             paths = {name: f"/dev/fd/{fd}" for name, fd in self._fds.items()}
             self._index_path, self._tuning_path = paths["index"], paths.get("tuning")
             command = parent_death_command() + stoke + serve_arguments(
-                settings, epoch, batch, paths["ring"], paths["index"], paths.get("tuning"), cuts)
+                settings, epoch, batch, paths["ring"], paths["index"], paths.get("tuning"), cuts, paths.get("data"))
             self.proc = popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True, errors="replace",
                               pass_fds=[*self._fds.values(), *inherited])

@@ -34,6 +34,7 @@ from ._pinning import Pinning
 from ._producer import Producer, ProducerError, anonymous_file
 from ._settings import SAID as _SAID  # noqa: F401  what was said once (the tests clear it)
 from ._settings import StokeWarning, default_workers
+from ._urls import redact as _redact
 from .ring import Batch as RawBatch
 from .ring import SAMPLE_FORMAT_NOT_DECODED, SAMPLE_STATUS, ProducerGoneError, Ring, image_format
 
@@ -144,7 +145,7 @@ class _UnlistedSamples(collections.abc.Sequence):
         return self._n
 
     def __getitem__(self, i):
-        raise LookupError(f"{self._root} was opened from its index.json, which holds each shard's sample count, "
+        raise LookupError(f"{_redact(self._root)} was opened from its index.json, which holds each shard's sample count, "
                           "not each sample's name and label; batches carry their labels and dataset indices "
                           "(batch.labels, batch.indices)")
 
@@ -176,7 +177,7 @@ class _PathDataset:
         return len(self.samples)
 
     def __repr__(self) -> str:
-        return f"stoke dataset {self.root!r}: {len(self)} samples"
+        return f"stoke dataset {_redact(self.root)!r}: {len(self)} samples"
 
 
 def _close_at_exit(ref: "weakref.ref[DataLoader]") -> None:

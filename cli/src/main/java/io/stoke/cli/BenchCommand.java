@@ -1,6 +1,7 @@
 package io.stoke.cli;
 
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Urls;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -37,9 +38,9 @@ public final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         try (Dataset dataset = options.open(data)) {
-            System.err.printf("dataset: %d images in %s%n", dataset.size(), data);
+            System.err.printf("dataset: %d images in %s%n", dataset.size(), Urls.redact(data));
             return new BenchRun(System.out, System.err)
-                    .execute(options, device, warmup, dataset, "stoke bench " + data);
+                    .execute(options, device, warmup, dataset, "stoke bench " + Urls.redact(data));
         }
     }
 }

@@ -13,6 +13,7 @@ import io.stoke.loader.Loader;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Urls;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.loader.tune.TunerLog;
 import java.io.PrintWriter;
@@ -186,7 +187,7 @@ public final class EmbedCommand implements Callable<Integer> {
                 }
                 throw e;
             }
-            stdout.printf(Locale.ROOT, "stoke embed %s -> %s%n", data, this.out);
+            stdout.printf(Locale.ROOT, "stoke embed %s -> %s%n", Urls.redact(data), this.out);
             stdout.printf(
                     Locale.ROOT, "  images                 %d (%d skipped, zero rows)%n", f.images(), f.skipped());
             stdout.printf(Locale.ROOT, "  throughput             %.0f images/s%n", f.imagesPerSecond());

@@ -7,6 +7,7 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.ShardIndex;
+import io.stoke.loader.source.Urls;
 import io.stoke.parquet.ParquetDatasets;
 import io.stoke.remote.RemoteDatasets;
 import io.stoke.remote.RemoteOptions;
@@ -69,13 +70,21 @@ public final class IndexCommand implements Callable<Integer> {
             if (remote && out == null && Datasets.isParquet(shards)) {
                 // Each file's size, ETag and footer, so that the files open from this one object.
                 String url = ParquetDatasets.writeIndex(shards);
-                err.printf(Locale.ROOT, "stoke index: %s, in %.1f s%n", url, (System.nanoTime() - start) / 1e9);
+                err.printf(
+                        Locale.ROOT,
+                        "stoke index: %s, in %.1f s%n",
+                        Urls.redact(url),
+                        (System.nanoTime() - start) / 1e9);
                 return 0;
             }
             if (remote && out == null) {
                 // Beside the shards, in the store (S3; an HTTP server is read-only here and says so).
                 String url = RemoteDatasets.writeIndex(shards, RemoteOptions.defaults(), ByteSize.parse(shardCache));
-                err.printf(Locale.ROOT, "stoke index: %s, in %.1f s%n", url, (System.nanoTime() - start) / 1e9);
+                err.printf(
+                        Locale.ROOT,
+                        "stoke index: %s, in %.1f s%n",
+                        Urls.redact(url),
+                        (System.nanoTime() - start) / 1e9);
                 return 0;
             }
             Path target = out != null ? out : localDefault();
@@ -88,7 +97,7 @@ public final class IndexCommand implements Callable<Integer> {
                     ? RemoteDatasets.openScanned(shards, RemoteOptions.defaults(), ByteSize.parse(shardCache), null)
                     : Datasets.openScanned(shards)) {
                 if (!(opened instanceof ShardDataset dataset)) {
-                    err.println("stoke index: " + shards + " is not tar shards");
+                    err.println("stoke index: " + Urls.redact(shards) + " is not tar shards");
                     return Main.EXIT_USAGE;
                 }
                 Path dir = target.toAbsolutePath().getParent();

@@ -1,5 +1,6 @@
 package io.stoke.cli;
 
+import io.stoke.loader.source.Urls;
 import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine;
@@ -121,7 +122,8 @@ public final class Main implements Runnable {
     /**
      * Runs {@code cl} on {@code args}: a command's exception becomes one line on stderr (its
      * message, or its class where it has none) and {@link #EXIT_FAILED}. The harness's own command
-     * line runs through here too.
+     * line runs through here too. A URL in the message is {@link Urls#redact redacted}: Stoke's own
+     * messages redact theirs, and this catches one that a library quotes (a presigned URL's query).
      */
     public static int execute(CommandLine cl, String... args) {
         cl.setCaseInsensitiveEnumValuesAllowed(true);
@@ -129,7 +131,7 @@ public final class Main implements Runnable {
             cmd.getErr()
                     .println("stoke: "
                             + (e.getMessage() != null
-                                    ? e.getMessage()
+                                    ? Urls.redactAll(e.getMessage())
                                     : e.getClass().getName()));
             return EXIT_FAILED;
         });

@@ -2,6 +2,7 @@ package io.stoke.cli;
 
 import io.stoke.embed.InferenceDevice;
 import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.source.Urls;
 import io.stoke.spark.Manifest;
 import io.stoke.spark.SparkEmbed;
 import java.io.PrintWriter;
@@ -157,7 +158,9 @@ public final class SparkEmbedCommand implements Callable<Integer> {
         err.flush();
         if (dryRun) {
             String plan = SparkEmbed.dryRun(request, line -> err.println("stoke spark-embed: " + line));
-            spec.commandLine().getOut().println("stoke spark-embed " + dataset + " -> " + out + ": " + plan);
+            spec.commandLine()
+                    .getOut()
+                    .println("stoke spark-embed " + Urls.redact(dataset) + " -> " + out + ": " + plan);
             return 0;
         }
         Manifest m = SparkEmbed.run(master, conf, request, line -> {
@@ -165,7 +168,7 @@ public final class SparkEmbedCommand implements Callable<Integer> {
             err.flush();
         });
         PrintWriter stdout = spec.commandLine().getOut();
-        stdout.printf(Locale.ROOT, "stoke spark-embed %s -> %s%n", dataset, out);
+        stdout.printf(Locale.ROOT, "stoke spark-embed %s -> %s%n", Urls.redact(dataset), out);
         stdout.printf(
                 Locale.ROOT,
                 "  shards        %d (%d committed now, %d before)%n",

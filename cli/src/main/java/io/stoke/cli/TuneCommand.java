@@ -1,6 +1,7 @@
 package io.stoke.cli;
 
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Urls;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.tune.LoaderFactory;
 import io.stoke.tune.ModelStep;
@@ -158,7 +159,7 @@ public final class TuneCommand implements Callable<Integer> {
                         "stoke tune: --batch-sizes %d is more than the %d images an epoch of %s holds%n",
                         sizes.getLast(),
                         samples,
-                        data);
+                        Urls.redact(data));
                 return Main.EXIT_USAGE;
             }
             LoaderFactory factory = (b, w) -> options.builder(dataset)
@@ -172,7 +173,7 @@ public final class TuneCommand implements Callable<Integer> {
                     Locale.ROOT,
                     "stoke tune: %d images in %s; step: %s; batch sizes %s, 1 to %d workers, %d cores%n",
                     dataset.size(),
-                    data,
+                    Urls.redact(data),
                     step.describe(),
                     sizes,
                     maxWorkers,
@@ -185,7 +186,7 @@ public final class TuneCommand implements Callable<Integer> {
                     result,
                     settings,
                     command(),
-                    new TuneReport.Dataset(data, dataset.size(), describe(transform)),
+                    new TuneReport.Dataset(Urls.redact(data), dataset.size(), describe(transform)),
                     new TuneReport.Consumer(
                             step.describe(),
                             model == null ? null : model.toString(),
@@ -264,7 +265,9 @@ public final class TuneCommand implements Callable<Integer> {
 
     private String command() {
         // The parse result's arguments start with the sub-command's name.
-        return "stoke " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
+        // Into tune.json: a presigned URL's query is a credential.
+        return Urls.redactAll(
+                "stoke " + String.join(" ", spec.commandLine().getParseResult().originalArgs()));
     }
 
     private static String describe(TransformSpec t) {

@@ -1,5 +1,6 @@
 package io.stoke.remote;
 
+import io.stoke.loader.source.Urls;
 import io.stoke.remote.Retry.TransientFailure;
 import java.io.IOException;
 import java.io.InputStream;
@@ -146,8 +147,9 @@ public final class HttpObjectStore implements ObjectStore {
 
     @Override
     public void write(String url, byte[] bytes) {
-        throw new UnsupportedOperationException("cannot write " + url + ": Stoke reads HTTP stores, it does not write"
-                + " to them; write the file locally and upload it yourself");
+        throw new UnsupportedOperationException(
+                "cannot write " + Urls.redact(url) + ": Stoke reads HTTP stores, it does not write"
+                        + " to them; write the file locally and upload it yourself");
     }
 
     private RangeResponse openRange(String url, URI uri, long first, long last, long timeoutNanos)
@@ -209,13 +211,14 @@ public final class HttpObjectStore implements ObjectStore {
     @Override
     public void delete(String url) {
         throw new UnsupportedOperationException(
-                "cannot delete " + url + ": Stoke reads HTTP stores, it does not" + " change them");
+                "cannot delete " + Urls.redact(url) + ": Stoke reads HTTP stores, it does not" + " change them");
     }
 
     @Override
     public List<String> list(String prefixUrl, String suffix) {
-        throw new UnsupportedOperationException("cannot list " + prefixUrl + ": HTTP has no directory listing;"
-                + " name the shards with a brace pattern instead, such as https://host/train-{000000..000146}.tar");
+        throw new UnsupportedOperationException(
+                "cannot list " + Urls.redact(prefixUrl) + ": HTTP has no directory listing;"
+                        + " name the shards with a brace pattern instead, such as https://host/train-{000000..000146}.tar");
     }
 
     @Override
@@ -259,13 +262,13 @@ public final class HttpObjectStore implements ObjectStore {
     private static URI uri(String url) {
         String lower = url == null ? "" : url.toLowerCase(Locale.ROOT);
         if (!(lower.startsWith("http://") || lower.startsWith("https://"))) {
-            throw new IllegalArgumentException("not an http:// or https:// URL: " + url);
+            throw new IllegalArgumentException("not an http:// or https:// URL: " + Urls.redact(url));
         }
         try {
             return URI.create(url);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(
-                    "malformed URL " + url + ": " + e.getMessage()
+                    "malformed URL " + Urls.redact(url) + ": " + Urls.redactAll(e.getMessage())
                             + " (characters such as spaces must be percent-encoded)",
                     e);
         }

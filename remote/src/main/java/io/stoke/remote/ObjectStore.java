@@ -2,6 +2,7 @@ package io.stoke.remote;
 
 import io.stoke.loader.source.ReadLimits;
 import io.stoke.loader.source.SegmentInputStream;
+import io.stoke.loader.source.Urls;
 import java.io.InputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -80,7 +81,7 @@ public interface ObjectStore extends AutoCloseable {
      */
     default byte[] readBytes(String url, long limit) {
         long size = size(url);
-        ReadLimits.checkSize(url, size, Math.min(limit, Integer.MAX_VALUE - 8));
+        ReadLimits.checkSize(Urls.redact(url), size, Math.min(limit, Integer.MAX_VALUE - 8));
         try (Arena arena = Arena.ofShared()) { // the store's threads write the parts
             MemorySegment bytes = arena.allocate(Math.max(1, size)).asSlice(0, size);
             read(url, bytes);
@@ -151,7 +152,7 @@ public interface ObjectStore extends AutoCloseable {
             case "s3" -> new S3ObjectStore(options);
             case "http", "https" -> new HttpObjectStore(options);
             default ->
-                throw new IllegalArgumentException("unsupported URL " + url
+                throw new IllegalArgumentException("unsupported URL " + Urls.redact(url)
                         + ": remote shards are read from s3://bucket/key, http:// or https:// URLs");
         };
     }

@@ -1,5 +1,6 @@
 package io.stoke.remote;
 
+import io.stoke.loader.source.Urls;
 import io.stoke.remote.Retry.TransientFailure;
 import java.io.IOException;
 import java.io.InputStream;
@@ -109,15 +110,16 @@ final class PartReader implements AutoCloseable {
             ToLongFunction<String> size,
             String etag) {
         if (offset < 0 || offset + dst.byteSize() > objectSize) {
-            throw new IllegalArgumentException(
-                    url + ": bytes " + offset + "+" + dst.byteSize() + " are not inside the object's " + objectSize);
+            throw new IllegalArgumentException(Urls.redact(url) + ": bytes " + offset + "+" + dst.byteSize()
+                    + " are not inside the object's " + objectSize);
         }
         if (dst.isReadOnly()) {
-            throw new IllegalArgumentException("dst for " + url + " is read-only");
+            throw new IllegalArgumentException("dst for " + Urls.redact(url) + " is read-only");
         }
         if (!dst.isAccessibleBy(OTHER_THREAD)) {
-            throw new IllegalArgumentException("dst for " + url + " is confined to one thread, but the parts are"
-                    + " written by the store's threads: allocate it from a shared, automatic or global arena");
+            throw new IllegalArgumentException(
+                    "dst for " + Urls.redact(url) + " is confined to one thread, but the parts are"
+                            + " written by the store's threads: allocate it from a shared, automatic or global arena");
         }
         long length = dst.byteSize();
         if (length == 0) {
@@ -129,8 +131,8 @@ final class PartReader implements AutoCloseable {
         }
         long count = (length + options.partBytes() - 1) / options.partBytes();
         if (count > 1 << 20) {
-            throw new IllegalArgumentException(url + ": " + length + " bytes in parts of " + options.partBytes()
-                    + " would take " + count + " requests; use larger parts");
+            throw new IllegalArgumentException(Urls.redact(url) + ": " + length + " bytes in parts of "
+                    + options.partBytes() + " would take " + count + " requests; use larger parts");
         }
         long start = retry.clock().nanoTime();
         Transfer transfer = new Transfer(
@@ -147,7 +149,7 @@ final class PartReader implements AutoCloseable {
             }
             complete = transfer.await();
         } catch (RejectedExecutionException e) {
-            throw new IllegalStateException("the object store is closed; cannot read " + url, e);
+            throw new IllegalStateException("the object store is closed; cannot read " + Urls.redact(url), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ShardFetchException(url, "interrupted while reading", e);

@@ -10,6 +10,7 @@ import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.ShardIndex;
 import io.stoke.loader.source.TarShardScanner;
 import io.stoke.loader.source.UrlDatasetProvider;
+import io.stoke.loader.source.Urls;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -26,6 +27,10 @@ import java.util.Set;
  * HEAD; then each shard is fetched once to read its tar headers, which fixes the dataset's order
  * and size before the first batch, as a folder's scan does. What the cache can hold of them stays
  * for the first epoch.
+ *
+ * <p>A URL may carry a credential in its query string (a presigned S3 URL, an Azure SAS token): the
+ * requests use each URL as given, and everything else names the shards {@link Urls#withoutQuery
+ * without it} (samples, the index, the restart cache) or {@link Urls#redact redacted} (messages).
  */
 public final class RemoteDatasets implements UrlDatasetProvider {
     /** ServiceLoader's: the loader finds this class by the URL's scheme. */
@@ -64,8 +69,9 @@ public final class RemoteDatasets implements UrlDatasetProvider {
                     return indexed;
                 }
                 if (!indexUrl.equals(spec + ShardIndex.FILE)) {
-                    throw new IllegalArgumentException(indexUrl + " is not a shard index Stoke opens from (a wids shard"
-                            + " list with Stoke's `labelled`): run `stoke index` on the shards to write one");
+                    throw new IllegalArgumentException(
+                            Urls.redact(indexUrl) + " is not a shard index Stoke opens from (a wids shard"
+                                    + " list with Stoke's `labelled`): run `stoke index` on the shards to write one");
                 }
             }
             return scanned(spec, store, options, cacheBytes, folder, access);
@@ -99,10 +105,11 @@ public final class RemoteDatasets implements UrlDatasetProvider {
      * shard), shard URLs relative to it. Returns the index's URL.
      */
     public static String writeIndex(String spec, RemoteOptions options, long cacheBytes) {
+        String path = Urls.withoutQuery(spec); // a query's '/' is not the folder's
         String folder =
-                BracePattern.hasBraces(spec) || spec.toLowerCase(Locale.ROOT).endsWith(".tar")
-                        ? spec.substring(0, spec.lastIndexOf('/', braceOrEnd(spec)) + 1)
-                        : spec.endsWith("/") ? spec : spec + "/";
+                BracePattern.hasBraces(path) || path.toLowerCase(Locale.ROOT).endsWith(".tar")
+                        ? path.substring(0, path.lastIndexOf('/', braceOrEnd(path)) + 1)
+                        : path.endsWith("/") ? path : path + "/";
         String indexUrl = folder + ShardIndex.FILE;
         try (ShardDataset dataset = openScanned(spec, options, cacheBytes, null)) {
             ShardIndex index = ShardIndex.of(dataset, u -> u.startsWith(folder) ? u.substring(folder.length()) : u);
@@ -136,7 +143,17 @@ public final class RemoteDatasets implements UrlDatasetProvider {
             modified[s] = stats.get(s).lastModified();
         }
         RemoteShards shards = new RemoteShards(store, urls, sizes, etags, modified, cacheBytes, folder, access, null);
-        return TarShardScanner.scan(urls, shards, Path.of("").toAbsolutePath(), Math.max(2, options.parallelism()));
+        return TarShardScanner.scan(
+                names(urls), shards, Path.of("").toAbsolutePath(), Math.max(2, options.parallelism()));
+    }
+
+    /** The shards as samples, the index and the caches name them: their URLs without a query string. */
+    private static List<String> names(List<String> urls) {
+        List<String> names = new ArrayList<>(urls.size());
+        for (String url : urls) {
+            names.add(Urls.withoutQuery(url));
+        }
+        return names;
     }
 
     /**
@@ -145,7 +162,7 @@ public final class RemoteDatasets implements UrlDatasetProvider {
      * single shards are opened by their headers).
      */
     static String indexUrl(String spec, ObjectStore store) {
-        String lower = spec.toLowerCase(Locale.ROOT);
+        String lower = Urls.withoutQuery(spec).toLowerCase(Locale.ROOT);
         if (lower.endsWith(".json")) {
             return spec;
         }
@@ -171,11 +188,13 @@ public final class RemoteDatasets implements UrlDatasetProvider {
      */
     static ShardDataset openIndexed(
             ObjectStore store, String indexUrl, long cacheBytes, Path folder, FolderAccess access) {
-        ShardIndex index = store.parseWhole(indexUrl, ReadLimits.INDEX_FILE, in -> ShardIndex.read(in, indexUrl));
+        String indexName = Urls.redact(indexUrl);
+        ShardIndex index = store.parseWhole(indexUrl, ReadLimits.INDEX_FILE, in -> ShardIndex.read(in, indexName));
         if (index == null) {
             return null;
         }
-        String base = indexUrl.substring(0, indexUrl.lastIndexOf('/') + 1);
+        String path = Urls.withoutQuery(indexUrl); // a query's '/' is not the folder's
+        String base = path.substring(0, path.lastIndexOf('/') + 1);
         List<String> urls = new ArrayList<>(index.shards().size());
         long[] sizes = new long[index.shards().size()];
         String[] etags = new String[sizes.length];
@@ -186,23 +205,23 @@ public final class RemoteDatasets implements UrlDatasetProvider {
             etags[s] = e.etag();
         }
         RemoteShards shards = new RemoteShards(
-                store, urls, sizes, etags, new String[sizes.length], cacheBytes, folder, access, indexUrl);
-        return index.dataset(urls, shards, Path.of("").toAbsolutePath(), indexUrl);
+                store, urls, sizes, etags, new String[sizes.length], cacheBytes, folder, access, indexName);
+        return index.dataset(names(urls), shards, Path.of("").toAbsolutePath(), indexName);
     }
 
     static List<String> urls(String spec, ObjectStore store) {
         if (BracePattern.hasBraces(spec)) {
             return BracePattern.expand(spec);
         }
-        if (spec.toLowerCase(Locale.ROOT).endsWith(".tar")) {
-            return List.of(spec);
+        if (Urls.withoutQuery(spec).toLowerCase(Locale.ROOT).endsWith(".tar")) {
+            return List.of(spec); // a presigned URL's query follows the .tar
         }
         List<String> listed = store.list(spec, ".tar");
         if (listed.isEmpty()) {
             if (spec.endsWith("/") && !store.list(spec, ".parquet").isEmpty()) {
                 throw new HoldsParquet(spec);
             }
-            throw new IllegalArgumentException("no .tar objects under " + spec);
+            throw new IllegalArgumentException("no .tar objects under " + Urls.redact(spec));
         }
         return listed;
     }
@@ -210,7 +229,8 @@ public final class RemoteDatasets implements UrlDatasetProvider {
     /** A folder with Parquet files and no tar shard: a Parquet dataset, which open() hands on. */
     private static final class HoldsParquet extends IllegalArgumentException {
         HoldsParquet(String prefix) {
-            super("no .tar objects under " + prefix + "; it holds Parquet files: name them, " + prefix + "*.parquet");
+            super("no .tar objects under " + Urls.redact(prefix) + "; it holds Parquet files: name them, "
+                    + Urls.redact(prefix) + "*.parquet");
         }
     }
 }

@@ -3,6 +3,7 @@ package io.stoke.remote;
 import io.stoke.loader.fs.FolderAccess;
 import io.stoke.loader.source.BoundedShardCache;
 import io.stoke.loader.source.ShardBytes;
+import io.stoke.loader.source.Urls;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -207,7 +208,7 @@ public final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
 
     @Override
     protected String describe(int shard) {
-        return urls.get(shard);
+        return Urls.redact(urls.get(shard));
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.stoke.remote;
 
+import io.stoke.loader.source.Urls;
 import io.stoke.remote.Retry.TransientFailure;
 import java.io.FilterInputStream;
 import java.io.IOException;
@@ -235,7 +236,8 @@ public final class S3ObjectStore implements ObjectStore {
             if (e.getCause() instanceof SdkServiceException s
                     && FailureKind.of(s.statusCode(), errorCode(s)) == FailureKind.UNSUPPORTED) {
                 throw new UnsupportedOperationException(
-                        url + ": the store does not support conditional writes (If-None-Match: *): " + e.getMessage(),
+                        Urls.redact(url) + ": the store does not support conditional writes (If-None-Match: *): "
+                                + e.getMessage(),
                         e);
             }
             throw e;
@@ -477,17 +479,17 @@ public final class S3ObjectStore implements ObjectStore {
     private record Location(String bucket, String key) {
         static Location of(String url, boolean prefix) {
             if (url == null || !url.regionMatches(true, 0, "s3://", 0, 5)) {
-                throw new IllegalArgumentException("not an s3:// URL: " + url);
+                throw new IllegalArgumentException("not an s3:// URL: " + Urls.redact(url));
             }
             String rest = url.substring(5);
             int slash = rest.indexOf('/');
             String bucket = slash < 0 ? rest : rest.substring(0, slash);
             String key = slash < 0 ? "" : rest.substring(slash + 1);
             if (bucket.isEmpty()) {
-                throw new IllegalArgumentException("no bucket in " + url + " (expected s3://bucket/key)");
+                throw new IllegalArgumentException("no bucket in " + Urls.redact(url) + " (expected s3://bucket/key)");
             }
             if (!prefix && key.isEmpty()) {
-                throw new IllegalArgumentException("no key in " + url + " (expected s3://bucket/key)");
+                throw new IllegalArgumentException("no key in " + Urls.redact(url) + " (expected s3://bucket/key)");
             }
             return new Location(bucket, key);
         }

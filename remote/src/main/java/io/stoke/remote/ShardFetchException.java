@@ -1,10 +1,14 @@
 package io.stoke.remote;
 
+import io.stoke.loader.source.Urls;
+
 /**
  * A remote object could not be read: not found, refused, or still failing after the retries and
  * the deadline of {@link RemoteOptions}. The message starts with the URL and says why (for
  * retried failures: how many attempts were made and the last cause), so it can go to the user
- * as it is; {@link #url()} gives the URL to code that wants to skip or report the shard.
+ * as it is: the URL, and any URL in the reason, {@link Urls#redact redacted} (a presigned URL's
+ * signature is a credential). {@link #url()} gives the URL as the caller gave it, to code that
+ * matches it; code that reports it redacts it too.
  */
 public final class ShardFetchException extends RuntimeException {
     private final String url;
@@ -16,7 +20,7 @@ public final class ShardFetchException extends RuntimeException {
     }
 
     private ShardFetchException(String url, String reason, Throwable cause, long storeSize, String storeEtag) {
-        super(url + ": " + reason, cause);
+        super(Urls.redact(url) + ": " + Urls.redactAll(reason), cause);
         this.url = url;
         this.storeSize = storeSize;
         this.storeEtag = storeEtag;
@@ -51,7 +55,7 @@ public final class ShardFetchException extends RuntimeException {
         this(url, reason, null);
     }
 
-    /** The URL of the object that could not be read, as the caller gave it. */
+    /** The URL of the object that could not be read, as the caller gave it: query string included. */
     public String url() {
         return url;
     }

@@ -11,6 +11,7 @@ import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.UrlDatasetProvider;
+import io.stoke.loader.source.Urls;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
 import java.io.InputStream;
@@ -257,7 +258,7 @@ public final class SparkEmbed {
                     Locale.ROOT,
                     "%d shards in %s (planned in %.2f s): %d to embed, %d committed by an earlier run",
                     plan.all().size(),
-                    request.data(),
+                    Urls.redact(request.data()),
                     plan.seconds(),
                     plan.todo().size(),
                     plan.before()));
@@ -295,8 +296,9 @@ public final class SparkEmbed {
                         "WARNING: skipping what is past the damage: ",
                         "WARNING: a damaged shard (its task will fail, and the manifest name it): ")))) {
             if (!(checked instanceof ShardDataset)) {
-                throw new IllegalArgumentException(request.data() + " is neither .tar shards nor Parquet files:"
-                        + " spark-embed runs a task per input file (`stoke pack` writes a folder of images as shards)");
+                throw new IllegalArgumentException(
+                        Urls.redact(request.data()) + " is neither .tar shards nor Parquet files:"
+                                + " spark-embed runs a task per input file (`stoke pack` writes a folder of images as shards)");
             }
             List<ShardTask> tasks = new ArrayList<>();
             for (InputFile f : InputFile.of(checked)) {
@@ -329,7 +331,7 @@ public final class SparkEmbed {
                 request.shardCacheBytes(),
                 request.columns(),
                 maxAttempts(spark));
-        sc.setJobDescription("stoke spark-embed: " + todo.size() + " shards of " + request.data());
+        sc.setJobDescription("stoke spark-embed: " + todo.size() + " shards of " + Urls.redact(request.data()));
         int tasks = (todo.size() + request.shardsPerTask() - 1) / request.shardsPerTask();
         return sc.parallelize(todo, tasks)
                 .map(task -> ShardEmbedding.run(task, settings))
@@ -384,7 +386,7 @@ public final class SparkEmbed {
             }
         }
         Manifest manifest = new Manifest(
-                request.data(),
+                Urls.redact(request.data()), // stored: never a presigned URL's signature
                 all.size(),
                 rows,
                 failedRows,

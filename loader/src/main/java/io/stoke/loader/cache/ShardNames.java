@@ -2,6 +2,7 @@ package io.stoke.loader.cache;
 
 import io.stoke.loader.source.ShardBytes;
 import io.stoke.loader.source.Shards;
+import io.stoke.loader.source.Urls;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -10,7 +11,10 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * How a {@link RestartCache} names the members of a dataset's shards ({@link OriginalId}): the
  * shard's name as the dataset holds it (a path or URL; a Parquet file and row group), the member's
  * length, its offset in the shard, and the shard's version, or a hash of the member's bytes where
- * the store gave no version. Each shard's name is encoded once, on first use, and shared by every
+ * the store gave no version. A URL is named {@link Urls#withoutQuery without its query string},
+ * which an entry's header would otherwise carry to every later reader of the folder (a presigned
+ * URL's signature): two URLs that differ only in their query are one object to the cache, and the
+ * version (its ETag, else the member's bytes) is what tells two of its versions apart. Each shard's name is encoded once, on first use, and shared by every
  * thread, so naming a sample allocates nothing.
  */
 final class ShardNames {
@@ -33,7 +37,8 @@ final class ShardNames {
     void identify(OriginalId id, int shard, long offset, MemorySegment bytes, long length) {
         MemorySegment name = names.get(shard);
         if (name == null) {
-            name = MemorySegment.ofArray(shards.shardName(shard).getBytes(StandardCharsets.UTF_8));
+            name = MemorySegment.ofArray(
+                    Urls.withoutQuery(shards.shardName(shard)).getBytes(StandardCharsets.UTF_8));
             names.set(shard, name); // the same bytes whoever sets it first
         }
         ShardBytes store = shards.bytes();

@@ -57,11 +57,12 @@ public final class Datasets {
             return dataset;
         }
         Shards shards = sharded.shards();
+        String shown = Urls.redact(spec); // a presigned URL's query is a credential: never printed
         if (!shards.problems().isEmpty()) {
             if (policy == ErrorPolicy.FAIL) {
                 dataset.close();
                 throw new IllegalArgumentException(
-                        "damaged shard(s) in " + spec + ":\n  " + String.join("\n  ", shards.problems())
+                        "damaged shard(s) in " + shown + ":\n  " + String.join("\n  ", shards.problems())
                                 + "\n(--on-error skip reads the samples before the damage and names the rest)");
             }
             for (String problem : shards.problems()) {
@@ -70,16 +71,16 @@ public final class Datasets {
         }
         if (dataset.size() == 0) {
             dataset.close();
-            throw new IllegalArgumentException("no samples in " + spec);
+            throw new IllegalArgumentException("no samples in " + shown);
         }
         if (!shards.indexed() && shards.remote()) {
             // Local shards' headers are read where they are mapped, which costs little; remote ones were each fetched.
-            warn.accept("note: opening " + spec + " fetched all " + shards.shardCount() + " shard"
-                    + (shards.shardCount() == 1 ? "" : "s") + " to read their tar headers; `stoke index " + spec
+            warn.accept("note: opening " + shown + " fetched all " + shards.shardCount() + " shard"
+                    + (shards.shardCount() == 1 ? "" : "s") + " to read their tar headers; `stoke index " + shown
                     + "` writes " + ShardIndex.FILE + ", and opening then reads only that");
         }
         if (!shards.labelled()) {
-            warn.accept("note: " + shards.unlabelledNote(spec));
+            warn.accept("note: " + shards.unlabelledNote(shown));
         }
         return dataset;
     }
@@ -105,7 +106,7 @@ public final class Datasets {
         }
         if (!columns.isDefault()) {
             throw new IllegalArgumentException(
-                    "columns are named (" + columns + ") but " + spec + " is not a Parquet dataset");
+                    "columns are named (" + columns + ") but " + Urls.redact(spec) + " is not a Parquet dataset");
         }
         if (spec == null || !isUrl(spec)) {
             return open(spec);
@@ -117,7 +118,7 @@ public final class Datasets {
             }
         }
         throw new IllegalArgumentException(
-                spec + ": no store for " + scheme + ":// URLs on the class path: add the module "
+                Urls.redact(spec) + ": no store for " + scheme + ":// URLs on the class path: add the module "
                         + "io.stoke:stoke-remote (Stoke's jar and the Python package carry it)");
     }
 
@@ -130,8 +131,9 @@ public final class Datasets {
         for (TableDatasetProvider provider : ServiceLoader.load(TableDatasetProvider.class)) {
             return provider.open(spec, columns, held);
         }
-        throw new IllegalArgumentException(spec + " is a Parquet dataset, and no Parquet reader is on the class path: "
-                + "add the module io.stoke:stoke-parquet (Stoke's jar and the Python package carry it)");
+        throw new IllegalArgumentException(
+                Urls.redact(spec) + " is a Parquet dataset, and no Parquet reader is on the class path: "
+                        + "add the module io.stoke:stoke-parquet (Stoke's jar and the Python package carry it)");
     }
 
     /**
@@ -184,7 +186,7 @@ public final class Datasets {
         }
         if (isUrl(spec)) {
             throw new IllegalArgumentException(
-                    spec + " is a URL: open it with open(spec, cache), which finds its store");
+                    Urls.redact(spec) + " is a URL: open it with open(spec, cache), which finds its store");
         }
         if (BracePattern.hasBraces(spec)) {
             List<String> names = BracePattern.expand(spec);

@@ -219,7 +219,7 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
         List<Entry> entries = new ArrayList<>(tar.shardCount());
         for (int s = 0; s < tar.shardCount(); s++) {
             entries.add(new Entry(
-                    url.apply(tar.shardName(s)),
+                    url.apply(Urls.withoutQuery(tar.shardName(s))), // never a presigned URL's signature
                     tar.samples(s),
                     tar.bytes().size(s),
                     tar.bytes().etag(s)));
