@@ -183,6 +183,8 @@ def serve_arguments(settings: Any, epoch: int, batch: int, ring: str, index: str
         args += ["--cache-dir", os.fspath(s.cache_dir)]
         if s.cache_size is not None:
             args += ["--cache-size", str(s.cache_size)]
+    if s.cache_shared_with is not None:
+        args += ["--cache-shared-with", s.cache_shared_with]
     for flag, column in (("--image-column", s.image_column), ("--label-column", s.label_column),
                          ("--key-column", s.key_column)):
         if column is not None:

@@ -299,6 +299,7 @@ class Settings:
     shard_cache_dir: Optional[Union[str, "os.PathLike[str]"]]
     cache_dir: Optional[Union[str, "os.PathLike[str]"]]
     cache_size: Optional[str]
+    cache_shared_with: Optional[str]
     image_column: Optional[str]
     label_column: Optional[str]
     key_column: Optional[str]
@@ -315,7 +316,7 @@ def resolve(dataset: Any, *, batch_size: Optional[int], shuffle: Optional[bool],
             transform: Optional[str], dct_scaling: Optional[str], slots: Optional[int], shuffle_window: Optional[int],
             shard_cache: Optional[str], shard_cache_dir: Optional[Union[str, "os.PathLike[str]"]],
             cache_dir: Optional[Union[str, "os.PathLike[str]"]], cache_size: Optional[str],
-            image_column: Optional[str], label_column: Optional[str], key_column: Optional[str], worker_nice: int,
+            cache_shared_with: Optional[str], image_column: Optional[str], label_column: Optional[str], key_column: Optional[str], worker_nice: int,
             shard_tail: Optional[str], mean: Optional[Sequence[float]], std: Optional[Sequence[float]],
             start_timeout: float) -> Settings:
     """Checks and translates ``stoke.DataLoader``'s arguments (see its docstring for each).
@@ -366,6 +367,14 @@ def resolve(dataset: Any, *, batch_size: Optional[int], shuffle: Optional[bool],
         if cache_dir is None:
             # Without a folder there is no cache: the size would be dropped without a word.
             raise ValueError(f"cache_size={cache_size!r} needs cache_dir, the folder it bounds")
+    if cache_shared_with is not None:
+        if not isinstance(cache_shared_with, str) or not cache_shared_with.strip() or any(
+                c in cache_shared_with for c in "/:"):
+            raise TypeError(f"cache_shared_with must be a group's name, not {cache_shared_with!r}")
+        if cache_dir is None and shard_cache_dir is None:
+            # Nothing to share: the group would be dropped without a word.
+            raise ValueError(f"cache_shared_with={cache_shared_with!r} needs cache_dir or shard_cache_dir, the "
+                             "folder it shares")
     for name, column in (("image_column", image_column), ("label_column", label_column), ("key_column", key_column)):
         if column is not None and (not isinstance(column, str) or not column.strip()):
             raise TypeError(f"{name} must be a column name, not {column!r}")
@@ -402,7 +411,7 @@ def resolve(dataset: Any, *, batch_size: Optional[int], shuffle: Optional[bool],
         slots=slots, collate=torch_settings["collate"], pin=torch_settings["pin"], batch_transform=batch_transform,
         with_indices=with_indices, on_error=on_error, **transform_settings, shuffle_window=shuffle_window,
         shard_cache=shard_cache, shard_cache_dir=shard_cache_dir, cache_dir=cache_dir, cache_size=cache_size,
-        image_column=image_column,
+        cache_shared_with=cache_shared_with, image_column=image_column,
         label_column=label_column, key_column=key_column, worker_nice=worker_nice, start_timeout=start_timeout)
 
 

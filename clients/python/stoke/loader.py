@@ -280,10 +280,17 @@ class DataLoader:
             made by one low-priority thread from the images read) and reads it from then on: from
             the next epoch, or the next run, the training crop decodes only its part of every JPEG.
             Shared safely between processes; a changed file or shard is copied again (default:
-            none).
+            none). The folder is yours alone: Stoke makes it ``0700`` and its files ``0600``, and
+            refuses one that another user owns or that others can write, naming its owner and mode
+            (see ``cache_shared_with``).
         cache_size (str, optional): the most bytes ``cache_dir`` holds (``"64G"``, the default),
             counted over every process filling it; past it the rest is read from the originals,
             said once.
+        cache_shared_with (str, optional): the name of a group with which ``cache_dir`` and
+            ``shard_cache_dir`` are shared on purpose (``--cache-shared-with``): a folder Stoke makes
+            is the group's (mode ``2770``) and its files ``0640``, and another member's folder is used
+            where it is the group's and no one else can write it (default: none, each folder is
+            yours alone).
         image_column (str, optional): Parquet: the column holding each image, binary or an image
             struct (default: the first ``struct<bytes, path>``, the Hub's ``Image`` feature, else the
             one binary column).
@@ -358,6 +365,7 @@ class DataLoader:
         shard_cache_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
         cache_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
         cache_size: Optional[str] = None,
+        cache_shared_with: Optional[str] = None,
         image_column: Optional[str] = None,
         label_column: Optional[str] = None,
         key_column: Optional[str] = None,
@@ -383,7 +391,7 @@ class DataLoader:
             resize=resize, crop=crop, output=output, on_error=on_error, with_indices=with_indices, rank=rank,
             world_size=world_size, transform=transform, dct_scaling=dct_scaling, slots=slots,
             shuffle_window=shuffle_window, shard_cache=shard_cache, shard_cache_dir=shard_cache_dir,
-            cache_dir=cache_dir, cache_size=cache_size,
+            cache_dir=cache_dir, cache_size=cache_size, cache_shared_with=cache_shared_with,
             image_column=image_column, label_column=label_column, key_column=key_column, worker_nice=worker_nice, shard_tail=shard_tail, mean=mean, std=std, start_timeout=start_timeout)
         self._adopt(settings)
         # Everything checked: from here on close() undoes what is made.
@@ -422,7 +430,7 @@ class DataLoader:
                                                                            s.dct_scaling, s.slots)
         self.scale, self.ratio, self.flip = s.scale, s.ratio, s.flip
         self.shuffle_window, self.shard_cache, self.shard_cache_dir = s.shuffle_window, s.shard_cache, s.shard_cache_dir
-        self.cache_dir, self.cache_size = s.cache_dir, s.cache_size
+        self.cache_dir, self.cache_size, self.cache_shared_with = s.cache_dir, s.cache_size, s.cache_shared_with
         self.image_column, self.label_column, self.key_column = s.image_column, s.label_column, s.key_column
         self._chw = s.chw
         self._start_timeout = s.start_timeout

@@ -7,9 +7,11 @@ written by Python's tarfile. Needs numpy and torch; PIL for the last
 check (each skips, saying so, without them).
 """
 
+import json
 import os
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -204,4 +206,124 @@ class RestartCacheTest(unittest.TestCase):
             self.assertSameEpochs(reference, epochs(2, cache_dir=cache))
             # The killed producer's copies cut short are removed when the cache is next opened; the
             # next producer, which ended cleanly, finished the copy in hand before it exited.
-            self.assertEqual([], [p for p in Path(cache).rglob("*") if ".tmp-" in p.name])
+            self.assertEqual([], [p for p in Path(cache).rglob("*") if p.name.endswith(".tmp")])
+
+
+NOBODY = 65534
+
+CHILD = r"""
+import hashlib, json, sys
+sys.path.insert(0, sys.argv[1])
+import stoke
+settings = json.loads(sys.argv[2])
+cache = {} if sys.argv[4] == "-" else {"cache_dir": sys.argv[4]}
+with stoke.DataLoader(sys.argv[3], **settings, **cache) as loader:
+    producer = loader._producer
+    batches = [[idx.tolist(), hashlib.sha256(images.numpy().tobytes()).hexdigest()] for images, _, idx in loader]
+producer._reader.join(30)  # its stderr read to the end: the producer has exited
+print(json.dumps({"batches": batches, "stderr": list(producer._stderr)}))
+"""
+
+
+def one_epoch_in_a_child(cache_dir, timeout=180):
+    """Epoch 0 of the loader over ``DATA`` read by a child Python process, and its producer's last
+    stderr lines: a loader that hangs fails the test (subprocess.TimeoutExpired) instead of the run.
+
+    Returns:
+        ``([[indices, sha-256 of the batch's pixels], ...], stderr)``.
+    """
+    r = subprocess.run([sys.executable, "-c", CHILD, str(PACKAGE_ROOT), json.dumps(SETTINGS), str(DATA),
+                        "-" if cache_dir is None else str(cache_dir)], capture_output=True, text=True,
+                       timeout=timeout)
+    if r.returncode != 0:
+        raise AssertionError(f"the child loader failed ({r.returncode}): {r.stderr}")
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    return out["batches"], "\n".join(out["stderr"])
+
+
+@unittest.skipIf(MISSING, MISSING or "")
+class CacheFolderTest(unittest.TestCase):
+    """The cache's folder on a shared machine: what Stoke makes there is the user's alone, read back
+    with ``os.stat``; another user's folder is refused, naming it and its owner, unless shared with
+    its group on purpose (``cache_shared_with``)."""
+
+    assertSameEpochs = RestartCacheTest.assertSameEpochs
+
+    def setUp(self):
+        if NO_COPIES:
+            self.skipTest(NO_COPIES)
+
+    def test_the_folder_it_makes_and_every_entry_are_the_users_alone(self):
+        with tempfile.TemporaryDirectory() as top:
+            cache = Path(top) / "made" / "cache"
+            epochs(1, fill=True, cache_dir=cache)
+            made = entries(cache)
+            self.assertEqual(30, len(made))
+            self.assertEqual(0o700, stat.S_IMODE(os.stat(cache).st_mode), oct(os.stat(cache).st_mode))
+            self.assertEqual(0o600, stat.S_IMODE(os.stat(cache / ".stoke-cache-usage").st_mode))
+            for entry in made:
+                self.assertEqual(0o600, stat.S_IMODE(os.stat(entry).st_mode), entry)
+                self.assertEqual(0o700, stat.S_IMODE(os.stat(entry.parent).st_mode), entry.parent)
+                self.assertEqual(os.geteuid(), os.stat(entry).st_uid)
+
+    @unittest.skipUnless(hasattr(os, "geteuid") and os.geteuid() == 0,
+                         "needs root to give a folder to another user (CI runs as root)")
+    def test_another_users_folder_is_refused_unless_shared_with_its_group(self):
+        with tempfile.TemporaryDirectory() as top:
+            theirs = Path(top) / "theirs"
+            theirs.mkdir()
+            os.chown(theirs, NOBODY, 0)
+            os.chmod(theirs, 0o2770)
+            with self.assertRaises(stoke.ProducerError) as refused:
+                stoke.DataLoader(DATA, **SETTINGS, cache_dir=theirs)
+            message = str(refused.exception)
+            self.assertIn(f"refusing {theirs} as the restart cache: it belongs to nobody (uid 65534)", message)
+            self.assertIn("--cache-shared-with GROUP", message)
+            self.assertEqual([], list(theirs.iterdir()), "nothing written into a refused folder")
+
+            reference = epochs(1)
+            self.assertEqual([i for i, _ in reference[0]],
+                             [i for i, _ in epochs(1, fill=True, cache_dir=theirs, cache_shared_with="root")[0]])
+            made = entries(theirs)
+            self.assertEqual(30, len(made))
+            for entry in made:
+                self.assertEqual(0o640, stat.S_IMODE(os.stat(entry).st_mode), entry)
+                self.assertEqual(0, os.stat(entry).st_gid, "the folder's group")
+                self.assertEqual(0o2770, stat.S_IMODE(os.stat(entry.parent).st_mode), entry.parent)
+
+    def test_a_link_or_a_fifo_planted_in_the_folder_is_never_followed_nor_waited_on(self):
+        """A link to someone's file at one entry's name, a FIFO at another's, and in a second folder a
+        FIFO at the usage count's name: every epoch is the uncached one, within a bound (a plain open
+        of a FIFO waits for a writer forever: the loader runs in a child process, killed past it),
+        each planted thing is named by the producer, and the link's target keeps its bytes."""
+        with tempfile.TemporaryDirectory() as top:
+            cache = Path(top) / "cache"
+            epochs(1, fill=True, cache_dir=cache)
+            made = entries(cache)
+            victim = Path(top) / "victim"
+            victim.write_bytes(b"precious")
+            made[3].unlink()
+            made[3].symlink_to(victim)
+            made[7].unlink()
+            os.mkfifo(made[7])
+            fifo_folder = Path(top) / "fifo"
+            fifo_folder.mkdir(mode=0o700)
+            usage = fifo_folder / ".stoke-cache-usage"
+            os.mkfifo(usage)
+            reference = one_epoch_in_a_child(None)
+            for folder, said in ((cache, (f"a symbolic link at {made[3]}", f"a FIFO at {made[7]}")),
+                                 (fifo_folder, (f"{usage} is a FIFO, not a regular file",))):
+                batches, stderr = one_epoch_in_a_child(folder)
+                self.assertEqual(reference[0], batches, f"the epoch over {folder} is not the uncached one")
+                self.assertTrue(any(s in stderr for s in said), stderr)
+            self.assertEqual(b"precious", victim.read_bytes(), "the link's target is unchanged")
+
+    def test_a_group_without_a_folder_to_share_is_refused_in_python(self):
+        with self.assertRaisesRegex(ValueError, "cache_shared_with='root' needs cache_dir or shard_cache_dir"):
+            stoke.DataLoader(DATA, **SETTINGS, cache_shared_with="root")
+        with self.assertRaisesRegex(TypeError, "cache_shared_with must be a group's name"):
+            stoke.DataLoader(DATA, **SETTINGS, cache_dir=TMP / "never", cache_shared_with="a/b")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,6 +1,7 @@
 package io.stoke.cli;
 
 import io.stoke.loader.cache.RestartCache;
+import io.stoke.loader.fs.FolderAccess;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
@@ -47,6 +48,17 @@ public final class CacheCommand implements Callable<Integer> {
             description = "The most bytes the folder holds (default: ${DEFAULT-VALUE}).")
     String cacheSize = "64G";
 
+    @Option(
+            names = "--cache-shared-with",
+            paramLabel = "GROUP",
+            description = {
+                "Share --cache-dir with the members of GROUP on purpose: a folder made here is GROUP's (mode",
+                "2770) and its entries 0640, and another member's folder is used where it is GROUP's and no one",
+                "else can write it. Without it the folder is yours alone (0700, entries 0600), and a folder",
+                "another user owns, or others can write, is refused (docs/security.md)."
+            })
+    String cacheSharedWith;
+
     @Mixin
     ColumnOptions columnOptions = new ColumnOptions();
 
@@ -69,8 +81,10 @@ public final class CacheCommand implements Callable<Integer> {
         long budget;
         UrlDatasetProvider.ShardCache shards;
         TableColumns columns;
+        FolderAccess access;
         try {
             budget = ByteSize.parse(cacheSize);
+            access = LoaderOptions.folderAccess(cacheSharedWith);
             shards = new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), null);
             columns = columnOptions.columns();
             if (workers < 1) {
@@ -88,7 +102,7 @@ public final class CacheCommand implements Callable<Integer> {
         // The same columns as the loader's: a Parquet member's entry is named by the column it is read from.
         try (Dataset dataset = Datasets.checked(
                 Datasets.open(spec, shards, columns), spec, ErrorPolicy.FAIL, w -> err.println("stoke: " + w))) {
-            try (RestartCache cache = RestartCache.open(cacheDir, budget, m -> err.println("stoke cache: " + m))) {
+            try (RestartCache cache = RestartCache.open(cacheDir, budget, access, m -> err.println("stoke cache: " + m))) {
                 ProgressBar progress = ProgressBar.terminalOnly(err, dataset.size());
                 long[] last = {0};
                 long start = System.nanoTime();

@@ -2,6 +2,7 @@ package io.stoke.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stoke.loader.fs.SafeFiles;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ShardDataset;
@@ -146,14 +147,15 @@ public final class IndexCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * Through an exclusive temporary file renamed into place (a link planted at the name, or at a
+     * temporary file's, is replaced or refused, never followed), with the umask's mode: an index is
+     * read by whoever reads the dataset.
+     */
     private static void write(ShardIndex index, Path target) {
-        Path tmp = target.resolveSibling(target.getFileName() + ".tmp");
         try {
             Files.createDirectories(target.toAbsolutePath().getParent());
-            try (OutputStream o = Files.newOutputStream(tmp)) {
-                index.write(o, target.getFileName().toString());
-            }
-            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            SafeFiles.writeStreamAtomically(target, null, o -> index.write(o, target.getFileName().toString()));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + target + ": " + e.getMessage(), e);
         }

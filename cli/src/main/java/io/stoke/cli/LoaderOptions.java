@@ -4,6 +4,7 @@ import io.stoke.loader.Loader;
 import io.stoke.loader.Workers;
 import io.stoke.loader.cache.RestartCache;
 import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.fs.FolderAccess;
 import io.stoke.loader.sample.LoaderState;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
@@ -103,6 +104,17 @@ public final class LoaderOptions {
             description = "The most bytes --cache-dir holds; past it the rest is read from the originals, said once"
                     + " (default: ${DEFAULT-VALUE}).")
     String cacheSize = "64G";
+
+    @Option(
+            names = "--cache-shared-with",
+            paramLabel = "GROUP",
+            description = {
+                "Share --cache-dir and --shard-cache-dir with the members of GROUP on purpose: a folder Stoke makes",
+                "is GROUP's (mode 2770) and its files 0640, and another member's folder is used where it is GROUP's",
+                "and no one else can write it. Without it each folder is yours alone (0700, files 0600), and a",
+                "folder that another user owns, or that others can write, is refused (docs/security.md)."
+            })
+    String cacheSharedWith;
 
     /** Opened once per process, for every loader these options build. */
     private RestartCache cache;
@@ -286,8 +298,24 @@ public final class LoaderOptions {
      */
     Dataset open(String data) {
         Dataset dataset = Datasets.open(
-                data, new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), shardCacheDir), columns());
+                data,
+                new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), shardCacheDir, folderAccess()),
+                columns());
         return Datasets.checked(dataset, data, policy(), warning -> System.err.println("stoke: " + warning));
+    }
+
+    /** Who may use the cache folders: {@code --cache-shared-with}'s group, or this user alone. */
+    FolderAccess folderAccess() {
+        return folderAccess(cacheSharedWith);
+    }
+
+    /** {@code --cache-shared-with GROUP}'s access (null: this user alone); a bad name is one sentence. */
+    static FolderAccess folderAccess(String group) {
+        try {
+            return FolderAccess.sharedWith(group);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--cache-shared-with: " + e.getMessage());
+        }
     }
 
     /** The Parquet columns named by {@code --image-column}, {@code --label-column} and {@code --key-column}. */
@@ -364,8 +392,8 @@ public final class LoaderOptions {
      */
     private RestartCache cache() {
         if (cache == null) {
-            RestartCache opened =
-                    RestartCache.open(cacheDir, ByteSize.parse(cacheSize), m -> System.err.println("stoke: " + m));
+            RestartCache opened = RestartCache.open(
+                    cacheDir, ByteSize.parse(cacheSize), folderAccess(), m -> System.err.println("stoke: " + m));
             Runtime.getRuntime().addShutdownHook(new Thread(opened::close, "stoke-cache-close"));
             cache = opened;
         }

@@ -6,6 +6,8 @@ import com.fasterxml.jackson.core.io.SerializedString;
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.NoSampleDecodedException;
+import io.stoke.loader.fs.FolderAccess;
+import io.stoke.loader.fs.SafeFiles;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.ring.InheritedDescriptor;
@@ -215,18 +217,28 @@ public final class ServeCommand implements Callable<Integer> {
     /**
      * A first line {@code {"samples": N, "listed": true|false}}, then, when listed, one JSON array
      * {@code ["<name>", <label>]} per line and sample, the name being the file's path or
-     * {@code <shard>/<key>} (JSON so that any file name survives), written with Jackson to a
-     * temporary file that is then renamed into place. Remote shards opened from their index are not
+     * {@code <shard>/<key>} (JSON so that any file name survives), written with Jackson to an
+     * exclusive temporary file ({@code O_EXCL}, under a random name) that is then renamed into place,
+     * {@code 0600}: a link planted at the name, or at any name the temporary file could take, is
+     * replaced or refused, never followed. Remote shards opened from their index are not
      * listed: their names and labels are read from each shard when it is fetched, and listing them
      * here would fetch every shard before the first batch (local ones are: their headers are read
      * where they are mapped).
      */
     private static void writeIndex(Dataset dataset, int shuffleWindow, Path file) throws IOException {
         // An inherited descriptor is written in place: the reader reads it once the ring is ready.
-        Path tmp = InheritedDescriptor.names(file) ? file : file.resolveSibling(file.getFileName() + ".tmp");
+        if (InheritedDescriptor.names(file)) {
+            try (java.io.OutputStream out = Files.newOutputStream(file)) {
+                writeIndex(dataset, shuffleWindow, out);
+            }
+        } else {
+            SafeFiles.writeStreamAtomically(file, FolderAccess.PRIVATE, out -> writeIndex(dataset, shuffleWindow, out));
+        }
+    }
+
+    private static void writeIndex(Dataset dataset, int shuffleWindow, java.io.OutputStream out) throws IOException {
         JsonFactory json = new JsonFactory();
-        try (BufferedWriter w = Files.newBufferedWriter(tmp);
-                JsonGenerator g = json.createGenerator(w)) {
+        try (JsonGenerator g = json.createGenerator(out, com.fasterxml.jackson.core.JsonEncoding.UTF8)) {
             g.setRootValueSeparator(new SerializedString("\n"));
             boolean listed = !(dataset instanceof ShardDataset sharded
                     && sharded.shards().indexed()
@@ -244,9 +256,6 @@ public final class ServeCommand implements Callable<Integer> {
                 g.writeEndArray();
             }
             g.writeRaw('\n');
-        }
-        if (!tmp.equals(file)) {
-            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.stoke.cli;
 
+import io.stoke.loader.fs.SafeFiles;
 import io.stoke.tune.TuneReport;
 import java.awt.BasicStroke;
 import java.awt.Color;
@@ -12,9 +13,7 @@ import java.awt.geom.Ellipse2D;
 import java.awt.geom.Path2D;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.List;
 import java.util.Locale;
 import javax.imageio.ImageIO;
@@ -44,11 +43,12 @@ public final class TunePlot {
     public static void write(TuneReport.Report r, Path file) throws IOException {
         System.setProperty("java.awt.headless", "true");
         BufferedImage image = draw(r);
-        Path partial = file.resolveSibling("." + file.getFileName() + ".partial");
-        if (!ImageIO.write(image, "png", partial.toFile())) {
-            throw new IOException("no PNG writer in this Java runtime");
-        }
-        Files.move(partial, file, StandardCopyOption.REPLACE_EXISTING);
+        // An exclusive temporary file renamed into place: a link planted at the name is never written through.
+        SafeFiles.writeStreamAtomically(file, null, out -> {
+            if (!ImageIO.write(image, "png", out)) {
+                throw new IOException("no PNG writer in this Java runtime");
+            }
+        });
     }
 
     static BufferedImage draw(TuneReport.Report r) {

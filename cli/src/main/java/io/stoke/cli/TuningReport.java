@@ -10,6 +10,7 @@ import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
@@ -83,7 +84,9 @@ final class TuningReport {
                         StandardCharsets.UTF_8,
                         StandardOpenOption.CREATE,
                         StandardOpenOption.APPEND,
-                        StandardOpenOption.WRITE);
+                        StandardOpenOption.WRITE,
+                        // A link planted at the name is refused (ELOOP), not appended through.
+                        LinkOption.NOFOLLOW_LINKS);
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot write " + file, e);
             }

@@ -191,6 +191,29 @@ class TuneCommandTest {
                 .bound();
     }
 
+    /**
+     * Links planted at tune.json, tune.png and the fixed partial names an older Stoke wrote through,
+     * in an output folder others can write: both files are written over them, never through, and
+     * the targets keep their bytes.
+     */
+    @Test
+    void theReportAndThePlotAreWrittenOverPlantedLinksNeverThroughThem() throws IOException {
+        Path out = Files.createDirectories(tmp.resolve("linked"));
+        Path victims = Files.createDirectories(tmp.resolve("victims"));
+        List<String> names = List.of("tune.json", "tune.png", ".tune.json.partial", ".tune.png.partial");
+        for (String name : names) {
+            Files.createSymbolicLink(out.resolve(name), Files.writeString(victims.resolve(name), "precious " + name));
+        }
+        tune(data(), out, "--step-ms", "5", "--batch-sizes", "16", "--max-workers", "1", "--seconds-per-point", "0.2");
+        for (String name : names) {
+            assertEquals("precious " + name, Files.readString(victims.resolve(name)), name + "'s target");
+        }
+        for (String name : List.of("tune.json", "tune.png")) {
+            assertTrue(Files.isRegularFile(out.resolve(name), java.nio.file.LinkOption.NOFOLLOW_LINKS), name);
+        }
+        assertNotNull(ImageIO.read(out.resolve("tune.png").toFile()));
+    }
+
     @Test
     void exhaustiveMeasuresEveryPointOnceAndDrawsThePlot() throws IOException {
         Path out = tmp.resolve("all");

@@ -1,6 +1,7 @@
 package io.stoke.embed;
 
 import io.stoke.loader.format.NpyHeader;
+import io.stoke.loader.fs.SafeFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
@@ -11,7 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -48,13 +48,8 @@ public final class EmbeddingOutput implements EmbeddingSink, AutoCloseable {
         this.dimension = dimension;
         byte[] header = npyHeader(rows, dimension);
         this.headerBytes = header.length;
-        Files.write(partial(PATHS), pathLines(paths));
-        this.channel = FileChannel.open(
-                partial(EMBEDDINGS),
-                StandardOpenOption.CREATE,
-                StandardOpenOption.WRITE,
-                StandardOpenOption.READ,
-                StandardOpenOption.TRUNCATE_EXISTING);
+        writeNew(partial(PATHS), pathLines(paths));
+        this.channel = createNew(partial(EMBEDDINGS));
         channel.write(ByteBuffer.wrap(header), 0);
         // The whole file's length at once: rows not written (skipped samples) read as zeros.
         if (rows * dimension > 0) {
@@ -79,6 +74,25 @@ public final class EmbeddingOutput implements EmbeddingSink, AutoCloseable {
 
     private Path partial(String name) {
         return dir.resolve("." + name + ".partial");
+    }
+
+    /**
+     * {@code file}, a partial file, made anew with {@code O_EXCL|O_NOFOLLOW}: what an earlier run
+     * left there is removed first (a link is removed, never followed), and a link planted again in
+     * between fails the run rather than being written through.
+     */
+    static FileChannel createNew(Path file) throws IOException {
+        Files.deleteIfExists(file);
+        return SafeFiles.createNew(file);
+    }
+
+    private static void writeNew(Path file, byte[] bytes) throws IOException {
+        try (FileChannel ch = createNew(file)) {
+            ByteBuffer b = ByteBuffer.wrap(bytes);
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+        }
     }
 
     private static byte[] pathLines(List<String> paths) {
@@ -151,7 +165,7 @@ public final class EmbeddingOutput implements EmbeddingSink, AutoCloseable {
                 StandardCopyOption.ATOMIC_MOVE);
         Files.deleteIfExists(dir.resolve(SKIPPED));
         if (!skipped.isEmpty()) {
-            Files.write(partial(SKIPPED), pathLines(skipped));
+            writeNew(partial(SKIPPED), pathLines(skipped));
             Files.move(
                     partial(SKIPPED),
                     dir.resolve(SKIPPED),

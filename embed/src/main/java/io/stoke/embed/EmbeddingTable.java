@@ -65,14 +65,15 @@ public final class EmbeddingTable implements AutoCloseable {
         this.dimension = dimension;
         this.writer = new Builder(file)
                 .withConf(new PlainParquetConfiguration())
-                .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
+                // O_CREAT|O_EXCL: a link planted at the name is never written through.
+                .withWriteMode(ParquetFileWriter.Mode.CREATE)
                 .withCompressionCodec(CompressionCodecName.UNCOMPRESSED)
                 // A dictionary of float values would only grow the file; shards and statuses repeat.
                 .withDictionaryEncoding("embedding.list.element", false)
                 .build();
     }
 
-    /** A table of {@code dimension}-value embeddings in {@code file} (replaced when it exists). */
+    /** A table of {@code dimension}-value embeddings in {@code file}, which must not exist (not even as a link). */
     public static EmbeddingTable create(Path file, long dimension) {
         try {
             return new EmbeddingTable(new LocalOutputFile(file), dimension);

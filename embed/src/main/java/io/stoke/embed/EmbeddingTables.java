@@ -155,6 +155,12 @@ public final class EmbeddingTables implements EmbeddingSink, AutoCloseable {
         }
         tableFile = file;
         tableEnd = end;
+        // A crashed run's table removed (a link there too, not followed); then made with O_EXCL.
+        try {
+            Files.deleteIfExists(partial());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot remove " + partial(), e);
+        }
         table = EmbeddingTable.create(partial(), dimension);
         return table;
     }

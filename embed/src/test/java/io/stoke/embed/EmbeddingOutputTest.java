@@ -77,6 +77,48 @@ class EmbeddingOutputTest {
         assertEquals(List.of(1f, 2f), toList(Npy.read(dir.resolve("embeddings.npy")).values));
     }
 
+    /**
+     * Links planted at every name the output writes (its partial files and its final ones) in a
+     * folder others can write: each is replaced by the output, never written through, and the
+     * targets keep their bytes.
+     */
+    @Test
+    void plantedLinksAreReplacedAndTheirTargetsKeepTheirBytes() throws Exception {
+        Path elsewhere = Files.createDirectories(dir.resolveSibling(dir.getFileName() + "-victims"));
+        List<String> names = List.of(
+                ".embeddings.npy.partial", ".paths.txt.partial", ".skipped.txt.partial",
+                "embeddings.npy", "paths.txt", "skipped.txt");
+        for (String name : names) {
+            Files.writeString(elsewhere.resolve(name), "precious " + name);
+            Files.createSymbolicLink(dir.resolve(name), elsewhere.resolve(name));
+        }
+        try (Arena arena = Arena.ofConfined();
+                EmbeddingOutput out = EmbeddingOutput.create(dir, 2, List.of("a.jpg", "b.jpg"), true)) {
+            out.writeRow(0, row(arena, 1, 2));
+            out.skip(1, "b.jpg", "TRUNCATED");
+            out.commit();
+        }
+        for (String name : names) {
+            assertEquals("precious " + name, Files.readString(elsewhere.resolve(name)), name + "'s target");
+        }
+        assertEquals(List.of(1f, 2f, 0f, 0f), toList(Npy.read(dir.resolve("embeddings.npy")).values));
+        assertEquals(List.of("a.jpg", "b.jpg"), Files.readAllLines(dir.resolve("paths.txt")));
+        for (String name : List.of("embeddings.npy", "paths.txt", "skipped.txt")) {
+            assertTrue(Files.isRegularFile(dir.resolve(name), java.nio.file.LinkOption.NOFOLLOW_LINKS), name);
+        }
+        assertEquals(List.of("embeddings.npy", "paths.txt", "skipped.txt"), files());
+    }
+
+    /** A Parquet table's partial file: a link there is removed, and the table made with O_EXCL. */
+    @Test
+    void aLinkAtATablesPartialNameIsNotWrittenThrough() throws Exception {
+        Path victim = dir.resolveSibling(dir.getFileName() + "-victim");
+        Files.writeString(victim, "precious");
+        Path partial = Files.createSymbolicLink(dir.resolve(".t.parquet.partial"), victim);
+        assertThrows(java.io.UncheckedIOException.class, () -> EmbeddingTable.create(partial, 2));
+        assertEquals("precious", Files.readString(victim));
+    }
+
     @Test
     void theHeaderIsNumpysFormatPaddedTo64Bytes() {
         byte[] h = EmbeddingOutput.npyHeader(1000, 2048);

@@ -1,5 +1,6 @@
 package io.stoke.pack;
 
+import io.stoke.loader.fs.SafeFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -7,7 +8,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,7 +19,9 @@ public final class PackFiles {
     /** The manifest: WebDataset's wids index, with Stoke's fields. */
     public static final String MANIFEST = "index.json";
 
-    private static final Pattern SHARD = Pattern.compile("shard-\\d{6,}\\.tar(\\.tmp)?");
+    // A whole shard, one being written (SafeFiles' temporary name), or one an older Stoke left as .tmp.
+    private static final Pattern SHARD =
+            Pattern.compile("shard-\\d{6,}\\.tar(\\.tmp)?|\\.shard-\\d{6,}\\.tar\\.\\d+\\.[0-9a-f]+\\.tmp");
 
     private PackFiles() {}
 
@@ -28,7 +30,7 @@ public final class PackFiles {
         return String.format(Locale.ROOT, "shard-%06d.tar", n);
     }
 
-    /** The shard files (whole or {@code .tmp}) in {@code dir}, sorted by name. */
+    /** The shard files (whole or being written) in {@code dir}, sorted by name. */
     public static List<Path> shardFiles(Path dir) {
         List<Path> found = new ArrayList<>();
         if (!Files.isDirectory(dir)) {
@@ -47,19 +49,19 @@ public final class PackFiles {
         return found;
     }
 
-    /** Writes {@code bytes} to {@code target} through {@code target.tmp}, forced to disk, then renamed over it. */
+    /**
+     * Writes {@code bytes} to {@code target} through an exclusive temporary file ({@link
+     * SafeFiles#writeAtomically}), forced to disk, then renamed over it: a link planted at the name,
+     * or at any name the temporary file could take, is replaced or refused, never followed.
+     */
     static void writeAtomically(Path target, byte[] bytes) {
-        Path tmp = target.resolveSibling(target.getFileName() + ".tmp");
         try {
-            try (FileChannel ch = FileChannel.open(
-                    tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+            SafeFiles.writeAtomically(target, null, ch -> {
                 ByteBuffer b = ByteBuffer.wrap(bytes);
                 while (b.hasRemaining()) {
                     ch.write(b);
                 }
-                ch.force(true);
-            }
-            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            });
             forceFolder(target.getParent());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + target + ": " + e.getMessage(), e);

@@ -6,9 +6,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.stoke.loader.fs.SafeFiles;
 import io.stoke.loader.source.TableColumns;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -95,11 +97,12 @@ public final class PackManifest {
     /** The manifest in {@code dir}, or empty when there is none. */
     public static Optional<PackManifest> read(Path dir) {
         Path file = dir.resolve(PackFiles.MANIFEST);
-        if (!Files.exists(file)) {
+        if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
             return Optional.empty();
         }
-        try {
-            JsonNode root = JSON.readTree(file.toFile());
+        // Not followed, nor waited on: a link or a FIFO planted at the name is named, and refused.
+        try (java.io.InputStream in = java.nio.channels.Channels.newInputStream(SafeFiles.openRegular(file))) {
+            JsonNode root = JSON.readTree(in);
             if (!KIND.equals(root.path("__kind__").asText())
                     || !root.path("stoke").isObject()) {
                 throw new PackConflictException(file + " is not a manifest written by stoke pack (no __kind__ " + KIND

@@ -355,7 +355,8 @@ public final class Packer {
         for (PackManifest.Shard s : m.shards()) {
             Path f = out.resolve(s.url());
             try {
-                if (!Files.isRegularFile(f) || Files.size(f) != s.filesize()) {
+                // A link planted at a shard's name is no shard of this pack: written again over it.
+                if (!Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS) || Files.size(f) != s.filesize()) {
                     break;
                 }
             } catch (IOException e) {
@@ -377,7 +378,7 @@ public final class Packer {
                 Files.delete(p);
                 listener.removed(p);
             }
-            Files.deleteIfExists(out.resolve(PackFiles.MANIFEST + ".tmp"));
+            Files.deleteIfExists(out.resolve(PackFiles.MANIFEST + ".tmp")); // an older Stoke's
             if (Files.deleteIfExists(out.resolve(PackFiles.MANIFEST))) {
                 listener.removed(out.resolve(PackFiles.MANIFEST));
             }

@@ -1,5 +1,6 @@
 package io.stoke.pack;
 
+import io.stoke.loader.fs.SafeFiles;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -9,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
@@ -48,21 +48,22 @@ public final class ShardWriter implements AutoCloseable {
 
     private ShardWriter(Path target) throws IOException {
         this.target = target;
-        this.tmp = target.resolveSibling(target.getFileName() + ".tmp");
-        this.channel = FileChannel.open(
-                tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
+        // O_EXCL under a random name, never truncating: a link planted where the shard is written
+        // is never followed (a crashed run's file is removed by the next run, or --overwrite).
+        this.tmp = SafeFiles.temporaryFor(target);
+        this.channel = SafeFiles.createNew(tmp);
         this.buffered = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 20);
         this.tar = new TarArchiveOutputStream(buffered, RECORD, StandardCharsets.UTF_8.name());
         tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
         tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
     }
 
-    /** Starts writing {@code target} (as {@code target.tmp}, replacing one a crashed run left). */
+    /** Starts writing {@code target}, as a temporary file beside it ({@link SafeFiles#temporaryFor}). */
     public static ShardWriter create(Path target) {
         try {
             return new ShardWriter(target);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot create " + target + ".tmp: " + e.getMessage(), e);
+            throw new UncheckedIOException("cannot create a temporary file for " + target + ": " + e.getMessage(), e);
         }
     }
 
@@ -158,7 +159,7 @@ public final class ShardWriter implements AutoCloseable {
         }
     }
 
-    /** Abandons a shard not committed: its {@code .tmp} file is deleted. */
+    /** Abandons a shard not committed: its temporary file is deleted. */
     @Override
     public void close() {
         if (done) {

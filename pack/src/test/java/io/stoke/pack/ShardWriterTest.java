@@ -47,11 +47,11 @@ class ShardWriterTest {
                 assertEquals(ShardWriter.memberBytes(names.get(i), sizes[i]), w.bytes() - before, names.get(i));
                 expected += ShardWriter.memberBytes(names.get(i), sizes[i]);
             }
-            assertTrue(Files.exists(tmp.resolve("shard-000000.tar.tmp")));
+            assertEquals(1, PackFiles.shardFiles(tmp).size(), "the shard is written as a temporary file");
             assertFalse(Files.exists(target));
             assertEquals(expected + ShardWriter.END_BYTES, w.commit());
         }
-        assertFalse(Files.exists(tmp.resolve("shard-000000.tar.tmp")));
+        assertEquals(List.of(target), PackFiles.shardFiles(tmp), "renamed into place");
         byte[] tar = Files.readAllBytes(target);
         assertEquals(expected + ShardWriter.END_BYTES, tar.length);
         // Long names went in PAX headers ('x'), and a library reads every name and byte back.
@@ -95,6 +95,45 @@ class ShardWriterTest {
             w.add("a.jpg", new byte[10], 10);
         }
         assertFalse(Files.exists(target));
-        assertFalse(Files.exists(tmp.resolve("shard-000001.tar.tmp")));
+        assertEquals(List.of(), PackFiles.shardFiles(tmp));
+    }
+
+    /**
+     * Links planted at a shard's name, at the manifest's, and at the fixed {@code .tmp} names an
+     * older Stoke wrote through, in an output folder others can write: each is replaced or
+     * refused, never written through, and a FIFO at the manifest's name is refused at once.
+     */
+    @Test
+    void plantedLinksAreNeverWrittenThroughAndAFifoIsNotWaitedOn() throws Exception {
+        Path out = Files.createDirectories(tmp.resolve("out"));
+        Path victims = Files.createDirectories(tmp.resolve("victims"));
+        List<String> names = List.of("shard-000000.tar", "shard-000000.tar.tmp", "index.json", "index.json.tmp");
+        for (String name : names) {
+            Files.writeString(victims.resolve(name), "precious " + name);
+            Files.createSymbolicLink(out.resolve(name), victims.resolve(name));
+        }
+        try (ShardWriter w = ShardWriter.create(out.resolve("shard-000000.tar"))) {
+            w.add("a.cls", new byte[] {'1'}, 1);
+            w.commit();
+        }
+        PackFiles.writeAtomically(out.resolve(PackFiles.MANIFEST), new byte[] {'{', '}'});
+        for (String name : names) {
+            assertEquals("precious " + name, Files.readString(victims.resolve(name)), name + "'s target");
+        }
+        assertTrue(Files.isRegularFile(out.resolve("shard-000000.tar"), java.nio.file.LinkOption.NOFOLLOW_LINKS));
+        assertEquals("{}", Files.readString(out.resolve(PackFiles.MANIFEST)));
+
+        // The manifest is read through O_NOFOLLOW|O_NONBLOCK: a link or a FIFO there is named at once.
+        Path manifest = out.resolve(PackFiles.MANIFEST);
+        Files.delete(manifest);
+        Files.createSymbolicLink(manifest, victims.resolve("index.json.tmp"));
+        PackConflictException link = assertThrows(PackConflictException.class, () -> PackManifest.read(out));
+        assertTrue(link.getMessage().contains(manifest + " is a symbolic link"), link.getMessage());
+        Files.delete(manifest);
+        assertEquals(0, new ProcessBuilder("mkfifo", manifest.toString()).start().waitFor());
+        PackConflictException fifo = assertTimeoutPreemptively(java.time.Duration.ofSeconds(20),
+                () -> assertThrows(PackConflictException.class, () -> PackManifest.read(out)));
+        assertTrue(fifo.getMessage().contains(manifest + " is a FIFO"), fifo.getMessage());
+        assertEquals("precious index.json.tmp", Files.readString(victims.resolve("index.json.tmp")));
     }
 }

@@ -1,5 +1,6 @@
 package io.stoke.spark;
 
+import io.stoke.loader.fs.SafeFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
@@ -41,7 +42,14 @@ final class LocalTableStore implements TableStore {
         Path markerFile = markerFile(table);
         Path own = file.resolveSibling(file.getFileName() + ".marker");
         try {
-            Files.write(own, marker.toJson());
+            // Made anew with O_EXCL|O_NOFOLLOW: a link planted at the name is removed, never written through.
+            Files.deleteIfExists(own);
+            try (java.nio.channels.FileChannel ch = SafeFiles.createNew(own)) {
+                java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(marker.toJson());
+                while (b.hasRemaining()) {
+                    ch.write(b);
+                }
+            }
             boolean won;
             try {
                 Files.createLink(markerFile, own);
@@ -148,10 +156,14 @@ final class LocalTableStore implements TableStore {
 
     @Override
     public void writeManifest(byte[] json) {
-        Path tmp = out.resolve("." + MANIFEST + ".partial");
         try {
-            Files.write(tmp, json);
-            Files.move(tmp, out.resolve(MANIFEST), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            // An exclusive temporary file renamed into place: a link planted at a name is never written through.
+            SafeFiles.writeAtomically(out.resolve(MANIFEST), null, ch -> {
+                java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(json);
+                while (b.hasRemaining()) {
+                    ch.write(b);
+                }
+            });
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + out.resolve(MANIFEST), e);
         }

@@ -179,9 +179,8 @@ public final class TuneReport {
     }
 
     public static void write(Report report, Path file) throws IOException {
-        Path partial = file.resolveSibling("." + file.getFileName() + ".partial");
-        JSON.writeValue(partial.toFile(), report);
-        Files.move(partial, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        // An exclusive temporary file renamed into place: a link planted at the name is never written through.
+        io.stoke.loader.fs.SafeFiles.writeStreamAtomically(file, null, out -> JSON.writeValue(out, report));
     }
 
     public static Report read(Path file) throws IOException {

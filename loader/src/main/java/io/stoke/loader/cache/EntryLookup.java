@@ -1,8 +1,10 @@
 package io.stoke.loader.cache;
 
+import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.ffm.LibC;
+import io.stoke.loader.fs.SafeFiles;
 import io.stoke.loader.transform.ScratchImage;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -12,14 +14,23 @@ import java.lang.foreign.MemorySegment;
  * by its path and read with {@code pread} into buffers this lookup owns and grows, and checked
  * (its header names the original, its content's hash is right) before it is served. Nothing is
  * allocated per sample once the buffers have grown. One per worker thread, inside its reader.
+ *
+ * <p>An entry is opened through {@code O_NOFOLLOW|O_NONBLOCK} and checked to be a regular file on
+ * the descriptor ({@link SafeFiles#openRegular(MemorySegment, MemorySegment, MemorySegment)}): a
+ * link or a FIFO at its name, which Stoke never makes, is a miss, said once, never followed nor
+ * waited on.
  */
 final class EntryLookup implements AutoCloseable {
     static final int MISSING = -1;
     static final int DAMAGED = -2;
     /** A name too long for an entry's: never cached, read as it is, asked of nobody. */
     static final int UNNAMED = -3;
+    /** Something Stoke never makes at an entry's name: a link, a FIFO, a folder. */
+    static final int PLANTED = -4;
 
     static final int PATH_MAX = 4096;
+
+    private static final int S_IFLNK = 0120000;
 
     private final RestartCache cache;
     private final long maxBytes;
@@ -27,9 +38,11 @@ final class EntryLookup implements AutoCloseable {
     private final MemorySegment callState = LibC.allocateCallState(arena);
     private final MemorySegment header = arena.allocate(CacheEntry.HEADER_BYTES + PATH_MAX, 8);
     private final MemorySegment entryPath = arena.allocate(PATH_MAX);
+    private final MemorySegment stat = arena.allocate(LibC.STAT_BYTES, 8);
     private final int entryNameAt;
     private final ScratchImage content = new ScratchImage(256 * 1024);
     private long length;
+    private int plantedMode; // st_mode of what the last read found PLANTED
 
     EntryLookup(RestartCache cache, long maxBytes) {
         this.cache = cache;
@@ -40,7 +53,8 @@ final class EntryLookup implements AutoCloseable {
     /**
      * Reads the entry of {@code id}: its kind ({@link CacheEntry#COPY}, the copy then in {@link
      * #content()}, or {@link CacheEntry#ORIGINAL}), or {@link #MISSING} or {@link #DAMAGED} (another
-     * original under the same key, a header or content that does not check, an entry cut short).
+     * original under the same key, a header or content that does not check, an entry cut short), or
+     * {@link #PLANTED}.
      */
     int read(OriginalId id) {
         length = 0;
@@ -48,7 +62,15 @@ final class EntryLookup implements AutoCloseable {
             return UNNAMED;
         }
         RestartCache.writeName(entryPath, entryNameAt, id.key());
-        int fd = LibC.open(callState, entryPath, LibC.O_RDONLY | LibC.O_CLOEXEC);
+        int fd = SafeFiles.openRegular(callState, entryPath, stat);
+        if (fd == SafeFiles.NOT_REGULAR) {
+            plantedMode = stat.get(JAVA_INT, LibC.ST_MODE);
+            return PLANTED;
+        }
+        if (fd < 0 && LibC.errno(callState) == LibC.ELOOP) {
+            plantedMode = S_IFLNK;
+            return PLANTED;
+        }
         if (fd < 0) {
             return MISSING;
         }
@@ -100,6 +122,9 @@ final class EntryLookup implements AutoCloseable {
             return;
         }
         cache.misses.increment();
+        if (found == PLANTED) {
+            cache.planted(entryPath, SafeFiles.kind(plantedMode));
+        }
         if (found == DAMAGED) {
             cache.discard(entryPath);
         }

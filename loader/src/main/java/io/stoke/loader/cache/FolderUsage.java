@@ -1,12 +1,16 @@
 package io.stoke.loader.cache;
 
+import io.stoke.loader.fs.FolderAccess;
+import io.stoke.loader.fs.SafeFiles;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.function.Consumer;
 
 /**
@@ -17,6 +21,9 @@ import java.util.function.Consumer;
  * count and the folder agree; readers never take it.
  *
  * <p>Where the folder's file system has no locks, the count is this process's alone: said once.
+ *
+ * <p>The file is made with {@code O_EXCL} and opened through {@code O_NOFOLLOW|O_NONBLOCK}, checked
+ * regular: a link or a FIFO planted at its name is named, and the cache writes nothing more.
  */
 final class FolderUsage {
     /** The count's file, in the cache folder (not an entry: the walk passes it over). */
@@ -41,14 +48,16 @@ final class FolderUsage {
     }
 
     private final Path file;
+    private final FolderAccess access;
     private final Consumer<String> say;
     private final ByteBuffer buffer = ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN);
     private boolean shared = true; // under JVM
     private long local; // under JVM: the count when the folder cannot be locked
     private volatile long last; // the count as last seen, for stats
 
-    FolderUsage(Path dir, Consumer<String> say) {
+    FolderUsage(Path dir, FolderAccess access, Consumer<String> say) {
         this.file = dir.resolve(NAME);
+        this.access = access;
         this.say = say;
     }
 
@@ -92,7 +101,10 @@ final class FolderUsage {
             try (Held h = hold()) {
                 long size;
                 try {
-                    size = java.nio.file.Files.size(entry);
+                    // A link or a FIFO at the name counts nothing; removing it removes the name alone.
+                    BasicFileAttributes found = java.nio.file.Files.readAttributes(
+                            entry, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                    size = found.isRegularFile() ? found.size() : 0;
                     java.nio.file.Files.delete(entry);
                 } catch (java.nio.file.NoSuchFileException gone) {
                     return; // another process removed or replaced it
@@ -107,8 +119,12 @@ final class FolderUsage {
         if (shared) {
             // Opening is the folder's own failure (the filler says so and stops writing); locking
             // is the file system's (NFS without a lock daemon, some FUSE mounts): counted here alone.
-            FileChannel ch = FileChannel.open(
-                    file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            try {
+                SafeFiles.createNew(file, access).close();
+            } catch (FileAlreadyExistsException made) {
+                // By an earlier process, or another one now: opened below, where it is a regular file.
+            }
+            FileChannel ch = SafeFiles.openRegularToChange(file);
             try {
                 return new Held(ch, ch.lock());
             } catch (IOException | UnsupportedOperationException e) {

@@ -3,6 +3,9 @@ package io.stoke.loader.cache;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import io.stoke.ffm.LibC;
+import io.stoke.loader.fs.CacheFolder;
+import io.stoke.loader.fs.FolderAccess;
+import io.stoke.loader.fs.SafeFiles;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.FileDataset;
 import io.stoke.loader.source.SampleReader;
@@ -20,11 +23,10 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
+import java.nio.file.LinkOption;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 
@@ -54,6 +56,13 @@ import java.util.function.Consumer;
  * workers leave, so a loader-bound epoch is not slowed; the copies come as fast as idle time
  * allows. The folder's bytes are bounded by its budget, one count over every process filling it
  * ({@link FolderUsage}): a full cache is said once, and the loader goes on from the originals.
+ *
+ * <p>The entries come from private data, and a worker serves what it finds there as the original,
+ * so the folder is the user's alone ({@link CacheFolder}: made {@code 0700}, its entries {@code
+ * 0600}; another user's folder, or one others can write, is refused) unless it is shared with a
+ * group on purpose ({@link FolderAccess}). Nothing in it is followed or waited on: an entry is made
+ * with {@code O_EXCL} under a random temporary name and renamed into place, and read through {@code
+ * O_NOFOLLOW|O_NONBLOCK}; a link or a FIFO at an entry's name is a miss, said once, and replaced.
  */
 public final class RestartCache implements AutoCloseable {
     /** Requests the filler holds; more are dropped and asked again at the next miss. */
@@ -65,10 +74,11 @@ public final class RestartCache implements AutoCloseable {
     private final byte[] dirBytes;
     private final long budget;
     private final int restartMcus;
+    private final FolderAccess access;
     private final Consumer<String> say;
     private final FolderUsage usage;
     private final AtomicBoolean full = new AtomicBoolean();
-    private final AtomicLong serial = new AtomicLong(); // temporary files' names, unique in this process
+    private final AtomicBoolean plantedSaid = new AtomicBoolean();
     private boolean counted; // under countLock: the folder walked once, by whoever writes first
     private final Object countLock = new Object();
     final LongAdder hits = new LongAdder();
@@ -87,13 +97,19 @@ public final class RestartCache implements AutoCloseable {
     private Thread filler;
     private volatile boolean closed;
 
-    private RestartCache(Path dir, long budget, int restartMcus, Consumer<String> say) {
+    private RestartCache(Path dir, long budget, int restartMcus, FolderAccess access, Consumer<String> say) {
         this.dir = dir;
         this.dirBytes = (dir.toAbsolutePath().normalize() + "/").getBytes(StandardCharsets.UTF_8);
         this.budget = budget;
         this.restartMcus = restartMcus;
+        this.access = access;
         this.say = say;
-        this.usage = new FolderUsage(dir, say);
+        this.usage = new FolderUsage(dir, access, say);
+    }
+
+    /** {@link #open(Path, long, FolderAccess, Consumer)} of a folder for this user alone. */
+    public static RestartCache open(Path dir, long budget, Consumer<String> say) {
+        return open(dir, budget, FolderAccess.PRIVATE, say);
     }
 
     /**
@@ -102,21 +118,29 @@ public final class RestartCache implements AutoCloseable {
      * before it writes: a walk of millions of entries never holds up the first batch.
      *
      * @param budget  the most bytes its entries may hold
+     * @param access  who may read and write the folder: {@link FolderAccess#PRIVATE}, or a group's
+     *     members ({@code --cache-shared-with GROUP})
      * @param say     where the cache's one-line notices go (the budget reached, the library missing)
-     * @throws IllegalArgumentException the folder cannot be made or read, or the path is too long
+     * @throws IllegalArgumentException the folder cannot be made or read, is refused ({@link
+     *     CacheFolder}: another user's, or one others can write), or the path is too long
      */
-    public static RestartCache open(Path dir, long budget, Consumer<String> say) {
+    public static RestartCache open(Path dir, long budget, FolderAccess access, Consumer<String> say) {
         if (budget < 1) {
             throw new IllegalArgumentException("the cache's budget must be positive, not " + budget);
         }
-        RestartCache cache = new RestartCache(dir, budget, 4, say);
+        Path folder;
+        try {
+            folder = CacheFolder.open(dir, access, "the restart cache");
+        } catch (IOException e) {
+            throw new IllegalArgumentException(
+                    e.getMessage().startsWith("refusing ") || e.getMessage().startsWith("cannot ")
+                            ? e.getMessage()
+                            : "cannot use " + dir + " as the restart cache: " + e.getMessage(),
+                    e);
+        }
+        RestartCache cache = new RestartCache(folder, budget, 4, access, say);
         if (cache.dirBytes.length + 2 + 1 + 16 + SUFFIX.length() + 1 > 4096) {
             throw new IllegalArgumentException("cache folder path too long: " + dir);
-        }
-        try {
-            Files.createDirectories(dir);
-        } catch (IOException e) {
-            throw new IllegalArgumentException("cannot use " + dir + " as a cache: " + e.getMessage(), e);
         }
         if (!RestartCopy.available()) {
             say.accept("WARNING: the restart cache makes no copies: " + RestartCopy.unavailableReason()
@@ -178,16 +202,15 @@ public final class RestartCache implements AutoCloseable {
         try {
             if (name.endsWith(SUFFIX)) {
                 return size;
-            } else if (name.contains(SUFFIX + ".tmp-")) {
-                long pid = Long.parseLong(name.substring(name.indexOf(".tmp-") + 5, name.lastIndexOf('-')));
-                if (!ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
-                    Files.deleteIfExists(file);
-                }
-                // else another process's: a filer holds the count's lock while its file exists,
-                // so this one failed between writing and renaming; it removes its own
             }
-        } catch (IOException | NumberFormatException | IndexOutOfBoundsException e) {
-            // Not one of ours, or gone since the walk: left alone.
+            long pid = SafeFiles.temporaryOwner(file);
+            if (pid > 0 && !ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+                Files.deleteIfExists(file);
+            }
+            // else not one of ours, or another process's: a filer holds the count's lock while its
+            // file exists, so this one failed between writing and renaming; it removes its own
+        } catch (IOException e) {
+            // Gone since the walk: left alone.
         }
         return 0;
     }
@@ -255,6 +278,18 @@ public final class RestartCache implements AutoCloseable {
             path.set(JAVA_BYTE, at + 19 + i, (byte) SUFFIX.charAt(i));
         }
         path.set(JAVA_BYTE, at + 19 + SUFFIX.length(), (byte) 0);
+    }
+
+    /**
+     * Says, once, that something not made by Stoke has an entry's name (a link, a FIFO): a worker
+     * found it, read the original instead, and the filler will make the entry over it.
+     */
+    void planted(MemorySegment entryPath, String what) {
+        if (!plantedSaid.getAndSet(true)) {
+            say.accept("WARNING: the restart cache found " + what + " at "
+                    + entryPath.getString(0, StandardCharsets.UTF_8) + ", not an entry Stoke made: not followed,"
+                    + " the original is read and the entry made again (said once)");
+        }
     }
 
     /** Removes a damaged entry (rare: not on the hot path). */
@@ -344,7 +379,7 @@ public final class RestartCache implements AutoCloseable {
         }
         OriginalId id = from.id;
         Path entry = entryOf(id.key());
-        if (Files.exists(entry)) {
+        if (Files.isRegularFile(entry, LinkOption.NOFOLLOW_LINKS)) {
             return; // filled since it was asked for (another worker, another process), or about to be replaced
         }
         if (!from.read(sample)) {
@@ -364,13 +399,13 @@ public final class RestartCache implements AutoCloseable {
         // The copy was made outside the count's lock; only filing it is inside, so every process
         // sees the budget and the folder agree.
         FolderUsage.Outcome filed = usage.add(total, budget, () -> {
-            if (Files.exists(entry)) {
+            if (Files.isRegularFile(entry, LinkOption.NOFOLLOW_LINKS)) {
                 return false; // another process filed it while this one copied
             }
-            Files.createDirectories(entry.getParent());
-            Path tmp = entry.resolveSibling(
-                    entry.getFileName() + ".tmp-" + ProcessHandle.current().pid() + "-" + serial.getAndIncrement());
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            CacheFolder.subfolder(entry.getParent(), access);
+            // O_EXCL under a random name: a link planted at a name it might take is never followed.
+            Path tmp = SafeFiles.temporaryFor(entry);
+            try (FileChannel ch = SafeFiles.createNew(tmp, access)) {
                 java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
                 while (b.hasRemaining()) {
                     ch.write(b);
@@ -379,7 +414,8 @@ public final class RestartCache implements AutoCloseable {
                 Files.deleteIfExists(tmp);
                 throw failed;
             }
-            // A reader sees the whole entry or none: rename is atomic within the folder.
+            // A reader sees the whole entry or none: rename is atomic within the folder, and replaces
+            // a link or a FIFO planted at the entry's name, never what a link points to.
             Files.move(tmp, entry, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             return true;
         });

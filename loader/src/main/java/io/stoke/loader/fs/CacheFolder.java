@@ -61,6 +61,30 @@ public final class CacheFolder {
         return folder;
     }
 
+    /**
+     * A folder inside a cache folder that {@link #open} gave ({@code xx/} of a cache's entries): made
+     * with {@code access}'s permissions where missing; where it exists, it must be a folder itself,
+     * not a link to one elsewhere, which a member of a shared folder's group could plant.
+     *
+     * @throws IOException it cannot be made, or something else has its name (said)
+     */
+    public static Path subfolder(Path folder, FolderAccess access) throws IOException {
+        try {
+            Files.createDirectory(folder, PosixFilePermissions.asFileAttribute(access.folderPermissions()));
+            if (access.shared()) {
+                Files.setAttribute(folder, "unix:mode", 02770); // the umask's bits back; setgid inherited
+            }
+        } catch (FileAlreadyExistsException exists) {
+            PosixFileAttributes attributes =
+                    Files.readAttributes(folder, PosixFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            if (!attributes.isDirectory()) {
+                throw new IOException(folder + " is " + (attributes.isSymbolicLink() ? "a symbolic link" : "not a folder")
+                        + ", not the folder Stoke makes there: not followed");
+            }
+        }
+        return folder;
+    }
+
     /** Refuses {@code folder} unless {@code access} lets this user use it as it is. */
     static void check(Path folder, FolderAccess access, String role) throws IOException {
         PosixFileAttributes attributes = Files.readAttributes(folder, PosixFileAttributes.class);

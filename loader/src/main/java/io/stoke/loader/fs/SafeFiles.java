@@ -50,13 +50,19 @@ public final class SafeFiles {
      * @throws java.nio.file.FileAlreadyExistsException something, a link included, has the name
      */
     public static FileChannel createNew(Path file, FolderAccess access) throws IOException {
-        Set<OpenOption> options = Set.of(
-                StandardOpenOption.CREATE_NEW,
-                StandardOpenOption.READ,
-                StandardOpenOption.WRITE,
-                LinkOption.NOFOLLOW_LINKS);
-        return FileChannel.open(file, options, PosixFilePermissions.asFileAttribute(access.filePermissions()));
+        return FileChannel.open(file, NEW, PosixFilePermissions.asFileAttribute(access.filePermissions()));
     }
+
+    /**
+     * {@link #createNew(Path, FolderAccess)} of an output the user shares as any file they write (a
+     * dataset's index, a pack's shards, embeddings): the mode the umask gives.
+     */
+    public static FileChannel createNew(Path file) throws IOException {
+        return FileChannel.open(file, NEW);
+    }
+
+    private static final Set<OpenOption> NEW = Set.of(
+            StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
 
     /**
      * A name beside {@code target} for a temporary file of this process, which no other process or
@@ -68,15 +74,36 @@ public final class SafeFiles {
     }
 
     /**
+     * The process that made {@code file}, where its name is one {@link #temporaryFor} gives; -1
+     * otherwise. A folder's walk removes the temporary files of processes that are gone.
+     */
+    public static long temporaryOwner(Path file) {
+        String name = file.getFileName().toString();
+        if (!name.startsWith(".") || !name.endsWith(TEMPORARY)) {
+            return -1;
+        }
+        int random = name.lastIndexOf('.', name.length() - TEMPORARY.length() - 1);
+        int pid = random < 1 ? -1 : name.lastIndexOf('.', random - 1);
+        if (pid < 1) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(name, pid + 1, random, 10);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /**
      * Writes {@code target} whole: {@code writer} fills an exclusive temporary file beside it, which is
      * then flushed to the disk and renamed over {@code target}. A reader sees the old file or the new
      * one; a link at {@code target} is replaced, its target untouched. The temporary file is removed
-     * when anything fails.
+     * when anything fails. {@code access} null: an output, with the mode the umask gives.
      */
     public static void writeAtomically(Path target, FolderAccess access, Writer writer) throws IOException {
         Path tmp = temporaryFor(target);
         try {
-            try (FileChannel channel = createNew(tmp, access)) {
+            try (FileChannel channel = access == null ? createNew(tmp) : createNew(tmp, access)) {
                 writer.write(channel);
                 channel.force(true);
             }
@@ -89,6 +116,40 @@ public final class SafeFiles {
             }
             throw failed;
         }
+    }
+
+    /** {@link #writeAtomically(Path, FolderAccess, Writer)} of an output, with the mode the umask gives. */
+    public static void writeAtomically(Path target, Writer writer) throws IOException {
+        writeAtomically(target, null, writer);
+    }
+
+    /**
+     * {@link #writeAtomically(Path, FolderAccess, Writer)} through a stream, which {@code writer}
+     * need not close; {@code access} null for an output with the mode the umask gives.
+     */
+    public static void writeStreamAtomically(Path target, FolderAccess access, StreamWriter writer)
+            throws IOException {
+        writeAtomically(target, access, channel -> {
+            java.io.OutputStream out = new java.io.BufferedOutputStream(java.nio.channels.Channels.newOutputStream(channel));
+            writer.write(new java.io.FilterOutputStream(out) {
+                @Override
+                public void write(byte[] b, int off, int len) throws IOException {
+                    out.write(b, off, len);
+                }
+
+                @Override
+                public void close() throws IOException {
+                    out.flush(); // the channel stays open: it is flushed to the disk, then renamed
+                }
+            });
+            out.flush();
+        });
+    }
+
+    /** Writes a file's contents to a stream. */
+    @FunctionalInterface
+    public interface StreamWriter {
+        void write(java.io.OutputStream out) throws IOException;
     }
 
     /** {@link #writeAtomically} of {@code bytes}. */
@@ -108,6 +169,18 @@ public final class SafeFiles {
      * @throws IOException naming the file and why: missing, a link, or not a regular file
      */
     public static FileChannel openRegular(Path file) throws IOException {
+        return openRegular(file, false);
+    }
+
+    /**
+     * {@link #openRegular(Path)}, to read and write in place: for a small file many processes open
+     * and change under a lock (a folder's usage count), made before with {@link #createNew}.
+     */
+    public static FileChannel openRegularToChange(Path file) throws IOException {
+        return openRegular(file, true);
+    }
+
+    private static FileChannel openRegular(Path file, boolean write) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment callState = LibC.allocateCallState(arena);
             MemorySegment stat = arena.allocate(LibC.STAT_BYTES, 8);
@@ -129,7 +202,12 @@ public final class SafeFiles {
             try {
                 // The descriptor's own file, whatever the name holds by now: /proc's link to it is
                 // how Java opens a channel on a file already opened and checked.
-                return FileChannel.open(Path.of("/proc/self/fd/" + fd), StandardOpenOption.READ);
+                // Opened again through it, the file's permissions are checked again: writing needs no
+                // more than the user may do anyway.
+                Path opened = Path.of("/proc/self/fd/" + fd);
+                return write
+                        ? FileChannel.open(opened, StandardOpenOption.READ, StandardOpenOption.WRITE)
+                        : FileChannel.open(opened, StandardOpenOption.READ);
             } finally {
                 LibC.close(fd);
             }

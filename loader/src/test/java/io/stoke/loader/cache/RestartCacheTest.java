@@ -281,7 +281,7 @@ class RestartCacheTest {
             filled = cache.stats().usedBytes();
         }
         // A copy cut short by a process that is gone (no pid reaches 99999999: pid_max is 2^22 at most).
-        Path dead = tmp.resolve("cache").resolve("00").resolve("0000000000000000.stc.tmp-99999999-0");
+        Path dead = tmp.resolve("cache").resolve("00").resolve(".0000000000000000.stc.99999999.5eed.tmp");
         Files.createDirectories(dead.getParent());
         Files.write(dead, new byte[100]);
         try (RestartCache again = cache(1L << 30)) {
