@@ -1,8 +1,8 @@
 package io.stoke.cli;
 
 import io.stoke.loader.cache.RestartCache;
-import io.stoke.loader.fs.FolderAccess;
 import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.fs.FolderAccess;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.TableColumns;
@@ -102,7 +102,8 @@ public final class CacheCommand implements Callable<Integer> {
         // The same columns as the loader's: a Parquet member's entry is named by the column it is read from.
         try (Dataset dataset = Datasets.checked(
                 Datasets.open(spec, shards, columns), spec, ErrorPolicy.FAIL, w -> err.println("stoke: " + w))) {
-            try (RestartCache cache = RestartCache.open(cacheDir, budget, access, m -> err.println("stoke cache: " + m))) {
+            try (RestartCache cache =
+                    RestartCache.open(cacheDir, budget, access, m -> err.println("stoke cache: " + m))) {
                 ProgressBar progress = ProgressBar.terminalOnly(err, dataset.size());
                 long[] last = {0};
                 long start = System.nanoTime();

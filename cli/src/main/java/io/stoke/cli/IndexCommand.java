@@ -12,12 +12,10 @@ import io.stoke.parquet.ParquetDatasets;
 import io.stoke.remote.RemoteDatasets;
 import io.stoke.remote.RemoteOptions;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -155,7 +153,8 @@ public final class IndexCommand implements Callable<Integer> {
     private static void write(ShardIndex index, Path target) {
         try {
             Files.createDirectories(target.toAbsolutePath().getParent());
-            SafeFiles.writeStreamAtomically(target, null, o -> index.write(o, target.getFileName().toString()));
+            SafeFiles.writeStreamAtomically(
+                    target, null, o -> index.write(o, target.getFileName().toString()));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + target + ": " + e.getMessage(), e);
         }

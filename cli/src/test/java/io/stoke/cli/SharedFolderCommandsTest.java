@@ -50,7 +50,10 @@ class SharedFolderCommandsTest {
 
     private static void assertUnchanged(List<Path> victims) throws Exception {
         for (Path victim : victims) {
-            assertEquals("precious " + victim.getFileName(), Files.readString(victim), victim + " was written through a link");
+            assertEquals(
+                    "precious " + victim.getFileName(),
+                    Files.readString(victim),
+                    victim + " was written through a link");
         }
     }
 
@@ -62,8 +65,19 @@ class SharedFolderCommandsTest {
         List<Path> victims = plant(shared, "index.jsonl", "index.jsonl.tmp");
         Path ring = ShmTestSupport.shmPath("index-out-link");
         try (ShmTestSupport.Child serve = new ShmTestSupport.Child(ShmTestSupport.javaCommand(
-                Main.class.getName(), "serve", data.toString(), "--ring", ring.toString(), "--index-out",
-                index.toString(), "--batch-size", "2", "--workers", "1", "--epochs", "1"))) {
+                Main.class.getName(),
+                "serve",
+                data.toString(),
+                "--ring",
+                ring.toString(),
+                "--index-out",
+                index.toString(),
+                "--batch-size",
+                "2",
+                "--workers",
+                "1",
+                "--epochs",
+                "1"))) {
             // The index is written before the ring exists; nothing reads the ring, so serve waits then.
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (!Files.isRegularFile(index, LinkOption.NOFOLLOW_LINKS) && System.nanoTime() < deadline) {
@@ -135,7 +149,9 @@ class SharedFolderCommandsTest {
                 int from = 0;
                 int to = data.length - 1;
                 String range = exchange.getRequestHeaders().getFirst("Range");
-                var m = range == null ? null : java.util.regex.Pattern.compile("bytes=(\\d+)-(\\d*)").matcher(range);
+                var m = range == null
+                        ? null
+                        : java.util.regex.Pattern.compile("bytes=(\\d+)-(\\d*)").matcher(range);
                 if (m != null && m.matches()) {
                     from = Integer.parseInt(m.group(1));
                     to = m.group(2).isEmpty() ? to : Math.min(to, Integer.parseInt(m.group(2)));
@@ -169,14 +185,40 @@ class SharedFolderCommandsTest {
             Files.setAttribute(theirs, "unix:uid", NOBODY);
             Files.setAttribute(theirs, "unix:gid", 0);
             Files.setAttribute(theirs, "unix:mode", 02770);
-            String[] refused = BenchCommandTest.run("bench", url, "--shard-cache-dir", theirs.toString(),
-                    "--batch-size", "2", "--workers", "1", "--no-warmup", "--resize", "32", "--crop", "32");
+            String[] refused = BenchCommandTest.run(
+                    "bench",
+                    url,
+                    "--shard-cache-dir",
+                    theirs.toString(),
+                    "--batch-size",
+                    "2",
+                    "--workers",
+                    "1",
+                    "--no-warmup",
+                    "--resize",
+                    "32",
+                    "--crop",
+                    "32");
             assertNotEquals("0", refused[0], refused[1] + refused[2]);
-            assertTrue(refused[2].contains("refusing " + theirs + " as the shard cache: it belongs to nobody (uid 65534)"),
+            assertTrue(
+                    refused[2].contains("refusing " + theirs + " as the shard cache: it belongs to nobody (uid 65534)"),
                     refused[2]);
-            String[] shared = BenchCommandTest.run("bench", url, "--shard-cache-dir", theirs.toString(),
-                    "--cache-shared-with", "root", "--batch-size", "2", "--workers", "1", "--no-warmup",
-                    "--resize", "32", "--crop", "32");
+            String[] shared = BenchCommandTest.run(
+                    "bench",
+                    url,
+                    "--shard-cache-dir",
+                    theirs.toString(),
+                    "--cache-shared-with",
+                    "root",
+                    "--batch-size",
+                    "2",
+                    "--workers",
+                    "1",
+                    "--no-warmup",
+                    "--resize",
+                    "32",
+                    "--crop",
+                    "32");
             assertEquals("0", shared[0], shared[1] + shared[2]);
             assertTrue(shared[1].contains("6 in 3 batches (0 skipped"), shared[1]);
         } finally {
@@ -200,8 +242,16 @@ class SharedFolderCommandsTest {
         assertTrue(cache[2].contains(refusal), cache[2]);
         assertTrue(cache[2].contains("--cache-shared-with GROUP"), cache[2]);
         assertEquals(1, cache[2].strip().lines().count(), "one sentence: " + cache[2]);
-        String[] bench = BenchCommandTest.run("bench", data.toString(), "--cache-dir", theirs.toString(),
-                "--batch-size", "2", "--workers", "1", "--no-warmup");
+        String[] bench = BenchCommandTest.run(
+                "bench",
+                data.toString(),
+                "--cache-dir",
+                theirs.toString(),
+                "--batch-size",
+                "2",
+                "--workers",
+                "1",
+                "--no-warmup");
         assertNotEquals("0", bench[0], bench[1] + bench[2]);
         assertTrue(bench[2].contains(refusal), bench[2]);
         try (Stream<Path> s = Files.list(theirs)) {
@@ -221,7 +271,8 @@ class SharedFolderCommandsTest {
         String[] otherGroup = BenchCommandTest.run(
                 "cache", data.toString(), "--cache-dir", theirs.toString(), "--cache-shared-with", "nogroup");
         assertEquals("1", otherGroup[0]);
-        assertTrue(otherGroup[2].contains("shared with group nogroup: it belongs to nobody (uid 65534) and to group root"),
+        assertTrue(
+                otherGroup[2].contains("shared with group nogroup: it belongs to nobody (uid 65534) and to group root"),
                 otherGroup[2]);
         String[] badName = BenchCommandTest.run(
                 "cache", data.toString(), "--cache-dir", theirs.toString(), "--cache-shared-with", "a/b");

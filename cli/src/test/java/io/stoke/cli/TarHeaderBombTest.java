@@ -36,7 +36,8 @@ class TarHeaderBombTest {
         ByteArrayOutputStream before = new ByteArrayOutputStream();
         for (int i = 0; i < 2; i++) {
             TestTars.rawMember(before, "b/" + i + ".jpg", '0', TestImages.jpeg(44, 40, 50 + i));
-            TestTars.rawMember(before, "b/" + i + ".cls", '0', Integer.toString(3 - i).getBytes(StandardCharsets.US_ASCII));
+            TestTars.rawMember(
+                    before, "b/" + i + ".cls", '0', Integer.toString(3 - i).getBytes(StandardCharsets.US_ASCII));
         }
         Path bomb = data.resolve("shard-1.tar");
         TestTars.bomb(bomb, before.toByteArray(), 'L', 512L << 20);
@@ -70,7 +71,8 @@ class TarHeaderBombTest {
                 "--crop",
                 "32"));
         try (Child producer = new Child(serve)) {
-            producer.await(l -> l.contains("ready:") || l.contains("OutOfMemoryError") || l.startsWith("error"), 60_000);
+            producer.await(
+                    l -> l.contains("ready:") || l.contains("OutOfMemoryError") || l.startsWith("error"), 60_000);
             String output = producer.output();
             assertFalse(output.contains("OutOfMemoryError"), output);
             assertTrue(

@@ -86,8 +86,12 @@ class EmbeddingOutputTest {
     void plantedLinksAreReplacedAndTheirTargetsKeepTheirBytes() throws Exception {
         Path elsewhere = Files.createDirectories(dir.resolveSibling(dir.getFileName() + "-victims"));
         List<String> names = List.of(
-                ".embeddings.npy.partial", ".paths.txt.partial", ".skipped.txt.partial",
-                "embeddings.npy", "paths.txt", "skipped.txt");
+                ".embeddings.npy.partial",
+                ".paths.txt.partial",
+                ".skipped.txt.partial",
+                "embeddings.npy",
+                "paths.txt",
+                "skipped.txt");
         for (String name : names) {
             Files.writeString(elsewhere.resolve(name), "precious " + name);
             Files.createSymbolicLink(dir.resolve(name), elsewhere.resolve(name));

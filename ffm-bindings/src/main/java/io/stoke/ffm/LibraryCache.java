@@ -136,7 +136,8 @@ final class LibraryCache {
      */
     private static void removeAbandoned(Path root, String prefix) throws IOException {
         long before = System.currentTimeMillis() - ABANDONED_MILLIS;
-        try (var entries = Files.newDirectoryStream(root, e -> e.getFileName().toString().startsWith(prefix))) {
+        try (var entries =
+                Files.newDirectoryStream(root, e -> e.getFileName().toString().startsWith(prefix))) {
             for (Path tmp : entries) {
                 if (Files.getLastModifiedTime(tmp, LinkOption.NOFOLLOW_LINKS).toMillis() < before) {
                     deleteTree(tmp);

@@ -50,7 +50,10 @@ class LibraryCacheTest {
         // Other bytes, another folder; no temporary folder left beside them.
         Path other = cache.file("libx.so", randomBytes(5_000, 2));
         assertNotEquals(file.getParent(), other.getParent());
-        assertEquals(2, list(base.resolve("stoke/native")).size(), list(base.resolve("stoke/native")).toString());
+        assertEquals(
+                2,
+                list(base.resolve("stoke/native")).size(),
+                list(base.resolve("stoke/native")).toString());
     }
 
     @Test

@@ -130,8 +130,10 @@ class ShardWriterTest {
         PackConflictException link = assertThrows(PackConflictException.class, () -> PackManifest.read(out));
         assertTrue(link.getMessage().contains(manifest + " is a symbolic link"), link.getMessage());
         Files.delete(manifest);
-        assertEquals(0, new ProcessBuilder("mkfifo", manifest.toString()).start().waitFor());
-        PackConflictException fifo = assertTimeoutPreemptively(java.time.Duration.ofSeconds(20),
+        assertEquals(
+                0, new ProcessBuilder("mkfifo", manifest.toString()).start().waitFor());
+        PackConflictException fifo = assertTimeoutPreemptively(
+                java.time.Duration.ofSeconds(20),
                 () -> assertThrows(PackConflictException.class, () -> PackManifest.read(out)));
         assertTrue(fifo.getMessage().contains(manifest + " is a FIFO"), fifo.getMessage());
         assertEquals("precious index.json.tmp", Files.readString(victims.resolve("index.json.tmp")));

@@ -162,7 +162,8 @@ final class ParquetTable {
         } catch (IOException | RuntimeException e) {
             throw new IllegalArgumentException(name + " is not a readable Parquet file: " + e.getMessage(), e);
         }
-        throw new IllegalArgumentException(name + ": " + ReadLimits.exceeds("a footer", footer, ReadLimits.PARQUET_FOOTER));
+        throw new IllegalArgumentException(
+                name + ": " + ReadLimits.exceeds("a footer", footer, ReadLimits.PARQUET_FOOTER));
     }
 
     /**
@@ -179,7 +180,8 @@ final class ParquetTable {
         byte[] tail = new byte[4];
         in.seek(size - 8);
         in.readFully(tail);
-        return Integer.toUnsignedLong(ByteBuffer.wrap(tail).order(ByteOrder.LITTLE_ENDIAN).getInt());
+        return Integer.toUnsignedLong(
+                ByteBuffer.wrap(tail).order(ByteOrder.LITTLE_ENDIAN).getInt());
     }
 
     static ColumnChunkMetaData chunk(BlockMetaData block, ColumnDescriptor c, String name, int g) {

@@ -140,7 +140,10 @@ class HostileParquetTest {
         try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(file.toFile(), "rw")) {
             f.setLength(bytes.length - 8 + footer);
             f.seek(bytes.length - 8 + footer);
-            f.write(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt((int) footer).array());
+            f.write(ByteBuffer.allocate(4)
+                    .order(ByteOrder.LITTLE_ENDIAN)
+                    .putInt((int) footer)
+                    .array());
             f.write("PAR1".getBytes());
         }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Datasets.open(file.toString()));

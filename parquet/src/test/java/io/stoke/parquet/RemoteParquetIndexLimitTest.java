@@ -25,7 +25,8 @@ class RemoteParquetIndexLimitTest {
         HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.createContext("/pq/", exchange -> {
             try (exchange) {
-                requests.add(exchange.getRequestMethod() + " " + exchange.getRequestURI().getPath());
+                requests.add(exchange.getRequestMethod() + " "
+                        + exchange.getRequestURI().getPath());
                 exchange.getResponseHeaders().set("Content-Length", Long.toString(ReadLimits.INDEX_FILE + 1));
                 exchange.sendResponseHeaders(exchange.getRequestMethod().equals("HEAD") ? 200 : 500, -1);
             }
@@ -36,8 +37,10 @@ class RemoteParquetIndexLimitTest {
                 folder, new RemoteOptions(2, 1 << 20, 2, Duration.ofSeconds(5), Duration.ofSeconds(2)))) {
             IllegalArgumentException e =
                     assertThrows(IllegalArgumentException.class, () -> RemoteParquet.index(folder, store));
-            assertEquals(folder + "parquet-index.json is 67108865 bytes, more than the 64 MiB limit of a file Stoke"
-                    + " reads whole (an index or a marker)", e.getMessage());
+            assertEquals(
+                    folder + "parquet-index.json is 67108865 bytes, more than the 64 MiB limit of a file Stoke"
+                            + " reads whole (an index or a marker)",
+                    e.getMessage());
             assertEquals(List.of("HEAD /pq/parquet-index.json", "HEAD /pq/parquet-index.json"), requests);
         } finally {
             server.stop(0);

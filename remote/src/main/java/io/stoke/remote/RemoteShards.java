@@ -158,8 +158,7 @@ public final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
             e.mapped = folder.map(urls.get(shard), e.size(), folderVersion(shard), e.arena, dst -> fetch(shard, dst));
             return e.mapped.bytes;
         } catch (IOException x) {
-            throw new ShardFetchException(
-                    Urls.redact(urls.get(shard)), "cannot cache the shard: " + x.getMessage(), x);
+            throw new ShardFetchException(Urls.redact(urls.get(shard)), "cannot cache the shard: " + x.getMessage(), x);
         } catch (RuntimeException x) {
             if (x instanceof ShardFetchException f && f.changed() && index != null) {
                 String what = f.storeSize() >= 0

@@ -36,9 +36,12 @@ class RemoteIndexLimitTest {
         try (IndexServer server = new IndexServer(ReadLimits.INDEX_FILE + 1);
                 ObjectStore store = ObjectStore.forUrl(server.url(), options())) {
             IllegalArgumentException e = assertThrows(
-                    IllegalArgumentException.class, () -> RemoteDatasets.openIndexed(store, server.url(), 1 << 20, null, FolderAccess.PRIVATE));
-            assertEquals(server.url() + " is 67108865 bytes, more than the 64 MiB limit of a file Stoke reads whole"
-                    + " (an index or a marker)", e.getMessage());
+                    IllegalArgumentException.class,
+                    () -> RemoteDatasets.openIndexed(store, server.url(), 1 << 20, null, FolderAccess.PRIVATE));
+            assertEquals(
+                    server.url() + " is 67108865 bytes, more than the 64 MiB limit of a file Stoke reads whole"
+                            + " (an index or a marker)",
+                    e.getMessage());
             assertEquals(List.of("HEAD null"), server.requests);
         }
     }
@@ -99,7 +102,8 @@ class RemoteIndexLimitTest {
             int last = (int) Math.min(Long.parseLong(m.group(2)), size - 1);
             exchange.getResponseHeaders().set("Content-Range", "bytes " + first + "-" + last + "/" + size);
             exchange.sendResponseHeaders(206, last - first + 1);
-            byte[] body = data != null ? java.util.Arrays.copyOfRange(data, first, last + 1) : new byte[last - first + 1];
+            byte[] body =
+                    data != null ? java.util.Arrays.copyOfRange(data, first, last + 1) : new byte[last - first + 1];
             exchange.getResponseBody().write(body);
         }
 

@@ -28,8 +28,8 @@ import java.util.Map;
 final class OwnedRingFile {
     private static final int O_NONBLOCK = 0x800;
     /** {@code O_NOFOLLOW}: AArch64's value differs from x86-64's. */
-    static final int O_NOFOLLOW =
-            "aarch64".equals(System.getProperty("os.arch")) ? 0x8000 : 0x20000;
+    static final int O_NOFOLLOW = "aarch64".equals(System.getProperty("os.arch")) ? 0x8000 : 0x20000;
+
     private static final int ENOENT = 2;
     private static final int ELOOP = 40;
     private static final int S_IFMT = 0170000;

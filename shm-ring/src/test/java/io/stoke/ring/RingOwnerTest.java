@@ -145,7 +145,8 @@ class RingOwnerTest {
 
         // A link planted at the producer's temporary name is replaced, not written through.
         Path path = track(ShmRingTest.shmPath("owner-tmp"));
-        Path tmp = track(path.resolveSibling(path.getFileName() + ".tmp-" + ProcessHandle.current().pid()));
+        Path tmp = track(path.resolveSibling(
+                path.getFileName() + ".tmp-" + ProcessHandle.current().pid()));
         Files.createSymbolicLink(tmp, victim);
         try (ShmRing _ = ShmRing.create(path, G, null)) {
             assertEquals(G.totalLength(), Files.size(path));

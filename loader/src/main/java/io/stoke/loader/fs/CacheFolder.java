@@ -78,8 +78,9 @@ public final class CacheFolder {
             PosixFileAttributes attributes =
                     Files.readAttributes(folder, PosixFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
             if (!attributes.isDirectory()) {
-                throw new IOException(folder + " is " + (attributes.isSymbolicLink() ? "a symbolic link" : "not a folder")
-                        + ", not the folder Stoke makes there: not followed");
+                throw new IOException(
+                        folder + " is " + (attributes.isSymbolicLink() ? "a symbolic link" : "not a folder")
+                                + ", not the folder Stoke makes there: not followed");
             }
         }
         return folder;
@@ -98,8 +99,8 @@ public final class CacheFolder {
         String optIn = "; use a folder of your own, or share one with a group on purpose (--cache-shared-with"
                 + " GROUP, docs/security.md)";
         if ((mode & 0002) != 0) {
-            throw new IOException("refusing " + folder + " as " + role + ": any user can write it (mode "
-                    + octal(mode) + "), so another user could plant what Stoke reads" + optIn);
+            throw new IOException("refusing " + folder + " as " + role + ": any user can write it (mode " + octal(mode)
+                    + "), so another user could plant what Stoke reads" + optIn);
         }
         if (!access.shared()) {
             if (owner != me) {

@@ -62,15 +62,19 @@ public final class SafeFiles {
     }
 
     private static final Set<OpenOption> NEW = Set.of(
-            StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+            StandardOpenOption.CREATE_NEW,
+            StandardOpenOption.READ,
+            StandardOpenOption.WRITE,
+            LinkOption.NOFOLLOW_LINKS);
 
     /**
      * A name beside {@code target} for a temporary file of this process, which no other process or
      * earlier run of this one uses: {@code .NAME.PID.RANDOM.tmp}.
      */
     public static Path temporaryFor(Path target) {
-        return target.resolveSibling("." + target.getFileName() + "." + ProcessHandle.current().pid() + "."
-                + Long.toHexString(ThreadLocalRandom.current().nextLong()) + TEMPORARY);
+        return target.resolveSibling(
+                "." + target.getFileName() + "." + ProcessHandle.current().pid() + "."
+                        + Long.toHexString(ThreadLocalRandom.current().nextLong()) + TEMPORARY);
     }
 
     /**
@@ -127,10 +131,10 @@ public final class SafeFiles {
      * {@link #writeAtomically(Path, FolderAccess, Writer)} through a stream, which {@code writer}
      * need not close; {@code access} null for an output with the mode the umask gives.
      */
-    public static void writeStreamAtomically(Path target, FolderAccess access, StreamWriter writer)
-            throws IOException {
+    public static void writeStreamAtomically(Path target, FolderAccess access, StreamWriter writer) throws IOException {
         writeAtomically(target, access, channel -> {
-            java.io.OutputStream out = new java.io.BufferedOutputStream(java.nio.channels.Channels.newOutputStream(channel));
+            java.io.OutputStream out =
+                    new java.io.BufferedOutputStream(java.nio.channels.Channels.newOutputStream(channel));
             writer.write(new java.io.FilterOutputStream(out) {
                 @Override
                 public void write(byte[] b, int off, int len) throws IOException {
@@ -224,8 +228,7 @@ public final class SafeFiles {
      * errno} in {@code callState} ({@link LibC#ELOOP} for a link).
      */
     public static int openRegular(MemorySegment callState, MemorySegment path, MemorySegment stat) {
-        int fd = LibC.open(
-                callState, path, LibC.O_RDONLY | LibC.O_CLOEXEC | LibC.O_NOFOLLOW | LibC.O_NONBLOCK);
+        int fd = LibC.open(callState, path, LibC.O_RDONLY | LibC.O_CLOEXEC | LibC.O_NOFOLLOW | LibC.O_NONBLOCK);
         if (fd < 0) {
             return -1;
         }

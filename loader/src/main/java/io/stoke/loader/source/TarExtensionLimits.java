@@ -113,13 +113,19 @@ final class TarExtensionLimits {
                     // Commons Compress adds each global header's records to those before, and copies them all
                     // into every member after: counted over the shard, so that many small ones add up.
                     if (global && (globalRecords += pax.records) > ReadLimits.TAR_GLOBAL_PAX_RECORDS) {
-                        return cut(member, pos, "is a global PAX header that brings the shard's global PAX records to "
-                                + globalRecords + ", more than the " + ReadLimits.TAR_GLOBAL_PAX_RECORDS
-                                + " limit (each is copied into every member after it)");
+                        return cut(
+                                member,
+                                pos,
+                                "is a global PAX header that brings the shard's global PAX records to "
+                                        + globalRecords + ", more than the " + ReadLimits.TAR_GLOBAL_PAX_RECORDS
+                                        + " limit (each is copied into every member after it)");
                     }
                     if (global && (pax.size >= 0 || pax.path)) {
-                        return cut(member, pos, "is " + what + " that sets every member's " + (pax.path ? "path" : "size")
-                                + ", which Stoke does not read");
+                        return cut(
+                                member,
+                                pos,
+                                "is " + what + " that sets every member's " + (pax.path ? "path" : "size")
+                                        + ", which Stoke does not read");
                     }
                     if (!global) {
                         paxSize = pax.size;
@@ -144,8 +150,11 @@ final class TarExtensionLimits {
                 }
             }
             if (extensions > ReadLimits.TAR_EXTENSIONS_PER_MEMBER) {
-                return cut(member, pos, "is extension header " + extensions + " for one member, more than the "
-                        + ReadLimits.TAR_EXTENSIONS_PER_MEMBER + " limit");
+                return cut(
+                        member,
+                        pos,
+                        "is extension header " + extensions + " for one member, more than the "
+                                + ReadLimits.TAR_EXTENSIONS_PER_MEMBER + " limit");
             }
             if (size > n - data) {
                 return Verdict.whole(shard); // the member runs past the end: Commons Compress names it
@@ -246,7 +255,10 @@ final class TarExtensionLimits {
                 while (eq < end && eq < recordEnd && shard.get(ValueLayout.JAVA_BYTE, eq) != '=') {
                     eq++;
                 }
-                if (p >= end || recordEnd > end || eq >= recordEnd || shard.get(ValueLayout.JAVA_BYTE, recordEnd - 1) != '\n') {
+                if (p >= end
+                        || recordEnd > end
+                        || eq >= recordEnd
+                        || shard.get(ValueLayout.JAVA_BYTE, recordEnd - 1) != '\n') {
                     pax.problem = "has a record that is not LENGTH KEY=VALUE";
                     return pax;
                 }

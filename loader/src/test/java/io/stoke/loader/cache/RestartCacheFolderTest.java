@@ -61,7 +61,8 @@ class RestartCacheFolderTest {
             Path dir = Files.createDirectories(root.resolve("c" + i % 2));
             int w = 48 + 8 * i;
             int h = 40 + 4 * i;
-            Files.write(dir.resolve("i" + i + ".jpg"),
+            Files.write(
+                    dir.resolve("i" + i + ".jpg"),
                     TestImages.jpeg(TestImages.rgb(w, h, i), w, h, 3, 85, TurboJpeg.TJSAMP_420, 0));
         }
         return ImageFolder.scan(root);
@@ -89,7 +90,9 @@ class RestartCacheFolderTest {
 
     private static List<Path> entries(Path cache) throws IOException {
         try (Stream<Path> s = Files.walk(cache)) {
-            return s.filter(p -> p.getFileName().toString().endsWith(".stc")).sorted().toList();
+            return s.filter(p -> p.getFileName().toString().endsWith(".stc"))
+                    .sorted()
+                    .toList();
         }
     }
 
@@ -98,7 +101,9 @@ class RestartCacheFolderTest {
     }
 
     private static void mkfifo(Path at) throws Exception {
-        assertEquals(0, new ProcessBuilder("mkfifo", at.toString()).inheritIO().start().waitFor());
+        assertEquals(
+                0,
+                new ProcessBuilder("mkfifo", at.toString()).inheritIO().start().waitFor());
     }
 
     @Test
@@ -195,9 +200,11 @@ class RestartCacheFolderTest {
             assertEquals(1, said.size(), said.toString());
             String message = said.get(0);
             assertTrue(message.startsWith("WARNING: the restart cache cannot use " + dir), message);
-            assertTrue(message.contains(dir == fifoDir
-                            ? fifo + " is a FIFO, not a regular file"
-                            : link + " is a symbolic link, which Stoke does not follow"),
+            assertTrue(
+                    message.contains(
+                            dir == fifoDir
+                                    ? fifo + " is a FIFO, not a regular file"
+                                    : link + " is a symbolic link, which Stoke does not follow"),
                     message);
         }
         assertArrayEquals(PRECIOUS, Files.readAllBytes(victim), "the link's target is unchanged");
@@ -212,7 +219,9 @@ class RestartCacheFolderTest {
         Files.setAttribute(dir, "unix:mode", 02770);
         IllegalArgumentException refused =
                 assertThrows(IllegalArgumentException.class, () -> RestartCache.open(dir, 1L << 30, said::add));
-        assertTrue(refused.getMessage().startsWith("refusing " + dir + " as the restart cache: it belongs to nobody (uid 65534)"),
+        assertTrue(
+                refused.getMessage()
+                        .startsWith("refusing " + dir + " as the restart cache: it belongs to nobody (uid 65534)"),
                 refused.getMessage());
         assertTrue(refused.getMessage().contains("--cache-shared-with GROUP"), refused.getMessage());
 

@@ -35,12 +35,16 @@ class CacheFolderTest {
     void aFolderAnyoneCanWriteIsRefused() throws IOException {
         Path dir = Files.createDirectory(tmp.resolve("open"));
         Files.setAttribute(dir, "unix:mode", 01777);
-        IOException refused = assertThrows(IOException.class, () -> CacheFolder.open(dir, FolderAccess.PRIVATE, "the shard cache"));
-        assertTrue(refused.getMessage().startsWith("refusing " + dir + " as the shard cache: any user can write it (mode 1777)"),
+        IOException refused =
+                assertThrows(IOException.class, () -> CacheFolder.open(dir, FolderAccess.PRIVATE, "the shard cache"));
+        assertTrue(
+                refused.getMessage()
+                        .startsWith("refusing " + dir + " as the shard cache: any user can write it (mode 1777)"),
                 refused.getMessage());
         assertTrue(refused.getMessage().contains("--cache-shared-with GROUP"), refused.getMessage());
         // Shared on purpose or not, a folder any user can write is never used.
-        assertThrows(IOException.class, () -> CacheFolder.open(dir, FolderAccess.sharedWith("root"), "the shard cache"));
+        assertThrows(
+                IOException.class, () -> CacheFolder.open(dir, FolderAccess.sharedWith("root"), "the shard cache"));
     }
 
     @Test
@@ -49,16 +53,25 @@ class CacheFolderTest {
         Path dir = Files.createDirectory(tmp.resolve("theirs"));
         Files.setAttribute(dir, "unix:uid", NOBODY);
         Files.setAttribute(dir, "unix:mode", 0700);
-        IOException refused = assertThrows(IOException.class, () -> CacheFolder.open(dir, FolderAccess.PRIVATE, "the restart cache"));
-        assertTrue(refused.getMessage().startsWith("refusing " + dir + " as the restart cache: it belongs to nobody (uid 65534), not to "),
+        IOException refused =
+                assertThrows(IOException.class, () -> CacheFolder.open(dir, FolderAccess.PRIVATE, "the restart cache"));
+        assertTrue(
+                refused.getMessage()
+                        .startsWith(
+                                "refusing " + dir + " as the restart cache: it belongs to nobody (uid 65534), not to "),
                 refused.getMessage());
 
         // Its group's on purpose: another member's folder is used, where it is the group's.
         Files.setAttribute(dir, "unix:gid", 0);
         Files.setAttribute(dir, "unix:mode", 02770);
         assertEquals(dir, CacheFolder.open(dir, FolderAccess.sharedWith("root"), "the restart cache"));
-        IOException otherGroup = assertThrows(IOException.class, () -> CacheFolder.open(dir, FolderAccess.sharedWith("nogroup"), "the restart cache"));
-        assertTrue(otherGroup.getMessage().contains("shared with group nogroup: it belongs to nobody (uid 65534) and to group root"),
+        IOException otherGroup = assertThrows(
+                IOException.class,
+                () -> CacheFolder.open(dir, FolderAccess.sharedWith("nogroup"), "the restart cache"));
+        assertTrue(
+                otherGroup
+                        .getMessage()
+                        .contains("shared with group nogroup: it belongs to nobody (uid 65534) and to group root"),
                 otherGroup.getMessage());
     }
 
@@ -66,7 +79,8 @@ class CacheFolderTest {
     void aFolderItsGroupCanWriteIsRefusedUnlessShared() throws IOException {
         Path dir = Files.createDirectory(tmp.resolve("group"));
         Files.setAttribute(dir, "unix:mode", 0770);
-        IOException refused = assertThrows(IOException.class, () -> CacheFolder.open(dir, FolderAccess.PRIVATE, "the shard cache"));
+        IOException refused =
+                assertThrows(IOException.class, () -> CacheFolder.open(dir, FolderAccess.PRIVATE, "the shard cache"));
         assertTrue(refused.getMessage().contains("its group root can write it (mode 0770)"), refused.getMessage());
     }
 
@@ -75,18 +89,30 @@ class CacheFolderTest {
         Path dir = tmp.resolve("shared");
         CacheFolder.open(dir, FolderAccess.sharedWith("nogroup"), "the shard cache");
         assertEquals(02770, (Integer) Files.getAttribute(dir, "unix:mode") & 07777);
-        assertEquals("nogroup", Files.readAttributes(dir, java.nio.file.attribute.PosixFileAttributes.class).group().getName());
+        assertEquals(
+                "nogroup",
+                Files.readAttributes(dir, java.nio.file.attribute.PosixFileAttributes.class)
+                        .group()
+                        .getName());
         Path file = dir.resolve("f");
         SafeFiles.writeAtomically(file, FolderAccess.sharedWith("nogroup"), new byte[] {1});
         assertEquals("rw-r-----", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
-        assertEquals("nogroup", Files.readAttributes(file, java.nio.file.attribute.PosixFileAttributes.class).group().getName());
-        assertThrows(IOException.class, () -> CacheFolder.open(tmp.resolve("x"), FolderAccess.sharedWith("no-such-group-here"), "the shard cache"));
+        assertEquals(
+                "nogroup",
+                Files.readAttributes(file, java.nio.file.attribute.PosixFileAttributes.class)
+                        .group()
+                        .getName());
+        assertThrows(
+                IOException.class,
+                () -> CacheFolder.open(
+                        tmp.resolve("x"), FolderAccess.sharedWith("no-such-group-here"), "the shard cache"));
     }
 
     @Test
     void aFileWhereTheFolderShouldBeIsNamed() throws IOException {
         Path file = Files.writeString(tmp.resolve("file"), "x");
-        IOException refused = assertThrows(IOException.class, () -> CacheFolder.open(file, FolderAccess.PRIVATE, "the shard cache"));
+        IOException refused =
+                assertThrows(IOException.class, () -> CacheFolder.open(file, FolderAccess.PRIVATE, "the shard cache"));
         assertEquals("cannot use " + file + " as the shard cache: it is not a folder", refused.getMessage());
     }
 }

@@ -61,8 +61,9 @@ class SafeFilesTest {
     @Test
     void aFailedWriteLeavesNothingBehind() throws IOException {
         Path target = tmp.resolve("out");
-        IOException thrown = assertThrows(IOException.class, () -> SafeFiles.writeAtomically(
-                target, FolderAccess.PRIVATE, ch -> {
+        IOException thrown = assertThrows(
+                IOException.class,
+                () -> SafeFiles.writeAtomically(target, FolderAccess.PRIVATE, ch -> {
                     ch.write(ByteBuffer.wrap(new byte[10]));
                     throw new IOException("disk full");
                 }));
@@ -88,7 +89,8 @@ class SafeFilesTest {
         IOException fifoRefused = assertTimeoutPreemptively(
                 java.time.Duration.ofSeconds(10),
                 () -> assertThrows(IOException.class, () -> SafeFiles.openRegular(fifo)));
-        assertEquals(fifo + " is a FIFO, not a regular file: Stoke reads only regular files here", fifoRefused.getMessage());
+        assertEquals(
+                fifo + " is a FIFO, not a regular file: Stoke reads only regular files here", fifoRefused.getMessage());
 
         try (FileChannel ch = SafeFiles.openRegular(victim)) {
             ByteBuffer b = ByteBuffer.allocate(16);

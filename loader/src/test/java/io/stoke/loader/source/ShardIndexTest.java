@@ -177,20 +177,27 @@ class ShardIndexTest {
             f.setLength(ReadLimits.INDEX_FILE + 1); // sparse: 64 MiB of NULs that no parser is shown
         }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Datasets.open(dir.toString()));
-        assertEquals(index + " is 67108865 bytes, more than the 64 MiB limit of a file Stoke reads whole"
-                + " (an index or a marker)", e.getMessage());
+        assertEquals(
+                index + " is 67108865 bytes, more than the 64 MiB limit of a file Stoke reads whole"
+                        + " (an index or a marker)",
+                e.getMessage());
     }
 
     @Test
     void anIndexWithAStringOverTheLimitIsNamedAsUnreadable() {
         String url = "u".repeat(ReadLimits.INDEX_STRING + 1);
-        String json = "{\"__kind__\": \"wids-shard-index-v1\", \"stoke\": {\"labelled\": true}, \"shardlist\": [{\"url\": \""
-                + url + "\", \"nsamples\": 1, \"filesize\": 1}]}";
+        String json =
+                "{\"__kind__\": \"wids-shard-index-v1\", \"stoke\": {\"labelled\": true}, \"shardlist\": [{\"url\": \""
+                        + url + "\", \"nsamples\": 1, \"filesize\": 1}]}";
         IllegalArgumentException e = assertThrows(
                 IllegalArgumentException.class,
-                () -> ShardIndex.read(new ByteArrayInputStream(json.getBytes(StandardCharsets.US_ASCII)), "x/index.json"));
-        assertTrue(e.getMessage().startsWith("x/index.json: not a readable shard index (String value length (1048577)"
-                + " exceeds the maximum allowed (1048576"), e.getMessage());
+                () -> ShardIndex.read(
+                        new ByteArrayInputStream(json.getBytes(StandardCharsets.US_ASCII)), "x/index.json"));
+        assertTrue(
+                e.getMessage()
+                        .startsWith("x/index.json: not a readable shard index (String value length (1048577)"
+                                + " exceeds the maximum allowed (1048576"),
+                e.getMessage());
     }
 
     @Test

@@ -60,8 +60,11 @@ class TarExtensionLimitsTest {
         for (String[] c : cases) {
             Path shard = tmp.resolve("bomb-" + c[0] + ".tar");
             TestTars.bomb(shard, before, c[0].charAt(0), BOMB);
-            assertNamed(shard, "the member header at byte " + before.length + " declares " + c[1]
-                    + "; the samples before it are read", List.of("a/s0", "a/s1"));
+            assertNamed(
+                    shard,
+                    "the member header at byte " + before.length + " declares " + c[1]
+                            + "; the samples before it are read",
+                    List.of("a/s0", "a/s1"));
         }
     }
 
@@ -70,8 +73,10 @@ class TarExtensionLimitsTest {
         byte[] before = twoSamples();
         Path over = tmp.resolve("over.tar");
         TestTars.bomb(over, before, 'L', ReadLimits.TAR_LONG_NAME + 1);
-        assertNamed(over, "the member header at byte " + before.length
-                + " declares a GNU long name of 65537 bytes, more than the 64 KiB limit; the samples before it are read",
+        assertNamed(
+                over,
+                "the member header at byte " + before.length
+                        + " declares a GNU long name of 65537 bytes, more than the 64 KiB limit; the samples before it are read",
                 List.of("a/s0", "a/s1"));
 
         // A long name of exactly the limit is read (its zeros then name no sample).
@@ -127,16 +132,24 @@ class TarExtensionLimitsTest {
             TestTars.rawMember(chain, "././@LongLink", 'L', "g/s.jpg\0".getBytes(StandardCharsets.US_ASCII));
         }
         TestTars.rawMember(chain, "g/s.jpg", '0', TestImages.jpeg(40, 40, 8));
-        cases.add(new Object[] {"chain", chain.toByteArray(), at + ReadLimits.TAR_EXTENSIONS_PER_MEMBER * 1024,
-            "is extension header 17 for one member, more than the 16 limit"});
+        cases.add(new Object[] {
+            "chain",
+            chain.toByteArray(),
+            at + ReadLimits.TAR_EXTENSIONS_PER_MEMBER * 1024,
+            "is extension header 17 for one member, more than the 16 limit"
+        });
 
         String[] many = new String[ReadLimits.TAR_GLOBAL_PAX_RECORDS + 1];
         for (int i = 0; i < many.length; i++) {
             many[i] = "k" + i + "=v";
         }
-        cases.add(new Object[] {"globals", member("PaxGlobal", 'g', TestTars.pax(many)), at,
+        cases.add(new Object[] {
+            "globals",
+            member("PaxGlobal", 'g', TestTars.pax(many)),
+            at,
             "is a global PAX header that brings the shard's global PAX records to 65, more than the 64 limit"
-                    + " (each is copied into every member after it)"});
+                    + " (each is copied into every member after it)"
+        });
         // Global headers add up: 40 records, a member, 40 more.
         String[] forty = new String[40];
         for (int i = 0; i < forty.length; i++) {
@@ -147,29 +160,56 @@ class TarExtensionLimitsTest {
         twoGlobals.writeBytes(member("g/s.jpg", '0', TestImages.jpeg(40, 40, 10)));
         int second = at + twoGlobals.size();
         twoGlobals.writeBytes(member("PaxGlobal", 'g', TestTars.pax(forty)));
-        cases.add(new Object[] {"globalsaddup", twoGlobals.toByteArray(), second,
+        cases.add(new Object[] {
+            "globalsaddup",
+            twoGlobals.toByteArray(),
+            second,
             "is a global PAX header that brings the shard's global PAX records to 80, more than the 64 limit"
-                    + " (each is copied into every member after it)"});
-        cases.add(new Object[] {"globalsize", member("PaxGlobal", 'g', TestTars.pax("size=100")), at,
-            "is a global PAX header that sets every member's size, which Stoke does not read"});
+                    + " (each is copied into every member after it)"
+        });
+        cases.add(new Object[] {
+            "globalsize",
+            member("PaxGlobal", 'g', TestTars.pax("size=100")),
+            at,
+            "is a global PAX header that sets every member's size, which Stoke does not read"
+        });
         ByteArrayOutputStream twoPax = new ByteArrayOutputStream();
         TestTars.rawMember(twoPax, "PaxHeader", 'x', TestTars.pax("mtime=1"));
         TestTars.rawMember(twoPax, "PaxHeader", 'x', TestTars.pax("size=2"));
         TestTars.rawMember(twoPax, "h/s.jpg", '0', new byte[0]);
-        cases.add(new Object[] {"twopax", twoPax.toByteArray(), at + 1024,
-            "is a second PAX header for one member, which Stoke does not read"});
-        cases.add(new Object[] {"sparse", member("h/s.jpg", 'S', new byte[600]), at,
-            "is a GNU sparse member, which Stoke does not read"});
-        cases.add(new Object[] {"paxsparse", member("PaxHeader", 'x', TestTars.pax("GNU.sparse.major=1")), at,
-            "is a PAX header that describes a sparse member, which Stoke does not read"});
-        cases.add(new Object[] {"paxgarbage", member("PaxHeader", 'x', "12 path".getBytes(StandardCharsets.US_ASCII)), at,
-            "is a PAX header that has a record that is not LENGTH KEY=VALUE"});
-        cases.add(new Object[] {"dirdata", member("h/dir/", '5', new byte[100]), at,
-            "is a directory that holds data, which Stoke does not read"});
+        cases.add(new Object[] {
+            "twopax",
+            twoPax.toByteArray(),
+            at + 1024,
+            "is a second PAX header for one member, which Stoke does not read"
+        });
+        cases.add(new Object[] {
+            "sparse", member("h/s.jpg", 'S', new byte[600]), at, "is a GNU sparse member, which Stoke does not read"
+        });
+        cases.add(new Object[] {
+            "paxsparse",
+            member("PaxHeader", 'x', TestTars.pax("GNU.sparse.major=1")),
+            at,
+            "is a PAX header that describes a sparse member, which Stoke does not read"
+        });
+        cases.add(new Object[] {
+            "paxgarbage",
+            member("PaxHeader", 'x', "12 path".getBytes(StandardCharsets.US_ASCII)),
+            at,
+            "is a PAX header that has a record that is not LENGTH KEY=VALUE"
+        });
+        cases.add(new Object[] {
+            "dirdata",
+            member("h/dir/", '5', new byte[100]),
+            at,
+            "is a directory that holds data, which Stoke does not read"
+        });
         for (Object[] c : cases) {
             Path shard = tmp.resolve(c[0] + ".tar");
             Files.write(shard, around((byte[]) c[1]));
-            assertNamed(shard, "the member header at byte " + c[2] + " " + c[3] + "; the samples before it are read",
+            assertNamed(
+                    shard,
+                    "the member header at byte " + c[2] + " " + c[3] + "; the samples before it are read",
                     c[0].equals("globalsaddup") ? List.of("a/s0", "a/s1", "g/s") : List.of("a/s0", "a/s1"));
         }
     }
@@ -186,8 +226,11 @@ class TarExtensionLimitsTest {
         head.writeBytes(before);
         head.writeBytes(mid.toByteArray());
         TestTars.bomb(shard, head.toByteArray(), 'L', BOMB);
-        assertNamed(shard, "the member header at byte " + head.size() + " declares a GNU long name of 512 MiB, more"
-                + " than the 64 KiB limit; the samples before it are read", List.of("a/s0", "a/s1"));
+        assertNamed(
+                shard,
+                "the member header at byte " + head.size() + " declares a GNU long name of 512 MiB, more"
+                        + " than the 64 KiB limit; the samples before it are read",
+                List.of("a/s0", "a/s1"));
     }
 
     @Test
@@ -210,7 +253,10 @@ class TarExtensionLimitsTest {
             assertEquals(2, d.size());
         }
         assertEquals(1, plainWarnings.size(), plainWarnings.toString());
-        String damage = plainWarnings.get(0).substring(plainWarnings.get(0).indexOf(plain.toString()) + plain.toString().length());
+        String damage = plainWarnings
+                .get(0)
+                .substring(plainWarnings.get(0).indexOf(plain.toString())
+                        + plain.toString().length());
         assertTrue(damage.contains("tar damaged after member a/s1.cls"), damage);
         assertNamed(bombed, damage.substring(2), List.of("a/s0", "a/s1"));
     }
@@ -223,9 +269,11 @@ class TarExtensionLimitsTest {
         Files.write(dir.resolve("2.tar"), around(new byte[0]));
         List<String> warnings = new ArrayList<>();
         try (Dataset d = Datasets.open(dir.toString(), ErrorPolicy.SKIP, warnings::add)) {
-            assertEquals(List.of("WARNING: skipping what is past the damage: " + dir.resolve("1.tar")
-                    + ": not a tar file Stoke reads (the member header at byte 0 declares a GNU long name of 512 MiB,"
-                    + " more than the 64 KiB limit)"), warnings);
+            assertEquals(
+                    List.of("WARNING: skipping what is past the damage: " + dir.resolve("1.tar")
+                            + ": not a tar file Stoke reads (the member header at byte 0 declares a GNU long name of 512 MiB,"
+                            + " more than the 64 KiB limit)"),
+                    warnings);
             assertEquals(6, d.size());
         }
     }
@@ -241,7 +289,9 @@ class TarExtensionLimitsTest {
         List<String> warnings = new ArrayList<>();
         try (Dataset d = Datasets.open(shard.toString(), ErrorPolicy.SKIP, warnings::add)) {
             assertEquals(
-                    problem == null ? List.of() : List.of("WARNING: skipping what is past the damage: " + shard + ": " + problem),
+                    problem == null
+                            ? List.of()
+                            : List.of("WARNING: skipping what is past the damage: " + shard + ": " + problem),
                     warnings,
                     shard.toString());
             List<String> names = new ArrayList<>();

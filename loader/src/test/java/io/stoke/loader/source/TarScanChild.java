@@ -15,7 +15,8 @@ final class TarScanChild {
         for (String arg : args) {
             Path shard = Path.of(arg);
             int[] counts = TarShardFuzzTest.readAll(shard, w -> System.out.println(shard + "\twarning\t" + w));
-            System.out.println(counts == null ? shard + "\tnone" : shard + "\tsamples\t" + counts[0] + "\tbad\t" + counts[1]);
+            System.out.println(
+                    counts == null ? shard + "\tnone" : shard + "\tsamples\t" + counts[0] + "\tbad\t" + counts[1]);
         }
         System.out.flush();
     }

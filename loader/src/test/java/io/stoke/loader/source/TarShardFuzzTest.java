@@ -182,9 +182,10 @@ class TarShardFuzzTest {
         }
         for (Path shard : overLimit) {
             assertTrue(
-                    out.lines().anyMatch(l -> l.startsWith(shard + "\twarning\t")
-                            && l.contains("the member header at byte ")
-                            && l.contains(", more than the ")),
+                    out.lines()
+                            .anyMatch(l -> l.startsWith(shard + "\twarning\t")
+                                    && l.contains("the member header at byte ")
+                                    && l.contains(", more than the ")),
                     shard + "\n" + out);
         }
         assertTrue(overLimit.size() > 10 && overLimit.size() < 40, overLimit.size() + " of 40 over a limit");
