@@ -21,6 +21,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicBoolean;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -116,12 +117,26 @@ public final class ServeCommand implements Callable<Integer> {
         if (parentPid != null && (watch = ParentWatch.start(parentPid, "stoke serve", err)) == null) {
             return Main.EXIT_FAILED;
         }
-        try (Dataset dataset = options.open(data)) {
-            return serve(err, dataset);
+        try {
+            Dataset dataset = options.open(data);
+            try {
+                return serve(err, dataset);
+            } finally {
+                closeOnce(dataset);
+            }
         } finally {
             if (watch != null) {
                 watch.close();
             }
+        }
+    }
+
+    private final AtomicBoolean datasetClosed = new AtomicBoolean();
+
+    /** Closes the dataset the first time only: a mapped shard's arena refuses a second close. */
+    private void closeOnce(Dataset dataset) {
+        if (datasetClosed.compareAndSet(false, true)) {
+            dataset.close();
         }
     }
 
@@ -156,9 +171,13 @@ public final class ServeCommand implements Callable<Integer> {
         if (loader.resumed() != null) {
             err.println("stoke serve: " + loader.resumed().report());
         }
-        // Ctrl-C / SIGTERM: stop the workers and remove the files like a clean exit.
+        // Ctrl-C / SIGTERM (stoke.DataLoader's close): stop the workers and remove the files like a
+        // clean exit. The dataset is closed too, once no worker reads it: a shared shard cache's files
+        // are removed by the last process that maps them, and a process that never closes its dataset
+        // would leave them all behind. Once: the hook and call's finally may both come here.
         Thread hook = new Thread(() -> {
             loader.close();
+            closeOnce(dataset);
             shm.close();
             removeIndex();
         });

@@ -1,0 +1,193 @@
+"""Two ranks of one torchrun on one node share one shard cache (run by ./stoke test).
+
+A local HTTP server (HEAD and ranged GETs with an ETag, as S3 answers them) serves tar shards written
+by Python's tarfile and counts the bytes it sends for each shard. One process without a cache reads
+the epoch first: the reference, sample by sample (its index, label and pixels). Then ``torchrun
+--nproc_per_node 2`` starts two ranks, each a ``stoke.DataLoader(..., shard_cache_dir=FOLDER)`` over
+the same URLs and one folder: every sample arrives once between them with the reference's label and
+pixels, the server sends each shard's bytes once (not once per rank), and the folder is ``0700`` and
+left empty by the last rank out. Needs numpy and torch (skips without, saying so).
+"""
+
+import hashlib
+import http.server
+import io
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tarfile
+import tempfile
+import textwrap
+import threading
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PACKAGE_ROOT = HERE.parent
+CHECKOUT = PACKAGE_ROOT.parent.parent
+STOKE = str(CHECKOUT / "stoke")
+sys.path.insert(0, str(PACKAGE_ROOT))
+sys.path.insert(0, str(HERE))
+
+try:
+    import numpy  # noqa: F401
+    import torch  # noqa: F401
+    MISSING = None
+except ImportError as e:
+    MISSING = f"{e.name} is not installed"
+
+SHARDS = 4
+IMAGES = 48
+
+#: One rank's epoch: each sample's index, label and pixels' SHA-256, as JSON lines to argv[3].
+READER = textwrap.dedent("""
+    import hashlib, json, sys
+    import stoke
+    url, folder, out = sys.argv[1], sys.argv[2], sys.argv[3]
+    kw = {} if folder == "-" else {"shard_cache_dir": folder}
+    loader = stoke.DataLoader(url, batch_size=8, num_workers=1, shard_cache="64M", with_indices=True, **kw)
+    with open(out, "w") as f:
+        for images, labels, indices in loader:
+            for i in range(len(labels)):
+                f.write(json.dumps({"index": int(indices[i]), "label": int(labels[i]),
+                                    "pixels": hashlib.sha256(images[i].numpy().tobytes()).hexdigest()}) + "\\n")
+""")
+
+
+class CountingServer(http.server.ThreadingHTTPServer):
+    """Serves a folder's files at ``/NAME`` with HEAD and ranged GETs and an ETag; ``sent`` counts the
+    body bytes sent for each file."""
+
+    daemon_threads = True
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.sent = {}
+        self.lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def pattern(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/train-{{0..{SHARDS - 1}}}.tar"
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_HEAD(self) -> None:
+        self._serve(body=False)
+
+    def do_GET(self) -> None:
+        self._serve(body=True)
+
+    def _serve(self, body: bool) -> None:
+        file = self.server.folder / Path(self.path).name
+        if not file.is_file():
+            self.send_error(404)
+            return
+        data = file.read_bytes()
+        first, last = 0, len(data) - 1
+        m = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range") or "")
+        if m:
+            first, last = int(m.group(1)), min(int(m.group(2)), len(data) - 1)
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {first}-{last}/{len(data)}")
+        else:
+            self.send_response(200)
+        self.send_header("Content-Length", str(last - first + 1))
+        self.send_header("ETag", f'"{hashlib.md5(data).hexdigest()}"')
+        self.end_headers()
+        if body:
+            self.wfile.write(data[first:last + 1])
+            with self.server.lock:
+                self.server.sent[file.name] = self.server.sent.get(file.name, 0) + last - first + 1
+
+
+@unittest.skipIf(MISSING, MISSING or "")
+class SharedShardCacheTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = Path(tempfile.mkdtemp(prefix="stoke-py-shared-node-"))
+        images = cls.tmp / "images"
+        subprocess.run([STOKE, "make-dataset", str(images), "--images", str(IMAGES), "--seed", "9", "--classes", "3"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cls.shards = cls.tmp / "shards"
+        cls.shards.mkdir()
+        files = sorted(images.rglob("*.jpg"))
+        for s in range(SHARDS):
+            with tarfile.open(cls.shards / f"train-{s}.tar", "w") as tar:
+                for i in range(s, len(files), SHARDS):
+                    tar.add(files[i], arcname=f"{i:04d}.jpg")
+                    label = str(i % 3).encode()
+                    info = tarfile.TarInfo(f"{i:04d}.cls")
+                    info.size = len(label)
+                    tar.addfile(info, io.BytesIO(label))
+        cls.server = CountingServer(cls.shards)
+        threading.Thread(target=cls.server.serve_forever, name="shard-server", daemon=True).start()
+        cls.script = cls.tmp / "reader.py"
+        cls.script.write_text(READER)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.server.shutdown()
+        cls.server.server_close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def _read(self, lines: Path) -> dict:
+        samples = {}
+        for line in lines.read_text().splitlines():
+            s = json.loads(line)
+            self.assertNotIn(s["index"], samples, f"sample {s['index']} delivered twice")
+            samples[s["index"]] = (s["label"], s["pixels"])
+        return samples
+
+    def test_two_ranks_fetch_each_shard_once_and_read_the_reference_pixels(self) -> None:
+        from test_dataloader import run_two_ranks, torchrun_env
+
+        env = torchrun_env()
+        reference = self.tmp / "reference.jsonl"
+        done = subprocess.run([sys.executable, str(self.script), self.server.pattern(), "-", str(reference)],
+                              env=env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(0, done.returncode, done.stderr)
+        expected = self._read(reference)
+        self.assertEqual(IMAGES, len(expected))
+        sizes = {p.name: p.stat().st_size for p in self.shards.iterdir()}
+        self.assertEqual(sizes, self.server.sent, "the reference reads each shard once")
+
+        # Each rank writes its own lines: rank R to OUT/R.jsonl (torchrun sets RANK).
+        wrapper = self.tmp / "rank.py"
+        wrapper.write_text(textwrap.dedent(f"""
+            import os, runpy, sys
+            sys.argv = [{str(self.script)!r}, sys.argv[1], sys.argv[2], os.path.join(sys.argv[3], os.environ["RANK"] + ".jsonl")]
+            runpy.run_path(sys.argv[0], run_name="__main__")
+        """))
+
+        def two_ranks(folder: str, out: Path, port: int) -> list:
+            with self.server.lock:
+                self.server.sent.clear()
+            out.mkdir()
+            done = run_two_ranks([str(wrapper), self.server.pattern(), folder, str(out)], port,
+                                 self.tmp / f"logs-{out.name}", env)
+            self.assertEqual(0, done.returncode, done.stdout + done.stderr)
+            return [self._read(out / f"{r}.jsonl") for r in range(2)]
+
+        # Without a shared folder each rank fetches every shard: the server sends each twice.
+        two_ranks("-", self.tmp / "apart", 29541)
+        self.assertEqual({name: 2 * size for name, size in sizes.items()}, self.server.sent)
+
+        folder = self.tmp / "node-cache"
+        ranks = two_ranks(str(folder), self.tmp / "shared", 29542)
+        self.assertEqual(set(), set(ranks[0]) & set(ranks[1]), "a sample went to both ranks")
+        self.assertEqual(expected, {**ranks[0], **ranks[1]}, "each sample's label and pixels, as read without a cache")
+        # The node fetched each shard once between the two ranks.
+        self.assertEqual(sizes, self.server.sent)
+        self.assertEqual(0o700, stat.S_IMODE(os.stat(folder).st_mode))
+        self.assertEqual([], sorted(os.listdir(folder)), "the last rank out removes the shards and their locks")
+
+
+if __name__ == "__main__":
+    unittest.main()
