@@ -12,10 +12,8 @@ by being empty). The DataLoader's checks need numpy and torch (they skip without
 others run everywhere.
 """
 
-import http.server
 import json
 import os
-import re
 import shutil
 import signal
 import struct
@@ -23,14 +21,16 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import threading
 import time
 import unittest
 import zipfile
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _range_server import RangeServer  # noqa: E402
+
 PACKAGE_ROOT = HERE.parent
 CHECKOUT = PACKAGE_ROOT.parent.parent
 STOKE = str(CHECKOUT / "stoke")
@@ -54,55 +54,18 @@ TMP = None
 SERVER = None
 
 
-class ShardServer(http.server.ThreadingHTTPServer):
-    """Serves the files of a folder at ``/shards/NAME`` with HEAD and ranged GETs; 403 to a request
-    whose query lacks the signature. ``requests`` records each request's path and query."""
-
-    daemon_threads = True
+class ShardServer(RangeServer):
+    """Serves the files of a folder at ``/shards/NAME``; 403 to a request whose query lacks the
+    signature. ``requests`` records each request's path and query."""
 
     def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.requests = []
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(folder, "/shards/")
 
     def url(self, pattern: str, query: str = QUERY) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/shards/{pattern}?{query}"
+        return f"{self.base()}{pattern}?{query}"
 
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *args) -> None:  # the default logs every request, query and all, to stderr
-        pass
-
-    def do_HEAD(self) -> None:
-        self._serve(body=False)
-
-    def do_GET(self) -> None:
-        self._serve(body=True)
-
-    def _serve(self, body: bool) -> None:
-        parts = urlsplit(self.path)
-        self.server.requests.append(self.path)
-        if parse_qs(parts.query).get("X-Amz-Signature") != [SECRET]:
-            self.send_error(403, "SignatureDoesNotMatch")
-            return
-        file = self.server.folder / Path(parts.path).name
-        if not parts.path.startswith("/shards/") or not file.is_file():
-            self.send_error(404)
-            return
-        data = file.read_bytes()
-        first, last = 0, len(data) - 1
-        m = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range") or "")
-        if m:
-            first, last = int(m.group(1)), min(int(m.group(2)), len(data) - 1)
-            self.send_response(206)
-            self.send_header("Content-Range", f"bytes {first}-{last}/{len(data)}")
-        else:
-            self.send_response(200)
-        self.send_header("Content-Length", str(last - first + 1))
-        self.send_header("ETag", f'"v1-{file.name}"')
-        self.end_headers()
-        if body:
-            self.wfile.write(data[first:last + 1])
+    def refuse(self, path: str, query: str):
+        return None if parse_qs(query).get("X-Amz-Signature") == [SECRET] else (403, "SignatureDoesNotMatch")
 
 
 def setUpModule():
@@ -124,13 +87,11 @@ def setUpModule():
                 _add(tar, f"{DAMAGED}.jpg", b"\xff\xd8\xff\xe0 not a JPEG past its marker" * 4)
                 _add(tar, f"{DAMAGED}.cls", b"1")
     SERVER = ShardServer(folder)
-    threading.Thread(target=SERVER.serve_forever, name="shard-server", daemon=True).start()
 
 
 def tearDownModule():
     if SERVER is not None:
-        SERVER.shutdown()
-        SERVER.server_close()
+        SERVER.stop()
     if TMP is not None:
         shutil.rmtree(TMP, ignore_errors=True)
 

@@ -10,11 +10,9 @@ left empty by the last rank out. Needs numpy and torch (skips without, saying so
 """
 
 import hashlib
-import http.server
 import io
 import json
 import os
-import re
 import shutil
 import stat
 import subprocess
@@ -22,7 +20,6 @@ import sys
 import tarfile
 import tempfile
 import textwrap
-import threading
 import unittest
 from pathlib import Path
 
@@ -32,6 +29,7 @@ CHECKOUT = PACKAGE_ROOT.parent.parent
 STOKE = str(CHECKOUT / "stoke")
 sys.path.insert(0, str(PACKAGE_ROOT))
 sys.path.insert(0, str(HERE))
+from _range_server import RangeServer  # noqa: E402
 
 try:
     import numpy  # noqa: F401
@@ -58,53 +56,14 @@ READER = textwrap.dedent("""
 """)
 
 
-class CountingServer(http.server.ThreadingHTTPServer):
-    """Serves a folder's files at ``/NAME`` with HEAD and ranged GETs and an ETag; ``sent`` counts the
-    body bytes sent for each file."""
-
-    daemon_threads = True
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.sent = {}
-        self.lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _Handler)
+class CountingServer(RangeServer):
+    """The shards at ``/NAME``, each with its content's ETag; ``sent`` counts the bytes sent for each."""
 
     def pattern(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/train-{{0..{SHARDS - 1}}}.tar"
+        return f"{self.base()}train-{{0..{SHARDS - 1}}}.tar"
 
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-    def do_HEAD(self) -> None:
-        self._serve(body=False)
-
-    def do_GET(self) -> None:
-        self._serve(body=True)
-
-    def _serve(self, body: bool) -> None:
-        file = self.server.folder / Path(self.path).name
-        if not file.is_file():
-            self.send_error(404)
-            return
-        data = file.read_bytes()
-        first, last = 0, len(data) - 1
-        m = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range") or "")
-        if m:
-            first, last = int(m.group(1)), min(int(m.group(2)), len(data) - 1)
-            self.send_response(206)
-            self.send_header("Content-Range", f"bytes {first}-{last}/{len(data)}")
-        else:
-            self.send_response(200)
-        self.send_header("Content-Length", str(last - first + 1))
-        self.send_header("ETag", f'"{hashlib.md5(data).hexdigest()}"')
-        self.end_headers()
-        if body:
-            self.wfile.write(data[first:last + 1])
-            with self.server.lock:
-                self.server.sent[file.name] = self.server.sent.get(file.name, 0) + last - first + 1
+    def etag(self, file: Path, data: bytes) -> str:
+        return f'"{hashlib.md5(data).hexdigest()}"'
 
 
 @unittest.skipIf(MISSING, MISSING or "")
@@ -127,14 +86,12 @@ class SharedShardCacheTest(unittest.TestCase):
                     info.size = len(label)
                     tar.addfile(info, io.BytesIO(label))
         cls.server = CountingServer(cls.shards)
-        threading.Thread(target=cls.server.serve_forever, name="shard-server", daemon=True).start()
         cls.script = cls.tmp / "reader.py"
         cls.script.write_text(READER)
 
     @classmethod
     def tearDownClass(cls) -> None:
-        cls.server.shutdown()
-        cls.server.server_close()
+        cls.server.stop()
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def _read(self, lines: Path) -> dict:
