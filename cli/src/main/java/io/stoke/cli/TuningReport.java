@@ -5,12 +5,14 @@ import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.stoke.loader.tune.TunerDecision;
 import io.stoke.loader.tune.TunerLog;
+import io.stoke.ring.InheritedDescriptor;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
@@ -22,6 +24,11 @@ import java.util.Locale;
  * reads). Called from one thread, the command's loop.
  */
 final class TuningReport {
+    private static final OpenOption[] NAMED = {
+        StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS
+    };
+    private static final OpenOption[] INHERITED = {StandardOpenOption.APPEND, StandardOpenOption.WRITE};
+
     /** One change, as written to the file. */
     record Change(double atS, int fromWorkers, int toWorkers, String reason) {}
 
@@ -78,15 +85,10 @@ final class TuningReport {
         reported = decisions.size();
         if (file != null) {
             try {
+                // A link planted at a named file is refused (ELOOP), not appended through; /dev/fd/N
+                // (stoke.DataLoader's anonymous file, inherited) is itself a link, to the file meant.
                 Files.writeString(
-                        file,
-                        lines,
-                        StandardCharsets.UTF_8,
-                        StandardOpenOption.CREATE,
-                        StandardOpenOption.APPEND,
-                        StandardOpenOption.WRITE,
-                        // A link planted at the name is refused (ELOOP), not appended through.
-                        LinkOption.NOFOLLOW_LINKS);
+                        file, lines, StandardCharsets.UTF_8, InheritedDescriptor.names(file) ? INHERITED : NAMED);
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot write " + file, e);
             }
