@@ -289,9 +289,20 @@ class KillLoopTest(unittest.TestCase):
         self.assertEqual([], left)
         return said
 
+    @staticmethod
+    def unbuilt(said):
+        """Why no native library was extracted, where the build made none (no working gcc: design.md's
+        way of hiding it from a whole run), else None: the cache's checks then have nothing to check."""
+        for lines in said:
+            if "native pixel library is not available: the build did not make it" in lines:
+                return "the jar carries no native library (the build made none, as its warning says)"
+        return None
+
     def test_a_kill_9_loop_leaves_nothing_in_the_temporary_folder(self):
         cache_home = TMP / "cache-home"
-        self.kill_loop(cache_home, 3)
+        said = self.kill_loop(cache_home, 3)
+        if self.unbuilt(said):
+            self.skipTest(self.unbuilt(said) + "; the temporary folder was checked empty")
         # The libraries were put once in the user's cache, content-addressed, and reused.
         native = cache_home / "stoke" / "native"
         folders = sorted(os.listdir(native))
@@ -312,6 +323,8 @@ class KillLoopTest(unittest.TestCase):
         (cache_home / "stoke").mkdir(parents=True)
         (cache_home / "stoke" / "native").symlink_to(elsewhere)
         said = self.kill_loop(cache_home, 2)
+        if self.unbuilt(said):
+            self.skipTest(self.unbuilt(said) + "; the temporary folder was checked empty")
         for lines in said:
             self.assertEqual(1, lines.count("WARNING: Stoke's native libraries are not cached"), lines)
             self.assertIn(f"{cache_home}/stoke/native is a symbolic link", lines)
