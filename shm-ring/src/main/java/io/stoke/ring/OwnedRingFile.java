@@ -1,14 +1,9 @@
 package io.stoke.ring;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-
 import io.stoke.ffm.LibC;
 import java.io.IOException;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -26,19 +21,7 @@ import java.util.Map;
  * consumer makes the same check ({@code stoke.ring._open_owned}), with the same words.
  */
 final class OwnedRingFile {
-    private static final int O_NONBLOCK = 0x800;
-    /** {@code O_NOFOLLOW}: AArch64's value differs from x86-64's. */
-    static final int O_NOFOLLOW = "aarch64".equals(System.getProperty("os.arch")) ? 0x8000 : 0x20000;
-
-    private static final int ENOENT = 2;
-    private static final int ELOOP = 40;
-    private static final int S_IFMT = 0170000;
-    private static final int S_IFREG = 0100000;
     private static final int GROUP_OR_OTHERS_WRITE = 0022;
-
-    private static final MethodHandle GETEUID = Linker.nativeLinker()
-            .downcallHandle(
-                    Linker.nativeLinker().defaultLookup().findOrThrow("geteuid"), FunctionDescriptor.of(JAVA_INT));
 
     private OwnedRingFile() {}
 
@@ -55,13 +38,13 @@ final class OwnedRingFile {
             int fd = LibC.open(
                     state,
                     call.allocateFrom(path.toString()),
-                    LibC.O_RDONLY | LibC.O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+                    LibC.O_RDONLY | LibC.O_CLOEXEC | LibC.O_NOFOLLOW | LibC.O_NONBLOCK);
             if (fd < 0) {
                 int errno = LibC.errno(state);
-                if (errno == ENOENT) {
+                if (errno == 2 /* ENOENT */) {
                     throw new NoSuchFileException(path.toString());
                 }
-                if (errno == ELOOP) {
+                if (errno == LibC.ELOOP) {
                     throw new RingOwnerException("refusing the ring " + path + ": it is a symbolic link (to "
                             + Files.readSymbolicLink(path) + "), and a ring is never opened through one");
                 }
@@ -75,8 +58,8 @@ final class OwnedRingFile {
                 Map<String, Object> st = Files.readAttributes(opened, "unix:uid,mode");
                 int uid = (Integer) st.get("uid");
                 int mode = (Integer) st.get("mode");
-                int euid = geteuid();
-                if ((mode & S_IFMT) != S_IFREG) {
+                int euid = LibC.geteuid();
+                if ((mode & LibC.S_IFMT) != LibC.S_IFREG) {
                     throw new RingOwnerException("refusing the ring " + path + ": it is not a regular file (mode "
                             + Integer.toOctalString(mode) + "), owned by uid " + uid);
                 }
@@ -90,14 +73,6 @@ final class OwnedRingFile {
             } finally {
                 LibC.close(fd);
             }
-        }
-    }
-
-    static int geteuid() {
-        try {
-            return (int) GETEUID.invokeExact();
-        } catch (Throwable t) {
-            throw new IllegalStateException("geteuid failed", t);
         }
     }
 }

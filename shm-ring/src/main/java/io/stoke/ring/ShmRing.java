@@ -203,7 +203,7 @@ public final class ShmRing implements AutoCloseable {
         try (Arena call = Arena.ofConfined()) {
             MemorySegment state = LibC.allocateCallState(call);
             // The temporary file this process just made: never through a link planted in its place.
-            int noFollow = InheritedDescriptor.names(file) ? 0 : OwnedRingFile.O_NOFOLLOW;
+            int noFollow = InheritedDescriptor.names(file) ? 0 : LibC.O_NOFOLLOW;
             int fd = LibC.open(state, call.allocateFrom(file.toString()), LibC.O_RDWR | LibC.O_CLOEXEC | noFollow);
             if (fd < 0) {
                 throw new IOException("open: " + LibC.strerror(LibC.errno(state)));

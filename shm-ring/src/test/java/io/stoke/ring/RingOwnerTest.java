@@ -45,7 +45,7 @@ class RingOwnerTest {
     }
 
     private static boolean root() {
-        return OwnedRingFile.geteuid() == 0;
+        return io.stoke.ffm.LibC.geteuid() == 0;
     }
 
     private static UserPrincipal nobody(Path p) throws IOException {
