@@ -1,11 +1,7 @@
 package io.stoke.ffm;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-
 import java.io.IOException;
 import java.io.OutputStream;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -241,22 +237,6 @@ final class LibraryCache {
     }
 
     private static int uid() {
-        return Uid.UID;
-    }
-
-    /** This process's user id, from libc (the JDK has none in java.base). */
-    private static final class Uid {
-        static final int UID;
-
-        static {
-            Linker linker = Linker.nativeLinker();
-            try {
-                UID = (int) linker.downcallHandle(
-                                linker.defaultLookup().findOrThrow("geteuid"), FunctionDescriptor.of(JAVA_INT))
-                        .invokeExact();
-            } catch (Throwable t) {
-                throw new ExceptionInInitializerError(t);
-            }
-        }
+        return LibC.geteuid();
     }
 }
