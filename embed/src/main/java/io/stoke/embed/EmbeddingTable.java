@@ -1,17 +1,13 @@
 package io.stoke.embed;
 
+import io.stoke.parquet.RowWriteSupport;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
-import java.util.Map;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.parquet.conf.ParquetConfiguration;
-import org.apache.parquet.conf.PlainParquetConfiguration;
 import org.apache.parquet.hadoop.ParquetFileWriter;
 import org.apache.parquet.hadoop.ParquetWriter;
-import org.apache.parquet.hadoop.api.WriteSupport;
 import org.apache.parquet.hadoop.metadata.CompressionCodecName;
 import org.apache.parquet.io.LocalOutputFile;
 import org.apache.parquet.io.OutputFile;
@@ -34,8 +30,8 @@ import org.apache.parquet.schema.MessageTypeParser;
  *   status     string      "ok", or why it did not decode (its embedding is then zeros)
  *   embedding  array&lt;float&gt;  the model's output
  * </pre>
- * Written through the Parquet library Spark itself carries (parquet-hadoop), to a local file with
- * no Hadoop file system: uncompressed, because float vectors do not compress and compression would
+ * Written through the Parquet library Spark itself carries (parquet-hadoop), with the write support
+ * every Stoke Parquet file shares ({@link RowWriteSupport}), to a local file with no Hadoop file system: uncompressed, because float vectors do not compress and compression would
  * need Hadoop's codecs on the class path. Single-threaded: one writer per task or run.
  */
 public final class EmbeddingTable implements AutoCloseable {
@@ -63,8 +59,7 @@ public final class EmbeddingTable implements AutoCloseable {
 
     private EmbeddingTable(OutputFile file, long dimension) throws IOException {
         this.dimension = dimension;
-        this.writer = new Builder(file)
-                .withConf(new PlainParquetConfiguration())
+        this.writer = RowWriteSupport.writer(file, SCHEMA, this::writeRow)
                 // O_CREAT|O_EXCL: a link planted at the name is never written through.
                 .withWriteMode(ParquetFileWriter.Mode.CREATE)
                 .withCompressionCodec(CompressionCodecName.UNCOMPRESSED)
@@ -149,79 +144,35 @@ public final class EmbeddingTable implements AutoCloseable {
         long offset;
     }
 
-    private final class Support extends WriteSupport<Row> {
-        private RecordConsumer out;
-
-        @Override
-        public WriteContext init(ParquetConfiguration configuration) {
-            return new WriteContext(SCHEMA, Map.of());
-        }
-
-        @Override
-        @SuppressWarnings("deprecation") // the Hadoop form WriteSupport still declares abstract
-        public WriteContext init(Configuration configuration) {
-            return new WriteContext(SCHEMA, Map.of());
-        }
-
-        @Override
-        public void prepareForWrite(RecordConsumer recordConsumer) {
-            this.out = recordConsumer;
-        }
-
-        @Override
-        public void write(Row r) {
-            out.startMessage();
-            string(0, "shard", r.shard);
-            string(1, "key", r.key);
-            out.startField("row", 2);
-            out.addLong(r.position);
-            out.endField("row", 2);
-            out.startField("label", 3);
-            out.addInteger(r.label);
-            out.endField("label", 3);
-            string(4, "status", r.status);
-            out.startField("embedding", 5);
+    /** One row's fields, in the schema's order. */
+    private void writeRow(RecordConsumer out, Row r) {
+        string(out, 0, "shard", r.shard);
+        string(out, 1, "key", r.key);
+        out.startField("row", 2);
+        out.addLong(r.position);
+        out.endField("row", 2);
+        out.startField("label", 3);
+        out.addInteger(r.label);
+        out.endField("label", 3);
+        string(out, 4, "status", r.status);
+        out.startField("embedding", 5);
+        out.startGroup();
+        out.startField("list", 0);
+        for (long j = 0; j < dimension; j++) {
             out.startGroup();
-            out.startField("list", 0);
-            for (long j = 0; j < dimension; j++) {
-                out.startGroup();
-                out.startField("element", 0);
-                out.addFloat(r.values == null ? 0f : r.values.get(ValueLayout.JAVA_FLOAT, r.offset + 4 * j));
-                out.endField("element", 0);
-                out.endGroup();
-            }
-            out.endField("list", 0);
+            out.startField("element", 0);
+            out.addFloat(r.values == null ? 0f : r.values.get(ValueLayout.JAVA_FLOAT, r.offset + 4 * j));
+            out.endField("element", 0);
             out.endGroup();
-            out.endField("embedding", 5);
-            out.endMessage();
         }
-
-        private void string(int field, String name, String value) {
-            out.startField(name, field);
-            out.addBinary(Binary.fromString(value));
-            out.endField(name, field);
-        }
+        out.endField("list", 0);
+        out.endGroup();
+        out.endField("embedding", 5);
     }
 
-    private final class Builder extends ParquetWriter.Builder<Row, Builder> {
-        Builder(OutputFile file) {
-            super(file);
-        }
-
-        @Override
-        protected Builder self() {
-            return this;
-        }
-
-        @Override
-        protected WriteSupport<Row> getWriteSupport(ParquetConfiguration conf) {
-            return new Support();
-        }
-
-        @Override
-        @SuppressWarnings("deprecation")
-        protected WriteSupport<Row> getWriteSupport(Configuration conf) {
-            return new Support();
-        }
+    private static void string(RecordConsumer out, int field, String name, String value) {
+        out.startField(name, field);
+        out.addBinary(Binary.fromString(value));
+        out.endField(name, field);
     }
 }

@@ -7,16 +7,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.parquet.conf.ParquetConfiguration;
-import org.apache.parquet.conf.PlainParquetConfiguration;
 import org.apache.parquet.hadoop.ParquetFileWriter;
 import org.apache.parquet.hadoop.ParquetWriter;
-import org.apache.parquet.hadoop.api.WriteSupport;
 import org.apache.parquet.hadoop.metadata.CompressionCodecName;
 import org.apache.parquet.io.LocalOutputFile;
-import org.apache.parquet.io.OutputFile;
 import org.apache.parquet.io.api.Binary;
 import org.apache.parquet.io.api.RecordConsumer;
 import org.apache.parquet.schema.MessageType;
@@ -55,8 +49,8 @@ public final class HubParquetWriter {
             Files.createDirectories(out);
             for (int f = 0; f < files; f++) {
                 Path file = out.resolve(String.format("train-%05d-of-%05d.parquet", f, files));
-                try (ParquetWriter<Integer> w = new Builder(new LocalOutputFile(file), dataset)
-                        .withConf(new PlainParquetConfiguration())
+                try (ParquetWriter<Integer> w = RowWriteSupport.<Integer>writer(
+                                new LocalOutputFile(file), SCHEMA, (o, i) -> writeSample(o, dataset, i))
                         .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
                         .withCompressionCodec(CompressionCodecName.UNCOMPRESSED)
                         .withDictionaryEncoding(false)
@@ -74,82 +68,28 @@ public final class HubParquetWriter {
         return written;
     }
 
-    private static final class Builder extends ParquetWriter.Builder<Integer, Builder> {
-        private final Dataset dataset;
-
-        Builder(OutputFile file, Dataset dataset) {
-            super(file);
-            this.dataset = dataset;
-        }
-
-        @Override
-        protected Builder self() {
-            return this;
-        }
-
-        @Override
-        protected WriteSupport<Integer> getWriteSupport(ParquetConfiguration conf) {
-            return new Rows(dataset);
-        }
-
-        @Override
-        @SuppressWarnings("deprecation") // the Hadoop form the builder still declares abstract
-        protected WriteSupport<Integer> getWriteSupport(Configuration conf) {
-            return new Rows(dataset);
-        }
-    }
-
     /** Writes sample {@code i} as a row: the file's bytes, its path, its label. */
-    private static final class Rows extends WriteSupport<Integer> {
-        private final Dataset dataset;
-        private RecordConsumer out;
-
-        Rows(Dataset dataset) {
-            this.dataset = dataset;
+    private static void writeSample(RecordConsumer out, Dataset dataset, int sample) {
+        String path = dataset.path(sample);
+        byte[] bytes;
+        try {
+            Path file = Path.of(path);
+            bytes = Files.readAllBytes(file.isAbsolute() ? file : dataset.root().resolve(file));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + dataset.name(sample) + ": " + e.getMessage(), e);
         }
-
-        @Override
-        public WriteContext init(ParquetConfiguration configuration) {
-            return new WriteContext(SCHEMA, Map.of());
-        }
-
-        @Override
-        @SuppressWarnings("deprecation") // the Hadoop form WriteSupport still declares abstract
-        public WriteContext init(Configuration configuration) {
-            return new WriteContext(SCHEMA, Map.of());
-        }
-
-        @Override
-        public void prepareForWrite(RecordConsumer recordConsumer) {
-            this.out = recordConsumer;
-        }
-
-        @Override
-        public void write(Integer sample) {
-            String path = dataset.path(sample);
-            byte[] bytes;
-            try {
-                Path file = Path.of(path);
-                bytes = Files.readAllBytes(
-                        file.isAbsolute() ? file : dataset.root().resolve(file));
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot read " + dataset.name(sample) + ": " + e.getMessage(), e);
-            }
-            out.startMessage();
-            out.startField("image", 0);
-            out.startGroup();
-            out.startField("bytes", 0);
-            out.addBinary(Binary.fromConstantByteArray(bytes));
-            out.endField("bytes", 0);
-            out.startField("path", 1);
-            out.addBinary(Binary.fromString(path));
-            out.endField("path", 1);
-            out.endGroup();
-            out.endField("image", 0);
-            out.startField("label", 1);
-            out.addLong(dataset.label(sample));
-            out.endField("label", 1);
-            out.endMessage();
-        }
+        out.startField("image", 0);
+        out.startGroup();
+        out.startField("bytes", 0);
+        out.addBinary(Binary.fromConstantByteArray(bytes));
+        out.endField("bytes", 0);
+        out.startField("path", 1);
+        out.addBinary(Binary.fromString(path));
+        out.endField("path", 1);
+        out.endGroup();
+        out.endField("image", 0);
+        out.startField("label", 1);
+        out.addLong(dataset.label(sample));
+        out.endField("label", 1);
     }
 }
