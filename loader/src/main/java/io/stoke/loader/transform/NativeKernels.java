@@ -35,17 +35,13 @@ final class NativeKernels implements ResampleKernels {
     }
 
     @Override
-    public void horizontal(
-            MemorySegment src,
-            long srcRowBytes,
-            int yFirst,
-            int rows,
-            int outWidth,
-            int[] bounds,
-            int[] weights,
-            int taps,
-            long weightsVersion,
-            MemorySegment tmp) {
+    public void horizontal(KernelArguments a) {
+        MemorySegment src = a.src;
+        long srcRowBytes = a.srcRowBytes;
+        int yFirst = a.yFirst;
+        int rows = a.rows;
+        int outWidth = a.width;
+        MemorySegment tmp = a.tmp;
         if (yFirst < 0 || rows < 0 || (yFirst + (long) rows) * srcRowBytes > src.byteSize()) {
             throw new IndexOutOfBoundsException(
                     "rows " + yFirst + "+" + rows + " of " + srcRowBytes + " bytes outside " + src.byteSize());
@@ -53,66 +49,44 @@ final class NativeKernels implements ResampleKernels {
         if ((long) rows * 4 * outWidth > tmp.byteSize()) {
             throw new IndexOutOfBoundsException(rows + " rows of " + outWidth + " pixels do not fit " + tmp.byteSize());
         }
-        checkTaps(bounds, weights, outWidth, taps, srcRowBytes / 4);
+        checkTaps(a.hBounds, a.hWeights, outWidth, a.hTaps, srcRowBytes / 4);
         StokePixels.resampleHorizontal(
-                src, srcRowBytes, yFirst, rows, outWidth, hBounds.of(bounds), hWeights.of(weights), taps, tmp);
+                src, srcRowBytes, yFirst, rows, outWidth, hBounds.of(a.hBounds), hWeights.of(a.hWeights), a.hTaps, tmp);
     }
 
     @Override
-    public void verticalRgb(
-            MemorySegment tmp,
-            int width,
-            int yFirst,
-            int outRows,
-            int[] bounds,
-            int[] weights,
-            int taps,
-            int[] acc,
-            MemorySegment dst,
-            long offset) {
-        checkVertical(tmp, width, yFirst, outRows, bounds, weights, taps, acc, dst, offset, 3L * width * outRows);
-        StokePixels.resampleVerticalRgb(
-                tmp,
-                width,
-                yFirst,
-                outRows,
-                vBounds.of(bounds),
-                vWeights.of(weights),
-                taps,
-                this.acc.of(acc),
-                dst,
-                offset);
-    }
-
-    @Override
-    public void verticalFloat(
-            MemorySegment tmp,
-            int width,
-            int yFirst,
-            int outRows,
-            int[] bounds,
-            int[] weights,
-            int taps,
-            int[] acc,
-            float[] table,
-            MemorySegment dst,
-            long offset) {
-        checkVertical(tmp, width, yFirst, outRows, bounds, weights, taps, acc, dst, offset, 12L * width * outRows);
+    public void vertical(KernelArguments a) {
+        float[] table = a.table;
+        checkVertical(a, (table == null ? 3L : 12L) * a.width * a.outRows);
+        if (table == null) {
+            StokePixels.resampleVerticalRgb(
+                    a.tmp,
+                    a.width,
+                    a.yFirst,
+                    a.outRows,
+                    vBounds.of(a.vBounds),
+                    vWeights.of(a.vWeights),
+                    a.vTaps,
+                    acc.of(a.acc),
+                    a.dst,
+                    a.offset);
+            return;
+        }
         if (table.length < 3 * 256) {
             throw new IndexOutOfBoundsException("normalisation table of " + table.length + " values");
         }
         StokePixels.resampleVerticalFloat(
-                tmp,
-                width,
-                yFirst,
-                outRows,
-                vBounds.of(bounds),
-                vWeights.of(weights),
-                taps,
-                this.acc.of(acc),
+                a.tmp,
+                a.width,
+                a.yFirst,
+                a.outRows,
+                vBounds.of(a.vBounds),
+                vWeights.of(a.vWeights),
+                a.vTaps,
+                acc.of(a.acc),
                 table(table),
-                dst,
-                offset);
+                a.dst,
+                a.offset);
     }
 
     @Override
@@ -144,32 +118,24 @@ final class NativeKernels implements ResampleKernels {
     }
 
     /** What a vertical pass reads (intermediate rows, scratch) and writes ({@code outBytes} at {@code offset}). */
-    private static void checkVertical(
-            MemorySegment tmp,
-            int width,
-            int yFirst,
-            int outRows,
-            int[] bounds,
-            int[] weights,
-            int taps,
-            int[] acc,
-            MemorySegment dst,
-            long offset,
-            long outBytes) {
-        long rowBytes = 4L * width;
-        checkTaps(bounds, weights, outRows, taps, Long.MAX_VALUE);
+    private static void checkVertical(KernelArguments a, long outBytes) {
+        MemorySegment tmp = a.tmp;
+        int[] bounds = a.vBounds;
+        int outRows = a.outRows;
+        long rowBytes = 4L * a.width;
+        checkTaps(bounds, a.vWeights, outRows, a.vTaps, Long.MAX_VALUE);
         for (int y = 0; y < outRows; y++) {
-            long first = bounds[2 * y] - (long) yFirst;
+            long first = bounds[2 * y] - (long) a.yFirst;
             if (first < 0 || (first + bounds[2 * y + 1]) * rowBytes > tmp.byteSize()) {
                 throw new IndexOutOfBoundsException(
                         "output row " + y + " reads intermediate rows outside " + tmp.byteSize());
             }
         }
-        if (acc.length < 4 * width) {
-            throw new IndexOutOfBoundsException("scratch of " + acc.length + " for " + width + " pixels");
+        if (a.acc.length < 4 * a.width) {
+            throw new IndexOutOfBoundsException("scratch of " + a.acc.length + " for " + a.width + " pixels");
         }
-        if (offset < 0 || offset + outBytes > dst.byteSize()) {
-            throw new IndexOutOfBoundsException(outBytes + " bytes at " + offset + " do not fit " + dst.byteSize());
+        if (a.offset < 0 || a.offset + outBytes > a.dst.byteSize()) {
+            throw new IndexOutOfBoundsException(outBytes + " bytes at " + a.offset + " do not fit " + a.dst.byteSize());
         }
     }
 

@@ -19,23 +19,13 @@ interface ResampleKernels {
     int HALF = 1 << (PRECISION_BITS - 1);
 
     /**
-     * Horizontal pass: for each of {@code rows} source rows starting at {@code yFirst}, each of
-     * {@code outWidth} output pixels {@code x} is the sum over {@code t < bounds[2x+1]} of source
-     * pixel {@code bounds[2x] + t} times {@code weights[x * taps + t]}, rounded to 8 bits, written
-     * to {@code tmp} as RGBX rows of {@code 4 * outWidth} bytes. {@code weightsVersion} changes
-     * whenever {@code bounds} or {@code weights} do, so kernels may keep what they derive from them.
+     * Horizontal pass: for each of {@code a.rows} source rows from {@code a.yFirst}, each of
+     * {@code a.width} output pixels {@code x} is the sum over {@code t < hBounds[2x+1]} of source
+     * pixel {@code hBounds[2x] + t} times {@code hWeights[x * hTaps + t]}, rounded to 8 bits, written
+     * to {@code a.tmp} as RGBX rows of {@code 4 * width} bytes. {@code a.hVersion} changes whenever
+     * the horizontal coefficients do, so kernels may keep what they derive from them.
      */
-    void horizontal(
-            MemorySegment src,
-            long srcRowBytes,
-            int yFirst,
-            int rows,
-            int outWidth,
-            int[] bounds,
-            int[] weights,
-            int taps,
-            long weightsVersion,
-            MemorySegment tmp);
+    void horizontal(KernelArguments a);
 
     /**
      * Writes {@code pixels} RGB pixels at {@code dst[offset]}: channel c of pixel x is
@@ -113,51 +103,26 @@ interface ResampleKernels {
     }
 
     /**
-     * Vertical pass into RGB bytes: output row {@code y < outRows} accumulates, from
-     * {@link #HALF}, intermediate rows {@code bounds[2y] - yFirst + t} ({@code t < bounds[2y+1]},
-     * each of {@code 4 * width} bytes of {@code tmp}) times {@code weights[y * taps + t]}, then
-     * stores {@code width} RGB pixels at {@code dst[offset + 3 * width * y]}. {@code acc} is
-     * scratch of {@code 4 * width}.
+     * Vertical pass: output row {@code y < a.outRows} accumulates, from {@link #HALF}, intermediate
+     * rows {@code vBounds[2y] - yFirst + t} ({@code t < vBounds[2y+1]}, each of {@code 4 * width}
+     * bytes of {@code a.tmp}) times {@code vWeights[y * vTaps + t]} into {@code a.acc}, then writes
+     * its {@code width} pixels: RGB bytes at {@code dst[offset + 3 * width * y]} when {@code a.table}
+     * is null, else normalised float32, channels first, where each 8-bit result {@code v} of channel
+     * {@code c} becomes {@code table[256 * c + v]}, at byte
+     * {@code offset + 4 * (c * width * outRows + width * y + x)}.
      */
-    default void verticalRgb(
-            MemorySegment tmp,
-            int width,
-            int yFirst,
-            int outRows,
-            int[] bounds,
-            int[] weights,
-            int taps,
-            int[] acc,
-            MemorySegment dst,
-            long offset) {
-        int n = 4 * width;
-        for (int y = 0; y < outRows; y++) {
-            Arrays.fill(acc, 0, n, HALF);
-            int ymin = bounds[2 * y] - yFirst;
-            for (int t = 0; t < bounds[2 * y + 1]; t++) {
-                accumulate(tmp, (long) (ymin + t) * n, n, weights[y * taps + t], acc);
-            }
-            storeRgb(acc, width, dst, offset + 3L * width * y);
-        }
-    }
-
-    /**
-     * The vertical pass into normalised float32, channels first: like {@link #verticalRgb}, each
-     * 8-bit result {@code v} of channel {@code c} becomes {@code table[256 * c + v]}, written at
-     * byte {@code offset + 4 * (c * width * outRows + width * y + x)} of {@code dst}.
-     */
-    default void verticalFloat(
-            MemorySegment tmp,
-            int width,
-            int yFirst,
-            int outRows,
-            int[] bounds,
-            int[] weights,
-            int taps,
-            int[] acc,
-            float[] table,
-            MemorySegment dst,
-            long offset) {
+    default void vertical(KernelArguments a) {
+        MemorySegment tmp = a.tmp;
+        int width = a.width;
+        int outRows = a.outRows;
+        int yFirst = a.yFirst;
+        int[] bounds = a.vBounds;
+        int[] weights = a.vWeights;
+        int taps = a.vTaps;
+        int[] acc = a.acc;
+        float[] table = a.table;
+        MemorySegment dst = a.dst;
+        long offset = a.offset;
         int n = 4 * width;
         long plane = 4L * width * outRows;
         for (int y = 0; y < outRows; y++) {
@@ -165,6 +130,10 @@ interface ResampleKernels {
             int ymin = bounds[2 * y] - yFirst;
             for (int t = 0; t < bounds[2 * y + 1]; t++) {
                 accumulate(tmp, (long) (ymin + t) * n, n, weights[y * taps + t], acc);
+            }
+            if (table == null) {
+                storeRgb(acc, width, dst, offset + 3L * width * y);
+                continue;
             }
             long o = offset + 4L * width * y;
             for (int x = 0; x < width; x++) {

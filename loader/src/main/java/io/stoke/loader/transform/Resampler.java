@@ -22,22 +22,18 @@ public final class Resampler implements AutoCloseable {
     private final TransformSpec spec;
     private final ResampleKernels kernels;
     private final int crop;
-    // Sized for the square output; a plain resize to more pixels grows them (once per new maximum).
-    private int[] hBounds;
-    private int[] vBounds;
-    private int[] hWeights;
-    private int[] vWeights;
-    private int hTaps;
-    private int vTaps;
+    /**
+     * The kernels' arguments: the coefficients and scratch, sized for the square output (a plain
+     * resize to more pixels grows them, once per new maximum), and the image's extents, re-set for
+     * every image.
+     */
+    private final KernelArguments args = new KernelArguments();
     /** What the coefficients held were computed for, per axis. */
     private final AxisKey hKey = new AxisKey();
 
     private final AxisKey vKey = new AxisKey();
-    private long hVersion;
-    private int[] acc;
     private final float[] normalise; // [256 * channel + value] -> (value / 255 - mean) / std
     private Arena tmpArena = Arena.ofConfined();
-    private MemorySegment tmp;
     // Owned flyweights, re-pointed at every call: no allocation per image.
     private final DecodedImage whole = new DecodedImage();
     private final Plan plan = new Plan();
@@ -50,18 +46,18 @@ public final class Resampler implements AutoCloseable {
         this.spec = spec;
         this.kernels = kernels;
         this.crop = spec.crop();
-        hBounds = new int[2 * crop];
-        vBounds = new int[2 * crop];
-        hWeights = new int[crop * 8];
-        vWeights = new int[crop * 8];
-        acc = new int[crop * 4];
+        args.hBounds = new int[2 * crop];
+        args.vBounds = new int[2 * crop];
+        args.hWeights = new int[crop * 8];
+        args.vWeights = new int[crop * 8];
+        args.acc = new int[crop * 4];
         normalise = new float[3 * 256];
         for (int c = 0; c < 3; c++) {
             for (int v = 0; v < 256; v++) {
                 normalise[256 * c + v] = (v / 255f - spec.mean()[c]) / spec.std()[c];
             }
         }
-        tmp = tmpArena.allocate(512L * crop * 4 + SLACK, 64);
+        args.tmp = tmpArena.allocate(512L * crop * 4 + SLACK, 64);
     }
 
     /** The side of the square output, in pixels. */
@@ -324,8 +320,8 @@ public final class Resampler implements AutoCloseable {
                 p.left,
                 cols,
                 p.flip)) {
-            hTaps = coefficients(hKey, p.outWidth, p.left, cols, p.flip, hBounds, true);
-            hVersion++;
+            args.hTaps = coefficients(hKey, p.outWidth, p.left, cols, p.flip, args.hBounds, true);
+            args.hVersion++;
         }
         if (vKey.differs(
                 p.y0,
@@ -337,31 +333,36 @@ public final class Resampler implements AutoCloseable {
                 p.top,
                 rowsOut,
                 false)) {
-            vTaps = coefficients(vKey, p.outHeight, p.top, rowsOut, false, vBounds, false);
+            args.vTaps = coefficients(vKey, p.outHeight, p.top, rowsOut, false, args.vBounds, false);
         }
-        checkInside(hBounds, cols, srcW, "columns");
-        checkInside(vBounds, rowsOut, srcH, "rows");
+        checkInside(args.hBounds, cols, srcW, "columns");
+        checkInside(args.vBounds, rowsOut, srcH, "rows");
 
-        int yFirst = vBounds[0];
+        int yFirst = args.vBounds[0];
         int yLast = yFirst;
         for (int y = 0; y < rowsOut; y++) {
-            yLast = Math.max(yLast, vBounds[2 * y] + vBounds[2 * y + 1]);
+            yLast = Math.max(yLast, args.vBounds[2 * y] + args.vBounds[2 * y + 1]);
         }
         int rows = yLast - yFirst;
         long rowBytes = 4L * cols;
-        if (tmp.byteSize() < rows * rowBytes + SLACK) {
+        if (args.tmp.byteSize() < rows * rowBytes + SLACK) {
             Arena next = Arena.ofConfined();
             MemorySegment bigger = next.allocate(rows * rowBytes + SLACK, 64);
             tmpArena.close();
             tmpArena = next;
-            tmp = bigger;
+            args.tmp = bigger;
         }
-        kernels.horizontal(src, 4L * srcW, yFirst, rows, cols, hBounds, hWeights, hTaps, hVersion, tmp);
-        if (rgb || spec.output() == TransformSpec.Output.UINT8_HWC) {
-            kernels.verticalRgb(tmp, cols, yFirst, rowsOut, vBounds, vWeights, vTaps, acc, dst, offset);
-        } else {
-            kernels.verticalFloat(tmp, cols, yFirst, rowsOut, vBounds, vWeights, vTaps, acc, normalise, dst, offset);
-        }
+        args.src = src;
+        args.srcRowBytes = 4L * srcW;
+        args.yFirst = yFirst;
+        args.rows = rows;
+        args.width = cols;
+        args.outRows = rowsOut;
+        args.table = rgb ? null : floatTable();
+        args.dst = dst;
+        args.offset = offset;
+        kernels.horizontal(args);
+        kernels.vertical(args);
     }
 
     /**
@@ -370,12 +371,12 @@ public final class Resampler implements AutoCloseable {
      * coefficient keys then differ, so nothing stale is reused).
      */
     private void ensureOutputs(int cols, int rowsOut) {
-        if (hBounds.length < 2 * cols) {
-            hBounds = new int[2 * cols];
-            acc = new int[4 * cols];
+        if (args.hBounds.length < 2 * cols) {
+            args.hBounds = new int[2 * cols];
+            args.acc = new int[4 * cols];
         }
-        if (vBounds.length < 2 * rowsOut) {
-            vBounds = new int[2 * rowsOut];
+        if (args.vBounds.length < 2 * rowsOut) {
+            args.vBounds = new int[2 * rowsOut];
         }
     }
 
@@ -466,13 +467,13 @@ public final class Resampler implements AutoCloseable {
         double filterScale = Math.max(scale, 1.0);
         double support = filterScale; // bilinear support is 1.0
         int taps = (int) Math.ceil(support) * 2 + 1;
-        int[] weights = horizontal ? hWeights : vWeights;
+        int[] weights = horizontal ? args.hWeights : args.vWeights;
         if (weights.length < count * taps) {
             weights = new int[count * taps];
             if (horizontal) {
-                hWeights = weights;
+                args.hWeights = weights;
             } else {
-                vWeights = weights;
+                args.vWeights = weights;
             }
         }
         double ss = 1.0 / filterScale;

@@ -7,17 +7,16 @@ import java.lang.foreign.MemorySegment;
 /** Plain loops: the fallback, and the reference that {@link NativeKernels} must match byte for byte. */
 final class ScalarKernels implements ResampleKernels {
     @Override
-    public void horizontal(
-            MemorySegment src,
-            long srcRowBytes,
-            int yFirst,
-            int rows,
-            int outWidth,
-            int[] bounds,
-            int[] weights,
-            int taps,
-            long weightsVersion,
-            MemorySegment tmp) {
+    public void horizontal(KernelArguments a) {
+        MemorySegment src = a.src;
+        long srcRowBytes = a.srcRowBytes;
+        int yFirst = a.yFirst;
+        int rows = a.rows;
+        int outWidth = a.width;
+        int[] bounds = a.hBounds;
+        int[] weights = a.hWeights;
+        int taps = a.hTaps;
+        MemorySegment tmp = a.tmp;
         long tmpRow = 4L * outWidth;
         for (int r = 0; r < rows; r++) {
             long in = (yFirst + r) * srcRowBytes;
