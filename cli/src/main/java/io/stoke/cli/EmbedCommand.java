@@ -8,7 +8,7 @@ import io.stoke.embed.EmbeddingSink;
 import io.stoke.embed.EmbeddingTables;
 import io.stoke.embed.InferenceDevice;
 import io.stoke.embed.ModelContract;
-import io.stoke.ffm.cuda.CudaDriver;
+import io.stoke.gpu.CudaAvailability;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleException;
@@ -19,6 +19,7 @@ import io.stoke.loader.tune.TunerLog;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -115,9 +116,9 @@ public final class EmbedCommand implements Callable<Integer> {
             return Main.EXIT_USAGE;
         }
         if (where.cuda()) {
-            CudaDriver.Availability a = CudaDriver.tryLoad();
-            if (a.driver().isEmpty()) {
-                err.println("stoke embed: " + a.reason());
+            Optional<String> noDriver = CudaAvailability.driverMissing();
+            if (noDriver.isPresent()) {
+                err.println("stoke embed: " + noDriver.get());
                 return Main.EXIT_NO_DEVICE;
             }
         }

@@ -1,9 +1,6 @@
 package io.stoke.cli;
 
-import io.stoke.ffm.cuda.CudaContext;
-import io.stoke.ffm.cuda.CudaDevice;
-import io.stoke.ffm.cuda.CudaDriver;
-import io.stoke.ffm.cuda.CudaException;
+import io.stoke.gpu.DeviceUnavailableException;
 import io.stoke.gpu.GpuCheck;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
@@ -65,33 +62,21 @@ public final class GpuCheckCommand implements Callable<Integer> {
                     + "--compute-ms not negative");
             return Main.EXIT_USAGE;
         }
-        CudaDriver.Availability a = CudaDriver.tryLoad();
-        if (a.driver().isEmpty()) {
-            err.println("stoke gpu-check: " + a.reason());
-            return Main.EXIT_NO_DEVICE;
-        }
-        CudaDriver driver = a.driver().get();
-        CudaContext ctx;
+        GpuCheck check;
         try {
-            driver.init();
-            int count = driver.deviceCount();
-            if (count == 0 || device < 0 || device >= count) {
-                err.println("stoke gpu-check: the CUDA driver (" + driver.library() + ") reports " + count
-                        + " device(s); no device " + device + " to check");
-                return Main.EXIT_NO_DEVICE;
-            }
-            ctx = CudaContext.retainPrimary(driver, device);
-        } catch (CudaException e) {
-            err.println("stoke gpu-check: the CUDA driver cannot be used: " + e.getMessage());
-            return e.result() == CudaDriver.CUDA_ERROR_NO_DEVICE ? Main.EXIT_NO_DEVICE : Main.EXIT_FAILED;
+            check = GpuCheck.open(device, new GpuCheck.Settings(mib, iterations, stageBatch, stageCrop, computeMs));
+        } catch (DeviceUnavailableException e) {
+            err.println("stoke gpu-check: " + e.getMessage());
+            return Main.EXIT_NO_DEVICE;
+        } catch (GpuCheck.Failed e) {
+            err.println("stoke gpu-check: " + e.getMessage());
+            return Main.EXIT_FAILED;
         }
-        GpuCheck check = new GpuCheck(driver, new GpuCheck.Settings(mib, iterations, stageBatch, stageCrop, computeMs));
         boolean ok = true;
-        try (ctx) {
-            int v = driver.driverVersion();
-            CudaDevice d = ctx.device();
-            out.printf("driver     %s, CUDA %d.%d%n", driver.library(), v / 1000, (v % 1000) / 10);
-            out.printf("device     %s%n", d.describe());
+        try (check) {
+            int v = check.driverVersion();
+            out.printf("driver     %s, CUDA %d.%d%n", check.driverLibrary(), v / 1000, (v % 1000) / 10);
+            out.printf("device     %s%n", check.device());
             GpuCheck.Patterns p = check.patterns();
             out.printf(
                     "patterns   %d batches through the pinned ring and the GPU stage and back: %s%n",
@@ -131,7 +116,7 @@ public final class GpuCheckCommand implements Callable<Integer> {
                     o.computeNanos() / 1e6,
                     o.togetherNanos() / 1e6,
                     o.hiddenPercent());
-        } catch (CudaException e) {
+        } catch (GpuCheck.Failed e) {
             err.println("stoke gpu-check: " + e.getMessage());
             return Main.EXIT_FAILED;
         }

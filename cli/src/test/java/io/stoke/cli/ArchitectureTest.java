@@ -139,4 +139,13 @@ class ArchitectureTest {
                     pkg + " imports " + imported));
         });
     }
+
+    @Test
+    void theCliReachesCudaOnlyThroughTheGpuModule() throws IOException {
+        // Whether a GPU is there, and why not, is stoke-gpu's (CudaAvailability, GpuCheck.open).
+        imports()
+                .get("cli")
+                .forEach((pkg, to) -> to.forEach(imported ->
+                        assertTrue(!imported.startsWith("io.stoke.ffm.cuda"), pkg + " imports " + imported)));
+    }
 }

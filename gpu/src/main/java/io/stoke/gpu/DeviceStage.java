@@ -194,17 +194,7 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
      * one device is present. Loads the driver and calls {@code cuInit}; never throws.
      */
     public static String unavailableReason() {
-        CudaDriver.Availability a = CudaDriver.tryLoad();
-        if (a.driver().isEmpty()) {
-            return a.reason();
-        }
-        try {
-            CudaDriver d = a.driver().get();
-            d.init();
-            return d.deviceCount() > 0 ? null : "a CUDA driver is installed but reports no device";
-        } catch (RuntimeException e) {
-            return "the CUDA driver cannot be used: " + e.getMessage();
-        }
+        return CudaAvailability.deviceMissing().orElse(null);
     }
 
     /**

@@ -5,8 +5,10 @@ import static io.stoke.ring.RingLayout.LAYOUT_HWC;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 
+import io.stoke.ffm.cuda.CudaContext;
 import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.ffm.cuda.CudaEvent;
+import io.stoke.ffm.cuda.CudaException;
 import io.stoke.ffm.cuda.CudaStream;
 import io.stoke.ffm.cuda.DeviceBuffer;
 import io.stoke.ffm.cuda.HostRegistration;
@@ -27,9 +29,9 @@ import org.agrona.concurrent.SleepingIdleStrategy;
  * against back-to-back copies of one registered buffer; and the overlap of copies with a compute
  * kernel. Each method returns its figures; saying them is the caller's.
  *
- * <p>The driver's context for the device must be current on the calling thread.
+ * <p>{@link #open} makes the device's context current on the calling thread: run the checks there.
  */
-public final class GpuCheck {
+public final class GpuCheck implements AutoCloseable {
     /**
      * How much to copy and for how long.
      *
@@ -78,16 +80,96 @@ public final class GpuCheck {
         }
     }
 
+    /** A check could not run: the CUDA driver refused a call (the message names it). */
+    public static final class Failed extends RuntimeException {
+        Failed(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
     private final CudaDriver driver;
+    private final CudaContext context;
     private final Settings settings;
 
-    public GpuCheck(CudaDriver driver, Settings settings) {
+    private GpuCheck(CudaDriver driver, CudaContext context, Settings settings) {
         this.driver = driver;
+        this.context = context;
         this.settings = settings;
+    }
+
+    /**
+     * Opens device {@code device} for the checks: loads the CUDA driver, checks that it has that
+     * device and retains the device's primary context, current on the calling thread until
+     * {@link #close}.
+     *
+     * @throws DeviceUnavailableException no driver, no such device, or a driver that finds no
+     *     device: one sentence for the user
+     * @throws Failed the driver is there but refused a call
+     */
+    public static GpuCheck open(int device, Settings settings) {
+        CudaDriver.Availability a = CudaDriver.tryLoad();
+        if (a.driver().isEmpty()) {
+            throw new DeviceUnavailableException(a.reason(), null);
+        }
+        CudaDriver driver = a.driver().get();
+        try {
+            driver.init();
+            int count = driver.deviceCount();
+            if (count == 0 || device < 0 || device >= count) {
+                throw new DeviceUnavailableException(
+                        "the CUDA driver (" + driver.library() + ") reports " + count + " device(s); no device "
+                                + device + " to check",
+                        null);
+            }
+            return new GpuCheck(driver, CudaContext.retainPrimary(driver, device), settings);
+        } catch (CudaException e) {
+            String message = "the CUDA driver cannot be used: " + e.getMessage();
+            if (e.result() == CudaDriver.CUDA_ERROR_NO_DEVICE) {
+                throw new DeviceUnavailableException(message, e);
+            }
+            throw new Failed(message, e);
+        }
+    }
+
+    /** The driver library's path, as loaded. */
+    public String driverLibrary() {
+        return driver.library();
+    }
+
+    /** The CUDA version the driver supports, as {@code cuDriverGetVersion} gives it (1000 x major + 10 x minor). */
+    public int driverVersion() {
+        return refusedAsFailed(driver::driverVersion);
+    }
+
+    /** The device checked, as the driver describes it (name, memory, compute capability, ...). */
+    public String device() {
+        return context.device().describe();
+    }
+
+    /** Releases the device's primary context. */
+    @Override
+    public void close() {
+        refusedAsFailed(() -> {
+            context.close();
+            return null;
+        });
+    }
+
+    /** Runs a measurement, saying a driver's refusal as {@link Failed}. */
+    private static <T> T refusedAsFailed(Supplier<T> measurement) {
+        try {
+            return measurement.get();
+        } catch (CudaException e) {
+            throw new Failed(e.getMessage(), e);
+        }
     }
 
     /** Known patterns through a pinned ring, the GPU stage and back. */
     public Patterns patterns() {
+        return refusedAsFailed(this::measurePatterns);
+    }
+
+    private Patterns measurePatterns() {
         int batches = 12;
         long mismatches = 0;
         try (CheckRing src = CheckRing.patterns(batches);
@@ -113,6 +195,10 @@ public final class GpuCheck {
 
     /** The uint8 NHWC to float32 NCHW kernel (ImageNet's mean and std) against the CPU reference. */
     public Normalise normalise() {
+        return refusedAsFailed(this::measureNormalise);
+    }
+
+    private Normalise measureNormalise() {
         float[] mean = TransformSpec.IMAGENET_MEAN;
         float[] std = TransformSpec.IMAGENET_STD;
         int batches = 4;
@@ -153,6 +239,10 @@ public final class GpuCheck {
 
     /** Pinned ({@code cuMemHostRegister} + {@code cuMemcpyHtoDAsync}) against pageable ({@code cuMemcpyHtoD}) copies. */
     public Bandwidth bandwidth() {
+        return refusedAsFailed(this::measureBandwidth);
+    }
+
+    private Bandwidth measureBandwidth() {
         long bytes = (long) settings.mib() << 20;
         int iterations = settings.iterations();
         double pageableGBs;
@@ -198,6 +288,10 @@ public final class GpuCheck {
      * copies of one registered buffer of the same size. Nothing decodes: the slots are copied as they are.
      */
     public StageRate stageRate() {
+        return refusedAsFailed(this::measureStageRate);
+    }
+
+    private StageRate measureStageRate() {
         int stageBatch = settings.stageBatch();
         RingGeometry g =
                 new RingGeometry(4, stageBatch, DTYPE_UINT8, LAYOUT_HWC, settings.stageCrop(), settings.stageCrop(), 3);
@@ -228,6 +322,10 @@ public final class GpuCheck {
 
     /** Copies on one stream beside a spinning kernel on another: how much of the shorter was hidden. */
     public Overlap overlap() {
+        return refusedAsFailed(this::measureOverlap);
+    }
+
+    private Overlap measureOverlap() {
         long bytes = (long) settings.mib() << 20;
         int iterations = settings.iterations();
         long spinNanos = (long) (settings.computeMs() * 1e6);
