@@ -36,22 +36,17 @@ final class NativeKernels implements ResampleKernels {
 
     @Override
     public void horizontal(KernelArguments a) {
-        MemorySegment src = a.src;
-        long srcRowBytes = a.srcRowBytes;
-        int yFirst = a.yFirst;
-        int rows = a.rows;
-        int outWidth = a.width;
-        MemorySegment tmp = a.tmp;
-        if (yFirst < 0 || rows < 0 || (yFirst + (long) rows) * srcRowBytes > src.byteSize()) {
-            throw new IndexOutOfBoundsException(
-                    "rows " + yFirst + "+" + rows + " of " + srcRowBytes + " bytes outside " + src.byteSize());
-        }
-        if ((long) rows * 4 * outWidth > tmp.byteSize()) {
-            throw new IndexOutOfBoundsException(rows + " rows of " + outWidth + " pixels do not fit " + tmp.byteSize());
-        }
-        checkTaps(a.hBounds, a.hWeights, outWidth, a.hTaps, srcRowBytes / 4);
+        checkHorizontal(a);
         StokePixels.resampleHorizontal(
-                src, srcRowBytes, yFirst, rows, outWidth, hBounds.of(a.hBounds), hWeights.of(a.hWeights), a.hTaps, tmp);
+                a.src,
+                a.srcRowBytes,
+                a.yFirst,
+                a.rows,
+                a.width,
+                hBounds.of(a.hBounds),
+                hWeights.of(a.hWeights),
+                a.hTaps,
+                a.tmp);
     }
 
     @Override
@@ -115,6 +110,21 @@ final class NativeKernels implements ResampleKernels {
             tableSegment = MemorySegment.ofArray(table);
         }
         return tableSegment;
+    }
+
+    /** What a horizontal pass reads (source rows, coefficients) and writes (intermediate rows). */
+    private static void checkHorizontal(KernelArguments a) {
+        long rowBytes = a.srcRowBytes;
+        long srcBytes = a.src.byteSize();
+        if (a.yFirst < 0 || a.rows < 0 || (a.yFirst + (long) a.rows) * rowBytes > srcBytes) {
+            throw new IndexOutOfBoundsException(
+                    "rows " + a.yFirst + "+" + a.rows + " of " + rowBytes + " bytes outside " + srcBytes);
+        }
+        if ((long) a.rows * 4 * a.width > a.tmp.byteSize()) {
+            throw new IndexOutOfBoundsException(
+                    a.rows + " rows of " + a.width + " pixels do not fit " + a.tmp.byteSize());
+        }
+        checkTaps(a.hBounds, a.hWeights, a.width, a.hTaps, rowBytes / 4);
     }
 
     /** What a vertical pass reads (intermediate rows, scratch) and writes ({@code outBytes} at {@code offset}). */
