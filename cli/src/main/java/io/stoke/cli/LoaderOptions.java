@@ -423,8 +423,8 @@ public final class LoaderOptions {
                 .shuffle(shuffle)
                 .seed(seed)
                 .dropLast(dropLast)
-                .shard(rank, worldSize)
-                .shardTail(shardTail.value)
+                .partition(rank, worldSize)
+                .partitionTail(shardTail.value)
                 .transform(transform())
                 .onError(policy());
     }

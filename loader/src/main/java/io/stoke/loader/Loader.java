@@ -7,7 +7,7 @@ import io.stoke.loader.sample.EpochCut;
 import io.stoke.loader.sample.LoaderState;
 import io.stoke.loader.sample.ResumePlan;
 import io.stoke.loader.sample.Sampler;
-import io.stoke.loader.sample.Sampler.ShardTail;
+import io.stoke.loader.sample.Sampler.PartitionTail;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ImageFolder;
@@ -323,7 +323,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         private boolean dropLast;
         private int rank;
         private int worldSize = 1;
-        private ShardTail shardTail = ShardTail.PAD;
+        private PartitionTail partitionTail = PartitionTail.PAD;
         private long epochs = 1;
         private long startEpoch;
         private int startBatch;
@@ -370,7 +370,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
 
         private Sampler order() {
             Sampler sampler =
-                    new Sampler(dataset.size(), batchSize, shuffle, seed, dropLast, rank, worldSize, shardTail);
+                    new Sampler(dataset.size(), batchSize, shuffle, seed, dropLast, rank, worldSize, partitionTail);
             int window = shuffleWindow();
             if (!(dataset instanceof ShardDataset sharded) || window == 0) {
                 return sampler;
@@ -441,24 +441,45 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         }
 
         /**
-         * Deliver only shard {@code rank} of {@code worldSize} (default 0 of 1): every rank gets the
-         * same number of samples, see {@link #shardTail}.
+         * Deliver only partition {@code rank} of {@code worldSize} (default 0 of 1), the rank's share
+         * of each epoch: every rank gets the same number of samples, see {@link #partitionTail}.
          */
-        public Builder shard(int rank, int worldSize) {
+        public Builder partition(int rank, int worldSize) {
             this.rank = rank;
             this.worldSize = worldSize;
             return this;
         }
 
         /**
-         * When the dataset does not split evenly over the ranks (see {@link Sampler}): {@link ShardTail#PAD}
+         * {@link #partition}.
+         *
+         * @deprecated "shard" means a tar shard only; use {@link #partition}.
+         */
+        @Deprecated(since = "0.2", forRemoval = true)
+        public Builder shard(int rank, int worldSize) {
+            return partition(rank, worldSize);
+        }
+
+        /**
+         * When the dataset does not split evenly over the ranks (see {@link Sampler}): {@link PartitionTail#PAD}
          * (the default) repeats samples from the start of the epoch's permutation so that every rank
-         * gets {@code ceil(N/W)}, the repeats marked by {@link Batch#isPadding}; {@link ShardTail#DROP}
+         * gets {@code ceil(N/W)}, the repeats marked by {@link Batch#isPadding}; {@link PartitionTail#DROP}
          * gives every rank {@code floor(N/W)}. PyTorch's {@code DistributedSampler(drop_last=...)}.
          */
-        public Builder shardTail(ShardTail tail) {
-            this.shardTail = tail; // the Sampler checks it, with the shard's size in view
+        public Builder partitionTail(PartitionTail tail) {
+            this.partitionTail = tail; // the Sampler checks it, with the partition's size in view
             return this;
+        }
+
+        /**
+         * {@link #partitionTail} with the tail under its old name.
+         *
+         * @deprecated "shard" means a tar shard only; use {@link #partitionTail}.
+         */
+        @Deprecated(since = "0.2", forRemoval = true)
+        @SuppressWarnings("removal")
+        public Builder shardTail(Sampler.ShardTail tail) {
+            return partitionTail(tail == null ? null : tail.partitionTail());
         }
 
         /** Epochs to deliver (default 1); 0 runs until closed. */
