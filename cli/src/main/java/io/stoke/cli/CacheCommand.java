@@ -101,7 +101,10 @@ public final class CacheCommand implements Callable<Integer> {
         String spec = data.toString();
         // The same columns as the loader's: a Parquet member's entry is named by the column it is read from.
         try (Dataset dataset = Datasets.checked(
-                Datasets.open(spec, shards, columns), spec, ErrorPolicy.FAIL, w -> err.println("stoke: " + w))) {
+                Datasets.openLocalOrUrl(spec, shards, columns),
+                spec,
+                ErrorPolicy.FAIL,
+                w -> err.println("stoke: " + w))) {
             try (RestartCache cache =
                     RestartCache.open(cacheDir, budget, access, m -> err.println("stoke cache: " + m))) {
                 ProgressBar progress = ProgressBar.terminalOnly(err, dataset.size());

@@ -192,7 +192,7 @@ public final class PackCommand implements Callable<Integer> {
     private Dataset openParquet(TableColumns columns, UrlDatasetProvider.ShardCache cache) {
         String spec = data.toString();
         return Datasets.checked(
-                Datasets.open(spec, cache, columns),
+                Datasets.openLocalOrUrl(spec, cache, columns),
                 spec,
                 ErrorPolicy.FAIL,
                 warning -> System.err.println("stoke: " + warning));

@@ -38,7 +38,7 @@ class IndexCommandTest {
         assertEquals(
                 Files.size(dir.resolve("part-1.tar")),
                 index.path("shardlist").get(1).path("filesize").asLong());
-        try (ShardDataset d = (ShardDataset) Datasets.open(dir.toString())) {
+        try (ShardDataset d = (ShardDataset) Datasets.openLocal(dir.toString())) {
             assertTrue(d.shards().indexed());
         }
         String[] bench = BenchCommandTest.run(
@@ -64,7 +64,7 @@ class IndexCommandTest {
         String[] pack = BenchCommandTest.run(
                 "pack", data.toString(), "--out", out.toString(), "--resize", "40", "--shard-size", "16K");
         assertEquals("0", pack[0], pack[2]);
-        try (ShardDataset d = (ShardDataset) Datasets.open(out.toString())) {
+        try (ShardDataset d = (ShardDataset) Datasets.openLocal(out.toString())) {
             assertTrue(d.shards().indexed());
             assertEquals(12, d.size());
             assertTrue(d.shards().shardCount() > 1);

@@ -123,7 +123,7 @@ class PackParquetTest {
     /** Each batch's indices, labels and a CRC of its pixels, as the loader delivers the pack. */
     private static List<String> loaded(Path pack) {
         List<String> out = new ArrayList<>();
-        try (Dataset d = Datasets.open(pack.toString());
+        try (Dataset d = Datasets.openLocal(pack.toString());
                 Loader loader = Loader.builder(d)
                         .transform(TransformSpec.defaults().withResize(48, 40))
                         .batchSize(5)
@@ -211,7 +211,7 @@ class PackParquetTest {
         assertFalse(manifest(out).path("stoke").path("labelled").asBoolean());
         assertEquals(
                 "key", manifest(out).path("stoke").path("columns").path("key").asText());
-        try (Dataset d = Datasets.open(out.toString())) {
+        try (Dataset d = Datasets.openLocal(out.toString())) {
             assertInstanceOf(ShardDataset.class, d);
             assertEquals(N, d.size());
             assertEquals(-1, d.label(5));

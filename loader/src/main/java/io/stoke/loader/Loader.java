@@ -107,7 +107,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
                             b.epochs,
                             policy == ErrorPolicy.SKIP,
                             b.workerNice,
-                            b.cache),
+                            b.restartCache),
                     b.producerIdle);
         } catch (RuntimeException | Error e) {
             ring.close();
@@ -329,7 +329,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         private int startBatch;
         private List<LoaderState> resumeFrom = List.of();
         private List<EpochCut> startCuts = List.of();
-        private RestartCache cache;
+        private RestartCache restartCache;
         private int shuffleWindow = DEFAULT_WINDOW;
         private int workerNice;
         private TransformSpec transform = TransformSpec.defaults();
@@ -346,7 +346,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
 
         /**
          * Over tar shards, shuffle within windows of {@code shards} shards rather than globally
-         * (see {@link Sampler}): for remote shards, which a bounded cache holds a window of at a
+         * (see {@link Sampler}): for remote shards, which a bounded shard cache holds a window of at a
          * time. 0 shuffles globally; ignored for a folder or list. The default is {@link
          * Datasets#DEFAULT_REMOTE_WINDOW} over remote shards (a global shuffle would need every
          * shard at once) and 0 over local ones, the same as the command line's and Python's.
@@ -527,13 +527,23 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
 
         /**
          * Reads lossless restart-marker copies of the dataset's JPEGs (a folder's or list's files,
-         * or its shards' members) from {@code cache}, filling it as the originals are read (see
+         * or its shards' members) from {@code restartCache}, filling it as the originals are read (see
          * {@link RestartCache}): the same pixels, and from the next epoch on the region decoder
-         * seeks in every JPEG. The caller owns the cache and closes it after the loader.
+         * seeks in every JPEG. The caller owns the restart cache and closes it after the loader.
          */
-        public Builder cache(RestartCache cache) {
-            this.cache = cache;
+        public Builder restartCache(RestartCache restartCache) {
+            this.restartCache = restartCache;
             return this;
+        }
+
+        /**
+         * {@link #restartCache}.
+         *
+         * @deprecated Stoke has four caches; use {@link #restartCache}, which names this one.
+         */
+        @Deprecated(since = "0.2", forRemoval = true)
+        public Builder cache(RestartCache cache) {
+            return restartCache(cache);
         }
 
         /**

@@ -46,7 +46,7 @@ class ElasticResumeTest {
         for (int s = 0; s < 17; s++) {
             TestTars.labelledShard(dir.resolve(String.format("train-%02d.tar", s)), s, 59);
         }
-        shards = Datasets.open(dir.toString());
+        shards = Datasets.openLocal(dir.toString());
     }
 
     @AfterAll

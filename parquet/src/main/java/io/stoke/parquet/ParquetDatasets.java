@@ -23,7 +23,7 @@ import java.util.List;
  * ({@link RowGroupCache}): locally from the mapped file, remotely by ranged GETs of the image (label,
  * key) column chunks alone. Opening reads only the files' footers, or one {@link ParquetIndex}.
  *
- * <p>Found by {@link Datasets#open(String, UrlDatasetProvider.ShardCache, TableColumns)} through
+ * <p>Found by {@link Datasets#openLocalOrUrl(String, UrlDatasetProvider.ShardCache, TableColumns)} through
  * {@code META-INF/services}; {@link #open(String, TableColumns, long)} is the same for Java callers.
  */
 public final class ParquetDatasets implements TableDatasetProvider {

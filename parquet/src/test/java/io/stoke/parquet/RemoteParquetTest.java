@@ -86,12 +86,12 @@ class RemoteParquetTest {
     @Test
     void aGlobABracePatternAndAFolderReadTheLocalFilesRowsAndPixels() {
         List<String> fromLocal;
-        try (Dataset d = Datasets.open(local.toString())) {
+        try (Dataset d = Datasets.openLocal(local.toString())) {
             fromLocal = drain(d);
         }
         for (String spec : List.of(
                 "s3://" + BUCKET + "/hub/*.parquet", "s3://" + BUCKET + "/hub/train-{00000..00003}-of-00004.parquet")) {
-            try (Dataset d = Datasets.open(spec, CACHE, TableColumns.DEFAULT)) {
+            try (Dataset d = Datasets.openLocalOrUrl(spec, CACHE, TableColumns.DEFAULT)) {
                 ShardDataset shards = assertInstanceOf(ShardDataset.class, d);
                 assertTrue(shards.shards().remote());
                 assertEquals(FILES * PER_FILE, d.size(), spec);
@@ -101,17 +101,18 @@ class RemoteParquetTest {
         }
         // A folder: its .parquet objects, side files skipped; told from tar shards by its listing, or
         // by the columns named.
-        try (Dataset d = Datasets.open("s3://" + BUCKET + "/hub/", CACHE, TableColumns.DEFAULT)) {
+        try (Dataset d = Datasets.openLocalOrUrl("s3://" + BUCKET + "/hub/", CACHE, TableColumns.DEFAULT)) {
             assertEquals(fromLocal, drain(d), "a folder");
         }
-        try (Dataset d = Datasets.open("s3://" + BUCKET + "/hub/", CACHE, new TableColumns("image", "label", null))) {
+        try (Dataset d =
+                Datasets.openLocalOrUrl("s3://" + BUCKET + "/hub/", CACHE, new TableColumns("image", "label", null))) {
             assertEquals(fromLocal, drain(d), "a folder, columns named");
         }
     }
 
     @Test
     void shuffledWindowsOfRowGroupsGiveEveryRowOnceAnEpoch() {
-        try (Dataset d = Datasets.open("s3://" + BUCKET + "/hub/*.parquet", CACHE, TableColumns.DEFAULT)) {
+        try (Dataset d = Datasets.openLocalOrUrl("s3://" + BUCKET + "/hub/*.parquet", CACHE, TableColumns.DEFAULT)) {
             Loader.Builder builder = Loader.builder(d)
                     .transform(ParquetDatasetTest.SMALL)
                     .batchSize(7)
@@ -147,17 +148,17 @@ class RemoteParquetTest {
         String folder = "s3://" + BUCKET + "/copy/";
         assertEquals(folder + ParquetIndex.FILE, ParquetDatasets.writeIndex(folder));
         List<String> fromLocal;
-        try (Dataset d = Datasets.open(local.toString())) {
+        try (Dataset d = Datasets.openLocal(local.toString())) {
             fromLocal = drain(d);
         }
-        try (Dataset d = Datasets.open(folder + "*.parquet", CACHE, TableColumns.DEFAULT)) {
+        try (Dataset d = Datasets.openLocalOrUrl(folder + "*.parquet", CACHE, TableColumns.DEFAULT)) {
             assertEquals(fromLocal, drain(d));
         }
         // Replaced after indexing: opening reads only the index (so it opens), reading the file names it.
         byte[] other = Files.readAllBytes(local.resolve("train-00000-of-00004.parquet"));
         other[other.length / 2] ^= 1;
         s3.put(BUCKET, "copy/train-00002-of-00004.parquet", other);
-        try (Dataset d = Datasets.open(folder + "*.parquet", CACHE, TableColumns.DEFAULT)) {
+        try (Dataset d = Datasets.openLocalOrUrl(folder + "*.parquet", CACHE, TableColumns.DEFAULT)) {
             assertEquals(FILES * PER_FILE, d.size());
             RuntimeException e = assertThrows(RuntimeException.class, () -> {
                 try (Loader loader = Loader.builder(d)

@@ -78,7 +78,8 @@ public final class RemoteDatasets implements UrlDatasetProvider {
         } catch (HoldsParquet e) {
             store.close();
             // The folder's .parquet files, read by the Parquet reader on the class path (stoke-parquet).
-            return (ShardDataset) Datasets.open(spec + "*.parquet", new ShardCache(cacheBytes, folder, access));
+            return (ShardDataset)
+                    Datasets.openLocalOrUrl(spec + "*.parquet", new ShardCache(cacheBytes, folder, access));
         } catch (RuntimeException | Error e) {
             store.close();
             throw e;

@@ -153,7 +153,7 @@ class RemoteShardsTest {
     @Test
     void remoteShardsGiveTheLocalSamplesThroughASmallCacheEachOnce() {
         String localPattern = local + "/train-{0..4}.tar";
-        try (Dataset near = Datasets.open(localPattern);
+        try (Dataset near = Datasets.openLocal(localPattern);
                 ShardDataset far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
             assertEquals(SHARDS * PER_SHARD, far.size());
             assertEquals("s3://data/train/train-3.tar/k/3-2", far.name(3 * PER_SHARD + 2));
@@ -205,7 +205,7 @@ class RemoteShardsTest {
             TestTars.member(tar, "m/2.cls", "3".getBytes(StandardCharsets.US_ASCII));
         }
         s3.put(BUCKET, "mixed/mixed-0.tar", Files.readAllBytes(file));
-        try (Dataset near = Datasets.open(file.toString());
+        try (Dataset near = Datasets.openLocal(file.toString());
                 ShardDataset far =
                         RemoteDatasets.open("s3://data/mixed/mixed-0.tar", fast(), 4 * Files.size(file), null)) {
             List<Long> order = new ArrayList<>();
@@ -219,7 +219,7 @@ class RemoteShardsTest {
     void theBuildersShuffleWindowIsEightShardsOverRemoteShardsAndGlobalOverLocalOnes() {
         // Java, the command line and Python agree: a Loader.Builder that is not told a window
         // never asks a remote store for every shard at once.
-        try (Dataset near = Datasets.open(local + "/train-{0..4}.tar");
+        try (Dataset near = Datasets.openLocal(local + "/train-{0..4}.tar");
                 ShardDataset far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
             assertEquals(Datasets.DEFAULT_REMOTE_WINDOW, Loader.builder(far).shuffleWindow());
             assertEquals(0, Loader.builder(near).shuffleWindow());
@@ -315,11 +315,11 @@ class RemoteShardsTest {
     void anIndexOpensRemoteShardsWithoutFetchingOneAndTheFirstBatchWaitsForItsOwnShardsOnly() throws IOException {
         putIndexed("indexed/", 0, null);
         Map<Long, String> want;
-        try (Dataset near = Datasets.open(local + "/train-{0..4}.tar")) {
+        try (Dataset near = Datasets.openLocal(local + "/train-{0..4}.tar")) {
             want = epoch(near, false, 0, new ArrayList<>());
         }
         try (ShardDataset far = (ShardDataset)
-                Datasets.open("s3://data/indexed/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
+                Datasets.openLocalOrUrl("s3://data/indexed/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
             RemoteShards cache = (RemoteShards) far.shards().bytes();
             assertTrue(far.shards().indexed());
             assertEquals(SHARDS * PER_SHARD, far.size());
@@ -357,7 +357,7 @@ class RemoteShardsTest {
     void aShardOfAnotherSizeThanTheIndexSaysIsNamedWhenFetchedAndNeverRead() throws IOException {
         putIndexed("stale/", 10, null);
         try (ShardDataset far = (ShardDataset)
-                Datasets.open("s3://data/stale/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
+                Datasets.openLocalOrUrl("s3://data/stale/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
             RuntimeException e = assertThrows(RuntimeException.class, () -> epoch(far, false, 0, new ArrayList<>()));
             String all = e.toString() + (e.getCause() != null ? " " + e.getCause() : "");
             assertTrue(
@@ -378,7 +378,7 @@ class RemoteShardsTest {
         }
         putIndexed("version/", 0, "\"0123456789abcdef0123456789abcdef\"");
         try (ShardDataset far = (ShardDataset)
-                Datasets.open("s3://data/version/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
+                Datasets.openLocalOrUrl("s3://data/version/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
             RuntimeException e = assertThrows(RuntimeException.class, () -> epoch(far, false, 0, new ArrayList<>()));
             String all = e.toString() + (e.getCause() != null ? " " + e.getCause() : "");
             assertTrue(
@@ -397,11 +397,11 @@ class RemoteShardsTest {
         String url = RemoteDatasets.writeIndex("s3://data/self/train-{0..4}.tar", fast(), 100 * largest);
         assertEquals("s3://data/self/index.json", url);
         Map<Long, String> want;
-        try (Dataset near = Datasets.open(local + "/train-{0..4}.tar")) {
+        try (Dataset near = Datasets.openLocal(local + "/train-{0..4}.tar")) {
             want = epoch(near, false, 0, new ArrayList<>());
         }
         try (ShardDataset far = (ShardDataset)
-                Datasets.open("s3://data/self/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
+                Datasets.openLocalOrUrl("s3://data/self/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
             assertTrue(far.shards().indexed());
             assertEquals("s3://data/self/train-3.tar", far.shards().shardName(3));
             assertNotNull(far.shards().bytes().etag(3), "the index carries the version each shard was read at");
@@ -414,7 +414,7 @@ class RemoteShardsTest {
     void theLoaderFindsThisModuleByTheUrlsScheme() {
         // What the CLI and stoke.DataLoader call: the core's Datasets, which knows no store, finds
         // RemoteDatasets through META-INF/services.
-        try (ShardDataset far = (ShardDataset) Datasets.open(
+        try (ShardDataset far = (ShardDataset) Datasets.openLocalOrUrl(
                 "s3://data/train/train-{0..4}.tar", new UrlDatasetProvider.ShardCache(2 * largest, null))) {
             assertEquals(SHARDS * PER_SHARD, far.size());
             assertTrue(far.shards().remote());
@@ -448,7 +448,7 @@ class RemoteShardsTest {
     @Test
     void a503BurstAndConnectionsDroppedMidShardAreRetriedWithNothingLostOrRepeated() throws Exception {
         Map<Long, String> expected;
-        try (Dataset near = Datasets.open(local + "/train-{0..4}.tar")) {
+        try (Dataset near = Datasets.openLocal(local + "/train-{0..4}.tar")) {
             expected = epoch(near, true, 2, new ArrayList<>());
         }
         for (boolean drop : new boolean[] {false, true}) {

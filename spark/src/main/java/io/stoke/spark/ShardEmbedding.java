@@ -163,7 +163,7 @@ final class ShardEmbedding {
                 System.err.println("stoke spark-embed: " + spec + ": " + message);
             }
         };
-        Dataset dataset = Datasets.open(spec, new UrlDatasetProvider.ShardCache(cacheBytes, null), columns);
+        Dataset dataset = Datasets.openLocalOrUrl(spec, new UrlDatasetProvider.ShardCache(cacheBytes, null), columns);
         if (dataset instanceof ShardDataset shard && !shard.shards().problems().isEmpty()) {
             dataset.close();
             throw new IllegalStateException(

@@ -286,7 +286,7 @@ public final class SparkEmbed {
      * found (damage, no index over remote shards) is said through {@code say}.
      */
     static List<ShardTask> shards(Request request, Consumer<String> say) {
-        Dataset dataset = Datasets.open(
+        Dataset dataset = Datasets.openLocalOrUrl(
                 request.data(), new UrlDatasetProvider.ShardCache(request.shardCacheBytes(), null), request.columns());
         try (Dataset checked = Datasets.checked(
                 dataset,

@@ -41,17 +41,27 @@ public final class Datasets {
     }
 
     /**
-     * {@link #open(String)}, then what the scan found wrong with whole shards (not a tar file,
+     * {@link #openLocal}, then what the scan found wrong with whole shards (not a tar file,
      * damaged after some members) under {@code policy}: {@link ErrorPolicy#FAIL} throws, naming
      * every damaged shard; {@link ErrorPolicy#SKIP} says each through {@code warn}, loudly, and
      * keeps the samples before the damage. A dataset of shards without any {@code .cls} member is
      * said once too: its labels are all -1.
      */
-    public static Dataset open(String spec, ErrorPolicy policy, Consumer<String> warn) {
-        return checked(open(spec), spec, policy, warn);
+    public static Dataset openLocalChecked(String spec, ErrorPolicy policy, Consumer<String> warn) {
+        return checked(openLocal(spec), spec, policy, warn);
     }
 
-    /** What {@link #open(String, ErrorPolicy, Consumer)} does after opening: for remote shards too. */
+    /**
+     * {@link #openLocalChecked}.
+     *
+     * @deprecated four overloads of {@code open} had four contracts; use {@link #openLocalChecked}.
+     */
+    @Deprecated(since = "0.2", forRemoval = true)
+    public static Dataset open(String spec, ErrorPolicy policy, Consumer<String> warn) {
+        return openLocalChecked(spec, policy, warn);
+    }
+
+    /** What {@link #openLocalChecked} does after opening: for remote shards too. */
     public static Dataset checked(Dataset dataset, String spec, ErrorPolicy policy, Consumer<String> warn) {
         if (!(dataset instanceof ShardDataset sharded)) {
             return dataset;
@@ -86,35 +96,35 @@ public final class Datasets {
     }
 
     /**
-     * The dataset at {@code spec}, local or at a URL: a URL's shards are held in {@code cache}. Its
-     * scheme's {@link UrlDatasetProvider} is looked up on the class path; without one, the error names
-     * the module to add.
+     * The dataset at {@code spec}, local or at a URL: a URL's shards are held in {@code shardCache}.
+     * Its scheme's {@link UrlDatasetProvider} is looked up on the class path; without one, the error
+     * names the module to add. As it is, as {@link #openLocal}: {@link #checked} applies an error policy.
      */
-    public static Dataset open(String spec, UrlDatasetProvider.ShardCache cache) {
-        return open(spec, cache, TableColumns.DEFAULT);
+    public static Dataset openLocalOrUrl(String spec, UrlDatasetProvider.ShardCache shardCache) {
+        return openLocalOrUrl(spec, shardCache, TableColumns.DEFAULT);
     }
 
     /**
-     * {@link #open(String, UrlDatasetProvider.ShardCache)}, with the columns that hold a table
-     * dataset's image, label and key ({@link TableColumns#DEFAULT}: found by their defaults); columns
-     * named for a dataset that is not a table are refused.
+     * {@link #openLocalOrUrl(String, UrlDatasetProvider.ShardCache)}, with the columns that hold a
+     * table dataset's image, label and key ({@link TableColumns#DEFAULT}: found by their defaults);
+     * columns named for a dataset that is not a table are refused.
      */
-    public static Dataset open(String spec, UrlDatasetProvider.ShardCache cache, TableColumns columns) {
+    public static Dataset openLocalOrUrl(String spec, UrlDatasetProvider.ShardCache shardCache, TableColumns columns) {
         // A URL folder with columns named can only be Parquet; without, its listing tells (stoke-remote).
         if (spec != null && (isParquet(spec) || (isUrl(spec) && spec.endsWith("/") && !columns.isDefault()))) {
-            return openTable(spec, columns, cache);
+            return openTable(spec, columns, shardCache);
         }
         if (!columns.isDefault()) {
             throw new IllegalArgumentException(
                     "columns are named (" + columns + ") but " + Urls.redact(spec) + " is not a Parquet dataset");
         }
         if (spec == null || !isUrl(spec)) {
-            return open(spec);
+            return openLocal(spec);
         }
         String scheme = spec.substring(0, spec.indexOf(':')).toLowerCase(Locale.ROOT);
         for (UrlDatasetProvider provider : ServiceLoader.load(UrlDatasetProvider.class)) {
             if (provider.schemes().contains(scheme)) {
-                return provider.open(spec, cache);
+                return provider.open(spec, shardCache);
             }
         }
         throw new IllegalArgumentException(
@@ -122,7 +132,29 @@ public final class Datasets {
                         + "io.stoke:stoke-remote (Stoke's jar and the Python package carry it)");
     }
 
-    /** Row groups of a Parquet dataset held at once when no cache is named. */
+    /**
+     * {@link #openLocalOrUrl(String, UrlDatasetProvider.ShardCache)}.
+     *
+     * @deprecated four overloads of {@code open} had four contracts; use {@link #openLocalOrUrl(String,
+     *     UrlDatasetProvider.ShardCache)}.
+     */
+    @Deprecated(since = "0.2", forRemoval = true)
+    public static Dataset open(String spec, UrlDatasetProvider.ShardCache cache) {
+        return openLocalOrUrl(spec, cache);
+    }
+
+    /**
+     * {@link #openLocalOrUrl(String, UrlDatasetProvider.ShardCache, TableColumns)}.
+     *
+     * @deprecated four overloads of {@code open} had four contracts; use {@link #openLocalOrUrl(String,
+     *     UrlDatasetProvider.ShardCache, TableColumns)}.
+     */
+    @Deprecated(since = "0.2", forRemoval = true)
+    public static Dataset open(String spec, UrlDatasetProvider.ShardCache cache, TableColumns columns) {
+        return openLocalOrUrl(spec, cache, columns);
+    }
+
+    /** Row groups of a Parquet dataset held at once when no shard cache is named. */
     private static final long DEFAULT_TABLE_CACHE = 2L << 30;
 
     private static Dataset openTable(String spec, TableColumns columns, UrlDatasetProvider.ShardCache cache) {
@@ -176,8 +208,12 @@ public final class Datasets {
         return parquet;
     }
 
-    /** The local dataset at {@code spec}, as it is; a shard's damage is in {@link Shards#problems()}. */
-    public static Dataset open(String spec) {
+    /**
+     * The local dataset at {@code spec}, as it is: a shard's damage is in {@link Shards#problems()},
+     * not checked ({@link #openLocalChecked} checks it under an error policy); a URL is refused
+     * ({@link #openLocalOrUrl} opens one).
+     */
+    public static Dataset openLocal(String spec) {
         if (spec == null || spec.isBlank()) {
             throw new IllegalArgumentException("no dataset given");
         }
@@ -185,8 +221,8 @@ public final class Datasets {
             return openTable(spec, TableColumns.DEFAULT, null);
         }
         if (isUrl(spec)) {
-            throw new IllegalArgumentException(
-                    Urls.redact(spec) + " is a URL: open it with open(spec, cache), which finds its store");
+            throw new IllegalArgumentException(Urls.redact(spec)
+                    + " is a URL: open it with openLocalOrUrl(spec, shardCache), which finds its store");
         }
         if (BracePattern.hasBraces(spec)) {
             List<String> names = BracePattern.expand(spec);
@@ -220,6 +256,16 @@ public final class Datasets {
         }
         throw new IllegalArgumentException(
                 spec + " is neither a folder, a list file, a .tar shard nor a shard pattern " + "(no such file)");
+    }
+
+    /**
+     * {@link #openLocal}.
+     *
+     * @deprecated four overloads of {@code open} had four contracts; use {@link #openLocal}.
+     */
+    @Deprecated(since = "0.2", forRemoval = true)
+    public static Dataset open(String spec) {
+        return openLocal(spec);
     }
 
     /**
@@ -273,7 +319,7 @@ public final class Datasets {
             }
             return openShards(tars);
         }
-        return open(spec);
+        return openLocal(spec);
     }
 
     /** Local shards by path, in the order given. */

@@ -3,7 +3,7 @@ package io.stoke.loader.source;
 /**
  * Opens datasets held as rows of table files (Parquet: the Hugging Face Hub's layout, img2dataset's,
  * a Spark table's). The loader reads no table format itself: stoke-parquet registers one of these
- * in {@code META-INF/services}, and {@link Datasets#open(String, UrlDatasetProvider.ShardCache,
+ * in {@code META-INF/services}, and {@link Datasets#openLocalOrUrl(String, UrlDatasetProvider.ShardCache,
  * TableColumns)} finds it when the dataset is one.
  */
 public interface TableDatasetProvider {

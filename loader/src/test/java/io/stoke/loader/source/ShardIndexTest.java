@@ -109,12 +109,12 @@ class ShardIndexTest {
     void openingFromTheIndexGivesWhatTheHeadersGiveWithoutReadingAShard() throws IOException {
         Path dir = shards();
         List<String> scanned;
-        try (Dataset d = Datasets.open(dir.toString())) {
+        try (Dataset d = Datasets.openLocal(dir.toString())) {
             assertFalse(((ShardDataset) d).shards().indexed());
             scanned = epoch(d);
         }
         write(indexOf(dir), dir.resolve(ShardIndex.FILE));
-        try (ShardDataset d = (ShardDataset) Datasets.open(dir.toString())) {
+        try (ShardDataset d = (ShardDataset) Datasets.openLocal(dir.toString())) {
             Shards tar = d.shards();
             assertTrue(tar.indexed());
             assertEquals(SHARDS * PER_SHARD + 3, d.size());
@@ -123,7 +123,7 @@ class ShardIndexTest {
             assertEquals(scanned, epoch(d));
         }
         // The index file itself names the dataset too.
-        try (Dataset d = Datasets.open(dir.resolve(ShardIndex.FILE).toString())) {
+        try (Dataset d = Datasets.openLocal(dir.resolve(ShardIndex.FILE).toString())) {
             assertEquals(scanned, epoch(d));
         }
         assertEquals(SHARDS * PER_SHARD + 3, scanned.size());
@@ -134,7 +134,8 @@ class ShardIndexTest {
         Path dir = shards();
         write(indexOf(dir), dir.resolve(ShardIndex.FILE));
         Files.write(dir.resolve("train-1.tar"), new byte[512], StandardOpenOption.APPEND);
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Datasets.open(dir.toString()));
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(dir.toString()));
         assertTrue(
                 e.getMessage().contains("train-1.tar") && e.getMessage().contains("the index is stale"),
                 e.getMessage());
@@ -148,7 +149,7 @@ class ShardIndexTest {
         ShardIndex.Entry second = lying.get(1);
         lying.set(1, new ShardIndex.Entry(second.url(), second.nsamples() + 1, second.filesize()));
         write(new ShardIndex(lying, true), dir.resolve(ShardIndex.FILE));
-        try (ShardDataset d = (ShardDataset) Datasets.open(dir.toString())) {
+        try (ShardDataset d = (ShardDataset) Datasets.openLocal(dir.toString())) {
             Shards tar = d.shards();
             assertEquals("k/0-0", d.path(0)); // the first shard is as indexed
             int inSecond = tar.firstSample(1);
@@ -176,7 +177,8 @@ class ShardIndexTest {
             f.write("{\"__kind__\": \"wids-shard-index-v1\", \"shardlist\": [".getBytes(StandardCharsets.US_ASCII));
             f.setLength(ReadLimits.INDEX_FILE + 1); // sparse: 64 MiB of NULs that no parser is shown
         }
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Datasets.open(dir.toString()));
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(dir.toString()));
         assertEquals(
                 index + " is 67108865 bytes, more than the 64 MiB limit of a file Stoke reads whole"
                         + " (an index or a marker)",
@@ -204,13 +206,13 @@ class ShardIndexTest {
     void aFolderWithAnotherJsonIsReadFromItsHeaders() throws IOException {
         Path dir = shards();
         Files.writeString(dir.resolve(ShardIndex.FILE), "{\"written_by\": \"someone else\"}");
-        try (ShardDataset d = (ShardDataset) Datasets.open(dir.toString())) {
+        try (ShardDataset d = (ShardDataset) Datasets.openLocal(dir.toString())) {
             assertFalse(d.shards().indexed());
             assertEquals(SHARDS * PER_SHARD + 3, d.size());
         }
         IllegalArgumentException e = assertThrows(
                 IllegalArgumentException.class,
-                () -> Datasets.open(dir.resolve(ShardIndex.FILE).toString()));
+                () -> Datasets.openLocal(dir.resolve(ShardIndex.FILE).toString()));
         assertTrue(e.getMessage().contains("stoke index"), e.getMessage());
     }
 }
