@@ -258,7 +258,7 @@ public final class ServeCommand implements Callable<Integer> {
         try (JsonGenerator g = json.createGenerator(out, com.fasterxml.jackson.core.JsonEncoding.UTF8)) {
             g.setRootValueSeparator(new SerializedString("\n"));
             boolean listed = !(dataset instanceof ShardDataset sharded
-                    && sharded.shards().indexed()
+                    && sharded.shards().catalogued()
                     && sharded.shards().cached());
             g.writeStartObject();
             g.writeNumberField("samples", dataset.size());

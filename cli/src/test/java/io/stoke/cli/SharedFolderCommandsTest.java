@@ -94,11 +94,11 @@ class SharedFolderCommandsTest {
     }
 
     @Test
-    void indexWritesOverPlantedLinksNeverThroughThem() throws Exception {
+    void catalogWritesOverPlantedLinksNeverThroughThem() throws Exception {
         Path dir = Files.createDirectories(tmp.resolve("shards"));
         TestTars.labelledShard(dir.resolve("part-0.tar"), 0, 3);
         List<Path> victims = plant(dir, "index.json", "index.json.tmp");
-        String[] r = BenchCommandTest.run("index", dir.toString());
+        String[] r = BenchCommandTest.run("catalog", dir.toString());
         assertEquals("0", r[0], r[2]);
         assertUnchanged(victims);
         assertTrue(Files.isRegularFile(dir.resolve("index.json"), LinkOption.NOFOLLOW_LINKS));

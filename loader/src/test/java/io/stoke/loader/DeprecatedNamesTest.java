@@ -10,12 +10,15 @@ import io.stoke.loader.sample.Sampler.PartitionTail;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.source.ShardCatalog;
+import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.UrlDatasetProvider.ShardCache;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestTars;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -154,6 +157,33 @@ class DeprecatedNamesTest {
             }
             // Each of the 12 originals was looked up in the restart cache, which held none of them yet.
             assertEquals(12, restartCache.stats().misses(), restartCache.stats().toString());
+        }
+    }
+
+    @Test
+    void theIndexNamesOfTheShardCatalogOpenAndTellAsTheCatalogNamesDo() throws IOException {
+        Path shards = Files.createDirectories(tmp.resolve("catalogued"));
+        TestTars.labelledShard(shards.resolve("c-0.tar"), 0, 2);
+        TestTars.labelledShard(shards.resolve("c-1.tar"), 1, 3);
+        Path file = shards.resolve(ShardCatalog.FILE);
+        try (ShardDataset scanned =
+                (ShardDataset) Datasets.openLocal(shards.resolve("c-{0..1}.tar").toString())) {
+            assertFalse(scanned.shards().catalogued());
+            assertFalse(scanned.shards().indexed());
+            ShardCatalog catalog =
+                    ShardCatalog.of(scanned, name -> Path.of(name).getFileName().toString());
+            try (OutputStream out = Files.newOutputStream(file)) {
+                catalog.write(out, file.toString());
+            }
+        }
+        try (ShardDataset now = Datasets.openCatalog(file);
+                ShardDataset old = Datasets.openIndexed(file)) {
+            for (ShardDataset d : List.of(now, old)) {
+                assertEquals(5, d.size());
+                assertEquals(2, d.shards().shardCount());
+                assertTrue(d.shards().catalogued());
+                assertTrue(d.shards().indexed());
+            }
         }
     }
 }

@@ -30,7 +30,7 @@ final class ParquetTable {
     /** Slack over what the footer gives a row group's chunks and pages: alignment and page headers. */
     private static final long BLOCK_SLACK = 1L << 20;
 
-    /** A file of the dataset: its name (a path or URL), how to read it, and its footer when already read (an index's). */
+    /** A file of the dataset: its name (a path or URL), how to read it, and its footer when already read (a catalog's). */
     record Source(String name, InputFile input, ParquetMetadata footer) {}
 
     record File(String name, InputFile input, ParquetMetadata footer, ImageColumns columns) {}

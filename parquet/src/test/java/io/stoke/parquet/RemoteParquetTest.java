@@ -146,7 +146,7 @@ class RemoteParquetTest {
     @Test
     void anIndexOpensTheFilesFromOneObjectAndNamesAFileReplacedSince() throws Exception {
         String folder = "s3://" + BUCKET + "/copy/";
-        assertEquals(folder + ParquetIndex.FILE, ParquetDatasets.writeIndex(folder));
+        assertEquals(folder + ParquetCatalog.FILE, ParquetDatasets.writeCatalog(folder));
         List<String> fromLocal;
         try (Dataset d = Datasets.openLocal(local.toString())) {
             fromLocal = drain(d);
@@ -154,7 +154,7 @@ class RemoteParquetTest {
         try (Dataset d = Datasets.openLocalOrUrl(folder + "*.parquet", CACHE, TableColumns.DEFAULT)) {
             assertEquals(fromLocal, drain(d));
         }
-        // Replaced after indexing: opening reads only the index (so it opens), reading the file names it.
+        // Replaced after indexing: opening reads only the catalog (so it opens), reading the file names it.
         byte[] other = Files.readAllBytes(local.resolve("train-00000-of-00004.parquet"));
         other[other.length / 2] ^= 1;
         s3.put(BUCKET, "copy/train-00002-of-00004.parquet", other);
@@ -177,8 +177,8 @@ class RemoteParquetTest {
             String all = messages(e);
             assertTrue(all.contains(folder + "train-00002-of-00004.parquet"), all);
             assertTrue(
-                    all.contains("the object changed since the index " + folder + ParquetIndex.FILE
-                            + " was written: run `stoke index` on the files again"),
+                    all.contains("the object changed since the catalog " + folder + ParquetCatalog.FILE
+                            + " was written: run `stoke catalog` on the files again"),
                     all);
         }
     }

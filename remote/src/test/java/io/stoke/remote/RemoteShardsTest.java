@@ -11,8 +11,8 @@ import io.stoke.loader.Loader;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.ShardCatalog;
 import io.stoke.loader.source.ShardDataset;
-import io.stoke.loader.source.ShardIndex;
 import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.testing.ElasticResume;
 import io.stoke.loader.testing.TestTars;
@@ -299,16 +299,16 @@ class RemoteShardsTest {
      * {@code sizeError} bytes off, and with {@code etag} as its ETag when not null.
      */
     static void putIndexed(String prefix, long sizeError, String etag) throws IOException {
-        List<ShardIndex.Entry> entries = new ArrayList<>();
+        List<ShardCatalog.Entry> entries = new ArrayList<>();
         for (int s = 0; s < SHARDS; s++) {
             byte[] bytes = Files.readAllBytes(local.resolve("train-" + s + ".tar"));
             s3.put(BUCKET, prefix + "train-" + s + ".tar", bytes);
-            entries.add(new ShardIndex.Entry(
+            entries.add(new ShardCatalog.Entry(
                     "train-" + s + ".tar", PER_SHARD, bytes.length + (s == 2 ? sizeError : 0), s == 2 ? etag : null));
         }
         ByteArrayOutputStream json = new ByteArrayOutputStream();
-        new ShardIndex(entries, true).write(json, "test");
-        s3.put(BUCKET, prefix + ShardIndex.FILE, json.toByteArray());
+        new ShardCatalog(entries, true).write(json, "test");
+        s3.put(BUCKET, prefix + ShardCatalog.FILE, json.toByteArray());
     }
 
     @Test
@@ -321,9 +321,9 @@ class RemoteShardsTest {
         try (ShardDataset far = (ShardDataset)
                 Datasets.openLocalOrUrl("s3://data/indexed/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
             RemoteShards cache = (RemoteShards) far.shards().bytes();
-            assertTrue(far.shards().indexed());
+            assertTrue(far.shards().catalogued());
             assertEquals(SHARDS * PER_SHARD, far.size());
-            assertEquals(0, cache.fetches(), "opening from the index fetches no shard");
+            assertEquals(0, cache.fetches(), "opening from the catalog fetches no shard");
             try (Loader loader = Loader.builder(far)
                     .transform(SMALL)
                     .batchSize(4)
@@ -337,7 +337,7 @@ class RemoteShardsTest {
             }
             assertEquals(want, epoch(far, false, 0, new ArrayList<>()));
         }
-        // Without the index, opening says that it fetched every shard, and names stoke index.
+        // Without the catalog, opening says that it fetched every shard, and names stoke catalog.
         List<String> notes = new ArrayList<>();
         try (Dataset scanned = Datasets.checked(
                 RemoteDatasets.open("s3://data/train/", fast(), 100 * largest, null),
@@ -349,7 +349,7 @@ class RemoteShardsTest {
         assertTrue(
                 notes.size() == 1
                         && notes.get(0).contains("fetched all 5 shards")
-                        && notes.get(0).contains("stoke index"),
+                        && notes.get(0).contains("stoke catalog"),
                 notes.toString());
     }
 
@@ -362,8 +362,8 @@ class RemoteShardsTest {
             String all = e.toString() + (e.getCause() != null ? " " + e.getCause() : "");
             assertTrue(
                     all.contains("stale/train-2.tar")
-                            && all.contains("the index s3://data/stale/index.json says")
-                            && all.contains("stoke index"),
+                            && all.contains("the shard catalog s3://data/stale/index.json says")
+                            && all.contains("stoke catalog"),
                     all);
         }
     }
@@ -384,7 +384,7 @@ class RemoteShardsTest {
             assertTrue(
                     all.contains("version/train-2.tar")
                             && all.contains("says ETag \"0123456789abcdef0123456789abcdef\", the store has " + real)
-                            && all.contains("stoke index"),
+                            && all.contains("stoke catalog"),
                     all);
         }
     }
@@ -394,7 +394,7 @@ class RemoteShardsTest {
         for (int s = 0; s < SHARDS; s++) {
             s3.put(BUCKET, "self/train-" + s + ".tar", Files.readAllBytes(local.resolve("train-" + s + ".tar")));
         }
-        String url = RemoteDatasets.writeIndex("s3://data/self/train-{0..4}.tar", fast(), 100 * largest);
+        String url = RemoteDatasets.writeCatalog("s3://data/self/train-{0..4}.tar", fast(), 100 * largest);
         assertEquals("s3://data/self/index.json", url);
         Map<Long, String> want;
         try (Dataset near = Datasets.openLocal(local + "/train-{0..4}.tar")) {
@@ -402,9 +402,9 @@ class RemoteShardsTest {
         }
         try (ShardDataset far = (ShardDataset)
                 Datasets.openLocalOrUrl("s3://data/self/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
-            assertTrue(far.shards().indexed());
+            assertTrue(far.shards().catalogued());
             assertEquals("s3://data/self/train-3.tar", far.shards().shardName(3));
-            assertNotNull(far.shards().bytes().etag(3), "the index carries the version each shard was read at");
+            assertNotNull(far.shards().bytes().etag(3), "the catalog carries the version each shard was read at");
             assertEquals(0, ((RemoteShards) far.shards().bytes()).fetches());
             assertEquals(want, epoch(far, false, 0, new ArrayList<>()));
         }

@@ -26,7 +26,7 @@ import java.util.function.Consumer;
  *   <li>Parquet: a {@code .parquet} file, a pattern or glob of them, or a folder of them, opened by
  *       the {@link TableDatasetProvider} on the class path (stoke-parquet's; {@link #isParquet}).</li>
  * </ul>
- * A dataset of shards owns mappings: close the returned index when done with it.
+ * A dataset of shards owns mappings: close the returned dataset when done with it.
  */
 public final class Datasets {
     private Datasets() {}
@@ -83,11 +83,11 @@ public final class Datasets {
             dataset.close();
             throw new IllegalArgumentException("no samples in " + shown);
         }
-        if (!shards.indexed() && shards.remote()) {
+        if (!shards.catalogued() && shards.remote()) {
             // Local shards' headers are read where they are mapped, which costs little; remote ones were each fetched.
             warn.accept("note: opening " + shown + " fetched all " + shards.shardCount() + " shard"
-                    + (shards.shardCount() == 1 ? "" : "s") + " to read their tar headers; `stoke index " + shown
-                    + "` writes " + ShardIndex.FILE + ", and opening then reads only that");
+                    + (shards.shardCount() == 1 ? "" : "s") + " to read their tar headers; `stoke catalog " + shown
+                    + "` writes their shard catalog " + ShardCatalog.FILE + ", and opening then reads only that");
         }
         if (!shards.labelled()) {
             warn.accept("note: " + shards.unlabelledNote(shown));
@@ -234,17 +234,18 @@ public final class Datasets {
             return openShards(names);
         }
         Path path = Path.of(spec);
-        Path index = Files.isDirectory(path) ? path.resolve(ShardIndex.FILE) : path;
-        if (index.getFileName() != null
-                && index.getFileName().toString().endsWith(".json")
-                && Files.isRegularFile(index)) {
-            ShardDataset indexed = openIndexed(index);
-            if (indexed != null) {
-                return indexed;
+        Path catalog = Files.isDirectory(path) ? path.resolve(ShardCatalog.FILE) : path;
+        if (catalog.getFileName() != null
+                && catalog.getFileName().toString().endsWith(".json")
+                && Files.isRegularFile(catalog)) {
+            ShardDataset catalogued = openCatalog(catalog);
+            if (catalogued != null) {
+                return catalogued;
             }
             if (!Files.isDirectory(path)) {
-                throw new IllegalArgumentException(index + " is not a shard index Stoke opens from (a wids shard list"
-                        + " with Stoke's `labelled`): run `stoke index` on the shards to write one");
+                throw new IllegalArgumentException(
+                        catalog + " is not a shard catalog Stoke opens from (a wids shard list"
+                                + " with Stoke's `labelled`): run `stoke catalog` on the shards to write one");
             }
         }
         if (Files.isDirectory(path)) {
@@ -269,46 +270,58 @@ public final class Datasets {
     }
 
     /**
-     * The shards an index file lists, opened from it alone: nothing of a shard is read until one of
-     * its samples is; each shard's size must be the index's. Null when the file is a wids shard
+     * The shards a shard catalog file ({@code index.json}) lists, opened from it alone: nothing of a
+     * shard is read until one of its samples is; each shard's size must be the catalog's. Null when the file is a wids shard
      * list without Stoke's {@code labelled}.
      */
-    public static ShardDataset openIndexed(Path indexFile) {
-        ShardIndex index;
-        try (InputStream in = Files.newInputStream(indexFile)) {
-            ReadLimits.checkSize(indexFile.toString(), Files.size(indexFile), ReadLimits.INDEX_FILE);
-            index = ShardIndex.read(in, indexFile.toString());
+    public static ShardDataset openCatalog(Path catalogFile) {
+        ShardCatalog catalog;
+        try (InputStream in = Files.newInputStream(catalogFile)) {
+            ReadLimits.checkSize(catalogFile.toString(), Files.size(catalogFile), ReadLimits.CATALOG_FILE);
+            catalog = ShardCatalog.read(in, catalogFile.toString());
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read the shard index " + indexFile + ": " + e.getMessage(), e);
+            throw new UncheckedIOException("cannot read the shard catalog " + catalogFile + ": " + e.getMessage(), e);
         }
-        if (index == null) {
+        if (catalog == null) {
             return null;
         }
-        Path dir = indexFile.toAbsolutePath().getParent();
+        Path dir = catalogFile.toAbsolutePath().getParent();
         List<String> names = new ArrayList<>();
         List<Path> files = new ArrayList<>();
-        for (ShardIndex.Entry e : index.shards()) {
+        for (ShardCatalog.Entry e : catalog.shards()) {
             Path file = dir.resolve(e.url());
             long size;
             try {
                 size = Files.size(file);
             } catch (IOException x) {
                 throw new IllegalArgumentException(
-                        "shard " + file + " (listed in " + indexFile + ") cannot be read: " + x.getMessage());
+                        "shard " + file + " (listed in " + catalogFile + ") cannot be read: " + x.getMessage());
             }
             if (size != e.filesize()) {
-                throw new IllegalArgumentException("shard " + file + " has " + size + " bytes, the index " + indexFile
-                        + " says " + e.filesize() + ": the index is stale; run `stoke index` on the shards again");
+                throw new IllegalArgumentException("shard " + file + " has " + size + " bytes, the shard catalog "
+                        + catalogFile + " says " + e.filesize()
+                        + ": the shard catalog is stale; run `stoke catalog` on the shards again");
             }
             names.add(file.toString());
             files.add(file);
         }
-        return index.dataset(names, new MappedShards(files), dir, indexFile.toString());
+        return catalog.dataset(names, new MappedShards(files), dir, catalogFile.toString());
     }
 
     /**
-     * The local dataset at {@code spec} read from its shards' own headers, any index beside them
-     * left aside: what {@code stoke index} writes an index from.
+     * {@link #openCatalog}.
+     *
+     * @deprecated "index" means a sample's position only; {@code index.json} is the shard catalog: use
+     *     {@link #openCatalog}.
+     */
+    @Deprecated(since = "0.2", forRemoval = true)
+    public static ShardDataset openIndexed(Path indexFile) {
+        return openCatalog(indexFile);
+    }
+
+    /**
+     * The local dataset at {@code spec} read from its shards' own headers, any shard catalog beside
+     * them left aside: what {@code stoke catalog} writes a catalog from.
      */
     public static Dataset openScanned(String spec) {
         Path path = Path.of(spec);
