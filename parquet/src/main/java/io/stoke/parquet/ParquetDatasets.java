@@ -19,7 +19,7 @@ import java.util.List;
  * {@code struct<bytes: binary, path: string>} and an int64 {@code label}), img2dataset's (a binary
  * {@code jpg} column beside {@code key} and {@code caption}), and Spark tables; local files, or
  * objects at {@code s3://} and {@code http(s)://}. Each row is a sample, in file then row order;
- * each row group is a shard, loaded into a bounded cache when one of its rows is read
+ * each row group is a shard, loaded into the bounded shard cache when one of its rows is read
  * ({@link RowGroupCache}): locally from the mapped file, remotely by ranged GETs of the image (label,
  * key) column chunks alone. Opening reads only the files' footers, or one {@link ParquetCatalog}.
  *
@@ -31,15 +31,15 @@ public final class ParquetDatasets implements TableDatasetProvider {
     public ParquetDatasets() {}
 
     @Override
-    public Dataset open(String spec, TableColumns columns, UrlDatasetProvider.ShardCache cache) {
-        return open(spec, columns, cache.bytes());
+    public Dataset open(String spec, TableColumns columns, UrlDatasetProvider.ShardCache shardCache) {
+        return open(spec, columns, shardCache.bytes());
     }
 
     /**
      * The Parquet dataset at {@code spec}: a file, a brace pattern or glob, or a folder, local or at
      * a URL.
      *
-     * @param cacheBytes how many bytes of loaded row groups to hold at once
+     * @param cacheBytes how many bytes of loaded row groups the shard cache holds at once
      */
     public static ShardDataset open(String spec, TableColumns columns, long cacheBytes) {
         if (Datasets.isUrl(spec)) {

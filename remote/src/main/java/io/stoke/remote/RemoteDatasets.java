@@ -25,7 +25,7 @@ import java.util.Set;
  * {@code .tar} URL, an {@code s3://bucket/prefix/} listing (every {@code .tar} under it, in name
  * order), or the same over {@code http(s)://} (no listing there). Each shard's size comes from a
  * HEAD; then each shard is fetched once to read its tar headers, which fixes the dataset's order
- * and size before the first batch, as a folder's scan does. What the cache can hold of them stays
+ * and size before the first batch, as a folder's scan does. What the shard cache can hold of them stays
  * for the first epoch.
  *
  * <p>A URL may carry a credential in its query string (a presigned S3 URL, an Azure SAS token): the
@@ -42,12 +42,12 @@ public final class RemoteDatasets implements UrlDatasetProvider {
     }
 
     @Override
-    public Dataset open(String url, ShardCache cache) {
-        return open(url, RemoteOptions.defaults(), cache.bytes(), cache.folder(), cache.access());
+    public Dataset open(String url, ShardCache shardCache) {
+        return open(url, RemoteOptions.defaults(), shardCache.bytes(), shardCache.folder(), shardCache.access());
     }
 
     /**
-     * @param cacheBytes bytes of shards held at once ({@code --shard-cache})
+     * @param cacheBytes bytes of shards the shard cache holds at once ({@code --shard-cache-size})
      * @param folder     where to keep them as files, or null for memory
      */
     public static ShardDataset open(String spec, RemoteOptions options, long cacheBytes, Path folder) {

@@ -157,9 +157,9 @@ public final class Datasets {
     /** Row groups of a Parquet dataset held at once when no shard cache is named. */
     private static final long DEFAULT_TABLE_CACHE = 2L << 30;
 
-    private static Dataset openTable(String spec, TableColumns columns, UrlDatasetProvider.ShardCache cache) {
+    private static Dataset openTable(String spec, TableColumns columns, UrlDatasetProvider.ShardCache shardCache) {
         UrlDatasetProvider.ShardCache held =
-                cache != null ? cache : new UrlDatasetProvider.ShardCache(DEFAULT_TABLE_CACHE, null);
+                shardCache != null ? shardCache : new UrlDatasetProvider.ShardCache(DEFAULT_TABLE_CACHE, null);
         for (TableDatasetProvider provider : ServiceLoader.load(TableDatasetProvider.class)) {
             return provider.open(spec, columns, held);
         }

@@ -284,13 +284,13 @@ public final class Shards implements AutoCloseable {
         return catalogued();
     }
 
-    /** Whether the shards are remote: fetched whole into a bounded cache, so shuffled within windows of shards by default. */
+    /** Whether the shards are remote: fetched whole into the bounded shard cache, so shuffled within windows of shards by default. */
     public boolean remote() {
         return bytes.remote();
     }
 
     /**
-     * Whether a shard's bytes are loaded into a bounded cache when read (remote shards, Parquet row
+     * Whether a shard's bytes are loaded into the bounded shard cache when read (remote shards, Parquet row
      * groups), rather than mapped where they lie: such shards are shuffled within windows by default,
      * and are not read ahead to list their samples.
      */

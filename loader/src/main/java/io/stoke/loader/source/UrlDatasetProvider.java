@@ -16,9 +16,9 @@ public interface UrlDatasetProvider {
     /**
      * The dataset at {@code url}; the caller closes it.
      *
-     * @param cache how many bytes of shards to hold at once, and where (null: memory)
+     * @param shardCache how many bytes of shards to hold at once, and where (null: memory)
      */
-    Dataset open(String url, ShardCache cache);
+    Dataset open(String url, ShardCache shardCache);
 
     /**
      * Bytes of remote shards held at once, the folder that holds them as files (null: memory), and
