@@ -63,8 +63,7 @@ public class CatalogCommand implements Callable<Integer> {
     /** The old spelling of {@code --shard-cache-size}, kept one release: it works and says so once. */
     @Option(names = "--shard-cache", paramLabel = "SIZE", hidden = true)
     void deprecatedShardCache(String size) {
-        System.err.println(
-                "stoke catalog: --shard-cache is deprecated and goes in the next release: use --shard-cache-size");
+        DeprecatedSpelling.say(System.err, "stoke catalog", "--shard-cache", "--shard-cache-size");
         shardCache = size;
     }
 

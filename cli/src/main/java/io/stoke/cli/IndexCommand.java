@@ -15,8 +15,8 @@ import picocli.CommandLine.Command;
 final class IndexCommand extends CatalogCommand {
     @Override
     public Integer call() {
-        System.err.println("stoke index is deprecated and goes in the next release: it is stoke catalog now"
-                + " (index.json is the shard catalog)");
+        DeprecatedSpelling.say(
+                System.err, "stoke index", "stoke index", "stoke catalog (index.json is the shard catalog)");
         return super.call();
     }
 }

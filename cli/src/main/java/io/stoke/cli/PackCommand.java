@@ -137,15 +137,22 @@ public final class PackCommand implements Callable<Integer> {
     ColumnOptions columnOptions = new ColumnOptions();
 
     @Option(
-            names = "--shard-cache",
+            names = "--shard-cache-size",
             paramLabel = "SIZE",
-            description = "Parquet: bytes of loaded row groups held at once; at least twice the largest "
-                    + "(default: ${DEFAULT-VALUE}).")
+            description = "Parquet: bytes of loaded row groups the shard cache holds at once; at least twice the"
+                    + " largest (default: ${DEFAULT-VALUE}).")
     String shardCache = "2G";
+
+    @Option(names = "--shard-cache", paramLabel = "SIZE", hidden = true)
+    void deprecatedShardCache(String size) {
+        DeprecatedSpelling.say(System.err, "stoke pack", "--shard-cache", "--shard-cache-size");
+        shardCache = size;
+    }
 
     @Option(
             names = "--overwrite",
-            description = "Replace a pack of other data or options in DIR (only its shards and index.json).")
+            description =
+                    "Replace a pack of other data or options in DIR (only its shards and its shard catalog index.json).")
     boolean overwrite;
 
     @Override

@@ -335,9 +335,9 @@ class PackParquetTest {
         String[] r = pack(folder, "--out", tmp.resolve("cols"), "--key-column", "key");
         assertEquals(Integer.toString(Main.EXIT_USAGE), r[0], r[2]);
         assertTrue(r[2].contains("is not a Parquet dataset"), r[2]);
-        String[] small = pack(parts, "--out", tmp.resolve("small"), "--shard-cache", "64K");
+        String[] small = pack(parts, "--out", tmp.resolve("small"), "--shard-cache-size", "64K");
         assertNotEquals("0", small[0], small[2]);
-        assertTrue(small[2].contains("row group 0 needs") && small[2].contains("--shard-cache"), small[2]);
+        assertTrue(small[2].contains("row group 0 needs") && small[2].contains("--shard-cache-size"), small[2]);
         assertFalse(Files.exists(tmp.resolve("small")));
         Path packed = tmp.resolve("tar-in");
         assertOk(pack(parts, "--out", packed, "--resize", 64));

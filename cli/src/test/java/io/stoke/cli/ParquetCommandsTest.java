@@ -127,7 +127,7 @@ class ParquetCommandsTest {
         Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
         Path dir = tmp.resolve("restart-cache");
         String file = tmp.resolve("hub-snappy.parquet").toString();
-        String[] r = CapturedRun.of(() -> Main.execute("cache", file, "--cache-dir", dir.toString()));
+        String[] r = CapturedRun.of(() -> Main.execute("cache", file, "--restart-cache-dir", dir.toString()));
         assertEquals("0", r[0], r[1] + r[2]);
         assertTrue(r[1].contains(": " + N + " copied, 0 to be read as they are"), r[1]);
         TransformSpec train = TransformSpec.defaults().withTrain(40, RandomResizedCrop.defaults());
