@@ -33,7 +33,7 @@ import picocli.CommandLine.Spec;
         sortOptions = false,
         description = {
             "Writes DATA as WebDataset shards: DIR/shard-000000.tar, shard-000001.tar, ... and "
-                    + "DIR/index.json (WebDataset's wids manifest). Per sample, in dataset order: KEY.jpg (KEY.npy with "
+                    + "the shard catalog DIR/index.json (WebDataset's wids manifest). Per sample, in dataset order: KEY.jpg (KEY.npy with "
                     + "--format raw), then KEY.cls (the label in ASCII decimal). KEY is the sample's path without its "
                     + "extension, dots in the file name replaced by '_' (n01440764/img_001); for a Parquet row, its "
                     + "file's name without .parquet, then its --key-column value or its row in the file "
