@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  */
 class RemoteParquetCatalogLimitTest {
     @Test
-    void aParquetIndexOverTheLimitIsRefusedByItsSizeWithoutAGet() throws Exception {
+    void aParquetCatalogOverTheLimitIsRefusedByItsSizeWithoutAGet() throws Exception {
         List<String> requests = new CopyOnWriteArrayList<>();
         HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.createContext("/pq/", exchange -> {

@@ -144,7 +144,7 @@ class RemoteParquetTest {
     }
 
     @Test
-    void anIndexOpensTheFilesFromOneObjectAndNamesAFileReplacedSince() throws Exception {
+    void aCatalogOpensTheFilesFromOneObjectAndNamesAFileReplacedSince() throws Exception {
         String folder = "s3://" + BUCKET + "/copy/";
         assertEquals(folder + ParquetCatalog.FILE, ParquetDatasets.writeCatalog(folder));
         List<String> fromLocal;

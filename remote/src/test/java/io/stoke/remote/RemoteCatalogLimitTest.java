@@ -32,7 +32,7 @@ class RemoteCatalogLimitTest {
             + " {\"url\": \"b.tar\", \"nsamples\": 4, \"filesize\": 10240}]}";
 
     @Test
-    void anIndexOverTheLimitIsRefusedByItsSizeWithoutAGet() throws Exception {
+    void aCatalogOverTheLimitIsRefusedByItsSizeWithoutAGet() throws Exception {
         try (IndexServer server = new IndexServer(ReadLimits.CATALOG_FILE + 1);
                 ObjectStore store = ObjectStore.forUrl(server.url(), options())) {
             IllegalArgumentException e = assertThrows(
@@ -47,7 +47,7 @@ class RemoteCatalogLimitTest {
     }
 
     @Test
-    void anIndexWithinTheLimitOpensFromWhatIsFetched() throws Exception {
+    void aCatalogWithinTheLimitOpensFromWhatIsFetched() throws Exception {
         try (IndexServer server = new IndexServer(-1);
                 ObjectStore store = ObjectStore.forUrl(server.url(), options());
                 ShardDataset d = RemoteDatasets.openCatalog(store, server.url(), 1 << 20, null, FolderAccess.PRIVATE)) {

@@ -298,7 +298,7 @@ class RemoteShardsTest {
      * The shards under {@code prefix}, with an index.json beside them: shard 2's entry
      * {@code sizeError} bytes off, and with {@code etag} as its ETag when not null.
      */
-    static void putIndexed(String prefix, long sizeError, String etag) throws IOException {
+    static void putCatalogued(String prefix, long sizeError, String etag) throws IOException {
         List<ShardCatalog.Entry> entries = new ArrayList<>();
         for (int s = 0; s < SHARDS; s++) {
             byte[] bytes = Files.readAllBytes(local.resolve("train-" + s + ".tar"));
@@ -312,8 +312,8 @@ class RemoteShardsTest {
     }
 
     @Test
-    void anIndexOpensRemoteShardsWithoutFetchingOneAndTheFirstBatchWaitsForItsOwnShardsOnly() throws IOException {
-        putIndexed("indexed/", 0, null);
+    void aCatalogOpensRemoteShardsWithoutFetchingOneAndTheFirstBatchWaitsForItsOwnShardsOnly() throws IOException {
+        putCatalogued("indexed/", 0, null);
         Map<Long, String> want;
         try (Dataset near = Datasets.openLocal(local + "/train-{0..4}.tar")) {
             want = epoch(near, false, 0, new ArrayList<>());
@@ -354,8 +354,8 @@ class RemoteShardsTest {
     }
 
     @Test
-    void aShardOfAnotherSizeThanTheIndexSaysIsNamedWhenFetchedAndNeverRead() throws IOException {
-        putIndexed("stale/", 10, null);
+    void aShardOfAnotherSizeThanTheCatalogSaysIsNamedWhenFetchedAndNeverRead() throws IOException {
+        putCatalogued("stale/", 10, null);
         try (ShardDataset far = (ShardDataset)
                 Datasets.openLocalOrUrl("s3://data/stale/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
             RuntimeException e = assertThrows(RuntimeException.class, () -> epoch(far, false, 0, new ArrayList<>()));
@@ -369,14 +369,14 @@ class RemoteShardsTest {
     }
 
     @Test
-    void aShardOfAnotherVersionThanTheIndexSaysIsNamedWhenFetchedAndTheScanPinsVersions() throws IOException {
+    void aShardOfAnotherVersionThanTheCatalogSaysIsNamedWhenFetchedAndTheScanPinsVersions() throws IOException {
         String real;
         try (ShardDataset scanned = RemoteDatasets.openScanned("s3://data/train/", fast(), 100 * largest, null)) {
             // The scan fetched every shard: each one's ETag is known from then on, and checked on a refetch.
             real = scanned.shards().bytes().etag(2);
             assertTrue(real != null && !real.isEmpty(), "s3proxy names versions: " + real);
         }
-        putIndexed("version/", 0, "\"0123456789abcdef0123456789abcdef\"");
+        putCatalogued("version/", 0, "\"0123456789abcdef0123456789abcdef\"");
         try (ShardDataset far = (ShardDataset)
                 Datasets.openLocalOrUrl("s3://data/version/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
             RuntimeException e = assertThrows(RuntimeException.class, () -> epoch(far, false, 0, new ArrayList<>()));
@@ -390,7 +390,7 @@ class RemoteShardsTest {
     }
 
     @Test
-    void stokeIndexWritesTheIndexBesideRemoteShardsAndOpeningThenFetchesNone() throws IOException {
+    void stokeCatalogWritesTheCatalogBesideRemoteShardsAndOpeningThenFetchesNone() throws IOException {
         for (int s = 0; s < SHARDS; s++) {
             s3.put(BUCKET, "self/train-" + s + ".tar", Files.readAllBytes(local.resolve("train-" + s + ".tar")));
         }

@@ -206,7 +206,7 @@ class SharedShardCacheTest {
      * (one HEAD) before its first fetch, so a second dataset on the folder maps what the first fetched.
      */
     @Test
-    void shardsOfAnIndexWithoutETagsAreNamedByTheStoresVersionAndShared(@TempDir Path tmp) throws Exception {
+    void shardsOfACatalogWithoutETagsAreNamedByTheStoresVersionAndShared(@TempDir Path tmp) throws Exception {
         List<ShardCatalog.Entry> entries = new ArrayList<>();
         for (int s = 0; s < SHARDS; s++) {
             s3.put("node", "indexed/s-" + s + ".tar", jobA.get(s));

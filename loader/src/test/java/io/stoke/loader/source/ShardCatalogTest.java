@@ -84,7 +84,7 @@ class ShardCatalogTest {
     }
 
     @Test
-    void theIndexRoundTripsAndReadsAsAWidsShardList() throws IOException {
+    void theCatalogRoundTripsAndReadsAsAWidsShardList() throws IOException {
         ShardCatalog index = new ShardCatalog(
                 List.of(
                         new ShardCatalog.Entry("a.tar", 3, 100),
@@ -108,7 +108,7 @@ class ShardCatalogTest {
     }
 
     @Test
-    void openingFromTheIndexGivesWhatTheHeadersGiveWithoutReadingAShard() throws IOException {
+    void openingFromTheCatalogGivesWhatTheHeadersGiveWithoutReadingAShard() throws IOException {
         Path dir = shards();
         List<String> scanned;
         try (Dataset d = Datasets.openLocal(dir.toString())) {
@@ -132,7 +132,7 @@ class ShardCatalogTest {
     }
 
     @Test
-    void aShardOfAnotherSizeIsNamedAsAStaleIndexAtOpen() throws IOException {
+    void aShardOfAnotherSizeIsNamedAsAStaleCatalogAtOpen() throws IOException {
         Path dir = shards();
         write(indexOf(dir), dir.resolve(ShardCatalog.FILE));
         Files.write(dir.resolve("train-1.tar"), new byte[512], StandardOpenOption.APPEND);
@@ -144,7 +144,7 @@ class ShardCatalogTest {
     }
 
     @Test
-    void aShardWithOtherSamplesThanTheIndexSaysIsNeverRead() throws IOException {
+    void aShardWithOtherSamplesThanTheCatalogSaysIsNeverRead() throws IOException {
         Path dir = shards();
         ShardCatalog honest = indexOf(dir);
         List<ShardCatalog.Entry> lying = new ArrayList<>(honest.shards());
@@ -172,7 +172,7 @@ class ShardCatalogTest {
     }
 
     @Test
-    void anIndexLargerThanTheLimitIsRefusedByItsSizeBeforeItIsRead() throws IOException {
+    void aCatalogLargerThanTheLimitIsRefusedByItsSizeBeforeItIsRead() throws IOException {
         Path dir = shards();
         Path index = dir.resolve(ShardCatalog.FILE);
         try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(index.toFile(), "rw")) {
@@ -188,7 +188,7 @@ class ShardCatalogTest {
     }
 
     @Test
-    void anIndexWithAStringOverTheLimitIsNamedAsUnreadable() {
+    void aCatalogWithAStringOverTheLimitIsNamedAsUnreadable() {
         String url = "u".repeat(ReadLimits.CATALOG_STRING + 1);
         String json =
                 "{\"__kind__\": \"wids-shard-index-v1\", \"stoke\": {\"labelled\": true}, \"shardlist\": [{\"url\": \""
