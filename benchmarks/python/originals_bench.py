@@ -128,7 +128,7 @@ def main():
     # The launcher's one-off work in a new environment (a stale check, the JVM's first start in a
     # fresh root) is paid here, not inside the fill's time.
     sh([STOKE, "--version"], stdout=subprocess.DEVNULL)
-    fill_s, fill_out = timed([STOKE, "cache", str(source), "--cache-dir", str(cache), "--workers", str(a.workers)])
+    fill_s, fill_out = timed([STOKE, "cache", str(source), "--restart-cache-dir", str(cache), "--workers", str(a.workers)])
     pack_s, pack_out = timed([STOKE, "pack", str(original), "--out", str(pack), "--keep-pixels", "--workers",
                               str(a.workers)])
     sizes = {"originals": folder_bytes(original), "cache": folder_bytes(cache), "pack": folder_bytes(pack)}

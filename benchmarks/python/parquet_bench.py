@@ -16,7 +16,7 @@ One run of this script:
      (after --warmup-images 1000 in the same process);
   3. times `stoke embed` (embed/models/tiny_cnn_f32.onnx) over the tar shards and over the Parquet;
   4. serves 4 and 64 Parquet files (the 10 DuckDB SNAPPY files over again under new names) from
-     s3proxy on 127.0.0.1, with and without parquet-index.json (`stoke index`), and times from
+     s3proxy on 127.0.0.1, with and without parquet-index.json (`stoke catalog`), and times from
      creating stoke.DataLoader("s3://...*.parquet") to its first batch, each a fresh process, beside
      the same over the local files.
 
@@ -179,7 +179,7 @@ def main():
                         os.link(src[i % len(src)], bucket / prefix / f"train-{i:05d}.parquet")
                     spec = f"s3://bench/{prefix}/*.parquet"
                     if indexed:
-                        shards_bench.sh([STOKE, "index", spec], env=env, stdout=subprocess.DEVNULL,
+                        shards_bench.sh([STOKE, "catalog", spec], env=env, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL)
                     cases[f"{n} files, {'index' if indexed else 'no index'}"] = spec
             cases["local, 10 files"] = data["Parquet, DuckDB, snappy"] + "/*.parquet"

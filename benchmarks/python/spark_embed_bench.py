@@ -8,7 +8,7 @@ same shards and the same cores (issue: past one machine).
 One run of this script:
   1. makes 10,000 ImageNet-like JPEGs (`stoke make-dataset`) and writes them as WebDataset shards
      with Python's tarfile, exactly N samples a shard: 8 shards of 1,000 (the first --images), and
-     for the per-shard cost 40 of 250, 10 of 1,000 and 1 of 10,000 (all 10,000); `stoke index`
+     for the per-shard cost 40 of 250, 10 of 1,000 and 1 of 10,000 (all 10,000); `stoke catalog`
      writes each set's index.json;
   2. exports torchvision's mobilenet_v3_small (random weights, classifier removed: the pooled
      features are the embedding) to ONNX, as embed_bench.py does;
@@ -80,7 +80,7 @@ def write_shards(samples, per_shard, folder, name="part"):
                 info = tarfile.TarInfo(key + ".cls")
                 info.size = len(cls)
                 tar.addfile(info, io.BytesIO(cls))
-    run([STOKE, "index", str(folder)], folder.parent / f"index-{folder.name}.log")
+    run([STOKE, "catalog", str(folder)], folder.parent / f"index-{folder.name}.log")
 
 
 def free_port():

@@ -3,7 +3,7 @@
 A local HTTP server (ranged GETs, as S3 answers them) serves tar shards written by Python's tarfile,
 one with a damaged member, and answers 403 to any request without the signature, so every shard
 read proves that the requests carried the whole URL. Then the real processes run over a brace
-pattern whose query holds the signature: ``stoke index``, ``stoke serve --index-out``, ``stoke
+pattern whose query holds the signature: ``stoke catalog``, ``stoke serve --index-out``, ``stoke
 embed``, fetches that fail (a missing shard, a refused signature), and ``stoke.DataLoader`` with its
 ``skipped`` records, its producer's command line and a restart cache. The reference is the secret
 itself: it appears in none of their stderr, stdout, index files, skipped records, command lines,
@@ -151,10 +151,10 @@ class SecretChecks:
 class SecretsTest(SecretChecks, unittest.TestCase):
     def test_stoke_index_writes_and_prints_no_query(self):
         out = TMP / "index" / "index.json"
-        r = stoke("index", SERVER.url("train-{0..2}.tar"), "--out", str(out))
+        r = stoke("catalog", SERVER.url("train-{0..2}.tar"), "--out", str(out))
         self.assertEqual(0, r.returncode, r.stderr)
         self.assertRequestsWereSigned()
-        self.assertNoSecret("stoke index's stderr", r.stderr + r.stdout)
+        self.assertNoSecret("stoke catalog's stderr", r.stderr + r.stdout)
         index = out.read_text()
         self.assertNoSecret(str(out), index)
         urls = [e["url"] for e in json.loads(index)["shardlist"]]
@@ -162,13 +162,13 @@ class SecretsTest(SecretChecks, unittest.TestCase):
         self.assertEqual([f"{base}train-{s}.tar" for s in range(SHARDS)], urls)
 
     def test_a_missing_shard_and_a_refused_signature_are_named_without_the_query(self):
-        r = stoke("index", SERVER.url("train-{0..3}.tar"), "--out", str(TMP / "missing.json"))
+        r = stoke("catalog", SERVER.url("train-{0..3}.tar"), "--out", str(TMP / "missing.json"))
         self.assertNotEqual(0, r.returncode)
         self.assertIn("/shards/train-3.tar?REDACTED", r.stderr)
         self.assertIn("not found (HTTP 404)", r.stderr)
         self.assertNoSecret("a missing shard's message", r.stderr + r.stdout)
         wrong = QUERY.replace(SECRET, "deadbeefwrongsignature")
-        r = stoke("index", SERVER.url("train-{0..2}.tar", wrong), "--out", str(TMP / "refused.json"))
+        r = stoke("catalog", SERVER.url("train-{0..2}.tar", wrong), "--out", str(TMP / "refused.json"))
         self.assertNotEqual(0, r.returncode)
         self.assertIn("?REDACTED", r.stderr)
         self.assertIn("403", r.stderr)

@@ -1,7 +1,7 @@
 package io.stoke.cli;
 
 import io.stoke.loader.error.ErrorPolicy;
-import io.stoke.loader.sample.Sampler.ShardTail;
+import io.stoke.loader.sample.Sampler.PartitionTail;
 import io.stoke.loader.transform.TransformSpec;
 
 /**
@@ -63,12 +63,12 @@ final class Choices {
 
     /** {@code --shard-tail}. */
     enum Tail {
-        pad(ShardTail.PAD),
-        drop(ShardTail.DROP);
+        pad(PartitionTail.PAD),
+        drop(PartitionTail.DROP);
 
-        final ShardTail value;
+        final PartitionTail value;
 
-        Tail(ShardTail value) {
+        Tail(PartitionTail value) {
             this.value = value;
         }
     }

@@ -1,162 +1,22 @@
 package io.stoke.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.stoke.loader.fs.SafeFiles;
-import io.stoke.loader.source.Dataset;
-import io.stoke.loader.source.Datasets;
-import io.stoke.loader.source.ShardDataset;
-import io.stoke.loader.source.ShardIndex;
-import io.stoke.loader.source.Urls;
-import io.stoke.parquet.ParquetDatasets;
-import io.stoke.remote.RemoteDatasets;
-import io.stoke.remote.RemoteOptions;
-import java.io.IOException;
-import java.io.PrintStream;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.Locale;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
- * {@code stoke index SHARDS}: reads every shard's tar headers once, in parallel, and writes the
- * {@link ShardIndex} that lets opening the dataset read only that file.
+ * {@code stoke index}, {@link CatalogCommand}'s old name, kept one release and left out of the
+ * help: "index" means only a sample's position now. It does what {@code stoke catalog} does and
+ * says once that it is deprecated.
  */
 @Command(
         name = "index",
+        hidden = true,
         mixinStandardHelpOptions = true,
-        description = {
-            "Writes index.json for WebDataset shards made elsewhere (stoke pack writes its own): each shard's",
-            "URL, sample count and size, in WebDataset's wids format. Opening the shards then reads the",
-            "listing and this file, nothing else, whatever the number of shards; each shard's headers are",
-            "read when the shard is first read. A shard rewritten since is named as a stale index, not read.",
-            "Parquet files at a URL (s3://bucket/train/*.parquet, a brace pattern or a file): writes",
-            "parquet-index.json beside them, each file's size, ETag and footer, so that they open from it alone."
-        })
-public final class IndexCommand implements Callable<Integer> {
-    @Parameters(
-            index = "0",
-            paramLabel = "SHARDS",
-            description = "A folder of .tar shards, a brace pattern, or an s3:// prefix (ending in /) or pattern; "
-                    + "or Parquet files at a URL.")
-    String shards;
-
-    @Option(
-            names = "--out",
-            paramLabel = "FILE",
-            description = "Where to write the index, a local file (default: index.json beside the shards, in the"
-                    + " store for s3:// ones).")
-    Path out;
-
-    @Option(
-            names = "--shard-cache",
-            paramLabel = "SIZE",
-            description =
-                    "Remote shards: bytes of whole shards held at once while reading them (default: ${DEFAULT-VALUE}).")
-    String shardCache = "4G";
-
+        description = "Deprecated, gone in the next release: stoke catalog's old name.")
+final class IndexCommand extends CatalogCommand {
     @Override
     public Integer call() {
-        PrintStream err = System.err;
-        boolean remote = Datasets.isUrl(shards);
-        long start = System.nanoTime();
-        try {
-            if (remote && out == null && Datasets.isParquet(shards)) {
-                // Each file's size, ETag and footer, so that the files open from this one object.
-                String url = ParquetDatasets.writeIndex(shards);
-                err.printf(
-                        Locale.ROOT,
-                        "stoke index: %s, in %.1f s%n",
-                        Urls.redact(url),
-                        (System.nanoTime() - start) / 1e9);
-                return 0;
-            }
-            if (remote && out == null) {
-                // Beside the shards, in the store (S3; an HTTP server is read-only here and says so).
-                String url = RemoteDatasets.writeIndex(shards, RemoteOptions.defaults(), ByteSize.parse(shardCache));
-                err.printf(
-                        Locale.ROOT,
-                        "stoke index: %s, in %.1f s%n",
-                        Urls.redact(url),
-                        (System.nanoTime() - start) / 1e9);
-                return 0;
-            }
-            Path target = out != null ? out : localDefault();
-            if (isPackManifest(target)) {
-                err.println("stoke index: " + target + " is stoke pack's manifest, which indexes its shards already;"
-                        + " give --out elsewhere");
-                return Main.EXIT_USAGE;
-            }
-            try (Dataset opened = remote
-                    ? RemoteDatasets.openScanned(shards, RemoteOptions.defaults(), ByteSize.parse(shardCache), null)
-                    : Datasets.openScanned(shards)) {
-                if (!(opened instanceof ShardDataset dataset)) {
-                    err.println("stoke index: " + Urls.redact(shards) + " is not tar shards");
-                    return Main.EXIT_USAGE;
-                }
-                Path dir = target.toAbsolutePath().getParent();
-                ShardIndex index = ShardIndex.of(dataset, name -> url(name, dir, remote));
-                write(index, target);
-                err.printf(
-                        Locale.ROOT,
-                        "stoke index: %s: %d shards, %d samples%s, in %.1f s%n",
-                        target,
-                        index.shards().size(),
-                        index.samples(),
-                        index.labelled() ? ", labelled" : ", no labels",
-                        (System.nanoTime() - start) / 1e9);
-                return 0;
-            }
-        } catch (IllegalArgumentException e) {
-            err.println("stoke index: " + e.getMessage());
-            return e.getMessage().startsWith("damaged shard") ? Main.EXIT_FAILED : Main.EXIT_USAGE;
-        }
-    }
-
-    private Path localDefault() {
-        Path p = Path.of(shards);
-        return Files.isDirectory(p)
-                ? p.resolve(ShardIndex.FILE)
-                : p.toAbsolutePath().getParent().resolve(ShardIndex.FILE);
-    }
-
-    /** Local shards beside the index are named relative to it, so the folder can move; others as given. */
-    private static String url(String name, Path dir, boolean remote) {
-        if (remote) {
-            return name;
-        }
-        Path file = Path.of(name).toAbsolutePath();
-        return file.startsWith(dir) ? dir.relativize(file).toString() : file.toString();
-    }
-
-    private static boolean isPackManifest(Path file) {
-        if (!Files.isRegularFile(file)) {
-            return false;
-        }
-        try {
-            JsonNode root = new ObjectMapper().readTree(file.toFile());
-            return root.path("stoke").has("options");
-        } catch (IOException e) {
-            return false;
-        }
-    }
-
-    /**
-     * Through an exclusive temporary file renamed into place (a link planted at the name, or at a
-     * temporary file's, is replaced or refused, never followed), with the umask's mode: an index is
-     * read by whoever reads the dataset.
-     */
-    private static void write(ShardIndex index, Path target) {
-        try {
-            Files.createDirectories(target.toAbsolutePath().getParent());
-            SafeFiles.writeStreamAtomically(
-                    target, null, o -> index.write(o, target.getFileName().toString()));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + target + ": " + e.getMessage(), e);
-        }
+        DeprecatedSpelling.say(
+                System.err, "stoke index", "stoke index", "stoke catalog (index.json is the shard catalog)");
+        return super.call();
     }
 }

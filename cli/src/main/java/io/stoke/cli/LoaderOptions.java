@@ -297,7 +297,7 @@ public final class LoaderOptions {
      * shards handled under {@code --on-error}, warnings on stderr. Close it when done: shards are mapped.
      */
     Dataset open(String data) {
-        Dataset dataset = Datasets.open(
+        Dataset dataset = Datasets.openLocalOrUrl(
                 data,
                 new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), shardCacheDir, folderAccess()),
                 columns());
@@ -325,7 +325,8 @@ public final class LoaderOptions {
 
     /** {@link #open(String)} under {@code --on-error fail}. */
     static Dataset openFailing(Path data) {
-        return Datasets.open(data.toString(), ErrorPolicy.FAIL, warning -> System.err.println("stoke: " + warning));
+        return Datasets.openLocalChecked(
+                data.toString(), ErrorPolicy.FAIL, warning -> System.err.println("stoke: " + warning));
     }
 
     TransformSpec transform() {
@@ -410,7 +411,7 @@ public final class LoaderOptions {
             builder.resume(states(startState));
         }
         if (cacheDir != null) {
-            builder.cache(cache());
+            builder.restartCache(cache());
         }
         return builder.workers(workers())
                 .workerNice(workerNice)
@@ -423,8 +424,8 @@ public final class LoaderOptions {
                 .shuffle(shuffle)
                 .seed(seed)
                 .dropLast(dropLast)
-                .shard(rank, worldSize)
-                .shardTail(shardTail.value)
+                .partition(rank, worldSize)
+                .partitionTail(shardTail.value)
                 .transform(transform())
                 .onError(policy());
     }

@@ -37,6 +37,7 @@ public final class Main implements Runnable {
             TuneCommand.class,
             SparkEmbedCommand.class,
             PackCommand.class,
+            CatalogCommand.class,
             IndexCommand.class,
             CacheCommand.class,
             GpuCheckCommand.class,

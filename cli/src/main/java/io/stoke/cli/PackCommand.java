@@ -33,7 +33,7 @@ import picocli.CommandLine.Spec;
         sortOptions = false,
         description = {
             "Writes DATA as WebDataset shards: DIR/shard-000000.tar, shard-000001.tar, ... and "
-                    + "DIR/index.json (WebDataset's wids manifest). Per sample, in dataset order: KEY.jpg (KEY.npy with "
+                    + "the shard catalog DIR/index.json (WebDataset's wids manifest). Per sample, in dataset order: KEY.jpg (KEY.npy with "
                     + "--format raw), then KEY.cls (the label in ASCII decimal). KEY is the sample's path without its "
                     + "extension, dots in the file name replaced by '_' (n01440764/img_001); for a Parquet row, its "
                     + "file's name without .parquet, then its --key-column value or its row in the file "
@@ -137,15 +137,22 @@ public final class PackCommand implements Callable<Integer> {
     ColumnOptions columnOptions = new ColumnOptions();
 
     @Option(
-            names = "--shard-cache",
+            names = "--shard-cache-size",
             paramLabel = "SIZE",
-            description = "Parquet: bytes of loaded row groups held at once; at least twice the largest "
-                    + "(default: ${DEFAULT-VALUE}).")
+            description = "Parquet: bytes of loaded row groups the shard cache holds at once; at least twice the"
+                    + " largest (default: ${DEFAULT-VALUE}).")
     String shardCache = "2G";
+
+    @Option(names = "--shard-cache", paramLabel = "SIZE", hidden = true)
+    void deprecatedShardCache(String size) {
+        DeprecatedSpelling.say(System.err, "stoke pack", "--shard-cache", "--shard-cache-size");
+        shardCache = size;
+    }
 
     @Option(
             names = "--overwrite",
-            description = "Replace a pack of other data or options in DIR (only its shards and index.json).")
+            description =
+                    "Replace a pack of other data or options in DIR (only its shards and its shard catalog index.json).")
     boolean overwrite;
 
     @Override
@@ -192,7 +199,7 @@ public final class PackCommand implements Callable<Integer> {
     private Dataset openParquet(TableColumns columns, UrlDatasetProvider.ShardCache cache) {
         String spec = data.toString();
         return Datasets.checked(
-                Datasets.open(spec, cache, columns),
+                Datasets.openLocalOrUrl(spec, cache, columns),
                 spec,
                 ErrorPolicy.FAIL,
                 warning -> System.err.println("stoke: " + warning));

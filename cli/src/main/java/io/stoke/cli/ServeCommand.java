@@ -182,8 +182,8 @@ public final class ServeCommand implements Callable<Integer> {
             removeIndex();
         });
         Runtime.getRuntime().addShutdownHook(hook);
-        err.println("stoke serve: " + ring + " ready: " + dataset.size() + " images, shard " + options.rank + " of "
-                + options.worldSize + (options.worldSize > 1 ? " (shard tail " + options.shardTail + ")" : "")
+        err.println("stoke serve: " + ring + " ready: " + dataset.size() + " images, partition " + options.rank + " of "
+                + options.worldSize + (options.worldSize > 1 ? " (partition tail " + options.shardTail + ")" : "")
                 + ", batch " + options.batchSize + ", " + options.slots + " slots of "
                 + geometry.slotStride() + " bytes (" + geometry.totalLength() + " bytes in all), "
                 + (options.epochs == 0 ? "no end" : loader.totalBatches() + " batches")
@@ -258,7 +258,7 @@ public final class ServeCommand implements Callable<Integer> {
         try (JsonGenerator g = json.createGenerator(out, com.fasterxml.jackson.core.JsonEncoding.UTF8)) {
             g.setRootValueSeparator(new SerializedString("\n"));
             boolean listed = !(dataset instanceof ShardDataset sharded
-                    && sharded.shards().indexed()
+                    && sharded.shards().catalogued()
                     && sharded.shards().cached());
             g.writeStartObject();
             g.writeNumberField("samples", dataset.size());

@@ -33,11 +33,11 @@ class CacheCommandTest {
         Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
         Path data = TestImages.imageFolder(tmp.resolve("data"), 12, 3, 4);
         Path cache = tmp.resolve("cache");
-        String[] first = BenchCommandTest.run("cache", data.toString(), "--cache-dir", cache.toString());
+        String[] first = BenchCommandTest.run("cache", data.toString(), "--restart-cache-dir", cache.toString());
         assertEquals("0", first[0], first[1] + first[2]);
         assertTrue(first[1].contains(": 12 copied, 0 to be read as they are"), first[1]);
         assertEquals(12, entries(cache));
-        String[] again = BenchCommandTest.run("cache", data.toString(), "--cache-dir", cache.toString());
+        String[] again = BenchCommandTest.run("cache", data.toString(), "--restart-cache-dir", cache.toString());
         assertTrue(
                 again[1].contains(": 0 copied, 0 to be read as they are (they seek already, or cannot be copied),"
                         + " 12 there already"),
@@ -64,7 +64,7 @@ class CacheCommandTest {
         Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
         Path data = TestImages.imageFolder(tmp.resolve("data"), 60, 3, 8);
         Path whole = tmp.resolve("whole");
-        assertEquals("0", BenchCommandTest.run("cache", data.toString(), "--cache-dir", whole.toString())[0]);
+        assertEquals("0", BenchCommandTest.run("cache", data.toString(), "--restart-cache-dir", whole.toString())[0]);
         long all = entryBytes(whole);
         long budget = all / 3;
         Path shared = tmp.resolve("shared");
@@ -77,9 +77,9 @@ class CacheCommandTest {
                             Main.class.getName(),
                             "cache",
                             data.toString(),
-                            "--cache-dir",
+                            "--restart-cache-dir",
                             shared.toString(),
-                            "--cache-size",
+                            "--restart-cache-size",
                             Long.toString(budget),
                             "--workers",
                             "2"))
@@ -113,7 +113,10 @@ class CacheCommandTest {
         assertEquals(
                 "0", BenchCommandTest.run("pack", data.toString(), "--out", shards.toString(), "--resize", "32")[0]);
         String[] r = BenchCommandTest.run(
-                "cache", shards.toString(), "--cache-dir", tmp.resolve("c").toString());
+                "cache",
+                shards.toString(),
+                "--restart-cache-dir",
+                tmp.resolve("c").toString());
         if (RestartCopy.available()) {
             assertEquals("0", r[0], r[1] + r[2]);
             // pack's members carry restart markers: each gets an entry saying to read it where it lies.
@@ -123,8 +126,50 @@ class CacheCommandTest {
             assertTrue(r[2].contains("no copies can be made here"), r[2]);
         }
         String[] w = BenchCommandTest.run(
-                "cache", data.toString(), "--cache-dir", tmp.resolve("c").toString(), "--workers", "0");
+                "cache",
+                data.toString(),
+                "--restart-cache-dir",
+                tmp.resolve("c").toString(),
+                "--workers",
+                "0");
         assertEquals("2", w[0]);
         assertTrue(w[2].contains("--workers must be positive"), w[2]);
+    }
+
+    @Test
+    void theOldSpellingsStillSetTheRestartCacheAndSayOnceThatTheyAreDeprecated() throws Exception {
+        Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
+        Path data = TestImages.imageFolder(tmp.resolve("data"), 6, 2, 5);
+        Path now = tmp.resolve("now");
+        Path old = tmp.resolve("old");
+        String[] r = BenchCommandTest.run("cache", data.toString(), "--restart-cache-dir", now.toString());
+        assertEquals("0", r[0], r[1] + r[2]);
+        assertFalse(r[2].contains("deprecated"), r[2]);
+        // Half the bytes the copies take: the old --cache-size bounds the folder as the new one does.
+        long half = entryBytes(now) / 2;
+        r = BenchCommandTest.run(
+                "cache",
+                data.toString(),
+                "--cache-dir",
+                old.toString(),
+                "--cache-size",
+                Long.toString(half),
+                "--shard-cache",
+                "1G");
+        assertEquals("0", r[0], r[1] + r[2]);
+        assertTrue(r[1].contains("FULL: the rest is read from the originals"), r[1]);
+        for (String[] said : new String[][] {
+            {"--cache-dir", "--restart-cache-dir"},
+            {"--cache-size", "--restart-cache-size"},
+            {"--shard-cache", "--shard-cache-size"}
+        }) {
+            String line = "stoke cache: " + said[0] + " is deprecated and goes in the next release: use " + said[1];
+            assertEquals(1, r[2].split(java.util.regex.Pattern.quote(line), -1).length - 1, r[2]);
+        }
+        assertTrue(entries(old) > 0 && entries(old) < 6, entries(old) + " entries");
+        assertTrue(entryBytes(old) <= half, entryBytes(old) + " bytes against a budget of " + half);
+        String[] none = BenchCommandTest.run("cache", data.toString());
+        assertEquals(Integer.toString(Main.EXIT_USAGE), none[0], none[2]);
+        assertTrue(none[2].contains("--restart-cache-dir DIR is required"), none[2]);
     }
 }

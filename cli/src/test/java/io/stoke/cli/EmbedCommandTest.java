@@ -249,7 +249,7 @@ class EmbedCommandTest {
             st.execute("COPY (" + chunks(rows, first, n, 5) + ") TO '" + hub.resolve("train-00001-of-00002.parquet")
                     + "' (FORMAT parquet, ROW_GROUP_SIZE 5)");
         }
-        try (Dataset d = Datasets.open(hub.toString())) {
+        try (Dataset d = Datasets.openLocal(hub.toString())) {
             assertTrue(
                     ((ShardDataset) d).shards().shardCount() > 2,
                     "several row groups per file, so that a table gathers them: "

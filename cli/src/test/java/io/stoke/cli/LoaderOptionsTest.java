@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.stoke.loader.sample.EpochCut;
 import io.stoke.loader.sample.LoaderState;
 import io.stoke.loader.sample.Sampler;
-import io.stoke.loader.sample.Sampler.ShardTail;
+import io.stoke.loader.sample.Sampler.PartitionTail;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.transform.TransformSpec;
@@ -126,13 +126,13 @@ class LoaderOptionsTest {
         try (Dataset dataset = LoaderOptions.openFailing(root)) {
             LoaderOptions pad = CommandLine.populateCommand(new LoaderOptions(), "--rank", "1", "--world-size", "2");
             Sampler s = pad.builder(dataset).sampler();
-            assertEquals(ShardTail.PAD, s.shardTail());
+            assertEquals(PartitionTail.PAD, s.partitionTail());
             assertEquals(4, s.samplesPerEpoch());
             assertEquals(3, s.unpaddedSamples());
             LoaderOptions drop = CommandLine.populateCommand(
                     new LoaderOptions(), "--rank", "1", "--world-size", "2", "--shard-tail", "drop");
             s = drop.builder(dataset).sampler();
-            assertEquals(ShardTail.DROP, s.shardTail());
+            assertEquals(PartitionTail.DROP, s.partitionTail());
             assertEquals(3, s.samplesPerEpoch());
         }
         String[] r = BenchCommandTest.run("bench", root.toString(), "--shard-tail", "sideways");

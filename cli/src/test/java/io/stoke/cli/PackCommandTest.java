@@ -755,7 +755,7 @@ class PackCommandTest {
             {"--format", "raw", "--resize", "100", "--crop", "200"},
             {"--on-error", "ignore"},
             {"--workers", "0"},
-            {"--shard-cache", "0"},
+            {"--shard-cache-size", "0"},
             {"--key-column", "key"},
         };
         for (String[] c : cases) {

@@ -109,7 +109,7 @@ class PackKeepPixelsTest {
         }
         assertEquals(34, copied);
         try (Dataset folder = ImageFolder.scan(data);
-                Dataset shards = Datasets.open(out.toString())) {
+                Dataset shards = Datasets.openLocal(out.toString())) {
             assertEquals(folder.size(), shards.size());
             for (DctScaling scaling : DctScaling.values()) {
                 TransformSpec eval = TransformSpec.defaults().withResize(48, 40).withDctScaling(scaling);

@@ -123,7 +123,7 @@ class PackParquetTest {
     /** Each batch's indices, labels and a CRC of its pixels, as the loader delivers the pack. */
     private static List<String> loaded(Path pack) {
         List<String> out = new ArrayList<>();
-        try (Dataset d = Datasets.open(pack.toString());
+        try (Dataset d = Datasets.openLocal(pack.toString());
                 Loader loader = Loader.builder(d)
                         .transform(TransformSpec.defaults().withResize(48, 40))
                         .batchSize(5)
@@ -211,7 +211,7 @@ class PackParquetTest {
         assertFalse(manifest(out).path("stoke").path("labelled").asBoolean());
         assertEquals(
                 "key", manifest(out).path("stoke").path("columns").path("key").asText());
-        try (Dataset d = Datasets.open(out.toString())) {
+        try (Dataset d = Datasets.openLocal(out.toString())) {
             assertInstanceOf(ShardDataset.class, d);
             assertEquals(N, d.size());
             assertEquals(-1, d.label(5));
@@ -335,9 +335,9 @@ class PackParquetTest {
         String[] r = pack(folder, "--out", tmp.resolve("cols"), "--key-column", "key");
         assertEquals(Integer.toString(Main.EXIT_USAGE), r[0], r[2]);
         assertTrue(r[2].contains("is not a Parquet dataset"), r[2]);
-        String[] small = pack(parts, "--out", tmp.resolve("small"), "--shard-cache", "64K");
+        String[] small = pack(parts, "--out", tmp.resolve("small"), "--shard-cache-size", "64K");
         assertNotEquals("0", small[0], small[2]);
-        assertTrue(small[2].contains("row group 0 needs") && small[2].contains("--shard-cache"), small[2]);
+        assertTrue(small[2].contains("row group 0 needs") && small[2].contains("--shard-cache-size"), small[2]);
         assertFalse(Files.exists(tmp.resolve("small")));
         Path packed = tmp.resolve("tar-in");
         assertOk(pack(parts, "--out", packed, "--resize", 64));

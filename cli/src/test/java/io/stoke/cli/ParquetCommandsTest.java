@@ -83,7 +83,7 @@ class ParquetCommandsTest {
                 .batchSize(7)
                 .workers(2)
                 .shuffle(false)
-                .cache(cache)
+                .restartCache(cache)
                 .build()) {
             for (Batch b : loader) {
                 try (b) {
@@ -110,7 +110,7 @@ class ParquetCommandsTest {
                 tmp.resolve("hub-gzip.parquet").toString(),
                 tmp.resolve("hub-parts").toString(),
                 tmp.resolve("hub-parts/train-*-of-00002.parquet").toString())) {
-            try (Dataset d = Datasets.open(spec)) {
+            try (Dataset d = Datasets.openLocal(spec)) {
                 assertInstanceOf(ShardDataset.class, d);
                 assertEquals(N, d.size(), spec);
                 assertEquals(fromFolder, drain(d), spec);
@@ -127,7 +127,7 @@ class ParquetCommandsTest {
         Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
         Path dir = tmp.resolve("restart-cache");
         String file = tmp.resolve("hub-snappy.parquet").toString();
-        String[] r = CapturedRun.of(() -> Main.execute("cache", file, "--cache-dir", dir.toString()));
+        String[] r = CapturedRun.of(() -> Main.execute("cache", file, "--restart-cache-dir", dir.toString()));
         assertEquals("0", r[0], r[1] + r[2]);
         assertTrue(r[1].contains(": " + N + " copied, 0 to be read as they are"), r[1]);
         TransformSpec train = TransformSpec.defaults().withTrain(40, RandomResizedCrop.defaults());
@@ -137,7 +137,7 @@ class ParquetCommandsTest {
             try (Dataset d = ImageFolder.scan(folder)) {
                 fromFolder = drain(d, spec, null);
             }
-            try (Dataset d = Datasets.open(file);
+            try (Dataset d = Datasets.openLocal(file);
                     RestartCache cache = RestartCache.open(dir, 1L << 30, said::add)) {
                 assertEquals(fromFolder, drain(d, spec, cache), spec.toString());
                 assertEquals(N, cache.stats().hits(), cache.stats().toString());
@@ -151,7 +151,7 @@ class ParquetCommandsTest {
     void img2datasetsBinaryColumnHasNoLabelsAndTheKeyColumnNamesRows() {
         Path file = tmp.resolve("img2dataset.parquet");
         UrlDatasetProvider.ShardCache cache = new UrlDatasetProvider.ShardCache(1L << 30, null);
-        try (Dataset d = Datasets.open(file.toString(), cache, new TableColumns(null, null, "key"))) {
+        try (Dataset d = Datasets.openLocalOrUrl(file.toString(), cache, new TableColumns(null, null, "key"))) {
             assertEquals(N, d.size());
             assertEquals(-1, d.label(3));
             d.reader(1 << 20).close();

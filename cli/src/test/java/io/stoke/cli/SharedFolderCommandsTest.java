@@ -94,11 +94,11 @@ class SharedFolderCommandsTest {
     }
 
     @Test
-    void indexWritesOverPlantedLinksNeverThroughThem() throws Exception {
+    void catalogWritesOverPlantedLinksNeverThroughThem() throws Exception {
         Path dir = Files.createDirectories(tmp.resolve("shards"));
         TestTars.labelledShard(dir.resolve("part-0.tar"), 0, 3);
         List<Path> victims = plant(dir, "index.json", "index.json.tmp");
-        String[] r = BenchCommandTest.run("index", dir.toString());
+        String[] r = BenchCommandTest.run("catalog", dir.toString());
         assertEquals("0", r[0], r[2]);
         assertUnchanged(victims);
         assertTrue(Files.isRegularFile(dir.resolve("index.json"), LinkOption.NOFOLLOW_LINKS));
@@ -110,7 +110,7 @@ class SharedFolderCommandsTest {
         Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
         Path data = TestImages.imageFolder(tmp.resolve("data"), 6, 2, 3);
         Path cache = tmp.resolve("made/cache");
-        String[] r = BenchCommandTest.run("cache", data.toString(), "--cache-dir", cache.toString());
+        String[] r = BenchCommandTest.run("cache", data.toString(), "--restart-cache-dir", cache.toString());
         assertEquals("0", r[0], r[1] + r[2]);
         assertEquals("rwx------", mode(cache));
         assertEquals("rw-------", mode(cache.resolve(".stoke-cache-usage")));
@@ -237,7 +237,7 @@ class SharedFolderCommandsTest {
         Files.setAttribute(theirs, "unix:mode", 02770);
         String refusal = "refusing " + theirs + " as the restart cache: it belongs to nobody (uid 65534), not to ";
 
-        String[] cache = BenchCommandTest.run("cache", data.toString(), "--cache-dir", theirs.toString());
+        String[] cache = BenchCommandTest.run("cache", data.toString(), "--restart-cache-dir", theirs.toString());
         assertEquals("1", cache[0], cache[1] + cache[2]);
         assertTrue(cache[2].contains(refusal), cache[2]);
         assertTrue(cache[2].contains("--cache-shared-with GROUP"), cache[2]);
@@ -260,7 +260,7 @@ class SharedFolderCommandsTest {
 
         // Shared with its group on purpose: used, and what is made there is the group's to read.
         String[] shared = BenchCommandTest.run(
-                "cache", data.toString(), "--cache-dir", theirs.toString(), "--cache-shared-with", "root");
+                "cache", data.toString(), "--restart-cache-dir", theirs.toString(), "--cache-shared-with", "root");
         assertEquals("0", shared[0], shared[1] + shared[2]);
         assertTrue(shared[1].contains(": 6 copied"), shared[1]);
         try (Stream<Path> s = Files.walk(theirs)) {
@@ -269,13 +269,13 @@ class SharedFolderCommandsTest {
             }
         }
         String[] otherGroup = BenchCommandTest.run(
-                "cache", data.toString(), "--cache-dir", theirs.toString(), "--cache-shared-with", "nogroup");
+                "cache", data.toString(), "--restart-cache-dir", theirs.toString(), "--cache-shared-with", "nogroup");
         assertEquals("1", otherGroup[0]);
         assertTrue(
                 otherGroup[2].contains("shared with group nogroup: it belongs to nobody (uid 65534) and to group root"),
                 otherGroup[2]);
         String[] badName = BenchCommandTest.run(
-                "cache", data.toString(), "--cache-dir", theirs.toString(), "--cache-shared-with", "a/b");
+                "cache", data.toString(), "--restart-cache-dir", theirs.toString(), "--cache-shared-with", "a/b");
         assertEquals(Integer.toString(Main.EXIT_USAGE), badName[0]);
         assertTrue(badName[2].contains("--cache-shared-with: not a group name: 'a/b'"), badName[2]);
     }

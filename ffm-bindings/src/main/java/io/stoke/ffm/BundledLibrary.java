@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code none} to turn it off. What cannot be had is a sentence, never an exception: callers fall
  * back and say so.
  *
- * <p>Where the cache is refused (another user's folder, a link, a folder others can write) or cannot
+ * <p>Where the library cache is refused (another user's folder, a link, a folder others can write) or cannot
  * be made (a read-only home), that is said once, and the library is opened from a private temporary
  * folder that is deleted as soon as it is open: nothing is left there by a {@code kill -9} after it.
  *

@@ -205,7 +205,7 @@ public final class Batch implements BatchView {
 
     /**
      * How many samples of this batch are padding (always its last ones): samples repeated so that
-     * every rank gets as many (shard tail PAD, see {@link io.stoke.loader.sample.Sampler#isPadding}),
+     * every rank gets as many (partition tail PAD, see {@link io.stoke.loader.sample.Sampler#isPadding}),
      * which another rank also gets this epoch. Leave them out to count each sample once.
      *
      * @throws UnsupportedOperationException for a batch read from a ring by a {@link RingConsumer},

@@ -7,7 +7,7 @@ import io.stoke.loader.sample.EpochCut;
 import io.stoke.loader.sample.LoaderState;
 import io.stoke.loader.sample.ResumePlan;
 import io.stoke.loader.sample.Sampler;
-import io.stoke.loader.sample.Sampler.ShardTail;
+import io.stoke.loader.sample.Sampler.PartitionTail;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ImageFolder;
@@ -107,7 +107,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
                             b.epochs,
                             policy == ErrorPolicy.SKIP,
                             b.workerNice,
-                            b.cache),
+                            b.restartCache),
                     b.producerIdle);
         } catch (RuntimeException | Error e) {
             ring.close();
@@ -323,13 +323,13 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         private boolean dropLast;
         private int rank;
         private int worldSize = 1;
-        private ShardTail shardTail = ShardTail.PAD;
+        private PartitionTail partitionTail = PartitionTail.PAD;
         private long epochs = 1;
         private long startEpoch;
         private int startBatch;
         private List<LoaderState> resumeFrom = List.of();
         private List<EpochCut> startCuts = List.of();
-        private RestartCache cache;
+        private RestartCache restartCache;
         private int shuffleWindow = DEFAULT_WINDOW;
         private int workerNice;
         private TransformSpec transform = TransformSpec.defaults();
@@ -346,7 +346,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
 
         /**
          * Over tar shards, shuffle within windows of {@code shards} shards rather than globally
-         * (see {@link Sampler}): for remote shards, which a bounded cache holds a window of at a
+         * (see {@link Sampler}): for remote shards, which a bounded shard cache holds a window of at a
          * time. 0 shuffles globally; ignored for a folder or list. The default is {@link
          * Datasets#DEFAULT_REMOTE_WINDOW} over remote shards (a global shuffle would need every
          * shard at once) and 0 over local ones, the same as the command line's and Python's.
@@ -370,7 +370,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
 
         private Sampler order() {
             Sampler sampler =
-                    new Sampler(dataset.size(), batchSize, shuffle, seed, dropLast, rank, worldSize, shardTail);
+                    new Sampler(dataset.size(), batchSize, shuffle, seed, dropLast, rank, worldSize, partitionTail);
             int window = shuffleWindow();
             if (!(dataset instanceof ShardDataset sharded) || window == 0) {
                 return sampler;
@@ -441,24 +441,45 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         }
 
         /**
-         * Deliver only shard {@code rank} of {@code worldSize} (default 0 of 1): every rank gets the
-         * same number of samples, see {@link #shardTail}.
+         * Deliver only partition {@code rank} of {@code worldSize} (default 0 of 1), the rank's share
+         * of each epoch: every rank gets the same number of samples, see {@link #partitionTail}.
          */
-        public Builder shard(int rank, int worldSize) {
+        public Builder partition(int rank, int worldSize) {
             this.rank = rank;
             this.worldSize = worldSize;
             return this;
         }
 
         /**
-         * When the dataset does not split evenly over the ranks (see {@link Sampler}): {@link ShardTail#PAD}
+         * {@link #partition}.
+         *
+         * @deprecated "shard" means a tar shard only; use {@link #partition}.
+         */
+        @Deprecated(since = "0.2", forRemoval = true)
+        public Builder shard(int rank, int worldSize) {
+            return partition(rank, worldSize);
+        }
+
+        /**
+         * When the dataset does not split evenly over the ranks (see {@link Sampler}): {@link PartitionTail#PAD}
          * (the default) repeats samples from the start of the epoch's permutation so that every rank
-         * gets {@code ceil(N/W)}, the repeats marked by {@link Batch#isPadding}; {@link ShardTail#DROP}
+         * gets {@code ceil(N/W)}, the repeats marked by {@link Batch#isPadding}; {@link PartitionTail#DROP}
          * gives every rank {@code floor(N/W)}. PyTorch's {@code DistributedSampler(drop_last=...)}.
          */
-        public Builder shardTail(ShardTail tail) {
-            this.shardTail = tail; // the Sampler checks it, with the shard's size in view
+        public Builder partitionTail(PartitionTail tail) {
+            this.partitionTail = tail; // the Sampler checks it, with the partition's size in view
             return this;
+        }
+
+        /**
+         * {@link #partitionTail} with the tail under its old name.
+         *
+         * @deprecated "shard" means a tar shard only; use {@link #partitionTail}.
+         */
+        @Deprecated(since = "0.2", forRemoval = true)
+        @SuppressWarnings("removal")
+        public Builder shardTail(Sampler.ShardTail tail) {
+            return partitionTail(tail == null ? null : tail.partitionTail());
         }
 
         /** Epochs to deliver (default 1); 0 runs until closed. */
@@ -506,13 +527,23 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
 
         /**
          * Reads lossless restart-marker copies of the dataset's JPEGs (a folder's or list's files,
-         * or its shards' members) from {@code cache}, filling it as the originals are read (see
+         * or its shards' members) from {@code restartCache}, filling it as the originals are read (see
          * {@link RestartCache}): the same pixels, and from the next epoch on the region decoder
-         * seeks in every JPEG. The caller owns the cache and closes it after the loader.
+         * seeks in every JPEG. The caller owns the restart cache and closes it after the loader.
          */
-        public Builder cache(RestartCache cache) {
-            this.cache = cache;
+        public Builder restartCache(RestartCache restartCache) {
+            this.restartCache = restartCache;
             return this;
+        }
+
+        /**
+         * {@link #restartCache}.
+         *
+         * @deprecated Stoke has four caches; use {@link #restartCache}, which names this one.
+         */
+        @Deprecated(since = "0.2", forRemoval = true)
+        public Builder cache(RestartCache cache) {
+            return restartCache(cache);
         }
 
         /**

@@ -46,7 +46,7 @@ class ElasticResumeTest {
         for (int s = 0; s < 17; s++) {
             TestTars.labelledShard(dir.resolve(String.format("train-%02d.tar", s)), s, 59);
         }
-        shards = Datasets.open(dir.toString());
+        shards = Datasets.openLocal(dir.toString());
     }
 
     @AfterAll
@@ -78,7 +78,7 @@ class ElasticResumeTest {
 
     /** Rank 1 of 3, batches of 40, the training transform's random crops. */
     private static Loader.Builder rankOneOfThree() {
-        return over(folder).transform(TRAIN).shard(1, 3).batchSize(40);
+        return over(folder).transform(TRAIN).partition(1, 3).batchSize(40);
     }
 
     @Test
@@ -114,7 +114,8 @@ class ElasticResumeTest {
 
     @Test
     void resumingAndStartingAtABatchTogetherAreRefused() {
-        LoaderState s = LoaderState.of(over(folder).batchSize(50).shard(0, 4).sampler(), 0, 4, 0, 3);
+        LoaderState s =
+                LoaderState.of(over(folder).batchSize(50).partition(0, 4).sampler(), 0, 4, 0, 3);
         IllegalArgumentException both = assertThrows(
                 IllegalArgumentException.class,
                 () -> over(folder).resume(List.of(s)).startBatch(2).build());

@@ -201,14 +201,15 @@ class LoaderTest {
     }
 
     @Test
-    void shardsTogetherDeliverEachSampleOnceLeavingThePaddingOutAndEveryRankAsManyBatches() {
+    void partitionsTogetherDeliverEachSampleOnceLeavingThePaddingOutAndEveryRankAsManyBatches() {
         int[] seen = new int[dataset.size()];
         int world = 3;
         assertTrue(dataset.size() % world != 0, "the test needs a dataset that does not split evenly");
         Set<Long> batchCounts = new HashSet<>();
         int padded = 0;
         for (int rank = 0; rank < world; rank++) {
-            try (Loader l = loader().shard(rank, world).shuffle(true).seed(9).build()) {
+            try (Loader l =
+                    loader().partition(rank, world).shuffle(true).seed(9).build()) {
                 long batches = 0;
                 for (Batch b : l) {
                     try (b) {

@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
 
 /** The names of a pack's files in its folder, and the file-system steps that make each one appear whole. */
 public final class PackFiles {
-    /** The manifest: WebDataset's wids index, with Stoke's fields. */
+    /** The manifest: a shard catalog in WebDataset's wids format, with Stoke's fields. */
     public static final String MANIFEST = "index.json";
 
     // A whole shard, one being written (SafeFiles' temporary name), or one an older Stoke left as .tmp.

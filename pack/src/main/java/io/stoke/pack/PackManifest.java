@@ -18,7 +18,7 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * {@code DIR/index.json}: the pack's manifest, in WebDataset's wids format
+ * {@code DIR/index.json}: the pack's manifest, a shard catalog in WebDataset's wids format
  * ({@code __kind__: wids-shard-index-v1}, a {@code shardlist} of {@code url}, {@code nsamples},
  * {@code filesize}) so that {@code wids.ShardListDataset("DIR/index.json")} reads the shards as
  * they are, plus what Stoke needs to resume: per shard the source samples it covers
@@ -234,7 +234,7 @@ public final class PackManifest {
         o.put("shard_size", options.shardSize());
         stoke.put("complete", complete);
         // Whether samples carry a .cls (a source without labels gives none): what opening from this
-        // index needs to know (ShardIndex).
+        // catalog needs to know (ShardCatalog).
         stoke.put("labelled", labelled);
         stoke.put("samples", samples());
         stoke.put("skipped", skippedCount());

@@ -19,11 +19,11 @@ import java.util.List;
  * {@code struct<bytes: binary, path: string>} and an int64 {@code label}), img2dataset's (a binary
  * {@code jpg} column beside {@code key} and {@code caption}), and Spark tables; local files, or
  * objects at {@code s3://} and {@code http(s)://}. Each row is a sample, in file then row order;
- * each row group is a shard, loaded into a bounded cache when one of its rows is read
+ * each row group is a shard, loaded into the bounded shard cache when one of its rows is read
  * ({@link RowGroupCache}): locally from the mapped file, remotely by ranged GETs of the image (label,
- * key) column chunks alone. Opening reads only the files' footers, or one {@link ParquetIndex}.
+ * key) column chunks alone. Opening reads only the files' footers, or one {@link ParquetCatalog}.
  *
- * <p>Found by {@link Datasets#open(String, UrlDatasetProvider.ShardCache, TableColumns)} through
+ * <p>Found by {@link Datasets#openLocalOrUrl(String, UrlDatasetProvider.ShardCache, TableColumns)} through
  * {@code META-INF/services}; {@link #open(String, TableColumns, long)} is the same for Java callers.
  */
 public final class ParquetDatasets implements TableDatasetProvider {
@@ -31,15 +31,15 @@ public final class ParquetDatasets implements TableDatasetProvider {
     public ParquetDatasets() {}
 
     @Override
-    public Dataset open(String spec, TableColumns columns, UrlDatasetProvider.ShardCache cache) {
-        return open(spec, columns, cache.bytes());
+    public Dataset open(String spec, TableColumns columns, UrlDatasetProvider.ShardCache shardCache) {
+        return open(spec, columns, shardCache.bytes());
     }
 
     /**
      * The Parquet dataset at {@code spec}: a file, a brace pattern or glob, or a folder, local or at
      * a URL.
      *
-     * @param cacheBytes how many bytes of loaded row groups to hold at once
+     * @param cacheBytes how many bytes of loaded row groups the shard cache holds at once
      */
     public static ShardDataset open(String spec, TableColumns columns, long cacheBytes) {
         if (Datasets.isUrl(spec)) {
@@ -87,14 +87,14 @@ public final class ParquetDatasets implements TableDatasetProvider {
     }
 
     /**
-     * {@code stoke index} for Parquet: reads every file's footer once and writes {@value
-     * ParquetIndex#FILE} into the files' folder (the prefix at a URL), names relative to it, so that
+     * {@code stoke catalog} for Parquet: reads every file's footer once and writes {@value
+     * ParquetCatalog#FILE} into the files' folder (the prefix at a URL), names relative to it, so that
      * the dataset then opens from that one file. Returns where it was written.
      */
-    public static String writeIndex(String spec) {
+    public static String writeCatalog(String spec) {
         boolean url = Datasets.isUrl(spec);
         String folder = url ? RemoteParquet.folderOf(spec) : null;
-        List<ParquetIndex.Entry> entries = new ArrayList<>();
+        List<ParquetCatalog.Entry> entries = new ArrayList<>();
         if (url) {
             try (ObjectStore store = ObjectStore.forUrl(spec, RemoteOptions.defaults())) {
                 List<ParquetTable.Source> sources = RemoteParquet.sources(spec, store);
@@ -102,14 +102,14 @@ public final class ParquetDatasets implements TableDatasetProvider {
                 for (int f = 0; f < sources.size(); f++) {
                     RemoteInputFile in = (RemoteInputFile) sources.get(f).input();
                     String name = in.url().startsWith(folder) ? in.url().substring(folder.length()) : in.url();
-                    entries.add(new ParquetIndex.Entry(name, in.getLength(), in.etag(), footers.get(f)));
+                    entries.add(new ParquetCatalog.Entry(name, in.getLength(), in.etag(), footers.get(f)));
                 }
-                String where = folder + ParquetIndex.FILE;
-                store.write(where, new ParquetIndex(entries).toBytes());
+                String where = folder + ParquetCatalog.FILE;
+                store.write(where, new ParquetCatalog(entries).toBytes());
                 return where;
             }
         }
         throw new IllegalArgumentException(spec + " is local: a local Parquet dataset opens from its footers,"
-                + " which are read where the files are mapped; `stoke index` writes an index for files at a URL");
+                + " which are read where the files are mapped; `stoke catalog` writes a catalog for files at a URL");
     }
 }

@@ -30,7 +30,7 @@ final class ParquetTable {
     /** Slack over what the footer gives a row group's chunks and pages: alignment and page headers. */
     private static final long BLOCK_SLACK = 1L << 20;
 
-    /** A file of the dataset: its name (a path or URL), how to read it, and its footer when already read (an index's). */
+    /** A file of the dataset: its name (a path or URL), how to read it, and its footer when already read (a catalog's). */
     record Source(String name, InputFile input, ParquetMetadata footer) {}
 
     record File(String name, InputFile input, ParquetMetadata footer, ImageColumns columns) {}
@@ -67,10 +67,10 @@ final class ParquetTable {
     /**
      * Reads the footers of {@code paths}.
      *
-     * @param maxBlock the most bytes one row group may take loaded (the cache's budget)
+     * @param maxBlock the most bytes one row group may take loaded (the shard cache's budget)
      * @throws IllegalArgumentException naming the file when its footer cannot be read, its columns
      *     are missing or of the wrong type, its pages use a codec not read, or a row group would
-     *     not fit the cache
+     *     not fit the shard cache
      */
     static ParquetTable open(List<Source> sources, TableColumns wanted, long maxBlock) {
         List<ParquetMetadata> footers = footers(sources);
@@ -124,7 +124,7 @@ final class ParquetTable {
                 need += need / 32;
                 if (need > maxBlock) {
                     throw new IllegalArgumentException(name + ": row group " + g + " needs " + need
-                            + " bytes loaded, more than the cache's " + maxBlock + " (--shard-cache)");
+                            + " bytes loaded, more than the shard cache's " + maxBlock + " (--shard-cache-size)");
                 }
                 shards.add(new int[] {f, g});
                 firstRows.add(row);

@@ -24,7 +24,7 @@ final class RemoteInputFile implements InputFile {
 
     private final ObjectStore store;
     private final String url;
-    private volatile long size; // -1 until asked (a HEAD), when not known from a listing or an index
+    private volatile long size; // -1 until asked (a HEAD), when not known from a listing or a catalog
     private final AtomicReference<String> etag;
     private volatile byte[] tail; // the last min(size, TAIL_BYTES) bytes, once read
 
@@ -33,15 +33,15 @@ final class RemoteInputFile implements InputFile {
     /**
      * @param size    the object's size, or -1 to ask the store
      * @param etag    its version, or null to pin the first read's
-     * @param indexUrl the index the size and ETag come from, or null
+     * @param catalogUrl the catalog the size and ETag come from, or null
      */
-    RemoteInputFile(ObjectStore store, String url, long size, String etag, String indexUrl) {
+    RemoteInputFile(ObjectStore store, String url, long size, String etag, String catalogUrl) {
         this.store = store;
         this.url = url;
         this.size = size;
         this.etag = new AtomicReference<>(etag);
-        this.pinnedBy = indexUrl != null
-                ? "the index " + indexUrl + " was written: run `stoke index` on the files again"
+        this.pinnedBy = catalogUrl != null
+                ? "the catalog " + catalogUrl + " was written: run `stoke catalog` on the files again"
                 : "the dataset was opened";
     }
 

@@ -15,7 +15,7 @@ import java.util.Map;
 /**
  * The files of a remote Parquet dataset's spec, in dataset order: a file's URL; a brace pattern; a
  * glob in the last part ({@code s3://bucket/train/*.parquet}); or a folder ({@code s3://bucket/train/},
- * its {@code .parquet} objects). With a {@link ParquetIndex} in the folder, they are its entries, and
+ * its {@code .parquet} objects). With a {@link ParquetCatalog} in the folder, they are its entries, and
  * opening reads that one object; without, a folder or glob is listed, and each file's size and
  * footer are read (many files at once).
  */
@@ -25,9 +25,9 @@ final class RemoteParquet {
     static List<ParquetTable.Source> sources(String spec, ObjectStore store) {
         String folder = folderOf(spec);
         String selection = spec.substring(folder.length());
-        ParquetIndex index = index(folder, store);
-        if (index != null) {
-            return fromIndex(spec, folder, selection, index, store);
+        ParquetCatalog catalog = catalog(folder, store);
+        if (catalog != null) {
+            return fromCatalog(spec, folder, selection, catalog, store);
         }
         List<String> urls;
         if (BracePattern.hasBraces(spec)) {
@@ -56,9 +56,9 @@ final class RemoteParquet {
         return out;
     }
 
-    /** The index in {@code folder}, or null when there is none (one HEAD). */
-    static ParquetIndex index(String folder, ObjectStore store) {
-        String url = folder + ParquetIndex.FILE;
+    /** The catalog in {@code folder}, or null when there is none (one HEAD). */
+    static ParquetCatalog catalog(String folder, ObjectStore store) {
+        String url = folder + ParquetCatalog.FILE;
         try {
             store.size(url);
         } catch (ShardFetchException e) {
@@ -67,14 +67,14 @@ final class RemoteParquet {
             }
             throw e;
         }
-        return store.parseWhole(url, ReadLimits.INDEX_FILE, in -> ParquetIndex.read(in, url));
+        return store.parseWhole(url, ReadLimits.CATALOG_FILE, in -> ParquetCatalog.read(in, url));
     }
 
-    private static List<ParquetTable.Source> fromIndex(
-            String spec, String folder, String selection, ParquetIndex index, ObjectStore store) {
-        Map<String, ParquetIndex.Entry> byUrl = new HashMap<>();
+    private static List<ParquetTable.Source> fromCatalog(
+            String spec, String folder, String selection, ParquetCatalog catalog, ObjectStore store) {
+        Map<String, ParquetCatalog.Entry> byUrl = new HashMap<>();
         List<String> inOrder = new ArrayList<>();
-        for (ParquetIndex.Entry e : index.files()) {
+        for (ParquetCatalog.Entry e : catalog.files()) {
             String url = e.url().contains("://") ? e.url() : folder + e.url();
             byUrl.put(url, e);
             inOrder.add(url);
@@ -98,18 +98,18 @@ final class RemoteParquet {
         }
         List<ParquetTable.Source> out = new ArrayList<>(urls.size());
         for (String url : urls) {
-            ParquetIndex.Entry e = byUrl.get(url);
+            ParquetCatalog.Entry e = byUrl.get(url);
             if (e == null) {
-                throw new IllegalArgumentException(url + " is not in " + folder + ParquetIndex.FILE
-                        + ": the index is stale; run `stoke index` on the files again");
+                throw new IllegalArgumentException(url + " is not in " + folder + ParquetCatalog.FILE
+                        + ": the shard catalog is stale; run `stoke catalog` on the files again");
             }
             out.add(new ParquetTable.Source(
                     url,
-                    new RemoteInputFile(store, url, e.filesize(), e.etag(), folder + ParquetIndex.FILE),
+                    new RemoteInputFile(store, url, e.filesize(), e.etag(), folder + ParquetCatalog.FILE),
                     e.footer()));
         }
         if (out.isEmpty()) {
-            throw new IllegalArgumentException("no file of " + folder + ParquetIndex.FILE + " matches " + spec);
+            throw new IllegalArgumentException("no file of " + folder + ParquetCatalog.FILE + " matches " + spec);
         }
         return out;
     }

@@ -96,7 +96,7 @@ class HostileParquetTest {
     /** Every error of one epoch under skip, and how many samples decoded. */
     private static List<SampleError> readAll(Path file, int[] decoded) {
         List<SampleError> errors = new ArrayList<>();
-        try (Dataset d = Datasets.open(file.toString());
+        try (Dataset d = Datasets.openLocal(file.toString());
                 Loader loader = Loader.builder(d)
                         .transform(SMALL)
                         .batchSize(5)
@@ -122,11 +122,12 @@ class HostileParquetTest {
         System.arraycopy(bytes, 0, cut, 0, cut.length - 8);
         System.arraycopy(bytes, bytes.length - 8, cut, cut.length - 8, 8); // the length and magic of the whole footer
         Files.write(file, cut);
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Datasets.open(file.toString()));
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(file.toString()));
         assertTrue(e.getMessage().startsWith(file + " is not a readable Parquet file"), e.getMessage());
 
         Files.write(file, Arrays.copyOf(bytes, 6)); // nothing but the leading magic
-        e = assertThrows(IllegalArgumentException.class, () -> Datasets.open(file.toString()));
+        e = assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(file.toString()));
         assertTrue(e.getMessage().startsWith(file + " is not a readable Parquet file"), e.getMessage());
     }
 
@@ -146,7 +147,8 @@ class HostileParquetTest {
                     .array());
             f.write("PAR1".getBytes());
         }
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Datasets.open(file.toString()));
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(file.toString()));
         assertEquals(file + ": declares a footer of 512 MiB, more than the 64 MiB limit", e.getMessage());
 
         // 4 GiB less one (a negative int read as signed): over the limit, named the same way.
@@ -154,7 +156,7 @@ class HostileParquetTest {
             f.seek(f.length() - 8);
             f.write(new byte[] {-1, -1, -1, -1});
         }
-        e = assertThrows(IllegalArgumentException.class, () -> Datasets.open(file.toString()));
+        e = assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(file.toString()));
         assertTrue(e.getMessage().startsWith(file + ": declares a footer of "), e.getMessage());
     }
 

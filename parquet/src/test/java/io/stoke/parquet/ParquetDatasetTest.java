@@ -72,7 +72,7 @@ class ParquetDatasetTest {
                 .workers(2)
                 .slots(3)
                 .shuffle(false)
-                .cache(cache)
+                .restartCache(cache)
                 .build()) {
             for (Batch b : loader) {
                 try (b) {
@@ -116,7 +116,7 @@ class ParquetDatasetTest {
         try (Dataset d = ImageFolder.scan(folder)) {
             fromFolder = drain(d);
         }
-        try (Dataset d = Datasets.open(file.toString())) {
+        try (Dataset d = Datasets.openLocal(file.toString())) {
             ShardDataset shards = assertInstanceOf(ShardDataset.class, d);
             assertTrue(
                     shards.shards().shardCount() > 2,
@@ -152,7 +152,7 @@ class ParquetDatasetTest {
         TestParquet.writeHub(file, rows, CompressionCodecName.UNCOMPRESSED, 8);
         Path dir = tmp.resolve("restart-cache");
         List<String> said = new ArrayList<>();
-        try (Dataset d = Datasets.open(file.toString());
+        try (Dataset d = Datasets.openLocal(file.toString());
                 RestartCache cache = RestartCache.open(dir, 1L << 30, said::add)) {
             assertEquals(drain(d), drain(d, cache));
             assertTrue(cache.awaitFilled(60_000));
@@ -165,7 +165,7 @@ class ParquetDatasetTest {
         changed.set(5, new TestParquet.Row(requantised(five.image()), five.path(), five.label()));
         TestParquet.writeHub(file, changed, CompressionCodecName.UNCOMPRESSED, 8);
         Files.setLastModifiedTime(file, FileTime.fromMillis(System.currentTimeMillis() + 5_000));
-        try (Dataset d = Datasets.open(file.toString());
+        try (Dataset d = Datasets.openLocal(file.toString());
                 RestartCache cache = RestartCache.open(dir, 1L << 30, said::add)) {
             List<String> uncached = drain(d);
             assertEquals(uncached, drain(d, cache));
@@ -187,7 +187,7 @@ class ParquetDatasetTest {
         }
         Path file = tmp.resolve("elastic.parquet");
         TestParquet.writeHub(file, many, CompressionCodecName.SNAPPY, 31);
-        try (Dataset d = Datasets.open(file.toString())) {
+        try (Dataset d = Datasets.openLocal(file.toString())) {
             assertEquals(21, assertInstanceOf(ShardDataset.class, d).shards().shardCount(), "row groups");
             ElasticResume.check(
                     () -> Loader.builder(d)
@@ -216,7 +216,7 @@ class ParquetDatasetTest {
         assertTrue(bytes > 9_000_000, "the images are " + bytes + " bytes");
         Path file = tmp.resolve("large-pages.parquet");
         TestParquet.writeHub(file, big, CompressionCodecName.SNAPPY, 1000, 4 << 20);
-        try (Dataset d = Datasets.open(file.toString())) {
+        try (Dataset d = Datasets.openLocal(file.toString())) {
             assertEquals(1, ((ShardDataset) d).shards().shardCount());
             List<SampleError> errors = skipped(d, 8, 2);
             assertEquals(List.of(), errors);
@@ -233,7 +233,7 @@ class ParquetDatasetTest {
         }
         TestParquet.writeImg2dataset(file, keyed, CompressionCodecName.SNAPPY, 1000);
         UrlDatasetProvider.ShardCache cache = new UrlDatasetProvider.ShardCache(64L << 20, null);
-        try (Dataset d = Datasets.open(file.toString(), cache, new TableColumns(null, null, "key"))) {
+        try (Dataset d = Datasets.openLocalOrUrl(file.toString(), cache, new TableColumns(null, null, "key"))) {
             assertEquals(N, d.size());
             assertEquals(-1, d.label(0));
             assertEquals("000000007", d.path(7));
@@ -251,7 +251,7 @@ class ParquetDatasetTest {
         List<TestParquet.Row> some = new ArrayList<>(rows.subList(0, 10));
         some.set(3, new TestParquet.Row(null, "gone.jpg", 1));
         TestParquet.writeHub(file, some, CompressionCodecName.UNCOMPRESSED, 1000);
-        try (Dataset d = Datasets.open(file.toString())) {
+        try (Dataset d = Datasets.openLocal(file.toString())) {
             List<SampleError> errors = skipped(d, 4, 1);
             assertEquals(1, errors.size(), errors.toString());
             SampleError e = errors.get(0);
@@ -277,7 +277,7 @@ class ParquetDatasetTest {
                 dir.toString(),
                 dir.resolve("part-*.parquet").toString(),
                 dir.resolve("part-{00000..00001}.parquet").toString())) {
-            try (Dataset d = Datasets.open(spec)) {
+            try (Dataset d = Datasets.openLocal(spec)) {
                 assertEquals(N, d.size(), spec);
                 assertEquals(fromFolder, drain(d), spec);
             }
@@ -291,15 +291,15 @@ class ParquetDatasetTest {
         UrlDatasetProvider.ShardCache cache = new UrlDatasetProvider.ShardCache(64L << 20, null);
         IllegalArgumentException missing = assertThrows(
                 IllegalArgumentException.class,
-                () -> Datasets.open(file.toString(), cache, new TableColumns("image", null, null)));
+                () -> Datasets.openLocalOrUrl(file.toString(), cache, new TableColumns("image", null, null)));
         assertEquals(file + " has no image column image (its columns: key, caption, jpg, width)", missing.getMessage());
         IllegalArgumentException image = assertThrows(
                 IllegalArgumentException.class,
-                () -> Datasets.open(file.toString(), cache, new TableColumns("width", null, null)));
+                () -> Datasets.openLocalOrUrl(file.toString(), cache, new TableColumns("width", null, null)));
         assertTrue(image.getMessage().startsWith(file + ": column width is int32"), image.getMessage());
         IllegalArgumentException label = assertThrows(
                 IllegalArgumentException.class,
-                () -> Datasets.open(file.toString(), cache, new TableColumns(null, "caption", null)));
+                () -> Datasets.openLocalOrUrl(file.toString(), cache, new TableColumns(null, "caption", null)));
         assertTrue(label.getMessage().startsWith(file + ": label column caption is binary"), label.getMessage());
     }
 }

@@ -86,12 +86,12 @@ class RemoteParquetTest {
     @Test
     void aGlobABracePatternAndAFolderReadTheLocalFilesRowsAndPixels() {
         List<String> fromLocal;
-        try (Dataset d = Datasets.open(local.toString())) {
+        try (Dataset d = Datasets.openLocal(local.toString())) {
             fromLocal = drain(d);
         }
         for (String spec : List.of(
                 "s3://" + BUCKET + "/hub/*.parquet", "s3://" + BUCKET + "/hub/train-{00000..00003}-of-00004.parquet")) {
-            try (Dataset d = Datasets.open(spec, CACHE, TableColumns.DEFAULT)) {
+            try (Dataset d = Datasets.openLocalOrUrl(spec, CACHE, TableColumns.DEFAULT)) {
                 ShardDataset shards = assertInstanceOf(ShardDataset.class, d);
                 assertTrue(shards.shards().remote());
                 assertEquals(FILES * PER_FILE, d.size(), spec);
@@ -101,17 +101,18 @@ class RemoteParquetTest {
         }
         // A folder: its .parquet objects, side files skipped; told from tar shards by its listing, or
         // by the columns named.
-        try (Dataset d = Datasets.open("s3://" + BUCKET + "/hub/", CACHE, TableColumns.DEFAULT)) {
+        try (Dataset d = Datasets.openLocalOrUrl("s3://" + BUCKET + "/hub/", CACHE, TableColumns.DEFAULT)) {
             assertEquals(fromLocal, drain(d), "a folder");
         }
-        try (Dataset d = Datasets.open("s3://" + BUCKET + "/hub/", CACHE, new TableColumns("image", "label", null))) {
+        try (Dataset d =
+                Datasets.openLocalOrUrl("s3://" + BUCKET + "/hub/", CACHE, new TableColumns("image", "label", null))) {
             assertEquals(fromLocal, drain(d), "a folder, columns named");
         }
     }
 
     @Test
     void shuffledWindowsOfRowGroupsGiveEveryRowOnceAnEpoch() {
-        try (Dataset d = Datasets.open("s3://" + BUCKET + "/hub/*.parquet", CACHE, TableColumns.DEFAULT)) {
+        try (Dataset d = Datasets.openLocalOrUrl("s3://" + BUCKET + "/hub/*.parquet", CACHE, TableColumns.DEFAULT)) {
             Loader.Builder builder = Loader.builder(d)
                     .transform(ParquetDatasetTest.SMALL)
                     .batchSize(7)
@@ -143,21 +144,21 @@ class RemoteParquetTest {
     }
 
     @Test
-    void anIndexOpensTheFilesFromOneObjectAndNamesAFileReplacedSince() throws Exception {
+    void aCatalogOpensTheFilesFromOneObjectAndNamesAFileReplacedSince() throws Exception {
         String folder = "s3://" + BUCKET + "/copy/";
-        assertEquals(folder + ParquetIndex.FILE, ParquetDatasets.writeIndex(folder));
+        assertEquals(folder + ParquetCatalog.FILE, ParquetDatasets.writeCatalog(folder));
         List<String> fromLocal;
-        try (Dataset d = Datasets.open(local.toString())) {
+        try (Dataset d = Datasets.openLocal(local.toString())) {
             fromLocal = drain(d);
         }
-        try (Dataset d = Datasets.open(folder + "*.parquet", CACHE, TableColumns.DEFAULT)) {
+        try (Dataset d = Datasets.openLocalOrUrl(folder + "*.parquet", CACHE, TableColumns.DEFAULT)) {
             assertEquals(fromLocal, drain(d));
         }
-        // Replaced after indexing: opening reads only the index (so it opens), reading the file names it.
+        // Replaced after indexing: opening reads only the catalog (so it opens), reading the file names it.
         byte[] other = Files.readAllBytes(local.resolve("train-00000-of-00004.parquet"));
         other[other.length / 2] ^= 1;
         s3.put(BUCKET, "copy/train-00002-of-00004.parquet", other);
-        try (Dataset d = Datasets.open(folder + "*.parquet", CACHE, TableColumns.DEFAULT)) {
+        try (Dataset d = Datasets.openLocalOrUrl(folder + "*.parquet", CACHE, TableColumns.DEFAULT)) {
             assertEquals(FILES * PER_FILE, d.size());
             RuntimeException e = assertThrows(RuntimeException.class, () -> {
                 try (Loader loader = Loader.builder(d)
@@ -176,8 +177,8 @@ class RemoteParquetTest {
             String all = messages(e);
             assertTrue(all.contains(folder + "train-00002-of-00004.parquet"), all);
             assertTrue(
-                    all.contains("the object changed since the index " + folder + ParquetIndex.FILE
-                            + " was written: run `stoke index` on the files again"),
+                    all.contains("the object changed since the catalog " + folder + ParquetCatalog.FILE
+                            + " was written: run `stoke catalog` on the files again"),
                     all);
         }
     }

@@ -66,12 +66,12 @@ public interface ObjectStore extends AutoCloseable {
     String readRange(String url, long offset, long objectSize, MemorySegment dst, String etag);
 
     /**
-     * A small whole object (an index, a marker) as bytes on the heap: {@link #size} then
-     * {@link #read(String, MemorySegment)}, of at most {@link ReadLimits#INDEX_FILE}. Not for shards,
+     * A small whole object (a catalog, a marker) as bytes on the heap: {@link #size} then
+     * {@link #read(String, MemorySegment)}, of at most {@link ReadLimits#CATALOG_FILE}. Not for shards,
      * which are read into their cache.
      */
     default byte[] readBytes(String url) {
-        return readBytes(url, ReadLimits.INDEX_FILE);
+        return readBytes(url, ReadLimits.CATALOG_FILE);
     }
 
     /**
@@ -92,7 +92,7 @@ public interface ObjectStore extends AutoCloseable {
     /**
      * Parses the whole object at {@code url}, of at most {@code limit} bytes, as a stream: it is
      * fetched off the heap (a larger one is refused by its size, before anything is fetched), so the
-     * heap holds what {@code parse} makes of it, never the file itself. For an index.
+     * heap holds what {@code parse} makes of it, never the file itself. For a catalog.
      */
     default <T> T parseWhole(String url, long limit, Function<InputStream, T> parse) {
         long size = size(url);
@@ -106,7 +106,7 @@ public interface ObjectStore extends AutoCloseable {
 
     /**
      * Writes {@code bytes} as the whole object at {@code url}, replacing what is there (one PUT,
-     * retried like a read). Stoke writes small files only this way (a shard index); HTTP stores are
+     * retried like a read). Stoke writes small files only this way (a shard catalog); HTTP stores are
      * read-only here and throw {@link UnsupportedOperationException}.
      */
     void write(String url, byte[] bytes);

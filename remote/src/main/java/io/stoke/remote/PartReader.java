@@ -237,7 +237,7 @@ final class PartReader implements AutoCloseable {
                     transfer.url,
                     part + ": the object has " + range.total()
                             + " bytes, not " + size
-                            + " (it changed since its size was read, or the size came from a stale index)",
+                            + " (it changed since its size was read, or the size came from a stale catalog)",
                     range.total());
         }
         if (!response.partial() && (part.first != 0 || part.last != size - 1)) {

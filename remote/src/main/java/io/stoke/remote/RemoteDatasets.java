@@ -6,8 +6,8 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.InParallel;
 import io.stoke.loader.source.ReadLimits;
+import io.stoke.loader.source.ShardCatalog;
 import io.stoke.loader.source.ShardDataset;
-import io.stoke.loader.source.ShardIndex;
 import io.stoke.loader.source.TarShardScanner;
 import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.source.Urls;
@@ -25,12 +25,12 @@ import java.util.Set;
  * {@code .tar} URL, an {@code s3://bucket/prefix/} listing (every {@code .tar} under it, in name
  * order), or the same over {@code http(s)://} (no listing there). Each shard's size comes from a
  * HEAD; then each shard is fetched once to read its tar headers, which fixes the dataset's order
- * and size before the first batch, as a folder's scan does. What the cache can hold of them stays
+ * and size before the first batch, as a folder's scan does. What the shard cache can hold of them stays
  * for the first epoch.
  *
  * <p>A URL may carry a credential in its query string (a presigned S3 URL, an Azure SAS token): the
  * requests use each URL as given, and everything else names the shards {@link Urls#withoutQuery
- * without it} (samples, the index, the restart cache) or {@link Urls#redact redacted} (messages).
+ * without it} (samples, the shard catalog, the restart cache) or {@link Urls#redact redacted} (messages).
  */
 public final class RemoteDatasets implements UrlDatasetProvider {
     /** ServiceLoader's: the loader finds this class by the URL's scheme. */
@@ -42,12 +42,12 @@ public final class RemoteDatasets implements UrlDatasetProvider {
     }
 
     @Override
-    public Dataset open(String url, ShardCache cache) {
-        return open(url, RemoteOptions.defaults(), cache.bytes(), cache.folder(), cache.access());
+    public Dataset open(String url, ShardCache shardCache) {
+        return open(url, RemoteOptions.defaults(), shardCache.bytes(), shardCache.folder(), shardCache.access());
     }
 
     /**
-     * @param cacheBytes bytes of shards held at once ({@code --shard-cache})
+     * @param cacheBytes bytes of shards the shard cache holds at once ({@code --shard-cache-size})
      * @param folder     where to keep them as files, or null for memory
      */
     public static ShardDataset open(String spec, RemoteOptions options, long cacheBytes, Path folder) {
@@ -62,23 +62,24 @@ public final class RemoteDatasets implements UrlDatasetProvider {
             String spec, RemoteOptions options, long cacheBytes, Path folder, FolderAccess access) {
         ObjectStore store = ObjectStore.forUrl(spec, options);
         try {
-            String indexUrl = indexUrl(spec, store);
-            if (indexUrl != null) {
-                ShardDataset indexed = openIndexed(store, indexUrl, cacheBytes, folder, access);
-                if (indexed != null) {
-                    return indexed;
+            String catalogUrl = catalogUrl(spec, store);
+            if (catalogUrl != null) {
+                ShardDataset catalogued = openCatalog(store, catalogUrl, cacheBytes, folder, access);
+                if (catalogued != null) {
+                    return catalogued;
                 }
-                if (!indexUrl.equals(spec + ShardIndex.FILE)) {
+                if (!catalogUrl.equals(spec + ShardCatalog.FILE)) {
                     throw new IllegalArgumentException(
-                            Urls.redact(indexUrl) + " is not a shard index Stoke opens from (a wids shard"
-                                    + " list with Stoke's `labelled`): run `stoke index` on the shards to write one");
+                            Urls.redact(catalogUrl) + " is not a shard catalog Stoke opens from (a wids shard"
+                                    + " list with Stoke's `labelled`): run `stoke catalog` on the shards to write one");
                 }
             }
             return scanned(spec, store, options, cacheBytes, folder, access);
         } catch (HoldsParquet e) {
             store.close();
             // The folder's .parquet files, read by the Parquet reader on the class path (stoke-parquet).
-            return (ShardDataset) Datasets.open(spec + "*.parquet", new ShardCache(cacheBytes, folder, access));
+            return (ShardDataset)
+                    Datasets.openLocalOrUrl(spec + "*.parquet", new ShardCache(cacheBytes, folder, access));
         } catch (RuntimeException | Error e) {
             store.close();
             throw e;
@@ -87,7 +88,7 @@ public final class RemoteDatasets implements UrlDatasetProvider {
 
     /**
      * The shards at {@code spec} opened from their own headers (every shard fetched once), any
-     * index beside them left aside: what {@code stoke index} writes an index from.
+     * shard catalog beside them left aside: what {@code stoke catalog} writes a catalog from.
      */
     public static ShardDataset openScanned(String spec, RemoteOptions options, long cacheBytes, Path folder) {
         ObjectStore store = ObjectStore.forUrl(spec, options);
@@ -100,25 +101,26 @@ public final class RemoteDatasets implements UrlDatasetProvider {
     }
 
     /**
-     * {@code stoke index} for remote shards: reads every shard's headers once and writes the index
-     * as {@link ShardIndex#FILE} in the shards' folder (the prefix, or the folder of a pattern or
-     * shard), shard URLs relative to it. Returns the index's URL.
+     * {@code stoke catalog} for remote shards: reads every shard's headers once and writes the catalog
+     * as {@link ShardCatalog#FILE} in the shards' folder (the prefix, or the folder of a pattern or
+     * shard), shard URLs relative to it. Returns the catalog's URL.
      */
-    public static String writeIndex(String spec, RemoteOptions options, long cacheBytes) {
+    public static String writeCatalog(String spec, RemoteOptions options, long cacheBytes) {
         String path = Urls.withoutQuery(spec); // a query's '/' is not the folder's
         String folder =
                 BracePattern.hasBraces(path) || path.toLowerCase(Locale.ROOT).endsWith(".tar")
                         ? path.substring(0, path.lastIndexOf('/', braceOrEnd(path)) + 1)
                         : path.endsWith("/") ? path : path + "/";
-        String indexUrl = folder + ShardIndex.FILE;
+        String catalogUrl = folder + ShardCatalog.FILE;
         try (ShardDataset dataset = openScanned(spec, options, cacheBytes, null)) {
-            ShardIndex index = ShardIndex.of(dataset, u -> u.startsWith(folder) ? u.substring(folder.length()) : u);
+            ShardCatalog catalog =
+                    ShardCatalog.of(dataset, u -> u.startsWith(folder) ? u.substring(folder.length()) : u);
             ByteArrayOutputStream json = new ByteArrayOutputStream();
-            index.write(json, ShardIndex.FILE);
-            try (ObjectStore store = ObjectStore.forUrl(indexUrl, options)) {
-                store.write(indexUrl, json.toByteArray());
+            catalog.write(json, ShardCatalog.FILE);
+            try (ObjectStore store = ObjectStore.forUrl(catalogUrl, options)) {
+                store.write(catalogUrl, json.toByteArray());
             }
-            return indexUrl;
+            return catalogUrl;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -147,7 +149,7 @@ public final class RemoteDatasets implements UrlDatasetProvider {
                 names(urls), shards, Path.of("").toAbsolutePath(), Math.max(2, options.parallelism()));
     }
 
-    /** The shards as samples, the index and the caches name them: their URLs without a query string. */
+    /** The shards as samples, the shard catalog and the caches name them: their URLs without a query string. */
     private static List<String> names(List<String> urls) {
         List<String> names = new ArrayList<>(urls.size());
         for (String url : urls) {
@@ -157,11 +159,11 @@ public final class RemoteDatasets implements UrlDatasetProvider {
     }
 
     /**
-     * The index to open {@code spec} from: {@code spec} itself when it names a {@code .json}, the
-     * {@link ShardIndex#FILE} under a prefix when the store has one, else null (brace patterns and
+     * The shard catalog to open {@code spec} from: {@code spec} itself when it names a {@code .json}, the
+     * {@link ShardCatalog#FILE} under a prefix when the store has one, else null (brace patterns and
      * single shards are opened by their headers).
      */
-    static String indexUrl(String spec, ObjectStore store) {
+    static String catalogUrl(String spec, ObjectStore store) {
         String lower = Urls.withoutQuery(spec).toLowerCase(Locale.ROOT);
         if (lower.endsWith(".json")) {
             return spec;
@@ -169,7 +171,7 @@ public final class RemoteDatasets implements UrlDatasetProvider {
         if (BracePattern.hasBraces(spec) || lower.endsWith(".tar") || !spec.endsWith("/")) {
             return null;
         }
-        String candidate = spec + ShardIndex.FILE;
+        String candidate = spec + ShardCatalog.FILE;
         try {
             store.size(candidate); // one HEAD: a listing of a million shards would be a thousand requests
             return candidate;
@@ -182,31 +184,32 @@ public final class RemoteDatasets implements UrlDatasetProvider {
     }
 
     /**
-     * The shards {@code indexUrl} lists, opened from it alone (their sizes are the index's, so no
+     * The shards {@code catalogUrl} lists, opened from it alone (their sizes are the catalog's, so no
      * shard is asked for its size or read until one of its samples is), or null when the file is a
      * wids shard list without Stoke's {@code labelled}.
      */
-    static ShardDataset openIndexed(
-            ObjectStore store, String indexUrl, long cacheBytes, Path folder, FolderAccess access) {
-        String indexName = Urls.redact(indexUrl);
-        ShardIndex index = store.parseWhole(indexUrl, ReadLimits.INDEX_FILE, in -> ShardIndex.read(in, indexName));
-        if (index == null) {
+    static ShardDataset openCatalog(
+            ObjectStore store, String catalogUrl, long cacheBytes, Path folder, FolderAccess access) {
+        String catalogName = Urls.redact(catalogUrl);
+        ShardCatalog catalog =
+                store.parseWhole(catalogUrl, ReadLimits.CATALOG_FILE, in -> ShardCatalog.read(in, catalogName));
+        if (catalog == null) {
             return null;
         }
-        String path = Urls.withoutQuery(indexUrl); // a query's '/' is not the folder's
+        String path = Urls.withoutQuery(catalogUrl); // a query's '/' is not the folder's
         String base = path.substring(0, path.lastIndexOf('/') + 1);
-        List<String> urls = new ArrayList<>(index.shards().size());
-        long[] sizes = new long[index.shards().size()];
+        List<String> urls = new ArrayList<>(catalog.shards().size());
+        long[] sizes = new long[catalog.shards().size()];
         String[] etags = new String[sizes.length];
         for (int s = 0; s < sizes.length; s++) {
-            ShardIndex.Entry e = index.shards().get(s);
+            ShardCatalog.Entry e = catalog.shards().get(s);
             urls.add(e.url().contains("://") ? e.url() : base + e.url());
             sizes[s] = e.filesize();
             etags[s] = e.etag();
         }
         RemoteShards shards = new RemoteShards(
-                store, urls, sizes, etags, new String[sizes.length], cacheBytes, folder, access, indexName);
-        return index.dataset(names(urls), shards, Path.of("").toAbsolutePath(), indexName);
+                store, urls, sizes, etags, new String[sizes.length], cacheBytes, folder, access, catalogName);
+        return catalog.dataset(names(urls), shards, Path.of("").toAbsolutePath(), catalogName);
     }
 
     static List<String> urls(String spec, ObjectStore store) {

@@ -32,10 +32,10 @@ public final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
     private final ObjectStore store;
     private final List<String> urls;
     private final long[] sizes;
-    private final String index; // where sizes came from, when not from HEAD requests
+    private final String catalog; // the shard catalog sizes came from, when not from HEAD requests
     private final AtomicReferenceArray<String> etags; // each shard's version once known, checked on every fetch
     private final AtomicReferenceArray<String> modified; // Last-Modified, where known: names a shard without an ETag
-    private final AtomicReferenceArray<Boolean> asked; // whether a HEAD was sent for a version the index lacked
+    private final AtomicReferenceArray<Boolean> asked; // whether a HEAD was sent for a version the catalog lacked
     private final ShardFolder folder;
     private long fetchedBytes; // guarded by this
     private int fetches;
@@ -74,9 +74,9 @@ public final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
     }
 
     /**
-     * Shards whose versions are known before they are fetched, and where {@code index} is not null,
-     * whose sizes come from that index rather than from HEAD requests: a shard of another size in the
-     * store is named as a stale index when it is fetched.
+     * Shards whose versions are known before they are fetched, and where {@code catalog} is not null,
+     * whose sizes come from that shard catalog rather than from HEAD requests: a shard of another size
+     * in the store is named as a stale catalog when it is fetched.
      *
      * @param etags    each shard's ETag, or null where not known (yet)
      * @param modified each shard's Last-Modified time, or null: with its size, what names the file of a
@@ -94,7 +94,7 @@ public final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
             long capacity,
             Path folder,
             FolderAccess access,
-            String index) {
+            String catalog) {
         long largest = 0;
         for (long s : sizes) {
             largest = Math.max(largest, s);
@@ -108,7 +108,7 @@ public final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
         this.store = store;
         this.urls = List.copyOf(urls);
         this.sizes = sizes.clone();
-        this.index = index;
+        this.catalog = catalog;
         this.etags = new AtomicReferenceArray<>(etags);
         this.modified = new AtomicReferenceArray<>(modified);
         this.asked = new AtomicReferenceArray<>(sizes.length);
@@ -139,7 +139,7 @@ public final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
         return etags.get(shard);
     }
 
-    /** The shard's ETag, from the index or pinned by its first fetch; 0 before then, or when the store gives none. */
+    /** The shard's ETag, from the shard catalog or pinned by its first fetch; 0 before then, or when the store gives none. */
     @Override
     public long version(int shard) {
         return ShardBytes.versionOf(etags.get(shard));
@@ -160,15 +160,15 @@ public final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
         } catch (IOException x) {
             throw new ShardFetchException(Urls.redact(urls.get(shard)), "cannot cache the shard: " + x.getMessage(), x);
         } catch (RuntimeException x) {
-            if (x instanceof ShardFetchException f && f.changed() && index != null) {
+            if (x instanceof ShardFetchException f && f.changed() && catalog != null) {
                 String what = f.storeSize() >= 0
                         ? sizes[shard] + " bytes, the store has " + f.storeSize()
                         : "ETag " + etags.get(shard) + ", the store has " + f.storeEtag();
                 throw new ShardFetchException(
                         urls.get(shard),
-                        "the index " + index + " says " + what
-                                + ": the index is stale (the shard was written again after it was indexed);"
-                                + " run `stoke index` on the shards again",
+                        "the shard catalog " + catalog + " says " + what
+                                + ": the catalog is stale (the shard was written again after it was catalogued);"
+                                + " run `stoke catalog` on the shards again",
                         f);
             }
             throw x instanceof ShardFetchException
@@ -187,12 +187,12 @@ public final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
     /**
      * What names the shard's file in the shared folder: its ETag, or its size and Last-Modified time;
      * null where the store names no version (the file is then this process's own). A shard opened
-     * from an index that carries no ETag is asked once (a HEAD) before its first fetch.
+     * from a shard catalog that carries no ETag is asked once (a HEAD) before its first fetch.
      */
     private String folderVersion(int shard) {
         if (etags.get(shard) == null && modified.get(shard) == null && asked.compareAndSet(shard, null, true)) {
             ObjectStore.Stat stat = store.stat(urls.get(shard));
-            if (stat.size() == sizes[shard]) { // else the fetch names the shard as changed (a stale index)
+            if (stat.size() == sizes[shard]) { // else the fetch names the shard as changed (a stale catalog)
                 etags.compareAndSet(shard, null, stat.etag());
                 modified.compareAndSet(shard, null, stat.lastModified());
             }

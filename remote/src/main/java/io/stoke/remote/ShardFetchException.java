@@ -26,12 +26,12 @@ public final class ShardFetchException extends RuntimeException {
         this.storeEtag = storeEtag;
     }
 
-    /** The object is not the size it was read as: it changed since, or the size came from a stale index. */
+    /** The object is not the size it was read as: it changed since, or the size came from a stale shard catalog. */
     static ShardFetchException sizeChanged(String url, String reason, long storeSize) {
         return new ShardFetchException(url, reason, null, storeSize, null);
     }
 
-    /** The object is not the version (ETag) asked for: it changed since, or the ETag came from a stale index. */
+    /** The object is not the version (ETag) asked for: it changed since, or the ETag came from a stale shard catalog. */
     static ShardFetchException etagChanged(String url, String reason, String storeEtag) {
         return new ShardFetchException(url, reason, null, -1, storeEtag);
     }

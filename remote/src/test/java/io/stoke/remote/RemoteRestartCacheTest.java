@@ -77,7 +77,7 @@ class RemoteRestartCacheTest {
     }
 
     private static Dataset open(String url) {
-        return Datasets.open(url, new UrlDatasetProvider.ShardCache(1L << 26, null));
+        return Datasets.openLocalOrUrl(url, new UrlDatasetProvider.ShardCache(1L << 26, null));
     }
 
     private RestartCache cache() {
@@ -94,7 +94,7 @@ class RemoteRestartCacheTest {
                 .shuffle(true)
                 .seed(3)
                 .shuffleWindow(0)
-                .cache(cache)
+                .restartCache(cache)
                 .build()) {
             for (Batch b : l) {
                 try (b) {

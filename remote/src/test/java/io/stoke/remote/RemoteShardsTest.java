@@ -11,8 +11,8 @@ import io.stoke.loader.Loader;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.ShardCatalog;
 import io.stoke.loader.source.ShardDataset;
-import io.stoke.loader.source.ShardIndex;
 import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.testing.ElasticResume;
 import io.stoke.loader.testing.TestTars;
@@ -153,7 +153,7 @@ class RemoteShardsTest {
     @Test
     void remoteShardsGiveTheLocalSamplesThroughASmallCacheEachOnce() {
         String localPattern = local + "/train-{0..4}.tar";
-        try (Dataset near = Datasets.open(localPattern);
+        try (Dataset near = Datasets.openLocal(localPattern);
                 ShardDataset far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
             assertEquals(SHARDS * PER_SHARD, far.size());
             assertEquals("s3://data/train/train-3.tar/k/3-2", far.name(3 * PER_SHARD + 2));
@@ -205,7 +205,7 @@ class RemoteShardsTest {
             TestTars.member(tar, "m/2.cls", "3".getBytes(StandardCharsets.US_ASCII));
         }
         s3.put(BUCKET, "mixed/mixed-0.tar", Files.readAllBytes(file));
-        try (Dataset near = Datasets.open(file.toString());
+        try (Dataset near = Datasets.openLocal(file.toString());
                 ShardDataset far =
                         RemoteDatasets.open("s3://data/mixed/mixed-0.tar", fast(), 4 * Files.size(file), null)) {
             List<Long> order = new ArrayList<>();
@@ -219,7 +219,7 @@ class RemoteShardsTest {
     void theBuildersShuffleWindowIsEightShardsOverRemoteShardsAndGlobalOverLocalOnes() {
         // Java, the command line and Python agree: a Loader.Builder that is not told a window
         // never asks a remote store for every shard at once.
-        try (Dataset near = Datasets.open(local + "/train-{0..4}.tar");
+        try (Dataset near = Datasets.openLocal(local + "/train-{0..4}.tar");
                 ShardDataset far = RemoteDatasets.open("s3://data/train/train-{0..4}.tar", fast(), 2 * largest, null)) {
             assertEquals(Datasets.DEFAULT_REMOTE_WINDOW, Loader.builder(far).shuffleWindow());
             assertEquals(0, Loader.builder(near).shuffleWindow());
@@ -298,32 +298,32 @@ class RemoteShardsTest {
      * The shards under {@code prefix}, with an index.json beside them: shard 2's entry
      * {@code sizeError} bytes off, and with {@code etag} as its ETag when not null.
      */
-    static void putIndexed(String prefix, long sizeError, String etag) throws IOException {
-        List<ShardIndex.Entry> entries = new ArrayList<>();
+    static void putCatalogued(String prefix, long sizeError, String etag) throws IOException {
+        List<ShardCatalog.Entry> entries = new ArrayList<>();
         for (int s = 0; s < SHARDS; s++) {
             byte[] bytes = Files.readAllBytes(local.resolve("train-" + s + ".tar"));
             s3.put(BUCKET, prefix + "train-" + s + ".tar", bytes);
-            entries.add(new ShardIndex.Entry(
+            entries.add(new ShardCatalog.Entry(
                     "train-" + s + ".tar", PER_SHARD, bytes.length + (s == 2 ? sizeError : 0), s == 2 ? etag : null));
         }
         ByteArrayOutputStream json = new ByteArrayOutputStream();
-        new ShardIndex(entries, true).write(json, "test");
-        s3.put(BUCKET, prefix + ShardIndex.FILE, json.toByteArray());
+        new ShardCatalog(entries, true).write(json, "test");
+        s3.put(BUCKET, prefix + ShardCatalog.FILE, json.toByteArray());
     }
 
     @Test
-    void anIndexOpensRemoteShardsWithoutFetchingOneAndTheFirstBatchWaitsForItsOwnShardsOnly() throws IOException {
-        putIndexed("indexed/", 0, null);
+    void aCatalogOpensRemoteShardsWithoutFetchingOneAndTheFirstBatchWaitsForItsOwnShardsOnly() throws IOException {
+        putCatalogued("indexed/", 0, null);
         Map<Long, String> want;
-        try (Dataset near = Datasets.open(local + "/train-{0..4}.tar")) {
+        try (Dataset near = Datasets.openLocal(local + "/train-{0..4}.tar")) {
             want = epoch(near, false, 0, new ArrayList<>());
         }
         try (ShardDataset far = (ShardDataset)
-                Datasets.open("s3://data/indexed/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
+                Datasets.openLocalOrUrl("s3://data/indexed/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
             RemoteShards cache = (RemoteShards) far.shards().bytes();
-            assertTrue(far.shards().indexed());
+            assertTrue(far.shards().catalogued());
             assertEquals(SHARDS * PER_SHARD, far.size());
-            assertEquals(0, cache.fetches(), "opening from the index fetches no shard");
+            assertEquals(0, cache.fetches(), "opening from the catalog fetches no shard");
             try (Loader loader = Loader.builder(far)
                     .transform(SMALL)
                     .batchSize(4)
@@ -337,7 +337,7 @@ class RemoteShardsTest {
             }
             assertEquals(want, epoch(far, false, 0, new ArrayList<>()));
         }
-        // Without the index, opening says that it fetched every shard, and names stoke index.
+        // Without the catalog, opening says that it fetched every shard, and names stoke catalog.
         List<String> notes = new ArrayList<>();
         try (Dataset scanned = Datasets.checked(
                 RemoteDatasets.open("s3://data/train/", fast(), 100 * largest, null),
@@ -349,62 +349,62 @@ class RemoteShardsTest {
         assertTrue(
                 notes.size() == 1
                         && notes.get(0).contains("fetched all 5 shards")
-                        && notes.get(0).contains("stoke index"),
+                        && notes.get(0).contains("stoke catalog"),
                 notes.toString());
     }
 
     @Test
-    void aShardOfAnotherSizeThanTheIndexSaysIsNamedWhenFetchedAndNeverRead() throws IOException {
-        putIndexed("stale/", 10, null);
+    void aShardOfAnotherSizeThanTheCatalogSaysIsNamedWhenFetchedAndNeverRead() throws IOException {
+        putCatalogued("stale/", 10, null);
         try (ShardDataset far = (ShardDataset)
-                Datasets.open("s3://data/stale/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
+                Datasets.openLocalOrUrl("s3://data/stale/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
             RuntimeException e = assertThrows(RuntimeException.class, () -> epoch(far, false, 0, new ArrayList<>()));
             String all = e.toString() + (e.getCause() != null ? " " + e.getCause() : "");
             assertTrue(
                     all.contains("stale/train-2.tar")
-                            && all.contains("the index s3://data/stale/index.json says")
-                            && all.contains("stoke index"),
+                            && all.contains("the shard catalog s3://data/stale/index.json says")
+                            && all.contains("stoke catalog"),
                     all);
         }
     }
 
     @Test
-    void aShardOfAnotherVersionThanTheIndexSaysIsNamedWhenFetchedAndTheScanPinsVersions() throws IOException {
+    void aShardOfAnotherVersionThanTheCatalogSaysIsNamedWhenFetchedAndTheScanPinsVersions() throws IOException {
         String real;
         try (ShardDataset scanned = RemoteDatasets.openScanned("s3://data/train/", fast(), 100 * largest, null)) {
             // The scan fetched every shard: each one's ETag is known from then on, and checked on a refetch.
             real = scanned.shards().bytes().etag(2);
             assertTrue(real != null && !real.isEmpty(), "s3proxy names versions: " + real);
         }
-        putIndexed("version/", 0, "\"0123456789abcdef0123456789abcdef\"");
+        putCatalogued("version/", 0, "\"0123456789abcdef0123456789abcdef\"");
         try (ShardDataset far = (ShardDataset)
-                Datasets.open("s3://data/version/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
+                Datasets.openLocalOrUrl("s3://data/version/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
             RuntimeException e = assertThrows(RuntimeException.class, () -> epoch(far, false, 0, new ArrayList<>()));
             String all = e.toString() + (e.getCause() != null ? " " + e.getCause() : "");
             assertTrue(
                     all.contains("version/train-2.tar")
                             && all.contains("says ETag \"0123456789abcdef0123456789abcdef\", the store has " + real)
-                            && all.contains("stoke index"),
+                            && all.contains("stoke catalog"),
                     all);
         }
     }
 
     @Test
-    void stokeIndexWritesTheIndexBesideRemoteShardsAndOpeningThenFetchesNone() throws IOException {
+    void stokeCatalogWritesTheCatalogBesideRemoteShardsAndOpeningThenFetchesNone() throws IOException {
         for (int s = 0; s < SHARDS; s++) {
             s3.put(BUCKET, "self/train-" + s + ".tar", Files.readAllBytes(local.resolve("train-" + s + ".tar")));
         }
-        String url = RemoteDatasets.writeIndex("s3://data/self/train-{0..4}.tar", fast(), 100 * largest);
+        String url = RemoteDatasets.writeCatalog("s3://data/self/train-{0..4}.tar", fast(), 100 * largest);
         assertEquals("s3://data/self/index.json", url);
         Map<Long, String> want;
-        try (Dataset near = Datasets.open(local + "/train-{0..4}.tar")) {
+        try (Dataset near = Datasets.openLocal(local + "/train-{0..4}.tar")) {
             want = epoch(near, false, 0, new ArrayList<>());
         }
         try (ShardDataset far = (ShardDataset)
-                Datasets.open("s3://data/self/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
-            assertTrue(far.shards().indexed());
+                Datasets.openLocalOrUrl("s3://data/self/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
+            assertTrue(far.shards().catalogued());
             assertEquals("s3://data/self/train-3.tar", far.shards().shardName(3));
-            assertNotNull(far.shards().bytes().etag(3), "the index carries the version each shard was read at");
+            assertNotNull(far.shards().bytes().etag(3), "the catalog carries the version each shard was read at");
             assertEquals(0, ((RemoteShards) far.shards().bytes()).fetches());
             assertEquals(want, epoch(far, false, 0, new ArrayList<>()));
         }
@@ -414,7 +414,7 @@ class RemoteShardsTest {
     void theLoaderFindsThisModuleByTheUrlsScheme() {
         // What the CLI and stoke.DataLoader call: the core's Datasets, which knows no store, finds
         // RemoteDatasets through META-INF/services.
-        try (ShardDataset far = (ShardDataset) Datasets.open(
+        try (ShardDataset far = (ShardDataset) Datasets.openLocalOrUrl(
                 "s3://data/train/train-{0..4}.tar", new UrlDatasetProvider.ShardCache(2 * largest, null))) {
             assertEquals(SHARDS * PER_SHARD, far.size());
             assertTrue(far.shards().remote());
@@ -448,7 +448,7 @@ class RemoteShardsTest {
     @Test
     void a503BurstAndConnectionsDroppedMidShardAreRetriedWithNothingLostOrRepeated() throws Exception {
         Map<Long, String> expected;
-        try (Dataset near = Datasets.open(local + "/train-{0..4}.tar")) {
+        try (Dataset near = Datasets.openLocal(local + "/train-{0..4}.tar")) {
             expected = epoch(near, true, 2, new ArrayList<>());
         }
         for (boolean drop : new boolean[] {false, true}) {

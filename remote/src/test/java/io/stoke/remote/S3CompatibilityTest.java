@@ -142,7 +142,7 @@ class S3CompatibilityTest {
     void withDefaultSettingsTheLoaderGivesTheLocalSamples(String name) {
         System.setProperty(
                 S3ObjectStore.ENDPOINT_PROPERTY, server(name).endpoint().toString());
-        try (Dataset near = Datasets.open(local + "/train-{0..2}.tar");
+        try (Dataset near = Datasets.openLocal(local + "/train-{0..2}.tar");
                 ShardDataset far = RemoteDatasets.open(
                         "s3://" + BUCKET + "/data/train-{0..2}.tar",
                         new RemoteOptions(4, 64 * 1024, 5, Duration.ofSeconds(15), Duration.ofSeconds(2)),

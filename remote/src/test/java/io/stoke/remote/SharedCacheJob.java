@@ -96,7 +96,7 @@ public final class SharedCacheJob {
                     .shuffle(true)
                     .seed(9)
                     .shuffleWindow(2)
-                    .shard(rank, world)
+                    .partition(rank, world)
                     .epochs(epochs)
                     .build()) {
                 for (Batch b : loader) {

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.loader.fs.SafeFiles;
-import io.stoke.loader.source.ShardIndex;
+import io.stoke.loader.source.ShardCatalog;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestTars;
 import java.io.ByteArrayOutputStream;
@@ -206,15 +206,15 @@ class SharedShardCacheTest {
      * (one HEAD) before its first fetch, so a second dataset on the folder maps what the first fetched.
      */
     @Test
-    void shardsOfAnIndexWithoutETagsAreNamedByTheStoresVersionAndShared(@TempDir Path tmp) throws Exception {
-        List<ShardIndex.Entry> entries = new ArrayList<>();
+    void shardsOfACatalogWithoutETagsAreNamedByTheStoresVersionAndShared(@TempDir Path tmp) throws Exception {
+        List<ShardCatalog.Entry> entries = new ArrayList<>();
         for (int s = 0; s < SHARDS; s++) {
             s3.put("node", "indexed/s-" + s + ".tar", jobA.get(s));
-            entries.add(new ShardIndex.Entry("s-" + s + ".tar", PER_SHARD, jobA.get(s).length, null));
+            entries.add(new ShardCatalog.Entry("s-" + s + ".tar", PER_SHARD, jobA.get(s).length, null));
         }
         ByteArrayOutputStream json = new ByteArrayOutputStream();
-        new ShardIndex(entries, true).write(json, "test");
-        s3.put("node", "indexed/" + ShardIndex.FILE, json.toByteArray());
+        new ShardCatalog(entries, true).write(json, "test");
+        s3.put("node", "indexed/" + ShardCatalog.FILE, json.toByteArray());
         Path folder = tmp.resolve("shards");
         long capacity = (SHARDS + 1) * largest;
         List<String> want = SharedCacheJob.run("s3://node/indexed/", null, capacity, 0, 1, 1, new long[3], () -> {});

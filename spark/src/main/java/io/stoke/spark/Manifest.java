@@ -23,7 +23,7 @@ import java.util.List;
  * @param modelSha256         the model file's SHA-256
  * @param preprocessingSha256 the SHA-256 of {@code preprocessing}
  * @param preprocessing       the pixels the model was fed
- * @param planSeconds         the driver's time from start to the first task (listing, index, markers)
+ * @param planSeconds         the driver's time from start to the first task (listing, shard catalog, markers)
  * @param seconds             the job's time, start to manifest
  */
 public record Manifest(

@@ -93,7 +93,7 @@ final class ShardEmbedding {
                 throw new IllegalStateException(task.spec() + " holds " + dataset.size()
                         + " samples; the listing the job was planned from says " + task.samples()
                         + " (the file changed since the job was planned"
-                        + (Datasets.isParquet(task.spec()) ? ")" : ": index it again with `stoke index`)"));
+                        + (Datasets.isParquet(task.spec()) ? ")" : ": catalogue it again with `stoke catalog`)"));
             }
             Embedder embedder =
                     ModelCache.borrow(key, model, settings.modelSha256(), threads, device, settings.outputName());
@@ -163,7 +163,7 @@ final class ShardEmbedding {
                 System.err.println("stoke spark-embed: " + spec + ": " + message);
             }
         };
-        Dataset dataset = Datasets.open(spec, new UrlDatasetProvider.ShardCache(cacheBytes, null), columns);
+        Dataset dataset = Datasets.openLocalOrUrl(spec, new UrlDatasetProvider.ShardCache(cacheBytes, null), columns);
         if (dataset instanceof ShardDataset shard && !shard.shards().problems().isEmpty()) {
             dataset.close();
             throw new IllegalStateException(

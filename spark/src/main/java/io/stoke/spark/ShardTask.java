@@ -4,7 +4,7 @@ import java.io.Serializable;
 
 /**
  * One input file to embed, a tar shard or a Parquet file: what the driver knows of it from the
- * listing, the index or the file's footer.
+ * listing, the shard catalog or the file's footer.
  *
  * @param spec    where the task opens it: a local path or a URL
  * @param shard   its {@code shard} column (its file name)

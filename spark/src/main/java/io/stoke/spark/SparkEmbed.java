@@ -43,7 +43,7 @@ import org.apache.spark.sql.SparkSession;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * {@code stoke spark-embed}'s driver: lists the input files (tar shards, through their index when
+ * {@code stoke spark-embed}'s driver: lists the input files (tar shards, through their shard catalog when
  * there is one: nothing of a shard is read here; Parquet files, through their footers: no page is
  * read here), skips those an earlier run into the same output committed, and runs one Spark task
  * per input file ({@link ShardEmbedding}); then writes the manifest.
@@ -52,7 +52,7 @@ public final class SparkEmbed {
     /**
      * One job.
      *
-     * @param data             the shards (a folder, pattern, index file or URL prefix) or Parquet
+     * @param data             the shards (a folder, pattern, shard catalog file or URL prefix) or Parquet
      *                         files (a file, folder or pattern)
      * @param model            the ONNX model, a local file (shipped to the executors by Spark)
      * @param outputName       the model's output to keep, when it has several
@@ -167,7 +167,7 @@ public final class SparkEmbed {
     }
 
     /**
-     * What a run would do, decided before any task: every shard (from the listing or the index),
+     * What a run would do, decided before any task: every shard (from the listing or the shard catalog),
      * those still to embed, and what the markers of an earlier run into the same output hold.
      */
     record Plan(
@@ -281,12 +281,12 @@ public final class SparkEmbed {
     }
 
     /**
-     * The input files, a task each: tar shards from the index when there is one (nothing of a shard
+     * The input files, a task each: tar shards from the shard catalog when there is one (nothing of a shard
      * is fetched) or their headers; Parquet files from their footers (no page is read). What opening
-     * found (damage, no index over remote shards) is said through {@code say}.
+     * found (damage, no shard catalog over remote shards) is said through {@code say}.
      */
     static List<ShardTask> shards(Request request, Consumer<String> say) {
-        Dataset dataset = Datasets.open(
+        Dataset dataset = Datasets.openLocalOrUrl(
                 request.data(), new UrlDatasetProvider.ShardCache(request.shardCacheBytes(), null), request.columns());
         try (Dataset checked = Datasets.checked(
                 dataset,

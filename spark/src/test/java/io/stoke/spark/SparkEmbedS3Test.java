@@ -92,7 +92,7 @@ class SparkEmbedS3Test {
                 s3.write("s3://data/train/train-" + s + ".tar", Files.readAllBytes(file));
             }
         }
-        RemoteDatasets.writeIndex("s3://data/train/", RemoteOptions.defaults(), 64L << 20);
+        RemoteDatasets.writeCatalog("s3://data/train/", RemoteOptions.defaults(), 64L << 20);
         SparkEmbedTest.spark = SparkEmbed.session("local[2,2]");
     }
 

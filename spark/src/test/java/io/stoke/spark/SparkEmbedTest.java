@@ -165,7 +165,7 @@ class SparkEmbedTest {
     /** What `stoke embed --format parquet` writes for the same shards: one loader over all of them. */
     static Path singleMachine(Path data, Path out) throws Exception {
         try (Embedder embedder = Embedder.open(MODEL, 1, InferenceDevice.CPU, "embedding");
-                Dataset dataset = Datasets.open(data.toString(), ErrorPolicy.SKIP, w -> {})) {
+                Dataset dataset = Datasets.openLocalChecked(data.toString(), ErrorPolicy.SKIP, w -> {})) {
             TransformSpec transform = embedder.contract().transform(eval(256));
             int[] rows = new int[dataset.size()];
             Arrays.setAll(rows, i -> i);
@@ -385,7 +385,7 @@ class SparkEmbedTest {
     void sparkWrittenParquetGivesATablePerInputFileEveryRowOnce() throws Exception {
         Path folder = TestImages.imageFolder(tmp.resolve("hub-folder"), IMAGES, 3, 21);
         Path parts = sparkWrittenHubTable(folder, tmp.resolve("hub-table"));
-        try (Dataset d = Datasets.open(parts.toString())) {
+        try (Dataset d = Datasets.openLocal(parts.toString())) {
             int groups = ((ShardDataset) d).shards().shardCount();
             assertTrue(groups > 2, "several row groups per part file: " + groups);
         }

@@ -126,7 +126,7 @@ public final class RawTensors {
             Files.createDirectories(rawRoot);
             Files.deleteIfExists(marker);
             byte[] header = NpyHeader.uint8(SIDE, SIDE, 3);
-            try (ShardDataset shards = (ShardDataset) Datasets.open(shardsDir.toString())) {
+            try (ShardDataset shards = (ShardDataset) Datasets.openLocal(shardsDir.toString())) {
                 Shards tar = shards.shards();
                 if (shards.size() != jpeg.size() || !tar.problems().isEmpty()) {
                     throw new IllegalStateException("the pack in " + shardsDir + " holds " + shards.size()

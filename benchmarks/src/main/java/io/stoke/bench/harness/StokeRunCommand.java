@@ -140,7 +140,7 @@ public final class StokeRunCommand implements Callable<Integer> {
         return switch (kind) {
             case "jpeg" -> ImageFolder.scan(root);
             case "raw" -> {
-                Dataset dataset = Datasets.open(root.toString(), ErrorPolicy.FAIL, System.err::println);
+                Dataset dataset = Datasets.openLocalChecked(root.toString(), ErrorPolicy.FAIL, System.err::println);
                 Shards shards = dataset instanceof ShardDataset sharded ? sharded.shards() : null;
                 for (int i = 0; i < dataset.size(); i++) {
                     if (shards == null

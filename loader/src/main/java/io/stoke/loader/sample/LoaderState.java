@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import io.stoke.loader.sample.Sampler.ShardTail;
+import io.stoke.loader.sample.Sampler.PartitionTail;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
@@ -33,7 +33,8 @@ import java.util.Locale;
  * @param worldSize     the ranks of that world
  * @param datasetSize   samples in the dataset
  * @param shuffleWindow shards per shuffle window (0: global), or -1 where the state does not say
- * @param shardTail     how that world split an epoch that does not divide evenly
+ * @param partitionTail how that world split an epoch that does not divide evenly ({@code shard_tail}
+ *     in the JSON, the key Python's {@code state_dict()} has always written)
  * @param cuts          what worlds before that one took of {@code epoch}, oldest first (empty
  *     unless {@code epoch} was itself resumed on another world)
  * @param dataset       the dataset's {@code Dataset.fingerprint()}, or null where the state does
@@ -50,7 +51,7 @@ public record LoaderState(
         int worldSize,
         int datasetSize,
         int shuffleWindow,
-        ShardTail shardTail,
+        PartitionTail partitionTail,
         List<EpochCut> cuts,
         String dataset) {
     /** The version this class writes. */
@@ -63,11 +64,22 @@ public record LoaderState(
             throw new IllegalArgumentException("not a loader's state: epoch " + epoch + ", batches taken "
                     + batchesTaken + ", batch size " + batchSize + ", rank " + rank + " of " + worldSize);
         }
-        if (datasetSize < 1 || shardTail == null) {
+        if (datasetSize < 1 || partitionTail == null) {
             throw new IllegalArgumentException(
-                    "not a loader's state: dataset size " + datasetSize + ", shard tail " + shardTail);
+                    "not a loader's state: dataset size " + datasetSize + ", partition tail " + partitionTail);
         }
         cuts = List.copyOf(cuts);
+    }
+
+    /**
+     * {@link #partitionTail()} under its old name.
+     *
+     * @deprecated "shard" means a tar shard only; use {@link #partitionTail()}.
+     */
+    @Deprecated(since = "0.2", forRemoval = true)
+    @SuppressWarnings("removal")
+    public Sampler.ShardTail shardTail() {
+        return Sampler.ShardTail.valueOf(partitionTail.name());
     }
 
     /**
@@ -86,7 +98,7 @@ public record LoaderState(
                 worldSize,
                 sampler.datasetSize(),
                 sampler.shardWindow(),
-                sampler.shardTail(),
+                sampler.partitionTail(),
                 epoch == sampler.resumedEpoch() ? sampler.cuts() : List.of(),
                 null);
     }
@@ -104,7 +116,7 @@ public record LoaderState(
                 worldSize,
                 datasetSize,
                 shuffleWindow,
-                shardTail,
+                partitionTail,
                 cuts,
                 fingerprint);
     }
@@ -140,7 +152,7 @@ public record LoaderState(
         } else {
             g.writeNullField("shuffle_window");
         }
-        g.writeStringField("shard_tail", shardTail.name().toLowerCase(Locale.ROOT));
+        g.writeStringField("shard_tail", partitionTail.name().toLowerCase(Locale.ROOT));
         g.writeArrayFieldStart("epoch_cuts");
         for (EpochCut c : cuts) {
             g.writeStartObject();
@@ -199,7 +211,7 @@ public record LoaderState(
         long worldSize = 1;
         Long datasetSize = null;
         long window = -1;
-        ShardTail tail = ShardTail.PAD;
+        PartitionTail tail = PartitionTail.PAD;
         List<EpochCut> cuts = new ArrayList<>();
         String dataset = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
@@ -218,8 +230,8 @@ public record LoaderState(
                 case "dataset_size" -> datasetSize = integer(p, v, f, name);
                 case "shuffle_window" -> window = v == JsonToken.VALUE_NULL ? -1 : integer(p, v, f, name);
                 case "dataset" -> dataset = v == JsonToken.VALUE_STRING ? p.getText() : null;
-                case "shard_tail" ->
-                    tail = ShardTail.valueOf(p.getValueAsString("").toUpperCase(Locale.ROOT));
+                case "shard_tail", "partition_tail" ->
+                    tail = PartitionTail.valueOf(p.getValueAsString("").toUpperCase(Locale.ROOT));
                 case "epoch_cuts" -> {
                     if (v != JsonToken.START_ARRAY) {
                         throw new IllegalArgumentException(name + ": epoch_cuts is not a list");

@@ -104,7 +104,7 @@ public record ResumePlan(long epoch, int startBatch, List<EpochCut> cuts, String
                         first.dropLast(),
                         0,
                         w,
-                        first.shardTail())
+                        first.partitionTail())
                 .resuming(e, before);
         int perRank = old.samplesPerEpoch(e);
         int batches = old.batchesPerEpoch(e);
@@ -157,7 +157,7 @@ public record ResumePlan(long epoch, int startBatch, List<EpochCut> cuts, String
         boolean sameWorld = target.worldSize() == w
                 && target.batchSize() == b
                 && target.dropLast() == first.dropLast()
-                && target.shardTail() == first.shardTail();
+                && target.partitionTail() == first.partitionTail();
         if (sameWorld && cut.isUniform() && taken[0] % b == 0) {
             // The uninterrupted run's own batches: batch k of this epoch comes next.
             r.append("; the same world goes on at batch ").append(taken[0] / b);
@@ -178,7 +178,7 @@ public record ResumePlan(long epoch, int startBatch, List<EpochCut> cuts, String
         if (delivered > left) {
             r.append(", ").append(delivered - left).append(" of them padding (repeats, marked)");
         } else if (delivered < left) {
-            r.append(", ").append(left - delivered).append(" left out by the shard tail or drop_last");
+            r.append(", ").append(left - delivered).append(" left out by the partition tail or drop_last");
         }
         if (newBatches == 0) {
             return new ResumePlan(
@@ -215,7 +215,7 @@ public record ResumePlan(long epoch, int startBatch, List<EpochCut> cuts, String
             {"batch_size", a.batchSize(), s.batchSize()},
             {"drop_last", a.dropLast(), s.dropLast()},
             {"world_size", a.worldSize(), s.worldSize()},
-            {"shard_tail", a.shardTail(), s.shardTail()},
+            {"shard_tail", a.partitionTail(), s.partitionTail()},
         };
         for (Object[] p : pairs) {
             if (!p[1].equals(p[2])) {

@@ -12,12 +12,12 @@ import java.util.SplittableRandom;
  * <p>Every rank draws the same permutation {@code P} of the whole dataset ({@code N} samples),
  * then takes every {@code worldSize}-th element starting at {@code rank}, as PyTorch's
  * {@code DistributedSampler} does, so that every rank gets the same number of samples (ranks
- * under DistributedDataParallel must take the same number of steps). With the shard tail
- * {@link ShardTail#PAD} (the default) each rank gets {@code ceil(N/W)} samples: {@code P} is
+ * under DistributedDataParallel must take the same number of steps): each rank's share is its
+ * partition. With the partition tail {@link PartitionTail#PAD} (the default) each rank gets {@code ceil(N/W)} samples: {@code P} is
  * padded by repeating it from its start ({@code Q[i] = P[i mod N]}) and rank {@code r} takes
  * {@code Q[r + j*W]}; the positions with {@code r + j*W >= N}, always a suffix of the rank's
  * epoch, are padding ({@link #isPadding}): samples another rank also gets. With
- * {@link ShardTail#DROP} each rank gets {@code floor(N/W)} samples, {@code P[r + j*W]}, and up to
+ * {@link PartitionTail#DROP} each rank gets {@code floor(N/W)} samples, {@code P[r + j*W]}, and up to
  * {@code W-1} samples are left out of the epoch. With one rank both are the permutation itself.
  * With {@code dropLast} the trailing partial batch of each rank's epoch is not delivered (PyTorch
  * DataLoader's {@code drop_last}).
@@ -45,16 +45,16 @@ public final class Sampler {
     private final int worldSize;
     private final int[] shardFirst; // null, or the first sample of each shard and then the size
     private final int window;
-    private final ShardTail tail;
+    private final PartitionTail tail;
     // The resumed epoch (-1: none), its cuts, and the positions of its permutation still to come.
     private final long resumedEpoch;
     private final List<EpochCut> cuts;
     private final int[] remainder;
 
-    /** A sampler with the shard tail {@link ShardTail#PAD}. */
+    /** A sampler with the partition tail {@link PartitionTail#PAD}. */
     public Sampler(
             int datasetSize, int batchSize, boolean shuffle, long seed, boolean dropLast, int rank, int worldSize) {
-        this(datasetSize, batchSize, shuffle, seed, dropLast, rank, worldSize, ShardTail.PAD);
+        this(datasetSize, batchSize, shuffle, seed, dropLast, rank, worldSize, PartitionTail.PAD);
     }
 
     public Sampler(
@@ -65,8 +65,26 @@ public final class Sampler {
             boolean dropLast,
             int rank,
             int worldSize,
-            ShardTail tail) {
+            PartitionTail tail) {
         this(datasetSize, batchSize, shuffle, seed, dropLast, rank, worldSize, null, 0, tail, -1, List.of(), null);
+    }
+
+    /**
+     * The sampler with {@code tail} under its new name.
+     *
+     * @deprecated "shard" means a tar shard only; use the constructor that takes a {@link PartitionTail}.
+     */
+    @Deprecated(since = "0.2", forRemoval = true)
+    public Sampler(
+            int datasetSize,
+            int batchSize,
+            boolean shuffle,
+            long seed,
+            boolean dropLast,
+            int rank,
+            int worldSize,
+            ShardTail tail) {
+        this(datasetSize, batchSize, shuffle, seed, dropLast, rank, worldSize, tail.partitionTail());
     }
 
     /**
@@ -184,7 +202,7 @@ public final class Sampler {
             int worldSize,
             int[] shardFirst,
             int window,
-            ShardTail tail,
+            PartitionTail tail,
             long resumedEpoch,
             List<EpochCut> cuts,
             int[] remainder) {
@@ -207,35 +225,55 @@ public final class Sampler {
         this.shardFirst = shardFirst;
         this.window = window;
         if (tail == null) {
-            throw new IllegalArgumentException("shard tail must be PAD or DROP, not null");
+            throw new IllegalArgumentException("partition tail must be PAD or DROP, not null");
         }
         this.tail = tail;
         this.resumedEpoch = resumedEpoch;
         this.cuts = cuts;
         this.remainder = remainder;
-        if (tail == ShardTail.DROP && datasetSize / worldSize == 0) {
-            throw new IllegalArgumentException("with shard tail DROP each of " + worldSize + " ranks gets floor("
+        if (tail == PartitionTail.DROP && datasetSize / worldSize == 0) {
+            throw new IllegalArgumentException("with partition tail DROP each of " + worldSize + " ranks gets floor("
                     + datasetSize + "/" + worldSize + ") = 0 samples: use fewer ranks than " + worldSize
-                    + ", a larger dataset, or shard tail PAD");
+                    + ", a larger dataset, or partition tail PAD");
         }
         if (samplesPerEpoch() == 0) {
-            throw new IllegalArgumentException("rank " + rank + " of " + worldSize + " gets " + shardSize()
+            throw new IllegalArgumentException("rank " + rank + " of " + worldSize + " gets " + partitionSize()
                     + " samples, fewer than one batch of " + batchSize + " with dropLast");
         }
     }
 
     /** Samples in this rank's epoch, padding included: {@code ceil(N/W)} (PAD) or {@code floor(N/W)} (DROP), the same on every rank. */
-    public int shardSize() {
-        return shardSize(datasetSize);
+    public int partitionSize() {
+        return partitionSize(datasetSize);
     }
 
-    private int shardSize(int n) {
-        return tail == ShardTail.PAD ? (n + worldSize - 1) / worldSize : n / worldSize;
+    /**
+     * {@link #partitionSize()}.
+     *
+     * @deprecated "shard" means a tar shard only; use {@link #partitionSize()}.
+     */
+    @Deprecated(since = "0.2", forRemoval = true)
+    public int shardSize() {
+        return partitionSize();
+    }
+
+    private int partitionSize(int n) {
+        return tail == PartitionTail.PAD ? (n + worldSize - 1) / worldSize : n / worldSize;
     }
 
     /** How this sampler treats a dataset that does not split evenly over the ranks. */
-    public ShardTail shardTail() {
+    public PartitionTail partitionTail() {
         return tail;
+    }
+
+    /**
+     * {@link #partitionTail()} under its old name.
+     *
+     * @deprecated "shard" means a tar shard only; use {@link #partitionTail()}.
+     */
+    @Deprecated(since = "0.2", forRemoval = true)
+    public ShardTail shardTail() {
+        return ShardTail.valueOf(tail.name());
     }
 
     /** Positions of this rank's epoch that are not padding: the first ones, {@code [0, unpaddedSamples())}. */
@@ -253,7 +291,7 @@ public final class Sampler {
      * Whether position {@code position} of this rank's epoch (batch {@code k}'s sample {@code i} is
      * position {@code k*B + i}) is padding: a sample repeated from the start of the permutation
      * so that every rank gets as many samples, which another rank also gets this epoch. Always a
-     * suffix of the epoch, and only with {@link ShardTail#PAD}; count each sample once in evaluation
+     * suffix of the epoch, and only with {@link PartitionTail#PAD}; count each sample once in evaluation
      * by leaving these out.
      */
     public boolean isPadding(int position) {
@@ -272,15 +310,15 @@ public final class Sampler {
         return Math.max(0, end - Math.max(start, unpaddedSamples(epoch)));
     }
 
-    /** Samples delivered per epoch: the shard, less a partial last batch under {@code dropLast}. */
+    /** Samples delivered per epoch: the partition, less a partial last batch under {@code dropLast}. */
     public int samplesPerEpoch() {
         return samplesPerEpoch(-1);
     }
 
     /** Samples this rank delivers in epoch {@code epoch}: as {@link #samplesPerEpoch()}, of the remainder when it is the resumed one (possibly none). */
     public int samplesPerEpoch(long epoch) {
-        int shard = shardSize(epochLength(epoch));
-        return dropLast ? shard - shard % batchSize : shard;
+        int partition = partitionSize(epochLength(epoch));
+        return dropLast ? partition - partition % batchSize : partition;
     }
 
     public int batchesPerEpoch() {
@@ -419,7 +457,7 @@ public final class Sampler {
      * What a rank does with the end of an epoch's permutation when the dataset does not split evenly
      * over the ranks (PyTorch's {@code DistributedSampler(drop_last=...)}); with one rank, nothing.
      */
-    public enum ShardTail {
+    public enum PartitionTail {
         /**
          * Every rank gets {@code ceil(N/W)} samples: the permutation is padded by repeating it from its
          * start, so the last rank(s) get up to one sample that another rank also gets, the padding
@@ -428,5 +466,24 @@ public final class Sampler {
         PAD,
         /** Every rank gets {@code floor(N/W)} samples: up to {@code W-1} samples of each epoch are left out. */
         DROP
+    }
+
+    /**
+     * {@link PartitionTail} under its old name (an enum cannot alias another: the same constants,
+     * mapped by {@link #partitionTail()}).
+     *
+     * @deprecated "shard" means a tar shard only; use {@link PartitionTail}.
+     */
+    @Deprecated(since = "0.2", forRemoval = true)
+    public enum ShardTail {
+        /** {@link PartitionTail#PAD}. */
+        PAD,
+        /** {@link PartitionTail#DROP}. */
+        DROP;
+
+        /** This tail under its new name. */
+        public PartitionTail partitionTail() {
+            return PartitionTail.valueOf(name());
+        }
     }
 }

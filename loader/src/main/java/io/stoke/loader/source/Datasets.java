@@ -26,7 +26,7 @@ import java.util.function.Consumer;
  *   <li>Parquet: a {@code .parquet} file, a pattern or glob of them, or a folder of them, opened by
  *       the {@link TableDatasetProvider} on the class path (stoke-parquet's; {@link #isParquet}).</li>
  * </ul>
- * A dataset of shards owns mappings: close the returned index when done with it.
+ * A dataset of shards owns mappings: close the returned dataset when done with it.
  */
 public final class Datasets {
     private Datasets() {}
@@ -41,17 +41,27 @@ public final class Datasets {
     }
 
     /**
-     * {@link #open(String)}, then what the scan found wrong with whole shards (not a tar file,
+     * {@link #openLocal}, then what the scan found wrong with whole shards (not a tar file,
      * damaged after some members) under {@code policy}: {@link ErrorPolicy#FAIL} throws, naming
      * every damaged shard; {@link ErrorPolicy#SKIP} says each through {@code warn}, loudly, and
      * keeps the samples before the damage. A dataset of shards without any {@code .cls} member is
      * said once too: its labels are all -1.
      */
-    public static Dataset open(String spec, ErrorPolicy policy, Consumer<String> warn) {
-        return checked(open(spec), spec, policy, warn);
+    public static Dataset openLocalChecked(String spec, ErrorPolicy policy, Consumer<String> warn) {
+        return checked(openLocal(spec), spec, policy, warn);
     }
 
-    /** What {@link #open(String, ErrorPolicy, Consumer)} does after opening: for remote shards too. */
+    /**
+     * {@link #openLocalChecked}.
+     *
+     * @deprecated four overloads of {@code open} had four contracts; use {@link #openLocalChecked}.
+     */
+    @Deprecated(since = "0.2", forRemoval = true)
+    public static Dataset open(String spec, ErrorPolicy policy, Consumer<String> warn) {
+        return openLocalChecked(spec, policy, warn);
+    }
+
+    /** What {@link #openLocalChecked} does after opening: for remote shards too. */
     public static Dataset checked(Dataset dataset, String spec, ErrorPolicy policy, Consumer<String> warn) {
         if (!(dataset instanceof ShardDataset sharded)) {
             return dataset;
@@ -73,11 +83,11 @@ public final class Datasets {
             dataset.close();
             throw new IllegalArgumentException("no samples in " + shown);
         }
-        if (!shards.indexed() && shards.remote()) {
+        if (!shards.catalogued() && shards.remote()) {
             // Local shards' headers are read where they are mapped, which costs little; remote ones were each fetched.
             warn.accept("note: opening " + shown + " fetched all " + shards.shardCount() + " shard"
-                    + (shards.shardCount() == 1 ? "" : "s") + " to read their tar headers; `stoke index " + shown
-                    + "` writes " + ShardIndex.FILE + ", and opening then reads only that");
+                    + (shards.shardCount() == 1 ? "" : "s") + " to read their tar headers; `stoke catalog " + shown
+                    + "` writes their shard catalog " + ShardCatalog.FILE + ", and opening then reads only that");
         }
         if (!shards.labelled()) {
             warn.accept("note: " + shards.unlabelledNote(shown));
@@ -86,35 +96,35 @@ public final class Datasets {
     }
 
     /**
-     * The dataset at {@code spec}, local or at a URL: a URL's shards are held in {@code cache}. Its
-     * scheme's {@link UrlDatasetProvider} is looked up on the class path; without one, the error names
-     * the module to add.
+     * The dataset at {@code spec}, local or at a URL: a URL's shards are held in {@code shardCache}.
+     * Its scheme's {@link UrlDatasetProvider} is looked up on the class path; without one, the error
+     * names the module to add. As it is, as {@link #openLocal}: {@link #checked} applies an error policy.
      */
-    public static Dataset open(String spec, UrlDatasetProvider.ShardCache cache) {
-        return open(spec, cache, TableColumns.DEFAULT);
+    public static Dataset openLocalOrUrl(String spec, UrlDatasetProvider.ShardCache shardCache) {
+        return openLocalOrUrl(spec, shardCache, TableColumns.DEFAULT);
     }
 
     /**
-     * {@link #open(String, UrlDatasetProvider.ShardCache)}, with the columns that hold a table
-     * dataset's image, label and key ({@link TableColumns#DEFAULT}: found by their defaults); columns
-     * named for a dataset that is not a table are refused.
+     * {@link #openLocalOrUrl(String, UrlDatasetProvider.ShardCache)}, with the columns that hold a
+     * table dataset's image, label and key ({@link TableColumns#DEFAULT}: found by their defaults);
+     * columns named for a dataset that is not a table are refused.
      */
-    public static Dataset open(String spec, UrlDatasetProvider.ShardCache cache, TableColumns columns) {
+    public static Dataset openLocalOrUrl(String spec, UrlDatasetProvider.ShardCache shardCache, TableColumns columns) {
         // A URL folder with columns named can only be Parquet; without, its listing tells (stoke-remote).
         if (spec != null && (isParquet(spec) || (isUrl(spec) && spec.endsWith("/") && !columns.isDefault()))) {
-            return openTable(spec, columns, cache);
+            return openTable(spec, columns, shardCache);
         }
         if (!columns.isDefault()) {
             throw new IllegalArgumentException(
                     "columns are named (" + columns + ") but " + Urls.redact(spec) + " is not a Parquet dataset");
         }
         if (spec == null || !isUrl(spec)) {
-            return open(spec);
+            return openLocal(spec);
         }
         String scheme = spec.substring(0, spec.indexOf(':')).toLowerCase(Locale.ROOT);
         for (UrlDatasetProvider provider : ServiceLoader.load(UrlDatasetProvider.class)) {
             if (provider.schemes().contains(scheme)) {
-                return provider.open(spec, cache);
+                return provider.open(spec, shardCache);
             }
         }
         throw new IllegalArgumentException(
@@ -122,12 +132,34 @@ public final class Datasets {
                         + "io.stoke:stoke-remote (Stoke's jar and the Python package carry it)");
     }
 
-    /** Row groups of a Parquet dataset held at once when no cache is named. */
+    /**
+     * {@link #openLocalOrUrl(String, UrlDatasetProvider.ShardCache)}.
+     *
+     * @deprecated four overloads of {@code open} had four contracts; use {@link #openLocalOrUrl(String,
+     *     UrlDatasetProvider.ShardCache)}.
+     */
+    @Deprecated(since = "0.2", forRemoval = true)
+    public static Dataset open(String spec, UrlDatasetProvider.ShardCache cache) {
+        return openLocalOrUrl(spec, cache);
+    }
+
+    /**
+     * {@link #openLocalOrUrl(String, UrlDatasetProvider.ShardCache, TableColumns)}.
+     *
+     * @deprecated four overloads of {@code open} had four contracts; use {@link #openLocalOrUrl(String,
+     *     UrlDatasetProvider.ShardCache, TableColumns)}.
+     */
+    @Deprecated(since = "0.2", forRemoval = true)
+    public static Dataset open(String spec, UrlDatasetProvider.ShardCache cache, TableColumns columns) {
+        return openLocalOrUrl(spec, cache, columns);
+    }
+
+    /** Row groups of a Parquet dataset held at once when no shard cache is named. */
     private static final long DEFAULT_TABLE_CACHE = 2L << 30;
 
-    private static Dataset openTable(String spec, TableColumns columns, UrlDatasetProvider.ShardCache cache) {
+    private static Dataset openTable(String spec, TableColumns columns, UrlDatasetProvider.ShardCache shardCache) {
         UrlDatasetProvider.ShardCache held =
-                cache != null ? cache : new UrlDatasetProvider.ShardCache(DEFAULT_TABLE_CACHE, null);
+                shardCache != null ? shardCache : new UrlDatasetProvider.ShardCache(DEFAULT_TABLE_CACHE, null);
         for (TableDatasetProvider provider : ServiceLoader.load(TableDatasetProvider.class)) {
             return provider.open(spec, columns, held);
         }
@@ -176,8 +208,12 @@ public final class Datasets {
         return parquet;
     }
 
-    /** The local dataset at {@code spec}, as it is; a shard's damage is in {@link Shards#problems()}. */
-    public static Dataset open(String spec) {
+    /**
+     * The local dataset at {@code spec}, as it is: a shard's damage is in {@link Shards#problems()},
+     * not checked ({@link #openLocalChecked} checks it under an error policy); a URL is refused
+     * ({@link #openLocalOrUrl} opens one).
+     */
+    public static Dataset openLocal(String spec) {
         if (spec == null || spec.isBlank()) {
             throw new IllegalArgumentException("no dataset given");
         }
@@ -185,8 +221,8 @@ public final class Datasets {
             return openTable(spec, TableColumns.DEFAULT, null);
         }
         if (isUrl(spec)) {
-            throw new IllegalArgumentException(
-                    Urls.redact(spec) + " is a URL: open it with open(spec, cache), which finds its store");
+            throw new IllegalArgumentException(Urls.redact(spec)
+                    + " is a URL: open it with openLocalOrUrl(spec, shardCache), which finds its store");
         }
         if (BracePattern.hasBraces(spec)) {
             List<String> names = BracePattern.expand(spec);
@@ -198,17 +234,18 @@ public final class Datasets {
             return openShards(names);
         }
         Path path = Path.of(spec);
-        Path index = Files.isDirectory(path) ? path.resolve(ShardIndex.FILE) : path;
-        if (index.getFileName() != null
-                && index.getFileName().toString().endsWith(".json")
-                && Files.isRegularFile(index)) {
-            ShardDataset indexed = openIndexed(index);
-            if (indexed != null) {
-                return indexed;
+        Path catalog = Files.isDirectory(path) ? path.resolve(ShardCatalog.FILE) : path;
+        if (catalog.getFileName() != null
+                && catalog.getFileName().toString().endsWith(".json")
+                && Files.isRegularFile(catalog)) {
+            ShardDataset catalogued = openCatalog(catalog);
+            if (catalogued != null) {
+                return catalogued;
             }
             if (!Files.isDirectory(path)) {
-                throw new IllegalArgumentException(index + " is not a shard index Stoke opens from (a wids shard list"
-                        + " with Stoke's `labelled`): run `stoke index` on the shards to write one");
+                throw new IllegalArgumentException(
+                        catalog + " is not a shard catalog Stoke opens from (a wids shard list"
+                                + " with Stoke's `labelled`): run `stoke catalog` on the shards to write one");
             }
         }
         if (Files.isDirectory(path)) {
@@ -223,46 +260,68 @@ public final class Datasets {
     }
 
     /**
-     * The shards an index file lists, opened from it alone: nothing of a shard is read until one of
-     * its samples is; each shard's size must be the index's. Null when the file is a wids shard
+     * {@link #openLocal}.
+     *
+     * @deprecated four overloads of {@code open} had four contracts; use {@link #openLocal}.
+     */
+    @Deprecated(since = "0.2", forRemoval = true)
+    public static Dataset open(String spec) {
+        return openLocal(spec);
+    }
+
+    /**
+     * The shards a shard catalog file ({@code index.json}) lists, opened from it alone: nothing of a
+     * shard is read until one of its samples is; each shard's size must be the catalog's. Null when the file is a wids shard
      * list without Stoke's {@code labelled}.
      */
-    public static ShardDataset openIndexed(Path indexFile) {
-        ShardIndex index;
-        try (InputStream in = Files.newInputStream(indexFile)) {
-            ReadLimits.checkSize(indexFile.toString(), Files.size(indexFile), ReadLimits.INDEX_FILE);
-            index = ShardIndex.read(in, indexFile.toString());
+    public static ShardDataset openCatalog(Path catalogFile) {
+        ShardCatalog catalog;
+        try (InputStream in = Files.newInputStream(catalogFile)) {
+            ReadLimits.checkSize(catalogFile.toString(), Files.size(catalogFile), ReadLimits.CATALOG_FILE);
+            catalog = ShardCatalog.read(in, catalogFile.toString());
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read the shard index " + indexFile + ": " + e.getMessage(), e);
+            throw new UncheckedIOException("cannot read the shard catalog " + catalogFile + ": " + e.getMessage(), e);
         }
-        if (index == null) {
+        if (catalog == null) {
             return null;
         }
-        Path dir = indexFile.toAbsolutePath().getParent();
+        Path dir = catalogFile.toAbsolutePath().getParent();
         List<String> names = new ArrayList<>();
         List<Path> files = new ArrayList<>();
-        for (ShardIndex.Entry e : index.shards()) {
+        for (ShardCatalog.Entry e : catalog.shards()) {
             Path file = dir.resolve(e.url());
             long size;
             try {
                 size = Files.size(file);
             } catch (IOException x) {
                 throw new IllegalArgumentException(
-                        "shard " + file + " (listed in " + indexFile + ") cannot be read: " + x.getMessage());
+                        "shard " + file + " (listed in " + catalogFile + ") cannot be read: " + x.getMessage());
             }
             if (size != e.filesize()) {
-                throw new IllegalArgumentException("shard " + file + " has " + size + " bytes, the index " + indexFile
-                        + " says " + e.filesize() + ": the index is stale; run `stoke index` on the shards again");
+                throw new IllegalArgumentException("shard " + file + " has " + size + " bytes, the shard catalog "
+                        + catalogFile + " says " + e.filesize()
+                        + ": the shard catalog is stale; run `stoke catalog` on the shards again");
             }
             names.add(file.toString());
             files.add(file);
         }
-        return index.dataset(names, new MappedShards(files), dir, indexFile.toString());
+        return catalog.dataset(names, new MappedShards(files), dir, catalogFile.toString());
     }
 
     /**
-     * The local dataset at {@code spec} read from its shards' own headers, any index beside them
-     * left aside: what {@code stoke index} writes an index from.
+     * {@link #openCatalog}.
+     *
+     * @deprecated "index" means a sample's position only; {@code index.json} is the shard catalog: use
+     *     {@link #openCatalog}.
+     */
+    @Deprecated(since = "0.2", forRemoval = true)
+    public static ShardDataset openIndexed(Path indexFile) {
+        return openCatalog(indexFile);
+    }
+
+    /**
+     * The local dataset at {@code spec} read from its shards' own headers, any shard catalog beside
+     * them left aside: what {@code stoke catalog} writes a catalog from.
      */
     public static Dataset openScanned(String spec) {
         Path path = Path.of(spec);
@@ -273,7 +332,7 @@ public final class Datasets {
             }
             return openShards(tars);
         }
-        return open(spec);
+        return openLocal(spec);
     }
 
     /** Local shards by path, in the order given. */

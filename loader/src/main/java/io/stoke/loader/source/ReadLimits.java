@@ -4,7 +4,7 @@ import java.util.Locale;
 
 /**
  * The most Stoke reads onto the heap for a length that a file declares: a tar shard's extension
- * headers, a dataset's {@code index.json} and {@code parquet-index.json}, a Parquet footer. The
+ * headers, a dataset's shard catalog ({@code index.json}) and Parquet catalog ({@code parquet-index.json}), a Parquet footer. The
  * length is checked before anything is allocated, so that a damaged or hostile file (an 8 KB sparse
  * file that declares a 512 MiB long name) is refused in a sentence naming it instead of ending the
  * process with {@link OutOfMemoryError}. Each limit is far above what a real dataset needs.
@@ -26,18 +26,18 @@ public final class ReadLimits {
     public static final int TAR_EXTENSIONS_PER_MEMBER = 16;
 
     /**
-     * A shard index ({@code index.json}) or Parquet index ({@code parquet-index.json}), or another
+     * A shard catalog ({@code index.json}) or Parquet catalog ({@code parquet-index.json}), or another
      * file read whole. A shard's line is about 100 bytes, so this is some 600,000 shards, and what
      * the parser keeps of them fits the CLI's 384 MiB heap.
      */
-    public static final long INDEX_FILE = 64L << 20;
+    public static final long CATALOG_FILE = 64L << 20;
 
-    /** A string in a shard index (a URL, an ETag); a Parquet index's footers are bounded by the file's limit. */
-    public static final int INDEX_STRING = 1 << 20;
+    /** A string in a shard catalog (a URL, an ETag); a Parquet catalog's footers are bounded by the file's limit. */
+    public static final int CATALOG_STRING = 1 << 20;
 
     /**
      * A Parquet file's footer (its schema and row groups), by the length the file declares for it. A
-     * footer in a Parquet index is bounded by {@link #INDEX_FILE}, the same size.
+     * footer in a Parquet catalog is bounded by {@link #CATALOG_FILE}, the same size.
      */
     public static final long PARQUET_FOOTER = 64L << 20;
 
@@ -69,13 +69,13 @@ public final class ReadLimits {
 
     /**
      * Throws {@link IllegalArgumentException} "{@code file} is N, more than the M limit of a file
-     * Stoke reads whole (an index or a marker)" when {@code size} exceeds {@code limit}: such a file
+     * Stoke reads whole (a catalog or a marker)" when {@code size} exceeds {@code limit}: such a file
      * is checked by its size before it is read.
      */
     public static void checkSize(String file, long size, long limit) {
         if (size > limit) {
             throw new IllegalArgumentException(file + " is " + bytes(size) + ", more than the " + bytes(limit)
-                    + " limit of a file Stoke reads whole (an index or a marker)");
+                    + " limit of a file Stoke reads whole (a catalog or a marker)");
         }
     }
 

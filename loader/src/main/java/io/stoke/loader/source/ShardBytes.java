@@ -4,7 +4,7 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * The whole bytes of each of a dataset's shards, by shard number: tar files mapped where they lie
- * ({@link MappedShards}), downloads held in a bounded cache, or another {@link ShardFormat}'s
+ * ({@link MappedShards}), downloads held in the bounded shard cache, or another {@link ShardFormat}'s
  * loaded units (a Parquet row group's decompressed image pages). Readers take a shard with
  * {@link #acquire} and give it back with {@link #release}; between the two its bytes stay valid.
  * Thread-safe.
@@ -13,7 +13,7 @@ public interface ShardBytes extends AutoCloseable {
     /** Shard {@code shard}'s bytes, valid until the matching {@link #release}; may block while it is fetched. */
     MemorySegment acquire(int shard);
 
-    /** Whether the shards come from a remote store (fetched whole into a bounded cache) rather than local files. */
+    /** Whether the shards come from a remote store (fetched whole into the bounded shard cache) rather than local files. */
     default boolean remote() {
         return false;
     }

@@ -5,7 +5,7 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * Reads a sample's image where it lies in its shard's bytes: {@link #bytes()} is a view of a tar
- * shard's mapping (or of its download in the cache), or of a Parquet row group's decompressed pages,
+ * shard's mapping (or of its download in the shard cache), or of a Parquet row group's decompressed pages,
  * so the decoder reads the bytes in place, with no copy. The shard stays acquired from {@link #read} until {@link #done} (or the next read, or
  * {@link #close}). One per worker.
  */

@@ -15,11 +15,11 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * order and carries its {@link SampleStatus}, so that it is named when its batch reaches it, under
  * either error policy, as a bad file in a folder is.
  *
- * <p>Opened without an index, every shard is scanned up front ({@link TarShardScanner}). Opened
- * from an index ({@link ShardIndex}), only the shards' sample counts are known at first: a shard's
+ * <p>Opened without a shard catalog, every shard is scanned up front ({@link TarShardScanner}). Opened
+ * from a shard catalog ({@link ShardCatalog}), only the shards' sample counts are known at first: a shard's
  * table is built from its own bytes the first time one of its samples is read (the shard is being
- * fetched for that read anyway), and a shard whose samples differ from the index's count is named
- * as a stale index rather than read.
+ * fetched for that read anyway), and a shard whose samples differ from the catalog's count is named
+ * as a stale catalog rather than read.
  */
 public final class Shards implements AutoCloseable {
     /** Format of a sample's image member: an encoded image (JPEG, PNG, WebP, ...: told by its bytes). */
@@ -34,7 +34,7 @@ public final class Shards implements AutoCloseable {
     private final ShardBytes bytes;
     private final List<String> problems;
     private final boolean labelled;
-    private final String indexName;
+    private final String catalogName;
     private final ShardFormat format;
 
     /** Every table known: the dataset was scanned. */
@@ -46,7 +46,7 @@ public final class Shards implements AutoCloseable {
     }
 
     /**
-     * Only the counts known, from the index named {@code indexName}: each table is built when its
+     * Only the counts known, from the shard catalog named {@code catalogName}: each table is built when its
      * shard is first read.
      */
     Shards(
@@ -55,7 +55,7 @@ public final class Shards implements AutoCloseable {
             ShardBytes bytes,
             List<String> problems,
             boolean labelled,
-            String indexName) {
+            String catalogName) {
         this.names = names;
         this.firstSample = firstSample;
         this.tables = new AtomicReferenceArray<>(names.length);
@@ -66,7 +66,7 @@ public final class Shards implements AutoCloseable {
         this.bytes = bytes;
         this.problems = List.copyOf(problems);
         this.labelled = labelled;
-        this.indexName = indexName;
+        this.catalogName = catalogName;
         this.format = null;
     }
 
@@ -81,7 +81,7 @@ public final class Shards implements AutoCloseable {
         this.bytes = bytes;
         this.problems = List.of();
         this.labelled = labelled;
-        this.indexName = null;
+        this.catalogName = null;
         this.format = format;
     }
 
@@ -155,10 +155,10 @@ public final class Shards implements AutoCloseable {
     }
 
     /**
-     * {@code shard}'s samples; from an index, built from the shard's bytes on first use (which
-     * fetches a remote shard into the cache, where the read that asked for it finds it).
+     * {@code shard}'s samples; from a shard catalog, built from the shard's bytes on first use (which
+     * fetches a remote shard into the shard cache, where the read that asked for it finds it).
      *
-     * @throws IllegalStateException when the shard does not hold what the index says: the index
+     * @throws IllegalStateException when the shard does not hold what the shard catalog says: the catalog
      *     is stale, and no sample of the shard is delivered
      */
     ShardTable table(int shard) {
@@ -186,10 +186,11 @@ public final class Shards implements AutoCloseable {
                         names[shard] + ": its metadata says " + expected + " samples, its table holds " + t.size());
             }
             if (t.problem() != null || t.size() != expected) {
-                throw new IllegalStateException(names[shard] + ": the index " + indexName + " says " + expected
-                        + " samples, the shard holds " + t.size()
-                        + (t.problem() != null ? " (" + t.problem() + ")" : "")
-                        + ": the index is stale or the shard damaged; run `stoke index` on the shards again");
+                throw new IllegalStateException(
+                        names[shard] + ": the shard catalog " + catalogName + " says " + expected
+                                + " samples, the shard holds " + t.size()
+                                + (t.problem() != null ? " (" + t.problem() + ")" : "")
+                                + ": the shard catalog is stale or the shard damaged; run `stoke catalog` on the shards again");
             }
             tables.set(shard, t);
             return t;
@@ -262,24 +263,34 @@ public final class Shards implements AutoCloseable {
     /**
      * Damage found in whole shards: a shard that is not a tar file, or whose members stop at a
      * damaged header (the samples before it are kept). Empty when every shard read cleanly, and
-     * for a dataset opened from an index (a damaged shard is named when it is read).
+     * for a dataset opened from a shard catalog (a damaged shard is named when it is read).
      */
     public List<String> problems() {
         return problems;
     }
 
-    /** Whether the dataset was opened from an index or metadata, its shards' tables built when first read. */
-    public boolean indexed() {
-        return indexName != null || format != null;
+    /** Whether the dataset was opened from a shard catalog or metadata, its shards' tables built when first read. */
+    public boolean catalogued() {
+        return catalogName != null || format != null;
     }
 
-    /** Whether the shards are remote: fetched whole into a bounded cache, so shuffled within windows of shards by default. */
+    /**
+     * {@link #catalogued()}.
+     *
+     * @deprecated "index" means a sample's position only; use {@link #catalogued()}.
+     */
+    @Deprecated(since = "0.2", forRemoval = true)
+    public boolean indexed() {
+        return catalogued();
+    }
+
+    /** Whether the shards are remote: fetched whole into the bounded shard cache, so shuffled within windows of shards by default. */
     public boolean remote() {
         return bytes.remote();
     }
 
     /**
-     * Whether a shard's bytes are loaded into a bounded cache when read (remote shards, Parquet row
+     * Whether a shard's bytes are loaded into the bounded shard cache when read (remote shards, Parquet row
      * groups), rather than mapped where they lie: such shards are shuffled within windows by default,
      * and are not read ahead to list their samples.
      */

@@ -3,7 +3,7 @@ package io.stoke.loader.source;
 /**
  * Opens datasets held as rows of table files (Parquet: the Hugging Face Hub's layout, img2dataset's,
  * a Spark table's). The loader reads no table format itself: stoke-parquet registers one of these
- * in {@code META-INF/services}, and {@link Datasets#open(String, UrlDatasetProvider.ShardCache,
+ * in {@code META-INF/services}, and {@link Datasets#openLocalOrUrl(String, UrlDatasetProvider.ShardCache,
  * TableColumns)} finds it when the dataset is one.
  */
 public interface TableDatasetProvider {
@@ -12,9 +12,9 @@ public interface TableDatasetProvider {
      * caller closes it.
      *
      * @param columns which columns hold the image, the label and the key
-     * @param cache   how many bytes of loaded row groups to hold at once
+     * @param shardCache how many bytes of loaded row groups to hold at once
      * @throws IllegalArgumentException naming the file and the column when a column is missing or
      *     of the wrong type, or naming the file when its metadata cannot be read
      */
-    Dataset open(String spec, TableColumns columns, UrlDatasetProvider.ShardCache cache);
+    Dataset open(String spec, TableColumns columns, UrlDatasetProvider.ShardCache shardCache);
 }

@@ -7,7 +7,7 @@ import java.util.Set;
 /**
  * Opens datasets at URLs ({@code s3://}, {@code https://}, ...). The loader knows no object store:
  * a module that does (stoke-remote) registers one of these in {@code META-INF/services}, and
- * {@link Datasets#open(String, ShardCache)} finds it by the URL's scheme at run time.
+ * {@link Datasets#openLocalOrUrl(String, ShardCache)} finds it by the URL's scheme at run time.
  */
 public interface UrlDatasetProvider {
     /** The schemes this provider opens, lower case, without {@code ://}. */
@@ -16,9 +16,9 @@ public interface UrlDatasetProvider {
     /**
      * The dataset at {@code url}; the caller closes it.
      *
-     * @param cache how many bytes of shards to hold at once, and where (null: memory)
+     * @param shardCache how many bytes of shards to hold at once, and where (null: memory)
      */
-    Dataset open(String url, ShardCache cache);
+    Dataset open(String url, ShardCache shardCache);
 
     /**
      * Bytes of remote shards held at once, the folder that holds them as files (null: memory), and

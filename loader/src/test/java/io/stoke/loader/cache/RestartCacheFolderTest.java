@@ -75,7 +75,7 @@ class RestartCacheFolderTest {
                 .batchSize(4)
                 .workers(2)
                 .startEpoch(epoch)
-                .cache(cache)
+                .restartCache(cache)
                 .build()) {
             for (Batch b : l) {
                 try (b) {

@@ -87,7 +87,7 @@ class RestartCacheTest {
                 .shuffle(true)
                 .seed(5)
                 .startEpoch(epoch)
-                .cache(cache)
+                .restartCache(cache)
                 .build()) {
             for (Batch b : l) {
                 try (b) {
@@ -177,7 +177,7 @@ class RestartCacheTest {
         Path root = data();
         Path dir = shards(root, "shards", null, null);
         String spec = dir + "/s-{0..1}.tar";
-        try (Dataset d = Datasets.open(spec)) {
+        try (Dataset d = Datasets.openLocal(spec)) {
             try (RestartCache cache = cache(1L << 30)) {
                 assertEquals(epoch(d, SPECS.get(0), 0, null), epoch(d, SPECS.get(0), 0, cache), "the filling epoch");
                 assertTrue(cache.awaitFilled(60_000));
@@ -192,7 +192,7 @@ class RestartCacheTest {
             }
         }
         // A new process over the same shards: every member a hit.
-        try (Dataset d = Datasets.open(spec);
+        try (Dataset d = Datasets.openLocal(spec);
                 RestartCache again = cache(1L << 30)) {
             assertEquals(epoch(d, SPECS.get(3), 4, null), epoch(d, SPECS.get(3), 4, again));
             assertEquals(0, again.stats().misses(), again.stats().toString());
@@ -211,7 +211,7 @@ class RestartCacheTest {
         Path root = data();
         Path dir = shards(root, "shards", null, null);
         String spec = dir + "/s-{0..1}.tar";
-        try (Dataset d = Datasets.open(spec);
+        try (Dataset d = Datasets.openLocal(spec);
                 RestartCache cache = cache(1L << 30)) {
             epoch(d, SPECS.get(0), 0, cache);
             assertTrue(cache.awaitFilled(60_000));
@@ -241,7 +241,7 @@ class RestartCacheTest {
             Files.write(file, now);
             Files.setLastModifiedTime(file, FileTime.fromMillis(System.currentTimeMillis() + 5_000 + shard));
         }
-        try (Dataset d = Datasets.open(spec);
+        try (Dataset d = Datasets.openLocal(spec);
                 RestartCache cache = cache(1L << 30)) {
             assertEquals(epoch(d, SPECS.get(0), 1, null), epoch(d, SPECS.get(0), 1, cache));
             assertEquals(41, cache.stats().misses(), "every member of a shard written again: " + cache.stats());
@@ -261,7 +261,7 @@ class RestartCacheTest {
         Path dir = shards(data(), "shards", null, null);
         for (int round = 0; round < 6; round++) {
             try (RestartCache cache = RestartCache.open(tmp.resolve("cache-" + round), 1L << 30, said::add)) {
-                Dataset d = Datasets.open(dir + "/s-{0..1}.tar");
+                Dataset d = Datasets.openLocal(dir + "/s-{0..1}.tar");
                 epoch(d, SPECS.get(0), round, cache);
                 assertTrue(cache.stats().copied() < 40, "the filler is still at work: " + cache.stats());
                 d.close(); // no member's memory is held by a native call: nothing to wait for, nothing fails

@@ -2,7 +2,7 @@ package io.stoke.loader.sample;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.stoke.loader.sample.Sampler.ShardTail;
+import io.stoke.loader.sample.Sampler.PartitionTail;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  */
 class ResumePlanTest {
     /** A world: its ranks' samplers over one dataset, with one batch size and tail. */
-    private record World(int size, int batch, boolean dropLast, ShardTail tail) {
+    private record World(int size, int batch, boolean dropLast, PartitionTail tail) {
         Sampler rank(int n, int r, long seed, int[] shardFirst, int window) {
             Sampler s = new Sampler(n, batch, true, seed, dropLast, r, size, tail);
             return shardFirst == null ? s : s.withShardWindow(shardFirst, window);
@@ -80,7 +80,7 @@ class ResumePlanTest {
         int size = 1 + random.nextInt(6);
         int batch = 1 + random.nextInt(Math.max(1, Math.min(40, n / size)));
         boolean dropLast = !exact && random.nextInt(4) == 0;
-        ShardTail tail = !exact && random.nextInt(4) == 0 && n >= size ? ShardTail.DROP : ShardTail.PAD;
+        PartitionTail tail = !exact && random.nextInt(4) == 0 && n >= size ? PartitionTail.DROP : PartitionTail.PAD;
         return new World(size, batch, dropLast, tail);
     }
 
@@ -161,8 +161,8 @@ class ResumePlanTest {
     @Test
     void ranksThatStoppedAtDifferentStepsLoseNothingAndRepeatNothingWhenEveryStateIsGiven() {
         int n = 1000;
-        World four = new World(4, 50, false, ShardTail.PAD);
-        World two = new World(2, 100, false, ShardTail.PAD);
+        World four = new World(4, 50, false, PartitionTail.PAD);
+        World two = new World(2, 100, false, PartitionTail.PAD);
         int[] seen = new int[n];
         int[] padding = {0};
         List<LoaderState> states = take(n, 3, null, 0, four, null, 2, new int[] {3, 3, 2, 3}, seen, padding);
@@ -238,7 +238,7 @@ class ResumePlanTest {
 
     @Test
     void aStateReadsBackFromItsJsonAndVersionOneStillReads() {
-        Sampler s = new Sampler(1000, 50, true, 3, true, 1, 4, ShardTail.DROP)
+        Sampler s = new Sampler(1000, 50, true, 3, true, 1, 4, PartitionTail.DROP)
                 .resuming(2, List.of(new EpochCut(3, new int[] {5, 5, 4})));
         LoaderState state = LoaderState.of(s, 1, 4, 2, 1);
         assertEquals(List.of(state), LoaderState.parse(state.toJson(), "state.json"));

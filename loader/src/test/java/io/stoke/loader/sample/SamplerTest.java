@@ -2,7 +2,7 @@ package io.stoke.loader.sample;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.stoke.loader.sample.Sampler.ShardTail;
+import io.stoke.loader.sample.Sampler.PartitionTail;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -22,7 +22,7 @@ class SamplerTest {
             int[] seen = new int[n];
             for (int rank = 0; rank < world; rank++) {
                 Sampler s = new Sampler(n, 4, true, 42, false, rank, world);
-                assertEquals(ShardTail.PAD, s.shardTail());
+                assertEquals(PartitionTail.PAD, s.partitionTail());
                 int[] order = s.order(epoch);
                 assertEquals(perRank, order.length, "rank " + rank);
                 assertEquals(perRank, s.samplesPerEpoch());
@@ -91,8 +91,8 @@ class SamplerTest {
                 for (int i = rank; i < totalSize; i += world) {
                     expected.add(indices.get(i));
                 }
-                Sampler s =
-                        new Sampler(n, 4, true, 7, false, rank, world, torchDropLast ? ShardTail.DROP : ShardTail.PAD);
+                Sampler s = new Sampler(
+                        n, 4, true, 7, false, rank, world, torchDropLast ? PartitionTail.DROP : PartitionTail.PAD);
                 assertEquals(
                         expected, Arrays.stream(s.order(epoch)).boxed().toList(), "rank " + rank + " epoch " + epoch);
             }
@@ -104,7 +104,7 @@ class SamplerTest {
         int n = 41;
         int[] seen = new int[n];
         for (int rank = 0; rank < 3; rank++) {
-            Sampler s = new Sampler(n, 4, true, 3, false, rank, 3, ShardTail.DROP);
+            Sampler s = new Sampler(n, 4, true, 3, false, rank, 3, PartitionTail.DROP);
             assertEquals(13, s.samplesPerEpoch());
             assertEquals(4, s.batchesPerEpoch());
             assertEquals(13, s.unpaddedSamples());
@@ -117,14 +117,15 @@ class SamplerTest {
         assertEquals(39, Arrays.stream(seen).sum());
         assertTrue(Arrays.stream(seen).allMatch(c -> c <= 1), "no sample twice");
         IllegalArgumentException e = assertThrows(
-                IllegalArgumentException.class, () -> new Sampler(3, 1, false, 0, false, 0, 5, ShardTail.DROP));
+                IllegalArgumentException.class, () -> new Sampler(3, 1, false, 0, false, 0, 5, PartitionTail.DROP));
         assertTrue(e.getMessage().contains("floor(3/5) = 0"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> new Sampler(3, 1, false, 0, false, 0, 5, null));
+        assertThrows(
+                IllegalArgumentException.class, () -> new Sampler(3, 1, false, 0, false, 0, 5, (PartitionTail) null));
     }
 
     @Test
     void oneRankIsThePermutationWhateverTheTail() {
-        for (ShardTail tail : ShardTail.values()) {
+        for (PartitionTail tail : PartitionTail.values()) {
             Sampler s = new Sampler(45, 8, true, 5, false, 0, 1, tail);
             assertArrayEquals(new Sampler(45, 8, true, 5, false, 0, 1).order(2), s.order(2));
             assertEquals(45, s.samplesPerEpoch());

@@ -47,11 +47,11 @@ class DatasetTest {
         for (String url : List.of("s3://bucket/train/", "https://host/train-0.tar")) {
             IllegalArgumentException e = assertThrows(
                     IllegalArgumentException.class,
-                    () -> Datasets.open(url, new UrlDatasetProvider.ShardCache(1 << 20, null)));
+                    () -> Datasets.openLocalOrUrl(url, new UrlDatasetProvider.ShardCache(1 << 20, null)));
             assertTrue(
                     e.getMessage().contains(url) && e.getMessage().contains("io.stoke:stoke-remote"), e.getMessage());
         }
-        assertThrows(IllegalArgumentException.class, () -> Datasets.open("s3://bucket/train/"));
+        assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal("s3://bucket/train/"));
         // The module itself carries no object store: the AWS SDK is not on its class path.
         assertThrows(ClassNotFoundException.class, () -> Class.forName("software.amazon.awssdk.services.s3.S3Client"));
     }

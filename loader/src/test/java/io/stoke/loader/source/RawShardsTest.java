@@ -76,7 +76,7 @@ class RawShardsTest {
     void rawSamplesOfTheOutputSizeAreDeliveredAsStoredAndOthersNamed() throws Exception {
         Path shard = tmp.resolve("raw-000000.tar");
         byte[][] pixels = writeShard(shard);
-        try (Dataset dataset = Datasets.open(shard.toString())) {
+        try (Dataset dataset = Datasets.openLocal(shard.toString())) {
             assertEquals(5, dataset.size());
             for (TransformSpec spec : List.of(EVAL, EVAL.withOutput(TransformSpec.Output.FLOAT32_CHW))) {
                 try (Loader loader = Loader.builder(dataset)

@@ -122,7 +122,7 @@ class ShardsTest {
         String prefix = "deep/" + "k".repeat(95) + "/";
         python(WRITE_SHARDS, folder.toString(), out.toString(), prefix);
         String pattern = out + "/train-{000000..000003}.tar";
-        try (ShardDataset shards = (ShardDataset) Datasets.open(pattern)) {
+        try (ShardDataset shards = (ShardDataset) Datasets.openLocal(pattern)) {
             assertEquals(folderIndex.size(), shards.size());
             assertEquals(4, shards.shards().shardCount());
             assertTrue(
@@ -143,12 +143,12 @@ class ShardsTest {
         }
         // The folder of those shards (with a manifest beside them) is the same dataset, in name order.
         Files.writeString(out.resolve("index.json"), "{}");
-        try (Dataset same = Datasets.open(out.toString())) {
+        try (Dataset same = Datasets.openLocal(out.toString())) {
             assertEquals(folderIndex.size(), same.size());
             assertEquals(samples(folderIndex, false), samples(same, false));
         }
         // One shard by itself.
-        try (Dataset one = Datasets.open(out.resolve("train-000001.tar").toString())) {
+        try (Dataset one = Datasets.openLocal(out.resolve("train-000001.tar").toString())) {
             assertEquals(12, one.size());
             assertEquals(folderIndex.label(12), one.label(0));
         }
@@ -208,7 +208,7 @@ class ShardsTest {
         Path dir = hostile();
         List<String> warnings = new ArrayList<>();
         assertTimeoutPreemptively(NO_HANG, () -> {
-            try (Dataset dataset = Datasets.open(dir.toString(), ErrorPolicy.SKIP, warnings::add)) {
+            try (Dataset dataset = Datasets.openLocalChecked(dir.toString(), ErrorPolicy.SKIP, warnings::add)) {
                 String all = String.join("\n", warnings);
                 assertTrue(all.contains("h-000001.tar"), all);
                 assertTrue(all.contains("h-000002.tar"), all);
@@ -261,14 +261,16 @@ class ShardsTest {
         Path dir = hostile();
         assertTimeoutPreemptively(NO_HANG, () -> {
             IllegalArgumentException e = assertThrows(
-                    IllegalArgumentException.class, () -> Datasets.open(dir.toString(), ErrorPolicy.FAIL, w -> {}));
+                    IllegalArgumentException.class,
+                    () -> Datasets.openLocalChecked(dir.toString(), ErrorPolicy.FAIL, w -> {}));
             assertTrue(
                     e.getMessage().contains("h-000001.tar")
                             && e.getMessage().contains("h-000002.tar")
                             && e.getMessage().contains("h-000003.tar"),
                     e.getMessage());
             // The shard whose faults are per sample opens; its first bad sample fails its batch, named.
-            try (Dataset dataset = Datasets.open(dir.resolve("h-000000.tar").toString(), ErrorPolicy.FAIL, w -> {});
+            try (Dataset dataset = Datasets.openLocalChecked(
+                            dir.resolve("h-000000.tar").toString(), ErrorPolicy.FAIL, w -> {});
                     Loader loader = Loader.builder(dataset)
                             .transform(SMALL)
                             .batchSize(2)
@@ -299,7 +301,8 @@ class ShardsTest {
                 folder.resolve(folderIndex.path(0)).toString(),
                 out.resolve("u.tar").toString());
         List<String> warnings = new ArrayList<>();
-        try (Dataset dataset = Datasets.open(out.resolve("u.tar").toString(), ErrorPolicy.FAIL, warnings::add)) {
+        try (Dataset dataset =
+                Datasets.openLocalChecked(out.resolve("u.tar").toString(), ErrorPolicy.FAIL, warnings::add)) {
             assertEquals(3, dataset.size());
             assertEquals(-1, dataset.label(2));
             assertTrue(warnings.size() == 1 && warnings.get(0).contains("every label is -1"), warnings.toString());
@@ -321,7 +324,7 @@ class ShardsTest {
         assertThrows(IllegalArgumentException.class, () -> BracePattern.expand("a-{1..2.tar"));
         IllegalArgumentException missing = assertThrows(
                 IllegalArgumentException.class,
-                () -> Datasets.open(tmp.resolve("nothing-{0..1}.tar").toString()));
+                () -> Datasets.openLocal(tmp.resolve("nothing-{0..1}.tar").toString()));
         assertTrue(missing.getMessage().contains("nothing-0.tar"), missing.getMessage());
     }
 }

@@ -249,7 +249,7 @@ class TarExtensionLimitsTest {
         Path plain = tmp.resolve("damage.tar");
         Files.write(plain, head.toByteArray());
         List<String> plainWarnings = new ArrayList<>();
-        try (Dataset d = Datasets.open(plain.toString(), ErrorPolicy.SKIP, plainWarnings::add)) {
+        try (Dataset d = Datasets.openLocalChecked(plain.toString(), ErrorPolicy.SKIP, plainWarnings::add)) {
             assertEquals(2, d.size());
         }
         assertEquals(1, plainWarnings.size(), plainWarnings.toString());
@@ -268,7 +268,7 @@ class TarExtensionLimitsTest {
         TestTars.bomb(dir.resolve("1.tar"), new byte[0], 'L', BOMB);
         Files.write(dir.resolve("2.tar"), around(new byte[0]));
         List<String> warnings = new ArrayList<>();
-        try (Dataset d = Datasets.open(dir.toString(), ErrorPolicy.SKIP, warnings::add)) {
+        try (Dataset d = Datasets.openLocalChecked(dir.toString(), ErrorPolicy.SKIP, warnings::add)) {
             assertEquals(
                     List.of("WARNING: skipping what is past the damage: " + dir.resolve("1.tar")
                             + ": not a tar file Stoke reads (the member header at byte 0 declares a GNU long name of 512 MiB,"
@@ -287,7 +287,7 @@ class TarExtensionLimitsTest {
     /** Opens {@code shard} under skip: its one warning is {@code problem} (null: none), its samples {@code keys}. */
     private static void assertNamed(Path shard, String problem, List<String> keys) {
         List<String> warnings = new ArrayList<>();
-        try (Dataset d = Datasets.open(shard.toString(), ErrorPolicy.SKIP, warnings::add)) {
+        try (Dataset d = Datasets.openLocalChecked(shard.toString(), ErrorPolicy.SKIP, warnings::add)) {
             assertEquals(
                     problem == null
                             ? List.of()

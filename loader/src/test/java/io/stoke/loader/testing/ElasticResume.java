@@ -30,7 +30,7 @@ public final class ElasticResume {
         List<LoaderState> states = new ArrayList<>();
         for (int r = 0; r < 4; r++) {
             try (Loader l = base.get()
-                    .shard(r, 4)
+                    .partition(r, 4)
                     .batchSize(50)
                     .startEpoch(epoch)
                     .epochs(1)
@@ -56,7 +56,7 @@ public final class ElasticResume {
             List<LoaderState> given = w == 2 ? List.of(states.get(1)) : states; // one rank's, or all of them
             for (int r = 0; r < w; r++) {
                 try (Loader l = base.get()
-                        .shard(r, w)
+                        .partition(r, w)
                         .batchSize(batch)
                         .resume(given)
                         .epochs(2)

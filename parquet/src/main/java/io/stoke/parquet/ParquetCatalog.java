@@ -24,23 +24,23 @@ import org.apache.parquet.hadoop.metadata.ParquetMetadata;
 
 /**
  * {@value #FILE}: what opening a remote Parquet dataset needs of each file (its name relative to the
- * index, size, ETag, and footer), in one object, so that a corpus of many files opens from one GET
- * instead of a HEAD and a GET per file. {@code stoke index} writes it beside the files. The footer
+ * catalog, size, ETag, and footer), in one object, so that a corpus of many files opens from one GET
+ * instead of a HEAD and a GET per file. {@code stoke catalog} writes it beside the files. The footer
  * is the file's own, as parquet-format's Thrift structure, base64-encoded; a file whose size or ETag
- * differs from the index's is named as a stale index, never read.
+ * differs from the catalog's is named as a stale catalog, never read.
  *
  * <pre>{"format": "stoke-parquet-index", "version": 1,
  *  "files": [{"url": "train-00000.parquet", "filesize": 123, "etag": "\"…\"", "footer": "…"}]}</pre>
  */
-final class ParquetIndex {
+final class ParquetCatalog {
     static final String FILE = "parquet-index.json";
     static final String FORMAT = "stoke-parquet-index";
     // Bounded as the file is before it is read (ReadLimits): a stream's document, and so each footer in it
     // (no larger than a footer read from its file).
     private static final JsonFactory JSON = JsonFactory.builder()
             .streamReadConstraints(StreamReadConstraints.builder()
-                    .maxDocumentLength(ReadLimits.INDEX_FILE)
-                    .maxStringLength((int) ReadLimits.INDEX_FILE)
+                    .maxDocumentLength(ReadLimits.CATALOG_FILE)
+                    .maxStringLength((int) ReadLimits.CATALOG_FILE)
                     .maxNestingDepth(64)
                     .build())
             .build();
@@ -50,7 +50,7 @@ final class ParquetIndex {
 
     private final List<Entry> files;
 
-    ParquetIndex(List<Entry> files) {
+    ParquetCatalog(List<Entry> files) {
         this.files = List.copyOf(files);
     }
 
@@ -83,8 +83,8 @@ final class ParquetIndex {
         }
     }
 
-    /** The index in {@code in}, named {@code name} in errors. */
-    static ParquetIndex read(InputStream in, String name) {
+    /** The catalog in {@code in}, named {@code name} in errors. */
+    static ParquetCatalog read(InputStream in, String name) {
         // With read options, as parquet-java reads a footer from a file (they bound a footer's size).
         ParquetMetadataConverter converter = new ParquetMetadataConverter(
                 ParquetReadOptions.builder(new PlainParquetConfiguration()).build());
@@ -136,13 +136,13 @@ final class ParquetIndex {
                     && a.getMessage().startsWith(name)) {
                 throw a;
             }
-            throw new IllegalArgumentException(name + " is not a readable Parquet index: " + e.getMessage(), e);
+            throw new IllegalArgumentException(name + " is not a readable Parquet catalog: " + e.getMessage(), e);
         }
         if (!FORMAT.equals(format) || version != VERSION) {
-            throw new IllegalArgumentException(name + " is not a Stoke Parquet index of version " + VERSION
-                    + " (format " + format + ", version " + version + "): run `stoke index` on the files again");
+            throw new IllegalArgumentException(name + " is not a Stoke Parquet catalog of version " + VERSION
+                    + " (format " + format + ", version " + version + "): run `stoke catalog` on the files again");
         }
-        return new ParquetIndex(files);
+        return new ParquetCatalog(files);
     }
 
     private static void expect(JsonToken got, JsonToken want, String name) {

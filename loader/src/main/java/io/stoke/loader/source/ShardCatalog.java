@@ -14,23 +14,24 @@ import java.util.List;
 import java.util.function.UnaryOperator;
 
 /**
- * A dataset's shard index, {@code index.json} beside the shards: WebDataset's wids shard list
+ * A dataset's shard catalog, {@code index.json} beside the shards (the file keeps the name
+ * WebDataset gives it): WebDataset's wids shard list
  * ({@code __kind__: wids-shard-index-v1}, a {@code shardlist} of {@code url}, {@code nsamples},
- * {@code filesize}), which {@code stoke pack} already writes and {@code stoke index} writes for
+ * {@code filesize}), which {@code stoke pack} already writes and {@code stoke catalog} writes for
  * shards made elsewhere, plus, under {@code stoke}, whether the samples carry labels.
  *
  * <p>It holds what opening needs, one line of numbers a shard: with it, opening reads the listing
  * and this file, nothing else, whatever the number of shards; each shard's own tar headers are
  * read when the shard is first read, from the bytes fetched for that read. Per-sample rows are
- * left out on purpose: they would make the index grow with the samples (a billion samples, tens
+ * left out on purpose: they would make the catalog grow with the samples (a billion samples, tens
  * of gigabytes), where the headers of a shard already in memory cost microseconds a sample to
  * read. The file is parsed as a stream, so a million shards cost their entries, not a tree.
  *
- * <p>Shard URLs are as {@code stoke pack} writes them, relative to the index's folder (or
+ * <p>Shard URLs are as {@code stoke pack} writes them, relative to the catalog's folder (or
  * absolute). {@code filesize} is checked when a shard is fetched: a shard of another size is named
- * as a stale index, never read.
+ * as a stale catalog, never read.
  */
-public record ShardIndex(List<Entry> shards, boolean labelled) {
+public record ShardCatalog(List<Entry> shards, boolean labelled) {
     /** The file name opening looks for beside the shards. */
     public static final String FILE = "index.json";
 
@@ -38,14 +39,14 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
     // Bounded as a file is before it is read (ReadLimits): a stream's document and each string in it.
     private static final JsonFactory JSON = JsonFactory.builder()
             .streamReadConstraints(StreamReadConstraints.builder()
-                    .maxDocumentLength(ReadLimits.INDEX_FILE)
-                    .maxStringLength(ReadLimits.INDEX_STRING)
+                    .maxDocumentLength(ReadLimits.CATALOG_FILE)
+                    .maxStringLength(ReadLimits.CATALOG_STRING)
                     .maxNestingDepth(64)
                     .build())
             .build();
 
     /**
-     * One shard: its URL (relative to the index, or absolute), samples, size in bytes, and for a
+     * One shard: its URL (relative to the catalog, or absolute), samples, size in bytes, and for a
      * remote shard its ETag when the store gave one (null otherwise).
      */
     public record Entry(String url, int nsamples, long filesize, String etag) {
@@ -60,18 +61,18 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
         }
     }
 
-    public ShardIndex {
+    public ShardCatalog {
         shards = List.copyOf(shards);
     }
 
     /**
-     * The index in {@code in}, or null when it is not one Stoke can open from: another JSON file, or
+     * The catalog in {@code in}, or null when it is not one Stoke can open from: another JSON file, or
      * a wids shard list without Stoke's {@code labelled} (another tool's, or a pack written before
      * it was recorded). The caller then reads the shards' headers.
      *
-     * @param name the index's file or URL, for errors
+     * @param name the catalog's file or URL, for errors
      */
-    public static ShardIndex read(InputStream in, String name) {
+    public static ShardCatalog read(InputStream in, String name) {
         List<RawEntry> raw = new ArrayList<>(); // checked once the file is known to be Stoke's
         Boolean labelled = null;
         String kind = null;
@@ -104,7 +105,7 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
                 }
             }
         } catch (IOException e) {
-            throw new IllegalArgumentException(name + ": not a readable shard index (" + e.getMessage() + ")", e);
+            throw new IllegalArgumentException(name + ": not a readable shard catalog (" + e.getMessage() + ")", e);
         }
         if (!KIND.equals(kind) || labelled == null) {
             return null;
@@ -121,7 +122,7 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
             }
             shards.add(new Entry(r.url(), (int) r.nsamples(), r.filesize(), r.etag()));
         }
-        return new ShardIndex(shards, labelled);
+        return new ShardCatalog(shards, labelled);
     }
 
     /** An entry as written, before it is known to be Stoke's and checked. */
@@ -148,11 +149,12 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
 
     private static void expect(JsonToken got, JsonToken want, String name) {
         if (got != want) {
-            throw new IllegalArgumentException(name + ": not a shard index (expected " + want + ", found " + got + ")");
+            throw new IllegalArgumentException(
+                    name + ": not a shard catalog (expected " + want + ", found " + got + ")");
         }
     }
 
-    /** Writes the index as JSON, one shard entry a line. */
+    /** Writes the catalog as JSON, one shard entry a line. */
     public void write(OutputStream out, String name) throws IOException {
         try (JsonGenerator g = JSON.createGenerator(out)) {
             g.writeStartObject();
@@ -183,11 +185,11 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
     }
 
     /**
-     * The dataset this index describes, over {@code bytes} (the shards by number, in the index's
+     * The dataset this catalog describes, over {@code bytes} (the shards by number, in the catalog's
      * order, named {@code names}): nothing is read yet; each shard's samples are read from its own
      * bytes when the shard is first read. The dataset owns {@code bytes}.
      *
-     * @param name the index's file or URL, for errors
+     * @param name the catalog's file or URL, for errors
      */
     public ShardDataset dataset(List<String> names, ShardBytes bytes, Path root, String name) {
         if (names.size() != shards.size()) {
@@ -203,17 +205,17 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
     }
 
     /**
-     * The index of {@code dataset}, opened from its shards' headers: each shard's URL as
-     * {@code url} gives it (relative to where the index goes, or as named), its samples, size and,
+     * The catalog of {@code dataset}, opened from its shards' headers: each shard's URL as
+     * {@code url} gives it (relative to where the catalog goes, or as named), its samples, size and,
      * for a remote shard, the ETag its scan read.
      *
-     * @throws IllegalArgumentException when a shard is damaged: an index must count what a reader
-     *     finds, so damaged shards are named and no index is made
+     * @throws IllegalArgumentException when a shard is damaged: a catalog must count what a reader
+     *     finds, so damaged shards are named and no catalog is made
      */
-    public static ShardIndex of(ShardDataset dataset, UnaryOperator<String> url) {
+    public static ShardCatalog of(ShardDataset dataset, UnaryOperator<String> url) {
         Shards tar = dataset.shards();
         if (!tar.problems().isEmpty()) {
-            throw new IllegalArgumentException("damaged shard(s), not indexed (an index must count what a reader"
+            throw new IllegalArgumentException("damaged shard(s), not catalogued (a catalog must count what a reader"
                     + " finds):\n  " + String.join("\n  ", tar.problems()));
         }
         List<Entry> entries = new ArrayList<>(tar.shardCount());
@@ -224,7 +226,7 @@ public record ShardIndex(List<Entry> shards, boolean labelled) {
                     tar.bytes().size(s),
                     tar.bytes().etag(s)));
         }
-        return new ShardIndex(entries, tar.labelled());
+        return new ShardCatalog(entries, tar.labelled());
     }
 
     /** Samples in all shards. */

@@ -21,36 +21,36 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A remote {@code index.json} is bounded by its size, asked before anything is fetched: a JDK
- * HttpServer that declares one byte over {@link ReadLimits#INDEX_FILE} gets one HEAD and no GET,
- * and the refusal names the URL and the limit; an index within it opens as before, fetched off the
+ * HttpServer that declares one byte over {@link ReadLimits#CATALOG_FILE} gets one HEAD and no GET,
+ * and the refusal names the URL and the limit; a catalog within it opens as before, fetched off the
  * heap and parsed from there.
  */
-class RemoteIndexLimitTest {
+class RemoteCatalogLimitTest {
     private static final Pattern RANGE = Pattern.compile("bytes=(\\d+)-(\\d+)");
     private static final String INDEX = "{\"__kind__\": \"wids-shard-index-v1\", \"stoke\": {\"labelled\": true},"
             + " \"shardlist\": [{\"url\": \"a.tar\", \"nsamples\": 3, \"filesize\": 10240},"
             + " {\"url\": \"b.tar\", \"nsamples\": 4, \"filesize\": 10240}]}";
 
     @Test
-    void anIndexOverTheLimitIsRefusedByItsSizeWithoutAGet() throws Exception {
-        try (IndexServer server = new IndexServer(ReadLimits.INDEX_FILE + 1);
+    void aCatalogOverTheLimitIsRefusedByItsSizeWithoutAGet() throws Exception {
+        try (IndexServer server = new IndexServer(ReadLimits.CATALOG_FILE + 1);
                 ObjectStore store = ObjectStore.forUrl(server.url(), options())) {
             IllegalArgumentException e = assertThrows(
                     IllegalArgumentException.class,
-                    () -> RemoteDatasets.openIndexed(store, server.url(), 1 << 20, null, FolderAccess.PRIVATE));
+                    () -> RemoteDatasets.openCatalog(store, server.url(), 1 << 20, null, FolderAccess.PRIVATE));
             assertEquals(
                     server.url() + " is 67108865 bytes, more than the 64 MiB limit of a file Stoke reads whole"
-                            + " (an index or a marker)",
+                            + " (a catalog or a marker)",
                     e.getMessage());
             assertEquals(List.of("HEAD null"), server.requests);
         }
     }
 
     @Test
-    void anIndexWithinTheLimitOpensFromWhatIsFetched() throws Exception {
+    void aCatalogWithinTheLimitOpensFromWhatIsFetched() throws Exception {
         try (IndexServer server = new IndexServer(-1);
                 ObjectStore store = ObjectStore.forUrl(server.url(), options());
-                ShardDataset d = RemoteDatasets.openIndexed(store, server.url(), 1 << 20, null, FolderAccess.PRIVATE)) {
+                ShardDataset d = RemoteDatasets.openCatalog(store, server.url(), 1 << 20, null, FolderAccess.PRIVATE)) {
             assertEquals(7, d.size());
             assertEquals(2, d.shards().shardCount());
             assertEquals(List.of("HEAD null", "GET bytes=0-" + (INDEX.length() - 1)), server.requests);

@@ -16,18 +16,18 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A remote {@code parquet-index.json} is bounded as {@code index.json} is: a JDK HttpServer that
- * declares one byte over {@link ReadLimits#INDEX_FILE} is refused by its size, with HEADs only.
+ * declares one byte over {@link ReadLimits#CATALOG_FILE} is refused by its size, with HEADs only.
  */
-class RemoteParquetIndexLimitTest {
+class RemoteParquetCatalogLimitTest {
     @Test
-    void aParquetIndexOverTheLimitIsRefusedByItsSizeWithoutAGet() throws Exception {
+    void aParquetCatalogOverTheLimitIsRefusedByItsSizeWithoutAGet() throws Exception {
         List<String> requests = new CopyOnWriteArrayList<>();
         HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.createContext("/pq/", exchange -> {
             try (exchange) {
                 requests.add(exchange.getRequestMethod() + " "
                         + exchange.getRequestURI().getPath());
-                exchange.getResponseHeaders().set("Content-Length", Long.toString(ReadLimits.INDEX_FILE + 1));
+                exchange.getResponseHeaders().set("Content-Length", Long.toString(ReadLimits.CATALOG_FILE + 1));
                 exchange.sendResponseHeaders(exchange.getRequestMethod().equals("HEAD") ? 200 : 500, -1);
             }
         });
@@ -36,10 +36,10 @@ class RemoteParquetIndexLimitTest {
         try (ObjectStore store = ObjectStore.forUrl(
                 folder, new RemoteOptions(2, 1 << 20, 2, Duration.ofSeconds(5), Duration.ofSeconds(2)))) {
             IllegalArgumentException e =
-                    assertThrows(IllegalArgumentException.class, () -> RemoteParquet.index(folder, store));
+                    assertThrows(IllegalArgumentException.class, () -> RemoteParquet.catalog(folder, store));
             assertEquals(
                     folder + "parquet-index.json is 67108865 bytes, more than the 64 MiB limit of a file Stoke"
-                            + " reads whole (an index or a marker)",
+                            + " reads whole (a catalog or a marker)",
                     e.getMessage());
             assertEquals(List.of("HEAD /pq/parquet-index.json", "HEAD /pq/parquet-index.json"), requests);
         } finally {

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Opening shards from {@code index.json}: the same samples, keys and labels as reading every
  * shard's headers, with nothing read at open; a stale index named, never read past.
  */
-class ShardIndexTest {
+class ShardCatalogTest {
     private static final int SHARDS = 3;
     private static final int PER_SHARD = 5;
 
@@ -42,22 +42,22 @@ class ShardIndexTest {
         return dir;
     }
 
-    /** What stoke index writes, from a scan of the folder. */
-    private static ShardIndex indexOf(Path dir) {
+    /** What stoke catalog writes, from a scan of the folder. */
+    private static ShardCatalog indexOf(Path dir) {
         try (ShardDataset scanned = (ShardDataset) Datasets.openScanned(dir.toString())) {
             Shards tar = scanned.shards();
-            List<ShardIndex.Entry> entries = new ArrayList<>();
+            List<ShardCatalog.Entry> entries = new ArrayList<>();
             for (int s = 0; s < tar.shardCount(); s++) {
-                entries.add(new ShardIndex.Entry(
+                entries.add(new ShardCatalog.Entry(
                         Path.of(tar.shardName(s)).getFileName().toString(),
                         tar.firstSample(s + 1) - tar.firstSample(s),
                         tar.bytes().size(s)));
             }
-            return new ShardIndex(entries, tar.labelled());
+            return new ShardCatalog(entries, tar.labelled());
         }
     }
 
-    private static void write(ShardIndex index, Path file) throws IOException {
+    private static void write(ShardCatalog index, Path file) throws IOException {
         try (OutputStream o = Files.newOutputStream(file)) {
             index.write(o, "test");
         }
@@ -84,71 +84,74 @@ class ShardIndexTest {
     }
 
     @Test
-    void theIndexRoundTripsAndReadsAsAWidsShardList() throws IOException {
-        ShardIndex index = new ShardIndex(
-                List.of(new ShardIndex.Entry("a.tar", 3, 100), new ShardIndex.Entry("s3://b/c.tar", 0, 0, "\"e1\"")),
+    void theCatalogRoundTripsAndReadsAsAWidsShardList() throws IOException {
+        ShardCatalog index = new ShardCatalog(
+                List.of(
+                        new ShardCatalog.Entry("a.tar", 3, 100),
+                        new ShardCatalog.Entry("s3://b/c.tar", 0, 0, "\"e1\"")),
                 true);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         index.write(out, "x");
         String json = out.toString(StandardCharsets.UTF_8);
         assertTrue(json.contains("\"__kind__\":\"wids-shard-index-v1\""), json);
-        assertEquals(index, ShardIndex.read(new ByteArrayInputStream(out.toByteArray()), "x"));
-        // Another JSON file, or a wids list without Stoke's `labelled`: not an index to open from.
-        assertNull(ShardIndex.read(new ByteArrayInputStream("{\"a\": 1}".getBytes(StandardCharsets.UTF_8)), "y"));
+        assertEquals(index, ShardCatalog.read(new ByteArrayInputStream(out.toByteArray()), "x"));
+        // Another JSON file, or a wids list without Stoke's `labelled`: not a catalog to open from.
+        assertNull(ShardCatalog.read(new ByteArrayInputStream("{\"a\": 1}".getBytes(StandardCharsets.UTF_8)), "y"));
         String wids = "{\"__kind__\": \"wids-shard-index-v1\", \"shardlist\": [{\"url\": \"a.tar\", \"nsamples\": 3}]}";
-        assertNull(ShardIndex.read(new ByteArrayInputStream(wids.getBytes(StandardCharsets.UTF_8)), "z"));
+        assertNull(ShardCatalog.read(new ByteArrayInputStream(wids.getBytes(StandardCharsets.UTF_8)), "z"));
         String broken =
                 "{\"__kind__\": \"wids-shard-index-v1\", \"shardlist\": [{\"url\": \"a.tar\"}], \"stoke\": {\"labelled\": true}}";
         IllegalArgumentException e = assertThrows(
                 IllegalArgumentException.class,
-                () -> ShardIndex.read(new ByteArrayInputStream(broken.getBytes(StandardCharsets.UTF_8)), "w"));
+                () -> ShardCatalog.read(new ByteArrayInputStream(broken.getBytes(StandardCharsets.UTF_8)), "w"));
         assertTrue(e.getMessage().contains("w: a shard entry lacks"), e.getMessage());
     }
 
     @Test
-    void openingFromTheIndexGivesWhatTheHeadersGiveWithoutReadingAShard() throws IOException {
+    void openingFromTheCatalogGivesWhatTheHeadersGiveWithoutReadingAShard() throws IOException {
         Path dir = shards();
         List<String> scanned;
-        try (Dataset d = Datasets.open(dir.toString())) {
-            assertFalse(((ShardDataset) d).shards().indexed());
+        try (Dataset d = Datasets.openLocal(dir.toString())) {
+            assertFalse(((ShardDataset) d).shards().catalogued());
             scanned = epoch(d);
         }
-        write(indexOf(dir), dir.resolve(ShardIndex.FILE));
-        try (ShardDataset d = (ShardDataset) Datasets.open(dir.toString())) {
+        write(indexOf(dir), dir.resolve(ShardCatalog.FILE));
+        try (ShardDataset d = (ShardDataset) Datasets.openLocal(dir.toString())) {
             Shards tar = d.shards();
-            assertTrue(tar.indexed());
+            assertTrue(tar.catalogued());
             assertEquals(SHARDS * PER_SHARD + 3, d.size());
             assertEquals(PER_SHARD, tar.firstSample(1));
             assertTrue(tar.labelled());
             assertEquals(scanned, epoch(d));
         }
         // The index file itself names the dataset too.
-        try (Dataset d = Datasets.open(dir.resolve(ShardIndex.FILE).toString())) {
+        try (Dataset d = Datasets.openLocal(dir.resolve(ShardCatalog.FILE).toString())) {
             assertEquals(scanned, epoch(d));
         }
         assertEquals(SHARDS * PER_SHARD + 3, scanned.size());
     }
 
     @Test
-    void aShardOfAnotherSizeIsNamedAsAStaleIndexAtOpen() throws IOException {
+    void aShardOfAnotherSizeIsNamedAsAStaleCatalogAtOpen() throws IOException {
         Path dir = shards();
-        write(indexOf(dir), dir.resolve(ShardIndex.FILE));
+        write(indexOf(dir), dir.resolve(ShardCatalog.FILE));
         Files.write(dir.resolve("train-1.tar"), new byte[512], StandardOpenOption.APPEND);
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Datasets.open(dir.toString()));
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(dir.toString()));
         assertTrue(
-                e.getMessage().contains("train-1.tar") && e.getMessage().contains("the index is stale"),
+                e.getMessage().contains("train-1.tar") && e.getMessage().contains("the shard catalog is stale"),
                 e.getMessage());
     }
 
     @Test
-    void aShardWithOtherSamplesThanTheIndexSaysIsNeverRead() throws IOException {
+    void aShardWithOtherSamplesThanTheCatalogSaysIsNeverRead() throws IOException {
         Path dir = shards();
-        ShardIndex honest = indexOf(dir);
-        List<ShardIndex.Entry> lying = new ArrayList<>(honest.shards());
-        ShardIndex.Entry second = lying.get(1);
-        lying.set(1, new ShardIndex.Entry(second.url(), second.nsamples() + 1, second.filesize()));
-        write(new ShardIndex(lying, true), dir.resolve(ShardIndex.FILE));
-        try (ShardDataset d = (ShardDataset) Datasets.open(dir.toString())) {
+        ShardCatalog honest = indexOf(dir);
+        List<ShardCatalog.Entry> lying = new ArrayList<>(honest.shards());
+        ShardCatalog.Entry second = lying.get(1);
+        lying.set(1, new ShardCatalog.Entry(second.url(), second.nsamples() + 1, second.filesize()));
+        write(new ShardCatalog(lying, true), dir.resolve(ShardCatalog.FILE));
+        try (ShardDataset d = (ShardDataset) Datasets.openLocal(dir.toString())) {
             Shards tar = d.shards();
             assertEquals("k/0-0", d.path(0)); // the first shard is as indexed
             int inSecond = tar.firstSample(1);
@@ -156,12 +159,12 @@ class ShardIndexTest {
             assertTrue(
                     e.getMessage().contains("train-1.tar")
                             && e.getMessage().contains("says 7 samples, the shard holds 6")
-                            && e.getMessage().contains("stoke index"),
+                            && e.getMessage().contains("stoke catalog"),
                     e.getMessage());
             // A loader over it stops with the same reason rather than deliver the shard's samples.
             RuntimeException failed = assertThrows(RuntimeException.class, () -> epoch(d));
             Throwable cause = failed;
-            while (cause.getCause() != null && !cause.getMessage().contains("the index")) {
+            while (cause.getCause() != null && !cause.getMessage().contains("the shard catalog")) {
                 cause = cause.getCause();
             }
             assertTrue(cause.getMessage().contains("train-1.tar"), failed.toString());
@@ -169,33 +172,34 @@ class ShardIndexTest {
     }
 
     @Test
-    void anIndexLargerThanTheLimitIsRefusedByItsSizeBeforeItIsRead() throws IOException {
+    void aCatalogLargerThanTheLimitIsRefusedByItsSizeBeforeItIsRead() throws IOException {
         Path dir = shards();
-        Path index = dir.resolve(ShardIndex.FILE);
+        Path index = dir.resolve(ShardCatalog.FILE);
         try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(index.toFile(), "rw")) {
             f.write("{\"__kind__\": \"wids-shard-index-v1\", \"shardlist\": [".getBytes(StandardCharsets.US_ASCII));
-            f.setLength(ReadLimits.INDEX_FILE + 1); // sparse: 64 MiB of NULs that no parser is shown
+            f.setLength(ReadLimits.CATALOG_FILE + 1); // sparse: 64 MiB of NULs that no parser is shown
         }
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Datasets.open(dir.toString()));
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(dir.toString()));
         assertEquals(
                 index + " is 67108865 bytes, more than the 64 MiB limit of a file Stoke reads whole"
-                        + " (an index or a marker)",
+                        + " (a catalog or a marker)",
                 e.getMessage());
     }
 
     @Test
-    void anIndexWithAStringOverTheLimitIsNamedAsUnreadable() {
-        String url = "u".repeat(ReadLimits.INDEX_STRING + 1);
+    void aCatalogWithAStringOverTheLimitIsNamedAsUnreadable() {
+        String url = "u".repeat(ReadLimits.CATALOG_STRING + 1);
         String json =
                 "{\"__kind__\": \"wids-shard-index-v1\", \"stoke\": {\"labelled\": true}, \"shardlist\": [{\"url\": \""
                         + url + "\", \"nsamples\": 1, \"filesize\": 1}]}";
         IllegalArgumentException e = assertThrows(
                 IllegalArgumentException.class,
-                () -> ShardIndex.read(
+                () -> ShardCatalog.read(
                         new ByteArrayInputStream(json.getBytes(StandardCharsets.US_ASCII)), "x/index.json"));
         assertTrue(
                 e.getMessage()
-                        .startsWith("x/index.json: not a readable shard index (String value length (1048577)"
+                        .startsWith("x/index.json: not a readable shard catalog (String value length (1048577)"
                                 + " exceeds the maximum allowed (1048576"),
                 e.getMessage());
     }
@@ -203,14 +207,14 @@ class ShardIndexTest {
     @Test
     void aFolderWithAnotherJsonIsReadFromItsHeaders() throws IOException {
         Path dir = shards();
-        Files.writeString(dir.resolve(ShardIndex.FILE), "{\"written_by\": \"someone else\"}");
-        try (ShardDataset d = (ShardDataset) Datasets.open(dir.toString())) {
-            assertFalse(d.shards().indexed());
+        Files.writeString(dir.resolve(ShardCatalog.FILE), "{\"written_by\": \"someone else\"}");
+        try (ShardDataset d = (ShardDataset) Datasets.openLocal(dir.toString())) {
+            assertFalse(d.shards().catalogued());
             assertEquals(SHARDS * PER_SHARD + 3, d.size());
         }
         IllegalArgumentException e = assertThrows(
                 IllegalArgumentException.class,
-                () -> Datasets.open(dir.resolve(ShardIndex.FILE).toString()));
-        assertTrue(e.getMessage().contains("stoke index"), e.getMessage());
+                () -> Datasets.openLocal(dir.resolve(ShardCatalog.FILE).toString()));
+        assertTrue(e.getMessage().contains("stoke catalog"), e.getMessage());
     }
 }

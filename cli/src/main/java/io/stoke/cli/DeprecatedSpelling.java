@@ -1,0 +1,16 @@
+package io.stoke.cli;
+
+import java.io.PrintStream;
+
+/**
+ * An option's or command's old spelling, kept one release after issue 46 gave each name one
+ * meaning: it still works, and says so once, naming the spelling to use.
+ */
+final class DeprecatedSpelling {
+    private DeprecatedSpelling() {}
+
+    /** Says on {@code err}, once for each use, that {@code command}'s {@code old} is now {@code now}. */
+    static void say(PrintStream err, String command, String old, String now) {
+        err.println(command + ": " + old + " is deprecated and goes in the next release: use " + now);
+    }
+}
