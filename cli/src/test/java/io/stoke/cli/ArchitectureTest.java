@@ -139,4 +139,28 @@ class ArchitectureTest {
                     pkg + " imports " + imported));
         });
     }
+
+    /**
+     * The command line reaches the ring and the native bindings only through the libraries: serving
+     * through io.stoke.serve, memfd through its AnonymousFile. The two files named are part 6's of
+     * issue 46 (GPU probing through io.stoke.gpu); the merger removes them from this list.
+     */
+    @Test
+    void theCliImportsNeitherTheRingNorTheBindings() throws IOException {
+        Set<String> exceptions = Set.of("EmbedCommand.java", "GpuCheckCommand.java");
+        List<String> found = new ArrayList<>();
+        try (Stream<Path> files = Files.walk(ROOT.resolve("cli/src/main/java"))) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                Matcher m = IMPORT.matcher(Files.readString(f));
+                while (m.find()) {
+                    String imported = m.group(1);
+                    if ((imported.startsWith("io.stoke.ring") || imported.startsWith("io.stoke.ffm"))
+                            && !exceptions.contains(f.getFileName().toString())) {
+                        found.add(f.getFileName() + " imports " + imported);
+                    }
+                }
+            }
+        }
+        assertEquals(List.of(), found);
+    }
 }
