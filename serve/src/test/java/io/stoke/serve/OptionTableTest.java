@@ -48,6 +48,30 @@ class OptionTableTest {
         assertEquals(64L << 30, LoaderSettings.defaults().bytes("restart_cache_size"));
     }
 
+    /** Help says the names issue 46 decided: no deprecated spelling, and the loader's own remote window. */
+    @Test
+    void theHelpNamesNoDeprecatedSpelling() {
+        List<String> old = new ArrayList<>();
+        for (LoaderOption o : OptionTable.shipped().options()) {
+            if (o.deprecated() != null) {
+                old.add(o.deprecated().cli());
+            }
+        }
+        assertTrue(
+                old.containsAll(List.of("--cache-dir", "--cache-size", "--shard-cache", "--shard-tail")),
+                old.toString());
+        for (LoaderOption o : OptionTable.shipped().options()) {
+            for (String spelling : old) {
+                assertFalse(
+                        o.help().matches("(?s).*" + spelling + "(?![\\w-]).*"), o.cli() + "'s help says " + spelling);
+            }
+        }
+        assertTrue(OptionTable.shipped()
+                .option("shuffle_window")
+                .help()
+                .contains(io.stoke.loader.source.Datasets.DEFAULT_REMOTE_WINDOW + " for remote ones"));
+    }
+
     @Test
     void everyBuilderMethodTheTableNamesIsOnLoaderBuilder() {
         Set<String> methods = Arrays.stream(Loader.Builder.class.getMethods())
