@@ -33,6 +33,9 @@ public final class LoaderOptions {
     private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
 
     private final LoaderSettings settings;
+    /** The names of the options this adds; null: all of them. */
+    private final Set<String> only;
+
     private LoaderSetup setup;
 
     /** The shipped table's options (picocli makes the mixin this way). */
@@ -42,7 +45,13 @@ public final class LoaderOptions {
 
     /** {@code table}'s options. */
     LoaderOptions(OptionTable table) {
+        this(table, null);
+    }
+
+    /** {@code table}'s options called {@code only}, the rest left at their defaults (null: all). */
+    LoaderOptions(OptionTable table, Set<String> only) {
         this.settings = LoaderSettings.defaults(table);
+        this.only = only;
     }
 
     /** Adds the table's options to {@code command} where it mixes this class in; returns whether it did. */
@@ -52,6 +61,10 @@ public final class LoaderOptions {
                 options.addTo(command);
                 return true;
             }
+            if (mixin.userObject() instanceof ColumnOptions columns) {
+                columns.options.addTo(command);
+                return true;
+            }
         }
         return false;
     }
@@ -59,6 +72,9 @@ public final class LoaderOptions {
     /** Adds one option per table entry to {@code command}, and a hidden one per deprecated spelling. */
     void addTo(CommandSpec command) {
         for (LoaderOption o : settings.table().options()) {
+            if (only != null && !only.contains(o.name())) {
+                continue;
+            }
             command.addOption(spec(o, o.cli(), false));
             if (o.deprecated() != null && o.deprecated().cli() != null) {
                 command.addOption(spec(o, o.deprecated().cli(), true));

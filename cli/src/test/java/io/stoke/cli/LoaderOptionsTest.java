@@ -307,6 +307,35 @@ class LoaderOptionsTest {
         assertEquals("drop", now.settings().text("partition_tail"));
     }
 
+    /** serve's side files under their new names, and the old ones, which still work and say so once. */
+    @Test
+    void serveTakesTheSideFilesUnderTheirNewAndOldNames() {
+        ServeCommand now = new ServeCommand();
+        new CommandLine(now)
+                .parseArgs("D", "--ring", "/dev/shm/r", "--sample-list-out", "/tmp/s", "--auto-workers-log", "/tmp/a");
+        assertEquals(Path.of("/tmp/s"), now.sampleList);
+        assertEquals(Path.of("/tmp/a"), now.autoWorkersLog);
+        ServeCommand old = new ServeCommand();
+        String[] said = io.stoke.loader.testing.CapturedRun.of(() -> {
+            new CommandLine(old)
+                    .parseArgs("D", "--ring", "/dev/shm/r", "--index-out", "/tmp/s", "--tuning-out", "/tmp/a");
+            new CommandLine(old).parseArgs("D", "--ring", "/dev/shm/r", "--index-out", "/tmp/s");
+            return 0;
+        });
+        assertEquals(Path.of("/tmp/s"), old.sampleList);
+        assertEquals(Path.of("/tmp/a"), old.autoWorkersLog);
+        // Once in this process: another test of this JVM may have said it already (the made-up
+        // option's test shows a first use says it).
+        List<String> lines = said[2].lines().toList();
+        assertTrue(
+                List.of(
+                                "stoke: --index-out is deprecated: use --sample-list-out",
+                                "stoke: --tuning-out is deprecated: use --auto-workers-log")
+                        .containsAll(lines),
+                said[2]);
+        assertEquals(lines.stream().distinct().count(), lines.size(), said[2]);
+    }
+
     @Test
     void aShardOutOfRangeIsAUsageErrorBeforeAnythingStarts() {
         String[] r = BenchCommandTest.run("bench", "/nonexistent-but-never-read", "--rank", "2", "--world-size", "2");

@@ -151,8 +151,8 @@ public final class RingServer {
         });
         Runtime.getRuntime().addShutdownHook(hook);
         int world = s.integer("world_size");
-        say(ring + " ready: " + dataset.size() + " images, shard " + s.integer("rank") + " of " + world
-                + (world > 1 ? " (shard tail " + s.text("partition_tail") + ")" : "")
+        say(ring + " ready: " + dataset.size() + " images, partition " + s.integer("rank") + " of " + world
+                + (world > 1 ? " (partition tail " + s.text("partition_tail") + ")" : "")
                 + ", batch " + s.integer("batch_size") + ", " + s.integer("slots") + " slots of "
                 + geometry.slotStride() + " bytes (" + geometry.totalLength() + " bytes in all), "
                 + (s.longValue("epochs") == 0 ? "no end" : loader.totalBatches() + " batches")
