@@ -57,6 +57,9 @@ public record LoaderOption(
             throw new IllegalArgumentException("option " + name + " is floats with no count");
         }
         choices = choices == null ? List.of() : List.copyOf(choices);
+        if (defaultValue == null && help.contains("${DEFAULT-VALUE}")) {
+            throw new IllegalArgumentException("option " + name + "'s help shows a default it does not have");
+        }
         if (defaultValue != null) {
             type.parse(flagless(name, type, min, max, choices, count, cli), defaultValue);
         }

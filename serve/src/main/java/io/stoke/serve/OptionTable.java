@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -95,7 +96,7 @@ public record OptionTable(String about, int format, List<LoaderOption> options) 
 
     /** This table with {@code more} options after its own (a test's made-up option). */
     public OptionTable with(LoaderOption... more) {
-        List<LoaderOption> all = new java.util.ArrayList<>(options);
+        List<LoaderOption> all = new ArrayList<>(options);
         all.addAll(List.of(more));
         return new OptionTable(about, format, all);
     }

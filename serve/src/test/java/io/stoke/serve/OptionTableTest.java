@@ -141,9 +141,11 @@ class OptionTableTest {
         String twice = "{\"about\": \"\", \"format\": 1, \"options\": ["
                 + "{\"name\": \"x\", \"type\": \"int\", \"cli\": \"--x\", \"help\": \"h\"},"
                 + "{\"name\": \"y\", \"type\": \"int\", \"cli\": \"--x\", \"help\": \"h\"}]}";
+        String noDefault = "{\"about\": \"\", \"format\": 1, \"options\": [{\"name\": \"x\", \"type\": \"int\","
+                + " \"cli\": \"--x\", \"help\": \"h (default: ${DEFAULT-VALUE})\"}]}";
         String badDefault = "{\"about\": \"\", \"format\": 1, \"options\": [{\"name\": \"x\", \"type\": \"int\","
                 + " \"min\": 1, \"default\": \"0\", \"cli\": \"--x\", \"help\": \"h\"}]}";
-        for (String table : List.of(typo, twice, badDefault)) {
+        for (String table : List.of(typo, twice, noDefault, badDefault)) {
             RuntimeException e = assertThrows(
                     RuntimeException.class,
                     () -> OptionTable.read(
