@@ -90,11 +90,8 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(
             names = "--auto-workers-log",
             paramLabel = "FILE",
-            description = {
-                "With --workers auto, append each change of the active workers to FILE as it is made: one JSON",
-                "object per line {\"at_s\", \"from_workers\", \"to_workers\", \"reason\"} (the Python package reads",
-                "it; docs/shared-memory.md)."
-            })
+            description = "With --workers auto, append each change of the active workers to FILE as it is made, one"
+                    + " JSON object per line, which the Python package reads (docs/shared-memory.md).")
     Path autoWorkersLog;
 
     @Option(

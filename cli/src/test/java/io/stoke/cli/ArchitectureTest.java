@@ -163,4 +163,12 @@ class ArchitectureTest {
         }
         assertEquals(List.of(), found);
     }
+
+    /** stoke serve's command parses flags and calls io.stoke.serve.RingServer: what serves is the library's. */
+    @Test
+    void theServeCommandOnlyParsesFlags() throws IOException {
+        long lines = Files.readAllLines(ROOT.resolve("cli/src/main/java/io/stoke/cli/ServeCommand.java"))
+                .size();
+        assertTrue(lines < 120, "ServeCommand.java has " + lines + " lines");
+    }
 }
