@@ -213,6 +213,8 @@ def dataset_argument_file(root: str) -> Optional[int]:
     return fd
 
 
+# The sample list's format is specified once, in docs/shared-memory.md ("The sample list"); its
+# writer is io.stoke.serve.SampleList.
 def read_index(path: str) -> Tuple[bool, Any]:
     """The dataset's samples as a producer listed them (``--index-out``).
 
@@ -355,6 +357,8 @@ class Producer:
         with open(self._index_path, encoding="utf-8") as f:
             return json.loads(f.readline())
 
+    # The auto-workers log's format is specified once, in docs/shared-memory.md ("The auto-workers
+    # log"); its writer is io.stoke.serve.AutoWorkersLog.
     def tuning(self) -> List[Dict[str, Any]]:
         """With ``num_workers="auto"``: the producer's changes to its decoding threads so far, oldest
         first (see ``DataLoader.tuning``); after :meth:`stop`, all of them. Empty otherwise."""

@@ -18,6 +18,7 @@ module io.stoke.ffm {
             io.stoke.embed,
             io.stoke.tune,
             io.stoke.spark,
+            io.stoke.serve,
             io.stoke.cli,
             io.stoke.bench;
 }

@@ -1,18 +1,16 @@
 package io.stoke.cli;
 
-import io.stoke.ffm.LibC;
 import io.stoke.loader.Batch;
 import io.stoke.loader.RingConsumer;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.parquet.HubParquetWriter;
+import io.stoke.serve.AnonymousFile;
 import io.stoke.testdata.SyntheticImageNet;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
@@ -85,38 +83,27 @@ public final class AotTrainingCommand implements Callable<Integer> {
     }
 
     /**
-     * {@code serve} as stoke.DataLoader runs it (its ring and index in anonymous files passed as
+     * {@code serve} as stoke.DataLoader runs it (its ring and sample list in anonymous files passed as
      * descriptors), then into a named ring in /dev/shm as {@code stoke serve} users run it; each
      * ring drained by a consumer in this process.
      */
     private static int serve(String data, Path dir, PrintStream err) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = LibC.allocateCallState(arena);
-            int ring = LibC.memfdCreate(state, arena.allocateFrom("stoke-aot-ring"), LibC.MFD_CLOEXEC);
-            int index = LibC.memfdCreate(state, arena.allocateFrom("stoke-aot-index"), LibC.MFD_CLOEXEC);
-            try {
-                if (ring < 0 || index < 0) {
-                    err.println("stoke: aot-training: memfd_create: " + LibC.strerror(LibC.errno(state)));
-                    return 1;
-                }
-                int rc = serve(data, Path.of("/proc/self/fd/" + ring), Path.of("/proc/self/fd/" + index), err);
-                if (rc != 0) {
-                    return rc;
-                }
-            } finally {
-                for (int fd : new int[] {ring, index}) {
-                    if (fd >= 0) {
-                        LibC.close(fd);
-                    }
-                }
+        try (AnonymousFile ring = AnonymousFile.create("stoke-aot-ring");
+                AnonymousFile samples = AnonymousFile.create("stoke-aot-sample-list")) {
+            int rc = serve(data, ring.path(), samples.path(), err);
+            if (rc != 0) {
+                return rc;
             }
+        } catch (IllegalStateException e) {
+            err.println("stoke: aot-training: " + e.getMessage());
+            return 1;
         }
         return serve(
                 data,
                 Path.of(
                         "/dev/shm",
                         "stoke-aot-training-" + ProcessHandle.current().pid()),
-                dir.resolve("index.json"),
+                dir.resolve("sample-list.json"),
                 err);
     }
 
@@ -131,7 +118,7 @@ public final class AotTrainingCommand implements Callable<Integer> {
                         ring.toString(),
                         "--batch-size",
                         "32",
-                        "--index-out",
+                        "--sample-list-out",
                         index.toString(),
                         "--parent-pid",
                         Long.toString(ProcessHandle.current().pid()),

@@ -19,6 +19,7 @@ import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.tune.TunerLog;
+import io.stoke.serve.AutoWorkersLog;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -111,7 +112,13 @@ final class BenchRun {
     int execute(LoaderOptions options, DeviceOptions device, WarmupOptions warmup, Dataset dataset, String title) {
         try {
             prepare(warmup, dataset, options.builder(dataset));
-            return run(options.builder(dataset), title, options.epochs, warmup.json, device.device, device.normalize);
+            return run(
+                    options.builder(dataset),
+                    title,
+                    options.settings().longValue("epochs"),
+                    warmup.json,
+                    device.device,
+                    device.normalize);
         } catch (DeviceUnavailableException e) {
             err.println("stoke: " + e.getMessage());
             return Main.EXIT_NO_DEVICE;
@@ -260,7 +267,7 @@ final class BenchRun {
 
     /** Auto workers: where they ended, and every change with its reason. */
     private void printTuning(TunerLog t) {
-        out.print(TuningReport.summary(t));
+        out.print(AutoWorkersLog.summary(t));
     }
 
     /** The figures and every batch's wait, for scripts: what {@code --json FILE} writes. */
@@ -278,7 +285,7 @@ final class BenchRun {
             double workerMsPerImage,
             boolean autoWorkers,
             int activeWorkersAtEnd,
-            List<TuningReport.Change> workerChanges,
+            List<AutoWorkersLog.Change> workerChanges,
             long[] waitNs) {}
 
     private static final ObjectMapper JSON = JsonMapper.builder()
@@ -310,8 +317,7 @@ final class BenchRun {
                 tuning == null
                         ? List.of()
                         : tuning.decisions().stream()
-                                .map(d -> new TuningReport.Change(
-                                        d.atNanos() / 1e9, d.fromWorkers(), d.toWorkers(), d.reason()))
+                                .map(AutoWorkersLog.Change::of)
                                 .toList(),
                 s.waitNanos());
         try {

@@ -8,6 +8,8 @@ import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.transform.RestartCopy;
+import io.stoke.serve.ByteSize;
+import io.stoke.serve.LoaderSetup;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -105,7 +107,7 @@ public final class CacheCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--restart-cache-dir DIR is required: the restart cache to fill");
             }
             budget = ByteSize.parse(cacheSize);
-            access = LoaderOptions.folderAccess(cacheSharedWith);
+            access = LoaderSetup.folderAccess(cacheSharedWith);
             shards = new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), null);
             columns = columnOptions.columns();
             if (workers < 1) {

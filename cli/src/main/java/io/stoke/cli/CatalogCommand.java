@@ -11,6 +11,7 @@ import io.stoke.loader.source.Urls;
 import io.stoke.parquet.ParquetDatasets;
 import io.stoke.remote.RemoteDatasets;
 import io.stoke.remote.RemoteOptions;
+import io.stoke.serve.ByteSize;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;

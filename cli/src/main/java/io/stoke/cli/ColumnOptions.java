@@ -1,30 +1,21 @@
 package io.stoke.cli;
 
 import io.stoke.loader.source.TableColumns;
-import picocli.CommandLine.Option;
+import io.stoke.serve.OptionTable;
+import java.util.Set;
+import picocli.CommandLine.Command;
 
-/** {@code --image-column}, {@code --label-column} and {@code --key-column}: which Parquet columns hold a sample. */
+/**
+ * {@code --image-column}, {@code --label-column} and {@code --key-column} alone, from the options
+ * table: which Parquet columns hold a sample, for the commands that read a dataset without driving
+ * a loader ({@code pack}, {@code cache}). {@link LoaderOptions#install} adds them.
+ */
+@Command // what picocli asks of a mixin
 final class ColumnOptions {
-    @Option(
-            names = "--image-column",
-            paramLabel = "NAME",
-            description = "Parquet: the column holding each image, binary or an image struct "
-                    + "(default: the first struct<bytes, path>, else the one binary column).")
-    String imageColumn;
-
-    @Option(
-            names = "--label-column",
-            paramLabel = "NAME",
-            description = "Parquet: the integer column holding each label (default: label, when there is one).")
-    String labelColumn;
-
-    @Option(
-            names = "--key-column",
-            paramLabel = "NAME",
-            description = "Parquet: the string or integer column naming each sample (default: its row in its file).")
-    String keyColumn;
+    final LoaderOptions options =
+            new LoaderOptions(OptionTable.shipped(), Set.of("image_column", "label_column", "key_column"));
 
     TableColumns columns() {
-        return new TableColumns(imageColumn, labelColumn, keyColumn);
+        return options.columns();
     }
 }

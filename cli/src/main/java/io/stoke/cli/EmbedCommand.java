@@ -16,6 +16,8 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Urls;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.loader.tune.TunerLog;
+import io.stoke.serve.AutoWorkersLog;
+import io.stoke.serve.LoaderSettings;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -122,17 +124,21 @@ public final class EmbedCommand implements Callable<Integer> {
                 return Main.EXIT_NO_DEVICE;
             }
         }
-        if (options.epochs != 1 || options.startBatch != 0 || options.startState != null || options.startCuts != null) {
+        LoaderSettings s = options.settings();
+        if (s.longValue("epochs") != 1
+                || s.integer("start_batch") != 0
+                || s.given("start_state")
+                || s.given("start_cuts")) {
             err.println("stoke embed: embed makes one pass over the data: --epochs 1 and --start-batch 0, no "
                     + "--start-state or --start-cuts");
             return Main.EXIT_USAGE;
         }
-        if (options.transform != Choices.Transform.eval) {
+        if (!s.text("transform").equals("eval")) {
             err.println("stoke embed: embeddings use the evaluation transform (Resize + CenterCrop), not --transform "
-                    + options.transform);
+                    + s.text("transform"));
             return Main.EXIT_USAGE;
         }
-        if (format == Choices.EmbedFormat.parquet && (options.shuffle || options.worldSize != 1)) {
+        if (format == Choices.EmbedFormat.parquet && (s.flag("shuffle") || s.integer("world_size") != 1)) {
             err.println("stoke embed: --format parquet writes whole input files in order: no --shuffle, --world-size 1"
                     + " (spread shards over machines with 'stoke spark-embed')");
             return Main.EXIT_USAGE;
@@ -151,7 +157,7 @@ public final class EmbedCommand implements Callable<Integer> {
                 return Main.EXIT_USAGE;
             }
             Loader.Builder builder = options.builder(dataset).transform(transform);
-            int[] rows = EmbeddingJob.rows(builder.sampler(), options.startEpoch);
+            int[] rows = EmbeddingJob.rows(builder.sampler(), s.longValue("start_epoch"));
             err.printf(
                     Locale.ROOT,
                     "stoke embed: %d images, %s: input %s %s, output %s (%d values) on %s, workers %s,"
@@ -205,9 +211,9 @@ public final class EmbedCommand implements Callable<Integer> {
                     "  CPU per image          %.2f ms (all threads), of which decoding %.2f ms%n",
                     f.cpuMillisPerImage(),
                     f.decodeMillisPerImage());
-            stdout.printf(Locale.ROOT, "  batches                %d of %d%n", f.batches(), options.batchSize);
+            stdout.printf(Locale.ROOT, "  batches                %d of %d%n", f.batches(), s.integer("batch_size"));
             if (tuning != null) {
-                stdout.print(TuningReport.summary(tuning));
+                stdout.print(AutoWorkersLog.summary(tuning));
             }
             stdout.flush();
             return 0;

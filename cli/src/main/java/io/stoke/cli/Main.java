@@ -85,6 +85,7 @@ public final class Main implements Runnable {
                 throw new IllegalStateException("cannot create " + c, e);
             }
             cl.addSubcommand(name(c), command);
+            LoaderOptions.install(cl.getSubcommands().get(name(c)).getCommandSpec()); // the options table's
         }
         if (!absent.isEmpty()) {
             cl.getCommandSpec()

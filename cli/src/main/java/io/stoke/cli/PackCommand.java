@@ -11,6 +11,8 @@ import io.stoke.pack.PackConflictException;
 import io.stoke.pack.PackException;
 import io.stoke.pack.PackOptions;
 import io.stoke.pack.Packer;
+import io.stoke.serve.ByteSize;
+import io.stoke.serve.LoaderSetup;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
@@ -180,7 +182,7 @@ public final class PackCommand implements Callable<Integer> {
             err.println("stoke pack: " + e.getMessage());
             return Main.EXIT_USAGE;
         }
-        Dataset dataset = parquet ? openParquet(columns, cache) : LoaderOptions.openFailing(data);
+        Dataset dataset = parquet ? openParquet(columns, cache) : LoaderSetup.openFailing(data);
         if (!(dataset instanceof FileDataset) && !parquet) {
             dataset.close();
             err.println("stoke pack: " + data + " is tar shards already: pack reads an ImageFolder directory, a list"

@@ -3,6 +3,7 @@ package io.stoke.cli;
 import io.stoke.embed.InferenceDevice;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.source.Urls;
+import io.stoke.serve.LoaderSettings;
 import io.stoke.spark.Manifest;
 import io.stoke.spark.SparkEmbed;
 import java.io.PrintWriter;
@@ -147,12 +148,12 @@ public final class SparkEmbedCommand implements Callable<Integer> {
                 outputName,
                 options.transform(),
                 out,
-                options.batchSize,
+                options.settings().integer("batch_size"),
                 workersGiven ? options.workers() : null,
-                options.slots,
+                options.settings().integer("slots"),
                 intraOpThreads,
                 InferenceDevice.parse(device),
-                ByteSize.parse(options.shardCache),
+                options.settings().bytes("shard_cache_size"),
                 shardsPerTask,
                 options.columns());
         err.flush();
@@ -185,20 +186,21 @@ public final class SparkEmbedCommand implements Callable<Integer> {
     /** The loader options that make no sense for this job, in one sentence, or null. */
     private String refused() {
         var parsed = spec.commandLine().getParseResult();
-        if (options.epochs != 1
-                || options.startBatch != 0
-                || options.startEpoch != 0
-                || options.startState != null
-                || options.startCuts != null) {
+        LoaderSettings s = options.settings();
+        if (s.longValue("epochs") != 1
+                || s.integer("start_batch") != 0
+                || s.longValue("start_epoch") != 0
+                || s.given("start_state")
+                || s.given("start_cuts")) {
             return "embedding makes one pass over the data: no --epochs or --start-* option";
         }
-        if (options.shuffle || options.worldSize != 1 || options.rank != 0) {
+        if (s.flag("shuffle") || s.integer("world_size") != 1 || s.integer("rank") != 0) {
             return "each task embeds a whole shard in order: no --shuffle, --rank or --world-size (Spark spreads"
                     + " the shards)";
         }
-        if (options.transform != Choices.Transform.eval) {
+        if (!s.text("transform").equals("eval")) {
             return "embeddings use the evaluation transform (Resize + CenterCrop), not --transform "
-                    + options.transform;
+                    + s.text("transform");
         }
         if (shardsPerTask < 1) {
             return "--shards-per-task must be at least 1, not " + shardsPerTask;

@@ -130,9 +130,8 @@ public final class TuneCommand implements Callable<Integer> {
         long start = System.nanoTime();
         PrintStream err = System.err;
         // Past the cores, more workers pay only where decoding waits on I/O (remote shards).
-        maxWorkers = options.maxWorkers != 0
-                ? options.maxWorkers
-                : 2 * Runtime.getRuntime().availableProcessors();
+        Integer most = options.settings().optionalInteger("max_workers");
+        maxWorkers = most != null ? most : 2 * Runtime.getRuntime().availableProcessors();
         String refused = refused();
         if (refused != null) {
             err.println("stoke tune: " + refused);
@@ -230,15 +229,16 @@ public final class TuneCommand implements Callable<Integer> {
                 return "--step-ms and --step-ms-per-image take a finite number of milliseconds, at least 0, not " + ms;
             }
         }
-        if (model != null && options.transform != Choices.Transform.eval) {
+        String transform = options.settings().text("transform");
+        if (model != null && !transform.equals("eval")) {
             return "--model runs on the evaluation transform (Resize + CenterCrop), as embed does, not --transform "
-                    + options.transform;
+                    + transform;
         }
         if (batchSizes.isEmpty() || batchSizes.stream().anyMatch(b -> b < 1)) {
             return "--batch-sizes takes positive numbers, not " + batchSizes;
         }
-        if (maxWorkers < 1 || (parsed.hasMatchedOption("--max-workers") && options.maxWorkers < 1)) {
-            return "--max-workers must be at least 1, not " + options.maxWorkers;
+        if (maxWorkers < 1) {
+            return "--max-workers must be at least 1, not " + maxWorkers;
         }
         if (!(secondsPerPoint > 0 && Double.isFinite(secondsPerPoint))) {
             return "--seconds-per-point must be a positive number of seconds, not " + secondsPerPoint;

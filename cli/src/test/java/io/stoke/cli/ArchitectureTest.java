@@ -140,12 +140,33 @@ class ArchitectureTest {
         });
     }
 
+    /**
+     * The command line reaches the ring and the native bindings only through the libraries: serving
+     * through io.stoke.serve, memfd through its AnonymousFile, CUDA through io.stoke.gpu
+     * (CudaAvailability, GpuCheck.open).
+     */
     @Test
-    void theCliReachesCudaOnlyThroughTheGpuModule() throws IOException {
-        // Whether a GPU is there, and why not, is stoke-gpu's (CudaAvailability, GpuCheck.open).
-        imports()
-                .get("cli")
-                .forEach((pkg, to) -> to.forEach(imported ->
-                        assertTrue(!imported.startsWith("io.stoke.ffm.cuda"), pkg + " imports " + imported)));
+    void theCliImportsNeitherTheRingNorTheBindings() throws IOException {
+        List<String> found = new ArrayList<>();
+        try (Stream<Path> files = Files.walk(ROOT.resolve("cli/src/main/java"))) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                Matcher m = IMPORT.matcher(Files.readString(f));
+                while (m.find()) {
+                    String imported = m.group(1);
+                    if (imported.startsWith("io.stoke.ring") || imported.startsWith("io.stoke.ffm")) {
+                        found.add(f.getFileName() + " imports " + imported);
+                    }
+                }
+            }
+        }
+        assertEquals(List.of(), found);
+    }
+
+    /** stoke serve's command parses flags and calls io.stoke.serve.RingServer: what serves is the library's. */
+    @Test
+    void theServeCommandOnlyParsesFlags() throws IOException {
+        long lines = Files.readAllLines(ROOT.resolve("cli/src/main/java/io/stoke/cli/ServeCommand.java"))
+                .size();
+        assertTrue(lines < 120, "ServeCommand.java has " + lines + " lines");
     }
 }

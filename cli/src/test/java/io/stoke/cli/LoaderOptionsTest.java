@@ -9,6 +9,9 @@ import io.stoke.loader.sample.Sampler.PartitionTail;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.transform.TransformSpec;
+import io.stoke.serve.LoaderOption;
+import io.stoke.serve.LoaderSetup;
+import io.stoke.serve.OptionTable;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -19,16 +22,27 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
 
 /** Every command that drives a loader takes the same loader options, with the same defaults and help. */
 class LoaderOptionsTest {
     private static final List<String> DRIVERS = List.of("demo", "bench", "serve", "embed", "tune");
 
-    /** The option set the {@code LoaderOptions} class declares, as picocli reads it. */
+    /** The option set {@code LoaderOptions} makes from the table, as picocli reads it. */
     private static Map<String, String> declared() {
-        return describe(CommandLine.Model.CommandSpec.forAnnotatedObject(new LoaderOptions())
-                .options());
+        CommandSpec spec = CommandSpec.create();
+        new LoaderOptions().addTo(spec);
+        return describe(spec.options());
+    }
+
+    /** {@code args} parsed into a fresh {@code LoaderOptions}, as a command's mixin would be. */
+    static LoaderOptions parse(String... args) {
+        LoaderOptions options = new LoaderOptions();
+        CommandSpec spec = CommandSpec.create();
+        options.addTo(spec);
+        new CommandLine(spec).parseArgs(args);
+        return options;
     }
 
     private static Map<String, String> describe(List<OptionSpec> options) {
@@ -59,6 +73,7 @@ class LoaderOptionsTest {
                                 "--drop-last",
                                 "--rank",
                                 "--world-size",
+                                "--partition-tail",
                                 "--shard-tail",
                                 "--resize",
                                 "--crop",
@@ -88,11 +103,16 @@ class LoaderOptionsTest {
         String[] serve = BenchCommandTest.run("serve", "--help");
         assertEquals("0", bench[0]);
         assertEquals("0", serve[0]);
-        for (String option : declared().keySet()) {
+        for (String option : visible()) {
             String b = optionHelp(bench[1], option);
             assertFalse(b.isEmpty(), option + " missing from bench --help:\n" + bench[1]);
             assertEquals(b, optionHelp(serve[1], option), option);
         }
+    }
+
+    /** The table's flags, deprecated spellings left out (they are hidden from help). */
+    private static List<String> visible() {
+        return OptionTable.shipped().options().stream().map(LoaderOption::cli).toList();
     }
 
     /**
@@ -123,14 +143,13 @@ class LoaderOptionsTest {
     @Test
     void shardTailPadsByDefaultAndDropsWhenAsked(@TempDir Path tmp) {
         Path root = TestImages.imageFolder(tmp.resolve("seven"), 7, 2, 3);
-        try (Dataset dataset = LoaderOptions.openFailing(root)) {
-            LoaderOptions pad = CommandLine.populateCommand(new LoaderOptions(), "--rank", "1", "--world-size", "2");
+        try (Dataset dataset = LoaderSetup.openFailing(root)) {
+            LoaderOptions pad = parse("--rank", "1", "--world-size", "2");
             Sampler s = pad.builder(dataset).sampler();
             assertEquals(PartitionTail.PAD, s.partitionTail());
             assertEquals(4, s.samplesPerEpoch());
             assertEquals(3, s.unpaddedSamples());
-            LoaderOptions drop = CommandLine.populateCommand(
-                    new LoaderOptions(), "--rank", "1", "--world-size", "2", "--shard-tail", "drop");
+            LoaderOptions drop = parse("--rank", "1", "--world-size", "2", "--shard-tail", "drop");
             s = drop.builder(dataset).sampler();
             assertEquals(PartitionTail.DROP, s.partitionTail());
             assertEquals(3, s.samplesPerEpoch());
@@ -154,7 +173,7 @@ class LoaderOptionsTest {
         Path states = Files.writeString(
                 tmp.resolve("states.json"),
                 "[" + String.join(",", four.stream().map(LoaderState::toJson).toList()) + "]");
-        try (Dataset dataset = LoaderOptions.openFailing(root)) {
+        try (Dataset dataset = LoaderSetup.openFailing(root)) {
             List<String> rankOneOfTwo =
                     List.of("--shuffle", "--seed", "7", "--batch-size", "5", "--rank", "1", "--world-size", "2");
             LoaderOptions resumed = options(rankOneOfTwo, "--start-state", states.toString());
@@ -171,8 +190,7 @@ class LoaderOptionsTest {
                     "--start-cuts",
                     "[{\"world_size\": 4, \"taken\": [6, 6, 3, 6]}]");
             assertArrayEquals(s.order(1), low.builder(dataset).sampler().order(1));
-            LoaderOptions otherSeed = CommandLine.populateCommand(
-                    new LoaderOptions(), "--shuffle", "--seed", "8", "--start-state", states.toString());
+            LoaderOptions otherSeed = parse("--shuffle", "--seed", "8", "--start-state", states.toString());
             String seed = assertThrows(
                             IllegalArgumentException.class,
                             () -> otherSeed.builder(dataset).sampler())
@@ -191,29 +209,131 @@ class LoaderOptionsTest {
     private static LoaderOptions options(List<String> common, String... more) {
         List<String> args = new ArrayList<>(common);
         args.addAll(List.of(more));
-        return CommandLine.populateCommand(new LoaderOptions(), args.toArray(String[]::new));
+        return parse(args.toArray(String[]::new));
     }
 
     @Test
     void meanAndStdNormaliseTheFloatOutputWithImageNetsByDefault() {
-        TransformSpec spec = CommandLine.populateCommand(new LoaderOptions()).transform();
+        TransformSpec spec = parse().transform();
         assertArrayEquals(TransformSpec.IMAGENET_MEAN, spec.mean());
         assertArrayEquals(TransformSpec.IMAGENET_STD, spec.std());
-        spec = CommandLine.populateCommand(
-                        new LoaderOptions(), "--output", "float32", "--mean", "0.5,0.25,0", "--std", "1,0.5,2")
+        spec = parse("--output", "float32", "--mean", "0.5,0.25,0", "--std", "1,0.5,2")
                 .transform();
         assertArrayEquals(new float[] {0.5f, 0.25f, 0f}, spec.mean());
         assertArrayEquals(new float[] {1f, 0.5f, 2f}, spec.std());
+        CommandLine.ParameterException p =
+                assertThrows(CommandLine.ParameterException.class, () -> parse("--mean", "0.5,0.5"));
+        assertTrue(p.getMessage().contains("--mean takes 3 numbers separated by commas"), p.getMessage());
         IllegalArgumentException e = assertThrows(
-                IllegalArgumentException.class,
-                () -> CommandLine.populateCommand(new LoaderOptions(), "--mean", "0.5,0.5")
-                        .transform());
-        assertTrue(e.getMessage().contains("--mean and --std"), e.getMessage());
-        e = assertThrows(
-                IllegalArgumentException.class,
-                () -> CommandLine.populateCommand(new LoaderOptions(), "--std", "1,0,1")
-                        .transform());
+                IllegalArgumentException.class, () -> parse("--std", "1,0,1").transform());
         assertTrue(e.getMessage().contains("--std must be three positive"), e.getMessage());
+    }
+
+    /** Every command that drives a loader has every option of the table, and its deprecated spelling. */
+    @Test
+    void everyDriverHasEveryOptionTheTableHolds() {
+        CommandLine cli = Main.commandLine();
+        List<String> missing = new ArrayList<>();
+        for (String name : List.of("demo", "bench", "serve", "embed", "tune", "spark-embed")) {
+            CommandSpec spec = cli.getSubcommands().get(name).getCommandSpec();
+            for (LoaderOption o : OptionTable.shipped().options()) {
+                for (String flag : o.flags()) {
+                    if (spec.findOption(flag) == null) {
+                        missing.add(name + " " + flag);
+                    }
+                }
+            }
+        }
+        assertEquals(List.of(), missing);
+    }
+
+    /**
+     * An option added to the table reaches the command line with nothing else written: the flag is
+     * in the command's model and its help, a value parses into the settings by the entry's type and
+     * checks, and the entry's deprecated spelling works too, saying once that it is deprecated.
+     */
+    @Test
+    void aMadeUpOptionInTheTableIsAnOptionOfTheCommandLine() {
+        OptionTable table = OptionTable.shipped()
+                .with(new LoaderOption(
+                        "made_up_depth",
+                        io.stoke.serve.OptionType.INT,
+                        1.0,
+                        9.0,
+                        null,
+                        null,
+                        "2",
+                        null,
+                        "--made-up-depth",
+                        "D",
+                        "made_up_depth",
+                        null,
+                        new LoaderOption.Deprecated("--made-up-old", "made_up_old"),
+                        "How deep the made-up option goes, 1-9 (default: ${DEFAULT-VALUE})."));
+        ServeCommand serve = new ServeCommand();
+        serve.options = new LoaderOptions(table);
+        CommandLine cl = new CommandLine(serve);
+        assertTrue(LoaderOptions.install(cl.getCommandSpec()));
+        assertTrue(cl.getCommandSpec().findOption("--made-up-depth") != null);
+        String usage = cl.getUsageMessage();
+        assertTrue(usage.contains("--made-up-depth=D"), usage);
+        assertTrue(usage.contains("How deep the made-up option goes, 1-9 (default: 2)."), usage);
+        assertFalse(usage.contains("--made-up-old"), "a deprecated spelling is hidden from help");
+        assertEquals(2, serve.options.settings().integer("made_up_depth"));
+        cl.parseArgs("DATA", "--ring", "/dev/shm/x", "--made-up-depth", "7");
+        assertEquals(7, serve.options.settings().integer("made_up_depth"));
+        CommandLine.ParameterException e = assertThrows(
+                CommandLine.ParameterException.class,
+                () -> cl.parseArgs("DATA", "--ring", "/dev/shm/x", "--made-up-depth", "10"));
+        assertTrue(
+                e.getMessage().contains("--made-up-depth takes a whole number from 1 to 9, not '10'"), e.getMessage());
+        String[] said = io.stoke.loader.testing.CapturedRun.of(() -> {
+            cl.parseArgs("DATA", "--ring", "/dev/shm/x", "--made-up-old", "5");
+            cl.parseArgs("DATA", "--ring", "/dev/shm/x", "--made-up-old", "6");
+            return serve.options.settings().integer("made_up_depth");
+        });
+        assertEquals("6", said[0]);
+        assertEquals("stoke: --made-up-old is deprecated: use --made-up-depth\n", said[2]);
+    }
+
+    /** The old spellings users and the Python package pass still work, each saying once that it is deprecated. */
+    @Test
+    void theDeprecatedSpellingsStillWork() {
+        LoaderOptions old = parse("--shard-tail", "drop", "--cache-size", "1G", "--shard-cache", "512M");
+        assertEquals("drop", old.settings().text("partition_tail"));
+        assertEquals(1L << 30, old.settings().bytes("restart_cache_size"));
+        assertEquals(512L << 20, old.settings().bytes("shard_cache_size"));
+        LoaderOptions now = parse("--partition-tail", "drop", "--restart-cache-size", "1G");
+        assertEquals("drop", now.settings().text("partition_tail"));
+    }
+
+    /** serve's side files under their new names, and the old ones, which still work and say so once. */
+    @Test
+    void serveTakesTheSideFilesUnderTheirNewAndOldNames() {
+        ServeCommand now = new ServeCommand();
+        new CommandLine(now)
+                .parseArgs("D", "--ring", "/dev/shm/r", "--sample-list-out", "/tmp/s", "--auto-workers-log", "/tmp/a");
+        assertEquals(Path.of("/tmp/s"), now.sampleList);
+        assertEquals(Path.of("/tmp/a"), now.autoWorkersLog);
+        ServeCommand old = new ServeCommand();
+        String[] said = io.stoke.loader.testing.CapturedRun.of(() -> {
+            new CommandLine(old)
+                    .parseArgs("D", "--ring", "/dev/shm/r", "--index-out", "/tmp/s", "--tuning-out", "/tmp/a");
+            new CommandLine(old).parseArgs("D", "--ring", "/dev/shm/r", "--index-out", "/tmp/s");
+            return 0;
+        });
+        assertEquals(Path.of("/tmp/s"), old.sampleList);
+        assertEquals(Path.of("/tmp/a"), old.autoWorkersLog);
+        // Once in this process: another test of this JVM may have said it already (the made-up
+        // option's test shows a first use says it).
+        List<String> lines = said[2].lines().toList();
+        assertTrue(
+                List.of(
+                                "stoke: --index-out is deprecated: use --sample-list-out",
+                                "stoke: --tuning-out is deprecated: use --auto-workers-log")
+                        .containsAll(lines),
+                said[2]);
+        assertEquals(lines.stream().distinct().count(), lines.size(), said[2]);
     }
 
     @Test

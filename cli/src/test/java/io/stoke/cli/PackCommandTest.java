@@ -17,6 +17,7 @@ import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestPython;
 import io.stoke.pack.PackOptions;
 import io.stoke.pack.ShardWriter;
+import io.stoke.serve.ByteSize;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -31,8 +31,8 @@ class PublicFaceTest {
             "io.stoke.ffm",
             List.of(
                     "io.stoke.ffm to io.stoke.bench, io.stoke.cli, io.stoke.embed, io.stoke.gpu, io.stoke.loader,"
-                            + " io.stoke.pack, io.stoke.remote, io.stoke.ring, io.stoke.spark, io.stoke.testdata,"
-                            + " io.stoke.tune",
+                            + " io.stoke.pack, io.stoke.remote, io.stoke.ring, io.stoke.serve, io.stoke.spark,"
+                            + " io.stoke.testdata, io.stoke.tune",
                     "io.stoke.ffm.cuda"),
             "io.stoke.ring",
             List.of("io.stoke.ring"),
@@ -56,7 +56,9 @@ class PublicFaceTest {
             "io.stoke.gpu",
             List.of("io.stoke.gpu"),
             "io.stoke.testdata",
-            List.of("io.stoke.testdata"));
+            List.of("io.stoke.testdata"),
+            "io.stoke.serve",
+            List.of("io.stoke.serve"));
 
     private static List<Path> moduleFolders() throws IOException {
         try (Stream<Path> s = Files.list(ROOT)) {

@@ -279,7 +279,6 @@ class TuneCommandTest {
             {"tune", d, "--out", out, "--step-ms", "5", "--epochs", "2"},
             {"tune", d, "--out", out, "--step-ms", "5", "--batch-sizes", "0,8"},
             {"tune", d, "--out", out, "--step-ms", "5", "--batch-sizes", "8,512"},
-            {"tune", d, "--out", out, "--step-ms", "5", "--max-workers", "0"},
             {"tune", d, "--out", out, "--step-ms", "5", "--seconds-per-point", "0"},
             {"tune", d, "--out", out, "--step-ms", "5", "--candidates", "0"},
             {"tune", d, "--out", out, "--model", EmbedCommandTest.F32, "--transform", "train"},
@@ -297,5 +296,10 @@ class TuneCommandTest {
                     lines.getFirst());
             assertFalse(Files.exists(tmp.resolve("out")), what + ": nothing written");
         }
+        // A loader option's own check is the options table's, said as picocli says a bad value.
+        String[] r = BenchCommandTest.run("tune", d, "--out", out, "--step-ms", "5", "--max-workers", "0");
+        assertEquals("2", r[0], r[1] + r[2]);
+        assertTrue(r[2].contains("--max-workers takes a whole number of at least 1, not '0'"), r[2]);
+        assertFalse(Files.exists(tmp.resolve("out")), "nothing written");
     }
 }

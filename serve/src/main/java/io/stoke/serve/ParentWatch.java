@@ -1,4 +1,4 @@
-package io.stoke.cli;
+package io.stoke.serve;
 
 import java.io.PrintWriter;
 
@@ -68,12 +68,12 @@ final class ParentWatch implements AutoCloseable {
                     } catch (InterruptedException e) {
                         // halt now
                     }
-                    Runtime.getRuntime().halt(Main.EXIT_FAILED);
+                    Runtime.getRuntime().halt(RingServer.EXIT_FAILED);
                 },
                 "stoke-parent-gone-halt");
         halt.setDaemon(true);
         halt.start();
-        System.exit(Main.EXIT_FAILED);
+        System.exit(RingServer.EXIT_FAILED);
     }
 
     /** Stops watching: the command has ended (a test or {@code aot-training} runs it in a JVM that goes on). */

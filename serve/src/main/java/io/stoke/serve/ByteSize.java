@@ -1,4 +1,4 @@
-package io.stoke.cli;
+package io.stoke.serve;
 
 import java.util.Locale;
 import java.util.regex.Matcher;
@@ -8,13 +8,13 @@ import java.util.regex.Pattern;
  * A size in bytes as people write it on a command line: {@code 1048576}, {@code 64M},
  * {@code 1G}, {@code 512KiB}. Suffixes are binary (K = 1024) and case does not matter.
  */
-final class ByteSize {
+public final class ByteSize {
     private static final Pattern FORM = Pattern.compile("(\\d+)\\s*(?:([KMGT])(?:I?B)?|B)?");
 
     private ByteSize() {}
 
     /** The bytes {@code text} names; an error that quotes it when it names none. */
-    static long parse(String text) {
+    public static long parse(String text) {
         Matcher m = FORM.matcher(text.strip().toUpperCase(Locale.ROOT));
         if (!m.matches()) {
             throw new IllegalArgumentException("'" + text

@@ -1,4 +1,4 @@
-package io.stoke.cli;
+package io.stoke.serve;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
@@ -15,22 +15,30 @@ import java.nio.file.LinkOption;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
 /**
- * Says each change of an auto loader's workers once, as it is made: a line on standard error, and,
- * given a file, one JSON object per line appended to it (what {@code stoke.DataLoader.tuning()}
- * reads). Called from one thread, the command's loop.
+ * The auto-workers log ({@code stoke serve --auto-workers-log}): each change of an auto loader's
+ * active workers, said once as it is made, as a line on standard error and, given a file, one JSON
+ * object per line appended to it, {@code {"at_s": S, "from_workers": F, "to_workers": T, "reason": "..."}}
+ * (what {@code stoke.DataLoader.tuning()} reads). This class is the one definition of the file
+ * (docs/shared-memory.md, "The auto-workers log"). Called from one thread, the server's loop.
  */
-final class TuningReport {
+public final class AutoWorkersLog {
     private static final OpenOption[] NAMED = {
         StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS
     };
     private static final OpenOption[] INHERITED = {StandardOpenOption.APPEND, StandardOpenOption.WRITE};
 
-    /** One change, as written to the file. */
-    record Change(double atS, int fromWorkers, int toWorkers, String reason) {}
+    /** One change, one line of the file. */
+    public record Change(double atS, int fromWorkers, int toWorkers, String reason) {
+        /** {@code d} as the file holds it. */
+        public static Change of(TunerDecision d) {
+            return new Change(d.atNanos() / 1e9, d.fromWorkers(), d.toWorkers(), d.reason());
+        }
+    }
 
     private static final ObjectMapper JSON = JsonMapper.builder()
             .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
@@ -38,15 +46,23 @@ final class TuningReport {
 
     private final TunerLog log;
     private final Path file;
+    private final String prefix;
     private int reported;
 
-    TuningReport(TunerLog log, Path file) {
+    /**
+     * A log of {@code log}'s changes.
+     *
+     * @param file where to append them (null: standard error only)
+     * @param prefix what each line on standard error starts with ({@code "stoke serve: "})
+     */
+    public AutoWorkersLog(TunerLog log, Path file, String prefix) {
         this.log = log;
         this.file = file;
+        this.prefix = prefix;
     }
 
     /** Where an auto loader's workers ended and every change with its reason, as table rows. */
-    static String summary(TunerLog t) {
+    public static String summary(TunerLog t) {
         StringBuilder s = new StringBuilder();
         s.append(String.format(
                 Locale.ROOT,
@@ -64,22 +80,16 @@ final class TuningReport {
         return s.toString();
     }
 
-    /** Reports the changes made since the last call. */
-    void report(PrintWriter err) {
+    /** Says the changes made since the last call. */
+    public void report(PrintWriter err) {
         List<TunerDecision> decisions = log.decisions();
         if (decisions.size() == reported) {
             return;
         }
         StringBuilder lines = new StringBuilder();
         for (TunerDecision d : decisions.subList(reported, decisions.size())) {
-            err.println("stoke serve: " + d);
-            try {
-                lines.append(JSON.writeValueAsString(
-                                new Change(d.atNanos() / 1e9, d.fromWorkers(), d.toWorkers(), d.reason())))
-                        .append('\n');
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+            err.println(prefix + d);
+            lines.append(line(Change.of(d))).append('\n');
         }
         err.flush();
         reported = decisions.size();
@@ -93,5 +103,29 @@ final class TuningReport {
                 throw new UncheckedIOException("cannot write " + file, e);
             }
         }
+    }
+
+    /** One change as its line of the file (no newline). */
+    public static String line(Change c) {
+        try {
+            return JSON.writeValueAsString(c);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The changes in {@code file}; a line that is not one is one sentence naming the file. */
+    public static List<Change> read(Path file) throws IOException {
+        List<Change> changes = new ArrayList<>();
+        int n = 0;
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+            n++;
+            try {
+                changes.add(JSON.readValue(line, Change.class));
+            } catch (IOException e) {
+                throw new IOException(file + " line " + n + " is not an auto-workers change: " + line, e);
+            }
+        }
+        return changes;
     }
 }

@@ -1,4 +1,4 @@
-package io.stoke.cli;
+package io.stoke.serve;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,8 +14,7 @@ import org.junit.jupiter.api.Test;
 class RingSpaceMessageTest {
     @Test
     void theSentenceGivesTheBytesNeededAndFreeAndEveryWayOut() {
-        String s =
-                ServeCommand.doesNotFit(new RingSpaceException(Path.of("/dev/shm/train"), 154_181_632L, 67_108_864L));
+        String s = RingServer.doesNotFit(new RingSpaceException(Path.of("/dev/shm/train"), 154_181_632L, 67_108_864L));
         assertEquals(
                 "the ring /dev/shm/train does not fit: it needs 154,181,632 bytes (148 MiB) and its file system has"
                         + " 67,108,864 bytes free; make the ring smaller (a smaller --batch-size, fewer --slots, a"
@@ -23,7 +22,7 @@ class RingSpaceMessageTest {
                         + " memory (Docker: --shm-size=256m; Kubernetes: an emptyDir volume with medium: Memory"
                         + " mounted at /dev/shm), or put the ring in a directory with room (--ring DIR/NAME)",
                 s);
-        assertTrue(ServeCommand.doesNotFit(new RingSpaceException(Path.of("/dev/shm/x"), 2_400L << 20, 0))
+        assertTrue(RingServer.doesNotFit(new RingSpaceException(Path.of("/dev/shm/x"), 2_400L << 20, 0))
                 .contains("--shm-size=4g"));
     }
 }

@@ -1,0 +1,200 @@
+package io.stoke.serve;
+
+import io.stoke.loader.Loader;
+import io.stoke.loader.Workers;
+import io.stoke.loader.cache.RestartCache;
+import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.fs.FolderAccess;
+import io.stoke.loader.sample.LoaderState;
+import io.stoke.loader.sample.Sampler.PartitionTail;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.TableColumns;
+import io.stoke.loader.source.UrlDatasetProvider;
+import io.stoke.loader.transform.RandomResizedCrop;
+import io.stoke.loader.transform.TransformSpec;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The one hand-written mapping of {@link LoaderSettings} onto the loader: the dataset they open,
+ * the {@link Loader.Builder} they configure (each option reaching the method the table's
+ * {@code builder} names), the transform, the workers and the restart cache. Holds the restart
+ * cache, opened once per process for every loader it builds.
+ */
+public final class LoaderSetup {
+    private final LoaderSettings settings;
+    private RestartCache restartCache;
+
+    public LoaderSetup(LoaderSettings settings) {
+        this.settings = settings;
+    }
+
+    /** The settings this maps. */
+    public LoaderSettings settings() {
+        return settings;
+    }
+
+    /**
+     * The dataset {@code data} names (a folder, a list file, tar shards, Parquet: see {@link Datasets}),
+     * damaged shards handled under {@code --on-error}, warnings on stderr. Close it when done: shards are
+     * mapped.
+     */
+    public Dataset open(String data) {
+        Dataset dataset = Datasets.openLocalOrUrl(data, shardCache(), columns());
+        return Datasets.checked(dataset, data, policy(), warning -> System.err.println("stoke: " + warning));
+    }
+
+    /** {@code data} opened under {@code --on-error fail}, with no other option. */
+    public static Dataset openFailing(Path data) {
+        return Datasets.openLocalChecked(
+                data.toString(), ErrorPolicy.FAIL, warning -> System.err.println("stoke: " + warning));
+    }
+
+    /** The remote shard cache: {@code --shard-cache-size}, {@code --shard-cache-dir}. */
+    public UrlDatasetProvider.ShardCache shardCache() {
+        return new UrlDatasetProvider.ShardCache(
+                settings.bytes("shard_cache_size"), settings.path("shard_cache_dir"), folderAccess());
+    }
+
+    /** Who may use the cache folders: {@code --cache-shared-with}'s group, or this user alone. */
+    public FolderAccess folderAccess() {
+        return folderAccess(settings.text("cache_shared_with"));
+    }
+
+    /** {@code --cache-shared-with GROUP}'s access (null: this user alone); a bad name is one sentence. */
+    public static FolderAccess folderAccess(String group) {
+        try {
+            return FolderAccess.sharedWith(group);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--cache-shared-with: " + e.getMessage());
+        }
+    }
+
+    /** The Parquet columns named by {@code --image-column}, {@code --label-column} and {@code --key-column}. */
+    public TableColumns columns() {
+        return new TableColumns(
+                settings.text("image_column"), settings.text("label_column"), settings.text("key_column"));
+    }
+
+    /** {@code --on-error}. */
+    public ErrorPolicy policy() {
+        return switch (settings.text("on_error")) {
+            case "skip" -> ErrorPolicy.SKIP;
+            default -> ErrorPolicy.FAIL;
+        };
+    }
+
+    /** The transform: {@code --transform} and the options it reads. */
+    public TransformSpec transform() {
+        double[] mean = settings.numbers("mean");
+        double[] std = settings.numbers("std");
+        for (double s : std) {
+            if (!(s > 0)) {
+                throw new IllegalArgumentException("--std must be three positive numbers, not " + Arrays.toString(std));
+            }
+        }
+        TransformSpec spec = TransformSpec.defaults()
+                .withOutput(
+                        settings.text("output").equals("float32")
+                                ? TransformSpec.Output.FLOAT32_CHW
+                                : TransformSpec.Output.UINT8_HWC)
+                .withDctScaling(
+                        switch (settings.text("dct_scaling")) {
+                            case "none" -> TransformSpec.DctScaling.NONE;
+                            case "all" -> TransformSpec.DctScaling.ALL;
+                            default -> TransformSpec.DctScaling.POWERS_OF_TWO;
+                        })
+                .withMaxPixels(settings.longValue("max_pixels"))
+                .withNormalization(floats(mean), floats(std));
+        int crop = settings.integer("crop");
+        if (settings.text("transform").equals("train")) {
+            double[] scale = settings.numbers("scale");
+            double[] ratio = settings.numbers("ratio");
+            return spec.withTrain(
+                    crop, new RandomResizedCrop(scale[0], scale[1], ratio[0], ratio[1], settings.decimal("flip")));
+        }
+        return spec.withResize(settings.integer("resize"), crop);
+    }
+
+    /** {@code --workers} and {@code --max-workers}. */
+    public Workers workers() {
+        Integer most = settings.optionalInteger("max_workers");
+        return Workers.parse(settings.text("workers"), most == null ? 0 : most);
+    }
+
+    /** {@code --partition-tail}. */
+    public PartitionTail partitionTail() {
+        return settings.text("partition_tail").equals("drop") ? PartitionTail.DROP : PartitionTail.PAD;
+    }
+
+    /** A builder with every option applied; the caller may still set the ring. */
+    public Loader.Builder builder(Dataset dataset) {
+        Loader.Builder builder = Loader.builder(dataset);
+        Integer window = settings.optionalInteger("shuffle_window");
+        if (window != null) {
+            builder.shuffleWindow(window); // else Loader.Builder's default for this dataset
+        }
+        Path startState = settings.path("start_state");
+        if (startState != null) {
+            builder.resume(states(startState));
+        }
+        if (settings.path("restart_cache_dir") != null) {
+            builder.restartCache(restartCache());
+        }
+        String cuts = settings.text("start_cuts");
+        return builder.workers(workers())
+                .workerNice(settings.integer("worker_nice"))
+                .batchSize(settings.integer("batch_size"))
+                .slots(settings.integer("slots"))
+                .epochs(settings.longValue("epochs"))
+                .startEpoch(settings.longValue("start_epoch"))
+                .startBatch(settings.integer("start_batch"))
+                .epochCuts(cuts == null ? List.of() : LoaderState.parseCuts(cuts, "--start-cuts"))
+                .shuffle(settings.flag("shuffle"))
+                .seed(settings.longValue("seed"))
+                .dropLast(settings.flag("drop_last"))
+                .partition(settings.integer("rank"), settings.integer("world_size"))
+                .partitionTail(partitionTail())
+                .transform(transform())
+                .onError(policy());
+    }
+
+    /**
+     * The restart cache, opened at the first call. Its filler is a daemon thread: an exit or SIGTERM
+     * lets it finish the entry in hand, so a clean end leaves no temporary file; one cut short by
+     * kill -9 is removed by the next open.
+     */
+    private RestartCache restartCache() {
+        if (restartCache == null) {
+            RestartCache opened = RestartCache.open(
+                    settings.path("restart_cache_dir"),
+                    settings.bytes("restart_cache_size"),
+                    folderAccess(),
+                    m -> System.err.println("stoke: " + m));
+            Runtime.getRuntime().addShutdownHook(new Thread(opened::close, "stoke-cache-close"));
+            restartCache = opened;
+        }
+        return restartCache;
+    }
+
+    /** The loader states in {@code file}, one or a list; an unreadable file is one sentence. */
+    private static List<LoaderState> states(Path file) {
+        try {
+            return LoaderState.parse(Files.readString(file), "--start-state " + file);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("--start-state " + file + ": cannot read it (" + e.getMessage() + ")");
+        }
+    }
+
+    private static float[] floats(double[] d) {
+        float[] f = new float[d.length];
+        for (int i = 0; i < d.length; i++) {
+            f[i] = (float) d[i];
+        }
+        return f;
+    }
+}

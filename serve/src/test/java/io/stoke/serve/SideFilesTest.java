@@ -1,0 +1,122 @@
+package io.stoke.serve;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.stoke.loader.RingConsumer;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.tune.TunerDecision;
+import io.stoke.loader.tune.TunerLog;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The server's side files, each written by its class and read back by its reader against the
+ * dataset itself, and a whole run of the server into a ring that a consumer in this process drains.
+ */
+class SideFilesTest {
+    @Test
+    void theSampleListNamesEverySampleInDatasetOrder(@TempDir Path tmp) throws Exception {
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 9, 3, 5);
+        Path file = tmp.resolve("samples.json");
+        try (Dataset dataset = LoaderSetup.openFailing(root)) {
+            SampleList.write(dataset, 0, file);
+            SampleList list = SampleList.read(file);
+            assertEquals(9, list.samples());
+            assertTrue(list.listed());
+            assertEquals(dataset.fingerprint(), list.dataset());
+            for (int i = 0; i < dataset.size(); i++) {
+                assertEquals(
+                        new SampleList.Entry(dataset.name(i), dataset.label(i)),
+                        list.entries().get(i));
+            }
+        }
+        assertTrue(Files.readAllLines(file).getFirst().startsWith("{\"samples\":9,\"listed\":true,"));
+        SampleList.remove(file);
+        assertFalse(Files.exists(file));
+    }
+
+    @Test
+    void theAutoWorkersLogAppendsEachChangeOnceAsTheLineThePythonPackageReads(@TempDir Path tmp) throws Exception {
+        TunerLog tuning = new TunerLog(8, 2);
+        Path file = tmp.resolve("auto-workers.jsonl");
+        AutoWorkersLog log = new AutoWorkersLog(tuning, file, "test: ");
+        StringWriter said = new StringWriter();
+        PrintWriter err = new PrintWriter(said);
+        tuning.decision(new TunerDecision(1, 1_500_000_000L, 2, 3, false, false, "the consumer waited", null));
+        log.report(err);
+        log.report(err); // nothing new: nothing said or written again
+        tuning.decision(new TunerDecision(2, 3_000_000_000L, 3, 2, false, false, "the workers idled", null));
+        log.report(err);
+        assertEquals(
+                List.of(
+                        "{\"at_s\":1.5,\"from_workers\":2,\"to_workers\":3,\"reason\":\"the consumer waited\"}",
+                        "{\"at_s\":3.0,\"from_workers\":3,\"to_workers\":2,\"reason\":\"the workers idled\"}"),
+                Files.readAllLines(file));
+        assertEquals(
+                List.of(
+                        new AutoWorkersLog.Change(1.5, 2, 3, "the consumer waited"),
+                        new AutoWorkersLog.Change(3.0, 3, 2, "the workers idled")),
+                AutoWorkersLog.read(file));
+        assertEquals(
+                2, said.toString().lines().filter(l -> l.startsWith("test: ")).count());
+    }
+
+    @Test
+    void theServerServesEveryBatchToAConsumerThenRemovesItsFiles(@TempDir Path tmp) throws Exception {
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 10, 2, 7);
+        Path ring = Path.of(
+                "/dev/shm", "stoke-serve-test-" + ProcessHandle.current().pid());
+        Path samples = tmp.resolve("samples.json");
+        LoaderSettings settings = LoaderSettings.defaults()
+                .set("batch_size", "4")
+                .set("resize", "16")
+                .set("crop", "16")
+                .set("workers", "2");
+        StringWriter said = new StringWriter();
+        int[] rc = {-1};
+        Thread server = Thread.ofPlatform().start(() -> {
+            try {
+                rc[0] = new RingServer(root.toString(), settings, ring, new PrintWriter(said, true))
+                        .statusInterval(0)
+                        .parentPid(ProcessHandle.current().pid())
+                        .sampleList(samples)
+                        .run();
+            } catch (Exception e) {
+                said.append(e.toString());
+            }
+        });
+        RingConsumer consumer = null;
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (consumer == null) {
+            try {
+                consumer = RingConsumer.attach(ring);
+            } catch (RuntimeException notYet) {
+                assertTrue(System.nanoTime() < deadline && server.isAlive(), said.toString());
+                Thread.sleep(5);
+            }
+        }
+        assertEquals(10, SampleList.read(samples).entries().size(), "written before the ring is ready");
+        List<Integer> sizes = new ArrayList<>();
+        try (RingConsumer attached = consumer) {
+            for (var b : attached) {
+                sizes.add(b.size());
+                b.close();
+            }
+        }
+        server.join(30_000);
+        assertEquals(0, rc[0], said.toString());
+        assertEquals(List.of(4, 4, 2), sizes);
+        assertTrue(said.toString().contains("ready: 10 images"), said.toString());
+        assertFalse(Files.exists(ring), "the ring is removed at the end");
+        assertFalse(Files.exists(samples), "the sample list lives as long as the ring");
+    }
+}
