@@ -7,7 +7,7 @@ import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.fs.FolderAccess;
-import io.stoke.loader.fs.SafeFiles;
+import io.stoke.loader.internal.SafeFiles;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.ring.InheritedDescriptor;

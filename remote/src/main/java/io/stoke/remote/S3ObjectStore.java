@@ -1,6 +1,6 @@
 package io.stoke.remote;
 
-import io.stoke.loader.source.Urls;
+import io.stoke.loader.internal.Urls;
 import io.stoke.remote.Retry.TransientFailure;
 import java.io.FilterInputStream;
 import java.io.IOException;
