@@ -27,7 +27,7 @@ class PublicFaceTest {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
 
     /** module -> its exported packages, each "package" or "package to module, ..." */
-    private static final Map<String, List<String>> EXPORTS = Map.of(
+    static final Map<String, List<String>> EXPORTS = Map.of(
             "io.stoke.ffm",
             List.of(
                     "io.stoke.ffm to io.stoke.bench, io.stoke.cli, io.stoke.embed, io.stoke.gpu, io.stoke.loader,"
