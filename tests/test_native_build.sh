@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The C build fails loudly (`./stoke test` runs this once gcc and Maven are set up, before Maven):
-#   - where gcc and the headers are present, a compile error in native/pixels or native/cuda-double
+#   - where gcc and the headers are present, a compile error in native/pixels or the CUDA driver's
+#     test double (ffm-bindings/src/test/native/cuda-double)
 #     makes its build.sh exit 1, naming the file, and fails the Maven build that runs it;
 #   - only a missing compiler (PATH without gcc, CC naming none) or a missing header (jpeglib.h,
 #     spng.h, cuda.h) skips a library, with exit 0, the reason in its UNAVAILABLE file and a warning.
@@ -16,12 +17,13 @@ check() { # check <what> <command...>
 skip() { echo "skipped: $1"; }
 
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/src/native" "$tmp/src/ffm-bindings"
-cp -r "$ROOT/native/pixels" "$ROOT/native/cuda-double" "$tmp/src/native/"
+mkdir -p "$tmp/src/native" "$tmp/src/ffm-bindings/src/test/native"
+cp -r "$ROOT/native/pixels" "$tmp/src/native/"
+cp -r "$ROOT/ffm-bindings/src/test/native/cuda-double" "$tmp/src/ffm-bindings/src/test/native/"
 cp "$ROOT/pom.xml" "$tmp/src/"
 cp "$ROOT/ffm-bindings/pom.xml" "$tmp/src/ffm-bindings/"
 pixels="$tmp/src/native/pixels"
-double="$tmp/src/native/cuda-double"
+double="$tmp/src/ffm-bindings/src/test/native/cuda-double"
 cuda_h="${CUDA_HOME:-/usr/local/cuda}/include/cuda.h"
 # A gcc that compiles, not only one on PATH: design.md hides gcc from a whole run behind a stub that
 # exits 127, and then the checks that need a compiler skip, saying so, as the build does.
@@ -89,7 +91,7 @@ for how in "PATH=$tmp/bin" "CC=$tmp/no-such-gcc" "PATH=$tmp/hide:$PATH"; do
   check "native/pixels with ${how:0:40}: a warning on stderr" \
     contains "$err" "[stoke] WARNING: Stoke's native pixel library not built: no "
   run_build "$double/build.sh" "$tmp/nocc-double" "$how"
-  check "native/cuda-double with ${how:0:40} exits 0 (got $rc), UNAVAILABLE says why" \
+  check "the cuda double with ${how:0:40} exits 0 (got $rc), UNAVAILABLE says why" \
     bash -c 'test "$1" -eq 0 && grep -qE "no (working )?C compiler" "$2/UNAVAILABLE"' _ "$rc" "$tmp/nocc-double"
 done
 fix_file "$pixels/stoke_pixels.c"
@@ -118,7 +120,7 @@ if (( gcc_works )); then
   fix_file "$pixels/stoke_jpeg.c"
   break_file "$double/cuda_double.c"
   run_build "$double/build.sh" "$tmp/nocuda" "CUDA_HOME=$tmp/no-cuda"
-  check "native/cuda-double without cuda.h exits 0 (got $rc), UNAVAILABLE names it" \
+  check "the cuda double without cuda.h exits 0 (got $rc), UNAVAILABLE names it" \
     bash -c 'test "$1" -eq 0 && grep -q "no $2/include/cuda.h" "$3/UNAVAILABLE"' _ "$rc" "$tmp/no-cuda" "$tmp/nocuda"
   fix_file "$double/cuda_double.c"
 else
@@ -126,7 +128,7 @@ else
 fi
 
 # 4. The Maven build that runs the scripts (ffm-bindings' generate-resources: native/pixels;
-# generate-test-resources: native/cuda-double) fails on a broken file, on copies of the real poms.
+# generate-test-resources: ffm-bindings/src/test/native/cuda-double) fails on a broken file, on copies of the real poms.
 if (( gcc_works )) && command -v mvn >/dev/null; then
   mvn_copy() { # mvn_copy PHASE: rc and output of Maven over the copy into $rc and $err.
     rc=0

@@ -1,6 +1,6 @@
 """URLs as the Python package prints them: a presigned S3 URL's or an Azure SAS URL's query string
 is a credential (``X-Amz-Signature=...``, ``sig=...``), as is a user and password before the host,
-so neither is printed. The same rule as Stoke's Java side (``io.stoke.loader.source.Urls``)."""
+so neither is printed. The same rule as Stoke's Java side (``io.stoke.loader.internal.Urls``)."""
 
 import re
 

@@ -19,6 +19,17 @@ module io.stoke.loader {
     exports io.stoke.loader.error;
     exports io.stoke.loader.format;
     exports io.stoke.loader.fs;
+    // Helpers (file safety, URL redaction, brace patterns, read limits, parallel scans) that
+    // Stoke's own modules share; no user's API. io.stoke.serve: the serving library (issue 46).
+    exports io.stoke.loader.internal to
+            io.stoke.remote,
+            io.stoke.parquet,
+            io.stoke.pack,
+            io.stoke.embed,
+            io.stoke.tune,
+            io.stoke.spark,
+            io.stoke.serve,
+            io.stoke.cli;
     exports io.stoke.loader.sample;
     exports io.stoke.loader.source;
     exports io.stoke.loader.transform;

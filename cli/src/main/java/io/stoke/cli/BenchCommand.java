@@ -1,7 +1,7 @@
 package io.stoke.cli;
 
+import io.stoke.loader.internal.Urls;
 import io.stoke.loader.source.Dataset;
-import io.stoke.loader.source.Urls;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

@@ -2,12 +2,12 @@ package io.stoke.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.stoke.loader.fs.SafeFiles;
+import io.stoke.loader.internal.SafeFiles;
+import io.stoke.loader.internal.Urls;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ShardCatalog;
 import io.stoke.loader.source.ShardDataset;
-import io.stoke.loader.source.Urls;
 import io.stoke.parquet.ParquetDatasets;
 import io.stoke.remote.RemoteDatasets;
 import io.stoke.remote.RemoteOptions;

@@ -1,6 +1,6 @@
 package io.stoke.cli;
 
-import io.stoke.loader.source.Urls;
+import io.stoke.loader.internal.Urls;
 import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine;

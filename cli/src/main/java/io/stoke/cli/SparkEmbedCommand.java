@@ -2,7 +2,7 @@ package io.stoke.cli;
 
 import io.stoke.embed.InferenceDevice;
 import io.stoke.loader.error.ErrorPolicy;
-import io.stoke.loader.source.Urls;
+import io.stoke.loader.internal.Urls;
 import io.stoke.serve.LoaderSettings;
 import io.stoke.spark.Manifest;
 import io.stoke.spark.SparkEmbed;

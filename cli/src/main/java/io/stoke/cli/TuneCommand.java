@@ -1,7 +1,7 @@
 package io.stoke.cli;
 
+import io.stoke.loader.internal.Urls;
 import io.stoke.loader.source.Dataset;
-import io.stoke.loader.source.Urls;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.tune.LoaderFactory;
 import io.stoke.tune.ModelStep;

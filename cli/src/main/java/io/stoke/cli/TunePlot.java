@@ -1,6 +1,6 @@
 package io.stoke.cli;
 
-import io.stoke.loader.fs.SafeFiles;
+import io.stoke.loader.internal.SafeFiles;
 import io.stoke.tune.TuneReport;
 import java.awt.BasicStroke;
 import java.awt.Color;

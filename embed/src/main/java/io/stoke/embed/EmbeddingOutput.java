@@ -1,7 +1,7 @@
 package io.stoke.embed;
 
 import io.stoke.loader.format.NpyHeader;
-import io.stoke.loader.fs.SafeFiles;
+import io.stoke.loader.internal.SafeFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;

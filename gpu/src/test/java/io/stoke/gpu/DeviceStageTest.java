@@ -42,7 +42,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The GPU stage's logic, run on the CUDA driver test double (native/cuda-double): host memory
+ * The GPU stage's logic, run on the CUDA driver test double (ffm-bindings/src/test/native/cuda-double): host memory
  * instead of a GPU, one thread per stream, events in stream order, a checksum per copy that
  * catches a host slot changed before its copy completed. This verifies the stage, not a GPU.
  */

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.stoke.loader.fs.SafeFiles;
+import io.stoke.loader.internal.SafeFiles;
 import io.stoke.loader.source.TableColumns;
 import java.io.IOException;
 import java.nio.file.Files;

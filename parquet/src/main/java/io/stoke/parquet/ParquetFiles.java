@@ -1,6 +1,6 @@
 package io.stoke.parquet;
 
-import io.stoke.loader.source.BracePattern;
+import io.stoke.loader.internal.BracePattern;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;

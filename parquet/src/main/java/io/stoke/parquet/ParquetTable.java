@@ -1,7 +1,7 @@
 package io.stoke.parquet;
 
-import io.stoke.loader.source.InParallel;
-import io.stoke.loader.source.ReadLimits;
+import io.stoke.loader.internal.InParallel;
+import io.stoke.loader.internal.ReadLimits;
 import io.stoke.loader.source.TableColumns;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -1,7 +1,7 @@
 package io.stoke.parquet;
 
-import io.stoke.loader.source.BracePattern;
-import io.stoke.loader.source.ReadLimits;
+import io.stoke.loader.internal.BracePattern;
+import io.stoke.loader.internal.ReadLimits;
 import io.stoke.remote.ObjectStore;
 import io.stoke.remote.ShardFetchException;
 import java.nio.file.FileSystems;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.sun.net.httpserver.HttpServer;
-import io.stoke.loader.source.ReadLimits;
+import io.stoke.loader.internal.ReadLimits;
 import io.stoke.remote.ObjectStore;
 import io.stoke.remote.RemoteOptions;
 import java.net.InetAddress;

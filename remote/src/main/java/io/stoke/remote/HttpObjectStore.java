@@ -1,6 +1,6 @@
 package io.stoke.remote;
 
-import io.stoke.loader.source.Urls;
+import io.stoke.loader.internal.Urls;
 import io.stoke.remote.Retry.TransientFailure;
 import java.io.IOException;
 import java.io.InputStream;
@@ -31,11 +31,6 @@ public final class HttpObjectStore implements ObjectStore {
     private final PartReader parts;
 
     public HttpObjectStore(RemoteOptions options) {
-        this(options, PartReader.STALL_TIMEOUT);
-    }
-
-    /** With another stall timeout than {@link PartReader#STALL_TIMEOUT}: for the tests, which cannot wait 15 s. */
-    HttpObjectStore(RemoteOptions options, Duration stallTimeout) {
         this.options = options;
         this.client = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
@@ -43,7 +38,7 @@ public final class HttpObjectStore implements ObjectStore {
                 .followRedirects(HttpClient.Redirect.NORMAL)
                 .build();
         this.retry = Retry.of(options);
-        this.parts = new PartReader("stoke-http-get", options, retry, stallTimeout);
+        this.parts = new PartReader("stoke-http-get", options, retry);
     }
 
     @Override

@@ -1,12 +1,11 @@
 package io.stoke.remote;
 
-import io.stoke.loader.source.Urls;
+import io.stoke.loader.internal.Urls;
 import io.stoke.remote.Retry.TransientFailure;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -34,8 +33,6 @@ import java.util.function.ToLongFunction;
  * attempt finds the guard closed and stops. The caller can free or reuse {@code dst} at once.
  */
 final class PartReader implements AutoCloseable {
-    /** With no byte arriving for this long, an attempt is cut off and retried. */
-    static final Duration STALL_TIMEOUT = Duration.ofSeconds(15);
     /** How often the waiting caller looks for stalled attempts and the deadline. */
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
@@ -54,10 +51,11 @@ final class PartReader implements AutoCloseable {
     private final long stallNanos;
     private final ThreadPoolExecutor pool;
 
-    PartReader(String threadName, RemoteOptions options, Retry retry, Duration stallTimeout) {
+    /** With no byte arriving for {@link RemoteOptions#stallTimeout}, an attempt is cut off and retried. */
+    PartReader(String threadName, RemoteOptions options, Retry retry) {
         this.options = options;
         this.retry = retry;
-        this.stallNanos = stallTimeout.toNanos();
+        this.stallNanos = options.stallTimeout().toNanos();
         AtomicInteger counter = new AtomicInteger();
         this.pool = new ThreadPoolExecutor(
                 options.parallelism(),

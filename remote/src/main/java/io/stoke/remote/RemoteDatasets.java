@@ -1,16 +1,16 @@
 package io.stoke.remote;
 
 import io.stoke.loader.fs.FolderAccess;
-import io.stoke.loader.source.BracePattern;
+import io.stoke.loader.internal.BracePattern;
+import io.stoke.loader.internal.InParallel;
+import io.stoke.loader.internal.ReadLimits;
+import io.stoke.loader.internal.Urls;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
-import io.stoke.loader.source.InParallel;
-import io.stoke.loader.source.ReadLimits;
 import io.stoke.loader.source.ShardCatalog;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.TarShardScanner;
 import io.stoke.loader.source.UrlDatasetProvider;
-import io.stoke.loader.source.Urls;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -15,13 +15,24 @@ import java.time.Duration;
  *                       hold), a {@code size} or one page of a {@code list} fails once this has
  *                       passed, whatever attempts are left
  * @param connectTimeout to open one TCP (and TLS) connection
+ * @param stallTimeout   an attempt that receives no byte for this long is cut off and retried (a
+ *                       connection that stays open but sends nothing would otherwise hold its part
+ *                       until the deadline)
  */
-public record RemoteOptions(int parallelism, long partBytes, int attempts, Duration deadline, Duration connectTimeout) {
+public record RemoteOptions(
+        int parallelism,
+        long partBytes,
+        int attempts,
+        Duration deadline,
+        Duration connectTimeout,
+        Duration stallTimeout) {
     public static final int DEFAULT_PARALLELISM = 4;
     public static final long DEFAULT_PART_BYTES = 8L << 20;
     public static final int DEFAULT_ATTEMPTS = 5;
     public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(60);
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
+    public static final long DEFAULT_STALL_SECONDS = 15;
+    public static final Duration DEFAULT_STALL_TIMEOUT = Duration.ofSeconds(DEFAULT_STALL_SECONDS);
 
     public RemoteOptions {
         if (parallelism < 1) {
@@ -39,9 +50,22 @@ public record RemoteOptions(int parallelism, long partBytes, int attempts, Durat
         if (connectTimeout == null || connectTimeout.isNegative() || connectTimeout.isZero()) {
             throw new IllegalArgumentException("connectTimeout must be positive, got " + connectTimeout);
         }
+        if (stallTimeout == null || stallTimeout.isNegative() || stallTimeout.isZero()) {
+            throw new IllegalArgumentException("stallTimeout must be positive, got " + stallTimeout);
+        }
     }
 
-    /** 4 ranged GETs at once of 8 MiB each, 5 attempts, 60 s per object, 10 s to connect. */
+    /** With the default stall timeout ({@value #DEFAULT_STALL_SECONDS} s). */
+    public RemoteOptions(int parallelism, long partBytes, int attempts, Duration deadline, Duration connectTimeout) {
+        this(parallelism, partBytes, attempts, deadline, connectTimeout, DEFAULT_STALL_TIMEOUT);
+    }
+
+    /** These options with another stall timeout. */
+    public RemoteOptions withStallTimeout(Duration timeout) {
+        return new RemoteOptions(parallelism, partBytes, attempts, deadline, connectTimeout, timeout);
+    }
+
+    /** 4 ranged GETs at once of 8 MiB each, 5 attempts, 60 s per object, 10 s to connect, 15 s of silence. */
     public static RemoteOptions defaults() {
         return new RemoteOptions(
                 DEFAULT_PARALLELISM, DEFAULT_PART_BYTES, DEFAULT_ATTEMPTS, DEFAULT_DEADLINE, DEFAULT_CONNECT_TIMEOUT);

@@ -1,9 +1,9 @@
 package io.stoke.remote;
 
 import io.stoke.loader.fs.FolderAccess;
+import io.stoke.loader.internal.Urls;
 import io.stoke.loader.source.BoundedShardCache;
 import io.stoke.loader.source.ShardBytes;
-import io.stoke.loader.source.Urls;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -83,7 +83,7 @@ public final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
      *                 shard without an ETag in {@code folder}
      * @param access   who may use {@code folder} ({@link FolderAccess#PRIVATE}, or a group's)
      * @throws UncheckedIOException {@code folder} cannot be made, or is refused ({@link
-     *     io.stoke.loader.fs.CacheFolder}: another user's, or one others can write)
+     *     io.stoke.loader.internal.CacheFolder}: another user's, or one others can write)
      */
     public RemoteShards(
             ObjectStore store,

@@ -1,6 +1,6 @@
 package io.stoke.remote;
 
-import io.stoke.loader.source.Urls;
+import io.stoke.loader.internal.Urls;
 import io.stoke.remote.Retry.TransientFailure;
 import java.io.FilterInputStream;
 import java.io.IOException;
@@ -104,7 +104,7 @@ public final class S3ObjectStore implements ObjectStore {
                 .credentialsProvider(credentials)
                 .httpClientBuilder(UrlConnectionHttpClient.builder()
                         .connectionTimeout(options.connectTimeout())
-                        .socketTimeout(PartReader.STALL_TIMEOUT))
+                        .socketTimeout(options.stallTimeout()))
                 // when_required unless the AWS settings say otherwise: older S3-compatible servers
                 // refuse the checksum headers of the SDK's own default (ChecksumSettings).
                 .requestChecksumCalculation(checksums.request())
@@ -117,7 +117,7 @@ public final class S3ObjectStore implements ObjectStore {
         }
         this.s3 = builder.build();
         this.retry = Retry.of(options);
-        this.parts = new PartReader("stoke-s3-get", options, retry, PartReader.STALL_TIMEOUT);
+        this.parts = new PartReader("stoke-s3-get", options, retry);
     }
 
     /**

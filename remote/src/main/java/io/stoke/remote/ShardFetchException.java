@@ -1,6 +1,6 @@
 package io.stoke.remote;
 
-import io.stoke.loader.source.Urls;
+import io.stoke.loader.internal.Urls;
 
 /**
  * A remote object could not be read: not found, refused, or still failing after the retries and

@@ -1,10 +1,10 @@
 package io.stoke.remote;
 
 import io.stoke.ffm.LibC;
-import io.stoke.loader.fs.CacheFolder;
 import io.stoke.loader.fs.FolderAccess;
-import io.stoke.loader.fs.SafeFiles;
-import io.stoke.loader.source.Urls;
+import io.stoke.loader.internal.CacheFolder;
+import io.stoke.loader.internal.SafeFiles;
+import io.stoke.loader.internal.Urls;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -231,8 +231,8 @@ class HttpObjectStoreTest {
     void aTransferThatStallsMidBodyIsCutOffAndRetried() throws Exception {
         byte[] data = bytes(2 * PART + 7);
         try (RangeServer server = new RangeServer(data, false, false, true);
-                HttpObjectStore store =
-                        new HttpObjectStore(options(3, Duration.ofSeconds(8)), Duration.ofMillis(500))) {
+                HttpObjectStore store = new HttpObjectStore(
+                        options(3, Duration.ofSeconds(8)).withStallTimeout(Duration.ofMillis(500)))) {
             long start = System.nanoTime();
             assertEquals(TestS3Server.sha256(data), TestS3Server.sha256(read(store, server.url(), data.length)));
             long millis = (System.nanoTime() - start) / 1_000_000;

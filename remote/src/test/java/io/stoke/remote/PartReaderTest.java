@@ -32,7 +32,7 @@ class PartReaderTest {
     static PartReader reader(int attempts, Duration deadline) {
         RemoteOptions options = new RemoteOptions(2, 1000, attempts, deadline, Duration.ofSeconds(1));
         Retry retry = new Retry(attempts, Duration.ofMillis(1), Duration.ofMillis(4), Retry.SYSTEM_CLOCK, () -> 0.5);
-        return new PartReader("test-get", options, retry, Duration.ofSeconds(5));
+        return new PartReader("test-get", options.withStallTimeout(Duration.ofSeconds(5)), retry);
     }
 
     static RangeResponse response(long first, long last, long total, String etag, InputStream body) {

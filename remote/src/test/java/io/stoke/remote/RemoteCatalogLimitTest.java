@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.stoke.loader.fs.FolderAccess;
-import io.stoke.loader.source.ReadLimits;
+import io.stoke.loader.internal.ReadLimits;
 import io.stoke.loader.source.ShardDataset;
 import java.io.IOException;
 import java.net.InetAddress;

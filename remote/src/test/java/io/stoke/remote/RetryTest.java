@@ -179,5 +179,11 @@ class RetryTest {
         assertThrows(
                 IllegalArgumentException.class,
                 () -> new RemoteOptions(4, d.partBytes(), 5, Duration.ZERO, d.connectTimeout()));
+        assertEquals(Duration.ofSeconds(15), d.stallTimeout());
+        assertEquals(
+                Duration.ofMillis(500),
+                d.withStallTimeout(Duration.ofMillis(500)).stallTimeout());
+        e = assertThrows(IllegalArgumentException.class, () -> d.withStallTimeout(Duration.ZERO));
+        assertTrue(e.getMessage().contains("stallTimeout") && e.getMessage().contains("PT0S"), e.getMessage());
     }
 }

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.stoke.loader.fs.SafeFiles;
+import io.stoke.loader.internal.SafeFiles;
 import io.stoke.loader.source.ShardCatalog;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestTars;

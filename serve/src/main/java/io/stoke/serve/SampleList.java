@@ -7,7 +7,7 @@ import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stoke.loader.fs.FolderAccess;
-import io.stoke.loader.fs.SafeFiles;
+import io.stoke.loader.internal.SafeFiles;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.ring.InheritedDescriptor;

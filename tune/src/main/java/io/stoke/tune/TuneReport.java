@@ -180,7 +180,7 @@ public final class TuneReport {
 
     public static void write(Report report, Path file) throws IOException {
         // An exclusive temporary file renamed into place: a link planted at the name is never written through.
-        io.stoke.loader.fs.SafeFiles.writeStreamAtomically(file, null, out -> JSON.writeValue(out, report));
+        io.stoke.loader.internal.SafeFiles.writeStreamAtomically(file, null, out -> JSON.writeValue(out, report));
     }
 
     public static Report read(Path file) throws IOException {

@@ -15,7 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * The control side of the CUDA driver test double ({@code native/cuda-double/cuda_double.c}, built
+ * The control side of the CUDA driver test double ({@code ffm-bindings/src/test/native/cuda-double/cuda_double.c}, built
  * by Maven into {@code target/cuda-double/}): failure injection, copy delays and statistics. For
  * tests on machines without a GPU. It lives in the test jar ({@code stoke-ffm-bindings:tests}), so no
  * shipped jar carries it.

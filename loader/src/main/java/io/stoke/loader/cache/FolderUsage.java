@@ -1,7 +1,7 @@
 package io.stoke.loader.cache;
 
 import io.stoke.loader.fs.FolderAccess;
-import io.stoke.loader.fs.SafeFiles;
+import io.stoke.loader.internal.SafeFiles;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

@@ -3,9 +3,9 @@ package io.stoke.loader.cache;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import io.stoke.ffm.LibC;
-import io.stoke.loader.fs.CacheFolder;
 import io.stoke.loader.fs.FolderAccess;
-import io.stoke.loader.fs.SafeFiles;
+import io.stoke.loader.internal.CacheFolder;
+import io.stoke.loader.internal.SafeFiles;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.FileDataset;
 import io.stoke.loader.source.SampleReader;
@@ -450,7 +450,7 @@ public final class RestartCache implements AutoCloseable {
         java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
         java.util.concurrent.atomic.AtomicLong done = new java.util.concurrent.atomic.AtomicLong();
         TransformSpec decoding = TransformSpec.defaults();
-        io.stoke.loader.source.InParallel.map(threads, threads, "stoke-cache-fill", t -> {
+        io.stoke.loader.internal.InParallel.map(threads, threads, "stoke-cache-fill", t -> {
             try (Originals originals = originals(dataset, names, decoding.maxFileBytes(), true);
                     RestartCopy copier = new RestartCopy(restartMcus, decoding, false)) {
                 for (int s = next.getAndIncrement(); s < dataset.size() && !full.get(); s = next.getAndIncrement()) {

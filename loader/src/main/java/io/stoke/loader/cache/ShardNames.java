@@ -1,8 +1,8 @@
 package io.stoke.loader.cache;
 
+import io.stoke.loader.internal.Urls;
 import io.stoke.loader.source.ShardBytes;
 import io.stoke.loader.source.Shards;
-import io.stoke.loader.source.Urls;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicReferenceArray;

@@ -1,6 +1,9 @@
 package io.stoke.loader.source;
 
 import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.internal.BracePattern;
+import io.stoke.loader.internal.ReadLimits;
+import io.stoke.loader.internal.Urls;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

@@ -5,6 +5,8 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import io.stoke.loader.internal.ReadLimits;
+import io.stoke.loader.internal.Urls;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

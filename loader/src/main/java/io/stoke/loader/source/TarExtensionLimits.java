@@ -1,5 +1,6 @@
 package io.stoke.loader.source;
 
+import io.stoke.loader.internal.ReadLimits;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;

@@ -222,11 +222,6 @@ public final class SampleTransform implements AutoCloseable {
         return SampleStatus.OK;
     }
 
-    /** The crop box and flip of the last sample under the training transform (for tests). */
-    public CropBox lastBox() {
-        return box;
-    }
-
     /** Compressed bytes read for the last sample. */
     public long lastSourceBytes() {
         return lastSourceBytes;

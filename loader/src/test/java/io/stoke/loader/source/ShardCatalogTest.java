@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
+import io.stoke.loader.internal.ReadLimits;
 import io.stoke.loader.testing.TestTars;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.ByteArrayInputStream;

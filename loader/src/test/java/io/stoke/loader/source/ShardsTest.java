@@ -12,6 +12,7 @@ import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.internal.BracePattern;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestPython;
 import io.stoke.loader.transform.TransformSpec;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.internal.ReadLimits;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestTars;
 import java.io.ByteArrayOutputStream;

@@ -9,6 +9,7 @@ import io.stoke.loader.Loader;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.internal.ReadLimits;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestTars;
 import io.stoke.loader.transform.TransformSpec;

@@ -1,6 +1,7 @@
-package io.stoke.loader.fs;
+package io.stoke.loader.internal;
 
 import io.stoke.ffm.LibC;
+import io.stoke.loader.fs.FolderAccess;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

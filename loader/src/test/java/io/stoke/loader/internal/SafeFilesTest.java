@@ -1,7 +1,8 @@
-package io.stoke.loader.fs;
+package io.stoke.loader.internal;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.stoke.loader.fs.FolderAccess;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

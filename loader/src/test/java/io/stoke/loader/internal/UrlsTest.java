@@ -1,4 +1,4 @@
-package io.stoke.loader.source;
+package io.stoke.loader.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,9 +1,10 @@
-package io.stoke.loader.fs;
+package io.stoke.loader.internal;
 
 import static org.junit.jupiter.api.Assertions.*;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.stoke.ffm.LibC;
+import io.stoke.loader.fs.FolderAccess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,4 +1,4 @@
-package io.stoke.loader.source;
+package io.stoke.loader.internal;
 
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
