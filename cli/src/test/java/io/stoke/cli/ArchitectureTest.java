@@ -139,4 +139,36 @@ class ArchitectureTest {
                     pkg + " imports " + imported));
         });
     }
+
+    /**
+     * A slot body's layout is drawn once, in shm-ring ({@code RingGeometry}, behind the
+     * {@code SlotBody} flyweight): no other main source asks for a body array's offset within a
+     * slot, from the geometry or from the ring header's copy of it, to compute element addresses.
+     */
+    @Test
+    void slotBodyOffsetsAreComputedOnlyInTheRing() throws IOException {
+        Pattern bodyOffset = Pattern.compile(
+                "\\bslot(?:Labels|Indices|Status|Pixels)Offset\\s*\\(|\\bSLOT_(?:LABELS|INDICES|STATUS|PIXELS)_OFFSET_OFFSET\\b");
+        List<String> found = new ArrayList<>();
+        try (Stream<Path> modules = Files.list(ROOT)) {
+            for (Path module : modules.filter(m -> Files.isDirectory(m.resolve("src/main/java")))
+                    .toList()) {
+                try (Stream<Path> files = Files.walk(module.resolve("src/main/java"))) {
+                    for (Path f :
+                            files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                        String src = Files.readString(f);
+                        Matcher p = PACKAGE.matcher(src);
+                        if (p.find() && p.group(1).equals("io.stoke.ring")) {
+                            continue;
+                        }
+                        Matcher m = bodyOffset.matcher(src);
+                        while (m.find()) {
+                            found.add(ROOT.relativize(f) + ": " + m.group());
+                        }
+                    }
+                }
+            }
+        }
+        assertEquals(List.of(), found, "slot body offsets used outside io.stoke.ring (use SlotBody)");
+    }
 }

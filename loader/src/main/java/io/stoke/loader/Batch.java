@@ -7,6 +7,7 @@ import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.ring.RingGeometry;
+import io.stoke.ring.SlotBody;
 import io.stoke.ring.SlotHeader;
 import io.stoke.ring.SlotRing;
 import java.lang.foreign.Arena;
@@ -34,6 +35,7 @@ public final class Batch implements BatchView {
     private final RingGeometry geometry;
     private final int slot;
     private final Arena arena;
+    private final SlotBody body;
     private final MemorySegment pixels;
     private final MemorySegment labels;
     private final MemorySegment indices;
@@ -95,10 +97,11 @@ public final class Batch implements BatchView {
         this.batchIndex = header.batchIndex();
         this.failed = header.failed();
         this.lastInEpoch = header.lastInEpoch();
-        this.pixels = view.asSlice(geometry.slotPixelsOffset(), count * geometry.sampleBytes());
-        this.labels = view.asSlice(geometry.slotLabelsOffset(), 4L * count);
-        this.indices = view.asSlice(geometry.slotIndicesOffset(), 8L * count);
-        this.status = view.asSlice(geometry.slotStatusOffset(), 4L * count);
+        this.body = new SlotBody(geometry).wrap(view);
+        this.pixels = body.pixels(count);
+        this.labels = body.labels(count);
+        this.indices = body.indices(count);
+        this.status = body.statuses(count);
         this.errors = errors != null ? errors : errorsFromStatus();
         this.stats = new BatchStats(waitNanos, header.decodeNanos(), header.sourceBytes(), pixels.byteSize());
     }
@@ -133,7 +136,7 @@ public final class Batch implements BatchView {
     /** One sample's pixels. */
     public MemorySegment sample(int i) {
         checkOpen();
-        return pixels.asSlice(i * geometry.sampleBytes(), geometry.sampleBytes());
+        return pixels.asSlice(body.pixelOffset(i), geometry.sampleBytes());
     }
 
     /** Labels as int32 {@code [n]}. */

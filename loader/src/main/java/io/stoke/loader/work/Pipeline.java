@@ -1,8 +1,5 @@
 package io.stoke.loader.work;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-
 import io.stoke.loader.cache.RestartCache;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
@@ -14,6 +11,7 @@ import io.stoke.loader.transform.SampleTransform;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.loader.tune.TunerLog;
 import io.stoke.loader.tune.WorkerTuner;
+import io.stoke.ring.SlotBody;
 import io.stoke.ring.SlotHeader;
 import io.stoke.ring.SlotRing;
 import java.lang.foreign.MemorySegment;
@@ -73,11 +71,8 @@ public final class Pipeline implements AutoCloseable {
     private final int batchesPerEpoch;
     private final int batchSize;
     private final long sampleBytes;
-    private final long labelsOffset;
-    private final long indicesOffset;
-    private final long statusOffset;
+    private final SlotBody[] slotBodies;
     private final MemorySegment[] slotMemory;
-    private final MemorySegment[] slotPixels;
     private final InFlightBatch[] table;
     private final AtomicReferenceArray<List<SampleError>> slotErrors;
     private final EpochOrders orders;
@@ -193,9 +188,6 @@ public final class Pipeline implements AutoCloseable {
         }
         this.batchSize = sampler.batchSize();
         this.sampleBytes = spec.sampleBytes();
-        this.labelsOffset = ring.geometry().slotLabelsOffset();
-        this.indicesOffset = ring.geometry().slotIndicesOffset();
-        this.statusOffset = ring.geometry().slotStatusOffset();
         this.totalTickets = epochs <= 0
                 ? Long.MAX_VALUE
                 : firstEpochSamples + Math.multiplyExact(epochs - 1, (long) samplesPerEpoch);
@@ -211,10 +203,10 @@ public final class Pipeline implements AutoCloseable {
         nextToPublish = startBatch;
         int slots = ring.geometry().slotCount();
         slotMemory = new MemorySegment[slots];
-        slotPixels = new MemorySegment[slots];
+        slotBodies = new SlotBody[slots];
         for (int s = 0; s < slots; s++) {
             slotMemory[s] = ring.slot(s);
-            slotPixels[s] = ring.pixels(s);
+            slotBodies[s] = new SlotBody(ring.geometry()).wrap(slotMemory[s]);
         }
         // One more entry than slots: batch g+entries cannot take a slot before batch g is published.
         table = new InFlightBatch[slots + 1];
@@ -411,16 +403,15 @@ public final class Pipeline implements AutoCloseable {
     }
 
     private void fill(int id, SampleTransform transform, InFlightBatch batch, int position, int sample) {
-        int slot = batch.slot;
-        MemorySegment memory = slotMemory[slot];
+        SlotBody body = slotBodies[batch.slot];
         long start = System.nanoTime();
-        SampleStatus status = transform.apply(sample, batch.epoch, slotPixels[slot], position * sampleBytes);
+        SampleStatus status = transform.apply(sample, batch.epoch, body.pixels(), body.pixelOffset(position));
         long elapsed = System.nanoTime() - start;
-        memory.set(JAVA_INT, labelsOffset + 4L * position, dataset.label(sample));
-        memory.set(JAVA_LONG, indicesOffset + 8L * position, sample);
-        memory.set(JAVA_INT, statusOffset + 4L * position, status.code());
+        body.putLabel(position, dataset.label(sample))
+                .putIndex(position, sample)
+                .putStatus(position, status.code());
         if (status != SampleStatus.OK) {
-            slotPixels[slot].asSlice(position * sampleBytes, sampleBytes).fill((byte) 0);
+            body.sample(position).fill((byte) 0);
             batch.addError(new SampleError(position, sample, dataset.name(sample), status, transform.message()));
         }
         add(id, SAMPLES, 1);
