@@ -166,7 +166,7 @@ final class LiveTuner implements AutoCloseable {
         long slotWait = 0;
         boolean runQueueKnown = true;
         for (int w = 0; w < workers; w++) {
-            threadClock.read(w, (int) pipeline.counter(w, Pipeline.TID), pipeline.thread(w), clock);
+            threadClock.read(w, (int) pipeline.counter(w, WorkerCounters.TID), pipeline.thread(w), clock);
             cpu += clock[0] - cpuMark[w];
             cpuMark[w] = clock[0];
             if (clock[1] < 0) {
@@ -175,10 +175,10 @@ final class LiveTuner implements AutoCloseable {
                 runQueue += clock[1] - runQueueMark[w];
                 runQueueMark[w] = clock[1];
             }
-            long s = pipeline.counter(w, Pipeline.SAMPLES);
+            long s = pipeline.counter(w, WorkerCounters.SAMPLES);
             samples += s - samplesMark[w];
             samplesMark[w] = s;
-            long sw = pipeline.counter(w, Pipeline.SLOT_WAIT_NANOS);
+            long sw = pipeline.counter(w, WorkerCounters.SLOT_WAIT_NANOS);
             slotWait += sw - slotWaitMark[w];
             slotWaitMark[w] = sw;
         }
