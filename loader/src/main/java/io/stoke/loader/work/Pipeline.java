@@ -215,6 +215,11 @@ public final class Pipeline implements AutoCloseable {
                 return -1;
             }
             if (!state.running) {
+                if (state.failure != null) {
+                    // Stopped by a failure written after the look above (the publisher writes it
+                    // before it stops the workers): deliver what it leaves, then throw it.
+                    continue;
+                }
                 throw new IllegalStateException("loader is closed");
             }
             idle.idle();
