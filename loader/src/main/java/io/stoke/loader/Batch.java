@@ -9,8 +9,8 @@ import io.stoke.loader.error.SampleStatus;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.SlotBody;
 import io.stoke.ring.SlotHeader;
+import io.stoke.ring.SlotLease;
 import io.stoke.ring.SlotRing;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,8 +33,7 @@ import java.util.function.IntConsumer;
  */
 public final class Batch implements BatchView {
     private final RingGeometry geometry;
-    private final int slot;
-    private final Arena arena;
+    private final SlotLease lease;
     private final SlotBody body;
     private final MemorySegment pixels;
     private final MemorySegment labels;
@@ -48,9 +47,7 @@ public final class Batch implements BatchView {
     private final boolean lastInEpoch;
     private final List<SampleError> errors;
     private final BatchStats stats;
-    private final IntConsumer releaser;
     private int padded = -1;
-    private boolean closed;
 
     /**
      * A batch over slot {@code slot} of a ring the caller produces into itself (a decoder of its own
@@ -79,15 +76,13 @@ public final class Batch implements BatchView {
             long waitNanos,
             IntConsumer releaser) {
         this.geometry = geometry;
-        this.slot = slot;
-        this.releaser = releaser;
-        this.arena = Arena.ofShared();
-        MemorySegment view = slotMemory.reinterpret(arena, null);
+        this.lease = new SlotLease(slot, releaser);
+        MemorySegment view = lease.view(slotMemory);
         // Read once: the header was handed over with the slot (the ready queue's acquire).
         SlotHeader header = new SlotHeader().wrap(view);
         int count = header.sampleCount();
         if (count < 0 || count > geometry.samplesPerSlot()) {
-            arena.close();
+            lease.abandon();
             throw new IllegalStateException(
                     "slot " + slot + " claims " + count + " samples, capacity " + geometry.samplesPerSlot());
         }
@@ -239,15 +234,15 @@ public final class Batch implements BatchView {
 
     /** The ring slot this batch occupies. */
     public int slot() {
-        return slot;
+        return lease.slot();
     }
 
     public boolean isClosed() {
-        return closed;
+        return lease.isClosed();
     }
 
     private void checkOpen() {
-        if (closed) {
+        if (lease.isClosed()) {
             throw new IllegalStateException("batch " + sequence + " is closed");
         }
     }
@@ -268,20 +263,12 @@ public final class Batch implements BatchView {
 
     /** Invalidates every segment handed out, then returns the slot. Idempotent. */
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        arena.close();
-        releaser.accept(slot);
+    public void close() {
+        lease.giveBack();
     }
 
     /** Invalidates the segments without returning the slot: the ring is going away. */
-    synchronized void abandon() {
-        if (!closed) {
-            closed = true;
-            arena.close();
-        }
+    void abandon() {
+        lease.abandon();
     }
 }
