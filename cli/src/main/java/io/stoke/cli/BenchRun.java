@@ -11,6 +11,7 @@ import io.stoke.loader.BatchSource;
 import io.stoke.loader.BatchView;
 import io.stoke.loader.Loader;
 import io.stoke.loader.LoaderStats;
+import io.stoke.loader.autoworkers.AutoWorkersLog;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
@@ -18,7 +19,6 @@ import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.SampleReader;
-import io.stoke.loader.tune.TunerLog;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -157,12 +157,12 @@ final class BenchRun {
         LoaderStats stats;
         int workers;
         int batchSize;
-        TunerLog tuning;
+        AutoWorkersLog tuning;
         DeviceStageStats deviceStats = null;
         try (Loader loader = builder.build();
                 DeviceStage stage = openDevice(loader, device, normalize)) {
             workers = loader.workers();
-            tuning = loader.tuning();
+            tuning = loader.autoWorkers();
             batchSize = loader.sampler().batchSize();
             long total = loader.sampler().samplesPerEpoch() * epochs;
             ProgressBar progress = new ProgressBar(err, total);
@@ -259,7 +259,7 @@ final class BenchRun {
     }
 
     /** Auto workers: where they ended, and every change with its reason. */
-    private void printTuning(TunerLog t) {
+    private void printTuning(AutoWorkersLog t) {
         out.print(TuningReport.summary(t));
     }
 
@@ -289,7 +289,7 @@ final class BenchRun {
             Path file,
             LoaderStats s,
             int workers,
-            TunerLog tuning,
+            AutoWorkersLog tuning,
             int batchSize,
             int failed,
             double workerMsPerImage) {

@@ -10,12 +10,12 @@ import io.stoke.embed.InferenceDevice;
 import io.stoke.embed.ModelContract;
 import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.loader.Loader;
+import io.stoke.loader.autoworkers.AutoWorkersLog;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Urls;
 import io.stoke.loader.transform.TransformSpec;
-import io.stoke.loader.tune.TunerLog;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -166,12 +166,12 @@ public final class EmbedCommand implements Callable<Integer> {
                     intraOpThreads);
             err.flush();
             EmbeddingJob.Figures f;
-            TunerLog tuning;
+            AutoWorkersLog tuning;
             try (Loader loader = builder.build()) {
                 f = format == Choices.EmbedFormat.parquet
                         ? toTables(dataset, rows, contract, loader, embedder, err)
                         : toNpy(dataset, rows, contract, loader, embedder, err);
-                tuning = loader.tuning();
+                tuning = loader.autoWorkers();
             } catch (SampleException | NoSampleDecodedException e) {
                 err.println("stoke embed: " + e.getMessage());
                 err.println(

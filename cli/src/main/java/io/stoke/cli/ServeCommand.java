@@ -191,7 +191,8 @@ public final class ServeCommand implements Callable<Integer> {
         err.flush();
         try {
             long lastStatus = System.nanoTime();
-            TuningReport tuning = loader.tuning() == null ? null : new TuningReport(loader.tuning(), tuningOut);
+            TuningReport tuning =
+                    loader.autoWorkers() == null ? null : new TuningReport(loader.autoWorkers(), tuningOut);
             while (true) {
                 if (tuning != null) {
                     tuning.report(err);

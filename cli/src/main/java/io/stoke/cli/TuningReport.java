@@ -3,8 +3,8 @@ package io.stoke.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import io.stoke.loader.tune.TunerDecision;
-import io.stoke.loader.tune.TunerLog;
+import io.stoke.loader.autoworkers.AutoWorkersLog;
+import io.stoke.loader.autoworkers.WorkerChange;
 import io.stoke.ring.InheritedDescriptor;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -36,17 +36,17 @@ final class TuningReport {
             .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
             .build();
 
-    private final TunerLog log;
+    private final AutoWorkersLog log;
     private final Path file;
     private int reported;
 
-    TuningReport(TunerLog log, Path file) {
+    TuningReport(AutoWorkersLog log, Path file) {
         this.log = log;
         this.file = file;
     }
 
     /** Where an auto loader's workers ended and every change with its reason, as table rows. */
-    static String summary(TunerLog t) {
+    static String summary(AutoWorkersLog t) {
         StringBuilder s = new StringBuilder();
         s.append(String.format(
                 Locale.ROOT,
@@ -58,7 +58,7 @@ final class TuningReport {
                 t.decisions().size(),
                 t.decisions().size() == 1 ? "" : "s",
                 t.windowCount()));
-        for (TunerDecision d : t.decisions()) {
+        for (WorkerChange d : t.decisions()) {
             s.append(String.format(Locale.ROOT, "  %-22s %s%n", "", d));
         }
         return s.toString();
@@ -66,12 +66,12 @@ final class TuningReport {
 
     /** Reports the changes made since the last call. */
     void report(PrintWriter err) {
-        List<TunerDecision> decisions = log.decisions();
+        List<WorkerChange> decisions = log.decisions();
         if (decisions.size() == reported) {
             return;
         }
         StringBuilder lines = new StringBuilder();
-        for (TunerDecision d : decisions.subList(reported, decisions.size())) {
+        for (WorkerChange d : decisions.subList(reported, decisions.size())) {
             err.println("stoke serve: " + d);
             try {
                 lines.append(JSON.writeValueAsString(

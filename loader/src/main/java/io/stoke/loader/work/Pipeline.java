@@ -1,12 +1,13 @@
 package io.stoke.loader.work;
 
+import io.stoke.loader.autoworkers.AutoWorkers;
+import io.stoke.loader.autoworkers.AutoWorkersLog;
 import io.stoke.loader.cache.RestartCache;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.transform.TransformSpec;
-import io.stoke.loader.tune.TunerLog;
 import io.stoke.ring.SlotRing;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -18,7 +19,7 @@ import org.agrona.concurrent.IdleStrategy;
  * in-process consumer's end of it. Wires the parts, each of which is tested alone:
  * {@link TicketSchedule} (which sample a ticket is), {@link WorkerLoop} (what a worker does with
  * it), {@link Publisher} (batches published in order, an epoch that decoded nothing stopping the
- * stream), {@link WorkerActivity} (which workers run) and, with auto-workers, {@link LiveTuner}
+ * stream), {@link WorkerActivity} (which workers run) and, with auto-workers, {@link AutoWorkers}
  * (how many should, from {@link WorkerCounters} and the consumer's waits).
  *
  * <p>Ownership: a slot belongs to the pipeline from {@link SlotRing#acquire} until
@@ -32,7 +33,7 @@ public final class Pipeline implements AutoCloseable {
     private final WorkerActivity activity;
     private final WorkerCounters counters;
     private final Thread[] threads;
-    private final LiveTuner tuner;
+    private final AutoWorkers autoWorkers;
     // Written by the one consumer thread: how long nextSlot waited, summed (auto-workers' stall).
     private final AtomicLong consumerWaitNanos = new AtomicLong();
     private final AtomicLong consumerTaken = new AtomicLong();
@@ -42,7 +43,7 @@ public final class Pipeline implements AutoCloseable {
      * How a pipeline runs: its threads, where it starts and stops, and what it does with bad samples.
      *
      * @param workers    the worker threads started
-     * @param tune       whether auto-workers choose how many of the {@code workers} take samples (all
+     * @param autoWorkers whether auto-workers choose how many of the {@code workers} take samples (all
      *     do at the start); otherwise all of them always do
      * @param startEpoch the epoch to start in
      * @param startBatch the first batch of epoch {@code startEpoch} to produce (to resume mid-epoch:
@@ -55,7 +56,7 @@ public final class Pipeline implements AutoCloseable {
      */
     public record Settings(
             int workers,
-            boolean tune,
+            boolean autoWorkers,
             long startEpoch,
             int startBatch,
             long epochs,
@@ -87,7 +88,7 @@ public final class Pipeline implements AutoCloseable {
         InFlightBatch[] table = InFlightBatch.table(ring.geometry().slotCount());
         this.publisher = new Publisher(ring, table, settings.skipErrors(), schedule, state);
         int workers = settings.workers();
-        boolean mayYield = settings.tune() && settings.workerNice() == 0;
+        boolean mayYield = settings.autoWorkers() && settings.workerNice() == 0;
         this.activity = new WorkerActivity(workers, mayYield);
         this.counters = new WorkerCounters(activity.threadCount());
         WorkerLoop loop = new WorkerLoop(
@@ -104,7 +105,7 @@ public final class Pipeline implements AutoCloseable {
                 state,
                 idleStrategies,
                 settings.workerNice(),
-                settings.tune());
+                settings.autoWorkers());
         threads = new Thread[activity.threadCount()];
         for (int w = 0; w < threads.length; w++) {
             int id = w;
@@ -114,21 +115,15 @@ public final class Pipeline implements AutoCloseable {
                     .unstarted(() -> loop.run(id));
         }
         activity.threads(threads);
-        tuner = settings.tune() ? new LiveTuner(this, workers, mayYield) : null;
+        autoWorkers = settings.autoWorkers()
+                ? new AutoWorkers(new PipelineWorkers(this, activity, counters, threads), workers, mayYield)
+                : null;
         for (Thread t : threads) {
             t.start();
         }
-        if (tuner != null) {
-            tuner.start();
+        if (autoWorkers != null) {
+            autoWorkers.start();
         }
-    }
-
-    /**
-     * Lets the first {@code n} workers of one set take samples from their next one: the yielding
-     * set's when {@code yielding}; the others park after the sample in hand.
-     */
-    void activeWorkers(int n, boolean yielding) {
-        activity.activate(n, yielding);
     }
 
     /** Workers taking samples now. */
@@ -136,17 +131,9 @@ public final class Pipeline implements AutoCloseable {
         return activity.activeWorkers();
     }
 
-    /** The tuner's record (changes and windows), or null when the workers are fixed. */
-    public TunerLog tuning() {
-        return tuner == null ? null : tuner.log();
-    }
-
-    long counter(int worker, int field) {
-        return counters.get(worker, field);
-    }
-
-    Thread thread(int worker) {
-        return threads[worker];
+    /** What auto-workers did (changes and windows), or null when the workers are fixed. */
+    public AutoWorkersLog autoWorkers() {
+        return autoWorkers == null ? null : autoWorkers.log();
     }
 
     long consumerWaitNanos() {
@@ -260,8 +247,8 @@ public final class Pipeline implements AutoCloseable {
     public void close() {
         state.running = false;
         activity.wakeAll();
-        if (tuner != null) {
-            tuner.close();
+        if (autoWorkers != null) {
+            autoWorkers.close();
         }
         boolean interrupted = false;
         for (Thread t : threads) {

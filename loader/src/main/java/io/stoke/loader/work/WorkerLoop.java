@@ -1,5 +1,7 @@
 package io.stoke.loader.work;
 
+import io.stoke.loader.autoworkers.AutoWorkers;
+import io.stoke.loader.autoworkers.AutoWorkersRule;
 import io.stoke.loader.cache.RestartCache;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleStatus;
@@ -8,7 +10,6 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.transform.SampleTransform;
 import io.stoke.loader.transform.TransformSpec;
-import io.stoke.loader.tune.WorkerTuner;
 import io.stoke.ring.SlotBody;
 import io.stoke.ring.SlotRing;
 import java.util.concurrent.atomic.AtomicLong;
@@ -50,7 +51,7 @@ final class WorkerLoop {
 
     /**
      * @param workerNice   the first set's nice value (0: the process's own; the yielding set's is
-     *     {@link WorkerTuner#YIELD_NICE})
+     *     {@link AutoWorkersRule#YIELD_NICE})
      * @param countThreads whether each worker records its thread id (for auto-workers' CPU times)
      */
     WorkerLoop(
@@ -95,9 +96,9 @@ final class WorkerLoop {
 
     /** Worker {@code id}'s thread body. */
     void run(int id) {
-        WorkerPriority.lower(activity.inYieldingSet(id) ? WorkerTuner.YIELD_NICE : workerNice);
+        WorkerPriority.lower(activity.inYieldingSet(id) ? AutoWorkersRule.YIELD_NICE : workerNice);
         if (countThreads) {
-            counters.set(id, WorkerCounters.TID, LiveTuner.threadId());
+            counters.set(id, WorkerCounters.TID, AutoWorkers.threadId());
         }
         IdleStrategy idle = idleStrategies.get();
         WorkerActivity activity = this.activity;
