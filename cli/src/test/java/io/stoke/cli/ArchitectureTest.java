@@ -171,4 +171,24 @@ class ArchitectureTest {
         }
         assertEquals(List.of(), found, "slot body offsets used outside io.stoke.ring (use SlotBody)");
     }
+
+    /**
+     * The worker pipeline stays in small parts (schedule, worker loop, publisher, activity...),
+     * each testable alone: no source file of {@code io.stoke.loader.work} grows past 300 lines.
+     */
+    @Test
+    void theWorkerPipelineIsSmallParts() throws IOException {
+        Path work = ROOT.resolve("loader/src/main/java/io/stoke/loader/work");
+        List<String> large = new ArrayList<>();
+        try (Stream<Path> files = Files.list(work)) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                long lines = Files.readAllLines(f).size();
+                if (lines > 300) {
+                    large.add(f.getFileName() + ": " + lines + " lines");
+                }
+            }
+        }
+        assertTrue(Files.isDirectory(work), work + " is not there");
+        assertEquals(List.of(), large, "classes of io.stoke.loader.work over 300 lines");
+    }
 }
