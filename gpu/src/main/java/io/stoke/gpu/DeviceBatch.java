@@ -8,8 +8,8 @@ import io.stoke.ffm.cuda.CudaEvent;
 import io.stoke.ffm.cuda.CudaStream;
 import io.stoke.loader.BatchStats;
 import io.stoke.loader.BatchView;
+import io.stoke.loader.SlotLease;
 import io.stoke.loader.error.SampleError;
-import io.stoke.ring.SlotLease;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 

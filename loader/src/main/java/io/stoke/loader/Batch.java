@@ -9,7 +9,6 @@ import io.stoke.loader.error.SampleStatus;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.SlotBody;
 import io.stoke.ring.SlotHeader;
-import io.stoke.ring.SlotLease;
 import io.stoke.ring.SlotRing;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.stoke.ring;
+package io.stoke.loader;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.junit.jupiter.api.Assertions.*;

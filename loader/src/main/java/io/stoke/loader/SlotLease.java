@@ -1,4 +1,4 @@
-package io.stoke.ring;
+package io.stoke.loader;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
