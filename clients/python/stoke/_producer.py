@@ -358,7 +358,7 @@ class Producer:
             return json.loads(f.readline())
 
     # The auto-workers log's format is specified once, in docs/shared-memory.md ("The auto-workers
-    # log"); its writer is io.stoke.serve.AutoWorkersLog.
+    # log"); its writer is io.stoke.serve.AutoWorkersLogFile.
     def tuning(self) -> List[Dict[str, Any]]:
         """With ``num_workers="auto"``: the producer's changes to its decoding threads so far, oldest
         first (see ``DataLoader.tuning``); after :meth:`stop`, all of them. Empty otherwise."""

@@ -15,6 +15,7 @@ module io.stoke.loader {
     uses io.stoke.loader.source.TableDatasetProvider; // Parquet datasets (stoke-parquet)
 
     exports io.stoke.loader;
+    exports io.stoke.loader.autoworkers;
     exports io.stoke.loader.cache;
     exports io.stoke.loader.error;
     exports io.stoke.loader.format;
@@ -33,7 +34,6 @@ module io.stoke.loader {
     exports io.stoke.loader.sample;
     exports io.stoke.loader.source;
     exports io.stoke.loader.transform;
-    exports io.stoke.loader.tune;
     exports io.stoke.loader.work to
             io.stoke.gpu,
             io.stoke.embed,

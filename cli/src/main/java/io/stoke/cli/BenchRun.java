@@ -11,6 +11,7 @@ import io.stoke.loader.BatchSource;
 import io.stoke.loader.BatchView;
 import io.stoke.loader.Loader;
 import io.stoke.loader.LoaderStats;
+import io.stoke.loader.autoworkers.AutoWorkersLog;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
@@ -18,8 +19,7 @@ import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.SampleReader;
-import io.stoke.loader.tune.TunerLog;
-import io.stoke.serve.AutoWorkersLog;
+import io.stoke.serve.AutoWorkersLogFile;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -164,12 +164,12 @@ final class BenchRun {
         LoaderStats stats;
         int workers;
         int batchSize;
-        TunerLog tuning;
+        AutoWorkersLog tuning;
         DeviceStageStats deviceStats = null;
         try (Loader loader = builder.build();
                 DeviceStage stage = openDevice(loader, device, normalize)) {
             workers = loader.workers();
-            tuning = loader.tuning();
+            tuning = loader.autoWorkers();
             batchSize = loader.sampler().batchSize();
             long total = loader.sampler().samplesPerEpoch() * epochs;
             ProgressBar progress = new ProgressBar(err, total);
@@ -266,8 +266,8 @@ final class BenchRun {
     }
 
     /** Auto workers: where they ended, and every change with its reason. */
-    private void printTuning(TunerLog t) {
-        out.print(AutoWorkersLog.summary(t));
+    private void printTuning(AutoWorkersLog t) {
+        out.print(AutoWorkersLogFile.summary(t));
     }
 
     /** The figures and every batch's wait, for scripts: what {@code --json FILE} writes. */
@@ -285,7 +285,7 @@ final class BenchRun {
             double workerMsPerImage,
             boolean autoWorkers,
             int activeWorkersAtEnd,
-            List<AutoWorkersLog.Change> workerChanges,
+            List<AutoWorkersLogFile.Change> workerChanges,
             long[] waitNs) {}
 
     private static final ObjectMapper JSON = JsonMapper.builder()
@@ -296,7 +296,7 @@ final class BenchRun {
             Path file,
             LoaderStats s,
             int workers,
-            TunerLog tuning,
+            AutoWorkersLog tuning,
             int batchSize,
             int failed,
             double workerMsPerImage) {
@@ -317,7 +317,7 @@ final class BenchRun {
                 tuning == null
                         ? List.of()
                         : tuning.decisions().stream()
-                                .map(AutoWorkersLog.Change::of)
+                                .map(AutoWorkersLogFile.Change::of)
                                 .toList(),
                 s.waitNanos());
         try {

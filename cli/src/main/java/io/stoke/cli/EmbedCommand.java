@@ -10,13 +10,13 @@ import io.stoke.embed.InferenceDevice;
 import io.stoke.embed.ModelContract;
 import io.stoke.gpu.CudaAvailability;
 import io.stoke.loader.Loader;
+import io.stoke.loader.autoworkers.AutoWorkersLog;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.internal.Urls;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.transform.TransformSpec;
-import io.stoke.loader.tune.TunerLog;
-import io.stoke.serve.AutoWorkersLog;
+import io.stoke.serve.AutoWorkersLogFile;
 import io.stoke.serve.LoaderSettings;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -173,12 +173,12 @@ public final class EmbedCommand implements Callable<Integer> {
                     intraOpThreads);
             err.flush();
             EmbeddingJob.Figures f;
-            TunerLog tuning;
+            AutoWorkersLog tuning;
             try (Loader loader = builder.build()) {
                 f = format == Choices.EmbedFormat.parquet
                         ? toTables(dataset, rows, contract, loader, embedder, err)
                         : toNpy(dataset, rows, contract, loader, embedder, err);
-                tuning = loader.tuning();
+                tuning = loader.autoWorkers();
             } catch (SampleException | NoSampleDecodedException e) {
                 err.println("stoke embed: " + e.getMessage());
                 err.println(
@@ -213,7 +213,7 @@ public final class EmbedCommand implements Callable<Integer> {
                     f.decodeMillisPerImage());
             stdout.printf(Locale.ROOT, "  batches                %d of %d%n", f.batches(), s.integer("batch_size"));
             if (tuning != null) {
-                stdout.print(AutoWorkersLog.summary(tuning));
+                stdout.print(AutoWorkersLogFile.summary(tuning));
             }
             stdout.flush();
             return 0;

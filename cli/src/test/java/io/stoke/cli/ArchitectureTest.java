@@ -141,6 +141,58 @@ class ArchitectureTest {
     }
 
     /**
+     * A slot body's layout is drawn once, in shm-ring ({@code RingGeometry}, behind the
+     * {@code SlotBody} flyweight): no other main source asks for a body array's offset within a
+     * slot, from the geometry or from the ring header's copy of it, to compute element addresses.
+     */
+    @Test
+    void slotBodyOffsetsAreComputedOnlyInTheRing() throws IOException {
+        Pattern bodyOffset = Pattern.compile(
+                "\\bslot(?:Labels|Indices|Status|Pixels)Offset\\s*\\(|\\bSLOT_(?:LABELS|INDICES|STATUS|PIXELS)_OFFSET_OFFSET\\b");
+        List<String> found = new ArrayList<>();
+        try (Stream<Path> modules = Files.list(ROOT)) {
+            for (Path module : modules.filter(m -> Files.isDirectory(m.resolve("src/main/java")))
+                    .toList()) {
+                try (Stream<Path> files = Files.walk(module.resolve("src/main/java"))) {
+                    for (Path f :
+                            files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                        String src = Files.readString(f);
+                        Matcher p = PACKAGE.matcher(src);
+                        if (p.find() && p.group(1).equals("io.stoke.ring")) {
+                            continue;
+                        }
+                        Matcher m = bodyOffset.matcher(src);
+                        while (m.find()) {
+                            found.add(ROOT.relativize(f) + ": " + m.group());
+                        }
+                    }
+                }
+            }
+        }
+        assertEquals(List.of(), found, "slot body offsets used outside io.stoke.ring (use SlotBody)");
+    }
+
+    /**
+     * The worker pipeline stays in small parts (schedule, worker loop, publisher, activity...),
+     * each testable alone: no source file of {@code io.stoke.loader.work} grows past 300 lines.
+     */
+    @Test
+    void theWorkerPipelineIsSmallParts() throws IOException {
+        Path work = ROOT.resolve("loader/src/main/java/io/stoke/loader/work");
+        List<String> large = new ArrayList<>();
+        try (Stream<Path> files = Files.list(work)) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                long lines = Files.readAllLines(f).size();
+                if (lines > 300) {
+                    large.add(f.getFileName() + ": " + lines + " lines");
+                }
+            }
+        }
+        assertTrue(Files.isDirectory(work), work + " is not there");
+        assertEquals(List.of(), large, "classes of io.stoke.loader.work over 300 lines");
+    }
+
+    /**
      * The command line reaches the ring and the native bindings only through the libraries: serving
      * through io.stoke.serve, memfd through its AnonymousFile, CUDA through io.stoke.gpu
      * (CudaAvailability, GpuCheck.open).

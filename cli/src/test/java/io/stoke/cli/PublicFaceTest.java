@@ -39,6 +39,7 @@ class PublicFaceTest {
             "io.stoke.loader",
             List.of(
                     "io.stoke.loader",
+                    "io.stoke.loader.autoworkers",
                     "io.stoke.loader.cache",
                     "io.stoke.loader.error",
                     "io.stoke.loader.format",
@@ -48,7 +49,6 @@ class PublicFaceTest {
                     "io.stoke.loader.sample",
                     "io.stoke.loader.source",
                     "io.stoke.loader.transform",
-                    "io.stoke.loader.tune",
                     "io.stoke.loader.work to io.stoke.bench, io.stoke.cli, io.stoke.embed, io.stoke.gpu,"
                             + " io.stoke.spark, io.stoke.tune"),
             "io.stoke.remote",

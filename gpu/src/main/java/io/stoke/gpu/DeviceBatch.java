@@ -8,8 +8,8 @@ import io.stoke.ffm.cuda.CudaEvent;
 import io.stoke.ffm.cuda.CudaStream;
 import io.stoke.loader.BatchStats;
 import io.stoke.loader.BatchView;
+import io.stoke.loader.SlotLease;
 import io.stoke.loader.error.SampleError;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 
@@ -27,7 +27,7 @@ import java.util.List;
 public final class DeviceBatch implements BatchView {
     private final DeviceStage stage;
     private final DeviceStage.Entry entry;
-    private final Arena arena = Arena.ofShared();
+    private final SlotLease lease;
     private final MemorySegment labels;
     private final MemorySegment indices;
     private final int size;
@@ -37,7 +37,6 @@ public final class DeviceBatch implements BatchView {
     private final boolean lastInEpoch;
     private final List<SampleError> skipped;
     private final BatchStats stats;
-    private boolean closed;
 
     DeviceBatch(DeviceStage stage, DeviceStage.Entry entry) {
         this.stage = stage;
@@ -49,8 +48,9 @@ public final class DeviceBatch implements BatchView {
         this.lastInEpoch = entry.lastInEpoch;
         this.skipped = entry.skipped;
         this.stats = entry.stats;
-        this.labels = entry.labels.asSlice(0, 4L * size).reinterpret(arena, null);
-        this.indices = entry.indices.asSlice(0, 8L * size).reinterpret(arena, null);
+        this.lease = new SlotLease(entry.index, index -> stage.returned(entry));
+        this.labels = lease.view(entry.labels.asSlice(0, 4L * size));
+        this.indices = lease.view(entry.indices.asSlice(0, 8L * size));
     }
 
     /** The {@code CUdeviceptr} of the first element: {@link #shape()} in C order, {@link #dtype()}. */
@@ -209,7 +209,7 @@ public final class DeviceBatch implements BatchView {
 
     /** As {@link #closeAfter(CudaStream)}, for a raw {@code CUstream}. */
     public synchronized void closeAfter(MemorySegment cuStream) {
-        if (closed) {
+        if (lease.isClosed()) {
             return;
         }
         stage.ensureCurrent();
@@ -219,12 +219,12 @@ public final class DeviceBatch implements BatchView {
         close();
     }
 
-    public synchronized boolean isClosed() {
-        return closed;
+    public boolean isClosed() {
+        return lease.isClosed();
     }
 
     private void checkOpen() {
-        if (closed) {
+        if (lease.isClosed()) {
             throw new IllegalStateException("device batch " + sequence + " is closed");
         }
     }
@@ -232,19 +232,11 @@ public final class DeviceBatch implements BatchView {
     /** Returns the device buffer to the stage's pool; the caller's work reading it must be done. Idempotent. */
     @Override
     public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        arena.close();
-        stage.returned(entry);
+        lease.giveBack();
     }
 
     /** The stage is closing: invalidate without returning anything. */
     synchronized void invalidate() {
-        if (!closed) {
-            closed = true;
-            arena.close();
-        }
+        lease.abandon();
     }
 }

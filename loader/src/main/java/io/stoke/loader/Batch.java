@@ -7,9 +7,9 @@ import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.ring.RingGeometry;
+import io.stoke.ring.SlotBody;
 import io.stoke.ring.SlotHeader;
 import io.stoke.ring.SlotRing;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,8 +32,8 @@ import java.util.function.IntConsumer;
  */
 public final class Batch implements BatchView {
     private final RingGeometry geometry;
-    private final int slot;
-    private final Arena arena;
+    private final SlotLease lease;
+    private final SlotBody body;
     private final MemorySegment pixels;
     private final MemorySegment labels;
     private final MemorySegment indices;
@@ -46,9 +46,7 @@ public final class Batch implements BatchView {
     private final boolean lastInEpoch;
     private final List<SampleError> errors;
     private final BatchStats stats;
-    private final IntConsumer releaser;
     private int padded = -1;
-    private boolean closed;
 
     /**
      * A batch over slot {@code slot} of a ring the caller produces into itself (a decoder of its own
@@ -77,15 +75,13 @@ public final class Batch implements BatchView {
             long waitNanos,
             IntConsumer releaser) {
         this.geometry = geometry;
-        this.slot = slot;
-        this.releaser = releaser;
-        this.arena = Arena.ofShared();
-        MemorySegment view = slotMemory.reinterpret(arena, null);
+        this.lease = new SlotLease(slot, releaser);
+        MemorySegment view = lease.view(slotMemory);
         // Read once: the header was handed over with the slot (the ready queue's acquire).
         SlotHeader header = new SlotHeader().wrap(view);
         int count = header.sampleCount();
         if (count < 0 || count > geometry.samplesPerSlot()) {
-            arena.close();
+            lease.abandon();
             throw new IllegalStateException(
                     "slot " + slot + " claims " + count + " samples, capacity " + geometry.samplesPerSlot());
         }
@@ -95,10 +91,11 @@ public final class Batch implements BatchView {
         this.batchIndex = header.batchIndex();
         this.failed = header.failed();
         this.lastInEpoch = header.lastInEpoch();
-        this.pixels = view.asSlice(geometry.slotPixelsOffset(), count * geometry.sampleBytes());
-        this.labels = view.asSlice(geometry.slotLabelsOffset(), 4L * count);
-        this.indices = view.asSlice(geometry.slotIndicesOffset(), 8L * count);
-        this.status = view.asSlice(geometry.slotStatusOffset(), 4L * count);
+        this.body = new SlotBody(geometry).wrap(view);
+        this.pixels = body.pixels(count);
+        this.labels = body.labels(count);
+        this.indices = body.indices(count);
+        this.status = body.statuses(count);
         this.errors = errors != null ? errors : errorsFromStatus();
         this.stats = new BatchStats(waitNanos, header.decodeNanos(), header.sourceBytes(), pixels.byteSize());
     }
@@ -133,7 +130,7 @@ public final class Batch implements BatchView {
     /** One sample's pixels. */
     public MemorySegment sample(int i) {
         checkOpen();
-        return pixels.asSlice(i * geometry.sampleBytes(), geometry.sampleBytes());
+        return pixels.asSlice(body.pixelOffset(i), geometry.sampleBytes());
     }
 
     /** Labels as int32 {@code [n]}. */
@@ -236,15 +233,15 @@ public final class Batch implements BatchView {
 
     /** The ring slot this batch occupies. */
     public int slot() {
-        return slot;
+        return lease.slot();
     }
 
     public boolean isClosed() {
-        return closed;
+        return lease.isClosed();
     }
 
     private void checkOpen() {
-        if (closed) {
+        if (lease.isClosed()) {
             throw new IllegalStateException("batch " + sequence + " is closed");
         }
     }
@@ -265,20 +262,12 @@ public final class Batch implements BatchView {
 
     /** Invalidates every segment handed out, then returns the slot. Idempotent. */
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        arena.close();
-        releaser.accept(slot);
+    public void close() {
+        lease.giveBack();
     }
 
     /** Invalidates the segments without returning the slot: the ring is going away. */
-    synchronized void abandon() {
-        if (!closed) {
-            closed = true;
-            arena.close();
-        }
+    void abandon() {
+        lease.abandon();
     }
 }

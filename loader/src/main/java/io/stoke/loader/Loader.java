@@ -1,6 +1,7 @@
 package io.stoke.loader;
 
 import io.stoke.ffm.TurboJpeg;
+import io.stoke.loader.autoworkers.AutoWorkersLog;
 import io.stoke.loader.cache.RestartCache;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.sample.EpochCut;
@@ -15,7 +16,6 @@ import io.stoke.loader.source.ListFile;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.Shards;
 import io.stoke.loader.transform.TransformSpec;
-import io.stoke.loader.tune.TunerLog;
 import io.stoke.loader.work.Pipeline;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.RingLayout;
@@ -250,14 +250,24 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         return pipeline.workers();
     }
 
-    /** Workers taking samples now: {@link #workers()}, or fewer while an auto loader's tuner holds some parked. */
+    /** Workers taking samples now: {@link #workers()}, or fewer while an auto loader's auto-workers hold some parked. */
     public int activeWorkers() {
         return pipeline.activeWorkers();
     }
 
-    /** What an auto loader's tuner did (every change and why, the windows it watched), or null with fixed workers. */
-    public TunerLog tuning() {
-        return pipeline.tuning();
+    /** What an auto loader's auto-workers did (every change and why, the windows they watched), or null with fixed workers. */
+    public AutoWorkersLog autoWorkers() {
+        return pipeline.autoWorkers();
+    }
+
+    /**
+     * The old name of {@link #autoWorkers()}, from before "tune" meant only the offline search.
+     *
+     * @deprecated use {@link #autoWorkers()}; this goes in the next release
+     */
+    @Deprecated(forRemoval = true)
+    public AutoWorkersLog tuning() {
+        return autoWorkers();
     }
 
     /** The loader's ring (for stages that pin or export its memory). */

@@ -4,7 +4,7 @@ import java.io.Serializable;
 
 /**
  * How many decoding threads a {@link Loader} runs: a fixed number, or {@link #auto()}: as many as
- * the consumer needs, chosen while it runs from measured rates (see {@link io.stoke.loader.tune.WorkerTuner}).
+ * the consumer needs, chosen while it runs from measured rates (see {@link io.stoke.loader.autoworkers.AutoWorkersRule}).
  *
  * <p>Workers take one sample at a time from one counter, so the number of active workers can change
  * between two samples with no restart and no change to any batch's content: auto changes how fast

@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>It creates the ring, named ({@code /dev/shm/NAME}: its pages reserved at once, a ring that does
  * not fit one sentence) or inherited ({@code /dev/fd/N}, laid out in place); builds the loader from
- * {@link LoaderSettings}; writes the side files ({@link SampleList}, {@link AutoWorkersLog}); and runs
+ * {@link LoaderSettings}; writes the side files ({@link SampleList}, {@link AutoWorkersLogFile}); and runs
  * one loop every 20 ms that says each auto-workers change, fails on a worker's failure, prints status
  * lines, and ends once every batch is published and read. A parent process given by pid is watched
  * from the start ({@link ParentWatch}). A clean end, Ctrl-C or SIGTERM closes the loader, the dataset
@@ -76,7 +76,7 @@ public final class RingServer {
         return this;
     }
 
-    /** Append each auto-workers change to {@code file} ({@link AutoWorkersLog}; null: stderr only). */
+    /** Append each auto-workers change to {@code file} ({@link AutoWorkersLogFile}; null: stderr only). */
     public RingServer autoWorkersLog(Path file) {
         this.autoWorkersLog = file;
         return this;
@@ -174,8 +174,9 @@ public final class RingServer {
     /** The loop: every 20 ms, until every batch is published and read, or a worker fails. */
     private int drain(Loader loader, ShmRing shm) throws InterruptedException {
         long lastStatus = System.nanoTime();
-        AutoWorkersLog changes =
-                loader.tuning() == null ? null : new AutoWorkersLog(loader.tuning(), autoWorkersLog, SAYS);
+        AutoWorkersLogFile changes = loader.autoWorkers() == null
+                ? null
+                : new AutoWorkersLogFile(loader.autoWorkers(), autoWorkersLog, SAYS);
         while (true) {
             if (changes != null) {
                 changes.report(err);

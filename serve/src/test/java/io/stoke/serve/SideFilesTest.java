@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.loader.RingConsumer;
+import io.stoke.loader.autoworkers.AutoWorkersLog;
+import io.stoke.loader.autoworkers.WorkerChange;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.testing.TestImages;
-import io.stoke.loader.tune.TunerDecision;
-import io.stoke.loader.tune.TunerLog;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -46,15 +46,15 @@ class SideFilesTest {
 
     @Test
     void theAutoWorkersLogAppendsEachChangeOnceAsTheLineThePythonPackageReads(@TempDir Path tmp) throws Exception {
-        TunerLog tuning = new TunerLog(8, 2);
+        AutoWorkersLog tuning = new AutoWorkersLog(8, 2);
         Path file = tmp.resolve("auto-workers.jsonl");
-        AutoWorkersLog log = new AutoWorkersLog(tuning, file, "test: ");
+        AutoWorkersLogFile log = new AutoWorkersLogFile(tuning, file, "test: ");
         StringWriter said = new StringWriter();
         PrintWriter err = new PrintWriter(said);
-        tuning.decision(new TunerDecision(1, 1_500_000_000L, 2, 3, false, false, "the consumer waited", null));
+        tuning.decision(new WorkerChange(1, 1_500_000_000L, 2, 3, false, false, "the consumer waited", null));
         log.report(err);
         log.report(err); // nothing new: nothing said or written again
-        tuning.decision(new TunerDecision(2, 3_000_000_000L, 3, 2, false, false, "the workers idled", null));
+        tuning.decision(new WorkerChange(2, 3_000_000_000L, 3, 2, false, false, "the workers idled", null));
         log.report(err);
         assertEquals(
                 List.of(
@@ -63,9 +63,9 @@ class SideFilesTest {
                 Files.readAllLines(file));
         assertEquals(
                 List.of(
-                        new AutoWorkersLog.Change(1.5, 2, 3, "the consumer waited"),
-                        new AutoWorkersLog.Change(3.0, 3, 2, "the workers idled")),
-                AutoWorkersLog.read(file));
+                        new AutoWorkersLogFile.Change(1.5, 2, 3, "the consumer waited"),
+                        new AutoWorkersLogFile.Change(3.0, 3, 2, "the workers idled")),
+                AutoWorkersLogFile.read(file));
         assertEquals(
                 2, said.toString().lines().filter(l -> l.startsWith("test: ")).count());
     }

@@ -6,10 +6,10 @@ import com.sun.management.OperatingSystemMXBean;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
 import io.stoke.loader.Workers;
+import io.stoke.loader.autoworkers.AutoWorkersLog;
+import io.stoke.loader.autoworkers.WorkerChange;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.transform.TransformSpec;
-import io.stoke.loader.tune.TunerDecision;
-import io.stoke.loader.tune.TunerLog;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
@@ -137,7 +137,7 @@ public final class AutotuneRunCommand implements Callable<Integer> {
             long cpu0 = os.getProcessCpuTime();
             long consumer0 = threads.getCurrentThreadCpuTime();
             long t0 = System.nanoTime();
-            TunerLog tuning;
+            AutoWorkersLog tuning;
             int activeAtEnd;
             try (Loader loader = Loader.builder(dataset)
                     .batchSize(batchSize)
@@ -162,7 +162,7 @@ public final class AutotuneRunCommand implements Callable<Integer> {
                     }
                     steps.add(step());
                 }
-                tuning = loader.tuning();
+                tuning = loader.autoWorkers();
                 activeAtEnd = loader.activeWorkers();
             }
             double elapsed = (System.nanoTime() - t0) / 1e9;
@@ -171,7 +171,7 @@ public final class AutotuneRunCommand implements Callable<Integer> {
             double[] stepMs = steps.stream().mapToDouble(Double::doubleValue).toArray();
             List<Change> changes = new ArrayList<>();
             if (tuning != null) {
-                for (TunerDecision d : tuning.decisions()) {
+                for (WorkerChange d : tuning.decisions()) {
                     changes.add(new Change(d.atNanos() / 1e9, d.fromWorkers(), d.toWorkers(), d.reason()));
                 }
             }

@@ -24,6 +24,18 @@ final class InFlightBatch {
     final AtomicLong sourceBytes = new AtomicLong();
     private List<SampleError> errors;
 
+    /**
+     * The entries for a ring of {@code slots}: one more than slots, so that batch {@code g + length}
+     * cannot take a slot before batch {@code g} is published and its entry free.
+     */
+    static InFlightBatch[] table(int slots) {
+        InFlightBatch[] table = new InFlightBatch[slots + 1];
+        for (int i = 0; i < table.length; i++) {
+            table[i] = new InFlightBatch();
+        }
+        return table;
+    }
+
     /** Called by the worker that took the slot, before {@link #sequence} is published. */
     void begin(int slot, long epoch, int batchIndex, int size, boolean lastInEpoch) {
         this.slot = slot;

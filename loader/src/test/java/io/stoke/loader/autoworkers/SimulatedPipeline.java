@@ -1,4 +1,4 @@
-package io.stoke.loader.tune;
+package io.stoke.loader.autoworkers;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -42,7 +42,7 @@ final class SimulatedPipeline {
 
     long batches;
     long consumerWait;
-    final List<TunerDecision> decisions = new ArrayList<>();
+    final List<WorkerChange> decisions = new ArrayList<>();
 
     SimulatedPipeline(
             int cores,
@@ -71,7 +71,7 @@ final class SimulatedPipeline {
     }
 
     /** Runs {@code n} more batches consumed, with {@code tuner} (null: fixed workers); returns the totals over them. */
-    Totals run(long n, WorkerTuner tuner) {
+    Totals run(long n, AutoWorkersRule tuner) {
         long startNow = now;
         long startBatches = batches;
         long startWait = consumerWait;
@@ -145,9 +145,9 @@ final class SimulatedPipeline {
             now += TICK_NANOS;
             // As the live tuner: a window ends just after the consumer took a batch.
             if (tuner != null
-                    && ((tookOne && WorkerTuner.windowComplete(now - wStart, wBatches))
-                            || now - wStart >= WorkerTuner.MAX_WINDOW_NANOS)) {
-                TunerWindow w = new TunerWindow(
+                    && ((tookOne && AutoWorkersRule.windowComplete(now - wStart, wBatches))
+                            || now - wStart >= AutoWorkersRule.MAX_WINDOW_NANOS)) {
+                MeasuredWindow w = new MeasuredWindow(
                         now - wStart,
                         wBatches,
                         wSamples,
@@ -158,7 +158,7 @@ final class SimulatedPipeline {
                         (long) wSlotWait,
                         0,
                         slots);
-                TunerDecision d = tuner.observe(w, now);
+                WorkerChange d = tuner.observe(w, now);
                 if (d != null) {
                     decisions.add(d);
                     active = d.toWorkers();

@@ -3,8 +3,8 @@ package io.stoke.serve;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import io.stoke.loader.tune.TunerDecision;
-import io.stoke.loader.tune.TunerLog;
+import io.stoke.loader.autoworkers.AutoWorkersLog;
+import io.stoke.loader.autoworkers.WorkerChange;
 import io.stoke.ring.InheritedDescriptor;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -26,7 +26,7 @@ import java.util.Locale;
  * (what {@code stoke.DataLoader.tuning()} reads). This class is the one definition of the file
  * (docs/shared-memory.md, "The auto-workers log"). Called from one thread, the server's loop.
  */
-public final class AutoWorkersLog {
+public final class AutoWorkersLogFile {
     private static final OpenOption[] NAMED = {
         StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS
     };
@@ -35,7 +35,7 @@ public final class AutoWorkersLog {
     /** One change, one line of the file. */
     public record Change(double atS, int fromWorkers, int toWorkers, String reason) {
         /** {@code d} as the file holds it. */
-        public static Change of(TunerDecision d) {
+        public static Change of(WorkerChange d) {
             return new Change(d.atNanos() / 1e9, d.fromWorkers(), d.toWorkers(), d.reason());
         }
     }
@@ -44,7 +44,7 @@ public final class AutoWorkersLog {
             .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
             .build();
 
-    private final TunerLog log;
+    private final AutoWorkersLog log;
     private final Path file;
     private final String prefix;
     private int reported;
@@ -55,14 +55,14 @@ public final class AutoWorkersLog {
      * @param file where to append them (null: standard error only)
      * @param prefix what each line on standard error starts with ({@code "stoke serve: "})
      */
-    public AutoWorkersLog(TunerLog log, Path file, String prefix) {
+    public AutoWorkersLogFile(AutoWorkersLog log, Path file, String prefix) {
         this.log = log;
         this.file = file;
         this.prefix = prefix;
     }
 
     /** Where an auto loader's workers ended and every change with its reason, as table rows. */
-    public static String summary(TunerLog t) {
+    public static String summary(AutoWorkersLog t) {
         StringBuilder s = new StringBuilder();
         s.append(String.format(
                 Locale.ROOT,
@@ -74,7 +74,7 @@ public final class AutoWorkersLog {
                 t.decisions().size(),
                 t.decisions().size() == 1 ? "" : "s",
                 t.windowCount()));
-        for (TunerDecision d : t.decisions()) {
+        for (WorkerChange d : t.decisions()) {
             s.append(String.format(Locale.ROOT, "  %-22s %s%n", "", d));
         }
         return s.toString();
@@ -82,12 +82,12 @@ public final class AutoWorkersLog {
 
     /** Says the changes made since the last call. */
     public void report(PrintWriter err) {
-        List<TunerDecision> decisions = log.decisions();
+        List<WorkerChange> decisions = log.decisions();
         if (decisions.size() == reported) {
             return;
         }
         StringBuilder lines = new StringBuilder();
-        for (TunerDecision d : decisions.subList(reported, decisions.size())) {
+        for (WorkerChange d : decisions.subList(reported, decisions.size())) {
             err.println(prefix + d);
             lines.append(line(Change.of(d))).append('\n');
         }

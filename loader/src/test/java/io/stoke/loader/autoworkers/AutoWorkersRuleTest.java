@@ -1,4 +1,4 @@
-package io.stoke.loader.tune;
+package io.stoke.loader.autoworkers;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -7,11 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link WorkerTuner} against {@link SimulatedPipeline} in virtual time: deterministic. The reference
+ * {@link AutoWorkersRule} against {@link SimulatedPipeline} in virtual time: deterministic. The reference
  * for "the right count" is the same simulation run with every fixed count: the fewest workers with
  * which the consumer waits at most 1% of the time (or, when none is enough, the most).
  */
-class WorkerTunerTest {
+class AutoWorkersRuleTest {
     private static final long MS = 1_000_000L;
 
     /** The fewest fixed workers that keep the consumer's wait at most 1%, or {@code cores} if none do. */
@@ -36,7 +36,7 @@ class WorkerTunerTest {
         int expected = fewestEnough(8, 64, 4 * MS, 100 * MS, false);
         assertEquals(3, expected, "the reference itself");
         SimulatedPipeline p = auto(8, 64, 4 * MS, 100 * MS, false);
-        WorkerTuner tuner = new WorkerTuner(8, 8);
+        AutoWorkersRule tuner = new AutoWorkersRule(8, 8);
         p.run(300, tuner);
         SimulatedPipeline.Totals after = p.run(1000, tuner);
         assertTrue(
@@ -48,7 +48,7 @@ class WorkerTunerTest {
     @Test
     void loaderBoundKeepsEveryWorker() {
         SimulatedPipeline p = auto(8, 64, 4 * MS, 0, false);
-        WorkerTuner tuner = new WorkerTuner(8, 8);
+        AutoWorkersRule tuner = new AutoWorkersRule(8, 8);
         SimulatedPipeline.Totals t = p.run(1000, tuner);
         assertEquals(8, t.activeAtEnd(), p.decisions.toString());
         assertTrue(p.decisions.isEmpty(), p.decisions.toString());
@@ -58,7 +58,7 @@ class WorkerTunerTest {
     void startingFromOneWorkerItClimbsToWhatTheConsumerNeeds() {
         int expected = fewestEnough(8, 64, 4 * MS, 50 * MS, false); // 5.12 cores
         SimulatedPipeline p = new SimulatedPipeline(8, 64, 4, 4 * MS, 50 * MS, false, 0.1, 3, 1);
-        WorkerTuner tuner = new WorkerTuner(8, 1);
+        AutoWorkersRule tuner = new AutoWorkersRule(8, 1);
         p.run(600, tuner);
         SimulatedPipeline.Totals t = p.run(1000, tuner);
         assertTrue(
@@ -69,7 +69,7 @@ class WorkerTunerTest {
     @Test
     void reconvergesWhenTheStepTimeChangesFourfoldEitherWay() {
         SimulatedPipeline p = auto(8, 64, 4 * MS, 200 * MS, false);
-        WorkerTuner tuner = new WorkerTuner(8, 8);
+        AutoWorkersRule tuner = new AutoWorkersRule(8, 8);
         long[] steps = {200 * MS, 50 * MS, 200 * MS, 800 * MS};
         for (long step : steps) {
             p.stepNanos = step;
@@ -89,7 +89,7 @@ class WorkerTunerTest {
     void makesFewChangesPerThousandBatchesOnANoisyBorder() {
         // 1.9 cores of decoding, with 30% jitter per batch: close to a boundary between 2 and 3.
         SimulatedPipeline p = new SimulatedPipeline(8, 64, 4, 4 * MS, 135 * MS, false, 0.3, 5, 8);
-        WorkerTuner tuner = new WorkerTuner(8, 8);
+        AutoWorkersRule tuner = new AutoWorkersRule(8, 8);
         p.run(300, tuner);
         int before = p.decisions.size();
         SimulatedPipeline.Totals t = p.run(3000, tuner);
@@ -103,7 +103,7 @@ class WorkerTunerTest {
         // Two cores, a consumer that spins one of them for 100 ms a batch, 0.32 cores of decoding:
         // one worker leaves the model its core; two take a share of it.
         SimulatedPipeline alone = new SimulatedPipeline(2, 32, 4, 1 * MS, 100 * MS, true, 0.1, 9, 2);
-        WorkerTuner tuner = new WorkerTuner(2, 2);
+        AutoWorkersRule tuner = new AutoWorkersRule(2, 2);
         alone.run(200, tuner);
         SimulatedPipeline.Totals t = alone.run(500, tuner);
         assertEquals(1, t.activeAtEnd(), alone.decisions.toString());
@@ -123,7 +123,7 @@ class WorkerTunerTest {
         SimulatedPipeline p = new SimulatedPipeline(2, 32, 4, 1 * MS, 100 * MS, true, 0.1, 9, 2);
         p.consumerThreads = 2;
         p.spinFraction = 0.6;
-        WorkerTuner tuner = new WorkerTuner(2, 2, true);
+        AutoWorkersRule tuner = new AutoWorkersRule(2, 2, true);
         p.run(300, tuner);
         double autoStep = perStep(p.run(500, tuner));
         assertTrue(tuner.yielding(), p.decisions.toString());
@@ -145,7 +145,7 @@ class WorkerTunerTest {
         // model waits for it, serialising the two; the rate falls and yielding is undone.
         SimulatedPipeline p = new SimulatedPipeline(2, 32, 4, 1 * MS, 100 * MS, true, 0.1, 9, 2);
         p.consumerThreads = 2;
-        WorkerTuner tuner = new WorkerTuner(2, 2, true);
+        AutoWorkersRule tuner = new AutoWorkersRule(2, 2, true);
         p.run(1500, tuner);
         assertTrue(!tuner.yielding(), p.decisions.toString());
         assertTrue(p.decisions.stream().anyMatch(d -> d.reason().contains("cut the rate")), p.decisions.toString());
@@ -156,9 +156,9 @@ class WorkerTunerTest {
     void withoutLeaveToYieldTheWorkersKeepTheirPriority() {
         SimulatedPipeline p = new SimulatedPipeline(2, 32, 4, 1 * MS, 100 * MS, true, 0.1, 9, 2);
         p.consumerThreads = 2;
-        WorkerTuner tuner = new WorkerTuner(2, 2, false);
+        AutoWorkersRule tuner = new AutoWorkersRule(2, 2, false);
         p.run(800, tuner);
-        assertTrue(p.decisions.stream().noneMatch(TunerDecision::toYielding), p.decisions.toString());
+        assertTrue(p.decisions.stream().noneMatch(WorkerChange::toYielding), p.decisions.toString());
     }
 
     private static double perStep(SimulatedPipeline.Totals t) {
@@ -167,12 +167,12 @@ class WorkerTunerTest {
 
     @Test
     void anAddedWorkerThatDoesNotPayIsUndoneAndNotRetriedAtOnce() {
-        WorkerTuner tuner = new WorkerTuner(4, 2);
-        TunerWindow stalled = new TunerWindow(500 * MS, 10, 640, 2, 250 * MS, 900 * MS, 400 * MS, 0, 0, 1);
-        TunerDecision add = tuner.observe(stalled, 0);
+        AutoWorkersRule tuner = new AutoWorkersRule(4, 2);
+        MeasuredWindow stalled = new MeasuredWindow(500 * MS, 10, 640, 2, 250 * MS, 900 * MS, 400 * MS, 0, 0, 1);
+        WorkerChange add = tuner.observe(stalled, 0);
         assertEquals(3, add.toWorkers());
         assertNull(tuner.observe(stalled, 1), "the window after a change is skipped");
-        TunerDecision undo = tuner.observe(stalled, 2);
+        WorkerChange undo = tuner.observe(stalled, 2);
         assertEquals(2, undo.toWorkers(), "no faster, still waiting: undone");
         assertTrue(undo.reason().contains("did not pay"), undo.reason());
         for (int i = 0; i < 5; i++) {
@@ -191,13 +191,13 @@ class WorkerTunerTest {
     void aRemovalThatCostsTheRateIsUndoneEvenWhenTheConsumerNeverWaits() {
         // A model on the CPU: with 2 workers decoding in bursts it never waits and runs 340/s;
         // the 1 worker left decodes all the time beside it and its steps slow to 306/s.
-        WorkerTuner tuner = new WorkerTuner(2, 2);
-        TunerWindow two = new TunerWindow(1000 * MS, 6, 340, 2, 0, 830 * MS, 100 * MS, 0, 1, 3);
-        TunerWindow one = new TunerWindow(1000 * MS, 5, 306, 1, 0, 830 * MS, 100 * MS, 0, 0, 2);
-        TunerDecision remove = tuner.observe(two, 0);
+        AutoWorkersRule tuner = new AutoWorkersRule(2, 2);
+        MeasuredWindow two = new MeasuredWindow(1000 * MS, 6, 340, 2, 0, 830 * MS, 100 * MS, 0, 1, 3);
+        MeasuredWindow one = new MeasuredWindow(1000 * MS, 5, 306, 1, 0, 830 * MS, 100 * MS, 0, 0, 2);
+        WorkerChange remove = tuner.observe(two, 0);
         assertEquals(1, remove.toWorkers(), "0.83 cores of decoding: one worker's worth");
         assertNull(tuner.observe(one, 1));
-        TunerDecision undo = tuner.observe(one, 2);
+        WorkerChange undo = tuner.observe(one, 2);
         assertEquals(2, undo.toWorkers());
         assertTrue(undo.reason().contains("the rate fell to 5.0 batches/s from 6.0"), undo.reason());
         for (int i = 0; i < 5; i++) {
@@ -207,9 +207,9 @@ class WorkerTunerTest {
 
     @Test
     void windowsNeedEnoughBatchesOrEnoughTime() {
-        assertTrue(!WorkerTuner.windowComplete(100 * MS, 100));
-        assertTrue(!WorkerTuner.windowComplete(300 * MS, 3));
-        assertTrue(WorkerTuner.windowComplete(300 * MS, 8));
-        assertTrue(WorkerTuner.windowComplete(2000 * MS, 1));
+        assertTrue(!AutoWorkersRule.windowComplete(100 * MS, 100));
+        assertTrue(!AutoWorkersRule.windowComplete(300 * MS, 3));
+        assertTrue(AutoWorkersRule.windowComplete(300 * MS, 8));
+        assertTrue(AutoWorkersRule.windowComplete(2000 * MS, 1));
     }
 }

@@ -1,7 +1,7 @@
-package io.stoke.loader.tune;
+package io.stoke.loader.autoworkers;
 
 /**
- * What the pipeline did over one window of batches: the signals {@link WorkerTuner} decides from.
+ * What the pipeline did over one window of batches: the signals {@link AutoWorkersRule} decides from.
  * Counted by the live pipeline on the wall clock, or by a simulation in virtual time.
  *
  * @param elapsedNanos        the window's length
@@ -17,7 +17,7 @@ package io.stoke.loader.tune;
  * @param readyLow            the fewest batches ready for the consumer at any sample of the window
  * @param readyHigh           the most
  */
-public record TunerWindow(
+public record MeasuredWindow(
         long elapsedNanos,
         long batches,
         long samples,
@@ -44,7 +44,7 @@ public record TunerWindow(
         return elapsedNanos <= 0 ? 0 : samples * 1e9 / elapsedNanos;
     }
 
-    /** Batches per second the consumer took: the rate the tuner compares between windows. */
+    /** Batches per second the consumer took: the rate the rule compares between windows. */
     public double rate() {
         return elapsedNanos <= 0 ? 0 : batches * 1e9 / elapsedNanos;
     }

@@ -1,20 +1,20 @@
-package io.stoke.loader.tune;
+package io.stoke.loader.autoworkers;
 
 import java.util.Locale;
 
 /**
- * One change the tuner made, and why, with the window that led to it.
+ * One change auto-workers made, and why, with the window that led to it.
  *
- * @param window       the window's number (from 1), counted by the tuner
+ * @param window       the window's number (from 1), counted by auto-workers
  * @param atNanos      when, from the loader's start (wall clock, or virtual time in a simulation)
  * @param fromWorkers  active workers before
  * @param toWorkers    active workers after
- * @param fromYielding whether the workers ran at {@link WorkerTuner#YIELD_NICE} before
+ * @param fromYielding whether the workers ran at {@link AutoWorkersRule#YIELD_NICE} before
  * @param toYielding   and after
  * @param reason       the reason in words, with the figures it was made from
  * @param observed     the window it was decided on
  */
-public record TunerDecision(
+public record WorkerChange(
         long window,
         long atNanos,
         int fromWorkers,
@@ -22,14 +22,14 @@ public record TunerDecision(
         boolean fromYielding,
         boolean toYielding,
         String reason,
-        TunerWindow observed) {
+        MeasuredWindow observed) {
     @Override
     public String toString() {
         String what = fromWorkers != toWorkers
                 ? "workers " + fromWorkers + " -> " + toWorkers
                 : "workers " + toWorkers
                         + (toYielding
-                                ? " yield (nice " + WorkerTuner.YIELD_NICE + ")"
+                                ? " yield (nice " + AutoWorkersRule.YIELD_NICE + ")"
                                 : " back to the process's priority");
         return String.format(Locale.ROOT, "%.1f s: %s: %s", atNanos / 1e9, what, reason);
     }

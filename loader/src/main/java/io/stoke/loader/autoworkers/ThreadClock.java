@@ -1,4 +1,4 @@
-package io.stoke.loader.work;
+package io.stoke.loader.autoworkers;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
@@ -10,7 +10,7 @@ import java.lang.management.ThreadMXBean;
 import java.util.Arrays;
 
 /**
- * The workers' CPU time and run-queue wait, read by the tuner's thread (its only user): Linux's
+ * The workers' CPU time and run-queue wait, read by the auto-workers thread (its only user): Linux's
  * {@code /proc/self/task/TID/schedstat} ("run ns, wait ns, timeslices"), whose wait is the time a
  * thread was runnable and no CPU was free. Each file is opened once and read again with
  * {@code pread} at offset 0 (the kernel regenerates it), into one buffer this clock's arena owns:
@@ -78,7 +78,7 @@ final class ThreadClock implements AutoCloseable {
     private void warn(String why) {
         if (!warned) {
             warned = true;
-            System.err.println("stoke: WARNING: " + why + "; the tuner uses the JVM's thread CPU time and cannot see"
+            System.err.println("stoke: WARNING: " + why + "; auto-workers use the JVM's thread CPU time and cannot see"
                     + " contention for the cores.");
         }
     }

@@ -1,9 +1,10 @@
-package io.stoke.loader.tune;
+package io.stoke.loader.autoworkers;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -54,15 +55,16 @@ class AutoWorkersTest {
                 loader.next().close();
                 Thread.sleep(40); // a model step that one worker easily keeps up with
             }
-            assertEquals(1, loader.activeWorkers(), loader.tuning().decisions().toString());
-            TunerDecision d = loader.tuning().decisions().get(0);
+            assertEquals(
+                    1, loader.activeWorkers(), loader.autoWorkers().decisions().toString());
+            WorkerChange d = loader.autoWorkers().decisions().get(0);
             assertEquals(2, d.fromWorkers());
             assertEquals(1, d.toWorkers());
             assertTrue(d.reason().contains("the consumer waited"), d.reason());
-            assertFalse(loader.tuning().windows().isEmpty());
+            assertFalse(loader.autoWorkers().windows().isEmpty());
             if (java.nio.file.Files.isDirectory(Path.of("/proc/self/task"))) {
                 // The workers' clocks come from schedstat: CPU time, and a run-queue wait that is known.
-                for (TunerWindow w : loader.tuning().windows()) {
+                for (MeasuredWindow w : loader.autoWorkers().windows()) {
                     assertTrue(w.workerCpuNanos() > 0 && w.workerRunQueueNanos() >= 0, w.toString());
                     assertTrue(w.decodeCores() < 2.05, "at most the cores it has: " + w);
                 }
@@ -72,8 +74,11 @@ class AutoWorkersTest {
                 loader.next().close();
                 Thread.sleep(40);
             }
-            assertEquals(1, loader.activeWorkers(), loader.tuning().decisions().toString());
-            assertTrue(loader.tuning().recentStallFraction(3) < WorkerTuner.STALL_HIGH, "the consumer hardly waits");
+            assertEquals(
+                    1, loader.activeWorkers(), loader.autoWorkers().decisions().toString());
+            assertTrue(
+                    loader.autoWorkers().recentStallFraction(3) < AutoWorkersRule.STALL_HIGH,
+                    "the consumer hardly waits");
         }
     }
 
@@ -84,7 +89,8 @@ class AutoWorkersTest {
             for (Batch b : loader) {
                 b.close();
             }
-            assertEquals(2, loader.activeWorkers(), loader.tuning().decisions().toString());
+            assertEquals(
+                    2, loader.activeWorkers(), loader.autoWorkers().decisions().toString());
         }
     }
 
@@ -116,11 +122,17 @@ class AutoWorkersTest {
                 Thread.sleep(sleepMs);
             }
             if (!workers.tuned()) {
-                assertNull(loader.tuning());
+                assertNull(loader.autoWorkers());
             } else {
-                assertFalse(loader.tuning().decisions().isEmpty(), "the workers changed during the run");
+                assertFalse(loader.autoWorkers().decisions().isEmpty(), "the workers changed during the run");
             }
+            assertSame(loader.autoWorkers(), deprecatedTuning(loader), "the old name answers the same log");
         }
         return out;
+    }
+
+    @SuppressWarnings("removal")
+    private static AutoWorkersLog deprecatedTuning(Loader loader) {
+        return loader.tuning();
     }
 }

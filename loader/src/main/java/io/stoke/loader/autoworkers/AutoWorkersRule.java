@@ -1,16 +1,16 @@
-package io.stoke.loader.tune;
+package io.stoke.loader.autoworkers;
 
 import java.util.Locale;
 
 /**
- * Chooses how many workers decode, from one {@link TunerWindow} at a time: the fewest with which
+ * Chooses how many workers decode, from one {@link MeasuredWindow} at a time: the fewest with which
  * the consumer almost never waits, so that a model on the same cores keeps the rest.
  *
  * <p>The rule, per window (the first window after a change is skipped: it straddles the change):
  * <ul>
  *   <li>The consumer waited more than {@link #STALL_HIGH} of the window: add a worker, up to the most
  *       allowed.
- *   <li>It waited less than {@link #STALL_LOW}: the workers used {@link TunerWindow#decodeCores()}
+ *   <li>It waited less than {@link #STALL_LOW}: the workers used {@link MeasuredWindow#decodeCores()}
  *       cores to keep up, so {@code ceil(cores * HEADROOM)} workers suffice; drop to that many if
  *       it is fewer than now. One window measures what the demand takes, so a long way down is one
  *       step, not one worker per window.
@@ -19,7 +19,7 @@ import java.util.Locale;
  *       consumer did not wait: other threads want the cores (a model's). The workers then yield:
  *       they run at nice {@link #YIELD_NICE}, so the consumer's threads run first and the workers
  *       decode on what they leave (not in the first 8 windows). Undone if the rate then falls by 7%,
- *       and when the rate later moves by half (the consumer changed: the tuner looks again).
+ *       and when the rate later moves by half (the consumer changed: the rule looks again).
  *   <li>A change that did not pay is undone: an added worker that neither cut the wait by a third
  *       nor raised the rate by 3% (the cores are busy elsewhere); a removal after which the
  *       consumer waits, or the rate falls by 7% (a consumer on the same cores that the remaining
@@ -28,9 +28,9 @@ import java.util.Locale;
  *       (the consumer's step changed).
  * </ul>
  * At most one change per window. Pure: no clock, no threads; the live pipeline and the tests'
- * simulation feed it the same windows. Not thread-safe: one tuner thread owns it.
+ * simulation feed it the same windows. Not thread-safe: the auto-workers thread owns it.
  */
-public final class WorkerTuner {
+public final class AutoWorkersRule {
     /** The consumer's waiting fraction above which a worker is added. */
     public static final double STALL_HIGH = 0.02;
     /** The waiting fraction below which workers may be removed. */
@@ -74,17 +74,17 @@ public final class WorkerTuner {
     // costs two windows, which a short run should not pay for a gain it cannot keep long.
     private long yieldBlockedUntil = FIRST_YIELD_WINDOW;
     private int yieldBackoff = FIRST_BACKOFF;
-    private TunerWindow yieldedAt;
+    private MeasuredWindow yieldedAt;
     private long window;
     private boolean settling;
     private Change pending = Change.NONE;
     private int pendingFrom;
-    private TunerWindow before;
+    private MeasuredWindow before;
     private long addBlockedUntil;
     private long removeBlockedUntil;
     private int addBackoff = FIRST_BACKOFF;
     private int removeBackoff = FIRST_BACKOFF;
-    private TunerWindow blockedOn;
+    private MeasuredWindow blockedOn;
     private boolean awaitingBaseline;
 
     /**
@@ -92,7 +92,7 @@ public final class WorkerTuner {
      * @param initial    workers active at the start
      * @param mayYield   whether it may lower the workers' priority (they start at the process's)
      */
-    public WorkerTuner(int maxWorkers, int initial, boolean mayYield) {
+    public AutoWorkersRule(int maxWorkers, int initial, boolean mayYield) {
         if (maxWorkers < 1 || initial < 1 || initial > maxWorkers) {
             throw new IllegalArgumentException("workers " + initial + " of at most " + maxWorkers);
         }
@@ -101,8 +101,8 @@ public final class WorkerTuner {
         this.mayYield = mayYield;
     }
 
-    /** {@link #WorkerTuner(int, int, boolean)} that never changes the workers' priority. */
-    public WorkerTuner(int maxWorkers, int initial) {
+    /** {@link #AutoWorkersRule(int, int, boolean)} that never changes the workers' priority. */
+    public AutoWorkersRule(int maxWorkers, int initial) {
         this(maxWorkers, initial, false);
     }
 
@@ -129,7 +129,7 @@ public final class WorkerTuner {
      *
      * @param atNanos the window's end, for the decision's record
      */
-    public TunerDecision observe(TunerWindow w, long atNanos) {
+    public WorkerChange observe(MeasuredWindow w, long atNanos) {
         window++;
         if (settling) {
             settling = false;
@@ -137,7 +137,7 @@ public final class WorkerTuner {
         }
         double stall = w.stallFraction();
         if (pending != Change.NONE) {
-            TunerDecision undo = evaluate(w, atNanos);
+            WorkerChange undo = evaluate(w, atNanos);
             if (undo != null) {
                 return undo;
             }
@@ -203,7 +203,7 @@ public final class WorkerTuner {
     }
 
     /** Undoes the last change if it did not pay; null if it did. */
-    private TunerDecision evaluate(TunerWindow w, long atNanos) {
+    private WorkerChange evaluate(MeasuredWindow w, long atNanos) {
         Change last = pending;
         pending = Change.NONE;
         double stall = w.stallFraction();
@@ -286,7 +286,7 @@ public final class WorkerTuner {
      * Lifts the back-off when the consumer changed: against the first window after the undo, the
      * rate moved by half, or the wait crossed the band between the marks.
      */
-    private void liftBackoffIfChanged(TunerWindow w) {
+    private void liftBackoffIfChanged(MeasuredWindow w) {
         if (awaitingBaseline) {
             awaitingBaseline = false;
             blockedOn = w;
@@ -312,8 +312,9 @@ public final class WorkerTuner {
         }
     }
 
-    private TunerDecision change(TunerWindow w, long atNanos, int to, boolean toYielding, Change kind, String reason) {
-        TunerDecision d = new TunerDecision(window, atNanos, active, to, yielding, toYielding, reason, w);
+    private WorkerChange change(
+            MeasuredWindow w, long atNanos, int to, boolean toYielding, Change kind, String reason) {
+        WorkerChange d = new WorkerChange(window, atNanos, active, to, yielding, toYielding, reason, w);
         pending = kind;
         pendingFrom = active;
         pendingFromYielding = yielding;

@@ -1,41 +1,37 @@
-package io.stoke.loader.work;
+package io.stoke.loader.autoworkers;
 
 import io.stoke.ffm.LibC;
-import io.stoke.loader.tune.TunerDecision;
-import io.stoke.loader.tune.TunerLog;
-import io.stoke.loader.tune.TunerWindow;
-import io.stoke.loader.tune.WorkerTuner;
 import io.stoke.ring.RingState;
 import io.stoke.ring.SlotCounts;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The thread that measures an auto pipeline and applies {@link WorkerTuner}'s changes. Every
+ * The thread that measures an auto pipeline and applies {@link AutoWorkersRule}'s changes. Every
  * {@link #SAMPLE_NANOS} it looks at the ring (batches ready for the consumer); when a window is
  * complete it sums the workers' counters, their CPU and run-queue time, and the consumer's wait,
- * and asks the tuner. The consumer's wait is exact: the in-process consumer's measured in
- * {@link Pipeline#nextSlot}, or what a consumer in another process adds to the ring's header.
+ * and asks the rule. The consumer's wait is exact: the in-process consumer's measured in
+ * the pipeline's {@code nextSlot}, or what a consumer in another process adds to the ring's header.
  * Windows start once the consumer has taken its first batch (its wait for that one is the
  * pipeline's start, not a demand it cannot meet), and a window in which no batch was taken
  * says nothing about demand (no consumer) and is skipped.
  */
-final class LiveTuner implements AutoCloseable {
+public final class AutoWorkers implements AutoCloseable {
     static final long SAMPLE_NANOS = 1_000_000L;
 
-    private final Pipeline pipeline;
-    private final WorkerTuner tuner;
-    private final TunerLog log;
+    private final WorkerPool pipeline;
+    private final AutoWorkersRule rule;
+    private final AutoWorkersLog log;
     private final Thread thread;
     private final int workers; // threads: the workers, and the yielding set when there is one
     private final long[] clock = new long[2];
-    private ThreadClock threadClock; // the tuner thread's own, open while it runs
+    private ThreadClock threadClock; // the auto-workers thread's own, open while it runs
     private final long[] cpuMark;
     private final long[] runQueueMark;
     private final long[] samplesMark;
     private final long[] slotWaitMark;
     private volatile boolean stop;
     private boolean warnedNoWaits;
-    // The window being measured: the tuner thread's own.
+    // The window being measured: the auto-workers thread's own.
     private long windowStart;
     private long last;
     private long takenMark;
@@ -45,21 +41,26 @@ final class LiveTuner implements AutoCloseable {
     private int readyLow = Integer.MAX_VALUE;
     private int readyHigh;
 
-    LiveTuner(Pipeline pipeline, int maxWorkers, boolean mayYield) {
+    /**
+     * Auto-workers for {@code pipeline}, whose {@code maxWorkers} all run at the start; with
+     * {@code mayYield}, the pipeline has a second, yielding set of as many threads.
+     */
+    public AutoWorkers(WorkerPool pipeline, int maxWorkers, boolean mayYield) {
         this.pipeline = pipeline;
         int workers = mayYield ? 2 * maxWorkers : maxWorkers;
         this.workers = workers;
-        this.tuner = new WorkerTuner(maxWorkers, maxWorkers, mayYield);
-        this.log = new TunerLog(maxWorkers, maxWorkers);
+        this.rule = new AutoWorkersRule(maxWorkers, maxWorkers, mayYield);
+        this.log = new AutoWorkersLog(maxWorkers, maxWorkers);
         this.cpuMark = new long[workers];
         this.runQueueMark = new long[workers];
         this.samplesMark = new long[workers];
         this.slotWaitMark = new long[workers];
-        this.thread = Thread.ofPlatform().name("stoke-tuner").daemon(true).unstarted(this::run);
+        this.thread =
+                Thread.ofPlatform().name("stoke-auto-workers").daemon(true).unstarted(this::run);
     }
 
-    /** The calling thread's Linux id, or 0 where it cannot be had (the tuner then uses the JVM's CPU time). */
-    static long threadId() {
+    /** The calling thread's Linux id, or 0 where it cannot be had (auto-workers then use the JVM's CPU time). */
+    public static long threadId() {
         try {
             return LibC.gettid();
         } catch (RuntimeException | LinkageError e) {
@@ -67,22 +68,24 @@ final class LiveTuner implements AutoCloseable {
         }
     }
 
-    void start() {
+    /** Starts measuring, on a thread of its own. */
+    public void start() {
         thread.start();
     }
 
-    TunerLog log() {
+    /** Every change and the windows measured. */
+    public AutoWorkersLog log() {
         return log;
     }
 
     private void run() {
         try (ThreadClock opened = new ThreadClock(workers)) {
             threadClock = opened;
-            tune();
+            measure();
         }
     }
 
-    private void tune() {
+    private void measure() {
         long start = System.nanoTime();
         RingState state = pipeline.ring().ringState();
         boolean started = false;
@@ -110,8 +113,8 @@ final class LiveTuner implements AutoCloseable {
             boolean tookOne = taken != lastTaken;
             lastTaken = taken;
             long elapsed = now - windowStart;
-            if (!(tookOne && WorkerTuner.windowComplete(elapsed, taken - takenMark))
-                    && elapsed < WorkerTuner.MAX_WINDOW_NANOS) {
+            if (!(tookOne && AutoWorkersRule.windowComplete(elapsed, taken - takenMark))
+                    && elapsed < AutoWorkersRule.MAX_WINDOW_NANOS) {
                 continue;
             }
             long waited = consumerWait() - waitMark;
@@ -126,15 +129,15 @@ final class LiveTuner implements AutoCloseable {
                 }
                 waited = readyEmptyNanos;
             }
-            TunerWindow w = endWindow(elapsed, taken - takenMark, waited);
+            MeasuredWindow w = endWindow(elapsed, taken - takenMark, waited);
             beginWindow(now, taken);
             if (w.batches() == 0) {
                 continue;
             }
             log.window(w);
-            TunerDecision d = tuner.observe(w, now - start);
+            WorkerChange d = rule.observe(w, now - start);
             if (d != null) {
-                pipeline.activeWorkers(d.toWorkers(), d.toYielding());
+                pipeline.activate(d.toWorkers(), d.toYielding());
                 log.decision(d);
             }
         }
@@ -159,14 +162,14 @@ final class LiveTuner implements AutoCloseable {
     }
 
     /** The window since the marks: the workers' counters summed from their marks, which move to now. */
-    private TunerWindow endWindow(long elapsed, long batches, long waited) {
+    private MeasuredWindow endWindow(long elapsed, long batches, long waited) {
         long samples = 0;
         long cpu = 0;
         long runQueue = 0;
         long slotWait = 0;
         boolean runQueueKnown = true;
         for (int w = 0; w < workers; w++) {
-            threadClock.read(w, (int) pipeline.counter(w, Pipeline.TID), pipeline.thread(w), clock);
+            threadClock.read(w, (int) pipeline.threadId(w), pipeline.thread(w), clock);
             cpu += clock[0] - cpuMark[w];
             cpuMark[w] = clock[0];
             if (clock[1] < 0) {
@@ -175,18 +178,18 @@ final class LiveTuner implements AutoCloseable {
                 runQueue += clock[1] - runQueueMark[w];
                 runQueueMark[w] = clock[1];
             }
-            long s = pipeline.counter(w, Pipeline.SAMPLES);
+            long s = pipeline.samples(w);
             samples += s - samplesMark[w];
             samplesMark[w] = s;
-            long sw = pipeline.counter(w, Pipeline.SLOT_WAIT_NANOS);
+            long sw = pipeline.slotWaitNanos(w);
             slotWait += sw - slotWaitMark[w];
             slotWaitMark[w] = sw;
         }
-        return new TunerWindow(
+        return new MeasuredWindow(
                 elapsed,
                 batches,
                 samples,
-                tuner.activeWorkers(),
+                rule.activeWorkers(),
                 waited,
                 cpu,
                 runQueueKnown ? runQueue : -1,

@@ -1,29 +1,29 @@
-package io.stoke.loader.tune;
+package io.stoke.loader.autoworkers;
 
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What an auto loader's tuner did: every change with its reason, and the windows it watched. Written
- * by the tuner thread, read by anyone (status lines, {@code bench}, the Python package).
+ * What an auto loader's auto-workers did: every change with its reason, and the windows it watched. Written
+ * by the auto-workers thread, read by anyone (status lines, {@code bench}, the Python package).
  */
-public final class TunerLog {
+public final class AutoWorkersLog {
     /** Windows kept for {@link #windows()}: the recent past, enough to plot a run's last minutes. */
     public static final int KEPT_WINDOWS = 4096;
 
-    private final List<TunerDecision> decisions = new ArrayList<>();
-    private final List<TunerWindow> windows = new ArrayList<>();
+    private final List<WorkerChange> decisions = new ArrayList<>();
+    private final List<MeasuredWindow> windows = new ArrayList<>();
     private final int maxWorkers;
     private volatile int activeWorkers;
     private volatile boolean yielding;
     private long windowCount;
 
-    public TunerLog(int maxWorkers, int activeWorkers) {
+    public AutoWorkersLog(int maxWorkers, int activeWorkers) {
         this.maxWorkers = maxWorkers;
         this.activeWorkers = activeWorkers;
     }
 
-    public synchronized void window(TunerWindow w) {
+    public synchronized void window(MeasuredWindow w) {
         windowCount++;
         if (windows.size() == KEPT_WINDOWS) {
             windows.remove(0);
@@ -31,24 +31,24 @@ public final class TunerLog {
         windows.add(w);
     }
 
-    public synchronized void decision(TunerDecision d) {
+    public synchronized void decision(WorkerChange d) {
         decisions.add(d);
         activeWorkers = d.toWorkers();
         yielding = d.toYielding();
     }
 
-    /** Whether the workers yield to the consumer now (run at {@link WorkerTuner#YIELD_NICE}). */
+    /** Whether the workers yield to the consumer now (run at {@link AutoWorkersRule#YIELD_NICE}). */
     public boolean yielding() {
         return yielding;
     }
 
     /** Every change so far, oldest first. */
-    public synchronized List<TunerDecision> decisions() {
+    public synchronized List<WorkerChange> decisions() {
         return List.copyOf(decisions);
     }
 
     /** The most recent windows (up to {@link #KEPT_WINDOWS}), oldest first. */
-    public synchronized List<TunerWindow> windows() {
+    public synchronized List<MeasuredWindow> windows() {
         return List.copyOf(windows);
     }
 
@@ -62,7 +62,7 @@ public final class TunerLog {
         return activeWorkers;
     }
 
-    /** The most the tuner may run. */
+    /** The most auto-workers may run. */
     public int maxWorkers() {
         return maxWorkers;
     }
