@@ -18,6 +18,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -170,6 +171,10 @@ class WheelTest(unittest.TestCase):
             self.assertEqual([], aids, "no test aid in the wheel")
             self.assertEqual(sorted(f"stoke/{p.name}" for p in (PACKAGE_ROOT / "stoke").glob("*.py")),
                              sorted(n for n in names if n.endswith(".py")))
+            # The options table, the file's content where the checkout holds a link to the serve module's.
+            self.assertEqual((CHECKOUT / "serve/src/main/resources/io/stoke/serve/options.json").read_bytes(),
+                             z.read("stoke/options.json"))
+            self.assertEqual(stat.S_IFREG, stat.S_IFMT(z.getinfo("stoke/options.json").external_attr >> 16))
             release = z.read("stoke/_java/runtime/release").decode()
             self.assertNotIn("jdk.compiler", release)  # a runtime, not a JDK: no javac
             self.assertNotIn("stoke/_java/runtime/bin/javac", names)
