@@ -23,11 +23,12 @@ from pathlib import Path
 from queue import SimpleQueue
 from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
+from . import _options
 from .ring import ProducerGoneError, Ring, RingFormatError
 from ._settings import default_workers
 from ._urls import redact
 
-__all__ = ["Producer", "ProducerError", "anonymous_file", "read_index", "serve_arguments"]
+__all__ = ["Producer", "ProducerError", "anonymous_file", "option_arguments", "read_index", "serve_arguments"]
 
 #: Stderr lines of the producer kept for error messages.
 STDERR_LINES = 40
@@ -134,61 +135,76 @@ def anonymous_file(name: str) -> int:
     return os.memfd_create(f"{name}-{os.getpid()}", os.MFD_CLOEXEC)
 
 
-def serve_arguments(settings: Any, epoch: int, batch: int, ring: str, index: str, tuning: Optional[str],
-                    cuts: Sequence[Dict[str, Any]] = (), data: Optional[str] = None) -> List[str]:
+#: MERGER: set to False once `stoke serve` takes the new flag spellings (issue 46's part 1, on its own
+#: branch); until then the jar on main knows only the old ones, and the tests run against it.
+_LEGACY_FLAGS = True
+
+
+def _flag(name: str) -> str:
+    """``stoke serve``'s spelling of the flag ``name`` (the new one; the old one while _LEGACY_FLAGS)."""
+    if not _LEGACY_FLAGS:
+        return name
+    if name == "--sample-list-out":
+        return "--index-out"
+    if name == "--auto-workers-log":
+        return "--tuning-out"
+    old = [o.deprecated_cli for o in _options.OPTIONS if o.cli == name and o.deprecated_cli]
+    return old[0] if old else name
+
+
+def option_arguments(option: "_options.Option", value: Any) -> List[str]:
+    """The table's ``option`` with ``value`` on ``stoke serve``'s command line: its flag and the value
+    in the flag's syntax (a bool's flag alone, where True; nothing where the value is None)."""
+    if value is None or value is False:
+        return []
+    if value is True:
+        return [_flag(option.cli)]
+    kind = option.type
+    if kind == "float":
+        text = repr(float(value))
+    elif kind == "floats":
+        text = ",".join(repr(float(v)) for v in value)
+    elif kind == "path":
+        text = os.fspath(value)
+    elif kind == "json":
+        text = json.dumps(value, separators=(",", ":"))
+    else:
+        text = str(value)
+    return [_flag(option.cli), text]
+
+
+def serve_arguments(settings: Any, root: str, epoch: int, batch: int, ring: str, sample_list: str,
+                    auto_workers_log: Optional[str], cuts: Sequence[Dict[str, Any]] = (),
+                    data: Optional[str] = None) -> List[str]:
     """``stoke serve``'s arguments for a loader's settings, from batch ``batch`` of epoch ``epoch``.
 
+    Every option of the table with a Python keyword is passed by its flag, from the settings; the
+    serving protocol's own flags are written here.
+
     Args:
-        settings: the loader, whose public attributes (``root``, ``batch_size``, ``seed``, ...) say
-            what to decode.
+        settings: the loader's settings (``_settings.Settings``): each option of the table by name.
+        root: the dataset: its path, or the list file of a dataset object's samples.
         epoch, batch: where the producer's stream starts.
-        ring, index, tuning: the paths it writes the ring, the dataset's index and (with
-            ``num_workers="auto"``) its auto workers' log to.
+        ring, sample_list, auto_workers_log: the paths it writes the ring, the dataset's sample list
+            and (with ``num_workers="auto"``) its auto workers' log to.
         cuts: what earlier worlds took of epoch ``epoch`` (resumed from their states; see
             ``_resume``), oldest first; empty for a whole epoch.
         data: an argument file (picocli's ``@``-file) that holds the dataset, given instead of
-            ``settings.root`` itself; see :func:`dataset_argument_file`.
+            ``root`` itself; see :func:`dataset_argument_file`.
 
     Returns:
         The arguments after the command that starts Stoke.
     """
-    s = settings
-    args = ["serve", s.root if data is None else "@" + data, "--ring", ring, "--index-out", index, "--parent-pid", str(os.getpid()),
-            "--status-interval", "0", "--epochs", "0", "--start-epoch", str(epoch), "--start-batch", str(batch),
-            "--batch-size", str(s.batch_size), "--workers", str(s.num_workers),
-            "--max-workers", str(default_workers()), "--slots", str(s.slots), "--seed", str(s.seed),
-            "--rank", str(s.rank), "--world-size", str(s.world_size), "--shard-tail", s.shard_tail,
-            "--resize", str(s.resize), "--crop", str(s.crop), "--output", s.output, "--on-error", s.on_error,
-            "--transform", s.transform, "--dct-scaling", s.dct_scaling, "--worker-nice", str(s.worker_nice)]
-    if tuning is not None:
-        args += ["--tuning-out", tuning]
+    args = ["serve", root if data is None else "@" + data, "--ring", ring, _flag("--sample-list-out"), sample_list,
+            "--parent-pid", str(os.getpid()), "--status-interval", "0", "--epochs", "0",
+            "--start-epoch", str(epoch), "--start-batch", str(batch), "--max-workers", str(default_workers())]
+    if auto_workers_log is not None:
+        args += [_flag("--auto-workers-log"), auto_workers_log]
     if cuts:
         args += ["--start-cuts", json.dumps(list(cuts), separators=(",", ":"))]
-    if s.mean is not None:
-        args += ["--mean", ",".join(repr(v) for v in s.mean), "--std", ",".join(repr(v) for v in s.std)]
-    if s.scale is not None:
-        args += ["--scale", ",".join(repr(v) for v in s.scale), "--ratio", ",".join(repr(v) for v in s.ratio),
-                 "--flip", repr(s.flip)]
-    if s.shuffle:
-        args.append("--shuffle")
-    if s.drop_last:
-        args.append("--drop-last")
-    if s.shuffle_window is not None:
-        args += ["--shuffle-window", str(s.shuffle_window)]
-    if s.shard_cache is not None:
-        args += ["--shard-cache", str(s.shard_cache)]
-    if s.shard_cache_dir is not None:
-        args += ["--shard-cache-dir", os.fspath(s.shard_cache_dir)]
-    if s.cache_dir is not None:
-        args += ["--cache-dir", os.fspath(s.cache_dir)]
-        if s.cache_size is not None:
-            args += ["--cache-size", str(s.cache_size)]
-    if s.cache_shared_with is not None:
-        args += ["--cache-shared-with", s.cache_shared_with]
-    for flag, column in (("--image-column", s.image_column), ("--label-column", s.label_column),
-                         ("--key-column", s.key_column)):
-        if column is not None:
-            args += [flag, column]
+    for option in _options.OPTIONS:
+        if option.python is not None:
+            args += option_arguments(option, settings.options[option.name])
     return args
 
 
@@ -244,7 +260,8 @@ class Producer:
 
     Args:
         stoke: the command before ``serve ...`` (see ``_home.stoke_command``).
-        settings: the loader, read by :func:`serve_arguments`.
+        settings: the loader's settings, read by :func:`serve_arguments`.
+        root: the dataset's path, or the list file of a dataset object's samples.
         epoch, batch: where the stream starts.
         cuts: what earlier worlds took of epoch ``epoch`` (see :func:`serve_arguments`).
         inherited: descriptors the producer reads besides its own files (the dataset's list file).
@@ -254,7 +271,7 @@ class Producer:
         ProducerError: the producer exited before its ring was ready, or it was not ready in time.
     """
 
-    def __init__(self, stoke: List[str], settings: Any, epoch: int, batch: int, *,
+    def __init__(self, stoke: List[str], settings: Any, root: str, epoch: int, batch: int, *,
                  cuts: Sequence[Dict[str, Any]] = (), inherited: Sequence[int] = (), start_timeout: float) -> None:
         self.ring: Optional[Ring] = None
         self.proc: Optional[subprocess.Popen] = None
@@ -268,16 +285,16 @@ class Producer:
         self._tuning_path: Optional[str] = None
         try:
             # One at a time into self._fds, so that stop() closes those made before a failure.
-            auto = settings.num_workers == "auto"
+            auto = settings.workers == "auto"
             for name in ("ring", "index") + (("tuning",) if auto else ()):
                 self._fds[name] = anonymous_file(f"stoke-{name}")
-            data = dataset_argument_file(settings.root)
+            data = dataset_argument_file(root)
             if data is not None:
                 self._fds["data"] = data
             paths = {name: f"/dev/fd/{fd}" for name, fd in self._fds.items()}
             self._index_path, self._tuning_path = paths["index"], paths.get("tuning")
             command = parent_death_command() + stoke + serve_arguments(
-                settings, epoch, batch, paths["ring"], paths["index"], paths.get("tuning"), cuts, paths.get("data"))
+                settings, root, epoch, batch, paths["ring"], paths["index"], paths.get("tuning"), cuts, paths.get("data"))
             self.proc = popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True, errors="replace",
                               pass_fds=[*self._fds.values(), *inherited])

@@ -19,6 +19,7 @@ import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 PACKAGE_ROOT = HERE.parent  # clients/python
 CHECKOUT = PACKAGE_ROOT.parent.parent
 sys.path.insert(0, str(PACKAGE_ROOT))
@@ -27,6 +28,7 @@ try:
     import numpy as np
     import torch
     import stoke
+    import _aids  # tests/_aids.py
     MISSING = None
 except ImportError as e:  # numpy or torch not installed: skip, loudly
     MISSING = f"{e.name} is not installed"
@@ -276,7 +278,7 @@ class DataLoaderTest(unittest.TestCase):
         self.assertEqual(whole, head + rest)
         with self.assertRaisesRegex(RuntimeError, "label column image is a group"):
             stoke.DataLoader(pattern, label_column="image", batch_size=16)
-        with self.assertRaisesRegex(TypeError, "image_column must be a column name"):
+        with self.assertRaisesRegex(TypeError, "image_column must be a non-empty string"):
             stoke.DataLoader(pattern, image_column=3)
 
     def test_float32_output_is_torchvisions_to_tensor_and_normalize_of_the_uint8(self):
@@ -560,7 +562,7 @@ class DataLoaderTest(unittest.TestCase):
         for _ in range(2):
             with stoke.DataLoader(random, batch_size=16, num_workers=2, with_indices=True, seed=4) as loader:
                 self.assertEqual(([0.25, 0.9], [0.5, 2.0], 0.3), (loader.scale, loader.ratio, loader.flip))
-                self.assertIn("--scale", stoke._producer.serve_arguments(loader, 0, 0, "r", "i", None))
+                self.assertIn("--scale", stoke._producer.serve_arguments(loader, loader.root, 0, 0, "r", "i", None))
                 runs.append([(idx.tolist(), images.clone()) for images, _, idx in loader])
         for (ia, a), (ib, b) in zip(*runs):
             self.assertEqual(ia, ib)
@@ -758,7 +760,7 @@ class DataLoaderTest(unittest.TestCase):
             self.assertIsInstance(loader.sampler, RandomSampler)
         distributed = DistributedSampler(ds, num_replicas=2, rank=1, shuffle=True, seed=5, drop_last=True)
         with stoke.DataLoader(DATA, sampler=distributed, **small) as loader:
-            self.assertEqual((1, 2, 5, "drop", True), (loader.rank, loader.world_size, loader.seed, loader.shard_tail,
+            self.assertEqual((1, 2, 5, "drop", True), (loader.rank, loader.world_size, loader.seed, loader.partition_tail,
                                                        loader.shuffle))
             self.assertIs(distributed, loader.sampler)
             self.assertEqual(6, len(loader))  # floor(45 / 2) = 22 samples
@@ -805,7 +807,7 @@ class DataLoaderTest(unittest.TestCase):
             stoke.DataLoader(DATA, sampler=SequentialSampler(range(10)), **small)
 
     def test_keywords_stoke_maps_or_ignores_are_said_once(self):
-        stoke.loader._SAID.clear()
+        _aids.forget_what_was_said()
         small = dict(batch_size=4, resize=32, crop=32)
         expected = {"pin_memory_device is set and pin_memory is not": dict(num_workers=1, pin_memory_device="cuda"),
                     "worker_init_fn is ignored": dict(num_workers=1, worker_init_fn=lambda w: None),
@@ -840,8 +842,10 @@ class DataLoaderTest(unittest.TestCase):
         self.assertEqual(torchs, [(p.name, p.default) for p in params[:len(torchs)]])
         self.assertTrue(all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params[:len(torchs)]))
         self.assertEqual(keyword_only, [(p.name, p.default) for p in params[len(torchs):len(torchs) + 4]])
-        self.assertTrue(all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[len(torchs):]),
+        self.assertTrue(all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[len(torchs):-1]),
                         "Stoke's own options come after PyTorch's, keyword-only")
+        self.assertEqual(("deprecated", inspect.Parameter.VAR_KEYWORD), (params[-1].name, params[-1].kind),
+                         "the deprecated spellings of renamed keywords, and no other")
         # Every parameter this torch has, stoke.DataLoader has under the same name, in the same place.
         theirs = inspect.signature(torch.utils.data.DataLoader).parameters
         positional = [n for n, p in theirs.items() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
@@ -850,6 +854,10 @@ class DataLoaderTest(unittest.TestCase):
         # As PyTorch calls it: dataset= by keyword, shuffle positionally, batches of 1 by default.
         with stoke.DataLoader(dataset=DATA, resize=32, crop=32, with_indices=True) as loader:
             self.assertEqual((1, 45), (loader.batch_size, len(loader)))
+            # One settings object: the loader keeps no copy of an option, it reads them through.
+            names = {n for o in stoke._options.OPTIONS for n in (o.name, o.python, o.deprecated_python) if n}
+            self.assertEqual([], sorted(names & set(vars(loader))))
+            self.assertEqual((32, 32, "pad", "eval"), (loader.resize, loader.crop, loader.partition_tail, loader.transform))
             self.assertEqual("auto", loader.num_workers, "PyTorch's num_workers=0: Stoke chooses its threads")
         with stoke.DataLoader(DATA, 4, True, None, None, 1, resize=32, crop=32, seed=2, with_indices=True) as loader:
             self.assertEqual((4, True, 1), (loader.batch_size, loader.shuffle, loader.num_workers))
@@ -909,8 +917,8 @@ class DataLoaderTest(unittest.TestCase):
             "dct_scaling must be": dict(dct_scaling="some"),
             "worker_nice must be": dict(worker_nice=20),
             "rank must be in": dict(rank=3, world_size=2),
-            "shuffle_window must not be negative": dict(shuffle_window=-1),
-            "cache_size='1G' needs cache_dir": dict(cache_size="1G"),
+            "shuffle_window must be at least 0": dict(shuffle_window=-1),
+            "restart_cache_size='1G' needs restart_cache_dir": dict(restart_cache_size="1G"),
         }
         for message, kwargs in cases.items():
             with self.assertRaisesRegex(ValueError, message):
@@ -922,7 +930,8 @@ class DataLoaderTest(unittest.TestCase):
                 stoke.DataLoader(dataset, **{name: "1"})
             self.assertEqual([], producer_files(), name)
             self.assertEqual(before, children(), f"{name}: no producer was started")
-        for name, kwargs in (("cache_dir", dict(cache_dir=5)), ("cache_size", dict(cache_dir="/tmp", cache_size=64))):
+        for name, kwargs in (("restart_cache_dir", dict(restart_cache_dir=5)),
+                             ("restart_cache_size", dict(restart_cache_dir="/tmp", restart_cache_size=64))):
             with self.assertRaisesRegex(TypeError, f"^{name} must be"):
                 stoke.DataLoader(dataset, **kwargs)
             self.assertEqual([], producer_files(), name)
@@ -1070,7 +1079,7 @@ class DataLoaderTest(unittest.TestCase):
         T = transforms
         dataset = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(
             [T.Resize(40), T.CenterCrop(32), T.PILToTensor()]))
-        stoke.loader._SAID.clear()
+        _aids.forget_what_was_said()
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # default_collate is free and said nothing
             with stoke.DataLoader(dataset, batch_size=8, num_workers=2, collate_fn=default_collate) as loader:
@@ -1187,7 +1196,7 @@ class DataLoaderTest(unittest.TestCase):
                                             drop_last=tail == "drop")
                 expected = [permutation[i] for i in torchs]
                 expected_padded = [rank + p * world >= 45 for p in range(len(expected))]
-                with stoke.DataLoader(DATA, rank=rank, world_size=world, shard_tail=tail, **small) as loader:
+                with stoke.DataLoader(DATA, rank=rank, world_size=world, partition_tail=tail, **small) as loader:
                     loader.set_epoch(1)
                     got, padded, steps = [], [], 0
                     for batch in loader:
@@ -1201,8 +1210,8 @@ class DataLoaderTest(unittest.TestCase):
                 self.assertEqual(expected_padded, padded, f"rank {rank} of {world}, {tail}")
             per_rank = -(-45 // world) if tail == "pad" else 45 // world
             self.assertEqual({-(-per_rank // 4)}, lengths, "every rank takes the same number of steps")
-        with self.assertRaisesRegex(ValueError, "shard_tail"):
-            stoke.DataLoader(DATA, shard_tail="wrap")
+        with self.assertRaisesRegex(ValueError, "partition_tail must be 'pad' or 'drop', not 'wrap'"):
+            stoke.DataLoader(DATA, partition_tail="wrap")
 
     def test_ddp_over_a_dataset_that_does_not_split_evenly_finishes_with_equal_steps(self):
         # 41 images on 2 ranks, batch 4: 21 each (the last one padding), 6 steps each. Before, one
