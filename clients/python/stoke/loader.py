@@ -29,6 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _resume, _settings
+from ._closing import Closeable
 from . import _torch_compat as _compat
 from ._pinning import Pinning
 from ._producer import Producer, ProducerError, anonymous_file
@@ -181,7 +182,7 @@ def _close_at_exit(ref: "weakref.ref[DataLoader]") -> None:
         loader.close()
 
 
-class DataLoader:
+class DataLoader(Closeable):
     r"""Batches of a dataset of images decoded by Stoke, with PyTorch ``DataLoader``'s signature.
 
     Creating one starts Stoke's producer, a Java process that decodes with its own threads into a
@@ -633,7 +634,7 @@ class DataLoader:
         Raises:
             ValueError: the loader is closed.
         """
-        if self._closed:
+        if self.closed:
             raise ValueError("the loader is closed")
         self._check_process()
         # A DistributedSampler's set_epoch(e) (the passed one, or loader.sampler): epoch e comes next.
@@ -809,33 +810,23 @@ class DataLoader:
 
     # ---- closing ----
 
-    def close(self) -> None:
-        """Stops the producer and closes its files. Tensors already handed out stay valid. Idempotent.
+    @property
+    def closed(self) -> bool:
+        """Whether the loader is closed (:meth:`close`), or was refused before anything was made."""
+        return self.__dict__.get("_closed", True)
+
+    def _close(self) -> None:
+        """Stops the producer and closes its files (``close()``). Tensors already handed out stay valid.
 
         In a forked child (``close()``, ``__del__`` or the exit hook there), it closes the child's
         copies of the ring's mapping and the files alone: the producer, the ring's seat and the
         batches held stay the parent's (``Producer.stop``, ``Ring.close`` and ``Pinning`` check the
         process)."""
-        if self._closed:
-            return
         self._closed = True
         self._stop_producer()
         fd, self._list_fd = self._list_fd, None
         if fd is not None:
             os.close(fd)
-
-    def __enter__(self) -> "DataLoader":
-        return self
-
-    def __exit__(self, *exc: object) -> bool:
-        self.close()
-        return False
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 class _EpochIterator:

@@ -40,6 +40,8 @@ from typing import Iterator, Optional, Tuple, Union
 
 import numpy as np
 
+from ._closing import Closeable
+
 __all__ = ["Ring", "Batch", "RingFormatError", "ProducerGoneError", "RingBusyError", "RingOwnerError", "attach"]
 
 # ---- the layout (native/stoke_ring.h; the Java test suite checks that this copy agrees) ----
@@ -536,7 +538,7 @@ class Batch:
         return f"Batch(sequence={self.sequence}, epoch={self.epoch}, index={self.batch_index}, size={self.size})"
 
 
-class Ring:
+class Ring(Closeable):
     """The consumer side of a ring file written by ``stoke serve --ring PATH``.
 
     Attaching maps the file, validates the header, checks that the producer is alive and takes the
@@ -806,15 +808,18 @@ class Ring:
 
     # ---- detach ----
 
-    def close(self) -> None:
-        """Detaches: batches not released are delivered again to the next consumer. Idempotent.
+    @property
+    def closed(self) -> bool:
+        """Whether the ring is detached (:meth:`close`), or was never attached."""
+        return self.__dict__.get("_mm") is None
+
+    def _close(self) -> None:
+        """Detaches (``close()``): batches not released are delivered again to the next consumer.
 
         In a forked child (``os.fork``, ``multiprocessing``'s ``fork``), which holds a copy of its
         parent's ``Ring``, closing (or ``__del__`` at the child's exit) unmaps the child's copy of
         the mapping and nothing else: the seat and the batches stay the parent's.
         """
-        if self._mm is None:
-            return
         if self._forked():
             # No lock: a thread of the parent may have held it at the fork, and none releases it here.
             self._open.clear()
@@ -838,19 +843,6 @@ class Ring:
                 mm.close()
             except BufferError:
                 pass  # arrays of batches still view it; the mapping goes when they do
-
-    def __enter__(self) -> "Ring":
-        return self
-
-    def __exit__(self, *exc: object) -> bool:
-        self.close()
-        return False
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 def attach(path: Union[str, "os.PathLike[str]"], **kwargs: object) -> Ring:

@@ -309,8 +309,13 @@ class DataLoaderTest(unittest.TestCase):
         # close() unmaps the ring only once no batch views it: a batch used afterwards read unmapped
         # memory before (a segmentation fault, or zeros where the pages had been reused).
         with stoke.DataLoader(DATA, batch_size=4, num_workers=2) as loader:
+            self.assertFalse(loader.closed)
             images, labels = next(iter(loader))
             copy, label_copy = images.clone(), labels.clone()
+        self.assertTrue(loader.closed, "with closes it")
+        loader.close()  # closed once: again is nothing
+        with self.assertRaisesRegex(ValueError, "the loader is closed"):
+            iter(loader)
         self.assertTrue(torch.equal(copy, images))
         self.assertTrue(torch.equal(label_copy, labels))
         def ring_mappings():

@@ -6,6 +6,7 @@ unchanged) and a FIFO (refused at once, not waited on). The same file, owned and
 A real ``stoke serve`` writes the ring; the owner is changed as root (the tests and CI run as root).
 """
 
+import gc
 import os
 import shutil
 import stat
@@ -95,6 +96,24 @@ class RingOwnerTest(unittest.TestCase):
             indices = sorted(i for batch in ring for i in batch.indices.tolist())
         self.assertEqual(list(range(IMAGES)), indices)
         self.assertEqual(0, self.serve.wait(timeout=120))
+
+    def test_a_ring_is_detached_once_by_close_by_with_and_by_collection(self):
+        ring = stoke.Ring(self.path)
+        self.assertEqual((False, os.getpid()), (ring.closed, seat(self.path)))
+        ring.close()
+        # Detached: the seat marked left (-pid), until the producer takes it back (0).
+        self.assertTrue(ring.closed)
+        self.assertIn(seat(self.path), (-os.getpid(), 0))
+        ring.close()  # closed once: again is nothing
+        with stoke.Ring(self.path) as ring:  # once the producer has reclaimed the seat
+            self.assertEqual((False, os.getpid()), (ring.closed, seat(self.path)))
+        self.assertTrue(ring.closed, "with detaches it")
+        self.assertIn(seat(self.path), (-os.getpid(), 0))
+        ring = stoke.Ring(self.path)
+        self.assertEqual(os.getpid(), seat(self.path))
+        del ring
+        gc.collect()
+        self.assertIn(seat(self.path), (-os.getpid(), 0), "collection detaches what was left attached")
 
     def test_a_link_planted_at_a_rings_path_is_not_followed_and_a_fifo_is_refused_at_once(self):
         os.symlink(self.path, self.link)
