@@ -35,7 +35,7 @@ from ._pinning import Pinning
 from ._producer import Producer, ProducerError, anonymous_file
 from ._settings import START_TIMEOUT, StokeWarning, default_workers
 from ._urls import redact as _redact
-from .ring import Batch as RawBatch
+from .ring import RingBatch
 from .ring import SAMPLE_FORMAT_NOT_DECODED, SAMPLE_STATUS, ProducerGoneError, Ring, image_format
 
 __all__ = ["DataLoader", "SampleError", "ProducerError", "SkippedSample", "Batch", "StokeWarning"]
@@ -682,7 +682,7 @@ class DataLoader(Closeable):
                                "and a forked child never reads them: create a stoke.DataLoader in the child to "
                                "read there")
 
-    def _take(self) -> RawBatch:
+    def _take(self) -> RingBatch:
         """The ring's next batch, once a slot is free; the producer's failure or the timeout as errors."""
         producer = self._producer
         ring = producer.ring
@@ -712,7 +712,7 @@ class DataLoader(Closeable):
                 raise producer.error("the producer ended its stream early")
             return raw
 
-    def _wrap(self, raw: RawBatch) -> Batch:
+    def _wrap(self, raw: RingBatch) -> Batch:
         """The ring's batch as torch tensors viewing its slot, which goes back when the last view is freed."""
         import torch
 
