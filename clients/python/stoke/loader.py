@@ -36,7 +36,7 @@ from ._producer import Producer, ProducerError, anonymous_file
 from ._settings import START_TIMEOUT, StokeWarning, default_workers
 from ._urls import redact as _redact
 from .ring import RingBatch
-from .ring import SAMPLE_FORMAT_NOT_DECODED, SAMPLE_STATUS, ProducerGoneError, Ring, image_format
+from .ring import SAMPLE_FORMAT_NOT_DECODED, SAMPLE_STATUS, ProducerGoneError, image_format
 
 __all__ = ["DataLoader", "SampleError", "ProducerError", "SkippedSample", "Batch", "StokeWarning"]
 
@@ -476,15 +476,6 @@ class DataLoader(Closeable):
             return DistributedSampler(self.dataset, num_replicas=self.world_size, rank=self.rank,
                                       shuffle=self.shuffle, seed=self.seed, drop_last=self.partition_tail == "drop")
         return RandomSampler(self.dataset) if self.shuffle else SequentialSampler(self.dataset)
-
-    # The producer's process and ring, for tests and debugging.
-    @property
-    def _proc(self) -> Any:
-        return None if self._producer is None else self._producer.proc
-
-    @property
-    def _ring(self) -> Optional[Ring]:
-        return None if self._producer is None else self._producer.ring
 
     # ---- sizes and position ----
 

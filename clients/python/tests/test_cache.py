@@ -26,11 +26,13 @@ HERE = Path(__file__).resolve().parent
 PACKAGE_ROOT = HERE.parent
 CHECKOUT = PACKAGE_ROOT.parent.parent
 sys.path.insert(0, str(PACKAGE_ROOT))
+sys.path.insert(0, str(HERE))
 
 try:
     import numpy as np
     import torch
     import stoke
+    import _aids  # tests/_aids.py
     MISSING = None
 except ImportError as e:
     MISSING = f"{e.name} is not installed"
@@ -197,8 +199,8 @@ class RestartCacheTest(unittest.TestCase):
             loader = stoke.DataLoader(DATA, **SETTINGS, restart_cache_dir=cache)
             it = iter(loader)
             next(it)
-            os.kill(loader._proc.pid, signal.SIGKILL)  # mid-epoch, the filler at work
-            loader._proc.wait()
+            os.kill(_aids.producer_process(loader).pid, signal.SIGKILL)  # mid-epoch, the filler at work
+            _aids.producer_process(loader).wait()
             with self.assertRaises(stoke.ProducerError):
                 for _ in it:
                     pass

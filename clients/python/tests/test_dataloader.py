@@ -411,7 +411,7 @@ class DataLoaderTest(unittest.TestCase):
                 # A worker sets its priority as it starts, which may come after the others filled a batch.
                 deadline = time.monotonic() + 10
                 while True:
-                    threads = nice_values(loader._proc.pid)
+                    threads = nice_values(_aids.producer_process(loader).pid)
                     workers = [n for name, values in threads.items() if name.startswith("stoke-worker-")
                                for n in values]
                     if workers == [expected, expected] or time.monotonic() > deadline:
@@ -428,7 +428,7 @@ class DataLoaderTest(unittest.TestCase):
             it = iter(loader)
             first = next(it)
             del first
-            os.kill(loader._proc.pid, signal.SIGKILL)
+            os.kill(_aids.producer_process(loader).pid, signal.SIGKILL)
             start = time.monotonic()
             with self.assertRaises(stoke.ProducerError) as caught:
                 for _ in it:
@@ -455,7 +455,7 @@ class DataLoaderTest(unittest.TestCase):
             import sys, time, stoke
             loader = stoke.DataLoader(sys.argv[1], batch_size=4, num_workers=1)
             next(iter(loader))
-            print(loader._proc.pid, flush=True)
+            print(loader._producer.proc.pid, flush=True)
             time.sleep(600)
             """), str(DATA)], env=dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), STOKE_HOME=str(CHECKOUT)),
                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -1040,16 +1040,16 @@ class DataLoaderTest(unittest.TestCase):
                 mock.patch.object(torch.cuda, "Event", FakeEvent):
             loader = stoke.DataLoader(DATA, batch_size=4, num_workers=1, slots=2, pin_memory=True, resize=32, crop=32)
             with loader:
-                base, length = loader._ring.mapped_region()
-                self.assertEqual(len(loader._ring._mm), length)
-                self.assertEqual(np.frombuffer(loader._ring._mm, dtype=np.uint8).ctypes.data, base)
+                base, length = _aids.producer_ring(loader).mapped_region()
+                self.assertEqual(len(_aids.producer_ring(loader)._mm), length)
+                self.assertEqual(np.frombuffer(_aids.producer_ring(loader)._mm, dtype=np.uint8).ctypes.data, base)
                 self.assertEqual([("register", base, length, 0)], calls, "the whole ring, once")
                 it = iter(loader)
                 images, _ = next(it)
                 del images, _
                 gc.collect()
                 self.assertEqual(["record"], calls[1:], "a freed batch records an event on the stream")
-                self.assertEqual(1, loader._ring.held, "its slot waits for the copies queued before")
+                self.assertEqual(1, _aids.producer_ring(loader).held, "its slot waits for the copies queued before")
                 images, _ = next(it)  # one slot is free: no waiting
                 self.assertNotIn("synchronize", calls)
                 del images, _
@@ -1066,7 +1066,7 @@ class DataLoaderTest(unittest.TestCase):
         with stoke.DataLoader(DATA, batch_size=4, num_workers=1, slots=2, timeout=0.5) as loader:
             it = iter(loader)
             next(it)
-            os.kill(loader._proc.pid, signal.SIGSTOP)
+            os.kill(_aids.producer_process(loader).pid, signal.SIGSTOP)
             try:
                 start = time.monotonic()
                 with self.assertRaisesRegex(RuntimeError, "DataLoader timed out after 0.5 seconds"):
@@ -1075,7 +1075,7 @@ class DataLoaderTest(unittest.TestCase):
                 # 0.5 s asked: generous for a loaded machine, and short of "forever", which a lost timeout is.
                 self.assertLess(time.monotonic() - start, 3.0)
             finally:
-                os.kill(loader._proc.pid, signal.SIGCONT)
+                os.kill(_aids.producer_process(loader).pid, signal.SIGCONT)
             self.assertEqual(4, len(next(it)[0]), "after a timeout the epoch goes on")
 
     @unittest.skipIf(torchvision is None, "torchvision is not installed")
@@ -1108,7 +1108,7 @@ class DataLoaderTest(unittest.TestCase):
         seen = []
 
         def on_device(images, labels):
-            base, length = loader._ring.mapped_region()
+            base, length = _aids.producer_ring(loader).mapped_region()
             seen.append(base <= images.data_ptr() < base + length)
             return images.float().mean(dim=(1, 2, 3)), labels + 100
 

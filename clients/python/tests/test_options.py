@@ -218,6 +218,12 @@ class DataLoaderAgainstTheTableTest(unittest.TestCase):
             self.assertNotIn("--drop-last", args)
             self.assertIn("--shuffle", args)
 
+    def test_the_package_keeps_no_test_aid(self):
+        # What the tests reach is in tests/_aids.py: the loader's producer and ring, what was said.
+        for owner, name in ((stoke.DataLoader, "_proc"), (stoke.DataLoader, "_ring"), (stoke.loader, "_SAID"),
+                            (_settings, "SAID")):
+            self.assertFalse(hasattr(owner, name), f"{owner.__name__}.{name}")
+
     def test_deprecated_keywords_work_and_say_once_naming_the_new_one(self):
         _aids.forget_what_was_said()
         for option in _options.OPTIONS:

@@ -189,8 +189,8 @@ class WheelTest(unittest.TestCase):
                    "package": os.path.dirname(stoke.__file__), "batches": []}
             with stoke.DataLoader(os.environ["DATA"], batch_size=4, resize=40, crop=32, num_workers=2,
                                   with_indices=True) as loader:
-                out["exe"] = os.readlink(f"/proc/{loader._proc.pid}/exe")
-                out["args"] = loader._proc.args
+                out["exe"] = os.readlink(f"/proc/{loader._producer.proc.pid}/exe")
+                out["args"] = loader._producer.proc.args
                 out["samples"] = [list(s) for s in loader.samples]
                 for images, labels, indices in loader:
                     out["batches"].append({"shape": list(images.shape), "dtype": str(images.dtype),
