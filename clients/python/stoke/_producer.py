@@ -1,7 +1,7 @@
 """Stoke's producer as a child process: ``stoke serve`` started, supervised and stopped, its stderr
-read by a thread, its index and its auto workers' log read, and the ring it writes attached.
+read by a thread, its sample list and its auto workers' log read, and the ring it writes attached.
 
-The ring, the index and the tuning log are anonymous files (``memfd_create``) that this process
+The ring, the sample list and the auto workers' log are anonymous files (``memfd_create``) that this process
 creates and the producer inherits as descriptors (``/dev/fd/N``): the ring needs no room in
 ``/dev/shm`` (a container's is 64 MB), and nothing outlives both processes, however either ends
 (``kill -9`` included). The producer dies with this process: the kernel kills it
@@ -28,7 +28,7 @@ from .ring import ProducerGoneError, Ring, RingFormatError
 from ._settings import default_workers
 from ._urls import redact
 
-__all__ = ["Producer", "ProducerError", "anonymous_file", "option_arguments", "read_index", "serve_arguments"]
+__all__ = ["Producer", "ProducerError", "anonymous_file", "option_arguments", "read_sample_list", "serve_arguments"]
 
 #: Stderr lines of the producer kept for error messages.
 STDERR_LINES = 40
@@ -229,16 +229,16 @@ def dataset_argument_file(root: str) -> Optional[int]:
     return fd
 
 
-def read_index(path: str) -> Tuple[bool, Any]:
-    """The dataset's samples as a producer listed them (``--index-out``).
+def read_sample_list(path: str) -> Tuple[bool, Any]:
+    """The dataset's samples as a producer listed them (``--sample-list-out``).
 
     Args:
-        path: the index file: a header line ``{"samples": N, "listed": bool}``, then, where listed,
+        path: the sample list: a header line ``{"samples": N, "listed": bool}``, then, where listed,
             one ``[name, label]`` line per sample.
 
     Returns:
         ``(True, [(name, label), ...])``, or ``(False, N)`` where the producer opened shards from
-        their ``index.json``, which counts each shard's samples and does not name them.
+        their shard catalog (``index.json``), which counts each shard's samples and does not name them.
     """
     samples = []
     with open(path, encoding="utf-8") as f:
@@ -279,22 +279,23 @@ class Producer:
         self._stderr: Deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._reader: Optional[threading.Thread] = None
         self._fds: Dict[str, int] = {}
-        self._tuning: List[Dict[str, Any]] = []
-        self._tuning_read = 0
-        self._index_path: Optional[str] = None
-        self._tuning_path: Optional[str] = None
+        self._auto_workers: List[Dict[str, Any]] = []
+        self._auto_workers_read = 0
+        self._sample_list_path: Optional[str] = None
+        self._auto_workers_path: Optional[str] = None
         try:
             # One at a time into self._fds, so that stop() closes those made before a failure.
             auto = settings.workers == "auto"
-            for name in ("ring", "index") + (("tuning",) if auto else ()):
+            for name in ("ring", "sample-list") + (("auto-workers",) if auto else ()):
                 self._fds[name] = anonymous_file(f"stoke-{name}")
             data = dataset_argument_file(root)
             if data is not None:
                 self._fds["data"] = data
             paths = {name: f"/dev/fd/{fd}" for name, fd in self._fds.items()}
-            self._index_path, self._tuning_path = paths["index"], paths.get("tuning")
+            self._sample_list_path, self._auto_workers_path = paths["sample-list"], paths.get("auto-workers")
             command = parent_death_command() + stoke + serve_arguments(
-                settings, root, epoch, batch, paths["ring"], paths["index"], paths.get("tuning"), cuts, paths.get("data"))
+                settings, root, epoch, batch, paths["ring"], paths["sample-list"], paths.get("auto-workers"), cuts,
+                paths.get("data"))
             self.proc = popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True, errors="replace",
                               pass_fds=[*self._fds.values(), *inherited])
@@ -361,29 +362,29 @@ class Producer:
         tail = "\n".join(self._stderr) or "(nothing)"
         return ProducerError(f"{what}. Its last stderr lines:\n{tail}")
 
-    def read_index(self) -> Tuple[bool, Any]:
-        """The dataset's samples as this producer listed them (see :func:`read_index`)."""
-        return read_index(self._index_path)
+    def read_sample_list(self) -> Tuple[bool, Any]:
+        """The dataset's samples as this producer listed them (see :func:`read_sample_list`)."""
+        return read_sample_list(self._sample_list_path)
 
-    def index_header(self) -> Dict[str, Any]:
-        """The header of the producer's index: ``samples``, ``listed``, ``dataset`` (Java's
+    def sample_list_header(self) -> Dict[str, Any]:
+        """The header of the producer's sample list: ``samples``, ``listed``, ``dataset`` (Java's
         ``Dataset.fingerprint()``: its files' names and labels, or its shards' names and sizes) and
         ``shuffle_window`` (the one in effect, 0 for a global shuffle)."""
-        with open(self._index_path, encoding="utf-8") as f:
+        with open(self._sample_list_path, encoding="utf-8") as f:
             return json.loads(f.readline())
 
-    def tuning(self) -> List[Dict[str, Any]]:
+    def auto_workers_log(self) -> List[Dict[str, Any]]:
         """With ``num_workers="auto"``: the producer's changes to its decoding threads so far, oldest
-        first (see ``DataLoader.tuning``); after :meth:`stop`, all of them. Empty otherwise."""
-        if self._tuning_path is not None and "tuning" in self._fds:
-            with open(self._tuning_path, encoding="utf-8") as f:
+        first (see ``DataLoader.auto_workers_log``); after :meth:`stop`, all of them. Empty otherwise."""
+        if self._auto_workers_path is not None and "auto-workers" in self._fds:
+            with open(self._auto_workers_path, encoding="utf-8") as f:
                 lines = f.read().splitlines()
-            for line in lines[self._tuning_read:]:
+            for line in lines[self._auto_workers_read:]:
                 if not line.endswith("}"):
                     break  # a line being appended is read next time
-                self._tuning.append(json.loads(line))
-                self._tuning_read += 1
-        return list(self._tuning)
+                self._auto_workers.append(json.loads(line))
+                self._auto_workers_read += 1
+        return list(self._auto_workers)
 
     def stop(self) -> None:
         """Detaches from the ring, stops the process (terminate, then kill after 10 s) and closes the
@@ -411,8 +412,8 @@ class Producer:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        if "tuning" in self._fds:
-            self.tuning()  # the last changes, before their file goes
+        if "auto-workers" in self._fds:
+            self.auto_workers_log()  # the last changes, before their file goes
         fds, self._fds = self._fds, {}
         for fd in fds.values():
             os.close(fd)

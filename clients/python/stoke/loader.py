@@ -146,9 +146,9 @@ class _UnlistedSamples(collections.abc.Sequence):
                           "(batch.labels, batch.indices)")
 
 
-def _samples_of(index: Tuple[bool, Any], root: str) -> Sequence[Tuple[str, int]]:
-    """The samples of a producer's index (``_producer.read_index``): listed, or only counted."""
-    listed, samples = index
+def _samples_of(sample_list: Tuple[bool, Any], root: str) -> Sequence[Tuple[str, int]]:
+    """The samples of a producer's sample list (``_producer.read_sample_list``): listed, or only counted."""
+    listed, samples = sample_list
     return samples if listed else _UnlistedSamples(samples, root)
 
 
@@ -224,7 +224,7 @@ class DataLoader(Closeable):
         num_workers (int or "auto", optional): Stoke's decoding threads, in its producer process.
             ``0`` (PyTorch's default, where it means no worker processes) and ``"auto"`` let Stoke
             choose while it runs: as many as your loop needs, at most the cores divided by
-            ``LOCAL_WORLD_SIZE`` (``loader.tuning()`` says each change and why); ``N`` runs exactly
+            ``LOCAL_WORLD_SIZE`` (``loader.auto_workers_log()`` says each change and why); ``N`` runs exactly
             ``N``. Nothing is ever decoded in this process.
         collate_fn (Callable, optional): PyTorch's meaning: a list of ``(image, label)`` in, the batch
             out (a copy it makes); ``default_collate`` costs nothing. ``batch_transform`` does the
@@ -744,8 +744,8 @@ class DataLoader(Closeable):
                                   start_timeout=settings.start_timeout)
         ring = self._producer.ring
         if self.samples is None:
-            self.samples = _samples_of(self._producer.read_index(), self.root)
-            header = self._producer.index_header()
+            self.samples = _samples_of(self._producer.read_sample_list(), self.root)
+            header = self._producer.sample_list_header()
             self._dataset_fingerprint = header.get("dataset")
             self._window_in_effect = header.get("shuffle_window", self.shuffle_window)
         if not self._said_ring:
@@ -768,13 +768,14 @@ class DataLoader(Closeable):
         producer, self._producer = self._producer, None
         if producer is not None:
             producer.stop()
-            self._auto_workers_past += producer.tuning()  # keep this producer's changes past its file
+            self._auto_workers_past += producer.auto_workers_log()  # keep this producer's changes past its file
         self._producer_next = None
 
     # ---- auto workers ----
 
-    def tuning(self) -> List[Dict[str, Any]]:
-        """What ``num_workers="auto"`` did.
+    def auto_workers_log(self) -> List[Dict[str, Any]]:
+        """What ``num_workers="auto"`` did: the log of the live worker control, auto-workers (not
+        ``stoke.tune``, the offline search).
 
         Returns:
             Every change the producer made to its active decoding threads, oldest first, as dicts
@@ -784,19 +785,26 @@ class DataLoader(Closeable):
 
         Example::
 
-            for change in loader.tuning():
+            for change in loader.auto_workers_log():
                 print(f"{change['at_s']:.1f} s: {change['from_workers']} -> {change['to_workers']}: "
                       f"{change['reason']}")
         """
-        current = self._producer.tuning() if self._producer is not None else []
+        current = self._producer.auto_workers_log() if self._producer is not None else []
         return self._auto_workers_past + current
+
+    def tuning(self) -> List[Dict[str, Any]]:
+        """Deprecated: :meth:`auto_workers_log` (said once); it goes in the next release."""
+        _settings.say_once("deprecated-tuning", "stoke.DataLoader.tuning() is deprecated: it is auto_workers_log() "
+                                                "now (\"tune\" is stoke.tune's offline search); the old name goes "
+                                                "in the next release")
+        return self.auto_workers_log()
 
     @property
     def active_workers(self) -> int:
         """Decoding threads taking samples now: ``num_workers``, or, with ``"auto"``, the producer's last choice."""
         if self.num_workers != "auto":
             return self.num_workers
-        changes = self.tuning()
+        changes = self.auto_workers_log()
         return changes[-1]["to_workers"] if changes else default_workers()
 
     # ---- closing ----

@@ -382,11 +382,18 @@ class DataLoaderTest(unittest.TestCase):
                     time.sleep(0.05)  # a step that one thread easily keeps up with
                 self.assertEqual(list(range(45)), sorted(epoch), "every sample once, whatever the threads")
                 epochs += 1
-            changes = loader.tuning()
+            changes = loader.auto_workers_log()
             self.assertLess(loader.active_workers, cores, changes)
             self.assertEqual(cores, changes[0]["from_workers"])
             self.assertIn("the consumer waited", changes[0]["reason"])
             self.assertEqual(loader.active_workers, changes[-1]["to_workers"])
+            # The old name, kept one release: the same log, said once to be deprecated.
+            _aids.forget_what_was_said()
+            with self.assertWarnsRegex(stoke.StokeWarning, r"tuning\(\) is deprecated: it is auto_workers_log\(\)"):
+                self.assertEqual(changes, loader.tuning())
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                self.assertEqual(changes, loader.tuning())
 
     def test_the_decoding_threads_run_at_worker_nice_and_the_loop_at_its_own_priority(self):
         def nice_values(pid):
