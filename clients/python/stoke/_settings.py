@@ -11,6 +11,7 @@ say: PyTorch's keywords translated (the sampler, ``num_workers``, ``prefetch_fac
 """
 
 import dataclasses
+import inspect
 import json
 import numbers
 import operator
@@ -22,7 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 from . import _home, _options
 from . import _torch_compat as _compat
 
-__all__ = ["START_TIMEOUT", "Settings", "StokeWarning", "default_workers", "resolve", "say_once"]
+__all__ = ["KEYWORDS", "START_TIMEOUT", "Settings", "StokeWarning", "default_workers", "resolve", "say_once"]
 
 #: How long creating a loader waits for the producer's ring (the first run may build Stoke).
 START_TIMEOUT = 900.0
@@ -381,7 +382,12 @@ class Settings:
     # Every option of the table with a keyword, by name: checked, defaults applied (None: none).
     options: Dict[str, Any]
 
-    def __getattr__(self, name: str) -> Any:
+    def option(self, name: str) -> Any:
+        """The table's option ``name``: by its name, its keyword or its deprecated keyword (said once).
+
+        Raises:
+            AttributeError: the table has no such option.
+        """
         options = self.__dict__.get("options")
         if options is not None:
             if name in options:
@@ -390,9 +396,16 @@ class Settings:
                 if option.name in options and name == option.python:
                     return options[option.name]
                 if option.name in options and name == option.deprecated_python:
+                    # Said at the line that reads loader.<old name> (DataLoader.__getattr__ calls this).
                     say_once(f"deprecated-{name}", _renamed(name, option.python), stacklevel=3)
                     return options[option.name]
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        raise AttributeError(f"no option {name!r} in the options table")
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.option(name)
+        except AttributeError:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}") from None
 
 
 def resolve(dataset: Any, *, sampler: Any = None, batch_sampler: Any = None, collate_fn: Optional[Callable] = None,
@@ -488,6 +501,10 @@ def resolve(dataset: Any, *, sampler: Any = None, batch_sampler: Any = None, col
         persistent_workers=persistent_workers, in_order=bool(in_order), batch_transform=batch_transform,
         with_indices=with_indices, start_timeout=start_timeout, seed_drawn=seed_drawn, collate=collate, pin=pin,
         chw=chw, options=values)
+
+
+#: The keywords of ``stoke.DataLoader`` that the table does not hold: PyTorch's and Stoke's Python-only.
+KEYWORDS = tuple(p.name for p in inspect.signature(resolve).parameters.values() if p.kind is p.KEYWORD_ONLY)
 
 
 def check_sampler_size(sampler: Any, n: int) -> None:

@@ -29,8 +29,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _resume, _settings
-from ._closing import Closeable
 from . import _torch_compat as _compat
+from ._closing import Closeable
 from ._pinning import Pinning
 from ._producer import Producer, ProducerError, anonymous_file
 from ._settings import START_TIMEOUT, StokeWarning, default_workers
@@ -434,12 +434,18 @@ class DataLoader(Closeable):
         atexit.register(_close_at_exit, weakref.ref(self))
 
     def __getattr__(self, name: str) -> Any:
-        # Reached only for what the loader does not hold itself: its settings' attributes, PyTorch's
-        # keywords as torch's DataLoader keeps them and every option of the table by name or keyword.
+        # Reached only for what the loader does not hold itself: its arguments, read from its one
+        # settings object: PyTorch's keywords as torch's DataLoader keeps them, Stoke's own, and
+        # every option of the table by its name, its keyword or its deprecated keyword.
         settings = self.__dict__.get("_settings")
-        if settings is None or name.startswith("__"):
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        return getattr(settings, name)
+        if settings is not None:
+            if name in _settings.KEYWORDS:
+                return getattr(settings, name)
+            try:
+                return settings.option(name)
+            except AttributeError:
+                pass
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     #: PyTorch DataLoader's attribute: always None, Stoke's producer draws the batches.
     batch_sampler = None

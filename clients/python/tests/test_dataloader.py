@@ -870,6 +870,15 @@ class DataLoaderTest(unittest.TestCase):
             names = {n for o in stoke._options.OPTIONS for n in (o.name, o.python, o.deprecated_python) if n}
             self.assertEqual([], sorted(names & set(vars(loader))))
             self.assertEqual((32, 32, "pad", "eval"), (loader.resize, loader.crop, loader.partition_tail, loader.transform))
+            self.assertEqual((None, 0.0, True, None), (loader.collate_fn, loader.timeout, loader.in_order,
+                                                       loader.batch_sampler))
+            for inner in ("options", "chw", "seed_drawn", "no_such"):  # the settings' own, not arguments
+                with self.assertRaises(AttributeError, msg=inner):
+                    getattr(loader, inner)
+            _aids.forget_what_was_said()
+            with self.assertWarnsRegex(stoke.StokeWarning, "shard_tail is deprecated: it is partition_tail now") as said:
+                self.assertEqual("pad", loader.shard_tail)
+            self.assertEqual(__file__, said.filename, "said at the line that reads it")
             self.assertEqual("auto", loader.num_workers, "PyTorch's num_workers=0: Stoke chooses its threads")
         with stoke.DataLoader(DATA, 4, True, None, None, 1, resize=32, crop=32, seed=2, with_indices=True) as loader:
             self.assertEqual((4, True, 1), (loader.batch_size, loader.shuffle, loader.num_workers))
@@ -1072,7 +1081,14 @@ class DataLoaderTest(unittest.TestCase):
     def test_timeout_bounds_the_wait_for_a_batch(self):
         with stoke.DataLoader(DATA, batch_size=4, num_workers=1, slots=2, timeout=0.5) as loader:
             it = iter(loader)
-            next(it)
+            deadline = time.monotonic() + 60
+            while True:  # the first batch: a loaded machine may take longer than 0.5 s to start decoding
+                try:
+                    next(it)
+                    break
+                except RuntimeError as e:
+                    if "timed out" not in str(e) or time.monotonic() > deadline:
+                        raise
             os.kill(_aids.producer_process(loader).pid, signal.SIGSTOP)
             try:
                 start = time.monotonic()
