@@ -108,9 +108,10 @@ def load(path: Path = TABLE) -> Tuple[Option, ...]:
             raise ValueError(f"{where}: not an object")
         missing = [k for k in _REQUIRED if k not in entry]
         unknown = sorted(set(entry) - _KNOWN)
-        if missing or unknown:
-            raise ValueError(f"{where}: {'lacks ' + ', '.join(missing) if missing else ''}"
-                             f"{'; ' if missing and unknown else ''}{'has unknown ' + ', '.join(unknown) if unknown else ''}")
+        problems = ([f"lacks {', '.join(missing)}"] if missing else []) + (
+            [f"has unknown {', '.join(unknown)}"] if unknown else [])
+        if problems:
+            raise ValueError(f"{where}: {'; '.join(problems)}")
         if entry["type"] not in TYPES:
             raise ValueError(f"{where}: type {entry['type']!r} is not one of {', '.join(TYPES)}")
         if entry["type"] == "choice" and not entry.get("choices"):

@@ -869,7 +869,8 @@ class DataLoaderTest(unittest.TestCase):
             # One settings object: the loader keeps no copy of an option, it reads them through.
             names = {n for o in stoke._options.OPTIONS for n in (o.name, o.python, o.deprecated_python) if n}
             self.assertEqual([], sorted(names & set(vars(loader))))
-            self.assertEqual((32, 32, "pad", "eval"), (loader.resize, loader.crop, loader.partition_tail, loader.transform))
+            self.assertEqual((32, 32, "pad", "eval"),
+                             (loader.resize, loader.crop, loader.partition_tail, loader.transform))
             self.assertEqual((None, 0.0, True, None), (loader.collate_fn, loader.timeout, loader.in_order,
                                                        loader.batch_sampler))
             for inner in ("options", "chw", "seed_drawn", "no_such"):  # the settings' own, not arguments

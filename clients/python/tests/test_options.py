@@ -181,7 +181,7 @@ class DataLoaderAgainstTheTableTest(unittest.TestCase):
             if option.max is not None:
                 values.append(option.max + 1)
             for value in values:
-                with self.assertRaisesRegex((TypeError, ValueError), f"{option.python}", msg=f"{option.python}={value!r}"):
+                with self.assertRaisesRegex((TypeError, ValueError), option.python, msg=f"{option.python}={value!r}"):
                     _settings.resolve(PATH, **{"seed": 1, option.python: value})
             settings = _settings.resolve(PATH, seed=1)
             self.assertEqual(option.python_value() if option.name not in ("seed", "workers") else
@@ -240,7 +240,8 @@ class DataLoaderAgainstTheTableTest(unittest.TestCase):
                 _settings.resolve(PATH, seed=1, **{option.deprecated_python: value}, **extra)
             with self.assertRaisesRegex(TypeError, f"{option.deprecated_python} and {option.python} given"):
                 _settings.resolve(PATH, seed=1, **{option.deprecated_python: value, option.python: value}, **extra)
-        with self.assertRaisesRegex(TypeError, r"^DataLoader.__init__\(\) got an unexpected keyword argument 'shard_tails'$"):
+        unknown = r"^DataLoader.__init__\(\) got an unexpected keyword argument 'shard_tails'$"
+        with self.assertRaisesRegex(TypeError, unknown):
             stoke.DataLoader(PATH, shard_tails="drop")
 
 
