@@ -182,7 +182,8 @@ def serve_arguments(settings: Any, root: str, epoch: int, batch: int, ring: str,
     serving protocol's own flags are written here.
 
     Args:
-        settings: the loader's settings (``_settings.Settings``): each option of the table by name.
+        settings: each option of the table as its attribute by name: the loader's settings
+            (``_settings.Settings``), or the loader, which reads them through.
         root: the dataset: its path, or the list file of a dataset object's samples.
         epoch, batch: where the producer's stream starts.
         ring, sample_list, auto_workers_log: the paths it writes the ring, the dataset's sample list
@@ -204,7 +205,7 @@ def serve_arguments(settings: Any, root: str, epoch: int, batch: int, ring: str,
         args += ["--start-cuts", json.dumps(list(cuts), separators=(",", ":"))]
     for option in _options.OPTIONS:
         if option.python is not None:
-            args += option_arguments(option, settings.options[option.name])
+            args += option_arguments(option, getattr(settings, option.name))
     return args
 
 
