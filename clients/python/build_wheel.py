@@ -5,7 +5,8 @@
 
 writes ``dist/stoke-<version>-py3-none-linux_<arch>.whl`` (the version from pyproject.toml) with
 
-- the Python package (``stoke/*.py``; no tests, no benchmarks, no .pyc);
+- the Python package (``stoke/*.py``; no tests, no benchmarks, no .pyc) and its ``stoke/options.json``, the
+  loader's options table (the file's content: in a checkout it is a link to the serve module's);
 - ``stoke/_java/runtime/``: a Java runtime made by ``jlink`` with only the modules the jar needs
   (``jdeps --print-module-deps`` on the jar, plus jdk.unsupported, which libraries reach by
   reflection; its ``release`` file lists them with those they require);
@@ -229,6 +230,8 @@ def main():
         files = []
         for src in sorted((HERE / "stoke").glob("*.py")):
             files.append((f"stoke/{src.name}", src))
+        # The options table: in a checkout a link to the serve module's; the wheel holds its content.
+        files.append(("stoke/options.json", (HERE / "stoke" / "options.json").resolve(strict=True)))
         for entry in sorted(java_dir.rglob("*")):
             if entry.is_file():  # follows links: jlink's legal/ links to java.base's notices
                 files.append((entry.relative_to(stage).as_posix(), entry.resolve()))

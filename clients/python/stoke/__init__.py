@@ -15,8 +15,7 @@ only; torch optional). ``stoke.tune`` finds the batch size and workers that feed
 
 from ._home import StokeNotFoundError
 from .loader import Batch, DataLoader, ProducerError, SampleError, SkippedSample, StokeWarning
-from .ring import Batch as RingBatch
-from .ring import ProducerGoneError, Ring, RingBusyError, RingFormatError, RingOwnerError, attach
+from .ring import ProducerGoneError, Ring, RingBatch, RingBusyError, RingFormatError, RingOwnerError, attach
 from .tune import TuneError, tune
 
 __all__ = ["DataLoader", "Batch", "SampleError", "SkippedSample", "ProducerError", "StokeNotFoundError",

@@ -11,7 +11,7 @@ import os
 from typing import Any, Deque, Optional, Tuple
 
 from ._settings import say_once
-from .ring import Batch as RawBatch
+from .ring import RingBatch
 from .ring import Ring
 
 __all__ = ["Pinning"]
@@ -23,7 +23,7 @@ class Pinning:
 
     def __init__(self) -> None:
         self._pinned: Optional[Tuple[int, Any]] = None  # (address, cudart) of the registered mapping
-        self._pending: Deque[Tuple[Any, RawBatch]] = collections.deque()  # (CUDA event, batch), oldest first
+        self._pending: Deque[Tuple[Any, RingBatch]] = collections.deque()  # (CUDA event, batch), oldest first
         self._pid = os.getpid()  # a forked child's copy neither releases nor touches CUDA (see _forked)
 
     @property
@@ -51,7 +51,7 @@ class Pinning:
         self._pinned = (address, cudart)
         return True
 
-    def release_after_copies(self, raw: RawBatch) -> None:
+    def release_after_copies(self, raw: RingBatch) -> None:
         """A freed batch's slot: given back after the GPU work queued so far (its copies), or at
         once when the ring is not registered. A finaliser: it runs when the batch's last view goes,
         in a forked child too (at its exit), where the slot is the parent's and CUDA unusable."""

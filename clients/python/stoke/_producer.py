@@ -1,7 +1,7 @@
 """Stoke's producer as a child process: ``stoke serve`` started, supervised and stopped, its stderr
-read by a thread, its index and its auto workers' log read, and the ring it writes attached.
+read by a thread, its sample list and its auto workers' log read, and the ring it writes attached.
 
-The ring, the index and the tuning log are anonymous files (``memfd_create``) that this process
+The ring, the sample list and the auto workers' log are anonymous files (``memfd_create``) that this process
 creates and the producer inherits as descriptors (``/dev/fd/N``): the ring needs no room in
 ``/dev/shm`` (a container's is 64 MB), and nothing outlives both processes, however either ends
 (``kill -9`` included). The producer dies with this process: the kernel kills it
@@ -23,11 +23,12 @@ from pathlib import Path
 from queue import SimpleQueue
 from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
+from . import _options
 from .ring import ProducerGoneError, Ring, RingFormatError
 from ._settings import default_workers
 from ._urls import redact
 
-__all__ = ["Producer", "ProducerError", "anonymous_file", "read_index", "serve_arguments"]
+__all__ = ["Producer", "ProducerError", "anonymous_file", "option_arguments", "read_sample_list", "serve_arguments"]
 
 #: Stderr lines of the producer kept for error messages.
 STDERR_LINES = 40
@@ -134,61 +135,60 @@ def anonymous_file(name: str) -> int:
     return os.memfd_create(f"{name}-{os.getpid()}", os.MFD_CLOEXEC)
 
 
-def serve_arguments(settings: Any, epoch: int, batch: int, ring: str, index: str, tuning: Optional[str],
-                    cuts: Sequence[Dict[str, Any]] = (), data: Optional[str] = None) -> List[str]:
+def option_arguments(option: "_options.Option", value: Any) -> List[str]:
+    """The table's ``option`` with ``value`` on ``stoke serve``'s command line: its flag and the value
+    in the flag's syntax (a bool's flag alone, where True; nothing where the value is None)."""
+    if value is None or value is False:
+        return []
+    if value is True:
+        return [option.cli]
+    kind = option.type
+    if kind == "float":
+        text = repr(float(value))
+    elif kind == "floats":
+        text = ",".join(repr(float(v)) for v in value)
+    elif kind == "path":
+        text = os.fspath(value)
+    elif kind == "json":
+        text = json.dumps(value, separators=(",", ":"))
+    else:
+        text = str(value)
+    return [option.cli, text]
+
+
+def serve_arguments(settings: Any, root: str, epoch: int, batch: int, ring: str, sample_list: str,
+                    auto_workers_log: Optional[str], cuts: Sequence[Dict[str, Any]] = (),
+                    data: Optional[str] = None) -> List[str]:
     """``stoke serve``'s arguments for a loader's settings, from batch ``batch`` of epoch ``epoch``.
 
+    Every option of the table with a Python keyword is passed by its flag, from the settings; the
+    serving protocol's own flags are written here.
+
     Args:
-        settings: the loader, whose public attributes (``root``, ``batch_size``, ``seed``, ...) say
-            what to decode.
+        settings: each option of the table as its attribute by name: the loader's settings
+            (``_settings.Settings``), or the loader, which reads them through.
+        root: the dataset: its path, or the list file of a dataset object's samples.
         epoch, batch: where the producer's stream starts.
-        ring, index, tuning: the paths it writes the ring, the dataset's index and (with
-            ``num_workers="auto"``) its auto workers' log to.
+        ring, sample_list, auto_workers_log: the paths it writes the ring, the dataset's sample list
+            and (with ``num_workers="auto"``) its auto workers' log to.
         cuts: what earlier worlds took of epoch ``epoch`` (resumed from their states; see
             ``_resume``), oldest first; empty for a whole epoch.
         data: an argument file (picocli's ``@``-file) that holds the dataset, given instead of
-            ``settings.root`` itself; see :func:`dataset_argument_file`.
+            ``root`` itself; see :func:`dataset_argument_file`.
 
     Returns:
         The arguments after the command that starts Stoke.
     """
-    s = settings
-    args = ["serve", s.root if data is None else "@" + data, "--ring", ring, "--index-out", index, "--parent-pid", str(os.getpid()),
-            "--status-interval", "0", "--epochs", "0", "--start-epoch", str(epoch), "--start-batch", str(batch),
-            "--batch-size", str(s.batch_size), "--workers", str(s.num_workers),
-            "--max-workers", str(default_workers()), "--slots", str(s.slots), "--seed", str(s.seed),
-            "--rank", str(s.rank), "--world-size", str(s.world_size), "--shard-tail", s.shard_tail,
-            "--resize", str(s.resize), "--crop", str(s.crop), "--output", s.output, "--on-error", s.on_error,
-            "--transform", s.transform, "--dct-scaling", s.dct_scaling, "--worker-nice", str(s.worker_nice)]
-    if tuning is not None:
-        args += ["--tuning-out", tuning]
+    args = ["serve", root if data is None else "@" + data, "--ring", ring, "--sample-list-out", sample_list,
+            "--parent-pid", str(os.getpid()), "--status-interval", "0", "--epochs", "0",
+            "--start-epoch", str(epoch), "--start-batch", str(batch), "--max-workers", str(default_workers())]
+    if auto_workers_log is not None:
+        args += ["--auto-workers-log", auto_workers_log]
     if cuts:
         args += ["--start-cuts", json.dumps(list(cuts), separators=(",", ":"))]
-    if s.mean is not None:
-        args += ["--mean", ",".join(repr(v) for v in s.mean), "--std", ",".join(repr(v) for v in s.std)]
-    if s.scale is not None:
-        args += ["--scale", ",".join(repr(v) for v in s.scale), "--ratio", ",".join(repr(v) for v in s.ratio),
-                 "--flip", repr(s.flip)]
-    if s.shuffle:
-        args.append("--shuffle")
-    if s.drop_last:
-        args.append("--drop-last")
-    if s.shuffle_window is not None:
-        args += ["--shuffle-window", str(s.shuffle_window)]
-    if s.shard_cache is not None:
-        args += ["--shard-cache", str(s.shard_cache)]
-    if s.shard_cache_dir is not None:
-        args += ["--shard-cache-dir", os.fspath(s.shard_cache_dir)]
-    if s.cache_dir is not None:
-        args += ["--cache-dir", os.fspath(s.cache_dir)]
-        if s.cache_size is not None:
-            args += ["--cache-size", str(s.cache_size)]
-    if s.cache_shared_with is not None:
-        args += ["--cache-shared-with", s.cache_shared_with]
-    for flag, column in (("--image-column", s.image_column), ("--label-column", s.label_column),
-                         ("--key-column", s.key_column)):
-        if column is not None:
-            args += [flag, column]
+    for option in _options.OPTIONS:
+        if option.python is not None:
+            args += option_arguments(option, getattr(settings, option.name))
     return args
 
 
@@ -215,16 +215,16 @@ def dataset_argument_file(root: str) -> Optional[int]:
 
 # The sample list's format is specified once, in docs/shared-memory.md ("The sample list"); its
 # writer is io.stoke.serve.SampleList.
-def read_index(path: str) -> Tuple[bool, Any]:
-    """The dataset's samples as a producer listed them (``--index-out``).
+def read_sample_list(path: str) -> Tuple[bool, Any]:
+    """The dataset's samples as a producer listed them (``--sample-list-out``).
 
     Args:
-        path: the index file: a header line ``{"samples": N, "listed": bool}``, then, where listed,
+        path: the sample list: a header line ``{"samples": N, "listed": bool}``, then, where listed,
             one ``[name, label]`` line per sample.
 
     Returns:
         ``(True, [(name, label), ...])``, or ``(False, N)`` where the producer opened shards from
-        their ``index.json``, which counts each shard's samples and does not name them.
+        their shard catalog (``index.json``), which counts each shard's samples and does not name them.
     """
     samples = []
     with open(path, encoding="utf-8") as f:
@@ -246,7 +246,8 @@ class Producer:
 
     Args:
         stoke: the command before ``serve ...`` (see ``_home.stoke_command``).
-        settings: the loader, read by :func:`serve_arguments`.
+        settings: the loader's settings, read by :func:`serve_arguments`.
+        root: the dataset's path, or the list file of a dataset object's samples.
         epoch, batch: where the stream starts.
         cuts: what earlier worlds took of epoch ``epoch`` (see :func:`serve_arguments`).
         inherited: descriptors the producer reads besides its own files (the dataset's list file).
@@ -256,7 +257,7 @@ class Producer:
         ProducerError: the producer exited before its ring was ready, or it was not ready in time.
     """
 
-    def __init__(self, stoke: List[str], settings: Any, epoch: int, batch: int, *,
+    def __init__(self, stoke: List[str], settings: Any, root: str, epoch: int, batch: int, *,
                  cuts: Sequence[Dict[str, Any]] = (), inherited: Sequence[int] = (), start_timeout: float) -> None:
         self.ring: Optional[Ring] = None
         self.proc: Optional[subprocess.Popen] = None
@@ -264,22 +265,23 @@ class Producer:
         self._stderr: Deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._reader: Optional[threading.Thread] = None
         self._fds: Dict[str, int] = {}
-        self._tuning: List[Dict[str, Any]] = []
-        self._tuning_read = 0
-        self._index_path: Optional[str] = None
-        self._tuning_path: Optional[str] = None
+        self._auto_workers: List[Dict[str, Any]] = []
+        self._auto_workers_read = 0
+        self._sample_list_path: Optional[str] = None
+        self._auto_workers_path: Optional[str] = None
         try:
             # One at a time into self._fds, so that stop() closes those made before a failure.
-            auto = settings.num_workers == "auto"
-            for name in ("ring", "index") + (("tuning",) if auto else ()):
+            auto = settings.workers == "auto"
+            for name in ("ring", "sample-list") + (("auto-workers",) if auto else ()):
                 self._fds[name] = anonymous_file(f"stoke-{name}")
-            data = dataset_argument_file(settings.root)
+            data = dataset_argument_file(root)
             if data is not None:
                 self._fds["data"] = data
             paths = {name: f"/dev/fd/{fd}" for name, fd in self._fds.items()}
-            self._index_path, self._tuning_path = paths["index"], paths.get("tuning")
+            self._sample_list_path, self._auto_workers_path = paths["sample-list"], paths.get("auto-workers")
             command = parent_death_command() + stoke + serve_arguments(
-                settings, epoch, batch, paths["ring"], paths["index"], paths.get("tuning"), cuts, paths.get("data"))
+                settings, root, epoch, batch, paths["ring"], paths["sample-list"], paths.get("auto-workers"), cuts,
+                paths.get("data"))
             self.proc = popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True, errors="replace",
                               pass_fds=[*self._fds.values(), *inherited])
@@ -346,31 +348,31 @@ class Producer:
         tail = "\n".join(self._stderr) or "(nothing)"
         return ProducerError(f"{what}. Its last stderr lines:\n{tail}")
 
-    def read_index(self) -> Tuple[bool, Any]:
-        """The dataset's samples as this producer listed them (see :func:`read_index`)."""
-        return read_index(self._index_path)
+    def read_sample_list(self) -> Tuple[bool, Any]:
+        """The dataset's samples as this producer listed them (see :func:`read_sample_list`)."""
+        return read_sample_list(self._sample_list_path)
 
-    def index_header(self) -> Dict[str, Any]:
-        """The header of the producer's index: ``samples``, ``listed``, ``dataset`` (Java's
+    def sample_list_header(self) -> Dict[str, Any]:
+        """The header of the producer's sample list: ``samples``, ``listed``, ``dataset`` (Java's
         ``Dataset.fingerprint()``: its files' names and labels, or its shards' names and sizes) and
         ``shuffle_window`` (the one in effect, 0 for a global shuffle)."""
-        with open(self._index_path, encoding="utf-8") as f:
+        with open(self._sample_list_path, encoding="utf-8") as f:
             return json.loads(f.readline())
 
     # The auto-workers log's format is specified once, in docs/shared-memory.md ("The auto-workers
     # log"); its writer is io.stoke.serve.AutoWorkersLogFile.
-    def tuning(self) -> List[Dict[str, Any]]:
+    def auto_workers_log(self) -> List[Dict[str, Any]]:
         """With ``num_workers="auto"``: the producer's changes to its decoding threads so far, oldest
-        first (see ``DataLoader.tuning``); after :meth:`stop`, all of them. Empty otherwise."""
-        if self._tuning_path is not None and "tuning" in self._fds:
-            with open(self._tuning_path, encoding="utf-8") as f:
+        first (see ``DataLoader.auto_workers_log``); after :meth:`stop`, all of them. Empty otherwise."""
+        if self._auto_workers_path is not None and "auto-workers" in self._fds:
+            with open(self._auto_workers_path, encoding="utf-8") as f:
                 lines = f.read().splitlines()
-            for line in lines[self._tuning_read:]:
+            for line in lines[self._auto_workers_read:]:
                 if not line.endswith("}"):
                     break  # a line being appended is read next time
-                self._tuning.append(json.loads(line))
-                self._tuning_read += 1
-        return list(self._tuning)
+                self._auto_workers.append(json.loads(line))
+                self._auto_workers_read += 1
+        return list(self._auto_workers)
 
     def stop(self) -> None:
         """Detaches from the ring, stops the process (terminate, then kill after 10 s) and closes the
@@ -398,8 +400,8 @@ class Producer:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        if "tuning" in self._fds:
-            self.tuning()  # the last changes, before their file goes
+        if "auto-workers" in self._fds:
+            self.auto_workers_log()  # the last changes, before their file goes
         fds, self._fds = self._fds, {}
         for fd in fds.values():
             os.close(fd)

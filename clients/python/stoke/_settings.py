@@ -1,32 +1,40 @@
 """``stoke.DataLoader``'s arguments as the producer's settings: PyTorch's keywords and a dataset's
-transform translated, Stoke's own checked, all before anything is created.
+transform translated, every option of the table (``_options``) checked from its entry, all before
+anything is created.
 
 :func:`resolve` is the whole of it: it raises ValueError or TypeError naming the first argument it
 refuses (UnsupportedError, a ValueError, for a transform or sampler Stoke cannot do exactly), and
-returns a :class:`Settings` that the loader adopts. It makes no file and starts no process; torch
-is imported only where an argument needs it.
+returns the :class:`Settings` that the loader holds. It makes no file and starts no process; torch
+is imported only where an argument needs it. What is written here by hand is what the table cannot
+say: PyTorch's keywords translated (the sampler, ``num_workers``, ``prefetch_factor``,
+``pin_memory``, a dataset's transform) and the relations between options.
 """
 
 import dataclasses
+import inspect
+import json
 import numbers
 import operator
 import os
 import re
 import warnings
-from typing import Any, Callable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
-from . import _home
+from . import _home, _options
 from . import _torch_compat as _compat
 
-__all__ = ["Settings", "StokeWarning", "default_workers", "resolve", "say_once"]
+__all__ = ["KEYWORDS", "START_TIMEOUT", "Settings", "StokeWarning", "default_workers", "resolve", "say_once"]
+
+#: How long creating a loader waits for the producer's ring (the first run may build Stoke).
+START_TIMEOUT = 900.0
 
 
 class StokeWarning(UserWarning):
     """What stoke.DataLoader says once about a PyTorch keyword it maps, costs or ignores."""
 
 
-#: The keys of what has been said once in this process.
-SAID: Set[str] = set()
+# The keys of what has been said once in this process.
+_said: Set[str] = set()
 
 
 def say_once(key: str, message: str, stacklevel: int = 2) -> None:
@@ -37,8 +45,8 @@ def say_once(key: str, message: str, stacklevel: int = 2) -> None:
         message: the warning.
         stacklevel: as ``warnings.warn``'s, counted from the caller of this function.
     """
-    if key not in SAID:
-        SAID.add(key)
+    if key not in _said:
+        _said.add(key)
         warnings.warn(message, StokeWarning, stacklevel=stacklevel + 1)
 
 
@@ -90,12 +98,88 @@ def _number(name: str, value: Any) -> float:
     raise TypeError(f"{name} must be a number, not {value!r}")
 
 
-def _torch_keywords(*, batch_size, sampler, batch_sampler, shuffle, seed, rank, world_size, shard_tail, num_workers,
+#: A size as Java's ByteSize reads it: bytes, or a number with K, M, G or T (binary).
+_SIZE = re.compile(r"\d+\s*(?:[KMGT](?:I?B)?|B)?", re.IGNORECASE)
+
+
+def _boolean(name: str, value: Any) -> bool:
+    """``value`` as a bool (True, False, or an integer 0 or 1), or a TypeError naming the argument."""
+    if isinstance(value, bool):
+        return value
+    try:
+        if operator.index(value) in (0, 1):
+            return bool(value)
+    except TypeError:
+        pass
+    raise TypeError(f"{name} must be True or False, not {value!r}")
+
+
+def _choices(values: Tuple[str, ...]) -> str:
+    quoted = [repr(v) for v in values]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+def check_option(option: "_options.Option", value: Any) -> Any:
+    """``value`` of the table's ``option`` checked against its entry (type, bounds, choices, count), as
+    the Python value the settings hold; None stays None (the option not given, and no default).
+
+    Raises:
+        TypeError: a value of another type, naming the keyword.
+        ValueError: out of its bounds, not one of its choices, or not its count of numbers.
+    """
+    if value is None:
+        return None
+    name, kind = option.python or option.name, option.type
+    if kind in ("int", "long"):
+        value = _integer(name, value)
+    elif kind == "float":
+        value = _number(name, value)
+    elif kind == "bool":
+        value = _boolean(name, value)
+    elif kind == "workers":
+        value = value if value == "auto" else _integer(name, value)
+    elif kind == "floats":
+        if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != option.count:
+            raise ValueError(f"{name} must be {option.count} numbers ({option.label}), not {value!r}")
+        value = [_number(name, v) for v in value]
+    elif kind == "choice":
+        if value not in option.choices:
+            raise ValueError(f"{name} must be {_choices(option.choices)}, not {value!r}")
+    elif kind == "size":
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a size such as \"64G\", not a {type(value).__name__}")
+        if not _SIZE.fullmatch(value.strip()):
+            raise ValueError(f"{name}={value!r} is not a size: write bytes, or a number with K, M, G or T "
+                             "(binary: \"64M\" is 64 MiB)")
+    elif kind == "path":
+        if not isinstance(value, (str, os.PathLike)):
+            raise TypeError(f"{name} must be a path, not a {type(value).__name__}")
+    elif kind == "string":
+        if not isinstance(value, str) or not value.strip():
+            raise TypeError(f"{name} must be a non-empty string, not {value!r}")
+    elif kind == "json":
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be plain values (JSON), not {value!r}") from None
+    low, high = option.min, option.max
+    if kind in ("int", "long", "float") or (kind == "workers" and value != "auto"):
+        if low is not None and high is not None and not low <= value <= high:
+            raise ValueError(f"{name} must be {low:g} to {high:g}, not {value}")
+        if low is not None and value < low:
+            raise ValueError(f"{name} must be at least {low:g}, not {value}")
+        if high is not None and value > high:
+            raise ValueError(f"{name} must be at most {high:g}, not {value}")
+    return value
+
+
+def _torch_keywords(*, batch_size, sampler, batch_sampler, shuffle, seed, rank, world_size, partition_tail, num_workers,
                     collate_fn, pin_memory, timeout, worker_init_fn, multiprocessing_context, generator, prefetch_factor,
                     persistent_workers, pin_memory_device, in_order, slots, batch_transform, with_indices):
     """PyTorch DataLoader's keywords as Stoke's settings, refusing what cannot be done (with
-    PyTorch's own message where PyTorch refuses it too). A dict of the settings they decide."""
-    out = {"shuffle": bool(shuffle), "seed": seed, "rank": rank, "world_size": world_size, "shard_tail": shard_tail}
+    PyTorch's own message where PyTorch refuses it too). A dict of the settings they decide, by the
+    table's names (``workers`` for ``num_workers``), and ``collate`` and ``pin``."""
+    out = {"shuffle": shuffle, "seed": seed, "rank": rank, "world_size": world_size, "partition_tail": partition_tail}
 
     def agree(key, value, source):
         if out[key] is not None and out[key] != value:
@@ -135,7 +219,7 @@ def _torch_keywords(*, batch_size, sampler, batch_sampler, shuffle, seed, rank, 
             agree("seed", int(sampler.seed), "the DistributedSampler")
             agree("rank", int(sampler.rank), "the DistributedSampler")
             agree("world_size", int(sampler.num_replicas), "the DistributedSampler")
-            agree("shard_tail", "drop" if sampler.drop_last else "pad", "the DistributedSampler's drop_last")
+            agree("partition_tail", "drop" if sampler.drop_last else "pad", "the DistributedSampler's drop_last")
         else:
             raise ValueError(f"stoke.DataLoader cannot draw the order of {kind.__name__}: it takes RandomSampler, "
                              "SequentialSampler or DistributedSampler (or shuffle=, seed=, rank=, world_size=), whose "
@@ -144,17 +228,16 @@ def _torch_keywords(*, batch_size, sampler, batch_sampler, shuffle, seed, rank, 
     if generator is not None:
         agree("seed", int(generator.initial_seed()), "the generator's initial_seed()")
     out["seed"] = None if out["seed"] is None else _integer("seed", out["seed"])  # None: drawn once the world is known
-    out["shard_tail"] = "pad" if out["shard_tail"] is None else out["shard_tail"]
     # PyTorch's 0 is "no worker processes"; Stoke never decodes in this process, so 0 (the default)
     # leaves the number of decoding threads to the producer, as "auto" does.
     if num_workers is None or num_workers == "auto":
-        out["num_workers"] = "auto"
+        out["workers"] = "auto"
     elif isinstance(num_workers, bool) or not isinstance(num_workers, int):
         raise ValueError(f"num_workers must be a non-negative int or 'auto', not {num_workers!r}")
     elif num_workers < 0:
         raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.")
     else:
-        out["num_workers"] = "auto" if num_workers == 0 else num_workers
+        out["workers"] = "auto" if num_workers == 0 else num_workers
     if num_workers == 0 and prefetch_factor is not None:
         raise ValueError("prefetch_factor option could only be specified in multiprocessing."
                          "let num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None.")
@@ -167,9 +250,9 @@ def _torch_keywords(*, batch_size, sampler, batch_sampler, shuffle, seed, rank, 
             raise ValueError("slots and prefetch_factor both size the ring: pass one")
         if _integer("prefetch_factor", prefetch_factor) < 1:
             raise ValueError(f"prefetch_factor must be positive, not {prefetch_factor}")
-        workers = out["num_workers"]
+        workers = out["workers"]
         slots = max(2, (default_workers() if workers == "auto" else workers) * int(prefetch_factor))
-    out["slots"] = 4 if slots is None else _integer("slots", slots)
+    out["slots"] = slots
     if worker_init_fn is not None:
         say_once("worker-init", "stoke.DataLoader: worker_init_fn is ignored: Stoke decodes in Java threads, no "
                                 "Python runs in them (its transforms are the producer's own, seeded by seed)",
@@ -207,55 +290,75 @@ def _torch_keywords(*, batch_size, sampler, batch_sampler, shuffle, seed, rank, 
     return out
 
 
-def _transform_settings(dataset, *, transform, resize, crop, output, mean, std, dct_scaling):
-    """The producer's transform: the dataset's own translated, else Stoke's keywords with their
-    defaults. A dict of transform, resize, crop, output, mean, std, chw, scale, ratio, flip and
-    dct_scaling."""
-    given = {k: v for k, v in (("resize", resize), ("crop", crop), ("output", output), ("transform", transform),
-                               ("mean", mean), ("std", std)) if v is not None}
-    out = {"transform": transform, "resize": resize, "crop": crop, "output": output, "mean": mean, "std": std,
-           "chw": False, "scale": None, "ratio": None, "flip": None}
-    translated = dataset is not None and getattr(dataset, "transform", None) is not None
-    if translated:
-        if given:
-            raise ValueError(f"{', '.join(given)} given, and the dataset has a transform that already decides "
-                             f"{'it' if len(given) == 1 else 'them'}: pass one or the other")
-        out.update(_compat.translate_transform(dataset.transform))
-    out["transform"] = "eval" if out["transform"] is None else out["transform"]
-    out["resize"] = 256 if out["resize"] is None else _integer("resize", out["resize"])
-    out["crop"] = 224 if out["crop"] is None else _integer("crop", out["crop"])
-    out["output"] = "uint8" if out["output"] is None else out["output"]
-    # A torchvision transform is translated exactly: no DCT scaling unless asked for.
-    out["dct_scaling"] = ("none" if translated else "pow2") if dct_scaling is None else dct_scaling
-    if out["output"] not in ("uint8", "float32"):
-        raise ValueError(f"output must be 'uint8' or 'float32', not {out['output']!r}")
-    if out["transform"] not in ("eval", "train"):
-        raise ValueError(f"transform must be 'eval' or 'train', not {out['transform']!r}")
-    if out["dct_scaling"] not in ("none", "pow2", "all"):
-        raise ValueError(f"dct_scaling must be 'none', 'pow2' or 'all', not {out['dct_scaling']!r}")
-    mean, std = out["mean"], out["std"]
-    if (mean is None) != (std is None) or (mean is not None and (
-            not hasattr(mean, "__len__") or not hasattr(std, "__len__") or len(mean) != 3 or len(std) != 3)):
-        raise ValueError("mean and std go together, three numbers each (RGB, on a 0-1 scale)")
-    if mean is not None and out["output"] != "float32":
-        raise ValueError("mean and std normalise output='float32'; the uint8 output is not normalised")
-    out["mean"] = None if mean is None else [_number("mean", v) for v in mean]
-    out["std"] = None if std is None else [_number("std", v) for v in std]
-    if out["resize"] < 1 or out["crop"] < 1:
-        raise ValueError(f"resize and crop must be positive, not {out['resize']} and {out['crop']}")
-    return out
+#: The table's options that a dataset's transform decides, where it has one.
+_TRANSFORM_OPTIONS = ("transform", "resize", "crop", "scale", "ratio", "flip", "output", "mean", "std")
+
+
+def _translate_transform(dataset: Any, values: Dict[str, Any]) -> bool:
+    """Puts a dataset's transform, translated, into ``values`` (by the table's names), refusing one that
+    keywords decide too. Returns whether its uint8 batches are ``[n, 3, H, W]`` (PILToTensor's layout)."""
+    if dataset is None or getattr(dataset, "transform", None) is None:
+        return False
+    given = [k for k in _TRANSFORM_OPTIONS if values[k] is not None]
+    if given:
+        raise ValueError(f"{', '.join(given)} given, and the dataset has a transform that already decides "
+                         f"{'it' if len(given) == 1 else 'them'}: pass one or the other")
+    translated = _compat.translate_transform(dataset.transform)
+    chw = bool(translated.pop("chw"))
+    values.update(translated)
+    if values["dct_scaling"] is None:
+        values["dct_scaling"] = "none"  # a torchvision transform is translated exactly: no DCT scaling unless asked
+    return chw
+
+
+def _renamed(old: str, new: str) -> str:
+    return f"stoke.DataLoader: {old} is deprecated: it is {new} now (the old keyword goes in the next release)"
+
+
+def _table_keywords(keywords: Dict[str, Any]) -> Dict[str, Any]:
+    """The table's keywords as given, by the options' names (None: not given); a deprecated keyword
+    is taken for its new one, said once.
+
+    Raises:
+        TypeError: a keyword the table does not hold (as Python's own), or a deprecated keyword and
+            its new one both given.
+    """
+    values = {o.name: None for o in _options.OPTIONS if o.python is not None}
+    keyword_of = {o.python: o for o in _options.OPTIONS if o.python is not None}
+    deprecated_of = {o.deprecated_python: o for o in _options.OPTIONS if o.python and o.deprecated_python}
+    for keyword, value in keywords.items():
+        if keyword in keyword_of:
+            values[keyword_of[keyword].name] = value
+        elif keyword not in deprecated_of:
+            raise TypeError(f"DataLoader.__init__() got an unexpected keyword argument {keyword!r}")
+    for keyword, option in deprecated_of.items():
+        value = keywords.get(keyword)
+        if value is None:
+            continue
+        if values[option.name] is not None:
+            raise TypeError(f"{keyword} and {option.python} given: {keyword} is {option.python}'s deprecated "
+                            f"spelling, pass {option.python} alone")
+        say_once(f"deprecated-{keyword}", _renamed(f"{keyword}=", f"{option.python}="), stacklevel=4)
+        values[option.name] = value
+    return values
 
 
 @dataclasses.dataclass
 class Settings:
-    """Every argument of a ``stoke.DataLoader``, checked, with the defaults and translations applied."""
+    """Every argument of a ``stoke.DataLoader``, checked, with the defaults and translations applied.
+
+    PyTorch's keywords are kept as torch's DataLoader keeps them, with Stoke's own that the table
+    does not hold; every option of the table is in ``options`` by its name, and reads as an
+    attribute by its name (``settings.partition_tail``), by its keyword (``settings.num_workers``,
+    the option ``workers``) or by its deprecated keyword (``settings.shard_tail``, said once).
+    """
 
     # What to read: a dataset object (or None for a path), its samples (None for a path), the path.
     dataset: Any
     samples: Optional[List[Tuple[str, int]]]
     path: Optional[str]
     stoke: List[str]  # the command before ``serve ...``
-    # PyTorch's keywords as they were passed, kept as torch's DataLoader keeps them.
+    # PyTorch's keywords that the table does not hold, as they were passed.
     sampler: Any
     collate_fn: Optional[Callable]
     pin_memory: bool
@@ -267,59 +370,57 @@ class Settings:
     prefetch_factor: Optional[int]
     persistent_workers: bool
     in_order: bool
-    # Stoke's settings.
-    batch_size: int
-    drop_last: bool
-    shuffle: bool
-    seed: int
-    seed_drawn: bool
-    rank: int
-    world_size: int
-    shard_tail: str
-    num_workers: Union[int, str]
-    slots: int
-    collate: Optional[Callable]  # collate_fn, unless it is torch's default_collate
-    pin: bool  # pin_memory where CUDA is available
+    # Stoke's own that the table does not hold: they act in this process.
     batch_transform: Optional[Callable]
     with_indices: bool
-    on_error: str
-    transform: str
-    resize: int
-    crop: int
-    output: str
-    mean: Optional[List[float]]
-    std: Optional[List[float]]
-    chw: bool
-    scale: Optional[List[float]]
-    ratio: Optional[List[float]]
-    flip: Optional[float]
-    dct_scaling: str
-    shuffle_window: Optional[int]
-    shard_cache: Optional[str]
-    shard_cache_dir: Optional[Union[str, "os.PathLike[str]"]]
-    cache_dir: Optional[Union[str, "os.PathLike[str]"]]
-    cache_size: Optional[str]
-    cache_shared_with: Optional[str]
-    image_column: Optional[str]
-    label_column: Optional[str]
-    key_column: Optional[str]
-    worker_nice: int
     start_timeout: float
+    # What the translations decided.
+    seed_drawn: bool  # no seed given: drawn here, and a resumed state's takes its place
+    collate: Optional[Callable]  # collate_fn, unless it is torch's default_collate
+    pin: bool  # pin_memory where CUDA is available
+    chw: bool  # uint8 batches as [n, 3, H, W], a dataset transform's PILToTensor()
+    # Every option of the table with a keyword, by name: checked, defaults applied (None: none).
+    options: Dict[str, Any]
+
+    def option(self, name: str) -> Any:
+        """The table's option ``name``: by its name, its keyword or its deprecated keyword (said once).
+
+        Raises:
+            AttributeError: the table has no such option.
+        """
+        options = self.__dict__.get("options")
+        if options is not None:
+            if name in options:
+                return options[name]
+            for option in _options.OPTIONS:
+                if option.name in options and name == option.python:
+                    return options[option.name]
+                if option.name in options and name == option.deprecated_python:
+                    # Said at the line that reads loader.<old name> (DataLoader.__getattr__ calls this).
+                    say_once(f"deprecated-{name}", _renamed(name, option.python), stacklevel=3)
+                    return options[option.name]
+        raise AttributeError(f"no option {name!r} in the options table")
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.option(name)
+        except AttributeError:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}") from None
 
 
-def resolve(dataset: Any, *, batch_size: Optional[int], shuffle: Optional[bool], sampler: Any, batch_sampler: Any,
-            num_workers: Union[int, str, None], collate_fn: Optional[Callable], pin_memory: bool, drop_last: bool,
-            timeout: float, worker_init_fn: Optional[Callable], multiprocessing_context: Any, generator: Any,
-            prefetch_factor: Optional[int], persistent_workers: bool, pin_memory_device: str, in_order: bool,
-            batch_transform: Optional[Callable], seed: Optional[int], resize: Optional[int], crop: Optional[int],
-            output: Optional[str], on_error: str, with_indices: bool, rank: Optional[int], world_size: Optional[int],
-            transform: Optional[str], dct_scaling: Optional[str], slots: Optional[int], shuffle_window: Optional[int],
-            shard_cache: Optional[str], shard_cache_dir: Optional[Union[str, "os.PathLike[str]"]],
-            cache_dir: Optional[Union[str, "os.PathLike[str]"]], cache_size: Optional[str],
-            cache_shared_with: Optional[str], image_column: Optional[str], label_column: Optional[str], key_column: Optional[str], worker_nice: int,
-            shard_tail: Optional[str], mean: Optional[Sequence[float]], std: Optional[Sequence[float]],
-            start_timeout: float) -> Settings:
+def resolve(dataset: Any, *, sampler: Any = None, batch_sampler: Any = None, collate_fn: Optional[Callable] = None,
+            pin_memory: bool = False, timeout: float = 0, worker_init_fn: Optional[Callable] = None,
+            multiprocessing_context: Any = None, generator: Any = None, prefetch_factor: Optional[int] = None,
+            persistent_workers: bool = False, pin_memory_device: str = "", in_order: bool = True,
+            batch_transform: Optional[Callable] = None, with_indices: bool = False,
+            start_timeout: float = START_TIMEOUT, **keywords: Any) -> Settings:
     """Checks and translates ``stoke.DataLoader``'s arguments (see its docstring for each).
+
+    Args:
+        dataset: the dataset or its path.
+        sampler ... start_timeout: the keywords the table does not hold, PyTorch's and Stoke's.
+        **keywords: the table's keywords (``batch_size=``, ``partition_tail=``, ...), each checked from
+            its entry; a deprecated spelling (``shard_tail=``) works, said once.
 
     Returns:
         The settings, with every default and translation applied.
@@ -327,75 +428,67 @@ def resolve(dataset: Any, *, batch_size: Optional[int], shuffle: Optional[bool],
     Raises:
         ValueError: an argument Stoke refuses, named in the message (an UnsupportedError for a
             dataset's transform, loader or samples that Stoke cannot do exactly).
-        TypeError: an argument of the wrong type, named in the message.
+        TypeError: an argument of the wrong type, or a keyword that none is, named in the message.
         StokeNotFoundError: no Java side to start the producer with.
     """
-    torch_settings = _torch_keywords(batch_size=batch_size, sampler=sampler, batch_sampler=batch_sampler,
-                                     shuffle=shuffle, seed=seed, rank=rank, world_size=world_size,
-                                     shard_tail=shard_tail, num_workers=num_workers, collate_fn=collate_fn,
-                                     pin_memory=pin_memory, timeout=timeout, worker_init_fn=worker_init_fn,
-                                     multiprocessing_context=multiprocessing_context, generator=generator,
-                                     prefetch_factor=prefetch_factor, persistent_workers=persistent_workers,
-                                     pin_memory_device=pin_memory_device, in_order=in_order, slots=slots,
-                                     batch_transform=batch_transform, with_indices=with_indices)
+    by_name = {o.name: o for o in _options.OPTIONS}
+    values = _table_keywords(keywords)
+    batch_size = keywords["batch_size"] if "batch_size" in keywords else by_name["batch_size"].python_value()
+    translated = _torch_keywords(
+        batch_size=batch_size, sampler=sampler, batch_sampler=batch_sampler, shuffle=values["shuffle"],
+        seed=values["seed"], rank=values["rank"], world_size=values["world_size"],
+        partition_tail=values["partition_tail"], num_workers=values["workers"], collate_fn=collate_fn,
+        pin_memory=pin_memory, timeout=timeout, worker_init_fn=worker_init_fn,
+        multiprocessing_context=multiprocessing_context, generator=generator, prefetch_factor=prefetch_factor,
+        persistent_workers=persistent_workers, pin_memory_device=pin_memory_device, in_order=in_order,
+        slots=values["slots"], batch_transform=batch_transform, with_indices=with_indices)
+    collate, pin = translated.pop("collate"), translated.pop("pin")
+    values.update(translated, batch_size=batch_size)
     is_dataset = _compat.is_dataset(dataset)
     if not is_dataset and not isinstance(dataset, (str, bytes, os.PathLike)):
         raise TypeError(f"stoke.DataLoader takes a path or a dataset with samples, a list of (path, label) (a "
                         f"torchvision ImageFolder or DatasetFolder), not a {type(dataset).__name__}: Stoke reads "
                         "the files itself. Use torch.utils.data.DataLoader for this dataset.")
-    transform_settings = _transform_settings(dataset if is_dataset else None, transform=transform, resize=resize,
-                                             crop=crop, output=output, mean=mean, std=std, dct_scaling=dct_scaling)
-    if on_error not in ("fail", "skip"):
-        raise ValueError(f"on_error must be 'fail' or 'skip', not {on_error!r}")
-    shard_tail = torch_settings["shard_tail"]
-    if shard_tail not in ("pad", "drop"):
-        raise ValueError(f"shard_tail must be 'pad' or 'drop', not {shard_tail!r}")
-    slots = torch_settings["slots"]
-    if slots < 1:
-        raise ValueError(f"slots must be positive, not {slots}")
-    worker_nice = _integer("worker_nice", worker_nice)
-    if not 0 <= worker_nice <= 19:
-        raise ValueError(f"worker_nice must be 0 to 19, not {worker_nice}")
-    shuffle_window = None if shuffle_window is None else _integer("shuffle_window", shuffle_window)
-    if shuffle_window is not None and shuffle_window < 0:
-        raise ValueError(f"shuffle_window must not be negative: {shuffle_window}")
-    if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
-        raise TypeError(f"cache_dir must be a path, not a {type(cache_dir).__name__}")
-    if cache_size is not None:
-        if not isinstance(cache_size, str):
-            raise TypeError(f"cache_size must be a size such as \"64G\", not a {type(cache_size).__name__}")
-        if cache_dir is None:
-            # Without a folder there is no cache: the size would be dropped without a word.
-            raise ValueError(f"cache_size={cache_size!r} needs cache_dir, the folder it bounds")
-    if cache_shared_with is not None:
-        if not isinstance(cache_shared_with, str) or not cache_shared_with.strip() or any(
-                c in cache_shared_with for c in "/:"):
-            raise TypeError(f"cache_shared_with must be a group's name, not {cache_shared_with!r}")
-        if cache_dir is None and shard_cache_dir is None:
+    chw = _translate_transform(dataset if is_dataset else None, values)
+    given = {name for name, value in values.items() if value is not None}
+    default_rank, default_world = default_rank_and_world()
+    values["rank"] = default_rank if values["rank"] is None else values["rank"]
+    values["world_size"] = default_world if values["world_size"] is None else values["world_size"]
+    # Every option of the table from its entry: a value not given takes its default.
+    for name, value in values.items():
+        if name != "seed" or value is not None:  # no seed: drawn below, once the world is known
+            values[name] = check_option(by_name[name], by_name[name].python_value() if value is None else value)
+    # The relations between options, which no single entry says.
+    if not values["rank"] < values["world_size"]:
+        raise ValueError(f"rank must be in [0, world_size): rank {values['rank']} of {values['world_size']}")
+    if ("mean" in given) != ("std" in given):
+        raise ValueError("mean and std go together, three numbers each (RGB, on a 0-1 scale)")
+    if "mean" in given and values["output"] != "float32":
+        raise ValueError("mean and std normalise output='float32'; the uint8 output is not normalised")
+    if "restart_cache_size" in given and values["restart_cache_dir"] is None:
+        # Without a folder there is no cache: the size would be dropped without a word.
+        raise ValueError(f"restart_cache_size={values['restart_cache_size']!r} needs restart_cache_dir, the folder "
+                         "it bounds")
+    group = values["cache_shared_with"]
+    if group is not None:
+        if any(c in group for c in "/:"):
+            raise TypeError(f"cache_shared_with must be a group's name, not {group!r}")
+        if values["restart_cache_dir"] is None and values["shard_cache_dir"] is None:
             # Nothing to share: the group would be dropped without a word.
-            raise ValueError(f"cache_shared_with={cache_shared_with!r} needs cache_dir or shard_cache_dir, the "
+            raise ValueError(f"cache_shared_with={group!r} needs restart_cache_dir or shard_cache_dir, the "
                              "folder it shares")
-    for name, column in (("image_column", image_column), ("label_column", label_column), ("key_column", key_column)):
-        if column is not None and (not isinstance(column, str) or not column.strip()):
-            raise TypeError(f"{name} must be a column name, not {column!r}")
-        if column is not None and is_dataset:
+    for name in ("image_column", "label_column", "key_column"):
+        if values[name] is not None and is_dataset:
             raise ValueError(f"{name} names a Parquet column, and the dataset is a {type(dataset).__name__}: pass "
                              "the Parquet files' path")
-    default_rank, default_world = default_rank_and_world()
-    rank = default_rank if torch_settings["rank"] is None else _integer("rank", torch_settings["rank"])
-    world_size = (default_world if torch_settings["world_size"] is None
-                  else _integer("world_size", torch_settings["world_size"]))
-    if not 0 <= rank < world_size:
-        raise ValueError(f"rank must be in [0, world_size): rank {rank} of {world_size}")
     start_timeout = _number("start_timeout", start_timeout)
-    seed = torch_settings["seed"]
-    seed_drawn = seed is None
+    seed_drawn = values["seed"] is None
     if seed_drawn:
         # As torch's RandomSampler and workers without a generator: from torch's global generator,
         # so that torch.manual_seed(s) repeats a run and an unseeded run does not. Ranks must
         # share one permutation: with world_size > 1 it is DistributedSampler's default, 0.
         import torch
-        seed = 0 if world_size > 1 else int(torch.empty((), dtype=torch.int64).random_().item())
+        values["seed"] = 0 if values["world_size"] > 1 else int(torch.empty((), dtype=torch.int64).random_().item())
     samples = _compat.dataset_samples(dataset) if is_dataset else None
     if sampler is not None and samples is not None:
         # A path's size is known once the producer has listed it; the loader checks it then.
@@ -405,14 +498,13 @@ def resolve(dataset: Any, *, batch_size: Optional[int], shuffle: Optional[bool],
         stoke=_home.stoke_command(), sampler=sampler, collate_fn=collate_fn, pin_memory=bool(pin_memory),
         pin_memory_device=pin_memory_device, timeout=float(timeout), worker_init_fn=worker_init_fn,
         multiprocessing_context=multiprocessing_context, generator=generator, prefetch_factor=prefetch_factor,
-        persistent_workers=persistent_workers, in_order=bool(in_order), batch_size=int(batch_size),
-        drop_last=bool(drop_last), shuffle=torch_settings["shuffle"], seed=int(seed), seed_drawn=seed_drawn,
-        rank=rank, world_size=world_size, shard_tail=shard_tail, num_workers=torch_settings["num_workers"],
-        slots=slots, collate=torch_settings["collate"], pin=torch_settings["pin"], batch_transform=batch_transform,
-        with_indices=with_indices, on_error=on_error, **transform_settings, shuffle_window=shuffle_window,
-        shard_cache=shard_cache, shard_cache_dir=shard_cache_dir, cache_dir=cache_dir, cache_size=cache_size,
-        cache_shared_with=cache_shared_with, image_column=image_column,
-        label_column=label_column, key_column=key_column, worker_nice=worker_nice, start_timeout=start_timeout)
+        persistent_workers=persistent_workers, in_order=bool(in_order), batch_transform=batch_transform,
+        with_indices=with_indices, start_timeout=start_timeout, seed_drawn=seed_drawn, collate=collate, pin=pin,
+        chw=chw, options=values)
+
+
+#: The keywords of ``stoke.DataLoader`` that the table does not hold: PyTorch's and Stoke's Python-only.
+KEYWORDS = tuple(p.name for p in inspect.signature(resolve).parameters.values() if p.kind is p.KEYWORD_ONLY)
 
 
 def check_sampler_size(sampler: Any, n: int) -> None:

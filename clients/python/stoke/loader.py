@@ -30,19 +30,15 @@ import numpy as np
 
 from . import _resume, _settings
 from . import _torch_compat as _compat
+from ._closing import Closeable
 from ._pinning import Pinning
 from ._producer import Producer, ProducerError, anonymous_file
-from ._settings import SAID as _SAID  # noqa: F401  what was said once (the tests clear it)
-from ._settings import StokeWarning, default_workers
+from ._settings import START_TIMEOUT, StokeWarning, default_workers
 from ._urls import redact as _redact
-from .ring import Batch as RawBatch
-from .ring import SAMPLE_FORMAT_NOT_DECODED, SAMPLE_STATUS, ProducerGoneError, Ring, image_format
+from .ring import RingBatch
+from .ring import SAMPLE_FORMAT_NOT_DECODED, SAMPLE_STATUS, ProducerGoneError, image_format
 
 __all__ = ["DataLoader", "SampleError", "ProducerError", "SkippedSample", "Batch", "StokeWarning"]
-
-#: How long creating a loader waits for the producer's ring (the first run may build Stoke).
-START_TIMEOUT = 900.0
-
 
 class SampleError(RuntimeError):
     """A batch held files that did not decode, under ``on_error="fail"``.
@@ -86,7 +82,7 @@ class Batch(tuple):
     ``skipped`` (a list of :class:`SkippedSample`: under ``on_error="skip"`` the samples that did
     not decode; their images are zeros) and ``padded`` as attributes. ``padded`` is a bool tensor
     ``[n]``: True for the samples repeated so that every rank gets as many samples (with
-    ``world_size > 1`` and ``shard_tail="pad"``, PyTorch's ``DistributedSampler`` padding), always
+    ``world_size > 1`` and ``partition_tail="pad"``, PyTorch's ``DistributedSampler`` padding), always
     the batch's last ones; another rank gets the same sample this epoch.
 
     Example::
@@ -150,9 +146,9 @@ class _UnlistedSamples(collections.abc.Sequence):
                           "(batch.labels, batch.indices)")
 
 
-def _samples_of(index: Tuple[bool, Any], root: str) -> Sequence[Tuple[str, int]]:
-    """The samples of a producer's index (``_producer.read_index``): listed, or only counted."""
-    listed, samples = index
+def _samples_of(sample_list: Tuple[bool, Any], root: str) -> Sequence[Tuple[str, int]]:
+    """The samples of a producer's sample list (``_producer.read_sample_list``): listed, or only counted."""
+    listed, samples = sample_list
     return samples if listed else _UnlistedSamples(samples, root)
 
 
@@ -186,13 +182,16 @@ def _close_at_exit(ref: "weakref.ref[DataLoader]") -> None:
         loader.close()
 
 
-class DataLoader:
+class DataLoader(Closeable):
     r"""Batches of a dataset of images decoded by Stoke, with PyTorch ``DataLoader``'s signature.
 
     Creating one starts Stoke's producer, a Java process that decodes with its own threads into a
     ring of batch slots in anonymous shared memory; the batches are torch tensors viewing it, without
     a copy. PyTorch's parameters come first, in PyTorch's order and with its defaults; Stoke's own
-    are keyword-only after them. Every argument is checked before anything is created.
+    are keyword-only after them. Every argument is checked before anything is created, and reads
+    back as the loader's attribute (``loader.batch_size``, ``loader.partition_tail``), from its one
+    settings object. Stoke's options are declared once, in the options table that ``stoke serve``'s
+    flags come from too (docs/options.md).
 
     Yields ``(images, labels)`` (``(images, labels, indices)`` with ``with_indices=True``) as a
     :class:`Batch`: ``images`` uint8 ``[n, crop, crop, 3]`` (``output="uint8"``; ``[n, 3, crop,
@@ -225,7 +224,7 @@ class DataLoader:
         num_workers (int or "auto", optional): Stoke's decoding threads, in its producer process.
             ``0`` (PyTorch's default, where it means no worker processes) and ``"auto"`` let Stoke
             choose while it runs: as many as your loop needs, at most the cores divided by
-            ``LOCAL_WORLD_SIZE`` (``loader.tuning()`` says each change and why); ``N`` runs exactly
+            ``LOCAL_WORLD_SIZE`` (``loader.auto_workers_log()`` says each change and why); ``N`` runs exactly
             ``N``. Nothing is ever decoded in this process.
         collate_fn (Callable, optional): PyTorch's meaning: a list of ``(image, label)`` in, the batch
             out (a copy it makes); ``default_collate`` costs nothing. ``batch_transform`` does the
@@ -259,12 +258,18 @@ class DataLoader:
             raises :class:`SampleError` naming them; ``"skip"``: it comes with them zeroed and
             listed in ``batch.skipped``.
         with_indices (bool, optional): yield each sample's dataset index too (default: ``False``).
-        rank (int, optional): this process's shard; default ``torch.distributed``'s when it is
+        rank (int, optional): this process's partition of each epoch; default ``torch.distributed``'s when it is
             initialised, else ``RANK`` (torchrun), else ``0``.
-        world_size (int, optional): the shards; default as ``rank``'s, from ``WORLD_SIZE``, else
+        world_size (int, optional): the partitions; default as ``rank``'s, from ``WORLD_SIZE``, else
             ``1``. Every rank gets as many samples, as with ``DistributedSampler``.
         transform (str, optional): for a path, ``"eval"`` (the default: ``Resize`` + ``CenterCrop``)
-            or ``"train"`` (``RandomResizedCrop(crop)`` + ``RandomHorizontalFlip()``).
+            or ``"train"`` (``RandomResizedCrop(crop, scale, ratio)`` + ``RandomHorizontalFlip(flip)``).
+        scale (sequence of 2 floats, optional): with ``transform="train"``, the range of the crop's area
+            as a fraction of the image's (default: ``(0.08, 1.0)``, torchvision's).
+        ratio (sequence of 2 floats, optional): with ``transform="train"``, the range of the crop's
+            width / height, drawn log-uniformly (default: ``(3/4, 4/3)``, torchvision's).
+        flip (float, optional): with ``transform="train"``, the probability of a horizontal flip, 0 to
+            1 (default: ``0.5``).
         dct_scaling (str, optional): ``"none"``, ``"pow2"`` or ``"all"``: let libjpeg-turbo decode
             at a smaller scale where the resize allows (default: ``"pow2"`` for a path, ``"none"``
             for a translated transform).
@@ -272,9 +277,11 @@ class DataLoader:
             (default: ``4``).
         shuffle_window (int, optional): over shards, shuffle within windows of that many shards
             (default for remote shards, whose cache holds a window: ``8``).
-        shard_cache (str, optional): the bound of the cache of whole remote shards (``"4G"``).
+        shard_cache_size (str, optional): the bound of the shard cache, the cache of whole remote
+            shards (default: ``"4G"``; was ``shard_cache``, deprecated).
         shard_cache_dir (str or os.PathLike, optional): where that cache lies.
-        cache_dir (str or os.PathLike, optional): a folder where Stoke keeps a lossless
+        restart_cache_dir (str or os.PathLike, optional): the restart cache (was ``cache_dir``,
+            deprecated): a folder where Stoke keeps a lossless
             restart-marker copy of each original JPEG of the dataset (a folder's or list's files,
             or the members of tar shards or Parquet row groups, local or remote; the same pixels;
             made by one low-priority thread from the images read) and reads it from then on: from
@@ -283,10 +290,10 @@ class DataLoader:
             none). The folder is yours alone: Stoke makes it ``0700`` and its files ``0600``, and
             refuses one that another user owns or that others can write, naming its owner and mode
             (see ``cache_shared_with``).
-        cache_size (str, optional): the most bytes ``cache_dir`` holds (``"64G"``, the default),
-            counted over every process filling it; past it the rest is read from the originals,
-            said once.
-        cache_shared_with (str, optional): the name of a group with which ``cache_dir`` and
+        restart_cache_size (str, optional): the most bytes ``restart_cache_dir`` holds (``"64G"``, the
+            default), counted over every process filling it; past it the rest is read from the
+            originals, said once (was ``cache_size``, deprecated).
+        cache_shared_with (str, optional): the name of a group with which ``restart_cache_dir`` and
             ``shard_cache_dir`` are shared on purpose (``--cache-shared-with``): a folder Stoke makes
             is the group's (mode ``2770``) and its files ``0640``, and another member's folder is used
             where it is the group's and no one else can write it (default: none, each folder is
@@ -301,14 +308,19 @@ class DataLoader:
         worker_nice (int, optional): the decoding threads' nice value, 0 to 19 (default: ``19``,
             where Java's ``stoke serve --worker-nice`` defaults to ``0``): your loop's threads run
             first, and the workers decode on the CPU they leave.
-        shard_tail (str, optional): ``"pad"`` (the default) gives each rank ``ceil(N/world_size)``
+        partition_tail (str, optional): ``"pad"`` (the default) gives each rank ``ceil(N/world_size)``
             samples, repeating samples from the start of the epoch's permutation (marked by
-            ``batch.padded``); ``"drop"`` gives each ``floor(N/world_size)``.
+            ``batch.padded``); ``"drop"`` gives each ``floor(N/world_size)`` (was ``shard_tail``,
+            deprecated).
         mean (sequence of 3 floats, optional): with ``output="float32"``, the normalisation's mean
             on a 0-1 scale (default: ImageNet's).
         std (sequence of 3 floats, optional): its standard deviation (default: ImageNet's).
         start_timeout (float, optional): seconds to wait for the producer's ring (the first run may
             build Stoke; default: ``900``).
+        **deprecated: the old spellings of renamed keywords, kept one release, each said once:
+            ``shard_tail`` (``partition_tail``), ``cache_dir`` (``restart_cache_dir``), ``cache_size``
+            (``restart_cache_size``), ``shard_cache`` (``shard_cache_size``). Any other keyword is a
+            TypeError.
 
     Raises:
         ValueError: an argument Stoke refuses or cannot do exactly, named in the message (raised
@@ -358,23 +370,29 @@ class DataLoader:
         rank: Optional[int] = None,
         world_size: Optional[int] = None,
         transform: Optional[str] = None,
+        scale: Optional[Sequence[float]] = None,
+        ratio: Optional[Sequence[float]] = None,
+        flip: Optional[float] = None,
         dct_scaling: Optional[str] = None,
         slots: Optional[int] = None,
         shuffle_window: Optional[int] = None,
-        shard_cache: Optional[str] = None,
+        shard_cache_size: Optional[str] = None,
         shard_cache_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
-        cache_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
-        cache_size: Optional[str] = None,
+        restart_cache_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+        restart_cache_size: Optional[str] = None,
         cache_shared_with: Optional[str] = None,
         image_column: Optional[str] = None,
         label_column: Optional[str] = None,
         key_column: Optional[str] = None,
         worker_nice: int = 19,
-        shard_tail: Optional[str] = None,
+        partition_tail: Optional[str] = None,
         mean: Optional[Sequence[float]] = None,
         std: Optional[Sequence[float]] = None,
         start_timeout: float = START_TIMEOUT,
+        **deprecated: Any,
     ) -> None:
+        # Every keyword by its name, as given (the table's keywords are checked from their entries).
+        keywords = {k: v for k, v in locals().items() if k not in ("self", "dataset", "deprecated", "__class__")}
         # Closed until every argument is checked: close() (from __del__) then has nothing to undo.
         self._closed = True
         # The process that owns the producer, its ring and its batches; a forked child holds a copy
@@ -382,61 +400,10 @@ class DataLoader:
         self._pid = os.getpid()
         self._producer: Optional[Producer] = None
         self._list_fd: Optional[int] = None
-        settings = _settings.resolve(
-            dataset, batch_size=batch_size, shuffle=shuffle, sampler=sampler, batch_sampler=batch_sampler,
-            num_workers=num_workers, collate_fn=collate_fn, pin_memory=pin_memory, drop_last=drop_last,
-            timeout=timeout, worker_init_fn=worker_init_fn, multiprocessing_context=multiprocessing_context,
-            generator=generator, prefetch_factor=prefetch_factor, persistent_workers=persistent_workers,
-            pin_memory_device=pin_memory_device, in_order=in_order, batch_transform=batch_transform, seed=seed,
-            resize=resize, crop=crop, output=output, on_error=on_error, with_indices=with_indices, rank=rank,
-            world_size=world_size, transform=transform, dct_scaling=dct_scaling, slots=slots,
-            shuffle_window=shuffle_window, shard_cache=shard_cache, shard_cache_dir=shard_cache_dir,
-            cache_dir=cache_dir, cache_size=cache_size, cache_shared_with=cache_shared_with,
-            image_column=image_column, label_column=label_column, key_column=key_column, worker_nice=worker_nice, shard_tail=shard_tail, mean=mean, std=std, start_timeout=start_timeout)
-        self._adopt(settings)
-        # Everything checked: from here on close() undoes what is made.
-        self._closed = False
-        try:
-            self.root = settings.path if settings.samples is None else self._write_list(settings.samples)
-            self._start_producer(0, 0)
-            if self.dataset is None:
-                self.dataset = _PathDataset(self.root, self.samples)
-            self.sampler = self._make_sampler()
-        except BaseException:
-            self.close()
-            raise
-        self._seen_sampler_epoch = getattr(self.sampler, "epoch", None)
-        atexit.register(_close_at_exit, weakref.ref(self))
-
-    def _adopt(self, s: "_settings.Settings") -> None:
-        """Takes the checked settings as the loader's attributes: PyTorch's, as torch's DataLoader
-        has them, then Stoke's."""
-        self.dataset = s.dataset
-        self._passed_sampler = s.sampler
-        self.batch_size, self.drop_last, self.num_workers = s.batch_size, s.drop_last, s.num_workers
-        self.collate_fn, self._collate = s.collate_fn, s.collate
-        self.pin_memory, self._pin = s.pin_memory, s.pin
-        self.pin_memory_device, self.in_order = s.pin_memory_device, s.in_order
-        self.timeout, self.generator, self.prefetch_factor = s.timeout, s.generator, s.prefetch_factor
-        self.persistent_workers, self.worker_init_fn = s.persistent_workers, s.worker_init_fn
-        self.multiprocessing_context, self.batch_sampler = s.multiprocessing_context, None
-        self.batch_transform = s.batch_transform
-        self.shuffle, self.seed, self._seed_drawn = s.shuffle, s.seed, s.seed_drawn
-        self.rank, self.world_size, self.shard_tail = s.rank, s.world_size, s.shard_tail
-        self.worker_nice = s.worker_nice
-        self.resize, self.crop, self.output, self.on_error = s.resize, s.crop, s.output, s.on_error
-        self.mean, self.std = s.mean, s.std
-        self.with_indices, self.transform, self.dct_scaling, self.slots = (s.with_indices, s.transform,
-                                                                           s.dct_scaling, s.slots)
-        self.scale, self.ratio, self.flip = s.scale, s.ratio, s.flip
-        self.shuffle_window, self.shard_cache, self.shard_cache_dir = s.shuffle_window, s.shard_cache, s.shard_cache_dir
-        self.cache_dir, self.cache_size, self.cache_shared_with = s.cache_dir, s.cache_size, s.cache_shared_with
-        self.image_column, self.label_column, self.key_column = s.image_column, s.label_column, s.key_column
-        self._chw = s.chw
-        self._start_timeout = s.start_timeout
-        self._stoke = s.stoke
+        # The loader's one settings object: its attributes read through (see __getattr__).
+        self._settings = _settings.resolve(dataset, **keywords, **deprecated)
         self._pinning = Pinning()
-        self._tuning_past: List[Dict[str, Any]] = []  # the auto workers' changes in producers stopped since
+        self._auto_workers_past: List[Dict[str, Any]] = []  # the auto workers' changes in producers stopped since
         self._epoch = 0
         self._batch = 0
         # The epoch resumed from another world's states and what that world (and any before it)
@@ -447,8 +414,52 @@ class DataLoader:
         self._producer_next: Optional[Tuple[int, int]] = None  # (epoch, batch) the ring hands out next
         self._said_ring = False
         self.samples: Optional[Sequence[Tuple[str, int]]] = None
+        self._path_dataset: Optional[_PathDataset] = None
+        self._sampler: Any = None
         self._dataset_fingerprint: Optional[str] = None
         self._window_in_effect: Optional[int] = None
+        # Everything checked: from here on close() undoes what is made.
+        self._closed = False
+        try:
+            settings = self._settings
+            self.root = settings.path if settings.samples is None else self._write_list(settings.samples)
+            self._start_producer(0, 0)
+            if settings.dataset is None:
+                self._path_dataset = _PathDataset(self.root, self.samples)
+            self._sampler = self._make_sampler()
+        except BaseException:
+            self.close()
+            raise
+        self._seen_sampler_epoch = getattr(self.sampler, "epoch", None)
+        atexit.register(_close_at_exit, weakref.ref(self))
+
+    def __getattr__(self, name: str) -> Any:
+        # Reached only for what the loader does not hold itself: its arguments, read from its one
+        # settings object: PyTorch's keywords as torch's DataLoader keeps them, Stoke's own, and
+        # every option of the table by its name, its keyword or its deprecated keyword.
+        settings = self.__dict__.get("_settings")
+        if settings is not None:
+            if name in _settings.KEYWORDS:
+                return getattr(settings, name)
+            try:
+                return settings.option(name)
+            except AttributeError:
+                pass
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    #: PyTorch DataLoader's attribute: always None, Stoke's producer draws the batches.
+    batch_sampler = None
+
+    @property
+    def dataset(self) -> Any:
+        """The dataset passed, or for a path one that stands for it (``len``, ``samples``, ``classes``)."""
+        settings = self._settings
+        return settings.dataset if settings.dataset is not None else self._path_dataset
+
+    @property
+    def sampler(self) -> Any:
+        """The sampler passed, else torch's sampler that stands for Stoke's order (see ``_make_sampler``)."""
+        return self._sampler
 
     def _write_list(self, samples: List[Tuple[str, int]]) -> str:
         """The dataset's list in an anonymous file that the producer reads as /dev/fd/N: nothing on
@@ -462,23 +473,15 @@ class DataLoader:
         Stoke's order: ``loader.sampler`` as PyTorch's DataLoader has one (its ``set_epoch`` works; its
         own iteration is torch's order, not Stoke's, which the Java producer draws)."""
         from torch.utils.data import DistributedSampler, RandomSampler, SequentialSampler
-        if self._passed_sampler is not None:
+        passed = self._settings.sampler
+        if passed is not None:
             # Checked before anything was made where the dataset's size was known; a path's only now.
-            _settings.check_sampler_size(self._passed_sampler, len(self.samples))
-            return self._passed_sampler
+            _settings.check_sampler_size(passed, len(self.samples))
+            return passed
         if self.world_size > 1:
             return DistributedSampler(self.dataset, num_replicas=self.world_size, rank=self.rank,
-                                      shuffle=self.shuffle, seed=self.seed, drop_last=self.shard_tail == "drop")
+                                      shuffle=self.shuffle, seed=self.seed, drop_last=self.partition_tail == "drop")
         return RandomSampler(self.dataset) if self.shuffle else SequentialSampler(self.dataset)
-
-    # The producer's process and ring, for tests and debugging.
-    @property
-    def _proc(self) -> Any:
-        return None if self._producer is None else self._producer.proc
-
-    @property
-    def _ring(self) -> Optional[Ring]:
-        return None if self._producer is None else self._producer.ring
 
     # ---- sizes and position ----
 
@@ -491,8 +494,8 @@ class DataLoader:
     def _batches_in(self, epoch: int) -> int:
         """Batches of epoch ``epoch`` for this rank, the same on every rank, as Java's Sampler."""
         m, w = self._epoch_length(epoch), self.world_size
-        shard = (m + w - 1) // w if self.shard_tail == "pad" else m // w
-        per_epoch = shard - shard % self.batch_size if self.drop_last else shard
+        part = (m + w - 1) // w if self.partition_tail == "pad" else m // w
+        per_epoch = part - part % self.batch_size if self.drop_last else part
         return (per_epoch + self.batch_size - 1) // self.batch_size
 
     def __len__(self) -> int:
@@ -569,7 +572,7 @@ class DataLoader:
                 "seed": self.seed, "shuffle": self.shuffle, "batch_size": self.batch_size,
                 "drop_last": bool(self.drop_last), "rank": self.rank, "world_size": self.world_size,
                 "dataset_size": len(self.samples), "dataset": self._dataset_fingerprint, "transform": self.transform,
-                "shuffle_window": self._window_in_effect, "shard_tail": self.shard_tail}
+                "shuffle_window": self._window_in_effect, "shard_tail": self.partition_tail}
 
     def load_state_dict(self, state: Union[Dict[str, Any], Sequence[Dict[str, Any]]]) -> None:
         """Resumes from saved states, on this loader's world, which may differ from the saved one.
@@ -610,8 +613,8 @@ class DataLoader:
             raise ValueError("load_state_dict was given no state")
         states = [_resume.normalise(s) for s in states]
         saved_seed = states[0].get("seed")
-        if self._seed_drawn and saved_seed is not None and int(saved_seed) != self.seed:
-            self.seed = int(saved_seed)
+        if self._settings.seed_drawn and saved_seed is not None and int(saved_seed) != self.seed:
+            self._settings.options["seed"] = int(saved_seed)
             self._producer_next = None  # the producer draws with the old seed: start another
         plan = _resume.plan(states, self.state_dict())
         print(f"stoke.DataLoader: {plan.report}", file=sys.stderr, flush=True)
@@ -628,7 +631,7 @@ class DataLoader:
         Raises:
             ValueError: the loader is closed.
         """
-        if self._closed:
+        if self.closed:
             raise ValueError("the loader is closed")
         self._check_process()
         # A DistributedSampler's set_epoch(e) (the passed one, or loader.sampler): epoch e comes next.
@@ -655,10 +658,11 @@ class DataLoader:
         k = self._batch
         self._producer_next = (self._epoch, k) if k < len(self) else (self._epoch + 1, 0)
         batch = self._wrap(raw)
-        if self._collate is not None:
+        collate = self._settings.collate
+        if collate is not None:
             images, labels = batch[0], batch[1]
             # PyTorch's meaning: a list of (image, label) samples in, the batch out (a copy it makes).
-            return self._collate(list(zip(images.unbind(0), labels.tolist())))
+            return collate(list(zip(images.unbind(0), labels.tolist())))
         if self.batch_transform is not None:
             out = self.batch_transform(batch[0], batch[1])
             if isinstance(out, tuple):
@@ -675,7 +679,7 @@ class DataLoader:
                                "and a forked child never reads them: create a stoke.DataLoader in the child to "
                                "read there")
 
-    def _take(self) -> RawBatch:
+    def _take(self) -> RingBatch:
         """The ring's next batch, once a slot is free; the producer's failure or the timeout as errors."""
         producer = self._producer
         ring = producer.ring
@@ -705,7 +709,7 @@ class DataLoader:
                 raise producer.error("the producer ended its stream early")
             return raw
 
-    def _wrap(self, raw: RawBatch) -> Batch:
+    def _wrap(self, raw: RingBatch) -> Batch:
         """The ring's batch as torch tensors viewing its slot, which goes back when the last view is freed."""
         import torch
 
@@ -729,7 +733,7 @@ class DataLoader:
         weakref.finalize(lease, self._pinning.release_after_copies, raw)
         images = torch.from_numpy(np.asarray(lease))
         del lease
-        if self._chw:
+        if self._settings.chw:
             images = images.permute(0, 3, 1, 2)  # PILToTensor's [n, 3, H, W]: a view of the HWC slot, no copy
         items = (images, labels, indices) if self.with_indices else (images, labels)
         padded = torch.from_numpy(self._padding(raw.batch_index, len(raw.labels)))
@@ -741,12 +745,13 @@ class DataLoader:
         inherited = [self._list_fd] if self._list_fd is not None else []
         cuts = self._cuts if epoch == self._resumed_epoch else []
         self._producer_cuts = cuts
-        self._producer = Producer(self._stoke, self, epoch, batch, cuts=cuts, inherited=inherited,
-                                  start_timeout=self._start_timeout)
+        settings = self._settings
+        self._producer = Producer(settings.stoke, settings, self.root, epoch, batch, cuts=cuts, inherited=inherited,
+                                  start_timeout=settings.start_timeout)
         ring = self._producer.ring
         if self.samples is None:
-            self.samples = _samples_of(self._producer.read_index(), self.root)
-            header = self._producer.index_header()
+            self.samples = _samples_of(self._producer.read_sample_list(), self.root)
+            header = self._producer.sample_list_header()
             self._dataset_fingerprint = header.get("dataset")
             self._window_in_effect = header.get("shuffle_window", self.shuffle_window)
         if not self._said_ring:
@@ -755,7 +760,7 @@ class DataLoader:
             print(f"stoke.DataLoader: ring of {ring.slot_count} slots of {_mib(ring.slot_bytes)} "
                   f"({_mib(ring.total_bytes)}) in anonymous shared memory (not /dev/shm), counted against this "
                   "job's memory limit", file=sys.stderr, flush=True)
-        if self._pin:
+        if self._settings.pin:
             self._pinning.pin(ring)
         self._producer_next = (epoch, batch)
 
@@ -769,13 +774,14 @@ class DataLoader:
         producer, self._producer = self._producer, None
         if producer is not None:
             producer.stop()
-            self._tuning_past += producer.tuning()  # keep this producer's changes past its file
+            self._auto_workers_past += producer.auto_workers_log()  # keep this producer's changes past its file
         self._producer_next = None
 
     # ---- auto workers ----
 
-    def tuning(self) -> List[Dict[str, Any]]:
-        """What ``num_workers="auto"`` did.
+    def auto_workers_log(self) -> List[Dict[str, Any]]:
+        """What ``num_workers="auto"`` did: the log of the live worker control, auto-workers (not
+        ``stoke.tune``, the offline search).
 
         Returns:
             Every change the producer made to its active decoding threads, oldest first, as dicts
@@ -785,50 +791,47 @@ class DataLoader:
 
         Example::
 
-            for change in loader.tuning():
+            for change in loader.auto_workers_log():
                 print(f"{change['at_s']:.1f} s: {change['from_workers']} -> {change['to_workers']}: "
                       f"{change['reason']}")
         """
-        current = self._producer.tuning() if self._producer is not None else []
-        return self._tuning_past + current
+        current = self._producer.auto_workers_log() if self._producer is not None else []
+        return self._auto_workers_past + current
+
+    def tuning(self) -> List[Dict[str, Any]]:
+        """Deprecated: :meth:`auto_workers_log` (said once); it goes in the next release."""
+        _settings.say_once("deprecated-tuning", "stoke.DataLoader.tuning() is deprecated: it is auto_workers_log() "
+                                                "now (\"tune\" is stoke.tune's offline search); the old name goes "
+                                                "in the next release")
+        return self.auto_workers_log()
 
     @property
     def active_workers(self) -> int:
         """Decoding threads taking samples now: ``num_workers``, or, with ``"auto"``, the producer's last choice."""
         if self.num_workers != "auto":
             return self.num_workers
-        changes = self.tuning()
+        changes = self.auto_workers_log()
         return changes[-1]["to_workers"] if changes else default_workers()
 
     # ---- closing ----
 
-    def close(self) -> None:
-        """Stops the producer and closes its files. Tensors already handed out stay valid. Idempotent.
+    @property
+    def closed(self) -> bool:
+        """Whether the loader is closed (:meth:`close`), or was refused before anything was made."""
+        return self.__dict__.get("_closed", True)
+
+    def _close(self) -> None:
+        """Stops the producer and closes its files (``close()``). Tensors already handed out stay valid.
 
         In a forked child (``close()``, ``__del__`` or the exit hook there), it closes the child's
         copies of the ring's mapping and the files alone: the producer, the ring's seat and the
         batches held stay the parent's (``Producer.stop``, ``Ring.close`` and ``Pinning`` check the
         process)."""
-        if self._closed:
-            return
         self._closed = True
         self._stop_producer()
         fd, self._list_fd = self._list_fd, None
         if fd is not None:
             os.close(fd)
-
-    def __enter__(self) -> "DataLoader":
-        return self
-
-    def __exit__(self, *exc: object) -> bool:
-        self.close()
-        return False
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 class _EpochIterator:

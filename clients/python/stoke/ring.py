@@ -40,7 +40,10 @@ from typing import Iterator, Optional, Tuple, Union
 
 import numpy as np
 
-__all__ = ["Ring", "Batch", "RingFormatError", "ProducerGoneError", "RingBusyError", "RingOwnerError", "attach"]
+from ._closing import Closeable
+from ._settings import say_once
+
+__all__ = ["Ring", "RingBatch", "RingFormatError", "ProducerGoneError", "RingBusyError", "RingOwnerError", "attach"]
 
 # ---- the layout (native/stoke_ring.h; the Java test suite checks that this copy agrees) ----
 MAGIC = 0x474E52454B4F5453
@@ -465,10 +468,11 @@ class _Queue:
         return True
 
 
-class Batch:
-    """One batch, viewed in place in its slot. Release it (or use ``with``) to give the slot back.
+class RingBatch:
+    """One batch, viewed in place in its ring slot. Release it (or use ``with``) to give the slot back.
 
-    Made by :meth:`Ring.next`, never directly.
+    Made by :meth:`Ring.next`, never directly; ``stoke.DataLoader`` yields :class:`stoke.Batch`, the
+    torch tensors made from one (this was ``stoke.ring.Batch``, a name kept one release, deprecated).
 
     Attributes:
         pixels (numpy.ndarray): uint8 ``[n, H, W, 3]`` or float32 ``[n, 3, H, W]``.
@@ -525,7 +529,7 @@ class Batch:
             self._released = True
             self._ring._release(self.slot)
 
-    def __enter__(self) -> "Batch":
+    def __enter__(self) -> "RingBatch":
         return self
 
     def __exit__(self, *exc: object) -> bool:
@@ -533,10 +537,10 @@ class Batch:
         return False
 
     def __repr__(self) -> str:
-        return f"Batch(sequence={self.sequence}, epoch={self.epoch}, index={self.batch_index}, size={self.size})"
+        return f"RingBatch(sequence={self.sequence}, epoch={self.epoch}, index={self.batch_index}, size={self.size})"
 
 
-class Ring:
+class Ring(Closeable):
     """The consumer side of a ring file written by ``stoke serve --ring PATH``.
 
     Attaching maps the file, validates the header, checks that the producer is alive and takes the
@@ -721,7 +725,7 @@ class Ring:
 
     # ---- batches ----
 
-    def next(self, timeout: Optional[float] = None) -> Optional[Batch]:
+    def next(self, timeout: Optional[float] = None) -> Optional[RingBatch]:
         """The next batch, waiting for the producer to publish one.
 
         With ``release_on_next`` (the default), the batch handed out before is released first.
@@ -768,7 +772,7 @@ class Ring:
                 # The producer's auto workers read the consumer's waiting as their stall.
                 h64[CONSUMER_WAIT_NANOS_OFFSET // 8] += time.monotonic_ns() - start_ns
                 h64[CONSUMER_HEARTBEAT_OFFSET // 8] = int(time.time() * 1000)
-                batch = Batch(self, slot)
+                batch = RingBatch(self, slot)
                 self._open[slot] = batch
                 self._last = batch
                 return batch
@@ -797,7 +801,7 @@ class Ring:
             if not self._free.offer(slot):
                 raise RuntimeError("free queue full: a slot was released twice")
 
-    def __iter__(self) -> Iterator[Batch]:
+    def __iter__(self) -> Iterator[RingBatch]:
         while True:
             batch = self.next()
             if batch is None:
@@ -806,15 +810,18 @@ class Ring:
 
     # ---- detach ----
 
-    def close(self) -> None:
-        """Detaches: batches not released are delivered again to the next consumer. Idempotent.
+    @property
+    def closed(self) -> bool:
+        """Whether the ring is detached (:meth:`close`), or was never attached."""
+        return self.__dict__.get("_mm") is None
+
+    def _close(self) -> None:
+        """Detaches (``close()``): batches not released are delivered again to the next consumer.
 
         In a forked child (``os.fork``, ``multiprocessing``'s ``fork``), which holds a copy of its
         parent's ``Ring``, closing (or ``__del__`` at the child's exit) unmaps the child's copy of
         the mapping and nothing else: the seat and the batches stay the parent's.
         """
-        if self._mm is None:
-            return
         if self._forked():
             # No lock: a thread of the parent may have held it at the fork, and none releases it here.
             self._open.clear()
@@ -839,19 +846,6 @@ class Ring:
             except BufferError:
                 pass  # arrays of batches still view it; the mapping goes when they do
 
-    def __enter__(self) -> "Ring":
-        return self
-
-    def __exit__(self, *exc: object) -> bool:
-        self.close()
-        return False
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
 
 def attach(path: Union[str, "os.PathLike[str]"], **kwargs: object) -> Ring:
     """Attaches to the ring at ``path``: the same as ``Ring(path, **kwargs)``.
@@ -868,3 +862,13 @@ def attach(path: Union[str, "os.PathLike[str]"], **kwargs: object) -> Ring:
         ring = stoke.attach("/dev/shm/train", spin=0.0)
     """
     return Ring(path, **kwargs)
+
+
+def __getattr__(name: str) -> object:
+    # stoke.ring.Batch: RingBatch's old name, kept one release (said once), beside stoke.Batch, what
+    # stoke.DataLoader yields.
+    if name == "Batch":
+        say_once("deprecated-ring-Batch", "stoke.ring.Batch is deprecated: it is stoke.ring.RingBatch (also "
+                                          "stoke.RingBatch) now; the old name goes in the next release")
+        return RingBatch
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""stoke.DataLoader(cache_dir=...): lossless restart-marker copies of the original JPEGs, read from
+"""stoke.DataLoader(restart_cache_dir=...): lossless restart-marker copies of the original JPEGs, read from
 then on (run by ./stoke test).
 
 The references: the same loader without a cache (every batch the same bytes), and PIL, which
@@ -26,11 +26,13 @@ HERE = Path(__file__).resolve().parent
 PACKAGE_ROOT = HERE.parent
 CHECKOUT = PACKAGE_ROOT.parent.parent
 sys.path.insert(0, str(PACKAGE_ROOT))
+sys.path.insert(0, str(HERE))
 
 try:
     import numpy as np
     import torch
     import stoke
+    import _aids  # tests/_aids.py
     MISSING = None
 except ImportError as e:
     MISSING = f"{e.name} is not installed"
@@ -90,7 +92,7 @@ def epochs(n, fill=False, data=None, **more):
             loader.set_epoch(e)
             out.append([(idx.tolist(), images.clone()) for images, _, idx in loader])
         if fill:
-            wait_for_entries(more["cache_dir"], 30)
+            wait_for_entries(more["restart_cache_dir"], 30)
     return out
 
 
@@ -121,17 +123,17 @@ class RestartCacheTest(unittest.TestCase):
     def test_the_cached_epochs_are_the_uncached_ones_in_this_process_and_the_next(self):
         with tempfile.TemporaryDirectory() as cache:
             reference = epochs(3)
-            self.assertSameEpochs(reference, epochs(3, fill=True, cache_dir=cache))
+            self.assertSameEpochs(reference, epochs(3, fill=True, restart_cache_dir=cache))
             made = entries(cache)
             self.assertEqual(30, len(made), "one entry per JPEG")
             # A new process over the filled cache reads the copies from its first epoch.
-            self.assertSameEpochs(reference, epochs(3, cache_dir=cache))
+            self.assertSameEpochs(reference, epochs(3, restart_cache_dir=cache))
             self.assertEqual(made, entries(cache), "nothing made again")
 
     @unittest.skipIf(Image is None, "PIL is not installed")
     def test_pil_decodes_every_copy_to_its_originals_pixels(self):
         with tempfile.TemporaryDirectory() as cache:
-            epochs(1, fill=True, cache_dir=cache)
+            epochs(1, fill=True, restart_cache_dir=cache)
             checked = 0
             for entry in entries(cache):
                 blob = entry.read_bytes()
@@ -165,10 +167,10 @@ class RestartCacheTest(unittest.TestCase):
         spec = str(shards / "s-{0..1}.tar")
         with tempfile.TemporaryDirectory() as cache:
             reference = epochs(2, data=spec)
-            self.assertSameEpochs(reference, epochs(2, fill=True, data=spec, cache_dir=cache))
+            self.assertSameEpochs(reference, epochs(2, fill=True, data=spec, restart_cache_dir=cache))
             made = entries(cache)
             self.assertEqual(30, len(made), "one entry per member")
-            self.assertSameEpochs(reference, epochs(2, data=spec, cache_dir=cache))
+            self.assertSameEpochs(reference, epochs(2, data=spec, restart_cache_dir=cache))
             self.assertEqual(made, entries(cache), "nothing made again")
             if Image is None:
                 return
@@ -194,16 +196,16 @@ class RestartCacheTest(unittest.TestCase):
     def test_a_producer_killed_while_filling_leaves_nothing_that_is_served_and_the_next_run_goes_on(self):
         with tempfile.TemporaryDirectory() as cache:
             reference = epochs(2)
-            loader = stoke.DataLoader(DATA, **SETTINGS, cache_dir=cache)
+            loader = stoke.DataLoader(DATA, **SETTINGS, restart_cache_dir=cache)
             it = iter(loader)
             next(it)
-            os.kill(loader._proc.pid, signal.SIGKILL)  # mid-epoch, the filler at work
-            loader._proc.wait()
+            os.kill(_aids.producer_process(loader).pid, signal.SIGKILL)  # mid-epoch, the filler at work
+            _aids.producer_process(loader).wait()
             with self.assertRaises(stoke.ProducerError):
                 for _ in it:
                     pass
             loader.close()
-            self.assertSameEpochs(reference, epochs(2, cache_dir=cache))
+            self.assertSameEpochs(reference, epochs(2, restart_cache_dir=cache))
             # The killed producer's copies cut short are removed when the cache is next opened; the
             # next producer, which ended cleanly, finished the copy in hand before it exited.
             self.assertEqual([], [p for p in Path(cache).rglob("*") if p.name.endswith(".tmp")])
@@ -216,7 +218,7 @@ import hashlib, json, sys
 sys.path.insert(0, sys.argv[1])
 import stoke
 settings = json.loads(sys.argv[2])
-cache = {} if sys.argv[4] == "-" else {"cache_dir": sys.argv[4]}
+cache = {} if sys.argv[4] == "-" else {"restart_cache_dir": sys.argv[4]}
 with stoke.DataLoader(sys.argv[3], **settings, **cache) as loader:
     producer = loader._producer
     batches = [[idx.tolist(), hashlib.sha256(images.numpy().tobytes()).hexdigest()] for images, _, idx in loader]
@@ -256,7 +258,7 @@ class CacheFolderTest(unittest.TestCase):
     def test_the_folder_it_makes_and_every_entry_are_the_users_alone(self):
         with tempfile.TemporaryDirectory() as top:
             cache = Path(top) / "made" / "cache"
-            epochs(1, fill=True, cache_dir=cache)
+            epochs(1, fill=True, restart_cache_dir=cache)
             made = entries(cache)
             self.assertEqual(30, len(made))
             self.assertEqual(0o700, stat.S_IMODE(os.stat(cache).st_mode), oct(os.stat(cache).st_mode))
@@ -275,7 +277,7 @@ class CacheFolderTest(unittest.TestCase):
             os.chown(theirs, NOBODY, 0)
             os.chmod(theirs, 0o2770)
             with self.assertRaises(stoke.ProducerError) as refused:
-                stoke.DataLoader(DATA, **SETTINGS, cache_dir=theirs)
+                stoke.DataLoader(DATA, **SETTINGS, restart_cache_dir=theirs)
             message = str(refused.exception)
             self.assertIn(f"refusing {theirs} as the restart cache: it belongs to nobody (uid 65534)", message)
             self.assertIn("--cache-shared-with GROUP", message)
@@ -283,7 +285,7 @@ class CacheFolderTest(unittest.TestCase):
 
             reference = epochs(1)
             self.assertEqual([i for i, _ in reference[0]],
-                             [i for i, _ in epochs(1, fill=True, cache_dir=theirs, cache_shared_with="root")[0]])
+                             [i for i, _ in epochs(1, fill=True, restart_cache_dir=theirs, cache_shared_with="root")[0]])
             made = entries(theirs)
             self.assertEqual(30, len(made))
             for entry in made:
@@ -298,7 +300,7 @@ class CacheFolderTest(unittest.TestCase):
         each planted thing is named by the producer, and the link's target keeps its bytes."""
         with tempfile.TemporaryDirectory() as top:
             cache = Path(top) / "cache"
-            epochs(1, fill=True, cache_dir=cache)
+            epochs(1, fill=True, restart_cache_dir=cache)
             made = entries(cache)
             victim = Path(top) / "victim"
             victim.write_bytes(b"precious")
@@ -319,10 +321,10 @@ class CacheFolderTest(unittest.TestCase):
             self.assertEqual(b"precious", victim.read_bytes(), "the link's target is unchanged")
 
     def test_a_group_without_a_folder_to_share_is_refused_in_python(self):
-        with self.assertRaisesRegex(ValueError, "cache_shared_with='root' needs cache_dir or shard_cache_dir"):
+        with self.assertRaisesRegex(ValueError, "cache_shared_with='root' needs restart_cache_dir or shard_cache_dir"):
             stoke.DataLoader(DATA, **SETTINGS, cache_shared_with="root")
         with self.assertRaisesRegex(TypeError, "cache_shared_with must be a group's name"):
-            stoke.DataLoader(DATA, **SETTINGS, cache_dir=TMP / "never", cache_shared_with="a/b")
+            stoke.DataLoader(DATA, **SETTINGS, restart_cache_dir=TMP / "never", cache_shared_with="a/b")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 PACKAGE_ROOT = HERE.parent  # clients/python
 CHECKOUT = PACKAGE_ROOT.parent.parent
 sys.path.insert(0, str(PACKAGE_ROOT))
@@ -27,6 +28,7 @@ try:
     import numpy as np
     import torch
     import stoke
+    import _aids  # tests/_aids.py
     MISSING = None
 except ImportError as e:  # numpy or torch not installed: skip, loudly
     MISSING = f"{e.name} is not installed"
@@ -276,7 +278,7 @@ class DataLoaderTest(unittest.TestCase):
         self.assertEqual(whole, head + rest)
         with self.assertRaisesRegex(RuntimeError, "label column image is a group"):
             stoke.DataLoader(pattern, label_column="image", batch_size=16)
-        with self.assertRaisesRegex(TypeError, "image_column must be a column name"):
+        with self.assertRaisesRegex(TypeError, "image_column must be a non-empty string"):
             stoke.DataLoader(pattern, image_column=3)
 
     def test_float32_output_is_torchvisions_to_tensor_and_normalize_of_the_uint8(self):
@@ -307,8 +309,13 @@ class DataLoaderTest(unittest.TestCase):
         # close() unmaps the ring only once no batch views it: a batch used afterwards read unmapped
         # memory before (a segmentation fault, or zeros where the pages had been reused).
         with stoke.DataLoader(DATA, batch_size=4, num_workers=2) as loader:
+            self.assertFalse(loader.closed)
             images, labels = next(iter(loader))
             copy, label_copy = images.clone(), labels.clone()
+        self.assertTrue(loader.closed, "with closes it")
+        loader.close()  # closed once: again is nothing
+        with self.assertRaisesRegex(ValueError, "the loader is closed"):
+            iter(loader)
         self.assertTrue(torch.equal(copy, images))
         self.assertTrue(torch.equal(label_copy, labels))
         def ring_mappings():
@@ -375,11 +382,18 @@ class DataLoaderTest(unittest.TestCase):
                     time.sleep(0.05)  # a step that one thread easily keeps up with
                 self.assertEqual(list(range(45)), sorted(epoch), "every sample once, whatever the threads")
                 epochs += 1
-            changes = loader.tuning()
+            changes = loader.auto_workers_log()
             self.assertLess(loader.active_workers, cores, changes)
             self.assertEqual(cores, changes[0]["from_workers"])
             self.assertIn("the consumer waited", changes[0]["reason"])
             self.assertEqual(loader.active_workers, changes[-1]["to_workers"])
+            # The old name, kept one release: the same log, said once to be deprecated.
+            _aids.forget_what_was_said()
+            with self.assertWarnsRegex(stoke.StokeWarning, r"tuning\(\) is deprecated: it is auto_workers_log\(\)"):
+                self.assertEqual(changes, loader.tuning())
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                self.assertEqual(changes, loader.tuning())
 
     def test_the_decoding_threads_run_at_worker_nice_and_the_loop_at_its_own_priority(self):
         def nice_values(pid):
@@ -404,7 +418,7 @@ class DataLoaderTest(unittest.TestCase):
                 # A worker sets its priority as it starts, which may come after the others filled a batch.
                 deadline = time.monotonic() + 10
                 while True:
-                    threads = nice_values(loader._proc.pid)
+                    threads = nice_values(_aids.producer_process(loader).pid)
                     workers = [n for name, values in threads.items() if name.startswith("stoke-worker-")
                                for n in values]
                     if workers == [expected, expected] or time.monotonic() > deadline:
@@ -421,7 +435,7 @@ class DataLoaderTest(unittest.TestCase):
             it = iter(loader)
             first = next(it)
             del first
-            os.kill(loader._proc.pid, signal.SIGKILL)
+            os.kill(_aids.producer_process(loader).pid, signal.SIGKILL)
             start = time.monotonic()
             with self.assertRaises(stoke.ProducerError) as caught:
                 for _ in it:
@@ -448,7 +462,7 @@ class DataLoaderTest(unittest.TestCase):
             import sys, time, stoke
             loader = stoke.DataLoader(sys.argv[1], batch_size=4, num_workers=1)
             next(iter(loader))
-            print(loader._proc.pid, flush=True)
+            print(loader._producer.proc.pid, flush=True)
             time.sleep(600)
             """), str(DATA)], env=dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), STOKE_HOME=str(CHECKOUT)),
                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -560,7 +574,7 @@ class DataLoaderTest(unittest.TestCase):
         for _ in range(2):
             with stoke.DataLoader(random, batch_size=16, num_workers=2, with_indices=True, seed=4) as loader:
                 self.assertEqual(([0.25, 0.9], [0.5, 2.0], 0.3), (loader.scale, loader.ratio, loader.flip))
-                self.assertIn("--scale", stoke._producer.serve_arguments(loader, 0, 0, "r", "i", None))
+                self.assertIn("--scale", stoke._producer.serve_arguments(loader, loader.root, 0, 0, "r", "i", None))
                 runs.append([(idx.tolist(), images.clone()) for images, _, idx in loader])
         for (ia, a), (ib, b) in zip(*runs):
             self.assertEqual(ia, ib)
@@ -758,7 +772,7 @@ class DataLoaderTest(unittest.TestCase):
             self.assertIsInstance(loader.sampler, RandomSampler)
         distributed = DistributedSampler(ds, num_replicas=2, rank=1, shuffle=True, seed=5, drop_last=True)
         with stoke.DataLoader(DATA, sampler=distributed, **small) as loader:
-            self.assertEqual((1, 2, 5, "drop", True), (loader.rank, loader.world_size, loader.seed, loader.shard_tail,
+            self.assertEqual((1, 2, 5, "drop", True), (loader.rank, loader.world_size, loader.seed, loader.partition_tail,
                                                        loader.shuffle))
             self.assertIs(distributed, loader.sampler)
             self.assertEqual(6, len(loader))  # floor(45 / 2) = 22 samples
@@ -805,7 +819,7 @@ class DataLoaderTest(unittest.TestCase):
             stoke.DataLoader(DATA, sampler=SequentialSampler(range(10)), **small)
 
     def test_keywords_stoke_maps_or_ignores_are_said_once(self):
-        stoke.loader._SAID.clear()
+        _aids.forget_what_was_said()
         small = dict(batch_size=4, resize=32, crop=32)
         expected = {"pin_memory_device is set and pin_memory is not": dict(num_workers=1, pin_memory_device="cuda"),
                     "worker_init_fn is ignored": dict(num_workers=1, worker_init_fn=lambda w: None),
@@ -840,8 +854,10 @@ class DataLoaderTest(unittest.TestCase):
         self.assertEqual(torchs, [(p.name, p.default) for p in params[:len(torchs)]])
         self.assertTrue(all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params[:len(torchs)]))
         self.assertEqual(keyword_only, [(p.name, p.default) for p in params[len(torchs):len(torchs) + 4]])
-        self.assertTrue(all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[len(torchs):]),
+        self.assertTrue(all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[len(torchs):-1]),
                         "Stoke's own options come after PyTorch's, keyword-only")
+        self.assertEqual(("deprecated", inspect.Parameter.VAR_KEYWORD), (params[-1].name, params[-1].kind),
+                         "the deprecated spellings of renamed keywords, and no other")
         # Every parameter this torch has, stoke.DataLoader has under the same name, in the same place.
         theirs = inspect.signature(torch.utils.data.DataLoader).parameters
         positional = [n for n, p in theirs.items() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
@@ -850,6 +866,20 @@ class DataLoaderTest(unittest.TestCase):
         # As PyTorch calls it: dataset= by keyword, shuffle positionally, batches of 1 by default.
         with stoke.DataLoader(dataset=DATA, resize=32, crop=32, with_indices=True) as loader:
             self.assertEqual((1, 45), (loader.batch_size, len(loader)))
+            # One settings object: the loader keeps no copy of an option, it reads them through.
+            names = {n for o in stoke._options.OPTIONS for n in (o.name, o.python, o.deprecated_python) if n}
+            self.assertEqual([], sorted(names & set(vars(loader))))
+            self.assertEqual((32, 32, "pad", "eval"),
+                             (loader.resize, loader.crop, loader.partition_tail, loader.transform))
+            self.assertEqual((None, 0.0, True, None), (loader.collate_fn, loader.timeout, loader.in_order,
+                                                       loader.batch_sampler))
+            for inner in ("options", "chw", "seed_drawn", "no_such"):  # the settings' own, not arguments
+                with self.assertRaises(AttributeError, msg=inner):
+                    getattr(loader, inner)
+            _aids.forget_what_was_said()
+            with self.assertWarnsRegex(stoke.StokeWarning, "shard_tail is deprecated: it is partition_tail now") as said:
+                self.assertEqual("pad", loader.shard_tail)
+            self.assertEqual(__file__, said.filename, "said at the line that reads it")
             self.assertEqual("auto", loader.num_workers, "PyTorch's num_workers=0: Stoke chooses its threads")
         with stoke.DataLoader(DATA, 4, True, None, None, 1, resize=32, crop=32, seed=2, with_indices=True) as loader:
             self.assertEqual((4, True, 1), (loader.batch_size, loader.shuffle, loader.num_workers))
@@ -909,8 +939,8 @@ class DataLoaderTest(unittest.TestCase):
             "dct_scaling must be": dict(dct_scaling="some"),
             "worker_nice must be": dict(worker_nice=20),
             "rank must be in": dict(rank=3, world_size=2),
-            "shuffle_window must not be negative": dict(shuffle_window=-1),
-            "cache_size='1G' needs cache_dir": dict(cache_size="1G"),
+            "shuffle_window must be at least 0": dict(shuffle_window=-1),
+            "restart_cache_size='1G' needs restart_cache_dir": dict(restart_cache_size="1G"),
         }
         for message, kwargs in cases.items():
             with self.assertRaisesRegex(ValueError, message):
@@ -922,7 +952,8 @@ class DataLoaderTest(unittest.TestCase):
                 stoke.DataLoader(dataset, **{name: "1"})
             self.assertEqual([], producer_files(), name)
             self.assertEqual(before, children(), f"{name}: no producer was started")
-        for name, kwargs in (("cache_dir", dict(cache_dir=5)), ("cache_size", dict(cache_dir="/tmp", cache_size=64))):
+        for name, kwargs in (("restart_cache_dir", dict(restart_cache_dir=5)),
+                             ("restart_cache_size", dict(restart_cache_dir="/tmp", restart_cache_size=64))):
             with self.assertRaisesRegex(TypeError, f"^{name} must be"):
                 stoke.DataLoader(dataset, **kwargs)
             self.assertEqual([], producer_files(), name)
@@ -1026,16 +1057,16 @@ class DataLoaderTest(unittest.TestCase):
                 mock.patch.object(torch.cuda, "Event", FakeEvent):
             loader = stoke.DataLoader(DATA, batch_size=4, num_workers=1, slots=2, pin_memory=True, resize=32, crop=32)
             with loader:
-                base, length = loader._ring.mapped_region()
-                self.assertEqual(len(loader._ring._mm), length)
-                self.assertEqual(np.frombuffer(loader._ring._mm, dtype=np.uint8).ctypes.data, base)
+                base, length = _aids.producer_ring(loader).mapped_region()
+                self.assertEqual(len(_aids.producer_ring(loader)._mm), length)
+                self.assertEqual(np.frombuffer(_aids.producer_ring(loader)._mm, dtype=np.uint8).ctypes.data, base)
                 self.assertEqual([("register", base, length, 0)], calls, "the whole ring, once")
                 it = iter(loader)
                 images, _ = next(it)
                 del images, _
                 gc.collect()
                 self.assertEqual(["record"], calls[1:], "a freed batch records an event on the stream")
-                self.assertEqual(1, loader._ring.held, "its slot waits for the copies queued before")
+                self.assertEqual(1, _aids.producer_ring(loader).held, "its slot waits for the copies queued before")
                 images, _ = next(it)  # one slot is free: no waiting
                 self.assertNotIn("synchronize", calls)
                 del images, _
@@ -1051,8 +1082,15 @@ class DataLoaderTest(unittest.TestCase):
     def test_timeout_bounds_the_wait_for_a_batch(self):
         with stoke.DataLoader(DATA, batch_size=4, num_workers=1, slots=2, timeout=0.5) as loader:
             it = iter(loader)
-            next(it)
-            os.kill(loader._proc.pid, signal.SIGSTOP)
+            deadline = time.monotonic() + 60
+            while True:  # the first batch: a loaded machine may take longer than 0.5 s to start decoding
+                try:
+                    next(it)
+                    break
+                except RuntimeError as e:
+                    if "timed out" not in str(e) or time.monotonic() > deadline:
+                        raise
+            os.kill(_aids.producer_process(loader).pid, signal.SIGSTOP)
             try:
                 start = time.monotonic()
                 with self.assertRaisesRegex(RuntimeError, "DataLoader timed out after 0.5 seconds"):
@@ -1061,7 +1099,7 @@ class DataLoaderTest(unittest.TestCase):
                 # 0.5 s asked: generous for a loaded machine, and short of "forever", which a lost timeout is.
                 self.assertLess(time.monotonic() - start, 3.0)
             finally:
-                os.kill(loader._proc.pid, signal.SIGCONT)
+                os.kill(_aids.producer_process(loader).pid, signal.SIGCONT)
             self.assertEqual(4, len(next(it)[0]), "after a timeout the epoch goes on")
 
     @unittest.skipIf(torchvision is None, "torchvision is not installed")
@@ -1070,7 +1108,7 @@ class DataLoaderTest(unittest.TestCase):
         T = transforms
         dataset = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(
             [T.Resize(40), T.CenterCrop(32), T.PILToTensor()]))
-        stoke.loader._SAID.clear()
+        _aids.forget_what_was_said()
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # default_collate is free and said nothing
             with stoke.DataLoader(dataset, batch_size=8, num_workers=2, collate_fn=default_collate) as loader:
@@ -1094,7 +1132,7 @@ class DataLoaderTest(unittest.TestCase):
         seen = []
 
         def on_device(images, labels):
-            base, length = loader._ring.mapped_region()
+            base, length = _aids.producer_ring(loader).mapped_region()
             seen.append(base <= images.data_ptr() < base + length)
             return images.float().mean(dim=(1, 2, 3)), labels + 100
 
@@ -1187,7 +1225,7 @@ class DataLoaderTest(unittest.TestCase):
                                             drop_last=tail == "drop")
                 expected = [permutation[i] for i in torchs]
                 expected_padded = [rank + p * world >= 45 for p in range(len(expected))]
-                with stoke.DataLoader(DATA, rank=rank, world_size=world, shard_tail=tail, **small) as loader:
+                with stoke.DataLoader(DATA, rank=rank, world_size=world, partition_tail=tail, **small) as loader:
                     loader.set_epoch(1)
                     got, padded, steps = [], [], 0
                     for batch in loader:
@@ -1201,8 +1239,8 @@ class DataLoaderTest(unittest.TestCase):
                 self.assertEqual(expected_padded, padded, f"rank {rank} of {world}, {tail}")
             per_rank = -(-45 // world) if tail == "pad" else 45 // world
             self.assertEqual({-(-per_rank // 4)}, lengths, "every rank takes the same number of steps")
-        with self.assertRaisesRegex(ValueError, "shard_tail"):
-            stoke.DataLoader(DATA, shard_tail="wrap")
+        with self.assertRaisesRegex(ValueError, "partition_tail must be 'pad' or 'drop', not 'wrap'"):
+            stoke.DataLoader(DATA, partition_tail="wrap")
 
     def test_ddp_over_a_dataset_that_does_not_split_evenly_finishes_with_equal_steps(self):
         # 41 images on 2 ranks, batch 4: 21 each (the last one padding), 6 steps each. Before, one

@@ -129,7 +129,7 @@ for _ in range(3):
     seen += indices.tolist()
     kept.append(images)  # three slots the parent's tensors still view: their finalisers run at the child's exit
 fd = loader._producer._fds["ring"]
-producer = loader._proc
+producer = loader._producer.proc
 
 def try_reading():
     errors = []

@@ -24,11 +24,13 @@ PACKAGE_ROOT = HERE.parent  # clients/python
 CHECKOUT = PACKAGE_ROOT.parent.parent
 LAUNCHER = str(CHECKOUT / "stoke")
 sys.path.insert(0, str(PACKAGE_ROOT))
+sys.path.insert(0, str(HERE))
 
 try:
     import numpy  # noqa: F401
     import torch  # noqa: F401
     import stoke
+    import _aids  # tests/_aids.py
     MISSING = None
 except ImportError as e:  # numpy or torch not installed: the DataLoader tests skip, loudly
     MISSING = f"{e.name} is not installed"
@@ -186,7 +188,7 @@ class ParentDeathTest(unittest.TestCase):
         thread.join()
         (loader,) = made
         with loader:
-            pid = loader._proc.pid
+            pid = _aids.producer_process(loader).pid
             time.sleep(0.5)  # the kernel's signal, were it sent at the thread's end, has arrived
             self.assertTrue(alive(pid), "the producer died with the thread that made its loader")
             labels = [int(label) for _, labels in loader for label in labels]
@@ -197,7 +199,7 @@ class ParentDeathTest(unittest.TestCase):
             thread = threading.Thread(target=lambda: next(iter(loader)))
             thread.start()
             thread.join()
-            restarted = loader._proc.pid
+            restarted = _aids.producer_process(loader).pid
             self.assertNotEqual(pid, restarted)
             time.sleep(0.5)
             self.assertTrue(alive(restarted), "the restarted producer died with the thread that started it")
@@ -271,9 +273,9 @@ class KillLoopTest(unittest.TestCase):
                 loader = stoke.DataLoader(DATA, batch_size=4, num_workers=1)
                 try:
                     next(iter(loader))  # decoded and resized: the native libraries are open
-                    killed.append(loader._proc.pid)
-                    os.kill(loader._proc.pid, signal.SIGKILL)
-                    loader._proc.wait()
+                    killed.append(_aids.producer_process(loader).pid)
+                    os.kill(_aids.producer_process(loader).pid, signal.SIGKILL)
+                    _aids.producer_process(loader).wait()
                     loader._producer._reader.join(5)  # its last stderr lines read
                     said.append("\n".join(loader._producer._stderr))
                 finally:

@@ -6,6 +6,7 @@ unchanged) and a FIFO (refused at once, not waited on). The same file, owned and
 A real ``stoke serve`` writes the ring; the owner is changed as root (the tests and CI run as root).
 """
 
+import gc
 import os
 import shutil
 import stat
@@ -15,6 +16,7 @@ import sys
 import tempfile
 import time
 import unittest
+import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -22,10 +24,12 @@ PACKAGE_ROOT = HERE.parent  # clients/python
 CHECKOUT = PACKAGE_ROOT.parent.parent
 LAUNCHER = str(CHECKOUT / "stoke")
 sys.path.insert(0, str(PACKAGE_ROOT))
+sys.path.insert(0, str(HERE))
 
 try:
     import numpy  # noqa: F401
     import stoke
+    import _aids  # tests/_aids.py
     MISSING = None
 except ImportError as e:
     MISSING = f"{e.name} is not installed"
@@ -95,6 +99,40 @@ class RingOwnerTest(unittest.TestCase):
             indices = sorted(i for batch in ring for i in batch.indices.tolist())
         self.assertEqual(list(range(IMAGES)), indices)
         self.assertEqual(0, self.serve.wait(timeout=120))
+
+    def test_a_ring_is_detached_once_by_close_by_with_and_by_collection(self):
+        ring = stoke.Ring(self.path)
+        self.assertEqual((False, os.getpid()), (ring.closed, seat(self.path)))
+        ring.close()
+        # Detached: the seat marked left (-pid), until the producer takes it back (0).
+        self.assertTrue(ring.closed)
+        self.assertIn(seat(self.path), (-os.getpid(), 0))
+        ring.close()  # closed once: again is nothing
+        with stoke.Ring(self.path) as ring:  # once the producer has reclaimed the seat
+            self.assertEqual((False, os.getpid()), (ring.closed, seat(self.path)))
+        self.assertTrue(ring.closed, "with detaches it")
+        self.assertIn(seat(self.path), (-os.getpid(), 0))
+        ring = stoke.Ring(self.path)
+        self.assertEqual(os.getpid(), seat(self.path))
+        del ring
+        gc.collect()
+        self.assertIn(seat(self.path), (-os.getpid(), 0), "collection detaches what was left attached")
+
+    def test_the_ring_hands_out_ring_batches_and_the_old_name_says_it_is_deprecated_once(self):
+        with stoke.Ring(self.path) as ring:
+            with ring.next() as batch:
+                self.assertIs(stoke.RingBatch, type(batch))
+                self.assertTrue(repr(batch).startswith("RingBatch(sequence=0, epoch=0"), repr(batch))
+        _aids.forget_what_was_said()
+        with self.assertWarnsRegex(stoke.StokeWarning, "stoke.ring.Batch is deprecated: it is stoke.ring.RingBatch"):
+            from stoke.ring import Batch
+        self.assertIs(stoke.RingBatch, Batch)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # once
+            self.assertIs(stoke.RingBatch, stoke.ring.Batch)
+        self.assertNotIn("Batch", stoke.ring.__all__)
+        with self.assertRaises(AttributeError):
+            stoke.ring.Batches
 
     def test_a_link_planted_at_a_rings_path_is_not_followed_and_a_fifo_is_refused_at_once(self):
         os.symlink(self.path, self.link)

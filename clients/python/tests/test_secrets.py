@@ -224,7 +224,7 @@ spec, cache = sys.argv[2], sys.argv[3]
 skipped = []
 try:
     with stoke.DataLoader(spec, batch_size=4, shuffle=True, seed=3, transform="train", crop=64, num_workers=2,
-                          on_error="skip", cache_dir=cache or None) as loader:
+                          on_error="skip", restart_cache_dir=cache or None) as loader:
         for epoch in range(2):
             loader.set_epoch(epoch)
             for batch in loader:

@@ -47,7 +47,7 @@ READER = textwrap.dedent("""
     import stoke
     url, folder, out = sys.argv[1], sys.argv[2], sys.argv[3]
     kw = {} if folder == "-" else {"shard_cache_dir": folder}
-    loader = stoke.DataLoader(url, batch_size=8, num_workers=1, shard_cache="64M", with_indices=True, **kw)
+    loader = stoke.DataLoader(url, batch_size=8, num_workers=1, shard_cache_size="64M", with_indices=True, **kw)
     with open(out, "w") as f:
         for images, labels, indices in loader:
             for i in range(len(labels)):

@@ -22,7 +22,7 @@ def read_index(lines, root="s3://bucket/train/"):
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         f.write("\n".join(json.dumps(x) for x in lines) + "\n")
     try:
-        return stoke_loader._samples_of(stoke_producer.read_index(f.name), root)
+        return stoke_loader._samples_of(stoke_producer.read_sample_list(f.name), root)
     finally:
         os.unlink(f.name)
 

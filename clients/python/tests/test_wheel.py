@@ -18,6 +18,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -170,6 +171,10 @@ class WheelTest(unittest.TestCase):
             self.assertEqual([], aids, "no test aid in the wheel")
             self.assertEqual(sorted(f"stoke/{p.name}" for p in (PACKAGE_ROOT / "stoke").glob("*.py")),
                              sorted(n for n in names if n.endswith(".py")))
+            # The options table, the file's content where the checkout holds a link to the serve module's.
+            self.assertEqual((CHECKOUT / "serve/src/main/resources/io/stoke/serve/options.json").read_bytes(),
+                             z.read("stoke/options.json"))
+            self.assertEqual(stat.S_IFREG, stat.S_IFMT(z.getinfo("stoke/options.json").external_attr >> 16))
             release = z.read("stoke/_java/runtime/release").decode()
             self.assertNotIn("jdk.compiler", release)  # a runtime, not a JDK: no javac
             self.assertNotIn("stoke/_java/runtime/bin/javac", names)
@@ -184,8 +189,8 @@ class WheelTest(unittest.TestCase):
                    "package": os.path.dirname(stoke.__file__), "batches": []}
             with stoke.DataLoader(os.environ["DATA"], batch_size=4, resize=40, crop=32, num_workers=2,
                                   with_indices=True) as loader:
-                out["exe"] = os.readlink(f"/proc/{loader._proc.pid}/exe")
-                out["args"] = loader._proc.args
+                out["exe"] = os.readlink(f"/proc/{loader._producer.proc.pid}/exe")
+                out["args"] = loader._producer.proc.args
                 out["samples"] = [list(s) for s in loader.samples]
                 for images, labels, indices in loader:
                     out["batches"].append({"shape": list(images.shape), "dtype": str(images.dtype),
