@@ -3,7 +3,7 @@
 A local HTTP server (ranged GETs, as S3 answers them) serves tar shards written by Python's tarfile,
 one with a damaged member, and answers 403 to any request without the signature, so every shard
 read proves that the requests carried the whole URL. Then the real processes run over a brace
-pattern whose query holds the signature: ``stoke catalog``, ``stoke serve --index-out``, ``stoke
+pattern whose query holds the signature: ``stoke catalog``, ``stoke serve --sample-list-out``, ``stoke
 embed``, fetches that fail (a missing shard, a refused signature), and ``stoke.DataLoader`` with its
 ``skipped`` records, its producer's command line and a restart cache. The reference is the secret
 itself: it appears in none of their stderr, stdout, index files, skipped records, command lines,
@@ -178,7 +178,7 @@ class SecretsTest(SecretChecks, unittest.TestCase):
     def test_stoke_serve_index_out_names_samples_without_the_query(self):
         index = TMP / "serve-index.json"
         proc = subprocess.Popen(
-            [STOKE, "serve", SERVER.url("train-{0..2}.tar"), "--ring", str(TMP / "ring"), "--index-out", str(index),
+            [STOKE, "serve", SERVER.url("train-{0..2}.tar"), "--ring", str(TMP / "ring"), "--sample-list-out", str(index),
              "--on-error", "skip", "--batch-size", "4", "--workers", "1", "--epochs", "1", "--crop", "64",
              "--resize", "72", "--status-interval", "0"],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -186,13 +186,13 @@ class SecretsTest(SecretChecks, unittest.TestCase):
             deadline = time.monotonic() + 240
             while not index.exists() and proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.1)
-            self.assertTrue(index.exists(), f"no --index-out (status {proc.poll()})")
+            self.assertTrue(index.exists(), f"no --sample-list-out (status {proc.poll()})")
             text = index.read_text()
         finally:
             proc.send_signal(signal.SIGTERM)
             out, err = proc.communicate(timeout=60)
         self.assertNoSecret("stoke serve's stderr", err + out)
-        self.assertNoSecret("--index-out", text)
+        self.assertNoSecret("--sample-list-out", text)
         names = [json.loads(line)[0] for line in text.splitlines()[1:] if line.strip()]
         self.assertEqual(25, len(names), text[:500])
         self.assertIn(f"http://127.0.0.1:{SERVER.server_address[1]}/shards/train-1.tar/{DAMAGED}", names)

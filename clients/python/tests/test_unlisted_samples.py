@@ -1,4 +1,4 @@
-"""What ``stoke serve`` tells the Python loader about the samples (its --index-out file): a header,
+"""What ``stoke serve`` tells the Python loader about the samples (its --sample-list-out file): a header,
 then every sample's name and label, except for remote shards opened from their index.json, whose
 samples are counted but not listed (listing them would fetch every shard before the first batch)."""
 
