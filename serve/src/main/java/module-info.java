@@ -13,5 +13,5 @@ module io.stoke.serve {
     exports io.stoke.serve;
 
     opens io.stoke.serve to
-            com.fasterxml.jackson.databind; // the table's records
+            com.fasterxml.jackson.databind; // the auto-workers log's Change records, written and read by data binding
 }

@@ -1,6 +1,5 @@
 package io.stoke.serve;
 
-import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -31,8 +30,8 @@ public record LoaderOption(
         Double max,
         List<String> choices,
         Integer count,
-        @JsonProperty("default") String defaultValue,
-        @JsonProperty("python_default") String pythonDefault,
+        String defaultValue,
+        String pythonDefault,
         String cli,
         String label,
         String python,

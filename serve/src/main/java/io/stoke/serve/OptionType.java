@@ -1,6 +1,5 @@
 package io.stoke.serve;
 
-import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Path;
@@ -122,7 +121,7 @@ public enum OptionType {
         @Override
         Object read(LoaderOption o, String text) {
             try {
-                JSON_READER.readTree(text);
+                JsonReader.MAPPER.readTree(text);
             } catch (JsonProcessingException e) {
                 throw refused(o, text, "JSON (" + e.getOriginalMessage() + ")");
             }
@@ -130,10 +129,12 @@ public enum OptionType {
         }
     };
 
-    private static final ObjectMapper JSON_READER = new ObjectMapper();
+    /** Made at the first {@code json} value only: an ObjectMapper costs every command's start otherwise. */
+    private static final class JsonReader {
+        static final ObjectMapper MAPPER = new ObjectMapper();
+    }
 
     /** The type the table spells {@code name}. */
-    @JsonCreator
     public static OptionType of(String name) {
         for (OptionType t : values()) {
             if (t.name().equalsIgnoreCase(name)) {
