@@ -154,7 +154,7 @@ def run_cell(kind, workers, args, step, model, output="float32"):
         torch.cuda.synchronize()
         end = time.perf_counter()
         cpu1 = tree_cpu_seconds(proc)
-        tuning = loader.tuning() if kind == "stoke" and workers == "auto" else []
+        tuning = loader.auto_workers_log() if kind == "stoke" and workers == "auto" else []
         active = loader.active_workers if kind == "stoke" else workers
     finally:
         if kind == "stoke":

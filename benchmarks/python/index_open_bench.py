@@ -35,7 +35,7 @@ import json, sys, time
 sys.path.insert(0, sys.argv[2])
 start = time.perf_counter()
 import stoke
-loader = stoke.DataLoader(sys.argv[1], batch_size=64, num_workers=2, shard_cache="2G")
+loader = stoke.DataLoader(sys.argv[1], batch_size=64, num_workers=2, shard_cache_size="2G")
 for batch in loader:
     first = time.perf_counter() - start
     break

@@ -14,9 +14,9 @@ crop on originals). One run of this script:
      persistent workers):
        torch          torch's DataLoader (ImageFolder + PIL) over the original files
        stoke          stoke bench over the original files (today: the sequential region decode)
-       stoke-cache    stoke bench --cache-dir over the filled cache (the region decoder seeks)
+       stoke-cache    stoke bench --restart-cache-dir over the filled cache (the region decoder seeks)
        stoke-pack     stoke bench over the --keep-pixels shards
-       stoke-filling  stoke bench --cache-dir over an empty cache: the epoch that fills it (cold only)
+       stoke-filling  stoke bench --restart-cache-dir over an empty cache: the epoch that fills it (cold only)
 
 With --tar-shards N, Stoke's cases other than stoke-pack read the same original files as N tar
 shards (written here by Python's tarfile, in name order, with .cls labels), and `stoke cache` fills
@@ -59,7 +59,7 @@ def filling(dataset, workers, batch_size, transform, work):
     cache = work / "cache-filling"
     shutil.rmtree(cache, ignore_errors=True)
     try:
-        return stoke_bench(dataset, workers, batch_size, 0, transform, ["--cache-dir", str(cache)])
+        return stoke_bench(dataset, workers, batch_size, 0, transform, ["--restart-cache-dir", str(cache)])
     finally:
         shutil.rmtree(cache, ignore_errors=True)
 
@@ -157,7 +157,7 @@ def main():
             cases[f"stoke {transform} {start}"] = lambda t=transform, w=warm: stoke_bench(
                 source, a.workers, a.batch_size, w, t)
             cases[f"stoke-cache {transform} {start}"] = lambda t=transform, w=warm: stoke_bench(
-                source, a.workers, a.batch_size, w, t, ["--cache-dir", str(cache)])
+                source, a.workers, a.batch_size, w, t, ["--restart-cache-dir", str(cache)])
             cases[f"stoke-pack {transform} {start}"] = lambda t=transform, w=warm: stoke_bench(
                 pack, a.workers, a.batch_size, w, t)
         cases[f"stoke-filling {transform} cold"] = lambda t=transform: filling(

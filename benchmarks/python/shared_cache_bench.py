@@ -9,7 +9,7 @@ a shared node). One run of this script:
      that counts the bytes the server sends (what the node fetched),
   3. then --repeats rounds, the cases alternating, each round two fresh Python processes started
      together, rank 0 and rank 1 of a world of 2: stoke.DataLoader("s3://bench/shared/", rank=R,
-     world_size=2, shard_cache=...) over one epoch, each rank's cache in memory (today's default) or
+     world_size=2, shard_cache_size=...) over one epoch, each rank's cache in memory (today's default) or
      both in one shard-cache folder (a fresh one each round, so nothing is left from the last). The
      clock of each rank starts at its DataLoader and stops at its first batch and at its epoch's end.
 
@@ -42,7 +42,7 @@ rank, folder = int(sys.argv[3]), sys.argv[4]
 start = time.perf_counter()
 import stoke
 kw = {"shard_cache_dir": folder} if folder != "-" else {}
-loader = stoke.DataLoader(sys.argv[1], batch_size=64, num_workers=2, shard_cache="2G", rank=rank, world_size=2,
+loader = stoke.DataLoader(sys.argv[1], batch_size=64, num_workers=2, shard_cache_size="2G", rank=rank, world_size=2,
                           **kw)
 first, n = None, 0
 for batch in loader:
@@ -174,7 +174,7 @@ def main() -> None:
              f"({total / 1e9:.2f} GB, with index.json), served by s3proxy on 127.0.0.1 behind a relay that counts "
              "the bytes the server sends. Each round two fresh Python processes, ranks 0 and 1 of 2, "
              "`stoke.DataLoader(\"s3://bench/shared/\", rank=R, world_size=2, batch_size=64, num_workers=2, "
-             "shard_cache=\"2G\")`, one epoch; with `shard_cache_dir=` one fresh folder for both. First batch and "
+             "shard_cache_size=\"2G\")`, one epoch; with `shard_cache_dir=` one fresh folder for both. First batch and "
              f"epoch: the later of the two ranks. {a.repeats} rounds, the cases alternating; medians.", "",
              "| case | bytes fetched / dataset | first batch (s) | epoch (s) |", "| --- | ---: | ---: | ---: |"]
     for case in cases:

@@ -51,7 +51,7 @@ def main():
         loader = stoke.DataLoader(args.root, with_indices=True, **settings)
         if state is not None:
             loader.load_state_dict(state)
-        emit({"loader": loader._proc.pid, "n": len(loader.samples), "nb": len(loader), "from": state})
+        emit({"loader": loader._producer.pid, "n": len(loader.samples), "nb": len(loader), "from": state})
         return loader
 
     loader = new_loader(last_state(args.resume) if args.resume else None)
