@@ -25,6 +25,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -67,6 +68,9 @@ final class ShardFolder {
     static final String SHARD = ".shard";
 
     static final String LOCK = ".lock";
+
+    /** How long a release waits for another process's hold on a shard's lock (a release's: microseconds). */
+    private static final long RELEASE_LOCK_WAIT_NANOS = 200_000_000L;
     /** What the file of a shard without a version ends with: one process's own. */
     static final String PRIVATE = ".private";
     /** A fetch's temporary file ({@link SafeFiles#temporaryFor}): {@code .NAME.PID.RANDOM.tmp}. */
@@ -340,7 +344,8 @@ final class ShardFolder {
 
     /**
      * Ends this process's use of {@code m}, whose bytes are unmapped already: removes the file (and
-     * its lock file) when no other process maps it, and never waits. Another process that maps it,
+     * its lock file) when no other process maps it, waiting at most 200 ms (for another release of the
+     * same shard, which holds the shard's lock for microseconds). Another process that maps it,
      * or is about to, keeps it; the last of them removes it.
      */
     void release(Mapped m) {
@@ -354,6 +359,7 @@ final class ShardFolder {
             }
             return;
         }
+        boolean mapped = true; // this process's shared lock on the file, held until m.fd closes
         try (Arena scratch = Arena.ofConfined()) {
             Native n = new Native(scratch);
             Path lock = m.file.resolveSibling(m.file.getFileName() + LOCK);
@@ -363,7 +369,11 @@ final class ShardFolder {
                 return;
             }
             try {
-                if (n.tryFlock(lockFd, LibC.LOCK_EX)
+                // Another process releasing the same shard holds the lock for microseconds: waiting a
+                // little for it keeps both from giving up, each on seeing the other, and leaving the
+                // file behind (two ranks at exit, test_shared_node on Debian 13). A fetch holds it
+                // longer; then the fetcher maps the file, and removes it in its own release.
+                if (n.tryFlockWithin(lockFd, LibC.LOCK_EX, RELEASE_LOCK_WAIT_NANOS)
                         && n.isAt(lockFd, lock)
                         && n.tryFlock(m.fd, LibC.LOCK_EX)
                         && n.isAt(m.fd, m.file)) {
@@ -372,13 +382,19 @@ final class ShardFolder {
                     Files.deleteIfExists(lock);
                 }
             } finally {
+                // The file's lock goes before the shard's: a process waiting for the shard's lock to
+                // release the file must find this one's shared lock gone, or neither removes it.
+                LibC.close(m.fd);
+                mapped = false;
                 LibC.close(lockFd);
             }
         } catch (IOException ignored) {
             // Left in place (a link or a FIFO planted at the lock's name, say): the next run that needs the
             // shard maps the file, and the planted name is refused there, named.
         } finally {
-            LibC.close(m.fd); // drops this process's lock
+            if (mapped) {
+                LibC.close(m.fd); // drops this process's lock
+            }
         }
     }
 
@@ -466,6 +482,18 @@ final class ShardFolder {
                     throw new IOException("cannot lock " + file + ": " + LibC.strerror(errno()));
                 }
             }
+        }
+
+        /** {@link #tryFlock}, tried again every 2 ms for up to {@code nanos}. */
+        boolean tryFlockWithin(int fd, int operation, long nanos) {
+            long deadline = System.nanoTime() + nanos;
+            while (!tryFlock(fd, operation)) {
+                if (System.nanoTime() - deadline >= 0) {
+                    return false;
+                }
+                LockSupport.parkNanos(2_000_000L);
+            }
+            return true;
         }
 
         boolean tryFlock(int fd, int operation) {
