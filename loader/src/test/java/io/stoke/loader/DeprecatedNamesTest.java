@@ -16,6 +16,7 @@ import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.UrlDatasetProvider.ShardCache;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestTars;
+import io.stoke.loader.transform.RestartCopy;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -24,6 +25,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -142,6 +144,8 @@ class DeprecatedNamesTest {
 
     @Test
     void theBuildersCacheIsTheRestartCache() {
+        // The restart cache needs Stoke's region decoder (a C build), as RestartCacheTest does.
+        Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
         Path folder = TestImages.imageFolder(tmp.resolve("restart"), 12, 2, 3);
         try (Dataset d = ImageFolder.scan(folder);
                 RestartCache restartCache = RestartCache.open(tmp.resolve("restart-cache"), 1L << 26, m -> {})) {
