@@ -17,6 +17,14 @@ module io.stoke.loader {
     exports io.stoke.loader;
     exports io.stoke.loader.autoworkers;
     exports io.stoke.loader.cache;
+    // The decoders, the restart-marker copier and the worker's per-sample transform: pack re-encodes
+    // with them, the CLI and the tests of remote and parquet ask whether copies can be made.
+    exports io.stoke.loader.decode to
+            io.stoke.remote,
+            io.stoke.parquet,
+            io.stoke.pack,
+            io.stoke.cli,
+            io.stoke.bench;
     exports io.stoke.loader.error;
     exports io.stoke.loader.format;
     exports io.stoke.loader.fs;

@@ -2,8 +2,8 @@ package io.stoke.bench;
 
 import io.stoke.ffm.JpegDecompressor;
 import io.stoke.ffm.TurboJpeg;
+import io.stoke.loader.decode.JpegDecoder;
 import io.stoke.loader.error.SampleStatus;
-import io.stoke.loader.transform.JpegDecoder;
 import io.stoke.loader.transform.TransformSpec;
 import java.awt.image.BufferedImage;
 import java.io.ByteArrayInputStream;

@@ -2,8 +2,8 @@ package io.stoke.bench;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
+import io.stoke.loader.decode.JpegDecoder;
 import io.stoke.loader.error.SampleStatus;
-import io.stoke.loader.transform.JpegDecoder;
 import io.stoke.loader.transform.Resampler;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;

@@ -2,15 +2,15 @@ package io.stoke.bench;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
+import io.stoke.loader.decode.JpegDecoder;
+import io.stoke.loader.decode.SampleTransform;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.transform.CounterRandom;
 import io.stoke.loader.transform.CropBox;
-import io.stoke.loader.transform.JpegDecoder;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.Resampler;
-import io.stoke.loader.transform.SampleTransform;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -1,13 +1,13 @@
 package io.stoke.cli;
 
 import io.stoke.loader.cache.RestartCache;
+import io.stoke.loader.decode.RestartCopy;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.fs.FolderAccess;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.UrlDatasetProvider;
-import io.stoke.loader.transform.RestartCopy;
 import io.stoke.serve.ByteSize;
 import io.stoke.serve.LoaderSetup;
 import java.io.PrintStream;

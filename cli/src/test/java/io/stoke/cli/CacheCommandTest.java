@@ -2,8 +2,8 @@ package io.stoke.cli;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.stoke.loader.decode.RestartCopy;
 import io.stoke.loader.testing.TestImages;
-import io.stoke.loader.transform.RestartCopy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

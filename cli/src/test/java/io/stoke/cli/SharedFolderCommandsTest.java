@@ -3,9 +3,9 @@ package io.stoke.cli;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.ffm.LibC;
+import io.stoke.loader.decode.RestartCopy;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestTars;
-import io.stoke.loader.transform.RestartCopy;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;

@@ -3,6 +3,7 @@ package io.stoke.loader;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.loader.cache.RestartCache;
+import io.stoke.loader.decode.RestartCopy;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.sample.LoaderState;
 import io.stoke.loader.sample.Sampler;
@@ -16,7 +17,6 @@ import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.UrlDatasetProvider.ShardCache;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.testing.TestTars;
-import io.stoke.loader.transform.RestartCopy;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -3,6 +3,8 @@ package io.stoke.loader;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.stoke.loader.decode.BombsAccess;
+import io.stoke.loader.decode.SampleTransform;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
@@ -12,9 +14,7 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.testing.BadImages;
 import io.stoke.loader.testing.TestImages;
-import io.stoke.loader.transform.BombsAccess;
 import io.stoke.loader.transform.RandomResizedCrop;
-import io.stoke.loader.transform.SampleTransform;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
 import java.lang.foreign.Arena;

@@ -1,7 +1,7 @@
 package io.stoke.pack;
 
+import io.stoke.loader.decode.RestartCopy;
 import io.stoke.loader.error.SampleStatus;
-import io.stoke.loader.transform.RestartCopy;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 

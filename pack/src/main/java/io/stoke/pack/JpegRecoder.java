@@ -6,14 +6,14 @@ import io.stoke.ffm.JpegCompressor;
 import io.stoke.ffm.StokeImage;
 import io.stoke.ffm.StokeJpeg;
 import io.stoke.ffm.TurboJpeg;
+import io.stoke.loader.decode.JpegDecoder;
+import io.stoke.loader.decode.WholeImageDecoder;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.format.ImageFormat;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.SampleReader;
-import io.stoke.loader.transform.JpegDecoder;
 import io.stoke.loader.transform.Resampler;
 import io.stoke.loader.transform.TransformSpec;
-import io.stoke.loader.transform.WholeImageDecoder;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 

@@ -1,10 +1,10 @@
 package io.stoke.pack;
 
+import io.stoke.loader.decode.RestartCopy;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.format.ImageFormat;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.SampleReader;
-import io.stoke.loader.transform.RestartCopy;
 import io.stoke.loader.transform.TransformSpec;
 import java.util.Locale;
 

@@ -192,7 +192,7 @@ class RemoteShardsTest {
         ByteArrayOutputStream png = new ByteArrayOutputStream();
         ImageIO.write(picture, "png", png);
         byte[] webp;
-        try (var in = RemoteShardsTest.class.getResourceAsStream("/io/stoke/loader/transform/photo-lossy.webp")) {
+        try (var in = RemoteShardsTest.class.getResourceAsStream("/io/stoke/loader/decode/photo-lossy.webp")) {
             webp = in.readAllBytes();
         }
         try (var os = Files.newOutputStream(file);

@@ -4,8 +4,8 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.ffm.LibC;
+import io.stoke.loader.decode.ScratchImage;
 import io.stoke.loader.internal.SafeFiles;
-import io.stoke.loader.transform.ScratchImage;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 

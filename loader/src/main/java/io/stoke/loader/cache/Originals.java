@@ -4,13 +4,13 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.ffm.LibC;
+import io.stoke.loader.decode.ScratchImage;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.format.ImageFormat;
 import io.stoke.loader.source.FileDataset;
 import io.stoke.loader.source.FileReader;
 import io.stoke.loader.source.ShardBytes;
 import io.stoke.loader.source.Shards;
-import io.stoke.loader.transform.ScratchImage;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 

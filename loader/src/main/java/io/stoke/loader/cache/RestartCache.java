@@ -3,6 +3,7 @@ package io.stoke.loader.cache;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import io.stoke.ffm.LibC;
+import io.stoke.loader.decode.RestartCopy;
 import io.stoke.loader.fs.FolderAccess;
 import io.stoke.loader.internal.CacheFolder;
 import io.stoke.loader.internal.SafeFiles;
@@ -10,7 +11,6 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.FileDataset;
 import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.source.ShardDataset;
-import io.stoke.loader.transform.RestartCopy;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;

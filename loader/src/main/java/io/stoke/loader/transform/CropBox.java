@@ -30,7 +30,7 @@ public final class CropBox {
     }
 
     /** Checks that the box lies inside an image of {@code w x h} and is not empty. */
-    void checkInside(int w, int h) {
+    public void checkInside(int w, int h) {
         if (width < 1 || height < 1 || left < 0 || top < 0 || left + width > w || top + height > h) {
             throw new IllegalArgumentException("crop box " + this + " is not inside a " + w + "x" + h + " image");
         }

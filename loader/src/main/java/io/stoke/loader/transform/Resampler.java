@@ -17,7 +17,7 @@ import java.lang.foreign.MemorySegment;
 public final class Resampler implements AutoCloseable {
     private static final int PRECISION_BITS = ResampleKernels.PRECISION_BITS;
     /** Bytes past the end of scratch images that 8-byte vector loads and stores may touch. */
-    static final int SLACK = 64;
+    public static final int SLACK = 64;
 
     private final TransformSpec spec;
     private final ResampleKernels kernels;
@@ -215,7 +215,7 @@ public final class Resampler implements AutoCloseable {
 
     /**
      * {@link #resizedCrop(MemorySegment, int, int, int, int, CropBox, MemorySegment, long)} from what
-     * a decoder holds, possibly a region of the decoded image (see {@link JpegDecoder#decodeBox}); the
+     * a decoder holds, possibly a region of the decoded image (see {@link io.stoke.loader.decode.JpegDecoder#decodeBox}); the
      * box's pixels must all be in it.
      */
     public void resizedCrop(DecodedImage src, CropBox box, MemorySegment dst, long offset) {

@@ -1,6 +1,6 @@
 package io.stoke.loader.testing;
 
-import io.stoke.loader.transform.BombsAccess;
+import io.stoke.loader.decode.BombsAccess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;

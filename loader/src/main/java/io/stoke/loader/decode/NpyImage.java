@@ -1,4 +1,4 @@
-package io.stoke.loader.transform;
+package io.stoke.loader.decode;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 

@@ -1,4 +1,4 @@
-package io.stoke.loader.transform;
+package io.stoke.loader.decode;
 
 import io.stoke.ffm.StokeJpeg;
 import io.stoke.loader.error.SampleStatus;
@@ -7,6 +7,12 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.Shards;
+import io.stoke.loader.transform.CounterRandom;
+import io.stoke.loader.transform.CropBox;
+import io.stoke.loader.transform.DecodedImage;
+import io.stoke.loader.transform.RandomResizedCrop;
+import io.stoke.loader.transform.Resampler;
+import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
 

@@ -1,4 +1,4 @@
-package io.stoke.loader.transform;
+package io.stoke.loader.decode;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.*;
@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.Resampler;
+import io.stoke.loader.transform.TransformSpec;
 import java.awt.image.BufferedImage;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.stoke.loader.transform;
+package io.stoke.loader.decode;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.*;
@@ -9,6 +9,8 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.testing.RestartJpegs;
 import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.RandomResizedCrop;
+import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;

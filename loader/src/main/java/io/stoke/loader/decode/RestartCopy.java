@@ -1,10 +1,12 @@
-package io.stoke.loader.transform;
+package io.stoke.loader.decode;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.ffm.StokeJpeg;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.transform.DecodedImage;
+import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;

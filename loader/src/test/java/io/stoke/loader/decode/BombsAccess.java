@@ -1,4 +1,4 @@
-package io.stoke.loader.transform;
+package io.stoke.loader.decode;
 
 /** Lets tests in other packages craft oversized headers. */
 public final class BombsAccess {

@@ -1,4 +1,4 @@
-package io.stoke.loader.transform;
+package io.stoke.loader.decode;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

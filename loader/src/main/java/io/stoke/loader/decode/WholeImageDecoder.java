@@ -1,10 +1,14 @@
-package io.stoke.loader.transform;
+package io.stoke.loader.decode;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import io.stoke.ffm.StokeImage;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.format.ImageFormat;
+import io.stoke.loader.transform.CropBox;
+import io.stoke.loader.transform.DecodedImage;
+import io.stoke.loader.transform.Resampler;
+import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 

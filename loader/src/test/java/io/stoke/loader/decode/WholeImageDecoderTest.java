@@ -1,4 +1,4 @@
-package io.stoke.loader.transform;
+package io.stoke.loader.decode;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.stoke.ffm.StokeImage;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.format.ImageFormat;
+import io.stoke.loader.transform.CropBox;
+import io.stoke.loader.transform.TransformSpec;
 import java.awt.image.BufferedImage;
 import java.awt.image.IndexColorModel;
 import java.io.ByteArrayOutputStream;
