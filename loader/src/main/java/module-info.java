@@ -39,6 +39,10 @@ module io.stoke.loader {
             io.stoke.spark,
             io.stoke.serve,
             io.stoke.cli;
+    // PIL's resampling filter and its kernels: pack resizes with it, the benchmarks measure it.
+    exports io.stoke.loader.resample to
+            io.stoke.pack,
+            io.stoke.bench;
     exports io.stoke.loader.sample;
     exports io.stoke.loader.source;
     exports io.stoke.loader.transform;

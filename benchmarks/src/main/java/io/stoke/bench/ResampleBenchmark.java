@@ -4,7 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import io.stoke.loader.decode.JpegDecoder;
 import io.stoke.loader.error.SampleStatus;
-import io.stoke.loader.transform.Resampler;
+import io.stoke.loader.resample.Resampler;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -1,6 +1,6 @@
 package io.stoke.pack;
 
-import io.stoke.loader.transform.Resampler;
+import io.stoke.loader.resample.Resampler;
 import java.util.Locale;
 
 /**

@@ -5,7 +5,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.ffm.StokeJpeg;
 import io.stoke.loader.error.SampleStatus;
-import io.stoke.loader.transform.DecodedImage;
+import io.stoke.loader.resample.DecodedImage;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

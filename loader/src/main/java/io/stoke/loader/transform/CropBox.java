@@ -2,7 +2,7 @@ package io.stoke.loader.transform;
 
 /**
  * Which part of an image a sample keeps, in the original image's pixels, and whether it is
- * mirrored: what {@link RandomResizedCrop} draws and {@link Resampler#resizedCrop} computes. A
+ * mirrored: what {@link RandomResizedCrop} draws and {@link io.stoke.loader.resample.Resampler#resizedCrop} computes. A
  * flyweight, one per worker, filled again for every sample.
  */
 public final class CropBox {

@@ -7,11 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.ffm.StokeJpeg;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.resample.Resampler;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.transform.CropBox;
-import io.stoke.loader.transform.Resampler;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

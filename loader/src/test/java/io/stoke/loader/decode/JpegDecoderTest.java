@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.resample.Resampler;
 import io.stoke.loader.testing.TestImages;
-import io.stoke.loader.transform.Resampler;
 import io.stoke.loader.transform.TransformSpec;
 import java.awt.image.BufferedImage;
 import java.io.ByteArrayInputStream;

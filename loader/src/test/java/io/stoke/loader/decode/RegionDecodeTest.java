@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.ffm.StokeJpeg;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.resample.Resampler;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.transform.CounterRandom;
 import io.stoke.loader.transform.CropBox;
 import io.stoke.loader.transform.RandomResizedCrop;
-import io.stoke.loader.transform.Resampler;
 import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -1,5 +1,7 @@
-package io.stoke.loader.transform;
+package io.stoke.loader.resample;
 
+import io.stoke.loader.transform.CropBox;
+import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 

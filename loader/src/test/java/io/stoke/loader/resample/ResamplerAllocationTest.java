@@ -1,9 +1,12 @@
-package io.stoke.loader.transform;
+package io.stoke.loader.resample;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.CropBox;
+import io.stoke.loader.transform.RandomResizedCrop;
+import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;

@@ -1,4 +1,4 @@
-package io.stoke.loader.transform;
+package io.stoke.loader.resample;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.stoke.ffm.StokePixels;
 import io.stoke.loader.testing.PythonReference;
 import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;

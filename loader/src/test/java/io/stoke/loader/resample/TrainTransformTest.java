@@ -1,10 +1,13 @@
-package io.stoke.loader.transform;
+package io.stoke.loader.resample;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.stoke.loader.testing.PythonReference;
 import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.CropBox;
+import io.stoke.loader.transform.RandomResizedCrop;
+import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.junit.jupiter.api.Assumptions;

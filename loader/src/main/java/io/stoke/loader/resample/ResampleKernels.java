@@ -1,4 +1,4 @@
-package io.stoke.loader.transform;
+package io.stoke.loader.resample;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;

@@ -1,4 +1,4 @@
-package io.stoke.loader.transform;
+package io.stoke.loader.resample;
 
 import io.stoke.ffm.StokePixels;
 import java.lang.foreign.MemorySegment;
