@@ -28,8 +28,9 @@ module io.stoke.loader {
     exports io.stoke.loader.error;
     exports io.stoke.loader.format;
     exports io.stoke.loader.fs;
-    // Helpers (file safety, URL redaction, brace patterns, read limits, parallel scans) that
-    // Stoke's own modules share; no user's API. io.stoke.serve: the serving library (issue 46).
+    // Helpers (file safety, URL redaction, brace patterns, read limits, parallel scans, a stream over
+    // a segment) that Stoke's own modules share; no user's API. io.stoke.serve: the serving library
+    // (issue 46).
     exports io.stoke.loader.internal to
             io.stoke.remote,
             io.stoke.parquet,

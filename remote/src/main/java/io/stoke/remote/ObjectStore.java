@@ -1,8 +1,8 @@
 package io.stoke.remote;
 
 import io.stoke.loader.internal.ReadLimits;
+import io.stoke.loader.internal.SegmentInputStream;
 import io.stoke.loader.internal.Urls;
-import io.stoke.loader.source.SegmentInputStream;
 import java.io.InputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

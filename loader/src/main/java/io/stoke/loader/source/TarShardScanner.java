@@ -3,6 +3,7 @@ package io.stoke.loader.source;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.internal.InParallel;
 import io.stoke.loader.internal.ReadLimits;
+import io.stoke.loader.internal.SegmentInputStream;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -1,4 +1,4 @@
-package io.stoke.loader.source;
+package io.stoke.loader.internal;
 
 import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
