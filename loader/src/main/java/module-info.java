@@ -45,6 +45,10 @@ module io.stoke.loader {
             io.stoke.pack,
             io.stoke.bench;
     exports io.stoke.loader.sample;
+    // The bounded cache of whole shards that remote's downloads and parquet's row groups extend.
+    exports io.stoke.loader.shardcache to
+            io.stoke.remote,
+            io.stoke.parquet;
     exports io.stoke.loader.source;
     exports io.stoke.loader.transform;
     exports io.stoke.loader.work to

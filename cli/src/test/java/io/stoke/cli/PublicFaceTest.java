@@ -50,6 +50,7 @@ class PublicFaceTest {
                             + " io.stoke.remote, io.stoke.serve, io.stoke.spark, io.stoke.tune",
                     "io.stoke.loader.resample to io.stoke.bench, io.stoke.pack",
                     "io.stoke.loader.sample",
+                    "io.stoke.loader.shardcache to io.stoke.parquet, io.stoke.remote",
                     "io.stoke.loader.source",
                     "io.stoke.loader.transform",
                     "io.stoke.loader.work to io.stoke.bench, io.stoke.cli, io.stoke.embed, io.stoke.gpu,"

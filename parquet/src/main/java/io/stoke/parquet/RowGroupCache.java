@@ -1,6 +1,6 @@
 package io.stoke.parquet;
 
-import io.stoke.loader.source.BoundedShardCache;
+import io.stoke.loader.shardcache.BoundedShardCache;
 import io.stoke.loader.source.ShardBytes;
 import io.stoke.loader.source.ShardFormat;
 import io.stoke.loader.source.ShardTable;

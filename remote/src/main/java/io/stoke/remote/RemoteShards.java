@@ -2,7 +2,7 @@ package io.stoke.remote;
 
 import io.stoke.loader.fs.FolderAccess;
 import io.stoke.loader.internal.Urls;
-import io.stoke.loader.source.BoundedShardCache;
+import io.stoke.loader.shardcache.BoundedShardCache;
 import io.stoke.loader.source.ShardBytes;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * <p>A shard whose fetch failed after the store's retries fails every later acquire of it with
  * the same error: the epoch stops, naming the URL, rather than coming up short.
  */
-public final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
+final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
     private final ObjectStore store;
     private final List<String> urls;
     private final long[] sizes;

@@ -20,13 +20,13 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * not memory. (A file truncated by someone else while mapped would fault on access: shards are
  * expected to be immutable while a loader reads them, as WebDataset's are.)
  */
-public final class MappedShards implements ShardBytes {
+final class MappedShards implements ShardBytes {
     private final Arena arena = Arena.ofShared();
     private final List<Path> files;
     private final AtomicReferenceArray<MemorySegment> maps;
     private final long[] versions; // set with the mapping, read after it (published by maps)
 
-    public MappedShards(List<Path> files) {
+    MappedShards(List<Path> files) {
         this.files = List.copyOf(files);
         this.maps = new AtomicReferenceArray<>(files.size());
         this.versions = new long[files.size()];

@@ -1,5 +1,6 @@
-package io.stoke.loader.source;
+package io.stoke.loader.shardcache;
 
+import io.stoke.loader.source.ShardBytes;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
