@@ -4,7 +4,8 @@ import java.io.PrintStream;
 
 /**
  * An option's or command's old spelling, kept one release after issue 46 gave each name one
- * meaning: it still works, and says so once, naming the spelling to use.
+ * meaning: it still works, and says so once, naming the spelling to use. Every deprecated spelling
+ * of the CLI says it in these words, the table's options ({@link LoaderOptions}) too.
  */
 final class DeprecatedSpelling {
     private DeprecatedSpelling() {}

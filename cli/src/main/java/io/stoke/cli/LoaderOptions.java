@@ -131,7 +131,7 @@ public final class LoaderOptions {
     /** Says on stderr, once in this process, that flag {@code old} is deprecated for {@code now}. */
     static void deprecated(String old, String now) {
         if (WARNED.add(old)) {
-            System.err.println("stoke: " + old + " is deprecated: use " + now);
+            DeprecatedSpelling.say(System.err, "stoke", old, now);
         }
     }
 

@@ -293,7 +293,7 @@ class LoaderOptionsTest {
             return serve.options.settings().integer("made_up_depth");
         });
         assertEquals("6", said[0]);
-        assertEquals("stoke: --made-up-old is deprecated: use --made-up-depth\n", said[2]);
+        assertEquals("stoke: --made-up-old is deprecated and goes in the next release: use --made-up-depth\n", said[2]);
     }
 
     /** The old spellings users and the Python package pass still work, each saying once that it is deprecated. */
@@ -329,8 +329,9 @@ class LoaderOptionsTest {
         List<String> lines = said[2].lines().toList();
         assertTrue(
                 List.of(
-                                "stoke: --index-out is deprecated: use --sample-list-out",
-                                "stoke: --tuning-out is deprecated: use --auto-workers-log")
+                                "stoke: --index-out is deprecated and goes in the next release: use --sample-list-out",
+                                "stoke: --tuning-out is deprecated and goes in the next release: use"
+                                        + " --auto-workers-log")
                         .containsAll(lines),
                 said[2]);
         assertEquals(lines.stream().distinct().count(), lines.size(), said[2]);
