@@ -105,6 +105,11 @@ ready_venv() {
   [[ -f "$dir/$STAMP_NAME" && "$(cat "$dir/$STAMP_NAME")" == "$STAMP" ]] \
     || die "$dir is not a finished venv from this pinned list: run $0 venv $dir first"
   "$CHECKOUT/stoke" >/dev/null || die "building the jar failed (./stoke)"
+  # The JDK ./stoke runs with (its find_jdk), exported as ./stoke test exports it: the soak's S3
+  # server starts $JAVA_HOME/bin/java, and the java on PATH may be older than 25.
+  JAVA_HOME=$(bash -c 'source "$1/stoke" && find_jdk && printf %s "$JAVA_HOME"' _ "$CHECKOUT") \
+    || die "no JDK >= 25 (./stoke's find_jdk, above)"
+  export JAVA_HOME PATH="$JAVA_HOME/bin:$PATH"
   "$dir/bin/python" -c "import sys, numpy, PIL, torch, torchvision
 print(f'torch214: python {sys.version.split()[0]}, torch {torch.__version__}, torchvision {torchvision.__version__}, numpy {numpy.__version__}, PIL {PIL.__version__}', file=sys.stderr)" \
     || die "$dir cannot import numpy, PIL, torch and torchvision"
