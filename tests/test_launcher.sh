@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Quick checks of ./stoke itself (no build, no JVM; `./stoke test` runs this before Maven):
 #   - a wrong usage exits 2 (docs/cli.md#exit-codes);
+#   - STOKE_TEST_STACKS names the three Python stacks, and the last FAILED line names each;
+#   - torch 2.14.1's stack is skipped where there is no mirror, and fails so under CI=true;
 #   - the staleness check walks the build's inputs only: a venv/ (or anything else) in the checkout
 #     is never looked at, and a changed source under a module's src/main does make the jar stale.
 set -euo pipefail
@@ -14,6 +16,40 @@ check() { # check <what> <command...>
 # 1. Wrong usage: the launcher's own (an unknown stack name) exits 2 before it sets anything up.
 rc=0; STOKE_TEST_STACKS=debian99 "$ROOT/stoke" test >/dev/null 2>&1 || rc=$?
 check "STOKE_TEST_STACKS=debian99 ./stoke test exits 2 (got $rc)" test "$rc" -eq 2
+
+# The stacks' names: each of the three is a stack, a list of them is checked name by name, and one
+# left out of STOKE_TEST_STACKS is not run (sourced: the functions only, nothing set up or built).
+stacks() { # stacks <STOKE_TEST_STACKS> <function and args...>: the function's exit status
+  local rc=0; (cd "$ROOT" && source ./stoke && STOKE_TEST_STACKS="$1" "${@:2}") >/dev/null 2>&1 || rc=$?; return "$rc"
+}
+check "STOKE_TEST_STACKS=debian12,debian13,torch214 is three stacks" stacks debian12,debian13,torch214 check_test_stacks
+rc=0; stacks torch214,debian99 check_test_stacks || rc=$?
+check "STOKE_TEST_STACKS=torch214,debian99 is wrong usage (got $rc)" test "$rc" -eq 2
+check "torch 2.14.1's stack runs when STOKE_TEST_STACKS is unset" stacks "" stack_wanted torch214
+check "torch 2.14.1's stack runs when STOKE_TEST_STACKS names it" stacks debian12,torch214 stack_wanted torch214
+not() { ! "$@"; }
+check "STOKE_TEST_STACKS=debian12 leaves torch 2.14.1's stack out" not stacks debian12 stack_wanted torch214
+check "STOKE_TEST_STACKS=debian12 leaves Debian 13's stack out" not stacks debian12 stack_wanted debian13
+line="$(cd "$ROOT" && source ./stoke && python_stacks_outcome 0 0 1)"
+check "the last FAILED line names torch 2.14.1's stack (got: $line)" \
+  test "$line" = "the Python tests on Debian 12 passed, on Debian 13 passed, on torch 2.14.1 failed (exit 1)"
+# Where the machine has no mirror with torch 2.14.1 (a user's), its stack is skipped, saying so in
+# one sentence, and under CI=true fails; in an empty cache folder, so no venv there is reused.
+nomirror="$(mktemp -d)"
+torch214() { # torch214 [CI]: test_torch214's exit status; its messages in $nomirror/said
+  local rc=0
+  (cd "$ROOT" && source ./stoke && XDG_CACHE_HOME="$nomirror" STOKE_PYPI_INDEX="file://$nomirror/none" \
+    STOKE_PYPI_EXTRA_INDEX="file://$nomirror/none" CI="${1:-}" test_torch214) >"$nomirror/said" 2>&1 || rc=$?
+  return "$rc"
+}
+rc=0; torch214 || rc=$?
+check "no mirror: torch 2.14.1's stack is skipped (got $rc)" test "$rc" -eq 0
+check "no mirror: it says so, naming the mirror" grep -q "CANNOT: no local package mirror with torch 2.14.1 here (file://$nomirror/none" "$nomirror/said"
+check "no mirror: it says it skips" grep -q "SKIPPING the Python tests on torch 2.14.1: its venv cannot be made here" "$nomirror/said"
+rc=0; torch214 true || rc=$?
+check "no mirror under CI=true: torch 2.14.1's stack fails (got $rc)" test "$rc" -eq 3
+check "no mirror under CI=true: it says it fails" grep -q "FAILED: the torch 2.14.1 venv cannot be made here" "$nomirror/said"
+rm -rf "$nomirror"
 
 # The CLI's (picocli's) wrong usage, passed through: only where the jar is built and fresh, since
 # this runs before the build.

@@ -265,11 +265,14 @@ class TorchrunElasticTest(unittest.TestCase):
                 agents.append(subprocess.Popen(
                     [sys.executable, "-m", "torch.distributed.run", "--nnodes=1:2", "--nproc_per_node=1",
                      "--rdzv_backend=c10d", f"--rdzv_endpoint=127.0.0.1:{port}", "--rdzv_id=stoke-elastic",
-                     "--max_restarts=3", "--monitor_interval=1", "--rdzv_conf=last_call_timeout=3,join_timeout=120",
+                     "--max_restarts=3", "--monitor_interval=1",
+                     # The first agent hosts the store, always: left to torchrun, the one that binds
+                     # first does, and on a loaded machine that can be the node then lost with it.
+                     f"--rdzv_conf=last_call_timeout=3,join_timeout=120,is_host={int(node == 0)}",
                      "--redirects", "2", "--tee", "2", "--log_dir", str(out / f"logs-{node}"),
                      str(HERE / "elastic_train.py"), str(DATA), str(out), "--die-at", "0,5,1", "--node-lost"],
                     env=self.env(node), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-                time.sleep(0.3)  # the first agent hosts the rendezvous store and takes rank 0
+                time.sleep(0.3)  # the first agent, the store's host, takes rank 0
             outputs = [a.communicate(timeout=600)[0] for a in agents]
             self.assertEqual(0, agents[0].returncode, outputs[0][-3000:])
             self.assertNotEqual(0, agents[1].returncode, "the second node was to be lost")

@@ -62,6 +62,22 @@ def _why_not():
     return None
 
 
+def make_venv_seeing_these_packages(venv):
+    """A fresh venv that imports the numpy, torch and PIL of the Python running these tests.
+
+    From the system's Python, ``--system-site-packages`` does it. From a venv (./stoke test's torch
+    2.14.1 stack) it would not: the new venv's system packages are the base Python's (Debian's torch
+    1.13), so it gets none and a ``.pth`` file holding this venv's site-packages instead.
+    """
+    import site
+    in_venv = sys.prefix != sys.base_prefix
+    subprocess.run([sys.executable, "-m", "venv", *([] if in_venv else ["--system-site-packages"]), str(venv)],
+                   check=True)
+    if in_venv:
+        (pth,) = venv.glob("lib/python*/site-packages")
+        (pth / "_stoke_test_packages.pth").write_text("".join(f"{p}\n" for p in site.getsitepackages()))
+
+
 def setUpModule():
     global TMP, WHEEL, VENV, DATA, SKIP
     SKIP = _why_not()
@@ -79,7 +95,7 @@ def setUpModule():
         WHEEL = Path(out.strip().splitlines()[-1])
     built = time.monotonic()
     VENV = TMP / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(VENV)], check=True)
+    make_venv_seeing_these_packages(VENV)
     subprocess.run([str(VENV / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index", "--no-deps",
                     "--disable-pip-version-check", str(WHEEL)], check=True)
     print(f"[stoke] wheel {WHEEL.name} ({WHEEL.stat().st_size / 1e6:.1f} MB): built in {built - started:.0f} s, "
@@ -182,8 +198,9 @@ class WheelTest(unittest.TestCase):
     def test_epoch_without_any_jdk(self):
         result = run_hidden("""
             import json, os, shutil
+            import numpy, torch
             import stoke
-            out = {"java_on_path": shutil.which("java"), "jvm_dir": os.listdir("/usr/lib/jvm") if os.path.isdir("/usr/lib/jvm") else [],
+            out = {"torch": torch.__version__, "numpy": numpy.__version__, "java_on_path": shutil.which("java"), "jvm_dir": os.listdir("/usr/lib/jvm") if os.path.isdir("/usr/lib/jvm") else [],
                    "checkout": os.listdir(os.environ["CHECKOUT"]), "cwd": os.getcwd(),
                    "env": sorted(k for k in ("JAVA_HOME", "STOKE_HOME", "PYTHONPATH") if k in os.environ),
                    "package": os.path.dirname(stoke.__file__), "batches": []}
@@ -197,6 +214,10 @@ class WheelTest(unittest.TestCase):
                                            "labels": labels.tolist(), "indices": indices.tolist()})
             print(json.dumps(out))
             """)
+        # The venv ran the torch and numpy of the stack under test, not another found on the machine.
+        import numpy
+        import torch
+        self.assertEqual((result["torch"], result["numpy"]), (torch.__version__, numpy.__version__))
         # Nothing to fall back on was visible.
         self.assertIsNone(result["java_on_path"])
         self.assertEqual(result["jvm_dir"], [])
