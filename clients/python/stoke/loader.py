@@ -751,8 +751,11 @@ class DataLoader(Closeable):
         """The batch at the current position, or None at the end of its epoch (which moves on)."""
         self._check_process()
         if self._batch >= len(self):
-            if self._given is not None and self._producer is not None and self._producer.fed_next == self._epoch:
-                self._feed_given()  # an epoch of no batch: the producer reads its (empty) record and goes on
+            if (self._given is not None and self._producer_next == (self._epoch, 0)
+                    and self._producer.fed_next == self._epoch and self._given.sizes(self._epoch) is not None):
+                # An epoch of no batch: the producer reads its (empty) record and goes on to the next.
+                self._feed_given()
+                self._producer_next = (self._epoch + 1, 0)
             self._epoch, self._batch = self._epoch + 1, 0
             self._resumed_epoch, self._cuts = None, []
             return None

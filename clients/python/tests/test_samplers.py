@@ -174,6 +174,31 @@ class SamplerTest(unittest.TestCase):
             self.assertEqual([1, 2, 3, 4, 5, 6, 1], sizes)
             self.assertEqual(6, loader.batch_size)
 
+    def test_an_epoch_a_sampler_leaves_empty_passes_and_the_next_comes(self):
+        ds = dataset()
+
+        class EveryOtherEpoch:  # nothing in even epochs
+            epoch = 0
+
+            def set_epoch(self, epoch):
+                self.epoch = epoch
+
+            def __iter__(self):
+                return iter([] if self.epoch % 2 == 0 else [9, 4, 7])
+
+            def __len__(self):
+                return 0 if self.epoch % 2 == 0 else 3
+
+        theirs, mine = EveryOtherEpoch(), EveryOtherEpoch()
+        expected = epochs(torch.utils.data.DataLoader(ds, batch_size=2, sampler=theirs), theirs, True, count=4)
+        with stoke.DataLoader(ds, batch_size=2, num_workers=1, sampler=mine, timeout=60) as loader:
+            producer = _aids.producer_process(loader).pid
+            got = epochs(loader, mine, True, count=4)
+            self.assertEqual(producer, _aids.producer_process(loader).pid,
+                             "an empty epoch's record goes to the producer, which goes on: no new one is started")
+        self.assertEqual(4, len(expected))
+        self.assertSameBatches(expected, got, "epochs 0 and 2 empty")
+
     def test_a_state_saved_inside_an_epoch_resumes_to_the_uninterrupted_runs_batches(self):
         ds = dataset()
         chosen = {"RASampler": 5, "SubsetRandomSampler": 3, "WeightedRandomSampler": 4, "BatchSampler": 2,
