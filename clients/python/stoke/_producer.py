@@ -158,7 +158,7 @@ def option_arguments(option: "_options.Option", value: Any) -> List[str]:
 
 def serve_arguments(settings: Any, root: str, epoch: int, batch: int, ring: str, sample_list: str,
                     auto_workers_log: Optional[str], cuts: Sequence[Dict[str, Any]] = (),
-                    data: Optional[str] = None) -> List[str]:
+                    data: Optional[str] = None, order_feed: Optional[str] = None) -> List[str]:
     """``stoke serve``'s arguments for a loader's settings, from batch ``batch`` of epoch ``epoch``.
 
     Every option of the table with a Python keyword is passed by its flag, from the settings; the
@@ -175,6 +175,8 @@ def serve_arguments(settings: Any, root: str, epoch: int, batch: int, ring: str,
             ``_resume``), oldest first; empty for a whole epoch.
         data: an argument file (picocli's ``@``-file) that holds the dataset, given instead of
             ``root`` itself; see :func:`dataset_argument_file`.
+        order_feed: the pipe each epoch's order is written to (:meth:`Producer.feed`), where a
+            sampler of the user's gives it; None where the producer draws its own.
 
     Returns:
         The arguments after the command that starts Stoke.
@@ -186,6 +188,8 @@ def serve_arguments(settings: Any, root: str, epoch: int, batch: int, ring: str,
         args += ["--auto-workers-log", auto_workers_log]
     if cuts:
         args += ["--start-cuts", json.dumps(list(cuts), separators=(",", ":"))]
+    if order_feed is not None:
+        args += ["--order-feed", order_feed]
     for option in _options.OPTIONS:
         if option.python is not None:
             args += option_arguments(option, getattr(settings, option.name))
@@ -252,13 +256,15 @@ class Producer:
         cuts: what earlier worlds took of epoch ``epoch`` (see :func:`serve_arguments`).
         inherited: descriptors the producer reads besides its own files (the dataset's list file).
         start_timeout: seconds to wait for the ring (the first run may build Stoke).
+        order_feed: whether each epoch's order is given (:meth:`feed`) instead of drawn by the producer.
 
     Raises:
         ProducerError: the producer exited before its ring was ready, or it was not ready in time.
     """
 
     def __init__(self, stoke: List[str], settings: Any, root: str, epoch: int, batch: int, *,
-                 cuts: Sequence[Dict[str, Any]] = (), inherited: Sequence[int] = (), start_timeout: float) -> None:
+                 cuts: Sequence[Dict[str, Any]] = (), inherited: Sequence[int] = (), start_timeout: float,
+                 order_feed: bool = False) -> None:
         self.ring: Optional[Ring] = None
         self.proc: Optional[subprocess.Popen] = None
         self._pid = os.getpid()  # the process that started the producer: the only one that stops it
@@ -269,6 +275,8 @@ class Producer:
         self._auto_workers_read = 0
         self._sample_list_path: Optional[str] = None
         self._auto_workers_path: Optional[str] = None
+        self._feed: Optional[int] = None  # the order feed's write end
+        self._fed_next = epoch  # the epoch whose order the producer reads next
         try:
             # One at a time into self._fds, so that stop() closes those made before a failure.
             auto = settings.workers == "auto"
@@ -277,14 +285,22 @@ class Producer:
             data = dataset_argument_file(root)
             if data is not None:
                 self._fds["data"] = data
-            paths = {name: f"/dev/fd/{fd}" for name, fd in self._fds.items()}
+            if order_feed:
+                # A pipe, not a file: the producer reads each epoch's record as it comes, and a
+                # writer whose reader is gone gets EPIPE, not a file that grows unread.
+                self._fds["order-feed"], self._feed = os.pipe2(os.O_CLOEXEC)
+                self._fds["order-feed-writer"] = self._feed  # closed with the others, once the producer stopped
+            theirs = {name: fd for name, fd in self._fds.items() if name != "order-feed-writer"}
+            paths = {name: f"/dev/fd/{fd}" for name, fd in theirs.items()}
             self._sample_list_path, self._auto_workers_path = paths["sample-list"], paths.get("auto-workers")
             command = parent_death_command() + stoke + serve_arguments(
                 settings, root, epoch, batch, paths["ring"], paths["sample-list"], paths.get("auto-workers"), cuts,
-                paths.get("data"))
+                paths.get("data"), paths.get("order-feed"))
             self.proc = popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True, errors="replace",
-                              pass_fds=[*self._fds.values(), *inherited])
+                              pass_fds=[*theirs.values(), *inherited])
+            if order_feed:
+                os.close(self._fds.pop("order-feed"))  # the producer's end is its alone: its exit is EPIPE here
             self._reader = threading.Thread(target=self._read_stderr, name="stoke-producer-stderr", daemon=True)
             self._reader.start()
             self.ring = self._attach(paths["ring"], start_timeout)
@@ -326,6 +342,38 @@ class Producer:
                 # The producer's warnings (a fallback, a build) reach the user's terminal, once each.
                 if "WARNING" in line or line.startswith("stoke: building") or line.startswith("stoke: recording"):
                     print(line, file=sys.stderr, flush=True)
+
+    # The order feed's format is specified once, in docs/shared-memory.md ("The order feed"); its
+    # reader is io.stoke.loader.sample.OrderFeed.
+    def feed(self, epoch: int, batch_sizes: Sequence[int], indices: Any) -> None:
+        """Hands the producer epoch ``epoch``'s order: the next epoch it reads (epochs come in order).
+
+        Args:
+            epoch: the epoch; the producer's start epoch first, then each next one.
+            batch_sizes: each batch's number of samples, in order.
+            indices: the epoch's dataset indices, in order (``sum(batch_sizes)`` of them).
+
+        Raises:
+            ProducerError: the producer is gone (its end of the pipe closed).
+        """
+        import numpy as np
+        if epoch != self._fed_next:
+            raise ValueError(f"the producer reads epoch {self._fed_next}'s order next, not epoch {epoch}'s")
+        sizes = np.asarray(batch_sizes, dtype="<i8")
+        record = np.concatenate([np.array([epoch, len(sizes), int(sizes.sum())], dtype="<i8"), sizes,
+                                 np.asarray(indices, dtype="<i8")])
+        view = memoryview(record.tobytes())
+        try:
+            while view:
+                view = view[os.write(self._feed, view):]
+        except BrokenPipeError:
+            raise self.error(f"the producer exited before it read epoch {epoch}'s order") from None
+        self._fed_next = epoch + 1
+
+    @property
+    def fed_next(self) -> int:
+        """The epoch whose order this producer reads next (with an order feed)."""
+        return self._fed_next
 
     def exit_status(self) -> Optional[int]:
         """The producer's exit status, or None while it runs."""
@@ -386,6 +434,7 @@ class Producer:
         ring, self.ring = self.ring, None
         if ring is not None:
             ring.close()  # in a child, unmaps the child's copy alone (Ring._forked)
+
         if os.getpid() != self._pid:
             self.proc = None
             fds, self._fds = self._fds, {}

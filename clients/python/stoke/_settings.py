@@ -173,13 +173,27 @@ def check_option(option: "_options.Option", value: Any) -> Any:
     return value
 
 
+def is_drawn_by_stoke(sampler: Any) -> bool:
+    """Whether Stoke's producer draws ``sampler``'s order itself: exactly torch's ``SequentialSampler``,
+    ``RandomSampler`` without replacement or ``num_samples``, or ``DistributedSampler`` (not a subclass,
+    whose order may be its own). Any other sampler's order is given: drawn from it at each ``iter()``."""
+    from torch.utils.data import DistributedSampler, RandomSampler, SequentialSampler
+    kind = type(sampler)
+    if kind is RandomSampler:
+        # torch keeps num_samples private; reading it is the only way to tell a resampling sampler.
+        return not sampler.replacement and sampler._num_samples is None
+    return kind in (SequentialSampler, DistributedSampler)
+
+
 def _torch_keywords(*, batch_size, sampler, batch_sampler, shuffle, seed, rank, world_size, partition_tail, num_workers,
                     collate_fn, pin_memory, timeout, worker_init_fn, multiprocessing_context, generator, prefetch_factor,
-                    persistent_workers, pin_memory_device, in_order, slots, batch_transform, with_indices):
+                    persistent_workers, pin_memory_device, in_order, slots, batch_transform, with_indices, drop_last):
     """PyTorch DataLoader's keywords as Stoke's settings, refusing what cannot be done (with
     PyTorch's own message where PyTorch refuses it too). A dict of the settings they decide, by the
-    table's names (``workers`` for ``num_workers``), and ``collate`` and ``pin``."""
-    out = {"shuffle": shuffle, "seed": seed, "rank": rank, "world_size": world_size, "partition_tail": partition_tail}
+    table's names (``workers`` for ``num_workers``), and ``collate``, ``pin`` and ``given`` (``"sampler"``
+    or ``"batch_sampler"`` where the order is the object's own, given at each epoch; else None)."""
+    out = {"shuffle": shuffle, "seed": seed, "rank": rank, "world_size": world_size, "partition_tail": partition_tail,
+           "given": None}
 
     def agree(key, value, source):
         if out[key] is not None and out[key] != value:
@@ -192,19 +206,22 @@ def _torch_keywords(*, batch_size, sampler, batch_sampler, shuffle, seed, rank, 
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
         raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
     if batch_sampler is not None:
-        raise ValueError("stoke.DataLoader does not take batch_sampler: its batches are drawn by the Java producer "
-                         "(batch_size, drop_last, sampler=RandomSampler/SequentialSampler/DistributedSampler). Use "
-                         "torch.utils.data.DataLoader for a batch sampler of your own.")
-    if sampler is not None:
+        if batch_size != 1 or shuffle or sampler is not None or drop_last:
+            raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
+                             "drop_last")
+        # Each epoch's batches are the object's, given to the producer at iter() (docs/design.md,
+        # "A sampler's own order").
+        out["given"] = "batch_sampler"
+    elif sampler is not None and not is_drawn_by_stoke(sampler):
+        if shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        out["given"] = "sampler"
+    elif sampler is not None:
         if shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         from torch.utils.data import DistributedSampler, RandomSampler, SequentialSampler
         kind = type(sampler)
         if kind is RandomSampler:
-            # torch keeps num_samples private; reading it is the only way to tell a resampling sampler.
-            if sampler.replacement or sampler._num_samples is not None:
-                raise ValueError("stoke.DataLoader takes RandomSampler without replacement and num_samples (a "
-                                 "permutation of the dataset each epoch); use torch.utils.data.DataLoader for this one")
             out["shuffle"] = True
             if sampler.generator is not None:
                 agree("seed", int(sampler.generator.initial_seed()), "the RandomSampler's generator")
@@ -220,11 +237,6 @@ def _torch_keywords(*, batch_size, sampler, batch_sampler, shuffle, seed, rank, 
             agree("rank", int(sampler.rank), "the DistributedSampler")
             agree("world_size", int(sampler.num_replicas), "the DistributedSampler")
             agree("partition_tail", "drop" if sampler.drop_last else "pad", "the DistributedSampler's drop_last")
-        else:
-            raise ValueError(f"stoke.DataLoader cannot draw the order of {kind.__name__}: it takes RandomSampler, "
-                             "SequentialSampler or DistributedSampler (or shuffle=, seed=, rank=, world_size=), whose "
-                             "orders its Java producer draws itself. Use torch.utils.data.DataLoader for a sampler of "
-                             "your own.")
     if generator is not None:
         agree("seed", int(generator.initial_seed()), "the generator's initial_seed()")
     out["seed"] = None if out["seed"] is None else _integer("seed", out["seed"])  # None: drawn once the world is known
@@ -360,6 +372,10 @@ class Settings:
     stoke: List[str]  # the command before ``serve ...``
     # PyTorch's keywords that the table does not hold, as they were passed.
     sampler: Any
+    batch_sampler: Any
+    # "sampler" or "batch_sampler": each epoch's order is that object's, given to the producer at
+    # iter(); None: the producer draws it (shuffle, seed, rank, world_size).
+    given: Optional[str]
     collate_fn: Optional[Callable]
     pin_memory: bool
     pin_memory_device: str
@@ -441,8 +457,13 @@ def resolve(dataset: Any, *, sampler: Any = None, batch_sampler: Any = None, col
         pin_memory=pin_memory, timeout=timeout, worker_init_fn=worker_init_fn,
         multiprocessing_context=multiprocessing_context, generator=generator, prefetch_factor=prefetch_factor,
         persistent_workers=persistent_workers, pin_memory_device=pin_memory_device, in_order=in_order,
-        slots=values["slots"], batch_transform=batch_transform, with_indices=with_indices)
-    collate, pin = translated.pop("collate"), translated.pop("pin")
+        slots=values["slots"], batch_transform=batch_transform, with_indices=with_indices,
+        drop_last=values["drop_last"])
+    collate, pin, order_given = translated.pop("collate"), translated.pop("pin"), translated.pop("given")
+    if order_given == "batch_sampler":
+        # A ring slot holds the largest batch: the BatchSampler's batch_size where it says one, else
+        # one sample until an epoch's batches say more (the loader then lays out a larger ring).
+        batch_size = _integer("the batch_sampler's batch_size", getattr(batch_sampler, "batch_size", None) or 1)
     values.update(translated, batch_size=batch_size)
     is_dataset = _compat.is_dataset(dataset)
     if not is_dataset and not isinstance(dataset, (str, bytes, os.PathLike)):
@@ -490,12 +511,13 @@ def resolve(dataset: Any, *, sampler: Any = None, batch_sampler: Any = None, col
         import torch
         values["seed"] = 0 if values["world_size"] > 1 else int(torch.empty((), dtype=torch.int64).random_().item())
     samples = _compat.dataset_samples(dataset) if is_dataset else None
-    if sampler is not None and samples is not None:
+    if sampler is not None and order_given is None and samples is not None:
         # A path's size is known once the producer has listed it; the loader checks it then.
         check_sampler_size(sampler, len(samples))
     return Settings(
         dataset=dataset if is_dataset else None, samples=samples, path=None if is_dataset else os.fspath(dataset),
-        stoke=_home.stoke_command(), sampler=sampler, collate_fn=collate_fn, pin_memory=bool(pin_memory),
+        stoke=_home.stoke_command(), sampler=sampler, batch_sampler=batch_sampler, given=order_given,
+        collate_fn=collate_fn, pin_memory=bool(pin_memory),
         pin_memory_device=pin_memory_device, timeout=float(timeout), worker_init_fn=worker_init_fn,
         multiprocessing_context=multiprocessing_context, generator=generator, prefetch_factor=prefetch_factor,
         persistent_workers=persistent_workers, in_order=bool(in_order), batch_transform=batch_transform,

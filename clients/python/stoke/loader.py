@@ -29,6 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _resume, _settings
+from ._given import GivenOrder
 from . import _torch_compat as _compat
 from ._closing import Closeable
 from ._pinning import Pinning
@@ -219,8 +220,14 @@ class DataLoader(Closeable):
             (default: ``False``).
         sampler (Sampler, optional): ``RandomSampler`` (without replacement), ``SequentialSampler``
             or ``DistributedSampler``, whose order Stoke's producer draws itself (its ``set_epoch`` is
-            read at each ``iter()``); any other sampler is refused.
-        batch_sampler (Sampler, optional): refused: batches are drawn by the producer.
+            read at each ``iter()``); any other sampler (``WeightedRandomSampler``,
+            ``SubsetRandomSampler``, torchvision's ``RASampler``, your own) gives its own order: its
+            indices are drawn at each ``iter()``, as torch does, in batches of ``batch_size``, and
+            handed to the producer (a per-rank sampler's order is not partitioned again).
+            ``set_epoch`` is forwarded to it; ``state_dict()`` saves its epoch's order and state.
+        batch_sampler (Sampler, optional): batches of indices, drawn at each ``iter()`` as the
+            sampler's are; mutually exclusive with ``batch_size``, ``shuffle``, ``sampler`` and
+            ``drop_last``, as with torch. A ring slot holds its ``batch_size`` (or its largest batch).
         num_workers (int or "auto", optional): Stoke's decoding threads, in its producer process.
             ``0`` (PyTorch's default, where it means no worker processes) and ``"auto"`` let Stoke
             choose while it runs: as many as your loop needs, at most the cores divided by
@@ -418,6 +425,7 @@ class DataLoader(Closeable):
         self._sampler: Any = None
         self._dataset_fingerprint: Optional[str] = None
         self._window_in_effect: Optional[int] = None
+        self._given: Optional[GivenOrder] = None  # a sampler's or batch sampler's own order (see _given)
         # Everything checked: from here on close() undoes what is made.
         self._closed = False
         try:
@@ -427,10 +435,14 @@ class DataLoader(Closeable):
             if settings.dataset is None:
                 self._path_dataset = _PathDataset(self.root, self.samples)
             self._sampler = self._make_sampler()
+            if settings.given is not None:
+                source = settings.sampler if settings.given == "sampler" else settings.batch_sampler
+                self._given = GivenOrder(source, settings.given, self.batch_size, bool(self.drop_last),
+                                         len(self.samples))
         except BaseException:
             self.close()
             raise
-        self._seen_sampler_epoch = getattr(self.sampler, "epoch", None)
+        self._seen_sampler_epoch = self._sampler_epoch()
         atexit.register(_close_at_exit, weakref.ref(self))
 
     def __getattr__(self, name: str) -> Any:
@@ -447,8 +459,10 @@ class DataLoader(Closeable):
                 pass
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    #: PyTorch DataLoader's attribute: always None, Stoke's producer draws the batches.
-    batch_sampler = None
+    @property
+    def batch_sampler(self) -> Any:
+        """The batch sampler passed, whose batches each epoch is; else None (the producer batches)."""
+        return self._settings.batch_sampler
 
     @property
     def dataset(self) -> Any:
@@ -474,6 +488,10 @@ class DataLoader(Closeable):
         own iteration is torch's order, not Stoke's, which the Java producer draws)."""
         from torch.utils.data import DistributedSampler, RandomSampler, SequentialSampler
         passed = self._settings.sampler
+        if self._settings.given == "batch_sampler":
+            return SequentialSampler(self.dataset)  # as torch's DataLoader has one beside a batch_sampler
+        if self._settings.given == "sampler":
+            return passed  # its own order: its indices are checked as each epoch is drawn
         if passed is not None:
             # Checked before anything was made where the dataset's size was known; a path's only now.
             _settings.check_sampler_size(passed, len(self.samples))
@@ -492,7 +510,10 @@ class DataLoader(Closeable):
         return len(self.samples)
 
     def _batches_in(self, epoch: int) -> int:
-        """Batches of epoch ``epoch`` for this rank, the same on every rank, as Java's Sampler."""
+        """Batches of epoch ``epoch`` for this rank, the same on every rank, as Java's Sampler; with a
+        sampler's own order, its epoch's (drawn, else as its ``len`` says)."""
+        if self._given is not None:
+            return self._given.batches(epoch)
         m, w = self._epoch_length(epoch), self.world_size
         part = (m + w - 1) // w if self.partition_tail == "pad" else m // w
         per_epoch = part - part % self.batch_size if self.drop_last else part
@@ -507,6 +528,8 @@ class DataLoader(Closeable):
         """Which samples of batch ``batch_index`` (``size`` of them) of the current epoch are padding:
         position p of the rank's epoch is padding when ``rank + p * world_size >= N`` (or the resumed
         epoch's remainder), a suffix of the epoch."""
+        if self._given is not None:
+            return np.zeros(size, dtype=bool)  # a sampler's own order: its repeats are its own, none Stoke's
         first = batch_index * self.batch_size
         m = self._epoch_length(self._epoch)
         return (self.rank + (np.arange(first, first + size, dtype=np.int64) * self.world_size)) >= m
@@ -540,7 +563,11 @@ class DataLoader(Closeable):
         if epoch != self._epoch:
             self._epoch, self._batch = int(epoch), 0
             self._resumed_epoch, self._cuts = None, []  # another epoch: a whole one, even the resumed one's number
-        if hasattr(self.sampler, "epoch"):
+        if self._given is not None:
+            # Forwarded, as the recipe's train_sampler.set_epoch(epoch): the next iter() draws from it.
+            self._given.set_epoch(int(epoch))
+            self._seen_sampler_epoch = self._given.sampler_epoch()
+        elif hasattr(self.sampler, "epoch"):
             self.sampler.epoch = self._seen_sampler_epoch = int(epoch)
 
     def state_dict(self) -> Dict[str, Any]:
@@ -554,6 +581,10 @@ class DataLoader(Closeable):
               ``epoch_cuts``; every later version reads it.
             - ``epoch``, ``_num_yielded``: after ``_num_yielded`` batches of ``epoch`` (torchdata's name
               and meaning: batches yielded of the epoch).
+            - ``given`` (with a sampler or batch sampler that gives its own order): ``kind``,
+              ``sampler`` (its class's name), ``order`` (the epoch's ``batch_sizes`` and ``indices``,
+              as drawn), ``generator_state``, ``sampler_state`` and ``sampler_epoch`` (what draws the
+              next epochs as the uninterrupted run does; said once where nothing can).
             - ``epoch_cuts``: what earlier worlds took of ``epoch`` when it was resumed on this one,
               oldest first, ``[{"world_size": W, "taken": [samples of each rank]}]``; else ``[]``.
             - the settings that fix the order: ``seed``, ``shuffle``, ``dataset_size``, ``dataset`` (a
@@ -566,6 +597,12 @@ class DataLoader(Closeable):
 
             torch.save({"model": model.state_dict(), "loader": loader.state_dict()}, path)
         """
+        state = self._state()
+        if self._given is not None:
+            state["given"] = self._given.state(self._epoch)
+        return state
+
+    def _state(self) -> Dict[str, Any]:
         cuts = self._cuts if self._epoch == self._resumed_epoch else []
         return {"version": _resume.STATE_VERSION, "epoch": self._epoch, "_num_yielded": self._batch,
                 "epoch_cuts": [{"world_size": c["world_size"], "taken": list(c["taken"])} for c in cuts],
@@ -612,6 +649,9 @@ class DataLoader(Closeable):
         if not states:
             raise ValueError("load_state_dict was given no state")
         states = [_resume.normalise(s) for s in states]
+        if self._given is not None or any("given" in s for s in states):
+            self._load_given(states)
+            return
         saved_seed = states[0].get("seed")
         if self._settings.seed_drawn and saved_seed is not None and int(saved_seed) != self.seed:
             self._settings.options["seed"] = int(saved_seed)
@@ -622,6 +662,38 @@ class DataLoader(Closeable):
         self._resumed_epoch, self._cuts = (plan.epoch, plan.cuts) if plan.cuts else (None, [])
         if self._producer_cuts != self._cuts:
             self._producer_next = None  # the running producer splits this epoch otherwise
+
+    def _load_given(self, states: List[Dict[str, Any]]) -> None:
+        """``load_state_dict`` where the order is a sampler's own: this rank's state alone, whose
+        epoch resumes in the order it was drawn in, and whose sampler state draws the next ones."""
+        saved = states[0]
+        if self._given is None:
+            raise ValueError(f"state_dict was saved with the order of a {saved['given']['kind']} of the user's "
+                             f"({saved['given']['sampler']}), and this loader draws its own: pass the same sampler")
+        if "given" not in saved:
+            raise ValueError(f"state_dict was saved with Stoke's own order, and this loader's is the "
+                             f"{self._given.name}'s: pass the sampler that state was taken with")
+        if len(states) > 1:
+            raise ValueError("with a sampler's own order each rank resumes from its own state: give this rank's "
+                             "state alone (a per-rank sampler's order is not split again over another world)")
+        # A batch sampler's batches are its own: batch_size is only the ring slot's size then.
+        keys = ("dataset_size", "dataset", "transform") + (("batch_size", "drop_last") if self.batch_sampler is None
+                                                           else ())
+        for key in keys:
+            if saved.get(key) is not None and self._state()[key] is not None and saved[key] != self._state()[key]:
+                raise ValueError(f"state_dict was saved with {key}={saved[key]!r}, this loader has "
+                                 f"{self._state()[key]!r}: the epoch would not be the one it was taken in")
+        epoch, batch = int(saved["epoch"]), int(saved["_num_yielded"])
+        self._given.load(epoch, saved["given"])
+        self._epoch, self._batch = epoch, batch
+        self._resumed_epoch, self._cuts = None, []
+        self._seen_sampler_epoch = self._given.sampler_epoch()
+        self._producer_next = None
+        self._fit_ring()
+        drawn = self._given.sizes(epoch)
+        where = (f"batch {batch} of its {len(drawn)}, in the order the {self._given.name} gave" if drawn is not None
+                 else f"its start, drawn from the {self._given.name} at iter()")
+        print(f"stoke.DataLoader: resuming epoch {epoch} at {where}", file=sys.stderr, flush=True)
 
     # ---- iteration ----
 
@@ -635,20 +707,64 @@ class DataLoader(Closeable):
             raise ValueError("the loader is closed")
         self._check_process()
         # A DistributedSampler's set_epoch(e) (the passed one, or loader.sampler): epoch e comes next.
-        epoch = getattr(self.sampler, "epoch", None)
+        epoch = self._sampler_epoch()
         if epoch is not None and epoch != self._seen_sampler_epoch:
             self.set_epoch(int(epoch))
+        if self._given is not None:
+            self._draw_given()
         return _EpochIterator(self)
+
+    def _sampler_epoch(self) -> Optional[int]:
+        """The sampler's ``epoch`` (its ``set_epoch``'s), or None where it has none."""
+        if self._given is not None:
+            return self._given.sampler_epoch()
+        return getattr(self.sampler, "epoch", None)
+
+    def _draw_given(self) -> None:
+        """Asks the user's sampler for the current epoch's order, as torch's DataLoader does at
+        ``iter()``, where this epoch has none yet (an epoch begun keeps its order: the rest of it comes)."""
+        self._given.draw(self._epoch)
+        self._fit_ring()
+
+    def _fit_ring(self) -> None:
+        """Ring slots that hold the current epoch's largest batch."""
+        given = self._given
+        largest = given.largest_batch(self._epoch)
+        if largest > self.batch_size:
+            # A ring slot holds one batch: a batch sampler that said no batch_size gets a ring of its
+            # largest batch so far, laid out again (said once).
+            _settings.say_once("given-batch-grows", f"stoke.DataLoader: the {given.name} gave a batch of {largest} "
+                               f"samples, more than a ring slot's {self.batch_size}: the producer is started again "
+                               "with slots of that size (give the batch sampler a batch_size attribute to size the "
+                               "ring from the start)", stacklevel=4)
+            self._settings.options["batch_size"] = largest
+            self._producer_next = None
+
+    def _feed_given(self) -> None:
+        """Hands the producer the orders it reads next, through the current epoch's."""
+        producer = self._producer
+        while producer.fed_next <= self._epoch:
+            sizes, indices = self._given.order(producer.fed_next)
+            producer.feed(producer.fed_next, sizes, indices)
 
     def _next(self) -> Any:
         """The batch at the current position, or None at the end of its epoch (which moves on)."""
         self._check_process()
         if self._batch >= len(self):
+            if (self._given is not None and self._producer_next == (self._epoch, 0)
+                    and self._producer.fed_next == self._epoch and self._given.sizes(self._epoch) is not None):
+                # An epoch of no batch: the producer reads its (empty) record and goes on to the next.
+                self._feed_given()
+                self._producer_next = (self._epoch + 1, 0)
             self._epoch, self._batch = self._epoch + 1, 0
             self._resumed_epoch, self._cuts = None, []
             return None
+        if self._given is not None and self._given.sizes(self._epoch) is None:
+            self._draw_given()  # next() on an iterator of an epoch past: as iter() would
         if self._producer_next != (self._epoch, self._batch):
             self._restart_producer(self._epoch, self._batch)
+        if self._given is not None:
+            self._feed_given()
         raw = self._take()
         if (raw.epoch, raw.batch_index) != (self._epoch, self._batch):
             raw.release()
@@ -747,7 +863,7 @@ class DataLoader(Closeable):
         self._producer_cuts = cuts
         settings = self._settings
         self._producer = Producer(settings.stoke, settings, self.root, epoch, batch, cuts=cuts, inherited=inherited,
-                                  start_timeout=settings.start_timeout)
+                                  start_timeout=settings.start_timeout, order_feed=settings.given is not None)
         ring = self._producer.ring
         if self.samples is None:
             self.samples = _samples_of(self._producer.read_sample_list(), self.root)

@@ -6,6 +6,7 @@ import io.stoke.loader.cache.RestartCache;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.sample.EpochCut;
 import io.stoke.loader.sample.LoaderState;
+import io.stoke.loader.sample.OrderFeed;
 import io.stoke.loader.sample.ResumePlan;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.sample.Sampler.PartitionTail;
@@ -58,6 +59,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
     private final ErrorPolicy policy;
     private final SlotRing ring;
     private final Pipeline pipeline;
+    private final OrderFeed orderFeed;
     private final IdleStrategy consumerIdle;
     private final Set<Batch> open = ConcurrentHashMap.newKeySet();
     private final long startNanos;
@@ -93,7 +95,17 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
                     "ring factory gave geometry " + ring.geometry() + ", loader needs " + geometry);
         }
         this.startNanos = System.nanoTime();
+        OrderFeed feed = null;
         try {
+            if (b.orderFeed != null) {
+                if (!b.resumeFrom.isEmpty() || !b.startCuts.isEmpty()) {
+                    throw new IllegalArgumentException(
+                            "an order feed gives each epoch's order, resumed or not: "
+                                    + "start it at the saved epoch and batch (startEpoch, startBatch), not from states or cuts");
+                }
+                feed = OrderFeed.open(b.orderFeed, dataset.size(), b.batchSize);
+            }
+            this.orderFeed = feed;
             this.pipeline = new Pipeline(
                     dataset,
                     sampler,
@@ -107,9 +119,13 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
                             b.epochs,
                             policy == ErrorPolicy.SKIP,
                             b.workerNice,
-                            b.restartCache),
+                            b.restartCache,
+                            feed),
                     b.producerIdle);
         } catch (RuntimeException | Error e) {
+            if (feed != null) {
+                feed.close();
+            }
             ring.close();
             throw e;
         }
@@ -161,7 +177,8 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         taken++;
         Batch batch =
                 new Batch(ring.geometry(), slot, ring.slot(slot), pipeline.errors(slot), now - start, this::release);
-        batch.padded(sampler.paddedIn(batch.epoch(), (int) batch.batchIndex()));
+        // A given order is the sampler's own, padding included: none is Stoke's.
+        batch.padded(orderFeed != null ? 0 : sampler.paddedIn(batch.epoch(), (int) batch.batchIndex()));
         stateEpoch = batch.epoch();
         stateBatches = (int) batch.batchIndex() + 1;
         record(batch, now - start, now);
@@ -309,6 +326,9 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         }
         closed = true;
         pipeline.close();
+        if (orderFeed != null) {
+            orderFeed.close();
+        }
         synchronized (this) {
             // next() holds this lock while it touches the ring; after it, no consumer is inside.
             for (Batch b : open) {
@@ -339,6 +359,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         private int startBatch;
         private List<LoaderState> resumeFrom = List.of();
         private List<EpochCut> startCuts = List.of();
+        private Path orderFeed;
         private RestartCache restartCache;
         private int shuffleWindow = DEFAULT_WINDOW;
         private int workerNice;
@@ -563,6 +584,19 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
          */
         public Builder epochCuts(List<EpochCut> cuts) {
             this.startCuts = List.copyOf(cuts);
+            return this;
+        }
+
+        /**
+         * Takes each epoch's order as given at {@code feed} ({@link OrderFeed}: a pipe a Python
+         * sampler's orders are written to, one record per epoch from the start epoch) instead of
+         * drawing it: the order, batch boundaries included, is the feed's, and the workers wait for
+         * an epoch's record before its first batch. The shuffle, seed's order, world and {@code
+         * dropLast} then shape nothing (the seed still keys the random crops); the loader runs until
+         * stopped ({@code epochs(0)}).
+         */
+        public Builder orderFeed(Path feed) {
+            this.orderFeed = feed;
             return this;
         }
 

@@ -145,6 +145,10 @@ public final class LoaderSetup {
         if (settings.path("restart_cache_dir") != null) {
             builder.restartCache(restartCache());
         }
+        Path feed = settings.path("order_feed");
+        if (feed != null) {
+            builder.orderFeed(feed);
+        }
         String cuts = settings.text("start_cuts");
         return builder.workers(workers())
                 .workerNice(settings.integer("worker_nice"))

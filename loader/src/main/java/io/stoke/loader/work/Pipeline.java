@@ -5,6 +5,7 @@ import io.stoke.loader.autoworkers.AutoWorkersLog;
 import io.stoke.loader.cache.RestartCache;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
+import io.stoke.loader.sample.OrderFeed;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.transform.TransformSpec;
@@ -53,6 +54,7 @@ public final class Pipeline implements AutoCloseable {
      * @param skipErrors whether a sample that fails is recorded in its batch (else the pipeline fails)
      * @param workerNice the workers' nice value, 0 to 19 (0: the process's own; see {@link WorkerPriority})
      * @param cache      where the workers read lossless restart-marker copies of the originals, or null
+     * @param orderFeed  where each epoch's order is given (the sampler's order then unused), or null
      */
     public record Settings(
             int workers,
@@ -62,7 +64,21 @@ public final class Pipeline implements AutoCloseable {
             long epochs,
             boolean skipErrors,
             int workerNice,
-            RestartCache cache) {
+            RestartCache cache,
+            OrderFeed orderFeed) {
+        /** Settings without an order feed: the sampler's own order. */
+        public Settings(
+                int workers,
+                boolean autoWorkers,
+                long startEpoch,
+                int startBatch,
+                long epochs,
+                boolean skipErrors,
+                int workerNice,
+                RestartCache cache) {
+            this(workers, autoWorkers, startEpoch, startBatch, epochs, skipErrors, workerNice, cache, null);
+        }
+
         public Settings {
             if (workers < 1) {
                 throw new IllegalArgumentException("workers must be positive, not " + workers);
@@ -83,7 +99,14 @@ public final class Pipeline implements AutoCloseable {
             throw new IllegalArgumentException("ring geometry does not match batch size and transform");
         }
         this.ring = ring;
-        this.schedule = TicketSchedule.of(sampler, settings.startEpoch(), settings.startBatch(), settings.epochs());
+        this.schedule = settings.orderFeed() != null
+                ? TicketSchedule.fed(
+                        settings.orderFeed(),
+                        settings.startEpoch(),
+                        settings.startBatch(),
+                        settings.epochs(),
+                        sampler.batchSize())
+                : TicketSchedule.of(sampler, settings.startEpoch(), settings.startBatch(), settings.epochs());
         this.state = new RunState(schedule.totalBatches);
         InFlightBatch[] table = InFlightBatch.table(ring.geometry().slotCount());
         this.publisher = new Publisher(ring, table, settings.skipErrors(), schedule, state);

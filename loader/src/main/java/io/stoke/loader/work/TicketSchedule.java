@@ -1,6 +1,10 @@
 package io.stoke.loader.work;
 
+import io.stoke.loader.sample.OrderFeed;
+import io.stoke.loader.sample.OrderFeed.GivenEpoch;
 import io.stoke.loader.sample.Sampler;
+import java.util.function.BooleanSupplier;
+import org.agrona.concurrent.IdleStrategy;
 
 /**
  * Which sample a ticket is: tickets count every sample the pipeline produces, in epoch order, from
@@ -11,6 +15,11 @@ import io.stoke.loader.sample.Sampler;
  * <p>Sequence numbers count batches from batch 0 of the start epoch, so a run resumed at batch
  * {@code b} starts at sequence {@code b}. The first epoch may be shorter than the others: when it
  * is the sampler's resumed epoch, it holds only what earlier worlds left of it.
+ *
+ * <p>With an {@link OrderFeed} ({@link #fed}) each epoch is the order given, of its own length and
+ * batch sizes: tickets count from the start batch's first sample (ticket 0), and where a ticket falls
+ * is known only once its epoch's order has come, so {@link #locate(long, Ticket, BooleanSupplier,
+ * IdleStrategy)} waits for it.
  */
 final class TicketSchedule {
     final long startEpoch;
@@ -24,6 +33,11 @@ final class TicketSchedule {
     final long totalTickets;
     /** Sequence numbers in all ({@link Long#MAX_VALUE} for no end): one past the last batch's. */
     final long totalBatches;
+    // With an order feed: the feed, and the epochs located so far (the newest last, a few kept).
+    private final OrderFeed feed;
+    private final int startBatch;
+    private final FedEpoch[] fedEpochs = new FedEpoch[4];
+    private int fedCount;
 
     /** Where one ticket falls; one per worker, overwritten by every {@link #locate}. */
     static final class Ticket {
@@ -36,7 +50,16 @@ final class TicketSchedule {
         int positionInBatch;
         /** The batch's sequence number. */
         long sequence;
+        /** With an order feed: the epoch's order, the batch's length and whether it ends the epoch. */
+        int[] order;
+
+        int batchLength;
+        boolean lastBatch;
+        FedEpoch fed;
     }
+
+    /** An epoch of the order feed, placed among the tickets: ticket {@code t} is position {@code t - ticketBase}. */
+    private record FedEpoch(GivenEpoch given, long ticketBase, long endTicket, long sequenceBase) {}
 
     /**
      * @param startEpoch        the epoch to start in
@@ -76,6 +99,116 @@ final class TicketSchedule {
                 ? Long.MAX_VALUE
                 : firstEpochSamples + Math.multiplyExact(epochs - 1, (long) samplesPerEpoch);
         this.totalBatches = epochs <= 0 ? Long.MAX_VALUE : firstEpochBatches + (epochs - 1) * batchesPerEpoch;
+        this.feed = null;
+        this.startBatch = startBatch;
+    }
+
+    private TicketSchedule(OrderFeed feed, long startEpoch, int startBatch, int batchSize) {
+        this.startEpoch = startEpoch;
+        this.batchSize = batchSize;
+        this.samplesPerEpoch = 0;
+        this.batchesPerEpoch = 0;
+        this.firstEpochSamples = 0;
+        this.firstEpochBatches = 0;
+        this.firstSequence = startBatch;
+        this.totalTickets = Long.MAX_VALUE;
+        this.totalBatches = Long.MAX_VALUE;
+        this.feed = feed;
+        this.startBatch = startBatch;
+    }
+
+    /**
+     * The schedule of the epochs {@code feed} gives, from batch {@code startBatch} of {@code
+     * startEpoch}, until stopped.
+     */
+    static TicketSchedule fed(OrderFeed feed, long startEpoch, int startBatch, long epochs, int batchSize) {
+        if (epochs != 0) {
+            throw new IllegalArgumentException(
+                    "an order feed gives its epochs until stopped: epochs must be 0 (no end), not " + epochs);
+        }
+        if (startBatch < 0) {
+            throw new IllegalArgumentException("start batch must not be negative: " + startBatch);
+        }
+        return new TicketSchedule(feed, startEpoch, startBatch, batchSize);
+    }
+
+    /** Whether the epochs' orders come from an order feed. */
+    boolean isFed() {
+        return feed != null;
+    }
+
+    /**
+     * Sets {@code into} to where {@code ticket} falls, waiting for its epoch's order where it comes
+     * from a feed.
+     *
+     * @return false when {@code running} turned false while waiting
+     */
+    boolean locate(long ticket, Ticket into, BooleanSupplier running, IdleStrategy idle) {
+        if (feed == null) {
+            locate(ticket, into);
+            return true;
+        }
+        FedEpoch at = into.fed;
+        while (at == null || ticket < at.ticketBase || ticket >= at.endTicket) {
+            at = fedEpoch(ticket, running, idle);
+            if (at == null) {
+                return false;
+            }
+        }
+        GivenEpoch given = at.given;
+        int position = (int) (ticket - at.ticketBase);
+        int k = given.batchOf(position);
+        into.fed = at;
+        into.order = given.indices();
+        into.epoch = given.epoch();
+        into.position = position;
+        into.batchIndex = k;
+        into.positionInBatch = position - given.batchStarts()[k];
+        into.sequence = at.sequenceBase + k;
+        into.batchLength = given.batchStarts()[k + 1] - given.batchStarts()[k];
+        into.lastBatch = k == given.batches() - 1;
+        return true;
+    }
+
+    /** The fed epoch that holds {@code ticket}, placing epochs from the feed as they come; null when stopped. */
+    private FedEpoch fedEpoch(long ticket, BooleanSupplier running, IdleStrategy idle) {
+        synchronized (fedEpochs) {
+            while (true) {
+                FedEpoch last = fedCount == 0 ? null : fedEpochs[(fedCount - 1) % fedEpochs.length];
+                if (last != null && ticket < last.endTicket) {
+                    for (int i = Math.max(0, fedCount - fedEpochs.length); i < fedCount; i++) {
+                        FedEpoch e = fedEpochs[i % fedEpochs.length];
+                        if (ticket >= e.ticketBase && ticket < e.endTicket) {
+                            return e;
+                        }
+                    }
+                    throw new IllegalStateException(
+                            "ticket " + ticket + " falls in an epoch the schedule no longer keeps");
+                }
+                long epoch = last == null ? startEpoch : last.given.epoch() + 1;
+                GivenEpoch given = feed.await(epoch, running, idle);
+                if (given == null) {
+                    return null;
+                }
+                FedEpoch placed;
+                if (last == null) {
+                    if (startBatch > given.batches() || (startBatch == given.batches() && startBatch > 0)) {
+                        throw new IllegalStateException("start batch " + startBatch + " is outside epoch " + epoch
+                                + "'s " + given.batches() + " batches in the order fed");
+                    }
+                    int skipped = given.batchStarts()[startBatch];
+                    placed = new FedEpoch(given, -skipped, given.indices().length - skipped, 0);
+                } else {
+                    placed = new FedEpoch(
+                            given,
+                            last.endTicket,
+                            last.endTicket + given.indices().length,
+                            last.sequenceBase + last.given.batches());
+                }
+                fedEpochs[fedCount % fedEpochs.length] = placed;
+                fedCount++;
+            }
+        }
     }
 
     /** The schedule of {@code sampler}'s epochs from batch {@code startBatch} of {@code startEpoch}. */
@@ -97,7 +230,7 @@ final class TicketSchedule {
 
     /** The first ticket drawn: the start batch's first sample. */
     long firstTicket() {
-        return firstSequence * batchSize;
+        return feed != null ? 0 : firstSequence * batchSize;
     }
 
     /** Sets {@code into} to where {@code ticket} falls (below {@link #totalTickets}). */

@@ -121,7 +121,9 @@ final class WorkerLoop {
                 if (ticket >= schedule.totalTickets) {
                     break;
                 }
-                schedule.locate(ticket, at);
+                if (!schedule.locate(ticket, at, isRunning, idle)) {
+                    break; // stopped while waiting for an epoch's order from the feed
+                }
                 InFlightBatch batch = table[(int) (at.sequence % table.length)];
                 if (at.positionInBatch == 0) {
                     if (!begin(id, batch, at, idle)) {
@@ -130,7 +132,9 @@ final class WorkerLoop {
                 } else if (!awaitBegun(batch, at.sequence, idle)) {
                     break;
                 }
-                if (at.epoch != orderEpoch) {
+                if (at.order != null) {
+                    order = at.order; // the order fed for this epoch
+                } else if (at.epoch != orderEpoch) {
                     order = orders.get(at.epoch);
                     orderEpoch = at.epoch;
                 }
@@ -158,7 +162,11 @@ final class WorkerLoop {
             return false;
         }
         int k = at.batchIndex;
-        batch.begin(slot, at.epoch, k, sampler.batchSize(at.epoch, k), k == sampler.batchesPerEpoch(at.epoch) - 1);
+        if (at.order != null) {
+            batch.begin(slot, at.epoch, k, at.batchLength, at.lastBatch);
+        } else {
+            batch.begin(slot, at.epoch, k, sampler.batchSize(at.epoch, k), k == sampler.batchesPerEpoch(at.epoch) - 1);
+        }
         batch.sequence = at.sequence;
         nextToAcquire = at.sequence + 1;
         return true;
