@@ -28,21 +28,22 @@ import java.util.spi.ToolProvider;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import javax.tools.JavaCompiler;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Every library artifact as a user's module sees it. Its jar describes the module it should
- * ({@code jar --describe-module}: the name, and the exports {@link PublicFaceTest} lists; embed,
- * parquet, tune and spark as automatic modules of their {@code Automatic-Module-Name}); and an
- * application in a module of its own that {@code requires} the library compiles against it and runs
- * one public call on the module path, with native access granted by module name and no warning.
+ * ({@code jar --describe-module}: the name, and the exports {@link PublicFaceTest} lists; embed, tune
+ * and spark as automatic modules of their {@code Automatic-Module-Name}); and an application in a
+ * module of its own that {@code requires} the library compiles against it and runs one public call on
+ * the module path, with native access granted by module name and no warning.
  *
  * <p>Explicit modules go on the module path with the modules they require, found from their
- * descriptors. Embed, parquet and tune are automatic modules: parquet-java's jars split packages
- * among themselves, so they cannot be modules; their dependencies stay on the class path, which
- * an automatic module reads.
+ * descriptors: io.stoke.parquet with parquet-java as one module ({@code org.apache.parquet}, the
+ * stoke-parquet-java jar) and Hadoop's client API. Embed and tune are automatic modules; their
+ * dependencies stay on the class path, which an automatic module reads.
  *
  * <p>The jars are those the build made: with the library modules' class folders on the test's
  * class path (a run that stopped before {@code package}), each module's jar beside them is taken.
@@ -110,7 +111,7 @@ class LibraryModulesTest {
             new Library(
                     "io.stoke.parquet",
                     "io.stoke.parquet.HubParquetWriter",
-                    true,
+                    false,
                     """
                     var dataset = io.stoke.loader.source.ImageFolder.scan(java.nio.file.Path.of(args[0]));
                     var files = io.stoke.parquet.HubParquetWriter.write(dataset, java.nio.file.Path.of(args[0], "table"), 100, 100);
@@ -139,12 +140,6 @@ class LibraryModulesTest {
 
     /** Artifacts described but run by no application here: Spark's jars are not on this class path. */
     static final Map<String, String> AUTOMATIC_ONLY = Map.of("io.stoke.spark", "io.stoke.spark.SparkEmbed");
-
-    /** Never on the module path: parquet-java's jars split packages among themselves (and Hadoop's). */
-    private static boolean classPathOnly(Path entry) {
-        String name = entry.getFileName().toString();
-        return name.startsWith("parquet-") || name.startsWith("hadoop-");
-    }
 
     @TempDir
     Path tmp;
@@ -236,6 +231,41 @@ class LibraryModulesTest {
                 expected.stream().sorted().toList(), exports.stream().sorted().toList(), said);
     }
 
+    /**
+     * parquet-java as the one named module stoke-parquet-java is: not automatic; it exports the packages
+     * that parquet-java's own jars split among themselves, and all its API, but none of the libraries
+     * it shades or its internal packages; and none of parquet-java's own jars is left on the class path.
+     */
+    @Test
+    void parquetJavaIsOneNamedModule() throws Exception {
+        Path jar = jarOf("org.apache.parquet.hadoop.ParquetFileReader");
+        String said = describe(jar);
+        assertTrue(said.startsWith("org.apache.parquet@"), jar + ": " + said);
+        ModuleDescriptor d = ModuleFinder.of(jar).findAll().iterator().next().descriptor();
+        assertFalse(d.isAutomatic(), said);
+        Set<String> exported = d.exports().stream()
+                .map(ModuleDescriptor.Exports::source)
+                .collect(Collectors.toCollection(TreeSet::new));
+        // column, common and hadoop each had classes of the first; column and common of .io.
+        assertTrue(
+                exported.containsAll(
+                        List.of("org.apache.parquet", "org.apache.parquet.io", "org.apache.parquet.hadoop")),
+                said);
+        Set<String> api = d.packages().stream()
+                .filter(p -> !p.startsWith("shaded.") && !p.contains(".internal"))
+                .collect(Collectors.toCollection(TreeSet::new));
+        assertEquals(api, exported, said);
+        assertTrue(d.requires().stream().anyMatch(r -> r.name().equals("hadoop.client.api")), said);
+        // The split packages' classes now come from one place.
+        assertEquals(
+                codeSource("org.apache.parquet.hadoop.ParquetFileReader"),
+                codeSource("org.apache.parquet.io.api.Binary"));
+        List<String> ownJars = Stream.of(System.getProperty("java.class.path").split(File.pathSeparator))
+                .filter(e -> Path.of(e).getFileName().toString().startsWith("parquet-"))
+                .toList();
+        assertEquals(List.of(), ownJars);
+    }
+
     /** Module name -> where it is, over the jars and module class folders of this test's class path. */
     private static Map<String, Path> observableModules() {
         Map<String, Path> found = new HashMap<>();
@@ -243,7 +273,7 @@ class LibraryModulesTest {
             Path p = Path.of(entry);
             boolean jar = entry.endsWith(".jar") && Files.isRegularFile(p);
             boolean exploded = Files.isRegularFile(p.resolve("module-info.class"));
-            if ((!jar && !exploded) || classPathOnly(p)) {
+            if (!jar && !exploded) {
                 continue;
             }
             try {
