@@ -3,10 +3,12 @@
 Looked for, in order:
 
 1. the Java runtime bundled in this package (``stoke/_java/``, in the wheel ``./stoke wheel``
-   builds): a jlinked runtime, ``stoke.jar``, Stoke's native libraries and the AOT cache that
-   runtime recorded. The producer is ``_java/runtime/bin/java [options] -jar _java/stoke.jar serve ...``
-   with the options ``./stoke`` uses (``_java/jvm.options`` is the checkout's ``cli/jvm.options``),
-   so neither a JDK nor a checkout is needed; libturbojpeg0 from the OS is;
+   builds): a jlinked runtime, the build's lib folder, Stoke's native libraries and the AOT cache
+   that runtime recorded. The producer is ``_java/runtime/bin/java [options] -p _java/lib/modules
+   -cp _java/lib/classpath/* -m io.stoke.cli/io.stoke.cli.Main serve ...``, on the module path with
+   the options ``./stoke`` uses (``_java/jvm.options`` and ``_java/modules.options`` are the
+   checkout's ``cli/jvm.options`` and ``cli/modules.options``), so neither a JDK nor a checkout is
+   needed; libturbojpeg0 from the OS is;
 2. ``$STOKE_HOME`` (a checkout: the folder holding ``./stoke``);
 3. the checkout this package was installed from (pip records it in ``direct_url.json``, PEP 610);
 4. the checkout this file lies in (``clients/python/stoke/`` on ``PYTHONPATH``).
@@ -22,8 +24,8 @@ from typing import List, Optional
 
 #: The bundled Java side, when this package came from the self-contained wheel.
 BUNDLED = Path(__file__).resolve().parent / "_java"
-#: The modification time the wheel's stoke.jar has when its AOT cache is recorded (2000-01-01). The
-#: JVM refuses a cache whose jar's time has changed, and pip gives installed files the install's time.
+#: The modification time the wheel's jars have when its AOT cache is recorded (2000-01-01). The JVM
+#: refuses a cache whose jars' times have changed, and pip gives installed files the install's time.
 JAR_MTIME = 946684800
 _SAID_AOT = []
 # Stoke's C libraries beside the bundled jar, opened in place rather than copied out of the jar.
@@ -71,7 +73,7 @@ def bundled_java() -> Optional[Path]:
         StokeNotFoundError: it is there and not executable (the wheel unpacked without file modes).
     """
     java = BUNDLED / "runtime" / "bin" / "java"
-    if java.is_file() and (BUNDLED / "stoke.jar").is_file():
+    if java.is_file() and (BUNDLED / "lib" / "modules").is_dir():
         if not os.access(java, os.X_OK):
             raise StokeNotFoundError(f"{java} is not executable: the wheel was unpacked without its file modes. "
                                      "Reinstall it with pip (pip install --force-reinstall stoke-*.whl)")
@@ -83,9 +85,9 @@ def bundled_command() -> List[str]:
     """The bundled runtime's command, to which a CLI command's arguments are added.
 
     Returns:
-        ``java [AOT cache] @jvm.options [native libraries] $STOKE_JAVA_OPTS -jar stoke.jar``, in the
-        order ``./stoke`` gives its own (later options win; ``STOKE_AOT=0`` runs without the cache,
-        as there).
+        ``java [AOT cache] @jvm.options [native libraries] $STOKE_JAVA_OPTS @modules.options -p
+        lib/modules -cp lib/classpath/* -m io.stoke.cli/io.stoke.cli.Main``, in the order ``./stoke``
+        gives its own (later options win; ``STOKE_AOT=0`` runs without the cache, as there).
     """
     java = bundled_java()
     cmd = [str(java)]
@@ -97,18 +99,21 @@ def bundled_command() -> List[str]:
         if (BUNDLED / "native" / lib).is_file():
             cmd.append(f"-D{prop}={BUNDLED / 'native' / lib}")
     cmd += os.environ.get("STOKE_JAVA_OPTS", "").split()  # word-split, as ./stoke's unquoted ${STOKE_JAVA_OPTS}
-    return cmd + ["-jar", str(BUNDLED / "stoke.jar")]
+    lib = BUNDLED / "lib"
+    return cmd + [f"@{BUNDLED / 'modules.options'}", "-p", str(lib / "modules"), "-cp", str(lib / "classpath" / "*"),
+                  "-m", "io.stoke.cli/io.stoke.cli.Main"]
 
 
 def _jar_as_recorded() -> bool:
-    """Sets the installed stoke.jar's modification time back to the one its AOT cache was recorded
-    against; False, said once, where it cannot be (a read-only install): the cache is then not used."""
+    """Sets the installed jars' modification times back to the one the AOT cache was recorded
+    against; False, said once, where one cannot be (a read-only install): the cache is then not used."""
     import sys
 
-    jar = BUNDLED / "stoke.jar"
+    jar = BUNDLED / "lib"
     try:
-        if int(jar.stat().st_mtime) != JAR_MTIME:
-            os.utime(jar, (JAR_MTIME, JAR_MTIME))
+        for jar in sorted((BUNDLED / "lib").glob("*/*.jar")):
+            if int(jar.stat().st_mtime) != JAR_MTIME:
+                os.utime(jar, (JAR_MTIME, JAR_MTIME))
         return True
     except OSError as e:
         if not _SAID_AOT:
