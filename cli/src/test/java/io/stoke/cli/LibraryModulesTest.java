@@ -28,21 +28,22 @@ import java.util.spi.ToolProvider;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import javax.tools.JavaCompiler;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Every library artifact as a user's module sees it. Its jar describes the module it should
- * ({@code jar --describe-module}: the name, and the exports {@link PublicFaceTest} lists; embed,
- * parquet, tune and spark as automatic modules of their {@code Automatic-Module-Name}); and an
- * application in a module of its own that {@code requires} the library compiles against it and runs
- * one public call on the module path, with native access granted by module name and no warning.
+ * ({@code jar --describe-module}: the name, and the exports {@link PublicFaceTest} lists; spark as
+ * the automatic module of its {@code Automatic-Module-Name}); and an application in a
+ * module of its own that {@code requires} the library compiles against it and runs one public call on
+ * the module path, with native access granted by module name and no warning.
  *
  * <p>Explicit modules go on the module path with the modules they require, found from their
- * descriptors. Embed, parquet and tune are automatic modules: parquet-java's jars split packages
- * among themselves, so they cannot be modules; their dependencies stay on the class path, which
- * an automatic module reads.
+ * descriptors: io.stoke.parquet with parquet-java as one module ({@code org.apache.parquet}, the
+ * stoke-parquet-java jar) and Hadoop's client API, embed with ONNX Runtime (an automatic module).
+ * Nothing goes on the class path.
  *
  * <p>The jars are those the build made: with the library modules' class folders on the test's
  * class path (a run that stopped before {@code package}), each module's jar beside them is taken.
@@ -53,7 +54,7 @@ class LibraryModulesTest {
      * application's body (statements of {@code main(String[] args)}, args[0] a temporary folder with
      * ten images in two classes) and a line it must print.
      */
-    record Library(String module, String anchor, boolean automatic, String body, String expected) {
+    record Library(String module, String anchor, String body, String expected) {
         @Override
         public String toString() {
             return module;
@@ -61,16 +62,16 @@ class LibraryModulesTest {
     }
 
     static final List<Library> LIBRARIES = List.of(
-            new Library("io.stoke.ffm", "io.stoke.ffm.cuda.CudaDriver", false, """
+            new Library("io.stoke.ffm", "io.stoke.ffm.cuda.CudaDriver", """
                     var a = io.stoke.ffm.cuda.CudaDriver.tryLoad();
                     say(io.stoke.ffm.cuda.CudaDriver.class, "driver " + (a.driver().isPresent() ? "loaded" : "absent"));
                     """, "driver "),
-            new Library("io.stoke.ring", "io.stoke.ring.RingGeometry", false, """
+            new Library("io.stoke.ring", "io.stoke.ring.RingGeometry", """
                     var g = new io.stoke.ring.RingGeometry(4, 8, io.stoke.ring.RingLayout.DTYPE_UINT8,
                             io.stoke.ring.RingLayout.LAYOUT_HWC, 32, 24, 3);
                     say(g.getClass(), "sample bytes " + g.sampleBytes());
                     """, "sample bytes 2304"),
-            new Library("io.stoke.loader", "io.stoke.loader.Loader", false, """
+            new Library("io.stoke.loader", "io.stoke.loader.Loader", """
                     long samples = 0;
                     try (var loader = io.stoke.loader.Loader.imageFolder(java.nio.file.Path.of(args[0]))
                             .batchSize(4).workers(2).build()) {
@@ -82,35 +83,34 @@ class LibraryModulesTest {
                     }
                     say(io.stoke.loader.Loader.class, "samples " + samples);
                     """, "samples 10"),
-            new Library("io.stoke.remote", "io.stoke.remote.RemoteOptions", false, """
+            new Library("io.stoke.remote", "io.stoke.remote.RemoteOptions", """
                     var o = io.stoke.remote.RemoteOptions.defaults().withStallTimeout(java.time.Duration.ofMillis(250));
                     say(o.getClass(), "stall " + o.stallTimeout());
                     """, "stall PT0.25S"),
-            new Library("io.stoke.pack", "io.stoke.pack.PackOptions", false, """
+            new Library("io.stoke.pack", "io.stoke.pack.PackOptions", """
                     var o = io.stoke.pack.PackOptions.jpegShorterSide(64, 90, 1 << 20);
                     say(o.getClass(), o.format() + " " + o.resize());
                     """, "JPEG 64"),
-            new Library("io.stoke.gpu", "io.stoke.gpu.NormalizeReference", false, """
+            new Library("io.stoke.gpu", "io.stoke.gpu.NormalizeReference", """
                     say(io.stoke.gpu.NormalizeReference.class,
                             "normalized " + io.stoke.gpu.NormalizeReference.normalize(255, 0.5f, 0.25f));
                     """, "normalized 2.0"),
-            new Library("io.stoke.serve", "io.stoke.serve.OptionTable", false, """
+            new Library("io.stoke.serve", "io.stoke.serve.OptionTable", """
                     var t = io.stoke.serve.OptionTable.shipped();
                     say(t.getClass(), "options " + t.options().size());
                     """, "options 37"),
-            new Library("io.stoke.testdata", "io.stoke.testdata.SyntheticImageNet", false, """
+            new Library("io.stoke.testdata", "io.stoke.testdata.SyntheticImageNet", """
                     var s = io.stoke.testdata.SyntheticImageNet.generate(java.nio.file.Path.of(args[0], "synthetic"),
                             new io.stoke.testdata.SyntheticImageNet.Options(6, 2, 7, null));
                     say(s.getClass(), "images " + s.images());
                     """, "images 6"),
-            new Library("io.stoke.embed", "io.stoke.embed.Embedder", true, """
+            new Library("io.stoke.embed", "io.stoke.embed.Embedder", """
                     var rows = java.lang.foreign.MemorySegment.ofArray(new float[] {1, 2, 3, 4, 5, 6});
                     say(io.stoke.embed.Embedder.class, "row 1 value 2: " + io.stoke.embed.Embedder.value(rows, 3, 1, 2));
                     """, "row 1 value 2: 6.0"),
             new Library(
                     "io.stoke.parquet",
                     "io.stoke.parquet.HubParquetWriter",
-                    true,
                     """
                     var dataset = io.stoke.loader.source.ImageFolder.scan(java.nio.file.Path.of(args[0]));
                     var files = io.stoke.parquet.HubParquetWriter.write(dataset, java.nio.file.Path.of(args[0], "table"), 100, 100);
@@ -132,19 +132,13 @@ class LibraryModulesTest {
                     """,
                     // TestImages.imageFolder(10, 2): classes 0 and 1, five images each.
                     "parquet files 1 with bytes, read back 10 samples, labels summing to 5"),
-            new Library("io.stoke.tune", "io.stoke.tune.CostModel", true, """
+            new Library("io.stoke.tune", "io.stoke.tune.CostModel", """
                     var c = new io.stoke.tune.CostModel.DecodeCost(32, 4, 800.0, 0.004, 0.003, 0.2);
                     say(io.stoke.tune.CostModel.class, "seconds per image per worker " + c.wallSecondsPerImagePerWorker());
                     """, "seconds per image per worker 0.005"));
 
     /** Artifacts described but run by no application here: Spark's jars are not on this class path. */
     static final Map<String, String> AUTOMATIC_ONLY = Map.of("io.stoke.spark", "io.stoke.spark.SparkEmbed");
-
-    /** Never on the module path: parquet-java's jars split packages among themselves (and Hadoop's). */
-    private static boolean classPathOnly(Path entry) {
-        String name = entry.getFileName().toString();
-        return name.startsWith("parquet-") || name.startsWith("hadoop-");
-    }
 
     @TempDir
     Path tmp;
@@ -236,6 +230,41 @@ class LibraryModulesTest {
                 expected.stream().sorted().toList(), exports.stream().sorted().toList(), said);
     }
 
+    /**
+     * parquet-java as the one named module stoke-parquet-java is: not automatic; it exports the packages
+     * that parquet-java's own jars split among themselves, and all its API, but none of the libraries
+     * it shades or its internal packages; and none of parquet-java's own jars is left on the class path.
+     */
+    @Test
+    void parquetJavaIsOneNamedModule() throws Exception {
+        Path jar = jarOf("org.apache.parquet.hadoop.ParquetFileReader");
+        String said = describe(jar);
+        assertTrue(said.startsWith("org.apache.parquet@"), jar + ": " + said);
+        ModuleDescriptor d = ModuleFinder.of(jar).findAll().iterator().next().descriptor();
+        assertFalse(d.isAutomatic(), said);
+        Set<String> exported = d.exports().stream()
+                .map(ModuleDescriptor.Exports::source)
+                .collect(Collectors.toCollection(TreeSet::new));
+        // column, common and hadoop each had classes of the first; column and common of .io.
+        assertTrue(
+                exported.containsAll(
+                        List.of("org.apache.parquet", "org.apache.parquet.io", "org.apache.parquet.hadoop")),
+                said);
+        Set<String> api = d.packages().stream()
+                .filter(p -> !p.startsWith("shaded.") && !p.contains(".internal"))
+                .collect(Collectors.toCollection(TreeSet::new));
+        assertEquals(api, exported, said);
+        assertTrue(d.requires().stream().anyMatch(r -> r.name().equals("hadoop.client.api")), said);
+        // The split packages' classes now come from one place.
+        assertEquals(
+                codeSource("org.apache.parquet.hadoop.ParquetFileReader"),
+                codeSource("org.apache.parquet.io.api.Binary"));
+        List<String> ownJars = Stream.of(System.getProperty("java.class.path").split(File.pathSeparator))
+                .filter(e -> Path.of(e).getFileName().toString().startsWith("parquet-"))
+                .toList();
+        assertEquals(List.of(), ownJars);
+    }
+
     /** Module name -> where it is, over the jars and module class folders of this test's class path. */
     private static Map<String, Path> observableModules() {
         Map<String, Path> found = new HashMap<>();
@@ -243,7 +272,7 @@ class LibraryModulesTest {
             Path p = Path.of(entry);
             boolean jar = entry.endsWith(".jar") && Files.isRegularFile(p);
             boolean exploded = Files.isRegularFile(p.resolve("module-info.class"));
-            if ((!jar && !exploded) || classPathOnly(p)) {
+            if (!jar && !exploded) {
                 continue;
             }
             try {
@@ -262,15 +291,7 @@ class LibraryModulesTest {
         Map<String, Path> observable = observableModules();
         Set<Path> path = new LinkedHashSet<>(List.of(artifact));
         Deque<ModuleDescriptor> todo = new ArrayDeque<>();
-        // An automatic library declares nothing: it gets the loader's modules, its dependencies the class path.
-        todo.add(ModuleFinder.of(library.automatic() ? observable.get("io.stoke.loader") : artifact)
-                .findAll()
-                .iterator()
-                .next()
-                .descriptor());
-        if (library.automatic()) {
-            path.add(observable.get("io.stoke.loader"));
-        }
+        todo.add(ModuleFinder.of(artifact).findAll().iterator().next().descriptor());
         Set<String> seen = new TreeSet<>();
         while (!todo.isEmpty()) {
             for (ModuleDescriptor.Requires r : todo.pop().requires()) {
@@ -285,13 +306,10 @@ class LibraryModulesTest {
         return path;
     }
 
-    private String compile(Library library, String modulePath, String classPath, Path out) throws IOException {
+    private String compile(Library library, String modulePath, Path out) throws IOException {
         Path src = Files.createDirectories(tmp.resolve("src").resolve("app"));
-        // An automatic module grants readability of automatic modules only: an application that names
-        // the loader's types beside it requires the loader too.
-        String requires =
-                "requires " + library.module() + ";" + (library.automatic() ? " requires io.stoke.loader;" : "");
-        Files.writeString(src.getParent().resolve("module-info.java"), "module app { " + requires + " }\n");
+        Files.writeString(
+                src.getParent().resolve("module-info.java"), "module app { requires " + library.module() + "; }\n");
         Files.writeString(src.resolve("Main.java"), """
                 package app;
 
@@ -309,9 +327,6 @@ class LibraryModulesTest {
         JavaCompiler javac = javax.tools.ToolProvider.getSystemJavaCompiler();
         ByteArrayOutputStream messages = new ByteArrayOutputStream();
         List<String> args = new ArrayList<>(List.of("--module-path", modulePath, "-d", out.toString()));
-        if (!classPath.isEmpty()) {
-            args.addAll(List.of("--class-path", classPath));
-        }
         args.add(src.getParent().resolve("module-info.java").toString());
         args.add(src.resolve("Main.java").toString());
         int rc = javac.run(null, messages, messages, args.toArray(String[]::new));
@@ -322,21 +337,10 @@ class LibraryModulesTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("libraries")
     void anApplicationModuleRequiresTheLibraryAndRunsOnTheModulePath(Library library) throws Exception {
-        Path artifact = library.automatic() ? jarOf(library.anchor()) : codeSource(library.anchor());
-        Set<Path> modules = modulePath(library, artifact);
-        // The class path: whatever else this test sees, less what went on the module path and the
-        // library's own class folder; only an automatic module reads it.
-        Set<String> onModulePath = modules.stream().map(Path::toString).collect(Collectors.toSet());
-        Path ownClasses = codeSource(library.anchor());
-        String classPath = library.automatic()
-                ? Stream.of(System.getProperty("java.class.path").split(File.pathSeparator))
-                        .filter(e -> !onModulePath.contains(e) && !Path.of(e).equals(ownClasses))
-                        .filter(e -> !e.contains("test-classes"))
-                        .collect(Collectors.joining(File.pathSeparator))
-                : "";
+        Set<Path> modules = modulePath(library, codeSource(library.anchor()));
         String modulePath = modules.stream().map(Path::toString).collect(Collectors.joining(File.pathSeparator));
         Path classes = tmp.resolve("app-classes");
-        assertEquals("", compile(library, modulePath, classPath, classes));
+        assertEquals("", compile(library, modulePath, classes));
 
         Path data = TestImages.imageFolder(tmp.resolve("data"), 10, 2, 3);
         // Native access by name, to Stoke's modules on the path; Agrona's Unsafe only where Agrona is.
@@ -358,9 +362,6 @@ class LibraryModulesTest {
                 "--enable-native-access=" + String.join(",", stoke),
                 "--module-path",
                 modulePath + File.pathSeparator + classes));
-        if (!classPath.isEmpty()) {
-            cmd.addAll(List.of("--class-path", classPath));
-        }
         cmd.addAll(List.of("-m", "app/app.Main", data.toString()));
         for (String property : List.of(io.stoke.ffm.StokePixels.PATH_PROPERTY, "stoke.jpeg.path")) {
             if (System.getProperty(property) != null) {
@@ -375,7 +376,7 @@ class LibraryModulesTest {
         assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the application did not end");
         String out = Files.readString(log, StandardCharsets.UTF_8);
         assertEquals(0, p.exitValue(), String.join(" ", cmd) + "\n" + out);
-        String suffix = " in module " + library.module() + (library.automatic() ? " (automatic)" : "");
+        String suffix = " in module " + library.module();
         assertTrue(out.lines().anyMatch(l -> l.startsWith(library.expected()) && l.endsWith(suffix)), out);
         List<String> warnings = out.lines()
                 .filter(l -> l.contains("restricted method") || l.contains("sun.misc.Unsafe"))
