@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quick checks of ./stoke itself (no build, no JVM; `./stoke test` runs this before Maven):
 #   - a wrong usage exits 2 (docs/cli.md#exit-codes);
-#   - where the build is fresh: the CLI runs as the module io.stoke.cli from cli/target/lib/modules,
+#   - where the build is fresh: the CLI runs as the module io.stoke.cli from cli/target/lib,
 #     with Stoke's named modules resolved there, and its main class comes from the AOT cache;
 #   - the staleness check walks the build's inputs only: a venv/ (or anything else) in the checkout
 #     is never looked at, and a changed source under a module's src/main does make the jar stale.
@@ -25,10 +25,10 @@ if (cd "$ROOT" && source ./stoke && jar_is_fresh); then
   # 1b. The module path: the JVM's own account of what it resolved, where the CLI came from, and
   # that the AOT cache recorded on the module path is the one that loads the CLI's classes.
   resolution="$(STOKE_AOT=0 STOKE_JAVA_OPTS=--show-module-resolution "$ROOT/stoke" --version 2>&1 || true)"
-  check "./stoke runs io.stoke.cli as the root module, from cli/target/lib/modules" \
-    grep -q "^root io.stoke.cli file://$ROOT/cli/target/lib/modules/stoke-cli-" <<<"$resolution"
-  check "./stoke resolves Stoke's named modules (io.stoke.loader) from cli/target/lib/modules" \
-    grep -qE "^(root )?io.stoke.loader file://$ROOT/cli/target/lib/modules/stoke-loader-" <<<"$resolution"
+  check "./stoke runs io.stoke.cli as the root module, from cli/target/lib" \
+    grep -q "^root io.stoke.cli file://$ROOT/cli/target/lib/stoke-cli-" <<<"$resolution"
+  check "./stoke resolves Stoke's named modules (io.stoke.loader) from cli/target/lib" \
+    grep -qE "^(root )?io.stoke.loader file://$ROOT/cli/target/lib/stoke-loader-" <<<"$resolution"
   loads="$(STOKE_JAVA_OPTS=-Xlog:class+load=info "$ROOT/stoke" --version 2>&1 || true)"
   check "./stoke's AOT cache, recorded on the module path, holds the CLI's main class" \
     grep -q "io.stoke.cli.Main source: shared objects file" <<<"$loads"
@@ -40,7 +40,7 @@ fi
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 cp "$ROOT/stoke" "$tmp/stoke"
 mkdir -p "$tmp/a/src/main/java" "$tmp/b/src/main/resources" "$tmp/b/src/test/java" "$tmp/native/pixels" \
-  "$tmp/cli/target/lib/modules" "$tmp/venv/lib/python3/site-packages/pkg" "$tmp/clients/python"
+  "$tmp/cli/target/lib" "$tmp/venv/lib/python3/site-packages/pkg" "$tmp/clients/python"
 printf '<project>\n  <modules>\n    <module>a</module>\n    <module>b</module>\n  </modules>\n</project>\n' >"$tmp/pom.xml"
 for f in a/pom.xml b/pom.xml a/src/main/java/A.java b/src/main/resources/r.txt b/src/test/java/BTest.java \
   native/pixels/p.c venv/lib/python3/site-packages/pkg/m.py venv/pom.xml clients/python/x.py; do
