@@ -10,14 +10,14 @@ writes ``dist/stoke-<version>-py3-none-linux_<arch>.whl`` (the version from pypr
 - ``stoke/_java/runtime/``: a Java runtime made by ``jlink`` with only the modules the lib needs
   (``jdeps --print-module-deps`` on it, plus jdk.unsupported, which libraries reach by
   reflection; its ``release`` file lists them with those they require);
-- ``stoke/_java/lib/``: the build's lib folder, run as ./stoke runs it (``-p lib/modules -cp
-  lib/classpath/* -m io.stoke.cli/io.stoke.cli.Main``), less what the package never runs (LEFT_OUT);
+- ``stoke/_java/lib/``: the build's lib folder, run as ./stoke runs it (``-p lib -m
+  io.stoke.cli/io.stoke.cli.Main``), less what the package never runs (LEFT_OUT);
 - ``stoke/_java/jvm.options`` and ``stoke/_java/modules.options`` (./stoke's, cli/jvm.options and
   cli/modules.options);
 - ``stoke/_java/native/``: Stoke's C libraries (libstoke_pixels.so, libstoke_jpeg.so, libstoke_image.so), taken out of
   the bindings' jar, which the producer opens in place (``-Dstoke.pixels.path``, ``-Dstoke.jpeg.path``);
-- ``stoke/_java/stoke.aot``: the JVM's AOT cache, recorded by the jlinked runtime itself (a cache
-  is tied to the JVM that made it) from ``stoke aot-training``, with those same options.
+- no AOT cache: JDK 25 takes one only where the module path is the one it was recorded at, so the
+  installed package's runtime records its own at the first use (``stoke._home._aot_cache``).
 
 The wheel is written with the standard library alone (zipfile, with the RECORD, WHEEL and METADATA
 of the wheel spec, PEP 427/491), so it builds offline with no setuptools or wheel package.
@@ -45,8 +45,6 @@ HERE = Path(__file__).resolve().parent  # clients/python
 EXTRA_MODULES = ["jdk.unsupported"]
 NATIVE = {"libstoke_pixels.so": "stoke.pixels.path", "libstoke_jpeg.so": "stoke.jpeg.path",
           "libstoke_image.so": "stoke.image.path"}
-sys.path.insert(0, str(HERE))
-from stoke._home import JAR_MTIME  # noqa: E402  the time the AOT cache is recorded against
 
 
 def say(msg):
@@ -152,44 +150,35 @@ def module_options(src, dst, present):
     for line in src.read_text(encoding="utf-8").splitlines():
         if line.startswith("--enable-native-access="):
             names = line.split("=", 1)[1].split(",")
-            line = "--enable-native-access=" + ",".join(n for n in names if n in present or n == "ALL-UNNAMED")
+            line = "--enable-native-access=" + ",".join(n for n in names if n in present)
         lines.append(line)
     dst.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def copy_lib(src, dst, leave_out):
-    """The lib folder (modules/, classpath/) less the jars ``leave_out`` names and LEFT_OUT's
-    entries; returns the jars it wrote."""
+    """The lib folder less the jars ``leave_out`` names and LEFT_OUT's entries; returns the jars it wrote."""
     written = []
-    for folder in ("modules", "classpath"):
-        (dst / folder).mkdir(parents=True)
-        for jar in sorted((src / folder).glob("*.jar")):
-            if jar.name in leave_out or jar.name.startswith(LEFT_OUT_JARS):
-                continue
-            out = dst / folder / jar.name
-            drop = next((f for start, f in LEFT_OUT.items() if jar.name.startswith(start)), None)
-            if drop is None:
-                shutil.copyfile(jar, out)
-            else:
-                with zipfile.ZipFile(jar) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
-                    for info in zin.infolist():
-                        if not drop(info.filename):
-                            zout.writestr(info, zin.read(info.filename))
-            written.append(out)
+    dst.mkdir(parents=True)
+    for jar in sorted(src.glob("*.jar")):
+        if jar.name in leave_out or jar.name.startswith(LEFT_OUT_JARS):
+            continue
+        out = dst / jar.name
+        drop = next((f for start, f in LEFT_OUT.items() if jar.name.startswith(start)), None)
+        if drop is None:
+            shutil.copyfile(jar, out)
+        else:
+            with zipfile.ZipFile(jar) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
+                for info in zin.infolist():
+                    if not drop(info.filename):
+                        zout.writestr(info, zin.read(info.filename))
+        written.append(out)
     return written
 
 
-def launch(lib):
-    """The options after java's own that run the CLI from ``lib``, as ./stoke does."""
-    return ["-p", str(lib / "modules"), "-cp", str(lib / "classpath" / "*"), "-m", "io.stoke.cli/io.stoke.cli.Main"]
-
-
 def modules(java_home, lib):
-    """The JDK's modules that the lib's modules and class path need (the jlinked runtime's)."""
+    """The JDK's modules that the lib's modules need (the jlinked runtime's)."""
     out = subprocess.run([str(java_home / "bin" / "jdeps"), "--print-module-deps", "--ignore-missing-deps",
-                          "--multi-release", "25", "--module-path", str(lib / "modules"),
-                          "--add-modules", "ALL-MODULE-PATH", "--class-path", str(lib / "classpath" / "*")]
-                         + [str(j) for j in sorted((lib / "classpath").glob("*.jar"))],
+                          "--multi-release", "25", "--module-path", str(lib), "--add-modules", "ALL-MODULE-PATH"],
                          check=True, capture_output=True, text=True).stdout
     found = [m for m in out.strip().split(",") if m]
     return sorted(set(found) | set(EXTRA_MODULES))
@@ -222,22 +211,6 @@ def take_native(jar, native_dir):
                 say(f"WARNING: the jar holds no {lib} (built without gcc, or without the headers it needs?): the wheel's "
                     "producer will say so and fall back as ./stoke's does")
     return found
-
-
-def record_aot(java, options, module_options, native_dir, native, lib, out, log):
-    """The AOT cache, from the training run ./stoke uses, by the bundled java with the bundled options."""
-    cmd = [str(java), f"-XX:AOTCacheOutput={out}", f"@{options}"]
-    cmd += [f"-D{prop}={native_dir / name}" for name, prop in native.items()]
-    cmd += [f"@{module_options}"] + launch(lib) + ["aot-training"]
-    with open(log, "w") as f:
-        rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
-    if rc != 0 or not out.is_file():
-        say(f"WARNING: recording the AOT cache failed (exit {rc}, see {log}); the wheel goes without it, "
-            "so a fresh producer warms up more slowly")
-        out.unlink(missing_ok=True)
-        return False
-    log.unlink()
-    return True
 
 
 def metadata(p):
@@ -301,7 +274,6 @@ def main():
     ap.add_argument("--module-options", type=Path, required=True,
                     help="./stoke's module path options (cli/modules.options)")
     ap.add_argument("--out", type=Path, default=HERE / "dist")
-    ap.add_argument("--no-aot", action="store_true", help="leave the AOT cache out")
     args = ap.parse_args()
 
     p = project()
@@ -317,7 +289,7 @@ def main():
     try:
         java_dir = stage / "stoke" / "_java"
         java_dir.mkdir(parents=True)
-        described = describe(args.java_home, args.lib / "modules")
+        described = describe(args.java_home, args.lib)
         leave_out = left_out(described)
         say(f"left out of the lib: {', '.join(sorted(leave_out))} (the package never runs them)")
         cli = [jar for jar in leave_out if described[jar][0] == "io.stoke.cli"]
@@ -334,18 +306,9 @@ def main():
         bindings = [j for j in jars if j.name.startswith("stoke-ffm-bindings-")]
         if len(bindings) != 1:
             raise SystemExit(f"stoke wheel: {args.lib}/modules holds {len(bindings)} stoke-ffm-bindings jars, not one")
-        native = take_native(bindings[0], java_dir / "native")
-        if args.no_aot:
-            say("the AOT cache left out (--no-aot)")
-        else:
-            say("recording the AOT cache with the bundled runtime (stoke aot-training, some seconds)...")
-            # The cache remembers each jar's modification time, which an install does not keep:
-            # a fixed one here, which stoke._home sets back on the installed jars.
-            for jar in jars:
-                os.utime(jar, (JAR_MTIME, JAR_MTIME))
-            record_aot(java_dir / "runtime" / "bin" / "java", java_dir / "jvm.options", java_dir / "modules.options",
-                       java_dir / "native", native, java_dir / "lib", java_dir / "stoke.aot",
-                       args.out.resolve() / "stoke.aot.log")
+        take_native(bindings[0], java_dir / "native")
+        # No AOT cache: JDK 25 takes one only where the module path is the one it was recorded at,
+        # so the installed package records its own at its first use (stoke._home._aot_cache).
 
         files = []
         for src in sorted((HERE / "stoke").glob("*.py")):
