@@ -3,6 +3,8 @@
 #   - a wrong usage exits 2 (docs/cli.md#exit-codes);
 #   - STOKE_TEST_STACKS names the three Python stacks, and the last FAILED line names each;
 #   - torch 2.14.1's stack is skipped where there is no mirror, and fails so under CI=true;
+#   - where the build is fresh: the CLI runs as the module io.stoke.cli from cli/target/lib,
+#     with Stoke's named modules resolved there, and its main class comes from the AOT cache;
 #   - the staleness check walks the build's inputs only: a venv/ (or anything else) in the checkout
 #     is never looked at, and a changed source under a module's src/main does make the jar stale.
 set -euo pipefail
@@ -56,15 +58,25 @@ rm -rf "$nomirror"
 if (cd "$ROOT" && source ./stoke && jar_is_fresh); then
   rc=0; STOKE_AOT=0 "$ROOT/stoke" bench --no-such-option >/dev/null 2>&1 || rc=$?
   check "./stoke bench --no-such-option exits 2 (got $rc)" test "$rc" -eq 2
+  # 1b. The module path: the JVM's own account of what it resolved, where the CLI came from, and
+  # that the AOT cache recorded on the module path is the one that loads the CLI's classes.
+  resolution="$(STOKE_AOT=0 STOKE_JAVA_OPTS=--show-module-resolution "$ROOT/stoke" --version 2>&1 || true)"
+  check "./stoke runs io.stoke.cli as the root module, from cli/target/lib" \
+    grep -q "^root io.stoke.cli file://$ROOT/cli/target/lib/stoke-cli-" <<<"$resolution"
+  check "./stoke resolves Stoke's named modules (io.stoke.loader) from cli/target/lib" \
+    grep -qE "^(root )?io.stoke.loader file://$ROOT/cli/target/lib/stoke-loader-" <<<"$resolution"
+  loads="$(STOKE_JAVA_OPTS=-Xlog:class+load=info "$ROOT/stoke" --version 2>&1 || true)"
+  check "./stoke's AOT cache, recorded on the module path, holds the CLI's main class" \
+    grep -q "io.stoke.cli.Main source: shared objects file" <<<"$loads"
 else
-  echo "skipped: ./stoke bench --no-such-option (no fresh jar yet; the first check covers exit 2)"
+  echo "skipped: ./stoke bench --no-such-option and the module path's checks (no fresh jar yet; the first check covers exit 2)"
 fi
 
 # 2. Staleness, in a made-up checkout: the launcher, a root pom with two modules, a venv/.
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 cp "$ROOT/stoke" "$tmp/stoke"
 mkdir -p "$tmp/a/src/main/java" "$tmp/b/src/main/resources" "$tmp/b/src/test/java" "$tmp/native/pixels" \
-  "$tmp/cli/target" "$tmp/venv/lib/python3/site-packages/pkg" "$tmp/clients/python"
+  "$tmp/cli/target/lib" "$tmp/venv/lib/python3/site-packages/pkg" "$tmp/clients/python"
 printf '<project>\n  <modules>\n    <module>a</module>\n    <module>b</module>\n  </modules>\n</project>\n' >"$tmp/pom.xml"
 for f in a/pom.xml b/pom.xml a/src/main/java/A.java b/src/main/resources/r.txt b/src/test/java/BTest.java \
   native/pixels/p.c venv/lib/python3/site-packages/pkg/m.py venv/pom.xml clients/python/x.py; do
@@ -89,6 +101,9 @@ check "back to fresh" fresh
 touch "$tmp/native/pixels/p.c"
 check "a changed native/pixels file makes it stale" stale
 touch -d '2 hours ago' "$tmp/native/pixels/p.c"
+mv "$tmp/cli/target/lib" "$tmp/cli/target/lib.away"
+check "no lib folder (the module path) makes it stale" stale
+mv "$tmp/cli/target/lib.away" "$tmp/cli/target/lib"
 rm "$tmp/cli/target/.stoke-build-stamp"
 check "no stamp (a build that did not finish) makes it stale" stale
 

@@ -1,20 +1,23 @@
-"""Builds the self-contained wheel: ``./stoke wheel`` runs this once the jar is built.
+"""Builds the self-contained wheel: ``./stoke wheel`` runs this once the build's lib folder is made.
 
-    /usr/bin/python3 clients/python/build_wheel.py --jar cli/target/stoke.jar --java-home $JAVA_HOME \
-        --jvm-options cli/jvm.options --out clients/python/dist
+    /usr/bin/python3 clients/python/build_wheel.py --lib cli/target/lib --java-home $JAVA_HOME \
+        --jvm-options cli/jvm.options --module-options cli/modules.options --out clients/python/dist
 
 writes ``dist/stoke-<version>-py3-none-linux_<arch>.whl`` (the version from pyproject.toml) with
 
 - the Python package (``stoke/*.py``; no tests, no benchmarks, no .pyc) and its ``stoke/options.json``, the
   loader's options table (the file's content: in a checkout it is a link to the serve module's);
-- ``stoke/_java/runtime/``: a Java runtime made by ``jlink`` with only the modules the jar needs
-  (``jdeps --print-module-deps`` on the jar, plus jdk.unsupported, which libraries reach by
+- ``stoke/_java/runtime/``: a Java runtime made by ``jlink`` with only the modules the lib needs
+  (``jdeps --print-module-deps`` on it, plus jdk.unsupported, which libraries reach by
   reflection; its ``release`` file lists them with those they require);
-- ``stoke/_java/stoke.jar``, ``stoke/_java/jvm.options`` (./stoke's JVM options, cli/jvm.options);
+- ``stoke/_java/lib/``: the build's lib folder, run as ./stoke runs it (``-p lib -m
+  io.stoke.cli/io.stoke.cli.Main``), less what the package never runs (LEFT_OUT);
+- ``stoke/_java/jvm.options`` and ``stoke/_java/modules.options`` (./stoke's, cli/jvm.options and
+  cli/modules.options);
 - ``stoke/_java/native/``: Stoke's C libraries (libstoke_pixels.so, libstoke_jpeg.so, libstoke_image.so), taken out of
-  the jar, which the producer opens in place (``-Dstoke.pixels.path``, ``-Dstoke.jpeg.path``);
-- ``stoke/_java/stoke.aot``: the JVM's AOT cache, recorded by the jlinked runtime itself (a cache
-  is tied to the JVM that made it) from ``stoke aot-training``, with those same options.
+  the bindings' jar, which the producer opens in place (``-Dstoke.pixels.path``, ``-Dstoke.jpeg.path``);
+- no AOT cache: JDK 25 takes one only where the module path is the one it was recorded at, so the
+  installed package's runtime records its own at the first use (``stoke._home._aot_cache``).
 
 The wheel is written with the standard library alone (zipfile, with the RECORD, WHEEL and METADATA
 of the wheel spec, PEP 427/491), so it builds offline with no setuptools or wheel package.
@@ -42,8 +45,6 @@ HERE = Path(__file__).resolve().parent  # clients/python
 EXTRA_MODULES = ["jdk.unsupported"]
 NATIVE = {"libstoke_pixels.so": "stoke.pixels.path", "libstoke_jpeg.so": "stoke.jpeg.path",
           "libstoke_image.so": "stoke.image.path"}
-sys.path.insert(0, str(HERE))
-from stoke._home import JAR_MTIME  # noqa: E402  the time the AOT cache is recorded against
 
 
 def say(msg):
@@ -70,23 +71,115 @@ def project():
     return p
 
 
-# What stoke.jar carries that the Python package never runs: ONNX Runtime (its native libraries are
-# most of it), used by `stoke embed` and `stoke spark-embed` alone; the package starts `serve`, which
-# the AOT training covers. parquet-java stays: stoke.DataLoader reads Parquet datasets.
-LEFT_OUT = ("ai/onnxruntime/",)
+# What the lib carries that the Python package never runs: the package starts `serve`, which the AOT
+# training covers. ONNX Runtime's jar (75 MB, most of it its native libraries) is left out whole, with
+# every module that requires it (io.stoke.embed): `stoke embed` and `spark-embed` alone use them, and
+# from the wheel they are named as not in this build.
+LEFT_OUT_JARS = ("onnxruntime-",)
+# Of the other jars, by jar (the file name's start), the entries left out, as the shaded stoke.jar's
+# filters (cli/pom.xml) leave them out:
+# - zstd-jni's and snappy-java's libraries for other platforms than Linux x86-64;
+# - of Hadoop's client jar, the eleven classes parquet-java's read options load (never run: Stoke
+#   reads Parquet with no Hadoop). parquet-java stays whole: stoke.DataLoader reads Parquet datasets.
+ZSTD_OTHER_PLATFORMS = ("aix/", "darwin/", "freebsd/", "win/", "linux/aarch64/", "linux/arm/", "linux/i386/",
+                        "linux/loongarch64/", "linux/mips64/", "linux/ppc64/", "linux/ppc64le/", "linux/riscv64/",
+                        "linux/s390x/")
+HADOOP_KEPT = re.compile(r"META-INF/MANIFEST\.MF|org/apache/hadoop/(mapreduce/InputFormat|mapreduce/lib/input/FileInputFormat"
+                         r"|mapreduce/lib/input/FileInputFormat\$.*|mapreduce/lib/input/InvalidInputException"
+                         r"|mapreduce/MRJobConfig|mapreduce/JobContext|mapreduce/RecordReader|fs/PathFilter"
+                         r"|fs/FileStatus|fs/LocatedFileStatus|io/Writable)\.class")
+LEFT_OUT = {
+    "zstd-jni-": lambda name: name.startswith(ZSTD_OTHER_PLATFORMS),
+    "snappy-java-": lambda name: name.startswith("org/xerial/snappy/native/")
+    and not name.startswith("org/xerial/snappy/native/Linux/x86_64/"),
+    "hadoop-client-api-": lambda name: not HADOOP_KEPT.fullmatch(name),
+}
 
 
-def loader_jar(src, dst):
-    """stoke.jar less LEFT_OUT, entries and manifest otherwise as they are."""
-    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
-        for info in zin.infolist():
-            if not info.filename.startswith(LEFT_OUT):
-                zout.writestr(info, zin.read(info.filename))
+# Prints each module of a module path folder: its jar's name, its name, and the modules it requires
+# other than statically (java's own ModuleFinder, run as a source file by the JDK's java).
+DESCRIBE = """
+import java.lang.module.*;
+import java.nio.file.Path;
+
+class Describe {
+    public static void main(String[] args) {
+        for (ModuleReference m : ModuleFinder.of(Path.of(args[0])).findAll()) {
+            StringBuilder line = new StringBuilder(Path.of(m.location().orElseThrow()).getFileName() + " "
+                    + m.descriptor().name());
+            m.descriptor().requires().stream()
+                    .filter(r -> !r.modifiers().contains(ModuleDescriptor.Requires.Modifier.STATIC))
+                    .forEach(r -> line.append(' ').append(r.name()));
+            System.out.println(line);
+        }
+    }
+}
+"""
 
 
-def modules(java_home, jar):
+def describe(java_home, folder):
+    """{jar name: (module name, the modules it requires other than statically)} of a module path folder."""
+    with tempfile.TemporaryDirectory(prefix="stoke-describe-") as tmp:
+        source = Path(tmp) / "Describe.java"
+        source.write_text(DESCRIBE)
+        out = subprocess.run([str(java_home / "bin" / "java"), str(source), str(folder)], check=True,
+                             capture_output=True, text=True).stdout
+    found = {}
+    for line in out.splitlines():
+        jar, name, *requires = line.split()
+        found[jar] = (name, set(requires))
+    return found
+
+
+def left_out(mods):
+    """The module path's jars the wheel leaves out: LEFT_OUT_JARS, and every jar whose module requires
+    one left out (else the JVM would refuse to start, not finding it)."""
+    out = {jar for jar in mods if jar.startswith(LEFT_OUT_JARS)}
+    while True:
+        gone = {mods[jar][0] for jar in out}
+        more = {jar for jar, (_, requires) in mods.items() if jar not in out and requires & gone}
+        if not more:
+            return out
+        out |= more
+
+
+def module_options(src, dst, present):
+    """./stoke's module options, less the modules the wheel leaves out (the JVM warns of each one it
+    is told of and does not find)."""
+    lines = []
+    for line in src.read_text(encoding="utf-8").splitlines():
+        if line.startswith("--enable-native-access="):
+            names = line.split("=", 1)[1].split(",")
+            line = "--enable-native-access=" + ",".join(n for n in names if n in present)
+        lines.append(line)
+    dst.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def copy_lib(src, dst, leave_out):
+    """The lib folder less the jars ``leave_out`` names and LEFT_OUT's entries; returns the jars it wrote."""
+    written = []
+    dst.mkdir(parents=True)
+    for jar in sorted(src.glob("*.jar")):
+        if jar.name in leave_out or jar.name.startswith(LEFT_OUT_JARS):
+            continue
+        out = dst / jar.name
+        drop = next((f for start, f in LEFT_OUT.items() if jar.name.startswith(start)), None)
+        if drop is None:
+            shutil.copyfile(jar, out)
+        else:
+            with zipfile.ZipFile(jar) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
+                for info in zin.infolist():
+                    if not drop(info.filename):
+                        zout.writestr(info, zin.read(info.filename))
+        written.append(out)
+    return written
+
+
+def modules(java_home, lib):
+    """The JDK's modules that the lib's modules need (the jlinked runtime's)."""
     out = subprocess.run([str(java_home / "bin" / "jdeps"), "--print-module-deps", "--ignore-missing-deps",
-                          "--multi-release", "25", str(jar)], check=True, capture_output=True, text=True).stdout
+                          "--multi-release", "25", "--module-path", str(lib), "--add-modules", "ALL-MODULE-PATH"],
+                         check=True, capture_output=True, text=True).stdout
     found = [m for m in out.strip().split(",") if m]
     return sorted(set(found) | set(EXTRA_MODULES))
 
@@ -103,7 +196,7 @@ def jlink(java_home, mods, out):
 
 
 def take_native(jar, native_dir):
-    """Copies Stoke's C libraries out of the jar; returns {file: property} of those it held."""
+    """Copies Stoke's C libraries out of the bindings' jar; returns {file: property} of those it held."""
     found = {}
     with zipfile.ZipFile(jar) as z:
         names = set(z.namelist())
@@ -118,22 +211,6 @@ def take_native(jar, native_dir):
                 say(f"WARNING: the jar holds no {lib} (built without gcc, or without the headers it needs?): the wheel's "
                     "producer will say so and fall back as ./stoke's does")
     return found
-
-
-def record_aot(java, options, native_dir, native, jar, out, log):
-    """The AOT cache, from the training run ./stoke uses, by the bundled java with the bundled options."""
-    cmd = [str(java), f"-XX:AOTCacheOutput={out}", f"@{options}"]
-    cmd += [f"-D{prop}={native_dir / lib}" for lib, prop in native.items()]
-    cmd += ["-jar", str(jar), "aot-training"]
-    with open(log, "w") as f:
-        rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
-    if rc != 0 or not out.is_file():
-        say(f"WARNING: recording the AOT cache failed (exit {rc}, see {log}); the wheel goes without it, "
-            "so a fresh producer warms up more slowly")
-        out.unlink(missing_ok=True)
-        return False
-    log.unlink()
-    return True
 
 
 def metadata(p):
@@ -191,11 +268,12 @@ def write_wheel(path, files, dist_info, texts):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--jar", type=Path, required=True)
+    ap.add_argument("--lib", type=Path, required=True, help="the build's lib folder (cli/target/lib)")
     ap.add_argument("--java-home", type=Path, required=True, help="the JDK whose jlink and jdeps to use (>= 25)")
     ap.add_argument("--jvm-options", type=Path, required=True, help="./stoke's java argument file (cli/jvm.options)")
+    ap.add_argument("--module-options", type=Path, required=True,
+                    help="./stoke's module path options (cli/modules.options)")
     ap.add_argument("--out", type=Path, default=HERE / "dist")
-    ap.add_argument("--no-aot", action="store_true", help="leave the AOT cache out")
     args = ap.parse_args()
 
     p = project()
@@ -211,21 +289,26 @@ def main():
     try:
         java_dir = stage / "stoke" / "_java"
         java_dir.mkdir(parents=True)
-        loader_jar(args.jar, java_dir / "stoke.jar")
-        mods = modules(args.java_home, java_dir / "stoke.jar")
+        described = describe(args.java_home, args.lib)
+        leave_out = left_out(described)
+        say(f"left out of the lib: {', '.join(sorted(leave_out))} (the package never runs them)")
+        cli = [jar for jar in leave_out if described[jar][0] == "io.stoke.cli"]
+        if cli:
+            raise SystemExit(f"stoke wheel: io.stoke.cli would be left out, since it requires a module the wheel leaves "
+                             f"out ({', '.join(sorted(leave_out))}): require that one statically")
+        jars = copy_lib(args.lib, java_dir / "lib", leave_out)
+        mods = modules(args.java_home, java_dir / "lib")
         say(f"jlink: a Java runtime of {len(mods)} modules ({', '.join(mods)})")
         jlink(args.java_home, mods, java_dir / "runtime")
         shutil.copy2(args.jvm_options, java_dir / "jvm.options")
-        native = take_native(java_dir / "stoke.jar", java_dir / "native")
-        if args.no_aot:
-            say("the AOT cache left out (--no-aot)")
-        else:
-            say("recording the AOT cache with the bundled runtime (stoke aot-training, some seconds)...")
-            # The cache remembers the jar's modification time, which an install does not keep:
-            # a fixed one here, which stoke._home sets back on the installed jar.
-            os.utime(java_dir / "stoke.jar", (JAR_MTIME, JAR_MTIME))
-            record_aot(java_dir / "runtime" / "bin" / "java", java_dir / "jvm.options", java_dir / "native", native,
-                       java_dir / "stoke.jar", java_dir / "stoke.aot", args.out.resolve() / "stoke.aot.log")
+        module_options(args.module_options, java_dir / "modules.options",
+                       {name for jar, (name, _) in described.items() if jar not in leave_out})
+        bindings = [j for j in jars if j.name.startswith("stoke-ffm-bindings-")]
+        if len(bindings) != 1:
+            raise SystemExit(f"stoke wheel: {args.lib}/modules holds {len(bindings)} stoke-ffm-bindings jars, not one")
+        take_native(bindings[0], java_dir / "native")
+        # No AOT cache: JDK 25 takes one only where the module path is the one it was recorded at,
+        # so the installed package records its own at its first use (stoke._home._aot_cache).
 
         files = []
         for src in sorted((HERE / "stoke").glob("*.py")):

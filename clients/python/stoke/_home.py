@@ -3,10 +3,11 @@
 Looked for, in order:
 
 1. the Java runtime bundled in this package (``stoke/_java/``, in the wheel ``./stoke wheel``
-   builds): a jlinked runtime, ``stoke.jar``, Stoke's native libraries and the AOT cache that
-   runtime recorded. The producer is ``_java/runtime/bin/java [options] -jar _java/stoke.jar serve ...``
-   with the options ``./stoke`` uses (``_java/jvm.options`` is the checkout's ``cli/jvm.options``),
-   so neither a JDK nor a checkout is needed; libturbojpeg0 from the OS is;
+   builds): a jlinked runtime, the build's lib folder and Stoke's native libraries; the runtime
+   records its AOT cache at the first use (:func:`_aot_cache`). The producer is ``_java/runtime/bin/java [options] -p _java/lib
+   -m io.stoke.cli/io.stoke.cli.Main serve ...``, on the module path with the options ``./stoke`` uses (``_java/jvm.options`` and ``_java/modules.options`` are the
+   checkout's ``cli/jvm.options`` and ``cli/modules.options``), so neither a JDK nor a checkout is
+   needed; libturbojpeg0 from the OS is;
 2. ``$STOKE_HOME`` (a checkout: the folder holding ``./stoke``);
 3. the checkout this package was installed from (pip records it in ``direct_url.json``, PEP 610);
 4. the checkout this file lies in (``clients/python/stoke/`` on ``PYTHONPATH``).
@@ -22,9 +23,6 @@ from typing import List, Optional
 
 #: The bundled Java side, when this package came from the self-contained wheel.
 BUNDLED = Path(__file__).resolve().parent / "_java"
-#: The modification time the wheel's stoke.jar has when its AOT cache is recorded (2000-01-01). The
-#: JVM refuses a cache whose jar's time has changed, and pip gives installed files the install's time.
-JAR_MTIME = 946684800
 _SAID_AOT = []
 # Stoke's C libraries beside the bundled jar, opened in place rather than copied out of the jar.
 _NATIVE = {"libstoke_pixels.so": "stoke.pixels.path", "libstoke_jpeg.so": "stoke.jpeg.path",
@@ -71,7 +69,7 @@ def bundled_java() -> Optional[Path]:
         StokeNotFoundError: it is there and not executable (the wheel unpacked without file modes).
     """
     java = BUNDLED / "runtime" / "bin" / "java"
-    if java.is_file() and (BUNDLED / "stoke.jar").is_file():
+    if java.is_file() and (BUNDLED / "lib").is_dir():
         if not os.access(java, os.X_OK):
             raise StokeNotFoundError(f"{java} is not executable: the wheel was unpacked without its file modes. "
                                      "Reinstall it with pip (pip install --force-reinstall stoke-*.whl)")
@@ -83,39 +81,72 @@ def bundled_command() -> List[str]:
     """The bundled runtime's command, to which a CLI command's arguments are added.
 
     Returns:
-        ``java [AOT cache] @jvm.options [native libraries] $STOKE_JAVA_OPTS -jar stoke.jar``, in the
-        order ``./stoke`` gives its own (later options win; ``STOKE_AOT=0`` runs without the cache,
-        as there).
+        ``java [AOT cache] @jvm.options [native libraries] $STOKE_JAVA_OPTS @modules.options -p lib
+        -m io.stoke.cli/io.stoke.cli.Main``, in the order ``./stoke`` gives its own (later options
+        win; ``STOKE_AOT=0`` runs without the cache, as there).
     """
     java = bundled_java()
-    cmd = [str(java)]
-    aot = BUNDLED / "stoke.aot"
-    if os.environ.get("STOKE_AOT", "1") != "0" and aot.is_file() and _jar_as_recorded():
-        cmd.append(f"-XX:AOTCache={aot}")
-    cmd.append(f"@{BUNDLED / 'jvm.options'}")
+    options = [f"@{BUNDLED / 'jvm.options'}"]
     for lib, prop in _NATIVE.items():
         if (BUNDLED / "native" / lib).is_file():
-            cmd.append(f"-D{prop}={BUNDLED / 'native' / lib}")
-    cmd += os.environ.get("STOKE_JAVA_OPTS", "").split()  # word-split, as ./stoke's unquoted ${STOKE_JAVA_OPTS}
-    return cmd + ["-jar", str(BUNDLED / "stoke.jar")]
+            options.append(f"-D{prop}={BUNDLED / 'native' / lib}")
+    run = [f"@{BUNDLED / 'modules.options'}", "-p", str(BUNDLED / "lib"), "-m", "io.stoke.cli/io.stoke.cli.Main"]
+    aot = _aot_cache(java, options + run) if os.environ.get("STOKE_AOT", "1") != "0" else None
+    extra = os.environ.get("STOKE_JAVA_OPTS", "").split()  # word-split, as ./stoke's unquoted ${STOKE_JAVA_OPTS}
+    return [str(java)] + ([f"-XX:AOTCache={aot}"] if aot else []) + options + extra + run
 
 
-def _jar_as_recorded() -> bool:
-    """Sets the installed stoke.jar's modification time back to the one its AOT cache was recorded
-    against; False, said once, where it cannot be (a read-only install): the cache is then not used."""
+def _aot_cache(java: Path, command: List[str]) -> Optional[Path]:
+    """The JVM's AOT cache for this install, recorded at its first use (once, a few seconds), as
+    ./stoke records one per build: JDK 25 takes a cache only where the module path is the one it was
+    recorded at, so a cache made where the wheel was built would never be taken where pip put it.
+
+    Kept in ``$XDG_CACHE_HOME/stoke/aot`` (``~/.cache``), one per install (the package's path), and
+    recorded again when a jar or an options file is newer. Several producers starting at once (one
+    per torchrun rank) record it once, under a lock.
+
+    Returns:
+        The cache, or None where it cannot be recorded (said once, loudly: a fresh producer then
+        starts more slowly).
+    """
+    import fcntl
+    import hashlib
+    import subprocess
     import sys
 
-    jar = BUNDLED / "stoke.jar"
+    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "stoke" / "aot"
+    aot = home / (hashlib.sha256(str(BUNDLED).encode()).hexdigest()[:16] + ".aot")
+    inputs = [BUNDLED / "jvm.options", BUNDLED / "modules.options", java] + sorted((BUNDLED / "lib").glob("*.jar"))
+
+    def fresh() -> bool:
+        return aot.is_file() and all(f.stat().st_mtime <= aot.stat().st_mtime for f in inputs)
+
     try:
-        if int(jar.stat().st_mtime) != JAR_MTIME:
-            os.utime(jar, (JAR_MTIME, JAR_MTIME))
-        return True
+        if fresh():
+            return aot
+        home.mkdir(parents=True, exist_ok=True)
+        with open(home / (aot.name + ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if fresh():  # recorded by the producer we waited for
+                return aot
+            print(f"stoke: recording the JVM's AOT cache for this install in {aot} (once, a few seconds)...",
+                  file=sys.stderr, flush=True)
+            partial = aot.with_suffix(f".{os.getpid()}.tmp.aot")
+            log = aot.with_suffix(".log")
+            with open(log, "w") as out:
+                rc = subprocess.run([str(java), f"-XX:AOTCacheOutput={partial}"] + command + ["aot-training"],
+                                    stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+            if rc != 0 or not partial.is_file():
+                partial.unlink(missing_ok=True)
+                raise OSError(f"stoke aot-training exited {rc} (see {log})")
+            os.replace(partial, aot)
+            return aot
     except OSError as e:
         if not _SAID_AOT:
             _SAID_AOT.append(True)
-            print(f"stoke: WARNING: the wheel's AOT cache is not used, since {jar}'s time cannot be set back to "
-                  f"the one it was recorded against ({e}); a fresh producer starts more slowly", file=sys.stderr)
-        return False
+            print(f"stoke: WARNING: no AOT cache for the bundled runtime ({e}); running without it, so a fresh "
+                  "producer starts more slowly", file=sys.stderr)
+        return None
 
 
 def launcher() -> Path:

@@ -164,9 +164,19 @@ class WheelTest(unittest.TestCase):
                 self.assertEqual(int(size), len(data), name)
                 self.assertEqual(digest, "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest())
                                  .rstrip(b"=").decode(), name)
-            for needed in ("stoke/__init__.py", "stoke/loader.py", "stoke/_java/stoke.jar", "stoke/_java/jvm.options",
-                           "stoke/_java/stoke.aot", BUNDLED_JAVA, "stoke/_java/runtime/lib/modules"):
+            for needed in ("stoke/__init__.py", "stoke/loader.py", "stoke/_java/jvm.options", "stoke/_java/modules.options",
+                           BUNDLED_JAVA, "stoke/_java/runtime/lib/modules"):
                 self.assertIn(needed, names)
+            # No AOT cache: one recorded on the module path where the wheel was built would never be
+            # taken where pip puts it; the install records its own (test_the_cli_runs_from_the_wheel).
+            self.assertEqual([], [n for n in names if n.endswith(".aot")])
+            # The build's lib folder (the module path), jar for jar, less ONNX Runtime's and the
+            # module that requires it; the shaded stoke.jar is not in the wheel.
+            lib = CHECKOUT / "cli" / "target" / "lib"
+            self.assertEqual(sorted(f"stoke/_java/lib/{j.name}" for j in lib.glob("*.jar")
+                                    if not j.name.startswith(("onnxruntime-", "stoke-embed-"))),
+                             sorted(n for n in names if n.startswith("stoke/_java/lib/")))
+            self.assertNotIn("stoke/_java/stoke.jar", names)
             # The C libraries the checkout's jar carries (none where it was built without gcc, which
             # ./stoke wheel says; the producer then falls back as ./stoke's does).
             with zipfile.ZipFile(CHECKOUT / "cli" / "target" / "stoke.jar") as jar:
@@ -224,7 +234,8 @@ class WheelTest(unittest.TestCase):
         self.assertEqual(result["checkout"], [])
         self.assertEqual(result["env"], [])
         self.assertFalse(result["cwd"].startswith(str(CHECKOUT)))
-        # The producer was the wheel's java, with the wheel's jar, options and AOT cache.
+        # The producer was the wheel's java, with the wheel's jars and options, and the AOT cache
+        # this install recorded at its first use, in the user's cache folder (HOME is TMP here).
         package = Path(result["package"])
         self.assertTrue(package.is_relative_to(VENV), package)
         self.assertEqual(result["exe"], str(package / "_java" / "runtime" / "bin" / "java"))
@@ -233,9 +244,15 @@ class WheelTest(unittest.TestCase):
         self.assertEqual(args[1:4], ["-S", "-I", str(package / "_parent_death.py")])
         args = args[args.index("--") + 1:]
         self.assertEqual(args[0], result["exe"])
-        self.assertIn(f"-XX:AOTCache={package / '_java' / 'stoke.aot'}", args)
+        caches = [a for a in args if a.startswith("-XX:AOTCache=")]
+        self.assertEqual(1, len(caches), args)
+        self.assertEqual(TMP / ".cache" / "stoke" / "aot", Path(caches[0].split("=", 1)[1]).parent)
         self.assertIn(f"@{package / '_java' / 'jvm.options'}", args)
-        self.assertEqual(args[args.index("-jar") + 1:args.index("-jar") + 3], [str(package / "_java" / "stoke.jar"), "serve"])
+        # On the module path, as ./stoke runs it.
+        self.assertNotIn("-jar", args)
+        self.assertIn(f"@{package / '_java' / 'modules.options'}", args)
+        self.assertEqual(args[args.index("-p") + 1], str(package / "_java" / "lib"))
+        self.assertEqual(args[args.index("-m") + 1:args.index("-m") + 3], ["io.stoke.cli/io.stoke.cli.Main", "serve"])
         # Every sample exactly once, with its folder's label, at the asked shape.
         classes = sorted(CLASSES)
         samples = result["samples"]
@@ -283,12 +300,20 @@ class WheelTest(unittest.TestCase):
             files = [os.path.join(d, f) for d, _, names in os.walk("made") for f in names]
             usage = subprocess.run([sys.executable, "-m", "stoke", "--help"], capture_output=True, text=True)
             embed = subprocess.run([sys.executable, "-m", "stoke", "embed", "made"], capture_output=True, text=True)
+            loads = subprocess.run([sys.executable, "-m", "stoke", "--version"], capture_output=True, text=True,
+                                   env=dict(os.environ, STOKE_JAVA_OPTS="-Xlog:class+load=info -Xlog:aot=warning"))
             print(json.dumps({"code": out.returncode, "err": out.stderr, "files": sorted(files),
+                              "loads": [loads.returncode, loads.stdout, loads.stderr],
                               "usage": [usage.returncode, usage.stdout, usage.stderr],
                               "embed": [embed.returncode, embed.stdout, embed.stderr]}))
             """)
         self.assertEqual(result["code"], 0, result["err"])
         self.assertEqual(result["files"], [f"made/n00000000/n00000000_0000000{i}.jpg" for i in range(3)])
+        # The AOT cache this install recorded on its module path holds the CLI's classes, and the
+        # JVM takes it (its checks of the module path and the jars passed).
+        code, loads, err = result["loads"]
+        self.assertEqual(code, 0, err)
+        self.assertIn("io.stoke.cli.Main source: shared objects file", loads, loads[-3000:] + err)
         # The wheel's jar leaves ONNX Runtime out: --help lists every other command and names those absent,
         # and running one says so in a sentence.
         code, usage, err = result["usage"]
@@ -300,7 +325,8 @@ class WheelTest(unittest.TestCase):
         self.assertNotIn("tune", usage.split("Not in this build")[1])
         code, out, err = result["embed"]
         self.assertEqual((code, out), (1, ""), err)
-        self.assertRegex(err, r"^stoke: the embed command is not in this build: the class ai/onnxruntime/\w+ it needs is "
+        self.assertRegex(err, r"^stoke: the embed command is not in this build: the class (ai/onnxruntime|io/stoke/embed)/\w+"
+                              r" it needs is "
                               r"missing .* run it from a Stoke checkout's ./stoke\n$")
 
     def test_tune_runs_from_the_wheel_with_a_sleep_step(self):
