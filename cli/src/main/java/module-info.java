@@ -16,7 +16,10 @@ module io.stoke.cli {
     requires io.stoke.pack;
     requires io.stoke.gpu;
     requires io.stoke.testdata;
-    requires io.stoke.embed;
+    // Static: the wheel leaves stoke-embed and ONNX Runtime out, since the Python package never runs
+    // `stoke embed` (clients/python/build_wheel.py); ./stoke's lib folder has them, and
+    // --add-modules ALL-MODULE-PATH (cli/modules.options) resolves them.
+    requires static io.stoke.embed;
     requires io.stoke.tune;
     requires info.picocli;
     requires com.fasterxml.jackson.databind;
