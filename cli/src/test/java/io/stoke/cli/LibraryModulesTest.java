@@ -97,8 +97,8 @@ class LibraryModulesTest {
                     """, "normalized 2.0"),
             new Library("io.stoke.serve", "io.stoke.serve.OptionTable", """
                     var t = io.stoke.serve.OptionTable.shipped();
-                    say(t.getClass(), "options " + t.options().size());
-                    """, "options 37"),
+                    say(t.getClass(), "workers flag " + t.option("workers").cli());
+                    """, "workers flag --workers"),
             new Library("io.stoke.testdata", "io.stoke.testdata.SyntheticImageNet", """
                     var s = io.stoke.testdata.SyntheticImageNet.generate(java.nio.file.Path.of(args[0], "synthetic"),
                             new io.stoke.testdata.SyntheticImageNet.Options(6, 2, 7, null));
