@@ -1,6 +1,7 @@
 #!/bin/sh
-# Builds libstoke_pixels.so (the resize), libstoke_jpeg.so (the region decoder, over libjpeg) and
-# libstoke_image.so (PNG and WebP, over libspng and libwebp) into $1, a folder on the module's
+# Builds libstoke_pixels.so (the resize), libstoke_jpeg.so (the region decoder, over libjpeg),
+# libstoke_image.so (PNG and WebP, over libspng and libwebp) and libstoke_augment.so (the
+# auto-augment policies' colour operations) into $1, a folder on the module's
 # classpath, so the jar carries them. Only a missing compiler (none on PATH, or one that cannot
 # compile a file that includes libc's headers) or a missing header is skipped: the library
 # gets $1/UNAVAILABLE, $1/UNAVAILABLE_JPEG or $1/UNAVAILABLE_IMAGE with the reason, and Stoke says
@@ -68,6 +69,9 @@ build libstoke_jpeg.so stoke_jpeg UNAVAILABLE_JPEG "Stoke's region decoder" "dec
 # And one for PNG and WebP, so that without their headers only those formats are missing.
 build libstoke_image.so stoke_image UNAVAILABLE_IMAGE "Stoke's PNG and WebP decoder" \
     "name PNG and WebP files as not decoded" "spng.h webp/decode.h" "libspng-dev and libwebp-dev" -lspng -lwebp
+# The auto-augment policies' colour operations, so that without them only augmentation is refused.
+build libstoke_augment.so stoke_augment UNAVAILABLE_AUGMENT "Stoke's augmentation library" \
+    "refuse --augment" "" ""
 if [ -n "$failed" ]; then
     echo "[stoke] ERROR: $here did not compile:$failed (a compile error with gcc and the headers present fails the build)" >&2
     exit 1
