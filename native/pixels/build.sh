@@ -37,7 +37,7 @@ build() {
         echo "$no_cc to build $what" > "$reason"
     elif missing="$(missing_headers "$headers")" && [ -n "$missing" ]; then
         echo "its headers are missing ($missing): install $packages to build $what" > "$reason"
-    elif [ "$out/$lib" -nt "$here/$src.c" ] && [ "$out/$lib" -nt "$here/$src.h" ] 2>/dev/null; then
+    elif up_to_date "$out/$lib" "$here/$src.c" "$@"; then
         return 0
     elif ! "$cc" -std=c11 -O3 -Wall -Wextra -Werror -fPIC -shared -o "$out/$lib" "$here/$src.c" "$@"; then
         # The compiler has printed why (file, line and message) above.
@@ -51,6 +51,20 @@ build() {
     fi
 }
 
+# up_to_date LIBRARY ARGS...: whether LIBRARY is newer than each C file among ARGS and its header
+# (a library of more than one source names the others among its link arguments).
+up_to_date() {
+    target="$1"
+    shift
+    [ -f "$target" ] || return 1
+    for arg in "$@"; do
+        case "$arg" in
+            *.c) [ "$target" -nt "$arg" ] && [ "$target" -nt "${arg%.c}.h" ] || return 1 ;;
+        esac
+    done
+    return 0
+}
+
 # missing_headers "H1 H2": those of the headers that the compiler cannot find, space-separated.
 missing_headers() {
     sep=""
@@ -62,7 +76,9 @@ missing_headers() {
     done
 }
 
-build libstoke_pixels.so stoke_pixels UNAVAILABLE "Stoke's native pixel library" "resize in Java" "" ""
+# The geometric ops of the auto-augment policies (stoke_geometry.c) are part of the pixel library.
+build libstoke_pixels.so stoke_pixels UNAVAILABLE "Stoke's native pixel library" "resize in Java" "" "" \
+    "$here/stoke_geometry.c" -lm
 # A library of its own, so that without libjpeg's headers only region decoding is missing.
 build libstoke_jpeg.so stoke_jpeg UNAVAILABLE_JPEG "Stoke's region decoder" "decode whole images" "jpeglib.h" \
     libjpeg62-turbo-dev -ljpeg
