@@ -10,7 +10,7 @@ import java.util.Locale;
  * compact spelling that {@link #parse} reads and {@link #toString} writes:
  * {@code ta_wide[:BINS]} ({@code TrivialAugmentWide(num_magnitude_bins)}),
  * {@code ra[:NUM_OPS[:MAGNITUDE[:BINS]]]} ({@code RandAugment}), {@code aa[:imagenet|cifar10|svhn]}
- * ({@code AutoAugment}), then any of {@code ,interpolation=nearest|bilinear}, {@code ,fill=V} or
+ * ({@code AutoAugment}), then any of {@code ,interpolation=nearest|bilinear|bicubic}, {@code ,fill=V} or
  * {@code ,fill=R:G:B}, and {@code ,v2} (the {@code torchvision.transforms.v2} class: its Solarize
  * threshold is {@code 255 * linspace(1, 0)} rather than {@code linspace(255, 0)}). Defaults are
  * torchvision's: 31 bins, {@code ra:2:9:31}, {@code aa:imagenet}, nearest, fill 0.
@@ -19,7 +19,7 @@ import java.util.Locale;
  * @param numOps        RandAugment's {@code num_ops}
  * @param magnitude     RandAugment's {@code magnitude} (a bin)
  * @param bins          {@code num_magnitude_bins} (AutoAugment: 10)
- * @param interpolation 0 nearest, 2 bilinear (PIL's numbers), for the geometric ops
+ * @param interpolation 0 nearest, 2 bilinear, 3 bicubic (PIL's numbers), for the geometric ops
  * @param fill          the RGB of the pixels the geometric ops uncover
  * @param v2            whether the policy is {@code torchvision.transforms.v2}'s
  */
@@ -29,6 +29,8 @@ public record AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int 
     public static final int NEAREST = 0;
     /** PIL's {@code Image.BILINEAR}. */
     public static final int BILINEAR = 2;
+    /** PIL's {@code Image.BICUBIC}. */
+    public static final int BICUBIC = 3;
 
     /** The policies. */
     public enum Kind {
@@ -70,9 +72,9 @@ public record AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int 
             throw new IllegalArgumentException("RandAugment: magnitude must be 0 to num_magnitude_bins - 1 ("
                     + (bins - 1) + "), not " + magnitude);
         }
-        if (interpolation != NEAREST && interpolation != BILINEAR) {
+        if (interpolation != NEAREST && interpolation != BILINEAR && interpolation != BICUBIC) {
             throw new IllegalArgumentException(kind.torchvisionName
-                    + ": interpolation must be NEAREST or BILINEAR (PIL's affine transform takes no other), not "
+                    + ": interpolation must be NEAREST, BILINEAR or BICUBIC (PIL's affine transform takes no other), not "
                     + interpolation);
         }
         fill = fill == null ? new int[3] : fill.clone();
@@ -137,7 +139,7 @@ public record AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int 
                 fill = parseFill(spelling, p.substring(5));
             } else {
                 throw new IllegalArgumentException("--augment " + spelling + ": unknown setting '" + p
-                        + "' (interpolation=nearest|bilinear, fill=V or R:G:B, v2)");
+                        + "' (interpolation=nearest|bilinear|bicubic, fill=V or R:G:B, v2)");
             }
         }
         try {
@@ -221,7 +223,8 @@ public record AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int 
                     .append(':')
                     .append(bins);
         }
-        s.append(",interpolation=").append(interpolation == NEAREST ? "nearest" : "bilinear");
+        s.append(",interpolation=")
+                .append(interpolation == NEAREST ? "nearest" : interpolation == BILINEAR ? "bilinear" : "bicubic");
         s.append(",fill=")
                 .append(fill[0])
                 .append(':')

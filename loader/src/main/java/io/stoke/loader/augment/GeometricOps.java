@@ -3,17 +3,17 @@ package io.stoke.loader.augment;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The policies' geometric ops (ShearX/Y, TranslateX/Y, Rotate: PIL's affine transform), as
- * torchvision's {@code _apply_op} calls {@code F.affine} and {@code F.rotate} on a PIL image. They
- * are not built yet: a policy that draws them is refused at construction, naming them.
+ * The policies' geometric ops (ShearX/Y, TranslateX/Y, Rotate), as torchvision's {@code _apply_op}
+ * calls {@code F.affine} and {@code F.rotate} on a PIL image: {@link AffineOps} on the stage's
+ * packed RGB images. Where their C code is not built, a policy that draws them is refused at
+ * construction, naming why.
  */
 final class GeometricOps {
     private GeometricOps() {}
 
     /** Why the geometric ops cannot run, in one sentence, or null where they can. */
     static String unavailable() {
-        return "its geometric ops (ShearX, ShearY, TranslateX, TranslateY, Rotate: PIL's affine transform)"
-                + " are not built into Stoke yet";
+        return AffineOps.available() ? null : "its geometric ops cannot run: " + AffineOps.unavailableReason();
     }
 
     /** torchvision's {@code _apply_op} for a geometric op, {@code src} into {@code dst}. */
@@ -26,6 +26,14 @@ final class GeometricOps {
             double magnitude,
             int interpolation,
             int[] fill) {
-        throw new IllegalStateException(op.torchvisionName() + ": " + unavailable());
+        long row = 3L * width;
+        switch (op) {
+            case SHEAR_X -> AffineOps.shearX(src, dst, width, height, row, magnitude, interpolation, fill);
+            case SHEAR_Y -> AffineOps.shearY(src, dst, width, height, row, magnitude, interpolation, fill);
+            case TRANSLATE_X -> AffineOps.translateX(src, dst, width, height, row, magnitude, interpolation, fill);
+            case TRANSLATE_Y -> AffineOps.translateY(src, dst, width, height, row, magnitude, interpolation, fill);
+            case ROTATE -> AffineOps.rotate(src, dst, width, height, row, magnitude, interpolation, fill);
+            default -> throw new IllegalArgumentException(op + " is not geometric");
+        }
     }
 }
