@@ -1,6 +1,7 @@
 #!/bin/sh
-# Builds libstoke_pixels.so (the resize), libstoke_jpeg.so (the region decoder, over libjpeg) and
-# libstoke_image.so (PNG and WebP, over libspng and libwebp) into $1, a folder on the module's
+# Builds libstoke_pixels.so (the resize), libstoke_jpeg.so (the region decoder, over libjpeg),
+# libstoke_image.so (PNG and WebP, over libspng and libwebp) and libstoke_augment.so (the
+# auto-augment policies' colour operations) into $1, a folder on the module's
 # classpath, so the jar carries them. Only a missing compiler (none on PATH, or one that cannot
 # compile a file that includes libc's headers) or a missing header is skipped: the library
 # gets $1/UNAVAILABLE, $1/UNAVAILABLE_JPEG or $1/UNAVAILABLE_IMAGE with the reason, and Stoke says
@@ -36,7 +37,7 @@ build() {
         echo "$no_cc to build $what" > "$reason"
     elif missing="$(missing_headers "$headers")" && [ -n "$missing" ]; then
         echo "its headers are missing ($missing): install $packages to build $what" > "$reason"
-    elif [ "$out/$lib" -nt "$here/$src.c" ] && [ "$out/$lib" -nt "$here/$src.h" ] 2>/dev/null; then
+    elif up_to_date "$out/$lib" "$here/$src.c" "$@"; then
         return 0
     elif ! "$cc" -std=c11 -O3 -Wall -Wextra -Werror -fPIC -shared -o "$out/$lib" "$here/$src.c" "$@"; then
         # The compiler has printed why (file, line and message) above.
@@ -50,6 +51,20 @@ build() {
     fi
 }
 
+# up_to_date LIBRARY ARGS...: whether LIBRARY is newer than each C file among ARGS and its header
+# (a library of more than one source names the others among its link arguments).
+up_to_date() {
+    target="$1"
+    shift
+    [ -f "$target" ] || return 1
+    for arg in "$@"; do
+        case "$arg" in
+            *.c) [ "$target" -nt "$arg" ] && [ "$target" -nt "${arg%.c}.h" ] || return 1 ;;
+        esac
+    done
+    return 0
+}
+
 # missing_headers "H1 H2": those of the headers that the compiler cannot find, space-separated.
 missing_headers() {
     sep=""
@@ -61,13 +76,18 @@ missing_headers() {
     done
 }
 
-build libstoke_pixels.so stoke_pixels UNAVAILABLE "Stoke's native pixel library" "resize in Java" "" ""
+# The geometric ops of the auto-augment policies (stoke_geometry.c) are part of the pixel library.
+build libstoke_pixels.so stoke_pixels UNAVAILABLE "Stoke's native pixel library" "resize in Java" "" "" \
+    "$here/stoke_geometry.c" -lm
 # A library of its own, so that without libjpeg's headers only region decoding is missing.
 build libstoke_jpeg.so stoke_jpeg UNAVAILABLE_JPEG "Stoke's region decoder" "decode whole images" "jpeglib.h" \
     libjpeg62-turbo-dev -ljpeg
 # And one for PNG and WebP, so that without their headers only those formats are missing.
 build libstoke_image.so stoke_image UNAVAILABLE_IMAGE "Stoke's PNG and WebP decoder" \
     "name PNG and WebP files as not decoded" "spng.h webp/decode.h" "libspng-dev and libwebp-dev" -lspng -lwebp
+# The auto-augment policies' colour operations, so that without them only augmentation is refused.
+build libstoke_augment.so stoke_augment UNAVAILABLE_AUGMENT "Stoke's augmentation library" \
+    "refuse --augment" "" ""
 if [ -n "$failed" ]; then
     echo "[stoke] ERROR: $here did not compile:$failed (a compile error with gcc and the headers present fails the build)" >&2
     exit 1

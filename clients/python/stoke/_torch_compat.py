@@ -13,7 +13,8 @@ __all__ = ["UnsupportedError", "dataset_samples", "translate_transform", "write_
 WAYS_OUT = ("Either apply it to each batch on the device (stoke.DataLoader(..., batch_transform=fn): fn gets the "
             "(images, labels) of each batch, without a copy), or use torch.utils.data.DataLoader for this dataset.")
 
-ONLY = ("Stoke's producer does Resize(s) + CenterCrop(c) or RandomResizedCrop(...) + RandomHorizontalFlip(p), then "
+ONLY = ("Stoke's producer does Resize(s) + CenterCrop(c) or RandomResizedCrop(...) + RandomHorizontalFlip(p) "
+        "[+ TrivialAugmentWide, RandAugment or AutoAugment], then "
         "PILToTensor() or ToImage() [+ ToDtype(torch.float32, scale=True) or ConvertImageDtype(torch.float)] or "
         "ToTensor(), and Normalize(mean, std), in that order (v1's or v2's, ToPureTensor() anywhere after the "
         "conversion), and nothing else")
@@ -105,7 +106,11 @@ def write_list_file(samples: Sequence[Tuple[str, int]], fd: int) -> None:
 #: The torchvision transforms Stoke translates, by name: v1's (``torchvision.transforms``) and v2's
 #: (``torchvision.transforms.v2``) of the same name mean the same on a PIL image.
 _TRANSLATED = ("Compose", "Resize", "CenterCrop", "RandomResizedCrop", "RandomHorizontalFlip", "PILToTensor",
-               "ToImage", "ToTensor", "ConvertImageDtype", "ToDtype", "Normalize", "ToPureTensor")
+               "ToImage", "ToTensor", "ConvertImageDtype", "ToDtype", "Normalize", "ToPureTensor",
+               "TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix")
+
+#: The auto-augment policies, which Stoke runs after RandomResizedCrop [+ RandomHorizontalFlip].
+_POLICIES = ("TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix")
 
 
 def _kinds():
@@ -179,7 +184,7 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
             ``transforms``).
 
     Returns:
-        ``{"transform": "eval"|"train", "resize", "crop", "scale", "ratio", "flip", "output":
+        ``{"transform": "eval"|"train", "resize", "crop", "scale", "ratio", "flip", "augment", "output":
         "uint8"|"float32", "chw": bool (uint8 as [n, 3, H, W], PILToTensor's layout), "mean", "std"}``.
 
     Raises:
@@ -200,7 +205,7 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
     kinds = _kinds()
     steps = _flatten(transform, kinds)
     names = [type(t).__name__ for t in steps]
-    settings = {"scale": None, "ratio": None, "flip": None, "mean": None, "std": None}
+    settings = {"scale": None, "ratio": None, "flip": None, "augment": None, "mean": None, "std": None}
     i = 0
 
     def at(*wanted):
@@ -249,12 +254,19 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
         if at("RandomHorizontalFlip"):
             settings["flip"] = float(steps[i].p)
             i += 1
+        if at(*_POLICIES):
+            settings["augment"] = _policy(steps[i], kinds.get(type(steps[i])))
+            i += 1
     else:
         what = names[0] if steps else "an empty Compose"
         _refuse(f"{what} as the transform's first step ({' + '.join(names)})",
                 "Stoke translates Resize(s) + CenterCrop(c) or RandomResizedCrop(...) [+ RandomHorizontalFlip(p)], "
                 "then PILToTensor() or ToImage() [+ ToDtype(torch.float32, scale=True) or ConvertImageDtype(torch.float)] "
                 "or ToTensor() [+ Normalize(mean, std)] [+ ToPureTensor()]")
+    if at(*_POLICIES):
+        _refuse(f"{names[i]} here ({' + '.join(names)})", "torchvision's recipes run the auto-augment policy on "
+                "the training crop, after RandomResizedCrop [+ RandomHorizontalFlip] and before the conversion, "
+                "and that is where Stoke runs it")
     # Conversion: PILToTensor()/ToImage() [+ ToDtype(float32, scale=True)/ConvertImageDtype(float)] | ToTensor().
     if at("PILToTensor", "ToImage"):
         i += 1
@@ -295,6 +307,44 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
     if i < len(steps):
         _refuse(f"{names[i]} ({' + '.join(names)})", ONLY)
     return settings
+
+
+def _policy(t: Any, kind: str) -> str:
+    """An auto-augment policy of v1 or v2 in Stoke's spelling (``ta_wide:31,interpolation=nearest,
+    fill=0:0:0``, see ``AugmentPolicy`` in the loader), or refused."""
+    from torchvision.transforms import InterpolationMode
+
+    if kind == "AugMix":
+        _refuse("AugMix", "Stoke runs TrivialAugmentWide, RandAugment and AutoAugment natively, not AugMix yet")
+    v2 = type(t).__module__.startswith("torchvision.transforms.v2")
+    if kind == "TrivialAugmentWide":
+        head = f"ta_wide:{int(t.num_magnitude_bins)}"
+    elif kind == "RandAugment":
+        head = f"ra:{int(t.num_ops)}:{int(t.magnitude)}:{int(t.num_magnitude_bins)}"
+    else:
+        head = "aa:" + t.policy.name.lower()
+    interpolation = t.interpolation
+    if interpolation in (InterpolationMode.NEAREST, "nearest", 0):
+        mode = "nearest"
+    elif interpolation in (InterpolationMode.BILINEAR, "bilinear", 2):
+        mode = "bilinear"
+    elif interpolation in (InterpolationMode.BICUBIC, "bicubic", 3):
+        mode = "bicubic"
+    else:
+        _refuse(f"{kind}(interpolation={interpolation})", "Stoke's geometric ops interpolate as PIL's affine "
+                "transform does, with NEAREST, BILINEAR or BICUBIC")
+    fill = t.fill
+    if fill is None:
+        rgb = [0, 0, 0]
+    elif isinstance(fill, (int, float)):
+        rgb = [int(fill)] * 3
+    elif isinstance(fill, (list, tuple)) and len(fill) in (1, 3) and all(isinstance(v, (int, float)) for v in fill):
+        rgb = [int(v) for v in fill] * (3 if len(fill) == 1 else 1)
+    else:
+        _refuse(f"{kind}(fill={fill!r})", "Stoke fills with one value or an RGB triple")
+    if not all(0 <= v <= 255 for v in rgb):
+        _refuse(f"{kind}(fill={fill!r})", "a uint8 image's fill is 0 to 255")
+    return f"{head},interpolation={mode},fill={rgb[0]}:{rgb[1]}:{rgb[2]}" + (",v2" if v2 else "")
 
 
 def _to_float32(t, kind, torch):

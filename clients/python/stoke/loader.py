@@ -277,6 +277,11 @@ class DataLoader(Closeable):
             width / height, drawn log-uniformly (default: ``(3/4, 4/3)``, torchvision's).
         flip (float, optional): with ``transform="train"``, the probability of a horizontal flip, 0 to
             1 (default: ``0.5``).
+        augment (str, optional): with ``transform="train"``, torchvision's auto-augment policy after
+            the flip, in Stoke's spelling: ``"ta_wide:31"`` (``TrivialAugmentWide``),
+            ``"ra:2:9:31"`` (``RandAugment``), ``"aa:imagenet"`` (``AutoAugment``), then
+            ``",interpolation=bilinear"``, ``",fill=R:G:B"``, ``",v2"`` (default: none; a dataset's
+            transform that holds one is translated into it).
         dct_scaling (str, optional): ``"none"``, ``"pow2"`` or ``"all"``: let libjpeg-turbo decode
             at a smaller scale where the resize allows (default: ``"pow2"`` for a path, ``"none"``
             for a translated transform).
@@ -380,6 +385,7 @@ class DataLoader(Closeable):
         scale: Optional[Sequence[float]] = None,
         ratio: Optional[Sequence[float]] = None,
         flip: Optional[float] = None,
+        augment: Optional[str] = None,
         dct_scaling: Optional[str] = None,
         slots: Optional[int] = None,
         shuffle_window: Optional[int] = None,

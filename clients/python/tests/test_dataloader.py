@@ -621,7 +621,7 @@ class DataLoaderTest(unittest.TestCase):
             "scale=False": [V2.Resize(256), V2.CenterCrop(224), V2.PILToTensor(), V2.ToDtype(torch.float32)],
             "ToDtype(torch.float16)": [V2.Resize(256), V2.CenterCrop(224), V2.PILToTensor(),
                                        V2.ToDtype(torch.float16, scale=True)],
-            "RandAugment": [V2.RandomResizedCrop(176), V2.RandAugment(), V2.PILToTensor()],
+            "RandAugment here": [V2.Resize(256), V2.CenterCrop(224), V2.RandAugment(), V2.PILToTensor()],
             "Resize(size=None": [V2.Resize(None, max_size=300), V2.CenterCrop(224), V2.PILToTensor()],
         }
         for message, steps in refused.items():
@@ -660,9 +660,9 @@ class DataLoaderTest(unittest.TestCase):
         eval_ = [T.Resize(72), T.CenterCrop(64)]
         tensor = [T.PILToTensor(), T.ConvertImageDtype(torch.float)]
         refused = {
-            "AutoAugment": crop + [T.AutoAugment()] + tensor,
-            "RandAugment": crop + [T.RandAugment()] + tensor,
-            "TrivialAugmentWide": crop + [T.TrivialAugmentWide()] + tensor,
+            "AugMix": crop + [T.AugMix()] + tensor,
+            "AutoAugment here": eval_ + [T.AutoAugment()] + tensor,
+            "TrivialAugmentWide": crop + tensor + [T.TrivialAugmentWide()],
             "RandomErasing": crop + tensor + [T.RandomErasing()],
             "ColorJitter": crop + [T.ColorJitter(0.4, 0.4, 0.4)] + tensor,
             "Lambda": eval_ + [T.Lambda(lambda x: x)] + tensor,

@@ -115,7 +115,13 @@ public final class LoaderSetup {
             double[] scale = settings.numbers("scale");
             double[] ratio = settings.numbers("ratio");
             return spec.withTrain(
-                    crop, new RandomResizedCrop(scale[0], scale[1], ratio[0], ratio[1], settings.decimal("flip")));
+                            crop,
+                            new RandomResizedCrop(scale[0], scale[1], ratio[0], ratio[1], settings.decimal("flip")))
+                    .withAugment(settings.text("augment"));
+        }
+        if (settings.text("augment") != null) {
+            throw new IllegalArgumentException("--augment needs --transform train: torchvision's auto-augment"
+                    + " policies run after RandomResizedCrop and the flip");
         }
         return spec.withResize(settings.integer("resize"), crop);
     }

@@ -1,6 +1,8 @@
 package io.stoke.loader.decode;
 
 import io.stoke.ffm.StokeJpeg;
+import io.stoke.loader.augment.AugmentPolicy;
+import io.stoke.loader.augment.AugmentStage;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.format.ImageFormat;
 import io.stoke.loader.resample.DecodedImage;
@@ -39,6 +41,9 @@ public final class SampleTransform implements AutoCloseable {
     private final boolean evalRegion;
     private final CounterRandom random = new CounterRandom();
     private final CropBox box = new CropBox();
+    /** The auto-augment policy's stage, or null: the crop goes through its scratch images first. */
+    private final AugmentStage augment;
+
     private long lastSourceBytes;
     private String message;
 
@@ -65,6 +70,9 @@ public final class SampleTransform implements AutoCloseable {
         this.decoder = new JpegDecoder(spec);
         this.whole = new WholeImageDecoder(spec);
         this.resampler = new Resampler(spec);
+        this.augment = spec.augment() == null
+                ? null
+                : new AugmentStage(AugmentPolicy.parse(spec.augment()), spec.crop(), spec.crop());
     }
 
     /** {@link #apply(int, long, MemorySegment, long)} in epoch 0. */
@@ -117,7 +125,7 @@ public final class SampleTransform implements AutoCloseable {
             message = decoder.message();
             return status;
         }
-        resampler.resizedCrop(decoder.decoded(), box, dst, offset);
+        writeTrain(decoder.decoded(), dst, offset);
         return SampleStatus.OK;
     }
 
@@ -189,9 +197,23 @@ public final class SampleTransform implements AutoCloseable {
         if (train == null) {
             resampler.resizeCenterCrop(whole.decoded(), dst, offset);
         } else {
-            resampler.resizedCrop(whole.decoded(), box, dst, offset);
+            writeTrain(whole.decoded(), dst, offset);
         }
         return SampleStatus.OK;
+    }
+
+    /**
+     * The training transform's crop, resized and flipped, at {@code dst[offset]}; with a policy,
+     * as torchvision orders them: the crop into the stage's RGB scratch, the policy's ops (drawn
+     * from the sample's stream after the crop's and the flip's draws), then stored as the output.
+     */
+    private void writeTrain(DecodedImage image, MemorySegment dst, long offset) {
+        if (augment == null) {
+            resampler.resizedCrop(image, box, dst, offset);
+            return;
+        }
+        resampler.resizedCropRgb(image, box, augment.input(), 0);
+        resampler.writeRgb(augment.apply(random), 0, dst, offset);
     }
 
     /**
@@ -248,5 +270,8 @@ public final class SampleTransform implements AutoCloseable {
         decoder.close();
         whole.close();
         resampler.close();
+        if (augment != null) {
+            augment.close();
+        }
     }
 }

@@ -191,6 +191,11 @@ public final class Resampler implements AutoCloseable {
 
     /** The {@code crop x crop} pixels from {@code (left, top)} of the decoded image, as one sample at {@code dst[offset]}. */
     private void copyCrop(DecodedImage image, int decodedLeft, int decodedTop, MemorySegment dst, long offset) {
+        copyCrop(image, decodedLeft, decodedTop, dst, offset, false);
+    }
+
+    private void copyCrop(
+            DecodedImage image, int decodedLeft, int decodedTop, MemorySegment dst, long offset, boolean rgb) {
         MemorySegment src = image.pixels();
         int srcW = image.width();
         int srcH = image.height();
@@ -199,7 +204,8 @@ public final class Resampler implements AutoCloseable {
         if (left < 0 || top < 0 || left + crop > srcW || top + crop > srcH) {
             throw new IndexOutOfBoundsException("crop at " + left + "," + top + " outside " + srcW + "x" + srcH);
         }
-        kernels.store(src, 4L * ((long) top * srcW + left), 4L * srcW, 4, crop, crop, floatTable(), dst, offset);
+        kernels.store(
+                src, 4L * ((long) top * srcW + left), 4L * srcW, 4, crop, crop, rgb ? null : floatTable(), dst, offset);
     }
 
     /**
@@ -221,6 +227,19 @@ public final class Resampler implements AutoCloseable {
      * box's pixels must all be in it.
      */
     public void resizedCrop(DecodedImage src, CropBox box, MemorySegment dst, long offset) {
+        resizedCrop(src, box, dst, offset, false);
+    }
+
+    /**
+     * {@link #resizedCrop(DecodedImage, CropBox, MemorySegment, long)} as uint8 RGB, 3 bytes a pixel,
+     * whatever this resampler's output type: the crop an augmentation then works on, before
+     * {@link #writeRgb} stores it.
+     */
+    public void resizedCropRgb(DecodedImage src, CropBox box, MemorySegment dst, long offset) {
+        resizedCrop(src, box, dst, offset, true);
+    }
+
+    private void resizedCrop(DecodedImage src, CropBox box, MemorySegment dst, long offset, boolean rgb) {
         int origW = src.originalWidth();
         int origH = src.originalHeight();
         box.checkInside(origW, origH);
@@ -230,14 +249,14 @@ public final class Resampler implements AutoCloseable {
                 && box.height == crop
                 && src.decodedWidth() == origW
                 && src.decodedHeight() == origH) {
-            copyCrop(src, box.left, box.top, dst, offset); // a resize of scale 1
+            copyCrop(src, box.left, box.top, dst, offset, rgb); // a resize of scale 1
             return;
         }
         plan.box(box.left, box.width, box.top, box.height)
                 .output(crop, crop)
                 .window(0, 0, crop, crop)
                 .flip(box.flip)
-                .rgb(false);
+                .rgb(rgb);
         run(src, dst, offset);
     }
 

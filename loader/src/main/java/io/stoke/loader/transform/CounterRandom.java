@@ -1,5 +1,7 @@
 package io.stoke.loader.transform;
 
+import java.util.random.RandomGenerator;
+
 /**
  * The random numbers of one sample's transform, as a pure function of (seed, epoch, dataset
  * index): {@link #reset} keys the stream, and the draws that follow depend on nothing else, so
@@ -7,9 +9,10 @@ package io.stoke.loader.transform;
  * run. SplitMix64 (Steele, Lea and Flood): a 64-bit counter advanced by the golden-ratio
  * increment and a finaliser that mixes it, simple enough to be written again in C or Python.
  *
- * <p>One per worker; no allocation.
+ * <p>One per worker; no allocation. A {@link RandomGenerator}, so that the augmentation policies
+ * draw from the same stream; its own {@link #nextInt(int)} and {@link #nextDouble()} are the draws.
  */
-public final class CounterRandom {
+public final class CounterRandom implements RandomGenerator {
     private static final long GOLDEN = 0x9E3779B97F4A7C15L;
 
     private long state;
@@ -24,12 +27,14 @@ public final class CounterRandom {
     }
 
     /** The next 64 random bits. */
+    @Override
     public long nextLong() {
         state += GOLDEN;
         return mix(state);
     }
 
     /** Uniform in [0, 1), with 53 random bits. */
+    @Override
     public double nextDouble() {
         return (nextLong() >>> 11) * 0x1.0p-53;
     }
@@ -40,6 +45,7 @@ public final class CounterRandom {
     }
 
     /** Uniform in [0, bound), without modulo bias (Lemire's multiply-and-reject). */
+    @Override
     public int nextInt(int bound) {
         if (bound <= 0) {
             throw new IllegalArgumentException("bound must be positive: " + bound);

@@ -1,5 +1,7 @@
 package io.stoke.loader.transform;
 
+import io.stoke.loader.augment.AugmentPolicy;
+import io.stoke.loader.augment.AugmentStage;
 import java.io.Serializable;
 import java.util.Arrays;
 import java.util.Objects;
@@ -24,6 +26,9 @@ import java.util.Objects;
  * @param evalRegion  whether the evaluation transform decodes only the part of the image its
  *     centre crop reads (the default: the same bytes as a whole decode, for less work); false
  *     decodes whole images, for comparisons
+ * @param augment     an auto-augment policy run on the training transform's crop after the flip, in
+ *     {@code AugmentPolicy}'s compact spelling ({@code ta_wide:31}, {@code ra:2:9:31},
+ *     {@code aa:imagenet}), or null for none; refused here where Stoke cannot run it exactly
  */
 public record TransformSpec(
         int resize,
@@ -35,7 +40,8 @@ public record TransformSpec(
         long maxPixels,
         long maxFileBytes,
         RandomResizedCrop train,
-        boolean evalRegion)
+        boolean evalRegion,
+        String augment)
         implements Serializable {
     public static final float[] IMAGENET_MEAN = {0.485f, 0.456f, 0.406f};
     public static final float[] IMAGENET_STD = {0.229f, 0.224f, 0.225f};
@@ -78,6 +84,15 @@ public record TransformSpec(
         }
         mean = mean.clone();
         std = std.clone();
+        if (augment != null) {
+            if (train == null) {
+                throw new IllegalArgumentException("--augment " + augment + ": torchvision's auto-augment policies run"
+                        + " after RandomResizedCrop and the flip; Stoke runs them with the training transform only");
+            }
+            AugmentPolicy policy = AugmentPolicy.parse(augment);
+            AugmentStage.refuseUnsupported(policy);
+            augment = policy.toString();
+        }
     }
 
     /**
@@ -95,32 +110,33 @@ public record TransformSpec(
                 36L * 1000 * 1000,
                 64L << 20,
                 null,
-                true);
+                true,
+                null);
     }
 
     public TransformSpec withResize(int resize, int crop) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, augment);
     }
 
     public TransformSpec withOutput(Output output) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, augment);
     }
 
     public TransformSpec withDctScaling(DctScaling dctScaling) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, augment);
     }
 
     public TransformSpec withMaxPixels(long maxPixels) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, augment);
     }
 
     public TransformSpec withNormalization(float[] mean, float[] std) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, augment);
     }
 
     /**
@@ -138,19 +154,29 @@ public record TransformSpec(
                 maxPixels,
                 maxFileBytes,
                 Objects.requireNonNull(crop, "crop"),
-                evalRegion);
+                evalRegion,
+                augment);
     }
 
     /** The evaluation transform, {@code Resize(resize)} and {@code CenterCrop(crop)}. */
     public TransformSpec withEval(int resize, int crop) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, null, evalRegion);
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, null, evalRegion, augment);
     }
 
     /** {@link #evalRegion}: false decodes whole images for the evaluation transform (the same pixels). */
     public TransformSpec withEvalRegion(boolean evalRegion) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, augment);
+    }
+
+    /**
+     * The training transform followed by an auto-augment policy ({@code AugmentPolicy}'s spelling,
+     * e.g. {@code ta_wide:31}), or none for null.
+     */
+    public TransformSpec withAugment(String augment) {
+        return new TransformSpec(
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, augment);
     }
 
     public boolean isTrain() {

@@ -1,0 +1,171 @@
+"""stoke.DataLoader with torchvision's auto-augment policies: translated from v1's and v2's classes
+into Stoke's native stage, placed where torchvision runs them or refused, every augmented image one
+that torchvision itself can give from the same crop, and the batches reproducible across runs and
+on resume."""
+
+import gc
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+PACKAGE_ROOT = HERE.parent  # clients/python
+CHECKOUT = PACKAGE_ROOT.parent.parent
+sys.path.insert(0, str(PACKAGE_ROOT))
+
+try:
+    import torch
+    import torchvision
+    from torchvision import transforms as T
+    import stoke
+    from stoke._torch_compat import UnsupportedError, translate_transform
+    MISSING = None
+except ImportError as e:  # torch or torchvision not installed: skip, loudly
+    MISSING = f"{e.name} is not installed"
+
+try:
+    from torchvision.transforms import v2 as V2
+    if not hasattr(V2, "TrivialAugmentWide"):
+        V2 = None
+except ImportError:
+    V2 = None
+
+DATA = None
+TMP = None
+LAUNCHER = str(CHECKOUT / "stoke")
+
+
+def setUpModule():
+    global DATA, TMP
+    if MISSING:
+        print(f"[stoke] SKIPPING the auto-augment tests: {MISSING}", file=sys.stderr)
+        return
+    os.environ.setdefault("STOKE_HOME", str(CHECKOUT))
+    TMP = Path(tempfile.mkdtemp(prefix="stoke-augment-test-"))
+    DATA = TMP / "data"
+    subprocess.run([LAUNCHER, "make-dataset", str(DATA), "--images", "12", "--seed", "3", "--classes", "2"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def tearDownModule():
+    if TMP is not None:
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
+def _fixed_crop(size):
+    # scale (1, 1) and ratio (10, 10) make no try fit, so torchvision falls back to the centred box of
+    # ratio 10 on every image, and p=1 always flips: the crop is known, only the policy draws.
+    return [T.RandomResizedCrop(size, scale=(1.0, 1.0), ratio=(10.0, 10.0)), T.RandomHorizontalFlip(1.0)]
+
+
+@unittest.skipIf(MISSING, MISSING or "")
+class TranslationTest(unittest.TestCase):
+    def test_each_policy_is_spelled_with_its_settings(self):
+        crop = _fixed_crop(64)
+        cases = [
+            (T.TrivialAugmentWide(), "ta_wide:31,interpolation=nearest,fill=0:0:0"),
+            (T.TrivialAugmentWide(num_magnitude_bins=7, interpolation=T.InterpolationMode.BILINEAR, fill=[1, 2, 3]),
+             "ta_wide:7,interpolation=bilinear,fill=1:2:3"),
+            (T.RandAugment(), "ra:2:9:31,interpolation=nearest,fill=0:0:0"),
+            (T.RandAugment(num_ops=3, magnitude=5, num_magnitude_bins=11, fill=128),
+             "ra:3:5:11,interpolation=nearest,fill=128:128:128"),
+            (T.AutoAugment(), "aa:imagenet,interpolation=nearest,fill=0:0:0"),
+            (T.AutoAugment(T.AutoAugmentPolicy.SVHN), "aa:svhn,interpolation=nearest,fill=0:0:0"),
+        ]
+        if V2 is not None:
+            cases += [(V2.TrivialAugmentWide(), "ta_wide:31,interpolation=nearest,fill=0:0:0,v2"),
+                      (V2.AutoAugment(V2.AutoAugmentPolicy.CIFAR10), "aa:cifar10,interpolation=nearest,fill=0:0:0,v2")]
+        for policy, spelling in cases:
+            settings = translate_transform(T.Compose(crop + [policy, T.PILToTensor()]))
+            self.assertEqual(spelling, settings["augment"], type(policy).__name__)
+            self.assertEqual("train", settings["transform"])
+
+    def test_a_policy_anywhere_else_and_augmix_are_refused_naming_them(self):
+        with self.assertRaisesRegex(UnsupportedError, r"TrivialAugmentWide here .*after RandomResizedCrop"):
+            translate_transform(T.Compose([T.Resize(72), T.CenterCrop(64), T.TrivialAugmentWide(), T.PILToTensor()]))
+        with self.assertRaisesRegex(UnsupportedError, r"RandAugment"):
+            translate_transform(T.Compose(_fixed_crop(64) + [T.PILToTensor(), T.RandAugment()]))
+        if hasattr(T, "AugMix"):
+            with self.assertRaisesRegex(UnsupportedError, r"AugMix.*not AugMix yet.*batch_transform"):
+                translate_transform(T.Compose(_fixed_crop(64) + [T.AugMix(), T.PILToTensor()]))
+        with self.assertRaisesRegex(UnsupportedError, r"interpolation"):
+            translate_transform(T.Compose(_fixed_crop(64) + [
+                T.TrivialAugmentWide(interpolation=T.InterpolationMode.BOX), T.PILToTensor()]))
+
+
+@unittest.skipIf(MISSING, MISSING or "")
+class AugmentedBatchesTest(unittest.TestCase):
+    def tearDown(self):
+        gc.collect()
+
+    def test_every_augmented_image_is_one_torchvision_gives_from_the_same_crop(self):
+        from torchvision.transforms.autoaugment import _apply_op
+        from torchvision.transforms import functional as F
+        bins = 5
+        policy = T.TrivialAugmentWide(num_magnitude_bins=bins)
+        dataset = torchvision.datasets.ImageFolder(
+            str(DATA), transform=T.Compose(_fixed_crop(48) + [policy, T.PILToTensor()]))
+        plain = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(_fixed_crop(48)))
+        space = policy._augmentation_space(bins)
+        changed = 0
+        with stoke.DataLoader(dataset, batch_size=4, num_workers=2, with_indices=True, seed=2) as loader:
+            self.assertEqual(f"ta_wide:{bins},interpolation=nearest,fill=0:0:0", loader.augment)
+            for images, _, indices in loader:
+                for j, index in enumerate(indices.tolist()):
+                    crop = plain[index][0]
+                    ours = images[j]
+                    outcomes = []
+                    for op, (magnitudes, signed) in space.items():
+                        values = [0.0] if magnitudes.ndim == 0 else [float(m) for m in magnitudes]
+                        for m in values:
+                            for sign in ((1.0, -1.0) if signed else (1.0,)):
+                                outcomes.append((op, m * sign))
+                    found = [name for name, m in outcomes
+                             if torch.equal(F.pil_to_tensor(_apply_op(crop, name, m, T.InterpolationMode.NEAREST,
+                                                                      None)), ours)]
+                    self.assertTrue(found, f"sample {index}: Stoke's image is none of torchvision's "
+                                           f"{len(outcomes)} TrivialAugmentWide outcomes of the same crop")
+                    if not torch.equal(F.pil_to_tensor(crop), ours):
+                        changed += 1
+        self.assertGreater(changed, 4, "the policy changed almost no image")
+
+    def test_batches_repeat_across_runs_and_resume_mid_epoch(self):
+        dataset = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose([
+            T.RandomResizedCrop(64), T.RandomHorizontalFlip(), T.TrivialAugmentWide(), T.PILToTensor()]))
+        settings = dict(batch_size=3, num_workers=2, with_indices=True, shuffle=True, seed=6)
+        runs = []
+        for _ in range(2):
+            with stoke.DataLoader(dataset, **settings) as loader:
+                loader.set_epoch(1)
+                runs.append([(idx.tolist(), images.clone()) for images, _, idx in loader])
+        self.assertEqual(4, len(runs[0]))
+        for (ia, a), (ib, b) in zip(*runs):
+            self.assertEqual(ia, ib)
+            self.assertTrue(torch.equal(a, b), "the same seed and epoch give the same augmentations")
+        with stoke.DataLoader(dataset, **settings) as loader:
+            loader.set_epoch(1)
+            for step, _ in enumerate(loader):
+                if step == 1:
+                    break
+            state = loader.state_dict()
+        with stoke.DataLoader(dataset, **settings) as loader:
+            loader.load_state_dict(state)
+            rest = [(idx.tolist(), images.clone()) for images, _, idx in loader]
+        self.assertEqual(len(runs[0]) - 2, len(rest))
+        for (ia, a), (ib, b) in zip(runs[0][2:], rest):
+            self.assertEqual(ia, ib)
+            self.assertTrue(torch.equal(a, b), "a resumed epoch sees the same augmentations")
+        with stoke.DataLoader(dataset, **settings) as loader:
+            loader.set_epoch(2)
+            other = [images.clone() for images, _, _ in loader]
+        self.assertFalse(all(torch.equal(a, b) for (_, a), b in zip(runs[0], other)), "another epoch, other draws")
+
+
+if __name__ == "__main__":
+    unittest.main()

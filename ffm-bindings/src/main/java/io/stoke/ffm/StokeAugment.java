@@ -1,0 +1,118 @@
+package io.stoke.ffm;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * Stoke's colour operations of the auto-augment policies ({@code native/pixels/stoke_augment.h},
+ * whose header says what each function does), 1:1. Bundled like {@link StokePixels}, in a library
+ * of its own so that a build without it only refuses augmentation. {@code -Dstoke.augment.path=FILE}
+ * names another build, {@code none} turns it off.
+ *
+ * <p>The functions trust their arguments: callers check every extent first. They are short and
+ * never block, so they are linked as critical and read heap arrays in place.
+ */
+public final class StokeAugment {
+    /** What the library must report from {@code stoke_augment_abi_version}. */
+    public static final int ABI_VERSION = 1;
+    /** The system property that names the library's file, or {@code none}. */
+    public static final String PATH_PROPERTY = "stoke.augment.path";
+
+    /** {@code STOKE_DEGENERATE_BLACK}: Brightness's black image. */
+    public static final int DEGENERATE_BLACK = 0;
+    /** {@code STOKE_DEGENERATE_GRAY}: Color's grey version of the image. */
+    public static final int DEGENERATE_GRAY = 1;
+    /** {@code STOKE_DEGENERATE_FLAT}: Contrast's flat grey. */
+    public static final int DEGENERATE_FLAT = 2;
+
+    private static final BundledLibrary LIB = BundledLibrary.open(
+            "Stoke's augmentation library (libstoke_augment.so)",
+            "libstoke_augment.so",
+            "UNAVAILABLE_AUGMENT",
+            PATH_PROPERTY,
+            "stoke_augment_abi_version",
+            ABI_VERSION);
+    private static final MethodHandle BLEND = handle(
+            "stoke_augment_blend",
+            FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_FLOAT));
+    private static final MethodHandle SHARPNESS = handle(
+            "stoke_augment_sharpness", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_FLOAT));
+    private static final MethodHandle HISTOGRAM =
+            handle("stoke_augment_histogram", FunctionDescriptor.ofVoid(ADDRESS, JAVA_LONG, ADDRESS));
+    private static final MethodHandle GRAY_SUM =
+            handle("stoke_augment_gray_sum", FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG));
+    private static final MethodHandle LUT =
+            handle("stoke_augment_lut", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+
+    private StokeAugment() {}
+
+    private static MethodHandle handle(String name, FunctionDescriptor descriptor) {
+        return LIB.lookup() == null
+                ? null
+                : Linker.nativeLinker()
+                        .downcallHandle(LIB.lookup().findOrThrow(name), descriptor, Linker.Option.critical(true));
+    }
+
+    /** Whether the library is loaded; if not, {@link #unavailableReason()} says why. */
+    public static boolean available() {
+        return LIB.unavailable() == null;
+    }
+
+    /** Why the library is not loaded, in one sentence, or null. */
+    public static String unavailableReason() {
+        return LIB.unavailable();
+    }
+
+    /** {@code stoke_augment_blend}. */
+    public static void blend(
+            MemorySegment src, MemorySegment dst, long pixels, int degenerate, int value, float alpha) {
+        try {
+            BLEND.invokeExact(src, dst, pixels, degenerate, value, alpha);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code stoke_augment_sharpness}. */
+    public static void sharpness(MemorySegment src, MemorySegment dst, int width, int height, float alpha) {
+        try {
+            SHARPNESS.invokeExact(src, dst, width, height, alpha);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code stoke_augment_histogram}. */
+    public static void histogram(MemorySegment src, long pixels, MemorySegment hist) {
+        try {
+            HISTOGRAM.invokeExact(src, pixels, hist);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code stoke_augment_gray_sum}. */
+    public static long graySum(MemorySegment src, long pixels) {
+        try {
+            return (long) GRAY_SUM.invokeExact(src, pixels);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code stoke_augment_lut}. */
+    public static void lut(MemorySegment src, MemorySegment dst, long pixels, MemorySegment lut) {
+        try {
+            LUT.invokeExact(src, dst, pixels, lut);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+}

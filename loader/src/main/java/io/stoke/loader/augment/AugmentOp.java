@@ -1,0 +1,50 @@
+package io.stoke.loader.augment;
+
+/**
+ * The operations torchvision's auto-augment policies draw, by torchvision's names
+ * ({@code transforms/autoaugment.py}'s {@code _apply_op}). The first six move pixels (PIL's affine
+ * transform); the rest change their values.
+ */
+public enum AugmentOp {
+    IDENTITY("Identity"),
+    SHEAR_X("ShearX"),
+    SHEAR_Y("ShearY"),
+    TRANSLATE_X("TranslateX"),
+    TRANSLATE_Y("TranslateY"),
+    ROTATE("Rotate"),
+    BRIGHTNESS("Brightness"),
+    COLOR("Color"),
+    CONTRAST("Contrast"),
+    SHARPNESS("Sharpness"),
+    POSTERIZE("Posterize"),
+    SOLARIZE("Solarize"),
+    AUTO_CONTRAST("AutoContrast"),
+    EQUALIZE("Equalize"),
+    INVERT("Invert");
+
+    private final String torchvisionName;
+
+    AugmentOp(String torchvisionName) {
+        this.torchvisionName = torchvisionName;
+    }
+
+    /** The name torchvision gives it ({@code "ShearX"}). */
+    public String torchvisionName() {
+        return torchvisionName;
+    }
+
+    /** Whether it is one of PIL's affine transforms (shear, translate, rotate). */
+    public boolean geometric() {
+        return this == SHEAR_X || this == SHEAR_Y || this == TRANSLATE_X || this == TRANSLATE_Y || this == ROTATE;
+    }
+
+    /** The op torchvision names {@code name}. */
+    public static AugmentOp ofTorchvisionName(String name) {
+        for (AugmentOp op : values()) {
+            if (op.torchvisionName.equals(name)) {
+                return op;
+            }
+        }
+        throw new IllegalArgumentException("no augmentation op named " + name);
+    }
+}

@@ -1,0 +1,50 @@
+package io.stoke.serve;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.stoke.loader.transform.TransformSpec;
+import org.junit.jupiter.api.Test;
+
+/** {@code --augment}: from the table to the training transform's policy, or refused in one sentence naming it. */
+class AugmentOptionTest {
+    private static TransformSpec transform(String kind, String augment) {
+        LoaderSettings settings =
+                LoaderSettings.defaults().set("transform", kind).set("crop", "32");
+        if (augment != null) {
+            settings.set("augment", augment);
+        }
+        return new LoaderSetup(settings).transform();
+    }
+
+    @Test
+    void aPolicyRidesOnTheTrainingTransformInItsFullSpelling() {
+        assertEquals(
+                "ta_wide:31,interpolation=nearest,fill=0:0:0",
+                transform("train", "ta_wide").augment());
+        assertEquals(
+                "ra:2:9:31,interpolation=bilinear,fill=7:7:7,v2",
+                transform("train", "ra:2:9:31,interpolation=bilinear,fill=7,v2").augment());
+        assertEquals(
+                "aa:svhn,interpolation=nearest,fill=1:2:3",
+                transform("train", "aa:svhn,fill=1:2:3").augment());
+        assertNull(transform("train", null).augment());
+    }
+
+    @Test
+    void theEvaluationTransformAugMixAndMistakesAreRefusedNamingTheFlag() {
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> transform("eval", "ta_wide:31"));
+        assertTrue(e.getMessage().startsWith("--augment needs --transform train"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> transform("train", "augmix"));
+        assertTrue(e.getMessage().contains("cannot do AugMix"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> transform("train", "ra:2:40:31"));
+        assertTrue(
+                e.getMessage().contains("RandAugment: magnitude must be 0 to num_magnitude_bins - 1"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> transform("train", "ta_wide,interpolation=box"));
+        assertTrue(
+                e.getMessage().startsWith("--augment ta_wide,interpolation=box: interpolation must be"),
+                e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> transform("train", "aa:coco"));
+        assertTrue(e.getMessage().contains("imagenet, cifar10 or svhn"), e.getMessage());
+    }
+}
