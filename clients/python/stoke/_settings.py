@@ -291,7 +291,8 @@ def _torch_keywords(*, batch_size, sampler, batch_sampler, shuffle, seed, rank, 
 
 
 #: The table's options that a dataset's transform decides, where it has one.
-_TRANSFORM_OPTIONS = ("transform", "resize", "crop", "scale", "ratio", "flip", "output", "mean", "std")
+_TRANSFORM_OPTIONS = ("transform", "resize", "crop", "scale", "ratio", "flip", "output", "mean", "std",
+                      "interpolation")
 
 
 def _translate_transform(dataset: Any, values: Dict[str, Any]) -> bool:

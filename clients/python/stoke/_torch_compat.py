@@ -163,11 +163,34 @@ def _square(size, what):
     _refuse(f"{what} with size {size!r}", "Stoke's output is square (an int size, or (s, s))")
 
 
-def _bilinear(t, what):
+#: PIL's filter numbers (``PIL.Image.BILINEAR``, ``Image.Resampling.BICUBIC``, torchvision's old int
+#: spelling) for the filters Stoke computes as PIL does.
+_PIL_FILTERS = {0: "nearest", 2: "bilinear", 3: "bicubic"}
+
+
+def _interpolation(t: Any, what: str) -> str:
+    """The resize filter of a Resize or RandomResizedCrop, as the table's ``interpolation``, or refused.
+
+    Accepts every spelling torchvision takes: an ``InterpolationMode`` (v1 and v2 share it), its
+    value as a string, or PIL's filter number. ``NEAREST_EXACT`` is PIL's ``NEAREST`` on a PIL image
+    (torchvision maps both to it), so it is nearest here too.
+    """
     from torchvision.transforms import InterpolationMode
-    interpolation = getattr(t, "interpolation", InterpolationMode.BILINEAR)
-    if interpolation not in (InterpolationMode.BILINEAR, "bilinear", 2):
-        _refuse(f"{what} with interpolation {interpolation}", "Stoke resamples with PIL's antialiased bilinear filter only")
+    mode = getattr(t, "interpolation", InterpolationMode.BILINEAR)
+    if isinstance(mode, InterpolationMode):
+        name = mode.value
+    elif isinstance(mode, str):
+        name = mode.lower()
+    elif isinstance(mode, int):  # PIL's numbers, an IntEnum in Pillow 9.1+
+        name = _PIL_FILTERS.get(int(mode), f"PIL filter {int(mode)}")
+    else:
+        name = repr(mode)
+    if name == "nearest-exact":
+        name = "nearest"
+    if name not in ("bilinear", "bicubic", "nearest"):
+        _refuse(f"{what} with interpolation {mode}", "Stoke resizes as PIL does with bilinear, bicubic or nearest "
+                "only: pick one of them, or run this transform in torch's DataLoader")
+    return name
 
 
 def translate_transform(transform: Any) -> Dict[str, Any]:
@@ -179,8 +202,9 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
             ``transforms``).
 
     Returns:
-        ``{"transform": "eval"|"train", "resize", "crop", "scale", "ratio", "flip", "output":
-        "uint8"|"float32", "chw": bool (uint8 as [n, 3, H, W], PILToTensor's layout), "mean", "std"}``.
+        ``{"transform": "eval"|"train", "resize", "crop", "scale", "ratio", "flip", "interpolation":
+        "bilinear"|"bicubic"|"nearest", "output": "uint8"|"float32", "chw": bool (uint8 as [n, 3, H, W],
+        PILToTensor's layout), "mean", "std"}``.
 
     Raises:
         UnsupportedError: a step Stoke cannot do exactly, naming it and the ways out (also when
@@ -225,7 +249,7 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
         if isinstance(r.size, (list, tuple)) and len(r.size) != 1:
             _refuse(f"Resize({r.size!r})", "a (height, width) pair distorts the image; Stoke resizes the shorter "
                     "side (Resize(int))")
-        _bilinear(r, "Resize")
+        interpolation = _interpolation(r, "Resize")
         if getattr(r, "max_size", None) is not None:
             _refuse(f"Resize(max_size={r.max_size})")
         resize = int(r.size if isinstance(r.size, int) else r.size[0])
@@ -238,13 +262,13 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
             _refuse(f"CenterCrop({crop}) after Resize({resize})", "a crop larger than the resized image pads it; "
                     "Stoke crops inside the image")
         i += 1
-        settings.update(transform="eval", resize=resize, crop=crop)
+        settings.update(transform="eval", resize=resize, crop=crop, interpolation=interpolation)
     elif at("RandomResizedCrop"):
         c = steps[i]
-        _bilinear(c, "RandomResizedCrop")
+        interpolation = _interpolation(c, "RandomResizedCrop")
         crop = _square(c.size, "RandomResizedCrop")
         settings.update(transform="train", resize=crop, crop=crop, scale=[float(v) for v in c.scale],
-                        ratio=[float(v) for v in c.ratio], flip=0.0)
+                        ratio=[float(v) for v in c.ratio], flip=0.0, interpolation=interpolation)
         i += 1
         if at("RandomHorizontalFlip"):
             settings["flip"] = float(steps[i].p)

@@ -270,6 +270,9 @@ class DataLoader(Closeable):
             width / height, drawn log-uniformly (default: ``(3/4, 4/3)``, torchvision's).
         flip (float, optional): with ``transform="train"``, the probability of a horizontal flip, 0 to
             1 (default: ``0.5``).
+        interpolation (str, optional): the resize's filter, for both transforms: ``"bilinear"`` (the
+            default), ``"bicubic"`` or ``"nearest"``, each exactly as PIL computes torchvision's
+            ``InterpolationMode`` of that name on a PIL image (set from a translated transform).
         dct_scaling (str, optional): ``"none"``, ``"pow2"`` or ``"all"``: let libjpeg-turbo decode
             at a smaller scale where the resize allows (default: ``"pow2"`` for a path, ``"none"``
             for a translated transform).
@@ -373,6 +376,7 @@ class DataLoader(Closeable):
         scale: Optional[Sequence[float]] = None,
         ratio: Optional[Sequence[float]] = None,
         flip: Optional[float] = None,
+        interpolation: Optional[str] = None,
         dct_scaling: Optional[str] = None,
         slots: Optional[int] = None,
         shuffle_window: Optional[int] = None,

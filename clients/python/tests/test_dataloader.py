@@ -631,11 +631,44 @@ class DataLoaderTest(unittest.TestCase):
             self.assertIn(message, str(caught.exception))
             self.assertIn("torch.utils.data.DataLoader", str(caught.exception))
 
-    def check_pixels(self, name, transform, dtype, crop, shuffle=False):
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_bicubic_and_nearest_give_torchvisions_pixels_in_each_spelling(self):
+        from PIL import Image
+        T = transforms
+        normalize = T.Normalize(mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225))
+        tails = (([T.PILToTensor()], torch.uint8), ([T.ToTensor(), normalize], torch.float32))
+        for name, mode, spelling in (("bicubic", T.InterpolationMode.BICUBIC, T.InterpolationMode.BICUBIC),
+                                     ("nearest", T.InterpolationMode.NEAREST, T.InterpolationMode.NEAREST),
+                                     ("bicubic", T.InterpolationMode.BICUBIC, Image.BICUBIC),  # PIL's int
+                                     ("nearest", T.InterpolationMode.NEAREST, Image.NEAREST)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # torchvision's deprecation of PIL's ints
+                resize = T.Resize(232, interpolation=spelling)
+                # The recipe's crop with a box known in advance (see the train test) and a flip.
+                crop = T.RandomResizedCrop(176, scale=(1.0, 1.0), ratio=(10.0, 10.0), interpolation=spelling)
+            self.assertEqual(mode, resize.interpolation)
+            for tail, dtype in tails:
+                label = f"{name} ({spelling!r}) {dtype}"
+                self.check_pixels(f"eval {label}", T.Compose([resize, T.CenterCrop(208)] + tail), dtype, 208,
+                                  interpolation=name)
+                self.check_pixels(f"train {label}", T.Compose([crop, T.RandomHorizontalFlip(1.0)] + tail), dtype,
+                                  176, shuffle=True, interpolation=name)
+        if V2 is not None:
+            for name, mode in (("bicubic", T.InterpolationMode.BICUBIC), ("nearest", T.InterpolationMode.NEAREST)):
+                self.check_pixels(f"v2 eval {name}", V2.Compose([V2.Resize(232, interpolation=mode, antialias=True),
+                                                                 V2.CenterCrop(208), V2.PILToTensor()]),
+                                  torch.uint8, 208, interpolation=name)
+                self.check_pixels(f"v2 train {name}", V2.Compose([
+                    V2.RandomResizedCrop(176, scale=(1.0, 1.0), ratio=(10.0, 10.0), interpolation=mode),
+                    V2.PILToTensor(), V2.ToDtype(torch.float32, scale=True), V2.Normalize((0.5,) * 3, (0.2,) * 3)]),
+                    torch.float32, 176, interpolation=name)
+
+    def check_pixels(self, name, transform, dtype, crop, shuffle=False, interpolation="bilinear"):
         """Every sample of the loader over ImageFolder(DATA, transform) is torchvision's own: uint8 byte
         for byte, float32 within 1e-6."""
         dataset = torchvision.datasets.ImageFolder(str(DATA), transform=transform)
         with stoke.DataLoader(dataset, batch_size=16, num_workers=2, with_indices=True, shuffle=shuffle) as loader:
+            self.assertEqual(interpolation, loader.interpolation, name)
             checked = 0
             for images, labels, indices in loader:
                 self.assertEqual((len(indices), 3, crop, crop), tuple(images.shape), name)
@@ -666,8 +699,8 @@ class DataLoaderTest(unittest.TestCase):
             "RandomErasing": crop + tensor + [T.RandomErasing()],
             "ColorJitter": crop + [T.ColorJitter(0.4, 0.4, 0.4)] + tensor,
             "Lambda": eval_ + [T.Lambda(lambda x: x)] + tensor,
-            "interpolation InterpolationMode.BICUBIC": [T.RandomResizedCrop(64, interpolation=T.InterpolationMode.BICUBIC)] + tensor,
-            "Resize with interpolation InterpolationMode.NEAREST": [T.Resize(72, interpolation=T.InterpolationMode.NEAREST), T.CenterCrop(64)] + tensor,
+            "interpolation InterpolationMode.LANCZOS": [T.RandomResizedCrop(64, interpolation=T.InterpolationMode.LANCZOS)] + tensor,
+            "Resize with interpolation InterpolationMode.BOX": [T.Resize(72, interpolation=T.InterpolationMode.BOX), T.CenterCrop(64)] + tensor,
             "Resize((72, 96))": [T.Resize((72, 96)), T.CenterCrop(64)] + tensor,
             "CenterCrop with size (64, 48)": [T.Resize(72), T.CenterCrop((64, 48))] + tensor,
             "without a CenterCrop": [T.Resize(72)] + tensor,

@@ -229,6 +229,21 @@ class LoaderOptionsTest {
         assertTrue(e.getMessage().contains("--std must be three positive"), e.getMessage());
     }
 
+    @Test
+    void interpolationReachesTheSpecOfBothTransforms() {
+        assertEquals(TransformSpec.Interpolation.BILINEAR, parse().transform().interpolation());
+        assertEquals(
+                TransformSpec.Interpolation.BICUBIC,
+                parse("--interpolation", "bicubic").transform().interpolation());
+        TransformSpec train =
+                parse("--transform", "train", "--interpolation", "NEAREST").transform();
+        assertTrue(train.isTrain());
+        assertEquals(TransformSpec.Interpolation.NEAREST, train.interpolation());
+        CommandLine.ParameterException p =
+                assertThrows(CommandLine.ParameterException.class, () -> parse("--interpolation", "lanczos"));
+        assertTrue(p.getMessage().contains("--interpolation"), p.getMessage());
+    }
+
     /** Every command that drives a loader has every option of the table, and its deprecated spelling. */
     @Test
     void everyDriverHasEveryOptionTheTableHolds() {

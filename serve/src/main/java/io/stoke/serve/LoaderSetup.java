@@ -18,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * The one hand-written mapping of {@link LoaderSettings} onto the loader: the dataset they open,
@@ -109,6 +110,8 @@ public final class LoaderSetup {
                             default -> TransformSpec.DctScaling.POWERS_OF_TWO;
                         })
                 .withMaxPixels(settings.longValue("max_pixels"))
+                .withInterpolation(TransformSpec.Interpolation.valueOf(
+                        settings.text("interpolation").toUpperCase(Locale.ROOT)))
                 .withNormalization(floats(mean), floats(std));
         int crop = settings.integer("crop");
         if (settings.text("transform").equals("train")) {

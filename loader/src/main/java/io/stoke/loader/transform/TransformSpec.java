@@ -5,8 +5,8 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * What each sample becomes: decoded, its shorter side resized to {@code resize} with an
- * antialiased bilinear filter (PIL's, as torchvision's {@code Resize} uses), center-cropped to
+ * What each sample becomes: decoded, its shorter side resized to {@code resize} with PIL's
+ * {@link #interpolation} filter (antialiased bilinear by default, as torchvision's {@code Resize}), center-cropped to
  * {@code crop} x {@code crop}, and written as uint8 HWC or as float32 CHW normalised by
  * {@code (x / 255 - mean) / std}. That is the evaluation transform; with {@code train} set, the
  * training one instead: torchvision's {@code RandomResizedCrop(crop)} and
@@ -24,6 +24,7 @@ import java.util.Objects;
  * @param evalRegion  whether the evaluation transform decodes only the part of the image its
  *     centre crop reads (the default: the same bytes as a whole decode, for less work); false
  *     decodes whole images, for comparisons
+ * @param interpolation the resize's filter, for both transforms (torchvision's {@code interpolation})
  */
 public record TransformSpec(
         int resize,
@@ -35,7 +36,8 @@ public record TransformSpec(
         long maxPixels,
         long maxFileBytes,
         RandomResizedCrop train,
-        boolean evalRegion)
+        boolean evalRegion,
+        Interpolation interpolation)
         implements Serializable {
     public static final float[] IMAGENET_MEAN = {0.485f, 0.456f, 0.406f};
     public static final float[] IMAGENET_STD = {0.229f, 0.224f, 0.225f};
@@ -46,6 +48,19 @@ public record TransformSpec(
         UINT8_HWC,
         /** float32, RGB x height x width, normalised: what {@code ToTensor + Normalize} gives. */
         FLOAT32_CHW
+    }
+
+    /**
+     * The resize's filter, as PIL computes it on a PIL image (torchvision's {@code InterpolationMode}
+     * of the same name; PIL always antialiases, as {@code antialias=True}).
+     */
+    public enum Interpolation {
+        /** The triangle filter, support 1, widened by the downscale factor. */
+        BILINEAR,
+        /** The cubic convolution filter of a = -0.5, support 2, widened by the downscale factor. */
+        BICUBIC,
+        /** One source pixel per output pixel, no filter: PIL's affine scale. */
+        NEAREST
     }
 
     /** Which DCT scale factors the decoder may use to skip resolution it would throw away. */
@@ -59,6 +74,7 @@ public record TransformSpec(
     }
 
     public TransformSpec {
+        Objects.requireNonNull(interpolation, "interpolation");
         if (resize < 1 || crop < 1 || crop > resize) {
             throw new IllegalArgumentException("need 1 <= crop <= resize, got resize " + resize + ", crop " + crop);
         }
@@ -95,32 +111,33 @@ public record TransformSpec(
                 36L * 1000 * 1000,
                 64L << 20,
                 null,
-                true);
+                true,
+                Interpolation.BILINEAR);
     }
 
     public TransformSpec withResize(int resize, int crop) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, interpolation);
     }
 
     public TransformSpec withOutput(Output output) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, interpolation);
     }
 
     public TransformSpec withDctScaling(DctScaling dctScaling) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, interpolation);
     }
 
     public TransformSpec withMaxPixels(long maxPixels) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, interpolation);
     }
 
     public TransformSpec withNormalization(float[] mean, float[] std) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, interpolation);
     }
 
     /**
@@ -138,19 +155,26 @@ public record TransformSpec(
                 maxPixels,
                 maxFileBytes,
                 Objects.requireNonNull(crop, "crop"),
-                evalRegion);
+                evalRegion,
+                interpolation);
     }
 
     /** The evaluation transform, {@code Resize(resize)} and {@code CenterCrop(crop)}. */
     public TransformSpec withEval(int resize, int crop) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, null, evalRegion);
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, null, evalRegion, interpolation);
     }
 
     /** {@link #evalRegion}: false decodes whole images for the evaluation transform (the same pixels). */
     public TransformSpec withEvalRegion(boolean evalRegion) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion);
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, interpolation);
+    }
+
+    /** The resize's filter, for the evaluation and the training transform alike. */
+    public TransformSpec withInterpolation(Interpolation interpolation) {
+        return new TransformSpec(
+                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, interpolation);
     }
 
     public boolean isTrain() {

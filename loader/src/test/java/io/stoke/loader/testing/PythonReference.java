@@ -21,16 +21,17 @@ public final class PythonReference {
             import sys
             from PIL import Image
             w, h, size, crop = map(int, sys.argv[1:5])
+            mode = sys.argv[7] if len(sys.argv) > 7 else 'bilinear'
             img = Image.frombytes('RGB', (w, h), open(sys.argv[5], 'rb').read())
             try:
                 import torchvision.transforms as T
-                out = T.CenterCrop(crop)(T.Resize(size)(img))
+                out = T.CenterCrop(crop)(T.Resize(size, interpolation=T.InterpolationMode(mode))(img))
             except ImportError:
                 if w <= h:
                     ow, oh = size, int(size * h / w)
                 else:
                     ow, oh = int(size * w / h), size
-                img = img.resize((ow, oh), Image.BILINEAR)
+                img = img.resize((ow, oh), getattr(Image, mode.upper()))
                 top, left = int(round((oh - crop) / 2.0)), int(round((ow - crop) / 2.0))
                 out = img.crop((left, top, left + crop, top + crop))
             open(sys.argv[6], 'wb').write(out.tobytes())
@@ -56,13 +57,30 @@ public final class PythonReference {
 
     /** torchvision {@code CenterCrop(crop)(Resize(size)(img))} of an RGB image, as bytes. */
     public static byte[] resizeCrop(byte[] rgb, int w, int h, int size, int crop) throws Exception {
+        return resizeCrop(rgb, w, h, size, crop, "bilinear");
+    }
+
+    /**
+     * torchvision {@code CenterCrop(crop)(Resize(size, interpolation=InterpolationMode(mode))(img))}
+     * of an RGB image, as bytes ({@code mode}: bilinear, bicubic, nearest).
+     */
+    public static byte[] resizeCrop(byte[] rgb, int w, int h, int size, int crop, String mode) throws Exception {
         assumeTrue(hasPil(), "SKIPPED: " + PYTHON + " with PIL is not installed (apt-get install python3-pil)");
         Path in = Files.createTempFile("stoke-ref", ".rgb");
         Path out = Files.createTempFile("stoke-ref", ".out");
         try {
             Files.write(in, rgb);
             Process p = new ProcessBuilder(
-                            PYTHON, "-c", SCRIPT, "" + w, "" + h, "" + size, "" + crop, in.toString(), out.toString())
+                            PYTHON,
+                            "-c",
+                            SCRIPT,
+                            "" + w,
+                            "" + h,
+                            "" + size,
+                            "" + crop,
+                            in.toString(),
+                            out.toString(),
+                            mode)
                     .redirectErrorStream(true)
                     .start();
             String log = new String(p.getInputStream().readAllBytes());
@@ -80,19 +98,25 @@ public final class PythonReference {
             import sys
             from PIL import Image
             w, h, ow, oh = map(int, sys.argv[1:5])
-            img = Image.frombytes('RGB', (w, h), open(sys.argv[5], 'rb').read())
-            out = img.resize((ow, oh), Image.BILINEAR, reducing_gap=None)
-            open(sys.argv[6], 'wb').write(out.tobytes())
+            mode = sys.argv[5]
+            img = Image.frombytes('RGB', (w, h), open(sys.argv[6], 'rb').read())
+            out = img.resize((ow, oh), getattr(Image, mode.upper()), reducing_gap=None)
+            open(sys.argv[7], 'wb').write(out.tobytes())
             """;
 
     /** PIL's {@code img.resize((ow, oh), Image.BILINEAR, reducing_gap=None)} of an RGB image, as bytes. */
     public static byte[] resize(byte[] rgb, int w, int h, int ow, int oh) throws Exception {
+        return resize(rgb, w, h, ow, oh, "bilinear");
+    }
+
+    /** PIL's {@code img.resize((ow, oh), Image.<MODE>, reducing_gap=None)} of an RGB image, as bytes. */
+    public static byte[] resize(byte[] rgb, int w, int h, int ow, int oh, String mode) throws Exception {
         assumeTrue(hasPil(), "SKIPPED: " + PYTHON + " with PIL is not installed (apt-get install python3-pil)");
         Path in = Files.createTempFile("stoke-ref", ".rgb");
         Path out = Files.createTempFile("stoke-ref", ".out");
         try {
             Files.write(in, rgb);
-            run(RESIZE, in, out, "" + w, "" + h, "" + ow, "" + oh);
+            run(RESIZE, in, out, "" + w, "" + h, "" + ow, "" + oh, mode);
             return Files.readAllBytes(out);
         } finally {
             Files.deleteIfExists(in);
@@ -104,17 +128,19 @@ public final class PythonReference {
             import sys
             from PIL import Image
             w, h, left, top, bw, bh, size, flip = map(int, sys.argv[1:9])
-            img = Image.frombytes('RGB', (w, h), open(sys.argv[9], 'rb').read())
+            mode = sys.argv[9]
+            img = Image.frombytes('RGB', (w, h), open(sys.argv[10], 'rb').read())
             try:
                 import torchvision.transforms.functional as F
-                out = F.resized_crop(img, top, left, bh, bw, [size, size])
+                from torchvision.transforms import InterpolationMode
+                out = F.resized_crop(img, top, left, bh, bw, [size, size], interpolation=InterpolationMode(mode))
                 if flip:
                     out = F.hflip(out)
             except ImportError:
-                out = img.crop((left, top, left + bw, top + bh)).resize((size, size), Image.BILINEAR)
+                out = img.crop((left, top, left + bw, top + bh)).resize((size, size), getattr(Image, mode.upper()))
                 if flip:
                     out = out.transpose(Image.FLIP_LEFT_RIGHT)
-            open(sys.argv[10], 'wb').write(out.tobytes())
+            open(sys.argv[11], 'wb').write(out.tobytes())
             """;
 
     /**
@@ -123,6 +149,13 @@ public final class PythonReference {
      */
     public static byte[] resizedCrop(
             byte[] rgb, int w, int h, int left, int top, int bw, int bh, int size, boolean flip) throws Exception {
+        return resizedCrop(rgb, w, h, left, top, bw, bh, size, flip, "bilinear");
+    }
+
+    /** {@link #resizedCrop(byte[], int, int, int, int, int, int, int, boolean)} with {@code interpolation=InterpolationMode(mode)}. */
+    public static byte[] resizedCrop(
+            byte[] rgb, int w, int h, int left, int top, int bw, int bh, int size, boolean flip, String mode)
+            throws Exception {
         assumeTrue(hasPil(), "SKIPPED: " + PYTHON + " with PIL is not installed (apt-get install python3-pil)");
         Path in = Files.createTempFile("stoke-ref", ".rgb");
         Path out = Files.createTempFile("stoke-ref", ".out");
@@ -139,7 +172,8 @@ public final class PythonReference {
                     "" + bw,
                     "" + bh,
                     "" + size,
-                    flip ? "1" : "0");
+                    flip ? "1" : "0",
+                    mode);
             return Files.readAllBytes(out);
         } finally {
             Files.deleteIfExists(in);
