@@ -292,7 +292,7 @@ def _torch_keywords(*, batch_size, sampler, batch_sampler, shuffle, seed, rank, 
 
 #: The table's options that a dataset's transform decides, where it has one.
 _TRANSFORM_OPTIONS = ("transform", "resize", "crop", "scale", "ratio", "flip", "output", "mean", "std",
-                      "interpolation")
+                      "interpolation", "erase", "erase_scale", "erase_ratio", "erase_value")
 
 
 def _translate_transform(dataset: Any, values: Dict[str, Any]) -> bool:

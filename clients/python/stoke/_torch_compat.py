@@ -15,8 +15,8 @@ WAYS_OUT = ("Either apply it to each batch on the device (stoke.DataLoader(..., 
 
 ONLY = ("Stoke's producer does Resize(s) + CenterCrop(c) or RandomResizedCrop(...) + RandomHorizontalFlip(p), then "
         "PILToTensor() or ToImage() [+ ToDtype(torch.float32, scale=True) or ConvertImageDtype(torch.float)] or "
-        "ToTensor(), and Normalize(mean, std), in that order (v1's or v2's, ToPureTensor() anywhere after the "
-        "conversion), and nothing else")
+        "ToTensor(), and Normalize(mean, std) [+ RandomErasing(...)], in that order (v1's or v2's, ToPureTensor() "
+        "anywhere after the conversion), and nothing else")
 
 
 class UnsupportedError(ValueError):
@@ -105,7 +105,7 @@ def write_list_file(samples: Sequence[Tuple[str, int]], fd: int) -> None:
 #: The torchvision transforms Stoke translates, by name: v1's (``torchvision.transforms``) and v2's
 #: (``torchvision.transforms.v2``) of the same name mean the same on a PIL image.
 _TRANSLATED = ("Compose", "Resize", "CenterCrop", "RandomResizedCrop", "RandomHorizontalFlip", "PILToTensor",
-               "ToImage", "ToTensor", "ConvertImageDtype", "ToDtype", "Normalize", "ToPureTensor")
+               "ToImage", "ToTensor", "ConvertImageDtype", "ToDtype", "Normalize", "ToPureTensor", "RandomErasing")
 
 
 def _kinds():
@@ -224,7 +224,8 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
     kinds = _kinds()
     steps = _flatten(transform, kinds)
     names = [type(t).__name__ for t in steps]
-    settings = {"scale": None, "ratio": None, "flip": None, "mean": None, "std": None}
+    settings = {"scale": None, "ratio": None, "flip": None, "mean": None, "std": None, "erase": None,
+                "erase_scale": None, "erase_ratio": None, "erase_value": None}
     i = 0
 
     def at(*wanted):
@@ -316,9 +317,33 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
     elif settings["output"] == "float32":
         settings.update(mean=[0.0, 0.0, 0.0], std=[1.0, 1.0, 1.0])
     skip_pure_tensor()
+    if at("RandomErasing"):
+        if settings["output"] != "float32":
+            _refuse(f"RandomErasing on PILToTensor()'s uint8 tensor ({' + '.join(names)})",
+                    "Stoke erases the float32 output, after the conversion and Normalize, where torchvision's recipes "
+                    "place it: add ToDtype(torch.float32, scale=True) or ConvertImageDtype(torch.float) before it")
+        settings.update(_erasing(steps[i]))
+        i += 1
+        skip_pure_tensor()
     if i < len(steps):
         _refuse(f"{names[i]} ({' + '.join(names)})", ONLY)
     return settings
+
+
+def _erasing(t: Any) -> Dict[str, Any]:
+    """A RandomErasing (v1's or v2's) as the table's ``erase``, ``erase_scale``, ``erase_ratio`` and
+    ``erase_value``; ``inplace`` changes nothing in a fresh batch, so it is not kept."""
+    value = getattr(t, "value", 0)
+    if value is None or (isinstance(value, str) and value == "random"):  # v2 keeps "random" as None
+        text = "random"
+    elif isinstance(value, (int, float)):
+        text = repr(float(value))
+    elif isinstance(value, (list, tuple)) and len(value) in (1, 3):
+        text = ",".join(repr(float(v)) for v in value)
+    else:
+        _refuse(f"RandomErasing(value={value!r})", "Stoke erases with one number, three (one per channel) or 'random'")
+    return {"erase": float(t.p), "erase_scale": [float(v) for v in t.scale],
+            "erase_ratio": [float(v) for v in t.ratio], "erase_value": text}
 
 
 def _to_float32(t, kind, torch):

@@ -33,6 +33,7 @@ public final class SampleTransform implements AutoCloseable {
     private final boolean evalRegion;
     private final CounterRandom random = new CounterRandom();
     private final CropBox box = new CropBox();
+    private final ErasingStage erasing;
     private long lastSourceBytes;
     private String message;
 
@@ -59,6 +60,7 @@ public final class SampleTransform implements AutoCloseable {
         this.decoder = new JpegDecoder(spec);
         this.whole = new WholeImageDecoder(spec);
         this.resampler = new Resampler(spec);
+        this.erasing = spec.erasing() == null ? null : new ErasingStage(spec.erasing(), spec.crop(), seed);
     }
 
     /** {@link #apply(int, long, MemorySegment, long)} in epoch 0. */
@@ -73,7 +75,11 @@ public final class SampleTransform implements AutoCloseable {
      */
     public SampleStatus apply(int sample, long epoch, MemorySegment dst, long offset) {
         try {
-            return transform(sample, epoch, dst, offset);
+            SampleStatus status = transform(sample, epoch, dst, offset);
+            if (status == SampleStatus.OK && erasing != null) {
+                erasing.apply(sample, epoch, dst, offset);
+            }
+            return status;
         } finally {
             reader.done();
         }

@@ -25,6 +25,7 @@ import java.util.Objects;
  *     centre crop reads (the default: the same bytes as a whole decode, for less work); false
  *     decodes whole images, for comparisons
  * @param interpolation the resize's filter, for both transforms (torchvision's {@code interpolation})
+ * @param erasing     torchvision's {@code RandomErasing} on the float32 output, or null for none
  */
 public record TransformSpec(
         int resize,
@@ -37,7 +38,8 @@ public record TransformSpec(
         long maxFileBytes,
         RandomResizedCrop train,
         boolean evalRegion,
-        Interpolation interpolation)
+        Interpolation interpolation,
+        RandomErasing erasing)
         implements Serializable {
     public static final float[] IMAGENET_MEAN = {0.485f, 0.456f, 0.406f};
     public static final float[] IMAGENET_STD = {0.229f, 0.224f, 0.225f};
@@ -92,6 +94,10 @@ public record TransformSpec(
         if (maxPixels < 1 || maxFileBytes < 1) {
             throw new IllegalArgumentException("budgets must be positive");
         }
+        if (erasing != null && output != Output.FLOAT32_CHW) {
+            throw new IllegalArgumentException("RandomErasing erases the float32 output (after ToTensor and"
+                    + " Normalize, where torchvision's recipes place it): it needs --output float32");
+        }
         mean = mean.clone();
         std = std.clone();
     }
@@ -112,32 +118,88 @@ public record TransformSpec(
                 64L << 20,
                 null,
                 true,
-                Interpolation.BILINEAR);
+                Interpolation.BILINEAR,
+                null);
     }
 
     public TransformSpec withResize(int resize, int crop) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, interpolation);
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                train,
+                evalRegion,
+                interpolation,
+                erasing);
     }
 
     public TransformSpec withOutput(Output output) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, interpolation);
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                train,
+                evalRegion,
+                interpolation,
+                erasing);
     }
 
     public TransformSpec withDctScaling(DctScaling dctScaling) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, interpolation);
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                train,
+                evalRegion,
+                interpolation,
+                erasing);
     }
 
     public TransformSpec withMaxPixels(long maxPixels) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, interpolation);
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                train,
+                evalRegion,
+                interpolation,
+                erasing);
     }
 
     public TransformSpec withNormalization(float[] mean, float[] std) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, interpolation);
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                train,
+                evalRegion,
+                interpolation,
+                erasing);
     }
 
     /**
@@ -156,25 +218,76 @@ public record TransformSpec(
                 maxFileBytes,
                 Objects.requireNonNull(crop, "crop"),
                 evalRegion,
-                interpolation);
+                interpolation,
+                erasing);
     }
 
     /** The evaluation transform, {@code Resize(resize)} and {@code CenterCrop(crop)}. */
     public TransformSpec withEval(int resize, int crop) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, null, evalRegion, interpolation);
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                null,
+                evalRegion,
+                interpolation,
+                erasing);
     }
 
     /** {@link #evalRegion}: false decodes whole images for the evaluation transform (the same pixels). */
     public TransformSpec withEvalRegion(boolean evalRegion) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, interpolation);
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                train,
+                evalRegion,
+                interpolation,
+                erasing);
     }
 
     /** The resize's filter, for the evaluation and the training transform alike. */
     public TransformSpec withInterpolation(Interpolation interpolation) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, interpolation);
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                train,
+                evalRegion,
+                interpolation,
+                erasing);
+    }
+
+    /** torchvision's {@code RandomErasing} on each float32 sample, after the normalisation; null: none. */
+    public TransformSpec withErasing(RandomErasing erasing) {
+        return new TransformSpec(
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                train,
+                evalRegion,
+                interpolation,
+                erasing);
     }
 
     public boolean isTrain() {

@@ -239,6 +239,96 @@ public final class PythonReference {
         }
     }
 
+    private static final String ERASE_PARAMS = """
+            import sys
+            import torch
+            import torchvision.transforms as T
+            side, n, seed = map(int, sys.argv[1:4])
+            smin, smax, rmin, rmax = map(float, sys.argv[4:8])
+            torch.manual_seed(seed)
+            img = torch.zeros(3, side, side)
+            with open(sys.argv[8], 'w') as f:
+                for _ in range(n):
+                    i, j, h, w, v = T.RandomErasing.get_params(img, scale=(smin, smax), ratio=(rmin, rmax), value=[0.0])
+                    f.write(f"{j} {i} {w} {h}\\n" if v is not img else "none\\n")
+            """;
+
+    /**
+     * {@code n} draws of torchvision's {@code RandomErasing.get_params} on a {@code 3 x side x side}
+     * tensor, as {left, top, width, height} rows, null where no try fitted (torchvision then
+     * returns the image itself).
+     */
+    public static int[][] eraseParams(
+            int side, int n, long seed, double scaleMin, double scaleMax, double ratioMin, double ratioMax)
+            throws Exception {
+        boolean ok = hasTorchvision();
+        if (!ok) {
+            System.err.println(
+                    "[stoke] SKIPPING erase distribution check: " + PYTHON + " cannot import torch and torchvision");
+        }
+        assumeTrue(ok, "SKIPPED: " + PYTHON + " without torch and torchvision");
+        Path out = Files.createTempFile("stoke-ref", ".txt");
+        try {
+            run(
+                    ERASE_PARAMS,
+                    null,
+                    null,
+                    "" + side,
+                    "" + n,
+                    "" + seed,
+                    "" + scaleMin,
+                    "" + scaleMax,
+                    "" + ratioMin,
+                    "" + ratioMax,
+                    out.toString());
+            return Files.readAllLines(out).stream()
+                    .map(l -> l.equals("none")
+                            ? null
+                            : Arrays.stream(l.trim().split(" "))
+                                    .mapToInt(Integer::parseInt)
+                                    .toArray())
+                    .toArray(int[][]::new);
+        } finally {
+            Files.deleteIfExists(out);
+        }
+    }
+
+    private static final String ERASE = """
+            import sys
+            import numpy as np
+            import torch
+            import torchvision.transforms.functional as F
+            side, i, j, h, w = map(int, sys.argv[1:6])
+            value = [float(v) for v in sys.argv[6].split(',')]
+            img = torch.from_numpy(np.fromfile(sys.argv[7], dtype=np.float32).reshape(3, side, side).copy())
+            v = torch.tensor(value)[:, None, None]
+            out = F.erase(img, i, j, h, w, v)
+            out.numpy().astype(np.float32).tofile(sys.argv[8])
+            """;
+
+    /**
+     * torchvision's {@code F.erase(img, top, left, h, w, torch.tensor(value)[:, None, None])} of a
+     * float32 {@code 3 x side x side} tensor given as native-order bytes, as bytes.
+     */
+    public static byte[] erase(byte[] chw, int side, int left, int top, int w, int h, float[] value) throws Exception {
+        boolean ok = hasTorchvision();
+        assumeTrue(ok, "SKIPPED: " + PYTHON + " without torch and torchvision");
+        Path in = Files.createTempFile("stoke-ref", ".f32");
+        Path out = Files.createTempFile("stoke-ref", ".out");
+        StringBuilder values = new StringBuilder();
+        for (float v : value) {
+            values.append(values.isEmpty() ? "" : ",").append(v);
+        }
+        try {
+            Files.write(in, chw);
+            run(ERASE, in, out, "" + side, "" + top, "" + left, "" + h, "" + w, values.toString());
+            return Files.readAllBytes(out);
+        } finally {
+            Files.deleteIfExists(in);
+            Files.deleteIfExists(out);
+        }
+    }
+
     /** Runs {@code script} with {@code args} (then {@code in} and {@code out} when given), failing on a non-zero exit. */
     private static void run(String script, Path in, Path out, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(PYTHON, "-c", script));
