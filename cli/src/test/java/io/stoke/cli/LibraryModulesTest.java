@@ -97,7 +97,7 @@ class LibraryModulesTest {
             new Library("io.stoke.serve", "io.stoke.serve.OptionTable", false, """
                     var t = io.stoke.serve.OptionTable.shipped();
                     say(t.getClass(), "options " + t.options().size());
-                    """, "options 37"),
+                    """, "options 42"),
             new Library("io.stoke.testdata", "io.stoke.testdata.SyntheticImageNet", false, """
                     var s = io.stoke.testdata.SyntheticImageNet.generate(java.nio.file.Path.of(args[0], "synthetic"),
                             new io.stoke.testdata.SyntheticImageNet.Options(6, 2, 7, null));
