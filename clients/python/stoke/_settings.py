@@ -303,7 +303,8 @@ def _torch_keywords(*, batch_size, sampler, batch_sampler, shuffle, seed, rank, 
 
 
 #: The table's options that a dataset's transform decides, where it has one.
-_TRANSFORM_OPTIONS = ("transform", "resize", "crop", "scale", "ratio", "flip", "augment", "output", "mean", "std")
+_TRANSFORM_OPTIONS = ("transform", "resize", "crop", "scale", "ratio", "flip", "augment", "output", "mean", "std",
+                      "interpolation", "erase", "erase_scale", "erase_ratio", "erase_value")
 
 
 def _translate_transform(dataset: Any, values: Dict[str, Any]) -> bool:

@@ -16,8 +16,8 @@ WAYS_OUT = ("Either apply it to each batch on the device (stoke.DataLoader(..., 
 ONLY = ("Stoke's producer does Resize(s) + CenterCrop(c) or RandomResizedCrop(...) + RandomHorizontalFlip(p) "
         "[+ TrivialAugmentWide, RandAugment or AutoAugment], then "
         "PILToTensor() or ToImage() [+ ToDtype(torch.float32, scale=True) or ConvertImageDtype(torch.float)] or "
-        "ToTensor(), and Normalize(mean, std), in that order (v1's or v2's, ToPureTensor() anywhere after the "
-        "conversion), and nothing else")
+        "ToTensor(), and Normalize(mean, std) [+ RandomErasing(...)], in that order (v1's or v2's, ToPureTensor() "
+        "anywhere after the conversion), and nothing else")
 
 
 class UnsupportedError(ValueError):
@@ -106,7 +106,7 @@ def write_list_file(samples: Sequence[Tuple[str, int]], fd: int) -> None:
 #: The torchvision transforms Stoke translates, by name: v1's (``torchvision.transforms``) and v2's
 #: (``torchvision.transforms.v2``) of the same name mean the same on a PIL image.
 _TRANSLATED = ("Compose", "Resize", "CenterCrop", "RandomResizedCrop", "RandomHorizontalFlip", "PILToTensor",
-               "ToImage", "ToTensor", "ConvertImageDtype", "ToDtype", "Normalize", "ToPureTensor",
+               "ToImage", "ToTensor", "ConvertImageDtype", "ToDtype", "Normalize", "ToPureTensor", "RandomErasing",
                "TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix")
 
 #: The auto-augment policies, which Stoke runs after RandomResizedCrop [+ RandomHorizontalFlip].
@@ -168,11 +168,34 @@ def _square(size, what):
     _refuse(f"{what} with size {size!r}", "Stoke's output is square (an int size, or (s, s))")
 
 
-def _bilinear(t, what):
+#: PIL's filter numbers (``PIL.Image.BILINEAR``, ``Image.Resampling.BICUBIC``, torchvision's old int
+#: spelling) for the filters Stoke computes as PIL does.
+_PIL_FILTERS = {0: "nearest", 2: "bilinear", 3: "bicubic"}
+
+
+def _interpolation(t: Any, what: str) -> str:
+    """The resize filter of a Resize or RandomResizedCrop, as the table's ``interpolation``, or refused.
+
+    Accepts every spelling torchvision takes: an ``InterpolationMode`` (v1 and v2 share it), its
+    value as a string, or PIL's filter number. ``NEAREST_EXACT`` is PIL's ``NEAREST`` on a PIL image
+    (torchvision maps both to it), so it is nearest here too.
+    """
     from torchvision.transforms import InterpolationMode
-    interpolation = getattr(t, "interpolation", InterpolationMode.BILINEAR)
-    if interpolation not in (InterpolationMode.BILINEAR, "bilinear", 2):
-        _refuse(f"{what} with interpolation {interpolation}", "Stoke resamples with PIL's antialiased bilinear filter only")
+    mode = getattr(t, "interpolation", InterpolationMode.BILINEAR)
+    if isinstance(mode, InterpolationMode):
+        name = mode.value
+    elif isinstance(mode, str):
+        name = mode.lower()
+    elif isinstance(mode, int):  # PIL's numbers, an IntEnum in Pillow 9.1+
+        name = _PIL_FILTERS.get(int(mode), f"PIL filter {int(mode)}")
+    else:
+        name = repr(mode)
+    if name == "nearest-exact":
+        name = "nearest"
+    if name not in ("bilinear", "bicubic", "nearest"):
+        _refuse(f"{what} with interpolation {mode}", "Stoke resizes as PIL does with bilinear, bicubic or nearest "
+                "only: pick one of them, or run this transform in torch's DataLoader")
+    return name
 
 
 def translate_transform(transform: Any) -> Dict[str, Any]:
@@ -184,8 +207,9 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
             ``transforms``).
 
     Returns:
-        ``{"transform": "eval"|"train", "resize", "crop", "scale", "ratio", "flip", "augment", "output":
-        "uint8"|"float32", "chw": bool (uint8 as [n, 3, H, W], PILToTensor's layout), "mean", "std"}``.
+        ``{"transform": "eval"|"train", "resize", "crop", "scale", "ratio", "flip", "augment", "interpolation":
+        "bilinear"|"bicubic"|"nearest", "output": "uint8"|"float32", "chw": bool (uint8 as [n, 3, H, W],
+        PILToTensor's layout), "mean", "std"}``.
 
     Raises:
         UnsupportedError: a step Stoke cannot do exactly, naming it and the ways out (also when
@@ -205,7 +229,8 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
     kinds = _kinds()
     steps = _flatten(transform, kinds)
     names = [type(t).__name__ for t in steps]
-    settings = {"scale": None, "ratio": None, "flip": None, "augment": None, "mean": None, "std": None}
+    settings = {"scale": None, "ratio": None, "flip": None, "augment": None, "mean": None, "std": None, "erase": None,
+                "erase_scale": None, "erase_ratio": None, "erase_value": None}
     i = 0
 
     def at(*wanted):
@@ -230,7 +255,7 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
         if isinstance(r.size, (list, tuple)) and len(r.size) != 1:
             _refuse(f"Resize({r.size!r})", "a (height, width) pair distorts the image; Stoke resizes the shorter "
                     "side (Resize(int))")
-        _bilinear(r, "Resize")
+        interpolation = _interpolation(r, "Resize")
         if getattr(r, "max_size", None) is not None:
             _refuse(f"Resize(max_size={r.max_size})")
         resize = int(r.size if isinstance(r.size, int) else r.size[0])
@@ -243,13 +268,13 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
             _refuse(f"CenterCrop({crop}) after Resize({resize})", "a crop larger than the resized image pads it; "
                     "Stoke crops inside the image")
         i += 1
-        settings.update(transform="eval", resize=resize, crop=crop)
+        settings.update(transform="eval", resize=resize, crop=crop, interpolation=interpolation)
     elif at("RandomResizedCrop"):
         c = steps[i]
-        _bilinear(c, "RandomResizedCrop")
+        interpolation = _interpolation(c, "RandomResizedCrop")
         crop = _square(c.size, "RandomResizedCrop")
         settings.update(transform="train", resize=crop, crop=crop, scale=[float(v) for v in c.scale],
-                        ratio=[float(v) for v in c.ratio], flip=0.0)
+                        ratio=[float(v) for v in c.ratio], flip=0.0, interpolation=interpolation)
         i += 1
         if at("RandomHorizontalFlip"):
             settings["flip"] = float(steps[i].p)
@@ -304,6 +329,14 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
     elif settings["output"] == "float32":
         settings.update(mean=[0.0, 0.0, 0.0], std=[1.0, 1.0, 1.0])
     skip_pure_tensor()
+    if at("RandomErasing"):
+        if settings["output"] != "float32":
+            _refuse(f"RandomErasing on PILToTensor()'s uint8 tensor ({' + '.join(names)})",
+                    "Stoke erases the float32 output, after the conversion and Normalize, where torchvision's recipes "
+                    "place it: add ToDtype(torch.float32, scale=True) or ConvertImageDtype(torch.float) before it")
+        settings.update(_erasing(steps[i]))
+        i += 1
+        skip_pure_tensor()
     if i < len(steps):
         _refuse(f"{names[i]} ({' + '.join(names)})", ONLY)
     return settings
@@ -345,6 +378,22 @@ def _policy(t: Any, kind: str) -> str:
     if not all(0 <= v <= 255 for v in rgb):
         _refuse(f"{kind}(fill={fill!r})", "a uint8 image's fill is 0 to 255")
     return f"{head},interpolation={mode},fill={rgb[0]}:{rgb[1]}:{rgb[2]}" + (",v2" if v2 else "")
+
+
+def _erasing(t: Any) -> Dict[str, Any]:
+    """A RandomErasing (v1's or v2's) as the table's ``erase``, ``erase_scale``, ``erase_ratio`` and
+    ``erase_value``; ``inplace`` changes nothing in a fresh batch, so it is not kept."""
+    value = getattr(t, "value", 0)
+    if value is None or (isinstance(value, str) and value == "random"):  # v2 keeps "random" as None
+        text = "random"
+    elif isinstance(value, (int, float)):
+        text = repr(float(value))
+    elif isinstance(value, (list, tuple)) and len(value) in (1, 3):
+        text = ",".join(repr(float(v)) for v in value)
+    else:
+        _refuse(f"RandomErasing(value={value!r})", "Stoke erases with one number, three (one per channel) or 'random'")
+    return {"erase": float(t.p), "erase_scale": [float(v) for v in t.scale],
+            "erase_ratio": [float(v) for v in t.ratio], "erase_value": text}
 
 
 def _to_float32(t, kind, torch):

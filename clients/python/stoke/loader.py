@@ -282,6 +282,18 @@ class DataLoader(Closeable):
             ``"ra:2:9:31"`` (``RandAugment``), ``"aa:imagenet"`` (``AutoAugment``), then
             ``",interpolation=bilinear"``, ``",fill=R:G:B"``, ``",v2"`` (default: none; a dataset's
             transform that holds one is translated into it).
+        interpolation (str, optional): the resize's filter, for both transforms: ``"bilinear"`` (the
+            default), ``"bicubic"`` or ``"nearest"``, each exactly as PIL computes torchvision's
+            ``InterpolationMode`` of that name on a PIL image (set from a translated transform).
+        erase (float, optional): with ``output="float32"``, torchvision's ``RandomErasing(p=erase)``
+            on each sample after the normalisation, drawn per sample, epoch and ``seed`` (default:
+            ``0``, none; set from a translated transform's ``RandomErasing``).
+        erase_scale (sequence of 2 floats, optional): the erased area's range as a fraction of the
+            sample's (default: ``(0.02, 0.33)``, torchvision's).
+        erase_ratio (sequence of 2 floats, optional): the erased box's height / width range, drawn
+            log-uniformly (default: ``(0.3, 3.3)``).
+        erase_value (str, optional): what the box is set to, in the normalised output's units:
+            ``"0"`` (the default), ``"r,g,b"`` or ``"random"`` (standard normal values).
         dct_scaling (str, optional): ``"none"``, ``"pow2"`` or ``"all"``: let libjpeg-turbo decode
             at a smaller scale where the resize allows (default: ``"pow2"`` for a path, ``"none"``
             for a translated transform).
@@ -386,6 +398,11 @@ class DataLoader(Closeable):
         ratio: Optional[Sequence[float]] = None,
         flip: Optional[float] = None,
         augment: Optional[str] = None,
+        interpolation: Optional[str] = None,
+        erase: Optional[float] = None,
+        erase_scale: Optional[Sequence[float]] = None,
+        erase_ratio: Optional[Sequence[float]] = None,
+        erase_value: Optional[str] = None,
         dct_scaling: Optional[str] = None,
         slots: Optional[int] = None,
         shuffle_window: Optional[int] = None,

@@ -631,11 +631,91 @@ class DataLoaderTest(unittest.TestCase):
             self.assertIn(message, str(caught.exception))
             self.assertIn("torch.utils.data.DataLoader", str(caught.exception))
 
-    def check_pixels(self, name, transform, dtype, crop, shuffle=False):
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_bicubic_and_nearest_give_torchvisions_pixels_in_each_spelling(self):
+        from PIL import Image
+        T = transforms
+        normalize = T.Normalize(mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225))
+        tails = (([T.PILToTensor()], torch.uint8), ([T.ToTensor(), normalize], torch.float32))
+        for name, mode, spelling in (("bicubic", T.InterpolationMode.BICUBIC, T.InterpolationMode.BICUBIC),
+                                     ("nearest", T.InterpolationMode.NEAREST, T.InterpolationMode.NEAREST),
+                                     ("bicubic", T.InterpolationMode.BICUBIC, Image.BICUBIC),  # PIL's int
+                                     ("nearest", T.InterpolationMode.NEAREST, Image.NEAREST)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # torchvision's deprecation of PIL's ints
+                resize = T.Resize(232, interpolation=spelling)
+                # The recipe's crop with a box known in advance (see the train test) and a flip.
+                crop = T.RandomResizedCrop(176, scale=(1.0, 1.0), ratio=(10.0, 10.0), interpolation=spelling)
+            self.assertEqual(mode, resize.interpolation)
+            for tail, dtype in tails:
+                label = f"{name} ({spelling!r}) {dtype}"
+                self.check_pixels(f"eval {label}", T.Compose([resize, T.CenterCrop(208)] + tail), dtype, 208,
+                                  interpolation=name)
+                self.check_pixels(f"train {label}", T.Compose([crop, T.RandomHorizontalFlip(1.0)] + tail), dtype,
+                                  176, shuffle=True, interpolation=name)
+        if V2 is not None:
+            for name, mode in (("bicubic", T.InterpolationMode.BICUBIC), ("nearest", T.InterpolationMode.NEAREST)):
+                self.check_pixels(f"v2 eval {name}", V2.Compose([V2.Resize(232, interpolation=mode, antialias=True),
+                                                                 V2.CenterCrop(208), V2.PILToTensor()]),
+                                  torch.uint8, 208, interpolation=name)
+                self.check_pixels(f"v2 train {name}", V2.Compose([
+                    V2.RandomResizedCrop(176, scale=(1.0, 1.0), ratio=(10.0, 10.0), interpolation=mode),
+                    V2.PILToTensor(), V2.ToDtype(torch.float32, scale=True), V2.Normalize((0.5,) * 3, (0.2,) * 3)]),
+                    torch.float32, 176, interpolation=name)
+
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_random_erasing_after_normalize_erases_one_box_of_torchvisions_pixels(self):
+        T = transforms
+        normalize = T.Normalize(mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225))
+        head = [T.Resize(232), T.CenterCrop(208), T.ToTensor(), normalize]
+        compat = stoke._torch_compat
+        erasing = T.RandomErasing(p=0.25, scale=(0.1, 0.2), ratio=(0.5, 2.0), value=(0.5, -1.0, 2.0))
+        self.assertEqual({"erase": 0.25, "erase_scale": [0.1, 0.2], "erase_ratio": [0.5, 2.0],
+                          "erase_value": "0.5,-1.0,2.0"},
+                         {k: v for k, v in compat.translate_transform(T.Compose(head + [erasing])).items()
+                          if k.startswith("erase")})
+        if V2 is not None:
+            v2 = V2.Compose([V2.RandomResizedCrop(176), V2.PILToTensor(), V2.ToDtype(torch.float32, scale=True),
+                             V2.Normalize((0.5,) * 3, (0.5,) * 3), V2.RandomErasing(0.1, value="random"),
+                             V2.ToPureTensor()])
+            self.assertEqual(("random", 0.1), (compat.translate_transform(v2)["erase_value"],
+                                               compat.translate_transform(v2)["erase"]))
+        for value in (0, (1.0, 2.0, 3.0), "random"):
+            dataset = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(
+                head + [T.RandomErasing(p=1.0, value=value)]))
+            plain = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(head))
+            runs = []
+            for _ in range(2):
+                with stoke.DataLoader(dataset, batch_size=16, num_workers=2, with_indices=True, seed=3) as loader:
+                    runs.append([(idx.tolist(), images.clone()) for images, _, idx in loader])
+            for (ia, a), (ib, b) in zip(*runs):
+                self.assertEqual(ia, ib)
+                self.assertTrue(torch.equal(a, b), f"value {value!r}: the same seed erases the same boxes")
+                for j, index in enumerate(ia):
+                    expected = plain[index][0]
+                    differs = ((expected - a[j]).abs() > 1e-6).any(0)
+                    rows = differs.any(1).nonzero().flatten()
+                    cols = differs.any(0).nonzero().flatten()
+                    self.assertGreater(len(rows), 0, f"value {value!r}: sample {index} was not erased (p=1)")
+                    top, bottom, left, right = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
+                    box = a[j][:, top:bottom, left:right]
+                    area = (bottom - top) * (right - left) / 208 ** 2
+                    self.assertTrue(0.02 - 1e-3 <= area <= 0.33 + 1e-3, f"sample {index}: erased share {area}")
+                    outside = a[j].clone()
+                    outside[:, top:bottom, left:right] = expected[:, top:bottom, left:right]
+                    self.assertLessEqual(float((outside - expected).abs().max()), 1e-6, f"sample {index}")
+                    if value == "random":
+                        self.assertGreater(float(box.std()), 0.5, f"sample {index}: normal values")
+                    else:
+                        fill = torch.tensor(value if isinstance(value, tuple) else (value,) * 3).view(3, 1, 1)
+                        self.assertTrue(torch.equal(box, fill.expand_as(box)), f"sample {index}: value {value!r}")
+
+    def check_pixels(self, name, transform, dtype, crop, shuffle=False, interpolation="bilinear"):
         """Every sample of the loader over ImageFolder(DATA, transform) is torchvision's own: uint8 byte
         for byte, float32 within 1e-6."""
         dataset = torchvision.datasets.ImageFolder(str(DATA), transform=transform)
         with stoke.DataLoader(dataset, batch_size=16, num_workers=2, with_indices=True, shuffle=shuffle) as loader:
+            self.assertEqual(interpolation, loader.interpolation, name)
             checked = 0
             for images, labels, indices in loader:
                 self.assertEqual((len(indices), 3, crop, crop), tuple(images.shape), name)
@@ -663,11 +743,12 @@ class DataLoaderTest(unittest.TestCase):
             "AugMix": crop + [T.AugMix()] + tensor,
             "AutoAugment here": eval_ + [T.AutoAugment()] + tensor,
             "TrivialAugmentWide": crop + tensor + [T.TrivialAugmentWide()],
-            "RandomErasing": crop + tensor + [T.RandomErasing()],
+            "RandomErasing": crop + [T.RandomErasing()] + tensor,
+            "RandomErasing on PILToTensor()'s uint8 tensor": crop + [T.PILToTensor(), T.RandomErasing()],
             "ColorJitter": crop + [T.ColorJitter(0.4, 0.4, 0.4)] + tensor,
             "Lambda": eval_ + [T.Lambda(lambda x: x)] + tensor,
-            "interpolation InterpolationMode.BICUBIC": [T.RandomResizedCrop(64, interpolation=T.InterpolationMode.BICUBIC)] + tensor,
-            "Resize with interpolation InterpolationMode.NEAREST": [T.Resize(72, interpolation=T.InterpolationMode.NEAREST), T.CenterCrop(64)] + tensor,
+            "interpolation InterpolationMode.LANCZOS": [T.RandomResizedCrop(64, interpolation=T.InterpolationMode.LANCZOS)] + tensor,
+            "Resize with interpolation InterpolationMode.BOX": [T.Resize(72, interpolation=T.InterpolationMode.BOX), T.CenterCrop(64)] + tensor,
             "Resize((72, 96))": [T.Resize((72, 96)), T.CenterCrop(64)] + tensor,
             "CenterCrop with size (64, 48)": [T.Resize(72), T.CenterCrop((64, 48))] + tensor,
             "without a CenterCrop": [T.Resize(72)] + tensor,

@@ -8,6 +8,7 @@ import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.sample.Sampler.PartitionTail;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.RandomErasing;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.serve.LoaderOption;
 import io.stoke.serve.LoaderSetup;
@@ -227,6 +228,54 @@ class LoaderOptionsTest {
         IllegalArgumentException e = assertThrows(
                 IllegalArgumentException.class, () -> parse("--std", "1,0,1").transform());
         assertTrue(e.getMessage().contains("--std must be three positive"), e.getMessage());
+    }
+
+    @Test
+    void interpolationReachesTheSpecOfBothTransforms() {
+        assertEquals(TransformSpec.Interpolation.BILINEAR, parse().transform().interpolation());
+        assertEquals(
+                TransformSpec.Interpolation.BICUBIC,
+                parse("--interpolation", "bicubic").transform().interpolation());
+        TransformSpec train =
+                parse("--transform", "train", "--interpolation", "NEAREST").transform();
+        assertTrue(train.isTrain());
+        assertEquals(TransformSpec.Interpolation.NEAREST, train.interpolation());
+        CommandLine.ParameterException p =
+                assertThrows(CommandLine.ParameterException.class, () -> parse("--interpolation", "lanczos"));
+        assertTrue(p.getMessage().contains("--interpolation"), p.getMessage());
+    }
+
+    @Test
+    void eraseReachesTheSpecOnFloatOutputOnly() {
+        assertNull(parse("--output", "float32").transform().erasing());
+        assertEquals(
+                new RandomErasing(0.25, 0.02, 0.33, 0.3, 3.3, null),
+                parse("--output", "float32", "--erase", "0.25", "--erase-value", "random")
+                        .transform()
+                        .erasing());
+        assertEquals(
+                new RandomErasing(1, 0.1, 0.2, 0.5, 2, new float[] {1, -2, 0.5f}),
+                parse(
+                                "--output",
+                                "float32",
+                                "--erase",
+                                "1",
+                                "--erase-scale",
+                                "0.1,0.2",
+                                "--erase-ratio",
+                                "0.5,2",
+                                "--erase-value",
+                                "1,-2,0.5")
+                        .transform()
+                        .erasing());
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class, () -> parse("--erase", "0.5").transform());
+        assertTrue(e.getMessage().contains("float32"), e.getMessage());
+        e = assertThrows(
+                IllegalArgumentException.class,
+                () -> parse("--output", "float32", "--erase", "0.5", "--erase-value", "grey")
+                        .transform());
+        assertTrue(e.getMessage().contains("--erase-value"), e.getMessage());
     }
 
     /** Every command that drives a loader has every option of the table, and its deprecated spelling. */

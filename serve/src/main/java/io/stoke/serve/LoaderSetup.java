@@ -11,6 +11,7 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.UrlDatasetProvider;
+import io.stoke.loader.transform.RandomErasing;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
@@ -18,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * The one hand-written mapping of {@link LoaderSettings} onto the loader: the dataset they open,
@@ -109,7 +111,12 @@ public final class LoaderSetup {
                             default -> TransformSpec.DctScaling.POWERS_OF_TWO;
                         })
                 .withMaxPixels(settings.longValue("max_pixels"))
+                .withInterpolation(TransformSpec.Interpolation.valueOf(
+                        settings.text("interpolation").toUpperCase(Locale.ROOT)))
                 .withNormalization(floats(mean), floats(std));
+        if (settings.decimal("erase") > 0) {
+            spec = spec.withErasing(erasing());
+        }
         int crop = settings.integer("crop");
         if (settings.text("transform").equals("train")) {
             double[] scale = settings.numbers("scale");
@@ -124,6 +131,27 @@ public final class LoaderSetup {
                     + " policies run after RandomResizedCrop and the flip");
         }
         return spec.withResize(settings.integer("resize"), crop);
+    }
+
+    /** {@code --erase} and the options it reads. */
+    private RandomErasing erasing() {
+        double[] scale = settings.numbers("erase_scale");
+        double[] ratio = settings.numbers("erase_ratio");
+        String text = settings.text("erase_value").strip();
+        float[] value = null;
+        if (!text.equalsIgnoreCase("random")) {
+            String[] parts = text.split(",");
+            value = new float[parts.length];
+            try {
+                for (int i = 0; i < parts.length; i++) {
+                    value[i] = Float.parseFloat(parts[i].strip());
+                }
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(
+                        "--erase-value takes one number, three (R,G,B) or random, not " + text);
+            }
+        }
+        return new RandomErasing(settings.decimal("erase"), scale[0], scale[1], ratio[0], ratio[1], value);
     }
 
     /** {@code --workers} and {@code --max-workers}. */

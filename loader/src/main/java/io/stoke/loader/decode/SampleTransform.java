@@ -44,6 +44,7 @@ public final class SampleTransform implements AutoCloseable {
     /** The auto-augment policy's stage, or null: the crop goes through its scratch images first. */
     private final AugmentStage augment;
 
+    private final ErasingStage erasing;
     private long lastSourceBytes;
     private String message;
 
@@ -73,6 +74,7 @@ public final class SampleTransform implements AutoCloseable {
         this.augment = spec.augment() == null
                 ? null
                 : new AugmentStage(AugmentPolicy.parse(spec.augment()), spec.crop(), spec.crop());
+        this.erasing = spec.erasing() == null ? null : new ErasingStage(spec.erasing(), spec.crop(), seed);
     }
 
     /** {@link #apply(int, long, MemorySegment, long)} in epoch 0. */
@@ -87,7 +89,11 @@ public final class SampleTransform implements AutoCloseable {
      */
     public SampleStatus apply(int sample, long epoch, MemorySegment dst, long offset) {
         try {
-            return transform(sample, epoch, dst, offset);
+            SampleStatus status = transform(sample, epoch, dst, offset);
+            if (status == SampleStatus.OK && erasing != null) {
+                erasing.apply(sample, epoch, dst, offset);
+            }
+            return status;
         } finally {
             reader.done();
         }

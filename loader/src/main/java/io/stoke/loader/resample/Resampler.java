@@ -11,7 +11,9 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>The arithmetic is PIL's {@code Image.resize(..., BILINEAR)} (the antialiased "triangle"
  * filter whose support widens with the downscale factor, 22-bit fixed-point weights, a horizontal
- * pass rounded to 8 bits, then a vertical pass), and the geometry is torchvision's
+ * pass rounded to 8 bits, then a vertical pass), or with {@link TransformSpec#interpolation} its
+ * {@code BICUBIC} (the same passes with the cubic filter) or {@code NEAREST} (PIL's affine scale,
+ * one source pixel per output, run as one-tap passes of weight 1), and the geometry is torchvision's
  * {@code Resize(size)} and {@code CenterCrop(size)}. From the same decoded pixels the output is
  * identical to torchvision's PIL pipeline. {@link #resize} is the same filter without a crop (for
  * writing resized images, e.g. {@code stoke pack}). One per worker thread: it owns its scratch memory.
@@ -23,6 +25,10 @@ public final class Resampler implements AutoCloseable {
 
     private final TransformSpec spec;
     private final ResampleKernels kernels;
+    private final TransformSpec.Interpolation interpolation;
+    /** The filter's support at scale 1, in source pixels (PIL's {@code struct filter}); nearest reads within bilinear's. */
+    private final double support;
+
     private final int crop;
     /**
      * The kernels' arguments: the coefficients and scratch, sized for the square output (a plain
@@ -48,6 +54,8 @@ public final class Resampler implements AutoCloseable {
         this.spec = spec;
         this.kernels = kernels;
         this.crop = spec.crop();
+        this.interpolation = spec.interpolation();
+        this.support = interpolation == TransformSpec.Interpolation.BICUBIC ? 2.0 : 1.0;
         args.hBounds = new int[2 * crop];
         args.vBounds = new int[2 * crop];
         args.hWeights = new int[crop * 8];
@@ -100,7 +108,8 @@ public final class Resampler implements AutoCloseable {
      * Resizes the whole of {@code src} (an RGBX image of {@code srcW x srcH}, 4 bytes a pixel,
      * decoded at full size) to {@code outW x outH} and writes it as uint8 RGB, 3 bytes a pixel,
      * rows end to end, at {@code dst[offset]}, whatever this resampler's output type: PIL's
-     * {@code img.resize((outW, outH), Image.BILINEAR, reducing_gap=None)}, the filter of
+     * {@code img.resize((outW, outH), Image.BILINEAR, reducing_gap=None)} (or the spec's other
+     * {@link TransformSpec#interpolation}), the filter of
      * {@link #resizeCenterCrop} (which equals this followed by a center crop). Upscaling works too.
      */
     public void resize(MemorySegment src, int srcW, int srcH, int outW, int outH, MemorySegment dst, long offset) {
@@ -173,17 +182,17 @@ public final class Resampler implements AutoCloseable {
     }
 
     /** The first decoded pixel that output {@code first} of {@code out} reads, less one, from 0. */
-    private static long tapsFrom(int decoded, int out, int first) {
+    private long tapsFrom(int decoded, int out, int first) {
         double scale = (double) decoded / out;
-        double support = Math.max(scale, 1.0);
-        return Math.max(0, (long) ((first + 0.5) * scale - support + 0.5) - 1);
+        double reach = Math.max(scale, 1.0) * support;
+        return Math.max(0, (long) ((first + 0.5) * scale - reach + 0.5) - 1);
     }
 
     /** One past the last decoded pixel that output {@code end - 1} of {@code out} reads, plus one, to {@code decoded}. */
-    private static long tapsTo(int decoded, int out, int end) {
+    private long tapsTo(int decoded, int out, int end) {
         double scale = (double) decoded / out;
-        double support = Math.max(scale, 1.0);
-        return Math.min(decoded, (long) ((end - 0.5) * scale + support + 0.5) + 1);
+        double reach = Math.max(scale, 1.0) * support;
+        return Math.min(decoded, (long) ((end - 0.5) * scale + reach + 0.5) + 1);
     }
 
     /** Whether a resize to the image's own size is skipped (tests turn it off to compare with the filter). */
@@ -478,6 +487,10 @@ public final class Resampler implements AutoCloseable {
      */
     private int coefficients(
             AxisKey key, int outSize, int first, int count, boolean flip, int[] bounds, boolean horizontal) {
+        if (interpolation == TransformSpec.Interpolation.NEAREST) {
+            return nearest(key, outSize, first, count, flip, bounds, horizontal);
+        }
+        boolean cubic = interpolation == TransformSpec.Interpolation.BICUBIC;
         double in0 = key.in0();
         double in1 = key.in1();
         int lo = (int) Math.floor(in0);
@@ -486,17 +499,9 @@ public final class Resampler implements AutoCloseable {
         double shift = in0 - lo;
         double scale = (in1 - in0) / outSize;
         double filterScale = Math.max(scale, 1.0);
-        double support = filterScale; // bilinear support is 1.0
+        double support = this.support * filterScale;
         int taps = (int) Math.ceil(support) * 2 + 1;
-        int[] weights = horizontal ? args.hWeights : args.vWeights;
-        if (weights.length < count * taps) {
-            weights = new int[count * taps];
-            if (horizontal) {
-                args.hWeights = weights;
-            } else {
-                args.vWeights = weights;
-            }
-        }
+        int[] weights = weights(count * taps, horizontal);
         double ss = 1.0 / filterScale;
         for (int i = 0; i < count; i++) {
             int xx = first + (flip ? count - 1 - i : i);
@@ -513,10 +518,12 @@ public final class Resampler implements AutoCloseable {
             double total = 0;
             int base = i * taps;
             for (int x = 0; x < xmax; x++) {
-                total += triangle((x + xmin - center + 0.5) * ss);
+                double d = (x + xmin - center + 0.5) * ss;
+                total += cubic ? bicubic(d) : triangle(d);
             }
             for (int x = 0; x < taps; x++) {
-                double w = x < xmax ? triangle((x + xmin - center + 0.5) * ss) : 0;
+                double d = (x + xmin - center + 0.5) * ss;
+                double w = x < xmax ? (cubic ? bicubic(d) : triangle(d)) : 0;
                 if (total != 0.0) {
                     w /= total;
                 }
@@ -529,11 +536,72 @@ public final class Resampler implements AutoCloseable {
         return taps;
     }
 
+    /** The weights array of one axis, with room for {@code n} weights. */
+    private int[] weights(int n, boolean horizontal) {
+        int[] weights = horizontal ? args.hWeights : args.vWeights;
+        if (weights.length < n) {
+            weights = new int[n];
+            if (horizontal) {
+                args.hWeights = weights;
+            } else {
+                args.vWeights = weights;
+            }
+        }
+        return weights;
+    }
+
+    /**
+     * PIL's nearest-neighbour resize of the box in {@code key} to {@code outSize} ({@code _resize}
+     * hands it to {@code ImagingScaleAffine}, after torchvision's crop a box from 0): output
+     * {@code xx} takes source pixel {@code (int) xo}, where {@code xo} starts at half a step and
+     * grows by the step {@code length / outSize} once per output. PIL adds the step rather than
+     * multiplying by it, and the sum's rounding picks the pixel where a position falls on an
+     * edge, so the sum is repeated here the same way. Each output is one tap of weight 1, which
+     * the filter passes turn into the pixel itself, exactly.
+     */
+    private int nearest(
+            AxisKey key, int outSize, int first, int count, boolean flip, int[] bounds, boolean horizontal) {
+        double in0 = key.in0();
+        double in1 = key.in1();
+        int lo = (int) Math.floor(in0);
+        int hi = Math.min(key.decoded, (int) Math.ceil(in1));
+        double step = (in1 - in0) / outSize;
+        int[] weights = weights(count, horizontal);
+        double xo = (in0 - lo) + step * 0.5;
+        for (int xx = 0; xx < first + count; xx++, xo += step) {
+            if (xx < first) {
+                continue;
+            }
+            // Within [0, hi - lo) for any box: the last position is half a step inside its edge.
+            int xin = Math.clamp(xo < 0.0 ? 0 : (int) xo, 0, hi - lo - 1);
+            int i = flip ? first + count - 1 - xx : xx - first;
+            weights[i] = 1 << PRECISION_BITS;
+            bounds[2 * i] = lo - key.origin + xin;
+            bounds[2 * i + 1] = 1;
+        }
+        return 1;
+    }
+
     private static double triangle(double x) {
         if (x < 0) {
             x = -x;
         }
         return x < 1.0 ? 1.0 - x : 0.0;
+    }
+
+    /** PIL's {@code bicubic_filter}: cubic convolution with a = -0.5, written as PIL writes it (the same doubles). */
+    private static double bicubic(double x) {
+        final double a = -0.5;
+        if (x < 0.0) {
+            x = -x;
+        }
+        if (x < 1.0) {
+            return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
+        }
+        if (x < 2.0) {
+            return (((x - 5) * x + 8) * x - 4) * a;
+        }
+        return 0.0;
     }
 
     @Override

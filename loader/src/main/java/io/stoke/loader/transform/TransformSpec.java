@@ -7,8 +7,8 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * What each sample becomes: decoded, its shorter side resized to {@code resize} with an
- * antialiased bilinear filter (PIL's, as torchvision's {@code Resize} uses), center-cropped to
+ * What each sample becomes: decoded, its shorter side resized to {@code resize} with PIL's
+ * {@link #interpolation} filter (antialiased bilinear by default, as torchvision's {@code Resize}), center-cropped to
  * {@code crop} x {@code crop}, and written as uint8 HWC or as float32 CHW normalised by
  * {@code (x / 255 - mean) / std}. That is the evaluation transform; with {@code train} set, the
  * training one instead: torchvision's {@code RandomResizedCrop(crop)} and
@@ -26,6 +26,8 @@ import java.util.Objects;
  * @param evalRegion  whether the evaluation transform decodes only the part of the image its
  *     centre crop reads (the default: the same bytes as a whole decode, for less work); false
  *     decodes whole images, for comparisons
+ * @param interpolation the resize's filter, for both transforms (torchvision's {@code interpolation})
+ * @param erasing     torchvision's {@code RandomErasing} on the float32 output, or null for none
  * @param augment     an auto-augment policy run on the training transform's crop after the flip, in
  *     {@code AugmentPolicy}'s compact spelling ({@code ta_wide:31}, {@code ra:2:9:31},
  *     {@code aa:imagenet}), or null for none; refused here where Stoke cannot run it exactly
@@ -41,6 +43,8 @@ public record TransformSpec(
         long maxFileBytes,
         RandomResizedCrop train,
         boolean evalRegion,
+        Interpolation interpolation,
+        RandomErasing erasing,
         String augment)
         implements Serializable {
     public static final float[] IMAGENET_MEAN = {0.485f, 0.456f, 0.406f};
@@ -54,6 +58,19 @@ public record TransformSpec(
         FLOAT32_CHW
     }
 
+    /**
+     * The resize's filter, as PIL computes it on a PIL image (torchvision's {@code InterpolationMode}
+     * of the same name; PIL always antialiases, as {@code antialias=True}).
+     */
+    public enum Interpolation {
+        /** The triangle filter, support 1, widened by the downscale factor. */
+        BILINEAR,
+        /** The cubic convolution filter of a = -0.5, support 2, widened by the downscale factor. */
+        BICUBIC,
+        /** One source pixel per output pixel, no filter: PIL's affine scale. */
+        NEAREST
+    }
+
     /** Which DCT scale factors the decoder may use to skip resolution it would throw away. */
     public enum DctScaling {
         /** Always decode at full size: pixels identical to PIL's full decode + resize. */
@@ -65,6 +82,7 @@ public record TransformSpec(
     }
 
     public TransformSpec {
+        Objects.requireNonNull(interpolation, "interpolation");
         if (resize < 1 || crop < 1 || crop > resize) {
             throw new IllegalArgumentException("need 1 <= crop <= resize, got resize " + resize + ", crop " + crop);
         }
@@ -81,6 +99,10 @@ public record TransformSpec(
         }
         if (maxPixels < 1 || maxFileBytes < 1) {
             throw new IllegalArgumentException("budgets must be positive");
+        }
+        if (erasing != null && output != Output.FLOAT32_CHW) {
+            throw new IllegalArgumentException("RandomErasing erases the float32 output (after ToTensor and"
+                    + " Normalize, where torchvision's recipes place it): it needs --output float32");
         }
         mean = mean.clone();
         std = std.clone();
@@ -111,32 +133,94 @@ public record TransformSpec(
                 64L << 20,
                 null,
                 true,
+                Interpolation.BILINEAR,
+                null,
                 null);
     }
 
     public TransformSpec withResize(int resize, int crop) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, augment);
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                train,
+                evalRegion,
+                interpolation,
+                erasing,
+                augment);
     }
 
     public TransformSpec withOutput(Output output) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, augment);
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                train,
+                evalRegion,
+                interpolation,
+                erasing,
+                augment);
     }
 
     public TransformSpec withDctScaling(DctScaling dctScaling) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, augment);
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                train,
+                evalRegion,
+                interpolation,
+                erasing,
+                augment);
     }
 
     public TransformSpec withMaxPixels(long maxPixels) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, augment);
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                train,
+                evalRegion,
+                interpolation,
+                erasing,
+                augment);
     }
 
     public TransformSpec withNormalization(float[] mean, float[] std) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, augment);
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                train,
+                evalRegion,
+                interpolation,
+                erasing,
+                augment);
     }
 
     /**
@@ -155,19 +239,81 @@ public record TransformSpec(
                 maxFileBytes,
                 Objects.requireNonNull(crop, "crop"),
                 evalRegion,
+                interpolation,
+                erasing,
                 augment);
     }
 
     /** The evaluation transform, {@code Resize(resize)} and {@code CenterCrop(crop)}. */
     public TransformSpec withEval(int resize, int crop) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, null, evalRegion, augment);
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                null,
+                evalRegion,
+                interpolation,
+                erasing,
+                augment);
     }
 
     /** {@link #evalRegion}: false decodes whole images for the evaluation transform (the same pixels). */
     public TransformSpec withEvalRegion(boolean evalRegion) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, augment);
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                train,
+                evalRegion,
+                interpolation,
+                erasing,
+                augment);
+    }
+
+    /** The resize's filter, for the evaluation and the training transform alike. */
+    public TransformSpec withInterpolation(Interpolation interpolation) {
+        return new TransformSpec(
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                train,
+                evalRegion,
+                interpolation,
+                erasing,
+                augment);
+    }
+
+    /** torchvision's {@code RandomErasing} on each float32 sample, after the normalisation; null: none. */
+    public TransformSpec withErasing(RandomErasing erasing) {
+        return new TransformSpec(
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                train,
+                evalRegion,
+                interpolation,
+                erasing,
+                augment);
     }
 
     /**
@@ -176,7 +322,19 @@ public record TransformSpec(
      */
     public TransformSpec withAugment(String augment) {
         return new TransformSpec(
-                resize, crop, output, mean, std, dctScaling, maxPixels, maxFileBytes, train, evalRegion, augment);
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                train,
+                evalRegion,
+                interpolation,
+                erasing,
+                augment);
     }
 
     public boolean isTrain() {

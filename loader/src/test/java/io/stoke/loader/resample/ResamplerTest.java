@@ -264,6 +264,39 @@ class ResamplerTest {
         assertArrayEquals(expected, got, "differs from torchvision Resize(256) + CenterCrop(224) on PIL");
     }
 
+    @ParameterizedTest(name = "{4}: {0}x{1} -> resize {2}, crop {3}")
+    @CsvSource({
+        "500, 375, 256, 224, bicubic", // ImageNet's typical downscale: 5 taps
+        "375, 500, 232, 224, bicubic", // the recipes' bicubic eval, Resize(232) + CenterCrop(224)
+        "333, 211, 64, 56, bicubic", // odd sizes, 14 taps: the AVX2 gathers
+        "90, 70, 128, 112, bicubic", // upscale: overshoot past 0 and 255, clipped
+        "4000, 300, 32, 30, bicubic", // 253 taps a column: past the gathers, one column at a time
+        "500, 375, 256, 224, nearest",
+        "375, 500, 232, 224, nearest",
+        "333, 211, 64, 56, nearest", // steps of 211/64: the sum's rounding decides some pixels
+        "90, 70, 128, 112, nearest",
+        "1000, 120, 48, 40, nearest"
+    })
+    void identicalToTorchvisionsResizeAndCenterCropWithEachInterpolation(int w, int h, int size, int crop, String mode)
+            throws Exception {
+        byte[] src = TestImages.rgb(w, h, w * 17L + h);
+        byte[] expected = PythonReference.resizeCrop(src, w, h, size, crop, mode);
+        TransformSpec spec = TransformSpec.defaults()
+                .withResize(size, crop)
+                .withInterpolation(TransformSpec.Interpolation.valueOf(mode.toUpperCase(java.util.Locale.ROOT)));
+        List<ResampleKernels> kernels = new ArrayList<>(List.of(new ScalarKernels()));
+        if (nativeOrSkipLoudly()) {
+            kernels.add(new NativeKernels());
+        }
+        for (ResampleKernels k : kernels) {
+            assertArrayEquals(
+                    expected,
+                    run(spec, src, w, h, k),
+                    k.getClass().getSimpleName() + " differs from torchvision Resize(" + size + ", " + mode
+                            + ") + CenterCrop(" + crop + ") on PIL");
+        }
+    }
+
     /** {@link Resampler#resize} of an RGB image into an exactly sized segment, guard bytes checked. */
     private static byte[] resize(Resampler r, byte[] rgb, int w, int h, int ow, int oh) {
         byte[] src = rgbx(rgb);
@@ -342,6 +375,31 @@ class ResamplerTest {
                     expected,
                     resize(r, src, w, h, ow, oh),
                     "differs from PIL's resize((" + ow + ", " + oh + "), BILINEAR, reducing_gap=None)");
+        }
+    }
+
+    @ParameterizedTest(name = "{4}: {0}x{1} -> {2}x{3}")
+    @CsvSource({
+        "500, 375, 341, 256, bicubic",
+        "90, 70, 181, 140, bicubic",
+        "1000, 120, 37, 300, bicubic", // down on one axis, up on the other
+        "17, 1, 5, 3, bicubic",
+        "500, 375, 341, 256, nearest",
+        "90, 70, 181, 140, nearest",
+        "1000, 120, 37, 300, nearest",
+        "17, 1, 5, 3, nearest",
+        "7, 5, 3, 3, nearest"
+    })
+    void aPlainResizeIsPilsResizeWithEachInterpolation(int w, int h, int ow, int oh, String mode) throws Exception {
+        byte[] src = TestImages.rgb(w, h, w * 5L + h);
+        byte[] expected = PythonReference.resize(src, w, h, ow, oh, mode);
+        TransformSpec spec = TransformSpec.defaults()
+                .withInterpolation(TransformSpec.Interpolation.valueOf(mode.toUpperCase(java.util.Locale.ROOT)));
+        try (Resampler r = new Resampler(spec)) {
+            assertArrayEquals(
+                    expected,
+                    resize(r, src, w, h, ow, oh),
+                    "differs from PIL's resize((" + ow + ", " + oh + "), " + mode + ", reducing_gap=None)");
         }
     }
 

@@ -60,6 +60,33 @@ class TrainTransformTest {
         }
     }
 
+    @ParameterizedTest(name = "{8}: {0}x{1}, box {4}x{5}+{2}+{3} -> {6}, flip {7}")
+    @CsvSource({
+        "500, 375, 37, 12, 301, 250, 224, false, bicubic", // a downscale from inside the image
+        "500, 375, 37, 12, 301, 250, 224, true, bicubic",
+        "500, 375, 440, 300, 60, 75, 224, true, bicubic", // an upscale at the bottom-right corner
+        "333, 211, 1, 2, 17, 9, 40, false, bicubic", // a tiny box, odd sizes
+        "1800, 300, 3, 7, 1700, 250, 96, true, bicubic", // 37 taps: one column at a time
+        "500, 375, 37, 12, 301, 250, 224, false, nearest",
+        "500, 375, 37, 12, 301, 250, 224, true, nearest",
+        "500, 375, 440, 300, 60, 75, 224, true, nearest",
+        "333, 211, 1, 2, 17, 9, 40, false, nearest",
+        "120, 1000, 0, 900, 120, 100, 96, true, nearest"
+    })
+    void equalsTorchvisionsResizedCropWithEachInterpolation(
+            int w, int h, int left, int top, int bw, int bh, int size, boolean flip, String mode) throws Exception {
+        byte[] rgb = TestImages.rgb(w, h, 13);
+        CropBox box = new CropBox().set(left, top, bw, bh, flip);
+        TransformSpec spec = TransformSpec.defaults()
+                .withTrain(size, RandomResizedCrop.defaults())
+                .withInterpolation(TransformSpec.Interpolation.valueOf(mode.toUpperCase(java.util.Locale.ROOT)));
+        byte[] expected = PythonReference.resizedCrop(rgb, w, h, left, top, bw, bh, size, flip, mode);
+        assertArrayEquals(expected, resizedCrop(spec, rgb, w, h, box, new ScalarKernels()), "scalar kernels");
+        if (ResamplerTest.nativeOrSkipLoudly()) {
+            assertArrayEquals(expected, resizedCrop(spec, rgb, w, h, box, new NativeKernels()), "native kernels");
+        }
+    }
+
     @ParameterizedTest(name = "box {0} wide -> 224, flip {1}")
     @CsvSource({
         "150, false", // an upscale: each block's taps in one window of eight pixels

@@ -21,16 +21,17 @@ public final class PythonReference {
             import sys
             from PIL import Image
             w, h, size, crop = map(int, sys.argv[1:5])
+            mode = sys.argv[7] if len(sys.argv) > 7 else 'bilinear'
             img = Image.frombytes('RGB', (w, h), open(sys.argv[5], 'rb').read())
             try:
                 import torchvision.transforms as T
-                out = T.CenterCrop(crop)(T.Resize(size)(img))
+                out = T.CenterCrop(crop)(T.Resize(size, interpolation=T.InterpolationMode(mode))(img))
             except ImportError:
                 if w <= h:
                     ow, oh = size, int(size * h / w)
                 else:
                     ow, oh = int(size * w / h), size
-                img = img.resize((ow, oh), Image.BILINEAR)
+                img = img.resize((ow, oh), getattr(Image, mode.upper()))
                 top, left = int(round((oh - crop) / 2.0)), int(round((ow - crop) / 2.0))
                 out = img.crop((left, top, left + crop, top + crop))
             open(sys.argv[6], 'wb').write(out.tobytes())
@@ -56,13 +57,30 @@ public final class PythonReference {
 
     /** torchvision {@code CenterCrop(crop)(Resize(size)(img))} of an RGB image, as bytes. */
     public static byte[] resizeCrop(byte[] rgb, int w, int h, int size, int crop) throws Exception {
+        return resizeCrop(rgb, w, h, size, crop, "bilinear");
+    }
+
+    /**
+     * torchvision {@code CenterCrop(crop)(Resize(size, interpolation=InterpolationMode(mode))(img))}
+     * of an RGB image, as bytes ({@code mode}: bilinear, bicubic, nearest).
+     */
+    public static byte[] resizeCrop(byte[] rgb, int w, int h, int size, int crop, String mode) throws Exception {
         assumeTrue(hasPil(), "SKIPPED: " + PYTHON + " with PIL is not installed (apt-get install python3-pil)");
         Path in = Files.createTempFile("stoke-ref", ".rgb");
         Path out = Files.createTempFile("stoke-ref", ".out");
         try {
             Files.write(in, rgb);
             Process p = new ProcessBuilder(
-                            PYTHON, "-c", SCRIPT, "" + w, "" + h, "" + size, "" + crop, in.toString(), out.toString())
+                            PYTHON,
+                            "-c",
+                            SCRIPT,
+                            "" + w,
+                            "" + h,
+                            "" + size,
+                            "" + crop,
+                            in.toString(),
+                            out.toString(),
+                            mode)
                     .redirectErrorStream(true)
                     .start();
             String log = new String(p.getInputStream().readAllBytes());
@@ -80,19 +98,25 @@ public final class PythonReference {
             import sys
             from PIL import Image
             w, h, ow, oh = map(int, sys.argv[1:5])
-            img = Image.frombytes('RGB', (w, h), open(sys.argv[5], 'rb').read())
-            out = img.resize((ow, oh), Image.BILINEAR, reducing_gap=None)
-            open(sys.argv[6], 'wb').write(out.tobytes())
+            mode = sys.argv[5]
+            img = Image.frombytes('RGB', (w, h), open(sys.argv[6], 'rb').read())
+            out = img.resize((ow, oh), getattr(Image, mode.upper()), reducing_gap=None)
+            open(sys.argv[7], 'wb').write(out.tobytes())
             """;
 
     /** PIL's {@code img.resize((ow, oh), Image.BILINEAR, reducing_gap=None)} of an RGB image, as bytes. */
     public static byte[] resize(byte[] rgb, int w, int h, int ow, int oh) throws Exception {
+        return resize(rgb, w, h, ow, oh, "bilinear");
+    }
+
+    /** PIL's {@code img.resize((ow, oh), Image.<MODE>, reducing_gap=None)} of an RGB image, as bytes. */
+    public static byte[] resize(byte[] rgb, int w, int h, int ow, int oh, String mode) throws Exception {
         assumeTrue(hasPil(), "SKIPPED: " + PYTHON + " with PIL is not installed (apt-get install python3-pil)");
         Path in = Files.createTempFile("stoke-ref", ".rgb");
         Path out = Files.createTempFile("stoke-ref", ".out");
         try {
             Files.write(in, rgb);
-            run(RESIZE, in, out, "" + w, "" + h, "" + ow, "" + oh);
+            run(RESIZE, in, out, "" + w, "" + h, "" + ow, "" + oh, mode);
             return Files.readAllBytes(out);
         } finally {
             Files.deleteIfExists(in);
@@ -104,17 +128,19 @@ public final class PythonReference {
             import sys
             from PIL import Image
             w, h, left, top, bw, bh, size, flip = map(int, sys.argv[1:9])
-            img = Image.frombytes('RGB', (w, h), open(sys.argv[9], 'rb').read())
+            mode = sys.argv[9]
+            img = Image.frombytes('RGB', (w, h), open(sys.argv[10], 'rb').read())
             try:
                 import torchvision.transforms.functional as F
-                out = F.resized_crop(img, top, left, bh, bw, [size, size])
+                from torchvision.transforms import InterpolationMode
+                out = F.resized_crop(img, top, left, bh, bw, [size, size], interpolation=InterpolationMode(mode))
                 if flip:
                     out = F.hflip(out)
             except ImportError:
-                out = img.crop((left, top, left + bw, top + bh)).resize((size, size), Image.BILINEAR)
+                out = img.crop((left, top, left + bw, top + bh)).resize((size, size), getattr(Image, mode.upper()))
                 if flip:
                     out = out.transpose(Image.FLIP_LEFT_RIGHT)
-            open(sys.argv[10], 'wb').write(out.tobytes())
+            open(sys.argv[11], 'wb').write(out.tobytes())
             """;
 
     /**
@@ -123,6 +149,13 @@ public final class PythonReference {
      */
     public static byte[] resizedCrop(
             byte[] rgb, int w, int h, int left, int top, int bw, int bh, int size, boolean flip) throws Exception {
+        return resizedCrop(rgb, w, h, left, top, bw, bh, size, flip, "bilinear");
+    }
+
+    /** {@link #resizedCrop(byte[], int, int, int, int, int, int, int, boolean)} with {@code interpolation=InterpolationMode(mode)}. */
+    public static byte[] resizedCrop(
+            byte[] rgb, int w, int h, int left, int top, int bw, int bh, int size, boolean flip, String mode)
+            throws Exception {
         assumeTrue(hasPil(), "SKIPPED: " + PYTHON + " with PIL is not installed (apt-get install python3-pil)");
         Path in = Files.createTempFile("stoke-ref", ".rgb");
         Path out = Files.createTempFile("stoke-ref", ".out");
@@ -139,7 +172,8 @@ public final class PythonReference {
                     "" + bw,
                     "" + bh,
                     "" + size,
-                    flip ? "1" : "0");
+                    flip ? "1" : "0",
+                    mode);
             return Files.readAllBytes(out);
         } finally {
             Files.deleteIfExists(in);
@@ -201,6 +235,96 @@ public final class PythonReference {
                             .toArray())
                     .toArray(int[][]::new);
         } finally {
+            Files.deleteIfExists(out);
+        }
+    }
+
+    private static final String ERASE_PARAMS = """
+            import sys
+            import torch
+            import torchvision.transforms as T
+            side, n, seed = map(int, sys.argv[1:4])
+            smin, smax, rmin, rmax = map(float, sys.argv[4:8])
+            torch.manual_seed(seed)
+            img = torch.zeros(3, side, side)
+            with open(sys.argv[8], 'w') as f:
+                for _ in range(n):
+                    i, j, h, w, v = T.RandomErasing.get_params(img, scale=(smin, smax), ratio=(rmin, rmax), value=[0.0])
+                    f.write(f"{j} {i} {w} {h}\\n" if v is not img else "none\\n")
+            """;
+
+    /**
+     * {@code n} draws of torchvision's {@code RandomErasing.get_params} on a {@code 3 x side x side}
+     * tensor, as {left, top, width, height} rows, null where no try fitted (torchvision then
+     * returns the image itself).
+     */
+    public static int[][] eraseParams(
+            int side, int n, long seed, double scaleMin, double scaleMax, double ratioMin, double ratioMax)
+            throws Exception {
+        boolean ok = hasTorchvision();
+        if (!ok) {
+            System.err.println(
+                    "[stoke] SKIPPING erase distribution check: " + PYTHON + " cannot import torch and torchvision");
+        }
+        assumeTrue(ok, "SKIPPED: " + PYTHON + " without torch and torchvision");
+        Path out = Files.createTempFile("stoke-ref", ".txt");
+        try {
+            run(
+                    ERASE_PARAMS,
+                    null,
+                    null,
+                    "" + side,
+                    "" + n,
+                    "" + seed,
+                    "" + scaleMin,
+                    "" + scaleMax,
+                    "" + ratioMin,
+                    "" + ratioMax,
+                    out.toString());
+            return Files.readAllLines(out).stream()
+                    .map(l -> l.equals("none")
+                            ? null
+                            : Arrays.stream(l.trim().split(" "))
+                                    .mapToInt(Integer::parseInt)
+                                    .toArray())
+                    .toArray(int[][]::new);
+        } finally {
+            Files.deleteIfExists(out);
+        }
+    }
+
+    private static final String ERASE = """
+            import sys
+            import numpy as np
+            import torch
+            import torchvision.transforms.functional as F
+            side, i, j, h, w = map(int, sys.argv[1:6])
+            value = [float(v) for v in sys.argv[6].split(',')]
+            img = torch.from_numpy(np.fromfile(sys.argv[7], dtype=np.float32).reshape(3, side, side).copy())
+            v = torch.tensor(value)[:, None, None]
+            out = F.erase(img, i, j, h, w, v)
+            out.numpy().astype(np.float32).tofile(sys.argv[8])
+            """;
+
+    /**
+     * torchvision's {@code F.erase(img, top, left, h, w, torch.tensor(value)[:, None, None])} of a
+     * float32 {@code 3 x side x side} tensor given as native-order bytes, as bytes.
+     */
+    public static byte[] erase(byte[] chw, int side, int left, int top, int w, int h, float[] value) throws Exception {
+        boolean ok = hasTorchvision();
+        assumeTrue(ok, "SKIPPED: " + PYTHON + " without torch and torchvision");
+        Path in = Files.createTempFile("stoke-ref", ".f32");
+        Path out = Files.createTempFile("stoke-ref", ".out");
+        StringBuilder values = new StringBuilder();
+        for (float v : value) {
+            values.append(values.isEmpty() ? "" : ",").append(v);
+        }
+        try {
+            Files.write(in, chw);
+            run(ERASE, in, out, "" + side, "" + top, "" + left, "" + h, "" + w, values.toString());
+            return Files.readAllBytes(out);
+        } finally {
+            Files.deleteIfExists(in);
             Files.deleteIfExists(out);
         }
     }

@@ -1,0 +1,195 @@
+package io.stoke.loader.transform;
+
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.stoke.loader.testing.PythonReference;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.function.ToDoubleFunction;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** Stoke's {@link RandomErasing} against torchvision's {@code RandomErasing.get_params} and {@code F.erase}. */
+class RandomErasingTest {
+    /** A float32 channels-first sample of noise, as native-order bytes. */
+    private static byte[] noise(int side, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        MemorySegment s = MemorySegment.ofArray(new byte[12 * side * side]);
+        for (int i = 0; i < 3 * side * side; i++) {
+            s.set(JAVA_FLOAT_UNALIGNED, 4L * i, (float) (r.nextDouble() * 4 - 2));
+        }
+        return s.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+    }
+
+    @ParameterizedTest(name = "{0}: box {3}x{4}+{1}+{2} of 64, value {5}")
+    @CsvSource({
+        "a square, 5, 9, 20, 20, 0",
+        "a tall box at the corner, 0, 0, 3, 63, 0.5",
+        "a wide box, 10, 60, 54, 4, '-2.1179,-2.0357,-1.8044'", // ImageNet's normalised black
+        "one pixel, 63, 63, 1, 1, '1,2,3'"
+    })
+    void erasingAFixedBoxEqualsTorchvisionsErase(String what, int left, int top, int w, int h, String values)
+            throws Exception {
+        int side = 64;
+        String[] parts = values.split(",");
+        float[] value = new float[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            value[i] = Float.parseFloat(parts[i]);
+        }
+        byte[] chw = noise(side, left * 31L + top);
+        byte[] expected = PythonReference.erase(chw, side, left, top, w, h, value);
+        RandomErasing erasing = new RandomErasing(1, 0.02, 0.33, 0.3, 3.3, value);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment dst = arena.allocate(chw.length + 16);
+            MemorySegment.copy(MemorySegment.ofArray(chw), 0, dst, 8, chw.length);
+            erasing.erase(dst, 8, side, new CropBox().set(left, top, w, h, false), new CounterRandom());
+            assertArrayEquals(expected, dst.asSlice(8, chw.length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+            assertEquals(0, dst.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, 0), "wrote before the sample");
+            assertEquals(
+                    0,
+                    dst.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, 8 + chw.length),
+                    "wrote past the sample");
+        }
+    }
+
+    private static List<int[]> stoke(RandomErasing erasing, int side, int n) {
+        CounterRandom random = new CounterRandom();
+        CropBox box = new CropBox();
+        List<int[]> out = new ArrayList<>();
+        for (int k = 0; k < n; k++) {
+            random.reset(5, 0, k);
+            if (erasing.draw(side, side, random, box)) {
+                assertTrue(box.left + box.width <= side && box.top + box.height <= side, box.toString());
+                out.add(new int[] {box.left, box.top, box.width, box.height});
+            }
+        }
+        return out;
+    }
+
+    private static double[] of(List<int[]> boxes, ToDoubleFunction<int[]> f) {
+        return boxes.stream().mapToDouble(f).toArray();
+    }
+
+    /**
+     * 20,000 draws from each, compared on the box's area, aspect and place: the Kolmogorov-Smirnov
+     * distance must stay under the p = 0.001 critical value, and the share of draws where no try
+     * fitted within binomial noise. Both sides draw fixed sequences, so the verdict never changes.
+     */
+    @ParameterizedTest(name = "{0}: scale ({1}, {2}), ratio ({3}, {4})")
+    @CsvSource({"224, 0.02, 0.33, 0.3, 3.3", "176, 0.02, 0.33, 0.3, 3.3", "32, 0.1, 0.9, 0.3, 3.3"})
+    void boxesFollowTorchvisionsGetParams(int side, double smin, double smax, double rmin, double rmax)
+            throws Exception {
+        int n = 20000;
+        RandomErasing erasing = new RandomErasing(1, smin, smax, rmin, rmax, null);
+        List<int[]> tv = new ArrayList<>(Arrays.stream(PythonReference.eraseParams(side, n, 11, smin, smax, rmin, rmax))
+                .filter(b -> b != null)
+                .toList());
+        List<int[]> st = stoke(erasing, side, n);
+        double critical = Math.sqrt(-Math.log(1e-3 / 2) / 2)
+                * Math.sqrt((double) (tv.size() + st.size()) / ((double) tv.size() * st.size()));
+        String[] names = {"area", "log aspect (h / w)", "left", "top"};
+        List<ToDoubleFunction<int[]>> measures = List.of(
+                b -> (double) b[2] * b[3], b -> Math.log((double) b[3] / Math.max(1, b[2])), b -> b[0], b -> b[1]);
+        for (int m = 0; m < names.length; m++) {
+            double d = RandomResizedCropTest.ks(of(st, measures.get(m)), of(tv, measures.get(m)));
+            assertTrue(d < critical, names[m] + ": KS distance " + d + " over " + critical + " for " + side);
+        }
+        // Where no try fits (large scales on a small image), nothing is erased, as often as torchvision.
+        double missed = 1 - (double) tv.size() / n;
+        double sigma = Math.sqrt(Math.max(missed, 1e-4) * (1 - missed) / n);
+        assertEquals(missed, 1 - (double) st.size() / n, 5 * sigma * Math.sqrt(2), "share of draws that erase nothing");
+    }
+
+    @Test
+    void theChanceOfErasingIsP() {
+        RandomErasing erasing = new RandomErasing(0.3, 0.02, 0.33, 0.3, 3.3, new float[] {0});
+        int n = 20000;
+        int erased = stoke(erasing, 224, n).size();
+        double sigma = Math.sqrt(0.3 * 0.7 / n);
+        assertEquals(0.3, (double) erased / n, 5 * sigma);
+    }
+
+    @Test
+    void randomValuesAreStandardNormalAndTheSameForTheSameKey() {
+        RandomErasing erasing = new RandomErasing(1, 0.02, 0.33, 0.3, 3.3, null);
+        int side = 96;
+        CropBox box = new CropBox().set(10, 20, 60, 50, false);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment a = arena.allocate(12L * side * side);
+            MemorySegment b = arena.allocate(12L * side * side);
+            CounterRandom random = new CounterRandom();
+            random.reset(1, 2, 3);
+            erasing.erase(a, 0, side, box, random);
+            random.reset(1, 2, 3);
+            erasing.erase(b, 0, side, box, random);
+            assertEquals(-1, a.mismatch(b), "the same key gives the same values");
+            double[] values = new double[3 * 60 * 50];
+            int k = 0;
+            for (int c = 0; c < 3; c++) {
+                for (int y = 0; y < side; y++) {
+                    for (int x = 0; x < side; x++) {
+                        float v = a.get(JAVA_FLOAT_UNALIGNED, 4L * ((long) c * side * side + (long) y * side + x));
+                        boolean inside = x >= 10 && x < 70 && y >= 20 && y < 70;
+                        if (inside) {
+                            values[k++] = v;
+                        } else {
+                            assertEquals(0f, v, "outside the box at " + c + "," + x + "," + y);
+                        }
+                    }
+                }
+            }
+            // Against the normal CDF by Kolmogorov-Smirnov, p = 0.001.
+            Arrays.sort(values);
+            double d = 0;
+            for (int i = 0; i < values.length; i++) {
+                double cdf = normalCdf(values[i]);
+                d = Math.max(
+                        d,
+                        Math.max(
+                                Math.abs(cdf - (double) i / values.length),
+                                Math.abs(cdf - (double) (i + 1) / values.length)));
+            }
+            double critical = Math.sqrt(-Math.log(1e-3 / 2) / 2) / Math.sqrt(values.length);
+            assertTrue(d < critical, "KS distance from the standard normal " + d + " over " + critical);
+        }
+    }
+
+    /** The standard normal CDF by a Simpson sum of the density from 0: plenty for a KS check. */
+    private static double normalCdf(double x) {
+        int n = 2000;
+        double h = Math.abs(x) / n;
+        double s = 0;
+        for (int i = 0; i <= n; i++) {
+            double t = i * h;
+            double f = Math.exp(-t * t / 2) / Math.sqrt(2 * Math.PI);
+            s += (i == 0 || i == n ? 1 : i % 2 == 1 ? 4 : 2) * f;
+        }
+        double half = s * h / 3;
+        return x >= 0 ? 0.5 + half : 0.5 - half;
+    }
+
+    @Test
+    void aBoxOutsideTheSampleOrASampleOutsideItsSegmentIsRefused() {
+        RandomErasing erasing = RandomErasing.defaults();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment dst = arena.allocate(12L * 32 * 32);
+            CounterRandom random = new CounterRandom();
+            assertThrows(
+                    IndexOutOfBoundsException.class,
+                    () -> erasing.erase(dst, 0, 32, new CropBox().set(30, 0, 3, 3, false), random));
+            assertThrows(
+                    IndexOutOfBoundsException.class,
+                    () -> erasing.erase(dst, 4, 32, new CropBox().set(0, 0, 3, 3, false), random));
+            assertThrows(IllegalArgumentException.class, () -> new RandomErasing(1.5, 0.02, 0.33, 0.3, 3.3, null));
+            assertThrows(
+                    IllegalArgumentException.class,
+                    () -> new RandomErasing(0.5, 0.02, 0.33, 0.3, 3.3, new float[] {1, 2}));
+        }
+    }
+}
