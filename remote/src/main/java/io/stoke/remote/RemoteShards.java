@@ -223,10 +223,16 @@ final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
     /** Frees an entry's memory, or unmaps its file and removes it where no other process maps it. */
     @Override
     protected void free(Entry e) {
-        e.arena.close();
-        if (e.mapped != null) {
-            folder.release(e.mapped);
-            e.mapped = null;
+        try {
+            e.arena.close();
+        } finally {
+            // Also where the arena refuses to close (a thread still reads the shard in a native call
+            // as the process stops): the file's hold goes, and the last process out removes the file,
+            // while this process's mapping stays valid until it exits.
+            if (e.mapped != null) {
+                folder.release(e.mapped);
+                e.mapped = null;
+            }
         }
     }
 

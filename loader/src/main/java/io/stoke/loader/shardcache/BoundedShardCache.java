@@ -227,6 +227,7 @@ public abstract class BoundedShardCache<E extends BoundedShardCache.Entry> imple
     /** Frees every loaded shard; no segment handed out stays valid, and later acquires fail. */
     @Override
     public void close() {
+        RuntimeException failed = null;
         lock.lock();
         try {
             if (closed) {
@@ -241,13 +242,27 @@ public abstract class BoundedShardCache<E extends BoundedShardCache.Entry> imple
                         used -= e.size();
                         @SuppressWarnings("unchecked")
                         E loaded = (E) e;
-                        free(loaded);
+                        // Every entry is freed though one fails (an arena a thread still reads in a
+                        // native call refuses to close): a shard left unfreed is a file left in a
+                        // shared folder that no process removes.
+                        try {
+                            free(loaded);
+                        } catch (RuntimeException x) {
+                            if (failed == null) {
+                                failed = x;
+                            } else {
+                                failed.addSuppressed(x);
+                            }
+                        }
                     }
                 }
             }
             changed.signalAll();
         } finally {
             lock.unlock();
+        }
+        if (failed != null) {
+            throw failed;
         }
     }
 }
