@@ -14,7 +14,7 @@ writes ``dist/stoke-<version>-py3-none-linux_<arch>.whl`` (the version from pypr
   io.stoke.cli/io.stoke.cli.Main``), less what the package never runs (LEFT_OUT);
 - ``stoke/_java/jvm.options`` and ``stoke/_java/modules.options`` (./stoke's, cli/jvm.options and
   cli/modules.options);
-- ``stoke/_java/native/``: Stoke's C libraries (libstoke_pixels.so, libstoke_jpeg.so, libstoke_image.so), taken out of
+- ``stoke/_java/native/``: Stoke's C libraries (libstoke_pixels.so, libstoke_augment.so, libstoke_jpeg.so, libstoke_image.so), taken out of
   the bindings' jar, which the producer opens in place (``-Dstoke.pixels.path``, ``-Dstoke.jpeg.path``);
 - no AOT cache: JDK 25 takes one only where the module path is the one it was recorded at, so the
   installed package's runtime records its own at the first use (``stoke._home._aot_cache``).
@@ -43,7 +43,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent  # clients/python
 # Modules reached only by reflection, which jdeps cannot see: sun.misc.Unsafe (Agrona, Netty).
 EXTRA_MODULES = ["jdk.unsupported"]
-NATIVE = {"libstoke_pixels.so": "stoke.pixels.path", "libstoke_jpeg.so": "stoke.jpeg.path",
+NATIVE = {"libstoke_pixels.so": "stoke.pixels.path", "libstoke_augment.so": "stoke.augment.path",
+          "libstoke_jpeg.so": "stoke.jpeg.path",
           "libstoke_image.so": "stoke.image.path"}
 
 

@@ -25,7 +25,8 @@ from typing import List, Optional
 BUNDLED = Path(__file__).resolve().parent / "_java"
 _SAID_AOT = []
 # Stoke's C libraries beside the bundled jar, opened in place rather than copied out of the jar.
-_NATIVE = {"libstoke_pixels.so": "stoke.pixels.path", "libstoke_jpeg.so": "stoke.jpeg.path",
+_NATIVE = {"libstoke_pixels.so": "stoke.pixels.path", "libstoke_augment.so": "stoke.augment.path",
+           "libstoke_jpeg.so": "stoke.jpeg.path",
            "libstoke_image.so": "stoke.image.path"}
 
 
