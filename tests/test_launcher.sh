@@ -41,7 +41,8 @@ nomirror="$(mktemp -d)"
 torch214() { # torch214 [CI]: test_torch214's exit status; its messages in $nomirror/said
   local rc=0
   (cd "$ROOT" && source ./stoke && XDG_CACHE_HOME="$nomirror" STOKE_PYPI_INDEX="file://$nomirror/none" \
-    STOKE_PYPI_EXTRA_INDEX="file://$nomirror/none" CI="${1:-}" test_torch214) >"$nomirror/said" 2>&1 || rc=$?
+    STOKE_PYPI_EXTRA_INDEX="file://$nomirror/none" STOKE_TEST_STACKS=torch214 CI="${1:-}" test_torch214) \
+    >"$nomirror/said" 2>&1 || rc=$?
   return "$rc"
 }
 rc=0; torch214 || rc=$?
