@@ -102,13 +102,6 @@ public final class AugmentStage implements AutoCloseable {
         return current;
     }
 
-    /** Runs one op with torchvision's {@code magnitude} on {@link #input()} (tests drive the ops one by one). */
-    public MemorySegment runOne(AugmentOp op, double magnitude) {
-        Drawn one = new Drawn(1);
-        one.add(op, -1, false, magnitude);
-        return run(one);
-    }
-
     @Override
     public void close() {
         arena.close();

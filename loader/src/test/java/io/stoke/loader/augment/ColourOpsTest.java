@@ -93,7 +93,7 @@ class ColourOpsTest {
                     magnitude = -magnitude;
                 }
                 MemorySegment.copy(rgb, 0, stage.input(), JAVA_BYTE, 0, bytes);
-                byte[] got = stage.runOne(op, magnitude).asSlice(0, bytes).toArray(JAVA_BYTE);
+                byte[] got = runOne(stage, op, magnitude).asSlice(0, bytes).toArray(JAVA_BYTE);
                 byte[] want = Arrays.copyOfRange(expected, k * bytes, (k + 1) * bytes);
                 if (!Arrays.equals(want, got)) {
                     int i = Arrays.mismatch(want, got);
@@ -136,5 +136,12 @@ class ColourOpsTest {
             System.err.println("[stoke] torch " + versions + ": " + ulpApart
                     + " magnitude table values one unit in the last place from torch 2's (its vectorised linspace)");
         }
+    }
+
+    /** Runs one op with torchvision's {@code magnitude} on the stage's input, as a policy's draw would. */
+    private static MemorySegment runOne(AugmentStage stage, AugmentOp op, double magnitude) {
+        Drawn one = new Drawn(1);
+        one.add(op, -1, false, magnitude);
+        return stage.run(one);
     }
 }
