@@ -43,13 +43,26 @@ IMAGES = 48
 
 #: One rank's epoch: each sample's index, label and pixels' SHA-256, as JSON lines to argv[3].
 READER = textwrap.dedent("""
-    import hashlib, json, sys
+    import hashlib, json, os, sys, time
     import stoke
     url, folder, out = sys.argv[1], sys.argv[2], sys.argv[3]
     kw = {} if folder == "-" else {"shard_cache_dir": folder}
     loader = stoke.DataLoader(url, batch_size=8, num_workers=1, shard_cache_size="64M", with_indices=True, **kw)
+    # Ranks of one job run in step (each training step waits on the others), so neither leaves the
+    # node's cache before the other has come: after its first batch, a rank waits for its peers'
+    # first batch (a marker beside its output), as a DDP step would. Without this, a rank whose
+    # interpreter started late could find the first rank gone and the folder emptied behind it.
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    marker = lambda r: os.path.join(os.path.dirname(out) or ".", f"{r}.started")
     with open(out, "w") as f:
-        for images, labels, indices in loader:
+        for step, (images, labels, indices) in enumerate(loader):
+            if step == 0 and world > 1:
+                open(marker(os.environ["RANK"]), "w").close()
+                deadline = time.monotonic() + 120
+                while not all(os.path.exists(marker(r)) for r in range(world)):
+                    if time.monotonic() > deadline:
+                        sys.exit("the other rank never delivered its first batch")
+                    time.sleep(0.05)
             for i in range(len(labels)):
                 f.write(json.dumps({"index": int(indices[i]), "label": int(labels[i]),
                                     "pixels": hashlib.sha256(images[i].numpy().tobytes()).hexdigest()}) + "\\n")
