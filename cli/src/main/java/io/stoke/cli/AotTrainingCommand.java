@@ -23,7 +23,8 @@ import picocli.CommandLine.Command;
  * JVM's ahead-of-time cache ({@code -XX:AOTCacheOutput}, JDK 25's JEPs 483 and 515) once per
  * build. It loads, links and profiles what a fresh {@code demo}, {@code bench} or {@code serve}
  * would: it makes a small ImageNet-like dataset in a temporary folder and runs {@code bench} over
- * it with the evaluation transform (uint8 and float32) and the training transform, as tar shards and
+ * it with the evaluation transform (uint8 and float32) and the training transform (and torchvision's recipes: TrivialAugmentWide with
+ * RandomErasing into float32, RandAugment with bicubic, a bicubic evaluation), as tar shards and
  * as Parquet, then serves
  * it into rings that a consumer in this process drains, one in anonymous memory as stoke.DataLoader
  * runs it and one in /dev/shm; its
@@ -55,6 +56,67 @@ public final class AotTrainingCommand implements Callable<Integer> {
                 {"bench", data, "--batch-size", "32", "--epochs", "3"},
                 {"bench", data, "--batch-size", "32", "--output", "float32"},
                 {"bench", data, "--batch-size", "32", "--epochs", "2", "--transform", "train", "--shuffle"},
+                // torchvision's recipes as stoke.DataLoader translates them: ResNet50 v2's training transform
+                // (TrivialAugmentWide, float32 after Normalize, RandomErasing) and a bicubic evaluation; their
+                // classes and downcalls are otherwise loaded and linked in every fresh process's first batch.
+                {
+                    "bench",
+                    data,
+                    "--batch-size",
+                    "32",
+                    "--epochs",
+                    "2",
+                    "--transform",
+                    "train",
+                    "--shuffle",
+                    "--resize",
+                    "176",
+                    "--crop",
+                    "176",
+                    "--augment",
+                    "ta_wide:31,v2",
+                    "--erase",
+                    "0.1",
+                    "--output",
+                    "float32",
+                    "--mean",
+                    "0.485,0.456,0.406",
+                    "--std",
+                    "0.229,0.224,0.225"
+                },
+                {
+                    "bench",
+                    data,
+                    "--batch-size",
+                    "32",
+                    "--epochs",
+                    "2",
+                    "--transform",
+                    "train",
+                    "--shuffle",
+                    "--augment",
+                    "ra:2:9:31",
+                    "--interpolation",
+                    "bicubic"
+                },
+                {
+                    "bench",
+                    data,
+                    "--batch-size",
+                    "32",
+                    "--resize",
+                    "232",
+                    "--crop",
+                    "224",
+                    "--interpolation",
+                    "bicubic",
+                    "--output",
+                    "float32",
+                    "--mean",
+                    "0.485,0.456,0.406",
+                    "--std",
+                    "0.229,0.224,0.225"
+                },
                 // Tar shards as stoke pack writes them: the scan, the mapped reads, the crop-only eval path, raw
                 // copies.
                 {"pack", data, "--out", packed, "--shard-size", "2M"},
