@@ -3,12 +3,15 @@ package io.stoke.loader.transform;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.stoke.loader.augment.ChiSquare;
 import io.stoke.loader.testing.PythonReference;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.function.ToDoubleFunction;
 import org.junit.jupiter.api.Test;
@@ -59,6 +62,11 @@ class RandomErasingTest {
     }
 
     private static List<int[]> stoke(RandomErasing erasing, int side, int n) {
+        return stoke(erasing, side, n, false);
+    }
+
+    /** Stoke's boxes for keys (5, 0, k), k below n; with {@code misses}, null where none was erased. */
+    private static List<int[]> stoke(RandomErasing erasing, int side, int n, boolean misses) {
         CounterRandom random = new CounterRandom();
         CropBox box = new CropBox();
         List<int[]> out = new ArrayList<>();
@@ -67,6 +75,8 @@ class RandomErasingTest {
             if (erasing.draw(side, side, random, box)) {
                 assertTrue(box.left + box.width <= side && box.top + box.height <= side, box.toString());
                 out.add(new int[] {box.left, box.top, box.width, box.height});
+            } else if (misses) {
+                out.add(null);
             }
         }
         return out;
@@ -76,21 +86,57 @@ class RandomErasingTest {
         return boxes.stream().mapToDouble(f).toArray();
     }
 
+    // The cases of boxesFollowTorchvisionsGetParams: {side, scale min, scale max, ratio min, ratio max}.
+    private static final List<double[]> CASES =
+            List.of(new double[] {224, 0.02, 0.33, 0.3, 3.3}, new double[] {176, 0.02, 0.33, 0.3, 3.3}, new double[] {
+                32, 0.1, 0.9, 0.3, 3.3
+            });
+    private static final int DRAWS = 100_000;
+    private static int[][][] torchvisions;
+
+    /** torchvision's draws for every case, made in one Python run at first use. */
+    private static synchronized List<int[]> torchvisions(int side, double smin) throws Exception {
+        if (torchvisions == null) {
+            torchvisions = PythonReference.eraseParams(CASES, DRAWS, 11, 2000);
+        }
+        for (int c = 0; c < CASES.size(); c++) {
+            if (CASES.get(c)[0] == side && CASES.get(c)[1] == smin) {
+                return Arrays.asList(torchvisions[c]);
+            }
+        }
+        throw new IllegalArgumentException("not one of CASES: " + side + ", " + smin);
+    }
+
+    private static Map<String, Integer> counts(List<int[]> boxes, java.util.function.Function<int[], String> key) {
+        Map<String, Integer> out = new HashMap<>();
+        for (int[] b : boxes) {
+            out.merge(b == null ? "none" : key.apply(b), 1, Integer::sum);
+        }
+        return out;
+    }
+
     /**
-     * 20,000 draws from each, compared on the box's area, aspect and place: the Kolmogorov-Smirnov
-     * distance must stay under the p = 0.001 critical value, and the share of draws where no try
-     * fitted within binomial noise. Both sides draw fixed sequences, so the verdict never changes.
+     * 100,000 draws from each, the issue's count: a chi-square test of the box's size (width and
+     * height together, "nothing fitted" one more outcome), of its left and of its top, each p &gt;
+     * 0.001; and the Kolmogorov-Smirnov distance of area, aspect and place under the p = 0.001
+     * critical value. Both sides draw fixed sequences, so the verdict never changes.
      */
     @ParameterizedTest(name = "{0}: scale ({1}, {2}), ratio ({3}, {4})")
     @CsvSource({"224, 0.02, 0.33, 0.3, 3.3", "176, 0.02, 0.33, 0.3, 3.3", "32, 0.1, 0.9, 0.3, 3.3"})
     void boxesFollowTorchvisionsGetParams(int side, double smin, double smax, double rmin, double rmax)
             throws Exception {
-        int n = 20000;
         RandomErasing erasing = new RandomErasing(1, smin, smax, rmin, rmax, null);
-        List<int[]> tv = new ArrayList<>(Arrays.stream(PythonReference.eraseParams(side, n, 11, smin, smax, rmin, rmax))
-                .filter(b -> b != null)
-                .toList());
-        List<int[]> st = stoke(erasing, side, n);
+        List<int[]> tvAll = torchvisions(side, smin);
+        List<int[]> stAll = stoke(erasing, side, DRAWS, true);
+        String[] tables = {"size (width x height)", "left", "top"};
+        List<java.util.function.Function<int[], String>> keys =
+                List.of(b -> b[2] + "x" + b[3], b -> "" + b[0], b -> "" + b[1]);
+        for (int t = 0; t < tables.length; t++) {
+            ChiSquare.Result r = ChiSquare.twoSample(counts(stAll, keys.get(t)), counts(tvAll, keys.get(t)));
+            assertTrue(r.p() > 1e-3, tables[t] + ": chi-square " + r + " for " + side);
+        }
+        List<int[]> tv = tvAll.stream().filter(b -> b != null).toList();
+        List<int[]> st = stAll.stream().filter(b -> b != null).toList();
         double critical = Math.sqrt(-Math.log(1e-3 / 2) / 2)
                 * Math.sqrt((double) (tv.size() + st.size()) / ((double) tv.size() * st.size()));
         String[] names = {"area", "log aspect (h / w)", "left", "top"};
@@ -101,9 +147,10 @@ class RandomErasingTest {
             assertTrue(d < critical, names[m] + ": KS distance " + d + " over " + critical + " for " + side);
         }
         // Where no try fits (large scales on a small image), nothing is erased, as often as torchvision.
-        double missed = 1 - (double) tv.size() / n;
-        double sigma = Math.sqrt(Math.max(missed, 1e-4) * (1 - missed) / n);
-        assertEquals(missed, 1 - (double) st.size() / n, 5 * sigma * Math.sqrt(2), "share of draws that erase nothing");
+        double missed = 1 - (double) tv.size() / DRAWS;
+        double sigma = Math.sqrt(Math.max(missed, 1e-4) * (1 - missed) / DRAWS);
+        assertEquals(
+                missed, 1 - (double) st.size() / DRAWS, 5 * sigma * Math.sqrt(2), "share of draws that erase nothing");
     }
 
     @Test
