@@ -373,6 +373,43 @@ public final class PythonReference {
         }
     }
 
+    private static final String ERASE_UINT8 = """
+            import sys
+            import numpy as np
+            import torch
+            import torchvision.transforms.functional as F
+            side, i, j, h, w = map(int, sys.argv[1:6])
+            value = [float(v) for v in sys.argv[6].split(',')]
+            hwc = np.fromfile(sys.argv[7], dtype=np.uint8).reshape(side, side, 3)
+            img = torch.from_numpy(hwc.copy()).permute(2, 0, 1)  # PILToTensor's uint8 image
+            out = F.erase(img, i, j, h, w, torch.tensor(value)[:, None, None])
+            out.permute(1, 2, 0).contiguous().numpy().tofile(sys.argv[8])
+            """;
+
+    /**
+     * torchvision's {@code F.erase(img, top, left, h, w, torch.tensor(value)[:, None, None])} of
+     * the uint8 image {@code PILToTensor()} makes of the {@code side x side} RGB pixels {@code hwc},
+     * as RGB pixels again.
+     */
+    public static byte[] eraseUint8(byte[] hwc, int side, int left, int top, int w, int h, float[] value)
+            throws Exception {
+        assumeTrue(hasTorchvision(), "SKIPPED: " + PYTHON + " without torch and torchvision");
+        Path in = Files.createTempFile("stoke-ref", ".u8");
+        Path out = Files.createTempFile("stoke-ref", ".out");
+        StringBuilder values = new StringBuilder();
+        for (float v : value) {
+            values.append(values.isEmpty() ? "" : ",").append(v);
+        }
+        try {
+            Files.write(in, hwc);
+            run(ERASE_UINT8, in, out, "" + side, "" + top, "" + left, "" + h, "" + w, values.toString());
+            return Files.readAllBytes(out);
+        } finally {
+            Files.deleteIfExists(in);
+            Files.deleteIfExists(out);
+        }
+    }
+
     /** Runs {@code script} with {@code args} (then {@code in} and {@code out} when given), failing on a non-zero exit. */
     private static void run(String script, Path in, Path out, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(PYTHON, "-c", script));

@@ -61,6 +61,58 @@ class RandomErasingTest {
         }
     }
 
+    /**
+     * On PILToTensor()'s uint8 image: the bytes equal torchvision's F.erase of the same box with
+     * the same value, which torch casts to uint8 by truncation (127.9 is 127).
+     */
+    @ParameterizedTest(name = "{0}: box {3}x{4}+{1}+{2} of 48, value {5}")
+    @CsvSource({
+        "a square, 5, 9, 20, 20, 0",
+        "a tall box at the corner, 0, 0, 3, 47, 127.9",
+        "a wide box, 10, 44, 38, 4, '124,116,104'", // the ImageNet mean, as the recipes' uint8 fill
+        "one pixel, 47, 47, 1, 1, '255.5,0.99,3'"
+    })
+    void erasingAUint8ImageEqualsTorchvisionsErase(String what, int left, int top, int w, int h, String values)
+            throws Exception {
+        int side = 48;
+        String[] parts = values.split(",");
+        float[] value = new float[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            value[i] = Float.parseFloat(parts[i]);
+        }
+        byte[] hwc = new byte[3 * side * side];
+        new SplittableRandom(left * 31L + top).nextBytes(hwc);
+        byte[] expected = PythonReference.eraseUint8(hwc, side, left, top, w, h, value);
+        RandomErasing erasing = new RandomErasing(1, 0.02, 0.33, 0.3, 3.3, value, true);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment dst = arena.allocate(hwc.length + 16);
+            MemorySegment.copy(MemorySegment.ofArray(hwc), 0, dst, 8, hwc.length);
+            erasing.eraseBytes(dst, 8, side, new CropBox().set(left, top, w, h, false));
+            assertArrayEquals(expected, dst.asSlice(8, hwc.length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+            assertEquals(0, dst.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, 0), "wrote before the sample");
+            assertEquals(
+                    0,
+                    dst.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, 8 + hwc.length),
+                    "wrote past the sample");
+            assertThrows(
+                    IndexOutOfBoundsException.class,
+                    () -> erasing.eraseBytes(dst, 8, side, new CropBox().set(side - w + 1, top, w, h, false)));
+        }
+    }
+
+    @Test
+    void aUint8ErasingRefusesRandomValuesAndValuesACastWouldWrap() {
+        IllegalArgumentException random = assertThrows(
+                IllegalArgumentException.class, () -> new RandomErasing(0.5, 0.02, 0.33, 0.3, 3.3, null, true));
+        assertTrue(random.getMessage().contains("255 on x86, 0 on ARM"), random.getMessage());
+        for (float v : new float[] {-0.5f, 256f, Float.NaN}) {
+            IllegalArgumentException wraps = assertThrows(
+                    IllegalArgumentException.class,
+                    () -> new RandomErasing(0.5, 0.02, 0.33, 0.3, 3.3, new float[] {1, v, 2}, true));
+            assertTrue(wraps.getMessage().contains("must be in [0, 256)"), wraps.getMessage());
+        }
+    }
+
     private static List<int[]> stoke(RandomErasing erasing, int side, int n) {
         return stoke(erasing, side, n, false);
     }
