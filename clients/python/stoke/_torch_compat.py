@@ -15,7 +15,8 @@ WAYS_OUT = ("Either apply it to each batch on the device (stoke.DataLoader(..., 
 
 ONLY = ("Stoke's producer does Resize(s) + CenterCrop(c) or RandomResizedCrop(...) + RandomHorizontalFlip(p) "
         "[+ TrivialAugmentWide, RandAugment or AutoAugment], then "
-        "PILToTensor() or ToImage() [+ ToDtype(torch.float32, scale=True) or ConvertImageDtype(torch.float)] or "
+        "PILToTensor() or ToImage() [+ RandomErasing(...)] [+ ToDtype(torch.float32, scale=True) or "
+        "ConvertImageDtype(torch.float)] or "
         "ToTensor(), and Normalize(mean, std) [+ RandomErasing(...)], in that order (v1's or v2's, ToPureTensor() "
         "anywhere after the conversion), and nothing else")
 
@@ -296,6 +297,10 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
     if at("PILToTensor", "ToImage"):
         i += 1
         skip_pure_tensor()
+        if at("RandomErasing"):  # on the uint8 image, which torchvision allows: erased before the conversion
+            settings.update(_erasing(steps[i], uint8=True))
+            i += 1
+            skip_pure_tensor()
         if at("ConvertImageDtype", "ToDtype"):
             _to_float32(steps[i], kinds.get(type(steps[i])), torch)
             i += 1
@@ -330,10 +335,8 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
         settings.update(mean=[0.0, 0.0, 0.0], std=[1.0, 1.0, 1.0])
     skip_pure_tensor()
     if at("RandomErasing"):
-        if settings["output"] != "float32":
-            _refuse(f"RandomErasing on PILToTensor()'s uint8 tensor ({' + '.join(names)})",
-                    "Stoke erases the float32 output, after the conversion and Normalize, where torchvision's recipes "
-                    "place it: add ToDtype(torch.float32, scale=True) or ConvertImageDtype(torch.float) before it")
+        if settings["erase"] is not None:
+            _refuse(f"a second RandomErasing ({' + '.join(names)})", "Stoke erases one box per sample: keep one")
         settings.update(_erasing(steps[i]))
         i += 1
         skip_pure_tensor()
@@ -380,11 +383,23 @@ def _policy(t: Any, kind: str) -> str:
     return f"{head},interpolation={mode},fill={rgb[0]}:{rgb[1]}:{rgb[2]}" + (",v2" if v2 else "")
 
 
-def _erasing(t: Any) -> Dict[str, Any]:
+def _erasing(t: Any, uint8: bool = False) -> Dict[str, Any]:
     """A RandomErasing (v1's or v2's) as the table's ``erase``, ``erase_scale``, ``erase_ratio`` and
-    ``erase_value``; ``inplace`` changes nothing in a fresh batch, so it is not kept."""
+    ``erase_value``; ``inplace`` changes nothing in a fresh batch, so it is not kept.
+
+    Args:
+        t: the transform.
+        uint8: whether it erases ``PILToTensor()``'s uint8 image (``erase_value`` ``uint8:V``), where
+            torch casts the value to uint8 by truncation; ``'random'`` and values outside
+            ``[0, 256)`` are refused there, since torch's cast of a negative float is the CPU's.
+    """
     value = getattr(t, "value", 0)
     if value is None or (isinstance(value, str) and value == "random"):  # v2 keeps "random" as None
+        if uint8:
+            _refuse("RandomErasing(value='random') on a uint8 image",
+                    "torchvision casts its standard normal draws to uint8, which makes most of them 0 and a negative "
+                    "one whatever the CPU's cast gives (255 on x86, 0 on ARM): give a value, or erase after "
+                    "ToDtype(torch.float32, scale=True) and Normalize")
         text = "random"
     elif isinstance(value, (int, float)):
         text = repr(float(value))
@@ -392,6 +407,11 @@ def _erasing(t: Any) -> Dict[str, Any]:
         text = ",".join(repr(float(v)) for v in value)
     else:
         _refuse(f"RandomErasing(value={value!r})", "Stoke erases with one number, three (one per channel) or 'random'")
+    if uint8:
+        if not all(0 <= float(v) < 256 for v in text.split(",")):
+            _refuse(f"RandomErasing(value={value!r}) on a uint8 image", "torch wraps a value over 255 and casts a "
+                    "negative one as the CPU does: give values from 0 to 255")
+        text = "uint8:" + text
     return {"erase": float(t.p), "erase_scale": [float(v) for v in t.scale],
             "erase_ratio": [float(v) for v in t.ratio], "erase_value": text}
 

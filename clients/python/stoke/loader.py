@@ -285,15 +285,18 @@ class DataLoader(Closeable):
         interpolation (str, optional): the resize's filter, for both transforms: ``"bilinear"`` (the
             default), ``"bicubic"`` or ``"nearest"``, each exactly as PIL computes torchvision's
             ``InterpolationMode`` of that name on a PIL image (set from a translated transform).
-        erase (float, optional): with ``output="float32"``, torchvision's ``RandomErasing(p=erase)``
-            on each sample after the normalisation, drawn per sample, epoch and ``seed`` (default:
+        erase (float, optional): with ``output="float32"`` (or a ``uint8:`` ``erase_value``),
+            torchvision's ``RandomErasing(p=erase)`` on each sample after the normalisation, drawn per sample, epoch and ``seed`` (default:
             ``0``, none; set from a translated transform's ``RandomErasing``).
         erase_scale (sequence of 2 floats, optional): the erased area's range as a fraction of the
             sample's (default: ``(0.02, 0.33)``, torchvision's).
         erase_ratio (sequence of 2 floats, optional): the erased box's height / width range, drawn
             log-uniformly (default: ``(0.3, 3.3)``).
         erase_value (str, optional): what the box is set to, in the normalised output's units:
-            ``"0"`` (the default), ``"r,g,b"`` or ``"random"`` (standard normal values).
+            ``"0"`` (the default), ``"r,g,b"`` or ``"random"`` (standard normal values); or
+            ``"uint8:v"`` / ``"uint8:r,g,b"`` (0 to 255, cast as torch casts) to erase the uint8
+            image before its conversion to float32, as ``RandomErasing`` after ``PILToTensor()``
+            does (then with either output).
         dct_scaling (str, optional): ``"none"``, ``"pow2"`` or ``"all"``: let libjpeg-turbo decode
             at a smaller scale where the resize allows (default: ``"pow2"`` for a path, ``"none"``
             for a translated transform).

@@ -710,6 +710,48 @@ class DataLoaderTest(unittest.TestCase):
                         fill = torch.tensor(value if isinstance(value, tuple) else (value,) * 3).view(3, 1, 1)
                         self.assertTrue(torch.equal(box, fill.expand_as(box)), f"sample {index}: value {value!r}")
 
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_random_erasing_on_the_uint8_image_gives_torchvisions_pixels_for_the_box_it_drew(self):
+        T = transforms
+        F = T.functional
+        head = [T.Resize(232), T.CenterCrop(208), T.PILToTensor()]
+        mean, std = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+        to_float = [T.ConvertImageDtype(torch.float), T.Normalize(mean, std)]
+        chains = [("v1 uint8", head, T.RandomErasing(p=1.0, value=(124, 116, 104)), [], (124, 116, 104)),
+                  ("v1 float32", head, T.RandomErasing(p=1.0, value=127.9), to_float, (127.9,) * 3)]
+        if V2 is not None:
+            v2_head = [V2.Resize(232, antialias=True), V2.CenterCrop(208), V2.PILToTensor()]
+            chains.append(("v2 float32", v2_head, V2.RandomErasing(p=1.0, value=(124, 116, 104)),
+                           [V2.ToDtype(torch.float32, scale=True), V2.Normalize(mean, std), V2.ToPureTensor()],
+                           (124, 116, 104)))
+        self.assertEqual("uint8:124.0,116.0,104.0", stoke._torch_compat.translate_transform(
+            T.Compose(chains[0][1] + [chains[0][2]]))["erase_value"])
+        for name, first, erasing, tail, value in chains:
+            dataset = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(first + [erasing] + tail))
+            plain = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(first))
+            then = T.Compose(tail) if tail else (lambda x: x)
+            checked = 0
+            with stoke.DataLoader(dataset, batch_size=16, num_workers=2, with_indices=True, seed=5) as loader:
+                for images, _, indices in loader:
+                    for j, index in enumerate(indices.tolist()):
+                        image = plain[index][0].as_subclass(torch.Tensor)
+                        got = images[j]
+                        # The box Stoke drew is where its pixels are not the unerased image's.
+                        differs = ((then(image) - got).abs() > 1e-6).any(0) if tail else (image != got).any(0)
+                        rows = differs.any(1).nonzero().flatten()
+                        cols = differs.any(0).nonzero().flatten()
+                        self.assertGreater(len(rows), 0, f"{name}: sample {index} was not erased (p=1)")
+                        top, left = int(rows[0]), int(cols[0])
+                        h, w = int(rows[-1]) + 1 - top, int(cols[-1]) + 1 - left
+                        # torchvision's erase of that box on the uint8 image, then the rest of the chain.
+                        expected = then(F.erase(image, top, left, h, w, torch.tensor(value)[:, None, None]))
+                        if tail:
+                            self.assertLessEqual(float((expected - got).abs().max()), 1e-6, f"{name}: sample {index}")
+                        else:
+                            self.assertTrue(torch.equal(expected, got), f"{name}: sample {index}")
+                        checked += 1
+            self.assertEqual(45, checked, name)
+
     def check_pixels(self, name, transform, dtype, crop, shuffle=False, interpolation="bilinear"):
         """Every sample of the loader over ImageFolder(DATA, transform) is torchvision's own: uint8 byte
         for byte, float32 within 1e-6."""
@@ -744,7 +786,8 @@ class DataLoaderTest(unittest.TestCase):
             "AutoAugment here": eval_ + [T.AutoAugment()] + tensor,
             "TrivialAugmentWide": crop + tensor + [T.TrivialAugmentWide()],
             "RandomErasing": crop + [T.RandomErasing()] + tensor,
-            "RandomErasing on PILToTensor()'s uint8 tensor": crop + [T.PILToTensor(), T.RandomErasing()],
+            "RandomErasing(value='random') on a uint8 image": crop + [T.PILToTensor(), T.RandomErasing(value="random")],
+            "RandomErasing(value=300) on a uint8 image": crop + [T.PILToTensor(), T.RandomErasing(value=300)],
             "ColorJitter": crop + [T.ColorJitter(0.4, 0.4, 0.4)] + tensor,
             "Lambda": eval_ + [T.Lambda(lambda x: x)] + tensor,
             "interpolation InterpolationMode.LANCZOS": [T.RandomResizedCrop(64, interpolation=T.InterpolationMode.LANCZOS)] + tensor,

@@ -276,6 +276,18 @@ class LoaderOptionsTest {
                 () -> parse("--output", "float32", "--erase", "0.5", "--erase-value", "grey")
                         .transform());
         assertTrue(e.getMessage().contains("--erase-value"), e.getMessage());
+        // On the uint8 image (RandomErasing after PILToTensor): either output.
+        for (String output : new String[] {"uint8", "float32"}) {
+            assertEquals(
+                    new RandomErasing(0.5, 0.02, 0.33, 0.3, 3.3, new float[] {124, 116, 104}, true),
+                    parse("--output", output, "--erase", "0.5", "--erase-value", "uint8:124,116,104")
+                            .transform()
+                            .erasing());
+        }
+        e = assertThrows(
+                IllegalArgumentException.class,
+                () -> parse("--erase", "0.5", "--erase-value", "uint8:random").transform());
+        assertTrue(e.getMessage().contains("on a uint8 image is refused"), e.getMessage());
     }
 
     /** Every command that drives a loader has every option of the table, and its deprecated spelling. */

@@ -74,6 +74,8 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
     // Where the consumer is: batches taken of stateEpoch (written by next(), under this).
     private long stateEpoch;
     private int stateBatches;
+    // With an order feed: the order of the epoch the consumer is in, for state() (under this).
+    private OrderFeed.GivenEpoch stateOrder;
     private volatile boolean closed;
 
     private Loader(Builder b) {
@@ -98,12 +100,17 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         OrderFeed feed = null;
         try {
             if (b.orderFeed != null) {
-                if (!b.resumeFrom.isEmpty() || !b.startCuts.isEmpty()) {
-                    throw new IllegalArgumentException(
-                            "an order feed gives each epoch's order, resumed or not: "
-                                    + "start it at the saved epoch and batch (startEpoch, startBatch), not from states or cuts");
+                if (!b.startCuts.isEmpty()) {
+                    throw new IllegalArgumentException("an order feed gives each epoch's order, resumed or not: "
+                            + "resume it from its state (resume) or at the saved epoch and batch (startEpoch, "
+                            + "startBatch), not from cuts");
                 }
-                feed = OrderFeed.open(b.orderFeed, dataset.size(), b.batchSize);
+                // A resumed epoch's batches were counted in the order it was given: it must come again.
+                OrderFeed.GivenEpoch saved = resumed != null && startBatch > 0
+                        ? b.resumeFrom.get(0).given().order()
+                        : null;
+                this.stateOrder = saved;
+                feed = OrderFeed.open(b.orderFeed, dataset.size(), b.batchSize, saved);
             }
             this.orderFeed = feed;
             this.pipeline = new Pipeline(
@@ -181,6 +188,9 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         batch.padded(orderFeed != null ? 0 : sampler.paddedIn(batch.epoch(), (int) batch.batchIndex()));
         stateEpoch = batch.epoch();
         stateBatches = (int) batch.batchIndex() + 1;
+        if (orderFeed != null && (stateOrder == null || stateOrder.epoch() != stateEpoch)) {
+            stateOrder = orderFeed.given(stateEpoch); // null only where the feed has moved 4 epochs past it
+        }
         record(batch, now - start, now);
         batch.closeAndThrowIfFailed();
         open.add(batch);
@@ -239,10 +249,28 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
      * Where this rank is, to resume from ({@link Builder#resume}), on this world or another: after
      * the batches {@link #next()} has handed out (a batch that failed under {@link
      * ErrorPolicy#FAIL} counts as handed out).
+     *
+     * <p>With an {@link Builder#orderFeed order feed} the state says so, with the epoch's order as
+     * given ({@link LoaderState#given()}): the seed cannot draw it again, so a loader resumed from
+     * it needs a feed that gives that epoch again, and checks that it is the same order.
+     *
+     * @throws IllegalStateException with an order feed, when the feed had read more than the 4
+     *     epochs it keeps past the one the consumer is in before its order was recorded here
      */
     public synchronized LoaderState state() {
-        return LoaderState.of(sampler, sampler.rank(), sampler.worldSize(), stateEpoch, stateBatches)
+        LoaderState state = LoaderState.of(sampler, sampler.rank(), sampler.worldSize(), stateEpoch, stateBatches)
                 .withDataset(dataset.fingerprint());
+        if (orderFeed == null) {
+            return state;
+        }
+        OrderFeed.GivenEpoch order =
+                stateOrder != null && stateOrder.epoch() == stateEpoch ? stateOrder : orderFeed.given(stateEpoch);
+        if (order == null && stateBatches > 0) {
+            throw new IllegalStateException("state(): epoch " + stateEpoch + "'s order has left the order feed (it "
+                    + "keeps the last 4 epochs read), so the state could not say which order its " + stateBatches
+                    + " batches were taken in: feed each epoch's order at most 4 epochs ahead of the one consumed");
+        }
+        return state.withGiven(new LoaderState.Given(LoaderState.ORDER_FEED, order));
     }
 
     /** How this loader resumed ({@link ResumePlan#report()} says it in a sentence), or null when it did not. */
@@ -593,7 +621,9 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
          * drawing it: the order, batch boundaries included, is the feed's, and the workers wait for
          * an epoch's record before its first batch. The shuffle, seed's order, world and {@code
          * dropLast} then shape nothing (the seed still keys the random crops); the loader runs until
-         * stopped ({@code epochs(0)}).
+         * stopped ({@code epochs(0)}). {@link Loader#state()} then saves the epoch's order as given,
+         * and {@link #resume} from that state goes on at the batch it reached, provided the feed
+         * gives that epoch's order again.
          */
         public Builder orderFeed(Path feed) {
             this.orderFeed = feed;
@@ -609,7 +639,9 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
                 throw new IllegalArgumentException(
                         "resume from states, or from a start epoch, batch and cuts, not both");
             }
-            return ResumePlan.of(resumeFrom, order(), dataset.fingerprint());
+            return orderFeed != null
+                    ? ResumePlan.fed(resumeFrom, dataset.fingerprint())
+                    : ResumePlan.of(resumeFrom, order(), dataset.fingerprint());
         }
 
         public Builder transform(TransformSpec transform) {

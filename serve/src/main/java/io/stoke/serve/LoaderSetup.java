@@ -138,6 +138,11 @@ public final class LoaderSetup {
         double[] scale = settings.numbers("erase_scale");
         double[] ratio = settings.numbers("erase_ratio");
         String text = settings.text("erase_value").strip();
+        // "uint8:V": torchvision's RandomErasing on PILToTensor()'s uint8 image, V in uint8's units.
+        boolean uint8 = text.regionMatches(true, 0, "uint8:", 0, 6);
+        if (uint8) {
+            text = text.substring(6).strip();
+        }
         float[] value = null;
         if (!text.equalsIgnoreCase("random")) {
             String[] parts = text.split(",");
@@ -148,10 +153,11 @@ public final class LoaderSetup {
                 }
             } catch (NumberFormatException e) {
                 throw new IllegalArgumentException(
-                        "--erase-value takes one number, three (R,G,B) or random, not " + text);
+                        "--erase-value takes one number, three (R,G,B) or random, each after uint8: for the uint8 "
+                                + "image, not " + settings.text("erase_value"));
             }
         }
-        return new RandomErasing(settings.decimal("erase"), scale[0], scale[1], ratio[0], ratio[1], value);
+        return new RandomErasing(settings.decimal("erase"), scale[0], scale[1], ratio[0], ratio[1], value, uint8);
     }
 
     /** {@code --workers} and {@code --max-workers}. */

@@ -74,7 +74,15 @@ public final class SampleTransform implements AutoCloseable {
         this.augment = spec.augment() == null
                 ? null
                 : new AugmentStage(AugmentPolicy.parse(spec.augment()), spec.crop(), spec.crop());
-        this.erasing = spec.erasing() == null ? null : new ErasingStage(spec.erasing(), spec.crop(), seed);
+        this.erasing = spec.erasing() == null
+                ? null
+                : new ErasingStage(
+                        spec.erasing(),
+                        spec.crop(),
+                        seed,
+                        spec.output() == TransformSpec.Output.FLOAT32_CHW,
+                        spec.mean(),
+                        spec.std());
     }
 
     /** {@link #apply(int, long, MemorySegment, long)} in epoch 0. */

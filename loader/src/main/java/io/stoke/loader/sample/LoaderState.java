@@ -39,6 +39,9 @@ import java.util.Locale;
  *     unless {@code epoch} was itself resumed on another world)
  * @param dataset       the dataset's {@code Dataset.fingerprint()}, or null where the state does
  *     not say
+ * @param given         where the order was given from outside ({@link OrderFeed}, or a Python
+ *     sampler's): the epoch's order as given ({@code given} in the JSON); null where it was this
+ *     state's seed's
  */
 public record LoaderState(
         long epoch,
@@ -53,11 +56,60 @@ public record LoaderState(
         int shuffleWindow,
         PartitionTail partitionTail,
         List<EpochCut> cuts,
-        String dataset) {
+        String dataset,
+        Given given) {
     /** The version this class writes. */
     public static final int VERSION = 2;
 
     private static final JsonFactory JSON = new JsonFactory();
+
+    /** {@link #given()}'s kind where a Java loader's order came through {@link OrderFeed}. */
+    public static final String ORDER_FEED = "order_feed";
+
+    /**
+     * An order given from outside: the seed cannot draw it again, so a resumed run must be given the
+     * same epoch again, and {@code order} is what it is checked against.
+     *
+     * @param kind  what gave it: {@link #ORDER_FEED}, or Python's {@code sampler} / {@code batch_sampler}
+     * @param order the epoch's order as given, or null where it had not come when the state was taken
+     */
+    public record Given(String kind, OrderFeed.GivenEpoch order) {
+        public Given {
+            java.util.Objects.requireNonNull(kind, "kind");
+        }
+    }
+
+    /** A state of the loader's own order (no {@link #given()}). */
+    public LoaderState(
+            long epoch,
+            int batchesTaken,
+            long seed,
+            boolean shuffle,
+            int batchSize,
+            boolean dropLast,
+            int rank,
+            int worldSize,
+            int datasetSize,
+            int shuffleWindow,
+            PartitionTail partitionTail,
+            List<EpochCut> cuts,
+            String dataset) {
+        this(
+                epoch,
+                batchesTaken,
+                seed,
+                shuffle,
+                batchSize,
+                dropLast,
+                rank,
+                worldSize,
+                datasetSize,
+                shuffleWindow,
+                partitionTail,
+                cuts,
+                dataset,
+                null);
+    }
 
     public LoaderState {
         if (epoch < 0 || batchesTaken < 0 || batchSize < 1 || worldSize < 1 || rank < 0 || rank >= worldSize) {
@@ -118,7 +170,27 @@ public record LoaderState(
                 shuffleWindow,
                 partitionTail,
                 cuts,
-                fingerprint);
+                fingerprint,
+                given);
+    }
+
+    /** This state, its epoch's order given from outside as {@code given} says. */
+    public LoaderState withGiven(Given given) {
+        return new LoaderState(
+                epoch,
+                batchesTaken,
+                seed,
+                shuffle,
+                batchSize,
+                dropLast,
+                rank,
+                worldSize,
+                datasetSize,
+                shuffleWindow,
+                partitionTail,
+                cuts,
+                dataset,
+                given);
     }
 
     /** This state as JSON, the keys of Python's {@code state_dict()}. */
@@ -165,6 +237,28 @@ public record LoaderState(
             g.writeEndObject();
         }
         g.writeEndArray();
+        if (given != null) {
+            g.writeObjectFieldStart("given");
+            g.writeStringField("kind", given.kind());
+            OrderFeed.GivenEpoch order = given.order();
+            if (order == null) {
+                g.writeNullField("order");
+            } else {
+                g.writeObjectFieldStart("order");
+                g.writeArrayFieldStart("batch_sizes");
+                for (int k = 0; k < order.batches(); k++) {
+                    g.writeNumber(order.batchStarts()[k + 1] - order.batchStarts()[k]);
+                }
+                g.writeEndArray();
+                g.writeArrayFieldStart("indices");
+                for (int i : order.indices()) {
+                    g.writeNumber(i);
+                }
+                g.writeEndArray();
+                g.writeEndObject();
+            }
+            g.writeEndObject();
+        }
         g.writeEndObject();
     }
 
@@ -214,6 +308,7 @@ public record LoaderState(
         PartitionTail tail = PartitionTail.PAD;
         List<EpochCut> cuts = new ArrayList<>();
         String dataset = null;
+        Given given = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String f = p.currentName();
             JsonToken v = p.nextToken();
@@ -240,6 +335,7 @@ public record LoaderState(
                         cuts.add(cut(p, name));
                     }
                 }
+                case "given" -> given = v == JsonToken.START_OBJECT ? given(p, name) : null;
                 default -> p.skipChildren();
             }
         }
@@ -269,7 +365,74 @@ public record LoaderState(
                 Math.toIntExact(window),
                 tail,
                 cuts,
-                dataset);
+                dataset,
+                given == null || epoch == null || given.order() == null
+                        ? given
+                        : new Given(given.kind(), withEpoch(given.order(), epoch)));
+    }
+
+    /** A state's {@code given}: its kind and the epoch's order (Python's keys; the rest is Python's alone). */
+    private static Given given(JsonParser p, String name) throws IOException {
+        String kind = null;
+        OrderFeed.GivenEpoch order = null;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String f = p.currentName();
+            JsonToken v = p.nextToken();
+            switch (f) {
+                case "kind" -> kind = p.getValueAsString();
+                case "order" -> {
+                    if (v == JsonToken.START_OBJECT) {
+                        order = order(p, name);
+                    }
+                }
+                default -> p.skipChildren();
+            }
+        }
+        if (kind == null) {
+            throw new IllegalArgumentException(name + ": given has no kind");
+        }
+        return new Given(kind, order);
+    }
+
+    private static OrderFeed.GivenEpoch order(JsonParser p, String name) throws IOException {
+        int[] sizes = null;
+        int[] indices = null;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String f = p.currentName();
+            JsonToken v = p.nextToken();
+            switch (f) {
+                case "batch_sizes" -> sizes = integers(p, v, f, name);
+                case "indices" -> indices = integers(p, v, f, name);
+                default -> p.skipChildren();
+            }
+        }
+        if (sizes == null || indices == null) {
+            throw new IllegalArgumentException(name + ": given's order needs batch_sizes and indices");
+        }
+        int[] starts = new int[sizes.length + 1];
+        for (int k = 0; k < sizes.length; k++) {
+            starts[k + 1] = starts[k] + sizes[k];
+        }
+        if (starts[sizes.length] != indices.length) {
+            throw new IllegalArgumentException(name + ": given's order has batches of " + starts[sizes.length]
+                    + " samples and " + indices.length + " indices");
+        }
+        return new OrderFeed.GivenEpoch(-1, indices, starts);
+    }
+
+    private static OrderFeed.GivenEpoch withEpoch(OrderFeed.GivenEpoch order, long epoch) {
+        return new OrderFeed.GivenEpoch(epoch, order.indices(), order.batchStarts());
+    }
+
+    private static int[] integers(JsonParser p, JsonToken v, String field, String name) throws IOException {
+        if (v != JsonToken.START_ARRAY) {
+            throw new IllegalArgumentException(name + ": " + field + " is not a list");
+        }
+        List<Integer> out = new ArrayList<>();
+        for (JsonToken t = p.nextToken(); t != JsonToken.END_ARRAY; t = p.nextToken()) {
+            out.add(Math.toIntExact(integer(p, t, field, name)));
+        }
+        return out.stream().mapToInt(Integer::intValue).toArray();
     }
 
     /**

@@ -37,6 +37,8 @@ public final class OrderFeed implements AutoCloseable {
     private volatile RuntimeException failure;
     private volatile boolean ended;
     private long expected = -1;
+    // The epoch a resumed run must be given again as it was saved (null: none to check).
+    private final GivenEpoch resumed;
 
     /**
      * One epoch's order as given: its dataset indices in delivery order and where each batch starts.
@@ -75,8 +77,19 @@ public final class OrderFeed implements AutoCloseable {
      * @param batchSize   the most samples a batch may hold (a ring slot's)
      */
     public static OrderFeed open(Path path, int datasetSize, int batchSize) {
+        return open(path, datasetSize, batchSize, null);
+    }
+
+    /**
+     * {@link #open(Path, int, int)} for a resumed run: {@code resumed}'s epoch, when the feed gives
+     * it, must be exactly that order (batch sizes and indices), the one a saved state's batches were
+     * counted in; another stops the producer naming the first difference.
+     *
+     * @param resumed the saved epoch's order (a {@code LoaderState}'s given order), or null
+     */
+    public static OrderFeed open(Path path, int datasetSize, int batchSize, GivenEpoch resumed) {
         try {
-            return new OrderFeed(Files.newInputStream(path), "order feed " + path, datasetSize, batchSize);
+            return new OrderFeed(Files.newInputStream(path), "order feed " + path, datasetSize, batchSize, resumed);
         } catch (IOException e) {
             throw new IllegalArgumentException("--order-feed " + path + ": cannot open it (" + e.getMessage() + ")");
         }
@@ -84,7 +97,13 @@ public final class OrderFeed implements AutoCloseable {
 
     /** A feed read from {@code in}, named {@code source} in its errors. */
     public OrderFeed(InputStream in, String source, int datasetSize, int batchSize) {
+        this(in, source, datasetSize, batchSize, null);
+    }
+
+    /** A feed read from {@code in} that must give {@code resumed}'s epoch as it is (see {@link #open(Path, int, int, GivenEpoch)}). */
+    public OrderFeed(InputStream in, String source, int datasetSize, int batchSize, GivenEpoch resumed) {
         this.in = in;
+        this.resumed = resumed;
         this.source = source;
         this.datasetSize = datasetSize;
         this.batchSize = batchSize;
@@ -125,6 +144,24 @@ public final class OrderFeed implements AutoCloseable {
             }
             idle.idle();
         }
+    }
+
+    /**
+     * Epoch {@code epoch}'s order if the feed has given it and still keeps it (the last {@value
+     * #KEEP} read), else null; never waits.
+     */
+    public GivenEpoch given(long epoch) {
+        if (fedThrough < epoch) {
+            return null;
+        }
+        synchronized (kept) {
+            for (GivenEpoch e : kept) {
+                if (e != null && e.epoch == epoch) {
+                    return e;
+                }
+            }
+        }
+        return null;
     }
 
     private void read() {
@@ -181,7 +218,37 @@ public final class OrderFeed implements AutoCloseable {
             }
             indices[i] = (int) index;
         }
-        return new GivenEpoch(epoch, indices, starts);
+        GivenEpoch given = new GivenEpoch(epoch, indices, starts);
+        if (resumed != null && resumed.epoch() == epoch) {
+            sameAsSaved(given);
+        }
+        return given;
+    }
+
+    private void sameAsSaved(GivenEpoch given) {
+        String why = null;
+        if (!java.util.Arrays.equals(given.batchStarts(), resumed.batchStarts())) {
+            why = "has " + given.batches() + " batches of " + given.indices().length + " samples, the saved "
+                    + resumed.batches() + " of " + resumed.indices().length;
+            for (int k = 1; k < Math.min(given.batchStarts().length, resumed.batchStarts().length); k++) {
+                if (given.batchStarts()[k] != resumed.batchStarts()[k]) {
+                    why = "batch " + (k - 1) + " holds " + (given.batchStarts()[k] - given.batchStarts()[k - 1])
+                            + " samples, the saved " + (resumed.batchStarts()[k] - resumed.batchStarts()[k - 1]);
+                    break;
+                }
+            }
+        } else {
+            int i = java.util.Arrays.mismatch(given.indices(), resumed.indices());
+            if (i >= 0) {
+                why = "position " + i + " is index " + given.indices()[i] + ", the saved " + resumed.indices()[i];
+            }
+        }
+        if (why != null) {
+            throw fail(
+                    given.epoch(),
+                    "is not the one the resumed state was saved in: " + why
+                            + " (feed the epoch's saved order again, the state's given order)");
+        }
     }
 
     private IllegalStateException fail(long epoch, String what) {

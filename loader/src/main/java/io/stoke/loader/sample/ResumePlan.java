@@ -57,9 +57,14 @@ public record ResumePlan(long epoch, int startBatch, List<EpochCut> cuts, String
             throw new IllegalArgumentException("no loader state to resume from");
         }
         LoaderState first = states.get(0);
-        if (dataset != null && first.dataset() != null && !dataset.equals(first.dataset())) {
-            throw new IllegalArgumentException("the state was saved over another dataset (dataset=" + first.dataset()
-                    + ", this loader's is " + dataset + ": other files or labels, in another order)");
+        sameDataset(first, dataset);
+        for (LoaderState s : states) {
+            if (s.given() != null) {
+                throw new IllegalArgumentException("the state was saved where each epoch's order was given ("
+                        + s.given().kind() + "), which the seed cannot draw again: resume with an order feed "
+                        + "(Loader.Builder.orderFeed, stoke serve --order-feed) that gives epoch " + s.epoch()
+                        + "'s saved order again (the state's given order)");
+            }
         }
         sameOrder(first, target);
         for (LoaderState s : states) {
@@ -188,6 +193,59 @@ public record ResumePlan(long epoch, int startBatch, List<EpochCut> cuts, String
                     r.append(": none, so at epoch ").append(e + 1).toString());
         }
         return new ResumePlan(e, 0, all, r.toString());
+    }
+
+    /**
+     * The plan that resumes {@code states} where each epoch's order is given through an {@link
+     * OrderFeed}: this rank's own state, at the batch it reached of the order it was given, which the
+     * feed must give again ({@link OrderFeed#open(java.nio.file.Path, int, int, OrderFeed.GivenEpoch)}
+     * checks it); a finished epoch resumes at the next one's start.
+     *
+     * @param dataset the loader's {@code Dataset.fingerprint()}, checked against the state's
+     * @throws IllegalArgumentException the states are not one fed rank's, or were saved over another dataset
+     */
+    public static ResumePlan fed(List<LoaderState> states, String dataset) {
+        if (states.size() != 1) {
+            throw new IllegalArgumentException("with an order feed each rank resumes from its own state: give this "
+                    + "rank's state alone (" + states.size() + " given; a given order is not split again over "
+                    + "another world)");
+        }
+        LoaderState s = states.get(0);
+        sameDataset(s, dataset);
+        if (s.given() == null) {
+            throw new IllegalArgumentException("the state was saved with the loader's own order (seed=" + s.seed()
+                    + ", shuffle=" + s.shuffle() + "), and this loader's order is fed: resume it without an order "
+                    + "feed, or start the feed at epoch " + s.epoch() + " batch " + s.batchesTaken()
+                    + " (startEpoch, startBatch)");
+        }
+        OrderFeed.GivenEpoch order = s.given().order();
+        int k = s.batchesTaken();
+        if (order != null && k > order.batches()) {
+            throw new IllegalArgumentException("the state took " + k + " batches of epoch " + s.epoch()
+                    + ", whose given order has " + order.batches());
+        }
+        if (order != null && k == order.batches() && k > 0) {
+            return new ResumePlan(
+                    s.epoch() + 1,
+                    0,
+                    List.of(),
+                    "epoch " + s.epoch() + " of the order fed was " + "finished: resuming at epoch " + (s.epoch() + 1)
+                            + ", as the feed gives it");
+        }
+        String of = order == null ? "" : " of its " + order.batches();
+        return new ResumePlan(
+                s.epoch(),
+                k,
+                List.of(),
+                "resuming epoch " + s.epoch() + " at batch " + k + of + ", in the order the feed gave"
+                        + (k > 0 && order != null ? ", which it must give again" : ""));
+    }
+
+    private static void sameDataset(LoaderState s, String dataset) {
+        if (dataset != null && s.dataset() != null && !dataset.equals(s.dataset())) {
+            throw new IllegalArgumentException("the state was saved over another dataset (dataset=" + s.dataset()
+                    + ", this loader's is " + dataset + ": other files or labels, in another order)");
+        }
     }
 
     private static void sameOrder(LoaderState s, Sampler target) {

@@ -27,7 +27,8 @@ import java.util.Objects;
  *     centre crop reads (the default: the same bytes as a whole decode, for less work); false
  *     decodes whole images, for comparisons
  * @param interpolation the resize's filter, for both transforms (torchvision's {@code interpolation})
- * @param erasing     torchvision's {@code RandomErasing} on the float32 output, or null for none
+ * @param erasing     torchvision's {@code RandomErasing} on the float32 output (or on the uint8
+ *     image, {@link RandomErasing#uint8()}), or null for none
  * @param augment     an auto-augment policy run on the training transform's crop after the flip, in
  *     {@code AugmentPolicy}'s compact spelling ({@code ta_wide:31}, {@code ra:2:9:31},
  *     {@code aa:imagenet}), or null for none; refused here where Stoke cannot run it exactly
@@ -100,9 +101,10 @@ public record TransformSpec(
         if (maxPixels < 1 || maxFileBytes < 1) {
             throw new IllegalArgumentException("budgets must be positive");
         }
-        if (erasing != null && output != Output.FLOAT32_CHW) {
+        if (erasing != null && !erasing.uint8() && output != Output.FLOAT32_CHW) {
             throw new IllegalArgumentException("RandomErasing erases the float32 output (after ToTensor and"
-                    + " Normalize, where torchvision's recipes place it): it needs --output float32");
+                    + " Normalize, where torchvision's recipes place it): it needs --output float32, or a uint8"
+                    + " value (--erase-value uint8:V)");
         }
         mean = mean.clone();
         std = std.clone();

@@ -8,12 +8,12 @@ import java.util.TreeMap;
  * contingency table), categories expected fewer than 5 times pooled into one; the p-value from
  * the regularised upper incomplete gamma function (Numerical Recipes' series and continued fraction).
  */
-final class ChiSquare {
+public final class ChiSquare {
     private ChiSquare() {}
 
-    record Result(double statistic, int degrees, double p) {}
+    public record Result(double statistic, int degrees, double p) {}
 
-    static Result twoSample(Map<String, Integer> a, Map<String, Integer> b) {
+    public static Result twoSample(Map<String, Integer> a, Map<String, Integer> b) {
         Map<String, long[]> table = new TreeMap<>();
         a.forEach((k, v) -> table.computeIfAbsent(k, x -> new long[2])[0] += v);
         b.forEach((k, v) -> table.computeIfAbsent(k, x -> new long[2])[1] += v);

@@ -239,55 +239,99 @@ public final class PythonReference {
         }
     }
 
+    // get_params draws from torch's mt19937, one 32-bit word per value: two per try (area, then
+    // log aspect, each uniform from its low 24 bits), two more (top, left: word % range) where the
+    // box fits. numpy's MT19937 seeded as torch.manual_seed gives the same words, so the draws are
+    // made from them in a plain loop, about 8 times faster than calling get_params; the first
+    // CHECKED draws of each case are get_params' own, compared draw for draw, so the two cannot
+    // drift apart unseen.
     private static final String ERASE_PARAMS = """
-            import sys
+            import math, sys
+            import numpy as np
             import torch
             import torchvision.transforms as T
-            side, n, seed = map(int, sys.argv[1:4])
-            smin, smax, rmin, rmax = map(float, sys.argv[4:8])
-            torch.manual_seed(seed)
-            img = torch.zeros(3, side, side)
-            with open(sys.argv[8], 'w') as f:
+            n, seed, checked = map(int, sys.argv[1:4])
+            cases = [c.split(',') for c in sys.argv[4].split(';')]
+
+            def words(seed):
+                bits = np.random.MT19937()
+                bits._legacy_seeding(seed)  # torch.manual_seed(seed)'s generator
+                while True:
+                    yield from bits.random_raw(1 << 16).tolist()
+
+            def uniform(word, low, high):  # torch's uniform_ of a float32 tensor on the CPU
+                return float(np.float32((word & 0xFFFFFF) * 2.0 ** -24 * (high - low) + low))
+
+            def fast(side, smin, smax, rmin, rmax):
+                raw = words(seed)
+                lo, hi = (float(x) for x in torch.log(torch.tensor((rmin, rmax))))
                 for _ in range(n):
+                    box = None
+                    for _ in range(10):
+                        erase = side * side * uniform(next(raw), smin, smax)
+                        aspect = float(np.float32(math.exp(uniform(next(raw), lo, hi))))
+                        h = int(round(math.sqrt(erase * aspect)))
+                        w = int(round(math.sqrt(erase / aspect)))
+                        if h < side and w < side:
+                            i = next(raw) % (side - h + 1)
+                            box = (next(raw) % (side - w + 1), i, w, h)
+                            break
+                    yield box
+
+            def torchvisions(side, smin, smax, rmin, rmax):
+                torch.manual_seed(seed)
+                img = torch.zeros(3, side, side)
+                for _ in range(checked):
                     i, j, h, w, v = T.RandomErasing.get_params(img, scale=(smin, smax), ratio=(rmin, rmax), value=[0.0])
-                    f.write(f"{j} {i} {w} {h}\\n" if v is not img else "none\\n")
+                    yield (j, i, w, h) if v is not img else None
+
+            with open(sys.argv[5], 'w') as f:
+                for c in cases:
+                    side, args = int(c[0]), [float(x) for x in c[1:]]
+                    boxes = list(fast(side, *args))
+                    for k, box in enumerate(torchvisions(side, *args)):
+                        if box != boxes[k]:
+                            sys.exit(f"case {c}: draw {k} is {boxes[k]} here and {box} from get_params")
+                    f.write(f"case {','.join(c)}\\n")
+                    f.writelines("none\\n" if b is None else f"{b[0]} {b[1]} {b[2]} {b[3]}\\n" for b in boxes)
             """;
 
     /**
      * {@code n} draws of torchvision's {@code RandomErasing.get_params} on a {@code 3 x side x side}
-     * tensor, as {left, top, width, height} rows, null where no try fitted (torchvision then
-     * returns the image itself).
+     * tensor for each of {@code cases} ({side, scale min, scale max, ratio min, ratio max}), in one
+     * Python run, each case from {@code torch.manual_seed(seed)}: {left, top, width, height} rows,
+     * null where no try fitted (torchvision then returns the image itself). The first {@code
+     * checked} of each case are compared with get_params' own calls (see ERASE_PARAMS).
      */
-    public static int[][] eraseParams(
-            int side, int n, long seed, double scaleMin, double scaleMax, double ratioMin, double ratioMax)
-            throws Exception {
+    public static int[][][] eraseParams(List<double[]> cases, int n, long seed, int checked) throws Exception {
         boolean ok = hasTorchvision();
         if (!ok) {
             System.err.println(
                     "[stoke] SKIPPING erase distribution check: " + PYTHON + " cannot import torch and torchvision");
         }
         assumeTrue(ok, "SKIPPED: " + PYTHON + " without torch and torchvision");
+        StringBuilder spec = new StringBuilder();
+        for (double[] c : cases) {
+            spec.append(spec.isEmpty() ? "" : ";").append((int) c[0]);
+            for (int k = 1; k < c.length; k++) {
+                spec.append(',').append(c[k]);
+            }
+        }
         Path out = Files.createTempFile("stoke-ref", ".txt");
         try {
-            run(
-                    ERASE_PARAMS,
-                    null,
-                    null,
-                    "" + side,
-                    "" + n,
-                    "" + seed,
-                    "" + scaleMin,
-                    "" + scaleMax,
-                    "" + ratioMin,
-                    "" + ratioMax,
-                    out.toString());
-            return Files.readAllLines(out).stream()
-                    .map(l -> l.equals("none")
-                            ? null
-                            : Arrays.stream(l.trim().split(" "))
-                                    .mapToInt(Integer::parseInt)
-                                    .toArray())
-                    .toArray(int[][]::new);
+            run(ERASE_PARAMS, null, null, "" + n, "" + seed, "" + checked, spec.toString(), out.toString());
+            List<String> lines = Files.readAllLines(out);
+            int[][][] boxes = new int[cases.size()][][];
+            for (int c = 0; c < cases.size(); c++) {
+                boxes[c] = lines.subList(c * (n + 1) + 1, (c + 1) * (n + 1)).stream()
+                        .map(l -> l.equals("none")
+                                ? null
+                                : Arrays.stream(l.split(" "))
+                                        .mapToInt(Integer::parseInt)
+                                        .toArray())
+                        .toArray(int[][]::new);
+            }
+            return boxes;
         } finally {
             Files.deleteIfExists(out);
         }
@@ -322,6 +366,43 @@ public final class PythonReference {
         try {
             Files.write(in, chw);
             run(ERASE, in, out, "" + side, "" + top, "" + left, "" + h, "" + w, values.toString());
+            return Files.readAllBytes(out);
+        } finally {
+            Files.deleteIfExists(in);
+            Files.deleteIfExists(out);
+        }
+    }
+
+    private static final String ERASE_UINT8 = """
+            import sys
+            import numpy as np
+            import torch
+            import torchvision.transforms.functional as F
+            side, i, j, h, w = map(int, sys.argv[1:6])
+            value = [float(v) for v in sys.argv[6].split(',')]
+            hwc = np.fromfile(sys.argv[7], dtype=np.uint8).reshape(side, side, 3)
+            img = torch.from_numpy(hwc.copy()).permute(2, 0, 1)  # PILToTensor's uint8 image
+            out = F.erase(img, i, j, h, w, torch.tensor(value)[:, None, None])
+            out.permute(1, 2, 0).contiguous().numpy().tofile(sys.argv[8])
+            """;
+
+    /**
+     * torchvision's {@code F.erase(img, top, left, h, w, torch.tensor(value)[:, None, None])} of
+     * the uint8 image {@code PILToTensor()} makes of the {@code side x side} RGB pixels {@code hwc},
+     * as RGB pixels again.
+     */
+    public static byte[] eraseUint8(byte[] hwc, int side, int left, int top, int w, int h, float[] value)
+            throws Exception {
+        assumeTrue(hasTorchvision(), "SKIPPED: " + PYTHON + " without torch and torchvision");
+        Path in = Files.createTempFile("stoke-ref", ".u8");
+        Path out = Files.createTempFile("stoke-ref", ".out");
+        StringBuilder values = new StringBuilder();
+        for (float v : value) {
+            values.append(values.isEmpty() ? "" : ",").append(v);
+        }
+        try {
+            Files.write(in, hwc);
+            run(ERASE_UINT8, in, out, "" + side, "" + top, "" + left, "" + h, "" + w, values.toString());
             return Files.readAllBytes(out);
         } finally {
             Files.deleteIfExists(in);

@@ -3,12 +3,15 @@ package io.stoke.loader.transform;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.stoke.loader.augment.ChiSquare;
 import io.stoke.loader.testing.PythonReference;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.function.ToDoubleFunction;
 import org.junit.jupiter.api.Test;
@@ -58,7 +61,64 @@ class RandomErasingTest {
         }
     }
 
+    /**
+     * On PILToTensor()'s uint8 image: the bytes equal torchvision's F.erase of the same box with
+     * the same value, which torch casts to uint8 by truncation (127.9 is 127).
+     */
+    @ParameterizedTest(name = "{0}: box {3}x{4}+{1}+{2} of 48, value {5}")
+    @CsvSource({
+        "a square, 5, 9, 20, 20, 0",
+        "a tall box at the corner, 0, 0, 3, 47, 127.9",
+        "a wide box, 10, 44, 38, 4, '124,116,104'", // the ImageNet mean, as the recipes' uint8 fill
+        "one pixel, 47, 47, 1, 1, '255.5,0.99,3'"
+    })
+    void erasingAUint8ImageEqualsTorchvisionsErase(String what, int left, int top, int w, int h, String values)
+            throws Exception {
+        int side = 48;
+        String[] parts = values.split(",");
+        float[] value = new float[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            value[i] = Float.parseFloat(parts[i]);
+        }
+        byte[] hwc = new byte[3 * side * side];
+        new SplittableRandom(left * 31L + top).nextBytes(hwc);
+        byte[] expected = PythonReference.eraseUint8(hwc, side, left, top, w, h, value);
+        RandomErasing erasing = new RandomErasing(1, 0.02, 0.33, 0.3, 3.3, value, true);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment dst = arena.allocate(hwc.length + 16);
+            MemorySegment.copy(MemorySegment.ofArray(hwc), 0, dst, 8, hwc.length);
+            erasing.eraseBytes(dst, 8, side, new CropBox().set(left, top, w, h, false));
+            assertArrayEquals(expected, dst.asSlice(8, hwc.length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+            assertEquals(0, dst.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, 0), "wrote before the sample");
+            assertEquals(
+                    0,
+                    dst.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, 8 + hwc.length),
+                    "wrote past the sample");
+            assertThrows(
+                    IndexOutOfBoundsException.class,
+                    () -> erasing.eraseBytes(dst, 8, side, new CropBox().set(side - w + 1, top, w, h, false)));
+        }
+    }
+
+    @Test
+    void aUint8ErasingRefusesRandomValuesAndValuesACastWouldWrap() {
+        IllegalArgumentException random = assertThrows(
+                IllegalArgumentException.class, () -> new RandomErasing(0.5, 0.02, 0.33, 0.3, 3.3, null, true));
+        assertTrue(random.getMessage().contains("255 on x86, 0 on ARM"), random.getMessage());
+        for (float v : new float[] {-0.5f, 256f, Float.NaN}) {
+            IllegalArgumentException wraps = assertThrows(
+                    IllegalArgumentException.class,
+                    () -> new RandomErasing(0.5, 0.02, 0.33, 0.3, 3.3, new float[] {1, v, 2}, true));
+            assertTrue(wraps.getMessage().contains("must be in [0, 256)"), wraps.getMessage());
+        }
+    }
+
     private static List<int[]> stoke(RandomErasing erasing, int side, int n) {
+        return stoke(erasing, side, n, false);
+    }
+
+    /** Stoke's boxes for keys (5, 0, k), k below n; with {@code misses}, null where none was erased. */
+    private static List<int[]> stoke(RandomErasing erasing, int side, int n, boolean misses) {
         CounterRandom random = new CounterRandom();
         CropBox box = new CropBox();
         List<int[]> out = new ArrayList<>();
@@ -67,6 +127,8 @@ class RandomErasingTest {
             if (erasing.draw(side, side, random, box)) {
                 assertTrue(box.left + box.width <= side && box.top + box.height <= side, box.toString());
                 out.add(new int[] {box.left, box.top, box.width, box.height});
+            } else if (misses) {
+                out.add(null);
             }
         }
         return out;
@@ -76,21 +138,57 @@ class RandomErasingTest {
         return boxes.stream().mapToDouble(f).toArray();
     }
 
+    // The cases of boxesFollowTorchvisionsGetParams: {side, scale min, scale max, ratio min, ratio max}.
+    private static final List<double[]> CASES =
+            List.of(new double[] {224, 0.02, 0.33, 0.3, 3.3}, new double[] {176, 0.02, 0.33, 0.3, 3.3}, new double[] {
+                32, 0.1, 0.9, 0.3, 3.3
+            });
+    private static final int DRAWS = 100_000;
+    private static int[][][] torchvisions;
+
+    /** torchvision's draws for every case, made in one Python run at first use. */
+    private static synchronized List<int[]> torchvisions(int side, double smin) throws Exception {
+        if (torchvisions == null) {
+            torchvisions = PythonReference.eraseParams(CASES, DRAWS, 11, 2000);
+        }
+        for (int c = 0; c < CASES.size(); c++) {
+            if (CASES.get(c)[0] == side && CASES.get(c)[1] == smin) {
+                return Arrays.asList(torchvisions[c]);
+            }
+        }
+        throw new IllegalArgumentException("not one of CASES: " + side + ", " + smin);
+    }
+
+    private static Map<String, Integer> counts(List<int[]> boxes, java.util.function.Function<int[], String> key) {
+        Map<String, Integer> out = new HashMap<>();
+        for (int[] b : boxes) {
+            out.merge(b == null ? "none" : key.apply(b), 1, Integer::sum);
+        }
+        return out;
+    }
+
     /**
-     * 20,000 draws from each, compared on the box's area, aspect and place: the Kolmogorov-Smirnov
-     * distance must stay under the p = 0.001 critical value, and the share of draws where no try
-     * fitted within binomial noise. Both sides draw fixed sequences, so the verdict never changes.
+     * 100,000 draws from each, the issue's count: a chi-square test of the box's size (width and
+     * height together, "nothing fitted" one more outcome), of its left and of its top, each p &gt;
+     * 0.001; and the Kolmogorov-Smirnov distance of area, aspect and place under the p = 0.001
+     * critical value. Both sides draw fixed sequences, so the verdict never changes.
      */
     @ParameterizedTest(name = "{0}: scale ({1}, {2}), ratio ({3}, {4})")
     @CsvSource({"224, 0.02, 0.33, 0.3, 3.3", "176, 0.02, 0.33, 0.3, 3.3", "32, 0.1, 0.9, 0.3, 3.3"})
     void boxesFollowTorchvisionsGetParams(int side, double smin, double smax, double rmin, double rmax)
             throws Exception {
-        int n = 20000;
         RandomErasing erasing = new RandomErasing(1, smin, smax, rmin, rmax, null);
-        List<int[]> tv = new ArrayList<>(Arrays.stream(PythonReference.eraseParams(side, n, 11, smin, smax, rmin, rmax))
-                .filter(b -> b != null)
-                .toList());
-        List<int[]> st = stoke(erasing, side, n);
+        List<int[]> tvAll = torchvisions(side, smin);
+        List<int[]> stAll = stoke(erasing, side, DRAWS, true);
+        String[] tables = {"size (width x height)", "left", "top"};
+        List<java.util.function.Function<int[], String>> keys =
+                List.of(b -> b[2] + "x" + b[3], b -> "" + b[0], b -> "" + b[1]);
+        for (int t = 0; t < tables.length; t++) {
+            ChiSquare.Result r = ChiSquare.twoSample(counts(stAll, keys.get(t)), counts(tvAll, keys.get(t)));
+            assertTrue(r.p() > 1e-3, tables[t] + ": chi-square " + r + " for " + side);
+        }
+        List<int[]> tv = tvAll.stream().filter(b -> b != null).toList();
+        List<int[]> st = stAll.stream().filter(b -> b != null).toList();
         double critical = Math.sqrt(-Math.log(1e-3 / 2) / 2)
                 * Math.sqrt((double) (tv.size() + st.size()) / ((double) tv.size() * st.size()));
         String[] names = {"area", "log aspect (h / w)", "left", "top"};
@@ -101,9 +199,10 @@ class RandomErasingTest {
             assertTrue(d < critical, names[m] + ": KS distance " + d + " over " + critical + " for " + side);
         }
         // Where no try fits (large scales on a small image), nothing is erased, as often as torchvision.
-        double missed = 1 - (double) tv.size() / n;
-        double sigma = Math.sqrt(Math.max(missed, 1e-4) * (1 - missed) / n);
-        assertEquals(missed, 1 - (double) st.size() / n, 5 * sigma * Math.sqrt(2), "share of draws that erase nothing");
+        double missed = 1 - (double) tv.size() / DRAWS;
+        double sigma = Math.sqrt(Math.max(missed, 1e-4) * (1 - missed) / DRAWS);
+        assertEquals(
+                missed, 1 - (double) st.size() / DRAWS, 5 * sigma * Math.sqrt(2), "share of draws that erase nothing");
     }
 
     @Test
