@@ -29,6 +29,7 @@ public final class AugmentStage implements AutoCloseable {
      * @throws IllegalStateException where the augmentation library is not built, naming why
      */
     public AugmentStage(AugmentPolicy policy, int width, int height) {
+        refuseUnsupported(policy);
         this.policy = policy;
         this.width = width;
         this.height = height;
@@ -45,6 +46,11 @@ public final class AugmentStage implements AutoCloseable {
      * library, or where it draws ops that are not built.
      */
     public static void refuseUnsupported(AugmentPolicy policy) {
+        if (policy.kind() == AugmentPolicy.Kind.AUG_MIX) {
+            throw new IllegalArgumentException(
+                    "AugMix: Stoke cannot do AugMix yet (its tensor ops are not built); run it in torch's DataLoader,"
+                            + " or pass batch_transform=");
+        }
         if (!io.stoke.ffm.StokeAugment.available()) {
             throw new IllegalStateException(policy.kind().torchvisionName() + ": Stoke cannot augment images here: "
                     + io.stoke.ffm.StokeAugment.unavailableReason());
