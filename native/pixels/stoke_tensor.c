@@ -104,3 +104,91 @@ void stoke_tensor_sharpness(const uint8_t *src, uint8_t *dst, int32_t width, int
     }
   }
 }
+
+/* GridSamplerKernel.cpp's unnormalize (align_corners=False), (g + 1) * (size / 2) - 0.5: one
+ * fused multiply-add, as GCC contracts PyTorch's vector expression (-ffp-contract=fast with FMA). */
+static inline float unnormalize(float g, float half)
+{
+  return fmaf(g + 1.0f, half, -0.5f);
+}
+
+void stoke_tensor_affine(const uint8_t *src, uint8_t *dst, int32_t width, int32_t height, const float *theta,
+                         int32_t mode, const float *fill, int32_t v2)
+{
+  const float half_w = (float)width / 2, half_h = (float)height / 2;
+  int64_t row = 3 * (int64_t)width;
+  int32_t xo, yo;
+  int c;
+
+  for (yo = 0; yo < height; yo++) {
+    /* linspace(-oh * 0.5 + 0.5, oh * 0.5 - 0.5): half-integers, exact in float32. */
+    const float by = (float)yo - (float)height * 0.5f + 0.5f;
+    uint8_t *out = dst + row * yo;
+    for (xo = 0; xo < width; xo++) {
+      const float bx = (float)xo - (float)width * 0.5f + 0.5f;
+      const float gx = (bx * theta[0] + by * theta[1]) + theta[2];
+      const float gy = (bx * theta[3] + by * theta[4]) + theta[5];
+      const float ix = unnormalize(gx, half_w);
+      const float iy = unnormalize(gy, half_h);
+      uint8_t *o = out + 3 * (int64_t)xo;
+
+      if (mode == STOKE_TENSOR_NEAREST) {
+        const float rx = nearbyintf(ix), ry = nearbyintf(iy);
+        const int inside = rx > -1.0f && rx < (float)width && ry > -1.0f && ry < (float)height;
+        if (inside) {
+          const uint8_t *s = src + row * (int64_t)ry + 3 * (int64_t)rx;
+          o[0] = s[0];
+          o[1] = s[1];
+          o[2] = s[2];
+        } else {
+          for (c = 0; c < 3; c++)
+            o[c] = fill ? to_u8(nearbyintf(fill[c])) : 0;
+        }
+        continue;
+      }
+      {
+        const float xw = floorf(ix), yn = floorf(iy);
+        const float w = ix - xw, e = 1.0f - w, n = iy - yn, s = 1.0f - n;
+        const float nw = s * e, ne = s * w, sw = n * e, se = n * w;
+        const int in_w = xw > -1.0f && xw < (float)width, in_e = xw + 1.0f > -1.0f && xw + 1.0f < (float)width;
+        const int in_n = yn > -1.0f && yn < (float)height, in_s = yn + 1.0f > -1.0f && yn + 1.0f < (float)height;
+        const int64_t x0 = 3 * (int64_t)xw, y0 = row * (int64_t)yn;
+        const float m_nw = in_n && in_w ? 1.0f : 0.0f, m_ne = in_n && in_e ? 1.0f : 0.0f;
+        const float m_sw = in_s && in_w ? 1.0f : 0.0f, m_se = in_s && in_e ? 1.0f : 0.0f;
+        /* nw_val * nw + ne_val * ne + sw_val * sw + se_val * se, contracted to a chain of fused
+         * multiply-adds as PyTorch's build contracts it (byte-equal only so, on torch 1.13 and 2.14). */
+        const float mask = fmaf(m_se, se, fmaf(m_sw, sw, fmaf(m_ne, ne, m_nw * nw)));
+        for (c = 0; c < 3; c++) {
+          /* Out-of-range corners read as zero (mask_gather with a zero default). */
+          const float v_nw = m_nw != 0.0f ? src[y0 + x0 + c] : 0.0f;
+          const float v_ne = m_ne != 0.0f ? src[y0 + x0 + 3 + c] : 0.0f;
+          const float v_sw = m_sw != 0.0f ? src[y0 + row + x0 + c] : 0.0f;
+          const float v_se = m_se != 0.0f ? src[y0 + row + x0 + 3 + c] : 0.0f;
+          float v = fmaf(v_se, se, fmaf(v_sw, sw, fmaf(v_ne, ne, v_nw * nw)));
+          if (fill)
+            v = v2 ? (v - fill[c]) * mask + fill[c] : v * mask + (1.0f - mask) * fill[c];
+          o[c] = to_u8(nearbyintf(v));
+        }
+      }
+    }
+  }
+}
+
+void stoke_tensor_rot90(const uint8_t *src, uint8_t *dst, int32_t width, int32_t height, int32_t k)
+{
+  int64_t row = 3 * (int64_t)width;
+  int32_t x, y;
+
+  /* out(x, y) = in(w - 1 - y, x) for one counter-clockwise turn of a square, in(w - 1 - x, h - 1 - y) for two. */
+  for (y = 0; y < height; y++) {
+    for (x = 0; x < width; x++) {
+      int32_t sx = k == 1 ? width - 1 - y : k == 2 ? width - 1 - x : y;
+      int32_t sy = k == 1 ? x : k == 2 ? height - 1 - y : height - 1 - x;
+      const uint8_t *s = src + row * sy + 3 * (int64_t)sx;
+      uint8_t *o = dst + row * y + 3 * (int64_t)x;
+      o[0] = s[0];
+      o[1] = s[1];
+      o[2] = s[2];
+    }
+  }
+}

@@ -45,4 +45,19 @@ int64_t stoke_tensor_gray_sum(const uint8_t *src, int64_t pixels, int32_t v2);
 void stoke_tensor_sharpness(const uint8_t *src, uint8_t *dst, int32_t width, int32_t height, float ratio, float rest,
                             int32_t v2);
 
+/*
+ * affine / rotate without expand: _gen_affine_grid's grid, (x, y, 1) by the rescaled theta
+ * (theta[0..2] give grid x, theta[3..5] grid y; each the float32 matrix entry over 0.5 * width or
+ * 0.5 * height), computed ((x t0 + y t1) + t2) in float32, then grid_sample with zeros padding and
+ * align_corners=False, STOKE_TENSOR_NEAREST (half to even) or STOKE_TENSOR_BILINEAR. With fill
+ * (3 floats, or NULL for none) the sampled ones-mask blends it in: nearest where the mask is
+ * below 0.5, bilinear v1 as img * m + (1 - m) * fill, v2 as (img - fill) * m + fill. The result is
+ * rounded half to even. dst must not be src.
+ */
+void stoke_tensor_affine(const uint8_t *src, uint8_t *dst, int32_t width, int32_t height, const float *theta,
+                         int32_t mode, const float *fill, int32_t v2);
+
+/* torch.rot90(img, k, dims=(-2, -1)): k counter-clockwise quarter turns (1 and 3 of a square image only). */
+void stoke_tensor_rot90(const uint8_t *src, uint8_t *dst, int32_t width, int32_t height, int32_t k);
+
 #endif

@@ -72,6 +72,11 @@ public final class StokeAugment {
     private static final MethodHandle TENSOR_SHARPNESS = handle(
             "stoke_tensor_sharpness",
             FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_FLOAT, JAVA_FLOAT, JAVA_INT));
+    private static final MethodHandle TENSOR_AFFINE = handle(
+            "stoke_tensor_affine",
+            FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle TENSOR_ROT90 =
+            handle("stoke_tensor_rot90", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
 
     private StokeAugment() {}
 
@@ -169,6 +174,32 @@ public final class StokeAugment {
             MemorySegment src, MemorySegment dst, int width, int height, float ratio, float rest, boolean v2) {
         try {
             TENSOR_SHARPNESS.invokeExact(src, dst, width, height, ratio, rest, v2 ? 1 : 0);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code stoke_tensor_affine}; {@code fill} is {@link MemorySegment#NULL} for none. */
+    public static void tensorAffine(
+            MemorySegment src,
+            MemorySegment dst,
+            int width,
+            int height,
+            MemorySegment theta,
+            int mode,
+            MemorySegment fill,
+            boolean v2) {
+        try {
+            TENSOR_AFFINE.invokeExact(src, dst, width, height, theta, mode, fill, v2 ? 1 : 0);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code stoke_tensor_rot90}. */
+    public static void tensorRot90(MemorySegment src, MemorySegment dst, int width, int height, int k) {
+        try {
+            TENSOR_ROT90.invokeExact(src, dst, width, height, k);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }

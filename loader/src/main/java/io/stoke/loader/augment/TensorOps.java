@@ -1,6 +1,7 @@
 package io.stoke.loader.augment;
 
 import io.stoke.ffm.StokeAugment;
+import io.stoke.ffm.StokeGeometry;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -26,6 +27,11 @@ public final class TensorOps implements AutoCloseable {
     private final byte[] lut = new byte[768];
     private final MemorySegment histogramSegment = MemorySegment.ofArray(histogram);
     private final MemorySegment lutSegment = MemorySegment.ofArray(lut);
+    private final double[] matrix = new double[6];
+    private final float[] theta = new float[6];
+    private final float[] fillValues = new float[3];
+    private final MemorySegment thetaSegment = MemorySegment.ofArray(theta);
+    private final MemorySegment fillSegment = MemorySegment.ofArray(fillValues);
 
     /** The kernels for {@code width x height} images; refuses where the C library is not built. */
     public TensorOps(int width, int height) {
@@ -64,9 +70,22 @@ public final class TensorOps implements AutoCloseable {
         check(src, dst, interpolation, fill);
         switch (op) {
             case IDENTITY -> MemorySegment.copy(src, 0, dst, 0, 3 * pixels);
-            case SHEAR_X, SHEAR_Y, TRANSLATE_X, TRANSLATE_Y, ROTATE ->
-                throw new UnsupportedOperationException(
-                        "torchvision's tensor " + op.torchvisionName() + " is not built yet");
+            case SHEAR_X, SHEAR_Y -> {
+                // F.affine(shear=..., center=[0, 0]): the centre in torchvision's centred coordinates.
+                double shear = AffineOps.degrees(StokeGeometry.atan(magnitude));
+                double sx = op == AugmentOp.SHEAR_X ? shear : 0.0;
+                double sy = op == AugmentOp.SHEAR_X ? 0.0 : shear;
+                inverseAffineMatrix(v2, -(width * 0.5), -(height * 0.5), 0.0, 0.0, 0.0, sx, sy);
+                affine(src, dst, interpolation, fill, v2);
+            }
+            case TRANSLATE_X, TRANSLATE_Y -> {
+                int pixels = (int) magnitude; // Python's int(): toward zero
+                int tx = op == AugmentOp.TRANSLATE_X ? pixels : 0;
+                int ty = op == AugmentOp.TRANSLATE_X ? 0 : pixels;
+                inverseAffineMatrix(v2, 0.0, 0.0, 0.0, tx, ty, 0.0, 0.0);
+                affine(src, dst, interpolation, fill, v2);
+            }
+            case ROTATE -> rotate(src, dst, magnitude, interpolation, fill, v2);
             case BRIGHTNESS -> blend(src, dst, StokeAugment.TENSOR_BLACK, 0f, factor(op, magnitude), v2);
             case COLOR -> blend(src, dst, StokeAugment.TENSOR_GRAY, 0f, factor(op, magnitude), v2);
             case CONTRAST -> {
@@ -119,6 +138,87 @@ public final class TensorOps implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * F.rotate: v1 samples every angle; v2 takes the angle {@code % 360} and copies or turns the
+     * image for 0, 180, and 90 or 270 of a square one, as {@code rotate_image} does.
+     */
+    private void rotate(
+            MemorySegment src, MemorySegment dst, double degrees, int interpolation, double[] fill, boolean v2) {
+        double angle = degrees;
+        if (v2) {
+            angle = AffineOps.pythonMod360(degrees);
+            int turns = AffineOps.quarterTurns(angle, width, height);
+            if (turns == 0) {
+                MemorySegment.copy(src, 0, dst, 0, 3 * pixels);
+                return;
+            }
+            if (turns > 0) {
+                StokeAugment.tensorRot90(src, dst, width, height, turns);
+                return;
+            }
+        }
+        // "due to current incoherence of rotation angle direction between affine and rotate": -angle.
+        inverseAffineMatrix(v2, 0.0, 0.0, -angle, 0.0, 0.0, 0.0, 0.0);
+        affine(src, dst, interpolation, fill, v2);
+    }
+
+    /**
+     * _get_inverse_affine_matrix(center, angle, translate, 1.0, shear) into {@link #matrix}: v1's
+     * ({@link AffineOps#inverseAffineMatrix}) or v2's, whose double arithmetic is ordered otherwise.
+     */
+    private void inverseAffineMatrix(
+            boolean v2, double cx, double cy, double angle, double tx, double ty, double shearX, double shearY) {
+        if (!v2) {
+            AffineOps.inverseAffineMatrix(cx, cy, angle, tx, ty, 1.0, shearX, shearY, matrix);
+            return;
+        }
+        double rot = AffineOps.radians(angle);
+        double sx = AffineOps.radians(shearX);
+        double sy = AffineOps.radians(shearY);
+        double cosSy = AffineOps.cos(sy);
+        double tanSx = AffineOps.tan(sx);
+        double rotMinusSy = rot - sy;
+        double cxPlusTx = cx + tx;
+        double cyPlusTy = cy + ty;
+        double a = AffineOps.cos(rotMinusSy) / cosSy;
+        double b = -(a * tanSx + AffineOps.sin(rot));
+        double c = AffineOps.sin(rotMinusSy) / cosSy;
+        double d = AffineOps.cos(rot) - c * tanSx;
+        matrix[0] = d / 1.0;
+        matrix[1] = -b / 1.0;
+        matrix[3] = -c / 1.0;
+        matrix[4] = a / 1.0;
+        matrix[2] = 0.0 + (cx - matrix[0] * cxPlusTx - matrix[1] * cyPlusTy);
+        matrix[5] = 0.0 + (cy - matrix[3] * cxPlusTx - matrix[4] * cyPlusTy);
+    }
+
+    /**
+     * The float32 theta of {@link #matrix}, divided as _gen_affine_grid divides it (by 0.5 * width
+     * for the grid's x, 0.5 * height for its y), and the grid sampled in C.
+     */
+    private void affine(MemorySegment src, MemorySegment dst, int interpolation, double[] fill, boolean v2) {
+        float halfW = (float) (0.5 * width);
+        float halfH = (float) (0.5 * height);
+        for (int i = 0; i < 3; i++) {
+            theta[i] = (float) matrix[i] / halfW;
+            theta[3 + i] = (float) matrix[3 + i] / halfH;
+        }
+        if (fill != null) {
+            for (int c = 0; c < 3; c++) {
+                fillValues[c] = (float) fill[c];
+            }
+        }
+        StokeAugment.tensorAffine(
+                src,
+                dst,
+                width,
+                height,
+                thetaSegment,
+                interpolation == AffineOps.NEAREST ? StokeAugment.TENSOR_NEAREST : StokeAugment.TENSOR_BILINEAR,
+                fill == null ? MemorySegment.NULL : fillSegment,
+                v2);
     }
 
     /** {@code 1.0 + magnitude}, the blends' factor, refused below 0 as torchvision refuses it. */

@@ -10,11 +10,10 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -31,8 +30,13 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class TensorOpsTest {
     private static final double[] FILL = {128, 64, 32};
-    private static final int[] INTERPOLATIONS = {AffineOps.NEAREST, AffineOps.BILINEAR};
 
+    /**
+     * Writes, for every op of the version's AugMix space, bin, sign, interpolation and fill (the
+     * last two for the affine ops alone), a line {@code "Op magnitude-in-hex mode fill"} to argv[5]
+     * and torchvision's output, HWC, to argv[6]. Magnitudes are read from torchvision's own table
+     * ({@code _PARAMETER_MAX} bins, all of which AugMix's severity 10 draws from).
+     */
     private static final String SCRIPT = """
             import sys
             import torch
@@ -42,34 +46,37 @@ class TensorOpsTest {
             from torchvision.transforms import functional as F
             from torchvision.transforms.autoaugment import _apply_op
             v2, w, h = sys.argv[1] == '1', int(sys.argv[2]), int(sys.argv[3])
+            # AugMix's forward: pil_to_tensor, then a batch of one.
             img = F.pil_to_tensor(Image.frombytes('RGB', (w, h), open(sys.argv[4], 'rb').read())).unsqueeze(0)
             if v2:
                 import torchvision.transforms.v2 as V
                 aug = V.AugMix()
-                tables = {op: (fn(aug._PARAMETER_MAX, h, w), signed) for op, (fn, signed) in aug._AUGMENTATION_SPACE.items()}
+                space = {op: (fn(aug._PARAMETER_MAX, h, w), signed) for op, (fn, signed) in aug._AUGMENTATION_SPACE.items()}
             else:
                 aug = T.AugMix()
-                tables = {op: (None if m.ndim == 0 else m, signed)
-                          for op, (m, signed) in aug._augmentation_space(aug._PARAMETER_MAX, (h, w)).items()}
-            with open(sys.argv[5], 'w') as f:
-                for op, (m, signed) in tables.items():
-                    f.write(op + ' ' + ('1' if signed else '0') + ' '
-                            + ('-' if m is None else ' '.join(float(x).hex() for x in m)) + '\\n')
+                space = {op: (None if m.ndim == 0 else m, signed)
+                         for op, (m, signed) in aug._augmentation_space(aug._PARAMETER_MAX, (h, w)).items()}
+            geometric = ('ShearX', 'ShearY', 'TranslateX', 'TranslateY', 'Rotate')
             modes = {'0': InterpolationMode.NEAREST, '2': InterpolationMode.BILINEAR}
+            listing = open(sys.argv[5], 'w')
             out = open(sys.argv[6], 'wb')
-            for line in open(sys.argv[7]):
-                op, b, neg, mode, fill = line.split()
-                m = tables[op][0]
-                magnitude = 0.0 if m is None else float(m[int(b)].item())
-                if neg == '1':
-                    magnitude *= -1.0
-                fill = None if fill == '-' else [float(v) for v in fill.split(',')]
-                if v2:
-                    p = V.AugMix(interpolation=modes[mode], fill=fill)
-                    res = p._apply_image_or_video_transform(img, op, magnitude, interpolation=modes[mode], fill=p._fill)
-                else:
-                    res = _apply_op(img, op, magnitude, interpolation=modes[mode], fill=fill)
-                out.write(res[0].permute(1, 2, 0).contiguous().numpy().tobytes())
+            for op, (m, signed) in space.items():
+                for b in range(1 if m is None else len(m)):
+                    for neg in ([False, True] if signed else [False]):
+                        magnitude = 0.0 if m is None else float(m[b].item())
+                        if neg:
+                            magnitude *= -1.0
+                        for mode in (['0', '2'] if op in geometric else ['0']):
+                            for fill in ([None, [128.0, 64.0, 32.0]] if op in geometric else [None]):
+                                if v2:
+                                    p = V.AugMix(interpolation=modes[mode], fill=fill)
+                                    res = p._apply_image_or_video_transform(
+                                        img, op, magnitude, interpolation=modes[mode], fill=p._fill)
+                                else:
+                                    res = _apply_op(img, op, magnitude, interpolation=modes[mode], fill=fill)
+                                listing.write(' '.join([op, magnitude.hex(), mode, '-' if fill is None else 'fill']) + '\\n')
+                                out.write(res[0].permute(1, 2, 0).contiguous().numpy().tobytes())
+            listing.close()
             out.close()
             """;
 
@@ -92,82 +99,29 @@ class TensorOpsTest {
         }
         byte[] rgb = TestImages.rgb(w, h, 7 + w);
         Path in = Files.createTempFile("stoke-tensor", ".rgb");
-        Path tablesFile = Files.createTempFile("stoke-tensor", ".txt");
+        Path listing = Files.createTempFile("stoke-tensor", ".txt");
         Path out = Files.createTempFile("stoke-tensor", ".out");
-        Path req = Files.createTempFile("stoke-tensor", ".req");
         try {
-            Map<String, double[]> tables = new HashMap<>();
-            Map<String, Boolean> signed = new HashMap<>();
-            // The tables first, in a run of their own, so that the requests cover every bin of each.
             Files.write(in, rgb);
-            Files.write(req, List.of());
             TorchvisionAugment.run(
-                    SCRIPT,
-                    v2 ? "1" : "0",
-                    "" + w,
-                    "" + h,
-                    in.toString(),
-                    tablesFile.toString(),
-                    out.toString(),
-                    req.toString());
-            for (String line : Files.readAllLines(tablesFile)) {
-                String[] f = line.split(" ");
-                signed.put(f[0], f[1].equals("1"));
-                tables.put(
-                        f[0],
-                        f[2].equals("-")
-                                ? null
-                                : Arrays.stream(f, 2, f.length)
-                                        .mapToDouble(Double::parseDouble)
-                                        .toArray());
-            }
-            assertEquals(13, tables.size(), "AugMix's all_ops space: " + tables.keySet());
-            List<String> requests = new ArrayList<>();
-            for (String op : tables.keySet()) {
-                boolean geometric = AugmentOp.ofTorchvisionName(op).geometric();
-                if (geometric) {
-                    continue; // the tensor affine ops come in the next commit
-                }
-                double[] m = tables.get(op);
-                for (int b = 0; b < (m == null ? 1 : m.length); b++) {
-                    for (int neg = 0; neg < (signed.get(op) ? 2 : 1); neg++) {
-                        for (int mode : geometric ? INTERPOLATIONS : new int[] {AffineOps.NEAREST}) {
-                            for (String fill : geometric ? List.of("-", "128,64,32") : List.of("-")) {
-                                requests.add(op + " " + b + " " + neg + " " + mode + " " + fill);
-                            }
-                        }
-                    }
-                }
-            }
-            Files.write(in, rgb);
-            Files.write(req, requests);
-            TorchvisionAugment.run(
-                    SCRIPT,
-                    v2 ? "1" : "0",
-                    "" + w,
-                    "" + h,
-                    in.toString(),
-                    tablesFile.toString(),
-                    out.toString(),
-                    req.toString());
+                    SCRIPT, v2 ? "1" : "0", "" + w, "" + h, in.toString(), listing.toString(), out.toString());
+            List<String> requests = Files.readAllLines(listing);
             byte[] expected = Files.readAllBytes(out);
             int bytes = 3 * w * h;
             assertEquals((long) requests.size() * bytes, expected.length);
+            Set<String> ops = new TreeSet<>();
             try (Arena arena = Arena.ofConfined();
-                    TensorOps ops = new TensorOps(w, h)) {
+                    TensorOps tensorOps = new TensorOps(w, h)) {
                 MemorySegment src = arena.allocate(bytes);
                 MemorySegment dst = arena.allocate(bytes);
                 MemorySegment.copy(rgb, 0, src, JAVA_BYTE, 0, bytes);
                 for (int k = 0; k < requests.size(); k++) {
                     String[] r = requests.get(k).split(" ");
                     AugmentOp op = AugmentOp.ofTorchvisionName(r[0]);
-                    double[] m = tables.get(r[0]);
-                    double magnitude = m == null ? 0.0 : m[Integer.parseInt(r[1])];
-                    if (r[2].equals("1")) {
-                        magnitude *= -1.0;
-                    }
-                    double[] fill = r[4].equals("-") ? null : FILL;
-                    ops.apply(op, magnitude, src, dst, Integer.parseInt(r[3]), fill, v2);
+                    ops.add(r[0]);
+                    double magnitude = Double.parseDouble(r[1]);
+                    double[] fill = r[3].equals("-") ? null : FILL;
+                    tensorOps.apply(op, magnitude, src, dst, Integer.parseInt(r[2]), fill, v2);
                     byte[] got = dst.toArray(JAVA_BYTE);
                     byte[] want = Arrays.copyOfRange(expected, k * bytes, (k + 1) * bytes);
                     if (!Arrays.equals(want, got)) {
@@ -176,19 +130,20 @@ class TensorOpsTest {
                         for (int j = 0; j < bytes; j++) {
                             differ += want[j] != got[j] ? 1 : 0;
                         }
-                        fail(requests.get(k) + " (magnitude " + magnitude + ", v2=" + v2
-                                + ") differs from torchvision ("
-                                + versions + ") in " + differ + " of " + bytes + " bytes, first at pixel ("
-                                + (i / 3 % w) + ", " + (i / 3 / w) + ") channel " + (i % 3) + ": " + (got[i] & 0xFF)
-                                + " instead of " + (want[i] & 0xFF));
+                        fail(r[0] + " " + magnitude + " mode " + r[2] + " fill " + r[3] + " (v2=" + v2
+                                + ") differs from torchvision (" + versions + ") in " + differ + " of " + bytes
+                                + " bytes, first at pixel (" + (i / 3 % w) + ", " + (i / 3 / w) + ") channel "
+                                + (i % 3) + ": " + (got[i] & 0xFF) + " instead of " + (want[i] & 0xFF));
                     }
                 }
             }
+            // AugMix's all_ops space: the nine ops and the four blends, each at 10 bins (2 without magnitudes).
+            assertEquals(13, ops.size(), "ops checked: " + ops);
+            assertEquals(5 * 10 * 2 * 2 * 2 + 4 * 10 * 2 + 10 + 10 + 2, requests.size());
         } finally {
             Files.deleteIfExists(in);
-            Files.deleteIfExists(tablesFile);
+            Files.deleteIfExists(listing);
             Files.deleteIfExists(out);
-            Files.deleteIfExists(req);
         }
     }
 
