@@ -167,7 +167,7 @@ class AugmentedBatchesTest(unittest.TestCase):
         self.assertGreater(changed, 4, "the policy changed almost no image")
 
     @unittest.skipUnless(hasattr(T, "AugMix"), "torchvision without AugMix (before 0.13)")
-    def test_augmix_v1_and_v2_run_an_epoch_the_same_twice(self):
+    def test_augmix_v1_and_v2_run_an_epoch_the_same_twice_and_on_resume(self):
         crop = _fixed_crop(40)
         plain = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(crop + [T.PILToTensor()]))
         policies = [(T.AugMix(), "augmix:3:3:-1:1.0,interpolation=bilinear")]
@@ -190,6 +190,16 @@ class AugmentedBatchesTest(unittest.TestCase):
                 for j, index in enumerate(ia):
                     changed += not torch.equal(plain[index][0], a[j])
             self.assertGreater(changed, 8, f"{spelling}: AugMix changed almost no image")
+            with stoke.DataLoader(dataset, batch_size=4, num_workers=2, with_indices=True, seed=4) as loader:
+                next(iter(loader))
+                state = loader.state_dict()
+            with stoke.DataLoader(dataset, batch_size=4, num_workers=2, with_indices=True, seed=4) as loader:
+                loader.load_state_dict(state)
+                rest = [(idx.tolist(), images.clone()) for images, _, idx in loader]
+            self.assertEqual(2, len(rest), spelling)
+            for (ia, a), (ib, b) in zip(runs[0][1:], rest):
+                self.assertEqual(ia, ib)
+                self.assertTrue(torch.equal(a, b), f"{spelling}: a resumed epoch sees the same mix")
 
     def test_batches_repeat_across_runs_and_resume_mid_epoch(self):
         dataset = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose([

@@ -210,6 +210,37 @@ class AugMixStageTest {
         }
     }
 
+    /**
+     * A worker's AugMix allocates nothing once warm: its draws, chains and mix use the stage's own
+     * holders and images. Measured with the JVM's count of the bytes this thread allocated.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"augmix", "'augmix:3:3:-1:0.5,fill=1:2:3,v2,interpolation=nearest'"})
+    void warmImagesAllocateNothing(String spelling) {
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        Assumptions.assumeTrue(threads.isThreadAllocatedMemorySupported(), "no per-thread allocation count here");
+        threads.setThreadAllocatedMemoryEnabled(true);
+        byte[] rgb = TestImages.rgb(32, 32, 4);
+        MemorySegment source = MemorySegment.ofArray(rgb);
+        CounterRandom random = new CounterRandom();
+        try (AugmentStage stage = new AugmentStage(AugmentPolicy.parse(spelling), 32, 32)) {
+            for (int k = 0; k < 3000; k++) { // every op drawn many times over, the loops compiled
+                MemorySegment.copy(source, 0, stage.input(), 0, rgb.length);
+                random.reset(1, 0, k);
+                stage.apply(random);
+            }
+            long before = threads.getCurrentThreadAllocatedBytes();
+            for (int k = 0; k < 300; k++) {
+                MemorySegment.copy(source, 0, stage.input(), 0, rgb.length);
+                random.reset(1, 1, k);
+                stage.apply(random);
+            }
+            assertEquals(
+                    0, threads.getCurrentThreadAllocatedBytes() - before, "bytes allocated by 300 warm AugMix images");
+        }
+    }
+
     private static byte[] run(AugmentStage stage, byte[] rgb, CounterRandom random, int k) {
         MemorySegment.copy(MemorySegment.ofArray(rgb), 0, stage.input(), 0, rgb.length);
         random.reset(3, 2, k);
