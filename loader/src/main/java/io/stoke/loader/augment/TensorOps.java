@@ -88,11 +88,7 @@ public final class TensorOps implements AutoCloseable {
             case ROTATE -> rotate(src, dst, magnitude, interpolation, fill, v2);
             case BRIGHTNESS -> blend(src, dst, StokeAugment.TENSOR_BLACK, 0f, factor(op, magnitude), v2);
             case COLOR -> blend(src, dst, StokeAugment.TENSOR_GRAY, 0f, factor(op, magnitude), v2);
-            case CONTRAST -> {
-                // torch.mean of the float32 grey: its sum is exact below 2^24 (65,793 pixels of 255).
-                float mean = (float) StokeAugment.tensorGraySum(src, pixels, v2) / (float) pixels;
-                blend(src, dst, StokeAugment.TENSOR_FLAT, mean, factor(op, magnitude), v2);
-            }
+            case CONTRAST -> blend(src, dst, StokeAugment.TENSOR_FLAT, meanGrey(src, v2), factor(op, magnitude), v2);
             case SHARPNESS -> sharpness(src, dst, factor(op, magnitude), v2);
             case POSTERIZE -> posterize(src, dst, (int) magnitude);
             case SOLARIZE -> solarize(src, dst, v2 ? 255 * magnitude : magnitude);
@@ -219,6 +215,15 @@ public final class TensorOps implements AutoCloseable {
                 interpolation == AffineOps.NEAREST ? StokeAugment.TENSOR_NEAREST : StokeAugment.TENSOR_BILINEAR,
                 fill == null ? MemorySegment.NULL : fillSegment,
                 v2);
+    }
+
+    /**
+     * Contrast's {@code torch.mean} of the float32 grey: the exact sum over the pixel count in
+     * float32, which is torch's while the sum stays below 2^24 (65,793 pixels of 255); package-private
+     * for the test that compares it with torch's beyond.
+     */
+    float meanGrey(MemorySegment src, boolean v2) {
+        return (float) StokeAugment.tensorGraySum(src, pixels, v2) / (float) pixels;
     }
 
     /** {@code 1.0 + magnitude}, the blends' factor, refused below 0 as torchvision refuses it. */
