@@ -11,7 +11,8 @@ import java.util.random.RandomGenerator;
  * {@code severity} where the op has a magnitude, and a sign where it is signed. A Dirichlet sample
  * is Gamma(alpha) samples over their sum, as torch's {@code _sample_dirichlet} computes it; the
  * Gamma samples are Marsaglia and Tsang's, from the sample's counter-based stream, so every draw
- * depends on (seed, epoch, sample) alone.
+ * depends on (seed, epoch, sample) alone. One per worker: {@link #draw} keeps the chains' Gamma
+ * samples in an array of its own.
  */
 public final class AugMixDraws {
     /** torchvision's {@code _PARAMETER_MAX}: the bins of every AugMix table. */
@@ -23,6 +24,8 @@ public final class AugMixDraws {
     private final float[][] tables = new float[AugmentOp.values().length][];
     private final boolean[] signed = new boolean[AugmentOp.values().length];
     private final float alpha;
+    /** The chains' Gamma samples, before they are normalised. */
+    private final double[] gammas;
 
     /** For images of {@code width x height} (the crop that AugMix augments). */
     public AugMixDraws(AugmentPolicy policy, int width, int height) {
@@ -33,6 +36,7 @@ public final class AugMixDraws {
         this.settings = policy.augMix();
         this.ops = policy.ops();
         this.alpha = (float) settings.alpha();
+        this.gammas = new double[settings.mixtureWidth()];
         for (AugmentOp op : ops) {
             float[] t = switch (op) {
                 case SHEAR_X, SHEAR_Y -> Magnitudes.linspace(0.0, 0.3, BINS);
@@ -91,13 +95,12 @@ public final class AugMixDraws {
         out.original = (float) (g0 / (g0 + g1));
         out.beta = (float) (g1 / (g0 + g1));
         double sum = 0;
-        for (int i = 0; i < out.mixing.length; i++) {
-            double g = gamma(random, alpha);
-            out.weights[i] = (float) g;
-            sum += g;
+        for (int i = 0; i < gammas.length; i++) {
+            gammas[i] = gamma(random, alpha);
+            sum += gammas[i];
         }
-        for (int i = 0; i < out.mixing.length; i++) {
-            out.mixing[i] = (float) (out.weights[i] / sum);
+        for (int i = 0; i < gammas.length; i++) {
+            out.mixing[i] = (float) (gammas[i] / sum);
             out.weights[i] = out.mixing[i] * out.beta; // float32, as torch's `* m[:, 1]`
         }
         out.count = 0;
