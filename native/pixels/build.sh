@@ -86,8 +86,9 @@ build libstoke_jpeg.so stoke_jpeg UNAVAILABLE_JPEG "Stoke's region decoder" "dec
 build libstoke_image.so stoke_image UNAVAILABLE_IMAGE "Stoke's PNG and WebP decoder" \
     "name PNG and WebP files as not decoded" "spng.h webp/decode.h" "libspng-dev and libwebp-dev" -lspng -lwebp
 # The auto-augment policies' colour operations, so that without them only augmentation is refused.
+# torchvision's tensor kernels of the same ops (stoke_tensor.c, AugMix's) are part of it.
 build libstoke_augment.so stoke_augment UNAVAILABLE_AUGMENT "Stoke's augmentation library" \
-    "refuse --augment" "" ""
+    "refuse --augment" "" "" "$here/stoke_tensor.c" -lm
 if [ -n "$failed" ]; then
     echo "[stoke] ERROR: $here did not compile:$failed (a compile error with gcc and the headers present fails the build)" >&2
     exit 1

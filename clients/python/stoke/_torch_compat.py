@@ -14,7 +14,7 @@ WAYS_OUT = ("Either apply it to each batch on the device (stoke.DataLoader(..., 
             "(images, labels) of each batch, without a copy), or use torch.utils.data.DataLoader for this dataset.")
 
 ONLY = ("Stoke's producer does Resize(s) + CenterCrop(c) or RandomResizedCrop(...) + RandomHorizontalFlip(p) "
-        "[+ TrivialAugmentWide, RandAugment or AutoAugment], then "
+        "[+ TrivialAugmentWide, RandAugment, AutoAugment or AugMix], then "
         "PILToTensor() or ToImage() [+ RandomErasing(...)] [+ ToDtype(torch.float32, scale=True) or "
         "ConvertImageDtype(torch.float)] or "
         "ToTensor(), and Normalize(mean, std) [+ RandomErasing(...)], in that order (v1's or v2's, ToPureTensor() "
@@ -350,9 +350,9 @@ def _policy(t: Any, kind: str) -> str:
     fill=0:0:0``, see ``AugmentPolicy`` in the loader), or refused."""
     from torchvision.transforms import InterpolationMode
 
-    if kind == "AugMix":
-        _refuse("AugMix", "Stoke runs TrivialAugmentWide, RandAugment and AutoAugment natively, not AugMix yet")
     v2 = type(t).__module__.startswith("torchvision.transforms.v2")
+    if kind == "AugMix":
+        return _augmix(t, v2)
     if kind == "TrivialAugmentWide":
         head = f"ta_wide:{int(t.num_magnitude_bins)}"
     elif kind == "RandAugment":
@@ -381,6 +381,51 @@ def _policy(t: Any, kind: str) -> str:
     if not all(0 <= v <= 255 for v in rgb):
         _refuse(f"{kind}(fill={fill!r})", "a uint8 image's fill is 0 to 255")
     return f"{head},interpolation={mode},fill={rgb[0]}:{rgb[1]}:{rgb[2]}" + (",v2" if v2 else "")
+
+
+def _augmix(t: Any, v2: bool) -> str:
+    """An AugMix (v1's or v2's) in Stoke's spelling (``augmix:3:3:-1:1.0,interpolation=bilinear``).
+
+    Its ops run on a uint8 tensor, as torchvision's AugMix runs them on a PIL image, so the interpolation
+    is NEAREST or BILINEAR (what Stoke's tensor kernels do) and the fill is None (grid_sample's zeros) or
+    whole values 0 to 255, blended through a mask as torchvision blends them.
+
+    Args:
+        t: the ``AugMix`` transform.
+        v2: whether it is ``torchvision.transforms.v2``'s.
+    """
+    from torchvision.transforms import InterpolationMode
+
+    severity, width, depth, alpha = t.severity, t.mixture_width, t.chain_depth, t.alpha
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (severity, width, depth)):
+        _refuse(f"AugMix(severity={severity!r}, mixture_width={width!r}, chain_depth={depth!r})",
+                "they are whole numbers")
+    if not 1 <= width <= 64:
+        _refuse(f"AugMix(mixture_width={width})", "Stoke mixes 1 to 64 chains")
+    if depth > 64:
+        _refuse(f"AugMix(chain_depth={depth})", "Stoke runs chains of at most 64 ops (or -1: 1 to 3 drawn)")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha > 0:
+        _refuse(f"AugMix(alpha={alpha!r})", "the Dirichlet weights need a positive alpha")
+    interpolation = t.interpolation
+    if interpolation in (InterpolationMode.NEAREST, "nearest", 0):
+        mode = "nearest"
+    elif interpolation in (InterpolationMode.BILINEAR, "bilinear", 2):
+        mode = "bilinear"
+    else:
+        _refuse(f"AugMix(interpolation={interpolation})", "AugMix runs torchvision's tensor ops, and Stoke's "
+                "tensor ops interpolate with NEAREST or BILINEAR, as v1's tensor affine transform does")
+    spelling = f"augmix:{severity}:{width}:{depth}:{float(alpha)!r}" + ("" if t.all_ops else ",all_ops=false")
+    spelling += f",interpolation={mode}"
+    fill = t.fill
+    if fill is not None:
+        values = [fill] if isinstance(fill, (int, float)) else fill
+        if (not isinstance(values, (list, tuple)) or len(values) not in (1, 3)
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer()
+                           and 0 <= v <= 255 for v in values)):
+            _refuse(f"AugMix(fill={fill!r})", "Stoke fills with one whole value 0 to 255 or an RGB triple of them")
+        rgb = [int(v) for v in values] * (3 if len(values) == 1 else 1)
+        spelling += f",fill={rgb[0]}:{rgb[1]}:{rgb[2]}"
+    return spelling + (",v2" if v2 else "")
 
 
 def _erasing(t: Any, uint8: bool = False) -> Dict[str, Any]:

@@ -86,14 +86,45 @@ class TranslationTest(unittest.TestCase):
             self.assertEqual(spelling, settings["augment"], type(policy).__name__)
             self.assertEqual("train", settings["transform"])
 
+    @unittest.skipUnless(hasattr(T, "AugMix"), "torchvision without AugMix (before 0.13)")
+    def test_augmix_is_spelled_with_its_settings_v1_and_v2(self):
+        crop = _fixed_crop(64)
+        cases = [
+            (T.AugMix(), "augmix:3:3:-1:1.0,interpolation=bilinear"),
+            (T.AugMix(severity=10, mixture_width=2, chain_depth=2, alpha=0.5, all_ops=False,
+                      interpolation=T.InterpolationMode.NEAREST, fill=[1, 2, 3]),
+             "augmix:10:2:2:0.5,all_ops=false,interpolation=nearest,fill=1:2:3"),
+            (T.AugMix(fill=128), "augmix:3:3:-1:1.0,interpolation=bilinear,fill=128:128:128"),
+        ]
+        if V2 is not None:
+            cases += [(V2.AugMix(), "augmix:3:3:-1:1.0,interpolation=bilinear,v2"),
+                      (V2.AugMix(severity=1, mixture_width=4, alpha=3.0, fill=7, interpolation="nearest"),
+                       "augmix:1:4:-1:3.0,interpolation=nearest,fill=7:7:7,v2")]
+        for policy, spelling in cases:
+            settings = translate_transform(T.Compose(crop + [policy, T.PILToTensor()]))
+            self.assertEqual(spelling, settings["augment"], repr(policy))
+
+    @unittest.skipUnless(hasattr(T, "AugMix"), "torchvision without AugMix (before 0.13)")
+    def test_augmix_settings_stoke_cannot_do_are_refused_naming_them(self):
+        crop = _fixed_crop(64)
+        for policy, message in [
+                (T.AugMix(interpolation=T.InterpolationMode.BICUBIC), r"AugMix\(interpolation=.*BICUBIC.*NEAREST or BILINEAR"),
+                (T.AugMix(fill=0.5), r"AugMix\(fill=0.5\).*whole value"),
+                (T.AugMix(fill=[1, 2]), r"AugMix\(fill=\[1, 2\]\)"),
+                (T.AugMix(mixture_width=0), r"AugMix\(mixture_width=0\).*1 to 64"),
+                (T.AugMix(alpha=0.0), r"AugMix\(alpha=0.0\).*positive"),
+        ]:
+            with self.assertRaisesRegex(UnsupportedError, message + r".*batch_transform"):
+                translate_transform(T.Compose(crop + [policy, T.PILToTensor()]))
+
     def test_a_policy_anywhere_else_and_augmix_are_refused_naming_them(self):
         with self.assertRaisesRegex(UnsupportedError, r"TrivialAugmentWide here .*after RandomResizedCrop"):
             translate_transform(T.Compose([T.Resize(72), T.CenterCrop(64), T.TrivialAugmentWide(), T.PILToTensor()]))
         with self.assertRaisesRegex(UnsupportedError, r"RandAugment"):
             translate_transform(T.Compose(_fixed_crop(64) + [T.PILToTensor(), T.RandAugment()]))
         if hasattr(T, "AugMix"):
-            with self.assertRaisesRegex(UnsupportedError, r"AugMix.*not AugMix yet.*batch_transform"):
-                translate_transform(T.Compose(_fixed_crop(64) + [T.AugMix(), T.PILToTensor()]))
+            with self.assertRaisesRegex(UnsupportedError, r"AugMix here .*after RandomResizedCrop"):
+                translate_transform(T.Compose([T.Resize(72), T.CenterCrop(64), T.AugMix(), T.PILToTensor()]))
         with self.assertRaisesRegex(UnsupportedError, r"interpolation"):
             translate_transform(T.Compose(_fixed_crop(64) + [
                 T.TrivialAugmentWide(interpolation=T.InterpolationMode.BOX), T.PILToTensor()]))
@@ -134,6 +165,41 @@ class AugmentedBatchesTest(unittest.TestCase):
                     if not torch.equal(F.pil_to_tensor(crop), ours):
                         changed += 1
         self.assertGreater(changed, 4, "the policy changed almost no image")
+
+    @unittest.skipUnless(hasattr(T, "AugMix"), "torchvision without AugMix (before 0.13)")
+    def test_augmix_v1_and_v2_run_an_epoch_the_same_twice_and_on_resume(self):
+        crop = _fixed_crop(40)
+        plain = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(crop + [T.PILToTensor()]))
+        policies = [(T.AugMix(), "augmix:3:3:-1:1.0,interpolation=bilinear")]
+        if V2 is not None:
+            policies.append((V2.AugMix(severity=5, chain_depth=2, fill=[9, 99, 199]),
+                             "augmix:5:3:2:1.0,interpolation=bilinear,fill=9:99:199,v2"))
+        for policy, spelling in policies:
+            dataset = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(crop + [policy, T.PILToTensor()]))
+            runs = []
+            for _ in range(2):
+                with stoke.DataLoader(dataset, batch_size=4, num_workers=2, with_indices=True, seed=4) as loader:
+                    self.assertEqual(spelling, loader.augment)
+                    runs.append([(idx.tolist(), images.clone()) for images, _, idx in loader])
+            self.assertEqual(3, len(runs[0]), spelling)
+            changed = 0
+            for (ia, a), (ib, b) in zip(*runs):
+                self.assertEqual(ia, ib)
+                self.assertEqual((4, 3, 40, 40), tuple(a.shape))
+                self.assertTrue(torch.equal(a, b), f"{spelling}: the same seed and epoch give the same mix")
+                for j, index in enumerate(ia):
+                    changed += not torch.equal(plain[index][0], a[j])
+            self.assertGreater(changed, 8, f"{spelling}: AugMix changed almost no image")
+            with stoke.DataLoader(dataset, batch_size=4, num_workers=2, with_indices=True, seed=4) as loader:
+                next(iter(loader))
+                state = loader.state_dict()
+            with stoke.DataLoader(dataset, batch_size=4, num_workers=2, with_indices=True, seed=4) as loader:
+                loader.load_state_dict(state)
+                rest = [(idx.tolist(), images.clone()) for images, _, idx in loader]
+            self.assertEqual(2, len(rest), spelling)
+            for (ia, a), (ib, b) in zip(runs[0][1:], rest):
+                self.assertEqual(ia, ib)
+                self.assertTrue(torch.equal(a, b), f"{spelling}: a resumed epoch sees the same mix")
 
     def test_batches_repeat_across_runs_and_resume_mid_epoch(self):
         dataset = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose([

@@ -782,7 +782,7 @@ class DataLoaderTest(unittest.TestCase):
         eval_ = [T.Resize(72), T.CenterCrop(64)]
         tensor = [T.PILToTensor(), T.ConvertImageDtype(torch.float)]
         refused = {
-            "AugMix": crop + [T.AugMix()] + tensor,
+            "AugMix(interpolation=": crop + [T.AugMix(interpolation=T.InterpolationMode.BICUBIC)] + tensor,
             "AutoAugment here": eval_ + [T.AutoAugment()] + tensor,
             "TrivialAugmentWide": crop + tensor + [T.TrivialAugmentWide()],
             "RandomErasing": crop + [T.RandomErasing()] + tensor,

@@ -12,7 +12,8 @@ import java.lang.invoke.MethodHandle;
 
 /**
  * Stoke's colour operations of the auto-augment policies ({@code native/pixels/stoke_augment.h},
- * whose header says what each function does), 1:1. Bundled like {@link StokePixels}, in a library
+ * whose header says what each function does), and torchvision's tensor kernels of the same ops
+ * ({@code native/pixels/stoke_tensor.h}, AugMix's), 1:1. Bundled like {@link StokePixels}, in a library
  * of its own so that a build without it only refuses augmentation. {@code -Dstoke.augment.path=FILE}
  * names another build, {@code none} turns it off.
  *
@@ -21,7 +22,7 @@ import java.lang.invoke.MethodHandle;
  */
 public final class StokeAugment {
     /** What the library must report from {@code stoke_augment_abi_version}. */
-    public static final int ABI_VERSION = 1;
+    public static final int ABI_VERSION = 2;
     /** The system property that names the library's file, or {@code none}. */
     public static final String PATH_PROPERTY = "stoke.augment.path";
 
@@ -31,6 +32,17 @@ public final class StokeAugment {
     public static final int DEGENERATE_GRAY = 1;
     /** {@code STOKE_DEGENERATE_FLAT}: Contrast's flat grey. */
     public static final int DEGENERATE_FLAT = 2;
+
+    /** {@code STOKE_TENSOR_BLACK}: Brightness's zeros. */
+    public static final int TENSOR_BLACK = 0;
+    /** {@code STOKE_TENSOR_GRAY}: Color's grey of each pixel. */
+    public static final int TENSOR_GRAY = 1;
+    /** {@code STOKE_TENSOR_FLAT}: Contrast's mean grey. */
+    public static final int TENSOR_FLAT = 2;
+    /** {@code STOKE_TENSOR_NEAREST}. */
+    public static final int TENSOR_NEAREST = 0;
+    /** {@code STOKE_TENSOR_BILINEAR}. */
+    public static final int TENSOR_BILINEAR = 1;
 
     private static final BundledLibrary LIB = BundledLibrary.open(
             "Stoke's augmentation library (libstoke_augment.so)",
@@ -50,6 +62,21 @@ public final class StokeAugment {
             handle("stoke_augment_gray_sum", FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG));
     private static final MethodHandle LUT =
             handle("stoke_augment_lut", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+
+    private static final MethodHandle TENSOR_BLEND = handle(
+            "stoke_tensor_blend",
+            FunctionDescriptor.ofVoid(
+                    ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_FLOAT, JAVA_FLOAT, JAVA_FLOAT, JAVA_INT));
+    private static final MethodHandle TENSOR_GRAY_SUM =
+            handle("stoke_tensor_gray_sum", FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle TENSOR_SHARPNESS = handle(
+            "stoke_tensor_sharpness",
+            FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_FLOAT, JAVA_FLOAT, JAVA_INT));
+    private static final MethodHandle TENSOR_AFFINE = handle(
+            "stoke_tensor_affine",
+            FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle TENSOR_ROT90 =
+            handle("stoke_tensor_rot90", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
 
     private StokeAugment() {}
 
@@ -111,6 +138,68 @@ public final class StokeAugment {
     public static void lut(MemorySegment src, MemorySegment dst, long pixels, MemorySegment lut) {
         try {
             LUT.invokeExact(src, dst, pixels, lut);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code stoke_tensor_blend}. */
+    public static void tensorBlend(
+            MemorySegment src,
+            MemorySegment dst,
+            long pixels,
+            int degenerate,
+            float value,
+            float ratio,
+            float rest,
+            boolean v2) {
+        try {
+            TENSOR_BLEND.invokeExact(src, dst, pixels, degenerate, value, ratio, rest, v2 ? 1 : 0);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code stoke_tensor_gray_sum}. */
+    public static long tensorGraySum(MemorySegment src, long pixels, boolean v2) {
+        try {
+            return (long) TENSOR_GRAY_SUM.invokeExact(src, pixels, v2 ? 1 : 0);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code stoke_tensor_sharpness}. */
+    public static void tensorSharpness(
+            MemorySegment src, MemorySegment dst, int width, int height, float ratio, float rest, boolean v2) {
+        try {
+            TENSOR_SHARPNESS.invokeExact(src, dst, width, height, ratio, rest, v2 ? 1 : 0);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code stoke_tensor_affine}; {@code fill} is {@link MemorySegment#NULL} for none. */
+    public static void tensorAffine(
+            MemorySegment src,
+            MemorySegment dst,
+            int width,
+            int height,
+            MemorySegment theta,
+            int mode,
+            MemorySegment fill,
+            boolean v2) {
+        try {
+            TENSOR_AFFINE.invokeExact(src, dst, width, height, theta, mode, fill, v2 ? 1 : 0);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code stoke_tensor_rot90}. */
+    public static void tensorRot90(MemorySegment src, MemorySegment dst, int width, int height, int k) {
+        try {
+            TENSOR_ROT90.invokeExact(src, dst, width, height, k);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }

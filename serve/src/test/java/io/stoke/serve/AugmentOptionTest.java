@@ -37,16 +37,31 @@ class AugmentOptionTest {
         assertEquals(
                 "aa:svhn,interpolation=nearest,fill=1:2:3",
                 transform("train", "aa:svhn,fill=1:2:3").augment());
+        assertEquals(
+                "augmix:3:3:-1:1.0,interpolation=bilinear",
+                transform("train", "augmix").augment());
+        assertEquals(
+                "augmix:10:2:2:0.5,all_ops=false,interpolation=nearest,fill=9:9:9,v2",
+                transform("train", "augmix:10:2:2:0.5,v2,fill=9,all_ops=false,interpolation=nearest")
+                        .augment());
         assertNull(transform("train", null).augment());
     }
 
     @Test
-    void theEvaluationTransformAugMixAndMistakesAreRefusedNamingTheFlag() {
+    void theEvaluationTransformAndMistakesAreRefusedNamingTheFlag() {
         IllegalArgumentException e =
                 assertThrows(IllegalArgumentException.class, () -> transform("eval", "ta_wide:31"));
         assertTrue(e.getMessage().startsWith("--augment needs --transform train"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> transform("train", "augmix"));
-        assertTrue(e.getMessage().contains("cannot do AugMix"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> transform("train", "augmix:11"));
+        assertTrue(e.getMessage().startsWith("--augment augmix:11: AugMix: severity must be 1 to 10"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> transform("train", "augmix:3:0"));
+        assertTrue(e.getMessage().startsWith("--augment augmix:3:0: AugMix: mixture_width must be"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> transform("train", "augmix:3:3:-1:0"));
+        assertTrue(e.getMessage().startsWith("--augment augmix:3:3:-1:0: AugMix: alpha must be"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> transform("train", "augmix,interpolation=bicubic"));
+        assertTrue(e.getMessage().contains("AugMix's interpolation must be nearest or bilinear"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> transform("train", "ta_wide,all_ops=false"));
+        assertTrue(e.getMessage().contains("unknown setting 'all_ops=false'"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> transform("train", "ra:2:40:31"));
         assertTrue(
                 e.getMessage().contains("RandAugment: magnitude must be 0 to num_magnitude_bins - 1"), e.getMessage());

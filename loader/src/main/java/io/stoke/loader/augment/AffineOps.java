@@ -292,23 +292,23 @@ public final class AffineOps {
         return Math.copySign(n / 1e15, v);
     }
 
-    private static double radians(double x) {
+    static double radians(double x) {
         return x * DEG_TO_RAD;
     }
 
-    private static double degrees(double x) {
+    static double degrees(double x) {
         return x * RAD_TO_DEG;
     }
 
-    private static double sin(double x) {
+    static double sin(double x) {
         return StokeGeometry.sin(x);
     }
 
-    private static double cos(double x) {
+    static double cos(double x) {
         return StokeGeometry.cos(x);
     }
 
-    private static double tan(double x) {
+    static double tan(double x) {
         return StokeGeometry.tan(x);
     }
 

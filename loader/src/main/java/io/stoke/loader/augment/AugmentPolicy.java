@@ -10,10 +10,13 @@ import java.util.Locale;
  * compact spelling that {@link #parse} reads and {@link #toString} writes:
  * {@code ta_wide[:BINS]} ({@code TrivialAugmentWide(num_magnitude_bins)}),
  * {@code ra[:NUM_OPS[:MAGNITUDE[:BINS]]]} ({@code RandAugment}), {@code aa[:imagenet|cifar10|svhn]}
- * ({@code AutoAugment}), then any of {@code ,interpolation=nearest|bilinear|bicubic}, {@code ,fill=V} or
- * {@code ,fill=R:G:B}, and {@code ,v2} (the {@code torchvision.transforms.v2} class: its Solarize
- * threshold is {@code 255 * linspace(1, 0)} rather than {@code linspace(255, 0)}). Defaults are
- * torchvision's: 31 bins, {@code ra:2:9:31}, {@code aa:imagenet}, nearest, fill 0.
+ * ({@code AutoAugment}), {@code augmix[:SEVERITY[:WIDTH[:DEPTH[:ALPHA]]]]} ({@code AugMix(severity,
+ * mixture_width, chain_depth, alpha)}, with {@code ,all_ops=false} for {@code all_ops=False}), then any of
+ * {@code ,interpolation=nearest|bilinear|bicubic}, {@code ,fill=V} or {@code ,fill=R:G:B}, and {@code ,v2}
+ * (the {@code torchvision.transforms.v2} class: its Solarize threshold is {@code 255 * linspace(1, 0)}
+ * rather than {@code linspace(255, 0)}). Defaults are torchvision's: 31 bins, {@code ra:2:9:31},
+ * {@code aa:imagenet}, {@code augmix:3:3:-1:1.0}, nearest (AugMix: bilinear), fill 0 (AugMix: none,
+ * which its tensor kernels treat differently from 0).
  *
  * @param kind          which policy
  * @param numOps        RandAugment's {@code num_ops}
@@ -22,8 +25,17 @@ import java.util.Locale;
  * @param interpolation 0 nearest, 2 bilinear, 3 bicubic (PIL's numbers), for the geometric ops
  * @param fill          the RGB of the pixels the geometric ops uncover
  * @param v2            whether the policy is {@code torchvision.transforms.v2}'s
+ * @param augMix        AugMix's settings, for {@link Kind#AUG_MIX} only (else null)
  */
-public record AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int interpolation, int[] fill, boolean v2)
+public record AugmentPolicy(
+        Kind kind,
+        int numOps,
+        int magnitude,
+        int bins,
+        int interpolation,
+        int[] fill,
+        boolean v2,
+        AugMixSettings augMix)
         implements Serializable {
     /** PIL's {@code Image.NEAREST}. */
     public static final int NEAREST = 0;
@@ -38,7 +50,8 @@ public record AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int 
         RAND_AUGMENT("ra", "RandAugment"),
         AUTO_AUGMENT_IMAGENET("aa:imagenet", "AutoAugment(IMAGENET)"),
         AUTO_AUGMENT_CIFAR10("aa:cifar10", "AutoAugment(CIFAR10)"),
-        AUTO_AUGMENT_SVHN("aa:svhn", "AutoAugment(SVHN)");
+        AUTO_AUGMENT_SVHN("aa:svhn", "AutoAugment(SVHN)"),
+        AUG_MIX("augmix", "AugMix");
 
         private final String spelling;
         private final String torchvisionName;
@@ -53,8 +66,50 @@ public record AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int 
         }
 
         public boolean autoAugment() {
-            return this != TRIVIAL_AUGMENT_WIDE && this != RAND_AUGMENT;
+            return this != TRIVIAL_AUGMENT_WIDE && this != RAND_AUGMENT && this != AUG_MIX;
         }
+    }
+
+    /**
+     * {@code AugMix(severity, mixture_width, chain_depth, alpha, all_ops)}, as torchvision takes them.
+     *
+     * @param severity     the magnitude bins drawn from: 0 to {@code severity - 1} of 10
+     * @param mixtureWidth how many chains are mixed
+     * @param chainDepth   ops in each chain, or (0 or less) 1 to 3 drawn for each chain
+     * @param alpha        the Dirichlet concentration of the mixing weights
+     * @param allOps       whether Brightness, Color, Contrast and Sharpness are drawn too
+     */
+    public record AugMixSettings(int severity, int mixtureWidth, int chainDepth, double alpha, boolean allOps)
+            implements Serializable {
+        /** torchvision's defaults: {@code AugMix()}. */
+        public static final AugMixSettings DEFAULTS = new AugMixSettings(3, 3, -1, 1.0, true);
+
+        public AugMixSettings {
+            if (severity < 1 || severity > 10) {
+                throw new IllegalArgumentException("AugMix: severity must be 1 to 10, not " + severity);
+            }
+            if (mixtureWidth < 1 || mixtureWidth > 64) {
+                throw new IllegalArgumentException("AugMix: mixture_width must be 1 to 64, not " + mixtureWidth);
+            }
+            if (chainDepth > 64) {
+                throw new IllegalArgumentException(
+                        "AugMix: chain_depth must be at most 64 (or 0 or less for 1 to 3 drawn), not " + chainDepth);
+            }
+            // Written as float32, as torch holds it: a value that float32 rounds to 0 or infinity is refused too.
+            if (!(alpha > 0) || !Float.isFinite((float) alpha) || (float) alpha == 0f) {
+                throw new IllegalArgumentException("AugMix: alpha must be a positive number, not " + alpha);
+            }
+        }
+
+        /** The most ops one chain can have. */
+        public int maxDepth() {
+            return chainDepth > 0 ? chainDepth : 3;
+        }
+    }
+
+    /** A policy other than AugMix. */
+    public AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int interpolation, int[] fill, boolean v2) {
+        this(kind, numOps, magnitude, bins, interpolation, fill, v2, null);
     }
 
     public AugmentPolicy {
@@ -72,16 +127,25 @@ public record AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int 
             throw new IllegalArgumentException("RandAugment: magnitude must be 0 to num_magnitude_bins - 1 ("
                     + (bins - 1) + "), not " + magnitude);
         }
+        if ((kind == Kind.AUG_MIX) != (augMix != null)) {
+            throw new IllegalArgumentException(kind.torchvisionName + ": AugMix settings go with AugMix alone");
+        }
+        if (kind == Kind.AUG_MIX && interpolation == BICUBIC) {
+            throw new IllegalArgumentException(
+                    "AugMix: interpolation must be NEAREST or BILINEAR (torchvision's tensor ops, which AugMix runs,"
+                            + " take no other)");
+        }
         if (interpolation != NEAREST && interpolation != BILINEAR && interpolation != BICUBIC) {
             throw new IllegalArgumentException(kind.torchvisionName
                     + ": interpolation must be NEAREST, BILINEAR or BICUBIC (PIL's affine transform takes no other), not "
                     + interpolation);
         }
-        fill = fill == null ? new int[3] : fill.clone();
-        if (fill.length != 3) {
+        // AugMix's tensor kernels blend no fill (None) differently from a fill of 0, so it keeps null.
+        fill = fill == null ? (kind == Kind.AUG_MIX ? null : new int[3]) : fill.clone();
+        if (fill != null && fill.length != 3) {
             throw new IllegalArgumentException(kind.torchvisionName + ": fill needs 1 or 3 values, not " + fill.length);
         }
-        for (int v : fill) {
+        for (int v : fill == null ? new int[0] : fill) {
             if (v < 0 || v > 255) {
                 throw new IllegalArgumentException(
                         kind.torchvisionName + ": fill values must be 0 to 255: " + Arrays.toString(fill));
@@ -89,16 +153,37 @@ public record AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int 
         }
     }
 
+    /** The fill, or null (AugMix's {@code fill=None}). */
     @Override
     public int[] fill() {
-        return fill.clone();
+        return fill == null ? null : fill.clone();
     }
 
-    /** How many ops one image may get: RandAugment's {@code num_ops}, else 1 (TrivialAugmentWide) or 2. */
+    /** AugMix's augmentation space, in its order: the first nine, then four more with {@code all_ops}. */
+    private static final List<AugmentOp> AUG_MIX_OPS = List.of(
+            AugmentOp.SHEAR_X,
+            AugmentOp.SHEAR_Y,
+            AugmentOp.TRANSLATE_X,
+            AugmentOp.TRANSLATE_Y,
+            AugmentOp.ROTATE,
+            AugmentOp.POSTERIZE,
+            AugmentOp.SOLARIZE,
+            AugmentOp.AUTO_CONTRAST,
+            AugmentOp.EQUALIZE,
+            AugmentOp.BRIGHTNESS,
+            AugmentOp.COLOR,
+            AugmentOp.CONTRAST,
+            AugmentOp.SHARPNESS);
+
+    /**
+     * How many ops one image may get: RandAugment's {@code num_ops}, 1 (TrivialAugmentWide), AugMix's
+     * chains times their depth, else 2.
+     */
     public int maxOps() {
         return switch (kind) {
             case TRIVIAL_AUGMENT_WIDE -> 1;
             case RAND_AUGMENT -> numOps;
+            case AUG_MIX -> augMix.mixtureWidth() * augMix.maxDepth();
             default -> 2;
         };
     }
@@ -106,6 +191,7 @@ public record AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int 
     /** The ops the policy can draw, in torchvision's order (its {@code _augmentation_space}'s keys). */
     public List<AugmentOp> ops() {
         return switch (kind) {
+            case AUG_MIX -> augMix.allOps() ? AUG_MIX_OPS : AUG_MIX_OPS.subList(0, 9);
             case TRIVIAL_AUGMENT_WIDE, RAND_AUGMENT ->
                 List.of(AugmentOp.values()).subList(0, AugmentOp.EQUALIZE.ordinal() + 1);
             default -> List.of(AugmentOp.values()).subList(1, AugmentOp.values().length);
@@ -119,27 +205,38 @@ public record AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int 
     public static AugmentPolicy parse(String spelling) {
         String[] parts = spelling.trim().toLowerCase(Locale.ROOT).split(",");
         String[] head = parts[0].split(":");
-        int interpolation = NEAREST;
+        boolean mix = head[0].trim().equals("augmix");
+        int interpolation = mix ? BILINEAR : NEAREST;
         int[] fill = null;
         boolean v2 = false;
+        boolean allOps = true;
         for (int i = 1; i < parts.length; i++) {
             String p = parts[i].trim();
             if (p.equals("v2")) {
                 v2 = true;
+            } else if (mix && (p.equals("all_ops=true") || p.equals("all_ops=false"))) {
+                allOps = p.equals("all_ops=true");
             } else if (p.startsWith("interpolation=")) {
                 interpolation = switch (p.substring(14)) {
                     case "nearest" -> NEAREST;
                     case "bilinear" -> BILINEAR;
+                    case "bicubic" -> BICUBIC;
                     default ->
-                        throw new IllegalArgumentException(
-                                "--augment " + spelling
-                                        + ": interpolation must be nearest or bilinear (PIL's affine transform takes no other)");
+                        throw new IllegalArgumentException("--augment " + spelling
+                                + ": interpolation must be nearest, bilinear or bicubic (PIL's affine transform takes no"
+                                + " other)");
                 };
+                if (mix && interpolation == BICUBIC) {
+                    throw new IllegalArgumentException("--augment " + spelling
+                            + ": AugMix's interpolation must be nearest or bilinear (it runs torchvision's tensor ops,"
+                            + " and Stoke's take no other)");
+                }
             } else if (p.startsWith("fill=")) {
                 fill = parseFill(spelling, p.substring(5));
             } else {
                 throw new IllegalArgumentException("--augment " + spelling + ": unknown setting '" + p
-                        + "' (interpolation=nearest|bilinear|bicubic, fill=V or R:G:B, v2)");
+                        + "' (interpolation=nearest|bilinear|bicubic, fill=V or R:G:B, v2"
+                        + (mix ? ", all_ops=true|false)" : ")"));
             }
         }
         try {
@@ -172,13 +269,29 @@ public record AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int 
                     };
                     yield new AugmentPolicy(kind, 2, 0, 10, interpolation, fill, v2);
                 }
-                case "augmix" ->
-                    throw new IllegalArgumentException("--augment " + spelling
-                            + ": Stoke cannot do AugMix yet; run it in torch's DataLoader, or pass batch_transform=");
+                case "augmix" -> {
+                    arity(spelling, head, 5);
+                    AugMixSettings d = AugMixSettings.DEFAULTS;
+                    AugMixSettings settings;
+                    try {
+                        settings = new AugMixSettings(
+                                number(head, 1, d.severity()),
+                                number(head, 2, d.mixtureWidth()),
+                                number(head, 3, d.chainDepth()),
+                                head.length > 4 ? Double.parseDouble(head[4].trim()) : d.alpha(),
+                                allOps);
+                    } catch (IllegalArgumentException e) {
+                        if (e instanceof NumberFormatException) {
+                            throw e;
+                        }
+                        throw new IllegalArgumentException("--augment " + spelling + ": " + e.getMessage(), e);
+                    }
+                    yield new AugmentPolicy(Kind.AUG_MIX, 0, 0, 10, interpolation, fill, v2, settings);
+                }
                 default ->
-                    throw new IllegalArgumentException(
-                            "--augment " + spelling
-                                    + ": the policy is ta_wide[:BINS], ra[:NUM_OPS[:MAGNITUDE[:BINS]]] or aa[:imagenet|cifar10|svhn]");
+                    throw new IllegalArgumentException("--augment " + spelling
+                            + ": the policy is ta_wide[:BINS], ra[:NUM_OPS[:MAGNITUDE[:BINS]]], aa[:imagenet|cifar10|svhn]"
+                            + " or augmix[:SEVERITY[:WIDTH[:DEPTH[:ALPHA]]]]");
             };
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(
@@ -215,6 +328,18 @@ public record AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int 
         StringBuilder s = new StringBuilder(kind.spelling);
         if (kind == Kind.TRIVIAL_AUGMENT_WIDE) {
             s.append(':').append(bins);
+        } else if (kind == Kind.AUG_MIX) {
+            s.append(':')
+                    .append(augMix.severity())
+                    .append(':')
+                    .append(augMix.mixtureWidth())
+                    .append(':')
+                    .append(augMix.chainDepth())
+                    .append(':')
+                    .append(augMix.alpha());
+            if (!augMix.allOps()) {
+                s.append(",all_ops=false");
+            }
         } else if (kind == Kind.RAND_AUGMENT) {
             s.append(':')
                     .append(numOps)
@@ -225,12 +350,14 @@ public record AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int 
         }
         s.append(",interpolation=")
                 .append(interpolation == NEAREST ? "nearest" : interpolation == BILINEAR ? "bilinear" : "bicubic");
-        s.append(",fill=")
-                .append(fill[0])
-                .append(':')
-                .append(fill[1])
-                .append(':')
-                .append(fill[2]);
+        if (fill != null) {
+            s.append(",fill=")
+                    .append(fill[0])
+                    .append(':')
+                    .append(fill[1])
+                    .append(':')
+                    .append(fill[2]);
+        }
         if (v2) {
             s.append(",v2");
         }
@@ -246,7 +373,8 @@ public record AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int 
                 && p.bins == bins
                 && p.interpolation == interpolation
                 && Arrays.equals(p.fill, fill)
-                && p.v2 == v2;
+                && p.v2 == v2
+                && java.util.Objects.equals(p.augMix, augMix);
     }
 
     @Override

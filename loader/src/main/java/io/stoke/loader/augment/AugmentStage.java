@@ -9,7 +9,8 @@ import java.util.random.RandomGenerator;
  * {@link #input()}, {@link #apply} draws the image's ops from its random stream and runs them,
  * in place where an op can, else from one scratch image into the other, and says which of the two
  * holds the result. Both images are allocated once, for the crop's size; nothing is allocated per
- * image.
+ * image. AugMix, which mixes chains of torchvision's tensor ops rather than running PIL's, is
+ * handed to {@link AugMixStage}, which takes the two images as its input and first scratch image.
  */
 public final class AugmentStage implements AutoCloseable {
     private final Arena arena = Arena.ofConfined();
@@ -20,6 +21,9 @@ public final class AugmentStage implements AutoCloseable {
     private final AugmentPolicy policy;
     private final PolicyDraws draws;
     private final Drawn drawn;
+    /** AugMix's stage, to which {@link #apply} hands the crop; null for the other policies. */
+    private final AugMixStage mix;
+
     private final ColourOps colour = new ColourOps();
     private final int[] fill;
 
@@ -29,15 +33,23 @@ public final class AugmentStage implements AutoCloseable {
      * @throws IllegalStateException where the augmentation library is not built, naming why
      */
     public AugmentStage(AugmentPolicy policy, int width, int height) {
+        refuseUnsupported(policy);
         this.policy = policy;
         this.width = width;
         this.height = height;
         long bytes = 3L * width * height;
         first = arena.allocate(bytes, 64);
         second = arena.allocate(bytes, 64);
-        draws = new PolicyDraws(policy, width, height);
-        drawn = draws.newDrawn();
         fill = policy.fill();
+        if (policy.kind() == AugmentPolicy.Kind.AUG_MIX) {
+            mix = new AugMixStage(policy, width, height, first, second);
+            draws = null;
+            drawn = null;
+        } else {
+            mix = null;
+            draws = new PolicyDraws(policy, width, height);
+            drawn = draws.newDrawn();
+        }
     }
 
     /**
@@ -45,6 +57,14 @@ public final class AugmentStage implements AutoCloseable {
      * library, or where it draws ops that are not built.
      */
     public static void refuseUnsupported(AugmentPolicy policy) {
+        if (policy.kind() == AugmentPolicy.Kind.AUG_MIX) {
+            try {
+                TensorOps.requireLibrary();
+            } catch (IllegalStateException e) {
+                throw new IllegalStateException("AugMix: " + e.getMessage());
+            }
+            return;
+        }
         if (!io.stoke.ffm.StokeAugment.available()) {
             throw new IllegalStateException(policy.kind().torchvisionName() + ": Stoke cannot augment images here: "
                     + io.stoke.ffm.StokeAugment.unavailableReason());
@@ -61,13 +81,16 @@ public final class AugmentStage implements AutoCloseable {
         return first;
     }
 
-    /** The ops drawn for the last image. */
+    /** The ops drawn for the last image (none for AugMix: see {@link #augMixDrawn}). */
     public Drawn drawn() {
         return drawn;
     }
 
     /** Draws this image's ops from {@code random} and runs them on {@link #input()}; returns the image that holds the result. */
     public MemorySegment apply(RandomGenerator random) {
+        if (mix != null) {
+            return mix.apply(random);
+        }
         draws.draw(random, drawn);
         return run(drawn);
     }
@@ -102,8 +125,16 @@ public final class AugmentStage implements AutoCloseable {
         return current;
     }
 
+    /** AugMix's draws for the last image, or null for the other policies. */
+    public AugMixDrawn augMixDrawn() {
+        return mix == null ? null : mix.drawn();
+    }
+
     @Override
     public void close() {
+        if (mix != null) {
+            mix.close();
+        }
         arena.close();
     }
 }

@@ -1,0 +1,194 @@
+/*
+ * stoke_tensor.c: see stoke_tensor.h. Each loop does torchvision's tensor arithmetic per element
+ * in float32, in the order PyTorch's CPU kernels do it: a product by a Python float is a float32
+ * product by the float32 scalar, add_(other, alpha) is a fused multiply-add (its vectorised
+ * kernel's vec::fmadd), and a cast to uint8 truncates. Built with -std=c11, so the compiler fuses
+ * nothing of its own; the fusions here are explicit fmaf calls.
+ */
+#include "stoke_tensor.h"
+
+#include <math.h>
+
+/* clamp_(0, 255) then .to(torch.uint8), which truncates. */
+static inline uint8_t to_u8(float v)
+{
+  if (!(v > 0.0f))
+    return 0;
+  if (v >= 255.0f)
+    return 255;
+  return (uint8_t)v;
+}
+
+/* rgb_to_grayscale: v1 (0.2989 r + 0.587 g) + 0.114 b, truncated by .to(uint8); v2 the same as
+ * r.mul(0.2989).add_(g, alpha=0.587).add_(b, alpha=0.114), floored. */
+static inline float gray(const uint8_t *p, int v2)
+{
+  const float kr = (float)0.2989, kg = (float)0.587, kb = (float)0.114;
+  if (v2)
+    return floorf(fmaf((float)p[2], kb, fmaf((float)p[1], kg, (float)p[0] * kr)));
+  return (float)(uint8_t)((kr * (float)p[0] + kg * (float)p[1]) + kb * (float)p[2]);
+}
+
+static inline uint8_t blend1(float x, float d, float ratio, float rest, int v2)
+{
+  return to_u8(v2 ? fmaf(d, rest, ratio * x) : ratio * x + rest * d);
+}
+
+void stoke_tensor_blend(const uint8_t *src, uint8_t *dst, int64_t pixels, int32_t degenerate, float value,
+                        float ratio, float rest, int32_t v2)
+{
+  int64_t i;
+
+  if (degenerate == STOKE_TENSOR_BLACK) {
+    /* v1's ratio * x + rest * 0 is ratio * x, as v2's image.mul(ratio) is. */
+    for (i = 0; i < 3 * pixels; i++)
+      dst[i] = to_u8(ratio * (float)src[i]);
+    return;
+  }
+  for (i = 0; i < pixels; i++) {
+    const uint8_t *s = src + 3 * i;
+    uint8_t *o = dst + 3 * i;
+    float d = degenerate == STOKE_TENSOR_GRAY ? gray(s, v2) : value;
+    uint8_t r = blend1(s[0], d, ratio, rest, v2);
+    uint8_t g = blend1(s[1], d, ratio, rest, v2);
+    uint8_t b = blend1(s[2], d, ratio, rest, v2);
+    o[0] = r;
+    o[1] = g;
+    o[2] = b;
+  }
+}
+
+int64_t stoke_tensor_gray_sum(const uint8_t *src, int64_t pixels, int32_t v2)
+{
+  int64_t sum = 0;
+  int64_t i;
+
+  for (i = 0; i < pixels; i++)
+    sum += (int64_t)gray(src + 3 * i, v2);
+  return sum;
+}
+
+void stoke_tensor_sharpness(const uint8_t *src, uint8_t *dst, int32_t width, int32_t height, float ratio, float rest,
+                            int32_t v2)
+{
+  /* v1 divides a float32 kernel by its sum, 13; v2 writes 1/13 and 5/13 as Python floats. The
+   * blur's exact value is an integer over 13, at least 1/26 from a half, so neither the kernel's
+   * last bit nor the order of the nine products moves its rounding. */
+  const float one = v2 ? (float)(1.0 / 13.0) : 1.0f / 13.0f;
+  const float five = v2 ? (float)(5.0 / 13.0) : 5.0f / 13.0f;
+  int64_t row = 3 * (int64_t)width;
+  int32_t x, y;
+  int c;
+
+  for (y = 0; y < height; y++) {
+    const uint8_t *in0 = src + row * y;
+    uint8_t *out = dst + row * y;
+    int inside_row = y > 0 && y < height - 1;
+    for (x = 0; x < width; x++) {
+      for (c = 0; c < 3; c++) {
+        int64_t at = 3 * (int64_t)x + c;
+        float v = in0[at];
+        float blur;
+        if (!inside_row || x == 0 || x == width - 1) {
+          /* The blur keeps the border: v1 blends it with itself, v2 leaves it. */
+          out[at] = v2 ? in0[at] : blend1(v, v, ratio, rest, 0);
+          continue;
+        }
+        blur = one * ((float)in0[at - row - 3] + (float)in0[at - row] + (float)in0[at - row + 3]
+                      + (float)in0[at - 3] + (float)in0[at + 3]
+                      + (float)in0[at + row - 3] + (float)in0[at + row] + (float)in0[at + row + 3])
+               + five * v;
+        blur = nearbyintf(blur);
+        out[at] = v2 ? to_u8(fmaf(blur - v, rest, v)) : blend1(v, blur, ratio, rest, 0);
+      }
+    }
+  }
+}
+
+/* GridSamplerKernel.cpp's unnormalize (align_corners=False), (g + 1) * (size / 2) - 0.5: one
+ * fused multiply-add, as GCC contracts PyTorch's vector expression (-ffp-contract=fast with FMA). */
+static inline float unnormalize(float g, float half)
+{
+  return fmaf(g + 1.0f, half, -0.5f);
+}
+
+void stoke_tensor_affine(const uint8_t *src, uint8_t *dst, int32_t width, int32_t height, const float *theta,
+                         int32_t mode, const float *fill, int32_t v2)
+{
+  const float half_w = (float)width / 2, half_h = (float)height / 2;
+  int64_t row = 3 * (int64_t)width;
+  int32_t xo, yo;
+  int c;
+
+  for (yo = 0; yo < height; yo++) {
+    /* linspace(-oh * 0.5 + 0.5, oh * 0.5 - 0.5): half-integers, exact in float32. */
+    const float by = (float)yo - (float)height * 0.5f + 0.5f;
+    uint8_t *out = dst + row * yo;
+    for (xo = 0; xo < width; xo++) {
+      const float bx = (float)xo - (float)width * 0.5f + 0.5f;
+      const float gx = (bx * theta[0] + by * theta[1]) + theta[2];
+      const float gy = (bx * theta[3] + by * theta[4]) + theta[5];
+      const float ix = unnormalize(gx, half_w);
+      const float iy = unnormalize(gy, half_h);
+      uint8_t *o = out + 3 * (int64_t)xo;
+
+      if (mode == STOKE_TENSOR_NEAREST) {
+        const float rx = nearbyintf(ix), ry = nearbyintf(iy);
+        const int inside = rx > -1.0f && rx < (float)width && ry > -1.0f && ry < (float)height;
+        if (inside) {
+          const uint8_t *s = src + row * (int64_t)ry + 3 * (int64_t)rx;
+          o[0] = s[0];
+          o[1] = s[1];
+          o[2] = s[2];
+        } else {
+          for (c = 0; c < 3; c++)
+            o[c] = fill ? to_u8(nearbyintf(fill[c])) : 0;
+        }
+        continue;
+      }
+      {
+        const float xw = floorf(ix), yn = floorf(iy);
+        const float w = ix - xw, e = 1.0f - w, n = iy - yn, s = 1.0f - n;
+        const float nw = s * e, ne = s * w, sw = n * e, se = n * w;
+        const int in_w = xw > -1.0f && xw < (float)width, in_e = xw + 1.0f > -1.0f && xw + 1.0f < (float)width;
+        const int in_n = yn > -1.0f && yn < (float)height, in_s = yn + 1.0f > -1.0f && yn + 1.0f < (float)height;
+        const int64_t x0 = 3 * (int64_t)xw, y0 = row * (int64_t)yn;
+        const float m_nw = in_n && in_w ? 1.0f : 0.0f, m_ne = in_n && in_e ? 1.0f : 0.0f;
+        const float m_sw = in_s && in_w ? 1.0f : 0.0f, m_se = in_s && in_e ? 1.0f : 0.0f;
+        /* nw_val * nw + ne_val * ne + sw_val * sw + se_val * se, contracted to a chain of fused
+         * multiply-adds as PyTorch's build contracts it (byte-equal only so, on torch 1.13 and 2.14). */
+        const float mask = fmaf(m_se, se, fmaf(m_sw, sw, fmaf(m_ne, ne, m_nw * nw)));
+        for (c = 0; c < 3; c++) {
+          /* Out-of-range corners read as zero (mask_gather with a zero default). */
+          const float v_nw = m_nw != 0.0f ? src[y0 + x0 + c] : 0.0f;
+          const float v_ne = m_ne != 0.0f ? src[y0 + x0 + 3 + c] : 0.0f;
+          const float v_sw = m_sw != 0.0f ? src[y0 + row + x0 + c] : 0.0f;
+          const float v_se = m_se != 0.0f ? src[y0 + row + x0 + 3 + c] : 0.0f;
+          float v = fmaf(v_se, se, fmaf(v_sw, sw, fmaf(v_ne, ne, v_nw * nw)));
+          if (fill)
+            v = v2 ? (v - fill[c]) * mask + fill[c] : v * mask + (1.0f - mask) * fill[c];
+          o[c] = to_u8(nearbyintf(v));
+        }
+      }
+    }
+  }
+}
+
+void stoke_tensor_rot90(const uint8_t *src, uint8_t *dst, int32_t width, int32_t height, int32_t k)
+{
+  int64_t row = 3 * (int64_t)width;
+  int32_t x, y;
+
+  /* out(x, y) = in(w - 1 - y, x) for one counter-clockwise turn of a square, in(w - 1 - x, h - 1 - y) for two. */
+  for (y = 0; y < height; y++) {
+    for (x = 0; x < width; x++) {
+      int32_t sx = k == 1 ? width - 1 - y : k == 2 ? width - 1 - x : y;
+      int32_t sy = k == 1 ? x : k == 2 ? height - 1 - y : height - 1 - x;
+      const uint8_t *s = src + row * sy + 3 * (int64_t)sx;
+      uint8_t *o = dst + row * y + 3 * (int64_t)x;
+      o[0] = s[0];
+      o[1] = s[1];
+      o[2] = s[2];
+    }
+  }
+}
