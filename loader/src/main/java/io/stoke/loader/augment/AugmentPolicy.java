@@ -130,10 +130,11 @@ public record AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int 
                 interpolation = switch (p.substring(14)) {
                     case "nearest" -> NEAREST;
                     case "bilinear" -> BILINEAR;
+                    case "bicubic" -> BICUBIC;
                     default ->
                         throw new IllegalArgumentException(
                                 "--augment " + spelling
-                                        + ": interpolation must be nearest or bilinear (PIL's affine transform takes no other)");
+                                        + ": interpolation must be nearest, bilinear or bicubic (PIL's affine transform takes no other)");
                 };
             } else if (p.startsWith("fill=")) {
                 fill = parseFill(spelling, p.substring(5));
