@@ -11,8 +11,8 @@ is not edited on disk: its text is read, renamed (for ``--loader stoke``) and ru
 from outside, before its ``main`` runs:
 
 - a forward pre-hook on the model ``torchvision.models.get_model`` returns, which records each
-  batch's shape, dtype, and per-image per-channel mean and standard deviation, for training and
-  evaluation apart (``model.training``);
+  batch's shape, dtype, per-image per-channel mean and standard deviation, and per-image share of
+  values exactly 0 (erased), for training and evaluation apart (``model.training``);
 - ``torch.nn.CrossEntropyLoss`` as a subclass that records the targets the loss gets;
 - on ``--device cpu`` under torchrun, the four places where the recipe's distributed mode assumes
   CUDA: ``torch.cuda.set_device`` does nothing, ``init_process_group``'s ``nccl`` is ``gloo``,
@@ -59,7 +59,10 @@ class Seen:
         flat = image.detach().to(torch.float64).flatten(2)  # [n, c, h * w]
         self.batches[self.phase].append({
             "shape": list(image.shape), "dtype": str(image.dtype),
-            "mean": flat.mean(dim=2).tolist(), "std": flat.std(dim=2).tolist()})
+            "mean": flat.mean(dim=2).tolist(), "std": flat.std(dim=2).tolist(),
+            # Normalised pixels are never exactly 0 (no uint8 over 255 equals ImageNet's mean):
+            # the share of zeros is what RandomErasing's value 0 covered.
+            "zeros": (flat == 0).to(torch.float64).mean(dim=(1, 2)).tolist()})
 
     def loss(self, target: torch.Tensor) -> None:
         self.targets[self.phase].append({"shape": list(target.shape), "dtype": str(target.dtype),
@@ -141,6 +144,9 @@ def main() -> None:
     out.write_text(json.dumps({"batches": seen.batches, "targets": seen.targets,
                                "torch": torch.__version__, "torchvision": torchvision.__version__}))
     if torch.distributed.is_initialized():
+        # Both ranks have written their records before either leaves: a rank destroying its group
+        # while the other still talks to it hung once on Debian 13's torch 2.6.
+        torch.distributed.barrier()
         torch.distributed.destroy_process_group()
 
 

@@ -11,10 +11,12 @@ without ``--use-v2``:
   their permutations differently);
 - validation inputs equal per image and channel (mean and standard deviation within 1e-4, in
   order): the evaluation transform has no random draw, and Stoke's resampling is PIL's;
-- training inputs' per-image, per-channel means and standard deviations agree within sampling
-  noise: for each channel, |mean_stoke - mean_torch| < 5 standard errors of that difference, the
-  standard error from the two runs' spread across images (sqrt(var_s / n_s + var_t / n_t)), with n
-  the number of distinct images (a repeated augmentation of one image is not an independent draw).
+- training inputs' per-image, per-channel means and standard deviations, per-image shares of
+  values exactly 0 (what RandomErasing's value 0 covers: a normalised pixel is never 0 otherwise)
+  and the share of images with any (the erased ones) agree within sampling noise: |average_stoke - average_torch| < 5 standard errors of that
+  difference, the standard error from the two runs' spread across images (sqrt(var_s / n_s +
+  var_t / n_t)), with n the number of distinct images (a repeated augmentation of one image is not
+  an independent draw).
 
 Where the recipe's source comes from: STOKE_VISION_REFERENCES=DIR (a torchvision source tree,
 DIR/references/classification; a pytorch/vision checkout at the installed release's tag, say), else
@@ -162,6 +164,8 @@ def welch_z(a, b, n_a, n_b):
     mean_a, mean_b = sum(a) / len(a), sum(b) / len(b)
     var_a = sum((x - mean_a) ** 2 for x in a) / (len(a) - 1)
     var_b = sum((x - mean_b) ** 2 for x in b) / (len(b) - 1)
+    if var_a == var_b == 0:  # the share of erased values where nothing was erased
+        return (0.0 if mean_a == mean_b else math.inf), mean_a, mean_b
     return (mean_a - mean_b) / math.sqrt(var_a / n_a + var_b / n_b), mean_a, mean_b
 
 
@@ -249,13 +253,14 @@ class RecipeTest(unittest.TestCase):
                 worst = max(abs(x - y) for x, y in zip(a, b))
                 self.assertLess(worst, 1e-4, f"{where}: validation per-image channel {stat}s differ by up to {worst}")
             for loader, run in (("torch", theirs), ("stoke", ours)):
-                train_stats[loader] += [(image_mean, image_std) for b in run["batches"]["train"]
-                                        for image_mean, image_std in zip(b["mean"], b["std"])]
+                train_stats[loader] += [(image_mean, image_std, [zeros], [float(zeros > 0)])
+                                        for b in run["batches"]["train"]
+                                        for image_mean, image_std, zeros in zip(b["mean"], b["std"], b["zeros"])]
         # Training draws differ between the two loaders: each channel's statistics within sampling noise.
         n_t, n_s = len(train_stats["torch"]), len(train_stats["stoke"])
         self.assertEqual(n_t, n_s, case)
-        for s, stat in enumerate(("mean", "std")):
-            for channel in range(3):
+        for s, stat in enumerate(("mean", "std", "share of erased values", "share of erased images")):
+            for channel in range(3 if s < 2 else 1):
                 a = [image[s][channel] for image in train_stats["stoke"]]
                 b = [image[s][channel] for image in train_stats["torch"]]
                 z, ours, theirs = welch_z(a, b, n_s / reps, n_t / reps)
