@@ -140,10 +140,12 @@ def free_port():
 
 
 def setUpModule():
-    global TMP
     if MISSING:
         print(f"[stoke] SKIPPING the recipe tests: {MISSING}", file=sys.stderr)
-        return
+
+
+def make_datasets():
+    global TMP
     os.environ.setdefault("STOKE_HOME", str(CHECKOUT))
     TMP = Path(tempfile.mkdtemp(prefix="stoke-py-test-recipes-"))
     # 5 classes (the recipe's top-5 accuracy needs them); RASampler takes len // 256 * 256 samples
@@ -179,6 +181,7 @@ class RecipeTest(unittest.TestCase):
                    "transforms.v2 came in 0.16): the recipes run on Debian 13's stack and torch 2.14.1's")
         cls.why = why
         if why is None:
+            make_datasets()
             print(f"[stoke] the recipe tests run torchvision {cls.version}'s references/classification "
                   f"({cls.references}) on torch {torch.__version__}, torchvision {torchvision.__version__}",
                   file=sys.stderr)
