@@ -13,10 +13,10 @@ without ``--use-v2``:
   order): the evaluation transform has no random draw, and Stoke's resampling is PIL's;
 - training inputs' per-image, per-channel means and standard deviations, per-image shares of
   values exactly 0 (what RandomErasing's value 0 covers: a normalised pixel is never 0 otherwise)
-  and the share of images with any (the erased ones) agree within sampling noise: |average_stoke - average_torch| < 5 standard errors of that
-  difference, the standard error from the two runs' spread across images (sqrt(var_s / n_s +
-  var_t / n_t)), with n the number of distinct images (a repeated augmentation of one image is not
-  an independent draw).
+  and the share of images with any (the erased ones) agree within sampling noise:
+  |average_stoke - average_torch| < 5 standard errors of that difference, the standard error from
+  the two runs' spread across images (sqrt(var_s / n_s + var_t / n_t)), with n the number of
+  distinct images (a repeated augmentation of one image is not an independent draw).
 
 Where the recipe's source comes from: STOKE_VISION_REFERENCES=DIR (a torchvision source tree,
 DIR/references/classification; a pytorch/vision checkout at the installed release's tag, say), else
@@ -196,7 +196,8 @@ class RecipeTest(unittest.TestCase):
     def run_recipe(self, flags, loader, two_ranks):
         """The runner's records ([one per rank]), or the failed run's output."""
         # One intra-op thread a process: two ranks, their loaders and the model share a few cores.
-        env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), STOKE_HOME=str(CHECKOUT), USE_LIBUV="0", OMP_NUM_THREADS="1")
+        env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), STOKE_HOME=str(CHECKOUT), USE_LIBUV="0",
+                   OMP_NUM_THREADS="1")
         data = TMP / ("ra" if two_ranks else "small")
         with tempfile.TemporaryDirectory(dir=TMP) as tmp:
             out = Path(tmp) / f"{loader}.json"
