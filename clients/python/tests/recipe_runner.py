@@ -1,31 +1,45 @@
 """Runs torchvision's own ``references/classification/train.py`` with torch's DataLoader
-(``--loader torch``) or renamed as a user renames it (``--loader stoke``: ``import stoke`` and
+(loader ``torch``) or renamed as a user renames it (loader ``stoke``: ``import stoke`` and
 ``torch.utils.data.DataLoader(`` -> ``stoke.DataLoader(``, the training and the validation loader,
-nothing else), and writes what the model and the loss saw as JSON.
+nothing else), once for each job of a plan, and writes what the model and the loss saw as JSON.
 
-    python3 recipe_runner.py REFERENCES OUT.json --loader stoke -- --data-path DATA --model ... [train.py's flags]
+    python3 recipe_runner.py REFERENCES PLAN.json
 
-REFERENCES is a folder holding ``references/classification`` (a torchvision source tree). train.py
-is not edited on disk: its text is read, renamed (for ``--loader stoke``) and run as the module
-``train``, beside its own presets.py, utils.py, sampler.py and transforms.py. What is installed
-from outside, before its ``main`` runs:
+PLAN.json is a list of jobs, ``{"loader": "torch" | "stoke", "out": "OUT.json", "args": [train.py's
+flags]}``, run in turn in this one interpreter (its imports, and under torchrun its process group,
+are paid once rather than once a job). Each job runs train.py's ``main`` afresh: train.py's text is
+read, renamed (for ``stoke``) and executed again as the module ``train``, its arguments parsed
+again, so that its model, loaders and optimiser are the job's own; the loaders of the job before
+are collected first. REFERENCES is a folder holding ``references/classification`` (a torchvision
+source tree). train.py is not edited on disk: it runs beside its own presets.py, utils.py,
+sampler.py and transforms.py. What is installed from outside, once:
 
 - a forward pre-hook on the model ``torchvision.models.get_model`` returns, which records each
   batch's shape, dtype, per-image per-channel mean and standard deviation, and per-image share of
-  values exactly 0 (erased), for training and evaluation apart (``model.training``);
+  values exactly 0 (erased), for training and evaluation apart (``model.training``), into the
+  running job's records;
 - ``torch.nn.CrossEntropyLoss`` as a subclass that records the targets the loss gets;
 - on ``--device cpu`` under torchrun, the four places where the recipe's distributed mode assumes
   CUDA: ``torch.cuda.set_device`` does nothing, ``init_process_group``'s ``nccl`` is ``gloo``,
   ``DistributedDataParallel`` is given no ``device_ids`` (a CPU module takes none), and utils.py's
-  ``reduce_across_processes`` sums a CPU tensor rather than a ``"cuda"`` one.
+  ``reduce_across_processes`` sums a CPU tensor rather than a ``"cuda"`` one. The process group is
+  made by the first job; the later jobs' ``init_process_group`` finds it made and meets the other
+  rank at a barrier instead.
 
-Under torchrun each rank writes ``OUT`` with ``.rank<R>`` before its suffix.
+Each job writes its ``out``, under torchrun with ``.rank<R>`` before its suffix: the records, or,
+where train.py raised, ``{"error": its traceback}``. A single process goes on to the next job; a
+rank stops there (exit status 1), since the other rank may be waiting in a collective of the
+failed job, and torchrun then stops it (started without torchrun, the process group's timeout does).
 """
 
-import argparse
+import builtins
+import datetime
+import gc
 import json
 import os
 import sys
+import time
+import traceback
 import types
 from pathlib import Path
 from typing import Any, Dict, List
@@ -35,6 +49,9 @@ import torchvision
 
 TORCH_LOADER = "torch.utils.data.DataLoader("
 STOKE_LOADER = "stoke.DataLoader("
+# A rank whose partner stopped (started without torchrun, which would stop it) gives up after this
+# rather than after gloo's 30 minutes; a job's collectives are a batch apart, seconds at most.
+GROUP_TIMEOUT = datetime.timedelta(minutes=5)
 
 
 def renamed(source: str) -> str:
@@ -69,19 +86,26 @@ class Seen:
                                          "values": target.tolist()})
 
 
-def install_hooks(seen: Seen, cpu: bool) -> None:
+class Recorder:
+    """The running job's Seen, which the hooks (installed once) record into."""
+
+    def __init__(self) -> None:
+        self.seen = Seen()
+
+
+def install_hooks(recorder: Recorder, cpu: bool) -> None:
     get_model = torchvision.models.get_model
 
     def recorded_model(*args: Any, **kwargs: Any) -> torch.nn.Module:
         model = get_model(*args, **kwargs)
-        model.register_forward_pre_hook(seen.forward)
+        model.register_forward_pre_hook(lambda module, args: recorder.seen.forward(module, args))
         return model
 
     torchvision.models.get_model = recorded_model
 
     class RecordedCrossEntropyLoss(torch.nn.CrossEntropyLoss):
         def forward(self, input: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-            seen.loss(target)
+            recorder.seen.loss(target)
             return super().forward(input, target)
 
     torch.nn.CrossEntropyLoss = RecordedCrossEntropyLoss
@@ -91,6 +115,10 @@ def install_hooks(seen: Seen, cpu: bool) -> None:
         init_process_group = torch.distributed.init_process_group
 
         def gloo(backend: Any = None, *args: Any, **kwargs: Any) -> None:
+            if torch.distributed.is_initialized():  # made by the first job
+                torch.distributed.barrier()
+                return
+            kwargs.setdefault("timeout", GROUP_TIMEOUT)
             init_process_group("gloo" if backend == "nccl" else backend, *args, **kwargs)
 
         torch.distributed.init_process_group = gloo
@@ -112,37 +140,60 @@ def install_hooks(seen: Seen, cpu: bool) -> None:
         utils.reduce_across_processes = reduce_across_processes
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("references", type=Path)
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--loader", choices=("torch", "stoke"), required=True)
-    argv = sys.argv[1:]
-    split = argv.index("--") if "--" in argv else len(argv)
-    ours = parser.parse_args(argv[:split])
-    train_args = argv[split + 1:]
-    folder = ours.references / "references" / "classification"
-    train_py = folder / "train.py"
-    if not train_py.is_file():
-        raise SystemExit(f"recipe_runner: {train_py} is missing")
-    sys.path.insert(0, str(folder))
+def load_train(train_py: Path, loader: str) -> types.ModuleType:
+    """train.py, renamed for Stoke's loader, executed afresh as the module ``train``."""
     source = train_py.read_text()
-    if ours.loader == "stoke":
+    if loader == "stoke":
         source = renamed(source)
     train = types.ModuleType("train")
     train.__file__ = str(train_py)
     sys.modules["train"] = train
     exec(compile(source, str(train_py), "exec"), train.__dict__)
+    return train
 
-    args = train.get_args_parser().parse_args(train_args)
-    seen = Seen()
-    install_hooks(seen, args.device == "cpu")
-    train.main(args)
-    out = ours.out
-    if "RANK" in os.environ:
-        out = out.with_name(f"{out.stem}.rank{os.environ['RANK']}{out.suffix}")
-    out.write_text(json.dumps({"batches": seen.batches, "targets": seen.targets,
-                               "torch": torch.__version__, "torchvision": torchvision.__version__}))
+
+def main() -> None:
+    if len(sys.argv) != 3:
+        raise SystemExit("usage: recipe_runner.py REFERENCES PLAN.json")
+    folder = Path(sys.argv[1]) / "references" / "classification"
+    jobs = json.loads(Path(sys.argv[2]).read_text())
+    train_py = folder / "train.py"
+    if not train_py.is_file():
+        raise SystemExit(f"recipe_runner: {train_py} is missing")
+    sys.path.insert(0, str(folder))
+    rank = os.environ.get("RANK")
+    recorder = Recorder()
+    hooked = False
+    plain_print = builtins.print
+    for job in jobs:
+        started = time.monotonic()
+        out = Path(job["out"])
+        if rank is not None:
+            out = out.with_name(f"{out.stem}.rank{rank}{out.suffix}")
+        recorder.seen = seen = Seen()
+        try:
+            train = load_train(train_py, job["loader"])
+            args = train.get_args_parser().parse_args(job["args"])
+            if not hooked:  # after train.py's first import of the recipe's utils.py
+                install_hooks(recorder, args.device == "cpu")
+                hooked = True
+            train.main(args)
+            record = {"batches": seen.batches, "targets": seen.targets,
+                      "torch": torch.__version__, "torchvision": torchvision.__version__}
+        except BaseException:  # noqa: B036 (train.py's argparse exits; a refusal raises)
+            record = {"error": traceback.format_exc()}
+        finally:
+            builtins.print = plain_print  # utils.setup_for_distributed wraps print each job
+            train = args = None
+            gc.collect()  # the job's loaders close before the next job's start
+        out.write_text(json.dumps(record))
+        print(f"[recipe_runner] {Path(job['out']).stem}: "
+              f"{'failed' if 'error' in record else 'done'} in {time.monotonic() - started:.1f} s", file=sys.stderr)
+        if "error" in record:
+            print(record["error"], file=sys.stderr)
+            if rank is not None:
+                sys.stderr.flush()
+                os._exit(1)  # the other rank may wait in a collective: no barrier, no teardown
     if torch.distributed.is_initialized():
         # Both ranks have written their records before either leaves: a rank destroying its group
         # while the other still talks to it hung once on Debian 13's torch 2.6.

@@ -18,6 +18,22 @@ without ``--use-v2``:
   the two runs' spread across images (sqrt(var_s / n_s + var_t / n_t)), with n the number of
   distinct images (a repeated augmentation of one image is not an independent draw).
 
+What is the headline's and what was shrunk for time: each case's flags in CASES are the README
+command's (the policy, --random-erase, --interpolation, --ra-sampler/--ra-reps, and case a's crop
+sizes 176/232), run for 1 epoch on the CPU with --model mobilenet_v3_small (no weights), -b 8 -j 2.
+Cases b to e crop 112 (resize 128) where their commands say 224 (resize 232 or 256): what they
+check is the policy's and the erasure's draws and the resize filter, whose statistics and exact
+validation pixels do not depend on the crop's size, while a 224 crop would make the epoch four
+times the pixels. The datasets are small (40 training and 20 validation images in 5 classes; 256
+for the RA cases, the fewest RASampler takes), made once for the class.
+
+How it runs, to be ~2 minutes a stack on 2 cores rather than ~8: the cases on one process (c, d,
+e) are one launch of the runner, which runs train.py's main for each job in turn (case, v1 or v2,
+torch's or Stoke's loader; fresh loaders, model and records each), and the RA cases (a, b) are
+one launch of 2 ranks running their 8 jobs in one process group. Interpreter start and imports
+(8 s a process on a busy machine) and the ranks' rendezvous are paid twice in all, not 18 times.
+STOKE_RECIPE_TIMES=1 prints each job's time.
+
 Where the recipe's source comes from: STOKE_VISION_REFERENCES=DIR (a torchvision source tree,
 DIR/references/classification; a pytorch/vision checkout at the installed release's tag, say), else
 Debian 13's source package pytorch-vision 0.21.0 (its .orig tarball from Debian's archive, checked
@@ -38,6 +54,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import unittest
 import urllib.request
 from pathlib import Path
@@ -180,6 +197,7 @@ class RecipeTest(unittest.TestCase):
             why = (f"torchvision {torchvision.__version__} predates the recipe's flags (--use-v2, "
                    "transforms.v2 came in 0.16): the recipes run on Debian 13's stack and torch 2.14.1's")
         cls.why = why
+        cls.groups = {}
         if why is None:
             make_datasets()
             print(f"[stoke] the recipe tests run torchvision {cls.version}'s references/classification "
@@ -193,43 +211,66 @@ class RecipeTest(unittest.TestCase):
         if self.why:
             self.skipTest(self.why)
 
-    def run_recipe(self, flags, loader, two_ranks):
-        """The runner's records ([one per rank]), or the failed run's output."""
+    @classmethod
+    def run_group(cls, two_ranks):
+        """Every job of the cases on that many ranks, in one launch of the runner (one interpreter a
+        rank: its imports and its process group are paid once). {(name, v2, loader): [one record a
+        rank] or the launch's output where a record is missing}; kept for the class."""
+        if two_ranks in cls.groups:
+            return cls.groups[two_ranks]
         # One intra-op thread a process: two ranks, their loaders and the model share a few cores.
         env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), STOKE_HOME=str(CHECKOUT), USE_LIBUV="0",
                    OMP_NUM_THREADS="1")
         data = TMP / ("ra" if two_ranks else "small")
-        with tempfile.TemporaryDirectory(dir=TMP) as tmp:
-            out = Path(tmp) / f"{loader}.json"
-            argv = [str(HERE / "recipe_runner.py"), str(self.references), str(out), "--loader", loader, "--",
-                    "--data-path", str(data), *COMMON, *flags]
-            if two_ranks:
-                from test_dataloader import run_two_ranks
-                done = run_two_ranks(argv, free_port(), Path(tmp) / "logs", env, timeout=600)
-                outs = [out.with_name(f"{loader}.rank{r}.json") for r in range(2)]
-            else:
-                done = subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True, timeout=600)
-                outs = [out]
-            if done.returncode != 0:
-                return done.stdout[-3000:] + done.stderr[-6000:]
-            return [json.loads(o.read_text()) for o in outs]
+        tmp = Path(tempfile.mkdtemp(dir=TMP))
+        jobs, outs = [], {}
+        for name, flags in CASES.items():
+            if ("--ra-sampler" in flags) != two_ranks:
+                continue
+            for v2 in (False, True):
+                for loader in ("stoke",) if name == "e" and AUGMIX_REFUSED else ("torch", "stoke"):
+                    out = tmp / f"{name}-{'v2' if v2 else 'v1'}-{loader}.json"
+                    jobs.append({"loader": loader, "out": str(out),
+                                 "args": ["--data-path", str(data), *COMMON, *flags, *(["--use-v2"] if v2 else [])]})
+                    outs[name, v2, loader] = [out.with_name(f"{out.stem}.rank{r}.json") for r in range(2)] \
+                        if two_ranks else [out]
+        plan = tmp / "plan.json"
+        plan.write_text(json.dumps(jobs))
+        argv = [str(HERE / "recipe_runner.py"), str(cls.references), str(plan)]
+        started = time.monotonic()
+        if two_ranks:
+            from test_dataloader import run_two_ranks
+            done = run_two_ranks(argv, free_port(), tmp / "logs", env, timeout=900)
+        else:
+            done = subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True, timeout=900)
+        print(f"[stoke] the recipe runner ran {len(jobs)} jobs on {2 if two_ranks else 1} rank(s) in "
+              f"{time.monotonic() - started:.0f} s", file=sys.stderr)
+        if os.environ.get("STOKE_RECIPE_TIMES"):
+            print("".join(line + "\n" for line in done.stderr.splitlines() if "[recipe_runner]" in line),
+                  file=sys.stderr)
+        failed = f"the runner's exit status {done.returncode}:\n" + done.stdout[-3000:] + done.stderr[-6000:]
+        cls.groups[two_ranks] = {job: [json.loads(o.read_text()) for o in files] if all(o.is_file() for o in files)
+                                 else failed for job, files in outs.items()}
+        return cls.groups[two_ranks]
 
     def check_case(self, name):
         flags = CASES[name]
-        two_ranks = "--ra-sampler" in flags
+        runs = self.run_group("--ra-sampler" in flags)
         for v2 in (False, True):
             case = f"case {name} ({' '.join(flags)}{' --use-v2' if v2 else ''})"
             with self.subTest(case=case):
-                args = flags + (["--use-v2"] if v2 else [])
                 if name == "e" and AUGMIX_REFUSED:
-                    refused = self.run_recipe(args, "stoke", two_ranks)
-                    self.assertIsInstance(refused, str, f"{case}: Stoke ran AugMix; set AUGMIX_REFUSED = False")
-                    self.assertIn("UnsupportedError: stoke.DataLoader cannot do AugMix", refused, case)
+                    refused = runs[name, v2, "stoke"]
+                    self.assertIsInstance(refused, list, f"{case}: the runner failed:\n{refused}")
+                    self.assertIn("error", refused[0], f"{case}: Stoke ran AugMix; set AUGMIX_REFUSED = False")
+                    self.assertIn("UnsupportedError: stoke.DataLoader cannot do AugMix", refused[0]["error"], case)
                     continue
-                runs = {loader: self.run_recipe(args, loader, two_ranks) for loader in ("torch", "stoke")}
-                for loader, run in runs.items():
-                    self.assertIsInstance(run, list, f"{case}, {loader}'s loader failed:\n{run}")
-                self.compare(case, runs["torch"], runs["stoke"], flags)
+                for loader in ("torch", "stoke"):
+                    run = runs[name, v2, loader]
+                    self.assertIsInstance(run, list, f"{case}, {loader}'s loader: the runner failed:\n{run}")
+                    for record in run:
+                        self.assertNotIn("error", record, f"{case}, {loader}'s loader failed:\n{record.get('error')}")
+                self.compare(case, runs[name, v2, "torch"], runs[name, v2, "stoke"], flags)
 
     def compare(self, case, torch_ranks, stoke_ranks, flags):
         ra = "--ra-sampler" in flags
