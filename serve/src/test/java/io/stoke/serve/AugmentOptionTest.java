@@ -34,6 +34,11 @@ class AugmentOptionTest {
         assertEquals(
                 "ra:2:9:31,interpolation=bilinear,fill=7:7:7,v2",
                 transform("train", "ra:2:9:31,interpolation=bilinear,fill=7,v2").augment());
+        // The recipes' --interpolation bicubic reaches the policy's geometric ops too (issue 47's
+        // MobileNetV3 and ViT commands: the producer refused it when the Python side passed it on).
+        assertEquals(
+                "aa:imagenet,interpolation=bicubic,fill=0:0:0",
+                transform("train", "aa:imagenet,interpolation=bicubic").augment());
         assertEquals(
                 "aa:svhn,interpolation=nearest,fill=1:2:3",
                 transform("train", "aa:svhn,fill=1:2:3").augment());
