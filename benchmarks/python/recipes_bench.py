@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""torchvision's recipe transforms, fed by torch's DataLoader and by stoke.DataLoader, side by side
+(issue 47: the recipes users run).
+
+The two transforms are the ones torchvision's references/classification/presets.py builds for the
+ResNet50 v2 recipe (`--train-crop-size 176 --val-resize-size 232 --auto-augment ta_wide
+--random-erase 0.1`), with its v2 classes:
+
+  train  RandomResizedCrop(176) + RandomHorizontalFlip + TrivialAugmentWide + PILToTensor +
+         ToDtype(float32, scale) + Normalize + RandomErasing(0.1)
+  eval   Resize(232, bicubic) + CenterCrop(224) + PILToTensor + ToDtype(float32, scale) + Normalize
+
+Each case runs in a fresh process over the same ImageFolder, with the same workers, batch size and
+shuffle, persistent workers; a run is two epochs: the first (cold) counts from creating the loader,
+the JVM's or the worker processes' start included; the second (warm) from a new iter().
+
+  torch-pil     torchvision ImageFolder (PIL decode), torch.utils.data.DataLoader: the recipe's
+                default `--backend pil`
+  torch-tensor  ImageFolder whose loader is torchvision.io.decode_jpeg (libjpeg-turbo), the v2
+                transforms on uint8 tensors (SIMD resize): torch's fastest CPU path (the recipe's
+                `--backend tensor` runs the same transforms on tensors, but decodes with PIL)
+  stoke         the torch-pil dataset and DataLoader call, renamed: stoke.DataLoader(dataset, ...)
+
+The cases alternate within each of --repeats rounds. Writes OUT/runs.jsonl and OUT/summary.md.
+
+  python benchmarks/python/recipes_bench.py --data ~/.cache/stoke/imagenet-sample-1000-v1 \
+      --copies 3 --out docs/benchmarks/results-recipes
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CHECKOUT = HERE.parent.parent
+MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+
+
+def recipe(which, backend):
+    """The references' v2 preset for `which` (train or eval) and `backend` (pil or tensor)."""
+    import torch
+    from torchvision.transforms import v2
+
+    head = [v2.PILToTensor()] if backend == "pil" else []
+    if which == "train":
+        steps = [v2.RandomResizedCrop(176, interpolation=v2.InterpolationMode.BILINEAR, antialias=True),
+                 v2.RandomHorizontalFlip(0.5),
+                 v2.TrivialAugmentWide(interpolation=v2.InterpolationMode.BILINEAR)]
+        # presets.py: PILToTensor after the augmentations on the PIL backend, first on the tensor one.
+        steps = steps + head if backend == "pil" else steps
+        tail = [v2.ToDtype(torch.float, scale=True), v2.Normalize(MEAN, STD), v2.RandomErasing(0.1),
+                v2.ToPureTensor()]
+    else:
+        steps = [v2.Resize(232, interpolation=v2.InterpolationMode.BICUBIC, antialias=True), v2.CenterCrop(224)]
+        steps = steps + head
+        tail = [v2.ToDtype(torch.float, scale=True), v2.Normalize(MEAN, STD), v2.ToPureTensor()]
+    return v2.Compose(steps + tail)
+
+
+def decode_jpeg_file(path):
+    from torchvision.io import ImageReadMode, decode_jpeg, read_file
+
+    return decode_jpeg(read_file(path), mode=ImageReadMode.RGB)
+
+
+def run(case, data, which, workers, batch_size):
+    """One run in this process: two epochs; prints one JSON object."""
+    import torch
+    import torchvision
+
+    start = time.perf_counter()
+    if case == "torch-tensor":
+        dataset = torchvision.datasets.ImageFolder(data, recipe(which, "tensor"), loader=decode_jpeg_file)
+    else:
+        dataset = torchvision.datasets.ImageFolder(data, recipe(which, "pil"))
+    if case == "stoke":
+        sys.path.insert(0, str(CHECKOUT / "clients" / "python"))
+        import stoke
+
+        loader_class = stoke.DataLoader
+    else:
+        loader_class = torch.utils.data.DataLoader
+    loader = loader_class(dataset, batch_size=batch_size, num_workers=workers, shuffle=True,
+                          persistent_workers=True, drop_last=False)
+    epochs = []
+    for e in range(2):
+        if e:
+            start = time.perf_counter()
+        n, first = 0, None
+        for images, labels in loader:
+            if first is None:
+                first = time.perf_counter() - start
+                shape, dtype = list(images.shape[1:]), str(images.dtype)
+            n += len(labels)
+        epochs.append({"images": n, "seconds": time.perf_counter() - start, "first_batch_s": first})
+    print(json.dumps({"cold": epochs[0], "warm": epochs[1], "shape": shape, "dtype": dtype}))
+
+
+def summarise(runs, out, args):
+    lines = [f"# torchvision's recipe transforms: torch's DataLoader and stoke.DataLoader\n",
+             f"`{' '.join(sys.argv)}`\n",
+             f"{platform.node()}: {os.cpu_count()} cores; torch {args.torch_version}, torchvision "
+             f"{args.vision_version}, Pillow {args.pil_version}; {args.images} images, {args.workers} workers, "
+             f"batch {args.batch_size}, {args.repeats} rounds (medians; each run a fresh process).\n",
+             "| transform | epoch | torch-pil img/s | torch-tensor img/s | stoke img/s | stoke / torch-pil | "
+             "stoke / torch-tensor |", "|---|---|---|---|---|---|---|"]
+    for which in args.transforms:
+        for epoch in ("cold", "warm"):
+            rate = {}
+            for case in args.cases:
+                xs = [r[epoch]["images"] / r[epoch]["seconds"] for r in runs
+                      if r["case"] == case and r["transform"] == which]
+                rate[case] = statistics.median(xs) if xs else float("nan")
+            lines.append(f"| {which} | {epoch} | {rate.get('torch-pil', float('nan')):.0f} | "
+                         f"{rate.get('torch-tensor', float('nan')):.0f} | {rate.get('stoke', float('nan')):.0f} | "
+                         f"{rate['stoke'] / rate['torch-pil']:.2f}x | {rate['stoke'] / rate['torch-tensor']:.2f}x |")
+    (out / "summary.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def copies(data, n, work):
+    """The folder's images n times over (symbolic links, class by class), so an epoch is long
+    enough that a process's start is a part of it, not all of it."""
+    if n == 1:
+        return data
+    folder = work / f"recipes-bench-{n}x"
+    if not folder.exists():
+        for cls in sorted(p for p in Path(data).iterdir() if p.is_dir()):
+            (folder / cls.name).mkdir(parents=True)
+            for f in sorted(cls.iterdir()):
+                for c in range(n):
+                    (folder / cls.name / f"{c}-{f.name}").symlink_to(f.resolve())
+    return folder
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--run", choices=["torch-pil", "torch-tensor", "stoke"], help="one run in this process")
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--copies", type=int, default=1, help="link each image this many times (a longer epoch)")
+    ap.add_argument("--transform", default="train", choices=["train", "eval"])
+    ap.add_argument("--transforms", nargs="+", default=["train", "eval"])
+    ap.add_argument("--cases", nargs="+", default=["torch-pil", "torch-tensor", "stoke"])
+    ap.add_argument("--workers", type=int, default=os.cpu_count())
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    if args.run:
+        run(args.run, args.data, args.transform, args.workers, args.batch_size)
+        return
+    import PIL
+    import torch
+    import torchvision
+
+    args.torch_version, args.vision_version, args.pil_version = torch.__version__, torchvision.__version__, PIL.__version__
+    data = copies(args.data, args.copies, Path(os.environ.get("TMPDIR", "/tmp")))
+    args.images = sum(1 for _ in Path(data).rglob("*") if not _.is_dir())
+    env = dict(os.environ, STOKE_HOME=str(CHECKOUT))
+    args.out.mkdir(parents=True, exist_ok=True)
+    runs = []
+    with open(args.out / "runs.jsonl", "w") as log:
+        for r in range(args.repeats):
+            for which in args.transforms:
+                for case in args.cases:
+                    done = subprocess.run([sys.executable, __file__, "--run", case, "--data", str(data), "--transform",
+                                           which, "--workers", str(args.workers), "--batch-size", str(args.batch_size)],
+                                          env=env, capture_output=True, text=True, check=True)
+                    result = dict(json.loads(done.stdout.strip().splitlines()[-1]), case=case, transform=which, round=r)
+                    runs.append(result)
+                    log.write(json.dumps(result) + "\n")
+                    log.flush()
+                    print(f"round {r} {which} {case}: cold {result['cold']['images'] / result['cold']['seconds']:.0f}"
+                          f" warm {result['warm']['images'] / result['warm']['seconds']:.0f} images/s", file=sys.stderr)
+    summarise(runs, args.out, args)
+
+
+if __name__ == "__main__":
+    main()
