@@ -116,6 +116,7 @@ class AugMixStageTest {
         "'augmix:5:4:-1:2.0,fill=128,v2', 23, 41",
     })
     void theMixIsTorchvisionsAugMixForStokesDraws(String spelling, int w, int h) throws Exception {
+        TorchvisionAugment.requireAugmentLibrary();
         String versions = TorchvisionAugment.requireTorchvision();
         AugmentPolicy policy = AugmentPolicy.parse(spelling);
         if (policy.v2() && !TorchvisionAugment.hasV2()) {
@@ -193,6 +194,7 @@ class AugMixStageTest {
     /** The same (seed, epoch, sample) gives the same image, whatever came before it in the worker. */
     @Test
     void theSameSampleGivesTheSameMixAfterOtherSamples() {
+        TorchvisionAugment.requireAugmentLibrary();
         AugmentPolicy policy = AugmentPolicy.parse("augmix,v2");
         byte[] rgb = TestImages.rgb(24, 24, 8);
         CounterRandom random = new CounterRandom();
@@ -217,6 +219,7 @@ class AugMixStageTest {
     @ParameterizedTest(name = "{0}")
     @CsvSource({"augmix", "'augmix:3:3:-1:0.5,fill=1:2:3,v2,interpolation=nearest'"})
     void warmImagesAllocateNothing(String spelling) {
+        TorchvisionAugment.requireAugmentLibrary();
         com.sun.management.ThreadMXBean threads =
                 (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
         Assumptions.assumeTrue(threads.isThreadAllocatedMemorySupported(), "no per-thread allocation count here");
@@ -230,14 +233,20 @@ class AugMixStageTest {
                 random.reset(1, 0, k);
                 stage.apply(random);
             }
-            long before = threads.getCurrentThreadAllocatedBytes();
-            for (int k = 0; k < 300; k++) {
-                MemorySegment.copy(source, 0, stage.input(), 0, rgb.length);
-                random.reset(1, 1, k);
-                stage.apply(random);
+            // The JIT may still be compiling (a loaded machine slows it), and code not yet compiled
+            // allocates (interpreted downcalls box): "warm" is the first of up to 10 windows of 300
+            // images that allocates nothing. A holder made per image allocates in every window.
+            List<Long> windows = new ArrayList<>();
+            for (int w = 0; w < 10 && (windows.isEmpty() || windows.getLast() != 0); w++) {
+                long before = threads.getCurrentThreadAllocatedBytes();
+                for (int k = 0; k < 300; k++) {
+                    MemorySegment.copy(source, 0, stage.input(), 0, rgb.length);
+                    random.reset(1, 1 + w, k);
+                    stage.apply(random);
+                }
+                windows.add(threads.getCurrentThreadAllocatedBytes() - before);
             }
-            assertEquals(
-                    0, threads.getCurrentThreadAllocatedBytes() - before, "bytes allocated by 300 warm AugMix images");
+            assertEquals(0, windows.getLast(), "bytes allocated by each window of 300 warm AugMix images: " + windows);
         }
     }
 

@@ -58,6 +58,7 @@ class ColourOpsTest {
     })
     void everyColourOpAtEveryBinAndSignIsTorchvisionsByteForByte(String spelling, boolean v2, String kind, int w, int h)
             throws Exception {
+        TorchvisionAugment.requireAugmentLibrary();
         String versions = TorchvisionAugment.requireTorchvision();
         if (v2 && !TorchvisionAugment.hasV2()) {
             System.err.println("[stoke] SKIPPING v2 check: torchvision " + versions + " has no transforms.v2");

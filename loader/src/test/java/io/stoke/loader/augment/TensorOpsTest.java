@@ -106,6 +106,7 @@ class TensorOpsTest {
         "true, 160, 120",
     })
     void everyOpAtEveryBinAndSignIsTorchvisionsByteForByte(boolean v2, int w, int h) throws Exception {
+        TorchvisionAugment.requireAugmentLibrary();
         String versions = TorchvisionAugment.requireTorchvision();
         if (v2 && !TorchvisionAugment.hasV2()) {
             System.err.println("[stoke] SKIPPING v2 check: torchvision " + versions + " has no transforms.v2");
@@ -172,6 +173,7 @@ class TensorOpsTest {
     @ParameterizedTest(name = "v2={0} seed {1}")
     @CsvSource({"false, 1", "false, 2", "true, 1", "true, 2"})
     void contrastPastAGreySumOf2To24IsWithinOneLevelOfTorchsAtFewPixels(boolean v2, int seed) throws Exception {
+        TorchvisionAugment.requireAugmentLibrary();
         String versions = TorchvisionAugment.requireTorchvision();
         if (v2 && !TorchvisionAugment.hasV2()) {
             System.err.println("[stoke] SKIPPING v2 check: torchvision " + versions + " has no transforms.v2");
@@ -242,7 +244,7 @@ class TensorOpsTest {
 
     @Test
     void refusesWhatTorchvisionsTensorPathCannotDoAndWritesNothingOutOfBounds() {
-        TensorOps.requireLibrary();
+        TorchvisionAugment.requireAugmentLibrary();
         try (Arena arena = Arena.ofConfined();
                 TensorOps ops = new TensorOps(8, 6)) {
             MemorySegment src = arena.allocate(3 * 8 * 6);

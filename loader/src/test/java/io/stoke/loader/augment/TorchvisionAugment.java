@@ -47,6 +47,22 @@ final class TorchvisionAugment {
         return v;
     }
 
+    /**
+     * Skips, saying why, where the build made no augmentation library (no C compiler): there the
+     * ops must refuse, naming the library, which this asserts first.
+     */
+    static void requireAugmentLibrary() {
+        if (!io.stoke.ffm.StokeAugment.available()) {
+            IllegalStateException refused = org.junit.jupiter.api.Assertions.assertThrows(
+                    IllegalStateException.class, ColourOps::requireLibrary);
+            org.junit.jupiter.api.Assertions.assertTrue(
+                    refused.getMessage().contains("libstoke_augment.so"), refused.getMessage());
+            System.err.println(
+                    "[stoke] SKIPPING augmentation checks: " + io.stoke.ffm.StokeAugment.unavailableReason());
+            org.junit.jupiter.api.Assumptions.abort("SKIPPED: " + io.stoke.ffm.StokeAugment.unavailableReason());
+        }
+    }
+
     /** Whether torchvision has {@code transforms.v2} (0.15 and later). */
     static boolean hasV2() {
         try {
