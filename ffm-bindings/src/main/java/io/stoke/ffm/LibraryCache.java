@@ -135,7 +135,16 @@ final class LibraryCache {
         try (var entries =
                 Files.newDirectoryStream(root, e -> e.getFileName().toString().startsWith(prefix))) {
             for (Path tmp : entries) {
-                if (Files.getLastModifiedTime(tmp, LinkOption.NOFOLLOW_LINKS).toMillis() < before) {
+                long modified;
+                try {
+                    modified = Files.getLastModifiedTime(tmp, LinkOption.NOFOLLOW_LINKS)
+                            .toMillis();
+                } catch (java.nio.file.NoSuchFileException renamedOrRemoved) {
+                    // A racing extraction renamed its folder into place (or removed it) between the
+                    // listing and this look: nothing of it is left to remove.
+                    continue;
+                }
+                if (modified < before) {
                     deleteTree(tmp);
                 }
             }
