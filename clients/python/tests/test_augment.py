@@ -98,7 +98,7 @@ class TranslationTest(unittest.TestCase):
         ]
         if V2 is not None:
             cases += [(V2.AugMix(), "augmix:3:3:-1:1.0,interpolation=bilinear,v2"),
-                      (V2.AugMix(severity=1, mixture_width=4, alpha=3.0, fill=7, interpolation="nearest"),
+                      (V2.AugMix(severity=1, mixture_width=4, alpha=3.0, fill=7, interpolation=T.InterpolationMode.NEAREST),
                        "augmix:1:4:-1:3.0,interpolation=nearest,fill=7:7:7,v2")]
         for policy, spelling in cases:
             settings = translate_transform(T.Compose(crop + [policy, T.PILToTensor()]))
