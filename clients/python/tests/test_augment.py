@@ -29,6 +29,9 @@ try:
 except ImportError as e:  # torch or torchvision not installed: skip, loudly
     MISSING = f"{e.name} is not installed"
 
+#: Whether this torchvision has AugMix (0.13 and later); False without torchvision (the class skips then).
+HAS_AUGMIX = MISSING is None and hasattr(T, "AugMix")
+
 try:
     from torchvision.transforms import v2 as V2
     if not hasattr(V2, "TrivialAugmentWide"):
@@ -86,7 +89,7 @@ class TranslationTest(unittest.TestCase):
             self.assertEqual(spelling, settings["augment"], type(policy).__name__)
             self.assertEqual("train", settings["transform"])
 
-    @unittest.skipUnless(hasattr(T, "AugMix"), "torchvision without AugMix (before 0.13)")
+    @unittest.skipUnless(HAS_AUGMIX, "torchvision without AugMix (before 0.13)")
     def test_augmix_is_spelled_with_its_settings_v1_and_v2(self):
         crop = _fixed_crop(64)
         cases = [
@@ -104,7 +107,7 @@ class TranslationTest(unittest.TestCase):
             settings = translate_transform(T.Compose(crop + [policy, T.PILToTensor()]))
             self.assertEqual(spelling, settings["augment"], repr(policy))
 
-    @unittest.skipUnless(hasattr(T, "AugMix"), "torchvision without AugMix (before 0.13)")
+    @unittest.skipUnless(HAS_AUGMIX, "torchvision without AugMix (before 0.13)")
     def test_augmix_settings_stoke_cannot_do_are_refused_naming_them(self):
         crop = _fixed_crop(64)
         for policy, message in [
@@ -122,7 +125,7 @@ class TranslationTest(unittest.TestCase):
             translate_transform(T.Compose([T.Resize(72), T.CenterCrop(64), T.TrivialAugmentWide(), T.PILToTensor()]))
         with self.assertRaisesRegex(UnsupportedError, r"RandAugment"):
             translate_transform(T.Compose(_fixed_crop(64) + [T.PILToTensor(), T.RandAugment()]))
-        if hasattr(T, "AugMix"):
+        if HAS_AUGMIX:
             with self.assertRaisesRegex(UnsupportedError, r"AugMix here .*after RandomResizedCrop"):
                 translate_transform(T.Compose([T.Resize(72), T.CenterCrop(64), T.AugMix(), T.PILToTensor()]))
         with self.assertRaisesRegex(UnsupportedError, r"interpolation"):
@@ -166,7 +169,7 @@ class AugmentedBatchesTest(unittest.TestCase):
                         changed += 1
         self.assertGreater(changed, 4, "the policy changed almost no image")
 
-    @unittest.skipUnless(hasattr(T, "AugMix"), "torchvision without AugMix (before 0.13)")
+    @unittest.skipUnless(HAS_AUGMIX, "torchvision without AugMix (before 0.13)")
     def test_augmix_v1_and_v2_run_an_epoch_the_same_twice_and_on_resume(self):
         crop = _fixed_crop(40)
         plain = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(crop + [T.PILToTensor()]))
