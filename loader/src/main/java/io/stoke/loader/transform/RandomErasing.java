@@ -139,13 +139,8 @@ public record RandomErasing(
         return false;
     }
 
-    /**
-     * {@code F.erase} of {@code box} in the {@code side x side} float32 channels-first sample at
-     * {@code dst[offset]}: its values, or for {@code "random"} standard normal draws of
-     * {@code random} (after the box's). Everything written is checked to lie in the sample first.
-     */
-    public void erase(MemorySegment dst, long offset, int side, CropBox box, CounterRandom random) {
-        Objects.checkFromIndexSize(offset, 12L * side * side, dst.byteSize());
+    /** Throws where {@code box} is not inside a {@code side x side} sample: nothing is written outside it. */
+    private static void checkInside(CropBox box, int side) {
         if (box.width < 0
                 || box.height < 0
                 || box.left < 0
@@ -154,6 +149,16 @@ public record RandomErasing(
                 || box.top + box.height > side) {
             throw new IndexOutOfBoundsException("erase box " + box + " outside a " + side + "x" + side + " sample");
         }
+    }
+
+    /**
+     * {@code F.erase} of {@code box} in the {@code side x side} float32 channels-first sample at
+     * {@code dst[offset]}: its values, or for {@code "random"} standard normal draws of
+     * {@code random} (after the box's). Everything written is checked to lie in the sample first.
+     */
+    public void erase(MemorySegment dst, long offset, int side, CropBox box, CounterRandom random) {
+        Objects.checkFromIndexSize(offset, 12L * side * side, dst.byteSize());
+        checkInside(box, side);
         long plane = 4L * side * side;
         for (int c = 0; c < 3; c++) {
             float fill = value == null ? 0f : value[value.length == 1 ? 0 : c];
@@ -173,14 +178,7 @@ public record RandomErasing(
      */
     public void eraseBytes(MemorySegment dst, long offset, int side, CropBox box) {
         Objects.checkFromIndexSize(offset, 3L * side * side, dst.byteSize());
-        if (box.width < 0
-                || box.height < 0
-                || box.left < 0
-                || box.top < 0
-                || box.left + box.width > side
-                || box.top + box.height > side) {
-            throw new IndexOutOfBoundsException("erase box " + box + " outside a " + side + "x" + side + " sample");
-        }
+        checkInside(box, side);
         byte r = (byte) valueByte(0);
         byte g = (byte) valueByte(1);
         byte b = (byte) valueByte(2);
