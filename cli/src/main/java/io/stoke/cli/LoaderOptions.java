@@ -69,6 +69,18 @@ public final class LoaderOptions {
         return false;
     }
 
+    /** Closes what the setup of any mixin of {@code command} opened (the restart cache's filler). */
+    static void closeSetups(CommandSpec command) {
+        for (CommandSpec mixin : command.mixins().values()) {
+            LoaderOptions options = mixin.userObject() instanceof LoaderOptions o
+                    ? o
+                    : mixin.userObject() instanceof ColumnOptions c ? c.options : null;
+            if (options != null && options.setup != null) {
+                options.setup.close();
+            }
+        }
+    }
+
     /** Adds one option per table entry to {@code command}, and a hidden one per deprecated spelling. */
     void addTo(CommandSpec command) {
         for (LoaderOption o : settings.table().options()) {

@@ -137,6 +137,16 @@ public final class Main implements Runnable {
                                     : e.getClass().getName()));
             return EXIT_FAILED;
         });
-        return cl.execute(args);
+        try {
+            return cl.execute(args);
+        } finally {
+            // A command's loaders are closed by then; what their options opened once per process
+            // (the restart cache's filler) ends with the command, not with the JVM.
+            CommandLine.ParseResult parsed = cl.getParseResult();
+            while (parsed != null) {
+                LoaderOptions.closeSetups(parsed.commandSpec());
+                parsed = parsed.subcommand();
+            }
+        }
     }
 }

@@ -25,11 +25,12 @@ import java.util.Locale;
  * The one hand-written mapping of {@link LoaderSettings} onto the loader: the dataset they open,
  * the {@link Loader.Builder} they configure (each option reaching the method the table's
  * {@code builder} names), the transform, the workers and the restart cache. Holds the restart
- * cache, opened once per process for every loader it builds.
+ * cache, opened once per process for every loader it builds, until {@link #close}.
  */
-public final class LoaderSetup {
+public final class LoaderSetup implements AutoCloseable {
     private final LoaderSettings settings;
     private RestartCache restartCache;
+    private Thread restartCacheHook;
 
     public LoaderSetup(LoaderSettings settings) {
         this.settings = settings;
@@ -212,17 +213,37 @@ public final class LoaderSetup {
      * lets it finish the entry in hand, so a clean end leaves no temporary file; one cut short by
      * kill -9 is removed by the next open.
      */
-    private RestartCache restartCache() {
+    private synchronized RestartCache restartCache() {
         if (restartCache == null) {
             RestartCache opened = RestartCache.open(
                     settings.path("restart_cache_dir"),
                     settings.bytes("restart_cache_size"),
                     folderAccess(),
                     m -> System.err.println("stoke: " + m));
-            Runtime.getRuntime().addShutdownHook(new Thread(opened::close, "stoke-cache-close"));
+            restartCacheHook = new Thread(opened::close, "stoke-cache-close");
+            Runtime.getRuntime().addShutdownHook(restartCacheHook);
             restartCache = opened;
         }
         return restartCache;
+    }
+
+    /**
+     * Stops the restart cache's filler, if one was opened, after the entry in hand: a command that
+     * ends before its process does (a test, the harness) leaves no thread writing to the folder.
+     */
+    @Override
+    public synchronized void close() {
+        if (restartCache == null) {
+            return;
+        }
+        restartCache.close();
+        restartCache = null;
+        try {
+            Runtime.getRuntime().removeShutdownHook(restartCacheHook);
+        } catch (IllegalStateException e) {
+            // already shutting down: the hook is running or ran, and close is idempotent
+        }
+        restartCacheHook = null;
     }
 
     /** The loader states in {@code file}, one or a list; an unreadable file is one sentence. */

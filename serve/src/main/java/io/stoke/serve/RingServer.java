@@ -96,6 +96,7 @@ public final class RingServer {
                 return serve(dataset);
             } finally {
                 closeOnce(dataset);
+                setup.close();
             }
         } finally {
             if (watch != null) {
