@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Python package's tests on today's PyTorch: torch 2.14.1, torchvision 0.29.1, Pillow 12.3 and
-# numpy 2.4, in a venv of the host's Python 3.11, with the host's Temurin 25. The wheels come from
+# numpy 2.4, with timm, open_clip, Lightning, datasets and ONNX Runtime, in a venv of the host's
+# Python 3.11, with the host's Temurin 25. The wheels come from
 # the machine's local package mirror; nothing is downloaded. ./stoke test runs it after Debian 12's
 # and Debian 13's stacks, so that a release of torchvision newer than Debian's is tested every run.
 #
@@ -39,11 +40,19 @@ WHEELS=(
   nvidia-cusparselt-cu13==0.8.1 nvidia-nccl-cu13==2.30.7 nvidia-nvshmem-cu13==3.4.5
   filelock typing-extensions setuptools sympy networkx jinja2 fsspec mpmath markupsafe packaging wheel
 )
+# Issue 48's libraries around PyTorch, and ONNX for `stoke embed`'s exported towers. They are
+# installed first, with their dependencies; the resolver then picks torch 2.13+cpu (2.14.1's
+# cuda-bindings and triton are not in the mirror), so WHEELS are forced back in after, --no-deps.
+LIBRARIES=(
+  timm==1.0.29 open_clip_torch==3.3.0 lightning==2.6.6 datasets==5.0.1 pyarrow==25.0.1
+  onnx onnxruntime onnxscript
+)
 # The stamp says what a finished venv was made from; a venv whose stamp differs is made again.
 # Bump the layout number when what this script does to a venv changes.
 STAMP_NAME=.stoke-venv-stamp
 STAMP="python=$PYTHON_VERSION
-layout=1
+layout=2
+libraries=${LIBRARIES[*]}
 wheels=${WHEELS[*]}"
 
 say() { printf 'torch214: %s\n' "$*" >&2; }
@@ -90,8 +99,10 @@ cmd_venv() {
   local started=$SECONDS
   "$PYTHON" -m venv "$dir" || die "$PYTHON -m venv $dir failed"
   # The stamp is written last, so a venv left half-made (a killed pip) is made again next time.
-  if ! "$dir/bin/python" -m pip install --quiet --no-deps --index-url "$INDEX" --extra-index-url "$EXTRA_INDEX" \
-      "${WHEELS[@]}" >"$dir.log" 2>&1; then
+  if ! { "$dir/bin/python" -m pip install --quiet --index-url "$INDEX" --extra-index-url "$EXTRA_INDEX" \
+      "${LIBRARIES[@]}" \
+    && "$dir/bin/python" -m pip install --quiet --no-deps --force-reinstall --index-url "$INDEX" \
+      --extra-index-url "$EXTRA_INDEX" "${WHEELS[@]}"; } >"$dir.log" 2>&1; then
     tail -n 20 "$dir.log" >&2
     die "pip install failed (the whole log: $dir.log)"
   fi
@@ -111,8 +122,10 @@ ready_venv() {
     || die "no JDK >= 25 (./stoke's find_jdk, above)"
   export JAVA_HOME PATH="$JAVA_HOME/bin:$PATH"
   "$dir/bin/python" -c "import sys, numpy, PIL, torch, torchvision
-print(f'torch214: python {sys.version.split()[0]}, torch {torch.__version__}, torchvision {torchvision.__version__}, numpy {numpy.__version__}, PIL {PIL.__version__}', file=sys.stderr)" \
-    || die "$dir cannot import numpy, PIL, torch and torchvision"
+assert torch.__version__.startswith('2.14.1'), f'torch {torch.__version__}, not 2.14.1: the forced reinstall did not hold'
+import timm, open_clip, lightning, datasets, pyarrow, onnxruntime
+print(f'torch214: python {sys.version.split()[0]}, torch {torch.__version__}, torchvision {torchvision.__version__}, numpy {numpy.__version__}, PIL {PIL.__version__}, timm {timm.__version__}, open_clip {open_clip.__version__}, lightning {lightning.__version__}, datasets {datasets.__version__}', file=sys.stderr)" \
+    || die "$dir cannot import torch 2.14.1 and the libraries around it"
   say "the venv holds: $("$dir/bin/python" -m pip freeze --all 2>/dev/null | paste -sd' ')"
 }
 
