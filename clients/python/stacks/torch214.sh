@@ -131,9 +131,10 @@ print(f'torch214: python {sys.version.split()[0]}, torch {torch.__version__}, to
 
 # The venv's bin first on PATH and VIRTUAL_ENV set, as `source bin/activate` would: a test that
 # starts `python3` or ./stoke test_python gets the venv's.
+# STOKE_TEST_LIBRARIES=required: the libraries this venv holds fail a test when absent, not skip it.
 in_venv() {
   local dir="$1"; shift
-  VIRTUAL_ENV="$dir" PATH="$dir/bin:$PATH" STOKE_HOME="$CHECKOUT" "$@"
+  VIRTUAL_ENV="$dir" PATH="$dir/bin:$PATH" STOKE_HOME="$CHECKOUT" STOKE_TEST_LIBRARIES=required HF_HUB_OFFLINE=1 "$@"
 }
 
 cmd_test() {

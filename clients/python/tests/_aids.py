@@ -21,3 +21,22 @@ def producer_ring(loader: Any) -> Any:
     """The ring (``stoke.Ring``) the loader's running producer writes, or None between producers."""
     producer = loader._producer
     return None if producer is None else producer.ring
+
+
+def import_library(name: str) -> Any:
+    """Imports the optional library ``name`` (timm, open_clip, lightning, datasets, onnxruntime...),
+    or raises ``unittest.SkipTest`` saying it is absent.
+
+    On a stack that promises the libraries (``STOKE_TEST_LIBRARIES=required``, which the torch 2.14.1
+    stack sets), an absent one fails instead: a broken install must not turn into skipped tests.
+    """
+    import importlib
+    import os
+    import unittest
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        if os.environ.get("STOKE_TEST_LIBRARIES") == "required":
+            raise AssertionError(f"{name} cannot be imported on a stack that requires it: {e}") from e
+        raise unittest.SkipTest(f"NOT CHECKED: {name} is not installed here ({e}); the torch 2.14.1 "
+                                f"stack (clients/python/stacks/torch214.sh) has it")
