@@ -107,6 +107,8 @@ class ArchitectureTest {
                 "io.stoke.spark",
                 "org.apache.spark",
                 "org.apache.parquet",
+                "org.apache.arrow",
+                "io.stoke.arrow",
                 "io.stoke.cli",
                 "io.stoke.bench");
         imports()

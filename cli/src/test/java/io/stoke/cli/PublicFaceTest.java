@@ -75,6 +75,7 @@ class PublicFaceTest {
             FIRST_EXPORTS,
             Map.of(
                     "io.stoke.parquet", List.of("io.stoke.parquet"),
+                    "io.stoke.arrow", List.of("io.stoke.arrow"),
                     "io.stoke.embed", List.of("io.stoke.embed"),
                     "io.stoke.tune", List.of("io.stoke.tune"),
                     "io.stoke.cli", List.of()));

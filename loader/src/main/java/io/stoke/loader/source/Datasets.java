@@ -27,7 +27,9 @@ import java.util.function.Consumer;
  *   <li>shards at a URL ({@code s3://}, {@code http(s)://}), opened by the {@link UrlDatasetProvider}
  *       for its scheme (stoke-remote's, when it is on the class path);</li>
  *   <li>Parquet: a {@code .parquet} file, a pattern or glob of them, or a folder of them, opened by
- *       the {@link TableDatasetProvider} on the class path (stoke-parquet's; {@link #isParquet}).</li>
+ *       the {@link TableDatasetProvider} on the class path (stoke-parquet's; {@link #isParquet});</li>
+ *   <li>a Hugging Face {@code datasets.Dataset}'s Arrow files, opened by stoke-arrow's provider
+ *       ({@link #isArrow}).</li>
  * </ul>
  * A dataset of shards owns mappings: close the returned dataset when done with it.
  */
@@ -114,12 +116,13 @@ public final class Datasets {
      */
     public static Dataset openLocalOrUrl(String spec, UrlDatasetProvider.ShardCache shardCache, TableColumns columns) {
         // A URL folder with columns named can only be Parquet; without, its listing tells (stoke-remote).
-        if (spec != null && (isParquet(spec) || (isUrl(spec) && spec.endsWith("/") && !columns.isDefault()))) {
+        if (spec != null
+                && (isParquet(spec) || isArrow(spec) || (isUrl(spec) && spec.endsWith("/") && !columns.isDefault()))) {
             return openTable(spec, columns, shardCache);
         }
         if (!columns.isDefault()) {
-            throw new IllegalArgumentException(
-                    "columns are named (" + columns + ") but " + Urls.redact(spec) + " is not a Parquet dataset");
+            throw new IllegalArgumentException("columns are named (" + columns + ") but " + Urls.redact(spec)
+                    + " is neither a Parquet nor an Arrow dataset");
         }
         if (spec == null || !isUrl(spec)) {
             return openLocal(spec);
@@ -164,11 +167,41 @@ public final class Datasets {
         UrlDatasetProvider.ShardCache held =
                 shardCache != null ? shardCache : new UrlDatasetProvider.ShardCache(DEFAULT_TABLE_CACHE, null);
         for (TableDatasetProvider provider : ServiceLoader.load(TableDatasetProvider.class)) {
-            return provider.open(spec, columns, held);
+            if (provider.opens(spec)) {
+                return provider.open(spec, columns, held);
+            }
+        }
+        if (isArrow(spec)) {
+            throw new IllegalArgumentException(
+                    Urls.redact(spec) + " is an Arrow dataset, and no Arrow reader is on"
+                            + " the class path: add the module io.stoke:stoke-arrow (Stoke's jar and the Python package carry it)");
         }
         throw new IllegalArgumentException(
                 Urls.redact(spec) + " is a Parquet dataset, and no Parquet reader is on the class path: "
                         + "add the module io.stoke:stoke-parquet (Stoke's jar and the Python package carry it)");
+    }
+
+    /** What a spec starts with when it lists a Hugging Face {@code datasets.Dataset}'s Arrow files as JSON. */
+    public static final String ARROW_SPEC = "arrow:";
+
+    /**
+     * Whether {@code spec} names an Arrow IPC dataset: an {@code .arrow} file (a Hugging Face
+     * {@code datasets} cache file), a folder that {@code save_to_disk} wrote (its {@code state.json}
+     * beside {@code .arrow} files), or an {@value #ARROW_SPEC} spec ({@code stoke.DataLoader}'s for a
+     * {@code datasets.Dataset}: its files and indices mapping).
+     */
+    public static boolean isArrow(String spec) {
+        if (spec.startsWith(ARROW_SPEC) || spec.toLowerCase(Locale.ROOT).endsWith(".arrow")) {
+            return true;
+        }
+        if (isUrl(spec)) {
+            return false;
+        }
+        try {
+            return Files.isRegularFile(Path.of(spec, "state.json"));
+        } catch (java.nio.file.InvalidPathException e) {
+            return false;
+        }
     }
 
     /**
@@ -220,7 +253,7 @@ public final class Datasets {
         if (spec == null || spec.isBlank()) {
             throw new IllegalArgumentException("no dataset given");
         }
-        if (isParquet(spec)) {
+        if (isParquet(spec) || isArrow(spec)) {
             return openTable(spec, TableColumns.DEFAULT, null);
         }
         if (isUrl(spec)) {

@@ -75,6 +75,21 @@ public final class FileDataset extends Dataset {
         return new FileReader(this, maxBytes);
     }
 
+    /**
+     * A dataset of {@code paths} (absolute, or relative to {@code root}) labelled {@code labels} (-1:
+     * none): a table's rows whose images are files (a Hugging Face {@code Image} stored as a path).
+     */
+    public static FileDataset of(Path root, List<String> paths, int[] labels) {
+        if (paths.size() != labels.length) {
+            throw new IllegalArgumentException(paths.size() + " paths and " + labels.length + " labels");
+        }
+        Builder builder = new Builder();
+        for (int i = 0; i < labels.length; i++) {
+            builder.add(paths.get(i).getBytes(StandardCharsets.UTF_8), labels[i]);
+        }
+        return builder.build(root, List.of());
+    }
+
     /** The paths and labels of a folder or list file, added one by one into the flat arrays. */
     static final class Builder {
         private byte[] bytes = new byte[1 << 16];

@@ -24,6 +24,15 @@ public interface ShardFormat {
      */
     String fileOf(int shard);
 
+    /**
+     * Whether a shard's bytes are loaded into the bounded shard cache when read (a Parquet row group),
+     * so that the dataset is shuffled within windows of shards by default; false for shards mapped
+     * where they lie (an Arrow file), which are shuffled whole.
+     */
+    default boolean cached() {
+        return true;
+    }
+
     /** Said once when no sample of the dataset {@code spec} has a label. */
     String unlabelledNote(String spec);
 }

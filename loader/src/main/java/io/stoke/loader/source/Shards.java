@@ -295,7 +295,7 @@ public final class Shards implements AutoCloseable {
      * and are not read ahead to list their samples.
      */
     public boolean cached() {
-        return bytes.remote() || format != null;
+        return bytes.remote() || (format != null && format.cached());
     }
 
     /** The shards' bytes, by shard number. */

@@ -2,11 +2,20 @@ package io.stoke.loader.source;
 
 /**
  * Opens datasets held as rows of table files (Parquet: the Hugging Face Hub's layout, img2dataset's,
- * a Spark table's). The loader reads no table format itself: stoke-parquet registers one of these
+ * a Spark table's; Arrow IPC: a Hugging Face {@code datasets.Dataset}'s own files). The loader reads
+ * no table format itself: stoke-parquet and stoke-arrow each register one of these
  * in {@code META-INF/services}, and {@link Datasets#openLocalOrUrl(String, UrlDatasetProvider.ShardCache,
  * TableColumns)} finds it when the dataset is one.
  */
 public interface TableDatasetProvider {
+    /**
+     * Whether this provider opens {@code spec}: Parquet's ({@link Datasets#isParquet}) by default;
+     * stoke-arrow's opens a Hugging Face {@code datasets} Arrow dataset ({@link Datasets#isArrow}).
+     */
+    default boolean opens(String spec) {
+        return Datasets.isParquet(spec);
+    }
+
     /**
      * The dataset at {@code spec} (a file, a brace pattern or glob, or a folder of table files); the
      * caller closes it.
