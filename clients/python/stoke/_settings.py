@@ -20,6 +20,7 @@ import re
 import warnings
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
+from . import _hf_datasets as _hf
 from . import _home, _options
 from . import _torch_compat as _compat
 
@@ -370,6 +371,7 @@ class Settings:
     dataset: Any
     samples: Optional[List[Tuple[str, int]]]
     path: Optional[str]
+    hf: Optional["_hf.HfSource"]  # a datasets.Dataset's Arrow files and rows (its spec is the path)
     stoke: List[str]  # the command before ``serve ...``
     # PyTorch's keywords that the table does not hold, as they were passed.
     sampler: Any
@@ -466,12 +468,21 @@ def resolve(dataset: Any, *, sampler: Any = None, batch_sampler: Any = None, col
         # one sample until an epoch's batches say more (the loader then lays out a larger ring).
         batch_size = _integer("the batch_sampler's batch_size", getattr(batch_sampler, "batch_size", None) or 1)
     values.update(translated, batch_size=batch_size)
+    hf = None
+    if _hf.is_hf_dataset(dataset):
+        # transform= is the dataset's transform here (a torchvision object), translated as an ImageFolder's;
+        # a string stays Stoke's own --transform.
+        transform = values["transform"] if not isinstance(values["transform"], (str, type(None))) else None
+        if transform is not None:
+            values["transform"] = None
+        hf = _hf.source(dataset, transform, values["image_column"], values["label_column"])
+        values["image_column"], values["label_column"] = hf.image_column, hf.label_column
     is_dataset = _compat.is_dataset(dataset)
-    if not is_dataset and not isinstance(dataset, (str, bytes, os.PathLike)):
+    if hf is None and not is_dataset and not isinstance(dataset, (str, bytes, os.PathLike)):
         raise TypeError(f"stoke.DataLoader takes a path or a dataset with samples, a list of (path, label) (a "
                         f"torchvision ImageFolder or DatasetFolder), not a {type(dataset).__name__}: Stoke reads "
                         "the files itself. Use torch.utils.data.DataLoader for this dataset.")
-    chw = _translate_transform(dataset if is_dataset else None, values)
+    chw = _translate_transform(hf if hf is not None else dataset if is_dataset else None, values)
     given = {name for name, value in values.items() if value is not None}
     default_rank, default_world = default_rank_and_world()
     values["rank"] = default_rank if values["rank"] is None else values["rank"]
@@ -516,7 +527,8 @@ def resolve(dataset: Any, *, sampler: Any = None, batch_sampler: Any = None, col
         # A path's size is known once the producer has listed it; the loader checks it then.
         check_sampler_size(sampler, len(samples))
     return Settings(
-        dataset=dataset if is_dataset else None, samples=samples, path=None if is_dataset else os.fspath(dataset),
+        dataset=dataset if is_dataset else None, samples=samples, hf=hf,
+        path=hf.spec(None) if hf is not None else None if is_dataset else os.fspath(dataset),
         stoke=_home.stoke_command(), sampler=sampler, batch_sampler=batch_sampler, given=order_given,
         collate_fn=collate_fn, pin_memory=bool(pin_memory),
         pin_memory_device=pin_memory_device, timeout=float(timeout), worker_init_fn=worker_init_fn,

@@ -213,7 +213,10 @@ class DataLoader(Closeable):
             translated exactly into Stoke's settings or refused here; or a path: an ImageFolder tree
             (``root/<class>/<image>.jpg``), a list file of ``<path> <label>`` lines, or WebDataset tar
             shards (one ``.tar``, a brace pattern ``"train-{000000..000127}.tar"``, a folder of
-            ``.tar`` files, or the same at ``s3://`` or ``http(s)://`` URLs).
+            ``.tar`` files, or the same at ``s3://`` or ``http(s)://`` URLs); or a Hugging Face
+            ``datasets.Dataset`` with an ``Image`` column, read from its own Arrow files with the rows
+            its ``select``/``shuffle``/``filter`` picked, its torchvision transform passed as
+            ``transform=`` (docs/integrations/hf-datasets.md).
         batch_size (int, optional): samples per batch (default: ``1``, as PyTorch). ``None``,
             PyTorch's unbatched mode, is refused: Stoke's producer always batches.
         shuffle (bool, optional): a new permutation each epoch, drawn from ``seed`` and the epoch
@@ -457,6 +460,8 @@ class DataLoader(Closeable):
         try:
             settings = self._settings
             self.root = settings.path if settings.samples is None else self._write_list(settings.samples)
+            if settings.hf is not None and settings.hf.rows is not None:
+                self.root = self._write_rows(settings.hf)
             self._start_producer(0, 0)
             if settings.dataset is None:
                 self._path_dataset = _PathDataset(self.root, self.samples)
@@ -507,6 +512,13 @@ class DataLoader(Closeable):
         self._list_fd = anonymous_file("stoke-list")
         _compat.write_list_file(samples, self._list_fd)
         return f"/dev/fd/{self._list_fd}"
+
+    def _write_rows(self, hf: Any) -> str:
+        """A datasets.Dataset's rows (its indices mapping or slice) in an anonymous file, as the list file
+        is (see _write_list). Returns the producer's dataset argument."""
+        self._list_fd = anonymous_file("stoke-rows")
+        hf.write_rows(self._list_fd)
+        return hf.spec(f"/dev/fd/{self._list_fd}")
 
     def _make_sampler(self) -> Any:
         """The sampler passed (checked against the dataset's size), else torch's sampler that stands for
