@@ -116,6 +116,10 @@ class HfDatasetsTest(unittest.TestCase):
             "select(range(3, 10)), a slice": self.bytes.select(range(3, 10)),
             "shuffle then select(range(5))": self.bytes.shuffle(seed=2).select(range(5)),
             "paths, shuffle(seed=3)": self.paths.shuffle(seed=3),
+            # Two files: samples move between them, each run of one file a shard of its own.
+            "concatenate_datasets, shuffled": self.hf.concatenate_datasets([self.bytes, self.parquet]).shuffle(seed=5),
+            "concatenate_datasets, a slice across both": self.hf.concatenate_datasets(
+                [self.bytes, self.parquet]).select(range(15, 30)),
         }
         for name, ds in views.items():
             self.assert_same(name, ds, uint8, torch.uint8)

@@ -132,6 +132,23 @@ class LibraryModulesTest {
                     """,
                     // TestImages.imageFolder(10, 2): classes 0 and 1, five images each.
                     "parquet files 1 with bytes, read back 10 samples, labels summing to 5"),
+            new Library(
+                    "io.stoke.arrow",
+                    "io.stoke.arrow.ArrowDatasets",
+                    // pyarrow's fixture of ArrowDatasetsTest: 7 rows labelled 0, 1, 2, 0, 1, 2, 0.
+                    """
+                    try (var d = io.stoke.arrow.ArrowDatasets.open(
+                            "%s", io.stoke.loader.source.TableColumns.DEFAULT)) {
+                        int labels = 0;
+                        for (int i = 0; i < d.size(); i++) {
+                            labels += d.label(i);
+                        }
+                        say(io.stoke.arrow.ArrowDatasets.class, "arrow rows " + d.size() + ", labels summing to " + labels);
+                    }
+                    """.formatted(Path.of("../arrow/src/test/resources/hf/bytes.arrow")
+                            .toAbsolutePath()
+                            .normalize()),
+                    "arrow rows 7, labels summing to 6"),
             new Library("io.stoke.tune", "io.stoke.tune.CostModel", """
                     var c = new io.stoke.tune.CostModel.DecodeCost(32, 4, 800.0, 0.004, 0.003, 0.2);
                     say(io.stoke.tune.CostModel.class, "seconds per image per worker " + c.wallSecondsPerImagePerWorker());
