@@ -39,6 +39,9 @@ rows[5] = None
 write("bytes.arrow", table(rows), 4)
 # Paths only, relative to the working folder, as datasets opens them.
 write("paths.arrow", table([{"bytes": None, "path": f"src/test/resources/hf/img{i}.png"} for i in range(N)]), 4)
+# Rows 0-2 as bytes, the rest as paths: refused, one dataset is read one way.
+write("mixed.arrow", table([{"bytes": b, "path": None} if i < 3 else {"bytes": None, "path": f"img{i}.png"}
+                            for i, b in enumerate(images)]), 4)
 write("compressed.arrow", table([{"bytes": b, "path": None} for b in images]), 4, compression="lz4")
 # An indices mapping as datasets keeps one: sample i is row indices[i].
 with pa.OSFile("indices.arrow", "wb") as sink, pa.ipc.new_stream(sink, pa.schema([("indices", pa.uint64())])) as w:

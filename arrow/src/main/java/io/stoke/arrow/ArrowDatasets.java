@@ -298,6 +298,12 @@ public final class ArrowDatasets implements TableDatasetProvider {
                 byte[] utf8 = map.asSlice(batch.body() + batch.bufferOffset()[p.data()] + start, end - start)
                         .toArray(ValueLayout.JAVA_BYTE);
                 path = new String(utf8, StandardCharsets.UTF_8);
+                if (path.contains("://")) {
+                    // datasets fetches such an image itself (hf://, https://); Stoke reads local files.
+                    throw new IllegalArgumentException(where + " row " + rowInFile + ": its image is the URL " + path
+                            + ", not a local file: download the dataset's files (load_dataset does, unless"
+                            + " streaming) or embed the images' bytes (save_to_disk)");
+                }
                 return;
             }
             none("its " + cols.imageName + " has neither bytes nor a path");

@@ -15,6 +15,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Arrow IPC stream files that pyarrow wrote as datasets lays out an Image feature (the fixtures'
@@ -97,6 +98,34 @@ class ArrowDatasetsTest {
             assertArrayEquals(image(2), read(reader, 9));
             assertEquals(LABELS[2], d.label(9));
         }
+    }
+
+    @Test
+    void aSaveToDiskFolderIsTheFilesItsStateLists(@TempDir Path dir) throws IOException {
+        Files.copy(HF.resolve("bytes.arrow"), dir.resolve("data-00000-of-00002.arrow"));
+        Files.copy(HF.resolve("bytes.arrow"), dir.resolve("data-00001-of-00002.arrow"));
+        Files.writeString(dir.resolve("state.json"), """
+                {"_data_files": [{"filename": "data-00000-of-00002.arrow"}, {"filename": "data-00001-of-00002.arrow"}],
+                 "_fingerprint": "x", "_format_columns": null, "_format_kwargs": {}, "_format_type": null,
+                 "_output_all_columns": false, "_split": "train"}
+                """);
+        assertTrue(Datasets.isArrow(dir.toString()));
+        try (Dataset d = Datasets.openLocal(dir.toString());
+                SampleReader reader = d.reader(1 << 20)) {
+            assertEquals(14, d.size());
+            assertArrayEquals(image(6), read(reader, 13));
+            assertTrue(d.name(13).endsWith("data-00001-of-00002.arrow row 6"), d.name(13));
+        }
+    }
+
+    @Test
+    void imagesStoredBothWaysAreRefusedByName() {
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
+                () -> Datasets.openLocalOrUrl(HF.resolve("mixed.arrow").toString(), null));
+        assertTrue(
+                e.getMessage().contains("mixed.arrow") && e.getMessage().contains("3 images as bytes and 4 as paths"),
+                e.getMessage());
     }
 
     @Test
