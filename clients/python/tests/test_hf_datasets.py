@@ -133,6 +133,22 @@ class HfDatasetsTest(unittest.TestCase):
                 self.assertEqual(list(range(len(view))), sorted(orders[-1]), f"epoch {epoch}")
             self.assertNotEqual(orders[0], orders[1])
 
+    def test_a_state_dict_resumes_a_shuffled_view_where_it_stopped(self):
+        uint8 = T.Compose([T.Resize(RESIZE), T.CenterCrop(CROP), T.PILToTensor()])
+        view = self.bytes.shuffle(seed=6).select(range(2, 19))
+        resume = dict(transform=uint8, batch_size=4, shuffle=True, seed=3, with_indices=True)
+        with stoke.DataLoader(view, **resume) as loader:
+            whole = [i for _, _, indices in loader for i in indices.tolist()]
+        with stoke.DataLoader(view, **resume) as loader:
+            it = iter(loader)
+            head = [i for _ in range(2) for i in next(it)[2].tolist()]
+            state = loader.state_dict()
+        with stoke.DataLoader(view, **resume) as loader:
+            loader.load_state_dict(state)
+            rest = [i for _, _, indices in loader for i in indices.tolist()]
+        self.assertEqual(list(range(len(view))), sorted(whole))
+        self.assertEqual(whole, head + rest)
+
     def test_what_stoke_cannot_read_exactly_is_refused_by_name_with_the_way_out(self):
         hf = self.hf
         uint8 = T.Compose([T.Resize(RESIZE), T.CenterCrop(CROP), T.PILToTensor()])
