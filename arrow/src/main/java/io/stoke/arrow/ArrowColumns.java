@@ -95,6 +95,15 @@ final class ArrowColumns {
                     + label.getType() + (label.getDictionary() != null ? " (dictionary-encoded)" : "")
                     + ", not an integer column (datasets' ClassLabel or an int Value)");
         }
+        try {
+            return place(fields, image, label);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(file + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Numbers the nodes and buffers of {@code image} and {@code label} among {@code fields}. */
+    private static ArrowColumns place(List<Field> fields, Field image, Field label) {
         int node = 0;
         int buffer = 0;
         int structNode = -1;
@@ -123,7 +132,7 @@ final class ArrowColumns {
                 } else if (isBinary(f)) {
                     bytes = new Values(node, buffer, buffer + 1, buffer + 2, isLarge(f.getType()));
                 } else {
-                    throw new IllegalArgumentException(file + ": the image column " + f.getName() + " is "
+                    throw new IllegalArgumentException("the image column " + f.getName() + " is "
                             + f.getType() + ", neither a struct<bytes: binary, path: string> (datasets' Image) nor"
                             + " binary");
                 }

@@ -19,7 +19,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -45,12 +44,8 @@ import java.util.concurrent.TimeUnit;
  * {@code META-INF/services}; {@link #open(String, TableColumns)} is the same for Java callers.
  */
 public final class ArrowDatasets implements TableDatasetProvider {
-    private static final ValueLayout.OfInt INT =
-            ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfLong LONG =
             ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfShort SHORT =
-            ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 
     /** For the service loader. */
     public ArrowDatasets() {}
@@ -142,7 +137,7 @@ public final class ArrowDatasets implements TableDatasetProvider {
             fileOf[i] = f;
             rowOf[i] = row - firstRow[f];
         }
-        RowReader reader = new RowReader(files, maps, cols);
+        ArrowRowReader reader = new ArrowRowReader(files, maps, cols);
         long[] offsets = new long[n];
         int[] lengths = new int[n];
         int[] labels = new int[n];
@@ -219,151 +214,6 @@ public final class ArrowDatasets implements TableDatasetProvider {
         ArrowFiles bytes = new ArrowFiles(arena, maps, versions, names, fileOfShard, tables);
         Path root = Path.of(names[0]).toAbsolutePath().getParent();
         return ShardDataset.of(root, Shards.of(shardNames, firstSample, bytes, cols.label != null, bytes));
-    }
-
-    /** Reads one row's image place (or path) and label from the mapped files, every read bounds-checked. */
-    private static final class RowReader {
-        private final List<ArrowStreamFile> files;
-        private final MemorySegment[] maps;
-        private final ArrowColumns cols;
-        private final long[][] batchFirstRow;
-
-        long offset;
-        int length;
-        String path;
-        int label;
-        SampleStatus status;
-        String detail;
-
-        RowReader(List<ArrowStreamFile> files, MemorySegment[] maps, ArrowColumns cols) {
-            this.files = files;
-            this.maps = maps;
-            this.cols = cols;
-            this.batchFirstRow = new long[files.size()][];
-            for (int f = 0; f < files.size(); f++) {
-                List<ArrowStreamFile.Batch> batches = files.get(f).batches;
-                long[] first = new long[batches.size() + 1];
-                for (int b = 0; b < batches.size(); b++) {
-                    first[b + 1] = first[b] + batches.get(b).rows();
-                }
-                batchFirstRow[f] = first;
-            }
-        }
-
-        void read(int file, long rowInFile) {
-            long[] first = batchFirstRow[file];
-            int b = Arrays.binarySearch(first, rowInFile);
-            b = b >= 0 ? b : -b - 2;
-            while (first[b + 1] == rowInFile) {
-                b++; // past empty batches
-            }
-            ArrowStreamFile.Batch batch = files.get(file).batches.get(b);
-            long r = rowInFile - first[b];
-            MemorySegment map = maps[file];
-            Path where = files.get(file).path;
-            path = null;
-            detail = null;
-            status = SampleStatus.OK;
-            label = cols.label != null ? label(map, batch, r, where) : -1;
-            if (cols.structNode >= 0 && !valid(map, batch, cols.structNode, cols.structValidity, r, where)) {
-                none("its " + cols.imageName + " is null");
-                return;
-            }
-            ArrowColumns.Values v = cols.bytes;
-            if (valid(map, batch, v.node(), v.validity(), r, where)) {
-                long start = offsetAt(map, batch, v, r, where);
-                long end = offsetAt(map, batch, v, r + 1, where);
-                long data = batch.bufferLength()[v.data()];
-                if (start < 0 || end < start || end > data || end - start > Integer.MAX_VALUE) {
-                    throw new IllegalArgumentException(where + " row " + rowInFile + ": its image's offsets [" + start
-                            + ", " + end + ") lie outside the column's data buffer of " + data + " bytes");
-                }
-                offset = batch.body() + batch.bufferOffset()[v.data()] + start;
-                length = (int) (end - start);
-                if (length == 0) {
-                    status = SampleStatus.EMPTY_FILE;
-                    detail = "its image's bytes are empty";
-                }
-                return;
-            }
-            ArrowColumns.Values p = cols.path;
-            if (p != null && valid(map, batch, p.node(), p.validity(), r, where)) {
-                long start = offsetAt(map, batch, p, r, where);
-                long end = offsetAt(map, batch, p, r + 1, where);
-                long data = batch.bufferLength()[p.data()];
-                if (start < 0 || end < start || end > data || end - start > 65536) {
-                    throw new IllegalArgumentException(where + " row " + rowInFile + ": its image path's offsets ["
-                            + start + ", " + end + ") lie outside the column's data buffer of " + data + " bytes");
-                }
-                byte[] utf8 = map.asSlice(batch.body() + batch.bufferOffset()[p.data()] + start, end - start)
-                        .toArray(ValueLayout.JAVA_BYTE);
-                path = new String(utf8, StandardCharsets.UTF_8);
-                if (path.contains("://")) {
-                    // datasets fetches such an image itself (hf://, https://); Stoke reads local files.
-                    throw new IllegalArgumentException(where + " row " + rowInFile + ": its image is the URL " + path
-                            + ", not a local file: download the dataset's files (load_dataset does, unless"
-                            + " streaming) or embed the images' bytes (save_to_disk)");
-                }
-                return;
-            }
-            none("its " + cols.imageName + " has neither bytes nor a path");
-        }
-
-        private void none(String why) {
-            status = SampleStatus.NO_IMAGE;
-            detail = why;
-        }
-
-        private static boolean valid(
-                MemorySegment map, ArrowStreamFile.Batch batch, int node, int validity, long r, Path where) {
-            if (batch.nodeNulls()[node] == 0 || batch.bufferLength()[validity] == 0) {
-                return true;
-            }
-            long byteAt = r >>> 3;
-            if (byteAt >= batch.bufferLength()[validity]) {
-                throw new IllegalArgumentException(where + ": a validity bitmap of " + batch.bufferLength()[validity]
-                        + " bytes is shorter than its " + batch.rows() + " rows");
-            }
-            byte bits = map.get(ValueLayout.JAVA_BYTE, batch.body() + batch.bufferOffset()[validity] + byteAt);
-            return (bits >> (r & 7) & 1) != 0;
-        }
-
-        private static long offsetAt(
-                MemorySegment map, ArrowStreamFile.Batch batch, ArrowColumns.Values v, long r, Path where) {
-            int width = v.large() ? 8 : 4;
-            if ((r + 1) * width > batch.bufferLength()[v.offsets()]) {
-                throw new IllegalArgumentException(where + ": an offsets buffer of " + batch.bufferLength()[v.offsets()]
-                        + " bytes is shorter than its " + batch.rows() + " rows");
-            }
-            long at = batch.body() + batch.bufferOffset()[v.offsets()] + r * width;
-            return v.large() ? map.get(LONG, at) : map.get(INT, at);
-        }
-
-        private int label(MemorySegment map, ArrowStreamFile.Batch batch, long r, Path where) {
-            ArrowColumns.Integers l = cols.label;
-            if (!valid(map, batch, l.node(), l.validity(), r, where)) {
-                return -1;
-            }
-            if ((r + 1) * l.bytes() > batch.bufferLength()[l.data()]) {
-                throw new IllegalArgumentException(where + ": a label buffer of " + batch.bufferLength()[l.data()]
-                        + " bytes is shorter than its " + batch.rows() + " rows");
-            }
-            long at = batch.body() + batch.bufferOffset()[l.data()] + r * l.bytes();
-            long value = switch (l.bytes()) {
-                case 1 -> l.signed() ? map.get(ValueLayout.JAVA_BYTE, at) : map.get(ValueLayout.JAVA_BYTE, at) & 0xFF;
-                case 2 -> l.signed() ? map.get(SHORT, at) : map.get(SHORT, at) & 0xFFFF;
-                case 4 -> l.signed() ? map.get(INT, at) : map.get(INT, at) & 0xFFFF_FFFFL;
-                default -> map.get(LONG, at);
-            };
-            if (value < 0 || value > Integer.MAX_VALUE) {
-                if (value != -1) { // ClassLabel's -1: no label
-                    status = SampleStatus.BAD_LABEL;
-                    detail = "its label " + value + " is not a non-negative int";
-                }
-                return -1;
-            }
-            return (int) value;
-        }
     }
 
     /** The rows an indices file gives, each checked against the dataset's {@code total} rows. */
