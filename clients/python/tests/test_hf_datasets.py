@@ -106,6 +106,11 @@ class HfDatasetsTest(unittest.TestCase):
             self.assert_same(f"{name}, uint8", ds, uint8, torch.uint8)
         for name in ("load_dataset('imagefolder'): paths", "save_to_disk/load_from_disk: bytes"):
             self.assert_same(f"{name}, float32", cases[name], float32, torch.float32)
+        from torchvision.transforms import v2
+        to_image = v2.Compose([v2.Resize(RESIZE), v2.CenterCrop(CROP), v2.ToImage()])
+        self.assert_same("load_from_disk, v2 ToImage, uint8", self.bytes, to_image, torch.uint8)
+        to_float = v2.Compose([v2.Resize(RESIZE), v2.CenterCrop(CROP), v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])
+        self.assert_same("imagefolder, v2 ToDtype(float32, scale=True)", self.paths, to_float, torch.float32)
 
     def test_select_shuffle_filter_and_slices_give_their_rows(self):
         uint8 = T.Compose([T.Resize(RESIZE), T.CenterCrop(CROP), T.PILToTensor()])
