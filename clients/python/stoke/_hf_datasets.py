@@ -161,7 +161,8 @@ def source(ds: Any, transform: Any, image_column: Optional[str], label_column: O
     blocks = _blocks(ds)
     files, ranges, whole, first = [], [], True, 0
     for path, offset, length, _ in blocks:
-        rows_in_file = _rows_in(path)
+        rows_in_file, stored = _rows_and_schema(path)
+        _check_stored(path, stored, image_column, label_column)
         n = rows_in_file - offset if length is None else length
         files.append(os.path.abspath(path))
         ranges.append(np.arange(first + offset, first + offset + n, dtype=np.int64))
@@ -175,8 +176,25 @@ def source(ds: Any, transform: Any, image_column: Optional[str], label_column: O
     return HfSource(files, rows, image_column, label_column, transform)
 
 
-def _rows_in(path: str) -> int:
-    """The rows of an Arrow stream file, from its record batches' metadata (the file is mapped, not read)."""
+def _rows_and_schema(path: str) -> Tuple[int, Any]:
+    """The rows and schema of an Arrow stream file, from its messages (the file is mapped, not read)."""
     import pyarrow as pa
     with pa.memory_map(path) as source:
-        return sum(batch.num_rows for batch in pa.ipc.open_stream(source))
+        reader = pa.ipc.open_stream(source)
+        return sum(batch.num_rows for batch in reader), reader.schema
+
+
+def _check_stored(path: str, schema: Any, image_column: str, label_column: Optional[str]) -> None:
+    """Refuses a file whose columns are not what the dataset's features say they are: a cast done in
+    memory (``cast_column`` of a string column to ``Image()``), which Stoke, reading the file, would not see."""
+    import pyarrow as pa
+    if image_column not in schema.names:
+        _refuse(f"the column {image_column!r}: {path} has no such column (renamed in memory)", FLATTEN)
+    stored = schema.field(image_column).type
+    image = pa.types.is_struct(stored) and {stored.field(i).name for i in range(stored.num_fields)} >= {"bytes", "path"}
+    if not (image or pa.types.is_binary(stored) or pa.types.is_large_binary(stored)):
+        _refuse(f"the column {image_column!r} as images: {path} stores it as {stored}, cast to Image() in memory",
+                FLATTEN)
+    if label_column is not None and (label_column not in schema.names
+                                     or not pa.types.is_integer(schema.field(label_column).type)):
+        _refuse(f"the label column {label_column!r}: {path} does not store it as integers", FLATTEN)

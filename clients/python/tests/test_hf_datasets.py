@@ -68,6 +68,9 @@ class HfDatasetsTest(unittest.TestCase):
         made = hf.Dataset.from_dict({"image": files, "label": [i % 3 for i in range(len(files))]})
         made.cast_column("image", hf.Image()).save_to_disk(str(cls.tmp / "from_dict"))
         cls.from_dict = hf.load_from_disk(str(cls.tmp / "from_dict"))
+        # Paths saved as plain strings: cast_column("image", Image()) after loading is a cast in memory.
+        hf.Dataset.from_dict({"image": files}).save_to_disk(str(cls.tmp / "strings"))
+        cls.strings = hf.load_from_disk(str(cls.tmp / "strings"))
 
     @classmethod
     def tearDownClass(cls):
@@ -167,6 +170,7 @@ class HfDatasetsTest(unittest.TestCase):
             (hf.Dataset.from_dict({"x": [1]}), "no Image column", "cast_column"),
             (self.bytes.cast_column("image", hf.Image(mode="L")), "Image(mode='L')", "cast_column"),
             (self.bytes.add_column("extra", list(range(len(self.bytes)))), "different tables", "flatten_indices"),
+            (self.strings.cast_column("image", hf.Image()), "cast to Image() in memory", "flatten_indices"),
         ]
         for ds, named, way_out in cases:
             with self.assertRaises(ValueError, msg=named) as caught:
