@@ -287,9 +287,11 @@ class DataLoader(Closeable):
     and ``loader.name(i)`` the name: the file's path, or ``<shard>/<key>`` for a sample in a tar shard.
 
     Each ``for`` over the loader delivers one epoch: the rest of it when an earlier ``for`` stopped
-    early (no batch is lost or repeated), then the next epoch. ``set_epoch(e)`` moves to epoch
-    ``e``. ``state_dict()``/``load_state_dict()`` resume mid-epoch exactly once (torchdata's
-    ``StatefulDataLoader`` convention), on this world or on one with other ranks and batch size.
+    early (no batch is lost or repeated), then the next epoch; one that stopped after the epoch's
+    last batch (Lightning stops at ``len(loader)``) left nothing, so the next is the next epoch.
+    ``set_epoch(e)`` moves to epoch ``e``. ``state_dict()``/``load_state_dict()`` resume mid-epoch
+    exactly once (torchdata's ``StatefulDataLoader`` convention), on this world or on one with
+    other ranks and batch size.
 
     Args:
         dataset (str, os.PathLike or Dataset): a torchvision ``ImageFolder``/``DatasetFolder`` (or any
@@ -821,9 +823,17 @@ class DataLoader(Closeable):
         epoch = self._sampler_epoch()
         if epoch is not None and epoch != self._seen_sampler_epoch:
             self.set_epoch(int(epoch))
+        if 0 < len(self) <= self._batch:
+            # Every batch of the epoch was taken and no next() saw its end (Lightning takes len(loader)
+            # batches and stops): the rest of it is empty, so this for is the next epoch.
+            self._move_to_next_epoch()
         if self._given is not None:
             self._draw_given()
         return _EpochIterator(self)
+
+    def _move_to_next_epoch(self) -> None:
+        self._epoch, self._batch = self._epoch + 1, 0
+        self._resumed_epoch, self._cuts = None, []
 
     def _sampler_epoch(self) -> Optional[int]:
         """The sampler's ``epoch`` (its ``set_epoch``'s), or None where it has none."""
@@ -867,8 +877,7 @@ class DataLoader(Closeable):
                 # An epoch of no batch: the producer reads its (empty) record and goes on to the next.
                 self._feed_given()
                 self._producer_next = (self._epoch + 1, 0)
-            self._epoch, self._batch = self._epoch + 1, 0
-            self._resumed_epoch, self._cuts = None, []
+            self._move_to_next_epoch()
             return None
         if self._given is not None and self._given.sizes(self._epoch) is None:
             self._draw_given()  # next() on an iterator of an epoch past: as iter() would

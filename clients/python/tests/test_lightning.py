@@ -180,5 +180,66 @@ class BatchCollectionTest(unittest.TestCase):
             self.assertEqual((0, 1), (got.epoch, got.batch_index))
 
 
+class FitTest(unittest.TestCase):
+    """Lightning's Trainer over a stoke.DataLoader: a fit of 2 epochs that crashes mid-epoch 1 after
+    a checkpoint, then a fit resumed from it."""
+
+    def setUp(self):
+        import_library("torch")
+        import_library("lightning")
+
+    def fit_crash_and_resume(self, devices: int) -> None:
+        out = Path(tempfile.mkdtemp(dir=TMP))
+        per_epoch = N // devices // BATCH  # batches a rank takes an epoch
+        every = per_epoch + per_epoch // 2  # the checkpoint: half-way through epoch 1
+        crashed = fit(out, devices, "--checkpoint-every", str(every), "--crash-at", str(every + 1))
+        self.assertNotEqual(0, crashed.returncode, crashed.stderr[-4000:])
+        self.assertIn(f"crash at step {every + 1}", crashed.stderr, crashed.stderr[-4000:])
+        checkpoint = out / f"step={every}.ckpt"
+        self.assertTrue(checkpoint.is_file(), crashed.stderr[-4000:])
+        import torch
+        # The loader's state is in the checkpoint, where Lightning keeps a stateful loader's: rank 0's.
+        saved = torch.load(checkpoint, map_location="cpu", weights_only=False)
+        state = saved["loops"]["fit_loop"]["state_dict"]["combined_loader"][0]
+        self.assertEqual((1, every - per_epoch), (state["epoch"], state["_num_yielded"]))
+        self.assertEqual((0, devices), (state["rank"], state["world_size"]))
+
+        resumed = fit(out, devices, "--resume", str(checkpoint))
+        self.assertEqual(0, resumed.returncode, resumed.stderr[-4000:])
+        self.assertIn("stoke.DataLoader: resuming epoch 1", resumed.stderr)
+
+        for rank in range(devices):
+            for phase in ("fit", "resume"):
+                # Lightning iterated the loader returned, not one it re-created (it re-creates only
+                # torch's DataLoader), on the rank and world of torch.distributed.
+                loader = json.loads((out / f"loader-{phase}-{rank}.json").read_text())
+                self.assertEqual({"type": "stoke.loader.DataLoader", "rank": rank, "world_size": devices,
+                                  "trainer_world_size": devices}, loader)
+            for r in records(out, "fit", rank) + records(out, "resume", rank):
+                # The batch reached training_step as a Batch, its epoch and index carried through the
+                # batch transfer, and Lightning's batch_idx is the loader's.
+                self.assertEqual(("stoke.loader.Batch", r["epoch"], r["batch_idx"]),
+                                 (r["type"], r["batch_epoch"], r["batch_index"]))
+                self.assertEqual([False] * BATCH, r["padded"])
+        for epoch in (0, 1):
+            seen = collections.Counter()
+            for rank in range(devices):
+                # Steps up to the checkpoint count; the one trained after it was lost with the crash.
+                before = [r for r in records(out, "fit", rank) if r["epoch"] == epoch and r["global_step"] < every]
+                after = [r for r in records(out, "resume", rank) if r["epoch"] == epoch]
+                self.assertEqual(list(range(per_epoch)), [r["batch_idx"] for r in before + after],
+                                 f"rank {rank}, epoch {epoch}: every batch of the epoch, once, in order")
+                for r in before + after:
+                    seen.update(r["indices"])
+            self.assertEqual({i: 1 for i in range(N)}, dict(seen), f"epoch {epoch}: every sample once over "
+                                                                   f"{devices} rank(s)")
+
+    def test_one_process_fit_resumes_mid_epoch_with_every_sample_once(self):
+        self.fit_crash_and_resume(1)
+
+    def test_ddp_fit_on_two_processes_resumes_mid_epoch_with_every_sample_once(self):
+        self.fit_crash_and_resume(2)
+
+
 if __name__ == "__main__":
     unittest.main()
