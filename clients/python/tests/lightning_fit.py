@@ -9,7 +9,8 @@ Lightning's own defaults stand (``use_distributed_sampler=True`` among them).
 
 What it keeps in OUT, for the test: ``seen-<phase>-<rank>.jsonl``, one line per training step
 ``{"epoch", "batch_idx", "global_step", "indices", "padded", "batch_epoch", "batch_index", "type"}``
-(``phase`` is ``fit`` or ``resume``), and ``loader-<phase>-<rank>.json``, the loader Lightning iterated
+(``phase`` is ``fit`` or ``resume``), ``val-<phase>-<rank>.jsonl``, the same of each validation step
+(``val_dataloader()`` is a ``stoke.DataLoader`` too, unshuffled), and ``loader-<phase>-<rank>.json``, the loader Lightning iterated
 (its type, rank and world size). ``--checkpoint-every K`` saves a checkpoint every K steps
 (Lightning's ``ModelCheckpoint``); ``--crash-at S`` raises at the start of the step with
 ``global_step == S``, as a crash would; ``--resume CKPT`` is ``fit(ckpt_path=CKPT)``.
@@ -34,6 +35,10 @@ class Images(pl.LightningDataModule):
     def train_dataloader(self) -> stoke.DataLoader:
         return stoke.DataLoader(self.data, batch_size=self.batch_size, shuffle=True, seed=3, with_indices=True,
                                 resize=32, crop=32, num_workers=1, slots=4)
+
+    def val_dataloader(self) -> stoke.DataLoader:
+        return stoke.DataLoader(self.data, batch_size=self.batch_size, with_indices=True, resize=32, crop=32,
+                                num_workers=1, slots=4)
 
 
 class Recorder(pl.LightningModule):
@@ -68,6 +73,12 @@ class Recorder(pl.LightningModule):
         self.log_file.flush()
         features = images.float().mean(dim=(1, 2)) / 255
         return torch.nn.functional.cross_entropy(self.linear(features), labels)
+
+    def validation_step(self, batch, batch_idx: int) -> None:
+        images, labels, indices = batch
+        with open(os.path.join(self.out, f"val-{self.phase}-{self.trainer.global_rank}.jsonl"), "a") as f:
+            f.write(json.dumps({"epoch": self.current_epoch, "batch_idx": batch_idx, "indices": indices.tolist(),
+                                "padded": batch.padded.tolist()}) + "\n")
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
         return torch.optim.SGD(self.parameters(), lr=0.1)

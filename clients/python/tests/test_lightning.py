@@ -85,7 +85,9 @@ def fit(out: Path, devices: int, *flags: str) -> subprocess.CompletedProcess:
 
 
 def records(out: Path, phase: str, rank: int) -> list:
-    path = out / f"seen-{phase}-{rank}.jsonl"
+    """The steps lightning_fit.py recorded: training's (``phase`` fit or resume), or validation's
+    (``val-fit``, ``val-resume``)."""
+    path = out / (f"{phase}-{rank}.jsonl" if phase.startswith("val-") else f"seen-{phase}-{rank}.jsonl")
     return [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
 
 
@@ -233,6 +235,16 @@ class FitTest(unittest.TestCase):
                     seen.update(r["indices"])
             self.assertEqual({i: 1 for i in range(N)}, dict(seen), f"epoch {epoch}: every sample once over "
                                                                    f"{devices} rank(s)")
+        # Validation, from val_dataloader(), after each epoch: epoch 0's before the crash, epoch 1's
+        # in the resumed fit; every sample once over the ranks, each rank as many batches.
+        for phase, epoch in (("fit", 0), ("resume", 1)):
+            seen = collections.Counter()
+            for rank in range(devices):
+                steps = records(out, f"val-{phase}", rank)
+                self.assertEqual([(epoch, i) for i in range(per_epoch)], [(r["epoch"], r["batch_idx"]) for r in steps])
+                for r in steps:
+                    seen.update(r["indices"])
+            self.assertEqual({i: 1 for i in range(N)}, dict(seen), f"validation of epoch {epoch}")
 
     def test_one_process_fit_resumes_mid_epoch_with_every_sample_once(self):
         self.fit_crash_and_resume(1)
