@@ -86,6 +86,21 @@ class Batch(tuple):
     ``world_size > 1`` and ``partition_tail="pad"``, PyTorch's ``DistributedSampler`` padding), always
     the batch's last ones; another rank gets the same sample this epoch.
 
+    Code that rebuilds a tuple's type from its items alone (``type(batch)(items)``: Lightning's
+    ``apply_to_collection``, ``default_collate``-style code) gets a Batch whose ``epoch``,
+    ``batch_index``, ``skipped`` and ``padded`` are None: the items are all it was given. These keep
+    them: :meth:`to` (Lightning's ``move_data_to_device``, and so every ``Trainer``'s batch
+    transfer, calls it, as it calls a tensor's), which moves ``padded`` with the items;
+    ``torch.utils._pytree`` (``tree_map``, ``tree_flatten``/``tree_unflatten``), where a Batch is a
+    node whose leaves are its items and whose context carries the rest; ``copy`` and ``pickle``.
+
+    Args:
+        items: the batch's tensors, ``(images, labels)`` or ``(images, labels, indices)``.
+        epoch (int, optional): the batch's epoch.
+        batch_index (int, optional): its index in its epoch, on this rank.
+        skipped (list of SkippedSample, optional): the samples that did not decode.
+        padded (Tensor, optional): bool ``[n]``, which samples are padding.
+
     Example::
 
         # An evaluation that must count each sample once leaves the padding out.
@@ -94,11 +109,80 @@ class Batch(tuple):
             correct += (pred == batch[1])[~batch.padded].sum()
     """
 
-    def __new__(cls, items: Sequence[Any], epoch: int, batch_index: int, skipped: List[SkippedSample],
-                padded: Any = None) -> "Batch":
+    def __new__(cls, items: Sequence[Any] = (), epoch: Optional[int] = None, batch_index: Optional[int] = None,
+                skipped: Optional[List[SkippedSample]] = None, padded: Any = None) -> "Batch":
         self = super().__new__(cls, items)
         self.epoch, self.batch_index, self.skipped, self.padded = epoch, batch_index, skipped, padded
         return self
+
+    def to(self, *args: Any, **kwargs: Any) -> "Batch":
+        """The batch with each tensor's ``.to(*args, **kwargs)``, as ``tensor.to``, the rest carried over.
+
+        Returns:
+            A Batch of the moved items, with this one's ``epoch``, ``batch_index``, ``skipped`` and
+            ``padded``, which goes to the items' device and stays bool; the items are this one's
+            where ``.to`` returns them unchanged.
+        """
+        moved = tuple(item.to(*args, **kwargs) if callable(getattr(item, "to", None)) else item for item in self)
+        padded = self.padded
+        device = next((item.device for item in moved if hasattr(item, "device")), None)
+        if padded is not None and device is not None:
+            padded = padded.to(device=device, non_blocking=bool(kwargs.get("non_blocking", False)))
+        return type(self)(moved, self.epoch, self.batch_index, self.skipped, padded)
+
+
+class _BatchExtras:
+    """A :class:`Batch`'s attributes as its pytree context: they ride along with the structure and
+    are no part of it, so every Batch of as many items has the same tree spec (``tree_map`` over two
+    batches works, and gives the first one's)."""
+
+    __slots__ = ("epoch", "batch_index", "skipped", "padded")
+
+    def __init__(self, batch: Batch) -> None:
+        self.epoch, self.batch_index, self.skipped, self.padded = (batch.epoch, batch.batch_index, batch.skipped,
+                                                                   batch.padded)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _BatchExtras)
+
+    def __hash__(self) -> int:
+        return hash(_BatchExtras)
+
+    def __repr__(self) -> str:
+        return f"Batch(epoch={self.epoch}, batch_index={self.batch_index})"
+
+
+def _flatten_batch(batch: Batch) -> Tuple[List[Any], Any]:
+    return list(batch), (len(batch), _BatchExtras(batch))
+
+
+def _unflatten_batch(items: Any, context: Any) -> Batch:
+    extras = context[1]
+    return Batch(tuple(items), extras.epoch, extras.batch_index, extras.skipped, extras.padded)
+
+
+def _flatten_batch_with_keys(batch: Batch) -> Tuple[List[Any], Any]:
+    from torch.utils._pytree import SequenceKey
+    return [(SequenceKey(i), item) for i, item in enumerate(batch)], (len(batch), _BatchExtras(batch))
+
+
+def _register_batch_with_pytree() -> None:
+    """Makes a :class:`Batch` a node of ``torch.utils._pytree`` (once per process; torch is imported by
+    then): unregistered, a tuple subclass is a leaf there, and ``tree_map(fn, batch)`` calls ``fn(batch)``."""
+    global _batch_in_pytree
+    if _batch_in_pytree:
+        return
+    _batch_in_pytree = True
+    from torch.utils import _pytree
+    register = getattr(_pytree, "register_pytree_node", None)
+    if register is not None:
+        register(Batch, _flatten_batch, _unflatten_batch, serialized_type_name="stoke.loader.Batch",
+                 flatten_with_keys_fn=_flatten_batch_with_keys)
+    else:  # torch before 2.2 names it privately and takes no keywords
+        _pytree._register_pytree_node(Batch, _flatten_batch, _unflatten_batch)
+
+
+_batch_in_pytree = False
 
 
 class _SlotLease:
@@ -203,9 +287,11 @@ class DataLoader(Closeable):
     and ``loader.name(i)`` the name: the file's path, or ``<shard>/<key>`` for a sample in a tar shard.
 
     Each ``for`` over the loader delivers one epoch: the rest of it when an earlier ``for`` stopped
-    early (no batch is lost or repeated), then the next epoch. ``set_epoch(e)`` moves to epoch
-    ``e``. ``state_dict()``/``load_state_dict()`` resume mid-epoch exactly once (torchdata's
-    ``StatefulDataLoader`` convention), on this world or on one with other ranks and batch size.
+    early (no batch is lost or repeated), then the next epoch; one that stopped after the epoch's
+    last batch (Lightning stops at ``len(loader)``) left nothing, so the next is the next epoch.
+    ``set_epoch(e)`` moves to epoch ``e``. ``state_dict()``/``load_state_dict()`` resume mid-epoch
+    exactly once (torchdata's ``StatefulDataLoader`` convention), on this world or on one with
+    other ranks and batch size.
 
     Args:
         dataset (str, os.PathLike or Dataset): a torchvision ``ImageFolder``/``DatasetFolder`` (or any
@@ -474,6 +560,7 @@ class DataLoader(Closeable):
             self.close()
             raise
         self._seen_sampler_epoch = self._sampler_epoch()
+        _register_batch_with_pytree()
         atexit.register(_close_at_exit, weakref.ref(self))
 
     def __getattr__(self, name: str) -> Any:
@@ -748,9 +835,17 @@ class DataLoader(Closeable):
         epoch = self._sampler_epoch()
         if epoch is not None and epoch != self._seen_sampler_epoch:
             self.set_epoch(int(epoch))
+        if 0 < len(self) <= self._batch:
+            # Every batch of the epoch was taken and no next() saw its end (Lightning takes len(loader)
+            # batches and stops): the rest of it is empty, so this for is the next epoch.
+            self._move_to_next_epoch()
         if self._given is not None:
             self._draw_given()
         return _EpochIterator(self)
+
+    def _move_to_next_epoch(self) -> None:
+        self._epoch, self._batch = self._epoch + 1, 0
+        self._resumed_epoch, self._cuts = None, []
 
     def _sampler_epoch(self) -> Optional[int]:
         """The sampler's ``epoch`` (its ``set_epoch``'s), or None where it has none."""
@@ -794,8 +889,7 @@ class DataLoader(Closeable):
                 # An epoch of no batch: the producer reads its (empty) record and goes on to the next.
                 self._feed_given()
                 self._producer_next = (self._epoch + 1, 0)
-            self._epoch, self._batch = self._epoch + 1, 0
-            self._resumed_epoch, self._cuts = None, []
+            self._move_to_next_epoch()
             return None
         if self._given is not None and self._given.sizes(self._epoch) is None:
             self._draw_given()  # next() on an iterator of an epoch past: as iter() would
