@@ -185,6 +185,17 @@ def _register_batch_with_pytree() -> None:
 _batch_in_pytree = False
 
 
+def _called_by_lightning() -> bool:
+    """Whether Lightning (``lightning`` or ``pytorch_lightning``) is among the callers: it restores a
+    loader's state from a checkpoint and then counts the epoch's batches itself."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").split(".")[0] in ("lightning", "pytorch_lightning"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 class _SlotLease:
     """Owns one batch's pixels: numpy and torch views of them keep this object alive, and when the
     last one goes, its finaliser gives the slot back to the producer.
@@ -782,6 +793,18 @@ class DataLoader(Closeable):
             self._settings.options["seed"] = int(saved_seed)
             self._producer_next = None  # the producer draws with the old seed: start another
         plan = _resume.plan(states, self.state_dict())
+        if plan.cuts and _called_by_lightning():
+            # Lightning restores its own count of the epoch's batches (the saved rank's _num_yielded) and
+            # ends the epoch when that count reaches len(); on another world, len() is the remainder's
+            # batches, so the epoch would end that many batches early and its last samples be lost.
+            saved = states[0]
+            raise ValueError(
+                f"Lightning cannot resume epoch {saved['epoch']} on another world: it was saved by "
+                f"{saved['world_size']} rank(s) in batches of {saved['batch_size']} and is resumed by "
+                f"{self.world_size} in batches of {self.batch_size}, and Lightning would count the "
+                f"{saved['_num_yielded']} batches it had taken against this epoch's remainder, leaving its "
+                f"last samples out: resume on {saved['world_size']} device(s) with batch_size="
+                f"{saved['batch_size']}, or from a checkpoint taken at an epoch's end")
         print(f"stoke.DataLoader: {plan.report}", file=sys.stderr, flush=True)
         self._epoch, self._batch = plan.epoch, plan.batch
         self._resumed_epoch, self._cuts = (plan.epoch, plan.cuts) if plan.cuts else (None, [])

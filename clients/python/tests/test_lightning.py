@@ -209,6 +209,13 @@ class FitTest(unittest.TestCase):
         resumed = fit(out, devices, "--resume", str(checkpoint))
         self.assertEqual(0, resumed.returncode, resumed.stderr[-4000:])
         self.assertIn("stoke.DataLoader: resuming epoch 1", resumed.stderr)
+        if devices > 1:
+            # On one device, Lightning would count the batches its checkpoint took against the
+            # remainder's len() and end the epoch early: refused, where its last samples were lost.
+            elsewhere = fit(Path(tempfile.mkdtemp(dir=TMP)), 1, "--resume", str(checkpoint))
+            self.assertNotEqual(0, elsewhere.returncode, elsewhere.stderr[-4000:])
+            self.assertIn(f"Lightning cannot resume epoch 1 on another world: it was saved by {devices} rank(s) in "
+                          f"batches of {BATCH} and is resumed by 1", elsewhere.stderr, elsewhere.stderr[-4000:])
 
         for rank in range(devices):
             for phase in ("fit", "resume"):
