@@ -173,9 +173,10 @@ def export_open_clip_image_tower(
         axes: Dict[str, Any] = {"dynamic_shapes": {name: {0: torch.export.Dim("batch")}}}
     else:
         axes = {"dynamic_axes": {name: {0: "batch"}, "embedding": {0: "batch"}}}
-    with torch.no_grad():
-        torch.onnx.export(tower, example, path, input_names=[name], output_names=["embedding"],
-                          opset_version=opset_version, dynamo=dynamo, **axes)
+    # Not under torch.no_grad(): there nn.MultiheadAttention takes its fused fast path
+    # (aten::_native_multi_head_attention), which the TorchScript exporter cannot translate.
+    torch.onnx.export(tower, example, path, input_names=[name], output_names=["embedding"],
+                      opset_version=opset_version, dynamo=dynamo, **axes)
     # The metadata goes in after the export, the same way for both exporters; the weights stay
     # where the exporter put them (in the file, or beside it past 2 GB).
     proto = onnx.load(path, load_external_data=False)
