@@ -18,11 +18,12 @@ import java.util.Map;
  * @param resize        the shorter side the image is resized to, or 0 when not declared
  * @param crop          the centre crop's side, or 0
  * @param interpolation the resize's filter, or null
- * @param mean          the normalisation's mean (float32 models), or null
- * @param std           the normalisation's std (float32 models), or null
+ * @param mean          the normalisation's mean (float32 models) as the exporter spelled it
+ *     ({@code R,G,B}: the message names the model's flags in its own digits), or null
+ * @param std           the normalisation's std, the same way, or null
  */
 public record ModelPreprocess(
-        int resize, int crop, TransformSpec.Interpolation interpolation, float[] mean, float[] std) {
+        int resize, int crop, TransformSpec.Interpolation interpolation, String mean, String std) {
     /** The metadata keys' prefix. */
     public static final String PREFIX = "stoke.";
 
@@ -30,8 +31,8 @@ public record ModelPreprocess(
     public static final ModelPreprocess NONE = new ModelPreprocess(0, 0, null, null, null);
 
     public ModelPreprocess {
-        mean = mean == null ? null : mean.clone();
-        std = std == null ? null : std.clone();
+        rgb("mean", mean);
+        rgb("std", std);
     }
 
     /**
@@ -44,8 +45,8 @@ public record ModelPreprocess(
                 side(metadata, "resize"),
                 side(metadata, "crop"),
                 interpolation(metadata),
-                rgb(metadata, "mean"),
-                rgb(metadata, "std"));
+                metadata.get(PREFIX + "mean"),
+                metadata.get(PREFIX + "std"));
     }
 
     /** Whether the model declared anything. */
@@ -71,10 +72,10 @@ public record ModelPreprocess(
         if (interpolation != null && interpolation != spec.interpolation()) {
             differ.add("--interpolation " + name(spec.interpolation()));
         }
-        if (normalised && mean != null && !Arrays.equals(mean, spec.mean())) {
+        if (normalised && mean != null && !Arrays.equals(rgb("mean", mean), spec.mean())) {
             differ.add("--mean " + join(spec.mean()));
         }
-        if (normalised && std != null && !Arrays.equals(std, spec.std())) {
+        if (normalised && std != null && !Arrays.equals(rgb("std", std), spec.std())) {
             differ.add("--std " + join(spec.std()));
         }
         if (!differ.isEmpty()) {
@@ -97,10 +98,10 @@ public record ModelPreprocess(
             f.add("--interpolation " + name(interpolation));
         }
         if (normalised && mean != null) {
-            f.add("--mean " + join(mean));
+            f.add("--mean " + mean.strip().replace(" ", ""));
         }
         if (normalised && std != null) {
-            f.add("--std " + join(std));
+            f.add("--std " + std.strip().replace(" ", ""));
         }
         return String.join(" ", f);
     }
@@ -135,8 +136,8 @@ public record ModelPreprocess(
         }
     }
 
-    private static float[] rgb(Map<String, String> metadata, String key) {
-        String v = metadata.get(PREFIX + key);
+    /** The three float32 values of {@code v}, the entry {@code key}'s text (null: none). */
+    private static float[] rgb(String key, String v) {
         if (v == null) {
             return null;
         }
@@ -160,31 +161,13 @@ public record ModelPreprocess(
         return i.name().toLowerCase(Locale.ROOT);
     }
 
-    /** The values as the flags take them: each float32 in its shortest spelling. */
+    /** The run's values as the flags take them: each float32 in its shortest spelling. */
     private static String join(float[] values) {
         StringBuilder b = new StringBuilder();
         for (float v : values) {
             b.append(b.isEmpty() ? "" : ",").append(v);
         }
         return b.toString();
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        return o instanceof ModelPreprocess p
-                && resize == p.resize
-                && crop == p.crop
-                && interpolation == p.interpolation
-                && Arrays.equals(mean, p.mean)
-                && Arrays.equals(std, p.std);
-    }
-
-    @Override
-    public int hashCode() {
-        return 31
-                        * (31 * (31 * (31 * resize + crop) + (interpolation == null ? 0 : interpolation.hashCode()))
-                                + Arrays.hashCode(mean))
-                + Arrays.hashCode(std);
     }
 
     @Override

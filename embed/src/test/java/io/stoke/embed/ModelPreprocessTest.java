@@ -38,10 +38,10 @@ class ModelPreprocessTest {
         ModelPreprocess p = ModelPreprocess.of(OPEN_CLIP);
         assertTrue(p.declared());
         p.check(openClips(), true);
-        // Each value in float32's shortest spelling: the same float32 as open_clip's digits.
+        // The model's mean and std in the exporter's digits (open_clip's), not float32's shortest.
         assertEquals(
-                "--resize 224 --crop 224 --interpolation bicubic --mean 0.48145467,0.4578275,0.40821072"
-                        + " --std 0.26862955,0.2613026,0.2757771",
+                "--resize 224 --crop 224 --interpolation bicubic --mean 0.48145466,0.4578275,0.40821073"
+                        + " --std 0.26862954,0.26130258,0.27577711",
                 p.flags(true));
     }
 
