@@ -109,6 +109,8 @@ class OpenClipEmbedTest(unittest.TestCase):
         run = self.embed(path, flags, out)
         self.assertEqual(0, run.returncode, run.stderr)
         self.assertIn("input images FLOAT32_NCHW, output embedding (384 values)", run.stderr)
+        self.assertIn("the model's recorded preprocessing, which this run's flags match: " + " ".join(flags),
+                      run.stderr)
         self.assertEmbeddingsEqual(self.torchs(model, preprocess, out), out, "float32 input, Stoke's Normalize")
 
         # Pixels other than the model's preprocess are refused by name, and nothing is written.

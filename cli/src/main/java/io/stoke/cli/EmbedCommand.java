@@ -174,6 +174,10 @@ public final class EmbedCommand implements Callable<Integer> {
                     where,
                     options.workers(),
                     intraOpThreads);
+            if (contract.preprocess().declared()) {
+                err.println("stoke embed: the model's recorded preprocessing, which this run's flags match: "
+                        + contract.preprocess().flags(contract.layout() == ModelContract.Layout.FLOAT32_NCHW));
+            }
             err.flush();
             EmbeddingJob.Figures f;
             AutoWorkersLog tuning;
