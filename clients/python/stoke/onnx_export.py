@@ -86,6 +86,10 @@ def preprocess_flags(preprocess: Any) -> Dict[str, str]:
     return flags
 
 
+#: The most weights an ONNX file holds inside itself (protobuf's 2 GB, less the graph's own room).
+_ONE_FILE_BYTES = 1_800_000_000
+
+
 class _ImageTower:
     """The modules exported: built on first use so that this file imports without torch."""
 
@@ -170,7 +174,16 @@ def export_open_clip_image_tower(
     example = (torch.zeros(2, 3, side, side) if pixels == "float32"
                else torch.zeros(2, side, side, 3, dtype=torch.uint8))
     if dynamo:
-        axes: Dict[str, Any] = {"dynamic_shapes": {name: {0: torch.export.Dim("batch")}}}
+        # One file where protobuf allows it (2 GB): `stoke spark-embed` ships and hashes the .onnx
+        # alone, and a weights file beside it is easily left behind.
+        visual = getattr(model, "visual", model)  # the graph holds the image tower's weights only
+        weights = sum(t.numel() * t.element_size() for t in list(visual.parameters()) + list(visual.buffers()))
+        axes: Dict[str, Any] = {"dynamic_shapes": {name: {0: torch.export.Dim("batch")}},
+                                "external_data": weights > _ONE_FILE_BYTES}
+        if weights > _ONE_FILE_BYTES:
+            print(f"stoke.onnx_export: {path}: {weights / 2**30:.1f} GiB of weights, past one ONNX file's 2 GB: they "
+                  f"go in {path}.data beside it; keep the two together ('stoke spark-embed' ships the .onnx "
+                  f"alone: copy both to every machine)", file=sys.stderr)
     else:
         axes = {"dynamic_axes": {name: {0: "batch"}, "embedding": {0: "batch"}}}
     # Not under torch.no_grad(): there nn.MultiheadAttention takes its fused fast path

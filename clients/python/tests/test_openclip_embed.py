@@ -65,6 +65,8 @@ class OpenClipEmbedTest(unittest.TestCase):
         model, _, preprocess = open_clip.create_model_and_transforms(MODEL, pretrained=None)
         path = self.tmp / f"{MODEL}-{'-'.join(f'{k}={v}' for k, v in kwargs.items()) or 'float32'}.onnx"
         flags = export_open_clip_image_tower(model, preprocess, str(path), source=f"open_clip {MODEL}", **kwargs)
+        # One file, weights inside (what spark-embed ships and hashes), not torch.onnx.export's .data beside it.
+        self.assertEqual([path.name], sorted(p.name for p in self.tmp.glob(path.name + "*")))
         return model.eval(), preprocess, path, flags
 
     def embed(self, path, flags, out):
