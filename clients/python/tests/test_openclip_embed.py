@@ -139,6 +139,24 @@ class OpenClipEmbedTest(unittest.TestCase):
         self.assertEmbeddingsEqual(self.torchs(model, preprocess, out, normalize=True), out,
                                    "uint8 input, Normalize and L2 normalisation in the graph")
 
+    def test_a_preprocess_stoke_cannot_run_exactly_is_refused_naming_the_step(self):
+        import open_clip
+        from stoke.onnx_export import export_open_clip_image_tower, preprocess_flags
+
+        model, train, _ = open_clip.create_model_and_transforms(MODEL, pretrained=None)
+        _, _, longest = open_clip.create_model_and_transforms(MODEL, pretrained=None, image_resize_mode="longest")
+        _, _, squash = open_clip.create_model_and_transforms(MODEL, pretrained=None, image_resize_mode="squash")
+        _, _, bilinear = open_clip.create_model_and_transforms(MODEL, pretrained=None, image_interpolation="bilinear")
+        self.assertEqual("bilinear", preprocess_flags(bilinear)["interpolation"])
+        for preprocess, named in ((longest, "ResizeKeepRatio"), (squash, "resize_mode='squash'"),
+                                  (train, "RandomResizedCrop")):
+            with self.subTest(named=named):
+                path = self.tmp / "refused.onnx"
+                with self.assertRaises(ValueError) as refused:
+                    export_open_clip_image_tower(model, preprocess, str(path))
+                self.assertIn(named, str(refused.exception))
+                self.assertFalse(path.exists())
+
 
 if __name__ == "__main__":
     unittest.main()
