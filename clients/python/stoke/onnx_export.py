@@ -147,8 +147,8 @@ def export_open_clip_image_tower(
         normalize: ``encode_image``'s own argument: L2-normalised embeddings (what CLIP's cosine
             similarities use) or, by default, the raw ones ``encode_image`` gives.
         opset_version: the ONNX opset.
-        dynamo: ``torch.onnx.export``'s exporter (``torch.export``'s, the default of torch 2.9 and
-            later); ``False`` for the TorchScript one (the only one in torch 1.x).
+        dynamo: ``torch.onnx.export``'s exporter (``torch.export``'s, torch 2.14's default);
+            ``False`` for the TorchScript one (the only one in torch 1.x).
         source: what the metadata names as the model (``stoke.source``), e.g. ``"open_clip ViT-B-32"``.
 
     Returns:
