@@ -2,6 +2,7 @@
 """`stoke embed` against the PyTorch way, end to end, on the same files and cores.
 
     python3 embed_bench.py --data DIR --out OUT [--model mobilenet_v3_small] [--repeats 3]
+    python3 embed_bench.py --data DIR --out OUT --open-clip ViT-B-32     # open_clip's image tower
 
 Exports torchvision's MODEL (random weights, its classifier replaced by the identity: the
 embedding is the pooled features) to OUT/MODEL.onnx, then runs, each as a fresh process, the
@@ -17,6 +18,11 @@ and reports wall time, images/s, and the CPU split: the decoding side (Stoke: it
 per image; PyTorch: the worker processes' CPU time) and the rest (the model, mostly). It checks
 that both runs' embeddings agree (they differ only by DCT scaling and rounding of the resize).
 Writes OUT/runs.jsonl and OUT/summary.md.
+
+With --open-clip NAME, the model is open_clip's NAME (random weights, pretrained=None) and its
+image tower: exported by stoke.onnx_export (clients/python/stoke/onnx_export.py), run by
+`stoke embed` with the flags the export gives (bicubic Resize, CenterCrop, CLIP's mean and std),
+and in PyTorch as the usual loop: ImageFolder with open_clip's preprocess, model.encode_image.
 """
 import argparse
 import json
@@ -33,6 +39,15 @@ HERE = Path(__file__).resolve().parent
 CHECKOUT = HERE.parent.parent
 
 
+def build_open_clip(name):
+    """open_clip's model NAME with seeded random weights, and its evaluation preprocess."""
+    import open_clip
+    import torch
+    torch.manual_seed(0)
+    model, _, preprocess = open_clip.create_model_and_transforms(name, pretrained=None)
+    return model.eval(), preprocess
+
+
 def build_model(name):
     import torch
     import torchvision
@@ -45,8 +60,16 @@ def build_model(name):
     return model.eval()
 
 
-def export(name, path):
+def export(name, path, open_clip_name=None):
     import torch
+    if open_clip_name:
+        sys.path.insert(0, str(CHECKOUT / "clients" / "python"))
+        from stoke.onnx_export import export_open_clip_image_tower
+        model, preprocess = build_open_clip(open_clip_name)
+        flags = export_open_clip_image_tower(model, preprocess, str(path), source=f"open_clip {open_clip_name}")
+        Path(str(path) + ".flags.json").write_text(json.dumps(flags))
+        torch.save(model.state_dict(), str(path) + ".pt")
+        return
     model = build_model(name)
     torch.onnx.export(model, torch.zeros(2, 3, 224, 224), path, input_names=["images"], output_names=["embedding"],
                       opset_version=13, dynamic_axes={"images": {0: "batch"}, "embedding": {0: "batch"}})
@@ -59,18 +82,25 @@ def pytorch_run(args):
     import torch
     from torchvision import datasets, transforms
     torch.set_num_threads(args.threads)
-    model = build_model(args.model)
-    model.load_state_dict(torch.load(args.weights))
-    ds = datasets.ImageFolder(args.data, transform=transforms.Compose([
-        transforms.Resize(256), transforms.CenterCrop(224), transforms.ToTensor(),
-        transforms.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]))
+    if args.open_clip:
+        model, preprocess = build_open_clip(args.open_clip)
+        model.load_state_dict(torch.load(args.weights))
+        ds = datasets.ImageFolder(args.data, transform=preprocess)
+        forward = model.encode_image
+    else:
+        model = build_model(args.model)
+        model.load_state_dict(torch.load(args.weights))
+        ds = datasets.ImageFolder(args.data, transform=transforms.Compose([
+            transforms.Resize(256), transforms.CenterCrop(224), transforms.ToTensor(),
+            transforms.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]))
+        forward = model
     loader = torch.utils.data.DataLoader(ds, batch_size=args.batch_size, num_workers=args.workers)
     rows = []
     model_s = 0.0
     with torch.no_grad():
         for images, _ in loader:
             t = time.perf_counter()
-            rows.append(model(images).numpy())
+            rows.append(forward(images).numpy())
             model_s += time.perf_counter() - t
     del loader  # its workers exit: their CPU time is now this process's children's
     np.save(args.save, np.concatenate(rows))
@@ -103,6 +133,7 @@ def main():
     p.add_argument("--data", required=True)
     p.add_argument("--out")
     p.add_argument("--model", default="mobilenet_v3_small")
+    p.add_argument("--open-clip", metavar="NAME", help="open_clip's model NAME's image tower instead of --model")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--threads", type=int, default=2)
@@ -118,9 +149,12 @@ def main():
     import numpy as np
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.open_clip:
+        args.model = args.open_clip
     onnx = out / f"{args.model}.onnx"
     if not onnx.exists():
-        export(args.model, onnx)
+        export(args.model, onnx, args.open_clip)
+    flags = json.loads(Path(str(onnx) + ".flags.json").read_text()) if args.open_clip else []
     cores = len(os.sched_getaffinity(0))
     runs = []
     with open(out / "runs.jsonl", "w") as log:
@@ -129,7 +163,7 @@ def main():
                 if kind == "stoke":
                     dest = out / f"stoke-r{r + 1}"
                     cmd = [str(CHECKOUT / "stoke"), "embed", args.data, "--model", str(onnx), "--out", str(dest),
-                           "--overwrite", "--batch-size", str(args.batch_size)] + args.stoke_args.split()
+                           "--overwrite", "--batch-size", str(args.batch_size)] + flags + args.stoke_args.split()
                     done, wall, cpu = timed(cmd)
                     images = int(stoke_figure(done.stdout, "images"))
                     decode = stoke_figure(done.stdout, "of which decoding")
@@ -141,6 +175,7 @@ def main():
                 else:
                     save = out / f"pytorch-r{r + 1}.npy"
                     cmd = [sys.executable, __file__, "--pytorch", "--data", args.data, "--model", args.model,
+                           *(["--open-clip", args.open_clip] if args.open_clip else []),
                            "--weights", str(onnx) + ".pt", "--save", str(save), "--workers", str(args.workers),
                            "--threads", str(args.threads), "--batch-size", str(args.batch_size)]
                     done, wall, cpu = timed(cmd)
@@ -163,11 +198,12 @@ def main():
     med = {k: {f: statistics.median(r[f] for r in runs if r["kind"] == k)
                for f in ("wall_s", "images_per_s", "cpu_ms_per_image", "decode_cpu_ms_per_image", "model_ms_per_batch")}
            for k in ("pytorch", "stoke")}
-    lines = [f"{args.repeats} fresh processes each, alternating; {a.shape[0]} images of {args.data}; {args.model} "
+    model_name = f"open_clip {args.model}'s encode_image" if args.open_clip else args.model
+    lines = [f"{args.repeats} fresh processes each, alternating; {a.shape[0]} images of {args.data}; {model_name} "
              f"(ONNX for Stoke, PyTorch for PyTorch, the same weights); batch {args.batch_size}; {cores} cores; "
              f"PyTorch: {args.workers} workers, torch.set_num_threads({args.threads}); Stoke: its defaults"
              f"{' + ' + args.stoke_args if args.stoke_args else ''}. Median cosine similarity of the two runs' "
-             f"embeddings: {cosine:.5f}.", "",
+             f"embeddings: {cosine:.5f}; largest difference of a value: {float(np.abs(a - b).max()):.3g}.", "",
              "| | wall s | images/s | vs PyTorch | CPU ms/image | of which decoding | model ms/batch |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     for k in ("pytorch", "stoke"):

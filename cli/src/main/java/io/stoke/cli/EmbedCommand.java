@@ -42,7 +42,10 @@ import picocli.CommandLine.Spec;
             "Computes one embedding per image of DATA with an ONNX model: writes DIR/embeddings.npy (float32",
             "[N, D], rows in dataset order), DIR/paths.txt (row i's file) and, under --on-error skip, DIR/skipped.txt",
             "(those rows are zeros). The model's input decides the pixels: float32 [N, 3, H, W] normalised with",
-            "ImageNet's mean and std, or uint8 [N, H, W, 3]. Takes the same loader options as 'stoke bench'."
+            "--mean and --std (ImageNet's by default), or uint8 [N, H, W, 3]. A model whose metadata records its",
+            "preprocessing (stoke.resize, stoke.crop, stoke.interpolation, stoke.mean, stoke.std, as",
+            "python -m stoke.onnx_export writes them) is refused with other flags. Takes the same loader",
+            "options as 'stoke bench'."
         })
 public final class EmbedCommand implements Callable<Integer> {
     @Spec
@@ -171,6 +174,10 @@ public final class EmbedCommand implements Callable<Integer> {
                     where,
                     options.workers(),
                     intraOpThreads);
+            if (contract.preprocess().declared()) {
+                err.println("stoke embed: the model's recorded preprocessing, which this run's flags match: "
+                        + contract.preprocess().flags(contract.layout() == ModelContract.Layout.FLOAT32_NCHW));
+            }
             err.flush();
             EmbeddingJob.Figures f;
             AutoWorkersLog tuning;

@@ -14,17 +14,22 @@ import java.util.Map;
  * side) and the output to keep (name, width). Two input contracts are understood:
  * <ul>
  *   <li>float32 {@code [N, 3, H, W]}: pixels as torchvision's {@code ToTensor} + {@code Normalize}
- *       with ImageNet's mean and std give them (the convention of torchvision's models);
+ *       give them, with the run's {@code --mean} and {@code --std} (ImageNet's by default, the
+ *       convention of torchvision's models; CLIP's for open_clip's);
  *   <li>uint8 {@code [N, H, W, 3]}: raw pixels, the normalisation inside the graph (4x fewer bytes
  *       to hand over, and the form to use on a GPU).
  * </ul>
- * H and W must be equal (a square crop) or dynamic; the batch dimension may be dynamic.
+ * H and W must be equal (a square crop) or dynamic; the batch dimension may be dynamic. The
+ * preprocessing the exporter recorded in the model's metadata ({@link ModelPreprocess}) is held
+ * against the run's transform.
  *
  * @param side       H = W when the model fixes them, else 0 (the loader's crop decides)
  * @param outputName the output kept
  * @param dimension  the kept output's values per image (its shape after N, multiplied out)
+ * @param preprocess the preprocessing the model declares, {@link ModelPreprocess#NONE} if none
  */
-public record ModelContract(String inputName, Layout layout, int side, String outputName, long dimension) {
+public record ModelContract(
+        String inputName, Layout layout, int side, String outputName, long dimension, ModelPreprocess preprocess) {
     /** The input's element type and layout. */
     public enum Layout {
         FLOAT32_NCHW,
@@ -92,24 +97,29 @@ public record ModelContract(String inputName, Layout layout, int side, String ou
             }
             dimension *= os[i];
         }
-        return new ModelContract(input.getName(), layout, side, output.getName(), dimension);
+        ModelPreprocess preprocess;
+        try {
+            preprocess = ModelPreprocess.of(session.getMetadata().getCustomMetadata());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage() + " (as its exporter wrote it)", e);
+        }
+        return new ModelContract(input.getName(), layout, side, output.getName(), dimension, preprocess);
     }
 
     /**
      * The loader's transform for this model: {@code eval}'s resize and crop, its output set to the
-     * model's input (normalised float32 with ImageNet's mean and std, or uint8).
+     * model's input (float32 normalised with {@code eval}'s mean and std, or uint8).
      *
-     * @throws IllegalArgumentException when the model fixes a side other than {@code eval}'s crop
+     * @throws IllegalArgumentException when the model fixes a side other than {@code eval}'s crop,
+     *     or declares a preprocessing {@code eval} differs from
      */
     public TransformSpec transform(TransformSpec eval) {
         if (side > 0 && side != eval.crop()) {
             throw new IllegalArgumentException("the model takes " + side + "x" + side + " images, the crop is "
                     + eval.crop() + "x" + eval.crop() + " (--crop " + side + ")");
         }
+        preprocess.check(eval, layout == Layout.FLOAT32_NCHW);
         return eval.withOutput(
-                        layout == Layout.FLOAT32_NCHW
-                                ? TransformSpec.Output.FLOAT32_CHW
-                                : TransformSpec.Output.UINT8_HWC)
-                .withNormalization(TransformSpec.IMAGENET_MEAN, TransformSpec.IMAGENET_STD);
+                layout == Layout.FLOAT32_NCHW ? TransformSpec.Output.FLOAT32_CHW : TransformSpec.Output.UINT8_HWC);
     }
 }

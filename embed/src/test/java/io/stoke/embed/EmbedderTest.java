@@ -163,12 +163,24 @@ class EmbedderTest {
         try (Embedder f = Embedder.open(F32, 1, InferenceDevice.CPU, "embedding");
                 Embedder u = Embedder.open(U8, 1, InferenceDevice.CPU, null)) {
             assertEquals(
-                    new ModelContract("images", ModelContract.Layout.FLOAT32_NCHW, 224, "embedding", 32), f.contract());
+                    new ModelContract(
+                            "images", ModelContract.Layout.FLOAT32_NCHW, 224, "embedding", 32, ModelPreprocess.NONE),
+                    f.contract());
             assertEquals(
-                    new ModelContract("pixels", ModelContract.Layout.UINT8_NHWC, 224, "embedding", 32), u.contract());
+                    new ModelContract(
+                            "pixels", ModelContract.Layout.UINT8_NHWC, 224, "embedding", 32, ModelPreprocess.NONE),
+                    u.contract());
             assertEquals(
                     TransformSpec.Output.UINT8_HWC,
                     u.contract().transform(TransformSpec.defaults()).output());
+            // The run's --mean and --std reach a float32 model (CLIP's, for open_clip's towers), where
+            // ImageNet's were once put in their place.
+            float[] clipMean = {0.48145466f, 0.4578275f, 0.40821073f};
+            float[] clipStd = {0.26862954f, 0.26130258f, 0.27577711f};
+            TransformSpec clip = f.contract().transform(TransformSpec.defaults().withNormalization(clipMean, clipStd));
+            assertEquals(TransformSpec.Output.FLOAT32_CHW, clip.output());
+            assertArrayEquals(clipMean, clip.mean());
+            assertArrayEquals(clipStd, clip.std());
             IllegalArgumentException crop = assertThrows(
                     IllegalArgumentException.class,
                     () -> f.contract().transform(TransformSpec.defaults().withResize(160, 128)));
