@@ -214,6 +214,13 @@ class OpenClipTest(PixelsTest):
                                  name)
                 shapes = {tuple(images.shape[1:]) for images, _ in loader}
             self.assertEqual({(3, crop, crop)}, shapes, name)
+        # aug_cfg use_timm=True builds timm's training transform (no flip, colour jitter off by default).
+        timm_train = self.open_clip.image_transform(224, True, aug_cfg=dict(use_timm=True, scale=(0.5, 1.0)))
+        self.assertIn("RandomResizedCropAndInterpolation", repr(timm_train))
+        with stoke.DataLoader(torchvision.datasets.ImageFolder(str(DATA), transform=timm_train),
+                              batch_size=4) as loader:
+            self.assertEqual(("train", [0.5, 1.0], 0.0, "bicubic"),
+                             (loader.transform, loader.scale, loader.flip, loader.interpolation))
 
     def test_open_clips_own_steps_are_refused_naming_them_and_the_way_out(self):
         oc = self.open_clip
