@@ -13,8 +13,9 @@ __all__ = ["UnsupportedError", "dataset_samples", "translate_transform", "write_
 WAYS_OUT = ("Either apply it to each batch on the device (stoke.DataLoader(..., batch_transform=fn): fn gets the "
             "(images, labels) of each batch, without a copy), or use torch.utils.data.DataLoader for this dataset.")
 
-ONLY = ("Stoke's producer does Resize(s) + CenterCrop(c) or RandomResizedCrop(...) + RandomHorizontalFlip(p) "
-        "[+ TrivialAugmentWide, RandAugment, AutoAugment or AugMix], then "
+ONLY = ("Stoke's producer does Resize(s) + CenterCrop(c), Resize((s, s)) [+ CenterCrop(c)] or "
+        "RandomResizedCrop(...) + RandomHorizontalFlip(p) [+ TrivialAugmentWide, RandAugment, AutoAugment or AugMix], "
+        "then "
         "PILToTensor() or ToImage() [+ RandomErasing(...)] [+ ToDtype(torch.float32, scale=True) or "
         "ConvertImageDtype(torch.float)] or "
         "ToTensor(), and Normalize(mean, std) [+ RandomErasing(...)], in that order (v1's or v2's, ToPureTensor() "
@@ -312,7 +313,7 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
             ``transforms``).
 
     Returns:
-        ``{"transform": "eval"|"train", "resize", "crop", "scale", "ratio", "flip", "augment", "interpolation":
+        ``{"transform": "eval"|"train"|"squash", "resize", "crop", "scale", "ratio", "flip", "augment", "interpolation":
         "bilinear"|"bicubic"|"nearest", "output": "uint8"|"float32", "chw": bool (uint8 as [n, 3, H, W],
         PILToTensor's layout), "mean", "std"}``.
 
@@ -358,24 +359,30 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
         r = steps[i]
         if r.size is None:
             _refuse(f"Resize(size=None, max_size={r.max_size})", "Stoke resizes the shorter side (Resize(int))")
-        if isinstance(r.size, (list, tuple)) and len(r.size) != 1:
-            _refuse(f"Resize({r.size!r})", "a (height, width) pair distorts the image (timm's crop_mode='squash', "
-                    "open_clip's resize_mode='squash'); Stoke resizes the shorter side (Resize(int): timm's "
-                    "crop_mode='center', open_clip's resize_mode='shortest', which give other pixels)")
+        # Resize((s, s)) squashes the image to s x s (timm's crop_mode='squash', open_clip's
+        # resize_mode='squash'): Stoke's "squash" transform; any other pair distorts it otherwise.
+        squash = isinstance(r.size, (list, tuple)) and len(r.size) == 2 and r.size[0] == r.size[1]
+        if isinstance(r.size, (list, tuple)) and len(r.size) != 1 and not squash:
+            _refuse(f"Resize({tuple(r.size)!r})", "a (height, width) pair of two sizes gives a rectangle; Stoke "
+                    "resizes the shorter side (Resize(int)) or both to one size (Resize((s, s)))")
         interpolation = _interpolation(r, "Resize")
         if getattr(r, "max_size", None) is not None:
             _refuse(f"Resize(max_size={r.max_size})")
         resize = int(r.size if isinstance(r.size, int) else r.size[0])
         i += 1
-        if not at("CenterCrop"):
+        if at("CenterCrop"):
+            crop = _square(steps[i].size, "CenterCrop")
+            if crop > resize:
+                _refuse(f"CenterCrop({crop}) after Resize({resize})", "a crop larger than the resized image pads it; "
+                        "Stoke crops inside the image")
+            i += 1
+        elif squash:
+            crop = resize  # open_clip's squash: the s x s image is the output
+        else:
             _refuse(f"Resize({resize}) without a CenterCrop after it ({' + '.join(names)})",
                     "Stoke's batches are square crops: Resize(s) + CenterCrop(c)")
-        crop = _square(steps[i].size, "CenterCrop")
-        if crop > resize:
-            _refuse(f"CenterCrop({crop}) after Resize({resize})", "a crop larger than the resized image pads it; "
-                    "Stoke crops inside the image")
-        i += 1
-        settings.update(transform="eval", resize=resize, crop=crop, interpolation=interpolation)
+        settings.update(transform="squash" if squash else "eval", resize=resize, crop=crop,
+                        interpolation=interpolation)
     elif at("RandomResizedCrop"):
         c = steps[i]
         interpolation = _interpolation(c, "RandomResizedCrop")
@@ -392,7 +399,8 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
     else:
         what = names[0] if steps else "an empty Compose"
         _refuse(f"{what} as the transform's first step ({' + '.join(names)})",
-                "Stoke translates Resize(s) + CenterCrop(c) or RandomResizedCrop(...) [+ RandomHorizontalFlip(p)], "
+                "Stoke translates Resize(s) + CenterCrop(c), Resize((s, s)) [+ CenterCrop(c)] or "
+                "RandomResizedCrop(...) [+ RandomHorizontalFlip(p)], "
                 "then PILToTensor() or ToImage() [+ ToDtype(torch.float32, scale=True) or ConvertImageDtype(torch.float)] "
                 "or ToTensor() [+ Normalize(mean, std)] [+ ToPureTensor()]")
     if at(*_POLICIES):

@@ -3,7 +3,9 @@ model's data config and ``open_clip.create_model_and_transforms``' preprocess, t
 Stoke's producer settings and giving the pixels torch's DataLoader gives with the same transform
 over the same ImageFolder (uint8 byte for byte, float32 within 1e-6), their training transforms
 translated where their ops are torchvision's, every step of their own refused by name, and the
-open_clip embedding loop giving torch's embeddings.
+open_clip embedding loop giving torch's embeddings. Their "squash" resize (torchvision's
+``Resize((s, s))``, Stoke's ``--transform squash``) is checked with torchvision alone too, so that
+every stack runs it.
 
 The images are of several sizes and aspect ratios, some smaller than the crop, with gray, RGBA and
 palette PNGs beside the JPEGs (open_clip's ``MaybeConvertMode`` is read as the no-op it is after
@@ -108,6 +110,20 @@ class PixelsTest(unittest.TestCase):
         self.assertEqual(len(IMAGES), checked, name)
 
 
+class SquashTest(PixelsTest):
+    def test_torchvisions_resize_to_a_square_gives_its_pixels_on_every_stack(self):
+        # What timm's crop_mode="squash" and open_clip's resize_mode="squash" build, with torchvision
+        # alone: Resize((s, s)) squashes the image to s x s, with or without a CenterCrop after it.
+        T = torchvision.transforms
+        cases = [("Resize((200, 200)) + CenterCrop(180), uint8",
+                  [T.Resize((200, 200), interpolation=T.InterpolationMode.BICUBIC), T.CenterCrop(180),
+                   T.PILToTensor()], torch.uint8, 180, "bicubic"),
+                 ("Resize([160, 160]), float32", [T.Resize([160, 160]), T.ToTensor()], torch.float32, 160,
+                  "bilinear")]
+        for name, steps, dtype, crop, interpolation in cases:
+            self.check_pixels(name, T.Compose(steps), dtype, crop, interpolation)
+
+
 class TimmTest(PixelsTest):
     @classmethod
     def setUpClass(cls):
@@ -135,6 +151,14 @@ class TimmTest(PixelsTest):
         # use_prefetcher=True ends in timm's MaybePILToTensor: the uint8 image, byte for byte.
         self.check_pixels("resnet50 uint8", create_transform(**self.config("resnet50"), use_prefetcher=True),
                           torch.uint8, 224)
+        # crop_mode="squash": Resize((235, 235)), the aspect ratio not kept, then CenterCrop(224).
+        squash = create_transform(**dict(self.config("convnext_tiny"), crop_mode="squash"))
+        self.assertIn("Resize(size=(235, 235)", repr(squash))
+        with stoke.DataLoader(torchvision.datasets.ImageFolder(str(DATA), transform=squash), batch_size=4) as loader:
+            self.assertEqual(("squash", 235, 224), (loader.transform, loader.resize, loader.crop))
+        self.check_pixels("convnext_tiny squash", squash, torch.float32, 224)
+        self.check_pixels("convnext_tiny squash uint8", create_transform(
+            **dict(self.config("convnext_tiny"), crop_mode="squash", use_prefetcher=True)), torch.uint8, 224)
 
     def test_the_training_transform_is_translated_where_its_ops_are_torchvisions(self):
         from timm.data import create_transform
@@ -173,7 +197,7 @@ class TimmTest(PixelsTest):
             "timm's own RandomErasing": (dict(train, re_prob=0.25), "re_prob=0"),
             "interpolation='random'": (dict(train, interpolation="random"), "interpolation='bilinear' or 'bicubic'"),
             "ResizeKeepRatio": (dict(train, train_crop_mode="rkrc"), "train_crop_mode='rrc'"),
-            "Resize((235, 235))": (dict(config, crop_mode="squash"), "crop_mode='center'"),
+            "Resize((235, 270))": (dict(config, crop_mode="squash", input_size=(3, 224, 257)), "Resize((s, s))"),
             "timm's ResizeKeepRatio (crop_mode='border'": (dict(config, crop_mode="border"), "crop_mode='center'"),
             "timm's TrimBorder": (dict(config, crop_border_pixels=4), "crop_border_pixels=None"),
             "CenterCrop(224) after Resize(203)": (dict(config, crop_pct=1.1), "crops inside the image"),
@@ -214,6 +238,13 @@ class OpenClipTest(PixelsTest):
                                  name)
                 shapes = {tuple(images.shape[1:]) for images, _ in loader}
             self.assertEqual({(3, crop, crop)}, shapes, name)
+        # resize_mode="squash" (SigLIP's, CLIPA's, PE-Core's pretrained configs): Resize((s, s)) and no crop.
+        squash = self.open_clip.image_transform(224, False, resize_mode="squash", interpolation="bicubic",
+                                                mean=(0.5,) * 3, std=(0.5,) * 3)
+        self.assertIn("Resize(size=(224, 224)", repr(squash))
+        with stoke.DataLoader(torchvision.datasets.ImageFolder(str(DATA), transform=squash), batch_size=4) as loader:
+            self.assertEqual(("squash", 224, 224), (loader.transform, loader.resize, loader.crop))
+        self.check_pixels("squash", squash, torch.float32, 224)
         # aug_cfg use_timm=True builds timm's training transform (no flip, colour jitter off by default).
         timm_train = self.open_clip.image_transform(224, True, aug_cfg=dict(use_timm=True, scale=(0.5, 1.0)))
         self.assertIn("RandomResizedCropAndInterpolation", repr(timm_train))
@@ -225,7 +256,7 @@ class OpenClipTest(PixelsTest):
     def test_open_clips_own_steps_are_refused_naming_them_and_the_way_out(self):
         oc = self.open_clip
         refused = {
-            "Resize((224, 224))": (oc.image_transform(224, False, resize_mode="squash"), "resize_mode='shortest'"),
+            "Resize((224, 256))": (oc.image_transform((224, 256), False, resize_mode="squash"), "Resize((s, s))"),
             "open_clip's ResizeKeepRatio": (oc.image_transform(224, False, resize_mode="longest"),
                                             "resize_mode='shortest'"),
             "open_clip's color_jitter": (oc.image_transform(224, True, aug_cfg=dict(
