@@ -13,8 +13,9 @@ __all__ = ["UnsupportedError", "dataset_samples", "translate_transform", "write_
 WAYS_OUT = ("Either apply it to each batch on the device (stoke.DataLoader(..., batch_transform=fn): fn gets the "
             "(images, labels) of each batch, without a copy), or use torch.utils.data.DataLoader for this dataset.")
 
-ONLY = ("Stoke's producer does Resize(s) + CenterCrop(c) or RandomResizedCrop(...) + RandomHorizontalFlip(p) "
-        "[+ TrivialAugmentWide, RandAugment, AutoAugment or AugMix], then "
+ONLY = ("Stoke's producer does Resize(s) + CenterCrop(c), Resize((s, s)) [+ CenterCrop(c)] or "
+        "RandomResizedCrop(...) + RandomHorizontalFlip(p) [+ TrivialAugmentWide, RandAugment, AutoAugment or AugMix], "
+        "then "
         "PILToTensor() or ToImage() [+ RandomErasing(...)] [+ ToDtype(torch.float32, scale=True) or "
         "ConvertImageDtype(torch.float)] or "
         "ToTensor(), and Normalize(mean, std) [+ RandomErasing(...)], in that order (v1's or v2's, ToPureTensor() "
@@ -114,16 +115,37 @@ _TRANSLATED = ("Compose", "Resize", "CenterCrop", "RandomResizedCrop", "RandomHo
 _POLICIES = ("TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix")
 
 
+#: The classes of timm and open_clip that do on a PIL image what a torchvision transform does:
+#: ``(module, class, the torchvision name it is read as)``. Both libraries' ``MaybeToTensor`` is
+#: ``ToTensor`` on a PIL image (they pass a tensor through); timm's ``MaybePILToTensor`` is
+#: ``PILToTensor``; timm's ``RandomResizedCropAndInterpolation`` with one interpolation draws its
+#: box as torchvision's ``RandomResizedCrop.get_params`` does (ten tries of the same area and
+#: log-ratio draws, the same centred fallback; Python's ``random`` for torch's generator) and
+#: resizes with ``F.resized_crop``; open_clip's ``MaybeConvertMode("RGB")`` is ``convert("RGB")``
+#: of an image the dataset's loader made RGB already (and Stoke decodes to RGB as that loader does).
+_LIBRARY_KINDS = (("timm.data.transforms", "MaybeToTensor", "ToTensor"),
+                  ("timm.data.transforms", "MaybePILToTensor", "PILToTensor"),
+                  ("timm.data.transforms", "RandomResizedCropAndInterpolation", "RandomResizedCrop"),
+                  ("open_clip.transform", "MaybeToTensor", "ToTensor"),
+                  ("open_clip.transform", "MaybeConvertMode", "MaybeConvertMode"))
+
+
 def _kinds():
     """{class: name} of the transforms in ``_TRANSLATED``, v1's and, where the caller has imported it
-    (a v2 transform was built), v2's; matched by exact class, so a subclass is not taken for one."""
+    (a v2 transform was built), v2's, and timm's and open_clip's of ``_LIBRARY_KINDS`` where they
+    are imported; matched by exact class, so a subclass is not taken for one."""
     import sys
 
     from torchvision import transforms as T
     kinds = {getattr(T, name): name for name in _TRANSLATED if hasattr(T, name)}
+    kinds[T.ColorJitter] = "ColorJitter"
     v2 = sys.modules.get("torchvision.transforms.v2")
     if v2 is not None:
         kinds.update({getattr(v2, name): name for name in _TRANSLATED if hasattr(v2, name)})
+    for module, cls, name in _LIBRARY_KINDS:
+        found = getattr(sys.modules.get(module), cls, None)
+        if found is not None:
+            kinds[found] = name
     return kinds
 
 
@@ -136,7 +158,90 @@ def _flatten(transform, kinds):
     inner = _delegated(transform)
     if inner is not None:
         return _flatten(inner, kinds)
+    if _is_identity(transform, kinds):
+        return []
     return [transform]
+
+
+def _is_identity(t: Any, kinds) -> bool:
+    """Whether ``t`` leaves a PIL RGB image as it is: open_clip's ``MaybeConvertMode("RGB")`` (the
+    dataset's loader gives RGB already), and a ``ColorJitter`` whose every factor is off (timm's
+    ``color_jitter=0``), which torchvision keeps as None and skips."""
+    kind = kinds.get(type(t))
+    if kind == "MaybeConvertMode":
+        if getattr(t, "mode", None) != "RGB":
+            _refuse(f"open_clip's MaybeConvertMode(mode={t.mode!r})", "Stoke's images are RGB, as torchvision's "
+                    "default_loader makes them")
+        return True
+    if kind == "ColorJitter":
+        return all(getattr(t, f, None) is None for f in ("brightness", "contrast", "saturation", "hue"))
+    return False
+
+
+#: timm's and open_clip's own steps that Stoke does not translate, by (module, class), with why and
+#: the way out in the library's own arguments.
+_LIBRARY_REFUSALS = {
+    ("timm.data.auto_augment", "RandAugment"): (
+        "timm's own RandAugment (create_transform(auto_augment='rand-...'))", "its ops and their draws are timm's "
+        "(Python's random on PIL, its own op set and magnitude noise), not torchvision's: pass auto_augment=None and "
+        "put torchvision's T.RandAugment() after the crop and flip, which Stoke translates"),
+    ("timm.data.auto_augment", "AutoAugment"): (
+        "timm's own AutoAugment (create_transform(auto_augment='original'/'v0'/...))", "its policies and draws are "
+        "timm's: pass auto_augment=None and put torchvision's T.AutoAugment() after the crop and flip, which Stoke "
+        "translates"),
+    ("timm.data.auto_augment", "AugMixAugment"): (
+        "timm's own AugMix (create_transform(auto_augment='augmix-...'))", "its ops and mixing are timm's: pass "
+        "auto_augment=None and put torchvision's T.AugMix() after the crop and flip, which Stoke translates"),
+    ("timm.data.random_erasing", "RandomErasing"): (
+        "timm's own RandomErasing (create_transform(re_prob=...))", "its modes ('const', 'rand', 'pixel'), counts "
+        "and draws are timm's: pass re_prob=0 and put torchvision's T.RandomErasing() after Normalize, which Stoke "
+        "translates"),
+    ("timm.data.transforms", "ResizeKeepRatio"): (
+        "timm's ResizeKeepRatio (crop_mode='border', a non-square input_size, or train_crop_mode='rkrc'/'rkrr')",
+        "Stoke resizes the shorter side to one size and crops a square inside the image: use crop_mode='center' "
+        "with a square input_size, or train_crop_mode='rrc'"),
+    ("timm.data.transforms", "CenterCropOrPad"): (
+        "timm's CenterCropOrPad (crop_mode='border')", "it pads; Stoke crops inside the image: use "
+        "crop_mode='center'"),
+    ("timm.data.transforms", "RandomCropOrPad"): (
+        "timm's RandomCropOrPad (train_crop_mode='rkrr')", "it pads; use train_crop_mode='rrc'"),
+    ("timm.data.transforms", "TrimBorder"): (
+        "timm's TrimBorder (crop_border_pixels)", "Stoke resizes the whole image: pass crop_border_pixels=None"),
+    ("timm.data.transforms", "ToTensor"): (
+        "timm's ToTensor(dtype)", "it converts without scaling to a dtype of its own; Stoke gives uint8 "
+        "(MaybePILToTensor, PILToTensor) or float32 scaled to [0, 1] (MaybeToTensor, ToTensor)"),
+    ("open_clip.transform", "ResizeKeepRatio"): (
+        "open_clip's ResizeKeepRatio (resize_mode='longest', or a non-square image_size)", "Stoke resizes the "
+        "shorter side and crops a square inside the image: resize_mode='shortest' with a square image_size"),
+    ("open_clip.transform", "CenterCropOrPad"): (
+        "open_clip's CenterCropOrPad (resize_mode='longest')", "it pads; Stoke crops inside the image: "
+        "resize_mode='shortest'"),
+    ("open_clip.transform", "color_jitter"): (
+        "open_clip's color_jitter (aug_cfg color_jitter_prob)", "Stoke has no colour jitter: leave "
+        "color_jitter_prob unset"),
+    ("open_clip.transform", "gray_scale"): (
+        "open_clip's gray_scale (aug_cfg gray_scale_prob)", "Stoke has no random grayscale: leave gray_scale_prob "
+        "unset"),
+}
+
+
+def _refuse_library_steps(steps: Sequence[Any]) -> None:
+    """Refuses, by name and with the way out in the library's own arguments, the steps of timm and
+    open_clip that Stoke does not do, before the generic reading of the pipeline would name them
+    without saying where they came from."""
+    for t in steps:
+        key = (type(t).__module__, type(t).__name__)
+        if key in _LIBRARY_REFUSALS:
+            what, why = _LIBRARY_REFUSALS[key]
+            _refuse(what, why)
+        if key == ("timm.data.transforms", "RandomResizedCropAndInterpolation") and isinstance(
+                t.interpolation, (list, tuple)):
+            _refuse("timm's RandomResizedCropAndInterpolation(interpolation='random')", "it picks bilinear or "
+                    "bicubic for each image with Python's random; Stoke resizes every image with one filter: pass "
+                    "interpolation='bilinear' or 'bicubic'")
+        if type(t).__name__ == "ColorJitter" and type(t).__module__.startswith("torchvision"):
+            _refuse(f"{t!r}", "Stoke has no colour jitter (one with every factor 0 is read as none); with timm, "
+                    "pass color_jitter=None or 0 to create_transform")
 
 
 _DELEGATING_CALL = re.compile(r"def __call__\(self, (\w+)\):\s*return self\.transforms\(\1\)\s*$")
@@ -208,7 +313,7 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
             ``transforms``).
 
     Returns:
-        ``{"transform": "eval"|"train", "resize", "crop", "scale", "ratio", "flip", "augment", "interpolation":
+        ``{"transform": "eval"|"train"|"squash", "resize", "crop", "scale", "ratio", "flip", "augment", "interpolation":
         "bilinear"|"bicubic"|"nearest", "output": "uint8"|"float32", "chw": bool (uint8 as [n, 3, H, W],
         PILToTensor's layout), "mean", "std"}``.
 
@@ -229,6 +334,7 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
 
     kinds = _kinds()
     steps = _flatten(transform, kinds)
+    _refuse_library_steps(steps)
     names = [type(t).__name__ for t in steps]
     settings = {"scale": None, "ratio": None, "flip": None, "augment": None, "mean": None, "std": None, "erase": None,
                 "erase_scale": None, "erase_ratio": None, "erase_value": None}
@@ -253,23 +359,30 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
         r = steps[i]
         if r.size is None:
             _refuse(f"Resize(size=None, max_size={r.max_size})", "Stoke resizes the shorter side (Resize(int))")
-        if isinstance(r.size, (list, tuple)) and len(r.size) != 1:
-            _refuse(f"Resize({r.size!r})", "a (height, width) pair distorts the image; Stoke resizes the shorter "
-                    "side (Resize(int))")
+        # Resize((s, s)) squashes the image to s x s (timm's crop_mode='squash', open_clip's
+        # resize_mode='squash'): Stoke's "squash" transform; any other pair distorts it otherwise.
+        squash = isinstance(r.size, (list, tuple)) and len(r.size) == 2 and r.size[0] == r.size[1]
+        if isinstance(r.size, (list, tuple)) and len(r.size) != 1 and not squash:
+            _refuse(f"Resize({tuple(r.size)!r})", "a (height, width) pair of two sizes gives a rectangle; Stoke "
+                    "resizes the shorter side (Resize(int)) or both to one size (Resize((s, s)))")
         interpolation = _interpolation(r, "Resize")
         if getattr(r, "max_size", None) is not None:
             _refuse(f"Resize(max_size={r.max_size})")
         resize = int(r.size if isinstance(r.size, int) else r.size[0])
         i += 1
-        if not at("CenterCrop"):
+        if at("CenterCrop"):
+            crop = _square(steps[i].size, "CenterCrop")
+            if crop > resize:
+                _refuse(f"CenterCrop({crop}) after Resize({resize})", "a crop larger than the resized image pads it; "
+                        "Stoke crops inside the image")
+            i += 1
+        elif squash:
+            crop = resize  # open_clip's squash: the s x s image is the output
+        else:
             _refuse(f"Resize({resize}) without a CenterCrop after it ({' + '.join(names)})",
                     "Stoke's batches are square crops: Resize(s) + CenterCrop(c)")
-        crop = _square(steps[i].size, "CenterCrop")
-        if crop > resize:
-            _refuse(f"CenterCrop({crop}) after Resize({resize})", "a crop larger than the resized image pads it; "
-                    "Stoke crops inside the image")
-        i += 1
-        settings.update(transform="eval", resize=resize, crop=crop, interpolation=interpolation)
+        settings.update(transform="squash" if squash else "eval", resize=resize, crop=crop,
+                        interpolation=interpolation)
     elif at("RandomResizedCrop"):
         c = steps[i]
         interpolation = _interpolation(c, "RandomResizedCrop")
@@ -286,7 +399,8 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
     else:
         what = names[0] if steps else "an empty Compose"
         _refuse(f"{what} as the transform's first step ({' + '.join(names)})",
-                "Stoke translates Resize(s) + CenterCrop(c) or RandomResizedCrop(...) [+ RandomHorizontalFlip(p)], "
+                "Stoke translates Resize(s) + CenterCrop(c), Resize((s, s)) [+ CenterCrop(c)] or "
+                "RandomResizedCrop(...) [+ RandomHorizontalFlip(p)], "
                 "then PILToTensor() or ToImage() [+ ToDtype(torch.float32, scale=True) or ConvertImageDtype(torch.float)] "
                 "or ToTensor() [+ Normalize(mean, std)] [+ ToPureTensor()]")
     if at(*_POLICIES):

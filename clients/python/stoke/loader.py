@@ -369,8 +369,9 @@ class DataLoader(Closeable):
             initialised, else ``RANK`` (torchrun), else ``0``.
         world_size (int, optional): the partitions; default as ``rank``'s, from ``WORLD_SIZE``, else
             ``1``. Every rank gets as many samples, as with ``DistributedSampler``.
-        transform (str, optional): for a path, ``"eval"`` (the default: ``Resize`` + ``CenterCrop``)
-            or ``"train"`` (``RandomResizedCrop(crop, scale, ratio)`` + ``RandomHorizontalFlip(flip)``).
+        transform (str, optional): for a path, ``"eval"`` (the default: ``Resize`` + ``CenterCrop``),
+            ``"train"`` (``RandomResizedCrop(crop, scale, ratio)`` + ``RandomHorizontalFlip(flip)``) or
+            ``"squash"`` (``Resize((resize, resize))`` + ``CenterCrop(crop)``, the aspect ratio not kept).
         scale (sequence of 2 floats, optional): with ``transform="train"``, the range of the crop's area
             as a fraction of the image's (default: ``(0.08, 1.0)``, torchvision's).
         ratio (sequence of 2 floats, optional): with ``transform="train"``, the range of the crop's

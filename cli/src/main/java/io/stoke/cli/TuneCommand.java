@@ -274,7 +274,7 @@ public final class TuneCommand implements Callable<Integer> {
         return String.format(
                 Locale.ROOT,
                 "%s, resize %d, crop %d, %s",
-                t.train() == null ? "eval" : "train",
+                t.train() != null ? "train" : t.squash() ? "squash" : "eval",
                 t.resize(),
                 t.crop(),
                 t.output() == TransformSpec.Output.UINT8_HWC ? "uint8" : "float32");

@@ -255,7 +255,7 @@ class BenchCommandTest {
         assertTrue((bad[1] + bad[2]).contains("scale"), bad[1] + bad[2]);
         String[] unknown = run("bench", root.toString(), "--transform", "augment", "--no-warmup");
         assertTrue(
-                (unknown[1] + unknown[2]).contains("--transform takes one of eval, train, not 'augment'"),
+                (unknown[1] + unknown[2]).contains("--transform takes one of eval, train, squash, not 'augment'"),
                 unknown[1] + unknown[2]);
     }
 }

@@ -131,6 +131,9 @@ public final class LoaderSetup implements AutoCloseable {
             throw new IllegalArgumentException("--augment needs --transform train: torchvision's auto-augment"
                     + " policies run after RandomResizedCrop and the flip");
         }
+        if (settings.text("transform").equals("squash")) {
+            return spec.withSquash(settings.integer("resize"), crop);
+        }
         return spec.withResize(settings.integer("resize"), crop);
     }
 

@@ -36,6 +36,7 @@ public final class SampleTransform implements AutoCloseable {
     private final Resampler resampler;
     private final Dataset dataset;
     private final RandomResizedCrop train;
+    private final boolean squash;
     private final long seed;
     private final int resize;
     private final boolean evalRegion;
@@ -62,6 +63,7 @@ public final class SampleTransform implements AutoCloseable {
     public SampleTransform(Dataset dataset, TransformSpec spec, long seed, SampleReader reader) {
         this.dataset = dataset;
         this.train = spec.train();
+        this.squash = spec.squash();
         this.seed = seed;
         this.resize = spec.resize();
         this.evalRegion = spec.evalRegion();
@@ -254,6 +256,11 @@ public final class SampleTransform implements AutoCloseable {
     private SampleStatus applyRaw(MemorySegment dst, long offset) {
         if (train != null) {
             message = "raw samples hold the evaluation transform's output; the training transform needs JPEG shards";
+            return SampleStatus.BAD_RAW;
+        }
+        if (squash) {
+            message = "raw samples hold stoke pack's evaluation transform (the shorter side resized); --transform"
+                    + " squash needs JPEG shards or the original files";
             return SampleStatus.BAD_RAW;
         }
         if (!npy.check(reader.bytes(), reader.length())) {

@@ -85,6 +85,16 @@ public final class Resampler implements AutoCloseable {
         return w <= h ? (int) ((double) size * h / w) : size;
     }
 
+    /** The evaluation transform's resized width: {@code resize} when squashed, else the shorter side's resize. */
+    private int evalWidth(int w, int h) {
+        return spec.squash() ? spec.resize() : resizedWidth(spec.resize(), w, h);
+    }
+
+    /** The evaluation transform's resized height: {@code resize} when squashed, else the shorter side's resize. */
+    private int evalHeight(int w, int h) {
+        return spec.squash() ? spec.resize() : resizedHeight(spec.resize(), w, h);
+    }
+
     /** torchvision {@code CenterCrop}: {@code int(round((full - crop) / 2))}, Python rounding half to even. */
     public static int cropOffset(int full, int crop) {
         return (int) Math.rint((full - crop) / 2.0);
@@ -143,8 +153,8 @@ public final class Resampler implements AutoCloseable {
     public void resizeCenterCrop(DecodedImage src, MemorySegment dst, long offset) {
         int origW = src.originalWidth();
         int origH = src.originalHeight();
-        int outW = resizedWidth(spec.resize(), origW, origH);
-        int outH = resizedHeight(spec.resize(), origW, origH);
+        int outW = evalWidth(origW, origH);
+        int outH = evalHeight(origW, origH);
         int left = cropOffset(outW, crop);
         int top = cropOffset(outH, crop);
         if (identity && outW == origW && outH == origH && src.decodedWidth() == origW && src.decodedHeight() == origH) {
@@ -168,8 +178,8 @@ public final class Resampler implements AutoCloseable {
      * region gives the whole decode's bytes.
      */
     public void evalSourceBox(int origW, int origH, int decodedW, int decodedH, CropBox box) {
-        int outW = resizedWidth(spec.resize(), origW, origH);
-        int outH = resizedHeight(spec.resize(), origW, origH);
+        int outW = evalWidth(origW, origH);
+        int outH = evalHeight(origW, origH);
         long x0 = tapsFrom(decodedW, outW, cropOffset(outW, crop));
         long x1 = tapsTo(decodedW, outW, cropOffset(outW, crop) + crop);
         long y0 = tapsFrom(decodedH, outH, cropOffset(outH, crop));

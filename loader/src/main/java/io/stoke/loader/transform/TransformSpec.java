@@ -32,6 +32,9 @@ import java.util.Objects;
  * @param augment     an auto-augment policy run on the training transform's crop after the flip, in
  *     {@code AugmentPolicy}'s compact spelling ({@code ta_wide:31}, {@code ra:2:9:31},
  *     {@code aa:imagenet}), or null for none; refused here where Stoke cannot run it exactly
+ * @param squash      whether the evaluation transform resizes both sides to {@code resize}, the aspect
+ *     ratio not kept (torchvision's {@code Resize((resize, resize))}: timm's {@code crop_mode="squash"},
+ *     open_clip's {@code resize_mode="squash"}), where it otherwise resizes the shorter side
  */
 public record TransformSpec(
         int resize,
@@ -46,7 +49,8 @@ public record TransformSpec(
         boolean evalRegion,
         Interpolation interpolation,
         RandomErasing erasing,
-        String augment)
+        String augment,
+        boolean squash)
         implements Serializable {
     public static final float[] IMAGENET_MEAN = {0.485f, 0.456f, 0.406f};
     public static final float[] IMAGENET_STD = {0.229f, 0.224f, 0.225f};
@@ -108,6 +112,10 @@ public record TransformSpec(
         }
         mean = mean.clone();
         std = std.clone();
+        if (squash && train != null) {
+            throw new IllegalArgumentException("the squash resize is an evaluation transform's; the training transform"
+                    + " resizes its random crop");
+        }
         if (augment != null) {
             if (train == null) {
                 throw new IllegalArgumentException("--augment " + augment + ": torchvision's auto-augment policies run"
@@ -137,7 +145,8 @@ public record TransformSpec(
                 true,
                 Interpolation.BILINEAR,
                 null,
-                null);
+                null,
+                false);
     }
 
     public TransformSpec withResize(int resize, int crop) {
@@ -154,7 +163,8 @@ public record TransformSpec(
                 evalRegion,
                 interpolation,
                 erasing,
-                augment);
+                augment,
+                squash);
     }
 
     public TransformSpec withOutput(Output output) {
@@ -171,7 +181,8 @@ public record TransformSpec(
                 evalRegion,
                 interpolation,
                 erasing,
-                augment);
+                augment,
+                squash);
     }
 
     public TransformSpec withDctScaling(DctScaling dctScaling) {
@@ -188,7 +199,8 @@ public record TransformSpec(
                 evalRegion,
                 interpolation,
                 erasing,
-                augment);
+                augment,
+                squash);
     }
 
     public TransformSpec withMaxPixels(long maxPixels) {
@@ -205,7 +217,8 @@ public record TransformSpec(
                 evalRegion,
                 interpolation,
                 erasing,
-                augment);
+                augment,
+                squash);
     }
 
     public TransformSpec withNormalization(float[] mean, float[] std) {
@@ -222,7 +235,8 @@ public record TransformSpec(
                 evalRegion,
                 interpolation,
                 erasing,
-                augment);
+                augment,
+                squash);
     }
 
     /**
@@ -243,7 +257,8 @@ public record TransformSpec(
                 evalRegion,
                 interpolation,
                 erasing,
-                augment);
+                augment,
+                false);
     }
 
     /** The evaluation transform, {@code Resize(resize)} and {@code CenterCrop(crop)}. */
@@ -261,7 +276,8 @@ public record TransformSpec(
                 evalRegion,
                 interpolation,
                 erasing,
-                augment);
+                augment,
+                false);
     }
 
     /** {@link #evalRegion}: false decodes whole images for the evaluation transform (the same pixels). */
@@ -279,7 +295,8 @@ public record TransformSpec(
                 evalRegion,
                 interpolation,
                 erasing,
-                augment);
+                augment,
+                squash);
     }
 
     /** The resize's filter, for the evaluation and the training transform alike. */
@@ -297,7 +314,8 @@ public record TransformSpec(
                 evalRegion,
                 interpolation,
                 erasing,
-                augment);
+                augment,
+                squash);
     }
 
     /** torchvision's {@code RandomErasing} on each float32 sample, after the normalisation; null: none. */
@@ -315,7 +333,8 @@ public record TransformSpec(
                 evalRegion,
                 interpolation,
                 erasing,
-                augment);
+                augment,
+                squash);
     }
 
     /**
@@ -336,7 +355,30 @@ public record TransformSpec(
                 evalRegion,
                 interpolation,
                 erasing,
-                augment);
+                augment,
+                squash);
+    }
+
+    /**
+     * The evaluation transform with both sides resized to {@code resize}, the aspect ratio not kept
+     * (torchvision's {@code Resize((resize, resize))}), then {@code CenterCrop(crop)}.
+     */
+    public TransformSpec withSquash(int resize, int crop) {
+        return new TransformSpec(
+                resize,
+                crop,
+                output,
+                mean,
+                std,
+                dctScaling,
+                maxPixels,
+                maxFileBytes,
+                null,
+                evalRegion,
+                interpolation,
+                erasing,
+                null,
+                true);
     }
 
     public boolean isTrain() {

@@ -297,6 +297,37 @@ class ResamplerTest {
         }
     }
 
+    /**
+     * timm's {@code crop_mode="squash"} and open_clip's {@code resize_mode="squash"}: torchvision's
+     * {@code Resize((s, s))} (both sides to s, the ratio not kept) then {@code CenterCrop(c)}, on PIL.
+     */
+    @ParameterizedTest(name = "{0}x{1} -> squash {2}, crop {3}, {4}")
+    @CsvSource({
+        "500, 375, 235, 224, bicubic", // timm's crop_pct 0.95 at 224, wide
+        "375, 500, 224, 224, bicubic", // open_clip's: no crop, tall
+        "90, 70, 256, 224, bicubic", // upscale both ways
+        "1000, 120, 48, 40, bilinear", // downscale 21x across, 2.5x down
+        "333, 211, 64, 56, nearest"
+    })
+    void aSquashIsPilsResizeToASquareThenACenterCrop(int w, int h, int size, int crop, String mode) throws Exception {
+        byte[] src = TestImages.rgb(w, h, w * 29L + h);
+        byte[] expected = centerCrop(PythonReference.resize(src, w, h, size, size, mode), size, size, crop);
+        TransformSpec spec = TransformSpec.defaults()
+                .withSquash(size, crop)
+                .withInterpolation(TransformSpec.Interpolation.valueOf(mode.toUpperCase(java.util.Locale.ROOT)));
+        List<ResampleKernels> kernels = new ArrayList<>(List.of(new ScalarKernels()));
+        if (nativeOrSkipLoudly()) {
+            kernels.add(new NativeKernels());
+        }
+        for (ResampleKernels k : kernels) {
+            assertArrayEquals(
+                    expected,
+                    run(spec, src, w, h, k),
+                    k.getClass().getSimpleName() + " differs from torchvision Resize((" + size + ", " + size + "), "
+                            + mode + ") + CenterCrop(" + crop + ") on PIL");
+        }
+    }
+
     /** {@link Resampler#resize} of an RGB image into an exactly sized segment, guard bytes checked. */
     private static byte[] resize(Resampler r, byte[] rgb, int w, int h, int ow, int oh) {
         byte[] src = rgbx(rgb);

@@ -134,6 +134,20 @@ class RawShardsTest {
                         b.skipped().get(0).detail().contains("training transform needs JPEG shards"),
                         b.skipped().get(0).detail());
             }
+            // Raw samples are stoke pack's shorter-side resize: a squash would serve them as if squashed.
+            try (Loader loader = Loader.builder(dataset)
+                            .transform(EVAL.withSquash(EVAL.resize(), SIDE))
+                            .batchSize(5)
+                            .workers(1)
+                            .slots(2)
+                            .onError(ErrorPolicy.SKIP)
+                            .build();
+                    Batch b = loader.next()) {
+                assertEquals(5, b.skipped().size());
+                assertTrue(
+                        b.skipped().get(0).detail().contains("--transform squash needs JPEG shards"),
+                        b.skipped().get(0).detail());
+            }
         }
     }
 }
