@@ -192,6 +192,6 @@ class ParquetCommandsTest {
 
         String[] notTable = CapturedRun.of(() -> Main.execute("bench", folder.toString(), "--image-column", "jpg"));
         assertNotEquals("0", notTable[0]);
-        assertTrue(notTable[2].contains("is not a Parquet dataset"), notTable[2]);
+        assertTrue(notTable[2].contains("is neither a Parquet nor an Arrow dataset"), notTable[2]);
     }
 }

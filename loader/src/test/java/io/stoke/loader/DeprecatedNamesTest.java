@@ -135,7 +135,7 @@ class DeprecatedNamesTest {
                 () -> Datasets.openLocalOrUrl(spec, shardCache, named).close(),
                 () -> Datasets.open(spec, shardCache, named).close())) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, open::run);
-            assertTrue(e.getMessage().contains("not a Parquet dataset"), e.getMessage());
+            assertTrue(e.getMessage().contains("is neither a Parquet nor an Arrow dataset"), e.getMessage());
         }
         try (Dataset old = Datasets.open(spec, shardCache)) {
             assertEquals(3, old.size());
