@@ -9,11 +9,12 @@ package io.stoke.loader.source;
  */
 public interface TableDatasetProvider {
     /**
-     * Whether this provider opens {@code spec}: Parquet's ({@link Datasets#isParquet}) by default;
+     * Whether this provider opens {@code spec}, one that {@link Datasets} routed to a table: by default
+     * (Parquet's) every table that is not Arrow, a URL folder with columns named among them;
      * stoke-arrow's opens a Hugging Face {@code datasets} Arrow dataset ({@link Datasets#isArrow}).
      */
     default boolean opens(String spec) {
-        return Datasets.isParquet(spec);
+        return !Datasets.isArrow(spec);
     }
 
     /**
