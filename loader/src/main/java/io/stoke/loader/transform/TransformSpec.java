@@ -150,93 +150,35 @@ public record TransformSpec(
     }
 
     public TransformSpec withResize(int resize, int crop) {
-        return new TransformSpec(
-                resize,
-                crop,
-                output,
-                mean,
-                std,
-                dctScaling,
-                maxPixels,
-                maxFileBytes,
-                train,
-                evalRegion,
-                interpolation,
-                erasing,
-                augment,
-                squash);
+        Copy c = new Copy(this);
+        c.resize = resize;
+        c.crop = crop;
+        return c.build();
     }
 
     public TransformSpec withOutput(Output output) {
-        return new TransformSpec(
-                resize,
-                crop,
-                output,
-                mean,
-                std,
-                dctScaling,
-                maxPixels,
-                maxFileBytes,
-                train,
-                evalRegion,
-                interpolation,
-                erasing,
-                augment,
-                squash);
+        Copy c = new Copy(this);
+        c.output = output;
+        return c.build();
     }
 
     public TransformSpec withDctScaling(DctScaling dctScaling) {
-        return new TransformSpec(
-                resize,
-                crop,
-                output,
-                mean,
-                std,
-                dctScaling,
-                maxPixels,
-                maxFileBytes,
-                train,
-                evalRegion,
-                interpolation,
-                erasing,
-                augment,
-                squash);
+        Copy c = new Copy(this);
+        c.dctScaling = dctScaling;
+        return c.build();
     }
 
     public TransformSpec withMaxPixels(long maxPixels) {
-        return new TransformSpec(
-                resize,
-                crop,
-                output,
-                mean,
-                std,
-                dctScaling,
-                maxPixels,
-                maxFileBytes,
-                train,
-                evalRegion,
-                interpolation,
-                erasing,
-                augment,
-                squash);
+        Copy c = new Copy(this);
+        c.maxPixels = maxPixels;
+        return c.build();
     }
 
     public TransformSpec withNormalization(float[] mean, float[] std) {
-        return new TransformSpec(
-                resize,
-                crop,
-                output,
-                mean,
-                std,
-                dctScaling,
-                maxPixels,
-                maxFileBytes,
-                train,
-                evalRegion,
-                interpolation,
-                erasing,
-                augment,
-                squash);
+        Copy c = new Copy(this);
+        c.mean = mean;
+        c.std = std;
+        return c.build();
     }
 
     /**
@@ -244,97 +186,43 @@ public record TransformSpec(
      * then a flip with its probability; the other settings stay.
      */
     public TransformSpec withTrain(int size, RandomResizedCrop crop) {
-        return new TransformSpec(
-                size,
-                size,
-                output,
-                mean,
-                std,
-                dctScaling,
-                maxPixels,
-                maxFileBytes,
-                Objects.requireNonNull(crop, "crop"),
-                evalRegion,
-                interpolation,
-                erasing,
-                augment,
-                false);
+        Copy c = new Copy(this);
+        c.resize = size;
+        c.crop = size;
+        c.train = Objects.requireNonNull(crop, "crop");
+        c.squash = false;
+        return c.build();
     }
 
     /** The evaluation transform, {@code Resize(resize)} and {@code CenterCrop(crop)}. */
     public TransformSpec withEval(int resize, int crop) {
-        return new TransformSpec(
-                resize,
-                crop,
-                output,
-                mean,
-                std,
-                dctScaling,
-                maxPixels,
-                maxFileBytes,
-                null,
-                evalRegion,
-                interpolation,
-                erasing,
-                augment,
-                false);
+        Copy c = new Copy(this);
+        c.resize = resize;
+        c.crop = crop;
+        c.train = null;
+        c.squash = false;
+        return c.build();
     }
 
     /** {@link #evalRegion}: false decodes whole images for the evaluation transform (the same pixels). */
     public TransformSpec withEvalRegion(boolean evalRegion) {
-        return new TransformSpec(
-                resize,
-                crop,
-                output,
-                mean,
-                std,
-                dctScaling,
-                maxPixels,
-                maxFileBytes,
-                train,
-                evalRegion,
-                interpolation,
-                erasing,
-                augment,
-                squash);
+        Copy c = new Copy(this);
+        c.evalRegion = evalRegion;
+        return c.build();
     }
 
     /** The resize's filter, for the evaluation and the training transform alike. */
     public TransformSpec withInterpolation(Interpolation interpolation) {
-        return new TransformSpec(
-                resize,
-                crop,
-                output,
-                mean,
-                std,
-                dctScaling,
-                maxPixels,
-                maxFileBytes,
-                train,
-                evalRegion,
-                interpolation,
-                erasing,
-                augment,
-                squash);
+        Copy c = new Copy(this);
+        c.interpolation = interpolation;
+        return c.build();
     }
 
     /** torchvision's {@code RandomErasing} on each float32 sample, after the normalisation; null: none. */
     public TransformSpec withErasing(RandomErasing erasing) {
-        return new TransformSpec(
-                resize,
-                crop,
-                output,
-                mean,
-                std,
-                dctScaling,
-                maxPixels,
-                maxFileBytes,
-                train,
-                evalRegion,
-                interpolation,
-                erasing,
-                augment,
-                squash);
+        Copy c = new Copy(this);
+        c.erasing = erasing;
+        return c.build();
     }
 
     /**
@@ -342,21 +230,9 @@ public record TransformSpec(
      * e.g. {@code ta_wide:31}), or none for null.
      */
     public TransformSpec withAugment(String augment) {
-        return new TransformSpec(
-                resize,
-                crop,
-                output,
-                mean,
-                std,
-                dctScaling,
-                maxPixels,
-                maxFileBytes,
-                train,
-                evalRegion,
-                interpolation,
-                erasing,
-                augment,
-                squash);
+        Copy c = new Copy(this);
+        c.augment = augment;
+        return c.build();
     }
 
     /**
@@ -364,21 +240,13 @@ public record TransformSpec(
      * (torchvision's {@code Resize((resize, resize))}), then {@code CenterCrop(crop)}.
      */
     public TransformSpec withSquash(int resize, int crop) {
-        return new TransformSpec(
-                resize,
-                crop,
-                output,
-                mean,
-                std,
-                dctScaling,
-                maxPixels,
-                maxFileBytes,
-                null,
-                evalRegion,
-                interpolation,
-                erasing,
-                null,
-                true);
+        Copy c = new Copy(this);
+        c.resize = resize;
+        c.crop = crop;
+        c.train = null;
+        c.augment = null;
+        c.squash = true;
+        return c.build();
     }
 
     public boolean isTrain() {
@@ -395,5 +263,61 @@ public record TransformSpec(
 
     public long sampleBytes() {
         return (long) crop * crop * channels() * elementSize();
+    }
+
+    /**
+     * A spec's components to change before building another: each wither sets only what it changes,
+     * and the canonical constructor checks the whole again.
+     */
+    private static final class Copy {
+        private int resize;
+        private int crop;
+        private Output output;
+        private float[] mean;
+        private float[] std;
+        private DctScaling dctScaling;
+        private long maxPixels;
+        private long maxFileBytes;
+        private RandomResizedCrop train;
+        private boolean evalRegion;
+        private Interpolation interpolation;
+        private RandomErasing erasing;
+        private String augment;
+        private boolean squash;
+
+        Copy(TransformSpec s) {
+            resize = s.resize;
+            crop = s.crop;
+            output = s.output;
+            mean = s.mean;
+            std = s.std;
+            dctScaling = s.dctScaling;
+            maxPixels = s.maxPixels;
+            maxFileBytes = s.maxFileBytes;
+            train = s.train;
+            evalRegion = s.evalRegion;
+            interpolation = s.interpolation;
+            erasing = s.erasing;
+            augment = s.augment;
+            squash = s.squash;
+        }
+
+        TransformSpec build() {
+            return new TransformSpec(
+                    resize,
+                    crop,
+                    output,
+                    mean,
+                    std,
+                    dctScaling,
+                    maxPixels,
+                    maxFileBytes,
+                    train,
+                    evalRegion,
+                    interpolation,
+                    erasing,
+                    augment,
+                    squash);
+        }
     }
 }
