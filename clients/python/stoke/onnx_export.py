@@ -43,47 +43,32 @@ def preprocess_flags(preprocess: Any) -> Dict[str, str]:
 
     Raises:
         ValueError: a step Stoke's evaluation transform does not have (a ``ResizeKeepRatio``, a
-            non-square crop, a training transform), named with the way out.
+            squash, a training transform), named with the way out: ``stoke.DataLoader``'s own reading
+            of the transform (``UnsupportedError``, a ``ValueError``) refuses what it cannot run exactly.
     """
     from torchvision import transforms as T
 
+    from ._torch_compat import translate_transform
+
+    # stoke.DataLoader's own reading of the preprocess: what it cannot run exactly is refused there,
+    # naming the step (open_clip's ResizeKeepRatio of resize_mode='longest', among others).
+    options = translate_transform(preprocess)
+    if options["transform"] == "squash":
+        raise ValueError(f"{preprocess!r}: stoke embed resizes the shorter side to one size (--resize N); this "
+                         f"Resize((h, w)) squashes the image (open_clip's resize_mode='squash')")
+    if options["transform"] != "eval":
+        raise ValueError(f"{preprocess!r} is a training transform (RandomResizedCrop): pass the preprocess "
+                         f"create_model_and_transforms returns third (the evaluation one)")
     steps = list(getattr(preprocess, "transforms", [preprocess]))
-    flags: Dict[str, str] = {}
-    rest: List[str] = []
-    for step in steps:
-        name = type(step).__name__
-        if isinstance(step, T.Resize) and "resize" not in flags:
-            size = step.size if isinstance(step.size, int) else list(step.size)
-            if isinstance(size, list) and len(size) == 1:
-                size = size[0]
-            if not isinstance(size, int) or step.max_size is not None:
-                raise ValueError(f"{step!r}: stoke embed resizes the shorter side to one size (--resize N); "
-                                 f"this Resize does not (open_clip's resize_mode='squash' or a max_size)")
-            interpolation = step.interpolation.value
-            if interpolation not in ("bilinear", "bicubic", "nearest"):
-                raise ValueError(f"{step!r}: stoke embed's --interpolation is bilinear, bicubic or nearest")
-            flags["resize"] = str(size)
-            flags["interpolation"] = interpolation
-        elif isinstance(step, T.CenterCrop) and "crop" not in flags:
-            h, w = step.size
-            if h != w:
-                raise ValueError(f"{step!r}: stoke embed's crops are square")
-            flags["crop"] = str(h)
-        elif isinstance(step, T.Normalize) and "mean" not in flags:
-            flags["mean"] = ",".join(repr(float(v)) for v in step.mean)
-            flags["std"] = ",".join(repr(float(v)) for v in step.std)
-        elif name in ("MaybeConvertMode", "MaybeToTensor", "ToTensor"):
-            # RGB conversion and ToTensor: what Stoke's decoder and float32 output do anyway.
-            continue
-        else:
-            rest.append(repr(step))
-    if rest or not {"resize", "crop", "mean"} <= flags.keys():
-        raise ValueError(f"stoke embed runs open_clip's evaluation preprocess (Resize, CenterCrop, "
-                         f"MaybeConvertMode, MaybeToTensor, Normalize); this one "
-                         f"{'has ' + ', '.join(rest) if rest else 'lacks a step of it'}: pass the preprocess "
-                         f"create_model_and_transforms returns third (the evaluation one), with "
-                         f"resize_mode='shortest'")
-    return flags
+    normalize = next((step for step in steps if isinstance(step, T.Normalize)), None)
+    if normalize is None or options["output"] != "float32":
+        raise ValueError(f"{preprocess!r} lacks open_clip's MaybeToTensor and Normalize: stoke embed feeds the "
+                         f"tower float32 normalised pixels, as encode_image(preprocess(image)) does")
+    # The mean and std in the exporter's own digits (0.48145466, where float32's shortest is 0.48145467):
+    # the model's metadata records them so, and a refusal names them so.
+    return {"resize": str(options["resize"]), "interpolation": options["interpolation"],
+            "crop": str(options["crop"]), "mean": ",".join(repr(float(v)) for v in normalize.mean),
+            "std": ",".join(repr(float(v)) for v in normalize.std)}
 
 
 #: The most weights an ONNX file holds inside itself (protobuf's 2 GB, less the graph's own room).
