@@ -36,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 CHECKOUT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
-from recipes_bench import copies  # noqa: E402  (the same linked copies of the folder)
+from recipes_bench import copies, two_epochs  # noqa: E402  (the same linked copies, the same clock)
 
 
 def preprocess(model_name):
@@ -64,18 +64,7 @@ def run(case, data, model_name, workers, batch_size):
         loader_class = torch.utils.data.DataLoader
     loader = loader_class(dataset, batch_size=batch_size, num_workers=workers, shuffle=False,
                           persistent_workers=True, drop_last=False)
-    epochs = []
-    for e in range(2):
-        if e:
-            start = time.perf_counter()
-        n, first = 0, None
-        for images, labels in loader:
-            if first is None:
-                first = time.perf_counter() - start
-                shape, dtype = list(images.shape[1:]), str(images.dtype)
-            n += len(labels)
-        epochs.append({"images": n, "seconds": time.perf_counter() - start, "first_batch_s": first})
-    print(json.dumps({"cold": epochs[0], "warm": epochs[1], "shape": shape, "dtype": dtype}))
+    print(json.dumps(two_epochs(loader, start)))
 
 
 def summarise(runs, out, args):

@@ -87,6 +87,13 @@ def run(case, data, which, workers, batch_size):
         loader_class = torch.utils.data.DataLoader
     loader = loader_class(dataset, batch_size=batch_size, num_workers=workers, shuffle=True,
                           persistent_workers=True, drop_last=False)
+    print(json.dumps(two_epochs(loader, start)))
+
+
+def two_epochs(loader, start):
+    """The cold epoch, timed from ``start`` (taken before the dataset and the loader were made), and
+    the warm one, from a new ``iter()``: images, seconds and the first batch's wait of each, and the
+    batches' image shape and dtype."""
     epochs = []
     for e in range(2):
         if e:
@@ -98,7 +105,7 @@ def run(case, data, which, workers, batch_size):
                 shape, dtype = list(images.shape[1:]), str(images.dtype)
             n += len(labels)
         epochs.append({"images": n, "seconds": time.perf_counter() - start, "first_batch_s": first})
-    print(json.dumps({"cold": epochs[0], "warm": epochs[1], "shape": shape, "dtype": dtype}))
+    return {"cold": epochs[0], "warm": epochs[1], "shape": shape, "dtype": dtype}
 
 
 def summarise(runs, out, args):
