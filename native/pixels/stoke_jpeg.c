@@ -812,7 +812,13 @@ int32_t stoke_jpeg_add_restarts(const uint8_t *jpeg, int64_t size, int32_t targe
   t.e.dest.term_destination = dest_term;
   out.dest = &t.e.dest;
   jpeg_copy_critical_parameters(&src, &out);
-  out.optimize_coding = TRUE;
+  /*
+   * The standard Huffman tables (jpeg_set_defaults', which copy_critical_parameters calls), not
+   * optimised ones: optimising reads every block twice (a statistics pass, then the coding pass),
+   * which made the copy cost more than a whole decode; the standard tables code every 8-bit
+   * coefficient, and cost a few per cent in bytes (docs/benchmarks/results-filling).
+   */
+  out.optimize_coding = FALSE;
   out.restart_interval = (unsigned int)interval;
   jpeg_write_coefficients(&out, coefficients);
   for (jpeg_saved_marker_ptr m = src.marker_list; m != NULL; m = m->next) {
