@@ -12,7 +12,7 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * A worker's reader of a file dataset through a {@link RestartCache}: each sample's file is
- * {@code stat}ed, its entry looked up by (path, size, modification time) and, when it holds a
+ * {@code stat}ed, its entry looked up by (absolute path, size, modification time) and, when it holds a
  * whole copy that names that original, the copy is read instead of the file. A missing entry is
  * asked of the cache's filler, and a damaged or foreign one is counted and replaced; either way
  * the original is read this time. Nothing is allocated per sample once the buffers have grown.
@@ -39,8 +39,8 @@ final class CachedFileReader implements SampleReader {
         }
         id.set(
                 files.pathBytes(),
-                files.pathOffset(),
-                files.pathLength(),
+                0,
+                files.openedPathLength(),
                 stat.get(JAVA_LONG, LibC.ST_SIZE),
                 stat.get(JAVA_LONG, LibC.ST_MTIME_SEC),
                 stat.get(JAVA_LONG, LibC.ST_MTIME_NSEC));

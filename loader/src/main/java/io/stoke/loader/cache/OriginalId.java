@@ -4,9 +4,11 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * What a {@link CacheEntry} names its original by, and what it is filed under ({@link #key}): the
- * original's name as bytes, its size, and two words that date it. For a file: its path as the
- * dataset holds it, its size and its modification time (seconds, nanoseconds). For a member of a
- * shard: the shard's name, the member's length, its offset in the shard and the shard's version
+ * original's name as bytes, its size, and two words that date it. For a file: its absolute path
+ * as opened (so a folder and a list naming the same file share its entry, and two folders with
+ * the same layout do not), its size and its modification time (seconds, nanoseconds). For a member of a
+ * shard: the shard's name (a local
+ * one made absolute), the member's length, its offset in the shard and the shard's version
  * ({@link io.stoke.loader.source.ShardBytes#version}), or, where the store gave no version, a hash
  * of the member's bytes. A flyweight its owner fills for each sample; nothing is allocated.
  */

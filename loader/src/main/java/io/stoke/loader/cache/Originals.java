@@ -52,10 +52,10 @@ abstract sealed class Originals implements AutoCloseable {
             if (reader.stat(sample, stat) != SampleStatus.OK) {
                 return false;
             }
-            // The path's bytes, before read() builds the same path again.
-            int n = reader.pathLength();
+            // The path's bytes as opened (absolute), before read() builds the same path again.
+            int n = reader.openedPathLength();
             byte[] path = new byte[n];
-            MemorySegment.copy(reader.pathBytes(), JAVA_BYTE, reader.pathOffset(), path, 0, n);
+            MemorySegment.copy(reader.pathBytes(), JAVA_BYTE, 0, path, 0, n);
             id.set(
                     MemorySegment.ofArray(path),
                     0,

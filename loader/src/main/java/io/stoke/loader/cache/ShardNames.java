@@ -5,11 +5,12 @@ import io.stoke.loader.source.ShardBytes;
 import io.stoke.loader.source.Shards;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * How a {@link RestartCache} names the members of a dataset's shards ({@link OriginalId}): the
- * shard's name as the dataset holds it (a path or URL; a Parquet file and row group), the member's
+ * shard's name (a URL, or a local path made absolute; a Parquet file and row group), the member's
  * length, its offset in the shard, and the shard's version, or a hash of the member's bytes where
  * the store gave no version. A URL is named {@link Urls#withoutQuery without its query string},
  * which an entry's header would otherwise carry to every later reader of the folder (a presigned
@@ -33,12 +34,21 @@ final class ShardNames {
         return shards;
     }
 
+    /**
+     * A URL without its query; a local shard's path made absolute, so that one shard named from two
+     * working directories, or as a relative and an absolute path, is one original to the cache.
+     */
+    static String nameOf(String shardName) {
+        return shardName.contains("://") // s3://, http(s)://, gs://, hf://: a store's object, not a path
+                ? Urls.withoutQuery(shardName)
+                : Path.of(shardName).toAbsolutePath().toString();
+    }
+
     /** Sets {@code id} to the member at {@code offset} in {@code shard}, whose bytes, read, are {@code bytes}. */
     void identify(OriginalId id, int shard, long offset, MemorySegment bytes, long length) {
         MemorySegment name = names.get(shard);
         if (name == null) {
-            name = MemorySegment.ofArray(
-                    Urls.withoutQuery(shards.shardName(shard)).getBytes(StandardCharsets.UTF_8));
+            name = MemorySegment.ofArray(nameOf(shards.shardName(shard)).getBytes(StandardCharsets.UTF_8));
             names.set(shard, name); // the same bytes whoever sets it first
         }
         ShardBytes store = shards.bytes();

@@ -34,7 +34,10 @@ public final class FileReader implements SampleReader {
     public FileReader(FileDataset dataset, long maxBytes) {
         this.dataset = dataset;
         this.maxBytes = maxBytes;
-        byte[] root = (dataset.root().toString() + "/").getBytes(StandardCharsets.UTF_8);
+        // Absolute, so that the path opened names the file alone, whatever the working directory:
+        // the restart cache files an entry under it (a folder's relative paths named the same entry
+        // for two folders, and another entry for the same file listed by its absolute path).
+        byte[] root = (dataset.root().toAbsolutePath().toString() + "/").getBytes(StandardCharsets.UTF_8);
         if (root.length >= PATH_MAX) {
             throw new IllegalArgumentException("dataset root path too long: " + dataset.root());
         }
@@ -108,6 +111,15 @@ public final class FileReader implements SampleReader {
 
     public int pathLength() {
         return lastPathLength;
+    }
+
+    /**
+     * The length of the last path built as it was opened, from offset 0 of {@link #pathBytes()}:
+     * absolute (the dataset's root, made absolute, then the sample's relative path; or the
+     * sample's own absolute path). What names the file whichever dataset lists it.
+     */
+    public int openedPathLength() {
+        return (int) lastPathOffset + lastPathLength;
     }
 
     /**

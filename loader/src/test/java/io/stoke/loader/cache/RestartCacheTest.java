@@ -299,6 +299,59 @@ class RestartCacheTest {
         assertEquals(List.of(), said);
     }
 
+    /**
+     * An entry is filed under the file's absolute path: the folder that {@code stoke cache} filled
+     * from is read as hits through a list naming the same files by absolute path (how stoke.DataLoader
+     * hands torchvision's ImageFolder to its producer), and a second folder of the same layout, each
+     * file the same size and time, is never served the first folder's entries.
+     */
+    @Test
+    void aFileIsOneOriginalWhicheverDatasetNamesItAndTwoFoldersOfOneLayoutAreTwo() throws Exception {
+        Path root = data();
+        try (RestartCache cache = cache(1L << 30)) {
+            cache.fill(ImageFolder.scan(root), 2, n -> {});
+            assertEquals(40, cache.stats().copied(), cache.stats().toString());
+        }
+        List<Path> files;
+        try (Stream<Path> s = Files.walk(root)) {
+            files = s.filter(Files::isRegularFile).sorted().toList();
+        }
+        List<String> lines = new ArrayList<>();
+        for (Path f : files) {
+            lines.add(f.toAbsolutePath() + " "
+                    + f.getParent().getFileName().toString().substring(1));
+        }
+        Dataset listed = io.stoke.loader.source.ListFile.read(Files.write(tmp.resolve("list.txt"), lines));
+        try (RestartCache cache = cache(1L << 30)) {
+            assertEquals(epoch(listed, SPECS.get(3), 1, null), epoch(listed, SPECS.get(3), 1, cache));
+            assertEquals(0, cache.stats().misses(), "the folder's entries serve the list: " + cache.stats());
+            assertEquals(41, cache.stats().hits(), cache.stats().toString());
+        }
+        Path other = tmp.resolve("other");
+        for (Path f : files) {
+            Path copy = other.resolve(root.relativize(f));
+            Files.createDirectories(copy.getParent());
+            Files.copy(f, copy);
+            Files.setLastModifiedTime(copy, Files.getLastModifiedTime(f));
+        }
+        try (RestartCache cache = cache(1L << 30)) {
+            Dataset d = ImageFolder.scan(other);
+            assertEquals(epoch(d, SPECS.get(0), 1, null), epoch(d, SPECS.get(0), 1, cache));
+            assertEquals(41, cache.stats().misses(), "another folder's files are other originals: " + cache.stats());
+            assertEquals(0, cache.stats().hits(), cache.stats().toString());
+        }
+    }
+
+    /** A local shard is named by its absolute path, a store's object by its URL without the query. */
+    @Test
+    void aShardIsNamedByItsAbsolutePathOrItsUrl() {
+        String here = Path.of("").toAbsolutePath().toString();
+        assertEquals(here + "/shards/s-0.tar", ShardNames.nameOf("shards/s-0.tar"));
+        assertEquals("/data/s-0.tar", ShardNames.nameOf("/data/s-0.tar"));
+        assertEquals("s3://bucket/s-0.tar", ShardNames.nameOf("s3://bucket/s-0.tar?X-Amz-Signature=abc"));
+        assertEquals("https://host/a/s-0.tar", ShardNames.nameOf("https://host/a/s-0.tar"));
+    }
+
     @Test
     void aChangedOriginalOrADamagedEntryIsNeverServed() throws Exception {
         Path root = data();
