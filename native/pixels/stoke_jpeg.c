@@ -721,6 +721,27 @@ static int written_by_libjpeg(j_compress_ptr out, jpeg_saved_marker_ptr m)
          && memcmp(m->data, "Adobe", 5) == 0;
 }
 
+/* Whether every AC coefficient of every block fits the standard tables' 10 bits (|v| <= 1023). */
+static int ac_within_baseline(j_decompress_ptr src, jvirt_barray_ptr *coefficients)
+{
+  for (int c = 0; c < src->num_components; c++) {
+    jpeg_component_info *comp = &src->comp_info[c];
+    for (JDIMENSION row = 0; row < comp->height_in_blocks; row++) {
+      JBLOCKARRAY blocks = (*src->mem->access_virt_barray)((j_common_ptr)src, coefficients[c], row, 1, FALSE);
+      JBLOCKROW r = blocks[0];
+      for (JDIMENSION b = 0; b < comp->width_in_blocks; b++) {
+        int over = 0;
+        for (int k = 1; k < DCTSIZE2; k++) {
+          int v = r[b][k];
+          over |= (v > 1023) | (v < -1023);
+        }
+        if (over) return 0;
+      }
+    }
+  }
+  return 1;
+}
+
 int32_t stoke_jpeg_add_restarts(const uint8_t *jpeg, int64_t size, int32_t target_mcus, int64_t max_pixels,
                                 int32_t max_scans, int32_t flags, uint8_t *dst, int64_t dst_bytes, int64_t *jpeg_size,
                                 int32_t *info, char *message, int32_t message_bytes)
@@ -804,6 +825,17 @@ int32_t stoke_jpeg_add_restarts(const uint8_t *jpeg, int64_t size, int32_t targe
         }
       }
     }
+  }
+  /*
+   * The standard Huffman tables below code an AC coefficient of up to 10 bits, all that baseline
+   * 8-bit data holds; libjpeg's coding pass does not check (its optimising pass did), and would
+   * write a symbol the table lacks as nothing. A damaged or hostile file can decode to larger
+   * coefficients: refused, as optimising refused it, rather than copied wrong.
+   */
+  if (!ac_within_baseline(&src, coefficients)) {
+    set_transcode_message(&t, "DCT coefficients beyond baseline's 10 bits (a damaged file)");
+    jpeg_destroy_decompress(&src);
+    return STOKE_JPEG_ERROR;
   }
   jpeg_create_compress(&out);
   writing = 1;
