@@ -3,23 +3,42 @@ package io.stoke.loader.cache;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import io.stoke.ffm.StokeHash;
+import io.stoke.ffm.TurboJpeg;
+import io.stoke.loader.Batch;
+import io.stoke.loader.Loader;
+import io.stoke.loader.decode.RestartCopy;
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.TransformSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The pixel library's {@code stoke_hash} against {@link CacheEntry#hash}, the Java loop that wrote
  * every entry so far, bit for bit: every length to 300 and a few of a megabyte, at offsets that
  * are not multiples of 8, over random bytes and all 0xFF, under several seeds, in native and heap
  * segments. Both are held to values a Python rendering of the definition computed, so that neither
- * can drift from the entries on disk with the other.
+ * can drift from the entries on disk with the other. And entries on disk written by either side are
+ * read by the other, a process of each.
  */
 class CacheEntryHashTest {
+    @TempDir
+    Path tmp;
+
     private static final long[] SEEDS = {0, 0x436F_6E74_656E_7448L, 0x5374_6F6B_6543_6163L, -1, 0x8000_0000_0000_0000L};
     private static final int MEGABYTE = 1 << 20;
 
@@ -115,6 +134,81 @@ class CacheEntryHashTest {
             assertThrows(IndexOutOfBoundsException.class, () -> CacheEntry.contentHash(0, s, 101, 0));
             assertEquals(CacheEntry.hash(0, s, 100, 0), CacheEntry.contentHash(0, s, 100, 0));
         }
+    }
+
+    /**
+     * Entries on disk, both ways: a process without the pixel library (hashing in Java) fills a
+     * folder that this one (hashing in C) then reads, every sample a hit; and this one fills a folder
+     * that such a process reads, every sample a hit. A damaged entry would be a miss.
+     */
+    @Test
+    void anEntryWrittenByEitherSideIsReadByTheOther() throws Exception {
+        Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
+        Path data = tmp.resolve("data");
+        for (int i = 0; i < 12; i++) {
+            int w = 64 + 23 * i;
+            int h = 48 + 17 * i;
+            byte[] jpeg = TestImages.jpeg(TestImages.rgb(w, h, i), w, h, 3, 88, TurboJpeg.TJSAMP_420, 0);
+            Files.write(Files.createDirectories(data.resolve("c" + i % 2)).resolve("i" + i + ".jpg"), jpeg);
+        }
+
+        String filled = runChild(data, tmp.resolve("by-java"));
+        assertEquals(1, warnings(filled), filled);
+        assertTrue(filled.contains("hits=0 misses=12 copied=12 damaged=0"), filled);
+        try (RestartCache cache = RestartCache.open(tmp.resolve("by-java"), 1L << 30, w -> fail(w))) {
+            RestartCache.Stats s = epoch(data, cache);
+            assertEquals(List.of(12L, 0L, 0L), List.of(s.hits(), s.misses(), s.damaged()), s.toString());
+        }
+
+        try (RestartCache cache = RestartCache.open(tmp.resolve("by-c"), 1L << 30, w -> fail(w))) {
+            RestartCache.Stats s = epoch(data, cache);
+            assertEquals(List.of(12L, 12L), List.of(s.misses(), s.copied()), s.toString());
+        }
+        String read = runChild(data, tmp.resolve("by-c"));
+        assertTrue(read.contains("hits=12 misses=0 copied=0 damaged=0"), read);
+    }
+
+    private static RestartCache.Stats epoch(Path data, RestartCache cache) throws Exception {
+        try (Loader l = Loader.builder(ImageFolder.scan(data))
+                .transform(TransformSpec.defaults().withResize(48, 40))
+                .batchSize(4)
+                .workers(2)
+                .restartCache(cache)
+                .build()) {
+            for (Batch b : l) {
+                b.close();
+            }
+        }
+        assertTrue(cache.awaitFilled(60_000));
+        return cache.stats();
+    }
+
+    private static long warnings(String log) {
+        return log.lines()
+                .filter(l -> l.contains("the restart cache hashes its entries in Java instead"))
+                .count();
+    }
+
+    /** Runs {@link JavaHashCacheChild} without the pixel library; its output, once it exits 0. */
+    private static String runChild(Path data, Path cache) throws Exception {
+        Process p = new ProcessBuilder(
+                        ProcessHandle.current().info().command().orElse("java"),
+                        "--enable-native-access=ALL-UNNAMED",
+                        "--add-exports",
+                        "java.base/jdk.internal.misc=ALL-UNNAMED",
+                        "-Dstoke.pixels.path=none",
+                        "-XX:TieredStopAtLevel=1",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        JavaHashCacheChild.class.getName(),
+                        data.toString(),
+                        cache.toString())
+                .redirectErrorStream(true)
+                .start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), out);
+        assertEquals(0, p.exitValue(), out);
+        return out;
     }
 
     private static void fill(MemorySegment s, SplittableRandom r) {
