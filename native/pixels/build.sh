@@ -76,9 +76,10 @@ missing_headers() {
     done
 }
 
-# The geometric ops of the auto-augment policies (stoke_geometry.c) are part of the pixel library.
+# The geometric ops of the auto-augment policies (stoke_geometry.c) and the restart cache's content
+# hash (stoke_hash.c) are part of the pixel library.
 build libstoke_pixels.so stoke_pixels UNAVAILABLE "Stoke's native pixel library" "resize in Java" "" "" \
-    "$here/stoke_geometry.c" -lm
+    "$here/stoke_geometry.c" "$here/stoke_hash.c" -lm
 # A library of its own, so that without libjpeg's headers only region decoding is missing.
 build libstoke_jpeg.so stoke_jpeg UNAVAILABLE_JPEG "Stoke's region decoder" "decode whole images" "jpeglib.h" \
     libjpeg62-turbo-dev -ljpeg

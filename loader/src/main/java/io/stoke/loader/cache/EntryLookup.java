@@ -99,7 +99,7 @@ final class EntryLookup implements AutoCloseable {
                 }
                 done += got;
             }
-            if (CacheEntry.hash(0, into, 0, n) != header.get(JAVA_LONG, CacheEntry.CONTENT_HASH)) {
+            if (CacheEntry.contentHash(0, into, 0, n) != header.get(JAVA_LONG, CacheEntry.CONTENT_HASH)) {
                 return DAMAGED;
             }
             length = n;

@@ -391,7 +391,7 @@ public final class RestartCache implements AutoCloseable {
         long total = CacheEntry.HEADER_BYTES + id.nameLength + contentLength;
         byte[] bytes = new byte[(int) total];
         MemorySegment e = MemorySegment.ofArray(bytes);
-        long contentHash = isCopy ? CacheEntry.hash(0, copier.bytes(), 0, contentLength) : 0;
+        long contentHash = isCopy ? CacheEntry.contentHash(0, copier.bytes(), 0, contentLength) : 0;
         id.writeHeader(e, isCopy ? CacheEntry.COPY : CacheEntry.ORIGINAL, contentLength, contentHash);
         if (isCopy) {
             MemorySegment.copy(copier.bytes(), 0, e, CacheEntry.HEADER_BYTES + id.nameLength, contentLength);

@@ -54,7 +54,7 @@ final class ShardNames {
         ShardBytes store = shards.bytes();
         long version = store.version(shard);
         if (version == 0) {
-            version = CacheEntry.hash(CONTENT, bytes, 0, length);
+            version = CacheEntry.contentHash(CONTENT, bytes, 0, length);
         }
         id.set(name, 0, (int) name.byteSize(), length, offset, version);
     }
