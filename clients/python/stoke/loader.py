@@ -412,7 +412,8 @@ class DataLoader(Closeable):
             deprecated): a folder where Stoke keeps a lossless
             restart-marker copy of each original JPEG of the dataset (a folder's or list's files,
             or the members of tar shards or Parquet row groups, local or remote; the same pixels;
-            made by one low-priority thread from the images read) and reads it from then on: from
+            made from the images read by one filler thread per worker, on idle CPU only, while the
+            workers wait) and reads it from then on: from
             the next epoch, or the next run, the training crop decodes only its part of every JPEG.
             Shared safely between processes; a changed file or shard is copied again (default:
             none). The folder is yours alone: Stoke makes it ``0700`` and its files ``0600``, and

@@ -37,6 +37,12 @@ public final class LibC {
     public static final int ENOSPC = 28;
     /** {@code setpriority}'s {@code which} for one process, or on Linux one thread by its tid. */
     public static final int PRIO_PROCESS = 0;
+    /** {@code sched_setscheduler}'s policies: the default time-sharing one, and the one that runs only on idle CPU. */
+    public static final int SCHED_OTHER = 0;
+
+    public static final int SCHED_IDLE = 5;
+    /** {@code struct sched_param}: one {@code int}, {@code sched_priority} (0 for both policies above). */
+    public static final int SCHED_PARAM_BYTES = 4;
 
     private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
@@ -144,6 +150,55 @@ public final class LibC {
         }
 
         private Priority() {}
+    }
+
+    /**
+     * {@code sched_setscheduler} and {@code sched_getscheduler}, bound on first use: only the
+     * restart cache's fillers need them. On Linux {@code pid} may be a thread's tid, and a thread
+     * may move itself to {@link #SCHED_IDLE} without privilege.
+     */
+    private static final class Scheduling {
+        static final MethodHandle SETSCHEDULER;
+        static final MethodHandle GETSCHEDULER;
+
+        static {
+            Linker linker = Linker.nativeLinker();
+            SymbolLookup libc = linker.defaultLookup();
+            Linker.Option errno = Linker.Option.captureCallState("errno");
+            SETSCHEDULER = linker.downcallHandle(
+                    libc.findOrThrow("sched_setscheduler"),
+                    FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS),
+                    errno);
+            GETSCHEDULER = linker.downcallHandle(
+                    libc.findOrThrow("sched_getscheduler"), FunctionDescriptor.of(JAVA_INT, JAVA_INT), errno);
+        }
+
+        private Scheduling() {}
+    }
+
+    /**
+     * {@code sched_setscheduler(pid, policy, param)}: 0, or -1 with {@code errno} in {@code callState}.
+     *
+     * @throws IndexOutOfBoundsException when {@code param} is shorter than {@link #SCHED_PARAM_BYTES}
+     */
+    public static int schedSetscheduler(MemorySegment callState, int pid, int policy, MemorySegment param) {
+        if (param.byteSize() < SCHED_PARAM_BYTES) {
+            throw new IndexOutOfBoundsException("sched_param of " + param.byteSize() + " bytes");
+        }
+        try {
+            return (int) Scheduling.SETSCHEDULER.invokeExact(callState, pid, policy, param);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code sched_getscheduler(pid)}: the policy, or -1 with {@code errno} in {@code callState}. */
+    public static int schedGetscheduler(MemorySegment callState, int pid) {
+        try {
+            return (int) Scheduling.GETSCHEDULER.invokeExact(callState, pid);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
     }
 
     /** {@code memfd_create}'s flag: the descriptor is closed across {@code exec}. */

@@ -14,7 +14,6 @@ import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -26,8 +25,14 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
@@ -46,15 +51,18 @@ import java.util.function.Consumer;
  * an entry without content that says to read the original, and is not tried again; other formats
  * are not cached.
  *
- * <p>Workers never copy: a worker that misses reads the original and asks the filler, one thread
- * at the lowest priority (nice 19), which reads the original again (a shard's member only while
+ * <p>Workers never copy: a worker that misses reads the original and asks the fillers, as many
+ * threads as the loader has workers, each under Linux's {@code SCHED_IDLE} ({@link FillerPriority}:
+ * it runs only on a core nothing else wants), and each taking a request only while the loader has
+ * slack ({@link #pace}: a worker waits for a free slot, or the workers have nothing to do). A
+ * filler reads the original again (a shard's member only while
  * its shard is still loaded for the workers: it never fetches a shard twice), copies it (exact by
  * construction: the transcoder refuses what a copy could change), and writes the entry under a
  * temporary name it then renames: a reader sees a whole entry or none, in this process or any
  * other sharing the folder, and a process killed while filling leaves only a temporary file,
- * removed by the next process's filler before it writes anything. The filler takes the CPU the
- * workers leave, so a loader-bound epoch is not slowed; the copies come as fast as idle time
- * allows. The folder's bytes are bounded by its budget, one count over every process filling it
+ * removed by the next process's filler before it writes anything. The fillers take only the CPU
+ * the workers leave, so a loader-bound epoch is not slowed; where a model leaves the loader idle,
+ * every idle core copies. The folder's bytes are bounded by its budget, one count over every process filling it
  * ({@link FolderUsage}): a full cache is said once, and the loader goes on from the originals.
  *
  * <p>The entries come from private data, and a worker serves what it finds there as the original,
@@ -69,6 +77,12 @@ public final class RestartCache implements AutoCloseable {
     private static final int QUEUE = 4096;
 
     private static final String SUFFIX = ".stc";
+
+    /** How long a filler with requests waits before it looks at the loader's slack again. */
+    private static final long PAUSE_MILLIS = 5;
+
+    /** A cache used without a loader ({@code stoke cache}, tests) always has slack. */
+    private static final BooleanSupplier UNGATED = () -> true;
 
     private final Path dir;
     private final byte[] dirBytes;
@@ -94,7 +108,12 @@ public final class RestartCache implements AutoCloseable {
     private long requested;
     private Dataset dataset;
     private ShardNames shardNames;
-    private Thread filler;
+    private final List<Thread> fillers = new ArrayList<>();
+    private int fillerCount = 1;
+    // The sample each filler copies now (-1: none), so that two never copy the same one.
+    private int[] inHand = {-1};
+    private BooleanSupplier slack = UNGATED;
+    private final Queue<Integer> fillerTids = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
 
     private RestartCache(Path dir, long budget, int restartMcus, FolderAccess access, Consumer<String> say) {
@@ -223,7 +242,7 @@ public final class RestartCache implements AutoCloseable {
     /**
      * A worker's reader of {@code dataset}'s samples through this cache: a folder's or list's
      * files, or the members of its shards (tar, local or remote; Parquet row groups). The first
-     * reader starts the filler. Without the copying library, the dataset is read as it is (said
+     * reader starts the fillers (one, or as many as {@link #pace} asked for). Without the copying library, the dataset is read as it is (said
      * once, when the cache was opened).
      */
     public SampleReader reader(Dataset dataset, long maxBytes) {
@@ -234,10 +253,7 @@ public final class RestartCache implements AutoCloseable {
             if (this.dataset == null) {
                 this.dataset = dataset;
                 this.shardNames = dataset instanceof ShardDataset sharded ? new ShardNames(sharded.shards()) : null;
-                filler = Thread.ofPlatform()
-                        .name("stoke-cache-filler")
-                        .daemon(true)
-                        .start(this::fill);
+                startFillers();
             } else if (this.dataset != dataset) {
                 throw new IllegalStateException("a restart cache serves one dataset per process");
             }
@@ -249,6 +265,53 @@ public final class RestartCache implements AutoCloseable {
                 throw new IllegalArgumentException(
                         "no restart cache for " + dataset.getClass().getName());
         };
+    }
+
+    /**
+     * Paces the fillers by a loader: {@code threads} of them (its workers' count), each taking a
+     * request only while {@code slack} says the loader has CPU to spare: a worker waits for a free
+     * slot (the consumer is the bottleneck), or the workers have nothing to do. Set by the loader's
+     * pipeline before its workers start; the latest pipeline's pace holds. Without it one filler
+     * runs, ungated.
+     */
+    public synchronized void pace(BooleanSupplier slack, int threads) {
+        if (threads < 1) {
+            throw new IllegalArgumentException("fillers must be positive, not " + threads);
+        }
+        this.slack = slack;
+        if (threads > fillerCount) {
+            fillerCount = threads;
+            if (dataset != null) {
+                startFillers();
+            }
+        }
+        notifyAll();
+    }
+
+    /** Starts fillers up to {@link #fillerCount}; under this lock. */
+    private void startFillers() {
+        if (closed) {
+            return;
+        }
+        int first = fillers.size();
+        if (inHand.length < fillerCount) {
+            int old = inHand.length;
+            inHand = Arrays.copyOf(inHand, fillerCount);
+            Arrays.fill(inHand, old, fillerCount, -1);
+        }
+        for (int i = first; i < fillerCount; i++) {
+            int me = i;
+            // The name's prefix is what CacheCommandTest looks for: no filler outlives its cache.
+            fillers.add(Thread.ofPlatform()
+                    .name(i == 0 ? "stoke-cache-filler" : "stoke-cache-filler-" + i)
+                    .daemon(true)
+                    .start(() -> fill(me)));
+        }
+    }
+
+    /** The fillers' thread ids, as each started (for tests of their scheduling policy). */
+    List<Integer> fillerTids() {
+        return List.copyOf(fillerTids);
     }
 
     /** The filler's reader of the dataset's originals; {@code fetch}: whether it may load a shard itself. */
@@ -314,31 +377,54 @@ public final class RestartCache implements AutoCloseable {
         notifyAll();
     }
 
-    private synchronized int take() throws InterruptedException {
-        while (count == 0 && !closed) {
-            wait();
+    /**
+     * Filler {@code me}'s next request, once the loader has slack; -1 once closed. A request another
+     * filler holds now is dropped (that one files it).
+     */
+    private synchronized int take(int me) throws InterruptedException {
+        while (!closed) {
+            if (count == 0) {
+                wait();
+            } else if (!slack.getAsBoolean()) {
+                // The workers are the bottleneck: a timed look, so that the hot path signals nothing.
+                wait(PAUSE_MILLIS);
+            } else {
+                int sample = queue[head];
+                head = (head + 1) % QUEUE;
+                count--;
+                if (held(sample)) {
+                    filled++;
+                    continue;
+                }
+                inHand[me] = sample;
+                return sample;
+            }
         }
-        if (closed) {
-            return -1;
-        }
-        int sample = queue[head];
-        head = (head + 1) % QUEUE;
-        count--;
-        return sample;
+        return -1;
     }
 
-    private synchronized void done() {
+    private boolean held(int sample) {
+        for (int s : inHand) {
+            if (s == sample) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private synchronized void done(int me) {
+        inHand[me] = -1;
         filled++;
         notifyAll();
     }
 
-    /** The filler's loop, at nice 19: each requested original copied and filed. */
-    private void fill() {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment callState = LibC.allocateCallState(arena);
-            LibC.setpriority(callState, LibC.PRIO_PROCESS, LibC.gettid(), 19);
-        } catch (RuntimeException | Error e) {
-            // Without it the filler competes with the workers at their priority: still correct.
+    /** Filler {@code me}'s loop, under SCHED_IDLE: each requested original copied and filed. */
+    private void fill(int me) {
+        FillerPriority.lowest(say);
+        try {
+            fillerTids.add(LibC.gettid());
+        } catch (RuntimeException | LinkageError e) {
+            // Only tests read it.
         }
         TransformSpec decoding = TransformSpec.defaults();
         try (Originals originals = originals(dataset, shardNames, decoding.maxFileBytes(), false);
@@ -347,7 +433,7 @@ public final class RestartCache implements AutoCloseable {
                 RestartCopy copier = new RestartCopy(restartMcus, decoding, false)) {
             countOnce();
             while (true) {
-                int sample = take();
+                int sample = take(me);
                 if (sample < 0) {
                     return;
                 }
@@ -362,7 +448,7 @@ public final class RestartCache implements AutoCloseable {
                     // The original could not be read: its shard failed (the workers' read of the same
                     // sample names why), or the dataset was closed after its last loader. Not copied.
                 } finally {
-                    done();
+                    done(me);
                 }
             }
         } catch (InterruptedException e) {
@@ -495,20 +581,22 @@ public final class RestartCache implements AutoCloseable {
         return filled >= requested;
     }
 
-    /** Stops the filler after the entry in hand; requests not yet handled are dropped. */
+    /** Stops the fillers after the entry in hand; requests not yet handled are dropped. */
     @Override
     public void close() {
-        Thread t;
+        List<Thread> started;
         synchronized (this) {
             closed = true;
             notifyAll();
-            t = filler;
+            started = List.copyOf(fillers);
         }
-        if (t != null) {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        for (Thread t : started) {
             try {
-                t.join(10_000);
+                t.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                return;
             }
         }
     }

@@ -37,6 +37,8 @@ final class TicketSchedule {
     private final OrderFeed feed;
     private final int startBatch;
     private final FedEpoch[] fedEpochs = new FedEpoch[4];
+    // Set before the workers start: a worker waiting for a fed order is slack.
+    WorkerSlack slack;
     private int fedCount;
 
     /** Where one ticket falls; one per worker, overwritten by every {@link #locate}. */
@@ -186,7 +188,17 @@ final class TicketSchedule {
                             "ticket " + ticket + " falls in an epoch the schedule no longer keeps");
                 }
                 long epoch = last == null ? startEpoch : last.given.epoch() + 1;
-                GivenEpoch given = feed.await(epoch, running, idle);
+                GivenEpoch given;
+                if (slack != null) {
+                    slack.waitStarts(); // no order yet: the workers have nothing to do
+                }
+                try {
+                    given = feed.await(epoch, running, idle);
+                } finally {
+                    if (slack != null) {
+                        slack.waitEnds();
+                    }
+                }
                 if (given == null) {
                     return null;
                 }

@@ -46,6 +46,8 @@ final class WorkerLoop {
     private final int workerNice;
     private final boolean countThreads;
     private final BooleanSupplier isRunning;
+    private final WorkerSlack slack;
+    private static final BooleanSupplier NO_WAIT = () -> false;
     private final AtomicLong nextTicket = new AtomicLong();
     private volatile long nextToAcquire;
 
@@ -83,6 +85,12 @@ final class WorkerLoop {
         this.idleStrategies = idleStrategies;
         this.workerNice = workerNice;
         this.countThreads = countThreads;
+        this.slack = new WorkerSlack(state);
+        schedule.slack = slack;
+        if (cache != null) {
+            // The cache's fillers copy on what the workers leave: one per worker, for when all idle.
+            cache.pace(slack, activity.maxWorkers());
+        }
         this.isRunning = () -> state.running;
         this.orders = new EpochOrders(sampler);
         int slots = ring.geometry().slotCount();
@@ -96,6 +104,14 @@ final class WorkerLoop {
 
     /** Worker {@code id}'s thread body. */
     void run(int id) {
+        try {
+            work(id);
+        } finally {
+            slack.workerFinished();
+        }
+    }
+
+    private void work(int id) {
         WorkerPriority.lower(activity.inYieldingSet(id) ? AutoWorkersRule.YIELD_NICE : workerNice);
         if (countThreads) {
             counters.set(id, WorkerCounters.TID, AutoWorkers.threadId());
@@ -156,7 +172,16 @@ final class WorkerLoop {
             idle.idle();
         }
         long waitStart = System.nanoTime();
-        int slot = ring.acquire(idle, isRunning);
+        int slot = ring.acquire(idle, NO_WAIT);
+        if (slot < 0) {
+            // None free: the consumer is the bottleneck, and this core is the fillers' until one is.
+            slack.waitStarts();
+            try {
+                slot = ring.acquire(idle, isRunning);
+            } finally {
+                slack.waitEnds();
+            }
+        }
         counters.add(id, WorkerCounters.SLOT_WAIT_NANOS, System.nanoTime() - waitStart);
         if (slot < 0) {
             return false;

@@ -1,0 +1,162 @@
+package io.stoke.loader.cache;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.stoke.ffm.TurboJpeg;
+import io.stoke.loader.Batch;
+import io.stoke.loader.Loader;
+import io.stoke.loader.decode.RestartCopy;
+import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.source.SampleReader;
+import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.TransformSpec;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The fillers take only what the loader leaves: none copies while the loader's gate says its
+ * workers are busy, all copy once it opens; a loader whose consumer reads nothing (its ring full)
+ * fills the cache while it runs; each filler runs under SCHED_IDLE, as the kernel reports it.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class FillerPaceTest {
+    @TempDir
+    Path tmp;
+
+    private final List<String> said = new CopyOnWriteArrayList<>();
+
+    @BeforeEach
+    void needsTheLibrary() {
+        Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
+    }
+
+    /** {@code n} baseline JPEGs in 2 classes. */
+    private Path data(int n) throws IOException {
+        Path root = tmp.resolve("data");
+        SplittableRandom r = new SplittableRandom(3);
+        for (int i = 0; i < n; i++) {
+            Path dir = Files.createDirectories(root.resolve("c" + i % 2));
+            int w = 48 + r.nextInt(200);
+            int h = 48 + r.nextInt(150);
+            byte[] jpeg = TestImages.jpeg(TestImages.rgb(w, h, i), w, h, 3, 88, TurboJpeg.TJSAMP_420, 0);
+            Files.write(dir.resolve(String.format("i%02d.jpg", i)), jpeg);
+        }
+        return root;
+    }
+
+    private long entries() throws IOException {
+        try (Stream<Path> s = Files.walk(tmp.resolve("cache"))) {
+            return s.filter(p -> p.toString().endsWith(".stc")).count();
+        }
+    }
+
+    /** Misses through a worker's reader: each one asks the fillers for its entry. */
+    private static void readAll(RestartCache cache, Dataset d) {
+        try (SampleReader reader = cache.reader(d, TransformSpec.defaults().maxFileBytes())) {
+            for (int s = 0; s < d.size(); s++) {
+                assertEquals(SampleStatus.OK, reader.read(s), reader.message());
+                reader.done();
+            }
+        }
+    }
+
+    /** Waits for {@code what} to hold (a filler thread that has yet to start, a worker yet to miss). */
+    private static void await(java.util.function.BooleanSupplier what, Supplier<String> message)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!what.getAsBoolean()) {
+            assertTrue(System.nanoTime() < deadline, message);
+            Thread.sleep(10);
+        }
+    }
+
+    @Test
+    void noFillerCopiesWhileTheGateIsClosedAndEveryRequestIsFilledOnceItOpens() throws Exception {
+        Dataset d = ImageFolder.scan(data(12));
+        AtomicBoolean slack = new AtomicBoolean();
+        try (RestartCache cache = RestartCache.open(tmp.resolve("cache"), 1L << 30, said::add)) {
+            cache.pace(slack::get, 3);
+            readAll(cache, d);
+            assertEquals(12, cache.stats().misses());
+            // Closed: the fillers hold the 12 requests and copy none of them.
+            assertFalse(cache.awaitFilled(500), "filled while the workers were busy");
+            assertEquals(0, cache.stats().copied());
+            assertEquals(0, entries());
+            slack.set(true);
+            assertTrue(cache.awaitFilled(60_000));
+            assertEquals(12, cache.stats().copied(), "each request copied once: " + cache.stats());
+            assertEquals(12, entries());
+            await(() -> cache.fillerTids().size() == 3, () -> "one filler per worker");
+        }
+        assertTrue(
+                Thread.getAllStackTraces().keySet().stream()
+                        .noneMatch(t -> t.isAlive() && t.getName().startsWith("stoke-cache-filler")),
+                "a filler outlived close()");
+        assertEquals(List.of(), said);
+    }
+
+    @Test
+    void aLoaderWhoseConsumerReadsNothingFillsTheCacheWhileItRuns() throws Exception {
+        Dataset d = ImageFolder.scan(data(30));
+        try (RestartCache cache = RestartCache.open(tmp.resolve("cache"), 1L << 30, said::add);
+                Loader l = Loader.builder(d)
+                        .transform(TransformSpec.defaults().withResize(32, 32))
+                        .batchSize(4)
+                        .workers(2)
+                        .slots(2)
+                        .epochs(0)
+                        .restartCache(cache)
+                        .build()) {
+            // The two slots fill and the workers wait for a third: the fillers copy what they missed.
+            await(() -> cache.stats().copied() >= 8, () -> "nothing copied while the ring was full: " + cache.stats());
+            assertTrue(cache.awaitFilled(60_000));
+            long misses = cache.stats().misses();
+            assertTrue(misses >= 8, "two slots of 4 decoded: " + cache.stats());
+            assertTrue(misses < 30, "the ring full stopped the workers before the epoch's end: " + cache.stats());
+            assertEquals(misses, cache.stats().copied(), cache.stats().toString());
+            assertEquals(misses, entries());
+            await(() -> cache.fillerTids().size() == 2, () -> "one filler per worker");
+            Iterator<Batch> it = l.iterator();
+            try (Batch b = it.next()) {
+                assertEquals(4, b.size());
+            }
+        }
+        assertEquals(List.of(), said);
+    }
+
+    @Test
+    void everyFillerRunsUnderSchedIdle() throws Exception {
+        Assumptions.assumeTrue(Files.isDirectory(Path.of("/proc/self/task")), "NOT CHECKED: no /proc");
+        Dataset d = ImageFolder.scan(data(4));
+        try (RestartCache cache = RestartCache.open(tmp.resolve("cache"), 1L << 30, said::add)) {
+            cache.pace(() -> true, 2);
+            readAll(cache, d);
+            assertTrue(cache.awaitFilled(60_000));
+            await(() -> cache.fillerTids().size() == 2, () -> "two fillers started");
+            List<Integer> tids = cache.fillerTids();
+            for (int tid : tids) {
+                // The kernel's own word: field 41 of the thread's stat line is its policy.
+                String stat = Files.readString(Path.of("/proc/self/task/" + tid + "/stat"));
+                String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                assertEquals("5", fields[41 - 3], "SCHED_IDLE is 5: " + stat);
+            }
+        }
+        assertEquals(List.of(), said);
+    }
+}
