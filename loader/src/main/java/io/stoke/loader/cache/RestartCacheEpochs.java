@@ -66,24 +66,25 @@ public final class RestartCacheEpochs {
                     hits,
                     misses,
                     copied,
-                    megabytes(filledBytes),
+                    size(filledBytes),
                     originals > 0 ? String.format(Locale.ROOT, ", %,d read as they are", originals) : "",
                     damaged > 0 ? String.format(Locale.ROOT, ", %,d damaged", damaged) : "",
                     total.hits(),
                     total.misses(),
                     total.copied(),
-                    megabytes(total.usedBytes()),
-                    megabytes(total.budgetBytes()),
+                    size(total.usedBytes()),
+                    size(total.budgetBytes()),
                     total.full() ? " (full)" : "");
         }
 
-        private static String megabytes(long bytes) {
-            if (bytes >= 1_000_000_000L) {
-                return String.format(Locale.ROOT, "%.1f GB", bytes / 1e9);
+        /** Binary units, as the budget is given ({@code 64G} is 64 GiB). */
+        private static String size(long bytes) {
+            if (bytes >= 1L << 30) {
+                return String.format(Locale.ROOT, "%.1f GiB", bytes / (double) (1L << 30));
             }
-            return bytes >= 1_000_000L
-                    ? String.format(Locale.ROOT, "%.1f MB", bytes / 1e6)
-                    : String.format(Locale.ROOT, "%.1f kB", bytes / 1e3);
+            return bytes >= 1L << 20
+                    ? String.format(Locale.ROOT, "%.1f MiB", bytes / (double) (1L << 20))
+                    : String.format(Locale.ROOT, "%.1f KiB", bytes / 1024.0);
         }
     }
 
