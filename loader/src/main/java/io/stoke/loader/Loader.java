@@ -256,7 +256,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
 
     /**
      * What the restart cache ({@link Builder#restartCache}) did in each epoch whose last batch is
-     * published, oldest first; empty without a cache.
+     * published, oldest first (a view, to which later epochs are added); empty without a cache.
      */
     public List<RestartCacheEpochs.Epoch> restartCacheEpochs() {
         RestartCacheEpochs epochs = pipeline.cacheEpochs();

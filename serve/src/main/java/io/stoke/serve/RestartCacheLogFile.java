@@ -97,17 +97,18 @@ public final class RestartCacheLogFile {
 
     /** Says the epochs ended since the last call. */
     public void report(PrintWriter err) {
-        List<RestartCacheEpochs.Epoch> epochs = loader.restartCacheEpochs();
-        if (epochs.size() == reported) {
+        List<RestartCacheEpochs.Epoch> epochs = loader.restartCacheEpochs(); // a view the publisher adds to
+        int ended = epochs.size();
+        if (ended == reported) {
             return;
         }
         StringBuilder lines = new StringBuilder();
-        for (RestartCacheEpochs.Epoch e : epochs.subList(reported, epochs.size())) {
+        for (RestartCacheEpochs.Epoch e : epochs.subList(reported, ended)) {
             err.println(prefix + e.sentence());
             lines.append(line(Epoch.of(e))).append('\n');
         }
         err.flush();
-        reported = epochs.size();
+        reported = ended;
         if (file != null) {
             try {
                 // As the auto-workers log: a link planted at a named file is refused (ELOOP);

@@ -1,8 +1,9 @@
 package io.stoke.loader.cache;
 
-import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * What a loader's restart cache did in each epoch, read from {@link RestartCache#stats()} as the
@@ -33,27 +34,17 @@ public final class RestartCacheEpochs {
             long damaged,
             long filledBytes,
             RestartCache.Stats total) {
-        /** The counts between {@code before} (null: the start) and {@code after}. */
+        /** The counts between {@code before} and {@code after}. */
         static Epoch between(long epoch, RestartCache.Stats before, RestartCache.Stats after) {
-            return before == null
-                    ? new Epoch(
-                            epoch,
-                            after.hits(),
-                            after.misses(),
-                            after.copied(),
-                            after.originals(),
-                            after.damaged(),
-                            after.filledBytes(),
-                            after)
-                    : new Epoch(
-                            epoch,
-                            after.hits() - before.hits(),
-                            after.misses() - before.misses(),
-                            after.copied() - before.copied(),
-                            after.originals() - before.originals(),
-                            after.damaged() - before.damaged(),
-                            after.filledBytes() - before.filledBytes(),
-                            after);
+            return new Epoch(
+                    epoch,
+                    after.hits() - before.hits(),
+                    after.misses() - before.misses(),
+                    after.copied() - before.copied(),
+                    after.originals() - before.originals(),
+                    after.damaged() - before.damaged(),
+                    after.filledBytes() - before.filledBytes(),
+                    after);
         }
 
         /** The epoch in one line, e.g. {@code restart cache after epoch 3: 1,588 hits, 412 misses, ...}. */
@@ -89,11 +80,14 @@ public final class RestartCacheEpochs {
     }
 
     private final RestartCache cache;
-    private final List<Epoch> epochs = new ArrayList<>();
+    // Appended once an epoch, read every 20 ms by a server's loop: a copy per append, none per read.
+    private final List<Epoch> epochs = new CopyOnWriteArrayList<>();
     private RestartCache.Stats last;
 
+    /** Counts from now on: a cache shared by loaders one after another counts each one's epochs alone. */
     public RestartCacheEpochs(RestartCache cache) {
         this.cache = cache;
+        this.last = cache.stats();
     }
 
     /** Epoch {@code epoch}'s last batch is published (by the publisher, under its lock). */
@@ -103,9 +97,9 @@ public final class RestartCacheEpochs {
         last = now;
     }
 
-    /** The epochs ended so far, oldest first. */
-    public synchronized List<Epoch> epochs() {
-        return List.copyOf(epochs);
+    /** The epochs ended so far, oldest first (a view, to which later epochs are added). */
+    public List<Epoch> epochs() {
+        return Collections.unmodifiableList(epochs);
     }
 
     /** The cache's totals in this process now. */
