@@ -158,7 +158,8 @@ def option_arguments(option: "_options.Option", value: Any) -> List[str]:
 
 def serve_arguments(settings: Any, root: str, epoch: int, batch: int, ring: str, sample_list: str,
                     auto_workers_log: Optional[str], cuts: Sequence[Dict[str, Any]] = (),
-                    data: Optional[str] = None, order_feed: Optional[str] = None) -> List[str]:
+                    data: Optional[str] = None, order_feed: Optional[str] = None,
+                    restart_cache_log: Optional[str] = None) -> List[str]:
     """``stoke serve``'s arguments for a loader's settings, from batch ``batch`` of epoch ``epoch``.
 
     Every option of the table with a Python keyword is passed by its flag, from the settings; the
@@ -177,6 +178,8 @@ def serve_arguments(settings: Any, root: str, epoch: int, batch: int, ring: str,
             ``root`` itself; see :func:`dataset_argument_file`.
         order_feed: the pipe each epoch's order is written to (:meth:`Producer.feed`), where a
             sampler of the user's gives it; None where the producer draws its own.
+        restart_cache_log: where the producer appends each epoch's restart-cache counts (with
+            ``restart_cache_dir``); None for none.
 
     Returns:
         The arguments after the command that starts Stoke.
@@ -190,10 +193,27 @@ def serve_arguments(settings: Any, root: str, epoch: int, batch: int, ring: str,
         args += ["--start-cuts", json.dumps(list(cuts), separators=(",", ":"))]
     if order_feed is not None:
         args += ["--order-feed", order_feed]
+    if restart_cache_log is not None:
+        args += ["--restart-cache-log", restart_cache_log]
     for option in _options.OPTIONS:
         if option.python is not None:
             args += option_arguments(option, getattr(settings, option.name))
     return args
+
+
+#: How the producer's line per epoch about its restart cache starts (forwarded to the user's stderr).
+RESTART_CACHE_LINE = "stoke serve: restart cache after epoch "
+
+
+def _read_new_lines(path: str, into: List[Dict[str, Any]]) -> None:
+    """Appends to ``into`` the JSON lines of ``path`` past the ``len(into)`` already read; a line
+    still being appended (no closing brace yet) is left for the next call."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for line in lines[len(into):]:
+        if not line.endswith("}"):
+            break
+        into.append(json.loads(line))
 
 
 def dataset_argument_file(root: str) -> Optional[int]:
@@ -272,15 +292,18 @@ class Producer:
         self._reader: Optional[threading.Thread] = None
         self._fds: Dict[str, int] = {}
         self._auto_workers: List[Dict[str, Any]] = []
-        self._auto_workers_read = 0
         self._sample_list_path: Optional[str] = None
         self._auto_workers_path: Optional[str] = None
+        self._restart_cache: List[Dict[str, Any]] = []
+        self._restart_cache_path: Optional[str] = None
         self._feed: Optional[int] = None  # the order feed's write end
         self._fed_next = epoch  # the epoch whose order the producer reads next
         try:
             # One at a time into self._fds, so that stop() closes those made before a failure.
             auto = settings.workers == "auto"
-            for name in ("ring", "sample-list") + (("auto-workers",) if auto else ()):
+            cached = getattr(settings, "restart_cache_dir", None) is not None
+            for name in ("ring", "sample-list") + (("auto-workers",) if auto else ()) + (
+                    ("restart-cache",) if cached else ()):
                 self._fds[name] = anonymous_file(f"stoke-{name}")
             data = dataset_argument_file(root)
             if data is not None:
@@ -293,9 +316,10 @@ class Producer:
             theirs = {name: fd for name, fd in self._fds.items() if name != "order-feed-writer"}
             paths = {name: f"/dev/fd/{fd}" for name, fd in theirs.items()}
             self._sample_list_path, self._auto_workers_path = paths["sample-list"], paths.get("auto-workers")
+            self._restart_cache_path = paths.get("restart-cache")
             command = parent_death_command() + stoke + serve_arguments(
                 settings, root, epoch, batch, paths["ring"], paths["sample-list"], paths.get("auto-workers"), cuts,
-                paths.get("data"), paths.get("order-feed"))
+                paths.get("data"), paths.get("order-feed"), paths.get("restart-cache"))
             self.proc = popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True, errors="replace",
                               pass_fds=[*theirs.values(), *inherited])
@@ -339,8 +363,10 @@ class Producer:
             for line in stderr:
                 line = line.rstrip("\n")
                 self._stderr.append(line)
-                # The producer's warnings (a fallback, a build) reach the user's terminal, once each.
-                if "WARNING" in line or line.startswith("stoke: building") or line.startswith("stoke: recording"):
+                # The producer's warnings (a fallback, a build) and its restart cache's line per epoch
+                # reach the user's terminal, once each.
+                if ("WARNING" in line or line.startswith("stoke: building") or line.startswith("stoke: recording")
+                        or line.startswith(RESTART_CACHE_LINE)):
                     print(line, file=sys.stderr, flush=True)
 
     # The order feed's format is specified once, in docs/shared-memory.md ("The order feed"); its
@@ -413,14 +439,18 @@ class Producer:
         """With ``num_workers="auto"``: the producer's changes to its decoding threads so far, oldest
         first (see ``DataLoader.auto_workers_log``); after :meth:`stop`, all of them. Empty otherwise."""
         if self._auto_workers_path is not None and "auto-workers" in self._fds:
-            with open(self._auto_workers_path, encoding="utf-8") as f:
-                lines = f.read().splitlines()
-            for line in lines[self._auto_workers_read:]:
-                if not line.endswith("}"):
-                    break  # a line being appended is read next time
-                self._auto_workers.append(json.loads(line))
-                self._auto_workers_read += 1
+            _read_new_lines(self._auto_workers_path, self._auto_workers)
         return list(self._auto_workers)
+
+    # The restart-cache log's format is specified once, in docs/shared-memory.md ("The
+    # restart-cache log"); its writer is io.stoke.serve.RestartCacheLogFile.
+    def restart_cache_log(self) -> List[Dict[str, Any]]:
+        """With ``restart_cache_dir``: the restart cache's counts for each epoch the producer has
+        published, oldest first (see ``DataLoader.restart_cache_stats``); after :meth:`stop`, all of
+        them. Empty otherwise."""
+        if self._restart_cache_path is not None and "restart-cache" in self._fds:
+            _read_new_lines(self._restart_cache_path, self._restart_cache)
+        return list(self._restart_cache)
 
     def stop(self) -> None:
         """Detaches from the ring, stops the process (terminate, then kill after 10 s) and closes the
@@ -451,6 +481,8 @@ class Producer:
                 proc.wait()
         if "auto-workers" in self._fds:
             self.auto_workers_log()  # the last changes, before their file goes
+        if "restart-cache" in self._fds:
+            self.restart_cache_log()  # the last epochs, before their file goes
         fds, self._fds = self._fds, {}
         for fd in fds.values():
             os.close(fd)

@@ -539,6 +539,7 @@ class DataLoader(Closeable):
         self._settings = _settings.resolve(dataset, **keywords, **deprecated)
         self._pinning = Pinning()
         self._auto_workers_past: List[Dict[str, Any]] = []  # the auto workers' changes in producers stopped since
+        self._restart_cache_past: List[Dict[str, Any]] = []  # the restart cache's epochs in producers stopped since
         self._epoch = 0
         self._batch = 0
         # The epoch resumed from another world's states and what that world (and any before it)
@@ -1048,6 +1049,7 @@ class DataLoader(Closeable):
         if producer is not None:
             producer.stop()
             self._auto_workers_past += producer.auto_workers_log()  # keep this producer's changes past its file
+            self._restart_cache_past += producer.restart_cache_log()
         self._producer_next = None
 
     # ---- auto workers ----
@@ -1070,6 +1072,32 @@ class DataLoader(Closeable):
         """
         current = self._producer.auto_workers_log() if self._producer is not None else []
         return self._auto_workers_past + current
+
+    # ---- the restart cache ----
+
+    def restart_cache_stats(self) -> List[Dict[str, Any]]:
+        """What the restart cache (``restart_cache_dir``) did in each epoch the producer has finished,
+        read from its log (docs/shared-memory.md, "The restart-cache log"). The same counts reach
+        stderr as one line per epoch, ``stoke serve: restart cache after epoch E: ...``.
+
+        Returns:
+            One dict per epoch whose last batch the producer has published, oldest first: that
+            epoch's ``hits`` (reads served a copy), ``misses`` (reads of the original, the copy then
+            made by the filler), ``copied``, ``originals`` (entries that say to read the original),
+            ``damaged`` and ``filled_bytes``; the producer's totals ``total_hits``,
+            ``total_misses``, ``total_copied``, ``total_originals``, ``total_damaged`` and
+            ``total_filled_bytes``; the folder's ``used_bytes`` of its ``budget_bytes``, and
+            ``full``; and ``epoch``. A restarted or resumed producer counts its totals again.
+            Empty without a restart cache.
+
+        Example::
+
+            for e in loader.restart_cache_stats():
+                print(f"epoch {e['epoch']}: {e['hits']} hits, {e['misses']} misses, "
+                      f"{e['filled_bytes'] / 1e6:.1f} MB copied")
+        """
+        current = self._producer.restart_cache_log() if self._producer is not None else []
+        return self._restart_cache_past + current
 
     def tuning(self) -> List[Dict[str, Any]]:
         """Deprecated: :meth:`auto_workers_log` (said once); it goes in the next release."""

@@ -7,6 +7,8 @@ written by Python's tarfile. Needs numpy and torch; PIL for the last
 check (each skips, saying so, without them).
 """
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -100,6 +102,15 @@ def entries(cache):
     return sorted(p for p in Path(cache).rglob("*.stc"))
 
 
+def wait_for_epochs(loader, n, timeout=10):
+    """The loader's restart-cache stats once they hold ``n`` epochs: the producer's 20 ms loop
+    writes an epoch's line soon after its last batch is published."""
+    deadline = time.monotonic() + timeout
+    while len(loader.restart_cache_stats()) < n and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return loader.restart_cache_stats()
+
+
 def wait_for_entries(cache, n, timeout=120):
     deadline = time.monotonic() + timeout
     while len(entries(cache)) < n and time.monotonic() < deadline:
@@ -129,6 +140,44 @@ class RestartCacheTest(unittest.TestCase):
             # A new process over the filled cache reads the copies from its first epoch.
             self.assertSameEpochs(reference, epochs(3, restart_cache_dir=cache))
             self.assertEqual(made, entries(cache), "nothing made again")
+
+    def test_each_epoch_says_its_misses_then_its_hits_once_on_stderr_and_in_the_stats(self):
+        line = "stoke serve: restart cache after epoch "
+        said = io.StringIO()
+        with tempfile.TemporaryDirectory() as cache, contextlib.redirect_stderr(said):
+            with stoke.DataLoader(DATA, **SETTINGS, restart_cache_dir=cache) as loader:
+                self.assertEqual([], loader.restart_cache_stats(), "no epoch finished yet")
+                for e in range(3):
+                    loader.set_epoch(e)
+                    self.assertEqual(30, sum(len(idx) for _, _, idx in loader))
+                    stats = wait_for_epochs(loader, e + 1)
+                    if e == 0:
+                        # The first epoch found an empty folder: every read a miss (and the next
+                        # epoch's first batches, read ahead, too); then the filler copies them all.
+                        self.assertGreaterEqual(stats[0]["misses"], 30, stats)
+                        wait_for_entries(cache, 30)
+                stats = loader.restart_cache_stats()
+        self.assertEqual([0, 1, 2], [s["epoch"] for s in stats[:3]], stats)
+        self.assertEqual(0, stats[2]["misses"], f"every copy made before epoch 2: {stats}")
+        self.assertGreater(stats[2]["hits"], 0, stats)
+        self.assertEqual(30, stats[-1]["total_copied"] + stats[-1]["total_originals"], stats)
+        self.assertEqual(stats[-1]["total_filled_bytes"], sum(s["filled_bytes"] for s in stats))
+        lines = [x for x in said.getvalue().splitlines() if x.startswith(line)]
+        for s in stats[:3]:
+            # Once each, with the counts the stats hold.
+            mine = [x for x in lines if x.startswith(f"{line}{s['epoch']}: ")]
+            self.assertEqual(1, len(mine), said.getvalue())
+            self.assertTrue(mine[0].startswith(f"{line}{s['epoch']}: {s['hits']:,} hits, {s['misses']:,} misses, "),
+                            f"{mine[0]} against {s}")
+
+    def test_a_loader_without_a_cache_says_nothing_of_one(self):
+        said = io.StringIO()
+        with contextlib.redirect_stderr(said):
+            with stoke.DataLoader(DATA, **SETTINGS) as loader:
+                self.assertEqual(30, sum(len(idx) for _, _, idx in loader))
+                time.sleep(0.1)  # past the producer's 20 ms loop: a line would be out by now
+                self.assertEqual([], loader.restart_cache_stats())
+        self.assertNotIn("restart cache", said.getvalue())
 
     @unittest.skipIf(Image is None, "PIL is not installed")
     def test_pil_decodes_every_copy_to_its_originals_pixels(self):

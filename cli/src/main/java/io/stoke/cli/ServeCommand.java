@@ -95,6 +95,14 @@ public final class ServeCommand implements Callable<Integer> {
     Path autoWorkersLog;
 
     @Option(
+            names = "--restart-cache-log",
+            paramLabel = "FILE",
+            description = "With --restart-cache-dir, append what the restart cache did in each epoch to FILE as the"
+                    + " epoch's last batch is published, one JSON object per line, which the Python package reads"
+                    + " (docs/shared-memory.md); the same counts are one line on standard error either way.")
+    Path restartCacheLog;
+
+    @Option(
             names = "--tuning-out",
             hidden = true,
             paramLabel = "FILE",
@@ -111,6 +119,7 @@ public final class ServeCommand implements Callable<Integer> {
                 .parentPid(parentPid)
                 .sampleList(sampleList)
                 .autoWorkersLog(autoWorkersLog)
+                .restartCacheLog(restartCacheLog)
                 .run();
     }
 }

@@ -3,6 +3,7 @@ package io.stoke.loader;
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.loader.autoworkers.AutoWorkersLog;
 import io.stoke.loader.cache.RestartCache;
+import io.stoke.loader.cache.RestartCacheEpochs;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.sample.EpochCut;
 import io.stoke.loader.sample.LoaderState;
@@ -236,13 +237,30 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
     public LoaderStats stats() {
         synchronized (statsLock) {
             long elapsed = taken == 0 ? System.nanoTime() - startNanos : lastBatchNanos;
+            RestartCacheEpochs epochs = pipeline.cacheEpochs();
             return new LoaderStats(
-                    taken, images, skipped, sourceBytes, elapsed, firstBatchNanos, Arrays.copyOf(waits, (int) taken));
+                    taken,
+                    images,
+                    skipped,
+                    sourceBytes,
+                    elapsed,
+                    firstBatchNanos,
+                    Arrays.copyOf(waits, (int) taken),
+                    epochs == null ? null : epochs.stats());
         }
     }
 
     public Sampler sampler() {
         return sampler;
+    }
+
+    /**
+     * What the restart cache ({@link Builder#restartCache}) did in each epoch whose last batch is
+     * published, oldest first (a view, to which later epochs are added); empty without a cache.
+     */
+    public List<RestartCacheEpochs.Epoch> restartCacheEpochs() {
+        RestartCacheEpochs epochs = pipeline.cacheEpochs();
+        return epochs == null ? List.of() : epochs.epochs();
     }
 
     /**

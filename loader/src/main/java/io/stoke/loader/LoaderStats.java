@@ -1,5 +1,6 @@
 package io.stoke.loader;
 
+import io.stoke.loader.cache.RestartCache;
 import java.util.Arrays;
 
 /**
@@ -12,6 +13,8 @@ import java.util.Arrays;
  * @param elapsedNanos        since the workers started
  * @param timeToFirstBatchNanos from start until the first batch was handed out (-1 if none yet)
  * @param waitNanos           per batch, how long the consumer waited for it, in delivery order
+ * @param restartCache        the restart cache's counts in this process ({@link RestartCache#stats()}),
+ *     or null without one; per epoch: {@link Loader#restartCacheEpochs()}
  */
 public record LoaderStats(
         long batches,
@@ -20,7 +23,8 @@ public record LoaderStats(
         long sourceBytes,
         long elapsedNanos,
         long timeToFirstBatchNanos,
-        long[] waitNanos) {
+        long[] waitNanos,
+        RestartCache.Stats restartCache) {
     public double imagesPerSecond() {
         return elapsedNanos == 0 ? 0 : images * 1e9 / elapsedNanos;
     }

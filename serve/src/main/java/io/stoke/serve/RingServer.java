@@ -20,8 +20,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>It creates the ring, named ({@code /dev/shm/NAME}: its pages reserved at once, a ring that does
  * not fit one sentence) or inherited ({@code /dev/fd/N}, laid out in place); builds the loader from
- * {@link LoaderSettings}; writes the side files ({@link SampleList}, {@link AutoWorkersLogFile}); and runs
- * one loop every 20 ms that says each auto-workers change, fails on a worker's failure, prints status
+ * {@link LoaderSettings}; writes the side files ({@link SampleList}, {@link AutoWorkersLogFile}, {@link
+ * RestartCacheLogFile}); and runs one loop every 20 ms that says each auto-workers change and each
+ * epoch's restart-cache counts, fails on a worker's failure, prints status
  * lines, and ends once every batch is published and read. A parent process given by pid is watched
  * from the start ({@link ParentWatch}). A clean end, Ctrl-C or SIGTERM closes the loader, the dataset
  * (once), the ring and the named side files; a crash leaves a ring file that the next server on the
@@ -43,6 +44,7 @@ public final class RingServer {
     private Long parentPid;
     private Path sampleList;
     private Path autoWorkersLog;
+    private Path restartCacheLog;
     private final AtomicBoolean datasetClosed = new AtomicBoolean();
 
     /**
@@ -79,6 +81,15 @@ public final class RingServer {
     /** Append each auto-workers change to {@code file} ({@link AutoWorkersLogFile}; null: stderr only). */
     public RingServer autoWorkersLog(Path file) {
         this.autoWorkersLog = file;
+        return this;
+    }
+
+    /**
+     * Append each epoch's restart-cache counts to {@code file} ({@link RestartCacheLogFile}; null:
+     * stderr only). Nothing is written without a restart cache.
+     */
+    public RingServer restartCacheLog(Path file) {
+        this.restartCacheLog = file;
         return this;
     }
 
@@ -178,10 +189,12 @@ public final class RingServer {
         AutoWorkersLogFile changes = loader.autoWorkers() == null
                 ? null
                 : new AutoWorkersLogFile(loader.autoWorkers(), autoWorkersLog, SAYS);
+        RestartCacheLogFile cacheEpochs = new RestartCacheLogFile(loader, restartCacheLog, SAYS);
         while (true) {
             if (changes != null) {
                 changes.report(err);
             }
+            cacheEpochs.report(err);
             Throwable failure = loader.failure();
             if (failure instanceof NoSampleDecodedException e) {
                 // The consumer sees the ring's failed state once it has read what was published.
@@ -194,6 +207,7 @@ public final class RingServer {
             SlotCounts counts = shm.slots().counts();
             boolean allPublished = loader.publishedBatches() == loader.totalBatches();
             if (allPublished && counts.drained()) {
+                cacheEpochs.report(err); // the last epoch's, published since the look above
                 status(loader, shm, counts);
                 say("the consumer has read every batch; done");
                 return EXIT_DONE;

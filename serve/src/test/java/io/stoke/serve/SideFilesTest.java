@@ -116,7 +116,87 @@ class SideFilesTest {
         assertEquals(0, rc[0], said.toString());
         assertEquals(List.of(4, 4, 2), sizes);
         assertTrue(said.toString().contains("ready: 10 images"), said.toString());
+        assertFalse(said.toString().contains("restart cache"), "nothing said of a cache there is not");
         assertFalse(Files.exists(ring), "the ring is removed at the end");
         assertFalse(Files.exists(samples), "the sample list lives as long as the ring");
+    }
+
+    @Test
+    void aServerWithARestartCacheSaysEachEpochOnceAndItsLogReadsBackTheSame(@TempDir Path tmp) throws Exception {
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 10, 2, 7);
+        Path ring = Path.of(
+                "/dev/shm", "stoke-serve-cache-test-" + ProcessHandle.current().pid());
+        Path log = tmp.resolve("restart-cache.jsonl");
+        LoaderSettings settings = LoaderSettings.defaults()
+                .set("batch_size", "4")
+                .set("resize", "16")
+                .set("crop", "16")
+                .set("workers", "2")
+                .set("epochs", "3")
+                .set("restart_cache_dir", tmp.resolve("cache").toString());
+        StringWriter said = new StringWriter();
+        int[] rc = {-1};
+        Thread server = Thread.ofPlatform().start(() -> {
+            try {
+                rc[0] = new RingServer(root.toString(), settings, ring, new PrintWriter(said, true))
+                        .statusInterval(0)
+                        .parentPid(ProcessHandle.current().pid())
+                        .restartCacheLog(log)
+                        .run();
+            } catch (Exception e) {
+                said.append(e.toString());
+            }
+        });
+        RingConsumer consumer = null;
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (consumer == null) {
+            try {
+                consumer = RingConsumer.attach(ring);
+            } catch (RuntimeException notYet) {
+                assertTrue(System.nanoTime() < deadline && server.isAlive(), said.toString());
+                Thread.sleep(5);
+            }
+        }
+        int images = 0;
+        try (RingConsumer attached = consumer) {
+            for (var b : attached) {
+                images += b.size();
+                b.close();
+            }
+        }
+        server.join(30_000);
+        assertEquals(0, rc[0], said.toString());
+        assertEquals(30, images);
+        List<RestartCacheLogFile.Epoch> epochs = RestartCacheLogFile.read(log);
+        assertEquals(
+                List.of(0L, 1L, 2L),
+                epochs.stream().map(RestartCacheLogFile.Epoch::epoch).toList());
+        RestartCacheLogFile.Epoch last = epochs.getLast();
+        // Every read of the three epochs is counted once, in one epoch or the next (workers run ahead).
+        assertEquals(30, last.totalHits() + last.totalMisses(), last.toString());
+        assertEquals(30, epochs.stream().mapToLong(e -> e.hits() + e.misses()).sum());
+        assertTrue(epochs.getFirst().misses() >= 10, "the first epoch found an empty folder: " + epochs);
+        assertEquals(
+                last.totalCopied(),
+                epochs.stream().mapToLong(RestartCacheLogFile.Epoch::copied).sum());
+        assertEquals(
+                last.totalFilledBytes(),
+                epochs.stream()
+                        .mapToLong(RestartCacheLogFile.Epoch::filledBytes)
+                        .sum());
+        List<String> lines = said.toString()
+                .lines()
+                .filter(l -> l.startsWith("stoke serve: restart cache after epoch "))
+                .toList();
+        assertEquals(3, lines.size(), said.toString());
+        for (int e = 0; e < 3; e++) {
+            RestartCacheLogFile.Epoch r = epochs.get(e);
+            assertTrue(
+                    lines.get(e)
+                            .startsWith("stoke serve: restart cache after epoch " + e + ": " + r.hits() + " hits, "
+                                    + r.misses() + " misses, " + r.copied() + " copied ("),
+                    lines.get(e) + " against " + r);
+        }
+        assertTrue(Files.readAllLines(log).getFirst().startsWith("{\"epoch\":0,\"hits\":"), log.toString());
     }
 }

@@ -100,6 +100,7 @@ public final class RestartCache implements AutoCloseable {
     private final LongAdder copied = new LongAdder();
     private final LongAdder originals = new LongAdder();
     private final LongAdder damaged = new LongAdder();
+    private final LongAdder filledBytes = new LongAdder();
     // The filler's queue: sample indices in a ring, under this lock.
     private final int[] queue = new int[QUEUE];
     private int head;
@@ -507,6 +508,7 @@ public final class RestartCache implements AutoCloseable {
         });
         if (filed == FolderUsage.Outcome.FILED) {
             (isCopy ? copied : originals).increment();
+            filledBytes.add(total);
         } else if (filed == FolderUsage.Outcome.FULL && !full.getAndSet(true)) {
             say.accept("the restart cache in " + dir + " is full (" + usage.last() + " of its " + budget
                     + " bytes, counted over every process filling it): the files not copied yet are read as they"
@@ -555,14 +557,31 @@ public final class RestartCache implements AutoCloseable {
 
     /**
      * What the cache has done in this process; {@code usedBytes} is the folder's entries' bytes,
-     * counted over every process filling it, as this one last saw them.
+     * counted over every process filling it, as this one last saw them, of its {@code budgetBytes};
+     * {@code filledBytes} the bytes of the entries this process filed.
      */
     public record Stats(
-            long hits, long misses, long copied, long originals, long damaged, long usedBytes, boolean full) {}
+            long hits,
+            long misses,
+            long copied,
+            long originals,
+            long damaged,
+            long usedBytes,
+            boolean full,
+            long filledBytes,
+            long budgetBytes) {}
 
     public Stats stats() {
         return new Stats(
-                hits.sum(), misses.sum(), copied.sum(), originals.sum(), damaged.sum(), usage.last(), full.get());
+                hits.sum(),
+                misses.sum(),
+                copied.sum(),
+                originals.sum(),
+                damaged.sum(),
+                usage.last(),
+                full.get(),
+                filledBytes.sum(),
+                budget);
     }
 
     /**

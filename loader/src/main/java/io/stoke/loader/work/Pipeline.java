@@ -3,6 +3,7 @@ package io.stoke.loader.work;
 import io.stoke.loader.autoworkers.AutoWorkers;
 import io.stoke.loader.autoworkers.AutoWorkersLog;
 import io.stoke.loader.cache.RestartCache;
+import io.stoke.loader.cache.RestartCacheEpochs;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.sample.OrderFeed;
@@ -31,6 +32,7 @@ public final class Pipeline implements AutoCloseable {
     private final TicketSchedule schedule;
     private final RunState state;
     private final Publisher publisher;
+    private final RestartCacheEpochs cacheEpochs;
     private final WorkerActivity activity;
     private final WorkerCounters counters;
     private final Thread[] threads;
@@ -66,19 +68,6 @@ public final class Pipeline implements AutoCloseable {
             int workerNice,
             RestartCache cache,
             OrderFeed orderFeed) {
-        /** Settings without an order feed: the sampler's own order. */
-        public Settings(
-                int workers,
-                boolean autoWorkers,
-                long startEpoch,
-                int startBatch,
-                long epochs,
-                boolean skipErrors,
-                int workerNice,
-                RestartCache cache) {
-            this(workers, autoWorkers, startEpoch, startBatch, epochs, skipErrors, workerNice, cache, null);
-        }
-
         public Settings {
             if (workers < 1) {
                 throw new IllegalArgumentException("workers must be positive, not " + workers);
@@ -109,7 +98,8 @@ public final class Pipeline implements AutoCloseable {
                 : TicketSchedule.of(sampler, settings.startEpoch(), settings.startBatch(), settings.epochs());
         this.state = new RunState(schedule.totalBatches);
         InFlightBatch[] table = InFlightBatch.table(ring.geometry().slotCount());
-        this.publisher = new Publisher(ring, table, settings.skipErrors(), schedule, state);
+        this.cacheEpochs = settings.cache() == null ? null : new RestartCacheEpochs(settings.cache());
+        this.publisher = new Publisher(ring, table, settings.skipErrors(), schedule, state, cacheEpochs);
         int workers = settings.workers();
         boolean mayYield = settings.autoWorkers() && settings.workerNice() == 0;
         this.activity = new WorkerActivity(workers, mayYield);
@@ -258,6 +248,11 @@ public final class Pipeline implements AutoCloseable {
 
     public long publishedBatches() {
         return publisher.published();
+    }
+
+    /** What the restart cache did in each epoch published so far, or null without one. */
+    public RestartCacheEpochs cacheEpochs() {
+        return cacheEpochs;
     }
 
     /** Worker threads: the fixed count, or the most an auto pipeline runs at once. */

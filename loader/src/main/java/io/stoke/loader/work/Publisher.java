@@ -1,5 +1,6 @@
 package io.stoke.loader.work;
 
+import io.stoke.loader.cache.RestartCacheEpochs;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
 import io.stoke.ring.SlotHeader;
@@ -28,6 +29,7 @@ final class Publisher {
     private final long firstSequence;
     private final long totalBatches;
     private final RunState state;
+    private final RestartCacheEpochs cacheEpochs;
     private final ReentrantLock lock = new ReentrantLock();
     private final AtomicReferenceArray<List<SampleError>> slotErrors;
     // Under lock only:
@@ -40,8 +42,15 @@ final class Publisher {
      * @param table      the batches in flight, batch {@code g} at {@code g % table.length}
      * @param skipErrors whether failed samples are recorded (else a batch with one is marked failed)
      * @param schedule   the sequence numbers to publish
+     * @param cacheEpochs told each epoch's end as its last batch is published, or null (no restart cache)
      */
-    Publisher(SlotRing ring, InFlightBatch[] table, boolean skipErrors, TicketSchedule schedule, RunState state) {
+    Publisher(
+            SlotRing ring,
+            InFlightBatch[] table,
+            boolean skipErrors,
+            TicketSchedule schedule,
+            RunState state,
+            RestartCacheEpochs cacheEpochs) {
         this.ring = ring;
         this.table = table;
         this.sampleBytes = ring.geometry().sampleBytes();
@@ -49,6 +58,7 @@ final class Publisher {
         this.firstSequence = schedule.firstSequence;
         this.totalBatches = schedule.totalBatches;
         this.state = state;
+        this.cacheEpochs = cacheEpochs;
         this.nextToPublish = firstSequence;
         int slots = ring.geometry().slotCount();
         this.slotMemory = new MemorySegment[slots];
@@ -92,6 +102,9 @@ final class Publisher {
                 published = sequence + 1 - firstSequence;
                 // For consumers in other processes and status lines (consumer lag).
                 ring.ringState().published(published);
+                if (cacheEpochs != null && batch.lastInEpoch) {
+                    cacheEpochs.ended(batch.epoch);
+                }
                 if (none != null) {
                     // A release after the publish: a consumer that sees the failure finds this batch.
                     ring.ringState().failProducer();

@@ -63,7 +63,7 @@ class PublisherTest {
         try (SlotRing ring = SlotRing.allocate(G)) {
             InFlightBatch[] table = InFlightBatch.table(G.slotCount());
             RunState state = new RunState(SCHEDULE.totalBatches);
-            Publisher publisher = new Publisher(ring, table, true, SCHEDULE, state);
+            Publisher publisher = new Publisher(ring, table, true, SCHEDULE, state, null);
             finish(ring, table, 2, 0);
             finish(ring, table, 1, 1);
             publisher.publishFinished();
@@ -109,7 +109,8 @@ class PublisherTest {
     void aFailedSampleMarksItsBatchUnlessErrorsAreSkipped() {
         try (SlotRing ring = SlotRing.allocate(G)) {
             InFlightBatch[] table = InFlightBatch.table(G.slotCount());
-            Publisher publisher = new Publisher(ring, table, false, SCHEDULE, new RunState(SCHEDULE.totalBatches));
+            Publisher publisher =
+                    new Publisher(ring, table, false, SCHEDULE, new RunState(SCHEDULE.totalBatches), null);
             finish(ring, table, 0, 1);
             publisher.publishFinished();
             int slot = ring.pollReady();
@@ -122,7 +123,7 @@ class PublisherTest {
         try (SlotRing ring = SlotRing.allocate(G)) {
             InFlightBatch[] table = InFlightBatch.table(G.slotCount());
             RunState state = new RunState(SCHEDULE.totalBatches);
-            Publisher publisher = new Publisher(ring, table, true, SCHEDULE, state);
+            Publisher publisher = new Publisher(ring, table, true, SCHEDULE, state, null);
             finish(ring, table, 0, 2);
             finish(ring, table, 1, 2);
             finish(ring, table, 2, 0);

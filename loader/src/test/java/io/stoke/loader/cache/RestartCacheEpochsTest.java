@@ -1,0 +1,103 @@
+package io.stoke.loader.cache;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.stoke.loader.Batch;
+import io.stoke.loader.Loader;
+import io.stoke.loader.decode.RestartCopy;
+import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.TransformSpec;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A loader's per-epoch restart-cache counts against what the epochs read: one batch per epoch in a
+ * one-slot ring, so no worker reads the next epoch before the consumer lets the batch go, and the
+ * counts of each epoch are exactly its own (12 misses, then 12 hits); the copies and their bytes
+ * add up to the folder's.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RestartCacheEpochsTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void eachEpochSaysItsHitsMissesAndCopiesAndTheLoaderStatsCarryTheTotals() throws Exception {
+        Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 12, 3, 4);
+        try (RestartCache cache = RestartCache.open(tmp.resolve("cache"), 1L << 30, s -> fail(s));
+                Loader l = Loader.builder(ImageFolder.scan(root))
+                        .transform(TransformSpec.defaults().withResize(32, 32))
+                        .batchSize(12)
+                        .slots(1)
+                        .workers(2)
+                        .epochs(2)
+                        .restartCache(cache)
+                        .build()) {
+            assertEquals(List.of(), l.restartCacheEpochs(), "no epoch ended yet");
+            try (Batch b = l.next()) {
+                assertEquals(0, b.epoch());
+                List<RestartCacheEpochs.Epoch> epochs = l.restartCacheEpochs();
+                assertEquals(1, epochs.size(), epochs.toString());
+                RestartCacheEpochs.Epoch first = epochs.getFirst();
+                assertEquals(0, first.epoch());
+                assertEquals(12, first.misses(), first.toString());
+                assertEquals(0, first.hits(), first.toString());
+                assertTrue(
+                        first.sentence().startsWith("restart cache after epoch 0: 0 hits, 12 misses, "),
+                        first.sentence());
+                assertTrue(cache.awaitFilled(60_000)); // before the batch goes: epoch 1 reads the copies
+            }
+            try (Batch b = l.next()) {
+                assertEquals(1, b.epoch());
+            }
+            assertNull(l.next());
+            List<RestartCacheEpochs.Epoch> epochs = l.restartCacheEpochs();
+            assertEquals(2, epochs.size(), epochs.toString());
+            RestartCacheEpochs.Epoch first = epochs.get(0);
+            RestartCacheEpochs.Epoch second = epochs.get(1);
+            assertEquals(1, second.epoch());
+            assertEquals(12, second.hits(), second.toString());
+            assertEquals(0, second.misses(), second.toString());
+            RestartCache.Stats total = cache.stats();
+            assertEquals(12, total.copied(), total.toString());
+            assertEquals(total.copied(), first.copied() + second.copied(), "every copy counted in one epoch");
+            assertEquals(total.filledBytes(), first.filledBytes() + second.filledBytes());
+            assertEquals(total.usedBytes(), total.filledBytes(), "a new folder holds what this process filed");
+            assertEquals(total, second.total(), "the filler had nothing left after epoch 0");
+            assertEquals(total, l.stats().restartCache(), "the loader's stats carry the cache's");
+            // The copies fall in whichever epoch's end came after the filler filed them.
+            assertTrue(
+                    second.sentence()
+                            .startsWith(
+                                    "restart cache after epoch 1: 12 hits, 0 misses, " + second.copied() + " copied ("),
+                    second.sentence());
+            assertTrue(
+                    second.sentence()
+                            .contains(" this epoch; 12 hits, 12 misses, 12 copied this run; the folder" + " holds "),
+                    second.sentence());
+        }
+    }
+
+    @Test
+    void aLoaderWithoutACacheHasNoCounts() throws Exception {
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 4, 2, 4);
+        try (Loader l = Loader.builder(ImageFolder.scan(root))
+                .transform(TransformSpec.defaults().withResize(32, 32))
+                .batchSize(4)
+                .epochs(1)
+                .build()) {
+            for (Batch b : l) {
+                b.close();
+            }
+            assertEquals(List.of(), l.restartCacheEpochs());
+            assertNull(l.stats().restartCache());
+        }
+    }
+}
