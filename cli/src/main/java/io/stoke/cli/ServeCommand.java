@@ -18,9 +18,8 @@ import picocli.CommandLine.Spec;
         name = "serve",
         mixinStandardHelpOptions = true,
         description = {
-            "Decode DATA into a shared-memory ring for a consumer in another process. DATA is an ImageFolder",
-            "tree (DATA/<class>/<image>.jpg) or a list file with one '<path> <label>' per line. Takes the same",
-            "loader options as 'stoke bench'."
+            "Decode DATA into a shared-memory ring for a consumer in another process. DATA is any dataset",
+            "'stoke bench' reads (an ImageFolder, a list file, shards, Parquet); it takes the same loader options."
         })
 public final class ServeCommand implements Callable<Integer> {
     @Spec
@@ -40,10 +39,8 @@ public final class ServeCommand implements Callable<Integer> {
             required = true,
             paramLabel = "PATH",
             description = {
-                "The ring file, e.g. /dev/shm/train: its pages are reserved when it is created, and a ring",
-                "that does not fit fails at once saying how many bytes it needs and how many are free. Or",
-                "/dev/fd/N: an empty file this process inherited as descriptor N (an anonymous memfd, which no",
-                "/dev/shm size limits), laid out in place and left to its owner (how stoke.DataLoader runs)."
+                "The ring file, e.g. /dev/shm/train (a ring that does not fit fails at once, saying the bytes it needs",
+                "and those free), or /dev/fd/N: an inherited empty file (a memfd), laid out in place (stoke.DataLoader's)."
             })
     Path ring;
 
@@ -61,9 +58,8 @@ public final class ServeCommand implements Callable<Integer> {
             names = "--parent-pid",
             paramLabel = "PID",
             description = {
-                "Stop, and remove the ring file, within 100 ms of process PID exiting, however it ends",
-                "(kill -9 included), from the start on (while a remote dataset opens too): how",
-                "stoke.DataLoader ties its producer to the Python process."
+                "Stop, and remove the ring file, within 100 ms of process PID exiting, however it ends (kill -9",
+                "included), from the start on: how stoke.DataLoader ties its producer to the Python process."
             })
     Long parentPid;
 
@@ -71,9 +67,8 @@ public final class ServeCommand implements Callable<Integer> {
             names = "--sample-list-out",
             paramLabel = "FILE",
             description = {
-                "Before the ring is ready, write the sample list to FILE: a header line, then one JSON array",
-                "[path, label] per sample, in dataset order (a batch's indices are line numbers from 0), written",
-                "atomically and removed with the ring; /dev/fd/N is written in place and kept (docs/shared-memory.md)."
+                "Before the ring is ready, write the sample list to FILE: a header, then one JSON [path, label] per",
+                "sample in dataset order, atomically, removed with the ring; /dev/fd/N in place (docs/shared-memory.md)."
             })
     Path sampleList;
 
@@ -97,9 +92,8 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(
             names = "--restart-cache-log",
             paramLabel = "FILE",
-            description = "With --restart-cache-dir, append what the restart cache did in each epoch to FILE as the"
-                    + " epoch's last batch is published, one JSON object per line, which the Python package reads"
-                    + " (docs/shared-memory.md); the same counts are one line on standard error either way.")
+            description = "With --restart-cache-dir, append what the restart cache did in each epoch to FILE, one JSON"
+                    + " object per line (docs/shared-memory.md); stderr says the same counts in one line either way.")
     Path restartCacheLog;
 
     @Option(
