@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""The restart cache as a user starts it: ``stoke.DataLoader(..., restart_cache_dir=EMPTY)`` and
+train, epoch by epoch, beside the same loader with no cache (issue 49: the cache pays from the first
+epoch).
+
+Each case is a fresh process running --epochs epochs of the training transform
+(RandomResizedCrop(224) + RandomHorizontalFlip, uint8) over an ImageFolder of original JPEGs, with
+--workers workers and --batch-size; per epoch it records images/s and, for the cache, the entries
+on disk after it (files ``*.stc`` under the folder):
+
+  none       no cache
+  filling    restart_cache_dir= an empty folder at the start
+  full       restart_cache_dir= a folder `stoke cache` filled beforehand (timed, beside a plain
+             decode epoch of `stoke bench` on the same files)
+
+--step-ms S adds a model step of S milliseconds a batch (a sleep: the loader's CPU is left to it,
+as a GPU's step leaves it), for the model-bound case; 0 (the default) is loader-bound.
+
+Each batch's bytes are hashed in every case, and the cases' hashes are compared batch by batch
+(same seed): a filling or full cache must give every batch byte-identical to no cache.
+
+  clients/python/stacks/torch214.sh run -- python benchmarks/python/filling_bench.py \\
+      --data ~/.cache/stoke/imagenet-sample-1000-v1 --copies 2 --out docs/benchmarks/results-filling
+"""
+import argparse
+import hashlib
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CHECKOUT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+from recipes_bench import copies  # noqa: E402
+
+
+def entries(folder):
+    return sum(1 for _ in Path(folder).rglob("*.stc")) if folder else 0
+
+
+def run(case, data, cache, epochs, workers, batch_size, step_ms, seed):
+    """One case in this process: per epoch images/s, entries after it, and each batch's hash."""
+    import torch
+    import torchvision
+    from torchvision import transforms as T
+
+    sys.path.insert(0, str(CHECKOUT / "clients" / "python"))
+    import stoke
+
+    torch.manual_seed(seed)
+    dataset = torchvision.datasets.ImageFolder(
+        data, T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(), T.PILToTensor()]))
+    extra = {"restart_cache_dir": cache} if cache else {}
+    start = time.perf_counter()
+    loader = stoke.DataLoader(dataset, batch_size=batch_size, num_workers=workers, shuffle=True,
+                              persistent_workers=True, generator=torch.Generator().manual_seed(seed), **extra)
+    out = []
+    for e in range(epochs):
+        if e:
+            start = time.perf_counter()
+        n, hashes = 0, []
+        for images, labels in loader:
+            hashes.append(hashlib.sha256(images.numpy().tobytes()).hexdigest()[:16])
+            n += len(labels)
+            if step_ms:
+                time.sleep(step_ms / 1000)
+        seconds = time.perf_counter() - start
+        out.append({"epoch": e, "images": n, "seconds": seconds, "images_per_s": n / seconds,
+                    "entries": entries(cache), "hashes": hashes})
+    loader.close() if hasattr(loader, "close") else None
+    return out
+
+
+def stoke_cache_rate(data, work):
+    """`stoke cache` into an empty folder, and a plain `stoke bench` decode epoch, on the same files."""
+    folder = work / "cache-full"
+    shutil.rmtree(folder, ignore_errors=True)
+    t = time.perf_counter()
+    done = subprocess.run([str(CHECKOUT / "stoke"), "cache", str(data), "--restart-cache-dir", str(folder)], capture_output=True,
+                          text=True, check=True)
+    cache_s = time.perf_counter() - t
+    n = entries(folder)
+    js = work / "bench.json"
+    subprocess.run([str(CHECKOUT / "stoke"), "bench", str(data), "--transform", "train", "--workers", "2",
+                    "--batch-size", "100", "--json", str(js)], capture_output=True, text=True, check=True)
+    bench = json.loads(js.read_text())
+    return folder, {"stoke_cache_s": cache_s, "entries": n, "stoke_cache_files_per_s": n / cache_s,
+                    "stoke_cache_says": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "",
+                    "decode_epoch_images_per_s": bench["images_per_s"]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--run", choices=["none", "filling", "full"])
+    ap.add_argument("--cache")
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--copies", type=int, default=1)
+    ap.add_argument("--epochs", type=int, default=8)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--batch-size", type=int, default=100)
+    ap.add_argument("--step-ms", type=float, default=0.0)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--cases", nargs="+", default=["none", "filling", "full"])
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    if args.run:
+        print(json.dumps(run(args.run, args.data, args.cache, args.epochs, args.workers, args.batch_size,
+                             args.step_ms, args.seed)))
+        return
+    work = Path(os.environ.get("TMPDIR", "/tmp")) / "filling-bench"
+    work.mkdir(parents=True, exist_ok=True)
+    data = copies(args.data, args.copies, Path(os.environ.get("TMPDIR", "/tmp")))
+    images = sum(1 for p in Path(data).rglob("*") if not p.is_dir())
+    full, cost = stoke_cache_rate(data, work) if "full" in args.cases else (None, {})
+    runs = []
+    args.out.mkdir(parents=True, exist_ok=True)
+    for r in range(args.repeats):
+        for case in args.cases:
+            cache = None
+            if case == "filling":
+                cache = work / "cache-filling"
+                shutil.rmtree(cache, ignore_errors=True)
+                cache.mkdir()
+            elif case == "full":
+                cache = full
+            done = subprocess.run([sys.executable, __file__, "--run", case, "--data", str(data), "--epochs",
+                                   str(args.epochs), "--workers", str(args.workers), "--batch-size",
+                                   str(args.batch_size), "--step-ms", str(args.step_ms), "--seed", str(args.seed)]
+                                  + (["--cache", str(cache)] if cache else []),
+                                  env=dict(os.environ, STOKE_HOME=str(CHECKOUT)), capture_output=True, text=True)
+            if done.returncode:
+                sys.exit(f"{case} failed:\n{done.stderr[-3000:]}")
+            epochs = json.loads(done.stdout.strip().splitlines()[-1])
+            runs.append({"case": case, "round": r, "epochs": epochs})
+            print(f"round {r} {case}: " + " ".join(f"{e['images_per_s']:.0f}({e['entries']})" for e in epochs),
+                  file=sys.stderr)
+    with open(args.out / "runs.jsonl", "w") as log:
+        for x in runs:
+            log.write(json.dumps(x) + "\n")
+    # Byte-identical batches: every case's hashes against no cache's, epoch by epoch, same seed.
+    reference = next((x["epochs"] for x in runs if x["case"] == "none"), None)
+    identical = all(e["hashes"] == ref["hashes"] for x in runs for e, ref in zip(x["epochs"], reference or []))
+    lines = [f"# The restart cache as a user starts it: epoch by epoch\n",
+             f"`{' '.join(sys.argv)}`\n",
+             f"{platform.node()}: {os.cpu_count()} cores; {images} images, {args.workers} workers, batch "
+             f"{args.batch_size}, model step {args.step_ms:g} ms a batch, {args.repeats} round(s) (medians).\n",
+             "| epoch | " + " | ".join(f"{c} images/s" for c in args.cases) + " | filling / none | entries after "
+             "(filling) |", "|---" * (len(args.cases) + 3) + "|"]
+    for e in range(args.epochs):
+        rate = {c: statistics.median(x["epochs"][e]["images_per_s"] for x in runs if x["case"] == c)
+                for c in args.cases}
+        filled = statistics.median(x["epochs"][e]["entries"] for x in runs if x["case"] == "filling") \
+            if "filling" in args.cases else 0
+        ratio = f"{rate['filling'] / rate['none']:.2f}x" if "filling" in rate and "none" in rate else "-"
+        lines.append(f"| {e + 1} | " + " | ".join(f"{rate[c]:.0f}" for c in args.cases) + f" | {ratio} | "
+                     f"{filled:.0f} |")
+    lines.append("")
+    lines.append(f"Every batch byte-identical to no cache's (same seed): {'yes' if identical else 'NO'}.")
+    if cost:
+        lines.append(f"\n`stoke cache` into an empty folder: {cost['entries']} entries in {cost['stoke_cache_s']:.1f} s "
+                     f"({cost['stoke_cache_files_per_s']:.0f} files/s, the process's start included); a plain "
+                     f"decode epoch of `stoke bench` on the same files: "
+                     f"{cost['decode_epoch_images_per_s']:.0f} images/s.")
+    (args.out / "summary.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
