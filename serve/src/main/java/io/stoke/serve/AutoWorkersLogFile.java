@@ -1,21 +1,10 @@
 package io.stoke.serve;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.PropertyNamingStrategies;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.stoke.loader.autoworkers.AutoWorkersLog;
 import io.stoke.loader.autoworkers.WorkerChange;
-import io.stoke.ring.InheritedDescriptor;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.OpenOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
@@ -27,11 +16,6 @@ import java.util.Locale;
  * (docs/shared-memory.md, "The auto-workers log"). Called from one thread, the server's loop.
  */
 public final class AutoWorkersLogFile {
-    private static final OpenOption[] NAMED = {
-        StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS
-    };
-    private static final OpenOption[] INHERITED = {StandardOpenOption.APPEND, StandardOpenOption.WRITE};
-
     /** One change, one line of the file. */
     public record Change(double atS, int fromWorkers, int toWorkers, String reason) {
         /** {@code d} as the file holds it. */
@@ -40,14 +24,8 @@ public final class AutoWorkersLogFile {
         }
     }
 
-    private static final ObjectMapper JSON = JsonMapper.builder()
-            .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
-            .build();
-
     private final AutoWorkersLog log;
-    private final Path file;
-    private final String prefix;
-    private int reported;
+    private final JsonLinesLog<WorkerChange, Change> lines;
 
     /**
      * A log of {@code log}'s changes.
@@ -57,8 +35,7 @@ public final class AutoWorkersLogFile {
      */
     public AutoWorkersLogFile(AutoWorkersLog log, Path file, String prefix) {
         this.log = log;
-        this.file = file;
-        this.prefix = prefix;
+        this.lines = new JsonLinesLog<>(file, prefix, WorkerChange::toString, Change::of);
     }
 
     /** Where an auto loader's workers ended and every change with its reason, as table rows. */
@@ -82,50 +59,16 @@ public final class AutoWorkersLogFile {
 
     /** Says the changes made since the last call. */
     public void report(PrintWriter err) {
-        List<WorkerChange> decisions = log.decisions();
-        if (decisions.size() == reported) {
-            return;
-        }
-        StringBuilder lines = new StringBuilder();
-        for (WorkerChange d : decisions.subList(reported, decisions.size())) {
-            err.println(prefix + d);
-            lines.append(line(Change.of(d))).append('\n');
-        }
-        err.flush();
-        reported = decisions.size();
-        if (file != null) {
-            try {
-                // A link planted at a named file is refused (ELOOP), not appended through; /dev/fd/N
-                // (stoke.DataLoader's anonymous file, inherited) is itself a link, to the file meant.
-                Files.writeString(
-                        file, lines, StandardCharsets.UTF_8, InheritedDescriptor.names(file) ? INHERITED : NAMED);
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot write " + file, e);
-            }
-        }
+        lines.report(log.decisions(), err);
     }
 
     /** One change as its line of the file (no newline). */
     public static String line(Change c) {
-        try {
-            return JSON.writeValueAsString(c);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return JsonLinesLog.line(c);
     }
 
     /** The changes in {@code file}; a line that is not one is one sentence naming the file. */
     public static List<Change> read(Path file) throws IOException {
-        List<Change> changes = new ArrayList<>();
-        int n = 0;
-        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-            n++;
-            try {
-                changes.add(JSON.readValue(line, Change.class));
-            } catch (IOException e) {
-                throw new IOException(file + " line " + n + " is not an auto-workers change: " + line, e);
-            }
-        }
-        return changes;
+        return JsonLinesLog.read(file, Change.class, "an auto-workers change");
     }
 }
