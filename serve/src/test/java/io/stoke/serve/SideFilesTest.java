@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.stoke.loader.RingConsumer;
 import io.stoke.loader.autoworkers.AutoWorkersLog;
 import io.stoke.loader.autoworkers.WorkerChange;
+import io.stoke.loader.cache.RestartCache;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.testing.TestImages;
 import java.io.PrintWriter;
@@ -15,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -123,6 +125,7 @@ class SideFilesTest {
 
     @Test
     void aServerWithARestartCacheSaysEachEpochOnceAndItsLogReadsBackTheSame(@TempDir Path tmp) throws Exception {
+        Assumptions.assumeTrue(RestartCache.whyNoCopies() == null, () -> "NOT CHECKED: " + RestartCache.whyNoCopies());
         Path root = TestImages.imageFolder(tmp.resolve("data"), 10, 2, 7);
         Path ring = Path.of(
                 "/dev/shm", "stoke-serve-cache-test-" + ProcessHandle.current().pid());

@@ -170,6 +170,15 @@ public final class RestartCache implements AutoCloseable {
     }
 
     /**
+     * Why this build makes no copies (it has no region decoder: no C compiler when it was built),
+     * or null when it makes them: a cache without copies still opens, says so once, and reads every
+     * file as it is.
+     */
+    public static String whyNoCopies() {
+        return RestartCopy.available() ? null : RestartCopy.unavailableReason();
+    }
+
+    /**
      * Walks the folder once per process, before the first entry is written: the entries' bytes
      * counted against the budget, dead processes' temporary files removed. A folder that cannot be
      * walked is said once and counted as full, so nothing is written past a budget not known.
