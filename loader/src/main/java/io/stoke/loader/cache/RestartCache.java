@@ -2,7 +2,6 @@ package io.stoke.loader.cache;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
-import io.stoke.ffm.LibC;
 import io.stoke.loader.decode.RestartCopy;
 import io.stoke.loader.fs.FolderAccess;
 import io.stoke.loader.internal.CacheFolder;
@@ -28,8 +27,6 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
@@ -53,7 +50,7 @@ import java.util.function.Consumer;
  *
  * <p>Workers never copy: a worker that misses reads the original and asks the fillers, as many
  * threads as the loader has workers, each under Linux's {@code SCHED_IDLE} ({@link FillerPriority}:
- * it runs only on a core nothing else wants), and each taking a request only while the loader has
+ * below every nice value, a sliver of a core another thread wants), and each taking a request only while the loader has
  * slack ({@link #pace}: a worker waits for a free slot, or the workers have nothing to do). A
  * filler reads the original again (a shard's member only while
  * its shard is still loaded for the workers: it never fetches a shard twice), copies it (exact by
@@ -114,7 +111,6 @@ public final class RestartCache implements AutoCloseable {
     // The sample each filler copies now (-1: none), so that two never copy the same one.
     private int[] inHand = {-1};
     private BooleanSupplier slack = UNGATED;
-    private final Queue<Integer> fillerTids = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
 
     private RestartCache(Path dir, long budget, int restartMcus, FolderAccess access, Consumer<String> say) {
@@ -319,11 +315,6 @@ public final class RestartCache implements AutoCloseable {
         }
     }
 
-    /** The fillers' thread ids, as each started (for tests of their scheduling policy). */
-    List<Integer> fillerTids() {
-        return List.copyOf(fillerTids);
-    }
-
     /** The filler's reader of the dataset's originals; {@code fetch}: whether it may load a shard itself. */
     private Originals originals(Dataset dataset, ShardNames names, long maxBytes, boolean fetch) {
         return dataset instanceof FileDataset files
@@ -431,11 +422,6 @@ public final class RestartCache implements AutoCloseable {
     /** Filler {@code me}'s loop, under SCHED_IDLE: each requested original copied and filed. */
     private void fill(int me) {
         FillerPriority.lowest(say);
-        try {
-            fillerTids.add(LibC.gettid());
-        } catch (RuntimeException | LinkageError e) {
-            // Only tests read it.
-        }
         TransformSpec decoding = TransformSpec.defaults();
         try (Originals originals = originals(dataset, shardNames, decoding.maxFileBytes(), false);
                 // Exact by construction (stoke_jpeg_add_restarts refuses what a copy could change):

@@ -13,8 +13,11 @@ import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -76,6 +79,37 @@ class FillerPaceTest {
         }
     }
 
+    /** The live filler threads (their names start so, as CacheCommandTest looks for them). */
+    private static long fillerThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.isAlive() && t.getName().startsWith("stoke-cache-filler"))
+                .count();
+    }
+
+    /**
+     * The scheduling policy of each of this process's filler threads, as the kernel reports it:
+     * field 41 of {@code /proc/self/task/TID/stat}, for each task whose name is a filler's (the
+     * kernel keeps 15 bytes of the thread's name: {@code stoke-cache-fil}).
+     */
+    private static List<String> policies() {
+        List<String> out = new ArrayList<>();
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
+            for (Path task : tasks) {
+                try {
+                    if (Files.readString(task.resolve("comm")).strip().equals("stoke-cache-fil")) {
+                        String stat = Files.readString(task.resolve("stat"));
+                        out.add(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[41 - 3]);
+                    }
+                } catch (IOException gone) {
+                    // the task ended while listed
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
+    }
+
     /** Waits for {@code what} to hold (a filler thread that has yet to start, a worker yet to miss). */
     private static void await(java.util.function.BooleanSupplier what, Supplier<String> message)
             throws InterruptedException {
@@ -102,7 +136,7 @@ class FillerPaceTest {
             assertTrue(cache.awaitFilled(60_000));
             assertEquals(12, cache.stats().copied(), "each request copied once: " + cache.stats());
             assertEquals(12, entries());
-            await(() -> cache.fillerTids().size() == 3, () -> "one filler per worker");
+            await(() -> fillerThreads() == 3, () -> "one filler per worker");
         }
         assertTrue(
                 Thread.getAllStackTraces().keySet().stream()
@@ -131,7 +165,7 @@ class FillerPaceTest {
             assertTrue(misses < 30, "the ring full stopped the workers before the epoch's end: " + cache.stats());
             assertEquals(misses, cache.stats().copied(), cache.stats().toString());
             assertEquals(misses, entries());
-            await(() -> cache.fillerTids().size() == 2, () -> "one filler per worker");
+            await(() -> fillerThreads() == 2, () -> "one filler per worker");
             Iterator<Batch> it = l.iterator();
             try (Batch b = it.next()) {
                 assertEquals(4, b.size());
@@ -148,14 +182,9 @@ class FillerPaceTest {
             cache.pace(() -> true, 2);
             readAll(cache, d);
             assertTrue(cache.awaitFilled(60_000));
-            await(() -> cache.fillerTids().size() == 2, () -> "two fillers started");
-            List<Integer> tids = cache.fillerTids();
-            for (int tid : tids) {
-                // The kernel's own word: field 41 of the thread's stat line is its policy.
-                String stat = Files.readString(Path.of("/proc/self/task/" + tid + "/stat"));
-                String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                assertEquals("5", fields[41 - 3], "SCHED_IDLE is 5: " + stat);
-            }
+            // A filler's policy is set as it starts: wait for both to show it, then read it.
+            await(() -> policies().equals(List.of("5", "5")), () -> "two fillers under SCHED_IDLE: " + policies());
+            assertEquals(List.of("5", "5"), policies(), "SCHED_IDLE is 5, the kernel's own word");
         }
         assertEquals(List.of(), said);
     }
