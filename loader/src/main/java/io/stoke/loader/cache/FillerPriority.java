@@ -7,10 +7,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 /**
- * Moves a filler thread to Linux's {@code SCHED_IDLE}: it runs only on a core no other thread
- * wants, so the workers (and a model's threads) never share a core with it, whatever their nice
- * value (stoke.DataLoader starts its workers at nice 19, the filler's old priority, where the two
- * took turns). Needs no privilege. Where it is refused (another kernel, a seccomp filter), the
+ * Moves a filler thread to Linux's {@code SCHED_IDLE}: below every nice value, it gets a sliver
+ * of a core another thread wants (a weight of 3 against nice 19's 15), so the workers (and a
+ * model's threads) keep nearly all of it whatever their nice value (stoke.DataLoader starts its
+ * workers at nice 19, the filler's old priority, where the two took turns). The loader's gate
+ * ({@link RestartCache#pace}) keeps the fillers off busy cores altogether. Needs no privilege. Where it is refused (another kernel, a seccomp filter), the
  * thread falls back to nice 19, said once, loudly: it then competes with workers of the same nice.
  */
 final class FillerPriority {
