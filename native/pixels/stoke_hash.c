@@ -19,14 +19,11 @@ static inline uint64_t mix(uint64_t z)
   return z ^ (z >> 31);
 }
 
-/* Eight bytes as Java's JAVA_LONG_UNALIGNED reads them: little-endian whatever the host. */
-static inline uint64_t word_le(const uint8_t *p)
+/* Eight bytes as Java's JAVA_LONG_UNALIGNED reads them: in the host's own byte order. */
+static inline uint64_t word(const uint8_t *p)
 {
   uint64_t w;
   memcpy(&w, p, sizeof w);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  w = __builtin_bswap64(w);
-#endif
   return w;
 }
 
@@ -37,7 +34,7 @@ int64_t stoke_hash(int64_t seed, const uint8_t *src, int64_t offset, int64_t len
   uint64_t h = (uint64_t)seed ^ (n * UINT64_C(0x9E3779B97F4A7C15));
   uint64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    h = mix(h ^ word_le(p + i));
+    h = mix(h ^ word(p + i));
   }
   uint64_t tail = 0;
   for (unsigned shift = 0; i < n; i++, shift += 8) {

@@ -19,7 +19,8 @@ int32_t stoke_hash_abi_version(void);
 
 /*
  * The hash of src[offset, offset + length) mixed into seed: h = seed ^ (length * 0x9E3779B97F4A7C15),
- * then h = mix(h ^ w) for each whole 8-byte word w read little-endian, then mix(h ^ tail), the
+ * then h = mix(h ^ w) for each whole 8-byte word w read in the host's byte order (as Java's
+ * JAVA_LONG_UNALIGNED reads it; little-endian where Stoke runs), then mix(h ^ tail), the
  * last length % 8 bytes little-endian (0 when none); mix is SplitMix64's finaliser. Arithmetic is
  * modulo 2^64, as Java's long.
  */
