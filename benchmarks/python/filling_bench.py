@@ -73,7 +73,7 @@ def run(case, data, cache, epochs, workers, batch_size, step_ms, seed):
         seconds = time.perf_counter() - start
         out.append({"epoch": e, "images": n, "seconds": seconds, "images_per_s": n / seconds,
                     "entries": entries(cache), "hashes": hashes})
-    loader.close() if hasattr(loader, "close") else None
+    loader.close()
     return out
 
 
