@@ -63,7 +63,11 @@ final class JsonLinesLog<S, R> {
             return;
         }
         StringBuilder lines = new StringBuilder();
-        for (S s : all.subList(reported, ended)) {
+        // By index, to the size read above: the list grows under another thread (the publisher adds
+        // an epoch as its last batch goes out), and a copy-on-write list's subList view throws
+        // ConcurrentModificationException once its list changed; get(i) of an older entry never does.
+        for (int i = reported; i < ended; i++) {
+            S s = all.get(i);
             err.println(prefix + sentence.apply(s));
             lines.append(line(record.apply(s))).append('\n');
         }
