@@ -258,6 +258,21 @@ public final class SlotRing implements AutoCloseable {
         return headers[slot].state();
     }
 
+    /**
+     * How many slots are ready now, published and not yet taken by the consumer: how far the
+     * producers are ahead of it. Each slot's state is read once (a volatile read); nothing is
+     * allocated, so a producer may ask on its hot path.
+     */
+    public int readySlots() {
+        int ready = 0;
+        for (SlotHeader header : headers) {
+            if (header.state() == SLOT_STATE_READY) {
+                ready++;
+            }
+        }
+        return ready;
+    }
+
     /** How many slots are in each state now (for status lines); each slot's state is read once. */
     public SlotCounts counts() {
         int free = 0;

@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.ffm.LibC;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.format.ImageFormat;
 import io.stoke.loader.source.FileDataset;
 import io.stoke.loader.source.FileReader;
 import io.stoke.loader.source.SampleReader;
@@ -15,25 +16,31 @@ import java.lang.foreign.MemorySegment;
  * {@code stat}ed, its entry looked up by (absolute path, size, modification time) and, when it holds a
  * whole copy that names that original, the copy is read instead of the file. A missing entry is
  * asked of the cache's filler, and a damaged or foreign one is counted and replaced; either way
- * the original is read this time. Nothing is allocated per sample once the buffers have grown.
- * One per worker thread.
+ * the original is read this time. While the loader has slack the worker copies a missed JPEG itself
+ * and decodes the copy ({@link MissCopy}); otherwise it asks the cache's fillers. Nothing is
+ * allocated per sample once the buffers have grown. One per worker thread.
  */
 final class CachedFileReader implements SampleReader {
     private final FileReader files;
     private final EntryLookup lookup;
+    private final MissCopy missCopy;
+    private final RestartCache cache;
     private final OriginalId id = new OriginalId();
     private final Arena arena = Arena.ofConfined();
     private final MemorySegment stat = arena.allocate(LibC.STAT_BYTES, 8);
-    private boolean fromCache;
+    private MemorySegment served = MemorySegment.NULL; // the entry's copy, or this miss's, or NULL: the file
+    private long servedLength;
 
     CachedFileReader(RestartCache cache, FileDataset dataset, long maxBytes) {
         this.files = new FileReader(dataset, maxBytes);
         this.lookup = new EntryLookup(cache, maxBytes);
+        this.missCopy = new MissCopy(cache);
+        this.cache = cache;
     }
 
     @Override
     public SampleStatus read(int sample) {
-        fromCache = false;
+        served = MemorySegment.NULL;
         if (files.stat(sample, stat) != SampleStatus.OK) {
             return files.read(sample); // says why, as without a cache
         }
@@ -45,22 +52,37 @@ final class CachedFileReader implements SampleReader {
                 stat.get(JAVA_LONG, LibC.ST_MTIME_SEC),
                 stat.get(JAVA_LONG, LibC.ST_MTIME_NSEC));
         int found = lookup.read(id);
-        lookup.account(found, sample);
+        boolean miss = lookup.miss(found);
         if (found == CacheEntry.COPY) {
-            fromCache = true;
+            served = lookup.content();
+            servedLength = lookup.length();
             return SampleStatus.OK;
         }
-        return files.read(sample);
+        SampleStatus status = files.read(sample);
+        if (miss) {
+            boolean copyable = status == SampleStatus.OK
+                    && files.length() == id.size // else changed since its stat: no entry
+                    && ImageFormat.sniff(files.bytes(), files.length()) == ImageFormat.JPEG;
+            if (copyable && missCopy.copy(id, files.bytes(), files.length())) {
+                if (missCopy.copied()) {
+                    served = missCopy.bytes();
+                    servedLength = missCopy.length();
+                }
+            } else {
+                cache.request(sample);
+            }
+        }
+        return status;
     }
 
     @Override
     public MemorySegment bytes() {
-        return fromCache ? lookup.content() : files.bytes();
+        return served != MemorySegment.NULL ? served : files.bytes();
     }
 
     @Override
     public long length() {
-        return fromCache ? lookup.length() : files.length();
+        return served != MemorySegment.NULL ? servedLength : files.length();
     }
 
     @Override
@@ -72,6 +94,7 @@ final class CachedFileReader implements SampleReader {
     public void close() {
         files.close();
         lookup.close();
+        missCopy.close();
         arena.close();
     }
 }

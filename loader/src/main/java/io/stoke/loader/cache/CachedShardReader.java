@@ -12,7 +12,8 @@ import java.lang.foreign.MemorySegment;
  * {@link RestartCache}: each sample's image is found where it lies, as without a cache, and its
  * entry looked up by (shard, member offset and length, shard version); when the entry holds a whole
  * copy that names that member, the shard is given back at once and the copy is read instead. A
- * miss is asked of the filler, which copies the member while the shard is still loaded. Members
+ * miss is copied by the worker while the loader has slack ({@link MissCopy}), and otherwise asked of
+ * the filler, which copies the member while the shard is still loaded. Members
  * that are not JPEGs are read as they are and never asked for. Nothing is allocated per sample.
  * One per worker thread.
  */
@@ -20,40 +21,58 @@ final class CachedShardReader implements SampleReader {
     private final ShardReader members;
     private final ShardNames names;
     private final EntryLookup lookup;
+    private final MissCopy missCopy;
+    private final RestartCache cache;
     private final OriginalId id = new OriginalId();
-    private boolean fromCache;
+    private MemorySegment served = MemorySegment.NULL; // the entry's copy, or this miss's, or NULL: the member
+    private long servedLength;
 
     CachedShardReader(RestartCache cache, Shards shards, ShardNames names, long maxBytes) {
         this.members = new ShardReader(shards, maxBytes);
         this.names = names;
         this.lookup = new EntryLookup(cache, maxBytes);
+        this.missCopy = new MissCopy(cache);
+        this.cache = cache;
     }
 
     @Override
     public SampleStatus read(int sample) {
-        fromCache = false;
+        served = MemorySegment.NULL;
         SampleStatus status = members.read(sample);
         if (status != SampleStatus.OK || ImageFormat.sniff(members.bytes(), members.length()) != ImageFormat.JPEG) {
             return status; // a PNG, a raw .npy member: read as it is
         }
         names.identify(id, members.shard(), members.offset(), members.bytes(), members.length());
         int found = lookup.read(id);
-        lookup.account(found, sample);
+        boolean copiedHere = false;
+        if (lookup.miss(found)) {
+            if (missCopy.copy(id, members.bytes(), members.length())) {
+                copiedHere = missCopy.copied();
+            } else {
+                cache.request(sample);
+            }
+        }
         if (found == CacheEntry.COPY) {
-            fromCache = true;
-            members.done(); // the copy is read instead: the shard goes back now
+            served = lookup.content();
+            servedLength = lookup.length();
+        } else if (copiedHere) {
+            served = missCopy.bytes();
+            servedLength = missCopy.length();
+        }
+        if (served != MemorySegment.NULL) {
+            members.done(); // a copy is read instead: the shard goes back now
         }
         return SampleStatus.OK;
     }
 
     @Override
     public MemorySegment bytes() {
-        return fromCache ? lookup.content() : members.bytes();
+        return served != MemorySegment.NULL ? served : members.bytes();
     }
 
     @Override
     public long length() {
-        return fromCache ? lookup.length() : members.length();
+        return served != MemorySegment.NULL ? servedLength : members.length();
     }
 
     @Override
@@ -70,5 +89,6 @@ final class CachedShardReader implements SampleReader {
     public void close() {
         members.close();
         lookup.close();
+        missCopy.close();
     }
 }

@@ -110,25 +110,27 @@ final class EntryLookup implements AutoCloseable {
     }
 
     /**
-     * Counts what {@link #read} found for sample {@code sample}, and for a miss asks the filler
-     * (a damaged entry removed first: it is never served, and made again).
+     * Counts what {@link #read} found; true for a miss, which wants an entry made (a damaged one is
+     * removed first: it is never served, and made again): the worker copies it ({@link MissCopy}) or
+     * asks the filler.
      */
-    void account(int found, int sample) {
+    boolean miss(int found) {
         if (found == UNNAMED) {
-            return;
+            return false;
         }
         if (found == CacheEntry.COPY || found == CacheEntry.ORIGINAL) {
             cache.hits.increment();
-            return;
+            return false;
         }
         cache.misses.increment();
         if (found == PLANTED) {
             cache.planted(entryPath, SafeFiles.kind(plantedMode));
         }
         if (found == DAMAGED) {
+            cache.countDamaged();
             cache.discard(entryPath);
         }
-        cache.request(sample, found == DAMAGED);
+        return true;
     }
 
     /** The copy the last {@link #read} found; valid for {@link #length()} bytes until the next read. */

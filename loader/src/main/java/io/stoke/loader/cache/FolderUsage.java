@@ -54,6 +54,11 @@ final class FolderUsage {
     private boolean shared = true; // under JVM
     private long local; // under JVM: the count when the folder cannot be locked
     private volatile long last; // the count as last seen, for stats
+    // Under JVM: the count's file, opened at the first hold and kept until close(), so that filing
+    // an entry costs a lock, a read and a write, not an open. Closing any descriptor of the file
+    // drops every lock this process holds on it: closed only under JVM, where none is held.
+    private FileChannel channel;
+    private boolean closed;
 
     FolderUsage(Path dir, FolderAccess access, Consumer<String> say) {
         this.file = dir.resolve(NAME);
@@ -117,18 +122,21 @@ final class FolderUsage {
     /** The file locked (or, where it cannot be, this process's count), under the JVM's monitor. */
     private Held hold() throws IOException {
         if (shared) {
-            // Opening is the folder's own failure (the filler says so and stops writing); locking
-            // is the file system's (NFS without a lock daemon, some FUSE mounts): counted here alone.
-            try {
-                SafeFiles.createNew(file, access).close();
-            } catch (FileAlreadyExistsException made) {
-                // By an earlier process, or another one now: opened below, where it is a regular file.
+            if (channel == null) {
+                // Opening is the folder's own failure (the filler says so and stops writing); locking
+                // is the file system's (NFS without a lock daemon, some FUSE mounts): counted here alone.
+                try {
+                    SafeFiles.createNew(file, access).close();
+                } catch (FileAlreadyExistsException made) {
+                    // By an earlier process, or another one now: opened below, where it is a regular file.
+                }
+                channel = SafeFiles.openRegularToChange(file);
             }
-            FileChannel ch = SafeFiles.openRegularToChange(file);
             try {
-                return new Held(ch, ch.lock());
+                return new Held(channel, channel.lock());
             } catch (IOException | UnsupportedOperationException e) {
-                ch.close();
+                channel.close();
+                channel = null;
                 shared = false;
                 say.accept("WARNING: the restart cache cannot lock " + file + " (" + e.getMessage()
                         + "): its budget is counted by this process alone, and processes filling the folder"
@@ -136,6 +144,17 @@ final class FolderUsage {
             }
         }
         return new Held(null, null);
+    }
+
+    /** Closes the count's file; a later hold opens it for that hold alone. */
+    void close() throws IOException {
+        synchronized (JVM) {
+            closed = true;
+            if (channel != null) {
+                channel.close();
+                channel = null;
+            }
+        }
     }
 
     /** The count while held: the file's, or this process's. */
@@ -181,7 +200,10 @@ final class FolderUsage {
                 try {
                     lock.release();
                 } finally {
-                    ch.close();
+                    if (closed) {
+                        ch.close();
+                        channel = null;
+                    }
                 }
             }
         }

@@ -13,6 +13,7 @@ import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -28,6 +29,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -48,7 +50,10 @@ import java.util.function.Consumer;
  * an entry without content that says to read the original, and is not tried again; other formats
  * are not cached.
  *
- * <p>Workers never copy: a worker that misses reads the original and asks the fillers, as many
+ * <p>A worker that misses while the loader has slack (a worker waits for a free slot: the consumer
+ * is the bottleneck) copies the original it has just read and decodes its crop from the copy
+ * ({@link MissCopy}): the copy's entropy decoding is the only one of that original. Otherwise it
+ * reads the original and asks the fillers, as many
  * threads as the loader has workers, each under Linux's {@code SCHED_IDLE} ({@link FillerPriority}:
  * below every nice value, a sliver of a core another thread wants), and each taking a request only while the loader has
  * slack ({@link #pace}: a worker waits for a free slot, or the workers have nothing to do). A
@@ -90,10 +95,15 @@ public final class RestartCache implements AutoCloseable {
     private final FolderUsage usage;
     private final AtomicBoolean full = new AtomicBoolean();
     private final AtomicBoolean plantedSaid = new AtomicBoolean();
+    // The entry folders made or checked: 256 bits, set once each (a race makes one twice: harmless).
+    private final AtomicLongArray madeSubfolders = new AtomicLongArray(4);
     private boolean counted; // under countLock: the folder walked once, by whoever writes first
     private final Object countLock = new Object();
     final LongAdder hits = new LongAdder();
     final LongAdder misses = new LongAdder();
+    /** Originals a worker copied itself on a miss ({@link MissCopy}), whether or not it filed them. */
+    final LongAdder copiedByWorkers = new LongAdder();
+
     private final LongAdder copied = new LongAdder();
     private final LongAdder originals = new LongAdder();
     private final LongAdder damaged = new LongAdder();
@@ -110,7 +120,9 @@ public final class RestartCache implements AutoCloseable {
     private int fillerCount = 1;
     // The sample each filler copies now (-1: none), so that two never copy the same one.
     private int[] inHand = {-1};
-    private BooleanSupplier slack = UNGATED;
+    // Set under this lock by pace(), read by the workers without it.
+    private volatile BooleanSupplier slack = UNGATED;
+    private volatile BooleanSupplier workersCopy = () -> false;
     private volatile boolean closed;
 
     private RestartCache(Path dir, long budget, int restartMcus, FolderAccess access, Consumer<String> say) {
@@ -232,8 +244,8 @@ public final class RestartCache implements AutoCloseable {
             if (pid > 0 && !ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
                 Files.deleteIfExists(file);
             }
-            // else not one of ours, or another process's: a filer holds the count's lock while its
-            // file exists, so this one failed between writing and renaming; it removes its own
+            // else not one of ours, or a live process's: written, or being written, before its
+            // rename; that process files it or removes it itself
         } catch (IOException e) {
             // Gone since the walk: left alone.
         }
@@ -280,11 +292,12 @@ public final class RestartCache implements AutoCloseable {
      * pipeline before its workers start; the latest pipeline's pace holds. Without it one filler
      * runs, ungated.
      */
-    public synchronized void pace(BooleanSupplier slack, int threads) {
+    public synchronized void pace(BooleanSupplier slack, BooleanSupplier workersCopy, int threads) {
         if (threads < 1) {
             throw new IllegalArgumentException("fillers must be positive, not " + threads);
         }
         this.slack = slack;
+        this.workersCopy = workersCopy;
         if (threads > fillerCount) {
             fillerCount = threads;
             if (dataset != null) {
@@ -365,11 +378,24 @@ public final class RestartCache implements AutoCloseable {
         }
     }
 
-    /** Asks the filler for sample {@code sample}'s entry (a damaged one is counted); dropped when the queue is full. */
-    synchronized void request(int sample, boolean wasDamaged) {
-        if (wasDamaged) {
-            damaged.increment();
-        }
+    /** Counts a damaged entry, found by a worker and removed. */
+    void countDamaged() {
+        damaged.increment();
+    }
+
+    /**
+     * Whether a worker that has just missed should copy the original itself ({@link MissCopy}):
+     * copies can be made, the folder is not full, and the loader that paces this cache has slack
+     * now, so the worker's extra work is time it would have spent waiting. Without a loader's pace,
+     * never: the fillers copy.
+     */
+    boolean copiesNow() {
+        boolean b = !full.get() && !closed && workersCopy.getAsBoolean();
+        return b;
+    }
+
+    /** Asks the filler for sample {@code sample}'s entry; dropped when the queue is full. */
+    synchronized void request(int sample) {
         if (full.get() || closed || count == QUEUE) {
             return;
         }
@@ -426,7 +452,9 @@ public final class RestartCache implements AutoCloseable {
         try (Originals originals = originals(dataset, shardNames, decoding.maxFileBytes(), false);
                 // Exact by construction (stoke_jpeg_add_restarts refuses what a copy could change):
                 // the two whole decodes a check costs would triple the filler's work per file.
-                RestartCopy copier = new RestartCopy(restartMcus, decoding, false)) {
+                RestartCopy copier = new RestartCopy(restartMcus, decoding, false);
+                Arena arena = Arena.ofConfined()) {
+            MemorySegment header = headerScratch(arena);
             countOnce();
             while (true) {
                 int sample = take(me);
@@ -434,12 +462,9 @@ public final class RestartCache implements AutoCloseable {
                     return;
                 }
                 try {
-                    fillOne(sample, originals, copier);
+                    fillOne(sample, originals, copier, header);
                 } catch (IOException | UncheckedIOException e) {
-                    if (!full.getAndSet(true)) {
-                        say.accept("WARNING: the restart cache could not write to " + dir + " (" + e.getMessage()
-                                + "); the rest is read from the originals");
-                    }
+                    failed(e);
                 } catch (RuntimeException e) {
                     // The original could not be read: its shard failed (the workers' read of the same
                     // sample names why), or the dataset was closed after its last loader. Not copied.
@@ -452,62 +477,116 @@ public final class RestartCache implements AutoCloseable {
         }
     }
 
-    private void fillOne(int sample, Originals from, RestartCopy copier) throws IOException {
+    private void fillOne(int sample, Originals from, RestartCopy copier, MemorySegment header) throws IOException {
         if (full.get()) {
             return; // requests queued before the budget was reached, or the folder failed: said once
         }
         if (!from.identify(sample) || from.id.nameLength > EntryLookup.PATH_MAX) {
             return;
         }
-        OriginalId id = from.id;
-        Path entry = entryOf(id.key());
-        if (Files.isRegularFile(entry, LinkOption.NOFOLLOW_LINKS)) {
+        if (Files.isRegularFile(entryOf(from.id.key()), LinkOption.NOFOLLOW_LINKS)) {
             return; // filled since it was asked for (another worker, another process), or about to be replaced
         }
         if (!from.read(sample)) {
             return; // unreadable, changed while read, or not a JPEG: nothing to cache
         }
-        RestartCopy.Outcome outcome = copier.copy(from.bytes(), from.length());
+        file(from.id, copier.copy(from.bytes(), from.length()), copier, header);
+    }
+
+    /**
+     * Files the entry of {@code id}, which {@code copier} has just copied with {@code outcome}: the
+     * copy, or an entry that says to read the original. {@code header} is the caller's scratch, at
+     * least {@link CacheEntry#HEADER_BYTES} plus {@link EntryLookup#PATH_MAX} bytes: the entry is
+     * written from it and from the copier's buffer, with nothing copied on the heap.
+     *
+     * @return whether the entry is filed now (by this call; false: another filed it first, or the
+     *     folder is full)
+     */
+    boolean file(OriginalId id, RestartCopy.Outcome outcome, RestartCopy copier, MemorySegment header)
+            throws IOException {
+        countOnce();
+        Path entry = entryOf(id.key());
         boolean isCopy = outcome == RestartCopy.Outcome.COPIED;
         long contentLength = isCopy ? copier.length() : 0;
-        long total = CacheEntry.HEADER_BYTES + id.nameLength + contentLength;
-        byte[] bytes = new byte[(int) total];
-        MemorySegment e = MemorySegment.ofArray(bytes);
+        long headerLength = CacheEntry.HEADER_BYTES + id.nameLength;
+        long total = headerLength + contentLength;
         long contentHash = isCopy ? CacheEntry.contentHash(0, copier.bytes(), 0, contentLength) : 0;
-        id.writeHeader(e, isCopy ? CacheEntry.COPY : CacheEntry.ORIGINAL, contentLength, contentHash);
-        if (isCopy) {
-            MemorySegment.copy(copier.bytes(), 0, e, CacheEntry.HEADER_BYTES + id.nameLength, contentLength);
-        }
-        // The copy was made outside the count's lock; only filing it is inside, so every process
-        // sees the budget and the folder agree.
-        FolderUsage.Outcome filed = usage.add(total, budget, () -> {
-            if (Files.isRegularFile(entry, LinkOption.NOFOLLOW_LINKS)) {
-                return false; // another process filed it while this one copied
-            }
-            CacheFolder.subfolder(entry.getParent(), access);
-            // O_EXCL under a random name: a link planted at a name it might take is never followed.
-            Path tmp = SafeFiles.temporaryFor(entry);
-            try (FileChannel ch = SafeFiles.createNew(tmp, access)) {
-                java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
-                while (b.hasRemaining()) {
-                    ch.write(b);
+        id.writeHeader(header, isCopy ? CacheEntry.COPY : CacheEntry.ORIGINAL, contentLength, contentHash);
+        java.nio.ByteBuffer[] parts = isCopy
+                ? new java.nio.ByteBuffer[] {
+                    header.asSlice(0, headerLength).asByteBuffer(),
+                    copier.bytes().asSlice(0, contentLength).asByteBuffer()
                 }
-            } catch (IOException | RuntimeException failed) {
-                Files.deleteIfExists(tmp);
-                throw failed;
+                : new java.nio.ByteBuffer[] {header.asSlice(0, headerLength).asByteBuffer()};
+        // Written under a temporary name outside the count's lock, which a filler (under SCHED_IDLE,
+        // so any busy thread preempts it) would otherwise hold across a write a worker then waits
+        // out; only the rename is filed under it, so every process sees the budget and the folder
+        // agree. O_EXCL under a random name: a link planted at a name it might take is never followed.
+        subfolder(entry.getParent(), id.key());
+        Path tmp = SafeFiles.temporaryFor(entry);
+        try (FileChannel ch = SafeFiles.createNew(tmp, access)) {
+            while (parts[parts.length - 1].hasRemaining()) {
+                ch.write(parts);
             }
-            // A reader sees the whole entry or none: rename is atomic within the folder, and replaces
-            // a link or a FIFO planted at the entry's name, never what a link points to.
-            Files.move(tmp, entry, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            return true;
-        });
+        } catch (IOException | RuntimeException failed) {
+            Files.deleteIfExists(tmp);
+            throw failed;
+        }
+        FolderUsage.Outcome filed;
+        try {
+            filed = usage.add(total, budget, () -> {
+                if (Files.isRegularFile(entry, LinkOption.NOFOLLOW_LINKS)) {
+                    return false; // another process filed it while this one copied
+                }
+                // A reader sees the whole entry or none: rename is atomic within the folder, and
+                // replaces a link or a FIFO planted at the entry's name, never what a link points to.
+                Files.move(tmp, entry, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                return true;
+            });
+        } finally {
+            Files.deleteIfExists(tmp); // not filed: full, there already, or failed
+        }
         if (filed == FolderUsage.Outcome.FILED) {
             (isCopy ? copied : originals).increment();
             filledBytes.add(total);
-        } else if (filed == FolderUsage.Outcome.FULL && !full.getAndSet(true)) {
+            return true;
+        }
+        if (filed == FolderUsage.Outcome.FULL && !full.getAndSet(true)) {
             say.accept("the restart cache in " + dir + " is full (" + usage.last() + " of its " + budget
                     + " bytes, counted over every process filling it): the files not copied yet are read as they"
                     + " are");
+        }
+        return false;
+    }
+
+    /** A copier as the fillers' (exact by construction: no check decodes, see {@link #fill(int)}). */
+    RestartCopy newCopier() {
+        return new RestartCopy(restartMcus, TransformSpec.defaults(), false);
+    }
+
+    /**
+     * Makes the entry folder of {@code key} ({@code xx/}, one of 256) once per process: each is
+     * checked, or made, at its first entry, not at every one.
+     */
+    private void subfolder(Path folder, long key) throws IOException {
+        int i = (int) (key >>> 56);
+        long bit = 1L << (i & 63);
+        if ((madeSubfolders.get(i >>> 6) & bit) == 0) {
+            CacheFolder.subfolder(folder, access);
+            madeSubfolders.getAndUpdate(i >>> 6, bits -> bits | bit);
+        }
+    }
+
+    /** A filer's scratch for an entry's header, as {@link #file} needs. */
+    static MemorySegment headerScratch(Arena arena) {
+        return arena.allocate(CacheEntry.HEADER_BYTES + EntryLookup.PATH_MAX, 8);
+    }
+
+    /** Stops filling after the folder failed, said once: the rest is read from the originals. */
+    void failed(Exception e) {
+        if (!full.getAndSet(true)) {
+            say.accept("WARNING: the restart cache could not write to " + dir + " (" + e.getMessage()
+                    + "); the rest is read from the originals");
         }
     }
 
@@ -535,9 +614,11 @@ public final class RestartCache implements AutoCloseable {
         TransformSpec decoding = TransformSpec.defaults();
         io.stoke.loader.internal.InParallel.map(threads, threads, "stoke-cache-fill", t -> {
             try (Originals originals = originals(dataset, names, decoding.maxFileBytes(), true);
-                    RestartCopy copier = new RestartCopy(restartMcus, decoding, false)) {
+                    RestartCopy copier = new RestartCopy(restartMcus, decoding, false);
+                    Arena arena = Arena.ofConfined()) {
+                MemorySegment header = headerScratch(arena);
                 for (int s = next.getAndIncrement(); s < dataset.size() && !full.get(); s = next.getAndIncrement()) {
-                    fillOne(s, originals, copier);
+                    fillOne(s, originals, copier, header);
                     long d = done.incrementAndGet();
                     if (d % 64 == 0 || d == dataset.size()) {
                         progress.accept(d);
@@ -610,8 +691,13 @@ public final class RestartCache implements AutoCloseable {
                 t.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return;
+                break;
             }
+        }
+        try {
+            usage.close();
+        } catch (IOException e) {
+            // Only the count's descriptor: nothing is lost.
         }
     }
 }

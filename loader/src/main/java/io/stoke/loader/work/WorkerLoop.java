@@ -89,7 +89,7 @@ final class WorkerLoop {
         schedule.slack = slack;
         if (cache != null) {
             // The cache's fillers copy on what the workers leave: one per worker, for when all idle.
-            cache.pace(slack, activity.maxWorkers());
+            cache.pace(slack, slack.forWorkers(ring), activity.maxWorkers());
         }
         this.isRunning = () -> state.running;
         this.orders = new EpochOrders(sampler);

@@ -1,5 +1,6 @@
 package io.stoke.loader.work;
 
+import io.stoke.ring.SlotRing;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
@@ -16,6 +17,7 @@ import java.util.function.BooleanSupplier;
 final class WorkerSlack implements BooleanSupplier {
     private final AtomicInteger waiting = new AtomicInteger();
     private final AtomicInteger finished = new AtomicInteger();
+
     private final RunState state;
 
     WorkerSlack(RunState state) {
@@ -30,6 +32,18 @@ final class WorkerSlack implements BooleanSupplier {
     /** ... and stops. */
     void waitEnds() {
         waiting.decrementAndGet();
+    }
+
+    /**
+     * Whether a worker may copy the original it missed ({@code io.stoke.loader.cache.MissCopy}),
+     * which costs it about a decode more: the loader has slack now, or the consumer has at least
+     * half of {@code ring}'s slots ready and waiting, so a slower sample delays no batch it waits
+     * for. A loader-bound consumer takes each batch as it is published and leaves none waiting;
+     * copies then slow production, the ready slots fall below half, and the workers stop copying.
+     */
+    BooleanSupplier forWorkers(SlotRing ring) {
+        int half = Math.max(1, (ring.geometry().slotCount() + 1) / 2);
+        return () -> getAsBoolean() || ring.readySlots() >= half;
     }
 
     /** A worker left its loop: no ticket left, or stopped. */

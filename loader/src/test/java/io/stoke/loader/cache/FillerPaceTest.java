@@ -125,7 +125,7 @@ class FillerPaceTest {
         Dataset d = ImageFolder.scan(data(12));
         AtomicBoolean slack = new AtomicBoolean();
         try (RestartCache cache = RestartCache.open(tmp.resolve("cache"), 1L << 30, said::add)) {
-            cache.pace(slack::get, 3);
+            cache.pace(slack::get, () -> false, 3);
             readAll(cache, d);
             assertEquals(12, cache.stats().misses());
             // Closed: the fillers hold the 12 requests and copy none of them.
@@ -179,7 +179,7 @@ class FillerPaceTest {
         Assumptions.assumeTrue(Files.isDirectory(Path.of("/proc/self/task")), "NOT CHECKED: no /proc");
         Dataset d = ImageFolder.scan(data(4));
         try (RestartCache cache = RestartCache.open(tmp.resolve("cache"), 1L << 30, said::add)) {
-            cache.pace(() -> true, 2);
+            cache.pace(() -> true, () -> false, 2);
             readAll(cache, d);
             assertTrue(cache.awaitFilled(60_000));
             // A filler's policy is set as it starts: wait for both to show it, then read it.
