@@ -401,7 +401,12 @@ public final class RestartCache implements AutoCloseable {
         }
         queue[(head + count++) % QUEUE] = sample;
         requested++;
-        notifyAll();
+        if (count == 1) {
+            // Fillers wait unwoken only on an empty queue; otherwise they copy, or look at the
+            // loader's slack every PAUSE_MILLIS: a wake-up per miss would cost a loader-bound
+            // epoch two context switches a sample, for a filler that finds no slack.
+            notifyAll();
+        }
     }
 
     /**
