@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import textwrap
 import time
 import unittest
 import zipfile
@@ -84,15 +85,20 @@ def tearDownModule():
         shutil.rmtree(TMP, ignore_errors=True)
 
 
-def epochs(n, fill=False, data=None, **more):
-    """``n`` epochs of the loader, each a list of (indices, images) in order; with ``fill``, the
-    producer is then left idle (its ring full) until its cache holds an entry per JPEG: its filler
-    works on the CPU the workers leave."""
+def epochs(n, fill=False, data=None, lag=0.0, **more):
+    """``n`` epochs of the loader, each a list of (indices, images) in order; ``more`` over
+    SETTINGS; ``lag`` seconds a batch, as a model's step, so the ring fills and the workers copy
+    what they miss. With ``fill``, the producer is then left idle (its ring full) until its cache
+    holds an entry per JPEG: its filler works on the CPU the workers leave."""
     out = []
-    with stoke.DataLoader(DATA if data is None else data, **SETTINGS, **more) as loader:
+    with stoke.DataLoader(DATA if data is None else data, **{**SETTINGS, **more}) as loader:
         for e in range(n):
             loader.set_epoch(e)
-            out.append([(idx.tolist(), images.clone()) for images, _, idx in loader])
+            batches = []
+            for images, _, idx in loader:
+                batches.append((idx.tolist(), images.clone()))
+                time.sleep(lag)
+            out.append(batches)
         if fill:
             wait_for_entries(more["restart_cache_dir"], 30)
     return out
@@ -140,6 +146,41 @@ class RestartCacheTest(unittest.TestCase):
             # A new process over the filled cache reads the copies from its first epoch.
             self.assertSameEpochs(reference, epochs(3, restart_cache_dir=cache))
             self.assertEqual(made, entries(cache), "nothing made again")
+
+    def test_two_jobs_filling_one_folder_at_once_read_their_uncached_pixels(self):
+        # Another job on the node (another seed, so other crops and order) fills the same folder
+        # while this one does. Each takes 50 ms a batch, so the ring fills: workers copy what they
+        # miss, fillers what is left, in both processes at once. Every batch of each job is that
+        # job's uncached batch, and the folder ends with one entry per JPEG.
+        lag = 0.05
+        mine, theirs = epochs(3), epochs(3, seed=4)
+        child = textwrap.dedent(f"""
+            import json, sys, time
+            sys.path.insert(0, {str(PACKAGE_ROOT)!r})
+            import stoke
+            out = []
+            with stoke.DataLoader({str(DATA)!r}, **json.loads(sys.argv[1])) as loader:
+                for e in range(3):
+                    loader.set_epoch(e)
+                    for images, _, idx in loader:
+                        out.append([idx.tolist(), images.contiguous().numpy().tobytes().hex()])
+                        time.sleep({lag})
+            print(json.dumps(out))
+        """)
+        with tempfile.TemporaryDirectory() as cache:
+            other = subprocess.Popen(
+                [sys.executable, "-c", child, json.dumps({**SETTINGS, "seed": 4, "restart_cache_dir": cache})],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                got = epochs(3, lag=lag, restart_cache_dir=cache)
+                out, err = other.communicate(timeout=180)
+            finally:
+                other.kill()
+            self.assertEqual(0, other.returncode, err[-2000:])
+            self.assertSameEpochs(mine, got)
+            expected = [[i, images.contiguous().numpy().tobytes().hex()] for epoch in theirs for i, images in epoch]
+            self.assertEqual(expected, json.loads(out.strip().splitlines()[-1]), "the other job's batches")
+            self.assertEqual(30, len(wait_for_entries(cache, 30)), "one entry per JPEG, filed once")
 
     def test_each_epoch_says_its_misses_then_its_hits_once_on_stderr_and_in_the_stats(self):
         line = "stoke serve: restart cache after epoch "
