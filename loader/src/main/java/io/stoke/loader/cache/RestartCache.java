@@ -120,6 +120,9 @@ public final class RestartCache implements AutoCloseable {
     private int fillerCount = 1;
     // The sample each filler copies now (-1: none), so that two never copy the same one.
     private int[] inHand = {-1};
+    // The dataset (and its shards' names) each filler's request in hand belongs to, set with it.
+    private Dataset[] takenFrom = new Dataset[1];
+    private ShardNames[] takenNames = new ShardNames[1];
     // Set under this lock by pace(), read by the workers without it.
     private volatile BooleanSupplier slack = UNGATED;
     private volatile BooleanSupplier workersCopy = () -> false;
@@ -260,25 +263,35 @@ public final class RestartCache implements AutoCloseable {
     /**
      * A worker's reader of {@code dataset}'s samples through this cache: a folder's or list's
      * files, or the members of its shards (tar, local or remote; Parquet row groups). The first
-     * reader starts the fillers (one, or as many as {@link #pace} asked for). Without the copying library, the dataset is read as it is (said
-     * once, when the cache was opened).
+     * reader starts the fillers (one, or as many as {@link #pace} asked for). The fillers copy for
+     * the dataset of the latest reader: a loader made after another over a new dataset (the same
+     * folder scanned again, say) takes them over, and the requests queued for the other are dropped,
+     * as they name its samples. Every entry is filed under the identity of the file it was copied
+     * from, so a request of either loader never files a wrong entry. Without the copying library,
+     * the dataset is read as it is (said once, when the cache was opened).
      */
     public SampleReader reader(Dataset dataset, long maxBytes) {
         if (!RestartCopy.available()) {
             return dataset.reader(maxBytes);
         }
+        ShardNames names;
         synchronized (this) {
-            if (this.dataset == null) {
+            if (this.dataset != dataset) {
+                boolean first = this.dataset == null;
                 this.dataset = dataset;
                 this.shardNames = dataset instanceof ShardDataset sharded ? new ShardNames(sharded.shards()) : null;
-                startFillers();
-            } else if (this.dataset != dataset) {
-                throw new IllegalStateException("a restart cache serves one dataset per process");
+                filled += count; // dropped, as handled: awaitFilled waits for no request of another dataset
+                count = 0;
+                if (first) {
+                    startFillers();
+                }
+                notifyAll();
             }
+            names = this.shardNames;
         }
         return switch (dataset) {
             case FileDataset files -> new CachedFileReader(this, files, maxBytes);
-            case ShardDataset sharded -> new CachedShardReader(this, sharded.shards(), shardNames, maxBytes);
+            case ShardDataset sharded -> new CachedShardReader(this, sharded.shards(), names, maxBytes);
             default ->
                 throw new IllegalArgumentException(
                         "no restart cache for " + dataset.getClass().getName());
@@ -317,6 +330,8 @@ public final class RestartCache implements AutoCloseable {
             int old = inHand.length;
             inHand = Arrays.copyOf(inHand, fillerCount);
             Arrays.fill(inHand, old, fillerCount, -1);
+            takenFrom = Arrays.copyOf(takenFrom, fillerCount);
+            takenNames = Arrays.copyOf(takenNames, fillerCount);
         }
         for (int i = first; i < fillerCount; i++) {
             int me = i;
@@ -429,6 +444,8 @@ public final class RestartCache implements AutoCloseable {
                     continue;
                 }
                 inHand[me] = sample;
+                takenFrom[me] = dataset;
+                takenNames[me] = shardNames;
                 return sample;
             }
         }
@@ -454,10 +471,12 @@ public final class RestartCache implements AutoCloseable {
     private void fill(int me) {
         FillerPriority.lowest(say);
         TransformSpec decoding = TransformSpec.defaults();
-        try (Originals originals = originals(dataset, shardNames, decoding.maxFileBytes(), false);
-                // Exact by construction (stoke_jpeg_add_restarts refuses what a copy could change):
-                // the two whole decodes a check costs would triple the filler's work per file.
-                RestartCopy copier = new RestartCopy(restartMcus, decoding, false);
+        Originals originals = null;
+        Dataset readingFrom = null;
+        try (
+        // Exact by construction (stoke_jpeg_add_restarts refuses what a copy could change):
+        // the two whole decodes a check costs would triple the filler's work per file.
+        RestartCopy copier = new RestartCopy(restartMcus, decoding, false);
                 Arena arena = Arena.ofConfined()) {
             MemorySegment header = headerScratch(arena);
             countOnce();
@@ -467,6 +486,13 @@ public final class RestartCache implements AutoCloseable {
                     return;
                 }
                 try {
+                    if (takenFrom[me] != readingFrom) { // a new loader's dataset: its originals from now on
+                        if (originals != null) {
+                            originals.close();
+                        }
+                        readingFrom = takenFrom[me];
+                        originals = originals(readingFrom, takenNames[me], decoding.maxFileBytes(), false);
+                    }
                     fillOne(sample, originals, copier, header);
                 } catch (IOException | UncheckedIOException e) {
                     failed(e);
@@ -479,6 +505,10 @@ public final class RestartCache implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } finally {
+            if (originals != null) {
+                originals.close();
+            }
         }
     }
 

@@ -123,38 +123,43 @@ final class WorkerLoop {
         if (!activity.awaitActive(id, state)) {
             return;
         }
-        SampleReader reader =
-                cache == null ? dataset.reader(spec.maxFileBytes()) : cache.reader(dataset, spec.maxFileBytes());
-        try (SampleTransform transform = new SampleTransform(dataset, spec, sampler.seed(), reader)) {
-            TicketSchedule.Ticket at = new TicketSchedule.Ticket();
-            int[] order = null;
-            long orderEpoch = -1;
-            while (state.running) {
-                if (!activity.isActive(id) && !activity.awaitActive(id, state)) {
-                    break;
-                }
-                long ticket = nextTicket.getAndIncrement();
-                if (ticket >= schedule.totalTickets) {
-                    break;
-                }
-                if (!schedule.locate(ticket, at, isRunning, idle)) {
-                    break; // stopped while waiting for an epoch's order from the feed
-                }
-                InFlightBatch batch = table[(int) (at.sequence % table.length)];
-                if (at.positionInBatch == 0) {
-                    if (!begin(id, batch, at, idle)) {
+        // Inside the try: a reader that cannot be made (a cache serving another dataset, a shard
+        // index that fails) fails the run with its reason, where a worker thread dying of it left
+        // the consumer waiting for batches no worker would make.
+        try {
+            SampleReader reader =
+                    cache == null ? dataset.reader(spec.maxFileBytes()) : cache.reader(dataset, spec.maxFileBytes());
+            try (SampleTransform transform = new SampleTransform(dataset, spec, sampler.seed(), reader)) {
+                TicketSchedule.Ticket at = new TicketSchedule.Ticket();
+                int[] order = null;
+                long orderEpoch = -1;
+                while (state.running) {
+                    if (!activity.isActive(id) && !activity.awaitActive(id, state)) {
                         break;
                     }
-                } else if (!awaitBegun(batch, at.sequence, idle)) {
-                    break;
+                    long ticket = nextTicket.getAndIncrement();
+                    if (ticket >= schedule.totalTickets) {
+                        break;
+                    }
+                    if (!schedule.locate(ticket, at, isRunning, idle)) {
+                        break; // stopped while waiting for an epoch's order from the feed
+                    }
+                    InFlightBatch batch = table[(int) (at.sequence % table.length)];
+                    if (at.positionInBatch == 0) {
+                        if (!begin(id, batch, at, idle)) {
+                            break;
+                        }
+                    } else if (!awaitBegun(batch, at.sequence, idle)) {
+                        break;
+                    }
+                    if (at.order != null) {
+                        order = at.order; // the order fed for this epoch
+                    } else if (at.epoch != orderEpoch) {
+                        order = orders.get(at.epoch);
+                        orderEpoch = at.epoch;
+                    }
+                    fill(id, transform, batch, at.positionInBatch, order[at.position]);
                 }
-                if (at.order != null) {
-                    order = at.order; // the order fed for this epoch
-                } else if (at.epoch != orderEpoch) {
-                    order = orders.get(at.epoch);
-                    orderEpoch = at.epoch;
-                }
-                fill(id, transform, batch, at.positionInBatch, order[at.position]);
             }
         } catch (Throwable t) {
             state.fail(t);

@@ -35,7 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The fillers take only what the loader leaves: none copies while the loader's gate says its
  * workers are busy, all copy once it opens; a loader whose consumer reads nothing (its ring full)
- * fills the cache while it runs; each filler runs under SCHED_IDLE, as the kernel reports it.
+ * fills the cache while it runs; each filler runs under SCHED_IDLE, as the kernel reports it; a
+ * later loader's dataset takes the fillers over.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class FillerPaceTest {
@@ -185,6 +186,25 @@ class FillerPaceTest {
             // A filler's policy is set as it starts: wait for both to show it, then read it.
             await(() -> policies().equals(List.of("5", "5")), () -> "two fillers under SCHED_IDLE: " + policies());
             assertEquals(List.of("5", "5"), policies(), "SCHED_IDLE is 5, the kernel's own word");
+        }
+        assertEquals(List.of(), said);
+    }
+
+    @Test
+    void theFillersFollowTheLatestLoadersDatasetAndDropTheRequestsOfTheOneBefore() throws Exception {
+        Path other = Files.move(data(6), tmp.resolve("other"));
+        Dataset second = ImageFolder.scan(data(6)); // the same files at other paths: other originals
+        AtomicBoolean slack = new AtomicBoolean();
+        try (RestartCache cache = RestartCache.open(tmp.resolve("cache"), 1L << 30, said::add)) {
+            cache.pace(slack::get, () -> false, 2);
+            readAll(cache, ImageFolder.scan(other)); // the first loader's 6 requests, held by the gate
+            readAll(cache, second); // a new loader: its 6 requests replace them
+            slack.set(true);
+            assertTrue(cache.awaitFilled(60_000));
+            assertEquals(6, cache.stats().copied(), "the second loader's originals only: " + cache.stats());
+            long hits = cache.stats().hits();
+            readAll(cache, second);
+            assertEquals(hits + 6, cache.stats().hits(), "every file of the latest dataset copied: " + cache.stats());
         }
         assertEquals(List.of(), said);
     }

@@ -100,4 +100,34 @@ class RestartCacheEpochsTest {
             assertNull(l.stats().restartCache());
         }
     }
+
+    @Test
+    void twoLoadersInTurnOnOneCacheEachCountTheirOwnEpochs() throws Exception {
+        Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 12, 3, 4);
+        try (RestartCache cache = RestartCache.open(tmp.resolve("cache"), 1L << 30, s -> fail(s))) {
+            for (int run = 0; run < 2; run++) {
+                try (Loader l = Loader.builder(ImageFolder.scan(root))
+                        .transform(TransformSpec.defaults().withResize(32, 32))
+                        .batchSize(12)
+                        .slots(1)
+                        .workers(2)
+                        .epochs(1)
+                        .restartCache(cache)
+                        .build()) {
+                    try (Batch b = l.next()) {
+                        assertEquals(0, b.epoch());
+                    }
+                    assertNull(l.next());
+                    List<RestartCacheEpochs.Epoch> epochs = l.restartCacheEpochs();
+                    assertEquals(1, epochs.size(), "run " + run + ": " + epochs);
+                    RestartCacheEpochs.Epoch only = epochs.getFirst();
+                    assertEquals(run == 0 ? 12 : 0, only.misses(), "run " + run + ": " + only);
+                    assertEquals(run == 0 ? 0 : 12, only.hits(), "run " + run + ": " + only);
+                }
+                assertTrue(cache.awaitFilled(60_000), "run " + run);
+            }
+            assertEquals(12, cache.stats().copied(), cache.stats().toString());
+        }
+    }
 }
