@@ -3,7 +3,8 @@
  * target_clones one binary runs on any x86-64 and picks AVX2 or AVX-512 code where the CPU has it.
  * The horizontal pass is the exception: its taps start at a different pixel for every column,
  * which no compiler vectorises across columns, so it has an AVX2 form, eight columns at once with
- * permutes of a row's nearby pixels or with gathers, chosen at run time like the clones.
+ * permutes of a row's nearby pixels or with gathers, and an AVX-512 one, a column's taps four
+ * pixels at a time in four rows at once, chosen at run time like the clones.
  */
 #include "stoke_pixels.h"
 
@@ -66,7 +67,7 @@ static void horizontal_columns(const uint8_t *src, int64_t src_row_bytes, int32_
  * pixel for tap t is gathered, so the weights are loaded once per column block, not per row.
  * Past it (a downscale by more than about 8 with no DCT scaling) the gathers touch too many
  * cache lines and one pixel at a time is faster (where the two cross: docs/benchmarks/pixels.md,
- * "The resize kernels in C").
+ * "The resize kernels in C"). With AVX-512, horizontal_wide takes the place of both.
  */
 #define GATHER_MAX_TAPS 16
 
@@ -132,11 +133,11 @@ horizontal_block_rows(const uint8_t *src, int64_t src_row_bytes, int32_t y_first
  * No read reaches past `limit`, the furthest pixel any column's taps reach (within the source's
  * width, which Resampler.checkInside checks in Java).
  */
-__attribute__((target("avx2"))) static void horizontal_block(const uint8_t *src, int64_t src_row_bytes,
-                                                             int32_t y_first, int32_t rows, int32_t out_width,
-                                                             int32_t x0, const int32_t *bounds,
-                                                             const int32_t *weights, int32_t taps, int32_t limit,
-                                                             uint8_t *tmp)
+__attribute__((target("avx2"))) static int horizontal_block(const uint8_t *src, int64_t src_row_bytes,
+                                                            int32_t y_first, int32_t rows, int32_t out_width,
+                                                            int32_t x0, const int32_t *bounds,
+                                                            const int32_t *weights, int32_t taps, int32_t limit,
+                                                            int gathers, uint8_t *tmp)
 {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i zero = _mm256_setzero_si256();
@@ -153,6 +154,10 @@ __attribute__((target("avx2"))) static void horizontal_block(const uint8_t *src,
     if (firsts[i] < lo) lo = firsts[i];
     if (firsts[i] + counts[i] > hi) hi = firsts[i] + counts[i];
   }
+  /* Past three windows (a downscale by more than about 2.5) the permutes cost as much as gathers. */
+  int windows = hi - lo <= 8 ? 1 : hi - lo <= 16 ? 2 : hi - lo <= 24 ? 3 : 0;
+  if (windows > 0 && lo + 8 * windows > limit) windows = 0;
+  if (windows == 0 && !gathers) return 0;
   __m256i k[GATHER_MAX_TAPS], at[GATHER_MAX_TAPS], live[GATHER_MAX_TAPS];
   for (int32_t t = 0; t < n; t++) {
     __m256i step = _mm256_set1_epi32(t);
@@ -161,9 +166,7 @@ __attribute__((target("avx2"))) static void horizontal_block(const uint8_t *src,
     k[t] = _mm256_mask_i32gather_epi32(zero, (const int *)weights, _mm256_add_epi32(row_of_k, step), live[t], 4);
     at[t] = _mm256_add_epi32(first, step);
   }
-  /* Past three windows (a downscale by more than about 2.5) the permutes cost as much as gathers. */
-  int windows = hi - lo <= 8 ? 1 : hi - lo <= 16 ? 2 : hi - lo <= 24 ? 3 : 0;
-  if (windows > 0 && lo + 8 * windows <= limit) {
+  if (windows > 0) {
     /* Each lane's tap t is pixel first + t - lo of the window; a lane past its taps is clamped into it. */
     __m256i idx[GATHER_MAX_TAPS];
     __m256i last = _mm256_set1_epi32(8 * windows - 1);
@@ -175,7 +178,7 @@ __attribute__((target("avx2"))) static void horizontal_block(const uint8_t *src,
       horizontal_block_rows(src, src_row_bytes, y_first, rows, out_width, x0, lo, 2, idx, k, n, tmp);
     else
       horizontal_block_rows(src, src_row_bytes, y_first, rows, out_width, x0, lo, 3, idx, k, n, tmp);
-    return;
+    return 1;
   }
   for (int32_t r = 0; r < rows; r++) {
     const int *in = (const int *)(const void *)(src + (int64_t)(y_first + r) * src_row_bytes);
@@ -189,20 +192,118 @@ __attribute__((target("avx2"))) static void horizontal_block(const uint8_t *src,
     __m256i out = _mm256_or_si256(_mm256_or_si256(gather_clip8(red, 0), gather_clip8(green, 8)), gather_clip8(blue, 16));
     _mm256_storeu_si256((__m256i *)(void *)(tmp + ((int64_t)r * out_width + x0) * 4), out);
   }
+  return 1;
 }
 
-/* Does the blocks of eight columns where AVX2 can; returns the first column left to horizontal_columns. */
+/*
+ * A column's tap weights k[4g .. 4g + 4), each repeated over its pixel's four lanes; past n, 0
+ * (the masked load reads no weight past a column's own: the array holds `taps` a column, and a
+ * column's unused ones need not be 0).
+ */
+__attribute__((target("avx512f,avx512vl"))) static inline __m512i wide_weights(const int32_t *k, int32_t g, int32_t n)
+{
+  const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+  int32_t left = n - 4 * g;
+  __mmask8 live = (__mmask8)(left >= 4 ? 0xF : (1u << left) - 1);
+  return _mm512_permutexvar_epi32(spread, _mm512_castsi128_si512(_mm_maskz_loadu_epi32(live, k + 4 * g)));
+}
+
+/*
+ * Output columns [0, out_width) of every row with AVX-512, for any number of taps: per column, its
+ * taps four source pixels (16 bytes, 16 int32 lanes) at a time, times weights spread over each
+ * pixel's lanes, in four rows at once so each group of weights is loaded once for the four. The
+ * four lane groups of each row are then added into the pixel's four channel sums. The same integer
+ * sums as horizontal_columns (int32 addition in another order gives the same sum), so the same
+ * bytes. A column's last group is loaded under a mask: no read reaches past its own taps, which
+ * lie within the row (Resampler.checkInside and NativeKernels.checkTaps check them in Java).
+ */
+__attribute__((target("avx512f,avx512vl"))) static void horizontal_wide(const uint8_t *src, int64_t src_row_bytes,
+                                                                        int32_t y_first, int32_t rows,
+                                                                        int32_t out_width, int32_t x_from,
+                                                                        int32_t x_to, const int32_t *bounds,
+                                                                        const int32_t *weights, int32_t taps,
+                                                                        uint8_t *tmp)
+{
+  const __m512i half = _mm512_set1_epi32(HALF);
+  const __m512i top = _mm512_set1_epi32(255);
+  const __m128i rgb = _mm_set1_epi32(0x00FFFFFF);
+  for (int32_t r0 = 0; r0 < rows; r0 += 4) {
+    /* Past the last row the block repeats it and stores nothing of it. */
+    int32_t live_rows = rows - r0 < 4 ? rows - r0 : 4;
+    const uint8_t *in[4];
+    uint8_t *o[4];
+    for (int i = 0; i < 4; i++) {
+      int32_t r = r0 + (i < live_rows ? i : live_rows - 1);
+      in[i] = src + (int64_t)(y_first + r) * src_row_bytes;
+      o[i] = tmp + (int64_t)r * out_width * 4;
+    }
+    for (int32_t x = x_from; x < x_to; x++) {
+      int32_t n = bounds[2 * x + 1];
+      int64_t at = 4 * (int64_t)bounds[2 * x];
+      const int32_t *k = weights + (int64_t)x * taps;
+      __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0;
+      int32_t g = 0;
+      for (; 4 * g + 4 <= n; g++, at += 16) {
+        __m512i w = wide_weights(k, g, n);
+        s0 = _mm512_add_epi32(s0, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(in[0] + at))), w));
+        s1 = _mm512_add_epi32(s1, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(in[1] + at))), w));
+        s2 = _mm512_add_epi32(s2, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(in[2] + at))), w));
+        s3 = _mm512_add_epi32(s3, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(in[3] + at))), w));
+      }
+      if (4 * g < n) {
+        __m512i w = wide_weights(k, g, n);
+        __mmask8 live = (__mmask8)((1u << (n - 4 * g)) - 1);
+        s0 = _mm512_add_epi32(s0, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi32(live, in[0] + at)), w));
+        s1 = _mm512_add_epi32(s1, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi32(live, in[1] + at)), w));
+        s2 = _mm512_add_epi32(s2, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi32(live, in[2] + at)), w));
+        s3 = _mm512_add_epi32(s3, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi32(live, in[3] + at)), w));
+      }
+      /* Each row's four lane groups added: rows 0 to 3's RGBX sums, in that order. */
+      __m512i s01 = _mm512_add_epi32(_mm512_shuffle_i32x4(s0, s1, 0x44), _mm512_shuffle_i32x4(s0, s1, 0xEE));
+      __m512i s23 = _mm512_add_epi32(_mm512_shuffle_i32x4(s2, s3, 0x44), _mm512_shuffle_i32x4(s2, s3, 0xEE));
+      __m512i sum = _mm512_add_epi32(_mm512_shuffle_i32x4(s01, s23, 0x88), _mm512_shuffle_i32x4(s01, s23, 0xDD));
+      sum = _mm512_srai_epi32(_mm512_add_epi32(sum, half), STOKE_PRECISION_BITS);
+      sum = _mm512_min_epi32(_mm512_max_epi32(sum, _mm512_setzero_si512()), top);
+      __m128i px = _mm_and_si128(_mm512_cvtepi32_epi8(sum), rgb);
+      _mm_storeu_si32(o[3] + 4 * (int64_t)x, _mm_srli_si128(px, 12));
+      _mm_storeu_si32(o[2] + 4 * (int64_t)x, _mm_srli_si128(px, 8));
+      _mm_storeu_si32(o[1] + 4 * (int64_t)x, _mm_srli_si128(px, 4));
+      _mm_storeu_si32(o[0] + 4 * (int64_t)x, px);
+    }
+  }
+}
+
+/*
+ * Does what AVX-512 and AVX2 can; returns the first column left to horizontal_columns. With
+ * AVX-512 that is none: blocks of eight columns whose taps lie close together keep the AVX2
+ * permutes (the faster where a block reads at most 24 source pixels, about a downscale by 2.5 or
+ * less), and every other column, however many its taps, is done by horizontal_wide. Without it,
+ * AVX2 blocks up to GATHER_MAX_TAPS taps, with permutes or gathers, and one pixel at a time past.
+ * (Where they cross: docs/benchmarks/pixels.md, "The resize kernels in C".)
+ */
 static int32_t horizontal_blocks(const uint8_t *src, int64_t src_row_bytes, int32_t y_first, int32_t rows,
                                  int32_t out_width, const int32_t *bounds, const int32_t *weights, int32_t taps,
                                  uint8_t *tmp)
 {
+  int wide = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+  if (wide && taps > GATHER_MAX_TAPS) {
+    horizontal_wide(src, src_row_bytes, y_first, rows, out_width, 0, out_width, bounds, weights, taps, tmp);
+    return out_width;
+  }
   if (taps > GATHER_MAX_TAPS || !__builtin_cpu_supports("avx2")) return 0;
   int32_t limit = 0;
   for (int32_t x = 0; x < out_width; x++)
     if (bounds[2 * x] + bounds[2 * x + 1] > limit) limit = bounds[2 * x] + bounds[2 * x + 1];
   int32_t x0 = 0;
   for (; x0 + GATHER_LANES <= out_width; x0 += GATHER_LANES)
-    horizontal_block(src, src_row_bytes, y_first, rows, out_width, x0, bounds, weights, taps, limit, tmp);
+    if (!horizontal_block(src, src_row_bytes, y_first, rows, out_width, x0, bounds, weights, taps, limit, !wide,
+                          tmp))
+      horizontal_wide(src, src_row_bytes, y_first, rows, out_width, x0, x0 + GATHER_LANES, bounds, weights, taps,
+                      tmp);
+  if (wide && x0 < out_width) {
+    horizontal_wide(src, src_row_bytes, y_first, rows, out_width, x0, out_width, bounds, weights, taps, tmp);
+    return out_width;
+  }
   return x0;
 }
 #else

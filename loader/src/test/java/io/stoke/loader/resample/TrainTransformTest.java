@@ -113,6 +113,38 @@ class TrainTransformTest {
         }
     }
 
+    /**
+     * Boxes downscaled by more than about 2.5, where the horizontal pass walks each column's taps
+     * four pixels at a time (AVX-512) or gathers them (AVX2): noise, so a tap lost or a channel
+     * crossed changes bytes; boxes whose last column's taps end at the row's last pixel, odd
+     * widths, a tail of columns past the last block of eight, every count of rows modulo four.
+     */
+    @ParameterizedTest(name = "{8}: {0}x{1}, box {4}x{5}+{2}+{3} -> {6}, flip {7}")
+    @CsvSource({
+        "2000, 41, 0, 0, 2000, 41, 224, false, bilinear", // a photograph's crop: 18 taps a column
+        "2000, 41, 0, 0, 2000, 41, 224, true, bicubic", // 36 taps, some weights negative
+        "1501, 38, 1, 0, 1500, 38, 97, false, bicubic", // the last column's taps end at the row's end
+        "1501, 39, 1, 0, 1500, 39, 97, true, bilinear",
+        "1999, 44, 0, 4, 1999, 40, 223, false, bilinear", // a tail of seven columns
+        "630, 43, 0, 0, 630, 43, 229, false, bilinear", // blocks of permutes and blocks past them, half each
+        "515, 42, 3, 0, 510, 42, 229, true, bicubic",
+        "4001, 37, 0, 0, 4001, 37, 31, false, bicubic" // hundreds of taps
+    })
+    void nativeAndScalarKernelsGiveTheSameBytesWithManyTaps(
+            int w, int h, int left, int top, int bw, int bh, int size, boolean flip, String mode) {
+        Assumptions.assumeTrue(ResamplerTest.nativeOrSkipLoudly(), "Stoke's C library is not built here");
+        byte[] rgb = new byte[w * h * 3];
+        new java.util.SplittableRandom(w * 31L + bw).nextBytes(rgb);
+        CropBox box = new CropBox().set(left, top, bw, bh, flip);
+        TransformSpec spec = TransformSpec.defaults()
+                .withTrain(size, RandomResizedCrop.defaults())
+                .withInterpolation(TransformSpec.Interpolation.valueOf(mode.toUpperCase(java.util.Locale.ROOT)));
+        assertArrayEquals(
+                resizedCrop(spec, rgb, w, h, box, new ScalarKernels()),
+                resizedCrop(spec, rgb, w, h, box, new NativeKernels()),
+                "native kernels differ from the scalar ones");
+    }
+
     @Test
     void nativeAndScalarKernelsGiveTheSameBytesOnRandomBoxes() {
         Assumptions.assumeTrue(ResamplerTest.nativeOrSkipLoudly(), "Stoke's C library is not built here");
