@@ -3,8 +3,8 @@
  * target_clones one binary runs on any x86-64 and picks AVX2 or AVX-512 code where the CPU has it.
  * The horizontal pass is the exception: its taps start at a different pixel for every column,
  * which no compiler vectorises across columns, so it has an AVX2 form, eight columns at once with
- * permutes of a row's nearby pixels or with gathers, and an AVX-512 one, a column's taps four
- * pixels at a time in four rows at once, chosen at run time like the clones.
+ * permutes of a row's nearby pixels or with gathers, and an AVX-512 VNNI one, a column's taps
+ * sixteen pixels at a time in four rows at once, chosen at run time like the clones.
  */
 #include "stoke_pixels.h"
 
@@ -67,7 +67,7 @@ static void horizontal_columns(const uint8_t *src, int64_t src_row_bytes, int32_
  * pixel for tap t is gathered, so the weights are loaded once per column block, not per row.
  * Past it (a downscale by more than about 8 with no DCT scaling) the gathers touch too many
  * cache lines and one pixel at a time is faster (where the two cross: docs/benchmarks/pixels.md,
- * "The resize kernels in C"). With AVX-512, horizontal_wide takes the place of both.
+ * "The resize kernels in C"). With AVX-512 VNNI, horizontal_vnni takes the place of both.
  */
 #define GATHER_MAX_TAPS 16
 
@@ -156,8 +156,9 @@ __attribute__((target("avx2"))) static int horizontal_block(const uint8_t *src, 
   }
   /* Past three windows (a downscale by more than about 2.5) the permutes cost as much as gathers. */
   int windows = hi - lo <= 8 ? 1 : hi - lo <= 16 ? 2 : hi - lo <= 24 ? 3 : 0;
-  if (windows > 0 && lo + 8 * windows > limit) windows = 0;
   if (windows == 0 && !gathers) return 0;
+  /* The windows of a block at the row's end would reach past it: gathers, few of them. */
+  if (windows > 0 && lo + 8 * windows > limit) windows = 0;
   __m256i k[GATHER_MAX_TAPS], at[GATHER_MAX_TAPS], live[GATHER_MAX_TAPS];
   for (int32_t t = 0; t < n; t++) {
     __m256i step = _mm256_set1_epi32(t);
@@ -195,115 +196,144 @@ __attribute__((target("avx2"))) static int horizontal_block(const uint8_t *src, 
   return 1;
 }
 
-/*
- * A column's tap weights k[4g .. 4g + 4), each repeated over its pixel's four lanes; past n, 0
- * (the masked load reads no weight past a column's own: the array holds `taps` a column, and a
- * column's unused ones need not be 0).
- */
-__attribute__((target("avx512f,avx512vl"))) static inline __m512i wide_weights(const int32_t *k, int32_t g, int32_t n)
-{
-  const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-  int32_t left = n - 4 * g;
-  __mmask8 live = (__mmask8)(left >= 4 ? 0xF : (1u << left) - 1);
-  return _mm512_permutexvar_epi32(spread, _mm512_castsi128_si512(_mm_maskz_loadu_epi32(live, k + 4 * g)));
-}
+#define VNNI_TARGET "avx512f,avx512vl,avx512bw,avx512vnni"
 
 /*
- * Output columns [0, out_width) of every row with AVX-512, for any number of taps: per column, its
- * taps four source pixels (16 bytes, 16 int32 lanes) at a time, times weights spread over each
- * pixel's lanes, in four rows at once so each group of weights is loaded once for the four. The
- * four lane groups of each row are then added into the pixel's four channel sums. The same integer
- * sums as horizontal_columns (int32 addition in another order gives the same sum), so the same
- * bytes. A column's last group is loaded under a mask: no read reaches past its own taps, which
- * lie within the row (Resampler.checkInside and NativeKernels.checkTaps check them in Java).
+ * A column's weights k[16s .. 16s + 16) (0 past n, none of them read) as three signed digits,
+ * k = d0 + 256 d1 + 65536 d2, each a byte of the four taps' weights of a lane group, over the
+ * group's four lanes: what vpdpbusd multiplies four pixels' bytes of one channel by. Returns the
+ * lanes whose weight is not three digits (PIL's are within about 1.5 * 2^22, three digits within
+ * 2^23): none, or this form cannot do the column.
  */
-__attribute__((target("avx512f,avx512vl"))) static void horizontal_wide(const uint8_t *src, int64_t src_row_bytes,
-                                                                        int32_t y_first, int32_t rows,
-                                                                        int32_t out_width, int32_t x_from,
-                                                                        int32_t x_to, const int32_t *bounds,
-                                                                        const int32_t *weights, int32_t taps,
-                                                                        uint8_t *tmp)
+__attribute__((target(VNNI_TARGET))) static inline __mmask16 vnni_digits(const int32_t *k, int32_t s, int32_t n,
+                                                                          __m512i d[3])
+{
+  const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+  int32_t left = n - 16 * s;
+  __mmask16 live = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1);
+  __m512i w = _mm512_maskz_loadu_epi32(live, k + 16 * s);
+  __m512i digit = w;
+  for (int j = 0; j < 3; j++) {
+    d[j] = _mm512_permutexvar_epi32(spread, _mm512_castsi128_si512(_mm512_cvtepi32_epi8(w)));
+    digit = _mm512_srai_epi32(_mm512_slli_epi32(w, 24), 24);
+    if (j < 2) w = _mm512_srai_epi32(_mm512_sub_epi32(w, digit), 8);
+  }
+  return _mm512_cmpneq_epi32_mask(w, digit);
+}
+
+/* The digits of up to this many sixteen-tap steps, over all the columns of a chunk, kept on the stack (24 KiB). */
+#define VNNI_STEPS 128
+
+/*
+ * Output columns [x_from, x_to) of every row with AVX-512 VNNI, for any number of taps: a column's
+ * taps sixteen pixels at a time, their bytes regrouped so that each 32-bit lane holds one channel
+ * of four pixels, and vpdpbusd adds the four products of each lane with each of the weights' three
+ * digits, into three sums added as s0 + 256 s1 + 65536 s2: the same integers modulo 2^32, so the
+ * same sums and the same bytes. Three vpdpbusd do the work of four vpmulld and four additions
+ * (a form with vpmulld, four pixels at a time, was half as fast again on 36 taps). The digits of a
+ * chunk of columns are computed once for all its rows; each column is done in four rows at once.
+ * A column's last step loads its pixels under a mask: no read reaches past its own taps, which lie
+ * within the row (Resampler.checkInside and NativeKernels.checkTaps check them in Java).
+ * Returns the first column not done, x_to unless a column's weights are not three digits or its
+ * taps more than VNNI_STEPS steps (neither where PIL computes them).
+ */
+__attribute__((target(VNNI_TARGET))) static int32_t horizontal_vnni(const uint8_t *src, int64_t src_row_bytes,
+                                                                     int32_t y_first, int32_t rows,
+                                                                     int32_t out_width, int32_t x_from, int32_t x_to,
+                                                                     const int32_t *bounds, const int32_t *weights,
+                                                                     int32_t taps, uint8_t *tmp)
 {
   const __m512i half = _mm512_set1_epi32(HALF);
   const __m512i top = _mm512_set1_epi32(255);
   const __m128i rgb = _mm_set1_epi32(0x00FFFFFF);
-  for (int32_t r0 = 0; r0 < rows; r0 += 4) {
-    /* Past the last row the block repeats it and stores nothing of it. */
-    int32_t live_rows = rows - r0 < 4 ? rows - r0 : 4;
-    const uint8_t *in[4];
-    uint8_t *o[4];
-    for (int i = 0; i < 4; i++) {
-      int32_t r = r0 + (i < live_rows ? i : live_rows - 1);
-      in[i] = src + (int64_t)(y_first + r) * src_row_bytes;
-      o[i] = tmp + (int64_t)r * out_width * 4;
-    }
-    for (int32_t x = x_from; x < x_to; x++) {
-      int32_t n = bounds[2 * x + 1];
-      int64_t at = 4 * (int64_t)bounds[2 * x];
-      const int32_t *k = weights + (int64_t)x * taps;
-      __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0;
-      int32_t g = 0;
-      for (; 4 * g + 4 <= n; g++, at += 16) {
-        __m512i w = wide_weights(k, g, n);
-        s0 = _mm512_add_epi32(s0, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(in[0] + at))), w));
-        s1 = _mm512_add_epi32(s1, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(in[1] + at))), w));
-        s2 = _mm512_add_epi32(s2, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(in[2] + at))), w));
-        s3 = _mm512_add_epi32(s3, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(in[3] + at))), w));
+  /* Within each 16 bytes, four pixels' RGBX to RRRR GGGG BBBB XXXX. */
+  const __m512i channels = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  __m512i digits[VNNI_STEPS][3];
+  for (int32_t c0 = x_from; c0 < x_to;) {
+    int32_t steps = 0, c1 = c0;
+    __mmask16 bad = 0;
+    for (; c1 < x_to && steps + (bounds[2 * c1 + 1] + 15) / 16 <= VNNI_STEPS; c1++)
+      for (int32_t s = 0; 16 * s < bounds[2 * c1 + 1]; s++)
+        bad |= vnni_digits(weights + (int64_t)c1 * taps, s, bounds[2 * c1 + 1], digits[steps++]);
+    if (bad || c1 == c0) return c0;
+    for (int32_t r0 = 0; r0 < rows; r0 += 4) {
+      /* Past the last row the block repeats it: the same pixel stored again. */
+      int32_t live_rows = rows - r0 < 4 ? rows - r0 : 4;
+      const uint8_t *in[4];
+      uint8_t *o[4];
+      for (int i = 0; i < 4; i++) {
+        int32_t r = r0 + (i < live_rows ? i : live_rows - 1);
+        in[i] = src + (int64_t)(y_first + r) * src_row_bytes;
+        o[i] = tmp + (int64_t)r * out_width * 4;
       }
-      if (4 * g < n) {
-        __m512i w = wide_weights(k, g, n);
-        __mmask8 live = (__mmask8)((1u << (n - 4 * g)) - 1);
-        s0 = _mm512_add_epi32(s0, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi32(live, in[0] + at)), w));
-        s1 = _mm512_add_epi32(s1, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi32(live, in[1] + at)), w));
-        s2 = _mm512_add_epi32(s2, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi32(live, in[2] + at)), w));
-        s3 = _mm512_add_epi32(s3, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi32(live, in[3] + at)), w));
+      const __m512i(*d)[3] = (const __m512i(*)[3])digits;
+      for (int32_t x = c0; x < c1; x++) {
+        int32_t n = bounds[2 * x + 1];
+        int64_t at = 4 * (int64_t)bounds[2 * x];
+        __m512i sum[4][3];
+        for (int i = 0; i < 4; i++)
+          for (int j = 0; j < 3; j++)
+            sum[i][j] = _mm512_setzero_si512();
+        for (int32_t left = n; left > 0; left -= 16, at += 64, d++) {
+          __mmask16 live = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1);
+          for (int i = 0; i < 4; i++) {
+            __m512i px = _mm512_shuffle_epi8(_mm512_maskz_loadu_epi32(live, in[i] + at), channels);
+            for (int j = 0; j < 3; j++)
+              sum[i][j] = _mm512_dpbusd_epi32(sum[i][j], px, (*d)[j]);
+          }
+        }
+        __m512i v[4];
+        for (int i = 0; i < 4; i++)
+          v[i] = _mm512_add_epi32(_mm512_add_epi32(sum[i][0], _mm512_slli_epi32(sum[i][1], 8)),
+                                  _mm512_slli_epi32(sum[i][2], 16));
+        /* Each row's four lane groups added: rows 0 to 3's RGBX sums, in that order. */
+        __m512i s01 = _mm512_add_epi32(_mm512_shuffle_i32x4(v[0], v[1], 0x44), _mm512_shuffle_i32x4(v[0], v[1], 0xEE));
+        __m512i s23 = _mm512_add_epi32(_mm512_shuffle_i32x4(v[2], v[3], 0x44), _mm512_shuffle_i32x4(v[2], v[3], 0xEE));
+        __m512i all = _mm512_add_epi32(_mm512_shuffle_i32x4(s01, s23, 0x88), _mm512_shuffle_i32x4(s01, s23, 0xDD));
+        all = _mm512_srai_epi32(_mm512_add_epi32(all, half), STOKE_PRECISION_BITS);
+        all = _mm512_min_epi32(_mm512_max_epi32(all, _mm512_setzero_si512()), top);
+        __m128i px = _mm_and_si128(_mm512_cvtepi32_epi8(all), rgb);
+        _mm_storeu_si32(o[3] + 4 * (int64_t)x, _mm_srli_si128(px, 12));
+        _mm_storeu_si32(o[2] + 4 * (int64_t)x, _mm_srli_si128(px, 8));
+        _mm_storeu_si32(o[1] + 4 * (int64_t)x, _mm_srli_si128(px, 4));
+        _mm_storeu_si32(o[0] + 4 * (int64_t)x, px);
       }
-      /* Each row's four lane groups added: rows 0 to 3's RGBX sums, in that order. */
-      __m512i s01 = _mm512_add_epi32(_mm512_shuffle_i32x4(s0, s1, 0x44), _mm512_shuffle_i32x4(s0, s1, 0xEE));
-      __m512i s23 = _mm512_add_epi32(_mm512_shuffle_i32x4(s2, s3, 0x44), _mm512_shuffle_i32x4(s2, s3, 0xEE));
-      __m512i sum = _mm512_add_epi32(_mm512_shuffle_i32x4(s01, s23, 0x88), _mm512_shuffle_i32x4(s01, s23, 0xDD));
-      sum = _mm512_srai_epi32(_mm512_add_epi32(sum, half), STOKE_PRECISION_BITS);
-      sum = _mm512_min_epi32(_mm512_max_epi32(sum, _mm512_setzero_si512()), top);
-      __m128i px = _mm_and_si128(_mm512_cvtepi32_epi8(sum), rgb);
-      _mm_storeu_si32(o[3] + 4 * (int64_t)x, _mm_srli_si128(px, 12));
-      _mm_storeu_si32(o[2] + 4 * (int64_t)x, _mm_srli_si128(px, 8));
-      _mm_storeu_si32(o[1] + 4 * (int64_t)x, _mm_srli_si128(px, 4));
-      _mm_storeu_si32(o[0] + 4 * (int64_t)x, px);
     }
+    c0 = c1;
   }
+  return x_to;
 }
 
 /*
  * Does what AVX-512 and AVX2 can; returns the first column left to horizontal_columns. With
- * AVX-512 that is none: blocks of eight columns whose taps lie close together keep the AVX2
+ * AVX-512 VNNI that is none: blocks of eight columns whose taps lie close together keep the AVX2
  * permutes (the faster where a block reads at most 24 source pixels, about a downscale by 2.5 or
- * less), and every other column, however many its taps, is done by horizontal_wide. Without it,
- * AVX2 blocks up to GATHER_MAX_TAPS taps, with permutes or gathers, and one pixel at a time past.
- * (Where they cross: docs/benchmarks/pixels.md, "The resize kernels in C".)
+ * less), and every other column, however many its taps, is done by horizontal_vnni. Without it,
+ * AVX2 does blocks up to GATHER_MAX_TAPS taps, with permutes or gathers, and one pixel at a time
+ * past. (Where they cross: docs/benchmarks/pixels.md, "The resize kernels in C".)
  */
 static int32_t horizontal_blocks(const uint8_t *src, int64_t src_row_bytes, int32_t y_first, int32_t rows,
                                  int32_t out_width, const int32_t *bounds, const int32_t *weights, int32_t taps,
                                  uint8_t *tmp)
 {
-  int wide = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
-  if (wide && taps > GATHER_MAX_TAPS) {
-    horizontal_wide(src, src_row_bytes, y_first, rows, out_width, 0, out_width, bounds, weights, taps, tmp);
-    return out_width;
-  }
+  int vnni = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl");
+  if (vnni && taps > GATHER_MAX_TAPS)
+    return horizontal_vnni(src, src_row_bytes, y_first, rows, out_width, 0, out_width, bounds, weights, taps, tmp);
   if (taps > GATHER_MAX_TAPS || !__builtin_cpu_supports("avx2")) return 0;
   int32_t limit = 0;
   for (int32_t x = 0; x < out_width; x++)
     if (bounds[2 * x] + bounds[2 * x + 1] > limit) limit = bounds[2 * x] + bounds[2 * x + 1];
   int32_t x0 = 0;
-  for (; x0 + GATHER_LANES <= out_width; x0 += GATHER_LANES)
-    if (!horizontal_block(src, src_row_bytes, y_first, rows, out_width, x0, bounds, weights, taps, limit, !wide,
-                          tmp))
-      horizontal_wide(src, src_row_bytes, y_first, rows, out_width, x0, x0 + GATHER_LANES, bounds, weights, taps,
-                      tmp);
-  if (wide && x0 < out_width) {
-    horizontal_wide(src, src_row_bytes, y_first, rows, out_width, x0, out_width, bounds, weights, taps, tmp);
-    return out_width;
+  for (; x0 + GATHER_LANES <= out_width; x0 += GATHER_LANES) {
+    if (horizontal_block(src, src_row_bytes, y_first, rows, out_width, x0, bounds, weights, taps, limit, !vnni, tmp))
+      continue;
+    int32_t x1 = x0 + GATHER_LANES;
+    if (horizontal_vnni(src, src_row_bytes, y_first, rows, out_width, x0, x1, bounds, weights, taps, tmp) < x1)
+      horizontal_block(src, src_row_bytes, y_first, rows, out_width, x0, bounds, weights, taps, limit, 1, tmp);
   }
+  if (vnni && x0 < out_width)
+    return horizontal_vnni(src, src_row_bytes, y_first, rows, out_width, x0, out_width, bounds, weights, taps, tmp);
   return x0;
 }
 #else
