@@ -10,9 +10,11 @@ import io.stoke.loader.decode.RestartCopy;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.resample.DecodedImage;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.testing.TestTars;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
@@ -29,6 +31,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import java.util.zip.CRC32;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -194,6 +197,40 @@ class MissCopyTest {
                     cache.stats().toString());
             assertEquals(uncached, epoch(d, train, cache, 0), "the epoch that reads it");
             assertEquals(41, cache.stats().misses(), "only the first epoch missed");
+        }
+        assertEquals(List.of(), said);
+    }
+
+    @Test
+    void workersCopyTheMembersOfTarShardsTheyMissAsTheyLieInTheirShard() throws Exception {
+        List<Path> images;
+        try (Stream<Path> s = Files.walk(data(20))) {
+            images = s.filter(Files::isRegularFile).sorted().toList();
+        }
+        Path out = Files.createDirectories(tmp.resolve("shards"));
+        for (int shard = 0; shard < 2; shard++) {
+            try (java.io.OutputStream os = Files.newOutputStream(out.resolve("s-" + shard + ".tar"));
+                    TarArchiveOutputStream tar = new TarArchiveOutputStream(os)) {
+                for (int i = shard; i < images.size(); i += 2) {
+                    TestTars.member(tar, String.format("%03d.jpg", i), Files.readAllBytes(images.get(i)));
+                    TestTars.member(tar, String.format("%03d.cls", i), new byte[] {(byte) ('0' + i % 2)});
+                }
+            }
+        }
+        TransformSpec train = TransformSpec.defaults().withTrain(40, RandomResizedCrop.defaults());
+        try (Dataset d = Datasets.openLocal(out + "/s-{0..1}.tar")) {
+            List<String> uncached = epoch(d, train, null, 0);
+            try (RestartCache cache = RestartCache.open(tmp.resolve("cache"), 1L << 30, said::add)) {
+                assertEquals(uncached, epoch(d, train, cache, 40), "the epoch that fills it");
+                assertTrue(cache.copiedByWorkers.sum() > 0, "the ready slots let the workers copy: " + cache.stats());
+                assertTrue(cache.awaitFilled(60_000));
+                assertEquals(
+                        21,
+                        cache.stats().copied() + cache.stats().originals(),
+                        cache.stats().toString());
+                assertEquals(uncached, epoch(d, train, cache, 0), "the epoch that reads it");
+                assertEquals(21, cache.stats().misses(), "only the first epoch missed");
+            }
         }
         assertEquals(List.of(), said);
     }
