@@ -559,7 +559,16 @@ public final class RestartCache implements AutoCloseable {
         // agree. O_EXCL under a random name: a link planted at a name it might take is never followed.
         subfolder(entry.getParent(), id.key());
         Path tmp = SafeFiles.temporaryFor(entry);
-        try (FileChannel ch = SafeFiles.createNew(tmp, access)) {
+        FileChannel created;
+        try {
+            created = SafeFiles.createNew(tmp, access);
+        } catch (NoSuchFileException gone) {
+            // Its entry folder removed since this process made it (entries cleared by hand): again.
+            forgetSubfolder(id.key());
+            subfolder(entry.getParent(), id.key());
+            created = SafeFiles.createNew(tmp, access);
+        }
+        try (FileChannel ch = created) {
             while (parts[parts.length - 1].hasRemaining()) {
                 ch.write(parts);
             }
@@ -610,6 +619,12 @@ public final class RestartCache implements AutoCloseable {
             CacheFolder.subfolder(folder, access);
             madeSubfolders.getAndUpdate(i >>> 6, bits -> bits | bit);
         }
+    }
+
+    private void forgetSubfolder(long key) {
+        int i = (int) (key >>> 56);
+        long bit = 1L << (i & 63);
+        madeSubfolders.getAndUpdate(i >>> 6, bits -> bits & ~bit);
     }
 
     /** A filer's scratch for an entry's header, as {@link #file} needs. */

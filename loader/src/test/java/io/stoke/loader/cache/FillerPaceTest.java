@@ -208,4 +208,29 @@ class FillerPaceTest {
         }
         assertEquals(List.of(), said);
     }
+
+    @Test
+    void entriesClearedByHandWhileItRunsAreMadeAgain() throws Exception {
+        Dataset d = ImageFolder.scan(data(8));
+        try (RestartCache cache = RestartCache.open(tmp.resolve("cache"), 1L << 30, said::add)) {
+            cache.pace(() -> true, () -> false, 1);
+            readAll(cache, d);
+            assertTrue(cache.awaitFilled(60_000));
+            assertEquals(8, entries());
+            try (Stream<Path> s = Files.list(tmp.resolve("cache"))) {
+                for (Path sub : s.filter(Files::isDirectory).toList()) {
+                    try (Stream<Path> in = Files.list(sub)) {
+                        for (Path e : in.toList()) {
+                            Files.delete(e);
+                        }
+                    }
+                    Files.delete(sub); // the entry folders this process made, gone
+                }
+            }
+            readAll(cache, d);
+            assertTrue(cache.awaitFilled(60_000));
+            assertEquals(8, entries(), "made again, folders and all: " + said);
+        }
+        assertEquals(List.of(), said);
+    }
 }
