@@ -452,6 +452,15 @@ public final class RestartCache implements AutoCloseable {
         return -1;
     }
 
+    // Under the lock: startFillers replaces the arrays, which a racy read could see half copied.
+    private synchronized Dataset takenFrom(int me) {
+        return takenFrom[me];
+    }
+
+    private synchronized ShardNames takenNames(int me) {
+        return takenNames[me];
+    }
+
     private boolean held(int sample) {
         for (int s : inHand) {
             if (s == sample) {
@@ -486,12 +495,13 @@ public final class RestartCache implements AutoCloseable {
                     return;
                 }
                 try {
-                    if (takenFrom[me] != readingFrom) { // a new loader's dataset: its originals from now on
+                    Dataset from = takenFrom(me);
+                    if (from != readingFrom) { // a new loader's dataset: its originals from now on
                         if (originals != null) {
                             originals.close();
                         }
-                        readingFrom = takenFrom[me];
-                        originals = originals(readingFrom, takenNames[me], decoding.maxFileBytes(), false);
+                        readingFrom = from;
+                        originals = originals(from, takenNames(me), decoding.maxFileBytes(), false);
                     }
                     fillOne(sample, originals, copier, header);
                 } catch (IOException | UncheckedIOException e) {
