@@ -721,8 +721,12 @@ static int written_by_libjpeg(j_compress_ptr out, jpeg_saved_marker_ptr m)
          && memcmp(m->data, "Adobe", 5) == 0;
 }
 
-/* Whether every AC coefficient of every block fits the standard tables' 10 bits (|v| <= 1023). */
-static int ac_within_baseline(j_decompress_ptr src, jvirt_barray_ptr *coefficients)
+/*
+ * Whether every coefficient of every block fits the standard tables: each AC coefficient their 10
+ * bits (|v| <= 1023), each DC value [-1024, 1023], so that every difference the coder takes from
+ * the one before (or from 0 after a restart marker) fits their 11 bits. 8-bit samples give no other.
+ */
+static int within_baseline(j_decompress_ptr src, jvirt_barray_ptr *coefficients)
 {
   for (int c = 0; c < src->num_components; c++) {
     jpeg_component_info *comp = &src->comp_info[c];
@@ -730,7 +734,7 @@ static int ac_within_baseline(j_decompress_ptr src, jvirt_barray_ptr *coefficien
       JBLOCKARRAY blocks = (*src->mem->access_virt_barray)((j_common_ptr)src, coefficients[c], row, 1, FALSE);
       JBLOCKROW r = blocks[0];
       for (JDIMENSION b = 0; b < comp->width_in_blocks; b++) {
-        int over = 0;
+        int over = (r[b][0] > 1023) | (r[b][0] < -1024);
         for (int k = 1; k < DCTSIZE2; k++) {
           int v = r[b][k];
           over |= (v > 1023) | (v < -1023);
@@ -827,13 +831,14 @@ int32_t stoke_jpeg_add_restarts(const uint8_t *jpeg, int64_t size, int32_t targe
     }
   }
   /*
-   * The standard Huffman tables below code an AC coefficient of up to 10 bits, all that baseline
-   * 8-bit data holds; libjpeg's coding pass does not check (its optimising pass did), and would
-   * write a symbol the table lacks as nothing. A damaged or hostile file can decode to larger
-   * coefficients: refused, as optimising refused it, rather than copied wrong.
+   * The standard Huffman tables below code an AC coefficient of up to 10 bits and a DC difference
+   * of up to 11, all that baseline 8-bit data holds; libjpeg's coding pass does not check (its
+   * optimising pass did), and would write a symbol the table lacks as nothing. A damaged or hostile
+   * file can decode to larger coefficients, or to DC values whose differences are larger: refused,
+   * rather than copied wrong (a copy whose segments then do not decode).
    */
-  if (!ac_within_baseline(&src, coefficients)) {
-    set_transcode_message(&t, "DCT coefficients beyond baseline's 10 bits (a damaged file)");
+  if (!within_baseline(&src, coefficients)) {
+    set_transcode_message(&t, "DCT coefficients beyond baseline's range (a damaged file)");
     jpeg_destroy_decompress(&src);
     return STOKE_JPEG_ERROR;
   }
