@@ -37,12 +37,12 @@ import java.util.function.Consumer;
 /**
  * A folder of lossless restart-marker copies of a dataset's JPEGs ({@link RestartCopy}), kept
  * across runs, so that from the second epoch on the region decoder seeks in every original JPEG:
- * {@code stoke.DataLoader(cache_dir=...)}, {@code --cache-dir}, {@link
- * io.stoke.loader.Loader.Builder#cache}. The originals are a folder's or list's files, or the
+ * {@code stoke.DataLoader(restart_cache_dir=...)}, {@code --restart-cache-dir}, {@link
+ * io.stoke.loader.Loader.Builder#restartCache}. The originals are a folder's or list's files, or the
  * members of its shards (tar, local or remote; Parquet row groups).
  *
- * <p>An entry is filed under a hash of its original's identity ({@link OriginalId}: a file's path
- * as the dataset holds it, size and modification time; a member's shard, place in it, length and
+ * <p>An entry is filed under a hash of its original's identity ({@link OriginalId}: a file's
+ * absolute path as opened, size and modification time; a member's shard, place in it, length and
  * the shard's version, or its bytes' hash where the store gave no version) and names that identity
  * in its header ({@link CacheEntry}), so a changed original is never served its old copy; its
  * content is hashed, so a damaged entry is never served either (it is counted, and made again). A
