@@ -24,7 +24,6 @@ final class CachedFileReader implements SampleReader {
     private final FileReader files;
     private final EntryLookup lookup;
     private final MissCopy missCopy;
-    private final RestartCache cache;
     private final OriginalId id = new OriginalId();
     private final Arena arena = Arena.ofConfined();
     private final MemorySegment stat = arena.allocate(LibC.STAT_BYTES, 8);
@@ -35,7 +34,6 @@ final class CachedFileReader implements SampleReader {
         this.files = new FileReader(dataset, maxBytes);
         this.lookup = new EntryLookup(cache, maxBytes);
         this.missCopy = new MissCopy(cache);
-        this.cache = cache;
     }
 
     @Override
@@ -63,13 +61,11 @@ final class CachedFileReader implements SampleReader {
             boolean copyable = status == SampleStatus.OK
                     && files.length() == id.size // else changed since its stat: no entry
                     && ImageFormat.sniff(files.bytes(), files.length()) == ImageFormat.JPEG;
-            if (copyable && missCopy.copy(id, files.bytes(), files.length())) {
-                if (missCopy.copied()) {
-                    served = missCopy.bytes();
-                    servedLength = missCopy.length();
-                }
-            } else {
-                cache.request(sample);
+            if (!copyable) {
+                missCopy.ask(sample);
+            } else if (missCopy.copyOrAsk(id, sample, files.bytes(), files.length())) {
+                served = missCopy.bytes();
+                servedLength = missCopy.length();
             }
         }
         return status;

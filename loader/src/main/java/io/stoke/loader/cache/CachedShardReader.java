@@ -22,7 +22,6 @@ final class CachedShardReader implements SampleReader {
     private final ShardNames names;
     private final EntryLookup lookup;
     private final MissCopy missCopy;
-    private final RestartCache cache;
     private final OriginalId id = new OriginalId();
     private MemorySegment served = MemorySegment.NULL; // the entry's copy, or this miss's, or NULL: the member
     private long servedLength;
@@ -32,7 +31,6 @@ final class CachedShardReader implements SampleReader {
         this.names = names;
         this.lookup = new EntryLookup(cache, maxBytes);
         this.missCopy = new MissCopy(cache);
-        this.cache = cache;
     }
 
     @Override
@@ -44,14 +42,7 @@ final class CachedShardReader implements SampleReader {
         }
         names.identify(id, members.shard(), members.offset(), members.bytes(), members.length());
         int found = lookup.read(id);
-        boolean copiedHere = false;
-        if (lookup.miss(found)) {
-            if (missCopy.copy(id, members.bytes(), members.length())) {
-                copiedHere = missCopy.copied();
-            } else {
-                cache.request(sample);
-            }
-        }
+        boolean copiedHere = lookup.miss(found) && missCopy.copyOrAsk(id, sample, members.bytes(), members.length());
         if (found == CacheEntry.COPY) {
             served = lookup.content();
             servedLength = lookup.length();

@@ -22,20 +22,19 @@ final class MissCopy implements AutoCloseable {
     private Arena arena;
     private RestartCopy copier;
     private MemorySegment header;
-    private boolean copied;
 
     MissCopy(RestartCache cache) {
         this.cache = cache;
     }
 
     /**
-     * Copies the original of {@code id}, {@code jpeg[0, length)}, and files its entry, when the
-     * cache copies now; false when it does not (the caller asks the fillers). After true, {@link
-     * #copied()} says whether {@link #bytes()} holds a copy to decode instead of the original.
+     * Handles a miss of sample {@code sample}, whose original is {@code jpeg[0, length)} (a JPEG):
+     * copied and filed here when the cache copies now, asked of the fillers otherwise. True when
+     * {@link #bytes()} then holds a copy to decode instead of the original.
      */
-    boolean copy(OriginalId id, MemorySegment jpeg, long length) {
-        copied = false;
+    boolean copyOrAsk(OriginalId id, int sample, MemorySegment jpeg, long length) {
         if (!cache.copiesNow()) {
+            cache.request(sample);
             return false;
         }
         if (copier == null) {
@@ -50,16 +49,15 @@ final class MissCopy implements AutoCloseable {
             cache.failed(e); // the copy is still this read's: only the folder failed
         }
         cache.copiedByWorkers.increment();
-        copied = outcome == RestartCopy.Outcome.COPIED;
-        return true;
+        return outcome == RestartCopy.Outcome.COPIED;
     }
 
-    /** Whether the last {@link #copy} made a copy: decode {@link #bytes()}, not the original. */
-    boolean copied() {
-        return copied;
+    /** Asks the fillers for sample {@code sample}'s entry (an original this worker cannot copy now). */
+    void ask(int sample) {
+        cache.request(sample);
     }
 
-    /** The last copy, valid for {@link #length()} bytes until the next {@link #copy}. */
+    /** The last copy, valid for {@link #length()} bytes until the next {@link #copyOrAsk}. */
     MemorySegment bytes() {
         return copier.bytes();
     }

@@ -405,8 +405,7 @@ public final class RestartCache implements AutoCloseable {
      * never: the fillers copy.
      */
     boolean copiesNow() {
-        boolean b = !full.get() && !closed && workersCopy.getAsBoolean();
-        return b;
+        return !full.get() && !closed && workersCopy.getAsBoolean();
     }
 
     /** Asks the filler for sample {@code sample}'s entry; dropped when the queue is full. */
@@ -482,10 +481,7 @@ public final class RestartCache implements AutoCloseable {
         TransformSpec decoding = TransformSpec.defaults();
         Originals originals = null;
         Dataset readingFrom = null;
-        try (
-        // Exact by construction (stoke_jpeg_add_restarts refuses what a copy could change):
-        // the two whole decodes a check costs would triple the filler's work per file.
-        RestartCopy copier = new RestartCopy(restartMcus, decoding, false);
+        try (RestartCopy copier = newCopier();
                 Arena arena = Arena.ofConfined()) {
             MemorySegment header = headerScratch(arena);
             countOnce();
@@ -542,13 +538,10 @@ public final class RestartCache implements AutoCloseable {
      * Files the entry of {@code id}, which {@code copier} has just copied with {@code outcome}: the
      * copy, or an entry that says to read the original. {@code header} is the caller's scratch, at
      * least {@link CacheEntry#HEADER_BYTES} plus {@link EntryLookup#PATH_MAX} bytes: the entry is
-     * written from it and from the copier's buffer, with nothing copied on the heap.
-     *
-     * @return whether the entry is filed now (by this call; false: another filed it first, or the
-     *     folder is full)
+     * written from it and from the copier's buffer, with nothing copied on the heap. Not filed when
+     * another filed it first, or when the folder is full (said once).
      */
-    boolean file(OriginalId id, RestartCopy.Outcome outcome, RestartCopy copier, MemorySegment header)
-            throws IOException {
+    void file(OriginalId id, RestartCopy.Outcome outcome, RestartCopy copier, MemorySegment header) throws IOException {
         countOnce();
         Path entry = entryOf(id.key());
         boolean isCopy = outcome == RestartCopy.Outcome.COPIED;
@@ -603,17 +596,17 @@ public final class RestartCache implements AutoCloseable {
         if (filed == FolderUsage.Outcome.FILED) {
             (isCopy ? copied : originals).increment();
             filledBytes.add(total);
-            return true;
-        }
-        if (filed == FolderUsage.Outcome.FULL && !full.getAndSet(true)) {
+        } else if (filed == FolderUsage.Outcome.FULL && !full.getAndSet(true)) {
             say.accept("the restart cache in " + dir + " is full (" + usage.last() + " of its " + budget
                     + " bytes, counted over every process filling it): the files not copied yet are read as they"
                     + " are");
         }
-        return false;
     }
 
-    /** A copier as the fillers' (exact by construction: no check decodes, see {@link #fill(int)}). */
+    /**
+     * A copier as every filer's: exact by construction (stoke_jpeg_add_restarts refuses what a copy
+     * could change), so no check decodes, which would triple the work per file.
+     */
     RestartCopy newCopier() {
         return new RestartCopy(restartMcus, TransformSpec.defaults(), false);
     }
@@ -674,7 +667,7 @@ public final class RestartCache implements AutoCloseable {
         TransformSpec decoding = TransformSpec.defaults();
         io.stoke.loader.internal.InParallel.map(threads, threads, "stoke-cache-fill", t -> {
             try (Originals originals = originals(dataset, names, decoding.maxFileBytes(), true);
-                    RestartCopy copier = new RestartCopy(restartMcus, decoding, false);
+                    RestartCopy copier = newCopier();
                     Arena arena = Arena.ofConfined()) {
                 MemorySegment header = headerScratch(arena);
                 for (int s = next.getAndIncrement(); s < dataset.size() && !full.get(); s = next.getAndIncrement()) {
