@@ -30,7 +30,6 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import java.util.zip.CRC32;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -172,9 +171,7 @@ class MissCopyTest {
                 .build()) {
             for (Batch b : l) {
                 try (b) {
-                    CRC32 crc = new CRC32();
-                    crc.update(b.pixels().asByteBuffer());
-                    out.add(Arrays.toString(b.indices().toArray(ValueLayout.JAVA_LONG)) + " " + crc.getValue());
+                    out.add(BatchSums.of(b));
                 }
                 Thread.sleep(lagMillis);
             }

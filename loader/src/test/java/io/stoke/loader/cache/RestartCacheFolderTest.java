@@ -13,18 +13,15 @@ import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
-import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import java.util.zip.CRC32;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -79,9 +76,7 @@ class RestartCacheFolderTest {
                 .build()) {
             for (Batch b : l) {
                 try (b) {
-                    CRC32 crc = new CRC32();
-                    crc.update(b.pixels().asByteBuffer());
-                    out.add(Arrays.toString(b.indices().toArray(ValueLayout.JAVA_LONG)) + " " + crc.getValue());
+                    out.add(BatchSums.of(b));
                 }
             }
         }

@@ -16,7 +16,6 @@ import io.stoke.loader.transform.TransformSpec;
 import io.stoke.loader.transform.TransformSpec.DctScaling;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,7 +27,6 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import java.util.zip.CRC32;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -91,9 +89,7 @@ class RestartCacheTest {
                 .build()) {
             for (Batch b : l) {
                 try (b) {
-                    CRC32 crc = new CRC32();
-                    crc.update(b.pixels().asByteBuffer());
-                    out.add(Arrays.toString(b.indices().toArray(ValueLayout.JAVA_LONG)) + " " + crc.getValue());
+                    out.add(BatchSums.of(b));
                 }
             }
         }
