@@ -1,24 +1,45 @@
 #!/usr/bin/env python3
-"""One timed PyTorch DataLoader run for Stoke's benchmark harness (./stoke harness).
+"""One timed run of a PyTorch-side loader for Stoke's benchmark harness (./stoke harness).
 
 The consumer loop is the same as Stoke's (io.stoke.bench.harness.StokeRunCommand): start the clock,
-create the iterator (which starts the worker processes), then for each batch time the wait, sleep
-the simulated model time, and drop the batch. Output per batch: uint8 [n, 224, 224, 3], the same
+create the iterator (which starts the workers), then for each batch time the wait, sleep the
+simulated model time, and drop the batch. Output per batch: uint8 [n, 224, 224, 3], the same
 shape, type and layout as Stoke's.
 
-  jpeg: torchvision ImageFolder + PIL, Resize(256) + CenterCrop(224) + PILToTensor, then a
-        permute to HWC (a view; the collate's stack makes it contiguous, as it copies anyway).
+Loaders (--loader):
+  pytorch          torch.utils.data.DataLoader over torchvision's ImageFolder + PIL: Resize(256) +
+                   CenterCrop(224) + PILToTensor, then a permute to HWC (a view; the collate's
+                   stack makes it contiguous, as it copies anyway). The recipe's default backend.
+  pytorch-tensor   the same DataLoader, each file decoded by torchvision.io.decode_image
+                   (libjpeg-turbo) and transformed as a uint8 tensor by the v2 transforms
+                   (antialiased, torch's SIMD resize): torchvision's fastest CPU path, the recipe's
+                   `--backend tensor --use-v2`. The v1 transforms on tensors where torchvision has
+                   no v2 (0.14, Debian 12's); --versions says which.
+  torchdata-nodes  torchdata.nodes: the pytorch-tensor path mapped by a ParallelMapper of
+                   --workers threads (the ops release the GIL), batched, collated and prefetched
+                   in the calling process.
+The training transform (--transform train) is RandomResizedCrop(224) + RandomHorizontalFlip() in
+each path's API.
+
+Datasets (--dataset):
+  jpeg: the ImageFolder tree.
   raw:  headerless 224x224x3 uint8 files (<class>/<name>.raw), read with numpy.fromfile. The harness
         cuts them from the .npy members of the raw shards that Stoke's side reads through its Loader
         (stoke pack --format raw), so both sides get the same bytes per sample, in the same order.
+        pytorch and torchdata-nodes only: with nothing to decode, pytorch-tensor is pytorch.
 
 Cold run (--warmup-images 0): the timed epoch is the process's first. Warm run (--warmup-images N):
-the same DataLoader first delivers at least N images untimed, in whole epochs, and the timed epoch
-starts from a new iter(): its persistent workers are running and have imported everything.
+the same loader first delivers at least N images untimed, in whole epochs, and the timed epoch
+starts from a new iter(): DataLoader's persistent workers are running and have imported everything.
 
 Prints "@@harness begin" / "@@harness end" around the timed span and "@@harness first" when the
 process receives its first batch (the harness times its start to that), and writes JSON. Installs
-nothing: exits with code 3 and says what is missing when torch or torchvision cannot be imported.
+nothing: exits with code 3 and says what is missing when torch or torchvision (or, for its loader,
+torchdata) cannot be imported.
+
+--dump-first FILE writes the first batch's pixels (uint8 [n, 224, 224, 3], C order, no header) and
+exits, nothing timed: the harness compares them with torchvision's PIL path. --peers prints, as
+JSON, which other loaders this Python could run.
 """
 import argparse
 import json
@@ -70,6 +91,63 @@ def to_hwc(t):
     return t.permute(1, 2, 0)
 
 
+def decode_file(path):
+    """torchvision.io's decode of a file, as RGB: pytorch-tensor's ImageFolder loader."""
+    from torchvision.io import ImageReadMode, decode_image, read_file
+
+    return decode_image(read_file(path), mode=ImageReadMode.RGB)
+
+
+def tensor_transforms():
+    """torchvision's transforms on uint8 tensors: v2 where it has them, else v1 ("v1" for 0.14)."""
+    try:
+        from torchvision.transforms import v2
+
+        return v2, "v2"
+    except ImportError:
+        return transforms, "v1"
+
+
+def jpeg_dataset(root, loader, transform):
+    """ImageFolder of the loader's path: PIL images for pytorch, decoded uint8 tensors otherwise."""
+    if loader == "pytorch":
+        T, to_tensor = transforms, [transforms.PILToTensor()]
+        kwargs = {}
+    else:
+        T, _ = tensor_transforms()
+        to_tensor = []
+        kwargs = {"loader": decode_file}
+    if transform == "train":
+        crop = [T.RandomResizedCrop(224, antialias=True), T.RandomHorizontalFlip()]
+    else:
+        crop = [T.Resize(256, antialias=True), T.CenterCrop(224)]
+    return datasets.ImageFolder(root, transform=T.Compose(crop + to_tensor + [to_hwc]), **kwargs)
+
+
+class NodesLoader:
+    """torchdata.nodes over a map-style dataset, in order: a ParallelMapper of `workers` threads.
+
+    Iterating it yields (images, labels) batches, as DataLoader does. iter() starts an epoch
+    (torchdata.nodes' Loader resets the graph, which restarts the mapper's threads).
+    """
+
+    def __init__(self, dataset, batch_size, workers):
+        import torchdata.nodes as tn
+        from torch.utils.data import SequentialSampler, default_collate
+
+        self.dataset = dataset
+        node = tn.SamplerWrapper(SequentialSampler(dataset))
+        node = tn.ParallelMapper(node, map_fn=dataset.__getitem__, num_workers=max(workers, 1),
+                                 method="thread", in_order=True)
+        node = tn.Batcher(node, batch_size=batch_size, drop_last=False)
+        node = tn.Mapper(node, map_fn=default_collate)
+        node = tn.Prefetcher(node, prefetch_factor=2)
+        self.loader = tn.Loader(node)
+
+    def __iter__(self):
+        return iter(self.loader)
+
+
 _said_first = False
 
 
@@ -96,6 +174,49 @@ def warm_up(loader, n):
             del x, y
 
 
+LOADERS = ["pytorch", "pytorch-tensor", "torchdata-nodes"]
+
+
+def make_loader(ds, loader, batch_size, workers):
+    """The loader named by --loader over ds, in order, the last partial batch kept."""
+    if loader == "torchdata-nodes":
+        return NodesLoader(ds, batch_size, workers)
+    return DataLoader(ds, batch_size=batch_size, shuffle=False, num_workers=workers,
+                      persistent_workers=workers > 0, pin_memory=False, drop_last=False)
+
+
+def versions():
+    """Python's and the libraries' versions; the tensor path's transforms API; torchdata where present."""
+    v = {"python": sys.version.split()[0], "torch": torch.__version__, "torchvision": torchvision.__version__,
+         "pillow": PIL.__version__, "numpy": np.__version__, "tensor transforms": tensor_transforms()[1]}
+    try:
+        import torchdata
+
+        v["torchdata"] = torchdata.__version__
+    except ImportError:
+        pass
+    return v
+
+
+def peers():
+    """{peer module: {"version": v} or {"missing": why}} for the loaders beside torch's DataLoader.
+
+    torchdata.nodes is run by this script (--loader torchdata-nodes); spdl and nvidia.dali have no
+    loader here yet, and are reported so (the harness says so in one line) even when importable.
+    """
+    import importlib
+
+    out = {}
+    for name in ["torchdata.nodes", "spdl", "nvidia.dali"]:
+        try:
+            module = importlib.import_module(name.split(".")[0])
+            importlib.import_module(name)
+            out[name] = {"version": str(getattr(module, "__version__", "unknown"))}
+        except ImportError as e:
+            out[name] = {"missing": f"cannot import {name} with {sys.executable} ({e})"}
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("root")
@@ -107,25 +228,39 @@ def main():
                     help="images to take untimed first, in whole epochs of the same DataLoader (0: a cold run)")
     ap.add_argument("--transform", choices=["eval", "train"], default="eval",
                     help="eval: Resize(256) + CenterCrop(224); train: RandomResizedCrop(224) + RandomHorizontalFlip()")
+    ap.add_argument("--loader", choices=LOADERS, default="pytorch")
     ap.add_argument("--json", required=True)
+    ap.add_argument("--dump-first", metavar="FILE",
+                    help="write the first batch's pixels (uint8 [n, 224, 224, 3], no header) to FILE and exit")
     ap.add_argument("--versions", action="store_true", help="print the library versions as JSON and exit")
+    ap.add_argument("--peers", action="store_true",
+                    help="print, as JSON, each peer loader's version or why it cannot run, and exit")
     a = ap.parse_args()
     if a.versions:
-        print(json.dumps({"python": sys.version.split()[0], "torch": torch.__version__,
-                          "torchvision": torchvision.__version__, "pillow": PIL.__version__,
-                          "numpy": np.__version__}))
+        print(json.dumps(versions()))
         return
+    if a.peers:
+        print(json.dumps(peers()))
+        return
+    if a.loader == "torchdata-nodes":
+        try:
+            import torchdata.nodes  # noqa: F401
+        except ImportError as e:
+            fail_missing(e)
     if a.dataset == "jpeg":
-        if a.transform == "train":
-            crop = [transforms.RandomResizedCrop(224), transforms.RandomHorizontalFlip()]
-        else:
-            crop = [transforms.Resize(256), transforms.CenterCrop(224)]
-        tf = transforms.Compose(crop + [transforms.PILToTensor(), to_hwc])
-        ds = datasets.ImageFolder(a.root, transform=tf)
+        ds = jpeg_dataset(a.root, a.loader, a.transform)
+    elif a.loader == "pytorch-tensor":
+        ap.error("--dataset raw has nothing to decode: pytorch-tensor would be pytorch")
     else:
         ds = RawTensors(a.root)
-    loader = DataLoader(ds, batch_size=a.batch_size, shuffle=False, num_workers=a.workers,
-                        persistent_workers=a.workers > 0, pin_memory=False, drop_last=False)
+    if a.dump_first:
+        # One whole epoch of the first batch's samples: every loader ends as it ends an epoch
+        # (torchdata.nodes' threads would otherwise be mid-map at exit).
+        first = torch.utils.data.Subset(ds, range(min(len(ds), a.batch_size)))
+        x, _ = next(iter(make_loader(first, a.loader, a.batch_size, a.workers)))
+        x.contiguous().numpy().tofile(a.dump_first)
+        return
+    loader = make_loader(ds, a.loader, a.batch_size, a.workers)
     warm_up(loader, a.warmup_images)
     waits = []
     images = 0
@@ -152,7 +287,7 @@ def main():
     end = time.perf_counter_ns()
     print("@@harness end", flush=True)
     with open(a.json, "w") as f:
-        json.dump({"loader": "pytorch", "dataset": a.dataset, "batch_size": a.batch_size, "workers": a.workers,
+        json.dump({"loader": a.loader, "dataset": a.dataset, "batch_size": a.batch_size, "workers": a.workers,
                    "model_ms": a.model_ms, "warmup_images": a.warmup_images, "images": images, "batches": len(waits),
                    "elapsed_s": (end - start) / 1e9, "wait_ns": waits}, f)
         f.write("\n")

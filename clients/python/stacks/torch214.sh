@@ -40,12 +40,13 @@ WHEELS=(
   nvidia-cusparselt-cu13==0.8.1 nvidia-nccl-cu13==2.30.7 nvidia-nvshmem-cu13==3.4.5
   filelock typing-extensions setuptools sympy networkx jinja2 fsspec mpmath markupsafe packaging wheel
 )
-# Issue 48's libraries around PyTorch, and ONNX for `stoke embed`'s exported towers. They are
+# Issue 48's libraries around PyTorch, ONNX for `stoke embed`'s exported towers, and torchdata
+# (its torchdata.nodes is one of the harness's peers, issue 51). They are
 # installed first, with their dependencies; the resolver then picks torch 2.13+cpu (2.14.1's
 # cuda-bindings and triton are not in the mirror), so WHEELS are forced back in after, --no-deps.
 LIBRARIES=(
   timm==1.0.29 open_clip_torch==3.3.0 lightning==2.6.6 datasets==5.0.1 pyarrow==25.0.1
-  onnx onnxruntime onnxscript
+  onnx onnxruntime onnxscript torchdata==0.11.0
 )
 # The stamp says what a finished venv was made from; a venv whose stamp differs is made again.
 # Bump the layout number when what this script does to a venv changes.

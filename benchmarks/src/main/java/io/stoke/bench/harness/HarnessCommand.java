@@ -15,8 +15,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -120,8 +122,17 @@ public final class HarnessCommand implements Callable<Integer> {
     @Option(names = "--no-model", description = "Leave out the runs with simulated model time.")
     boolean noModel;
 
-    @Option(names = "--loaders", split = ",", paramLabel = "NAME,...", description = "stoke, pytorch (default: both).")
-    List<String> loaders = List.of(SummaryReport.STOKE, SummaryReport.PYTORCH);
+    @Option(
+            names = "--loaders",
+            split = ",",
+            paramLabel = "NAME,...",
+            description = {
+                "stoke; pytorch (torch's DataLoader, ImageFolder + PIL); pytorch-tensor (the same DataLoader,",
+                "torchvision.io.decode_image + v2 transforms on uint8 tensors: torch's fastest CPU path);",
+                "torchdata-nodes (torchdata.nodes, the tensor path on a ParallelMapper of threads) (default: all;",
+                "a PyTorch-side loader the Python cannot run is left out with a note)."
+            })
+    List<String> loaders = HarnessLoaders.ALL;
 
     @Option(
             names = "--datasets",
@@ -137,8 +148,11 @@ public final class HarnessCommand implements Callable<Integer> {
     @Option(
             names = "--python",
             paramLabel = "PATH",
-            description = "Python with torch and torchvision (default: ${DEFAULT-VALUE}).")
-    Path python = Path.of("/usr/bin/python3");
+            description = {
+                "Python with torch and torchvision (default: today's torch, the venv of",
+                "clients/python/stacks/torch214.sh, where it is made; else /usr/bin/python3)."
+            })
+    Path python;
 
     @Option(
             names = "--torch-script",
@@ -222,9 +236,13 @@ public final class HarnessCommand implements Callable<Integer> {
                 workers != null ? workers : p.workers(),
                 repeats != null ? repeats : p.repeats());
         for (String l : loaders) {
-            if (!l.equals(SummaryReport.STOKE) && !l.equals(SummaryReport.PYTORCH)) {
-                throw new IllegalArgumentException("--loaders takes stoke and pytorch, not " + l);
+            if (!HarnessLoaders.ALL.contains(l)) {
+                throw new IllegalArgumentException(
+                        "--loaders takes " + String.join(", ", HarnessLoaders.ALL) + ", not " + l);
             }
+        }
+        if (python == null) {
+            python = defaultPython();
         }
         for (String d : datasets) {
             if (!d.equals("jpeg") && !d.equals("raw")) {
@@ -266,17 +284,18 @@ public final class HarnessCommand implements Callable<Integer> {
         List<String> loadersRun = new ArrayList<>(loaders);
         String torchVersions = null;
         Path script = null;
-        if (loadersRun.contains(SummaryReport.PYTORCH)) {
+        if (loadersRun.stream().anyMatch(HarnessLoaders::torchSide)) {
             script = torchScript != null ? torchScript : findScript();
             TorchScript.Check torch = TorchScript.check(python, script);
             if (!torch.runs()) {
                 String why = "PyTorch's DataLoader was not run: " + torch.whyNot();
                 say(why);
                 notes.add(why);
-                loadersRun.remove(SummaryReport.PYTORCH);
+                loadersRun.removeIf(HarnessLoaders::torchSide);
             } else {
                 torchVersions = torch.versions();
-                say("pytorch side: " + torchVersions);
+                say("pytorch side: " + python + ": " + torchVersions);
+                peers(script, loadersRun, notes);
             }
         }
         // The preprocessed dataset: raw shards for Stoke, the same bytes as .raw files for PyTorch.
@@ -297,13 +316,15 @@ public final class HarnessCommand implements Callable<Integer> {
                     (System.nanoTime() - t) / 1e9));
         }
         int datasetImages = ImageFolder.scan(jpegRoot).size();
+        List<PixelDifference> differences = pixelDifferences(jpegRoot, datasetImages, loadersRun, script, notes);
         // Written now as well as at the end, so that --report-only can redraw a sweep cut short.
         new ReportInfo(
                         machine,
                         cores,
                         warmupImages,
                         conditions(p, jpegRoot, datasetImages, cores, torchVersions, null),
-                        notes)
+                        notes,
+                        differences)
                 .write(out);
 
         List<RunKey> keys = new ArrayList<>();
@@ -317,7 +338,9 @@ public final class HarnessCommand implements Callable<Integer> {
                     for (double m : noModel ? List.of(0.0) : List.of(0.0, b * modelMsPerImage)) {
                         for (String s : starts) {
                             for (String l : loadersRun) {
-                                keys.add(new RunKey(l, d, b, w, m, s));
+                                if (HarnessLoaders.runsOn(l, d)) {
+                                    keys.add(new RunKey(l, d, b, w, m, s));
+                                }
                             }
                         }
                     }
@@ -372,7 +395,8 @@ public final class HarnessCommand implements Callable<Integer> {
                 cores,
                 warmupImages,
                 conditions(p, jpegRoot, datasetImages, cores, torchVersions, minutes),
-                notes);
+                notes,
+                differences);
         // Kept beside the CSVs so that --report-only can redraw the summary as it was.
         info.write(out);
         // Drawn from the files, as --report-only draws them: the summary is what the files hold.
@@ -447,21 +471,22 @@ public final class HarnessCommand implements Callable<Integer> {
                 "JPEG dataset: %d ImageNet-like files in %s; the preprocessed (raw) dataset holds the "
                         + "same images resized and cropped once, Resize 256 + CenterCrop 224 as Stoke's JPEG runs deliver them "
                         + "(`stoke pack --format raw`), 224x224x3 uint8: as WebDataset shards of .npy samples for Stoke, and "
-                        + "the same bytes as headerless .raw files for PyTorch.",
+                        + "the same bytes as headerless .raw files for PyTorch's loaders.",
                 n,
                 jpegRoot));
         c.add(
                 transform.equals("train")
-                        ? "Both loaders read the same files in dataset order and deliver uint8 [n, 224, 224, 3] batches of the "
+                        ? "Every loader reads the same files in dataset order and delivers uint8 [n, 224, 224, 3] batches of the "
                                 + "training transform, RandomResizedCrop(224) (scale 0.08-1, ratio 3/4-4/3) + RandomHorizontalFlip(): "
                                 + "torchvision's on the PyTorch side, Stoke's (the same algorithm, its own random stream) on its own; "
                                 + "last partial batch kept."
-                        : "Both loaders read the same files and deliver the same batches: uint8 [n, 224, 224, 3] "
+                        : "Every loader reads the same files and delivers the same batches: uint8 [n, 224, 224, 3] "
                                 + "(Resize 256 + CenterCrop 224), in dataset order, last partial batch kept.");
         c.add(String.format(
                 Locale.ROOT,
                 "Same cores: each run is one process tree on the whole machine (%d cores), nothing "
-                        + "pinned, runs one at a time. 'workers' is Stoke's decoding threads and PyTorch's worker processes.",
+                        + "pinned, runs one at a time. 'workers' is Stoke's decoding threads, DataLoader's worker processes "
+                        + "and torchdata.nodes' mapper threads.",
                 cores));
         c.add(
                 "Warm page cache for both: the harness reads every file of the dataset once right before each run (on the "
@@ -469,17 +494,29 @@ public final class HarnessCommand implements Callable<Integer> {
         c.add(timing());
         c.add("The consumer waits for each batch (that wait is the per-batch load time), touches it, then sleeps the "
                 + "simulated model time (a model on an accelerator leaves the CPU to the loader), the same in both.");
-        c.add("PyTorch: torchvision ImageFolder + PIL, "
-                + (transform.equals("train")
-                        ? "RandomResizedCrop(224), RandomHorizontalFlip()"
-                        : "Resize(256), CenterCrop(224)")
-                + ", PILToTensor, permute to HWC; "
-                + "persistent_workers=True, pin_memory=False, shuffle off (PyTorch's default prefetch: 2 batches a worker). "
+        String crop = transform.equals("train")
+                ? "RandomResizedCrop(224), RandomHorizontalFlip()"
+                : "Resize(256), CenterCrop(224)";
+        c.add("PyTorch (PIL), loader `pytorch`: torchvision ImageFolder + PIL, " + crop + ", PILToTensor, permute to "
+                + "HWC; persistent_workers=True, pin_memory=False, shuffle off (PyTorch's default prefetch: 2 batches a "
+                + "worker). PyTorch (decode_jpeg + v2), loader `pytorch-tensor`, torch's fastest CPU path (the recipe's "
+                + "`--backend tensor --use-v2`): the same DataLoader, ImageFolder's loader torchvision.io.decode_image "
+                + "(libjpeg-turbo, RGB), then " + crop
+                + " of torchvision.transforms.v2 on uint8 tensors (antialiased), "
+                + "permute to HWC; JPEG runs only (on the raw dataset it is the PIL path's runs again). torchdata.nodes, "
+                + "loader `torchdata-nodes`: the same samples as pytorch-tensor, mapped in order by a ParallelMapper of "
+                + "'workers' threads, then Batcher, default_collate and Prefetcher(2) in the calling process. "
                 + "Stoke: DCT scaling pow2 (its default), " + stokeSlots + " ring slots. "
                 + "Raw dataset: PyTorch reads each .raw file with numpy.fromfile in a Dataset; Stoke reads the raw "
                 + "shards through the same Loader (memory-mapped; each sample copied into the batch, no decode, "
                 + "no resize)."
                 + (torchVersions != null ? " Versions: " + torchVersions + "." : ""));
+        c.add(String.format(
+                Locale.ROOT,
+                "Pixels: before the sweep, each loader's first batch of the evaluation transform (Resize 256 + "
+                        + "CenterCrop 224, uint8, dataset order, %d images, 1 worker) is compared with torchvision's PIL "
+                        + "path's on the same images: the mean and largest absolute difference of a channel value.",
+                Math.min(PIXEL_BATCH, n)));
         c.add(String.format(
                 Locale.ROOT,
                 "Memory and CPU: every %d ms the harness reads /proc for the run's process and all its "
@@ -619,6 +656,8 @@ public final class HarnessCommand implements Callable<Integer> {
                     python.toString(),
                     script.toString(),
                     root.toString(),
+                    "--loader",
+                    k.loader(),
                     "--dataset",
                     k.dataset(),
                     "--batch-size",
@@ -694,6 +733,140 @@ public final class HarnessCommand implements Callable<Integer> {
                     null);
         }
     }
+
+    /**
+     * Today's torch where it is installed: the venv that {@code clients/python/stacks/torch214.sh}
+     * makes (torch 2.14.1, torchvision 0.29.1, Pillow 12.3, torchdata), else Debian's Python.
+     */
+    static Path defaultPython() {
+        String cache = System.getenv("XDG_CACHE_HOME");
+        Path venv = (cache != null && !cache.isEmpty()
+                        ? Path.of(cache)
+                        : Path.of(System.getProperty("user.home"), ".cache"))
+                .resolve("stoke/torch214-venv/bin/python");
+        return Files.isExecutable(venv) ? venv : Path.of("/usr/bin/python3");
+    }
+
+    /**
+     * Leaves out, each with a note, the peer loaders this Python cannot import, and names the peers
+     * the harness has no loader for.
+     */
+    private void peers(Path script, List<String> loadersRun, List<String> notes)
+            throws IOException, InterruptedException {
+        for (TorchScript.Peer peer : TorchScript.peers(python, script)) {
+            String loader = HarnessLoaders.PEER_MODULE.entrySet().stream()
+                    .filter(e -> e.getValue().equals(peer.module()))
+                    .map(Map.Entry::getKey)
+                    .findFirst()
+                    .orElse(null);
+            String why = null;
+            if (peer.version() == null) {
+                if (loader == null || loadersRun.remove(loader)) {
+                    why = (loader != null ? loader : peer.module()) + " left out: " + peer.missing();
+                }
+            } else if (loader == null) {
+                why = peer.module() + " " + peer.version()
+                        + " is importable, but the harness has no loader for it yet: not timed";
+            }
+            if (why != null) {
+                say(why);
+                notes.add(why);
+            }
+        }
+    }
+
+    /**
+     * Each loader's first batch of the evaluation transform (Resize 256 + CenterCrop 224), in
+     * dataset order, against torchvision's PIL path's on the same images: measured once, before
+     * the sweep, whatever its transform (random crops cannot be compared). Nothing when the PIL
+     * path cannot run here, which the notes then say.
+     */
+    private List<PixelDifference> pixelDifferences(
+            Path jpegRoot, int datasetImages, List<String> loadersRun, Path script, List<String> notes)
+            throws IOException, InterruptedException {
+        if (!loadersRun.contains(HarnessLoaders.PYTORCH)) {
+            if (loaders.contains(HarnessLoaders.PYTORCH)) {
+                return List.of(); // PyTorch could not run here, which a note already says
+            }
+            String why = "Pixel differences not measured: they are taken against torchvision's PIL path, "
+                    + "and --loaders leaves out pytorch.";
+            say(why);
+            notes.add(why);
+            return List.of();
+        }
+        int batch = Math.min(PIXEL_BATCH, datasetImages);
+        Path dir = Files.createDirectories(out.resolve("first-batch"));
+        Map<String, byte[]> dumps = new LinkedHashMap<>();
+        Map<String, String> errors = new LinkedHashMap<>();
+        for (String l : loadersRun) {
+            Path file = dir.resolve(l + ".u8");
+            Files.deleteIfExists(file);
+            List<String> cmd = new ArrayList<>();
+            if (l.equals(HarnessLoaders.STOKE)) {
+                cmd.addAll(stokeJava());
+                cmd.add("harness-run");
+            } else {
+                cmd.addAll(List.of(python.toString(), script.toString()));
+            }
+            cmd.addAll(List.of(jpegRoot.toString(), "--dataset", "jpeg", "--batch-size", Integer.toString(batch)));
+            cmd.addAll(List.of(
+                    "--workers",
+                    "1",
+                    "--transform",
+                    "eval",
+                    "--json",
+                    dir.resolve(l + ".json").toString(),
+                    "--dump-first",
+                    file.toString()));
+            if (!l.equals(HarnessLoaders.STOKE)) {
+                cmd.addAll(List.of("--loader", l));
+            }
+            Path logFile = dir.resolve(l + ".log");
+            Process proc = new ProcessBuilder(cmd)
+                    .redirectErrorStream(true)
+                    .redirectOutput(logFile.toFile())
+                    .start();
+            if (!proc.waitFor(runTimeoutS, TimeUnit.SECONDS)) {
+                proc.descendants().forEach(ProcessHandle::destroyForcibly);
+                proc.destroyForcibly();
+                proc.waitFor();
+                errors.put(l, "timed out after " + runTimeoutS + " s; log: " + logFile);
+            } else if (proc.exitValue() != 0 || !Files.isRegularFile(file)) {
+                errors.put(l, "exit code " + proc.exitValue() + "; log: " + logFile);
+            } else {
+                dumps.put(l, Files.readAllBytes(file));
+            }
+        }
+        byte[] reference = dumps.get(HarnessLoaders.PYTORCH);
+        List<PixelDifference> differences = new ArrayList<>();
+        for (String l : loadersRun) {
+            PixelDifference d = errors.containsKey(l)
+                    ? PixelDifference.failed(l, errors.get(l))
+                    : reference == null
+                            ? PixelDifference.failed(
+                                    l,
+                                    "torchvision's PIL path gave no first batch: " + errors.get(HarnessLoaders.PYTORCH))
+                            : PixelDifference.of(l, reference, dumps.get(l), PIXEL_SAMPLE_BYTES);
+            say(
+                    d.ok()
+                            ? String.format(
+                                    Locale.ROOT,
+                                    "pixels of %s's first batch (%d images) against torchvision's PIL path: mean %.3f, "
+                                            + "largest %d",
+                                    l,
+                                    d.images(),
+                                    d.meanAbs(),
+                                    d.maxAbs())
+                            : "pixels of " + l + " not compared: " + d.error());
+            differences.add(d);
+        }
+        return differences;
+    }
+
+    /** The first batch compared for pixel differences, or the whole dataset when smaller. */
+    static final int PIXEL_BATCH = 32;
+
+    private static final int PIXEL_SAMPLE_BYTES = 224 * 224 * 3;
 
     private static Path findScript() {
         List<Path> starts = new ArrayList<>();

@@ -68,7 +68,7 @@ public final class Plots {
                     "wait per batch (ms)");
             c.getStyler().setYAxisLogarithmic(true);
             boolean any = false;
-            for (String loader : List.of(SummaryReport.STOKE, SummaryReport.PYTORCH)) {
+            for (String loader : HarnessLoaders.ALL) {
                 RunKey k = new RunKey(loader, "jpeg", b, w, 0, steady);
                 RunResult r = runs.stream()
                         .filter(x -> x.key().equals(k) && x.repeat() == 0 && x.ok())
@@ -89,7 +89,7 @@ public final class Plots {
                         loader,
                         steady,
                         false,
-                        PALETTE[loader.equals(SummaryReport.STOKE) ? 0 : 1]);
+                        PALETTE[HarnessLoaders.ALL.indexOf(loader) % PALETTE.length]);
                 any = true;
             }
             if (any) {
@@ -168,7 +168,7 @@ public final class Plots {
     }
 
     private static String name(String loader) {
-        return loader.equals(SummaryReport.STOKE) ? "Stoke" : "PyTorch";
+        return HarnessLoaders.title(loader);
     }
 
     private static <T extends Comparable<T>> TreeSet<T> values(List<Aggregate> aggs, Function<Aggregate, T> f) {
@@ -200,7 +200,7 @@ public final class Plots {
         boolean any = false;
         boolean both = starts.size() > 1;
         for (String start : starts) {
-            for (String loader : List.of(SummaryReport.STOKE, SummaryReport.PYTORCH)) {
+            for (String loader : HarnessLoaders.ALL) {
                 for (int g : groups) {
                     List<Aggregate> pts = ok.stream()
                             .filter(a -> a.key().loader().equals(loader)
@@ -229,14 +229,21 @@ public final class Plots {
     }
 
     /**
-     * Stoke's points are circles, PyTorch's diamonds. Stoke's lines are solid, PyTorch's dashed;
-     * in a plot of both starts those are the warm runs', and the cold runs' are dotted (Stoke) and
-     * dash-dotted (PyTorch).
+     * Stoke's points are circles; PyTorch's PIL path's diamonds, its tensor path's squares,
+     * torchdata.nodes' triangles. Stoke's lines are solid, the others' dashed; in a plot of both
+     * starts those are the warm runs', and the cold runs' are dotted (Stoke) and dash-dotted (the
+     * others).
      */
     private static void style(XYSeries s, String loader, String start, boolean bothStarts, Color colour) {
         boolean stoke = loader.equals(SummaryReport.STOKE);
         boolean cold = bothStarts && start.equals(RunKey.COLD);
-        s.setMarker(stoke ? SeriesMarkers.CIRCLE : SeriesMarkers.DIAMOND);
+        s.setMarker(
+                switch (loader) {
+                    case HarnessLoaders.STOKE -> SeriesMarkers.CIRCLE;
+                    case HarnessLoaders.PYTORCH_TENSOR -> SeriesMarkers.SQUARE;
+                    case HarnessLoaders.TORCHDATA_NODES -> SeriesMarkers.TRIANGLE_UP;
+                    default -> SeriesMarkers.DIAMOND;
+                });
         s.setLineStyle(
                 stoke
                         ? (cold ? SeriesLines.DOT_DOT : SeriesLines.SOLID)

@@ -16,14 +16,23 @@ import java.util.List;
  * @param warmupImages the images a warm run's process took untimed before its timed epoch
  * @param conditions how the runs were made, one bullet each
  * @param notes      what the reader must know (a loader that could not run), each one note
+ * @param pixelDifferences each loader's first batch against torchvision's PIL path's (none in the
+ *                   report of a sweep made before they were measured)
  */
-public record ReportInfo(String machine, int cores, int warmupImages, List<String> conditions, List<String> notes) {
+public record ReportInfo(
+        String machine,
+        int cores,
+        int warmupImages,
+        List<String> conditions,
+        List<String> notes,
+        List<PixelDifference> pixelDifferences) {
     /** The file's name in the output folder. */
     public static final String FILE = "report.json";
 
     public ReportInfo {
         conditions = List.copyOf(conditions);
         notes = List.copyOf(notes);
+        pixelDifferences = pixelDifferences == null ? List.of() : List.copyOf(pixelDifferences);
     }
 
     /** Writes {@code dir/report.json}, replacing it. */

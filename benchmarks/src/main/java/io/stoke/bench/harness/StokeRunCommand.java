@@ -13,7 +13,12 @@ import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.Shards;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -84,6 +89,13 @@ public final class StokeRunCommand implements Callable<Integer> {
     @Option(names = "--json", required = true)
     Path json;
 
+    /**
+     * Takes the first batch, nothing timed, writes its pixels (uint8 [n, 224, 224, 3], no header)
+     * here and stops: the harness compares them with torchvision's PIL path.
+     */
+    @Option(names = "--dump-first")
+    Path dumpFirst;
+
     @Override
     public Integer call() {
         long[] waits;
@@ -92,6 +104,10 @@ public final class StokeRunCommand implements Callable<Integer> {
         long end;
         try (Dataset dataset = open(kind, root)) {
             TransformSpec spec = spec(kind, transform, dctScaling);
+            if (dumpFirst != null) {
+                dump(dataset, spec);
+                return 0;
+            }
             warmUp(dataset, spec);
             Loader.Builder builder = Loader.builder(dataset)
                     .batchSize(batchSize)
@@ -236,6 +252,30 @@ public final class StokeRunCommand implements Callable<Integer> {
                     seen += b.size();
                 }
             }
+        }
+    }
+
+    /** Writes the first batch's pixels to {@link #dumpFirst}. */
+    private void dump(Dataset dataset, TransformSpec spec) {
+        try (Loader loader = Loader.builder(dataset)
+                        .batchSize(batchSize)
+                        .workers(workers)
+                        .slots(slots)
+                        .transform(spec)
+                        .build();
+                Batch b = loader.next();
+                FileChannel out = FileChannel.open(
+                        dumpFirst,
+                        StandardOpenOption.CREATE,
+                        StandardOpenOption.WRITE,
+                        StandardOpenOption.TRUNCATE_EXISTING)) {
+            ByteBuffer pixels =
+                    b.pixels().asSlice(0, b.size() * b.sample(0).byteSize()).asByteBuffer();
+            while (pixels.hasRemaining()) {
+                out.write(pixels);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + dumpFirst, e);
         }
     }
 

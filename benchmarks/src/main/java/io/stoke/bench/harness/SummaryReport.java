@@ -1,6 +1,7 @@
 package io.stoke.bench.harness;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.TreeSet;
@@ -12,8 +13,8 @@ import java.util.function.Function;
  * here is typed in by hand, it is all computed from the runs.
  */
 public final class SummaryReport {
-    public static final String STOKE = "stoke";
-    public static final String PYTORCH = "pytorch";
+    public static final String STOKE = HarnessLoaders.STOKE;
+    public static final String PYTORCH = HarnessLoaders.PYTORCH;
 
     private SummaryReport() {}
 
@@ -34,6 +35,7 @@ public final class SummaryReport {
         }
         sb.append('\n');
         headline(sb, aggregates, info.warmupImages());
+        pixels(sb, info.pixelDifferences());
         sb.append("## Every sweep point\n\n");
         sb.append("Median over repeats [min–max]. Start: cold, a fresh process; warm, after ")
                 .append(info.warmupImages())
@@ -144,21 +146,21 @@ public final class SummaryReport {
                 .filter(a -> a.runs() > 0)
                 .forEach(a -> batches.add(a.key().batchSize()));
         sideBySide(sb, jpeg0, starts, batches.contains(256) ? 256 : batches.last());
-        List<Aggregate[]> bests = new ArrayList<>();
+        List<String> loaders = loaders(jpeg0);
+        List<List<Aggregate>> bests = new ArrayList<>();
         for (String st : starts) {
-            bests.add(best(sb, jpeg0, st));
+            bests.add(best(sb, jpeg0, st, loaders));
         }
         sb.append(
                 "**Per-batch load time, p99/p50** (consumer wait per batch, first batch left out), at each best:\n\n");
         List<String> mem = new ArrayList<>();
         for (int i = 0; i < starts.size(); i++) {
-            String[] names = {"Stoke", "PyTorch"};
-            for (int j = 0; j < 2; j++) {
-                Aggregate a = bests.get(i)[j];
+            for (int j = 0; j < loaders.size(); j++) {
+                Aggregate a = bests.get(i).get(j);
                 if (a == null) {
                     continue;
                 }
-                String name = names[j] + " " + starts.get(i);
+                String name = HarnessLoaders.title(loaders.get(j)) + " " + starts.get(i);
                 sb.append(String.format(
                         Locale.ROOT,
                         "- %s: %s (p50 %s ms, p99 %s ms)%n",
@@ -195,22 +197,46 @@ public final class SummaryReport {
                         + "Python's and torch's imports included, cold runs only):%n%n",
                 batch,
                 String.join(" and ", starts)));
+        List<String> loaders = loaders(jpeg0);
         StringBuilder header = new StringBuilder("| workers | figure |");
         StringBuilder rule = new StringBuilder("|---:|---|");
         for (String st : starts) {
-            header.append(" Stoke ").append(st).append(" | PyTorch ").append(st).append(" |");
-            rule.append("---:|---:|");
+            for (String loader : loaders) {
+                header.append(' ')
+                        .append(HarnessLoaders.title(loader))
+                        .append(' ')
+                        .append(st)
+                        .append(" |");
+                rule.append("---:|");
+            }
         }
         sb.append(header).append('\n').append(rule).append('\n');
         for (int w : workers) {
-            row(sb, jpeg0, starts, batch, w, "images/s", a -> a.imagesPerS().format("%.0f"));
-            row(sb, jpeg0, starts, batch, w, "first batch ms", a -> a.ttfbMs().format("%.0f"));
+            row(
+                    sb,
+                    jpeg0,
+                    starts,
+                    loaders,
+                    batch,
+                    w,
+                    "images/s",
+                    a -> a.imagesPerS().format("%.0f"));
+            row(
+                    sb,
+                    jpeg0,
+                    starts,
+                    loaders,
+                    batch,
+                    w,
+                    "first batch ms",
+                    a -> a.ttfbMs().format("%.0f"));
             if (starts.contains(RunKey.COLD)) {
                 // A warm run's process has its first batch in the untimed warm-up: not a start a user sees.
                 row(
                         sb,
                         jpeg0,
                         starts,
+                        loaders,
                         batch,
                         w,
                         "process start → first batch ms",
@@ -226,13 +252,14 @@ public final class SummaryReport {
             StringBuilder sb,
             List<Aggregate> jpeg0,
             List<String> starts,
+            List<String> loaders,
             int batch,
             int workers,
             String figure,
             Function<Aggregate, String> cell) {
         sb.append("| ").append(workers).append(" | ").append(figure).append(" |");
         for (String st : starts) {
-            for (String loader : List.of(STOKE, PYTORCH)) {
+            for (String loader : loaders) {
                 Aggregate a = Aggregate.find(jpeg0, new RunKey(loader, "jpeg", batch, workers, 0, st));
                 sb.append(' ').append(a == null ? "n/a" : cell.apply(a)).append(" |");
             }
@@ -240,37 +267,95 @@ public final class SummaryReport {
         sb.append('\n');
     }
 
-    /** The best settings of each loader from one start, and their ratio; returns {Stoke's, PyTorch's}. */
-    private static Aggregate[] best(StringBuilder sb, List<Aggregate> jpeg0, String start) {
-        Aggregate s = Aggregate.best(jpeg0, a -> is(a, STOKE, start));
-        Aggregate p = Aggregate.best(jpeg0, a -> is(a, PYTORCH, start));
+    /** The loaders with a successful run among {@code all}, in {@link HarnessLoaders#ALL}'s order. */
+    private static List<String> loaders(List<Aggregate> all) {
+        return HarnessLoaders.ALL.stream()
+                .filter(l -> all.stream().anyMatch(a -> a.key().loader().equals(l) && a.runs() > 0))
+                .toList();
+    }
+
+    /**
+     * The best settings of each loader from one start, and Stoke's ratio to each PyTorch-side
+     * best, first to the fastest of them (PyTorch's fastest path here); returns each loader's best
+     * in {@code loaders}' order (null where it has none).
+     */
+    private static List<Aggregate> best(StringBuilder sb, List<Aggregate> jpeg0, String start, List<String> loaders) {
+        List<Aggregate> bests = new ArrayList<>();
+        for (String l : loaders) {
+            bests.add(Aggregate.best(jpeg0, a -> is(a, l, start)));
+        }
         sb.append("**Best settings of each loader, ")
                 .append(start)
                 .append("** (the sweep point with the highest median images/s among the ")
                 .append(start)
                 .append(" runs):\n\n");
-        line(sb, "Stoke", s);
-        line(sb, "PyTorch", p);
-        if (s != null && p != null) {
+        for (int i = 0; i < loaders.size(); i++) {
+            line(sb, HarnessLoaders.title(loaders.get(i)), bests.get(i));
+        }
+        Aggregate s = loaders.contains(STOKE) ? bests.get(loaders.indexOf(STOKE)) : null;
+        Aggregate fastest = bests.stream()
+                .filter(a -> a != null && HarnessLoaders.torchSide(a.key().loader()))
+                .max(Comparator.comparingDouble(a -> a.imagesPerS().median()))
+                .orElse(null);
+        if (s != null && fastest != null) {
             sb.append(String.format(
                     Locale.ROOT,
-                    "- **Ratio of the bests, %s: Stoke / PyTorch = %.2fx**%n",
+                    "- **Ratio of the bests, %s: Stoke / PyTorch's fastest path here (%s) = %.2fx**%n",
                     start,
-                    s.imagesPerS().median() / p.imagesPerS().median()));
-            // The matched comparison: Stoke with PyTorch's best settings, so the ratio is not a
-            // product of the two loaders being tuned differently.
-            Aggregate sm = Aggregate.find(jpeg0, p.key().withLoader(STOKE));
+                    HarnessLoaders.title(fastest.key().loader()),
+                    s.imagesPerS().median() / fastest.imagesPerS().median()));
+            for (Aggregate p : bests) {
+                if (p != null
+                        && p != fastest
+                        && HarnessLoaders.torchSide(p.key().loader())) {
+                    sb.append(String.format(
+                            Locale.ROOT,
+                            "- Ratio of the bests, %s: Stoke / %s = %.2fx%n",
+                            start,
+                            HarnessLoaders.title(p.key().loader()),
+                            s.imagesPerS().median() / p.imagesPerS().median()));
+                }
+            }
+            // The matched comparison: Stoke with the fastest PyTorch path's best settings, so the
+            // ratio is not a product of the loaders being tuned differently.
+            Aggregate sm = Aggregate.find(jpeg0, fastest.key().withLoader(STOKE));
             if (sm != null) {
                 sb.append(String.format(
                         Locale.ROOT,
-                        "- Matched, at PyTorch's best settings (%s): Stoke %s images/s, " + "ratio %.2fx%n",
-                        cfg(p.key()),
+                        "- Matched, at %s's best settings (%s): Stoke %s images/s, ratio %.2fx%n",
+                        HarnessLoaders.title(fastest.key().loader()),
+                        cfg(fastest.key()),
                         sm.imagesPerS().format("%.0f"),
-                        sm.imagesPerS().median() / p.imagesPerS().median()));
+                        sm.imagesPerS().median() / fastest.imagesPerS().median()));
             }
         }
         sb.append('\n');
-        return new Aggregate[] {s, p};
+        return bests;
+    }
+
+    /** Each loader's first batch against torchvision's PIL path's: speed beside exactness. */
+    private static void pixels(StringBuilder sb, List<PixelDifference> differences) {
+        if (differences.isEmpty()) {
+            return;
+        }
+        sb.append("## Pixels: each loader's first batch against torchvision's PIL path\n\n");
+        sb.append("The evaluation transform's first batch (Resize 256 + CenterCrop 224, uint8, dataset order), "
+                + "whatever the sweep's transform: a faster loader that gives other pixels is read as such. "
+                + "Differences of a channel value, 0-255.\n\n");
+        sb.append("| loader | images | mean absolute difference | largest |\n|---|---:|---:|---:|\n");
+        for (PixelDifference d : differences) {
+            sb.append(
+                    d.ok()
+                            ? String.format(
+                                    Locale.ROOT,
+                                    "| %s | %d | %.3f | %d |%n",
+                                    HarnessLoaders.title(d.loader()),
+                                    d.images(),
+                                    d.meanAbs(),
+                                    d.maxAbs())
+                            : "| " + HarnessLoaders.title(d.loader()) + " | not compared: " + d.error() + " | | |\n");
+        }
+        sb.append('\n');
     }
 
     private static void line(StringBuilder sb, String name, Aggregate a) {

@@ -33,6 +33,37 @@ public final class TorchScript {
         }
     }
 
+    /**
+     * A loader beside torch's DataLoader, as {@code torch_loader.py --peers} found it.
+     *
+     * @param module  the module it needs, e.g. {@code torchdata.nodes}
+     * @param version its version; null when it cannot be imported
+     * @param missing why it cannot be imported; null when it can
+     */
+    public record Peer(String module, String version, String missing) {}
+
+    /** Runs {@code python script --peers}: which peers this Python can import. Call after a {@link #check} that runs. */
+    public static List<Peer> peers(Path python, Path script) throws IOException, InterruptedException {
+        String json = runScript(python, script, "--peers")[0];
+        JsonNode n;
+        try {
+            n = HarnessJson.MAPPER.readTree(json);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("torch_loader.py --peers did not print JSON: " + json, e);
+        }
+        List<Peer> out = new ArrayList<>();
+        n.properties()
+                .forEach(e -> out.add(new Peer(
+                        e.getKey(),
+                        e.getValue().hasNonNull("version")
+                                ? e.getValue().get("version").asText()
+                                : null,
+                        e.getValue().hasNonNull("missing")
+                                ? e.getValue().get("missing").asText()
+                                : null)));
+        return out;
+    }
+
     /** Runs {@code python script --versions}: whether the script imports what it needs, and their versions. */
     public static Check check(Path python, Path script) throws IOException, InterruptedException {
         if (script == null || !Files.isRegularFile(script)) {
@@ -41,6 +72,22 @@ public final class TorchScript {
         if (!Files.isExecutable(python)) {
             return new Check(null, python + " does not exist (pass --python PATH)");
         }
+        String[] r = runScript(python, script, "--versions");
+        String json = r[0];
+        if (r[2] != null) {
+            String why = (r[1] + "\n" + json).strip();
+            return new Check(null, why.isEmpty() ? python + " exited with code " + r[2] : why);
+        }
+        try {
+            return new Check(describe(json), null);
+        } catch (IllegalArgumentException e) {
+            return new Check(null, e.getMessage());
+        }
+    }
+
+    /** Runs the script with one of its report options: {stdout, stderr, the exit code or null when 0}. */
+    private static String[] runScript(Path python, Path script, String option)
+            throws IOException, InterruptedException {
         Process p = new ProcessBuilder(
                         python.toString(),
                         script.toString(),
@@ -53,23 +100,14 @@ public final class TorchScript {
                         "0",
                         "--json",
                         "-",
-                        "--versions")
+                        option)
                 .start();
         // stdout is the JSON; stderr, read beside it so that neither pipe fills, is the advice on
         // failure and otherwise only warnings (torchvision's, say), which must not reach the JSON.
         CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> text(p.getErrorStream()));
-        String json = text(p.getInputStream());
+        String out = text(p.getInputStream());
         p.waitFor();
-        String stderr = err.join();
-        if (p.exitValue() != 0) {
-            String why = (stderr + "\n" + json).strip();
-            return new Check(null, why.isEmpty() ? python + " exited with code " + p.exitValue() : why);
-        }
-        try {
-            return new Check(describe(json), null);
-        } catch (IllegalArgumentException e) {
-            return new Check(null, e.getMessage());
-        }
+        return new String[] {out, err.join(), p.exitValue() == 0 ? null : Integer.toString(p.exitValue())};
     }
 
     /**

@@ -160,7 +160,7 @@ class AggregationTest {
             }
         }
         assertEquals(ERROR, back.get(3).error());
-        ReportInfo info = new ReportInfo("m", 2, 2048, List.of(), List.of());
+        ReportInfo info = new ReportInfo("m", 2, 2048, List.of(), List.of(), List.of());
         assertEquals(SummaryReport.render(Aggregate.of(runs), info), SummaryReport.render(Aggregate.of(back), info));
     }
 

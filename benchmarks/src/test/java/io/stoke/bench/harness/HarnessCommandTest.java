@@ -153,7 +153,7 @@ class HarnessCommandTest {
         }
         String md = Files.readString(out.resolve("summary.md"));
         assertTrue(md.contains("Machine: ") && md.contains("Stoke: **"), md);
-        assertTrue(md.contains("| workers | figure | Stoke cold | PyTorch cold | Stoke warm | PyTorch warm |"), md);
+        assertTrue(md.contains("| workers | figure | Stoke cold | Stoke warm |"), md);
         assertTrue(md.contains("| 2 | process start → first batch ms | "), md);
         assertTrue(md.contains("**Warm** runs (start `warm`, the steady state) first take 8 images untimed"), md);
         // torch_loader.py's advice runs over several lines: one note, one blockquote.
@@ -249,6 +249,36 @@ class HarnessCommandTest {
                 List.of("jpeg cold", "jpeg warm", "raw cold", "raw warm"),
                 torch.stream().map(x -> x.get("dataset") + " " + x.get("start")).toList(),
                 runs.toString());
+        // torch's tensor path on the JPEG files only (on the raw files it would be the PIL path again).
+        assertEquals(
+                List.of("jpeg cold", "jpeg warm"),
+                runs.stream()
+                        .filter(x -> x.get("loader").equals("pytorch-tensor"))
+                        .map(x -> x.get("dataset") + " " + x.get("start"))
+                        .toList(),
+                runs.toString());
+        // Debian 12 has no torchdata: its loader is left out, saying why, as are the peers with no loader.
+        assertTrue(runs.stream().noneMatch(x -> x.get("loader").equals("torchdata-nodes")), runs.toString());
+        String notes = Files.readString(out.resolve("summary.md"));
+        assertTrue(notes.contains("> **Note:** torchdata-nodes left out: cannot import torchdata.nodes with "), notes);
+        assertTrue(notes.contains("> **Note:** spdl left out: cannot import spdl"), notes);
+        // Each loader's first batch against torchvision's PIL path: the PIL path itself exactly, the
+        // others near it (a uint8 resize and a decoder of their own: a few levels, not another image).
+        ReportInfo info = ReportInfo.read(out);
+        assertEquals(
+                List.of("stoke", "pytorch", "pytorch-tensor"),
+                info.pixelDifferences().stream().map(PixelDifference::loader).toList(),
+                info.toString());
+        for (PixelDifference d : info.pixelDifferences()) {
+            assertTrue(d.ok(), d.toString());
+            assertEquals(8, d.images(), d.toString());
+            if (d.loader().equals("pytorch")) {
+                assertEquals(0, d.maxAbs(), d.toString());
+            } else {
+                assertTrue(d.meanAbs() < 2, d.toString());
+            }
+        }
+        assertTrue(notes.contains("| PyTorch (PIL) | 8 | 0.000 | 0 |"), notes);
         assertEquals(
                 8,
                 RunFigures.read(out.resolve("runs/pytorch-jpeg-b4-w1-m0-warm-r1.json"))
@@ -258,7 +288,7 @@ class HarnessCommandTest {
                 .lines()
                 .findFirst()
                 .orElseThrow()
-                .contains(" " + out.resolve("data/raw224-jpeg") + " --dataset raw "));
+                .contains(" " + out.resolve("data/raw224-jpeg") + " --loader pytorch --dataset raw "));
         for (Map<String, String> x : torch) {
             assertEquals("8", x.get("images"), x.toString());
             assertEquals("", x.get("error"), x.toString());
@@ -269,8 +299,7 @@ class HarnessCommandTest {
                     x.toString());
         }
         String md = Files.readString(out.resolve("summary.md"));
-        assertFalse(md.contains("**Note:**"), md);
-        assertTrue(md.contains("PyTorch: **") && md.contains("torch "), md);
+        assertTrue(md.contains("PyTorch (PIL): **") && md.contains("torch "), md);
         assertTrue(md.contains("| 1 | images/s | "), md);
         assertFalse(md.lines().filter(l -> l.startsWith("| 1 | ")).anyMatch(l -> l.contains("n/a")), md);
     }
@@ -307,7 +336,7 @@ class HarnessCommandTest {
         assertEquals("0", r[0], r[1] + r[2]);
         List<Map<String, String>> runs = csv(out.resolve("runs.csv"));
         assertEquals(
-                List.of("stoke", "pytorch"),
+                List.of("stoke", "pytorch", "pytorch-tensor"),
                 runs.stream().map(x -> x.get("loader")).toList(),
                 runs.toString());
         runs.forEach(x -> assertEquals("8", x.get("images"), x.toString()));
@@ -315,6 +344,8 @@ class HarnessCommandTest {
         assertTrue(md.contains("RandomResizedCrop(224), RandomHorizontalFlip()"), md);
         assertTrue(Files.readString(out.resolve("logs/pytorch-jpeg-b4-w1-m0-cold-r1.log"))
                 .contains("--transform train"));
+        assertTrue(Files.readString(out.resolve("logs/pytorch-tensor-jpeg-b4-w1-m0-cold-r1.log"))
+                .contains(" --loader pytorch-tensor --dataset jpeg "));
         String[] bad = run("harness", "--out", out.toString(), "--transform", "augment");
         assertNotEquals("0", bad[0]);
     }
