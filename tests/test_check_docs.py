@@ -88,10 +88,10 @@ class CheckDocsFiguresTest(unittest.TestCase):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
 
-    def check(self):
+    def check(self, env=None):
         """(exit status, output) of the copy's docs/check_docs.py."""
         r = subprocess.run([sys.executable, "-S", os.path.join(self.copy, "docs", "check_docs.py")],
-                           cwd=self.copy, capture_output=True, text=True, timeout=120)
+                           cwd=self.copy, capture_output=True, text=True, timeout=120, env=env)
         return r.returncode, r.stdout + r.stderr
 
     def assert_fails(self, where, *reasons):
@@ -269,6 +269,20 @@ class CheckDocsFiguresTest(unittest.TestCase):
         for tail, ok in cases:
             with self.subTest(tail):
                 self.try_figure("A figure: <!-- define fig:figtest %s." % tail, ok)
+
+    def test_without_git_it_says_so_once_and_checks_that_sources_exist(self):
+        self.write(*self.results())  # not in the index: without git, only its existence is checked
+        page = self.read(PAGE)
+        self.write(PAGE, page + "\nA figure: <!-- define fig:figtest data=%s#/rate/stoke -->4,418.\n" % self.RESULTS)
+        no_git = dict(os.environ, PATH=self.tmp)  # a folder without a git in it
+        rc, out = self.check(no_git)
+        self.assertEqual(0, rc, out)
+        self.assertEqual(1, out.count("git ls-files failed"), out)
+        os.remove(os.path.join(self.copy, self.RESULTS))
+        del self.saved[self.RESULTS]
+        rc, out = self.check(no_git)
+        self.assertEqual(1, rc, out)
+        self.assertIn("%s:%d: fig:figtest: source file %s is missing" % (PAGE, page.count("\n") + 2, self.RESULTS), out)
 
     def test_an_uncommitted_results_file_fails(self):
         self.write(*self.results())  # written, not added to the index
