@@ -2,14 +2,16 @@
 """The seeds' DataLoader experiment from Python: one loop fed by torch's DataLoader or by
 stoke.DataLoader, on the same files and cores.
 
-  python3 dataloader_bench.py --run --loader torch|stoke --data DIR [--model none|sleep|mobilenet] ...
+  python3 dataloader_bench.py --run --loader torch|torch-tensor|stoke --data DIR [--model none|sleep|mobilenet] ...
       one run in this (fresh) process; prints one JSON object.
   python3 dataloader_bench.py --data DIR --out OUT [--repeats 3] ...
       the sweep: every (model, loader) pair --repeats times, each a fresh process, the loaders
       alternating; writes OUT/runs.jsonl and OUT/summary.md.
 
 A run: the clock starts, the loader is created (torch: ImageFolder + Resize(256) + CenterCrop(224)
-+ PILToTensor, num_workers workers, persistent; stoke: stoke.DataLoader, whose creation starts its
++ PILToTensor, num_workers workers, persistent; torch-tensor, torch's fastest CPU path: the same
+DataLoader, ImageFolder's loader torchvision.io.decode_image (RGB) and v2's transforms on uint8
+tensors, antialiased; stoke: stoke.DataLoader, whose creation starts its
 Java producer, the JVM's start included), then --epochs epochs of the loop: wait for a batch, then
 the model step. It reports images/s over all epochs including the loader's creation, time from
 creating the loader to the first batch, p50/p99 of the per-batch wait, and the peak of the
@@ -104,6 +106,13 @@ class MemoryLoader:
             yield (self.batch[:min(self.batch_size, self.images - start)],)
 
 
+def decode_file(path):
+    """torchvision.io's decode of a file, as RGB: the torch-tensor loader's ImageFolder loader."""
+    from torchvision.io import ImageReadMode, decode_image, read_file
+
+    return decode_image(read_file(path), mode=ImageReadMode.RGB)
+
+
 def make_loader(args):
     if args.loader == "memory":
         return MemoryLoader(args.data, args.batch_size), "nhwc"
@@ -113,9 +122,14 @@ def make_loader(args):
                                 shuffle=True, seed=1, transform=args.transform), "nhwc"
     import torch.utils.data
     from torchvision import datasets, transforms
-    head = ([transforms.RandomResizedCrop(224), transforms.RandomHorizontalFlip()] if args.transform == "train"
-            else [transforms.Resize(256), transforms.CenterCrop(224)])
-    dataset = datasets.ImageFolder(args.data, transform=transforms.Compose(head + [transforms.PILToTensor()]))
+    if args.loader == "torch-tensor":
+        from torchvision.transforms import v2 as T
+        tail, kwargs = [], {"loader": decode_file}
+    else:
+        T, tail, kwargs = transforms, [transforms.PILToTensor()], {}
+    head = ([T.RandomResizedCrop(224, antialias=True), T.RandomHorizontalFlip()] if args.transform == "train"
+            else [T.Resize(256, antialias=True), T.CenterCrop(224)])
+    dataset = datasets.ImageFolder(args.data, transform=T.Compose(head + tail), **kwargs)
     return torch.utils.data.DataLoader(dataset, batch_size=args.batch_size, num_workers=args.workers, shuffle=True,
                                        persistent_workers=args.workers > 0), "nchw"
 
@@ -184,6 +198,9 @@ def run(args):
             "peak_pss_mb": memory.peak / 1024}
 
 
+LOADERS = ("torch", "torch-tensor", "stoke", "memory")
+
+
 def sweep(args):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -194,7 +211,7 @@ def sweep(args):
     with open(out / "runs.jsonl", "w") as log:
         for model in args.models.split(","):
             for repeat in range(args.repeats):
-                for loader in ("torch", "stoke", "memory") if repeat % 2 == 0 else ("stoke", "torch", "memory"):
+                for loader in LOADERS if repeat % 2 == 0 else ("stoke", "torch-tensor", "torch", "memory"):
                     done = subprocess.run(base + ["--loader", loader, "--model", model], capture_output=True, text=True)
                     if done.returncode != 0:
                         raise SystemExit(f"{loader}/{model} failed:\n{done.stderr[-3000:]}")
@@ -204,26 +221,31 @@ def sweep(args):
                     log.write(json.dumps(result) + "\n")
                     log.flush()
                     print(json.dumps(result), file=sys.stderr)
-    lines = ["| model | loader | images/s (median) | vs torch | of the ceiling | first batch ms | wait p50 ms | "
-             "wait p99 ms | peak PSS MB |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    import torch
+    import torchvision
+    import PIL
+    lines = ["| model | loader | images/s (median) | vs torch | vs torch-tensor | of the ceiling | first batch ms | "
+             "wait p50 ms | wait p99 ms | peak PSS MB |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for model in args.models.split(","):
         med = {}
-        for loader in ("torch", "stoke", "memory"):
+        for loader in LOADERS:
             mine = [r for r in runs if r["model"] == model and r["loader"] == loader]
             med[loader] = {k: statistics.median(r[k] for r in mine)
                            for k in ("images_per_s", "first_batch_ms", "wait_p50_ms", "wait_p99_ms", "peak_pss_mb")}
-        for loader in ("torch", "stoke", "memory"):
+        for loader in LOADERS:
             m = med[loader]
             name = "none (ceiling)" if loader == "memory" else loader
             lines.append(f"| {model} | {name} | {m['images_per_s']:.0f} | "
                          f"{m['images_per_s'] / med['torch']['images_per_s']:.2f}x | "
+                         f"{m['images_per_s'] / med['torch-tensor']['images_per_s']:.2f}x | "
                          f"{m['images_per_s'] / med['memory']['images_per_s']:.0%} | {m['first_batch_ms']:.0f} | "
                          f"{m['wait_p50_ms']:.1f} | {m['wait_p99_ms']:.1f} | {m['peak_pss_mb']:.0f} |")
     header = (f"{args.repeats} fresh processes per cell, loaders alternating; {args.workers} workers, batch "
               f"{args.batch_size}, {args.epochs} epochs of {args.data} including the loader's creation; "
               f"sleep = {args.model_ms_per_image} ms per image; mobilenet = mobilenet_v3_small on "
-              f"{args.model_threads} threads; {os.cpu_count()} cores.\n\n")
+              f"{args.model_threads} threads; {os.cpu_count()} cores; torch {torch.__version__}, torchvision "
+              f"{torchvision.__version__}, Pillow {PIL.__version__}.\n\n")
     (out / "summary.md").write_text(header + "\n".join(lines) + "\n")
     print(header + "\n".join(lines))
 
@@ -232,7 +254,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", required=True)
     p.add_argument("--run", action="store_true", help="one run in this process (else the sweep)")
-    p.add_argument("--loader", choices=("torch", "stoke", "memory"),
+    p.add_argument("--loader", choices=LOADERS,
                    help="memory: no loading at all (one batch reused), the loop's ceiling")
     p.add_argument("--model", choices=("none", "sleep", "mobilenet"), default="none")
     p.add_argument("--models", default="none,sleep,mobilenet", help="the sweep's models")
