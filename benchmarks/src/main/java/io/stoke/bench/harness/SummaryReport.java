@@ -211,33 +211,13 @@ public final class SummaryReport {
             }
         }
         sb.append(header).append('\n').append(rule).append('\n');
+        SideBySide table = new SideBySide(sb, jpeg0, starts, loaders, batch);
         for (int w : workers) {
-            row(
-                    sb,
-                    jpeg0,
-                    starts,
-                    loaders,
-                    batch,
-                    w,
-                    "images/s",
-                    a -> a.imagesPerS().format("%.0f"));
-            row(
-                    sb,
-                    jpeg0,
-                    starts,
-                    loaders,
-                    batch,
-                    w,
-                    "first batch ms",
-                    a -> a.ttfbMs().format("%.0f"));
+            table.row(w, "images/s", a -> a.imagesPerS().format("%.0f"));
+            table.row(w, "first batch ms", a -> a.ttfbMs().format("%.0f"));
             if (starts.contains(RunKey.COLD)) {
                 // A warm run's process has its first batch in the untimed warm-up: not a start a user sees.
-                row(
-                        sb,
-                        jpeg0,
-                        starts,
-                        loaders,
-                        batch,
+                table.row(
                         w,
                         "process start → first batch ms",
                         a -> a.key().start().equals(RunKey.COLD)
@@ -248,23 +228,19 @@ public final class SummaryReport {
         sb.append('\n');
     }
 
-    private static void row(
-            StringBuilder sb,
-            List<Aggregate> jpeg0,
-            List<String> starts,
-            List<String> loaders,
-            int batch,
-            int workers,
-            String figure,
-            Function<Aggregate, String> cell) {
-        sb.append("| ").append(workers).append(" | ").append(figure).append(" |");
-        for (String st : starts) {
-            for (String loader : loaders) {
-                Aggregate a = Aggregate.find(jpeg0, new RunKey(loader, "jpeg", batch, workers, 0, st));
-                sb.append(' ').append(a == null ? "n/a" : cell.apply(a)).append(" |");
+    /** The side-by-side table's rows: one figure at one worker count, for each start and loader. */
+    private record SideBySide(
+            StringBuilder sb, List<Aggregate> jpeg0, List<String> starts, List<String> loaders, int batch) {
+        void row(int workers, String figure, Function<Aggregate, String> cell) {
+            sb.append("| ").append(workers).append(" | ").append(figure).append(" |");
+            for (String st : starts) {
+                for (String loader : loaders) {
+                    Aggregate a = Aggregate.find(jpeg0, new RunKey(loader, "jpeg", batch, workers, 0, st));
+                    sb.append(' ').append(a == null ? "n/a" : cell.apply(a)).append(" |");
+                }
             }
+            sb.append('\n');
         }
-        sb.append('\n');
     }
 
     /** The loaders with a successful run among {@code all}, in {@link HarnessLoaders#ALL}'s order. */
