@@ -624,54 +624,58 @@ public final class HarnessCommand implements Callable<Integer> {
         return cmd;
     }
 
+    /**
+     * The command that starts one loader's process on {@code root} with the options every run
+     * gives: Stoke's {@code harness-run} in a JVM started as {@link #stokeJava()} starts it, or
+     * {@code torch_loader.py --loader LOADER} in {@link #python}. A caller adds its own options.
+     */
+    private List<String> loaderCommand(
+            String loader,
+            Path root,
+            Path script,
+            String dataset,
+            int batchSize,
+            int workers,
+            String transform,
+            Path json) {
+        List<String> cmd = new ArrayList<>();
+        if (loader.equals(HarnessLoaders.STOKE)) {
+            cmd.addAll(stokeJava());
+            cmd.addAll(List.of("harness-run", root.toString()));
+        } else {
+            cmd.addAll(List.of(python.toString(), script.toString(), root.toString(), "--loader", loader));
+        }
+        cmd.addAll(List.of(
+                "--dataset",
+                dataset,
+                "--batch-size",
+                Integer.toString(batchSize),
+                "--workers",
+                Integer.toString(workers),
+                "--transform",
+                transform,
+                "--json",
+                json.toString()));
+        return cmd;
+    }
+
+    /** Kills a run's process and everything it started, and waits for it: a run past --run-timeout-s. */
+    private static void kill(Process proc) throws InterruptedException {
+        proc.descendants().forEach(ProcessHandle::destroyForcibly);
+        proc.destroyForcibly();
+        proc.waitFor();
+    }
+
     private RunResult runOne(RunKey k, int repeat, Path root, Path script) throws IOException, InterruptedException {
         String label = k.label() + "-r" + (repeat + 1);
         Path json = out.resolve("runs").resolve(label + ".json");
         Files.deleteIfExists(json);
         int warmup = k.start().equals(RunKey.WARM) ? warmupImages : 0;
-        List<String> cmd = new ArrayList<>();
-        if (k.loader().equals(SummaryReport.STOKE)) {
-            cmd.addAll(stokeJava());
-            cmd.addAll(List.of(
-                    "harness-run",
-                    root.toString(),
-                    "--dataset",
-                    k.dataset(),
-                    "--batch-size",
-                    Integer.toString(k.batchSize()),
-                    "--workers",
-                    Integer.toString(k.workers()),
-                    "--model-ms",
-                    Double.toString(k.modelMs()),
-                    "--warmup-images",
-                    Integer.toString(warmup),
-                    "--slots",
-                    Integer.toString(stokeSlots),
-                    "--transform",
-                    transform,
-                    "--json",
-                    json.toString()));
-        } else {
-            cmd.addAll(List.of(
-                    python.toString(),
-                    script.toString(),
-                    root.toString(),
-                    "--loader",
-                    k.loader(),
-                    "--dataset",
-                    k.dataset(),
-                    "--batch-size",
-                    Integer.toString(k.batchSize()),
-                    "--workers",
-                    Integer.toString(k.workers()),
-                    "--model-ms",
-                    Double.toString(k.modelMs()),
-                    "--warmup-images",
-                    Integer.toString(warmup),
-                    "--transform",
-                    transform,
-                    "--json",
-                    json.toString()));
+        List<String> cmd =
+                loaderCommand(k.loader(), root, script, k.dataset(), k.batchSize(), k.workers(), transform, json);
+        cmd.addAll(List.of("--model-ms", Double.toString(k.modelMs()), "--warmup-images", Integer.toString(warmup)));
+        if (k.loader().equals(HarnessLoaders.STOKE)) {
+            cmd.addAll(List.of("--slots", Integer.toString(stokeSlots)));
         }
         Path logFile = out.resolve("logs").resolve(label + ".log");
         double childCpuBefore = ProcessTreeMonitor.childrenCpuSeconds();
@@ -705,9 +709,7 @@ public final class HarnessCommand implements Callable<Integer> {
                 }
             });
             if (!proc.waitFor(runTimeoutS, TimeUnit.SECONDS)) {
-                proc.descendants().forEach(ProcessHandle::destroyForcibly);
-                proc.destroyForcibly();
-                proc.waitFor();
+                kill(proc);
                 reader.join(5000);
                 return RunResult.failed(k, repeat, "timed out after " + runTimeoutS + " s; log: " + logFile);
             }
@@ -754,11 +756,7 @@ public final class HarnessCommand implements Callable<Integer> {
     private void peers(Path script, List<String> loadersRun, List<String> notes)
             throws IOException, InterruptedException {
         for (TorchScript.Peer peer : TorchScript.peers(python, script)) {
-            String loader = HarnessLoaders.PEER_MODULE.entrySet().stream()
-                    .filter(e -> e.getValue().equals(peer.module()))
-                    .map(Map.Entry::getKey)
-                    .findFirst()
-                    .orElse(null);
+            String loader = HarnessLoaders.PEER_LOADER.get(peer.module());
             String why = null;
             if (peer.version() == null) {
                 if (loader == null || loadersRun.remove(loader)) {
@@ -801,35 +799,15 @@ public final class HarnessCommand implements Callable<Integer> {
         for (String l : loadersRun) {
             Path file = dir.resolve(l + ".u8");
             Files.deleteIfExists(file);
-            List<String> cmd = new ArrayList<>();
-            if (l.equals(HarnessLoaders.STOKE)) {
-                cmd.addAll(stokeJava());
-                cmd.add("harness-run");
-            } else {
-                cmd.addAll(List.of(python.toString(), script.toString()));
-            }
-            cmd.addAll(List.of(jpegRoot.toString(), "--dataset", "jpeg", "--batch-size", Integer.toString(batch)));
-            cmd.addAll(List.of(
-                    "--workers",
-                    "1",
-                    "--transform",
-                    "eval",
-                    "--json",
-                    dir.resolve(l + ".json").toString(),
-                    "--dump-first",
-                    file.toString()));
-            if (!l.equals(HarnessLoaders.STOKE)) {
-                cmd.addAll(List.of("--loader", l));
-            }
+            List<String> cmd = loaderCommand(l, jpegRoot, script, "jpeg", batch, 1, "eval", dir.resolve(l + ".json"));
+            cmd.addAll(List.of("--dump-first", file.toString()));
             Path logFile = dir.resolve(l + ".log");
             Process proc = new ProcessBuilder(cmd)
                     .redirectErrorStream(true)
                     .redirectOutput(logFile.toFile())
                     .start();
             if (!proc.waitFor(runTimeoutS, TimeUnit.SECONDS)) {
-                proc.descendants().forEach(ProcessHandle::destroyForcibly);
-                proc.destroyForcibly();
-                proc.waitFor();
+                kill(proc);
                 errors.put(l, "timed out after " + runTimeoutS + " s; log: " + logFile);
             } else if (proc.exitValue() != 0 || !Files.isRegularFile(file)) {
                 errors.put(l, "exit code " + proc.exitValue() + "; log: " + logFile);

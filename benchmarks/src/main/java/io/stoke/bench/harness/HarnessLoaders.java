@@ -24,8 +24,11 @@ public final class HarnessLoaders {
     /** The loaders torch_loader.py runs. */
     public static final List<String> TORCH_SIDE = List.of(PYTORCH, PYTORCH_TENSOR, TORCHDATA_NODES);
 
-    /** The peer module (as torch_loader.py's {@code --peers} names it) each peer loader needs. */
-    public static final Map<String, String> PEER_MODULE = Map.of(TORCHDATA_NODES, "torchdata.nodes");
+    /**
+     * The loader each peer module (as torch_loader.py's {@code --peers} names it) is run as; a peer
+     * not here has no loader in the harness.
+     */
+    public static final Map<String, String> PEER_LOADER = Map.of("torchdata.nodes", TORCHDATA_NODES);
 
     private HarnessLoaders() {}
 

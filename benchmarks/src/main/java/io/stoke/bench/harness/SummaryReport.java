@@ -274,22 +274,19 @@ public final class SummaryReport {
                 .max(Comparator.comparingDouble(a -> a.imagesPerS().median()))
                 .orElse(null);
         if (s != null && fastest != null) {
-            sb.append(String.format(
-                    Locale.ROOT,
-                    "- **Ratio of the bests, %s: Stoke / PyTorch's fastest path here (%s) = %.2fx**%n",
+            ratio(
+                    sb,
+                    "**",
                     start,
-                    HarnessLoaders.title(fastest.key().loader()),
-                    s.imagesPerS().median() / fastest.imagesPerS().median()));
+                    "PyTorch's fastest path here ("
+                            + HarnessLoaders.title(fastest.key().loader()) + ")",
+                    s,
+                    fastest);
             for (Aggregate p : bests) {
                 if (p != null
                         && p != fastest
                         && HarnessLoaders.torchSide(p.key().loader())) {
-                    sb.append(String.format(
-                            Locale.ROOT,
-                            "- Ratio of the bests, %s: Stoke / %s = %.2fx%n",
-                            start,
-                            HarnessLoaders.title(p.key().loader()),
-                            s.imagesPerS().median() / p.imagesPerS().median()));
+                    ratio(sb, "", start, HarnessLoaders.title(p.key().loader()), s, p);
                 }
             }
             // The matched comparison: Stoke with the fastest PyTorch path's best settings, so the
@@ -307,6 +304,19 @@ public final class SummaryReport {
         }
         sb.append('\n');
         return bests;
+    }
+
+    /** One line: Stoke's best over {@code other}'s, in {@code emphasis} ({@code **} or nothing). */
+    private static void ratio(
+            StringBuilder sb, String emphasis, String start, String otherName, Aggregate stoke, Aggregate other) {
+        sb.append(String.format(
+                Locale.ROOT,
+                "- %sRatio of the bests, %s: Stoke / %s = %.2fx%s%n",
+                emphasis,
+                start,
+                otherName,
+                stoke.imagesPerS().median() / other.imagesPerS().median(),
+                emphasis));
     }
 
     /** Each loader's first batch against torchvision's PIL path's: speed beside exactness. */

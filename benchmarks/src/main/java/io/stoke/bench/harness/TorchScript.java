@@ -44,7 +44,7 @@ public final class TorchScript {
 
     /** Runs {@code python script --peers}: which peers this Python can import. Call after a {@link #check} that runs. */
     public static List<Peer> peers(Path python, Path script) throws IOException, InterruptedException {
-        String json = runScript(python, script, "--peers")[0];
+        String json = runScript(python, script, "--peers").out();
         JsonNode n;
         try {
             n = HarnessJson.MAPPER.readTree(json);
@@ -72,11 +72,11 @@ public final class TorchScript {
         if (!Files.isExecutable(python)) {
             return new Check(null, python + " does not exist (pass --python PATH)");
         }
-        String[] r = runScript(python, script, "--versions");
-        String json = r[0];
-        if (r[2] != null) {
-            String why = (r[1] + "\n" + json).strip();
-            return new Check(null, why.isEmpty() ? python + " exited with code " + r[2] : why);
+        ScriptRun r = runScript(python, script, "--versions");
+        String json = r.out();
+        if (r.exitCode() != 0) {
+            String why = (r.err() + "\n" + json).strip();
+            return new Check(null, why.isEmpty() ? python + " exited with code " + r.exitCode() : why);
         }
         try {
             return new Check(describe(json), null);
@@ -85,8 +85,11 @@ public final class TorchScript {
         }
     }
 
-    /** Runs the script with one of its report options: {stdout, stderr, the exit code or null when 0}. */
-    private static String[] runScript(Path python, Path script, String option)
+    /** What one of the script's report options printed, and how it exited. */
+    private record ScriptRun(String out, String err, int exitCode) {}
+
+    /** Runs the script with one of its report options. */
+    private static ScriptRun runScript(Path python, Path script, String option)
             throws IOException, InterruptedException {
         Process p = new ProcessBuilder(
                         python.toString(),
@@ -107,7 +110,7 @@ public final class TorchScript {
         CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> text(p.getErrorStream()));
         String out = text(p.getInputStream());
         p.waitFor();
-        return new String[] {out, err.join(), p.exitValue() == 0 ? null : Integer.toString(p.exitValue())};
+        return new ScriptRun(out, err.join(), p.exitValue());
     }
 
     /**
