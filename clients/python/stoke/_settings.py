@@ -510,6 +510,10 @@ def resolve(dataset: Any, *, sampler: Any = None, batch_sampler: Any = None, col
             # Nothing to share: the group would be dropped without a word.
             raise ValueError(f"cache_shared_with={group!r} needs restart_cache_dir or shard_cache_dir, the "
                              "folder it shares")
+    for name in ("table_version", "as_of"):
+        if values[name] is not None and is_dataset:
+            raise ValueError(f"{name} names a Delta Lake table's snapshot, and the dataset is a "
+                             f"{type(dataset).__name__}: pass the table's path")
     for name in ("image_column", "label_column", "key_column"):
         if values[name] is not None and is_dataset:
             raise ValueError(f"{name} names a Parquet column, and the dataset is a {type(dataset).__name__}: pass "

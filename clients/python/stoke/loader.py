@@ -434,6 +434,12 @@ class DataLoader(Closeable):
             when there is one, else every label is -1).
         key_column (str, optional): Parquet: the string or integer column naming each sample
             (default: its row in its file).
+        table_version (int, optional): a Delta Lake table (a folder holding ``_delta_log/``, local
+            or at ``s3://``): read its snapshot at this version (``--table-version``). Default: the
+            latest at the first epoch's start, which ``state_dict()`` names, so that a resumed run
+            reads the same rows however the table was written to meanwhile.
+        as_of (str, optional): a Delta Lake table: read the snapshot committed at or before this
+            ISO-8601 time, ``"2026-11-29T06:00:00Z"`` or a day, ``"2026-11-29"`` (``--as-of``).
         worker_nice (int, optional): the decoding threads' nice value, 0 to 19 (default: ``19``,
             where Java's ``stoke serve --worker-nice`` defaults to ``0``): your loop's threads run
             first, and the workers decode on the CPU they leave.
@@ -519,6 +525,8 @@ class DataLoader(Closeable):
         image_column: Optional[str] = None,
         label_column: Optional[str] = None,
         key_column: Optional[str] = None,
+        table_version: Optional[int] = None,
+        as_of: Optional[str] = None,
         worker_nice: int = 19,
         partition_tail: Optional[str] = None,
         mean: Optional[Sequence[float]] = None,
@@ -553,6 +561,7 @@ class DataLoader(Closeable):
         self._path_dataset: Optional[_PathDataset] = None
         self._sampler: Any = None
         self._dataset_fingerprint: Optional[str] = None
+        self._table: Optional[str] = None  # the lakehouse table snapshot read, "TABLE@vN" (see _pin_table)
         self._window_in_effect: Optional[int] = None
         self._given: Optional[GivenOrder] = None  # a sampler's or batch sampler's own order (see _given)
         # Everything checked: from here on close() undoes what is made.
@@ -748,7 +757,8 @@ class DataLoader(Closeable):
                 "seed": self.seed, "shuffle": self.shuffle, "batch_size": self.batch_size,
                 "drop_last": bool(self.drop_last), "rank": self.rank, "world_size": self.world_size,
                 "dataset_size": len(self.samples), "dataset": self._dataset_fingerprint, "transform": self.transform,
-                "shuffle_window": self._window_in_effect, "shard_tail": self.partition_tail}
+                "shuffle_window": self._window_in_effect, "shard_tail": self.partition_tail,
+                **({"table": self._table} if self._table is not None else {})}
 
     def load_state_dict(self, state: Union[Dict[str, Any], Sequence[Dict[str, Any]]]) -> None:
         """Resumes from saved states, on this loader's world, which may differ from the saved one.
@@ -788,6 +798,7 @@ class DataLoader(Closeable):
         if not states:
             raise ValueError("load_state_dict was given no state")
         states = [_resume.normalise(s) for s in states]
+        self._pin_table(states[0].get("table"))
         if self._given is not None or any("given" in s for s in states):
             self._load_given(states)
             return
@@ -813,6 +824,27 @@ class DataLoader(Closeable):
         self._resumed_epoch, self._cuts = (plan.epoch, plan.cuts) if plan.cuts else (None, [])
         if self._producer_cuts != self._cuts:
             self._producer_next = None  # the running producer splits this epoch otherwise
+
+    def _pin_table(self, saved: Optional[str]) -> None:
+        """Reopens the lakehouse table snapshot ``saved`` (``"TABLE@vN"``) a state was taken over, where
+        this loader opened the table's latest and it has moved on since: so a resumed run reads the
+        rows it was reading, however the table was written to meanwhile. A version or time the user
+        named is kept; a different one then fails the dataset check that follows."""
+        if saved is None or self._table is None or saved == self._table:
+            return
+        options = self._settings.options
+        if options.get("table_version") is not None or options.get("as_of") is not None:
+            return
+        version = int(saved[saved.rindex("@v") + 2:])
+        print(f"stoke.DataLoader: the state was taken over {saved}; this loader opened {self._table}: reading "
+              f"version {version}, as the saved run did", file=sys.stderr, flush=True)
+        options["table_version"] = version
+        self._stop_producer()
+        self.samples = None
+        self._start_producer(self._epoch, self._batch)
+        if self._settings.dataset is None:
+            self._path_dataset = _PathDataset(self.root, self.samples)
+        self._sampler = self._make_sampler()
 
     def _load_given(self, states: List[Dict[str, Any]]) -> None:
         """``load_state_dict`` where the order is a sampler's own: this rank's state alone, whose
@@ -1027,6 +1059,7 @@ class DataLoader(Closeable):
             self.samples = _samples_of(self._producer.read_sample_list(), self.root)
             header = self._producer.sample_list_header()
             self._dataset_fingerprint = header.get("dataset")
+            self._table = header.get("table")
             self._window_in_effect = header.get("shuffle_window", self.shuffle_window)
         if not self._said_ring:
             # Once per loader: users under a memory limit (a container, a cgroup) need the figure.

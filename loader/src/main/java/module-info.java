@@ -34,6 +34,7 @@ module io.stoke.loader {
     exports io.stoke.loader.internal to
             io.stoke.remote,
             io.stoke.parquet,
+            io.stoke.lakehouse,
             io.stoke.pack,
             io.stoke.embed,
             io.stoke.tune,

@@ -6,7 +6,7 @@
 module io.stoke.parquet {
     requires transitive io.stoke.loader;
     requires transitive org.apache.parquet; // RowWriteSupport is a WriteSupport, its Builder a ParquetWriter.Builder
-    requires io.stoke.remote; // s3:// and http(s):// files: the footer and column chunks by ranged GETs
+    requires transitive io.stoke.remote; // s3:// and http(s):// files by ranged GETs; openFiles takes its ObjectStore
     requires com.fasterxml.jackson.core; // parquet-index.json
     requires snappy.java; // the page codecs pyarrow, Spark and DuckDB write
     requires com.github.luben.zstd_jni;

@@ -101,6 +101,7 @@ public final class CacheCommand implements Callable<Integer> {
         long budget;
         UrlDatasetProvider.ShardCache shards;
         TableColumns columns;
+        String spec;
         FolderAccess access;
         try {
             if (cacheDir == null) {
@@ -110,6 +111,7 @@ public final class CacheCommand implements Callable<Integer> {
             access = LoaderSetup.folderAccess(cacheSharedWith);
             shards = new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), null);
             columns = columnOptions.columns();
+            spec = columnOptions.dataSpec(data.toString());
             if (workers < 1) {
                 throw new IllegalArgumentException("--workers must be positive, not " + workers);
             }
@@ -121,7 +123,6 @@ public final class CacheCommand implements Callable<Integer> {
             err.println("stoke cache: no copies can be made here: " + RestartCopy.unavailableReason());
             return Main.EXIT_FAILED;
         }
-        String spec = data.toString();
         // The same columns as the loader's: a Parquet member's entry is named by the column it is read from.
         try (Dataset dataset = Datasets.checked(
                 Datasets.openLocalOrUrl(spec, shards, columns),

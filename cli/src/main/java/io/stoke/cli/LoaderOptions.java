@@ -192,4 +192,8 @@ public final class LoaderOptions {
     TableColumns columns() {
         return setup().columns();
     }
+
+    String dataSpec(String data) {
+        return setup().dataSpec(data);
+    }
 }

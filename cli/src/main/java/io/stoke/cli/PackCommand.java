@@ -165,6 +165,7 @@ public final class PackCommand implements Callable<Integer> {
         TableColumns columns;
         UrlDatasetProvider.ShardCache cache;
         boolean parquet;
+        String spec;
         try {
             options = options();
             policy = onError.value;
@@ -173,7 +174,10 @@ public final class PackCommand implements Callable<Integer> {
             }
             columns = columnOptions.columns();
             cache = new UrlDatasetProvider.ShardCache(ByteSize.parse(shardCache), null);
-            parquet = Datasets.isParquet(data.toString());
+            spec = columnOptions.dataSpec(data.toString());
+            parquet = Datasets.isParquet(data.toString())
+                    || !spec.equals(data.toString())
+                    || Datasets.lakehouseFormat(spec) != null;
             if (!parquet && !columns.isDefault()) {
                 throw new IllegalArgumentException("--image-column, --label-column and --key-column name Parquet "
                         + "columns, and " + data + " is not a Parquet dataset");
@@ -182,7 +186,7 @@ public final class PackCommand implements Callable<Integer> {
             err.println("stoke pack: " + e.getMessage());
             return Main.EXIT_USAGE;
         }
-        Dataset dataset = parquet ? openParquet(columns, cache) : LoaderSetup.openFailing(data);
+        Dataset dataset = parquet ? openParquet(spec, columns, cache) : LoaderSetup.openFailing(data);
         if (!(dataset instanceof FileDataset) && !parquet) {
             dataset.close();
             err.println("stoke pack: " + data + " is tar shards already: pack reads an ImageFolder directory, a list"
@@ -198,8 +202,7 @@ public final class PackCommand implements Callable<Integer> {
      * The Parquet dataset at {@link #data}, its row groups loaded into {@code cache}: pack reads in
      * order, so its workers hold one or two row groups at a time.
      */
-    private Dataset openParquet(TableColumns columns, UrlDatasetProvider.ShardCache cache) {
-        String spec = data.toString();
+    private Dataset openParquet(String spec, TableColumns columns, UrlDatasetProvider.ShardCache cache) {
         return Datasets.checked(
                 Datasets.openLocalOrUrl(spec, cache, columns),
                 spec,

@@ -133,6 +133,25 @@ class LibraryModulesTest {
                     // TestImages.imageFolder(10, 2): classes 0 and 1, five images each.
                     "parquet files 1 with bytes, read back 10 samples, labels summing to 5"),
             new Library(
+                    "io.stoke.lakehouse",
+                    "io.stoke.lakehouse.LakehouseDatasets",
+                    // The Python client's Delta Lake fixture (DeltaFixtures): its latest snapshot, version 2,
+                    // is read from a Parquet checkpoint, through Delta Kernel as automatic modules.
+                    """
+                    String table = java.nio.file.Path.of(System.getProperty("user.dir"))
+                            .resolveSibling("clients/python/tests/data/delta-images").toString();
+                    int labels = 0;
+                    try (var d = io.stoke.lakehouse.LakehouseDatasets.open(
+                            table, io.stoke.loader.source.TableColumns.DEFAULT, 64 << 20)) {
+                        for (int i = 0; i < d.size(); i++) {
+                            labels += d.label(i);
+                        }
+                        say(io.stoke.lakehouse.LakehouseDatasets.class, "snapshot " + d.snapshot().substring(table.length())
+                                + ", " + d.size() + " samples, labels summing to " + labels);
+                    }
+                    """,
+                    "snapshot @v2, 24 samples, labels summing to 42"),
+            new Library(
                     "io.stoke.arrow",
                     "io.stoke.arrow.ArrowDatasets",
                     // pyarrow's fixture of ArrowDatasetsTest: 7 rows labelled 0, 1, 2, 0, 1, 2, 0.
@@ -369,7 +388,10 @@ class LibraryModulesTest {
             stoke.add(name);
             agrona |= name.equals("org.agrona");
         }
-        stoke.removeIf(n -> !n.startsWith("io.stoke."));
+        // And to the page codecs' libraries, which load their own native code (snappy-java, zstd-jni),
+        // as ./stoke grants them (cli/modules.options): a Delta Lake checkpoint's pages are SNAPPY.
+        stoke.removeIf(
+                n -> !n.startsWith("io.stoke.") && !n.equals("snappy.java") && !n.equals("com.github.luben.zstd_jni"));
         List<String> cmd =
                 new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
         if (agrona) {

@@ -46,8 +46,8 @@ class PublicFaceTest {
                     "io.stoke.loader.error",
                     "io.stoke.loader.format",
                     "io.stoke.loader.fs",
-                    "io.stoke.loader.internal to io.stoke.cli, io.stoke.embed, io.stoke.pack, io.stoke.parquet,"
-                            + " io.stoke.remote, io.stoke.serve, io.stoke.spark, io.stoke.tune",
+                    "io.stoke.loader.internal to io.stoke.cli, io.stoke.embed, io.stoke.lakehouse, io.stoke.pack,"
+                            + " io.stoke.parquet, io.stoke.remote, io.stoke.serve, io.stoke.spark, io.stoke.tune",
                     "io.stoke.loader.resample to io.stoke.bench, io.stoke.pack",
                     "io.stoke.loader.sample",
                     "io.stoke.loader.shardcache to io.stoke.parquet, io.stoke.remote",
@@ -75,6 +75,7 @@ class PublicFaceTest {
             FIRST_EXPORTS,
             Map.of(
                     "io.stoke.parquet", List.of("io.stoke.parquet"),
+                    "io.stoke.lakehouse", List.of("io.stoke.lakehouse"),
                     "io.stoke.arrow", List.of("io.stoke.arrow"),
                     "io.stoke.embed", List.of("io.stoke.embed"),
                     "io.stoke.tune", List.of("io.stoke.tune"),

@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.zip.GZIPInputStream;
+import org.apache.parquet.bytes.ByteBufferAllocator;
 import org.apache.parquet.bytes.ByteBufferInputStream;
 import org.apache.parquet.bytes.BytesInput;
 import org.apache.parquet.compression.CompressionCodecFactory;
@@ -14,10 +15,12 @@ import org.apache.parquet.hadoop.metadata.CompressionCodecName;
 import org.xerial.snappy.Snappy;
 
 /**
- * Decompresses a row group's pages into its {@link RowGroupMemory}, with the libraries parquet-java
- * itself uses (snappy-java, zstd-jni; GZIP is the JDK's), and no Hadoop codec. Reads only.
+ * Decompresses Parquet pages into the buffers of an allocator (a row group's {@link RowGroupMemory};
+ * stoke-lakehouse's reader of Delta Lake checkpoints gives parquet-java's direct allocator), with the
+ * libraries parquet-java itself uses (snappy-java, zstd-jni; GZIP is the JDK's), and no Hadoop codec,
+ * whose factory would build a Hadoop configuration. Reads only.
  */
-final class PageDecompressors implements CompressionCodecFactory {
+public final class PageDecompressors implements CompressionCodecFactory {
     /** The codecs read: what pyarrow, Spark and DuckDB write. */
     static final Set<CompressionCodecName> READ = EnumSet.of(
             CompressionCodecName.UNCOMPRESSED,
@@ -25,9 +28,13 @@ final class PageDecompressors implements CompressionCodecFactory {
             CompressionCodecName.ZSTD,
             CompressionCodecName.GZIP);
 
-    private final RowGroupMemory memory;
+    private final ByteBufferAllocator memory;
 
-    PageDecompressors(RowGroupMemory memory) {
+    /** Decompresses into buffers of {@code memory}, which must give direct buffers (snappy-java's and zstd-jni's calls take them). */
+    public PageDecompressors(ByteBufferAllocator memory) {
+        if (!memory.isDirect()) {
+            throw new IllegalArgumentException("pages are decompressed into direct buffers");
+        }
         this.memory = memory;
     }
 

@@ -54,12 +54,71 @@ public final class ParquetDatasets implements TableDatasetProvider {
         Arena mappings = Arena.ofShared();
         try {
             List<ParquetTable.Source> sources = new ArrayList<>();
-            for (Path p : ParquetFiles.expand(spec)) {
+            for (Path p : ParquetFiles.expandOutsideTables(spec)) {
                 sources.add(new ParquetTable.Source(p.toString(), new MappedInputFile(p, mappings), null));
             }
             return dataset(sources, columns, cacheBytes, mappings, false);
         } catch (RuntimeException | Error e) {
             mappings.close();
+            throw e;
+        }
+    }
+
+    /** A data file of a table's snapshot: where it is (a path or a URL) and its size in bytes, as the table's log gives them. */
+    public record TableFile(String location, long size) {}
+
+    /**
+     * The dataset of exactly {@code files}, in this order: the data files a table format's snapshot
+     * names (stoke-lakehouse), never a folder's listing. Local paths are mapped; URLs are read through
+     * {@code store} by ranged GETs, their sizes taken from the log (no HEAD). A file whose size is not
+     * the log's is refused: it changed after the snapshot was written.
+     *
+     * @param store the store for URLs (null: every file is local); the dataset closes it
+     */
+    public static ShardDataset openFiles(
+            List<TableFile> files, TableColumns columns, long cacheBytes, ObjectStore store) {
+        if (files.isEmpty()) {
+            throw new IllegalArgumentException("the table's snapshot holds no data files");
+        }
+        Arena mappings = store == null ? Arena.ofShared() : null;
+        AutoCloseable owned = store != null ? store : mappings;
+        try {
+            List<ParquetTable.Source> sources = new ArrayList<>(files.size());
+            for (TableFile f : files) {
+                if (Datasets.isUrl(f.location())) {
+                    if (store == null) {
+                        throw new IllegalArgumentException(
+                                f.location() + " is a URL, and no store was given to read it");
+                    }
+                    sources.add(new ParquetTable.Source(
+                            f.location(), new RemoteInputFile(store, f.location(), f.size(), null, null), null));
+                } else {
+                    Path p = Path.of(f.location());
+                    long size;
+                    try {
+                        size = java.nio.file.Files.size(p);
+                    } catch (java.io.IOException e) {
+                        throw new IllegalArgumentException(
+                                "data file " + p + " of the table's snapshot cannot be read: " + e, e);
+                    }
+                    if (size != f.size()) {
+                        throw new IllegalArgumentException(
+                                "data file " + p + " is " + size + " bytes, but the table's log says " + f.size()
+                                        + ": it changed after the snapshot was written");
+                    }
+                    if (mappings == null) {
+                        throw new IllegalArgumentException(p + " is local, but the table's other files are at URLs");
+                    }
+                    sources.add(new ParquetTable.Source(p.toString(), new MappedInputFile(p, mappings), null));
+                }
+            }
+            return dataset(sources, columns, cacheBytes, owned, store != null);
+        } catch (RuntimeException | Error e) {
+            try {
+                owned.close();
+            } catch (Exception suppressed) {
+                e.addSuppressed(suppressed);
+            }
             throw e;
         }
     }

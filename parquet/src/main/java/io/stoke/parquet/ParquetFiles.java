@@ -1,6 +1,7 @@
 package io.stoke.parquet;
 
 import io.stoke.loader.internal.BracePattern;
+import io.stoke.loader.source.Datasets;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
@@ -21,6 +22,33 @@ import java.util.Locale;
  */
 final class ParquetFiles {
     private ParquetFiles() {}
+
+    /**
+     * {@link #expand(String)}, refusing a folder or glob whose files lie in a Delta Lake or Iceberg
+     * table: its folder keeps files its later versions removed, so only its log says which are the
+     * table. A file named alone, or in a brace pattern, is read as named: spark-embed's tasks name a
+     * table snapshot's files so.
+     */
+    static List<Path> expandOutsideTables(String spec) {
+        List<Path> files = expand(spec);
+        if (BracePattern.hasBraces(spec)
+                || (files.size() == 1 && files.get(0).toString().equals(spec))) {
+            return files;
+        }
+        java.util.Set<Path> seen = new java.util.HashSet<>();
+        for (Path f : files) {
+            Path dir = f.toAbsolutePath().getParent();
+            if (dir != null && seen.add(dir)) {
+                Path table = Datasets.lakehouseAbove(dir);
+                if (table != null) {
+                    throw new IllegalArgumentException(f + " is a data file of " + Datasets.lakehouseFolder(table)
+                            + " table, " + table + ": open the table itself, whose log says which files are"
+                            + " its snapshot; its folder keeps the files later versions removed");
+                }
+            }
+        }
+        return files;
+    }
 
     static List<Path> expand(String spec) {
         if (BracePattern.hasBraces(spec)) {

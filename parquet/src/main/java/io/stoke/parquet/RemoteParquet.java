@@ -2,6 +2,8 @@ package io.stoke.parquet;
 
 import io.stoke.loader.internal.BracePattern;
 import io.stoke.loader.internal.ReadLimits;
+import io.stoke.loader.internal.Urls;
+import io.stoke.remote.LakehouseMarkers;
 import io.stoke.remote.ObjectStore;
 import io.stoke.remote.ShardFetchException;
 import java.nio.file.FileSystems;
@@ -24,6 +26,17 @@ final class RemoteParquet {
 
     static List<ParquetTable.Source> sources(String spec, ObjectStore store) {
         String folder = folderOf(spec);
+        String named = spec.substring(folder.length());
+        // A folder or glob is listed, and would take a table's removed files: refused there. A file
+        // named alone or in braces is read as named (spark-embed's tasks name a snapshot's files so).
+        LakehouseMarkers.Table table = BracePattern.hasBraces(spec) || !(named.isEmpty() || isGlob(named))
+                ? null
+                : LakehouseMarkers.tableAbove(folder, store, 2);
+        if (table != null) {
+            throw new IllegalArgumentException(Urls.redact(spec) + " lies in " + table.format() + " table, "
+                    + Urls.redact(table.folderUrl()) + ": open the table itself, whose log says which files are its"
+                    + " snapshot; its folder keeps the files later versions removed");
+        }
         String selection = spec.substring(folder.length());
         ParquetCatalog catalog = catalog(folder, store);
         if (catalog != null) {

@@ -217,6 +217,12 @@ public final class HttpObjectStore implements ObjectStore {
     }
 
     @Override
+    public List<Listed> listFrom(String prefixUrl, String startAfter) {
+        throw new UnsupportedOperationException("cannot list " + Urls.redact(prefixUrl)
+                + ": HTTP has no directory listing, and a table's log is found by listing it");
+    }
+
+    @Override
     public void close() {
         parts.close();
         client.shutdownNow(); // not close(): that waits for exchanges, and a stalled one may never end

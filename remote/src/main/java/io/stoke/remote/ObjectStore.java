@@ -134,6 +134,17 @@ public interface ObjectStore extends AutoCloseable {
      */
     List<String> list(String prefixUrl, String suffix);
 
+    /** An object a listing found: its URL, size, and last-modified time in epoch milliseconds. */
+    record Listed(String url, long size, long lastModifiedMillis) {}
+
+    /**
+     * The objects under {@code prefixUrl} whose keys sort after {@code startAfter} (a full URL under
+     * the prefix; null: from the first), with their sizes and times, sorted by name: what a table
+     * format's log replay lists (Delta Lake's {@code _delta_log}). One listing request per thousand
+     * objects; HTTP has no listing: there this throws {@link UnsupportedOperationException}.
+     */
+    List<Listed> listFrom(String prefixUrl, String startAfter);
+
     /** Stops the store's threads and closes its connections; reads still running fail. */
     @Override
     void close();

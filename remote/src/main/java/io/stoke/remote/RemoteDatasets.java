@@ -9,6 +9,7 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ShardCatalog;
 import io.stoke.loader.source.ShardDataset;
+import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.TarShardScanner;
 import io.stoke.loader.source.UrlDatasetProvider;
 import java.io.ByteArrayOutputStream;
@@ -75,6 +76,11 @@ public final class RemoteDatasets implements UrlDatasetProvider {
                 }
             }
             return scanned(spec, store, options, cacheBytes, folder, access);
+        } catch (HoldsTable e) {
+            store.close();
+            // The table's snapshot, read by the table reader on the class path (stoke-lakehouse).
+            return (ShardDataset)
+                    Datasets.openTable(spec, TableColumns.DEFAULT, new ShardCache(cacheBytes, folder, access));
         } catch (HoldsParquet e) {
             store.close();
             // The folder's .parquet files, read by the Parquet reader on the class path (stoke-parquet).
@@ -221,12 +227,22 @@ public final class RemoteDatasets implements UrlDatasetProvider {
         }
         List<String> listed = store.list(spec, ".tar");
         if (listed.isEmpty()) {
+            if (spec.endsWith("/") && LakehouseMarkers.formatAt(spec, store) != null) {
+                throw new HoldsTable(spec);
+            }
             if (spec.endsWith("/") && !store.list(spec, ".parquet").isEmpty()) {
                 throw new HoldsParquet(spec);
             }
             throw new IllegalArgumentException("no .tar objects under " + Urls.redact(spec));
         }
         return listed;
+    }
+
+    /** A folder that is a Delta Lake or Iceberg table: its snapshot, which open() hands on. */
+    private static final class HoldsTable extends IllegalArgumentException {
+        HoldsTable(String prefix) {
+            super(Urls.redact(prefix) + " is a lakehouse table");
+        }
     }
 
     /** A folder with Parquet files and no tar shard: a Parquet dataset, which open() hands on. */

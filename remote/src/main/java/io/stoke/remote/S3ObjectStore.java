@@ -369,6 +369,47 @@ public final class S3ObjectStore implements ObjectStore {
     }
 
     @Override
+    public List<Listed> listFrom(String prefixUrl, String startAfter) {
+        Location at = Location.of(prefixUrl, true);
+        String after = null;
+        if (startAfter != null) {
+            if (!startAfter.startsWith(prefixUrl)) {
+                throw new IllegalArgumentException(Urls.redact(startAfter) + " is not under " + Urls.redact(prefixUrl));
+            }
+            after = Location.of(startAfter, false).key;
+        }
+        List<Listed> out = new ArrayList<>();
+        String token = null;
+        do {
+            String continuation = token;
+            String from = after;
+            long deadline = retry.clock().nanoTime() + options.deadline().toNanos();
+            ListObjectsV2Response page = retry.run(prefixUrl, "list", deadline, new Retry.Tally(), remaining -> {
+                ChecksumHeaders.Seen seen = new ChecksumHeaders.Seen();
+                return call(
+                        prefixUrl,
+                        seen,
+                        () -> s3.listObjectsV2(ListObjectsV2Request.builder()
+                                .bucket(at.bucket)
+                                .prefix(at.key.isEmpty() ? null : at.key)
+                                .startAfter(continuation == null ? from : null)
+                                .continuationToken(continuation)
+                                .overrideConfiguration(attempt(remaining, seen))
+                                .build()));
+            });
+            for (S3Object object : page.contents()) {
+                long modified = object.lastModified() == null
+                        ? 0
+                        : object.lastModified().toEpochMilli();
+                out.add(new Listed("s3://" + at.bucket + "/" + object.key(), object.size(), modified));
+            }
+            token = Boolean.TRUE.equals(page.isTruncated()) ? page.nextContinuationToken() : null;
+        } while (token != null);
+        out.sort(java.util.Comparator.comparing(Listed::url));
+        return out;
+    }
+
+    @Override
     public void close() {
         parts.close();
         s3.close();

@@ -73,6 +73,11 @@ public final class LoaderSettings {
         return (Integer) typedOrNull(name, OptionType.INT);
     }
 
+    /** A long option's value, null where it has none (no default). */
+    public Long optionalLong(String name) {
+        return (Long) typedOrNull(name, OptionType.LONG);
+    }
+
     /** A long option's value. */
     public long longValue(String name) {
         return (Long) typed(name, OptionType.LONG);

@@ -47,7 +47,7 @@ public final class LoaderSetup implements AutoCloseable {
      * mapped.
      */
     public Dataset open(String data) {
-        Dataset dataset = Datasets.openLocalOrUrl(data, shardCache(), columns());
+        Dataset dataset = Datasets.openLocalOrUrl(dataSpec(data), shardCache(), columns());
         return Datasets.checked(dataset, data, policy(), warning -> System.err.println("stoke: " + warning));
     }
 
@@ -75,6 +75,39 @@ public final class LoaderSetup implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--cache-shared-with: " + e.getMessage());
         }
+    }
+
+    /**
+     * {@code data} with the table snapshot {@code --table-version} or {@code --as-of} names, as the
+     * suffix a table's spec takes ({@code TABLE@v12}, {@code TABLE@2026-11-29T06:00:00Z}); {@code data}
+     * itself when neither is given. Both, or either with a spec that has its own suffix, are refused.
+     */
+    public String dataSpec(String data) {
+        return dataSpec(data, settings.optionalLong("table_version"), settings.text("as_of"));
+    }
+
+    /** {@link #dataSpec(String)} for a version and a time given some other way (null: not given). */
+    public static String dataSpec(String data, Long tableVersion, String asOf) {
+        if (tableVersion == null && asOf == null) {
+            return data;
+        }
+        if (tableVersion != null && asOf != null) {
+            throw new IllegalArgumentException("--table-version and --as-of both name a snapshot: give one");
+        }
+        if (!Datasets.isUrl(data) && Datasets.lakehouseFormat(data) == null) {
+            throw new IllegalArgumentException((tableVersion != null ? "--table-version" : "--as-of")
+                    + " names a snapshot of a Delta Lake table, and " + data + " is none (no _delta_log/ in it)");
+        }
+        if (!Datasets.withoutSnapshot(data).equals(data)) {
+            throw new IllegalArgumentException(data + " names its snapshot after '@' already: drop --table-version"
+                    + " and --as-of, or the suffix");
+        }
+        if (asOf != null && (asOf.length() < 10 || !Character.isDigit(asOf.charAt(0)) || asOf.charAt(4) != '-')) {
+            throw new IllegalArgumentException(
+                    "--as-of " + asOf + " is not an ISO-8601 time, such as" + " 2026-11-29T06:00:00Z or 2026-11-29");
+        }
+        String spec = data.endsWith("/") && data.length() > 1 ? data.substring(0, data.length() - 1) : data;
+        return spec + (tableVersion != null ? "@v" + tableVersion : "@" + asOf);
     }
 
     /** The Parquet columns named by {@code --image-column}, {@code --label-column} and {@code --key-column}. */

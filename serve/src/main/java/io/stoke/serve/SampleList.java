@@ -27,7 +27,8 @@ import java.util.List;
  *
  * <ul>
  *   <li>a header line {@code {"samples": N, "listed": true|false, "dataset": "<fingerprint>",
- *       "shuffle_window": W}} (W the window in effect, 0 global);
+ *       "shuffle_window": W}} (W the window in effect, 0 global), with {@code "table": "<spec>"} when
+ *       the dataset is a lakehouse table's snapshot (the spec that opens it alone, {@code TABLE@v12});
  *   <li>then, when listed, one JSON array {@code ["<name>", <label>]} per line and sample, in dataset
  *       order (a batch's indices are line numbers from 0), the name being the file's path or
  *       {@code <shard>/<key>} (JSON so that any file name survives).
@@ -86,6 +87,9 @@ public record SampleList(int samples, boolean listed, String dataset, int shuffl
             g.writeBooleanField("listed", listed);
             g.writeStringField("dataset", dataset.fingerprint());
             g.writeNumberField("shuffle_window", shuffleWindow);
+            if (dataset instanceof ShardDataset table && table.snapshot() != null) {
+                g.writeStringField("table", table.snapshot());
+            }
             g.writeEndObject();
             for (int i = 0; listed && i < dataset.size(); i++) {
                 g.writeStartArray();

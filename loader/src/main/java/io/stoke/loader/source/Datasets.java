@@ -29,7 +29,10 @@ import java.util.function.Consumer;
  *   <li>Parquet: a {@code .parquet} file, a pattern or glob of them, or a folder of them, opened by
  *       the {@link TableDatasetProvider} on the class path (stoke-parquet's; {@link #isParquet});</li>
  *   <li>a Hugging Face {@code datasets.Dataset}'s Arrow files, opened by stoke-arrow's provider
- *       ({@link #isArrow}).</li>
+ *       ({@link #isArrow});</li>
+ *   <li>a Delta Lake or Apache Iceberg table, read as its snapshot by stoke-lakehouse's provider
+ *       ({@link #lakehouseFormat}; at a URL, found by listing the folder), and never as the loose
+ *       Parquet files under it: a table's folder keeps the files its later versions removed.</li>
  * </ul>
  * A dataset of shards owns mappings: close the returned dataset when done with it.
  */
@@ -117,7 +120,11 @@ public final class Datasets {
     public static Dataset openLocalOrUrl(String spec, UrlDatasetProvider.ShardCache shardCache, TableColumns columns) {
         // A URL folder with columns named can only be Parquet; without, its listing tells (stoke-remote).
         if (spec != null
-                && (isParquet(spec) || isArrow(spec) || (isUrl(spec) && spec.endsWith("/") && !columns.isDefault()))) {
+                && (lakehouseFormat(spec) != null
+                        || (isUrl(spec) && !withoutSnapshot(spec).equals(spec)) // a table's snapshot at a URL
+                        || isParquet(spec)
+                        || isArrow(spec)
+                        || (isUrl(spec) && spec.endsWith("/") && !columns.isDefault()))) {
             return openTable(spec, columns, shardCache);
         }
         if (!columns.isDefault()) {
@@ -163,13 +170,28 @@ public final class Datasets {
     /** Row groups of a Parquet dataset held at once when no shard cache is named. */
     private static final long DEFAULT_TABLE_CACHE = 2L << 30;
 
-    private static Dataset openTable(String spec, TableColumns columns, UrlDatasetProvider.ShardCache shardCache) {
+    /**
+     * The dataset at {@code spec} as a table: the first {@link TableDatasetProvider} on the class
+     * path, in {@link TableDatasetProvider#order()}, that opens it. What stoke-remote hands on when a
+     * URL folder's listing shows a table.
+     */
+    public static Dataset openTable(String spec, TableColumns columns, UrlDatasetProvider.ShardCache shardCache) {
         UrlDatasetProvider.ShardCache held =
                 shardCache != null ? shardCache : new UrlDatasetProvider.ShardCache(DEFAULT_TABLE_CACHE, null);
-        for (TableDatasetProvider provider : ServiceLoader.load(TableDatasetProvider.class)) {
+        List<TableDatasetProvider> providers = new ArrayList<>();
+        ServiceLoader.load(TableDatasetProvider.class).forEach(providers::add);
+        providers.sort(java.util.Comparator.comparingInt(TableDatasetProvider::order));
+        for (TableDatasetProvider provider : providers) {
             if (provider.opens(spec)) {
                 return provider.open(spec, columns, held);
             }
+        }
+        String format = lakehouseFormat(spec);
+        if (format != null) {
+            throw new IllegalArgumentException(Urls.redact(spec) + " is " + format + " table, and no reader of its"
+                    + " snapshot is on the class path: add the module io.stoke:stoke-lakehouse (Stoke's jar and"
+                    + " the Python package carry it); its folder's Parquet files are not read loose, since they"
+                    + " include the files its later versions removed");
         }
         if (isArrow(spec)) {
             throw new IllegalArgumentException(
@@ -179,6 +201,86 @@ public final class Datasets {
         throw new IllegalArgumentException(
                 Urls.redact(spec) + " is a Parquet dataset, and no Parquet reader is on the class path: "
                         + "add the module io.stoke:stoke-parquet (Stoke's jar and the Python package carry it)");
+    }
+
+    /**
+     * The lakehouse table format of a local {@code spec}, with its article ("a Delta Lake", "an
+     * Apache Iceberg"), or null when it is none: a folder holding {@code _delta_log/} is a Delta Lake
+     * table; one holding {@code metadata/} with a {@code *.metadata.json} file, or such a file
+     * itself, is an Iceberg table. A snapshot suffix ({@code TABLE@v12}, {@code TABLE@2026-11-29T06:00:00Z})
+     * is looked past. A folder inside a table (a partition's, Iceberg's {@code data/}) is refused by
+     * the Parquet reader, which looks up its parents ({@link #lakehouseAbove}). URLs are found by
+     * listing (stoke-remote, stoke-lakehouse): null here.
+     */
+    public static String lakehouseFormat(String spec) {
+        if (spec == null || isUrl(spec) || spec.startsWith(ARROW_SPEC)) {
+            return null;
+        }
+        String location = withoutSnapshot(spec);
+        Path path;
+        try {
+            path = Path.of(location);
+        } catch (java.nio.file.InvalidPathException e) {
+            return null;
+        }
+        if (Files.isRegularFile(path) && location.endsWith(".metadata.json")) {
+            return ICEBERG;
+        }
+        return Files.isDirectory(path) ? lakehouseFolder(path) : null;
+    }
+
+    /** "a Delta Lake", the article and name {@link #lakehouseFormat} gives. */
+    public static final String DELTA = "a Delta Lake";
+
+    /** "an Apache Iceberg", the article and name {@link #lakehouseFormat} gives. */
+    public static final String ICEBERG = "an Apache Iceberg";
+
+    /** The table format of the folder {@code dir} itself, or null. */
+    public static String lakehouseFolder(Path dir) {
+        if (Files.isDirectory(dir.resolve("_delta_log"))) {
+            return DELTA;
+        }
+        Path metadata = dir.resolve("metadata");
+        if (Files.isDirectory(metadata)) {
+            try (DirectoryStream<Path> entries = Files.newDirectoryStream(metadata, "*.metadata.json")) {
+                if (entries.iterator().hasNext()) {
+                    return ICEBERG;
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot list " + metadata, e);
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The nearest folder at or above {@code dir} that is a lakehouse table, or null: a Parquet file
+     * under it is one of the table's data files, live or removed, and is not read loose.
+     */
+    public static Path lakehouseAbove(Path dir) {
+        for (Path d = dir.toAbsolutePath().normalize(); d != null; d = d.getParent()) {
+            if (lakehouseFolder(d) != null) {
+                return d;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * {@code spec} without a snapshot suffix: {@code @v} and a version, or {@code @} and an ISO-8601
+     * time ({@code 2026-11-29T06:00:00Z}, or a date).
+     */
+    public static String withoutSnapshot(String spec) {
+        int at = spec.lastIndexOf('@');
+        if (at <= 0 || spec.indexOf('/', at) >= 0) {
+            return spec;
+        }
+        String suffix = spec.substring(at + 1);
+        boolean version = suffix.length() > 1
+                && suffix.charAt(0) == 'v'
+                && suffix.substring(1).chars().allMatch(Character::isDigit);
+        boolean time = suffix.length() >= 10 && Character.isDigit(suffix.charAt(0)) && suffix.charAt(4) == '-';
+        return version || time ? spec.substring(0, at) : spec;
     }
 
     /** What a spec starts with when it lists a Hugging Face {@code datasets.Dataset}'s Arrow files as JSON. */
@@ -253,7 +355,7 @@ public final class Datasets {
         if (spec == null || spec.isBlank()) {
             throw new IllegalArgumentException("no dataset given");
         }
-        if (isParquet(spec) || isArrow(spec)) {
+        if (lakehouseFormat(spec) != null || isParquet(spec) || isArrow(spec)) {
             return openTable(spec, TableColumns.DEFAULT, null);
         }
         if (isUrl(spec)) {

@@ -12,6 +12,7 @@ import java.util.List;
  */
 public final class ShardDataset extends Dataset {
     private final Shards shards;
+    private volatile String snapshot; // written once, by the opener, before the dataset is shared
 
     ShardDataset(Path root, Shards shards) {
         super(root, List.of());
@@ -21,6 +22,24 @@ public final class ShardDataset extends Dataset {
     /** The dataset of {@code shards}, whose relative names resolve against {@code root}; it owns the shards. */
     public static ShardDataset of(Path root, Shards shards) {
         return new ShardDataset(root, shards);
+    }
+
+    /**
+     * The lakehouse table snapshot this dataset is, as the spec that opens that snapshot alone
+     * ({@code TABLE@v12}): what a resumed run opens, whatever was written to the table since; null
+     * for any other dataset.
+     */
+    public String snapshot() {
+        return snapshot;
+    }
+
+    /** Names the table snapshot this dataset is ({@link #snapshot()}); stoke-lakehouse's, once, at open. */
+    public ShardDataset pinnedTo(String snapshotSpec) {
+        if (snapshot != null) {
+            throw new IllegalStateException("this dataset is " + snapshot + " already");
+        }
+        snapshot = snapshotSpec;
+        return this;
     }
 
     /** Where each sample's members lie, and in which shard. */

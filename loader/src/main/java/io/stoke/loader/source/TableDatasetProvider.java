@@ -14,7 +14,15 @@ public interface TableDatasetProvider {
      * stoke-arrow's opens a Hugging Face {@code datasets} Arrow dataset ({@link Datasets#isArrow}).
      */
     default boolean opens(String spec) {
-        return !Datasets.isArrow(spec);
+        return !Datasets.isArrow(spec) && Datasets.lakehouseFormat(spec) == null;
+    }
+
+    /**
+     * Where this provider is asked among those on the class path, lowest first: stoke-lakehouse's
+     * (-1) before Parquet's (0), since a table's folder holds Parquet files.
+     */
+    default int order() {
+        return 0;
     }
 
     /**

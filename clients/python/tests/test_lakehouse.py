@@ -1,0 +1,161 @@
+"""stoke.DataLoader over a Delta Lake table written by Delta Lake itself (tests/data/delta-images,
+written by delta-spark: see lakehouse's DeltaFixtures): each version's rows, by ``table_version``
+and ``as_of``, as the table's own log names them, with torchvision's pixels of the same images; and
+a resumed run reads the snapshot its state was taken over, though the table moved on since.
+
+The reference snapshot is computed here from the log's JSON commits (each ``add`` less each
+``remove``, the Delta protocol's replay), independently of Delta Kernel, which Stoke replays with.
+"""
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PACKAGE_ROOT = HERE.parent
+CHECKOUT = PACKAGE_ROOT.parent.parent
+sys.path.insert(0, str(PACKAGE_ROOT))
+TABLE = HERE / "data" / "delta-images"
+
+try:
+    import numpy as np
+    import torch
+    import stoke
+    MISSING = None
+except ImportError as e:  # numpy or torch not installed: skip, loudly
+    MISSING = f"{e.name} is not installed"
+
+try:
+    import pyarrow.parquet as pq
+    from PIL import Image
+    import io
+except ImportError:
+    pq = None
+
+SMALL = dict(resize=20, crop=16, dct_scaling="none")
+
+
+def setUpModule():
+    if MISSING:
+        print(f"[stoke] SKIPPING the lakehouse tests: {MISSING}", file=sys.stderr)
+        return
+    os.environ.setdefault("STOKE_HOME", str(CHECKOUT))
+
+
+def live_files(table: Path, version: int):
+    """The data files of ``version``: the JSON commits' adds less their removes, in path order."""
+    live = set()
+    for v in range(version + 1):
+        with open(table / "_delta_log" / f"{v:020d}.json") as f:
+            for line in f:
+                action = json.loads(line)
+                if "add" in action:
+                    live.add(action["add"]["path"])
+                elif "remove" in action:
+                    live.discard(action["remove"]["path"])
+    return sorted(live)
+
+
+def reference_rows(table: Path, version: int):
+    """(image bytes, label) of each row of ``version``, in Stoke's order: files by path, then rows."""
+    rows = []
+    for name in live_files(table, version):
+        t = pq.read_table(table / name, columns=["image", "label"]).to_pylist()
+        rows += [(r["image"]["bytes"], r["label"]) for r in t]
+    return rows
+
+
+def epoch(loader):
+    """(indices, labels) of one epoch, in order."""
+    seen, labels = [], []
+    for images, batch_labels, indices in loader:
+        seen += indices.tolist()
+        labels += batch_labels.tolist()
+    return seen, labels
+
+
+@unittest.skipIf(MISSING, MISSING or "")
+class DeltaTableTest(unittest.TestCase):
+    def test_each_version_is_its_own_rows_once(self):
+        expected = {0: Counter({0: 6, 1: 6, 2: 6, 3: 6}), 1: Counter({0: 6, 1: 6, 2: 6}),
+                    2: Counter({0: 6, 1: 6, 2: 6, 4: 6})}
+        for version, labels in expected.items():
+            with stoke.DataLoader(str(TABLE), table_version=version, batch_size=8, with_indices=True, **SMALL) as loader:
+                seen, got = epoch(loader)
+                self.assertEqual(sum(labels.values()), len(loader.samples))
+                self.assertEqual(sorted(seen), list(range(len(loader.samples))), f"version {version}: each row once")
+                self.assertEqual(labels, Counter(got), f"version {version}")
+                self.assertTrue(loader.state_dict()["table"].endswith(f"delta-images@v{version}"))
+        with stoke.DataLoader(str(TABLE), batch_size=8, **SMALL) as latest:
+            self.assertTrue(latest.state_dict()["table"].endswith("@v2"))
+        # After the last commit no snapshot is named, as in Delta Lake's own readers (the times of a
+        # checked-out table's commits are its files': lakehouse's DeltaTableTest reads one between two).
+        with self.assertRaisesRegex(Exception, "after the latest available version"):
+            stoke.DataLoader(str(TABLE), as_of="2100-01-01", batch_size=8, **SMALL)
+
+    @unittest.skipIf(pq is None, "pyarrow and Pillow are not installed")
+    def test_the_pixels_are_torchvisions_of_the_snapshots_images(self):
+        from torchvision import transforms
+        reference = reference_rows(TABLE, 1)
+        eval_ = transforms.Compose([transforms.Resize(20), transforms.CenterCrop(16)])
+        with stoke.DataLoader(str(TABLE), table_version=1, batch_size=8, with_indices=True, **SMALL) as loader:
+            checked = []
+            for images, labels, indices in loader:
+                for j, index in enumerate(indices.tolist()):
+                    data, label = reference[index]
+                    self.assertEqual(label, int(labels[j]))
+                    picture = eval_(Image.open(io.BytesIO(data)).convert("RGB"))
+                    self.assertTrue(torch.equal(torch.from_numpy(np.array(picture)), images[j]), f"row {index}")
+                    checked.append(index)
+        self.assertEqual(list(range(18)), checked)
+
+    def test_a_resumed_run_reads_the_snapshot_its_state_was_taken_over(self):
+        tmp = Path(tempfile.mkdtemp(prefix="stoke-py-test-delta-"))
+        try:
+            table = tmp / "table"
+            shutil.copytree(TABLE, table)
+            # The table as it was at version 1: version 2's commit and checkpoint not yet written
+            # (its data file, in the folder already, is no part of version 1).
+            later = tmp / "later"
+            later.mkdir()
+            for f in list((table / "_delta_log").iterdir()):
+                if f.name.startswith(f"{2:020d}.") or f.name == "_last_checkpoint":
+                    shutil.move(str(f), later / f.name)
+            settings = dict(batch_size=4, shuffle=True, seed=5, with_indices=True, **SMALL)
+            with stoke.DataLoader(str(table), **settings) as whole:
+                uninterrupted = epoch(whole)
+                self.assertEqual(18, len(whole.samples))
+            with stoke.DataLoader(str(table), **settings) as loader:
+                it = iter(loader)
+                head = [next(it) for _ in range(2)]
+                state = loader.state_dict()
+            self.assertTrue(state["table"].endswith("@v1"), state)
+            # Version 2 is written meanwhile; a new loader opens it, and the state takes it back to 1.
+            for f in later.iterdir():
+                shutil.move(str(f), table / "_delta_log" / f.name)
+            with stoke.DataLoader(str(table), **settings) as resumed:
+                self.assertEqual(24, len(resumed.samples))
+                resumed.load_state_dict(state)
+                self.assertEqual(18, len(resumed.samples))
+                rest = epoch(resumed)
+            head_indices = [i for _, _, indices in head for i in indices.tolist()]
+            self.assertEqual(uninterrupted[0], head_indices + rest[0])
+            # A version named by the user is kept: a state over another fails the dataset check.
+            with stoke.DataLoader(str(table), table_version=2, **settings) as named:
+                with self.assertRaisesRegex(ValueError, "another dataset"):
+                    named.load_state_dict(state)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_a_snapshot_of_what_is_not_a_table_is_refused(self):
+        with self.assertRaisesRegex(Exception, "names a snapshot of a Delta Lake table"):
+            stoke.DataLoader(str(TABLE / "_delta_log"), table_version=1, batch_size=8)
+
+
+if __name__ == "__main__":
+    unittest.main()

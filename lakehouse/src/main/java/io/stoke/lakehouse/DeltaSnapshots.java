@@ -1,0 +1,176 @@
+package io.stoke.lakehouse;
+
+import io.delta.kernel.Scan;
+import io.delta.kernel.Snapshot;
+import io.delta.kernel.Table;
+import io.delta.kernel.data.FilteredColumnarBatch;
+import io.delta.kernel.data.Row;
+import io.delta.kernel.engine.Engine;
+import io.delta.kernel.exceptions.KernelException;
+import io.delta.kernel.exceptions.TableNotFoundException;
+import io.delta.kernel.exceptions.UnsupportedProtocolVersionException;
+import io.delta.kernel.exceptions.UnsupportedTableFeatureException;
+import io.delta.kernel.utils.CloseableIterator;
+import io.stoke.loader.internal.Urls;
+import io.stoke.loader.source.Datasets;
+import io.stoke.loader.source.TableColumns;
+import io.stoke.parquet.ParquetDatasets;
+import io.stoke.remote.ObjectStore;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+/**
+ * A Delta Lake table's snapshot, by Delta Kernel's replay of its log ({@code _delta_log/}): the
+ * {@code add} actions left after every {@code remove}, so a file that {@code OPTIMIZE}, {@code DELETE}
+ * or {@code MERGE} rewrote is read once, in its new form, and a removed file not at all, until
+ * {@code VACUUM} deletes it. What Stoke cannot read as the table's rows is refused in one sentence
+ * naming it: a reader feature or protocol Kernel does not support, deletion vectors on a file
+ * (rows deleted in place, which the file's row groups would still give), column mapping (the Parquet
+ * columns then have other names than the table's), and an image, label or key column that is a
+ * partition column (held in the path, not the files).
+ */
+public final class DeltaSnapshots {
+    private DeltaSnapshots() {}
+
+    /**
+     * The snapshot of the Delta table at {@code location} that {@code choice} names.
+     *
+     * @param store the store for a table at a URL (null: local)
+     */
+    public static TableSnapshot read(String location, SnapshotChoice choice, TableColumns columns, ObjectStore store) {
+        String root = trimSlash(location);
+        Engine engine = new KernelEngine(new KernelFileIO(store));
+        String shown = Urls.redact(root);
+        Snapshot snapshot;
+        try {
+            Table table = Table.forPath(engine, root);
+            if (choice.version() != null) {
+                snapshot = table.getSnapshotAsOfVersion(engine, choice.version());
+            } else if (choice.asOf() != null) {
+                snapshot = table.getSnapshotAsOfTimestamp(engine, choice.asOf().toEpochMilli());
+            } else {
+                snapshot = table.getLatestSnapshot(engine);
+            }
+            refuseColumnMapping(shown, snapshot);
+            refusePartitionColumns(shown, snapshot, columns);
+            List<ParquetDatasets.TableFile> files = dataFiles(shown, root, snapshot, engine);
+            files.sort(Comparator.comparing(ParquetDatasets.TableFile::location));
+            Instant committed = Instant.ofEpochMilli(snapshot.getTimestamp(engine));
+            return new TableSnapshot(Datasets.DELTA, root, snapshot.getVersion(), committed, files);
+        } catch (TableNotFoundException e) {
+            throw new IllegalArgumentException(
+                    shown + " is not a Delta Lake table Kernel can read: " + e.getMessage(), e);
+        } catch (UnsupportedTableFeatureException e) {
+            throw new IllegalArgumentException(
+                    shown + " uses the Delta Lake table feature"
+                            + (e.getUnsupportedFeatures().size() == 1 ? " " : "s ")
+                            + String.join(", ", new TreeSet<>(e.getUnsupportedFeatures()))
+                            + ", which Delta Kernel " + kernelVersion() + " cannot read: not read",
+                    e);
+        } catch (UnsupportedProtocolVersionException e) {
+            throw new IllegalArgumentException(
+                    shown + " needs Delta Lake reader version " + e.getVersion() + ", above what Delta Kernel "
+                            + kernelVersion() + " reads: not read",
+                    e);
+        } catch (KernelException e) {
+            throw new IllegalArgumentException(
+                    shown + ": Delta Kernel cannot read this snapshot: " + e.getMessage(), e);
+        }
+    }
+
+    private static List<ParquetDatasets.TableFile> dataFiles(
+            String shown, String root, Snapshot snapshot, Engine engine) {
+        Scan scan = snapshot.getScanBuilder().build();
+        List<ParquetDatasets.TableFile> files = new ArrayList<>();
+        try (CloseableIterator<FilteredColumnarBatch> batches = scan.getScanFiles(engine)) {
+            while (batches.hasNext()) {
+                try (CloseableIterator<Row> rows = batches.next().getRows()) {
+                    while (rows.hasNext()) {
+                        Row scanFile = rows.next();
+                        Row add = scanFile.getStruct(scanFile.getSchema().indexOf("add"));
+                        String path = add.getString(add.getSchema().indexOf("path"));
+                        int dv = add.getSchema().indexOf("deletionVector");
+                        if (dv >= 0 && !add.isNullAt(dv)) {
+                            throw new IllegalArgumentException(shown
+                                    + " has rows deleted by deletion vectors at version "
+                                    + snapshot.getVersion() + " (in " + path + "), which Stoke does not apply: not"
+                                    + " read; rewrite its files without them (REORG TABLE ... APPLY (PURGE)), or turn"
+                                    + " delta.enableDeletionVectors off before deleting");
+                        }
+                        long size = add.getLong(add.getSchema().indexOf("size"));
+                        files.add(new ParquetDatasets.TableFile(resolve(root, path), size));
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(shown + ": cannot read the table's log: " + e.getMessage(), e);
+        }
+        return files;
+    }
+
+    /** A data file's location: its {@code add} path is a URI, relative to the table's root or absolute. */
+    static String resolve(String root, String path) {
+        URI uri;
+        try {
+            uri = new URI(path);
+        } catch (URISyntaxException e) {
+            throw new IllegalArgumentException("data file path " + path + " in the table's log is not a URI", e);
+        }
+        if (uri.getScheme() != null) {
+            return "file".equals(uri.getScheme()) ? Path.of(uri).toString() : path;
+        }
+        String relative = uri.getPath();
+        if (Datasets.isUrl(root)) {
+            return root + "/" + relative;
+        }
+        return Path.of(root).resolve(relative).toString();
+    }
+
+    private static void refuseColumnMapping(String shown, Snapshot snapshot) {
+        Map<String, String> properties = snapshot.getTableProperties();
+        String mode = properties.get("delta.columnMapping.mode");
+        if (mode != null && !mode.equalsIgnoreCase("none")) {
+            throw new IllegalArgumentException(shown + " uses Delta Lake column mapping (delta.columnMapping.mode="
+                    + mode + "), whose Parquet columns have other names than the table's; Stoke reads columns by"
+                    + " their Parquet names: not read");
+        }
+    }
+
+    private static void refusePartitionColumns(String shown, Snapshot snapshot, TableColumns columns) {
+        for (String partition : snapshot.getPartitionColumnNames()) {
+            String lower = partition.toLowerCase(java.util.Locale.ROOT);
+            boolean named = lower.equalsIgnoreCase(String.valueOf(columns.image()))
+                    || lower.equalsIgnoreCase(String.valueOf(columns.label()))
+                    || lower.equalsIgnoreCase(String.valueOf(columns.key()))
+                    || (columns.label() == null && lower.equals("label"));
+            if (named) {
+                throw new IllegalArgumentException(
+                        shown + " is partitioned by " + partition + ", a column Stoke reads:"
+                                + " a partition column's values are in the files' paths, not in their Parquet columns: not read");
+            }
+        }
+    }
+
+    private static String trimSlash(String location) {
+        String s = location;
+        while (s.length() > 1 && s.endsWith("/")) {
+            s = s.substring(0, s.length() - 1);
+        }
+        return s;
+    }
+
+    /** Delta Kernel's version, from its jar. */
+    static String kernelVersion() {
+        String v = Table.class.getPackage().getImplementationVersion();
+        return v != null ? v : "(version unknown)";
+    }
+}

@@ -1,0 +1,67 @@
+package io.stoke.lakehouse;
+
+import io.stoke.loader.testing.TestImages;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * Writes the small Delta Lake table the Python client's tests read
+ * ({@code clients/python/tests/data/delta-images}), with Delta Lake itself (delta-spark on a local
+ * Spark), as DeltaTableTest writes its own: version 0 appends 24 rows (labels 0 to 3, six each) in
+ * two parts; version 1 DELETEs label 3 (copy-on-write: the parts rewritten, the old ones left in the
+ * folder); version 2 appends 6 rows of label 4, and a checkpoint of it is written (Parquet). Run
+ * once by hand, from lakehouse/:
+ *
+ * <pre>
+ * mvn -q dependency:build-classpath -Dmdep.outputFile=/tmp/cp.txt -Dmdep.includeScope=test
+ * java $(cat ../spark/jvm.options | grep -v '^#') -cp target/test-classes:target/classes:$(cat /tmp/cp.txt) \
+ *     io.stoke.lakehouse.DeltaFixtures ../clients/python/tests/data/delta-images
+ * </pre>
+ */
+public final class DeltaFixtures {
+    private DeltaFixtures() {}
+
+    public static void main(String[] args) {
+        Path out = Path.of(args[0]).toAbsolutePath();
+        SparkSession spark = SparkSession.builder()
+                .master("local[1]")
+                .appName("stoke-delta-fixture")
+                .config("spark.ui.enabled", "false")
+                .config("spark.sql.shuffle.partitions", "1")
+                .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+                .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+                .config("spark.databricks.delta.properties.defaults.enableDeletionVectors", "false")
+                .getOrCreate();
+        try {
+            spark.createDataFrame(rows(0, 24, 4), DeltaTableTest.SCHEMA)
+                    .repartition(2)
+                    .write()
+                    .format("delta")
+                    .option("delta.checkpointInterval", "2") // version 2 is read from a Parquet checkpoint
+                    .save(out.toString());
+            spark.sql("DELETE FROM delta.`" + out + "` WHERE label = 3");
+            spark.createDataFrame(rows(24, 6, 0), DeltaTableTest.SCHEMA)
+                    .coalesce(1)
+                    .write()
+                    .format("delta")
+                    .mode("append")
+                    .save(out.toString());
+        } finally {
+            spark.stop();
+        }
+    }
+
+    /** {@code n} rows from {@code first}: a 24 x 16 JPEG each, labelled {@code i % classes} (0: label 4). */
+    private static List<Row> rows(int first, int n, int classes) {
+        List<Row> out = new ArrayList<>(n);
+        for (int i = first; i < first + n; i++) {
+            long label = classes == 0 ? 4 : i % classes;
+            out.add(RowFactory.create(RowFactory.create(TestImages.jpeg(24, 16, i), "img-" + i + ".jpg"), label));
+        }
+        return out;
+    }
+}
