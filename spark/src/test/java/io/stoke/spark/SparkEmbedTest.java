@@ -376,6 +376,27 @@ class SparkEmbedTest {
     }
 
     /**
+     * A Delta Lake table (the Python client's fixture, written by delta-spark) at version 1: a task
+     * per file of that snapshot and every one of its 18 rows once, the later version's file and the
+     * files its DELETE removed, all in the folder, left alone.
+     */
+    @Test
+    void aDeltaLakeTablesSnapshotIsEmbeddedAndNothingElseOfItsFolder() throws Exception {
+        Path table = Path.of(System.getProperty("user.dir")).resolveSibling("clients/python/tests/data/delta-images");
+        Path out = tmp.resolve("delta-out");
+        Manifest m = run(request(table + "@v1", MODEL, out.toString(), 256));
+        assertTrue(m.complete(), m.toString());
+        assertEquals(18, m.rows(), m.toString());
+        List<Row> rows = rows(out);
+        assertOncePerSample(rows, 18);
+        Set<String> labels = new HashSet<>();
+        for (Row r : rows) {
+            labels.add(String.valueOf(r.getAs("label").toString()));
+        }
+        assertEquals(Set.of("0", "1", "2"), labels, "version 1 deleted label 3; version 2 appended label 4");
+    }
+
+    /**
      * A Spark-written Hub table: a task per part file (its row groups together), one table per
      * part named after it, every row once with its row and key, and the embeddings of the same
      * images read from their folder; with a key column named and every first attempt failing, each
