@@ -1,5 +1,7 @@
 package io.stoke.serve;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stoke.loader.Loader;
 import io.stoke.loader.Workers;
 import io.stoke.loader.cache.RestartCache;
@@ -83,7 +85,48 @@ public final class LoaderSetup implements AutoCloseable {
      * itself when neither is given. Both, or either with a spec that has its own suffix, are refused.
      */
     public String dataSpec(String data) {
-        return dataSpec(data, settings.optionalLong("table_version"), settings.text("as_of"));
+        Long version = settings.optionalLong("table_version");
+        String asOf = settings.text("as_of");
+        Path startState = settings.path("start_state");
+        if (version == null && asOf == null && startState != null) {
+            String saved = savedTable(startState);
+            if (saved != null && sameTable(Datasets.withoutSnapshot(saved), data)) {
+                version = Long.parseLong(saved.substring(saved.lastIndexOf("@v") + 2));
+                System.err.println("stoke: --start-state was taken over " + saved + ": reading version " + version
+                        + " of the table, as the saved run did");
+            }
+        }
+        return dataSpec(data, version, asOf);
+    }
+
+    /**
+     * The table snapshot ({@code "table": "TABLE@vN"}, as {@code stoke.DataLoader}'s {@code state_dict()}
+     * writes it) the first state in {@code file} was taken over, or null when it names none.
+     */
+    private static String savedTable(Path file) {
+        try {
+            JsonNode root = new ObjectMapper().readTree(Files.readString(file));
+            JsonNode first = root.isArray() && !root.isEmpty() ? root.get(0) : root;
+            JsonNode table = first.get("table");
+            return table != null && table.isTextual() && table.asText().matches(".*@v\\d+") ? table.asText() : null;
+        } catch (IOException e) {
+            throw new IllegalArgumentException("--start-state " + file + ": cannot read it (" + e.getMessage() + ")");
+        }
+    }
+
+    /** Whether {@code saved} (a table's location, as its snapshot was named) is the table {@code data} names. */
+    private static boolean sameTable(String saved, String data) {
+        if (Datasets.isUrl(saved) || Datasets.isUrl(data)) {
+            return trimSlash(saved).equals(trimSlash(data));
+        }
+        return Path.of(saved)
+                .toAbsolutePath()
+                .normalize()
+                .equals(Path.of(data).toAbsolutePath().normalize());
+    }
+
+    private static String trimSlash(String s) {
+        return s.endsWith("/") ? s.substring(0, s.length() - 1) : s;
     }
 
     /** {@link #dataSpec(String)} for a version and a time given some other way (null: not given). */
