@@ -14,13 +14,7 @@ public final class DeltaConvert {
 
     public static void main(String[] args) {
         Path folder = Path.of(args[0]).toAbsolutePath();
-        SparkSession spark = SparkSession.builder()
-                .master("local[1]")
-                .appName("stoke-delta-convert")
-                .config("spark.ui.enabled", "false")
-                .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-                .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-                .getOrCreate();
+        SparkSession spark = DeltaSpark.session("stoke-delta-convert", 1);
         try {
             spark.sql("CONVERT TO DELTA parquet.`" + folder + "`");
         } finally {

@@ -27,15 +27,7 @@ public final class DeltaFixtures {
 
     public static void main(String[] args) {
         Path out = Path.of(args[0]).toAbsolutePath();
-        SparkSession spark = SparkSession.builder()
-                .master("local[1]")
-                .appName("stoke-delta-fixture")
-                .config("spark.ui.enabled", "false")
-                .config("spark.sql.shuffle.partitions", "1")
-                .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-                .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-                .config("spark.databricks.delta.properties.defaults.enableDeletionVectors", "false")
-                .getOrCreate();
+        SparkSession spark = DeltaSpark.session("stoke-delta-fixture", 1);
         try {
             spark.createDataFrame(rows(0, 24, 4), DeltaTableTest.SCHEMA)
                     .repartition(2)

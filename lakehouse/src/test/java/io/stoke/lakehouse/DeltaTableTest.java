@@ -65,15 +65,7 @@ class DeltaTableTest {
 
     @BeforeAll
     static void writeTable() throws Exception {
-        spark = SparkSession.builder()
-                .master("local[2]")
-                .appName("stoke-delta-test")
-                .config("spark.ui.enabled", "false")
-                .config("spark.sql.shuffle.partitions", "2")
-                .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-                .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-                .config("spark.databricks.delta.properties.defaults.enableDeletionVectors", "false")
-                .getOrCreate();
+        spark = DeltaSpark.session("stoke-delta-test", 2);
         table = tmp.resolve("images");
         // Version 0: three parts of the Hub's image layout. A checkpoint every two commits: the later
         // snapshots are read from a Parquet checkpoint, the earlier from JSON commits alone.

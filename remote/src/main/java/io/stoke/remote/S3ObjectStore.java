@@ -339,33 +339,13 @@ public final class S3ObjectStore implements ObjectStore {
 
     @Override
     public List<String> list(String prefixUrl, String suffix) {
-        Location at = Location.of(prefixUrl, true);
         List<String> urls = new ArrayList<>();
-        String token = null;
-        do {
-            String continuation = token;
-            long deadline = retry.clock().nanoTime() + options.deadline().toNanos();
-            ListObjectsV2Response page = retry.run(prefixUrl, "list", deadline, new Retry.Tally(), remaining -> {
-                ChecksumHeaders.Seen seen = new ChecksumHeaders.Seen();
-                return call(
-                        prefixUrl,
-                        seen,
-                        () -> s3.listObjectsV2(ListObjectsV2Request.builder()
-                                .bucket(at.bucket)
-                                .prefix(at.key.isEmpty() ? null : at.key)
-                                .continuationToken(continuation)
-                                .overrideConfiguration(attempt(remaining, seen))
-                                .build()));
-            });
-            for (S3Object object : page.contents()) {
-                if (object.key().endsWith(suffix)) {
-                    urls.add("s3://" + at.bucket + "/" + object.key());
-                }
+        for (Listed o : listFrom(prefixUrl, null)) {
+            if (o.url().endsWith(suffix)) {
+                urls.add(o.url());
             }
-            token = Boolean.TRUE.equals(page.isTruncated()) ? page.nextContinuationToken() : null;
-        } while (token != null);
-        urls.sort(null);
-        return urls;
+        }
+        return urls; // sorted by name, as listFrom gives them
     }
 
     @Override
