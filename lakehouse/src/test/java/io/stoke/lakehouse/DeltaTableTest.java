@@ -247,6 +247,14 @@ class DeltaTableTest {
         assertTrue(e.getMessage().contains(table.toString()), e.getMessage());
     }
 
+    /** Opening {@code table} is refused in one sentence that says {@code why}. */
+    static void assertRefused(Path table, String why) {
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
+                () -> Datasets.openLocal(table.toString()).close());
+        assertTrue(e.getMessage().contains(why), e.getMessage());
+    }
+
     @Test
     void deletionVectorsAreRefusedNamingThem() {
         Path dv = tmp.resolve("with-deletion-vectors");
@@ -256,10 +264,7 @@ class DeltaTableTest {
                 .option("delta.enableDeletionVectors", "true")
                 .save(dv.toString());
         spark.sql("DELETE FROM delta.`" + dv + "` WHERE label = 3");
-        IllegalArgumentException e = assertThrows(
-                IllegalArgumentException.class,
-                () -> Datasets.openLocal(dv.toString()).close());
-        assertTrue(e.getMessage().contains("deletion vectors"), e.getMessage());
+        assertRefused(dv, "deletion vectors");
         // Its first version, before the delete, has none, and reads as Spark reads it.
         try (Dataset v0 = Datasets.openLocal(dv + "@v0")) {
             assertEquals(40, v0.size());
@@ -274,10 +279,7 @@ class DeltaTableTest {
                 .format("delta")
                 .option("delta.columnMapping.mode", "name")
                 .save(mapped.toString());
-        IllegalArgumentException e = assertThrows(
-                IllegalArgumentException.class,
-                () -> Datasets.openLocal(mapped.toString()).close());
-        assertTrue(e.getMessage().contains("column mapping (delta.columnMapping.mode=name)"), e.getMessage());
+        assertRefused(mapped, "column mapping (delta.columnMapping.mode=name)");
     }
 
     @Test
@@ -288,9 +290,6 @@ class DeltaTableTest {
                 .format("delta")
                 .partitionBy("label")
                 .save(partitioned.toString());
-        IllegalArgumentException e = assertThrows(
-                IllegalArgumentException.class,
-                () -> Datasets.openLocal(partitioned.toString()).close());
-        assertTrue(e.getMessage().contains("partitioned by label"), e.getMessage());
+        assertRefused(partitioned, "partitioned by label");
     }
 }
