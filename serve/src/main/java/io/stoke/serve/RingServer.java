@@ -11,7 +11,6 @@ import io.stoke.ring.SlotCounts;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Locale;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * {@code stoke serve} as a library: decodes a dataset into a shared-memory ring that a consumer in
@@ -45,7 +44,8 @@ public final class RingServer {
     private Path sampleList;
     private Path autoWorkersLog;
     private Path restartCacheLog;
-    private final AtomicBoolean datasetClosed = new AtomicBoolean();
+    private boolean datasetClosed; // guarded by this
+    private Thread shutdownHook; // registered while the ring lives, removed once the dataset is closed
 
     /**
      * A server of dataset {@code data} into {@code ring}, a path in a shared-memory file system or
@@ -108,6 +108,7 @@ public final class RingServer {
             } finally {
                 closeOnce(dataset);
                 setup.close();
+                removeShutdownHook();
             }
         } finally {
             if (watch != null) {
@@ -116,10 +117,27 @@ public final class RingServer {
         }
     }
 
-    /** Closes the dataset the first time only: a mapped shard's arena refuses a second close. */
-    private void closeOnce(Dataset dataset) {
-        if (datasetClosed.compareAndSet(false, true)) {
+    /**
+     * Closes the dataset the first time only (a mapped shard's arena refuses a second close); a
+     * second caller waits for the first's close to end. The shutdown hook is one: a SIGTERM (stoke.DataLoader's
+     * stop) that comes while the main thread closes the dataset after the last batch must not let the
+     * JVM halt halfway, which left a shared shard cache's files behind (test_shared_node, on a loaded CI machine).
+     */
+    private synchronized void closeOnce(Dataset dataset) {
+        if (!datasetClosed) {
+            datasetClosed = true;
             dataset.close();
+        }
+    }
+
+    private void removeShutdownHook() {
+        Thread hook = shutdownHook;
+        if (hook != null) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException e) {
+                // already shutting down: the hook is running or ran
+            }
         }
     }
 
@@ -154,7 +172,8 @@ public final class RingServer {
         // Ctrl-C / SIGTERM (stoke.DataLoader's close): stop the workers and remove the files like a
         // clean exit. The dataset is closed too, once no worker reads it: a shared shard cache's files
         // are removed by the last process that maps them, and a process that never closes its dataset
-        // would leave them all behind. Once: the hook and serve's finally may both come here.
+        // would leave them all behind. Once: the hook and serve's finally may both come here. The hook
+        // stays until run() has closed the dataset, so a signal during that close waits for its end.
         Thread hook = new Thread(() -> {
             loader.close();
             closeOnce(dataset);
@@ -162,6 +181,7 @@ public final class RingServer {
             SampleList.remove(sampleList);
         });
         Runtime.getRuntime().addShutdownHook(hook);
+        shutdownHook = hook;
         int world = s.integer("world_size");
         say(ring + " ready: " + dataset.size() + " images, partition " + s.integer("rank") + " of " + world
                 + (world > 1 ? " (partition tail " + s.text("partition_tail") + ")" : "")
@@ -175,11 +195,6 @@ public final class RingServer {
             loader.close();
             shm.close();
             SampleList.remove(sampleList); // it lives as long as the ring does
-            try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException e) {
-                // already shutting down: the hook is running or ran
-            }
         }
     }
 
