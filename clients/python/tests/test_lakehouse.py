@@ -1,7 +1,8 @@
 """stoke.DataLoader over a Delta Lake table written by Delta Lake itself (tests/data/delta-images,
 written by delta-spark: see lakehouse's DeltaFixtures): each version's rows, by ``table_version``
-and ``as_of``, as the table's own log names them, with torchvision's pixels of the same images; and
-a resumed run reads the snapshot its state was taken over, though the table moved on since.
+and ``as_of``, as the table's own log names them, with torchvision's pixels of the same images; a
+resumed run reads the snapshot its state was taken over, though the table moved on since; and the
+rows a deletion vector deletes (tests/data/delta-deletion-vectors) are left out.
 
 The reference snapshot is computed here from the log's JSON commits (each ``add`` less each
 ``remove``, the Delta protocol's replay), independently of Delta Kernel, which Stoke replays with.
@@ -21,6 +22,8 @@ PACKAGE_ROOT = HERE.parent
 CHECKOUT = PACKAGE_ROOT.parent.parent
 sys.path.insert(0, str(PACKAGE_ROOT))
 TABLE = HERE / "data" / "delta-images"
+#: The same 24 rows with deletion vectors on, and a DELETE of label 3 that marks rows in place.
+DELETION_VECTORS = HERE / "data" / "delta-deletion-vectors"
 
 try:
     import numpy as np
@@ -151,6 +154,30 @@ class DeltaTableTest(unittest.TestCase):
                     named.load_state_dict(state)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+    @unittest.skipIf(pq is None, "pyarrow and Pillow are not installed")
+    def test_rows_a_deletion_vector_deletes_are_left_out(self):
+        from torchvision import transforms
+        # Version 1 DELETEd label 3 by a deletion vector per part: the parts are version 0's, whole,
+        # and their label-3 rows are what the vectors mark.
+        self.assertEqual(live_files(DELETION_VECTORS, 0), sorted(
+            p.name for p in DELETION_VECTORS.iterdir() if p.suffix == ".parquet"))
+        kept = [(data, label) for data, label in reference_rows(DELETION_VECTORS, 0) if label != 3]
+        eval_ = transforms.Compose([transforms.Resize(20), transforms.CenterCrop(16)])
+        with stoke.DataLoader(str(DELETION_VECTORS), batch_size=8, with_indices=True, **SMALL) as loader:
+            self.assertEqual(18, len(loader.samples))
+            self.assertTrue(loader.state_dict()["table"].endswith("delta-deletion-vectors@v1"))
+            checked = []
+            for images, labels, indices in loader:
+                for j, index in enumerate(indices.tolist()):
+                    data, label = kept[index]
+                    self.assertEqual(label, int(labels[j]))
+                    picture = eval_(Image.open(io.BytesIO(data)).convert("RGB"))
+                    self.assertTrue(torch.equal(torch.from_numpy(np.array(picture)), images[j]), f"sample {index}")
+                    checked.append(index)
+        self.assertEqual(list(range(18)), checked)
+        with stoke.DataLoader(str(DELETION_VECTORS), table_version=0, batch_size=8, **SMALL) as before:
+            self.assertEqual(24, len(before.samples))
 
     def test_a_snapshot_of_what_is_not_a_table_is_refused(self):
         with self.assertRaisesRegex(Exception, "names a snapshot of a Delta Lake table"):

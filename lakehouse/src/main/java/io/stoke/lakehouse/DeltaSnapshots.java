@@ -10,7 +10,11 @@ import io.delta.kernel.exceptions.KernelException;
 import io.delta.kernel.exceptions.TableNotFoundException;
 import io.delta.kernel.exceptions.UnsupportedProtocolVersionException;
 import io.delta.kernel.exceptions.UnsupportedTableFeatureException;
+import io.delta.kernel.internal.actions.DeletionVectorDescriptor;
+import io.delta.kernel.internal.deletionvectors.DeletionVectorStoredBitmap;
+import io.delta.kernel.internal.deletionvectors.RoaringBitmapArray;
 import io.delta.kernel.utils.CloseableIterator;
+import io.stoke.loader.internal.ReadLimits;
 import io.stoke.loader.internal.Urls;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.TableColumns;
@@ -26,6 +30,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeSet;
 
 /**
@@ -33,8 +38,7 @@ import java.util.TreeSet;
  * {@code add} actions left after every {@code remove}, so a file that {@code OPTIMIZE}, {@code DELETE}
  * or {@code MERGE} rewrote is read once, in its new form, and a removed file not at all, until
  * {@code VACUUM} deletes it. What Stoke cannot read as the table's rows is refused in one sentence
- * naming it: a reader feature or protocol Kernel does not support, deletion vectors on a file
- * (rows deleted in place, which the file's row groups would still give), column mapping (the Parquet
+ * naming it: a reader feature or protocol Kernel does not support, column mapping (the Parquet
  * columns then have other names than the table's), and an image, label or key column that is a
  * partition column (held in the path, not the files).
  */
@@ -62,7 +66,7 @@ public final class DeltaSnapshots {
             }
             refuseColumnMapping(shown, snapshot);
             refusePartitionColumns(shown, snapshot, columns);
-            List<ParquetDatasets.TableFile> files = dataFiles(shown, root, snapshot, engine);
+            List<ParquetDatasets.TableFile> files = dataFiles(shown, root, table.getPath(engine), snapshot, engine);
             files.sort(Comparator.comparing(ParquetDatasets.TableFile::location));
             Instant committed = Instant.ofEpochMilli(snapshot.getTimestamp(engine));
             return new TableSnapshot(Datasets.DELTA, root, snapshot.getVersion(), committed, files);
@@ -88,7 +92,7 @@ public final class DeltaSnapshots {
     }
 
     private static List<ParquetDatasets.TableFile> dataFiles(
-            String shown, String root, Snapshot snapshot, Engine engine) {
+            String shown, String root, String tablePath, Snapshot snapshot, Engine engine) {
         Scan scan = snapshot.getScanBuilder().build();
         List<ParquetDatasets.TableFile> files = new ArrayList<>();
         try (CloseableIterator<FilteredColumnarBatch> batches = scan.getScanFiles(engine)) {
@@ -99,15 +103,11 @@ public final class DeltaSnapshots {
                         Row add = scanFile.getStruct(scanFile.getSchema().indexOf("add"));
                         String path = add.getString(add.getSchema().indexOf("path"));
                         int dv = add.getSchema().indexOf("deletionVector");
-                        if (dv >= 0 && !add.isNullAt(dv)) {
-                            throw new IllegalArgumentException(shown
-                                    + " has rows deleted by deletion vectors at version "
-                                    + snapshot.getVersion() + " (in " + path + "), which Stoke does not apply: not"
-                                    + " read; rewrite its files without them (REORG TABLE ... APPLY (PURGE)), or turn"
-                                    + " delta.enableDeletionVectors off before deleting");
-                        }
+                        long[] deleted = dv >= 0 && !add.isNullAt(dv)
+                                ? deletedRows(shown, tablePath, path, add.getStruct(dv), engine)
+                                : new long[0];
                         long size = add.getLong(add.getSchema().indexOf("size"));
-                        files.add(new ParquetDatasets.TableFile(resolve(root, path), size));
+                        files.add(new ParquetDatasets.TableFile(resolve(root, path), size, deleted));
                     }
                 }
             }
@@ -115,6 +115,34 @@ public final class DeltaSnapshots {
             throw new UncheckedIOException(shown + ": cannot read the table's log: " + e.getMessage(), e);
         }
         return files;
+    }
+
+    /**
+     * The rows of data file {@code path} that its deletion vector deletes, ascending, by Kernel's
+     * reader of the vector (inline in the log, or in a {@code deletion_vector_*.bin} file beside the
+     * data, read through Stoke's file access). The stored vector is bounded before it is read, and
+     * its rows must be as many as the log says.
+     */
+    private static long[] deletedRows(String shown, String tablePath, String path, Row vector, Engine engine) {
+        DeletionVectorDescriptor dv = DeletionVectorDescriptor.fromRow(vector);
+        if (dv.getSizeInBytes() < 0 || dv.getSizeInBytes() > ReadLimits.DELETION_VECTOR) {
+            throw new IllegalArgumentException(shown + ": the log of " + path + " "
+                    + ReadLimits.exceeds("a deletion vector", dv.getSizeInBytes(), ReadLimits.DELETION_VECTOR)
+                    + ": not read");
+        }
+        RoaringBitmapArray bitmap;
+        try {
+            bitmap = new DeletionVectorStoredBitmap(dv, Optional.of(tablePath)).load(engine.getFileSystemClient());
+        } catch (IOException | RuntimeException e) {
+            throw new IllegalArgumentException(
+                    shown + ": cannot read the deletion vector of " + path + ": " + e.getMessage(), e);
+        }
+        long[] rows = bitmap.toArray();
+        if (rows.length != dv.getCardinality()) {
+            throw new IllegalArgumentException(shown + ": the deletion vector of " + path + " holds " + rows.length
+                    + " rows, and the log says " + dv.getCardinality() + ": not read");
+        }
+        return rows;
     }
 
     /** A data file's location: its {@code add} path is a URI, relative to the table's root or absolute. */

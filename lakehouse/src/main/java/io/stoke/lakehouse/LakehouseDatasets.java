@@ -87,7 +87,7 @@ public final class LakehouseDatasets implements TableDatasetProvider {
             TableSnapshot snapshot = snapshot(parsed, columns, store);
             System.err.println("[stoke] " + Urls.redact(snapshot.describe()));
             return ParquetDatasets.openFiles(snapshot.files(), columns, cacheBytes, store)
-                    .pinnedTo(snapshot.pinnedSpec());
+                    .pinnedTo(snapshot.pinnedSpec(), snapshot.filesWithDeletedRows());
         } catch (RuntimeException | Error e) {
             if (store != null) {
                 store.close();

@@ -25,9 +25,20 @@ public record TableSnapshot(
         return location + "@v" + version;
     }
 
-    /** One line for the log: which table, which version, committed when, how many files. */
+    /** Its data files whose rows the log partly deletes (Delta Lake's deletion vectors). */
+    public int filesWithDeletedRows() {
+        return (int) files.stream().filter(f -> f.deletedRows().length > 0).count();
+    }
+
+    /** One line for the log: which table, which version, committed when, how many files, how many rows deleted in them. */
     public String describe() {
+        long deleted = files.stream().mapToLong(f -> f.deletedRows().length).sum();
+        int partly = filesWithDeletedRows();
         return location + ": " + format.substring(format.indexOf(' ') + 1) + " table at version " + version
-                + " (committed " + committed + "), " + files.size() + " data file" + (files.size() == 1 ? "" : "s");
+                + " (committed " + committed + "), " + files.size() + " data file" + (files.size() == 1 ? "" : "s")
+                + (partly == 0
+                        ? ""
+                        : ", " + deleted + " row" + (deleted == 1 ? "" : "s") + " of " + partly + " of them deleted"
+                                + " by deletion vectors (left out)");
     }
 }

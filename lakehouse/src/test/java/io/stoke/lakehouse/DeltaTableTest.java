@@ -114,6 +114,10 @@ class DeltaTableTest {
 
     /** Spark's own read of version {@code v}: each row's image digest and label, counted. */
     static Map<String, Integer> sparkRows(long v) throws Exception {
+        return sparkRows(table, v);
+    }
+
+    static Map<String, Integer> sparkRows(Path table, long v) throws Exception {
         Map<String, Integer> out = new TreeMap<>();
         for (Row r : spark.read()
                 .format("delta")
@@ -255,20 +259,51 @@ class DeltaTableTest {
         assertTrue(e.getMessage().contains(why), e.getMessage());
     }
 
+    /**
+     * Rows that DELETEs marked in deletion vectors (the files kept, a bitmap of dead rows beside them)
+     * are left out, and the rest read as Spark's own reader gives them, at every version: two parts
+     * of many row groups each, a first DELETE, then a second whose vector replaces the first's.
+     */
     @Test
-    void deletionVectorsAreRefusedNamingThem() {
+    void rowsDeletedByDeletionVectorsAreLeftOutAsSparkReadsThem() throws Exception {
         Path dv = tmp.resolve("with-deletion-vectors");
-        spark.createDataFrame(rows(0, 40), SCHEMA)
-                .write()
-                .format("delta")
-                .option("delta.enableDeletionVectors", "true")
-                .save(dv.toString());
-        spark.sql("DELETE FROM delta.`" + dv + "` WHERE label = 3");
-        assertRefused(dv, "deletion vectors");
-        // Its first version, before the delete, has none, and reads as Spark reads it.
-        try (Dataset v0 = Datasets.openLocal(dv + "@v0")) {
-            assertEquals(40, v0.size());
+        org.apache.hadoop.conf.Configuration hadoop = spark.sparkContext().hadoopConfiguration();
+        String block = hadoop.get("parquet.block.size");
+        hadoop.setInt("parquet.block.size", 16 << 10); // row groups of some 40 rows: a vector spans many
+        try {
+            spark.createDataFrame(rows(0, 400), SCHEMA)
+                    .repartition(2)
+                    .write()
+                    .format("delta")
+                    .option("delta.enableDeletionVectors", "true")
+                    .save(dv.toString());
+        } finally {
+            if (block == null) {
+                hadoop.unset("parquet.block.size");
+            } else {
+                hadoop.set("parquet.block.size", block);
+            }
         }
+        spark.sql("DELETE FROM delta.`" + dv + "` WHERE label = 3");
+        spark.sql("DELETE FROM delta.`" + dv + "` WHERE label = 7 OR image.path LIKE 'img-1%'");
+        try (Stream<Path> vectors = Files.list(dv)) {
+            assertTrue(
+                    vectors.anyMatch(p -> p.getFileName().toString().startsWith("deletion_vector_")),
+                    "the DELETEs wrote deletion vectors, not new files");
+        }
+        TableSnapshot latest = LakehouseDatasets.snapshot(dv.toString(), TableColumns.DEFAULT);
+        assertEquals(2, latest.files().size(), "the parts stay, each with its vector");
+        assertTrue(latest.files().stream().allMatch(f -> f.deletedRows().length > 0));
+        for (long v = 0; v <= 2; v++) {
+            Map<String, Integer> spark = sparkRows(dv, v);
+            assertTrue(spark.values().stream().allMatch(c -> c == 1));
+            assertEquals(spark, stokeRows(dv + "@v" + v), "version " + v);
+        }
+        assertEquals(400 - 40 - 40 - 111 + 11 + 11, count(sparkRows(dv, 2)), "labels 3 and 7 and img-1*");
+    }
+
+    static int count(Map<String, Integer> rows) {
+        return rows.values().stream().mapToInt(Integer::intValue).sum();
     }
 
     @Test

@@ -64,8 +64,29 @@ public final class ParquetDatasets implements TableDatasetProvider {
         }
     }
 
-    /** A data file of a table's snapshot: where it is (a path or a URL) and its size in bytes, as the table's log gives them. */
-    public record TableFile(String location, long size) {}
+    /**
+     * A data file of a table's snapshot, as the table's log gives it: where it is (a path or a URL),
+     * its size in bytes, and the rows of it the snapshot has deleted (a Delta Lake deletion vector's),
+     * as row indices in the file, ascending. A deleted row is never a sample: it is left out when its
+     * row group loads, and the file's samples are the rest, in row order.
+     */
+    public record TableFile(String location, long size, long[] deletedRows) {
+        /** Deleted rows checked ascending, with no repeat and none negative; the array is the caller's no more. */
+        public TableFile {
+            deletedRows = deletedRows.clone();
+            for (int i = 0; i < deletedRows.length; i++) {
+                if (deletedRows[i] < 0 || (i > 0 && deletedRows[i] <= deletedRows[i - 1])) {
+                    throw new IllegalArgumentException(
+                            location + ": the deleted rows are not ascending row indices (" + deletedRows[i] + ")");
+                }
+            }
+        }
+
+        /** A data file none of whose rows is deleted. */
+        public TableFile(String location, long size) {
+            this(location, size, ParquetTable.NONE_DELETED);
+        }
+    }
 
     /**
      * The dataset of exactly {@code files}, in this order: the data files a table format's snapshot
@@ -91,7 +112,10 @@ public final class ParquetDatasets implements TableDatasetProvider {
                                 f.location() + " is a URL, and no store was given to read it");
                     }
                     sources.add(new ParquetTable.Source(
-                            f.location(), new RemoteInputFile(store, f.location(), f.size(), null, null), null));
+                            f.location(),
+                            new RemoteInputFile(store, f.location(), f.size(), null, null),
+                            null,
+                            f.deletedRows()));
                 } else {
                     Path p = Path.of(f.location());
                     long size;
@@ -109,7 +133,8 @@ public final class ParquetDatasets implements TableDatasetProvider {
                     if (mappings == null) {
                         throw new IllegalArgumentException(p + " is local, but the table's other files are at URLs");
                     }
-                    sources.add(new ParquetTable.Source(p.toString(), new MappedInputFile(p, mappings), null));
+                    sources.add(new ParquetTable.Source(
+                            p.toString(), new MappedInputFile(p, mappings), null, f.deletedRows()));
                 }
             }
             return dataset(sources, columns, cacheBytes, owned, store != null);

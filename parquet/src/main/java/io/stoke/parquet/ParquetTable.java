@@ -24,16 +24,44 @@ import org.apache.parquet.io.SeekableInputStream;
  * A Parquet dataset's files as their footers describe them, and nothing more: opening reads each
  * file's footer (its schema, and each row group's row count and column chunk offsets), never a
  * page. Shard {@code s} of the dataset is row group {@link #rowGroup(int)} of file
- * {@link #file(int)}; its rows are samples {@code [firstSample(s), firstSample(s + 1))}.
+ * {@link #file(int)}; its rows, less those its table's snapshot deleted, are samples
+ * {@code [firstSample(s), firstSample(s + 1))}.
  */
 final class ParquetTable {
     /** Slack over what the footer gives a row group's chunks and pages: alignment and page headers. */
     private static final long BLOCK_SLACK = 1L << 20;
 
-    /** A file of the dataset: its name (a path or URL), how to read it, and its footer when already read (a catalog's). */
-    record Source(String name, InputFile input, ParquetMetadata footer) {}
+    /** No row deleted: a file's rows are all samples. */
+    static final long[] NONE_DELETED = {};
 
-    record File(String name, InputFile input, ParquetMetadata footer, ImageColumns columns) {}
+    /**
+     * A file of the dataset: its name (a path or URL), how to read it, its footer when already read
+     * (a catalog's), and the rows its table's snapshot deleted, ascending ({@link ParquetDatasets.TableFile}).
+     */
+    record Source(String name, InputFile input, ParquetMetadata footer, long[] deletedRows) {
+        Source(String name, InputFile input, ParquetMetadata footer) {
+            this(name, input, footer, NONE_DELETED);
+        }
+    }
+
+    /** A file as opened: its footer, its columns, and its deleted rows, ascending. */
+    record File(String name, InputFile input, ParquetMetadata footer, ImageColumns columns, long[] deletedRows) {
+        /** The deleted rows of the rows {@code [first, first + rows)}, as indices from {@code first}, ascending. */
+        int[] deletedIn(long first, int rows) {
+            int from = lowerBound(deletedRows, first);
+            int to = lowerBound(deletedRows, first + rows);
+            int[] in = new int[to - from];
+            for (int i = from; i < to; i++) {
+                in[i - from] = (int) (deletedRows[i] - first);
+            }
+            return in;
+        }
+
+        private static int lowerBound(long[] sorted, long value) {
+            int at = java.util.Arrays.binarySearch(sorted, value);
+            return at >= 0 ? at : -at - 1;
+        }
+    }
 
     private final List<File> files;
     private final int[] fileOf; // by shard
@@ -44,7 +72,12 @@ final class ParquetTable {
     private final boolean labelled;
 
     private ParquetTable(
-            List<File> files, List<int[]> shards, List<Long> firstRows, List<Long> blocks, boolean labelled) {
+            List<File> files,
+            List<int[]> shards,
+            List<Long> firstRows,
+            List<Long> blocks,
+            List<Integer> samples,
+            boolean labelled) {
         this.files = files;
         int n = shards.size();
         this.fileOf = new int[n];
@@ -57,9 +90,7 @@ final class ParquetTable {
             rowGroupOf[s] = shards.get(s)[1];
             firstRowInFile[s] = firstRows.get(s);
             blockBytes[s] = blocks.get(s);
-            long rows =
-                    files.get(fileOf[s]).footer().getBlocks().get(rowGroupOf[s]).getRowCount();
-            firstSample[s + 1] = Math.toIntExact(firstSample[s] + rows);
+            firstSample[s + 1] = Math.toIntExact(firstSample[s] + (long) samples.get(s));
         }
         this.labelled = labelled;
     }
@@ -78,6 +109,7 @@ final class ParquetTable {
         List<int[]> shards = new ArrayList<>();
         List<Long> firstRows = new ArrayList<>();
         List<Long> blocks = new ArrayList<>();
+        List<Integer> samples = new ArrayList<>();
         Boolean labelled = null;
         for (int at = 0; at < sources.size(); at++) {
             String name = sources.get(at).name();
@@ -93,7 +125,8 @@ final class ParquetTable {
                                 : " has a label column, and the files before it do not"));
             }
             int f = files.size();
-            files.add(new File(name, input, footer, columns));
+            File file = new File(name, input, footer, columns, sources.get(at).deletedRows());
+            files.add(file);
             List<BlockMetaData> groups = footer.getBlocks();
             long row = 0;
             for (int g = 0; g < groups.size(); g++) {
@@ -129,10 +162,18 @@ final class ParquetTable {
                 shards.add(new int[] {f, g});
                 firstRows.add(row);
                 blocks.add(need);
-                row += block.getRowCount();
+                int rows = (int) block.getRowCount();
+                samples.add(rows - file.deletedIn(row, rows).length);
+                row += rows;
+            }
+            long[] deleted = file.deletedRows();
+            if (deleted.length > 0 && deleted[deleted.length - 1] >= row) {
+                throw new IllegalArgumentException(name + ": the table's log deletes row " + deleted[deleted.length - 1]
+                        + " of it, and the file holds " + row
+                        + " rows: the table's deletion vector is not this file's");
             }
         }
-        return new ParquetTable(files, shards, firstRows, blocks, labelled != null && labelled);
+        return new ParquetTable(files, shards, firstRows, blocks, samples, labelled != null && labelled);
     }
 
     /**
@@ -208,6 +249,22 @@ final class ParquetTable {
 
     long firstRowInFile(int shard) {
         return firstRowInFile[shard];
+    }
+
+    /** The rows of shard {@code s}'s row group, deleted ones too. */
+    int rows(int shard) {
+        return (int) file(shard).footer().getBlocks().get(rowGroupOf[shard]).getRowCount();
+    }
+
+    /** The row in its file of sample {@code index} of shard {@code s}: past the rows deleted before it. */
+    long rowOf(int shard, int index) {
+        long row = firstRowInFile[shard] + index;
+        for (int d : file(shard).deletedIn(firstRowInFile[shard], rows(shard))) {
+            if (firstRowInFile[shard] + d <= row) {
+                row++;
+            }
+        }
+        return row;
     }
 
     long blockBytes(int shard) {

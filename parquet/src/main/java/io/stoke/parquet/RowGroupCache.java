@@ -112,6 +112,11 @@ final class RowGroupCache extends BoundedShardCache<RowGroupCache.Entry> impleme
             v = ShardBytes.versionWith(
                     ShardBytes.versionWith(file, table.rowGroup(shard)),
                     f.columns().toString().hashCode()); // every column read shapes the block
+            int[] deleted = f.deletedIn(table.firstRowInFile(shard), table.rows(shard));
+            if (deleted.length > 0) {
+                // Which rows are samples: another snapshot's deletion vector numbers them otherwise.
+                v = ShardBytes.versionWith(v, java.util.Arrays.hashCode(deleted));
+            }
             versions.set(shard, v);
         }
         return v;
@@ -128,7 +133,7 @@ final class RowGroupCache extends BoundedShardCache<RowGroupCache.Entry> impleme
 
     @Override
     public String sampleName(int shard, int index, String key) {
-        long row = table.firstRowInFile(shard) + index;
+        long row = table.rowOf(shard, index);
         String rowKey = Long.toString(row);
         return table.file(shard).name() + " row " + row + (key.equals(rowKey) ? "" : " (" + key + ")");
     }

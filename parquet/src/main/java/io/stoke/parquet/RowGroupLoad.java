@@ -108,7 +108,41 @@ final class RowGroupLoad {
                 keys[i] = Long.toString(firstRow + i);
             }
         }
+        int[] deleted = file.deletedIn(firstRow, rows);
+        if (deleted.length > 0) {
+            return withoutRows(deleted);
+        }
         return ShardTable.of(List.of(keys), labels, offsets, lengths, status, details);
+    }
+
+    /**
+     * The table of the rows that are not {@code deleted} (ascending), in row order: every row was
+     * read (a page's values come in row order), and a deleted one is left out here, once per load.
+     */
+    private ShardTable withoutRows(int[] deleted) {
+        int kept = rows - deleted.length;
+        String[] k = new String[kept];
+        int[] l = new int[kept];
+        long[] o = new long[kept];
+        int[] n = new int[kept];
+        SampleStatus[] s = new SampleStatus[kept];
+        String[] d = new String[kept];
+        int at = 0;
+        int next = 0; // the next deleted row
+        for (int i = 0; i < rows; i++) {
+            if (next < deleted.length && deleted[next] == i) {
+                next++;
+                continue;
+            }
+            k[at] = keys[i];
+            l[at] = labels[i];
+            o[at] = offsets[i];
+            n[at] = lengths[i];
+            s[at] = status[i];
+            d[at] = details[i];
+            at++;
+        }
+        return ShardTable.of(List.of(k), l, o, n, s, d);
     }
 
     private void readImages(PageReadStore store, ColumnDescriptor c, VersionParser.ParsedVersion writer, String name) {

@@ -41,6 +41,12 @@ public final class ReadLimits {
      */
     public static final long PARQUET_FOOTER = 64L << 20;
 
+    /**
+     * A Delta Lake deletion vector, by the size the table's log declares for it: a roaring bitmap of
+     * the rows deleted from one data file, some 2 bytes a row at most, so 32 million rows.
+     */
+    public static final long DELETION_VECTOR = 64L << 20;
+
     private ReadLimits() {}
 
     /**

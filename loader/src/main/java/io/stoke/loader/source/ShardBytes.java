@@ -30,8 +30,8 @@ public interface ShardBytes extends AutoCloseable {
 
     /**
      * A word that changes whenever shard {@code shard}'s bytes can have: a file's size and
-     * modification time, an object's ETag (with, for a format's unit, its place in its file and the
-     * columns read). 0 when it is not known (yet): an object whose store gave no ETag. The restart
+     * modification time, an object's ETag (with, for a format's unit, its place in its file, the
+     * columns read, and which of its rows a table's snapshot deleted). 0 when it is not known (yet): an object whose store gave no ETag. The restart
      * cache names a member by it with the member's place in the shard, so that it never serves a
      * copy of another version; it is read once per sample, so it is computed once per shard.
      */

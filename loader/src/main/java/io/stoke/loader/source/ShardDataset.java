@@ -13,6 +13,7 @@ import java.util.List;
 public final class ShardDataset extends Dataset {
     private final Shards shards;
     private volatile String snapshot; // written once, by the opener, before the dataset is shared
+    private volatile int filesWithDeletedRows; // the same
 
     ShardDataset(Path root, Shards shards) {
         super(root, List.of());
@@ -33,11 +34,24 @@ public final class ShardDataset extends Dataset {
         return snapshot;
     }
 
-    /** Names the table snapshot this dataset is ({@link #snapshot()}); stoke-lakehouse's, once, at open. */
-    public ShardDataset pinnedTo(String snapshotSpec) {
+    /**
+     * The data files of its table snapshot some of whose rows the table's log deletes (Delta Lake's
+     * deletion vectors): this dataset leaves those rows out, and such a file read alone would give
+     * them. 0 for any other dataset.
+     */
+    public int filesWithDeletedRows() {
+        return filesWithDeletedRows;
+    }
+
+    /**
+     * Names the table snapshot this dataset is ({@link #snapshot()}) and how many of its files have
+     * deleted rows ({@link #filesWithDeletedRows()}); stoke-lakehouse's, once, at open.
+     */
+    public ShardDataset pinnedTo(String snapshotSpec, int filesWithDeletedRows) {
         if (snapshot != null) {
             throw new IllegalStateException("this dataset is " + snapshot + " already");
         }
+        this.filesWithDeletedRows = filesWithDeletedRows;
         snapshot = snapshotSpec;
         return this;
     }
