@@ -300,6 +300,15 @@ public final class SparkEmbed {
                         Urls.redact(request.data()) + " is neither .tar shards nor Parquet files:"
                                 + " spark-embed runs a task per input file (`stoke pack` writes a folder of images as shards)");
             }
+            if (dataset instanceof ShardDataset table && table.filesWithDeletedRows() > 0) {
+                // Each task opens its data file alone, which would give the rows the vectors delete.
+                throw new IllegalArgumentException(
+                        Urls.redact(table.snapshot()) + " deletes rows of "
+                                + table.filesWithDeletedRows()
+                                + " of its data files by deletion vectors, and spark-embed's"
+                                + " tasks read each data file alone: not embedded; rewrite the files without them"
+                                + " (REORG TABLE ... APPLY (PURGE)), or embed it with `stoke embed`, which leaves the rows out");
+            }
             List<ShardTask> tasks = new ArrayList<>();
             for (InputFile f : InputFile.of(checked)) {
                 tasks.add(new ShardTask(f.path(), f.shard(), f.table(), f.samples()));

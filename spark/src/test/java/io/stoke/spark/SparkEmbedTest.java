@@ -397,6 +397,24 @@ class SparkEmbedTest {
     }
 
     /**
+     * A snapshot whose rows deletion vectors delete is refused before any task runs, naming the
+     * vectors and {@code stoke embed}: a task reads its data file alone, which would give them.
+     */
+    @Test
+    void aDeltaLakeSnapshotWithDeletionVectorsIsRefusedBeforeAnyTask() {
+        Path table = Path.of(System.getProperty("user.dir"))
+                .resolveSibling("clients/python/tests/data/delta-deletion-vectors");
+        Path out = tmp.resolve("delta-dv-out");
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class, () -> run(request(table.toString(), MODEL, out.toString(), 256)));
+        assertTrue(
+                e.getMessage().contains("deletes rows of 2 of its data files by deletion vectors")
+                        && e.getMessage().contains("stoke embed"),
+                e.getMessage());
+        assertFalse(Files.exists(out.resolve("_manifest.json")), "nothing was committed");
+    }
+
+    /**
      * A Spark-written Hub table: a task per part file (its row groups together), one table per
      * part named after it, every row once with its row and key, and the embeddings of the same
      * images read from their folder; with a key column named and every first attempt failing, each
