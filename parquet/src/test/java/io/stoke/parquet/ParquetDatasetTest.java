@@ -12,6 +12,7 @@ import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.UrlDatasetProvider;
@@ -243,6 +244,63 @@ class ParquetDatasetTest {
             assertEquals(5, errors.get(0).sample());
             assertTrue(errors.get(0).path().contains("row 5"), errors.toString());
         }
+    }
+
+    /**
+     * A table's deleted rows (a Delta Lake deletion vector's) are left out: the file's samples are
+     * the other rows, in row order, across row groups of 8, each with its own image bytes and named by
+     * its row in the file; a null image in a deleted row is no error, one in a kept row is named by
+     * its row; a deleted row past the file's end is refused, naming the file.
+     */
+    @Test
+    void aTablesDeletedRowsAreLeftOutAndTheRestNamedByTheirRow() throws Exception {
+        Path file = tmp.resolve("with-deleted-rows.parquet");
+        List<TestParquet.Row> keyed = new ArrayList<>();
+        for (int i = 0; i < rows.size(); i++) {
+            keyed.add(
+                    new TestParquet.Row(i == 9 || i == 20 ? null : rows.get(i).image(), String.format("%09d", i), -1));
+        }
+        TestParquet.writeImg2dataset(file, keyed, CompressionCodecName.SNAPPY, 8);
+        long[] deleted = {0, 5, 8, 9, 15, 16, N - 1}; // rows 8 to 15 are one row group; row 9's image is null
+        TableColumns key = new TableColumns(null, null, "key");
+        List<Integer> kept = new ArrayList<>();
+        for (int i = 0; i < N; i++) {
+            if (Arrays.binarySearch(deleted, i) < 0) {
+                kept.add(i);
+            }
+        }
+        List<ParquetDatasets.TableFile> files =
+                List.of(new ParquetDatasets.TableFile(file.toString(), Files.size(file), deleted));
+        try (ShardDataset d = ParquetDatasets.openFiles(files, key, 64L << 20, null)) {
+            assertEquals(kept.size(), d.size());
+            try (SampleReader reader = d.reader(1 << 20)) {
+                for (int i = 0; i < d.size(); i++) {
+                    int row = kept.get(i);
+                    assertEquals(String.format("%09d", row), d.path(i));
+                    assertEquals(file + " row " + row + " (" + d.path(i) + ")", d.name(i));
+                    if (row == 20) {
+                        assertEquals(SampleStatus.NO_IMAGE, reader.read(i));
+                        continue;
+                    }
+                    assertEquals(SampleStatus.OK, reader.read(i), reader.message());
+                    assertArrayEquals(
+                            rows.get(row).image(),
+                            reader.bytes().asSlice(0, reader.length()).toArray(ValueLayout.JAVA_BYTE),
+                            "sample " + i + " is row " + row);
+                    reader.done();
+                }
+            }
+            List<SampleError> errors = skipped(d, 8, 2);
+            assertEquals(1, errors.size(), "row 9's null image is deleted; row 20's is not: " + errors);
+            assertEquals(file + " row 20 (000000020)", errors.get(0).path());
+        }
+        List<ParquetDatasets.TableFile> past =
+                List.of(new ParquetDatasets.TableFile(file.toString(), Files.size(file), new long[] {3, N}));
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class, () -> ParquetDatasets.openFiles(past, key, 64L << 20, null));
+        assertTrue(
+                e.getMessage().contains(file.toString()) && e.getMessage().contains("deletes row " + N),
+                e.getMessage());
     }
 
     @Test
