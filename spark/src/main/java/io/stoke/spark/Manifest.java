@@ -9,7 +9,7 @@ import java.util.List;
  * What a job leaves in {@code OUT/_manifest.json} when it ends: the table's size, which shards
  * are in it (this run's and earlier runs'), and which are not, and why.
  *
- * @param data                the dataset embedded
+ * @param data                the dataset embedded; a lakehouse table as the snapshot read ({@code TABLE@v12})
  * @param shards              its shards
  * @param rows                rows in the committed tables, every run's
  * @param failedRows          rows whose sample did not decode (status other than ok), in the shards

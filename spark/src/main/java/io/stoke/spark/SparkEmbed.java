@@ -171,6 +171,7 @@ public final class SparkEmbed {
      * those still to embed, and what the markers of an earlier run into the same output hold.
      */
     record Plan(
+            String data,
             List<ShardTask> all,
             List<ShardTask> todo,
             int before,
@@ -209,7 +210,8 @@ public final class SparkEmbed {
         }
         String preprocessing = describe(transform);
         String preprocessingSha = sha256(preprocessing);
-        List<ShardTask> all = shards(request, say);
+        Listing listing = list(request, say);
+        List<ShardTask> all = listing.tasks();
         String caveat = store.atMostOnceCaveat();
         if (caveat != null) {
             say.accept(caveat);
@@ -238,6 +240,7 @@ public final class SparkEmbed {
             }
         }
         return new Plan(
+                listing.snapshot() != null ? listing.snapshot() : request.data(),
                 all,
                 todo,
                 before,
@@ -281,11 +284,18 @@ public final class SparkEmbed {
     }
 
     /**
-     * The input files, a task each: tar shards from the shard catalog when there is one (nothing of a shard
-     * is fetched) or their headers; Parquet files from their footers (no page is read). What opening
-     * found (damage, no shard catalog over remote shards) is said through {@code say}.
+     * The input files a run plans a task each, and the table snapshot they are ({@code TABLE@vN}: the
+     * manifest records it; null for any other input).
      */
-    static List<ShardTask> shards(Request request, Consumer<String> say) {
+    record Listing(List<ShardTask> tasks, String snapshot) {}
+
+    /**
+     * The input files, a task each: tar shards from the shard catalog when there is one (nothing of a shard
+     * is fetched) or their headers; Parquet files from their footers (no page is read); a lakehouse
+     * table's snapshot's data files. What opening found (damage, no shard catalog over remote shards) is
+     * said through {@code say}.
+     */
+    static Listing list(Request request, Consumer<String> say) {
         Dataset dataset = Datasets.openLocalOrUrl(
                 request.data(), new UrlDatasetProvider.ShardCache(request.shardCacheBytes(), null), request.columns());
         try (Dataset checked = Datasets.checked(
@@ -313,7 +323,7 @@ public final class SparkEmbed {
             for (InputFile f : InputFile.of(checked)) {
                 tasks.add(new ShardTask(f.path(), f.shard(), f.table(), f.samples()));
             }
-            return tasks;
+            return new Listing(tasks, dataset instanceof ShardDataset table ? table.snapshot() : null);
         }
     }
 
@@ -395,7 +405,7 @@ public final class SparkEmbed {
             }
         }
         Manifest manifest = new Manifest(
-                Urls.redact(request.data()), // stored: never a presigned URL's signature
+                Urls.redact(plan.data()), // stored: never a presigned URL's signature
                 all.size(),
                 rows,
                 failedRows,

@@ -394,6 +394,12 @@ class SparkEmbedTest {
             labels.add(String.valueOf(r.getAs("label").toString()));
         }
         assertEquals(Set.of("0", "1", "2"), labels, "version 1 deleted label 3; version 2 appended label 4");
+        assertEquals(table + "@v1", m.data());
+        // The latest snapshot at planning, named in the manifest by its version, not as the table alone.
+        Manifest latest =
+                run(request(table.toString(), MODEL, tmp.resolve("delta-latest").toString(), 256));
+        assertEquals(24, latest.rows(), latest.toString());
+        assertEquals(table + "@v2", latest.data());
     }
 
     /**
@@ -472,7 +478,8 @@ class SparkEmbedTest {
             Arrays.fill(bytes, 4, bytes.length - 8 - footer, (byte) 0x5A);
             Files.write(damaged.resolve(name), bytes);
         }
-        List<ShardTask> tasks = SparkEmbed.shards(request(damaged.toString(), MODEL, "unused", 256), line -> {});
+        List<ShardTask> tasks = SparkEmbed.list(request(damaged.toString(), MODEL, "unused", 256), line -> {})
+                .tasks();
         assertEquals(
                 onlyFiles(parts, ".parquet"),
                 tasks.stream().map(ShardTask::table).toList());
