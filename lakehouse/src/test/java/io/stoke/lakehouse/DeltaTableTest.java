@@ -198,14 +198,7 @@ class DeltaTableTest {
                 TestS3Server s3 = new TestS3Server()) {
             System.setProperty(S3ObjectStore.ENDPOINT_PROPERTY, s3.endpoint().toString());
             s3.createBucket("lake", false);
-            try (Stream<Path> files = Files.walk(table)) {
-                for (Path f : files.filter(Files::isRegularFile).toList()) {
-                    s3.put(
-                            "lake",
-                            "images/" + table.relativize(f).toString().replace('\\', '/'),
-                            Files.readAllBytes(f));
-                }
-            }
+            upload(s3, table, "images/");
             RecordingStore recorded =
                     new RecordingStore(ObjectStore.forUrl("s3://lake/images/", RemoteOptions.defaults()));
             Map<String, Integer> rows;
@@ -237,8 +230,25 @@ class DeltaTableTest {
                     () -> Datasets.openLocalOrUrl("s3://lake/images/*.parquet", cache)
                             .close());
             assertTrue(e.getMessage().contains("a Delta Lake table"), e.getMessage());
+            // Deletion vectors, read from the store beside the data files (the checked-in fixture).
+            Path vectors = Path.of(System.getProperty("user.dir"))
+                    .resolveSibling("clients/python/tests/data/delta-deletion-vectors");
+            upload(s3, vectors, "deleted/");
+            try (Dataset d = Datasets.openLocalOrUrl("s3://lake/deleted", cache)) {
+                assertEquals(18, d.size());
+                assertEquals(sparkRows(vectors, 1), rows(d));
+            }
         } finally {
             System.clearProperty(S3ObjectStore.ENDPOINT_PROPERTY);
+        }
+    }
+
+    /** Every file under {@code folder} into bucket {@code lake}, under {@code prefix}. */
+    static void upload(TestS3Server s3, Path folder, String prefix) throws Exception {
+        try (Stream<Path> files = Files.walk(folder)) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                s3.put("lake", prefix + folder.relativize(f).toString().replace('\\', '/'), Files.readAllBytes(f));
+            }
         }
     }
 

@@ -80,12 +80,12 @@ public final class RemoteDatasets implements UrlDatasetProvider {
             store.close();
             // The table's snapshot, read by the table reader on the class path (stoke-lakehouse).
             return (ShardDataset)
-                    Datasets.openTable(spec, TableColumns.DEFAULT, new ShardCache(cacheBytes, folder, access));
+                    Datasets.openTable(e.prefix, TableColumns.DEFAULT, new ShardCache(cacheBytes, folder, access));
         } catch (HoldsParquet e) {
             store.close();
             // The folder's .parquet files, read by the Parquet reader on the class path (stoke-parquet).
             return (ShardDataset)
-                    Datasets.openLocalOrUrl(spec + "*.parquet", new ShardCache(cacheBytes, folder, access));
+                    Datasets.openLocalOrUrl(e.prefix + "*.parquet", new ShardCache(cacheBytes, folder, access));
         } catch (RuntimeException | Error e) {
             store.close();
             throw e;
@@ -227,11 +227,13 @@ public final class RemoteDatasets implements UrlDatasetProvider {
         }
         List<String> listed = store.list(spec, ".tar");
         if (listed.isEmpty()) {
-            if (spec.endsWith("/") && LakehouseMarkers.formatAt(spec, store) != null) {
-                throw new HoldsTable(spec);
+            // A folder named without its last '/' (s3://bucket/lake/images) is looked into as with it.
+            String folder = spec.endsWith("/") ? spec : spec + "/";
+            if (LakehouseMarkers.formatAt(folder, store) != null) {
+                throw new HoldsTable(folder);
             }
-            if (spec.endsWith("/") && !store.list(spec, ".parquet").isEmpty()) {
-                throw new HoldsParquet(spec);
+            if (!store.list(folder, ".parquet").isEmpty()) {
+                throw new HoldsParquet(folder);
             }
             throw new IllegalArgumentException("no .tar objects under " + Urls.redact(spec));
         }
@@ -240,16 +242,22 @@ public final class RemoteDatasets implements UrlDatasetProvider {
 
     /** A folder that is a Delta Lake or Iceberg table: its snapshot, which open() hands on. */
     private static final class HoldsTable extends IllegalArgumentException {
+        final String prefix;
+
         HoldsTable(String prefix) {
             super(Urls.redact(prefix) + " is a lakehouse table");
+            this.prefix = prefix;
         }
     }
 
     /** A folder with Parquet files and no tar shard: a Parquet dataset, which open() hands on. */
     private static final class HoldsParquet extends IllegalArgumentException {
+        final String prefix;
+
         HoldsParquet(String prefix) {
             super("no .tar objects under " + Urls.redact(prefix) + "; it holds Parquet files: name them, "
                     + Urls.redact(prefix) + "*.parquet");
+            this.prefix = prefix;
         }
     }
 }
