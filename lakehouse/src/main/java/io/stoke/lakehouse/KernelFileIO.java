@@ -1,12 +1,17 @@
 package io.stoke.lakehouse;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.delta.kernel.defaults.engine.fileio.FileIO;
 import io.delta.kernel.defaults.engine.fileio.InputFile;
 import io.delta.kernel.defaults.engine.fileio.OutputFile;
 import io.delta.kernel.defaults.engine.fileio.SeekableInputStream;
 import io.delta.kernel.utils.CloseableIterator;
 import io.delta.kernel.utils.FileStatus;
+import io.stoke.loader.internal.Urls;
 import io.stoke.loader.source.Datasets;
+import io.stoke.remote.HttpObjectStore;
+import io.stoke.remote.LakehouseMarkers;
 import io.stoke.remote.ObjectStore;
 import java.io.EOFException;
 import java.io.FileNotFoundException;
@@ -20,20 +25,29 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
  * Delta Kernel's file access, read-only, over Stoke's own: local files through NIO, and objects at
- * {@code s3://} through stoke-remote's {@link ObjectStore} (its listings and ranged GETs, with its
- * retries and credentials). So a table's log is replayed with no Hadoop file system. Kernel names
+ * {@code s3://} and {@code http(s)://} through stoke-remote's {@link ObjectStore} (its listings, or
+ * over HTTP HEADs of the log's versions, and ranged GETs, with its retries and credentials). So a
+ * table's log is replayed with no Hadoop file system. Kernel names
  * local files as {@code file:} URIs ({@link #resolvePath}); anything that would write is refused,
  * since Stoke only reads tables.
  */
 final class KernelFileIO implements FileIO {
     /** Bytes fetched per ranged GET of a remote log or checkpoint file. */
     private static final int REMOTE_CHUNK = 1 << 20;
+    /** {@code _last_checkpoint}: a line of JSON (its schema, at most, makes it a few kilobytes). */
+    private static final long LAST_CHECKPOINT_BYTES = 1 << 20;
+
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final ObjectStore store; // null: local files only
 
@@ -44,7 +58,9 @@ final class KernelFileIO implements FileIO {
     @Override
     public CloseableIterator<FileStatus> listFrom(String filePath) throws IOException {
         List<FileStatus> out = new ArrayList<>();
-        if (Datasets.isUrl(filePath)) {
+        if (Datasets.isUrl(filePath) && remote() instanceof HttpObjectStore) {
+            out = headedLog(filePath);
+        } else if (Datasets.isUrl(filePath)) {
             String folder = filePath.substring(0, filePath.lastIndexOf('/') + 1);
             for (ObjectStore.Listed o : remote().listFrom(folder, null)) {
                 String name = o.url().substring(folder.length());
@@ -83,6 +99,80 @@ final class KernelFileIO implements FileIO {
             @Override
             public void close() {}
         };
+    }
+
+    /**
+     * A Delta Lake log's files from a version on, over HTTP, which lists nothing: Kernel lists
+     * {@code _delta_log/} from a version's prefix ({@code 00000000000000000012.}), and this finds
+     * the same files by HEADs: the checkpoint {@code _last_checkpoint} names, when it is at or after
+     * that version (a single file, or its numbered parts), then each commit from the version on until
+     * one is missing (before the checkpoint, commits the log's cleanup removed are passed over). One
+     * HEAD a commit since the listing's version: a log's replay lists from its last checkpoint.
+     */
+    private List<FileStatus> headedLog(String filePath) throws IOException {
+        String folder = filePath.substring(0, filePath.lastIndexOf('/') + 1);
+        String from = filePath.substring(folder.length());
+        if (!folder.endsWith("/_delta_log/")
+                || from.length() < 20
+                || !from.substring(0, 20).chars().allMatch(Character::isDigit)) {
+            throw new IOException(Urls.redact(filePath) + " cannot be listed: an HTTP server lists nothing, and"
+                    + " this is not a Delta Lake log's versions, which are found by HEADs");
+        }
+        long start = Long.parseLong(from.substring(0, 20));
+        List<FileStatus> out = new ArrayList<>();
+        long checkpoint = -1;
+        if (LakehouseMarkers.statIfThere(store, folder + "_last_checkpoint") != null) {
+            JsonNode last = JSON.readTree(store.readBytes(folder + "_last_checkpoint", LAST_CHECKPOINT_BYTES));
+            long version = last.path("version").asLong(-1);
+            long parts = last.path("parts").asLong(0);
+            if (version >= start) {
+                List<FileStatus> files = new ArrayList<>();
+                for (long p = 1; p <= Math.max(1, parts); p++) {
+                    String name = parts > 0
+                            ? String.format(Locale.ROOT, "%020d.checkpoint.%010d.%010d.parquet", version, p, parts)
+                            : String.format(Locale.ROOT, "%020d.checkpoint.parquet", version);
+                    FileStatus f = headed(folder + name);
+                    if (f == null) {
+                        files = null; // not the classic layout (a V2 checkpoint): the commits alone
+                        break;
+                    }
+                    files.add(f);
+                }
+                if (files != null) {
+                    out.addAll(files);
+                    checkpoint = version;
+                }
+            }
+        }
+        for (long v = start; ; v++) {
+            FileStatus commit = headed(folder + String.format(Locale.ROOT, "%020d.json", v));
+            if (commit != null) {
+                out.add(commit);
+            } else if (v < checkpoint) {
+                v = checkpoint - 1; // the checkpoint holds what the missing commits did
+            } else {
+                return out;
+            }
+        }
+    }
+
+    /** {@code url}'s size and time by a HEAD; null where there is none. */
+    private FileStatus headed(String url) {
+        ObjectStore.Stat stat = LakehouseMarkers.statIfThere(store, url);
+        if (stat == null) {
+            return null;
+        }
+        long millis = 0;
+        if (stat.lastModified() != null) {
+            try {
+                millis = ZonedDateTime.parse(stat.lastModified(), DateTimeFormatter.RFC_1123_DATE_TIME)
+                        .toInstant()
+                        .toEpochMilli();
+            } catch (DateTimeParseException e) {
+                // no time: Kernel then has none for this commit
+            }
+        }
+        return FileStatus.of(url, stat.size(), millis);
     }
 
     @Override

@@ -105,12 +105,6 @@ public final class LakehouseDatasets implements TableDatasetProvider {
             throw new IllegalArgumentException(Urls.redact(location) + " is neither a Delta Lake table (no _delta_log/)"
                     + " nor an Iceberg table (no metadata/*.metadata.json)");
         }
-        if (format.equals(Datasets.DELTA) && location.regionMatches(true, 0, "http", 0, 4)) {
-            throw new IllegalArgumentException(
-                    Urls.redact(location) + " is a Delta Lake table at an HTTP URL, whose log"
-                            + " cannot be read: its versions are found by listing _delta_log/, and HTTP lists nothing;"
-                            + " serve it from S3 or a local path");
-        }
         if (format.equals(Datasets.DELTA)) {
             return DeltaSnapshots.read(location, parsed.choice(), columns, store);
         }

@@ -16,6 +16,7 @@ import io.stoke.loader.testing.TestImages;
 import io.stoke.remote.ObjectStore;
 import io.stoke.remote.RemoteOptions;
 import io.stoke.remote.S3ObjectStore;
+import io.stoke.remote.ShardServer;
 import io.stoke.remote.TestS3Server;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
@@ -240,6 +241,41 @@ class DeltaTableTest {
             }
         } finally {
             System.clearProperty(S3ObjectStore.ENDPOINT_PROPERTY);
+        }
+    }
+
+    /**
+     * Over plain HTTP, which lists nothing, the log's versions are found by HEADs from the last
+     * checkpoint (or from version 0, for an earlier version), and the snapshots read as Spark reads them:
+     * the latest, version 1 (before the checkpoint), and the deletion-vector fixture, its vectors by ranged GETs.
+     */
+    @Test
+    void theSameSnapshotsOverHttpByHeadsAndRangedReads() throws Exception {
+        Path vectors = Path.of(System.getProperty("user.dir"))
+                .resolveSibling("clients/python/tests/data/delta-deletion-vectors");
+        try (ShardServer http = new ShardServer(ShardServer.Versions.LAST_MODIFIED)) {
+            serve(http, table, "/lake/images/");
+            serve(http, vectors, "/lake/deleted/");
+            UrlDatasetProvider.ShardCache cache = new UrlDatasetProvider.ShardCache(64L << 20, null);
+            try (Dataset d = Datasets.openLocalOrUrl(http.url("/lake/images/"), cache)) {
+                assertEquals(http.url("/lake/images") + "@v3", ((ShardDataset) d).snapshot());
+                assertEquals(sparkRows(3), rows(d));
+            }
+            try (Dataset d = Datasets.openLocalOrUrl(http.url("/lake/images@v1"), cache)) {
+                assertEquals(sparkRows(1), rows(d));
+            }
+            try (Dataset d = Datasets.openLocalOrUrl(http.url("/lake/deleted/"), cache)) {
+                assertEquals(18, d.size());
+                assertEquals(sparkRows(vectors, 1), rows(d));
+            }
+        }
+    }
+
+    static void serve(ShardServer http, Path folder, String prefix) throws Exception {
+        try (Stream<Path> files = Files.walk(folder)) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                http.put(prefix + folder.relativize(f).toString().replace('\\', '/'), Files.readAllBytes(f));
+            }
         }
     }
 

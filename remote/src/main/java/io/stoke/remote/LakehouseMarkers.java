@@ -57,12 +57,16 @@ public final class LakehouseMarkers {
     public record Table(String folderUrl, String format) {}
 
     private static boolean exists(ObjectStore store, String url) {
+        return statIfThere(store, url) != null;
+    }
+
+    /** The object at {@code url}'s size and version (a HEAD), or null where the store has none there. */
+    public static ObjectStore.Stat statIfThere(ObjectStore store, String url) {
         try {
-            store.stat(url);
-            return true;
+            return store.stat(url);
         } catch (ShardFetchException e) {
             if (e.getMessage().contains(": not found (")) {
-                return false;
+                return null;
             }
             throw e;
         }

@@ -225,6 +225,9 @@ public final class RemoteDatasets implements UrlDatasetProvider {
         if (Urls.withoutQuery(spec).toLowerCase(Locale.ROOT).endsWith(".tar")) {
             return List.of(spec); // a presigned URL's query follows the .tar
         }
+        if (store instanceof HttpObjectStore && spec.endsWith("/") && LakehouseMarkers.formatAt(spec, store) != null) {
+            throw new HoldsTable(spec); // found by HEADs: HTTP lists nothing
+        }
         List<String> listed = store.list(spec, ".tar");
         if (listed.isEmpty()) {
             // A folder named without its last '/' (s3://bucket/lake/images) is looked into as with it.

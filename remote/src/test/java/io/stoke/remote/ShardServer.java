@@ -22,9 +22,9 @@ import java.util.regex.Pattern;
  * an ETag, a Last-Modified time (the same for every object, as for files copied in one go), both, or
  * neither.
  */
-final class ShardServer implements AutoCloseable {
+public final class ShardServer implements AutoCloseable {
     /** What the server names an object's version by. */
-    enum Versions {
+    public enum Versions {
         ETAG,
         LAST_MODIFIED,
         NONE
@@ -45,7 +45,7 @@ final class ShardServer implements AutoCloseable {
     private final Versions versions;
     private final Map<String, CountDownLatch> held = new ConcurrentHashMap<>();
 
-    ShardServer(Versions versions) throws IOException {
+    public ShardServer(Versions versions) throws IOException {
         this.versions = versions;
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.setExecutor(executor);
@@ -60,11 +60,11 @@ final class ShardServer implements AutoCloseable {
     }
 
     /** Serves {@code data} at {@code path} ("/a/s-0.tar"), from now on. */
-    void put(String path, byte[] data) {
+    public void put(String path, byte[] data) {
         objects.put(path, data);
     }
 
-    String url(String path) {
+    public String url(String path) {
         return "http://127.0.0.1:" + server.getAddress().getPort() + path;
     }
 
