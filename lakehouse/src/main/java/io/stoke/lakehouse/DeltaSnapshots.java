@@ -29,6 +29,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeSet;
@@ -43,6 +44,12 @@ import java.util.TreeSet;
  * partition column (held in the path, not the files).
  */
 public final class DeltaSnapshots {
+    /**
+     * The most rows a snapshot's deletion vectors may delete: each is held as a row index (8 bytes)
+     * for as long as the dataset is open, in a heap of 384 MiB (cli/jvm.options), so 64 MiB of them.
+     */
+    static final long MAX_DELETED_ROWS = 1L << 23;
+
     private DeltaSnapshots() {}
 
     /**
@@ -95,6 +102,7 @@ public final class DeltaSnapshots {
             String shown, String root, String tablePath, Snapshot snapshot, Engine engine) {
         Scan scan = snapshot.getScanBuilder().build();
         List<ParquetDatasets.TableFile> files = new ArrayList<>();
+        long held = 0; // deleted rows read so far
         try (CloseableIterator<FilteredColumnarBatch> batches = scan.getScanFiles(engine)) {
             while (batches.hasNext()) {
                 try (CloseableIterator<Row> rows = batches.next().getRows()) {
@@ -104,8 +112,9 @@ public final class DeltaSnapshots {
                         String path = add.getString(add.getSchema().indexOf("path"));
                         int dv = add.getSchema().indexOf("deletionVector");
                         long[] deleted = dv >= 0 && !add.isNullAt(dv)
-                                ? deletedRows(shown, tablePath, path, add.getStruct(dv), engine)
+                                ? deletedRows(shown, tablePath, path, add.getStruct(dv), engine, held)
                                 : new long[0];
+                        held += deleted.length;
                         long size = add.getLong(add.getSchema().indexOf("size"));
                         files.add(new ParquetDatasets.TableFile(resolve(root, path), size, deleted));
                     }
@@ -121,10 +130,22 @@ public final class DeltaSnapshots {
      * The rows of data file {@code path} that its deletion vector deletes, ascending, by Kernel's
      * reader of the vector (inline in the log, or in a {@code deletion_vector_*.bin} file beside the
      * data, read through Stoke's file access). The stored vector is bounded before it is read, and
-     * its rows must be as many as the log says.
+     * its rows must be as many as the log says. {@code held}: the rows the snapshot's other vectors
+     * delete, read already; with this one's they may not pass {@link #MAX_DELETED_ROWS}.
      */
-    private static long[] deletedRows(String shown, String tablePath, String path, Row vector, Engine engine) {
+    static long[] deletedRows(String shown, String tablePath, String path, Row vector, Engine engine, long held) {
         DeletionVectorDescriptor dv = DeletionVectorDescriptor.fromRow(vector);
+        if (held + dv.getCardinality() > MAX_DELETED_ROWS) {
+            throw new IllegalArgumentException(String.format(
+                    Locale.ROOT,
+                    "%s: its deletion vectors delete more than %,d rows (%,d up to %s), which Stoke holds"
+                            + " at 8 bytes each while it reads: not read; rewrite its files without them"
+                            + " (REORG TABLE ... APPLY (PURGE))",
+                    shown,
+                    MAX_DELETED_ROWS,
+                    held + dv.getCardinality(),
+                    path));
+        }
         if (dv.getSizeInBytes() < 0 || dv.getSizeInBytes() > ReadLimits.DELETION_VECTOR) {
             throw new IllegalArgumentException(shown + ": the log of " + path + " "
                     + ReadLimits.exceeds("a deletion vector", dv.getSizeInBytes(), ReadLimits.DELETION_VECTOR)
@@ -175,7 +196,7 @@ public final class DeltaSnapshots {
 
     private static void refusePartitionColumns(String shown, Snapshot snapshot, TableColumns columns) {
         for (String partition : snapshot.getPartitionColumnNames()) {
-            String lower = partition.toLowerCase(java.util.Locale.ROOT);
+            String lower = partition.toLowerCase(Locale.ROOT);
             boolean named = lower.equalsIgnoreCase(String.valueOf(columns.image()))
                     || lower.equalsIgnoreCase(String.valueOf(columns.label()))
                     || lower.equalsIgnoreCase(String.valueOf(columns.key()))
