@@ -101,21 +101,27 @@ class DeltaTableTest(unittest.TestCase):
         with self.assertRaisesRegex(Exception, "after the latest available version"):
             stoke.DataLoader(str(TABLE), as_of="2100-01-01", batch_size=8, **SMALL)
 
+    def assert_torchvisions_pixels(self, loader, reference):
+        """Each sample of one epoch of ``loader`` (``with_indices``, ``SMALL``) is ``reference[index]``'s
+        label and its image as torchvision resizes and crops it, and every sample comes once, in order."""
+        from torchvision import transforms
+        eval_ = transforms.Compose([transforms.Resize(20), transforms.CenterCrop(16)])
+        checked = []
+        for images, labels, indices in loader:
+            for j, index in enumerate(indices.tolist()):
+                data, label = reference[index]
+                self.assertEqual(label, int(labels[j]))
+                picture = eval_(Image.open(io.BytesIO(data)).convert("RGB"))
+                self.assertTrue(torch.equal(torch.from_numpy(np.array(picture)), images[j]), f"sample {index}")
+                checked.append(index)
+        self.assertEqual(list(range(len(reference))), checked)
+
     @unittest.skipIf(pq is None, "pyarrow and Pillow are not installed")
     def test_the_pixels_are_torchvisions_of_the_snapshots_images(self):
-        from torchvision import transforms
         reference = reference_rows(TABLE, 1)
-        eval_ = transforms.Compose([transforms.Resize(20), transforms.CenterCrop(16)])
+        self.assertEqual(18, len(reference))
         with stoke.DataLoader(str(TABLE), table_version=1, batch_size=8, with_indices=True, **SMALL) as loader:
-            checked = []
-            for images, labels, indices in loader:
-                for j, index in enumerate(indices.tolist()):
-                    data, label = reference[index]
-                    self.assertEqual(label, int(labels[j]))
-                    picture = eval_(Image.open(io.BytesIO(data)).convert("RGB"))
-                    self.assertTrue(torch.equal(torch.from_numpy(np.array(picture)), images[j]), f"row {index}")
-                    checked.append(index)
-        self.assertEqual(list(range(18)), checked)
+            self.assert_torchvisions_pixels(loader, reference)
 
     def test_a_resumed_run_reads_the_snapshot_its_state_was_taken_over(self):
         tmp = Path(tempfile.mkdtemp(prefix="stoke-py-test-delta-"))
@@ -157,25 +163,16 @@ class DeltaTableTest(unittest.TestCase):
 
     @unittest.skipIf(pq is None, "pyarrow and Pillow are not installed")
     def test_rows_a_deletion_vector_deletes_are_left_out(self):
-        from torchvision import transforms
         # Version 1 DELETEd label 3 by a deletion vector per part: the parts are version 0's, whole,
         # and their label-3 rows are what the vectors mark.
         self.assertEqual(live_files(DELETION_VECTORS, 0), sorted(
             p.name for p in DELETION_VECTORS.iterdir() if p.suffix == ".parquet"))
         kept = [(data, label) for data, label in reference_rows(DELETION_VECTORS, 0) if label != 3]
-        eval_ = transforms.Compose([transforms.Resize(20), transforms.CenterCrop(16)])
+        self.assertEqual(18, len(kept))
         with stoke.DataLoader(str(DELETION_VECTORS), batch_size=8, with_indices=True, **SMALL) as loader:
             self.assertEqual(18, len(loader.samples))
             self.assertTrue(loader.state_dict()["table"].endswith("delta-deletion-vectors@v1"))
-            checked = []
-            for images, labels, indices in loader:
-                for j, index in enumerate(indices.tolist()):
-                    data, label = kept[index]
-                    self.assertEqual(label, int(labels[j]))
-                    picture = eval_(Image.open(io.BytesIO(data)).convert("RGB"))
-                    self.assertTrue(torch.equal(torch.from_numpy(np.array(picture)), images[j]), f"sample {index}")
-                    checked.append(index)
-        self.assertEqual(list(range(18)), checked)
+            self.assert_torchvisions_pixels(loader, kept)
         with stoke.DataLoader(str(DELETION_VECTORS), table_version=0, batch_size=8, **SMALL) as before:
             self.assertEqual(24, len(before.samples))
 

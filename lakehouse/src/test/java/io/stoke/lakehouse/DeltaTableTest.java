@@ -271,21 +271,25 @@ class DeltaTableTest {
         }
     }
 
-    static void serve(ShardServer http, Path folder, String prefix) throws Exception {
+    /** Each file under {@code folder}: its path relative to it ('/'-separated) and its bytes. */
+    static Map<String, byte[]> filesUnder(Path folder) throws Exception {
+        Map<String, byte[]> out = new TreeMap<>();
         try (Stream<Path> files = Files.walk(folder)) {
             for (Path f : files.filter(Files::isRegularFile).toList()) {
-                http.put(prefix + folder.relativize(f).toString().replace('\\', '/'), Files.readAllBytes(f));
+                out.put(folder.relativize(f).toString().replace('\\', '/'), Files.readAllBytes(f));
             }
         }
+        return out;
+    }
+
+    /** Every file under {@code folder} served at {@code prefix}. */
+    static void serve(ShardServer http, Path folder, String prefix) throws Exception {
+        filesUnder(folder).forEach((name, bytes) -> http.put(prefix + name, bytes));
     }
 
     /** Every file under {@code folder} into bucket {@code lake}, under {@code prefix}. */
     static void upload(TestS3Server s3, Path folder, String prefix) throws Exception {
-        try (Stream<Path> files = Files.walk(folder)) {
-            for (Path f : files.filter(Files::isRegularFile).toList()) {
-                s3.put("lake", prefix + folder.relativize(f).toString().replace('\\', '/'), Files.readAllBytes(f));
-            }
-        }
+        filesUnder(folder).forEach((name, bytes) -> s3.put("lake", prefix + name, bytes));
     }
 
     @Test
