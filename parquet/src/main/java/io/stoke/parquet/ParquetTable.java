@@ -57,6 +57,11 @@ final class ParquetTable {
             return in;
         }
 
+        /** How many of the rows {@code [first, first + rows)} are deleted: {@link #deletedIn}'s length, with no array. */
+        int deletedCount(long first, int rows) {
+            return lowerBound(deletedRows, first + rows) - lowerBound(deletedRows, first);
+        }
+
         private static int lowerBound(long[] sorted, long value) {
             int at = java.util.Arrays.binarySearch(sorted, value);
             return at >= 0 ? at : -at - 1;
@@ -163,7 +168,7 @@ final class ParquetTable {
                 firstRows.add(row);
                 blocks.add(need);
                 int rows = (int) block.getRowCount();
-                samples.add(rows - file.deletedIn(row, rows).length);
+                samples.add(rows - file.deletedCount(row, rows));
                 row += rows;
             }
             long[] deleted = file.deletedRows();
