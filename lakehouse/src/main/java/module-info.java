@@ -2,7 +2,8 @@
  * Delta Lake and Apache Iceberg tables read as their snapshot: the data files their log names at
  * one version, never the loose files of their folder, each file's row groups the shards, as
  * stoke-parquet reads Parquet. Delta Lake's log is replayed by Delta Kernel over Stoke's own file
- * access (local files, stoke-remote's stores), with no Hadoop file system.
+ * access (local files, stoke-remote's stores), with no Hadoop file system; Iceberg's metadata and
+ * manifests by Iceberg's own library over the same.
  */
 module io.stoke.lakehouse {
     requires transitive io.stoke.parquet;
@@ -15,6 +16,7 @@ module io.stoke.lakehouse {
     requires com.fasterxml.jackson.datatype.jdk8;
     requires roaringbitmap;
     requires java.sql; // Kernel's messages format times as java.sql.Timestamp
+    requires org.apache.iceberg; // Iceberg's own library (stoke-iceberg-java), over IcebergFileIO
 
     provides io.stoke.loader.source.TableDatasetProvider with
             io.stoke.lakehouse.LakehouseDatasets;

@@ -76,7 +76,7 @@ public final class DeltaSnapshots {
             List<ParquetDatasets.TableFile> files = dataFiles(shown, root, table.getPath(engine), snapshot, engine);
             files.sort(Comparator.comparing(ParquetDatasets.TableFile::location));
             Instant committed = Instant.ofEpochMilli(snapshot.getTimestamp(engine));
-            return new TableSnapshot(Datasets.DELTA, root, snapshot.getVersion(), committed, files);
+            return new TableSnapshot(Datasets.DELTA, root, snapshot.getVersion(), committed, files, "");
         } catch (TableNotFoundException e) {
             throw new IllegalArgumentException(
                     shown + " is not a Delta Lake table Kernel can read: " + e.getMessage(), e);

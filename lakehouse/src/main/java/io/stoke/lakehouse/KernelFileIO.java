@@ -13,18 +13,12 @@ import io.stoke.loader.source.Datasets;
 import io.stoke.remote.HttpObjectStore;
 import io.stoke.remote.LakehouseMarkers;
 import io.stoke.remote.ObjectStore;
-import java.io.EOFException;
 import java.io.FileNotFoundException;
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
-import java.net.URI;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
@@ -42,8 +36,6 @@ import java.util.Optional;
  * since Stoke only reads tables.
  */
 final class KernelFileIO implements FileIO {
-    /** Bytes fetched per ranged GET of a remote log or checkpoint file. */
-    private static final int REMOTE_CHUNK = 1 << 20;
     /** {@code _last_checkpoint}: a line of JSON (its schema, at most, makes it a few kilobytes). */
     private static final long LAST_CHECKPOINT_BYTES = 1 << 20;
 
@@ -211,7 +203,7 @@ final class KernelFileIO implements FileIO {
 
             @Override
             public SeekableInputStream newStream() throws IOException {
-                return Datasets.isUrl(path) ? new RemoteStream(path, length()) : new LocalStream(local(path));
+                return new Stream(PositionedFile.open(path, Datasets.isUrl(path) ? length() : -1, store));
             }
         };
     }
@@ -261,127 +253,45 @@ final class KernelFileIO implements FileIO {
 
     /** A local path from a path or a {@code file:} URI, as Kernel names them. */
     static Path local(String path) {
-        if (path.startsWith("file:")) {
-            return Path.of(URI.create(path.startsWith("file://") ? path : "file://" + path.substring(5)));
-        }
-        return Path.of(path);
+        return PositionedFile.local(path);
     }
 
-    /** A local file read through its channel. */
-    private static final class LocalStream extends SeekableInputStream {
-        private final FileChannel channel;
+    /** Kernel's stream over a {@link PositionedFile}. */
+    private static final class Stream extends SeekableInputStream {
+        private final PositionedFile file;
 
-        LocalStream(Path path) throws IOException {
-            this.channel = FileChannel.open(path, StandardOpenOption.READ);
+        Stream(PositionedFile file) {
+            this.file = file;
         }
 
         @Override
         public int read() throws IOException {
-            byte[] one = new byte[1];
-            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+            return file.read();
         }
 
         @Override
         public int read(byte[] b, int off, int len) throws IOException {
-            return len == 0 ? 0 : channel.read(ByteBuffer.wrap(b, off, len));
-        }
-
-        @Override
-        public long getPos() throws IOException {
-            return channel.position();
-        }
-
-        @Override
-        public void seek(long pos) throws IOException {
-            channel.position(pos);
-        }
-
-        @Override
-        public void readFully(byte[] b, int off, int len) throws IOException {
-            ByteBuffer buf = ByteBuffer.wrap(b, off, len);
-            while (buf.hasRemaining()) {
-                if (channel.read(buf) < 0) {
-                    throw new EOFException("end of file with " + buf.remaining() + " bytes still to read");
-                }
-            }
-        }
-
-        @Override
-        public void close() throws IOException {
-            channel.close();
-        }
-    }
-
-    /** An object read by ranged GETs of up to {@value #REMOTE_CHUNK} bytes, each buffered. */
-    private final class RemoteStream extends SeekableInputStream {
-        private final String url;
-        private final long size;
-        private final byte[] chunk;
-        private long chunkStart = -1;
-        private int chunkLength;
-        private long pos;
-
-        RemoteStream(String url, long size) {
-            this.url = url;
-            this.size = size;
-            this.chunk = new byte[(int) Math.min(REMOTE_CHUNK, Math.max(1, size))];
-        }
-
-        private boolean fill() {
-            if (pos >= size) {
-                return false;
-            }
-            if (chunkStart < 0 || pos < chunkStart || pos >= chunkStart + chunkLength) {
-                int length = (int) Math.min(chunk.length, size - pos);
-                remote().readRange(url, pos, size, MemorySegment.ofArray(chunk).asSlice(0, length), null);
-                chunkStart = pos;
-                chunkLength = length;
-            }
-            return true;
-        }
-
-        @Override
-        public int read() {
-            if (!fill()) {
-                return -1;
-            }
-            return chunk[(int) (pos++ - chunkStart)] & 0xff;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) {
-            if (len == 0) {
-                return 0;
-            }
-            if (!fill()) {
-                return -1;
-            }
-            int n = (int) Math.min(len, chunkStart + chunkLength - pos);
-            System.arraycopy(chunk, (int) (pos - chunkStart), b, off, n);
-            pos += n;
-            return n;
+            return file.read(b, off, len);
         }
 
         @Override
         public long getPos() {
-            return pos;
+            return file.pos;
         }
 
         @Override
-        public void seek(long newPos) {
-            pos = newPos;
+        public void seek(long pos) {
+            file.pos = pos;
         }
 
         @Override
         public void readFully(byte[] b, int off, int len) throws IOException {
-            while (len > 0) {
-                int n = read(b, off, len);
-                if (n < 0) {
-                    throw new EOFException(url + " ends with " + len + " bytes still to read");
-                }
-                off += n;
-                len -= n;
-            }
+            file.readFully(b, off, len);
+        }
+
+        @Override
+        public void close() throws IOException {
+            file.close();
         }
     }
 }

@@ -8,6 +8,7 @@ import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.TableDatasetProvider;
 import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.parquet.ParquetDatasets;
+import io.stoke.remote.HttpObjectStore;
 import io.stoke.remote.LakehouseMarkers;
 import io.stoke.remote.ObjectStore;
 import io.stoke.remote.RemoteOptions;
@@ -15,7 +16,7 @@ import io.stoke.remote.RemoteOptions;
 /**
  * Delta Lake and Apache Iceberg tables as datasets: the snapshot's data files ({@link TableSnapshot}),
  * their row groups the shards, read as stoke-parquet reads any Parquet file. A table is named by its
- * folder (local, {@code s3://}), with a snapshot suffix ({@link SnapshotChoice}) or not; the snapshot
+ * folder (local, {@code s3://}, {@code http(s)://}) or, for Iceberg, by one of its metadata files, with a snapshot suffix ({@link SnapshotChoice}) or not; the snapshot
  * read is said once on standard error and pinned for the dataset's life, so a table written to
  * meanwhile does not change it.
  *
@@ -36,8 +37,8 @@ public final class LakehouseDatasets implements TableDatasetProvider {
             return Datasets.lakehouseFormat(spec) != null;
         }
         String location = Datasets.withoutSnapshot(spec);
-        if (location.length() != spec.length()) {
-            return true; // a snapshot suffix names a table
+        if (location.length() != spec.length() || location.endsWith(".metadata.json")) {
+            return true; // a snapshot suffix names a table, as an Iceberg metadata file does
         }
         if (!spec.endsWith("/")) {
             return false;
@@ -100,15 +101,21 @@ public final class LakehouseDatasets implements TableDatasetProvider {
         String location = parsed.location();
         String format = store == null
                 ? Datasets.lakehouseFormat(location)
-                : LakehouseMarkers.formatAt(location.endsWith("/") ? location : location + "/", store);
+                : location.endsWith(".metadata.json")
+                        ? Datasets.ICEBERG
+                        : LakehouseMarkers.formatAt(location.endsWith("/") ? location : location + "/", store);
         if (format == null) {
             throw new IllegalArgumentException(Urls.redact(location) + " is neither a Delta Lake table (no _delta_log/)"
-                    + " nor an Iceberg table (no metadata/*.metadata.json)");
+                    + " nor an Iceberg table (no metadata/*.metadata.json)"
+                    + (store instanceof HttpObjectStore
+                            ? "; over HTTP, which lists nothing, an Iceberg table is found by its"
+                                    + " metadata/version-hint.text, where there is none name its metadata file"
+                                    + " (.../metadata/NNNNN-....metadata.json)"
+                            : ""));
         }
         if (format.equals(Datasets.DELTA)) {
             return DeltaSnapshots.read(location, parsed.choice(), columns, store);
         }
-        throw new IllegalArgumentException(Urls.redact(location) + " is an Apache Iceberg table, which Stoke does not"
-                + " read yet: its snapshot is not read, and its folder's Parquet files are not read loose");
+        return IcebergSnapshots.read(location, parsed.choice(), columns, store);
     }
 }

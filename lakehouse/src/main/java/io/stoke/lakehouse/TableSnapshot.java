@@ -1,5 +1,6 @@
 package io.stoke.lakehouse;
 
+import io.stoke.loader.source.Datasets;
 import io.stoke.parquet.ParquetDatasets;
 import java.time.Instant;
 import java.util.List;
@@ -13,9 +14,15 @@ import java.util.List;
  * @param version the snapshot's version (Delta's log version, Iceberg's snapshot id)
  * @param committed when the snapshot was committed
  * @param files its data files
+ * @param detail what else the log line says of how it was read (Iceberg's metadata file), or ""
  */
 public record TableSnapshot(
-        String format, String location, long version, Instant committed, List<ParquetDatasets.TableFile> files) {
+        String format,
+        String location,
+        long version,
+        Instant committed,
+        List<ParquetDatasets.TableFile> files,
+        String detail) {
     public TableSnapshot {
         files = List.copyOf(files);
     }
@@ -34,11 +41,13 @@ public record TableSnapshot(
     public String describe() {
         long deleted = files.stream().mapToLong(f -> f.deletedRows().length).sum();
         int partly = filesWithDeletedRows();
-        return location + ": " + format.substring(format.indexOf(' ') + 1) + " table at version " + version
+        return location + ": " + format.substring(format.indexOf(' ') + 1) + " table at "
+                + (format.equals(Datasets.ICEBERG) ? "snapshot " : "version ") + version
                 + " (committed " + committed + "), " + files.size() + " data file" + (files.size() == 1 ? "" : "s")
                 + (partly == 0
                         ? ""
                         : ", " + deleted + " row" + (deleted == 1 ? "" : "s") + " of " + partly + " of them deleted"
-                                + " by deletion vectors (left out)");
+                                + " by deletion vectors (left out)")
+                + (detail.isEmpty() ? "" : "; " + detail);
     }
 }

@@ -122,6 +122,7 @@ public final class Datasets {
         if (spec != null
                 && (lakehouseFormat(spec) != null
                         || (isUrl(spec) && !withoutSnapshot(spec).equals(spec)) // a table's snapshot at a URL
+                        || (isUrl(spec) && withoutSnapshot(spec).endsWith(".metadata.json")) // an Iceberg table's
                         || isParquet(spec)
                         || isArrow(spec)
                         || (isUrl(spec) && spec.endsWith("/") && !columns.isDefault()))) {

@@ -1,0 +1,183 @@
+package io.stoke.lakehouse;
+
+import io.stoke.loader.source.Datasets;
+import io.stoke.remote.LakehouseMarkers;
+import io.stoke.remote.ObjectStore;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import org.apache.iceberg.exceptions.NotFoundException;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.InputFile;
+import org.apache.iceberg.io.OutputFile;
+import org.apache.iceberg.io.SeekableInputStream;
+
+/**
+ * Iceberg's file access, read-only, over Stoke's own: local files and {@code file:} URIs through
+ * NIO, objects at {@code s3://} and {@code http(s)://} through stoke-remote's {@link ObjectStore}
+ * (ranged GETs, with its retries and credentials), so a table's metadata, manifest lists and
+ * manifests are read with no Hadoop file system. A table whose files were copied elsewhere (its
+ * metadata names the location it was written at) is read where it was opened: each path under the
+ * written location is taken under the opened one ({@link #relocated}). Anything that would write is
+ * refused, since Stoke only reads tables.
+ */
+final class IcebergFileIO implements FileIO {
+    private final ObjectStore store; // null: local files only
+    private final String writtenAt; // with its trailing '/', or null: paths are read as they are
+    private final String openedAt;
+
+    /**
+     * @param store where URLs are read (null: local files only)
+     * @param writtenAt the table's location as its metadata names it, or null
+     * @param openedAt where the table was opened, for paths under {@code writtenAt}
+     */
+    IcebergFileIO(ObjectStore store, String writtenAt, String openedAt) {
+        this.store = store;
+        this.writtenAt = writtenAt == null ? null : slashed(writtenAt);
+        this.openedAt = openedAt == null ? null : slashed(openedAt);
+    }
+
+    /** Whether the table is read elsewhere than where it was written. */
+    boolean relocates() {
+        return writtenAt != null && openedAt != null && !writtenAt.equals(openedAt);
+    }
+
+    /** Where {@code path}, as the table's metadata names it, is read. */
+    String relocated(String path) {
+        if (!relocates()) {
+            return path;
+        }
+        String p = Datasets.isUrl(path) ? path : fileUri(path); // a local path, or a file: URI in any spelling
+        return p.startsWith(writtenAt) ? openedAt + p.substring(writtenAt.length()) : path;
+    }
+
+    @Override
+    public InputFile newInputFile(String path) {
+        return newInputFile(path, -1);
+    }
+
+    @Override
+    public InputFile newInputFile(String path, long length) {
+        String at = relocated(path);
+        return new InputFile() {
+            private long size = length;
+
+            @Override
+            public long getLength() {
+                if (size < 0) {
+                    size = sizeOf(at);
+                }
+                return size;
+            }
+
+            @Override
+            public SeekableInputStream newStream() {
+                try {
+                    return new Stream(PositionedFile.open(at, Datasets.isUrl(at) ? getLength() : -1, store));
+                } catch (NoSuchFileException e) {
+                    throw new NotFoundException(e, "%s does not exist", at);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(at + ": " + e.getMessage(), e);
+                }
+            }
+
+            @Override
+            public String location() {
+                return path;
+            }
+
+            @Override
+            public boolean exists() {
+                if (Datasets.isUrl(at)) {
+                    return store != null && LakehouseMarkers.statIfThere(store, at) != null;
+                }
+                return Files.isRegularFile(PositionedFile.local(at));
+            }
+        };
+    }
+
+    private long sizeOf(String at) {
+        if (Datasets.isUrl(at)) {
+            if (store == null) {
+                throw new IllegalStateException(at + " is a URL in a local table's metadata: not read");
+            }
+            ObjectStore.Stat stat = LakehouseMarkers.statIfThere(store, at);
+            if (stat == null) {
+                throw new NotFoundException("%s does not exist", at);
+            }
+            return stat.size();
+        }
+        try {
+            return Files.size(PositionedFile.local(at));
+        } catch (NoSuchFileException e) {
+            throw new NotFoundException(e, "%s does not exist", at);
+        } catch (IOException e) {
+            throw new UncheckedIOException(at + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public OutputFile newOutputFile(String path) {
+        throw readOnly(path);
+    }
+
+    @Override
+    public void deleteFile(String path) {
+        throw readOnly(path);
+    }
+
+    private static UnsupportedOperationException readOnly(String path) {
+        return new UnsupportedOperationException("Stoke reads tables and writes none: not writing " + path);
+    }
+
+    /** A location with one trailing '/', a local path or {@code file:} URI as {@code file:/a/b/}. */
+    static String slashed(String location) {
+        String s = Datasets.isUrl(location) ? location : fileUri(location);
+        return s.endsWith("/") ? s : s + "/";
+    }
+
+    /** A local path or {@code file:} URI ({@code file:/a}, {@code file:///a}) as one spelling, {@code file:/a}. */
+    static String fileUri(String path) {
+        return PositionedFile.local(path)
+                .toAbsolutePath()
+                .normalize()
+                .toUri()
+                .toString()
+                .replaceFirst("^file:///", "file:/");
+    }
+
+    /** Iceberg's stream over a {@link PositionedFile}. */
+    private static final class Stream extends SeekableInputStream {
+        private final PositionedFile file;
+
+        Stream(PositionedFile file) {
+            this.file = file;
+        }
+
+        @Override
+        public int read() throws IOException {
+            return file.read();
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            return file.read(b, off, len);
+        }
+
+        @Override
+        public long getPos() {
+            return file.pos;
+        }
+
+        @Override
+        public void seek(long pos) {
+            file.pos = pos;
+        }
+
+        @Override
+        public void close() throws IOException {
+            file.close();
+        }
+    }
+}
