@@ -136,21 +136,29 @@ class LibraryModulesTest {
                     "io.stoke.lakehouse",
                     "io.stoke.lakehouse.LakehouseDatasets",
                     // The Python client's Delta Lake fixture (DeltaFixtures): its latest snapshot, version 2,
-                    // is read from a Parquet checkpoint, through Delta Kernel as automatic modules.
+                    // is read from a Parquet checkpoint, through Delta Kernel as automatic modules; and its
+                    // Iceberg fixture (IcebergFixtures), through Iceberg's library (stoke-iceberg-java), its
+                    // Avro and Caffeine.
                     """
-                    String table = java.nio.file.Path.of(System.getProperty("user.dir"))
-                            .resolveSibling("clients/python/tests/data/delta-images").toString();
-                    int labels = 0;
-                    try (var d = io.stoke.lakehouse.LakehouseDatasets.open(
-                            table, io.stoke.loader.source.TableColumns.DEFAULT, 64 << 20)) {
-                        for (int i = 0; i < d.size(); i++) {
-                            labels += d.label(i);
+                    StringBuilder said = new StringBuilder();
+                    for (String name : new String[] {"delta-images", "iceberg-images"}) {
+                        String table = java.nio.file.Path.of(System.getProperty("user.dir"))
+                                .resolveSibling("clients/python/tests/data/" + name).toString();
+                        int labels = 0;
+                        try (var d = io.stoke.lakehouse.LakehouseDatasets.open(
+                                table, io.stoke.loader.source.TableColumns.DEFAULT, 64 << 20)) {
+                            for (int i = 0; i < d.size(); i++) {
+                                labels += d.label(i);
+                            }
+                            said.append(said.length() == 0 ? "" : "; ").append(name).append(" ")
+                                    .append(d.snapshot().substring(table.length())).append(", ").append(d.size())
+                                    .append(" samples, labels summing to ").append(labels);
                         }
-                        say(io.stoke.lakehouse.LakehouseDatasets.class, "snapshot " + d.snapshot().substring(table.length())
-                                + ", " + d.size() + " samples, labels summing to " + labels);
                     }
+                    say(io.stoke.lakehouse.LakehouseDatasets.class, said.toString());
                     """,
-                    "snapshot @v2, 24 samples, labels summing to 42"),
+                    "delta-images @v2, 24 samples, labels summing to 42;"
+                            + " iceberg-images @v7613922452491425802, 24 samples, labels summing to 42"),
             new Library(
                     "io.stoke.arrow",
                     "io.stoke.arrow.ArrowDatasets",
