@@ -512,7 +512,7 @@ def resolve(dataset: Any, *, sampler: Any = None, batch_sampler: Any = None, col
                              "folder it shares")
     for name in ("table_version", "as_of"):
         if values[name] is not None and is_dataset:
-            raise ValueError(f"{name} names a Delta Lake table's snapshot, and the dataset is a "
+            raise ValueError(f"{name} names a Delta Lake or Iceberg table's snapshot, and the dataset is a "
                              f"{type(dataset).__name__}: pass the table's path")
     for name in ("image_column", "label_column", "key_column"):
         if values[name] is not None and is_dataset:

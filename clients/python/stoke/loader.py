@@ -434,11 +434,13 @@ class DataLoader(Closeable):
             when there is one, else every label is -1).
         key_column (str, optional): Parquet: the string or integer column naming each sample
             (default: its row in its file).
-        table_version (int, optional): a Delta Lake table (a folder holding ``_delta_log/``, local
-            or at ``s3://``): read its snapshot at this version (``--table-version``). Default: the
-            latest at the first epoch's start, which ``state_dict()`` names, so that a resumed run
-            reads the same rows however the table was written to meanwhile.
-        as_of (str, optional): a Delta Lake table: read the snapshot committed at or before this
+        table_version (int, optional): a Delta Lake table (a folder holding ``_delta_log/``) or an
+            Apache Iceberg table (a folder holding ``metadata/*.metadata.json``, or one of those
+            files), local, at ``s3://`` or ``https://``: read its snapshot at this version, Delta's
+            log version or Iceberg's snapshot id (``--table-version``). Default: the latest at the
+            first epoch's start, which ``state_dict()`` names, so that a resumed run reads the same
+            rows however the table was written to meanwhile.
+        as_of (str, optional): a Delta Lake or Iceberg table: read the snapshot committed at or before this
             ISO-8601 time, ``"2026-11-29T06:00:00Z"`` or a day, ``"2026-11-29"`` (``--as-of``).
         worker_nice (int, optional): the decoding threads' nice value, 0 to 19 (default: ``19``,
             where Java's ``stoke serve --worker-nice`` defaults to ``0``): your loop's threads run

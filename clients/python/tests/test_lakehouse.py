@@ -2,10 +2,14 @@
 written by delta-spark: see lakehouse's DeltaFixtures): each version's rows, by ``table_version``
 and ``as_of``, as the table's own log names them, with torchvision's pixels of the same images; a
 resumed run reads the snapshot its state was taken over, though the table moved on since; and the
-rows a deletion vector deletes (tests/data/delta-deletion-vectors) are left out.
+rows a deletion vector deletes (tests/data/delta-deletion-vectors) are left out. And the same of an
+Apache Iceberg table written by Iceberg's Java library (tests/data/iceberg-images: see lakehouse's
+IcebergFixtures), read where it was copied to.
 
 The reference snapshot is computed here from the log's JSON commits (each ``add`` less each
-``remove``, the Delta protocol's replay), independently of Delta Kernel, which Stoke replays with.
+``remove``, the Delta protocol's replay), independently of Delta Kernel, which Stoke replays with;
+the Iceberg table's, from how IcebergFixtures wrote it (which data files each snapshot holds), since
+its manifests are Avro, which nothing here reads but Iceberg's library.
 """
 
 import json
@@ -24,6 +28,14 @@ sys.path.insert(0, str(PACKAGE_ROOT))
 TABLE = HERE / "data" / "delta-images"
 #: The same 24 rows with deletion vectors on, and a DELETE of label 3 that marks rows in place.
 DELETION_VECTORS = HERE / "data" / "delta-deletion-vectors"
+#: An Iceberg table: 24 rows, then 18 after a delete of label 3 (copy-on-write), then 24 after an append.
+ICEBERG = HERE / "data" / "iceberg-images"
+#: Its snapshots' ids, oldest first, and the data files of each, as IcebergFixtures committed them.
+ICEBERG_SNAPSHOTS = {
+    2645794702169323198: ["part-0.parquet", "part-1.parquet"],
+    6115693495836072155: ["part-0-deleted.parquet", "part-1-deleted.parquet"],
+    7613922452491425802: ["part-0-deleted.parquet", "part-1-deleted.parquet", "part-2.parquet"],
+}
 
 try:
     import numpy as np
@@ -177,8 +189,38 @@ class DeltaTableTest(unittest.TestCase):
             self.assertEqual(24, len(before.samples))
 
     def test_a_snapshot_of_what_is_not_a_table_is_refused(self):
-        with self.assertRaisesRegex(Exception, "names a snapshot of a Delta Lake table"):
+        with self.assertRaisesRegex(Exception, "names a snapshot of a Delta Lake or Apache Iceberg table"):
             stoke.DataLoader(str(TABLE / "_delta_log"), table_version=1, batch_size=8)
+
+
+@unittest.skipIf(MISSING, MISSING or "")
+class IcebergTableTest(unittest.TestCase):
+    def test_each_snapshot_is_its_own_rows_once(self):
+        expected = [Counter({0: 6, 1: 6, 2: 6, 3: 6}), Counter({0: 6, 1: 6, 2: 6}),
+                    Counter({0: 6, 1: 6, 2: 6, 4: 6})]
+        for snapshot, labels in zip(ICEBERG_SNAPSHOTS, expected):
+            with stoke.DataLoader(str(ICEBERG), table_version=snapshot, batch_size=8, with_indices=True,
+                                  **SMALL) as loader:
+                seen, got = epoch(loader)
+                self.assertEqual(sorted(seen), list(range(len(loader.samples))), f"snapshot {snapshot}: each row once")
+                self.assertEqual(labels, Counter(got), f"snapshot {snapshot}")
+                self.assertTrue(loader.state_dict()["table"].endswith(f"iceberg-images@v{snapshot}"))
+        with stoke.DataLoader(str(ICEBERG), batch_size=8, **SMALL) as latest:
+            self.assertTrue(latest.state_dict()["table"].endswith("@v7613922452491425802"))
+        with self.assertRaisesRegex(Exception, "no snapshot committed at or before"):
+            stoke.DataLoader(str(ICEBERG), as_of="2000-01-01", batch_size=8, **SMALL)
+
+    @unittest.skipIf(pq is None, "pyarrow and Pillow are not installed")
+    def test_the_pixels_are_torchvisions_of_the_snapshots_images(self):
+        files = ICEBERG_SNAPSHOTS[6115693495836072155]
+        reference = []
+        for name in files:
+            t = pq.read_table(ICEBERG / "data" / name, columns=["image", "label"]).to_pylist()
+            reference += [(r["image"]["bytes"], r["label"]) for r in t]
+        self.assertEqual(18, len(reference))
+        with stoke.DataLoader(str(ICEBERG), table_version=6115693495836072155, batch_size=8, with_indices=True,
+                              **SMALL) as loader:
+            DeltaTableTest.assert_torchvisions_pixels(self, loader, reference)
 
 
 if __name__ == "__main__":

@@ -139,7 +139,8 @@ public final class LoaderSetup implements AutoCloseable {
         }
         if (!Datasets.isUrl(data) && Datasets.lakehouseFormat(data) == null) {
             throw new IllegalArgumentException((tableVersion != null ? "--table-version" : "--as-of")
-                    + " names a snapshot of a Delta Lake table, and " + data + " is none (no _delta_log/ in it)");
+                    + " names a snapshot of a Delta Lake or Apache Iceberg table, and " + data + " is neither"
+                    + " (no _delta_log/ nor metadata/*.metadata.json in it)");
         }
         if (!Datasets.withoutSnapshot(data).equals(data)) {
             throw new IllegalArgumentException(data + " names its snapshot after '@' already: drop --table-version"

@@ -37,7 +37,9 @@ class TableSnapshotOptionsTest {
         IllegalArgumentException notATable = assertThrows(
                 IllegalArgumentException.class,
                 () -> new LoaderSetup(LoaderSettings.defaults().set("table_version", "1")).dataSpec(tmp.toString()));
-        assertTrue(notATable.getMessage().contains("is none (no _delta_log/ in it)"), notATable.getMessage());
+        assertTrue(
+                notATable.getMessage().contains("is neither (no _delta_log/ nor metadata/*.metadata.json in it)"),
+                notATable.getMessage());
     }
 
     @Test
