@@ -403,6 +403,31 @@ class SparkEmbedTest {
     }
 
     /**
+     * An Apache Iceberg table (the Python client's fixture, written by Iceberg's Java library) at its
+     * second snapshot: a task per data file of it, its 18 rows once each, read where the table was
+     * copied to; the latest at planning named by its snapshot id.
+     */
+    @Test
+    void anIcebergTablesSnapshotIsEmbeddedAndNothingElseOfItsFolder() throws Exception {
+        Path table = Path.of(System.getProperty("user.dir")).resolveSibling("clients/python/tests/data/iceberg-images");
+        Path out = tmp.resolve("iceberg-out");
+        Manifest m = run(request(table + "@v6115693495836072155", MODEL, out.toString(), 256));
+        assertTrue(m.complete(), m.toString());
+        assertEquals(18, m.rows(), m.toString());
+        List<Row> rows = rows(out);
+        assertOncePerSample(rows, 18);
+        Set<String> labels = new HashSet<>();
+        for (Row r : rows) {
+            labels.add(String.valueOf(r.getAs("label").toString()));
+        }
+        assertEquals(Set.of("0", "1", "2"), labels, "the second snapshot deleted label 3; the third appended label 4");
+        Manifest latest = run(
+                request(table.toString(), MODEL, tmp.resolve("iceberg-latest").toString(), 256));
+        assertEquals(24, latest.rows(), latest.toString());
+        assertEquals(table + "@v7613922452491425802", latest.data());
+    }
+
+    /**
      * A snapshot whose rows deletion vectors delete is refused before any task runs, naming the
      * vectors and {@code stoke embed}: a task reads its data file alone, which would give them.
      */
