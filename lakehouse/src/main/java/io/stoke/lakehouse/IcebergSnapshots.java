@@ -18,13 +18,10 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.DataFile;
-import org.apache.iceberg.DeleteFile;
-import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Schema;
@@ -45,9 +42,9 @@ import org.apache.iceberg.util.SnapshotUtil;
  * that a delete or a compaction replaced is read in its new form and a removed one not at all. Which
  * metadata file: the one named, or the table folder's latest ({@code metadata/version-hint.text}, as
  * Hadoop tables write it, else the highest-numbered {@code metadata/*.metadata.json}, as catalogs
- * name them). What Stoke cannot read as the table's rows is refused in one sentence naming it:
- * row-level deletes (merge-on-read's delete files and deletion vectors), data files other than
- * Parquet, a format version Iceberg's library does not read, and a column Stoke reads that was
+ * name them). Row-level deletes (merge-on-read's position delete files and deletion vectors) are
+ * applied, their rows left out ({@link IcebergDeletes}). What Stoke cannot read as the table's rows
+ * is refused in one sentence naming it: equality deletes, data files other than Parquet, a format version Iceberg's library does not read, and a column Stoke reads that was
  * renamed (Iceberg matches columns by id, Stoke by their Parquet names). Partitions need nothing:
  * Iceberg's partition values are computed from columns its data files hold.
  */
@@ -91,7 +88,7 @@ public final class IcebergSnapshots {
         Table table = new BaseTable(new StaticTableOperations(metadata, io), shown);
         Snapshot snapshot = chosen(shown, table, choice);
         refuseRenamedColumns(shown, table, columns);
-        List<ParquetDatasets.TableFile> files = dataFiles(shown, table, snapshot, io);
+        List<ParquetDatasets.TableFile> files = dataFiles(shown, table, snapshot, io, store);
         files.sort(Comparator.comparing(ParquetDatasets.TableFile::location));
         String root = location.endsWith(".metadata.json") ? location : trimSlash(location);
         String detail = "metadata " + metadataFile.substring(metadataFile.lastIndexOf('/') + 1)
@@ -140,12 +137,9 @@ public final class IcebergSnapshots {
     }
 
     private static List<ParquetDatasets.TableFile> dataFiles(
-            String shown, Table table, Snapshot snapshot, IcebergFileIO io) {
+            String shown, Table table, Snapshot snapshot, IcebergFileIO io, ObjectStore store) {
         List<ParquetDatasets.TableFile> files = new ArrayList<>();
-        int withDeletes = 0;
-        int positionDeletes = 0;
-        int equalityDeletes = 0;
-        int vectors = 0;
+        IcebergDeletes deletes = new IcebergDeletes(shown, io, store);
         try (CloseableIterable<FileScanTask> tasks =
                 table.newScan().useSnapshot(snapshot.snapshotId()).planFiles()) {
             for (FileScanTask task : tasks) {
@@ -154,45 +148,14 @@ public final class IcebergSnapshots {
                     throw new IllegalArgumentException(shown + " holds " + file.format() + " data files ("
                             + file.location() + "), and Stoke reads Parquet's alone: not read");
                 }
-                if (!task.deletes().isEmpty()) {
-                    withDeletes++;
-                    for (DeleteFile d : task.deletes()) {
-                        if (d.format() == FileFormat.PUFFIN) {
-                            vectors++;
-                        } else if (d.content() == FileContent.EQUALITY_DELETES) {
-                            equalityDeletes++;
-                        } else {
-                            positionDeletes++;
-                        }
-                    }
-                }
                 files.add(new ParquetDatasets.TableFile(
-                        localOrUrl(io.relocated(file.location())), file.fileSizeInBytes()));
+                        localOrUrl(io.relocated(file.location())), file.fileSizeInBytes(), deletes.deletedRows(task)));
             }
         } catch (IOException e) {
             throw new UncheckedIOException(shown + ": cannot read the snapshot's manifests: " + e.getMessage(), e);
         } catch (NotFoundException | ValidationException e) {
             throw new IllegalArgumentException(
                     shown + ": cannot read snapshot " + snapshot.snapshotId() + ": " + e.getMessage(), e);
-        }
-        if (withDeletes > 0) {
-            throw new IllegalArgumentException(String.format(
-                    Locale.ROOT,
-                    "%s: snapshot %d deletes rows of %d data file%s by row-level deletes (merge-on-read:"
-                            + " %d position delete file%s, %d equality delete file%s, %d deletion vector%s),"
-                            + " which Stoke does not apply: not read; rewrite the data files without them"
-                            + " (Spark's CALL system.rewrite_data_files with delete-file-threshold=1) and read"
-                            + " that snapshot",
-                    shown,
-                    snapshot.snapshotId(),
-                    withDeletes,
-                    withDeletes == 1 ? "" : "s",
-                    positionDeletes,
-                    positionDeletes == 1 ? "" : "s",
-                    equalityDeletes,
-                    equalityDeletes == 1 ? "" : "s",
-                    vectors,
-                    vectors == 1 ? "" : "s"));
         }
         return files;
     }

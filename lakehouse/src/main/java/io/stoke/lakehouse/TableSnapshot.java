@@ -32,7 +32,7 @@ public record TableSnapshot(
         return location + "@v" + version;
     }
 
-    /** Its data files whose rows the log partly deletes (Delta Lake's deletion vectors). */
+    /** Its data files whose rows the log partly deletes (Delta Lake's deletion vectors, Iceberg's row-level deletes). */
     public int filesWithDeletedRows() {
         return (int) files.stream().filter(f -> f.deletedRows().length > 0).count();
     }
@@ -47,7 +47,8 @@ public record TableSnapshot(
                 + (partly == 0
                         ? ""
                         : ", " + deleted + " row" + (deleted == 1 ? "" : "s") + " of " + partly + " of them deleted"
-                                + " by deletion vectors (left out)")
+                                + (format.equals(Datasets.ICEBERG) ? " by row-level deletes" : " by deletion vectors")
+                                + " (left out)")
                 + (detail.isEmpty() ? "" : "; " + detail);
     }
 }

@@ -20,6 +20,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntPredicate;
@@ -27,7 +28,6 @@ import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
-import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileMetadata;
 import org.apache.iceberg.ManifestFile;
@@ -39,9 +39,11 @@ import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.deletes.BaseDVFileWriter;
 import org.apache.iceberg.hadoop.HadoopTables;
 import org.apache.iceberg.inmemory.InMemoryCatalog;
 import org.apache.iceberg.inmemory.InMemoryFileIO;
+import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.mapping.MappingUtil;
 import org.apache.iceberg.mapping.NameMappingParser;
 import org.apache.iceberg.types.Types;
@@ -61,8 +63,9 @@ import org.junit.jupiter.api.io.TempDir;
  * wrote (a Hadoop table on local disk, and a catalog's table at {@code s3://}), over Parquet data
  * files Spark wrote, read by Stoke as their snapshots: each snapshot's rows exactly once, after a
  * copy-on-write delete and a compaction left replaced files in the folder; older snapshots by time
- * travel; from s3proxy by listings and ranged reads alone, and over HTTP; refused, naming the
- * feature, where Stoke would read other rows than the table's. The expected rows are the generator's
+ * travel; rows that position delete files and deletion vectors delete left out; from s3proxy by
+ * listings and ranged reads alone, and over HTTP; refused, naming the feature, where Stoke would read
+ * other rows than the table's. The expected rows are the generator's
  * own, by each snapshot's construction.
  */
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
@@ -326,49 +329,102 @@ class IcebergTableTest {
         assertTrue(e.getMessage().contains("has no snapshot 12345"), e.getMessage());
     }
 
-    @Test
-    void rowLevelDeletesAreRefusedNamingThem() throws Exception {
-        Path deletes = tmp.resolve("deletes");
+    /** Rows {@code first..first+n} but {@code deleted}, counted as {@link #record} counts them. */
+    static Map<String, Integer> rowsBut(int first, int n, Set<Integer> deleted) throws Exception {
+        Map<String, Integer> rows = new TreeMap<>();
+        for (Row r : DeltaTableTest.rows(first, n)) {
+            if (!deleted.contains(rowIndex(r))) {
+                rows.merge(DeltaTableTest.digest((byte[]) r.getStruct(0).get(0)) + " " + r.getLong(1), 1, Integer::sum);
+            }
+        }
+        return rows;
+    }
+
+    /**
+     * A table at {@code at} of format version {@code format} over copies of the Hadoop table's parts a
+     * (rows 0..199) and b (200..399), in its own data/.
+     */
+    static Table tableOverAB(Path at, int format) throws Exception {
+        Files.createDirectories(at.resolve("data"));
+        Map<String, String> properties = new java.util.HashMap<>(properties());
+        properties.put(TableProperties.FORMAT_VERSION, String.valueOf(format));
         Table t = new HadoopTables(new Configuration())
-                .create(SCHEMA, PartitionSpec.unpartitioned(), properties(), deletes.toString());
-        String a = table.resolve("data/a.parquet").toUri().toString();
-        t.newAppend()
-                .appendFile(DataFiles.builder(t.spec())
-                        .withPath(a)
-                        .withFileSizeInBytes(Files.size(table.resolve("data/a.parquet")))
-                        .withRecordCount(200)
-                        .withFormat(FileFormat.PARQUET)
-                        .build())
-                .commit();
-        long clean = t.currentSnapshot().snapshotId();
-        // A merge-on-read delete of a's rows 0 and 5: a position delete file, as Spark writes one.
-        Path positions = tmp.resolve("spark/positions");
-        spark.createDataFrame(
-                        List.of(RowFactory.create(a, 0L), RowFactory.create(a, 5L)),
-                        new StructType().add("file_path", DataTypes.StringType).add("pos", DataTypes.LongType))
-                .coalesce(1)
-                .write()
-                .parquet(positions.toString());
-        Path deleteFile;
-        try (Stream<Path> files = Files.list(positions)) {
-            deleteFile = files.filter(p -> p.toString().endsWith(".parquet"))
+                .create(SCHEMA, PartitionSpec.unpartitioned(), properties, at.toString());
+        var append = t.newAppend();
+        for (String name : List.of("a", "b")) {
+            Path f = Files.copy(table.resolve("data/" + name + ".parquet"), at.resolve("data/" + name + ".parquet"));
+            append.appendFile(DataFiles.builder(t.spec())
+                    .withPath(f.toUri().toString())
+                    .withFileSizeInBytes(Files.size(f))
+                    .withRecordCount(200)
+                    .withFormat(FileFormat.PARQUET)
+                    .build());
+        }
+        append.commit();
+        return t;
+    }
+
+    /** One Parquet file Spark writes of {@code rows} in {@code schema}, under the test's folder. */
+    static Path sparkFile(String name, List<Row> rows, StructType schema) throws Exception {
+        Path dir = tmp.resolve("spark").resolve(name);
+        spark.createDataFrame(rows, schema).coalesce(1).write().parquet(dir.toString());
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(p -> p.toString().endsWith(".parquet"))
                     .findFirst()
                     .orElseThrow();
         }
-        DeleteFile positionDeletes = FileMetadata.deleteFileBuilder(t.spec())
-                .ofPositionDeletes()
-                .withPath(deleteFile.toUri().toString())
-                .withFileSizeInBytes(Files.size(deleteFile))
-                .withRecordCount(2)
-                .withFormat(FileFormat.PARQUET)
-                .build();
-        t.newRowDelta().addDeletes(positionDeletes).commit();
+    }
+
+    /**
+     * Merge-on-read deletes (format 2): position delete files, as Spark's DELETE writes them with
+     * {@code write.delete.mode=merge-on-read}, one deleting rows of both parts; their rows are left
+     * out, each once, and the snapshot before them is read whole. An equality delete is refused,
+     * naming it; so is a renamed column Stoke reads.
+     */
+    @Test
+    void positionDeletesAreLeftOutAndEqualityDeletesRefused() throws Exception {
+        Path deletes = tmp.resolve("position-deletes");
+        Table t = tableOverAB(deletes, 2);
+        long clean = t.currentSnapshot().snapshotId();
+        String a = deletes.resolve("data/a.parquet").toUri().toString();
+        String b = deletes.resolve("data/b.parquet").toUri().toString();
+        StructType positions =
+                new StructType().add("file_path", DataTypes.StringType).add("pos", DataTypes.LongType);
+        Path first = sparkFile(
+                "positions-1",
+                List.of(RowFactory.create(a, 0L), RowFactory.create(a, 5L), RowFactory.create(b, 199L)),
+                positions);
+        Path second = sparkFile("positions-2", List.of(RowFactory.create(a, 5L), RowFactory.create(a, 17L)), positions);
+        var delta = t.newRowDelta();
+        for (Path f : List.of(first, second)) {
+            delta.addDeletes(FileMetadata.deleteFileBuilder(t.spec())
+                    .ofPositionDeletes()
+                    .withPath(f.toUri().toString())
+                    .withFileSizeInBytes(Files.size(f))
+                    .withRecordCount(f == first ? 3 : 2)
+                    .withFormat(FileFormat.PARQUET)
+                    .build());
+        }
+        delta.commit();
+        Map<String, Integer> expected = rowsBut(0, 400, Set.of(0, 5, 17, 399));
+        assertEquals(expected, stokeRows(deletes.toString()));
+        assertEquals(396, DeltaTableTest.count(expected));
+        assertEquals(400, DeltaTableTest.count(stokeRows(deletes + "@v" + clean)));
+        // An equality delete of label 3: refused, naming it.
+        Path equality = sparkFile(
+                "equality", List.of(RowFactory.create(3L)), new StructType().add("label", DataTypes.LongType));
+        t.newRowDelta()
+                .addDeletes(FileMetadata.deleteFileBuilder(t.spec())
+                        .ofEqualityDeletes(2)
+                        .withPath(equality.toUri().toString())
+                        .withFileSizeInBytes(Files.size(equality))
+                        .withRecordCount(1)
+                        .withFormat(FileFormat.PARQUET)
+                        .build())
+                .commit();
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> stokeRows(deletes.toString()));
-        assertTrue(
-                e.getMessage().contains("by row-level deletes (merge-on-read: 1 position delete file"), e.getMessage());
+        assertTrue(e.getMessage().contains("has equality deletes"), e.getMessage());
         assertTrue(e.getMessage().contains("rewrite_data_files"), e.getMessage());
-        // The snapshot before the delete is read.
-        assertEquals(200, DeltaTableTest.count(stokeRows(deletes + "@v" + clean)));
         // A renamed column Stoke reads is refused, at every snapshot: its older files hold it under
         // its old name, its newer under the new.
         t.updateSchema().renameColumn("label", "class").commit();
@@ -377,6 +433,46 @@ class IcebergTableTest {
                     IllegalArgumentException.class, () -> LakehouseDatasets.snapshot(deletes + "@v" + clean, columns));
             assertTrue(e.getMessage().contains("is named"), e.getMessage());
             assertTrue(e.getMessage().contains("(a rename)"), e.getMessage());
+        }
+    }
+
+    /**
+     * Format 3's deletion vectors, as Iceberg's own DV writer writes them (a Puffin file of bitmaps):
+     * their rows are left out, read by a ranged read of each blob, locally and from S3.
+     */
+    @Test
+    void deletionVectorsAreLeftOut(@TempDir Path home) throws Exception {
+        Path at = tmp.resolve("deletion-vectors");
+        Table t = tableOverAB(at, 3);
+        String a = at.resolve("data/a.parquet").toUri().toString();
+        String b = at.resolve("data/b.parquet").toUri().toString();
+        BaseDVFileWriter writer = new BaseDVFileWriter(
+                OutputFileFactory.builderFor(t, 1, 1).format(FileFormat.PUFFIN).build(), path -> null);
+        try (writer) {
+            for (long pos : new long[] {3, 4, 150}) {
+                writer.delete(a, pos, t.spec(), null);
+            }
+            writer.delete(b, 0, t.spec(), null);
+        }
+        var delta = t.newRowDelta();
+        writer.result().deleteFiles().forEach(delta::addDeletes);
+        delta.commit();
+        Map<String, Integer> expected = rowsBut(0, 400, Set.of(3, 4, 150, 200));
+        try (ShardDataset d = (ShardDataset) Datasets.openLocal(at.toString())) {
+            assertEquals(expected, DeltaTableTest.rows(d));
+            assertEquals(2, d.filesWithDeletedRows());
+        }
+        try (TestS3Server.TestAwsProperties properties = new TestS3Server.TestAwsProperties(home);
+                TestS3Server s3 = new TestS3Server()) {
+            System.setProperty(S3ObjectStore.ENDPOINT_PROPERTY, s3.endpoint().toString());
+            s3.createBucket("lake", false);
+            DeltaTableTest.upload(s3, at, "vectors/");
+            UrlDatasetProvider.ShardCache cache = new UrlDatasetProvider.ShardCache(64L << 20, null);
+            try (Dataset d = Datasets.openLocalOrUrl("s3://lake/vectors/", cache)) {
+                assertEquals(expected, DeltaTableTest.rows(d));
+            }
+        } finally {
+            System.clearProperty(S3ObjectStore.ENDPOINT_PROPERTY);
         }
     }
 

@@ -311,13 +311,14 @@ public final class SparkEmbed {
                                 + " spark-embed runs a task per input file (`stoke pack` writes a folder of images as shards)");
             }
             if (dataset instanceof ShardDataset table && table.filesWithDeletedRows() > 0) {
-                // Each task opens its data file alone, which would give the rows the vectors delete.
-                throw new IllegalArgumentException(
-                        Urls.redact(table.snapshot()) + " deletes rows of "
-                                + table.filesWithDeletedRows()
-                                + " of its data files by deletion vectors, and spark-embed's"
-                                + " tasks read each data file alone: not embedded; rewrite the files without them"
-                                + " (REORG TABLE ... APPLY (PURGE)), or embed it with `stoke embed`, which leaves the rows out");
+                // Each task opens its data file alone, which would give the rows the deletes delete.
+                throw new IllegalArgumentException(Urls.redact(table.snapshot()) + " deletes rows of "
+                        + table.filesWithDeletedRows()
+                        + " of its data files by deletion vectors (Delta Lake) or row-level deletes"
+                        + " (Iceberg), and spark-embed's tasks read each data file alone: not embedded;"
+                        + " rewrite the files without them (Delta Lake: REORG TABLE ... APPLY (PURGE);"
+                        + " Iceberg: CALL system.rewrite_data_files), or embed it with `stoke embed`,"
+                        + " which leaves the rows out");
             }
             List<ShardTask> tasks = new ArrayList<>();
             for (InputFile f : InputFile.of(checked)) {
