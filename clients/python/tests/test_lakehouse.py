@@ -210,6 +210,39 @@ class IcebergTableTest(unittest.TestCase):
         with self.assertRaisesRegex(Exception, "no snapshot committed at or before"):
             stoke.DataLoader(str(ICEBERG), as_of="2000-01-01", batch_size=8, **SMALL)
 
+    def test_a_resumed_run_reads_the_snapshot_its_state_was_taken_over(self):
+        tmp = Path(tempfile.mkdtemp(prefix="stoke-py-test-iceberg-"))
+        try:
+            table = tmp / "table"
+            shutil.copytree(ICEBERG, table)
+            # The table as it was at its second snapshot: the third's metadata file not yet written,
+            # and the version hint naming the one before it.
+            later = (table / "metadata" / "v4.metadata.json").read_bytes()
+            (table / "metadata" / "v4.metadata.json").unlink()
+            (table / "metadata" / "version-hint.text").write_text("3")
+            settings = dict(batch_size=4, shuffle=True, seed=5, with_indices=True, **SMALL)
+            with stoke.DataLoader(str(table), **settings) as whole:
+                uninterrupted = epoch(whole)
+                self.assertEqual(18, len(whole.samples))
+            with stoke.DataLoader(str(table), **settings) as loader:
+                it = iter(loader)
+                head = [next(it) for _ in range(2)]
+                state = loader.state_dict()
+            self.assertTrue(state["table"].endswith("@v6115693495836072155"), state)
+            # The third snapshot is committed meanwhile; a new loader opens it, and the state takes
+            # it back to the second.
+            (table / "metadata" / "v4.metadata.json").write_bytes(later)
+            (table / "metadata" / "version-hint.text").write_text("4")
+            with stoke.DataLoader(str(table), **settings) as resumed:
+                self.assertEqual(24, len(resumed.samples))
+                resumed.load_state_dict(state)
+                self.assertEqual(18, len(resumed.samples))
+                rest = epoch(resumed)
+            head_indices = [i for _, _, indices in head for i in indices.tolist()]
+            self.assertEqual(uninterrupted[0], head_indices + rest[0])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
     @unittest.skipIf(pq is None, "pyarrow and Pillow are not installed")
     def test_the_pixels_are_torchvisions_of_the_snapshots_images(self):
         files = ICEBERG_SNAPSHOTS[6115693495836072155]
