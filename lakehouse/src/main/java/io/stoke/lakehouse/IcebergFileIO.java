@@ -43,13 +43,37 @@ final class IcebergFileIO implements FileIO {
         return writtenAt != null && openedAt != null && !writtenAt.equals(openedAt);
     }
 
-    /** Where {@code path}, as the table's metadata names it, is read. */
+    /**
+     * Where {@code path}, as the table's metadata names it, is read: under where the table was
+     * opened when it lies under where it was written, else where it says; in {@link #canonical} form.
+     */
     String relocated(String path) {
-        if (!relocates()) {
-            return path;
+        String p = canonical(path);
+        String at = relocates() && p.startsWith(writtenAt) ? openedAt + p.substring(writtenAt.length()) : p;
+        if (!at.startsWith("file:") && !Datasets.isUrl(at)) {
+            throw new IllegalArgumentException(path + " is in a store Stoke does not read ("
+                    + at.substring(0, at.indexOf("://") + 3) + "): Stoke reads local files, s3:// and http(s)://;"
+                    + " a copy of the table opened elsewhere reads the paths under where it was written from there");
         }
-        String p = Datasets.isUrl(path) ? path : fileUri(path); // a local path, or a file: URI in any spelling
-        return p.startsWith(writtenAt) ? openedAt + p.substring(writtenAt.length()) : path;
+        return at;
+    }
+
+    /**
+     * {@code path} in one spelling per place: Hadoop's {@code s3a://} and {@code s3n://} as
+     * {@code s3://} (Spark's Iceberg tables on S3 are often written through S3A), a URL as it is
+     * (another store's too: {@code gs://}, {@code abfss://}), a local path or {@code file:} URI as
+     * {@code file:/a/b}.
+     */
+    static String canonical(String path) {
+        if (path.startsWith("s3a://") || path.startsWith("s3n://")) {
+            return "s3://" + path.substring(6);
+        }
+        int scheme = path.indexOf("://");
+        boolean url = Datasets.isUrl(path)
+                || (scheme > 0
+                        && !path.startsWith("file:")
+                        && path.substring(0, scheme).chars().allMatch(Character::isLetterOrDigit));
+        return url ? path : fileUri(path);
     }
 
     @Override
@@ -131,9 +155,9 @@ final class IcebergFileIO implements FileIO {
         return new UnsupportedOperationException("Stoke reads tables and writes none: not writing " + path);
     }
 
-    /** A location with one trailing '/', a local path or {@code file:} URI as {@code file:/a/b/}. */
+    /** A location in {@link #canonical} form with one trailing '/'. */
     static String slashed(String location) {
-        String s = Datasets.isUrl(location) ? location : fileUri(location);
+        String s = canonical(location);
         return s.endsWith("/") ? s : s + "/";
     }
 

@@ -34,10 +34,19 @@ abstract sealed class PositionedFile implements AutoCloseable {
         return new Local(local(path));
     }
 
-    /** A local path from a path or a {@code file:} URI ({@code file:/a}, {@code file:///a}). */
+    /**
+     * A local path from a path or a {@code file:} URI ({@code file:/a}, {@code file:///a}), its
+     * escapes decoded; one that is no URI as written ({@code file:/a b}, as Hadoop's paths print) is
+     * taken as it is.
+     */
     static Path local(String path) {
         if (path.startsWith("file:")) {
-            return Path.of(URI.create(path.startsWith("file://") ? path : "file://" + path.substring(5)));
+            String uri = path.startsWith("file://") ? path : "file://" + path.substring(5);
+            try {
+                return Path.of(URI.create(uri));
+            } catch (IllegalArgumentException e) {
+                return Path.of(uri.substring("file://".length()));
+            }
         }
         return Path.of(path);
     }

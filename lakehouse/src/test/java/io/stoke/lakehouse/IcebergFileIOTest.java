@@ -1,0 +1,58 @@
+package io.stoke.lakehouse;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Where the paths an Iceberg table's metadata names are read: each place in one spelling, and those
+ * under where the table was written taken under where it was opened.
+ */
+class IcebergFileIOTest {
+    @Test
+    void aTableWrittenThroughS3aIsReadAtS3AsItIs() {
+        IcebergFileIO io = new IcebergFileIO(null, "s3a://lake/wh/images", "s3://lake/wh/images/");
+        assertFalse(io.relocates());
+        assertEquals("s3://lake/wh/images/data/a.parquet", io.relocated("s3a://lake/wh/images/data/a.parquet"));
+        assertEquals("s3://other/b.parquet", io.relocated("s3n://other/b.parquet"));
+    }
+
+    @Test
+    void aCopiedTablesPathsAreReadUnderWhereItWasOpened() {
+        IcebergFileIO io = new IcebergFileIO(null, "s3://lake/wh/images", "/data/images/");
+        assertTrue(io.relocates());
+        assertEquals("file:/data/images/data/a.parquet", io.relocated("s3://lake/wh/images/data/a.parquet"));
+        assertEquals(
+                "file:/data/images/metadata/snap-1.avro", io.relocated("s3a://lake/wh/images/metadata/snap-1.avro"));
+        // Outside the written location, and a sibling whose name only begins alike: as they say.
+        assertEquals("s3://lake/elsewhere/x.parquet", io.relocated("s3://lake/elsewhere/x.parquet"));
+        assertEquals("s3://lake/wh/images2/x.parquet", io.relocated("s3://lake/wh/images2/x.parquet"));
+        IcebergFileIO local = new IcebergFileIO(null, "/tmp/written/t", "https://host/t/");
+        for (String spelling : new String[] {
+            "/tmp/written/t/data/a.parquet",
+            "file:/tmp/written/t/data/a.parquet",
+            "file:///tmp/written/t/data/a.parquet"
+        }) {
+            assertEquals("https://host/t/data/a.parquet", local.relocated(spelling), spelling);
+        }
+    }
+
+    @Test
+    void anotherStoresUrlIsRefusedNamingItUnlessTheTableWasCopiedFromIt() {
+        IcebergFileIO io = new IcebergFileIO(null, "gs://bucket/t", "/data/t/");
+        assertEquals("file:/data/t/data/a.parquet", io.relocated("gs://bucket/t/data/a.parquet"));
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> io.relocated("gs://bucket/other/a.parquet"));
+        assertTrue(e.getMessage().contains("a store Stoke does not read (gs://)"), e.getMessage());
+    }
+
+    @Test
+    void aFileUriThatIsNoUriIsTakenAsWritten() {
+        assertEquals(Path.of("/tmp/a b/c.parquet"), PositionedFile.local("file:/tmp/a b/c.parquet"));
+        assertEquals(Path.of("/tmp/a b/c.parquet"), PositionedFile.local("file:///tmp/a%20b/c.parquet"));
+    }
+}
