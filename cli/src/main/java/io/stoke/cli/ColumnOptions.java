@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
 /**
  * {@code --image-column}, {@code --label-column} and {@code --key-column}, and a table's
  * {@code --table-version} and {@code --as-of}, alone, from the options table: which Parquet columns
- * hold a sample, and which snapshot of a Delta Lake table, for the commands that read a dataset
+ * hold a sample, and which snapshot of a Delta Lake or Iceberg table, for the commands that read a dataset
  * without driving a loader ({@code pack}, {@code cache}). {@link LoaderOptions#install} adds them.
  */
 @Command // what picocli asks of a mixin

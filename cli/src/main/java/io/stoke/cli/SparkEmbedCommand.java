@@ -143,7 +143,7 @@ public final class SparkEmbedCommand implements Callable<Integer> {
         }
         boolean workersGiven = spec.commandLine().getParseResult().hasMatchedOption("--workers");
         SparkEmbed.Request request = new SparkEmbed.Request(
-                options.dataSpec(dataset), // a Delta Lake table's snapshot: the driver plans its files once
+                options.dataSpec(dataset), // a Delta Lake or Iceberg table's snapshot: the driver plans its files once
                 model,
                 outputName,
                 options.transform(),
