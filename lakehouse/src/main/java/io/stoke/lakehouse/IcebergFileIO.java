@@ -19,8 +19,8 @@ import org.apache.iceberg.io.SeekableInputStream;
  * (ranged GETs, with its retries and credentials), so a table's metadata, manifest lists and
  * manifests are read with no Hadoop file system. A table whose files were copied elsewhere (its
  * metadata names the location it was written at) is read where it was opened: each path under the
- * written location is taken under the opened one ({@link #relocated}). Anything that would write is
- * refused, since Stoke only reads tables.
+ * written location is taken under the opened one ({@link #relocated}). A table at a URL reads no
+ * local file its metadata names. Anything that would write is refused, since Stoke only reads tables.
  */
 final class IcebergFileIO implements FileIO {
     private final ObjectStore store; // null: local files only
@@ -50,6 +50,11 @@ final class IcebergFileIO implements FileIO {
     String relocated(String path) {
         String p = canonical(path);
         String at = relocates() && p.startsWith(writtenAt) ? openedAt + p.substring(writtenAt.length()) : p;
+        if (store != null && at.startsWith("file:")) {
+            // A table at a URL reads no file of this machine's that its metadata names.
+            throw new IllegalArgumentException(
+                    path + " is a local file, named by the metadata of a table at a URL:" + " not read");
+        }
         if (!at.startsWith("file:") && !Datasets.isUrl(at)) {
             throw new IllegalArgumentException(path + " is in a store Stoke does not read ("
                     + at.substring(0, at.indexOf("://") + 3) + "): Stoke reads local files, s3:// and http(s)://;"

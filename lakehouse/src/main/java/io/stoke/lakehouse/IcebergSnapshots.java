@@ -76,7 +76,8 @@ public final class IcebergSnapshots {
             ReadLimits.checkSize(Urls.redact(metadataFile), size, ReadLimits.CATALOG_FILE);
             metadata = TableMetadataParser.read(new IcebergFileIO(store, null, null), metadataFile);
         } catch (IOException e) {
-            throw new UncheckedIOException(shown + ": cannot read " + metadataFile + ": " + e.getMessage(), e);
+            throw new UncheckedIOException(
+                    shown + ": cannot read " + Urls.redact(metadataFile) + ": " + e.getMessage(), e);
         } catch (IllegalArgumentException | IllegalStateException | UnsupportedOperationException e) {
             // TableMetadataParser's refusals: "Cannot read unsupported version 4", a missing field.
             throw new IllegalArgumentException(
@@ -128,12 +129,17 @@ public final class IcebergSnapshots {
         return current;
     }
 
+    /** The table's snapshots, by id and time: the last ten, and how many before them. */
     private static String snapshotIds(Table table) {
         List<String> ids = new ArrayList<>();
         for (Snapshot s : table.snapshots()) {
             ids.add(s.snapshotId() + " (" + Instant.ofEpochMilli(s.timestampMillis()) + ")");
         }
-        return ids.isEmpty() ? "none" : String.join(", ", ids);
+        int shown = Math.min(10, ids.size());
+        return ids.isEmpty()
+                ? "none"
+                : (ids.size() > shown ? (ids.size() - shown) + " earlier, then " : "")
+                        + String.join(", ", ids.subList(ids.size() - shown, ids.size()));
     }
 
     private static List<ParquetDatasets.TableFile> dataFiles(

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.stoke.remote.ObjectStore;
+import io.stoke.remote.RemoteOptions;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
@@ -48,6 +50,17 @@ class IcebergFileIOTest {
         IllegalArgumentException e =
                 assertThrows(IllegalArgumentException.class, () -> io.relocated("gs://bucket/other/a.parquet"));
         assertTrue(e.getMessage().contains("a store Stoke does not read (gs://)"), e.getMessage());
+    }
+
+    @Test
+    void aTableAtAUrlReadsNoLocalFileItsMetadataNames() {
+        try (ObjectStore http = ObjectStore.forUrl("http://127.0.0.1:9/t/", RemoteOptions.defaults())) {
+            IcebergFileIO io = new IcebergFileIO(http, "/tmp/written/t", "http://127.0.0.1:9/t/");
+            assertEquals("http://127.0.0.1:9/t/data/a.parquet", io.relocated("file:/tmp/written/t/data/a.parquet"));
+            IllegalArgumentException e =
+                    assertThrows(IllegalArgumentException.class, () -> io.relocated("file:/etc/passwd"));
+            assertTrue(e.getMessage().contains("named by the metadata of a table at a URL"), e.getMessage());
+        }
     }
 
     @Test
