@@ -94,6 +94,35 @@ def epoch(loader):
     return seen, labels
 
 
+#: The settings of the resume tests' loaders: shuffled, so that the order resumed is the seed's.
+RESUMED = dict(batch_size=4, shuffle=True, seed=5, with_indices=True, **SMALL)
+
+
+def assert_a_resumed_run_keeps_its_snapshot(test, table: Path, before, commit, pinned: str):
+    """Over ``table`` as ``before()`` leaves it (its second snapshot, 18 rows, the latest), a run's
+    state after two batches names that snapshot (``pinned``); ``commit()`` then writes the third (24
+    rows), which a new loader opens, and the state takes it back: the resumed run's batches are the
+    rest of the uninterrupted run's. Returns the state."""
+    before()
+    with stoke.DataLoader(str(table), **RESUMED) as whole:
+        uninterrupted = epoch(whole)
+        test.assertEqual(18, len(whole.samples))
+    with stoke.DataLoader(str(table), **RESUMED) as loader:
+        it = iter(loader)
+        head = [next(it) for _ in range(2)]
+        state = loader.state_dict()
+    test.assertTrue(state["table"].endswith(pinned), state)
+    commit()
+    with stoke.DataLoader(str(table), **RESUMED) as resumed:
+        test.assertEqual(24, len(resumed.samples))
+        resumed.load_state_dict(state)
+        test.assertEqual(18, len(resumed.samples))
+        rest = epoch(resumed)
+    head_indices = [i for _, _, indices in head for i in indices.tolist()]
+    test.assertEqual(uninterrupted[0], head_indices + rest[0])
+    return state
+
+
 @unittest.skipIf(MISSING, MISSING or "")
 class DeltaTableTest(unittest.TestCase):
     def test_each_version_is_its_own_rows_once(self):
@@ -140,34 +169,23 @@ class DeltaTableTest(unittest.TestCase):
         try:
             table = tmp / "table"
             shutil.copytree(TABLE, table)
-            # The table as it was at version 1: version 2's commit and checkpoint not yet written
-            # (its data file, in the folder already, is no part of version 1).
             later = tmp / "later"
             later.mkdir()
-            for f in list((table / "_delta_log").iterdir()):
-                if f.name.startswith(f"{2:020d}.") or f.name == "_last_checkpoint":
-                    shutil.move(str(f), later / f.name)
-            settings = dict(batch_size=4, shuffle=True, seed=5, with_indices=True, **SMALL)
-            with stoke.DataLoader(str(table), **settings) as whole:
-                uninterrupted = epoch(whole)
-                self.assertEqual(18, len(whole.samples))
-            with stoke.DataLoader(str(table), **settings) as loader:
-                it = iter(loader)
-                head = [next(it) for _ in range(2)]
-                state = loader.state_dict()
-            self.assertTrue(state["table"].endswith("@v1"), state)
-            # Version 2 is written meanwhile; a new loader opens it, and the state takes it back to 1.
-            for f in later.iterdir():
-                shutil.move(str(f), table / "_delta_log" / f.name)
-            with stoke.DataLoader(str(table), **settings) as resumed:
-                self.assertEqual(24, len(resumed.samples))
-                resumed.load_state_dict(state)
-                self.assertEqual(18, len(resumed.samples))
-                rest = epoch(resumed)
-            head_indices = [i for _, _, indices in head for i in indices.tolist()]
-            self.assertEqual(uninterrupted[0], head_indices + rest[0])
+
+            def before():
+                # The table as it was at version 1: version 2's commit and checkpoint not yet written
+                # (its data file, in the folder already, is no part of version 1).
+                for f in list((table / "_delta_log").iterdir()):
+                    if f.name.startswith(f"{2:020d}.") or f.name == "_last_checkpoint":
+                        shutil.move(str(f), later / f.name)
+
+            def commit():
+                for f in later.iterdir():
+                    shutil.move(str(f), table / "_delta_log" / f.name)
+
+            state = assert_a_resumed_run_keeps_its_snapshot(self, table, before, commit, "@v1")
             # A version named by the user is kept: a state over another fails the dataset check.
-            with stoke.DataLoader(str(table), table_version=2, **settings) as named:
+            with stoke.DataLoader(str(table), table_version=2, **RESUMED) as named:
                 with self.assertRaisesRegex(ValueError, "another dataset"):
                     named.load_state_dict(state)
         finally:
@@ -215,31 +233,20 @@ class IcebergTableTest(unittest.TestCase):
         try:
             table = tmp / "table"
             shutil.copytree(ICEBERG, table)
-            # The table as it was at its second snapshot: the third's metadata file not yet written,
-            # and the version hint naming the one before it.
-            later = (table / "metadata" / "v4.metadata.json").read_bytes()
-            (table / "metadata" / "v4.metadata.json").unlink()
-            (table / "metadata" / "version-hint.text").write_text("3")
-            settings = dict(batch_size=4, shuffle=True, seed=5, with_indices=True, **SMALL)
-            with stoke.DataLoader(str(table), **settings) as whole:
-                uninterrupted = epoch(whole)
-                self.assertEqual(18, len(whole.samples))
-            with stoke.DataLoader(str(table), **settings) as loader:
-                it = iter(loader)
-                head = [next(it) for _ in range(2)]
-                state = loader.state_dict()
-            self.assertTrue(state["table"].endswith("@v6115693495836072155"), state)
-            # The third snapshot is committed meanwhile; a new loader opens it, and the state takes
-            # it back to the second.
-            (table / "metadata" / "v4.metadata.json").write_bytes(later)
-            (table / "metadata" / "version-hint.text").write_text("4")
-            with stoke.DataLoader(str(table), **settings) as resumed:
-                self.assertEqual(24, len(resumed.samples))
-                resumed.load_state_dict(state)
-                self.assertEqual(18, len(resumed.samples))
-                rest = epoch(resumed)
-            head_indices = [i for _, _, indices in head for i in indices.tolist()]
-            self.assertEqual(uninterrupted[0], head_indices + rest[0])
+            metadata = table / "metadata"
+            later = (metadata / "v4.metadata.json").read_bytes()
+
+            def before():
+                # The table as it was at its second snapshot: the third's metadata file not yet
+                # written, and the version hint naming the one before it.
+                (metadata / "v4.metadata.json").unlink()
+                (metadata / "version-hint.text").write_text("3")
+
+            def commit():
+                (metadata / "v4.metadata.json").write_bytes(later)
+                (metadata / "version-hint.text").write_text("4")
+
+            assert_a_resumed_run_keeps_its_snapshot(self, table, before, commit, "@v6115693495836072155")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 

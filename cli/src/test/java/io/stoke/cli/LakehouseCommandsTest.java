@@ -32,10 +32,15 @@ class LakehouseCommandsTest {
     }
 
     long benchImages(String... extra) throws Exception {
+        return bench(TABLE.toString(), "Delta Lake table at version", extra);
+    }
+
+    /** The images {@code stoke bench SPEC EXTRA...} read, where its standard error says {@code said}. */
+    long bench(String spec, String said, String... extra) throws Exception {
         Path json = tmp.resolve("bench-" + System.nanoTime() + ".json");
         List<String> args = new ArrayList<>(List.of(
                 "bench",
-                TABLE.toString(),
+                spec,
                 "--batch-size",
                 "4",
                 "--no-warmup",
@@ -48,7 +53,7 @@ class LakehouseCommandsTest {
         args.addAll(List.of(extra));
         String[] r = run(args.toArray(String[]::new));
         assertEquals("0", r[0], r[1] + r[2]);
-        assertTrue(r[2].contains("Delta Lake table at version"), r[2]);
+        assertTrue(r[2].contains(said), r[2]);
         return new ObjectMapper().readTree(json.toFile()).get("images").asLong();
     }
 
@@ -88,31 +93,14 @@ class LakehouseCommandsTest {
     static final List<String> ICEBERG_SNAPSHOTS =
             List.of("2645794702169323198", "6115693495836072155", "7613922452491425802");
 
+    /** {@link #bench} of the Iceberg fixture at {@code spec}, read where it was copied to. */
     long benchIceberg(String spec, String... extra) throws Exception {
-        Path json = tmp.resolve("bench-" + System.nanoTime() + ".json");
-        List<String> args = new ArrayList<>(List.of(
-                "bench",
-                spec,
-                "--batch-size",
-                "4",
-                "--no-warmup",
-                "--resize",
-                "24",
-                "--crop",
-                "16",
-                "--json",
-                json.toString()));
-        args.addAll(List.of(extra));
-        String[] r = run(args.toArray(String[]::new));
-        assertEquals("0", r[0], r[1] + r[2]);
-        assertTrue(r[2].contains("Apache Iceberg table at snapshot"), r[2]);
-        assertTrue(r[2].contains("its files read under " + spec.replaceFirst("@.*", "")), r[2]);
-        return new ObjectMapper().readTree(json.toFile()).get("images").asLong();
+        return bench(spec, "Apache Iceberg table at snapshot", extra);
     }
 
     @Test
     void eachIcebergSnapshotByItsIdOrTime() throws Exception {
-        assertEquals(24, benchIceberg(ICEBERG.toString()));
+        assertEquals(24, bench(ICEBERG.toString(), "its files read under " + ICEBERG));
         assertEquals(24, benchIceberg(ICEBERG.toString(), "--table-version", ICEBERG_SNAPSHOTS.get(0)));
         assertEquals(18, benchIceberg(ICEBERG.toString(), "--table-version", ICEBERG_SNAPSHOTS.get(1)));
         assertEquals(18, benchIceberg(ICEBERG + "@v" + ICEBERG_SNAPSHOTS.get(1)));

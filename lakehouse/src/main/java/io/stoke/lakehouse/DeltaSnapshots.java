@@ -44,12 +44,6 @@ import java.util.TreeSet;
  * partition column (held in the path, not the files).
  */
 public final class DeltaSnapshots {
-    /**
-     * The most rows a snapshot's deletion vectors may delete: each is held as a row index (8 bytes)
-     * for as long as the dataset is open, in a heap of 384 MiB (cli/jvm.options), so 64 MiB of them.
-     */
-    static final long MAX_DELETED_ROWS = 1L << 23;
-
     private DeltaSnapshots() {}
 
     /**
@@ -58,7 +52,7 @@ public final class DeltaSnapshots {
      * @param store the store for a table at a URL (null: local)
      */
     public static TableSnapshot read(String location, SnapshotChoice choice, TableColumns columns, ObjectStore store) {
-        String root = trimSlash(location);
+        String root = TableSnapshot.trimSlash(location);
         Engine engine = new KernelEngine(new KernelFileIO(store));
         String shown = Urls.redact(root);
         Snapshot snapshot;
@@ -131,18 +125,18 @@ public final class DeltaSnapshots {
      * reader of the vector (inline in the log, or in a {@code deletion_vector_*.bin} file beside the
      * data, read through Stoke's file access). The stored vector is bounded before it is read, and
      * its rows must be as many as the log says. {@code held}: the rows the snapshot's other vectors
-     * delete, read already; with this one's they may not pass {@link #MAX_DELETED_ROWS}.
+     * delete, read already; with this one's they may not pass {@link TableSnapshot#MAX_DELETED_ROWS}.
      */
     static long[] deletedRows(String shown, String tablePath, String path, Row vector, Engine engine, long held) {
         DeletionVectorDescriptor dv = DeletionVectorDescriptor.fromRow(vector);
-        if (held + dv.getCardinality() > MAX_DELETED_ROWS) {
+        if (held + dv.getCardinality() > TableSnapshot.MAX_DELETED_ROWS) {
             throw new IllegalArgumentException(String.format(
                     Locale.ROOT,
                     "%s: its deletion vectors delete more than %,d rows (%,d up to %s), which Stoke holds"
                             + " at 8 bytes each while it reads: not read; rewrite its files without them"
                             + " (REORG TABLE ... APPLY (PURGE))",
                     shown,
-                    MAX_DELETED_ROWS,
+                    TableSnapshot.MAX_DELETED_ROWS,
                     held + dv.getCardinality(),
                     path));
         }
@@ -207,14 +201,6 @@ public final class DeltaSnapshots {
                                 + " a partition column's values are in the files' paths, not in their Parquet columns: not read");
             }
         }
-    }
-
-    private static String trimSlash(String location) {
-        String s = location;
-        while (s.length() > 1 && s.endsWith("/")) {
-            s = s.substring(0, s.length() - 1);
-        }
-        return s;
     }
 
     /** Delta Kernel's version, from its jar. */

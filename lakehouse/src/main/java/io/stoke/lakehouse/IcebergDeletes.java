@@ -34,7 +34,7 @@ import org.apache.iceberg.deletes.PositionDeleteIndex;
  * read once). Which delete files apply to which data file is Iceberg's scan's (their sequence
  * numbers, partitions). Equality deletes, which match rows by their values, are refused: Stoke does
  * not read the columns they name. The rows held are bounded as Delta Lake's deletion vectors' are
- * ({@link DeltaSnapshots#MAX_DELETED_ROWS}), by the delete files' own counts, before they are read.
+ * ({@link TableSnapshot#MAX_DELETED_ROWS}), by the delete files' own counts, before they are read.
  */
 final class IcebergDeletes {
     private static final StructType POSITIONS =
@@ -184,14 +184,14 @@ final class IcebergDeletes {
     /** Counts a delete file's rows against the bound before it is read. */
     private void count(DeleteFile d) {
         held += d.recordCount();
-        if (held > DeltaSnapshots.MAX_DELETED_ROWS) {
+        if (held > TableSnapshot.MAX_DELETED_ROWS) {
             throw new IllegalArgumentException(String.format(
                     Locale.ROOT,
                     "%s: its row-level deletes delete more than %,d rows (%,d up to %s), which Stoke holds"
                             + " at 8 bytes each while it reads: not read; rewrite its data files without them"
                             + " (Spark's CALL system.rewrite_data_files with delete-file-threshold=1)",
                     shown,
-                    DeltaSnapshots.MAX_DELETED_ROWS,
+                    TableSnapshot.MAX_DELETED_ROWS,
                     held,
                     d.location()));
         }

@@ -91,11 +91,12 @@ public final class IcebergSnapshots {
         refuseRenamedColumns(shown, table, columns);
         List<ParquetDatasets.TableFile> files = dataFiles(shown, table, snapshot, io, store);
         files.sort(Comparator.comparing(ParquetDatasets.TableFile::location));
-        String root = location.endsWith(".metadata.json") ? location : trimSlash(location);
+        String root = location.endsWith(".metadata.json") ? location : TableSnapshot.trimSlash(location);
         String detail = "metadata " + metadataFile.substring(metadataFile.lastIndexOf('/') + 1)
                 + (!io.relocates()
                         ? ""
-                        : "; written at " + metadata.location() + ", its files read under " + trimSlash(openedAt));
+                        : "; written at " + metadata.location() + ", its files read under "
+                                + TableSnapshot.trimSlash(openedAt));
         return new TableSnapshot(
                 Datasets.ICEBERG,
                 root,
@@ -210,7 +211,7 @@ public final class IcebergSnapshots {
             return location;
         }
         String folder = slashed(location) + "metadata/";
-        String shown = Urls.redact(trimSlash(location));
+        String shown = Urls.redact(TableSnapshot.trimSlash(location));
         String hint = hint(folder, store);
         if (hint != null) {
             String named = folder + "v" + hint + ".metadata.json";
@@ -308,14 +309,6 @@ public final class IcebergSnapshots {
 
     private static String slashed(String location) {
         return location.endsWith("/") ? location : location + "/";
-    }
-
-    private static String trimSlash(String location) {
-        String s = location;
-        while (s.length() > 1 && s.endsWith("/")) {
-            s = s.substring(0, s.length() - 1);
-        }
-        return s;
     }
 
     /** Iceberg's version, from its build's properties. */

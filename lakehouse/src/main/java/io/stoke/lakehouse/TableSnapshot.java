@@ -23,8 +23,24 @@ public record TableSnapshot(
         Instant committed,
         List<ParquetDatasets.TableFile> files,
         String detail) {
+    /**
+     * The most rows a snapshot's deletes (Delta Lake's deletion vectors, Iceberg's row-level deletes)
+     * may delete: each is held as a row index (8 bytes) for as long as the dataset is open, in a heap
+     * of 384 MiB (cli/jvm.options), so 64 MiB of them.
+     */
+    static final long MAX_DELETED_ROWS = 1L << 23;
+
     public TableSnapshot {
         files = List.copyOf(files);
+    }
+
+    /** {@code location} without its trailing '/'s: a table's root as its snapshot names it. */
+    static String trimSlash(String location) {
+        String s = location;
+        while (s.length() > 1 && s.endsWith("/")) {
+            s = s.substring(0, s.length() - 1);
+        }
+        return s;
     }
 
     /** The spec that names this snapshot alone ({@code TABLE@v12}): what a resumed job opens. */

@@ -15,7 +15,7 @@ class DeletionVectorLimitTest {
     @Test
     void vectorsDeletingMoreRowsThanStokeHoldsAreRefusedBeforeTheyAreRead() {
         DeletionVectorDescriptor claim = new DeletionVectorDescriptor(
-                "u", "ab^-aqEH.-t@S}K{vb[*k^", Optional.of(1), 40, DeltaSnapshots.MAX_DELETED_ROWS - 9);
+                "u", "ab^-aqEH.-t@S}K{vb[*k^", Optional.of(1), 40, TableSnapshot.MAX_DELETED_ROWS - 9);
         KernelEngine engine = new KernelEngine(new KernelFileIO(null));
         IllegalArgumentException e = assertThrows(
                 IllegalArgumentException.class,

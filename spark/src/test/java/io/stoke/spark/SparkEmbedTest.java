@@ -382,36 +382,28 @@ class SparkEmbedTest {
      */
     @Test
     void aDeltaLakeTablesSnapshotIsEmbeddedAndNothingElseOfItsFolder() throws Exception {
-        Path table = Path.of(System.getProperty("user.dir")).resolveSibling("clients/python/tests/data/delta-images");
-        Path out = tmp.resolve("delta-out");
-        Manifest m = run(request(table + "@v1", MODEL, out.toString(), 256));
-        assertTrue(m.complete(), m.toString());
-        assertEquals(18, m.rows(), m.toString());
-        List<Row> rows = rows(out);
-        assertOncePerSample(rows, 18);
-        Set<String> labels = new HashSet<>();
-        for (Row r : rows) {
-            labels.add(String.valueOf(r.getAs("label").toString()));
-        }
-        assertEquals(Set.of("0", "1", "2"), labels, "version 1 deleted label 3; version 2 appended label 4");
-        assertEquals(table + "@v1", m.data());
-        // The latest snapshot at planning, named in the manifest by its version, not as the table alone.
-        Manifest latest =
-                run(request(table.toString(), MODEL, tmp.resolve("delta-latest").toString(), 256));
-        assertEquals(24, latest.rows(), latest.toString());
-        assertEquals(table + "@v2", latest.data());
+        assertSnapshotEmbedded("delta-images", "@v1", "@v2");
     }
 
     /**
      * An Apache Iceberg table (the Python client's fixture, written by Iceberg's Java library) at its
-     * second snapshot: a task per data file of it, its 18 rows once each, read where the table was
-     * copied to; the latest at planning named by its snapshot id.
+     * second snapshot, alike, read where the table was copied to; the latest at planning named by its
+     * snapshot id.
      */
     @Test
     void anIcebergTablesSnapshotIsEmbeddedAndNothingElseOfItsFolder() throws Exception {
-        Path table = Path.of(System.getProperty("user.dir")).resolveSibling("clients/python/tests/data/iceberg-images");
-        Path out = tmp.resolve("iceberg-out");
-        Manifest m = run(request(table + "@v6115693495836072155", MODEL, out.toString(), 256));
+        assertSnapshotEmbedded("iceberg-images", "@v6115693495836072155", "@v7613922452491425802");
+    }
+
+    /**
+     * The Python client's table fixture {@code name} (24 rows, then 18 after a delete of label 3, then
+     * 24 after an append of label 4) embedded at its second snapshot ({@code second}): its 18 rows
+     * once each, labels 0 to 2; and at the latest at planning, which the manifest names ({@code latest}).
+     */
+    void assertSnapshotEmbedded(String name, String second, String latest) throws Exception {
+        Path table = Path.of(System.getProperty("user.dir")).resolveSibling("clients/python/tests/data/" + name);
+        Path out = tmp.resolve(name + "-out");
+        Manifest m = run(request(table + second, MODEL, out.toString(), 256));
         assertTrue(m.complete(), m.toString());
         assertEquals(18, m.rows(), m.toString());
         List<Row> rows = rows(out);
@@ -421,10 +413,12 @@ class SparkEmbedTest {
             labels.add(String.valueOf(r.getAs("label").toString()));
         }
         assertEquals(Set.of("0", "1", "2"), labels, "the second snapshot deleted label 3; the third appended label 4");
-        Manifest latest = run(
-                request(table.toString(), MODEL, tmp.resolve("iceberg-latest").toString(), 256));
-        assertEquals(24, latest.rows(), latest.toString());
-        assertEquals(table + "@v7613922452491425802", latest.data());
+        assertEquals(table + second, m.data());
+        // The latest snapshot at planning, named in the manifest by its version, not as the table alone.
+        Manifest last = run(
+                request(table.toString(), MODEL, tmp.resolve(name + "-latest").toString(), 256));
+        assertEquals(24, last.rows(), last.toString());
+        assertEquals(table + latest, last.data());
     }
 
     /**
