@@ -10,6 +10,7 @@ import io.delta.kernel.types.StructType;
 import io.delta.kernel.utils.CloseableIterator;
 import io.delta.kernel.utils.FileStatus;
 import io.stoke.loader.internal.ReadLimits;
+import io.stoke.loader.internal.Urls;
 import io.stoke.remote.ObjectStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -67,8 +68,9 @@ final class IcebergDeletes {
         for (DeleteFile d : deletes) {
             long[] more;
             if (d.content() == FileContent.EQUALITY_DELETES) {
-                throw new IllegalArgumentException(shown + ": " + dataFile + " has equality deletes ("
-                        + d.location() + "), which delete rows by the values of columns Stoke does not read:"
+                throw new IllegalArgumentException(shown + ": " + Urls.redact(dataFile) + " has equality deletes ("
+                        + Urls.redact(d.location())
+                        + "), which delete rows by the values of columns Stoke does not read:"
                         + " not read; rewrite the data files without them (Spark's CALL"
                         + " system.rewrite_data_files with delete-file-threshold=1) and read that snapshot");
             } else if (d.format() == FileFormat.PUFFIN) {
@@ -76,8 +78,8 @@ final class IcebergDeletes {
             } else if (d.format() == FileFormat.PARQUET) {
                 more = positionFile(d).getOrDefault(dataFile, new long[0]);
             } else {
-                throw new IllegalArgumentException(shown + ": the position delete file " + d.location() + " is "
-                        + d.format() + ", and Stoke reads Parquet's: not read");
+                throw new IllegalArgumentException(shown + ": the position delete file " + Urls.redact(d.location())
+                        + " is " + d.format() + ", and Stoke reads Parquet's: not read");
             }
             rows = union(rows, more);
         }
@@ -90,26 +92,28 @@ final class IcebergDeletes {
         Long offset = dv.contentOffset();
         Long size = dv.contentSizeInBytes();
         if (offset == null || size == null || offset < 0) {
-            throw new IllegalArgumentException(shown + ": the deletion vector of " + dataFile
+            throw new IllegalArgumentException(shown + ": the deletion vector of " + Urls.redact(dataFile)
                     + " has no blob offset and size in its manifest: not read");
         }
         if (size < 0 || size > ReadLimits.DELETION_VECTOR) {
-            throw new IllegalArgumentException(shown + ": the deletion vector of " + dataFile + " "
+            throw new IllegalArgumentException(shown + ": the deletion vector of " + Urls.redact(dataFile) + " "
                     + ReadLimits.exceeds("a deletion vector", size, ReadLimits.DELETION_VECTOR) + ": not read");
         }
         byte[] blob = new byte[Math.toIntExact(size)];
         String at = io.relocated(dv.location());
         if (offset + size > dv.fileSizeInBytes()) {
             throw new IllegalArgumentException(
-                    shown + ": the deletion vector of " + dataFile + " lies past the end" + " of its file " + at + " ("
-                            + (offset + size) + " > " + dv.fileSizeInBytes() + " bytes): not read");
+                    shown + ": the deletion vector of " + Urls.redact(dataFile) + " lies past the end"
+                            + " of its file " + Urls.redact(at) + " (" + (offset + size) + " > " + dv.fileSizeInBytes()
+                            + " bytes): not read");
         }
         try (PositionedFile file = PositionedFile.open(at, dv.fileSizeInBytes(), store)) {
             file.pos = offset;
             file.readFully(blob, 0, blob.length);
         } catch (IOException e) {
             throw new UncheckedIOException(
-                    shown + ": cannot read the deletion vector of " + dataFile + " in " + at + ": " + e.getMessage(),
+                    shown + ": cannot read the deletion vector of " + Urls.redact(dataFile) + " in " + Urls.redact(at)
+                            + ": " + e.getMessage(),
                     e);
         }
         PositionDeleteIndex index;
@@ -117,17 +121,19 @@ final class IcebergDeletes {
             index = PositionDeleteIndex.deserialize(blob, dv);
         } catch (RuntimeException e) {
             throw new IllegalArgumentException(
-                    shown + ": the deletion vector of " + dataFile + " in " + at + " is not one Iceberg reads: "
-                            + e.getMessage(),
+                    shown + ": the deletion vector of " + Urls.redact(dataFile) + " in " + Urls.redact(at)
+                            + " is not one Iceberg reads: " + e.getMessage(),
                     e);
         }
-        long[] rows = new long[Math.toIntExact(index.cardinality())];
+        // Checked before the rows are held: a few bytes of bitmap runs can name billions of rows, and the
+        // manifest's count is what count() bounded.
+        if (index.cardinality() != dv.recordCount()) {
+            throw new IllegalArgumentException(shown + ": the deletion vector of " + Urls.redact(dataFile) + " holds "
+                    + index.cardinality() + " rows, and its manifest says " + dv.recordCount() + ": not read");
+        }
+        long[] rows = new long[Math.toIntExact(dv.recordCount())];
         int[] n = {0};
         index.forEach(pos -> rows[n[0]++] = pos);
-        if (rows.length != dv.recordCount()) {
-            throw new IllegalArgumentException(shown + ": the deletion vector of " + dataFile + " holds " + rows.length
-                    + " rows, and its manifest says " + dv.recordCount() + ": not read");
-        }
         Arrays.sort(rows);
         return rows;
     }
@@ -141,6 +147,7 @@ final class IcebergDeletes {
         count(d);
         Map<String, long[]> byFile = new HashMap<>();
         Map<String, Integer> used = new HashMap<>();
+        long seen = 0;
         String at = io.relocated(d.location());
         FileStatus status = FileStatus.of(at, d.fileSizeInBytes(), 0);
         try (CloseableIterator<FileReadResult> batches = engine.getParquetHandler()
@@ -151,8 +158,13 @@ final class IcebergDeletes {
                 ColumnVector positions = batch.getColumnVector(1);
                 for (int r = 0; r < batch.getSize(); r++) {
                     if (paths.isNullAt(r) || positions.isNullAt(r)) {
-                        throw new IllegalArgumentException(shown + ": the position delete file " + at
+                        throw new IllegalArgumentException(shown + ": the position delete file " + Urls.redact(at)
                                 + " has a row without file_path or pos: not read");
+                    }
+                    if (++seen > d.recordCount()) {
+                        // More rows than count() bounded: refused before they are held.
+                        throw new IllegalArgumentException(shown + ": the position delete file " + Urls.redact(at)
+                                + " holds more rows than its manifest's " + d.recordCount() + ": not read");
                     }
                     String path = paths.getString(r);
                     long[] rows = byFile.computeIfAbsent(path, p -> new long[16]);
@@ -170,7 +182,7 @@ final class IcebergDeletes {
                 throw (IllegalArgumentException) e;
             }
             throw new IllegalArgumentException(
-                    shown + ": cannot read the position delete file " + at + ": " + e.getMessage(), e);
+                    shown + ": cannot read the position delete file " + Urls.redact(at) + ": " + e.getMessage(), e);
         }
         byFile.replaceAll((path, rows) -> {
             long[] sorted = Arrays.copyOf(rows, used.get(path));

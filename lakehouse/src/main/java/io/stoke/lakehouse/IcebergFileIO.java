@@ -1,5 +1,6 @@
 package io.stoke.lakehouse;
 
+import io.stoke.loader.internal.Urls;
 import io.stoke.loader.source.Datasets;
 import io.stoke.remote.LakehouseMarkers;
 import io.stoke.remote.ObjectStore;
@@ -56,7 +57,7 @@ final class IcebergFileIO implements FileIO {
                     path + " is a local file, named by the metadata of a table at a URL:" + " not read");
         }
         if (!at.startsWith("file:") && !Datasets.isUrl(at)) {
-            throw new IllegalArgumentException(path + " is in a store Stoke does not read ("
+            throw new IllegalArgumentException(Urls.redact(path) + " is in a store Stoke does not read ("
                     + at.substring(0, at.indexOf("://") + 3) + "): Stoke reads local files, s3:// and http(s)://;"
                     + " a copy of the table opened elsewhere reads the paths under where it was written from there");
         }

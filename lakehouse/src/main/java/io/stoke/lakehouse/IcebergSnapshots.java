@@ -153,7 +153,7 @@ public final class IcebergSnapshots {
                 DataFile file = task.file();
                 if (file.format() != FileFormat.PARQUET) {
                     throw new IllegalArgumentException(shown + " holds " + file.format() + " data files ("
-                            + file.location() + "), and Stoke reads Parquet's alone: not read");
+                            + Urls.redact(file.location()) + "), and Stoke reads Parquet's alone: not read");
                 }
                 files.add(new ParquetDatasets.TableFile(
                         localOrUrl(io.relocated(file.location())), file.fileSizeInBytes(), deletes.deletedRows(task)));

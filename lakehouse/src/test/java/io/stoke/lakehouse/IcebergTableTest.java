@@ -410,6 +410,29 @@ class IcebergTableTest {
         assertEquals(expected, stokeRows(deletes.toString()));
         assertEquals(396, DeltaTableTest.count(expected));
         assertEquals(400, DeltaTableTest.count(stokeRows(deletes + "@v" + clean)));
+        // A position delete file holding more rows than its manifest says: refused before they are held.
+        Path tooMany = tmp.resolve("position-deletes-too-many");
+        Table understated = tableOverAB(tooMany, 2);
+        String a2 = tooMany.resolve("data/a.parquet").toUri().toString();
+        Path three = sparkFile(
+                "positions-3",
+                List.of(RowFactory.create(a2, 1L), RowFactory.create(a2, 2L), RowFactory.create(a2, 3L)),
+                positions);
+        understated
+                .newRowDelta()
+                .addDeletes(FileMetadata.deleteFileBuilder(understated.spec())
+                        .ofPositionDeletes()
+                        .withPath(three.toUri().toString())
+                        .withFileSizeInBytes(Files.size(three))
+                        .withRecordCount(1)
+                        .withFormat(FileFormat.PARQUET)
+                        .build())
+                .commit();
+        IllegalArgumentException understatedError =
+                assertThrows(IllegalArgumentException.class, () -> stokeRows(tooMany.toString()));
+        assertTrue(
+                understatedError.getMessage().contains("holds more rows than its manifest's 1"),
+                understatedError.getMessage());
         // An equality delete of label 3: refused, naming it.
         Path equality = sparkFile(
                 "equality", List.of(RowFactory.create(3L)), new StructType().add("label", DataTypes.LongType));
