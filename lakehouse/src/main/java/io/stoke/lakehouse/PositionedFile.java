@@ -54,8 +54,10 @@ abstract sealed class PositionedFile implements AutoCloseable {
     /** Up to {@code len} bytes at the position into {@code b}, which moves past them; -1 at the end. */
     abstract int read(byte[] b, int off, int len) throws IOException;
 
+    /** {@link #read()}'s byte: one per file, where the metadata and log parsers read byte by byte. */
+    private final byte[] one = new byte[1];
+
     int read() throws IOException {
-        byte[] one = new byte[1];
         return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
     }
 
