@@ -5,7 +5,7 @@
 module io.stoke.embed {
     requires transitive io.stoke.loader;
     requires transitive com.microsoft.onnxruntime;
-    requires io.stoke.parquet;
+    requires transitive io.stoke.parquet; // EmbeddingTable.SCHEMA is a parquet-java MessageType
     requires java.management;
     requires jdk.management; // the process's CPU time, for the job's figures
 

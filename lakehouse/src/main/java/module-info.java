@@ -3,7 +3,8 @@
  * one version, never the loose files of their folder, each file's row groups the shards, as
  * stoke-parquet reads Parquet. Delta Lake's log is replayed by Delta Kernel over Stoke's own file
  * access (local files, stoke-remote's stores), with no Hadoop file system; Iceberg's metadata and
- * manifests by Iceberg's own library over the same.
+ * manifests by Iceberg's own library over the same. A folder of Parquet files Stoke wrote is made a
+ * table, or appended to one, by the same libraries ({@link io.stoke.lakehouse.OutputTable}).
  */
 module io.stoke.lakehouse {
     requires transitive io.stoke.parquet;

@@ -38,7 +38,8 @@ public final class EmbeddingTable implements AutoCloseable {
     /** The status of a sample that decoded. */
     public static final String OK = "ok";
 
-    static final MessageType SCHEMA = MessageTypeParser.parseMessageType("""
+    /** The table's schema, every file's the same (what a lakehouse table of them is made with). */
+    public static final MessageType SCHEMA = MessageTypeParser.parseMessageType("""
             message embedding {
               required binary shard (STRING);
               required binary key (STRING);

@@ -4,14 +4,17 @@ import io.stoke.loader.internal.Urls;
 import io.stoke.loader.source.Datasets;
 import io.stoke.remote.LakehouseMarkers;
 import io.stoke.remote.ObjectStore;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
+import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.NotFoundException;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.io.OutputFile;
+import org.apache.iceberg.io.PositionOutputStream;
 import org.apache.iceberg.io.SeekableInputStream;
 
 /**
@@ -21,12 +24,15 @@ import org.apache.iceberg.io.SeekableInputStream;
  * manifests are read with no Hadoop file system. A table whose files were copied elsewhere (its
  * metadata names the location it was written at) is read where it was opened: each path under the
  * written location is taken under the opened one ({@link #relocated}). A table at a URL reads no
- * local file its metadata names. Anything that would write is refused, since Stoke only reads tables.
+ * local file its metadata names. Reading a table, anything that would write is refused; appending
+ * to one ({@link OutputTable}), new files (manifests, manifest lists) are written whole through
+ * {@link LogFiles} when their stream closes, and nothing is deleted.
  */
 final class IcebergFileIO implements FileIO {
     private final ObjectStore store; // null: local files only
     private final String writtenAt; // with its trailing '/', or null: paths are read as they are
     private final String openedAt;
+    private final LogFiles log; // null: reads only
 
     /**
      * @param store where URLs are read (null: local files only)
@@ -34,6 +40,12 @@ final class IcebergFileIO implements FileIO {
      * @param openedAt where the table was opened, for paths under {@code writtenAt}
      */
     IcebergFileIO(ObjectStore store, String writtenAt, String openedAt) {
+        this(store, writtenAt, openedAt, null);
+    }
+
+    /** As {@link #IcebergFileIO(ObjectStore, String, String)}, writing new files through {@code log} (null: reads only). */
+    IcebergFileIO(ObjectStore store, String writtenAt, String openedAt, LogFiles log) {
+        this.log = log;
         this.store = store;
         this.writtenAt = writtenAt == null ? null : slashed(writtenAt);
         this.openedAt = openedAt == null ? null : slashed(openedAt);
@@ -149,7 +161,61 @@ final class IcebergFileIO implements FileIO {
 
     @Override
     public OutputFile newOutputFile(String path) {
-        throw readOnly(path);
+        if (log == null) {
+            throw readOnly(path);
+        }
+        String at = relocated(path);
+        return new OutputFile() {
+            @Override
+            public PositionOutputStream create() {
+                if (newInputFile(at).exists()) {
+                    throw new AlreadyExistsException("%s exists", at);
+                }
+                return createOrOverwrite();
+            }
+
+            @Override
+            public PositionOutputStream createOrOverwrite() {
+                // Manifests and manifest lists: kilobytes, of names no other writer uses.
+                return new PositionOutputStream() {
+                    private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+                    private boolean closed;
+
+                    @Override
+                    public long getPos() {
+                        return bytes.size();
+                    }
+
+                    @Override
+                    public void write(int b) {
+                        bytes.write(b);
+                    }
+
+                    @Override
+                    public void write(byte[] b, int off, int len) {
+                        bytes.write(b, off, len);
+                    }
+
+                    @Override
+                    public void close() {
+                        if (!closed) {
+                            closed = true;
+                            log.replace(at, bytes.toByteArray());
+                        }
+                    }
+                };
+            }
+
+            @Override
+            public String location() {
+                return at;
+            }
+
+            @Override
+            public InputFile toInputFile() {
+                return newInputFile(at);
+            }
+        };
     }
 
     @Override

@@ -50,7 +50,7 @@ import org.apache.iceberg.util.SnapshotUtil;
  */
 public final class IcebergSnapshots {
     /** A metadata file's name: Hadoop tables' {@code v12.metadata.json}, catalogs' {@code 00012-<uuid>.metadata.json}. */
-    private static final Pattern METADATA_VERSION = Pattern.compile("^(?:v(\\d+)|(\\d+)-.*)\\.metadata\\.json$");
+    static final Pattern METADATA_VERSION = Pattern.compile("^(?:v(\\d+)|(\\d+)-.*)\\.metadata\\.json$");
 
     /** {@code version-hint.text}: a number. */
     private static final long VERSION_HINT_BYTES = 1 << 10;
@@ -285,7 +285,7 @@ public final class IcebergSnapshots {
         return text.chars().allMatch(Character::isDigit) && !text.isEmpty() ? text : null;
     }
 
-    private static boolean exists(String location, ObjectStore store) {
+    static boolean exists(String location, ObjectStore store) {
         return store != null
                 ? LakehouseMarkers.statIfThere(store, location) != null
                 : Files.isRegularFile(PositionedFile.local(location));

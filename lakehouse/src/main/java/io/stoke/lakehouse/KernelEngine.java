@@ -40,7 +40,8 @@ import org.apache.parquet.schema.MessageType;
  * with parquet-java's {@link PlainParquetConfiguration} and stoke-parquet's page codecs, as
  * stoke-parquet reads data files, and
  * materialises rows into Kernel's own column vectors ({@link RowRecordCollector}, Kernel's public
- * class), so the batches are the ones Kernel's reader gives. Nothing is written: Stoke reads tables.
+ * class), so the batches are the ones Kernel's reader gives. No Parquet is written: Stoke appends to a
+ * table ({@link OutputTable}) files it wrote itself, and writes no checkpoint.
  */
 final class KernelEngine extends DefaultEngine {
     /** Rows per batch, Kernel's default engine's own ({@code delta.kernel.default.parquet.reader.batch-size}). */

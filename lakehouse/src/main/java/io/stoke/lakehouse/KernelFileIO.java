@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.delta.kernel.defaults.engine.fileio.FileIO;
 import io.delta.kernel.defaults.engine.fileio.InputFile;
 import io.delta.kernel.defaults.engine.fileio.OutputFile;
+import io.delta.kernel.defaults.engine.fileio.PositionOutputStream;
 import io.delta.kernel.defaults.engine.fileio.SeekableInputStream;
 import io.delta.kernel.utils.CloseableIterator;
 import io.delta.kernel.utils.FileStatus;
@@ -15,7 +16,9 @@ import io.stoke.remote.LakehouseMarkers;
 import io.stoke.remote.ObjectStore;
 import java.io.FileNotFoundException;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -28,12 +31,13 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * Delta Kernel's file access, read-only, over Stoke's own: local files through NIO, and objects at
+ * Delta Kernel's file access over Stoke's own: local files through NIO, and objects at
  * {@code s3://} and {@code http(s)://} through stoke-remote's {@link ObjectStore} (its listings, or
  * over HTTP HEADs of the log's versions, and ranged GETs, with its retries and credentials). So a
  * table's log is replayed with no Hadoop file system. Kernel names
- * local files as {@code file:} URIs ({@link #resolvePath}); anything that would write is refused,
- * since Stoke only reads tables.
+ * local files as {@code file:} URIs ({@link #resolvePath}). Reading a table, anything that would
+ * write is refused; appending to one ({@link OutputTable}), the log's next version is written
+ * through {@link LogFiles}, created at most once, and nothing else is written.
  */
 final class KernelFileIO implements FileIO {
     /** {@code _last_checkpoint}: a line of JSON (its schema, at most, makes it a few kilobytes). */
@@ -42,9 +46,17 @@ final class KernelFileIO implements FileIO {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final ObjectStore store; // null: local files only
+    private final LogFiles log; // null: reads only
 
+    /** Reads only. */
     KernelFileIO(ObjectStore store) {
+        this(store, null);
+    }
+
+    /** Reads, and writes the log's versions through {@code log} (null: reads only). */
+    KernelFileIO(ObjectStore store, LogFiles log) {
         this.store = store;
+        this.log = log;
     }
 
     @Override
@@ -203,7 +215,12 @@ final class KernelFileIO implements FileIO {
 
             @Override
             public SeekableInputStream newStream() throws IOException {
-                return new Stream(PositionedFile.open(path, Datasets.isUrl(path) ? length() : -1, store));
+                try {
+                    return new Stream(PositionedFile.open(path, Datasets.isUrl(path) ? length() : -1, store));
+                } catch (NoSuchFileException e) {
+                    // What Kernel takes as a file not there (a table with no _last_checkpoint yet).
+                    throw new FileNotFoundException(path + " does not exist");
+                }
             }
         };
     }
@@ -214,13 +231,51 @@ final class KernelFileIO implements FileIO {
     }
 
     @Override
-    public boolean mkdirs(String path) {
-        throw readOnly(path);
+    public boolean mkdirs(String path) throws IOException {
+        if (log == null) {
+            throw readOnly(path);
+        }
+        if (!Datasets.isUrl(path)) {
+            Files.createDirectories(local(path)); // an object store has no folders to make
+        }
+        return true;
     }
 
     @Override
     public OutputFile newOutputFile(String path) {
-        throw readOnly(path);
+        if (log == null) {
+            throw readOnly(path);
+        }
+        return new OutputFile() {
+            @Override
+            public String path() {
+                return path;
+            }
+
+            @Override
+            public PositionOutputStream create(boolean overwrite) {
+                // Kernel's checkpoints and checksums, written by post-commit hooks, which are not run.
+                throw new UnsupportedOperationException(
+                        "Stoke writes a Delta table's commits only: not writing " + path);
+            }
+
+            @Override
+            public void writeAtomically(CloseableIterator<String> lines, boolean overwrite) throws IOException {
+                StringBuilder text = new StringBuilder();
+                try (lines) {
+                    while (lines.hasNext()) {
+                        text.append(lines.next()).append('\n');
+                    }
+                }
+                byte[] bytes = text.toString().getBytes(StandardCharsets.UTF_8);
+                if (overwrite) {
+                    log.replace(path, bytes);
+                } else if (!log.createOnce(path, bytes)) {
+                    // What Kernel's commit takes as another writer's version: it reads the log again.
+                    throw new FileAlreadyExistsException(path);
+                }
+            }
+        };
     }
 
     @Override
