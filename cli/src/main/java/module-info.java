@@ -21,6 +21,7 @@ module io.stoke.cli {
     // --add-modules ALL-MODULE-PATH (cli/modules.options) resolves them.
     requires static io.stoke.embed;
     requires io.stoke.tune;
+    requires io.stoke.lakehouse; // spark-embed's --output-table names its formats
     requires info.picocli;
     requires com.fasterxml.jackson.databind;
     requires java.desktop; // stoke tune's plot, written with java.awt and ImageIO

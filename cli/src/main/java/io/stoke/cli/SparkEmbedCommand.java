@@ -1,6 +1,7 @@
 package io.stoke.cli;
 
 import io.stoke.embed.InferenceDevice;
+import io.stoke.lakehouse.OutputTable;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.internal.Urls;
 import io.stoke.serve.LoaderSettings;
@@ -110,6 +111,16 @@ public final class SparkEmbedCommand implements Callable<Integer> {
     int shardsPerTask = 1;
 
     @Option(
+            names = "--output-table",
+            paramLabel = "delta|iceberg",
+            description = {
+                "Make OUT a Delta Lake or Apache Iceberg table: at the job's end the shards' tables are",
+                "appended to it, in one commit of the table's own library (created at the first run; a rerun",
+                "appends what it committed). Default: Parquet files only."
+            })
+    String outputTable;
+
+    @Option(
             names = "--dry-run",
             description = "Plan only: list the shards (through their index), read OUT's markers, say what would run.")
     boolean dryRun;
@@ -155,7 +166,8 @@ public final class SparkEmbedCommand implements Callable<Integer> {
                 InferenceDevice.parse(device),
                 options.settings().bytes("shard_cache_size"),
                 shardsPerTask,
-                options.columns());
+                options.columns(),
+                outputTable == null ? null : OutputTable.Format.parse(outputTable));
         err.flush();
         if (dryRun) {
             String plan = SparkEmbed.dryRun(request, line -> err.println("stoke spark-embed: " + line));
@@ -204,6 +216,13 @@ public final class SparkEmbedCommand implements Callable<Integer> {
         }
         if (shardsPerTask < 1) {
             return "--shards-per-task must be at least 1, not " + shardsPerTask;
+        }
+        if (outputTable != null) {
+            try {
+                OutputTable.Format.parse(outputTable);
+            } catch (IllegalArgumentException e) {
+                return "--output-table: " + e.getMessage();
+            }
         }
         if (parsed.hasMatchedOption("--on-error") && options.policy() == ErrorPolicy.FAIL) {
             return "a bad image becomes a row with its status (--on-error skip); a shard that cannot be read is named"

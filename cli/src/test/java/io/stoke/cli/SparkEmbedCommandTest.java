@@ -66,6 +66,9 @@ class SparkEmbedCommandTest {
         String[] grouped = run("--shards-per-task=0");
         assertEquals("2", grouped[0], grouped[2]);
         assertTrue(grouped[2].contains("at least 1"), grouped[2]);
+        String[] table = run("--output-table=hudi");
+        assertEquals("2", table[0], table[2]);
+        assertTrue(table[2].contains("no table format hudi: delta or iceberg"), table[2]);
     }
 
     @Test

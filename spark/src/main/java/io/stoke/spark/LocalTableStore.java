@@ -175,6 +175,25 @@ final class LocalTableStore implements TableStore {
     }
 
     @Override
+    public long size(String table) {
+        try {
+            return Files.size(out.resolve(table));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the size of " + out.resolve(table), e);
+        }
+    }
+
+    @Override
+    public String location() {
+        return out.toAbsolutePath().toString();
+    }
+
+    @Override
+    public io.stoke.remote.ObjectStore objectStore() {
+        return null;
+    }
+
+    @Override
     public String where() {
         return out.toString();
     }

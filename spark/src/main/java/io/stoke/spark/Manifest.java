@@ -23,6 +23,8 @@ import java.util.List;
  * @param modelSha256         the model file's SHA-256
  * @param preprocessingSha256 the SHA-256 of {@code preprocessing}
  * @param preprocessing       the pixels the model was fed
+ * @param table               the output as a lakehouse table after this run's append
+ *                            ("Delta Lake table at version 3 (2 files added, 12 in all)"); null: Parquet files only
  * @param planSeconds         the driver's time from start to the first task (listing, shard catalog, markers)
  * @param seconds             the job's time, start to manifest
  */
@@ -39,6 +41,7 @@ public record Manifest(
         String modelSha256,
         String preprocessingSha256,
         String preprocessing,
+        String table,
         double planSeconds,
         double seconds) {
     /** A shard with no table, and why. */

@@ -158,6 +158,21 @@ final class S3TableStore implements TableStore {
     }
 
     @Override
+    public long size(String table) {
+        return store.size(prefix + table);
+    }
+
+    @Override
+    public String location() {
+        return prefix;
+    }
+
+    @Override
+    public ObjectStore objectStore() {
+        return store;
+    }
+
+    @Override
     public String where() {
         return prefix;
     }

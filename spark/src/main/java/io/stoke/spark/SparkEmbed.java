@@ -2,8 +2,10 @@ package io.stoke.spark;
 
 import ai.onnxruntime.OrtException;
 import io.stoke.embed.Embedder;
+import io.stoke.embed.EmbeddingTable;
 import io.stoke.embed.InferenceDevice;
 import io.stoke.embed.InputFile;
+import io.stoke.lakehouse.OutputTable;
 import io.stoke.loader.Workers;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.internal.Urls;
@@ -69,6 +71,8 @@ public final class SparkEmbed {
      *                         shards: fewer tasks, each committing its files one by one)
      * @param columns          a Parquet input's image, label and key columns
      *                         ({@link TableColumns#DEFAULT}: found by their defaults)
+     * @param outputTable      the output made a Delta Lake or Iceberg table, every committed shard's
+     *                         table appended at the job's end ({@link OutputTable}); null: Parquet files only
      */
     public record Request(
             String data,
@@ -83,7 +87,8 @@ public final class SparkEmbed {
             InferenceDevice device,
             long shardCacheBytes,
             int shardsPerTask,
-            TableColumns columns) {
+            TableColumns columns,
+            OutputTable.Format outputTable) {
         public Request {
             if (shardsPerTask < 1) {
                 throw new IllegalArgumentException("--shards-per-task must be at least 1, not " + shardsPerTask);
@@ -217,6 +222,18 @@ public final class SparkEmbed {
             say.accept(caveat);
         }
         Set<String> committed = store.committed();
+        OutputTable.Format found = OutputTable.at(store.location(), store.objectStore());
+        if (found != null && found != request.outputTable()) {
+            // The table's log names the shards committed when it was appended to: a run that did
+            // not append would leave its own out. (Loose files of an earlier run are appended when
+            // this one makes the output a table.)
+            throw new IllegalArgumentException(store.where() + " is " + found.withArticle() + " table (an earlier run's"
+                    + " --output-table " + found.name().toLowerCase(Locale.ROOT) + "): "
+                    + (request.outputTable() == null
+                            ? "pass --output-table " + found.name().toLowerCase(Locale.ROOT)
+                            : "not made " + request.outputTable().withArticle() + " table too")
+                    + ", or write to another output");
+        }
         if (!committed.isEmpty()) {
             CommitMarker earlier = store.marker(committed.iterator().next());
             if (!earlier.modelSha256().equals(modelSha)) {
@@ -405,6 +422,28 @@ public final class SparkEmbed {
                         t.shard(), r == null || r.reason() == null ? "no attempt committed its table" : r.reason()));
             }
         }
+        String table = null;
+        if (request.outputTable() != null && committed + plan.before() > 0) {
+            List<OutputTable.DataFile> files = new ArrayList<>();
+            for (ShardTask t : all) {
+                if (committedNow.contains(t.table())) {
+                    files.add(new OutputTable.DataFile(t.table(), t.samples()));
+                }
+            }
+            // Kernel warns that a log has no checkpoint each time it reads one, which every log Stoke
+            // appends to is (no checkpoint is written): a normal state, not said.
+            org.apache.logging.log4j.core.config.Configurator.setLevel(
+                    "io.delta.kernel.internal.snapshot.SnapshotManager", org.apache.logging.log4j.Level.ERROR);
+            OutputTable.Appended appended = OutputTable.append(
+                    request.outputTable(),
+                    store.location(),
+                    EmbeddingTable.SCHEMA,
+                    files,
+                    store::size,
+                    store.objectStore());
+            table = appended.describe();
+            say.accept(store.where() + ": " + table);
+        }
         Manifest manifest = new Manifest(
                 Urls.redact(plan.data()), // stored: never a presigned URL's signature
                 all.size(),
@@ -418,6 +457,7 @@ public final class SparkEmbed {
                 plan.modelSha256(),
                 plan.preprocessingSha256(),
                 plan.preprocessing(),
+                table,
                 plan.seconds(),
                 (System.nanoTime() - start) / 1e9);
         store.writeManifest(manifest.toJson());

@@ -57,6 +57,15 @@ interface TableStore extends AutoCloseable {
      */
     boolean repair(String table);
 
+    /** The size in bytes of {@code table}, in place. */
+    long size(String table);
+
+    /** Where the tables are, as {@link io.stoke.lakehouse.OutputTable} takes a table's folder: a local folder or an {@code s3://} prefix. */
+    String location();
+
+    /** The store of an {@code s3://} output; null for a local one. */
+    io.stoke.remote.ObjectStore objectStore();
+
     /** Writes the job's manifest, replacing an earlier run's. */
     void writeManifest(byte[] json);
 

@@ -4,7 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.stoke.lakehouse.DeltaSnapshots;
+import io.stoke.lakehouse.IcebergSnapshots;
+import io.stoke.lakehouse.OutputTable;
+import io.stoke.lakehouse.SnapshotChoice;
+import io.stoke.lakehouse.TableSnapshot;
+import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.testing.TestTars;
+import io.stoke.parquet.ParquetDatasets;
 import io.stoke.remote.ObjectStore;
 import io.stoke.remote.RemoteDatasets;
 import io.stoke.remote.RemoteOptions;
@@ -146,5 +153,56 @@ class SparkEmbedS3Test {
                 SparkEmbedTest.request("s3://data/train/", SparkEmbedTest.MODEL, "s3://out/emb/", 256));
         assertEquals(SparkEmbedTest.SHARDS, again.committedBefore());
         assertEquals(0, again.attempts().launched());
+    }
+
+    /**
+     * The output made a Delta Lake and an Iceberg table under S3 prefixes: each log's versions created by
+     * conditional PUTs, read back by the formats' own libraries (Delta Kernel's replay, Iceberg's
+     * planning, in stoke-lakehouse) as the four shards' tables, and a rerun adds no version.
+     */
+    @Test
+    void theOutputIsADeltaOrIcebergTableInS3() throws Exception {
+        for (OutputTable.Format format : OutputTable.Format.values()) {
+            String out = "s3://out/" + format.name().toLowerCase(java.util.Locale.ROOT) + "/";
+            SparkEmbed.Request r = SparkEmbedTest.request("s3://data/train/", SparkEmbedTest.MODEL, out, 256);
+            SparkEmbed.Request request = new SparkEmbed.Request(
+                    r.data(),
+                    r.model(),
+                    r.outputName(),
+                    r.eval(),
+                    r.out(),
+                    r.batchSize(),
+                    r.workers(),
+                    r.slots(),
+                    r.intraOpThreads(),
+                    r.device(),
+                    r.shardCacheBytes(),
+                    r.shardsPerTask(),
+                    r.columns(),
+                    format);
+            Manifest m = SparkEmbedTest.run(request);
+            assertTrue(m.complete(), m.toString());
+            assertTrue(m.table().endsWith("(4 files added, 4 in all)"), m.table());
+            Manifest again = SparkEmbedTest.run(request);
+            assertTrue(again.table().endsWith("(0 files added, 4 in all)"), again.table());
+            try (ObjectStore s3 = ObjectStore.forUrl(out, RemoteOptions.defaults())) {
+                TableSnapshot snapshot = format == OutputTable.Format.DELTA
+                        ? DeltaSnapshots.read(out, SnapshotChoice.LATEST, TableColumns.DEFAULT, s3)
+                        : IcebergSnapshots.read(out, SnapshotChoice.LATEST, TableColumns.DEFAULT, s3);
+                List<String> files = new ArrayList<>();
+                for (ParquetDatasets.TableFile f : snapshot.files()) {
+                    files.add(f.location());
+                    assertEquals(s3.size(f.location()), f.size(), f.location());
+                }
+                assertEquals(
+                        List.of(
+                                out + "train-0.parquet",
+                                out + "train-1.parquet",
+                                out + "train-2.parquet",
+                                out + "train-3.parquet"),
+                        files,
+                        format.toString());
+            }
+        }
     }
 }

@@ -114,7 +114,8 @@ class SparkEmbedTest {
                 InferenceDevice.CPU,
                 64L << 20,
                 shardsPerTask,
-                new TableColumns(null, null, keyColumn));
+                new TableColumns(null, null, keyColumn),
+                null);
     }
 
     /** {@link #run}, with every task's first attempt failing after its first batch (a partial file left behind). */
