@@ -31,9 +31,11 @@ import io.delta.kernel.utils.CloseableIterable;
 import io.delta.kernel.utils.CloseableIterator;
 import io.delta.kernel.utils.DataFileStatus;
 import io.stoke.loader.internal.Urls;
+import io.stoke.loader.source.Datasets;
 import io.stoke.remote.ObjectStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -118,7 +120,11 @@ final class DeltaAppend {
         List<DataFileStatus> added = new ArrayList<>();
         long now = System.currentTimeMillis();
         for (OutputTable.DataFile f : files) {
-            if (!held.contains(DeltaSnapshots.resolve(root, f.name()))) {
+            // Where the log's path of the file resolves to: the name as it is, never parsed as a URI.
+            String at = Datasets.isUrl(root)
+                    ? root + "/" + f.name()
+                    : Path.of(root).resolve(f.name()).toString();
+            if (!held.contains(at)) {
                 Optional<DataFileStatistics> stats =
                         Optional.of(new DataFileStatistics(f.rows(), Map.of(), Map.of(), Map.of(), Optional.empty()));
                 added.add(new DataFileStatus(tablePath + "/" + f.name(), sizes.applyAsLong(f.name()), now, stats));

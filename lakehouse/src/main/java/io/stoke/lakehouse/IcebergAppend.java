@@ -1,6 +1,7 @@
 package io.stoke.lakehouse;
 
 import io.stoke.loader.internal.Urls;
+import io.stoke.loader.source.Datasets;
 import io.stoke.remote.ObjectStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -61,8 +62,11 @@ final class IcebergAppend {
             ToLongFunction<String> sizes,
             ObjectStore store) {
         String shown = Urls.redact(root);
-        // A local folder's URI ends in '/' (Path.toUri of a folder): the table's location does not.
-        String location = TableSnapshot.trimSlash(IcebergFileIO.canonical(root));
+        // As Spark and Hadoop's file systems name places: a URL, or file: and the path as it is
+        // (unencoded, as Hadoop's Path takes it: a space stays a space).
+        String location = Datasets.isUrl(root)
+                ? root
+                : "file:" + PositionedFile.local(root).toAbsolutePath().normalize();
         LogFiles log = new LogFiles(store);
         IcebergFileIO io = new IcebergFileIO(store, null, null, log);
         Schema schema = schema(columns);
@@ -81,7 +85,7 @@ final class IcebergAppend {
                 AppendFiles append = table.newAppend();
                 int added = 0;
                 for (OutputTable.DataFile f : files) {
-                    String path = IcebergFileIO.canonical(location + "/" + f.name());
+                    String path = location + "/" + f.name();
                     if (!held.contains(path)) {
                         append.appendFile(DataFiles.builder(table.spec())
                                 .withPath(path)
@@ -129,7 +133,7 @@ final class IcebergAppend {
         }
         try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
             for (FileScanTask task : tasks) {
-                held.add(IcebergFileIO.canonical(task.file().location()));
+                held.add(task.file().location());
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the table's manifests: " + e.getMessage(), e);
@@ -212,12 +216,9 @@ final class IcebergAppend {
                         + " is named as a catalog names it (" + file.substring(file.lastIndexOf('/') + 1)
                         + "), where Stoke appends in Hadoop's layout (vN.metadata.json): write to another output");
             }
-            long n = Long.parseLong(m.group(1));
-            while (IcebergSnapshots.exists(metadataFileLocation("v" + (n + 1) + ".metadata.json"), store)) {
-                n++; // a writer that created its version and has not yet pointed the hint at it
-            }
-            version = n;
-            current = TableMetadataParser.read(io, metadataFileLocation("v" + n + ".metadata.json"));
+            // metadataFile looked past the hint for versions a writer has not pointed it at yet.
+            version = Long.parseLong(m.group(1));
+            current = TableMetadataParser.read(io, file);
             return current;
         }
 

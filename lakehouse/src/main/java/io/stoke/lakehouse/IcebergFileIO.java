@@ -208,12 +208,12 @@ final class IcebergFileIO implements FileIO {
 
             @Override
             public String location() {
-                return at;
+                return path; // as the table names it (what Iceberg records), not as it is reached
             }
 
             @Override
             public InputFile toInputFile() {
-                return newInputFile(at);
+                return newInputFile(path);
             }
         };
     }

@@ -216,7 +216,10 @@ public final class IcebergSnapshots {
         if (hint != null) {
             String named = folder + "v" + hint + ".metadata.json";
             if (exists(named, store)) {
-                return named;
+                // A writer creates its version before it points the hint at it, and two writers may
+                // point it in either order: the latest is the last of the versions after the hint,
+                // as Iceberg's HadoopTableOperations finds it.
+                return latestFrom(folder, Long.parseLong(hint), store);
             }
         }
         if (store instanceof HttpObjectStore) {
@@ -261,6 +264,25 @@ public final class IcebergSnapshots {
         return folder + latest;
     }
 
+    /** Versions looked for past the hint before the table is refused (a writer is one or two ahead). */
+    static final int VERSIONS_PAST_HINT = 1000;
+
+    /**
+     * The metadata file of the last version from {@code version} on ({@code FOLDER/vN.metadata.json},
+     * {@code version}'s existing): each next one looked for in turn, at most {@link #VERSIONS_PAST_HINT}.
+     */
+    static String latestFrom(String folder, long version, ObjectStore store) {
+        long v = version;
+        while (exists(folder + "v" + (v + 1) + ".metadata.json", store)) {
+            if (++v - version > VERSIONS_PAST_HINT) {
+                throw new IllegalArgumentException(Urls.redact(folder) + " holds more than " + VERSIONS_PAST_HINT
+                        + " metadata versions past its version-hint.text (" + version + "): not read; name the"
+                        + " metadata file to read");
+            }
+        }
+        return folder + "v" + v + ".metadata.json";
+    }
+
     private static String hint(String folder, ObjectStore store) {
         String url = folder + "version-hint.text";
         byte[] bytes;
@@ -282,7 +304,7 @@ public final class IcebergSnapshots {
             }
         }
         String text = new String(bytes, StandardCharsets.UTF_8).trim();
-        return text.chars().allMatch(Character::isDigit) && !text.isEmpty() ? text : null;
+        return text.chars().allMatch(Character::isDigit) && !text.isEmpty() && text.length() <= 18 ? text : null;
     }
 
     static boolean exists(String location, ObjectStore store) {

@@ -7,8 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.remote.ObjectStore;
 import io.stoke.remote.RemoteOptions;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Where the paths an Iceberg table's metadata names are read: each place in one spelling, and those
@@ -67,5 +70,33 @@ class IcebergFileIOTest {
     void aFileUriThatIsNoUriIsTakenAsWritten() {
         assertEquals(Path.of("/tmp/a b/c.parquet"), PositionedFile.local("file:/tmp/a b/c.parquet"));
         assertEquals(Path.of("/tmp/a b/c.parquet"), PositionedFile.local("file:///tmp/a%20b/c.parquet"));
+    }
+
+    /**
+     * A version hint behind the table's versions (a writer creates its version before it points the
+     * hint at it; two writers may point it in either order) is looked past, as Iceberg's
+     * HadoopTableOperations does; a store that claims versions without end is refused.
+     */
+    @Test
+    void theVersionHintIsLookedPastToTheLatestVersion(@TempDir Path tmp) throws Exception {
+        Path fixture = Path.of(System.getProperty("user.dir"))
+                .resolveSibling("clients/python/tests/data/iceberg-images/metadata");
+        Path metadata = Files.createDirectories(tmp.resolve("t/metadata"));
+        try (Stream<Path> files = Files.list(fixture)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                Files.copy(f, metadata.resolve(f.getFileName()));
+            }
+        }
+        Files.writeString(metadata.resolve("version-hint.text"), "2\n");
+        String table = tmp.resolve("t").toString();
+        assertTrue(IcebergSnapshots.metadataFile(table, null).endsWith("/metadata/v4.metadata.json"));
+        for (int v = 5; v <= 4 + IcebergSnapshots.VERSIONS_PAST_HINT + 1; v++) {
+            Files.writeString(metadata.resolve("v" + v + ".metadata.json"), "{}");
+        }
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> IcebergSnapshots.metadataFile(table, null));
+        assertTrue(
+                e.getMessage().contains("more than 1000 metadata versions past its version-hint.text (2)"),
+                e.getMessage());
     }
 }

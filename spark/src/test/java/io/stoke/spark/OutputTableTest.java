@@ -40,7 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
  * by each format's own reader (Delta Lake's Spark connector; Iceberg's generic reader over a
  * {@code HadoopTables} table), with the rows of the Parquet files themselves, each once, a rerun's
  * shards appended as a new version and older versions read by time travel. Drivers appending at
- * once add each file once.
+ * once add each file once. The outputs' folders have a space in their names.
  */
 class OutputTableTest {
     @TempDir
@@ -111,7 +111,7 @@ class OutputTableTest {
 
     @Test
     void aDeltaTableHoldsEveryRunsShardsOnceEachVersionItsOwn() throws Exception {
-        Path out = tmp.resolve("delta-out");
+        Path out = tmp.resolve("delta out");
         Manifest first = SparkEmbedTest.run(request(firstTwo, out, OutputTable.Format.DELTA));
         assertEquals("Delta Lake table at version 0 (2 files added, 2 in all)", first.table());
         Manifest second = SparkEmbedTest.run(request(all, out, OutputTable.Format.DELTA));
@@ -158,7 +158,7 @@ class OutputTableTest {
 
     @Test
     void anIcebergTableHoldsEveryRunsShardsOnceEachSnapshotItsOwn() throws Exception {
-        Path out = tmp.resolve("iceberg-out");
+        Path out = tmp.resolve("iceberg out");
         Manifest first = SparkEmbedTest.run(request(firstTwo, out, OutputTable.Format.ICEBERG));
         assertTrue(
                 first.table().startsWith("Apache Iceberg table at snapshot ")
