@@ -95,6 +95,25 @@ public final class SparkEmbed {
             }
             Objects.requireNonNull(columns, "columns (TableColumns.DEFAULT: found by their defaults)");
         }
+
+        /** This request, its output made {@code table} (null: Parquet files only). */
+        public Request withOutputTable(OutputTable.Format table) {
+            return new Request(
+                    data,
+                    model,
+                    outputName,
+                    eval,
+                    out,
+                    batchSize,
+                    workers,
+                    slots,
+                    intraOpThreads,
+                    device,
+                    shardCacheBytes,
+                    shardsPerTask,
+                    columns,
+                    table);
+        }
     }
 
     private SparkEmbed() {}

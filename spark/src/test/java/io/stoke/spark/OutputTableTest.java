@@ -75,22 +75,8 @@ class OutputTableTest {
     }
 
     static SparkEmbed.Request request(Path data, Path out, OutputTable.Format table) {
-        SparkEmbed.Request r = SparkEmbedTest.request(data.toString(), SparkEmbedTest.MODEL, out.toString(), 256);
-        return new SparkEmbed.Request(
-                r.data(),
-                r.model(),
-                r.outputName(),
-                r.eval(),
-                r.out(),
-                r.batchSize(),
-                r.workers(),
-                r.slots(),
-                r.intraOpThreads(),
-                r.device(),
-                r.shardCacheBytes(),
-                r.shardsPerTask(),
-                r.columns(),
-                table);
+        return SparkEmbedTest.request(data.toString(), SparkEmbedTest.MODEL, out.toString(), 256)
+                .withOutputTable(table);
     }
 
     /** The Parquet files' rows, by Spark's Parquet reader, sorted by (shard, row). */

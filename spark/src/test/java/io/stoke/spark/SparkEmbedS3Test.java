@@ -22,6 +22,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.spark.sql.Row;
@@ -163,23 +164,9 @@ class SparkEmbedS3Test {
     @Test
     void theOutputIsADeltaOrIcebergTableInS3() throws Exception {
         for (OutputTable.Format format : OutputTable.Format.values()) {
-            String out = "s3://out/" + format.name().toLowerCase(java.util.Locale.ROOT) + "/";
-            SparkEmbed.Request r = SparkEmbedTest.request("s3://data/train/", SparkEmbedTest.MODEL, out, 256);
-            SparkEmbed.Request request = new SparkEmbed.Request(
-                    r.data(),
-                    r.model(),
-                    r.outputName(),
-                    r.eval(),
-                    r.out(),
-                    r.batchSize(),
-                    r.workers(),
-                    r.slots(),
-                    r.intraOpThreads(),
-                    r.device(),
-                    r.shardCacheBytes(),
-                    r.shardsPerTask(),
-                    r.columns(),
-                    format);
+            String out = "s3://out/" + format.name().toLowerCase(Locale.ROOT) + "/";
+            SparkEmbed.Request request = SparkEmbedTest.request("s3://data/train/", SparkEmbedTest.MODEL, out, 256)
+                    .withOutputTable(format);
             Manifest m = SparkEmbedTest.run(request);
             assertTrue(m.complete(), m.toString());
             assertTrue(m.table().endsWith("(4 files added, 4 in all)"), m.table());
