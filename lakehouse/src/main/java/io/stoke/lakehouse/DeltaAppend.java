@@ -2,13 +2,11 @@ package io.stoke.lakehouse;
 
 import io.delta.kernel.DataWriteContext;
 import io.delta.kernel.Operation;
-import io.delta.kernel.Scan;
 import io.delta.kernel.Snapshot;
 import io.delta.kernel.Table;
 import io.delta.kernel.Transaction;
 import io.delta.kernel.TransactionBuilder;
 import io.delta.kernel.TransactionCommitResult;
-import io.delta.kernel.data.FilteredColumnarBatch;
 import io.delta.kernel.data.Row;
 import io.delta.kernel.engine.Engine;
 import io.delta.kernel.exceptions.ConcurrentWriteException;
@@ -155,19 +153,11 @@ final class DeltaAppend {
     /** The data files of {@code snapshot}, where each is ({@link DeltaSnapshots#resolve}). */
     private static Set<String> locations(String root, Snapshot snapshot, Engine engine) throws IOException {
         Set<String> held = new HashSet<>();
-        Scan scan = snapshot.getScanBuilder().build();
-        try (CloseableIterator<FilteredColumnarBatch> batches = scan.getScanFiles(engine)) {
-            while (batches.hasNext()) {
-                try (CloseableIterator<Row> rows = batches.next().getRows()) {
-                    while (rows.hasNext()) {
-                        Row scanFile = rows.next();
-                        Row add = scanFile.getStruct(scanFile.getSchema().indexOf("add"));
-                        held.add(DeltaSnapshots.resolve(
-                                root, add.getString(add.getSchema().indexOf("path"))));
-                    }
-                }
-            }
-        }
+        DeltaSnapshots.forEachAdd(
+                snapshot,
+                engine,
+                add -> held.add(DeltaSnapshots.resolve(
+                        root, add.getString(add.getSchema().indexOf("path")))));
         return held;
     }
 

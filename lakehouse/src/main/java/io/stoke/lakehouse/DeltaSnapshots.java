@@ -33,6 +33,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 
 /**
  * A Delta Lake table's snapshot, by Delta Kernel's replay of its log ({@code _delta_log/}): the
@@ -94,30 +95,38 @@ public final class DeltaSnapshots {
 
     private static List<ParquetDatasets.TableFile> dataFiles(
             String shown, String root, String tablePath, Snapshot snapshot, Engine engine) {
-        Scan scan = snapshot.getScanBuilder().build();
         List<ParquetDatasets.TableFile> files = new ArrayList<>();
-        long held = 0; // deleted rows read so far
+        long[] held = {0}; // deleted rows read so far
+        try {
+            forEachAdd(snapshot, engine, add -> {
+                String path = add.getString(add.getSchema().indexOf("path"));
+                int dv = add.getSchema().indexOf("deletionVector");
+                long[] deleted = dv >= 0 && !add.isNullAt(dv)
+                        ? deletedRows(shown, tablePath, path, add.getStruct(dv), engine, held[0])
+                        : new long[0];
+                held[0] += deleted.length;
+                long size = add.getLong(add.getSchema().indexOf("size"));
+                files.add(new ParquetDatasets.TableFile(resolve(root, path), size, deleted));
+            });
+        } catch (IOException e) {
+            throw new UncheckedIOException(shown + ": cannot read the table's log: " + e.getMessage(), e);
+        }
+        return files;
+    }
+
+    /** Each {@code add} action of the snapshot's files, in the order Kernel's scan gives them. */
+    static void forEachAdd(Snapshot snapshot, Engine engine, Consumer<Row> action) throws IOException {
+        Scan scan = snapshot.getScanBuilder().build();
         try (CloseableIterator<FilteredColumnarBatch> batches = scan.getScanFiles(engine)) {
             while (batches.hasNext()) {
                 try (CloseableIterator<Row> rows = batches.next().getRows()) {
                     while (rows.hasNext()) {
                         Row scanFile = rows.next();
-                        Row add = scanFile.getStruct(scanFile.getSchema().indexOf("add"));
-                        String path = add.getString(add.getSchema().indexOf("path"));
-                        int dv = add.getSchema().indexOf("deletionVector");
-                        long[] deleted = dv >= 0 && !add.isNullAt(dv)
-                                ? deletedRows(shown, tablePath, path, add.getStruct(dv), engine, held)
-                                : new long[0];
-                        held += deleted.length;
-                        long size = add.getLong(add.getSchema().indexOf("size"));
-                        files.add(new ParquetDatasets.TableFile(resolve(root, path), size, deleted));
+                        action.accept(scanFile.getStruct(scanFile.getSchema().indexOf("add")));
                     }
                 }
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException(shown + ": cannot read the table's log: " + e.getMessage(), e);
         }
-        return files;
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.stoke.spark;
 
 import io.stoke.loader.internal.SafeFiles;
+import io.stoke.remote.ObjectStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
@@ -189,7 +190,7 @@ final class LocalTableStore implements TableStore {
     }
 
     @Override
-    public io.stoke.remote.ObjectStore objectStore() {
+    public ObjectStore objectStore() {
         return null;
     }
 

@@ -449,10 +449,7 @@ public final class SparkEmbed {
                     files.add(new OutputTable.DataFile(t.table(), t.samples()));
                 }
             }
-            // Kernel warns that a log has no checkpoint each time it reads one, which every log Stoke
-            // appends to is (no checkpoint is written): a normal state, not said.
-            org.apache.logging.log4j.core.config.Configurator.setLevel(
-                    "io.delta.kernel.internal.snapshot.SnapshotManager", org.apache.logging.log4j.Level.ERROR);
+            quietCheckpointWarning();
             OutputTable.Appended appended = OutputTable.append(
                     request.outputTable(),
                     store.location(),
@@ -484,6 +481,20 @@ public final class SparkEmbed {
             say.accept("FAILED " + f.shard() + ": " + f.reason());
         }
         return manifest;
+    }
+
+    /**
+     * Kernel warns that a log has no checkpoint each time it reads one, which every log Stoke appends
+     * to is (no checkpoint is written): a normal state, not said. Through Spark's own logging
+     * (log4j 2); a driver with another leaves the warning as it is.
+     */
+    private static void quietCheckpointWarning() {
+        try {
+            org.apache.logging.log4j.core.config.Configurator.setLevel(
+                    "io.delta.kernel.internal.snapshot.SnapshotManager", org.apache.logging.log4j.Level.ERROR);
+        } catch (LinkageError e) {
+            // no log4j-core on this driver's class path: the warning prints, nothing else changes
+        }
     }
 
     /** Spark's attempts per task: {@code local[N, F]}'s F (1 in {@code local[N]}), else {@code spark.task.maxFailures}. */

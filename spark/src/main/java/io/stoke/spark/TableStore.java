@@ -1,6 +1,8 @@
 package io.stoke.spark;
 
+import io.stoke.lakehouse.OutputTable;
 import io.stoke.loader.source.Datasets;
+import io.stoke.remote.ObjectStore;
 import java.nio.file.Path;
 import java.util.Set;
 
@@ -11,6 +13,8 @@ import java.util.Set;
  *   OUT/_committed/&lt;table&gt;.json     each committed shard's {@link CommitMarker}, created at most once
  *   OUT/_attempts/                    task attempts' own files before their commit (local output)
  *   OUT/_manifest.json                the job's {@link Manifest}, written when it ends
+ *   OUT/_delta_log/, OUT/metadata/    the table's log, where --output-table made OUT a Delta Lake or
+ *                                     Iceberg table (stoke-lakehouse's OutputTable names those)
  * </pre>
  * Spark, pyarrow and DuckDB's {@code OUT/*.parquet} leave the names starting with {@code _} out,
  * so a reader of {@code OUT} sees committed tables only, one per shard.
@@ -60,11 +64,11 @@ interface TableStore extends AutoCloseable {
     /** The size in bytes of {@code table}, in place. */
     long size(String table);
 
-    /** Where the tables are, as {@link io.stoke.lakehouse.OutputTable} takes a table's folder: a local folder or an {@code s3://} prefix. */
+    /** Where the tables are, as {@link OutputTable} takes a table's folder: a local folder or an {@code s3://} prefix. */
     String location();
 
     /** The store of an {@code s3://} output; null for a local one. */
-    io.stoke.remote.ObjectStore objectStore();
+    ObjectStore objectStore();
 
     /** Writes the job's manifest, replacing an earlier run's. */
     void writeManifest(byte[] json);
