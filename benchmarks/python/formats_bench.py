@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""stoke.DataLoader against torch's DataLoader (PIL) on the same photographs held as JPEG, PNG and WebP.
+"""stoke.DataLoader against torch's DataLoader on the same photographs held as JPEG, PNG and WebP.
 
   python3 formats_bench.py --photos DIR --images N --work DIR --out OUT [--repeats 3] [--workers 2]
 
@@ -7,7 +7,9 @@ Makes N images cut from the photographs under --photos (stoke make-dataset --pho
 sizes), then writes the same pixels as PNG (PIL, its default compression) and as lossy WebP (PIL,
 quality 80, what img2dataset writes on request). Each (folder, transform, loader) cell runs in a fresh
 process (dataloader_bench.py --run: the loader's creation, JVM or worker processes, is timed), 3
-epochs, no model, the two loaders alternating, --repeats times. Reports the median images/s over all
+epochs, no model, the loaders alternating, --repeats times. torch's DataLoader runs twice: with PIL
+(`torch`) and with torchvision.io's decode and v2's uint8 transforms (`torch-tensor`, its fastest CPU
+path; torchvision.io decodes PNG with libpng and WebP with libwebp). Reports the median images/s over all
 epochs (cold: the process's first epoch included) and over epochs 2 and 3 (warm), and the ratios.
 Writes OUT/runs.jsonl and OUT/summary.md.
 """
@@ -42,6 +44,17 @@ def make_folders(args):
     return folders
 
 
+LOADERS = ("torch", "torch-tensor", "stoke")
+
+
+def torch_versions(python):
+    """torch's, torchvision's and Pillow's versions in the Python the runs use, as one line."""
+    code = "import torch, torchvision, PIL; print(torch.__version__, torchvision.__version__, PIL.__version__)"
+    torch, vision, pillow = subprocess.run([python, "-c", code], capture_output=True, text=True,
+                                           check=True).stdout.split()
+    return f"torch {torch}, torchvision {vision}, Pillow {pillow}"
+
+
 def size_mb(folder):
     return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 1e6
 
@@ -66,7 +79,7 @@ def main():
     with open(out / "runs.jsonl", "w") as log:
         for repeat in range(args.repeats):
             for fmt, transform in cells:
-                order = ("torch", "stoke") if repeat % 2 == 0 else ("stoke", "torch")
+                order = LOADERS if repeat % 2 == 0 else LOADERS[::-1]
                 for loader in order:
                     cmd = [args.python, str(HERE / "dataloader_bench.py"), "--run", "--loader", loader,
                            "--data", str(folders[fmt]), "--workers", str(args.workers), "--epochs", str(args.epochs),
@@ -83,17 +96,21 @@ def main():
     lines = ["# The same photographs as JPEG, PNG and WebP: stoke.DataLoader and torch's DataLoader", "",
              f"{args.images} images cut from {args.photos} (median 500x375); batch 256, {args.workers} workers, "
              f"{args.epochs} epochs, no model; each cell the median of {args.repeats} fresh processes, "
-             "the loaders alternating. Cold: all epochs, the loader's creation included; warm: epochs 2 on.", "",
-             "| format | MB | transform | torch cold | Stoke cold | ratio | torch warm | Stoke warm | ratio |",
-             "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+             "the loaders alternating. Cold: all epochs, the loader's creation included; warm: epochs 2 on. "
+             f"{torch_versions(args.python)}: `torch` reads with PIL, "
+             "`tensor` with torchvision.io's decode and v2's uint8 transforms.", "",
+             "| format | MB | transform | torch cold | tensor cold | Stoke cold | ratio | ratio to tensor "
+             "| torch warm | tensor warm | Stoke warm | ratio | ratio to tensor |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for fmt, transform in cells:
         def med(loader, key):
             return statistics.median(r[key] for r in runs
                                      if r["format"] == fmt and r["transform"] == transform and r["loader"] == loader)
-        tc, sc = med("torch", "images_per_s"), med("stoke", "images_per_s")
-        tw, sw = med("torch", "warm_images_per_s"), med("stoke", "warm_images_per_s")
-        lines.append(f"| {fmt} | {size_mb(folders[fmt]):.0f} | {transform} | {tc:.0f} | {sc:.0f} | {sc / tc:.2f}x | "
-                     f"{tw:.0f} | {sw:.0f} | {sw / tw:.2f}x |")
+        tc, xc, sc = (med(loader, "images_per_s") for loader in LOADERS)
+        tw, xw, sw = (med(loader, "warm_images_per_s") for loader in LOADERS)
+        lines.append(f"| {fmt} | {size_mb(folders[fmt]):.0f} | {transform} | {tc:.0f} | {xc:.0f} | {sc:.0f} | "
+                     f"{sc / tc:.2f}x | {sc / xc:.2f}x | {tw:.0f} | {xw:.0f} | {sw:.0f} | {sw / tw:.2f}x | "
+                     f"{sw / xw:.2f}x |")
     (out / "summary.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -15,6 +15,8 @@ One run of this script:
      first epoch) and warm (Stoke after --warmup-images N untimed, torch's second epoch of
      persistent workers):
        torch          torch's DataLoader (ImageFolder + PIL) over the marked JPEGs as files
+       torch-tensor   the same with torchvision.io's decode and v2's uint8 transforms, torch's
+                      fastest CPU path (torch_loader.py's pytorch-tensor)
        stoke          stoke bench over the marked shards (the region decoder seeks)
        stoke-plain    stoke bench over the shards without markers (today's sequential region decode)
 
@@ -32,7 +34,7 @@ import tarfile
 import time
 from pathlib import Path
 
-from shards_bench import STOKE, extract, run_rounds, sh, stoke_bench, torch_run
+from shards_bench import STOKE, extract, run_rounds, sh, stoke_bench, torch_run, torch_versions
 
 
 def members(pack):
@@ -121,6 +123,8 @@ def main():
             if have_torch:
                 cases[f"torch {transform} {start}"] = lambda t=transform, w=warm: torch_run(
                     files_marked, a.workers, a.batch_size, w, transform=t)
+                cases[f"torch-tensor {transform} {start}"] = lambda t=transform, w=warm: torch_run(
+                    files_marked, a.workers, a.batch_size, w, transform=t, backend="tensor")
     runs = run_rounds(cases, a.repeats, a.out)
     med = {name: statistics.median(x["images_per_s"] for x in runs if x["case"] == name) for name in cases}
     lo = {name: min(x["images_per_s"] for x in runs if x["case"] == name) for name in cases}
@@ -130,18 +134,27 @@ def main():
              f"{a.workers} workers, batch {a.batch_size}; medians of {a.repeats} fresh processes per case "
              "[min-max], cases alternating. Cold: the process's first epoch; warm: Stoke after "
              "`--warmup-images N`, torch's second epoch of persistent workers. torch reads the marked JPEGs as "
-             "files (the same bytes as the marked shards).",
+             "files (the same bytes as the marked shards): `torch` with PIL, `torch-tensor` with torchvision.io's "
+             "decode and v2's uint8 transforms, its fastest CPU path.",
              "",
-             "| transform | start | torch | Stoke, no markers | Stoke, markers | markers / no markers | Stoke / torch |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+             f"PyTorch: {torch_versions() if have_torch else 'not installed; its cases were skipped'}.",
+             "",
+             "| transform | start | torch | torch-tensor | Stoke, no markers | Stoke, markers | markers / no markers "
+             "| Stoke / torch | Stoke / torch-tensor |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for transform in ("train", "eval"):
         for start in ("cold", "warm"):
             s, p = f"stoke {transform} {start}", f"stoke-plain {transform} {start}"
-            t = f"torch {transform} {start}"
-            tv = f"{med[t]:.0f} [{lo[t]:.0f}-{hi[t]:.0f}]" if t in med else "-"
-            ratio = f"**{med[s] / med[t]:.2f}x**" if t in med else "-"
-            lines.append(f"| {transform} | {start} | {tv} | {med[p]:.0f} [{lo[p]:.0f}-{hi[p]:.0f}] | "
-                         f"{med[s]:.0f} [{lo[s]:.0f}-{hi[s]:.0f}] | {med[s] / med[p]:.2f}x | {ratio} |")
+            t, tt = f"torch {transform} {start}", f"torch-tensor {transform} {start}"
+
+            def spread(c):
+                return f"{med[c]:.0f} [{lo[c]:.0f}-{hi[c]:.0f}]" if c in med else "-"
+
+            def ratio(c):
+                return f"**{med[s] / med[c]:.2f}x**" if c in med else "-"
+
+            lines.append(f"| {transform} | {start} | {spread(t)} | {spread(tt)} | {spread(p)} | {spread(s)} | "
+                         f"{med[s] / med[p]:.2f}x | {ratio(t)} | {ratio(tt)} |")
     lines += ["", f"## The markers' cost ({len(resized)} of {n_images} images re-encoded; the rest were kept as "
                   "they were, at or below 256, with no markers)", "",
               "| restart interval (MCUs) | JPEG bytes | against none |", "|---|---:|---:|"]

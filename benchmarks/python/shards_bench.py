@@ -12,6 +12,10 @@ outgrow a folder). One run of this script:
   5. then --repeats rounds, each case a fresh process, the cases alternating within a round:
        torch-original   torch DataLoader on the original folder
        torch-reencoded  torch DataLoader on the re-encoded folder
+       torch-tensor-original, torch-tensor-reencoded
+                        the same two with torchvision.io's decode and v2's uint8 transforms, torch's
+                        fastest CPU path (the recipe's --backend tensor --use-v2), as
+                        torch_loader.py's pytorch-tensor loader runs it
        stoke-reencoded  stoke bench on the re-encoded folder
        stoke-shards     stoke bench on the packed JPEG shards
        stoke-raw        stoke bench on the raw shards (decode and resize skipped)
@@ -44,31 +48,37 @@ STOKE = str(CHECKOUT / "stoke")
 S3PROXY = "org.gaul:s3proxy:4.1.0:jar:jar-with-dependencies"
 
 
-def run_torch(data, workers, batch_size, warm, transform="eval"):
+def run_torch(data, workers, batch_size, warm, transform="eval", backend="pil"):
     """torch's DataLoader over an ImageFolder in this process: the first epoch (cold), or with
     --warm the second epoch of persistent workers; prints one JSON line. transform: eval
-    (Resize(256) + CenterCrop(224)) or train (RandomResizedCrop(224) + RandomHorizontalFlip())."""
-    import torch  # noqa: F401
+    (Resize(256) + CenterCrop(224)) or train (RandomResizedCrop(224) + RandomHorizontalFlip()).
+    backend: pil (PIL images and transforms, the recipe's default) or tensor (torchvision.io's
+    decode and v2's uint8 transforms, torch's fastest CPU path): torch_loader.py's two datasets."""
     from torch.utils.data import DataLoader
-    from torchvision import datasets, transforms
+    from torch_loader import jpeg_dataset
     start = time.perf_counter()
-    steps = ([transforms.RandomResizedCrop(224), transforms.RandomHorizontalFlip()] if transform == "train"
-             else [transforms.Resize(256), transforms.CenterCrop(224)])
-    dataset = datasets.ImageFolder(data, transform=transforms.Compose(steps + [transforms.PILToTensor()]))
+    dataset = jpeg_dataset(data, "pytorch" if backend == "pil" else "pytorch-tensor", transform)
     loader = DataLoader(dataset, batch_size=batch_size, num_workers=workers, shuffle=False,
                         persistent_workers=workers > 0)
     for epoch in range(2 if warm else 1):
         if epoch == 1:
             start = time.perf_counter()
         images, first = 0, None
-        for x, _ in loader:
-            x = x.permute(0, 2, 3, 1).contiguous()  # uint8 [n, 224, 224, 3], as Stoke delivers
+        for x, _ in loader:  # uint8 [n, 224, 224, 3], as Stoke delivers
             images += len(x)
             if first is None:
                 first = time.perf_counter() - start
     elapsed = time.perf_counter() - start
     print(json.dumps({"images": images, "elapsed_s": elapsed, "images_per_s": images / elapsed,
                       "first_batch_s": first}))
+
+
+def torch_versions():
+    """One line naming the torch side's libraries, for a summary: torch, torchvision, Pillow."""
+    from torch_loader import versions
+    v = versions()
+    return (f"torch {v['torch']}, torchvision {v['torchvision']} ({v['tensor transforms']} tensor transforms), "
+            f"Pillow {v['pillow']}, Python {v['python']}")
 
 
 def sh(cmd, **kw):
@@ -128,11 +138,12 @@ def stoke_bench(dataset, workers, batch_size, warm, env=None, transform="eval"):
             "process_s": wall}
 
 
-def torch_run(data, workers, batch_size, warm, transform="eval"):
+def torch_run(data, workers, batch_size, warm, transform="eval", backend="pil"):
     """run_torch in a fresh process (this file's --run-torch)."""
     start = time.perf_counter()
-    p = sh([sys.executable, __file__, "--run-torch", str(data), "--transform", transform, "--workers", str(workers),
-            "--batch-size", str(batch_size)] + (["--warm"] if warm else []), capture_output=True)
+    p = sh([sys.executable, __file__, "--run-torch", str(data), "--transform", transform, "--backend", backend,
+            "--workers", str(workers), "--batch-size", str(batch_size)] + (["--warm"] if warm else []),
+           capture_output=True)
     r = json.loads(p.stdout.strip().splitlines()[-1])
     r["process_s"] = time.perf_counter() - start
     return r
@@ -172,6 +183,7 @@ def main():
     ap.add_argument("--run-torch", metavar="DIR")
     ap.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--transform", default="eval", help=argparse.SUPPRESS)
+    ap.add_argument("--backend", default="pil", help=argparse.SUPPRESS)
     ap.add_argument("--data", type=Path)
     ap.add_argument("--images", type=int, default=2000)
     ap.add_argument("--work", type=Path, default=Path("/tmp/stoke-shards-bench"))
@@ -181,7 +193,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args()
     if a.run_torch:
-        run_torch(a.run_torch, a.workers, a.batch_size, a.warm, a.transform)
+        run_torch(a.run_torch, a.workers, a.batch_size, a.warm, a.transform, a.backend)
         return
     if a.out is None:
         ap.error("--out is required")
@@ -226,6 +238,10 @@ def main():
         if have_torch:
             cases[f"torch-original {start}"] = lambda w=warm: torch_run(original, a.workers, a.batch_size, w)
             cases[f"torch-reencoded {start}"] = lambda w=warm: torch_run(reencoded, a.workers, a.batch_size, w)
+            cases[f"torch-tensor-original {start}"] = lambda w=warm: torch_run(
+                original, a.workers, a.batch_size, w, backend="tensor")
+            cases[f"torch-tensor-reencoded {start}"] = lambda w=warm: torch_run(
+                reencoded, a.workers, a.batch_size, w, backend="tensor")
     try:
         runs = run_rounds(cases, a.repeats, a.out)
     finally:
@@ -245,6 +261,8 @@ def main():
              "untimed in the same process), torch's second epoch of persistent workers. Whole process: wall time of "
              "the child process (cold and warm runs differ in what they do untimed).",
              "",
+             f"PyTorch: {torch_versions() if have_torch else 'not installed; its cases were skipped'}.",
+             "",
              "| case | images/s | first batch (s) | whole process (s) |", "|---|---:|---:|---:|"]
     for name in cases:
         lines.append(f"| {name} | {med[name]:.0f} | {first[name]:.3f} | {proc[name]:.2f} |")
@@ -256,6 +274,12 @@ def main():
             lines.append(f"- stoke-shards / torch-original: **{m['stoke-shards'] / m['torch-original']:.2f}x** (goal 3x)")
             lines.append(f"- stoke-shards / torch-reencoded: **{m['stoke-shards'] / m['torch-reencoded']:.2f}x** (goal 2x)")
             lines.append(f"- stoke-reencoded / torch-reencoded: {m['stoke-reencoded'] / m['torch-reencoded']:.2f}x")
+            lines.append(f"- stoke-shards / torch-tensor-original: "
+                         f"**{m['stoke-shards'] / m['torch-tensor-original']:.2f}x**")
+            lines.append(f"- stoke-shards / torch-tensor-reencoded: "
+                         f"**{m['stoke-shards'] / m['torch-tensor-reencoded']:.2f}x**")
+            lines.append(f"- stoke-reencoded / torch-tensor-reencoded: "
+                         f"{m['stoke-reencoded'] / m['torch-tensor-reencoded']:.2f}x")
         lines.append(f"- stoke-s3 / stoke-shards: **{m['stoke-s3'] / m['stoke-shards']:.2f}** (goal 0.9)")
         lines.append(f"- stoke-raw: **{m['stoke-raw']:.0f}** images/s of 224x224 uint8 (goal 10,000)")
         lines.append("")
