@@ -39,6 +39,8 @@ import sys
 import time
 from pathlib import Path
 
+from shards_bench import torch_versions
+
 HERE = Path(__file__).resolve().parent
 CHECKOUT = HERE.parent.parent
 
@@ -121,14 +123,6 @@ def pytorch_run(args):
     n = len(ds)
     print(json.dumps({"images": n, "model_s": model_s, "main_cpu_ms_per_image": (me.ru_utime + me.ru_stime) * 1000 / n,
                       "workers_cpu_ms_per_image": (kids.ru_utime + kids.ru_stime) * 1000 / n}))
-
-
-def versions():
-    """torch's, torchvision's and Pillow's versions, as one phrase."""
-    import PIL
-    import torch
-    import torchvision
-    return f"torch {torch.__version__}, torchvision {torchvision.__version__}, Pillow {PIL.__version__}"
 
 
 def timed(cmd, **kw):
@@ -227,7 +221,7 @@ def main():
              f"PyTorch: {args.workers} workers, torch.set_num_threads({args.threads}); Stoke: its defaults"
              f"{' + ' + args.stoke_args if args.stoke_args else ''}. Median cosine similarity of Stoke's "
              f"embeddings and PyTorch's (PIL): {cosine:.5f}; largest difference of a value: {float(np.abs(a - b).max()):.3g}. "
-             f"{versions()}: `pytorch` reads with PIL"
+             f"{torch_versions()}: `pytorch` reads with PIL"
              f"{'' if args.open_clip else ', `pytorch-tensor` with torchvision.io and v2 (its fastest CPU path)'}.",
              "",
              "| | wall s | images/s | vs PyTorch | vs PyTorch tensor | CPU ms/image | of which decoding | "

@@ -142,19 +142,18 @@ def main():
              "| transform | start | torch | torch-tensor | Stoke, no markers | Stoke, markers | markers / no markers "
              "| Stoke / torch | Stoke / torch-tensor |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    def spread(c):
+        return f"{med[c]:.0f} [{lo[c]:.0f}-{hi[c]:.0f}]" if c in med else "-"
+
+    def ratio(c, to):
+        return f"**{med[c] / med[to]:.2f}x**" if to in med else "-"
+
     for transform in ("train", "eval"):
         for start in ("cold", "warm"):
             s, p = f"stoke {transform} {start}", f"stoke-plain {transform} {start}"
             t, tt = f"torch {transform} {start}", f"torch-tensor {transform} {start}"
-
-            def spread(c):
-                return f"{med[c]:.0f} [{lo[c]:.0f}-{hi[c]:.0f}]" if c in med else "-"
-
-            def ratio(c):
-                return f"**{med[s] / med[c]:.2f}x**" if c in med else "-"
-
             lines.append(f"| {transform} | {start} | {spread(t)} | {spread(tt)} | {spread(p)} | {spread(s)} | "
-                         f"{med[s] / med[p]:.2f}x | {ratio(t)} | {ratio(tt)} |")
+                         f"{med[s] / med[p]:.2f}x | {ratio(s, t)} | {ratio(s, tt)} |")
     lines += ["", f"## The markers' cost ({len(resized)} of {n_images} images re-encoded; the rest were kept as "
                   "they were, at or below 256, with no markers)", "",
               "| restart interval (MCUs) | JPEG bytes | against none |", "|---|---:|---:|"]
