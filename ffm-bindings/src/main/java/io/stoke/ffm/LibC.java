@@ -51,7 +51,6 @@ public final class LibC {
     private static final MethodHandle CLOSE;
     private static final MethodHandle PREAD;
     private static final MethodHandle LSEEK;
-    private static final MethodHandle STRERROR;
 
     /**
      * {@code struct stat} on 64-bit Linux (x86-64 and AArch64 agree on these): its size, and the
@@ -85,7 +84,6 @@ public final class LibC {
                 errno);
         LSEEK = linker.downcallHandle(
                 libc.findOrThrow("lseek"), FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT), errno);
-        STRERROR = linker.downcallHandle(libc.findOrThrow("strerror"), FunctionDescriptor.of(ADDRESS, JAVA_INT));
     }
 
     private LibC() {}
@@ -399,10 +397,21 @@ public final class LibC {
         }
     }
 
+    /**
+     * {@code strerror}, bound at its first call: only a failure needs it, and each distinct
+     * signature costs a fresh JVM several milliseconds to link.
+     */
+    private static final class Errors {
+        static final MethodHandle STRERROR = Linker.nativeLinker()
+                .downcallHandle(
+                        Linker.nativeLinker().defaultLookup().findOrThrow("strerror"),
+                        FunctionDescriptor.of(ADDRESS, JAVA_INT));
+    }
+
     /** The C library's text for an errno value (not on the hot path: it allocates a String). */
     public static String strerror(int errno) {
         try {
-            MemorySegment s = (MemorySegment) STRERROR.invokeExact(errno);
+            MemorySegment s = (MemorySegment) Errors.STRERROR.invokeExact(errno);
             return s.reinterpret(256).getString(0);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);

@@ -63,20 +63,27 @@ public final class StokeAugment {
     private static final MethodHandle LUT =
             handle("stoke_augment_lut", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
 
-    private static final MethodHandle TENSOR_BLEND = handle(
-            "stoke_tensor_blend",
-            FunctionDescriptor.ofVoid(
-                    ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_FLOAT, JAVA_FLOAT, JAVA_FLOAT, JAVA_INT));
-    private static final MethodHandle TENSOR_GRAY_SUM =
-            handle("stoke_tensor_gray_sum", FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_INT));
-    private static final MethodHandle TENSOR_SHARPNESS = handle(
-            "stoke_tensor_sharpness",
-            FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_FLOAT, JAVA_FLOAT, JAVA_INT));
-    private static final MethodHandle TENSOR_AFFINE = handle(
-            "stoke_tensor_affine",
-            FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle TENSOR_ROT90 =
-            handle("stoke_tensor_rot90", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
+    /**
+     * torchvision's tensor kernels of the ops (AugMix's, and a tensor pipeline's), linked at their
+     * first call: each distinct signature costs a fresh JVM several milliseconds to link, which a
+     * pipeline that augments only as on a PIL image need not pay.
+     */
+    private static final class Tensors {
+        static final MethodHandle TENSOR_BLEND = handle(
+                "stoke_tensor_blend",
+                FunctionDescriptor.ofVoid(
+                        ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_FLOAT, JAVA_FLOAT, JAVA_FLOAT, JAVA_INT));
+        static final MethodHandle TENSOR_GRAY_SUM =
+                handle("stoke_tensor_gray_sum", FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_INT));
+        static final MethodHandle TENSOR_SHARPNESS = handle(
+                "stoke_tensor_sharpness",
+                FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_FLOAT, JAVA_FLOAT, JAVA_INT));
+        static final MethodHandle TENSOR_AFFINE = handle(
+                "stoke_tensor_affine",
+                FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
+        static final MethodHandle TENSOR_ROT90 =
+                handle("stoke_tensor_rot90", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
+    }
 
     private StokeAugment() {}
 
@@ -154,7 +161,7 @@ public final class StokeAugment {
             float rest,
             boolean v2) {
         try {
-            TENSOR_BLEND.invokeExact(src, dst, pixels, degenerate, value, ratio, rest, v2 ? 1 : 0);
+            Tensors.TENSOR_BLEND.invokeExact(src, dst, pixels, degenerate, value, ratio, rest, v2 ? 1 : 0);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }
@@ -163,7 +170,7 @@ public final class StokeAugment {
     /** {@code stoke_tensor_gray_sum}. */
     public static long tensorGraySum(MemorySegment src, long pixels, boolean v2) {
         try {
-            return (long) TENSOR_GRAY_SUM.invokeExact(src, pixels, v2 ? 1 : 0);
+            return (long) Tensors.TENSOR_GRAY_SUM.invokeExact(src, pixels, v2 ? 1 : 0);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }
@@ -173,7 +180,7 @@ public final class StokeAugment {
     public static void tensorSharpness(
             MemorySegment src, MemorySegment dst, int width, int height, float ratio, float rest, boolean v2) {
         try {
-            TENSOR_SHARPNESS.invokeExact(src, dst, width, height, ratio, rest, v2 ? 1 : 0);
+            Tensors.TENSOR_SHARPNESS.invokeExact(src, dst, width, height, ratio, rest, v2 ? 1 : 0);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }
@@ -190,7 +197,7 @@ public final class StokeAugment {
             MemorySegment fill,
             boolean v2) {
         try {
-            TENSOR_AFFINE.invokeExact(src, dst, width, height, theta, mode, fill, v2 ? 1 : 0);
+            Tensors.TENSOR_AFFINE.invokeExact(src, dst, width, height, theta, mode, fill, v2 ? 1 : 0);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }
@@ -199,7 +206,7 @@ public final class StokeAugment {
     /** {@code stoke_tensor_rot90}. */
     public static void tensorRot90(MemorySegment src, MemorySegment dst, int width, int height, int k) {
         try {
-            TENSOR_ROT90.invokeExact(src, dst, width, height, k);
+            Tensors.TENSOR_ROT90.invokeExact(src, dst, width, height, k);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }

@@ -83,23 +83,30 @@ public final class StokeJpeg {
                                     JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
                                     JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS,
                                     JAVA_INT));
-    private static final MethodHandle ENCODE = LIB.lookup() == null
-            ? null
-            : Linker.nativeLinker()
-                    .downcallHandle(
-                            LIB.lookup().findOrThrow("stoke_encode_rgb"),
-                            FunctionDescriptor.of(
-                                    JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
-                                    ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, JAVA_INT));
+    /**
+     * The writers ({@code stoke pack}, the restart cache), linked at their first call: each distinct
+     * signature costs a fresh JVM several milliseconds to link, which a loader that only decodes
+     * need not pay.
+     */
+    private static final class Writers {
+        static final MethodHandle ENCODE = LIB.lookup() == null
+                ? null
+                : Linker.nativeLinker()
+                        .downcallHandle(
+                                LIB.lookup().findOrThrow("stoke_encode_rgb"),
+                                FunctionDescriptor.of(
+                                        JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
+                                        ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, JAVA_INT));
 
-    private static final MethodHandle ADD_RESTARTS = LIB.lookup() == null
-            ? null
-            : Linker.nativeLinker()
-                    .downcallHandle(
-                            LIB.lookup().findOrThrow("stoke_jpeg_add_restarts"),
-                            FunctionDescriptor.of(
-                                    JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS,
-                                    JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, JAVA_INT));
+        static final MethodHandle ADD_RESTARTS = LIB.lookup() == null
+                ? null
+                : Linker.nativeLinker()
+                        .downcallHandle(
+                                LIB.lookup().findOrThrow("stoke_jpeg_add_restarts"),
+                                FunctionDescriptor.of(
+                                        JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS,
+                                        JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, JAVA_INT));
+    }
 
     private StokeJpeg() {}
 
@@ -178,11 +185,11 @@ public final class StokeJpeg {
             MemorySegment jpegSize,
             MemorySegment message,
             int messageBytes) {
-        if (ENCODE == null) {
+        if (Writers.ENCODE == null) {
             throw new IllegalStateException(LIB.unavailable());
         }
         try {
-            return (int) ENCODE.invokeExact(
+            return (int) Writers.ENCODE.invokeExact(
                     rgb,
                     width,
                     pitch,
@@ -220,11 +227,11 @@ public final class StokeJpeg {
             MemorySegment info,
             MemorySegment message,
             int messageBytes) {
-        if (ADD_RESTARTS == null) {
+        if (Writers.ADD_RESTARTS == null) {
             throw new IllegalStateException(LIB.unavailable());
         }
         try {
-            return (int) ADD_RESTARTS.invokeExact(
+            return (int) Writers.ADD_RESTARTS.invokeExact(
                     jpeg,
                     size,
                     targetMcus,

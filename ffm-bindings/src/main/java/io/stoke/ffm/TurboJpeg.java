@@ -58,47 +58,55 @@ public final class TurboJpeg {
     public static final int TJERR_WARNING = 0;
     public static final int TJERR_FATAL = 1;
 
+    /**
+     * The decompressor's functions, linked when the first is called. Each distinct signature costs
+     * a fresh JVM several milliseconds to link (a class spun for its stub), so the compressor's are
+     * in their own holder: a loader that only decodes never links them.
+     */
     private static final class Handles {
+        static final SymbolLookup LIB;
         static final MethodHandle INIT_DECOMPRESS;
-        static final MethodHandle INIT_COMPRESS;
         static final MethodHandle DESTROY;
         static final MethodHandle DECOMPRESS_HEADER3;
         static final MethodHandle DECOMPRESS2;
-        static final MethodHandle COMPRESS2;
-        static final MethodHandle BUF_SIZE;
         static final MethodHandle GET_SCALING_FACTORS;
         static final MethodHandle GET_ERROR_STR2;
         static final MethodHandle GET_ERROR_CODE;
 
         static {
-            SymbolLookup lib = NativeLibraries.open(
+            LIB = NativeLibraries.open(
                     "libturbojpeg", "stoke.turbojpeg.path", INSTALL_HINT, "libturbojpeg.so.0", "libturbojpeg.so");
-            INIT_DECOMPRESS = NativeLibraries.downcall(lib, "tjInitDecompress", FunctionDescriptor.of(ADDRESS));
-            INIT_COMPRESS = NativeLibraries.downcall(lib, "tjInitCompress", FunctionDescriptor.of(ADDRESS));
-            DESTROY = NativeLibraries.downcall(lib, "tjDestroy", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+            INIT_DECOMPRESS = NativeLibraries.downcall(LIB, "tjInitDecompress", FunctionDescriptor.of(ADDRESS));
+            DESTROY = NativeLibraries.downcall(LIB, "tjDestroy", FunctionDescriptor.of(JAVA_INT, ADDRESS));
             DECOMPRESS_HEADER3 = NativeLibraries.downcall(
-                    lib,
+                    LIB,
                     "tjDecompressHeader3",
                     FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
             DECOMPRESS2 = NativeLibraries.downcall(
-                    lib,
+                    LIB,
                     "tjDecompress2",
                     FunctionDescriptor.of(
                             JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
                             JAVA_INT));
-            COMPRESS2 = NativeLibraries.downcall(
-                    lib,
-                    "tjCompress2",
-                    FunctionDescriptor.of(
-                            JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS,
-                            JAVA_INT, JAVA_INT, JAVA_INT));
-            BUF_SIZE = NativeLibraries.downcall(
-                    lib, "tjBufSize", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT));
             GET_SCALING_FACTORS =
-                    NativeLibraries.downcall(lib, "tjGetScalingFactors", FunctionDescriptor.of(ADDRESS, ADDRESS));
-            GET_ERROR_STR2 = NativeLibraries.downcall(lib, "tjGetErrorStr2", FunctionDescriptor.of(ADDRESS, ADDRESS));
-            GET_ERROR_CODE = NativeLibraries.downcall(lib, "tjGetErrorCode", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+                    NativeLibraries.downcall(LIB, "tjGetScalingFactors", FunctionDescriptor.of(ADDRESS, ADDRESS));
+            GET_ERROR_STR2 = NativeLibraries.downcall(LIB, "tjGetErrorStr2", FunctionDescriptor.of(ADDRESS, ADDRESS));
+            GET_ERROR_CODE = NativeLibraries.downcall(LIB, "tjGetErrorCode", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         }
+    }
+
+    /** The compressor's functions (stoke pack, the test data), linked when the first is called. */
+    private static final class CompressHandles {
+        static final MethodHandle INIT_COMPRESS =
+                NativeLibraries.downcall(Handles.LIB, "tjInitCompress", FunctionDescriptor.of(ADDRESS));
+        static final MethodHandle COMPRESS2 = NativeLibraries.downcall(
+                Handles.LIB,
+                "tjCompress2",
+                FunctionDescriptor.of(
+                        JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT,
+                        JAVA_INT, JAVA_INT));
+        static final MethodHandle BUF_SIZE = NativeLibraries.downcall(
+                Handles.LIB, "tjBufSize", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT));
     }
 
     private TurboJpeg() {}
@@ -147,7 +155,7 @@ public final class TurboJpeg {
 
     public static MemorySegment tjInitCompress() {
         try {
-            return (MemorySegment) Handles.INIT_COMPRESS.invokeExact();
+            return (MemorySegment) CompressHandles.INIT_COMPRESS.invokeExact();
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -208,7 +216,7 @@ public final class TurboJpeg {
             int quality,
             int flags) {
         try {
-            return (int) Handles.COMPRESS2.invokeExact(
+            return (int) CompressHandles.COMPRESS2.invokeExact(
                     handle,
                     srcBuf,
                     width,
@@ -227,7 +235,7 @@ public final class TurboJpeg {
 
     public static long tjBufSize(int width, int height, int subsamp) {
         try {
-            return (long) Handles.BUF_SIZE.invokeExact(width, height, subsamp);
+            return (long) CompressHandles.BUF_SIZE.invokeExact(width, height, subsamp);
         } catch (Throwable t) {
             throw rethrow(t);
         }
