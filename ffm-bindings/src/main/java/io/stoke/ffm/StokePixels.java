@@ -7,6 +7,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 
 /**
@@ -27,13 +28,36 @@ public final class StokePixels {
 
     private static final Loaded LOADED = load();
 
-    private record Loaded(
-            MethodHandle horizontal,
-            MethodHandle vertical,
-            MethodHandle verticalFloat,
-            MethodHandle storeRgb,
-            MethodHandle storeFloat,
-            String unavailable) {}
+    private record Loaded(SymbolLookup lookup, MethodHandle horizontal, String unavailable) {}
+
+    /**
+     * The uint8 output's functions, and below the float32 output's, each linked at the first call
+     * of one: each distinct signature costs a fresh JVM several milliseconds to link, and a run
+     * writes one of the two (float32 after a uint8 augmentation writes both).
+     */
+    private static final class Bytes {
+        static final MethodHandle VERTICAL = link(
+                "stoke_resample_vertical_rgb",
+                FunctionDescriptor.ofVoid(
+                        ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS,
+                        JAVA_LONG));
+        static final MethodHandle STORE = link(
+                "stoke_store_rgb",
+                FunctionDescriptor.ofVoid(
+                        ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG));
+    }
+
+    private static final class Floats {
+        static final MethodHandle VERTICAL = link(
+                "stoke_resample_vertical_f32",
+                FunctionDescriptor.ofVoid(
+                        ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS,
+                        JAVA_LONG));
+        static final MethodHandle STORE = link(
+                "stoke_store_f32",
+                FunctionDescriptor.ofVoid(
+                        ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
+    }
 
     private StokePixels() {}
 
@@ -78,7 +102,7 @@ public final class StokePixels {
             MemorySegment dst,
             long dstOffset) {
         try {
-            LOADED.vertical.invokeExact(tmp, width, yFirst, outRows, bounds, weights, taps, acc, dst, dstOffset);
+            Bytes.VERTICAL.invokeExact(tmp, width, yFirst, outRows, bounds, weights, taps, acc, dst, dstOffset);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }
@@ -98,8 +122,7 @@ public final class StokePixels {
             MemorySegment dst,
             long dstOffset) {
         try {
-            LOADED.verticalFloat.invokeExact(
-                    tmp, width, yFirst, outRows, bounds, weights, taps, acc, table, dst, dstOffset);
+            Floats.VERTICAL.invokeExact(tmp, width, yFirst, outRows, bounds, weights, taps, acc, table, dst, dstOffset);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }
@@ -116,7 +139,7 @@ public final class StokePixels {
             MemorySegment dst,
             long dstOffset) {
         try {
-            LOADED.storeRgb.invokeExact(src, srcOffset, srcRowBytes, pixelBytes, width, rows, dst, dstOffset);
+            Bytes.STORE.invokeExact(src, srcOffset, srcRowBytes, pixelBytes, width, rows, dst, dstOffset);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }
@@ -134,7 +157,7 @@ public final class StokePixels {
             MemorySegment dst,
             long dstOffset) {
         try {
-            LOADED.storeFloat.invokeExact(src, srcOffset, srcRowBytes, pixelBytes, width, rows, table, dst, dstOffset);
+            Floats.STORE.invokeExact(src, srcOffset, srcRowBytes, pixelBytes, width, rows, table, dst, dstOffset);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }
@@ -149,36 +172,22 @@ public final class StokePixels {
                 "stoke_pixels_abi_version",
                 ABI_VERSION);
         if (lib.unavailable() != null) {
-            return new Loaded(null, null, null, null, null, lib.unavailable());
+            return new Loaded(null, null, lib.unavailable());
         }
-        Linker linker = Linker.nativeLinker();
-        Linker.Option critical = Linker.Option.critical(true);
-        MethodHandle h = linker.downcallHandle(
-                lib.lookup().findOrThrow("stoke_resample_horizontal"),
-                FunctionDescriptor.ofVoid(
-                        ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS),
-                critical);
-        MethodHandle v = linker.downcallHandle(
-                lib.lookup().findOrThrow("stoke_resample_vertical_rgb"),
-                FunctionDescriptor.ofVoid(
-                        ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG),
-                critical);
-        MethodHandle f = linker.downcallHandle(
-                lib.lookup().findOrThrow("stoke_resample_vertical_f32"),
-                FunctionDescriptor.ofVoid(
-                        ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS,
-                        JAVA_LONG),
-                critical);
-        MethodHandle sr = linker.downcallHandle(
-                lib.lookup().findOrThrow("stoke_store_rgb"),
-                FunctionDescriptor.ofVoid(
-                        ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG),
-                critical);
-        MethodHandle sf = linker.downcallHandle(
-                lib.lookup().findOrThrow("stoke_store_f32"),
-                FunctionDescriptor.ofVoid(
-                        ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG),
-                critical);
-        return new Loaded(h, v, f, sr, sf, null);
+        MethodHandle horizontal = Linker.nativeLinker()
+                .downcallHandle(
+                        lib.lookup().findOrThrow("stoke_resample_horizontal"),
+                        FunctionDescriptor.ofVoid(
+                                ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS),
+                        Linker.Option.critical(true));
+        return new Loaded(lib.lookup(), horizontal, null);
+    }
+
+    /** {@code name}, linked as critical; null where the library is not loaded (callers check {@link #available}). */
+    private static MethodHandle link(String name, FunctionDescriptor descriptor) {
+        return LOADED.lookup == null
+                ? null
+                : Linker.nativeLinker()
+                        .downcallHandle(LOADED.lookup.findOrThrow(name), descriptor, Linker.Option.critical(true));
     }
 }
