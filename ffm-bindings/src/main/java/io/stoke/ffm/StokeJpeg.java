@@ -74,41 +74,38 @@ public final class StokeJpeg {
             PATH_PROPERTY,
             "stoke_jpeg_abi_version",
             ABI_VERSION);
-    private static final MethodHandle DECODE = LIB.lookup() == null
-            ? null
-            : Linker.nativeLinker()
-                    .downcallHandle(
-                            LIB.lookup().findOrThrow("stoke_decode_region"),
-                            FunctionDescriptor.of(
-                                    JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
-                                    JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS,
-                                    JAVA_INT));
+    private static final MethodHandle DECODE = link(
+            "stoke_decode_region",
+            FunctionDescriptor.of(
+                    JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG,
+                    JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, JAVA_INT));
+
     /**
      * The writers ({@code stoke pack}, the restart cache), linked at their first call: each distinct
      * signature costs a fresh JVM several milliseconds to link, which a loader that only decodes
      * need not pay.
      */
     private static final class Writers {
-        static final MethodHandle ENCODE = LIB.lookup() == null
-                ? null
-                : Linker.nativeLinker()
-                        .downcallHandle(
-                                LIB.lookup().findOrThrow("stoke_encode_rgb"),
-                                FunctionDescriptor.of(
-                                        JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT,
-                                        ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, JAVA_INT));
-
-        static final MethodHandle ADD_RESTARTS = LIB.lookup() == null
-                ? null
-                : Linker.nativeLinker()
-                        .downcallHandle(
-                                LIB.lookup().findOrThrow("stoke_jpeg_add_restarts"),
-                                FunctionDescriptor.of(
-                                        JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS,
-                                        JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, JAVA_INT));
+        static final MethodHandle ENCODE = link(
+                "stoke_encode_rgb",
+                FunctionDescriptor.of(
+                        JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
+                        JAVA_LONG, ADDRESS, ADDRESS, JAVA_INT));
+        static final MethodHandle ADD_RESTARTS = link(
+                "stoke_jpeg_add_restarts",
+                FunctionDescriptor.of(
+                        JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG,
+                        ADDRESS, ADDRESS, ADDRESS, JAVA_INT));
     }
 
     private StokeJpeg() {}
+
+    /** {@code name}; null where the library is not loaded (each call says {@link #unavailableReason}). */
+    private static MethodHandle link(String name, FunctionDescriptor descriptor) {
+        return LIB.lookup() == null
+                ? null
+                : Linker.nativeLinker().downcallHandle(LIB.lookup().findOrThrow(name), descriptor);
+    }
 
     public static boolean available() {
         return LIB.unavailable() == null;
