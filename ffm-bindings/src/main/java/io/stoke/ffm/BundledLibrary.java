@@ -8,6 +8,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -92,6 +93,16 @@ record BundledLibrary(SymbolLookup lookup, String unavailable) {
                 LibraryCache.deleteTree(privateFolder); // the open library stays mapped
             }
         }
+    }
+
+    /**
+     * The downcall of function {@code name}, or null where the library is not loaded: a binding's
+     * calls check {@link #unavailable} first and say it.
+     */
+    MethodHandle downcall(String name, FunctionDescriptor descriptor, Linker.Option... options) {
+        return lookup == null
+                ? null
+                : Linker.nativeLinker().downcallHandle(lookup.findOrThrow(name), descriptor, options);
     }
 
     private static BundledLibrary missing(String human, String why) {

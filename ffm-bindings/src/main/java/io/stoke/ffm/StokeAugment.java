@@ -88,10 +88,7 @@ public final class StokeAugment {
     private StokeAugment() {}
 
     private static MethodHandle handle(String name, FunctionDescriptor descriptor) {
-        return LIB.lookup() == null
-                ? null
-                : Linker.nativeLinker()
-                        .downcallHandle(LIB.lookup().findOrThrow(name), descriptor, Linker.Option.critical(true));
+        return LIB.downcall(name, descriptor, Linker.Option.critical(true));
     }
 
     /** Whether the library is loaded; if not, {@link #unavailableReason()} says why. */

@@ -5,7 +5,6 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 
@@ -74,9 +73,7 @@ public final class StokeImage {
     private StokeImage() {}
 
     private static MethodHandle handle(String name, FunctionDescriptor descriptor) {
-        return LIB.lookup() == null
-                ? null
-                : Linker.nativeLinker().downcallHandle(LIB.lookup().findOrThrow(name), descriptor);
+        return LIB.downcall(name, descriptor);
     }
 
     public static boolean available() {

@@ -5,7 +5,6 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 
@@ -74,7 +73,7 @@ public final class StokeJpeg {
             PATH_PROPERTY,
             "stoke_jpeg_abi_version",
             ABI_VERSION);
-    private static final MethodHandle DECODE = link(
+    private static final MethodHandle DECODE = LIB.downcall(
             "stoke_decode_region",
             FunctionDescriptor.of(
                     JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG,
@@ -86,12 +85,12 @@ public final class StokeJpeg {
      * need not pay.
      */
     private static final class Writers {
-        static final MethodHandle ENCODE = link(
+        static final MethodHandle ENCODE = LIB.downcall(
                 "stoke_encode_rgb",
                 FunctionDescriptor.of(
                         JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS,
                         JAVA_LONG, ADDRESS, ADDRESS, JAVA_INT));
-        static final MethodHandle ADD_RESTARTS = link(
+        static final MethodHandle ADD_RESTARTS = LIB.downcall(
                 "stoke_jpeg_add_restarts",
                 FunctionDescriptor.of(
                         JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG,
@@ -99,13 +98,6 @@ public final class StokeJpeg {
     }
 
     private StokeJpeg() {}
-
-    /** {@code name}; null where the library is not loaded (each call says {@link #unavailableReason}). */
-    private static MethodHandle link(String name, FunctionDescriptor descriptor) {
-        return LIB.lookup() == null
-                ? null
-                : Linker.nativeLinker().downcallHandle(LIB.lookup().findOrThrow(name), descriptor);
-    }
 
     public static boolean available() {
         return LIB.unavailable() == null;

@@ -7,7 +7,6 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 
 /**
@@ -26,9 +25,17 @@ public final class StokePixels {
     /** The system property that names the library's file, or {@code none}. */
     public static final String PATH_PROPERTY = "stoke.pixels.path";
 
-    private static final Loaded LOADED = load();
-
-    private record Loaded(SymbolLookup lookup, MethodHandle horizontal, String unavailable) {}
+    private static final BundledLibrary LIB = BundledLibrary.open(
+            "Stoke's native pixel library",
+            "libstoke_pixels.so",
+            "UNAVAILABLE",
+            PATH_PROPERTY,
+            "stoke_pixels_abi_version",
+            ABI_VERSION);
+    private static final MethodHandle HORIZONTAL = link(
+            "stoke_resample_horizontal",
+            FunctionDescriptor.ofVoid(
+                    ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS));
 
     /**
      * The uint8 output's functions, and below the float32 output's, each linked at the first call
@@ -63,12 +70,12 @@ public final class StokePixels {
 
     /** Whether the library is loaded; if not, {@link #unavailableReason()} says why. */
     public static boolean available() {
-        return LOADED.unavailable == null;
+        return LIB.unavailable() == null;
     }
 
     /** Why the library is not loaded, in one sentence, or null. */
     public static String unavailableReason() {
-        return LOADED.unavailable;
+        return LIB.unavailable();
     }
 
     /** {@code stoke_resample_horizontal}. */
@@ -83,7 +90,7 @@ public final class StokePixels {
             int taps,
             MemorySegment tmp) {
         try {
-            LOADED.horizontal.invokeExact(src, srcRowBytes, yFirst, rows, outWidth, bounds, weights, taps, tmp);
+            HORIZONTAL.invokeExact(src, srcRowBytes, yFirst, rows, outWidth, bounds, weights, taps, tmp);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }
@@ -163,31 +170,8 @@ public final class StokePixels {
         }
     }
 
-    private static Loaded load() {
-        BundledLibrary lib = BundledLibrary.open(
-                "Stoke's native pixel library",
-                "libstoke_pixels.so",
-                "UNAVAILABLE",
-                PATH_PROPERTY,
-                "stoke_pixels_abi_version",
-                ABI_VERSION);
-        if (lib.unavailable() != null) {
-            return new Loaded(null, null, lib.unavailable());
-        }
-        MethodHandle horizontal = Linker.nativeLinker()
-                .downcallHandle(
-                        lib.lookup().findOrThrow("stoke_resample_horizontal"),
-                        FunctionDescriptor.ofVoid(
-                                ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS),
-                        Linker.Option.critical(true));
-        return new Loaded(lib.lookup(), horizontal, null);
-    }
-
     /** {@code name}, linked as critical; null where the library is not loaded (callers check {@link #available}). */
     private static MethodHandle link(String name, FunctionDescriptor descriptor) {
-        return LOADED.lookup == null
-                ? null
-                : Linker.nativeLinker()
-                        .downcallHandle(LOADED.lookup.findOrThrow(name), descriptor, Linker.Option.critical(true));
+        return LIB.downcall(name, descriptor, Linker.Option.critical(true));
     }
 }
