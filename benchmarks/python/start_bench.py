@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A fresh stoke.DataLoader's start, build against build: how long its constructor takes (the
-JVM's start, up to its ring), when its first batch comes, and its cold epoch's rate.
+JVM's start, up to its ring), when its first batch comes, and its cold epoch's rate beside the
+warm one's (recipes_bench.py's two epochs).
 
 Each run is a fresh Python process over the same ImageFolder, with torchvision's ResNet50 v2
 training transform (recipes_bench.py's), batch 64, 2 workers, shuffle; the builds alternate within
@@ -24,7 +25,8 @@ CHECKOUT = HERE.parent.parent
 
 
 def run(data, copies, work):
-    """One run in this process; prints one JSON object."""
+    """One run in this process: recipes_bench's two epochs, and the constructor's time; prints one
+    JSON object."""
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(CHECKOUT / "clients" / "python"))
     import recipes_bench
@@ -37,19 +39,13 @@ def run(data, copies, work):
     dataset = torchvision.datasets.ImageFolder(folder, recipes_bench.recipe("train", "pil"))
     loader = stoke.DataLoader(dataset, batch_size=64, num_workers=2, shuffle=True, persistent_workers=True)
     constructed = time.perf_counter() - start
-    n, first = 0, None
-    for _, labels in loader:
-        if first is None:
-            first = time.perf_counter() - start
-        n += len(labels)
-    seconds = time.perf_counter() - start
-    print(json.dumps({"constructor_s": constructed, "first_batch_s": first, "images": n, "seconds": seconds}))
+    print(json.dumps({"constructor_s": constructed, **recipes_bench.two_epochs(loader, start)}))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", required=True)
-    ap.add_argument("--homes", nargs="+", required=True, help="Stoke checkouts, each run through its ./stoke")
+    ap.add_argument("--homes", nargs="+", help="Stoke checkouts, each run through its ./stoke")
     ap.add_argument("--copies", type=int, default=3, help="link each image this many times (3: 3,000 images)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--work", default="/tmp")
@@ -57,8 +53,10 @@ def main():
     args = ap.parse_args()
     if args.run:
         return run(args.data, args.copies, args.work)
+    if not args.homes:
+        ap.error("--homes is required")
     command = [sys.executable, __file__, "--run", "--data", args.data, "--copies", str(args.copies), "--work",
-               args.work, "--homes", "-"]
+               args.work]
     results = {home: [] for home in args.homes}
     for r in range(args.rounds + 1):  # round 0 builds each checkout and records its AOT cache
         for home in args.homes:
@@ -68,12 +66,13 @@ def main():
             if r:
                 results[home].append(result)
                 print(f"round {r} {home}: {result}", file=sys.stderr)
-    print("| build | `DataLoader()` returns | first batch | cold epoch, images/s |")
-    print("|---|---:|---:|---:|")
+    print("| build | `DataLoader()` returns | first batch | cold epoch, images/s | warm epoch, images/s |")
+    print("|---|---:|---:|---:|---:|")
     for home, rs in results.items():
         print(f"| {home} | {statistics.median(r['constructor_s'] for r in rs):.3f} s | "
-              f"{statistics.median(r['first_batch_s'] for r in rs):.3f} s | "
-              f"{statistics.median(r['images'] / r['seconds'] for r in rs):.0f} |")
+              f"{statistics.median(r['cold']['first_batch_s'] for r in rs):.3f} s | "
+              f"{statistics.median(r['cold']['images'] / r['cold']['seconds'] for r in rs):.0f} | "
+              f"{statistics.median(r['warm']['images'] / r['warm']['seconds'] for r in rs):.0f} |")
 
 
 if __name__ == "__main__":
