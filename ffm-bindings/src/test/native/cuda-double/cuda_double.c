@@ -41,7 +41,7 @@ typedef struct CUevent_st {
     struct timespec when;
 } event_t;
 
-enum { OP_COPY, OP_RECORD, OP_WAIT, OP_KERNEL };
+enum { OP_COPY, OP_RECORD, OP_WAIT, OP_KERNEL, OP_HOST };
 enum { K_NORMALIZE = 1, K_SPIN = 2 };
 
 typedef struct op {
@@ -62,6 +62,9 @@ typedef struct op {
     unsigned k_pixels, k_hw;
     float k_mean[3], k_std[3];
     unsigned long long k_nanos;
+    /* host work of a library double (nvjpeg_double.c) run in stream order */
+    void (*host_fn)(void *);
+    void *host_arg;
 } op_t;
 
 typedef struct CUstream_st {
@@ -208,6 +211,9 @@ static void run(op_t *o) {
     case OP_KERNEL:
         if (o->kernel == K_NORMALIZE) normalize_standin(o);
         else sleep_us((long) (o->k_nanos / 1000));
+        break;
+    case OP_HOST:
+        o->host_fn(o->host_arg);
         break;
     }
 }
@@ -792,6 +798,45 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned in
     }
     pthread_mutex_lock(&lock);
     st_kernels++;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ hooks for the library doubles built in */
+
+/* The CUresult injected for the named call (see stoke_double_fail), else 0. */
+int stoke_double_injected(const char *name) {
+    return (int) injected(name);
+}
+
+/* Whether [p, p + bytes) lies inside one live device allocation. */
+int stoke_double_device_range_ok(uintptr_t p, size_t bytes) {
+    return device_range_ok((CUdeviceptr) p, bytes);
+}
+
+/* Whether the calling thread has a current context, as the CUDA runtime's calls need. */
+int stoke_double_context_current(void) {
+    return initialised && current != NULL && primary_retains > 0;
+}
+
+/* Runs fn(arg) in hStream's order (at once, after every stream drains, for the NULL stream). */
+CUresult stoke_double_enqueue_host(CUstream hStream, void (*fn)(void *), void *arg) {
+    if (hStream == NULL) {
+        drain_all_streams();
+        fn(arg);
+        return CUDA_SUCCESS;
+    }
+    op_t *o = calloc(1, sizeof *o);
+    o->kind = OP_HOST;
+    o->host_fn = fn;
+    o->host_arg = arg;
+    pthread_mutex_lock(&lock);
+    if (!stream_ok(hStream)) {
+        pthread_mutex_unlock(&lock);
+        free(o);
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    enqueue(hStream, o);
     pthread_mutex_unlock(&lock);
     return CUDA_SUCCESS;
 }

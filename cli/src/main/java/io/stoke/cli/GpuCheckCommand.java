@@ -2,6 +2,7 @@ package io.stoke.cli;
 
 import io.stoke.gpu.DeviceUnavailableException;
 import io.stoke.gpu.GpuCheck;
+import io.stoke.gpu.NvjpegLibrary;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -21,6 +22,8 @@ import picocli.CommandLine.Spec;
         description = {
             "Checks the GPU path: pattern round trip through the pinned ring and the GPU stage, the",
             "normalisation kernel against the CPU reference, pinned vs pageable bandwidth, and copy/compute overlap.",
+            "First it says which nvJPEG the GPU decode would use (STOKE_NVJPEG, the CUDA toolkit, the active",
+            "Python environment's nvidia or torchvision wheel), with its version, or why there is none.",
             "Exit codes: 0 all good, 1 a check failed, 4 no CUDA driver or device."
         })
 public final class GpuCheckCommand implements Callable<Integer> {
@@ -62,6 +65,10 @@ public final class GpuCheckCommand implements Callable<Integer> {
                     + "--compute-ms not negative");
             return Main.EXIT_USAGE;
         }
+        // Before the device: nvJPEG loads (and says its version) without one, and what was found where
+        // is the first question when the GPU decode does not start.
+        out.println("nvjpeg     " + NvjpegLibrary.load(System.getenv()).description());
+        out.flush();
         GpuCheck check;
         try {
             check = GpuCheck.open(device, new GpuCheck.Settings(mib, iterations, stageBatch, stageCrop, computeMs));

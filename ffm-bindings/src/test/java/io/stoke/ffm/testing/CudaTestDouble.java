@@ -5,6 +5,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.ffm.cuda.CudaDriver;
+import io.stoke.ffm.cuda.Nvjpeg;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -34,6 +35,10 @@ public final class CudaTestDouble {
     private final MethodHandle verify;
     private final MethodHandle deviceCount;
     private final MethodHandle stat;
+    // The nvJPEG double's controls, where it is linked in (null otherwise: see nvjpegUnavailableReason).
+    private final MethodHandle nvjpegReset;
+    private final MethodHandle nvjpegHardware;
+    private final MethodHandle nvjpegStat;
 
     private CudaTestDouble(Path library) {
         this.library = library;
@@ -48,6 +53,76 @@ public final class CudaTestDouble {
         deviceCount = linker.downcallHandle(
                 lib.findOrThrow("stoke_double_set_device_count"), FunctionDescriptor.ofVoid(JAVA_INT));
         stat = linker.downcallHandle(lib.findOrThrow("stoke_double_stat"), FunctionDescriptor.of(JAVA_LONG, ADDRESS));
+        nvjpegReset = lib.find("stoke_nvjpeg_double_reset")
+                .map(s -> linker.downcallHandle(s, FunctionDescriptor.ofVoid()))
+                .orElse(null);
+        nvjpegHardware = lib.find("stoke_nvjpeg_double_set_hardware")
+                .map(s -> linker.downcallHandle(s, FunctionDescriptor.ofVoid(JAVA_INT)))
+                .orElse(null);
+        nvjpegStat = lib.find("stoke_nvjpeg_double_stat")
+                .map(s -> linker.downcallHandle(s, FunctionDescriptor.of(JAVA_LONG, ADDRESS)))
+                .orElse(null);
+    }
+
+    /**
+     * Why the nvJPEG double (nvjpeg_double.c, linked into the CUDA double where libjpeg's headers
+     * were there to build it) cannot be used from {@code buildDir}, or null when it can.
+     */
+    public static String nvjpegUnavailableReason(Path buildDir) {
+        String reason = unavailableReason(buildDir);
+        if (reason != null) {
+            return reason;
+        }
+        try {
+            Path missing = buildDir.resolve("NVJPEG_UNAVAILABLE");
+            if (Files.exists(missing)) {
+                return "nvJPEG test double not built: "
+                        + Files.readString(missing).strip();
+            }
+        } catch (IOException e) {
+            return "nvJPEG test double: cannot read " + buildDir + ": " + e;
+        }
+        return null;
+    }
+
+    /** nvJPEG bound to the double (the same library file as {@link #driver()}). */
+    public Nvjpeg nvjpeg() {
+        requireNvjpeg();
+        return Nvjpeg.load(library.toString());
+    }
+
+    /** Whether the modelled device has nvJPEG's hardware engine (default: it has not). */
+    public void nvjpegHardware(boolean on) {
+        requireNvjpeg();
+        try {
+            nvjpegHardware.invokeExact(on ? 1 : 0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * An nvJPEG double statistic: {@code nvjpeg_images}, {@code nvjpeg_batches}, {@code nvjpeg_pending},
+     * {@code live_nvjpeg_handles}, {@code live_nvjpeg_states}, {@code live_nvjpeg_streams}.
+     */
+    public long nvjpegStat(String name) {
+        requireNvjpeg();
+        long v;
+        try (Arena a = Arena.ofConfined()) {
+            v = (long) nvjpegStat.invokeExact(a.allocateFrom(name));
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        if (v < 0) {
+            throw new IllegalArgumentException("no such statistic: " + name);
+        }
+        return v;
+    }
+
+    private void requireNvjpeg() {
+        if (nvjpegStat == null) {
+            throw new IllegalStateException(library + " was built without the nvJPEG double");
+        }
     }
 
     /**
@@ -93,6 +168,9 @@ public final class CudaTestDouble {
     public void reset() {
         try {
             reset.invokeExact();
+            if (nvjpegReset != null) {
+                nvjpegReset.invokeExact();
+            }
         } catch (Throwable t) {
             throw rethrow(t);
         }

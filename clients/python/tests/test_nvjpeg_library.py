@@ -1,0 +1,49 @@
+"""The GPU decode's nvJPEG, found in the active Python environment and bound (run by ./stoke test;
+it needs a torchvision CUDA wheel, which bundles libnvjpeg in torchvision.libs/: the torch 2.14.1
+stack has one, Debian's torchvision has not, and the test skips there, saying so).
+
+`./stoke gpu-check` says which nvJPEG the GPU decode would use before it opens a device. With this
+venv active (VIRTUAL_ENV, as `activate` sets it) and no CUDA toolkit's nvJPEG on the machine, that is
+torchvision's bundled copy; the version it reports comes from NVIDIA's library itself
+(nvjpegGetProperty, which needs no GPU), after every function Stoke binds was linked from it.
+"""
+
+import glob
+import os
+import re
+import subprocess
+import sys
+import sysconfig
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CHECKOUT = HERE.parent.parent.parent
+SITE = Path(sysconfig.get_paths()["purelib"])
+BUNDLED = sorted(glob.glob(str(SITE / "torchvision.libs" / "libnvjpeg*.so.*")))
+TOOLKIT = sorted(glob.glob("/usr/local/cuda/lib64/libnvjpeg*.so.*")
+                 + glob.glob("/usr/local/cuda/targets/x86_64-linux/lib/libnvjpeg*.so.*"))
+
+
+@unittest.skipUnless(BUNDLED, f"no libnvjpeg bundled with this Python's torchvision (in {SITE}/torchvision.libs)")
+@unittest.skipIf(TOOLKIT, f"a CUDA toolkit's nvJPEG is installed ({TOOLKIT[:1]}), which comes first")
+class NvjpegLibraryTest(unittest.TestCase):
+    def test_gpu_check_finds_torchvisions_nvjpeg_in_the_active_venv_and_binds_it(self):
+        env = {k: v for k, v in os.environ.items() if k not in ("STOKE_NVJPEG", "CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX")}
+        env["VIRTUAL_ENV"] = sys.prefix
+        r = subprocess.run([str(CHECKOUT / "stoke"), "gpu-check"], capture_output=True, text=True, env=env,
+                           timeout=600)
+        first = r.stdout.splitlines()[0] if r.stdout else ""
+        m = re.fullmatch(r"nvjpeg     nvJPEG (\d+)\.(\d+)\.(\d+) from (\S+) \((.*)\)", first)
+        self.assertIsNotNone(m, r.stdout + r.stderr)
+        self.assertEqual(m.group(4), BUNDLED[-1])
+        self.assertEqual(m.group(5), f"torchvision's bundled copy in {SITE}")
+        # The soname's major version is the library's own.
+        self.assertEqual(m.group(1), BUNDLED[-1].rsplit(".so.", 1)[1].split(".")[0])
+        # Without a GPU the check stops there, saying why (exit 4); with one it goes on.
+        if r.returncode == 4:
+            self.assertTrue(r.stderr.startswith("stoke gpu-check: "), r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

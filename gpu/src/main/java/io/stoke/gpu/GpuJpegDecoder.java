@@ -1,0 +1,418 @@
+package io.stoke.gpu;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import io.stoke.ffm.cuda.CudaDriver;
+import io.stoke.ffm.cuda.CudaStream;
+import io.stoke.ffm.cuda.DeviceBuffer;
+import io.stoke.ffm.cuda.Nvjpeg;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Decodes batches of JPEG files into device memory with nvJPEG's batched decoder: the hardware
+ * JPEG engine where the device has one (A100, H100, H200), nvJPEG's GPU hybrid decoder otherwise.
+ * EXPERIMENTAL: built and tested against the nvJPEG and CUDA test doubles, which check the wiring,
+ * not a GPU's pixels (docs/gpu.md says what has run where).
+ *
+ * <p>What it cannot take it leaves to Stoke's CPU decoders, saying why per image
+ * ({@link Decoded#cpuReason}): files nvJPEG cannot read (PNG, WebP, a damaged header), four
+ * components (CMYK, YCCK), images over the pixel limit, and, on the hardware engine, what it does
+ * not decode (progressive, 4:1:1, 4:1:0). Each image is decoded once, on one side.
+ *
+ * <p>Owner and lifetime: one thread drives a decoder, with a CUDA context current. The decoder owns
+ * its device memory and the one {@link Decoded} it hands back: the pixels of a batch are valid, in
+ * the stream's order, until the next {@link #decode} or {@link #close}; the files may be reused
+ * once {@code decode} returns (nvJPEG reads them in the call). Every destination nvJPEG writes is
+ * laid out here, inside the decoder's device buffer, from the header's size, before the call.
+ */
+public final class GpuJpegDecoder implements AutoCloseable {
+    /** Which of nvJPEG's decoders runs. */
+    public enum Backend {
+        HARDWARE,
+        GPU_HYBRID
+    }
+
+    /** Each image starts on this boundary in the device buffer, as CUDA's own allocations do. */
+    static final long ALIGNMENT = 256;
+
+    private final CudaDriver driver;
+    private final Nvjpeg nvjpeg;
+    private final int maxBatch;
+    private final long maxPixels;
+    private final Backend backend;
+    private final String backendNote;
+    private final Arena arena = Arena.ofConfined();
+    private final MemorySegment handle;
+    private final MemorySegment state;
+    private final MemorySegment jpegStream; // NULL unless on the hardware engine (its support check parses)
+    // Scratch for the calls, laid out once for maxBatch images.
+    private final MemorySegment dataPointers;
+    private final MemorySegment lengths;
+    private final MemorySegment images;
+    private final MemorySegment components;
+    private final MemorySegment subsampling;
+    private final MemorySegment widths;
+    private final MemorySegment heights;
+    private final MemorySegment supported;
+    private final Decoded decoded;
+    private DeviceBuffer pixels;
+    private int initializedBatch;
+    private boolean closed;
+
+    private GpuJpegDecoder(CudaDriver driver, Nvjpeg nvjpeg, int maxBatch, long maxPixels, boolean preferHardware) {
+        this.driver = driver;
+        this.nvjpeg = nvjpeg;
+        this.maxBatch = maxBatch;
+        this.maxPixels = maxPixels;
+        MemorySegment out = arena.allocate(ADDRESS);
+        Backend chosen = Backend.GPU_HYBRID;
+        String note = null;
+        int status = Nvjpeg.NVJPEG_STATUS_SUCCESS;
+        if (preferHardware) {
+            status = nvjpeg.nvjpegCreateEx(
+                    Nvjpeg.NVJPEG_BACKEND_HARDWARE, MemorySegment.NULL, MemorySegment.NULL, 0, out);
+            if (status == Nvjpeg.NVJPEG_STATUS_SUCCESS) {
+                chosen = Backend.HARDWARE;
+            } else {
+                note = "nvJPEG's hardware decoder is not available on this device (nvjpegCreateEx: "
+                        + Nvjpeg.statusName(status) + "): decoding with its GPU hybrid decoder";
+            }
+        }
+        if (chosen == Backend.GPU_HYBRID) {
+            Nvjpeg.check(
+                    nvjpeg.nvjpegCreateEx(
+                            Nvjpeg.NVJPEG_BACKEND_GPU_HYBRID, MemorySegment.NULL, MemorySegment.NULL, 0, out),
+                    "nvjpegCreateEx");
+        }
+        backend = chosen;
+        backendNote = note;
+        handle = out.get(ADDRESS, 0);
+        MemorySegment st = MemorySegment.NULL;
+        MemorySegment js = MemorySegment.NULL;
+        try {
+            Nvjpeg.check(nvjpeg.nvjpegJpegStateCreate(handle, out), "nvjpegJpegStateCreate");
+            st = out.get(ADDRESS, 0);
+            if (backend == Backend.HARDWARE) {
+                Nvjpeg.check(nvjpeg.nvjpegJpegStreamCreate(handle, out), "nvjpegJpegStreamCreate");
+                js = out.get(ADDRESS, 0);
+            }
+        } catch (RuntimeException e) {
+            if (!st.equals(MemorySegment.NULL)) {
+                nvjpeg.nvjpegJpegStateDestroy(st);
+            }
+            nvjpeg.nvjpegDestroy(handle);
+            arena.close();
+            throw e;
+        }
+        state = st;
+        jpegStream = js;
+        dataPointers = arena.allocate(ADDRESS, maxBatch);
+        lengths = arena.allocate(JAVA_LONG, maxBatch);
+        images = arena.allocate(Nvjpeg.IMAGE, maxBatch);
+        components = arena.allocate(JAVA_INT);
+        subsampling = arena.allocate(JAVA_INT);
+        widths = arena.allocate(JAVA_INT, Nvjpeg.MAX_COMPONENT);
+        heights = arena.allocate(JAVA_INT, Nvjpeg.MAX_COMPONENT);
+        supported = arena.allocate(JAVA_INT);
+        decoded = new Decoded(maxBatch);
+    }
+
+    /**
+     * Opens a decoder on the device whose context is current on this thread.
+     *
+     * @param preferHardware ask for the hardware engine first (falling back to the GPU hybrid
+     *     decoder, with {@link #backendNote()} saying why)
+     * @param maxBatch the most files one {@link #decode} takes
+     * @param maxPixels the largest image (width x height) sent to the GPU; larger ones go to the CPU
+     * @throws io.stoke.ffm.cuda.NvjpegException when nvJPEG cannot start on this device
+     */
+    public static GpuJpegDecoder open(
+            CudaDriver driver, Nvjpeg nvjpeg, boolean preferHardware, int maxBatch, long maxPixels) {
+        if (maxBatch <= 0 || maxPixels <= 0) {
+            throw new IllegalArgumentException(
+                    "maxBatch " + maxBatch + " and maxPixels " + maxPixels + " must be positive");
+        }
+        return new GpuJpegDecoder(driver, nvjpeg, maxBatch, maxPixels, preferHardware);
+    }
+
+    /** The decoder that runs. */
+    public Backend backend() {
+        return backend;
+    }
+
+    /** Why the hardware engine was asked for and not used, in one sentence; null otherwise. */
+    public String backendNote() {
+        return backendNote;
+    }
+
+    /**
+     * Decodes what nvJPEG takes of {@code files} (native segments, one whole file each) into this
+     * decoder's device memory, as interleaved RGB, queued on {@code stream}; says for the others why
+     * they are left to the CPU. The result is this decoder's one {@link Decoded}, valid until the next call.
+     *
+     * @throws io.stoke.ffm.cuda.NvjpegException when the device fails (not a file: those go to the CPU)
+     */
+    public Decoded decode(List<MemorySegment> files, CudaStream stream) {
+        checkOpen();
+        int n = files.size();
+        if (n > maxBatch) {
+            throw new IllegalArgumentException(n + " files in a batch of at most " + maxBatch);
+        }
+        decoded.begin(n);
+        long bytes = 0;
+        int taken = 0;
+        for (int i = 0; i < n; i++) {
+            MemorySegment file = files.get(i);
+            if (!file.isNative()) {
+                throw new IllegalArgumentException("file " + i + " is not in native memory");
+            }
+            String why = examine(file);
+            if (why != null) {
+                decoded.toCpu(i, why);
+                continue;
+            }
+            int w = widths.getAtIndex(JAVA_INT, 0);
+            int h = heights.getAtIndex(JAVA_INT, 0);
+            long pitch = 3L * w;
+            long offset = align(bytes);
+            decoded.toGpu(i, offset, w, h, pitch);
+            bytes = offset + pitch * h;
+            taken++;
+        }
+        if (taken == 0) {
+            return decoded;
+        }
+        ensureCapacity(bytes, stream);
+        long base = pixels.pointer();
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            if (!decoded.onGpu(i)) {
+                continue;
+            }
+            MemorySegment file = files.get(i);
+            dataPointers.setAtIndex(ADDRESS, k, file);
+            lengths.setAtIndex(JAVA_LONG, k, file.byteSize());
+            MemorySegment image = images.asSlice(k * Nvjpeg.IMAGE.byteSize(), Nvjpeg.IMAGE.byteSize());
+            image.fill((byte) 0);
+            image.set(ADDRESS, Nvjpeg.IMAGE_CHANNEL0, MemorySegment.ofAddress(base + decoded.offset[i]));
+            image.set(JAVA_LONG, Nvjpeg.IMAGE_PITCH0, decoded.pitch[i]);
+            k++;
+        }
+        if (k != initializedBatch) {
+            Nvjpeg.check(
+                    nvjpeg.nvjpegDecodeBatchedInitialize(handle, state, k, 1, Nvjpeg.NVJPEG_OUTPUT_RGBI),
+                    "nvjpegDecodeBatchedInitialize");
+            initializedBatch = k;
+        }
+        int status = nvjpeg.nvjpegDecodeBatched(handle, state, dataPointers, lengths, images, stream.handle());
+        if (status == Nvjpeg.NVJPEG_STATUS_BAD_JPEG
+                || status == Nvjpeg.NVJPEG_STATUS_JPEG_NOT_SUPPORTED
+                || status == Nvjpeg.NVJPEG_STATUS_INCOMPLETE_BITSTREAM) {
+            // The batch names no file: each of its images is decoded (and judged) by the CPU path instead.
+            String why = "nvJPEG refused the batch it was in (nvjpegDecodeBatched: " + Nvjpeg.statusName(status) + ")";
+            for (int i = 0; i < n; i++) {
+                if (decoded.onGpu(i)) {
+                    decoded.toCpu(i, why);
+                }
+            }
+            initializedBatch = 0; // nvJPEG's advice after a failed batch: initialise again
+            return decoded;
+        }
+        Nvjpeg.check(status, "nvjpegDecodeBatched");
+        decoded.base = base;
+        return decoded;
+    }
+
+    /** Why nvJPEG is not given {@code file}, or null, with its size in {@link #widths}/{@link #heights}. */
+    private String examine(MemorySegment file) {
+        int status = nvjpeg.nvjpegGetImageInfo(handle, file, file.byteSize(), components, subsampling, widths, heights);
+        if (status != Nvjpeg.NVJPEG_STATUS_SUCCESS) {
+            return "nvJPEG cannot read it as a JPEG (nvjpegGetImageInfo: " + Nvjpeg.statusName(status) + ")";
+        }
+        int c = components.get(JAVA_INT, 0);
+        if (c != 1 && c != 3) {
+            return c + " components (CMYK or YCCK), which nvJPEG's batched decoder does not convert";
+        }
+        int css = subsampling.get(JAVA_INT, 0);
+        if (c == 3 && (css == Nvjpeg.NVJPEG_CSS_UNKNOWN || css == Nvjpeg.NVJPEG_CSS_410V)) {
+            return "a chroma subsampling nvJPEG does not name";
+        }
+        long w = widths.getAtIndex(JAVA_INT, 0);
+        long h = heights.getAtIndex(JAVA_INT, 0);
+        if (w <= 0 || h <= 0) {
+            return "a header of " + w + " x " + h + " pixels";
+        }
+        if (w * h > maxPixels) {
+            return w + " x " + h + " pixels, over the GPU decode's limit of " + maxPixels;
+        }
+        if (backend == Backend.HARDWARE) {
+            status = nvjpeg.nvjpegJpegStreamParse(handle, file, file.byteSize(), 0, 0, jpegStream);
+            if (status != Nvjpeg.NVJPEG_STATUS_SUCCESS) {
+                return "nvJPEG cannot parse it (nvjpegJpegStreamParse: " + Nvjpeg.statusName(status) + ")";
+            }
+            Nvjpeg.check(
+                    nvjpeg.nvjpegDecodeBatchedSupported(handle, jpegStream, supported), "nvjpegDecodeBatchedSupported");
+            if (supported.get(JAVA_INT, 0) != 0) {
+                return "nvJPEG's hardware decoder does not take it (it takes single-scan baseline JPEGs, "
+                        + "not progressive ones, 4:1:1 or 4:1:0)";
+            }
+        }
+        return null;
+    }
+
+    private void ensureCapacity(long bytes, CudaStream stream) {
+        if (pixels != null && pixels.byteSize() >= bytes) {
+            return;
+        }
+        if (pixels != null) {
+            // The last batch's pixels may still be read by work queued on the stream.
+            stream.synchronize();
+            pixels.close();
+            pixels = null;
+        }
+        // Grown by half again, so that a batch of slowly growing images does not reallocate each time.
+        pixels = DeviceBuffer.allocate(driver, Math.max(bytes, bytes + bytes / 2));
+    }
+
+    private static long align(long offset) {
+        return (offset + ALIGNMENT - 1) & -ALIGNMENT;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("the GPU JPEG decoder is closed");
+        }
+    }
+
+    /** Frees nvJPEG's handles and the device memory; the caller has synchronised the stream it used. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        decoded.begin(0);
+        try {
+            if (pixels != null) {
+                pixels.close();
+            }
+            if (!jpegStream.equals(MemorySegment.NULL)) {
+                Nvjpeg.check(nvjpeg.nvjpegJpegStreamDestroy(jpegStream), "nvjpegJpegStreamDestroy");
+            }
+            Nvjpeg.check(nvjpeg.nvjpegJpegStateDestroy(state), "nvjpegJpegStateDestroy");
+            Nvjpeg.check(nvjpeg.nvjpegDestroy(handle), "nvjpegDestroy");
+        } finally {
+            arena.close();
+        }
+    }
+
+    /**
+     * A batch's outcome, per file in the order given: on the GPU (its pixels' device address, size
+     * and pitch) or left to the CPU (why). One per decoder, overwritten by each {@link #decode}.
+     */
+    public final class Decoded {
+        private final boolean[] gpu;
+        private final long[] offset;
+        private final int[] width;
+        private final int[] height;
+        private final long[] pitch;
+        private final String[] cpuReason;
+        private int count;
+        private long base;
+
+        private Decoded(int capacity) {
+            gpu = new boolean[capacity];
+            offset = new long[capacity];
+            width = new int[capacity];
+            height = new int[capacity];
+            pitch = new long[capacity];
+            cpuReason = new String[capacity];
+        }
+
+        private void begin(int n) {
+            count = n;
+            base = 0;
+        }
+
+        private void toGpu(int i, long off, int w, int h, long p) {
+            gpu[i] = true;
+            offset[i] = off;
+            width[i] = w;
+            height[i] = h;
+            pitch[i] = p;
+            cpuReason[i] = null;
+        }
+
+        private void toCpu(int i, String why) {
+            gpu[i] = false;
+            width[i] = 0;
+            height[i] = 0;
+            pitch[i] = 0;
+            cpuReason[i] = why;
+        }
+
+        /** Files in the batch. */
+        public int size() {
+            return count;
+        }
+
+        /** Whether file {@code i} was decoded on the GPU. */
+        public boolean onGpu(int i) {
+            return gpu[Objects.checkIndex(i, count)];
+        }
+
+        /** Why file {@code i} is left to the CPU; null where it was decoded on the GPU. */
+        public String cpuReason(int i) {
+            return cpuReason[Objects.checkIndex(i, count)];
+        }
+
+        /** The {@code CUdeviceptr} of file {@code i}'s first pixel (interleaved RGB, {@link #pitch} bytes a row). */
+        public long deviceAddress(int i) {
+            requireGpu(i);
+            return base + offset[i];
+        }
+
+        public int width(int i) {
+            requireGpu(i);
+            return width[i];
+        }
+
+        public int height(int i) {
+            requireGpu(i);
+            return height[i];
+        }
+
+        /** Bytes from one row of file {@code i}'s pixels to the next. */
+        public long pitch(int i) {
+            requireGpu(i);
+            return pitch[i];
+        }
+
+        /** Waits for the stream's work, then copies file {@code i}'s pixels, packed RGB rows, into {@code dst}. */
+        public void copyToHost(int i, CudaStream stream, MemorySegment dst) {
+            requireGpu(i);
+            long row = 3L * width[i];
+            if (dst.byteSize() < row * height[i]) {
+                throw new IndexOutOfBoundsException(
+                        "host segment of " + dst.byteSize() + " bytes for " + width[i] + " x " + height[i] + " RGB");
+            }
+            stream.synchronize();
+            // pitch == 3 x width: the rows are packed on the device too, so one copy moves them all.
+            pixels.copyToHost(dst.asSlice(0, row * height[i]), offset[i]);
+        }
+
+        private void requireGpu(int i) {
+            if (!onGpu(i)) {
+                throw new IllegalStateException("file " + i + " was left to the CPU: " + cpuReason[i]);
+            }
+            if (closed || base == 0) {
+                throw new IllegalStateException("the batch's pixels are gone (the decoder moved on or closed)");
+            }
+        }
+    }
+}

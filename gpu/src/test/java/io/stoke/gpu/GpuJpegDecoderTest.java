@@ -1,0 +1,298 @@
+package io.stoke.gpu;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.stoke.ffm.JpegCompressor;
+import io.stoke.ffm.JpegDecompressor;
+import io.stoke.ffm.TurboJpeg;
+import io.stoke.ffm.cuda.CudaContext;
+import io.stoke.ffm.cuda.CudaDriver;
+import io.stoke.ffm.cuda.CudaStream;
+import io.stoke.ffm.cuda.Nvjpeg;
+import io.stoke.ffm.cuda.NvjpegException;
+import io.stoke.ffm.testing.CudaTestDouble;
+import java.awt.image.BufferedImage;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The GPU decode's logic, on the nvJPEG and CUDA test doubles (ffm-bindings/src/test/native/cuda-double):
+ * which file goes to the GPU and which to the CPU (and why), where each image lands in device memory,
+ * stream order, failures and lifetimes. The double decodes with libjpeg, so its pixels equal
+ * TurboJPEG's: a difference here is a wiring fault (a wrong file, offset, size or pitch). This is not
+ * a GPU verification: nvJPEG's own pixels are checked on a device (docs/gpu.md).
+ */
+class GpuJpegDecoderTest {
+    static final List<String> LIVE = List.of("live_nvjpeg_handles", "live_nvjpeg_states", "live_nvjpeg_streams");
+
+    CudaTestDouble dbl;
+    CudaDriver driver;
+    Nvjpeg nvjpeg;
+    CudaContext context;
+    CudaStream stream;
+    Arena arena;
+    long deviceAllocsBefore;
+
+    @BeforeEach
+    void open() {
+        String reason = CudaTestDouble.nvjpegUnavailableReason(DeviceStageTest.DOUBLE_DIR);
+        if (reason != null) {
+            System.err.println("[stoke] SKIPPING GPU decode tests: " + reason);
+        }
+        assumeTrue(reason == null, reason);
+        dbl = CudaTestDouble.open(DeviceStageTest.DOUBLE_DIR);
+        dbl.reset();
+        driver = dbl.driver();
+        nvjpeg = dbl.nvjpeg();
+        context = CudaContext.retainPrimary(driver, 0);
+        stream = CudaStream.create(driver);
+        arena = Arena.ofConfined();
+        deviceAllocsBefore = dbl.stat("live_device_allocs");
+    }
+
+    @AfterEach
+    void close() {
+        if (dbl == null) {
+            return;
+        }
+        try {
+            stream.close();
+            context.close();
+            arena.close();
+            assertEquals(deviceAllocsBefore, dbl.stat("live_device_allocs"), "device memory freed");
+            for (String s : LIVE) {
+                assertEquals(0, dbl.nvjpegStat(s), s);
+            }
+        } finally {
+            dbl.reset();
+        }
+    }
+
+    /** A JPEG of a smooth pattern with noise (so that every block has detail), in native memory. */
+    MemorySegment jpeg(int w, int h, int subsamp, int flags, long seed) {
+        boolean gray = subsamp == TurboJpeg.TJSAMP_GRAY;
+        MemorySegment rgb = arena.allocate(3L * w * h);
+        Random r = new Random(seed);
+        for (int y = 0; y < h; y++) {
+            for (int x = 0; x < w; x++) {
+                for (int c = 0; c < 3; c++) {
+                    int v = (x * (3 + c) + y * (5 - c)) % 256 + r.nextInt(24) - 12;
+                    rgb.set(JAVA_BYTE, 3L * (y * w + x) + c, (byte) Math.max(0, Math.min(255, v)));
+                }
+            }
+        }
+        try (JpegCompressor c = new JpegCompressor()) {
+            MemorySegment out = arena.allocate(JpegCompressor.maxSize(w, h, subsamp));
+            long n = c.compress(rgb, w, 3 * w, h, TurboJpeg.TJPF_RGB, subsamp, 90, flags, out);
+            return out.asSlice(0, n);
+        }
+        // gray: TurboJPEG writes a 1-component file from the RGB's luminance.
+    }
+
+    MemorySegment cmykJpeg(int w, int h) {
+        MemorySegment cmyk = arena.allocate(4L * w * h);
+        for (long i = 0; i < cmyk.byteSize(); i++) {
+            cmyk.set(JAVA_BYTE, i, (byte) (i * 7));
+        }
+        try (JpegCompressor c = new JpegCompressor()) {
+            MemorySegment out = arena.allocate(JpegCompressor.maxSize(w, h, TurboJpeg.TJSAMP_444));
+            long n = c.compress(cmyk, w, 4 * w, h, TurboJpeg.TJPF_CMYK, TurboJpeg.TJSAMP_444, 90, 0, out);
+            return out.asSlice(0, n);
+        }
+    }
+
+    MemorySegment png(int w, int h) throws IOException {
+        BufferedImage img = new BufferedImage(w, h, BufferedImage.TYPE_INT_RGB);
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        ImageIO.write(img, "png", bytes);
+        return arena.allocateFrom(JAVA_BYTE, bytes.toByteArray());
+    }
+
+    /** TurboJPEG's decode of {@code file} to packed RGB: the CPU's pixels, which the double's must equal. */
+    static byte[] cpuDecode(MemorySegment file, int w, int h) {
+        try (JpegDecompressor d = new JpegDecompressor();
+                Arena a = Arena.ofConfined()) {
+            MemorySegment dst = a.allocate(3L * w * h);
+            assertEquals(0, d.decompress(file, file.byteSize(), dst, w, 3 * w, h, TurboJpeg.TJPF_RGB, 0));
+            return dst.toArray(JAVA_BYTE);
+        }
+    }
+
+    byte[] gpuPixels(GpuJpegDecoder.Decoded d, int i) {
+        MemorySegment host = arena.allocate(3L * d.width(i) * d.height(i));
+        d.copyToHost(i, stream, host);
+        return host.toArray(JAVA_BYTE);
+    }
+
+    @Test
+    void everyFileNvjpegTakesLandsInDeviceMemoryAsTheCpuDecodesIt() {
+        int[][] shapes = {
+            {37, 23, TurboJpeg.TJSAMP_444},
+            {64, 48, TurboJpeg.TJSAMP_420},
+            {101, 75, TurboJpeg.TJSAMP_422},
+            {31, 17, TurboJpeg.TJSAMP_GRAY},
+            {50, 41, TurboJpeg.TJSAMP_440},
+            {200, 150, TurboJpeg.TJSAMP_420}
+        };
+        List<MemorySegment> files = new ArrayList<>();
+        for (int i = 0; i < shapes.length; i++) {
+            files.add(jpeg(shapes[i][0], shapes[i][1], shapes[i][2], 0, i));
+        }
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, false, 8, 1 << 20)) {
+            assertEquals(GpuJpegDecoder.Backend.GPU_HYBRID, dec.backend());
+            assertNull(dec.backendNote(), "the hybrid decoder was asked for");
+            GpuJpegDecoder.Decoded d = dec.decode(files, stream);
+            assertEquals(shapes.length, d.size());
+            for (int i = 0; i < shapes.length; i++) {
+                assertTrue(d.onGpu(i), "file " + i + ": " + d.cpuReason(i));
+                assertEquals(shapes[i][0], d.width(i));
+                assertEquals(shapes[i][1], d.height(i));
+                assertEquals(3L * shapes[i][0], d.pitch(i));
+                assertEquals(0, d.deviceAddress(i) % GpuJpegDecoder.ALIGNMENT, "aligned");
+                assertArrayEquals(
+                        cpuDecode(files.get(i), shapes[i][0], shapes[i][1]), gpuPixels(d, i), "pixels of file " + i);
+            }
+            assertEquals(shapes.length, dbl.nvjpegStat("nvjpeg_images"));
+            assertEquals(1, dbl.nvjpegStat("nvjpeg_batches"), "one batched call");
+        }
+    }
+
+    @Test
+    void whatNvjpegCannotTakeIsLeftToTheCpuSayingWhy() throws IOException {
+        MemorySegment good = jpeg(40, 30, TurboJpeg.TJSAMP_420, 0, 1);
+        MemorySegment large = jpeg(120, 100, TurboJpeg.TJSAMP_420, 0, 2);
+        MemorySegment garbage = arena.allocateFrom(JAVA_BYTE, new byte[] {(byte) 0xFF, (byte) 0xD8, 1, 2, 3, 4});
+        List<MemorySegment> files = List.of(png(8, 8), cmykJpeg(16, 16), garbage, large, good);
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, false, 8, 10_000)) {
+            GpuJpegDecoder.Decoded d = dec.decode(files, stream);
+            assertFalse(d.onGpu(0));
+            assertTrue(d.cpuReason(0).contains("cannot read it as a JPEG"), d.cpuReason(0));
+            assertTrue(d.cpuReason(0).contains("NVJPEG_STATUS_BAD_JPEG"), d.cpuReason(0));
+            assertFalse(d.onGpu(1));
+            assertTrue(d.cpuReason(1).startsWith("4 components (CMYK or YCCK)"), d.cpuReason(1));
+            assertFalse(d.onGpu(2));
+            assertTrue(d.cpuReason(2).contains("cannot read it as a JPEG"), d.cpuReason(2));
+            assertFalse(d.onGpu(3));
+            assertEquals("120 x 100 pixels, over the GPU decode's limit of 10000", d.cpuReason(3));
+            assertTrue(d.onGpu(4), d.cpuReason(4));
+            assertArrayEquals(cpuDecode(good, 40, 30), gpuPixels(d, 4));
+            assertThrows(IllegalStateException.class, () -> d.deviceAddress(0), "no pixels of a CPU file");
+            assertEquals(1, dbl.nvjpegStat("nvjpeg_images"), "each image decoded once, on one side");
+        }
+    }
+
+    @Test
+    void theHardwareEngineLeavesWhatItDoesNotDecodeToTheCpu() {
+        dbl.nvjpegHardware(true);
+        MemorySegment baseline = jpeg(48, 32, TurboJpeg.TJSAMP_420, 0, 3);
+        MemorySegment progressive = jpeg(48, 32, TurboJpeg.TJSAMP_420, TurboJpeg.TJFLAG_PROGRESSIVE, 4);
+        MemorySegment s411 = jpeg(64, 32, TurboJpeg.TJSAMP_411, 0, 5);
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, true, 4, 1 << 20)) {
+            assertEquals(GpuJpegDecoder.Backend.HARDWARE, dec.backend());
+            assertNull(dec.backendNote());
+            GpuJpegDecoder.Decoded d = dec.decode(List.of(progressive, baseline, s411), stream);
+            assertFalse(d.onGpu(0));
+            assertTrue(d.cpuReason(0).startsWith("nvJPEG's hardware decoder does not take it"), d.cpuReason(0));
+            assertTrue(d.onGpu(1), d.cpuReason(1));
+            assertArrayEquals(cpuDecode(baseline, 48, 32), gpuPixels(d, 1));
+            assertFalse(d.onGpu(2));
+            assertTrue(d.cpuReason(2).startsWith("nvJPEG's hardware decoder does not take it"), d.cpuReason(2));
+        }
+    }
+
+    @Test
+    void withoutTheEngineItSaysSoOnceAndTheHybridDecoderTakesProgressiveFiles() {
+        MemorySegment progressive = jpeg(48, 32, TurboJpeg.TJSAMP_420, TurboJpeg.TJFLAG_PROGRESSIVE, 6);
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, true, 4, 1 << 20)) {
+            assertEquals(GpuJpegDecoder.Backend.GPU_HYBRID, dec.backend());
+            assertEquals(
+                    "nvJPEG's hardware decoder is not available on this device (nvjpegCreateEx: "
+                            + "NVJPEG_STATUS_ARCH_MISMATCH): decoding with its GPU hybrid decoder",
+                    dec.backendNote());
+            GpuJpegDecoder.Decoded d = dec.decode(List.of(progressive), stream);
+            assertTrue(d.onGpu(0), d.cpuReason(0));
+            assertArrayEquals(cpuDecode(progressive, 48, 32), gpuPixels(d, 0));
+        }
+    }
+
+    @Test
+    void aBatchNvjpegRefusesGoesWholeToTheCpuAndTheNextBatchDecodes() {
+        List<MemorySegment> files = List.of(jpeg(20, 20, TurboJpeg.TJSAMP_444, 0, 7), jpeg(30, 20, 2, 0, 8));
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, false, 4, 1 << 20)) {
+            dbl.failCall("nvjpegDecodeBatched", 1, Nvjpeg.NVJPEG_STATUS_BAD_JPEG);
+            GpuJpegDecoder.Decoded d = dec.decode(files, stream);
+            for (int i = 0; i < 2; i++) {
+                assertFalse(d.onGpu(i));
+                assertEquals(
+                        "nvJPEG refused the batch it was in (nvjpegDecodeBatched: NVJPEG_STATUS_BAD_JPEG)",
+                        d.cpuReason(i));
+            }
+            d = dec.decode(files, stream);
+            assertTrue(d.onGpu(0) && d.onGpu(1));
+            assertArrayEquals(cpuDecode(files.get(1), 30, 20), gpuPixels(d, 1));
+        }
+    }
+
+    @Test
+    void aDeviceFailureIsAnErrorNamingTheCallNotAFileSentToTheCpu() {
+        List<MemorySegment> files = List.of(jpeg(20, 20, TurboJpeg.TJSAMP_444, 0, 9));
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, false, 4, 1 << 20)) {
+            dbl.failCall("nvjpegDecodeBatched", 1, Nvjpeg.NVJPEG_STATUS_EXECUTION_FAILED);
+            NvjpegException e = assertThrows(NvjpegException.class, () -> dec.decode(files, stream));
+            assertEquals("nvjpegDecodeBatched failed: NVJPEG_STATUS_EXECUTION_FAILED (6)", e.getMessage());
+        }
+    }
+
+    @Test
+    void batchesThatGrowGetMoreDeviceMemoryAndThePixelsOfTheLastOneStayRight() {
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, false, 8, 1 << 20)) {
+            for (int round = 0; round < 4; round++) {
+                List<MemorySegment> files = new ArrayList<>();
+                int side = 16 << round;
+                for (int i = 0; i <= round; i++) {
+                    files.add(jpeg(side + i, side, TurboJpeg.TJSAMP_420, 0, 100 * round + i));
+                }
+                GpuJpegDecoder.Decoded d = dec.decode(files, stream);
+                for (int i = 0; i <= round; i++) {
+                    assertArrayEquals(cpuDecode(files.get(i), side + i, side), gpuPixels(d, i), round + "/" + i);
+                }
+            }
+            assertEquals(deviceAllocsBefore + 1, dbl.stat("live_device_allocs"), "one buffer at a time");
+        }
+    }
+
+    @Test
+    void aBatchsPixelsAreGoneOnceTheDecoderMovesOnOrCloses() {
+        GpuJpegDecoder.Decoded d;
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, false, 2, 1 << 20)) {
+            d = dec.decode(List.of(jpeg(20, 20, TurboJpeg.TJSAMP_444, 0, 10)), stream);
+            assertTrue(d.onGpu(0));
+            stream.synchronize();
+            assertThrows(
+                    IllegalArgumentException.class,
+                    () -> dec.decode(List.of(jpeg(8, 8, 0, 0, 1), jpeg(8, 8, 0, 0, 2), jpeg(8, 8, 0, 0, 3)), stream),
+                    "more files than the decoder was opened for");
+            assertThrows(
+                    IllegalArgumentException.class,
+                    () -> dec.decode(List.of(MemorySegment.ofArray(new byte[16])), stream),
+                    "a heap segment has no address nvJPEG can read");
+        }
+        assertThrows(IndexOutOfBoundsException.class, () -> d.onGpu(0), "a closed decoder's batch is empty");
+    }
+}
