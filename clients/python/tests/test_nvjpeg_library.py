@@ -29,12 +29,27 @@ TOOLKIT = sorted(glob.glob("/usr/local/cuda/lib64/libnvjpeg*.so.*")
 @unittest.skipIf(TOOLKIT, f"a CUDA toolkit's nvJPEG is installed ({TOOLKIT[:1]}), which comes first")
 class NvjpegLibraryTest(unittest.TestCase):
     def test_gpu_check_finds_torchvisions_nvjpeg_in_the_active_venv_and_binds_it(self):
-        env = {k: v for k, v in os.environ.items() if k not in ("STOKE_NVJPEG", "CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX")}
+        env = self.environment()
         env["VIRTUAL_ENV"] = sys.prefix
-        r = subprocess.run([str(CHECKOUT / "stoke"), "gpu-check"], capture_output=True, text=True, env=env,
-                           timeout=600)
-        first = r.stdout.splitlines()[0] if r.stdout else ""
-        m = re.fullmatch(r"nvjpeg     nvJPEG (\d+)\.(\d+)\.(\d+) from (\S+) \((.*)\)", first)
+        self.check(subprocess.run([str(CHECKOUT / "stoke"), "gpu-check"], capture_output=True, text=True, env=env,
+                                  timeout=600))
+
+    def test_python_m_stoke_finds_it_in_its_own_site_packages_without_an_active_venv(self):
+        # A system or user install of torch has no VIRTUAL_ENV: `python -m stoke` says where its site-packages are.
+        env = self.environment()
+        env["PYTHONPATH"] = str(CHECKOUT / "clients" / "python")
+        self.check(subprocess.run([sys.executable, "-m", "stoke", "gpu-check"], capture_output=True, text=True,
+                                  env=env, timeout=600))
+
+    @staticmethod
+    def environment() -> dict:
+        drop = ("STOKE_NVJPEG", "CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX", "VIRTUAL_ENV", "STOKE_PYTHON_SITE_PACKAGES")
+        return {k: v for k, v in os.environ.items() if k not in drop}
+
+    def check(self, r: subprocess.CompletedProcess) -> None:
+        # The line gpu-check prints first (after anything ./stoke says of a build it had to make).
+        line = next((x for x in r.stdout.splitlines() if x.startswith("nvjpeg ")), "")
+        m = re.fullmatch(r"nvjpeg     nvJPEG (\d+)\.(\d+)\.(\d+) from (\S+) \((.*)\)", line)
         self.assertIsNotNone(m, r.stdout + r.stderr)
         self.assertEqual(m.group(4), BUNDLED[-1])
         self.assertEqual(m.group(5), f"torchvision's bundled copy in {SITE}")

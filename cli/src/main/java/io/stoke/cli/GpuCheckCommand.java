@@ -3,7 +3,12 @@ package io.stoke.cli;
 import io.stoke.gpu.DeviceUnavailableException;
 import io.stoke.gpu.GpuCheck;
 import io.stoke.gpu.NvjpegLibrary;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -56,18 +61,59 @@ public final class GpuCheckCommand implements Callable<Integer> {
             description = "length of the simulated compute kernel, ms (default: ${DEFAULT-VALUE})")
     double computeMs = 20;
 
+    @Option(
+            names = "--decode",
+            paramLabel = "DIR",
+            description = {
+                "Also decodes the JPEGs under DIR with nvJPEG and compares every image it takes with TurboJPEG's",
+                "full-size decode (mean and largest difference of a channel value), with both decoders' rates."
+            })
+    Path decodeDir;
+
+    @Option(
+            names = "--decode-images",
+            paramLabel = "N",
+            description = "at most N files of --decode DIR, in name order (default: ${DEFAULT-VALUE})")
+    int decodeImages = 256;
+
+    @Option(
+            names = "--decode-batch",
+            paramLabel = "B",
+            description = "files per nvJPEG batched decode (default: ${DEFAULT-VALUE})")
+    int decodeBatch = 64;
+
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        if (mib < 1 || iterations < 1 || computeMs < 0 || stageBatch < 1 || stageCrop < 1) {
-            err.println("stoke gpu-check: --mib, --iterations, --stage-batch and --stage-crop must be positive, "
-                    + "--compute-ms not negative");
+        if (mib < 1
+                || iterations < 1
+                || computeMs < 0
+                || stageBatch < 1
+                || stageCrop < 1
+                || decodeImages < 1
+                || decodeBatch < 1) {
+            err.println("stoke gpu-check: --mib, --iterations, --stage-batch, --stage-crop, --decode-images and "
+                    + "--decode-batch must be positive, --compute-ms not negative");
             return Main.EXIT_USAGE;
+        }
+        List<Path> decodeFiles = List.of();
+        if (decodeDir != null) {
+            try {
+                decodeFiles = GpuCheck.jpegsUnder(decodeDir, decodeImages);
+            } catch (IOException | UncheckedIOException e) {
+                err.println("stoke gpu-check: --decode " + decodeDir + ": " + e.getMessage());
+                return Main.EXIT_USAGE;
+            }
+            if (decodeFiles.isEmpty()) {
+                err.println("stoke gpu-check: --decode " + decodeDir + " holds no .jpg or .jpeg file");
+                return Main.EXIT_USAGE;
+            }
         }
         // Before the device: nvJPEG loads (and says its version) without one, and what was found where
         // is the first question when the GPU decode does not start.
-        out.println("nvjpeg     " + NvjpegLibrary.load(System.getenv()).description());
+        NvjpegLibrary.Loaded nvjpeg = NvjpegLibrary.load();
+        out.println("nvjpeg     " + nvjpeg.description());
         out.flush();
         GpuCheck check;
         try {
@@ -123,6 +169,14 @@ public final class GpuCheckCommand implements Callable<Integer> {
                     o.computeNanos() / 1e6,
                     o.togetherNanos() / 1e6,
                     o.hiddenPercent());
+            if (decodeDir != null) {
+                if (nvjpeg.nvjpeg().isEmpty()) {
+                    out.println("decode     not run: no nvJPEG (above)");
+                    ok = false;
+                } else {
+                    ok &= printDecode(out, check.decode(nvjpeg.nvjpeg().get(), decodeFiles, decodeBatch));
+                }
+            }
         } catch (GpuCheck.Failed e) {
             err.println("stoke gpu-check: " + e.getMessage());
             return Main.EXIT_FAILED;
@@ -130,5 +184,34 @@ public final class GpuCheckCommand implements Callable<Integer> {
         out.println(ok ? "result     all checks passed" : "result     FAILED");
         out.flush();
         return ok ? 0 : Main.EXIT_FAILED;
+    }
+
+    /** Says the decode comparison; whether it passed: the GPU took at least one file, and none is more than 2 levels off on average. */
+    private boolean printDecode(PrintWriter out, GpuCheck.Decode d) {
+        out.printf(
+                Locale.ROOT,
+                "decode     %d JPEGs under %s: %d decoded by nvJPEG (%s), %d left to the CPU%n",
+                d.files(),
+                decodeDir,
+                d.onGpu(),
+                d.backend(),
+                d.files() - d.onGpu());
+        if (d.backendNote() != null) {
+            out.println("           " + d.backendNote());
+        }
+        d.cpuReasons().forEach((why, n) -> out.printf(Locale.ROOT, "           %d x %s%n", n, why));
+        out.printf(
+                Locale.ROOT,
+                "           pixels vs TurboJPEG's full-size decode: mean |diff| %.4f, largest %d%s%n",
+                d.meanDifference(),
+                d.largestDifference(),
+                d.largestFile() != null ? " (" + d.largestFile() + ")" : "");
+        out.printf(
+                Locale.ROOT,
+                "           rate: nvJPEG %.0f images/s (batches of %d), TurboJPEG %.0f images/s on one thread%n",
+                d.gpuImagesPerSecond(),
+                decodeBatch,
+                d.cpuImagesPerSecond());
+        return d.onGpu() > 0 && d.meanDifference() <= 2;
     }
 }

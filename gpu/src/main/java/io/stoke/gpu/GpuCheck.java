@@ -12,13 +12,19 @@ import io.stoke.ffm.cuda.CudaException;
 import io.stoke.ffm.cuda.CudaStream;
 import io.stoke.ffm.cuda.DeviceBuffer;
 import io.stoke.ffm.cuda.HostRegistration;
+import io.stoke.ffm.cuda.Nvjpeg;
+import io.stoke.ffm.cuda.NvjpegException;
 import io.stoke.loader.Batch;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.SlotHeader;
 import io.stoke.ring.SlotRing;
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 import org.agrona.concurrent.SleepingIdleStrategy;
 
@@ -79,6 +85,32 @@ public final class GpuCheck implements AutoCloseable {
             return 100.0 * Math.max(0, Math.min(hidden, shorter)) / Math.max(1, shorter);
         }
     }
+
+    /**
+     * nvJPEG's decode against TurboJPEG's on the same files.
+     *
+     * @param backend            nvJPEG's decoder that ran (HARDWARE or GPU_HYBRID)
+     * @param backendNote        why the hardware engine was not used, or null
+     * @param files              files given
+     * @param onGpu              files nvJPEG decoded
+     * @param cpuReasons         for the rest, each reason given and how many files it was given for
+     * @param meanDifference     mean absolute difference of a channel value, over every image nvJPEG decoded
+     * @param largestDifference  the largest one
+     * @param largestFile        the file it is in, or null
+     * @param gpuImagesPerSecond the files given over the GPU decode's time (each batch's call and its stream's work)
+     * @param cpuImagesPerSecond TurboJPEG's full-size decodes of the same images, one thread
+     */
+    public record Decode(
+            String backend,
+            String backendNote,
+            int files,
+            int onGpu,
+            Map<String, Integer> cpuReasons,
+            double meanDifference,
+            int largestDifference,
+            Path largestFile,
+            double gpuImagesPerSecond,
+            double cpuImagesPerSecond) {}
 
     /** A check could not run: the CUDA driver refused a call (the message names it). */
     public static final class Failed extends RuntimeException {
@@ -144,6 +176,25 @@ public final class GpuCheck implements AutoCloseable {
     /** The device checked, as the driver describes it (name, memory, compute capability, ...). */
     public String device() {
         return context.device().describe();
+    }
+
+    /**
+     * Decodes {@code files} (JPEGs) with nvJPEG in batches of {@code batch} and compares every image it
+     * takes with TurboJPEG's full-size decode.
+     *
+     * @throws Failed the driver or nvJPEG refused a call
+     */
+    public Decode decode(Nvjpeg nvjpeg, List<Path> files, int batch) {
+        try {
+            return refusedAsFailed(() -> DecodeComparison.run(driver, nvjpeg, files, batch));
+        } catch (NvjpegException e) {
+            throw new Failed(e.getMessage(), e);
+        }
+    }
+
+    /** The JPEG files under {@code dir} (.jpg and .jpeg, any case), in name order, at most {@code limit}. */
+    public static List<Path> jpegsUnder(Path dir, int limit) throws IOException {
+        return DecodeComparison.jpegsUnder(dir, limit);
     }
 
     /** Releases the device's primary context. */

@@ -21,8 +21,9 @@ import java.util.Set;
  *   <li>{@value #ENV}, a file: when set, only there (a wrong path is an error, not a search elsewhere);
  *   <li>the CUDA toolkit: {@code $CUDA_HOME}, {@code $CUDA_PATH}, {@code /usr/local/cuda}, each
  *       {@code lib64/} and {@code targets/x86_64-linux/lib/};
- *   <li>the active Python environment ({@code $VIRTUAL_ENV}, {@code $CONDA_PREFIX}): in each
- *       {@code lib/python3.*}{@code /site-packages}, the wheels' {@code nvidia/cu13/lib/},
+ *   <li>the active Python environment ({@code $VIRTUAL_ENV}, {@code $CONDA_PREFIX}, each
+ *       {@code lib/python3.*}{@code /site-packages}), then the site-packages of the Python that
+ *       started Stoke ({@value #SITE_PACKAGES_ENV}): in each, the wheels' {@code nvidia/cu13/lib/},
  *       {@code nvidia/nvjpeg/lib/} and {@code torchvision.libs/}.
  * </ol>
  * In each folder, the newest {@code libnvjpeg*.so.N} (torchvision's copy carries a hash in its
@@ -31,6 +32,16 @@ import java.util.Set;
 public final class NvjpegLibrary {
     /** The environment variable naming the library file to use. */
     public static final String ENV = "STOKE_NVJPEG";
+
+    /** The system property naming it, which comes before {@value #ENV} (as {@code -Dstoke.cuda.path} for the driver). */
+    public static final String PATH_PROPERTY = "stoke.nvjpeg.path";
+
+    /**
+     * The site-packages folders of the Python that started Stoke ({@code python -m stoke},
+     * {@code stoke.DataLoader}), joined by ':': set by Stoke's Python package, for a Python that is
+     * no venv or conda environment (a system or user install of torch).
+     */
+    public static final String SITE_PACKAGES_ENV = "STOKE_PYTHON_SITE_PACKAGES";
 
     private NvjpegLibrary() {}
 
@@ -61,9 +72,26 @@ public final class NvjpegLibrary {
      */
     public record Loaded(Optional<Nvjpeg> nvjpeg, String description) {}
 
+    /** {@link #load(Map)} in this process's environment; {@value #PATH_PROPERTY}, where set, comes before everything. */
+    public static Loaded load() {
+        String property = System.getProperty(PATH_PROPERTY);
+        if (property != null && !property.isBlank()) {
+            Path p = Path.of(property);
+            String where = "-D" + PATH_PROPERTY;
+            return bind(
+                    Files.isRegularFile(p)
+                            ? new Found(Optional.of(p), where, null)
+                            : new Found(Optional.empty(), where, where + "=" + property + " is not a file"));
+        }
+        return load(System.getenv());
+    }
+
     /** Finds and binds nvJPEG (which needs no GPU); never throws. */
     public static Loaded load(Map<String, String> env) {
-        Found f = find(env);
+        return bind(find(env));
+    }
+
+    private static Loaded bind(Found f) {
         if (f.path().isEmpty()) {
             return new Loaded(Optional.empty(), f.missing());
         }
@@ -128,7 +156,7 @@ public final class NvjpegLibrary {
     }
 
     private static List<Path> sitePackages(Map<String, String> env) {
-        List<Path> sites = new ArrayList<>();
+        Set<Path> sites = new LinkedHashSet<>();
         for (String var : List.of("VIRTUAL_ENV", "CONDA_PREFIX")) {
             String v = env.get(var);
             if (v == null || v.isBlank()) {
@@ -149,7 +177,15 @@ public final class NvjpegLibrary {
                 // An unreadable environment is one with nothing found in it; the sentence lists where was looked.
             }
         }
-        return sites;
+        String python = env.get(SITE_PACKAGES_ENV);
+        if (python != null) {
+            for (String dir : python.split(":")) {
+                if (!dir.isBlank() && Files.isDirectory(Path.of(dir))) {
+                    sites.add(Path.of(dir));
+                }
+            }
+        }
+        return List.copyOf(sites);
     }
 
     /** The newest {@code libnvjpeg*.so.N} file in {@code dir}, by N then name. */

@@ -85,6 +85,24 @@ class NvjpegLibraryTest {
     }
 
     @Test
+    void theSitePackagesOfThePythonThatStartedStokeAreLookedInAfterTheActiveEnvironments() throws IOException {
+        Path system = touch("usr/lib/python3/dist-packages/torchvision.libs/libnvjpeg.1a2b3c4d.so.13");
+        Map<String, String> env = Map.of(
+                "STOKE_PYTHON_SITE_PACKAGES",
+                dir.resolve("nowhere") + ":" + dir.resolve("usr/lib/python3/dist-packages"));
+        NvjpegLibrary.Found f = NvjpegLibrary.find(env, List.of());
+        assertEquals(Optional.of(system), f.path());
+        assertEquals("torchvision's bundled copy in " + dir.resolve("usr/lib/python3/dist-packages"), f.where());
+        Path venv = touch("venv/lib/python3.11/site-packages/nvidia/nvjpeg/lib/libnvjpeg.so.12");
+        Map<String, String> both = Map.of(
+                "STOKE_PYTHON_SITE_PACKAGES",
+                dir.resolve("usr/lib/python3/dist-packages").toString(),
+                "VIRTUAL_ENV",
+                dir.resolve("venv").toString());
+        assertEquals(Optional.of(venv), NvjpegLibrary.find(both, List.of()).path(), "the active venv first");
+    }
+
+    @Test
     void noneFoundSaysWhereItLookedAndHowToProvideOne() throws IOException {
         Files.createDirectories(dir.resolve("venv/lib/python3.11/site-packages"));
         NvjpegLibrary.Found f =
