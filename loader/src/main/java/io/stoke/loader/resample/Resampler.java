@@ -349,6 +349,35 @@ public final class Resampler implements AutoCloseable {
         if (offset < 0 || offset + outBytes > dst.byteSize()) {
             throw new IndexOutOfBoundsException("sample at " + offset + " does not fit in " + dst.byteSize());
         }
+        coefficients(image);
+        long rowBytes = 4L * cols;
+        if (args.tmp.byteSize() < args.rows * rowBytes + SLACK) {
+            Arena next = Arena.ofConfined();
+            MemorySegment bigger = next.allocate(args.rows * rowBytes + SLACK, 64);
+            tmpArena.close();
+            tmpArena = next;
+            args.tmp = bigger;
+        }
+        args.src = src;
+        args.srcRowBytes = 4L * srcW;
+        args.width = cols;
+        args.outRows = rowsOut;
+        args.table = rgb ? null : floatTable();
+        args.dst = dst;
+        args.offset = offset;
+        kernels.horizontal(args);
+        kernels.vertical(args);
+    }
+
+    /**
+     * The coefficients of {@link #plan} over {@code image} into {@link #args} (computed again only
+     * where an axis's differ from the last image's), each tap checked to lie inside the pixels the
+     * image holds, and the source rows the horizontal pass reads ({@code yFirst}, {@code rows}).
+     */
+    private void coefficients(DecodedImage image) {
+        Plan p = plan;
+        int cols = p.cols;
+        int rowsOut = p.rows;
         ensureOutputs(cols, rowsOut);
         if (hKey.differs(
                 p.x0,
@@ -375,34 +404,52 @@ public final class Resampler implements AutoCloseable {
                 false)) {
             args.vTaps = coefficients(vKey, p.outHeight, p.top, rowsOut, false, args.vBounds, false);
         }
-        checkInside(args.hBounds, cols, srcW, "columns");
-        checkInside(args.vBounds, rowsOut, srcH, "rows");
-
+        checkInside(args.hBounds, cols, image.width(), "columns");
+        checkInside(args.vBounds, rowsOut, image.height(), "rows");
         int yFirst = args.vBounds[0];
         int yLast = yFirst;
         for (int y = 0; y < rowsOut; y++) {
             yLast = Math.max(yLast, args.vBounds[2 * y] + args.vBounds[2 * y + 1]);
         }
-        int rows = yLast - yFirst;
-        long rowBytes = 4L * cols;
-        if (args.tmp.byteSize() < rows * rowBytes + SLACK) {
-            Arena next = Arena.ofConfined();
-            MemorySegment bigger = next.allocate(rows * rowBytes + SLACK, 64);
-            tmpArena.close();
-            tmpArena = next;
-            args.tmp = bigger;
-        }
-        args.src = src;
-        args.srcRowBytes = 4L * srcW;
         args.yFirst = yFirst;
-        args.rows = rows;
-        args.width = cols;
-        args.outRows = rowsOut;
-        args.table = rgb ? null : floatTable();
-        args.dst = dst;
-        args.offset = offset;
-        kernels.horizontal(args);
-        kernels.vertical(args);
+        args.rows = yLast - yFirst;
+    }
+
+    /**
+     * The evaluation transform's coefficients ({@link #resizeCenterCrop}) for an image of
+     * {@code origW x origH} decoded whole at full size, into {@code out}: what a device applies to
+     * reproduce this resampler's bytes from the same decoded pixels (the GPU decode's resize).
+     */
+    public void evalTables(int origW, int origH, ResampleTables out) {
+        int outW = evalWidth(origW, origH);
+        int outH = evalHeight(origW, origH);
+        plan.box(0, origW, 0, origH)
+                .output(outW, outH)
+                .window(cropOffset(outW, crop), cropOffset(outH, crop), crop, crop)
+                .flip(false)
+                .rgb(false);
+        tables(origW, origH, out);
+    }
+
+    /**
+     * The training transform's coefficients ({@link #resizedCrop}: {@code box} resized to the crop,
+     * mirrored when {@code box.flip}) for an image of {@code origW x origH} decoded whole at full
+     * size, into {@code out}.
+     */
+    public void cropTables(int origW, int origH, CropBox box, ResampleTables out) {
+        box.checkInside(origW, origH);
+        plan.box(box.left, box.width, box.top, box.height)
+                .output(crop, crop)
+                .window(0, 0, crop, crop)
+                .flip(box.flip)
+                .rgb(false);
+        tables(origW, origH, out);
+    }
+
+    private void tables(int w, int h, ResampleTables out) {
+        // Only the sizes are read: the coefficients need no pixels.
+        coefficients(whole.whole(MemorySegment.NULL, w, h, w, h));
+        out.set(args, plan.cols, plan.rows);
     }
 
     /**
