@@ -41,9 +41,11 @@ module io.stoke.loader {
             io.stoke.spark,
             io.stoke.serve,
             io.stoke.cli;
-    // PIL's resampling filter and its kernels: pack resizes with it, the benchmarks measure it.
+    // PIL's resampling filter and its kernels: pack resizes with it, the benchmarks measure it, the
+    // GPU decode applies its coefficients on the device.
     exports io.stoke.loader.resample to
             io.stoke.pack,
+            io.stoke.gpu,
             io.stoke.bench;
     exports io.stoke.loader.sample;
     // The bounded cache of whole shards that remote's downloads and parquet's row groups extend.

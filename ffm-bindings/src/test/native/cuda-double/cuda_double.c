@@ -42,7 +42,7 @@ typedef struct CUevent_st {
 } event_t;
 
 enum { OP_COPY, OP_RECORD, OP_WAIT, OP_KERNEL, OP_HOST };
-enum { K_NORMALIZE = 1, K_SPIN = 2 };
+enum { K_NORMALIZE = 1, K_SPIN = 2, K_RESAMPLE_H = 3, K_RESAMPLE_V = 4 };
 
 typedef struct op {
     int kind;
@@ -62,6 +62,10 @@ typedef struct op {
     unsigned k_pixels, k_hw;
     float k_mean[3], k_std[3];
     unsigned long long k_nanos;
+    /* the resample passes: the jobs, their tables, and the launch's extent */
+    const struct resize_job *k_jobs;
+    const int32_t *k_tables;
+    unsigned k_n, k_xs, k_ys;
     /* host work of a library double (nvjpeg_double.c) run in stream order */
     void (*host_fn)(void *);
     void *host_arg;
@@ -180,6 +184,63 @@ static void normalize_standin(const op_t *o) {
     }
 }
 
+/* native/cuda/resize.cu's job, field for field (64 bytes). */
+struct resize_job {
+    uint64_t src;
+    int64_t src_pitch;
+    uint64_t tmp, dst;
+    int32_t y_first, rows, cols, out_rows, h_taps, v_taps, tables, unused;
+};
+
+static uint8_t clip8(int32_t v) {
+    int32_t s = v >> 22;
+    return (uint8_t) (s < 0 ? 0 : s > 255 ? 255 : s);
+}
+
+static int resample_ranges_ok(const struct resize_job *j, const int32_t *tables, int vertical);
+static long long st_kernel_faults;
+
+/* native/cuda/resize.cu's two kernels, the same integer math, over the pixels the launch covers
+   (a grid too small for a job leaves the rest unwritten, as on a GPU). */
+static void resample_standin(const op_t *o, int vertical) {
+    for (unsigned z = 0; z < o->k_n; z++) {
+        const struct resize_job *j = &o->k_jobs[z];
+        if (!resample_ranges_ok(j, o->k_tables, vertical)) {
+            pthread_mutex_lock(&lock);
+            st_kernel_faults++; /* where a GPU would fault: counted, the job left unwritten */
+            pthread_mutex_unlock(&lock);
+            continue;
+        }
+        const int32_t *t = o->k_tables + j->tables;
+        unsigned height = (unsigned) (vertical ? j->out_rows : j->rows);
+        for (unsigned y = 0; y < height && y < o->k_ys; y++) {
+            for (unsigned x = 0; x < (unsigned) j->cols && x < o->k_xs; x++) {
+                int32_t s[3] = {1 << 21, 1 << 21, 1 << 21};
+                if (!vertical) {
+                    int32_t first = t[2 * x], n = t[2 * x + 1];
+                    const int32_t *w = t + 2 * j->cols + x * j->h_taps;
+                    const uint8_t *in = (const uint8_t *) (uintptr_t) j->src + (int64_t) (j->y_first + (int32_t) y) * j->src_pitch + 3 * first;
+                    for (int32_t k = 0; k < n; k++)
+                        for (int c = 0; c < 3; c++) s[c] += in[3 * k + c] * w[k];
+                    uint8_t *out = (uint8_t *) (uintptr_t) j->tmp + 4 * ((size_t) y * j->cols + x);
+                    for (int c = 0; c < 3; c++) out[c] = clip8(s[c]);
+                    out[3] = 0;
+                } else {
+                    const int32_t *v = t + 2 * j->cols + j->cols * j->h_taps;
+                    int32_t first = v[2 * y] - j->y_first, n = v[2 * y + 1];
+                    const int32_t *w = v + 2 * j->out_rows + y * j->v_taps;
+                    for (int32_t k = 0; k < n; k++) {
+                        const uint8_t *p = (const uint8_t *) (uintptr_t) j->tmp + 4 * ((size_t) (first + k) * j->cols + x);
+                        for (int c = 0; c < 3; c++) s[c] += p[c] * w[k];
+                    }
+                    uint8_t *out = (uint8_t *) (uintptr_t) j->dst + 3 * ((size_t) y * j->cols + x);
+                    for (int c = 0; c < 3; c++) out[c] = clip8(s[c]);
+                }
+            }
+        }
+    }
+}
+
 static void run(op_t *o) {
     switch (o->kind) {
     case OP_COPY: {
@@ -210,6 +271,7 @@ static void run(op_t *o) {
         break;
     case OP_KERNEL:
         if (o->kernel == K_NORMALIZE) normalize_standin(o);
+        else if (o->kernel == K_RESAMPLE_H || o->kernel == K_RESAMPLE_V) resample_standin(o, o->kernel == K_RESAMPLE_V);
         else sleep_us((long) (o->k_nanos / 1000));
         break;
     case OP_HOST:
@@ -706,6 +768,8 @@ CUresult CUDAAPI cuEventDestroy(CUevent hEvent) {
 static const struct { const char *name; int kernel; } KERNELS[] = {
     {"stoke_normalize_u8_nhwc_to_f32_nchw", K_NORMALIZE},
     {"stoke_spin", K_SPIN},
+    {"stoke_resample_h_batch", K_RESAMPLE_H},
+    {"stoke_resample_v_batch", K_RESAMPLE_V},
 };
 
 CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
@@ -734,7 +798,31 @@ CUresult CUDAAPI cuModuleUnload(CUmodule hmod) {
     return CUDA_SUCCESS;
 }
 
-static struct CUfunc_st FUNCS[] = {{K_NORMALIZE}, {K_SPIN}};
+static struct CUfunc_st FUNCS[] = {{K_NORMALIZE}, {K_SPIN}, {K_RESAMPLE_H}, {K_RESAMPLE_V}};
+
+/* Every byte a resample job reads or writes lies in live device memory (a GPU would fault). */
+static int resample_ranges_ok(const struct resize_job *j, const int32_t *tables, int vertical) {
+    {
+        if (j->cols <= 0 || j->rows <= 0 || j->out_rows <= 0 || j->h_taps <= 0 || j->v_taps <= 0 || j->tables < 0)
+            return 0;
+        size_t ints = 2 * (size_t) j->cols + (size_t) j->cols * j->h_taps + 2 * (size_t) j->out_rows
+                + (size_t) j->out_rows * j->v_taps;
+        const int32_t *t = tables + j->tables;
+        if (!device_range_ok((CUdeviceptr) (uintptr_t) t, ints * 4)) return 0;
+        if (!device_range_ok(j->tmp, (size_t) j->rows * j->cols * 4)) return 0;
+        if (vertical && !device_range_ok(j->dst, (size_t) j->out_rows * j->cols * 3)) return 0;
+        if (!vertical) {
+            int32_t reach = 0;
+            for (int32_t x = 0; x < j->cols; x++)
+                if (t[2 * x] < 0 || t[2 * x + 1] < 0) return 0;
+                else if (t[2 * x] + t[2 * x + 1] > reach) reach = t[2 * x] + t[2 * x + 1];
+            if (j->y_first < 0 || !device_range_ok(j->src + (uint64_t) ((int64_t) j->y_first * j->src_pitch),
+                                                   (size_t) (j->rows - 1) * (size_t) j->src_pitch + 3 * (size_t) reach))
+                return 0;
+        }
+    }
+    return 1;
+}
 
 CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name) {
     ENTER(1);
@@ -777,6 +865,20 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned in
         }
         /* The launch must cover every pixel, as the real kernel's grid-stride loop needs at least one thread. */
         if ((unsigned long long) gridDimX * blockDimX == 0) { free(o); return CUDA_ERROR_INVALID_VALUE; }
+    } else if (f->kernel == K_RESAMPLE_H || f->kernel == K_RESAMPLE_V) {
+        /* (const stoke_resize_job *jobs, const int *tables); the jobs are gridDimZ */
+        o->k_jobs = (const struct resize_job *) (uintptr_t) *(CUdeviceptr *) kernelParams[0];
+        o->k_tables = (const int32_t *) (uintptr_t) *(CUdeviceptr *) kernelParams[1];
+        o->k_n = gridDimZ;
+        o->k_xs = gridDimX * blockDimX;
+        o->k_ys = gridDimY * blockDimY;
+        /* The jobs' contents arrive by copies queued before this launch: they are read, and their
+           ranges checked, when the kernel runs (resample_standin), as a GPU reads them. */
+        if (!device_range_ok((CUdeviceptr) (uintptr_t) o->k_jobs, (size_t) o->k_n * sizeof *o->k_jobs)
+            || !device_range_ok((CUdeviceptr) (uintptr_t) o->k_tables, 4)) {
+            free(o);
+            return CUDA_ERROR_INVALID_VALUE;
+        }
     } else {
         o->k_nanos = *(unsigned long long *) kernelParams[0];
     }
@@ -848,6 +950,7 @@ void stoke_double_reset(void) {
     pthread_mutex_lock(&lock);
     st_async_copies = st_pageable_async_copies = st_checksum_mismatches = st_sync_copies = 0;
     st_bytes_async = st_kernels = st_max_inflight_copies = st_registrations = st_completed_async_copies = 0;
+    st_kernel_faults = 0;
     st_max_inflight_copies = st_inflight_copies;
     copy_delay_us = 0;
     verify = 1;
@@ -893,6 +996,7 @@ long long stoke_double_stat(const char *name) {
     else if (!strcmp(name, "sync_copies")) v = st_sync_copies;
     else if (!strcmp(name, "bytes_async")) v = st_bytes_async;
     else if (!strcmp(name, "kernels")) v = st_kernels;
+    else if (!strcmp(name, "kernel_faults")) v = st_kernel_faults;
     else if (!strcmp(name, "max_inflight_copies")) v = st_max_inflight_copies;
     else if (!strcmp(name, "registrations")) v = st_registrations;
     else if (!strcmp(name, "primary_retains")) v = primary_retains;

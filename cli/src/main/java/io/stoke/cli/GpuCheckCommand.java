@@ -186,7 +186,10 @@ public final class GpuCheckCommand implements Callable<Integer> {
         return ok ? 0 : Main.EXIT_FAILED;
     }
 
-    /** Says the decode comparison; whether it passed: the GPU took at least one file, and none is more than 2 levels off on average. */
+    /**
+     * Says the decode comparison; whether it passed: the GPU took at least one file, its pixels are
+     * within 2 levels of TurboJPEG's on average, and the device's resize is the CPU's, byte for byte.
+     */
     private boolean printDecode(PrintWriter out, GpuCheck.Decode d) {
         out.printf(
                 Locale.ROOT,
@@ -212,6 +215,13 @@ public final class GpuCheckCommand implements Callable<Integer> {
                 d.gpuImagesPerSecond(),
                 decodeBatch,
                 d.cpuImagesPerSecond());
-        return d.onGpu() > 0 && d.meanDifference() <= 2;
+        out.printf(
+                Locale.ROOT,
+                "           resize on the device (Resize 256 + CenterCrop 224, bilinear) vs the CPU resampler on the"
+                        + " same decoded pixels: %s%n",
+                d.resizeBytesDiffering() == 0
+                        ? "OK (" + d.resizeBytes() + " bytes, identical)"
+                        : d.resizeBytesDiffering() + " OF " + d.resizeBytes() + " BYTES DIFFER");
+        return d.onGpu() > 0 && d.meanDifference() <= 2 && d.resizeBytesDiffering() == 0;
     }
 }

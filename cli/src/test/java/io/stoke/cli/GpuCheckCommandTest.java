@@ -179,6 +179,11 @@ class GpuCheckCommandTest {
                     out);
             assertTrue(out.contains("pixels vs TurboJPEG's full-size decode: mean |diff| 0.0000, largest 0\n"), out);
             assertTrue(out.contains("rate: nvJPEG ") && out.contains("images/s (batches of 4)"), out);
+            assertTrue(
+                    out.contains("vs the CPU resampler on the same decoded pixels: OK (" + 5 * 224 * 224 * 3
+                            + " bytes, identical)\n"),
+                    out);
+            assertEquals(0, dbl.stat("kernel_faults"));
             assertTrue(out.contains("result     all checks passed"), out);
             assertEquals(5, dbl.nvjpegStat("nvjpeg_images"));
             assertEquals(2, dbl.nvjpegStat("nvjpeg_batches"), "6 files in batches of 4");

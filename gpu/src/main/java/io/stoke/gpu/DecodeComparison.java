@@ -6,7 +6,11 @@ import io.stoke.ffm.JpegDecompressor;
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.ffm.cuda.CudaStream;
+import io.stoke.ffm.cuda.DeviceBuffer;
 import io.stoke.ffm.cuda.Nvjpeg;
+import io.stoke.loader.resample.ResampleTables;
+import io.stoke.loader.resample.Resampler;
+import io.stoke.loader.transform.TransformSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -26,8 +30,11 @@ import java.util.stream.Stream;
  * nvJPEG's decode against TurboJPEG's on the same files (what {@code stoke gpu-check --decode DIR}
  * runs): the pixels of every image the GPU takes, compared with the CPU's full-size decode
  * (accurate DCT, fancy upsampling: the CPU path with {@code --dct-scaling none}), and both decoders'
- * rates. On a GPU this says how far nvJPEG's pixels are from the CPU's; on the test doubles it
- * checks the wiring only (the double decodes with libjpeg, so every difference there is a fault).
+ * rates; and the device's resize ({@link DeviceResize}, the evaluation transform) of each image
+ * against the CPU resampler's on the GPU's own decoded pixels, which must be the same bytes. On a
+ * GPU this says how far nvJPEG's pixels are from the CPU's and whether Stoke's CUDA resize kernels
+ * are exact; on the test doubles it checks the wiring only (the double decodes with libjpeg and
+ * resizes with C stand-ins, so every difference there is a fault).
  */
 final class DecodeComparison {
     private DecodeComparison() {}
@@ -46,10 +53,26 @@ final class DecodeComparison {
         }
     }
 
+    /** The resize checked on the device: the evaluation transform's, Resize(256) + CenterCrop(224), bilinear. */
+    static final TransformSpec RESIZE = TransformSpec.defaults();
+
     static GpuCheck.Decode run(CudaDriver driver, Nvjpeg nvjpeg, List<Path> files, int batch) {
+        int sample = (int) RESIZE.sampleBytes();
         try (Arena arena = Arena.ofConfined();
                 CudaStream stream = CudaStream.create(driver);
-                JpegDecompressor cpu = new JpegDecompressor()) {
+                JpegDecompressor cpu = new JpegDecompressor();
+                DeviceKernels kernels = new DeviceKernels(driver);
+                DeviceResize resize = new DeviceResize(driver, kernels, batch);
+                Resampler resampler = new Resampler(RESIZE);
+                DeviceBuffer resized = DeviceBuffer.allocate(driver, (long) batch * sample)) {
+            ResampleTables[] tables = new ResampleTables[batch];
+            for (int i = 0; i < batch; i++) {
+                tables[i] = new ResampleTables();
+            }
+            MemorySegment deviceSample = arena.allocate(sample);
+            MemorySegment hostSample = arena.allocate(sample);
+            long resizeBytes = 0;
+            long resizeDiffering = 0;
             List<MemorySegment> bytes = new ArrayList<>(files.size());
             long maxPixels = 1;
             for (Path f : files) {
@@ -71,12 +94,23 @@ final class DecodeComparison {
             try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, true, batch, maxPixels)) {
                 MemorySegment gpuRgb = arena.allocate(3 * maxPixels);
                 MemorySegment cpuRgb = arena.allocate(3 * maxPixels);
+                MemorySegment gpuRgbx = arena.allocate(4 * maxPixels);
                 for (int from = 0; from < bytes.size(); from += batch) {
                     List<MemorySegment> chunk = bytes.subList(from, Math.min(bytes.size(), from + batch));
                     long t0 = System.nanoTime();
                     GpuJpegDecoder.Decoded d = dec.decode(chunk, stream);
                     stream.synchronize();
                     gpuNanos += System.nanoTime() - t0;
+                    // The device's resize of each image nvJPEG took, into sample slot i.
+                    resize.begin();
+                    for (int i = 0; i < d.size(); i++) {
+                        if (d.onGpu(i)) {
+                            resampler.evalTables(d.width(i), d.height(i), tables[i]);
+                            resize.add(d, i, tables[i], resized, (long) i * sample);
+                        }
+                    }
+                    resize.launch(stream);
+                    stream.synchronize();
                     for (int i = 0; i < d.size(); i++) {
                         if (!d.onGpu(i)) {
                             reasons.merge(d.cpuReason(i), 1, Integer::sum);
@@ -87,6 +121,18 @@ final class DecodeComparison {
                         int h = d.height(i);
                         long n = 3L * w * h;
                         d.copyToHost(i, stream, gpuRgb);
+                        // The CPU resampler on the GPU's own decoded pixels: the device's resize must be its bytes.
+                        for (long p = 0; p < (long) w * h; p++) {
+                            MemorySegment.copy(gpuRgb, 3 * p, gpuRgbx, 4 * p, 3);
+                        }
+                        resampler.resizeCenterCrop(gpuRgbx, w, h, w, h, hostSample, 0);
+                        resized.copyToHost(deviceSample, (long) i * sample);
+                        for (long o = 0; o < sample; o++) {
+                            if (deviceSample.get(JAVA_BYTE, o) != hostSample.get(JAVA_BYTE, o)) {
+                                resizeDiffering++;
+                            }
+                        }
+                        resizeBytes += sample;
                         MemorySegment file = chunk.get(i);
                         long c0 = System.nanoTime();
                         int rc = cpu.decompress(file, file.byteSize(), cpuRgb, w, 3 * w, h, TurboJpeg.TJPF_RGB, 0);
@@ -118,7 +164,9 @@ final class DecodeComparison {
                         largest,
                         largestFile,
                         gpuNanos == 0 ? 0 : files.size() * 1e9 / gpuNanos,
-                        cpuNanos == 0 ? 0 : cpuDecoded * 1e9 / cpuNanos);
+                        cpuNanos == 0 ? 0 : cpuDecoded * 1e9 / cpuNanos,
+                        resizeBytes,
+                        resizeDiffering);
             }
         }
     }

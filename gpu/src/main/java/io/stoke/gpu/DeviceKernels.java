@@ -17,7 +17,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Stoke's kernels ({@code native/cuda/normalize.cu}), loaded from the PTX committed as a resource
+ * Stoke's kernels ({@code native/cuda/normalize.cu} and {@code resize.cu}), loaded from the PTX committed as a resource
  * and JIT-compiled by the driver for whatever GPU is present. One thread launches at a time (the
  * parameter block is reused: the driver copies kernel arguments during {@code cuLaunchKernel}).
  */
@@ -27,6 +27,11 @@ public final class DeviceKernels implements AutoCloseable {
 
     public static final String NORMALIZE = "stoke_normalize_u8_nhwc_to_f32_nchw";
     public static final String SPIN = "stoke_spin";
+    public static final String RESAMPLE_H = "stoke_resample_h_batch";
+    public static final String RESAMPLE_V = "stoke_resample_v_batch";
+    /** The resample passes' blocks: 16 x 16 threads, each one output pixel. */
+    private static final int TILE = 16;
+
     private static final int BLOCK = 256;
     /** The grid-stride loop covers the rest; more blocks than this only adds scheduling. */
     private static final int MAX_GRID = 1 << 16;
@@ -35,6 +40,8 @@ public final class DeviceKernels implements AutoCloseable {
     private final CudaModule module;
     private final MemorySegment normalize;
     private final MemorySegment spin;
+    private final MemorySegment resampleH;
+    private final MemorySegment resampleV;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment values; // argument values, at fixed offsets
     private final MemorySegment pointers; // void*[10] into values
@@ -46,6 +53,8 @@ public final class DeviceKernels implements AutoCloseable {
         try {
             this.normalize = module.function(NORMALIZE);
             this.spin = module.function(SPIN);
+            this.resampleH = module.function(RESAMPLE_H);
+            this.resampleV = module.function(RESAMPLE_V);
         } catch (RuntimeException e) {
             module.close();
             arena.close();
@@ -103,6 +112,51 @@ public final class DeviceKernels implements AutoCloseable {
                 driver.cuLaunchKernel(
                         normalize, grid, 1, 1, BLOCK, 1, 1, 0, stream.handle(), pointers, MemorySegment.NULL),
                 "cuLaunchKernel(" + NORMALIZE + ")");
+    }
+
+    /**
+     * Queues both resample passes of {@code n} jobs ({@code native/cuda/resize.cu}): the jobs at
+     * {@code jobs}' start, their tables in {@code tables}; the grid covers the largest job's
+     * {@code cols x rows} (horizontal) and {@code cols x outRows} (vertical). The caller
+     * ({@link DeviceResize}) has checked every job's ranges.
+     */
+    public synchronized void resample(
+            DeviceBuffer jobs, DeviceBuffer tables, int n, int cols, int rows, int outRows, CudaStream stream) {
+        if (n < 1 || n > 65535 || cols < 1 || rows < 1 || outRows < 1) {
+            throw new IllegalArgumentException(
+                    "cannot resample " + n + " jobs of up to " + cols + " x " + rows + " -> " + outRows + " rows");
+        }
+        values.set(JAVA_LONG, 0, jobs.pointer());
+        values.set(JAVA_LONG, 8, tables.pointer());
+        int gx = (cols + TILE - 1) / TILE;
+        driver.check(
+                driver.cuLaunchKernel(
+                        resampleH,
+                        gx,
+                        (rows + TILE - 1) / TILE,
+                        n,
+                        TILE,
+                        TILE,
+                        1,
+                        0,
+                        stream.handle(),
+                        pointers,
+                        MemorySegment.NULL),
+                "cuLaunchKernel(" + RESAMPLE_H + ")");
+        driver.check(
+                driver.cuLaunchKernel(
+                        resampleV,
+                        gx,
+                        (outRows + TILE - 1) / TILE,
+                        n,
+                        TILE,
+                        TILE,
+                        1,
+                        0,
+                        stream.handle(),
+                        pointers,
+                        MemorySegment.NULL),
+                "cuLaunchKernel(" + RESAMPLE_V + ")");
     }
 
     /** Queues a single-thread kernel that busy-waits {@code nanos} ns on {@code stream}: simulated compute. */

@@ -99,6 +99,8 @@ public final class GpuCheck implements AutoCloseable {
      * @param largestFile        the file it is in, or null
      * @param gpuImagesPerSecond the files given over the GPU decode's time (each batch's call and its stream's work)
      * @param cpuImagesPerSecond TurboJPEG's full-size decodes of the same images, one thread
+     * @param resizeBytes        bytes of the device's resize (Resize 256 + CenterCrop 224) compared
+     * @param resizeBytesDiffering those that differ from the CPU resampler's on the same decoded pixels
      */
     public record Decode(
             String backend,
@@ -110,7 +112,9 @@ public final class GpuCheck implements AutoCloseable {
             int largestDifference,
             Path largestFile,
             double gpuImagesPerSecond,
-            double cpuImagesPerSecond) {}
+            double cpuImagesPerSecond,
+            long resizeBytes,
+            long resizeBytesDiffering) {}
 
     /** A check could not run: the CUDA driver refused a call (the message names it). */
     public static final class Failed extends RuntimeException {

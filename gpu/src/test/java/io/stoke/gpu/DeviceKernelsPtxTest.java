@@ -14,9 +14,9 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The committed PTX: its kernels' signatures, and that it is what nvcc makes of native/cuda/normalize.cu. */
+/** The committed PTX: its kernels' signatures, and that it is what nvcc makes of native/cuda/stoke_kernels.cu. */
 class DeviceKernelsPtxTest {
-    static final Path SOURCE = Path.of("..", "native", "cuda", "normalize.cu");
+    static final Path SOURCE = Path.of("..", "native", "cuda", "stoke_kernels.cu");
     static final Path SCRIPT = Path.of("..", "native", "cuda", "gen-ptx.sh");
 
     @Test
@@ -28,6 +28,9 @@ class DeviceKernelsPtxTest {
                 params(ptx, DeviceKernels.NORMALIZE),
                 "DeviceKernels writes its argument block in this order");
         assertEquals(List.of("u64"), params(ptx, DeviceKernels.SPIN));
+        // (const stoke_resize_job *jobs, const int *tables): DeviceKernels.resample passes these two.
+        assertEquals(List.of("u64", "u64"), params(ptx, DeviceKernels.RESAMPLE_H));
+        assertEquals(List.of("u64", "u64"), params(ptx, DeviceKernels.RESAMPLE_V));
         // The math must be the correctly rounded one the CPU reference uses: no approximate division.
         assertTrue(ptx.contains("div.rn.f32") && !ptx.contains("div.approx") && !ptx.contains("div.full"));
     }
@@ -48,7 +51,7 @@ class DeviceKernelsPtxTest {
         if (nvcc == null) {
             System.err.println(
                     "[stoke] SKIPPING PTX regeneration check: nvcc not found (set NVCC or CUDA_HOME,"
-                            + " or install the CUDA toolkit); the committed PTX was not compared with native/cuda/normalize.cu");
+                            + " or install the CUDA toolkit); the committed PTX was not compared with native/cuda/stoke_kernels.cu");
         }
         assumeTrue(nvcc != null, "nvcc not found: PTX regeneration check skipped");
         Path out = tmp.resolve("stoke_kernels.ptx");

@@ -75,6 +75,15 @@ public final class ResampleTables {
         return vTaps;
     }
 
+    /** One past the last source column any output reads (the horizontal taps' reach). */
+    public int columnsRead() {
+        int reach = 0;
+        for (int x = 0; x < cols; x++) {
+            reach = Math.max(reach, hBounds[2 * x] + hBounds[2 * x + 1]);
+        }
+        return reach;
+    }
+
     /** Ints {@link #writeTo} writes: the horizontal bounds and weights, then the vertical ones. */
     public int ints() {
         return 2 * cols + cols * hTaps + 2 * outRows + outRows * vTaps;
