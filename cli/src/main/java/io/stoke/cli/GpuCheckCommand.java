@@ -211,9 +211,11 @@ public final class GpuCheckCommand implements Callable<Integer> {
                 d.largestFile() != null ? " (" + d.largestFile() + ")" : "");
         out.printf(
                 Locale.ROOT,
-                "           rate: nvJPEG %.0f images/s (batches of %d), TurboJPEG %.0f images/s on one thread%n",
+                "           rate: nvJPEG %.0f images/s (batches of %d), with the device's resize %.0f images/s;"
+                        + " TurboJPEG %.0f images/s on one thread%n",
                 d.gpuImagesPerSecond(),
                 decodeBatch,
+                d.gpuResizeImagesPerSecond(),
                 d.cpuImagesPerSecond());
         out.printf(
                 Locale.ROOT,

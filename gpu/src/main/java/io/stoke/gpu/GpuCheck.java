@@ -98,6 +98,8 @@ public final class GpuCheck implements AutoCloseable {
      * @param largestDifference  the largest one
      * @param largestFile        the file it is in, or null
      * @param gpuImagesPerSecond the files given over the GPU decode's time (each batch's call and its stream's work)
+     * @param gpuResizeImagesPerSecond the same with the device's resize of every batch after its decode
+     *     (the tables made on the host, the jobs copied, both passes run), to the stream's end
      * @param cpuImagesPerSecond TurboJPEG's full-size decodes of the same images, one thread
      * @param resizeBytes        bytes of the device's resize (Resize 256 + CenterCrop 224) compared
      * @param resizeBytesDiffering those that differ from the CPU resampler's on the same decoded pixels
@@ -112,6 +114,7 @@ public final class GpuCheck implements AutoCloseable {
             int largestDifference,
             Path largestFile,
             double gpuImagesPerSecond,
+            double gpuResizeImagesPerSecond,
             double cpuImagesPerSecond,
             long resizeBytes,
             long resizeBytesDiffering) {}
