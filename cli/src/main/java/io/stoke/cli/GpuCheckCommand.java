@@ -177,7 +177,8 @@ public final class GpuCheckCommand implements Callable<Integer> {
                     ok &= printDecode(out, check.decode(nvjpeg.nvjpeg().get(), decodeFiles, decodeBatch));
                 }
             }
-        } catch (GpuCheck.Failed e) {
+        } catch (GpuCheck.Failed | UncheckedIOException e) {
+            // UncheckedIOException: a file of --decode DIR could not be read (the message names it).
             err.println("stoke gpu-check: " + e.getMessage());
             return Main.EXIT_FAILED;
         }

@@ -126,6 +126,9 @@ class NvjpegLibraryTest {
         Path fake = touch("fake/libnvjpeg.so.13");
         NvjpegLibrary.Loaded l = NvjpegLibrary.load(Map.of("STOKE_NVJPEG", fake.toString()));
         assertEquals(Optional.empty(), l.nvjpeg());
-        assertTrue(l.description().startsWith(fake + " (STOKE_NVJPEG) cannot be used as nvJPEG: "), l.description());
+        assertTrue(
+                l.description()
+                        .startsWith(fake + " (STOKE_NVJPEG) cannot be used as nvJPEG: " + fake + " cannot be loaded: "),
+                l.description());
     }
 }

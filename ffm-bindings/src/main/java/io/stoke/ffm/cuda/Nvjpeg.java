@@ -12,6 +12,8 @@ import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.NoSuchElementException;
 
 /**
@@ -148,14 +150,19 @@ public final class Nvjpeg {
     /**
      * Binds the nvJPEG at {@code library}, a path (or a soname on the library path).
      *
-     * @throws NativeLibraryMissingException when it cannot be loaded, saying so in one sentence
-     * @throws IllegalArgumentException when it lacks a function of the subset (an nvJPEG older than CUDA 11)
+     * @throws NativeLibraryMissingException when there is no such library, saying so in one sentence
+     * @throws IllegalArgumentException when the file is there but does not load, or lacks a function of
+     *     the subset (an nvJPEG older than CUDA 11)
      */
     public static Nvjpeg load(String library) {
         SymbolLookup lib;
         try {
             lib = SymbolLookup.libraryLookup(library, Arena.global());
         } catch (IllegalArgumentException e) {
+            if (Files.isRegularFile(Path.of(library))) {
+                // There, but not a library this process can load (another architecture, a truncated copy).
+                throw new IllegalArgumentException(library + " cannot be loaded: " + e.getMessage(), e);
+            }
             throw new NativeLibraryMissingException(
                     "nvJPEG",
                     library,
