@@ -3,8 +3,9 @@
 #
 #   benchmarks/gpu/decode-on-device.sh WHEEL LIBDIR OUT
 #
-# WHEEL, LIBDIR: as for on-device.sh (the wheel ./stoke wheel builds; libturbojpeg.so.0 and
-#         libjpeg.so.62 for a machine without them);
+# WHEEL:  the wheel ./stoke wheel builds, or a folder its contents were unpacked into (then used as
+#         it is: the wheel is about 67 MB, and an xz'd tar of its contents 55 MB, to unpack ahead);
+# LIBDIR: libturbojpeg.so.0 and libjpeg.so.62 from the OS packages, for a machine without them;
 # OUT:    where the results go (at most 8 files): machine.txt; gpu-check-decode.txt (stoke gpu-check
 #         --decode: nvJPEG through Stoke's binding against TurboJPEG, pixels and rates, on the
 #         procedural images and on PHOTOS); torchvision-decode.json and torchvision-decode-photos.json
@@ -27,8 +28,14 @@ started=$(date +%s)
 step() { echo; echo "=== $1 ($(( $(date +%s) - started )) s in)"; }
 failed=()
 
-step "install the wheel into $SITE"
-python3 -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "$WHEEL" || { echo "pip install failed"; exit 1; }
+if [[ -d $WHEEL ]]; then
+  SITE=$WHEEL
+  step "the wheel's contents, unpacked in $SITE"
+  [[ -d $SITE/stoke/_java ]] || { echo "$SITE holds no stoke/_java: not an unpacked Stoke wheel"; exit 1; }
+else
+  step "install the wheel into $SITE"
+  python3 -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "$WHEEL" || { echo "pip install failed"; exit 1; }
+fi
 export PYTHONPATH=$SITE LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} PYTHONUNBUFFERED=1
 
 step "machine"
