@@ -517,8 +517,12 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
     return CUDA_SUCCESS;
 }
 
+static CUresult drain_all_streams(void);
+
 CUresult CUDAAPI cuMemFree(CUdeviceptr dptr) {
     ENTER(1);
+    /* As CUDA's, the free waits for the device's queued work (which may still use the memory). */
+    drain_all_streams();
     pthread_mutex_lock(&lock);
     range_t *r = find_range(device_allocs, (uintptr_t) dptr, 0);
     int ok = r && r->start == (uintptr_t) dptr && remove_range(&device_allocs, (uintptr_t) dptr);

@@ -77,6 +77,9 @@ final class DeviceResize implements AutoCloseable {
     private int maxRows;
     private int maxOutRows;
     private boolean copyPending;
+    /** The stream of the last {@link #launch}: its passes may still use the buffers when {@link #close} comes. */
+    private CudaStream lastStream;
+
     private boolean closed;
 
     /** Resizes batches of at most {@code maxBatch} images with {@code kernels} (loaded in the current context). */
@@ -159,6 +162,7 @@ final class DeviceResize implements AutoCloseable {
         if (count == 0) {
             return;
         }
+        lastStream = stream;
         if (tmp == null || tmp.byteSize() < tmpBytes) {
             stream.synchronize(); // the last batch's passes may still read the scratch
             if (tmp != null) {
@@ -210,13 +214,16 @@ final class DeviceResize implements AutoCloseable {
         }
     }
 
-    /** Frees the staging and device buffers; the caller has synchronised the stream it used. */
+    /** Waits for the last batch's passes on their stream, then frees the staging and device buffers. */
     @Override
     public void close() {
         if (closed) {
             return;
         }
         closed = true;
+        if (lastStream != null && !lastStream.isClosed()) {
+            lastStream.synchronize(); // even where the caller left on an exception
+        }
         if (copyPending) {
             copied.synchronize();
         }

@@ -61,6 +61,9 @@ public final class GpuJpegDecoder implements AutoCloseable {
     private final MemorySegment supported;
     private final Decoded decoded;
     private DeviceBuffer pixels;
+    /** The stream of the last {@link #decode}: its work may still write {@link #pixels} when {@link #close} comes. */
+    private CudaStream lastStream;
+
     private int initializedBatch;
     private boolean closed;
 
@@ -159,6 +162,7 @@ public final class GpuJpegDecoder implements AutoCloseable {
      */
     public Decoded decode(List<MemorySegment> files, CudaStream stream) {
         checkOpen();
+        lastStream = stream;
         int n = files.size();
         if (n > maxBatch) {
             throw new IllegalArgumentException(n + " files in a batch of at most " + maxBatch);
@@ -289,7 +293,7 @@ public final class GpuJpegDecoder implements AutoCloseable {
         }
     }
 
-    /** Frees nvJPEG's handles and the device memory; the caller has synchronised the stream it used. */
+    /** Waits for the last batch's decode on its stream, then frees nvJPEG's handles and the device memory. */
     @Override
     public void close() {
         if (closed) {
@@ -298,6 +302,9 @@ public final class GpuJpegDecoder implements AutoCloseable {
         closed = true;
         decoded.begin(0);
         try {
+            if (lastStream != null && !lastStream.isClosed()) {
+                lastStream.synchronize(); // even where the caller left on an exception
+            }
             if (pixels != null) {
                 pixels.close();
             }

@@ -277,6 +277,24 @@ class GpuJpegDecoderTest {
         }
     }
 
+    /**
+     * A decoder closed while its last batch is still queued (the caller left on an exception, say)
+     * waits for it before freeing the memory nvJPEG writes: the batch's work here sits behind 50 ms of
+     * simulated compute on the same stream.
+     */
+    @Test
+    void closingRightAfterADecodeWaitsForItsWorkBeforeFreeingItsMemory() {
+        try (DeviceKernels kernels = new DeviceKernels(driver)) {
+            GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, false, 2, 1 << 20);
+            kernels.spin(50_000_000L, stream);
+            GpuJpegDecoder.Decoded d = dec.decode(List.of(jpeg(200, 150, TurboJpeg.TJSAMP_420, 0, 11)), stream);
+            assertTrue(d.onGpu(0));
+            assertEquals(1, dbl.nvjpegStat("nvjpeg_pending"), "queued behind the spin");
+            dec.close();
+            assertEquals(0, dbl.nvjpegStat("nvjpeg_pending"), "done before its memory was freed");
+        }
+    }
+
     @Test
     void aBatchsPixelsAreGoneOnceTheDecoderMovesOnOrCloses() {
         GpuJpegDecoder.Decoded d;
