@@ -8,7 +8,7 @@
  * declarations below are written from NVIDIA's documented API (the nvJPEG documentation and the
  * header shipped with CUDA 11-13, whose subset used here has not changed since CUDA 11.0). That the
  * names exist in NVIDIA's own library is checked separately, against torchvision's bundled
- * libnvjpeg where one is installed (NvjpegRealLibraryTest). What this double does NOT verify:
+ * libnvjpeg where one is installed (clients/python/tests/test_nvjpeg_library.py). What this double does NOT verify:
  * anything a GPU or nvJPEG's decoders do. Its pixels are libjpeg's, so a test comparing them with
  * Stoke's CPU decode checks the wiring (which image went where, pitches, bounds, stream order),
  * never nvJPEG's pixels.
