@@ -48,7 +48,7 @@ class PublicFaceTest {
                     "io.stoke.loader.fs",
                     "io.stoke.loader.internal to io.stoke.cli, io.stoke.embed, io.stoke.lakehouse, io.stoke.pack,"
                             + " io.stoke.parquet, io.stoke.remote, io.stoke.serve, io.stoke.spark, io.stoke.tune",
-                    "io.stoke.loader.resample to io.stoke.bench, io.stoke.pack",
+                    "io.stoke.loader.resample to io.stoke.bench, io.stoke.gpu, io.stoke.pack",
                     "io.stoke.loader.sample",
                     "io.stoke.loader.shardcache to io.stoke.parquet, io.stoke.remote",
                     "io.stoke.loader.source",
