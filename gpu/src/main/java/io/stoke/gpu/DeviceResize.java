@@ -135,17 +135,18 @@ final class DeviceResize implements AutoCloseable {
                     outBytes + " output bytes at " + dstOffset + " of a " + dst.byteSize() + "-byte buffer");
         }
         ensureStaging(tableInts + t.ints());
-        MemorySegment job = staging.segment().asSlice(count * JOB.byteSize(), JOB.byteSize());
-        SRC.set(job, 0L, decoded.deviceAddress(i));
-        SRC_PITCH.set(job, 0L, decoded.pitch(i));
-        DST.set(job, 0L, dst.pointer() + dstOffset);
-        Y_FIRST.set(job, 0L, t.yFirst());
-        ROWS.set(job, 0L, t.rows());
-        COLS.set(job, 0L, cols);
-        OUT_ROWS.set(job, 0L, outRows);
-        H_TAPS.set(job, 0L, t.hTaps());
-        V_TAPS.set(job, 0L, t.vTaps());
-        TABLES.set(job, 0L, Math.toIntExact(tableInts));
+        MemorySegment host = staging.segment();
+        long job = count * JOB.byteSize(); // the layout's handles take the job's offset: no slice per image
+        SRC.set(host, job, decoded.deviceAddress(i));
+        SRC_PITCH.set(host, job, decoded.pitch(i));
+        DST.set(host, job, dst.pointer() + dstOffset);
+        Y_FIRST.set(host, job, t.yFirst());
+        ROWS.set(host, job, t.rows());
+        COLS.set(host, job, cols);
+        OUT_ROWS.set(host, job, outRows);
+        H_TAPS.set(host, job, t.hTaps());
+        V_TAPS.set(host, job, t.vTaps());
+        TABLES.set(host, job, Math.toIntExact(tableInts));
         t.writeTo(staging.segment(), tablesAt() + 4 * tableInts);
         tableInts += t.ints();
         tmpOffset[count] = tmpBytes;
@@ -181,7 +182,7 @@ final class DeviceResize implements AutoCloseable {
         }
         MemorySegment host = staging.segment();
         for (int k = 0; k < count; k++) {
-            TMP.set(host.asSlice(k * JOB.byteSize(), JOB.byteSize()), 0L, tmp.pointer() + tmpOffset[k]);
+            TMP.set(host, k * JOB.byteSize(), tmp.pointer() + tmpOffset[k]);
         }
         jobs.copyFromHostAsync(0, host.asSlice(0, count * JOB.byteSize()), stream);
         tables.copyFromHostAsync(0, host.asSlice(tablesAt(), 4 * tableInts), stream);

@@ -193,6 +193,9 @@ public final class GpuJpegDecoder implements AutoCloseable {
         }
         ensureCapacity(bytes, stream);
         long base = pixels.pointer();
+        // Written at offsets, no slice or address object per image; a pointer is written as the 64-bit
+        // value it is (the binding's 64-bit-only layout), the other three channels' pointers and pitches zero.
+        images.fill((byte) 0);
         int k = 0;
         for (int i = 0; i < n; i++) {
             if (!decoded.onGpu(i)) {
@@ -201,10 +204,9 @@ public final class GpuJpegDecoder implements AutoCloseable {
             MemorySegment file = files.get(i);
             dataPointers.setAtIndex(ADDRESS, k, file);
             lengths.setAtIndex(JAVA_LONG, k, file.byteSize());
-            MemorySegment image = images.asSlice(k * Nvjpeg.IMAGE.byteSize(), Nvjpeg.IMAGE.byteSize());
-            image.fill((byte) 0);
-            image.set(ADDRESS, Nvjpeg.IMAGE_CHANNEL0, MemorySegment.ofAddress(base + decoded.offset[i]));
-            image.set(JAVA_LONG, Nvjpeg.IMAGE_PITCH0, decoded.pitch[i]);
+            long image = k * Nvjpeg.IMAGE.byteSize();
+            images.set(JAVA_LONG, image + Nvjpeg.IMAGE_CHANNEL0, base + decoded.offset[i]);
+            images.set(JAVA_LONG, image + Nvjpeg.IMAGE_PITCH0, decoded.pitch[i]);
             k++;
         }
         if (k != initializedBatch) {
