@@ -182,10 +182,9 @@ public final class GpuJpegDecoder implements AutoCloseable {
             }
             int w = widths.getAtIndex(JAVA_INT, 0);
             int h = heights.getAtIndex(JAVA_INT, 0);
-            long pitch = 3L * w;
             long offset = align(bytes);
-            decoded.toGpu(i, offset, w, h, pitch);
-            bytes = offset + pitch * h;
+            decoded.toGpu(i, offset, w, h);
+            bytes = offset + 3L * w * h;
             taken++;
         }
         if (taken == 0) {
@@ -206,7 +205,7 @@ public final class GpuJpegDecoder implements AutoCloseable {
             lengths.setAtIndex(JAVA_LONG, k, file.byteSize());
             long image = k * Nvjpeg.IMAGE.byteSize();
             images.set(JAVA_LONG, image + Nvjpeg.IMAGE_CHANNEL0, base + decoded.offset[i]);
-            images.set(JAVA_LONG, image + Nvjpeg.IMAGE_PITCH0, decoded.pitch[i]);
+            images.set(JAVA_LONG, image + Nvjpeg.IMAGE_PITCH0, 3L * decoded.width[i]); // rows packed
             k++;
         }
         if (k != initializedBatch) {
@@ -329,7 +328,6 @@ public final class GpuJpegDecoder implements AutoCloseable {
         private final long[] offset;
         private final int[] width;
         private final int[] height;
-        private final long[] pitch;
         private final String[] cpuReason;
         private int count;
         private long base;
@@ -339,7 +337,6 @@ public final class GpuJpegDecoder implements AutoCloseable {
             offset = new long[capacity];
             width = new int[capacity];
             height = new int[capacity];
-            pitch = new long[capacity];
             cpuReason = new String[capacity];
         }
 
@@ -348,12 +345,11 @@ public final class GpuJpegDecoder implements AutoCloseable {
             base = 0;
         }
 
-        private void toGpu(int i, long off, int w, int h, long p) {
+        private void toGpu(int i, long off, int w, int h) {
             gpu[i] = true;
             offset[i] = off;
             width[i] = w;
             height[i] = h;
-            pitch[i] = p;
             cpuReason[i] = null;
         }
 
@@ -361,7 +357,6 @@ public final class GpuJpegDecoder implements AutoCloseable {
             gpu[i] = false;
             width[i] = 0;
             height[i] = 0;
-            pitch[i] = 0;
             cpuReason[i] = why;
         }
 
@@ -399,7 +394,7 @@ public final class GpuJpegDecoder implements AutoCloseable {
         /** Bytes from one row of file {@code i}'s pixels to the next. */
         public long pitch(int i) {
             requireGpu(i);
-            return pitch[i];
+            return 3L * width[i]; // rows packed: an image's pixels are one run of device memory
         }
 
         /** Waits for the stream's work, then copies file {@code i}'s pixels, packed RGB rows, into {@code dst}. */
