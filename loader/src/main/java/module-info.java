@@ -18,8 +18,10 @@ module io.stoke.loader {
     exports io.stoke.loader.autoworkers;
     exports io.stoke.loader.cache;
     // The decoders, the restart-marker copier and the worker's per-sample transform: pack re-encodes
-    // with them, the CLI and the tests of remote and parquet ask whether copies can be made.
+    // with them, the CLI and the tests of remote and parquet ask whether copies can be made, the GPU
+    // decode leaves to the transform what nvJPEG does not take.
     exports io.stoke.loader.decode to
+            io.stoke.gpu,
             io.stoke.remote,
             io.stoke.parquet,
             io.stoke.pack,

@@ -41,7 +41,7 @@ class PublicFaceTest {
                     "io.stoke.loader",
                     "io.stoke.loader.autoworkers",
                     "io.stoke.loader.cache",
-                    "io.stoke.loader.decode to io.stoke.bench, io.stoke.cli, io.stoke.pack, io.stoke.parquet,"
+                    "io.stoke.loader.decode to io.stoke.bench, io.stoke.cli, io.stoke.gpu, io.stoke.pack, io.stoke.parquet,"
                             + " io.stoke.remote",
                     "io.stoke.loader.error",
                     "io.stoke.loader.format",

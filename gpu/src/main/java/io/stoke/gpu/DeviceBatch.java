@@ -14,7 +14,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 /**
- * One batch in device memory, from {@link DeviceStage#next()}. The data is there once
+ * One batch in device memory, from {@link DeviceStage#next()} or {@link GpuDecodeStage#next()}. The data is there once
  * {@link #readyEvent()} completes: make your stream wait for it ({@link #waitOn}) or
  * {@link #synchronize()}. The host slot it came from has already gone back to the workers (or will
  * as soon as the copy completes); labels and indices were copied out of it first.
@@ -25,8 +25,8 @@ import java.util.List;
  * {@link IllegalStateException}; segments from {@link #labels()} and {@link #indices()} too.
  */
 public final class DeviceBatch implements BatchView {
-    private final DeviceStage stage;
-    private final DeviceStage.Entry entry;
+    private final DeviceBatchOwner stage;
+    private final DeviceEntry entry;
     private final SlotLease lease;
     private final MemorySegment labels;
     private final MemorySegment indices;
@@ -38,7 +38,7 @@ public final class DeviceBatch implements BatchView {
     private final List<SampleError> skipped;
     private final BatchStats stats;
 
-    DeviceBatch(DeviceStage stage, DeviceStage.Entry entry) {
+    DeviceBatch(DeviceBatchOwner stage, DeviceEntry entry) {
         this.stage = stage;
         this.entry = entry;
         this.size = entry.size;
@@ -137,7 +137,7 @@ public final class DeviceBatch implements BatchView {
         return lastInEpoch;
     }
 
-    /** The stage's stream, on which the copy (and normalisation) of this batch is queued. */
+    /** The stage's stream, on which the copy or decode (and normalisation) of this batch is queued. */
     public CudaStream stream() {
         return stage.stream();
     }

@@ -10,10 +10,8 @@ import io.stoke.ffm.cuda.DeviceBuffer;
 import io.stoke.ffm.cuda.HostRegistration;
 import io.stoke.loader.Batch;
 import io.stoke.loader.BatchSource;
-import io.stoke.loader.BatchStats;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.NoSampleDecodedException;
-import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.ring.RingGeometry;
@@ -83,10 +81,10 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
     private final CudaStream stream;
     private final HostRegistration pinned;
     private final DeviceKernels kernels;
-    private final Entry[] entries;
-    private final BlockingQueue<Entry> free;
-    private final BlockingQueue<Object> ready; // Entry, a RuntimeException for the consumer, or END
-    private final BlockingQueue<Entry> reap; // entries whose host slot awaits its copy's event
+    private final DeviceEntry[] entries;
+    private final BlockingQueue<DeviceEntry> free;
+    private final BlockingQueue<Object> ready; // DeviceEntry, a RuntimeException for the consumer, or END
+    private final BlockingQueue<DeviceEntry> reap; // entries whose host slot awaits its copy's event
     private final Thread copier;
     private final Thread reaper;
     private final AtomicLong batches = new AtomicLong();
@@ -95,6 +93,47 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
     private final AtomicInteger onDevice = new AtomicInteger();
     private final AtomicInteger maxOnDevice = new AtomicInteger();
     private volatile RuntimeException failure;
+    /** What the DeviceBatches handed out ask of this stage: kept off the stage's public face. */
+    private final DeviceBatchOwner owner = new DeviceBatchOwner() {
+        @Override
+        public void returned(DeviceEntry entry) {
+            entry.handedOut = null;
+            release(entry);
+        }
+
+        @Override
+        public long sampleBytes() {
+            return normalize ? geometry.sampleBytes() * 4 : geometry.sampleBytes();
+        }
+
+        @Override
+        public long[] shape(int n) {
+            return normalize
+                    ? new long[] {n, 3, geometry.d0(), geometry.d1()}
+                    : new long[] {n, geometry.d0(), geometry.d1(), geometry.d2()};
+        }
+
+        @Override
+        public int dtype() {
+            return normalize ? RingLayout.DTYPE_FLOAT32 : geometry.dtype();
+        }
+
+        @Override
+        public CudaStream stream() {
+            return stream;
+        }
+
+        @Override
+        public CudaDriver driver() {
+            return driver;
+        }
+
+        @Override
+        public void ensureCurrent() {
+            DeviceStage.this.ensureCurrent();
+        }
+    };
+
     private volatile boolean ended;
     private volatile boolean closed;
 
@@ -129,7 +168,7 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
             this.kernels = normalize ? keep(new DeviceKernels(driver)) : null;
             Arena arena = Arena.ofShared();
             resources.add(arena::close);
-            this.entries = new Entry[inFlight];
+            this.entries = new DeviceEntry[inFlight];
             this.free = new ArrayBlockingQueue<>(inFlight);
             for (int i = 0; i < inFlight; i++) {
                 DeviceBuffer staging = normalize ? keep(DeviceBuffer.allocate(driver, slotBytes)) : null;
@@ -137,7 +176,7 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
                 CudaEvent copied = keep(CudaEvent.create(driver));
                 CudaEvent done = normalize ? keep(CudaEvent.create(driver)) : copied;
                 CudaEvent released = keep(CudaEvent.create(driver));
-                entries[i] = new Entry(
+                entries[i] = new DeviceEntry(
                         i,
                         staging,
                         out,
@@ -278,8 +317,8 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
             if (item instanceof RuntimeException e) {
                 throw e;
             }
-            Entry entry = (Entry) item;
-            DeviceBatch batch = new DeviceBatch(this, entry);
+            DeviceEntry entry = (DeviceEntry) item;
+            DeviceBatch batch = new DeviceBatch(owner, entry);
             entry.handedOut = batch;
             if (closed) {
                 batch.invalidate();
@@ -290,20 +329,14 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
     }
 
     /** Binds the stage's context to the calling thread once; driver calls need it current. */
-    void ensureCurrent() {
+    private void ensureCurrent() {
         if (current.get() == null) {
             context.makeCurrent();
             current.set(Boolean.TRUE);
         }
     }
 
-    /** Called by {@link DeviceBatch#close}: the consumer is done with the entry's device buffer. */
-    void returned(Entry entry) {
-        entry.handedOut = null;
-        release(entry);
-    }
-
-    private void release(Entry entry) {
+    private void release(DeviceEntry entry) {
         // Two owners per use: the reaper (host slot) and the consumer (device buffer). Last one frees it.
         if (entry.owners.decrementAndGet() == 0) {
             onDevice.decrementAndGet();
@@ -317,7 +350,7 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
         try {
             context.makeCurrent();
             while (!closed && failure == null) {
-                Entry entry = free.take();
+                DeviceEntry entry = free.take();
                 Batch host;
                 try {
                     host = source.get();
@@ -353,7 +386,7 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
         }
     }
 
-    private void issue(Entry entry, Batch host) {
+    private void issue(DeviceEntry entry, Batch host) {
         int n = host.size();
         MemorySegment pixels = host.pixels();
         try {
@@ -406,7 +439,7 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
         try {
             context.makeCurrent();
             while (true) {
-                Entry entry = reap.take();
+                DeviceEntry entry = reap.take();
                 if (entry.index < 0) {
                     return; // poison from close(), behind every real entry
                 }
@@ -456,21 +489,6 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
         return normalize;
     }
 
-    /** {@code [n, H, W, 3]} uint8, or {@code [n, 3, H, W]} float32 when normalising. */
-    long[] shape(int n) {
-        return normalize
-                ? new long[] {n, 3, geometry.d0(), geometry.d1()}
-                : new long[] {n, geometry.d0(), geometry.d1(), geometry.d2()};
-    }
-
-    int dtype() {
-        return normalize ? RingLayout.DTYPE_FLOAT32 : geometry.dtype();
-    }
-
-    long sampleBytes() {
-        return normalize ? geometry.sampleBytes() * 4 : geometry.sampleBytes();
-    }
-
     /** Counters so far. */
     public DeviceStageStats stats() {
         return new DeviceStageStats(batches.get(), bytes.get(), slotsReturned.get(), maxOnDevice.get());
@@ -494,7 +512,7 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
         joinQuietly(copier);
         // Behind every pending entry: the reaper returns all their slots first.
         try {
-            reap.put(new Entry(-1, null, null, null, null, null, null, null));
+            reap.put(new DeviceEntry(-1, null, null, null, null, null, null, null));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             reaper.interrupt();
@@ -504,7 +522,7 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
             ensureCurrent();
             stream.synchronize();
             // Only if the reaper died (a failed event wait): its slots are safe to return once the stream is idle.
-            for (Entry e : entries) {
+            for (DeviceEntry e : entries) {
                 Batch host = e.host;
                 if (host != null) {
                     e.host = null;
@@ -514,7 +532,7 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
         } catch (RuntimeException e) {
             error = e; // the device may still read those slots: keep them, the loader's close frees the ring
         }
-        for (Entry e : entries) {
+        for (DeviceEntry e : entries) {
             DeviceBatch held = e.handedOut;
             if (held != null) {
                 held.invalidate();
@@ -554,48 +572,6 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
         }
         if (interrupted) {
             Thread.currentThread().interrupt();
-        }
-    }
-
-    /** One device buffer of the pool, with the events and host-side copies that go with it. */
-    static final class Entry {
-        final int index;
-        final DeviceBuffer staging; // uint8 copy target when normalising, else null
-        final DeviceBuffer out; // what the consumer reads
-        final CudaEvent copied; // the host-to-device copy is done: the host slot may go
-        final CudaEvent done; // the batch is complete on the device (== copied without normalising)
-        final CudaEvent released; // recorded by DeviceBatch.closeAfter on the consumer's stream
-        final MemorySegment labels;
-        final MemorySegment indices;
-        final AtomicInteger owners = new AtomicInteger();
-        volatile boolean waitForRelease;
-        volatile DeviceBatch handedOut;
-        Batch host;
-        int size;
-        long sequence;
-        long epoch;
-        long batchIndex;
-        boolean lastInEpoch;
-        List<SampleError> skipped;
-        BatchStats stats;
-
-        Entry(
-                int index,
-                DeviceBuffer staging,
-                DeviceBuffer out,
-                CudaEvent copied,
-                CudaEvent done,
-                CudaEvent released,
-                MemorySegment labels,
-                MemorySegment indices) {
-            this.index = index;
-            this.staging = staging;
-            this.out = out;
-            this.copied = copied;
-            this.done = done;
-            this.released = released;
-            this.labels = labels;
-            this.indices = indices;
         }
     }
 

@@ -445,6 +445,31 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
             return plan == null ? order().resuming(startEpoch, startCuts) : plan.apply(order());
         }
 
+        /** The dataset these settings read. */
+        public Dataset dataset() {
+            return dataset;
+        }
+
+        /** The transform set (default {@link TransformSpec#defaults()}). */
+        public TransformSpec transform() {
+            return transform;
+        }
+
+        /** The epochs set (default 1). */
+        public long epochs() {
+            return epochs;
+        }
+
+        /** The first epoch set (default 0); a resumed sampler's own comes first ({@link Sampler#resumedEpoch()}). */
+        public long startEpoch() {
+            return startEpoch;
+        }
+
+        /** The error policy set (default {@link ErrorPolicy#FAIL}). */
+        public ErrorPolicy onError() {
+            return policy;
+        }
+
         private Sampler order() {
             Sampler sampler =
                     new Sampler(dataset.size(), batchSize, shuffle, seed, dropLast, rank, worldSize, partitionTail);

@@ -1,0 +1,186 @@
+package io.stoke.gpu;
+
+import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.source.SampleReader;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One batch's files as read, for {@link GpuDecodeStage}: the bytes of each position's file in a
+ * buffer of its own, and what the CPU made of those nvJPEG left.
+ *
+ * <p>Owners: between {@link #begin} and {@link #awaitReads}, reader thread {@code r} writes the
+ * positions {@code r, r + R, r + 2R ...} only; after it, the decode thread reads them (the futures'
+ * completion orders the writes before). Each position's buffer grows to the largest file seen there
+ * (bounded by the transform's largest file) and is reused after.
+ */
+final class EncodedBatch implements AutoCloseable {
+    final int[] samples;
+    final MemorySegment[] files;
+    private final Arena[] arenas;
+    final long[] lengths;
+    final SampleStatus[] status;
+    final String[] messages;
+    /** The files read, in position order, for nvJPEG; {@link #positionOf}[j] is file j's position. */
+    final List<MemorySegment> encoded;
+
+    final int[] positionOf;
+    private final int[] leftovers;
+    private int leftoverCount;
+    final SampleStatus[] cpuStatus;
+    final String[] cpuMessages;
+    private final Future<?>[] pending;
+    private final AtomicLong cpuNanos = new AtomicLong();
+    long epoch;
+    int batch;
+    int size;
+    boolean last;
+
+    EncodedBatch(int batchSize, int readers) {
+        samples = new int[batchSize];
+        files = new MemorySegment[batchSize];
+        arenas = new Arena[batchSize];
+        lengths = new long[batchSize];
+        status = new SampleStatus[batchSize];
+        messages = new String[batchSize];
+        encoded = new ArrayList<>(batchSize);
+        positionOf = new int[batchSize];
+        leftovers = new int[batchSize];
+        cpuStatus = new SampleStatus[batchSize];
+        cpuMessages = new String[batchSize];
+        pending = new Future<?>[readers];
+    }
+
+    /** Starts batch {@code batch} of {@code epoch}: {@code order[from, from + size)} are its samples. */
+    void begin(long epoch, int batch, int[] order, int from, int size, boolean last) {
+        this.epoch = epoch;
+        this.batch = batch;
+        this.size = size;
+        this.last = last;
+        System.arraycopy(order, from, samples, 0, size);
+        leftoverCount = 0;
+        cpuNanos.set(0);
+    }
+
+    /** Reads every position of this batch on {@code threads}, reader {@code r} taking positions r mod R. */
+    void startReads(ReaderThreads threads) {
+        for (int r = 0; r < threads.size(); r++) {
+            int reader = r;
+            pending[r] = threads.submit(r, (own, unused) -> readEvery(reader, own));
+        }
+    }
+
+    private void readEvery(int r, SampleReader reader) {
+        long t0 = System.nanoTime();
+        for (int i = r; i < size; i += pending.length) {
+            SampleStatus s = reader.read(samples[i]);
+            try {
+                if (s == SampleStatus.OK) {
+                    long n = reader.length();
+                    room(i, n);
+                    MemorySegment.copy(reader.bytes(), 0, files[i], 0, n);
+                    lengths[i] = n;
+                    messages[i] = null;
+                } else {
+                    messages[i] = reader.message() != null ? reader.message() : s.description();
+                }
+                status[i] = s;
+            } finally {
+                reader.done();
+            }
+        }
+        cpuNanos.addAndGet(System.nanoTime() - t0);
+    }
+
+    private void room(int i, long bytes) {
+        if (files[i] != null && files[i].byteSize() >= bytes) {
+            return;
+        }
+        if (arenas[i] != null) {
+            arenas[i].close();
+        }
+        long size = Math.max(bytes, files[i] == null ? 0 : 2 * files[i].byteSize());
+        arenas[i] = Arena.ofShared();
+        files[i] = arenas[i].allocate(size, 64);
+    }
+
+    /** Waits for {@link #startReads}' tasks; a reader's unexpected failure is thrown here. */
+    void awaitReads() throws InterruptedException {
+        await();
+    }
+
+    private void await() throws InterruptedException {
+        for (int r = 0; r < pending.length; r++) {
+            Future<?> f = pending[r];
+            if (f == null) {
+                continue;
+            }
+            try {
+                f.get();
+            } catch (ExecutionException e) {
+                throw e.getCause() instanceof RuntimeException re
+                        ? re
+                        : new IllegalStateException("a GPU decode reader failed", e.getCause());
+            } finally {
+                pending[r] = null;
+            }
+        }
+    }
+
+    /** Position {@code i} is left to the CPU. */
+    void leaveToCpu(int i) {
+        leftovers[leftoverCount++] = i;
+    }
+
+    int leftoverCount() {
+        return leftoverCount;
+    }
+
+    int leftover(int k) {
+        return leftovers[k];
+    }
+
+    /**
+     * Decodes the positions left to the CPU on {@code threads}, each with its thread's own transform,
+     * into {@code host} at {@code position * sampleBytes}; waits for them.
+     * {@link #cpuStatus}[k] and {@link #cpuMessages}[k] say how leftover k went.
+     */
+    void decodeLeftovers(ReaderThreads threads, MemorySegment host, long sampleBytes) throws InterruptedException {
+        int n = threads.size();
+        for (int r = 0; r < n && r < leftoverCount; r++) {
+            int t = r;
+            pending[r] = threads.submit(r, (unused, transform) -> {
+                long t0 = System.nanoTime();
+                for (int k = t; k < leftoverCount; k += n) {
+                    int i = leftovers[k];
+                    cpuStatus[k] = transform.apply(samples[i], epoch, host, i * sampleBytes);
+                    cpuMessages[k] = transform.message();
+                }
+                cpuNanos.addAndGet(System.nanoTime() - t0);
+            });
+        }
+        await();
+    }
+
+    /** Wall time the reader threads spent on this batch, summed over threads. */
+    long cpuNanos() {
+        return cpuNanos.get();
+    }
+
+    /** Frees the file buffers; the reader threads must be done. */
+    @Override
+    public void close() {
+        for (int i = 0; i < arenas.length; i++) {
+            if (arenas[i] != null) {
+                arenas[i].close();
+                arenas[i] = null;
+                files[i] = null;
+            }
+        }
+    }
+}

@@ -1,0 +1,765 @@
+package io.stoke.gpu;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import io.stoke.ffm.NativeLibraryMissingException;
+import io.stoke.ffm.cuda.CudaContext;
+import io.stoke.ffm.cuda.CudaDriver;
+import io.stoke.ffm.cuda.CudaEvent;
+import io.stoke.ffm.cuda.CudaException;
+import io.stoke.ffm.cuda.CudaStream;
+import io.stoke.ffm.cuda.DeviceBuffer;
+import io.stoke.ffm.cuda.Nvjpeg;
+import io.stoke.loader.BatchSource;
+import io.stoke.loader.BatchStats;
+import io.stoke.loader.Loader;
+import io.stoke.loader.decode.SampleTransform;
+import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.error.SampleError;
+import io.stoke.loader.error.SampleException;
+import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.resample.ResampleTables;
+import io.stoke.loader.resample.Resampler;
+import io.stoke.loader.sample.Sampler;
+import io.stoke.loader.source.Dataset;
+import io.stoke.loader.transform.TransformSpec;
+import io.stoke.ring.RingLayout;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Decodes a dataset's JPEGs on a CUDA device into {@link DeviceBatch}es: the GPU decode stage.
+ * EXPERIMENTAL: built and tested against the nvJPEG and CUDA test doubles, which check the wiring,
+ * not a GPU's pixels or rates (docs/gpu.md says what has run where).
+ *
+ * <pre>{@code
+ * Loader.Builder settings = Loader.imageFolder(root).batchSize(256);
+ * try (GpuDecodeStage gpu = GpuDecodeStage.builder(settings).nvjpeg(NvjpegLibrary.load().nvjpeg().orElseThrow()).build()) {
+ *     for (DeviceBatch b; (b = gpu.next()) != null; ) {
+ *         try (b) {
+ *             b.waitOn(myStream);
+ *             embed(b.pointer(), b.shape());   // uint8 [n, 224, 224, 3], or float32 [n, 3, 224, 224]
+ *         }
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>Per batch, in the sampler's order (the loader's: the same samples at the same positions):
+ * <ol>
+ *   <li>CPU reader threads read the files ({@link Builder#readers}), one batch ahead of the device.
+ *   <li>nvJPEG decodes what it takes of them ({@link GpuJpegDecoder}: the hardware engine where the
+ *       device has one) at full size, and {@link DeviceResize} resizes and crops each with the CPU
+ *       resampler's own coefficients (the evaluation transform: resize, centre crop; bilinear or
+ *       bicubic, antialiased) straight into the batch's device buffer.
+ *   <li>What nvJPEG does not take (PNG, WebP, CMYK, progressive on the engine, a damaged header) the
+ *       reader threads decode with the loader's CPU transform, and it is copied into its place. Each
+ *       image is decoded once, on one side. The CPU reads such a file again.
+ *   <li>With {@link TransformSpec.Output#FLOAT32_CHW}, the normalisation kernel turns the uint8 batch
+ *       into float32 CHW with the transform's mean and std.
+ * </ol>
+ *
+ * <p>Pixels: nvJPEG decodes at full size, so the GPU's images equal the CPU path's with
+ * {@code DctScaling.NONE} up to the two decoders' IDCT and upsampling (on a GPU, measured by
+ * {@code stoke gpu-check --decode}); the CPU's default decodes large JPEGs at a reduced DCT scale first,
+ * and differs from both by that. Images left to the CPU are decoded as the loader decodes them.
+ *
+ * <p>Only the evaluation transform runs here for now: a training transform (random crops, flips,
+ * policies, erasing) is refused when the stage is built, with a sentence saying so.
+ *
+ * <p>Threads and ownership: one decode thread owns the decoder, the resize and the device buffers
+ * while it fills them; the reader threads own one reader and one CPU transform each. A batch handed
+ * out belongs to the consumer until closed, as with {@link DeviceStage}. Bad samples follow
+ * {@link Builder#onError}: {@link ErrorPolicy#FAIL} makes {@link #next()} throw
+ * {@link SampleException} for that batch and go on, {@link ErrorPolicy#SKIP} zeroes the sample and
+ * lists it in {@link DeviceBatch#skipped()}.
+ */
+public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoCloseable {
+    private static final Object END = new Object();
+
+    private final Dataset dataset;
+    private final Sampler sampler;
+    private final TransformSpec spec;
+    private final ErrorPolicy policy;
+    private final long firstEpoch;
+    private final long epochs;
+    private final int batchSize;
+    private final int readerCount;
+    private final int inFlight;
+    private final boolean normalize;
+    private final int crop;
+    private final long pixelBytes; // uint8 HWC bytes of one sample: what the decode and the CPU write
+    private final CudaDriver driver;
+    private final Nvjpeg nvjpeg;
+    private final boolean preferHardware;
+    private final CudaContext context;
+    private final ThreadLocal<Boolean> current = new ThreadLocal<>();
+    private final List<AutoCloseable> resources = new ArrayList<>(); // in creation order
+    private final CudaStream stream;
+    private final DeviceKernels kernels;
+    private final DeviceEntry[] entries;
+    private final BlockingQueue<DeviceEntry> free;
+    private final BlockingQueue<Object> ready; // DeviceEntry, a RuntimeException for the consumer, or END
+    private final EncodedBatch[] files = new EncodedBatch[2]; // the batch being decoded and the one being read
+    private final ReaderThreads readerThreads;
+    private final Thread decoder;
+    private final CompletableFuture<GpuJpegDecoder.Backend> opened = new CompletableFuture<>();
+    private final AtomicLong batches = new AtomicLong();
+    private final AtomicLong gpuImages = new AtomicLong();
+    private final AtomicLong cpuImages = new AtomicLong();
+    private final AtomicLong failedImages = new AtomicLong();
+    private volatile String backendNote;
+    private volatile RuntimeException failure;
+    private volatile boolean ended;
+    private volatile boolean closed;
+
+    /** What the DeviceBatches handed out ask of this stage: kept off the stage's public face. */
+    private final DeviceBatchOwner owner = new DeviceBatchOwner() {
+        @Override
+        public void returned(DeviceEntry entry) {
+            entry.handedOut = null;
+            free.offer(entry);
+        }
+
+        @Override
+        public long sampleBytes() {
+            return normalize ? pixelBytes * 4 : pixelBytes;
+        }
+
+        @Override
+        public long[] shape(int n) {
+            return normalize ? new long[] {n, 3, crop, crop} : new long[] {n, crop, crop, 3};
+        }
+
+        @Override
+        public int dtype() {
+            return normalize ? RingLayout.DTYPE_FLOAT32 : RingLayout.DTYPE_UINT8;
+        }
+
+        @Override
+        public CudaStream stream() {
+            return stream;
+        }
+
+        @Override
+        public CudaDriver driver() {
+            return driver;
+        }
+
+        @Override
+        public void ensureCurrent() {
+            GpuDecodeStage.this.ensureCurrent();
+        }
+    };
+
+    private GpuDecodeStage(Builder b) {
+        TransformSpec s = b.spec;
+        String refused = refusal(s);
+        if (refused != null) {
+            throw new IllegalArgumentException(refused);
+        }
+        if (b.nvjpeg == null) {
+            throw new IllegalArgumentException("no nvJPEG library given: NvjpegLibrary.load() finds one");
+        }
+        this.dataset = b.dataset;
+        this.sampler = b.sampler;
+        this.spec = s;
+        this.policy = b.policy;
+        this.firstEpoch = sampler.resumedEpoch() >= 0 ? sampler.resumedEpoch() : b.startEpoch;
+        this.epochs = b.epochs;
+        this.batchSize = sampler.batchSize();
+        this.readerCount = b.readers;
+        this.inFlight = b.inFlight;
+        this.normalize = s.output() == TransformSpec.Output.FLOAT32_CHW;
+        this.crop = s.crop();
+        this.pixelBytes = 3L * crop * crop;
+        this.nvjpeg = b.nvjpeg;
+        this.preferHardware = b.preferHardware;
+        this.driver = b.driver != null ? b.driver : loadDriver();
+        this.context = retain(driver, b.device);
+        resources.add(context);
+        try {
+            ensureCurrent();
+            this.stream = keep(CudaStream.create(driver));
+            this.kernels = keep(new DeviceKernels(driver));
+            Arena arena = Arena.ofShared();
+            resources.add(arena::close);
+            this.entries = new DeviceEntry[inFlight];
+            this.free = new ArrayBlockingQueue<>(inFlight);
+            for (int i = 0; i < inFlight; i++) {
+                long bytes = batchSize * pixelBytes;
+                DeviceBuffer staging = normalize ? keep(DeviceBuffer.allocate(driver, bytes)) : null;
+                DeviceBuffer out = keep(DeviceBuffer.allocate(driver, normalize ? bytes * 4 : bytes));
+                CudaEvent done = keep(CudaEvent.create(driver));
+                CudaEvent released = keep(CudaEvent.create(driver));
+                entries[i] = new DeviceEntry(
+                        i,
+                        staging,
+                        out,
+                        done,
+                        done,
+                        released,
+                        arena.allocate(4L * batchSize, 64),
+                        arena.allocate(8L * batchSize, 64));
+                free.add(entries[i]);
+            }
+            this.ready = new ArrayBlockingQueue<>(inFlight + 4);
+            for (int f = 0; f < files.length; f++) {
+                files[f] = keep(new EncodedBatch(batchSize, readerCount));
+            }
+            // Each thread makes its own reader and CPU transform: their buffers belong to it. The CPU
+            // writes uint8 as nvJPEG's share is, and the normalisation kernel then takes the whole batch.
+            TransformSpec uint8 = s.withOutput(TransformSpec.Output.UINT8_HWC);
+            this.readerThreads = keep(new ReaderThreads(
+                    readerCount,
+                    () -> dataset.reader(s.maxFileBytes()),
+                    () -> new SampleTransform(dataset, uint8, sampler.seed())));
+        } catch (RuntimeException e) {
+            closeResources(e);
+            throw e;
+        }
+        this.decoder = Thread.ofPlatform().name("stoke-gpu-decoder").daemon().unstarted(this::decodeLoop);
+        decoder.start();
+        try {
+            opened.get(); // the decoder and the resize are made (and closed) by the decode thread
+        } catch (InterruptedException | ExecutionException e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            RuntimeException cause = e.getCause() instanceof RuntimeException r
+                    ? r
+                    : new IllegalStateException("the GPU decoder did not open", e);
+            close();
+            throw cause;
+        }
+    }
+
+    /**
+     * Why {@code spec} cannot be decoded by this stage, in one sentence, or null when it can.
+     * The training transform decodes on the CPU for now.
+     */
+    public static String refusal(TransformSpec spec) {
+        if (spec.train() != null || spec.augment() != null || spec.erasing() != null) {
+            return "GPU decode (experimental) runs the evaluation transform only, for now: the training"
+                    + " transform's crops, flips and augmentations decode on the CPU (--decode cpu)";
+        }
+        return null;
+    }
+
+    private <T extends AutoCloseable> T keep(T resource) {
+        resources.add(resource);
+        return resource;
+    }
+
+    private static CudaDriver loadDriver() {
+        String library = CudaDriver.defaultLibrary();
+        try {
+            return CudaDriver.load(library);
+        } catch (NativeLibraryMissingException e) {
+            throw new DeviceUnavailableException(CudaDriver.missingReason(library), e);
+        }
+    }
+
+    private static CudaContext retain(CudaDriver driver, int device) {
+        try {
+            return CudaContext.retainPrimary(driver, device);
+        } catch (CudaException e) {
+            if (e.result() == CudaDriver.CUDA_ERROR_NO_DEVICE || e.result() == CudaDriver.CUDA_ERROR_STUB_LIBRARY) {
+                throw new DeviceUnavailableException(
+                        "a CUDA driver is installed but found no usable device (" + e.errorName() + ")", e);
+            }
+            throw e;
+        } catch (IllegalArgumentException e) {
+            throw new DeviceUnavailableException(e.getMessage(), e);
+        }
+    }
+
+    /** A stage over the dataset, order ({@link Loader.Builder#sampler()}) and transform of a loader's settings. */
+    public static Builder builder(Loader.Builder settings) {
+        return new Builder(settings.dataset(), settings.sampler(), settings.transform())
+                .epochs(settings.epochs())
+                .startEpoch(settings.startEpoch())
+                .onError(settings.onError());
+    }
+
+    /** A stage over {@code dataset} in {@code sampler}'s order, transformed by {@code spec}. */
+    public static Builder builder(Dataset dataset, Sampler sampler, TransformSpec spec) {
+        return new Builder(dataset, sampler, spec);
+    }
+
+    // ------------------------------------------------------------------ consumer side
+
+    /**
+     * The next batch on the device, waiting while none is ready; null after the last. Its decode may
+     * still be running: order work after {@link DeviceBatch#readyEvent()}. For one consumer thread.
+     * Waits while all K device buffers are held, so close one before asking for more than K.
+     *
+     * @throws SampleException for a batch with a sample that could not be decoded, under
+     *     {@link ErrorPolicy#FAIL} (the stage goes on with the next batch)
+     * @throws IllegalStateException when the stage is closed, or failed (the cause says how)
+     */
+    @Override
+    public DeviceBatch next() {
+        while (true) {
+            if (closed) {
+                throw new IllegalStateException("GPU decode stage is closed");
+            }
+            Object item = ready.poll();
+            if (item == null) {
+                RuntimeException f = failure;
+                if (f != null) {
+                    throw new IllegalStateException("GPU decode stage failed: " + f.getMessage(), f);
+                }
+                if (ended) {
+                    return null;
+                }
+                try {
+                    item = ready.poll(50, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while waiting for a device batch", e);
+                }
+                if (item == null) {
+                    continue;
+                }
+            }
+            if (item == END) {
+                ended = true;
+                return null;
+            }
+            if (item instanceof RuntimeException e) {
+                throw e;
+            }
+            DeviceEntry entry = (DeviceEntry) item;
+            DeviceBatch batch = new DeviceBatch(owner, entry);
+            entry.handedOut = batch;
+            if (closed) {
+                batch.invalidate();
+                throw new IllegalStateException("GPU decode stage is closed");
+            }
+            return batch;
+        }
+    }
+
+    private void ensureCurrent() {
+        if (current.get() == null) {
+            context.makeCurrent();
+            current.set(Boolean.TRUE);
+        }
+    }
+
+    // ------------------------------------------------------------------ decode thread
+
+    private void decodeLoop() {
+        GpuJpegDecoder jpeg = null;
+        DeviceResize resize = null;
+        try {
+            ensureCurrent();
+            try {
+                jpeg = GpuJpegDecoder.open(driver, nvjpeg, preferHardware, batchSize, spec.maxPixels());
+                resize = new DeviceResize(driver, kernels, batchSize);
+                backendNote = jpeg.backendNote();
+                opened.complete(jpeg.backend());
+            } catch (RuntimeException | Error e) {
+                opened.completeExceptionally(e);
+                return;
+            }
+            Resampler resampler = new Resampler(spec);
+            ResampleTables[] tables = new ResampleTables[batchSize];
+            for (int i = 0; i < batchSize; i++) {
+                tables[i] = new ResampleTables();
+            }
+            Cursor cursor = new Cursor();
+            if (!cursor.advance()) {
+                ready.put(END);
+                return;
+            }
+            int f = 0;
+            read(files[f], cursor);
+            while (!closed) {
+                EncodedBatch now = files[f];
+                now.awaitReads();
+                boolean more = cursor.advance();
+                if (more) {
+                    read(files[1 - f], cursor); // the next batch's files are read while this one decodes
+                }
+                DeviceEntry entry = free.take();
+                RuntimeException rejected = decode(now, entry, jpeg, resize, resampler, tables);
+                if (rejected != null) {
+                    free.offer(entry);
+                    ready.put(rejected);
+                } else {
+                    ready.put(entry);
+                }
+                if (!more) {
+                    ready.put(END);
+                    return;
+                }
+                f = 1 - f;
+            }
+        } catch (InterruptedException e) {
+            // close() interrupts a decode thread that waits for a buffer, the readers or the consumer
+        } catch (RuntimeException | Error e) {
+            failure = e instanceof RuntimeException r ? r : new IllegalStateException(e);
+        } finally {
+            try {
+                stream.synchronize(); // nothing queued may still use what the decoder and the resize own
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                }
+            }
+            if (resize != null) {
+                resize.close();
+            }
+            if (jpeg != null) {
+                jpeg.close();
+            }
+        }
+    }
+
+    /** Starts reading the cursor's batch into {@code batch} on the reader threads. */
+    private void read(EncodedBatch batch, Cursor at) {
+        batch.begin(at.epoch, at.batch, at.order, at.batch * batchSize, at.size, at.last);
+        batch.startReads(readerThreads);
+    }
+
+    /**
+     * Decodes {@code batch} into {@code entry}'s device buffer; returns the SampleException the
+     * consumer gets instead, under {@link ErrorPolicy#FAIL}, or null when the entry holds the batch.
+     */
+    private RuntimeException decode(
+            EncodedBatch batch,
+            DeviceEntry entry,
+            GpuJpegDecoder jpeg,
+            DeviceResize resize,
+            Resampler resampler,
+            ResampleTables[] tables)
+            throws InterruptedException {
+        long t0 = System.nanoTime();
+        int n = batch.size;
+        if (entry.waitForRelease) {
+            stream.waitFor(entry.released); // the consumer's reads of the last batch here come first
+            entry.waitForRelease = false;
+        }
+        DeviceBuffer pixels = normalize ? entry.staging : entry.out;
+        List<MemorySegment> encoded = batch.encoded; // the files read, in position order
+        encoded.clear();
+        int[] positionOf = batch.positionOf;
+        long sourceBytes = 0;
+        for (int i = 0; i < n; i++) {
+            if (batch.status[i] == SampleStatus.OK) {
+                positionOf[encoded.size()] = i;
+                encoded.add(batch.files[i].asSlice(0, batch.lengths[i]));
+                sourceBytes += batch.lengths[i];
+            }
+        }
+        GpuJpegDecoder.Decoded decoded = jpeg.decode(encoded, stream);
+        resize.begin();
+        int onGpu = 0;
+        for (int j = 0; j < decoded.size(); j++) {
+            int i = positionOf[j];
+            if (!decoded.onGpu(j)) {
+                batch.leaveToCpu(i);
+                continue;
+            }
+            ResampleTables t = tables[onGpu];
+            resampler.evalTables(decoded.width(j), decoded.height(j), t);
+            if (t.cols() != crop || t.outRows() != crop) {
+                throw new IllegalStateException("the evaluation resize gives " + t.cols() + " x " + t.outRows()
+                        + ", not the " + crop + " x " + crop + " crop");
+            }
+            resize.add(decoded, j, t, pixels, i * pixelBytes);
+            onGpu++;
+        }
+        if (onGpu > 0) {
+            resize.launch(stream);
+        }
+        // The CPU's share: images nvJPEG left, decoded by the reader threads into host memory.
+        List<SampleError> errors = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            if (batch.status[i] != SampleStatus.OK) {
+                errors.add(new SampleError(
+                        i, batch.samples[i], dataset.name(batch.samples[i]), batch.status[i], batch.messages[i]));
+            }
+        }
+        if (batch.leftoverCount() > 0 || (!errors.isEmpty() && policy == ErrorPolicy.SKIP)) {
+            if (entry.hostUsed) {
+                entry.done.synchronize(); // its last copies from the host pixels have completed
+            }
+            MemorySegment host = entry.hostPixels(batchSize * pixelBytes);
+            entry.hostUsed = true;
+            batch.decodeLeftovers(readerThreads, host, pixelBytes);
+            for (int k = 0; k < batch.leftoverCount(); k++) {
+                int i = batch.leftover(k);
+                if (batch.cpuStatus[k] == SampleStatus.OK) {
+                    pixels.copyFromHostAsync(i * pixelBytes, host.asSlice(i * pixelBytes, pixelBytes), stream);
+                } else {
+                    errors.add(new SampleError(
+                            i,
+                            batch.samples[i],
+                            dataset.name(batch.samples[i]),
+                            batch.cpuStatus[k],
+                            batch.cpuMessages[k]));
+                }
+            }
+            if (policy == ErrorPolicy.SKIP) {
+                for (SampleError e : errors) {
+                    MemorySegment zero = host.asSlice(e.position() * pixelBytes, pixelBytes);
+                    zero.fill((byte) 0);
+                    pixels.copyFromHostAsync(e.position() * pixelBytes, zero, stream);
+                }
+            }
+        }
+        gpuImages.addAndGet(onGpu);
+        cpuImages.addAndGet(batch.leftoverCount());
+        failedImages.addAndGet(errors.size());
+        if (!errors.isEmpty() && policy == ErrorPolicy.FAIL) {
+            entry.done.record(stream); // the next use of this host memory waits for the copies queued
+            return new SampleException(batch.epoch, batch.batch, errors);
+        }
+        if (normalize) {
+            kernels.normalize(entry.staging, entry.out, n, crop, crop, spec.mean(), spec.std(), stream);
+        }
+        entry.done.record(stream);
+        for (int i = 0; i < n; i++) {
+            entry.labels.setAtIndex(JAVA_INT, i, dataset.label(batch.samples[i]));
+            entry.indices.setAtIndex(JAVA_LONG, i, batch.samples[i]);
+        }
+        entry.size = n;
+        entry.sequence = batches.getAndIncrement();
+        entry.epoch = batch.epoch;
+        entry.batchIndex = batch.batch;
+        entry.lastInEpoch = batch.last;
+        entry.skipped = errors.isEmpty() ? List.of() : List.copyOf(errors);
+        entry.stats =
+                new BatchStats(0, batch.cpuNanos() + (System.nanoTime() - t0), sourceBytes, n * owner.sampleBytes());
+        return null;
+    }
+
+    /** Walks (epoch, batch) through the stage's epochs in the sampler's order. */
+    private final class Cursor {
+        long epoch = firstEpoch - 1;
+        int batch;
+        int batches;
+        int size;
+        boolean last;
+        int[] order;
+
+        /** Moves to the next batch; false after the last. */
+        boolean advance() {
+            batch++;
+            while (order == null || batch >= batches) {
+                epoch++;
+                if (epochs > 0 && epoch >= firstEpoch + epochs) {
+                    return false;
+                }
+                order = sampler.order(epoch);
+                batches = sampler.batchesPerEpoch(epoch);
+                batch = 0;
+            }
+            size = sampler.batchSize(epoch, batch);
+            last = batch == batches - 1;
+            return true;
+        }
+    }
+
+    // ------------------------------------------------------------------ accessors
+
+    /** The stage's stream: decodes, resizes and normalisation run on it. */
+    public CudaStream stream() {
+        return stream;
+    }
+
+    /** The retained primary context (the one the CUDA runtime and PyTorch use on this device). */
+    public CudaContext context() {
+        return context;
+    }
+
+    /** Which of nvJPEG's decoders runs. */
+    public GpuJpegDecoder.Backend backend() {
+        return opened.join();
+    }
+
+    /** Why the hardware engine was asked for and not used, in one sentence; null otherwise. */
+    public String backendNote() {
+        return backendNote;
+    }
+
+    /** Counters so far. */
+    public GpuDecodeStats stats() {
+        return new GpuDecodeStats(batches.get(), gpuImages.get(), cpuImages.get(), failedImages.get());
+    }
+
+    // ------------------------------------------------------------------ shutdown
+
+    /**
+     * Stops the decode thread, waits for the queued work, invalidates DeviceBatches still open, then
+     * frees the device buffers, the readers and the context. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        decoder.interrupt();
+        joinQuietly(decoder);
+        readerThreads.close(); // after the tasks queued: a task may still read into a batch's buffers
+        RuntimeException error = null;
+        try {
+            ensureCurrent();
+            stream.synchronize();
+        } catch (RuntimeException e) {
+            error = e;
+        }
+        for (DeviceEntry e : entries) {
+            DeviceBatch held = e.handedOut;
+            if (held != null) {
+                held.invalidate();
+            }
+            e.closeHost();
+        }
+        error = closeResources(error);
+        if (error != null) {
+            throw error;
+        }
+    }
+
+    private RuntimeException closeResources(RuntimeException first) {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            try {
+                resources.get(i).close();
+            } catch (Exception e) {
+                if (first == null) {
+                    first = e instanceof RuntimeException r ? r : new IllegalStateException(e);
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        resources.clear();
+        return first;
+    }
+
+    private static void joinQuietly(Thread t) {
+        boolean interrupted = false;
+        while (t.isAlive()) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Options for a {@link GpuDecodeStage}. */
+    public static final class Builder {
+        private final Dataset dataset;
+        private final Sampler sampler;
+        private final TransformSpec spec;
+        private CudaDriver driver;
+        private Nvjpeg nvjpeg;
+        private boolean preferHardware = true;
+        private int device;
+        private int inFlight = 3;
+        private int readers = Math.min(8, Runtime.getRuntime().availableProcessors());
+        private long epochs = 1;
+        private long startEpoch;
+        private ErrorPolicy policy = ErrorPolicy.FAIL;
+
+        private Builder(Dataset dataset, Sampler sampler, TransformSpec spec) {
+            this.dataset = dataset;
+            this.sampler = sampler;
+            this.spec = spec;
+        }
+
+        /** Device ordinal (default 0). */
+        public Builder device(int device) {
+            this.device = device;
+            return this;
+        }
+
+        /** K, device buffers in the pool = batches on the device at most (default 3; at least 1). */
+        public Builder inFlight(int k) {
+            if (k < 1 || k > 64) {
+                throw new IllegalArgumentException("inFlight must be in [1, 64]: " + k);
+            }
+            this.inFlight = k;
+            return this;
+        }
+
+        /** CPU threads that read files and decode what nvJPEG leaves (default: the cores, at most 8). */
+        public Builder readers(int readers) {
+            if (readers < 1 || readers > 256) {
+                throw new IllegalArgumentException("readers must be in [1, 256]: " + readers);
+            }
+            this.readers = readers;
+            return this;
+        }
+
+        /** The driver to use (default: {@link CudaDriver#load()}, i.e. libcuda.so.1 or -Dstoke.cuda.path). */
+        public Builder driver(CudaDriver driver) {
+            this.driver = driver;
+            return this;
+        }
+
+        /** The nvJPEG library ({@link NvjpegLibrary#load()} finds it). */
+        public Builder nvjpeg(Nvjpeg nvjpeg) {
+            this.nvjpeg = nvjpeg;
+            return this;
+        }
+
+        /** Whether to ask for the hardware JPEG engine first (default true; without one, the GPU hybrid decoder). */
+        public Builder preferHardware(boolean preferHardware) {
+            this.preferHardware = preferHardware;
+            return this;
+        }
+
+        /** Epochs to run from the first (default 1); 0 runs until closed. */
+        public Builder epochs(long epochs) {
+            if (epochs < 0) {
+                throw new IllegalArgumentException("epochs must not be negative, not " + epochs);
+            }
+            this.epochs = epochs;
+            return this;
+        }
+
+        /** The first epoch, unless the sampler resumes one (default 0). */
+        public Builder startEpoch(long startEpoch) {
+            if (startEpoch < 0) {
+                throw new IllegalArgumentException("the start epoch must not be negative, not " + startEpoch);
+            }
+            this.startEpoch = startEpoch;
+            return this;
+        }
+
+        /** What a sample that cannot be decoded does to its batch (default {@link ErrorPolicy#FAIL}). */
+        public Builder onError(ErrorPolicy policy) {
+            this.policy = policy;
+            return this;
+        }
+
+        /**
+         * Opens the stage.
+         *
+         * @throws IllegalArgumentException for a transform it cannot run ({@link #refusal})
+         * @throws DeviceUnavailableException when there is no CUDA driver or no device
+         * @throws io.stoke.ffm.cuda.CudaException when the driver refuses a call (the message names it)
+         */
+        public GpuDecodeStage build() {
+            return new GpuDecodeStage(this);
+        }
+    }
+}

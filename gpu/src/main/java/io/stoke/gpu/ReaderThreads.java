@@ -1,0 +1,131 @@
+package io.stoke.gpu;
+
+import io.stoke.loader.decode.SampleTransform;
+import io.stoke.loader.source.SampleReader;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.function.Supplier;
+
+/**
+ * The CPU threads of a {@link GpuDecodeStage}: thread {@code r} makes, uses and closes its own
+ * {@link SampleReader} and {@link SampleTransform} (their native buffers belong to the thread that
+ * made them), and runs the tasks given to it, in order.
+ */
+final class ReaderThreads implements AutoCloseable {
+    /** What a task runs with: its thread's own reader and CPU transform. */
+    interface Task {
+        void run(SampleReader reader, SampleTransform transform);
+    }
+
+    private static final Runnable STOP = () -> {};
+
+    private final Thread[] threads;
+    private final List<BlockingQueue<Runnable>> queues;
+    private final ThreadLocal<SampleReader> reader = new ThreadLocal<>();
+    private final ThreadLocal<SampleTransform> transform = new ThreadLocal<>();
+
+    ReaderThreads(int n, Supplier<SampleReader> readers, Supplier<SampleTransform> transforms) {
+        threads = new Thread[n];
+        queues = new ArrayList<>(n);
+        for (int r = 0; r < n; r++) {
+            BlockingQueue<Runnable> queue = new LinkedBlockingQueue<>();
+            queues.add(queue);
+            threads[r] = Thread.ofPlatform()
+                    .name("stoke-gpu-reader-" + r)
+                    .daemon()
+                    .start(() -> loop(queue, readers, transforms));
+        }
+    }
+
+    int size() {
+        return threads.length;
+    }
+
+    private void loop(
+            BlockingQueue<Runnable> queue, Supplier<SampleReader> readers, Supplier<SampleTransform> transforms) {
+        SampleReader ownReader = null;
+        SampleTransform ownTransform = null;
+        Throwable broken = null;
+        try {
+            ownReader = readers.get();
+            ownTransform = transforms.get();
+        } catch (RuntimeException | Error e) {
+            broken = e; // every task given to this thread fails with it
+        }
+        reader.set(ownReader);
+        transform.set(ownTransform);
+        try {
+            for (Runnable task; (task = queue.take()) != STOP; ) {
+                if (broken != null) {
+                    ((Failing) task).fail(broken);
+                } else {
+                    task.run();
+                }
+            }
+        } catch (InterruptedException e) {
+            // closing
+        } finally {
+            if (ownTransform != null) {
+                ownTransform.close();
+            }
+            if (ownReader != null) {
+                ownReader.close();
+            }
+        }
+    }
+
+    /** Runs {@code task} on thread {@code r} with its reader and transform; the future completes after. */
+    Future<?> submit(int r, Task task) {
+        Failing f = new Failing(task);
+        queues.get(r).add(f);
+        return f.done;
+    }
+
+    private final class Failing implements Runnable {
+        final Task task;
+        final CompletableFuture<Void> done = new CompletableFuture<>();
+
+        Failing(Task task) {
+            this.task = task;
+        }
+
+        @Override
+        public void run() {
+            try {
+                task.run(reader.get(), transform.get());
+                done.complete(null);
+            } catch (RuntimeException | Error e) {
+                done.completeExceptionally(e);
+            }
+        }
+
+        void fail(Throwable e) {
+            done.completeExceptionally(e);
+        }
+    }
+
+    /** Lets each thread finish its queued tasks, then stops it; its reader and transform close there. */
+    @Override
+    public void close() {
+        for (BlockingQueue<Runnable> q : queues) {
+            q.add(STOP);
+        }
+        boolean interrupted = false;
+        for (Thread t : threads) {
+            while (t.isAlive()) {
+                try {
+                    t.join();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

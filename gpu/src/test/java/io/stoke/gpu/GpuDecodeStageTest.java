@@ -1,0 +1,303 @@
+package io.stoke.gpu;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.stoke.ffm.JpegCompressor;
+import io.stoke.ffm.TurboJpeg;
+import io.stoke.ffm.testing.CudaTestDouble;
+import io.stoke.loader.Batch;
+import io.stoke.loader.Loader;
+import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.error.SampleException;
+import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.transform.RandomResizedCrop;
+import io.stoke.loader.transform.TransformSpec;
+import java.awt.image.BufferedImage;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The GPU decode stage on the nvJPEG and CUDA test doubles: the loader's order, labels and indices,
+ * each sample's pixels at its position (nvJPEG's share and the CPU's), errors by policy, epochs and
+ * lifetimes, against the host loader on the same files. The double decodes with libjpeg at full size,
+ * so against the host loader with {@code DctScaling.NONE} every difference is a wiring fault (a wrong
+ * file, position, size or table). This is not a GPU verification: nvJPEG's own pixels are checked on
+ * a device (docs/gpu.md).
+ */
+class GpuDecodeStageTest {
+    /** Full-size decodes on both sides, so the double's pixels are the host loader's. */
+    static final TransformSpec EVAL =
+            TransformSpec.defaults().withResize(24, 16).withDctScaling(TransformSpec.DctScaling.NONE);
+
+    @TempDir
+    Path root;
+
+    CudaTestDouble dbl;
+    long deviceAllocsBefore;
+
+    @BeforeEach
+    void open() {
+        String reason = CudaTestDouble.nvjpegUnavailableReason(DeviceStageTest.DOUBLE_DIR);
+        if (reason != null) {
+            System.err.println("[stoke] SKIPPING GPU decode stage tests: " + reason);
+        }
+        assumeTrue(reason == null, reason);
+        dbl = CudaTestDouble.open(DeviceStageTest.DOUBLE_DIR);
+        dbl.reset();
+        dbl.verifyCopies(true);
+        deviceAllocsBefore = dbl.stat("live_device_allocs");
+    }
+
+    @AfterEach
+    void close() {
+        if (dbl == null) {
+            return;
+        }
+        try {
+            assertEquals(deviceAllocsBefore, dbl.stat("live_device_allocs"), "device memory freed");
+            assertEquals(0, dbl.nvjpegStat("live_nvjpeg_handles"));
+            assertEquals(0, dbl.stat("checksum_mismatches"), "no host buffer changed under a queued copy");
+        } finally {
+            dbl.reset();
+        }
+    }
+
+    GpuDecodeStage.Builder stage(Loader.Builder settings) {
+        return GpuDecodeStage.builder(settings).driver(dbl.driver()).nvjpeg(dbl.nvjpeg());
+    }
+
+    /** A host batch, copied out of its slot. */
+    record Snapshot(
+            int size, long epoch, long batchIndex, boolean lastInEpoch, long[] indices, int[] labels, byte[] pixels) {}
+
+    /** Every batch of the host loader over {@code settings}: pixels, labels, indices. */
+    static List<Snapshot> host(Loader.Builder settings) {
+        List<Snapshot> out = new ArrayList<>();
+        try (Loader loader = settings.build()) {
+            for (Batch b : loader) {
+                try (b) {
+                    long[] indices = new long[b.size()];
+                    int[] labels = new int[b.size()];
+                    for (int i = 0; i < b.size(); i++) {
+                        indices[i] = b.index(i);
+                        labels[i] = b.label(i);
+                    }
+                    out.add(new Snapshot(
+                            b.size(),
+                            b.epoch(),
+                            b.batchIndex(),
+                            b.lastInEpoch(),
+                            indices,
+                            labels,
+                            b.pixels().toArray(JAVA_BYTE)));
+                }
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void batchesEqualTheHostLoadersInItsOrderWithTheCpuTakingWhatNvjpegLeaves() throws Exception {
+        dbl.nvjpegHardware(true); // the engine refuses progressive files: the CPU decodes those
+        writeDataset(root, 13);
+        Loader.Builder settings = Loader.imageFolder(root)
+                .batchSize(4)
+                .shuffle(true)
+                .seed(7)
+                .epochs(2)
+                .workers(1)
+                .transform(EVAL);
+        List<Snapshot> want = host(settings);
+        try (GpuDecodeStage stage = stage(settings).inFlight(2).readers(3).build();
+                Arena arena = Arena.ofConfined()) {
+            assertEquals(GpuJpegDecoder.Backend.HARDWARE, stage.backend());
+            MemorySegment got = arena.allocate(4L * 16 * 16 * 3);
+            for (int k = 0; k < want.size(); k++) {
+                Snapshot w = want.get(k);
+                try (DeviceBatch b = stage.next()) {
+                    assertNotNull(b, "batch " + k);
+                    assertEquals(k, b.sequence());
+                    assertEquals(w.epoch(), b.epoch());
+                    assertEquals(w.batchIndex(), b.batchIndex());
+                    assertEquals(w.lastInEpoch(), b.lastInEpoch());
+                    assertArrayEquals(new long[] {w.size(), 16, 16, 3}, b.shape());
+                    for (int i = 0; i < b.size(); i++) {
+                        assertEquals(w.indices()[i], b.index(i), "batch " + k + " position " + i);
+                        assertEquals(w.labels()[i], b.label(i), "batch " + k + " position " + i);
+                    }
+                    b.copyToHost(got);
+                    assertArrayEquals(
+                            w.pixels(), got.asSlice(0, w.pixels().length).toArray(JAVA_BYTE), "batch " + k);
+                    assertTrue(b.skipped().isEmpty());
+                    assertTrue(b.stats().sourceBytes() > 0);
+                }
+            }
+            assertNull(stage.next());
+            GpuDecodeStats s = stage.stats();
+            assertEquals(want.size(), s.batches());
+            // Per epoch: 10 baseline JPEGs on the GPU; the progressive JPEG, the PNG and the CMYK JPEG on the CPU.
+            assertEquals(20, s.gpuImages(), s.toString());
+            assertEquals(6, s.cpuImages(), s.toString());
+            assertEquals(0, s.failed());
+        }
+    }
+
+    @Test
+    void floatOutputIsNormalisedOnTheDeviceAsTheHostLoaderNormalises() throws Exception {
+        writeDataset(root, 7);
+        TransformSpec f32 = EVAL.withOutput(TransformSpec.Output.FLOAT32_CHW);
+        Loader.Builder settings =
+                Loader.imageFolder(root).batchSize(5).workers(1).transform(f32);
+        List<Snapshot> want = host(settings);
+        try (GpuDecodeStage stage = stage(settings).build();
+                Arena arena = Arena.ofConfined()) {
+            MemorySegment got = arena.allocate(4L * 5 * 3 * 16 * 16);
+            for (Snapshot w : want) {
+                try (DeviceBatch b = stage.next()) {
+                    assertArrayEquals(new long[] {w.size(), 3, 16, 16}, b.shape());
+                    b.copyToHost(got);
+                    float[] dev = got.asSlice(0, w.pixels().length).toArray(JAVA_FLOAT);
+                    float[] host = MemorySegment.ofArray(w.pixels()).toArray(ValueLayout.JAVA_FLOAT_UNALIGNED);
+                    assertArrayEquals(host, dev);
+                }
+            }
+            assertNull(stage.next());
+        }
+    }
+
+    @Test
+    void aBrokenFileFailsItsBatchNamingItAndTheNextBatchFollows() throws Exception {
+        writeDataset(root, 5);
+        Files.write(root.resolve("cat").resolve("00-broken.jpg"), new byte[] {(byte) 0xFF, (byte) 0xD8, 1, 2, 3});
+        Loader.Builder settings =
+                Loader.imageFolder(root).batchSize(4).workers(1).transform(EVAL);
+        try (GpuDecodeStage stage = stage(settings).build()) {
+            SampleException e = assertThrows(SampleException.class, stage::next);
+            assertEquals(1, e.errors().size());
+            assertTrue(
+                    e.errors().get(0).path().endsWith("00-broken.jpg"),
+                    e.errors().toString());
+            assertEquals(0, e.batchIndex());
+            try (DeviceBatch b = stage.next()) {
+                assertEquals(1, b.batchIndex());
+            }
+            assertNull(stage.next());
+        }
+    }
+
+    @Test
+    void underSkipABrokenFileIsZeroedAndListedWithTheRestOfItsBatchIntact() throws Exception {
+        writeDataset(root, 5);
+        Files.write(root.resolve("cat").resolve("00-broken.jpg"), new byte[] {(byte) 0xFF, (byte) 0xD8, 1, 2, 3});
+        Loader.Builder settings =
+                Loader.imageFolder(root).batchSize(6).workers(1).transform(EVAL).onError(ErrorPolicy.SKIP);
+        Snapshot want = host(settings).get(0);
+        try (GpuDecodeStage stage = stage(settings).build();
+                Arena arena = Arena.ofConfined()) {
+            MemorySegment got = arena.allocate(6L * 16 * 16 * 3);
+            try (DeviceBatch b = stage.next()) {
+                assertEquals(1, b.skipped().size());
+                assertEquals(0, b.skipped().get(0).position());
+                assertTrue(b.skipped().get(0).status() != SampleStatus.OK);
+                b.copyToHost(got);
+                assertArrayEquals(
+                        want.pixels(), got.asSlice(0, want.pixels().length).toArray(JAVA_BYTE));
+            }
+            assertEquals(1, stage.stats().failed());
+        }
+    }
+
+    @Test
+    void theTrainingTransformIsRefusedInASentence() throws Exception {
+        writeDataset(root, 2);
+        Loader.Builder settings = Loader.imageFolder(root).transform(EVAL.withTrain(16, RandomResizedCrop.defaults()));
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class, () -> stage(settings).build());
+        assertTrue(e.getMessage().contains("evaluation transform only"), e.getMessage());
+    }
+
+    @Test
+    void closingWithBatchesOnTheDeviceAndHeldFreesEverything() throws Exception {
+        writeDataset(root, 13);
+        Loader.Builder settings =
+                Loader.imageFolder(root).batchSize(2).epochs(0).transform(EVAL);
+        GpuDecodeStage stage = stage(settings).inFlight(3).build();
+        DeviceBatch held = stage.next();
+        stage.next().close();
+        stage.close();
+        assertThrows(IllegalStateException.class, held::pointer);
+        assertThrows(IllegalStateException.class, stage::next);
+        stage.close();
+    }
+
+    /**
+     * {@code n} JPEGs in two classes of sizes that resize differently; from the fourth on, one
+     * progressive JPEG, one PNG and one CMYK JPEG among them.
+     */
+    static void writeDataset(Path root, int n) throws Exception {
+        Random r = new Random(n);
+        try (JpegCompressor jc = new JpegCompressor();
+                Arena arena = Arena.ofConfined()) {
+            for (int i = 0; i < n; i++) {
+                int w = 20 + r.nextInt(40);
+                int h = 20 + r.nextInt(40);
+                Path file = root.resolve(i % 2 == 0 ? "cat" : "dog").resolve(String.format("%02d.jpg", i));
+                Files.createDirectories(file.getParent());
+                if (i == 4) {
+                    BufferedImage png = new BufferedImage(w, h, BufferedImage.TYPE_INT_RGB);
+                    for (int y = 0; y < h; y++) {
+                        for (int x = 0; x < w; x++) {
+                            png.setRGB(x, y, (x * 9) << 16 | (y * 7) << 8 | ((x + y) * 3 & 255));
+                        }
+                    }
+                    ImageIO.write(png, "png", file.toFile()); // named .jpg: sniffed by content
+                    continue;
+                }
+                boolean cmyk = i == 5;
+                int channels = cmyk ? 4 : 3;
+                MemorySegment pixels = arena.allocate((long) channels * w * h);
+                for (int y = 0; y < h; y++) {
+                    for (int x = 0; x < w; x++) {
+                        for (int c = 0; c < channels; c++) {
+                            int v = (x * (3 + c) + y * (5 - c) + i * 11) % 256 + r.nextInt(16) - 8;
+                            pixels.set(JAVA_BYTE, (long) channels * (y * w + x) + c, (byte) Math.clamp(v, 0, 255));
+                        }
+                    }
+                }
+                int subsamp = cmyk ? TurboJpeg.TJSAMP_444 : i % 3 == 0 ? TurboJpeg.TJSAMP_420 : TurboJpeg.TJSAMP_444;
+                int flags = i == 3 ? TurboJpeg.TJFLAG_PROGRESSIVE : 0;
+                MemorySegment jpeg = arena.allocate(JpegCompressor.maxSize(w, h, subsamp));
+                long size = jc.compress(
+                        pixels,
+                        w,
+                        channels * w,
+                        h,
+                        cmyk ? TurboJpeg.TJPF_CMYK : TurboJpeg.TJPF_RGB,
+                        subsamp,
+                        90,
+                        flags,
+                        jpeg);
+                Files.write(file, jpeg.asSlice(0, size).toArray(JAVA_BYTE));
+            }
+        }
+    }
+}
