@@ -6,6 +6,10 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.stoke.gpu.DeviceStage;
 import io.stoke.gpu.DeviceStageStats;
 import io.stoke.gpu.DeviceUnavailableException;
+import io.stoke.gpu.GpuDecodeStage;
+import io.stoke.gpu.GpuDecodeStats;
+import io.stoke.gpu.GpuJpegDecoder;
+import io.stoke.gpu.NvjpegLibrary;
 import io.stoke.loader.Batch;
 import io.stoke.loader.BatchSource;
 import io.stoke.loader.BatchView;
@@ -19,6 +23,7 @@ import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.SampleReader;
+import io.stoke.loader.transform.TransformSpec;
 import io.stoke.serve.AutoWorkersLogFile;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -112,6 +117,17 @@ final class BenchRun {
     int execute(LoaderOptions options, DeviceOptions device, WarmupOptions warmup, Dataset dataset, String title) {
         try {
             prepare(warmup, dataset, options.builder(dataset));
+            if (device.decodesOnGpu()) {
+                Loader.Builder settings = options.builder(dataset);
+                if (device.normalize) {
+                    settings.transform(settings.transform().withOutput(TransformSpec.Output.FLOAT32_CHW));
+                }
+                int readers = Math.max(1, options.workers().count());
+                GpuDecodeStage stage = openGpuDecode(settings, device.ordinal(), readers);
+                if (stage != null) {
+                    return runGpuDecode(stage, settings, title, warmup.json, readers);
+                }
+            }
             return run(
                     options.builder(dataset),
                     title,
@@ -122,6 +138,39 @@ final class BenchRun {
         } catch (DeviceUnavailableException e) {
             err.println("stoke: " + e.getMessage());
             return Main.EXIT_NO_DEVICE;
+        }
+    }
+
+    /**
+     * Opens the GPU decode stage for {@code --decode gpu}, or says in one line why it cannot (no
+     * libnvjpeg, no device, a training transform) and returns null: the CPU decodes then.
+     */
+    private GpuDecodeStage openGpuDecode(Loader.Builder settings, int ordinal, int readers) {
+        String refused = GpuDecodeStage.refusal(settings.transform());
+        if (refused != null) {
+            err.println("stoke: --decode gpu: " + refused + "; decoding on the CPU");
+            return null;
+        }
+        NvjpegLibrary.Loaded nvjpeg = NvjpegLibrary.load();
+        if (nvjpeg.nvjpeg().isEmpty()) {
+            err.println("stoke: --decode gpu: " + nvjpeg.description() + "; decoding on the CPU");
+            return null;
+        }
+        try {
+            GpuDecodeStage stage = GpuDecodeStage.builder(settings)
+                    .device(ordinal)
+                    .readers(readers)
+                    .nvjpeg(nvjpeg.nvjpeg().get())
+                    .build();
+            err.println("stoke: decoding on CUDA device " + ordinal + " (EXPERIMENTAL) with " + nvjpeg.description()
+                    + ", "
+                    + (stage.backend() == GpuJpegDecoder.Backend.HARDWARE ? "hardware engine" : "GPU hybrid decoder")
+                    + (stage.backendNote() != null ? " (" + stage.backendNote() + ")" : "") + "; " + readers
+                    + " CPU threads read and decode what nvJPEG leaves");
+            return stage;
+        } catch (DeviceUnavailableException e) {
+            err.println("stoke: --decode gpu: " + e.getMessage() + "; decoding on the CPU");
+            return null;
         }
     }
 
@@ -157,10 +206,7 @@ final class BenchRun {
     }
 
     private int run(Loader.Builder builder, String title, long epochs, Path json, String device, boolean normalize) {
-        List<SampleError> failed = new ArrayList<>();
-        List<SampleError> skipped = new ArrayList<>();
-        NoSampleDecodedException nothing = null;
-        long transformNanos = 0;
+        Tally tally;
         LoaderStats stats;
         int workers;
         int batchSize;
@@ -172,29 +218,7 @@ final class BenchRun {
             tuning = loader.autoWorkers();
             batchSize = loader.sampler().batchSize();
             long total = loader.sampler().samplesPerEpoch() * epochs;
-            ProgressBar progress = new ProgressBar(err, total);
-            BatchSource<?> source = stage != null ? stage : loader;
-            while (true) {
-                try {
-                    BatchView batch = source.next();
-                    if (batch == null) {
-                        break;
-                    }
-                    try (batch) {
-                        batch.awaitReady(); // as a training step would before using it
-                        skipped.addAll(batch.skipped());
-                        transformNanos += batch.stats().decodeNanos();
-                        progress.advance(batch.size());
-                    }
-                } catch (SampleException e) {
-                    failed.addAll(e.errors());
-                    progress.advance(batchSize);
-                } catch (NoSampleDecodedException e) {
-                    nothing = e;
-                    break;
-                }
-            }
-            progress.finish();
+            tally = drain(stage != null ? stage : loader, total, batchSize);
             stats = loader.stats();
             if (stage != null) {
                 deviceStats = stage.stats();
@@ -204,7 +228,7 @@ final class BenchRun {
         if (tuning != null) {
             printTuning(tuning);
         }
-        double transformMs = stats.images() == 0 ? Double.NaN : transformNanos / 1e6 / stats.images();
+        double transformMs = stats.images() == 0 ? Double.NaN : tally.transformNanos / 1e6 / stats.images();
         row(
                 "worker time per image",
                 Double.isNaN(transformMs)
@@ -221,28 +245,135 @@ final class BenchRun {
                             deviceStats.maxOnDevice()));
         }
         if (json != null) {
-            writeJson(json, stats, workers, tuning, batchSize, failed.size(), transformMs);
+            writeJson(json, "cpu", stats, workers, tuning, batchSize, tally.failed.size(), transformMs);
         }
-        for (SampleError e : skipped) {
+        return report(tally);
+    }
+
+    /**
+     * {@code --decode gpu}: the GPU decode stage over the loader's settings, with figures measured
+     * here the way the loader measures its own (elapsed from the stage's start, the consumer's
+     * wait per batch).
+     */
+    private int runGpuDecode(GpuDecodeStage stage, Loader.Builder builder, String title, Path json, int readers) {
+        Tally tally;
+        GpuDecodeStats decoded;
+        long started = System.nanoTime();
+        int batchSize = builder.sampler().batchSize();
+        long total = builder.sampler().samplesPerEpoch() * builder.epochs();
+        try (stage) {
+            tally = drain(stage, total, batchSize);
+            decoded = stage.stats();
+        }
+        long elapsed = tally.endNanos - started;
+        LoaderStats stats = new LoaderStats(
+                tally.batches,
+                tally.images,
+                tally.skipped.size() + tally.failed.size(),
+                tally.sourceBytes,
+                elapsed,
+                tally.firstBatchNanos < 0 ? -1 : tally.firstBatchNanos - started,
+                tally.waits.stream().mapToLong(Long::longValue).toArray(),
+                null);
+        printTable(title, stats, readers, batchSize);
+        double cpuMs = stats.images() == 0 ? Double.NaN : tally.transformNanos / 1e6 / stats.images();
+        row(
+                "CPU time per image",
+                Double.isNaN(cpuMs)
+                        ? "n/a"
+                        : String.format(
+                                Locale.ROOT,
+                                "%.2f ms (read, nvJPEG's host side, what the CPU decodes; thread CPU time)",
+                                cpuMs));
+        row(
+                "GPU decode",
+                String.format(
+                        Locale.ROOT,
+                        "%d images by nvJPEG (%s), %d left to the CPU, %d failed",
+                        decoded.gpuImages(),
+                        stage.backend() == GpuJpegDecoder.Backend.HARDWARE ? "hardware engine" : "GPU hybrid",
+                        decoded.cpuImages(),
+                        decoded.failed()));
+        if (json != null) {
+            writeJson(json, "gpu", stats, readers, null, batchSize, tally.failed.size(), cpuMs);
+        }
+        return report(tally);
+    }
+
+    /** What {@link #drain} saw. */
+    private static final class Tally {
+        final List<SampleError> failed = new ArrayList<>();
+        final List<SampleError> skipped = new ArrayList<>();
+        final List<Long> waits = new ArrayList<>();
+        NoSampleDecodedException nothing;
+        long transformNanos;
+        long batches;
+        long images;
+        long sourceBytes;
+        long firstBatchNanos = -1;
+        long endNanos;
+    }
+
+    /** Takes every batch from {@code source} as a training step would, drawing progress. */
+    private Tally drain(BatchSource<?> source, long total, int batchSize) {
+        Tally t = new Tally();
+        ProgressBar progress = new ProgressBar(err, total);
+        while (true) {
+            long asked = System.nanoTime();
+            try {
+                BatchView batch = source.next();
+                if (batch == null) {
+                    break;
+                }
+                try (batch) {
+                    batch.awaitReady(); // as a training step would before using it
+                    long got = System.nanoTime();
+                    t.waits.add(got - asked);
+                    if (t.firstBatchNanos < 0) {
+                        t.firstBatchNanos = got;
+                    }
+                    t.batches++;
+                    t.images += batch.size();
+                    t.sourceBytes += batch.stats().sourceBytes();
+                    t.skipped.addAll(batch.skipped());
+                    t.transformNanos += batch.stats().decodeNanos();
+                    progress.advance(batch.size());
+                }
+            } catch (SampleException e) {
+                t.failed.addAll(e.errors());
+                progress.advance(batchSize);
+            } catch (NoSampleDecodedException e) {
+                t.nothing = e;
+                break;
+            }
+        }
+        t.endNanos = System.nanoTime();
+        progress.finish();
+        return t;
+    }
+
+    /** Names every skipped and failed sample; the exit code. */
+    private int report(Tally t) {
+        for (SampleError e : t.skipped) {
             out.println("skipped: " + e);
         }
-        for (SampleError e : failed) {
+        for (SampleError e : t.failed) {
             out.println("FAILED: " + e);
         }
-        if (nothing != null) {
+        if (t.nothing != null) {
             out.printf(
                     Locale.ROOT,
                     "no file decoded: all %d samples of epoch %d failed (named above), so the run stopped "
                             + "there rather than go round the same files again%n",
-                    nothing.failed(),
-                    nothing.epoch());
+                    t.nothing.failed(),
+                    t.nothing.epoch());
             return Main.EXIT_FAILED;
         }
-        if (!failed.isEmpty()) {
+        if (!t.failed.isEmpty()) {
             out.printf(
                     Locale.ROOT,
                     "%d file(s) failed to decode; their batches were not delivered (--on-error skip goes on past them)%n",
-                    failed.size());
+                    t.failed.size());
             return Main.EXIT_FAILED;
         }
         return 0;
@@ -273,6 +404,7 @@ final class BenchRun {
     /** The figures and every batch's wait, for scripts: what {@code --json FILE} writes. */
     record Figures(
             String loader,
+            String decode,
             int workers,
             int batchSize,
             long images,
@@ -294,6 +426,7 @@ final class BenchRun {
 
     private void writeJson(
             Path file,
+            String decode,
             LoaderStats s,
             int workers,
             AutoWorkersLog tuning,
@@ -302,6 +435,7 @@ final class BenchRun {
             double workerMsPerImage) {
         Figures f = new Figures(
                 "stoke",
+                decode,
                 workers,
                 batchSize,
                 s.images(),

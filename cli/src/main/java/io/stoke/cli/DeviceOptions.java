@@ -1,5 +1,6 @@
 package io.stoke.cli;
 
+import java.util.Locale;
 import picocli.CommandLine.Option;
 
 /** Where demo and bench deliver batches: host memory, or a GPU through the GPU stage. */
@@ -19,4 +20,33 @@ public final class DeviceOptions {
             description =
                     "With a GPU: send uint8 and normalise to float32 [n,3,C,C] on the device (4x fewer bytes on the bus).")
     boolean normalize;
+
+    @Option(
+            names = "--decode",
+            paramLabel = "WHERE",
+            description = {
+                "cpu: Stoke's CPU workers decode (default). gpu (EXPERIMENTAL): nvJPEG decodes the JPEGs on GPU",
+                "N of --device cuda:N (0 otherwise) into device batches, resized and cropped there; CPU threads",
+                "(--workers) read the files and decode what nvJPEG does not take (PNG, WebP, CMYK ...). The",
+                "evaluation transform only, for now. Without libnvjpeg, a GPU or that transform it says why in",
+                "one line and decodes on the CPU."
+            })
+    Decode decode = Decode.CPU;
+
+    /** Where JPEGs are decoded. */
+    enum Decode {
+        CPU,
+        GPU
+    }
+
+    /** Whether {@code --decode gpu} was asked for. */
+    boolean decodesOnGpu() {
+        return decode == Decode.GPU;
+    }
+
+    /** The CUDA device {@code --device} names: N of cuda:N, else 0. */
+    int ordinal() {
+        String d = device.toLowerCase(Locale.ROOT);
+        return d.startsWith("cuda:") ? Integer.parseInt(d.substring(5)) : 0;
+    }
 }

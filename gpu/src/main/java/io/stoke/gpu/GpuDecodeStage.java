@@ -27,6 +27,8 @@ import io.stoke.loader.transform.TransformSpec;
 import io.stoke.ring.RingLayout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -84,6 +86,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoCloseable {
     private static final Object END = new Object();
+    private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
 
     private final Dataset dataset;
     private final Sampler sampler;
@@ -444,7 +447,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             Resampler resampler,
             ResampleTables[] tables)
             throws InterruptedException {
-        long t0 = System.nanoTime();
+        long t0 = CPU.getCurrentThreadCpuTime();
         int n = batch.size;
         if (entry.waitForRelease) {
             stream.waitFor(entry.released); // the consumer's reads of the last batch here come first
@@ -540,8 +543,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         entry.batchIndex = batch.batch;
         entry.lastInEpoch = batch.last;
         entry.skipped = errors.isEmpty() ? List.of() : List.copyOf(errors);
-        entry.stats =
-                new BatchStats(0, batch.cpuNanos() + (System.nanoTime() - t0), sourceBytes, n * owner.sampleBytes());
+        // The host's cost of the batch: the readers' CPU time and the decode thread's (nvJPEG's host side).
+        long cpuNanos = batch.cpuNanos() + CPU.getCurrentThreadCpuTime() - t0;
+        entry.stats = new BatchStats(0, cpuNanos, sourceBytes, n * owner.sampleBytes());
         return null;
     }
 

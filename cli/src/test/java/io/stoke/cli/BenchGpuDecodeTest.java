@@ -1,0 +1,124 @@
+package io.stoke.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stoke.ffm.cuda.CudaDriver;
+import io.stoke.ffm.testing.CudaTestDouble;
+import io.stoke.gpu.NvjpegLibrary;
+import io.stoke.loader.testing.TestImages;
+import java.awt.image.BufferedImage;
+import java.nio.file.Path;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code stoke bench --decode gpu} on the nvJPEG and CUDA test doubles: the figures, the split between
+ * nvJPEG and the CPU, and the one line said where the GPU cannot decode. The doubles check the
+ * command's wiring; no GPU ran.
+ */
+class BenchGpuDecodeTest {
+    @TempDir
+    Path tmp;
+
+    @AfterEach
+    void clear() {
+        System.clearProperty(CudaDriver.PATH_PROPERTY);
+        System.clearProperty(NvjpegLibrary.PATH_PROPERTY);
+    }
+
+    CudaTestDouble dbl() {
+        String reason = CudaTestDouble.nvjpegUnavailableReason(GpuCheckCommandTest.DOUBLE_DIR);
+        if (reason != null) {
+            System.err.println("[stoke] SKIPPING bench --decode gpu tests: " + reason);
+        }
+        assumeTrue(reason == null, reason);
+        CudaTestDouble dbl = CudaTestDouble.open(GpuCheckCommandTest.DOUBLE_DIR);
+        dbl.reset();
+        System.setProperty(CudaDriver.PATH_PROPERTY, dbl.library().toString());
+        System.setProperty(NvjpegLibrary.PATH_PROPERTY, dbl.library().toString());
+        return dbl;
+    }
+
+    @Test
+    void decodesOnTheGpuAndSaysHowMuchTheCpuTook() throws Exception {
+        CudaTestDouble dbl = dbl();
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 20, 2, 4);
+        ImageIO.write(
+                new BufferedImage(30, 20, BufferedImage.TYPE_INT_RGB),
+                "png",
+                root.resolve("class00").resolve("zz.png").toFile());
+        Path json = tmp.resolve("gpu.json");
+        try {
+            String[] r = BenchCommandTest.run(
+                    "bench",
+                    root.toString(),
+                    "--decode",
+                    "gpu",
+                    "--batch-size",
+                    "4",
+                    "--workers",
+                    "2",
+                    "--resize",
+                    "40",
+                    "--crop",
+                    "32",
+                    "--json",
+                    json.toString());
+            assertEquals("0", r[0], r[1] + r[2]);
+            assertTrue(r[2].contains("decoding on CUDA device 0 (EXPERIMENTAL) with nvJPEG"), r[2]);
+            assertTrue(r[2].contains("GPU hybrid decoder"), r[2]);
+            assertTrue(r[1].contains("21 in 6 batches (0 skipped or failed)"), r[1]);
+            assertTrue(r[1].contains("20 images by nvJPEG (GPU hybrid), 1 left to the CPU, 0 failed"), r[1]);
+            assertTrue(r[1].contains("CPU time per image"), r[1]);
+            JsonNode j = new ObjectMapper().readTree(json.toFile());
+            assertEquals("gpu", j.get("decode").asText(), j.toString());
+            assertEquals(21, j.get("images").asLong(), j.toString());
+            assertEquals(6, j.get("wait_ns").size(), j.toString());
+            assertEquals(20, dbl.nvjpegStat("nvjpeg_images"));
+            assertEquals(0, dbl.nvjpegStat("live_nvjpeg_handles"));
+            assertEquals(0, dbl.stat("live_device_allocs"));
+        } finally {
+            dbl.reset();
+        }
+    }
+
+    @Test
+    void withoutLibnvjpegItSaysSoInOneLineAndDecodesOnTheCpu() throws Exception {
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 8, 2, 5);
+        System.setProperty(
+                NvjpegLibrary.PATH_PROPERTY,
+                tmp.resolve("nowhere/libnvjpeg.so.13").toString());
+        Path json = tmp.resolve("cpu.json");
+        String[] r = BenchCommandTest.run(
+                "bench", root.toString(), "--decode", "gpu", "--batch-size", "4", "--json", json.toString());
+        assertEquals("0", r[0], r[1] + r[2]);
+        assertTrue(r[2].contains("stoke: --decode gpu: ") && r[2].contains("; decoding on the CPU"), r[2]);
+        assertTrue(r[1].contains("8 in 2 batches"), r[1]);
+        assertEquals(
+                "cpu", new ObjectMapper().readTree(json.toFile()).get("decode").asText());
+    }
+
+    @Test
+    void theTrainingTransformDecodesOnTheCpuSayingWhy() throws Exception {
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 8, 2, 6);
+        String[] r = BenchCommandTest.run(
+                "bench", root.toString(), "--decode", "gpu", "--batch-size", "4", "--transform", "train");
+        assertEquals("0", r[0], r[1] + r[2]);
+        assertTrue(r[2].contains("runs the evaluation transform only, for now"), r[2]);
+        assertTrue(r[2].contains("; decoding on the CPU"), r[2]);
+    }
+
+    @Test
+    void anUnknownDecodeIsAUsageError() throws Exception {
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 4, 2, 7);
+        String[] r = BenchCommandTest.run("bench", root.toString(), "--decode", "fpga");
+        assertEquals(Integer.toString(Main.EXIT_USAGE), r[0], r[1] + r[2]);
+        assertTrue(r[2].contains("--decode") && r[2].contains("fpga"), r[2]);
+    }
+}
