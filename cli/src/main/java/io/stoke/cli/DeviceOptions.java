@@ -26,10 +26,10 @@ public final class DeviceOptions {
             paramLabel = "WHERE",
             description = {
                 "cpu: Stoke's CPU workers decode (default). gpu (EXPERIMENTAL): nvJPEG decodes the JPEGs on GPU",
-                "N of --device cuda:N (0 otherwise) into device batches, resized and cropped there; CPU threads",
-                "(--workers) read the files and decode what nvJPEG does not take (PNG, WebP, CMYK ...). The",
-                "evaluation transform only, for now. Without libnvjpeg, a GPU or that transform it says why in",
-                "one line and decodes on the CPU."
+                "N of --device cuda:N (0 otherwise) into device batches, resized and cropped there (the eval",
+                "transform, or the training crop and flip); CPU threads (--workers) read the files and decode",
+                "what nvJPEG does not take (PNG, WebP, CMYK ...). Not yet with --augment or --erasing. Where it",
+                "cannot (no libnvjpeg, no GPU) it says why in one line and decodes on the CPU."
             })
     Decode decode = Decode.CPU;
 

@@ -105,13 +105,46 @@ class BenchGpuDecodeTest {
     }
 
     @Test
-    void theTrainingTransformDecodesOnTheCpuSayingWhy() throws Exception {
+    void anAugmentationPolicyDecodesOnTheCpuSayingWhy() throws Exception {
         Path root = TestImages.imageFolder(tmp.resolve("data"), 8, 2, 6);
         String[] r = BenchCommandTest.run(
-                "bench", root.toString(), "--decode", "gpu", "--batch-size", "4", "--transform", "train");
+                "bench",
+                root.toString(),
+                "--decode",
+                "gpu",
+                "--batch-size",
+                "4",
+                "--transform",
+                "train",
+                "--augment",
+                "ta_wide");
         assertEquals("0", r[0], r[1] + r[2]);
-        assertTrue(r[2].contains("runs the evaluation transform only, for now"), r[2]);
+        assertTrue(r[2].contains("not yet an augmentation policy or random erasing"), r[2]);
         assertTrue(r[2].contains("; decoding on the CPU"), r[2]);
+    }
+
+    @Test
+    void theTrainingTransformDecodesOnTheGpu() throws Exception {
+        CudaTestDouble dbl = dbl();
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 8, 2, 8);
+        try {
+            String[] r = BenchCommandTest.run(
+                    "bench",
+                    root.toString(),
+                    "--decode",
+                    "gpu",
+                    "--batch-size",
+                    "4",
+                    "--transform",
+                    "train",
+                    "--shuffle",
+                    "--crop",
+                    "32");
+            assertEquals("0", r[0], r[1] + r[2]);
+            assertTrue(r[1].contains("8 images by nvJPEG (GPU hybrid), 0 left to the CPU, 0 failed"), r[1]);
+        } finally {
+            dbl.reset();
+        }
     }
 
     @Test

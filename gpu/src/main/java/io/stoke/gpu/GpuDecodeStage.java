@@ -23,6 +23,9 @@ import io.stoke.loader.resample.ResampleTables;
 import io.stoke.loader.resample.Resampler;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.transform.CounterRandom;
+import io.stoke.loader.transform.CropBox;
+import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.ring.RingLayout;
 import java.lang.foreign.Arena;
@@ -60,8 +63,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>CPU reader threads read the files ({@link Builder#readers}), one batch ahead of the device.
  *   <li>nvJPEG decodes what it takes of them ({@link GpuJpegDecoder}: the hardware engine where the
  *       device has one) at full size, and {@link DeviceResize} resizes and crops each with the CPU
- *       resampler's own coefficients (the evaluation transform: resize, centre crop; bilinear or
- *       bicubic, antialiased) straight into the batch's device buffer.
+ *       resampler's own coefficients straight into the batch's device buffer: the evaluation
+ *       transform's resize and centre crop, or the training transform's random resized crop and
+ *       flip, drawn from (seed, epoch, sample) as the CPU draws them; bilinear or bicubic, antialiased.
  *   <li>What nvJPEG does not take (PNG, WebP, CMYK, progressive on the engine, a damaged header) the
  *       reader threads decode with the loader's CPU transform, and it is copied into its place. Each
  *       image is decoded once, on one side. The CPU reads such a file again.
@@ -74,8 +78,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code stoke gpu-check --decode}); the CPU's default decodes large JPEGs at a reduced DCT scale first,
  * and differs from both by that. Images left to the CPU are decoded as the loader decodes them.
  *
- * <p>Only the evaluation transform runs here for now: a training transform (random crops, flips,
- * policies, erasing) is refused when the stage is built, with a sentence saying so.
+ * <p>Augmentation policies and random erasing do not run here yet: such a transform is
+ * refused when the stage is built, with a sentence saying so ({@link #refusal}).
  *
  * <p>Threads and ownership: one decode thread owns the decoder, the resize and the device buffers
  * while it fills them; the reader threads own one reader and one CPU transform each. A batch handed
@@ -91,6 +95,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final Dataset dataset;
     private final Sampler sampler;
     private final TransformSpec spec;
+    private final RandomResizedCrop train; // null: the evaluation transform
+    private final long seed;
+    // The decode thread's: the training transform's draw for each image it resizes.
+    private final CounterRandom random = new CounterRandom();
+    private final CropBox box = new CropBox();
     private final ErrorPolicy policy;
     private final long firstEpoch;
     private final long epochs;
@@ -175,6 +184,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.dataset = b.dataset;
         this.sampler = b.sampler;
         this.spec = s;
+        this.train = s.train();
+        this.seed = sampler.seed();
         this.policy = b.policy;
         this.firstEpoch = sampler.resumedEpoch() >= 0 ? sampler.resumedEpoch() : b.startEpoch;
         this.epochs = b.epochs;
@@ -247,12 +258,13 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
 
     /**
      * Why {@code spec} cannot be decoded by this stage, in one sentence, or null when it can.
-     * The training transform decodes on the CPU for now.
+     * Augmentation policies and random erasing run on the CPU for now.
      */
     public static String refusal(TransformSpec spec) {
-        if (spec.train() != null || spec.augment() != null || spec.erasing() != null) {
-            return "GPU decode (experimental) runs the evaluation transform only, for now: the training"
-                    + " transform's crops, flips and augmentations decode on the CPU (--decode cpu)";
+        if (spec.augment() != null || spec.erasing() != null) {
+            return "GPU decode (experimental) runs the evaluation transform and the training transform's"
+                    + " random resized crop and flip, not yet an augmentation policy or random erasing: those"
+                    + " decode on the CPU (--decode cpu)";
         }
         return null;
     }
@@ -475,10 +487,17 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 continue;
             }
             ResampleTables t = tables[onGpu];
-            resampler.evalTables(decoded.width(j), decoded.height(j), t);
+            if (train == null) {
+                resampler.evalTables(decoded.width(j), decoded.height(j), t);
+            } else {
+                // The CPU's draw for this sample: the same box and flip from (seed, epoch, sample).
+                random.reset(seed, batch.epoch, batch.samples[i]);
+                train.draw(decoded.width(j), decoded.height(j), random, box);
+                resampler.cropTables(decoded.width(j), decoded.height(j), box, t);
+            }
             if (t.cols() != crop || t.outRows() != crop) {
-                throw new IllegalStateException("the evaluation resize gives " + t.cols() + " x " + t.outRows()
-                        + ", not the " + crop + " x " + crop + " crop");
+                throw new IllegalStateException("the resize gives " + t.cols() + " x " + t.outRows() + ", not the "
+                        + crop + " x " + crop + " crop");
             }
             resize.add(decoded, j, t, pixels, i * pixelBytes);
             onGpu++;

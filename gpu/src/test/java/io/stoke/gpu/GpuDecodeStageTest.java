@@ -117,15 +117,34 @@ class GpuDecodeStageTest {
 
     @Test
     void batchesEqualTheHostLoadersInItsOrderWithTheCpuTakingWhatNvjpegLeaves() throws Exception {
-        dbl.nvjpegHardware(true); // the engine refuses progressive files: the CPU decodes those
         writeDataset(root, 13);
+        // Per epoch: 10 baseline JPEGs on the GPU; the progressive JPEG, the PNG and the CMYK JPEG on the CPU.
+        assertEqualsTheHostLoader(EVAL, 20, 6);
+    }
+
+    @Test
+    void trainingCropsAndFlipsAreTheCpusDrawsForEachSampleAndEpoch() throws Exception {
+        writeDataset(root, 13);
+        assertEqualsTheHostLoader(EVAL.withTrain(16, RandomResizedCrop.defaults()), 20, 6);
+    }
+
+    @Test
+    void squashedAndBicubicResizesAreTheCpus() throws Exception {
+        writeDataset(root, 13);
+        assertEqualsTheHostLoader(
+                EVAL.withSquash(16, 16).withInterpolation(TransformSpec.Interpolation.BICUBIC), 20, 6);
+    }
+
+    /** Two shuffled epochs through the stage, on the hardware engine, equal the host loader's. */
+    void assertEqualsTheHostLoader(TransformSpec spec, long gpuImages, long cpuImages) {
+        dbl.nvjpegHardware(true); // the engine refuses progressive files: the CPU decodes those
         Loader.Builder settings = Loader.imageFolder(root)
                 .batchSize(4)
                 .shuffle(true)
                 .seed(7)
                 .epochs(2)
                 .workers(1)
-                .transform(EVAL);
+                .transform(spec);
         List<Snapshot> want = host(settings);
         try (GpuDecodeStage stage = stage(settings).inFlight(2).readers(3).build();
                 Arena arena = Arena.ofConfined()) {
@@ -154,9 +173,8 @@ class GpuDecodeStageTest {
             assertNull(stage.next());
             GpuDecodeStats s = stage.stats();
             assertEquals(want.size(), s.batches());
-            // Per epoch: 10 baseline JPEGs on the GPU; the progressive JPEG, the PNG and the CMYK JPEG on the CPU.
-            assertEquals(20, s.gpuImages(), s.toString());
-            assertEquals(6, s.cpuImages(), s.toString());
+            assertEquals(gpuImages, s.gpuImages(), s.toString());
+            assertEquals(cpuImages, s.cpuImages(), s.toString());
             assertEquals(0, s.failed());
         }
     }
@@ -227,12 +245,13 @@ class GpuDecodeStageTest {
     }
 
     @Test
-    void theTrainingTransformIsRefusedInASentence() throws Exception {
+    void anAugmentationPolicyIsRefusedInASentence() throws Exception {
         writeDataset(root, 2);
-        Loader.Builder settings = Loader.imageFolder(root).transform(EVAL.withTrain(16, RandomResizedCrop.defaults()));
+        Loader.Builder settings = Loader.imageFolder(root)
+                .transform(EVAL.withTrain(16, RandomResizedCrop.defaults()).withAugment("ta_wide"));
         IllegalArgumentException e = assertThrows(
                 IllegalArgumentException.class, () -> stage(settings).build());
-        assertTrue(e.getMessage().contains("evaluation transform only"), e.getMessage());
+        assertTrue(e.getMessage().contains("not yet an augmentation policy or random erasing"), e.getMessage());
     }
 
     @Test
