@@ -123,9 +123,10 @@ final class BenchRun {
                     settings.transform(settings.transform().withOutput(TransformSpec.Output.FLOAT32_CHW));
                 }
                 int readers = Math.max(1, options.workers().count());
-                GpuDecodeStage stage = openGpuDecode(settings, device.ordinal(), readers);
+                boolean shared = device.decode == DeviceOptions.Decode.AUTO;
+                GpuDecodeStage stage = openGpuDecode(settings, device.ordinal(), readers, shared);
                 if (stage != null) {
-                    return runGpuDecode(stage, settings, title, warmup.json, readers);
+                    return runGpuDecode(stage, shared, settings, title, warmup.json, readers);
                 }
             }
             return run(
@@ -145,15 +146,16 @@ final class BenchRun {
      * Opens the GPU decode stage for {@code --decode gpu}, or says in one line why it cannot (no
      * libnvjpeg, no device, a training transform) and returns null: the CPU decodes then.
      */
-    private GpuDecodeStage openGpuDecode(Loader.Builder settings, int ordinal, int readers) {
+    private GpuDecodeStage openGpuDecode(Loader.Builder settings, int ordinal, int readers, boolean shared) {
+        String flag = shared ? "--decode auto" : "--decode gpu";
         String refused = GpuDecodeStage.refusal(settings.transform());
         if (refused != null) {
-            err.println("stoke: --decode gpu: " + refused + "; decoding on the CPU");
+            err.println("stoke: " + flag + ": " + refused + "; decoding on the CPU");
             return null;
         }
         NvjpegLibrary.Loaded nvjpeg = NvjpegLibrary.load();
         if (nvjpeg.nvjpeg().isEmpty()) {
-            err.println("stoke: --decode gpu: " + nvjpeg.description() + "; decoding on the CPU");
+            err.println("stoke: " + flag + ": " + nvjpeg.description() + "; decoding on the CPU");
             return null;
         }
         try {
@@ -161,15 +163,17 @@ final class BenchRun {
                     .device(ordinal)
                     .readers(readers)
                     .nvjpeg(nvjpeg.nvjpeg().get())
+                    .shareWithCpu(shared)
                     .build();
             err.println("stoke: decoding on CUDA device " + ordinal + " (EXPERIMENTAL) with " + nvjpeg.description()
                     + ", "
                     + (stage.backend() == GpuJpegDecoder.Backend.HARDWARE ? "hardware engine" : "GPU hybrid decoder")
                     + (stage.backendNote() != null ? " (" + stage.backendNote() + ")" : "") + "; " + readers
-                    + " CPU threads read and decode what nvJPEG leaves");
+                    + " CPU threads read and decode what nvJPEG leaves"
+                    + (shared ? ", and a share of the JPEGs balanced live" : ""));
             return stage;
         } catch (DeviceUnavailableException e) {
-            err.println("stoke: --decode gpu: " + e.getMessage() + "; decoding on the CPU");
+            err.println("stoke: " + flag + ": " + e.getMessage() + "; decoding on the CPU");
             return null;
         }
     }
@@ -255,7 +259,8 @@ final class BenchRun {
      * here the way the loader measures its own (elapsed from the stage's start, the consumer's
      * wait per batch).
      */
-    private int runGpuDecode(GpuDecodeStage stage, Loader.Builder builder, String title, Path json, int readers) {
+    private int runGpuDecode(
+            GpuDecodeStage stage, boolean shared, Loader.Builder builder, String title, Path json, int readers) {
         Tally tally;
         GpuDecodeStats decoded;
         long started = System.nanoTime();
@@ -294,8 +299,17 @@ final class BenchRun {
                         stage.backend() == GpuJpegDecoder.Backend.HARDWARE ? "hardware engine" : "GPU hybrid",
                         decoded.cpuImages(),
                         decoded.failed()));
+        if (shared) {
+            row(
+                    "CPU's share",
+                    String.format(
+                            Locale.ROOT,
+                            "%d JPEGs (%.1f%%) decoded by the CPU threads beside the GPU, balanced per batch",
+                            decoded.sharedImages(),
+                            stats.images() == 0 ? 0 : 100.0 * decoded.sharedImages() / stats.images()));
+        }
         if (json != null) {
-            writeJson(json, "gpu", stats, readers, null, batchSize, tally.failed.size(), cpuMs);
+            writeJson(json, shared ? "auto" : "gpu", stats, readers, null, batchSize, tally.failed.size(), cpuMs);
         }
         return report(tally);
     }

@@ -28,20 +28,23 @@ public final class DeviceOptions {
                 "cpu: Stoke's CPU workers decode (default). gpu (EXPERIMENTAL): nvJPEG decodes the JPEGs on GPU",
                 "N of --device cuda:N (0 otherwise) into device batches, resized and cropped there (the eval",
                 "transform, or the training crop and flip); CPU threads (--workers) read the files and decode",
-                "what nvJPEG does not take (PNG, WebP, CMYK ...). Not yet with --augment or --erasing. Where it",
-                "cannot (no libnvjpeg, no GPU) it says why in one line and decodes on the CPU."
+                "what nvJPEG does not take (PNG, WebP, CMYK ...). auto (EXPERIMENTAL): as gpu, and the CPU threads",
+                "also decode a share of the JPEGs, balanced live so both sides finish each batch together. Not yet",
+                "with --augment or --erasing. Where it cannot (no libnvjpeg, no GPU) it says why in one line and",
+                "decodes on the CPU."
             })
     Decode decode = Decode.CPU;
 
     /** Where JPEGs are decoded. */
     enum Decode {
         CPU,
-        GPU
+        GPU,
+        AUTO
     }
 
-    /** Whether {@code --decode gpu} was asked for. */
+    /** Whether {@code --decode gpu} or {@code auto} was asked for. */
     boolean decodesOnGpu() {
-        return decode == Decode.GPU;
+        return decode != Decode.CPU;
     }
 
     /** The CUDA device {@code --device} names: N of cuda:N, else 0. */

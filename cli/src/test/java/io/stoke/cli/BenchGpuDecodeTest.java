@@ -89,6 +89,38 @@ class BenchGpuDecodeTest {
     }
 
     @Test
+    void autoSharesTheJpegsWithTheCpuThreadsAndSaysHowMany() throws Exception {
+        CudaTestDouble dbl = dbl();
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 32, 2, 9);
+        Path json = tmp.resolve("auto.json");
+        try {
+            String[] r = BenchCommandTest.run(
+                    "bench",
+                    root.toString(),
+                    "--decode",
+                    "auto",
+                    "--batch-size",
+                    "8",
+                    "--workers",
+                    "2",
+                    "--crop",
+                    "32",
+                    "--json",
+                    json.toString());
+            assertEquals("0", r[0], r[1] + r[2]);
+            assertTrue(r[2].contains("and a share of the JPEGs balanced live"), r[2]);
+            assertTrue(r[1].contains("32 in 4 batches (0 skipped or failed)"), r[1]);
+            assertTrue(r[1].contains("decoded by the CPU threads beside the GPU, balanced per batch"), r[1]);
+            assertEquals(
+                    "auto",
+                    new ObjectMapper().readTree(json.toFile()).get("decode").asText());
+            assertTrue(dbl.nvjpegStat("nvjpeg_images") < 32, "the CPU took some: " + dbl.nvjpegStat("nvjpeg_images"));
+        } finally {
+            dbl.reset();
+        }
+    }
+
+    @Test
     void withoutLibnvjpegItSaysSoInOneLineAndDecodesOnTheCpu() throws Exception {
         Path root = TestImages.imageFolder(tmp.resolve("data"), 8, 2, 5);
         System.setProperty(

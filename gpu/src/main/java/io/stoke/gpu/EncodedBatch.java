@@ -7,6 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -40,6 +41,11 @@ final class EncodedBatch implements AutoCloseable {
     final SampleStatus[] cpuStatus;
     final String[] cpuMessages;
     private final Future<?>[] pending;
+    private final boolean[] onCpu;
+    private final List<Future<?>> cpuPending;
+    private final AtomicLong timedEnd = new AtomicLong();
+    private long timedStart;
+    private int cpuStarted;
     private final AtomicLong cpuNanos = new AtomicLong();
     long epoch;
     int batch;
@@ -59,6 +65,8 @@ final class EncodedBatch implements AutoCloseable {
         cpuStatus = new SampleStatus[batchSize];
         cpuMessages = new String[batchSize];
         pending = new Future<?>[readers];
+        onCpu = new boolean[batchSize];
+        cpuPending = new ArrayList<>(2 * readers);
     }
 
     /** Starts batch {@code batch} of {@code epoch}: {@code order[from, from + size)} are its samples. */
@@ -69,6 +77,8 @@ final class EncodedBatch implements AutoCloseable {
         this.last = last;
         System.arraycopy(order, from, samples, 0, size);
         leftoverCount = 0;
+        cpuStarted = 0;
+        Arrays.fill(onCpu, false);
         cpuNanos.set(0);
     }
 
@@ -126,20 +136,32 @@ final class EncodedBatch implements AutoCloseable {
                 continue;
             }
             try {
-                f.get();
-            } catch (ExecutionException e) {
-                throw e.getCause() instanceof RuntimeException re
-                        ? re
-                        : new IllegalStateException("a GPU decode reader failed", e.getCause());
+                get(f);
             } finally {
                 pending[r] = null;
             }
         }
     }
 
-    /** Position {@code i} is left to the CPU. */
+    private static void get(Future<?> f) throws InterruptedException {
+        try {
+            f.get();
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException re
+                    ? re
+                    : new IllegalStateException("a GPU decode reader failed", e.getCause());
+        }
+    }
+
+    /** Position {@code i} goes to the CPU: nvJPEG left it, or the split gave it to the CPU. */
     void leaveToCpu(int i) {
         leftovers[leftoverCount++] = i;
+        onCpu[i] = true;
+    }
+
+    /** Whether position {@code i} goes to the CPU. */
+    boolean onCpu(int i) {
+        return onCpu[i];
     }
 
     int leftoverCount() {
@@ -151,25 +173,51 @@ final class EncodedBatch implements AutoCloseable {
     }
 
     /**
-     * Decodes the positions left to the CPU on {@code threads}, each with its thread's own transform,
-     * into {@code host} at {@code position * sampleBytes}; waits for them.
-     * {@link #cpuStatus}[k] and {@link #cpuMessages}[k] say how leftover k went.
+     * Starts decoding, on {@code threads}, the positions left to the CPU since the last call, each
+     * with its thread's own transform, into {@code host} at {@code position * sampleBytes}.
+     * {@link #cpuStatus}[k] and {@link #cpuMessages}[k] say how leftover k went, after
+     * {@link #awaitCpu}. With {@code timed}, this round's wall time is {@link #timedRoundNanos()}.
      */
-    void decodeLeftovers(ReaderThreads threads, MemorySegment host, long sampleBytes) throws InterruptedException {
+    void startCpu(ReaderThreads threads, MemorySegment host, long sampleBytes, boolean timed) {
+        int from = cpuStarted;
+        int to = leftoverCount;
+        cpuStarted = to;
         int n = threads.size();
-        for (int r = 0; r < n && r < leftoverCount; r++) {
-            int t = r;
-            pending[r] = threads.submit(r, (unused, transform) -> {
+        if (timed) {
+            timedStart = System.nanoTime();
+            timedEnd.set(timedStart);
+        }
+        for (int r = 0; r < n && from + r < to; r++) {
+            int first = from + r;
+            cpuPending.add(threads.submit(r, (unused, transform) -> {
                 long t0 = CPU.getCurrentThreadCpuTime();
-                for (int k = t; k < leftoverCount; k += n) {
+                for (int k = first; k < to; k += n) {
                     int i = leftovers[k];
                     cpuStatus[k] = transform.apply(samples[i], epoch, host, i * sampleBytes);
                     cpuMessages[k] = transform.message();
                 }
                 cpuNanos.addAndGet(CPU.getCurrentThreadCpuTime() - t0);
-            });
+                if (timed) {
+                    timedEnd.accumulateAndGet(System.nanoTime(), Math::max);
+                }
+            }));
         }
-        await();
+    }
+
+    /** Waits for every CPU decode started; a task's unexpected failure is thrown here. */
+    void awaitCpu() throws InterruptedException {
+        try {
+            for (Future<?> f : cpuPending) {
+                get(f);
+            }
+        } finally {
+            cpuPending.clear();
+        }
+    }
+
+    /** Wall time of the round started with {@code timed}, once awaited: start to its last task's end. */
+    long timedRoundNanos() {
+        return timedEnd.get() - timedStart;
     }
 
     /** CPU time the reader threads spent on this batch, summed over threads. */

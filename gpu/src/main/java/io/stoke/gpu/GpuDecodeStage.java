@@ -19,6 +19,7 @@ import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.format.ImageFormat;
 import io.stoke.loader.resample.ResampleTables;
 import io.stoke.loader.resample.Resampler;
 import io.stoke.loader.sample.Sampler;
@@ -100,6 +101,13 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     // The decode thread's: the training transform's draw for each image it resizes.
     private final CounterRandom random = new CounterRandom();
     private final CropBox box = new CropBox();
+    // With the CPU sharing the decode: the balance, and timed events around the GPU side of the last
+    // K + 2 batches, read when done (the decode thread never waits for them).
+    private final DecodeSplit split;
+    private final CudaEvent[] gpuStart;
+    private final CudaEvent[] gpuEnd;
+    private final int[] gpuImagesTimed;
+    private int timedBatches;
     private final ErrorPolicy policy;
     private final long firstEpoch;
     private final long epochs;
@@ -127,6 +135,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final AtomicLong batches = new AtomicLong();
     private final AtomicLong gpuImages = new AtomicLong();
     private final AtomicLong cpuImages = new AtomicLong();
+    private final AtomicLong sharedImages = new AtomicLong();
     private final AtomicLong failedImages = new AtomicLong();
     private volatile String backendNote;
     private volatile RuntimeException failure;
@@ -197,6 +206,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.pixelBytes = 3L * crop * crop;
         this.nvjpeg = b.nvjpeg;
         this.preferHardware = b.preferHardware;
+        this.split = b.shareWithCpu ? new DecodeSplit() : null;
+        int timedSlots = b.shareWithCpu ? b.inFlight + 2 : 0;
+        this.gpuStart = new CudaEvent[timedSlots];
+        this.gpuEnd = new CudaEvent[timedSlots];
+        this.gpuImagesTimed = new int[timedSlots];
         this.driver = b.driver != null ? b.driver : loadDriver();
         this.context = retain(driver, b.device);
         resources.add(context);
@@ -204,6 +218,12 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             ensureCurrent();
             this.stream = keep(CudaStream.create(driver));
             this.kernels = keep(new DeviceKernels(driver));
+            if (split != null) {
+                for (int t = 0; t < gpuStart.length; t++) {
+                    gpuStart[t] = keep(CudaEvent.createTimed(driver));
+                    gpuEnd[t] = keep(CudaEvent.createTimed(driver));
+                }
+            }
             Arena arena = Arena.ofShared();
             resources.add(arena::close);
             this.entries = new DeviceEntry[inFlight];
@@ -402,12 +422,14 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             while (!closed) {
                 EncodedBatch now = files[f];
                 now.awaitReads();
+                DeviceEntry entry = free.take();
+                // With a split, the CPU's share starts first, then the next batch's reads queue behind it.
+                int shared = split == null ? 0 : share(now, entry);
                 boolean more = cursor.advance();
                 if (more) {
                     read(files[1 - f], cursor); // the next batch's files are read while this one decodes
                 }
-                DeviceEntry entry = free.take();
-                RuntimeException rejected = decode(now, entry, jpeg, resize, resampler, tables);
+                RuntimeException rejected = decode(now, entry, shared, jpeg, resize, resampler, tables);
                 if (rejected != null) {
                     free.offer(entry);
                     ready.put(rejected);
@@ -448,12 +470,67 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     }
 
     /**
-     * Decodes {@code batch} into {@code entry}'s device buffer; returns the SampleException the
+     * Gives the CPU threads their share of {@code batch}'s JPEGs ({@link DecodeSplit}: the last
+     * ones, so that both sides finish together) and starts them; returns how many.
+     */
+    private int share(EncodedBatch batch, DeviceEntry entry) {
+        measureGpu();
+        int jpegs = 0;
+        for (int i = 0; i < batch.size; i++) {
+            if (isJpeg(batch, i)) {
+                jpegs++;
+            }
+        }
+        int m = split.cpuCount(jpegs);
+        if (m == 0) {
+            return 0;
+        }
+        for (int i = batch.size - 1, left = m; i >= 0 && left > 0; i--) {
+            if (isJpeg(batch, i)) {
+                batch.leaveToCpu(i);
+                left--;
+            }
+        }
+        batch.startCpu(readerThreads, hostPixels(entry), pixelBytes, true);
+        return m;
+    }
+
+    private static boolean isJpeg(EncodedBatch batch, int i) {
+        return batch.status[i] == SampleStatus.OK
+                && ImageFormat.sniff(batch.files[i], batch.lengths[i]) == ImageFormat.JPEG;
+    }
+
+    /** The entry's host pixels, once the copies queued from them last time are done. */
+    private MemorySegment hostPixels(DeviceEntry entry) {
+        if (entry.hostUsed) {
+            entry.done.synchronize();
+            entry.hostUsed = false;
+        }
+        return entry.hostPixels(batchSize * pixelBytes);
+    }
+
+    /**
+     * Reads the GPU side's time for each earlier batch whose events are done by now: never waits.
+     * A batch still running when its events come round again (K + 2 batches later) goes unmeasured.
+     */
+    private void measureGpu() {
+        for (int t = 0; t < gpuImagesTimed.length; t++) {
+            if (gpuImagesTimed[t] > 0 && gpuEnd[t].isComplete()) {
+                split.gpuMeasured((long) (gpuEnd[t].elapsedMillis(gpuStart[t]) * 1e6), gpuImagesTimed[t]);
+                gpuImagesTimed[t] = 0;
+            }
+        }
+    }
+
+    /**
+     * Decodes {@code batch} into {@code entry}'s device buffer, {@code shared} of its
+     * JPEGs already started on the CPU; returns the SampleException the
      * consumer gets instead, under {@link ErrorPolicy#FAIL}, or null when the entry holds the batch.
      */
     private RuntimeException decode(
             EncodedBatch batch,
             DeviceEntry entry,
+            int shared,
             GpuJpegDecoder jpeg,
             DeviceResize resize,
             Resampler resampler,
@@ -472,10 +549,16 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         long sourceBytes = 0;
         for (int i = 0; i < n; i++) {
             if (batch.status[i] == SampleStatus.OK) {
-                positionOf[encoded.size()] = i;
-                encoded.add(batch.files[i].asSlice(0, batch.lengths[i]));
                 sourceBytes += batch.lengths[i];
+                if (!batch.onCpu(i)) {
+                    positionOf[encoded.size()] = i;
+                    encoded.add(batch.files[i].asSlice(0, batch.lengths[i]));
+                }
             }
+        }
+        int timed = split == null ? 0 : timedBatches % gpuImagesTimed.length;
+        if (split != null) {
+            gpuStart[timed].record(stream);
         }
         GpuJpegDecoder.Decoded decoded = jpeg.decode(encoded, stream);
         resize.begin();
@@ -505,6 +588,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         if (onGpu > 0) {
             resize.launch(stream);
         }
+        if (split != null) {
+            gpuEnd[timed].record(stream);
+            gpuImagesTimed[timed] = onGpu;
+            timedBatches++;
+        }
         // The CPU's share: images nvJPEG left, decoded by the reader threads into host memory.
         List<SampleError> errors = new ArrayList<>();
         for (int i = 0; i < n; i++) {
@@ -514,12 +602,13 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             }
         }
         if (batch.leftoverCount() > 0 || (!errors.isEmpty() && policy == ErrorPolicy.SKIP)) {
-            if (entry.hostUsed) {
-                entry.done.synchronize(); // its last copies from the host pixels have completed
+            MemorySegment host = shared > 0 ? entry.hostPixels(batchSize * pixelBytes) : hostPixels(entry);
+            batch.startCpu(readerThreads, host, pixelBytes, false); // what nvJPEG left, after the share
+            batch.awaitCpu();
+            if (shared > 0) {
+                split.cpuMeasured(batch.timedRoundNanos(), shared);
             }
-            MemorySegment host = entry.hostPixels(batchSize * pixelBytes);
             entry.hostUsed = true;
-            batch.decodeLeftovers(readerThreads, host, pixelBytes);
             for (int k = 0; k < batch.leftoverCount(); k++) {
                 int i = batch.leftover(k);
                 if (batch.cpuStatus[k] == SampleStatus.OK) {
@@ -542,7 +631,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             }
         }
         gpuImages.addAndGet(onGpu);
-        cpuImages.addAndGet(batch.leftoverCount());
+        cpuImages.addAndGet(batch.leftoverCount() - shared);
+        sharedImages.addAndGet(shared);
         failedImages.addAndGet(errors.size());
         if (!errors.isEmpty() && policy == ErrorPolicy.FAIL) {
             entry.done.record(stream); // the next use of this host memory waits for the copies queued
@@ -619,7 +709,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
 
     /** Counters so far. */
     public GpuDecodeStats stats() {
-        return new GpuDecodeStats(batches.get(), gpuImages.get(), cpuImages.get(), failedImages.get());
+        return new GpuDecodeStats(
+                batches.get(), gpuImages.get(), cpuImages.get(), sharedImages.get(), failedImages.get());
     }
 
     // ------------------------------------------------------------------ shutdown
@@ -695,6 +786,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         private CudaDriver driver;
         private Nvjpeg nvjpeg;
         private boolean preferHardware = true;
+        private boolean shareWithCpu;
         private int device;
         private int inFlight = 3;
         private int readers = Math.min(8, Runtime.getRuntime().availableProcessors());
@@ -747,6 +839,17 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         /** Whether to ask for the hardware JPEG engine first (default true; without one, the GPU hybrid decoder). */
         public Builder preferHardware(boolean preferHardware) {
             this.preferHardware = preferHardware;
+            return this;
+        }
+
+        /**
+         * Whether the CPU threads also decode a share of the JPEGs, balanced live from both sides'
+         * measured rates so that they finish each batch together (default false: nvJPEG takes every
+         * JPEG it can). The order, labels, crops and flips are the same either way; a sample's pixels
+         * then come from either decoder, which differ by their IDCTs.
+         */
+        public Builder shareWithCpu(boolean share) {
+            this.shareWithCpu = share;
             return this;
         }
 

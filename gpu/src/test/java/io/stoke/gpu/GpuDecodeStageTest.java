@@ -135,8 +135,24 @@ class GpuDecodeStageTest {
                 EVAL.withSquash(16, 16).withInterpolation(TransformSpec.Interpolation.BICUBIC), 20, 6);
     }
 
+    @Test
+    void sharingTheJpegsWithTheCpuKeepsEverySampleWhereTheLoaderPutsIt() throws Exception {
+        writeDataset(root, 40);
+        GpuDecodeStats s = assertEqualsTheHostLoader(EVAL.withTrain(16, RandomResizedCrop.defaults()), -1, -1, true);
+        assertEquals(2 * 40, s.gpuImages() + s.sharedImages() + s.cpuImages(), s.toString());
+        // Each batch of 4 gives the CPU its probe share, one JPEG, until both sides are measured.
+        assertTrue(s.sharedImages() >= 2, s.toString());
+        assertTrue(s.gpuImages() > 0, s.toString());
+        assertTrue(s.cpuImages() <= 2 * 3, "only the PNG, the CMYK and the progressive JPEG must go: " + s);
+    }
+
     /** Two shuffled epochs through the stage, on the hardware engine, equal the host loader's. */
-    void assertEqualsTheHostLoader(TransformSpec spec, long gpuImages, long cpuImages) {
+    GpuDecodeStats assertEqualsTheHostLoader(TransformSpec spec, long gpuImages, long cpuImages) {
+        return assertEqualsTheHostLoader(spec, gpuImages, cpuImages, false);
+    }
+
+    /** As above; -1: not checked (the split decides it). */
+    GpuDecodeStats assertEqualsTheHostLoader(TransformSpec spec, long gpuImages, long cpuImages, boolean share) {
         dbl.nvjpegHardware(true); // the engine refuses progressive files: the CPU decodes those
         Loader.Builder settings = Loader.imageFolder(root)
                 .batchSize(4)
@@ -146,7 +162,11 @@ class GpuDecodeStageTest {
                 .workers(1)
                 .transform(spec);
         List<Snapshot> want = host(settings);
-        try (GpuDecodeStage stage = stage(settings).inFlight(2).readers(3).build();
+        try (GpuDecodeStage stage = stage(settings)
+                        .inFlight(2)
+                        .readers(3)
+                        .shareWithCpu(share)
+                        .build();
                 Arena arena = Arena.ofConfined()) {
             assertEquals(GpuJpegDecoder.Backend.HARDWARE, stage.backend());
             MemorySegment got = arena.allocate(4L * 16 * 16 * 3);
@@ -173,9 +193,15 @@ class GpuDecodeStageTest {
             assertNull(stage.next());
             GpuDecodeStats s = stage.stats();
             assertEquals(want.size(), s.batches());
-            assertEquals(gpuImages, s.gpuImages(), s.toString());
-            assertEquals(cpuImages, s.cpuImages(), s.toString());
+            if (gpuImages >= 0) {
+                assertEquals(gpuImages, s.gpuImages(), s.toString());
+                assertEquals(0, s.sharedImages(), s.toString());
+            }
+            if (cpuImages >= 0) {
+                assertEquals(cpuImages, s.cpuImages(), s.toString());
+            }
             assertEquals(0, s.failed());
+            return s;
         }
     }
 

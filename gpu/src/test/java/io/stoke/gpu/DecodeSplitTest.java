@@ -1,0 +1,48 @@
+package io.stoke.gpu;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+/** The balance between the GPU and the CPU threads, on rates given to it. */
+class DecodeSplitTest {
+    @Test
+    void untilBothSidesAreMeasuredTheCpuTakesAnEighth() {
+        DecodeSplit s = new DecodeSplit();
+        assertEquals(32, s.cpuCount(256));
+        s.gpuMeasured(1_000_000, 100);
+        assertEquals(32, s.cpuCount(256), "the CPU is not measured yet");
+        assertEquals(0, s.cpuCount(0));
+        assertEquals(1, s.cpuCount(7), "at least one, to measure the CPU");
+    }
+
+    @Test
+    void bothSidesFinishTogether() {
+        DecodeSplit s = new DecodeSplit();
+        // The GPU side takes 1 ms an image, the CPU side (all threads) 3 ms: the CPU gets a quarter.
+        s.gpuMeasured(100_000_000, 100);
+        s.cpuMeasured(30_000_000, 10);
+        assertEquals(64, s.cpuCount(256));
+        // Then m * 3 ms = (256 - m) * 1 ms: both take 192 ms.
+        assertEquals(64 * 3, (256 - 64) * 1);
+    }
+
+    @Test
+    void aMuchFasterGpuStillLeavesTheCpuOneImageSoItsRateStaysKnown() {
+        DecodeSplit s = new DecodeSplit();
+        s.gpuMeasured(1_000, 100);
+        s.cpuMeasured(100_000_000, 10);
+        assertEquals(1, s.cpuCount(256));
+        assertEquals(0, s.cpuCount(8));
+    }
+
+    @Test
+    void ratesAreSmoothedNotReplaced() {
+        DecodeSplit s = new DecodeSplit();
+        s.gpuMeasured(1_000_000, 1);
+        s.gpuMeasured(2_000_000, 1);
+        assertEquals(DecodeSplit.KEEP * 1e6 + (1 - DecodeSplit.KEEP) * 2e6, s.gpuNanosPerImage(), 1e-6);
+        s.cpuMeasured(0, 5); // nothing measured: ignored
+        assertEquals(Double.NaN, s.cpuNanosPerImage());
+    }
+}
