@@ -6,12 +6,13 @@
 # WHEEL:  the wheel ./stoke wheel builds, or a folder its contents were unpacked into (then used as
 #         it is: the wheel is about 67 MB, and an xz'd tar of its contents 55 MB, to unpack ahead);
 # LIBDIR: libturbojpeg.so.0 and libjpeg.so.62 from the OS packages, for a machine without them;
-# OUT:    where the results go (at most 8 files): machine.txt; gpu-check-decode.txt (stoke gpu-check
+# OUT:    where the results go (at most 13 files): machine.txt; gpu-check-decode.txt (stoke gpu-check
 #         --decode: nvJPEG through Stoke's binding against TurboJPEG, pixels and rates, on the
 #         procedural images and on PHOTOS); torchvision-decode.json and torchvision-decode-photos.json
 #         (benchmarks/gpu/decode_gpu.py: torchvision's batched decode_jpeg on the GPU, alone and with
-#         the eval resize, on the same files); bench-cpu.txt (stoke bench's CPU decode of the same
-#         files at 16 workers, the rate to beat); log.txt is everything.
+#         the eval resize, on the same files); bench.txt and bench-{cpu,gpu,auto}-*.json (stoke bench
+#         on the same files at 16 CPU threads: the CPU decode, the GPU decode stage, and both sharing
+#         the work); log.txt is everything.
 #
 # The machine needs python3 with torch (CUDA) and torchvision (whose CUDA wheel bundles libnvjpeg,
 # found through the Python's site-packages) and an NVIDIA driver. Each step has its own time limit;
@@ -71,13 +72,16 @@ if [[ -n $PHOTOS ]]; then
     --images "$IMAGES" --batch "$BATCH" || failed+=("decode_gpu.py photos")
 fi
 
-step "stoke bench: the CPU decode of the same files at 16 workers (eval transform, no model)"
+step "stoke bench --decode cpu|gpu|auto: the same files, 16 CPU threads, eval transform, no model"
 {
   for d in "$DATA" ${PHOTOS:+"$PHOTOS"}; do
-    echo "--- stoke bench $d --workers 16 --epochs 4"
-    timeout 60 python3 -m stoke bench "$d" --workers 16 --epochs 4 || echo "(exit $?)"
+    for decode in cpu gpu auto; do
+      echo "--- stoke bench $d --decode $decode --workers 16 --epochs 4"
+      timeout 60 python3 -m stoke bench "$d" --decode "$decode" --workers 16 --epochs 4 \
+        --json "$OUT/bench-$decode-$(basename "$d").json" || echo "(exit $?)"
+    done
   done
-} 2>&1 | tee "$OUT/bench-cpu.txt"
+} 2>&1 | tee "$OUT/bench.txt"
 
 step "done"
 echo "failed steps: ${failed[*]:-none}"
