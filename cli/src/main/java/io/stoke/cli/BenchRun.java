@@ -148,7 +148,7 @@ final class BenchRun {
      */
     private GpuDecodeStage openGpuDecode(Loader.Builder settings, int ordinal, int readers, boolean shared) {
         String flag = shared ? "--decode auto" : "--decode gpu";
-        String refused = GpuDecodeStage.refusal(settings.transform());
+        String refused = GpuDecodeStage.refusal(settings);
         if (refused != null) {
             err.println("stoke: " + flag + ": " + refused + "; decoding on the CPU");
             return null;

@@ -22,6 +22,7 @@ import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.format.ImageFormat;
 import io.stoke.loader.resample.ResampleTables;
 import io.stoke.loader.resample.Resampler;
+import io.stoke.loader.sample.ResumePlan;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.transform.CounterRandom;
@@ -110,6 +111,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private int timedBatches;
     private final ErrorPolicy policy;
     private final long firstEpoch;
+    private final int firstBatch;
     private final long epochs;
     private final int batchSize;
     private final int readerCount;
@@ -197,6 +199,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.seed = sampler.seed();
         this.policy = b.policy;
         this.firstEpoch = sampler.resumedEpoch() >= 0 ? sampler.resumedEpoch() : b.startEpoch;
+        this.firstBatch = b.startBatch;
         this.epochs = b.epochs;
         this.batchSize = sampler.batchSize();
         this.readerCount = b.readers;
@@ -317,12 +320,42 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         }
     }
 
-    /** A stage over the dataset, order ({@link Loader.Builder#sampler()}) and transform of a loader's settings. */
+    /**
+     * A stage over the dataset, order ({@link Loader.Builder#sampler()}), transform, epochs and error
+     * policy of a loader's settings, from where they start (a resume plan's epoch and batch, or the
+     * start epoch and batch set).
+     *
+     * @throws IllegalArgumentException for settings this stage cannot follow ({@link #refusal(Loader.Builder)})
+     */
     public static Builder builder(Loader.Builder settings) {
+        String refused = refusal(settings);
+        if (refused != null) {
+            throw new IllegalArgumentException(refused);
+        }
+        ResumePlan plan = settings.resumePlan();
         return new Builder(settings.dataset(), settings.sampler(), settings.transform())
                 .epochs(settings.epochs())
-                .startEpoch(settings.startEpoch())
+                .startEpoch(plan != null ? plan.epoch() : settings.startEpoch())
+                .startBatch(plan != null ? plan.startBatch() : settings.startBatch())
                 .onError(settings.onError());
+    }
+
+    /**
+     * Why a loader's settings cannot be decoded by this stage, in one sentence, or null when they
+     * can: {@link #refusal(TransformSpec)}, an order feed, a restart cache (the CPU path's).
+     */
+    public static String refusal(Loader.Builder settings) {
+        String refused = refusal(settings.transform());
+        if (refused != null) {
+            return refused;
+        }
+        if (settings.orderFeed() != null) {
+            return "GPU decode (experimental) follows the sampler's order, not yet an order feed (--order-feed)";
+        }
+        if (settings.restartCache() != null) {
+            return "GPU decode (experimental) reads the original files, not yet through a restart cache (--cache)";
+        }
+        return null;
     }
 
     /** A stage over {@code dataset} in {@code sampler}'s order, transformed by {@code spec}. */
@@ -677,7 +710,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 }
                 order = sampler.order(epoch);
                 batches = sampler.batchesPerEpoch(epoch);
-                batch = 0;
+                batch = epoch == firstEpoch ? firstBatch : 0; // the first epoch's earlier batches were delivered
             }
             size = sampler.batchSize(epoch, batch);
             last = batch == batches - 1;
@@ -792,6 +825,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         private int readers = Math.min(8, Runtime.getRuntime().availableProcessors());
         private long epochs = 1;
         private long startEpoch;
+        private int startBatch;
         private ErrorPolicy policy = ErrorPolicy.FAIL;
 
         private Builder(Dataset dataset, Sampler sampler, TransformSpec spec) {
@@ -868,6 +902,15 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 throw new IllegalArgumentException("the start epoch must not be negative, not " + startEpoch);
             }
             this.startEpoch = startEpoch;
+            return this;
+        }
+
+        /** The first epoch's first batch (default 0): the batches before it were delivered before. */
+        public Builder startBatch(int startBatch) {
+            if (startBatch < 0) {
+                throw new IllegalArgumentException("the start batch must not be negative, not " + startBatch);
+            }
+            this.startBatch = startBatch;
             return this;
         }
 

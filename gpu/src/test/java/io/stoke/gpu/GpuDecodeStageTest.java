@@ -271,6 +271,42 @@ class GpuDecodeStageTest {
     }
 
     @Test
+    void startsWhereTheLoaderStartsFromTheStartEpochAndBatch() throws Exception {
+        writeDataset(root, 13);
+        Loader.Builder settings = Loader.imageFolder(root)
+                .batchSize(3)
+                .shuffle(true)
+                .seed(5)
+                .epochs(2)
+                .startEpoch(3)
+                .startBatch(2)
+                .workers(1)
+                .transform(EVAL);
+        List<Snapshot> want = host(settings);
+        assertEquals(3 + 5, want.size(), "epoch 3 from its batch 2 (of 5), then epoch 4");
+        try (GpuDecodeStage stage = stage(settings).build()) {
+            for (Snapshot w : want) {
+                try (DeviceBatch b = stage.next()) {
+                    assertEquals(w.epoch(), b.epoch());
+                    assertEquals(w.batchIndex(), b.batchIndex());
+                    for (int i = 0; i < b.size(); i++) {
+                        assertEquals(w.indices()[i], b.index(i));
+                    }
+                }
+            }
+            assertNull(stage.next());
+        }
+    }
+
+    @Test
+    void anOrderFeedIsRefusedInASentence() throws Exception {
+        writeDataset(root, 2);
+        Loader.Builder settings = Loader.imageFolder(root).transform(EVAL).orderFeed(root.resolve("feed"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> stage(settings));
+        assertTrue(e.getMessage().contains("not yet an order feed"), e.getMessage());
+    }
+
+    @Test
     void anAugmentationPolicyIsRefusedInASentence() throws Exception {
         writeDataset(root, 2);
         Loader.Builder settings = Loader.imageFolder(root)

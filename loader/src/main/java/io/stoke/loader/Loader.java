@@ -465,6 +465,21 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
             return startEpoch;
         }
 
+        /** The first epoch's first batch set (default 0); a resume plan's own comes first ({@link #resumePlan()}). */
+        public int startBatch() {
+            return startBatch;
+        }
+
+        /** The order feed set, or null. */
+        public Path orderFeed() {
+            return orderFeed;
+        }
+
+        /** The restart cache set, or null. */
+        public RestartCache restartCache() {
+            return restartCache;
+        }
+
         /** The error policy set (default {@link ErrorPolicy#FAIL}). */
         public ErrorPolicy onError() {
             return policy;
