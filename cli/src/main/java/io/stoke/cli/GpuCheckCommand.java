@@ -175,6 +175,7 @@ public final class GpuCheckCommand implements Callable<Integer> {
                     ok = false;
                 } else {
                     ok &= printDecode(out, check.decode(nvjpeg.nvjpeg().get(), decodeFiles, decodeBatch));
+                    printBatches(out, check.batches(nvjpeg.nvjpeg().get(), decodeDir, decodeFiles, decodeBatch));
                 }
             }
         } catch (GpuCheck.Failed | UncheckedIOException e) {
@@ -185,6 +186,27 @@ public final class GpuCheckCommand implements Callable<Integer> {
         out.println(ok ? "result     all checks passed" : "result     FAILED");
         out.flush();
         return ok ? 0 : Main.EXIT_FAILED;
+    }
+
+    /**
+     * Says how far the GPU decode stage's images are from the CPU loader's, after the evaluation
+     * transform: a measurement against the issue's target of 2 levels, said, not a pass or fail
+     * (the decoders' IDCTs differ by design; above it the line names the worst file).
+     */
+    private void printBatches(PrintWriter out, List<GpuCheck.BatchDifference> all) {
+        out.println("           the GPU decode stage's batches vs the CPU loader's (Resize 256 + CenterCrop 224), per"
+                + " image nvJPEG decoded:");
+        for (GpuCheck.BatchDifference d : all) {
+            out.printf(
+                    Locale.ROOT,
+                    "             vs %s: %d images, mean |diff| %.4f, largest %d%s; %s%n",
+                    d.against(),
+                    d.images(),
+                    d.meanDifference(),
+                    d.largestDifference(),
+                    d.largestDifference() > 0 ? " (" + d.largestFile() + ")" : "",
+                    d.overTarget() == 0 ? "every image within 2 levels" : d.overTarget() + " image(s) over 2 levels");
+        }
     }
 
     /**

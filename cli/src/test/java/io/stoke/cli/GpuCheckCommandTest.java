@@ -184,9 +184,15 @@ class GpuCheckCommandTest {
                             + " bytes, identical)\n"),
                     out);
             assertEquals(0, dbl.stat("kernel_faults"));
+            // The stage against the loader: the double decodes with libjpeg, so full-size decodes are equal.
+            assertTrue(
+                    out.contains("             vs --dct-scaling none (full-size decodes): 5 images, mean |diff| 0.0000,"
+                            + " largest 0; every image within 2 levels\n"),
+                    out);
+            assertTrue(out.contains("             vs the loader's default (DCT scaling "), out);
             assertTrue(out.contains("result     all checks passed"), out);
-            assertEquals(5, dbl.nvjpegStat("nvjpeg_images"));
-            assertEquals(2, dbl.nvjpegStat("nvjpeg_batches"), "6 files in batches of 4");
+            assertEquals(5 + 5, dbl.nvjpegStat("nvjpeg_images"), "the decoders' comparison, then the stage's");
+            assertEquals(2 + 2, dbl.nvjpegStat("nvjpeg_batches"), "6 files in batches of 4, twice");
             assertEquals(0, dbl.nvjpegStat("live_nvjpeg_handles"));
             assertEquals(0, dbl.stat("live_device_allocs"));
         } finally {

@@ -12,6 +12,7 @@ import io.stoke.loader.SlotLease;
 import io.stoke.loader.error.SampleError;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * One batch in device memory, from {@link DeviceStage#next()} or {@link GpuDecodeStage#next()}. The data is there once
@@ -102,6 +103,16 @@ public final class DeviceBatch implements BatchView {
     public synchronized long index(int i) {
         checkOpen();
         return indices.getAtIndex(JAVA_LONG, i);
+    }
+
+    /**
+     * Whether sample {@code i}'s pixels were decoded by nvJPEG ({@link GpuDecodeStage}); false where
+     * the CPU decoded them (always, for {@link DeviceStage}'s batches).
+     */
+    public synchronized boolean decodedOnGpu(int i) {
+        checkOpen();
+        Objects.checkIndex(i, size);
+        return entry.gpuDecoded != null && entry.gpuDecoded[i];
     }
 
     /** Samples that produced no pixels (zeroed) and why. */

@@ -34,6 +34,9 @@ final class DeviceEntry {
     boolean lastInEpoch;
     List<SampleError> skipped;
     BatchStats stats;
+    /** GpuDecodeStage only: which positions nvJPEG decoded (the others the CPU); null for DeviceStage. */
+    boolean[] gpuDecoded;
+
     /** GpuDecodeStage only: host pixels of the images the CPU decoded, copied from on the stage's stream. */
     private Arena hostArena;
 

@@ -119,6 +119,24 @@ public final class GpuCheck implements AutoCloseable {
             long resizeBytes,
             long resizeBytesDiffering) {}
 
+    /**
+     * The GPU decode stage's images against one CPU path's, after the evaluation transform.
+     *
+     * @param against     which CPU path, in words
+     * @param images      images nvJPEG decoded and both sides delivered
+     * @param meanDifference mean absolute difference of a channel value
+     * @param largestDifference the largest, in any image
+     * @param largestFile the file it is in (null when no image was compared)
+     * @param overTarget  images with a value more than {@link StageComparison#TARGET} levels apart
+     */
+    public record BatchDifference(
+            String against,
+            int images,
+            double meanDifference,
+            int largestDifference,
+            Path largestFile,
+            int overTarget) {}
+
     /** A check could not run: the CUDA driver refused a call (the message names it). */
     public static final class Failed extends RuntimeException {
         Failed(String message, Throwable cause) {
@@ -194,6 +212,21 @@ public final class GpuCheck implements AutoCloseable {
     public Decode decode(Nvjpeg nvjpeg, List<Path> files, int batch) {
         try {
             return refusedAsFailed(() -> DecodeComparison.run(driver, nvjpeg, files, batch));
+        } catch (NvjpegException e) {
+            throw new Failed(e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Runs {@code files} (JPEGs under {@code dir}) through the GPU decode stage and through the CPU
+     * loader, in batches of {@code batch}, and compares the images nvJPEG decoded: against the CPU's
+     * full-size decodes, then its default.
+     *
+     * @throws Failed the driver or nvJPEG refused a call
+     */
+    public List<BatchDifference> batches(Nvjpeg nvjpeg, Path dir, List<Path> files, int batch) {
+        try {
+            return refusedAsFailed(() -> StageComparison.run(driver, nvjpeg, dir, files, batch));
         } catch (NvjpegException e) {
             throw new Failed(e.getMessage(), e);
         }

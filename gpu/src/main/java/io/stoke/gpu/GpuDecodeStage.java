@@ -35,6 +35,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -246,6 +247,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                         released,
                         arena.allocate(4L * batchSize, 64),
                         arena.allocate(8L * batchSize, 64));
+                entries[i].gpuDecoded = new boolean[batchSize];
                 free.add(entries[i]);
             }
             this.ready = new ArrayBlockingQueue<>(inFlight + 4);
@@ -576,6 +578,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             entry.waitForRelease = false;
         }
         DeviceBuffer pixels = normalize ? entry.staging : entry.out;
+        Arrays.fill(entry.gpuDecoded, false);
         List<MemorySegment> encoded = batch.encoded; // the files read, in position order
         encoded.clear();
         int[] positionOf = batch.positionOf;
@@ -616,6 +619,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                         + crop + " x " + crop + " crop");
             }
             resize.add(decoded, j, t, pixels, i * pixelBytes);
+            entry.gpuDecoded[i] = true;
             onGpu++;
         }
         if (onGpu > 0) {
