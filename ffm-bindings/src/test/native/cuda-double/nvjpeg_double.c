@@ -18,7 +18,9 @@
  *     with NVJPEG_STATUS_BAD_JPEG), and the pixels reach the destinations later, in stream order;
  *   - the hardware backend only where the test says the device has the engine
  *     (stoke_nvjpeg_double_set_hardware), NVJPEG_STATUS_ARCH_MISMATCH otherwise; it takes only
- *     single-scan baseline JPEGs of 1 or 3 components, not 4:1:1 or 4:1:0, as nvJPEG's does;
+ *     single-scan baseline JPEGs of 1 or 3 components, not 4:1:1 or 4:1:0, as nvJPEG's does; and it
+ *     reads the files again when its queued work runs (the engine's copies may be made then), counting
+ *     in bitstream_changed a file that changed after the call;
  *   - nvjpegDecodeBatched needs nvjpegDecodeBatchedInitialize with the same batch size, and every
  *     destination must lie inside one live device allocation, pitch x height bytes of it;
  *   - failure injection through the CUDA double's stoke_double_fail, by nvJPEG function name.
@@ -79,7 +81,8 @@ CUresult stoke_double_enqueue_host(CUstream hStream, void (*fn)(void *), void *a
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int hardware;                      /* whether the modelled device has the JPEG engine */
-static long long st_images, st_batches, st_live_handles, st_live_states, st_live_streams, st_pending;
+static long long st_images, st_batches, st_live_handles, st_live_states, st_live_streams, st_pending,
+    st_bitstream_changed;
 
 static void count(long long *what, long long by) {
     pthread_mutex_lock(&lock);
@@ -316,10 +319,30 @@ nvjpegStatus_t nvjpegDecodeBatchedInitialize(nvjpegHandle_t handle, nvjpegJpegSt
 }
 
 /* The device half of a batch: staged pixels copied into the destinations, in stream order. */
-struct job { int n; unsigned char **staged; unsigned *width, *height; nvjpegImage_t *dst; };
+/* On the hardware backend the double also reads every file again on the stream, as the engine may
+   (NVIDIA does not promise its copies are made when the call returns): src, len and sum (a checksum
+   taken in the call) let it count a file that changed before its queued work ran. */
+struct job {
+    int n;
+    unsigned char **staged;
+    unsigned *width, *height;
+    nvjpegImage_t *dst;
+    const unsigned char **src;
+    size_t *len;
+    unsigned long long *sum;
+};
+
+static unsigned long long fnv(const unsigned char *p, size_t n) {
+    unsigned long long h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
 
 static void free_job(struct job *j) {
     for (int i = 0; i < j->n; i++) free(j->staged[i]);
+    free(j->src);
+    free(j->len);
+    free(j->sum);
     free(j->staged);
     free(j->width);
     free(j->height);
@@ -329,6 +352,10 @@ static void free_job(struct job *j) {
 
 static void run_job(void *arg) {
     struct job *j = arg;
+    if (j->src) {
+        for (int i = 0; i < j->n; i++)
+            if (fnv(j->src[i], j->len[i]) != j->sum[i]) count(&st_bitstream_changed, 1);
+    }
     for (int i = 0; i < j->n; i++) {
         size_t row = (size_t) j->width[i] * 3;
         for (unsigned y = 0; y < j->height[i]; y++)
@@ -350,6 +377,11 @@ nvjpegStatus_t nvjpegDecodeBatched(nvjpegHandle_t handle, nvjpegJpegState_t stat
     j->width = calloc((size_t) n, sizeof *j->width);
     j->height = calloc((size_t) n, sizeof *j->height);
     j->dst = calloc((size_t) n, sizeof *j->dst);
+    if (handle->backend == NVJPEG_BACKEND_HARDWARE) {
+        j->src = calloc((size_t) n, sizeof *j->src);
+        j->len = calloc((size_t) n, sizeof *j->len);
+        j->sum = calloc((size_t) n, sizeof *j->sum);
+    }
     nvjpegStatus_t status = NVJPEG_STATUS_SUCCESS;
     /* The host half, in the call: every header and all entropy data read before any pixel moves. */
     for (int i = 0; i < n && status == NVJPEG_STATUS_SUCCESS; i++) {
@@ -369,6 +401,11 @@ nvjpegStatus_t nvjpegDecodeBatched(nvjpegHandle_t handle, nvjpegJpegState_t stat
             j->width[i] = h.width;
             j->height[i] = h.height;
             j->dst[i] = destinations[i];
+            if (j->src) {
+                j->src[i] = data[i];
+                j->len[i] = lengths[i];
+                j->sum[i] = fnv(data[i], lengths[i]);
+            }
             j->staged[i] = malloc((size_t) h.width * h.height * 3);
             if (decode_rgb(data[i], lengths[i], j->staged[i], h.width, h.height) != 0) status = NVJPEG_STATUS_BAD_JPEG;
         }
@@ -393,7 +430,7 @@ nvjpegStatus_t nvjpegDecodeBatched(nvjpegHandle_t handle, nvjpegJpegState_t stat
 void stoke_nvjpeg_double_reset(void) {
     pthread_mutex_lock(&lock);
     hardware = 0;
-    st_images = st_batches = 0;
+    st_images = st_batches = st_bitstream_changed = 0;
     pthread_mutex_unlock(&lock);
 }
 
@@ -409,6 +446,7 @@ long long stoke_nvjpeg_double_stat(const char *name) {
     if (!strcmp(name, "nvjpeg_images")) v = st_images;
     else if (!strcmp(name, "nvjpeg_batches")) v = st_batches;
     else if (!strcmp(name, "nvjpeg_pending")) v = st_pending;
+    else if (!strcmp(name, "bitstream_changed")) v = st_bitstream_changed;
     else if (!strcmp(name, "live_nvjpeg_handles")) v = st_live_handles;
     else if (!strcmp(name, "live_nvjpeg_states")) v = st_live_states;
     else if (!strcmp(name, "live_nvjpeg_streams")) v = st_live_streams;

@@ -131,7 +131,13 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final DeviceEntry[] entries;
     private final BlockingQueue<DeviceEntry> free;
     private final BlockingQueue<Object> ready; // DeviceEntry, a RuntimeException for the consumer, or END
-    private final EncodedBatch[] files = new EncodedBatch[2]; // the batch being decoded and the one being read
+    // The batch being decoded, the one being read, and the one before: nvJPEG's asynchronous work may
+    // still read a batch's files after its decode call returns (the hardware engine copies them on
+    // the stream), so a batch's buffers are refilled only once filesDone[f], recorded after its
+    // decode and resize were queued, has completed: two batches later, by when it normally has.
+    private final EncodedBatch[] files = new EncodedBatch[3];
+    private final CudaEvent[] filesDone = new CudaEvent[3];
+    private final boolean[] filesQueued = new boolean[3];
     private final ReaderThreads readerThreads;
     private final Thread decoder;
     private final CompletableFuture<GpuJpegDecoder.Backend> opened = new CompletableFuture<>();
@@ -253,6 +259,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             this.ready = new ArrayBlockingQueue<>(inFlight + 4);
             for (int f = 0; f < files.length; f++) {
                 files[f] = keep(new EncodedBatch(batchSize, readerCount));
+                filesDone[f] = keep(CudaEvent.create(driver));
             }
             // Each thread makes its own reader and CPU transform: their buffers belong to it. The CPU
             // writes uint8 as nvJPEG's share is, and the normalisation kernel then takes the whole batch.
@@ -453,7 +460,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 return;
             }
             int f = 0;
-            read(files[f], cursor);
+            read(f, cursor);
             while (!closed) {
                 EncodedBatch now = files[f];
                 now.awaitReads();
@@ -461,10 +468,13 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 // With a split, the CPU's share starts first, then the next batch's reads queue behind it.
                 int shared = split == null ? 0 : share(now, entry);
                 boolean more = cursor.advance();
+                int next = (f + 1) % files.length;
                 if (more) {
-                    read(files[1 - f], cursor); // the next batch's files are read while this one decodes
+                    read(next, cursor); // the next batch's files are read while this one decodes
                 }
                 RuntimeException rejected = decode(now, entry, shared, jpeg, resize, resampler, tables);
+                filesDone[f].record(stream);
+                filesQueued[f] = true;
                 if (rejected != null) {
                     free.offer(entry);
                     ready.put(rejected);
@@ -475,7 +485,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                     ready.put(END);
                     return;
                 }
-                f = 1 - f;
+                f = next;
             }
         } catch (InterruptedException e) {
             // close() interrupts a decode thread that waits for a buffer, the readers or the consumer
@@ -498,8 +508,13 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         }
     }
 
-    /** Starts reading the cursor's batch into {@code batch} on the reader threads. */
-    private void read(EncodedBatch batch, Cursor at) {
+    /** Starts reading the cursor's batch into {@code files[f]} on the reader threads. */
+    private void read(int f, Cursor at) {
+        if (filesQueued[f]) {
+            filesDone[f].synchronize(); // nothing queued still reads these files
+            filesQueued[f] = false;
+        }
+        EncodedBatch batch = files[f];
         batch.begin(at.epoch, at.batch, at.order, at.batch * batchSize, at.size, at.last);
         batch.startReads(readerThreads);
     }

@@ -26,8 +26,10 @@ import java.util.Objects;
  *
  * <p>Owner and lifetime: one thread drives a decoder, with a CUDA context current. The decoder owns
  * its device memory and the one {@link Decoded} it hands back: the pixels of a batch are valid, in
- * the stream's order, until the next {@link #decode} or {@link #close}; the files may be reused
- * once {@code decode} returns (nvJPEG reads them in the call). Every destination nvJPEG writes is
+ * the stream's order, until the next {@link #decode} or {@link #close}. Keep the files unchanged
+ * until the work queued by {@code decode} is done: the hybrid decoder reads them in the call, but
+ * NVIDIA's documentation does not promise that the hardware engine's copies of them have been made
+ * by the time it returns. Every destination nvJPEG writes is
  * laid out here, inside the decoder's device buffer, from the header's size, before the call.
  */
 public final class GpuJpegDecoder implements AutoCloseable {

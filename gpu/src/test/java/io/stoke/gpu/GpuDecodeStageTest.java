@@ -154,6 +154,7 @@ class GpuDecodeStageTest {
     /** As above; -1: not checked (the split decides it). */
     GpuDecodeStats assertEqualsTheHostLoader(TransformSpec spec, long gpuImages, long cpuImages, boolean share) {
         dbl.nvjpegHardware(true); // the engine refuses progressive files: the CPU decodes those
+        dbl.copyDelayMicros(300); // the stream lags the decode thread: queued work reads the files late
         Loader.Builder settings = Loader.imageFolder(root)
                 .batchSize(4)
                 .shuffle(true)
@@ -201,6 +202,7 @@ class GpuDecodeStageTest {
                 assertEquals(cpuImages, s.cpuImages(), s.toString());
             }
             assertEquals(0, s.failed());
+            assertEquals(0, dbl.nvjpegStat("bitstream_changed"), "no file refilled under the engine's queued work");
             return s;
         }
     }
