@@ -18,7 +18,7 @@ skip() { echo "skipped: $1"; }
 
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/src/native" "$tmp/src/ffm-bindings/src/test/native"
-cp -r "$ROOT/native/pixels" "$tmp/src/native/"
+cp -r "$ROOT/native/pixels" "$ROOT/native/cuda" "$tmp/src/native/"
 cp -r "$ROOT/ffm-bindings/src/test/native/cuda-double" "$tmp/src/ffm-bindings/src/test/native/"
 cp "$ROOT/pom.xml" "$tmp/src/"
 cp "$ROOT/ffm-bindings/pom.xml" "$tmp/src/ffm-bindings/"
@@ -67,6 +67,16 @@ if (( gcc_works )); then
     check "a broken cuda_double.c exits 1 (got $rc)" test "$rc" -eq 1
     check "a broken cuda_double.c is named" contains "$err" "could not compile $double/cuda_double.c"
     fix_file "$double/cuda_double.c"
+    if printf 'int main() { return 0; }\n' | g++ -x c++ -o /dev/null - >/dev/null 2>&1; then
+      kernel="$tmp/src/native/cuda/resize.cu"
+      break_file "$kernel"
+      run_build "$double/build.sh" "$tmp/broken-kernel"
+      check "a broken device kernel exits 1 (got $rc)" test "$rc" -eq 1
+      check "a broken device kernel is named with g++'s error" contains "$err" "resize.cu:"
+      fix_file "$kernel"
+    else
+      skip "a broken device kernel (no working g++: the double is skipped, saying so)"
+    fi
   else
     skip "a broken cuda_double.c (no $cuda_h: the double is skipped, as below)"
   fi

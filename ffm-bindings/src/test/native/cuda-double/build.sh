@@ -10,6 +10,8 @@ out="${1:?usage: build.sh OUTDIR}"
 here="$(cd "$(dirname "$0")" && pwd)"
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 cc="${CC:-gcc}"
+cxx="${CXX:-g++}"
+kernels="$here/../../../../../native/cuda" # the device kernels' source, which the double runs on the host
 mkdir -p "$out"
 rm -f "$out/UNAVAILABLE"
 if ! command -v "$cc" >/dev/null 2>&1; then
@@ -17,10 +19,13 @@ if ! command -v "$cc" >/dev/null 2>&1; then
 elif ! printf '#include <pthread.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\nint stoke_probe;\n' \
         | "$cc" -x c -c -o /dev/null - >/dev/null 2>&1; then
     echo "no working C compiler ($cc cannot compile a file of libc's headers alone): install gcc and libc6-dev to build the CUDA test double" > "$out/UNAVAILABLE"
+elif ! printf '#include <cstddef>\nint stoke_probe;\n' | "$cxx" -x c++ -c -o /dev/null - >/dev/null 2>&1; then
+    echo "no working C++ compiler ($cxx): install g++ to build the CUDA test double (it runs the device kernels' own CUDA source on the host)" > "$out/UNAVAILABLE"
 elif [ ! -f "$cuda_home/include/cuda.h" ]; then
     echo "no $cuda_home/include/cuda.h: install the CUDA toolkit headers (or set CUDA_HOME) to build the CUDA test double" > "$out/UNAVAILABLE"
 elif [ "$out/libcuda_double.so" -nt "$here/cuda_double.c" ] && [ "$out/libcuda_double.so" -nt "$here/nvjpeg_double.c" ] \
-        && [ "$out/libcuda_double.so" -nt "$here/build.sh" ] 2>/dev/null; then
+        && [ "$out/libcuda_double.so" -nt "$here/kernels_host.cpp" ] && [ "$out/libcuda_double.so" -nt "$kernels/normalize.cu" ] \
+        && [ "$out/libcuda_double.so" -nt "$kernels/resize.cu" ] && [ "$out/libcuda_double.so" -nt "$here/build.sh" ] 2>/dev/null; then
     exit 0
 else
     # The nvJPEG double (nvjpeg_double.c) is linked in where libjpeg's headers are there to decode
@@ -34,9 +39,17 @@ else
     else
         echo "no jpeglib.h: install libjpeg62-turbo-dev to build the nvJPEG test double" > "$out/NVJPEG_UNAVAILABLE"
     fi
+    # The kernels' CUDA source as C++ for the host; no contraction, so float math rounds per step as
+    # the kernels' __fdiv_rn and __fsub_rn do.
+    if ! "$cxx" -std=c++17 -O2 -Wall -Wextra -Werror -ffp-contract=off -fPIC -I"$kernels" \
+            -c -o "$out/kernels_host.o" "$here/kernels_host.cpp"; then
+        rm -f "$out/libcuda_double.so" "$out/kernels_host.o"
+        echo "[stoke] ERROR: building the CUDA test double failed: $cxx could not compile $here/kernels_host.cpp with $kernels (above)" >&2
+        exit 1
+    fi
     # shellcheck disable=SC2086 # the source and library lists are split on purpose
     if ! "$cc" -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -I"$cuda_home/include" \
-            -o "$out/libcuda_double.so" $sources $libs; then
+            -o "$out/libcuda_double.so" $sources "$out/kernels_host.o" $libs -lstdc++; then
         # The compiler has printed why (file, line and message) above.
         rm -f "$out/libcuda_double.so"
         echo "[stoke] ERROR: building the CUDA test double failed: $cc could not compile $sources (above; a compile error with gcc and cuda.h present fails the build)" >&2

@@ -6,7 +6,9 @@
  * symbols (cuMemAlloc_v2 ...) and its prototypes make the compiler check every signature. So a
  * Java binding that loads this library and finds its symbols has used the names and types NVIDIA
  * declares. What it does NOT verify: anything a GPU does. "Device memory" is host memory, copies are
- * memcpy, and kernels are C stand-ins chosen by the kernel's name (see KERNELS below): the PTX is
+ * memcpy, and kernels are chosen by the kernel's name (see KERNELS below) and run on the host:
+ * the device kernels' own CUDA source compiled by the host's C++ compiler (kernels_host.cpp),
+ * over the launch's grid, except stoke_spin (PTX timer assembly), which sleeps. The PTX itself is
  * only checked to declare the entry point, never executed.
  *
  * Behaviour it does model, because Stoke's GPU stage depends on it:
@@ -62,10 +64,11 @@ typedef struct op {
     unsigned k_pixels, k_hw;
     float k_mean[3], k_std[3];
     unsigned long long k_nanos;
-    /* the resample passes: the jobs, their tables, and the launch's extent */
+    /* the resample passes: the jobs and their tables */
     const struct resize_job *k_jobs;
     const int32_t *k_tables;
-    unsigned k_n, k_xs, k_ys;
+    /* the launch's grid and block, as the kernels see them (gridDim, blockDim) */
+    unsigned k_grid[3], k_block[3];
     /* host work of a library double (nvjpeg_double.c) run in stream order */
     void (*host_fn)(void *);
     void *host_arg;
@@ -172,19 +175,19 @@ static void sleep_us(long us) {
 
 /* The normalise kernel's math, in the same order and precision as native/cuda/normalize.cu:
    each operation single precision, rounded to nearest, no contraction. */
-static void normalize_standin(const op_t *o) {
-    for (unsigned p = 0; p < o->k_pixels; p++) {
-        unsigned sample = p / o->k_hw, q = p % o->k_hw;
-        for (int c = 0; c < 3; c++) {
-            float x = (float) o->k_src[(size_t) p * 3 + c];
-            volatile float scaled = x / 255.0f;          /* volatile: keep each rounding step */
-            volatile float centred = scaled - o->k_mean[c];
-            o->k_dst[((size_t) sample * 3 + c) * o->k_hw + q] = centred / o->k_std[c];
-        }
-    }
+/* The device kernels' own source, compiled for the host (kernels_host.cpp): run over the launch's grid. */
+void stoke_host_normalize(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                          const unsigned char *src, float *dst, unsigned pixels, unsigned hw, const float mean[3],
+                          const float std[3]);
+void stoke_host_resample(int vertical, unsigned z, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                         unsigned bz, const void *jobs, const int *tables);
+
+static void normalize_kernel(const op_t *o) {
+    stoke_host_normalize(o->k_grid[0], o->k_grid[1], o->k_grid[2], o->k_block[0], o->k_block[1], o->k_block[2],
+                         o->k_src, o->k_dst, o->k_pixels, o->k_hw, o->k_mean, o->k_std);
 }
 
-/* native/cuda/resize.cu's job, field for field (64 bytes). */
+/* native/cuda/resize.cu's job, field for field (64 bytes): read here to check its ranges. */
 struct resize_job {
     uint64_t src;
     int64_t src_pitch;
@@ -192,52 +195,22 @@ struct resize_job {
     int32_t y_first, rows, cols, out_rows, h_taps, v_taps, tables, unused;
 };
 
-static uint8_t clip8(int32_t v) {
-    int32_t s = v >> 22;
-    return (uint8_t) (s < 0 ? 0 : s > 255 ? 255 : s);
-}
-
 static int resample_ranges_ok(const struct resize_job *j, const int32_t *tables, int vertical);
 static long long st_kernel_faults;
 
-/* native/cuda/resize.cu's two kernels, the same integer math, over the pixels the launch covers
-   (a grid too small for a job leaves the rest unwritten, as on a GPU). */
-static void resample_standin(const op_t *o, int vertical) {
-    for (unsigned z = 0; z < o->k_n; z++) {
-        const struct resize_job *j = &o->k_jobs[z];
-        if (!resample_ranges_ok(j, o->k_tables, vertical)) {
+/* resize.cu's two kernels, job by job (blockIdx.z): a job whose ranges a GPU would fault on is
+   counted and left unwritten; the others run over the launch's grid (a grid too small for a job
+   leaves the rest unwritten, as on a GPU). */
+static void resample_kernel(const op_t *o, int vertical) {
+    for (unsigned z = 0; z < o->k_grid[2]; z++) {
+        if (!resample_ranges_ok(&o->k_jobs[z], o->k_tables, vertical)) {
             pthread_mutex_lock(&lock);
-            st_kernel_faults++; /* where a GPU would fault: counted, the job left unwritten */
+            st_kernel_faults++;
             pthread_mutex_unlock(&lock);
             continue;
         }
-        const int32_t *t = o->k_tables + j->tables;
-        unsigned height = (unsigned) (vertical ? j->out_rows : j->rows);
-        for (unsigned y = 0; y < height && y < o->k_ys; y++) {
-            for (unsigned x = 0; x < (unsigned) j->cols && x < o->k_xs; x++) {
-                int32_t s[3] = {1 << 21, 1 << 21, 1 << 21};
-                if (!vertical) {
-                    int32_t first = t[2 * x], n = t[2 * x + 1];
-                    const int32_t *w = t + 2 * j->cols + x * j->h_taps;
-                    const uint8_t *in = (const uint8_t *) (uintptr_t) j->src + (int64_t) (j->y_first + (int32_t) y) * j->src_pitch + 3 * first;
-                    for (int32_t k = 0; k < n; k++)
-                        for (int c = 0; c < 3; c++) s[c] += in[3 * k + c] * w[k];
-                    uint8_t *out = (uint8_t *) (uintptr_t) j->tmp + 4 * ((size_t) y * j->cols + x);
-                    for (int c = 0; c < 3; c++) out[c] = clip8(s[c]);
-                    out[3] = 0;
-                } else {
-                    const int32_t *v = t + 2 * j->cols + j->cols * j->h_taps;
-                    int32_t first = v[2 * y] - j->y_first, n = v[2 * y + 1];
-                    const int32_t *w = v + 2 * j->out_rows + y * j->v_taps;
-                    for (int32_t k = 0; k < n; k++) {
-                        const uint8_t *p = (const uint8_t *) (uintptr_t) j->tmp + 4 * ((size_t) (first + k) * j->cols + x);
-                        for (int c = 0; c < 3; c++) s[c] += p[c] * w[k];
-                    }
-                    uint8_t *out = (uint8_t *) (uintptr_t) j->dst + 3 * ((size_t) y * j->cols + x);
-                    for (int c = 0; c < 3; c++) out[c] = clip8(s[c]);
-                }
-            }
-        }
+        stoke_host_resample(vertical, z, o->k_grid[0], o->k_grid[1], o->k_grid[2], o->k_block[0], o->k_block[1],
+                            o->k_block[2], o->k_jobs, o->k_tables);
     }
 }
 
@@ -270,8 +243,8 @@ static void run(op_t *o) {
         pthread_mutex_unlock(&lock);
         break;
     case OP_KERNEL:
-        if (o->kernel == K_NORMALIZE) normalize_standin(o);
-        else if (o->kernel == K_RESAMPLE_H || o->kernel == K_RESAMPLE_V) resample_standin(o, o->kernel == K_RESAMPLE_V);
+        if (o->kernel == K_NORMALIZE) normalize_kernel(o);
+        else if (o->kernel == K_RESAMPLE_H || o->kernel == K_RESAMPLE_V) resample_kernel(o, o->kernel == K_RESAMPLE_V);
         else sleep_us((long) (o->k_nanos / 1000));
         break;
     case OP_HOST:
@@ -850,6 +823,12 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned in
     op_t *o = calloc(1, sizeof *o);
     o->kind = OP_KERNEL;
     o->kernel = f->kernel;
+    o->k_grid[0] = gridDimX;
+    o->k_grid[1] = gridDimY;
+    o->k_grid[2] = gridDimZ;
+    o->k_block[0] = blockDimX;
+    o->k_block[1] = blockDimY;
+    o->k_block[2] = blockDimZ;
     if (f->kernel == K_NORMALIZE) {
         /* (const uint8_t *src, float *dst, unsigned pixels, unsigned hw, float mean0..2, float std0..2) */
         CUdeviceptr src = *(CUdeviceptr *) kernelParams[0], dst = *(CUdeviceptr *) kernelParams[1];
@@ -873,12 +852,9 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned in
         /* (const stoke_resize_job *jobs, const int *tables); the jobs are gridDimZ */
         o->k_jobs = (const struct resize_job *) (uintptr_t) *(CUdeviceptr *) kernelParams[0];
         o->k_tables = (const int32_t *) (uintptr_t) *(CUdeviceptr *) kernelParams[1];
-        o->k_n = gridDimZ;
-        o->k_xs = gridDimX * blockDimX;
-        o->k_ys = gridDimY * blockDimY;
         /* The jobs' contents arrive by copies queued before this launch: they are read, and their
-           ranges checked, when the kernel runs (resample_standin), as a GPU reads them. */
-        if (!device_range_ok((CUdeviceptr) (uintptr_t) o->k_jobs, (size_t) o->k_n * sizeof *o->k_jobs)
+           ranges checked, when the kernel runs (resample_kernel), as a GPU reads them. */
+        if (!device_range_ok((CUdeviceptr) (uintptr_t) o->k_jobs, (size_t) gridDimZ * sizeof *o->k_jobs)
             || !device_range_ok((CUdeviceptr) (uintptr_t) o->k_tables, 4)) {
             free(o);
             return CUDA_ERROR_INVALID_VALUE;

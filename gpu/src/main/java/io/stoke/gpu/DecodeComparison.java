@@ -34,7 +34,7 @@ import java.util.stream.Stream;
  * against the CPU resampler's on the GPU's own decoded pixels, which must be the same bytes. On a
  * GPU this says how far nvJPEG's pixels are from the CPU's and whether Stoke's CUDA resize kernels
  * are exact; on the test doubles it checks the wiring only (the double decodes with libjpeg and
- * resizes with C stand-ins, so every difference there is a fault).
+ * resizes with the kernels' own source compiled for the host, so every difference there is a fault).
  */
 final class DecodeComparison {
     private DecodeComparison() {}

@@ -32,9 +32,10 @@ import org.junit.jupiter.api.Test;
 /**
  * The GPU decode's resize on the CUDA and nvJPEG doubles: nvJPEG's decoded images, resized on the
  * "device" with the CPU resampler's tables, against the CPU resampler run on the same decoded
- * pixels. The double's kernels are C stand-ins of native/cuda/resize.cu (the same integer math), so
- * this checks the jobs, tables, offsets and bounds; that the CUDA kernels give the same bytes is
- * checked on a GPU ({@code stoke gpu-check --decode}).
+ * pixels. The double runs native/cuda/resize.cu's own source, compiled for the host and run over
+ * the launch's grid, so this checks the kernels' arithmetic and indexing as well as the jobs,
+ * tables, offsets and bounds; that a GPU runs the PTX to the same bytes is checked on one
+ * ({@code stoke gpu-check --decode}).
  */
 class DeviceResizeTest {
     static final int CROP = 56;
