@@ -27,6 +27,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import javax.imageio.ImageIO;
@@ -204,6 +205,35 @@ class GpuDecodeStageTest {
             assertEquals(0, s.failed());
             assertEquals(0, dbl.nvjpegStat("bitstream_changed"), "no file refilled under the engine's queued work");
             return s;
+        }
+    }
+
+    @Test
+    void aTruncatedJpegGoesWhereTheCpuPathPutsItAndItsBatchmatesStayRight() throws Exception {
+        writeDataset(root, 9);
+        // A header nvJPEG accepts and entropy data cut short: nvJPEG refuses the batch it is in, so
+        // that batch goes to the CPU, which decodes or names the file as the loader does.
+        Path whole = root.resolve("dog").resolve("01.jpg");
+        byte[] bytes = Files.readAllBytes(whole);
+        Files.write(root.resolve("dog").resolve("01-cut.jpg"), Arrays.copyOf(bytes, bytes.length * 2 / 3));
+        Loader.Builder settings =
+                Loader.imageFolder(root).batchSize(4).workers(1).transform(EVAL).onError(ErrorPolicy.SKIP);
+        List<Snapshot> want = host(settings);
+        try (GpuDecodeStage stage = stage(settings).build();
+                Arena arena = Arena.ofConfined()) {
+            MemorySegment got = arena.allocate(4L * 16 * 16 * 3);
+            for (Snapshot w : want) {
+                try (DeviceBatch b = stage.next()) {
+                    for (int i = 0; i < b.size(); i++) {
+                        assertEquals(w.indices()[i], b.index(i));
+                    }
+                    b.copyToHost(got);
+                    assertArrayEquals(
+                            w.pixels(), got.asSlice(0, w.pixels().length).toArray(JAVA_BYTE));
+                }
+            }
+            assertNull(stage.next());
+            assertTrue(stage.stats().cpuImages() >= 1, stage.stats().toString());
         }
     }
 
