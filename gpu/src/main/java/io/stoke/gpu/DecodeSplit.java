@@ -5,8 +5,8 @@ package io.stoke.gpu;
  * sides finish together: {@code m = n * g / (g + c)}, where {@code g} is the GPU side's time per
  * image and {@code c} the CPU side's (all its threads together), each measured on the batches
  * before and smoothed. Until both are measured it gives the CPU an eighth of the batch (at least
- * one image), to measure it; after, it never gives it none of a batch of 16 or more, so its rate
- * stays known. Used by one thread
+ * one image, and never a batch's only image before the GPU is measured), to measure both; after,
+ * it never gives it none of a batch of 16 or more, so its rate stays known. Used by one thread
  * (the GPU decode stage's).
  */
 final class DecodeSplit {
@@ -22,6 +22,11 @@ final class DecodeSplit {
             return 0;
         }
         if (Double.isNaN(gpuNanosPerImage) || Double.isNaN(cpuNanosPerImage)) {
+            // Probing: each side gets some of the batch. A batch of one goes to the side not yet
+            // measured, the GPU first, so that neither is starved of its first measurement.
+            if (jpegs == 1) {
+                return Double.isNaN(gpuNanosPerImage) ? 0 : 1;
+            }
             return Math.max(1, jpegs / 8);
         }
         int least = jpegs >= 16 ? 1 : 0;

@@ -1,7 +1,9 @@
 package io.stoke.gpu;
 
+import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.ffm.cuda.CudaEvent;
 import io.stoke.ffm.cuda.DeviceBuffer;
+import io.stoke.ffm.cuda.HostRegistration;
 import io.stoke.loader.Batch;
 import io.stoke.loader.BatchStats;
 import io.stoke.loader.error.SampleError;
@@ -41,6 +43,7 @@ final class DeviceEntry {
     private Arena hostArena;
 
     private MemorySegment hostPixels;
+    private HostRegistration hostPinned;
     /** Whether copies from {@link #hostPixels} were queued: its next writer waits for {@link #done} first. */
     boolean hostUsed;
 
@@ -63,21 +66,28 @@ final class DeviceEntry {
         this.indices = indices;
     }
 
-    /** The entry's host pixels, {@code bytes} long, allocated on first use (most batches need none). */
-    MemorySegment hostPixels(long bytes) {
+    /**
+     * The entry's host pixels, {@code bytes} long, allocated and pinned on first use (most batches
+     * need none): pinned, so that a copy from them is DMA queued on the stream, not a copy that
+     * first waits for everything queued before it, as one from pageable memory does.
+     */
+    MemorySegment hostPixels(CudaDriver driver, long bytes) {
         if (hostPixels == null) {
             hostArena = Arena.ofShared();
             hostPixels = hostArena.allocate(bytes, 64);
+            hostPinned = HostRegistration.register(driver, hostPixels);
         }
         return hostPixels;
     }
 
-    /** Frees the host pixels; nothing queued may still copy from them. */
+    /** Unpins and frees the host pixels; nothing queued may still copy from them. */
     void closeHost() {
         if (hostArena != null) {
+            hostPinned.close();
             hostArena.close();
             hostArena = null;
             hostPixels = null;
+            hostPinned = null;
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.stoke.gpu;
 
+import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.source.SampleReader;
 import java.lang.foreign.Arena;
@@ -18,17 +19,19 @@ import java.util.concurrent.atomic.AtomicLong;
  * buffer of its own, and what the CPU made of those nvJPEG left.
  *
  * <p>Owners: between {@link #begin} and {@link #awaitReads}, reader thread {@code r} writes the
- * positions {@code r, r + R, r + 2R ...} only; after it, the decode thread reads them (the futures'
- * completion orders the writes before). Each position's buffer grows to the largest file seen there
- * (bounded by the transform's largest file) and is reused after.
+ * positions {@code r, r + R, r + 2R ...} only, end to end into a buffer of its own; after it, the
+ * decode thread reads them (the futures' completion orders the writes before). A reader's buffer
+ * grows (doubling) to hold the largest run of files it has read for one batch, and is reused after:
+ * the memory is a few batches' worth of compressed files, not a largest file per position.
  */
 final class EncodedBatch implements AutoCloseable {
     /** The reader threads' CPU time: what a batch cost the host, not the wall time it took. */
     private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
 
     final int[] samples;
-    final MemorySegment[] files;
-    private final Arena[] arenas;
+    private final Arena[] arenas; // per reader
+    private final MemorySegment[] buffers; // per reader: its positions' files, end to end
+    private final long[] offsets; // per position: where its file starts in its reader's buffer
     final long[] lengths;
     final SampleStatus[] status;
     final String[] messages;
@@ -41,6 +44,9 @@ final class EncodedBatch implements AutoCloseable {
     final SampleStatus[] cpuStatus;
     final String[] cpuMessages;
     private final Future<?>[] pending;
+    /** The samples that produced no pixels, once decoded: the decode thread's. */
+    final List<SampleError> errors = new ArrayList<>();
+
     private final boolean[] onCpu;
     private final List<Future<?>> cpuPending;
     private final AtomicLong timedEnd = new AtomicLong();
@@ -54,8 +60,9 @@ final class EncodedBatch implements AutoCloseable {
 
     EncodedBatch(int batchSize, int readers) {
         samples = new int[batchSize];
-        files = new MemorySegment[batchSize];
-        arenas = new Arena[batchSize];
+        arenas = new Arena[readers];
+        buffers = new MemorySegment[readers];
+        offsets = new long[batchSize];
         lengths = new long[batchSize];
         status = new SampleStatus[batchSize];
         messages = new String[batchSize];
@@ -92,14 +99,17 @@ final class EncodedBatch implements AutoCloseable {
 
     private void readEvery(int r, SampleReader reader) {
         long t0 = CPU.getCurrentThreadCpuTime();
+        long used = 0;
         for (int i = r; i < size; i += pending.length) {
             SampleStatus s = reader.read(samples[i]);
             try {
                 if (s == SampleStatus.OK) {
                     long n = reader.length();
-                    room(i, n);
-                    MemorySegment.copy(reader.bytes(), 0, files[i], 0, n);
+                    room(r, used, used + n);
+                    MemorySegment.copy(reader.bytes(), 0, buffers[r], used, n);
+                    offsets[i] = used;
                     lengths[i] = n;
+                    used += n;
                     messages[i] = null;
                 } else {
                     messages[i] = reader.message() != null ? reader.message() : s.description();
@@ -112,16 +122,25 @@ final class EncodedBatch implements AutoCloseable {
         cpuNanos.addAndGet(CPU.getCurrentThreadCpuTime() - t0);
     }
 
-    private void room(int i, long bytes) {
-        if (files[i] != null && files[i].byteSize() >= bytes) {
+    /** Makes reader {@code r}'s buffer hold {@code bytes}, keeping its first {@code used}. */
+    private void room(int r, long used, long bytes) {
+        MemorySegment old = buffers[r];
+        if (old != null && old.byteSize() >= bytes) {
             return;
         }
-        if (arenas[i] != null) {
-            arenas[i].close();
+        Arena arena = Arena.ofShared();
+        MemorySegment grown = arena.allocate(Math.max(bytes, old == null ? 0 : 2 * old.byteSize()), 64);
+        if (old != null) {
+            MemorySegment.copy(old, 0, grown, 0, used);
+            arenas[r].close();
         }
-        long size = Math.max(bytes, files[i] == null ? 0 : 2 * files[i].byteSize());
-        arenas[i] = Arena.ofShared();
-        files[i] = arenas[i].allocate(size, 64);
+        arenas[r] = arena;
+        buffers[r] = grown;
+    }
+
+    /** Position {@code i}'s file as read (its status OK), after {@link #awaitReads}. */
+    MemorySegment file(int i) {
+        return buffers[i % pending.length].asSlice(offsets[i], lengths[i]);
     }
 
     /** Waits for {@link #startReads}' tasks; a reader's unexpected failure is thrown here. */
@@ -189,7 +208,7 @@ final class EncodedBatch implements AutoCloseable {
         }
         for (int r = 0; r < n && from + r < to; r++) {
             int first = from + r;
-            cpuPending.add(threads.submit(r, (unused, transform) -> {
+            cpuPending.add(threads.submitFirst(r, (unused, transform) -> {
                 long t0 = CPU.getCurrentThreadCpuTime();
                 for (int k = first; k < to; k += n) {
                     int i = leftovers[k];
@@ -228,11 +247,11 @@ final class EncodedBatch implements AutoCloseable {
     /** Frees the file buffers; the reader threads must be done. */
     @Override
     public void close() {
-        for (int i = 0; i < arenas.length; i++) {
-            if (arenas[i] != null) {
-                arenas[i].close();
-                arenas[i] = null;
-                files[i] = null;
+        for (int r = 0; r < arenas.length; r++) {
+            if (arenas[r] != null) {
+                arenas[r].close();
+                arenas[r] = null;
+                buffers[r] = null;
             }
         }
     }

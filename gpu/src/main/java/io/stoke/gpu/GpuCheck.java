@@ -145,11 +145,13 @@ public final class GpuCheck implements AutoCloseable {
     }
 
     private final CudaDriver driver;
+    private final int ordinal;
     private final CudaContext context;
     private final Settings settings;
 
-    private GpuCheck(CudaDriver driver, CudaContext context, Settings settings) {
+    private GpuCheck(CudaDriver driver, int ordinal, CudaContext context, Settings settings) {
         this.driver = driver;
+        this.ordinal = ordinal;
         this.context = context;
         this.settings = settings;
     }
@@ -178,7 +180,7 @@ public final class GpuCheck implements AutoCloseable {
                                 + device + " to check",
                         null);
             }
-            return new GpuCheck(driver, CudaContext.retainPrimary(driver, device), settings);
+            return new GpuCheck(driver, device, CudaContext.retainPrimary(driver, device), settings);
         } catch (CudaException e) {
             String message = "the CUDA driver cannot be used: " + e.getMessage();
             if (e.result() == CudaDriver.CUDA_ERROR_NO_DEVICE) {
@@ -226,8 +228,9 @@ public final class GpuCheck implements AutoCloseable {
      */
     public List<BatchDifference> batches(Nvjpeg nvjpeg, Path dir, List<Path> files, int batch) {
         try {
-            return refusedAsFailed(() -> StageComparison.run(driver, nvjpeg, dir, files, batch));
-        } catch (NvjpegException e) {
+            return refusedAsFailed(() -> StageComparison.run(driver, ordinal, nvjpeg, dir, files, batch));
+        } catch (NvjpegException | IllegalStateException e) {
+            // IllegalStateException: the stage failed (its message says how, its cause why).
             throw new Failed(e.getMessage(), e);
         }
     }

@@ -10,12 +10,14 @@ import io.stoke.ffm.cuda.CudaEvent;
 import io.stoke.ffm.cuda.CudaException;
 import io.stoke.ffm.cuda.CudaStream;
 import io.stoke.ffm.cuda.DeviceBuffer;
+import io.stoke.ffm.cuda.HostRegistration;
 import io.stoke.ffm.cuda.Nvjpeg;
 import io.stoke.loader.BatchSource;
 import io.stoke.loader.BatchStats;
 import io.stoke.loader.Loader;
 import io.stoke.loader.decode.SampleTransform;
 import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
@@ -42,6 +44,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -146,10 +149,13 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final AtomicLong cpuImages = new AtomicLong();
     private final AtomicLong sharedImages = new AtomicLong();
     private final AtomicLong failedImages = new AtomicLong();
+    private final EpochCount epochCount = new EpochCount(); // the decode thread's
+    private final MemorySegment floatZeros; // one float32 sample of 0.0, pinned: what a skipped sample becomes
     private volatile String backendNote;
     private volatile RuntimeException failure;
     private volatile boolean ended;
     private volatile boolean closed;
+    private final AtomicBoolean closing = new AtomicBoolean();
 
     /** What the DeviceBatches handed out ask of this stage: kept off the stage's public face. */
     private final DeviceBatchOwner owner = new DeviceBatchOwner() {
@@ -236,6 +242,10 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             }
             Arena arena = Arena.ofShared();
             resources.add(arena::close);
+            this.floatZeros = normalize ? arena.allocate(pixelBytes * 4, 64) : null;
+            if (floatZeros != null) {
+                keep(HostRegistration.register(driver, floatZeros));
+            }
             this.entries = new DeviceEntry[inFlight];
             this.free = new ArrayBlockingQueue<>(inFlight);
             for (int i = 0; i < inFlight; i++) {
@@ -258,7 +268,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             }
             this.ready = new ArrayBlockingQueue<>(inFlight + 4);
             for (int f = 0; f < files.length; f++) {
-                files[f] = keep(new EncodedBatch(batchSize, readerCount));
+                files[f] = new EncodedBatch(batchSize, readerCount); // closed by close(), once nothing reads them
                 filesDone[f] = keep(CudaEvent.create(driver));
             }
             // Each thread makes its own reader and CPU transform: their buffers belong to it. The CPU
@@ -268,12 +278,14 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                     readerCount,
                     () -> dataset.reader(s.maxFileBytes()),
                     () -> new SampleTransform(dataset, uint8, sampler.seed())));
-        } catch (RuntimeException e) {
-            closeResources(e);
+            this.decoder =
+                    Thread.ofPlatform().name("stoke-gpu-decoder").daemon().unstarted(this::decodeLoop);
+            decoder.start();
+        } catch (RuntimeException | Error e) {
+            closeFiles();
+            closeResources(null);
             throw e;
         }
-        this.decoder = Thread.ofPlatform().name("stoke-gpu-decoder").daemon().unstarted(this::decodeLoop);
-        decoder.start();
         try {
             opened.get(); // the decoder and the resize are made (and closed) by the decode thread
         } catch (InterruptedException | ExecutionException e) {
@@ -283,7 +295,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             RuntimeException cause = e.getCause() instanceof RuntimeException r
                     ? r
                     : new IllegalStateException("the GPU decoder did not open", e);
-            close();
+            try {
+                close();
+            } catch (RuntimeException suppressed) {
+                cause.addSuppressed(suppressed);
+            }
             throw cause;
         }
     }
@@ -381,6 +397,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      *
      * @throws SampleException for a batch with a sample that could not be decoded, under
      *     {@link ErrorPolicy#FAIL} (the stage goes on with the next batch)
+     * @throws NoSampleDecodedException after the last batch of an epoch in which not one sample
+     *     decoded, under either policy, as the loader throws it; every later call throws it again
      * @throws IllegalStateException when the stage is closed, or failed (the cause says how)
      */
     @Override
@@ -392,6 +410,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             Object item = ready.poll();
             if (item == null) {
                 RuntimeException f = failure;
+                if (f instanceof NoSampleDecodedException n) {
+                    throw n; // after every batch before it, as the loader throws it: not a stage failure
+                }
                 if (f != null) {
                     throw new IllegalStateException("GPU decode stage failed: " + f.getMessage(), f);
                 }
@@ -439,8 +460,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         GpuJpegDecoder jpeg = null;
         DeviceResize resize = null;
         try {
-            ensureCurrent();
             try {
+                ensureCurrent();
                 jpeg = GpuJpegDecoder.open(driver, nvjpeg, preferHardware, batchSize, spec.maxPixels());
                 resize = new DeviceResize(driver, kernels, batchSize);
                 backendNote = jpeg.backendNote();
@@ -456,7 +477,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             }
             Cursor cursor = new Cursor();
             if (!cursor.advance()) {
-                ready.put(END);
+                end();
                 return;
             }
             int f = 0;
@@ -481,8 +502,14 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 } else {
                     ready.put(entry);
                 }
+                NoSampleDecodedException none = epochCount.count(now);
+                if (none != null) {
+                    // Every file of the epoch failed, and every later epoch would: stop, as the loader does.
+                    failure = none;
+                    return;
+                }
                 if (!more) {
-                    ready.put(END);
+                    end();
                     return;
                 }
                 f = next;
@@ -492,6 +519,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         } catch (RuntimeException | Error e) {
             failure = e instanceof RuntimeException r ? r : new IllegalStateException(e);
         } finally {
+            // The constructor waits for this; a failure before the decoder opened must reach it.
+            opened.completeExceptionally(
+                    failure != null ? failure : new IllegalStateException("the GPU decode thread stopped"));
             try {
                 stream.synchronize(); // nothing queued may still use what the decoder and the resize own
             } catch (RuntimeException e) {
@@ -505,6 +535,41 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             if (jpeg != null) {
                 jpeg.close();
             }
+        }
+    }
+
+    /**
+     * After the last batch: once the stream's work is done, so that a device failure found then is
+     * the consumer's error, not lost after a clean end.
+     */
+    private void end() throws InterruptedException {
+        stream.synchronize();
+        ready.put(END);
+    }
+
+    /** Whether anything decoded in the epoch being decoded, as the loader counts it (EpochDecodeCount). */
+    private static final class EpochCount {
+        private long decoded;
+        private long failed;
+        private final List<SampleError> kept = new ArrayList<>();
+
+        /** Counts {@code batch}; at its epoch's last batch, the exception to stop with when nothing decoded. */
+        NoSampleDecodedException count(EncodedBatch batch) {
+            List<SampleError> errors = batch.errors;
+            decoded += batch.size - errors.size();
+            failed += errors.size();
+            for (int i = 0; i < errors.size() && kept.size() < NoSampleDecodedException.KEPT; i++) {
+                kept.add(errors.get(i));
+            }
+            if (!batch.last) {
+                return null;
+            }
+            NoSampleDecodedException none =
+                    decoded == 0 ? new NoSampleDecodedException(batch.epoch, failed, kept) : null;
+            decoded = 0;
+            failed = 0;
+            kept.clear();
+            return none;
         }
     }
 
@@ -547,7 +612,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
 
     private static boolean isJpeg(EncodedBatch batch, int i) {
         return batch.status[i] == SampleStatus.OK
-                && ImageFormat.sniff(batch.files[i], batch.lengths[i]) == ImageFormat.JPEG;
+                && ImageFormat.sniff(batch.file(i), batch.lengths[i]) == ImageFormat.JPEG;
     }
 
     /** The entry's host pixels, once the copies queued from them last time are done. */
@@ -556,7 +621,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             entry.done.synchronize();
             entry.hostUsed = false;
         }
-        return entry.hostPixels(batchSize * pixelBytes);
+        return entry.hostPixels(driver, batchSize * pixelBytes);
     }
 
     /**
@@ -603,7 +668,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 sourceBytes += batch.lengths[i];
                 if (!batch.onCpu(i)) {
                     positionOf[encoded.size()] = i;
-                    encoded.add(batch.files[i].asSlice(0, batch.lengths[i]));
+                    encoded.add(batch.file(i));
                 }
             }
         }
@@ -646,7 +711,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             timedBatches++;
         }
         // The CPU's share: images nvJPEG left, decoded by the reader threads into host memory.
-        List<SampleError> errors = new ArrayList<>();
+        List<SampleError> errors = batch.errors;
+        errors.clear();
         for (int i = 0; i < n; i++) {
             if (batch.status[i] != SampleStatus.OK) {
                 errors.add(new SampleError(
@@ -654,7 +720,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             }
         }
         if (batch.leftoverCount() > 0 || (!errors.isEmpty() && policy == ErrorPolicy.SKIP)) {
-            MemorySegment host = shared > 0 ? entry.hostPixels(batchSize * pixelBytes) : hostPixels(entry);
+            MemorySegment host = shared > 0 ? entry.hostPixels(driver, batchSize * pixelBytes) : hostPixels(entry);
             batch.startCpu(readerThreads, host, pixelBytes, false); // what nvJPEG left, after the share
             batch.awaitCpu();
             if (shared > 0) {
@@ -688,10 +754,14 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         failedImages.addAndGet(errors.size());
         if (!errors.isEmpty() && policy == ErrorPolicy.FAIL) {
             entry.done.record(stream); // the next use of this host memory waits for the copies queued
-            return new SampleException(batch.epoch, batch.batch, errors);
+            return new SampleException(batch.epoch, batch.batch, List.copyOf(errors));
         }
         if (normalize) {
             kernels.normalize(entry.staging, entry.out, n, crop, crop, spec.mean(), spec.std(), stream);
+            // A skipped sample is 0.0 in float32, as the loader gives it, not the normalised black.
+            for (SampleError e : errors) {
+                entry.out.copyFromHostAsync(e.position() * pixelBytes * 4, floatZeros, stream);
+            }
         }
         entry.done.record(stream);
         for (int i = 0; i < n; i++) {
@@ -773,7 +843,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      */
     @Override
     public void close() {
-        if (closed) {
+        if (!closing.compareAndSet(false, true)) {
             return;
         }
         closed = true;
@@ -785,18 +855,31 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             ensureCurrent();
             stream.synchronize();
         } catch (RuntimeException e) {
-            error = e;
+            error = e; // the device may still read the host buffers: keep them (a leak, not a crash)
         }
         for (DeviceEntry e : entries) {
             DeviceBatch held = e.handedOut;
             if (held != null) {
                 held.invalidate();
             }
-            e.closeHost();
+            if (error == null) {
+                e.closeHost();
+            }
+        }
+        if (error == null) {
+            closeFiles();
         }
         error = closeResources(error);
         if (error != null) {
             throw error;
+        }
+    }
+
+    private void closeFiles() {
+        for (EncodedBatch f : files) {
+            if (f != null) {
+                f.close();
+            }
         }
     }
 

@@ -4,10 +4,10 @@ import io.stoke.loader.decode.SampleTransform;
 import io.stoke.loader.source.SampleReader;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.BlockingDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedBlockingDeque;
 import java.util.function.Supplier;
 
 /**
@@ -24,20 +24,25 @@ final class ReaderThreads implements AutoCloseable {
     private static final Runnable STOP = () -> {};
 
     private final Thread[] threads;
-    private final List<BlockingQueue<Runnable>> queues;
+    private final List<BlockingDeque<Runnable>> queues;
     private final ThreadLocal<SampleReader> reader = new ThreadLocal<>();
     private final ThreadLocal<SampleTransform> transform = new ThreadLocal<>();
 
     ReaderThreads(int n, Supplier<SampleReader> readers, Supplier<SampleTransform> transforms) {
         threads = new Thread[n];
         queues = new ArrayList<>(n);
-        for (int r = 0; r < n; r++) {
-            BlockingQueue<Runnable> queue = new LinkedBlockingQueue<>();
-            queues.add(queue);
-            threads[r] = Thread.ofPlatform()
-                    .name("stoke-gpu-reader-" + r)
-                    .daemon()
-                    .start(() -> loop(queue, readers, transforms));
+        try {
+            for (int r = 0; r < n; r++) {
+                BlockingDeque<Runnable> queue = new LinkedBlockingDeque<>();
+                queues.add(queue);
+                threads[r] = Thread.ofPlatform()
+                        .name("stoke-gpu-reader-" + r)
+                        .daemon()
+                        .start(() -> loop(queue, readers, transforms));
+            }
+        } catch (RuntimeException | Error e) {
+            close(); // the threads started so far stop, and close what they made
+            throw e;
         }
     }
 
@@ -46,7 +51,7 @@ final class ReaderThreads implements AutoCloseable {
     }
 
     private void loop(
-            BlockingQueue<Runnable> queue, Supplier<SampleReader> readers, Supplier<SampleTransform> transforms) {
+            BlockingDeque<Runnable> queue, Supplier<SampleReader> readers, Supplier<SampleTransform> transforms) {
         SampleReader ownReader = null;
         SampleTransform ownTransform = null;
         Throwable broken = null;
@@ -78,10 +83,20 @@ final class ReaderThreads implements AutoCloseable {
         }
     }
 
-    /** Runs {@code task} on thread {@code r} with its reader and transform; the future completes after. */
+    /** Runs {@code task} on thread {@code r} with its reader and transform, after those queued; the future completes after. */
     Future<?> submit(int r, Task task) {
         Failing f = new Failing(task);
-        queues.get(r).add(f);
+        queues.get(r).addLast(f);
+        return f.done;
+    }
+
+    /**
+     * As {@link #submit}, ahead of the tasks queued: the CPU's decodes of the batch the device waits
+     * for go before the next batch's reads.
+     */
+    Future<?> submitFirst(int r, Task task) {
+        Failing f = new Failing(task);
+        queues.get(r).addFirst(f);
         return f.done;
     }
 
@@ -111,12 +126,12 @@ final class ReaderThreads implements AutoCloseable {
     /** Lets each thread finish its queued tasks, then stops it; its reader and transform close there. */
     @Override
     public void close() {
-        for (BlockingQueue<Runnable> q : queues) {
-            q.add(STOP);
+        for (BlockingDeque<Runnable> q : queues) {
+            q.addLast(STOP);
         }
         boolean interrupted = false;
         for (Thread t : threads) {
-            while (t.isAlive()) {
+            while (t != null && t.isAlive()) {
                 try {
                     t.join();
                 } catch (InterruptedException e) {

@@ -31,7 +31,8 @@ final class StageComparison {
 
     private StageComparison() {}
 
-    static List<GpuCheck.BatchDifference> run(CudaDriver driver, Nvjpeg nvjpeg, Path dir, List<Path> files, int batch) {
+    static List<GpuCheck.BatchDifference> run(
+            CudaDriver driver, int device, Nvjpeg nvjpeg, Path dir, List<Path> files, int batch) {
         List<String> paths = new ArrayList<>(files.size());
         for (Path f : files) {
             paths.add(dir.relativize(f).toString());
@@ -44,6 +45,7 @@ final class StageComparison {
                 + defaults.dctScaling().name().toLowerCase(Locale.ROOT) + ")");
         try (GpuDecodeStage stage = GpuDecodeStage.builder(settings(dataset, batch, full))
                         .driver(driver)
+                        .device(device)
                         .nvjpeg(nvjpeg)
                         .build();
                 Loader cpuFull = settings(dataset, batch, full).build();

@@ -14,6 +14,9 @@ class DecodeSplitTest {
         assertEquals(32, s.cpuCount(256), "the CPU is not measured yet");
         assertEquals(0, s.cpuCount(0));
         assertEquals(1, s.cpuCount(7), "at least one, to measure the CPU");
+        assertEquals(1, s.cpuCount(1), "the GPU is measured: a batch of one goes to the CPU to measure it");
+        DecodeSplit fresh = new DecodeSplit();
+        assertEquals(0, fresh.cpuCount(1), "a batch of one goes to the GPU first");
     }
 
     @Test

@@ -16,6 +16,7 @@ import io.stoke.ffm.testing.CudaTestDouble;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.transform.RandomResizedCrop;
@@ -204,6 +205,7 @@ class GpuDecodeStageTest {
             }
             assertEquals(0, s.failed());
             assertEquals(0, dbl.nvjpegStat("bitstream_changed"), "no file refilled under the engine's queued work");
+            assertEquals(0, dbl.stat("pageable_async_copies"), "the CPU's images are copied from pinned memory");
             return s;
         }
     }
@@ -240,9 +242,11 @@ class GpuDecodeStageTest {
     @Test
     void floatOutputIsNormalisedOnTheDeviceAsTheHostLoaderNormalises() throws Exception {
         writeDataset(root, 7);
+        // A skipped sample is 0.0 in the loader's float output, not normalised black.
+        Files.write(root.resolve("cat").resolve("00-broken.jpg"), new byte[] {(byte) 0xFF, (byte) 0xD8, 1, 2, 3});
         TransformSpec f32 = EVAL.withOutput(TransformSpec.Output.FLOAT32_CHW);
         Loader.Builder settings =
-                Loader.imageFolder(root).batchSize(5).workers(1).transform(f32);
+                Loader.imageFolder(root).batchSize(5).workers(1).transform(f32).onError(ErrorPolicy.SKIP);
         List<Snapshot> want = host(settings);
         try (GpuDecodeStage stage = stage(settings).build();
                 Arena arena = Arena.ofConfined()) {
@@ -327,6 +331,28 @@ class GpuDecodeStageTest {
                 }
             }
             assertNull(stage.next());
+        }
+    }
+
+    @Test
+    void anEpochOfBadFilesEndsTheRunAsTheLoaderEndsIt() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            Path bad = root.resolve("cat").resolve(i + ".jpg");
+            Files.createDirectories(bad.getParent());
+            Files.write(bad, new byte[] {(byte) 0xFF, (byte) 0xD8, (byte) i});
+        }
+        Loader.Builder settings =
+                Loader.imageFolder(root).batchSize(2).epochs(0).transform(EVAL).onError(ErrorPolicy.SKIP);
+        try (GpuDecodeStage stage = stage(settings).build()) {
+            for (int k = 0; k < 3; k++) {
+                try (DeviceBatch b = stage.next()) {
+                    assertEquals(b.size(), b.skipped().size());
+                }
+            }
+            NoSampleDecodedException e = assertThrows(NoSampleDecodedException.class, stage::next);
+            assertEquals(0, e.epoch());
+            assertEquals(5, e.failed());
+            assertThrows(NoSampleDecodedException.class, stage::next, "every later call too");
         }
     }
 
