@@ -3,6 +3,7 @@ package io.stoke.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.stoke.ffm.cuda.CudaException;
 import io.stoke.gpu.DeviceStage;
 import io.stoke.gpu.DeviceStageStats;
 import io.stoke.gpu.DeviceUnavailableException;
@@ -122,11 +123,12 @@ final class BenchRun {
                 if (device.normalize) {
                     settings.transform(settings.transform().withOutput(TransformSpec.Output.FLOAT32_CHW));
                 }
-                int readers = Math.max(1, options.workers().count());
+                int readers = Math.min(256, Math.max(1, options.workers().count()));
                 boolean shared = device.decode == DeviceOptions.Decode.AUTO;
+                long started = System.nanoTime(); // as the loader's clock starts before its workers do
                 GpuDecodeStage stage = openGpuDecode(settings, device.ordinal(), readers, shared);
                 if (stage != null) {
-                    return runGpuDecode(stage, shared, settings, title, warmup.json, readers);
+                    return runGpuDecode(stage, shared, started, settings, title, warmup.json, readers);
                 }
             }
             return run(
@@ -143,8 +145,9 @@ final class BenchRun {
     }
 
     /**
-     * Opens the GPU decode stage for {@code --decode gpu}, or says in one line why it cannot (no
-     * libnvjpeg, no device, a training transform) and returns null: the CPU decodes then.
+     * Opens the GPU decode stage for {@code --decode gpu} or {@code auto}, or says in one line why it
+     * cannot (no libnvjpeg, no driver or device, the driver refusing the device, --augment,
+     * --erasing, an order feed, a restart cache) and returns null: the CPU decodes then.
      */
     private GpuDecodeStage openGpuDecode(Loader.Builder settings, int ordinal, int readers, boolean shared) {
         String flag = shared ? "--decode auto" : "--decode gpu";
@@ -172,7 +175,7 @@ final class BenchRun {
                     + " CPU threads read and decode what nvJPEG leaves"
                     + (shared ? ", and a share of the JPEGs balanced live" : ""));
             return stage;
-        } catch (DeviceUnavailableException e) {
+        } catch (DeviceUnavailableException | CudaException e) {
             err.println("stoke: " + flag + ": " + e.getMessage() + "; decoding on the CPU");
             return null;
         }
@@ -260,10 +263,15 @@ final class BenchRun {
      * wait per batch).
      */
     private int runGpuDecode(
-            GpuDecodeStage stage, boolean shared, Loader.Builder builder, String title, Path json, int readers) {
+            GpuDecodeStage stage,
+            boolean shared,
+            long started,
+            Loader.Builder builder,
+            String title,
+            Path json,
+            int readers) {
         Tally tally;
         GpuDecodeStats decoded;
-        long started = System.nanoTime();
         int batchSize = builder.sampler().batchSize();
         long total = builder.sampler().samplesPerEpoch() * builder.epochs();
         try (stage) {

@@ -47,9 +47,22 @@ public final class DeviceOptions {
         return decode != Decode.CPU;
     }
 
-    /** The CUDA device {@code --device} names: N of cuda:N, else 0. */
+    /** The CUDA device {@code --device} names: N of cuda:N, else 0 (host, auto, cuda). */
     int ordinal() {
         String d = device.toLowerCase(Locale.ROOT);
-        return d.startsWith("cuda:") ? Integer.parseInt(d.substring(5)) : 0;
+        if (d.equals("host") || d.equals("auto") || d.equals("cuda")) {
+            return 0;
+        }
+        if (d.startsWith("cuda:")) {
+            try {
+                int n = Integer.parseInt(d.substring(5));
+                if (n >= 0) {
+                    return n;
+                }
+            } catch (NumberFormatException e) {
+                // said below
+            }
+        }
+        throw new IllegalArgumentException("--device must be host, auto, cuda or cuda:N, not " + device);
     }
 }

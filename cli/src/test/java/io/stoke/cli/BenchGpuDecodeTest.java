@@ -180,6 +180,14 @@ class BenchGpuDecodeTest {
     }
 
     @Test
+    void aDeviceThatIsNoCudaOrdinalIsSaid() throws Exception {
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 4, 2, 10);
+        String[] r = BenchCommandTest.run("bench", root.toString(), "--decode", "gpu", "--device", "cuda:x");
+        assertEquals(Integer.toString(Main.EXIT_FAILED), r[0], r[1] + r[2]);
+        assertTrue(r[2].contains("--device must be host, auto, cuda or cuda:N, not cuda:x"), r[2]);
+    }
+
+    @Test
     void anUnknownDecodeIsAUsageError() throws Exception {
         Path root = TestImages.imageFolder(tmp.resolve("data"), 4, 2, 7);
         String[] r = BenchCommandTest.run("bench", root.toString(), "--decode", "fpga");
