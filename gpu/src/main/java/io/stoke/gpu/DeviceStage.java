@@ -1,10 +1,8 @@
 package io.stoke.gpu;
 
-import io.stoke.ffm.NativeLibraryMissingException;
 import io.stoke.ffm.cuda.CudaContext;
 import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.ffm.cuda.CudaEvent;
-import io.stoke.ffm.cuda.CudaException;
 import io.stoke.ffm.cuda.CudaStream;
 import io.stoke.ffm.cuda.DeviceBuffer;
 import io.stoke.ffm.cuda.HostRegistration;
@@ -19,12 +17,9 @@ import io.stoke.ring.RingLayout;
 import io.stoke.ring.SlotRing;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -65,7 +60,7 @@ import java.util.function.Supplier;
  * order): the pinned registration must be removed before the ring's memory goes.
  */
 public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseable {
-    private static final Object END = new Object();
+    private static final String STAGE = "GPU stage";
 
     private final SlotRing ring;
     private final Supplier<Batch> source;
@@ -77,13 +72,13 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
     private final CudaDriver driver;
     private final CudaContext context;
     private final ThreadLocal<Boolean> current = new ThreadLocal<>();
-    private final List<AutoCloseable> resources = new ArrayList<>(); // in creation order
+    private final StageResources resources = new StageResources();
     private final CudaStream stream;
     private final HostRegistration pinned;
     private final DeviceKernels kernels;
     private final DeviceEntry[] entries;
     private final BlockingQueue<DeviceEntry> free;
-    private final BlockingQueue<Object> ready; // DeviceEntry, a RuntimeException for the consumer, or END
+    private final Handoff handoff;
     private final BlockingQueue<DeviceEntry> reap; // entries whose host slot awaits its copy's event
     private final Thread copier;
     private final Thread reaper;
@@ -92,7 +87,6 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
     private final AtomicLong slotsReturned = new AtomicLong();
     private final AtomicInteger onDevice = new AtomicInteger();
     private final AtomicInteger maxOnDevice = new AtomicInteger();
-    private volatile RuntimeException failure;
     /** What the DeviceBatches handed out ask of this stage: kept off the stage's public face. */
     private final DeviceBatchOwner owner = new DeviceBatchOwner() {
         @Override
@@ -134,7 +128,6 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
         }
     };
 
-    private volatile boolean ended;
     private volatile boolean closed;
 
     private DeviceStage(Builder b) {
@@ -155,27 +148,27 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
         if (normalize && (long) geometry.samplesPerSlot() * geometry.d0() * geometry.d1() > 0xFFFF_FFFFL) {
             throw new IllegalArgumentException("a batch of more than 2^32 pixels cannot be normalised in one launch");
         }
-        this.driver = b.driver != null ? b.driver : loadDriver();
-        this.context = retain(driver, b.device);
+        this.driver = b.driver != null ? b.driver : DeviceOpening.driver();
+        this.context = DeviceOpening.primaryContext(driver, b.device);
         try {
-            resources.add(context);
+            resources.keep(context);
             long slotBytes = geometry.sampleBytes() * geometry.samplesPerSlot();
             // Once, up front: pinning walks every page, far too slow per batch.
-            this.pinned = keep(HostRegistration.register(
+            this.pinned = resources.keep(HostRegistration.register(
                     driver,
                     ring.memory().asSlice(geometry.slotsOffset(), geometry.slotStride() * geometry.slotCount())));
-            this.stream = keep(CudaStream.create(driver));
-            this.kernels = normalize ? keep(new DeviceKernels(driver)) : null;
+            this.stream = resources.keep(CudaStream.create(driver));
+            this.kernels = normalize ? resources.keep(new DeviceKernels(driver)) : null;
             Arena arena = Arena.ofShared();
-            resources.add(arena::close);
+            resources.keep(arena::close);
             this.entries = new DeviceEntry[inFlight];
             this.free = new ArrayBlockingQueue<>(inFlight);
             for (int i = 0; i < inFlight; i++) {
-                DeviceBuffer staging = normalize ? keep(DeviceBuffer.allocate(driver, slotBytes)) : null;
-                DeviceBuffer out = keep(DeviceBuffer.allocate(driver, normalize ? slotBytes * 4 : slotBytes));
-                CudaEvent copied = keep(CudaEvent.create(driver));
-                CudaEvent done = normalize ? keep(CudaEvent.create(driver)) : copied;
-                CudaEvent released = keep(CudaEvent.create(driver));
+                DeviceBuffer staging = normalize ? resources.keep(DeviceBuffer.allocate(driver, slotBytes)) : null;
+                DeviceBuffer out = resources.keep(DeviceBuffer.allocate(driver, normalize ? slotBytes * 4 : slotBytes));
+                CudaEvent copied = resources.keep(CudaEvent.create(driver));
+                CudaEvent done = normalize ? resources.keep(CudaEvent.create(driver)) : copied;
+                CudaEvent released = resources.keep(CudaEvent.create(driver));
                 entries[i] = new DeviceEntry(
                         i,
                         staging,
@@ -188,44 +181,16 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
                 free.add(entries[i]);
             }
             // Bounded: at most K entries circulate, plus one message per failure the consumer has not read.
-            this.ready = new ArrayBlockingQueue<>(inFlight + 4);
+            this.handoff = new Handoff(STAGE, inFlight + 4);
             this.reap = new ArrayBlockingQueue<>(inFlight + 1);
         } catch (RuntimeException e) {
-            closeResources(e);
+            resources.closeAll(e);
             throw e;
         }
         this.reaper = Thread.ofPlatform().name("stoke-gpu-reaper").daemon().unstarted(this::reapLoop);
         this.copier = Thread.ofPlatform().name("stoke-gpu-copier").daemon().unstarted(this::copyLoop);
         reaper.start();
         copier.start();
-    }
-
-    private <T extends AutoCloseable> T keep(T resource) {
-        resources.add(resource);
-        return resource;
-    }
-
-    private static CudaDriver loadDriver() {
-        String library = CudaDriver.defaultLibrary();
-        try {
-            return CudaDriver.load(library);
-        } catch (NativeLibraryMissingException e) {
-            throw new DeviceUnavailableException(CudaDriver.missingReason(library), e);
-        }
-    }
-
-    private static CudaContext retain(CudaDriver driver, int device) {
-        try {
-            return CudaContext.retainPrimary(driver, device);
-        } catch (CudaException e) {
-            if (e.result() == CudaDriver.CUDA_ERROR_NO_DEVICE || e.result() == CudaDriver.CUDA_ERROR_STUB_LIBRARY) {
-                throw new DeviceUnavailableException(
-                        "a CUDA driver is installed but found no usable device (" + e.errorName() + ")", e);
-            }
-            throw e;
-        } catch (IllegalArgumentException e) {
-            throw new DeviceUnavailableException(e.getMessage(), e);
-        }
     }
 
     /**
@@ -282,50 +247,7 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
      * @throws IllegalStateException when the stage is closed, or failed (the cause says how)
      */
     public DeviceBatch next() {
-        while (true) {
-            if (closed) {
-                throw new IllegalStateException("GPU stage is closed");
-            }
-            // Batches queued before a failure were copied fine and are delivered first.
-            Object item = ready.poll();
-            if (item == null) {
-                RuntimeException f = failure;
-                if (f instanceof NoSampleDecodedException n) {
-                    throw n; // the loader's own end, after every batch before it: not a stage failure
-                }
-                if (f != null) {
-                    throw new IllegalStateException("GPU stage failed: " + f.getMessage(), f);
-                }
-                if (ended) {
-                    return null;
-                }
-                try {
-                    // A bounded wait, so that a failure or close() is noticed by a waiting consumer.
-                    item = ready.poll(50, TimeUnit.MILLISECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException("interrupted while waiting for a device batch", e);
-                }
-                if (item == null) {
-                    continue;
-                }
-            }
-            if (item == END) {
-                ended = true;
-                return null;
-            }
-            if (item instanceof RuntimeException e) {
-                throw e;
-            }
-            DeviceEntry entry = (DeviceEntry) item;
-            DeviceBatch batch = new DeviceBatch(owner, entry);
-            entry.handedOut = batch;
-            if (closed) {
-                batch.invalidate();
-                throw new IllegalStateException("GPU stage is closed");
-            }
-            return batch;
-        }
+        return handoff.next(owner, () -> closed);
     }
 
     /** Binds the stage's context to the calling thread once; driver calls need it current. */
@@ -349,14 +271,14 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
     private void copyLoop() {
         try {
             context.makeCurrent();
-            while (!closed && failure == null) {
+            while (!closed && handoff.failure() == null) {
                 DeviceEntry entry = free.take();
                 Batch host;
                 try {
                     host = source.get();
                 } catch (SampleException e) {
                     free.offer(entry);
-                    ready.put(e); // the loader's contract: this batch failed, the next one follows
+                    handoff.put(e); // the loader's contract: this batch failed, the next one follows
                     continue;
                 } catch (RuntimeException e) {
                     free.offer(entry);
@@ -367,7 +289,7 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
                 }
                 if (host == null) {
                     free.offer(entry);
-                    ready.put(END);
+                    handoff.end();
                     return;
                 }
                 if (closed) {
@@ -377,12 +299,12 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
                 }
                 issue(entry, host);
                 reap.add(entry); // never full: K entries circulate, the queue holds K + 1
-                ready.put(entry);
+                handoff.put(entry);
             }
         } catch (InterruptedException e) {
             // close() interrupts a copier that waits for a buffer or for the consumer
         } catch (RuntimeException | Error e) {
-            fail(e instanceof RuntimeException r ? r : new IllegalStateException(e));
+            handoff.fail(e instanceof RuntimeException r ? r : new IllegalStateException(e));
         }
     }
 
@@ -453,13 +375,7 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
         } catch (InterruptedException e) {
             // closing
         } catch (RuntimeException | Error e) {
-            fail(e instanceof RuntimeException r ? r : new IllegalStateException(e));
-        }
-    }
-
-    private void fail(RuntimeException e) {
-        if (failure == null) {
-            failure = e;
+            handoff.fail(e instanceof RuntimeException r ? r : new IllegalStateException(e));
         }
     }
 
@@ -509,7 +425,7 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
         closed = true;
         RuntimeException error = null;
         copier.interrupt();
-        joinQuietly(copier);
+        StageResources.join(copier);
         // Behind every pending entry: the reaper returns all their slots first.
         try {
             reap.put(new DeviceEntry(-1, null, null, null, null, null, null, null));
@@ -517,7 +433,7 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
             Thread.currentThread().interrupt();
             reaper.interrupt();
         }
-        joinQuietly(reaper);
+        StageResources.join(reaper);
         try {
             ensureCurrent();
             stream.synchronize();
@@ -538,40 +454,9 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
                 held.invalidate();
             }
         }
-        error = closeResources(error);
+        error = resources.closeAll(error);
         if (error != null) {
             throw error;
-        }
-    }
-
-    /** Closes every resource, newest first; returns the first failure (the rest suppressed into it), or null. */
-    private RuntimeException closeResources(RuntimeException first) {
-        for (int i = resources.size() - 1; i >= 0; i--) {
-            try {
-                resources.get(i).close();
-            } catch (Exception e) {
-                if (first == null) {
-                    first = e instanceof RuntimeException r ? r : new IllegalStateException(e);
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
-        }
-        resources.clear();
-        return first;
-    }
-
-    private static void joinQuietly(Thread t) {
-        boolean interrupted = false;
-        while (t.isAlive()) {
-            try {
-                t.join();
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
         }
     }
 

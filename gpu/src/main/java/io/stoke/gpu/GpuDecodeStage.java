@@ -3,11 +3,9 @@ package io.stoke.gpu;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-import io.stoke.ffm.NativeLibraryMissingException;
 import io.stoke.ffm.cuda.CudaContext;
 import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.ffm.cuda.CudaEvent;
-import io.stoke.ffm.cuda.CudaException;
 import io.stoke.ffm.cuda.CudaStream;
 import io.stoke.ffm.cuda.DeviceBuffer;
 import io.stoke.ffm.cuda.HostRegistration;
@@ -43,7 +41,6 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -95,7 +92,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * lists it in {@link DeviceBatch#skipped()}.
  */
 public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoCloseable {
-    private static final Object END = new Object();
+    private static final String STAGE = "GPU decode stage";
     private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
 
     private final Dataset dataset;
@@ -128,12 +125,12 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final boolean preferHardware;
     private final CudaContext context;
     private final ThreadLocal<Boolean> current = new ThreadLocal<>();
-    private final List<AutoCloseable> resources = new ArrayList<>(); // in creation order
+    private final StageResources resources = new StageResources();
     private final CudaStream stream;
     private final DeviceKernels kernels;
     private final DeviceEntry[] entries;
     private final BlockingQueue<DeviceEntry> free;
-    private final BlockingQueue<Object> ready; // DeviceEntry, a RuntimeException for the consumer, or END
+    private final Handoff handoff;
     // The batch being decoded, the one being read, and the one before: nvJPEG's asynchronous work may
     // still read a batch's files after its decode call returns (the hardware engine copies them on
     // the stream), so a batch's buffers are refilled only once filesDone[f], recorded after its
@@ -152,8 +149,6 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final EpochCount epochCount = new EpochCount(); // the decode thread's
     private final MemorySegment floatZeros; // one float32 sample of 0.0, pinned: what a skipped sample becomes
     private volatile String backendNote;
-    private volatile RuntimeException failure;
-    private volatile boolean ended;
     private volatile boolean closed;
     private final AtomicBoolean closing = new AtomicBoolean();
 
@@ -227,33 +222,33 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.gpuStart = new CudaEvent[timedSlots];
         this.gpuEnd = new CudaEvent[timedSlots];
         this.gpuImagesTimed = new int[timedSlots];
-        this.driver = b.driver != null ? b.driver : loadDriver();
-        this.context = retain(driver, b.device);
-        resources.add(context);
+        this.driver = b.driver != null ? b.driver : DeviceOpening.driver();
+        this.context = DeviceOpening.primaryContext(driver, b.device);
+        resources.keep(context);
         try {
             ensureCurrent();
-            this.stream = keep(CudaStream.create(driver));
-            this.kernels = keep(new DeviceKernels(driver));
+            this.stream = resources.keep(CudaStream.create(driver));
+            this.kernels = resources.keep(new DeviceKernels(driver));
             if (split != null) {
                 for (int t = 0; t < gpuStart.length; t++) {
-                    gpuStart[t] = keep(CudaEvent.createTimed(driver));
-                    gpuEnd[t] = keep(CudaEvent.createTimed(driver));
+                    gpuStart[t] = resources.keep(CudaEvent.createTimed(driver));
+                    gpuEnd[t] = resources.keep(CudaEvent.createTimed(driver));
                 }
             }
             Arena arena = Arena.ofShared();
-            resources.add(arena::close);
+            resources.keep(arena::close);
             this.floatZeros = normalize ? arena.allocate(pixelBytes * 4, 64) : null;
             if (floatZeros != null) {
-                keep(HostRegistration.register(driver, floatZeros));
+                resources.keep(HostRegistration.register(driver, floatZeros));
             }
             this.entries = new DeviceEntry[inFlight];
             this.free = new ArrayBlockingQueue<>(inFlight);
             for (int i = 0; i < inFlight; i++) {
                 long bytes = batchSize * pixelBytes;
-                DeviceBuffer staging = normalize ? keep(DeviceBuffer.allocate(driver, bytes)) : null;
-                DeviceBuffer out = keep(DeviceBuffer.allocate(driver, normalize ? bytes * 4 : bytes));
-                CudaEvent done = keep(CudaEvent.create(driver));
-                CudaEvent released = keep(CudaEvent.create(driver));
+                DeviceBuffer staging = normalize ? resources.keep(DeviceBuffer.allocate(driver, bytes)) : null;
+                DeviceBuffer out = resources.keep(DeviceBuffer.allocate(driver, normalize ? bytes * 4 : bytes));
+                CudaEvent done = resources.keep(CudaEvent.create(driver));
+                CudaEvent released = resources.keep(CudaEvent.create(driver));
                 entries[i] = new DeviceEntry(
                         i,
                         staging,
@@ -266,15 +261,15 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 entries[i].gpuDecoded = new boolean[batchSize];
                 free.add(entries[i]);
             }
-            this.ready = new ArrayBlockingQueue<>(inFlight + 4);
+            this.handoff = new Handoff(STAGE, inFlight + 4);
             for (int f = 0; f < files.length; f++) {
                 files[f] = new EncodedBatch(batchSize, readerCount); // closed by close(), once nothing reads them
-                filesDone[f] = keep(CudaEvent.create(driver));
+                filesDone[f] = resources.keep(CudaEvent.create(driver));
             }
             // Each thread makes its own reader and CPU transform: their buffers belong to it. The CPU
             // writes uint8 as nvJPEG's share is, and the normalisation kernel then takes the whole batch.
             TransformSpec uint8 = s.withOutput(TransformSpec.Output.UINT8_HWC);
-            this.readerThreads = keep(new ReaderThreads(
+            this.readerThreads = resources.keep(new ReaderThreads(
                     readerCount,
                     () -> dataset.reader(s.maxFileBytes()),
                     () -> new SampleTransform(dataset, uint8, sampler.seed())));
@@ -283,7 +278,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             decoder.start();
         } catch (RuntimeException | Error e) {
             closeFiles();
-            closeResources(null);
+            resources.closeAll(null);
             throw e;
         }
         try {
@@ -315,34 +310,6 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                     + " decode on the CPU (--decode cpu)";
         }
         return null;
-    }
-
-    private <T extends AutoCloseable> T keep(T resource) {
-        resources.add(resource);
-        return resource;
-    }
-
-    private static CudaDriver loadDriver() {
-        String library = CudaDriver.defaultLibrary();
-        try {
-            return CudaDriver.load(library);
-        } catch (NativeLibraryMissingException e) {
-            throw new DeviceUnavailableException(CudaDriver.missingReason(library), e);
-        }
-    }
-
-    private static CudaContext retain(CudaDriver driver, int device) {
-        try {
-            return CudaContext.retainPrimary(driver, device);
-        } catch (CudaException e) {
-            if (e.result() == CudaDriver.CUDA_ERROR_NO_DEVICE || e.result() == CudaDriver.CUDA_ERROR_STUB_LIBRARY) {
-                throw new DeviceUnavailableException(
-                        "a CUDA driver is installed but found no usable device (" + e.errorName() + ")", e);
-            }
-            throw e;
-        } catch (IllegalArgumentException e) {
-            throw new DeviceUnavailableException(e.getMessage(), e);
-        }
     }
 
     /**
@@ -403,48 +370,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      */
     @Override
     public DeviceBatch next() {
-        while (true) {
-            if (closed) {
-                throw new IllegalStateException("GPU decode stage is closed");
-            }
-            Object item = ready.poll();
-            if (item == null) {
-                RuntimeException f = failure;
-                if (f instanceof NoSampleDecodedException n) {
-                    throw n; // after every batch before it, as the loader throws it: not a stage failure
-                }
-                if (f != null) {
-                    throw new IllegalStateException("GPU decode stage failed: " + f.getMessage(), f);
-                }
-                if (ended) {
-                    return null;
-                }
-                try {
-                    item = ready.poll(50, TimeUnit.MILLISECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException("interrupted while waiting for a device batch", e);
-                }
-                if (item == null) {
-                    continue;
-                }
-            }
-            if (item == END) {
-                ended = true;
-                return null;
-            }
-            if (item instanceof RuntimeException e) {
-                throw e;
-            }
-            DeviceEntry entry = (DeviceEntry) item;
-            DeviceBatch batch = new DeviceBatch(owner, entry);
-            entry.handedOut = batch;
-            if (closed) {
-                batch.invalidate();
-                throw new IllegalStateException("GPU decode stage is closed");
-            }
-            return batch;
-        }
+        return handoff.next(owner, () -> closed);
     }
 
     private void ensureCurrent() {
@@ -498,14 +424,14 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 filesQueued[f] = true;
                 if (rejected != null) {
                     free.offer(entry);
-                    ready.put(rejected);
+                    handoff.put(rejected);
                 } else {
-                    ready.put(entry);
+                    handoff.put(entry);
                 }
                 NoSampleDecodedException none = epochCount.count(now);
                 if (none != null) {
                     // Every file of the epoch failed, and every later epoch would: stop, as the loader does.
-                    failure = none;
+                    handoff.fail(none);
                     return;
                 }
                 if (!more) {
@@ -517,17 +443,16 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         } catch (InterruptedException e) {
             // close() interrupts a decode thread that waits for a buffer, the readers or the consumer
         } catch (RuntimeException | Error e) {
-            failure = e instanceof RuntimeException r ? r : new IllegalStateException(e);
+            handoff.fail(e instanceof RuntimeException r ? r : new IllegalStateException(e));
         } finally {
             // The constructor waits for this; a failure before the decoder opened must reach it.
+            RuntimeException failure = handoff.failure();
             opened.completeExceptionally(
                     failure != null ? failure : new IllegalStateException("the GPU decode thread stopped"));
             try {
                 stream.synchronize(); // nothing queued may still use what the decoder and the resize own
             } catch (RuntimeException e) {
-                if (failure == null) {
-                    failure = e;
-                }
+                handoff.fail(e);
             }
             if (resize != null) {
                 resize.close();
@@ -544,7 +469,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      */
     private void end() throws InterruptedException {
         stream.synchronize();
-        ready.put(END);
+        handoff.end();
     }
 
     /** Whether anything decoded in the epoch being decoded, as the loader counts it (EpochDecodeCount). */
@@ -848,7 +773,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         }
         closed = true;
         decoder.interrupt();
-        joinQuietly(decoder);
+        StageResources.join(decoder);
         readerThreads.close(); // after the tasks queued: a task may still read into a batch's buffers
         RuntimeException error = null;
         try {
@@ -869,7 +794,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         if (error == null) {
             closeFiles();
         }
-        error = closeResources(error);
+        error = resources.closeAll(error);
         if (error != null) {
             throw error;
         }
@@ -880,36 +805,6 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             if (f != null) {
                 f.close();
             }
-        }
-    }
-
-    private RuntimeException closeResources(RuntimeException first) {
-        for (int i = resources.size() - 1; i >= 0; i--) {
-            try {
-                resources.get(i).close();
-            } catch (Exception e) {
-                if (first == null) {
-                    first = e instanceof RuntimeException r ? r : new IllegalStateException(e);
-                } else {
-                    first.addSuppressed(e);
-                }
-            }
-        }
-        resources.clear();
-        return first;
-    }
-
-    private static void joinQuietly(Thread t) {
-        boolean interrupted = false;
-        while (t.isAlive()) {
-            try {
-                t.join();
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
         }
     }
 

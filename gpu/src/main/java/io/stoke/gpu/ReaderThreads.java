@@ -129,18 +129,10 @@ final class ReaderThreads implements AutoCloseable {
         for (BlockingDeque<Runnable> q : queues) {
             q.addLast(STOP);
         }
-        boolean interrupted = false;
         for (Thread t : threads) {
-            while (t != null && t.isAlive()) {
-                try {
-                    t.join();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
+            if (t != null) {
+                StageResources.join(t);
             }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
         }
     }
 }
