@@ -3,7 +3,6 @@ package io.stoke.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import io.stoke.ffm.cuda.CudaException;
 import io.stoke.gpu.DeviceStage;
 import io.stoke.gpu.DeviceStageStats;
 import io.stoke.gpu.DeviceUnavailableException;
@@ -161,24 +160,25 @@ final class BenchRun {
             err.println("stoke: " + flag + ": " + nvjpeg.description() + "; decoding on the CPU");
             return null;
         }
-        try {
-            GpuDecodeStage stage = GpuDecodeStage.builder(settings)
-                    .device(ordinal)
-                    .readers(readers)
-                    .nvjpeg(nvjpeg.nvjpeg().get())
-                    .shareWithCpu(shared)
-                    .build();
-            err.println("stoke: decoding on CUDA device " + ordinal + " (EXPERIMENTAL) with " + nvjpeg.description()
-                    + ", "
-                    + (stage.backend() == GpuJpegDecoder.Backend.HARDWARE ? "hardware engine" : "GPU hybrid decoder")
-                    + (stage.backendNote() != null ? " (" + stage.backendNote() + ")" : "") + "; " + readers
-                    + " CPU threads read and decode what nvJPEG leaves"
-                    + (shared ? ", and a share of the JPEGs balanced live" : ""));
-            return stage;
-        } catch (DeviceUnavailableException | CudaException e) {
-            err.println("stoke: " + flag + ": " + e.getMessage() + "; decoding on the CPU");
-            return null;
-        }
+        GpuDecodeStage.Builder builder = GpuDecodeStage.builder(settings)
+                .device(ordinal)
+                .readers(readers)
+                .nvjpeg(nvjpeg.nvjpeg().get())
+                .shareWithCpu(shared);
+        return GpuDecodeStage.openOrCpu(builder, reason -> err.println("stoke: " + flag + ": " + reason))
+                .map(stage -> {
+                    err.println("stoke: decoding on CUDA device " + ordinal + " (EXPERIMENTAL) with "
+                            + nvjpeg.description()
+                            + ", "
+                            + (stage.backend() == GpuJpegDecoder.Backend.HARDWARE
+                                    ? "hardware engine"
+                                    : "GPU hybrid decoder")
+                            + (stage.backendNote() != null ? " (" + stage.backendNote() + ")" : "") + "; " + readers
+                            + " CPU threads read and decode what nvJPEG leaves"
+                            + (shared ? ", and a share of the JPEGs balanced live" : ""));
+                    return stage;
+                })
+                .orElse(null);
     }
 
     /**

@@ -6,6 +6,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import io.stoke.ffm.cuda.CudaContext;
 import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.ffm.cuda.CudaEvent;
+import io.stoke.ffm.cuda.CudaException;
 import io.stoke.ffm.cuda.CudaStream;
 import io.stoke.ffm.cuda.DeviceBuffer;
 import io.stoke.ffm.cuda.HostRegistration;
@@ -37,12 +38,14 @@ import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * Decodes a dataset's JPEGs on a CUDA device into {@link DeviceBatch}es: the GPU decode stage.
@@ -296,6 +299,21 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 cause.addSuppressed(suppressed);
             }
             throw cause;
+        }
+    }
+
+    /**
+     * Opens a stage with {@code builder}, or, where this machine cannot decode on the GPU (no CUDA
+     * driver, no device, the driver refusing the device asked for), passes the one-line reason,
+     * ending "; decoding on the CPU", to {@code report} and returns empty, so that the caller decodes
+     * on the CPU. Other errors (a refused transform, a nvJPEG failure) still throw.
+     */
+    public static Optional<GpuDecodeStage> openOrCpu(Builder builder, Consumer<String> report) {
+        try {
+            return Optional.of(builder.build());
+        } catch (DeviceUnavailableException | CudaException e) {
+            report.accept(e.getMessage() + "; decoding on the CPU");
+            return Optional.empty();
         }
     }
 
