@@ -192,13 +192,7 @@ final class BenchRun {
             return null;
         }
         boolean auto = d.equals("auto");
-        int ordinal = 0;
-        if (!auto) {
-            if (!d.equals("cuda") && !d.startsWith("cuda:")) {
-                throw new IllegalArgumentException("--device must be host, auto, cuda or cuda:N, not " + device);
-            }
-            ordinal = d.equals("cuda") ? 0 : Integer.parseInt(d.substring(5));
-        }
+        int ordinal = DeviceOptions.ordinalOf(device); // refuses anything but host, auto, cuda, cuda:N
         DeviceStage.Builder b = DeviceStage.builder(loader).device(ordinal);
         if (normalize) {
             b.normalizeOnDevice();

@@ -49,6 +49,11 @@ public final class DeviceOptions {
 
     /** The CUDA device {@code --device} names: N of cuda:N, else 0 (host, auto, cuda). */
     int ordinal() {
+        return ordinalOf(device);
+    }
+
+    /** {@link #ordinal()} of a {@code --device} value, the one place it is read. */
+    static int ordinalOf(String device) {
         String d = device.toLowerCase(Locale.ROOT);
         if (d.equals("host") || d.equals("auto") || d.equals("cuda")) {
             return 0;

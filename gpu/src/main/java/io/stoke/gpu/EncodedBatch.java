@@ -2,6 +2,7 @@ package io.stoke.gpu;
 
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.format.ImageFormat;
 import io.stoke.loader.source.SampleReader;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -33,6 +34,9 @@ final class EncodedBatch implements AutoCloseable {
     private final MemorySegment[] buffers; // per reader: its positions' files, end to end
     private final long[] offsets; // per position: where its file starts in its reader's buffer
     final long[] lengths;
+    /** Per position: read, and a JPEG by its content (either side may decode it). */
+    final boolean[] jpeg;
+
     final SampleStatus[] status;
     final String[] messages;
     /** The files read, in position order, for nvJPEG; {@link #positionOf}[j] is file j's position. */
@@ -63,6 +67,7 @@ final class EncodedBatch implements AutoCloseable {
         arenas = new Arena[readers];
         buffers = new MemorySegment[readers];
         offsets = new long[batchSize];
+        jpeg = new boolean[batchSize];
         lengths = new long[batchSize];
         status = new SampleStatus[batchSize];
         messages = new String[batchSize];
@@ -110,8 +115,11 @@ final class EncodedBatch implements AutoCloseable {
                     offsets[i] = used;
                     lengths[i] = n;
                     used += n;
+                    // Sniffed here, on the reader's own bytes: the split asks per batch, with no slice per file.
+                    jpeg[i] = ImageFormat.sniff(reader.bytes(), n) == ImageFormat.JPEG;
                     messages[i] = null;
                 } else {
+                    jpeg[i] = false;
                     messages[i] = reader.message() != null ? reader.message() : s.description();
                 }
                 status[i] = s;

@@ -20,7 +20,6 @@ import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
-import io.stoke.loader.format.ImageFormat;
 import io.stoke.loader.resample.ResampleTables;
 import io.stoke.loader.resample.Resampler;
 import io.stoke.loader.sample.ResumePlan;
@@ -535,7 +534,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         measureGpu();
         int jpegs = 0;
         for (int i = 0; i < batch.size; i++) {
-            if (isJpeg(batch, i)) {
+            if (batch.jpeg[i]) {
                 jpegs++;
             }
         }
@@ -544,18 +543,13 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             return 0;
         }
         for (int i = batch.size - 1, left = m; i >= 0 && left > 0; i--) {
-            if (isJpeg(batch, i)) {
+            if (batch.jpeg[i]) {
                 batch.leaveToCpu(i);
                 left--;
             }
         }
         batch.startCpu(readerThreads, hostPixels(entry), pixelBytes, true);
         return m;
-    }
-
-    private static boolean isJpeg(EncodedBatch batch, int i) {
-        return batch.status[i] == SampleStatus.OK
-                && ImageFormat.sniff(batch.file(i), batch.lengths[i]) == ImageFormat.JPEG;
     }
 
     /** The entry's host pixels, once the copies queued from them last time are done. */
