@@ -196,8 +196,10 @@ public final class DeviceBatch implements BatchView {
     }
 
     /**
-     * Copies the batch's device data into {@code dst} after waiting for it: for checks and
-     * debugging, not for training loops.
+     * Copies the batch's device data into {@code dst} after waiting for it, and returns when it is
+     * there: for a model that runs on the host (into {@link GpuDecodeStage#pinnedHostBuffer}, which
+     * the copy fills at the bus's full rate), and for checks. A training loop on the device reads the
+     * batch where it is ({@link #pointer}, {@link #waitOn}).
      */
     public synchronized void copyToHost(MemorySegment dst) {
         checkOpen();

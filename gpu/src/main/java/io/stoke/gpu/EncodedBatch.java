@@ -116,7 +116,9 @@ final class EncodedBatch implements AutoCloseable {
                     lengths[i] = n;
                     used += n;
                     // Sniffed here, on the reader's own bytes: the split asks per batch, with no slice per file.
-                    jpeg[i] = ImageFormat.sniff(reader.bytes(), n) == ImageFormat.JPEG;
+                    // A JPEG cut short counts as no JPEG: the CPU decodes or names it (JpegEnd).
+                    jpeg[i] = ImageFormat.sniff(reader.bytes(), n) == ImageFormat.JPEG
+                            && JpegEnd.complete(reader.bytes(), n);
                     messages[i] = null;
                 } else {
                     jpeg[i] = false;

@@ -36,6 +36,7 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -96,6 +97,7 @@ import java.util.function.Consumer;
 public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoCloseable {
     private static final String STAGE = "GPU decode stage";
     private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
+    private static final Comparator<SampleError> BY_POSITION = Comparator.comparingInt(SampleError::position);
 
     private final Dataset dataset;
     private final Sampler sampler;
@@ -150,6 +152,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final AtomicLong failedImages = new AtomicLong();
     private final EpochCount epochCount = new EpochCount(); // the decode thread's
     private final MemorySegment floatZeros; // one float32 sample of 0.0, pinned: what a skipped sample becomes
+    private final Arena hostArena; // the stage's host memory: floatZeros, labels, indices, pinned host buffers
     private volatile String backendNote;
     private volatile boolean closed;
     private final AtomicBoolean closing = new AtomicBoolean();
@@ -239,6 +242,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             }
             Arena arena = Arena.ofShared();
             resources.keep(arena::close);
+            this.hostArena = arena;
             this.floatZeros = normalize ? arena.allocate(pixelBytes * 4, 64) : null;
             if (floatZeros != null) {
                 resources.keep(HostRegistration.register(driver, floatZeros));
@@ -603,6 +607,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         for (int i = 0; i < n; i++) {
             if (batch.status[i] == SampleStatus.OK) {
                 sourceBytes += batch.lengths[i];
+                if (!batch.jpeg[i] && !batch.onCpu(i)) {
+                    batch.leaveToCpu(i); // PNG, WebP, a JPEG cut short: the CPU decodes or names it
+                }
                 if (!batch.onCpu(i)) {
                     positionOf[encoded.size()] = i;
                     encoded.add(batch.file(i));
@@ -685,6 +692,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 }
             }
         }
+        errors.sort(BY_POSITION); // the readers' errors, then the CPU's: in position order, as a Batch's
         gpuImages.addAndGet(onGpu);
         cpuImages.addAndGet(batch.leftoverCount() - shared);
         sharedImages.addAndGet(shared);
@@ -766,6 +774,22 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         return backendNote;
     }
 
+    /**
+     * A host buffer of {@code bytes}, page-locked for this stage's context and freed when the stage
+     * closes: where a consumer whose model runs on the host (ONNX Runtime's CPU provider, or its
+     * Java API, which takes no device memory) copies each batch with {@link
+     * DeviceBatch#copyToHost}, at the bus's full rate. Allocates: call once, before the loop.
+     */
+    public synchronized MemorySegment pinnedHostBuffer(long bytes) {
+        if (closing.get()) {
+            throw new IllegalStateException("the GPU decode stage is closed");
+        }
+        ensureCurrent();
+        MemorySegment buffer = hostArena.allocate(bytes, 4096);
+        resources.keep(HostRegistration.register(driver, buffer));
+        return buffer;
+    }
+
     /** Counters so far. */
     public GpuDecodeStats stats() {
         return new GpuDecodeStats(
@@ -806,7 +830,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         if (error == null) {
             closeFiles();
         }
-        error = resources.closeAll(error);
+        synchronized (this) { // against pinnedHostBuffer, the one other writer of resources
+            error = resources.closeAll(error);
+        }
         if (error != null) {
             throw error;
         }

@@ -19,6 +19,7 @@ import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.testing.BadImages;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
 import java.awt.image.BufferedImage;
@@ -236,6 +237,42 @@ class GpuDecodeStageTest {
             }
             assertNull(stage.next());
             assertTrue(stage.stats().cpuImages() >= 1, stage.stats().toString());
+        }
+    }
+
+    @Test
+    void everyBadFileIsNamedAsTheHostLoaderNamesItAndZeroedUnderSkip() throws Exception {
+        writeDataset(root, 6);
+        BadImages.allBadFolder(root); // empty, cut, header only, a bomb, garbage after SOI ...
+        Loader.Builder settings =
+                Loader.imageFolder(root).batchSize(4).workers(1).transform(EVAL).onError(ErrorPolicy.SKIP);
+        List<String> want = new ArrayList<>();
+        List<Snapshot> pixels = host(settings);
+        try (Loader loader = settings.build()) {
+            for (Batch b : loader) {
+                try (b) {
+                    b.skipped().forEach(e -> want.add(e.path() + " " + e.status() + ": " + e.detail()));
+                }
+            }
+        }
+        List<String> got = new ArrayList<>();
+        List<byte[]> pixelsGot = new ArrayList<>();
+        try (GpuDecodeStage stage = stage(settings).build();
+                Arena arena = Arena.ofConfined()) {
+            MemorySegment copy = arena.allocate(4L * 16 * 16 * 3);
+            for (Snapshot w : pixels) {
+                try (DeviceBatch b = stage.next()) {
+                    b.skipped().forEach(e -> got.add(e.path() + " " + e.status() + ": " + e.detail()));
+                    b.copyToHost(copy);
+                    pixelsGot.add(copy.asSlice(0, w.pixels().length).toArray(JAVA_BYTE));
+                }
+            }
+            assertNull(stage.next());
+        }
+        assertEquals(9, want.size(), want.toString());
+        assertEquals(String.join("\n", want), String.join("\n", got));
+        for (int k = 0; k < pixels.size(); k++) {
+            assertArrayEquals(pixels.get(k).pixels(), pixelsGot.get(k), "batch " + k + ": skipped samples are zeros");
         }
     }
 
