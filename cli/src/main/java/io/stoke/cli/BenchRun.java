@@ -9,7 +9,6 @@ import io.stoke.gpu.DeviceUnavailableException;
 import io.stoke.gpu.GpuDecodeStage;
 import io.stoke.gpu.GpuDecodeStats;
 import io.stoke.gpu.GpuJpegDecoder;
-import io.stoke.gpu.NvjpegLibrary;
 import io.stoke.loader.Batch;
 import io.stoke.loader.BatchSource;
 import io.stoke.loader.BatchView;
@@ -125,7 +124,8 @@ final class BenchRun {
                 int readers = Math.min(256, Math.max(1, options.workers().count()));
                 boolean shared = device.decode == DeviceOptions.Decode.AUTO;
                 long started = System.nanoTime(); // as the loader's clock starts before its workers do
-                GpuDecodeStage stage = openGpuDecode(settings, device.ordinal(), readers, shared);
+                GpuDecodeStage stage = GpuDecodeOpening.open(
+                        settings, device.ordinal(), readers, shared, line -> err.println("stoke: " + line));
                 if (stage != null) {
                     return runGpuDecode(stage, shared, started, settings, title, warmup.json, readers);
                 }
@@ -141,44 +141,6 @@ final class BenchRun {
             err.println("stoke: " + e.getMessage());
             return Main.EXIT_NO_DEVICE;
         }
-    }
-
-    /**
-     * Opens the GPU decode stage for {@code --decode gpu} or {@code auto}, or says in one line why it
-     * cannot (no libnvjpeg, no driver or device, the driver refusing the device, --augment,
-     * --erasing, an order feed, a restart cache) and returns null: the CPU decodes then.
-     */
-    private GpuDecodeStage openGpuDecode(Loader.Builder settings, int ordinal, int readers, boolean shared) {
-        String flag = shared ? "--decode auto" : "--decode gpu";
-        String refused = GpuDecodeStage.refusal(settings);
-        if (refused != null) {
-            err.println("stoke: " + flag + ": " + refused + "; decoding on the CPU");
-            return null;
-        }
-        NvjpegLibrary.Loaded nvjpeg = NvjpegLibrary.load();
-        if (nvjpeg.nvjpeg().isEmpty()) {
-            err.println("stoke: " + flag + ": " + nvjpeg.description() + "; decoding on the CPU");
-            return null;
-        }
-        GpuDecodeStage.Builder builder = GpuDecodeStage.builder(settings)
-                .device(ordinal)
-                .readers(readers)
-                .nvjpeg(nvjpeg.nvjpeg().get())
-                .shareWithCpu(shared);
-        return GpuDecodeStage.openOrCpu(builder, reason -> err.println("stoke: " + flag + ": " + reason))
-                .map(stage -> {
-                    err.println("stoke: decoding on CUDA device " + ordinal + " (EXPERIMENTAL) with "
-                            + nvjpeg.description()
-                            + ", "
-                            + (stage.backend() == GpuJpegDecoder.Backend.HARDWARE
-                                    ? "hardware engine"
-                                    : "GPU hybrid decoder")
-                            + (stage.backendNote() != null ? " (" + stage.backendNote() + ")" : "") + "; " + readers
-                            + " CPU threads read and decode what nvJPEG leaves"
-                            + (shared ? ", and a share of the JPEGs balanced live" : ""));
-                    return stage;
-                })
-                .orElse(null);
     }
 
     /**

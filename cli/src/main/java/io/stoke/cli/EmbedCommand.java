@@ -9,20 +9,29 @@ import io.stoke.embed.EmbeddingTables;
 import io.stoke.embed.InferenceDevice;
 import io.stoke.embed.ModelContract;
 import io.stoke.gpu.CudaAvailability;
+import io.stoke.gpu.DeviceBatch;
+import io.stoke.gpu.GpuDecodeStage;
+import io.stoke.loader.Batch;
+import io.stoke.loader.BatchSource;
+import io.stoke.loader.BatchView;
 import io.stoke.loader.Loader;
 import io.stoke.loader.autoworkers.AutoWorkersLog;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.internal.Urls;
+import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.serve.AutoWorkersLogFile;
 import io.stoke.serve.LoaderSettings;
 import java.io.PrintWriter;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
+import java.util.function.ToIntFunction;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -81,6 +90,19 @@ public final class EmbedCommand implements Callable<Integer> {
             paramLabel = "cpu|cuda[:N]",
             description = "Where the model runs (default: ${DEFAULT-VALUE}).")
     String device = "cpu";
+
+    @Option(
+            names = "--decode",
+            paramLabel = "WHERE",
+            description = {
+                "cpu: Stoke's CPU workers decode (default). gpu (EXPERIMENTAL): nvJPEG decodes the JPEGs on GPU N",
+                "of --device cuda:N (0 with --device cpu), resized, cropped and normalised there; each batch is",
+                "copied to pinned host memory for ONNX Runtime (its Java API takes no device memory). CPU threads",
+                "(--workers) read the files and decode what nvJPEG does not take. auto (EXPERIMENTAL): as gpu, and",
+                "the CPU threads also decode a share of the JPEGs, balanced live. Where it cannot (no libnvjpeg,",
+                "no GPU) it says why in one line and decodes on the CPU."
+            })
+    DeviceOptions.Decode decode = DeviceOptions.Decode.CPU;
 
     @Option(
             names = "--output-name",
@@ -180,12 +202,43 @@ public final class EmbedCommand implements Callable<Integer> {
             }
             err.flush();
             EmbeddingJob.Figures f;
-            AutoWorkersLog tuning;
-            try (Loader loader = builder.build()) {
-                f = format == Choices.EmbedFormat.parquet
-                        ? toTables(dataset, rows, contract, loader, embedder, err)
-                        : toNpy(dataset, rows, contract, loader, embedder, err);
-                tuning = loader.autoWorkers();
+            AutoWorkersLog tuning = null;
+            GpuDecodeStage stage = null;
+            if (decode != DeviceOptions.Decode.CPU) {
+                int readers = Math.min(256, Math.max(1, options.workers().count()));
+                stage = GpuDecodeOpening.open(
+                        builder,
+                        where.cuda() ? where.index() : 0,
+                        readers,
+                        decode == DeviceOptions.Decode.AUTO,
+                        line -> err.println("stoke embed: " + line));
+                err.flush();
+            }
+            try {
+                if (stage != null) {
+                    try (GpuDecodeStage decoding = stage) {
+                        Sampler sampler = builder.sampler();
+                        EmbeddingPass pass = sink -> run(
+                                decoding,
+                                fromDevice(decoding, sampler.batchSize()),
+                                b -> sampler.paddedIn(b.epoch(), (int) b.batchIndex()),
+                                embedder,
+                                sink,
+                                rows);
+                        f = format == Choices.EmbedFormat.parquet
+                                ? toTables(dataset, rows, contract, pass, err)
+                                : toNpy(dataset, rows, contract, pass, err);
+                    }
+                } else {
+                    try (Loader loader = builder.build()) {
+                        EmbeddingPass pass =
+                                sink -> run(loader, Batch::pixels, Batch::paddedCount, embedder, sink, rows);
+                        f = format == Choices.EmbedFormat.parquet
+                                ? toTables(dataset, rows, contract, pass, err)
+                                : toNpy(dataset, rows, contract, pass, err);
+                        tuning = loader.autoWorkers();
+                    }
+                }
             } catch (SampleException | NoSampleDecodedException e) {
                 err.println("stoke embed: " + e.getMessage());
                 err.println(
@@ -227,12 +280,17 @@ public final class EmbedCommand implements Callable<Integer> {
         }
     }
 
+    /** One pass of the job's batches through the model into a sink: over a loader, or the GPU decode stage. */
+    @FunctionalInterface
+    private interface EmbeddingPass {
+        EmbeddingJob.Figures into(EmbeddingSink sink) throws OrtException;
+    }
+
     private EmbeddingJob.Figures toNpy(
-            Dataset dataset, int[] rows, ModelContract contract, Loader loader, Embedder embedder, PrintWriter err)
-            throws Exception {
+            Dataset dataset, int[] rows, ModelContract contract, EmbeddingPass pass, PrintWriter err) throws Exception {
         try (EmbeddingOutput output =
                 EmbeddingOutput.create(out, contract.dimension(), EmbeddingJob.paths(dataset, rows), overwrite)) {
-            EmbeddingJob.Figures f = run(loader, embedder, output, rows);
+            EmbeddingJob.Figures f = pass.into(output);
             output.commit();
             for (String s : output.skipped()) {
                 err.println("skipped: " + s);
@@ -242,10 +300,9 @@ public final class EmbedCommand implements Callable<Integer> {
     }
 
     private EmbeddingJob.Figures toTables(
-            Dataset dataset, int[] rows, ModelContract contract, Loader loader, Embedder embedder, PrintWriter err)
-            throws Exception {
+            Dataset dataset, int[] rows, ModelContract contract, EmbeddingPass pass, PrintWriter err) throws Exception {
         try (EmbeddingTables tables = EmbeddingTables.create(out, dataset, rows, contract.dimension(), overwrite)) {
-            EmbeddingJob.Figures f = run(loader, embedder, tables, rows);
+            EmbeddingJob.Figures f = pass.into(tables);
             tables.commit();
             err.println("stoke embed: " + tables.written().size() + " Parquet table"
                     + (tables.written().size() == 1 ? "" : "s") + " in " + out);
@@ -253,16 +310,38 @@ public final class EmbedCommand implements Callable<Integer> {
         }
     }
 
-    private static EmbeddingJob.Figures run(Loader loader, Embedder embedder, EmbeddingSink sink, int[] rows)
+    private static <B extends BatchView> EmbeddingJob.Figures run(
+            BatchSource<B> source,
+            Function<? super B, MemorySegment> pixels,
+            ToIntFunction<? super B> padded,
+            Embedder embedder,
+            EmbeddingSink sink,
+            int[] rows)
             throws OrtException {
         ProgressBar progress = new ProgressBar(System.err, rows.length);
         long[] last = {0};
-        EmbeddingJob.Figures f = EmbeddingJob.run(loader, embedder, sink, rows, done -> {
+        EmbeddingJob.Figures f = EmbeddingJob.run(source, pixels, padded, embedder, sink, rows, done -> {
             progress.advance(done - last[0]);
             last[0] = done;
         });
         progress.finish();
         return f;
+    }
+
+    /**
+     * A device batch's pixels in host memory, for ONNX Runtime: copied into one pinned buffer of a whole
+     * batch, taken from the stage at the first batch and reused (the model has read it before the next
+     * copy: one consumer, one batch at a time).
+     */
+    private static Function<DeviceBatch, MemorySegment> fromDevice(GpuDecodeStage stage, int batchSize) {
+        MemorySegment[] host = {null};
+        return batch -> {
+            if (host[0] == null) {
+                host[0] = stage.pinnedHostBuffer(batch.byteSize() / batch.size() * batchSize);
+            }
+            batch.copyToHost(host[0]);
+            return host[0];
+        };
     }
 
     private Embedder open(InferenceDevice where, PrintWriter err) {

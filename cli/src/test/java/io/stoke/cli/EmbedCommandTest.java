@@ -48,7 +48,7 @@ class EmbedCommandTest {
     }
 
     /** Rows of a float32 [rows, columns] .npy file, with its header checked by the first bytes and the length. */
-    private static float[][] npy(Path file, int columns) throws IOException {
+    static float[][] npy(Path file, int columns) throws IOException {
         byte[] all = Files.readAllBytes(file);
         ByteBuffer b = ByteBuffer.wrap(all).order(ByteOrder.LITTLE_ENDIAN);
         assertEquals((byte) 0x93, all[0]);

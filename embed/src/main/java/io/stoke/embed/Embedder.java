@@ -11,7 +11,6 @@ import io.stoke.loader.Batch;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.Buffer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
@@ -90,25 +89,41 @@ public final class Embedder implements AutoCloseable {
      *     this embedder's memory: valid until the next call
      */
     public MemorySegment embed(Batch batch) throws OrtException {
-        int n = batch.size();
+        return embed(batch.pixels(), batch.shape());
+    }
+
+    /**
+     * Runs the model on a batch's pixels in host memory, read in place: {@code shape} is the batch's
+     * ({@code [n, H, W, 3]} uint8 or {@code [n, 3, H, W]} float32, as the contract's layout says), and
+     * {@code pixels} holds at least its elements (a buffer longer than one batch is read from its start).
+     *
+     * @return {@code n * dimension} float32 values, row i for the batch's sample i, in this
+     *     embedder's memory: valid until the next call
+     */
+    public MemorySegment embed(MemorySegment pixels, long[] inputShape) throws OrtException {
+        int n = Math.toIntExact(inputShape[0]);
         long dim = contract.dimension();
         long outBytes = 4L * n * dim;
         if (output == null || output.byteSize() < outBytes) {
             output = arena.allocate(outBytes, 64);
         }
-        MemorySegment pixels = batch.pixels();
-        long[] inputShape = batch.shape();
         long expected = 1;
         for (long d : inputShape) {
             expected *= d;
         }
-        ByteBuffer in = pixels.asByteBuffer().order(ByteOrder.nativeOrder());
+        boolean floats = contract.layout() == ModelContract.Layout.FLOAT32_NCHW;
+        long inBytes = expected * (floats ? 4 : 1);
+        if (pixels.byteSize() < inBytes) {
+            throw new IllegalStateException(
+                    "the batch's pixels hold " + pixels.byteSize() + " bytes, its shape " + inBytes);
+        }
+        ByteBuffer in = pixels.asSlice(0, inBytes).asByteBuffer().order(ByteOrder.nativeOrder());
         outputShape[0] = n;
         ByteBuffer out = output.asSlice(0, outBytes).asByteBuffer().order(ByteOrder.nativeOrder());
         long start = System.nanoTime();
-        try (OnnxTensor input = contract.layout() == ModelContract.Layout.FLOAT32_NCHW
-                        ? OnnxTensor.createTensor(env, checked(in.asFloatBuffer(), expected), inputShape)
-                        : OnnxTensor.createTensor(env, checked(in, expected), inputShape, OnnxJavaType.UINT8);
+        try (OnnxTensor input = floats
+                        ? OnnxTensor.createTensor(env, in.asFloatBuffer(), inputShape)
+                        : OnnxTensor.createTensor(env, in, inputShape, OnnxJavaType.UINT8);
                 OnnxTensor pinned = OnnxTensor.createTensor(env, out.asFloatBuffer(), outputShape);
                 OrtSession.Result _ = session.run(
                         Map.of(contract.inputName(), input),
@@ -116,15 +131,6 @@ public final class Embedder implements AutoCloseable {
             lastRunNanos = System.nanoTime() - start;
         }
         return output.asSlice(0, outBytes);
-    }
-
-    /** The buffer, when it holds exactly the elements the shape says (a slot is never larger or smaller). */
-    private static <B extends Buffer> B checked(B buffer, long elements) {
-        if (buffer.capacity() != elements) {
-            throw new IllegalStateException(
-                    "the batch's pixels hold " + buffer.capacity() + " elements, its shape " + elements);
-        }
-        return buffer;
     }
 
     /** How long the last {@link #embed}'s model run took. */

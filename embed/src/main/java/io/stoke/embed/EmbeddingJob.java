@@ -3,6 +3,8 @@ package io.stoke.embed;
 import ai.onnxruntime.OrtException;
 import com.sun.management.OperatingSystemMXBean;
 import io.stoke.loader.Batch;
+import io.stoke.loader.BatchSource;
+import io.stoke.loader.BatchView;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.sample.Sampler;
@@ -16,7 +18,9 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.LongConsumer;
+import java.util.function.ToIntFunction;
 
 /**
  * One pass of a loader through a model into an {@link EmbeddingSink}: each batch is embedded
@@ -89,6 +93,26 @@ public final class EmbeddingJob {
      */
     public static Figures run(Loader loader, Embedder embedder, EmbeddingSink output, int[] rows, LongConsumer progress)
             throws OrtException {
+        return run(loader, Batch::pixels, Batch::paddedCount, embedder, output, rows, progress);
+    }
+
+    /**
+     * As {@link #run(Loader, Embedder, EmbeddingSink, int[], LongConsumer)}, over any source of one
+     * epoch's batches: the GPU decode stage's device batches as well as a loader's.
+     *
+     * @param pixels a batch's pixels in host memory, as {@link Embedder#embed(MemorySegment, long[])}
+     *     reads them: a slot, or the host buffer a device batch was copied into
+     * @param padded how many of a batch's last samples are padding (another rank's), not embedded
+     */
+    public static <B extends BatchView> Figures run(
+            BatchSource<B> source,
+            Function<? super B, MemorySegment> pixels,
+            ToIntFunction<? super B> padded,
+            Embedder embedder,
+            EmbeddingSink output,
+            int[] rows,
+            LongConsumer progress)
+            throws OrtException {
         long dimension = embedder.contract().dimension();
         long cpu0 = processCpuNanos();
         long start = System.nanoTime();
@@ -96,10 +120,17 @@ public final class EmbeddingJob {
         long batches = 0;
         long skipped = 0;
         long modelNanos = 0;
+        long waitNanos = 0;
         WorkerCpu workerCpu = new WorkerCpu();
-        for (Batch next = loader.next(); next != null; next = loader.next()) {
-            try (Batch batch = next) {
-                MemorySegment values = embedder.embed(batch);
+        while (true) {
+            long asked = System.nanoTime();
+            B next = source.next();
+            waitNanos += System.nanoTime() - asked;
+            if (next == null) {
+                break;
+            }
+            try (B batch = next) {
+                MemorySegment values = embedder.embed(pixels.apply(batch), batch.shape());
                 modelNanos += embedder.lastRunNanos();
                 List<SampleError> errors = batch.skipped();
                 int e = 0;
@@ -107,7 +138,7 @@ public final class EmbeddingJob {
                 // order) go out in one write: a write per run of rows, not per image.
                 int runStart = -1;
                 int runRow = -1;
-                int real = batch.size() - batch.paddedCount(); // padding, another rank's samples, is not embedded
+                int real = batch.size() - padded.applyAsInt(batch); // padding: another rank's samples
                 for (int i = 0; i < real; i++) {
                     long sample = batch.index(i);
                     int row = Arrays.binarySearch(rows, (int) sample);
@@ -139,10 +170,9 @@ public final class EmbeddingJob {
             }
         }
         long elapsed = System.nanoTime() - start;
-        long waits = Arrays.stream(loader.stats().waitNanos()).sum();
         workerCpu.sample();
         return new Figures(
-                images, batches, skipped, elapsed, modelNanos, waits, processCpuNanos() - cpu0, workerCpu.total());
+                images, batches, skipped, elapsed, modelNanos, waitNanos, processCpuNanos() - cpu0, workerCpu.total());
     }
 
     /** Samples {@code [from, to)} of a batch's embeddings, whose rows start at {@code firstRow}. */
@@ -156,8 +186,9 @@ public final class EmbeddingJob {
     }
 
     /**
-     * CPU time of the loader's worker threads, read after each batch while they live (they end on
-     * their own after the last sample, so the last batch's share may be missed).
+     * CPU time of the threads that read and decode: the loader's workers, or the GPU decode stage's
+     * readers and decoder thread (nvJPEG's host side). Read after each batch while they live (they
+     * end on their own after the last sample, so the last batch's share may be missed).
      */
     private static final class WorkerCpu {
         private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
@@ -166,7 +197,10 @@ public final class EmbeddingJob {
         void sample() {
             if (seen.isEmpty()) {
                 for (ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
-                    if (t != null && t.getThreadName().startsWith("stoke-worker-")) {
+                    if (t != null
+                            && (t.getThreadName().startsWith("stoke-worker-")
+                                    || t.getThreadName().startsWith("stoke-gpu-reader-")
+                                    || t.getThreadName().equals("stoke-gpu-decoder"))) {
                         seen.put(t.getThreadId(), 0L);
                     }
                 }
