@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.stoke.gpu.DeviceStage;
 import io.stoke.gpu.DeviceStageStats;
 import io.stoke.gpu.DeviceUnavailableException;
+import io.stoke.gpu.GpuDecodeOpening;
 import io.stoke.gpu.GpuDecodeStage;
 import io.stoke.gpu.GpuDecodeStats;
 import io.stoke.gpu.GpuJpegDecoder;
@@ -116,18 +117,18 @@ final class BenchRun {
     int execute(LoaderOptions options, DeviceOptions device, WarmupOptions warmup, Dataset dataset, String title) {
         try {
             prepare(warmup, dataset, options.builder(dataset));
-            if (device.decodesOnGpu()) {
+            GpuDecodeOpening.Decode decode = options.decode();
+            if (decode.onGpu()) {
                 Loader.Builder settings = options.builder(dataset);
                 if (device.normalize) {
                     settings.transform(settings.transform().withOutput(TransformSpec.Output.FLOAT32_CHW));
                 }
                 int readers = Math.min(256, Math.max(1, options.workers().count()));
-                boolean shared = device.decode == DeviceOptions.Decode.AUTO;
                 long started = System.nanoTime(); // as the loader's clock starts before its workers do
                 GpuDecodeStage stage = GpuDecodeOpening.open(
-                        settings, device.ordinal(), readers, shared, line -> err.println("stoke: " + line));
+                        settings, decode, device.ordinal(), readers, line -> err.println("stoke: " + line));
                 if (stage != null) {
-                    return runGpuDecode(stage, shared, started, settings, title, warmup.json, readers);
+                    return runGpuDecode(stage, decode.shared(), started, settings, title, warmup.json, readers);
                 }
             }
             return run(

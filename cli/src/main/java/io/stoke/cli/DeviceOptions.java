@@ -3,7 +3,10 @@ package io.stoke.cli;
 import java.util.Locale;
 import picocli.CommandLine.Option;
 
-/** Where demo and bench deliver batches: host memory, or a GPU through the GPU stage. */
+/**
+ * Where demo and bench deliver batches: host memory, or a GPU through the GPU stage. Where they are
+ * decoded is the loader option {@code --decode} ({@link LoaderOptions#decode()}).
+ */
 public final class DeviceOptions {
     @Option(
             names = "--device",
@@ -20,32 +23,6 @@ public final class DeviceOptions {
             description =
                     "With a GPU: send uint8 and normalise to float32 [n,3,C,C] on the device (4x fewer bytes on the bus).")
     boolean normalize;
-
-    @Option(
-            names = "--decode",
-            paramLabel = "WHERE",
-            description = {
-                "cpu: Stoke's CPU workers decode (default). gpu (EXPERIMENTAL): nvJPEG decodes the JPEGs on GPU",
-                "N of --device cuda:N (0 otherwise) into device batches, resized and cropped there (the eval",
-                "transform, or the training crop and flip); CPU threads (--workers) read the files and decode",
-                "what nvJPEG does not take (PNG, WebP, CMYK ...). auto (EXPERIMENTAL): as gpu, and the CPU threads",
-                "also decode a share of the JPEGs, balanced live so both sides finish each batch together. Not yet",
-                "with --augment or --erasing. Where it cannot (no libnvjpeg, no GPU) it says why in one line and",
-                "decodes on the CPU."
-            })
-    Decode decode = Decode.CPU;
-
-    /** Where JPEGs are decoded. */
-    enum Decode {
-        CPU,
-        GPU,
-        AUTO
-    }
-
-    /** Whether {@code --decode gpu} or {@code auto} was asked for. */
-    boolean decodesOnGpu() {
-        return decode != Decode.CPU;
-    }
 
     /** The CUDA device {@code --device} names: N of cuda:N, else 0 (host, auto, cuda). */
     int ordinal() {

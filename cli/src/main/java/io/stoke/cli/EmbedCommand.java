@@ -10,6 +10,7 @@ import io.stoke.embed.InferenceDevice;
 import io.stoke.embed.ModelContract;
 import io.stoke.gpu.CudaAvailability;
 import io.stoke.gpu.DeviceBatch;
+import io.stoke.gpu.GpuDecodeOpening;
 import io.stoke.gpu.GpuDecodeStage;
 import io.stoke.loader.Batch;
 import io.stoke.loader.BatchSource;
@@ -90,19 +91,6 @@ public final class EmbedCommand implements Callable<Integer> {
             paramLabel = "cpu|cuda[:N]",
             description = "Where the model runs (default: ${DEFAULT-VALUE}).")
     String device = "cpu";
-
-    @Option(
-            names = "--decode",
-            paramLabel = "WHERE",
-            description = {
-                "cpu: Stoke's CPU workers decode (default). gpu (EXPERIMENTAL): nvJPEG decodes the JPEGs on GPU N",
-                "of --device cuda:N (0 with --device cpu), resized, cropped and normalised there; each batch is",
-                "copied to pinned host memory for ONNX Runtime (its Java API takes no device memory). CPU threads",
-                "(--workers) read the files and decode what nvJPEG does not take. auto (EXPERIMENTAL): as gpu, and",
-                "the CPU threads also decode a share of the JPEGs, balanced live. Where it cannot (no libnvjpeg,",
-                "no GPU) it says why in one line and decodes on the CPU."
-            })
-    DeviceOptions.Decode decode = DeviceOptions.Decode.CPU;
 
     @Option(
             names = "--output-name",
@@ -204,13 +192,14 @@ public final class EmbedCommand implements Callable<Integer> {
             EmbeddingJob.Figures f;
             AutoWorkersLog tuning = null;
             GpuDecodeStage stage = null;
-            if (decode != DeviceOptions.Decode.CPU) {
+            GpuDecodeOpening.Decode decode = options.decode();
+            if (decode.onGpu()) {
                 int readers = Math.min(256, Math.max(1, options.workers().count()));
                 stage = GpuDecodeOpening.open(
                         builder,
+                        decode,
                         where.cuda() ? where.index() : 0,
                         readers,
-                        decode == DeviceOptions.Decode.AUTO,
                         line -> err.println("stoke embed: " + line));
                 err.flush();
             }

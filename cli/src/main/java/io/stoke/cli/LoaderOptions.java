@@ -1,5 +1,6 @@
 package io.stoke.cli;
 
+import io.stoke.gpu.GpuDecodeOpening;
 import io.stoke.loader.Loader;
 import io.stoke.loader.Workers;
 import io.stoke.loader.error.ErrorPolicy;
@@ -152,6 +153,11 @@ public final class LoaderOptions {
         return o.help()
                 .replace("${DEFAULT-VALUE}", String.valueOf(o.defaultValue()))
                 .replace("${COMPLETION-CANDIDATES}", String.join(", ", o.choices()));
+    }
+
+    /** The loader option {@code --decode}: where the JPEGs are decoded. */
+    GpuDecodeOpening.Decode decode() {
+        return GpuDecodeOpening.Decode.of(settings().text("decode"));
     }
 
     /** The values parsed. */

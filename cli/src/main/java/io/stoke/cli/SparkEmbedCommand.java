@@ -136,6 +136,10 @@ public final class SparkEmbedCommand implements Callable<Integer> {
             err.println("stoke spark-embed: " + problem);
             return Main.EXIT_USAGE;
         }
+        if (options.decode().onGpu()) {
+            err.println("stoke spark-embed: " + options.decode().flag()
+                    + ": Spark's executors decode on their CPUs, not yet on a GPU; decoding on the CPU");
+        }
         if (!Files.isRegularFile(model)) {
             err.println("stoke spark-embed: no model file " + model);
             return Main.EXIT_USAGE;

@@ -137,6 +137,10 @@ public final class TuneCommand implements Callable<Integer> {
             err.println("stoke tune: " + refused);
             return Main.EXIT_USAGE;
         }
+        if (options.decode().onGpu()) {
+            err.println("stoke tune: " + options.decode().flag()
+                    + ": tune measures the CPU workers' decoding, not yet the GPU's; decoding on the CPU");
+        }
         List<Integer> sizes = List.copyOf(new TreeSet<>(batchSizes));
         int cores = Runtime.getRuntime().availableProcessors();
         try (Dataset dataset = options.open(data);

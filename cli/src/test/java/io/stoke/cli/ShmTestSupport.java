@@ -197,6 +197,7 @@ final class ShmTestSupport {
     static final class Child implements AutoCloseable {
         final Process process;
         final List<String> lines = Collections.synchronizedList(new ArrayList<>());
+        Path ring; // the ring a producer serves, for its test to read and remove
         private final Thread reader;
 
         Child(List<String> command) throws IOException {

@@ -790,6 +790,19 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         return buffer;
     }
 
+    /**
+     * Page-locks {@code memory}, which the caller owns and keeps mapped until this stage closes (a
+     * shared-memory ring's whole mapping), for this stage's context: {@link DeviceBatch#copyToHost}
+     * into it then runs at the bus's full rate. Unregistered when the stage closes. Call before the loop.
+     */
+    public synchronized void pinHost(MemorySegment memory) {
+        if (closing.get()) {
+            throw new IllegalStateException("the GPU decode stage is closed");
+        }
+        ensureCurrent();
+        resources.keep(HostRegistration.register(driver, memory));
+    }
+
     /** Counters so far. */
     public GpuDecodeStats stats() {
         return new GpuDecodeStats(

@@ -1,7 +1,10 @@
 package io.stoke.serve;
 
 import io.stoke.ffm.TurboJpeg;
+import io.stoke.gpu.GpuDecodeOpening;
+import io.stoke.gpu.GpuDecodeStage;
 import io.stoke.loader.Loader;
+import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.source.Dataset;
 import io.stoke.ring.RingGeometry;
@@ -159,6 +162,25 @@ public final class RingServer {
             SampleList.remove(sampleList);
             return EXIT_FAILED;
         }
+        GpuDecodeOpening.Decode decode = GpuDecodeOpening.Decode.of(s.text("decode"));
+        if (decode.onGpu()) {
+            GpuDecodeStage stage;
+            ErrorPolicy policy = builder.onError();
+            try {
+                // The stage gives a batch with a bad file under SKIP; FAIL then marks it failed (the publisher).
+                builder.onError(ErrorPolicy.SKIP);
+                int readers = Math.min(256, Math.max(1, setup.workers().count()));
+                stage = GpuDecodeOpening.open(builder, decode, 0, readers, this::say);
+            } catch (RuntimeException | Error e) {
+                shm.close();
+                throw e;
+            } finally {
+                builder.onError(policy);
+            }
+            if (stage != null) {
+                return serveFromGpu(dataset, stage, policy == ErrorPolicy.SKIP, builder.startBatch(), shm, geometry);
+            }
+        }
         Loader loader;
         try {
             loader = builder.ring(g -> shm.slots()).build();
@@ -195,6 +217,85 @@ public final class RingServer {
             loader.close();
             shm.close();
             SampleList.remove(sampleList); // it lives as long as the ring does
+        }
+    }
+
+    /**
+     * {@code --decode gpu|auto}: the GPU decode stage's batches copied into the ring by a {@link
+     * DeviceBatchPublisher}, one loop every 20 ms as with the loader, until every batch is published
+     * and read, or the stage fails.
+     */
+    private int serveFromGpu(
+            Dataset dataset,
+            GpuDecodeStage stage,
+            boolean skipErrors,
+            long firstSequence,
+            ShmRing shm,
+            RingGeometry geometry)
+            throws InterruptedException {
+        DeviceBatchPublisher publisher;
+        try {
+            publisher = new DeviceBatchPublisher(stage, shm.slots(), skipErrors, firstSequence);
+        } catch (RuntimeException | Error e) {
+            stage.close();
+            shm.close();
+            throw e;
+        }
+        // As the loader's path: a signal stops the publisher and the stage, closes the dataset once
+        // and removes the ring's files. The publisher first: it is the stage's one consumer.
+        Thread hook = new Thread(() -> {
+            publisher.close();
+            stage.close();
+            closeOnce(dataset);
+            shm.close();
+            SampleList.remove(sampleList);
+        });
+        Runtime.getRuntime().addShutdownHook(hook);
+        shutdownHook = hook;
+        LoaderSettings s = setup.settings();
+        say(ring + " ready: " + dataset.size() + " images, partition " + s.integer("rank") + " of "
+                + s.integer("world_size") + ", batch " + s.integer("batch_size") + ", " + s.integer("slots")
+                + " slots of " + geometry.slotStride() + " bytes (" + geometry.totalLength()
+                + " bytes in all), decoded on the GPU; waiting for a consumer");
+        try {
+            long lastStatus = System.nanoTime();
+            while (true) {
+                Throwable failure = publisher.failure();
+                if (failure instanceof NoSampleDecodedException e) {
+                    say(e.getMessage()); // the consumer sees the ring's failed state after what was published
+                    return EXIT_FAILED;
+                }
+                if (failure != null) {
+                    throw new IllegalStateException("the GPU decode failed: " + failure, failure);
+                }
+                SlotCounts counts = shm.slots().counts();
+                if (publisher.finished() && counts.drained()) {
+                    say("the consumer has read every batch (" + publisher.published() + " decoded on the GPU: "
+                            + stage.stats() + "); done");
+                    return EXIT_DONE;
+                }
+                if (statusIntervalMillis > 0 && System.nanoTime() - lastStatus >= statusIntervalMillis * 1_000_000L) {
+                    lastStatus = System.nanoTime();
+                    say(String.format(
+                            Locale.ROOT,
+                            "batches produced %d (GPU decode), consumer lag %d, slots in use %d/%d (consumer holds %d,"
+                                    + " ready %d, filling %d), re-delivered %d",
+                            publisher.published(),
+                            Math.max(0, publisher.published() + shm.redelivered() - shm.consumed()),
+                            counts.inUse(),
+                            shm.geometry().slotCount(),
+                            counts.held(),
+                            counts.ready(),
+                            counts.filling(),
+                            shm.redelivered()));
+                }
+                Thread.sleep(20);
+            }
+        } finally {
+            publisher.close();
+            stage.close(); // unregisters the ring's mapping before it is unmapped
+            shm.close();
+            SampleList.remove(sampleList);
         }
     }
 

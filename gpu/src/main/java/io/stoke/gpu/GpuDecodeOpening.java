@@ -1,16 +1,42 @@
-package io.stoke.cli;
+package io.stoke.gpu;
 
-import io.stoke.gpu.GpuDecodeStage;
-import io.stoke.gpu.GpuJpegDecoder;
-import io.stoke.gpu.NvjpegLibrary;
 import io.stoke.loader.Loader;
+import java.util.Locale;
 import java.util.function.Consumer;
 
 /**
- * Opens the GPU decode stage for {@code --decode gpu} or {@code auto} (bench, demo, embed), or says
- * in one line why it cannot, and the CPU decodes then: the one place those lines are written.
+ * Opens the GPU decode stage for the loader option {@code decode} ({@code --decode gpu|auto}, {@code
+ * decode=} of stoke.DataLoader) on behalf of a command (bench, demo, embed, serve), or says in one
+ * line why it cannot, and the CPU decodes then: the one place those lines are written.
  */
-final class GpuDecodeOpening {
+public final class GpuDecodeOpening {
+    /** The values of the loader option {@code decode}: where the JPEGs are decoded. */
+    public enum Decode {
+        CPU,
+        GPU,
+        AUTO;
+
+        /** The option's word ({@code cpu}, {@code gpu}, {@code auto}, any case). */
+        public static Decode of(String word) {
+            return valueOf(word.toUpperCase(Locale.ROOT));
+        }
+
+        /** Whether the GPU decodes (gpu or auto). */
+        public boolean onGpu() {
+            return this != CPU;
+        }
+
+        /** Whether the CPU threads also take a share of the JPEGs (auto). */
+        public boolean shared() {
+            return this == AUTO;
+        }
+
+        /** How the user asked: {@code --decode gpu}, for the lines said. */
+        public String flag() {
+            return "--decode " + name().toLowerCase(Locale.ROOT);
+        }
+    }
+
     private GpuDecodeOpening() {}
 
     /**
@@ -19,11 +45,15 @@ final class GpuDecodeOpening {
      * refusing the device, --augment, --erasing, an order feed, a restart cache). Said first when it
      * opens: the library, the backend, and what the CPU threads do.
      *
-     * @param flag how the user asked, {@code --decode gpu} or {@code --decode auto}, for the lines said
+     * @param say takes each line, to be prefixed with the command's name
      */
-    static GpuDecodeStage open(
-            Loader.Builder settings, int ordinal, int readers, boolean shared, Consumer<String> say) {
-        String flag = shared ? "--decode auto" : "--decode gpu";
+    public static GpuDecodeStage open(
+            Loader.Builder settings, Decode decode, int ordinal, int readers, Consumer<String> say) {
+        if (!decode.onGpu()) {
+            throw new IllegalArgumentException("--decode cpu opens no GPU decode stage");
+        }
+        boolean shared = decode.shared();
+        String flag = decode.flag();
         String refused = GpuDecodeStage.refusal(settings);
         if (refused != null) {
             say.accept(flag + ": " + refused + "; decoding on the CPU");

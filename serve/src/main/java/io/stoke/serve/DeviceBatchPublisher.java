@@ -1,0 +1,161 @@
+package io.stoke.serve;
+
+import io.stoke.gpu.DeviceBatch;
+import io.stoke.gpu.GpuDecodeStage;
+import io.stoke.loader.error.NoSampleDecodedException;
+import io.stoke.loader.error.SampleError;
+import io.stoke.loader.error.SampleStatus;
+import io.stoke.ring.SlotBody;
+import io.stoke.ring.SlotHeader;
+import io.stoke.ring.SlotRing;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+
+/**
+ * The ring's producer under {@code --decode gpu|auto}: takes the GPU decode stage's batches in order
+ * and fills a free slot with each, as the loader's workers and publisher do under {@code --decode
+ * cpu}, so a consumer in another process reads the same layout either way. The pixels arrive by one
+ * device-to-host copy into the slot (the ring's mapping page-locked for the stage's context), where
+ * the consumer reads them; labels, indices and each sample's status are written beside them, then
+ * the header, then the slot is published. After the last batch the stream ends; an epoch in which
+ * nothing decoded fails the producer, after its batches, as the loader does.
+ *
+ * <p>The stage runs under {@code SKIP} whatever the policy, so that a batch with a bad file still
+ * comes out: under {@code FAIL} it is published marked failed, its bad samples zeroed with their
+ * status, which is what the loader publishes.
+ *
+ * <p>Ownership: one thread, this publisher's own, acquires, fills and publishes slots (the only
+ * writer of their contents and of the ring's published count); the consumer releases them. The
+ * stage is the caller's, closed after this publisher.
+ */
+final class DeviceBatchPublisher implements AutoCloseable {
+    private final GpuDecodeStage stage;
+    private final SlotRing slots;
+    private final boolean skipErrors;
+    private final long firstSequence;
+    private final long sampleBytes;
+    private final Thread thread;
+    // The publisher thread's:
+    private final SlotHeader header = new SlotHeader();
+    private final SlotBody body;
+    private final MemorySegment[] slotMemory;
+    // Read by the server's loop:
+    private volatile long published;
+    private volatile boolean finished;
+    private volatile Throwable failure;
+    private volatile boolean running = true;
+
+    /**
+     * Starts publishing {@code stage}'s batches into {@code slots}.
+     *
+     * @param skipErrors the user's policy: SKIP records bad samples, FAIL marks their batch failed
+     * @param firstSequence the first batch's sequence number (the start batch, as the loader numbers)
+     */
+    DeviceBatchPublisher(GpuDecodeStage stage, SlotRing slots, boolean skipErrors, long firstSequence) {
+        this.stage = stage;
+        this.slots = slots;
+        this.skipErrors = skipErrors;
+        this.firstSequence = firstSequence;
+        this.sampleBytes = slots.geometry().sampleBytes();
+        this.body = new SlotBody(slots.geometry());
+        this.slotMemory = new MemorySegment[slots.geometry().slotCount()];
+        for (int s = 0; s < slotMemory.length; s++) {
+            slotMemory[s] = slots.slot(s);
+        }
+        stage.pinHost(slots.memory()); // one registration of the whole mapping: every slot's copy at full rate
+        this.thread = Thread.ofPlatform().name("stoke-gpu-publisher").daemon().start(this::run);
+    }
+
+    private void run() {
+        IdleStrategy idle =
+                new BackoffIdleStrategy(100, 10, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MICROSECONDS.toNanos(200));
+        try {
+            for (DeviceBatch next = stage.next(); next != null && running; next = stage.next()) {
+                try (DeviceBatch batch = next) {
+                    int slot = slots.acquire(idle, () -> running);
+                    if (slot < 0) {
+                        return; // closing
+                    }
+                    fill(slot, batch);
+                    slots.publish(slot);
+                    published++;
+                    // For consumers in other processes and status lines (consumer lag).
+                    slots.ringState().published(published);
+                }
+            }
+            if (running) {
+                finished = true;
+                slots.ringState().endStream(); // a release after the last publish
+            }
+        } catch (NoSampleDecodedException e) {
+            failure = e;
+            slots.ringState().failProducer(); // after every batch before it was published
+        } catch (RuntimeException | Error e) {
+            if (running) {
+                failure = e;
+                slots.ringState().failProducer();
+            }
+        }
+    }
+
+    private void fill(int slot, DeviceBatch batch) {
+        MemorySegment memory = slotMemory[slot];
+        body.wrap(memory);
+        int n = batch.size();
+        batch.copyToHost(body.pixels()); // returns once the pixels are there: the publish below hands them on
+        for (int i = 0; i < n; i++) {
+            body.putLabel(i, batch.label(i)).putIndex(i, batch.index(i)).putStatus(i, SampleStatus.OK.code());
+        }
+        List<SampleError> errors = batch.skipped(); // zeroed by the stage
+        for (SampleError e : errors) {
+            body.putStatus(e.position(), e.status().code());
+        }
+        // Plain writes: the publish is the release that hands them to the consumer.
+        header.wrap(memory)
+                .sequence(firstSequence + batch.sequence())
+                .epoch(batch.epoch())
+                .batchIndex(batch.batchIndex())
+                .sampleCount(n)
+                .skippedCount(errors.size())
+                .pixelBytes(n * sampleBytes)
+                .decodeNanos(batch.stats().decodeNanos())
+                .sourceBytes(batch.stats().sourceBytes())
+                .flags(SlotHeader.flags(!errors.isEmpty() && !skipErrors, batch.lastInEpoch()));
+    }
+
+    /** Batches published so far. */
+    long published() {
+        return published;
+    }
+
+    /** Whether every batch is published and the stream ended. */
+    boolean finished() {
+        return finished;
+    }
+
+    /** Why publishing stopped early: a {@link NoSampleDecodedException}, or the stage's failure; null otherwise. */
+    Throwable failure() {
+        return failure;
+    }
+
+    /** Stops the thread (a slot it waits for, or the stage's next batch) and waits for it. */
+    @Override
+    public void close() {
+        running = false;
+        thread.interrupt();
+        boolean interrupted = false;
+        while (thread.isAlive()) {
+            try {
+                thread.join();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
