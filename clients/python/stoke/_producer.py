@@ -156,6 +156,41 @@ def option_arguments(option: "_options.Option", value: Any) -> List[str]:
     return [option.cli, text]
 
 
+def producer_environment(settings: Any) -> Optional[Dict[str, str]]:
+    """The producer's environment: this process's, narrowed for ``decode="gpu"`` or ``"auto"``.
+
+    The producer decodes on its CUDA device 0; ``CUDA_VISIBLE_DEVICES`` is set to the one device torch
+    uses here (``torch.cuda.current_device()``, through this process's own ``CUDA_VISIBLE_DEVICES``),
+    so each torchrun rank decodes on its own GPU.
+
+    Args:
+        settings: the loader's settings; its ``decode`` is read.
+
+    Returns:
+        The environment to start the producer with, or None to inherit this process's (decoding on
+        the CPU, or no CUDA here: the producer then says why in one line).
+    """
+    if getattr(settings, "decode", "cpu") in (None, "cpu"):
+        return None
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    index = torch.cuda.current_device()
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    env = dict(os.environ)
+    if visible is None:
+        env["CUDA_VISIBLE_DEVICES"] = str(index)
+    else:
+        ids = [d.strip() for d in visible.split(",") if d.strip()]
+        if index >= len(ids):
+            return None
+        env["CUDA_VISIBLE_DEVICES"] = ids[index]
+    return env
+
+
 def serve_arguments(settings: Any, root: str, epoch: int, batch: int, ring: str, sample_list: str,
                     auto_workers_log: Optional[str], cuts: Sequence[Dict[str, Any]] = (),
                     data: Optional[str] = None, order_feed: Optional[str] = None,
@@ -322,7 +357,7 @@ class Producer:
                 paths.get("data"), paths.get("order-feed"), paths.get("restart-cache"))
             self.proc = popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True, errors="replace",
-                              pass_fds=[*theirs.values(), *inherited])
+                              pass_fds=[*theirs.values(), *inherited], env=producer_environment(settings))
             if order_feed:
                 os.close(self._fds.pop("order-feed"))  # the producer's end is its alone: its exit is EPIPE here
             self._reader = threading.Thread(target=self._read_stderr, name="stoke-producer-stderr", daemon=True)

@@ -401,6 +401,14 @@ class DataLoader(Closeable):
         dct_scaling (str, optional): ``"none"``, ``"pow2"`` or ``"all"``: let libjpeg-turbo decode
             at a smaller scale where the resize allows (default: ``"pow2"`` for a path, ``"none"``
             for a translated transform).
+        decode (str, optional): where the JPEGs are decoded: ``"cpu"`` (the default), Stoke's CPU
+            workers; ``"gpu"`` (experimental), nvJPEG on this process's current CUDA device
+            (``torch.cuda.current_device()``), resized, cropped and normalised there and copied into
+            the ring's slot, so the batches are the same CPU tensors, decoded without the cores;
+            ``"auto"`` (experimental), as ``"gpu"`` with the workers decoding a share of the JPEGs,
+            balanced live. Not yet with ``augment=``, ``erase=``, a sampler of yours or
+            ``restart_cache_dir=``: where it cannot (those, no libnvjpeg, no GPU), the producer says
+            why in one line and the CPU decodes.
         slots (int, optional): the ring's size in batches: decoded ahead plus held by your code
             (default: ``4``).
         shuffle_window (int, optional): over shards, shuffle within windows of that many shards
@@ -517,6 +525,7 @@ class DataLoader(Closeable):
         erase_ratio: Optional[Sequence[float]] = None,
         erase_value: Optional[str] = None,
         dct_scaling: Optional[str] = None,
+        decode: Optional[str] = None,
         slots: Optional[int] = None,
         shuffle_window: Optional[int] = None,
         shard_cache_size: Optional[str] = None,

@@ -366,7 +366,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             return "GPU decode (experimental) follows the sampler's order, not yet an order feed (--order-feed)";
         }
         if (settings.restartCache() != null) {
-            return "GPU decode (experimental) reads the original files, not yet through a restart cache (--cache)";
+            return "GPU decode (experimental) reads the original files, not yet through a restart cache (--restart-cache-dir)";
         }
         return null;
     }
