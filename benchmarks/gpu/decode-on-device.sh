@@ -6,13 +6,14 @@
 # WHEEL:  the wheel ./stoke wheel builds, or a folder its contents were unpacked into (then used as
 #         it is: the wheel is about 67 MB, and an xz'd tar of its contents 55 MB, to unpack ahead);
 # LIBDIR: libturbojpeg.so.0 and libjpeg.so.62 from the OS packages, for a machine without them;
-# OUT:    where the results go (at most 13 files): machine.txt; gpu-check-decode.txt (stoke gpu-check
+# OUT:    where the results go (at most 15 files): machine.txt; gpu-check-decode.txt (stoke gpu-check
 #         --decode: nvJPEG through Stoke's binding against TurboJPEG, pixels and rates, on the
 #         procedural images and on PHOTOS); torchvision-decode.json and torchvision-decode-photos.json
 #         (benchmarks/gpu/decode_gpu.py: torchvision's batched decode_jpeg on the GPU, alone and with
 #         the eval resize, on the same files); bench.txt and bench-{cpu,gpu,auto}-*.json (stoke bench
 #         on the same files at 16 CPU threads: the CPU decode, the GPU decode stage, and both sharing
-#         the work); log.txt is everything.
+#         the work); dataloader-decode-*.json (benchmarks/gpu/dataloader_decode.py: stoke.DataLoader
+#         with decode=cpu, gpu and auto, batches to the device); log.txt is everything.
 #
 # The machine needs python3 with torch (CUDA) and torchvision (whose CUDA wheel bundles libnvjpeg,
 # found through the Python's site-packages) and an NVIDIA driver. Each step has its own time limit;
@@ -82,6 +83,12 @@ step "stoke bench --decode cpu|gpu|auto: the same files, 16 CPU threads, eval tr
     done
   done
 } 2>&1 | tee "$OUT/bench.txt"
+
+step "stoke.DataLoader(decode=cpu|gpu|auto): the same files to the device, 16 workers (dataloader_decode.py)"
+for d in "$DATA" ${PHOTOS:+"$PHOTOS"}; do
+  timeout 120 python3 "$HERE/dataloader_decode.py" --data "$d" --out "$OUT/dataloader-decode-$(basename "$d").json" \
+    || failed+=("dataloader_decode $(basename "$d")")
+done
 
 step "done"
 echo "failed steps: ${failed[*]:-none}"

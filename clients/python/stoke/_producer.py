@@ -156,6 +156,10 @@ def option_arguments(option: "_options.Option", value: Any) -> List[str]:
     return [option.cli, text]
 
 
+# The lines of a producer started with decode="gpu" or "auto": where it decodes, or why the CPU does.
+DECODE_LINES = ("stoke serve: decoding on CUDA device ", "stoke serve: --decode ")
+
+
 def producer_environment(settings: Any) -> Optional[Dict[str, str]]:
     """The producer's environment: this process's, narrowed for ``decode="gpu"`` or ``"auto"``.
 
@@ -398,10 +402,10 @@ class Producer:
             for line in stderr:
                 line = line.rstrip("\n")
                 self._stderr.append(line)
-                # The producer's warnings (a fallback, a build) and its restart cache's line per epoch
-                # reach the user's terminal, once each.
+                # The producer's warnings (a fallback, a build), where it decodes with decode="gpu" (or
+                # why the CPU does) and its restart cache's line per epoch reach the user's terminal, once each.
                 if ("WARNING" in line or line.startswith("stoke: building") or line.startswith("stoke: recording")
-                        or line.startswith(RESTART_CACHE_LINE)):
+                        or line.startswith(RESTART_CACHE_LINE) or line.startswith(DECODE_LINES)):
                     print(line, file=sys.stderr, flush=True)
 
     # The order feed's format is specified once, in docs/shared-memory.md ("The order feed"); its

@@ -6,6 +6,8 @@ the one the CPU workers give for the same seed, bad files included. This checks 
 keyword to the ring; it is not a GPU verification (docs/gpu.md, "GPU decode").
 """
 
+import contextlib
+import io
 import os
 import shutil
 import subprocess
@@ -110,10 +112,13 @@ class GpuDecodeTest(unittest.TestCase):
             torch.testing.assert_close(gi, wi, rtol=0, atol=1e-5, msg=f"batch {k}")
 
     def test_an_augmentation_policy_decodes_on_the_cpu_saying_why_in_one_line(self):
-        got, said = self.epochs("gpu", on_error="skip", transform="train", augment="ta_wide")
+        terminal = io.StringIO()
+        with contextlib.redirect_stderr(terminal):
+            got, said = self.epochs("gpu", on_error="skip", transform="train", augment="ta_wide")
         lines = [line for line in said.splitlines() if "--decode gpu" in line]
         self.assertEqual(1, len(lines), said)
         self.assertIn("decoding on the CPU", lines[0])
+        self.assertEqual(1, terminal.getvalue().count(lines[0]), "said once on the user's terminal")
         self.assertEqual(2 * 8, len(got))
 
     def test_an_unknown_decode_is_refused_by_name(self):

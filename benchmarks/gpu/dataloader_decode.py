@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""stoke.DataLoader(decode="cpu"|"gpu"|"auto") side by side on the same files, in one process: the
+rate a PyTorch loop receives batches on the device (issue 50's DataLoader path).
+
+  python3 dataloader_decode.py --data DIR --out OUT.json [--workers 16] [--batch 128] [--epochs 3]
+                               [--decodes cpu,gpu,auto]
+
+For each decode, a fresh loader (eval transform, uint8, pin_memory=True) runs --epochs epochs; each
+batch goes to the GPU with .to("cuda", non_blocking=True) and the device is synchronised at the end
+of every epoch. Reported per epoch: images/s and the seconds; the first epoch includes the
+producer's start. Also what the producer said of the decode (its first line naming it). Without a
+GPU, decode="gpu" says so and decodes on the CPU, and the batches stay on the host: the script still
+runs end to end (the check that it works, before device time is spent).
+"""
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+import torch
+
+import stoke
+
+
+def run(data: Path, decode: str, workers: int, batch: int, epochs: int) -> dict:
+    device = "cuda" if torch.cuda.is_available() else None
+    loader = stoke.DataLoader(data, batch_size=batch, num_workers=workers, pin_memory=device is not None,
+                              decode=decode)
+    rows = []
+    try:
+        for epoch in range(epochs):
+            start = time.perf_counter()
+            images = 0
+            for x, _ in loader:
+                if device is not None:
+                    x = x.to(device, non_blocking=True)
+                images += x.shape[0]
+            if device is not None:
+                torch.cuda.synchronize()
+            seconds = time.perf_counter() - start
+            rows.append({"epoch": epoch, "images": images, "seconds": seconds, "images_per_s": images / seconds})
+            print(f"decode={decode} epoch {epoch}: {images} images in {seconds:.2f} s, {images / seconds:,.0f} images/s",
+                  flush=True)
+        said = [line for line in loader._producer._stderr if "decod" in line and "--decode" in line
+                or "decoding on CUDA" in line]
+    finally:
+        loader.close()
+    return {"decode": decode, "workers": workers, "batch": batch, "epochs": rows, "said": said}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--workers", type=int, default=16)
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--decodes", default="cpu,gpu,auto")
+    a = p.parse_args()
+    results = [run(a.data, d, a.workers, a.batch, a.epochs) for d in a.decodes.split(",")]
+    a.out.write_text(json.dumps({
+        "machine": platform.node(), "torch": torch.__version__,
+        "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
+        "runs": results}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
