@@ -2,11 +2,9 @@ package io.stoke.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.ffm.testing.CudaTestDouble;
 import io.stoke.gpu.NvjpegLibrary;
 import io.stoke.loader.testing.TestImages;
@@ -28,21 +26,11 @@ class BenchGpuDecodeTest {
 
     @AfterEach
     void clear() {
-        System.clearProperty(CudaDriver.PATH_PROPERTY);
-        System.clearProperty(NvjpegLibrary.PATH_PROPERTY);
+        GpuDoubles.clear();
     }
 
     CudaTestDouble dbl() {
-        String reason = CudaTestDouble.nvjpegUnavailableReason(GpuCheckCommandTest.DOUBLE_DIR);
-        if (reason != null) {
-            System.err.println("[stoke] SKIPPING bench --decode gpu tests: " + reason);
-        }
-        assumeTrue(reason == null, reason);
-        CudaTestDouble dbl = CudaTestDouble.open(GpuCheckCommandTest.DOUBLE_DIR);
-        dbl.reset();
-        System.setProperty(CudaDriver.PATH_PROPERTY, dbl.library().toString());
-        System.setProperty(NvjpegLibrary.PATH_PROPERTY, dbl.library().toString());
-        return dbl;
+        return GpuDoubles.open("bench --decode gpu");
     }
 
     @Test

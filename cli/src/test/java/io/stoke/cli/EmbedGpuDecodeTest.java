@@ -4,9 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.ffm.testing.CudaTestDouble;
 import io.stoke.gpu.NvjpegLibrary;
 import io.stoke.loader.testing.BadImages;
@@ -33,21 +31,11 @@ class EmbedGpuDecodeTest {
 
     @AfterEach
     void clear() {
-        System.clearProperty(CudaDriver.PATH_PROPERTY);
-        System.clearProperty(NvjpegLibrary.PATH_PROPERTY);
+        GpuDoubles.clear();
     }
 
     CudaTestDouble dbl() {
-        String reason = CudaTestDouble.nvjpegUnavailableReason(GpuCheckCommandTest.DOUBLE_DIR);
-        if (reason != null) {
-            System.err.println("[stoke] SKIPPING embed --decode gpu tests: " + reason);
-        }
-        assumeTrue(reason == null, reason);
-        CudaTestDouble dbl = CudaTestDouble.open(GpuCheckCommandTest.DOUBLE_DIR);
-        dbl.reset();
-        System.setProperty(CudaDriver.PATH_PROPERTY, dbl.library().toString());
-        System.setProperty(NvjpegLibrary.PATH_PROPERTY, dbl.library().toString());
-        return dbl;
+        return GpuDoubles.open("embed --decode gpu");
     }
 
     /** {@code stoke embed DATA --model MODEL --out tmp/NAME ARGS...}, which must exit 0; its stderr. */

@@ -3,9 +3,7 @@ package io.stoke.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.stoke.ffm.testing.CudaTestDouble;
 import io.stoke.loader.Batch;
 import io.stoke.loader.RingConsumer;
 import io.stoke.loader.testing.BadImages;
@@ -42,13 +40,11 @@ class ServeGpuDecodeTest {
         }
     }
 
+    /** The doubles' library, for a server's JVM (this one's properties are cleared again). */
     private static Path doubleLibrary() {
-        String reason = CudaTestDouble.nvjpegUnavailableReason(GpuCheckCommandTest.DOUBLE_DIR);
-        if (reason != null) {
-            System.err.println("[stoke] SKIPPING serve --decode gpu tests: " + reason);
-        }
-        assumeTrue(reason == null, reason);
-        return CudaTestDouble.open(GpuCheckCommandTest.DOUBLE_DIR).library().toAbsolutePath();
+        Path library = GpuDoubles.open("serve --decode gpu").library().toAbsolutePath();
+        GpuDoubles.clear();
+        return library;
     }
 
     /** Starts {@code stoke serve DATA} in a JVM pointed at the doubles, and waits for its ring. */
