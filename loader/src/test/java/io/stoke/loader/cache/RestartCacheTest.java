@@ -255,15 +255,25 @@ class RestartCacheTest {
     @Test
     void shardsClosedWhileTheFillerCopiesTheirMembersCloseAtOnce() throws Exception {
         Path dir = shards(data(), "shards", null, null);
-        for (int round = 0; round < 6; round++) {
+        // The filler runs on the CPU the workers leave, so whether it is still at work when an epoch
+        // ends is a race: rounds go on until three of them closed the shards under it (a round it
+        // had already finished closes them after it, which must not fail either).
+        int underTheFiller = 0;
+        List<String> missed = new ArrayList<>();
+        for (int round = 0; round < 30 && underTheFiller < 3; round++) {
             try (RestartCache cache = RestartCache.open(tmp.resolve("cache-" + round), 1L << 30, said::add)) {
                 Dataset d = Datasets.openLocal(dir + "/s-{0..1}.tar");
                 epoch(d, SPECS.get(0), round, cache);
-                assertTrue(cache.stats().copied() < 40, "the filler is still at work: " + cache.stats());
+                if (cache.stats().copied() < 40) {
+                    underTheFiller++;
+                } else {
+                    missed.add(cache.stats().toString());
+                }
                 d.close(); // no member's memory is held by a native call: nothing to wait for, nothing fails
                 assertTrue(cache.awaitFilled(60_000));
             }
         }
+        assertTrue(underTheFiller > 0, "the filler had finished before every close: " + missed);
         assertEquals(List.of(), said);
     }
 
