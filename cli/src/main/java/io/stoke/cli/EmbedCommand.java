@@ -214,17 +214,13 @@ public final class EmbedCommand implements Callable<Integer> {
                                 embedder,
                                 sink,
                                 rows);
-                        f = format == Choices.EmbedFormat.parquet
-                                ? toTables(dataset, rows, contract, pass, err)
-                                : toNpy(dataset, rows, contract, pass, err);
+                        f = write(dataset, rows, contract, pass, err);
                     }
                 } else {
                     try (Loader loader = builder.build()) {
                         EmbeddingPass pass =
                                 sink -> run(loader, Batch::pixels, Batch::paddedCount, embedder, sink, rows);
-                        f = format == Choices.EmbedFormat.parquet
-                                ? toTables(dataset, rows, contract, pass, err)
-                                : toNpy(dataset, rows, contract, pass, err);
+                        f = write(dataset, rows, contract, pass, err);
                         tuning = loader.autoWorkers();
                     }
                 }
@@ -273,6 +269,14 @@ public final class EmbedCommand implements Callable<Integer> {
     @FunctionalInterface
     private interface EmbeddingPass {
         EmbeddingJob.Figures into(EmbeddingSink sink) throws OrtException;
+    }
+
+    /** The pass into DIR in the run's {@code --format}. */
+    private EmbeddingJob.Figures write(
+            Dataset dataset, int[] rows, ModelContract contract, EmbeddingPass pass, PrintWriter err) throws Exception {
+        return format == Choices.EmbedFormat.parquet
+                ? toTables(dataset, rows, contract, pass, err)
+                : toNpy(dataset, rows, contract, pass, err);
     }
 
     private EmbeddingJob.Figures toNpy(

@@ -781,12 +781,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      * DeviceBatch#copyToHost}, at the bus's full rate. Allocates: call once, before the loop.
      */
     public synchronized MemorySegment pinnedHostBuffer(long bytes) {
-        if (closing.get()) {
-            throw new IllegalStateException("the GPU decode stage is closed");
-        }
-        ensureCurrent();
         MemorySegment buffer = hostArena.allocate(bytes, 4096);
-        resources.keep(HostRegistration.register(driver, buffer));
+        pinHost(buffer);
         return buffer;
     }
 

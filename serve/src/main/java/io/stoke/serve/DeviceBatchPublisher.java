@@ -11,6 +11,7 @@ import io.stoke.ring.SlotRing;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 
@@ -47,6 +48,7 @@ final class DeviceBatchPublisher implements AutoCloseable {
     private volatile boolean finished;
     private volatile Throwable failure;
     private volatile boolean running = true;
+    private final BooleanSupplier keepWaiting = () -> running; // one object, not one per acquire
 
     /**
      * Starts publishing {@code stage}'s batches into {@code slots}.
@@ -75,7 +77,7 @@ final class DeviceBatchPublisher implements AutoCloseable {
         try {
             for (DeviceBatch next = stage.next(); next != null && running; next = stage.next()) {
                 try (DeviceBatch batch = next) {
-                    int slot = slots.acquire(idle, () -> running);
+                    int slot = slots.acquire(idle, keepWaiting);
                     if (slot < 0) {
                         return; // closing
                     }
