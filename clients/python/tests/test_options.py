@@ -51,6 +51,17 @@ TABLE = CHECKOUT / "serve" / "src" / "main" / "resources" / "io" / "stoke" / "se
 PATH = "/nonexistent/train"
 
 
+# Whether this python builds the checkout's wheel with no index (pip's --no-build-isolation): setuptools,
+# with bdist_wheel its own from 70.1, the wheel package's before.
+BUILDS_WHEELS = """
+import setuptools
+try:
+    import setuptools.command.bdist_wheel
+except ImportError:
+    import wheel.bdist_wheel
+"""
+
+
 class OptionsTableTest(unittest.TestCase):
     def test_the_package_reads_the_serve_modules_table_through_its_link(self):
         link = PACKAGE_ROOT / "stoke" / "options.json"
@@ -92,6 +103,9 @@ class OptionsTableTest(unittest.TestCase):
 
     @unittest.skipIf(subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode != 0,
                      "pip is not installed for this python")
+    @unittest.skipIf(subprocess.run([sys.executable, "-c", BUILDS_WHEELS], capture_output=True).returncode != 0,
+                     "this python cannot build a wheel offline: setuptools, and wheel before setuptools 70.1, "
+                     "are not installed for it (a fresh venv of Debian 12's python has no wheel)")
     def test_a_pip_install_of_the_checkout_holds_the_tables_content_not_a_link(self):
         made = [p for p in (PACKAGE_ROOT / "build", PACKAGE_ROOT / "stoke.egg-info") if not p.exists()]
         with tempfile.TemporaryDirectory() as tmp:
