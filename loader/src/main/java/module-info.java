@@ -39,6 +39,7 @@ module io.stoke.loader {
             io.stoke.lakehouse,
             io.stoke.pack,
             io.stoke.embed,
+            io.stoke.gpu,
             io.stoke.tune,
             io.stoke.spark,
             io.stoke.serve,

@@ -46,7 +46,7 @@ class PublicFaceTest {
                     "io.stoke.loader.error",
                     "io.stoke.loader.format",
                     "io.stoke.loader.fs",
-                    "io.stoke.loader.internal to io.stoke.cli, io.stoke.embed, io.stoke.lakehouse, io.stoke.pack,"
+                    "io.stoke.loader.internal to io.stoke.cli, io.stoke.embed, io.stoke.gpu, io.stoke.lakehouse, io.stoke.pack,"
                             + " io.stoke.parquet, io.stoke.remote, io.stoke.serve, io.stoke.spark, io.stoke.tune",
                     "io.stoke.loader.resample to io.stoke.bench, io.stoke.gpu, io.stoke.pack",
                     "io.stoke.loader.sample",

@@ -11,6 +11,7 @@ import io.stoke.loader.BatchSource;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleException;
+import io.stoke.loader.internal.Joins;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.RingLayout;
@@ -425,7 +426,7 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
         closed = true;
         RuntimeException error = null;
         copier.interrupt();
-        StageResources.join(copier);
+        Joins.uninterruptibly(copier);
         // Behind every pending entry: the reaper returns all their slots first.
         try {
             reap.put(new DeviceEntry(-1, null, null, null, null, null, null, null));
@@ -433,7 +434,7 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
             Thread.currentThread().interrupt();
             reaper.interrupt();
         }
-        StageResources.join(reaper);
+        Joins.uninterruptibly(reaper);
         try {
             ensureCurrent();
             stream.synchronize();

@@ -20,6 +20,7 @@ import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.internal.Joins;
 import io.stoke.loader.resample.ResampleTables;
 import io.stoke.loader.resample.Resampler;
 import io.stoke.loader.sample.ResumePlan;
@@ -818,7 +819,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         }
         closed = true;
         decoder.interrupt();
-        StageResources.join(decoder);
+        Joins.uninterruptibly(decoder);
         readerThreads.close(); // after the tasks queued: a task may still read into a batch's buffers
         RuntimeException error = null;
         try {

@@ -1,6 +1,7 @@
 package io.stoke.gpu;
 
 import io.stoke.loader.decode.SampleTransform;
+import io.stoke.loader.internal.Joins;
 import io.stoke.loader.source.SampleReader;
 import java.util.ArrayList;
 import java.util.List;
@@ -131,7 +132,7 @@ final class ReaderThreads implements AutoCloseable {
         }
         for (Thread t : threads) {
             if (t != null) {
-                StageResources.join(t);
+                Joins.uninterruptibly(t);
             }
         }
     }

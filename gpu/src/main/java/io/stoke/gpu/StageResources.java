@@ -35,19 +35,4 @@ final class StageResources {
         held.clear();
         return first;
     }
-
-    /** Waits for {@code t} to end, through interrupts, which it keeps for the caller. */
-    static void join(Thread t) {
-        boolean interrupted = false;
-        while (t.isAlive()) {
-            try {
-                t.join();
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-    }
 }

@@ -5,6 +5,7 @@ import io.stoke.gpu.GpuDecodeStage;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.internal.Joins;
 import io.stoke.ring.SlotBody;
 import io.stoke.ring.SlotHeader;
 import io.stoke.ring.SlotRing;
@@ -148,16 +149,6 @@ final class DeviceBatchPublisher implements AutoCloseable {
     public void close() {
         running = false;
         thread.interrupt();
-        boolean interrupted = false;
-        while (thread.isAlive()) {
-            try {
-                thread.join();
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        Joins.uninterruptibly(thread);
     }
 }

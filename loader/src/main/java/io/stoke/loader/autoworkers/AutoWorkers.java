@@ -1,6 +1,7 @@
 package io.stoke.loader.autoworkers;
 
 import io.stoke.ffm.LibC;
+import io.stoke.loader.internal.Joins;
 import io.stoke.ring.RingState;
 import io.stoke.ring.SlotCounts;
 import java.util.concurrent.locks.LockSupport;
@@ -202,16 +203,6 @@ public final class AutoWorkers implements AutoCloseable {
     public void close() {
         stop = true;
         LockSupport.unpark(thread);
-        boolean interrupted = false;
-        while (thread.isAlive()) {
-            try {
-                thread.join();
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        Joins.uninterruptibly(thread);
     }
 }
