@@ -34,7 +34,10 @@ final class EncodedBatch implements AutoCloseable {
     private final MemorySegment[] buffers; // per reader: its positions' files, end to end
     private final long[] offsets; // per position: where its file starts in its reader's buffer
     final long[] lengths;
-    /** Per position: read, and a JPEG by its content (either side may decode it). */
+    /**
+     * Per position: read, a JPEG by its content, and whole ({@link JpegEnd}): nvJPEG may take it, or
+     * the CPU's share; any other file goes to the CPU.
+     */
     final boolean[] jpeg;
 
     final SampleStatus[] status;
