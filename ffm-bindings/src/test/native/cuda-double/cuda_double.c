@@ -29,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +56,7 @@ typedef struct op {
     const void *src;
     size_t bytes;
     uint64_t enqueue_sum;
+    int device_copy; /* device to device: no checksum at enqueue, counted apart */
     /* record / wait */
     event_t *event;
     uint64_t seq;
@@ -82,7 +85,9 @@ typedef struct CUstream_st {
     int stopping;
 } stream_t;
 
-typedef struct range { uintptr_t start; size_t bytes; int host_alloc; struct range *next; } range_t;
+/* fd: a device allocation's memfd (its IPC handle names it), -1 for other ranges; mapped: the
+   bytes mapped, for munmap (an allocation rounded to pages, or a mapping opened by IPC). */
+typedef struct range { uintptr_t start; size_t bytes; int host_alloc; int fd; size_t mapped; struct range *next; } range_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t progress = PTHREAD_COND_INITIALIZER; /* broadcast whenever an op completes */
@@ -91,13 +96,13 @@ static int device_count = 1;
 static int primary_retains;
 static struct CUctx_st primary = {0};
 static __thread CUcontext current;
-static range_t *device_allocs, *pinned;
+static range_t *device_allocs, *pinned, *ipc_opened;
 static long live_streams, live_events, live_modules;
 
 /* statistics */
 static long long st_async_copies, st_pageable_async_copies, st_checksum_mismatches, st_sync_copies;
 static long long st_bytes_async, st_kernels, st_inflight_copies, st_max_inflight_copies;
-static long long st_registrations, st_completed_async_copies;
+static long long st_registrations, st_completed_async_copies, st_device_copies;
 
 /* knobs */
 static long copy_delay_us;
@@ -146,11 +151,21 @@ static range_t *find_range(range_t *list, uintptr_t p, size_t bytes) {
     return NULL;
 }
 
+/* The range based at p, or NULL. (find_range(list, p, 0) may find one that ends at p: mappings
+   are often adjacent.) */
+static range_t *find_base(range_t *list, uintptr_t p) {
+    for (range_t *r = list; r; r = r->next)
+        if (r->start == p) return r;
+    return NULL;
+}
+
 static void add_range(range_t **list, uintptr_t p, size_t bytes, int host_alloc) {
     range_t *r = malloc(sizeof *r);
     r->start = p;
     r->bytes = bytes;
     r->host_alloc = host_alloc;
+    r->fd = -1;
+    r->mapped = 0;
     r->next = *list;
     *list = r;
 }
@@ -219,14 +234,14 @@ static void run(op_t *o) {
     case OP_COPY: {
         sleep_us(copy_delay_us);
         memcpy(o->dst, o->src, o->bytes);
-        if (verify && checksum(o->dst, o->bytes) != o->enqueue_sum) {
+        if (verify && !o->device_copy && checksum(o->dst, o->bytes) != o->enqueue_sum) {
             pthread_mutex_lock(&lock);
             st_checksum_mismatches++;
             pthread_mutex_unlock(&lock);
         }
         pthread_mutex_lock(&lock);
         st_inflight_copies--;
-        st_completed_async_copies++;
+        if (!o->device_copy) st_completed_async_copies++;
         pthread_mutex_unlock(&lock);
         break;
     }
@@ -446,8 +461,8 @@ CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
 CUresult CUDAAPI cuMemHostUnregister(void *p) {
     ENTER(1);
     pthread_mutex_lock(&lock);
-    range_t *r = find_range(pinned, (uintptr_t) p, 0);
-    int ok = r && r->start == (uintptr_t) p && !r->host_alloc && remove_range(&pinned, (uintptr_t) p);
+    range_t *r = find_base(pinned, (uintptr_t) p);
+    int ok = r && !r->host_alloc && remove_range(&pinned, (uintptr_t) p);
     pthread_mutex_unlock(&lock);
     return ok ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
@@ -467,8 +482,8 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags) 
 CUresult CUDAAPI cuMemFreeHost(void *p) {
     ENTER(1);
     pthread_mutex_lock(&lock);
-    range_t *r = find_range(pinned, (uintptr_t) p, 0);
-    int ok = r && r->start == (uintptr_t) p && r->host_alloc && remove_range(&pinned, (uintptr_t) p);
+    range_t *r = find_base(pinned, (uintptr_t) p);
+    int ok = r && r->host_alloc && remove_range(&pinned, (uintptr_t) p);
     pthread_mutex_unlock(&lock);
     if (!ok) return CUDA_ERROR_INVALID_VALUE;
     free(p);
@@ -477,14 +492,26 @@ CUresult CUDAAPI cuMemFreeHost(void *p) {
 
 /* ------------------------------------------------------------------ device memory */
 
+/* Device memory is a shared mapping of a memfd, so that another process can open it by IPC
+   (cuIpcGetMemHandle's handle names this process and the fd, cuIpcOpenMemHandle maps
+   /proc/PID/fd/FD): the cross-process hand-off is checked on the host, as the rest is. */
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
     ENTER(1);
     if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
-    void *p = NULL;
-    if (posix_memalign(&p, 256, bytesize) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    size_t page = (size_t) sysconf(_SC_PAGESIZE);
+    size_t mapped = (bytesize + page - 1) / page * page;
+    int fd = memfd_create("stoke-cuda-double", MFD_CLOEXEC);
+    if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    void *p = ftruncate(fd, (off_t) mapped) == 0 ? mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    if (p == MAP_FAILED) {
+        close(fd);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     memset(p, 0xA5, bytesize); /* device memory starts as garbage, not zeros */
     pthread_mutex_lock(&lock);
     add_range(&device_allocs, (uintptr_t) p, bytesize, 0);
+    device_allocs->fd = fd;
+    device_allocs->mapped = mapped;
     pthread_mutex_unlock(&lock);
     *dptr = (CUdeviceptr) (uintptr_t) p;
     return CUDA_SUCCESS;
@@ -497,11 +524,84 @@ CUresult CUDAAPI cuMemFree(CUdeviceptr dptr) {
     /* As CUDA's, the free waits for the device's queued work (which may still use the memory). */
     drain_all_streams();
     pthread_mutex_lock(&lock);
-    range_t *r = find_range(device_allocs, (uintptr_t) dptr, 0);
-    int ok = r && r->start == (uintptr_t) dptr && remove_range(&device_allocs, (uintptr_t) dptr);
+    range_t *r = find_base(device_allocs, (uintptr_t) dptr);
+    int ok = r && r->fd >= 0;
+    int fd = ok ? r->fd : -1;
+    size_t mapped = ok ? r->mapped : 0;
+    if (ok) remove_range(&device_allocs, (uintptr_t) dptr);
     pthread_mutex_unlock(&lock);
     if (!ok) return CUDA_ERROR_INVALID_VALUE;
-    free((void *) (uintptr_t) dptr);
+    munmap((void *) (uintptr_t) dptr, mapped);
+    close(fd);
+    return CUDA_SUCCESS;
+}
+
+/* The double's IPC handle: this process, the allocation's memfd and its size (CUDA's is opaque). */
+struct ipc_handle { char magic[8]; int32_t pid; int32_t fd; uint64_t bytes; uint64_t mapped; };
+_Static_assert(sizeof(struct ipc_handle) <= CU_IPC_HANDLE_SIZE, "the double's IPC handle fits CUDA's");
+static const char IPC_MAGIC[8] = {'s', 't', 'o', 'k', 'e', 'i', 'p', 'c'};
+
+CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr) {
+    ENTER(1);
+    if (!pHandle) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    range_t *r = find_base(device_allocs, (uintptr_t) dptr);
+    /* As CUDA's: the allocation's base only (an offset into it is the importer's to add). */
+    int ok = r && r->fd >= 0;
+    struct ipc_handle h = {{0}, 0, 0, 0, 0};
+    if (ok) {
+        memcpy(h.magic, IPC_MAGIC, sizeof h.magic);
+        h.pid = (int32_t) getpid();
+        h.fd = r->fd;
+        h.bytes = r->bytes;
+        h.mapped = r->mapped;
+    }
+    pthread_mutex_unlock(&lock);
+    if (!ok) return CUDA_ERROR_INVALID_VALUE;
+    memset(pHandle, 0, sizeof *pHandle);
+    memcpy(pHandle, &h, sizeof h);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags) {
+    ENTER(1);
+    struct ipc_handle h;
+    memcpy(&h, &handle, sizeof h);
+    if (!pdptr || Flags != CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS || memcmp(h.magic, IPC_MAGIC, sizeof h.magic) != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    /* CUDA refuses a handle from the process itself. */
+    if (h.pid == (int32_t) getpid()) return CUDA_ERROR_INVALID_CONTEXT;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int) h.pid, (int) h.fd);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) return CUDA_ERROR_INVALID_HANDLE; /* the exporter is gone, or freed it */
+    void *p = mmap(NULL, h.mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&lock);
+    add_range(&ipc_opened, (uintptr_t) p, h.bytes, 0);
+    ipc_opened->mapped = h.mapped;
+    /* Device memory like the process's own: copies and kernels may use it. */
+    add_range(&device_allocs, (uintptr_t) p, h.bytes, 0);
+    pthread_mutex_unlock(&lock);
+    *pdptr = (CUdeviceptr) (uintptr_t) p;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr dptr) {
+    ENTER(1);
+    drain_all_streams();
+    pthread_mutex_lock(&lock);
+    range_t *r = find_base(ipc_opened, (uintptr_t) dptr);
+    int ok = r != NULL;
+    size_t mapped = ok ? r->mapped : 0;
+    if (ok) {
+        remove_range(&ipc_opened, (uintptr_t) dptr);
+        remove_range(&device_allocs, (uintptr_t) dptr);
+    }
+    pthread_mutex_unlock(&lock);
+    if (!ok) return CUDA_ERROR_INVALID_VALUE;
+    munmap((void *) (uintptr_t) dptr, mapped);
     return CUDA_SUCCESS;
 }
 
@@ -571,6 +671,34 @@ CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost, s
     st_bytes_async += (long long) ByteCount;
     if (!find_range(pinned, (uintptr_t) srcHost, ByteCount)) st_pageable_async_copies++;
     if (++st_inflight_copies > st_max_inflight_copies) st_max_inflight_copies = st_inflight_copies;
+    enqueue(hStream, o);
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
+    ENTER(1);
+    if (!device_range_ok(dstDevice, ByteCount) || !device_range_ok(srcDevice, ByteCount)) return CUDA_ERROR_INVALID_VALUE;
+    op_t *o = calloc(1, sizeof *o);
+    o->kind = OP_COPY;
+    o->dst = (void *) (uintptr_t) dstDevice;
+    o->src = (const void *) (uintptr_t) srcDevice;
+    o->bytes = ByteCount;
+    if (hStream == NULL) {
+        drain_all_streams();
+        memcpy(o->dst, o->src, o->bytes);
+        free(o);
+        return CUDA_SUCCESS;
+    }
+    o->device_copy = 1; /* the source is written by the stream's earlier work: no checksum at enqueue */
+    pthread_mutex_lock(&lock);
+    if (!stream_ok(hStream)) {
+        pthread_mutex_unlock(&lock);
+        free(o);
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    st_device_copies++;
+    ++st_inflight_copies;
     enqueue(hStream, o);
     pthread_mutex_unlock(&lock);
     return CUDA_SUCCESS;
@@ -929,7 +1057,7 @@ CUresult stoke_double_enqueue_host(CUstream hStream, void (*fn)(void *), void *a
 void stoke_double_reset(void) {
     pthread_mutex_lock(&lock);
     st_async_copies = st_pageable_async_copies = st_checksum_mismatches = st_sync_copies = 0;
-    st_bytes_async = st_kernels = st_max_inflight_copies = st_registrations = st_completed_async_copies = 0;
+    st_bytes_async = st_kernels = st_max_inflight_copies = st_registrations = st_completed_async_copies = st_device_copies = 0;
     st_kernel_faults = 0;
     st_max_inflight_copies = st_inflight_copies;
     copy_delay_us = 0;
@@ -983,7 +1111,9 @@ long long stoke_double_stat(const char *name) {
     else if (!strcmp(name, "live_streams")) v = live_streams;
     else if (!strcmp(name, "live_events")) v = live_events;
     else if (!strcmp(name, "live_modules")) v = live_modules;
-    else if (!strcmp(name, "live_device_allocs")) { for (range_t *r = device_allocs; r; r = r->next) n++; v = n; }
+    else if (!strcmp(name, "live_device_allocs")) { for (range_t *r = device_allocs; r; r = r->next) n += r->fd >= 0; v = n; }
+    else if (!strcmp(name, "ipc_opened")) { for (range_t *r = ipc_opened; r; r = r->next) n++; v = n; }
+    else if (!strcmp(name, "device_copies")) v = st_device_copies;
     else if (!strcmp(name, "live_pinned_ranges")) { for (range_t *r = pinned; r; r = r->next) n++; v = n; }
     pthread_mutex_unlock(&lock);
     return v;

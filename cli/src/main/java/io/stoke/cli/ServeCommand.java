@@ -97,6 +97,15 @@ public final class ServeCommand implements Callable<Integer> {
     Path restartCacheLog;
 
     @Option(
+            names = "--device-slots-out",
+            paramLabel = "FILE",
+            description =
+                    "With --decode gpu|auto, keep each slot's pixels on the GPU, in an allocation a consumer on"
+                            + " the same device opens by CUDA IPC, and describe them in FILE before the first batch, one JSON"
+                            + " object (docs/shared-memory.md); FILE stays empty where the CPU decodes, the pixels then in the ring.")
+    Path deviceSlotsOut;
+
+    @Option(
             names = "--tuning-out",
             hidden = true,
             paramLabel = "FILE",
@@ -114,6 +123,7 @@ public final class ServeCommand implements Callable<Integer> {
                 .sampleList(sampleList)
                 .autoWorkersLog(autoWorkersLog)
                 .restartCacheLog(restartCacheLog)
+                .deviceSlotsOut(deviceSlotsOut)
                 .run();
     }
 }

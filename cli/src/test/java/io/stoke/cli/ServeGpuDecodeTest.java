@@ -1,18 +1,29 @@
 package io.stoke.cli;
 
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stoke.ffm.cuda.CudaContext;
+import io.stoke.ffm.cuda.CudaDriver;
+import io.stoke.ffm.testing.CudaTestDouble;
 import io.stoke.loader.Batch;
 import io.stoke.loader.RingConsumer;
 import io.stoke.loader.testing.BadImages;
 import java.awt.image.BufferedImage;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.function.BiFunction;
 import java.util.zip.CRC32;
 import javax.imageio.ImageIO;
 import org.agrona.concurrent.BackoffIdleStrategy;
@@ -48,7 +59,7 @@ class ServeGpuDecodeTest {
     }
 
     /** Starts {@code stoke serve DATA} in a JVM pointed at the doubles, and waits for its ring. */
-    private ShmTestSupport.Child serve(Path data, String decode, String onError) throws Exception {
+    private ShmTestSupport.Child serve(Path data, String decode, String onError, String... more) throws Exception {
         Path ring = ShmTestSupport.shmPath("gpu-" + decode);
         rings.add(ring);
         Path dbl = doubleLibrary();
@@ -81,6 +92,7 @@ class ServeGpuDecodeTest {
                 "none",
                 "--status-interval",
                 "0");
+        cmd.addAll(List.of(more));
         cmd.add(1, "-Dstoke.cuda.path=" + dbl);
         cmd.add(2, "-Dstoke.nvjpeg.path=" + dbl);
         ShmTestSupport.Child p = new ShmTestSupport.Child(cmd);
@@ -91,6 +103,11 @@ class ServeGpuDecodeTest {
 
     /** Every batch the ring hands out, a line each (and the failure that ended the reading, if any). */
     private static List<String> read(Path ring) {
+        return read(ring, Batch::sample);
+    }
+
+    /** As {@link #read(Path)}, with sample {@code i} of a batch from {@code sample}. */
+    private static List<String> read(Path ring, BiFunction<Batch, Integer, MemorySegment> sample) {
         List<String> lines = new ArrayList<>();
         CRC32 crc = new CRC32();
         try (RingConsumer c =
@@ -111,7 +128,7 @@ class ServeGpuDecodeTest {
                             "%d %d/%d%s:", b.sequence(), b.epoch(), b.batchIndex(), b.lastInEpoch() ? " last" : ""));
                     for (int i = 0; i < b.size(); i++) {
                         crc.reset();
-                        crc.update(b.sample(i).asByteBuffer());
+                        crc.update(sample.apply(b, i).asByteBuffer());
                         line.append(String.format(" %d:%d:%08x", b.index(i), b.label(i), crc.getValue()));
                     }
                     b.skipped()
@@ -165,5 +182,73 @@ class ServeGpuDecodeTest {
         List<String> gpu = served(data, "gpu", "fail");
         assertEquals(2, cpu.stream().filter(l -> l.startsWith("failed: ")).count(), String.join("\n", cpu));
         assertEquals(String.join("\n", cpu), String.join("\n", gpu));
+    }
+
+    @Test
+    void withDeviceSlotsEachBatchIsInItsSlotsDeviceAllocationWhichAnotherProcessOpensByIpc() throws Exception {
+        Path data = tmp.resolve("data");
+        ShmTestSupport.makeDataset(data, 2, 5);
+        BadImages.allBadFolder(data);
+        List<String> cpu = served(data, "cpu", "skip");
+        Path described = tmp.resolve("device-slots.json");
+        try (ShmTestSupport.Child p = serve(data, "gpu", "skip", "--device-slots-out", described.toString())) {
+            // This process opens the producer's allocations through the double's driver, as the
+            // Python package does through the real one.
+            CudaTestDouble dbl = GpuDoubles.open("serve --device-slots-out");
+            GpuDoubles.clear();
+            CudaDriver d = dbl.driver();
+            JsonNode slots = new ObjectMapper().readTree(described.toFile());
+            assertEquals(1, slots.get("version").asInt());
+            JsonNode handles = slots.get("handles");
+            assertEquals(3, handles.size(), "one allocation per slot: " + slots);
+            long slotBytes = slots.get("slot_bytes").asLong();
+            assertEquals(4L * 16 * 16 * 3, slotBytes, "a batch of uint8 16x16x3");
+            long sampleBytes = slotBytes / 4;
+            List<String> gpu;
+            try (CudaContext _ = CudaContext.retainPrimary(d, 0);
+                    Arena arena = Arena.ofConfined()) {
+                MemorySegment[] device = new MemorySegment[handles.size()];
+                MemorySegment handle = arena.allocate(CudaDriver.IPC_HANDLE_SIZE);
+                MemorySegment out = arena.allocate(8);
+                for (int s = 0; s < device.length; s++) {
+                    byte[] h = HexFormat.of().parseHex(handles.get(s).asText());
+                    handle.copyFrom(MemorySegment.ofArray(h));
+                    d.check(
+                            d.cuIpcOpenMemHandle_v2(out, handle, CudaDriver.IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                            "cuIpcOpenMemHandle_v2");
+                    // The double's device memory is host memory: read it in place.
+                    device[s] = MemorySegment.ofAddress(out.get(JAVA_LONG, 0)).reinterpret(slotBytes);
+                }
+                gpu = read(p.ring, (b, i) -> {
+                    MemorySegment host = b.sample(i);
+                    for (long k = 0; k < host.byteSize(); k++) {
+                        if (host.get(JAVA_BYTE, k) != 0) {
+                            throw new AssertionError("the ring's own pixels are written: batch " + b.sequence());
+                        }
+                    }
+                    return device[b.slot()].asSlice(i * sampleBytes, sampleBytes);
+                });
+                for (MemorySegment m : device) {
+                    d.check(d.cuIpcCloseMemHandle(m.address()), "cuIpcCloseMemHandle");
+                }
+            }
+            assertEquals(0, p.exit(30_000), p.output());
+            assertEquals(String.join("\n", cpu), String.join("\n", gpu));
+        }
+    }
+
+    @Test
+    void whereTheCpuDecodesTheDeviceSlotsFileStaysEmptyAndThePixelsAreInTheRing() throws Exception {
+        Path data = tmp.resolve("data");
+        ShmTestSupport.makeDataset(data, 2, 5);
+        List<String> cpu = served(data, "cpu", "skip");
+        Path described = tmp.resolve("device-slots.json");
+        Files.createFile(described);
+        try (ShmTestSupport.Child p = serve(data, "cpu", "skip", "--device-slots-out", described.toString())) {
+            List<String> lines = read(p.ring);
+            assertEquals(0, p.exit(30_000), p.output());
+            assertEquals(String.join("\n", cpu), String.join("\n", lines));
+        }
+        assertEquals(0, Files.size(described));
     }
 }

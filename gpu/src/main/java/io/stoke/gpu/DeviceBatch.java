@@ -6,6 +6,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.ffm.cuda.CudaEvent;
 import io.stoke.ffm.cuda.CudaStream;
+import io.stoke.ffm.cuda.DeviceBuffer;
 import io.stoke.loader.BatchStats;
 import io.stoke.loader.BatchView;
 import io.stoke.loader.SlotLease;
@@ -210,6 +211,27 @@ public final class DeviceBatch implements BatchView {
         stage.ensureCurrent();
         entry.done.synchronize();
         entry.out.copyToHost(dst.asSlice(0, n), 0);
+    }
+
+    /**
+     * Copies the batch's device data to the start of {@code dst}, another device buffer on the
+     * stage's device, and returns when it is there: for a consumer in another process, which opens
+     * {@code dst} by CUDA IPC and must not see it before the copy is done. The copy is queued on the
+     * stage's stream after the batch's own work; {@code copied} (the caller's) is recorded after it
+     * and waited for, so that the stage's later work on the stream is not waited for too.
+     */
+    public synchronized void copyToDevice(DeviceBuffer dst, CudaEvent copied) {
+        checkOpen();
+        long n = size * stage.sampleBytes();
+        if (dst.byteSize() < n) {
+            throw new IndexOutOfBoundsException("destination holds " + dst.byteSize() + " bytes, batch has " + n);
+        }
+        stage.ensureCurrent();
+        CudaStream stream = stage.stream();
+        waitOn(stream);
+        dst.copyFromDeviceAsync(0, entry.out, n, stream);
+        copied.record(stream);
+        copied.synchronize();
     }
 
     /**

@@ -800,6 +800,28 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         resources.keep(HostRegistration.register(driver, memory));
     }
 
+    /**
+     * {@code bytes} of device memory in this stage's context, freed when the stage closes: a ring
+     * slot's pixels for a consumer in another process, which opens it by CUDA IPC
+     * ({@link DeviceBuffer#ipcHandle}) and which {@link DeviceBatch#copyToDevice} fills.
+     */
+    public synchronized DeviceBuffer deviceBuffer(long bytes) {
+        if (closing.get()) {
+            throw new IllegalStateException("the GPU decode stage is closed");
+        }
+        ensureCurrent();
+        return resources.keep(DeviceBuffer.allocate(driver, bytes));
+    }
+
+    /** An event in this stage's context, destroyed when the stage closes. */
+    public synchronized CudaEvent event() {
+        if (closing.get()) {
+            throw new IllegalStateException("the GPU decode stage is closed");
+        }
+        ensureCurrent();
+        return resources.keep(CudaEvent.create(driver));
+    }
+
     /** Counters so far. */
     public GpuDecodeStats stats() {
         return new GpuDecodeStats(

@@ -1,5 +1,7 @@
 package io.stoke.serve;
 
+import io.stoke.ffm.cuda.CudaEvent;
+import io.stoke.ffm.cuda.DeviceBuffer;
 import io.stoke.gpu.DeviceBatch;
 import io.stoke.gpu.GpuDecodeStage;
 import io.stoke.loader.error.NoSampleDecodedException;
@@ -10,6 +12,8 @@ import io.stoke.ring.SlotBody;
 import io.stoke.ring.SlotHeader;
 import io.stoke.ring.SlotRing;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -29,6 +33,11 @@ import org.agrona.concurrent.IdleStrategy;
  * comes out: under {@code FAIL} it is published marked failed, its bad samples zeroed with their
  * status, which is what the loader publishes.
  *
+ * <p>With device slots ({@code --device-slots-out}), the pixels stay on the GPU: each ring slot has
+ * a device allocation of its own, which the consumer opens once by CUDA IPC, and a batch is copied
+ * there (device to device) instead of into the slot; the host slot carries the rest, and its
+ * publish comes after the copy is done. The allocations are the stage's, freed when it closes.
+ *
  * <p>Ownership: one thread, this publisher's own, acquires, fills and publishes slots (the only
  * writer of their contents and of the ring's published count); the consumer releases them. The
  * stage is the caller's, closed after this publisher.
@@ -44,6 +53,8 @@ final class DeviceBatchPublisher implements AutoCloseable {
     private final SlotHeader header = new SlotHeader();
     private final SlotBody body;
     private final MemorySegment[] slotMemory;
+    private final DeviceBuffer[] deviceSlots; // null: the pixels go into the ring
+    private final CudaEvent copied; // with device slots: a batch's copy into its slot is done
     // Read by the server's loop:
     private volatile long published;
     private volatile boolean finished;
@@ -56,8 +67,10 @@ final class DeviceBatchPublisher implements AutoCloseable {
      *
      * @param skipErrors the user's policy: SKIP records bad samples, FAIL marks their batch failed
      * @param firstSequence the first batch's sequence number (the start batch, as the loader numbers)
+     * @param deviceSlotsOut where to describe the device slots (null: the pixels go into the ring)
      */
-    DeviceBatchPublisher(GpuDecodeStage stage, SlotRing slots, boolean skipErrors, long firstSequence) {
+    DeviceBatchPublisher(
+            GpuDecodeStage stage, SlotRing slots, boolean skipErrors, long firstSequence, Path deviceSlotsOut) {
         this.stage = stage;
         this.slots = slots;
         this.skipErrors = skipErrors;
@@ -68,7 +81,22 @@ final class DeviceBatchPublisher implements AutoCloseable {
         for (int s = 0; s < slotMemory.length; s++) {
             slotMemory[s] = slots.slot(s);
         }
-        stage.pinHost(slots.memory()); // one registration of the whole mapping: every slot's copy at full rate
+        if (deviceSlotsOut == null) {
+            this.deviceSlots = null;
+            this.copied = null;
+            stage.pinHost(slots.memory()); // one registration of the whole mapping: every slot's copy at full rate
+        } else {
+            long bytes = slots.geometry().samplesPerSlot() * sampleBytes;
+            this.deviceSlots = new DeviceBuffer[slotMemory.length];
+            List<byte[]> handles = new ArrayList<>(slotMemory.length);
+            for (int s = 0; s < deviceSlots.length; s++) {
+                deviceSlots[s] = stage.deviceBuffer(bytes);
+                handles.add(deviceSlots[s].ipcHandle());
+            }
+            this.copied = stage.event();
+            // Before the first publish: a consumer reads it when it sees its first batch.
+            DeviceSlotsFile.of(stage.context().device(), bytes, handles).write(deviceSlotsOut);
+        }
         this.thread = Thread.ofPlatform().name("stoke-gpu-publisher").daemon().start(this::run);
     }
 
@@ -108,7 +136,12 @@ final class DeviceBatchPublisher implements AutoCloseable {
         MemorySegment memory = slotMemory[slot];
         body.wrap(memory);
         int n = batch.size();
-        batch.copyToHost(body.pixels()); // returns once the pixels are there: the publish below hands them on
+        // Each returns once the pixels are there: the publish below hands them on.
+        if (deviceSlots != null) {
+            batch.copyToDevice(deviceSlots[slot], copied);
+        } else {
+            batch.copyToHost(body.pixels());
+        }
         for (int i = 0; i < n; i++) {
             body.putLabel(i, batch.label(i)).putIndex(i, batch.index(i)).putStatus(i, SampleStatus.OK.code());
         }

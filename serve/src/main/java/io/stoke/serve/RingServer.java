@@ -47,6 +47,7 @@ public final class RingServer {
     private Path sampleList;
     private Path autoWorkersLog;
     private Path restartCacheLog;
+    private Path deviceSlotsOut;
     private boolean datasetClosed; // guarded by this
     private Thread shutdownHook; // registered while the ring lives, removed once the dataset is closed
 
@@ -84,6 +85,16 @@ public final class RingServer {
     /** Append each auto-workers change to {@code file} ({@link AutoWorkersLogFile}; null: stderr only). */
     public RingServer autoWorkersLog(Path file) {
         this.autoWorkersLog = file;
+        return this;
+    }
+
+    /**
+     * Under {@code --decode gpu|auto}, keep each slot's pixels in device memory, opened by the
+     * consumer by CUDA IPC, and describe the slots in {@code file} ({@link DeviceSlotsFile}) before the
+     * first batch. Left empty where the CPU decodes: the pixels are then in the ring. Null: in the ring.
+     */
+    public RingServer deviceSlotsOut(Path file) {
+        this.deviceSlotsOut = file;
         return this;
     }
 
@@ -235,7 +246,7 @@ public final class RingServer {
             throws InterruptedException {
         DeviceBatchPublisher publisher;
         try {
-            publisher = new DeviceBatchPublisher(stage, shm.slots(), skipErrors, firstSequence);
+            publisher = new DeviceBatchPublisher(stage, shm.slots(), skipErrors, firstSequence, deviceSlotsOut);
         } catch (RuntimeException | Error e) {
             stage.close();
             shm.close();

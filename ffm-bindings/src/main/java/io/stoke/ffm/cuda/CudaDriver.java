@@ -1,6 +1,7 @@
 package io.stoke.ffm.cuda;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -9,7 +10,9 @@ import io.stoke.ffm.NativeLibraries;
 import io.stoke.ffm.NativeLibraryMissingException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
@@ -99,6 +102,10 @@ public final class CudaDriver {
     private final MethodHandle cuMemcpyHtoD_v2;
     private final MethodHandle cuMemcpyDtoH_v2;
     private final MethodHandle cuMemcpyHtoDAsync_v2;
+    private final MethodHandle cuMemcpyDtoDAsync_v2;
+    private final MethodHandle cuIpcGetMemHandle;
+    private final MethodHandle cuIpcOpenMemHandle_v2;
+    private final MethodHandle cuIpcCloseMemHandle;
     private final MethodHandle cuStreamCreate;
     private final MethodHandle cuStreamDestroy_v2;
     private final MethodHandle cuStreamSynchronize;
@@ -155,6 +162,14 @@ public final class CudaDriver {
                 lib, "cuMemcpyDtoH_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG));
         cuMemcpyHtoDAsync_v2 = NativeLibraries.downcall(
                 lib, "cuMemcpyHtoDAsync_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS, JAVA_LONG, ADDRESS));
+        cuMemcpyDtoDAsync_v2 = NativeLibraries.downcall(
+                lib, "cuMemcpyDtoDAsync_v2", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS));
+        cuIpcGetMemHandle =
+                NativeLibraries.downcall(lib, "cuIpcGetMemHandle", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+        cuIpcOpenMemHandle_v2 = NativeLibraries.downcall(
+                lib, "cuIpcOpenMemHandle_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, IPC_HANDLE, JAVA_INT));
+        cuIpcCloseMemHandle =
+                NativeLibraries.downcall(lib, "cuIpcCloseMemHandle", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
         cuStreamCreate =
                 NativeLibraries.downcall(lib, "cuStreamCreate", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
         cuStreamDestroy_v2 =
@@ -562,6 +577,65 @@ public final class CudaDriver {
         checkRoom(srcHost, byteCount);
         try {
             return (int) cuMemcpyHtoDAsync_v2.invokeExact(dstDevice, srcHost, byteCount, hStream);
+        } catch (Throwable t) {
+            throw NativeLibraries.rethrow(t);
+        }
+    }
+
+    /**
+     * Asynchronous device-to-device copy on {@code hStream}; both ranges are the caller's to check
+     * ({@link DeviceBuffer#copyFromDeviceAsync} does).
+     */
+    public int cuMemcpyDtoDAsync_v2(long dstDevice, long srcDevice, long byteCount, MemorySegment hStream) {
+        try {
+            return (int) cuMemcpyDtoDAsync_v2.invokeExact(dstDevice, srcDevice, byteCount, hStream);
+        } catch (Throwable t) {
+            throw NativeLibraries.rethrow(t);
+        }
+    }
+
+    /** Size of a {@code CUipcMemHandle}, {@code CU_IPC_HANDLE_SIZE}. */
+    public static final int IPC_HANDLE_SIZE = 64;
+
+    /** {@code CUipcMemHandle}, passed by value. */
+    private static final StructLayout IPC_HANDLE = MemoryLayout.structLayout(
+            MemoryLayout.sequenceLayout(IPC_HANDLE_SIZE, JAVA_BYTE).withName("reserved"));
+
+    /** {@code CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS}, the one flag {@code cuIpcOpenMemHandle} takes. */
+    public static final int IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1;
+
+    /**
+     * Writes the IPC handle of the allocation based at {@code dptr} into {@code pHandle}, which must
+     * hold {@value #IPC_HANDLE_SIZE} bytes (checked here): another process opens it with
+     * {@code cuIpcOpenMemHandle}.
+     */
+    public int cuIpcGetMemHandle(MemorySegment pHandle, long dptr) {
+        checkRoom(pHandle, IPC_HANDLE_SIZE);
+        try {
+            return (int) cuIpcGetMemHandle.invokeExact(pHandle, dptr);
+        } catch (Throwable t) {
+            throw NativeLibraries.rethrow(t);
+        }
+    }
+
+    /**
+     * Opens another process's allocation by its IPC {@code handle} ({@value #IPC_HANDLE_SIZE} bytes,
+     * checked here) in the current context; its device pointer is written to {@code pdptr} (8 bytes,
+     * checked here). Close it with {@link #cuIpcCloseMemHandle}.
+     */
+    public int cuIpcOpenMemHandle_v2(MemorySegment pdptr, MemorySegment handle, int flags) {
+        checkRoom(pdptr, Long.BYTES);
+        checkRoom(handle, IPC_HANDLE_SIZE);
+        try {
+            return (int) cuIpcOpenMemHandle_v2.invokeExact(pdptr, handle.asSlice(0, IPC_HANDLE_SIZE), flags);
+        } catch (Throwable t) {
+            throw NativeLibraries.rethrow(t);
+        }
+    }
+
+    public int cuIpcCloseMemHandle(long dptr) {
+        try {
+            return (int) cuIpcCloseMemHandle.invokeExact(dptr);
         } catch (Throwable t) {
             throw NativeLibraries.rethrow(t);
         }

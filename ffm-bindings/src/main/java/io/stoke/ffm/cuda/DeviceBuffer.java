@@ -1,5 +1,6 @@
 package io.stoke.ffm.cuda;
 
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
@@ -62,6 +63,31 @@ public final class DeviceBuffer implements AutoCloseable {
     public void copyToHost(MemorySegment dst, long offset) {
         checkRange(offset, dst.byteSize());
         driver.check(driver.cuMemcpyDtoH_v2(dst, pointer + offset, dst.byteSize()), "cuMemcpyDtoH_v2");
+    }
+
+    /**
+     * Queues a copy of {@code bytes} from {@code src} (from its start) to {@code offset} on
+     * {@code stream}; both ranges checked here.
+     */
+    public void copyFromDeviceAsync(long offset, DeviceBuffer src, long bytes, CudaStream stream) {
+        checkRange(offset, bytes);
+        src.checkRange(0, bytes);
+        driver.check(
+                driver.cuMemcpyDtoDAsync_v2(pointer + offset, src.pointer, bytes, stream.handle()),
+                "cuMemcpyDtoDAsync_v2");
+    }
+
+    /**
+     * This allocation's IPC handle ({@code cuIpcGetMemHandle}), {@value CudaDriver#IPC_HANDLE_SIZE}
+     * bytes, for a process on the same device to open. The handle stays valid while this buffer is.
+     */
+    public byte[] ipcHandle() {
+        checkOpen();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(CudaDriver.IPC_HANDLE_SIZE);
+            driver.check(driver.cuIpcGetMemHandle(out, pointer), "cuIpcGetMemHandle");
+            return out.toArray(JAVA_BYTE);
+        }
     }
 
     private void checkRange(long offset, long bytes) {

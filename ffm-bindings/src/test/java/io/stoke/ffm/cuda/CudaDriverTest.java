@@ -149,6 +149,41 @@ class CudaDriverTest {
     }
 
     @Test
+    void deviceToDeviceCopiesAreCheckedAndAllocationsHaveIpcHandles() {
+        try (CudaContext _ = CudaContext.retainPrimary(driver, 0);
+                Arena arena = Arena.ofConfined();
+                DeviceBuffer src = DeviceBuffer.allocate(driver, 4096);
+                DeviceBuffer dst = DeviceBuffer.allocate(driver, 8192);
+                CudaStream stream = CudaStream.create(driver)) {
+            MemorySegment pattern = pattern(arena, 4096, 11);
+            src.copyFromHost(0, pattern);
+            dst.copyFromDeviceAsync(100, src, 4096, stream);
+            stream.synchronize();
+            MemorySegment back = arena.allocate(4096);
+            dst.copyToHost(back, 100);
+            assertArrayEquals(pattern.toArray(JAVA_BYTE), back.toArray(JAVA_BYTE));
+            assertEquals(1, dbl.stat("device_copies"));
+            assertThrows(IndexOutOfBoundsException.class, () -> dst.copyFromDeviceAsync(4097, src, 4096, stream));
+            assertThrows(IndexOutOfBoundsException.class, () -> dst.copyFromDeviceAsync(0, src, 4097, stream));
+            byte[] a = src.ipcHandle();
+            byte[] b = dst.ipcHandle();
+            assertEquals(CudaDriver.IPC_HANDLE_SIZE, a.length);
+            assertFalse(java.util.Arrays.equals(a, b), "each allocation has its own handle");
+            // The driver's own check: a handle is for an allocation's base only.
+            MemorySegment h = arena.allocate(CudaDriver.IPC_HANDLE_SIZE);
+            assertEquals(1, driver.cuIpcGetMemHandle(h, src.pointer() + 64), "CUDA_ERROR_INVALID_VALUE");
+            // As CUDA's: a process cannot open its own allocation's handle (another process does:
+            // ServeGpuDecodeTest and the Python package's tests).
+            h.copyFrom(MemorySegment.ofArray(a));
+            MemorySegment opened = arena.allocate(8);
+            assertEquals(
+                    201, // CUDA_ERROR_INVALID_CONTEXT
+                    driver.cuIpcOpenMemHandle_v2(opened, h, CudaDriver.IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+        }
+        assertEquals(0, dbl.stat("live_device_allocs"));
+    }
+
+    @Test
     void asyncCopiesCompleteInStreamOrderAndEventsSaySo() {
         try (CudaContext _ = CudaContext.retainPrimary(driver, 0);
                 Arena arena = Arena.ofConfined();

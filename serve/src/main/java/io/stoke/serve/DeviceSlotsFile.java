@@ -1,0 +1,72 @@
+package io.stoke.serve;
+
+import io.stoke.ffm.cuda.CudaDevice;
+import io.stoke.ring.InheritedDescriptor;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.OpenOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.HexFormat;
+import java.util.List;
+
+/**
+ * The device slots' description ({@code stoke serve --device-slots-out}): where each ring slot's
+ * pixels are when they stay on the GPU. One snake_case JSON object, written once before the first
+ * batch is published; its format is specified once, in docs/shared-memory.md ("Device slots"), and
+ * its reader is the Python package's {@code stoke._device_slots}. A file left empty says the CPU
+ * decodes and the pixels are in the ring.
+ *
+ * @param version the format's version, 1
+ * @param device the producer's device ordinal (as its {@code CUDA_VISIBLE_DEVICES} numbers them)
+ * @param pciBusId the device's {@code domain:bus:device.function}, the same in every process
+ * @param slotBytes each slot's device allocation, bytes (a whole batch's pixels)
+ * @param handles each slot's {@code CUipcMemHandle}, in slot order, as 128 lowercase hex digits
+ */
+record DeviceSlotsFile(int version, int device, String pciBusId, long slotBytes, List<String> handles) {
+    static final int VERSION = 1;
+
+    private static final OpenOption[] NAMED = {
+        StandardOpenOption.CREATE,
+        StandardOpenOption.TRUNCATE_EXISTING,
+        StandardOpenOption.WRITE,
+        LinkOption.NOFOLLOW_LINKS
+    };
+    private static final OpenOption[] INHERITED = {StandardOpenOption.WRITE};
+
+    /** The description of slots whose IPC handles are {@code handles}, on {@code device}. */
+    static DeviceSlotsFile of(CudaDevice device, long slotBytes, List<byte[]> handles) {
+        HexFormat hex = HexFormat.of();
+        return new DeviceSlotsFile(
+                VERSION,
+                device.ordinal(),
+                device.pciBusId(),
+                slotBytes,
+                handles.stream().map(hex::formatHex).toList());
+    }
+
+    /** Writes it to {@code file} (a link planted at a named file is refused; /dev/fd/N is written in place). */
+    void write(Path file) {
+        try {
+            Files.writeString(
+                    file,
+                    JsonLinesLog.line(this) + "\n",
+                    StandardCharsets.UTF_8,
+                    InheritedDescriptor.names(file) ? INHERITED : NAMED);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file, e);
+        }
+    }
+
+    /** Reads one written by {@link #write} (for tests). */
+    static DeviceSlotsFile read(Path file) throws IOException {
+        List<DeviceSlotsFile> all = JsonLinesLog.read(file, DeviceSlotsFile.class, "a device slots description");
+        if (all.size() != 1) {
+            throw new IOException(file + " holds " + all.size() + " device slots descriptions, not one");
+        }
+        return all.get(0);
+    }
+}
