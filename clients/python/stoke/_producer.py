@@ -198,7 +198,7 @@ def producer_environment(settings: Any) -> Optional[Dict[str, str]]:
 def serve_arguments(settings: Any, root: str, epoch: int, batch: int, ring: str, sample_list: str,
                     auto_workers_log: Optional[str], cuts: Sequence[Dict[str, Any]] = (),
                     data: Optional[str] = None, order_feed: Optional[str] = None,
-                    restart_cache_log: Optional[str] = None) -> List[str]:
+                    restart_cache_log: Optional[str] = None, device_slots: Optional[str] = None) -> List[str]:
     """``stoke serve``'s arguments for a loader's settings, from batch ``batch`` of epoch ``epoch``.
 
     Every option of the table with a Python keyword is passed by its flag, from the settings; the
@@ -219,6 +219,8 @@ def serve_arguments(settings: Any, root: str, epoch: int, batch: int, ring: str,
             sampler of the user's gives it; None where the producer draws its own.
         restart_cache_log: where the producer appends each epoch's restart-cache counts (with
             ``restart_cache_dir``); None for none.
+        device_slots: where the producer describes its device slots, so that the pixels stay on the
+            GPU (``decode="gpu"`` or ``"auto"`` with CUDA here; see ``_device_slots``); None: in the ring.
 
     Returns:
         The arguments after the command that starts Stoke.
@@ -234,6 +236,8 @@ def serve_arguments(settings: Any, root: str, epoch: int, batch: int, ring: str,
         args += ["--order-feed", order_feed]
     if restart_cache_log is not None:
         args += ["--restart-cache-log", restart_cache_log]
+    if device_slots is not None:
+        args += ["--device-slots-out", device_slots]
     for option in _options.OPTIONS:
         if option.python is not None:
             args += option_arguments(option, getattr(settings, option.name))
@@ -316,6 +320,7 @@ class Producer:
         inherited: descriptors the producer reads besides its own files (the dataset's list file).
         start_timeout: seconds to wait for the ring (the first run may build Stoke).
         order_feed: whether each epoch's order is given (:meth:`feed`) instead of drawn by the producer.
+        device_slots: whether the producer keeps the pixels on the GPU (:meth:`device_slots_description`).
 
     Raises:
         ProducerError: the producer exited before its ring was ready, or it was not ready in time.
@@ -323,7 +328,7 @@ class Producer:
 
     def __init__(self, stoke: List[str], settings: Any, root: str, epoch: int, batch: int, *,
                  cuts: Sequence[Dict[str, Any]] = (), inherited: Sequence[int] = (), start_timeout: float,
-                 order_feed: bool = False) -> None:
+                 order_feed: bool = False, device_slots: bool = False) -> None:
         self.ring: Optional[Ring] = None
         self.proc: Optional[subprocess.Popen] = None
         self._pid = os.getpid()  # the process that started the producer: the only one that stops it
@@ -335,6 +340,7 @@ class Producer:
         self._auto_workers_path: Optional[str] = None
         self._restart_cache: List[Dict[str, Any]] = []
         self._restart_cache_path: Optional[str] = None
+        self._device_slots_path: Optional[str] = None
         self._feed: Optional[int] = None  # the order feed's write end
         self._fed_next = epoch  # the epoch whose order the producer reads next
         try:
@@ -342,7 +348,7 @@ class Producer:
             auto = settings.workers == "auto"
             cached = getattr(settings, "restart_cache_dir", None) is not None
             for name in ("ring", "sample-list") + (("auto-workers",) if auto else ()) + (
-                    ("restart-cache",) if cached else ()):
+                    ("restart-cache",) if cached else ()) + (("device-slots",) if device_slots else ()):
                 self._fds[name] = anonymous_file(f"stoke-{name}")
             data = dataset_argument_file(root)
             if data is not None:
@@ -356,9 +362,10 @@ class Producer:
             paths = {name: f"/dev/fd/{fd}" for name, fd in theirs.items()}
             self._sample_list_path, self._auto_workers_path = paths["sample-list"], paths.get("auto-workers")
             self._restart_cache_path = paths.get("restart-cache")
+            self._device_slots_path = paths.get("device-slots")
             command = parent_death_command() + stoke + serve_arguments(
                 settings, root, epoch, batch, paths["ring"], paths["sample-list"], paths.get("auto-workers"), cuts,
-                paths.get("data"), paths.get("order-feed"), paths.get("restart-cache"))
+                paths.get("data"), paths.get("order-feed"), paths.get("restart-cache"), paths.get("device-slots"))
             self.proc = popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True, errors="replace",
                               pass_fds=[*theirs.values(), *inherited], env=producer_environment(settings))
@@ -490,6 +497,16 @@ class Producer:
         if self._restart_cache_path is not None and "restart-cache" in self._fds:
             _read_new_lines(self._restart_cache_path, self._restart_cache)
         return list(self._restart_cache)
+
+    # The device slots' format is specified once, in docs/shared-memory.md ("Device slots"); its
+    # writer is io.stoke.serve.DeviceSlotsFile.
+    def device_slots_description(self) -> Optional[Dict[str, Any]]:
+        """Where the producer keeps each slot's pixels on the GPU, as it described them before its first
+        batch; None where it decodes on the CPU (the pixels are in the ring), or was not asked to."""
+        if self._device_slots_path is None or "device-slots" not in self._fds:
+            return None
+        from ._device_slots import read_description
+        return read_description(self._device_slots_path)
 
     def stop(self) -> None:
         """Detaches from the ring, stops the process (terminate, then kill after 10 s) and closes the

@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _resume, _settings
+from . import _device_slots, _resume, _settings
 from ._given import GivenOrder
 from . import _torch_compat as _compat
 from ._closing import Closeable
@@ -557,6 +557,12 @@ class DataLoader(Closeable):
         # The loader's one settings object: its attributes read through (see __getattr__).
         self._settings = _settings.resolve(dataset, **keywords, **deprecated)
         self._pinning = Pinning()
+        # decode="gpu"/"auto" with CUDA here: the producer's device slots, opened at its first batch
+        # (None until then, or where it decodes on the CPU: see _device_slots).
+        self._device_slots: Optional[_device_slots.DeviceSlots] = None
+        self._device_slots_read = False  # the current producer's description was read
+        self._copy_to_device: Optional[int] = None  # the CPU decodes after all: host batches copied here
+        self._wants_device_slots = False  # the current producer was asked for device slots
         self._auto_workers_past: List[Dict[str, Any]] = []  # the auto workers' changes in producers stopped since
         self._restart_cache_past: List[Dict[str, Any]] = []  # the restart cache's epochs in producers stopped since
         self._epoch = 0
@@ -1002,10 +1008,10 @@ class DataLoader(Closeable):
         ring = producer.ring
         deadline = time.monotonic() + self.timeout if self.timeout > 0 else None
         while True:
-            self._pinning.release_copied(wait=ring.held >= ring.slot_count)
+            self._release_used(wait=ring.held >= ring.slot_count)
             if ring.held >= ring.slot_count:
                 gc.collect()  # a reference cycle may be all that holds a batch
-                self._pinning.release_copied(wait=True)
+                self._release_used(wait=True)
                 if ring.held >= ring.slot_count:
                     raise RuntimeError(
                         f"all {ring.slot_count} ring slots are held by batches your code still references, so no "
@@ -1025,6 +1031,27 @@ class DataLoader(Closeable):
             if raw is None:
                 raise producer.error("the producer ended its stream early")
             return raw
+
+    def _release_used(self, wait: bool) -> None:
+        """Gives back the slots of freed batches whose GPU work is done (``pin_memory``'s copies, or
+        the work on device slots); with ``wait``, waits for the oldest of each."""
+        self._pinning.release_copied(wait=wait)
+        if self._device_slots is not None:
+            self._device_slots.release_done(wait=wait)
+
+    def _open_device_slots(self) -> None:
+        """At the current producer's first batch: opens its device slots, or, where it decodes on the
+        CPU after all (it said why), says once that each batch is copied to the device here."""
+        self._device_slots_read = True
+        description = self._producer.device_slots_description()
+        side = _device_slots.cuda_side
+        if description is not None:
+            self._device_slots = _device_slots.DeviceSlots(description, side)
+            return
+        self._copy_to_device = side.device()
+        _settings.say_once("device-slots-cpu", f"stoke.DataLoader: decode={self._settings.decode!r}: the producer "
+                                               f"decodes on the CPU (said above); each batch is copied to "
+                                               f"cuda:{self._copy_to_device} here")
 
     def _wrap(self, raw: RingBatch) -> Batch:
         """The ring's batch as torch tensors viewing its slot, which goes back when the last view is freed."""
@@ -1046,10 +1073,17 @@ class DataLoader(Closeable):
             epoch, batch_index = raw.epoch, raw.batch_index
             raw.release()
             raise SampleError(epoch, batch_index, skipped)
-        lease = _SlotLease(raw.pixels)
-        weakref.finalize(lease, self._pinning.release_after_copies, raw)
-        images = torch.from_numpy(np.asarray(lease))
-        del lease
+        if self._wants_device_slots and not self._device_slots_read:
+            self._open_device_slots()
+        if self._device_slots is not None:
+            images = self._device_slots.images(raw)  # a CUDA tensor viewing the slot's device allocation
+        else:
+            lease = _SlotLease(raw.pixels)
+            weakref.finalize(lease, self._pinning.release_after_copies, raw)
+            images = torch.from_numpy(np.asarray(lease))
+            del lease
+            if self._copy_to_device is not None:
+                images = _device_slots.cuda_side.to_device(images, self._copy_to_device)
         if self._settings.chw:
             images = images.permute(0, 3, 1, 2)  # PILToTensor's [n, 3, H, W]: a view of the HWC slot, no copy
         items = (images, labels, indices) if self.with_indices else (images, labels)
@@ -1063,8 +1097,10 @@ class DataLoader(Closeable):
         cuts = self._cuts if epoch == self._resumed_epoch else []
         self._producer_cuts = cuts
         settings = self._settings
+        self._wants_device_slots = settings.decode in ("gpu", "auto") and _device_slots.cuda_side.available()
         self._producer = Producer(settings.stoke, settings, self.root, epoch, batch, cuts=cuts, inherited=inherited,
-                                  start_timeout=settings.start_timeout, order_feed=settings.given is not None)
+                                  start_timeout=settings.start_timeout, order_feed=settings.given is not None,
+                                  device_slots=self._wants_device_slots)
         ring = self._producer.ring
         if self.samples is None:
             self.samples = _samples_of(self._producer.read_sample_list(), self.root)
@@ -1087,8 +1123,13 @@ class DataLoader(Closeable):
         self._start_producer(epoch, batch)
 
     def _stop_producer(self) -> None:
-        # Unregistered from CUDA before the producer's ring is unmapped.
+        # Unregistered from CUDA, and the device slots closed, before the producer's ring is unmapped.
         self._pinning.unpin()
+        device_slots, self._device_slots = self._device_slots, None
+        self._device_slots_read = False
+        self._copy_to_device = None
+        if device_slots is not None:
+            device_slots.close()
         producer, self._producer = self._producer, None
         if producer is not None:
             producer.stop()

@@ -7,13 +7,16 @@ keyword to the ring; it is not a GPU verification (docs/gpu.md, "GPU decode").
 """
 
 import contextlib
+import ctypes
 import io
+import math
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import unittest
+import unittest.mock
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -23,8 +26,10 @@ sys.path.insert(0, str(PACKAGE_ROOT))
 sys.path.insert(0, str(HERE))
 
 try:
+    import numpy as np
     import torch
     import stoke
+    from stoke import _device_slots
     MISSING = None
 except ImportError as e:  # torch not installed: skip, loudly
     MISSING = f"{e.name} is not installed"
@@ -63,6 +68,46 @@ def setUpModule():
 def tearDownModule():
     if TMP is not None:
         shutil.rmtree(TMP, ignore_errors=True)
+
+
+class _Owner:
+    """Holds a device array alive for as long as a numpy view of its memory lives."""
+
+    def __init__(self, view, array):
+        self.array = array
+        self.__array_interface__ = view.__array_interface__
+
+
+class HostDoubleSide(_device_slots.CudaSide if not MISSING else object):
+    """torch's CUDA side as the CUDA double sees it: its device memory is host memory, so a device
+    slot's batch is read in place as a CPU tensor, and its streams are the NULL stream. It checks the
+    wiring from the producer's allocations to the batches; it is not a GPU verification."""
+
+    driver_library = str(DOUBLE)
+
+    def available(self):
+        return True
+
+    def device(self):
+        return 0
+
+    def stream(self, device):
+        return 0
+
+    def as_tensor(self, array, device):
+        face = array.__cuda_array_interface__
+        self.tensors += 1
+        dtype = np.dtype(face["typestr"])
+        n = math.prod(face["shape"]) * dtype.itemsize
+        view = np.frombuffer((ctypes.c_byte * n).from_address(face["data"][0]), dtype=dtype).reshape(face["shape"])
+        return torch.from_numpy(np.asarray(_Owner(view, array)))
+
+    def to_device(self, tensor, device):
+        self.copies += 1
+        return tensor
+
+    tensors = 0
+    copies = 0
 
 
 @unittest.skipIf(MISSING or double_missing(), str(MISSING or double_missing()))
@@ -120,6 +165,52 @@ class GpuDecodeTest(unittest.TestCase):
         self.assertIn("decoding on the CPU", lines[0])
         self.assertEqual(1, terminal.getvalue().count(lines[0]), "said once on the user's terminal")
         self.assertEqual(2 * 8, len(got))
+
+    def test_with_cuda_here_the_batches_view_the_producers_device_slots_opened_by_ipc(self):
+        cpu, _ = self.epochs("cpu", on_error="skip")
+        for output in ("uint8", "float32"):
+            want, _ = self.epochs("cpu", on_error="skip", output=output)
+            side = HostDoubleSide()
+            with unittest.mock.patch.object(_device_slots, "cuda_side", side):
+                got, said = self.epochs("gpu", on_error="skip", output=output)
+            self.assertIn("decoding on CUDA device 0 (EXPERIMENTAL)", said)
+            self.assertEqual(len(want), side.tensors, "every batch a view of a device slot")
+            self.assertEqual(0, side.copies)
+            if output == "uint8":
+                self.assertSameBatches(want, got)
+            else:
+                for k, ((wi, wl, wx), (gi, gl, gx)) in enumerate(zip(want, got)):
+                    self.assertTrue(torch.equal(wx, gx) and torch.equal(wl, gl), f"batch {k}")
+                    torch.testing.assert_close(gi, wi, rtol=0, atol=1e-5, msg=f"batch {k}")
+        self.assertEqual(len(cpu), len(want))
+
+    def test_a_slot_goes_back_only_when_its_last_view_is_freed(self):
+        side = HostDoubleSide()
+        with unittest.mock.patch.object(_device_slots, "cuda_side", side):
+            loader = stoke.DataLoader(DATA, batch_size=4, num_workers=2, resize=24, crop=16, dct_scaling="none",
+                                      decode="gpu", slots=3, timeout=20)
+            try:
+                it = iter(loader)
+                kept = [next(it)[0] for _ in range(3)]  # every slot held
+                with self.assertRaisesRegex(RuntimeError, "all 3 ring slots are held"):
+                    next(it)
+                first = kept[0].clone()
+                del kept[0]
+                images, _ = next(it)  # the freed slot came back, and holds the next batch
+                self.assertFalse(torch.equal(first, images))
+                self.assertEqual(3, len([p for p in loader._device_slots._pointers if p is not None]))
+            finally:
+                loader.close()
+            self.assertIsNone(loader._device_slots)
+
+    def test_where_the_producer_decodes_on_the_cpu_each_batch_is_copied_to_the_device_said_once(self):
+        side = HostDoubleSide()
+        with unittest.mock.patch.object(_device_slots, "cuda_side", side), \
+                self.assertWarnsRegex(stoke.StokeWarning, "decodes on the CPU .*copied to cuda:0"):
+            got, said = self.epochs("gpu", on_error="skip", transform="train", augment="ta_wide")
+        self.assertIn("decoding on the CPU", said)
+        self.assertEqual(0, side.tensors)
+        self.assertEqual(len(got), side.copies)
 
     def test_an_unknown_decode_is_refused_by_name(self):
         with self.assertRaisesRegex(ValueError, "decode"):
