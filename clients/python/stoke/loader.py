@@ -403,12 +403,13 @@ class DataLoader(Closeable):
             for a translated transform).
         decode (str, optional): where the JPEGs are decoded: ``"cpu"`` (the default), Stoke's CPU
             workers; ``"gpu"`` (experimental), nvJPEG on this process's current CUDA device
-            (``torch.cuda.current_device()``), resized, cropped and normalised there and copied into
-            the ring's slot, so the batches are the same CPU tensors, decoded without the cores;
-            ``"auto"`` (experimental), as ``"gpu"`` with the workers decoding a share of the JPEGs,
-            balanced live. Not yet with ``augment=``, ``erase=``, a sampler of yours or
-            ``restart_cache_dir=``: where it cannot (those, no libnvjpeg, no GPU), the producer says
-            why in one line and the CPU decodes.
+            (``torch.cuda.current_device()``), resized, cropped and normalised there; ``images`` is
+            then a CUDA tensor viewing the producer's device slot, opened by CUDA IPC, with no copy
+            back to the host; ``"auto"`` (experimental), as ``"gpu"`` with the workers decoding a
+            share of the JPEGs, balanced live. Not yet with ``augment=``, ``erase=``, a sampler of
+            yours or ``restart_cache_dir=``: where it cannot (those, no libnvjpeg), the producer says
+            why in one line, the CPU decodes and each batch is copied to the device. Without CUDA in
+            torch, the batches are CPU tensors.
         slots (int, optional): the ring's size in batches: decoded ahead plus held by your code
             (default: ``4``).
         shuffle_window (int, optional): over shards, shuffle within windows of that many shards

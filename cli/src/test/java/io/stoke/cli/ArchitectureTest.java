@@ -223,6 +223,8 @@ class ArchitectureTest {
     void theServeCommandOnlyParsesFlags() throws IOException {
         long lines = Files.readAllLines(ROOT.resolve("cli/src/main/java/io/stoke/cli/ServeCommand.java"))
                 .size();
-        assertTrue(lines < 120, "ServeCommand.java has " + lines + " lines");
+        // A flag is about 8 lines: 140 holds the serving protocol's flags (five side files, two of them
+        // deprecated spellings), not serving code, which is RingServer's.
+        assertTrue(lines < 140, "ServeCommand.java has " + lines + " lines");
     }
 }
