@@ -6,8 +6,9 @@ rate a PyTorch loop receives batches on the device (issue 50's DataLoader path).
                                [--decodes cpu,gpu,auto]
 
 For each decode, a fresh loader (eval transform, uint8, pin_memory=True) runs --epochs epochs; each
-batch goes to the GPU with .to("cuda", non_blocking=True) and the device is synchronised at the end
-of every epoch. Reported per epoch: images/s and the seconds; the first epoch includes the
+batch goes to the GPU with .to("cuda", non_blocking=True) (a no-op where decode="gpu"|"auto" already
+gives CUDA tensors, viewing the producer's device slots) and the device is synchronised at the end
+of every epoch. "arrived_on_device" records whether the batches came as CUDA tensors. Reported per epoch: images/s and the seconds; the first epoch includes the
 producer's start. Also what the producer said of the decode (its first line naming it). Without a
 GPU, decode="gpu" says so and decodes on the CPU, and the batches stay on the host: the script still
 runs end to end (the check that it works, before device time is spent).
@@ -28,11 +29,14 @@ def run(data: Path, decode: str, workers: int, batch: int, epochs: int) -> dict:
     loader = stoke.DataLoader(data, batch_size=batch, num_workers=workers, pin_memory=device is not None,
                               decode=decode)
     rows = []
+    arrived_on_device = None
     try:
         for epoch in range(epochs):
             start = time.perf_counter()
             images = 0
             for x, _ in loader:
+                if arrived_on_device is None:
+                    arrived_on_device = bool(x.is_cuda)
                 if device is not None:
                     x = x.to(device, non_blocking=True)
                 images += x.shape[0]
@@ -46,7 +50,8 @@ def run(data: Path, decode: str, workers: int, batch: int, epochs: int) -> dict:
                 or "decoding on CUDA" in line]
     finally:
         loader.close()
-    return {"decode": decode, "workers": workers, "batch": batch, "epochs": rows, "said": said}
+    return {"decode": decode, "workers": workers, "batch": batch, "arrived_on_device": arrived_on_device,
+            "epochs": rows, "said": said}
 
 
 def main() -> None:
