@@ -22,6 +22,7 @@ import json
 import os
 from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple
 
+from ._settings import say_once
 from .ring import RingBatch
 
 __all__ = ["DeviceSlots", "CudaSide", "cuda_side"]
@@ -199,6 +200,7 @@ class DeviceSlots:
         self._pending: Deque[Tuple[ctypes.c_void_p, RingBatch]] = collections.deque()
         self._spare: List[ctypes.c_void_p] = []
         self._pid = os.getpid()
+        self._live = 0  # batches handed out whose last view is not yet freed
         self.closed = False
 
     @property
@@ -219,6 +221,7 @@ class DeviceSlots:
             raise RuntimeError(f"stoke.DataLoader: a batch of {pixels.nbytes} bytes in a device slot of {self._bytes}")
         array = _DeviceArray(pointer, tuple(pixels.shape), pixels.dtype.str)
         weakref.finalize(array, self._release_after_use, raw)
+        self._live += 1
         return self._side.as_tensor(array, self._device)
 
     def _release_after_use(self, raw: RingBatch) -> None:
@@ -226,6 +229,7 @@ class DeviceSlots:
         finaliser, which runs in a forked child too, where the slot is the parent's."""
         if os.getpid() != self._pid or self.closed:
             return
+        self._live -= 1
         self._driver.current(self._ctx)
         event = self._spare.pop() if self._spare else self._driver.event()
         self._driver.record(event, self._side.stream(self._device))
@@ -260,6 +264,12 @@ class DeviceSlots:
         self.closed = True
         if os.getpid() != self._pid:
             return
+        if self._live > 0:
+            # As torch.multiprocessing's CUDA tensors, which are valid while their producer lives: a
+            # kernel reading one after this fails with an illegal memory access.
+            say_once("device-slots-live", f"stoke.DataLoader: {self._live} batch(es) from the GPU still referenced "
+                                          "when their producer stopped (close(), or a new iterator mid-epoch): their "
+                                          "images are not valid any more; keep what you need with images.clone()")
         self._driver.current(self._ctx)
         while self._pending:
             event, raw = self._pending.popleft()

@@ -199,6 +199,8 @@ class GpuDecodeTest(unittest.TestCase):
                 images, _ = next(it)  # the freed slot came back, and holds the next batch
                 self.assertFalse(torch.equal(first, images))
                 self.assertEqual(3, len([p for p in loader._device_slots._pointers if p is not None]))
+                with self.assertWarnsRegex(stoke.StokeWarning, "3 batch.*still referenced.*not valid"):
+                    loader.close()
             finally:
                 loader.close()
             self.assertIsNone(loader._device_slots)
