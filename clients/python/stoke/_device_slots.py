@@ -69,9 +69,10 @@ class CudaSide:
         import torch
         return torch.as_tensor(array, device=f"cuda:{device}")
 
-    def to_device(self, tensor: Any, device: int) -> Any:
-        """A host batch copied to ``device`` (the producer decoded on the CPU)."""
-        return tensor.to(f"cuda:{device}")
+    def to_device(self, tensor: Any, device: int, non_blocking: bool) -> Any:
+        """A host batch copied to ``device`` (the producer decoded on the CPU); ``non_blocking`` where
+        the ring is pinned, its slot then given back after the copy (``pin_memory``'s events)."""
+        return tensor.to(f"cuda:{device}", non_blocking=non_blocking)
 
 
 #: Replaced by the tests of the wiring (see CudaSide).

@@ -1050,6 +1050,8 @@ class DataLoader(Closeable):
             self._device_slots = _device_slots.DeviceSlots(description, side)
             return
         self._copy_to_device = side.device()
+        if self._settings.pin:
+            self._pinning.pin(self._producer.ring)  # the copies below then asynchronous, from the slot
         _settings.say_once("device-slots-cpu", f"stoke.DataLoader: decode={self._settings.decode!r}: the producer "
                                                f"decodes on the CPU (said above); each batch is copied to "
                                                f"cuda:{self._copy_to_device} here")
@@ -1084,7 +1086,8 @@ class DataLoader(Closeable):
             images = torch.from_numpy(np.asarray(lease))
             del lease
             if self._copy_to_device is not None:
-                images = _device_slots.cuda_side.to_device(images, self._copy_to_device)
+                images = _device_slots.cuda_side.to_device(images, self._copy_to_device,
+                                                           non_blocking=self._pinning.active)
         if self._settings.chw:
             images = images.permute(0, 3, 1, 2)  # PILToTensor's [n, 3, H, W]: a view of the HWC slot, no copy
         items = (images, labels, indices) if self.with_indices else (images, labels)
@@ -1115,7 +1118,9 @@ class DataLoader(Closeable):
             print(f"stoke.DataLoader: ring of {ring.slot_count} slots of {_mib(ring.slot_bytes)} "
                   f"({_mib(ring.total_bytes)}) in anonymous shared memory (not /dev/shm), counted against this "
                   "job's memory limit", file=sys.stderr, flush=True)
-        if self._settings.pin:
+        if self._settings.pin and not self._wants_device_slots:
+            # With device slots the ring's pixels are never written: pinning would make them resident
+            # for nothing. Pinned only where the producer decodes on the CPU after all (see below).
             self._pinning.pin(ring)
         self._producer_next = (epoch, batch)
 
