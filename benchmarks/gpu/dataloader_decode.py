@@ -3,7 +3,7 @@
 rate a PyTorch loop receives batches on the device (issue 50's DataLoader path).
 
   python3 dataloader_decode.py --data DIR --out OUT.json [--workers 16] [--batch 128] [--epochs 3]
-                               [--decodes cpu,gpu,auto]
+                               [--decodes cpu,gpu,auto] [--compare-batches 8]
 
 For each decode, a fresh loader (eval transform, uint8, pin_memory=True) runs --epochs epochs; each
 batch goes to the GPU with .to("cuda", non_blocking=True) (a no-op where decode="gpu"|"auto" already
@@ -12,6 +12,11 @@ of every epoch. "arrived_on_device" records whether the batches came as CUDA ten
 producer's start. Also what the producer said of the decode (its first line naming it). Without a
 GPU, decode="gpu" says so and decodes on the CPU, and the batches stay on the host: the script still
 runs end to end (the check that it works, before device time is spent).
+
+"pixels" (--compare-batches K, 0 for none): the first K batches of decode="gpu" against
+decode="cpu", unshuffled, the CPU at full scale (dct_scaling="none", as the GPU decodes), per image:
+the largest and the mean absolute difference in levels after the resize and crop, and how many
+images differ by more than 2 levels anywhere (the issue's target: within 2).
 """
 import argparse
 import json
@@ -54,6 +59,34 @@ def run(data: Path, decode: str, workers: int, batch: int, epochs: int) -> dict:
             "epochs": rows, "said": said}
 
 
+def compare(data: Path, workers: int, batch: int, batches: int) -> dict:
+    """decode="gpu" against decode="cpu" on the first ``batches`` batches, per image."""
+    got = {}
+    for decode in ("cpu", "gpu"):
+        loader = stoke.DataLoader(data, batch_size=batch, num_workers=workers, shuffle=False, dct_scaling="none",
+                                  decode=decode)
+        try:
+            out = []
+            for k, (x, _) in enumerate(loader):
+                if k == batches:
+                    break
+                out.append(x.cpu().to(torch.int16))  # a copy: the slot goes back
+            got[decode] = out
+            if decode == "gpu":
+                got["arrived_on_device"] = bool(x.is_cuda)
+        finally:
+            loader.close()
+    worst, means, over = [], [], 0
+    for c, g in zip(got["cpu"], got["gpu"]):
+        d = (c - g).abs().flatten(1)
+        worst += d.max(1).values.tolist()
+        means += d.float().mean(1).tolist()
+        over += int((d.max(1).values > 2).sum())
+    return {"images": len(worst), "max_abs_diff": max(worst) if worst else None,
+            "mean_abs_diff": sum(means) / len(means) if means else None,
+            "images_over_2_levels": over, "gpu_arrived_on_device": got.get("arrived_on_device")}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", type=Path, required=True)
@@ -62,12 +95,16 @@ def main() -> None:
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--decodes", default="cpu,gpu,auto")
+    p.add_argument("--compare-batches", type=int, default=8)
     a = p.parse_args()
     results = [run(a.data, d, a.workers, a.batch, a.epochs) for d in a.decodes.split(",")]
+    pixels = compare(a.data, a.workers, a.batch, a.compare_batches) if a.compare_batches > 0 else None
+    if pixels is not None:
+        print(f"pixels, decode=gpu against cpu: {pixels}", flush=True)
     a.out.write_text(json.dumps({
         "machine": platform.node(), "torch": torch.__version__,
         "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
-        "runs": results}, indent=2) + "\n")
+        "runs": results, "pixels": pixels}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

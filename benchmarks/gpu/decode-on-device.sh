@@ -13,7 +13,8 @@
 #         the eval resize, on the same files); bench.txt and bench-{cpu,gpu,auto}-*.json (stoke bench
 #         on the same files at 16 CPU threads: the CPU decode, the GPU decode stage, and both sharing
 #         the work); dataloader-decode-*.json (benchmarks/gpu/dataloader_decode.py: stoke.DataLoader
-#         with decode=cpu, gpu and auto, batches to the device); log.txt is everything.
+#         with decode=cpu, gpu and auto, batches to the device, whether they arrived as CUDA tensors
+#         (device slots), and decode=gpu's pixels against cpu's per image); log.txt is everything.
 #
 # The machine needs python3 with torch (CUDA) and torchvision (whose CUDA wheel bundles libnvjpeg,
 # found through the Python's site-packages) and an NVIDIA driver. Each step has its own time limit;
