@@ -19,6 +19,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -197,6 +198,10 @@ class ServeGpuDecodeTest {
             CudaTestDouble dbl = GpuDoubles.open("serve --device-slots-out");
             GpuDoubles.clear();
             CudaDriver d = dbl.driver();
+            assertEquals(
+                    "rw-------",
+                    PosixFilePermissions.toString(Files.getPosixFilePermissions(described)),
+                    "the handles open the slots: the file is the user's alone");
             JsonNode slots = new ObjectMapper().readTree(described.toFile());
             assertEquals(1, slots.get("version").asInt());
             JsonNode handles = slots.get("handles");

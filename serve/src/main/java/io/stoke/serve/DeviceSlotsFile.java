@@ -4,14 +4,20 @@ import io.stoke.ffm.cuda.CudaDevice;
 import io.stoke.ring.InheritedDescriptor;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The device slots' description ({@code stoke serve --device-slots-out}): where each ring slot's
@@ -29,13 +35,14 @@ import java.util.List;
 record DeviceSlotsFile(int version, int device, String pciBusId, long slotBytes, List<String> handles) {
     static final int VERSION = 1;
 
-    private static final OpenOption[] NAMED = {
-        StandardOpenOption.CREATE,
-        StandardOpenOption.TRUNCATE_EXISTING,
-        StandardOpenOption.WRITE,
-        LinkOption.NOFOLLOW_LINKS
-    };
-    private static final OpenOption[] INHERITED = {StandardOpenOption.WRITE};
+    private static final Set<OpenOption> NAMED = Set.of(
+            StandardOpenOption.CREATE,
+            StandardOpenOption.TRUNCATE_EXISTING,
+            StandardOpenOption.WRITE,
+            LinkOption.NOFOLLOW_LINKS);
+    private static final Set<OpenOption> INHERITED = Set.of(StandardOpenOption.WRITE);
+    private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
 
     /** The description of slots whose IPC handles are {@code handles}, on {@code device}. */
     static DeviceSlotsFile of(CudaDevice device, long slotBytes, List<byte[]> handles) {
@@ -48,25 +55,22 @@ record DeviceSlotsFile(int version, int device, String pciBusId, long slotBytes,
                 handles.stream().map(hex::formatHex).toList());
     }
 
-    /** Writes it to {@code file} (a link planted at a named file is refused; /dev/fd/N is written in place). */
+    /**
+     * Writes it to {@code file}: /dev/fd/N (stoke.DataLoader's anonymous file) in place; a named file
+     * made {@code 0600}, since the handles open the slots to whoever reads them, and a link planted
+     * there refused.
+     */
     void write(Path file) {
-        try {
-            Files.writeString(
-                    file,
-                    JsonLinesLog.line(this) + "\n",
-                    StandardCharsets.UTF_8,
-                    InheritedDescriptor.names(file) ? INHERITED : NAMED);
+        byte[] json = (JsonLinesLog.line(this) + "\n").getBytes(StandardCharsets.UTF_8);
+        try (SeekableByteChannel out = InheritedDescriptor.names(file)
+                ? Files.newByteChannel(file, INHERITED)
+                : Files.newByteChannel(file, NAMED, OWNER_ONLY)) {
+            ByteBuffer b = ByteBuffer.wrap(json);
+            while (b.hasRemaining()) {
+                out.write(b);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file, e);
         }
-    }
-
-    /** Reads one written by {@link #write} (for tests). */
-    static DeviceSlotsFile read(Path file) throws IOException {
-        List<DeviceSlotsFile> all = JsonLinesLog.read(file, DeviceSlotsFile.class, "a device slots description");
-        if (all.size() != 1) {
-            throw new IOException(file + " holds " + all.size() + " device slots descriptions, not one");
-        }
-        return all.get(0);
     }
 }
