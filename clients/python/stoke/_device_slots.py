@@ -20,6 +20,7 @@ import collections
 import ctypes
 import json
 import os
+import weakref
 from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple
 
 from ._settings import say_once
@@ -211,7 +212,6 @@ class DeviceSlots:
     def images(self, raw: RingBatch) -> Any:
         """``raw``'s images: a CUDA tensor viewing its slot's allocation, shaped and typed as the ring's
         pixels; the slot goes back once the tensor's last view is freed and the GPU is done with it."""
-        import weakref
         slot = raw.slot
         pointer = self._pointers[slot]
         self._driver.current(self._ctx)
