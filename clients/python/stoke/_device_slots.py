@@ -2,18 +2,20 @@
 
 The producer keeps each ring slot's pixels in a device allocation of its own (``stoke serve
 --device-slots-out``), copied there on the device, and describes the allocations once, before its
-first batch, in a JSON file (docs/shared-memory.md, "Device slots"). This process opens each
-allocation once by CUDA IPC (``cuIpcOpenMemHandle``, through the driver that torch loaded), and a
-batch's images are a CUDA tensor viewing its slot's allocation: no copy back to the host, none to the
-GPU. The host slot still carries the labels, indices and statuses.
+first batch, in a JSON file (docs/shared-memory.md, "Device slots"). This process opens every
+allocation by CUDA IPC (``cuIpcOpenMemHandle``, through the driver that torch loaded) as soon as the
+producer has described them, and a batch's images are a CUDA tensor viewing its slot's allocation: no
+copy back to the host, none to the GPU. The host slot still carries the labels, indices and statuses.
+Where CUDA refuses the IPC (the two processes in different containers, a driver without it), that is
+said once, loudly, and a new producer copies each batch back into the ring.
 
 A slot goes back to the producer only after the GPU work queued on the current stream when the
 batch's last view was freed is done (a CUDA event, recorded then), as ``pin_memory``'s slots do: the
 producer's next copy into it cannot overtake a kernel still reading it.
 
-Where the producer decodes on the CPU after all (no libnvjpeg, a transform the GPU path refuses), it
-leaves the file empty and the pixels are in the ring; each batch is then copied to the device here,
-said once, so the batches are CUDA tensors either way.
+Where the producer decodes on the CPU after all (no libnvjpeg, a transform the GPU path refuses), the
+file says so and the pixels are in the ring; each batch is then copied to the device here, said once,
+so the batches are CUDA tensors either way.
 """
 
 import collections
@@ -26,13 +28,18 @@ from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple
 from ._settings import say_once
 from .ring import RingBatch
 
-__all__ = ["DeviceSlots", "CudaSide", "cuda_side"]
+__all__ = ["DeviceSlots", "DeviceSlotsRefused", "CudaSide", "cuda_side"]
 
 CUDA_SUCCESS = 0
 CUDA_ERROR_NOT_READY = 600
 CU_EVENT_DISABLE_TIMING = 0x2
 CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 0x1
 IPC_HANDLE_SIZE = 64
+
+
+class DeviceSlotsRefused(RuntimeError):
+    """CUDA would not open the producer's allocations here (no IPC between the two processes: another
+    container, a driver without it), or the driver could not be loaded."""
 
 
 class _IpcHandle(ctypes.Structure):
@@ -169,8 +176,8 @@ class _DeviceArray:
 
 
 def read_description(path: str) -> Optional[Dict[str, Any]]:
-    """The device slots' description the producer wrote to ``path``, or None where it wrote none
-    (it decodes on the CPU). Read once the first batch is out: the producer writes it before."""
+    """The device slots' description the producer wrote to ``path`` (``on_device`` false where it
+    decodes on the CPU), or None while it has written none yet."""
     with open(path, "rb") as f:
         text = f.read()
     if not text.strip():
@@ -187,18 +194,38 @@ class DeviceSlots:
     their batch's last view was freed.
 
     Args:
-        description: what the producer wrote (:func:`read_description`).
+        description: what the producer wrote (:func:`read_description`), with ``on_device``.
         side: torch's CUDA here (:data:`cuda_side`).
+
+    Raises:
+        DeviceSlotsRefused: the driver did not load, or refused to open an allocation; what was
+            opened is closed again.
     """
 
     def __init__(self, description: Dict[str, Any], side: CudaSide) -> None:
         self._side = side
         self._device = side.device()
-        self._driver = _Driver(side.driver_library)
-        self._dev, self._ctx = self._driver.retain(self._device)
         self._bytes = int(description["slot_bytes"])
-        self._handles: List[bytes] = [bytes.fromhex(h) for h in description["handles"]]
-        self._pointers: List[Optional[int]] = [None] * len(self._handles)
+        handles = [bytes.fromhex(h) for h in description["handles"]]
+        self._pointers: List[Optional[int]] = [None] * len(handles)
+        try:
+            self._driver = _Driver(side.driver_library)
+        except (OSError, AttributeError) as e:
+            raise DeviceSlotsRefused(f"the CUDA driver ({side.driver_library}) could not be used: {e}") from None
+        try:
+            self._dev, self._ctx = self._driver.retain(self._device)
+        except RuntimeError as e:
+            raise DeviceSlotsRefused(str(e)) from None
+        try:
+            for slot, handle in enumerate(handles):  # all at once: a refusal is known before any batch
+                self._pointers[slot] = self._driver.open(handle)
+        except RuntimeError as e:
+            for p in self._pointers:
+                if p is not None:
+                    self._driver.close(p)
+            self._driver.release(self._dev)
+            raise DeviceSlotsRefused(f"CUDA IPC refused the producer's allocations on cuda:{self._device} "
+                                     f"({e})") from None
         self._pending: Deque[Tuple[ctypes.c_void_p, RingBatch]] = collections.deque()
         self._spare: List[ctypes.c_void_p] = []
         self._pid = os.getpid()
@@ -212,11 +239,7 @@ class DeviceSlots:
     def images(self, raw: RingBatch) -> Any:
         """``raw``'s images: a CUDA tensor viewing its slot's allocation, shaped and typed as the ring's
         pixels; the slot goes back once the tensor's last view is freed and the GPU is done with it."""
-        slot = raw.slot
-        pointer = self._pointers[slot]
-        self._driver.current(self._ctx)
-        if pointer is None:
-            pointer = self._pointers[slot] = self._driver.open(self._handles[slot])  # once per slot
+        pointer = self._pointers[raw.slot]
         pixels = raw.pixels
         if pixels.nbytes > self._bytes:
             raise RuntimeError(f"stoke.DataLoader: a batch of {pixels.nbytes} bytes in a device slot of {self._bytes}")

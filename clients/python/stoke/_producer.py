@@ -320,7 +320,7 @@ class Producer:
         inherited: descriptors the producer reads besides its own files (the dataset's list file).
         start_timeout: seconds to wait for the ring (the first run may build Stoke).
         order_feed: whether each epoch's order is given (:meth:`feed`) instead of drawn by the producer.
-        device_slots: whether the producer keeps the pixels on the GPU (:meth:`device_slots_description`).
+        device_slots: whether the producer is asked to keep the pixels on the GPU (:meth:`device_slots_description`).
 
     Raises:
         ProducerError: the producer exited before its ring was ready, or it was not ready in time.
@@ -500,13 +500,28 @@ class Producer:
 
     # The device slots' format is specified once, in docs/shared-memory.md ("Device slots"); its
     # writer is io.stoke.serve.DeviceSlotsFile.
-    def device_slots_description(self) -> Optional[Dict[str, Any]]:
-        """Where the producer keeps each slot's pixels on the GPU, as it described them before its first
-        batch; None where it decodes on the CPU (the pixels are in the ring), or was not asked to."""
-        if self._device_slots_path is None or "device-slots" not in self._fds:
-            return None
+    def device_slots_description(self, timeout: float) -> Dict[str, Any]:
+        """Where the producer keeps each slot's pixels on the GPU, or that it decodes on the CPU after
+        all (``on_device`` false), as it described them before its first batch: waited for, up to
+        ``timeout`` seconds (the GPU stage opens after the ring). Only with ``device_slots``.
+
+        Raises:
+            ProducerError: the producer exited first, or said nothing in time.
+        """
         from ._device_slots import read_description
-        return read_description(self._device_slots_path)
+        deadline = time.monotonic() + timeout
+        while True:
+            description = read_description(self._device_slots_path)
+            if description is not None:
+                return description
+            if time.monotonic() > deadline:
+                raise ProducerError(f"the producer did not describe its device slots within {timeout:.0f} s")
+            try:
+                self.proc.wait(timeout=0.005)
+            except subprocess.TimeoutExpired:
+                continue
+            raise self.error(f"the producer exited with status {self.proc.returncode} before it described its "
+                             "device slots")
 
     def stop(self) -> None:
         """Detaches from the ring, stops the process (terminate, then kill after 10 s) and closes the

@@ -558,10 +558,10 @@ class DataLoader(Closeable):
         # The loader's one settings object: its attributes read through (see __getattr__).
         self._settings = _settings.resolve(dataset, **keywords, **deprecated)
         self._pinning = Pinning()
-        # decode="gpu"/"auto" with CUDA here: the producer's device slots, opened at its first batch
-        # (None until then, or where it decodes on the CPU: see _device_slots).
+        # decode="gpu"/"auto" with CUDA here: the producer's device slots, opened at its start (None
+        # where it decodes on the CPU: see _device_slots).
         self._device_slots: Optional[_device_slots.DeviceSlots] = None
-        self._device_slots_read = False  # the current producer's description was read
+        self._device_slots_refused = False  # CUDA refused the IPC: producers copy back into the ring
         self._copy_to_device: Optional[int] = None  # the CPU decodes after all: host batches copied here
         self._wants_device_slots = False  # the current producer was asked for device slots
         self._auto_workers_past: List[Dict[str, Any]] = []  # the auto workers' changes in producers stopped since
@@ -1040,21 +1040,30 @@ class DataLoader(Closeable):
         if self._device_slots is not None:
             self._device_slots.release_done(wait=wait)
 
-    def _open_device_slots(self) -> None:
-        """At the current producer's first batch: opens its device slots, or, where it decodes on the
-        CPU after all (it said why), says once that each batch is copied to the device here."""
-        self._device_slots_read = True
-        description = self._producer.device_slots_description()
+    def _open_device_slots(self) -> bool:
+        """At the current producer's start: opens its device slots (each allocation by CUDA IPC), or,
+        where it decodes on the CPU after all (it said why), says once that each batch is copied to
+        the device here. False where CUDA refuses the IPC (said once, loudly): the caller starts a
+        producer that copies the batches back into the ring instead."""
+        description = self._producer.device_slots_description(timeout=self._settings.start_timeout)
         side = _device_slots.cuda_side
-        if description is not None:
-            self._device_slots = _device_slots.DeviceSlots(description, side)
-            return
+        if description["on_device"]:
+            try:
+                self._device_slots = _device_slots.DeviceSlots(description, side)
+                return True
+            except _device_slots.DeviceSlotsRefused as e:
+                self._device_slots_refused = True
+                _settings.say_once("device-slots-refused", f"stoke.DataLoader: decode={self._settings.decode!r}: "
+                                                           f"{e}; the producer starts again and copies each batch "
+                                                           "back into the ring, and from there to the device")
+                return False
         self._copy_to_device = side.device()
         if self._settings.pin:
             self._pinning.pin(self._producer.ring)  # the copies below then asynchronous, from the slot
         _settings.say_once("device-slots-cpu", f"stoke.DataLoader: decode={self._settings.decode!r}: the producer "
                                                f"decodes on the CPU (said above); each batch is copied to "
                                                f"cuda:{self._copy_to_device} here")
+        return True
 
     def _wrap(self, raw: RingBatch) -> Batch:
         """The ring's batch as torch tensors viewing its slot, which goes back when the last view is freed."""
@@ -1076,8 +1085,6 @@ class DataLoader(Closeable):
             epoch, batch_index = raw.epoch, raw.batch_index
             raw.release()
             raise SampleError(epoch, batch_index, skipped)
-        if self._wants_device_slots and not self._device_slots_read:
-            self._open_device_slots()
         if self._device_slots is not None:
             images = self._device_slots.images(raw)  # a CUDA tensor viewing the slot's device allocation
         else:
@@ -1101,7 +1108,8 @@ class DataLoader(Closeable):
         cuts = self._cuts if epoch == self._resumed_epoch else []
         self._producer_cuts = cuts
         settings = self._settings
-        self._wants_device_slots = settings.decode in ("gpu", "auto") and _device_slots.cuda_side.available()
+        on_gpu = settings.decode in ("gpu", "auto") and _device_slots.cuda_side.available()
+        self._wants_device_slots = on_gpu and not self._device_slots_refused
         self._producer = Producer(settings.stoke, settings, self.root, epoch, batch, cuts=cuts, inherited=inherited,
                                   start_timeout=settings.start_timeout, order_feed=settings.given is not None,
                                   device_slots=self._wants_device_slots)
@@ -1118,9 +1126,18 @@ class DataLoader(Closeable):
             print(f"stoke.DataLoader: ring of {ring.slot_count} slots of {_mib(ring.slot_bytes)} "
                   f"({_mib(ring.total_bytes)}) in anonymous shared memory (not /dev/shm), counted against this "
                   "job's memory limit", file=sys.stderr, flush=True)
-        if self._settings.pin and not self._wants_device_slots:
+        if self._wants_device_slots:
+            if not self._open_device_slots():
+                self._restart_producer(epoch, batch)  # IPC refused: this time without device slots
+                return
+        elif on_gpu:
+            # CUDA refused the IPC before: this producer's batches are copied to the device from the ring.
+            self._copy_to_device = _device_slots.cuda_side.device()
+            if self._settings.pin:
+                self._pinning.pin(ring)
+        elif self._settings.pin:
             # With device slots the ring's pixels are never written: pinning would make them resident
-            # for nothing. Pinned only where the producer decodes on the CPU after all (see below).
+            # for nothing. Pinned there only where the producer decodes on the CPU after all.
             self._pinning.pin(ring)
         self._producer_next = (epoch, batch)
 
@@ -1132,7 +1149,6 @@ class DataLoader(Closeable):
         # Unregistered from CUDA, and the device slots closed, before the producer's ring is unmapped.
         self._pinning.unpin()
         device_slots, self._device_slots = self._device_slots, None
-        self._device_slots_read = False
         self._copy_to_device = None
         if device_slots is not None:
             device_slots.close()

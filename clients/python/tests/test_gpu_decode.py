@@ -205,6 +205,22 @@ class GpuDecodeTest(unittest.TestCase):
                 loader.close()
             self.assertIsNone(loader._device_slots)
 
+    def test_where_cuda_refuses_the_ipc_a_producer_copying_back_into_the_ring_takes_over_said_once(self):
+        cpu, _ = self.epochs("cpu", on_error="skip")
+        side = HostDoubleSide()
+        double = ctypes.CDLL(str(DOUBLE))  # this process's double: the one the package opens
+        double.stoke_double_fail.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+        double.stoke_double_fail(b"cuIpcOpenMemHandle_v2", 2, 201)  # the second slot's open: CUDA_ERROR_INVALID_CONTEXT
+        self.addCleanup(double.stoke_double_reset)
+        with unittest.mock.patch.object(_device_slots, "cuda_side", side), \
+                self.assertWarnsRegex(stoke.StokeWarning, "CUDA IPC refused .*CUDA_ERROR_INVALID_CONTEXT.*starts again"):
+            got, said = self.epochs("gpu", on_error="skip")
+        self.assertEqual(0, side.tensors)
+        self.assertEqual(len(got), side.copies, "each batch copied to the device from the ring")
+        self.assertSameBatches(cpu, got)
+        double.stoke_double_stat.restype = ctypes.c_longlong
+        self.assertEqual(0, double.stoke_double_stat(b"ipc_opened"), "the first slot's mapping closed again")
+
     def test_where_the_producer_decodes_on_the_cpu_each_batch_is_copied_to_the_device_said_once(self):
         side = HostDoubleSide()
         with unittest.mock.patch.object(_device_slots, "cuda_side", side), \

@@ -102,7 +102,7 @@ public final class ServeCommand implements Callable<Integer> {
             description =
                     "With --decode gpu|auto, keep each slot's pixels on the GPU, in an allocation a consumer on"
                             + " the same device opens by CUDA IPC, and describe them in FILE before the first batch, one JSON"
-                            + " object (docs/shared-memory.md); FILE stays empty where the CPU decodes, the pixels then in the ring.")
+                            + " object (docs/shared-memory.md); where the CPU decodes, FILE says so and the pixels are in the ring.")
     Path deviceSlotsOut;
 
     @Option(

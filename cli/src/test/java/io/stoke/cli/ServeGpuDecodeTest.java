@@ -204,6 +204,7 @@ class ServeGpuDecodeTest {
                     "the handles open the slots: the file is the user's alone");
             JsonNode slots = new ObjectMapper().readTree(described.toFile());
             assertEquals(1, slots.get("version").asInt());
+            assertTrue(slots.get("on_device").asBoolean(), slots.toString());
             JsonNode handles = slots.get("handles");
             assertEquals(3, handles.size(), "one allocation per slot: " + slots);
             long slotBytes = slots.get("slot_bytes").asLong();
@@ -243,7 +244,7 @@ class ServeGpuDecodeTest {
     }
 
     @Test
-    void whereTheCpuDecodesTheDeviceSlotsFileStaysEmptyAndThePixelsAreInTheRing() throws Exception {
+    void whereTheCpuDecodesTheDeviceSlotsFileSaysSoAndThePixelsAreInTheRing() throws Exception {
         Path data = tmp.resolve("data");
         ShmTestSupport.makeDataset(data, 2, 5);
         List<String> cpu = served(data, "cpu", "skip");
@@ -254,6 +255,8 @@ class ServeGpuDecodeTest {
             assertEquals(0, p.exit(30_000), p.output());
             assertEquals(String.join("\n", cpu), String.join("\n", lines));
         }
-        assertEquals(0, Files.size(described));
+        JsonNode slots = new ObjectMapper().readTree(described.toFile());
+        assertFalse(slots.get("on_device").asBoolean(), slots.toString());
+        assertEquals(0, slots.get("handles").size(), slots.toString());
     }
 }

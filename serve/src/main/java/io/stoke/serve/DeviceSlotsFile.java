@@ -23,16 +23,18 @@ import java.util.Set;
  * The device slots' description ({@code stoke serve --device-slots-out}): where each ring slot's
  * pixels are when they stay on the GPU. One snake_case JSON object, written once before the first
  * batch is published; its format is specified once, in docs/shared-memory.md ("Device slots"), and
- * its reader is the Python package's {@code stoke._device_slots}. A file left empty says the CPU
- * decodes and the pixels are in the ring.
+ * its reader is the Python package's {@code stoke._device_slots}. Where the CPU decodes after all,
+ * it says so ({@code on_device} false, no handles): the pixels are then in the ring.
  *
  * @param version the format's version, 1
- * @param device the producer's device ordinal (as its {@code CUDA_VISIBLE_DEVICES} numbers them)
- * @param pciBusId the device's {@code domain:bus:device.function}, the same in every process
- * @param slotBytes each slot's device allocation, bytes (a whole batch's pixels)
+ * @param onDevice whether the pixels are in the slots' device allocations (else in the ring)
+ * @param device the producer's device ordinal (as its {@code CUDA_VISIBLE_DEVICES} numbers them), -1 without
+ * @param pciBusId the device's {@code domain:bus:device.function}, the same in every process; null without
+ * @param slotBytes each slot's device allocation, bytes (a whole batch's pixels); 0 without
  * @param handles each slot's {@code CUipcMemHandle}, in slot order, as 128 lowercase hex digits
  */
-record DeviceSlotsFile(int version, int device, String pciBusId, long slotBytes, List<String> handles) {
+record DeviceSlotsFile(
+        int version, boolean onDevice, int device, String pciBusId, long slotBytes, List<String> handles) {
     static final int VERSION = 1;
 
     private static final Set<OpenOption> NAMED = Set.of(
@@ -49,10 +51,16 @@ record DeviceSlotsFile(int version, int device, String pciBusId, long slotBytes,
         HexFormat hex = HexFormat.of();
         return new DeviceSlotsFile(
                 VERSION,
+                true,
                 device.ordinal(),
                 device.pciBusId(),
                 slotBytes,
                 handles.stream().map(hex::formatHex).toList());
+    }
+
+    /** The pixels are in the ring: the CPU decodes. */
+    static DeviceSlotsFile onCpu() {
+        return new DeviceSlotsFile(VERSION, false, -1, null, 0, List.of());
     }
 
     /**

@@ -91,7 +91,8 @@ public final class RingServer {
     /**
      * Under {@code --decode gpu|auto}, keep each slot's pixels in device memory, opened by the
      * consumer by CUDA IPC, and describe the slots in {@code file} ({@link DeviceSlotsFile}) before the
-     * first batch. Left empty where the CPU decodes: the pixels are then in the ring. Null: in the ring.
+     * first batch; where the CPU decodes after all, say so there (the pixels are then in the ring).
+     * Null: in the ring, nothing written.
      */
     public RingServer deviceSlotsOut(Path file) {
         this.deviceSlotsOut = file;
@@ -190,6 +191,14 @@ public final class RingServer {
             }
             if (stage != null) {
                 return serveFromGpu(dataset, stage, policy == ErrorPolicy.SKIP, builder.startBatch(), shm, geometry);
+            }
+        }
+        if (deviceSlotsOut != null) {
+            try {
+                DeviceSlotsFile.onCpu().write(deviceSlotsOut); // the consumer waits for it: the CPU decodes
+            } catch (RuntimeException e) {
+                shm.close();
+                throw e;
             }
         }
         Loader loader;
