@@ -408,8 +408,8 @@ class DataLoader(Closeable):
             back to the host; ``"auto"`` (experimental), as ``"gpu"`` with the workers decoding a
             share of the JPEGs, balanced live. Not yet with ``augment=``, ``erase=``, a sampler of
             yours or ``restart_cache_dir=``: where it cannot (those, no libnvjpeg), the producer says
-            why in one line, the CPU decodes and each batch is copied to the device. Without CUDA in
-            torch, the batches are CPU tensors.
+            why in one line, the CPU decodes and each batch is copied to the device (as where CUDA
+            refuses the IPC, said once). Without CUDA in torch, the batches are CPU tensors.
         slots (int, optional): the ring's size in batches: decoded ahead plus held by your code
             (default: ``4``).
         shuffle_window (int, optional): over shards, shuffle within windows of that many shards
