@@ -168,11 +168,11 @@ class GpuDecodeTest(unittest.TestCase):
 
     def test_with_cuda_here_the_batches_view_the_producers_device_slots_opened_by_ipc(self):
         cpu, _ = self.epochs("cpu", on_error="skip")
-        for output in ("uint8", "float32"):
+        for decode, output in (("gpu", "uint8"), ("auto", "uint8"), ("gpu", "float32")):
             want, _ = self.epochs("cpu", on_error="skip", output=output)
             side = HostDoubleSide()
             with unittest.mock.patch.object(_device_slots, "cuda_side", side):
-                got, said = self.epochs("gpu", on_error="skip", output=output)
+                got, said = self.epochs(decode, on_error="skip", output=output)
             self.assertIn("decoding on CUDA device 0 (EXPERIMENTAL)", said)
             self.assertEqual(len(want), side.tensors, "every batch a view of a device slot")
             self.assertEqual(0, side.copies)
