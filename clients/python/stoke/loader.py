@@ -563,7 +563,6 @@ class DataLoader(Closeable):
         self._device_slots: Optional[_device_slots.DeviceSlots] = None
         self._device_slots_refused = False  # CUDA refused the IPC: producers copy back into the ring
         self._copy_to_device: Optional[int] = None  # the CPU decodes after all: host batches copied here
-        self._wants_device_slots = False  # the current producer was asked for device slots
         self._auto_workers_past: List[Dict[str, Any]] = []  # the auto workers' changes in producers stopped since
         self._restart_cache_past: List[Dict[str, Any]] = []  # the restart cache's epochs in producers stopped since
         self._epoch = 0
@@ -1057,13 +1056,18 @@ class DataLoader(Closeable):
                                                            f"{e}; the producer starts again and copies each batch "
                                                            "back into the ring, and from there to the device")
                 return False
-        self._copy_to_device = side.device()
-        if self._settings.pin:
-            self._pinning.pin(self._producer.ring)  # the copies below then asynchronous, from the slot
+        self._copy_batches_to_device()
         _settings.say_once("device-slots-cpu", f"stoke.DataLoader: decode={self._settings.decode!r}: the producer "
                                                f"decodes on the CPU (said above); each batch is copied to "
                                                f"cuda:{self._copy_to_device} here")
         return True
+
+    def _copy_batches_to_device(self) -> None:
+        """The current producer's batches are in its ring: each is copied to the device in ``_wrap``
+        (asynchronously from the pinned ring with ``pin_memory``), so they are CUDA tensors still."""
+        self._copy_to_device = _device_slots.cuda_side.device()
+        if self._settings.pin:
+            self._pinning.pin(self._producer.ring)
 
     def _wrap(self, raw: RingBatch) -> Batch:
         """The ring's batch as torch tensors viewing its slot, which goes back when the last view is freed."""
@@ -1109,10 +1113,10 @@ class DataLoader(Closeable):
         self._producer_cuts = cuts
         settings = self._settings
         on_gpu = settings.decode in ("gpu", "auto") and _device_slots.cuda_side.available()
-        self._wants_device_slots = on_gpu and not self._device_slots_refused
+        device_slots = on_gpu and not self._device_slots_refused
         self._producer = Producer(settings.stoke, settings, self.root, epoch, batch, cuts=cuts, inherited=inherited,
                                   start_timeout=settings.start_timeout, order_feed=settings.given is not None,
-                                  device_slots=self._wants_device_slots)
+                                  device_slots=device_slots)
         ring = self._producer.ring
         if self.samples is None:
             self.samples = _samples_of(self._producer.read_sample_list(), self.root)
@@ -1126,15 +1130,12 @@ class DataLoader(Closeable):
             print(f"stoke.DataLoader: ring of {ring.slot_count} slots of {_mib(ring.slot_bytes)} "
                   f"({_mib(ring.total_bytes)}) in anonymous shared memory (not /dev/shm), counted against this "
                   "job's memory limit", file=sys.stderr, flush=True)
-        if self._wants_device_slots:
+        if device_slots:
             if not self._open_device_slots():
                 self._restart_producer(epoch, batch)  # IPC refused: this time without device slots
                 return
         elif on_gpu:
-            # CUDA refused the IPC before: this producer's batches are copied to the device from the ring.
-            self._copy_to_device = _device_slots.cuda_side.device()
-            if self._settings.pin:
-                self._pinning.pin(ring)
+            self._copy_batches_to_device()  # CUDA refused the IPC before
         elif self._settings.pin:
             # With device slots the ring's pixels are never written: pinning would make them resident
             # for nothing. Pinned there only where the producer decodes on the CPU after all.
