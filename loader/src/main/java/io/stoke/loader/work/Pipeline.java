@@ -6,6 +6,7 @@ import io.stoke.loader.cache.RestartCache;
 import io.stoke.loader.cache.RestartCacheEpochs;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
+import io.stoke.loader.internal.Joins;
 import io.stoke.loader.sample.OrderFeed;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.source.Dataset;
@@ -268,18 +269,8 @@ public final class Pipeline implements AutoCloseable {
         if (autoWorkers != null) {
             autoWorkers.close();
         }
-        boolean interrupted = false;
         for (Thread t : threads) {
-            while (t.isAlive()) {
-                try {
-                    t.join();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
+            Joins.uninterruptibly(t); // an interrupt is kept for the caller, after every worker has ended
         }
     }
 
