@@ -232,10 +232,6 @@ class DeviceSlots:
         self._live = 0  # batches handed out whose last view is not yet freed
         self.closed = False
 
-    @property
-    def device(self) -> int:
-        return self._device
-
     def images(self, raw: RingBatch) -> Any:
         """``raw``'s images: a CUDA tensor viewing its slot's allocation, shaped and typed as the ring's
         pixels; the slot goes back once the tensor's last view is freed and the GPU is done with it."""

@@ -385,23 +385,36 @@ class Producer:
 
     def _attach(self, path: str, timeout: float) -> Ring:
         """The producer's ring, once it is laid out; an error if the producer exits first."""
-        deadline = time.monotonic() + timeout
-        while True:
+        def laid_out() -> Optional[Ring]:
             try:
                 # A batch takes the producer tens of milliseconds or more: back off to 2 ms sleeps
                 # while waiting, so that polling does not take a core from the decoding threads.
                 return Ring(path, release_on_next=False, spin=0.0002, max_poll_sleep=0.002)
             except (RingFormatError, ProducerGoneError):
-                pass  # not laid out yet (empty, or its magic not written), or its pid not yet set
+                return None  # not laid out yet (empty, or its magic not written), or its pid not yet set
+        return self._wait_for(laid_out, "ring", timeout, poll=0.01)
+
+    def _wait_for(self, probe: Callable[[], Any], what: str, timeout: float, poll: float) -> Any:
+        """``probe()``'s first value that is not None, tried every ``poll`` seconds for up to ``timeout``.
+
+        Nothing signals across the processes when the producer has written ``what``: the wait for its
+        exit paces the tries, and ends the wait at once if it exits first.
+
+        Raises:
+            ProducerError: the producer exited first, or ``what`` was not ready in time.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            value = probe()
+            if value is not None:
+                return value
             if time.monotonic() > deadline:
-                raise ProducerError(f"the producer's ring was not ready within {timeout:.0f} s")
+                raise ProducerError(f"the producer's {what} was not ready within {timeout:.0f} s")
             try:
-                # Waits for the producer's exit, which ends the wait at once; the timeout paces the
-                # polls of the ring, whose layout nothing signals across processes.
-                self.proc.wait(timeout=0.01)
+                self.proc.wait(timeout=poll)
             except subprocess.TimeoutExpired:
                 continue
-            raise self.error(f"the producer exited with status {self.proc.returncode} before its ring was ready")
+            raise self.error(f"the producer exited with status {self.proc.returncode} before its {what} was ready")
 
     def _read_stderr(self) -> None:
         """The reader thread: keeps the producer's last lines until its stderr ends (the process's exit)."""
@@ -509,19 +522,8 @@ class Producer:
             ProducerError: the producer exited first, or said nothing in time.
         """
         from ._device_slots import read_description
-        deadline = time.monotonic() + timeout
-        while True:
-            description = read_description(self._device_slots_path)
-            if description is not None:
-                return description
-            if time.monotonic() > deadline:
-                raise ProducerError(f"the producer did not describe its device slots within {timeout:.0f} s")
-            try:
-                self.proc.wait(timeout=0.005)
-            except subprocess.TimeoutExpired:
-                continue
-            raise self.error(f"the producer exited with status {self.proc.returncode} before it described its "
-                             "device slots")
+        return self._wait_for(lambda: read_description(self._device_slots_path), "device slots' description",
+                              timeout, poll=0.005)
 
     def stop(self) -> None:
         """Detaches from the ring, stops the process (terminate, then kill after 10 s) and closes the

@@ -793,10 +793,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      * into it then runs at the bus's full rate. Unregistered when the stage closes. Call before the loop.
      */
     public synchronized void pinHost(MemorySegment memory) {
-        if (closing.get()) {
-            throw new IllegalStateException("the GPU decode stage is closed");
-        }
-        ensureCurrent();
+        checkOpenAndCurrent();
         resources.keep(HostRegistration.register(driver, memory));
     }
 
@@ -806,20 +803,22 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      * ({@link DeviceBuffer#ipcHandle}) and which {@link DeviceBatch#copyToDevice} fills.
      */
     public synchronized DeviceBuffer deviceBuffer(long bytes) {
-        if (closing.get()) {
-            throw new IllegalStateException("the GPU decode stage is closed");
-        }
-        ensureCurrent();
+        checkOpenAndCurrent();
         return resources.keep(DeviceBuffer.allocate(driver, bytes));
     }
 
     /** An event in this stage's context, destroyed when the stage closes. */
     public synchronized CudaEvent event() {
+        checkOpenAndCurrent();
+        return resources.keep(CudaEvent.create(driver));
+    }
+
+    /** For what the caller keeps until this stage closes: refused once it is closing. */
+    private void checkOpenAndCurrent() {
         if (closing.get()) {
             throw new IllegalStateException("the GPU decode stage is closed");
         }
         ensureCurrent();
-        return resources.keep(CudaEvent.create(driver));
     }
 
     /** Counters so far. */
