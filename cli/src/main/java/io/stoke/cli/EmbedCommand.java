@@ -31,7 +31,6 @@ import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
-import java.util.function.Function;
 import java.util.function.ToIntFunction;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -207,9 +206,12 @@ public final class EmbedCommand implements Callable<Integer> {
                 if (stage != null) {
                     try (GpuDecodeStage decoding = stage) {
                         Sampler sampler = builder.sampler();
+                        EmbeddingJob.Inference<DeviceBatch> inference = where.cuda()
+                                ? onDevice(decoding, embedder, sampler.batchSize(), err)
+                                : viaHost(decoding, embedder, sampler.batchSize());
                         EmbeddingPass pass = sink -> run(
                                 decoding,
-                                fromDevice(decoding, sampler.batchSize()),
+                                inference,
                                 b -> sampler.paddedIn(b.epoch(), (int) b.batchIndex()),
                                 embedder,
                                 sink,
@@ -218,8 +220,13 @@ public final class EmbedCommand implements Callable<Integer> {
                     }
                 } else {
                     try (Loader loader = builder.build()) {
-                        EmbeddingPass pass =
-                                sink -> run(loader, Batch::pixels, Batch::paddedCount, embedder, sink, rows);
+                        EmbeddingPass pass = sink -> run(
+                                loader,
+                                b -> embedder.embed(b.pixels(), b.shape()),
+                                Batch::paddedCount,
+                                embedder,
+                                sink,
+                                rows);
                         f = write(dataset, rows, contract, pass, err);
                         tuning = loader.autoWorkers();
                     }
@@ -305,7 +312,7 @@ public final class EmbedCommand implements Callable<Integer> {
 
     private static <B extends BatchView> EmbeddingJob.Figures run(
             BatchSource<B> source,
-            Function<? super B, MemorySegment> pixels,
+            EmbeddingJob.Inference<? super B> inference,
             ToIntFunction<? super B> padded,
             Embedder embedder,
             EmbeddingSink sink,
@@ -313,7 +320,7 @@ public final class EmbedCommand implements Callable<Integer> {
             throws OrtException {
         ProgressBar progress = new ProgressBar(System.err, rows.length);
         long[] last = {0};
-        EmbeddingJob.Figures f = EmbeddingJob.run(source, pixels, padded, embedder, sink, rows, done -> {
+        EmbeddingJob.Figures f = EmbeddingJob.run(source, inference, padded, embedder, sink, rows, done -> {
             progress.advance(done - last[0]);
             last[0] = done;
         });
@@ -322,18 +329,53 @@ public final class EmbedCommand implements Callable<Integer> {
     }
 
     /**
-     * A device batch's pixels in host memory, for ONNX Runtime: copied into one pinned buffer of a whole
-     * batch, taken from the stage at the first batch and reused (the model has read it before the next
-     * copy: one consumer, one batch at a time).
+     * A device batch embedded by a model on the CPU: copied into one pinned host buffer of a whole
+     * batch, taken from the stage at the first batch and reused (the model has read it before the
+     * next copy: one consumer, one batch at a time).
      */
-    private static Function<DeviceBatch, MemorySegment> fromDevice(GpuDecodeStage stage, int batchSize) {
+    private static EmbeddingJob.Inference<DeviceBatch> viaHost(GpuDecodeStage stage, Embedder embedder, int batchSize) {
         MemorySegment[] host = {null};
         return batch -> {
             if (host[0] == null) {
                 host[0] = stage.pinnedHostBuffer(batch.byteSize() / batch.size() * batchSize);
             }
             batch.copyToHost(host[0]);
-            return host[0];
+            return embedder.embed(host[0], batch.shape());
+        };
+    }
+
+    /**
+     * A device batch embedded by a model on the same GPU, where it lies: once its stream is done,
+     * ONNX Runtime's CUDA provider reads it through IO binding ({@link Embedder#embedOnDevice}), and
+     * only the embeddings cross to the host. Where ONNX Runtime refuses that at the first batch (a
+     * Java API that keeps its session elsewhere, a provider that cannot take the memory), it says so
+     * once, loudly, and every batch goes through the host ({@link #viaHost}); a refusal after the
+     * first batch is an error.
+     */
+    private static EmbeddingJob.Inference<DeviceBatch> onDevice(
+            GpuDecodeStage stage, Embedder embedder, int batchSize, PrintWriter err) {
+        EmbeddingJob.Inference<DeviceBatch> host = viaHost(stage, embedder, batchSize);
+        int[] state = {0}; // 0: first batch, 1: on the device, 2: through the host
+        return batch -> {
+            if (state[0] == 2) {
+                return host.embed(batch);
+            }
+            batch.synchronize();
+            try {
+                MemorySegment rows = embedder.embedOnDevice(batch.pointer(), batch.byteSize(), batch.shape());
+                state[0] = 1;
+                return rows;
+            } catch (IllegalStateException e) {
+                if (state[0] != 0) {
+                    throw e;
+                }
+                state[0] = 2;
+                err.println("stoke embed: WARNING: ONNX Runtime cannot read the batches in device memory ("
+                        + e.getMessage() + "); each batch is copied to the host, and ONNX Runtime copies it back"
+                        + " (said once)");
+                err.flush();
+                return host.embed(batch);
+            }
         };
     }
 

@@ -7,6 +7,7 @@ import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtException;
 import ai.onnxruntime.OrtSession;
 import ai.onnxruntime.TensorInfo;
+import io.stoke.ffm.OnnxRuntimeApi;
 import io.stoke.loader.Batch;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -31,17 +32,26 @@ public final class Embedder implements AutoCloseable {
     private final OrtSession session;
     private final ModelContract contract;
     private final long[] outputShape;
+    private final InferenceDevice device;
+    // IO binding for inputs in device memory (embedOnDevice), made at the first such run.
+    private BoundRun bound;
     // Shared, not confined: one consumer at a time, but not always the same thread (a Spark
     // executor's tasks borrow an embedder from its pool, each on a thread of the pool's own).
     private final Arena arena = Arena.ofShared();
     private MemorySegment output;
     private long lastRunNanos;
 
-    private Embedder(OrtEnvironment env, OrtSession session, ModelContract contract, long[] outputShape) {
+    private Embedder(
+            OrtEnvironment env,
+            OrtSession session,
+            ModelContract contract,
+            long[] outputShape,
+            InferenceDevice device) {
         this.env = env;
         this.session = session;
         this.contract = contract;
         this.outputShape = outputShape;
+        this.device = device;
     }
 
     /**
@@ -71,7 +81,7 @@ public final class Embedder implements AutoCloseable {
                             session.getOutputInfo().get(contract.outputName()).getInfo())
                     .getShape()
                     .clone();
-            return new Embedder(env, session, contract, shape);
+            return new Embedder(env, session, contract, shape, device);
         } catch (RuntimeException | OrtException e) {
             session.close();
             throw e;
@@ -102,26 +112,16 @@ public final class Embedder implements AutoCloseable {
      */
     public MemorySegment embed(MemorySegment pixels, long[] inputShape) throws OrtException {
         int n = Math.toIntExact(inputShape[0]);
-        long dim = contract.dimension();
-        long outBytes = 4L * n * dim;
-        if (output == null || output.byteSize() < outBytes) {
-            output = arena.allocate(outBytes, 64);
-        }
-        long expected = 1;
-        for (long d : inputShape) {
-            expected *= d;
-        }
-        boolean floats = contract.layout() == ModelContract.Layout.FLOAT32_NCHW;
-        long inBytes = expected * (floats ? 4 : 1);
+        long inBytes = inputBytes(inputShape);
         if (pixels.byteSize() < inBytes) {
             throw new IllegalStateException(
                     "the batch's pixels hold " + pixels.byteSize() + " bytes, its shape " + inBytes);
         }
+        MemorySegment rows = rows(n);
         ByteBuffer in = pixels.asSlice(0, inBytes).asByteBuffer().order(ByteOrder.nativeOrder());
-        outputShape[0] = n;
-        ByteBuffer out = output.asSlice(0, outBytes).asByteBuffer().order(ByteOrder.nativeOrder());
+        ByteBuffer out = rows.asByteBuffer().order(ByteOrder.nativeOrder());
         long start = System.nanoTime();
-        try (OnnxTensor input = floats
+        try (OnnxTensor input = floats()
                         ? OnnxTensor.createTensor(env, in.asFloatBuffer(), inputShape)
                         : OnnxTensor.createTensor(env, in, inputShape, OnnxJavaType.UINT8);
                 OnnxTensor pinned = OnnxTensor.createTensor(env, out.asFloatBuffer(), outputShape);
@@ -130,6 +130,72 @@ public final class Embedder implements AutoCloseable {
                         Map.<String, OnnxValue>of(contract.outputName(), pinned))) {
             lastRunNanos = System.nanoTime() - start;
         }
+        return rows;
+    }
+
+    /**
+     * Runs the model on a batch's pixels in device memory, read there: ONNX Runtime's CUDA provider
+     * takes the tensor at {@code pointer} on this embedder's device through IO binding (its C API;
+     * the Java API has none), so the batch never crosses to the host. {@code pointer} is a device
+     * address ({@code CUdeviceptr}) of at least {@code bytes}, holding {@code inputShape} as
+     * {@link #embed(MemorySegment, long[])} takes it, complete before the call (its stream
+     * synchronised) and left alone until this returns.
+     *
+     * @return as {@link #embed(MemorySegment, long[])}: the rows in this embedder's host memory
+     * @throws IllegalStateException this embedder runs on the CPU, or ONNX Runtime refused a step
+     */
+    public MemorySegment embedOnDevice(long pointer, long bytes, long[] inputShape) {
+        if (!device.cuda()) {
+            throw new IllegalStateException("embedOnDevice needs a session on CUDA, not on " + device);
+        }
+        return embedBound(pointer, bytes, inputShape, "Cuda", device.index());
+    }
+
+    /** {@link #embedOnDevice} with the input in memory {@code memory} ("Cpu", "Cuda") of device {@code id}. */
+    MemorySegment embedBound(long pointer, long bytes, long[] inputShape, String memory, int id) {
+        int n = Math.toIntExact(inputShape[0]);
+        long inBytes = inputBytes(inputShape);
+        if (bytes < inBytes) {
+            throw new IllegalStateException("the batch's pixels hold " + bytes + " bytes, its shape " + inBytes);
+        }
+        if (bound == null) {
+            bound = BoundRun.of(session, contract.inputName(), contract.outputName(), memory, id);
+        }
+        MemorySegment rows = rows(n);
+        long start = System.nanoTime();
+        bound.run(
+                pointer,
+                inBytes,
+                inputShape,
+                floats()
+                        ? OnnxRuntimeApi.ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT
+                        : OnnxRuntimeApi.ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8,
+                rows,
+                outputShape);
+        lastRunNanos = System.nanoTime() - start;
+        return rows;
+    }
+
+    private boolean floats() {
+        return contract.layout() == ModelContract.Layout.FLOAT32_NCHW;
+    }
+
+    /** The bytes of an input of {@code inputShape}, in the contract's element type. */
+    private long inputBytes(long[] inputShape) {
+        long expected = 1;
+        for (long d : inputShape) {
+            expected *= d;
+        }
+        return expected * (floats() ? 4 : 1);
+    }
+
+    /** The first {@code n} rows of this embedder's output memory, grown as needed; sets outputShape[0]. */
+    private MemorySegment rows(int n) {
+        long outBytes = 4L * n * contract.dimension();
+        if (output == null || output.byteSize() < outBytes) {
+            output = arena.allocate(outBytes, 64);
+        }
+        outputShape[0] = n;
         return output.asSlice(0, outBytes);
     }
 
@@ -145,6 +211,9 @@ public final class Embedder implements AutoCloseable {
 
     @Override
     public void close() throws OrtException {
+        if (bound != null) {
+            bound.close();
+        }
         session.close();
         arena.close();
     }

@@ -18,7 +18,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Function;
 import java.util.function.LongConsumer;
 import java.util.function.ToIntFunction;
 
@@ -93,20 +92,31 @@ public final class EmbeddingJob {
      */
     public static Figures run(Loader loader, Embedder embedder, EmbeddingSink output, int[] rows, LongConsumer progress)
             throws OrtException {
-        return run(loader, Batch::pixels, Batch::paddedCount, embedder, output, rows, progress);
+        return run(loader, embedder::embed, Batch::paddedCount, embedder, output, rows, progress);
+    }
+
+    /**
+     * How a batch of a source is embedded: {@link Embedder#embed(MemorySegment, long[])} on its
+     * pixels in host memory, or {@link Embedder#embedOnDevice} on a device batch where it lies.
+     *
+     * @return the batch's rows, as the embedder gives them (valid until its next run)
+     */
+    @FunctionalInterface
+    public interface Inference<B> {
+        MemorySegment embed(B batch) throws OrtException;
     }
 
     /**
      * As {@link #run(Loader, Embedder, EmbeddingSink, int[], LongConsumer)}, over any source of one
      * epoch's batches: the GPU decode stage's device batches as well as a loader's.
      *
-     * @param pixels a batch's pixels in host memory, as {@link Embedder#embed(MemorySegment, long[])}
-     *     reads them: a slot, or the host buffer a device batch was copied into
+     * @param inference how a batch is embedded by {@code embedder}: a slot's pixels, a device batch
+     *     copied into host memory, or one read on the device
      * @param padded how many of a batch's last samples are padding (another rank's), not embedded
      */
     public static <B extends BatchView> Figures run(
             BatchSource<B> source,
-            Function<? super B, MemorySegment> pixels,
+            Inference<? super B> inference,
             ToIntFunction<? super B> padded,
             Embedder embedder,
             EmbeddingSink output,
@@ -130,7 +140,7 @@ public final class EmbeddingJob {
                 break;
             }
             try (B batch = next) {
-                MemorySegment values = embedder.embed(pixels.apply(batch), batch.shape());
+                MemorySegment values = inference.embed(batch);
                 modelNanos += embedder.lastRunNanos();
                 List<SampleError> errors = batch.skipped();
                 int e = 0;
