@@ -12,17 +12,17 @@ import picocli.CommandLine.Parameters;
         name = "bench",
         mixinStandardHelpOptions = true,
         description = {
-            "Decodes your dataset with Stoke and prints images/s, MB/s, time to first batch and the",
-            "consumer's wait per batch. DIR is an ImageFolder tree (DIR/<class>/<image>.jpg) or a list file",
-            "with one '<path> <label>' per line (paths relative to the list file's folder)."
+            "Decodes your dataset with Stoke and prints images/s, MB/s, time to first batch and the "
+                    + "consumer's wait per batch. DIR is an ImageFolder tree (DIR/<class>/<image>.jpg) or a list file "
+                    + "with one '<path> <label>' per line (paths relative to the list file's folder)."
         })
 public final class BenchCommand implements Callable<Integer> {
     @Parameters(
             index = "0",
             paramLabel = "DATA",
             description = {
-                "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern",
-                "of shards (train-{000000..000127}.tar), or a folder of .tar shards."
+                "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern "
+                        + "of shards (train-{000000..000127}.tar), or a folder of .tar shards."
             })
     String data;
 

@@ -28,11 +28,11 @@ import picocli.CommandLine.Parameters;
         name = "cache",
         mixinStandardHelpOptions = true,
         description = {
-            "Fills the restart cache --restart-cache-dir with a lossless restart-marker copy of every JPEG of a",
-            "dataset (an ImageFolder, a list file, tar shards or Parquet, local or remote) (the same pixels; the",
-            "training crop then decodes only its part of each), on every core.",
-            "A loader given --restart-cache-dir (restart_cache_dir= in Python) makes the same copies itself, from",
-            "the CPU its decoding leaves; this is for a job that wants them all before its first epoch."
+            "Fills the restart cache --restart-cache-dir with a lossless restart-marker copy of every JPEG of a "
+                    + "dataset (an ImageFolder, a list file, tar shards or Parquet, local or remote) (the same pixels; the "
+                    + "training crop then decodes only its part of each), on every core. "
+                    + "A loader given --restart-cache-dir (restart_cache_dir= in Python) makes the same copies itself, from "
+                    + "the CPU its decoding leaves; this is for a job that wants them all before its first epoch."
         })
 public final class CacheCommand implements Callable<Integer> {
     @Parameters(
@@ -66,10 +66,10 @@ public final class CacheCommand implements Callable<Integer> {
             names = "--cache-shared-with",
             paramLabel = "GROUP",
             description = {
-                "Share --restart-cache-dir with the members of GROUP on purpose: a folder made here is GROUP's (mode",
-                "2770) and its entries 0640, and another member's folder is used where it is GROUP's and no one",
-                "else can write it. Without it the folder is yours alone (0700, entries 0600), and a folder",
-                "another user owns, or others can write, is refused (docs/security.md)."
+                "Share --restart-cache-dir with the members of GROUP on purpose: a folder made here is GROUP's (mode "
+                        + "2770) and its entries 0640, and another member's folder is used where it is GROUP's and no one "
+                        + "else can write it. Without it the folder is yours alone (0700, entries 0600), and a folder "
+                        + "another user owns, or others can write, is refused (docs/security.md)."
             })
     String cacheSharedWith;
 

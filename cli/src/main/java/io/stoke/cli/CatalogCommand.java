@@ -31,13 +31,13 @@ import picocli.CommandLine.Parameters;
         name = "catalog",
         mixinStandardHelpOptions = true,
         description = {
-            "Writes the shard catalog index.json for WebDataset shards made elsewhere (stoke pack writes its",
-            "own): each shard's URL, sample count and size, in WebDataset's wids format. Opening the shards then",
-            "reads the listing and this file, nothing else, whatever the number of shards; each shard's headers",
-            "are read when the shard is first read. A shard rewritten since is named as a stale catalog, not read.",
-            "Parquet files at a URL (s3://bucket/train/*.parquet, a brace pattern or a file): writes the",
-            "catalog parquet-index.json beside them, each file's size, ETag and footer, so that they open from",
-            "it alone."
+            "Writes the shard catalog index.json for WebDataset shards made elsewhere (stoke pack writes its "
+                    + "own): each shard's URL, sample count and size, in WebDataset's wids format. Opening the shards then "
+                    + "reads the listing and this file, nothing else, whatever the number of shards; each shard's headers "
+                    + "are read when the shard is first read. A shard rewritten since is named as a stale catalog, not read. "
+                    + "Parquet files at a URL (s3://bucket/train/*.parquet, a brace pattern or a file): writes the "
+                    + "catalog parquet-index.json beside them, each file's size, ETag and footer, so that they open from "
+                    + "it alone."
         })
 public class CatalogCommand implements Callable<Integer> {
     @Parameters(

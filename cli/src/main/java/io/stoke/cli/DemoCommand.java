@@ -13,9 +13,9 @@ import picocli.CommandLine.Mixin;
         name = "demo",
         mixinStandardHelpOptions = true,
         description = {
-            "Makes (once, deterministically, cached) 1,000 ImageNet-like JPEGs, then decodes them with",
-            "Resize 256 + CenterCrop 224 to uint8 and prints images/s, MB/s, time to first batch and the",
-            "consumer's wait per batch. Takes the same options as 'stoke bench'."
+            "Makes (once, deterministically, cached) 1,000 ImageNet-like JPEGs, then decodes them with "
+                    + "Resize 256 + CenterCrop 224 to uint8 and prints images/s, MB/s, time to first batch and the "
+                    + "consumer's wait per batch. Takes the same options as 'stoke bench'."
         })
 public final class DemoCommand implements Callable<Integer> {
     @Mixin

@@ -12,9 +12,9 @@ public final class DeviceOptions {
             names = "--device",
             paramLabel = "WHERE",
             description = {
-                "host: batches stay in host memory (default); cuda[:N]: copy each batch to GPU N through the",
-                "GPU stage (fails, exit code 4, when there is no CUDA driver or device); auto: the GPU when",
-                "there is one, otherwise say why in one line and carry on with host batches."
+                "host: batches stay in host memory (default); cuda[:N]: copy each batch to GPU N through the "
+                        + "GPU stage (fails, exit code 4, when there is no CUDA driver or device); auto: the GPU when "
+                        + "there is one, otherwise say why in one line and carry on with host batches."
             })
     String device = "host";
 

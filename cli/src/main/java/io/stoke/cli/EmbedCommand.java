@@ -48,13 +48,13 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         sortOptions = false,
         description = {
-            "Computes one embedding per image of DATA with an ONNX model: writes DIR/embeddings.npy (float32",
-            "[N, D], rows in dataset order), DIR/paths.txt (row i's file) and, under --on-error skip, DIR/skipped.txt",
-            "(those rows are zeros). The model's input decides the pixels: float32 [N, 3, H, W] normalised with",
-            "--mean and --std (ImageNet's by default), or uint8 [N, H, W, 3]. A model whose metadata records its",
-            "preprocessing (stoke.resize, stoke.crop, stoke.interpolation, stoke.mean, stoke.std, as",
-            "python -m stoke.onnx_export writes them) is refused with other flags. Takes the same loader",
-            "options as 'stoke bench'."
+            "Computes one embedding per image of DATA with an ONNX model: writes DIR/embeddings.npy (float32 "
+                    + "[N, D], rows in dataset order), DIR/paths.txt (row i's file) and, under --on-error skip, DIR/skipped.txt "
+                    + "(those rows are zeros). The model's input decides the pixels: float32 [N, 3, H, W] normalised with",
+            "--mean and --std (ImageNet's by default), or uint8 [N, H, W, 3]. A model whose metadata records its "
+                    + "preprocessing (stoke.resize, stoke.crop, stoke.interpolation, stoke.mean, stoke.std, as "
+                    + "python -m stoke.onnx_export writes them) is refused with other flags. Takes the same loader "
+                    + "options as 'stoke bench'."
         })
 public final class EmbedCommand implements Callable<Integer> {
     @Spec
@@ -64,9 +64,9 @@ public final class EmbedCommand implements Callable<Integer> {
             index = "0",
             paramLabel = "DATA",
             description = {
-                "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern",
-                "of shards (train-{000000..000127}.tar), a folder of .tar shards, or Parquet files (a .parquet",
-                "file, a folder of them, or a pattern)."
+                "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern "
+                        + "of shards (train-{000000..000127}.tar), a folder of .tar shards, or Parquet files (a .parquet "
+                        + "file, a folder of them, or a pattern)."
             })
     String data;
 
@@ -80,8 +80,8 @@ public final class EmbedCommand implements Callable<Integer> {
             names = "--intra-op-threads",
             paramLabel = "N",
             description = {
-                "ONNX Runtime's threads per operator (default: ${DEFAULT-VALUE}, measured best beside",
-                "the loader's --workers on this machine's cores: see embed/README.md)."
+                "ONNX Runtime's threads per operator (default: ${DEFAULT-VALUE}, measured best beside "
+                        + "the loader's --workers on this machine's cores: see embed/README.md)."
             })
     int intraOpThreads = defaultIntraOpThreads();
 
@@ -104,9 +104,9 @@ public final class EmbedCommand implements Callable<Integer> {
             names = "--format",
             paramLabel = "FORMAT",
             description = {
-                "npy (default): DIR/embeddings.npy, paths.txt, skipped.txt. parquet: one table per input",
-                "file, DIR/<shard>.parquet or DIR/<file>.parquet (DIR/embeddings.parquet for images), columns",
-                "shard, key, row (in the input file), label, status, embedding: the table 'stoke spark-embed' writes."
+                "npy (default): DIR/embeddings.npy, paths.txt, skipped.txt. parquet: one table per input "
+                        + "file, DIR/<shard>.parquet or DIR/<file>.parquet (DIR/embeddings.parquet for images), columns "
+                        + "shard, key, row (in the input file), label, status, embedding: the table 'stoke spark-embed' writes."
             })
     Choices.EmbedFormat format = Choices.EmbedFormat.npy;
 

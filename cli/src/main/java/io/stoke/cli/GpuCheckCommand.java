@@ -25,11 +25,11 @@ import picocli.CommandLine.Spec;
         name = "gpu-check",
         mixinStandardHelpOptions = true,
         description = {
-            "Checks the GPU path: pattern round trip through the pinned ring and the GPU stage, the",
-            "normalisation kernel against the CPU reference, pinned vs pageable bandwidth, and copy/compute overlap.",
-            "First it says which nvJPEG the GPU decode would use (STOKE_NVJPEG, the CUDA toolkit, the active",
-            "Python environment's nvidia or torchvision wheel), with its version, or why there is none.",
-            "Exit codes: 0 all good, 1 a check failed, 4 no CUDA driver or device."
+            "Checks the GPU path: pattern round trip through the pinned ring and the GPU stage, the "
+                    + "normalisation kernel against the CPU reference, pinned vs pageable bandwidth, and copy/compute overlap. "
+                    + "First it says which nvJPEG the GPU decode would use (STOKE_NVJPEG, the CUDA toolkit, the active "
+                    + "Python environment's nvidia or torchvision wheel), with its version, or why there is none. "
+                    + "Exit codes: 0 all good, 1 a check failed, 4 no CUDA driver or device."
         })
 public final class GpuCheckCommand implements Callable<Integer> {
     @Spec
@@ -65,8 +65,8 @@ public final class GpuCheckCommand implements Callable<Integer> {
             names = "--decode",
             paramLabel = "DIR",
             description = {
-                "Also decodes the JPEGs under DIR with nvJPEG and compares every image it takes with TurboJPEG's",
-                "full-size decode (mean and largest difference of a channel value), with both decoders' rates."
+                "Also decodes the JPEGs under DIR with nvJPEG and compares every image it takes with TurboJPEG's "
+                        + "full-size decode (mean and largest difference of a channel value), with both decoders' rates."
             })
     Path decodeDir;
 

@@ -21,9 +21,9 @@ import picocli.CommandLine.Parameters;
         name = "make-dataset",
         mixinStandardHelpOptions = true,
         description = {
-            "Writes N ImageNet-like JPEGs (sizes, qualities, progressive and grayscale shares as in",
-            "ImageNet's training set) into OUT in torchvision's ImageFolder layout (OUT/<class>/<image>.jpg),",
-            "then prints their statistics. The same options always give byte-identical files."
+            "Writes N ImageNet-like JPEGs (sizes, qualities, progressive and grayscale shares as in "
+                    + "ImageNet's training set) into OUT in torchvision's ImageFolder layout (OUT/<class>/<image>.jpg), "
+                    + "then prints their statistics. The same options always give byte-identical files."
         })
 public final class MakeDatasetCommand implements Callable<Integer> {
     @Parameters(
@@ -52,8 +52,8 @@ public final class MakeDatasetCommand implements Callable<Integer> {
             names = "--photos",
             paramLabel = "DIR",
             description = {
-                "Cut the images from the photographs under DIR (searched recursively, e.g.",
-                "/usr/share/backgrounds/mate) instead of drawing procedural scenes."
+                "Cut the images from the photographs under DIR (searched recursively, e.g. "
+                        + "/usr/share/backgrounds/mate) instead of drawing procedural scenes."
             })
     Path photos;
 
@@ -61,8 +61,8 @@ public final class MakeDatasetCommand implements Callable<Integer> {
             names = "--format",
             paramLabel = "FORMAT",
             description = {
-                "folder (default): OUT/<class>/<image>.jpg; parquet: the same images as Parquet in the Hugging Face",
-                "Hub's layout (image struct and int64 label, in the folder's order), OUT/train-00000-of-0000N.parquet."
+                "folder (default): OUT/<class>/<image>.jpg; parquet: the same images as Parquet in the Hugging Face "
+                        + "Hub's layout (image struct and int64 label, in the folder's order), OUT/train-00000-of-0000N.parquet."
             })
     String format = "folder";
 

@@ -39,8 +39,8 @@ import picocli.CommandLine.Spec;
                     + "--format raw), then KEY.cls (the label in ASCII decimal). KEY is the sample's path without its "
                     + "extension, dots in the file name replaced by '_' (n01440764/img_001); for a Parquet row, its "
                     + "file's name without .parquet, then its --key-column value or its row in the file "
-                    + "(train-00000-of-00004/17). A sample without a label (-1) has no KEY.cls.",
-            "The same data and options give byte-identical shards. A run interrupted, or stopped by a bad file, "
+                    + "(train-00000-of-00004/17). A sample without a label (-1) has no KEY.cls. "
+                    + "The same data and options give byte-identical shards. A run interrupted, or stopped by a bad file, "
                     + "resumes after its last whole shard when run again with the same options.",
             ""
         })

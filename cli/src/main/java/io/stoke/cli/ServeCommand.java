@@ -18,8 +18,8 @@ import picocli.CommandLine.Spec;
         name = "serve",
         mixinStandardHelpOptions = true,
         description = {
-            "Decode DATA into a shared-memory ring for a consumer in another process. DATA is any dataset",
-            "'stoke bench' reads (an ImageFolder, a list file, shards, Parquet); it takes the same loader options."
+            "Decode DATA into a shared-memory ring for a consumer in another process. DATA is any dataset "
+                    + "'stoke bench' reads (an ImageFolder, a list file, shards, Parquet); it takes the same loader options."
         })
 public final class ServeCommand implements Callable<Integer> {
     @Spec
@@ -29,8 +29,8 @@ public final class ServeCommand implements Callable<Integer> {
             index = "0",
             paramLabel = "DATA",
             description = {
-                "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern",
-                "of shards (train-{000000..000127}.tar), or a folder of .tar shards."
+                "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern "
+                        + "of shards (train-{000000..000127}.tar), or a folder of .tar shards."
             })
     String data;
 
@@ -39,8 +39,8 @@ public final class ServeCommand implements Callable<Integer> {
             required = true,
             paramLabel = "PATH",
             description = {
-                "The ring file, e.g. /dev/shm/train (a ring that does not fit fails at once, saying the bytes it needs",
-                "and those free), or /dev/fd/N: an inherited empty file (a memfd), laid out in place (stoke.DataLoader's)."
+                "The ring file, e.g. /dev/shm/train (a ring that does not fit fails at once, saying the bytes it needs "
+                        + "and those free), or /dev/fd/N: an inherited empty file (a memfd), laid out in place (stoke.DataLoader's)."
             })
     Path ring;
 
@@ -58,8 +58,8 @@ public final class ServeCommand implements Callable<Integer> {
             names = "--parent-pid",
             paramLabel = "PID",
             description = {
-                "Stop, and remove the ring file, within 100 ms of process PID exiting, however it ends (kill -9",
-                "included), from the start on: how stoke.DataLoader ties its producer to the Python process."
+                "Stop, and remove the ring file, within 100 ms of process PID exiting, however it ends (kill -9 "
+                        + "included), from the start on: how stoke.DataLoader ties its producer to the Python process."
             })
     Long parentPid;
 
@@ -67,8 +67,8 @@ public final class ServeCommand implements Callable<Integer> {
             names = "--sample-list-out",
             paramLabel = "FILE",
             description = {
-                "Before the ring is ready, write the sample list to FILE: a header, then one JSON [path, label] per",
-                "sample in dataset order, atomically, removed with the ring; /dev/fd/N in place (docs/shared-memory.md)."
+                "Before the ring is ready, write the sample list to FILE: a header, then one JSON [path, label] per "
+                        + "sample in dataset order, atomically, removed with the ring; /dev/fd/N in place (docs/shared-memory.md)."
             })
     Path sampleList;
 

@@ -32,11 +32,11 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         sortOptions = false,
         description = {
-            "Computes one embedding per image of DATA (tar shards or Parquet files) on Apache Spark, one task per",
-            "input file: writes OUT/<shard>.parquet or OUT/<file>.parquet (columns shard, key, row, label, status,",
-            "embedding; the table 'stoke embed --format parquet' writes), each file committed exactly once, and",
-            "OUT/_manifest.json. A rerun into OUT skips committed files. Bad images become rows with their status",
-            "and zero embeddings."
+            "Computes one embedding per image of DATA (tar shards or Parquet files) on Apache Spark, one task per "
+                    + "input file: writes OUT/<shard>.parquet or OUT/<file>.parquet (columns shard, key, row, label, status, "
+                    + "embedding; the table 'stoke embed --format parquet' writes), each file committed exactly once, and "
+                    + "OUT/_manifest.json. A rerun into OUT skips committed files. Bad images become rows with their status "
+                    + "and zero embeddings."
         })
 public final class SparkEmbedCommand implements Callable<Integer> {
     @Spec
@@ -46,8 +46,8 @@ public final class SparkEmbedCommand implements Callable<Integer> {
             index = "0",
             paramLabel = "DATA",
             description = {
-                "The shards (a folder, a brace pattern, an index.json, or an s3:// prefix) or local Parquet",
-                "files (a .parquet file, a folder of them, or a pattern)."
+                "The shards (a folder, a brace pattern, an index.json, or an s3:// prefix) or local Parquet "
+                        + "files (a .parquet file, a folder of them, or a pattern)."
             })
     String dataset;
 
@@ -69,8 +69,8 @@ public final class SparkEmbedCommand implements Callable<Integer> {
             names = "--master",
             paramLabel = "URL",
             description = {
-                "Spark's master: spark://HOST:7077, yarn, k8s://..., local[N] (default: spark-submit's, else",
-                "local[*], this machine)."
+                "Spark's master: spark://HOST:7077, yarn, k8s://..., local[N] (default: spark-submit's, else "
+                        + "local[*], this machine)."
             })
     String master;
 
@@ -90,8 +90,8 @@ public final class SparkEmbedCommand implements Callable<Integer> {
             names = "--device",
             paramLabel = "cpu|cuda",
             description = {
-                "Where the model runs (default: ${DEFAULT-VALUE}). cuda: the GPU Spark gave the task",
-                "(spark.task.resource.gpu.amount), else device 0; needs the onnxruntime_gpu build."
+                "Where the model runs (default: ${DEFAULT-VALUE}). cuda: the GPU Spark gave the task "
+                        + "(spark.task.resource.gpu.amount), else device 0; needs the onnxruntime_gpu build."
             })
     String device = "cpu";
 
@@ -105,8 +105,8 @@ public final class SparkEmbedCommand implements Callable<Integer> {
             names = "--shards-per-task",
             paramLabel = "N",
             description = {
-                "Consecutive input files one task embeds, one after the other, each committed on its own",
-                "(default: ${DEFAULT-VALUE}; more for many small shards: fewer tasks to schedule)."
+                "Consecutive input files one task embeds, one after the other, each committed on its own "
+                        + "(default: ${DEFAULT-VALUE}; more for many small shards: fewer tasks to schedule)."
             })
     int shardsPerTask = 1;
 
@@ -114,9 +114,9 @@ public final class SparkEmbedCommand implements Callable<Integer> {
             names = "--output-table",
             paramLabel = "delta|iceberg",
             description = {
-                "Make OUT a Delta Lake or Apache Iceberg table: at the job's end the shards' tables are",
-                "appended to it, in one commit of the table's own library (created at the first run; a rerun",
-                "appends what it committed). Default: Parquet files only."
+                "Make OUT a Delta Lake or Apache Iceberg table: at the job's end the shards' tables are "
+                        + "appended to it, in one commit of the table's own library (created at the first run; a rerun "
+                        + "appends what it committed). Default: Parquet files only."
             })
     String outputTable;
 

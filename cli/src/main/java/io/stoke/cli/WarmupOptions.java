@@ -11,8 +11,8 @@ public final class WarmupOptions {
     @Option(
             names = "--no-warmup",
             description = {
-                "Time a cold read as well: skip reading every file once before",
-                "timing (page cache), and any --warmup-images pass."
+                "Time a cold read as well: skip reading every file once before "
+                        + "timing (page cache), and any --warmup-images pass."
             })
     boolean noWarmup;
 
@@ -20,8 +20,8 @@ public final class WarmupOptions {
             names = "--warmup-images",
             paramLabel = "N",
             description = {
-                "Images decoded untimed in the same process before the timed run, so that it",
-                "meets JIT-compiled code (default: ${DEFAULT-VALUE}: a fresh process, timed as a user starts it)."
+                "Images decoded untimed in the same process before the timed run, so that it "
+                        + "meets JIT-compiled code (default: ${DEFAULT-VALUE}: a fresh process, timed as a user starts it)."
             })
     int warmupImages;
 
