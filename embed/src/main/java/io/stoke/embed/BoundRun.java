@@ -90,17 +90,25 @@ final class BoundRun implements AutoCloseable {
      *     or refused a step (its message)
      */
     static BoundRun of(OrtSession session, String input, String output, String inputMemory, int id) {
-        return new BoundRun(Library.API, session, input, output, inputMemory, id);
+        return new BoundRun(api(), session, input, output, inputMemory, id);
     }
 
-    /** The C API of the library the Java API loaded. */
+    /**
+     * The C API of the library the Java API loaded.
+     *
+     * @throws IllegalStateException it cannot be reached from here (said with the reason)
+     */
     static OnnxRuntimeApi api() {
+        if (Library.API == null) {
+            throw new IllegalStateException(
+                    "ONNX Runtime's C API cannot be reached (" + Library.FAILURE.getMessage() + ")", Library.FAILURE);
+        }
         return Library.API;
     }
 
     /** The ONNX Runtime library's version, as its C API reports it. */
     static String version() {
-        return Library.API.version();
+        return api().version();
     }
 
     /**
@@ -190,9 +198,25 @@ final class BoundRun implements AutoCloseable {
         }
     }
 
-    /** The library the Java API loaded, found by its soname (loaded once; the Java API loads it first). */
+    /**
+     * The library the Java API loaded, found by its soname: dlopen of a name already loaded gives
+     * that library, not a second copy. Looked up once; the Java API loads it first
+     * ({@code OrtEnvironment}, which opening a session needs).
+     */
     private static final class Library {
-        static final OnnxRuntimeApi API =
-                OnnxRuntimeApi.of(SymbolLookup.libraryLookup(OnnxRuntimeApi.SONAME, Arena.global()));
+        static final OnnxRuntimeApi API;
+        static final RuntimeException FAILURE;
+
+        static {
+            OnnxRuntimeApi api = null;
+            RuntimeException failure = null;
+            try {
+                api = OnnxRuntimeApi.of(SymbolLookup.libraryLookup(OnnxRuntimeApi.SONAME, Arena.global()));
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+            API = api;
+            FAILURE = failure;
+        }
     }
 }
