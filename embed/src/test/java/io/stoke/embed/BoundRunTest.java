@@ -10,9 +10,6 @@ import io.stoke.ffm.OnnxRuntimeApi;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
 import io.stoke.loader.source.Dataset;
-import io.stoke.loader.source.ImageFolder;
-import io.stoke.loader.transform.TransformSpec;
-import io.stoke.testdata.SyntheticImageNet;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -37,17 +34,11 @@ class BoundRunTest {
 
     @BeforeAll
     static void dataset() {
-        Path root = tmp.resolve("data");
-        SyntheticImageNet.generate(root, new SyntheticImageNet.Options(12, 3, 21));
-        dataset = ImageFolder.scan(root);
+        dataset = EmbedderTest.referenceDataset(tmp);
     }
 
     private static Loader loader(Embedder e, int batch) {
-        return Loader.builder(dataset)
-                .transform(e.contract().transform(TransformSpec.defaults()))
-                .batchSize(batch)
-                .workers(2)
-                .build();
+        return EmbedderTest.loader(dataset, e, batch);
     }
 
     @ParameterizedTest

@@ -47,13 +47,22 @@ class EmbedderTest {
 
     @BeforeAll
     static void dataset() {
-        // The dataset the committed reference was computed on: make-dataset --images 12 --seed 21 --classes 3.
+        dataset = referenceDataset(tmp);
+    }
+
+    /** The dataset the committed reference was computed on (make-dataset --images 12 --seed 21 --classes 3), under {@code tmp}. */
+    static Dataset referenceDataset(Path tmp) {
         Path root = tmp.resolve("data");
         SyntheticImageNet.generate(root, new SyntheticImageNet.Options(12, 3, 21));
-        dataset = ImageFolder.scan(root);
+        return ImageFolder.scan(root);
     }
 
     static Loader loader(Embedder e, int batch) {
+        return loader(dataset, e, batch);
+    }
+
+    /** A loader of {@code dataset} with {@code e}'s transform, without DCT scaling (the reference's decode). */
+    static Loader loader(Dataset dataset, Embedder e, int batch) {
         TransformSpec spec =
                 e.contract().transform(TransformSpec.defaults().withDctScaling(TransformSpec.DctScaling.NONE));
         return Loader.builder(dataset)
