@@ -1,6 +1,6 @@
 /**
  * Stoke's 1:1 Java faces of C libraries (libjpeg-turbo, Stoke's pixel and image libraries, the CUDA
- * driver, libc) through {@code java.lang.foreign}. Raw bindings with no policy: an application uses
+ * driver, nvJPEG, ONNX Runtime's C API, libc) through {@code java.lang.foreign}. Raw bindings with no policy: an application uses
  * the loader, the GPU stage or embed instead. The CUDA driver's faces ({@code io.stoke.ffm.cuda}) are
  * exported to everyone because the GPU stage's API hands out their handles ({@code CudaStream},
  * {@code CudaEvent}, {@code DeviceBuffer}) for a consumer to order its own work after a batch's
