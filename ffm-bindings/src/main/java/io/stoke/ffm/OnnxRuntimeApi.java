@@ -19,11 +19,11 @@ import java.lang.invoke.MethodHandle;
  * <p>The C API is a table of function pointers that {@code OrtGetApiBase()->GetApi(version)}
  * returns, not exported symbols. Its order never changes once a version has shipped (the rule
  * stated above {@code ort_api_1_to_N} in {@code onnxruntime_c_api.cc}), so each member is read at a
- * fixed index: those of the shipped versions 1 to 10, counted from that table, where the
- * static_asserts below it fix the ends of versions 1 to 8 (ReleaseCustomOpDomain 101,
- * ReleaseModelMetadata 118, SetGlobalSpinControl 149, ReleaseArenaCfg 157,
- * CreateSessionFromArrayWithPrepackedWeightsContainer 169). {@code OnnxRuntimeApiTest} (embed) runs each
- * one against the real library. Version {@value #API_VERSION} is asked for, the first with
+ * fixed index: those of the shipped versions 1 to 10, counted from that table. The static_asserts
+ * below it fix the end of each version (ReleaseCustomOpDomain 101, ReleaseModelMetadata 118,
+ * SetGlobalSpinControl 149, ReleaseArenaCfg 157, GetSparseTensorIndices 191,
+ * SynchronizeBoundOutputs 203), and the count agrees with each. {@code BoundRunTest} (embed) runs
+ * the members against the real library. Version {@value #API_VERSION} is asked for, the first with
  * SynchronizeBoundInputs and SynchronizeBoundOutputs; every ONNX Runtime since 1.10 serves it.
  *
  * <p>Raw: the status-returning methods return the {@code OrtStatus*} (NULL on success), which
