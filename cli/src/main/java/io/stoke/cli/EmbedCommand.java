@@ -50,8 +50,8 @@ import picocli.CommandLine.Spec;
         description = {
             "Computes one embedding per image of DATA with an ONNX model: writes DIR/embeddings.npy (float32 "
                     + "[N, D], rows in dataset order), DIR/paths.txt (row i's file) and, under --on-error skip, DIR/skipped.txt "
-                    + "(those rows are zeros). The model's input decides the pixels: float32 [N, 3, H, W] normalised with",
-            "--mean and --std (ImageNet's by default), or uint8 [N, H, W, 3]. A model whose metadata records its "
+                    + "(those rows are zeros). The model's input decides the pixels: float32 [N, 3, H, W] normalised with "
+                    + "--mean and --std (ImageNet's by default), or uint8 [N, H, W, 3]. A model whose metadata records its "
                     + "preprocessing (stoke.resize, stoke.crop, stoke.interpolation, stoke.mean, stoke.std, as "
                     + "python -m stoke.onnx_export writes them) is refused with other flags. Takes the same loader "
                     + "options as 'stoke bench'."
