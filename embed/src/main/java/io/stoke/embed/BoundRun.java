@@ -25,7 +25,9 @@ final class BoundRun implements AutoCloseable {
     private static final int MAX_RANK = 8;
 
     private final OnnxRuntimeApi api;
-    private final Arena arena = Arena.ofShared();
+    private final Arena arena;
+    private final String inputMemory;
+    private final int device;
     private final MemorySegment session;
     private final MemorySegment inputName;
     private final MemorySegment outputName;
@@ -38,7 +40,10 @@ final class BoundRun implements AutoCloseable {
 
     private BoundRun(OnnxRuntimeApi api, OrtSession session, String input, String output, String inputMemory, int id) {
         this.api = api;
-        this.session = MemorySegment.ofAddress(nativeHandle(session));
+        this.session = MemorySegment.ofAddress(nativeHandle(session)); // before the arena: nothing to close if it fails
+        this.inputMemory = inputMemory;
+        this.device = id;
+        arena = Arena.ofShared();
         inputName = arena.allocateFrom(input);
         outputName = arena.allocateFrom(output);
         shape = arena.allocate(JAVA_LONG, MAX_RANK);
@@ -48,22 +53,8 @@ final class BoundRun implements AutoCloseable {
         MemorySegment host = MemorySegment.NULL;
         MemorySegment bound = MemorySegment.NULL;
         try {
-            in = made(
-                    api.createMemoryInfo(
-                            arena.allocateFrom(inputMemory),
-                            OnnxRuntimeApi.ORT_DEVICE_ALLOCATOR,
-                            id,
-                            OnnxRuntimeApi.ORT_MEM_TYPE_DEFAULT,
-                            out),
-                    "CreateMemoryInfo(" + inputMemory + ")");
-            host = made(
-                    api.createMemoryInfo(
-                            arena.allocateFrom("Cpu"),
-                            OnnxRuntimeApi.ORT_DEVICE_ALLOCATOR,
-                            0,
-                            OnnxRuntimeApi.ORT_MEM_TYPE_DEFAULT,
-                            out),
-                    "CreateMemoryInfo(Cpu)");
+            in = memoryInfo(inputMemory, id);
+            host = memoryInfo("Cpu", 0);
             bound = made(api.createIoBinding(this.session, out), "CreateIoBinding");
             runOptions = made(api.createRunOptions(out), "CreateRunOptions");
             done = true;
@@ -152,6 +143,23 @@ final class BoundRun implements AutoCloseable {
         return made(
                 api.createTensorWithDataAsOrtValue(info, data, bytes, shape, dims.length, type, out),
                 "CreateTensorWithDataAsOrtValue(" + what + ")");
+    }
+
+    /** An {@code OrtMemoryInfo} of device {@code id}'s memory {@code name} ("Cpu", "Cuda"), its default allocator's. */
+    private MemorySegment memoryInfo(String name, int id) {
+        return made(
+                api.createMemoryInfo(
+                        arena.allocateFrom(name),
+                        OnnxRuntimeApi.ORT_DEVICE_ALLOCATOR,
+                        id,
+                        OnnxRuntimeApi.ORT_MEM_TYPE_DEFAULT,
+                        out),
+                "CreateMemoryInfo(" + name + ")");
+    }
+
+    /** Whether this binding takes its input in memory {@code memory} of device {@code id}. */
+    boolean takes(String memory, int id) {
+        return inputMemory.equals(memory) && device == id;
     }
 
     /** The handle {@code status}'s call wrote into {@link #out}, once the status says it succeeded. */

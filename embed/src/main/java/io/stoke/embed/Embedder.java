@@ -112,11 +112,7 @@ public final class Embedder implements AutoCloseable {
      */
     public MemorySegment embed(MemorySegment pixels, long[] inputShape) throws OrtException {
         int n = Math.toIntExact(inputShape[0]);
-        long inBytes = inputBytes(inputShape);
-        if (pixels.byteSize() < inBytes) {
-            throw new IllegalStateException(
-                    "the batch's pixels hold " + pixels.byteSize() + " bytes, its shape " + inBytes);
-        }
+        long inBytes = inputBytes(inputShape, pixels.byteSize());
         MemorySegment rows = rows(n);
         ByteBuffer in = pixels.asSlice(0, inBytes).asByteBuffer().order(ByteOrder.nativeOrder());
         ByteBuffer out = rows.asByteBuffer().order(ByteOrder.nativeOrder());
@@ -154,9 +150,10 @@ public final class Embedder implements AutoCloseable {
     /** {@link #embedOnDevice} with the input in memory {@code memory} ("Cpu", "Cuda") of device {@code id}. */
     MemorySegment embedBound(long pointer, long bytes, long[] inputShape, String memory, int id) {
         int n = Math.toIntExact(inputShape[0]);
-        long inBytes = inputBytes(inputShape);
-        if (bytes < inBytes) {
-            throw new IllegalStateException("the batch's pixels hold " + bytes + " bytes, its shape " + inBytes);
+        long inBytes = inputBytes(inputShape, bytes);
+        if (bound != null && !bound.takes(memory, id)) { // another memory than the last run's: bound again
+            bound.close();
+            bound = null;
         }
         if (bound == null) {
             bound = BoundRun.of(session, contract.inputName(), contract.outputName(), memory, id);
@@ -180,13 +177,21 @@ public final class Embedder implements AutoCloseable {
         return contract.layout() == ModelContract.Layout.FLOAT32_NCHW;
     }
 
-    /** The bytes of an input of {@code inputShape}, in the contract's element type. */
-    private long inputBytes(long[] inputShape) {
+    /**
+     * The bytes of an input of {@code inputShape}, in the contract's element type.
+     *
+     * @throws IllegalStateException {@code available}, the bytes the pixels hold, are fewer
+     */
+    private long inputBytes(long[] inputShape, long available) {
         long expected = 1;
         for (long d : inputShape) {
             expected *= d;
         }
-        return expected * (floats() ? 4 : 1);
+        long bytes = expected * (floats() ? 4 : 1);
+        if (available < bytes) {
+            throw new IllegalStateException("the batch's pixels hold " + available + " bytes, its shape " + bytes);
+        }
+        return bytes;
     }
 
     /** The first {@code n} rows of this embedder's output memory, grown as needed; sets outputShape[0]. */

@@ -126,6 +126,27 @@ class BoundRunTest {
         }
     }
 
+    /** A run in other memory than the last one's is bound again, not read as the last one's memory. */
+    @Test
+    void aRunInOtherMemoryIsBoundAgain() throws Exception {
+        try (Embedder embedder = Embedder.open(EmbedderTest.F32, 1, InferenceDevice.CPU, "embedding");
+                Loader loader = loader(embedder, 4)) {
+            for (Batch b : loader) {
+                try (b) {
+                    MemorySegment pixels = b.pixels();
+                    assertThrows(
+                            IllegalStateException.class,
+                            () -> embedder.embedBound(pixels.address(), pixels.byteSize(), b.shape(), "Cuda", 0));
+                    float[] viaJava = embedder.embed(b).toArray(ValueLayout.JAVA_FLOAT);
+                    float[] bound = embedder.embedBound(pixels.address(), pixels.byteSize(), b.shape(), "Cpu", 0)
+                            .toArray(ValueLayout.JAVA_FLOAT);
+                    assertArrayEquals(viaJava, bound, 0f);
+                    return;
+                }
+            }
+        }
+    }
+
     @Test
     void deviceRunsNeedASessionOnCuda() throws Exception {
         try (Embedder embedder = Embedder.open(EmbedderTest.F32, 1, InferenceDevice.CPU, "embedding")) {

@@ -204,12 +204,8 @@ public final class OnnxRuntimeApi {
 
     /** The status's message, copied out (valid only while the status lives in C). */
     public String getErrorMessage(MemorySegment status) {
-        try {
-            MemorySegment text = (MemorySegment) getErrorMessage.invokeExact(status);
-            return text.address() == 0 ? "" : text.reinterpret(Long.MAX_VALUE).getString(0);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
+        MemorySegment text = invokeAddress(getErrorMessage, status);
+        return text.address() == 0 ? "" : text.reinterpret(Long.MAX_VALUE).getString(0);
     }
 
     public void releaseStatus(MemorySegment status) {
@@ -218,7 +214,7 @@ public final class OnnxRuntimeApi {
 
     /** {@code out}: an {@code OrtRunOptions**}. */
     public MemorySegment createRunOptions(MemorySegment out) {
-        return invokeStatus(createRunOptions, out);
+        return invokeAddress(createRunOptions, out);
     }
 
     public void releaseRunOptions(MemorySegment options) {
@@ -266,11 +262,7 @@ public final class OnnxRuntimeApi {
 
     /** {@code session}: an {@code OrtSession*}; {@code out}: an {@code OrtIoBinding**}. */
     public MemorySegment createIoBinding(MemorySegment session, MemorySegment out) {
-        try {
-            return (MemorySegment) createIoBinding.invokeExact(session, out);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
+        return invokeAddress(createIoBinding, session, out);
     }
 
     public void releaseIoBinding(MemorySegment binding) {
@@ -278,11 +270,11 @@ public final class OnnxRuntimeApi {
     }
 
     public MemorySegment bindInput(MemorySegment binding, MemorySegment name, MemorySegment value) {
-        return invokeStatus(bindInput, binding, name, value);
+        return invokeAddress(bindInput, binding, name, value);
     }
 
     public MemorySegment bindOutput(MemorySegment binding, MemorySegment name, MemorySegment value) {
-        return invokeStatus(bindOutput, binding, name, value);
+        return invokeAddress(bindOutput, binding, name, value);
     }
 
     public void clearBoundInputs(MemorySegment binding) {
@@ -294,18 +286,18 @@ public final class OnnxRuntimeApi {
     }
 
     public MemorySegment runWithBinding(MemorySegment session, MemorySegment runOptions, MemorySegment binding) {
-        return invokeStatus(runWithBinding, session, runOptions, binding);
+        return invokeAddress(runWithBinding, session, runOptions, binding);
     }
 
     public MemorySegment synchronizeBoundInputs(MemorySegment binding) {
-        return invokeStatus(synchronizeBoundInputs, binding);
+        return invokeAddress(synchronizeBoundInputs, binding);
     }
 
     public MemorySegment synchronizeBoundOutputs(MemorySegment binding) {
-        return invokeStatus(synchronizeBoundOutputs, binding);
+        return invokeAddress(synchronizeBoundOutputs, binding);
     }
 
-    private static MemorySegment invokeStatus(MethodHandle h, MemorySegment a) {
+    private static MemorySegment invokeAddress(MethodHandle h, MemorySegment a) {
         try {
             return (MemorySegment) h.invokeExact(a);
         } catch (Throwable t) {
@@ -313,7 +305,15 @@ public final class OnnxRuntimeApi {
         }
     }
 
-    private static MemorySegment invokeStatus(MethodHandle h, MemorySegment a, MemorySegment b, MemorySegment c) {
+    private static MemorySegment invokeAddress(MethodHandle h, MemorySegment a, MemorySegment b) {
+        try {
+            return (MemorySegment) h.invokeExact(a, b);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    private static MemorySegment invokeAddress(MethodHandle h, MemorySegment a, MemorySegment b, MemorySegment c) {
         try {
             return (MemorySegment) h.invokeExact(a, b, c);
         } catch (Throwable t) {
