@@ -25,7 +25,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * grows (doubling) to hold the largest run of files it has read for one batch, and is reused after:
  * the memory is a few batches' worth of compressed files, not a largest file per position.
  */
-final class EncodedBatch implements AutoCloseable {
+final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
     /** The reader threads' CPU time: what a batch cost the host, not the wall time it took. */
     private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
 
@@ -42,10 +42,13 @@ final class EncodedBatch implements AutoCloseable {
 
     final SampleStatus[] status;
     final String[] messages;
-    /** The files read, in position order, for nvJPEG; {@link #positionOf}[j] is file j's position. */
-    final List<MemorySegment> encoded;
-
+    /**
+     * The files handed to nvJPEG, in position order: file j ({@link #address}, {@link #length}) is
+     * position {@code positionOf[j]}'s, for j below {@link #count}.
+     */
     final int[] positionOf;
+
+    private int handed;
     private final int[] leftovers;
     private int leftoverCount;
     final SampleStatus[] cpuStatus;
@@ -74,7 +77,6 @@ final class EncodedBatch implements AutoCloseable {
         lengths = new long[batchSize];
         status = new SampleStatus[batchSize];
         messages = new String[batchSize];
-        encoded = new ArrayList<>(batchSize);
         positionOf = new int[batchSize];
         leftovers = new int[batchSize];
         cpuStatus = new SampleStatus[batchSize];
@@ -92,6 +94,7 @@ final class EncodedBatch implements AutoCloseable {
         this.last = last;
         System.arraycopy(order, from, samples, 0, size);
         leftoverCount = 0;
+        handed = 0;
         cpuStarted = 0;
         Arrays.fill(onCpu, false);
         cpuNanos.set(0);
@@ -151,9 +154,27 @@ final class EncodedBatch implements AutoCloseable {
         buffers[r] = grown;
     }
 
-    /** Position {@code i}'s file as read (its status OK), after {@link #awaitReads}. */
-    MemorySegment file(int i) {
-        return buffers[i % pending.length].asSlice(offsets[i], lengths[i]);
+    /** Hands position {@code i}'s file as read (its status OK) to nvJPEG, after {@link #awaitReads}. */
+    void hand(int i) {
+        positionOf[handed++] = i;
+    }
+
+    /** How many files are handed to nvJPEG. */
+    @Override
+    public int count() {
+        return handed;
+    }
+
+    /** Where handed file {@code j} starts, in its reader's buffer. */
+    @Override
+    public long address(int j) {
+        int i = positionOf[j];
+        return buffers[i % pending.length].address() + offsets[i];
+    }
+
+    @Override
+    public long length(int j) {
+        return lengths[positionOf[j]];
     }
 
     /** Waits for {@link #startReads}' tasks; a reader's unexpected failure is thrown here. */

@@ -601,8 +601,6 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         }
         DeviceBuffer pixels = normalize ? entry.staging : entry.out;
         Arrays.fill(entry.gpuDecoded, false);
-        List<MemorySegment> encoded = batch.encoded; // the files read, in position order
-        encoded.clear();
         int[] positionOf = batch.positionOf;
         long sourceBytes = 0;
         for (int i = 0; i < n; i++) {
@@ -612,8 +610,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                     batch.leaveToCpu(i); // PNG, WebP, a JPEG cut short: the CPU decodes or names it
                 }
                 if (!batch.onCpu(i)) {
-                    positionOf[encoded.size()] = i;
-                    encoded.add(batch.file(i));
+                    batch.hand(i); // in position order: handed file j is position positionOf[j]
                 }
             }
         }
@@ -621,7 +618,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         if (split != null) {
             gpuStart[timed].record(stream);
         }
-        GpuJpegDecoder.Decoded decoded = jpeg.decode(encoded, stream);
+        GpuJpegDecoder.Decoded decoded = jpeg.decode(batch, stream);
         resize.begin();
         int onGpu = 0;
         for (int j = 0; j < decoded.size(); j++) {

@@ -39,6 +39,19 @@ public final class GpuJpegDecoder implements AutoCloseable {
         GPU_HYBRID
     }
 
+    /**
+     * One batch's files, each {@code length(i)} bytes at {@code address(i)} in native memory that
+     * stays put until the decode's queued work is done (the class comment says why). The decode stage
+     * hands its readers' buffers this way, with no segment per file.
+     */
+    public interface Files {
+        int count();
+
+        long address(int i);
+
+        long length(int i);
+    }
+
     /** Each image starts on this boundary in the device buffer, as CUDA's own allocations do. */
     static final long ALIGNMENT = 256;
 
@@ -116,7 +129,7 @@ public final class GpuJpegDecoder implements AutoCloseable {
         }
         state = st;
         jpegStream = js;
-        dataPointers = arena.allocate(ADDRESS, maxBatch);
+        dataPointers = arena.allocate(JAVA_LONG, maxBatch); // const unsigned char *[]: each address as its 64-bit value
         lengths = arena.allocate(JAVA_LONG, maxBatch);
         images = arena.allocate(Nvjpeg.IMAGE, maxBatch);
         components = arena.allocate(JAVA_INT);
@@ -163,9 +176,39 @@ public final class GpuJpegDecoder implements AutoCloseable {
      * @throws io.stoke.ffm.cuda.NvjpegException when the device fails (not a file: those go to the CPU)
      */
     public Decoded decode(List<MemorySegment> files, CudaStream stream) {
+        for (int i = 0; i < files.size(); i++) {
+            if (!files.get(i).isNative()) {
+                throw new IllegalArgumentException("file " + i + " is not in native memory");
+            }
+        }
+        return decode(
+                new Files() {
+                    @Override
+                    public int count() {
+                        return files.size();
+                    }
+
+                    @Override
+                    public long address(int i) {
+                        return files.get(i).address();
+                    }
+
+                    @Override
+                    public long length(int i) {
+                        return files.get(i).byteSize();
+                    }
+                },
+                stream);
+    }
+
+    /**
+     * {@link #decode(List, CudaStream)} over files given by address and length: what the decode stage
+     * hands each batch, with no object per file.
+     */
+    public Decoded decode(Files files, CudaStream stream) {
         checkOpen();
         lastStream = stream;
-        int n = files.size();
+        int n = files.count();
         if (n > maxBatch) {
             throw new IllegalArgumentException(n + " files in a batch of at most " + maxBatch);
         }
@@ -173,11 +216,7 @@ public final class GpuJpegDecoder implements AutoCloseable {
         long bytes = 0;
         int taken = 0;
         for (int i = 0; i < n; i++) {
-            MemorySegment file = files.get(i);
-            if (!file.isNative()) {
-                throw new IllegalArgumentException("file " + i + " is not in native memory");
-            }
-            String why = examine(file);
+            String why = examine(files.address(i), files.length(i));
             if (why != null) {
                 decoded.toCpu(i, why);
                 continue;
@@ -202,9 +241,8 @@ public final class GpuJpegDecoder implements AutoCloseable {
             if (!decoded.onGpu(i)) {
                 continue;
             }
-            MemorySegment file = files.get(i);
-            dataPointers.setAtIndex(ADDRESS, k, file);
-            lengths.setAtIndex(JAVA_LONG, k, file.byteSize());
+            dataPointers.setAtIndex(JAVA_LONG, k, files.address(i));
+            lengths.setAtIndex(JAVA_LONG, k, files.length(i));
             long image = k * Nvjpeg.IMAGE.byteSize();
             images.set(JAVA_LONG, image + Nvjpeg.IMAGE_CHANNEL0, base + decoded.offset[i]);
             images.set(JAVA_LONG, image + Nvjpeg.IMAGE_PITCH0, 3L * decoded.width[i]); // rows packed
@@ -235,9 +273,12 @@ public final class GpuJpegDecoder implements AutoCloseable {
         return decoded;
     }
 
-    /** Why nvJPEG is not given {@code file}, or null, with its size in {@link #widths}/{@link #heights}. */
-    private String examine(MemorySegment file) {
-        int status = nvjpeg.nvjpegGetImageInfo(handle, file, file.byteSize(), components, subsampling, widths, heights);
+    /**
+     * Why nvJPEG is not given the file of {@code length} bytes at {@code address}, or null, with its
+     * size in {@link #widths}/{@link #heights}.
+     */
+    private String examine(long address, long length) {
+        int status = nvjpeg.nvjpegGetImageInfo(handle, address, length, components, subsampling, widths, heights);
         if (status != Nvjpeg.NVJPEG_STATUS_SUCCESS) {
             return "nvJPEG cannot read it as a JPEG (nvjpegGetImageInfo: " + Nvjpeg.statusName(status) + ")";
         }
@@ -258,7 +299,7 @@ public final class GpuJpegDecoder implements AutoCloseable {
             return w + " x " + h + " pixels, over the GPU decode's limit of " + maxPixels;
         }
         if (backend == Backend.HARDWARE) {
-            status = nvjpeg.nvjpegJpegStreamParse(handle, file, file.byteSize(), 0, 0, jpegStream);
+            status = nvjpeg.nvjpegJpegStreamParse(handle, address, length, 0, 0, jpegStream);
             if (status != Nvjpeg.NVJPEG_STATUS_SUCCESS) {
                 return "nvJPEG cannot parse it (nvjpegJpegStreamParse: " + Nvjpeg.statusName(status) + ")";
             }

@@ -140,6 +140,68 @@ class GpuJpegDecoderTest {
         return host.toArray(JAVA_BYTE);
     }
 
+    /**
+     * The decode stage's way: a batch's files end to end in one buffer, handed by address and length.
+     * Each lands as the CPU decodes it, and a warm batch allocates nothing on the caller's thread, so
+     * nothing per file (a segment per file was an object per image).
+     */
+    @Test
+    void filesHandedByAddressDecodeAsTheCpuDoesAndAllocateNothingOnceWarm() {
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        assumeTrue(threads.isThreadAllocatedMemorySupported(), "no per-thread allocation count here");
+        threads.setThreadAllocatedMemoryEnabled(true);
+        int n = 16;
+        List<MemorySegment> files = new ArrayList<>();
+        long total = 0;
+        for (int i = 0; i < n; i++) {
+            files.add(jpeg(40 + 3 * i, 30 + i, i % 2 == 0 ? TurboJpeg.TJSAMP_420 : TurboJpeg.TJSAMP_444, 0, i));
+            total += files.get(i).byteSize();
+        }
+        MemorySegment buffer = arena.allocate(total + 7);
+        long[] addresses = new long[n];
+        long[] lengths = new long[n];
+        long at = 7; // no file at an aligned start
+        for (int i = 0; i < n; i++) {
+            MemorySegment.copy(files.get(i), 0, buffer, at, files.get(i).byteSize());
+            addresses[i] = buffer.address() + at;
+            lengths[i] = files.get(i).byteSize();
+            at += lengths[i];
+        }
+        GpuJpegDecoder.Files handed = new GpuJpegDecoder.Files() {
+            @Override
+            public int count() {
+                return n;
+            }
+
+            @Override
+            public long address(int i) {
+                return addresses[i];
+            }
+
+            @Override
+            public long length(int i) {
+                return lengths[i];
+            }
+        };
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, false, n, 1 << 20)) {
+            GpuJpegDecoder.Decoded d = dec.decode(handed, stream);
+            for (int i = 0; i < n; i++) {
+                assertTrue(d.onGpu(i), "file " + i + ": " + d.cpuReason(i));
+                assertArrayEquals(
+                        cpuDecode(files.get(i), d.width(i), d.height(i)), gpuPixels(d, i), "pixels of file " + i);
+            }
+            for (int k = 0; k < 50; k++) { // the loops compiled
+                dec.decode(handed, stream);
+            }
+            long before = threads.getCurrentThreadAllocatedBytes();
+            for (int k = 0; k < 20; k++) {
+                dec.decode(handed, stream);
+            }
+            assertEquals(0, threads.getCurrentThreadAllocatedBytes() - before, "bytes allocated by 20 warm batches");
+        }
+    }
+
     @Test
     void everyFileNvjpegTakesLandsInDeviceMemoryAsTheCpuDecodesIt() {
         int[][] shapes = {

@@ -126,7 +126,7 @@ public final class Nvjpeg {
         nvjpegGetImageInfo = NativeLibraries.downcall(
                 lib,
                 "nvjpegGetImageInfo",
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
         nvjpegJpegStreamCreate = NativeLibraries.downcall(
                 lib, "nvjpegJpegStreamCreate", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
         nvjpegJpegStreamDestroy =
@@ -134,7 +134,7 @@ public final class Nvjpeg {
         nvjpegJpegStreamParse = NativeLibraries.downcall(
                 lib,
                 "nvjpegJpegStreamParse",
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS));
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS));
         nvjpegDecodeBatchedSupported = NativeLibraries.downcall(
                 lib, "nvjpegDecodeBatchedSupported", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         nvjpegDecodeBatchedInitialize = NativeLibraries.downcall(
@@ -255,10 +255,14 @@ public final class Nvjpeg {
         }
     }
 
-    /** {@code widths} and {@code heights}: {@link #MAX_COMPONENT} ints each. */
+    /**
+     * {@code widths} and {@code heights}: {@link #MAX_COMPONENT} ints each. {@code data} is the
+     * file's address as the 64-bit value it is, as in {@link #nvjpegJpegStreamParse}: a batch's files
+     * lie end to end in a few buffers, and a segment per file would be an object per image.
+     */
     public int nvjpegGetImageInfo(
             MemorySegment handle,
-            MemorySegment data,
+            long data,
             long length,
             MemorySegment nComponents,
             MemorySegment subsampling,
@@ -288,13 +292,9 @@ public final class Nvjpeg {
         }
     }
 
+    /** {@code data}: the file's address, as in {@link #nvjpegGetImageInfo}. */
     public int nvjpegJpegStreamParse(
-            MemorySegment handle,
-            MemorySegment data,
-            long length,
-            int saveMetadata,
-            int saveStream,
-            MemorySegment jpegStream) {
+            MemorySegment handle, long data, long length, int saveMetadata, int saveStream, MemorySegment jpegStream) {
         try {
             return (int) nvjpegJpegStreamParse.invokeExact(handle, data, length, saveMetadata, saveStream, jpegStream);
         } catch (Throwable t) {
