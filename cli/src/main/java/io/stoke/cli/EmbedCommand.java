@@ -352,31 +352,20 @@ public final class EmbedCommand implements Callable<Integer> {
      * once, loudly, and every batch goes through the host ({@link #viaHost}); a refusal after the
      * first batch is an error.
      */
-    private static EmbeddingJob.Inference<DeviceBatch> onDevice(
+    static EmbeddingJob.Inference<DeviceBatch> onDevice(
             GpuDecodeStage stage, Embedder embedder, int batchSize, PrintWriter err) {
-        EmbeddingJob.Inference<DeviceBatch> host = viaHost(stage, embedder, batchSize);
-        int[] state = {0}; // 0: first batch, 1: on the device, 2: through the host
-        return batch -> {
-            if (state[0] == 2) {
-                return host.embed(batch);
-            }
-            batch.synchronize();
-            try {
-                MemorySegment rows = embedder.embedOnDevice(batch.pointer(), batch.byteSize(), batch.shape());
-                state[0] = 1;
-                return rows;
-            } catch (IllegalStateException e) {
-                if (state[0] != 0) {
-                    throw e;
-                }
-                state[0] = 2;
-                err.println("stoke embed: WARNING: ONNX Runtime cannot read the batches in device memory ("
-                        + e.getMessage() + "); each batch is copied to the host, and ONNX Runtime copies it back"
-                        + " (said once)");
-                err.flush();
-                return host.embed(batch);
-            }
-        };
+        return new OnDeviceOrHost<DeviceBatch>(
+                batch -> {
+                    batch.synchronize();
+                    return embedder.embedOnDevice(batch.pointer(), batch.byteSize(), batch.shape());
+                },
+                viaHost(stage, embedder, batchSize),
+                refusal -> {
+                    err.println("stoke embed: WARNING: ONNX Runtime cannot read the batches in device memory ("
+                            + refusal + "); each batch is copied to the host, and ONNX Runtime copies it back"
+                            + " (said once)");
+                    err.flush();
+                });
     }
 
     private Embedder open(InferenceDevice where, PrintWriter err) {

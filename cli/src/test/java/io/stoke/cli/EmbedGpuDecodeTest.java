@@ -3,13 +3,27 @@ package io.stoke.cli;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.stoke.embed.Embedder;
+import io.stoke.embed.EmbeddingJob;
+import io.stoke.embed.InferenceDevice;
 import io.stoke.ffm.testing.CudaTestDouble;
+import io.stoke.gpu.DeviceBatch;
+import io.stoke.gpu.GpuDecodeOpening;
+import io.stoke.gpu.GpuDecodeStage;
 import io.stoke.gpu.NvjpegLibrary;
+import io.stoke.loader.Batch;
+import io.stoke.loader.Loader;
 import io.stoke.loader.testing.BadImages;
 import io.stoke.loader.testing.TestImages;
+import io.stoke.loader.transform.TransformSpec;
 import java.awt.image.BufferedImage;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -120,6 +134,67 @@ class EmbedGpuDecodeTest {
         }
         assertEquals(7, rows);
         assertTrue(dbl.nvjpegStat("nvjpeg_images") > 0, "nvJPEG decoded");
+    }
+
+    /**
+     * {@code EmbedCommand.onDevice}, the {@code --device cuda} path, on the doubles' device batches
+     * with ONNX Runtime's CPU package: its session cannot read device memory, so the first batch is
+     * refused in ONNX Runtime's words, said once, and every batch goes through the host, with the
+     * rows the host loader's batches give. The read on the device itself needs a GPU and the CUDA
+     * package (BoundRunTest holds the binding on the CPU).
+     */
+    @Test
+    void onDeviceSaysOnceWhenTheSessionCannotReadDeviceMemoryAndEmbedsThroughTheHost() throws Exception {
+        CudaTestDouble dbl = dbl();
+        Path data = TestImages.imageFolder(tmp.resolve("data"), 7, 2, 3);
+        try (Embedder embedder = Embedder.open(Path.of(EmbedCommandTest.U8), 1, InferenceDevice.CPU, null)) {
+            TransformSpec transform = embedder.contract()
+                    .transform(TransformSpec.defaults().withDctScaling(TransformSpec.DctScaling.NONE));
+            Loader.Builder settings =
+                    Loader.imageFolder(data).batchSize(3).workers(1).transform(transform);
+            List<float[]> want = new ArrayList<>();
+            try (Loader loader = settings.build()) {
+                for (Batch b : loader) {
+                    try (b) {
+                        rows(embedder.embed(b.pixels(), b.shape()), b.size(), want);
+                    }
+                }
+            }
+            StringWriter said = new StringWriter();
+            List<float[]> got = new ArrayList<>();
+            try (GpuDecodeStage stage =
+                    GpuDecodeOpening.open(settings, GpuDecodeOpening.Decode.GPU, 0, 2, line -> {})) {
+                assertNotNull(stage, "the stage opens on the doubles");
+                EmbeddingJob.Inference<DeviceBatch> inference =
+                        EmbedCommand.onDevice(stage, embedder, 3, new PrintWriter(said, true));
+                for (DeviceBatch next; (next = stage.next()) != null; ) {
+                    try (DeviceBatch b = next) {
+                        rows(inference.embed(b), b.size(), got);
+                    }
+                }
+            }
+            assertTrue(dbl.nvjpegStat("nvjpeg_images") > 0, "nvJPEG decoded");
+            List<String> lines = said.toString().lines().toList();
+            assertEquals(1, lines.size(), said.toString());
+            assertTrue(
+                    lines.get(0)
+                                    .startsWith(
+                                            "stoke embed: WARNING: ONNX Runtime cannot read the batches in device memory")
+                            && lines.get(0).contains("embedOnDevice needs a session on CUDA"),
+                    lines.get(0));
+            assertEquals(want.size(), got.size());
+            for (int i = 0; i < want.size(); i++) {
+                assertArrayEquals(want.get(i), got.get(i), "row " + i);
+            }
+        }
+    }
+
+    private static void rows(MemorySegment rows, int n, List<float[]> into) {
+        int dimension = (int) (rows.byteSize() / Float.BYTES / n);
+        for (int i = 0; i < n; i++) {
+            into.add(rows.asSlice((long) i * dimension * Float.BYTES, (long) dimension * Float.BYTES)
+                    .toArray(ValueLayout.JAVA_FLOAT));
+        }
     }
 
     @Test
