@@ -125,22 +125,32 @@ class BenchGpuDecodeTest {
     }
 
     @Test
-    void anAugmentationPolicyDecodesOnTheCpuSayingWhy() throws Exception {
+    void anAugmentationPolicyAndRandomErasingDecodeOnTheGpu() throws Exception {
+        CudaTestDouble dbl = dbl();
         Path root = TestImages.imageFolder(tmp.resolve("data"), 8, 2, 6);
-        String[] r = BenchCommandTest.run(
-                "bench",
-                root.toString(),
-                "--decode",
-                "gpu",
-                "--batch-size",
-                "4",
-                "--transform",
-                "train",
-                "--augment",
-                "ta_wide");
-        assertEquals("0", r[0], r[1] + r[2]);
-        assertTrue(r[2].contains("not yet an augmentation policy or random erasing"), r[2]);
-        assertTrue(r[2].contains("; decoding on the CPU"), r[2]);
+        try {
+            String[] r = BenchCommandTest.run(
+                    "bench",
+                    root.toString(),
+                    "--decode",
+                    "gpu",
+                    "--batch-size",
+                    "4",
+                    "--transform",
+                    "train",
+                    "--crop",
+                    "32",
+                    "--augment",
+                    "ta_wide",
+                    "--output",
+                    "float32",
+                    "--erase",
+                    "0.5");
+            assertEquals("0", r[0], r[1] + r[2]);
+            assertTrue(r[1].contains("8 images by nvJPEG (GPU hybrid), 0 left to the CPU, 0 failed"), r[1] + r[2]);
+        } finally {
+            dbl.reset();
+        }
     }
 
     @Test

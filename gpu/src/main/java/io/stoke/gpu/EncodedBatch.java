@@ -1,5 +1,6 @@
 package io.stoke.gpu;
 
+import io.stoke.loader.decode.SampleTransform;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.format.ImageFormat;
@@ -253,6 +254,38 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
                 if (timed) {
                     timedEnd.accumulateAndGet(System.nanoTime(), Math::max);
                 }
+            }));
+        }
+    }
+
+    /**
+     * Starts, on {@code threads}, the rest of the transform ({@link SampleTransform#finish}: the
+     * augmentation policy, the output's conversion, random erasing) for each position {@code i} with
+     * {@code tail[i]}, whose crop the device decoded and resized: from {@code crops} at
+     * {@code i * cropBytes}, for an image of {@code widths[i] x heights[i]}, into {@code host} at
+     * {@code i * sampleBytes}. Awaited with {@link #awaitCpu}, as the CPU's decodes are.
+     */
+    void startTail(
+            ReaderThreads threads,
+            boolean[] tail,
+            int[] widths,
+            int[] heights,
+            MemorySegment crops,
+            long cropBytes,
+            MemorySegment host,
+            long sampleBytes) {
+        int n = threads.size();
+        for (int r = 0; r < n; r++) {
+            int reader = r;
+            cpuPending.add(threads.submitFirst(r, (unused, transform) -> {
+                long t0 = CPU.getCurrentThreadCpuTime();
+                for (int i = 0, k = 0; i < size; i++) {
+                    if (tail[i] && k++ % n == reader) {
+                        transform.finish(
+                                samples[i], epoch, widths[i], heights[i], crops, i * cropBytes, host, i * sampleBytes);
+                    }
+                }
+                cpuNanos.addAndGet(CPU.getCurrentThreadCpuTime() - t0);
             }));
         }
     }

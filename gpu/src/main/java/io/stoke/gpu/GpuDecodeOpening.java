@@ -42,7 +42,7 @@ public final class GpuDecodeOpening {
     /**
      * The stage over {@code settings} on CUDA device {@code ordinal}, with {@code readers} CPU threads,
      * or null after one line to {@code say} on why not (no libnvjpeg, no driver or device, the driver
-     * refusing the device, --augment, --erase, an order feed, a restart cache). Said first when it
+     * refusing the device, an order feed, a restart cache). Said first when it
      * opens: the library, the backend, and what the CPU threads do.
      *
      * @param say takes each line, to be prefixed with the command's name

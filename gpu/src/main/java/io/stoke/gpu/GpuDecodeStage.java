@@ -78,15 +78,18 @@ import java.util.function.Consumer;
  *       image is decoded once, on one side. The CPU reads such a file again.
  *   <li>With {@link TransformSpec.Output#FLOAT32_CHW}, the normalisation kernel turns the uint8 batch
  *       into float32 CHW with the transform's mean and std.
+ *   <li>With an augmentation policy or random erasing, the rest runs on the host instead, where the
+ *       CPU's transform runs it: the device's crops are copied back, the reader threads run the
+ *       policy (its draws following the crop's and the flip's on the sample's stream), the output's
+ *       conversion and the erasing ({@link SampleTransform#finish}), and the batch is copied up as
+ *       the transform's output. The device decodes and resizes; the CPU's share of each image is the
+ *       part after the resize.
  * </ol>
  *
  * <p>Pixels: nvJPEG decodes at full size, so the GPU's images equal the CPU path's with
  * {@code DctScaling.NONE} up to the two decoders' IDCT and upsampling (on a GPU, measured by
  * {@code stoke gpu-check --decode}); the CPU's default decodes large JPEGs at a reduced DCT scale first,
  * and differs from both by that. Images left to the CPU are decoded as the loader decodes them.
- *
- * <p>Augmentation policies and random erasing do not run here yet: such a transform is
- * refused when the stage is built, with a sentence saying so ({@link #refusal}).
  *
  * <p>Threads and ownership: one decode thread owns the decoder, the resize and the device buffers
  * while it fills them; the reader threads own one reader and one CPU transform each. A batch handed
@@ -108,6 +111,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     // The decode thread's: the training transform's draw for each image it resizes.
     private final CounterRandom random = new CounterRandom();
     private final CropBox box = new CropBox();
+    // The decode thread's: each position's image size where the device decoded it, for the host's tail.
+    private final int[] tailWidths;
+    private final int[] tailHeights;
     // With the CPU sharing the decode: the balance, and timed events around the GPU side of the last
     // K + 2 batches, read when done (the decode thread never waits for them).
     private final DecodeSplit split;
@@ -122,9 +128,18 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final int batchSize;
     private final int readerCount;
     private final int inFlight;
-    private final boolean normalize;
+    private final boolean floatOutput; // float32 CHW batches, else uint8 HWC
+    // The augmentation policy and random erasing run on the host, after the device's resize: its
+    // crops are copied back, the reader threads finish them as the CPU's transform does, and the
+    // batch goes up as the transform's output (normalised there, not by the kernel).
+    private final boolean hostTail;
+    private final boolean normalizeOnDevice;
     private final int crop;
-    private final long pixelBytes; // uint8 HWC bytes of one sample: what the decode and the CPU write
+    private final long pixelBytes; // uint8 HWC bytes of one sample: what the device's resize writes
+    private final long
+            hostBytes; // bytes of one sample the reader threads write: pixelBytes, or the output's with hostTail
+    private final MemorySegment
+            tailCrops; // with hostTail: the device's uint8 crops of the batch, pinned; the decode thread's
     private final CudaDriver driver;
     private final Nvjpeg nvjpeg;
     private final boolean preferHardware;
@@ -168,17 +183,17 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
 
         @Override
         public long sampleBytes() {
-            return normalize ? pixelBytes * 4 : pixelBytes;
+            return floatOutput ? pixelBytes * 4 : pixelBytes;
         }
 
         @Override
         public long[] shape(int n) {
-            return normalize ? new long[] {n, 3, crop, crop} : new long[] {n, crop, crop, 3};
+            return floatOutput ? new long[] {n, 3, crop, crop} : new long[] {n, crop, crop, 3};
         }
 
         @Override
         public int dtype() {
-            return normalize ? RingLayout.DTYPE_FLOAT32 : RingLayout.DTYPE_UINT8;
+            return floatOutput ? RingLayout.DTYPE_FLOAT32 : RingLayout.DTYPE_UINT8;
         }
 
         @Override
@@ -216,11 +231,16 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.firstBatch = b.startBatch;
         this.epochs = b.epochs;
         this.batchSize = sampler.batchSize();
+        this.tailWidths = new int[batchSize];
+        this.tailHeights = new int[batchSize];
         this.readerCount = b.readers;
         this.inFlight = b.inFlight;
-        this.normalize = s.output() == TransformSpec.Output.FLOAT32_CHW;
+        this.floatOutput = s.output() == TransformSpec.Output.FLOAT32_CHW;
+        this.hostTail = s.augment() != null || s.erasing() != null;
+        this.normalizeOnDevice = floatOutput && !hostTail;
         this.crop = s.crop();
         this.pixelBytes = 3L * crop * crop;
+        this.hostBytes = hostTail && floatOutput ? pixelBytes * 4 : pixelBytes;
         this.nvjpeg = b.nvjpeg;
         this.preferHardware = b.preferHardware;
         this.split = b.shareWithCpu ? new DecodeSplit() : null;
@@ -244,16 +264,21 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             Arena arena = Arena.ofShared();
             resources.keep(arena::close);
             this.hostArena = arena;
-            this.floatZeros = normalize ? arena.allocate(pixelBytes * 4, 64) : null;
+            this.floatZeros = normalizeOnDevice ? arena.allocate(pixelBytes * 4, 64) : null;
             if (floatZeros != null) {
                 resources.keep(HostRegistration.register(driver, floatZeros));
+            }
+            this.tailCrops = hostTail ? arena.allocate(batchSize * pixelBytes, 64) : null;
+            if (tailCrops != null) {
+                resources.keep(HostRegistration.register(driver, tailCrops));
             }
             this.entries = new DeviceEntry[inFlight];
             this.free = new ArrayBlockingQueue<>(inFlight);
             for (int i = 0; i < inFlight; i++) {
                 long bytes = batchSize * pixelBytes;
-                DeviceBuffer staging = normalize ? resources.keep(DeviceBuffer.allocate(driver, bytes)) : null;
-                DeviceBuffer out = resources.keep(DeviceBuffer.allocate(driver, normalize ? bytes * 4 : bytes));
+                DeviceBuffer staging =
+                        normalizeOnDevice || hostTail ? resources.keep(DeviceBuffer.allocate(driver, bytes)) : null;
+                DeviceBuffer out = resources.keep(DeviceBuffer.allocate(driver, floatOutput ? bytes * 4 : bytes));
                 CudaEvent done = resources.keep(CudaEvent.create(driver));
                 CudaEvent released = resources.keep(CudaEvent.create(driver));
                 entries[i] = new DeviceEntry(
@@ -274,12 +299,13 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 filesDone[f] = resources.keep(CudaEvent.create(driver));
             }
             // Each thread makes its own reader and CPU transform: their buffers belong to it. The CPU
-            // writes uint8 as nvJPEG's share is, and the normalisation kernel then takes the whole batch.
-            TransformSpec uint8 = s.withOutput(TransformSpec.Output.UINT8_HWC);
+            // writes uint8 as nvJPEG's share is, and the normalisation kernel then takes the whole
+            // batch; with the host's tail, the CPU writes the transform's output, its own and the device's.
+            TransformSpec cpu = hostTail ? s : s.withOutput(TransformSpec.Output.UINT8_HWC);
             this.readerThreads = resources.keep(new ReaderThreads(
                     readerCount,
                     () -> dataset.reader(s.maxFileBytes()),
-                    () -> new SampleTransform(dataset, uint8, sampler.seed())));
+                    () -> new SampleTransform(dataset, cpu, sampler.seed())));
             this.decoder =
                     Thread.ofPlatform().name("stoke-gpu-decoder").daemon().unstarted(this::decodeLoop);
             decoder.start();
@@ -322,15 +348,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     }
 
     /**
-     * Why {@code spec} cannot be decoded by this stage, in one sentence, or null when it can.
-     * Augmentation policies and random erasing run on the CPU for now.
+     * Why {@code spec} cannot be decoded by this stage, in one sentence, or null when it can: every
+     * transform of the loader can (an augmentation policy and random erasing run on the host, after
+     * the device's resize).
      */
     public static String refusal(TransformSpec spec) {
-        if (spec.augment() != null || spec.erasing() != null) {
-            return "GPU decode (experimental) runs the evaluation transform and the training transform's"
-                    + " random resized crop and flip, not yet an augmentation policy or random erasing: those"
-                    + " decode on the CPU (--decode cpu)";
-        }
         return null;
     }
 
@@ -553,7 +575,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 left--;
             }
         }
-        batch.startCpu(readerThreads, hostPixels(entry), pixelBytes, true);
+        batch.startCpu(readerThreads, hostPixels(entry), hostBytes, true);
         return m;
     }
 
@@ -563,7 +585,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             entry.done.synchronize();
             entry.hostUsed = false;
         }
-        return entry.hostPixels(driver, batchSize * pixelBytes);
+        return entry.hostPixels(driver, batchSize * hostBytes);
     }
 
     /**
@@ -599,7 +621,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             stream.waitFor(entry.released); // the consumer's reads of the last batch here come first
             entry.waitForRelease = false;
         }
-        DeviceBuffer pixels = normalize ? entry.staging : entry.out;
+        DeviceBuffer pixels = normalizeOnDevice || hostTail ? entry.staging : entry.out;
         Arrays.fill(entry.gpuDecoded, false);
         int[] positionOf = batch.positionOf;
         long sourceBytes = 0;
@@ -642,6 +664,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             }
             resize.add(decoded, j, t, pixels, i * pixelBytes);
             entry.gpuDecoded[i] = true;
+            tailWidths[i] = decoded.width(j);
+            tailHeights[i] = decoded.height(j);
             onGpu++;
         }
         if (onGpu > 0) {
@@ -661,9 +685,24 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                         i, batch.samples[i], dataset.name(batch.samples[i]), batch.status[i], batch.messages[i]));
             }
         }
-        if (batch.leftoverCount() > 0 || (!errors.isEmpty() && policy == ErrorPolicy.SKIP)) {
-            MemorySegment host = shared > 0 ? entry.hostPixels(driver, batchSize * pixelBytes) : hostPixels(entry);
-            batch.startCpu(readerThreads, host, pixelBytes, false); // what nvJPEG left, after the share
+        if (batch.leftoverCount() > 0 || (!errors.isEmpty() && policy == ErrorPolicy.SKIP) || (hostTail && onGpu > 0)) {
+            // With the host's tail, the CPU's samples, the device's and the zeroed go up as the output.
+            DeviceBuffer target = hostTail ? entry.out : pixels;
+            MemorySegment host = shared > 0 ? entry.hostPixels(driver, batchSize * hostBytes) : hostPixels(entry);
+            batch.startCpu(readerThreads, host, hostBytes, false); // what nvJPEG left, after the share
+            if (hostTail && onGpu > 0) {
+                stream.synchronize(); // the decode and the resize done: the crops come back
+                pixels.copyToHost(tailCrops.asSlice(0, n * pixelBytes), 0);
+                batch.startTail(
+                        readerThreads,
+                        entry.gpuDecoded,
+                        tailWidths,
+                        tailHeights,
+                        tailCrops,
+                        pixelBytes,
+                        host,
+                        hostBytes);
+            }
             batch.awaitCpu();
             if (shared > 0) {
                 split.cpuMeasured(batch.timedRoundNanos(), shared);
@@ -672,7 +711,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             for (int k = 0; k < batch.leftoverCount(); k++) {
                 int i = batch.leftover(k);
                 if (batch.cpuStatus[k] == SampleStatus.OK) {
-                    pixels.copyFromHostAsync(i * pixelBytes, host.asSlice(i * pixelBytes, pixelBytes), stream);
+                    target.copyFromHostAsync(i * hostBytes, host.asSlice(i * hostBytes, hostBytes), stream);
                 } else {
                     errors.add(new SampleError(
                             i,
@@ -682,11 +721,18 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                             batch.cpuMessages[k]));
                 }
             }
+            if (hostTail) {
+                for (int i = 0; i < n; i++) {
+                    if (entry.gpuDecoded[i]) {
+                        target.copyFromHostAsync(i * hostBytes, host.asSlice(i * hostBytes, hostBytes), stream);
+                    }
+                }
+            }
             if (policy == ErrorPolicy.SKIP) {
                 for (SampleError e : errors) {
-                    MemorySegment zero = host.asSlice(e.position() * pixelBytes, pixelBytes);
-                    zero.fill((byte) 0);
-                    pixels.copyFromHostAsync(e.position() * pixelBytes, zero, stream);
+                    MemorySegment zero = host.asSlice(e.position() * hostBytes, hostBytes);
+                    zero.fill((byte) 0); // 0.0 in float32 too, as the loader gives a skipped sample
+                    target.copyFromHostAsync(e.position() * hostBytes, zero, stream);
                 }
             }
         }
@@ -699,7 +745,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             entry.done.record(stream); // the next use of this host memory waits for the copies queued
             return new SampleException(batch.epoch, batch.batch, List.copyOf(errors));
         }
-        if (normalize) {
+        if (normalizeOnDevice) {
             kernels.normalize(entry.staging, entry.out, n, crop, crop, spec.mean(), spec.std(), stream);
             // A skipped sample is 0.0 in float32, as the loader gives it, not the normalised black.
             for (SampleError e : errors) {

@@ -20,6 +20,7 @@ import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.testing.BadImages;
+import io.stoke.loader.transform.RandomErasing;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
 import java.awt.image.BufferedImage;
@@ -173,7 +174,8 @@ class GpuDecodeStageTest {
                         .build();
                 Arena arena = Arena.ofConfined()) {
             assertEquals(GpuJpegDecoder.Backend.HARDWARE, stage.backend());
-            MemorySegment got = arena.allocate(4L * 16 * 16 * 3);
+            MemorySegment got = arena.allocate(4L * spec.sampleBytes());
+            boolean floats = spec.output() == TransformSpec.Output.FLOAT32_CHW;
             for (int k = 0; k < want.size(); k++) {
                 Snapshot w = want.get(k);
                 try (DeviceBatch b = stage.next()) {
@@ -182,7 +184,8 @@ class GpuDecodeStageTest {
                     assertEquals(w.epoch(), b.epoch());
                     assertEquals(w.batchIndex(), b.batchIndex());
                     assertEquals(w.lastInEpoch(), b.lastInEpoch());
-                    assertArrayEquals(new long[] {w.size(), 16, 16, 3}, b.shape());
+                    assertArrayEquals(
+                            floats ? new long[] {w.size(), 3, 16, 16} : new long[] {w.size(), 16, 16, 3}, b.shape());
                     for (int i = 0; i < b.size(); i++) {
                         assertEquals(w.indices()[i], b.index(i), "batch " + k + " position " + i);
                         assertEquals(w.labels()[i], b.label(i), "batch " + k + " position " + i);
@@ -401,14 +404,37 @@ class GpuDecodeStageTest {
         assertTrue(e.getMessage().contains("not yet an order feed"), e.getMessage());
     }
 
+    /**
+     * Each of torchvision's policies after the device's decode and resize: the crops come back, the
+     * reader threads run the policy (its draws following the crop's and the flip's on the sample's
+     * stream), and every batch equals the host loader's, the CPU's own images included.
+     */
     @Test
-    void anAugmentationPolicyIsRefusedInASentence() throws Exception {
-        writeDataset(root, 2);
-        Loader.Builder settings = Loader.imageFolder(root)
-                .transform(EVAL.withTrain(16, RandomResizedCrop.defaults()).withAugment("ta_wide"));
-        IllegalArgumentException e = assertThrows(
-                IllegalArgumentException.class, () -> stage(settings).build());
-        assertTrue(e.getMessage().contains("not yet an augmentation policy or random erasing"), e.getMessage());
+    void augmentationPoliciesRunOnTheHostAfterTheDevicesResizeAsTheLoaderRunsThem() throws Exception {
+        writeDataset(root, 13);
+        for (String policy : List.of("ta_wide", "ra", "aa:imagenet", "augmix")) {
+            assertEqualsTheHostLoader(
+                    EVAL.withTrain(16, RandomResizedCrop.defaults()).withAugment(policy), 20, 6);
+        }
+    }
+
+    /**
+     * Random erasing after the host's tail, where the recipes put it: on the float32 output after
+     * Normalize with random values, after a policy (ResNet50 v2's recipe), and on uint8 with a value;
+     * every batch the host loader's to the bit.
+     */
+    @Test
+    void randomErasingRunsOnTheOutputAsTheLoaderRunsIt() throws Exception {
+        writeDataset(root, 13);
+        TransformSpec train = EVAL.withTrain(16, RandomResizedCrop.defaults());
+        assertEqualsTheHostLoader(
+                train.withAugment("ta_wide")
+                        .withOutput(TransformSpec.Output.FLOAT32_CHW)
+                        .withErasing(new RandomErasing(0.7, 0.02, 0.33, 0.3, 3.3, null, false)),
+                20,
+                6);
+        assertEqualsTheHostLoader(
+                train.withErasing(new RandomErasing(1, 0.02, 0.33, 0.3, 3.3, new float[] {7, 8, 9}, true)), 20, 6);
     }
 
     @Test

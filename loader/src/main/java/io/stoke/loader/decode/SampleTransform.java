@@ -46,6 +46,7 @@ public final class SampleTransform implements AutoCloseable {
     private final AugmentStage augment;
 
     private final ErasingStage erasing;
+    private final int crop;
     private long lastSourceBytes;
     private String message;
 
@@ -67,6 +68,7 @@ public final class SampleTransform implements AutoCloseable {
         this.seed = seed;
         this.resize = spec.resize();
         this.evalRegion = spec.evalRegion();
+        this.crop = spec.crop();
         this.shards = dataset instanceof ShardDataset s ? s.shards() : null; // raw .npy samples are in shards only
         this.reader = reader;
         this.npy = new NpyImage(spec.crop());
@@ -106,6 +108,37 @@ public final class SampleTransform implements AutoCloseable {
             return status;
         } finally {
             reader.done();
+        }
+    }
+
+    /**
+     * The rest of the transform for sample {@code sample}, {@code width x height} as its header
+     * says, whose crop another stage decoded and resized (the GPU decode stage):
+     * {@code rgb[rgbOffset]} holds it as {@link Resampler#resizedCropRgb} gives it (the crop's side
+     * squared, 3 bytes a pixel, flipped where drawn). From there as {@link #apply}: the training
+     * transform's box and flip drawn again from (seed, epoch, sample), so that the policy's draws
+     * follow them on the same stream; the policy; the output's conversion at {@code dst[offset]};
+     * random erasing. Reads nothing and decodes nothing.
+     */
+    public void finish(
+            int sample,
+            long epoch,
+            int width,
+            int height,
+            MemorySegment rgb,
+            long rgbOffset,
+            MemorySegment dst,
+            long offset) {
+        if (train != null && augment != null) {
+            random.reset(seed, epoch, sample);
+            train.draw(width, height, random, box);
+            MemorySegment.copy(rgb, rgbOffset, augment.input(), 0, 3L * crop * crop);
+            resampler.writeRgb(augment.apply(random), 0, dst, offset);
+        } else {
+            resampler.writeRgb(rgb, rgbOffset, dst, offset);
+        }
+        if (erasing != null) {
+            erasing.apply(sample, epoch, dst, offset);
         }
     }
 
