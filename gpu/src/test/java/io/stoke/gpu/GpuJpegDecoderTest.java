@@ -191,7 +191,9 @@ class GpuJpegDecoderTest {
                 assertArrayEquals(
                         cpuDecode(files.get(i), d.width(i), d.height(i)), gpuPixels(d, i), "pixels of file " + i);
             }
-            for (int k = 0; k < 50; k++) { // the loops compiled
+            // Warm: the loops compiled, and each downcall's method handle past the JDK's customisation
+            // (a new lambda form, allocated by the calling thread at its 127th call).
+            for (int k = 0; k < 200; k++) {
                 dec.decode(handed, stream);
             }
             long before = threads.getCurrentThreadAllocatedBytes();
