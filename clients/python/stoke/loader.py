@@ -406,8 +406,9 @@ class DataLoader(Closeable):
             (``torch.cuda.current_device()``), resized, cropped and normalised there; ``images`` is
             then a CUDA tensor viewing the producer's device slot, opened by CUDA IPC, with no copy
             back to the host; ``"auto"`` (experimental), as ``"gpu"`` with the workers decoding a
-            share of the JPEGs, balanced live. Not yet with ``augment=``, ``erase=``, a sampler of
-            yours or ``restart_cache_dir=``: where it cannot (those, no libnvjpeg), the producer says
+            share of the JPEGs, balanced live; ``augment=`` and ``erase=`` run on the producer's CPU
+            after the GPU's resize. Not yet with a sampler of yours or ``restart_cache_dir=``: where
+            it cannot (those, no libnvjpeg), the producer says
             why in one line, the CPU decodes and each batch is copied to the device (as where CUDA
             refuses the IPC, said once). Without CUDA in torch, the batches are CPU tensors.
         slots (int, optional): the ring's size in batches: decoded ahead plus held by your code
