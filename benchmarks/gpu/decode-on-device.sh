@@ -12,7 +12,7 @@
 #         (benchmarks/gpu/decode_gpu.py: torchvision's batched decode_jpeg on the GPU, alone and with
 #         the eval resize, on the same files); bench.txt and bench-{cpu,gpu,auto}-*.json (stoke bench
 #         on the same files at 16 CPU threads: the CPU decode, the GPU decode stage, and both sharing
-#         the work); dataloader-decode-*.json (benchmarks/gpu/dataloader_decode.py: stoke.DataLoader
+#         the work; and, in bench.txt only, ResNet50 v2's training transform decoded on each); dataloader-decode-*.json (benchmarks/gpu/dataloader_decode.py: stoke.DataLoader
 #         with decode=cpu, gpu and auto, batches to the device, whether they arrived as CUDA tensors
 #         (device slots), and decode=gpu's pixels against cpu's per image); log.txt is everything.
 #
@@ -82,6 +82,14 @@ step "stoke bench --decode cpu|gpu|auto: the same files, 16 CPU threads, eval tr
       timeout 60 python3 -m stoke bench "$d" --decode "$decode" --workers 16 --epochs 4 \
         --json "$OUT/bench-$decode-$(basename "$d").json" || echo "(exit $?)"
     done
+  done
+  # ResNet50 v2's training transform (TrivialAugmentWide, RandomErasing 0.1, float32): the GPU decodes
+  # and resizes, the CPU threads run the policy and the erasing after (the host's tail).
+  for decode in cpu gpu; do
+    echo "--- stoke bench $DATA --decode $decode --workers 16 --epochs 4, ResNet50 v2's training transform"
+    timeout 45 python3 -m stoke bench "$DATA" --decode "$decode" --workers 16 --epochs 4 --transform train \
+      --crop 176 --augment ta_wide --erase 0.1 --output float32 --dct-scaling none \
+      || echo "(exit $?)"
   done
 } 2>&1 | tee "$OUT/bench.txt"
 
