@@ -159,10 +159,11 @@ class GpuDecodeTest(unittest.TestCase):
     def test_an_augmentation_policy_and_random_erasing_run_after_the_gpu_decode_as_the_workers_run_them(self):
         recipe = dict(on_error="skip", transform="train", augment="ta_wide", output="float32", erase=0.5)
         cpu, _ = self.epochs("cpu", **recipe)
-        gpu, said = self.epochs("gpu", **recipe)
-        self.assertIn("decoding on CUDA device 0 (EXPERIMENTAL)", said)
-        self.assertEqual(2 * 8, len(gpu))
-        self.assertSameBatches(cpu, gpu)  # normalised and erased on the host, as the workers do: to the bit
+        for decode in ("gpu", "auto"):
+            got, said = self.epochs(decode, **recipe)
+            self.assertIn("decoding on CUDA device 0 (EXPERIMENTAL)", said)
+            self.assertEqual(2 * 8, len(got))
+            self.assertSameBatches(cpu, got)  # normalised and erased on the host, as the workers do: to the bit
 
     def test_with_cuda_here_the_batches_view_the_producers_device_slots_opened_by_ipc(self):
         cpu, _ = self.epochs("cpu", on_error="skip")
