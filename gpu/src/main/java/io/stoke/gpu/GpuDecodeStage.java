@@ -136,10 +136,10 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final boolean normalizeOnDevice;
     private final int crop;
     private final long pixelBytes; // uint8 HWC bytes of one sample: what the device's resize writes
-    private final long
-            hostBytes; // bytes of one sample the reader threads write: pixelBytes, or the output's with hostTail
-    private final MemorySegment
-            tailCrops; // with hostTail: the device's uint8 crops of the batch, pinned; the decode thread's
+    // Bytes of one sample the reader threads write: pixelBytes, or the output's with hostTail.
+    private final long hostBytes;
+    // With hostTail: the device's uint8 crops of a batch, copied back into pinned memory; the decode thread's.
+    private final MemorySegment tailCrops;
     private final CudaDriver driver;
     private final Nvjpeg nvjpeg;
     private final boolean preferHardware;
@@ -685,9 +685,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                         i, batch.samples[i], dataset.name(batch.samples[i]), batch.status[i], batch.messages[i]));
             }
         }
-        if (batch.leftoverCount() > 0 || (!errors.isEmpty() && policy == ErrorPolicy.SKIP) || (hostTail && onGpu > 0)) {
-            // With the host's tail, the CPU's samples, the device's and the zeroed go up as the output.
-            DeviceBuffer target = hostTail ? entry.out : pixels;
+        if (hostTail || batch.leftoverCount() > 0 || (!errors.isEmpty() && policy == ErrorPolicy.SKIP)) {
             MemorySegment host = shared > 0 ? entry.hostPixels(driver, batchSize * hostBytes) : hostPixels(entry);
             batch.startCpu(readerThreads, host, hostBytes, false); // what nvJPEG left, after the share
             if (hostTail && onGpu > 0) {
@@ -710,30 +708,30 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             entry.hostUsed = true;
             for (int k = 0; k < batch.leftoverCount(); k++) {
                 int i = batch.leftover(k);
-                if (batch.cpuStatus[k] == SampleStatus.OK) {
-                    target.copyFromHostAsync(i * hostBytes, host.asSlice(i * hostBytes, hostBytes), stream);
-                } else {
+                if (batch.cpuStatus[k] != SampleStatus.OK) {
                     errors.add(new SampleError(
                             i,
                             batch.samples[i],
                             dataset.name(batch.samples[i]),
                             batch.cpuStatus[k],
                             batch.cpuMessages[k]));
-                }
-            }
-            if (hostTail) {
-                for (int i = 0; i < n; i++) {
-                    if (entry.gpuDecoded[i]) {
-                        target.copyFromHostAsync(i * hostBytes, host.asSlice(i * hostBytes, hostBytes), stream);
-                    }
+                } else if (!hostTail) {
+                    pixels.copyFromHostAsync(i * pixelBytes, host.asSlice(i * pixelBytes, pixelBytes), stream);
                 }
             }
             if (policy == ErrorPolicy.SKIP) {
                 for (SampleError e : errors) {
                     MemorySegment zero = host.asSlice(e.position() * hostBytes, hostBytes);
                     zero.fill((byte) 0); // 0.0 in float32 too, as the loader gives a skipped sample
-                    target.copyFromHostAsync(e.position() * hostBytes, zero, stream);
+                    if (!hostTail) {
+                        pixels.copyFromHostAsync(e.position() * pixelBytes, zero, stream);
+                    }
                 }
+            }
+            if (hostTail) {
+                // Every position's output is in host memory now (the CPU's, the device's finished, the
+                // zeroed): one copy up. Under FAIL a failed position's bytes are stale, and the batch refused.
+                entry.out.copyFromHostAsync(0, host.asSlice(0, n * hostBytes), stream);
             }
         }
         errors.sort(BY_POSITION); // the readers' errors, then the CPU's: in position order, as a Batch's

@@ -247,8 +247,30 @@ class GpuDecodeStageTest {
     void everyBadFileIsNamedAsTheHostLoaderNamesItAndZeroedUnderSkip() throws Exception {
         writeDataset(root, 6);
         BadImages.allBadFolder(root); // empty, cut, header only, a bomb, garbage after SOI ...
-        Loader.Builder settings =
-                Loader.imageFolder(root).batchSize(4).workers(1).transform(EVAL).onError(ErrorPolicy.SKIP);
+        assertBadFilesNamedAndZeroed(EVAL);
+    }
+
+    /** As above, with the host's tail: the policy and the erasing after the device's resize, float32. */
+    @Test
+    void everyBadFileIsNamedAndZeroedUnderSkipWithThePolicyAndTheErasingOnTheHost() throws Exception {
+        writeDataset(root, 6);
+        BadImages.allBadFolder(root);
+        assertBadFilesNamedAndZeroed(EVAL.withTrain(16, RandomResizedCrop.defaults())
+                .withAugment("ta_wide")
+                .withOutput(TransformSpec.Output.FLOAT32_CHW)
+                .withErasing(new RandomErasing(0.5, 0.02, 0.33, 0.3, 3.3, null, false)));
+    }
+
+    private void assertBadFilesNamedAndZeroed(TransformSpec spec) throws Exception {
+        // Shuffled over three epochs, so that a bad file's position held another sample's pixels before.
+        Loader.Builder settings = Loader.imageFolder(root)
+                .batchSize(4)
+                .workers(1)
+                .shuffle(true)
+                .seed(5)
+                .epochs(3)
+                .transform(spec)
+                .onError(ErrorPolicy.SKIP);
         List<String> want = new ArrayList<>();
         List<Snapshot> pixels = host(settings);
         try (Loader loader = settings.build()) {
@@ -262,7 +284,7 @@ class GpuDecodeStageTest {
         List<byte[]> pixelsGot = new ArrayList<>();
         try (GpuDecodeStage stage = stage(settings).build();
                 Arena arena = Arena.ofConfined()) {
-            MemorySegment copy = arena.allocate(4L * 16 * 16 * 3);
+            MemorySegment copy = arena.allocate(4L * spec.sampleBytes());
             for (Snapshot w : pixels) {
                 try (DeviceBatch b = stage.next()) {
                     b.skipped().forEach(e -> got.add(e.path() + " " + e.status() + ": " + e.detail()));
@@ -272,7 +294,7 @@ class GpuDecodeStageTest {
             }
             assertNull(stage.next());
         }
-        assertEquals(9, want.size(), want.toString());
+        assertEquals(3 * 9, want.size(), want.toString());
         assertEquals(String.join("\n", want), String.join("\n", got));
         for (int k = 0; k < pixels.size(); k++) {
             assertArrayEquals(pixels.get(k).pixels(), pixelsGot.get(k), "batch " + k + ": skipped samples are zeros");
