@@ -10,6 +10,8 @@ import io.stoke.gpu.NvjpegLibrary;
 import io.stoke.loader.testing.TestImages;
 import java.awt.image.BufferedImage;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import javax.imageio.ImageIO;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -126,52 +128,34 @@ class BenchGpuDecodeTest {
 
     @Test
     void anAugmentationPolicyAndRandomErasingDecodeOnTheGpu() throws Exception {
-        CudaTestDouble dbl = dbl();
-        Path root = TestImages.imageFolder(tmp.resolve("data"), 8, 2, 6);
-        try {
-            String[] r = BenchCommandTest.run(
-                    "bench",
-                    root.toString(),
-                    "--decode",
-                    "gpu",
-                    "--batch-size",
-                    "4",
-                    "--transform",
-                    "train",
-                    "--crop",
-                    "32",
-                    "--augment",
-                    "ta_wide",
-                    "--output",
-                    "float32",
-                    "--erase",
-                    "0.5");
-            assertEquals("0", r[0], r[1] + r[2]);
-            assertTrue(r[1].contains("8 images by nvJPEG (GPU hybrid), 0 left to the CPU, 0 failed"), r[1] + r[2]);
-        } finally {
-            dbl.reset();
-        }
+        assertTrainingDecodesOnTheGpu(6, "--augment", "ta_wide", "--output", "float32", "--erase", "0.5");
     }
 
     @Test
     void theTrainingTransformDecodesOnTheGpu() throws Exception {
+        assertTrainingDecodesOnTheGpu(8, "--shuffle");
+    }
+
+    /** {@code bench --decode gpu --transform train} over 8 images (seed {@code seed}) with {@code more}: all by nvJPEG. */
+    private void assertTrainingDecodesOnTheGpu(int seed, String... more) throws Exception {
         CudaTestDouble dbl = dbl();
-        Path root = TestImages.imageFolder(tmp.resolve("data"), 8, 2, 8);
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 8, 2, seed);
+        List<String> args = new ArrayList<>(List.of(
+                "bench",
+                root.toString(),
+                "--decode",
+                "gpu",
+                "--batch-size",
+                "4",
+                "--transform",
+                "train",
+                "--crop",
+                "32"));
+        args.addAll(List.of(more));
         try {
-            String[] r = BenchCommandTest.run(
-                    "bench",
-                    root.toString(),
-                    "--decode",
-                    "gpu",
-                    "--batch-size",
-                    "4",
-                    "--transform",
-                    "train",
-                    "--shuffle",
-                    "--crop",
-                    "32");
+            String[] r = BenchCommandTest.run(args.toArray(String[]::new));
             assertEquals("0", r[0], r[1] + r[2]);
-            assertTrue(r[1].contains("8 images by nvJPEG (GPU hybrid), 0 left to the CPU, 0 failed"), r[1]);
+            assertTrue(r[1].contains("8 images by nvJPEG (GPU hybrid), 0 left to the CPU, 0 failed"), r[1] + r[2]);
         } finally {
             dbl.reset();
         }
