@@ -442,8 +442,8 @@ class GpuDecodeStageTest {
 
     /**
      * Random erasing after the host's tail, where the recipes put it: on the float32 output after
-     * Normalize with random values, after a policy (ResNet50 v2's recipe), and on uint8 with a value;
-     * every batch the host loader's to the bit.
+     * Normalize with random values, after a policy (ResNet50 v2's recipe), and on uint8 with a value,
+     * and on float32 with a value and no policy; every batch the host loader's to the bit.
      */
     @Test
     void randomErasingRunsOnTheOutputAsTheLoaderRunsIt() throws Exception {
@@ -457,6 +457,11 @@ class GpuDecodeStageTest {
                 6);
         assertEqualsTheHostLoader(
                 train.withErasing(new RandomErasing(1, 0.02, 0.33, 0.3, 3.3, new float[] {7, 8, 9}, true)), 20, 6);
+        assertEqualsTheHostLoader( // no policy: the device's crop converted on the host as the CPU converts its own
+                train.withOutput(TransformSpec.Output.FLOAT32_CHW)
+                        .withErasing(new RandomErasing(0.5, 0.02, 0.33, 0.3, 3.3, new float[] {0.5f}, false)),
+                20,
+                6);
     }
 
     @Test
