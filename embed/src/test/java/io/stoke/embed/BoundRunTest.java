@@ -14,6 +14,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
+import java.util.function.BiConsumer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -83,27 +84,14 @@ class BoundRunTest {
     /** A refused run (here an input whose shape the model does not take) is an exception, and the next run works. */
     @Test
     void aRefusedRunThrowsItsMessageAndTheNextRunWorks() throws Exception {
-        try (Embedder embedder = Embedder.open(EmbedderTest.F32, 1, InferenceDevice.CPU, "embedding");
-                Loader loader = loader(embedder, 4)) {
-            for (Batch b : loader) {
-                try (b) {
-                    MemorySegment pixels = b.pixels();
-                    long[] shape = b.shape().clone();
-                    long[] wrong = {shape[0], shape[1] + 1, shape[2], shape[3]};
-                    // The same bytes, a channel more per image and fewer images: within the memory given.
-                    wrong[0] = 1;
-                    IllegalStateException e = assertThrows(
-                            IllegalStateException.class,
-                            () -> embedder.embedBound(pixels.address(), pixels.byteSize(), wrong, "Cpu", 0));
-                    assertTrue(e.getMessage().startsWith("ONNX Runtime's RunWithBinding failed"), e.getMessage());
-                    float[] viaJava = embedder.embed(b).toArray(ValueLayout.JAVA_FLOAT);
-                    float[] bound = embedder.embedBound(pixels.address(), pixels.byteSize(), shape, "Cpu", 0)
-                            .toArray(ValueLayout.JAVA_FLOAT);
-                    assertArrayEquals(viaJava, bound, 0f);
-                    return;
-                }
-            }
-        }
+        IllegalStateException e = refusedThenBoundAsTheJavaApi((embedder, b) -> {
+            MemorySegment pixels = b.pixels();
+            long[] shape = b.shape();
+            // The same bytes, a channel more per image and fewer images: within the memory given.
+            long[] wrong = {1, shape[1] + 1, shape[2], shape[3]};
+            embedder.embedBound(pixels.address(), pixels.byteSize(), wrong, "Cpu", 0);
+        });
+        assertTrue(e.getMessage().startsWith("ONNX Runtime's RunWithBinding failed"), e.getMessage());
     }
 
     /** Device memory where ONNX Runtime has no CUDA provider (the CPU package): refused in its words, nothing read. */
@@ -129,21 +117,26 @@ class BoundRunTest {
     /** A run in other memory than the last one's is bound again, not read as the last one's memory. */
     @Test
     void aRunInOtherMemoryIsBoundAgain() throws Exception {
+        refusedThenBoundAsTheJavaApi((embedder, b) ->
+                embedder.embedBound(b.pixels().address(), b.pixels().byteSize(), b.shape(), "Cuda", 0));
+    }
+
+    /**
+     * On the first batch of the float32 model's loader: {@code refused} throws, and the next run,
+     * bound as "Cpu", gives the Java API's embeddings bit for bit. Returns what {@code refused} threw.
+     */
+    private static IllegalStateException refusedThenBoundAsTheJavaApi(BiConsumer<Embedder, Batch> refused)
+            throws Exception {
         try (Embedder embedder = Embedder.open(EmbedderTest.F32, 1, InferenceDevice.CPU, "embedding");
-                Loader loader = loader(embedder, 4)) {
-            for (Batch b : loader) {
-                try (b) {
-                    MemorySegment pixels = b.pixels();
-                    assertThrows(
-                            IllegalStateException.class,
-                            () -> embedder.embedBound(pixels.address(), pixels.byteSize(), b.shape(), "Cuda", 0));
-                    float[] viaJava = embedder.embed(b).toArray(ValueLayout.JAVA_FLOAT);
-                    float[] bound = embedder.embedBound(pixels.address(), pixels.byteSize(), b.shape(), "Cpu", 0)
-                            .toArray(ValueLayout.JAVA_FLOAT);
-                    assertArrayEquals(viaJava, bound, 0f);
-                    return;
-                }
-            }
+                Loader loader = loader(embedder, 4);
+                Batch b = loader.iterator().next()) {
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> refused.accept(embedder, b));
+            MemorySegment pixels = b.pixels();
+            float[] viaJava = embedder.embed(b).toArray(ValueLayout.JAVA_FLOAT);
+            float[] bound = embedder.embedBound(pixels.address(), pixels.byteSize(), b.shape(), "Cpu", 0)
+                    .toArray(ValueLayout.JAVA_FLOAT);
+            assertArrayEquals(viaJava, bound, 0f);
+            return e;
         }
     }
 

@@ -134,6 +134,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     // batch goes up as the transform's output (normalised there, not by the kernel).
     private final boolean hostTail;
     private final boolean normalizeOnDevice;
+    // The device's resize writes uint8 into the entry's staging buffer (normalised from there, or
+    // copied back for the host's tail), else straight into its output.
+    private final boolean staged;
     private final int crop;
     private final long pixelBytes; // uint8 HWC bytes of one sample: what the device's resize writes
     // Bytes of one sample the reader threads write: pixelBytes, or the output's with hostTail.
@@ -238,6 +241,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.floatOutput = s.output() == TransformSpec.Output.FLOAT32_CHW;
         this.hostTail = s.augment() != null || s.erasing() != null;
         this.normalizeOnDevice = floatOutput && !hostTail;
+        this.staged = normalizeOnDevice || hostTail;
         this.crop = s.crop();
         this.pixelBytes = 3L * crop * crop;
         this.hostBytes = hostTail && floatOutput ? pixelBytes * 4 : pixelBytes;
@@ -276,8 +280,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             this.free = new ArrayBlockingQueue<>(inFlight);
             for (int i = 0; i < inFlight; i++) {
                 long bytes = batchSize * pixelBytes;
-                DeviceBuffer staging =
-                        normalizeOnDevice || hostTail ? resources.keep(DeviceBuffer.allocate(driver, bytes)) : null;
+                DeviceBuffer staging = staged ? resources.keep(DeviceBuffer.allocate(driver, bytes)) : null;
                 DeviceBuffer out = resources.keep(DeviceBuffer.allocate(driver, floatOutput ? bytes * 4 : bytes));
                 CudaEvent done = resources.keep(CudaEvent.create(driver));
                 CudaEvent released = resources.keep(CudaEvent.create(driver));
@@ -621,7 +624,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             stream.waitFor(entry.released); // the consumer's reads of the last batch here come first
             entry.waitForRelease = false;
         }
-        DeviceBuffer pixels = normalizeOnDevice || hostTail ? entry.staging : entry.out;
+        DeviceBuffer pixels = staged ? entry.staging : entry.out;
         Arrays.fill(entry.gpuDecoded, false);
         int[] positionOf = batch.positionOf;
         long sourceBytes = 0;
