@@ -15,6 +15,9 @@
  * Each input is also given restart markers losslessly (stoke_jpeg_add_restarts) into a buffer of
  * its own: the copy must stay inside it, and where the original's region decodes cleanly the
  * copy's must too, to the same bytes (a lossless copy that is not one aborts).
+ *
+ * And both at once (stoke_jpeg_add_restarts_decoding, a restart cache's miss): what it makes must
+ * be what the two calls make apart, the copy's bytes and the region's pixels, or it aborts.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -99,6 +102,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
           abort();
         }
       }
+    }
+    uint8_t *both = malloc((size_t)copy_capacity);
+    if (both != NULL) {
+      int64_t both_size = -1;
+      int32_t both_info[STOKE_RESTART_FIELDS];
+      int32_t c[STOKE_REGION_FIELDS];
+      int32_t rc6 = stoke_jpeg_add_restarts_decoding(data + 8, (int64_t)(size - 8), target, max_pixels, max_scans, both,
+                                                     copy_capacity, &both_size, both_info, scale_num, scale_denom, x,
+                                                     y, w, h, again, capacity, c, message, (int32_t)sizeof(message));
+      if (rc6 == STOKE_JPEG_OK) {
+        /* Both must be what the two calls apart made: neither may have refused or warned. */
+        int32_t d[STOKE_REGION_FIELDS];
+        int32_t rc7 = stoke_decode_region(data + 8, (int64_t)(size - 8), scale_num, scale_denom, x, y, w, h,
+                                          max_pixels, max_scans, STOKE_REGION_NO_SEEK, dst, capacity, d, message,
+                                          (int32_t)sizeof(message));
+        if (rc3 != STOKE_JPEG_OK || both_size != copy_size || memcmp(both, copy, (size_t)copy_size) != 0
+            || memcmp(both_info, info, sizeof(info)) != 0 || rc7 != STOKE_JPEG_OK
+            || c[STOKE_REGION_X] != d[STOKE_REGION_X] || c[STOKE_REGION_Y] != d[STOKE_REGION_Y]
+            || c[STOKE_REGION_WIDTH] != d[STOKE_REGION_WIDTH] || c[STOKE_REGION_HEIGHT] != d[STOKE_REGION_HEIGHT]
+            || c[STOKE_REGION_PATH] != STOKE_PATH_SEQUENTIAL
+            || memcmp(dst, again, (size_t)d[STOKE_REGION_WIDTH] * 4 * (size_t)h) != 0) {
+          abort();
+        }
+      }
+      free(both);
     }
     free(copy);
   }

@@ -84,6 +84,44 @@ static int32_t fail(struct decoder *d, const char *text)
   return STOKE_JPEG_ERROR;
 }
 
+/*
+ * Reads rows [y, y + h) and at least columns [x, x + w) of the scaled image into dst (region's
+ * first four fields say where), once
+ * jpeg_start_decompress (or, in buffered-image mode, jpeg_start_output) has run: the region
+ * checked against the image and dst_bytes before a row is written. NULL, or why not.
+ */
+static const char *read_region(j_decompress_ptr cinfo, int32_t x, int32_t y, int32_t w, int32_t h, uint8_t *dst,
+                               int64_t dst_bytes, int32_t *region)
+{
+  if (x < 0 || y < 0 || w < 1 || h < 1 || (int64_t)x + w > cinfo->output_width
+      || (int64_t)y + h > cinfo->output_height) {
+    return "region outside the scaled image";
+  }
+  JDIMENSION xoffset = (JDIMENSION)x;
+  JDIMENSION width = (JDIMENSION)w;
+  jpeg_crop_scanline(cinfo, &xoffset, &width);
+  if ((int64_t)width * 4 * h > dst_bytes || xoffset > (JDIMENSION)x || xoffset + width < (JDIMENSION)(x + w)) {
+    return "the cropped region does not fit the destination";
+  }
+  if (y > 0 && jpeg_skip_scanlines(cinfo, (JDIMENSION)y) != (JDIMENSION)y) {
+    return "could not skip to the region's first row";
+  }
+  int64_t stride = (int64_t)width * 4;
+  for (int32_t row = 0; row < h;) {
+    JSAMPROW rows[1] = {dst + (int64_t)row * stride};
+    JDIMENSION got = jpeg_read_scanlines(cinfo, rows, 1);
+    if (got == 0) {
+      return "Premature end of JPEG file";
+    }
+    row += (int32_t)got;
+  }
+  region[STOKE_REGION_X] = (int32_t)xoffset;
+  region[STOKE_REGION_Y] = y;
+  region[STOKE_REGION_WIDTH] = (int32_t)width;
+  region[STOKE_REGION_HEIGHT] = h;
+  return NULL;
+}
+
 /* Everything after jpeg_read_header, in its own frame: the caller's setjmp covers it. */
 static int32_t decode_rows(j_decompress_ptr cinfo, struct decoder *d, int32_t x, int32_t y, int32_t w, int32_t h,
                            uint8_t *dst, int64_t dst_bytes, int32_t *region)
@@ -93,32 +131,10 @@ static int32_t decode_rows(j_decompress_ptr cinfo, struct decoder *d, int32_t x,
   }
   cinfo->out_color_space = JCS_EXT_RGBX;
   jpeg_start_decompress(cinfo);
-  if (x < 0 || y < 0 || w < 1 || h < 1 || (int64_t)x + w > cinfo->output_width
-      || (int64_t)y + h > cinfo->output_height) {
-    return fail(d, "region outside the scaled image");
+  const char *refused = read_region(cinfo, x, y, w, h, dst, dst_bytes, region);
+  if (refused != NULL) {
+    return fail(d, refused);
   }
-  JDIMENSION xoffset = (JDIMENSION)x;
-  JDIMENSION width = (JDIMENSION)w;
-  jpeg_crop_scanline(cinfo, &xoffset, &width);
-  if ((int64_t)width * 4 * h > dst_bytes || xoffset > (JDIMENSION)x || xoffset + width < (JDIMENSION)(x + w)) {
-    return fail(d, "the cropped region does not fit the destination");
-  }
-  if (y > 0 && jpeg_skip_scanlines(cinfo, (JDIMENSION)y) != (JDIMENSION)y) {
-    return fail(d, "could not skip to the region's first row");
-  }
-  int64_t stride = (int64_t)width * 4;
-  for (int32_t row = 0; row < h;) {
-    JSAMPROW rows[1] = {dst + (int64_t)row * stride};
-    JDIMENSION got = jpeg_read_scanlines(cinfo, rows, 1);
-    if (got == 0) {
-      return fail(d, "Premature end of JPEG file");
-    }
-    row += (int32_t)got;
-  }
-  region[STOKE_REGION_X] = (int32_t)xoffset;
-  region[STOKE_REGION_Y] = y;
-  region[STOKE_REGION_WIDTH] = (int32_t)width;
-  region[STOKE_REGION_HEIGHT] = h;
   return d->warned ? STOKE_JPEG_WARNING : STOKE_JPEG_OK;
 }
 
@@ -667,6 +683,7 @@ struct transcoder {
   struct jpeg_progress_mgr progress;
   int max_scans;
   int warned;
+  volatile int writing; /* the compressor exists: an error destroys it too */
 };
 
 static void set_transcode_message(struct transcoder *t, const char *text)
@@ -746,6 +763,119 @@ static int within_baseline(j_decompress_ptr src, jvirt_barray_ptr *coefficients)
   return 1;
 }
 
+/* One error manager, t's, for src and out; the copy goes to dst. Before the caller's setjmp. */
+static void init_transcoder(struct jpeg_decompress_struct *src, struct jpeg_compress_struct *out, struct transcoder *t,
+                            int32_t max_scans, uint8_t *dst, int64_t dst_bytes, char *message, int32_t message_bytes)
+{
+  memset(t, 0, sizeof(*t));
+  t->e.dst = dst;
+  t->e.dst_bytes = (size_t)dst_bytes;
+  t->e.message = message;
+  t->e.message_bytes = message_bytes;
+  t->max_scans = max_scans;
+  src->err = jpeg_std_error(&t->e.err);
+  out->err = &t->e.err;
+  t->e.err.error_exit = on_encode_error;
+  t->e.err.emit_message = on_transcode_message;
+}
+
+/* Creates src and reads the header of jpeg[0, size), every APPn and COM marker kept. Under the caller's setjmp. */
+static void open_transcoder(struct jpeg_decompress_struct *src, struct transcoder *t, const uint8_t *jpeg, int64_t size)
+{
+  jpeg_create_decompress(src);
+  src->mem->max_memory_to_use = STOKE_JPEG_MAX_MEMORY;
+  t->progress.progress_monitor = on_transcode_progress;
+  src->progress = &t->progress;
+  jpeg_mem_src(src, jpeg, (unsigned long)size);
+  for (int m = 0; m < 16; m++) jpeg_save_markers(src, JPEG_APP0 + m, 0xFFFF);
+  jpeg_save_markers(src, JPEG_COM, 0xFFFF);
+  jpeg_read_header(src, TRUE);
+}
+
+/* Why the file whose header src has read is kept as it is, or NULL. */
+static const char *header_refusal(j_decompress_ptr src, int64_t max_pixels)
+{
+  if (src->arith_code) return "arithmetic-coded";
+  if (src->jpeg_color_space == JCS_CMYK || src->jpeg_color_space == JCS_YCCK) {
+    return "CMYK or YCCK (the region decoder decodes those whole)";
+  }
+  if ((int64_t)src->image_width * src->image_height > max_pixels) return "image exceeds the pixel budget";
+  return NULL;
+}
+
+/* The restart interval for src, and info filled with it and what the header says. */
+static int plan_interval(j_decompress_ptr src, int32_t target_mcus, int32_t *info)
+{
+  /* An interleaved scan's MCU is max_h_samp_factor blocks wide; a one-component scan's is one block. */
+  int mcu_width = src->num_components == 1 ? DCTSIZE : src->max_h_samp_factor * DCTSIZE;
+  int per_row = (int)((src->image_width + (JDIMENSION)mcu_width - 1) / (JDIMENSION)mcu_width);
+  int interval = nearest_divisor(per_row, target_mcus);
+  info[STOKE_RESTART_INTERVAL] = interval;
+  info[STOKE_RESTART_MCUS_PER_ROW] = per_row;
+  info[STOKE_RESTART_PROGRESSIVE] = src->progressive_mode ? 1 : 0;
+  info[STOKE_RESTART_HAD_MARKERS] = (int32_t)src->restart_interval;
+  return interval;
+}
+
+/* Why the coefficients read cannot be copied exactly, or NULL. */
+static const char *coefficient_refusal(j_decompress_ptr src, jvirt_barray_ptr *coefficients)
+{
+  /*
+   * A progressive file whose scans leave a coefficient short of its last bit (or never send it)
+   * is decoded with libjpeg's block smoothing, which guesses the missing low frequencies; a
+   * sequential copy has no such gaps to smooth, so its pixels would differ. Kept as it is.
+   */
+  if (src->progressive_mode && src->coef_bits != NULL) {
+    for (int c = 0; c < src->num_components; c++) {
+      for (int k = 0; k < DCTSIZE2; k++) {
+        if (src->coef_bits[c][k] != 0) {
+          return "progressive scans that leave coefficients incomplete (decoders smooth them)";
+        }
+      }
+    }
+  }
+  /*
+   * The standard Huffman tables below code an AC coefficient of up to 10 bits and a DC difference
+   * of up to 11, all that baseline 8-bit data holds; libjpeg's coding pass does not check (its
+   * optimising pass did), and would write a symbol the table lacks as nothing. A damaged or hostile
+   * file can decode to larger coefficients, or to DC values whose differences are larger: refused,
+   * rather than copied wrong (a copy whose segments then do not decode).
+   */
+  if (!within_baseline(src, coefficients)) return "DCT coefficients beyond baseline's range (a damaged file)";
+  return NULL;
+}
+
+/* Writes the copy of src's coefficients, into t's buffer; *jpeg_size its length. Under the caller's setjmp. */
+static void write_copy(j_decompress_ptr src, j_compress_ptr out, struct transcoder *t, jvirt_barray_ptr *coefficients,
+                       int interval, int64_t *jpeg_size)
+{
+  jpeg_create_compress(out);
+  t->writing = 1;
+  t->e.dest.init_destination = dest_init;
+  t->e.dest.empty_output_buffer = dest_full;
+  t->e.dest.term_destination = dest_term;
+  out->dest = &t->e.dest;
+  jpeg_copy_critical_parameters(src, out);
+  /*
+   * The standard Huffman tables (jpeg_set_defaults', which copy_critical_parameters calls), not
+   * optimised ones: optimising reads every block twice (a statistics pass, then the coding pass),
+   * which made the copy cost more than a whole decode; the standard tables code every 8-bit
+   * coefficient, and cost a few per cent in bytes (docs/benchmarks/results-filling).
+   */
+  out->optimize_coding = FALSE;
+  out->restart_interval = (unsigned int)interval;
+  jpeg_write_coefficients(out, coefficients);
+  for (jpeg_saved_marker_ptr m = src->marker_list; m != NULL; m = m->next) {
+    if (!written_by_libjpeg(out, m)) {
+      jpeg_write_marker(out, m->marker, m->data, m->data_length);
+    }
+  }
+  jpeg_finish_compress(out);
+  *jpeg_size = (int64_t)(t->e.dst_bytes - t->e.dest.free_in_buffer);
+  jpeg_destroy_compress(out);
+  t->writing = 0;
+}
+
 int32_t stoke_jpeg_add_restarts(const uint8_t *jpeg, int64_t size, int32_t target_mcus, int64_t max_pixels,
                                 int32_t max_scans, int32_t flags, uint8_t *dst, int64_t dst_bytes, int64_t *jpeg_size,
                                 int32_t *info, char *message, int32_t message_bytes)
@@ -759,50 +889,20 @@ int32_t stoke_jpeg_add_restarts(const uint8_t *jpeg, int64_t size, int32_t targe
   struct jpeg_decompress_struct src;
   struct jpeg_compress_struct out;
   struct transcoder t;
-  memset(&t, 0, sizeof(t));
-  t.e.dst = dst;
-  t.e.dst_bytes = (size_t)dst_bytes;
-  t.e.message = message;
-  t.e.message_bytes = message_bytes;
-  t.max_scans = max_scans;
-  src.err = jpeg_std_error(&t.e.err);
-  out.err = &t.e.err;
-  t.e.err.error_exit = on_encode_error;
-  t.e.err.emit_message = on_transcode_message;
-  volatile int writing = 0;
+  init_transcoder(&src, &out, &t, max_scans, dst, dst_bytes, message, message_bytes);
   if (setjmp(t.e.on_error)) {
-    if (writing) jpeg_destroy_compress(&out);
+    if (t.writing) jpeg_destroy_compress(&out);
     jpeg_destroy_decompress(&src);
     return STOKE_JPEG_ERROR;
   }
-  jpeg_create_decompress(&src);
-  src.mem->max_memory_to_use = STOKE_JPEG_MAX_MEMORY;
-  t.progress.progress_monitor = on_transcode_progress;
-  src.progress = &t.progress;
-  jpeg_mem_src(&src, jpeg, (unsigned long)size);
-  for (int m = 0; m < 16; m++) jpeg_save_markers(&src, JPEG_APP0 + m, 0xFFFF);
-  jpeg_save_markers(&src, JPEG_COM, 0xFFFF);
-  jpeg_read_header(&src, TRUE);
-  const char *refused = NULL;
-  if (src.arith_code) {
-    refused = "arithmetic-coded";
-  } else if (src.jpeg_color_space == JCS_CMYK || src.jpeg_color_space == JCS_YCCK) {
-    refused = "CMYK or YCCK (the region decoder decodes those whole)";
-  } else if ((int64_t)src.image_width * src.image_height > max_pixels) {
-    refused = "image exceeds the pixel budget";
-  }
+  open_transcoder(&src, &t, jpeg, size);
+  const char *refused = header_refusal(&src, max_pixels);
   if (refused != NULL) set_transcode_message(&t, refused);
   if (refused != NULL || t.warned) { /* a warning in the header: its text is the message */
     jpeg_destroy_decompress(&src);
     return STOKE_JPEG_ERROR;
   }
-  /* An interleaved scan's MCU is max_h_samp_factor blocks wide; a one-component scan's is one block. */
-  int mcu_width = src.num_components == 1 ? DCTSIZE : src.max_h_samp_factor * DCTSIZE;
-  int per_row = (int)((src.image_width + (JDIMENSION)mcu_width - 1) / (JDIMENSION)mcu_width);
-  int interval = nearest_divisor(per_row, target_mcus);
-  info[STOKE_RESTART_MCUS_PER_ROW] = per_row;
-  info[STOKE_RESTART_PROGRESSIVE] = src.progressive_mode ? 1 : 0;
-  info[STOKE_RESTART_HAD_MARKERS] = (int32_t)src.restart_interval;
+  int interval = plan_interval(&src, target_mcus, info);
   if ((flags & STOKE_RESTART_UNLESS_SEEKABLE) && !src.progressive_mode && src.restart_interval > 0) {
     info[STOKE_RESTART_INTERVAL] = (int32_t)src.restart_interval;
     *jpeg_size = 0;
@@ -810,64 +910,90 @@ int32_t stoke_jpeg_add_restarts(const uint8_t *jpeg, int64_t size, int32_t targe
     return STOKE_JPEG_OK;
   }
   jvirt_barray_ptr *coefficients = jpeg_read_coefficients(&src);
-  if (t.warned) {
+  refused = t.warned ? "" : coefficient_refusal(&src, coefficients);
+  if (refused != NULL) {
+    if (!t.warned) set_transcode_message(&t, refused);
     jpeg_destroy_decompress(&src);
     return STOKE_JPEG_ERROR;
   }
-  /*
-   * A progressive file whose scans leave a coefficient short of its last bit (or never send it)
-   * is decoded with libjpeg's block smoothing, which guesses the missing low frequencies; a
-   * sequential copy has no such gaps to smooth, so its pixels would differ. Kept as it is.
-   */
-  if (src.progressive_mode && src.coef_bits != NULL) {
-    for (int c = 0; c < src.num_components; c++) {
-      for (int k = 0; k < DCTSIZE2; k++) {
-        if (src.coef_bits[c][k] != 0) {
-          set_transcode_message(&t, "progressive scans that leave coefficients incomplete (decoders smooth them)");
-          jpeg_destroy_decompress(&src);
-          return STOKE_JPEG_ERROR;
-        }
-      }
-    }
+  write_copy(&src, &out, &t, coefficients, interval, jpeg_size);
+  jpeg_abort_decompress(&src);
+  jpeg_destroy_decompress(&src);
+  return STOKE_JPEG_OK;
+}
+
+int32_t stoke_jpeg_add_restarts_decoding(const uint8_t *jpeg, int64_t size, int32_t target_mcus, int64_t max_pixels,
+                                         int32_t max_scans, uint8_t *copy, int64_t copy_bytes, int64_t *copy_size,
+                                         int32_t *info, int32_t scale_num, int32_t scale_denom, int32_t x, int32_t y,
+                                         int32_t w, int32_t h, uint8_t *dst, int64_t dst_bytes, int32_t *region,
+                                         char *message, int32_t message_bytes)
+{
+  if (message_bytes > 0) message[0] = '\0';
+  if (jpeg == NULL || size < 4 || target_mcus < 1 || target_mcus > 65535 || max_scans < 1 || copy == NULL
+      || copy_bytes < 1 || dst == NULL || dst_bytes < 1) {
+    if (message_bytes > 0) snprintf(message, (size_t)message_bytes, "transcode parameters out of range");
+    return STOKE_JPEG_ERROR;
   }
-  /*
-   * The standard Huffman tables below code an AC coefficient of up to 10 bits and a DC difference
-   * of up to 11, all that baseline 8-bit data holds; libjpeg's coding pass does not check (its
-   * optimising pass did), and would write a symbol the table lacks as nothing. A damaged or hostile
-   * file can decode to larger coefficients, or to DC values whose differences are larger: refused,
-   * rather than copied wrong (a copy whose segments then do not decode).
-   */
-  if (!within_baseline(&src, coefficients)) {
-    set_transcode_message(&t, "DCT coefficients beyond baseline's range (a damaged file)");
+  struct jpeg_decompress_struct src;
+  struct jpeg_compress_struct out;
+  struct transcoder t;
+  init_transcoder(&src, &out, &t, max_scans, copy, copy_bytes, message, message_bytes);
+  if (setjmp(t.e.on_error)) {
+    if (t.writing) jpeg_destroy_compress(&out);
     jpeg_destroy_decompress(&src);
     return STOKE_JPEG_ERROR;
   }
-  jpeg_create_compress(&out);
-  writing = 1;
-  t.e.dest.init_destination = dest_init;
-  t.e.dest.empty_output_buffer = dest_full;
-  t.e.dest.term_destination = dest_term;
-  out.dest = &t.e.dest;
-  jpeg_copy_critical_parameters(&src, &out);
-  /*
-   * The standard Huffman tables (jpeg_set_defaults', which copy_critical_parameters calls), not
-   * optimised ones: optimising reads every block twice (a statistics pass, then the coding pass),
-   * which made the copy cost more than a whole decode; the standard tables code every 8-bit
-   * coefficient, and cost a few per cent in bytes (docs/benchmarks/results-filling).
-   */
-  out.optimize_coding = FALSE;
-  out.restart_interval = (unsigned int)interval;
-  jpeg_write_coefficients(&out, coefficients);
-  for (jpeg_saved_marker_ptr m = src.marker_list; m != NULL; m = m->next) {
-    if (!written_by_libjpeg(&out, m)) {
-      jpeg_write_marker(&out, m->marker, m->data, m->data_length);
-    }
+  open_transcoder(&src, &t, jpeg, size);
+  const char *refused = header_refusal(&src, max_pixels);
+  if (refused == NULL && !src.progressive_mode && src.restart_interval > 0) {
+    refused = "it seeks already"; /* its own markers: the region decoder reads the file as it is */
   }
-  jpeg_finish_compress(&out);
-  *jpeg_size = (int64_t)(t.e.dst_bytes - t.e.dest.free_in_buffer);
-  info[STOKE_RESTART_INTERVAL] = interval;
-  jpeg_destroy_compress(&out);
-  writing = 0;
+  if (refused != NULL) set_transcode_message(&t, refused);
+  if (refused != NULL || t.warned) {
+    jpeg_destroy_decompress(&src);
+    return STOKE_JPEG_ERROR;
+  }
+  int interval = plan_interval(&src, target_mcus, info);
+  /*
+   * Buffered-image mode keeps every coefficient, as jpeg_read_coefficients does, and decodes the
+   * region from them: the file's entropy-coded data is decoded once for both the copy and the
+   * pixels. The pixels are a sequential decode's: the same IDCT, upsampling and colour conversion
+   * over the same coefficients (libjpeg smooths no block of a sequential file, and the progressive
+   * files it would smooth are refused below).
+   */
+  src.buffered_image = TRUE;
+  src.scale_num = (unsigned int)scale_num;
+  src.scale_denom = (unsigned int)scale_denom;
+  src.out_color_space = JCS_EXT_RGBX;
+  jpeg_calc_output_dimensions(&src);
+  if (src.min_DCT_scaled_size < 2) {
+    /* At 1/8 scale libjpeg keeps only each block's DC coefficient: no copy could be written. */
+    set_transcode_message(&t, "a 1/8 scale keeps only DC coefficients");
+    jpeg_destroy_decompress(&src);
+    return STOKE_JPEG_ERROR;
+  }
+  jpeg_start_decompress(&src);
+  for (;;) {
+    (*src.progress->progress_monitor)((j_common_ptr)&src); /* the scan limit, as jpeg_read_coefficients checks it */
+    int got = jpeg_consume_input(&src);
+    if (got == JPEG_REACHED_EOI || got == JPEG_SUSPENDED) break; /* a memory source never suspends */
+  }
+  jvirt_barray_ptr *coefficients = jpeg_read_coefficients(&src);
+  refused = t.warned ? "" : coefficient_refusal(&src, coefficients);
+  if (refused != NULL) {
+    if (!t.warned) set_transcode_message(&t, refused);
+    jpeg_destroy_decompress(&src);
+    return STOKE_JPEG_ERROR;
+  }
+  write_copy(&src, &out, &t, coefficients, interval, copy_size);
+  jpeg_start_output(&src, src.input_scan_number);
+  refused = read_region(&src, x, y, w, h, dst, dst_bytes, region);
+  if (refused != NULL || t.warned) {
+    if (refused != NULL) set_transcode_message(&t, refused);
+    jpeg_destroy_decompress(&src);
+    return STOKE_JPEG_ERROR;
+  }
+  region[STOKE_REGION_PATH] = STOKE_PATH_SEQUENTIAL;
   jpeg_abort_decompress(&src);
   jpeg_destroy_decompress(&src);
   return STOKE_JPEG_OK;

@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#define STOKE_JPEG_ABI_VERSION 4
+#define STOKE_JPEG_ABI_VERSION 5
 
 /* What libjpeg may allocate for one image (coefficient buffers of a progressive image above all). */
 #define STOKE_JPEG_MAX_MEMORY ((long)1 << 30)
@@ -95,8 +95,8 @@ int32_t stoke_encode_rgb(const uint8_t *rgb, int32_t width, int32_t pitch, int32
  * (the larger on a tie), so that every MCU row holds whole segments: libjpeg's
  * jpeg_read_coefficients, then jpeg_write_coefficients with the same quantisation tables and
  * sampling, what `jpegtran -restart` does. The coefficients do not change, so every decoder gives
- * the same pixels; a progressive file comes out sequential. The Huffman tables are optimised for
- * the image. Every APPn and COM marker is copied, except the JFIF APP0 and Adobe APP14 that libjpeg
+ * the same pixels; a progressive file comes out sequential. The Huffman tables are the standard ones
+ * (optimising them costs a second pass over every block). Every APPn and COM marker is copied, except the JFIF APP0 and Adobe APP14 that libjpeg
  * writes itself from the same values.
  *
  * Refused (STOKE_JPEG_ERROR, the message says why; the caller keeps the original): an arithmetic-
@@ -112,5 +112,23 @@ int32_t stoke_encode_rgb(const uint8_t *rgb, int32_t width, int32_t pitch, int32
 int32_t stoke_jpeg_add_restarts(const uint8_t *jpeg, int64_t size, int32_t target_mcus, int64_t max_pixels,
                                 int32_t max_scans, int32_t flags, uint8_t *dst, int64_t dst_bytes, int64_t *jpeg_size,
                                 int32_t *info, char *message, int32_t message_bytes);
+
+/*
+ * stoke_jpeg_add_restarts and stoke_decode_region of the same file at once, for a reader that has
+ * just missed its copy and decodes it now: the entropy-coded data is decoded once (libjpeg's
+ * buffered-image mode keeps every coefficient), the copy written from the coefficients, and the
+ * region (x, y, w, h at scale_num / scale_denom, RGBX) decoded from them. On STOKE_JPEG_OK both
+ * are what the two calls would give: the copy's bytes stoke_jpeg_add_restarts's, into
+ * copy[0, *copy_size) with info filled; the pixels stoke_decode_region's of the original, into
+ * dst, region filled (STOKE_PATH_SEQUENTIAL). On STOKE_JPEG_ERROR neither is to be used and the
+ * message says why: whatever stoke_jpeg_add_restarts refuses, a sequential file with restart
+ * markers (it seeks as it is), any warning, a region outside the image or dst, a copy past
+ * copy_bytes. The caller then decodes the original alone, which says what is wrong, if anything.
+ */
+int32_t stoke_jpeg_add_restarts_decoding(const uint8_t *jpeg, int64_t size, int32_t target_mcus, int64_t max_pixels,
+                                         int32_t max_scans, uint8_t *copy, int64_t copy_bytes, int64_t *copy_size,
+                                         int32_t *info, int32_t scale_num, int32_t scale_denom, int32_t x, int32_t y,
+                                         int32_t w, int32_t h, uint8_t *dst, int64_t dst_bytes, int32_t *region,
+                                         char *message, int32_t message_bytes);
 
 #endif

@@ -17,7 +17,7 @@ import java.lang.invoke.MethodHandle;
  * {@code none} turns it off.
  */
 public final class StokeJpeg {
-    public static final int ABI_VERSION = 4;
+    public static final int ABI_VERSION = 5;
     public static final String PATH_PROPERTY = "stoke.jpeg.path";
 
     public static final int OK = 0;
@@ -95,6 +95,12 @@ public final class StokeJpeg {
                 FunctionDescriptor.of(
                         JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG,
                         ADDRESS, ADDRESS, ADDRESS, JAVA_INT));
+        static final MethodHandle ADD_RESTARTS_DECODING = LIB.downcall(
+                "stoke_jpeg_add_restarts_decoding",
+                FunctionDescriptor.of(
+                        JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS,
+                        ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG,
+                        ADDRESS, ADDRESS, JAVA_INT));
     }
 
     private StokeJpeg() {}
@@ -231,6 +237,64 @@ public final class StokeJpeg {
                     dstBytes,
                     jpegSize,
                     info,
+                    message,
+                    messageBytes);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code stoke_jpeg_add_restarts_decoding}: {@link #addRestarts} and {@link #decodeRegion} of
+     * the same file at once, its entropy-coded data decoded once. Returns {@link #OK} with the copy
+     * in {@code copy} (its length in {@code copySize[0]}, {@code info} filled) and the region in
+     * {@code dst} ({@code region} filled), each what the two calls would give; or {@link #ERROR}
+     * with the message, when neither is to be used (the caller decodes the original alone).
+     */
+    public static int addRestartsDecoding(
+            MemorySegment jpeg,
+            long size,
+            int targetMcus,
+            long maxPixels,
+            int maxScans,
+            MemorySegment copy,
+            long copyBytes,
+            MemorySegment copySize,
+            MemorySegment info,
+            int scaleNum,
+            int scaleDenom,
+            int x,
+            int y,
+            int w,
+            int h,
+            MemorySegment dst,
+            long dstBytes,
+            MemorySegment region,
+            MemorySegment message,
+            int messageBytes) {
+        if (Writers.ADD_RESTARTS_DECODING == null) {
+            throw new IllegalStateException(LIB.unavailable());
+        }
+        try {
+            return (int) Writers.ADD_RESTARTS_DECODING.invokeExact(
+                    jpeg,
+                    size,
+                    targetMcus,
+                    maxPixels,
+                    maxScans,
+                    copy,
+                    copyBytes,
+                    copySize,
+                    info,
+                    scaleNum,
+                    scaleDenom,
+                    x,
+                    y,
+                    w,
+                    h,
+                    dst,
+                    dstBytes,
+                    region,
                     message,
                     messageBytes);
         } catch (Throwable t) {

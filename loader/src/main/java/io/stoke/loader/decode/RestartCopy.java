@@ -118,6 +118,69 @@ public final class RestartCopy implements AutoCloseable {
         return Outcome.KEPT;
     }
 
+    /**
+     * Copies {@code jpeg[0, fileSize)} as {@link #copy} would and decodes its region
+     * ({@code x, y, w, h} at {@code scaleNum / scaleDenom}, RGBX into {@code dst[0, dstBytes)},
+     * {@code region} filled as {@link StokeJpeg#decodeRegion} fills it) as the region decoder would
+     * from the original, in one pass over its entropy-coded data (a reader that has just missed
+     * the copy and decodes the file now). True when both were made: {@link #bytes()} holds the
+     * copy; false when neither is to be used ({@link #reason()} says why: a file {@link #copy}
+     * would keep or find seekable, any warning, a 1/8 scale): the caller decodes the original
+     * alone. Not for a copier that verifies (the copy is exact by construction, and the same bytes
+     * as {@link #copy}'s).
+     */
+    public boolean copyDecoding(
+            MemorySegment jpeg,
+            long fileSize,
+            int scaleNum,
+            int scaleDenom,
+            int x,
+            int y,
+            int w,
+            int h,
+            MemorySegment dst,
+            long dstBytes,
+            MemorySegment region) {
+        if (verify) {
+            throw new IllegalStateException("a verifying RestartCopy copies with copy()");
+        }
+        if (fileSize < 0 || fileSize > jpeg.byteSize() || dstBytes > dst.byteSize()) {
+            throw new IndexOutOfBoundsException("a file of " + fileSize + " bytes in " + jpeg.byteSize() + ", "
+                    + dstBytes + " bytes of pixels in " + dst.byteSize());
+        }
+        reason = null;
+        length = 0;
+        long room = fileSize + fileSize / 4 + 64 * 1024; // as copy(): one try, a copy past it is declined
+        ensure(room);
+        int status = StokeJpeg.addRestartsDecoding(
+                jpeg,
+                fileSize,
+                targetMcus,
+                decoding.maxPixels(),
+                JpegDecoder.MAX_SCANS,
+                out,
+                out.byteSize(),
+                size,
+                info,
+                scaleNum,
+                scaleDenom,
+                x,
+                y,
+                w,
+                h,
+                dst,
+                dstBytes,
+                region,
+                message,
+                MESSAGE_BYTES);
+        if (status != StokeJpeg.OK) {
+            reason = message();
+            return false;
+        }
+        length = size.get(JAVA_LONG, 0);
+        return true;
+    }
+
     /** Decodes the original and the copy whole; the reason when they differ. */
     private boolean samePixels(MemorySegment jpeg, long fileSize) {
         SampleStatus a = original.decode(jpeg, fileSize);

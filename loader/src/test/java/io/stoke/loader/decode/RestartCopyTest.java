@@ -104,4 +104,97 @@ class RestartCopyTest {
         }
         assertTrue(StokeJpeg.available());
     }
+
+    /**
+     * {@code copyDecoding}, a miss copied as it is decoded: the copy is {@code copy()}'s, byte for
+     * byte, and the region is the region decoder's from the original, at every scale it takes;
+     * what {@code copy()} keeps or finds seekable, a truncated file, and a 1/8 scale (libjpeg then
+     * keeps only DC coefficients) are declined, saying why, with nothing to use.
+     */
+    @ParameterizedTest(name = "{0}x{1} sampling {2} progressive {3}")
+    @CsvSource({
+        "320, 240, 2, false",
+        "320, 240, 2, true",
+        "257, 131, 1, false",
+        "97, 301, 0, true",
+        "200, 150, 3, false",
+        "200, 150, 3, true"
+    })
+    void aCopyMadeAsItsRegionIsDecodedIsTheCopyAndTheRegionMadeApart(int w, int h, int samp, boolean progressive) {
+        boolean gray = samp == TurboJpeg.TJSAMP_GRAY;
+        byte[] rgb = TestImages.rgb(w, h, w * 7L + h);
+        byte[] jpeg = TestImages.jpeg(
+                gray ? Arrays.copyOf(rgb, w * h) : rgb,
+                w,
+                h,
+                gray ? 1 : 3,
+                85,
+                samp,
+                progressive ? TurboJpeg.TJFLAG_PROGRESSIVE : 0);
+        try (Arena arena = Arena.ofConfined();
+                RestartCopy apart = new RestartCopy(4, TransformSpec.defaults(), false);
+                RestartCopy both = new RestartCopy(4, TransformSpec.defaults(), false)) {
+            MemorySegment in = arena.allocateFrom(ValueLayout.JAVA_BYTE, jpeg);
+            assertEquals(RestartCopy.Outcome.COPIED, apart.copy(in, jpeg.length), apart.reason());
+            byte[] copy = copied(apart);
+            long capacity = (long) (w + 64) * 4 * h;
+            MemorySegment pixels = arena.allocate(capacity);
+            MemorySegment expected = arena.allocate(capacity);
+            MemorySegment region = arena.allocate(4L * StokeJpeg.REGION_FIELDS, 4);
+            MemorySegment regionApart = arena.allocate(4L * StokeJpeg.REGION_FIELDS, 4);
+            MemorySegment message = arena.allocate(256);
+            java.util.SplittableRandom r = new java.util.SplittableRandom(w + h);
+            for (int num = 2; num <= 8; num++) {
+                int sw = (w * num + 7) / 8;
+                int sh = (h * num + 7) / 8;
+                int bw = 1 + r.nextInt(sw);
+                int bh = 1 + r.nextInt(sh);
+                int x = r.nextInt(sw - bw + 1);
+                int y = r.nextInt(sh - bh + 1);
+                String at = bw + "x" + bh + "+" + x + "+" + y + " at " + num + "/8";
+                assertTrue(
+                        both.copyDecoding(in, jpeg.length, num, 8, x, y, bw, bh, pixels, capacity, region),
+                        at + ": " + both.reason());
+                assertArrayEquals(copy, copied(both), at + ": the copy");
+                assertEquals(apart.interval(), both.interval());
+                assertEquals(
+                        StokeJpeg.OK,
+                        StokeJpeg.decodeRegion(
+                                in,
+                                jpeg.length,
+                                num,
+                                8,
+                                x,
+                                y,
+                                bw,
+                                bh,
+                                1L << 30,
+                                500,
+                                0,
+                                expected,
+                                capacity,
+                                regionApart,
+                                message,
+                                256),
+                        message.getString(0));
+                for (int f = 0; f < StokeJpeg.REGION_FIELDS; f++) {
+                    assertEquals(
+                            regionApart.getAtIndex(ValueLayout.JAVA_INT, f),
+                            region.getAtIndex(ValueLayout.JAVA_INT, f),
+                            at);
+                }
+                long bytes = 4L * region.getAtIndex(ValueLayout.JAVA_INT, StokeJpeg.REGION_WIDTH) * bh;
+                assertEquals(-1, MemorySegment.mismatch(expected, 0, bytes, pixels, 0, bytes), at + ": the pixels");
+            }
+            // Declined, with nothing to use: a 1/8 scale, the copy itself (it seeks), a truncated file.
+            assertFalse(both.copyDecoding(in, jpeg.length, 1, 8, 0, 0, 1, 1, pixels, capacity, region));
+            assertTrue(both.reason().contains("1/8"), both.reason());
+            assertEquals(0, both.length());
+            MemorySegment seekable = arena.allocateFrom(ValueLayout.JAVA_BYTE, copy);
+            assertFalse(both.copyDecoding(seekable, copy.length, 8, 8, 0, 0, 8, 8, pixels, capacity, region));
+            assertTrue(both.reason().contains("seeks already"), both.reason());
+            assertFalse(both.copyDecoding(in, jpeg.length * 2L / 3, 8, 8, 0, 0, 8, 8, pixels, capacity, region));
+            assertTrue(both.reason().toLowerCase(java.util.Locale.ROOT).contains("premature end"), both.reason());
+        }
+    }
 }
