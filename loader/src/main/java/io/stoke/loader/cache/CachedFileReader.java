@@ -3,6 +3,8 @@ package io.stoke.loader.cache;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.ffm.LibC;
+import io.stoke.loader.decode.CopyOnDecode;
+import io.stoke.loader.decode.RestartCopy;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.format.ImageFormat;
 import io.stoke.loader.source.FileDataset;
@@ -17,18 +19,19 @@ import java.lang.foreign.MemorySegment;
  * whole copy that names that original, the copy is read instead of the file. A missing entry is
  * asked of the cache's filler, and a damaged or foreign one is counted and replaced; either way
  * the original is read this time. While the loader has slack the worker copies a missed JPEG itself
- * and decodes the copy ({@link MissCopy}); otherwise it asks the cache's fillers. Nothing is
- * allocated per sample once the buffers have grown. One per worker thread.
+ * as it decodes it ({@link MissCopy}, {@link CopyOnDecode}); otherwise it asks the cache's fillers.
+ * Nothing is allocated per sample once the buffers have grown. One per worker thread.
  */
-final class CachedFileReader implements SampleReader {
+final class CachedFileReader implements SampleReader, CopyOnDecode {
     private final FileReader files;
     private final EntryLookup lookup;
     private final MissCopy missCopy;
     private final OriginalId id = new OriginalId();
     private final Arena arena = Arena.ofConfined();
     private final MemorySegment stat = arena.allocate(LibC.STAT_BYTES, 8);
-    private MemorySegment served = MemorySegment.NULL; // the entry's copy, or this miss's, or NULL: the file
+    private MemorySegment served = MemorySegment.NULL; // the entry's copy, or NULL: the file
     private long servedLength;
+    private boolean copyWanted; // this miss is copied as it is decoded
 
     CachedFileReader(RestartCache cache, FileDataset dataset, long maxBytes) {
         this.files = new FileReader(dataset, maxBytes);
@@ -38,6 +41,7 @@ final class CachedFileReader implements SampleReader {
 
     @Override
     public SampleStatus read(int sample) {
+        resolve();
         served = MemorySegment.NULL;
         if (files.stat(sample, stat) != SampleStatus.OK) {
             return files.read(sample); // says why, as without a cache
@@ -63,12 +67,35 @@ final class CachedFileReader implements SampleReader {
                     && ImageFormat.sniff(files.bytes(), files.length()) == ImageFormat.JPEG;
             if (!copyable) {
                 missCopy.ask(sample);
-            } else if (missCopy.copyOrAsk(id, sample, files.bytes(), files.length())) {
-                served = missCopy.bytes();
-                servedLength = missCopy.length();
+            } else {
+                copyWanted = missCopy.wants(sample);
             }
         }
         return status;
+    }
+
+    @Override
+    public RestartCopy wantedCopy() {
+        return copyWanted ? missCopy.copier() : null;
+    }
+
+    @Override
+    public void decoded(boolean copied) {
+        if (copyWanted) {
+            copyWanted = false;
+            missCopy.decoded(id, copied);
+        }
+    }
+
+    @Override
+    public void done() {
+        resolve();
+    }
+
+    /** A miss wanted copied whose decode never said: the fillers are asked. */
+    private void resolve() {
+        copyWanted = false;
+        missCopy.unresolved();
     }
 
     @Override

@@ -1,5 +1,7 @@
 package io.stoke.loader.cache;
 
+import io.stoke.loader.decode.CopyOnDecode;
+import io.stoke.loader.decode.RestartCopy;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.format.ImageFormat;
 import io.stoke.loader.source.SampleReader;
@@ -12,19 +14,21 @@ import java.lang.foreign.MemorySegment;
  * {@link RestartCache}: each sample's image is found where it lies, as without a cache, and its
  * entry looked up by (shard, member offset and length, shard version); when the entry holds a whole
  * copy that names that member, the shard is given back at once and the copy is read instead. A
- * miss is copied by the worker while the loader has slack ({@link MissCopy}), and otherwise asked of
- * the filler, which copies the member while the shard is still loaded. Members
+ * miss is copied by the worker as it decodes it while the loader has slack ({@link MissCopy},
+ * {@link CopyOnDecode}), and otherwise asked of the filler, which copies the member while the shard
+ * is still loaded. Members
  * that are not JPEGs are read as they are and never asked for. Nothing is allocated per sample.
  * One per worker thread.
  */
-final class CachedShardReader implements SampleReader {
+final class CachedShardReader implements SampleReader, CopyOnDecode {
     private final ShardReader members;
     private final ShardNames names;
     private final EntryLookup lookup;
     private final MissCopy missCopy;
     private final OriginalId id = new OriginalId();
-    private MemorySegment served = MemorySegment.NULL; // the entry's copy, or this miss's, or NULL: the member
+    private MemorySegment served = MemorySegment.NULL; // the entry's copy, or NULL: the member
     private long servedLength;
+    private boolean copyWanted; // this miss is copied as it is decoded
 
     CachedShardReader(RestartCache cache, Shards shards, ShardNames names, long maxBytes) {
         this.members = new ShardReader(shards, maxBytes);
@@ -35,6 +39,7 @@ final class CachedShardReader implements SampleReader {
 
     @Override
     public SampleStatus read(int sample) {
+        resolve();
         served = MemorySegment.NULL;
         SampleStatus status = members.read(sample);
         if (status != SampleStatus.OK || ImageFormat.sniff(members.bytes(), members.length()) != ImageFormat.JPEG) {
@@ -42,18 +47,32 @@ final class CachedShardReader implements SampleReader {
         }
         names.identify(id, members.shard(), members.offset(), members.bytes(), members.length());
         int found = lookup.read(id);
-        boolean copiedHere = lookup.miss(found) && missCopy.copyOrAsk(id, sample, members.bytes(), members.length());
+        copyWanted = lookup.miss(found) && missCopy.wants(sample);
         if (found == CacheEntry.COPY) {
             served = lookup.content();
             servedLength = lookup.length();
-        } else if (copiedHere) {
-            served = missCopy.bytes();
-            servedLength = missCopy.length();
-        }
-        if (served != MemorySegment.NULL) {
             members.done(); // a copy is read instead: the shard goes back now
         }
         return SampleStatus.OK;
+    }
+
+    @Override
+    public RestartCopy wantedCopy() {
+        return copyWanted ? missCopy.copier() : null;
+    }
+
+    @Override
+    public void decoded(boolean copied) {
+        if (copyWanted) {
+            copyWanted = false;
+            missCopy.decoded(id, copied);
+        }
+    }
+
+    /** A miss wanted copied whose decode never said: the fillers are asked. */
+    private void resolve() {
+        copyWanted = false;
+        missCopy.unresolved();
     }
 
     @Override
@@ -68,6 +87,7 @@ final class CachedShardReader implements SampleReader {
 
     @Override
     public void done() {
+        resolve();
         members.done();
     }
 

@@ -7,63 +7,82 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * A worker's copy of the JPEG it has just missed, made there and then while the loader has slack
- * ({@link RestartCache#copiesNow}): the copy's entropy decoding is then the only one of the
- * original, and the worker decodes its crop from the copy (the same pixels: the region decoder
- * seeks in it), where a filler would read and decode the original a second time. A miss in a busy
- * moment is left to the fillers, which take only the CPU the workers leave.
+ * A worker's copy of the JPEG it has just missed, made as the worker decodes it while the loader
+ * has slack ({@link RestartCache#copiesNow}): the decode reads the file's coefficients once for its
+ * pixels and for the copy ({@link io.stoke.loader.decode.CopyOnDecode}), where a filler would read
+ * and decode the original a second time. A miss in a busy moment, and one whose decode did not
+ * make the copy (a file the copier keeps as it is, a region not decoded by the region decoder),
+ * is left to the fillers, which take only the CPU the workers leave.
  *
- * <p>One per worker reader. Its copier and buffers are made at its first copy and grow to the
- * largest file copied; the header's scratch is this object's arena's. Filing an entry allocates
- * its paths (once per original, not per read).
+ * <p>One per worker reader; a miss is pending from {@link #wants} until {@link #decoded} or
+ * {@link #unresolved}. Its copier and buffers are made at its first copy and grow to the largest
+ * file copied; the header's scratch is this object's arena's. Filing an entry allocates its paths
+ * (once per original, not per read).
  */
 final class MissCopy implements AutoCloseable {
     private final RestartCache cache;
     private Arena arena;
     private RestartCopy copier;
     private MemorySegment header;
+    private int pending = -1;
 
     MissCopy(RestartCache cache) {
         this.cache = cache;
     }
 
     /**
-     * Handles a miss of sample {@code sample}, whose original is {@code jpeg[0, length)} (a JPEG):
-     * copied and filed here when the cache copies now, asked of the fillers otherwise. True when
-     * {@link #bytes()} then holds a copy to decode instead of the original.
+     * Handles a miss of sample {@code sample}, a JPEG: true when it is to be copied as it is decoded
+     * ({@link #copier()}, then {@link #decoded}); otherwise the fillers have been asked.
      */
-    boolean copyOrAsk(OriginalId id, int sample, MemorySegment jpeg, long length) {
+    boolean wants(int sample) {
         if (!cache.copiesNow()) {
             cache.request(sample);
             return false;
         }
+        pending = sample;
+        return true;
+    }
+
+    /** The copier for the pending miss. */
+    RestartCopy copier() {
         if (copier == null) {
             arena = Arena.ofConfined();
             header = RestartCache.headerScratch(arena);
             copier = cache.newCopier();
         }
-        RestartCopy.Outcome outcome = copier.copy(jpeg, length);
+        return copier;
+    }
+
+    /**
+     * The pending miss, original {@code id}, was decoded: its copy is filed where the decode made
+     * it, the fillers asked where it did not.
+     */
+    void decoded(OriginalId id, boolean copied) {
+        int sample = pending;
+        pending = -1;
+        if (!copied) {
+            cache.request(sample);
+            return;
+        }
         try {
-            cache.file(id, outcome, copier, header);
+            cache.file(id, RestartCopy.Outcome.COPIED, copier, header);
         } catch (IOException | UncheckedIOException e) {
-            cache.failed(e); // the copy is still this read's: only the folder failed
+            cache.failed(e); // the decode's pixels are still this read's: only the folder failed
         }
         cache.copiedByWorkers.increment();
-        return outcome == RestartCopy.Outcome.COPIED;
+    }
+
+    /** The pending miss, if any, was not decoded as a JPEG region (or not at all): the fillers are asked. */
+    void unresolved() {
+        if (pending >= 0) {
+            cache.request(pending);
+            pending = -1;
+        }
     }
 
     /** Asks the fillers for sample {@code sample}'s entry (an original this worker cannot copy now). */
     void ask(int sample) {
         cache.request(sample);
-    }
-
-    /** The last copy, valid for {@link #length()} bytes until the next {@link #copyOrAsk}. */
-    MemorySegment bytes() {
-        return copier.bytes();
-    }
-
-    long length() {
-        return copier.length();
     }
 
     @Override

@@ -51,8 +51,9 @@ import java.util.function.Consumer;
  * are not cached.
  *
  * <p>A worker that misses while the loader has slack (a worker waits for a free slot: the consumer
- * is the bottleneck) copies the original it has just read and decodes its crop from the copy
- * ({@link MissCopy}): the copy's entropy decoding is the only one of that original. Otherwise it
+ * is the bottleneck) copies the original it has just read as it decodes its crop ({@link MissCopy},
+ * {@link io.stoke.loader.decode.CopyOnDecode}): one pass over the file's entropy-coded data gives
+ * the copy and the pixels. Otherwise (or where that decode does not make the copy) it
  * reads the original and asks the fillers, as many
  * threads as the loader has workers, each under Linux's {@code SCHED_IDLE} ({@link FillerPriority}:
  * below every nice value, a sliver of a core another thread wants), and each taking a request only while the loader has

@@ -56,6 +56,7 @@ public final class JpegDecoder implements AutoCloseable {
     private final MemorySegment regionMessage = outArena.allocate(256);
     private int regionFlags;
     private int regionPath;
+    private boolean copied;
     private String message;
 
     public JpegDecoder(TransformSpec spec) {
@@ -178,6 +179,18 @@ public final class JpegDecoder implements AutoCloseable {
      * it the centre crop reads.
      */
     public SampleStatus decodeBox(MemorySegment jpeg, long size, CropBox box, int covered, int target) {
+        return decodeBox(jpeg, size, box, covered, target, null);
+    }
+
+    /**
+     * {@link #decodeBox(MemorySegment, long, CropBox, int, int)}, and where {@code copyTo} is not
+     * null, the file's restart-marker copy made into it in the same pass over its entropy-coded
+     * data ({@link RestartCopy#copyDecoding}); {@link #copied()} says whether it was. Where it was
+     * not (the copier declined: its reason says why), the box is decoded as without one.
+     */
+    public SampleStatus decodeBox(
+            MemorySegment jpeg, long size, CropBox box, int covered, int target, RestartCopy copyTo) {
+        copied = false;
         if (originalWidth < 1) {
             throw new IllegalStateException("decodeBox without a header read successfully first");
         }
@@ -204,23 +217,27 @@ public final class JpegDecoder implements AutoCloseable {
         // jpeg_crop_scanline widens the columns to whole iMCUs, at most 32 scaled pixels each side.
         long capacity = (long) (x1 - x0 + 64) * 4 * (y1 - y0);
         ensureScratch(capacity + Resampler.SLACK);
-        int rc = StokeJpeg.decodeRegion(
-                jpeg,
-                size,
-                num,
-                denom,
-                x0,
-                y0,
-                x1 - x0,
-                y1 - y0,
-                spec.maxPixels(),
-                MAX_SCANS,
-                regionFlags,
-                scratch,
-                capacity,
-                region,
-                regionMessage,
-                (int) regionMessage.byteSize());
+        copied = copyTo != null
+                && copyTo.copyDecoding(jpeg, size, num, denom, x0, y0, x1 - x0, y1 - y0, scratch, capacity, region);
+        int rc = copied
+                ? StokeJpeg.OK
+                : StokeJpeg.decodeRegion(
+                        jpeg,
+                        size,
+                        num,
+                        denom,
+                        x0,
+                        y0,
+                        x1 - x0,
+                        y1 - y0,
+                        spec.maxPixels(),
+                        MAX_SCANS,
+                        regionFlags,
+                        scratch,
+                        capacity,
+                        region,
+                        regionMessage,
+                        (int) regionMessage.byteSize());
         if (rc != StokeJpeg.OK) {
             String error = regionMessage.getString(0);
             if (rc == StokeJpeg.ERROR || !harmless(error)) {
@@ -261,6 +278,11 @@ public final class JpegDecoder implements AutoCloseable {
     public int scaledHeightAt(int covered, int target) {
         int factor = chooseFactor(covered, target);
         return TurboJpeg.scaled(originalHeight, FACTORS.num()[factor], FACTORS.denom()[factor]);
+    }
+
+    /** Whether the last {@link #decodeBox} made the copy its caller asked for. */
+    public boolean copied() {
+        return copied;
     }
 
     /** Whether region decoding can be used; a missing decoder is said once, loudly. */

@@ -29,6 +29,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class SampleTransform implements AutoCloseable {
     private final SampleReader reader;
+    /** The reader, where it wants some of its reads copied as they are decoded (a restart cache's); else null. */
+    private final CopyOnDecode copyOnDecode;
+
     private final Shards shards;
     private final NpyImage npy;
     private final JpegDecoder decoder;
@@ -71,6 +74,7 @@ public final class SampleTransform implements AutoCloseable {
         this.crop = spec.crop();
         this.shards = dataset instanceof ShardDataset s ? s.shards() : null; // raw .npy samples are in shards only
         this.reader = reader;
+        this.copyOnDecode = reader instanceof CopyOnDecode c ? c : null;
         this.npy = new NpyImage(spec.crop());
         this.decoder = new JpegDecoder(spec);
         this.whole = new WholeImageDecoder(spec);
@@ -167,7 +171,7 @@ public final class SampleTransform implements AutoCloseable {
             random.reset(seed, epoch, sample);
             DecodedImage header = decoder.decoded();
             train.draw(header.originalWidth(), header.originalHeight(), random, box);
-            status = decoder.decodeBox(reader.bytes(), reader.length(), box, resampler.outputSide());
+            status = decodeBox(box, Math.min(box.width, box.height), resampler.outputSide());
             noteFallBack(sample, status);
         }
         if (status != SampleStatus.OK) {
@@ -176,6 +180,16 @@ public final class SampleTransform implements AutoCloseable {
         }
         writeTrain(decoder.decoded(), dst, offset);
         return SampleStatus.OK;
+    }
+
+    /** The JPEG just read, decoded in {@code box}; copied in the same pass where the reader wants it. */
+    private SampleStatus decodeBox(CropBox box, int covered, int target) {
+        RestartCopy copier = copyOnDecode != null ? copyOnDecode.wantedCopy() : null;
+        SampleStatus status = decoder.decodeBox(reader.bytes(), reader.length(), box, covered, target, copier);
+        if (copier != null) {
+            copyOnDecode.decoded(decoder.copied());
+        }
+        return status;
     }
 
     /**
@@ -197,7 +211,7 @@ public final class SampleTransform implements AutoCloseable {
             // conversion for the columns outside it, and nothing at all below it.
             resampler.evalSourceBox(
                     w, h, decoder.scaledWidthAt(covered, resize), decoder.scaledHeightAt(covered, resize), box);
-            status = decoder.decodeBox(reader.bytes(), reader.length(), box, covered, resize);
+            status = decodeBox(box, covered, resize);
             noteFallBack(sample, status);
         } else {
             status = decoder.decodePixels(reader.bytes(), reader.length(), covered, resize);

@@ -7,6 +7,7 @@ import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
 import io.stoke.loader.decode.JpegDecoder;
 import io.stoke.loader.decode.RestartCopy;
+import io.stoke.loader.decode.SampleTransform;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.resample.DecodedImage;
 import io.stoke.loader.source.Dataset;
@@ -37,9 +38,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * A worker copies the JPEG it missed while the loader lets it: the entry is filed, the worker
- * reads the copy (restart markers, the original's pixels), no filler is asked, and the next read
- * is a hit. While the loader does not, the fillers are asked and the worker copies nothing. A
+ * A worker copies the JPEG it missed while the loader lets it, as it decodes it: the entry is
+ * filed (restart markers, the original's pixels), the sample's pixels are the uncached ones, no
+ * filler is asked, and the next read is a hit. While the loader does not, the fillers are asked and the worker copies nothing. A
  * loader whose consumer lags fills its cache from its workers, every batch the uncached one's.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -95,44 +96,63 @@ class MissCopyTest {
         return d.pixels().asSlice(0, 4L * d.width() * d.height()).toArray(ValueLayout.JAVA_BYTE);
     }
 
+    /**
+     * Each sample of {@code d} through a transform of the cache's reader and through one of the
+     * dataset's own, epoch {@code epoch}: the same bytes.
+     */
+    private static void assertTheUncachedPixels(Dataset d, TransformSpec spec, RestartCache cache, long epoch) {
+        try (Arena arena = Arena.ofConfined();
+                SampleTransform plain = new SampleTransform(d, spec, 5);
+                SampleTransform cached = new SampleTransform(d, spec, 5, cache.reader(d, spec.maxFileBytes()))) {
+            MemorySegment a = arena.allocate(spec.sampleBytes());
+            MemorySegment b = arena.allocate(spec.sampleBytes());
+            for (int s = 0; s < d.size(); s++) {
+                assertEquals(SampleStatus.OK, plain.apply(s, epoch, a, 0), plain.message());
+                assertEquals(SampleStatus.OK, cached.apply(s, epoch, b, 0), cached.message());
+                assertEquals(-1, a.mismatch(b), "sample " + s + ", epoch " + epoch);
+            }
+        }
+    }
+
     @Test
-    void aWorkerThatMayCopyFilesTheCopyAndReadsItAndAsksNoFiller() throws Exception {
+    void aWorkerThatMayCopyCopiesAsItDecodesFilesTheCopyAndAsksNoFiller() throws Exception {
         io.stoke.loader.source.FileDataset d = ImageFolder.scan(data(12));
-        TransformSpec spec = TransformSpec.defaults();
-        try (RestartCache cache = RestartCache.open(tmp.resolve("cache"), 1L << 30, said::add);
-                JpegDecoder decoder = new JpegDecoder(spec);
-                Arena arena = Arena.ofConfined()) {
-            cache.pace(() -> false, () -> true, 2); // the fillers' gate shut: only workers copy
-            try (SampleReader reader = cache.reader(d, spec.maxFileBytes())) {
-                for (int s = 0; s < d.size(); s++) {
-                    assertEquals(SampleStatus.OK, reader.read(s), reader.message());
-                    byte[] read = pixels(decoder, reader.bytes(), reader.length());
-                    boolean cmyk = d.path(s).endsWith("cmyk.jpg");
-                    assertEquals(
-                            !cmyk,
-                            hasRestartMarkers(reader.bytes(), reader.length()),
-                            "sample " + s + " read its copy");
-                    byte[] file = Files.readAllBytes(d.resolve(s));
-                    MemorySegment original = arena.allocate(file.length);
-                    MemorySegment.copy(file, 0, original, ValueLayout.JAVA_BYTE, 0, file.length);
-                    assertArrayEquals(pixels(decoder, original, file.length), read, "sample " + s);
-                    reader.done();
+        for (TransformSpec spec : List.of(
+                TransformSpec.defaults().withTrain(40, RandomResizedCrop.defaults()), TransformSpec.defaults())) {
+            try (RestartCache cache = RestartCache.open(tmp.resolve("cache"), 1L << 30, said::add);
+                    JpegDecoder decoder = new JpegDecoder(TransformSpec.defaults());
+                    Arena arena = Arena.ofConfined()) {
+                cache.pace(() -> false, () -> true, 2); // the fillers' gate shut: only workers copy
+                assertTheUncachedPixels(d, spec, cache, 0);
+                assertEquals(12, cache.copiedByWorkers.sum(), "every JPEG copied as it was decoded");
+                RestartCache.Stats stats = cache.stats();
+                assertEquals(12, stats.copied(), stats.toString());
+                assertEquals(0, stats.originals(), "the CMYK file, which the decode did not copy, is the fillers'");
+                assertFalse(cache.awaitFilled(300), "its request waits for the fillers' gate");
+                assertEquals(12, entries());
+                try (SampleReader reader = cache.reader(d, spec.maxFileBytes())) {
+                    for (int s = 0; s < d.size(); s++) {
+                        assertEquals(SampleStatus.OK, reader.read(s), reader.message());
+                        boolean cmyk = d.path(s).endsWith("cmyk.jpg");
+                        assertEquals(!cmyk, hasRestartMarkers(reader.bytes(), reader.length()), "sample " + s);
+                        byte[] file = Files.readAllBytes(d.resolve(s));
+                        MemorySegment original = arena.allocate(file.length);
+                        MemorySegment.copy(file, 0, original, ValueLayout.JAVA_BYTE, 0, file.length);
+                        assertArrayEquals(
+                                pixels(decoder, original, file.length),
+                                pixels(decoder, reader.bytes(), reader.length()),
+                                "sample " + s + ": the copy filed decodes to the original's pixels");
+                        reader.done();
+                    }
+                }
+                assertEquals(12, cache.stats().hits(), "the second read: a hit for every copy");
+                assertTheUncachedPixels(d, spec, cache, 1);
+            }
+            try (Stream<Path> s = Files.walk(tmp.resolve("cache"))) {
+                for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.delete(p);
                 }
             }
-            assertEquals(13, cache.copiedByWorkers.sum(), "every miss copied where it was read");
-            RestartCache.Stats stats = cache.stats();
-            assertEquals(12, stats.copied(), stats.toString());
-            assertEquals(1, stats.originals(), "the CMYK file: an entry that says to read it as it is: " + stats);
-            assertEquals(13, entries());
-            assertTrue(cache.awaitFilled(1), "no filler was asked");
-            try (SampleReader reader = cache.reader(d, spec.maxFileBytes())) {
-                for (int s = 0; s < d.size(); s++) {
-                    assertEquals(SampleStatus.OK, reader.read(s), reader.message());
-                    reader.done();
-                }
-            }
-            assertEquals(13, cache.stats().hits(), "the second read: every sample a hit");
-            assertEquals(13, cache.copiedByWorkers.sum());
         }
         assertEquals(List.of(), said);
     }
