@@ -85,10 +85,10 @@ static int32_t fail(struct decoder *d, const char *text)
 }
 
 /*
- * Reads rows [y, y + h) and at least columns [x, x + w) of the scaled image into dst (region's
- * first four fields say where), once
- * jpeg_start_decompress (or, in buffered-image mode, jpeg_start_output) has run: the region
- * checked against the image and dst_bytes before a row is written. NULL, or why not.
+ * Reads rows [y, y + h) and at least columns [x, x + w) of the scaled image into dst, once
+ * jpeg_start_decompress (or, in buffered-image mode, jpeg_start_output) has run; region's first
+ * four fields say where. The region is checked against the image and dst_bytes before a row is
+ * written. NULL, or why not.
  */
 static const char *read_region(j_decompress_ptr cinfo, int32_t x, int32_t y, int32_t w, int32_t h, uint8_t *dst,
                                int64_t dst_bytes, int32_t *region)
@@ -976,7 +976,12 @@ int32_t stoke_jpeg_add_restarts_decoding(const uint8_t *jpeg, int64_t size, int3
   for (;;) {
     (*src.progress->progress_monitor)((j_common_ptr)&src); /* the scan limit, as jpeg_read_coefficients checks it */
     int got = jpeg_consume_input(&src);
-    if (got == JPEG_REACHED_EOI || got == JPEG_SUSPENDED) break; /* a memory source never suspends */
+    if (got == JPEG_REACHED_EOI) break;
+    if (got == JPEG_SUSPENDED) { /* a memory source never suspends: it ends the file itself, warning */
+      set_transcode_message(&t, "the file's data stopped short");
+      jpeg_destroy_decompress(&src);
+      return STOKE_JPEG_ERROR;
+    }
   }
   jvirt_barray_ptr *coefficients = jpeg_read_coefficients(&src);
   refused = t.warned ? "" : coefficient_refusal(&src, coefficients);
