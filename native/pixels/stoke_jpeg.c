@@ -845,6 +845,24 @@ static const char *coefficient_refusal(j_decompress_ptr src, jvirt_barray_ptr *c
   return NULL;
 }
 
+/*
+ * The coefficients of the file whose header src has read (jpeg_read_coefficients: read now, or
+ * given as they are once buffered-image mode has absorbed the file), or NULL with
+ * the message set: a warning while reading them (its text), or a reason they cannot be copied
+ * exactly. Under the caller's setjmp.
+ */
+static jvirt_barray_ptr *checked_coefficients(j_decompress_ptr src, struct transcoder *t)
+{
+  jvirt_barray_ptr *coefficients = jpeg_read_coefficients(src);
+  if (t->warned) return NULL;
+  const char *refused = coefficient_refusal(src, coefficients);
+  if (refused != NULL) {
+    set_transcode_message(t, refused);
+    return NULL;
+  }
+  return coefficients;
+}
+
 /* Writes the copy of src's coefficients, into t's buffer; *jpeg_size its length. Under the caller's setjmp. */
 static void write_copy(j_decompress_ptr src, j_compress_ptr out, struct transcoder *t, jvirt_barray_ptr *coefficients,
                        int interval, int64_t *jpeg_size)
@@ -909,10 +927,8 @@ int32_t stoke_jpeg_add_restarts(const uint8_t *jpeg, int64_t size, int32_t targe
     jpeg_destroy_decompress(&src);
     return STOKE_JPEG_OK;
   }
-  jvirt_barray_ptr *coefficients = jpeg_read_coefficients(&src);
-  refused = t.warned ? "" : coefficient_refusal(&src, coefficients);
-  if (refused != NULL) {
-    if (!t.warned) set_transcode_message(&t, refused);
+  jvirt_barray_ptr *coefficients = checked_coefficients(&src, &t);
+  if (coefficients == NULL) {
     jpeg_destroy_decompress(&src);
     return STOKE_JPEG_ERROR;
   }
@@ -983,10 +999,8 @@ int32_t stoke_jpeg_add_restarts_decoding(const uint8_t *jpeg, int64_t size, int3
       return STOKE_JPEG_ERROR;
     }
   }
-  jvirt_barray_ptr *coefficients = jpeg_read_coefficients(&src);
-  refused = t.warned ? "" : coefficient_refusal(&src, coefficients);
-  if (refused != NULL) {
-    if (!t.warned) set_transcode_message(&t, refused);
+  jvirt_barray_ptr *coefficients = checked_coefficients(&src, &t);
+  if (coefficients == NULL) {
     jpeg_destroy_decompress(&src);
     return STOKE_JPEG_ERROR;
   }

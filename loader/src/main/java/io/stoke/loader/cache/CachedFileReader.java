@@ -31,17 +31,16 @@ final class CachedFileReader implements SampleReader, CopyOnDecode {
     private final MemorySegment stat = arena.allocate(LibC.STAT_BYTES, 8);
     private MemorySegment served = MemorySegment.NULL; // the entry's copy, or NULL: the file
     private long servedLength;
-    private boolean copyWanted; // this miss is copied as it is decoded
 
     CachedFileReader(RestartCache cache, FileDataset dataset, long maxBytes) {
         this.files = new FileReader(dataset, maxBytes);
         this.lookup = new EntryLookup(cache, maxBytes);
-        this.missCopy = new MissCopy(cache);
+        this.missCopy = new MissCopy(cache, id);
     }
 
     @Override
     public SampleStatus read(int sample) {
-        resolve();
+        missCopy.unresolved(); // the last read's miss, if its decode never said
         served = MemorySegment.NULL;
         if (files.stat(sample, stat) != SampleStatus.OK) {
             return files.read(sample); // says why, as without a cache
@@ -68,7 +67,7 @@ final class CachedFileReader implements SampleReader, CopyOnDecode {
             if (!copyable) {
                 missCopy.ask(sample);
             } else {
-                copyWanted = missCopy.wants(sample);
+                missCopy.miss(sample);
             }
         }
         return status;
@@ -76,25 +75,16 @@ final class CachedFileReader implements SampleReader, CopyOnDecode {
 
     @Override
     public RestartCopy wantedCopy() {
-        return copyWanted ? missCopy.copier() : null;
+        return missCopy.wantedCopy();
     }
 
     @Override
     public void decoded(boolean copied) {
-        if (copyWanted) {
-            copyWanted = false;
-            missCopy.decoded(id, copied);
-        }
+        missCopy.decoded(copied);
     }
 
     @Override
     public void done() {
-        resolve();
-    }
-
-    /** A miss wanted copied whose decode never said: the fillers are asked. */
-    private void resolve() {
-        copyWanted = false;
         missCopy.unresolved();
     }
 

@@ -28,18 +28,17 @@ final class CachedShardReader implements SampleReader, CopyOnDecode {
     private final OriginalId id = new OriginalId();
     private MemorySegment served = MemorySegment.NULL; // the entry's copy, or NULL: the member
     private long servedLength;
-    private boolean copyWanted; // this miss is copied as it is decoded
 
     CachedShardReader(RestartCache cache, Shards shards, ShardNames names, long maxBytes) {
         this.members = new ShardReader(shards, maxBytes);
         this.names = names;
         this.lookup = new EntryLookup(cache, maxBytes);
-        this.missCopy = new MissCopy(cache);
+        this.missCopy = new MissCopy(cache, id);
     }
 
     @Override
     public SampleStatus read(int sample) {
-        resolve();
+        missCopy.unresolved(); // the last read's miss, if its decode never said
         served = MemorySegment.NULL;
         SampleStatus status = members.read(sample);
         if (status != SampleStatus.OK || ImageFormat.sniff(members.bytes(), members.length()) != ImageFormat.JPEG) {
@@ -47,7 +46,9 @@ final class CachedShardReader implements SampleReader, CopyOnDecode {
         }
         names.identify(id, members.shard(), members.offset(), members.bytes(), members.length());
         int found = lookup.read(id);
-        copyWanted = lookup.miss(found) && missCopy.wants(sample);
+        if (lookup.miss(found)) {
+            missCopy.miss(sample);
+        }
         if (found == CacheEntry.COPY) {
             served = lookup.content();
             servedLength = lookup.length();
@@ -58,21 +59,12 @@ final class CachedShardReader implements SampleReader, CopyOnDecode {
 
     @Override
     public RestartCopy wantedCopy() {
-        return copyWanted ? missCopy.copier() : null;
+        return missCopy.wantedCopy();
     }
 
     @Override
     public void decoded(boolean copied) {
-        if (copyWanted) {
-            copyWanted = false;
-            missCopy.decoded(id, copied);
-        }
-    }
-
-    /** A miss wanted copied whose decode never said: the fillers are asked. */
-    private void resolve() {
-        copyWanted = false;
-        missCopy.unresolved();
+        missCopy.decoded(copied);
     }
 
     @Override
@@ -87,7 +79,7 @@ final class CachedShardReader implements SampleReader, CopyOnDecode {
 
     @Override
     public void done() {
-        resolve();
+        missCopy.unresolved();
         members.done();
     }
 

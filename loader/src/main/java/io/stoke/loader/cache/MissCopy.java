@@ -14,37 +14,42 @@ import java.lang.foreign.MemorySegment;
  * make the copy (a file the copier keeps as it is, a region not decoded by the region decoder),
  * is left to the fillers, which take only the CPU the workers leave.
  *
- * <p>One per worker reader; a miss is pending from {@link #wants} until {@link #decoded} or
- * {@link #unresolved}. Its copier and buffers are made at its first copy and grow to the largest
+ * <p>One per worker reader, whose {@link OriginalId} names the original read last; a miss is
+ * pending from {@link #wants} until {@link #decoded} or {@link #unresolved}. Its copier and buffers are made at its first copy and grow to the largest
  * file copied; the header's scratch is this object's arena's. Filing an entry allocates its paths
  * (once per original, not per read).
  */
 final class MissCopy implements AutoCloseable {
     private final RestartCache cache;
+    private final OriginalId id;
     private Arena arena;
     private RestartCopy copier;
     private MemorySegment header;
     private int pending = -1;
 
-    MissCopy(RestartCache cache) {
+    MissCopy(RestartCache cache, OriginalId id) {
         this.cache = cache;
+        this.id = id;
     }
 
     /**
-     * Handles a miss of sample {@code sample}, a JPEG: true when it is to be copied as it is decoded
-     * ({@link #copier()}, then {@link #decoded}); otherwise the fillers have been asked.
+     * Handles a miss of sample {@code sample}, a JPEG: pending, to be copied as it is decoded
+     * ({@link #wantedCopy()}, then {@link #decoded}), while the cache copies now; otherwise the
+     * fillers are asked.
      */
-    boolean wants(int sample) {
+    void miss(int sample) {
         if (!cache.copiesNow()) {
             cache.request(sample);
-            return false;
+            return;
         }
         pending = sample;
-        return true;
     }
 
-    /** The copier for the pending miss. */
-    RestartCopy copier() {
+    /** The copier for the pending miss, or null when none is pending. */
+    RestartCopy wantedCopy() {
+        if (pending < 0) {
+            return null;
+        }
         if (copier == null) {
             arena = Arena.ofConfined();
             header = RestartCache.headerScratch(arena);
@@ -54,10 +59,13 @@ final class MissCopy implements AutoCloseable {
     }
 
     /**
-     * The pending miss, original {@code id}, was decoded: its copy is filed where the decode made
-     * it, the fillers asked where it did not.
+     * The pending miss was decoded: its copy is filed where the decode made it, the fillers asked
+     * where it did not. Nothing pending: nothing to do.
      */
-    void decoded(OriginalId id, boolean copied) {
+    void decoded(boolean copied) {
+        if (pending < 0) {
+            return;
+        }
         int sample = pending;
         pending = -1;
         if (!copied) {
