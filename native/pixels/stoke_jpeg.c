@@ -894,59 +894,63 @@ static void write_copy(j_decompress_ptr src, j_compress_ptr out, struct transcod
   t->writing = 0;
 }
 
-int32_t stoke_jpeg_add_restarts(const uint8_t *jpeg, int64_t size, int32_t target_mcus, int64_t max_pixels,
-                                int32_t max_scans, int32_t flags, uint8_t *dst, int64_t dst_bytes, int64_t *jpeg_size,
-                                int32_t *info, char *message, int32_t message_bytes)
+/* What stoke_jpeg_add_restarts_decoding decodes besides the copy. */
+struct region_request {
+  int32_t scale_num, scale_denom, x, y, w, h;
+  uint8_t *dst;
+  int64_t dst_bytes;
+  int32_t *region;
+};
+
+/* Gives up on src, with `refused` as the message where it is not NULL (else libjpeg's warning). */
+static int32_t refuse(j_decompress_ptr src, struct transcoder *t, const char *refused)
 {
-  if (message_bytes > 0) message[0] = '\0';
-  if (jpeg == NULL || size < 4 || target_mcus < 1 || target_mcus > 65535 || max_scans < 1 || dst == NULL
-      || dst_bytes < 1) {
-    if (message_bytes > 0) snprintf(message, (size_t)message_bytes, "transcode parameters out of range");
-    return STOKE_JPEG_ERROR;
-  }
-  struct jpeg_decompress_struct src;
-  struct jpeg_compress_struct out;
-  struct transcoder t;
-  init_transcoder(&src, &out, &t, max_scans, dst, dst_bytes, message, message_bytes);
-  if (setjmp(t.e.on_error)) {
-    if (t.writing) jpeg_destroy_compress(&out);
-    jpeg_destroy_decompress(&src);
-    return STOKE_JPEG_ERROR;
-  }
-  open_transcoder(&src, &t, jpeg, size);
-  const char *refused = header_refusal(&src, max_pixels);
-  if (refused != NULL) set_transcode_message(&t, refused);
-  if (refused != NULL || t.warned) { /* a warning in the header: its text is the message */
-    jpeg_destroy_decompress(&src);
-    return STOKE_JPEG_ERROR;
-  }
-  int interval = plan_interval(&src, target_mcus, info);
-  if ((flags & STOKE_RESTART_UNLESS_SEEKABLE) && !src.progressive_mode && src.restart_interval > 0) {
-    info[STOKE_RESTART_INTERVAL] = (int32_t)src.restart_interval;
-    *jpeg_size = 0;
-    jpeg_destroy_decompress(&src);
-    return STOKE_JPEG_OK;
-  }
-  jvirt_barray_ptr *coefficients = checked_coefficients(&src, &t);
-  if (coefficients == NULL) {
-    jpeg_destroy_decompress(&src);
-    return STOKE_JPEG_ERROR;
-  }
-  write_copy(&src, &out, &t, coefficients, interval, jpeg_size);
-  jpeg_abort_decompress(&src);
-  jpeg_destroy_decompress(&src);
-  return STOKE_JPEG_OK;
+  if (refused != NULL) set_transcode_message(t, refused);
+  jpeg_destroy_decompress(src);
+  return STOKE_JPEG_ERROR;
 }
 
-int32_t stoke_jpeg_add_restarts_decoding(const uint8_t *jpeg, int64_t size, int32_t target_mcus, int64_t max_pixels,
-                                         int32_t max_scans, uint8_t *copy, int64_t copy_bytes, int64_t *copy_size,
-                                         int32_t *info, int32_t scale_num, int32_t scale_denom, int32_t x, int32_t y,
-                                         int32_t w, int32_t h, uint8_t *dst, int64_t dst_bytes, int32_t *region,
-                                         char *message, int32_t message_bytes)
+/*
+ * Reads the whole file into src's coefficient buffer in buffered-image mode, set up to decode
+ * `then`'s region from it: NULL, or why not. Under the caller's setjmp.
+ *
+ * Buffered-image mode keeps every coefficient, as jpeg_read_coefficients does, and decodes the
+ * region from them: the file's entropy-coded data is decoded once for both the copy and the
+ * pixels. The pixels are a sequential decode's: the same IDCT, upsampling and colour conversion
+ * over the same coefficients (libjpeg smooths no block of a sequential file, and the progressive
+ * files it would smooth are refused by checked_coefficients).
+ */
+static const char *absorb_for_region(j_decompress_ptr src, const struct region_request *then)
+{
+  src->buffered_image = TRUE;
+  src->scale_num = (unsigned int)then->scale_num;
+  src->scale_denom = (unsigned int)then->scale_denom;
+  src->out_color_space = JCS_EXT_RGBX;
+  jpeg_calc_output_dimensions(src);
+  if (src->min_DCT_scaled_size < 2) {
+    /* At 1/8 scale libjpeg keeps only each block's DC coefficient: no copy could be written. */
+    return "a 1/8 scale keeps only DC coefficients";
+  }
+  jpeg_start_decompress(src);
+  for (;;) {
+    (*src->progress->progress_monitor)((j_common_ptr)src); /* the scan limit, as jpeg_read_coefficients checks it */
+    int got = jpeg_consume_input(src);
+    if (got == JPEG_REACHED_EOI) return NULL;
+    if (got == JPEG_SUSPENDED) return "the file's data stopped short"; /* a memory source never suspends */
+  }
+}
+
+/*
+ * stoke_jpeg_add_restarts, and with `then` stoke_jpeg_add_restarts_decoding: one body, so that the
+ * copy the two write is the same by construction.
+ */
+static int32_t transcode(const uint8_t *jpeg, int64_t size, int32_t target_mcus, int64_t max_pixels, int32_t max_scans,
+                         int32_t flags, uint8_t *copy, int64_t copy_bytes, int64_t *copy_size, int32_t *info,
+                         const struct region_request *then, char *message, int32_t message_bytes)
 {
   if (message_bytes > 0) message[0] = '\0';
   if (jpeg == NULL || size < 4 || target_mcus < 1 || target_mcus > 65535 || max_scans < 1 || copy == NULL
-      || copy_bytes < 1 || dst == NULL || dst_bytes < 1) {
+      || copy_bytes < 1 || (then != NULL && (then->dst == NULL || then->dst_bytes < 1))) {
     if (message_bytes > 0) snprintf(message, (size_t)message_bytes, "transcode parameters out of range");
     return STOKE_JPEG_ERROR;
   }
@@ -961,59 +965,48 @@ int32_t stoke_jpeg_add_restarts_decoding(const uint8_t *jpeg, int64_t size, int3
   }
   open_transcoder(&src, &t, jpeg, size);
   const char *refused = header_refusal(&src, max_pixels);
-  if (refused == NULL && !src.progressive_mode && src.restart_interval > 0) {
+  int seeks = !src.progressive_mode && src.restart_interval > 0;
+  if (refused == NULL && seeks && then != NULL) {
     refused = "it seeks already"; /* its own markers: the region decoder reads the file as it is */
   }
-  if (refused != NULL) set_transcode_message(&t, refused);
-  if (refused != NULL || t.warned) {
-    jpeg_destroy_decompress(&src);
-    return STOKE_JPEG_ERROR;
-  }
+  if (refused != NULL || t.warned) return refuse(&src, &t, refused); /* a header warning: its text */
   int interval = plan_interval(&src, target_mcus, info);
-  /*
-   * Buffered-image mode keeps every coefficient, as jpeg_read_coefficients does, and decodes the
-   * region from them: the file's entropy-coded data is decoded once for both the copy and the
-   * pixels. The pixels are a sequential decode's: the same IDCT, upsampling and colour conversion
-   * over the same coefficients (libjpeg smooths no block of a sequential file, and the progressive
-   * files it would smooth are refused below).
-   */
-  src.buffered_image = TRUE;
-  src.scale_num = (unsigned int)scale_num;
-  src.scale_denom = (unsigned int)scale_denom;
-  src.out_color_space = JCS_EXT_RGBX;
-  jpeg_calc_output_dimensions(&src);
-  if (src.min_DCT_scaled_size < 2) {
-    /* At 1/8 scale libjpeg keeps only each block's DC coefficient: no copy could be written. */
-    set_transcode_message(&t, "a 1/8 scale keeps only DC coefficients");
+  if (seeks && (flags & STOKE_RESTART_UNLESS_SEEKABLE)) {
+    info[STOKE_RESTART_INTERVAL] = (int32_t)src.restart_interval;
+    *copy_size = 0;
     jpeg_destroy_decompress(&src);
-    return STOKE_JPEG_ERROR;
+    return STOKE_JPEG_OK;
   }
-  jpeg_start_decompress(&src);
-  for (;;) {
-    (*src.progress->progress_monitor)((j_common_ptr)&src); /* the scan limit, as jpeg_read_coefficients checks it */
-    int got = jpeg_consume_input(&src);
-    if (got == JPEG_REACHED_EOI) break;
-    if (got == JPEG_SUSPENDED) { /* a memory source never suspends: it ends the file itself, warning */
-      set_transcode_message(&t, "the file's data stopped short");
-      jpeg_destroy_decompress(&src);
-      return STOKE_JPEG_ERROR;
-    }
-  }
+  if (then != NULL && (refused = absorb_for_region(&src, then)) != NULL) return refuse(&src, &t, refused);
   jvirt_barray_ptr *coefficients = checked_coefficients(&src, &t);
-  if (coefficients == NULL) {
-    jpeg_destroy_decompress(&src);
-    return STOKE_JPEG_ERROR;
-  }
+  if (coefficients == NULL) return refuse(&src, &t, NULL);
   write_copy(&src, &out, &t, coefficients, interval, copy_size);
-  jpeg_start_output(&src, src.input_scan_number);
-  refused = read_region(&src, x, y, w, h, dst, dst_bytes, region);
-  if (refused != NULL || t.warned) {
-    if (refused != NULL) set_transcode_message(&t, refused);
-    jpeg_destroy_decompress(&src);
-    return STOKE_JPEG_ERROR;
+  if (then != NULL) {
+    jpeg_start_output(&src, src.input_scan_number);
+    refused = read_region(&src, then->x, then->y, then->w, then->h, then->dst, then->dst_bytes, then->region);
+    if (refused != NULL || t.warned) return refuse(&src, &t, refused);
+    then->region[STOKE_REGION_PATH] = STOKE_PATH_SEQUENTIAL;
   }
-  region[STOKE_REGION_PATH] = STOKE_PATH_SEQUENTIAL;
   jpeg_abort_decompress(&src);
   jpeg_destroy_decompress(&src);
   return STOKE_JPEG_OK;
+}
+
+int32_t stoke_jpeg_add_restarts(const uint8_t *jpeg, int64_t size, int32_t target_mcus, int64_t max_pixels,
+                                int32_t max_scans, int32_t flags, uint8_t *dst, int64_t dst_bytes, int64_t *jpeg_size,
+                                int32_t *info, char *message, int32_t message_bytes)
+{
+  return transcode(jpeg, size, target_mcus, max_pixels, max_scans, flags, dst, dst_bytes, jpeg_size, info, NULL,
+                   message, message_bytes);
+}
+
+int32_t stoke_jpeg_add_restarts_decoding(const uint8_t *jpeg, int64_t size, int32_t target_mcus, int64_t max_pixels,
+                                         int32_t max_scans, uint8_t *copy, int64_t copy_bytes, int64_t *copy_size,
+                                         int32_t *info, int32_t scale_num, int32_t scale_denom, int32_t x, int32_t y,
+                                         int32_t w, int32_t h, uint8_t *dst, int64_t dst_bytes, int32_t *region,
+                                         char *message, int32_t message_bytes)
+{
+  struct region_request then = {scale_num, scale_denom, x, y, w, h, dst, dst_bytes, region};
+  return transcode(jpeg, size, target_mcus, max_pixels, max_scans, 0, copy, copy_bytes, copy_size, info, &then,
+                   message, message_bytes);
 }

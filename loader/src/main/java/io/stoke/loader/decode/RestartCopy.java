@@ -144,9 +144,13 @@ public final class RestartCopy implements AutoCloseable {
         if (verify) {
             throw new IllegalStateException("a verifying RestartCopy copies with copy()");
         }
-        if (fileSize < 0 || fileSize > jpeg.byteSize() || dstBytes > dst.byteSize()) {
+        if (fileSize < 0
+                || fileSize > jpeg.byteSize()
+                || dstBytes > dst.byteSize()
+                || region.byteSize() < 4L * StokeJpeg.REGION_FIELDS) {
             throw new IndexOutOfBoundsException("a file of " + fileSize + " bytes in " + jpeg.byteSize() + ", "
-                    + dstBytes + " bytes of pixels in " + dst.byteSize());
+                    + dstBytes + " bytes of pixels in " + dst.byteSize() + ", a region of " + region.byteSize()
+                    + " bytes");
         }
         reason = null;
         length = 0;
