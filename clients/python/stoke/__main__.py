@@ -11,6 +11,7 @@ import os
 import sys
 
 from ._home import StokeNotFoundError, stoke_command
+from ._site import name_site_packages
 
 
 def main(argv: "list[str]") -> None:
@@ -29,25 +30,8 @@ def main(argv: "list[str]") -> None:
         raise SystemExit(2) from None
     sys.stdout.flush()
     sys.stderr.flush()
-    # This Python's site-packages, where a system or user install keeps torchvision's bundled
-    # libnvjpeg (the GPU decode's, found by io.stoke.gpu.NvjpegLibrary), which no VIRTUAL_ENV names.
-    os.environ.setdefault("STOKE_PYTHON_SITE_PACKAGES", os.pathsep.join(site_packages()))
+    name_site_packages(os.environ)  # where torchvision's bundled libnvjpeg may be (see _site)
     os.execv(command[0], command + list(argv))
-
-
-def site_packages() -> "list[str]":
-    """This Python's site-packages folders: the environment's, then the user's, each once.
-
-    Returns:
-        The folders that exist, in that order.
-    """
-    import site
-    import sysconfig
-
-    found = [sysconfig.get_paths()[k] for k in ("purelib", "platlib")]
-    found += site.getsitepackages() if hasattr(site, "getsitepackages") else []
-    found += [site.getusersitepackages()] if site.ENABLE_USER_SITE else []
-    return [d for i, d in enumerate(found) if d not in found[:i] and os.path.isdir(d)]
 
 
 if __name__ == "__main__":

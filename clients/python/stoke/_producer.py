@@ -26,6 +26,7 @@ from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 from . import _options
 from .ring import ProducerGoneError, Ring, RingFormatError
 from ._settings import default_workers
+from ._site import name_site_packages
 from ._urls import redact
 
 __all__ = ["Producer", "ProducerError", "anonymous_file", "option_arguments", "read_sample_list", "serve_arguments"]
@@ -161,37 +162,38 @@ DECODE_LINES = ("stoke serve: decoding on CUDA device ", "stoke serve: --decode 
 
 
 def producer_environment(settings: Any) -> Optional[Dict[str, str]]:
-    """The producer's environment: this process's, narrowed for ``decode="gpu"`` or ``"auto"``.
+    """The producer's environment: this process's, with more for ``decode="gpu"`` or ``"auto"``.
 
-    The producer decodes on its CUDA device 0; ``CUDA_VISIBLE_DEVICES`` is set to the one device torch
-    uses here (``torch.cuda.current_device()``, through this process's own ``CUDA_VISIBLE_DEVICES``),
-    so each torchrun rank decodes on its own GPU.
+    Where the producer may decode on the GPU, it is told this Python's site-packages (where
+    torchvision's CUDA wheel bundles libnvjpeg; see ``_site``), and it decodes on its CUDA device 0:
+    ``CUDA_VISIBLE_DEVICES`` is set to the one device torch uses here (``torch.cuda.current_device()``,
+    through this process's own ``CUDA_VISIBLE_DEVICES``), so each torchrun rank decodes on its own GPU.
 
     Args:
         settings: the loader's settings; its ``decode`` is read.
 
     Returns:
         The environment to start the producer with, or None to inherit this process's (decoding on
-        the CPU, or no CUDA here: the producer then says why in one line).
+        the CPU). Without CUDA in torch here the producer still looks for nvJPEG and says in one line
+        why it decodes on the CPU.
     """
     if getattr(settings, "decode", "cpu") in (None, "cpu"):
         return None
+    env = name_site_packages(dict(os.environ))
     try:
         import torch
     except ImportError:
-        return None
+        return env
     if not torch.cuda.is_available():
-        return None
+        return env
     index = torch.cuda.current_device()
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    env = dict(os.environ)
     if visible is None:
         env["CUDA_VISIBLE_DEVICES"] = str(index)
     else:
         ids = [d.strip() for d in visible.split(",") if d.strip()]
-        if index >= len(ids):
-            return None
-        env["CUDA_VISIBLE_DEVICES"] = ids[index]
+        if index < len(ids):
+            env["CUDA_VISIBLE_DEVICES"] = ids[index]
     return env
 
 

@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import unittest
 from pathlib import Path
 
@@ -23,6 +24,15 @@ SITE = Path(sysconfig.get_paths()["purelib"])
 BUNDLED = sorted(glob.glob(str(SITE / "torchvision.libs" / "libnvjpeg*.so.*")))
 TOOLKIT = sorted(glob.glob("/usr/local/cuda/lib64/libnvjpeg*.so.*")
                  + glob.glob("/usr/local/cuda/targets/x86_64-linux/lib/libnvjpeg*.so.*"))
+
+# The producer's first line on where it decodes, from a loader with decode="gpu" (in a fresh process).
+DECODE_LINE = """
+import sys, stoke
+loader = stoke.DataLoader(sys.argv[1], batch_size=4, num_workers=1, decode="gpu")
+next(iter(loader))
+print(next(line for line in loader._producer._stderr if line.startswith("stoke serve: ") and "decod" in line))
+loader.close()
+"""
 
 
 @unittest.skipUnless(BUNDLED, f"no libnvjpeg bundled with this Python's torchvision (in {SITE}/torchvision.libs)")
@@ -40,6 +50,24 @@ class NvjpegLibraryTest(unittest.TestCase):
         env["PYTHONPATH"] = str(CHECKOUT / "clients" / "python")
         self.check(subprocess.run([sys.executable, "-m", "stoke", "gpu-check"], capture_output=True, text=True,
                                   env=env, timeout=600))
+
+    def test_dataloaders_producer_finds_it_in_this_pythons_site_packages_without_an_active_venv(self):
+        # stoke.DataLoader(decode="gpu") starts `stoke serve` itself, not through `python -m stoke`:
+        # its producer is told this Python's site-packages too. Without a GPU it then names the
+        # missing driver, not a missing libnvjpeg; with one it decodes on it.
+        env = self.environment()
+        env["PYTHONPATH"] = str(CHECKOUT / "clients" / "python")
+        env.setdefault("STOKE_HOME", str(CHECKOUT))
+        with tempfile.TemporaryDirectory(prefix="stoke-py-test-nvjpeg-") as tmp:
+            data = Path(tmp) / "data"
+            subprocess.run([str(CHECKOUT / "stoke"), "make-dataset", str(data), "--images", "8", "--seed", "5",
+                            "--classes", "2"], check=True, capture_output=True, env=env, timeout=600)
+            r = subprocess.run([sys.executable, "-c", DECODE_LINE, str(data)], capture_output=True, text=True,
+                               env=env, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        line = r.stdout.strip()
+        self.assertNotIn("no libnvjpeg found", line)
+        self.assertRegex(line, r"^stoke serve: (--decode gpu: no CUDA driver found|decoding on CUDA device 0 )", line)
 
     @staticmethod
     def environment() -> dict:
