@@ -3,29 +3,38 @@
 #
 #   benchmarks/gpu/decode-on-device.sh WHEEL LIBDIR OUT
 #
-# WHEEL:  the wheel ./stoke wheel builds, or a folder its contents were unpacked into (then used as
-#         it is: the wheel is about 67 MB, and an xz'd tar of its contents 55 MB, to unpack ahead);
+# WHEEL:  the wheel ./stoke wheel builds; a folder its contents were unpacked into (used as it is);
+#         or an xz'd tar of those contents (unpacked here). The wheel is about 67 MB, more than a
+#         device call carries: with its jars stored rather than deflated, xz brings the contents to
+#         about 35 MB (docs/benchmarks/results-gpu-decode/README.md says how);
 # LIBDIR: libturbojpeg.so.0 and libjpeg.so.62 from the OS packages, for a machine without them;
-# OUT:    where the results go (at most 15 files): machine.txt; gpu-check-decode.txt (stoke gpu-check
-#         --decode: nvJPEG through Stoke's binding against TurboJPEG, pixels and rates, on the
-#         procedural images and on PHOTOS); torchvision-decode.json and torchvision-decode-photos.json
-#         (benchmarks/gpu/decode_gpu.py: torchvision's batched decode_jpeg on the GPU, alone and with
-#         the eval resize, on the same files); bench.txt and bench-{cpu,gpu,auto}-*.json (stoke bench
-#         on the same files at 16 CPU threads: the CPU decode, the GPU decode stage, and both sharing
-#         the work; and, in bench.txt only, ResNet50 v2's training transform decoded on each); dataloader-decode-*.json (benchmarks/gpu/dataloader_decode.py: stoke.DataLoader
-#         with decode=cpu, gpu and auto, batches to the device, whether they arrived as CUDA tensors
-#         (device slots), and decode=gpu's pixels against cpu's per image); log.txt is everything.
+# OUT:    where the results go, 8 files at most (what a device call brings back):
+#           machine.txt             the GPU, driver, Python stack, Stoke;
+#           gpu-check-decode.txt    stoke gpu-check --decode: nvJPEG through Stoke's binding against
+#                                   TurboJPEG, pixels and rates, on the data set and on the PHOTOS themselves;
+#           dataloader-decode.json  benchmarks/gpu/dataloader_decode.py: stoke.DataLoader with decode=cpu,
+#                                   gpu and auto, batches to the device, whether they arrived as CUDA tensors,
+#                                   and decode=gpu's pixels against cpu's per image;
+#           bench.txt, bench.jsonl  stoke bench --decode cpu|gpu|auto at 16 CPU threads, no model, with the
+#                                   CPU seconds of the whole process; then ResNet50 v2's training transform;
+#           torchvision-decode.json benchmarks/gpu/decode_gpu.py: torchvision's batched decode_jpeg on the
+#                                   GPU, alone and with the eval resize, on the same files;
+#           model-decode.json       benchmarks/gpu/model_decode.py: resnet50 inference and training (bf16,
+#                                   batch 256) fed by decode=cpu|gpu|auto, beside the model's own rate;
+#           log.txt                 everything.
 #
-# The machine needs python3 with torch (CUDA) and torchvision (whose CUDA wheel bundles libnvjpeg,
-# found through the Python's site-packages) and an NVIDIA driver. Each step has its own time limit;
-# a failed step is said and the next one runs. Environment: IMAGES (2048), PHOTOS (a folder of
-# photographs carried along; steps on it are left out without one), BATCH (128).
+# The data: with PHOTOS (a folder of photographs carried along), IMAGES ImageNet-like JPEGs cut from
+# them by `stoke make-dataset --photos` (ImageNet's sizes, qualities, progressive and gray shares);
+# without, procedural ones. The machine needs python3 with torch (CUDA), torchvision (whose CUDA
+# wheel bundles libnvjpeg) and psutil, and an NVIDIA driver. Steps run in the order of what matters
+# most (pixels, then rates, then the model); each has its own time limit, and a failed step is said
+# and the next one runs. Environment: IMAGES (4096), PHOTOS, BATCH (128), WORKERS (16), CELL_SECONDS (8).
 set -u
 WHEEL=$(realpath "$1") LIBDIR=$(realpath "$2") OUT=$(realpath "$3")
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/log.txt") 2>&1
-IMAGES=${IMAGES:-2048} BATCH=${BATCH:-128} PHOTOS=${PHOTOS:-}
+IMAGES=${IMAGES:-4096} BATCH=${BATCH:-128} PHOTOS=${PHOTOS:-} WORKERS=${WORKERS:-16} CELL_SECONDS=${CELL_SECONDS:-8}
 DATA=/tmp/stoke-gpu-data SITE=/tmp/stoke-site
 started=$(date +%s)
 step() { echo; echo "=== $1 ($(( $(date +%s) - started )) s in)"; }
@@ -34,11 +43,15 @@ failed=()
 if [[ -d $WHEEL ]]; then
   SITE=$WHEEL
   step "the wheel's contents, unpacked in $SITE"
-  [[ -d $SITE/stoke/_java ]] || { echo "$SITE holds no stoke/_java: not an unpacked Stoke wheel"; exit 1; }
+elif [[ $WHEEL == *.tar.xz ]]; then
+  step "the wheel's contents, unpacked from $WHEEL into $SITE"
+  rm -rf "$SITE" && mkdir -p "$SITE" && { tar -xJf "$WHEEL" -C "$SITE" || python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$WHEEL" "$SITE"; } \
+    || { echo "unpacking failed"; exit 1; }
 else
   step "install the wheel into $SITE"
   python3 -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "$WHEEL" || { echo "pip install failed"; exit 1; }
 fi
+[[ -d $SITE/stoke/_java ]] || { echo "$SITE holds no stoke/_java: not a Stoke wheel's contents"; exit 1; }
 export PYTHONPATH=$SITE LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} PYTHONUNBUFFERED=1
 
 step "machine"
@@ -50,54 +63,57 @@ step "machine"
   python3 -m stoke --version
 } 2>&1 | tee "$OUT/machine.txt"
 
-step "stoke make-dataset --images $IMAGES"
+step "stoke make-dataset --images $IMAGES ${PHOTOS:+--photos $PHOTOS}"
 rm -rf "$DATA"
-STOKE_JAVA_OPTS=-Xmx4g timeout 120 python3 -m stoke make-dataset --images "$IMAGES" --seed 1 "$DATA" || failed+=("make-dataset")
+STOKE_JAVA_OPTS=-Xmx8g timeout 120 python3 -m stoke make-dataset --images "$IMAGES" --seed 1 ${PHOTOS:+--photos "$PHOTOS"} "$DATA" \
+  || failed+=("make-dataset")
 
 step "stoke gpu-check --decode: nvJPEG through Stoke's binding against TurboJPEG"
 {
-  echo "--- procedural images ($DATA)"
-  timeout 150 python3 -m stoke gpu-check --iterations 3 --decode "$DATA" --decode-images "$IMAGES" \
+  echo "--- the data set ($DATA)"
+  timeout 90 python3 -m stoke gpu-check --iterations 3 --decode "$DATA" --decode-images "$IMAGES" \
     --decode-batch "$BATCH" || echo "(exit $?)"
   if [[ -n $PHOTOS ]]; then
-    echo "--- photographs ($PHOTOS)"
-    timeout 150 python3 -m stoke gpu-check --iterations 3 --decode "$PHOTOS" --decode-images "$IMAGES" \
+    echo "--- the photographs themselves ($PHOTOS)"
+    timeout 60 python3 -m stoke gpu-check --iterations 3 --decode "$PHOTOS" --decode-images "$IMAGES" \
       --decode-batch "$BATCH" || echo "(exit $?)"
   fi
 } 2>&1 | tee "$OUT/gpu-check-decode.txt"
 
-step "torchvision's batched decode_jpeg on the GPU (decode_gpu.py)"
-timeout 120 python3 "$HERE/decode_gpu.py" --data "$DATA" --out "$OUT/torchvision-decode.json" \
-  --images "$IMAGES" --batch "$BATCH" || failed+=("decode_gpu.py")
-if [[ -n $PHOTOS ]]; then
-  timeout 120 python3 "$HERE/decode_gpu.py" --data "$PHOTOS" --out "$OUT/torchvision-decode-photos.json" \
-    --images "$IMAGES" --batch "$BATCH" || failed+=("decode_gpu.py photos")
-fi
+step "stoke.DataLoader(decode=cpu|gpu|auto): the same files to the device, $WORKERS workers (dataloader_decode.py)"
+timeout 120 python3 "$HERE/dataloader_decode.py" --data "$DATA" --workers "$WORKERS" \
+  --out "$OUT/dataloader-decode.json" || failed+=("dataloader_decode.py")
 
-step "stoke bench --decode cpu|gpu|auto: the same files, 16 CPU threads, eval transform, no model"
+step "stoke bench --decode cpu|gpu|auto: the same files, $WORKERS CPU threads, eval transform, no model"
+TIMEFORMAT='process: %R s wall, %U s user + %S s system CPU'
 {
-  for d in "$DATA" ${PHOTOS:+"$PHOTOS"}; do
-    for decode in cpu gpu auto; do
-      echo "--- stoke bench $d --decode $decode --workers 16 --epochs 4"
-      timeout 60 python3 -m stoke bench "$d" --decode "$decode" --workers 16 --epochs 4 \
-        --json "$OUT/bench-$decode-$(basename "$d").json" || echo "(exit $?)"
-    done
-  done
-  # ResNet50 v2's training transform (TrivialAugmentWide, RandomErasing 0.1, float32): the GPU decodes
-  # and resizes, the CPU threads run the policy and the erasing after (the host's tail).
-  for decode in cpu gpu; do
-    echo "--- stoke bench $DATA --decode $decode --workers 16 --epochs 4, ResNet50 v2's training transform"
-    timeout 45 python3 -m stoke bench "$DATA" --decode "$decode" --workers 16 --epochs 4 --transform train \
-      --crop 176 --augment ta_wide --erase 0.1 --output float32 --dct-scaling none \
-      || echo "(exit $?)"
+  for decode in cpu gpu auto; do
+    echo "--- stoke bench $DATA --decode $decode --workers $WORKERS --epochs 6"
+    time timeout 60 python3 -m stoke bench "$DATA" --decode "$decode" --workers "$WORKERS" --epochs 6 \
+      --json /tmp/bench-$decode.json || echo "(exit $?)"
+    [[ -f /tmp/bench-$decode.json ]] && python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))))' \
+      /tmp/bench-$decode.json >> "$OUT/bench.jsonl"
   done
 } 2>&1 | tee "$OUT/bench.txt"
 
-step "stoke.DataLoader(decode=cpu|gpu|auto): the same files to the device, 16 workers (dataloader_decode.py)"
-for d in "$DATA" ${PHOTOS:+"$PHOTOS"}; do
-  timeout 120 python3 "$HERE/dataloader_decode.py" --data "$d" --out "$OUT/dataloader-decode-$(basename "$d").json" \
-    || failed+=("dataloader_decode $(basename "$d")")
-done
+step "torchvision's batched decode_jpeg on the GPU (decode_gpu.py)"
+timeout 90 python3 "$HERE/decode_gpu.py" --data "$DATA" --out "$OUT/torchvision-decode.json" \
+  --images "$IMAGES" --batch "$BATCH" || failed+=("decode_gpu.py")
+
+step "resnet50 inference and training fed by decode=cpu|gpu|auto (model_decode.py)"
+timeout 200 python3 "$HERE/model_decode.py" --data "$DATA" --out "$OUT/model-decode.json" --workers "$WORKERS" \
+  --seconds "$CELL_SECONDS" || failed+=("model_decode.py")
+
+step "stoke bench, ResNet50 v2's training transform (TrivialAugmentWide, RandomErasing 0.1, float32)"
+# The GPU decodes and resizes, the CPU threads run the policy and the erasing after (the host's tail).
+{
+  for decode in cpu gpu; do
+    echo "--- stoke bench $DATA --decode $decode --workers $WORKERS --epochs 4, ResNet50 v2's training transform"
+    time timeout 45 python3 -m stoke bench "$DATA" --decode "$decode" --workers "$WORKERS" --epochs 4 --transform train \
+      --crop 176 --augment ta_wide --erase 0.1 --output float32 --dct-scaling none \
+      || echo "(exit $?)"
+  done
+} 2>&1 | tee -a "$OUT/bench.txt"
 
 step "done"
 echo "failed steps: ${failed[*]:-none}"
