@@ -21,20 +21,28 @@
 #                                   GPU, alone and with the eval resize, on the same files;
 #           model-decode.json       benchmarks/gpu/model_decode.py: resnet50 inference and training (bf16,
 #                                   batch 256) fed by decode=cpu|gpu|auto, beside the model's own rate;
-#           log.txt                 everything.
+#           upsampling-diff.json    benchmarks/gpu/upsampling_diff.py: nvJPEG's pixels against TurboJPEG's
+#                                   with libjpeg's smooth chroma upsampling and with its plain one;
+#           log.txt                 everything (machine.txt is left out when all nine steps run).
 #
 # The data: with PHOTOS (a folder of photographs carried along), IMAGES ImageNet-like JPEGs cut from
 # them by `stoke make-dataset --photos` (ImageNet's sizes, qualities, progressive and gray shares);
 # without, procedural ones. The machine needs python3 with torch (CUDA), torchvision (whose CUDA
 # wheel bundles libnvjpeg) and psutil, and an NVIDIA driver. Steps run in the order of what matters
 # most (pixels, then rates, then the model); each has its own time limit, and a failed step is said
-# and the next one runs. Environment: IMAGES (4096), PHOTOS, BATCH (128), WORKERS (16), CELL_SECONDS (8).
+# and the next one runs. Environment: IMAGES (4096), PHOTOS, BATCH (128), WORKERS (16), CELL_SECONDS (8),
+# GPU_CHECK_IMAGES (256: gpu-check compares each image with TurboJPEG's on one thread), MODEL_DECODES
+# (cpu,gpu,auto), MODEL_MODES (infer,train), STEPS (which to run: check,dataloader,bench,diff,torchvision,
+# model,train; all by default).
 set -u
 WHEEL=$(realpath "$1") LIBDIR=$(realpath "$2") OUT=$(realpath "$3")
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 IMAGES=${IMAGES:-4096} BATCH=${BATCH:-128} PHOTOS=${PHOTOS:-} WORKERS=${WORKERS:-16} CELL_SECONDS=${CELL_SECONDS:-8}
+GPU_CHECK_IMAGES=${GPU_CHECK_IMAGES:-256} MODEL_DECODES=${MODEL_DECODES:-cpu,gpu,auto} MODEL_MODES=${MODEL_MODES:-infer,train}
+STEPS=${STEPS:-check,dataloader,bench,diff,torchvision,model,train}
+runs() { [[ ,$STEPS, == *,$1,* ]]; }
 DATA=/tmp/stoke-gpu-data SITE=/tmp/stoke-site
 started=$(date +%s)
 step() { echo; echo "=== $1 ($(( $(date +%s) - started )) s in)"; }
@@ -61,17 +69,16 @@ step "machine"
   echo "cpus: $(nproc), $(grep -m1 'model name' /proc/cpuinfo)"
   python3 -c 'import sys, torch, torchvision; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "torchvision", torchvision.__version__)'
   python3 -m stoke --version
-} 2>&1 | tee "$OUT/machine.txt"
+} 2>&1 | if [[ $STEPS == check,dataloader,bench,diff,torchvision,model,train ]]; then cat; else tee "$OUT/machine.txt"; fi
 
 step "stoke make-dataset --images $IMAGES ${PHOTOS:+--photos $PHOTOS}"
 rm -rf "$DATA"
 STOKE_JAVA_OPTS=-Xmx8g timeout 120 python3 -m stoke make-dataset --images "$IMAGES" --seed 1 ${PHOTOS:+--photos "$PHOTOS"} "$DATA" \
   || failed+=("make-dataset")
 
-step "stoke gpu-check --decode: nvJPEG through Stoke's binding against TurboJPEG"
-{
-  echo "--- the data set ($DATA)"
-  timeout 90 python3 -m stoke gpu-check --iterations 3 --decode "$DATA" --decode-images "$IMAGES" \
+runs check && step "stoke gpu-check --decode: nvJPEG through Stoke's binding against TurboJPEG" && {
+  echo "--- the data set ($DATA), its first $GPU_CHECK_IMAGES images"
+  timeout 90 python3 -m stoke gpu-check --iterations 3 --decode "$DATA" --decode-images "$GPU_CHECK_IMAGES" \
     --decode-batch "$BATCH" || echo "(exit $?)"
   if [[ -n $PHOTOS ]]; then
     echo "--- the photographs themselves ($PHOTOS)"
@@ -80,13 +87,14 @@ step "stoke gpu-check --decode: nvJPEG through Stoke's binding against TurboJPEG
   fi
 } 2>&1 | tee "$OUT/gpu-check-decode.txt"
 
-step "stoke.DataLoader(decode=cpu|gpu|auto): the same files to the device, $WORKERS workers (dataloader_decode.py)"
-timeout 120 python3 "$HERE/dataloader_decode.py" --data "$DATA" --workers "$WORKERS" \
-  --out "$OUT/dataloader-decode.json" || failed+=("dataloader_decode.py")
+if runs dataloader; then
+  step "stoke.DataLoader(decode=cpu|gpu|auto): the same files to the device, $WORKERS workers (dataloader_decode.py)"
+  timeout 120 python3 "$HERE/dataloader_decode.py" --data "$DATA" --workers "$WORKERS" \
+    --out "$OUT/dataloader-decode.json" || failed+=("dataloader_decode.py")
+fi
 
-step "stoke bench --decode cpu|gpu|auto: the same files, $WORKERS CPU threads, eval transform, no model"
 TIMEFORMAT='process: %R s wall, %U s user + %S s system CPU'
-{
+runs bench && step "stoke bench --decode cpu|gpu|auto: the same files, $WORKERS CPU threads, eval transform, no model" && {
   for decode in cpu gpu auto; do
     echo "--- stoke bench $DATA --decode $decode --workers $WORKERS --epochs 6"
     time timeout 60 python3 -m stoke bench "$DATA" --decode "$decode" --workers "$WORKERS" --epochs 6 \
@@ -96,17 +104,26 @@ TIMEFORMAT='process: %R s wall, %U s user + %S s system CPU'
   done
 } 2>&1 | tee "$OUT/bench.txt"
 
-step "torchvision's batched decode_jpeg on the GPU (decode_gpu.py)"
-timeout 90 python3 "$HERE/decode_gpu.py" --data "$DATA" --out "$OUT/torchvision-decode.json" \
-  --images "$IMAGES" --batch "$BATCH" || failed+=("decode_gpu.py")
+if runs diff; then
+  step "nvJPEG's pixels against TurboJPEG's two chroma upsamplings (upsampling_diff.py)"
+  timeout 90 python3 "$HERE/upsampling_diff.py" --data "$DATA" --out "$OUT/upsampling-diff.json" --images 512 \
+    --turbojpeg "$LIBDIR/libturbojpeg.so.0" || failed+=("upsampling_diff.py")
+fi
 
-step "resnet50 inference and training fed by decode=cpu|gpu|auto (model_decode.py)"
-timeout 200 python3 "$HERE/model_decode.py" --data "$DATA" --out "$OUT/model-decode.json" --workers "$WORKERS" \
-  --seconds "$CELL_SECONDS" || failed+=("model_decode.py")
+if runs torchvision; then
+  step "torchvision's batched decode_jpeg on the GPU (decode_gpu.py)"
+  timeout 90 python3 "$HERE/decode_gpu.py" --data "$DATA" --out "$OUT/torchvision-decode.json" \
+    --images "$IMAGES" --batch "$BATCH" || failed+=("decode_gpu.py")
+fi
 
-step "stoke bench, ResNet50 v2's training transform (TrivialAugmentWide, RandomErasing 0.1, float32)"
+if runs model; then
+  step "resnet50 inference and training fed by decode=$MODEL_DECODES (model_decode.py)"
+  timeout 200 python3 "$HERE/model_decode.py" --data "$DATA" --out "$OUT/model-decode.json" --workers "$WORKERS" \
+    --seconds "$CELL_SECONDS" --decodes "$MODEL_DECODES" --modes "$MODEL_MODES" || failed+=("model_decode.py")
+fi
+
 # The GPU decodes and resizes, the CPU threads run the policy and the erasing after (the host's tail).
-{
+runs train && step "stoke bench, ResNet50 v2's training transform (TrivialAugmentWide, RandomErasing 0.1, float32)" && {
   for decode in cpu gpu; do
     echo "--- stoke bench $DATA --decode $decode --workers $WORKERS --epochs 4, ResNet50 v2's training transform"
     time timeout 45 python3 -m stoke bench "$DATA" --decode "$decode" --workers "$WORKERS" --epochs 4 --transform train \

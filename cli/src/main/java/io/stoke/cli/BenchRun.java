@@ -3,6 +3,7 @@ package io.stoke.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.stoke.gpu.DecodeThreadTimes;
 import io.stoke.gpu.DeviceStage;
 import io.stoke.gpu.DeviceStageStats;
 import io.stoke.gpu.DeviceUnavailableException;
@@ -264,6 +265,24 @@ final class BenchRun {
                         stage.backend() == GpuJpegDecoder.Backend.HARDWARE ? "hardware engine" : "GPU hybrid",
                         decoded.cpuImages(),
                         decoded.failed()));
+        DecodeThreadTimes t = decoded.times();
+        double perBatch = decoded.batches() == 0 ? Double.NaN : 1e6 * decoded.batches(); // ns -> ms per batch
+        row(
+                "decode thread",
+                String.format(
+                        Locale.ROOT,
+                        "ms per batch: reads %.2f, buffer %.2f, queue %.2f, nvJPEG host %.2f, resize host %.2f, "
+                                + "CPU's part %.2f, handoff %.2f%s",
+                        t.reads() / perBatch,
+                        t.buffer() / perBatch,
+                        t.queue() / perBatch,
+                        t.nvjpeg() / perBatch,
+                        t.resize() / perBatch,
+                        t.cpu() / perBatch,
+                        t.handoff() / perBatch,
+                        t.deviceBatches() == 0
+                                ? ""
+                                : String.format(Locale.ROOT, "; device %.2f", t.device() / 1e6 / t.deviceBatches())));
         if (shared) {
             row(
                     "CPU's share",

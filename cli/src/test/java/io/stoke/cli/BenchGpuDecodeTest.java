@@ -66,6 +66,11 @@ class BenchGpuDecodeTest {
             assertTrue(r[1].contains("21 in 6 batches (0 skipped or failed)"), r[1]);
             assertTrue(r[1].contains("20 images by nvJPEG (GPU hybrid), 1 left to the CPU, 0 failed"), r[1]);
             assertTrue(r[1].contains("CPU time per image"), r[1]);
+            // The decode thread's wall time by phase; the device is timed only where the CPU shares the work.
+            assertTrue(
+                    r[1].matches("(?s).*decode thread +ms per batch: reads [0-9.]+, buffer [0-9.]+, queue [0-9.]+, "
+                            + "nvJPEG host [0-9.]+, resize host [0-9.]+, CPU's part [0-9.]+, handoff [0-9.]+\n.*"),
+                    r[1]);
             JsonNode j = new ObjectMapper().readTree(json.toFile());
             assertEquals("gpu", j.get("decode").asText(), j.toString());
             assertEquals(21, j.get("images").asLong(), j.toString());
@@ -101,6 +106,8 @@ class BenchGpuDecodeTest {
             assertTrue(r[2].contains("and a share of the JPEGs balanced live"), r[2]);
             assertTrue(r[1].contains("32 in 4 batches (0 skipped or failed)"), r[1]);
             assertTrue(r[1].contains("decoded by the CPU threads beside the GPU, balanced per batch"), r[1]);
+            assertTrue(
+                    r[1].matches("(?s).*decode thread +ms per batch: .*, handoff [0-9.]+; device [0-9.]+\n.*"), r[1]);
             assertEquals(
                     "auto",
                     new ObjectMapper().readTree(json.toFile()).get("decode").asText());

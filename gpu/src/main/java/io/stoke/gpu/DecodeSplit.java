@@ -4,7 +4,11 @@ package io.stoke.gpu;
  * How many of a batch's JPEGs the CPU threads decode while the GPU decodes the rest, so that both
  * sides finish together: {@code m = n * g / (g + c)}, where {@code g} is the GPU side's time per
  * image and {@code c} the CPU side's (all its threads together), each measured on the batches
- * before and smoothed. Until both are measured it gives the CPU an eighth of the batch (at least
+ * before and smoothed. The GPU side's time is the longer of the device's (decode and resize, timed
+ * by events) and the decode thread's own (nvJPEG's host side and queuing the resize): the thread does
+ * one batch at a time, so where its host work is the longer, that bounds the GPU side, and a split
+ * from the device's time alone gives the GPU more than it can take (on an H200 with ImageNet-sized
+ * photographs, the CPU a quarter of each batch where it decodes twice as fast as the GPU side). Until both are measured it gives the CPU an eighth of the batch (at least
  * one image, and never a batch's only image before the GPU is measured), to measure both; after,
  * it never gives it none of a batch of 16 or more, so its rate stays known. Used by one thread
  * (the GPU decode stage's).
@@ -14,6 +18,7 @@ final class DecodeSplit {
     static final double KEEP = 0.7;
 
     private double gpuNanosPerImage = Double.NaN;
+    private double gpuHostNanosPerImage = Double.NaN;
     private double cpuNanosPerImage = Double.NaN;
 
     /** The CPU's share of a batch whose {@code jpegs} files could go to either side. */
@@ -30,7 +35,8 @@ final class DecodeSplit {
             return Math.max(1, jpegs / 8);
         }
         int least = jpegs >= 16 ? 1 : 0;
-        double share = gpuNanosPerImage / (gpuNanosPerImage + cpuNanosPerImage);
+        double g = gpuNanosPerImage();
+        double share = g / (g + cpuNanosPerImage);
         return (int) Math.max(least, Math.min(jpegs, Math.round(jpegs * share)));
     }
 
@@ -38,6 +44,13 @@ final class DecodeSplit {
     void gpuMeasured(long nanos, int images) {
         if (images > 0 && nanos > 0) {
             gpuNanosPerImage = smooth(gpuNanosPerImage, (double) nanos / images);
+        }
+    }
+
+    /** The decode thread's own part of the GPU side took {@code nanos} of wall time for {@code images}. */
+    void gpuHostMeasured(long nanos, int images) {
+        if (images > 0 && nanos > 0) {
+            gpuHostNanosPerImage = smooth(gpuHostNanosPerImage, (double) nanos / images);
         }
     }
 
@@ -52,8 +65,9 @@ final class DecodeSplit {
         return Double.isNaN(past) ? now : KEEP * past + (1 - KEEP) * now;
     }
 
+    /** The GPU side's time per image: the longer of the device's and the decode thread's, where measured. */
     double gpuNanosPerImage() {
-        return gpuNanosPerImage;
+        return Double.isNaN(gpuHostNanosPerImage) ? gpuNanosPerImage : Math.max(gpuNanosPerImage, gpuHostNanosPerImage);
     }
 
     double cpuNanosPerImage() {

@@ -46,6 +46,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.Consumer;
 
 /**
@@ -169,6 +170,17 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final AtomicLong cpuImages = new AtomicLong();
     private final AtomicLong sharedImages = new AtomicLong();
     private final AtomicLong failedImages = new AtomicLong();
+    // The decode thread's wall time by phase (DecodeThreadTimes' order), added once per batch and phase.
+    private static final int READS = 0,
+            BUFFER = 1,
+            QUEUE = 2,
+            NVJPEG = 3,
+            RESIZE = 4,
+            WAIT_CPU = 5,
+            HANDOFF = 6,
+            DEVICE = 7,
+            DEVICE_BATCHES = 8;
+    private final AtomicLongArray times = new AtomicLongArray(9);
     private final EpochCount epochCount = new EpochCount(); // the decode thread's
     private final MemorySegment floatZeros; // one float32 sample of 0.0, pinned: what a skipped sample becomes
     private final Arena hostArena; // the stage's host memory: floatZeros, labels, indices, pinned host buffers
@@ -457,8 +469,13 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             read(f, cursor);
             while (!closed) {
                 EncodedBatch now = files[f];
+                long t0 = System.nanoTime();
                 now.awaitReads();
+                long t1 = System.nanoTime();
                 DeviceEntry entry = free.take();
+                long t2 = System.nanoTime();
+                times.addAndGet(READS, t1 - t0);
+                times.addAndGet(BUFFER, t2 - t1);
                 // With a split, the CPU's share starts first, then the next batch's reads queue behind it.
                 int shared = split == null ? 0 : share(now, entry);
                 boolean more = cursor.advance();
@@ -466,7 +483,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 if (more) {
                     read(next, cursor); // the next batch's files are read while this one decodes
                 }
+                times.addAndGet(QUEUE, System.nanoTime() - t2);
                 RuntimeException rejected = decode(now, entry, shared, jpeg, resize, resampler, tables);
+                long t3 = System.nanoTime();
                 filesDone[f].record(stream);
                 filesQueued[f] = true;
                 if (rejected != null) {
@@ -475,6 +494,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 } else {
                     handoff.put(entry);
                 }
+                times.addAndGet(HANDOFF, System.nanoTime() - t3);
                 NoSampleDecodedException none = epochCount.count(now);
                 if (none != null) {
                     // Every file of the epoch failed, and every later epoch would: stop, as the loader does.
@@ -598,7 +618,10 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private void measureGpu() {
         for (int t = 0; t < gpuImagesTimed.length; t++) {
             if (gpuImagesTimed[t] > 0 && gpuEnd[t].isComplete()) {
-                split.gpuMeasured((long) (gpuEnd[t].elapsedMillis(gpuStart[t]) * 1e6), gpuImagesTimed[t]);
+                long nanos = (long) (gpuEnd[t].elapsedMillis(gpuStart[t]) * 1e6);
+                split.gpuMeasured(nanos, gpuImagesTimed[t]);
+                times.addAndGet(DEVICE, nanos);
+                times.incrementAndGet(DEVICE_BATCHES);
                 gpuImagesTimed[t] = 0;
             }
         }
@@ -643,7 +666,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         if (split != null) {
             gpuStart[timed].record(stream);
         }
+        long hostStart = System.nanoTime();
         GpuJpegDecoder.Decoded decoded = jpeg.decode(batch, stream);
+        long nvjpegDone = System.nanoTime();
         resize.begin();
         int onGpu = 0;
         for (int j = 0; j < decoded.size(); j++) {
@@ -674,10 +699,15 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         if (onGpu > 0) {
             resize.launch(stream);
         }
+        long hostDone = System.nanoTime();
+        times.addAndGet(NVJPEG, nvjpegDone - hostStart);
+        times.addAndGet(RESIZE, hostDone - nvjpegDone);
         if (split != null) {
             gpuEnd[timed].record(stream);
             gpuImagesTimed[timed] = onGpu;
             timedBatches++;
+            // The decode thread's own part of the GPU side, which the CPU's share runs beside.
+            split.gpuHostMeasured(hostDone - hostStart, onGpu);
         }
         // The CPU's share: images nvJPEG left, decoded by the reader threads into host memory.
         List<SampleError> errors = batch.errors;
@@ -704,7 +734,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                         host,
                         hostBytes);
             }
+            long waitStart = System.nanoTime();
             batch.awaitCpu();
+            times.addAndGet(WAIT_CPU, System.nanoTime() - waitStart);
             if (shared > 0) {
                 split.cpuMeasured(batch.timedRoundNanos(), shared);
             }
@@ -868,7 +900,21 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     /** Counters so far. */
     public GpuDecodeStats stats() {
         return new GpuDecodeStats(
-                batches.get(), gpuImages.get(), cpuImages.get(), sharedImages.get(), failedImages.get());
+                batches.get(),
+                gpuImages.get(),
+                cpuImages.get(),
+                sharedImages.get(),
+                failedImages.get(),
+                new DecodeThreadTimes(
+                        times.get(READS),
+                        times.get(BUFFER),
+                        times.get(QUEUE),
+                        times.get(NVJPEG),
+                        times.get(RESIZE),
+                        times.get(WAIT_CPU),
+                        times.get(HANDOFF),
+                        times.get(DEVICE),
+                        times.get(DEVICE_BATCHES)));
     }
 
     // ------------------------------------------------------------------ shutdown

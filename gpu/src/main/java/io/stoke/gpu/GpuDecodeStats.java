@@ -10,5 +10,7 @@ package io.stoke.gpu;
  *     (those that failed there are in {@code failed} too)
  * @param sharedImages JPEGs the CPU threads decoded as their share of the work ({@code shareWithCpu})
  * @param failed     samples that could not be read or decoded
+ * @param times      where the decode thread's wall time went
  */
-public record GpuDecodeStats(long batches, long gpuImages, long cpuImages, long sharedImages, long failed) {}
+public record GpuDecodeStats(
+        long batches, long gpuImages, long cpuImages, long sharedImages, long failed, DecodeThreadTimes times) {}

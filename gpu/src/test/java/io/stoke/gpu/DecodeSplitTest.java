@@ -31,6 +31,26 @@ class DecodeSplitTest {
     }
 
     @Test
+    void theDecodeThreadsHostTimeBoundsTheGpuSideWhereItIsTheLonger() {
+        DecodeSplit s = new DecodeSplit();
+        // The device decodes and resizes in 0.05 ms an image, but the decode thread's nvJPEG host side
+        // takes 0.2 ms an image; the CPU threads together take 0.1 ms: the GPU side is 0.2 ms, the
+        // CPU gets two thirds (on the device's time alone it would get a third).
+        s.gpuMeasured(5_000_000, 100);
+        s.cpuMeasured(10_000_000, 100);
+        assertEquals(85, s.cpuCount(256), "the device's time alone, before the host's is measured");
+        s.gpuHostMeasured(20_000_000, 100);
+        assertEquals(200_000, s.gpuNanosPerImage(), 1e-6);
+        assertEquals(171, s.cpuCount(256));
+        // A device slower than the host: the device's time bounds it.
+        DecodeSplit d = new DecodeSplit();
+        d.gpuMeasured(30_000_000, 100);
+        d.gpuHostMeasured(10_000_000, 100);
+        d.cpuMeasured(30_000_000, 100);
+        assertEquals(128, d.cpuCount(256));
+    }
+
+    @Test
     void aMuchFasterGpuStillLeavesTheCpuOneImageSoItsRateStaysKnown() {
         DecodeSplit s = new DecodeSplit();
         s.gpuMeasured(1_000, 100);

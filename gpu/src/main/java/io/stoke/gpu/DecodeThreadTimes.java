@@ -1,0 +1,30 @@
+package io.stoke.gpu;
+
+/**
+ * Where a {@link GpuDecodeStage}'s decode thread spent its wall time, summed over the batches so far,
+ * in nanoseconds. The thread does one batch at a time, so these show what bounds the stage: the
+ * readers, the consumer, nvJPEG's host side, or the CPU's part of the batch.
+ *
+ * @param reads   waiting for a batch's files from the reader threads
+ * @param buffer  waiting for a free device buffer (the consumer holds them all)
+ * @param queue   starting the CPU threads' share and the next batch's reads, which first waits while
+ *     the device still reads those files' buffers (an earlier batch's decode)
+ * @param nvjpeg  nvJPEG's host side: each file's header (and, on the hardware engine, its stream)
+ *     parsed, and the batched call that queues the decode
+ * @param resize  the resize's tables drawn and its kernel queued
+ * @param cpu     waiting for the reader threads' share of the JPEGs and for what nvJPEG left to them
+ * @param handoff handing the batch to the consumer (waiting while its queue is full) and counting it
+ * @param device  the device's time for the decode and the resize (CUDA events), of the batches timed:
+ *     measured only where the CPU shares the decode ({@code --decode auto}), else 0
+ * @param deviceBatches how many batches {@code device} sums
+ */
+public record DecodeThreadTimes(
+        long reads,
+        long buffer,
+        long queue,
+        long nvjpeg,
+        long resize,
+        long cpu,
+        long handoff,
+        long device,
+        long deviceBatches) {}
