@@ -108,6 +108,10 @@ class BenchGpuDecodeTest {
             assertTrue(r[1].contains("decoded by the CPU threads beside the GPU, balanced per batch"), r[1]);
             assertTrue(
                     r[1].matches("(?s).*decode thread +ms per batch: .*, handoff [0-9.]+; device [0-9.]+\n.*"), r[1]);
+            assertTrue(
+                    r[1].matches("(?s).*split from +us per image: GPU side [0-9.]+ \\(device [0-9.]+, decode thread "
+                            + "[0-9.]+\\), CPU threads [0-9.]+\n.*"),
+                    r[1]);
             assertEquals(
                     "auto",
                     new ObjectMapper().readTree(json.toFile()).get("decode").asText());

@@ -73,4 +73,14 @@ final class DecodeSplit {
     double cpuNanosPerImage() {
         return cpuNanosPerImage;
     }
+
+    /** The device's smoothed time per GPU image (events), NaN until measured. */
+    double deviceNanosPerImage() {
+        return gpuNanosPerImage;
+    }
+
+    /** The decode thread's smoothed time per GPU image, NaN until measured. */
+    double hostNanosPerImage() {
+        return gpuHostNanosPerImage;
+    }
 }

@@ -181,6 +181,10 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             DEVICE = 7,
             DEVICE_BATCHES = 8;
     private final AtomicLongArray times = new AtomicLongArray(9);
+    // The split's rates as the decode thread last left them, for stats() (written once per batch).
+    private volatile double balanceGpuDevice = Double.NaN;
+    private volatile double balanceGpuHost = Double.NaN;
+    private volatile double balanceCpu = Double.NaN;
     private final EpochCount epochCount = new EpochCount(); // the decode thread's
     private final MemorySegment floatZeros; // one float32 sample of 0.0, pinned: what a skipped sample becomes
     private final Arena hostArena; // the stage's host memory: floatZeros, labels, indices, pinned host buffers
@@ -667,14 +671,30 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             gpuStart[timed].record(stream);
         }
         long hostStart = System.nanoTime();
-        GpuJpegDecoder.Decoded decoded = jpeg.decode(batch, stream);
+        GpuJpegDecoder.Decoded decoded = jpeg.examine(batch);
+        // What nvJPEG will not take (progressive on the engine, CMYK ...) starts on the CPU now, beside
+        // the batched call and the resize's tables, rather than after them.
+        int early = 0;
+        for (int j = 0; j < decoded.size(); j++) {
+            if (!decoded.onGpu(j)) {
+                batch.leaveToCpu(positionOf[j]);
+                early++;
+            }
+        }
+        if (early > 0) {
+            MemorySegment host = shared > 0 ? entry.hostPixels(driver, batchSize * hostBytes) : hostPixels(entry);
+            batch.startCpu(readerThreads, host, hostBytes, false);
+        }
+        decoded = jpeg.submit(batch, stream);
         long nvjpegDone = System.nanoTime();
         resize.begin();
         int onGpu = 0;
         for (int j = 0; j < decoded.size(); j++) {
             int i = positionOf[j];
             if (!decoded.onGpu(j)) {
-                batch.leaveToCpu(i);
+                if (!batch.onCpu(i)) {
+                    batch.leaveToCpu(i); // nvJPEG refused the batch it was in: the CPU decodes it
+                }
                 continue;
             }
             ResampleTables t = tables[onGpu];
@@ -739,6 +759,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             times.addAndGet(WAIT_CPU, System.nanoTime() - waitStart);
             if (shared > 0) {
                 split.cpuMeasured(batch.timedRoundNanos(), shared);
+            }
+            if (split != null) {
+                balanceGpuDevice = split.deviceNanosPerImage();
+                balanceGpuHost = split.hostNanosPerImage();
+                balanceCpu = split.cpuNanosPerImage();
             }
             entry.hostUsed = true;
             for (int k = 0; k < batch.leftoverCount(); k++) {
@@ -914,7 +939,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                         times.get(WAIT_CPU),
                         times.get(HANDOFF),
                         times.get(DEVICE),
-                        times.get(DEVICE_BATCHES)));
+                        times.get(DEVICE_BATCHES)),
+                split == null ? null : new GpuDecodeStats.Balance(balanceGpuDevice, balanceGpuHost, balanceCpu));
     }
 
     // ------------------------------------------------------------------ shutdown

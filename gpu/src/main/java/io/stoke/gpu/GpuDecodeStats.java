@@ -11,6 +11,22 @@ package io.stoke.gpu;
  * @param sharedImages JPEGs the CPU threads decoded as their share of the work ({@code shareWithCpu})
  * @param failed     samples that could not be read or decoded
  * @param times      where the decode thread's wall time went
+ * @param balance    with the CPU sharing the decode, the rates its split is drawn from; else null
  */
 public record GpuDecodeStats(
-        long batches, long gpuImages, long cpuImages, long sharedImages, long failed, DecodeThreadTimes times) {}
+        long batches,
+        long gpuImages,
+        long cpuImages,
+        long sharedImages,
+        long failed,
+        DecodeThreadTimes times,
+        Balance balance) {
+    /**
+     * The smoothed times per image that {@code --decode auto} splits each batch by (NaN until measured).
+     *
+     * @param gpuDeviceNanos the device's time for an image nvJPEG decodes (decode and resize, CUDA events)
+     * @param gpuHostNanos   the decode thread's own time for it (nvJPEG's host side, the resize's tables)
+     * @param cpuNanos       the CPU threads' wall time for an image of their share, all threads together
+     */
+    public record Balance(double gpuDeviceNanos, double gpuHostNanos, double cpuNanos) {}
+}

@@ -80,6 +80,10 @@ public final class GpuJpegDecoder implements AutoCloseable {
     private CudaStream lastStream;
 
     private int initializedBatch;
+    // What examine() found, for the submit() that follows it: the device bytes of the images nvJPEG
+    // takes, and the batch's file count (-1 once submitted).
+    private long examinedBytes;
+    private int examinedFiles = -1;
     private boolean closed;
 
     private GpuJpegDecoder(CudaDriver driver, Nvjpeg nvjpeg, int maxBatch, long maxPixels, boolean preferHardware) {
@@ -206,15 +210,24 @@ public final class GpuJpegDecoder implements AutoCloseable {
      * hands each batch, with no object per file.
      */
     public Decoded decode(Files files, CudaStream stream) {
+        examine(files);
+        return submit(files, stream);
+    }
+
+    /**
+     * The first half of {@link #decode(Files, CudaStream)}: reads each file's header (on the hardware
+     * engine, its whole stream) and says which nvJPEG takes and which go to the CPU, why, and the
+     * sizes, queuing nothing. The caller may start the CPU on those before {@link #submit} (which takes
+     * the same {@code files}) queues the rest. The result is this decoder's one {@link Decoded}.
+     */
+    public Decoded examine(Files files) {
         checkOpen();
-        lastStream = stream;
         int n = files.count();
         if (n > maxBatch) {
             throw new IllegalArgumentException(n + " files in a batch of at most " + maxBatch);
         }
         decoded.begin(n);
         long bytes = 0;
-        int taken = 0;
         for (int i = 0; i < n; i++) {
             String why = examine(files.address(i), files.length(i));
             if (why != null) {
@@ -226,11 +239,35 @@ public final class GpuJpegDecoder implements AutoCloseable {
             long offset = align(bytes);
             decoded.toGpu(i, offset, w, h);
             bytes = offset + 3L * w * h;
-            taken++;
+        }
+        examinedBytes = bytes;
+        examinedFiles = n;
+        return decoded;
+    }
+
+    /**
+     * The second half of {@link #decode(Files, CudaStream)}: queues on {@code stream} the decode of
+     * what {@link #examine} found nvJPEG takes of the same {@code files}. A batch nvJPEG refuses as a
+     * whole goes to the CPU, each file said so in the result.
+     */
+    public Decoded submit(Files files, CudaStream stream) {
+        checkOpen();
+        if (examinedFiles != files.count()) {
+            throw new IllegalStateException("submit(" + files.count() + " files) after examine(" + examinedFiles + ")");
+        }
+        examinedFiles = -1; // once
+        lastStream = stream;
+        int n = files.count();
+        int taken = 0;
+        for (int i = 0; i < n; i++) {
+            if (decoded.onGpu(i)) {
+                taken++;
+            }
         }
         if (taken == 0) {
             return decoded;
         }
+        long bytes = examinedBytes;
         ensureCapacity(bytes, stream);
         long base = pixels.pointer();
         // Written at offsets, no slice or address object per image; a pointer is written as the 64-bit

@@ -262,6 +262,39 @@ class GpuJpegDecoderTest {
     }
 
     @Test
+    void examineSaysWhatGoesToTheCpuBeforeSubmitQueuesTheRest() throws IOException {
+        MemorySegment good = jpeg(40, 30, TurboJpeg.TJSAMP_420, 0, 1);
+        List<MemorySegment> list = List.of(png(8, 8), good);
+        GpuJpegDecoder.Files files = new GpuJpegDecoder.Files() {
+            @Override
+            public int count() {
+                return list.size();
+            }
+
+            @Override
+            public long address(int i) {
+                return list.get(i).address();
+            }
+
+            @Override
+            public long length(int i) {
+                return list.get(i).byteSize();
+            }
+        };
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, false, 8, 1 << 20)) {
+            assertThrows(IllegalStateException.class, () -> dec.submit(files, stream), "no examine before it");
+            GpuJpegDecoder.Decoded d = dec.examine(files);
+            assertFalse(d.onGpu(0));
+            assertTrue(d.onGpu(1), d.cpuReason(1));
+            assertEquals(0, dbl.nvjpegStat("nvjpeg_images"), "examine queues no decode");
+            dec.submit(files, stream);
+            assertArrayEquals(cpuDecode(good, 40, 30), gpuPixels(d, 1));
+            assertEquals(1, dbl.nvjpegStat("nvjpeg_images"), "the one file nvJPEG takes, decoded once");
+            assertThrows(IllegalStateException.class, () -> dec.submit(files, stream), "one submit per examine");
+        }
+    }
+
+    @Test
     void theHardwareEngineLeavesWhatItDoesNotDecodeToTheCpu() {
         dbl.nvjpegHardware(true);
         MemorySegment baseline = jpeg(48, 32, TurboJpeg.TJSAMP_420, 0, 3);
