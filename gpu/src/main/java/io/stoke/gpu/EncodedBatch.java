@@ -14,6 +14,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -241,11 +242,14 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
             timedStart = System.nanoTime();
             timedEnd.set(timedStart);
         }
+        // Each task takes the round's next leftover until none is left, rather than every n-th: a
+        // thread that starts late (busy, or descheduled) or draws the slow files (progressive, large)
+        // holds up the round by one image, not by its whole stripe.
+        AtomicInteger next = new AtomicInteger(from);
         for (int r = 0; r < n && from + r < to; r++) {
-            int first = from + r;
             cpuPending.add(threads.submitFirst(r, (unused, transform) -> {
                 long t0 = CPU.getCurrentThreadCpuTime();
-                for (int k = first; k < to; k += n) {
+                for (int k; (k = next.getAndIncrement()) < to; ) {
                     int i = leftovers[k];
                     cpuStatus[k] = transform.apply(samples[i], epoch, host, i * sampleBytes);
                     cpuMessages[k] = transform.message();
