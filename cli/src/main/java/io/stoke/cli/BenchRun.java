@@ -280,18 +280,18 @@ final class BenchRun {
                         t.resize() / perBatch,
                         t.cpu() / perBatch,
                         t.handoff() / perBatch,
-                        t.deviceBatches() == 0
+                        t.gpuSpanBatches() == 0
                                 ? ""
-                                : String.format(Locale.ROOT, "; device %.2f", t.device() / 1e6 / t.deviceBatches())));
+                                : String.format(Locale.ROOT, "; events %.2f", t.gpuSpan() / 1e6 / t.gpuSpanBatches())));
         GpuDecodeStats.Balance b = decoded.balance();
         if (b != null) {
             row(
                     "split from",
                     String.format(
                             Locale.ROOT,
-                            "us per image: GPU side %.1f (device %.1f, decode thread %.1f), CPU threads %.1f",
-                            Math.max(b.gpuDeviceNanos(), Double.isNaN(b.gpuHostNanos()) ? 0 : b.gpuHostNanos()) / 1e3,
-                            b.gpuDeviceNanos() / 1e3,
+                            "us per image: GPU side %.1f (events %.1f, decode thread %.1f), CPU threads %.1f",
+                            Math.max(b.gpuSpanNanos(), Double.isNaN(b.gpuHostNanos()) ? 0 : b.gpuHostNanos()) / 1e3,
+                            b.gpuSpanNanos() / 1e3,
                             b.gpuHostNanos() / 1e3,
                             b.cpuNanos() / 1e3));
         }

@@ -107,9 +107,9 @@ class BenchGpuDecodeTest {
             assertTrue(r[1].contains("32 in 4 batches (0 skipped or failed)"), r[1]);
             assertTrue(r[1].contains("decoded by the CPU threads beside the GPU, balanced per batch"), r[1]);
             assertTrue(
-                    r[1].matches("(?s).*decode thread +ms per batch: .*, handoff [0-9.]+; device [0-9.]+\n.*"), r[1]);
+                    r[1].matches("(?s).*decode thread +ms per batch: .*, handoff [0-9.]+; events [0-9.]+\n.*"), r[1]);
             assertTrue(
-                    r[1].matches("(?s).*split from +us per image: GPU side [0-9.]+ \\(device [0-9.]+, decode thread "
+                    r[1].matches("(?s).*split from +us per image: GPU side [0-9.]+ \\(events [0-9.]+, decode thread "
                             + "[0-9.]+\\), CPU threads [0-9.]+\n.*"),
                     r[1]);
             assertEquals(

@@ -4,14 +4,13 @@ package io.stoke.gpu;
  * How many of a batch's JPEGs the CPU threads decode while the GPU decodes the rest, so that both
  * sides finish together: {@code m = n * g / (g + c)}, where {@code g} is the GPU side's time per
  * image and {@code c} the CPU side's (all its threads together), each measured on the batches
- * before and smoothed. The GPU side's time is the longer of the device's (decode and resize, timed
- * by events) and the decode thread's own (nvJPEG's host side and queuing the resize): the thread does
- * one batch at a time, so where its host work is the longer, that bounds the GPU side, and a split
- * from the device's time alone gives the GPU more than it can take (on an H200 with ImageNet-sized
- * photographs, the CPU a quarter of each batch where it decodes twice as fast as the GPU side). Until both are measured it gives the CPU an eighth of the batch (at least
- * one image, and never a batch's only image before the GPU is measured), to measure both; after,
- * it never gives it none of a batch of 16 or more, so its rate stays known. Used by one thread
- * (the GPU decode stage's).
+ * before and smoothed. The GPU side's time is the longer of two: the span of the events recorded on
+ * the stream around its decode and resize, and the decode thread's own time for them (nvJPEG's host
+ * side and queuing the resize). The thread does one batch at a time, so where its host work is the
+ * longer, that bounds the GPU side. Until both are measured it gives the CPU an eighth of the
+ * batch (at least one image, and never a batch's only image before the GPU is measured), to measure
+ * both; after, it never gives it none of a batch of 16 or more, so its rate stays known. Used by one
+ * thread (the GPU decode stage's).
  */
 final class DecodeSplit {
     /** Weight of the past in the smoothed rates: a few batches' memory, so a slow batch does not swing it. */
@@ -74,8 +73,8 @@ final class DecodeSplit {
         return cpuNanosPerImage;
     }
 
-    /** The device's smoothed time per GPU image (events), NaN until measured. */
-    double deviceNanosPerImage() {
+    /** The events' smoothed span per GPU image, NaN until measured. */
+    double spanNanosPerImage() {
         return gpuNanosPerImage;
     }
 

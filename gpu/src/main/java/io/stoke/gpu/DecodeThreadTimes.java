@@ -14,9 +14,12 @@ package io.stoke.gpu;
  * @param resize  the resize's tables drawn and its kernel queued
  * @param cpu     waiting for the reader threads' share of the JPEGs and for what nvJPEG left to them
  * @param handoff handing the batch to the consumer (waiting while its queue is full) and counting it
- * @param device  the device's time for the decode and the resize (CUDA events), of the batches timed:
- *     measured only where the CPU shares the decode ({@code --decode auto}), else 0
- * @param deviceBatches how many batches {@code device} sums
+ * @param gpuSpan the span between the CUDA events recorded on the stream before nvJPEG's decode and
+ *     after the resize, of the batches timed: the device's work, and the device waiting for the
+ *     decode thread to queue it (the thread parses and draws tables between the two events), so it
+ *     is not the device's busy time. Measured only where the CPU shares the decode
+ *     ({@code --decode auto}), else 0
+ * @param gpuSpanBatches how many batches {@code gpuSpan} sums
  */
 public record DecodeThreadTimes(
         long reads,
@@ -26,5 +29,5 @@ public record DecodeThreadTimes(
         long resize,
         long cpu,
         long handoff,
-        long device,
-        long deviceBatches) {}
+        long gpuSpan,
+        long gpuSpanBatches) {}

@@ -178,11 +178,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             RESIZE = 4,
             WAIT_CPU = 5,
             HANDOFF = 6,
-            DEVICE = 7,
-            DEVICE_BATCHES = 8;
+            GPU_SPAN = 7,
+            GPU_SPAN_BATCHES = 8;
     private final AtomicLongArray times = new AtomicLongArray(9);
     // The split's rates as the decode thread last left them, for stats() (written once per batch).
-    private volatile double balanceGpuDevice = Double.NaN;
+    private volatile double balanceGpuSpan = Double.NaN;
     private volatile double balanceGpuHost = Double.NaN;
     private volatile double balanceCpu = Double.NaN;
     private final EpochCount epochCount = new EpochCount(); // the decode thread's
@@ -624,8 +624,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             if (gpuImagesTimed[t] > 0 && gpuEnd[t].isComplete()) {
                 long nanos = (long) (gpuEnd[t].elapsedMillis(gpuStart[t]) * 1e6);
                 split.gpuMeasured(nanos, gpuImagesTimed[t]);
-                times.addAndGet(DEVICE, nanos);
-                times.incrementAndGet(DEVICE_BATCHES);
+                times.addAndGet(GPU_SPAN, nanos);
+                times.incrementAndGet(GPU_SPAN_BATCHES);
                 gpuImagesTimed[t] = 0;
             }
         }
@@ -760,11 +760,6 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             if (shared > 0) {
                 split.cpuMeasured(batch.timedRoundNanos(), shared);
             }
-            if (split != null) {
-                balanceGpuDevice = split.deviceNanosPerImage();
-                balanceGpuHost = split.hostNanosPerImage();
-                balanceCpu = split.cpuNanosPerImage();
-            }
             entry.hostUsed = true;
             for (int k = 0; k < batch.leftoverCount(); k++) {
                 int i = batch.leftover(k);
@@ -793,6 +788,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 // zeroed): one copy up. Under FAIL a failed position's bytes are stale, and the batch refused.
                 entry.out.copyFromHostAsync(0, host.asSlice(0, n * hostBytes), stream);
             }
+        }
+        if (split != null) {
+            balanceGpuSpan = split.spanNanosPerImage();
+            balanceGpuHost = split.hostNanosPerImage();
+            balanceCpu = split.cpuNanosPerImage();
         }
         errors.sort(BY_POSITION); // the readers' errors, then the CPU's: in position order, as a Batch's
         gpuImages.addAndGet(onGpu);
@@ -938,9 +938,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                         times.get(RESIZE),
                         times.get(WAIT_CPU),
                         times.get(HANDOFF),
-                        times.get(DEVICE),
-                        times.get(DEVICE_BATCHES)),
-                split == null ? null : new GpuDecodeStats.Balance(balanceGpuDevice, balanceGpuHost, balanceCpu));
+                        times.get(GPU_SPAN),
+                        times.get(GPU_SPAN_BATCHES)),
+                split == null ? null : new GpuDecodeStats.Balance(balanceGpuSpan, balanceGpuHost, balanceCpu));
     }
 
     // ------------------------------------------------------------------ shutdown

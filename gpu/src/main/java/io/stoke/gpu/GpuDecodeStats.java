@@ -24,9 +24,10 @@ public record GpuDecodeStats(
     /**
      * The smoothed times per image that {@code --decode auto} splits each batch by (NaN until measured).
      *
-     * @param gpuDeviceNanos the device's time for an image nvJPEG decodes (decode and resize, CUDA events)
+     * @param gpuSpanNanos   the span of the CUDA events around the GPU side, per image nvJPEG decodes
+     *     ({@link DecodeThreadTimes#gpuSpan}: the device's work and its waits for the decode thread)
      * @param gpuHostNanos   the decode thread's own time for it (nvJPEG's host side, the resize's tables)
      * @param cpuNanos       the CPU threads' wall time for an image of their share, all threads together
      */
-    public record Balance(double gpuDeviceNanos, double gpuHostNanos, double cpuNanos) {}
+    public record Balance(double gpuSpanNanos, double gpuHostNanos, double cpuNanos) {}
 }

@@ -31,18 +31,18 @@ class DecodeSplitTest {
     }
 
     @Test
-    void theDecodeThreadsHostTimeBoundsTheGpuSideWhereItIsTheLonger() {
+    void theDecodeThreadsHostTimeBoundsTheGpuSideWhereItIsLongerThanTheEventsSpan() {
         DecodeSplit s = new DecodeSplit();
-        // The device decodes and resizes in 0.05 ms an image, but the decode thread's nvJPEG host side
-        // takes 0.2 ms an image; the CPU threads together take 0.1 ms: the GPU side is 0.2 ms, the
-        // CPU gets two thirds (on the device's time alone it would get a third).
+        // The events around the decode and resize span 0.05 ms an image, but the decode thread's
+        // nvJPEG host side takes 0.2 ms an image; the CPU threads together take 0.1 ms: the GPU side
+        // is 0.2 ms, the CPU gets two thirds (on the events' span alone it would get a third).
         s.gpuMeasured(5_000_000, 100);
         s.cpuMeasured(10_000_000, 100);
-        assertEquals(85, s.cpuCount(256), "the device's time alone, before the host's is measured");
+        assertEquals(85, s.cpuCount(256), "the events' span alone, before the host's time is measured");
         s.gpuHostMeasured(20_000_000, 100);
         assertEquals(200_000, s.gpuNanosPerImage(), 1e-6);
         assertEquals(171, s.cpuCount(256));
-        // A device slower than the host: the device's time bounds it.
+        // A span longer than the host's time: the span bounds it.
         DecodeSplit d = new DecodeSplit();
         d.gpuMeasured(30_000_000, 100);
         d.gpuHostMeasured(10_000_000, 100);

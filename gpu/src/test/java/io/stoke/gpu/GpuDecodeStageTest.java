@@ -149,10 +149,10 @@ class GpuDecodeStageTest {
         assertTrue(s.gpuImages() > 0, s.toString());
         assertTrue(s.cpuImages() <= 2 * 3, "only the PNG, the CMYK and the progressive JPEG must go: " + s);
         // Where the decode thread's time went: nvJPEG's host side and the CPU's part on every batch, and
-        // the device's time of the batches whose events were read (with a split only).
+        // the events' span of the batches whose events were read (with a split only).
         DecodeThreadTimes t = s.times();
         assertTrue(t.nvjpeg() > 0 && t.resize() > 0 && t.cpu() > 0, t.toString());
-        assertTrue(t.deviceBatches() > 0 && t.deviceBatches() <= s.batches() && t.device() > 0, t.toString());
+        assertTrue(t.gpuSpanBatches() > 0 && t.gpuSpanBatches() <= s.batches() && t.gpuSpan() > 0, t.toString());
     }
 
     /** Two shuffled epochs through the stage, on the hardware engine, equal the host loader's. */
@@ -214,7 +214,7 @@ class GpuDecodeStageTest {
             }
             assertEquals(0, s.failed());
             if (!share) {
-                assertEquals(0, s.times().deviceBatches(), "the device is timed only for the split");
+                assertEquals(0, s.times().gpuSpanBatches(), "the events are timed only for the split");
             }
             assertEquals(0, dbl.nvjpegStat("bitstream_changed"), "no file refilled under the engine's queued work");
             assertEquals(0, dbl.stat("pageable_async_copies"), "the CPU's images are copied from pinned memory");
