@@ -50,6 +50,31 @@ public final class GpuJpegDecoder implements AutoCloseable {
         long address(int i);
 
         long length(int i);
+
+        /** The files of {@code segments}, each a whole file in native memory. */
+        static Files of(List<MemorySegment> segments) {
+            for (int i = 0; i < segments.size(); i++) {
+                if (!segments.get(i).isNative()) {
+                    throw new IllegalArgumentException("file " + i + " is not in native memory");
+                }
+            }
+            return new Files() {
+                @Override
+                public int count() {
+                    return segments.size();
+                }
+
+                @Override
+                public long address(int i) {
+                    return segments.get(i).address();
+                }
+
+                @Override
+                public long length(int i) {
+                    return segments.get(i).byteSize();
+                }
+            };
+        }
     }
 
     /** Each image starts on this boundary in the device buffer, as CUDA's own allocations do. */
@@ -180,29 +205,7 @@ public final class GpuJpegDecoder implements AutoCloseable {
      * @throws io.stoke.ffm.cuda.NvjpegException when the device fails (not a file: those go to the CPU)
      */
     public Decoded decode(List<MemorySegment> files, CudaStream stream) {
-        for (int i = 0; i < files.size(); i++) {
-            if (!files.get(i).isNative()) {
-                throw new IllegalArgumentException("file " + i + " is not in native memory");
-            }
-        }
-        return decode(
-                new Files() {
-                    @Override
-                    public int count() {
-                        return files.size();
-                    }
-
-                    @Override
-                    public long address(int i) {
-                        return files.get(i).address();
-                    }
-
-                    @Override
-                    public long length(int i) {
-                        return files.get(i).byteSize();
-                    }
-                },
-                stream);
+        return decode(Files.of(files), stream);
     }
 
     /**

@@ -272,22 +272,7 @@ class GpuJpegDecoderTest {
     void examineSaysWhatGoesToTheCpuBeforeSubmitQueuesTheRest() throws IOException {
         MemorySegment good = jpeg(40, 30, TurboJpeg.TJSAMP_420, 0, 1);
         List<MemorySegment> list = List.of(png(8, 8), good);
-        GpuJpegDecoder.Files files = new GpuJpegDecoder.Files() {
-            @Override
-            public int count() {
-                return list.size();
-            }
-
-            @Override
-            public long address(int i) {
-                return list.get(i).address();
-            }
-
-            @Override
-            public long length(int i) {
-                return list.get(i).byteSize();
-            }
-        };
+        GpuJpegDecoder.Files files = GpuJpegDecoder.Files.of(list);
         try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, false, 8, 1 << 20)) {
             assertThrows(IllegalStateException.class, () -> dec.submit(files, stream), "no examine before it");
             GpuJpegDecoder.Decoded d = dec.examine(files);
