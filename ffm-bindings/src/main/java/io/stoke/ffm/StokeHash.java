@@ -18,7 +18,7 @@ import java.lang.invoke.MethodHandle;
  */
 public final class StokeHash {
     /** What the library must report from {@code stoke_hash_abi_version}. */
-    public static final int ABI_VERSION = 1;
+    public static final int ABI_VERSION = 2;
 
     private static final Loaded LOADED = load();
 

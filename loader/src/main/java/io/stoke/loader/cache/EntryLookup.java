@@ -27,6 +27,8 @@ final class EntryLookup implements AutoCloseable {
     static final int UNNAMED = -3;
     /** Something Stoke never makes at an entry's name: a link, a FIFO, a folder. */
     static final int PLANTED = -4;
+    /** An earlier Stoke's entry ({@link CacheEntry#FORMER_MAGIC}): a miss, made again in this format. */
+    static final int FORMER = -5;
 
     static final int PATH_MAX = 4096;
 
@@ -54,7 +56,7 @@ final class EntryLookup implements AutoCloseable {
      * Reads the entry of {@code id}: its kind ({@link CacheEntry#COPY}, the copy then in {@link
      * #content()}, or {@link CacheEntry#ORIGINAL}), or {@link #MISSING} or {@link #DAMAGED} (another
      * original under the same key, a header or content that does not check, an entry cut short), or
-     * {@link #PLANTED}.
+     * {@link #PLANTED}, or {@link #FORMER}.
      */
     int read(OriginalId id) {
         length = 0;
@@ -76,7 +78,11 @@ final class EntryLookup implements AutoCloseable {
         }
         try {
             long head = CacheEntry.HEADER_BYTES + id.nameLength;
-            if (LibC.pread(callState, fd, header, head, 0) != head || !id.namedBy(header)) {
+            long headerRead = LibC.pread(callState, fd, header, head, 0);
+            if (headerRead >= 8 && header.get(JAVA_LONG, 0) == CacheEntry.FORMER_MAGIC) {
+                return FORMER;
+            }
+            if (headerRead != head || !id.namedBy(header)) {
                 return DAMAGED;
             }
             int kind = CacheEntry.kind(header);
@@ -125,6 +131,9 @@ final class EntryLookup implements AutoCloseable {
         cache.misses.increment();
         if (found == PLANTED) {
             cache.planted(entryPath, SafeFiles.kind(plantedMode));
+        }
+        if (found == FORMER) {
+            cache.discard(entryPath); // its content hash is of the former kind: made again, not damaged
         }
         if (found == DAMAGED) {
             cache.countDamaged();

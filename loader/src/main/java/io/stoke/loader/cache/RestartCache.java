@@ -526,13 +526,36 @@ public final class RestartCache implements AutoCloseable {
         if (!from.identify(sample) || from.id.nameLength > EntryLookup.PATH_MAX) {
             return;
         }
-        if (Files.isRegularFile(entryOf(from.id.key()), LinkOption.NOFOLLOW_LINKS)) {
+        if (filedAlready(entryOf(from.id.key()))) {
             return; // filled since it was asked for (another worker, another process), or about to be replaced
         }
         if (!from.read(sample)) {
             return; // unreadable, changed while read, or not a JPEG: nothing to cache
         }
         file(from.id, copier.copy(from.bytes(), from.length()), copier, header);
+    }
+
+    /**
+     * Whether an entry is at {@code entry} in this format. An earlier Stoke's ({@link
+     * CacheEntry#FORMER_MAGIC}) is removed, to be made again, as a worker's read removes it.
+     */
+    private boolean filedAlready(Path entry) throws IOException {
+        if (!Files.isRegularFile(entry, LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        java.nio.ByteBuffer magic = java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        try (FileChannel ch = SafeFiles.openRegular(entry)) {
+            while (magic.hasRemaining() && ch.read(magic) > 0) {}
+        } catch (NoSuchFileException gone) {
+            return false; // removed since (a worker found it damaged)
+        } catch (IOException planted) {
+            return false; // a link or a FIFO put there since: filing replaces it, as ever
+        }
+        if (magic.position() == 8 && magic.getLong(0) == CacheEntry.FORMER_MAGIC) {
+            usage.remove(entry);
+            return false;
+        }
+        return true;
     }
 
     /**

@@ -28,12 +28,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The pixel library's {@code stoke_hash} against {@link CacheEntry#hash}, the Java loop that wrote
- * every entry so far, bit for bit: every length to 300 and a few of a megabyte, at offsets that
- * are not multiples of 8, over random bytes and all 0xFF, under several seeds, in native and heap
- * segments. Both are held to values a Python rendering of the definition computed, so that neither
- * can drift from the entries on disk with the other. And entries on disk written by either side are
- * read by the other, a process of each.
+ * The pixel library's {@code stoke_hash} against {@link CacheEntry#lanes}, the Java loop that writes
+ * entries where the library is missing, bit for bit: every length to 300 and a few of a megabyte, at
+ * offsets that are not multiples of 8, over random bytes and all 0xFF, under several seeds, in
+ * native and heap segments. Both are held to values a Python rendering of the definition computed,
+ * so that neither can drift from the entries on disk with the other, and so is {@link
+ * CacheEntry#hash} (keys and headers). Entries on disk written by either side are read by the other,
+ * a process of each; an earlier Stoke's entries are made again, not called damaged.
  */
 class CacheEntryHashTest {
     @TempDir
@@ -57,7 +58,7 @@ class CacheEntryHashTest {
                 for (long seed : SEEDS) {
                     for (int offset : new int[] {0, 1, 3, 7, 8, 13}) {
                         for (int length = 0; length <= 300; length++) {
-                            long java = CacheEntry.hash(seed, s, offset, length);
+                            long java = CacheEntry.lanes(seed, s, offset, length);
                             assertEquals(java, StokeHash.hash(seed, s, offset, length), () -> "seed " + seed);
                             assertEquals(java, CacheEntry.contentHash(seed, s, offset, length));
                         }
@@ -80,7 +81,7 @@ class CacheEntryHashTest {
                 for (long seed : SEEDS) {
                     for (int offset : new int[] {0, 5, 11}) {
                         for (int length : new int[] {MEGABYTE - 3, MEGABYTE, MEGABYTE + 5}) {
-                            long java = CacheEntry.hash(seed, s, offset, length);
+                            long java = CacheEntry.lanes(seed, s, offset, length);
                             assertEquals(java, StokeHash.hash(seed, s, offset, length));
                             assertEquals(java, CacheEntry.contentHash(seed, s, offset, length));
                         }
@@ -90,7 +91,10 @@ class CacheEntryHashTest {
         }
     }
 
-    /** (seed, length, hash) of bytes {@code (31 i + 7) & 0xFF}, by a Python rendering of the definition. */
+    /**
+     * (seed, length, hash) of bytes {@code (31 i + 7) & 0xFF}, by a Python rendering of {@link
+     * CacheEntry#hash}'s definition: keys and headers, unchanged since the first entries.
+     */
     private static final long[][] PINNED = {
         {0L, 0, 0L},
         {0L, 1, -621772950581698083L},
@@ -110,6 +114,32 @@ class CacheEntryHashTest {
         {-1L, 1048576, -1453688619495949924L},
     };
 
+    /**
+     * The same for the content hash, {@link CacheEntry#lanes} ({@code native/pixels/stoke_hash.h}):
+     * lengths on both sides of a lane step (31, 32, 33) too.
+     */
+    private static final long[][] PINNED_CONTENT = {
+        {0L, 0, -5719385731229326070L},
+        {0L, 1, -6471281812131768941L},
+        {0L, 7, -7261475138239985391L},
+        {0L, 8, -4112401563725700118L},
+        {0L, 9, 1049248173366859863L},
+        {0L, 31, -9216445957883354482L},
+        {0L, 32, -1767680625006179099L},
+        {0L, 33, 5702248818380827189L},
+        {0L, 63, -8281511427909196472L},
+        {0L, 100003, -4917456099088998457L},
+        {0L, 1048576, 3249857480358645032L},
+        {0x436F_6E74_656E_7448L, 0, 2439910603691068166L},
+        {0x436F_6E74_656E_7448L, 9, 4436258428933669266L},
+        {0x436F_6E74_656E_7448L, 100003, 3202100214003150457L},
+        {0x436F_6E74_656E_7448L, 1048576, -7652951565367965830L},
+        {-1L, 0, -7402012019346372995L},
+        {-1L, 7, 2781132724420703980L},
+        {-1L, 63, 2397107637129547243L},
+        {-1L, 1048576, -7312605735339157505L},
+    };
+
     @Test
     void bothAgreeWithTheDefinitionsValues() {
         try (Arena arena = Arena.ofConfined()) {
@@ -118,7 +148,10 @@ class CacheEntryHashTest {
                 s.set(JAVA_BYTE, 3 + i, (byte) (31 * i + 7));
             }
             for (long[] p : PINNED) {
-                assertEquals(p[2], CacheEntry.hash(p[0], s, 3, p[1]), () -> "Java, length " + p[1]);
+                assertEquals(p[2], CacheEntry.hash(p[0], s, 3, p[1]), () -> "Java's key hash, length " + p[1]);
+            }
+            for (long[] p : PINNED_CONTENT) {
+                assertEquals(p[2], CacheEntry.lanes(p[0], s, 3, p[1]), () -> "Java, length " + p[1]);
                 assertEquals(p[2], StokeHash.hash(p[0], s, 3, p[1]), () -> "C, length " + p[1]);
             }
         }
@@ -132,7 +165,7 @@ class CacheEntryHashTest {
             assertThrows(IndexOutOfBoundsException.class, () -> CacheEntry.contentHash(0, s, -1, 10));
             assertThrows(IndexOutOfBoundsException.class, () -> CacheEntry.contentHash(0, s, 0, -1));
             assertThrows(IndexOutOfBoundsException.class, () -> CacheEntry.contentHash(0, s, 101, 0));
-            assertEquals(CacheEntry.hash(0, s, 100, 0), CacheEntry.contentHash(0, s, 100, 0));
+            assertEquals(CacheEntry.lanes(0, s, 100, 0), CacheEntry.contentHash(0, s, 100, 0));
         }
     }
 
@@ -166,6 +199,57 @@ class CacheEntryHashTest {
         }
         String read = runChild(data, tmp.resolve("by-c"));
         assertTrue(read.contains("hits=12 misses=0 copied=0 damaged=0"), read);
+    }
+
+    /**
+     * An earlier Stoke's entries (magic "STKRSTC1", the content hashed in one lane) are neither
+     * served nor called damaged: each is a miss and is made again in this format, by a loader's
+     * epoch and by {@code stoke cache}'s fill, and then hits.
+     */
+    @Test
+    void anEarlierStokesEntriesAreMadeAgainNotCalledDamaged() throws Exception {
+        Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
+        Path data = tmp.resolve("data");
+        for (int i = 0; i < 12; i++) {
+            int w = 64 + 23 * i;
+            int h = 48 + 17 * i;
+            byte[] jpeg = TestImages.jpeg(TestImages.rgb(w, h, i), w, h, 3, 88, TurboJpeg.TJSAMP_420, 0);
+            Files.write(Files.createDirectories(data.resolve("c" + i % 2)).resolve("i" + i + ".jpg"), jpeg);
+        }
+        Path folder = tmp.resolve("cache");
+        try (RestartCache cache = RestartCache.open(folder, 1L << 30, w -> fail(w))) {
+            assertEquals(12L, epoch(data, cache).copied());
+        }
+        assertEquals(12, former(folder));
+        try (RestartCache cache = RestartCache.open(folder, 1L << 30, w -> fail(w))) {
+            RestartCache.Stats s = epoch(data, cache);
+            assertEquals(
+                    List.of(0L, 12L, 0L, 12L), List.of(s.hits(), s.misses(), s.damaged(), s.copied()), s.toString());
+            s = epoch(data, cache); // the counts are the process's: this epoch's 12 hits added
+            assertEquals(List.of(12L, 12L, 0L), List.of(s.hits(), s.misses(), s.damaged()), s.toString());
+        }
+        assertEquals(12, former(folder));
+        try (RestartCache cache = RestartCache.open(folder, 1L << 30, w -> fail(w))) {
+            cache.fill(ImageFolder.scan(data), 2, d -> {});
+            assertEquals(12L, cache.stats().copied());
+            RestartCache.Stats s = epoch(data, cache);
+            assertEquals(List.of(12L, 0L, 0L), List.of(s.hits(), s.misses(), s.damaged()), s.toString());
+        }
+    }
+
+    /** Rewrites every entry's magic as an earlier Stoke wrote it; how many. */
+    private static int former(Path folder) throws Exception {
+        byte[] magic = "STKRSTC1".getBytes(StandardCharsets.US_ASCII);
+        int n = 0;
+        try (var entries = Files.walk(folder)) {
+            for (Path e : entries.filter(f -> f.toString().endsWith(".stc")).toList()) {
+                try (var ch = java.nio.channels.FileChannel.open(e, java.nio.file.StandardOpenOption.WRITE)) {
+                    ch.write(java.nio.ByteBuffer.wrap(magic), 0);
+                }
+                n++;
+            }
+        }
+        return n;
     }
 
     private static RestartCache.Stats epoch(Path data, RestartCache cache) throws Exception {
