@@ -39,7 +39,7 @@ public final class JpegDecoder implements AutoCloseable {
 
     private final TransformSpec spec;
     private final JpegDecompressor tj = new JpegDecompressor();
-    private final ScratchImage scratchImage = new ScratchImage(1024L * 1024 * 3);
+    private final ScratchImage scratchImage = ScratchImage.forDecodedRows(1024L * 1024 * 3);
     private MemorySegment scratch = scratchImage.segment();
     private int width;
     private int height;

@@ -1,0 +1,166 @@
+/*
+ * decode_then_resize.c: the training transform's two steps as a worker takes them, one thread:
+ * each file's RandomResizedCrop box decoded by the region decoder (seeking where the file has
+ * restart markers), then the box's rows resized to 224 columns by the horizontal pass, straight
+ * after, while the decoder's rows are wherever its stores left them. The decoded rows start at
+ * SKEW bytes past a 64-byte boundary (argument 2, default 0): libjpeg-turbo's AVX2 colour
+ * conversion writes a 32-byte-aligned row with non-temporal stores, which bypass the caches, so
+ * the resize reads it back from memory; ScratchImage.forDecodedRows starts at 8. It includes the
+ * pixel library's source, so that two versions can be timed side by side (-I at each one's
+ * folder); it is a measurement, not part of Stoke. Boxes: torchvision's algorithm, fixed random
+ * numbers. Progressive files are left out.
+ *
+ *   gcc -std=gnu11 -O3 -I native/pixels -o /tmp/decode_then_resize benchmarks/native/decode_then_resize.c \
+ *       native/pixels/stoke_jpeg.c -ljpeg -lm
+ *   find DIR -name '*.jpg' | sort > /tmp/files; /tmp/decode_then_resize /tmp/files 0; /tmp/decode_then_resize /tmp/files 8
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "stoke_jpeg.h"
+#include "stoke_pixels.c"
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+
+static double uniform(void)
+{
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+/* torchvision's RandomResizedCrop.get_params. */
+static void draw_box(int width, int height, int *box)
+{
+  double area = (double)width * height;
+  for (int attempt = 0; attempt < 10; attempt++) {
+    double target = area * (0.08 + uniform() * 0.92);
+    double ratio = exp(log(3.0 / 4) + uniform() * (log(4.0 / 3) - log(3.0 / 4)));
+    int w = (int)lround(sqrt(target * ratio)), h = (int)lround(sqrt(target / ratio));
+    if (w > 0 && h > 0 && w <= width && h <= height) {
+      box[0] = (int)(uniform() * (width - w + 1));
+      box[1] = (int)(uniform() * (height - h + 1));
+      box[2] = w;
+      box[3] = h;
+      return;
+    }
+  }
+  box[0] = box[1] = 0;
+  box[2] = width;
+  box[3] = height;
+}
+
+/* PIL's bilinear precompute_coeffs for [in0, in0 + length) of in_size pixels to out_size; returns taps. */
+static int32_t coefficients(int32_t in_size, double in0, double length, int32_t out_size, int32_t *bounds,
+                            int32_t **weights)
+{
+  double scale = length / out_size, filter_scale = scale < 1 ? 1 : scale, support = filter_scale;
+  int32_t taps = (int32_t)ceil(support) * 2 + 1;
+  *weights = calloc((size_t)out_size * (size_t)taps, sizeof(int32_t));
+  double *k = malloc(sizeof(double) * (size_t)taps);
+  for (int32_t x = 0; x < out_size; x++) {
+    double center = in0 + (x + 0.5) * scale, sum = 0;
+    int32_t min = (int32_t)(center - support + 0.5), max = (int32_t)(center + support + 0.5);
+    if (min < 0) min = 0;
+    if (max > in_size) max = in_size;
+    for (int32_t t = 0; t < max - min; t++) {
+      double d = fabs((t + min - center + 0.5) / filter_scale);
+      k[t] = d < 1 ? 1 - d : 0;
+      sum += k[t];
+    }
+    for (int32_t t = 0; t < max - min; t++) (*weights)[(int64_t)x * taps + t] = (int32_t)(k[t] / sum * (1 << 22) + 0.5);
+    bounds[2 * x] = min;
+    bounds[2 * x + 1] = max - min;
+  }
+  free(k);
+  return taps;
+}
+
+/* The frame's size from a baseline or extended-sequential SOF; 0 for a progressive file. */
+static void frame_size(const uint8_t *b, long size, int *w, int *h)
+{
+  *w = *h = 0;
+  for (long p = 2; p + 9 < size;) {
+    if (b[p] != 0xFF) {
+      p++;
+      continue;
+    }
+    int code = b[p + 1], length = b[p + 2] << 8 | b[p + 3];
+    if (code == 0xC0 || code == 0xC1) {
+      *h = b[p + 5] << 8 | b[p + 6];
+      *w = b[p + 7] << 8 | b[p + 8];
+      return;
+    }
+    if (code == 0xC2 || code == 0xDA) return;
+    p += 2 + length;
+  }
+}
+
+static double now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc < 2) {
+    fprintf(stderr, "usage: decode_then_resize FILE_LIST [SKEW]\n");
+    return 2;
+  }
+  long skew = argc > 2 ? atol(argv[2]) : 0;
+  FILE *list = fopen(argv[1], "r");
+  if (list == NULL) return 2;
+  const int64_t capacity = 64 << 20;
+  uint8_t *base = aligned_alloc(64, (size_t)capacity + 64), *rows = base + skew;
+  uint8_t *tmp = malloc(16 << 20);
+  char path[4096], message[256];
+  int32_t region[8];
+  double decode = 0, horizontal = 0;
+  int n = 0;
+  while (fgets(path, sizeof path, list)) {
+    path[strcspn(path, "\n")] = 0;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) continue;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *jpeg = malloc((size_t)size);
+    size_t got = fread(jpeg, 1, (size_t)size, f);
+    fclose(f);
+    int width, height, box[4];
+    frame_size(jpeg, size, &width, &height);
+    if (got != (size_t)size || width == 0) {
+      free(jpeg);
+      continue;
+    }
+    draw_box(width, height, box);
+    double t0 = now();
+    int32_t rc = stoke_decode_region(jpeg, size, 8, 8, box[0], box[1], box[2], box[3], (int64_t)1 << 30, 100, 0, rows,
+                                     capacity, region, message, sizeof message);
+    double t1 = now();
+    if (rc == STOKE_JPEG_OK) {
+      int32_t bounds[2 * 224], *weights;
+      int32_t rw = region[STOKE_REGION_WIDTH];
+      int32_t taps = coefficients(rw, box[0] - region[STOKE_REGION_X], box[2], 224, bounds, &weights);
+      double t2 = now();
+      stoke_resample_horizontal(rows + (int64_t)(box[1] - region[STOKE_REGION_Y]) * 4 * rw, 4 * (int64_t)rw, 0, box[3],
+                                224, bounds, weights, taps, tmp);
+      horizontal += now() - t2;
+      decode += t1 - t0;
+      n++;
+      free(weights);
+    }
+    free(jpeg);
+  }
+  printf("%d images, rows %ld bytes past a 64-byte boundary: decode %.1f us, then the horizontal pass %.1f us\n", n,
+         skew, decode / n * 1e6, horizontal / n * 1e6);
+  free(base);
+  free(tmp);
+  return 0;
+}
