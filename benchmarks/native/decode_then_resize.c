@@ -22,63 +22,8 @@
 
 #include "stoke_jpeg.h"
 #include "stoke_pixels.c"
-
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-
-static double uniform(void)
-{
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (double)(rng >> 11) / 9007199254740992.0;
-}
-
-/* torchvision's RandomResizedCrop.get_params. */
-static void draw_box(int width, int height, int *box)
-{
-  double area = (double)width * height;
-  for (int attempt = 0; attempt < 10; attempt++) {
-    double target = area * (0.08 + uniform() * 0.92);
-    double ratio = exp(log(3.0 / 4) + uniform() * (log(4.0 / 3) - log(3.0 / 4)));
-    int w = (int)lround(sqrt(target * ratio)), h = (int)lround(sqrt(target / ratio));
-    if (w > 0 && h > 0 && w <= width && h <= height) {
-      box[0] = (int)(uniform() * (width - w + 1));
-      box[1] = (int)(uniform() * (height - h + 1));
-      box[2] = w;
-      box[3] = h;
-      return;
-    }
-  }
-  box[0] = box[1] = 0;
-  box[2] = width;
-  box[3] = height;
-}
-
-/* PIL's bilinear precompute_coeffs for [in0, in0 + length) of in_size pixels to out_size; returns taps. */
-static int32_t coefficients(int32_t in_size, double in0, double length, int32_t out_size, int32_t *bounds,
-                            int32_t **weights)
-{
-  double scale = length / out_size, filter_scale = scale < 1 ? 1 : scale, support = filter_scale;
-  int32_t taps = (int32_t)ceil(support) * 2 + 1;
-  *weights = calloc((size_t)out_size * (size_t)taps, sizeof(int32_t));
-  double *k = malloc(sizeof(double) * (size_t)taps);
-  for (int32_t x = 0; x < out_size; x++) {
-    double center = in0 + (x + 0.5) * scale, sum = 0;
-    int32_t min = (int32_t)(center - support + 0.5), max = (int32_t)(center + support + 0.5);
-    if (min < 0) min = 0;
-    if (max > in_size) max = in_size;
-    for (int32_t t = 0; t < max - min; t++) {
-      double d = fabs((t + min - center + 0.5) / filter_scale);
-      k[t] = d < 1 ? 1 - d : 0;
-      sum += k[t];
-    }
-    for (int32_t t = 0; t < max - min; t++) (*weights)[(int64_t)x * taps + t] = (int32_t)(k[t] / sum * (1 << 22) + 0.5);
-    bounds[2 * x] = min;
-    bounds[2 * x + 1] = max - min;
-  }
-  free(k);
-  return taps;
-}
+#include "pil_coefficients.h"
+#include "crop_boxes.h"
 
 /* The frame's size from a baseline or extended-sequential SOF; 0 for a progressive file. */
 static void frame_size(const uint8_t *b, long size, int *w, int *h)
@@ -139,7 +84,7 @@ int main(int argc, char **argv)
       free(jpeg);
       continue;
     }
-    draw_box(width, height, box);
+    crop_box(width, height, box);
     double t0 = now();
     int32_t rc = stoke_decode_region(jpeg, size, 8, 8, box[0], box[1], box[2], box[3], (int64_t)1 << 30, 100, 0, rows,
                                      capacity, region, message, sizeof message);
@@ -147,7 +92,7 @@ int main(int argc, char **argv)
     if (rc == STOKE_JPEG_OK) {
       int32_t bounds[2 * 224], *weights;
       int32_t rw = region[STOKE_REGION_WIDTH];
-      int32_t taps = coefficients(rw, box[0] - region[STOKE_REGION_X], box[2], 224, bounds, &weights);
+      int32_t taps = pil_coefficients(rw, box[0] - region[STOKE_REGION_X], box[2], 224, 0, bounds, &weights);
       double t2 = now();
       stoke_resample_horizontal(rows + (int64_t)(box[1] - region[STOKE_REGION_Y]) * 4 * rw, 4 * (int64_t)rw, 0, box[3],
                                 224, bounds, weights, taps, tmp);

@@ -17,22 +17,13 @@
  *   find DIR -name '*.jpg' | sort | /tmp/miss_copy REPEATS
  */
 #include "../../native/pixels/stoke_jpeg.c"
+#include "crop_boxes.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
 
 #define MARGIN 2
-
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-
-static double uniform(void)
-{
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (double)(rng >> 11) / 9007199254740992.0;
-}
 
 static double now(void)
 {
@@ -47,23 +38,12 @@ struct file {
   int x, y, w, h; /* the box with its margin, in pixels */
 };
 
-/* torchvision's RandomResizedCrop.get_params (scale 0.08-1, ratio 3/4-4/3), then the margin. */
+/* torchvision's RandomResizedCrop.get_params (crop_boxes.h), then the margin. */
 static void draw_box(struct file *f, int width, int height)
 {
-  int w = width, h = height, x = 0, y = 0;
-  for (int attempt = 0; attempt < 10; attempt++) {
-    double area = width * (double)height * (0.08 + 0.92 * uniform());
-    double ratio = exp(log(3.0 / 4) + (log(4.0 / 3) - log(3.0 / 4)) * uniform());
-    int cw = (int)lround(sqrt(area * ratio));
-    int ch = (int)lround(sqrt(area / ratio));
-    if (cw > 0 && ch > 0 && cw <= width && ch <= height) {
-      w = cw;
-      h = ch;
-      x = (int)(uniform() * (width - w + 1));
-      y = (int)(uniform() * (height - h + 1));
-      break;
-    }
-  }
+  int box[4];
+  crop_box(width, height, box);
+  int x = box[0], y = box[1], w = box[2], h = box[3];
   f->x = x > MARGIN ? x - MARGIN : 0;
   f->y = y > MARGIN ? y - MARGIN : 0;
   f->w = (x + w + MARGIN < width ? x + w + MARGIN : width) - f->x;

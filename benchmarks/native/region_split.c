@@ -10,21 +10,13 @@
  *   find DIR -name '*.jpg' | sort | /tmp/region_split REPEATS
  */
 #include "../../native/pixels/stoke_jpeg.c"
+#include "crop_boxes.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
 
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static double sub_area; /* summed fraction of the image that the seeking path's sub-images cover */
-
-static double uniform(void)
-{
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (double)(rng >> 11) / 9007199254740992.0;
-}
 
 static double now(void)
 {
@@ -37,29 +29,6 @@ struct file {
   uint8_t *data;
   long size;
 };
-
-/* torchvision's RandomResizedCrop.get_params. */
-static void draw_box(int width, int height, int *box)
-{
-  double area = (double)width * height;
-  for (int attempt = 0; attempt < 10; attempt++) {
-    double target = area * (0.08 + uniform() * 0.92);
-    double ratio = exp(log(3.0 / 4) + uniform() * (log(4.0 / 3) - log(3.0 / 4)));
-    int w = (int)lround(sqrt(target * ratio));
-    int h = (int)lround(sqrt(target / ratio));
-    if (w > 0 && h > 0 && w <= width && h <= height) {
-      box[0] = (int)(uniform() * (width - w + 1));
-      box[1] = (int)(uniform() * (height - h + 1));
-      box[2] = w;
-      box[3] = h;
-      return;
-    }
-  }
-  box[0] = 0;
-  box[1] = 0;
-  box[2] = width;
-  box[3] = height;
-}
 
 static int whole_decode(const struct file *f, int denom, uint8_t *dst)
 {
@@ -216,7 +185,7 @@ int main(int argc, char **argv)
       jpeg_destroy_decompress(&cinfo);
       if (progressive) continue;
       int box[4];
-      draw_box(width, height, box);
+      crop_box(width, height, box);
       int shorter = box[2] < box[3] ? box[2] : box[3];
       int denom = 8;
       while (denom > 1 && (shorter + denom - 1) / denom < 224) denom /= 2;

@@ -16,34 +16,7 @@
 #include <time.h>
 
 #include "stoke_pixels.c"
-
-/* PIL's precompute_coeffs, bilinear, for the box [0, in_size) to out_size; returns taps. */
-static int32_t bilinear_coefficients(int32_t in_size, int32_t out_size, int32_t *bounds, int32_t **weights)
-{
-  double scale = (double)in_size / out_size, filter_scale = scale < 1 ? 1 : scale, support = filter_scale;
-  int32_t taps = (int32_t)ceil(support) * 2 + 1;
-  *weights = calloc((size_t)out_size * (size_t)taps, sizeof(int32_t));
-  double *k = malloc(sizeof(double) * (size_t)taps);
-  for (int32_t x = 0; x < out_size; x++) {
-    double center = (x + 0.5) * scale, sum = 0;
-    int32_t min = (int32_t)(center - support + 0.5), max = (int32_t)(center + support + 0.5);
-    if (min < 0) min = 0;
-    if (max > in_size) max = in_size;
-    for (int32_t t = 0; t < max - min; t++) {
-      double d = fabs((t + min - center + 0.5) / filter_scale);
-      k[t] = d < 1 ? 1 - d : 0;
-      sum += k[t];
-    }
-    for (int32_t t = 0; t < max - min; t++) {
-      double w = k[t] / sum * (1 << STOKE_PRECISION_BITS);
-      (*weights)[(int64_t)x * taps + t] = (int32_t)(w + 0.5);
-    }
-    bounds[2 * x] = min;
-    bounds[2 * x + 1] = max - min;
-  }
-  free(k);
-  return taps;
-}
+#include "pil_coefficients.h"
 
 static double now(void)
 {
@@ -68,8 +41,8 @@ int main(void)
     uint8_t *src = malloc((size_t)4 * w * rows + 64);
     for (int64_t i = 0; i < 4 * (int64_t)w * rows; i++) src[i] = (uint8_t)rand();
     int32_t hb[2 * 224], vb[2 * 224], *hw, *vw;
-    int32_t htaps = bilinear_coefficients(w, out, hb, &hw);
-    int32_t vtaps = bilinear_coefficients(rows, out, vb, &vw);
+    int32_t htaps = pil_coefficients(w, 0, w, out, 0, hb, &hw);
+    int32_t vtaps = pil_coefficients(rows, 0, rows, out, 0, vb, &vw);
     uint8_t *tmp = malloc((size_t)4 * out * rows + 64), *dst = malloc((size_t)3 * out * out);
     int32_t *acc = malloc(sizeof(int32_t) * 4 * out);
     double best_h = 1e9, best_v = 1e9;

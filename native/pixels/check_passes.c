@@ -28,58 +28,8 @@
 #include <unistd.h>
 
 #include "stoke_pixels.c"
+#include "pil_coefficients.h"
 
-static double bilinear(double x)
-{
-  x = fabs(x);
-  return x < 1 ? 1 - x : 0;
-}
-
-static double bicubic(double x)
-{
-  double a = -0.5;
-  x = fabs(x);
-  if (x < 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
-  if (x < 2) return (((x - 5) * x + 8) * x - 4) * a;
-  return 0;
-}
-
-/*
- * PIL's precompute_coeffs for the box [in0, in0 + length) of a row of in_size pixels to out_size,
- * in 22-bit fixed point; the weights past each column's count are garbage, as nothing reads them.
- * Returns taps (the stride of weights).
- */
-static int32_t coefficients(int32_t in_size, double in0, double length, int32_t out_size, int cubic,
-                            int32_t *bounds, int32_t **weights)
-{
-  double scale = length / out_size, filter_scale = scale < 1 ? 1 : scale;
-  double support = (cubic ? 2 : 1) * filter_scale;
-  int32_t taps = (int32_t)ceil(support) * 2 + 1;
-  *weights = malloc(sizeof(int32_t) * (size_t)out_size * (size_t)taps);
-  double *k = malloc(sizeof(double) * (size_t)taps);
-  for (int32_t x = 0; x < out_size; x++) {
-    double center = in0 + (x + 0.5) * scale, sum = 0;
-    int32_t min = (int32_t)(center - support + 0.5), max = (int32_t)(center + support + 0.5);
-    if (min < 0) min = 0;
-    if (max > in_size) max = in_size;
-    int32_t n = max - min, t;
-    for (t = 0; t < n; t++) {
-      double d = (t + min - center + 0.5) / filter_scale;
-      k[t] = cubic ? bicubic(d) : bilinear(d);
-      sum += k[t];
-    }
-    for (t = 0; t < n; t++) {
-      double w = (sum != 0 ? k[t] / sum : 0) * (1 << STOKE_PRECISION_BITS);
-      (*weights)[(int64_t)x * taps + t] = (int32_t)(w < 0 ? w - 0.5 : w + 0.5);
-    }
-    for (; t < taps; t++)
-      (*weights)[(int64_t)x * taps + t] = 0x55555555;
-    bounds[2 * x] = min;
-    bounds[2 * x + 1] = n;
-  }
-  free(k);
-  return taps;
-}
 
 static int failures;
 
@@ -103,7 +53,7 @@ static void check(int32_t width, int64_t row_bytes, int32_t rows, double left, d
     src[i] = (uint8_t)(noise >> 32);
   }
   int32_t *bounds = malloc(sizeof(int32_t) * 2 * (size_t)out), *weights;
-  int32_t taps = coefficients(width, left, length, out, cubic, bounds, &weights);
+  int32_t taps = pil_coefficients(width, left, length, out, cubic, bounds, &weights);
   size_t tmp_bytes = (size_t)out * (size_t)rows * 4;
   uint8_t *want = malloc(tmp_bytes), *got = malloc(tmp_bytes);
   horizontal_columns(src, row_bytes, 0, rows, out, 0, bounds, weights, taps, want);
@@ -158,7 +108,7 @@ static void check_vertical(int32_t width, int32_t rows, int32_t out_rows, int cu
   size_t mapped;
   uint8_t *tmp = guarded(n * rows, seed, &map, &mapped);
   int32_t *bounds = malloc(sizeof(int32_t) * 2 * (size_t)out_rows), *weights;
-  int32_t taps = coefficients(rows, 0, rows, out_rows, cubic, bounds, &weights);
+  int32_t taps = pil_coefficients(rows, 0, rows, out_rows, cubic, bounds, &weights);
   if (random) {
     uint64_t r = 0x2545F4914F6CDD1Dull * (seed + 7);
     for (int32_t y = 0; y < out_rows; y++) {

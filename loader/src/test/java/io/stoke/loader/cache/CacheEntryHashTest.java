@@ -177,13 +177,7 @@ class CacheEntryHashTest {
     @Test
     void anEntryWrittenByEitherSideIsReadByTheOther() throws Exception {
         Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
-        Path data = tmp.resolve("data");
-        for (int i = 0; i < 12; i++) {
-            int w = 64 + 23 * i;
-            int h = 48 + 17 * i;
-            byte[] jpeg = TestImages.jpeg(TestImages.rgb(w, h, i), w, h, 3, 88, TurboJpeg.TJSAMP_420, 0);
-            Files.write(Files.createDirectories(data.resolve("c" + i % 2)).resolve("i" + i + ".jpg"), jpeg);
-        }
+        Path data = twelveJpegs();
 
         String filled = runChild(data, tmp.resolve("by-java"));
         assertEquals(1, warnings(filled), filled);
@@ -209,13 +203,7 @@ class CacheEntryHashTest {
     @Test
     void anEarlierStokesEntriesAreMadeAgainNotCalledDamaged() throws Exception {
         Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
-        Path data = tmp.resolve("data");
-        for (int i = 0; i < 12; i++) {
-            int w = 64 + 23 * i;
-            int h = 48 + 17 * i;
-            byte[] jpeg = TestImages.jpeg(TestImages.rgb(w, h, i), w, h, 3, 88, TurboJpeg.TJSAMP_420, 0);
-            Files.write(Files.createDirectories(data.resolve("c" + i % 2)).resolve("i" + i + ".jpg"), jpeg);
-        }
+        Path data = twelveJpegs();
         Path folder = tmp.resolve("cache");
         try (RestartCache cache = RestartCache.open(folder, 1L << 30, w -> fail(w))) {
             assertEquals(12L, epoch(data, cache).copied());
@@ -250,6 +238,18 @@ class CacheEntryHashTest {
             }
         }
         return n;
+    }
+
+    /** An ImageFolder of 12 JPEGs of different sizes in two classes. */
+    private Path twelveJpegs() throws Exception {
+        Path data = tmp.resolve("data");
+        for (int i = 0; i < 12; i++) {
+            int w = 64 + 23 * i;
+            int h = 48 + 17 * i;
+            byte[] jpeg = TestImages.jpeg(TestImages.rgb(w, h, i), w, h, 3, 88, TurboJpeg.TJSAMP_420, 0);
+            Files.write(Files.createDirectories(data.resolve("c" + i % 2)).resolve("i" + i + ".jpg"), jpeg);
+        }
+        return data;
     }
 
     private static RestartCache.Stats epoch(Path data, RestartCache cache) throws Exception {
