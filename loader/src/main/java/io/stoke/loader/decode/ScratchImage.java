@@ -37,8 +37,9 @@ public final class ScratchImage implements AutoCloseable {
      * the caches, so that the resize then read the whole image back from memory. This segment starts
      * {@link #DECODED_ROWS_SKEW} bytes past a boundary, so the rows are written with ordinary stores
      * and are still in the cache when the resize reads them. On 0.2 MP photographs' training crops,
-     * one thread, the horizontal pass after the decode took 63 against 95 us an image, and the
-     * decode itself 297 against 308 (docs/benchmarks/pixels.md).
+     * one thread, the horizontal pass after a hit's decode took 74.2 against 99.5 us an image, and
+     * the decode itself 299.7 against 309.7 (benchmarks/native/decode_then_resize.c,
+     * docs/benchmarks/pixels.md). JpegDecoder's scratch; libspng and libwebp have no such stores.
      */
     public static ScratchImage forDecodedRows(long initialBytes) {
         return new ScratchImage(initialBytes, DECODED_ROWS_SKEW);

@@ -35,7 +35,7 @@ public final class WholeImageDecoder implements AutoCloseable {
     private final MemorySegment nativeMessage = fixed.allocate(MESSAGE_BYTES);
     private final MemorySegment region = fixed.allocate(4L * StokeImage.REGION_FIELDS, 4);
     // Nothing until the first PNG or WebP: every worker has one, and most datasets hold none.
-    private final ScratchImage scratchImage = ScratchImage.forDecodedRows(0);
+    private final ScratchImage scratchImage = new ScratchImage(0);
     private MemorySegment scratch = scratchImage.segment();
     private ImageFormat format;
     // The image's size, from its header.
