@@ -13,7 +13,7 @@
  *
  * Each source ends where its last row's last pixel does, against a page that faults on reading, so
  * a read past a column's taps or a row's end crashes. Java's ScalarKernels is compared with the
- * library by ResamplerTest and TrainTransformTest; PixelsPassPathsTest (ffm-bindings) builds and
+ * library by ResamplerTest and TrainTransformTest; NativeCheckProgramsTest (ffm-bindings) builds and
  * runs this program.
  *
  *   gcc -std=c11 -O2 -o /tmp/check_passes native/pixels/check_passes.c -lm && /tmp/check_passes

@@ -1,0 +1,92 @@
+package io.stoke.ffm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.stoke.ffm.testing.LibFuzzerRun;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The C library's paths that a Java test on one CPU cannot reach, each against its rule by a
+ * program in {@code native/pixels}, built with the compiler that built the library and run.
+ */
+class NativeCheckProgramsTest {
+    @TempDir
+    Path tmp;
+
+    /**
+     * Every form of the resize's two passes against the plain loops, on this CPU:
+     * {@code check_passes.c}. A CPU with AVX-512 VNNI never runs the AVX2 gathers or the
+     * one-pixel-at-a-time loop past 16 taps in production (and one without it never runs {@code
+     * horizontal_block16} or {@code horizontal_vnni}), so the Java comparisons of {@code
+     * ResamplerTest} and {@code TrainTransformTest} reach only the paths of the CPU they run on;
+     * this program runs both horizontal paths, and the vertical pass's AVX-512 form against its
+     * plain loop where the CPU has AVX-512, with each source ending against a page that faults on
+     * reading.
+     */
+    @Test
+    void everyPathGivesThePlainLoopsBytesAndReadsNothingPastItsTaps() throws Exception {
+        if (!StokePixels.available()) {
+            System.err.println("[stoke] NOT CHECKED: the resize passes' paths: " + StokePixels.unavailableReason());
+        }
+        Assumptions.assumeTrue(StokePixels.available(), "Stoke's C library is not built here");
+        String out = buildAndRun("check_passes", "-lm");
+        assertTrue(out.contains("; 0 differ"), out);
+    }
+
+    /**
+     * The restart copy's check that every coefficient fits the standard Huffman tables, in its SSE2
+     * and AVX2 forms, against the rule, with values planted at each edge of the ranges:
+     * {@code check_baseline.c}. A photograph never reaches the block-by-block branch, and a test
+     * through the copier reaches only this CPU's form.
+     */
+    @Test
+    void theCopysRangeCheckAnswersAsItsRule() throws Exception {
+        if (!StokeJpeg.available()) {
+            System.err.println("[stoke] NOT CHECKED: the restart copy's range check: " + StokeJpeg.unavailableReason());
+        }
+        Assumptions.assumeTrue(StokeJpeg.available(), "Stoke's region decoder is not built here");
+        String out = buildAndRun("check_baseline", "-ljpeg");
+        assertTrue(out.contains("; 0 differ"), out);
+    }
+
+    /** Builds {@code native/pixels/NAME.c} with the library's compiler and runs it; its output. */
+    private String buildAndRun(String name, String... libraries) throws Exception {
+        Path pixels = LibFuzzerRun.nativeDir().resolve("pixels");
+        Path exe = tmp.resolve(name);
+        List<String> command = new ArrayList<>(List.of(
+                System.getenv().getOrDefault("CC", "gcc"),
+                "-std=c11",
+                "-O2",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-I",
+                pixels.toString(),
+                "-o",
+                exe.toString(),
+                pixels.resolve(name + ".c").toString()));
+        command.addAll(List.of(libraries));
+        String built = run(new ProcessBuilder(command), "building " + name + ".c");
+        String out = run(new ProcessBuilder(exe.toString()), name);
+        System.err.println("[stoke] " + (built + out).strip());
+        return out;
+    }
+
+    /** Runs a process to its end, failing the test on a hang or an exit status other than 0. */
+    private static String run(ProcessBuilder command, String what) throws Exception {
+        Process p = command.redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(300, TimeUnit.SECONDS), what + " hung");
+        // 139: SIGSEGV, a read past a source (each ends against a page that faults).
+        assertEquals(0, p.exitValue(), what + " failed (exit " + p.exitValue() + "):\n" + out);
+        return out;
+    }
+}
