@@ -10,8 +10,8 @@ on disk after it (files ``*.stc`` under the folder):
 
   none       no cache
   filling    restart_cache_dir= an empty folder at the start
-  full       restart_cache_dir= a folder `stoke cache` filled beforehand (timed, beside a plain
-             decode epoch of `stoke bench` on the same files)
+  full       restart_cache_dir= a folder `stoke cache` filled beforehand (timed --repeats times,
+             each beside a plain decode epoch of `stoke bench` on the same files)
   torch-pil     the same dataset and call with torch.utils.data.DataLoader: PIL decodes
   torch-tensor  torch's fastest CPU path: ImageFolder whose loader is torchvision.io.decode_jpeg
                 (libjpeg-turbo), v2's RandomResizedCrop(224, antialias) + RandomHorizontalFlip on
@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -111,24 +112,35 @@ def decode_jpeg_file(path):
     return decode_jpeg(read_file(path), mode=ImageReadMode.RGB)
 
 
-def stoke_cache_rate(data, work):
-    """`stoke cache` into an empty folder, and a plain `stoke bench` decode epoch, on the same files."""
-    folder = work / "cache-full"
-    t = time.perf_counter()
-    done = subprocess.run([str(CHECKOUT / "stoke"), "cache", str(data), "--restart-cache-dir", str(folder)], capture_output=True,
-                          text=True, check=True)
-    cache_s = time.perf_counter() - t
-    n = entries(folder)
-    js = work / "bench.json"
-    # --dct-scaling none: the decode a user's epoch makes (stoke.DataLoader translates torchvision's
-    # transforms exactly), not `stoke bench`'s default of decoding large images at a smaller scale.
-    subprocess.run([str(CHECKOUT / "stoke"), "bench", str(data), "--transform", "train", "--workers", "2",
-                    "--batch-size", "100", "--dct-scaling", "none", "--json", str(js)],
-                   capture_output=True, text=True, check=True)
-    bench = json.loads(js.read_text())
-    return folder, {"stoke_cache_s": cache_s, "entries": n, "stoke_cache_files_per_s": n / cache_s,
-                    "stoke_cache_says": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "",
-                    "decode_epoch_images_per_s": bench["images_per_s"]}
+def stoke_cache_rate(data, work, rounds):
+    """`stoke cache` into an empty folder, and a plain `stoke bench` decode epoch on the same files,
+    each a fresh process, alternating for `rounds` rounds: each one's own rate (its JVM's start left
+    out of both) and the cache's whole process time, medians. The folder of the first round, full."""
+    runs = []
+    for r in range(rounds):
+        folder = work / f"cache-full-{r}"
+        t = time.perf_counter()
+        done = subprocess.run([str(CHECKOUT / "stoke"), "cache", str(data), "--restart-cache-dir", str(folder)],
+                              capture_output=True, text=True, check=True)
+        process_s = time.perf_counter() - t
+        said = done.stdout.strip().splitlines()[-1]
+        rate = re.search(r"\(([0-9]+) files/s\)", said)
+        if rate is None:
+            sys.exit(f"stoke cache said no rate: {said}")
+        js = work / f"bench-{r}.json"
+        # --dct-scaling none: the decode a user's epoch makes (stoke.DataLoader translates torchvision's
+        # transforms exactly), not `stoke bench`'s default of decoding large images at a smaller scale.
+        subprocess.run([str(CHECKOUT / "stoke"), "bench", str(data), "--transform", "train", "--workers", "2",
+                        "--batch-size", "100", "--dct-scaling", "none", "--json", str(js)],
+                       capture_output=True, text=True, check=True)
+        runs.append({"process_s": process_s, "files_per_s": float(rate.group(1)), "entries": entries(folder),
+                     "says": said, "decode_epoch": json.loads(js.read_text())["images_per_s"]})
+    return work / "cache-full-0", {
+        "rounds": rounds, "entries": runs[0]["entries"], "stoke_cache_says": runs[0]["says"],
+        "stoke_cache_process_s": statistics.median(x["process_s"] for x in runs),
+        "stoke_cache_files_per_s": statistics.median(x["files_per_s"] for x in runs),
+        "decode_epoch_images_per_s": statistics.median(x["decode_epoch"] for x in runs),
+        "ratio": statistics.median(x["files_per_s"] / x["decode_epoch"] for x in runs)}
 
 
 def main():
@@ -151,16 +163,21 @@ def main():
                              args.step_ms, args.seed)))
         return
     work = Path(os.environ.get("TMPDIR", "/tmp")) / "filling-bench"
-    # Each cache folder the run fills is a new one, and all of them go only at its end: deleting a
-    # filled cache just before the next case made that case's entries cost the workers far more CPU
-    # on a file system without a journal (2 cores, 92 ms step: 497 entries after the first epoch
-    # right after a delete at the same path, 786-950 in a new folder). A user's empty cache is a
-    # new folder, not one emptied a moment ago. A run cut short leaves its folders: removed here.
-    shutil.rmtree(work, ignore_errors=True)
+    # Each cache folder the run fills is a new one, and all of them go only at its end, after every
+    # timing: on a file system without a journal, ext4 skips over the inodes freed in the last minute
+    # or so at each new file, one lookup each (find_inode_bit, recently_deleted), so deleting a
+    # filled cache just before a case made its entries cost far more CPU (2 cores, 92 ms step: 497
+    # entries after the first epoch right after a delete at the same path, 786-950 in a new folder;
+    # `stoke cache` 1,425 files/s after one, 2,062-2,142 into a journaled ext4). A user's empty cache
+    # is a new folder, not one emptied a moment ago. A run cut short leaves its folder: the next
+    # run removes it at its own end.
+    base = work
+    stale = list(base.iterdir()) if base.is_dir() else []
+    work = base / f"run-{os.getpid()}"
     work.mkdir(parents=True)
     data = copies(args.data, args.copies, Path(os.environ.get("TMPDIR", "/tmp")))
     images = sum(1 for p in Path(data).rglob("*") if not p.is_dir())
-    full, cost = stoke_cache_rate(data, work) if "full" in args.cases else (None, {})
+    full, cost = stoke_cache_rate(data, work, args.repeats) if "full" in args.cases else (None, {})
     runs = []
     args.out.mkdir(parents=True, exist_ok=True)
     for r in range(args.repeats):
@@ -182,7 +199,8 @@ def main():
             runs.append({"case": case, "round": r, "epochs": epochs})
             print(f"round {r} {case}: " + " ".join(f"{e['images_per_s']:.0f}({e['entries']})" for e in epochs),
                   file=sys.stderr)
-    shutil.rmtree(work, ignore_errors=True)
+    for folder in [work] + stale:
+        shutil.rmtree(folder, ignore_errors=True)
     with open(args.out / "runs.jsonl", "w") as log:
         for x in runs:
             log.write(json.dumps(x) + "\n")
@@ -211,10 +229,12 @@ def main():
     lines.append("")
     lines.append(f"Every batch byte-identical to no cache's (same seed): {'yes' if identical else 'NO'}.")
     if cost:
-        lines.append(f"\n`stoke cache` into an empty folder: {cost['entries']} entries in {cost['stoke_cache_s']:.1f} s "
-                     f"({cost['stoke_cache_files_per_s']:.0f} files/s, the process's start included); a plain "
-                     f"decode epoch of `stoke bench` on the same files: "
-                     f"{cost['decode_epoch_images_per_s']:.0f} images/s.")
+        lines.append(f"\n`stoke cache` into an empty folder against a plain decode epoch of `stoke bench` on the same "
+                     f"files, each a fresh process, alternating, {cost['rounds']} round(s), medians: "
+                     f"{cost['stoke_cache_files_per_s']:.0f} files/s against {cost['decode_epoch_images_per_s']:.0f} "
+                     f"images/s (**{cost['ratio']:.2f}x**; both rates leave the JVM's start out; the whole "
+                     f"`stoke cache` process took {cost['stoke_cache_process_s']:.1f} s for {cost['entries']} "
+                     f"entries).")
     (args.out / "summary.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
