@@ -112,6 +112,29 @@ def decode_jpeg_file(path):
     return decode_jpeg(read_file(path), mode=ImageReadMode.RGB)
 
 
+def file_system(path):
+    """The file system the cache folders are made on, in words: its type and device from
+    /proc/mounts (the longest mount point above `path`), and for ext4 whether it has a journal
+    (/proc/fs/jbd2): without one, ext4 steps over recently freed inodes at each new file."""
+    best = ("", "?", "?")
+    try:
+        with open("/proc/mounts") as mounts:
+            for line in mounts:
+                device, point, kind = line.split()[:3]
+                point = point.replace("\\040", " ")
+                if (str(path) + "/").startswith(point.rstrip("/") + "/") and len(point) > len(best[0]):
+                    best = (point, device, kind)
+    except OSError:
+        return "unknown"
+    point, device, kind = best
+    words = f"{kind} on {device} at {point}"
+    if kind == "ext4":
+        name = Path(device).name
+        journaled = any(p.name.startswith(name + "-") for p in Path("/proc/fs/jbd2").glob("*"))
+        words += ", journaled" if journaled else ", no journal"
+    return words
+
+
 def stoke_cache_rate(data, work, rounds):
     """`stoke cache` into an empty folder, and a plain `stoke bench` decode epoch on the same files,
     each a fresh process, alternating for `rounds` rounds: each one's own rate (its JVM's start left
@@ -212,7 +235,8 @@ def main():
     lines = [f"# The restart cache as a user starts it: epoch by epoch\n",
              f"`{' '.join(sys.argv)}`\n",
              f"{platform.node()}: {os.cpu_count()} cores; {images} images, {args.workers} workers, batch "
-             f"{args.batch_size}, model step {args.step_ms:g} ms a batch, {args.repeats} round(s) (medians).\n",
+             f"{args.batch_size}, model step {args.step_ms:g} ms a batch, {args.repeats} round(s) (medians); "
+             f"cache folders on {file_system(work)}.\n",
              "| epoch | " + " | ".join(f"{c} images/s" for c in args.cases) + " | filling / none | entries after "
              "(filling) | full / none | full / torch's best |", "|---" * (len(args.cases) + 5) + "|"]
     for e in range(args.epochs):
