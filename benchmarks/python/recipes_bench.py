@@ -27,9 +27,11 @@ The cases alternate within each of --repeats rounds. Writes OUT/runs.jsonl and O
       --copies 3 --out docs/benchmarks/results-recipes
 """
 import argparse
+import hashlib
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -132,16 +134,26 @@ def summarise(runs, out, args):
 
 def copies(data, n, work):
     """The folder's images n times over (symbolic links, class by class), so an epoch is long
-    enough that a process's start is a part of it, not all of it."""
+    enough that a process's start is a part of it, not all of it. The folder is named by n and by
+    the data's own path, and made under a temporary name first: another dataset, or a run cut
+    short while linking, is never taken for this one."""
     if n == 1:
         return data
-    folder = work / f"recipes-bench-{n}x"
+    source = Path(data).resolve()
+    tag = hashlib.sha256(str(source).encode()).hexdigest()[:12]
+    folder = work / f"recipes-bench-{n}x-{tag}"
     if not folder.exists():
-        for cls in sorted(p for p in Path(data).iterdir() if p.is_dir()):
-            (folder / cls.name).mkdir(parents=True)
+        partial = work / f".{folder.name}.{os.getpid()}"
+        shutil.rmtree(partial, ignore_errors=True)
+        for cls in sorted(p for p in source.iterdir() if p.is_dir()):
+            (partial / cls.name).mkdir(parents=True)
             for f in sorted(cls.iterdir()):
                 for c in range(n):
-                    (folder / cls.name / f"{c}-{f.name}").symlink_to(f.resolve())
+                    (partial / cls.name / f"{c}-{f.name}").symlink_to(f.resolve())
+        try:
+            partial.rename(folder)
+        except OSError:  # made meanwhile by another run: use that one
+            shutil.rmtree(partial, ignore_errors=True)
     return folder
 
 
