@@ -11,6 +11,7 @@
  *   find DIR -name '*.jpg' | sort | /tmp/copy_split REPEATS
  */
 #include "../../native/pixels/stoke_jpeg.c"
+#include "read_whole.h"
 
 #include <stdlib.h>
 #include <time.h>
@@ -45,22 +46,17 @@ int main(int argc, char **argv)
   int repeats = argc > 1 ? atoi(argv[1]) : 3;
   int cap = 0;
   char path[4096];
-  while (fgets(path, sizeof(path), stdin) != NULL) {
-    path[strcspn(path, "\n")] = '\0';
-    FILE *in = fopen(path, "rb");
-    if (in == NULL) continue;
-    fseek(in, 0, SEEK_END);
-    long size = ftell(in);
-    rewind(in);
+  while (next_path(stdin, path, sizeof(path))) {
+    long size;
+    uint8_t *bytes = read_whole(path, &size);
+    if (bytes == NULL) continue;
     if (n == cap) {
       cap = cap ? cap * 2 : 1024;
       data = realloc(data, (size_t)cap * sizeof(*data));
       sizes = realloc(sizes, (size_t)cap * sizeof(*sizes));
     }
-    data[n] = malloc((size_t)size);
-    sizes[n] = size;
-    if (fread(data[n], 1, (size_t)size, in) == (size_t)size) n++;
-    fclose(in);
+    data[n] = bytes;
+    sizes[n++] = size;
   }
   if (n == 0) {
     fprintf(stderr, "no files on stdin\n");

@@ -24,6 +24,7 @@
 #include "stoke_pixels.c"
 #include "pil_coefficients.h"
 #include "crop_boxes.h"
+#include "read_whole.h"
 
 /* The frame's size from a baseline or extended-sequential SOF; 0 for a progressive file. */
 static void frame_size(const uint8_t *b, long size, int *w, int *h)
@@ -68,19 +69,13 @@ int main(int argc, char **argv)
   int32_t region[8];
   double decode = 0, horizontal = 0;
   int n = 0;
-  while (fgets(path, sizeof path, list)) {
-    path[strcspn(path, "\n")] = 0;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) continue;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *jpeg = malloc((size_t)size);
-    size_t got = fread(jpeg, 1, (size_t)size, f);
-    fclose(f);
+  while (next_path(list, path, sizeof path)) {
+    long size;
+    uint8_t *jpeg = read_whole(path, &size);
+    if (jpeg == NULL) continue;
     int width, height, box[4];
     frame_size(jpeg, size, &width, &height);
-    if (got != (size_t)size || width == 0) {
+    if (width == 0) {
       free(jpeg);
       continue;
     }

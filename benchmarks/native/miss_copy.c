@@ -18,6 +18,7 @@
  */
 #include "../../native/pixels/stoke_jpeg.c"
 #include "crop_boxes.h"
+#include "read_whole.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -77,27 +78,23 @@ int main(int argc, char **argv)
   struct file *files = NULL;
   int n = 0, cap = 0;
   char path[4096];
-  while (fgets(path, sizeof(path), stdin) != NULL) {
-    path[strcspn(path, "\n")] = '\0';
-    FILE *in = fopen(path, "rb");
-    if (in == NULL) continue;
-    fseek(in, 0, SEEK_END);
-    long size = ftell(in);
-    rewind(in);
+  while (next_path(stdin, path, sizeof(path))) {
+    long size;
+    uint8_t *data = read_whole(path, &size);
+    if (data == NULL) continue;
     if (n == cap) {
       cap = cap ? cap * 2 : 1024;
       files = realloc(files, (size_t)cap * sizeof(*files));
     }
-    files[n].data = malloc((size_t)size);
+    files[n].data = data;
     files[n].size = size;
     int width, height;
-    if (fread(files[n].data, 1, (size_t)size, in) == (size_t)size && read_header(&files[n], &width, &height)) {
+    if (read_header(&files[n], &width, &height)) {
       draw_box(&files[n], width, height);
       n++;
     } else {
-      free(files[n].data);
+      free(data);
     }
-    fclose(in);
   }
   if (n == 0) {
     fprintf(stderr, "no JPEGs on stdin\n");

@@ -11,6 +11,7 @@
  */
 #include "../../native/pixels/stoke_jpeg.c"
 #include "crop_boxes.h"
+#include "read_whole.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -154,17 +155,13 @@ int main(int argc, char **argv)
   struct file *files = NULL;
   int n = 0, capacity = 0;
   char path[4096];
-  while (fgets(path, sizeof(path), stdin)) {
-    path[strcspn(path, "\n")] = 0;
-    FILE *in = fopen(path, "rb");
-    if (!in) continue;
-    fseek(in, 0, SEEK_END);
-    long size = ftell(in);
-    fseek(in, 0, SEEK_SET);
+  while (next_path(stdin, path, sizeof(path))) {
+    long size;
+    uint8_t *data = read_whole(path, &size);
+    if (data == NULL) continue;
     if (n == capacity) files = realloc(files, sizeof(*files) * (capacity = capacity * 2 + 64));
-    files[n].data = malloc((size_t)size);
-    files[n].size = (long)fread(files[n].data, 1, (size_t)size, in);
-    fclose(in);
+    files[n].data = data;
+    files[n].size = size;
     n++;
   }
   size_t cap = (size_t)8192 * 8192 * 4;
