@@ -62,7 +62,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "no files on stdin\n");
     return 2;
   }
-  int avx2 = __builtin_cpu_supports("avx2") != 0;
+  int avx2 = has_avx2();
   int64_t copy_bytes = (int64_t)64 << 20;
   uint8_t *copy = malloc((size_t)copy_bytes);
   char message[256];

@@ -122,7 +122,7 @@ static void check(int w, int h, int samp, int avx2_here, int *cases)
 
 int main(void)
 {
-  int avx2_here = __builtin_cpu_supports("avx2") != 0;
+  int avx2_here = has_avx2();
   static const int sizes[][2] = {{8, 8}, {17, 9}, {200, 40}, {333, 65}};
   int cases = 0;
   for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)

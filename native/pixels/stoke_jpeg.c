@@ -756,12 +756,30 @@ static int row_within(const JCOEF *c, size_t n)
   return !bad;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx2"))) static int row_within_avx2(const JCOEF *c, size_t n)
 {
   unsigned bad = 0;
   ROW_WITHIN(c, n, bad);
   return !bad;
 }
+
+static int has_avx2(void)
+{
+  return __builtin_cpu_supports("avx2") != 0;
+}
+#else
+/* Another CPU: the plain form, which gcc vectorises for it. */
+static int row_within_avx2(const JCOEF *c, size_t n)
+{
+  return row_within(c, n);
+}
+
+static int has_avx2(void)
+{
+  return 0;
+}
+#endif
 
 /* Whether a row of blocks fits, block by block: each AC coefficient [-1023, 1023], DC [-1024, 1023]. */
 static int blocks_within(JBLOCKROW r, JDIMENSION blocks)
@@ -803,7 +821,7 @@ static int within_baseline_rows(j_decompress_ptr src, jvirt_barray_ptr *coeffici
 
 static int within_baseline(j_decompress_ptr src, jvirt_barray_ptr *coefficients)
 {
-  return within_baseline_rows(src, coefficients, __builtin_cpu_supports("avx2"));
+  return within_baseline_rows(src, coefficients, has_avx2());
 }
 
 /* One error manager, t's, for src and out; the copy goes to dst. Before the caller's setjmp. */
