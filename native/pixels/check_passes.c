@@ -3,9 +3,10 @@
  * runs on.
  *
  * The horizontal pass: a CPU with AVX-512 VNNI runs horizontal_block16 and horizontal_vnni in
- * production and never the AVX2 gathers or one pixel at a time past 16 taps; this program runs both
- * paths (horizontal_pass with and without VNNI) over PIL's bilinear and bicubic coefficients from 1
- * to 3,000 taps, and compares each byte with horizontal_columns, the loop that is the formula.
+ * production (with VBMI, horizontal_block16_bytes too) and never the AVX2 gathers or one pixel at a
+ * time past 16 taps; this program runs each path this CPU has (horizontal_pass without VNNI, with
+ * it, and with VBMI's byte permutes) over PIL's bilinear and bicubic coefficients from 1 to 3,000
+ * taps, and compares each byte with horizontal_columns, the loop that is the formula.
  *
  * The vertical pass: vertical_clip_zmm (AVX-512) against filter_row and clip_row, the loops gcc
  * vectorises, over PIL's coefficients and over random weights of both signs, every row width from
@@ -32,6 +33,14 @@
 
 
 static int failures;
+
+/* The horizontal pass's paths, by vnni_supported's levels; cases[VERTICAL] counts the vertical ones. */
+#if !(defined(__x86_64__) && defined(__GNUC__))
+#define VNNI_WORDS 1
+#define VNNI_BYTES 2
+#endif
+#define VERTICAL 3
+static const char *const LEVELS[] = {"without VNNI", "with VNNI", "with VNNI and VBMI"};
 
 /* One case: rows of width pixels (row_bytes apart), the box [left, left + length) to out pixels. */
 static void check(int32_t width, int64_t row_bytes, int32_t rows, double left, double length, int32_t out, int cubic,
@@ -62,8 +71,8 @@ static void check(int32_t width, int64_t row_bytes, int32_t rows, double left, d
     horizontal_pass(src, row_bytes, 0, rows, out, bounds, weights, taps, vnni, got);
     if (memcmp(want, got, tmp_bytes) != 0) {
       if (failures++ < 10)
-        fprintf(stderr, "differs %s VNNI: %d pixels (a row of %lld bytes), %d rows, box %.2f+%.2f -> %d, %s, %d taps\n",
-                vnni ? "with" : "without", width, (long long)row_bytes, rows, left, length, out,
+        fprintf(stderr, "differs %s: %d pixels (a row of %lld bytes), %d rows, box %.2f+%.2f -> %d, %s, %d taps\n",
+                LEVELS[vnni], width, (long long)row_bytes, rows, left, length, out,
                 cubic ? "bicubic" : "bilinear", taps);
     }
     cases[vnni]++;
@@ -144,7 +153,7 @@ static void check_vertical(int32_t width, int32_t rows, int32_t out_rows, int cu
       break;
     }
   }
-  cases[2]++;
+  cases[VERTICAL]++;
   free(acc);
   free(want);
   free(got);
@@ -159,7 +168,7 @@ int main(void)
 #if defined(__x86_64__) && defined(__GNUC__)
   vnni_here = vnni_supported();
 #endif
-  int cases[3] = {0, 0, 0};
+  int cases[VERTICAL + 1] = {0, 0, 0, 0};
   /* The training transform's boxes, wide and narrow, and the edges of each path. */
   static const int32_t sizes[][4] = {
       {2000, 13, 224, 0}, {2000, 13, 224, 1}, {300, 10, 224, 0}, {300, 10, 224, 1}, {1500, 7, 97, 1},
@@ -168,6 +177,11 @@ int main(void)
   for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
     check(sizes[i][0], 4 * (int64_t)sizes[i][0], sizes[i][1], 0, sizes[i][0], sizes[i][2], sizes[i][3],
           (unsigned)i, vnni_here, cases);
+  /* Downscales by 1.5 to 3.6, bilinear and bicubic: blocks whose taps spread over 33 to 64 pixels. */
+  for (int32_t width = 336; width <= 806; width += 10)
+    for (int cubic = 0; cubic <= 1; cubic++)
+      check(width, 4 * (int64_t)width + 4 * (width % 3), 3 + width % 5, (width % 7) * 0.5, width - 4 - width % 7, 224,
+            cubic, 100 + (unsigned)width, vnni_here, cases);
   /* Random boxes within rows with pixels past the row's width (a decoder's stride), flipped or not. */
   srand(49);
   for (unsigned i = 0; i < 400; i++) {
@@ -194,8 +208,9 @@ int main(void)
     for (unsigned i = 0; i < 200; i++)
       check_vertical(1 + rand() % 400, 1 + rand() % 60, 1 + rand() % 80, rand() % 2, 1, 500 + i, cases);
   }
-  printf("check_passes: %d horizontal cases without VNNI, %d with it%s; %d vertical cases%s; %d differ\n", cases[0],
-         cases[1], vnni_here ? "" : " (this CPU has none)", cases[2],
+  printf("check_passes: %d horizontal cases without VNNI, %d with it, %d with VBMI's byte permutes too%s; %d vertical "
+         "cases%s; %d differ\n", cases[0], cases[1], cases[2],
+         vnni_here == VNNI_BYTES ? "" : vnni_here ? " (this CPU has no VBMI)" : " (this CPU has neither)", cases[VERTICAL],
          zmm_here ? "" : " (this CPU has no AVX-512)", failures);
   return failures ? 1 : 0;
 }

@@ -4,8 +4,9 @@
  * The horizontal pass is the exception: its taps start at a different pixel for every column,
  * which no compiler vectorises across columns, so it has an AVX2 form, eight columns at once with
  * permutes of a row's nearby pixels or with gathers, and AVX-512 ones: sixteen columns at once with
- * permutes, and, with VNNI, a column's taps sixteen pixels at a time in four rows at once, chosen
- * at run time like the clones.
+ * permutes, and, with VNNI, a column's taps sixteen pixels at a time in four rows at once, or (with
+ * VBMI) four taps of sixteen columns' channels a lane by byte permutes, chosen at run time like
+ * the clones.
  */
 #include "stoke_pixels.h"
 
@@ -389,12 +390,120 @@ __attribute__((target(VNNI_TARGET))) static int horizontal_block16(const uint8_t
   return 1;
 }
 
+#define VBMI_TARGET VNNI_TARGET ",avx512vbmi"
+/* vnni_supported's levels: the horizontal pass's `vnni` argument. */
+#define VNNI_WORDS 1
+#define VNNI_BYTES 2
+#define BYTE_GROUPS (GATHER_MAX_TAPS / 4)
+
+/*
+ * horizontal_block16 by bytes (AVX-512 VBMI and VNNI): output columns [x0, x0 + 16) of every row,
+ * where their taps spread over more than two runs of sixteen source pixels from the block's first
+ * and at most four (a downscale by about 1.6 to 3.5). Each 32-bit lane holds one channel of one
+ * column's four taps (vpermi2b picks its bytes from the row's 64 pixels, loaded once under a mask
+ * that stops at `limit`), and vpdpbusd adds their four products with each of the weights' three
+ * signed digits, into three sums added as s0 + 256 s1 + 65536 s2, as horizontal_vnni does: the
+ * same integers modulo 2^32, so the same sums and the same bytes as horizontal_columns. A tap past
+ * a column's own has weights 0 and takes its first pixel. Where horizontal_block16 needs its third
+ * window it takes about as long (a 420 x 330 box to 224) or 0.85x (500 x 375: 39.5 against 47.2
+ * us), and past 48 pixels, where horizontal_vnni did a column at a time, 0.4x (700 x 450: 56.3
+ * against 148.3; benchmarks/native/resize_passes.c, docs/benchmarks/pixels.md). Within 32 pixels
+ * it was as fast as horizontal_block16 on 5 taps and 1.3x as slow on 3, so it leaves those.
+ * Returns whether the block was done (not when its taps spread so, are more than GATHER_MAX_TAPS,
+ * or a weight is not three digits).
+ */
+__attribute__((target(VBMI_TARGET))) static int horizontal_block16_bytes(const uint8_t *src, int64_t src_row_bytes,
+                                                                        int32_t y_first, int32_t rows,
+                                                                        int32_t out_width, int32_t x0,
+                                                                        const int32_t *bounds, const int32_t *weights,
+                                                                        int32_t taps, int32_t limit, uint8_t *tmp)
+{
+  int32_t n = 0, lo = bounds[2 * x0], hi = 0;
+  for (int j = 0; j < ZMM_LANES; j++) {
+    int32_t first = bounds[2 * (x0 + j)], count = bounds[2 * (x0 + j) + 1];
+    if (count > n) n = count;
+    if (first < lo) lo = first;
+    if (first + count > hi) hi = first + count;
+  }
+  /* Within 32 pixels horizontal_block16's permutes are as fast, and faster on few taps. */
+  if (n > GATHER_MAX_TAPS || hi - lo <= 2 * ZMM_LANES || hi - lo > 4 * ZMM_LANES) return 0;
+  int groups = (n + 3) / 4;
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i bytes = _mm512_set1_epi32(0x01010101), low = _mm512_set1_epi32(0xFF);
+  __m512i pair = _mm512_add_epi32(_mm512_slli_epi32(lane, 1), _mm512_set1_epi32(2 * x0));
+  __m512i first = _mm512_i32gather_epi32(pair, bounds, 4);
+  __m512i count = _mm512_i32gather_epi32(pair, bounds + 1, 4);
+  __m512i row_of_k = _mm512_mullo_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(x0)), _mm512_set1_epi32(taps));
+  /* Each lane's first pixel's byte and its tap count, in each of its four bytes. */
+  __m512i base = _mm512_mullo_epi32(_mm512_slli_epi32(_mm512_sub_epi32(first, _mm512_set1_epi32(lo)), 2), bytes);
+  __m512i counts = _mm512_mullo_epi32(count, bytes);
+  __m512i idx[BYTE_GROUPS][3], dig[BYTE_GROUPS][3];
+  __mmask64 upper[BYTE_GROUPS][3];
+  __mmask16 bad = 0;
+  for (int g = 0; g < groups; g++) {
+    /* Byte b of a lane: tap 4g + b's pixel, 4 (first - lo + t) + channel; a tap past the lane's own, its first. */
+    __m512i tap = _mm512_set1_epi32(0x03020100 + 0x04040404 * g);
+    __mmask64 live = _mm512_cmplt_epu8_mask(tap, counts);
+    __m512i at = _mm512_mask_add_epi8(base, live, base, _mm512_slli_epi32(tap, 2));
+    for (int c = 0; c < 3; c++) {
+      idx[g][c] = _mm512_add_epi8(at, _mm512_set1_epi8((char)c));
+      upper[g][c] = _mm512_movepi8_mask(idx[g][c]);
+    }
+    /* The weights' signed digits, w = d0 + 256 d1 + 65536 d2, tap 4g + b's in byte b of each lane. */
+    __m512i d[3] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
+    for (int b = 0; b < 4; b++) {
+      __m512i t = _mm512_set1_epi32(4 * g + b);
+      __mmask16 mine = _mm512_cmpgt_epi32_mask(count, t);
+      __m512i w = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mine, _mm512_add_epi32(row_of_k, t), weights, 4);
+      __m512i d0 = _mm512_srai_epi32(_mm512_slli_epi32(w, 24), 24);
+      __m512i r = _mm512_srai_epi32(_mm512_sub_epi32(w, d0), 8);
+      __m512i d1 = _mm512_srai_epi32(_mm512_slli_epi32(r, 24), 24);
+      __m512i d2 = _mm512_srai_epi32(_mm512_sub_epi32(r, d1), 8);
+      bad |= _mm512_cmpgt_epi32_mask(d2, _mm512_set1_epi32(127)) | _mm512_cmplt_epi32_mask(d2, _mm512_set1_epi32(-128));
+      d[0] = _mm512_or_si512(d[0], _mm512_slli_epi32(_mm512_and_si512(d0, low), 8 * b));
+      d[1] = _mm512_or_si512(d[1], _mm512_slli_epi32(_mm512_and_si512(d1, low), 8 * b));
+      d[2] = _mm512_or_si512(d[2], _mm512_slli_epi32(_mm512_and_si512(d2, low), 8 * b));
+    }
+    for (int k = 0; k < 3; k++) dig[g][k] = d[k];
+  }
+  if (bad) return 0;
+  /* The windows' pixels that lie within the row's reach: no read past `limit`. */
+  __mmask16 reach[4];
+  for (int w = 0; w < 4; w++) {
+    int32_t left = limit - lo - ZMM_LANES * w;
+    reach[w] = left >= ZMM_LANES ? (__mmask16)0xFFFF : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1);
+  }
+  const __m512i half = _mm512_set1_epi32(HALF), zero = _mm512_setzero_si512(), top = _mm512_set1_epi32(255);
+  for (int32_t r = 0; r < rows; r++) {
+    const uint8_t *in = src + (int64_t)(y_first + r) * src_row_bytes + 4 * (int64_t)lo;
+    __m512i w0 = _mm512_maskz_loadu_epi32(reach[0], in), w1 = _mm512_maskz_loadu_epi32(reach[1], in + 64);
+    __m512i w2 = _mm512_maskz_loadu_epi32(reach[2], in + 128), w3 = _mm512_maskz_loadu_epi32(reach[3], in + 192);
+    __m512i out = zero;
+    for (int c = 0; c < 3; c++) {
+      __m512i s0 = half, s1 = zero, s2 = zero;
+      for (int g = 0; g < groups; g++) {
+        __m512i px = _mm512_mask_blend_epi8(upper[g][c], _mm512_permutex2var_epi8(w0, idx[g][c], w1),
+                                            _mm512_permutex2var_epi8(w2, idx[g][c], w3));
+        s0 = _mm512_dpbusd_epi32(s0, px, dig[g][0]);
+        s1 = _mm512_dpbusd_epi32(s1, px, dig[g][1]);
+        s2 = _mm512_dpbusd_epi32(s2, px, dig[g][2]);
+      }
+      __m512i v = _mm512_add_epi32(_mm512_add_epi32(s0, _mm512_slli_epi32(s1, 8)), _mm512_slli_epi32(s2, 16));
+      v = _mm512_min_epi32(_mm512_max_epi32(_mm512_srai_epi32(v, STOKE_PRECISION_BITS), zero), top);
+      out = _mm512_or_si512(out, _mm512_slli_epi32(v, 8 * c));
+    }
+    _mm512_storeu_si512((void *)(tmp + ((int64_t)r * out_width + x0) * 4), out);
+  }
+  return 1;
+}
+
 /*
  * Does what AVX-512 and AVX2 can; returns the first column left to horizontal_columns. With
- * AVX-512 VNNI that is none: blocks of sixteen columns whose taps lie within 48 source pixels take
- * horizontal_block16's permutes, blocks of eight within 24 the AVX2 ones (about a downscale by 2.5
- * or less: the permutes are the faster there), and every other column, however many its taps, is
- * done by horizontal_vnni. Sixteen columns at once took half the time of eight on a 0.2 MP crop's
+ * AVX-512 VNNI that is none: with VBMI too, blocks of sixteen columns whose taps spread over 33 to
+ * 64 source pixels take horizontal_block16_bytes; blocks within 48 take horizontal_block16's
+ * permutes, blocks of eight within 24 the AVX2 ones (about a downscale by 2.5 or less: the permutes
+ * are the faster there), and every other column, however many its taps, is done by
+ * horizontal_vnni. Sixteen columns at once took half the time of eight on a 0.2 MP crop's
  * rows to 224, from the cache (15.4 against 34.5 us for a 330 x 250 box, 5 taps; 50.6 against 91.1
  * for 500 x 375, 7 taps; benchmarks/native/resize_passes.c, docs/benchmarks/pixels.md). Without it,
  * AVX2 does blocks up to GATHER_MAX_TAPS taps, with permutes or gathers, and one pixel at a time
@@ -412,6 +521,12 @@ static int32_t horizontal_blocks(const uint8_t *src, int64_t src_row_bytes, int3
     if (bounds[2 * x] + bounds[2 * x + 1] > limit) limit = bounds[2 * x] + bounds[2 * x + 1];
   int32_t x0 = 0;
   for (; x0 + GATHER_LANES <= out_width; x0 += GATHER_LANES) {
+    if (vnni >= VNNI_BYTES && x0 + ZMM_LANES <= out_width
+        && horizontal_block16_bytes(src, src_row_bytes, y_first, rows, out_width, x0, bounds, weights, taps, limit,
+                                    tmp)) {
+      x0 += ZMM_LANES - GATHER_LANES;
+      continue;
+    }
     if (vnni && x0 + ZMM_LANES <= out_width
         && horizontal_block16(src, src_row_bytes, y_first, rows, out_width, x0, bounds, weights, taps, limit, tmp)) {
       x0 += ZMM_LANES - GATHER_LANES;
@@ -428,11 +543,16 @@ static int32_t horizontal_blocks(const uint8_t *src, int64_t src_row_bytes, int3
   return x0;
 }
 
-/* Whether horizontal_vnni can run here. */
+/*
+ * What of AVX-512 VNNI runs here: 0, none; VNNI_WORDS, horizontal_vnni and horizontal_block16;
+ * VNNI_BYTES, horizontal_block16_bytes too, where VBMI's byte permutes are there.
+ */
 static int vnni_supported(void)
 {
-  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl");
+  if (!__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512vl"))
+    return 0;
+  return __builtin_cpu_supports("avx512vbmi") ? VNNI_BYTES : VNNI_WORDS;
 }
 
 /* Whether vertical_clip_zmm can run here. */
