@@ -34,7 +34,7 @@ static uint64_t fnv(const uint8_t *p, size_t n)
 
 int main(void)
 {
-  static const int32_t boxes[][2] = {{180, 180}, {250, 250}, {330, 250}, {420, 330}, {500, 375}, {600, 400}, {700, 450}};
+  static const int32_t boxes[][2] = {{180, 180}, {250, 250}, {330, 250}, {420, 330}, {500, 375}, {600, 400}, {700, 450}, {900, 600}, {1100, 700}, {1400, 900}};
   const int32_t out = 224, reps = 2000;
   for (size_t b = 0; b < sizeof(boxes) / sizeof(boxes[0]); b++) {
     int32_t w = boxes[b][0], rows = boxes[b][1];

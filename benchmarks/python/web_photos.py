@@ -7,6 +7,9 @@ downscale by about 3 to 4 there, where the one of ImageNet-sized images is by 1.
 
   benchmarks/python/debian_photos.sh /tmp/photos-4mp
   python3 benchmarks/python/web_photos.py /tmp/photos-4mp /tmp/photos-1mp --count 400
+  python3 benchmarks/python/web_photos.py /tmp/photos-4mp /tmp/photos-2mp --size 1600x1200 --size 1920x1080
+
+Each region is twice its size where the photograph is large enough, else as much of it as there is.
 """
 import argparse
 import random
@@ -24,7 +27,10 @@ def main() -> None:
     ap.add_argument("out", type=Path, help="the ImageFolder to write (created)")
     ap.add_argument("--count", type=int, default=400)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--size", action="append", metavar="WxH",
+                    help="a size to draw from, again for more (default: " + ", ".join(f"{w}x{h}" for w, h in SIZES) + ")")
     args = ap.parse_args()
+    sizes = [tuple(int(v) for v in size.split("x")) for size in args.size] if args.size else SIZES
     sources = sorted(args.source.rglob("*.jpg"))
     if not sources:
         raise SystemExit(f"no JPEGs under {args.source}: run debian_photos.sh first")
@@ -32,7 +38,7 @@ def main() -> None:
     for i in range(args.count):
         with Image.open(sources[i % len(sources)]) as opened:
             image = opened.convert("RGB")
-        w, h = rng.choice(SIZES)
+        w, h = rng.choice(sizes)
         x = rng.randint(0, image.width - 2 * w) if image.width > 2 * w else 0
         y = rng.randint(0, image.height - 2 * h) if image.height > 2 * h else 0
         region = image.crop((x, y, x + min(2 * w, image.width), y + min(2 * h, image.height)))

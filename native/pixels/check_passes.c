@@ -177,8 +177,9 @@ int main(void)
   for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
     check(sizes[i][0], 4 * (int64_t)sizes[i][0], sizes[i][1], 0, sizes[i][0], sizes[i][2], sizes[i][3],
           (unsigned)i, vnni_here, cases);
-  /* Downscales by 1.5 to 3.6, bilinear and bicubic: blocks whose taps spread over 33 to 64 pixels. */
-  for (int32_t width = 336; width <= 806; width += 10)
+  /* Downscales by 1.5 to 7.1, bilinear and bicubic: blocks whose taps spread over 33 to 64 pixels,
+   * and over more, in two halves of up to 64 each. */
+  for (int32_t width = 336; width <= 1606; width += 10)
     for (int cubic = 0; cubic <= 1; cubic++)
       check(width, 4 * (int64_t)width + 4 * (width % 3), 3 + width % 5, (width % 7) * 0.5, width - 4 - width % 7, 224,
             cubic, 100 + (unsigned)width, vnni_here, cases);

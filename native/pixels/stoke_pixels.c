@@ -397,20 +397,67 @@ __attribute__((target(VNNI_TARGET))) static int horizontal_block16(const uint8_t
 #define BYTE_GROUPS (GATHER_MAX_TAPS / 4)
 
 /*
+ * The rows of horizontal_block16_bytes: for each, the 64 pixels from `lo` (columns 8-15's from
+ * `lo2` too where `split`), loaded under the masks `reach`, then each channel's taps picked and
+ * summed, clipped, and the block's sixteen RGBX pixels stored.
+ */
+__attribute__((target(VBMI_TARGET), always_inline)) static inline void bytes_rows(
+    const uint8_t *src, int64_t src_row_bytes, int32_t y_first, int32_t rows, int32_t out_width, int32_t x0,
+    int32_t lo, int32_t lo2, const __mmask16 *reach, int groups, const __m512i (*idx)[3],
+    const __mmask64 (*upper)[3], const __m512i (*dig)[3], uint8_t *tmp, int split)
+{
+  const __m512i half = _mm512_set1_epi32(HALF), zero = _mm512_setzero_si512(), top = _mm512_set1_epi32(255);
+  const __mmask64 second = (__mmask64)0xFFFFFFFF00000000ull; /* columns 8-15's bytes */
+  for (int32_t r = 0; r < rows; r++) {
+    const uint8_t *row = src + (int64_t)(y_first + r) * src_row_bytes, *in = row + 4 * (int64_t)lo;
+    __m512i w0 = _mm512_maskz_loadu_epi32(reach[0], in), w1 = _mm512_maskz_loadu_epi32(reach[1], in + 64);
+    __m512i w2 = _mm512_maskz_loadu_epi32(reach[2], in + 128), w3 = _mm512_maskz_loadu_epi32(reach[3], in + 192);
+    __m512i v0 = zero, v1 = zero, v2 = zero, v3 = zero;
+    if (split) {
+      const uint8_t *in2 = row + 4 * (int64_t)lo2;
+      v0 = _mm512_maskz_loadu_epi32(reach[4], in2), v1 = _mm512_maskz_loadu_epi32(reach[5], in2 + 64);
+      v2 = _mm512_maskz_loadu_epi32(reach[6], in2 + 128), v3 = _mm512_maskz_loadu_epi32(reach[7], in2 + 192);
+    }
+    __m512i out = zero;
+    for (int c = 0; c < 3; c++) {
+      __m512i s0 = half, s1 = zero, s2 = zero;
+      for (int g = 0; g < groups; g++) {
+        __m512i px = _mm512_mask_blend_epi8(upper[g][c], _mm512_permutex2var_epi8(w0, idx[g][c], w1),
+                                            _mm512_permutex2var_epi8(w2, idx[g][c], w3));
+        if (split) {
+          __m512i px2 = _mm512_mask_blend_epi8(upper[g][c], _mm512_permutex2var_epi8(v0, idx[g][c], v1),
+                                               _mm512_permutex2var_epi8(v2, idx[g][c], v3));
+          px = _mm512_mask_blend_epi8(second, px, px2);
+        }
+        s0 = _mm512_dpbusd_epi32(s0, px, dig[g][0]);
+        s1 = _mm512_dpbusd_epi32(s1, px, dig[g][1]);
+        s2 = _mm512_dpbusd_epi32(s2, px, dig[g][2]);
+      }
+      __m512i v = _mm512_add_epi32(_mm512_add_epi32(s0, _mm512_slli_epi32(s1, 8)), _mm512_slli_epi32(s2, 16));
+      v = _mm512_min_epi32(_mm512_max_epi32(_mm512_srai_epi32(v, STOKE_PRECISION_BITS), zero), top);
+      out = _mm512_or_si512(out, _mm512_slli_epi32(v, 8 * c));
+    }
+    _mm512_storeu_si512((void *)(tmp + ((int64_t)r * out_width + x0) * 4), out);
+  }
+}
+
+/*
  * horizontal_block16 by bytes (AVX-512 VBMI and VNNI): output columns [x0, x0 + 16) of every row,
  * where their taps spread over more than two runs of sixteen source pixels from the block's first
- * and at most four (a downscale by about 1.6 to 3.5). Each 32-bit lane holds one channel of one
- * column's four taps (vpermi2b picks its bytes from the row's 64 pixels, loaded once under a mask
- * that stops at `limit`), and vpdpbusd adds their four products with each of the weights' three
- * signed digits, into three sums added as s0 + 256 s1 + 65536 s2, as horizontal_vnni does: the
- * same integers modulo 2^32, so the same sums and the same bytes as horizontal_columns. A tap past
- * a column's own has weights 0 and takes its first pixel. Where horizontal_block16 needs its third
- * window it takes about as long (a 420 x 330 box to 224) or 0.85x (500 x 375: 39.5 against 47.2
- * us), and past 48 pixels, where horizontal_vnni did a column at a time, 0.4x (700 x 450: 56.3
- * against 148.3; benchmarks/native/resize_passes.c, docs/benchmarks/pixels.md). Within 32 pixels
- * it was as fast as horizontal_block16 on 5 taps and 1.3x as slow on 3, so it leaves those.
- * Returns whether the block was done (not when its taps spread so, are more than GATHER_MAX_TAPS,
- * or a weight is not three digits).
+ * and at most four (a downscale by about 1.6 to 3.5), or, split in two blocks of eight columns, at
+ * most four from each half's first (to about 7). Each 32-bit lane holds one channel of one
+ * column's four taps (vpermi2b picks its bytes from its half's 64 pixels, loaded once a row under
+ * masks that stop at `limit`), and vpdpbusd adds their four products with each of the weights'
+ * three signed digits, into three sums added as s0 + 256 s1 + 65536 s2, as horizontal_vnni does:
+ * the same integers modulo 2^32, so the same sums and the same bytes as horizontal_columns. A tap
+ * past a column's own has weights 0 and takes its first pixel. Where horizontal_block16 needs its
+ * third window it takes about as long (a 420 x 330 box to 224) or 0.85x (500 x 375: 39.5 against
+ * 47.2 us), and past 48 pixels, where horizontal_vnni did a column at a time, 0.4x (700 x 450: 56.3
+ * against 148.3), split 0.5-0.7x (900 x 600: 108 against 218; 1,400 x 900, 15 taps: 257 against
+ * 354; benchmarks/native/resize_passes.c, docs/benchmarks/pixels.md). Within 32 pixels it was as
+ * fast as horizontal_block16 on 5 taps and 1.3x as slow on 3, so it leaves those. Returns whether
+ * the block was done (not when its taps spread so, are more than GATHER_MAX_TAPS, or a weight is
+ * not three digits).
  */
 __attribute__((target(VBMI_TARGET))) static int horizontal_block16_bytes(const uint8_t *src, int64_t src_row_bytes,
                                                                         int32_t y_first, int32_t rows,
@@ -418,15 +465,21 @@ __attribute__((target(VBMI_TARGET))) static int horizontal_block16_bytes(const u
                                                                         const int32_t *bounds, const int32_t *weights,
                                                                         int32_t taps, int32_t limit, uint8_t *tmp)
 {
-  int32_t n = 0, lo = bounds[2 * x0], hi = 0;
+  /* The reach of the block, and of its halves: columns 0-7 from lo to hi1, 8-15 from lo2 to hi. */
+  int32_t n = 0, lo = bounds[2 * x0], hi = 0, lo2 = bounds[2 * (x0 + 8)], hi1 = 0;
   for (int j = 0; j < ZMM_LANES; j++) {
     int32_t first = bounds[2 * (x0 + j)], count = bounds[2 * (x0 + j) + 1];
     if (count > n) n = count;
     if (first < lo) lo = first;
     if (first + count > hi) hi = first + count;
+    if (j < ZMM_LANES / 2 && first + count > hi1) hi1 = first + count;
+    if (j >= ZMM_LANES / 2 && first < lo2) lo2 = first;
   }
   /* Within 32 pixels horizontal_block16's permutes are as fast, and faster on few taps. */
-  if (n > GATHER_MAX_TAPS || hi - lo <= 2 * ZMM_LANES || hi - lo > 4 * ZMM_LANES) return 0;
+  if (n > GATHER_MAX_TAPS || hi - lo <= 2 * ZMM_LANES) return 0;
+  int split = hi - lo > 4 * ZMM_LANES;
+  if (split && (hi1 - lo > 4 * ZMM_LANES || hi - lo2 > 4 * ZMM_LANES)) return 0;
+  if (!split) lo2 = lo;
   int groups = (n + 3) / 4;
   const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i bytes = _mm512_set1_epi32(0x01010101), low = _mm512_set1_epi32(0xFF);
@@ -434,14 +487,15 @@ __attribute__((target(VBMI_TARGET))) static int horizontal_block16_bytes(const u
   __m512i first = _mm512_i32gather_epi32(pair, bounds, 4);
   __m512i count = _mm512_i32gather_epi32(pair, bounds + 1, 4);
   __m512i row_of_k = _mm512_mullo_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(x0)), _mm512_set1_epi32(taps));
-  /* Each lane's first pixel's byte and its tap count, in each of its four bytes. */
-  __m512i base = _mm512_mullo_epi32(_mm512_slli_epi32(_mm512_sub_epi32(first, _mm512_set1_epi32(lo)), 2), bytes);
+  /* Each lane's first pixel's byte within its half's 64 pixels, and its tap count, in each of its four bytes. */
+  __m512i from = _mm512_mask_blend_epi32((__mmask16)0xFF00, _mm512_set1_epi32(lo), _mm512_set1_epi32(lo2));
+  __m512i base = _mm512_mullo_epi32(_mm512_slli_epi32(_mm512_sub_epi32(first, from), 2), bytes);
   __m512i counts = _mm512_mullo_epi32(count, bytes);
   __m512i idx[BYTE_GROUPS][3], dig[BYTE_GROUPS][3];
   __mmask64 upper[BYTE_GROUPS][3];
   __mmask16 bad = 0;
   for (int g = 0; g < groups; g++) {
-    /* Byte b of a lane: tap 4g + b's pixel, 4 (first - lo + t) + channel; a tap past the lane's own, its first. */
+    /* Byte b of a lane: tap 4g + b's pixel, 4 (first - from + t) + channel; a tap past the lane's own, its first. */
     __m512i tap = _mm512_set1_epi32(0x03020100 + 0x04040404 * g);
     __mmask64 live = _mm512_cmplt_epu8_mask(tap, counts);
     __m512i at = _mm512_mask_add_epi8(base, live, base, _mm512_slli_epi32(tap, 2));
@@ -467,43 +521,28 @@ __attribute__((target(VBMI_TARGET))) static int horizontal_block16_bytes(const u
     for (int k = 0; k < 3; k++) dig[g][k] = d[k];
   }
   if (bad) return 0;
-  /* The windows' pixels that lie within the row's reach: no read past `limit`. */
-  __mmask16 reach[4];
-  for (int w = 0; w < 4; w++) {
-    int32_t left = limit - lo - ZMM_LANES * w;
+  /* Each half's windows' pixels that lie within the row's reach: no read past `limit`. */
+  __mmask16 reach[8];
+  for (int w = 0; w < 8; w++) {
+    int32_t left = limit - (w < 4 ? lo : lo2) - ZMM_LANES * (w % 4);
     reach[w] = left >= ZMM_LANES ? (__mmask16)0xFFFF : left <= 0 ? (__mmask16)0 : (__mmask16)((1u << left) - 1);
   }
-  const __m512i half = _mm512_set1_epi32(HALF), zero = _mm512_setzero_si512(), top = _mm512_set1_epi32(255);
-  for (int32_t r = 0; r < rows; r++) {
-    const uint8_t *in = src + (int64_t)(y_first + r) * src_row_bytes + 4 * (int64_t)lo;
-    __m512i w0 = _mm512_maskz_loadu_epi32(reach[0], in), w1 = _mm512_maskz_loadu_epi32(reach[1], in + 64);
-    __m512i w2 = _mm512_maskz_loadu_epi32(reach[2], in + 128), w3 = _mm512_maskz_loadu_epi32(reach[3], in + 192);
-    __m512i out = zero;
-    for (int c = 0; c < 3; c++) {
-      __m512i s0 = half, s1 = zero, s2 = zero;
-      for (int g = 0; g < groups; g++) {
-        __m512i px = _mm512_mask_blend_epi8(upper[g][c], _mm512_permutex2var_epi8(w0, idx[g][c], w1),
-                                            _mm512_permutex2var_epi8(w2, idx[g][c], w3));
-        s0 = _mm512_dpbusd_epi32(s0, px, dig[g][0]);
-        s1 = _mm512_dpbusd_epi32(s1, px, dig[g][1]);
-        s2 = _mm512_dpbusd_epi32(s2, px, dig[g][2]);
-      }
-      __m512i v = _mm512_add_epi32(_mm512_add_epi32(s0, _mm512_slli_epi32(s1, 8)), _mm512_slli_epi32(s2, 16));
-      v = _mm512_min_epi32(_mm512_max_epi32(_mm512_srai_epi32(v, STOKE_PRECISION_BITS), zero), top);
-      out = _mm512_or_si512(out, _mm512_slli_epi32(v, 8 * c));
-    }
-    _mm512_storeu_si512((void *)(tmp + ((int64_t)r * out_width + x0) * 4), out);
-  }
+  if (split)
+    bytes_rows(src, src_row_bytes, y_first, rows, out_width, x0, lo, lo2, reach, groups,
+               (const __m512i(*)[3])idx, (const __mmask64(*)[3])upper, (const __m512i(*)[3])dig, tmp, 1);
+  else
+    bytes_rows(src, src_row_bytes, y_first, rows, out_width, x0, lo, lo2, reach, groups,
+               (const __m512i(*)[3])idx, (const __mmask64(*)[3])upper, (const __m512i(*)[3])dig, tmp, 0);
   return 1;
 }
 
 /*
  * Does what AVX-512 and AVX2 can; returns the first column left to horizontal_columns. With
  * AVX-512 VNNI that is none: with VBMI too, blocks of sixteen columns whose taps spread over 33 to
- * 64 source pixels take horizontal_block16_bytes; blocks within 48 take horizontal_block16's
- * permutes, blocks of eight within 24 the AVX2 ones (about a downscale by 2.5 or less: the permutes
- * are the faster there), and every other column, however many its taps, is done by
- * horizontal_vnni. Sixteen columns at once took half the time of eight on a 0.2 MP crop's
+ * 64 source pixels, or further but within 64 a half of eight columns, take horizontal_block16_bytes;
+ * blocks within 48 take horizontal_block16's permutes, blocks of eight within 24 the AVX2 ones
+ * (about a downscale by 2.5 or less: the permutes are the faster there), and every other column,
+ * however many its taps, is done by horizontal_vnni. Sixteen columns at once took half the time of eight on a 0.2 MP crop's
  * rows to 224, from the cache (15.4 against 34.5 us for a 330 x 250 box, 5 taps; 50.6 against 91.1
  * for 500 x 375, 7 taps; benchmarks/native/resize_passes.c, docs/benchmarks/pixels.md). Without it,
  * AVX2 does blocks up to GATHER_MAX_TAPS taps, with permutes or gathers, and one pixel at a time
