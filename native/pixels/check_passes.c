@@ -35,10 +35,6 @@
 static int failures;
 
 /* The horizontal pass's paths, by vnni_supported's levels; cases[VERTICAL] counts the vertical ones. */
-#if !(defined(__x86_64__) && defined(__GNUC__))
-#define VNNI_WORDS 1
-#define VNNI_BYTES 2
-#endif
 #define VERTICAL 3
 static const char *const LEVELS[] = {"without VNNI", "with VNNI", "with VNNI and VBMI"};
 

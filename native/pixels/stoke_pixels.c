@@ -61,6 +61,10 @@ static void horizontal_columns(const uint8_t *src, int64_t src_row_bytes, int32_
   }
 }
 
+/* vnni_supported's levels, the horizontal pass's `vnni` argument (0: no VNNI; any CPU has these names). */
+#define VNNI_WORDS 1
+#define VNNI_BYTES 2
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define GATHER_LANES 8
@@ -391,9 +395,6 @@ __attribute__((target(VNNI_TARGET))) static int horizontal_block16(const uint8_t
 }
 
 #define VBMI_TARGET VNNI_TARGET ",avx512vbmi"
-/* vnni_supported's levels: the horizontal pass's `vnni` argument. */
-#define VNNI_WORDS 1
-#define VNNI_BYTES 2
 #define BYTE_GROUPS (GATHER_MAX_TAPS / 4)
 
 /*

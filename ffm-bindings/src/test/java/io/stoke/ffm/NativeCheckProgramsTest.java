@@ -33,10 +33,7 @@ class NativeCheckProgramsTest {
      */
     @Test
     void everyPathGivesThePlainLoopsBytesAndReadsNothingPastItsTaps() throws Exception {
-        if (!StokePixels.available()) {
-            System.err.println("[stoke] NOT CHECKED: the resize passes' paths: " + StokePixels.unavailableReason());
-        }
-        Assumptions.assumeTrue(StokePixels.available(), "Stoke's C library is not built here");
+        builtOrSaid(StokePixels.available(), StokePixels.unavailableReason(), "the resize passes' paths");
         String out = buildAndRun("check_passes", "-lm");
         assertTrue(out.contains("; 0 differ"), out);
     }
@@ -49,12 +46,20 @@ class NativeCheckProgramsTest {
      */
     @Test
     void theCopysRangeCheckAnswersAsItsRule() throws Exception {
-        if (!StokeJpeg.available()) {
-            System.err.println("[stoke] NOT CHECKED: the restart copy's range check: " + StokeJpeg.unavailableReason());
-        }
-        Assumptions.assumeTrue(StokeJpeg.available(), "Stoke's region decoder is not built here");
+        builtOrSaid(StokeJpeg.available(), StokeJpeg.unavailableReason(), "the restart copy's range check");
         String out = buildAndRun("check_baseline", "-ljpeg");
         assertTrue(out.contains("; 0 differ"), out);
+    }
+
+    /**
+     * Goes on where the library under test is built; otherwise says on stderr what is not checked and
+     * why, and skips the test (the build says once why the library is missing).
+     */
+    private static void builtOrSaid(boolean built, String why, String what) {
+        if (!built) {
+            System.err.println("[stoke] NOT CHECKED: " + what + ": " + why);
+        }
+        Assumptions.assumeTrue(built, what + ": the library is not built here (" + why + ")");
     }
 
     /** Builds {@code native/pixels/NAME.c} with the library's compiler and runs it; its output. */
