@@ -110,6 +110,13 @@ def two_epochs(loader, start):
     return {"cold": epochs[0], "warm": epochs[1], "shape": shape, "dtype": dtype}
 
 
+def ratio(rate, peer):
+    """Stoke's rate over ``peer``'s, or a dash where one of the two cases was not run."""
+    nan = float("nan")
+    x = rate.get("stoke", nan) / rate.get(peer, nan)
+    return "-" if x != x else f"{x:.2f}x"
+
+
 def summarise(runs, out, args):
     lines = [f"# torchvision's recipe transforms: torch's DataLoader and stoke.DataLoader\n",
              f"`{' '.join(sys.argv)}`\n",
@@ -127,7 +134,7 @@ def summarise(runs, out, args):
                 rate[case] = statistics.median(xs) if xs else float("nan")
             lines.append(f"| {which} | {epoch} | {rate.get('torch-pil', float('nan')):.0f} | "
                          f"{rate.get('torch-tensor', float('nan')):.0f} | {rate.get('stoke', float('nan')):.0f} | "
-                         f"{rate['stoke'] / rate['torch-pil']:.2f}x | {rate['stoke'] / rate['torch-tensor']:.2f}x |")
+                         f"{ratio(rate, 'torch-pil')} | {ratio(rate, 'torch-tensor')} |")
     (out / "summary.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
