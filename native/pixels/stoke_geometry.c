@@ -251,10 +251,58 @@ static void float_nearest(const uint8_t *src, int32_t width, int32_t height, int
   }
 }
 
+/*
+ * A map that moves by whole pixels, [1 0 tx; 0 1 ty] with integer tx and ty: the auto-augment
+ * policies' TranslateX and TranslateY, which torchvision hands Pillow as int(magnitude). Output
+ * pixel (x, y) then samples (x + tx + 0.5, y + ty + 0.5), an input pixel's centre, every double
+ * operation of bilinear() and bicubic() is exact, and their weights are 0 and 1: the pixel is input
+ * (x + tx, y + ty) where that is inside the image, else the fill. So the rows are copied, the same
+ * bytes as generic() (AffineOpsTest compares both with Pillow). |t| is bounded so that x + t + 0.5
+ * stays exact in a double, as generic() computes it.
+ */
+static int whole_pixel_shift(const double a[6], int64_t *tx, int64_t *ty)
+{
+  if (a[0] != 1.0 || a[1] != 0.0 || a[3] != 0.0 || a[4] != 1.0)
+    return 0;
+  if (!(fabs(a[2]) <= 1073741824.0 && fabs(a[5]) <= 1073741824.0) || a[2] != floor(a[2]) || a[5] != floor(a[5]))
+    return 0; /* NaN fails the first test */
+  *tx = (int64_t)a[2];
+  *ty = (int64_t)a[5];
+  return 1;
+}
+
+static void shift_rows(const uint8_t *src, int32_t width, int32_t height, int64_t src_row_bytes, uint8_t *dst,
+                       int64_t dst_row_bytes, int64_t tx, int64_t ty, const uint8_t fill[3])
+{
+  /* The output columns [x0, x1) read input columns [x0 + tx, x1 + tx), all inside the image. */
+  int64_t x0 = tx < 0 ? -tx : 0;
+  int64_t x1 = width - tx;
+  if (x0 > width)
+    x0 = width;
+  if (x1 > width)
+    x1 = width;
+  if (x1 < x0)
+    x1 = x0;
+  for (int32_t y = 0; y < height; y++) {
+    uint8_t *out = dst + (int64_t)y * dst_row_bytes;
+    int64_t sy = y + ty;
+    if (sy < 0 || sy >= height || x0 == x1) {
+      fill_row(out, width, fill);
+      continue;
+    }
+    fill_row(out, (int32_t)x0, fill);
+    memcpy(out + 3 * x0, src + sy * src_row_bytes + 3 * (x0 + tx), 3 * (size_t)(x1 - x0));
+    fill_row(out + 3 * x1, (int32_t)(width - x1), fill);
+  }
+}
+
 void stoke_affine_rgb(const uint8_t *src, int32_t width, int32_t height, int64_t src_row_bytes, uint8_t *dst,
                       int64_t dst_row_bytes, const double matrix[6], int32_t filter, const uint8_t fill[3])
 {
-  if (filter != STOKE_GEOMETRY_NEAREST)
+  int64_t tx, ty;
+  if (filter != STOKE_GEOMETRY_NEAREST && whole_pixel_shift(matrix, &tx, &ty))
+    shift_rows(src, width, height, src_row_bytes, dst, dst_row_bytes, tx, ty, fill);
+  else if (filter != STOKE_GEOMETRY_NEAREST)
     generic(src, width, height, src_row_bytes, dst, dst_row_bytes, matrix, filter, fill);
   else if (matrix[1] == 0 && matrix[3] == 0)
     scale_nearest(src, width, height, src_row_bytes, dst, dst_row_bytes, matrix, fill);

@@ -181,7 +181,8 @@ class AffineOpsTest {
     /**
      * Arbitrary matrices through Pillow's {@code Image.transform}: the scale-only nearest path with
      * any scale and sign, the 16.16 fixed-point one, and (on a 33000-pixel-wide image, where a
-     * corner is past 32768) the double one, with all three filters.
+     * corner is past 32768) the double one, with all three filters; and shifts by whole pixels,
+     * which bilinear and bicubic copy row by row.
      */
     @ParameterizedTest(name = "{0}x{1}")
     @CsvSource({"23, 17", "33000, 2"})
@@ -194,7 +195,7 @@ class AffineOpsTest {
         StringBuilder text = new StringBuilder();
         for (int i = 0; i < n; i++) {
             double[] m = new double[6];
-            switch (i % 4) {
+            switch (i % 5) {
                 case 0 ->
                     m = new double[] {
                         r.nextDouble(-2, 2),
@@ -216,6 +217,17 @@ class AffineOpsTest {
                     };
                 }
                 case 2 -> m = new double[] {1.0, r.nextDouble(-1, 1), 0.0, -0.0, 1.0, 0.0};
+                case 3 ->
+                    // A shift by whole pixels, which the library copies row by row: inside, partly
+                    // out and wholly out of the image on each side, zeros of either sign.
+                    m = new double[] {
+                        1.0,
+                        r.nextBoolean() ? 0.0 : -0.0,
+                        r.nextInt(-w - 3, w + 4),
+                        r.nextBoolean() ? 0.0 : -0.0,
+                        1.0,
+                        r.nextInt(-h - 3, h + 4)
+                    };
                 default -> {
                     for (int k = 0; k < 6; k++) {
                         m[k] = r.nextDouble(-2, 2) * (k == 2 || k == 5 ? 20 : 1);
