@@ -129,13 +129,204 @@ static int bicubic(uint8_t *out, const uint8_t *src, int32_t width, int32_t heig
   return 1;
 }
 
-/* ImagingGenericTransform with affine_transform: bilinear and bicubic. */
-static void generic(const uint8_t *src, int32_t width, int32_t height, int64_t src_row_bytes, uint8_t *dst,
-                    int64_t dst_row_bytes, const double a[6], int32_t filter, const uint8_t fill[3])
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/*
+ * bilinear() for output pixels [0, end) of row y, four at a time (AVX2, four doubles a vector;
+ * end a multiple of four): the same double operations in the same order, lane by lane, so the
+ * same bytes. Every lane's four pixels are read, those of a lane outside the input too, from
+ * columns and rows clipped into the image, each as the 32 bits that end at its last byte (that
+ * start at it, for the source's first pixel), so nothing outside the image's rows is read. A lane
+ * outside the input takes the fill. Byte offsets fit 32 bits: generic() comes here only where
+ * the whole source does. Where bilinear() has no row1 (y + 1 is past the last row: a lane inside
+ * has y >= -1), the clipped y + 1 is y itself, so v2 is v1 as there.
+ */
+__attribute__((target("avx2"))) static void bilinear_row4(const uint8_t *src, int32_t width, int32_t height,
+                                                         int64_t row_bytes, uint8_t *out, int32_t end, int32_t y,
+                                                         const double a[6], const uint8_t fill[3])
 {
+  const double yin = y + 0.5;
+  const __m256d a0 = _mm256_set1_pd(a[0]), a3 = _mm256_set1_pd(a[3]);
+  const __m256d a1y = _mm256_set1_pd(a[1] * yin), a4y = _mm256_set1_pd(a[4] * yin);
+  const __m256d a2 = _mm256_set1_pd(a[2]), a5 = _mm256_set1_pd(a[5]);
+  const __m256d zero = _mm256_setzero_pd(), half = _mm256_set1_pd(0.5), four = _mm256_set1_pd(4.0);
+  const __m256d w = _mm256_set1_pd((double)width), h = _mm256_set1_pd((double)height);
+  const __m128i one = _mm_set1_epi32(1), lo = _mm_setzero_si128(), eight = _mm_set1_epi32(8);
+  const __m128i wmax = _mm_set1_epi32(width - 1), hmax = _mm_set1_epi32(height - 1);
+  const __m128i rb = _mm_set1_epi32((int32_t)row_bytes), byte = _mm_set1_epi32(0xFF);
+  const __m128i fill32 = _mm_set1_epi32(fill[0] | fill[1] << 8 | fill[2] << 16);
+  /* The low three bytes of each lane's 32 bits, packed: twelve bytes of RGB. */
+  const __m128i pack = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
+  const __m256i lanes = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  __m256d xin = _mm256_set_pd(3.5, 2.5, 1.5, 0.5);
+  for (int32_t x = 0; x < end; x += 4, out += 12, xin = _mm256_add_pd(xin, four)) {
+    const __m256d xx = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(a0, xin), a1y), a2);
+    const __m256d yy = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(a3, xin), a4y), a5);
+    /* bilinear()'s test, false for NaN as there: a lane is outside where any comparison holds. */
+    const __m256d outside = _mm256_or_pd(
+        _mm256_or_pd(_mm256_cmp_pd(xx, zero, _CMP_LT_OQ), _mm256_cmp_pd(xx, w, _CMP_GE_OQ)),
+        _mm256_or_pd(_mm256_cmp_pd(yy, zero, _CMP_LT_OQ), _mm256_cmp_pd(yy, h, _CMP_GE_OQ)));
+    __m128i rgb;
+    if (_mm256_movemask_pd(outside) == 0xF) {
+      rgb = fill32;
+    } else {
+      const __m256d xs = _mm256_sub_pd(xx, half), ys = _mm256_sub_pd(yy, half);
+      const __m256d fx = _mm256_floor_pd(xs), fy = _mm256_floor_pd(ys); /* FLOOR's value */
+      const __m256d dx = _mm256_sub_pd(xs, fx), dy = _mm256_sub_pd(ys, fy);
+      const __m128i ix = _mm256_cvttpd_epi32(fx), iy = _mm256_cvttpd_epi32(fy);
+      const __m128i ix1 = _mm_add_epi32(ix, one), iy1 = _mm_add_epi32(iy, one);
+      const __m128i x0 = _mm_min_epi32(_mm_max_epi32(ix, lo), wmax); /* XCLIP */
+      const __m128i x1 = _mm_min_epi32(_mm_max_epi32(ix1, lo), wmax);
+      const __m128i r0 = _mm_mullo_epi32(_mm_min_epi32(_mm_max_epi32(iy, lo), hmax), rb); /* YCLIP */
+      const __m128i r1 = _mm_mullo_epi32(_mm_min_epi32(_mm_max_epi32(iy1, lo), hmax), rb);
+      const __m128i c0 = _mm_add_epi32(_mm_add_epi32(x0, x0), x0), c1 = _mm_add_epi32(_mm_add_epi32(x1, x1), x1);
+      const __m128i offsets[4] = {_mm_add_epi32(r0, c0), _mm_add_epi32(r0, c1), _mm_add_epi32(r1, c0),
+                                  _mm_add_epi32(r1, c1)};
+      __m128i px[4];
+      for (int k = 0; k < 4; k++) {
+        __m128i first = _mm_cmpeq_epi32(offsets[k], lo);
+        __m128i at = _mm_sub_epi32(offsets[k], _mm_andnot_si128(first, one));
+        px[k] = _mm_srlv_epi32(_mm_i32gather_epi32((const int *)src, at, 1), _mm_andnot_si128(first, eight));
+      }
+      rgb = lo;
+      for (int b = 0; b < 3; b++) {
+        __m128i p00 = _mm_and_si128(_mm_srli_epi32(px[0], 8 * b), byte);
+        __m128i p01 = _mm_and_si128(_mm_srli_epi32(px[1], 8 * b), byte);
+        __m128i p10 = _mm_and_si128(_mm_srli_epi32(px[2], 8 * b), byte);
+        __m128i p11 = _mm_and_si128(_mm_srli_epi32(px[3], 8 * b), byte);
+        __m256d v1 =
+            _mm256_add_pd(_mm256_cvtepi32_pd(p00), _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_sub_epi32(p01, p00)), dx));
+        __m256d v2 =
+            _mm256_add_pd(_mm256_cvtepi32_pd(p10), _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_sub_epi32(p11, p10)), dx));
+        v1 = _mm256_add_pd(v1, _mm256_mul_pd(_mm256_sub_pd(v2, v1), dy));
+        /* (uint8_t) of a value in [0, 255]: truncation, the low byte */
+        rgb = _mm_or_si128(rgb, _mm_slli_epi32(_mm_and_si128(_mm256_cvttpd_epi32(v1), byte), 8 * b));
+      }
+      /* each 64-bit lane's mask, as 32 bits */
+      const __m256i halves = _mm256_permutevar8x32_epi32(_mm256_castpd_si256(outside), lanes);
+      rgb = _mm_blendv_epi8(rgb, fill32, _mm256_castsi256_si128(halves));
+    }
+    rgb = _mm_shuffle_epi8(rgb, pack);
+    _mm_storel_epi64((__m128i *)out, rgb);
+    uint32_t tail = (uint32_t)_mm_extract_epi32(rgb, 2);
+    memcpy(out + 8, &tail, 4);
+  }
+}
+
+/* bilinear_row4 with eight lanes (AVX-512 doubles, AVX2 integers); end a multiple of eight. */
+__attribute__((target("avx512f,avx512vl,avx2"))) static void bilinear_row8(const uint8_t *src, int32_t width,
+                                                                         int32_t height, int64_t row_bytes,
+                                                                         uint8_t *out, int32_t end, int32_t y,
+                                                                         const double a[6], const uint8_t fill[3])
+{
+  const double yin = y + 0.5;
+  const __m512d a0 = _mm512_set1_pd(a[0]), a3 = _mm512_set1_pd(a[3]);
+  const __m512d a1y = _mm512_set1_pd(a[1] * yin), a4y = _mm512_set1_pd(a[4] * yin);
+  const __m512d a2 = _mm512_set1_pd(a[2]), a5 = _mm512_set1_pd(a[5]);
+  const __m512d zero = _mm512_setzero_pd(), half = _mm512_set1_pd(0.5), eight_d = _mm512_set1_pd(8.0);
+  const __m512d w = _mm512_set1_pd((double)width), h = _mm512_set1_pd((double)height);
+  const __m256i one = _mm256_set1_epi32(1), lo = _mm256_setzero_si256(), eight = _mm256_set1_epi32(8);
+  const __m256i wmax = _mm256_set1_epi32(width - 1), hmax = _mm256_set1_epi32(height - 1);
+  const __m256i rb = _mm256_set1_epi32((int32_t)row_bytes), byte = _mm256_set1_epi32(0xFF);
+  const __m256i fill32 = _mm256_set1_epi32(fill[0] | fill[1] << 8 | fill[2] << 16);
+  const __m256i pack = _mm256_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1, 0, 1, 2, 4, 5, 6, 8,
+                                        9, 10, 12, 13, 14, -1, -1, -1, -1);
+  __m512d xin = _mm512_set_pd(7.5, 6.5, 5.5, 4.5, 3.5, 2.5, 1.5, 0.5);
+  for (int32_t x = 0; x < end; x += 8, out += 24, xin = _mm512_add_pd(xin, eight_d)) {
+    const __m512d xx = _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(a0, xin), a1y), a2);
+    const __m512d yy = _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(a3, xin), a4y), a5);
+    const __mmask8 outside = _mm512_cmp_pd_mask(xx, zero, _CMP_LT_OQ) | _mm512_cmp_pd_mask(xx, w, _CMP_GE_OQ)
+                             | _mm512_cmp_pd_mask(yy, zero, _CMP_LT_OQ) | _mm512_cmp_pd_mask(yy, h, _CMP_GE_OQ);
+    __m256i rgb = fill32;
+    if (outside != 0xFF) {
+      const __m512d xs = _mm512_sub_pd(xx, half), ys = _mm512_sub_pd(yy, half);
+      const __m512d fx = _mm512_roundscale_pd(xs, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+      const __m512d fy = _mm512_roundscale_pd(ys, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+      const __m512d dx = _mm512_sub_pd(xs, fx), dy = _mm512_sub_pd(ys, fy);
+      const __m256i ix = _mm512_cvttpd_epi32(fx), iy = _mm512_cvttpd_epi32(fy);
+      const __m256i x0 = _mm256_min_epi32(_mm256_max_epi32(ix, lo), wmax);
+      const __m256i x1 = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(ix, one), lo), wmax);
+      const __m256i r0 = _mm256_mullo_epi32(_mm256_min_epi32(_mm256_max_epi32(iy, lo), hmax), rb);
+      const __m256i r1 = _mm256_mullo_epi32(_mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(iy, one), lo), hmax), rb);
+      const __m256i c0 = _mm256_add_epi32(_mm256_add_epi32(x0, x0), x0);
+      const __m256i c1 = _mm256_add_epi32(_mm256_add_epi32(x1, x1), x1);
+      const __m256i offsets[4] = {_mm256_add_epi32(r0, c0), _mm256_add_epi32(r0, c1), _mm256_add_epi32(r1, c0),
+                                  _mm256_add_epi32(r1, c1)};
+      __m256i px[4];
+      for (int k = 0; k < 4; k++) {
+        __m256i first = _mm256_cmpeq_epi32(offsets[k], lo);
+        __m256i at = _mm256_sub_epi32(offsets[k], _mm256_andnot_si256(first, one));
+        px[k] = _mm256_srlv_epi32(_mm256_i32gather_epi32((const int *)src, at, 1), _mm256_andnot_si256(first, eight));
+      }
+      __m256i got = lo;
+      for (int b = 0; b < 3; b++) {
+        __m256i p00 = _mm256_and_si256(_mm256_srli_epi32(px[0], 8 * b), byte);
+        __m256i p01 = _mm256_and_si256(_mm256_srli_epi32(px[1], 8 * b), byte);
+        __m256i p10 = _mm256_and_si256(_mm256_srli_epi32(px[2], 8 * b), byte);
+        __m256i p11 = _mm256_and_si256(_mm256_srli_epi32(px[3], 8 * b), byte);
+        __m512d v1 = _mm512_add_pd(_mm512_cvtepi32_pd(p00),
+                                   _mm512_mul_pd(_mm512_cvtepi32_pd(_mm256_sub_epi32(p01, p00)), dx));
+        __m512d v2 = _mm512_add_pd(_mm512_cvtepi32_pd(p10),
+                                   _mm512_mul_pd(_mm512_cvtepi32_pd(_mm256_sub_epi32(p11, p10)), dx));
+        v1 = _mm512_add_pd(v1, _mm512_mul_pd(_mm512_sub_pd(v2, v1), dy));
+        got = _mm256_or_si256(got, _mm256_slli_epi32(_mm256_and_si256(_mm512_cvttpd_epi32(v1), byte), 8 * b));
+      }
+      rgb = _mm256_mask_blend_epi32(outside, got, fill32);
+    }
+    rgb = _mm256_shuffle_epi8(rgb, pack);
+    __m128i lo4 = _mm256_castsi256_si128(rgb), hi4 = _mm256_extracti128_si256(rgb, 1);
+    _mm_storel_epi64((__m128i *)out, lo4);
+    uint32_t t0 = (uint32_t)_mm_extract_epi32(lo4, 2);
+    memcpy(out + 8, &t0, 4);
+    _mm_storel_epi64((__m128i *)(out + 12), hi4);
+    uint32_t t1 = (uint32_t)_mm_extract_epi32(hi4, 2);
+    memcpy(out + 20, &t1, 4);
+  }
+}
+#endif
+
+/* The widest bilinear_row this CPU runs: 8 lanes (AVX-512), 4 (AVX2), or 0 (bilinear() alone). */
+static int32_t bilinear_lanes(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2"))
+    return 8;
+  if (__builtin_cpu_supports("avx2"))
+    return 4;
+#endif
+  return 0;
+}
+
+/*
+ * ImagingGenericTransform with affine_transform: bilinear and bicubic. Under bilinear, each row's
+ * first multiple of `lanes` pixels (0, 4 or 8, as bilinear_lanes allows) go through the vector
+ * row; check_geometry.c runs each width.
+ */
+static void generic(const uint8_t *src, int32_t width, int32_t height, int64_t src_row_bytes, uint8_t *dst,
+                    int64_t dst_row_bytes, const double a[6], int32_t filter, const uint8_t fill[3], int32_t lanes)
+{
+  int32_t lanes_end = 0;
+  if (filter != STOKE_GEOMETRY_BILINEAR || (int64_t)height * src_row_bytes > INT32_MAX)
+    lanes = 0;
+  if (lanes > 0)
+    lanes_end = width - width % lanes;
   for (int32_t y = 0; y < height; y++) {
     uint8_t *out = dst + (int64_t)y * dst_row_bytes;
-    for (int32_t x = 0; x < width; x++, out += 3) {
+    int32_t x = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (lanes_end > 0) {
+      if (lanes == 8)
+        bilinear_row8(src, width, height, src_row_bytes, out, lanes_end, y, a, fill);
+      else
+        bilinear_row4(src, width, height, src_row_bytes, out, lanes_end, y, a, fill);
+      x = lanes_end;
+      out += 3 * (int64_t)lanes_end;
+    }
+#else
+    (void)lanes_end; /* no vector rows here: bilinear_lanes() is 0 */
+#endif
+    for (; x < width; x++, out += 3) {
       double xin = x + 0.5;
       double yin = y + 0.5;
       double xx = a[0] * xin + a[1] * yin + a[2];
@@ -303,7 +494,7 @@ void stoke_affine_rgb(const uint8_t *src, int32_t width, int32_t height, int64_t
   if (filter != STOKE_GEOMETRY_NEAREST && whole_pixel_shift(matrix, &tx, &ty))
     shift_rows(src, width, height, src_row_bytes, dst, dst_row_bytes, tx, ty, fill);
   else if (filter != STOKE_GEOMETRY_NEAREST)
-    generic(src, width, height, src_row_bytes, dst, dst_row_bytes, matrix, filter, fill);
+    generic(src, width, height, src_row_bytes, dst, dst_row_bytes, matrix, filter, fill, bilinear_lanes());
   else if (matrix[1] == 0 && matrix[3] == 0)
     scale_nearest(src, width, height, src_row_bytes, dst, dst_row_bytes, matrix, fill);
   else if (check_fixed(matrix, 0, 0) && check_fixed(matrix, width, height) && check_fixed(matrix, 0, height) &&

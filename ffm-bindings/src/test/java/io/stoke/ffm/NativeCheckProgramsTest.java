@@ -39,6 +39,19 @@ class NativeCheckProgramsTest {
     }
 
     /**
+     * The affine transform's vector rows (bilinear with AVX2's four lanes and AVX-512's eight) and
+     * its row copies for whole-pixel shifts, against the plain per-pixel loops, with each source
+     * ending against a page that faults on reading: {@code check_geometry.c}. AffineOpsTest compares
+     * the library with Pillow through this CPU's widest path only.
+     */
+    @Test
+    void theAffineTransformsVectorRowsGiveThePlainLoopsBytes() throws Exception {
+        builtOrSaid(StokePixels.available(), StokePixels.unavailableReason(), "the affine transform's paths");
+        String out = buildAndRun("check_geometry", "-lm");
+        assertTrue(out.contains("; 0 differ"), out);
+    }
+
+    /**
      * The restart copy's check that every coefficient fits the standard Huffman tables, in its SSE2
      * and AVX2 forms, against the rule, with values planted at each edge of the ranges:
      * {@code check_baseline.c}. A photograph never reaches the block-by-block branch, and a test
