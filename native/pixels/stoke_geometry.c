@@ -214,11 +214,42 @@ __attribute__((target("avx2"))) static void bilinear_row4(const uint8_t *src, in
   }
 }
 
-/* bilinear_row4 with eight lanes (AVX-512 doubles, AVX2 integers); end a multiple of eight. */
-__attribute__((target("avx512f,avx512vl,avx2"))) static void bilinear_row8(const uint8_t *src, int32_t width,
-                                                                         int32_t height, int64_t row_bytes,
-                                                                         uint8_t *out, int32_t end, int32_t y,
-                                                                         const double a[6], const uint8_t fill[3])
+#define ROW8_TARGET "avx512f,avx512vl,avx2"
+
+/*
+ * Eight lanes' pixels, each as the 32 bits that end at its last byte (that start at it, for the
+ * source's first byte), shifted so that the pixel's R is the low byte.
+ */
+__attribute__((target(ROW8_TARGET), always_inline)) static inline __m256i gather8(const uint8_t *src, __m256i offset)
+{
+  const __m256i first = _mm256_cmpeq_epi32(offset, _mm256_setzero_si256());
+  const __m256i at = _mm256_sub_epi32(offset, _mm256_andnot_si256(first, _mm256_set1_epi32(1)));
+  return _mm256_srlv_epi32(_mm256_i32gather_epi32((const int *)src, at, 1),
+                           _mm256_andnot_si256(first, _mm256_set1_epi32(8)));
+}
+
+/* Channel b of eight gathered pixels. */
+__attribute__((target(ROW8_TARGET), always_inline)) static inline __m256i channel8(__m256i px, int b)
+{
+  return _mm256_and_si256(_mm256_srli_epi32(px, 8 * b), _mm256_set1_epi32(0xFF));
+}
+
+/* BICUBIC(v, v1, v2, v3, v4, d) lane by lane, its terms as the macro orders them. */
+__attribute__((target(ROW8_TARGET), always_inline)) static inline __m512d bicubic8(__m512d p1, __m512d p2, __m512d p3,
+                                                                                  __m512d p4, __m512d d)
+{
+  return _mm512_add_pd(p1, _mm512_mul_pd(d, _mm512_add_pd(p2, _mm512_mul_pd(d, _mm512_add_pd(p3, _mm512_mul_pd(d, p4))))));
+}
+
+/*
+ * bilinear_row4's eight-lane form (AVX-512 doubles, AVX2 integers), and bicubic()'s too: under
+ * bicubic, each lane reads four rows of four pixels, clipped as XCLIP and YCLIP clip them (where
+ * bicubic() has no row y + k, that row is clipped to the one before it, whose values it copies),
+ * and the macro's integer terms are computed as ints. end is a multiple of eight.
+ */
+__attribute__((target(ROW8_TARGET))) static void affine_row8(const uint8_t *src, int32_t width, int32_t height,
+                                                            int64_t row_bytes, uint8_t *out, int32_t end, int32_t y,
+                                                            const double a[6], int32_t filter, const uint8_t fill[3])
 {
   const double yin = y + 0.5;
   const __m512d a0 = _mm512_set1_pd(a[0]), a3 = _mm512_set1_pd(a[3]);
@@ -226,12 +257,14 @@ __attribute__((target("avx512f,avx512vl,avx2"))) static void bilinear_row8(const
   const __m512d a2 = _mm512_set1_pd(a[2]), a5 = _mm512_set1_pd(a[5]);
   const __m512d zero = _mm512_setzero_pd(), half = _mm512_set1_pd(0.5), eight_d = _mm512_set1_pd(8.0);
   const __m512d w = _mm512_set1_pd((double)width), h = _mm512_set1_pd((double)height);
-  const __m256i one = _mm256_set1_epi32(1), lo = _mm256_setzero_si256(), eight = _mm256_set1_epi32(8);
+  const __m256i lo = _mm256_setzero_si256(), byte = _mm256_set1_epi32(0xFF), lo255 = _mm256_set1_epi32(255);
   const __m256i wmax = _mm256_set1_epi32(width - 1), hmax = _mm256_set1_epi32(height - 1);
-  const __m256i rb = _mm256_set1_epi32((int32_t)row_bytes), byte = _mm256_set1_epi32(0xFF);
+  const __m256i rb = _mm256_set1_epi32((int32_t)row_bytes);
   const __m256i fill32 = _mm256_set1_epi32(fill[0] | fill[1] << 8 | fill[2] << 16);
   const __m256i pack = _mm256_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1, 0, 1, 2, 4, 5, 6, 8,
                                         9, 10, 12, 13, 14, -1, -1, -1, -1);
+  const int cubic = filter == STOKE_GEOMETRY_BICUBIC;
+  const int taps = cubic ? 4 : 2;
   __m512d xin = _mm512_set_pd(7.5, 6.5, 5.5, 4.5, 3.5, 2.5, 1.5, 0.5);
   for (int32_t x = 0; x < end; x += 8, out += 24, xin = _mm512_add_pd(xin, eight_d)) {
     const __m512d xx = _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(a0, xin), a1y), a2);
@@ -241,36 +274,63 @@ __attribute__((target("avx512f,avx512vl,avx2"))) static void bilinear_row8(const
     __m256i rgb = fill32;
     if (outside != 0xFF) {
       const __m512d xs = _mm512_sub_pd(xx, half), ys = _mm512_sub_pd(yy, half);
-      const __m512d fx = _mm512_roundscale_pd(xs, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+      const __m512d fx = _mm512_roundscale_pd(xs, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); /* FLOOR's value */
       const __m512d fy = _mm512_roundscale_pd(ys, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
       const __m512d dx = _mm512_sub_pd(xs, fx), dy = _mm512_sub_pd(ys, fy);
-      const __m256i ix = _mm512_cvttpd_epi32(fx), iy = _mm512_cvttpd_epi32(fy);
-      const __m256i x0 = _mm256_min_epi32(_mm256_max_epi32(ix, lo), wmax);
-      const __m256i x1 = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(ix, one), lo), wmax);
-      const __m256i r0 = _mm256_mullo_epi32(_mm256_min_epi32(_mm256_max_epi32(iy, lo), hmax), rb);
-      const __m256i r1 = _mm256_mullo_epi32(_mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(iy, one), lo), hmax), rb);
-      const __m256i c0 = _mm256_add_epi32(_mm256_add_epi32(x0, x0), x0);
-      const __m256i c1 = _mm256_add_epi32(_mm256_add_epi32(x1, x1), x1);
-      const __m256i offsets[4] = {_mm256_add_epi32(r0, c0), _mm256_add_epi32(r0, c1), _mm256_add_epi32(r1, c0),
-                                  _mm256_add_epi32(r1, c1)};
-      __m256i px[4];
-      for (int k = 0; k < 4; k++) {
-        __m256i first = _mm256_cmpeq_epi32(offsets[k], lo);
-        __m256i at = _mm256_sub_epi32(offsets[k], _mm256_andnot_si256(first, one));
-        px[k] = _mm256_srlv_epi32(_mm256_i32gather_epi32((const int *)src, at, 1), _mm256_andnot_si256(first, eight));
+      /* The first column and row read: x and y, or under bicubic x - 1 and y - 1. */
+      const __m256i back = _mm256_set1_epi32(cubic);
+      const __m256i ix = _mm256_sub_epi32(_mm512_cvttpd_epi32(fx), back);
+      const __m256i iy = _mm256_sub_epi32(_mm512_cvttpd_epi32(fy), back);
+      __m256i columns[4], rows[4];
+      for (int k = 0; k < taps; k++) {
+        const __m256i step = _mm256_set1_epi32(k);
+        const __m256i c = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(ix, step), lo), wmax); /* XCLIP */
+        columns[k] = _mm256_add_epi32(_mm256_add_epi32(c, c), c);
+        rows[k] = _mm256_mullo_epi32(_mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(iy, step), lo), hmax), rb);
       }
       __m256i got = lo;
-      for (int b = 0; b < 3; b++) {
-        __m256i p00 = _mm256_and_si256(_mm256_srli_epi32(px[0], 8 * b), byte);
-        __m256i p01 = _mm256_and_si256(_mm256_srli_epi32(px[1], 8 * b), byte);
-        __m256i p10 = _mm256_and_si256(_mm256_srli_epi32(px[2], 8 * b), byte);
-        __m256i p11 = _mm256_and_si256(_mm256_srli_epi32(px[3], 8 * b), byte);
-        __m512d v1 = _mm512_add_pd(_mm512_cvtepi32_pd(p00),
-                                   _mm512_mul_pd(_mm512_cvtepi32_pd(_mm256_sub_epi32(p01, p00)), dx));
-        __m512d v2 = _mm512_add_pd(_mm512_cvtepi32_pd(p10),
-                                   _mm512_mul_pd(_mm512_cvtepi32_pd(_mm256_sub_epi32(p11, p10)), dx));
-        v1 = _mm512_add_pd(v1, _mm512_mul_pd(_mm512_sub_pd(v2, v1), dy));
-        got = _mm256_or_si256(got, _mm256_slli_epi32(_mm256_and_si256(_mm512_cvttpd_epi32(v1), byte), 8 * b));
+      if (!cubic) {
+        /* bilinear(): where it has no row1 (y + 1 past the last row), the clipped row is y's: v2 is v1. */
+        const __m256i p0[2] = {gather8(src, _mm256_add_epi32(rows[0], columns[0])),
+                               gather8(src, _mm256_add_epi32(rows[0], columns[1]))};
+        const __m256i p1[2] = {gather8(src, _mm256_add_epi32(rows[1], columns[0])),
+                               gather8(src, _mm256_add_epi32(rows[1], columns[1]))};
+        for (int b = 0; b < 3; b++) {
+          __m256i p00 = channel8(p0[0], b), p01 = channel8(p0[1], b);
+          __m256i p10 = channel8(p1[0], b), p11 = channel8(p1[1], b);
+          __m512d v1 = _mm512_add_pd(_mm512_cvtepi32_pd(p00),
+                                     _mm512_mul_pd(_mm512_cvtepi32_pd(_mm256_sub_epi32(p01, p00)), dx));
+          __m512d v2 = _mm512_add_pd(_mm512_cvtepi32_pd(p10),
+                                     _mm512_mul_pd(_mm512_cvtepi32_pd(_mm256_sub_epi32(p11, p10)), dx));
+          v1 = _mm512_add_pd(v1, _mm512_mul_pd(_mm512_sub_pd(v2, v1), dy));
+          /* (uint8_t) of a value in [0, 255]: truncation, the low byte */
+          got = _mm256_or_si256(got, _mm256_slli_epi32(_mm256_and_si256(_mm512_cvttpd_epi32(v1), byte), 8 * b));
+        }
+      } else {
+        __m512d v[3][4];
+        for (int k = 0; k < 4; k++) {
+          __m256i px[4];
+          for (int j = 0; j < 4; j++) px[j] = gather8(src, _mm256_add_epi32(rows[k], columns[j]));
+          for (int b = 0; b < 3; b++) {
+            __m256i i0 = channel8(px[0], b), i1 = channel8(px[1], b), i2 = channel8(px[2], b), i3 = channel8(px[3], b);
+            __m256i p2 = _mm256_sub_epi32(i2, i0);                                                    /* -v1 + v3 */
+            __m256i p3 = _mm256_sub_epi32(_mm256_add_epi32(_mm256_slli_epi32(_mm256_sub_epi32(i0, i1), 1), i2), i3);
+            __m256i p4 = _mm256_add_epi32(_mm256_sub_epi32(_mm256_sub_epi32(i1, i0), i2), i3); /* -v1 + v2 - v3 + v4 */
+            v[b][k] = bicubic8(_mm512_cvtepi32_pd(i1), _mm512_cvtepi32_pd(p2), _mm512_cvtepi32_pd(p3),
+                               _mm512_cvtepi32_pd(p4), dx);
+          }
+        }
+        const __m512d two = _mm512_set1_pd(2.0);
+        for (int b = 0; b < 3; b++) {
+          __m512d *u = v[b];
+          __m512d p2 = _mm512_sub_pd(u[2], u[0]); /* -v1 + v3, the same double */
+          __m512d p3 = _mm512_sub_pd(_mm512_add_pd(_mm512_mul_pd(two, _mm512_sub_pd(u[0], u[1])), u[2]), u[3]);
+          __m512d p4 = _mm512_add_pd(_mm512_sub_pd(_mm512_sub_pd(u[1], u[0]), u[2]), u[3]);
+          __m512d r = bicubic8(u[1], p2, p3, p4, dy);
+          /* r <= 0 gives 0, r >= 255 255, else its truncation: the same as clipping the truncated int */
+          __m256i t = _mm256_min_epi32(_mm256_max_epi32(_mm512_cvttpd_epi32(r), lo), lo255);
+          got = _mm256_or_si256(got, _mm256_slli_epi32(t, 8 * b));
+        }
       }
       rgb = _mm256_mask_blend_epi32(outside, got, fill32);
     }
@@ -286,7 +346,7 @@ __attribute__((target("avx512f,avx512vl,avx2"))) static void bilinear_row8(const
 }
 #endif
 
-/* The widest bilinear_row this CPU runs: 8 lanes (AVX-512), 4 (AVX2), or 0 (bilinear() alone). */
+/* The widest vector row this CPU runs: 8 lanes (AVX-512), 4 (AVX2), or 0 (bilinear() alone). */
 static int32_t bilinear_lanes(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -299,15 +359,16 @@ static int32_t bilinear_lanes(void)
 }
 
 /*
- * ImagingGenericTransform with affine_transform: bilinear and bicubic. Under bilinear, each row's
- * first multiple of `lanes` pixels (0, 4 or 8, as bilinear_lanes allows) go through the vector
- * row; check_geometry.c runs each width.
+ * ImagingGenericTransform with affine_transform: bilinear and bicubic. Each row's first multiple
+ * of `lanes` pixels (0, 4 or 8, as bilinear_lanes allows; bicubic has eight lanes only) go through
+ * the vector rows; check_geometry.c runs each width.
  */
 static void generic(const uint8_t *src, int32_t width, int32_t height, int64_t src_row_bytes, uint8_t *dst,
                     int64_t dst_row_bytes, const double a[6], int32_t filter, const uint8_t fill[3], int32_t lanes)
 {
   int32_t lanes_end = 0;
-  if (filter != STOKE_GEOMETRY_BILINEAR || (int64_t)height * src_row_bytes > INT32_MAX)
+  /* bicubic has eight lanes only */
+  if ((filter == STOKE_GEOMETRY_BICUBIC && lanes < 8) || (int64_t)height * src_row_bytes > INT32_MAX)
     lanes = 0;
   if (lanes > 0)
     lanes_end = width - width % lanes;
@@ -317,7 +378,7 @@ static void generic(const uint8_t *src, int32_t width, int32_t height, int64_t s
 #if defined(__x86_64__) && defined(__GNUC__)
     if (lanes_end > 0) {
       if (lanes == 8)
-        bilinear_row8(src, width, height, src_row_bytes, out, lanes_end, y, a, fill);
+        affine_row8(src, width, height, src_row_bytes, out, lanes_end, y, a, filter, fill);
       else
         bilinear_row4(src, width, height, src_row_bytes, out, lanes_end, y, a, fill);
       x = lanes_end;
