@@ -2,9 +2,9 @@
  * check_geometry.c: the affine transform's vector paths against its plain loops, on the CPU it
  * runs on.
  *
- * stoke_affine_rgb runs the vector rows (affine_row8 with AVX-512, eight pixels at a time, under
- * bilinear and bicubic; else bilinear_row4 with AVX2, four, under bilinear) for each row's first
- * multiple of their width, and it copies rows for a shift by whole pixels; AffineOpsTest compares the library with
+ * Under bilinear and bicubic, stoke_affine_rgb runs the vector rows (affine_row8 with AVX-512,
+ * eight pixels at a time, else affine_row4 with AVX2, four) for each row's first multiple of their
+ * width, and it copies rows for a shift by whole pixels; AffineOpsTest compares the library with
  * Pillow on a few hundred matrices, through the CPU's widest path only. This program runs each
  * width this CPU has and stoke_affine_rgb itself (bicubic too), and compares every output byte
  * with generic() with no vector rows, bilinear() and bicubic() pixel by pixel, over random affine
@@ -79,7 +79,7 @@ int main(void)
 {
   long page = sysconf(_SC_PAGESIZE);
   int cases[3] = {0, 0, 0}, failures = 0;
-  int32_t top = bilinear_lanes();
+  int32_t top = affine_lanes();
   /* -1: stoke_affine_rgb as the library runs it; then each vector width this CPU has */
   const int32_t paths[3] = {-1, 4, 8};
   const int32_t filters[2] = {STOKE_GEOMETRY_BILINEAR, STOKE_GEOMETRY_BICUBIC};
@@ -128,7 +128,7 @@ int main(void)
       munmap(map, mapped);
     }
   }
-  printf("%d cases through stoke_affine_rgb (bilinear and bicubic, random affine maps), %d through 4 lanes (bicubic's"
-         " plain), %d through 8 (this CPU's widest: %d); %d differ\n", cases[0], cases[1], cases[2], top, failures);
+  printf("%d cases through stoke_affine_rgb (bilinear and bicubic, random affine maps), %d through 4 lanes,"
+         " %d through 8 (this CPU's widest: %d); %d differ\n", cases[0], cases[1], cases[2], top, failures);
   return failures ? 1 : 0;
 }

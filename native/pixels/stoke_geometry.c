@@ -133,18 +133,38 @@ static int bicubic(uint8_t *out, const uint8_t *src, int32_t width, int32_t heig
 #include <immintrin.h>
 
 /*
- * bilinear() for output pixels [0, end) of row y, four at a time (AVX2, four doubles a vector;
- * end a multiple of four): the same double operations in the same order, lane by lane, so the
- * same bytes. Every lane's four pixels are read, those of a lane outside the input too, from
- * columns and rows clipped into the image, each as the 32 bits that end at its last byte (that
- * start at it, for the source's first pixel), so nothing outside the image's rows is read. A lane
- * outside the input takes the fill. Byte offsets fit 32 bits: generic() comes here only where
- * the whole source does. Where bilinear() has no row1 (y + 1 is past the last row: a lane inside
- * has y >= -1), the clipped y + 1 is y itself, so v2 is v1 as there.
+ * bilinear() and bicubic() for output pixels [0, end) of row y, four at a time (AVX2, four doubles
+ * a vector; end a multiple of four): the same double operations in the same order, lane by lane,
+ * so the same bytes. Every lane's pixels are read, those of a lane outside the input too, from
+ * columns and rows clipped into the image as XCLIP and YCLIP clip them, each as the 32 bits that
+ * end at its last byte (that start at it, for the source's first pixel), so nothing outside the
+ * image's rows is read. A lane outside the input takes the fill. Byte offsets fit 32 bits:
+ * generic() comes here only where the whole source does. Where bilinear() has no row1, or
+ * bicubic() no row y + k (past the last row, or above the first), the row clipped is the one
+ * before it, whose values they copy, so the clipped rows give theirs. bicubic's integer terms are
+ * computed as ints.
  */
-__attribute__((target("avx2"))) static void bilinear_row4(const uint8_t *src, int32_t width, int32_t height,
-                                                         int64_t row_bytes, uint8_t *out, int32_t end, int32_t y,
-                                                         const double a[6], const uint8_t fill[3])
+__attribute__((target("avx2"), always_inline)) static inline __m128i gather4(const uint8_t *src, __m128i offset)
+{
+  const __m128i first = _mm_cmpeq_epi32(offset, _mm_setzero_si128());
+  const __m128i at = _mm_sub_epi32(offset, _mm_andnot_si128(first, _mm_set1_epi32(1)));
+  return _mm_srlv_epi32(_mm_i32gather_epi32((const int *)src, at, 1), _mm_andnot_si128(first, _mm_set1_epi32(8)));
+}
+
+__attribute__((target("avx2"), always_inline)) static inline __m128i channel4(__m128i px, int b)
+{
+  return _mm_and_si128(_mm_srli_epi32(px, 8 * b), _mm_set1_epi32(0xFF));
+}
+
+__attribute__((target("avx2"), always_inline)) static inline __m256d bicubic4(__m256d p1, __m256d p2, __m256d p3,
+                                                                             __m256d p4, __m256d d)
+{
+  return _mm256_add_pd(p1, _mm256_mul_pd(d, _mm256_add_pd(p2, _mm256_mul_pd(d, _mm256_add_pd(p3, _mm256_mul_pd(d, p4))))));
+}
+
+__attribute__((target("avx2"))) static void affine_row4(const uint8_t *src, int32_t width, int32_t height,
+                                                        int64_t row_bytes, uint8_t *out, int32_t end, int32_t y,
+                                                        const double a[6], int32_t filter, const uint8_t fill[3])
 {
   const double yin = y + 0.5;
   const __m256d a0 = _mm256_set1_pd(a[0]), a3 = _mm256_set1_pd(a[3]);
@@ -152,13 +172,15 @@ __attribute__((target("avx2"))) static void bilinear_row4(const uint8_t *src, in
   const __m256d a2 = _mm256_set1_pd(a[2]), a5 = _mm256_set1_pd(a[5]);
   const __m256d zero = _mm256_setzero_pd(), half = _mm256_set1_pd(0.5), four = _mm256_set1_pd(4.0);
   const __m256d w = _mm256_set1_pd((double)width), h = _mm256_set1_pd((double)height);
-  const __m128i one = _mm_set1_epi32(1), lo = _mm_setzero_si128(), eight = _mm_set1_epi32(8);
+  const __m128i lo = _mm_setzero_si128(), byte = _mm_set1_epi32(0xFF), lo255 = _mm_set1_epi32(255);
   const __m128i wmax = _mm_set1_epi32(width - 1), hmax = _mm_set1_epi32(height - 1);
-  const __m128i rb = _mm_set1_epi32((int32_t)row_bytes), byte = _mm_set1_epi32(0xFF);
+  const __m128i rb = _mm_set1_epi32((int32_t)row_bytes);
   const __m128i fill32 = _mm_set1_epi32(fill[0] | fill[1] << 8 | fill[2] << 16);
   /* The low three bytes of each lane's 32 bits, packed: twelve bytes of RGB. */
   const __m128i pack = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
   const __m256i lanes = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  const int cubic = filter == STOKE_GEOMETRY_BICUBIC;
+  const int taps = cubic ? 4 : 2;
   __m256d xin = _mm256_set_pd(3.5, 2.5, 1.5, 0.5);
   for (int32_t x = 0; x < end; x += 4, out += 12, xin = _mm256_add_pd(xin, four)) {
     const __m256d xx = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(a0, xin), a1y), a2);
@@ -167,45 +189,68 @@ __attribute__((target("avx2"))) static void bilinear_row4(const uint8_t *src, in
     const __m256d outside = _mm256_or_pd(
         _mm256_or_pd(_mm256_cmp_pd(xx, zero, _CMP_LT_OQ), _mm256_cmp_pd(xx, w, _CMP_GE_OQ)),
         _mm256_or_pd(_mm256_cmp_pd(yy, zero, _CMP_LT_OQ), _mm256_cmp_pd(yy, h, _CMP_GE_OQ)));
-    __m128i rgb;
-    if (_mm256_movemask_pd(outside) == 0xF) {
-      rgb = fill32;
-    } else {
+    __m128i rgb = fill32;
+    if (_mm256_movemask_pd(outside) != 0xF) {
       const __m256d xs = _mm256_sub_pd(xx, half), ys = _mm256_sub_pd(yy, half);
       const __m256d fx = _mm256_floor_pd(xs), fy = _mm256_floor_pd(ys); /* FLOOR's value */
       const __m256d dx = _mm256_sub_pd(xs, fx), dy = _mm256_sub_pd(ys, fy);
-      const __m128i ix = _mm256_cvttpd_epi32(fx), iy = _mm256_cvttpd_epi32(fy);
-      const __m128i ix1 = _mm_add_epi32(ix, one), iy1 = _mm_add_epi32(iy, one);
-      const __m128i x0 = _mm_min_epi32(_mm_max_epi32(ix, lo), wmax); /* XCLIP */
-      const __m128i x1 = _mm_min_epi32(_mm_max_epi32(ix1, lo), wmax);
-      const __m128i r0 = _mm_mullo_epi32(_mm_min_epi32(_mm_max_epi32(iy, lo), hmax), rb); /* YCLIP */
-      const __m128i r1 = _mm_mullo_epi32(_mm_min_epi32(_mm_max_epi32(iy1, lo), hmax), rb);
-      const __m128i c0 = _mm_add_epi32(_mm_add_epi32(x0, x0), x0), c1 = _mm_add_epi32(_mm_add_epi32(x1, x1), x1);
-      const __m128i offsets[4] = {_mm_add_epi32(r0, c0), _mm_add_epi32(r0, c1), _mm_add_epi32(r1, c0),
-                                  _mm_add_epi32(r1, c1)};
-      __m128i px[4];
-      for (int k = 0; k < 4; k++) {
-        __m128i first = _mm_cmpeq_epi32(offsets[k], lo);
-        __m128i at = _mm_sub_epi32(offsets[k], _mm_andnot_si128(first, one));
-        px[k] = _mm_srlv_epi32(_mm_i32gather_epi32((const int *)src, at, 1), _mm_andnot_si128(first, eight));
+      /* The first column and row read: x and y, or under bicubic x - 1 and y - 1. */
+      const __m128i back = _mm_set1_epi32(cubic);
+      const __m128i ix = _mm_sub_epi32(_mm256_cvttpd_epi32(fx), back);
+      const __m128i iy = _mm_sub_epi32(_mm256_cvttpd_epi32(fy), back);
+      __m128i columns[4], rows[4];
+      for (int k = 0; k < taps; k++) {
+        const __m128i step = _mm_set1_epi32(k);
+        const __m128i c = _mm_min_epi32(_mm_max_epi32(_mm_add_epi32(ix, step), lo), wmax); /* XCLIP */
+        columns[k] = _mm_add_epi32(_mm_add_epi32(c, c), c);
+        rows[k] = _mm_mullo_epi32(_mm_min_epi32(_mm_max_epi32(_mm_add_epi32(iy, step), lo), hmax), rb); /* YCLIP */
       }
-      rgb = lo;
-      for (int b = 0; b < 3; b++) {
-        __m128i p00 = _mm_and_si128(_mm_srli_epi32(px[0], 8 * b), byte);
-        __m128i p01 = _mm_and_si128(_mm_srli_epi32(px[1], 8 * b), byte);
-        __m128i p10 = _mm_and_si128(_mm_srli_epi32(px[2], 8 * b), byte);
-        __m128i p11 = _mm_and_si128(_mm_srli_epi32(px[3], 8 * b), byte);
-        __m256d v1 =
-            _mm256_add_pd(_mm256_cvtepi32_pd(p00), _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_sub_epi32(p01, p00)), dx));
-        __m256d v2 =
-            _mm256_add_pd(_mm256_cvtepi32_pd(p10), _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_sub_epi32(p11, p10)), dx));
-        v1 = _mm256_add_pd(v1, _mm256_mul_pd(_mm256_sub_pd(v2, v1), dy));
-        /* (uint8_t) of a value in [0, 255]: truncation, the low byte */
-        rgb = _mm_or_si128(rgb, _mm_slli_epi32(_mm_and_si128(_mm256_cvttpd_epi32(v1), byte), 8 * b));
+      __m128i got = lo;
+      if (!cubic) {
+        const __m128i p0[2] = {gather4(src, _mm_add_epi32(rows[0], columns[0])),
+                               gather4(src, _mm_add_epi32(rows[0], columns[1]))};
+        const __m128i p1[2] = {gather4(src, _mm_add_epi32(rows[1], columns[0])),
+                               gather4(src, _mm_add_epi32(rows[1], columns[1]))};
+        for (int b = 0; b < 3; b++) {
+          __m128i p00 = channel4(p0[0], b), p01 = channel4(p0[1], b);
+          __m128i p10 = channel4(p1[0], b), p11 = channel4(p1[1], b);
+          __m256d v1 =
+              _mm256_add_pd(_mm256_cvtepi32_pd(p00), _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_sub_epi32(p01, p00)), dx));
+          __m256d v2 =
+              _mm256_add_pd(_mm256_cvtepi32_pd(p10), _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_sub_epi32(p11, p10)), dx));
+          v1 = _mm256_add_pd(v1, _mm256_mul_pd(_mm256_sub_pd(v2, v1), dy));
+          /* (uint8_t) of a value in [0, 255]: truncation, the low byte */
+          got = _mm_or_si128(got, _mm_slli_epi32(_mm_and_si128(_mm256_cvttpd_epi32(v1), byte), 8 * b));
+        }
+      } else {
+        __m256d v[3][4];
+        for (int k = 0; k < 4; k++) {
+          __m128i px[4];
+          for (int j = 0; j < 4; j++) px[j] = gather4(src, _mm_add_epi32(rows[k], columns[j]));
+          for (int b = 0; b < 3; b++) {
+            __m128i i0 = channel4(px[0], b), i1 = channel4(px[1], b), i2 = channel4(px[2], b), i3 = channel4(px[3], b);
+            __m128i p2 = _mm_sub_epi32(i2, i0);                                                     /* -v1 + v3 */
+            __m128i p3 = _mm_sub_epi32(_mm_add_epi32(_mm_slli_epi32(_mm_sub_epi32(i0, i1), 1), i2), i3);
+            __m128i p4 = _mm_add_epi32(_mm_sub_epi32(_mm_sub_epi32(i1, i0), i2), i3); /* -v1 + v2 - v3 + v4 */
+            v[b][k] = bicubic4(_mm256_cvtepi32_pd(i1), _mm256_cvtepi32_pd(p2), _mm256_cvtepi32_pd(p3),
+                               _mm256_cvtepi32_pd(p4), dx);
+          }
+        }
+        const __m256d two = _mm256_set1_pd(2.0);
+        for (int b = 0; b < 3; b++) {
+          __m256d *u = v[b];
+          __m256d p2 = _mm256_sub_pd(u[2], u[0]); /* -v1 + v3, the same double */
+          __m256d p3 = _mm256_sub_pd(_mm256_add_pd(_mm256_mul_pd(two, _mm256_sub_pd(u[0], u[1])), u[2]), u[3]);
+          __m256d p4 = _mm256_add_pd(_mm256_sub_pd(_mm256_sub_pd(u[1], u[0]), u[2]), u[3]);
+          __m256d r = bicubic4(u[1], p2, p3, p4, dy);
+          /* r <= 0 gives 0, r >= 255 255, else its truncation: the same as clipping the truncated int */
+          __m128i t = _mm_min_epi32(_mm_max_epi32(_mm256_cvttpd_epi32(r), lo), lo255);
+          got = _mm_or_si128(got, _mm_slli_epi32(t, 8 * b));
+        }
       }
       /* each 64-bit lane's mask, as 32 bits */
       const __m256i halves = _mm256_permutevar8x32_epi32(_mm256_castpd_si256(outside), lanes);
-      rgb = _mm_blendv_epi8(rgb, fill32, _mm256_castsi256_si128(halves));
+      rgb = _mm_blendv_epi8(got, fill32, _mm256_castsi256_si128(halves));
     }
     rgb = _mm_shuffle_epi8(rgb, pack);
     _mm_storel_epi64((__m128i *)out, rgb);
@@ -242,10 +287,7 @@ __attribute__((target(ROW8_TARGET), always_inline)) static inline __m512d bicubi
 }
 
 /*
- * bilinear_row4's eight-lane form (AVX-512 doubles, AVX2 integers), and bicubic()'s too: under
- * bicubic, each lane reads four rows of four pixels, clipped as XCLIP and YCLIP clip them (where
- * bicubic() has no row y + k, that row is clipped to the one before it, whose values it copies),
- * and the macro's integer terms are computed as ints. end is a multiple of eight.
+ * affine_row4's eight-lane form (AVX-512 doubles, AVX2 integers); end is a multiple of eight.
  */
 __attribute__((target(ROW8_TARGET))) static void affine_row8(const uint8_t *src, int32_t width, int32_t height,
                                                             int64_t row_bytes, uint8_t *out, int32_t end, int32_t y,
@@ -347,7 +389,7 @@ __attribute__((target(ROW8_TARGET))) static void affine_row8(const uint8_t *src,
 #endif
 
 /* The widest vector row this CPU runs: 8 lanes (AVX-512), 4 (AVX2), or 0 (bilinear() alone). */
-static int32_t bilinear_lanes(void)
+static int32_t affine_lanes(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2"))
@@ -360,15 +402,14 @@ static int32_t bilinear_lanes(void)
 
 /*
  * ImagingGenericTransform with affine_transform: bilinear and bicubic. Each row's first multiple
- * of `lanes` pixels (0, 4 or 8, as bilinear_lanes allows; bicubic has eight lanes only) go through
- * the vector rows; check_geometry.c runs each width.
+ * of `lanes` pixels (0, 4 or 8, as affine_lanes allows) go through the vector rows;
+ * check_geometry.c runs each width.
  */
 static void generic(const uint8_t *src, int32_t width, int32_t height, int64_t src_row_bytes, uint8_t *dst,
                     int64_t dst_row_bytes, const double a[6], int32_t filter, const uint8_t fill[3], int32_t lanes)
 {
   int32_t lanes_end = 0;
-  /* bicubic has eight lanes only */
-  if ((filter == STOKE_GEOMETRY_BICUBIC && lanes < 8) || (int64_t)height * src_row_bytes > INT32_MAX)
+  if ((int64_t)height * src_row_bytes > INT32_MAX)
     lanes = 0;
   if (lanes > 0)
     lanes_end = width - width % lanes;
@@ -380,12 +421,12 @@ static void generic(const uint8_t *src, int32_t width, int32_t height, int64_t s
       if (lanes == 8)
         affine_row8(src, width, height, src_row_bytes, out, lanes_end, y, a, filter, fill);
       else
-        bilinear_row4(src, width, height, src_row_bytes, out, lanes_end, y, a, fill);
+        affine_row4(src, width, height, src_row_bytes, out, lanes_end, y, a, filter, fill);
       x = lanes_end;
       out += 3 * (int64_t)lanes_end;
     }
 #else
-    (void)lanes_end; /* no vector rows here: bilinear_lanes() is 0 */
+    (void)lanes_end; /* no vector rows here: affine_lanes() is 0 */
 #endif
     for (; x < width; x++, out += 3) {
       double xin = x + 0.5;
@@ -555,7 +596,7 @@ void stoke_affine_rgb(const uint8_t *src, int32_t width, int32_t height, int64_t
   if (filter != STOKE_GEOMETRY_NEAREST && whole_pixel_shift(matrix, &tx, &ty))
     shift_rows(src, width, height, src_row_bytes, dst, dst_row_bytes, tx, ty, fill);
   else if (filter != STOKE_GEOMETRY_NEAREST)
-    generic(src, width, height, src_row_bytes, dst, dst_row_bytes, matrix, filter, fill, bilinear_lanes());
+    generic(src, width, height, src_row_bytes, dst, dst_row_bytes, matrix, filter, fill, affine_lanes());
   else if (matrix[1] == 0 && matrix[3] == 0)
     scale_nearest(src, width, height, src_row_bytes, dst, dst_row_bytes, matrix, fill);
   else if (check_fixed(matrix, 0, 0) && check_fixed(matrix, width, height) && check_fixed(matrix, 0, height) &&
