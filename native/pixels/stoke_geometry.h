@@ -29,7 +29,9 @@ int32_t stoke_geometry_abi_version(void);
  * (a[0] (x + 0.5) + a[1] (y + 0.5) + a[2], a[3] (x + 0.5) + a[4] (y + 0.5) + a[5]) with `filter`
  * (NEAREST, BILINEAR or BICUBIC); what falls outside the input is `fill` (R, G, B). The matrix is
  * Pillow's data tuple, mapping output to input coordinates. Nearest takes Pillow's three paths
- * (scale only, 16.16 fixed point, and double), each with its own rounding.
+ * (scale only, 16.16 fixed point, and double), each with its own rounding. Bilinear and bicubic
+ * run a row's pixels in vectors where the CPU has AVX2 or AVX-512, and copy rows for a shift by
+ * whole pixels: Pillow's bytes either way (check_geometry.c).
  */
 void stoke_affine_rgb(const uint8_t *src, int32_t width, int32_t height, int64_t src_row_bytes, uint8_t *dst,
                       int64_t dst_row_bytes, const double matrix[6], int32_t filter, const uint8_t fill[3]);
