@@ -53,8 +53,9 @@ int main(void)
               generic(src, n, n, 3 * (int64_t)n, dst, 3 * (int64_t)n, maps[m], filters[f], fill, lanes);
           }
           double us = (now() - a) / reps * 1e6;
-          printf(" | %s %7.1f", m == 2 && lanes == top ? "rows" : lanes == 0 ? "plain" : lanes == 4 ? "4 lanes" : "8 lanes",
-                 us);
+          const char *path = lanes == 0 ? "plain" : lanes == 4 ? "4 lanes" : "8 lanes";
+          if (m == 2 && lanes == top) path = "rows";
+          printf(" | %s %7.1f", path, us);
         }
         printf("\n");
       }

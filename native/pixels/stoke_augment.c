@@ -63,8 +63,8 @@ static inline int luma(const uint8_t *p)
   return (p[0] * 19595 + p[1] * 38470 + p[2] * 7471 + 0x8000) >> 16;
 }
 
-STOKE_CLONES void stoke_augment_blend(const uint8_t *src, uint8_t *dst, int64_t pixels, int32_t degenerate, int32_t value,
-                         float alpha)
+STOKE_CLONES void stoke_augment_blend(const uint8_t *src, uint8_t *dst, int64_t pixels, int32_t degenerate,
+                                      int32_t value, float alpha)
 {
   int near = alpha_near(alpha);
   int64_t i;
@@ -95,7 +95,8 @@ static inline int clip8(float in)
 #define KERNEL1x3(row, x, k) \
   ((float)(row)[(x) - 3] * (k)[0] + (float)(row)[x] * (k)[1] + (float)(row)[(x) + 3] * (k)[2])
 
-STOKE_CLONES void stoke_augment_sharpness(const uint8_t *src, uint8_t *dst, int32_t width, int32_t height, float alpha)
+STOKE_CLONES void stoke_augment_sharpness(const uint8_t *src, uint8_t *dst, int32_t width, int32_t height,
+                                          float alpha)
 {
   /* _imaging.c divides the kernel by its divisor in float. */
   const float one = 1.0f / 13.0f;

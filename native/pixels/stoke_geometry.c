@@ -159,7 +159,8 @@ __attribute__((target("avx2"), always_inline)) static inline __m128i channel4(__
 __attribute__((target("avx2"), always_inline)) static inline __m256d bicubic4(__m256d p1, __m256d p2, __m256d p3,
                                                                              __m256d p4, __m256d d)
 {
-  return _mm256_add_pd(p1, _mm256_mul_pd(d, _mm256_add_pd(p2, _mm256_mul_pd(d, _mm256_add_pd(p3, _mm256_mul_pd(d, p4))))));
+  const __m256d inner = _mm256_add_pd(p3, _mm256_mul_pd(d, p4));
+  return _mm256_add_pd(p1, _mm256_mul_pd(d, _mm256_add_pd(p2, _mm256_mul_pd(d, inner))));
 }
 
 __attribute__((target("avx2"))) static void affine_row4(const uint8_t *src, int32_t width, int32_t height,
@@ -283,7 +284,8 @@ __attribute__((target(ROW8_TARGET), always_inline)) static inline __m256i channe
 __attribute__((target(ROW8_TARGET), always_inline)) static inline __m512d bicubic8(__m512d p1, __m512d p2, __m512d p3,
                                                                                   __m512d p4, __m512d d)
 {
-  return _mm512_add_pd(p1, _mm512_mul_pd(d, _mm512_add_pd(p2, _mm512_mul_pd(d, _mm512_add_pd(p3, _mm512_mul_pd(d, p4))))));
+  const __m512d inner = _mm512_add_pd(p3, _mm512_mul_pd(d, p4));
+  return _mm512_add_pd(p1, _mm512_mul_pd(d, _mm512_add_pd(p2, _mm512_mul_pd(d, inner))));
 }
 
 /*
