@@ -92,15 +92,19 @@ public final class LibC {
      * {@code stat}, bound on first use: only the restart cache needs it, so a C library without it
      * fails the cache alone, never the loader's reads. glibc exports {@code stat} from 2.33; before
      * (Debian 11, Ubuntu 20.04, RHEL 8) only {@code __xstat(version, path, buf)}, which is taken then.
+     * {@code fstat} and {@code geteuid} have holders of their own: each distinct signature costs a
+     * fresh JVM several milliseconds to link (docs/benchmarks/cold-start.md), and every process
+     * asks for its user (the native library cache's check) where few stat a file.
      */
     static final class Stat {
-        static final MethodHandle STAT = bind(Linker.nativeLinker().defaultLookup(), "stat");
-        static final MethodHandle FSTAT = bindF(Linker.nativeLinker().defaultLookup(), "fstat");
-        static final MethodHandle GETEUID = Linker.nativeLinker()
-                .downcallHandle(
-                        Linker.nativeLinker().defaultLookup().findOrThrow("geteuid"), FunctionDescriptor.of(JAVA_INT));
+        static final MethodHandle STAT = StatBinding.bind(Linker.nativeLinker().defaultLookup(), "stat");
 
         private Stat() {}
+    }
+
+    /** How {@code stat} and {@code fstat} are found: by these names, else glibc's older {@code __xstat} family. */
+    static final class StatBinding {
+        private StatBinding() {}
 
         /** {@code stat(callState, path, buf)} through {@code symbol}: {@code "stat"} where found, else {@code "__xstat"}. */
         static MethodHandle bind(SymbolLookup libc, String symbol) {
@@ -130,6 +134,19 @@ public final class LibC {
             int version = "aarch64".equals(System.getProperty("os.arch")) ? 0 : 1;
             return java.lang.invoke.MethodHandles.insertArguments(fxstat, 1, version);
         }
+    }
+
+    /** {@code fstat}, bound on first use, as {@link StatBinding#bindF} finds it. */
+    private static final class Fstat {
+        static final MethodHandle FSTAT =
+                StatBinding.bindF(Linker.nativeLinker().defaultLookup(), "fstat");
+    }
+
+    /** {@code geteuid}, bound on first use. */
+    private static final class Geteuid {
+        static final MethodHandle GETEUID = Linker.nativeLinker()
+                .downcallHandle(
+                        Linker.nativeLinker().defaultLookup().findOrThrow("geteuid"), FunctionDescriptor.of(JAVA_INT));
     }
 
     /** {@code gettid} and {@code setpriority}, bound on first use: only a loader asked to lower its workers' priority needs them. */
@@ -333,7 +350,7 @@ public final class LibC {
             throw new IndexOutOfBoundsException("fstat into " + buf.byteSize() + " bytes");
         }
         try {
-            return (int) Stat.FSTAT.invokeExact(callState, fd, buf);
+            return (int) Fstat.FSTAT.invokeExact(callState, fd, buf);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }
@@ -342,7 +359,7 @@ public final class LibC {
     /** {@code geteuid()}: the user whose files this process may write. */
     public static int geteuid() {
         try {
-            return (int) Stat.GETEUID.invokeExact();
+            return (int) Geteuid.GETEUID.invokeExact();
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }

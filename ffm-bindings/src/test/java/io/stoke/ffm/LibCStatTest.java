@@ -30,7 +30,7 @@ class LibCStatTest {
         Instant when = Instant.ofEpochSecond(1_700_000_000L, 123_456_789L);
         Files.setLastModifiedTime(file, FileTime.from(when));
         for (String symbol : new String[] {"stat", "__xstat"}) {
-            MethodHandle stat = LibC.Stat.bind(Linker.nativeLinker().defaultLookup(), symbol);
+            MethodHandle stat = LibC.StatBinding.bind(Linker.nativeLinker().defaultLookup(), symbol);
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment callState = LibC.allocateCallState(arena);
                 MemorySegment buf = arena.allocate(LibC.STAT_BYTES, 8);
@@ -61,7 +61,7 @@ class LibCStatTest {
         int gid = (Integer) Files.getAttribute(file, "unix:gid");
         assertEquals(uid, LibC.geteuid());
         for (String symbol : new String[] {"fstat", "__fxstat"}) {
-            MethodHandle fstat = LibC.Stat.bindF(Linker.nativeLinker().defaultLookup(), symbol);
+            MethodHandle fstat = LibC.StatBinding.bindF(Linker.nativeLinker().defaultLookup(), symbol);
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment callState = LibC.allocateCallState(arena);
                 MemorySegment buf = arena.allocate(LibC.STAT_BYTES, 8);
