@@ -26,11 +26,41 @@ public final class FileDataset extends Dataset {
         return labels.length;
     }
 
+    /**
+     * {@link Dataset#line}'s bytes for each sample, fed from the stored path: a path's bytes are the
+     * UTF-8 encoding of its String ({@link Builder#add}), which is what line() encodes again, so the
+     * digest is the same without a String, a concatenation and a byte[] per sample (0.6 s of a
+     * fresh producer's start over ImageNet's 1.28 million samples, on the path to its ring).
+     */
     @Override
     void digest(MessageDigest digest) {
+        byte[] tail = new byte[13]; // '\t', an int's at most 11 characters, '\n'
         for (int i = 0; i < size(); i++) {
-            line(digest, path(i), label(i));
+            digest.update(pathBytes, pathStart[i], pathLength(i));
+            digest.update(tail, 0, labelLine(labels[i], tail));
         }
+    }
+
+    /** Writes {@code "\t" + label + "\n"} into {@code into} as ASCII bytes; returns their count. */
+    static int labelLine(int label, byte[] into) {
+        into[0] = '\t';
+        int n = 1;
+        long value = label;
+        if (value < 0) {
+            into[n++] = '-';
+            value = -value;
+        }
+        int digits = 1;
+        for (long v = value; v >= 10; v /= 10) {
+            digits++;
+        }
+        for (int d = n + digits - 1; d >= n; d--) {
+            into[d] = (byte) ('0' + value % 10);
+            value /= 10;
+        }
+        n += digits;
+        into[n++] = '\n';
+        return n;
     }
 
     @Override
@@ -65,9 +95,30 @@ public final class FileDataset extends Dataset {
         return root().resolve(path(sample));
     }
 
+    /**
+     * The sample's path resolved against the root. An absolute path that {@link Path} would not
+     * change (no doubled or trailing slash, no NUL) is its own name: the sample list names every
+     * sample before the ring is ready, and parsing each into a Path took 0.2 s over 1.28 million.
+     */
     @Override
     public String name(int sample) {
-        return resolve(sample).toString();
+        return isAbsolute(sample) && isNormal(sample)
+                ? path(sample)
+                : resolve(sample).toString();
+    }
+
+    /** Whether the path has no {@code //}, no trailing {@code /} and no NUL: what a Path would rewrite or refuse. */
+    private boolean isNormal(int sample) {
+        int end = pathStart[sample + 1];
+        byte previous = 0;
+        for (int i = pathStart[sample]; i < end; i++) {
+            byte b = pathBytes[i];
+            if (b == 0 || (b == '/' && previous == '/')) {
+                return false;
+            }
+            previous = b;
+        }
+        return previous != '/';
     }
 
     @Override
@@ -98,6 +149,10 @@ public final class FileDataset extends Dataset {
         private int size;
         private int used;
 
+        /**
+         * Adds a sample whose path is {@code String.getBytes(UTF_8)} of its name (every caller's):
+         * {@link FileDataset#digest} and {@link FileDataset#path} rely on the bytes decoding back to it.
+         */
         void add(byte[] path, int label) {
             if (used + path.length > bytes.length) {
                 long grown = Math.max((long) bytes.length * 2, (long) used + path.length);

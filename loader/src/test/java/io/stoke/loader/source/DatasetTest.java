@@ -42,6 +42,42 @@ class DatasetTest {
     }
 
     @Test
+    void aFileDatasetsFingerprintAndNamesAreTheirDefinitionsOverEveryKindOfPath() throws Exception {
+        // The digest is fed from the stored bytes and absolute names skip Path: both against the
+        // definitions they stand for (Dataset.line over each path String, root.resolve(path)).
+        List<String> paths = List.of(
+                "a/b.jpg",
+                "/abs/c.jpg",
+                "/abs//doubled.jpg",
+                "/abs/trailing/",
+                "//two/leading.jpg",
+                "/abs/./dot.jpg",
+                "/abs/../up.jpg",
+                "rel/../x.jpg",
+                "caf\u00e9/\u4e2d\u6587.jpg",
+                "/emoji/\ud83d\udcf7.png",
+                "/lone/\ud800.jpg",
+                "/",
+                "x",
+                "/with space/and\ttab.jpg");
+        int[] labels = new int[paths.size()];
+        int[] values = {0, 1, 9, 10, 99, 100, -1, Integer.MAX_VALUE, Integer.MIN_VALUE, 123456789, 7, 42, -10, 5};
+        System.arraycopy(values, 0, labels, 0, labels.length);
+        FileDataset dataset = FileDataset.of(tmp, paths, labels);
+        java.security.MessageDigest reference = java.security.MessageDigest.getInstance("SHA-256");
+        for (int i = 0; i < paths.size(); i++) {
+            Dataset.line(reference, dataset.path(i), dataset.label(i));
+            assertEquals(tmp.resolve(dataset.path(i)).toString(), dataset.name(i), paths.get(i));
+        }
+        assertEquals(java.util.HexFormat.of().formatHex(reference.digest(), 0, 8), dataset.fingerprint());
+        byte[] line = new byte[13];
+        for (int label : values) {
+            int n = FileDataset.labelLine(label, line);
+            assertEquals("\t" + label + "\n", new String(line, 0, n, java.nio.charset.StandardCharsets.US_ASCII));
+        }
+    }
+
+    @Test
     void aUrlWithoutItsStoreOnTheClassPathNamesTheModuleToAdd() {
         // The loader's own tests run without stoke-remote: no provider for s3:// or https://.
         for (String url : List.of("s3://bucket/train/", "https://host/train-0.tar")) {
