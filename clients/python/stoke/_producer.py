@@ -307,6 +307,33 @@ def read_sample_list(path: str) -> Tuple[bool, Any]:
     return True, samples
 
 
+def sample_list_agrees(path: str, samples: Sequence[Tuple[str, int]]) -> bool:
+    """Whether a producer's sample list names ``samples``, the list this process wrote for it, read
+    without parsing every line: its header's count, and its first and last lines.
+
+    A dataset object's samples are written by this process (``_torch_compat.write_list_file``) as
+    absolute, normalised paths, which the producer lists as they are, in their order; parsing them
+    back took 0.9 us a sample (1.2 s of ImageNet's 1.28 million) on the way out of
+    ``stoke.DataLoader()``. Where the ends differ the caller reads the whole list.
+
+    Args:
+        path: the sample list (see :func:`read_sample_list`).
+        samples: ``(path, label)`` pairs, as written to the producer's list file.
+    """
+    with open(path, "rb") as f:
+        header = json.loads(f.readline())
+        if not header.get("listed") or header.get("samples") != len(samples) or not samples:
+            return False
+        lines = f.tell()
+        first = f.readline()
+        f.seek(max(lines, os.fstat(f.fileno()).st_size - 65536))
+        last = f.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]  # a line longer than the window: not JSON
+    try:
+        return json.loads(first) == list(samples[0]) and json.loads(last) == list(samples[-1])
+    except ValueError:
+        return False
+
+
 class Producer:
     """One ``stoke serve`` child process and the ring it writes, attached.
 
@@ -486,6 +513,10 @@ class Producer:
     def read_sample_list(self) -> Tuple[bool, Any]:
         """The dataset's samples as this producer listed them (see :func:`read_sample_list`)."""
         return read_sample_list(self._sample_list_path)
+
+    def sample_list_agrees(self, samples: Sequence[Tuple[str, int]]) -> bool:
+        """Whether this producer's sample list names ``samples`` (see :func:`sample_list_agrees`)."""
+        return sample_list_agrees(self._sample_list_path, samples)
 
     def sample_list_header(self) -> Dict[str, Any]:
         """The header of the producer's sample list: ``samples``, ``listed``, ``dataset`` (Java's

@@ -1120,7 +1120,9 @@ class DataLoader(Closeable):
                                   device_slots=device_slots)
         ring = self._producer.ring
         if self.samples is None:
-            self.samples = _samples_of(self._producer.read_sample_list(), self.root)
+            given = self._settings.samples
+            self.samples = (given if given is not None and self._producer.sample_list_agrees(given)
+                            else _samples_of(self._producer.read_sample_list(), self.root))
             header = self._producer.sample_list_header()
             self._dataset_fingerprint = header.get("dataset")
             self._table = header.get("table")
