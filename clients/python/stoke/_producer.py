@@ -313,7 +313,7 @@ def sample_list_agrees(path: str, samples: Sequence[Tuple[str, int]]) -> bool:
 
     A dataset object's samples are written by this process (``_torch_compat.write_list_file``) as
     absolute, normalised paths, which the producer lists as they are, in their order; parsing them
-    back took 0.9 us a sample (1.2 s of ImageNet's 1.28 million) on the way out of
+    back took 0.9 us a sample (1.1 s of ImageNet's 1.28 million) on the way out of
     ``stoke.DataLoader()``. Where the ends differ the caller reads the whole list.
 
     Args:
