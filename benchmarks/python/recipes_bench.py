@@ -16,6 +16,14 @@ bicubic --auto-augment ta_wide --random-erase 0.25`, crop 224):
   vit-train  RandomResizedCrop(224, bicubic) + RandomHorizontalFlip + TrivialAugmentWide(bicubic) +
              PILToTensor + ToDtype(float32, scale) + Normalize + RandomErasing(0.25)
 
+and, with --transforms timm-train, timm's default training transform, `create_transform(224,
+is_training=True, interpolation="bicubic")` (its RandomResizedCropAndInterpolation, the flip,
+torchvision's ColorJitter(0.4, 0.4, 0.4), ToTensor, Normalize); torch-tensor runs v2's equivalent on
+uint8 tensors (RandomResizedCrop(224, bicubic), flip, ColorJitter(0.4, 0.4, 0.4), ToDtype, Normalize):
+
+  timm-train  RandomResizedCrop(224, bicubic) + RandomHorizontalFlip + ColorJitter(0.4, 0.4, 0.4) +
+              ToTensor + Normalize
+
 Each case runs in a fresh process over the same ImageFolder, with the same workers, batch size and
 shuffle, persistent workers; a run is two epochs: the first (cold) counts from creating the loader,
 the JVM's or the worker processes' start included (each case's loader module is imported before,
@@ -56,6 +64,14 @@ def recipe(which, backend):
     from torchvision.transforms import v2
 
     head = [v2.PILToTensor()] if backend == "pil" else []
+    if which == "timm-train":
+        if backend == "pil":
+            from timm.data import create_transform
+
+            return create_transform(224, is_training=True, interpolation="bicubic")
+        return v2.Compose([v2.RandomResizedCrop(224, interpolation=v2.InterpolationMode.BICUBIC, antialias=True),
+                           v2.RandomHorizontalFlip(0.5), v2.ColorJitter(0.4, 0.4, 0.4),
+                           v2.ToDtype(torch.float, scale=True), v2.Normalize(MEAN, STD), v2.ToPureTensor()])
     if which in ("train", "vit-train"):
         mode, crop, erase = ((v2.InterpolationMode.BILINEAR, 176, 0.1) if which == "train"
                              else (v2.InterpolationMode.BICUBIC, 224, 0.25))
@@ -188,8 +204,9 @@ def main():
     ap.add_argument("--run", choices=["torch-pil", "torch-tensor", "stoke"], help="one run in this process")
     ap.add_argument("--data", required=True)
     ap.add_argument("--copies", type=int, default=1, help="link each image this many times (a longer epoch)")
-    ap.add_argument("--transform", default="train", choices=["train", "eval", "vit-train"])
-    ap.add_argument("--transforms", nargs="+", default=["train", "eval"], choices=["train", "eval", "vit-train"])
+    transforms = ["train", "eval", "vit-train", "timm-train"]
+    ap.add_argument("--transform", default="train", choices=transforms)
+    ap.add_argument("--transforms", nargs="+", default=["train", "eval"], choices=transforms)
     ap.add_argument("--cases", nargs="+", default=["torch-pil", "torch-tensor", "stoke"])
     ap.add_argument("--workers", type=int, default=os.cpu_count())
     ap.add_argument("--batch-size", type=int, default=64)

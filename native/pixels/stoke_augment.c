@@ -1,6 +1,6 @@
 /*
  * stoke_augment.c: see stoke_augment.h. Each loop is the one in PIL's libImaging (Blend.c,
- * Filter.c's ImagingFilter3x3, Convert.c's rgb2l, Histo.c, Point.c) over Stoke's packed RGB
+ * Filter.c's ImagingFilter3x3, Convert.c's rgb2l, rgb2hsv and hsv2rgb, Histo.c, Point.c) over Stoke's packed RGB
  * instead of PIL's 4-byte pixels, with the same float arithmetic in the same order, so that the
  * bytes are PIL's. Built with -std=c11, so no floating-point contraction into FMA changes them.
  */
@@ -64,22 +64,62 @@ static inline int luma(const uint8_t *p)
   return (p[0] * 19595 + p[1] * 38470 + p[2] * 7471 + 0x8000) >> 16;
 }
 
-void stoke_augment_blend(const uint8_t *src, uint8_t *dst, int64_t pixels, int32_t degenerate, int32_t value,
-                         float alpha)
+/*
+ * The blend of n channel values, each with its own degenerate value (deg) or all with one (d):
+ * flat loops of the same float operations per value, which gcc vectorises (8 or 16 values at a time,
+ * the same bytes as one at a time). Inlined into each of stoke_augment_blend's clones.
+ */
+static inline void blend_values(const uint8_t *src, uint8_t *dst, int64_t n, int d, float alpha)
 {
-  int near = alpha_near(alpha);
+  for (int64_t k = 0; k < n; k++)
+    dst[k] = (uint8_t)clip_int8((int)(float)(d + alpha * (src[k] - d)));
+}
+
+static inline void blend_values_each(const uint8_t *src, const uint8_t *deg, uint8_t *dst, int64_t n, float alpha)
+{
+  for (int64_t k = 0; k < n; k++) {
+    int d = deg[k];
+    dst[k] = (uint8_t)clip_int8((int)(float)(d + alpha * (src[k] - d)));
+  }
+}
+
+/* Color's grey, a chunk of pixels at a time: each pixel's luma, once per channel value. */
+#define BLEND_CHUNK 512
+
+STOKE_CLONES void stoke_augment_blend(const uint8_t *src, uint8_t *dst, int64_t pixels, int32_t degenerate,
+                                      int32_t value, float alpha)
+{
   int64_t i;
 
-  for (i = 0; i < pixels; i++) {
-    const uint8_t *s = src + 3 * i;
-    uint8_t *o = dst + 3 * i;
-    int d = degenerate == STOKE_DEGENERATE_BLACK ? 0 : degenerate == STOKE_DEGENERATE_GRAY ? luma(s) : value;
-    uint8_t r = near ? blend1(d, s[0], alpha) : blend1_far(d, s[0], alpha);
-    uint8_t g = near ? blend1(d, s[1], alpha) : blend1_far(d, s[1], alpha);
-    uint8_t b = near ? blend1(d, s[2], alpha) : blend1_far(d, s[2], alpha);
-    o[0] = r;
-    o[1] = g;
-    o[2] = b;
+  if (!alpha_near(alpha)) { /* no augmentation's factor comes here: one value at a time, clipped in float */
+    for (i = 0; i < pixels; i++) {
+      const uint8_t *s = src + 3 * i;
+      uint8_t *o = dst + 3 * i;
+      int d = degenerate == STOKE_DEGENERATE_BLACK ? 0 : degenerate == STOKE_DEGENERATE_GRAY ? luma(s) : value;
+      uint8_t r = blend1_far(d, s[0], alpha);
+      uint8_t g = blend1_far(d, s[1], alpha);
+      uint8_t b = blend1_far(d, s[2], alpha);
+      o[0] = r;
+      o[1] = g;
+      o[2] = b;
+    }
+    return;
+  }
+  if (degenerate != STOKE_DEGENERATE_GRAY) {
+    blend_values(src, dst, 3 * pixels, degenerate == STOKE_DEGENERATE_BLACK ? 0 : value, alpha);
+    return;
+  }
+  /* The chunk's greys are read before any of its pixels is written: dst may be src. */
+  for (i = 0; i < pixels; i += BLEND_CHUNK) {
+    uint8_t deg[3 * BLEND_CHUNK];
+    int64_t n = pixels - i < BLEND_CHUNK ? pixels - i : BLEND_CHUNK;
+    for (int64_t j = 0; j < n; j++) {
+      uint8_t l = (uint8_t)luma(src + 3 * (i + j));
+      deg[3 * j] = l;
+      deg[3 * j + 1] = l;
+      deg[3 * j + 2] = l;
+    }
+    blend_values_each(src + 3 * i, deg, dst + 3 * i, 3 * n, alpha);
   }
 }
 
@@ -161,5 +201,130 @@ void stoke_augment_lut(const uint8_t *src, uint8_t *dst, int64_t pixels, const u
     dst[3 * i] = lut[src[3 * i]];
     dst[3 * i + 1] = lut[256 + src[3 * i + 1]];
     dst[3 * i + 2] = lut[512 + src[3 * i + 2]];
+  }
+}
+
+/* ImagingUtils.h's CLIP8, on the ints Convert.c hands it. */
+#define PIL_CLIP8(v) ((v) <= 0 ? 0 : (v) < 256 ? (v) : 255)
+
+/*
+ * Convert.c's rgb2hsv_row, expression for expression: its floats stay float and its double
+ * constants (2.0, 6.0, 255.0) make double operations, as there. -std=c11 keeps gcc from
+ * contracting any of them into an FMA, which PIL's build does not do either.
+ */
+static inline void pil_rgb2hsv(const uint8_t *in, uint8_t *out)
+{
+  float h, s, rc, gc, bc, cr;
+  uint8_t maxc, minc, r = in[0], g = in[1], b = in[2];
+
+  maxc = r > (g > b ? g : b) ? r : (g > b ? g : b);
+  minc = r < (g < b ? g : b) ? r : (g < b ? g : b);
+  out[2] = maxc;
+  if (minc == maxc) {
+    out[0] = 0;
+    out[1] = 0;
+    return;
+  }
+  cr = (float)(maxc - minc);
+  s = cr / (float)maxc;
+  rc = ((float)(maxc - r)) / cr;
+  gc = ((float)(maxc - g)) / cr;
+  bc = ((float)(maxc - b)) / cr;
+  if (r == maxc)
+    h = bc - gc;
+  else if (g == maxc)
+    h = 2.0 + rc - bc;
+  else
+    h = 4.0 + gc - rc;
+  /* fmod(x, 1.0) of x = h / 6.0 + 1.0, which lies in [5/6, 11/6] (h in [-1, 5]): x - 1.0 from 1.0
+     on, exact as fmod is (Sterbenz), without the library call. */
+  {
+    double x = h / 6.0 + 1.0;
+    h = x >= 1.0 ? x - 1.0 : x;
+  }
+  out[0] = (uint8_t)PIL_CLIP8((int)(h * 255.0));
+  out[1] = (uint8_t)PIL_CLIP8((int)(s * 255.0));
+}
+
+/* C's round(y) for y >= 0: y - (int)y is exact there, so the comparison with 0.5 is too. */
+static inline int round_nonnegative(double y)
+{
+  int t = (int)y;
+  return y - t >= 0.5 ? t + 1 : t;
+}
+
+/*
+ * What Convert.c's hsv2rgb computes from h alone (i, f) and from s alone (fs), for every value,
+ * expression for expression, so that a pixel takes no division. floor of a value that is never
+ * negative is its truncation.
+ */
+struct hsv_tables {
+  int i[256];
+  float f[256];
+  float fs[256];
+};
+
+static void hsv_tables_fill(struct hsv_tables *t)
+{
+  int v;
+
+  for (v = 0; v < 256; v++) {
+    t->i[v] = (int)((float)v * 6.0 / 255.0);
+    t->f[v] = (float)v * 6.0 / 255.0 - (float)t->i[v];
+    t->fs[v] = ((float)v) / 255.0;
+  }
+}
+
+/* Convert.c's hsv2rgb for one pixel, expression for expression (see pil_rgb2hsv). */
+static inline void pil_hsv2rgb(const struct hsv_tables *tab, uint8_t h, uint8_t s, uint8_t v, uint8_t *out)
+{
+  int p, q, t;
+  uint8_t up, uq, ut;
+  float f, fs;
+
+  if (s == 0) {
+    out[0] = out[1] = out[2] = v;
+    return;
+  }
+  f = tab->f[h];
+  fs = tab->fs[s];
+  p = round_nonnegative((float)v * (1.0 - fs));
+  q = round_nonnegative((float)v * (1.0 - fs * f));
+  t = round_nonnegative((float)v * (1.0 - fs * (1.0 - f)));
+  up = (uint8_t)PIL_CLIP8(p);
+  uq = (uint8_t)PIL_CLIP8(q);
+  ut = (uint8_t)PIL_CLIP8(t);
+  switch (tab->i[h] % 6) {
+  case 0:
+    out[0] = v, out[1] = ut, out[2] = up;
+    break;
+  case 1:
+    out[0] = uq, out[1] = v, out[2] = up;
+    break;
+  case 2:
+    out[0] = up, out[1] = v, out[2] = ut;
+    break;
+  case 3:
+    out[0] = up, out[1] = uq, out[2] = v;
+    break;
+  case 4:
+    out[0] = ut, out[1] = up, out[2] = v;
+    break;
+  default: /* 5 (i is 0 to 6: 6 where h is 255, which is case 0) */
+    out[0] = v, out[1] = up, out[2] = uq;
+    break;
+  }
+}
+
+void stoke_augment_hue(const uint8_t *src, uint8_t *dst, int64_t pixels, int32_t shift)
+{
+  int64_t i;
+  uint8_t hsv[3];
+  struct hsv_tables tab;
+
+  hsv_tables_fill(&tab);
+  for (i = 0; i < pixels; i++) {
+    pil_rgb2hsv(src + 3 * i, hsv);
+    pil_hsv2rgb(&tab, (uint8_t)(hsv[0] + shift), hsv[1], hsv[2], dst + 3 * i);
   }
 }

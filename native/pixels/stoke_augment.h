@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#define STOKE_AUGMENT_ABI_VERSION 2
+#define STOKE_AUGMENT_ABI_VERSION 3
 
 /* What each pixel is blended from (ImageEnhance's "degenerate" image). */
 #define STOKE_DEGENERATE_BLACK 0 /* Brightness: a black image */
@@ -44,5 +44,13 @@ int64_t stoke_augment_gray_sum(const uint8_t *src, int64_t pixels);
 
 /* Image.point(lut): channel c's value v becomes lut[256 * c + v]; dst may be src. */
 void stoke_augment_lut(const uint8_t *src, uint8_t *dst, int64_t pixels, const uint8_t *lut);
+
+/*
+ * torchvision's adjust_hue on a PIL image: convert("HSV") (Convert.c's rgb2hsv), the hue channel
+ * plus `shift` modulo 256 (int(hue_factor * 255) as a uint8), then convert("RGB") (hsv2rgb), over
+ * `pixels` pixels of src into dst (which may be src). The round trip alone changes pixels, so a
+ * shift of 0 still converts.
+ */
+void stoke_augment_hue(const uint8_t *src, uint8_t *dst, int64_t pixels, int32_t shift);
 
 #endif

@@ -14,7 +14,8 @@ WAYS_OUT = ("Either apply it to each batch on the device (stoke.DataLoader(..., 
             "(images, labels) of each batch, without a copy), or use torch.utils.data.DataLoader for this dataset.")
 
 ONLY = ("Stoke's producer does Resize(s) + CenterCrop(c), Resize((s, s)) [+ CenterCrop(c)] or "
-        "RandomResizedCrop(...) + RandomHorizontalFlip(p) [+ TrivialAugmentWide, RandAugment, AutoAugment or AugMix], "
+        "RandomResizedCrop(...) + RandomHorizontalFlip(p) [+ TrivialAugmentWide, RandAugment, AutoAugment, AugMix or "
+        "ColorJitter], "
         "then "
         "PILToTensor() or ToImage() [+ RandomErasing(...)] [+ ToDtype(torch.float32, scale=True) or "
         "ConvertImageDtype(torch.float)] or "
@@ -109,7 +110,7 @@ def write_list_file(samples: Sequence[Tuple[str, int]], fd: int) -> None:
 #: (``torchvision.transforms.v2``) of the same name mean the same on a PIL image.
 _TRANSLATED = ("Compose", "Resize", "CenterCrop", "RandomResizedCrop", "RandomHorizontalFlip", "PILToTensor",
                "ToImage", "ToTensor", "ConvertImageDtype", "ToDtype", "Normalize", "ToPureTensor", "RandomErasing",
-               "TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix")
+               "TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix", "ColorJitter")
 
 #: The auto-augment policies, which Stoke runs after RandomResizedCrop [+ RandomHorizontalFlip].
 _POLICIES = ("TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix")
@@ -138,7 +139,6 @@ def _kinds():
 
     from torchvision import transforms as T
     kinds = {getattr(T, name): name for name in _TRANSLATED if hasattr(T, name)}
-    kinds[T.ColorJitter] = "ColorJitter"
     v2 = sys.modules.get("torchvision.transforms.v2")
     if v2 is not None:
         kinds.update({getattr(v2, name): name for name in _TRANSLATED if hasattr(v2, name)})
@@ -239,9 +239,6 @@ def _refuse_library_steps(steps: Sequence[Any]) -> None:
             _refuse("timm's RandomResizedCropAndInterpolation(interpolation='random')", "it picks bilinear or "
                     "bicubic for each image with Python's random; Stoke resizes every image with one filter: pass "
                     "interpolation='bilinear' or 'bicubic'")
-        if type(t).__name__ == "ColorJitter" and type(t).__module__.startswith("torchvision"):
-            _refuse(f"{t!r}", "Stoke has no colour jitter (one with every factor 0 is read as none); with timm, "
-                    "pass color_jitter=None or 0 to create_transform")
 
 
 _DELEGATING_CALL = re.compile(r"def __call__\(self, (\w+)\):\s*return self\.transforms\(\1\)\s*$")
@@ -390,12 +387,26 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
         settings.update(transform="train", resize=crop, crop=crop, scale=[float(v) for v in c.scale],
                         ratio=[float(v) for v in c.ratio], flip=0.0, interpolation=interpolation)
         i += 1
+        # ColorJitter's ops act on each pixel alone (Contrast's mean grey is the whole image's), so
+        # they give the same bytes before the flip as after it: either place is taken.
+        jitter = None
+        if at("ColorJitter"):
+            jitter = steps[i]
+            i += 1
         if at("RandomHorizontalFlip"):
             settings["flip"] = float(steps[i].p)
             i += 1
+        if jitter is None and at("ColorJitter"):
+            jitter = steps[i]
+            i += 1
         if at(*_POLICIES):
+            if jitter is not None:
+                _refuse(f"ColorJitter and {names[i]} ({' + '.join(names)})", "Stoke runs one augmentation policy on "
+                        "a sample: keep one of them")
             settings["augment"] = _policy(steps[i], kinds.get(type(steps[i])))
             i += 1
+        elif jitter is not None:
+            settings["augment"] = _jitter(jitter)
     else:
         what = names[0] if steps else "an empty Compose"
         _refuse(f"{what} as the transform's first step ({' + '.join(names)})",
@@ -403,10 +414,10 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
                 "RandomResizedCrop(...) [+ RandomHorizontalFlip(p)], "
                 "then PILToTensor() or ToImage() [+ ToDtype(torch.float32, scale=True) or ConvertImageDtype(torch.float)] "
                 "or ToTensor() [+ Normalize(mean, std)] [+ ToPureTensor()]")
-    if at(*_POLICIES):
-        _refuse(f"{names[i]} here ({' + '.join(names)})", "torchvision's recipes run the auto-augment policy on "
-                "the training crop, after RandomResizedCrop [+ RandomHorizontalFlip] and before the conversion, "
-                "and that is where Stoke runs it")
+    if at(*_POLICIES, "ColorJitter"):
+        _refuse(f"{names[i]} here ({' + '.join(names)})", "torchvision's recipes run the auto-augment policy (and "
+                "timm's its ColorJitter) on the training crop, after RandomResizedCrop [+ RandomHorizontalFlip] and "
+                "before the conversion, and that is where Stoke runs it")
     # Conversion: PILToTensor()/ToImage() [+ ToDtype(float32, scale=True)/ConvertImageDtype(float)] | ToTensor().
     if at("PILToTensor", "ToImage"):
         i += 1
@@ -495,6 +506,27 @@ def _policy(t: Any, kind: str) -> str:
     if not all(0 <= v <= 255 for v in rgb):
         _refuse(f"{kind}(fill={fill!r})", "a uint8 image's fill is 0 to 255")
     return f"{head},interpolation={mode},fill={rgb[0]}:{rgb[1]}:{rgb[2]}" + (",v2" if v2 else "")
+
+
+def _jitter(t: Any) -> str:
+    """A ``ColorJitter`` (v1's or v2's) in Stoke's spelling: ``jitter:B:C:S:H``, each the range
+    torchvision holds after its checks (``LO/HI``, Python's exact ``repr`` of each float), or ``-``
+    where it holds None (that op is off). Its draws (the order of the four ops by ``randperm(4)``, each
+    factor uniform in its range) and its ops on the PIL image (``adjust_brightness``, ``_contrast``,
+    ``_saturation``, ``_hue``) are the same in both versions.
+
+    Args:
+        t: the ``ColorJitter`` transform.
+    """
+    parts = []
+    for name in ("brightness", "contrast", "saturation", "hue"):
+        r = getattr(t, name, None)
+        if r is None:
+            parts.append("-")
+            continue
+        lo, hi = (float(v) for v in r)
+        parts.append(f"{lo!r}/{hi!r}")
+    return "jitter:" + ":".join(parts)
 
 
 def _augmix(t: Any, v2: bool) -> str:

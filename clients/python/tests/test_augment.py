@@ -4,6 +4,7 @@ that torchvision itself can give from the same crop, and the batches reproducibl
 on resume."""
 
 import gc
+import itertools
 import os
 import shutil
 import subprocess
@@ -89,6 +90,30 @@ class TranslationTest(unittest.TestCase):
             self.assertEqual(spelling, settings["augment"], type(policy).__name__)
             self.assertEqual("train", settings["transform"])
 
+    def test_color_jitter_is_spelled_with_the_ranges_torchvision_holds_before_or_after_the_flip(self):
+        crop = T.RandomResizedCrop(64)
+        cases = [
+            (T.ColorJitter(0.4, 0.4, 0.4), "jitter:0.6/1.4:0.6/1.4:0.6/1.4:-"),
+            (T.ColorJitter(brightness=(0.5, 0.9), hue=0.1), "jitter:0.5/0.9:-:-:-0.1/0.1"),
+            (T.ColorJitter(contrast=0.3, saturation=(1.0, 1.0)), "jitter:-:0.7/1.3:-:-"),
+        ]
+        if V2 is not None:
+            cases += [(V2.ColorJitter(0.2, hue=(-0.5, 0.25)), "jitter:0.8/1.2:-:-:-0.5/0.25")]
+        for jitter, spelling in cases:
+            for steps in ([crop, T.RandomHorizontalFlip(), jitter], [crop, jitter, T.RandomHorizontalFlip()]):
+                settings = translate_transform(T.Compose(steps + [T.ToTensor()]))
+                self.assertEqual(spelling, settings["augment"], repr(steps))
+                self.assertEqual(("train", 0.5), (settings["transform"], settings["flip"]))
+        # Every factor off: nothing to do, as torchvision skips it.
+        self.assertIsNone(translate_transform(T.Compose([crop, T.ColorJitter(0), T.ToTensor()]))["augment"])
+        for steps, message in [
+                ([T.Resize(72), T.CenterCrop(64), T.ColorJitter(0.4)], r"ColorJitter here .*after RandomResizedCrop"),
+                ([crop, T.ColorJitter(0.4), T.TrivialAugmentWide()], r"ColorJitter and TrivialAugmentWide.*keep one"),
+                ([crop, T.ColorJitter(0.4), T.ColorJitter(0.4)], r"ColorJitter"),
+        ]:
+            with self.assertRaisesRegex(UnsupportedError, message + r".*batch_transform"):
+                translate_transform(T.Compose(steps + [T.PILToTensor()]))
+
     @unittest.skipUnless(HAS_AUGMIX, "torchvision without AugMix (before 0.13)")
     def test_augmix_is_spelled_with_its_settings_v1_and_v2(self):
         crop = _fixed_crop(64)
@@ -168,6 +193,38 @@ class AugmentedBatchesTest(unittest.TestCase):
                     if not torch.equal(F.pil_to_tensor(crop), ours):
                         changed += 1
         self.assertGreater(changed, 4, "the policy changed almost no image")
+
+    def test_every_jittered_image_is_torchvisions_ops_in_one_order_on_the_same_crop(self):
+        from torchvision.transforms import functional as F
+        # One factor per op (a range of one value, as torch's uniform_ gives it: a float32), so each
+        # image is one of torchvision's 24 orders of the four ops on the same crop.
+        factors = {"brightness": 1.3, "contrast": 0.7, "saturation": 1.6, "hue": -0.15}
+        f32 = {k: float(torch.tensor(v, dtype=torch.float32)) for k, v in factors.items()}
+        jitters = [T.ColorJitter(**{k: (v, v) for k, v in factors.items()})]
+        if V2 is not None:
+            jitters.append(V2.ColorJitter(**{k: (v, v) for k, v in factors.items()}))
+        ops = [lambda im: F.adjust_brightness(im, f32["brightness"]), lambda im: F.adjust_contrast(im, f32["contrast"]),
+               lambda im: F.adjust_saturation(im, f32["saturation"]), lambda im: F.adjust_hue(im, f32["hue"])]
+        plain = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(_fixed_crop(40)))
+        for jitter in jitters:
+            dataset = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(
+                _fixed_crop(40) + [jitter, T.PILToTensor()]))
+            orders = set()
+            with stoke.DataLoader(dataset, batch_size=4, num_workers=2, with_indices=True, seed=4) as loader:
+                for images, _, indices in loader:
+                    for j, index in enumerate(indices.tolist()):
+                        crop = plain[index][0]
+                        found = []
+                        for order in itertools.permutations(range(4)):
+                            img = crop
+                            for fn in order:
+                                img = ops[fn](img)
+                            if torch.equal(F.pil_to_tensor(img), images[j]):
+                                found.append(order)
+                        self.assertTrue(found, f"{type(jitter).__module__}: sample {index}'s image is none of "
+                                               "torchvision's 24 orders of the four ops on the same crop")
+                        orders.add(found[0])
+            self.assertGreater(len(orders), 3, "the order of the ops hardly changed")
 
     @unittest.skipUnless(HAS_AUGMIX, "torchvision without AugMix (before 0.13)")
     def test_augmix_v1_and_v2_run_an_epoch_the_same_twice_and_on_resume(self):

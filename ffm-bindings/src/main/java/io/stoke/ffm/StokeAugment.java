@@ -22,7 +22,7 @@ import java.lang.invoke.MethodHandle;
  */
 public final class StokeAugment {
     /** What the library must report from {@code stoke_augment_abi_version}. */
-    public static final int ABI_VERSION = 2;
+    public static final int ABI_VERSION = 3;
     /** The system property that names the library's file, or {@code none}. */
     public static final String PATH_PROPERTY = "stoke.augment.path";
 
@@ -85,6 +85,12 @@ public final class StokeAugment {
                 handle("stoke_tensor_rot90", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
     }
 
+    /** ColorJitter's hue, linked at its first call (only a jitter with a hue range runs it). */
+    private static final class Hue {
+        static final MethodHandle HUE =
+                handle("stoke_augment_hue", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT));
+    }
+
     private StokeAugment() {}
 
     private static MethodHandle handle(String name, FunctionDescriptor descriptor) {
@@ -106,6 +112,15 @@ public final class StokeAugment {
             MemorySegment src, MemorySegment dst, long pixels, int degenerate, int value, float alpha) {
         try {
             BLEND.invokeExact(src, dst, pixels, degenerate, value, alpha);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code stoke_augment_hue}. */
+    public static void hue(MemorySegment src, MemorySegment dst, long pixels, int shift) {
+        try {
+            Hue.HUE.invokeExact(src, dst, pixels, shift);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }

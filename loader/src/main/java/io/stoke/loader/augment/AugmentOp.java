@@ -3,7 +3,7 @@ package io.stoke.loader.augment;
 /**
  * The operations torchvision's auto-augment policies draw, by torchvision's names
  * ({@code transforms/autoaugment.py}'s {@code _apply_op}). The first six move pixels (PIL's affine
- * transform); the rest change their values.
+ * transform); the rest change their values. {@link #HUE} is ColorJitter's alone.
  */
 public enum AugmentOp {
     IDENTITY("Identity"),
@@ -20,7 +20,9 @@ public enum AugmentOp {
     SOLARIZE("Solarize"),
     AUTO_CONTRAST("AutoContrast"),
     EQUALIZE("Equalize"),
-    INVERT("Invert");
+    INVERT("Invert"),
+    /** ColorJitter's hue shift (F.adjust_hue); no auto-augment policy draws it. */
+    HUE("Hue");
 
     private final String torchvisionName;
 

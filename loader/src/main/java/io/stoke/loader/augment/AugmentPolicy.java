@@ -11,7 +11,9 @@ import java.util.Locale;
  * {@code ta_wide[:BINS]} ({@code TrivialAugmentWide(num_magnitude_bins)}),
  * {@code ra[:NUM_OPS[:MAGNITUDE[:BINS]]]} ({@code RandAugment}), {@code aa[:imagenet|cifar10|svhn]}
  * ({@code AutoAugment}), {@code augmix[:SEVERITY[:WIDTH[:DEPTH[:ALPHA]]]]} ({@code AugMix(severity,
- * mixture_width, chain_depth, alpha)}, with {@code ,all_ops=false} for {@code all_ops=False}), then any of
+ * mixture_width, chain_depth, alpha)}, with {@code ,all_ops=false} for {@code all_ops=False}), or
+ * {@code jitter:B:C:S:H} ({@code ColorJitter}: the brightness, contrast, saturation and hue ranges as
+ * torchvision holds them, each {@code LO/HI} or {@code -} for none, with no setting after it); then any of
  * {@code ,interpolation=nearest|bilinear|bicubic}, {@code ,fill=V} or {@code ,fill=R:G:B}, and {@code ,v2}
  * (the {@code torchvision.transforms.v2} class: its Solarize threshold is {@code 255 * linspace(1, 0)}
  * rather than {@code linspace(255, 0)}). Defaults are torchvision's: 31 bins, {@code ra:2:9:31},
@@ -26,6 +28,7 @@ import java.util.Locale;
  * @param fill          the RGB of the pixels the geometric ops uncover
  * @param v2            whether the policy is {@code torchvision.transforms.v2}'s
  * @param augMix        AugMix's settings, for {@link Kind#AUG_MIX} only (else null)
+ * @param jitter        ColorJitter's ranges, for {@link Kind#COLOR_JITTER} only (else null)
  */
 public record AugmentPolicy(
         Kind kind,
@@ -35,7 +38,8 @@ public record AugmentPolicy(
         int interpolation,
         int[] fill,
         boolean v2,
-        AugMixSettings augMix)
+        AugMixSettings augMix,
+        ColorJitterSettings jitter)
         implements Serializable {
     /** PIL's {@code Image.NEAREST}. */
     public static final int NEAREST = 0;
@@ -51,7 +55,8 @@ public record AugmentPolicy(
         AUTO_AUGMENT_IMAGENET("aa:imagenet", "AutoAugment(IMAGENET)"),
         AUTO_AUGMENT_CIFAR10("aa:cifar10", "AutoAugment(CIFAR10)"),
         AUTO_AUGMENT_SVHN("aa:svhn", "AutoAugment(SVHN)"),
-        AUG_MIX("augmix", "AugMix");
+        AUG_MIX("augmix", "AugMix"),
+        COLOR_JITTER("jitter", "ColorJitter");
 
         private final String spelling;
         private final String torchvisionName;
@@ -66,7 +71,7 @@ public record AugmentPolicy(
         }
 
         public boolean autoAugment() {
-            return this != TRIVIAL_AUGMENT_WIDE && this != RAND_AUGMENT && this != AUG_MIX;
+            return this != TRIVIAL_AUGMENT_WIDE && this != RAND_AUGMENT && this != AUG_MIX && this != COLOR_JITTER;
         }
     }
 
@@ -107,9 +112,102 @@ public record AugmentPolicy(
         }
     }
 
-    /** A policy other than AugMix. */
+    /**
+     * {@code ColorJitter(brightness, contrast, saturation, hue)} as torchvision holds them after its
+     * checks: each a range {@code [lo, hi]}, or null where that op is off (torchvision's None). A
+     * range that only holds the identity (1 for the first three, 0 for hue) is off, as torchvision
+     * makes it.
+     */
+    public record ColorJitterSettings(double[] brightness, double[] contrast, double[] saturation, double[] hue)
+            implements Serializable {
+        private static final List<AugmentOp> OPS =
+                List.of(AugmentOp.BRIGHTNESS, AugmentOp.CONTRAST, AugmentOp.COLOR, AugmentOp.HUE);
+
+        public ColorJitterSettings {
+            brightness = range("brightness", brightness, 0, Double.POSITIVE_INFINITY, 1);
+            contrast = range("contrast", contrast, 0, Double.POSITIVE_INFINITY, 1);
+            saturation = range("saturation", saturation, 0, Double.POSITIVE_INFINITY, 1);
+            hue = range("hue", hue, -0.5, 0.5, 0);
+        }
+
+        private static double[] range(String name, double[] r, double least, double most, double identity) {
+            if (r == null) {
+                return null;
+            }
+            if (r.length != 2 || !(least <= r[0] && r[0] <= r[1] && r[1] <= most)) {
+                throw new IllegalArgumentException("ColorJitter: " + name + " must be a range " + least
+                        + " <= lo <= hi <= " + most + ", not " + Arrays.toString(r));
+            }
+            return r[0] == identity && r[1] == identity ? null : r.clone();
+        }
+
+        /** The ops that are on, in the order of torchvision's {@code fn_id}: brightness, contrast, saturation, hue. */
+        public List<AugmentOp> ops() {
+            List<AugmentOp> on = new java.util.ArrayList<>(4);
+            for (int fn = 0; fn < 4; fn++) {
+                if (range(fn) != null) {
+                    on.add(OPS.get(fn));
+                }
+            }
+            return List.copyOf(on);
+        }
+
+        /** The range of torchvision's {@code fn_id} {@code fn} (0 brightness, 1 contrast, 2 saturation, 3 hue), or null. */
+        public double[] range(int fn) {
+            double[] r = switch (fn) {
+                case 0 -> brightness;
+                case 1 -> contrast;
+                case 2 -> saturation;
+                case 3 -> hue;
+                default -> throw new IllegalArgumentException("ColorJitter has no op " + fn);
+            };
+            return r == null ? null : r.clone();
+        }
+
+        /** The op of torchvision's {@code fn_id} {@code fn}. */
+        public static AugmentOp op(int fn) {
+            return OPS.get(fn);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof ColorJitterSettings j
+                    && Arrays.equals(j.brightness, brightness)
+                    && Arrays.equals(j.contrast, contrast)
+                    && Arrays.equals(j.saturation, saturation)
+                    && Arrays.equals(j.hue, hue);
+        }
+
+        @Override
+        public int hashCode() {
+            return toString().hashCode();
+        }
+
+        /** {@code :B:C:S:H}, each {@code LO/HI} or {@code -}: the spelling after {@code jitter}. */
+        @Override
+        public String toString() {
+            StringBuilder s = new StringBuilder();
+            for (int fn = 0; fn < 4; fn++) {
+                double[] r = range(fn);
+                s.append(':');
+                if (r == null) {
+                    s.append('-');
+                } else {
+                    s.append(r[0]).append('/').append(r[1]);
+                }
+            }
+            return s.toString();
+        }
+    }
+
+    /** A policy other than AugMix and ColorJitter. */
     public AugmentPolicy(Kind kind, int numOps, int magnitude, int bins, int interpolation, int[] fill, boolean v2) {
-        this(kind, numOps, magnitude, bins, interpolation, fill, v2, null);
+        this(kind, numOps, magnitude, bins, interpolation, fill, v2, null, null);
+    }
+
+    /** {@code ColorJitter} with these ranges (its draws and ops have no bins, interpolation or fill). */
+    public static AugmentPolicy colorJitter(ColorJitterSettings jitter) {
+        return new AugmentPolicy(Kind.COLOR_JITTER, 0, 0, 2, NEAREST, null, false, null, jitter);
     }
 
     public AugmentPolicy {
@@ -129,6 +227,10 @@ public record AugmentPolicy(
         }
         if ((kind == Kind.AUG_MIX) != (augMix != null)) {
             throw new IllegalArgumentException(kind.torchvisionName + ": AugMix settings go with AugMix alone");
+        }
+        if ((kind == Kind.COLOR_JITTER) != (jitter != null)) {
+            throw new IllegalArgumentException(
+                    kind.torchvisionName + ": ColorJitter's ranges go with ColorJitter alone");
         }
         if (kind == Kind.AUG_MIX && interpolation == BICUBIC) {
             throw new IllegalArgumentException(
@@ -177,13 +279,14 @@ public record AugmentPolicy(
 
     /**
      * How many ops one image may get: RandAugment's {@code num_ops}, 1 (TrivialAugmentWide), AugMix's
-     * chains times their depth, else 2.
+     * chains times their depth, 4 (ColorJitter), else 2.
      */
     public int maxOps() {
         return switch (kind) {
             case TRIVIAL_AUGMENT_WIDE -> 1;
             case RAND_AUGMENT -> numOps;
             case AUG_MIX -> augMix.mixtureWidth() * augMix.maxDepth();
+            case COLOR_JITTER -> 4;
             default -> 2;
         };
     }
@@ -192,9 +295,10 @@ public record AugmentPolicy(
     public List<AugmentOp> ops() {
         return switch (kind) {
             case AUG_MIX -> augMix.allOps() ? AUG_MIX_OPS : AUG_MIX_OPS.subList(0, 9);
+            case COLOR_JITTER -> jitter.ops();
             case TRIVIAL_AUGMENT_WIDE, RAND_AUGMENT ->
                 List.of(AugmentOp.values()).subList(0, AugmentOp.EQUALIZE.ordinal() + 1);
-            default -> List.of(AugmentOp.values()).subList(1, AugmentOp.values().length);
+            default -> List.of(AugmentOp.values()).subList(1, AugmentOp.INVERT.ordinal() + 1);
         };
     }
 
@@ -205,6 +309,9 @@ public record AugmentPolicy(
     public static AugmentPolicy parse(String spelling) {
         String[] parts = spelling.trim().toLowerCase(Locale.ROOT).split(",");
         String[] head = parts[0].split(":");
+        if (head[0].trim().equals("jitter")) {
+            return parseJitter(spelling, parts, head);
+        }
         boolean mix = head[0].trim().equals("augmix");
         int interpolation = mix ? BILINEAR : NEAREST;
         int[] fill = null;
@@ -286,16 +393,50 @@ public record AugmentPolicy(
                         }
                         throw new IllegalArgumentException("--augment " + spelling + ": " + e.getMessage(), e);
                     }
-                    yield new AugmentPolicy(Kind.AUG_MIX, 0, 0, 10, interpolation, fill, v2, settings);
+                    yield new AugmentPolicy(Kind.AUG_MIX, 0, 0, 10, interpolation, fill, v2, settings, null);
                 }
                 default ->
                     throw new IllegalArgumentException("--augment " + spelling
-                            + ": the policy is ta_wide[:BINS], ra[:NUM_OPS[:MAGNITUDE[:BINS]]], aa[:imagenet|cifar10|svhn]"
-                            + " or augmix[:SEVERITY[:WIDTH[:DEPTH[:ALPHA]]]]");
+                            + ": the policy is ta_wide[:BINS], ra[:NUM_OPS[:MAGNITUDE[:BINS]]], aa[:imagenet|cifar10|svhn],"
+                            + " augmix[:SEVERITY[:WIDTH[:DEPTH[:ALPHA]]]] or jitter:B:C:S:H");
             };
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(
                     "--augment " + spelling + ": " + e.getMessage() + " is not a whole number");
+        }
+    }
+
+    /** {@code jitter:B:C:S:H}, each {@code LO/HI} or {@code -}, and nothing after it. */
+    private static AugmentPolicy parseJitter(String spelling, String[] parts, String[] head) {
+        if (parts.length > 1) {
+            throw new IllegalArgumentException("--augment " + spelling + ": ColorJitter takes no setting after it"
+                    + " (it has no interpolation or fill)");
+        }
+        if (head.length != 5) {
+            throw new IllegalArgumentException("--augment " + spelling
+                    + ": ColorJitter is jitter:B:C:S:H, the brightness, contrast, saturation and hue ranges, each"
+                    + " LO/HI or - for none");
+        }
+        double[][] ranges = new double[4][];
+        for (int fn = 0; fn < 4; fn++) {
+            String r = head[fn + 1].trim();
+            if (r.equals("-")) {
+                continue;
+            }
+            String[] ends = r.split("/");
+            try {
+                if (ends.length != 2) {
+                    throw new NumberFormatException(r);
+                }
+                ranges[fn] = new double[] {Double.parseDouble(ends[0].trim()), Double.parseDouble(ends[1].trim())};
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("--augment " + spelling + ": '" + r + "' is not a range LO/HI or -");
+            }
+        }
+        try {
+            return colorJitter(new ColorJitterSettings(ranges[0], ranges[1], ranges[2], ranges[3]));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--augment " + spelling + ": " + e.getMessage(), e);
         }
     }
 
@@ -326,6 +467,9 @@ public record AugmentPolicy(
     @Override
     public String toString() {
         StringBuilder s = new StringBuilder(kind.spelling);
+        if (kind == Kind.COLOR_JITTER) {
+            return s.append(jitter).toString();
+        }
         if (kind == Kind.TRIVIAL_AUGMENT_WIDE) {
             s.append(':').append(bins);
         } else if (kind == Kind.AUG_MIX) {
@@ -374,7 +518,8 @@ public record AugmentPolicy(
                 && p.interpolation == interpolation
                 && Arrays.equals(p.fill, fill)
                 && p.v2 == v2
-                && java.util.Objects.equals(p.augMix, augMix);
+                && java.util.Objects.equals(p.augMix, augMix)
+                && java.util.Objects.equals(p.jitter, jitter);
     }
 
     @Override

@@ -116,6 +116,7 @@ public final class AugmentStage implements AutoCloseable {
                 case AUTO_CONTRAST -> colour.autoContrast(current, current, width, height);
                 case EQUALIZE -> colour.equalize(current, current, width, height);
                 case INVERT -> colour.invert(current, current, width, height);
+                case HUE -> colour.hue(current, current, width, height, m);
                 default -> {
                     GeometricOps.apply(op, current, other, width, height, m, policy.interpolation(), fill);
                     current = other;

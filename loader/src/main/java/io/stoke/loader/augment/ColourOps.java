@@ -40,6 +40,19 @@ public final class ColourOps {
         return (long) width * height;
     }
 
+    /**
+     * {@code F.adjust_hue(img, factor)} on a PIL image: to HSV, the hue plus {@code int(factor * 255)}
+     * modulo 256 (torchvision's {@code np.int32(hue_factor * 255).astype(np.uint8)}), back to RGB, as
+     * PIL converts both ways. {@code factor} is in [-0.5, 0.5]; {@code dst} may be {@code src}.
+     */
+    public void hue(MemorySegment src, MemorySegment dst, int width, int height, double factor) {
+        if (!(factor >= -0.5 && factor <= 0.5)) {
+            throw new IllegalArgumentException("hue factor " + factor + " is not in [-0.5, 0.5]");
+        }
+        long pixels = check(src, dst, width, height);
+        StokeAugment.hue(src, dst, pixels, ((int) (factor * 255.0)) & 0xFF);
+    }
+
     /** {@code F.adjust_brightness(img, factor)}: a blend with black. {@code dst} may be {@code src}. */
     public void brightness(MemorySegment src, MemorySegment dst, int width, int height, double factor) {
         long pixels = check(src, dst, width, height);

@@ -10,6 +10,10 @@ public final class Drawn {
     final int[] bins;
     final boolean[] negative;
     final double[] magnitudes;
+    /** ColorJitter's scratch: the order of its four ops, and their factors (NaN where off). */
+    final int[] order = new int[4];
+
+    final double[] factors = new double[4];
     int count;
 
     Drawn(int capacity) {

@@ -9,7 +9,9 @@ import java.util.random.RandomGenerator;
  * {@code forward} does. TrivialAugmentWide: an op uniformly, a bin uniformly where the op has a
  * magnitude, then a sign where it is signed. RandAugment: {@code num_ops} times an op uniformly,
  * at the fixed bin, then a sign. AutoAugment: a sub-policy uniformly, two uniforms and two signs,
- * each step applied when its uniform is at most its probability. The same distribution as
+ * each step applied when its uniform is at most its probability. ColorJitter: an order of its four
+ * ops uniformly ({@code torch.randperm(4)}), then each factor that is on uniformly in its range, in
+ * float32 as {@code torch.empty(1).uniform_(lo, hi)}. The same distribution as
  * torchvision's (tested against its draws), from Stoke's counter-based stream, so a sample's ops
  * depend on (seed, epoch, sample) alone.
  */
@@ -28,7 +30,7 @@ public final class PolicyDraws {
         int n = policy.bins();
         double shear = wide ? 0.99 : 0.3;
         double colour = wide ? 0.99 : 0.9;
-        for (AugmentOp op : ops) {
+        for (AugmentOp op : policy.kind() == AugmentPolicy.Kind.COLOR_JITTER ? List.<AugmentOp>of() : ops) {
             float[] t = switch (op) {
                 case SHEAR_X, SHEAR_Y -> Magnitudes.linspace(0.0, shear, n);
                 case TRANSLATE_X -> Magnitudes.linspace(0.0, wide ? 32.0 : 150.0 / 331.0 * width, n);
@@ -81,6 +83,7 @@ public final class PolicyDraws {
                     add(out, op, tables[op.ordinal()] == null ? -1 : policy.magnitude(), random);
                 }
             }
+            case COLOR_JITTER -> jitter(random, out);
             default -> {
                 AutoAugmentPolicies.Step[] steps = subPolicies[random.nextInt(subPolicies.length)];
                 // All four drawn whatever the outcome, as torchvision's get_params does.
@@ -93,6 +96,47 @@ public final class PolicyDraws {
             }
         }
         return out;
+    }
+
+    /**
+     * ColorJitter's {@code get_params} and {@code forward}: the four ops in a uniform order, each
+     * that is on with its factor. The magnitudes are what {@link AugmentStage#run} takes: the factor
+     * less 1 for brightness, contrast and saturation (it adds the 1 back, exactly: the factor is a
+     * float32), the factor itself for hue.
+     */
+    private void jitter(RandomGenerator random, Drawn out) {
+        AugmentPolicy.ColorJitterSettings jitter = policy.jitter();
+        int[] order = out.order;
+        for (int fn = 0; fn < 4; fn++) {
+            order[fn] = fn;
+        }
+        for (int k = 3; k > 0; k--) { // Fisher-Yates: every order equally likely, as randperm(4)
+            int j = random.nextInt(k + 1);
+            int t = order[k];
+            order[k] = order[j];
+            order[j] = t;
+        }
+        double[] factor = out.factors;
+        for (int fn = 0; fn < 4; fn++) {
+            double[] r = jitter.range(fn);
+            factor[fn] = r == null ? Double.NaN : uniform(random, r[0], r[1]);
+        }
+        for (int k = 0; k < 4; k++) {
+            int fn = order[k];
+            if (!Double.isNaN(factor[fn])) {
+                AugmentOp op = AugmentPolicy.ColorJitterSettings.op(fn);
+                out.add(op, -1, false, op == AugmentOp.HUE ? factor[fn] : factor[fn] - 1.0);
+            }
+        }
+    }
+
+    /** {@code torch.empty(1).uniform_(lo, hi)}: 24 random bits scaled in float32, kept within the range. */
+    private static double uniform(RandomGenerator random, double lo, double hi) {
+        float u = (random.nextInt() >>> 8) * 0x1.0p-24f;
+        float from = (float) lo;
+        float to = (float) hi;
+        float f = u * (to - from) + from;
+        return Math.min(Math.max(f, from), to);
     }
 
     private void add(Drawn out, AugmentOp op, int bin, RandomGenerator random) {
