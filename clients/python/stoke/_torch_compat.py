@@ -14,8 +14,8 @@ WAYS_OUT = ("Either apply it to each batch on the device (stoke.DataLoader(..., 
             "(images, labels) of each batch, without a copy), or use torch.utils.data.DataLoader for this dataset.")
 
 ONLY = ("Stoke's producer does Resize(s) + CenterCrop(c), Resize((s, s)) [+ CenterCrop(c)] or "
-        "RandomResizedCrop(...) + RandomHorizontalFlip(p) [+ TrivialAugmentWide, RandAugment, AutoAugment, AugMix or "
-        "ColorJitter], "
+        "RandomResizedCrop(...) + RandomHorizontalFlip(p) [+ TrivialAugmentWide, RandAugment, AutoAugment, AugMix, or "
+        "ColorJitter (bare or under RandomApply) and/or RandomGrayscale], "
         "then "
         "PILToTensor() or ToImage() [+ RandomErasing(...)] [+ ToDtype(torch.float32, scale=True) or "
         "ConvertImageDtype(torch.float)] or "
@@ -110,7 +110,8 @@ def write_list_file(samples: Sequence[Tuple[str, int]], fd: int) -> None:
 #: (``torchvision.transforms.v2``) of the same name mean the same on a PIL image.
 _TRANSLATED = ("Compose", "Resize", "CenterCrop", "RandomResizedCrop", "RandomHorizontalFlip", "PILToTensor",
                "ToImage", "ToTensor", "ConvertImageDtype", "ToDtype", "Normalize", "ToPureTensor", "RandomErasing",
-               "TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix", "ColorJitter")
+               "TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix", "ColorJitter", "RandomApply",
+               "RandomGrayscale", "Grayscale")
 
 #: The auto-augment policies, which Stoke runs after RandomResizedCrop [+ RandomHorizontalFlip].
 _POLICIES = ("TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix")
@@ -125,6 +126,8 @@ _POLICIES = ("TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix")
 #: resizes with ``F.resized_crop``; open_clip's ``MaybeConvertMode("RGB")`` is ``convert("RGB")``
 #: of an image the dataset's loader made RGB already (and Stoke decodes to RGB as that loader does).
 _LIBRARY_KINDS = (("timm.data.transforms", "MaybeToTensor", "ToTensor"),
+                  ("open_clip.transform", "color_jitter", "open_clip color_jitter"),
+                  ("open_clip.transform", "gray_scale", "open_clip gray_scale"),
                   ("timm.data.transforms", "MaybePILToTensor", "PILToTensor"),
                   ("timm.data.transforms", "RandomResizedCropAndInterpolation", "RandomResizedCrop"),
                   ("open_clip.transform", "MaybeToTensor", "ToTensor"),
@@ -216,12 +219,6 @@ _LIBRARY_REFUSALS = {
     ("open_clip.transform", "CenterCropOrPad"): (
         "open_clip's CenterCropOrPad (resize_mode='longest')", "it pads; Stoke crops inside the image: "
         "resize_mode='shortest'"),
-    ("open_clip.transform", "color_jitter"): (
-        "open_clip's color_jitter (aug_cfg color_jitter_prob)", "Stoke has no colour jitter: leave "
-        "color_jitter_prob unset"),
-    ("open_clip.transform", "gray_scale"): (
-        "open_clip's gray_scale (aug_cfg gray_scale_prob)", "Stoke has no random grayscale: leave gray_scale_prob "
-        "unset"),
 }
 
 
@@ -387,26 +384,25 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
         settings.update(transform="train", resize=crop, crop=crop, scale=[float(v) for v in c.scale],
                         ratio=[float(v) for v in c.ratio], flip=0.0, interpolation=interpolation)
         i += 1
-        # ColorJitter's ops act on each pixel alone (Contrast's mean grey is the whole image's), so
-        # they give the same bytes before the flip as after it: either place is taken.
-        jitter = None
-        if at("ColorJitter"):
-            jitter = steps[i]
-            i += 1
+        # The colour steps (ColorJitter, maybe under RandomApply, then a random grey) act on each
+        # pixel alone (Contrast's mean grey is the whole image's), so they give the same bytes before
+        # the flip as after it: either place is taken.
+        colour = None
+        if at(*_COLOUR_STEPS):
+            colour, i = _colour_steps(steps, i, kinds)
         if at("RandomHorizontalFlip"):
             settings["flip"] = float(steps[i].p)
             i += 1
-        if jitter is None and at("ColorJitter"):
-            jitter = steps[i]
-            i += 1
+        if colour is None and at(*_COLOUR_STEPS):
+            colour, i = _colour_steps(steps, i, kinds)
         if at(*_POLICIES):
-            if jitter is not None:
-                _refuse(f"ColorJitter and {names[i]} ({' + '.join(names)})", "Stoke runs one augmentation policy on "
-                        "a sample: keep one of them")
+            if colour is not None:
+                _refuse(f"{names[i - 1]} and {names[i]} ({' + '.join(names)})", "Stoke runs one augmentation on a "
+                        "sample: ColorJitter and RandomGrayscale, or one auto-augment policy")
             settings["augment"] = _policy(steps[i], kinds.get(type(steps[i])))
             i += 1
-        elif jitter is not None:
-            settings["augment"] = _jitter(jitter)
+        elif colour is not None:
+            settings["augment"] = colour
     else:
         what = names[0] if steps else "an empty Compose"
         _refuse(f"{what} as the transform's first step ({' + '.join(names)})",
@@ -414,7 +410,7 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
                 "RandomResizedCrop(...) [+ RandomHorizontalFlip(p)], "
                 "then PILToTensor() or ToImage() [+ ToDtype(torch.float32, scale=True) or ConvertImageDtype(torch.float)] "
                 "or ToTensor() [+ Normalize(mean, std)] [+ ToPureTensor()]")
-    if at(*_POLICIES, "ColorJitter"):
+    if at(*_POLICIES, *_COLOUR_STEPS):
         _refuse(f"{names[i]} here ({' + '.join(names)})", "torchvision's recipes run the auto-augment policy (and "
                 "timm's its ColorJitter) on the training crop, after RandomResizedCrop [+ RandomHorizontalFlip] and "
                 "before the conversion, and that is where Stoke runs it")
@@ -506,6 +502,50 @@ def _policy(t: Any, kind: str) -> str:
     if not all(0 <= v <= 255 for v in rgb):
         _refuse(f"{kind}(fill={fill!r})", "a uint8 image's fill is 0 to 255")
     return f"{head},interpolation={mode},fill={rgb[0]}:{rgb[1]}:{rgb[2]}" + (",v2" if v2 else "")
+
+
+#: The colour steps Stoke runs on the training crop: a ColorJitter (bare, under RandomApply, or
+#: open_clip's color_jitter(p)), then a grey (RandomGrayscale(p), Grayscale(3), open_clip's gray_scale(p)).
+_COLOUR_STEPS = ("ColorJitter", "RandomApply", "open_clip color_jitter", "RandomGrayscale", "Grayscale",
+                 "open_clip gray_scale")
+
+
+def _colour_steps(steps: Sequence[Any], i: int, kinds) -> Tuple[str, int]:
+    """The colour steps from ``steps[i]`` on, as Stoke's ``jitter:B:C:S:H[,p=P][,gray=G]``, and the
+    index after them; refused where they are not a jitter then a grey (each optional, in that order).
+
+    A jitter runs with probability ``p``: 1 bare, RandomApply's ``p`` (which applies when
+    ``torch.rand(1) <= p``) or open_clip's (``random.random() < p``), the same distribution. The grey
+    is ``F.rgb_to_grayscale(img, 3)``, PIL's ``convert("L")`` in three channels, with probability
+    ``gray``: RandomGrayscale's ``p``, open_clip's ``gray_scale``'s, 1 for ``Grayscale(3)``.
+    """
+    names = [type(t).__name__ for t in steps]
+    jitter, p, gray = None, 1.0, 0.0
+    kind = kinds.get(type(steps[i]))
+    if kind == "ColorJitter":
+        jitter, i = steps[i], i + 1
+    elif kind == "RandomApply":
+        inner = list(steps[i].transforms)
+        if len(inner) != 1 or kinds.get(type(inner[0])) != "ColorJitter":
+            _refuse(f"RandomApply({inner!r})", "Stoke runs RandomApply around one ColorJitter only")
+        jitter, p, i = inner[0], float(steps[i].p), i + 1
+    elif kind == "open_clip color_jitter":
+        jitter, p, i = steps[i].transf, float(steps[i].p), i + 1
+    kind = kinds.get(type(steps[i])) if i < len(steps) else None
+    if kind in ("RandomGrayscale", "open_clip gray_scale"):
+        gray, i = float(steps[i].p), i + 1
+    elif kind == "Grayscale":
+        if int(steps[i].num_output_channels) != 3:
+            _refuse(f"Grayscale(num_output_channels={steps[i].num_output_channels})", "Stoke's images have 3 "
+                    "channels: num_output_channels=3")
+        gray, i = 1.0, i + 1
+    if i < len(steps) and kinds.get(type(steps[i])) in _COLOUR_STEPS:
+        _refuse(f"{names[i]} after {names[i - 1]} ({' + '.join(names)})", "Stoke runs one ColorJitter (bare, under "
+                "RandomApply or open_clip's color_jitter) and then one random grey, in that order")
+    if not 0.0 <= p <= 1.0 or not 0.0 <= gray <= 1.0:
+        _refuse(f"a probability of {p if not 0.0 <= p <= 1.0 else gray}", "it is 0 to 1")
+    spelling = _jitter(jitter) if jitter is not None else "jitter:-:-:-:-"
+    return spelling + (f",p={p!r}" if p != 1.0 else "") + (f",gray={gray!r}" if gray != 0.0 else ""), i
 
 
 def _jitter(t: Any) -> str:

@@ -104,12 +104,23 @@ class TranslationTest(unittest.TestCase):
                 settings = translate_transform(T.Compose(steps + [T.ToTensor()]))
                 self.assertEqual(spelling, settings["augment"], repr(steps))
                 self.assertEqual(("train", 0.5), (settings["transform"], settings["flip"]))
+        # RandomApply around it, RandomGrayscale or Grayscale(3) after it (v1's and v2's, open_clip's below).
+        for steps, spelling in [
+                ([crop, T.RandomApply([T.ColorJitter(0.4, 0.4, 0.4, 0.1)], p=0.8), T.RandomGrayscale(0.2)],
+                 "jitter:0.6/1.4:0.6/1.4:0.6/1.4:-0.1/0.1,p=0.8,gray=0.2"),
+                ([crop, T.RandomGrayscale(0.3), T.RandomHorizontalFlip()], "jitter:-:-:-:-,gray=0.3"),
+                ([crop, T.RandomHorizontalFlip(), T.ColorJitter(0.2), T.Grayscale(3)], "jitter:0.8/1.2:-:-:-,gray=1.0"),
+        ]:
+            self.assertEqual(spelling, translate_transform(T.Compose(steps + [T.ToTensor()]))["augment"])
         # Every factor off: nothing to do, as torchvision skips it.
         self.assertIsNone(translate_transform(T.Compose([crop, T.ColorJitter(0), T.ToTensor()]))["augment"])
         for steps, message in [
                 ([T.Resize(72), T.CenterCrop(64), T.ColorJitter(0.4)], r"ColorJitter here .*after RandomResizedCrop"),
-                ([crop, T.ColorJitter(0.4), T.TrivialAugmentWide()], r"ColorJitter and TrivialAugmentWide.*keep one"),
-                ([crop, T.ColorJitter(0.4), T.ColorJitter(0.4)], r"ColorJitter"),
+                ([crop, T.ColorJitter(0.4), T.TrivialAugmentWide()], r"ColorJitter and TrivialAugmentWide.*one augmentation"),
+                ([crop, T.ColorJitter(0.4), T.ColorJitter(0.4)], r"ColorJitter after ColorJitter"),
+                ([crop, T.RandomGrayscale(0.2), T.ColorJitter(0.4)], r"ColorJitter after RandomGrayscale"),
+                ([crop, T.RandomApply([T.ColorJitter(0.4), T.RandomGrayscale()])], r"RandomApply\(.*one ColorJitter"),
+                ([crop, T.Grayscale(1)], r"Grayscale\(num_output_channels=1\)"),
         ]:
             with self.assertRaisesRegex(UnsupportedError, message + r".*batch_transform"):
                 translate_transform(T.Compose(steps + [T.PILToTensor()]))
@@ -225,6 +236,40 @@ class AugmentedBatchesTest(unittest.TestCase):
                                                "torchvision's 24 orders of the four ops on the same crop")
                         orders.add(found[0])
             self.assertGreater(len(orders), 3, "the order of the ops hardly changed")
+
+    def test_random_apply_and_random_grayscale_give_torchvisions_outcomes_on_the_same_crop(self):
+        from torchvision.transforms import functional as F
+        # SimCLR's colour steps: RandomApply([ColorJitter], p), then RandomGrayscale(p); each image is
+        # the crop, or one of the jitter's 24 orders, then maybe its grey (PIL's convert("L"), thrice).
+        factors = {"brightness": 0.8, "contrast": 1.4, "saturation": 0.5, "hue": 0.2}
+        f32 = {k: float(torch.tensor(v, dtype=torch.float32)) for k, v in factors.items()}
+        ops = [lambda im: F.adjust_brightness(im, f32["brightness"]), lambda im: F.adjust_contrast(im, f32["contrast"]),
+               lambda im: F.adjust_saturation(im, f32["saturation"]), lambda im: F.adjust_hue(im, f32["hue"])]
+        plain = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(_fixed_crop(32)))
+        for M in [T] + ([V2] if V2 is not None else []):
+            jitter = M.ColorJitter(**{k: (v, v) for k, v in factors.items()})
+            dataset = torchvision.datasets.ImageFolder(str(DATA), transform=T.Compose(
+                _fixed_crop(32) + [M.RandomApply([jitter], p=0.5), M.RandomGrayscale(p=0.5), T.PILToTensor()]))
+            seen = set()
+            with stoke.DataLoader(dataset, batch_size=4, num_workers=2, with_indices=True, seed=6) as loader:
+                self.assertEqual("jitter:0.8/0.8:1.4/1.4:0.5/0.5:0.2/0.2,p=0.5,gray=0.5", loader.augment)
+                for _ in range(3):
+                    for images, _, indices in loader:
+                        for j, index in enumerate(indices.tolist()):
+                            crop = plain[index][0]
+                            outcomes = [("none", crop)]
+                            for order in itertools.permutations(range(4)):
+                                img = crop
+                                for fn in order:
+                                    img = ops[fn](img)
+                                outcomes.append(("jitter", img))
+                            found = [(what, grey) for what, img in outcomes for grey in (False, True)
+                                     if torch.equal(F.pil_to_tensor(F.rgb_to_grayscale(img, 3) if grey else img),
+                                                    images[j])]
+                            self.assertTrue(found, f"{M.__name__}: sample {index}'s image is none of torchvision's "
+                                                   "outcomes on the same crop")
+                            seen.add(found[0])
+            self.assertEqual({("none", False), ("none", True), ("jitter", False), ("jitter", True)}, seen, M.__name__)
 
     @unittest.skipUnless(HAS_AUGMIX, "torchvision without AugMix (before 0.13)")
     def test_augmix_v1_and_v2_run_an_epoch_the_same_twice_and_on_resume(self):

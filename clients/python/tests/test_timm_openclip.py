@@ -32,6 +32,7 @@ try:
     import torchvision
     from PIL import Image
     import stoke
+    from stoke._torch_compat import translate_transform
     import _aids  # tests/_aids.py
     MISSING = None
 except ImportError as e:  # numpy, torch, torchvision or Pillow not installed: skip, loudly
@@ -180,6 +181,12 @@ class TimmTest(PixelsTest):
             self.assertEqual("jitter:0.6/1.4:0.6/1.4:0.6/1.4:-", loader.augment)
             shapes = {tuple(images.shape[1:]) for images, _ in loader}
         self.assertEqual({(3, 224, 224)}, shapes)
+        # SimCLR-like: color_jitter_prob puts it under RandomApply, grayscale_prob adds RandomGrayscale.
+        simclr = create_transform(**config, is_training=True, color_jitter=(0.4, 0.4, 0.4, 0.1), color_jitter_prob=0.8,
+                                  grayscale_prob=0.2)
+        self.assertIn("RandomGrayscale", repr(simclr))
+        self.assertEqual("jitter:0.6/1.4:0.6/1.4:0.6/1.4:-0.1/0.1,p=0.8,gray=0.2",
+                         translate_transform(simclr)["augment"])
         # color_jitter=0 is a ColorJitter with every factor off: nothing, read as nothing.
         zero = create_transform(**config, is_training=True, color_jitter=0)
         self.assertIn("ColorJitter", repr(zero))
@@ -253,6 +260,15 @@ class OpenClipTest(PixelsTest):
         with stoke.DataLoader(torchvision.datasets.ImageFolder(str(DATA), transform=squash), batch_size=4) as loader:
             self.assertEqual(("squash", 224, 224), (loader.transform, loader.resize, loader.crop))
         self.check_pixels("squash", squash, torch.float32, 224)
+        # aug_cfg's colour steps: open_clip's color_jitter(p) (torchvision's ColorJitter under Python's random)
+        # and gray_scale(p) (Grayscale(3) likewise), read as RandomApply and RandomGrayscale.
+        colour = self.open_clip.image_transform(224, True, aug_cfg=dict(
+            color_jitter=(0.4, 0.4, 0.4, 0.1), color_jitter_prob=0.8, gray_scale_prob=0.2))
+        self.assertIn("color_jitter", repr(colour.transforms))
+        with stoke.DataLoader(torchvision.datasets.ImageFolder(str(DATA), transform=colour), batch_size=4) as loader:
+            self.assertEqual("jitter:0.6/1.4:0.6/1.4:0.6/1.4:-0.1/0.1,p=0.8,gray=0.2", loader.augment)
+            shapes = {tuple(images.shape[1:]) for images, _ in loader}
+        self.assertEqual({(3, 224, 224)}, shapes)
         # aug_cfg use_timm=True builds timm's training transform (no flip, colour jitter off by default).
         timm_train = self.open_clip.image_transform(224, True, aug_cfg=dict(use_timm=True, scale=(0.5, 1.0)))
         self.assertIn("RandomResizedCropAndInterpolation", repr(timm_train))
@@ -267,10 +283,6 @@ class OpenClipTest(PixelsTest):
             "Resize((224, 256))": (oc.image_transform((224, 256), False, resize_mode="squash"), "Resize((s, s))"),
             "open_clip's ResizeKeepRatio": (oc.image_transform(224, False, resize_mode="longest"),
                                             "resize_mode='shortest'"),
-            "open_clip's color_jitter": (oc.image_transform(224, True, aug_cfg=dict(
-                color_jitter=(0.4, 0.4, 0.4, 0.1), color_jitter_prob=0.8)), "color_jitter_prob unset"),
-            "open_clip's gray_scale": (oc.image_transform(224, True, aug_cfg=dict(gray_scale_prob=0.2)),
-                                       "gray_scale_prob unset"),
             "MaybeConvertMode(mode='L')": (torchvision.transforms.Compose([
                 torchvision.transforms.Resize(224), torchvision.transforms.CenterCrop(224),
                 oc.transform.MaybeConvertMode("L"), oc.transform.MaybeToTensor()]), "RGB"),

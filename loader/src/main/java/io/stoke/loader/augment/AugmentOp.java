@@ -3,7 +3,7 @@ package io.stoke.loader.augment;
 /**
  * The operations torchvision's auto-augment policies draw, by torchvision's names
  * ({@code transforms/autoaugment.py}'s {@code _apply_op}). The first six move pixels (PIL's affine
- * transform); the rest change their values. {@link #HUE} is ColorJitter's alone.
+ * transform); the rest change their values. {@link #HUE} and {@link #GRAYSCALE} are ColorJitter's and RandomGrayscale's alone.
  */
 public enum AugmentOp {
     IDENTITY("Identity"),
@@ -22,7 +22,9 @@ public enum AugmentOp {
     EQUALIZE("Equalize"),
     INVERT("Invert"),
     /** ColorJitter's hue shift (F.adjust_hue); no auto-augment policy draws it. */
-    HUE("Hue");
+    HUE("Hue"),
+    /** RandomGrayscale's grey in three channels (F.rgb_to_grayscale(img, 3)), after ColorJitter. */
+    GRAYSCALE("Grayscale");
 
     private final String torchvisionName;
 

@@ -13,7 +13,9 @@ import java.util.Locale;
  * ({@code AutoAugment}), {@code augmix[:SEVERITY[:WIDTH[:DEPTH[:ALPHA]]]]} ({@code AugMix(severity,
  * mixture_width, chain_depth, alpha)}, with {@code ,all_ops=false} for {@code all_ops=False}), or
  * {@code jitter:B:C:S:H} ({@code ColorJitter}: the brightness, contrast, saturation and hue ranges as
- * torchvision holds them, each {@code LO/HI} or {@code -} for none, with no setting after it); then any of
+ * torchvision holds them, each {@code LO/HI} or {@code -} for none, then only {@code ,p=P}, the
+ * probability of {@code RandomApply} around it, and {@code ,gray=G}, that of {@code RandomGrayscale}
+ * after it); the others then take any of
  * {@code ,interpolation=nearest|bilinear|bicubic}, {@code ,fill=V} or {@code ,fill=R:G:B}, and {@code ,v2}
  * (the {@code torchvision.transforms.v2} class: its Solarize threshold is {@code 255 * linspace(1, 0)}
  * rather than {@code linspace(255, 0)}). Defaults are torchvision's: 31 bins, {@code ra:2:9:31},
@@ -116,9 +118,18 @@ public record AugmentPolicy(
      * {@code ColorJitter(brightness, contrast, saturation, hue)} as torchvision holds them after its
      * checks: each a range {@code [lo, hi]}, or null where that op is off (torchvision's None). A
      * range that only holds the identity (1 for the first three, 0 for hue) is off, as torchvision
-     * makes it.
+     * makes it. The jitter runs with probability {@code probability} ({@code RandomApply([ColorJitter],
+     * p)}, open_clip's {@code color_jitter(p)}; 1 for a bare ColorJitter), then the image becomes its grey,
+     * three times over, with probability {@code grayscale} ({@code RandomGrayscale(p)}, open_clip's
+     * {@code gray_scale(p)}, 1 for {@code Grayscale(3)}; 0 for none): SimCLR's colour steps.
      */
-    public record ColorJitterSettings(double[] brightness, double[] contrast, double[] saturation, double[] hue)
+    public record ColorJitterSettings(
+            double[] brightness,
+            double[] contrast,
+            double[] saturation,
+            double[] hue,
+            double probability,
+            double grayscale)
             implements Serializable {
         private static final List<AugmentOp> OPS =
                 List.of(AugmentOp.BRIGHTNESS, AugmentOp.CONTRAST, AugmentOp.COLOR, AugmentOp.HUE);
@@ -128,6 +139,15 @@ public record AugmentPolicy(
             contrast = range("contrast", contrast, 0, Double.POSITIVE_INFINITY, 1);
             saturation = range("saturation", saturation, 0, Double.POSITIVE_INFINITY, 1);
             hue = range("hue", hue, -0.5, 0.5, 0);
+            if (!(probability >= 0 && probability <= 1) || !(grayscale >= 0 && grayscale <= 1)) {
+                throw new IllegalArgumentException("ColorJitter: the probabilities must be 0 to 1, not p=" + probability
+                        + " and gray=" + grayscale);
+            }
+        }
+
+        /** A bare {@code ColorJitter}: always run, no grey. */
+        public ColorJitterSettings(double[] brightness, double[] contrast, double[] saturation, double[] hue) {
+            this(brightness, contrast, saturation, hue, 1.0, 0.0);
         }
 
         private static double[] range(String name, double[] r, double least, double most, double identity) {
@@ -141,13 +161,19 @@ public record AugmentPolicy(
             return r[0] == identity && r[1] == identity ? null : r.clone();
         }
 
-        /** The ops that are on, in the order of torchvision's {@code fn_id}: brightness, contrast, saturation, hue. */
+        /**
+         * The ops that can run, in the order of torchvision's {@code fn_id} (brightness, contrast,
+         * saturation, hue; none where the jitter never runs), then the grey where it may.
+         */
         public List<AugmentOp> ops() {
-            List<AugmentOp> on = new java.util.ArrayList<>(4);
-            for (int fn = 0; fn < 4; fn++) {
+            List<AugmentOp> on = new java.util.ArrayList<>(5);
+            for (int fn = 0; fn < 4 && probability > 0; fn++) {
                 if (range(fn) != null) {
                     on.add(OPS.get(fn));
                 }
+            }
+            if (grayscale > 0) {
+                on.add(AugmentOp.GRAYSCALE);
             }
             return List.copyOf(on);
         }
@@ -175,7 +201,9 @@ public record AugmentPolicy(
                     && Arrays.equals(j.brightness, brightness)
                     && Arrays.equals(j.contrast, contrast)
                     && Arrays.equals(j.saturation, saturation)
-                    && Arrays.equals(j.hue, hue);
+                    && Arrays.equals(j.hue, hue)
+                    && j.probability == probability
+                    && j.grayscale == grayscale;
         }
 
         @Override
@@ -183,7 +211,10 @@ public record AugmentPolicy(
             return toString().hashCode();
         }
 
-        /** {@code :B:C:S:H}, each {@code LO/HI} or {@code -}: the spelling after {@code jitter}. */
+        /**
+         * {@code :B:C:S:H}, each {@code LO/HI} or {@code -}, then {@code ,p=P} where it is not 1 and
+         * {@code ,gray=G} where it is not 0: the spelling after {@code jitter}.
+         */
         @Override
         public String toString() {
             StringBuilder s = new StringBuilder();
@@ -195,6 +226,12 @@ public record AugmentPolicy(
                 } else {
                     s.append(r[0]).append('/').append(r[1]);
                 }
+            }
+            if (probability != 1.0) {
+                s.append(",p=").append(probability);
+            }
+            if (grayscale != 0.0) {
+                s.append(",gray=").append(grayscale);
             }
             return s.toString();
         }
@@ -279,14 +316,14 @@ public record AugmentPolicy(
 
     /**
      * How many ops one image may get: RandAugment's {@code num_ops}, 1 (TrivialAugmentWide), AugMix's
-     * chains times their depth, 4 (ColorJitter), else 2.
+     * chains times their depth, 5 (ColorJitter's four and the grey), else 2.
      */
     public int maxOps() {
         return switch (kind) {
             case TRIVIAL_AUGMENT_WIDE -> 1;
             case RAND_AUGMENT -> numOps;
             case AUG_MIX -> augMix.mixtureWidth() * augMix.maxDepth();
-            case COLOR_JITTER -> 4;
+            case COLOR_JITTER -> 5;
             default -> 2;
         };
     }
@@ -406,11 +443,25 @@ public record AugmentPolicy(
         }
     }
 
-    /** {@code jitter:B:C:S:H}, each {@code LO/HI} or {@code -}, and nothing after it. */
+    /** {@code jitter:B:C:S:H}, each {@code LO/HI} or {@code -}, then {@code ,p=P} and {@code ,gray=G}. */
     private static AugmentPolicy parseJitter(String spelling, String[] parts, String[] head) {
-        if (parts.length > 1) {
-            throw new IllegalArgumentException("--augment " + spelling + ": ColorJitter takes no setting after it"
-                    + " (it has no interpolation or fill)");
+        double probability = 1.0;
+        double grayscale = 0.0;
+        for (int i = 1; i < parts.length; i++) {
+            String p = parts[i].trim();
+            try {
+                if (p.startsWith("p=")) {
+                    probability = Double.parseDouble(p.substring(2));
+                } else if (p.startsWith("gray=")) {
+                    grayscale = Double.parseDouble(p.substring(5));
+                } else {
+                    throw new IllegalArgumentException("--augment " + spelling + ": ColorJitter takes p=P (the"
+                            + " probability it runs) and gray=G (of RandomGrayscale after it), not '" + p
+                            + "' (it has no interpolation or fill)");
+                }
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("--augment " + spelling + ": '" + p + "' is not a number");
+            }
         }
         if (head.length != 5) {
             throw new IllegalArgumentException("--augment " + spelling
@@ -434,7 +485,8 @@ public record AugmentPolicy(
             }
         }
         try {
-            return colorJitter(new ColorJitterSettings(ranges[0], ranges[1], ranges[2], ranges[3]));
+            return colorJitter(
+                    new ColorJitterSettings(ranges[0], ranges[1], ranges[2], ranges[3], probability, grayscale));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--augment " + spelling + ": " + e.getMessage(), e);
         }

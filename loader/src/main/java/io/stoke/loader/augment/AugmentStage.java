@@ -117,6 +117,7 @@ public final class AugmentStage implements AutoCloseable {
                 case EQUALIZE -> colour.equalize(current, current, width, height);
                 case INVERT -> colour.invert(current, current, width, height);
                 case HUE -> colour.hue(current, current, width, height, m);
+                case GRAYSCALE -> colour.grayscale(current, current, width, height);
                 default -> {
                     GeometricOps.apply(op, current, other, width, height, m, policy.interpolation(), fill);
                     current = other;

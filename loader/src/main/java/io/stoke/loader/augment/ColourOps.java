@@ -53,6 +53,16 @@ public final class ColourOps {
         StokeAugment.hue(src, dst, pixels, ((int) (factor * 255.0)) & 0xFF);
     }
 
+    /**
+     * {@code F.rgb_to_grayscale(img, num_output_channels=3)} on a PIL image: {@code convert("L")}
+     * (Convert.c's rounded luma) in each channel, which is Color's blend with its grey at factor 0
+     * ({@code d + 0 * (s - d)} is {@code d} in float). {@code dst} may be {@code src}.
+     */
+    public void grayscale(MemorySegment src, MemorySegment dst, int width, int height) {
+        long pixels = check(src, dst, width, height);
+        StokeAugment.blend(src, dst, pixels, StokeAugment.DEGENERATE_GRAY, 0, 0.0f);
+    }
+
     /** {@code F.adjust_brightness(img, factor)}: a blend with black. {@code dst} may be {@code src}. */
     public void brightness(MemorySegment src, MemorySegment dst, int width, int height, double factor) {
         long pixels = check(src, dst, width, height);

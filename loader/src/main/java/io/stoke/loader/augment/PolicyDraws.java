@@ -9,9 +9,11 @@ import java.util.random.RandomGenerator;
  * {@code forward} does. TrivialAugmentWide: an op uniformly, a bin uniformly where the op has a
  * magnitude, then a sign where it is signed. RandAugment: {@code num_ops} times an op uniformly,
  * at the fixed bin, then a sign. AutoAugment: a sub-policy uniformly, two uniforms and two signs,
- * each step applied when its uniform is at most its probability. ColorJitter: an order of its four
- * ops uniformly ({@code torch.randperm(4)}), then each factor that is on uniformly in its range, in
- * float32 as {@code torch.empty(1).uniform_(lo, hi)}. The same distribution as
+ * each step applied when its uniform is at most its probability. ColorJitter: whether it runs (a
+ * uniform below its probability, as RandomApply), an order of its four ops uniformly
+ * ({@code torch.randperm(4)}), each factor that is on uniformly in its range, in float32 as
+ * {@code torch.empty(1).uniform_(lo, hi)}; then whether the grey follows (a uniform below its
+ * probability, as RandomGrayscale). The same distribution as
  * torchvision's (tested against its draws), from Stoke's counter-based stream, so a sample's ops
  * depend on (seed, epoch, sample) alone.
  */
@@ -99,13 +101,22 @@ public final class PolicyDraws {
     }
 
     /**
-     * ColorJitter's {@code get_params} and {@code forward}: the four ops in a uniform order, each
-     * that is on with its factor. The magnitudes are what {@link AugmentStage#run} takes: the factor
+     * RandomApply's draw, then ColorJitter's {@code get_params} and {@code forward}: the four ops in a
+     * uniform order, each that is on with its factor; then RandomGrayscale's draw. The magnitudes are what {@link AugmentStage#run} takes: the factor
      * less 1 for brightness, contrast and saturation (it adds the 1 back, exactly: the factor is a
      * float32), the factor itself for hue.
      */
     private void jitter(RandomGenerator random, Drawn out) {
         AugmentPolicy.ColorJitterSettings jitter = policy.jitter();
+        if (jitter.probability() >= 1.0 || random.nextDouble() < jitter.probability()) {
+            jitterOps(jitter, random, out);
+        }
+        if (jitter.grayscale() > 0.0 && (jitter.grayscale() >= 1.0 || random.nextDouble() < jitter.grayscale())) {
+            out.add(AugmentOp.GRAYSCALE, -1, false, 0.0);
+        }
+    }
+
+    private void jitterOps(AugmentPolicy.ColorJitterSettings jitter, RandomGenerator random, Drawn out) {
         int[] order = out.order;
         for (int fn = 0; fn < 4; fn++) {
             order[fn] = fn;

@@ -18,7 +18,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * {@code ColorJitter} against torchvision's own: its four ops on the same PIL image byte for byte
+ * {@code ColorJitter} (and {@code RandomApply} around it, {@code RandomGrayscale} after it) against
+ * torchvision's own: its four ops and the grey on the same PIL image byte for byte
  * (the hue of 360,000 RGB values at 49 factors, the three blends at float32 factors such as its draws give),
  * its draws (the order of the ops and each factor) against {@code get_params} over 100,000 images,
  * and its spelling.
@@ -45,7 +46,7 @@ class ColorJitterTest {
             w, h = int(sys.argv[1]), int(sys.argv[2])
             img = Image.frombytes('RGB', (w, h), open(sys.argv[3], 'rb').read())
             fns = {'Brightness': F.adjust_brightness, 'Contrast': F.adjust_contrast, 'Color': F.adjust_saturation,
-                   'Hue': F.adjust_hue}
+                   'Hue': F.adjust_hue, 'Grayscale': lambda im, n: F.rgb_to_grayscale(im, int(n))}
             with open(sys.argv[5], 'wb') as out:
                 for line in open(sys.argv[4]):
                     op, factor = line.split()
@@ -82,6 +83,7 @@ class ColorJitterTest {
         for (double f : new double[] {1e-4, -1e-4, 0.1, -0.1, 0.0039215686, -0.0039215686, 0.4999, -0.4999}) {
             requests.add("Hue " + f);
         }
+        requests.add("Grayscale 3");
         for (float f : new float[] {0.6f, 0.6137429f, 0.97f, 1.0f, 1.2345678f, 1.3999999f, 0.0f, 1.9f}) {
             for (String op : List.of("Brightness", "Contrast", "Color")) {
                 requests.add(op + " " + (double) f); // a float32, as torch's uniform_ draws it, as a double
@@ -99,6 +101,7 @@ class ColorJitterTest {
                 MemorySegment.copy(rgb, 0, image, JAVA_BYTE, 0, bytes);
                 switch (r[0]) {
                     case "Hue" -> colour.hue(image, image, w, h, factor);
+                    case "Grayscale" -> colour.grayscale(image, image, w, h);
                     case "Brightness" -> colour.brightness(image, image, w, h, factor);
                     case "Contrast" -> colour.contrast(image, image, w, h, factor);
                     default -> colour.color(image, image, w, h, factor);
@@ -260,13 +263,101 @@ class ColorJitterTest {
                         + ", " + against);
     }
 
+    /**
+     * torchvision's own {@code RandomApply([ColorJitter], p)} then {@code RandomGrayscale(g)}, each
+     * image's outcome recorded: the jitter's order of ops (its forward replaced by a recorder of
+     * {@code get_params} / {@code make_params}) or nothing, then whether the grey ran.
+     */
+    private static final String APPLY_AND_GRAY = """
+            import sys, torch
+            from PIL import Image
+            from torchvision import transforms as T
+            v2 = sys.argv[1] == '1'
+            p, g, n = float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[5])
+            M = T
+            if v2:
+                from torchvision.transforms import v2 as M
+            names = ('Brightness', 'Contrast', 'Color', 'Hue')
+            words = []
+            def jitter(self, img):
+                params = (self.make_params([]) if hasattr(self, 'make_params') else self._get_params([])) if v2 else None
+                order = params['fn_idx'] if v2 else T.ColorJitter.get_params(self.brightness, self.contrast,
+                                                                          self.saturation, self.hue)[0]
+                on = (self.brightness, self.contrast, self.saturation, self.hue)
+                words.extend(names[fn] for fn in order.tolist() if on[fn] is not None)
+                return img
+            def gray(*args, **kwargs):
+                words.append('Grayscale')
+                return args[1] if v2 else args[0]
+            M.ColorJitter.forward = jitter
+            if v2:
+                # the kernel's caller: transform (torchvision 0.21 on) or _transform (before)
+                name = 'transform' if 'transform' in vars(M.RandomGrayscale) else '_transform'
+                setattr(M.RandomGrayscale, name, lambda self, inpt, params: gray(self, inpt))
+            else:
+                import torchvision.transforms.transforms as TT
+                TT.F.rgb_to_grayscale = gray
+            pipeline = M.Compose([M.RandomApply([M.ColorJitter(0.4, 0, 0.4, 0.1)], p=p), M.RandomGrayscale(p=g)])
+            torch.manual_seed(9)
+            img = Image.new('RGB', (4, 4))
+            with open(sys.argv[4], 'w') as f:
+                for _ in range(n):
+                    words.clear()
+                    pipeline(img)
+                    f.write(' '.join(words) + '\\n')
+            """;
+
+    @ParameterizedTest(name = "v2={0}")
+    @ValueSource(booleans = {false, true})
+    void randomApplyAndRandomGrayscaleDrawAsTorchvisions(boolean v2) throws Exception {
+        String versions = TorchvisionAugment.requireTorchvision();
+        if (v2 && !TorchvisionAugment.hasV2()) {
+            System.err.println("[stoke] SKIPPING v2 draws: torchvision " + versions + " has no transforms.v2");
+            Assumptions.abort("SKIPPED: torchvision without transforms.v2 (" + versions + ")");
+        }
+        Path out = Files.createTempFile("stoke-jitter-gray", ".txt");
+        Map<String, Integer> theirs = new HashMap<>();
+        try {
+            TorchvisionAugment.run(APPLY_AND_GRAY, v2 ? "1" : "0", "0.8", "0.2", out.toString(), "" + DRAWS);
+            for (String l : Files.readAllLines(out)) {
+                theirs.merge(l.trim(), 1, Integer::sum);
+            }
+        } finally {
+            Files.deleteIfExists(out);
+        }
+        // torchvision's ranges for ColorJitter(0.4, 0, 0.4, 0.1): contrast off.
+        AugmentPolicy policy = AugmentPolicy.parse("jitter:0.6/1.4:-:0.6/1.4:-0.1/0.1,p=0.8,gray=0.2");
+        PolicyDraws draws = new PolicyDraws(policy, 8, 8);
+        Drawn drawn = draws.newDrawn();
+        CounterRandom random = new CounterRandom();
+        Map<String, Integer> ours = new HashMap<>();
+        StringBuilder s = new StringBuilder();
+        for (int k = 0; k < DRAWS; k++) {
+            random.reset(13, 2, k);
+            draws.draw(random, drawn);
+            s.setLength(0);
+            for (int i = 0; i < drawn.count(); i++) {
+                s.append(i > 0 ? " " : "").append(drawn.op(i).torchvisionName());
+            }
+            ours.merge(s.toString(), 1, Integer::sum);
+        }
+        assertEquals(14, theirs.size(), "6 orders or none, with the grey or without: " + theirs);
+        assertEquals(theirs.keySet(), ours.keySet());
+        chiSquare(
+                "the jitter's order or none, then the grey or not",
+                ours,
+                theirs,
+                "RandomApply(ColorJitter, 0.8) + RandomGrayscale(0.2) against torchvision " + versions
+                        + (v2 ? " (v2)" : ""));
+    }
+
     @Test
     void itIsSpelledAsTorchvisionHoldsItAndReadBackEqual() {
         AugmentPolicy p = AugmentPolicy.parse("jitter:0.6/1.4:-:0.6000000000000001/1.4:-0.1/0.1");
         assertEquals("jitter:0.6/1.4:-:0.6000000000000001/1.4:-0.1/0.1", p.toString());
         assertEquals(p, AugmentPolicy.parse(p.toString()));
         assertEquals(List.of(AugmentOp.BRIGHTNESS, AugmentOp.COLOR, AugmentOp.HUE), p.ops());
-        assertEquals(4, p.maxOps());
+        assertEquals(5, p.maxOps());
         // torchvision makes a range that only holds the identity None: so does Stoke.
         assertEquals(
                 "jitter:-:-:-:-", AugmentPolicy.parse("jitter:1/1:1/1:1/1:0/0").toString());
@@ -281,9 +372,22 @@ class ColorJitterTest {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> AugmentPolicy.parse(bad));
             assertTrue(e.getMessage().startsWith("--augment " + bad), e.getMessage());
         }
-        // Hue is ColorJitter's alone: no auto-augment policy draws it.
+        AugmentPolicy applied = AugmentPolicy.parse("jitter:0.6/1.4:-:-:-,p=0.8,gray=0.2");
+        assertEquals("jitter:0.6/1.4:-:-:-,p=0.8,gray=0.2", applied.toString());
+        assertEquals(applied, AugmentPolicy.parse(applied.toString()));
+        assertEquals(List.of(AugmentOp.BRIGHTNESS, AugmentOp.GRAYSCALE), applied.ops());
+        assertEquals(
+                List.of(AugmentOp.GRAYSCALE),
+                AugmentPolicy.parse("jitter:-:-:-:-,gray=1.0").ops());
+        assertEquals(List.of(), AugmentPolicy.parse("jitter:0.6/1.4:-:-:-,p=0").ops());
+        for (String bad : List.of("jitter:-:-:-:-,p=1.5", "jitter:-:-:-:-,gray=-0.1", "jitter:-:-:-:-,gray=x")) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> AugmentPolicy.parse(bad));
+            assertTrue(e.getMessage().startsWith("--augment " + bad), e.getMessage());
+        }
+        // Hue and the grey are ColorJitter's and RandomGrayscale's alone: no auto-augment policy draws them.
         for (String s : List.of("ta_wide:31", "ra:2:9:31", "aa:imagenet", "augmix")) {
             assertFalse(AugmentPolicy.parse(s).ops().contains(AugmentOp.HUE), s);
+            assertFalse(AugmentPolicy.parse(s).ops().contains(AugmentOp.GRAYSCALE), s);
         }
         List<AugmentOp> autoAugment = AugmentPolicy.parse("aa:svhn").ops();
         assertEquals(AugmentOp.INVERT, autoAugment.get(autoAugment.size() - 1));
