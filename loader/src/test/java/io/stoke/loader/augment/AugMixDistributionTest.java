@@ -93,21 +93,11 @@ class AugMixDistributionTest {
     }
 
     private static Sample torchvision(AugmentPolicy policy) throws Exception {
-        AugmentPolicy.AugMixSettings s = policy.augMix();
         Path out = Files.createTempFile("stoke-augmix", ".txt");
         try {
-            TorchvisionAugment.run(
-                    RECORD,
-                    "" + s.severity(),
-                    "" + s.mixtureWidth(),
-                    "" + s.chainDepth(),
-                    "" + s.alpha(),
-                    s.allOps() ? "1" : "0",
-                    policy.v2() ? "1" : "0",
-                    "" + DRAWS,
-                    "" + SIDE,
-                    "7",
-                    out.toString());
+            List<String> args = new java.util.ArrayList<>(TorchvisionAugment.augMixArguments(policy));
+            args.addAll(List.of("" + DRAWS, "" + SIDE, "7", out.toString()));
+            TorchvisionAugment.run(RECORD, args.toArray(String[]::new));
             List<String> lines = Files.readAllLines(out);
             assertEquals(DRAWS, lines.size());
             Sample sample = new Sample();

@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.transform.CounterRandom;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -160,35 +158,14 @@ class AugMixStageTest {
 
     private static byte[] torchvision(AugmentPolicy policy, int w, int h, byte[] rgb, List<String> requests)
             throws Exception {
-        AugmentPolicy.AugMixSettings s = policy.augMix();
         int[] fill = policy.fill();
-        Path in = Files.createTempFile("stoke-augmix", ".rgb");
-        Path req = Files.createTempFile("stoke-augmix", ".req");
-        Path out = Files.createTempFile("stoke-augmix", ".out");
-        try {
-            Files.write(in, rgb);
-            Files.write(req, requests);
-            TorchvisionAugment.run(
-                    DRIVE,
-                    "" + s.severity(),
-                    "" + s.mixtureWidth(),
-                    "" + s.chainDepth(),
-                    "" + s.alpha(),
-                    s.allOps() ? "1" : "0",
-                    policy.v2() ? "1" : "0",
-                    policy.interpolation() == AugmentPolicy.NEAREST ? "nearest" : "bilinear",
-                    fill == null ? "-" : fill[0] + ":" + fill[1] + ":" + fill[2],
-                    "" + w,
-                    "" + h,
-                    in.toString(),
-                    req.toString(),
-                    out.toString());
-            return Files.readAllBytes(out);
-        } finally {
-            Files.deleteIfExists(in);
-            Files.deleteIfExists(req);
-            Files.deleteIfExists(out);
-        }
+        List<String> args = new java.util.ArrayList<>(TorchvisionAugment.augMixArguments(policy));
+        args.addAll(List.of(
+                policy.interpolation() == AugmentPolicy.NEAREST ? "nearest" : "bilinear",
+                fill == null ? "-" : fill[0] + ":" + fill[1] + ":" + fill[2],
+                "" + w,
+                "" + h));
+        return TorchvisionAugment.runOnImage(DRIVE, rgb, requests, args.toArray(String[]::new));
     }
 
     /** The same (seed, epoch, sample) gives the same image, whatever came before it in the worker. */

@@ -54,19 +54,7 @@ class ColorJitterTest {
             """;
 
     private static byte[] torchvision(byte[] rgb, int w, int h, List<String> requests) throws Exception {
-        Path in = Files.createTempFile("stoke-jitter", ".rgb");
-        Path req = Files.createTempFile("stoke-jitter", ".req");
-        Path out = Files.createTempFile("stoke-jitter", ".out");
-        try {
-            Files.write(in, rgb);
-            Files.write(req, requests);
-            TorchvisionAugment.run(OPS, "" + w, "" + h, in.toString(), req.toString(), out.toString());
-            return Files.readAllBytes(out);
-        } finally {
-            Files.deleteIfExists(in);
-            Files.deleteIfExists(req);
-            Files.deleteIfExists(out);
-        }
+        return TorchvisionAugment.runOnImage(OPS, rgb, requests, "" + w, "" + h);
     }
 
     @Test

@@ -174,6 +174,40 @@ final class TorchvisionAugment {
         }
     }
 
+    /**
+     * Runs {@code script} with {@code args} and then three paths: a file holding {@code rgb}, one
+     * holding {@code requests} (a line each), and the output it writes, which is returned.
+     */
+    static byte[] runOnImage(String script, byte[] rgb, List<String> requests, String... args) throws Exception {
+        Path in = Files.createTempFile("stoke-aug", ".rgb");
+        Path req = Files.createTempFile("stoke-aug", ".req");
+        Path out = Files.createTempFile("stoke-aug", ".out");
+        try {
+            Files.write(in, rgb);
+            Files.write(req, requests);
+            List<String> all = new ArrayList<>(List.of(args));
+            all.addAll(List.of(in.toString(), req.toString(), out.toString()));
+            run(script, all.toArray(String[]::new));
+            return Files.readAllBytes(out);
+        } finally {
+            Files.deleteIfExists(in);
+            Files.deleteIfExists(req);
+            Files.deleteIfExists(out);
+        }
+    }
+
+    /** AugMix's settings as the reference scripts take them: severity, width, depth, alpha, all_ops and v2 (1 or 0). */
+    static List<String> augMixArguments(AugmentPolicy policy) {
+        AugmentPolicy.AugMixSettings s = policy.augMix();
+        return List.of(
+                "" + s.severity(),
+                "" + s.mixtureWidth(),
+                "" + s.chainDepth(),
+                "" + s.alpha(),
+                s.allOps() ? "1" : "0",
+                policy.v2() ? "1" : "0");
+    }
+
     static void run(String script, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(PYTHON, "-c", script));
         cmd.addAll(List.of(args));
