@@ -381,8 +381,10 @@ class DataLoader(Closeable):
         augment (str, optional): with ``transform="train"``, torchvision's auto-augment policy after
             the flip, in Stoke's spelling: ``"ta_wide:31"`` (``TrivialAugmentWide``),
             ``"ra:2:9:31"`` (``RandAugment``), ``"aa:imagenet"`` (``AutoAugment``), then
-            ``",interpolation=bilinear"``, ``",fill=R:G:B"``, ``",v2"`` (default: none; a dataset's
-            transform that holds one is translated into it).
+            ``",interpolation=bilinear"``, ``",fill=R:G:B"``, ``",v2"``; or
+            ``"jitter:0.6/1.4:0.6/1.4:0.6/1.4:-"`` (``ColorJitter``'s four ranges, ``-`` for off), then
+            ``",p=0.8"`` (``RandomApply`` around it) and ``",gray=0.2"`` (``RandomGrayscale`` after it)
+            (default: none; a dataset's transform that holds one is translated into it).
         interpolation (str, optional): the resize's filter, for both transforms: ``"bilinear"`` (the
             default), ``"bicubic"`` or ``"nearest"``, each exactly as PIL computes torchvision's
             ``InterpolationMode`` of that name on a PIL image (set from a translated transform).
