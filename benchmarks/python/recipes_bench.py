@@ -24,6 +24,11 @@ uint8 tensors (RandomResizedCrop(224, bicubic), flip, ColorJitter(0.4, 0.4, 0.4)
   timm-train  RandomResizedCrop(224, bicubic) + RandomHorizontalFlip + ColorJitter(0.4, 0.4, 0.4) +
               ToTensor + Normalize
 
+and, with --transforms simclr-train, SimCLR's colour steps (v2's classes, the hue on):
+
+  simclr-train  RandomResizedCrop(224) + RandomHorizontalFlip + RandomApply([ColorJitter(0.4, 0.4,
+                0.4, 0.1)], p=0.8) + RandomGrayscale(0.2) + ToTensor (PILToTensor + ToDtype) + Normalize
+
 Each case runs in a fresh process over the same ImageFolder, with the same workers, batch size and
 shuffle, persistent workers; a run is two epochs: the first (cold) counts from creating the loader,
 the JVM's or the worker processes' start included (each case's loader module is imported before,
@@ -72,6 +77,11 @@ def recipe(which, backend):
         return v2.Compose([v2.RandomResizedCrop(224, interpolation=v2.InterpolationMode.BICUBIC, antialias=True),
                            v2.RandomHorizontalFlip(0.5), v2.ColorJitter(0.4, 0.4, 0.4),
                            v2.ToDtype(torch.float, scale=True), v2.Normalize(MEAN, STD), v2.ToPureTensor()])
+    if which == "simclr-train":
+        steps = [v2.RandomResizedCrop(224, antialias=True), v2.RandomHorizontalFlip(0.5),
+                 v2.RandomApply([v2.ColorJitter(0.4, 0.4, 0.4, 0.1)], p=0.8), v2.RandomGrayscale(0.2)]
+        return v2.Compose(steps + head + [v2.ToDtype(torch.float, scale=True), v2.Normalize(MEAN, STD),
+                                          v2.ToPureTensor()])
     if which in ("train", "vit-train"):
         mode, crop, erase = ((v2.InterpolationMode.BILINEAR, 176, 0.1) if which == "train"
                              else (v2.InterpolationMode.BICUBIC, 224, 0.25))
@@ -204,7 +214,7 @@ def main():
     ap.add_argument("--run", choices=["torch-pil", "torch-tensor", "stoke"], help="one run in this process")
     ap.add_argument("--data", required=True)
     ap.add_argument("--copies", type=int, default=1, help="link each image this many times (a longer epoch)")
-    transforms = ["train", "eval", "vit-train", "timm-train"]
+    transforms = ["train", "eval", "vit-train", "timm-train", "simclr-train"]
     ap.add_argument("--transform", default="train", choices=transforms)
     ap.add_argument("--transforms", nargs="+", default=["train", "eval"], choices=transforms)
     ap.add_argument("--cases", nargs="+", default=["torch-pil", "torch-tensor", "stoke"])
