@@ -166,33 +166,52 @@ public record AugmentPolicy(
          * saturation, hue; none where the jitter never runs), then the grey where it may.
          */
         public List<AugmentOp> ops() {
-            List<AugmentOp> on = new java.util.ArrayList<>(5);
+            List<AugmentOp> ops = new java.util.ArrayList<>(5);
             for (int fn = 0; fn < 4 && probability > 0; fn++) {
-                if (range(fn) != null) {
-                    on.add(OPS.get(fn));
+                if (on(fn)) {
+                    ops.add(OPS.get(fn));
                 }
             }
             if (grayscale > 0) {
-                on.add(AugmentOp.GRAYSCALE);
+                ops.add(AugmentOp.GRAYSCALE);
             }
-            return List.copyOf(on);
+            return List.copyOf(ops);
         }
 
         /** The range of torchvision's {@code fn_id} {@code fn} (0 brightness, 1 contrast, 2 saturation, 3 hue), or null. */
         public double[] range(int fn) {
-            double[] r = switch (fn) {
-                case 0 -> brightness;
-                case 1 -> contrast;
-                case 2 -> saturation;
-                case 3 -> hue;
-                default -> throw new IllegalArgumentException("ColorJitter has no op " + fn);
-            };
+            double[] r = field(fn);
             return r == null ? null : r.clone();
         }
 
         /** The op of torchvision's {@code fn_id} {@code fn}. */
         public static AugmentOp op(int fn) {
             return OPS.get(fn);
+        }
+
+        /** Whether {@code fn}'s op is on: {@link #range} without its copy, for the draws of every image. */
+        boolean on(int fn) {
+            return field(fn) != null;
+        }
+
+        /** The low end of {@code fn}'s range, which is on. */
+        double low(int fn) {
+            return field(fn)[0];
+        }
+
+        /** The high end of {@code fn}'s range, which is on. */
+        double high(int fn) {
+            return field(fn)[1];
+        }
+
+        private double[] field(int fn) {
+            return switch (fn) {
+                case 0 -> brightness;
+                case 1 -> contrast;
+                case 2 -> saturation;
+                case 3 -> hue;
+                default -> throw new IllegalArgumentException("ColorJitter has no op " + fn);
+            };
         }
 
         @Override

@@ -128,9 +128,8 @@ public final class PolicyDraws {
             order[j] = t;
         }
         double[] factor = out.factors;
-        for (int fn = 0; fn < 4; fn++) {
-            double[] r = jitter.range(fn);
-            factor[fn] = r == null ? Double.NaN : uniform(random, r[0], r[1]);
+        for (int fn = 0; fn < 4; fn++) { // no allocation: this runs for every image
+            factor[fn] = jitter.on(fn) ? uniform(random, jitter.low(fn), jitter.high(fn)) : Double.NaN;
         }
         for (int k = 0; k < 4; k++) {
             int fn = order[k];
