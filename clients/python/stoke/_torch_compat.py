@@ -124,7 +124,10 @@ _POLICIES = ("TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix")
 #: box as torchvision's ``RandomResizedCrop.get_params`` does (ten tries of the same area and
 #: log-ratio draws, the same centred fallback; Python's ``random`` for torch's generator) and
 #: resizes with ``F.resized_crop``; open_clip's ``MaybeConvertMode("RGB")`` is ``convert("RGB")``
-#: of an image the dataset's loader made RGB already (and Stoke decodes to RGB as that loader does).
+#: of an image the dataset's loader made RGB already (and Stoke decodes to RGB as that loader does);
+#: open_clip's ``color_jitter(p)`` and ``gray_scale(p)`` are torchvision's ``ColorJitter`` and
+#: ``Grayscale(3)`` run when Python's ``random.random() < p``: RandomApply's and RandomGrayscale's
+#: distribution (their own names here, as ``_colour_steps`` reads their ``transf`` and ``p``).
 _LIBRARY_KINDS = (("timm.data.transforms", "MaybeToTensor", "ToTensor"),
                   ("open_clip.transform", "color_jitter", "open_clip color_jitter"),
                   ("open_clip.transform", "gray_scale", "open_clip gray_scale"),
@@ -411,9 +414,9 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
                 "then PILToTensor() or ToImage() [+ ToDtype(torch.float32, scale=True) or ConvertImageDtype(torch.float)] "
                 "or ToTensor() [+ Normalize(mean, std)] [+ ToPureTensor()]")
     if at(*_POLICIES, *_COLOUR_STEPS):
-        _refuse(f"{names[i]} here ({' + '.join(names)})", "torchvision's recipes run the auto-augment policy (and "
-                "timm's its ColorJitter) on the training crop, after RandomResizedCrop [+ RandomHorizontalFlip] and "
-                "before the conversion, and that is where Stoke runs it")
+        _refuse(f"{names[i]} here ({' + '.join(names)})", "torchvision's recipes run the auto-augment policy, and "
+                "timm's and SimCLR's their colour steps, on the training crop, after RandomResizedCrop "
+                "[+ RandomHorizontalFlip] and before the conversion, and that is where Stoke runs them")
     # Conversion: PILToTensor()/ToImage() [+ ToDtype(float32, scale=True)/ConvertImageDtype(float)] | ToTensor().
     if at("PILToTensor", "ToImage"):
         i += 1
