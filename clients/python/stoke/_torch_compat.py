@@ -391,16 +391,18 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
         # pixel alone (Contrast's mean grey is the whole image's), so they give the same bytes before
         # the flip as after it: either place is taken.
         colour = None
+        colour_at = i  # the first colour step, named if a policy follows
         if at(*_COLOUR_STEPS):
-            colour, i = _colour_steps(steps, i, kinds)
+            colour, i = _colour_steps(steps, names, i, kinds)
         if at("RandomHorizontalFlip"):
             settings["flip"] = float(steps[i].p)
             i += 1
         if colour is None and at(*_COLOUR_STEPS):
-            colour, i = _colour_steps(steps, i, kinds)
+            colour_at = i
+            colour, i = _colour_steps(steps, names, i, kinds)
         if at(*_POLICIES):
             if colour is not None:
-                _refuse(f"{names[i - 1]} and {names[i]} ({' + '.join(names)})", "Stoke runs one augmentation on a "
+                _refuse(f"{names[colour_at]} and {names[i]} ({' + '.join(names)})", "Stoke runs one augmentation on a "
                         "sample: ColorJitter and RandomGrayscale, or one auto-augment policy")
             settings["augment"] = _policy(steps[i], kinds.get(type(steps[i])))
             i += 1
@@ -513,7 +515,7 @@ _COLOUR_STEPS = ("ColorJitter", "RandomApply", "open_clip color_jitter", "Random
                  "open_clip gray_scale")
 
 
-def _colour_steps(steps: Sequence[Any], i: int, kinds) -> Tuple[str, int]:
+def _colour_steps(steps: Sequence[Any], names: Sequence[str], i: int, kinds) -> Tuple[str, int]:
     """The colour steps from ``steps[i]`` on, as Stoke's ``jitter:B:C:S:H[,p=P][,gray=G]``, and the
     index after them; refused where they are not a jitter then a grey (each optional, in that order).
 
@@ -522,7 +524,6 @@ def _colour_steps(steps: Sequence[Any], i: int, kinds) -> Tuple[str, int]:
     is ``F.rgb_to_grayscale(img, 3)``, PIL's ``convert("L")`` in three channels, with probability
     ``gray``: RandomGrayscale's ``p``, open_clip's ``gray_scale``'s, 1 for ``Grayscale(3)``.
     """
-    names = [type(t).__name__ for t in steps]
     jitter, p, gray = None, 1.0, 0.0
     kind = kinds.get(type(steps[i]))
     if kind == "ColorJitter":

@@ -117,6 +117,8 @@ class TranslationTest(unittest.TestCase):
         for steps, message in [
                 ([T.Resize(72), T.CenterCrop(64), T.ColorJitter(0.4)], r"ColorJitter here .*after RandomResizedCrop"),
                 ([crop, T.ColorJitter(0.4), T.TrivialAugmentWide()], r"ColorJitter and TrivialAugmentWide.*one augmentation"),
+                ([crop, T.ColorJitter(0.4), T.RandomHorizontalFlip(), T.TrivialAugmentWide()],
+                 r"ColorJitter and TrivialAugmentWide.*one augmentation"),
                 ([crop, T.ColorJitter(0.4), T.ColorJitter(0.4)], r"ColorJitter after ColorJitter"),
                 ([crop, T.RandomGrayscale(0.2), T.ColorJitter(0.4)], r"ColorJitter after RandomGrayscale"),
                 ([crop, T.RandomApply([T.ColorJitter(0.4), T.RandomGrayscale()])], r"RandomApply\(.*one ColorJitter"),
