@@ -65,6 +65,19 @@ class NativeCheckProgramsTest {
     }
 
     /**
+     * ColorJitter's hue in its vector form (AVX2, eight pixels at a time) against its plain loop,
+     * over every RGB colour at ten shifts, into another buffer and in place, and over short runs that
+     * end against a page that faults on reading: {@code check_hue.c}. ColorJitterTest compares the
+     * library with torchvision through this CPU's path only, on 360,000 colours.
+     */
+    @Test
+    void theHuesVectorFormGivesThePlainLoopsBytes() throws Exception {
+        builtOrSaid(StokeAugment.available(), StokeAugment.unavailableReason(), "the hue's vector form");
+        String out = buildAndRun("check_hue", "-lm");
+        assertTrue(out.contains("; 0 differ"), out);
+    }
+
+    /**
      * Goes on where the library under test is built; otherwise says on stderr what is not checked and
      * why, and skips the test (the build says once why the library is missing).
      */
