@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#define STOKE_AUGMENT_ABI_VERSION 3
+#define STOKE_AUGMENT_ABI_VERSION 4
 
 /* What each pixel is blended from (ImageEnhance's "degenerate" image). */
 #define STOKE_DEGENERATE_BLACK 0 /* Brightness: a black image */

@@ -60,4 +60,14 @@ void stoke_tensor_affine(const uint8_t *src, uint8_t *dst, int32_t width, int32_
 /* torch.rot90(img, k, dims=(-2, -1)): k counter-clockwise quarter turns (1 and 3 of a square image only). */
 void stoke_tensor_rot90(const uint8_t *src, uint8_t *dst, int32_t width, int32_t height, int32_t k);
 
+/*
+ * AugMix's mix over `values` bytes (3 a pixel) of float32: mix = weight * src (mix_start), then for
+ * each chain mix = mix + weight * chain, the product rounded to float32 before the sum (mix_add),
+ * then .to(torch.uint8), which truncates (mix_finish; the weights sum to 1, so no value passes 255
+ * by a whole step, and none is below 0).
+ */
+void stoke_tensor_mix_start(const uint8_t *src, float *mix, int64_t values, float weight);
+void stoke_tensor_mix_add(const uint8_t *src, float *mix, int64_t values, float weight);
+void stoke_tensor_mix_finish(const float *mix, uint8_t *dst, int64_t values);
+
 #endif

@@ -22,7 +22,7 @@ import java.lang.invoke.MethodHandle;
  */
 public final class StokeAugment {
     /** What the library must report from {@code stoke_augment_abi_version}. */
-    public static final int ABI_VERSION = 3;
+    public static final int ABI_VERSION = 4;
     /** The system property that names the library's file, or {@code none}. */
     public static final String PATH_PROPERTY = "stoke.augment.path";
 
@@ -83,6 +83,16 @@ public final class StokeAugment {
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
         static final MethodHandle TENSOR_ROT90 =
                 handle("stoke_tensor_rot90", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
+    }
+
+    /** AugMix's mix, linked at its first call (only AugMix runs it). */
+    private static final class Mix {
+        static final MethodHandle MIX_START =
+                handle("stoke_tensor_mix_start", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG, JAVA_FLOAT));
+        static final MethodHandle MIX_ADD =
+                handle("stoke_tensor_mix_add", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG, JAVA_FLOAT));
+        static final MethodHandle MIX_FINISH =
+                handle("stoke_tensor_mix_finish", FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG));
     }
 
     /** ColorJitter's hue, linked at its first call (only a jitter with a hue range runs it). */
@@ -219,6 +229,33 @@ public final class StokeAugment {
     public static void tensorRot90(MemorySegment src, MemorySegment dst, int width, int height, int k) {
         try {
             Tensors.TENSOR_ROT90.invokeExact(src, dst, width, height, k);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code stoke_tensor_mix_start}: {@code values} floats of {@code mix} from as many bytes of {@code src}. */
+    public static void tensorMixStart(MemorySegment src, MemorySegment mix, long values, float weight) {
+        try {
+            Mix.MIX_START.invokeExact(src, mix, values, weight);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code stoke_tensor_mix_add}. */
+    public static void tensorMixAdd(MemorySegment src, MemorySegment mix, long values, float weight) {
+        try {
+            Mix.MIX_ADD.invokeExact(src, mix, values, weight);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code stoke_tensor_mix_finish}. */
+    public static void tensorMixFinish(MemorySegment mix, MemorySegment dst, long values) {
+        try {
+            Mix.MIX_FINISH.invokeExact(mix, dst, values);
         } catch (Throwable t) {
             throw TurboJpeg.rethrow(t);
         }

@@ -1,8 +1,8 @@
 package io.stoke.loader.augment;
 
+import io.stoke.ffm.StokeAugment;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.random.RandomGenerator;
 
 /**
@@ -15,8 +15,6 @@ import java.util.random.RandomGenerator;
  * in one float32 image, all allocated once for the crop's size; nothing is allocated per image.
  */
 final class AugMixStage implements AutoCloseable {
-    private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT;
-
     private final Arena arena = Arena.ofConfined();
     private final MemorySegment input;
     private final MemorySegment first;
@@ -85,26 +83,33 @@ final class AugMixStage implements AutoCloseable {
         return first;
     }
 
-    /** {@code mix = m0 * img}: uint8 promoted to float32, one rounded product. */
+    /**
+     * {@code mix = m0 * img}: uint8 promoted to float32, one rounded product. The three steps of the
+     * mix run in the augmentation library ({@code stoke_tensor_mix_*}): as Java loops over segments
+     * they were 71% of an AugMix worker's time, C1 compiling each access with its checks. Each
+     * segment's extent was checked here, at construction: {@code input}, the two chain images and
+     * the result hold {@code bytes} bytes, {@code mix} as many floats.
+     */
     private void start(float m0) {
-        for (long i = 0; i < bytes; i++) {
-            mix.setAtIndex(FLOAT, i, m0 * (input.get(ValueLayout.JAVA_BYTE, i) & 0xff));
-        }
+        StokeAugment.tensorMixStart(input, mix, bytes, m0);
     }
 
-    /** {@code mix.add_(w * aug)}: the product rounded to float32, then the sum (Java never fuses them). */
+    /** {@code mix.add_(w * aug)}: the product rounded to float32, then the sum (never fused). */
     private void add(float w, MemorySegment chain) {
-        for (long i = 0; i < bytes; i++) {
-            float product = w * (chain.get(ValueLayout.JAVA_BYTE, i) & 0xff);
-            mix.setAtIndex(FLOAT, i, mix.getAtIndex(FLOAT, i) + product);
-        }
+        checkImage(chain);
+        StokeAugment.tensorMixAdd(chain, mix, bytes, w);
     }
 
     /** {@code .to(torch.uint8)}: truncation toward zero; the weights sum to 1, so nothing exceeds 255 by a whole step. */
     private void finish(MemorySegment out) {
-        for (long i = 0; i < bytes; i++) {
-            int v = (int) mix.getAtIndex(FLOAT, i);
-            out.set(ValueLayout.JAVA_BYTE, i, (byte) Math.min(255, v));
+        checkImage(out);
+        StokeAugment.tensorMixFinish(mix, out, bytes);
+    }
+
+    /** A chain's image or the result: one of this stage's images, each of {@code bytes} bytes or more. */
+    private void checkImage(MemorySegment image) {
+        if (image.byteSize() < bytes) {
+            throw new IllegalStateException("AugMix: an image of " + image.byteSize() + " bytes, not " + bytes);
         }
     }
 
