@@ -16,6 +16,15 @@ bicubic --auto-augment ta_wide --random-erase 0.25`, crop 224):
   vit-train  RandomResizedCrop(224, bicubic) + RandomHorizontalFlip + TrivialAugmentWide(bicubic) +
              PILToTensor + ToDtype(float32, scale) + Normalize + RandomErasing(0.25)
 
+and, with --transforms ra-train, aa-train or augmix-train, the README's other policies, each with
+presets.py's defaults (bilinear, crop 224): RegNet's `--auto-augment ra` (RandAugment, magnitude 9),
+MobileNetV3's `--auto-augment imagenet --random-erase 0.2` (AutoAugment's ImageNet policy,
+RandomErasing(0.2)), and `--auto-augment augmix` (AugMix, severity 3):
+
+  ra-train      RandomResizedCrop(224) + RandomHorizontalFlip + RandAugment + PILToTensor + ToDtype + Normalize
+  aa-train      ... + AutoAugment(IMAGENET) + ... + Normalize + RandomErasing(0.2)
+  augmix-train  ... + AugMix + ... + Normalize
+
 and, with --transforms timm-train, timm's default training transform, `create_transform(224,
 is_training=True, interpolation="bicubic")` (its RandomResizedCropAndInterpolation, the flip,
 torchvision's ColorJitter(0.4, 0.4, 0.4), ToTensor, Normalize); torch-tensor runs v2's equivalent on
@@ -82,22 +91,38 @@ def recipe(which, backend):
                  v2.RandomApply([v2.ColorJitter(0.4, 0.4, 0.4, 0.1)], p=0.8), v2.RandomGrayscale(0.2)]
         return v2.Compose(steps + head + [v2.ToDtype(torch.float, scale=True), v2.Normalize(MEAN, STD),
                                           v2.ToPureTensor()])
-    if which in ("train", "vit-train"):
-        mode, crop, erase = ((v2.InterpolationMode.BILINEAR, 176, 0.1) if which == "train"
-                             else (v2.InterpolationMode.BICUBIC, 224, 0.25))
+    if which in POLICY_RECIPES:
+        interpolation, crop, policy, erase = POLICY_RECIPES[which]
+        mode = getattr(v2.InterpolationMode, interpolation.upper())
+        # presets.py's ClassificationPresetTrain: its auto-augment policies, with their defaults
+        # (--ra-magnitude 9, --augmix-severity 3).
+        augment = {"ta_wide": lambda: v2.TrivialAugmentWide(interpolation=mode),
+                   "ra": lambda: v2.RandAugment(interpolation=mode, magnitude=9),
+                   "imagenet": lambda: v2.AutoAugment(v2.AutoAugmentPolicy.IMAGENET, interpolation=mode),
+                   "augmix": lambda: v2.AugMix(interpolation=mode, severity=3)}[policy]()
         steps = [v2.RandomResizedCrop(crop, interpolation=mode, antialias=True),
-                 v2.RandomHorizontalFlip(0.5),
-                 v2.TrivialAugmentWide(interpolation=mode)]
+                 v2.RandomHorizontalFlip(0.5), augment]
         # presets.py: PILToTensor after the augmentations on the PIL backend, first on the tensor one.
         steps = steps + head if backend == "pil" else steps
-        tail = [v2.ToDtype(torch.float, scale=True), v2.Normalize(MEAN, STD), v2.RandomErasing(erase),
-                v2.ToPureTensor()]
+        tail = [v2.ToDtype(torch.float, scale=True), v2.Normalize(MEAN, STD)]
+        tail += [v2.RandomErasing(erase)] if erase > 0 else []
+        tail += [v2.ToPureTensor()]
     else:
         steps = [v2.Resize(232, interpolation=v2.InterpolationMode.BICUBIC, antialias=True), v2.CenterCrop(224)]
         steps = steps + head
         tail = [v2.ToDtype(torch.float, scale=True), v2.Normalize(MEAN, STD), v2.ToPureTensor()]
     return v2.Compose(steps + tail)
 
+
+#: The training presets of torchvision's README commands, by the flags that differ: interpolation,
+#: --train-crop-size, --auto-augment and --random-erase.
+POLICY_RECIPES = {
+    "train": ("bilinear", 176, "ta_wide", 0.1),         # ResNet50 v2, ResNeXt, RegNet (new recipe)
+    "vit-train": ("bicubic", 224, "ta_wide", 0.25),     # ViT, Swin, MaxViT
+    "ra-train": ("bilinear", 224, "ra", 0.0),           # RegNet: --auto-augment ra
+    "aa-train": ("bilinear", 224, "imagenet", 0.2),     # MobileNetV3: --auto-augment imagenet --random-erase 0.2
+    "augmix-train": ("bilinear", 224, "augmix", 0.0),   # --auto-augment augmix
+}
 
 #: Pairs that torchvision itself refuses: its tensor affine ops have no bicubic ("Interpolation mode
 #: 'bicubic' is unsupported with Tensor input"), so the recipe's --backend tensor cannot run ViT's flags.
@@ -214,7 +239,7 @@ def main():
     ap.add_argument("--run", choices=["torch-pil", "torch-tensor", "stoke"], help="one run in this process")
     ap.add_argument("--data", required=True)
     ap.add_argument("--copies", type=int, default=1, help="link each image this many times (a longer epoch)")
-    transforms = ["train", "eval", "vit-train", "timm-train", "simclr-train"]
+    transforms = ["train", "eval", "vit-train", "ra-train", "aa-train", "augmix-train", "timm-train", "simclr-train"]
     ap.add_argument("--transform", default="train", choices=transforms)
     ap.add_argument("--transforms", nargs="+", default=["train", "eval"], choices=transforms)
     ap.add_argument("--cases", nargs="+", default=["torch-pil", "torch-tensor", "stoke"])
