@@ -78,6 +78,36 @@ class NativeCheckProgramsTest {
     }
 
     /**
+     * torchvision's grid sample (AugMix's Rotate, Shear and Translate on tensors) in the library's
+     * forms (an x86-64-v3 clone whose fused multiply-adds and roundings are single instructions, and
+     * bilinear rows sixteen pixels at a time with AVX-512) against a build of its plain loop alone,
+     * over 4,000 random images, matrices and fills with each source ending against a page that
+     * faults on reading: {@code check_tensor_affine.c}. TensorOpsTest and AugMixStageTest compare
+     * the library with torchvision through this CPU's widest path only.
+     */
+    @Test
+    void theGridSamplesFormsGiveThePlainLoopsBytes() throws Exception {
+        builtOrSaid(StokeAugment.available(), StokeAugment.unavailableReason(), "the grid sample's forms");
+        Path source = LibFuzzerRun.nativeDir().resolve("pixels").resolve("stoke_tensor.c");
+        Path plain = tmp.resolve("plain.so");
+        Path library = tmp.resolve("library.so");
+        String cc = System.getenv().getOrDefault("CC", "gcc");
+        // As native/pixels/build.sh builds the library, and once with neither the clones nor the rows.
+        List<String> flags = List.of("-std=c11", "-O3", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared");
+        List<String> plainCommand = new ArrayList<>(List.of(cc));
+        plainCommand.addAll(flags);
+        plainCommand.addAll(
+                List.of("-DAFFINE_CLONES=", "-DAFFINE_LANES=0", "-o", plain.toString(), source.toString(), "-lm"));
+        run(new ProcessBuilder(plainCommand), "building the plain grid sample");
+        List<String> libraryCommand = new ArrayList<>(List.of(cc));
+        libraryCommand.addAll(flags);
+        libraryCommand.addAll(List.of("-o", library.toString(), source.toString(), "-lm"));
+        run(new ProcessBuilder(libraryCommand), "building the grid sample as the library has it");
+        String out = buildAndRun("check_tensor_affine", List.of(plain.toString(), library.toString()), "-ldl", "-lm");
+        assertTrue(out.contains("; 0 differ"), out);
+    }
+
+    /**
      * Goes on where the library under test is built; otherwise says on stderr what is not checked and
      * why, and skips the test (the build says once why the library is missing).
      */
@@ -90,6 +120,11 @@ class NativeCheckProgramsTest {
 
     /** Builds {@code native/pixels/NAME.c} with the library's compiler and runs it; its output. */
     private String buildAndRun(String name, String... libraries) throws Exception {
+        return buildAndRun(name, List.of(), libraries);
+    }
+
+    /** {@link #buildAndRun(String, String...)}, the program given {@code arguments}. */
+    private String buildAndRun(String name, List<String> arguments, String... libraries) throws Exception {
         Path pixels = LibFuzzerRun.nativeDir().resolve("pixels");
         Path exe = tmp.resolve(name);
         List<String> command = new ArrayList<>(List.of(
@@ -106,7 +141,9 @@ class NativeCheckProgramsTest {
                 pixels.resolve(name + ".c").toString()));
         command.addAll(List.of(libraries));
         String built = run(new ProcessBuilder(command), "building " + name + ".c");
-        String out = run(new ProcessBuilder(exe.toString()), name);
+        List<String> program = new ArrayList<>(List.of(exe.toString()));
+        program.addAll(arguments);
+        String out = run(new ProcessBuilder(program), name);
         System.err.println("[stoke] " + (built + out).strip());
         return out;
     }
