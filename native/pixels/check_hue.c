@@ -20,25 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
+#include "check_guard.h"
 #include "stoke_augment.c"
 
 #define COLOURS (1L << 24)
-
-/* `bytes` bytes that end against a page that faults on any access. */
-static uint8_t *against_guard(size_t bytes)
-{
-  const size_t page = (size_t)sysconf(_SC_PAGESIZE), span = (bytes + page - 1) / page * page;
-  uint8_t *base = mmap(NULL, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-  if (base == MAP_FAILED || mprotect(base + span, page, PROT_NONE) != 0) {
-    perror("mmap");
-    exit(2);
-  }
-  return base + span - bytes;
-}
 
 /* Compares n pixels of the library's result with the plain loop's; 0 where each byte is the same. */
 static int same(const uint8_t *got, const uint8_t *want, int64_t n, int32_t shift, const char *what)

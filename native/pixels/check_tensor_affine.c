@@ -21,14 +21,14 @@
  * change of rounding.)
  */
 #define _DEFAULT_SOURCE
+#include "check_guard.h"
+
 #include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 typedef void (*affine_fn)(const uint8_t *, uint8_t *, int32_t, int32_t, const float *, int32_t, const float *, int32_t);
 
@@ -45,19 +45,6 @@ static uint64_t next(void)
 static float uniform(float lo, float hi)
 {
   return lo + (hi - lo) * (float)((next() >> 11) * (1.0 / 9007199254740992.0));
-}
-
-/* `bytes` bytes that end against a page that faults on any access (the mapping is not freed). */
-static uint8_t *against_guard(size_t bytes)
-{
-  const size_t page = (size_t)sysconf(_SC_PAGESIZE), span = (bytes + page - 1) / page * page;
-  uint8_t *base = mmap(NULL, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-  if (base == MAP_FAILED || mprotect(base + span, page, PROT_NONE) != 0) {
-    perror("mmap");
-    exit(2);
-  }
-  return base + span - bytes;
 }
 
 static affine_fn load(const char *path)
