@@ -3,7 +3,7 @@
  * the CPU it runs on.
  *
  * stoke_augment_hue converts sixteen pixels at a time where the CPU has AVX-512 (hue16), else eight
- * where it has AVX2 (hue8), and the rest one at a time (hue_plain); ColorJitterTest compares the
+ * where it has AVX2 (hue8), and the rest one at a time (the plain loop); ColorJitterTest compares the
  * library with torchvision on 360,000 colours, through this CPU's widest path only. This program
  * runs each width this CPU has and compares every output byte with the plain loop's over all
  * 16,777,216 RGB colours at each shift asked for (by default
@@ -74,7 +74,7 @@ int main(int argc, char **argv)
   for (k = 0; k < shifts; k++) {
     const int32_t shift = all ? k : some[k];
 
-    hue_plain(colours, want, COLOURS, shift);
+    hue_with(colours, want, COLOURS, shift, 0);
     for (w = 0; w < nwidths; w++) {
       got[3 * COLOURS] = 0xA5;
       hue_with(colours, got, COLOURS, shift, widths[w]);
@@ -99,7 +99,7 @@ int main(int argc, char **argv)
         uint8_t *tail = against_guard(3 * (size_t)n);
 
         memcpy(tail, src, 3 * (size_t)n);
-        hue_plain(tail, want, n, 77);
+        hue_with(tail, want, n, 77, 0);
         got[3 * n] = 0xA5;
         hue_with(tail, got, n, 77, widths[w]);
         if (same(got, want, n, 77, "a short run") || got[3 * n] != 0xA5)
@@ -109,7 +109,7 @@ int main(int argc, char **argv)
     }
   }
   /* And the library's own entry point, the widest form. */
-  hue_plain(colours, want, 1000003, 200);
+  hue_with(colours, want, 1000003, 200, 0);
   stoke_augment_hue(colours, got, 1000003, 200);
   if (same(got, want, 1000003, 200, "stoke_augment_hue"))
     return 1;

@@ -316,17 +316,16 @@ static inline void pil_hsv2rgb(const struct hsv_tables *tab, uint8_t h, uint8_t 
   }
 }
 
-/* The plain loop: one pixel at a time. check_hue.c holds the vector form to it. */
-static void hue_plain(const uint8_t *src, uint8_t *dst, int64_t pixels, int32_t shift)
+/* The plain loop: one pixel at a time, with `tab` filled (hue_with(..., 0) runs it alone). */
+static void hue_plain_with(const struct hsv_tables *tab, const uint8_t *src, uint8_t *dst, int64_t pixels,
+                           int32_t shift)
 {
   int64_t i;
   uint8_t hsv[3];
-  struct hsv_tables tab;
 
-  hsv_tables_fill(&tab);
   for (i = 0; i < pixels; i++) {
     pil_rgb2hsv(src + 3 * i, hsv);
-    pil_hsv2rgb(&tab, (uint8_t)(hsv[0] + shift), hsv[1], hsv[2], dst + 3 * i);
+    pil_hsv2rgb(tab, (uint8_t)(hsv[0] + shift), hsv[1], hsv[2], dst + 3 * i);
   }
 }
 
@@ -512,7 +511,7 @@ __attribute__((target(HUE_TARGET))) static int64_t hue_vector8(const struct hsv_
 
   for (i = 0; i + 8 <= pixels; i += 8)
     hue8(tab, src + 3 * i, dst + 3 * i, s);
-  /* Leave the vector registers' upper halves clear: the SSE code that runs next (hue_plain,
+  /* Leave the vector registers' upper halves clear: the SSE code that runs next (the plain loop,
      libjpeg's) otherwise runs about 2.7x as slow on this VM's CPU until something clears them. */
   _mm256_zeroupper();
   return i;
@@ -680,7 +679,7 @@ __attribute__((target(HUE16_TARGET))) static int64_t hue_vector16(const struct h
 }
 #endif
 
-/* The widest vector form this CPU runs: 16 pixels at a time (AVX-512), 8 (AVX2), or 0 (hue_plain alone). */
+/* The widest vector form this CPU runs: 16 pixels at a time (AVX-512), 8 (AVX2), or 0 (the plain loop alone). */
 static int hue_lanes(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -692,25 +691,23 @@ static int hue_lanes(void)
   return 0;
 }
 
-/* The hue with the vector form of `lanes` pixels (16 or 8; 0: none) and hue_plain for the rest.
-   check_hue.c runs each width the CPU has. */
+/* The hue with the vector form of `lanes` pixels (16 or 8; 0: none) and the plain loop for the rest.
+   check_hue.c runs each width the CPU has against lanes 0. */
 static void hue_with(const uint8_t *src, uint8_t *dst, int64_t pixels, int32_t shift, int lanes)
 {
   int64_t done = 0;
   struct hsv_tables tab;
 
-#if defined(__x86_64__) && defined(__GNUC__)
   hsv_tables_fill(&tab);
+#if defined(__x86_64__) && defined(__GNUC__)
   if (lanes == 16)
     done = hue_vector16(&tab, src, dst, pixels, shift);
   else if (lanes == 8)
     done = hue_vector8(&tab, src, dst, pixels, shift);
 #else
-  (void)tab;
   (void)lanes;
 #endif
-  /* hue_plain fills its own tables: 768 values, nothing beside a crop's pixels. */
-  hue_plain(src + 3 * done, dst + 3 * done, pixels - done, shift);
+  hue_plain_with(&tab, src + 3 * done, dst + 3 * done, pixels - done, shift);
 }
 
 void stoke_augment_hue(const uint8_t *src, uint8_t *dst, int64_t pixels, int32_t shift)

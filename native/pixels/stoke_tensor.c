@@ -135,7 +135,7 @@ static inline float unnormalize(float g, float half)
  * time: the scalar loop's float operations lane by lane (its fmaf as fused multiply-adds, floorf and
  * nearbyintf as roundings), so the same bytes. A corner is read only where its mask is set, as the
  * 32 bits that end at its pixel's last byte (that start at it, for the image's first pixel), so
- * nothing outside the image is read. Offsets fit 32 bits: affine_row16_fits() says where.
+ * nothing outside the image is read. Offsets fit 32 bits where affine_row16_end() lets it run.
  */
 __attribute__((target(ROW16_TARGET))) static void affine_row16(const uint8_t *src, uint8_t *out, int32_t width,
                                                                int32_t height, int32_t yo, int32_t end,
@@ -371,8 +371,6 @@ TENSOR_CLONES void stoke_tensor_mix_finish(const float *mix, uint8_t *dst, int64
 {
   int64_t i;
 
-  for (i = 0; i < values; i++) {
-    const float v = mix[i];
-    dst[i] = v >= 255.0f ? 255 : v > 0.0f ? (uint8_t)(int32_t)v : 0;
-  }
+  for (i = 0; i < values; i++)
+    dst[i] = to_u8(mix[i]);
 }
