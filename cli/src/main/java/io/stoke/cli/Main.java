@@ -1,5 +1,6 @@
 package io.stoke.cli;
 
+import io.stoke.loader.AllocatorThresholds;
 import io.stoke.loader.internal.Urls;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,6 +51,7 @@ public final class Main implements Runnable {
     }
 
     public static void main(String[] args) {
+        AllocatorThresholds.set(System.err); // this process is Stoke's: its allocator keeps libjpeg's scratch
         System.exit(execute(args));
     }
 

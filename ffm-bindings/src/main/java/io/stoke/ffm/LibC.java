@@ -414,6 +414,45 @@ public final class LibC {
         }
     }
 
+    /** {@code mallopt}'s parameters (glibc's {@code malloc.h}). */
+    public static final int M_TRIM_THRESHOLD = -1;
+
+    public static final int M_MMAP_THRESHOLD = -3;
+
+    /**
+     * {@code mallopt}, bound on first use, or null where the C library has none (glibc has it; musl
+     * does not): only a process that sets its allocator's thresholds calls it.
+     */
+    private static final class Mallopt {
+        static final MethodHandle MALLOPT = Linker.nativeLinker()
+                .defaultLookup()
+                .find("mallopt")
+                .map(symbol -> Linker.nativeLinker()
+                        .downcallHandle(symbol, FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT)))
+                .orElse(null);
+    }
+
+    /** Whether this C library has {@code mallopt}. */
+    public static boolean hasMallopt() {
+        return Mallopt.MALLOPT != null;
+    }
+
+    /**
+     * {@code mallopt(param, value)}: 1 where the allocator took the value, 0 where it refused it.
+     *
+     * @throws UnsupportedOperationException where the C library has no {@code mallopt} ({@link #hasMallopt})
+     */
+    public static int mallopt(int param, int value) {
+        if (Mallopt.MALLOPT == null) {
+            throw new UnsupportedOperationException("this C library has no mallopt");
+        }
+        try {
+            return (int) Mallopt.MALLOPT.invokeExact(param, value);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
     /**
      * {@code strerror}, bound at its first call: only a failure needs it, and each distinct
      * signature costs a fresh JVM several milliseconds to link.
