@@ -36,6 +36,9 @@ public final class Resampler implements AutoCloseable {
      * every image.
      */
     private final KernelArguments args = new KernelArguments();
+    /** One output position's filter values ({@link #coefficients}), grown to the widest taps seen. */
+    private double[] filterValues = new double[16];
+
     /** What the coefficients held were computed for, per axis. */
     private final AxisKey hKey = new AxisKey();
 
@@ -559,6 +562,10 @@ public final class Resampler implements AutoCloseable {
         double support = this.support * filterScale;
         int taps = (int) Math.ceil(support) * 2 + 1;
         int[] weights = weights(count * taps, horizontal);
+        if (filterValues.length < taps) {
+            filterValues = new double[taps];
+        }
+        double[] k = filterValues;
         double ss = 1.0 / filterScale;
         for (int i = 0; i < count; i++) {
             int xx = first + (flip ? count - 1 - i : i);
@@ -572,15 +579,16 @@ public final class Resampler implements AutoCloseable {
                 xmax = inSize;
             }
             xmax -= xmin;
+            // Each tap's filter value once, as PIL keeps it in k[] (the same doubles, summed in order).
             double total = 0;
-            int base = i * taps;
             for (int x = 0; x < xmax; x++) {
-                double d = (x + xmin - center + 0.5) * ss;
-                total += cubic ? bicubic(d) : triangle(d);
+                double w = cubic ? bicubic((x + xmin - center + 0.5) * ss) : triangle((x + xmin - center + 0.5) * ss);
+                k[x] = w;
+                total += w;
             }
+            int base = i * taps;
             for (int x = 0; x < taps; x++) {
-                double d = (x + xmin - center + 0.5) * ss;
-                double w = x < xmax ? (cubic ? bicubic(d) : triangle(d)) : 0;
+                double w = x < xmax ? k[x] : 0;
                 if (total != 0.0) {
                     w /= total;
                 }
