@@ -22,7 +22,11 @@ as a GPU's step leaves it), for the model-bound case; 0 (the default) is loader-
 
 Each batch's bytes are hashed in every case, and the Stoke cases' hashes are compared batch by batch
 (same seed): a filling or full cache must give every batch byte-identical to no cache. (torch's
-cases draw their crops from torch's generator, so their batches are other crops.)
+cases draw their crops from torch's generator, so their batches are other crops.) The hash runs in
+the consumer, inside the timed loop, on the cores the loaders share: --hash xxh3 (XXH3-64, from the
+xxhash package, the default where it is installed) takes about 5 us an image of 224x224x3, CRC-32
+(zlib, the fallback, said so) about 36 us, which at 3,000-5,000 images/s took 5-9% of 2 cores from
+the loaders and narrowed every ratio between them.
 
   clients/python/stacks/torch214.sh run -- python benchmarks/python/filling_bench.py \\
       --data ~/.cache/stoke/imagenet-sample-1000-v1 --copies 2 --out docs/benchmarks/results-filling
@@ -53,8 +57,9 @@ def entries(folder):
 CASES = ["none", "filling", "full", "torch-pil", "torch-tensor"]
 
 
-def run(case, data, cache, epochs, workers, batch_size, step_ms, seed):
+def run(case, data, cache, epochs, workers, batch_size, step_ms, seed, hash_name):
     """One case in this process: per epoch images/s, entries after it, and each batch's hash."""
+    digest = hasher(hash_name)
     import torch
     import torchvision
     from torchvision import transforms as T
@@ -82,9 +87,9 @@ def run(case, data, cache, epochs, workers, batch_size, step_ms, seed):
             start = time.perf_counter()
         n, hashes = 0, []
         for images, labels in loader:
-            # CRC-32 of the batch where it lies: a third of SHA-256's cost, which the consumer's
-            # core would otherwise take from the workers (2 cores), enough to tell two batches apart.
-            hashes.append(crc(images.numpy()))
+            # The batch's hash where it lies: enough to tell two batches apart, at the least CPU the
+            # consumer's core could otherwise give the workers (2 cores).
+            hashes.append(batch_hash(images.numpy(), digest))
             n += len(labels)
             if step_ms:
                 time.sleep(step_ms / 1000)
@@ -96,13 +101,35 @@ def run(case, data, cache, epochs, workers, batch_size, step_ms, seed):
     return out
 
 
-def crc(batch):
-    """CRC-32 of a batch's bytes where they lie, without a copy: Stoke's NCHW batch is a view of its
+HASHES = ["xxh3", "crc32"]
+
+
+def default_hash():
+    """XXH3-64 where the xxhash package is installed, else CRC-32, said once."""
+    try:
+        import xxhash  # noqa: F401
+        return "xxh3"
+    except ImportError:
+        print("filling_bench: the xxhash package is not installed; each batch is hashed with zlib's CRC-32, "
+              "about 7x the CPU, which the loaders' cores give up", file=sys.stderr)
+        return "crc32"
+
+
+def hasher(name):
+    """The function of a buffer's bytes to its hash, as hex."""
+    if name == "xxh3":
+        import xxhash
+        return xxhash.xxh3_64_hexdigest
+    return lambda data: f"{zlib.crc32(data):08x}"
+
+
+def batch_hash(batch, digest):
+    """The hash of a batch's bytes where they lie, without a copy: Stoke's NCHW batch is a view of its
     ring's NHWC slot, read in that order (the same for every Stoke case); another layout is copied."""
     for view in (batch, batch.transpose(0, 2, 3, 1)):
         if view.flags.c_contiguous:
-            return f"{zlib.crc32(memoryview(view).cast('B')):08x}"
-    return f"{zlib.crc32(batch.tobytes()):08x}"
+            return digest(memoryview(view).cast("B"))
+    return digest(batch.tobytes())
 
 
 def decode_jpeg_file(path):
@@ -179,11 +206,15 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--cases", nargs="+", choices=CASES, default=["none", "filling", "full"])
+    ap.add_argument("--hash", choices=HASHES, help="each batch's hash: xxh3 where the xxhash package is "
+                    "installed (the default then), else crc32")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
+    if args.hash is None:
+        args.hash = default_hash()
     if args.run:
         print(json.dumps(run(args.run, args.data, args.cache, args.epochs, args.workers, args.batch_size,
-                             args.step_ms, args.seed)))
+                             args.step_ms, args.seed, args.hash)))
         return
     work = Path(os.environ.get("TMPDIR", "/tmp")) / "filling-bench"
     # Each cache folder the run fills is a new one, and all of them go only at its end, after every
@@ -213,7 +244,8 @@ def main():
                 cache = full
             done = subprocess.run([sys.executable, __file__, "--run", case, "--data", str(data), "--epochs",
                                    str(args.epochs), "--workers", str(args.workers), "--batch-size",
-                                   str(args.batch_size), "--step-ms", str(args.step_ms), "--seed", str(args.seed)]
+                                   str(args.batch_size), "--step-ms", str(args.step_ms), "--seed", str(args.seed),
+                                   "--hash", args.hash]
                                   + (["--cache", str(cache)] if cache else []),
                                   env=dict(os.environ, STOKE_HOME=str(CHECKOUT)), capture_output=True, text=True)
             if done.returncode:
@@ -236,7 +268,7 @@ def main():
              f"`{' '.join(sys.argv)}`\n",
              f"{platform.node()}: {os.cpu_count()} cores; {images} images, {args.workers} workers, batch "
              f"{args.batch_size}, model step {args.step_ms:g} ms a batch, {args.repeats} round(s) (medians); "
-             f"cache folders on {file_system(work)}.\n",
+             f"cache folders on {file_system(work)}; each batch hashed with {args.hash} in the timed loop.\n",
              "| epoch | " + " | ".join(f"{c} images/s" for c in args.cases) + " | filling / none | entries after "
              "(filling) | full / none | full / torch's best |", "|---" * (len(args.cases) + 5) + "|"]
     for e in range(args.epochs):
