@@ -1195,11 +1195,12 @@ class DataLoader(Closeable):
 
         Returns:
             One dict per epoch whose last batch the producer has published, oldest first: that
-            epoch's ``hits`` (reads served a copy), ``misses`` (reads of the original, the copy then
-            made by the filler), ``copied``, ``originals`` (entries that say to read the original),
-            ``damaged`` and ``filled_bytes``; the producer's totals ``total_hits``,
-            ``total_misses``, ``total_copied``, ``total_originals``, ``total_damaged`` and
-            ``total_filled_bytes``; the folder's ``used_bytes`` of its ``budget_bytes``, and
+            epoch's ``hits`` (reads served a copy), ``misses`` (reads of the original, copied by its
+            worker as it decodes while the loader has slack, else by the fillers), ``copied``,
+            ``copied_by_workers`` (of those, the workers'), ``originals`` (entries that say to read
+            the original), ``damaged`` and ``filled_bytes``; the producer's totals ``total_hits``,
+            ``total_misses``, ``total_copied``, ``total_copied_by_workers``, ``total_originals``,
+            ``total_damaged`` and ``total_filled_bytes``; the folder's ``used_bytes`` of its ``budget_bytes``, and
             ``full``; and ``epoch``. A restarted or resumed producer counts its totals again.
             Empty without a restart cache.
 

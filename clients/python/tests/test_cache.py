@@ -203,6 +203,10 @@ class RestartCacheTest(unittest.TestCase):
         self.assertGreater(stats[2]["hits"], 0, stats)
         self.assertEqual(30, stats[-1]["total_copied"] + stats[-1]["total_originals"], stats)
         self.assertEqual(stats[-1]["total_filled_bytes"], sum(s["filled_bytes"] for s in stats))
+        # The workers' copies are part of the copies, counted in one epoch each.
+        self.assertEqual(stats[-1]["total_copied_by_workers"], sum(s["copied_by_workers"] for s in stats))
+        for s in stats:
+            self.assertLessEqual(s["copied_by_workers"], s["copied"], s)
         lines = [x for x in said.getvalue().splitlines() if x.startswith(line)]
         for s in stats[:3]:
             # Once each, with the counts the stats hold.
@@ -210,6 +214,7 @@ class RestartCacheTest(unittest.TestCase):
             self.assertEqual(1, len(mine), said.getvalue())
             self.assertTrue(mine[0].startswith(f"{line}{s['epoch']}: {s['hits']:,} hits, {s['misses']:,} misses, "),
                             f"{mine[0]} against {s}")
+            self.assertIn(f"; {s['copied_by_workers']:,} by the workers as they decoded)", mine[0], s)
 
     def test_a_loader_without_a_cache_says_nothing_of_one(self):
         said = io.StringIO()

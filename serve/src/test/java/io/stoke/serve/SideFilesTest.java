@@ -183,6 +183,14 @@ class SideFilesTest {
                 last.totalCopied(),
                 epochs.stream().mapToLong(RestartCacheLogFile.Epoch::copied).sum());
         assertEquals(
+                last.totalCopiedByWorkers(),
+                epochs.stream()
+                        .mapToLong(RestartCacheLogFile.Epoch::copiedByWorkers)
+                        .sum());
+        for (RestartCacheLogFile.Epoch e : epochs) {
+            assertTrue(e.copiedByWorkers() <= e.copied(), "the workers' copies are part of the copies: " + e);
+        }
+        assertEquals(
                 last.totalFilledBytes(),
                 epochs.stream()
                         .mapToLong(RestartCacheLogFile.Epoch::filledBytes)
@@ -198,6 +206,9 @@ class SideFilesTest {
                     lines.get(e)
                             .startsWith("stoke serve: restart cache after epoch " + e + ": " + r.hits() + " hits, "
                                     + r.misses() + " misses, " + r.copied() + " copied ("),
+                    lines.get(e) + " against " + r);
+            assertTrue(
+                    lines.get(e).contains("; " + r.copiedByWorkers() + " by the workers as they decoded)"),
                     lines.get(e) + " against " + r);
         }
         assertTrue(Files.readAllLines(log).getFirst().startsWith("{\"epoch\":0,\"hits\":"), log.toString());

@@ -73,11 +73,12 @@ final class MissCopy implements AutoCloseable {
             return;
         }
         try {
-            cache.file(id, RestartCopy.Outcome.COPIED, copier, header);
+            if (cache.file(id, RestartCopy.Outcome.COPIED, copier, header)) {
+                cache.copiedByWorkers.increment();
+            }
         } catch (IOException | UncheckedIOException e) {
             cache.failed(e); // the decode's pixels are still this read's: only the folder failed
         }
-        cache.copiedByWorkers.increment();
     }
 
     /** The pending miss, if any, was not decoded as a JPEG region (or not at all): the fillers are asked. */

@@ -102,7 +102,7 @@ public final class RestartCache implements AutoCloseable {
     private final Object countLock = new Object();
     final LongAdder hits = new LongAdder();
     final LongAdder misses = new LongAdder();
-    /** Originals a worker copied itself on a miss ({@link MissCopy}), whether or not it filed them. */
+    /** Copies a worker made itself on a miss as it decoded ({@link MissCopy}) and filed: part of {@link #copied}. */
     final LongAdder copiedByWorkers = new LongAdder();
 
     private final LongAdder copied = new LongAdder();
@@ -564,8 +564,11 @@ public final class RestartCache implements AutoCloseable {
      * least {@link CacheEntry#HEADER_BYTES} plus {@link EntryLookup#PATH_MAX} bytes: the entry is
      * written from it and from the copier's buffer, with nothing copied on the heap. Not filed when
      * another filed it first, or when the folder is full (said once).
+     *
+     * @return whether this call filed it
      */
-    void file(OriginalId id, RestartCopy.Outcome outcome, RestartCopy copier, MemorySegment header) throws IOException {
+    boolean file(OriginalId id, RestartCopy.Outcome outcome, RestartCopy copier, MemorySegment header)
+            throws IOException {
         countOnce();
         Path entry = entryOf(id.key());
         boolean isCopy = outcome == RestartCopy.Outcome.COPIED;
@@ -620,11 +623,14 @@ public final class RestartCache implements AutoCloseable {
         if (filed == FolderUsage.Outcome.FILED) {
             (isCopy ? copied : originals).increment();
             filledBytes.add(total);
-        } else if (filed == FolderUsage.Outcome.FULL && !full.getAndSet(true)) {
+            return true;
+        }
+        if (filed == FolderUsage.Outcome.FULL && !full.getAndSet(true)) {
             say.accept("the restart cache in " + dir + " is full (" + usage.last() + " of its " + budget
                     + " bytes, counted over every process filling it): the files not copied yet are read as they"
                     + " are");
         }
+        return false;
     }
 
     /**
@@ -717,6 +723,7 @@ public final class RestartCache implements AutoCloseable {
             long hits,
             long misses,
             long copied,
+            long copiedByWorkers,
             long originals,
             long damaged,
             long usedBytes,
@@ -729,6 +736,7 @@ public final class RestartCache implements AutoCloseable {
                 hits.sum(),
                 misses.sum(),
                 copied.sum(),
+                copiedByWorkers.sum(),
                 originals.sum(),
                 damaged.sum(),
                 usage.last(),

@@ -127,6 +127,7 @@ class MissCopyTest {
                 assertEquals(12, cache.copiedByWorkers.sum(), "every JPEG copied as it was decoded");
                 RestartCache.Stats stats = cache.stats();
                 assertEquals(12, stats.copied(), stats.toString());
+                assertEquals(12, stats.copiedByWorkers(), "the stats say whose copies they are: " + stats);
                 assertEquals(0, stats.originals(), "the CMYK file, which the decode did not copy, is the fillers'");
                 assertFalse(cache.awaitFilled(300), "its request waits for the fillers' gate");
                 assertEquals(12, entries());
@@ -170,6 +171,7 @@ class MissCopyTest {
                 }
             }
             assertEquals(0, cache.copiedByWorkers.sum());
+            assertEquals(0, cache.stats().copiedByWorkers());
             assertFalse(cache.awaitFilled(300), "7 requests wait for the fillers' gate");
             assertEquals(0, entries());
         }
@@ -214,6 +216,9 @@ class MissCopyTest {
                     originals,
                     cache.stats().copied() + cache.stats().originals(),
                     cache.stats().toString());
+            assertTrue(
+                    cache.stats().copiedByWorkers() <= cache.stats().copied(),
+                    "every copy a worker counts it filed: " + cache.stats());
             assertEquals(uncached, epoch(d, train, cache, 0), "the epoch that reads it");
             assertEquals(originals, cache.stats().misses(), "only the first epoch missed");
         }
