@@ -119,7 +119,9 @@ public final class Pipeline implements AutoCloseable {
                 state,
                 idleStrategies,
                 settings.workerNice(),
-                settings.autoWorkers());
+                settings.autoWorkers(),
+                this::consumerTaken,
+                this::consumerWaited);
         threads = new Thread[activity.threadCount()];
         for (int w = 0; w < threads.length; w++) {
             int id = w;
@@ -152,6 +154,11 @@ public final class Pipeline implements AutoCloseable {
 
     long consumerWaitNanos() {
         return consumerWaitNanos.get();
+    }
+
+    /** How long the consumer waited for batches, summed: the in-process one's, or what consumers add in the ring's header. */
+    long consumerWaited() {
+        return consumerInProcess ? consumerWaitNanos.get() : ring.ringState().consumerWaitNanos();
     }
 
     boolean consumerInProcess() {

@@ -14,6 +14,7 @@ import io.stoke.ring.SlotBody;
 import io.stoke.ring.SlotRing;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.agrona.concurrent.IdleStrategy;
 
@@ -55,6 +56,8 @@ final class WorkerLoop {
      * @param workerNice   the first set's nice value (0: the process's own; the yielding set's is
      *     {@link AutoWorkersRule#YIELD_NICE})
      * @param countThreads whether each worker records its thread id (for auto-workers' CPU times)
+     * @param consumerTaken the batches the consumer has taken, and {@code consumerWaited} how long it
+     *     waited for them (for when the workers copy their misses: {@link WorkerSlack#forWorkers})
      */
     WorkerLoop(
             Dataset dataset,
@@ -70,7 +73,9 @@ final class WorkerLoop {
             RunState state,
             Supplier<IdleStrategy> idleStrategies,
             int workerNice,
-            boolean countThreads) {
+            boolean countThreads,
+            LongSupplier consumerTaken,
+            LongSupplier consumerWaited) {
         this.dataset = dataset;
         this.sampler = sampler;
         this.spec = spec;
@@ -89,7 +94,7 @@ final class WorkerLoop {
         schedule.slack = slack;
         if (cache != null) {
             // The cache's fillers copy on what the workers leave: one per worker, for when all idle.
-            cache.pace(slack, slack.forWorkers(ring), activity.maxWorkers());
+            cache.pace(slack, slack.forWorkers(ring, consumerTaken, consumerWaited), activity.maxWorkers());
         }
         this.isRunning = () -> state.running;
         this.orders = new EpochOrders(sampler);

@@ -3,6 +3,7 @@ package io.stoke.loader.work;
 import io.stoke.ring.SlotRing;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * Whether the workers leave CPU to spare, for the restart cache's fillers ({@link
@@ -15,8 +16,23 @@ import java.util.function.BooleanSupplier;
  * worker that finds one free touches no counter; no allocation.
  */
 final class WorkerSlack implements BooleanSupplier {
+    /** The fewest of the consumer's takes a verdict of {@link #consumerKeepsUp} is drawn from. */
+    static final int JUDGED_TAKES = 2;
+    /**
+     * A consumer that waited less than this a take, on average, found its batches ready: a poll and
+     * its bookkeeping take microseconds, while a loader-bound consumer waits out a batch's decoding.
+     */
+    static final long READY_WAIT_NANOS = 500_000;
+
     private final AtomicInteger waiting = new AtomicInteger();
     private final AtomicInteger finished = new AtomicInteger();
+    // The consumer's takes and waits when the last verdict was drawn, and the verdict. Every worker
+    // reads and writes them without a lock (volatile: each sees the last write whole): two that
+    // judge at once write marks and verdicts of nearly the same takes. A verdict only lets a worker
+    // copy while a batch is ready, and the next takes judge again.
+    private volatile long takenMark = Long.MIN_VALUE;
+    private volatile long waitedMark;
+    private volatile boolean keepsUp;
 
     private final RunState state;
 
@@ -36,14 +52,46 @@ final class WorkerSlack implements BooleanSupplier {
 
     /**
      * Whether a worker may copy the original it missed ({@code io.stoke.loader.cache.MissCopy}),
-     * which costs it about a decode more: the loader has slack now, or the consumer has at least
-     * half of {@code ring}'s slots ready and waiting, so a slower sample delays no batch it waits
-     * for. A loader-bound consumer takes each batch as it is published and leaves none waiting;
-     * copies then slow production, the ready slots fall below half, and the workers stop copying.
+     * which costs it about a decode more: the loader has slack now; or the consumer has at least
+     * half of {@code ring}'s slots ready and waiting; or one is ready and the consumer found its
+     * last batches ready ({@link #consumerKeepsUp}: a model's step, not the loader, sets the pace).
+     * So a slower sample delays no batch the consumer waits for. A loader-bound consumer takes each
+     * batch as it is published, leaves none waiting and waits for the next; copies would slow
+     * production, the ready slots fall below half, the consumer waits, and the workers stop copying.
+     *
+     * @param taken  the batches the consumer has taken
+     * @param waited how long it has waited for them, summed, in nanoseconds (0 from a consumer that
+     *     does not say: never judged to keep up)
      */
-    BooleanSupplier forWorkers(SlotRing ring) {
+    BooleanSupplier forWorkers(SlotRing ring, LongSupplier taken, LongSupplier waited) {
         int half = Math.max(1, (ring.geometry().slotCount() + 1) / 2);
-        return () -> getAsBoolean() || ring.readySlots() >= half;
+        return () -> {
+            if (getAsBoolean()) {
+                return true;
+            }
+            int ready = ring.readySlots();
+            return ready >= half || (ready >= 1 && consumerKeepsUp(taken.getAsLong(), waited.getAsLong()));
+        };
+    }
+
+    /**
+     * Whether the consumer took its batches since the last verdict, at least {@link #JUDGED_TAKES}
+     * of them, with less than {@link #READY_WAIT_NANOS} of waiting each on average; until that many
+     * more are taken, the last verdict (none at first: false).
+     */
+    boolean consumerKeepsUp(long taken, long waited) {
+        long mark = takenMark;
+        if (mark == Long.MIN_VALUE) {
+            waitedMark = waited;
+            takenMark = taken;
+            return false;
+        }
+        if (taken - mark >= JUDGED_TAKES) {
+            keepsUp = waited > 0 && waited - waitedMark < (taken - mark) * READY_WAIT_NANOS;
+            waitedMark = waited;
+            takenMark = taken;
+        }
+        return keepsUp;
     }
 
     /** A worker left its loop: no ticket left, or stopped. */

@@ -5,13 +5,15 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.stoke.ring.RingGeometry;
 import io.stoke.ring.RingLayout;
 import io.stoke.ring.SlotRing;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.junit.jupiter.api.Test;
 
 /**
  * The loader's slack, as the restart cache's fillers read it: only a waiting, finished or stopped
- * pipeline has any; and as its workers read it: that, or half the ring ready for the consumer.
+ * pipeline has any; and as its workers read it: that, or half the ring ready for the consumer, or
+ * one slot ready for a consumer that finds its batches ready.
  */
 class WorkerSlackTest {
     @Test
@@ -43,7 +45,7 @@ class WorkerSlackTest {
         RingGeometry g = new RingGeometry(4, 2, RingLayout.DTYPE_UINT8, RingLayout.LAYOUT_HWC, 4, 4, 3);
         try (SlotRing ring = SlotRing.allocate(g)) {
             WorkerSlack slack = new WorkerSlack(new RunState(10));
-            BooleanSupplier copy = slack.forWorkers(ring);
+            BooleanSupplier copy = slack.forWorkers(ring, () -> 0, () -> 0);
             int[] slots = new int[3];
             for (int i = 0; i < 3; i++) {
                 slots[i] = ring.acquire(new BusySpinIdleStrategy(), () -> true);
@@ -60,5 +62,46 @@ class WorkerSlackTest {
             slack.waitEnds();
             assertFalse(copy.getAsBoolean());
         }
+    }
+
+    @Test
+    void workersCopyWhileOneSlotIsReadyForAConsumerThatFindsItsBatchesReady() {
+        RingGeometry g = new RingGeometry(4, 2, RingLayout.DTYPE_UINT8, RingLayout.LAYOUT_HWC, 4, 4, 3);
+        try (SlotRing ring = SlotRing.allocate(g)) {
+            WorkerSlack slack = new WorkerSlack(new RunState(100));
+            AtomicLong taken = new AtomicLong();
+            AtomicLong waited = new AtomicLong();
+            BooleanSupplier copy = slack.forWorkers(ring, taken::get, waited::get);
+            int slot = ring.acquire(new BusySpinIdleStrategy(), () -> true);
+            ring.publish(slot);
+            assertFalse(copy.getAsBoolean(), "one ready, the consumer not judged yet");
+            // A model-bound consumer: each batch ready when it asks, a poll's wait.
+            taken.set(2);
+            waited.set(2 * 20_000);
+            assertTrue(copy.getAsBoolean(), "two takes of 20 us waiting each: it keeps up");
+            taken.set(3);
+            waited.set(3 * 20_000 + 40_000_000);
+            assertTrue(copy.getAsBoolean(), "one take more is not judged alone: the last verdict");
+            taken.set(4);
+            assertFalse(copy.getAsBoolean(), "two takes, 40 ms of waiting: the loader sets the pace");
+            taken.set(6);
+            waited.addAndGet(2 * (WorkerSlack.READY_WAIT_NANOS - 1));
+            assertTrue(copy.getAsBoolean(), "just under the bound a take");
+            taken.set(8);
+            waited.addAndGet(2 * WorkerSlack.READY_WAIT_NANOS);
+            assertFalse(copy.getAsBoolean(), "at the bound");
+            assertEquals(slot, ring.pollReady());
+            taken.set(10);
+            waited.addAndGet(2);
+            assertFalse(copy.getAsBoolean(), "nothing ready: no copy, whatever the consumer did");
+        }
+    }
+
+    @Test
+    void aConsumerThatSaysNothingOfItsWaitsIsNeverJudgedToKeepUp() {
+        WorkerSlack slack = new WorkerSlack(new RunState(100));
+        assertFalse(slack.consumerKeepsUp(0, 0), "no takes yet");
+        assertFalse(slack.consumerKeepsUp(10, 0), "ten takes, no wait reported");
+        assertTrue(slack.consumerKeepsUp(20, 1), "one nanosecond reported over ten takes");
     }
 }
