@@ -96,6 +96,14 @@ def run(case, data, cache, epochs, workers, batch_size, step_ms, seed, hash_name
         seconds = time.perf_counter() - start
         out.append({"epoch": e, "images": n, "seconds": seconds, "images_per_s": n / seconds,
                     "entries": entries(cache), "hashes": hashes})
+    if cache and hasattr(loader, "restart_cache_stats"):
+        # Whose copies they were, per epoch, from the producer's log (written as each epoch's last
+        # batch is published; the last line may lag the loop's end by a moment).
+        deadline = time.monotonic() + 5
+        while len(loader.restart_cache_stats()) < epochs and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for e, said in zip(out, loader.restart_cache_stats()):
+            e["copied"], e["copied_by_workers"] = said["copied"], said.get("copied_by_workers")
     if hasattr(loader, "close"):
         loader.close()
     return out
@@ -252,8 +260,10 @@ def main():
                 sys.exit(f"{case} failed:\n{done.stderr[-3000:]}")
             epochs = json.loads(done.stdout.strip().splitlines()[-1])
             runs.append({"case": case, "round": r, "epochs": epochs})
-            print(f"round {r} {case}: " + " ".join(f"{e['images_per_s']:.0f}({e['entries']})" for e in epochs),
-                  file=sys.stderr)
+            print(f"round {r} {case}: " + " ".join(
+                f"{e['images_per_s']:.0f}({e['entries']}" + (f", {e['copied_by_workers']} of {e['copied']} copies the "
+                                                             f"workers'" if e.get("copied_by_workers") is not None
+                                                             else "") + ")" for e in epochs), file=sys.stderr)
     for folder in [work] + stale:
         shutil.rmtree(folder, ignore_errors=True)
     with open(args.out / "runs.jsonl", "w") as log:
