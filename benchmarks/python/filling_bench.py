@@ -201,6 +201,14 @@ def stoke_cache_rate(data, work, rounds):
         "ratio": statistics.median(x["files_per_s"] / x["decode_epoch"] for x in runs)}
 
 
+def epoch_words(e):
+    """An epoch in a round's line: images/s, then the entries after it and, where the producer's log
+    said, the workers' share of its copies."""
+    mine = e.get("copied_by_workers")
+    copies = "" if mine is None else f", {mine} of {e['copied']} copies the workers'"
+    return f"{e['images_per_s']:.0f}({e['entries']}{copies})"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run", choices=CASES)
@@ -260,10 +268,7 @@ def main():
                 sys.exit(f"{case} failed:\n{done.stderr[-3000:]}")
             epochs = json.loads(done.stdout.strip().splitlines()[-1])
             runs.append({"case": case, "round": r, "epochs": epochs})
-            print(f"round {r} {case}: " + " ".join(
-                f"{e['images_per_s']:.0f}({e['entries']}" + (f", {e['copied_by_workers']} of {e['copied']} copies the "
-                                                             f"workers'" if e.get("copied_by_workers") is not None
-                                                             else "") + ")" for e in epochs), file=sys.stderr)
+            print(f"round {r} {case}: " + " ".join(epoch_words(e) for e in epochs), file=sys.stderr)
     for folder in [work] + stale:
         shutil.rmtree(folder, ignore_errors=True)
     with open(args.out / "runs.jsonl", "w") as log:

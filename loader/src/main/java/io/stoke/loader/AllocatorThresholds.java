@@ -13,12 +13,13 @@ import java.io.PrintStream;
  * thresholds start at 128 KB and move up with the blocks it sees freed, and on large photographs
  * it still gave most of those blocks back to the system after each image and faulted them in
  * again for the next: {@code stoke cache} over 204 photographs of 4-5 MP made 262,000-280,000 page
- * faults, and 37,000 with these thresholds, under which the copy's blocks are reused. They are glibc's own ceiling for its moving
- * thresholds (32 MiB for mmap, twice that for the trim), taken from the start. What an arena keeps
- * is what its thread's largest images needed at once; a block of more than 32 MiB is still mapped
- * and unmapped on its own. Stoke's own processes set them at their start (the CLI's {@code main}, so
- * every {@code stoke} command and {@code stoke.DataLoader}'s producer); a JVM that embeds the loader
- * keeps its allocator as its owner set it, and may call {@link #set} itself.
+ * faults, and 37,000 with these thresholds, under which the copy's blocks are reused. They are
+ * glibc's own ceiling for its moving thresholds (32 MiB for mmap, twice that for the trim), taken
+ * from the start. What an arena keeps is what its thread's largest images needed at once; a block
+ * of more than 32 MiB is still mapped and unmapped on its own. Stoke's own processes set them at
+ * their start (the CLI's {@code main}, so every {@code stoke} command and {@code stoke.DataLoader}'s
+ * producer); a JVM that embeds the loader keeps its allocator as its owner set it, and may call
+ * {@link #set} itself.
  */
 public final class AllocatorThresholds {
     public static final int MMAP_THRESHOLD = 32 << 20;

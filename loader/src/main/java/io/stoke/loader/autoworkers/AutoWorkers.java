@@ -118,7 +118,7 @@ public final class AutoWorkers implements AutoCloseable {
                     && elapsed < AutoWorkersRule.MAX_WINDOW_NANOS) {
                 continue;
             }
-            long waited = consumerWait() - waitMark;
+            long waited = pipeline.consumerWaitNanos() - waitMark;
             if (!pipeline.consumerInProcess() && state.consumerWaitNanos() == 0 && readyEmptyNanos > elapsed / 2) {
                 // A consumer that does not add its waits to the ring (one of its own making, or an
                 // older client) looks like one that never waits: use the time no batch was ready.
@@ -144,18 +144,12 @@ public final class AutoWorkers implements AutoCloseable {
         }
     }
 
-    private long consumerWait() {
-        return pipeline.consumerInProcess()
-                ? pipeline.consumerWaitNanos()
-                : pipeline.ring().ringState().consumerWaitNanos();
-    }
-
     /** Starts a window at {@code now}: every mark taken again, the workers' counters included. */
     private void beginWindow(long now, long taken) {
         windowStart = now;
         takenMark = taken;
         lastTaken = taken;
-        waitMark = consumerWait();
+        waitMark = pipeline.consumerWaitNanos();
         readyEmptyNanos = 0;
         readyLow = Integer.MAX_VALUE;
         readyHigh = 0;

@@ -121,7 +121,7 @@ public final class Pipeline implements AutoCloseable {
                 settings.workerNice(),
                 settings.autoWorkers(),
                 this::consumerTaken,
-                this::consumerWaited);
+                this::consumerWaitNanos);
         threads = new Thread[activity.threadCount()];
         for (int w = 0; w < threads.length; w++) {
             int id = w;
@@ -152,12 +152,11 @@ public final class Pipeline implements AutoCloseable {
         return autoWorkers == null ? null : autoWorkers.log();
     }
 
+    /**
+     * How long the consumer waited for batches, summed: the in-process one's, or what consumers add
+     * in the ring's header (auto-workers' stall, and the workers' copy gate).
+     */
     long consumerWaitNanos() {
-        return consumerWaitNanos.get();
-    }
-
-    /** How long the consumer waited for batches, summed: the in-process one's, or what consumers add in the ring's header. */
-    long consumerWaited() {
         return consumerInProcess ? consumerWaitNanos.get() : ring.ringState().consumerWaitNanos();
     }
 
