@@ -97,14 +97,16 @@ final class Publisher {
                         .sourceBytes(batch.sourceBytes.get())
                         .flags(SlotHeader.flags(!errors.isEmpty() && !skipErrors, batch.lastInEpoch));
                 slotErrors.set(batch.slot, errors);
+                if (cacheEpochs != null && batch.lastInEpoch) {
+                    // Before the publish, every read of the epoch done: a consumer that holds the
+                    // epoch's last batch finds its counts (after the publish, it could ask first).
+                    cacheEpochs.ended(batch.epoch);
+                }
                 ring.publish(batch.slot);
                 nextToPublish = sequence + 1;
                 published = sequence + 1 - firstSequence;
                 // For consumers in other processes and status lines (consumer lag).
                 ring.ringState().published(published);
-                if (cacheEpochs != null && batch.lastInEpoch) {
-                    cacheEpochs.ended(batch.epoch);
-                }
                 if (none != null) {
                     // A release after the publish: a consumer that sees the failure finds this batch.
                     ring.ringState().failProducer();
