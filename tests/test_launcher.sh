@@ -3,6 +3,7 @@
 #   - a wrong usage exits 2 (docs/cli.md#exit-codes);
 #   - STOKE_TEST_STACKS names the three Python stacks, and the last FAILED line names each;
 #   - torch 2.14.1's stack is skipped where there is no mirror, and fails so under CI=true;
+#   - `./stoke prestart` exits 75, saying nothing, where a build, an install or a prerequisite is due;
 #   - where the build is fresh: the CLI runs as the module io.stoke.cli from cli/target/lib,
 #     with Stoke's named modules resolved there, and its main class comes from the AOT cache;
 #   - the staleness check walks the build's inputs only: a venv/ (or anything else) in the checkout
@@ -53,6 +54,20 @@ rc=0; torch214 true || rc=$?
 check "no mirror under CI=true: torch 2.14.1's stack fails (got $rc)" test "$rc" -eq 3
 check "no mirror under CI=true: it says it fails" grep -q "FAILED: the torch 2.14.1 venv cannot be made here" "$nomirror/said"
 rm -rf "$nomirror"
+
+# `./stoke prestart` (stoke/_prestart.py, at `import stoke`) never builds, installs or records: where
+# any is due it exits 75 and says nothing (the loader's own start then does it, and says so).
+prestart() { # prestart <function and args...>: "<exit status> <bytes said>" with PRESTART set
+  local rc=0 said
+  said="$( (cd "$ROOT" && source ./stoke && PRESTART=1 && jar_is_fresh() { return 1; } && "$@") 2>&1 >/dev/null)" || rc=$?
+  echo "$rc ${#said}"
+}
+got="$(prestart build_if_stale)"
+check "prestart: a stale build exits 75, saying nothing, building nothing (got: $got)" test "$got" = "75 0"
+got="$(prestart apt_install "a test" no-such-package)"
+check "prestart: a package to install exits 75, saying nothing (got: $got)" test "$got" = "75 0"
+got="$(prestart die "a test")"
+check "prestart: a prerequisite missing exits 75, saying nothing (got: $got)" test "$got" = "75 0"
 
 # The CLI's (picocli's) wrong usage, passed through: only where the jar is built and fresh, since
 # this runs before the build.

@@ -52,7 +52,7 @@ public final class Main implements Runnable {
 
     public static void main(String[] args) {
         AllocatorThresholds.set(System.err); // this process is Stoke's: its allocator keeps libjpeg's scratch
-        System.exit(execute(args));
+        System.exit(Prestart.asked(args) ? Prestart.run(args) : execute(args));
     }
 
     /** The whole command line, every sub-command built. */
@@ -61,7 +61,7 @@ public final class Main implements Runnable {
     }
 
     /** The command line with only sub-command {@code only} when it names one, else all of them. */
-    private static CommandLine commandLine(String only) {
+    static CommandLine commandLine(String only) {
         CommandLine cl = new CommandLine(new Main());
         cl.setCaseInsensitiveEnumValuesAllowed(true); // --output FLOAT32 reads as float32
         List<Class<?>> chosen =

@@ -66,10 +66,11 @@ public final class LibC {
 
     public static final long ST_UID = ST_MODE + 4 + ("aarch64".equals(System.getProperty("os.arch")) ? 4 : 0);
     public static final long ST_GID = ST_UID + 4;
-    /** {@code st_mode}'s file type bits, and the type of a regular file. */
+    /** {@code st_mode}'s file type bits, and the types of a regular file and of a pipe (FIFO). */
     public static final int S_IFMT = 0170000;
 
     public static final int S_IFREG = 0100000;
+    public static final int S_IFIFO = 0010000;
 
     static {
         Linker linker = Linker.nativeLinker();
