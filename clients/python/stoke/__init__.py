@@ -17,7 +17,10 @@ from ._home import StokeNotFoundError
 from .loader import Batch, DataLoader, ProducerError, SampleError, SkippedSample, StokeWarning
 from .ring import ProducerGoneError, Ring, RingBatch, RingBusyError, RingFormatError, RingOwnerError, attach
 from .tune import TuneError, tune
+from ._producer import prestart as _prestart_producer
 
 __all__ = ["DataLoader", "Batch", "SampleError", "SkippedSample", "ProducerError", "StokeNotFoundError",
            "Ring", "RingBatch", "RingFormatError", "ProducerGoneError", "RingBusyError", "RingOwnerError", "attach", "StokeWarning",
            "tune", "TuneError"]
+
+_prestart_producer()  # a producer for this process's first loader, starting while the script goes on

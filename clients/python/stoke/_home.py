@@ -19,7 +19,7 @@ libturbojpeg, builds when sources changed, and runs the CLI.
 import json
 import os
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 #: The bundled Java side, when this package came from the self-contained wheel.
 BUNDLED = Path(__file__).resolve().parent / "_java"
@@ -78,13 +78,17 @@ def bundled_java() -> Optional[Path]:
     return None
 
 
-def bundled_command() -> List[str]:
+def bundled_command(record: bool = True) -> Optional[List[str]]:
     """The bundled runtime's command, to which a CLI command's arguments are added.
+
+    Args:
+        record: whether the AOT cache may be recorded now, where it is due (a few seconds).
 
     Returns:
         ``java [AOT cache] @jvm.options [native libraries] $STOKE_JAVA_OPTS @modules.options -p lib
         -m io.stoke.cli/io.stoke.cli.Main``, in the order ``./stoke`` gives its own (later options
-        win; ``STOKE_AOT=0`` runs without the cache, as there).
+        win; ``STOKE_AOT=0`` runs without the cache, as there); None where ``record`` is False and
+        the cache is due.
     """
     java = bundled_java()
     options = [f"@{BUNDLED / 'jvm.options'}"]
@@ -92,9 +96,36 @@ def bundled_command() -> List[str]:
         if (BUNDLED / "native" / lib).is_file():
             options.append(f"-D{prop}={BUNDLED / 'native' / lib}")
     run = [f"@{BUNDLED / 'modules.options'}", "-p", str(BUNDLED / "lib"), "-m", "io.stoke.cli/io.stoke.cli.Main"]
-    aot = _aot_cache(java, options + run) if os.environ.get("STOKE_AOT", "1") != "0" else None
+    aot = None
+    if os.environ.get("STOKE_AOT", "1") != "0":
+        aot = _aot_cache(java, options + run) if record else _fresh_aot_cache(java)
+        if aot is None and not record:
+            return None
     extra = os.environ.get("STOKE_JAVA_OPTS", "").split()  # word-split, as ./stoke's unquoted ${STOKE_JAVA_OPTS}
     return [str(java)] + ([f"-XX:AOTCache={aot}"] if aot else []) + options + extra + run
+
+
+def _aot_cache_path(java: Path) -> Tuple[Path, List[Path]]:
+    """Where this install's AOT cache lives, and the files it is recorded from (see :func:`_aot_cache`)."""
+    import hashlib
+
+    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "stoke" / "aot"
+    aot = home / (hashlib.sha256(str(BUNDLED).encode()).hexdigest()[:16] + ".aot")
+    inputs = [BUNDLED / "jvm.options", BUNDLED / "modules.options", java] + sorted((BUNDLED / "lib").glob("*.jar"))
+    return aot, inputs
+
+
+def _is_fresh(aot: Path, inputs: List[Path]) -> bool:
+    return aot.is_file() and all(f.stat().st_mtime <= aot.stat().st_mtime for f in inputs)
+
+
+def _fresh_aot_cache(java: Path) -> Optional[Path]:
+    """This install's AOT cache where it is recorded and up to date, else None (nothing recorded)."""
+    try:
+        aot, inputs = _aot_cache_path(java)
+        return aot if _is_fresh(aot, inputs) else None
+    except OSError:
+        return None
 
 
 def _aot_cache(java: Path, command: List[str]) -> Optional[Path]:
@@ -111,16 +142,14 @@ def _aot_cache(java: Path, command: List[str]) -> Optional[Path]:
         starts more slowly).
     """
     import fcntl
-    import hashlib
     import subprocess
     import sys
 
-    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "stoke" / "aot"
-    aot = home / (hashlib.sha256(str(BUNDLED).encode()).hexdigest()[:16] + ".aot")
-    inputs = [BUNDLED / "jvm.options", BUNDLED / "modules.options", java] + sorted((BUNDLED / "lib").glob("*.jar"))
+    aot, inputs = _aot_cache_path(java)
+    home = aot.parent
 
     def fresh() -> bool:
-        return aot.is_file() and all(f.stat().st_mtime <= aot.stat().st_mtime for f in inputs)
+        return _is_fresh(aot, inputs)
 
     try:
         if fresh():
@@ -179,11 +208,15 @@ def launcher() -> Path:
         "one: pip install --no-build-isolation /path/to/stoke/clients/python")
 
 
-def stoke_command() -> List[str]:
+def stoke_command(record: bool = True) -> Optional[List[str]]:
     """The command before a CLI command's arguments (``serve ...``).
 
+    Args:
+        record: whether the bundled runtime may record its AOT cache now, where it is due.
+
     Returns:
-        The bundled runtime's (:func:`bundled_command`), else ``[<checkout>/stoke]``.
+        The bundled runtime's (:func:`bundled_command`; None where ``record`` is False and its cache
+        is due), else ``[<checkout>/stoke]``.
 
     Raises:
         StokeNotFoundError: no Java side was found, saying what to do.
@@ -193,5 +226,5 @@ def stoke_command() -> List[str]:
         subprocess.run(stoke_command() + ["--version"], check=True)
     """
     if bundled_java() is not None:
-        return bundled_command()
+        return bundled_command(record)
     return [str(launcher())]

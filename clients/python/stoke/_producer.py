@@ -23,8 +23,9 @@ from pathlib import Path
 from queue import SimpleQueue
 from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
-from . import _options
+from . import _options, _prestart
 from .ring import ProducerGoneError, Ring, RingFormatError
+from ._home import stoke_command
 from ._settings import default_workers
 from ._site import name_site_packages
 from ._urls import redact
@@ -119,6 +120,24 @@ def popen(command: List[str], **kwargs: Any) -> subprocess.Popen:
             _SPAWNER = _Spawner()
         spawner = _SPAWNER
     return spawner.call(lambda: subprocess.Popen(command, **kwargs))
+
+
+def prestart() -> None:
+    """Starts this process's producer before any loader asks for one, where it is wanted (``_prestart``).
+
+    Never raises: whatever keeps it from starting leaves the loaders to start their own, as they say.
+    """
+    if not _prestart.wanted():
+        return
+    try:
+        command = stoke_command(record=False)
+        if command is None:
+            return  # the bundled runtime's AOT cache is due: the first loader records it
+        proc = popen(parent_death_command() + command + _prestart.command_suffix(), stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
+    except Exception:  # no Java side found, no fork: the first loader says what is wrong
+        return
+    _prestart.register(proc, command)
 
 
 def anonymous_file(name: str) -> int:
@@ -392,12 +411,18 @@ class Producer:
             self._sample_list_path, self._auto_workers_path = paths["sample-list"], paths.get("auto-workers")
             self._restart_cache_path = paths.get("restart-cache")
             self._device_slots_path = paths.get("device-slots")
-            command = parent_death_command() + stoke + serve_arguments(
+            args = serve_arguments(
                 settings, root, epoch, batch, paths["ring"], paths["sample-list"], paths.get("auto-workers"), cuts,
                 paths.get("data"), paths.get("order-feed"), paths.get("restart-cache"), paths.get("device-slots"))
-            self.proc = popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True, errors="replace",
-                              pass_fds=[*theirs.values(), *inherited], env=producer_environment(settings))
+            environment = producer_environment(settings)
+            # The producer started at `import stoke`, where it is the one this would start (see _prestart).
+            prestarted = _prestart.take(stoke, environment)
+            if prestarted is not None and _prestart.hand(prestarted, args):
+                self.proc = prestarted
+            else:
+                self.proc = popen(parent_death_command() + stoke + args, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace",
+                                  pass_fds=[*theirs.values(), *inherited], env=environment)
             if order_feed:
                 os.close(self._fds.pop("order-feed"))  # the producer's end is its alone: its exit is EPIPE here
             self._reader = threading.Thread(target=self._read_stderr, name="stoke-producer-stderr", daemon=True)
