@@ -48,7 +48,12 @@ as torch's is); the second (warm) from a new iter().
   torch-tensor  ImageFolder whose loader is torchvision.io.decode_jpeg (libjpeg-turbo), the v2
                 transforms on uint8 tensors (SIMD resize): torch's fastest CPU path (the recipe's
                 `--backend tensor` runs the same transforms on tensors, but decodes with PIL)
-  stoke         the torch-pil dataset and DataLoader call, renamed: stoke.DataLoader(dataset, ...)
+  stoke         the torch-pil dataset and DataLoader call, renamed: stoke.DataLoader(dataset, ...);
+                `import stoke` placed before `import torch`, as isort orders a script's imports, so
+                the producer it starts (stoke/_prestart.py) starts while torch is imported
+  stoke-noprestart  the same with STOKE_PRESTART=0: the producer starts at stoke.DataLoader()
+
+Each run also records the script's own time to the cold epoch's end, its imports included.
 
 The cases alternate within each of --repeats rounds. Writes OUT/runs.jsonl and OUT/summary.md.
 
@@ -67,6 +72,7 @@ import sys
 import time
 from pathlib import Path
 
+SCRIPT_START = time.perf_counter()
 HERE = Path(__file__).resolve().parent
 CHECKOUT = HERE.parent.parent
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
@@ -129,6 +135,10 @@ POLICY_RECIPES = {
 UNRUNNABLE = {("torch-tensor", "vit-train"): "torchvision's affine ops on tensors have no bicubic"}
 
 
+#: The cases a run may be: stoke-noprestart is stoke with STOKE_PRESTART=0 (no producer started at import).
+CASES = ["torch-pil", "torch-tensor", "stoke", "stoke-noprestart"]
+
+
 def decode_jpeg_file(path):
     from torchvision.io import ImageReadMode, decode_jpeg, read_file
 
@@ -137,18 +147,17 @@ def decode_jpeg_file(path):
 
 def run(case, data, which, workers, batch_size):
     """One run in this process: two epochs; prints one JSON object."""
+    # Each case's loader is imported before the clock starts, as a training script imports it at its
+    # top: torch's with torch; Stoke's before torch, where isort puts `import stoke` in a script's
+    # block of imports. `import stoke` starts the producer (stoke/_prestart.py), which then starts
+    # while torch is imported; the case stoke-noprestart runs with STOKE_PRESTART=0.
+    if case.startswith("stoke"):
+        sys.path.insert(0, str(CHECKOUT / "clients" / "python"))
+        import stoke
     import torch
     import torchvision
 
-    # Each case's loader is imported before the clock starts, as a training script imports it at
-    # its top: torch's with torch, Stoke's here (21 ms, which once counted against Stoke alone).
-    if case == "stoke":
-        sys.path.insert(0, str(CHECKOUT / "clients" / "python"))
-        import stoke
-
-        loader_class = stoke.DataLoader
-    else:
-        loader_class = torch.utils.data.DataLoader
+    loader_class = stoke.DataLoader if case.startswith("stoke") else torch.utils.data.DataLoader
     start = time.perf_counter()
     if case == "torch-tensor":
         dataset = torchvision.datasets.ImageFolder(data, recipe(which, "tensor"), loader=decode_jpeg_file)
@@ -156,7 +165,11 @@ def run(case, data, which, workers, batch_size):
         dataset = torchvision.datasets.ImageFolder(data, recipe(which, "pil"))
     loader = loader_class(dataset, batch_size=batch_size, num_workers=workers, shuffle=True,
                           persistent_workers=True, drop_last=False)
-    print(json.dumps(two_epochs(loader, start)))
+    result = two_epochs(loader, start)
+    # The whole script to the cold epoch's end, its imports included (the interpreter's own start left
+    # out): what a prestarted producer's CPU during the imports costs shows here, not in the epoch.
+    result["script_to_cold_end_s"] = start - SCRIPT_START + result["cold"]["seconds"]
+    print(json.dumps(result))
 
 
 def two_epochs(loader, start):
@@ -177,10 +190,10 @@ def two_epochs(loader, start):
     return {"cold": epochs[0], "warm": epochs[1], "shape": shape, "dtype": dtype}
 
 
-def ratio(rate, peer):
-    """Stoke's rate over ``peer``'s, or a dash where one of the two cases was not run."""
+def ratio(rate, peer, case="stoke"):
+    """``case``'s rate over ``peer``'s, or a dash where one of the two cases was not run."""
     nan = float("nan")
-    x = rate.get("stoke", nan) / rate.get(peer, nan)
+    x = rate.get(case, nan) / rate.get(peer, nan)
     return "-" if x != x else f"{x:.2f}x"
 
 
@@ -191,7 +204,8 @@ def summarise(runs, out, args):
              f"{args.vision_version}, Pillow {args.pil_version}; {args.images} images, {args.workers} workers, "
              f"batch {args.batch_size}, {args.repeats} rounds (medians; each run a fresh process).\n",
              "| transform | epoch | torch-pil img/s | torch-tensor img/s | stoke img/s | stoke / torch-pil | "
-             "stoke / torch-tensor |", "|---|---|---|---|---|---|---|"]
+             "stoke / torch-tensor | stoke, STOKE_PRESTART=0, img/s | that / torch-pil |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for which in args.transforms:
         for epoch in ("cold", "warm"):
             rate = {}
@@ -200,8 +214,21 @@ def summarise(runs, out, args):
                       if r["case"] == case and r["transform"] == which]
                 rate[case] = statistics.median(xs) if xs else float("nan")
             cells = [rate.get(case, float("nan")) for case in ("torch-pil", "torch-tensor", "stoke")]
+            off = rate.get("stoke-noprestart", float("nan"))
             lines.append(f"| {which} | {epoch} | " + " | ".join("-" if x != x else f"{x:.0f}" for x in cells)
-                         + f" | {ratio(rate, 'torch-pil')} | {ratio(rate, 'torch-tensor')} |")
+                         + f" | {ratio(rate, 'torch-pil')} | {ratio(rate, 'torch-tensor')} | "
+                         + ("-" if off != off else f"{off:.0f}") + f" | {ratio(rate, 'torch-pil', 'stoke-noprestart')} |")
+        script = {}
+        for case in args.cases:
+            xs = [r["script_to_cold_end_s"] for r in runs if r["case"] == case and r["transform"] == which
+                  and "script_to_cold_end_s" in r]
+            if xs:
+                script[case] = statistics.median(xs)
+        if script:
+            lines.append(f"| {which} | script to the cold epoch's end, s | "
+                         + " | ".join(f"{script[c]:.2f}" if c in script else "-"
+                                      for c in ("torch-pil", "torch-tensor", "stoke")) + " | | | "
+                         + (f"{script['stoke-noprestart']:.2f}" if "stoke-noprestart" in script else "-") + " | |")
     for (case, which), why in UNRUNNABLE.items():
         if case in args.cases and which in args.transforms:
             lines.append(f"\n{case} does not run {which}: {why}.")
@@ -236,13 +263,13 @@ def copies(data, n, work):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--run", choices=["torch-pil", "torch-tensor", "stoke"], help="one run in this process")
+    ap.add_argument("--run", choices=CASES, help="one run in this process")
     ap.add_argument("--data", required=True)
     ap.add_argument("--copies", type=int, default=1, help="link each image this many times (a longer epoch)")
     transforms = ["train", "eval", "vit-train", "ra-train", "aa-train", "augmix-train", "timm-train", "simclr-train"]
     ap.add_argument("--transform", default="train", choices=transforms)
     ap.add_argument("--transforms", nargs="+", default=["train", "eval"], choices=transforms)
-    ap.add_argument("--cases", nargs="+", default=["torch-pil", "torch-tensor", "stoke"])
+    ap.add_argument("--cases", nargs="+", default=["torch-pil", "torch-tensor", "stoke"], choices=CASES)
     ap.add_argument("--workers", type=int, default=os.cpu_count())
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=3)
@@ -260,7 +287,7 @@ def main():
     args.images = sum(1 for _ in Path(data).rglob("*") if not _.is_dir())
     env = dict(os.environ, STOKE_HOME=str(CHECKOUT))
     args.out.mkdir(parents=True, exist_ok=True)
-    if "stoke" in args.cases:
+    if any(c.startswith("stoke") for c in args.cases):
         # A checkout builds itself, and records the JVM's AOT cache, at its first run after a change:
         # seconds that are no start a user sees twice, so they are spent here, before any run is timed.
         subprocess.run([str(CHECKOUT / "stoke"), "--version"], env=env, check=True, capture_output=True)
@@ -271,9 +298,10 @@ def main():
                 for case in args.cases:
                     if (case, which) in UNRUNNABLE:
                         continue
+                    case_env = dict(env, STOKE_PRESTART="0") if case == "stoke-noprestart" else env
                     done = subprocess.run([sys.executable, __file__, "--run", case, "--data", str(data), "--transform",
                                            which, "--workers", str(args.workers), "--batch-size", str(args.batch_size)],
-                                          env=env, capture_output=True, text=True, check=True)
+                                          env=case_env, capture_output=True, text=True, check=True)
                     result = dict(json.loads(done.stdout.strip().splitlines()[-1]), case=case, transform=which, round=r)
                     runs.append(result)
                     log.write(json.dumps(result) + "\n")
