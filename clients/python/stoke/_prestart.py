@@ -111,7 +111,8 @@ def register(proc: subprocess.Popen, command: List[str]) -> None:
 
 
 def _stop(prestarted: _Prestarted) -> None:
-    """Ends a prestarted producer that no loader took: its stdin closed, it exits; reaped."""
+    """Ends a prestarted producer that no loader took, and reaps it: killed, since it holds nothing
+    yet (no file of a loader's), and a loader waiting to start its own should not wait for a JVM's exit."""
     proc = prestarted.proc
     for stream in (proc.stdin, proc.stdout, proc.stderr):
         try:
@@ -119,11 +120,8 @@ def _stop(prestarted: _Prestarted) -> None:
                 stream.close()
         except OSError:
             pass
-    try:
-        proc.wait(timeout=2)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    proc.kill()
+    proc.wait()
 
 
 def _stop_unused() -> None:

@@ -23,6 +23,18 @@ def producer_ring(loader: Any) -> Any:
     return None if producer is None else producer.ring
 
 
+def absent(*names: str) -> Optional[str]:
+    """Why a test that needs the modules ``names`` cannot run here: the first one missing ("numpy is not
+    installed"), or None where all import."""
+    import importlib
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            return f"{name} is not installed"
+    return None
+
+
 def import_library(name: str) -> Any:
     """Imports the optional library ``name`` (timm, open_clip, lightning, datasets, onnxruntime...),
     or raises ``unittest.SkipTest`` saying it is absent.

@@ -24,18 +24,10 @@ PACKAGE_ROOT = HERE.parent  # clients/python
 CHECKOUT = PACKAGE_ROOT.parent.parent
 LAUNCHER = str(CHECKOUT / "stoke")
 IMAGES = 24
+sys.path.insert(0, str(HERE))
+import _aids  # noqa: E402  tests/_aids.py
 
-try:
-    import numpy  # noqa: F401
-    NUMPY = None
-except ImportError:
-    NUMPY = "numpy is not installed"
-try:
-    import torch  # noqa: F401
-    TORCH = None
-except ImportError:
-    TORCH = "torch is not installed"
-
+MISSING = _aids.absent("numpy", "torch")
 TMP = None
 DATA = None
 
@@ -77,8 +69,8 @@ print(json.dumps({"prestarted": prestarted, "first": first_pid, "second": second
 
 def setUpModule():
     global TMP, DATA
-    if NUMPY or TORCH:
-        print(f"[stoke] SKIPPING the prestart tests: {NUMPY or TORCH}", file=sys.stderr)
+    if MISSING:
+        print(f"[stoke] SKIPPING the prestart tests: {MISSING}", file=sys.stderr)
         return
     os.environ.setdefault("STOKE_HOME", str(CHECKOUT))
     TMP = Path(tempfile.mkdtemp(prefix="stoke-py-test-prestart-"))
@@ -117,7 +109,7 @@ def gone(pid, within):
     return False
 
 
-@unittest.skipIf(NUMPY or TORCH, NUMPY or TORCH)
+@unittest.skipIf(MISSING, MISSING)
 class PrestartTest(unittest.TestCase):
     def test_the_first_loader_runs_on_it_with_the_batches_of_its_own_producer(self):
         got, stderr = run_script(LOADERS, DATA, "")

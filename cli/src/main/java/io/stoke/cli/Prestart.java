@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,6 +61,11 @@ final class Prestart {
         }
         CommandLine serve = Main.commandLine(SERVE);
         ObjectMapper json = new ObjectMapper();
+        try {
+            json.readTree("{\"pid\": 1, \"args\": [\"serve\"]}"); // its parser's classes, loaded now
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
         AtomicInteger state = new AtomicInteger(WAITING);
         Thread.ofPlatform().name("stoke-prestart-idle").daemon().start(() -> {
             try {
