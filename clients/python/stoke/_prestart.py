@@ -166,19 +166,25 @@ def take(command: Sequence[str], environment: Optional[Dict[str, str]]) -> Optio
 
 
 def _read_answer(proc: subprocess.Popen, timeout: float) -> str:
-    """The producer's one-line answer on stdout, or "" where it closed it or did not answer in time."""
+    """The producer's answer on stdout, ``ok`` or ``no: WHY``, or "" where it closed stdout or did not
+    answer in time. Other lines before it are the JVM's own (its unified log writes to stdout, where a
+    producer started by a loader has /dev/null) and are passed over."""
     fd = proc.stdout.fileno()
     deadline = time.monotonic() + timeout
     got = b""
-    while not got.endswith(b"\n"):
+    while True:
+        while b"\n" in got:
+            line, got = got.split(b"\n", 1)
+            text = line.decode("utf-8", "replace").strip()
+            if text == "ok" or text.startswith("no: "):
+                return text
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
             return ""
-        chunk = os.read(fd, 256)
+        chunk = os.read(fd, 4096)
         if not chunk:
             return ""
         got += chunk
-    return got.decode("utf-8", "replace").strip()
 
 
 def hand(proc: subprocess.Popen, args: List[str]) -> bool:

@@ -286,7 +286,9 @@ class AnswerTest(unittest.TestCase):
             expired = self.answering("import sys; sys.exit(0)")
             expired.wait()
             self.assertFalse(_prestart.hand(expired, ["serve", "x"]))
-            taken = self.answering("import sys; sys.stdin.readline(); print('ok', flush=True)")
+            # The JVM's own log lines may come first on stdout: passed over.
+            taken = self.answering("import sys; sys.stdin.readline(); print('[0.012s][warning][aot] x'); "
+                                   "print('ok', flush=True)")
             self.assertTrue(_prestart.hand(taken, ["serve", "x"]))
             taken.wait(timeout=30)
         for p in (refused, again, expired, taken):
