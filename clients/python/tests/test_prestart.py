@@ -258,6 +258,7 @@ class PrestartTest(unittest.TestCase):
         self.assertEqual({"none": True}, json.loads(run.stdout.strip().splitlines()[-1]))
 
 
+@unittest.skipIf(_aids.absent("numpy"), _aids.absent("numpy"))  # stoke imports numpy
 class AnswerTest(unittest.TestCase):
     """``hand``'s reading of the answer, against a stand-in that answers as the producer may (the
     producer itself is exercised above; this checks the loader's side of each answer)."""
