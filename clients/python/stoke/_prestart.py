@@ -213,15 +213,14 @@ def hand(proc: subprocess.Popen, args: List[str]) -> bool:
     if not answer:
         try:
             proc.wait(timeout=2)
+            answer = f"it exited with status {proc.returncode}"
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.returncode == 0:
-            return False  # it had reached its idle limit as the loader came: nothing went wrong
-        answer = f"it exited with status {proc.returncode}"
-    else:
-        proc.kill()
-        proc.wait()
+            answer = f"it did not answer within {ANSWER_TIMEOUT:.0f} s"
+    proc.kill()
+    proc.wait()
+    proc.stderr.close()
+    if proc.returncode == 0:
+        return False  # it had reached its idle limit as the loader came: nothing went wrong
     if not _SAID:
         _SAID.append(True)
         print(f"stoke: WARNING: the producer started at `import stoke` could not take this loader's command "
