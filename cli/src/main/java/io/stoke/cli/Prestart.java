@@ -102,7 +102,8 @@ final class Prestart {
             }
             command = BorrowedFiles.reopened(pid, given);
         } catch (IOException | RuntimeException e) {
-            answer.println("no: " + e.getMessage());
+            answer.println("no: "
+                    + (e.getMessage() != null ? e.getMessage() : e.getClass().getName()));
             answer.flush();
             return Main.EXIT_FAILED;
         }

@@ -30,7 +30,8 @@ public final class BorrowedFiles {
      * order feed: no writer is added, so the producer still sees its end), any other file for
      * reading and writing, as an inherited descriptor would be.
      *
-     * @throws IOException naming the descriptor that cannot be opened and why
+     * @throws IOException naming the descriptor that cannot be opened and why; the descriptors it
+     *     opened before are closed
      */
     public static String[] reopened(long pid, List<String> args) throws IOException {
         Map<String, Integer> opened = new HashMap<>();
@@ -53,6 +54,9 @@ public final class BorrowedFiles {
                 m.appendTail(rewritten);
                 out[i] = rewritten.toString();
             }
+        } catch (IOException | RuntimeException e) {
+            opened.values().forEach(LibC::close); // none handed out: what was opened before the failure goes
+            throw e;
         }
         return out;
     }

@@ -76,10 +76,23 @@ class BorrowedFilesTest {
     }
 
     @Test
-    void aDescriptorTheProcessDoesNotHaveIsNamedInTheRefusal() {
-        IOException e = assertThrows(
-                IOException.class, () -> BorrowedFiles.reopened(PID, List.of("serve", "--ring", "/dev/fd/999999")));
-        assertTrue(e.getMessage().contains("/proc/" + PID + "/fd/999999"), e.getMessage());
+    void aDescriptorTheProcessDoesNotHaveIsNamedInTheRefusalAndThoseOpenedBeforeItAreClosed() throws IOException {
+        try (AnonymousFile ring = AnonymousFile.create("prestart-test-ring")) {
+            long before = openDescriptors();
+            IOException e = assertThrows(
+                    IOException.class,
+                    () -> BorrowedFiles.reopened(
+                            PID,
+                            List.of("serve", "--ring", "/dev/fd/" + ring.path().getFileName(), "/dev/fd/999999")));
+            assertTrue(e.getMessage().contains("/proc/" + PID + "/fd/999999"), e.getMessage());
+            assertEquals(before, openDescriptors(), "the ring's new descriptor was closed with the refusal");
+        }
+    }
+
+    private static long openDescriptors() throws IOException {
+        try (var fds = Files.list(Path.of("/proc/self/fd"))) {
+            return fds.count();
+        }
     }
 
     @Test
