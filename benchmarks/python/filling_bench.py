@@ -26,7 +26,9 @@ cases draw their crops from torch's generator, so their batches are other crops.
 the consumer, inside the timed loop, on the cores the loaders share: --hash xxh3 (XXH3-64, from the
 xxhash package, the default where it is installed) takes about 5 us an image of 224x224x3, CRC-32
 (zlib, the fallback, said so) about 36 us, which at 3,000-5,000 images/s took 5-9% of 2 cores from
-the loaders and narrowed every ratio between them.
+the loaders and narrowed every ratio between them. --hash none reads nothing of the batches: the
+loaders' own rates, as a consumer that hands each batch on unread would see them (a training step
+reads every byte, if only to copy it to the device), and no check of the pixels, said so.
 
   clients/python/stacks/torch214.sh run -- python benchmarks/python/filling_bench.py \\
       --data ~/.cache/stoke/imagenet-sample-1000-v1 --copies 2 --out docs/benchmarks/results-filling
@@ -89,7 +91,8 @@ def run(case, data, cache, epochs, workers, batch_size, step_ms, seed, hash_name
         for images, labels in loader:
             # The batch's hash where it lies: enough to tell two batches apart, at the least CPU the
             # consumer's core could otherwise give the workers (2 cores).
-            hashes.append(batch_hash(images.numpy(), digest))
+            if digest is not None:
+                hashes.append(batch_hash(images.numpy(), digest))
             n += len(labels)
             if step_ms:
                 time.sleep(step_ms / 1000)
@@ -109,7 +112,7 @@ def run(case, data, cache, epochs, workers, batch_size, step_ms, seed, hash_name
     return out
 
 
-HASHES = ["xxh3", "crc32"]
+HASHES = ["xxh3", "crc32", "none"]
 
 
 def default_hash():
@@ -124,7 +127,9 @@ def default_hash():
 
 
 def hasher(name):
-    """The function of a buffer's bytes to its hash, as hex."""
+    """The function of a buffer's bytes to its hash, as hex; None for none."""
+    if name == "none":
+        return None
     if name == "xxh3":
         import xxhash
         return xxhash.xxh3_64_hexdigest
@@ -223,7 +228,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--cases", nargs="+", choices=CASES, default=["none", "filling", "full"])
     ap.add_argument("--hash", choices=HASHES, help="each batch's hash: xxh3 where the xxhash package is "
-                    "installed (the default then), else crc32")
+                    "installed (the default then), else crc32; none reads no batch and checks no pixels")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     if args.hash is None:
@@ -283,7 +288,9 @@ def main():
              f"`{' '.join(sys.argv)}`\n",
              f"{platform.node()}: {os.cpu_count()} cores; {images} images, {args.workers} workers, batch "
              f"{args.batch_size}, model step {args.step_ms:g} ms a batch, {args.repeats} round(s) (medians); "
-             f"cache folders on {file_system(work)}; each batch hashed with {args.hash} in the timed loop.\n",
+             f"cache folders on {file_system(work)}; "
+             + ("no batch read (--hash none).\n" if args.hash == "none"
+                else f"each batch hashed with {args.hash} in the timed loop.\n"),
              "| epoch | " + " | ".join(f"{c} images/s" for c in args.cases) + " | filling / none | entries after "
              "(filling) | full / none | full / torch's best |", "|---" * (len(args.cases) + 5) + "|"]
     for e in range(args.epochs):
@@ -298,7 +305,10 @@ def main():
         lines.append(f"| {e + 1} | " + " | ".join(f"{rate[c]:.0f}" for c in args.cases) + f" | {ratio} | "
                      f"{filled:.0f} | {full_none} | {full_torch} |")
     lines.append("")
-    lines.append(f"Every batch byte-identical to no cache's (same seed): {'yes' if identical else 'NO'}.")
+    if args.hash == "none":
+        lines.append("The batches were not read (--hash none): their pixels were not checked.")
+    else:
+        lines.append(f"Every batch byte-identical to no cache's (same seed): {'yes' if identical else 'NO'}.")
     if cost:
         lines.append(f"\n`stoke cache` into an empty folder against a plain decode epoch of `stoke bench` on the same "
                      f"files, each a fresh process, alternating, {cost['rounds']} round(s), medians: "
