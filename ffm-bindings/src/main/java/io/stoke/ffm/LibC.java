@@ -16,7 +16,8 @@ import java.lang.invoke.VarHandle;
 
 /**
  * The few libc calls Stoke needs where Java's own I/O would allocate per call: reading a file
- * whose NUL-terminated path already sits in native memory, into native memory.
+ * whose NUL-terminated path already sits in native memory, into native memory, and writing one
+ * from it.
  *
  * <p>Calls that can fail take a {@code callState} segment (from {@link #allocateCallState}) into
  * which the linker captures {@code errno} right after the call; read it with {@link #errno}.
@@ -107,16 +108,21 @@ public final class LibC {
     static final class StatBinding {
         private StatBinding() {}
 
-        /** {@code stat(callState, path, buf)} through {@code symbol}: {@code "stat"} where found, else {@code "__xstat"}. */
+        /**
+         * {@code stat(callState, path, buf)} through {@code symbol}: {@code "stat"} where found, else
+         * {@code "__xstat"}; or {@code lstat}'s through {@code "lstat"}, else {@code "__lxstat"}.
+         */
         static MethodHandle bind(SymbolLookup libc, String symbol) {
             Linker linker = Linker.nativeLinker();
             Linker.Option errno = Linker.Option.captureCallState("errno");
-            var stat = symbol.equals("stat") ? libc.find("stat") : java.util.Optional.<MemorySegment>empty();
+            boolean plain = symbol.equals("stat") || symbol.equals("lstat");
+            var stat = plain ? libc.find(symbol) : java.util.Optional.<MemorySegment>empty();
             if (stat.isPresent()) {
                 return linker.downcallHandle(stat.get(), FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), errno);
             }
+            String older = symbol.equals("lstat") || symbol.equals("__lxstat") ? "__lxstat" : "__xstat";
             MethodHandle xstat = linker.downcallHandle(
-                    libc.findOrThrow("__xstat"), FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS), errno);
+                    libc.findOrThrow(older), FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS), errno);
             // glibc's _STAT_VER for the kernel's struct stat: 1 on x86-64, 0 on AArch64.
             int version = "aarch64".equals(System.getProperty("os.arch")) ? 0 : 1;
             return java.lang.invoke.MethodHandles.insertArguments(xstat, 1, version);
@@ -463,6 +469,108 @@ public final class LibC {
                 .downcallHandle(
                         Linker.nativeLinker().defaultLookup().findOrThrow("strerror"),
                         FunctionDescriptor.of(ADDRESS, JAVA_INT));
+    }
+
+    /** {@code open}'s flags for a new file: write only, made here or not at all. */
+    public static final int O_WRONLY = 1;
+
+    public static final int O_CREAT = 0100;
+    public static final int O_EXCL = 0200;
+    public static final int ENOENT = 2;
+    /** {@code st_mode}'s type of a symbolic link. */
+    public static final int S_IFLNK = 0120000;
+
+    /**
+     * {@code open} with a mode (a variadic call), {@code write}, {@code rename}, {@code unlink} and
+     * {@code lstat}, bound on first use: only the restart cache's filers write files through them.
+     * {@code lstat} as {@link StatBinding} finds {@code stat}: glibc before 2.33 exports only {@code __lxstat}.
+     */
+    private static final class Filing {
+        static final MethodHandle OPEN_MODE;
+        static final MethodHandle WRITE;
+        static final MethodHandle RENAME;
+        static final MethodHandle UNLINK;
+        static final MethodHandle LSTAT = StatBinding.bind(Linker.nativeLinker().defaultLookup(), "lstat");
+
+        static {
+            Linker linker = Linker.nativeLinker();
+            SymbolLookup libc = linker.defaultLookup();
+            Linker.Option errno = Linker.Option.captureCallState("errno");
+            OPEN_MODE = linker.downcallHandle(
+                    libc.findOrThrow("open"),
+                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT),
+                    Linker.Option.firstVariadicArg(2),
+                    errno);
+            WRITE = linker.downcallHandle(
+                    libc.findOrThrow("write"), FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), errno);
+            RENAME = linker.downcallHandle(
+                    libc.findOrThrow("rename"), FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), errno);
+            UNLINK = linker.downcallHandle(libc.findOrThrow("unlink"), FunctionDescriptor.of(JAVA_INT, ADDRESS), errno);
+        }
+
+        private Filing() {}
+    }
+
+    /**
+     * {@code open(path, flags, mode)}: a file made with {@link #O_CREAT}, with {@code mode} less the
+     * process's umask; {@code path} must be NUL-terminated.
+     */
+    public static int open(MemorySegment callState, MemorySegment path, int flags, int mode) {
+        try {
+            return (int) Filing.OPEN_MODE.invokeExact(callState, path, flags, mode);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code write(fd, buf, count)}: the bytes written (perhaps fewer), or -1 with {@code errno}.
+     *
+     * @throws IndexOutOfBoundsException when {@code buf} is shorter than {@code count}
+     */
+    public static long write(MemorySegment callState, int fd, MemorySegment buf, long count) {
+        if (count < 0 || count > buf.byteSize()) {
+            throw new IndexOutOfBoundsException("write of " + count + " bytes from " + buf.byteSize());
+        }
+        try {
+            return (long) Filing.WRITE.invokeExact(callState, fd, buf, count);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code rename(from, to)}: replaces what {@code to} names (never what a link there points to). */
+    public static int rename(MemorySegment callState, MemorySegment from, MemorySegment to) {
+        try {
+            return (int) Filing.RENAME.invokeExact(callState, from, to);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /** {@code unlink(path)}: removes the name (a link itself, not what it points to). */
+    public static int unlink(MemorySegment callState, MemorySegment path) {
+        try {
+            return (int) Filing.UNLINK.invokeExact(callState, path);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code lstat(path, buf)}: what {@code path} names itself, a link not followed.
+     *
+     * @throws IndexOutOfBoundsException when {@code buf} is shorter than {@link #STAT_BYTES}
+     */
+    public static int lstat(MemorySegment callState, MemorySegment path, MemorySegment buf) {
+        if (buf.byteSize() < STAT_BYTES) {
+            throw new IndexOutOfBoundsException("lstat into " + buf.byteSize() + " bytes");
+        }
+        try {
+            return (int) Filing.LSTAT.invokeExact(callState, path, buf);
+        } catch (Throwable t) {
+            throw TurboJpeg.rethrow(t);
+        }
     }
 
     /** The C library's text for an errno value (not on the hot path: it allocates a String). */

@@ -3,8 +3,6 @@ package io.stoke.loader.cache;
 import io.stoke.loader.decode.RestartCopy;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 
 /**
  * A worker's copy of the JPEG it has just missed, made as the worker decodes it while the loader
@@ -15,16 +13,15 @@ import java.lang.foreign.MemorySegment;
  * is left to the fillers, which take only the CPU the workers leave.
  *
  * <p>One per worker reader, whose {@link OriginalId} names the original read last; a miss is
- * pending from {@link #wants} until {@link #decoded} or {@link #unresolved}. Its copier and buffers are made at its first copy and grow to the largest
- * file copied; the header's scratch is this object's arena's. Filing an entry allocates its paths
- * (once per original, not per read).
+ * pending from {@link #wants} until {@link #decoded} or {@link #unresolved}. Its copier, buffers
+ * and {@link EntryWriter} are made at its first copy, in the worker's thread, and the buffers grow
+ * to the largest file copied; filing an entry allocates nothing.
  */
 final class MissCopy implements AutoCloseable {
     private final RestartCache cache;
     private final OriginalId id;
-    private Arena arena;
     private RestartCopy copier;
-    private MemorySegment header;
+    private EntryWriter writer;
     private int pending = -1;
 
     MissCopy(RestartCache cache, OriginalId id) {
@@ -51,8 +48,7 @@ final class MissCopy implements AutoCloseable {
             return null;
         }
         if (copier == null) {
-            arena = Arena.ofConfined();
-            header = RestartCache.headerScratch(arena);
+            writer = cache.newWriter();
             copier = cache.newCopier();
         }
         return copier;
@@ -73,7 +69,7 @@ final class MissCopy implements AutoCloseable {
             return;
         }
         try {
-            if (cache.file(id, RestartCopy.Outcome.COPIED, copier, header)) {
+            if (cache.file(id, RestartCopy.Outcome.COPIED, copier, writer)) {
                 cache.copiedByWorkers.increment();
             }
         } catch (IOException | UncheckedIOException e) {
@@ -98,7 +94,7 @@ final class MissCopy implements AutoCloseable {
     public void close() {
         if (copier != null) {
             copier.close();
-            arena.close();
+            writer.close();
         }
     }
 }

@@ -2,6 +2,7 @@ package io.stoke.loader.cache;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
+import io.stoke.ffm.LibC;
 import io.stoke.loader.decode.RestartCopy;
 import io.stoke.loader.fs.FolderAccess;
 import io.stoke.loader.internal.CacheFolder;
@@ -23,7 +24,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -483,8 +483,7 @@ public final class RestartCache implements AutoCloseable {
         Originals originals = null;
         Dataset readingFrom = null;
         try (RestartCopy copier = newCopier();
-                Arena arena = Arena.ofConfined()) {
-            MemorySegment header = headerScratch(arena);
+                EntryWriter writer = newWriter()) {
             countOnce();
             while (true) {
                 int sample = take(me);
@@ -500,7 +499,7 @@ public final class RestartCache implements AutoCloseable {
                         readingFrom = from;
                         originals = originals(from, takenNames(me), decoding.maxFileBytes(), false);
                     }
-                    fillOne(sample, originals, copier, header);
+                    fillOne(sample, originals, copier, writer);
                 } catch (IOException | UncheckedIOException e) {
                     failed(e);
                 } catch (RuntimeException e) {
@@ -519,20 +518,21 @@ public final class RestartCache implements AutoCloseable {
         }
     }
 
-    private void fillOne(int sample, Originals from, RestartCopy copier, MemorySegment header) throws IOException {
+    private void fillOne(int sample, Originals from, RestartCopy copier, EntryWriter writer) throws IOException {
         if (full.get()) {
             return; // requests queued before the budget was reached, or the folder failed: said once
         }
         if (!from.identify(sample) || from.id.nameLength > EntryLookup.PATH_MAX) {
             return;
         }
-        if (filedAlready(entryOf(from.id.key()))) {
+        writer.name(from.id.key());
+        if (writer.entryType() != 0 && filedAlready(entryOf(from.id.key()))) {
             return; // filled since it was asked for (another worker, another process), or about to be replaced
         }
         if (!from.read(sample)) {
             return; // unreadable, changed while read, or not a JPEG: nothing to cache
         }
-        file(from.id, copier.copy(from.bytes(), from.length()), copier, header);
+        file(from.id, copier.copy(from.bytes(), from.length()), copier, writer);
     }
 
     /**
@@ -560,65 +560,52 @@ public final class RestartCache implements AutoCloseable {
 
     /**
      * Files the entry of {@code id}, which {@code copier} has just copied with {@code outcome}: the
-     * copy, or an entry that says to read the original. {@code header} is the caller's scratch, at
-     * least {@link CacheEntry#HEADER_BYTES} plus {@link EntryLookup#PATH_MAX} bytes: the entry is
-     * written from it and from the copier's buffer, with nothing copied on the heap. Not filed when
-     * another filed it first, or when the folder is full (said once).
+     * copy, or an entry that says to read the original. It is written from {@code writer}'s header
+     * scratch and the copier's buffer, with nothing copied on the heap ({@link EntryWriter}). Not
+     * filed when another filed it first, or when the folder is full (said once).
      *
      * @return whether this call filed it
      */
-    boolean file(OriginalId id, RestartCopy.Outcome outcome, RestartCopy copier, MemorySegment header)
+    boolean file(OriginalId id, RestartCopy.Outcome outcome, RestartCopy copier, EntryWriter writer)
             throws IOException {
         countOnce();
-        Path entry = entryOf(id.key());
+        long key = id.key();
         boolean isCopy = outcome == RestartCopy.Outcome.COPIED;
         long contentLength = isCopy ? copier.length() : 0;
         long headerLength = CacheEntry.HEADER_BYTES + id.nameLength;
         long total = headerLength + contentLength;
         long contentHash = isCopy ? CacheEntry.contentHash(0, copier.bytes(), 0, contentLength) : 0;
+        MemorySegment header = writer.header();
         id.writeHeader(header, isCopy ? CacheEntry.COPY : CacheEntry.ORIGINAL, contentLength, contentHash);
-        java.nio.ByteBuffer[] parts = isCopy
-                ? new java.nio.ByteBuffer[] {
-                    header.asSlice(0, headerLength).asByteBuffer(),
-                    copier.bytes().asSlice(0, contentLength).asByteBuffer()
-                }
-                : new java.nio.ByteBuffer[] {header.asSlice(0, headerLength).asByteBuffer()};
+        MemorySegment content = isCopy ? copier.bytes() : MemorySegment.NULL;
         // Written under a temporary name outside the count's lock, which a filler (under SCHED_IDLE,
         // so any busy thread preempts it) would otherwise hold across a write a worker then waits
         // out; only the rename is filed under it, so every process sees the budget and the folder
         // agree. O_EXCL under a random name: a link planted at a name it might take is never followed.
-        subfolder(entry.getParent(), id.key());
-        Path tmp = SafeFiles.temporaryFor(entry);
-        FileChannel created;
-        try {
-            created = SafeFiles.createNew(tmp, access);
-        } catch (NoSuchFileException gone) {
+        writer.name(key);
+        subfolder(key);
+        if (writer.write(header, headerLength, content, contentLength) != 0) {
             // Its entry folder removed since this process made it (entries cleared by hand): again.
-            forgetSubfolder(id.key());
-            subfolder(entry.getParent(), id.key());
-            created = SafeFiles.createNew(tmp, access);
-        }
-        try (FileChannel ch = created) {
-            while (parts[parts.length - 1].hasRemaining()) {
-                ch.write(parts);
+            forgetSubfolder(key);
+            subfolder(key);
+            if (writer.write(header, headerLength, content, contentLength) != 0) {
+                throw new NoSuchFileException(
+                        writer.entryPath().getString(0, StandardCharsets.UTF_8), null, "its folder is gone");
             }
-        } catch (IOException | RuntimeException failed) {
-            Files.deleteIfExists(tmp);
-            throw failed;
         }
         FolderUsage.Outcome filed;
         try {
             filed = usage.add(total, budget, () -> {
-                if (Files.isRegularFile(entry, LinkOption.NOFOLLOW_LINKS)) {
+                if (writer.entryType() == LibC.S_IFREG) {
                     return false; // another process filed it while this one copied
                 }
                 // A reader sees the whole entry or none: rename is atomic within the folder, and
                 // replaces a link or a FIFO planted at the entry's name, never what a link points to.
-                Files.move(tmp, entry, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                writer.publish();
                 return true;
             });
         } finally {
-            Files.deleteIfExists(tmp); // not filed: full, there already, or failed
+            writer.discardUnpublished(); // not filed: full, there already, or failed
         }
         if (filed == FolderUsage.Outcome.FILED) {
             (isCopy ? copied : originals).increment();
@@ -645,11 +632,11 @@ public final class RestartCache implements AutoCloseable {
      * Makes the entry folder of {@code key} ({@code xx/}, one of 256) once per process: each is
      * checked, or made, at its first entry, not at every one.
      */
-    private void subfolder(Path folder, long key) throws IOException {
+    private void subfolder(long key) throws IOException {
         int i = (int) (key >>> 56);
         long bit = 1L << (i & 63);
         if ((madeSubfolders.get(i >>> 6) & bit) == 0) {
-            CacheFolder.subfolder(folder, access);
+            CacheFolder.subfolder(entryOf(key).getParent(), access);
             madeSubfolders.getAndUpdate(i >>> 6, bits -> bits | bit);
         }
     }
@@ -658,6 +645,11 @@ public final class RestartCache implements AutoCloseable {
         int i = (int) (key >>> 56);
         long bit = 1L << (i & 63);
         madeSubfolders.getAndUpdate(i >>> 6, bits -> bits & ~bit);
+    }
+
+    /** A filer's writer of entries into this folder, confined to the thread that makes it. */
+    EntryWriter newWriter() {
+        return new EntryWriter(this, access.fileMode());
     }
 
     /** A filer's scratch for an entry's header, as {@link #file} needs. */
@@ -698,10 +690,9 @@ public final class RestartCache implements AutoCloseable {
         io.stoke.loader.internal.InParallel.map(threads, threads, "stoke-cache-fill", t -> {
             try (Originals originals = originals(dataset, names, decoding.maxFileBytes(), true);
                     RestartCopy copier = newCopier();
-                    Arena arena = Arena.ofConfined()) {
-                MemorySegment header = headerScratch(arena);
+                    EntryWriter writer = newWriter()) {
                 for (int s = next.getAndIncrement(); s < dataset.size() && !full.get(); s = next.getAndIncrement()) {
-                    fillOne(s, originals, copier, header);
+                    fillOne(s, originals, copier, writer);
                     long d = done.incrementAndGet();
                     if (d % 64 == 0 || d == dataset.size()) {
                         progress.accept(d);

@@ -42,6 +42,11 @@ public record FolderAccess(String group) {
         return shared() ? GROUP_FILE : OWNER_FILE;
     }
 
+    /** {@link #filePermissions()} as an {@code open} mode: {@code 0640} or {@code 0600}. */
+    public int fileMode() {
+        return shared() ? 0640 : 0600;
+    }
+
     /** What a folder Stoke creates here may be. */
     public Set<PosixFilePermission> folderPermissions() {
         return shared() ? GROUP_FOLDER : OWNER_FOLDER;

@@ -414,6 +414,12 @@ class RestartCacheTest {
             assertTrue(cache.stats().full(), cache.stats().toString());
             assertTrue(cache.stats().usedBytes() <= 40_000, cache.stats().toString());
         }
+        // The copies the budget had no room for were written, then removed: no temporary file is left.
+        try (java.util.stream.Stream<Path> files = Files.walk(tmp.resolve("cache"))) {
+            List<Path> temporary = files.filter(p -> p.getFileName().toString().endsWith(".tmp"))
+                    .toList();
+            assertTrue(temporary.isEmpty(), temporary.toString());
+        }
         assertEquals(1, said.size(), said.toString());
         assertTrue(said.get(0).contains("is full"), said.toString());
     }
