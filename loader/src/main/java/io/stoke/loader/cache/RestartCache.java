@@ -81,6 +81,9 @@ public final class RestartCache implements AutoCloseable {
 
     private static final String SUFFIX = ".stc";
 
+    /** {@code st_mode}'s type of a folder. */
+    private static final int S_IFDIR = 0040000;
+
     /** How long a filler with requests waits before it looks at the loader's slack again. */
     private static final long PAUSE_MILLIS = 5;
 
@@ -526,8 +529,10 @@ public final class RestartCache implements AutoCloseable {
             return;
         }
         writer.name(from.id.key());
-        if (writer.entryType() != 0 && filedAlready(entryOf(from.id.key()))) {
-            return; // filled since it was asked for (another worker, another process), or about to be replaced
+        int there = writer.entryType();
+        if (there == S_IFDIR || (there != 0 && filedAlready(entryOf(from.id.key())))) {
+            // Filled since it was asked for (another worker, another process), or a folder at its name.
+            return;
         }
         if (!from.read(sample)) {
             return; // unreadable, changed while read, or not a JPEG: nothing to cache
@@ -596,8 +601,12 @@ public final class RestartCache implements AutoCloseable {
         FolderUsage.Outcome filed;
         try {
             filed = usage.add(total, budget, () -> {
-                if (writer.entryType() == LibC.S_IFREG) {
+                int there = writer.entryType();
+                if (there == LibC.S_IFREG) {
                     return false; // another process filed it while this one copied
+                }
+                if (there == S_IFDIR) {
+                    return false; // a folder, never Stoke's: left as it is (its name is read as a miss, said once)
                 }
                 // A reader sees the whole entry or none: rename is atomic within the folder, and
                 // replaces a link or a FIFO planted at the entry's name, never what a link points to.

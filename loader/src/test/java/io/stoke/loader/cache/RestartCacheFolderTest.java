@@ -167,6 +167,41 @@ class RestartCacheFolderTest {
     }
 
     /**
+     * A folder at an entry's name, with a file in it: a miss read from the original every epoch,
+     * said once, left as it is with its file; the cache goes on filing the other entries.
+     */
+    @Test
+    void aFolderAtAnEntrysNameIsLeftAndTheOtherEntriesAreFiled() throws Exception {
+        Dataset d = data();
+        Path dir = tmp.resolve("cache");
+        List<String> uncached = epoch(d, 1, null);
+        try (RestartCache cache = RestartCache.open(dir, 1L << 30, said::add)) {
+            epoch(d, 0, cache);
+            assertTrue(cache.awaitFilled(60_000));
+        }
+        List<Path> entries = entries(dir);
+        Path folder = entries.get(5);
+        Path other = entries.get(6);
+        Files.delete(folder);
+        Files.createDirectory(folder);
+        Files.write(folder.resolve("kept"), PRECIOUS);
+        Files.delete(other);
+
+        try (RestartCache cache = RestartCache.open(dir, 1L << 30, said::add)) {
+            assertEquals(uncached, epoch(d, 1, cache));
+            assertEquals(2, cache.stats().misses(), "the folder and the removed entry: " + cache.stats());
+            assertTrue(cache.awaitFilled(60_000));
+            assertEquals(uncached, epoch(d, 1, cache));
+            assertEquals(3, cache.stats().misses(), "then the folder alone: " + cache.stats());
+            assertFalse(cache.stats().full(), "the cache goes on filing: " + cache.stats());
+        }
+        assertTrue(Files.isRegularFile(other, LinkOption.NOFOLLOW_LINKS), "the removed entry made again");
+        assertArrayEquals(PRECIOUS, Files.readAllBytes(folder.resolve("kept")), "the folder left as it is");
+        assertEquals(1, said.size(), "said once: " + said);
+        assertTrue(said.get(0).contains("a folder at " + folder), said.get(0));
+    }
+
+    /**
      * A FIFO at the usage count's name: the filler names it and writes nothing, the workers read the
      * originals, and the run ends; a link there leaves its target's bytes as they were.
      */
