@@ -18,11 +18,11 @@ import java.util.SplittableRandom;
  * a whole entry or none. One per filing thread (a filler, a worker's {@link MissCopy}, a thread of
  * {@link RestartCache#fill}), confined to it; nothing is allocated per entry.
  *
- * <p>Java's file API did the same work for 0.22-0.25 ms of a worker's CPU an entry, this for
- * 0.13-0.17 ms, of which the system calls are about 0.09 between decodes (paths, channels and
- * permission sets made per entry, an exception inside {@code Files.isRegularFile} for the absent
- * name, {@code Files.move}'s own {@code lstat}s, a delete after every rename; docs/benchmarks/README.md):
- * time a copy takes from the idle CPU the loader fills the cache with.
+ * <p>Java's file API did the same work for 0.22-0.25 ms of a worker's CPU an entry (paths,
+ * channels and permission sets made per entry, an exception inside {@code Files.isRegularFile} for
+ * the absent name, {@code Files.move}'s own {@code lstat}s, a delete after every rename); this does
+ * it for 0.13-0.17 ms, of which the system calls are about 0.09 between decodes
+ * (docs/benchmarks/README.md). A copy's filing is CPU the loader would otherwise fill the cache with.
  *
  * <p>The temporary name is {@link SafeFiles#temporaryFor}'s: {@code .NAME.PID.RANDOM.tmp} beside
  * the entry, so the folder's walk removes those of a process killed while filing.
