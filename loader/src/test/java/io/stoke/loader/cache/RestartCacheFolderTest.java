@@ -95,6 +95,15 @@ class RestartCacheFolderTest {
         return PosixFilePermissions.toString(Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS));
     }
 
+    /** The entries of {@code dir}, filled by one epoch of {@code d}. */
+    private List<Path> filled(Dataset d, Path dir) throws Exception {
+        try (RestartCache cache = RestartCache.open(dir, 1L << 30, said::add)) {
+            epoch(d, 0, cache);
+            assertTrue(cache.awaitFilled(60_000));
+        }
+        return entries(dir);
+    }
+
     private static void mkfifo(Path at) throws Exception {
         assertEquals(
                 0,
@@ -132,11 +141,7 @@ class RestartCacheFolderTest {
         Dataset d = data();
         Path dir = tmp.resolve("cache");
         List<String> uncached = epoch(d, 1, null);
-        try (RestartCache cache = RestartCache.open(dir, 1L << 30, said::add)) {
-            epoch(d, 0, cache);
-            assertTrue(cache.awaitFilled(60_000));
-        }
-        List<Path> entries = entries(dir);
+        List<Path> entries = filled(d, dir);
         Path linked = entries.get(3);
         Path fifo = entries.get(7);
         Path victim = tmp.resolve("victim");
@@ -175,11 +180,7 @@ class RestartCacheFolderTest {
         Dataset d = data();
         Path dir = tmp.resolve("cache");
         List<String> uncached = epoch(d, 1, null);
-        try (RestartCache cache = RestartCache.open(dir, 1L << 30, said::add)) {
-            epoch(d, 0, cache);
-            assertTrue(cache.awaitFilled(60_000));
-        }
-        List<Path> entries = entries(dir);
+        List<Path> entries = filled(d, dir);
         Path folder = entries.get(5);
         Path other = entries.get(6);
         Files.delete(folder);
