@@ -103,6 +103,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private static final String STAGE = "GPU decode stage";
     private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
     private static final Comparator<SampleError> BY_POSITION = Comparator.comparingInt(SampleError::position);
+    /** The evaluation transform's tables kept by image size: 8 MiB, some 650 sizes of ImageNet's at a 224 crop. */
+    private static final long EVAL_TABLE_INTS = 1L << 21;
 
     private final Dataset dataset;
     private final Sampler sampler;
@@ -460,6 +462,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 return;
             }
             Resampler resampler = new Resampler(spec);
+            EvalTableCache evalTables = train == null ? new EvalTableCache(resampler, EVAL_TABLE_INTS) : null;
             ResampleTables[] tables = new ResampleTables[batchSize];
             for (int i = 0; i < batchSize; i++) {
                 tables[i] = new ResampleTables();
@@ -488,7 +491,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                     read(next, cursor); // the next batch's files are read while this one decodes
                 }
                 times.addAndGet(QUEUE, System.nanoTime() - t2);
-                RuntimeException rejected = decode(now, entry, shared, jpeg, resize, resampler, tables);
+                RuntimeException rejected = decode(now, entry, shared, jpeg, resize, resampler, evalTables, tables);
                 long t3 = System.nanoTime();
                 filesDone[f].record(stream);
                 filesQueued[f] = true;
@@ -643,6 +646,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             GpuJpegDecoder jpeg,
             DeviceResize resize,
             Resampler resampler,
+            EvalTableCache evalTables,
             ResampleTables[] tables)
             throws InterruptedException {
         long t0 = CPU.getCurrentThreadCpuTime();
@@ -697,10 +701,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 }
                 continue;
             }
-            ResampleTables t = tables[onGpu];
+            ResampleTables t;
             if (train == null) {
-                resampler.evalTables(decoded.width(j), decoded.height(j), t);
+                t = evalTables.get(decoded.width(j), decoded.height(j)); // written to the staging by add()
             } else {
+                t = tables[onGpu];
                 // The CPU's draw for this sample: the same box and flip from (seed, epoch, sample).
                 random.reset(seed, batch.epoch, batch.samples[i]);
                 train.draw(decoded.width(j), decoded.height(j), random, box);
