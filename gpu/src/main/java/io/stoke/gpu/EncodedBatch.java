@@ -45,6 +45,16 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
     final SampleStatus[] status;
     final String[] messages;
     /**
+     * Per position, where its reader examined it for nvJPEG ({@link #startReads} with examiners):
+     * why nvJPEG is not given it (null where it is), and its size.
+     */
+    private final String[] gpuWhy;
+
+    private final int[] gpuWidth;
+    private final int[] gpuHeight;
+    /** Whether this batch's reads examined each JPEG for nvJPEG, on the reader threads. */
+    private boolean examinedOnRead;
+    /**
      * The files handed to nvJPEG, in position order: file j ({@link #address}, {@link #length}) is
      * position {@code positionOf[j]}'s, for j below {@link #count}.
      */
@@ -79,6 +89,9 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
         lengths = new long[batchSize];
         status = new SampleStatus[batchSize];
         messages = new String[batchSize];
+        gpuWhy = new String[batchSize];
+        gpuWidth = new int[batchSize];
+        gpuHeight = new int[batchSize];
         positionOf = new int[batchSize];
         leftovers = new int[batchSize];
         cpuStatus = new SampleStatus[batchSize];
@@ -102,15 +115,24 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
         cpuNanos.set(0);
     }
 
-    /** Reads every position of this batch on {@code threads}, reader {@code r} taking positions r mod R. */
-    void startReads(ReaderThreads threads) {
+    /**
+     * Reads every position of this batch on {@code threads}, reader {@code r} taking positions r mod
+     * R; with {@code examiners} (one per reader, null for none), reader {@code r} also examines each
+     * JPEG it read for nvJPEG with {@code examiners[r]}, so that the decode thread does not.
+     */
+    void startReads(ReaderThreads threads, GpuJpegDecoder.Examiner[] examiners) {
+        if (examiners != null && examiners.length != threads.size()) {
+            throw new IllegalArgumentException(examiners.length + " examiners for " + threads.size() + " readers");
+        }
+        examinedOnRead = examiners != null;
         for (int r = 0; r < threads.size(); r++) {
             int reader = r;
-            pending[r] = threads.submit(r, (own, unused) -> readEvery(reader, own));
+            GpuJpegDecoder.Examiner examiner = examiners == null ? null : examiners[r];
+            pending[r] = threads.submit(r, (own, unused) -> readEvery(reader, own, examiner));
         }
     }
 
-    private void readEvery(int r, SampleReader reader) {
+    private void readEvery(int r, SampleReader reader, GpuJpegDecoder.Examiner examiner) {
         long t0 = CPU.getCurrentThreadCpuTime();
         long used = 0;
         for (int i = r; i < size; i += pending.length) {
@@ -128,6 +150,12 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
                     jpeg[i] = ImageFormat.sniff(reader.bytes(), n) == ImageFormat.JPEG
                             && JpegEnd.complete(reader.bytes(), n);
                     messages[i] = null;
+                    if (examiner != null && jpeg[i]) {
+                        // The copy nvJPEG will be handed, before the next file can move the buffer.
+                        gpuWhy[i] = examiner.examine(buffers[r].address() + offsets[i], n);
+                        gpuWidth[i] = gpuWhy[i] == null ? examiner.width() : 0;
+                        gpuHeight[i] = gpuWhy[i] == null ? examiner.height() : 0;
+                    }
                 } else {
                     jpeg[i] = false;
                     messages[i] = reader.message() != null ? reader.message() : s.description();
@@ -177,6 +205,51 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
     @Override
     public long length(int j) {
         return lengths[positionOf[j]];
+    }
+
+    @Override
+    public boolean examined() {
+        return examinedOnRead;
+    }
+
+    @Override
+    public String why(int j) {
+        return gpuWhy[positionOf[j]];
+    }
+
+    @Override
+    public int width(int j) {
+        return gpuWidth[positionOf[j]];
+    }
+
+    @Override
+    public int height(int j) {
+        return gpuHeight[positionOf[j]];
+    }
+
+    /**
+     * Waits for {@link #startReads}' tasks, whatever they gave, and keeps an interrupt for after: the
+     * decode thread's last step before it closes the examiners they may be using.
+     */
+    void drainReads() {
+        boolean interrupted = false;
+        for (int r = 0; r < pending.length; r++) {
+            Future<?> f = pending[r];
+            while (f != null) {
+                try {
+                    f.get();
+                    f = null;
+                } catch (ExecutionException e) {
+                    f = null; // its failure is the batch's, which no one waits for now
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            pending[r] = null;
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Waits for {@link #startReads}' tasks; a reader's unexpected failure is thrown here. */

@@ -44,6 +44,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -120,6 +121,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     // With the CPU sharing the decode: the balance, and timed events around the GPU side of the last
     // K + 2 batches, read when done (the decode thread never waits for them).
     private final DecodeSplit split;
+    /** The reader threads' examiners, one each, from the decoder: the decode thread's, set when it opens. */
+    private GpuJpegDecoder.Examiner[] examiners;
+
     private final CudaEvent[] gpuStart;
     private final CudaEvent[] gpuEnd;
     private final int[] gpuImagesTimed;
@@ -454,6 +458,23 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             try {
                 ensureCurrent();
                 jpeg = GpuJpegDecoder.open(driver, nvjpeg, preferHardware, batchSize, spec.maxPixels());
+                // Each reader examines the JPEGs it reads (nvJPEG's header read, and on the engine its
+                // parse and support check): this thread keeps the batched call alone.
+                examiners = new GpuJpegDecoder.Examiner[readerThreads.size()];
+                Future<?>[] current = new Future<?>[examiners.length];
+                for (int r = 0; r < examiners.length; r++) {
+                    examiners[r] = jpeg.newExaminer();
+                    current[r] = readerThreads.submit(r, (reader, transform) -> ensureCurrent());
+                }
+                for (Future<?> c : current) {
+                    try {
+                        c.get();
+                    } catch (ExecutionException e) { // a reader thread that could not start, as its reads would say
+                        throw e.getCause() instanceof RuntimeException re
+                                ? re
+                                : new IllegalStateException("a GPU decode reader failed", e.getCause());
+                    }
+                }
                 resize = new DeviceResize(driver, kernels, batchSize);
                 backendNote = jpeg.backendNote();
                 opened.complete(jpeg.backend());
@@ -532,6 +553,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 resize.close();
             }
             if (jpeg != null) {
+                for (EncodedBatch f : files) {
+                    if (f != null) {
+                        f.drainReads(); // reads queued may still examine with the decoder's examiners
+                    }
+                }
                 jpeg.close();
             }
         }
@@ -580,7 +606,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         }
         EncodedBatch batch = files[f];
         batch.begin(at.epoch, at.batch, at.order, at.batch * batchSize, at.size, at.last);
-        batch.startReads(readerThreads);
+        batch.startReads(readerThreads, examiners);
     }
 
     /**

@@ -10,6 +10,7 @@ import io.stoke.ffm.cuda.DeviceBuffer;
 import io.stoke.ffm.cuda.Nvjpeg;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
@@ -51,6 +52,30 @@ public final class GpuJpegDecoder implements AutoCloseable {
 
         long length(int i);
 
+        /**
+         * Whether each file was examined already, by an {@link Examiner} on the thread that read it:
+         * then {@link #examine} takes {@link #why}, {@link #width} and {@link #height} as they are,
+         * rather than reading the headers again on the caller's thread.
+         */
+        default boolean examined() {
+            return false;
+        }
+
+        /** What {@link Examiner#examine} said of file {@code i}: why nvJPEG is not given it, or null. */
+        default String why(int i) {
+            throw new UnsupportedOperationException("not examined");
+        }
+
+        /** File {@code i}'s width, where nvJPEG takes it. */
+        default int width(int i) {
+            throw new UnsupportedOperationException("not examined");
+        }
+
+        /** File {@code i}'s height, where nvJPEG takes it. */
+        default int height(int i) {
+            throw new UnsupportedOperationException("not examined");
+        }
+
         /** The files of {@code segments}, each a whole file in native memory. */
         static Files of(List<MemorySegment> segments) {
             for (int i = 0; i < segments.size(); i++) {
@@ -89,16 +114,14 @@ public final class GpuJpegDecoder implements AutoCloseable {
     private final Arena arena = Arena.ofConfined();
     private final MemorySegment handle;
     private final MemorySegment state;
-    private final MemorySegment jpegStream; // NULL unless on the hardware engine (its support check parses)
     // Scratch for the calls, laid out once for maxBatch images.
     private final MemorySegment dataPointers;
     private final MemorySegment lengths;
     private final MemorySegment images;
-    private final MemorySegment components;
-    private final MemorySegment subsampling;
-    private final MemorySegment widths;
-    private final MemorySegment heights;
-    private final MemorySegment supported;
+    /** The examiner of files not examined where they were read; the others are {@link #newExaminer}'s. */
+    private final Examiner own;
+
+    private final List<Examiner> examiners = new ArrayList<>();
     private final Decoded decoded;
     private DeviceBuffer pixels;
     /** The stream of the last {@link #decode}: its work may still write {@link #pixels} when {@link #close} comes. */
@@ -140,14 +163,11 @@ public final class GpuJpegDecoder implements AutoCloseable {
         backendNote = note;
         handle = out.get(ADDRESS, 0);
         MemorySegment st = MemorySegment.NULL;
-        MemorySegment js = MemorySegment.NULL;
+        Examiner mine = null;
         try {
             Nvjpeg.check(nvjpeg.nvjpegJpegStateCreate(handle, out), "nvjpegJpegStateCreate");
             st = out.get(ADDRESS, 0);
-            if (backend == Backend.HARDWARE) {
-                Nvjpeg.check(nvjpeg.nvjpegJpegStreamCreate(handle, out), "nvjpegJpegStreamCreate");
-                js = out.get(ADDRESS, 0);
-            }
+            mine = new Examiner();
         } catch (RuntimeException e) {
             if (!st.equals(MemorySegment.NULL)) {
                 nvjpeg.nvjpegJpegStateDestroy(st);
@@ -157,15 +177,10 @@ public final class GpuJpegDecoder implements AutoCloseable {
             throw e;
         }
         state = st;
-        jpegStream = js;
+        own = mine;
         dataPointers = arena.allocate(JAVA_LONG, maxBatch); // const unsigned char *[]: each address as its 64-bit value
         lengths = arena.allocate(JAVA_LONG, maxBatch);
         images = arena.allocate(Nvjpeg.IMAGE, maxBatch);
-        components = arena.allocate(JAVA_INT);
-        subsampling = arena.allocate(JAVA_INT);
-        widths = arena.allocate(JAVA_INT, Nvjpeg.MAX_COMPONENT);
-        heights = arena.allocate(JAVA_INT, Nvjpeg.MAX_COMPONENT);
-        supported = arena.allocate(JAVA_INT);
         decoded = new Decoded(maxBatch);
     }
 
@@ -230,15 +245,16 @@ public final class GpuJpegDecoder implements AutoCloseable {
             throw new IllegalArgumentException(n + " files in a batch of at most " + maxBatch);
         }
         decoded.begin(n);
+        boolean examined = files.examined();
         long bytes = 0;
         for (int i = 0; i < n; i++) {
-            String why = examine(files.address(i), files.length(i));
+            String why = examined ? files.why(i) : own.examine(files.address(i), files.length(i));
             if (why != null) {
                 decoded.toCpu(i, why);
                 continue;
             }
-            int w = widths.getAtIndex(JAVA_INT, 0);
-            int h = heights.getAtIndex(JAVA_INT, 0);
+            int w = examined ? files.width(i) : own.width();
+            int h = examined ? files.height(i) : own.height();
             long offset = align(bytes);
             decoded.toGpu(i, offset, w, h);
             bytes = offset + 3L * w * h;
@@ -314,43 +330,108 @@ public final class GpuJpegDecoder implements AutoCloseable {
     }
 
     /**
-     * Why nvJPEG is not given the file of {@code length} bytes at {@code address}, or null, with its
-     * size in {@link #widths}/{@link #heights}.
+     * An examiner for another thread: it reads the files' headers there, so that {@link #examine}
+     * on this decoder's thread takes its verdicts as they are ({@link Files#examined}). Its own
+     * scratch and, on the hardware engine, its own parsed stream (nvJPEG's streams are one thread's
+     * each; the handle is shared). This decoder closes it at {@link #close}, after the caller has
+     * made sure no thread still examines with it.
      */
-    private String examine(long address, long length) {
-        int status = nvjpeg.nvjpegGetImageInfo(handle, address, length, components, subsampling, widths, heights);
-        if (status != Nvjpeg.NVJPEG_STATUS_SUCCESS) {
-            return "nvJPEG cannot read it as a JPEG (nvjpegGetImageInfo: " + Nvjpeg.statusName(status) + ")";
+    public Examiner newExaminer() {
+        checkOpen();
+        Examiner e = new Examiner();
+        examiners.add(e);
+        return e;
+    }
+
+    /**
+     * Reads a file's header for this decoder, as {@link #examine} does: why nvJPEG is not given it, or
+     * null with its size in {@link #width}/{@link #height}. Owner: one thread at a time, which may be
+     * another than the decoder's (the scratch is a shared arena's); made and closed by the decoder.
+     */
+    public final class Examiner {
+        private final Arena scratch = Arena.ofShared();
+        private final MemorySegment components = scratch.allocate(JAVA_INT);
+        private final MemorySegment subsampling = scratch.allocate(JAVA_INT);
+        private final MemorySegment widths = scratch.allocate(JAVA_INT, Nvjpeg.MAX_COMPONENT);
+        private final MemorySegment heights = scratch.allocate(JAVA_INT, Nvjpeg.MAX_COMPONENT);
+        private final MemorySegment supported = scratch.allocate(JAVA_INT);
+        private final MemorySegment jpegStream; // NULL unless on the hardware engine (its support check parses)
+
+        private Examiner() {
+            MemorySegment js = MemorySegment.NULL;
+            if (backend == Backend.HARDWARE) {
+                try {
+                    MemorySegment out = scratch.allocate(ADDRESS);
+                    Nvjpeg.check(nvjpeg.nvjpegJpegStreamCreate(handle, out), "nvjpegJpegStreamCreate");
+                    js = out.get(ADDRESS, 0);
+                } catch (RuntimeException e) {
+                    scratch.close();
+                    throw e;
+                }
+            }
+            jpegStream = js;
         }
-        int c = components.get(JAVA_INT, 0);
-        if (c != 1 && c != 3) {
-            return c + " components (CMYK or YCCK), which nvJPEG's batched decoder does not convert";
-        }
-        int css = subsampling.get(JAVA_INT, 0);
-        if (c == 3 && (css == Nvjpeg.NVJPEG_CSS_UNKNOWN || css == Nvjpeg.NVJPEG_CSS_410V)) {
-            return "a chroma subsampling nvJPEG does not name";
-        }
-        long w = widths.getAtIndex(JAVA_INT, 0);
-        long h = heights.getAtIndex(JAVA_INT, 0);
-        if (w <= 0 || h <= 0) {
-            return "a header of " + w + " x " + h + " pixels";
-        }
-        if (w * h > maxPixels) {
-            return w + " x " + h + " pixels, over the GPU decode's limit of " + maxPixels;
-        }
-        if (backend == Backend.HARDWARE) {
-            status = nvjpeg.nvjpegJpegStreamParse(handle, address, length, 0, 0, jpegStream);
+
+        /**
+         * Why nvJPEG is not given the file of {@code length} bytes at {@code address}, or null, with
+         * its size in {@link #width}/{@link #height}.
+         */
+        public String examine(long address, long length) {
+            int status = nvjpeg.nvjpegGetImageInfo(handle, address, length, components, subsampling, widths, heights);
             if (status != Nvjpeg.NVJPEG_STATUS_SUCCESS) {
-                return "nvJPEG cannot parse it (nvjpegJpegStreamParse: " + Nvjpeg.statusName(status) + ")";
+                return "nvJPEG cannot read it as a JPEG (nvjpegGetImageInfo: " + Nvjpeg.statusName(status) + ")";
             }
-            Nvjpeg.check(
-                    nvjpeg.nvjpegDecodeBatchedSupported(handle, jpegStream, supported), "nvjpegDecodeBatchedSupported");
-            if (supported.get(JAVA_INT, 0) != 0) {
-                return "nvJPEG's hardware decoder does not take it (it takes single-scan baseline JPEGs, "
-                        + "not progressive ones, 4:1:1 or 4:1:0)";
+            int c = components.get(JAVA_INT, 0);
+            if (c != 1 && c != 3) {
+                return c + " components (CMYK or YCCK), which nvJPEG's batched decoder does not convert";
+            }
+            int css = subsampling.get(JAVA_INT, 0);
+            if (c == 3 && (css == Nvjpeg.NVJPEG_CSS_UNKNOWN || css == Nvjpeg.NVJPEG_CSS_410V)) {
+                return "a chroma subsampling nvJPEG does not name";
+            }
+            long w = widths.getAtIndex(JAVA_INT, 0);
+            long h = heights.getAtIndex(JAVA_INT, 0);
+            if (w <= 0 || h <= 0) {
+                return "a header of " + w + " x " + h + " pixels";
+            }
+            if (w * h > maxPixels) {
+                return w + " x " + h + " pixels, over the GPU decode's limit of " + maxPixels;
+            }
+            if (backend == Backend.HARDWARE) {
+                status = nvjpeg.nvjpegJpegStreamParse(handle, address, length, 0, 0, jpegStream);
+                if (status != Nvjpeg.NVJPEG_STATUS_SUCCESS) {
+                    return "nvJPEG cannot parse it (nvjpegJpegStreamParse: " + Nvjpeg.statusName(status) + ")";
+                }
+                Nvjpeg.check(
+                        nvjpeg.nvjpegDecodeBatchedSupported(handle, jpegStream, supported),
+                        "nvjpegDecodeBatchedSupported");
+                if (supported.get(JAVA_INT, 0) != 0) {
+                    return "nvJPEG's hardware decoder does not take it (it takes single-scan baseline JPEGs, "
+                            + "not progressive ones, 4:1:1 or 4:1:0)";
+                }
+            }
+            return null;
+        }
+
+        /** The width of the file last examined, where nvJPEG takes it. */
+        public int width() {
+            return widths.getAtIndex(JAVA_INT, 0);
+        }
+
+        /** The height of the file last examined, where nvJPEG takes it. */
+        public int height() {
+            return heights.getAtIndex(JAVA_INT, 0);
+        }
+
+        private void close() {
+            try {
+                if (!jpegStream.equals(MemorySegment.NULL)) {
+                    Nvjpeg.check(nvjpeg.nvjpegJpegStreamDestroy(jpegStream), "nvjpegJpegStreamDestroy");
+                }
+            } finally {
+                scratch.close();
             }
         }
-        return null;
     }
 
     private void ensureCapacity(long bytes, CudaStream stream) {
@@ -392,9 +473,10 @@ public final class GpuJpegDecoder implements AutoCloseable {
             if (pixels != null) {
                 pixels.close();
             }
-            if (!jpegStream.equals(MemorySegment.NULL)) {
-                Nvjpeg.check(nvjpeg.nvjpegJpegStreamDestroy(jpegStream), "nvjpegJpegStreamDestroy");
+            for (Examiner e : examiners) {
+                e.close(); // before the handle they examine with
             }
+            own.close();
             Nvjpeg.check(nvjpeg.nvjpegJpegStateDestroy(state), "nvjpegJpegStateDestroy");
             Nvjpeg.check(nvjpeg.nvjpegDestroy(handle), "nvjpegDestroy");
         } finally {

@@ -78,7 +78,9 @@ class GpuDecodeStageTest {
         }
         try {
             assertEquals(deviceAllocsBefore, dbl.stat("live_device_allocs"), "device memory freed");
-            assertEquals(0, dbl.nvjpegStat("live_nvjpeg_handles"));
+            for (String live : GpuJpegDecoderTest.LIVE) { // the readers' examiners' streams too
+                assertEquals(0, dbl.nvjpegStat(live), live);
+            }
             assertEquals(0, dbl.stat("checksum_mismatches"), "no host buffer changed under a queued copy");
         } finally {
             dbl.reset();

@@ -305,6 +305,107 @@ class GpuJpegDecoderTest {
         }
     }
 
+    /**
+     * The decode stage's readers examine the files where they read them, each with an examiner of
+     * its own on its own thread: their verdicts and sizes are the decoder's own examination's, and
+     * examine() takes them as given (a verdict planted here reaches the result), reading no header.
+     */
+    @Test
+    void examinersOnOtherThreadsSayWhatTheDecodersOwnExaminationSaysAndExamineTakesIt() throws Exception {
+        dbl.nvjpegHardware(true);
+        MemorySegment baseline = jpeg(48, 32, TurboJpeg.TJSAMP_420, 0, 3);
+        MemorySegment gray = jpeg(17, 9, TurboJpeg.TJSAMP_GRAY, 0, 8);
+        MemorySegment progressive = jpeg(48, 32, TurboJpeg.TJSAMP_420, TurboJpeg.TJFLAG_PROGRESSIVE, 4);
+        MemorySegment large = jpeg(120, 100, TurboJpeg.TJSAMP_444, 0, 2);
+        MemorySegment garbage = arena.allocateFrom(JAVA_BYTE, new byte[] {(byte) 0xFF, (byte) 0xD8, 1, 2, 3, 4});
+        List<MemorySegment> list = List.of(baseline, png(8, 8), cmykJpeg(16, 16), gray, progressive, large, garbage);
+        int n = list.size();
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, true, 8, 10_000)) {
+            GpuJpegDecoder.Decoded own = dec.decode(GpuJpegDecoder.Files.of(list), stream); // its own examination
+            String[] ownWhy = new String[n];
+            int[] ownW = new int[n];
+            int[] ownH = new int[n];
+            for (int i = 0; i < n; i++) {
+                ownWhy[i] = own.cpuReason(i);
+                ownW[i] = own.onGpu(i) ? own.width(i) : 0;
+                ownH[i] = own.onGpu(i) ? own.height(i) : 0;
+            }
+            String[] why = new String[n];
+            int[] w = new int[n];
+            int[] h = new int[n];
+            GpuJpegDecoder.Examiner[] examiners = {dec.newExaminer(), dec.newExaminer()};
+            Thread[] threads = new Thread[examiners.length];
+            for (int t = 0; t < threads.length; t++) {
+                int first = t;
+                threads[t] = Thread.ofPlatform().start(() -> {
+                    for (int i = first; i < n; i += threads.length) { // as the readers stripe a batch
+                        MemorySegment f = list.get(i);
+                        why[i] = examiners[first].examine(f.address(), f.byteSize());
+                        w[i] = why[i] == null ? examiners[first].width() : 0;
+                        h[i] = why[i] == null ? examiners[first].height() : 0;
+                    }
+                });
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            assertArrayEquals(ownWhy, why);
+            assertArrayEquals(ownW, w);
+            assertArrayEquals(ownH, h);
+            assertNull(why[0]);
+            assertEquals(17, w[3]);
+            assertTrue(why[4].startsWith("nvJPEG's hardware decoder does not take it"), why[4]);
+
+            why[3] = "planted: the reader said so"; // the gray file, which nvJPEG takes
+            GpuJpegDecoder.Files given = new GpuJpegDecoder.Files() {
+                @Override
+                public int count() {
+                    return n;
+                }
+
+                @Override
+                public long address(int i) {
+                    return list.get(i).address();
+                }
+
+                @Override
+                public long length(int i) {
+                    return list.get(i).byteSize();
+                }
+
+                @Override
+                public boolean examined() {
+                    return true;
+                }
+
+                @Override
+                public String why(int i) {
+                    return why[i];
+                }
+
+                @Override
+                public int width(int i) {
+                    return w[i];
+                }
+
+                @Override
+                public int height(int i) {
+                    return h[i];
+                }
+            };
+            long imagesBefore = dbl.nvjpegStat("nvjpeg_images");
+            GpuJpegDecoder.Decoded d = dec.decode(given, stream);
+            assertEquals("planted: the reader said so", d.cpuReason(3), "the reader's verdict, as given");
+            assertTrue(d.onGpu(0), d.cpuReason(0));
+            assertArrayEquals(cpuDecode(baseline, 48, 32), gpuPixels(d, 0));
+            for (int i = 1; i < n; i++) {
+                assertFalse(d.onGpu(i), "file " + i);
+            }
+            assertEquals(imagesBefore + 1, dbl.nvjpegStat("nvjpeg_images"), "only what the verdicts gave nvJPEG");
+        }
+        // The examiners' streams were the decoder's to close: the leak check after each test counts them.
+    }
+
     @Test
     void withoutTheEngineItSaysSoOnceAndTheHybridDecoderTakesProgressiveFiles() {
         MemorySegment progressive = jpeg(48, 32, TurboJpeg.TJSAMP_420, TurboJpeg.TJFLAG_PROGRESSIVE, 6);
