@@ -289,11 +289,13 @@ final class BenchRun {
                     "split from",
                     String.format(
                             Locale.ROOT,
-                            "us per image: GPU side %.1f (events %.1f, decode thread %.1f), CPU threads %.1f",
+                            "us per image: GPU side %.1f (events %.1f, decode thread %.1f), CPU threads %.1f"
+                                    + " (a round's wall; a thread %.2f us a KiB)",
                             Math.max(b.gpuSpanNanos(), Double.isNaN(b.gpuHostNanos()) ? 0 : b.gpuHostNanos()) / 1e3,
                             b.gpuSpanNanos() / 1e3,
                             b.gpuHostNanos() / 1e3,
-                            b.cpuNanos() / 1e3));
+                            b.cpuNanos() / 1e3,
+                            b.cpuThreadNanosPerKiB() / 1e3));
         }
         if (shared) {
             row(

@@ -110,7 +110,7 @@ class BenchGpuDecodeTest {
                     r[1].matches("(?s).*decode thread +ms per batch: .*, handoff [0-9.]+; events [0-9.]+\n.*"), r[1]);
             assertTrue(
                     r[1].matches("(?s).*split from +us per image: GPU side [0-9.]+ \\(events [0-9.]+, decode thread "
-                            + "[0-9.]+\\), CPU threads [0-9.]+\n.*"),
+                            + "[0-9.]+\\), CPU threads [0-9.]+ \\(a round's wall; a thread [0-9.]+ us a KiB\\)\n.*"),
                     r[1]);
             assertEquals(
                     "auto",

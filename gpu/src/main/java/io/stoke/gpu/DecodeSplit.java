@@ -1,16 +1,24 @@
 package io.stoke.gpu;
 
 /**
- * How many of a batch's JPEGs the CPU threads decode while the GPU decodes the rest, so that both
- * sides finish together: {@code m = n * g / (g + c)}, where {@code g} is the GPU side's time per
- * image and {@code c} the CPU side's (all its threads together), each measured on the batches
- * before and smoothed. The GPU side's time is the longer of two: the span of the events recorded on
- * the stream around its decode and resize, and the decode thread's own time for them (nvJPEG's host
- * side and queuing the resize). The thread does one batch at a time, so where its host work is the
- * longer, that bounds the GPU side. Until both are measured it gives the CPU an eighth of the
- * batch (at least one image, and never a batch's only image before the GPU is measured), to measure
- * both; after, it never gives it none of a batch of 16 or more, so its rate stays known. Used by one
- * thread (the GPU decode stage's).
+ * How much of a batch the CPU threads decode while the GPU decodes the rest, so that the batch ends
+ * soonest: the CPU's round holds what nvJPEG will not take and, from the batch's end, as many of
+ * the JPEGs it would as end the batch sooner on the CPU than on the GPU.
+ *
+ * <p>The GPU side's time is {@code g} an image: the longer of the span of the events recorded on the
+ * stream around its decode and resize, and the decode thread's own time for them (nvJPEG's host
+ * side and queuing the resize); the thread does one batch at a time, so where its host work is the
+ * longer, that bounds the GPU side. The CPU's round is foreseen from a thread's busy time per unit
+ * of a file's estimated cost ({@code EncodedBatch}: its bytes, three times over for a progressive
+ * file), as the longer of its units spread over the threads and its largest file. A round ends when
+ * its last file does: read as its wall time over its images, a round of a few costly files (a
+ * progressive one, a large one) looked slower per image than the threads are, and the share shrank
+ * until it was mostly such a tail (docs/benchmarks/results-gpu-decode, benchmarks/gpu/split-rounds).
+ *
+ * <p>Until both sides are measured it gives the CPU an eighth of the batch's JPEGs (at least one,
+ * and never a batch's only image before the GPU is measured), to measure both; after, never none
+ * of 16 or more, so its rate stays known. Rates are smoothed over a few batches. Used by one thread
+ * (the GPU decode stage's).
  */
 final class DecodeSplit {
     /** Weight of the past in the smoothed rates: a few batches' memory, so a slow batch does not swing it. */
@@ -19,24 +27,69 @@ final class DecodeSplit {
     private double gpuNanosPerImage = Double.NaN;
     private double gpuHostNanosPerImage = Double.NaN;
     private double cpuNanosPerImage = Double.NaN;
+    private double threadNanosPerUnit = Double.NaN;
 
-    /** The CPU's share of a batch whose {@code jpegs} files could go to either side. */
-    int cpuCount(int jpegs) {
+    /**
+     * The CPU's share: how many of {@code jpegs} files either side could take join the CPU's round,
+     * which holds {@code roundUnits} already (what nvJPEG leaves; its largest file {@code
+     * roundLargest}) on {@code threads} threads. {@code units[k]} is candidate k's estimated cost,
+     * in the order they would be taken (the batch's last first): they join while the batch would
+     * end sooner.
+     */
+    int share(long[] units, int jpegs, double roundUnits, double roundLargest, int threads) {
+        if (!measured()) {
+            return probeCount(jpegs);
+        }
+        int least = least(jpegs);
+        double round = roundUnits;
+        double largest = roundLargest;
+        int m = 0;
+        while (m < jpegs && (m < least || sooner(round, largest, units[m], jpegs - m, threads))) {
+            round += units[m];
+            largest = Math.max(largest, units[m]);
+            m++;
+        }
+        return m;
+    }
+
+    /** Whether both sides are measured: until then {@link #probeCount} gives the share. */
+    boolean measured() {
+        return !Double.isNaN(gpuNanosPerImage()) && !Double.isNaN(threadNanosPerUnit);
+    }
+
+    /** The share of a batch with {@code jpegs} files either side could take, while a side is not measured. */
+    private int probeCount(int jpegs) {
         if (jpegs <= 0) {
             return 0;
         }
-        if (Double.isNaN(gpuNanosPerImage) || Double.isNaN(cpuNanosPerImage)) {
-            // Probing: each side gets some of the batch. A batch of one goes to the side not yet
-            // measured, the GPU first, so that neither is starved of its first measurement.
-            if (jpegs == 1) {
-                return Double.isNaN(gpuNanosPerImage) ? 0 : 1;
-            }
-            return Math.max(1, jpegs / 8);
+        // A batch of one goes to the side not yet measured, the GPU first, so that neither is starved
+        // of its first measurement.
+        if (jpegs == 1) {
+            return Double.isNaN(gpuNanosPerImage) ? 0 : 1;
         }
-        int least = jpegs >= 16 ? 1 : 0;
+        return Math.max(1, jpegs / 8);
+    }
+
+    /** The least share of {@code jpegs}, once measured: one of a batch of 16 or more, so the CPU's rate stays known. */
+    private static int least(int jpegs) {
+        return jpegs >= 16 ? 1 : 0;
+    }
+
+    /**
+     * Whether a round of {@code units} (its largest file {@code largest}) on {@code threads} threads
+     * ends the batch sooner with one more file of {@code u} units, the GPU's part then one image
+     * fewer than {@code gpuImages}. After {@link #measured}.
+     */
+    private boolean sooner(double units, double largest, double u, int gpuImages, int threads) {
         double g = gpuNanosPerImage();
-        double share = g / (g + cpuNanosPerImage);
-        return (int) Math.max(least, Math.min(jpegs, Math.round(jpegs * share)));
+        double before = Math.max(roundNanos(units, largest, threads), g * gpuImages);
+        double after = Math.max(roundNanos(units + u, Math.max(largest, u), threads), g * (gpuImages - 1));
+        return after < before;
+    }
+
+    /** The CPU round's time foreseen: the longer of its units over the threads and its largest file. */
+    double roundNanos(double units, double largest, int threads) {
+        return threadNanosPerUnit * Math.max(units / threads, largest);
     }
 
     /** The GPU side took {@code nanos} (decode call to resized pixels) for {@code images}. */
@@ -53,10 +106,17 @@ final class DecodeSplit {
         }
     }
 
-    /** The CPU side took {@code nanos} of wall time (its threads in parallel) for {@code images}. */
-    void cpuMeasured(long nanos, int images) {
-        if (images > 0 && nanos > 0) {
-            cpuNanosPerImage = smooth(cpuNanosPerImage, (double) nanos / images);
+    /**
+     * The CPU's round of {@code images} files, {@code units} of estimated cost, took {@code wallNanos}
+     * from its start to its last file's end, and its threads {@code busyNanos} between them (each
+     * thread's own start to end of its part).
+     */
+    void cpuMeasured(long wallNanos, int images, long busyNanos, double units) {
+        if (images > 0 && wallNanos > 0) {
+            cpuNanosPerImage = smooth(cpuNanosPerImage, (double) wallNanos / images);
+        }
+        if (units > 0 && busyNanos > 0) {
+            threadNanosPerUnit = smooth(threadNanosPerUnit, busyNanos / units);
         }
     }
 
@@ -69,8 +129,14 @@ final class DecodeSplit {
         return Double.isNaN(gpuHostNanosPerImage) ? gpuNanosPerImage : Math.max(gpuNanosPerImage, gpuHostNanosPerImage);
     }
 
+    /** The CPU rounds' smoothed wall time per image, all threads together, NaN until measured: what a round looked like. */
     double cpuNanosPerImage() {
         return cpuNanosPerImage;
+    }
+
+    /** A CPU thread's smoothed busy time per unit of estimated cost, NaN until measured: what the split foresees from. */
+    double threadNanosPerUnit() {
+        return threadNanosPerUnit;
     }
 
     /** The events' smoothed span per GPU image, NaN until measured. */

@@ -70,8 +70,15 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
     final List<SampleError> errors = new ArrayList<>();
 
     private final boolean[] onCpu;
+    /** A round's positions keyed by their estimated cost, to start the costliest first (startCpu). */
+    private final long[] byCost;
+
+    private final long[] costOf;
+
     private final List<Future<?>> cpuPending;
     private final AtomicLong timedEnd = new AtomicLong();
+    private final AtomicLong timedBusy = new AtomicLong();
+    private long timedUnits;
     private long timedStart;
     private int cpuStarted;
     private final AtomicLong cpuNanos = new AtomicLong();
@@ -98,6 +105,8 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
         cpuMessages = new String[batchSize];
         pending = new Future<?>[readers];
         onCpu = new boolean[batchSize];
+        byCost = new long[batchSize];
+        costOf = new long[batchSize];
         cpuPending = new ArrayList<>(2 * readers);
     }
 
@@ -292,6 +301,57 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
         return onCpu[i];
     }
 
+    /**
+     * Whether position {@code i}, read, goes to the CPU whatever the split: no JPEG, a JPEG cut
+     * short, or one its reader's examination found nvJPEG does not take (on the hardware engine,
+     * progressive ones). After {@link #awaitReads}.
+     */
+    boolean mustCpu(int i) {
+        return status[i] == SampleStatus.OK && (!jpeg[i] || (examinedOnRead && gpuWhy[i] != null));
+    }
+
+    /**
+     * What position {@code i} is expected to cost the CPU, in baseline-JPEG bytes: its length, three
+     * times over for a JPEG nvJPEG's examination refused (mostly progressive files on the hardware
+     * engine, which cost libjpeg-turbo 3.1 times as much a byte on ImageNet-like photographs:
+     * benchmarks/gpu/split-rounds).
+     */
+    long cost(int i) {
+        return jpeg[i] && examinedOnRead && gpuWhy[i] != null ? 3 * lengths[i] : lengths[i];
+    }
+
+    /**
+     * Orders leftovers {@code [from, to)} costliest first. A round ends when its last image does: the
+     * threads take the next image when free, so a slow file taken last holds the whole round up,
+     * while short files taken last fill the threads' ends (longest-processing-time-first order).
+     */
+    private long costliestFirst(int from, int to) {
+        long units = 0;
+        for (int k = from; k < to; k++) {
+            costOf[leftovers[k]] = cost(leftovers[k]);
+            units += costOf[leftovers[k]];
+        }
+        costliestFirst(leftovers, from, to, costOf, byCost);
+        return units;
+    }
+
+    /**
+     * Orders {@code positions[from, to)} by {@code cost[position]}, costliest first, the later
+     * position first between equals; {@code scratch} holds at least {@code to - from} longs. Positions
+     * are below 65,536 (DeviceResize's bound on a batch).
+     */
+    static void costliestFirst(int[] positions, int from, int to, long[] cost, long[] scratch) {
+        int n = to - from;
+        for (int k = 0; k < n; k++) {
+            int i = positions[from + k];
+            scratch[k] = (Math.min(Math.max(cost[i], 0), (1L << 47) - 1) << 16) | i;
+        }
+        Arrays.sort(scratch, 0, n);
+        for (int k = 0; k < n; k++) {
+            positions[from + k] = (int) (scratch[n - 1 - k] & 0xFFFF);
+        }
+    }
+
     int leftoverCount() {
         return leftoverCount;
     }
@@ -310,8 +370,11 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
         int from = cpuStarted;
         int to = leftoverCount;
         cpuStarted = to;
+        long units = costliestFirst(from, to);
         int n = threads.size();
         if (timed) {
+            timedUnits = units;
+            timedBusy.set(0);
             timedStart = System.nanoTime();
             timedEnd.set(timedStart);
         }
@@ -322,6 +385,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
         for (int r = 0; r < n && from + r < to; r++) {
             cpuPending.add(threads.submitFirst(r, (unused, transform) -> {
                 long t0 = CPU.getCurrentThreadCpuTime();
+                long start = System.nanoTime();
                 for (int k; (k = next.getAndIncrement()) < to; ) {
                     int i = leftovers[k];
                     cpuStatus[k] = transform.apply(samples[i], epoch, host, i * sampleBytes);
@@ -329,7 +393,9 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
                 }
                 cpuNanos.addAndGet(CPU.getCurrentThreadCpuTime() - t0);
                 if (timed) {
-                    timedEnd.accumulateAndGet(System.nanoTime(), Math::max);
+                    long end = System.nanoTime();
+                    timedBusy.addAndGet(end - start);
+                    timedEnd.accumulateAndGet(end, Math::max);
                 }
             }));
         }
@@ -381,6 +447,16 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
     /** Wall time of the round started with {@code timed}, once awaited: start to its last task's end. */
     long timedRoundNanos() {
         return timedEnd.get() - timedStart;
+    }
+
+    /** The threads' busy time in that round, once awaited: each task's own start to end, summed. */
+    long timedBusyNanos() {
+        return timedBusy.get();
+    }
+
+    /** That round's estimated cost ({@link #cost}), summed. */
+    long timedUnits() {
+        return timedUnits;
     }
 
     /** CPU time the reader threads spent on this batch, summed over threads. */

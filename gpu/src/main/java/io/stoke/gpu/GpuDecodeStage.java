@@ -121,6 +121,12 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     // With the CPU sharing the decode: the balance, and timed events around the GPU side of the last
     // K + 2 batches, read when done (the decode thread never waits for them).
     private final DecodeSplit split;
+    /** The size of the CPU threads' round {@link #share} started for the batch being decoded: the decode thread's. */
+    private int roundImages;
+    /** {@link #share}'s candidates, from the batch's end: their positions and estimated costs. */
+    private final int[] shareOrder;
+
+    private final long[] shareUnits;
     /** The reader threads' examiners, one each, from the decoder: the decode thread's, set when it opens. */
     private GpuJpegDecoder.Examiner[] examiners;
 
@@ -191,6 +197,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private volatile double balanceGpuSpan = Double.NaN;
     private volatile double balanceGpuHost = Double.NaN;
     private volatile double balanceCpu = Double.NaN;
+    private volatile double balanceCpuPerUnit = Double.NaN;
     private final EpochCount epochCount = new EpochCount(); // the decode thread's
     private final MemorySegment floatZeros; // one float32 sample of 0.0, pinned: what a skipped sample becomes
     private final Arena hostArena; // the stage's host memory: floatZeros, labels, indices, pinned host buffers
@@ -256,6 +263,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.firstBatch = b.startBatch;
         this.epochs = b.epochs;
         this.batchSize = sampler.batchSize();
+        this.shareOrder = new int[batchSize];
+        this.shareUnits = new long[batchSize];
         this.tailWidths = new int[batchSize];
         this.tailHeights = new int[batchSize];
         this.readerCount = b.readers;
@@ -610,28 +619,42 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     }
 
     /**
-     * Gives the CPU threads their share of {@code batch}'s JPEGs ({@link DecodeSplit}: the last
-     * ones, so that both sides finish together) and starts them; returns how many.
+     * Starts the CPU threads' round of {@code batch}: every file nvJPEG will not take (the readers'
+     * examination found them: on the hardware engine, progressive JPEGs; PNG, WebP, a JPEG cut
+     * short), and a share of the JPEGs it would ({@link DecodeSplit}: the last ones, so that both
+     * sides finish together), costliest first. One round for both, so that what nvJPEG leaves is
+     * balanced against the GPU too, rather than run after the share. Returns the share;
+     * {@link #roundImages} is the round's size.
      */
     private int share(EncodedBatch batch, DeviceEntry entry) {
         measureGpu();
-        int jpegs = 0;
+        int must = 0;
+        double units = 0;
+        double largest = 0;
         for (int i = 0; i < batch.size; i++) {
-            if (batch.jpeg[i]) {
-                jpegs++;
-            }
-        }
-        int m = split.cpuCount(jpegs);
-        if (m == 0) {
-            return 0;
-        }
-        for (int i = batch.size - 1, left = m; i >= 0 && left > 0; i--) {
-            if (batch.jpeg[i]) {
+            if (batch.mustCpu(i)) {
                 batch.leaveToCpu(i);
-                left--;
+                must++;
+                units += batch.cost(i);
+                largest = Math.max(largest, batch.cost(i));
             }
         }
-        batch.startCpu(readerThreads, hostPixels(entry), hostBytes, true);
+        // The candidates from the batch's end, as the share takes them.
+        int candidates = 0;
+        for (int i = batch.size - 1; i >= 0; i--) {
+            if (batch.jpeg[i] && !batch.onCpu(i)) {
+                shareOrder[candidates] = i;
+                shareUnits[candidates++] = batch.cost(i);
+            }
+        }
+        int m = split.share(shareUnits, candidates, units, largest, readerThreads.size());
+        for (int k = 0; k < m; k++) {
+            batch.leaveToCpu(shareOrder[k]);
+        }
+        roundImages = must + m;
+        if (roundImages > 0) {
+            batch.startCpu(readerThreads, hostPixels(entry), hostBytes, true);
+        }
         return m;
     }
 
@@ -712,7 +735,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             }
         }
         if (early > 0) {
-            MemorySegment host = shared > 0 ? entry.hostPixels(driver, batchSize * hostBytes) : hostPixels(entry);
+            MemorySegment host = roundImages > 0 ? entry.hostPixels(driver, batchSize * hostBytes) : hostPixels(entry);
             batch.startCpu(readerThreads, host, hostBytes, false);
         }
         decoded = jpeg.submit(batch, stream);
@@ -770,7 +793,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             }
         }
         if (hostTail || batch.leftoverCount() > 0 || (!errors.isEmpty() && policy == ErrorPolicy.SKIP)) {
-            MemorySegment host = shared > 0 ? entry.hostPixels(driver, batchSize * hostBytes) : hostPixels(entry);
+            MemorySegment host = roundImages > 0 ? entry.hostPixels(driver, batchSize * hostBytes) : hostPixels(entry);
             batch.startCpu(readerThreads, host, hostBytes, false); // what nvJPEG left, after the share
             if (hostTail && onGpu > 0) {
                 stream.synchronize(); // the decode and the resize done: the crops come back
@@ -788,8 +811,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             long waitStart = System.nanoTime();
             batch.awaitCpu();
             times.addAndGet(WAIT_CPU, System.nanoTime() - waitStart);
-            if (shared > 0) {
-                split.cpuMeasured(batch.timedRoundNanos(), shared);
+            if (split != null && roundImages > 0) {
+                split.cpuMeasured(batch.timedRoundNanos(), roundImages, batch.timedBusyNanos(), batch.timedUnits());
             }
             entry.hostUsed = true;
             for (int k = 0; k < batch.leftoverCount(); k++) {
@@ -824,6 +847,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             balanceGpuSpan = split.spanNanosPerImage();
             balanceGpuHost = split.hostNanosPerImage();
             balanceCpu = split.cpuNanosPerImage();
+            balanceCpuPerUnit = split.threadNanosPerUnit() * 1024; // a unit is a byte
         }
         errors.sort(BY_POSITION); // the readers' errors, then the CPU's: in position order, as a Batch's
         gpuImages.addAndGet(onGpu);
@@ -971,7 +995,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                         times.get(HANDOFF),
                         times.get(GPU_SPAN),
                         times.get(GPU_SPAN_BATCHES)),
-                split == null ? null : new GpuDecodeStats.Balance(balanceGpuSpan, balanceGpuHost, balanceCpu));
+                split == null
+                        ? null
+                        : new GpuDecodeStats.Balance(balanceGpuSpan, balanceGpuHost, balanceCpu, balanceCpuPerUnit));
     }
 
     // ------------------------------------------------------------------ shutdown

@@ -27,7 +27,11 @@ public record GpuDecodeStats(
      * @param gpuSpanNanos   the span of the CUDA events around the GPU side, per image nvJPEG decodes
      *     ({@link DecodeThreadTimes#gpuSpan}: the device's work and its waits for the decode thread)
      * @param gpuHostNanos   the decode thread's own time for it (nvJPEG's host side, the resize's tables)
-     * @param cpuNanos       the CPU threads' wall time for an image of their share, all threads together
+     * @param cpuNanos       the CPU threads' round, wall time per image, all threads together (what
+     *     nvJPEG leaves and the share; a round ends when its last file does)
+     * @param cpuThreadNanosPerKiB a CPU thread's busy time per KiB of a round's estimated cost (a
+     *     file's bytes, three times over for one nvJPEG's examination refused): what the split
+     *     foresees a round from
      */
-    public record Balance(double gpuSpanNanos, double gpuHostNanos, double cpuNanos) {}
+    public record Balance(double gpuSpanNanos, double gpuHostNanos, double cpuNanos, double cpuThreadNanosPerKiB) {}
 }
