@@ -19,16 +19,22 @@ import random
 import statistics
 
 
-def makespan(costs: list[float], threads: int) -> float:
-    """Wall time of ``costs`` taken in order, each by the first thread free (all start at 0)."""
-    free = [0.0] * threads
+def schedule(costs: list[float], free: list[float]) -> tuple[float, list[float]]:
+    """Takes ``costs`` in order, each by the first thread free, the threads free at ``free``: the last
+    end (the threads' latest free time where there is nothing to take) and the threads' free times."""
+    free = list(free)
     heapq.heapify(free)
-    end = 0.0
+    end = max(free) if free else 0.0
     for c in costs:
         t = heapq.heappop(free) + c
         end = max(end, t)
         heapq.heappush(free, t)
-    return end
+    return end, free
+
+
+def makespan(costs: list[float], threads: int) -> float:
+    """Wall time of ``costs`` taken in order, each by the first thread free (all start at 0)."""
+    return schedule(costs, [0.0] * threads)[0]
 
 
 def main() -> None:

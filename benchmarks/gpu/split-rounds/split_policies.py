@@ -24,33 +24,20 @@ end while the batch would end sooner). A measurement, not part of Stoke.
 """
 
 import argparse
-import heapq
 import random
 import statistics
+
+from round_makespan import schedule  # beside this script
 
 
 def run(costs: list[float], threads: int) -> tuple[float, list[float]]:
     """Takes ``costs`` in order, each by the first free thread; the last end and the threads' free times."""
-    free = [0.0] * threads
-    heapq.heapify(free)
-    end = 0.0
-    for c in costs:
-        t = heapq.heappop(free) + c
-        end = max(end, t)
-        heapq.heappush(free, t)
-    return end, free
+    return schedule(costs, [0.0] * threads)
 
 
 def continue_run(free: list[float], costs: list[float]) -> float:
     """A second round on threads free at ``free``: its last end."""
-    free = list(free)
-    heapq.heapify(free)
-    end = max(free) if free else 0.0
-    for c in costs:
-        t = heapq.heappop(free) + c
-        end = max(end, t)
-        heapq.heappush(free, t)
-    return end
+    return schedule(costs, free)[0]
 
 
 def last_m(batch, m, g, threads):
