@@ -45,15 +45,13 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
     final SampleStatus[] status;
     final String[] messages;
     /**
-     * Per position, where its reader examined it for nvJPEG ({@link #startReads} with examiners):
-     * why nvJPEG is not given it (null where it is), and its size.
+     * Per JPEG position ({@link #jpeg}), what its reader's examination for nvJPEG said: why nvJPEG is
+     * not given it (null where it is), and its size.
      */
     private final String[] gpuWhy;
 
     private final int[] gpuWidth;
     private final int[] gpuHeight;
-    /** Whether this batch's reads examined each JPEG for nvJPEG, on the reader threads. */
-    private boolean examinedOnRead;
     /**
      * The files handed to nvJPEG, in position order: file j ({@link #address}, {@link #length}) is
      * position {@code positionOf[j]}'s, for j below {@link #count}.
@@ -126,17 +124,16 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
 
     /**
      * Reads every position of this batch on {@code threads}, reader {@code r} taking positions r mod
-     * R; with {@code examiners} (one per reader, null for none), reader {@code r} also examines each
-     * JPEG it read for nvJPEG with {@code examiners[r]}, so that the decode thread does not.
+     * R and examining each JPEG it read for nvJPEG with {@code examiners[r]}, so that the decode
+     * thread does not.
      */
     void startReads(ReaderThreads threads, GpuJpegDecoder.Examiner[] examiners) {
-        if (examiners != null && examiners.length != threads.size()) {
+        if (examiners.length != threads.size()) {
             throw new IllegalArgumentException(examiners.length + " examiners for " + threads.size() + " readers");
         }
-        examinedOnRead = examiners != null;
         for (int r = 0; r < threads.size(); r++) {
             int reader = r;
-            GpuJpegDecoder.Examiner examiner = examiners == null ? null : examiners[r];
+            GpuJpegDecoder.Examiner examiner = examiners[r];
             pending[r] = threads.submit(r, (own, unused) -> readEvery(reader, own, examiner));
         }
     }
@@ -159,7 +156,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
                     jpeg[i] = ImageFormat.sniff(reader.bytes(), n) == ImageFormat.JPEG
                             && JpegEnd.complete(reader.bytes(), n);
                     messages[i] = null;
-                    if (examiner != null && jpeg[i]) {
+                    if (jpeg[i]) {
                         // The copy nvJPEG will be handed, before the next file can move the buffer.
                         gpuWhy[i] = examiner.examine(buffers[r].address() + offsets[i], n);
                         gpuWidth[i] = gpuWhy[i] == null ? examiner.width() : 0;
@@ -218,7 +215,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
 
     @Override
     public boolean examined() {
-        return examinedOnRead;
+        return true; // by the readers, every file handed
     }
 
     @Override
@@ -307,7 +304,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
      * progressive ones). After {@link #awaitReads}.
      */
     boolean mustCpu(int i) {
-        return status[i] == SampleStatus.OK && (!jpeg[i] || (examinedOnRead && gpuWhy[i] != null));
+        return status[i] == SampleStatus.OK && (!jpeg[i] || gpuWhy[i] != null);
     }
 
     /**
@@ -317,7 +314,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
      * benchmarks/gpu/split-rounds).
      */
     long cost(int i) {
-        return jpeg[i] && examinedOnRead && gpuWhy[i] != null ? 3 * lengths[i] : lengths[i];
+        return jpeg[i] && gpuWhy[i] != null ? 3 * lengths[i] : lengths[i];
     }
 
     /**
@@ -354,6 +351,11 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
 
     int leftoverCount() {
         return leftoverCount;
+    }
+
+    /** Leftovers not yet started ({@link #startCpu} starts them). */
+    int unstarted() {
+        return leftoverCount - cpuStarted;
     }
 
     int leftover(int k) {

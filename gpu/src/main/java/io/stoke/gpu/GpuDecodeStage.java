@@ -493,8 +493,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             }
             Resampler resampler = new Resampler(spec);
             EvalTableCache evalTables = train == null ? new EvalTableCache(resampler, EVAL_TABLE_INTS) : null;
-            ResampleTables[] tables = new ResampleTables[batchSize];
-            for (int i = 0; i < batchSize; i++) {
+            ResampleTables[] tables = new ResampleTables[train == null ? 0 : batchSize]; // the boxes' tables
+            for (int i = 0; i < tables.length; i++) {
                 tables[i] = new ResampleTables();
             }
             Cursor cursor = new Cursor();
@@ -711,13 +711,21 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         for (int i = 0; i < n; i++) {
             if (batch.status[i] == SampleStatus.OK) {
                 sourceBytes += batch.lengths[i];
-                if (!batch.jpeg[i] && !batch.onCpu(i)) {
-                    batch.leaveToCpu(i); // PNG, WebP, a JPEG cut short: the CPU decodes or names it
+                if (batch.mustCpu(i) && !batch.onCpu(i)) {
+                    // PNG, WebP, a JPEG cut short, one its reader found nvJPEG does not take (progressive
+                    // on the engine, CMYK ...): the CPU decodes or names it. (With a split, share() has.)
+                    batch.leaveToCpu(i);
                 }
                 if (!batch.onCpu(i)) {
                     batch.hand(i); // in position order: handed file j is position positionOf[j]
                 }
             }
+        }
+        // What nvJPEG will not take starts on the CPU now, beside the batched call and the resize's
+        // tables, rather than after them; the decoder takes the readers' verdicts on the rest.
+        if (batch.unstarted() > 0) {
+            MemorySegment host = roundImages > 0 ? entry.hostPixels(driver, batchSize * hostBytes) : hostPixels(entry);
+            batch.startCpu(readerThreads, host, hostBytes, false);
         }
         int timed = split == null ? 0 : timedBatches % gpuImagesTimed.length;
         if (split != null) {
@@ -725,19 +733,6 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         }
         long hostStart = System.nanoTime();
         GpuJpegDecoder.Decoded decoded = jpeg.examine(batch);
-        // What nvJPEG will not take (progressive on the engine, CMYK ...) starts on the CPU now, beside
-        // the batched call and the resize's tables, rather than after them.
-        int early = 0;
-        for (int j = 0; j < decoded.size(); j++) {
-            if (!decoded.onGpu(j)) {
-                batch.leaveToCpu(positionOf[j]);
-                early++;
-            }
-        }
-        if (early > 0) {
-            MemorySegment host = roundImages > 0 ? entry.hostPixels(driver, batchSize * hostBytes) : hostPixels(entry);
-            batch.startCpu(readerThreads, host, hostBytes, false);
-        }
         decoded = jpeg.submit(batch, stream);
         long nvjpegDone = System.nanoTime();
         resize.begin();
