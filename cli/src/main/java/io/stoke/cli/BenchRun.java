@@ -290,21 +290,26 @@ final class BenchRun {
                     String.format(
                             Locale.ROOT,
                             "us per image: GPU side %.1f (events %.1f, decode thread %.1f), CPU threads %.1f"
-                                    + " (a round's wall; a thread %.2f us a KiB)",
+                                    + " (a round's wall; a thread %.2f us a KiB; %s)",
                             Math.max(b.gpuSpanNanos(), Double.isNaN(b.gpuHostNanos()) ? 0 : b.gpuHostNanos()) / 1e3,
                             b.gpuSpanNanos() / 1e3,
                             b.gpuHostNanos() / 1e3,
                             b.cpuNanos() / 1e3,
-                            b.cpuThreadNanosPerKiB() / 1e3));
+                            b.cpuThreadNanosPerKiB() / 1e3,
+                            Double.isNaN(b.cpuWholeNanos())
+                                    ? "no whole batch"
+                                    : String.format(Locale.ROOT, "whole batches %.1f", b.cpuWholeNanos() / 1e3)));
         }
         if (shared) {
             row(
                     "CPU's share",
                     String.format(
                             Locale.ROOT,
-                            "%d JPEGs (%.1f%%) decoded by the CPU threads beside the GPU, balanced per batch",
+                            "%d images (%.1f%%) decoded by the CPU threads beside the GPU: %d whole batches,"
+                                    + " the rest shares of the GPU's",
                             decoded.sharedImages(),
-                            stats.images() == 0 ? 0 : 100.0 * decoded.sharedImages() / stats.images()));
+                            stats.images() == 0 ? 0 : 100.0 * decoded.sharedImages() / stats.images(),
+                            decoded.cpuBatches()));
         }
         if (json != null) {
             writeJson(json, shared ? "auto" : "gpu", stats, readers, null, batchSize, tally.failed.size(), cpuMs);

@@ -15,6 +15,14 @@ package io.stoke.gpu;
  * progressive one, a large one) looked slower per image than the threads are, and the share shrank
  * until it was mostly such a tail (docs/benchmarks/results-gpu-decode, benchmarks/gpu/split-rounds).
  *
+ * <p>Whole batches ({@link #whole}): a round per batch ends when its last file does, so the threads
+ * idle through each round's tail (at 66 files on 16 threads, about half their rate: the model in
+ * benchmarks/gpu/split-rounds). Where the threads can decode a whole batch while the GPU decodes the
+ * batches beside it, they take it whole, in the background, and the GPU's batches keep only what
+ * nvJPEG will not take: the threads then never wait for a round's tail. Batches are delivered in
+ * order, so a whole batch the CPU takes holds back the GPU's batches after it until it ends; it is
+ * taken only when it would end before the GPU runs out of free buffers for those.
+ *
  * <p>Until both sides are measured it gives the CPU an eighth of the batch's JPEGs (at least one,
  * and never a batch's only image before the GPU is measured), to measure both; after, never none
  * of 16 or more, so its rate stays known. Rates are smoothed over a few batches. Used by one thread
@@ -28,6 +36,7 @@ final class DecodeSplit {
     private double gpuHostNanosPerImage = Double.NaN;
     private double cpuNanosPerImage = Double.NaN;
     private double threadNanosPerUnit = Double.NaN;
+    private double wholeNanosPerImage = Double.NaN;
 
     /**
      * The CPU's share: how many of {@code jpegs} files either side could take join the CPU's round,
@@ -90,6 +99,41 @@ final class DecodeSplit {
     /** The CPU round's time foreseen: the longer of its units over the threads and its largest file. */
     double roundNanos(double units, double largest, int threads) {
         return threadNanosPerUnit * Math.max(units / threads, largest);
+    }
+
+    /**
+     * Whether the next batch, of {@code images}, goes whole to the CPU threads, which still have
+     * {@code backlog} images of earlier whole batches to decode, while the GPU can decode {@code
+     * beside} batches of its own after it before it waits for it (the free device buffers). Yes when,
+     * foreseen at the CPU's whole-batch rate, the backlog and the batch end no later than the GPU's
+     * batch now and those beside it: then nothing waits for it. The rate, until a whole batch is
+     * measured, is a thread's busy time for the mean image ({@code unitsPerImage} units) over the
+     * threads. After {@link #measured} only.
+     */
+    boolean whole(int images, long backlog, int beside, double unitsPerImage, int threads) {
+        if (!measured() || images <= 0) {
+            return false;
+        }
+        double c = wholeNanosPerImage();
+        if (Double.isNaN(c)) {
+            c = threadNanosPerUnit * unitsPerImage / threads;
+        }
+        return (backlog + images) * c <= gpuNanosPerImage() * images * (beside + 1.0);
+    }
+
+    /**
+     * A whole batch of {@code images} took the threads {@code nanos}: from its start, or the end of
+     * the whole batch before it where that was later, to its last image's end.
+     */
+    void wholeMeasured(long nanos, int images) {
+        if (images > 0 && nanos > 0) {
+            wholeNanosPerImage = smooth(wholeNanosPerImage, (double) nanos / images);
+        }
+    }
+
+    /** The threads' smoothed wall time per image of a whole batch, NaN until one is measured. */
+    double wholeNanosPerImage() {
+        return wholeNanosPerImage;
     }
 
     /** The GPU side took {@code nanos} (decode call to resized pixels) for {@code images}. */

@@ -26,6 +26,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * decode thread reads them (the futures' completion orders the writes before). A reader's buffer
  * grows (doubling) to hold the largest run of files it has read for one batch, and is reused after:
  * the memory is a few batches' worth of compressed files, not a largest file per position.
+ *
+ * <p>A whole batch of the CPU's ({@link #startWhole}) is never read here: the reader threads read and
+ * decode each position with their own transform, as the loader does, one image per
+ * {@link #stepWhole}; the decode thread waits with {@link #awaitWhole}.
  */
 final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
     /** The reader threads' CPU time: what a batch cost the host, not the wall time it took. */
@@ -80,6 +84,16 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
     private long timedStart;
     private int cpuStarted;
     private final AtomicLong cpuNanos = new AtomicLong();
+    // A whole batch of the CPU's: where its pixels go, the next position to claim, how many are not
+    // yet done (its decrement orders each position's results before the decode thread's reads), and
+    // a task's unexpected failure.
+    private MemorySegment wholeHost;
+    private long wholeSampleBytes;
+    private final AtomicInteger wholeNext = new AtomicInteger();
+    private final AtomicInteger wholeLeft = new AtomicInteger();
+    private final AtomicLong wholeSourceBytes = new AtomicLong();
+    private volatile Throwable wholeFailure;
+    private long wholeStart;
     long epoch;
     int batch;
     int size;
@@ -444,6 +458,106 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
         } finally {
             cpuPending.clear();
         }
+    }
+
+    /**
+     * Starts this batch, begun and never read, as a whole batch of the CPU's: every position goes to
+     * the reader threads' transform, into {@code host} at {@code position * sampleBytes}, one image at
+     * a time as they take {@link #stepWhole} (a {@link WholeBatchQueue} gives them the step).
+     */
+    void startWhole(MemorySegment host, long sampleBytes) {
+        for (int i = 0; i < size; i++) {
+            status[i] = SampleStatus.OK; // as read: the transform reads, and says how it went in cpuStatus
+            jpeg[i] = false;
+            lengths[i] = 0;
+            messages[i] = null;
+            leaveToCpu(i);
+        }
+        cpuStarted = size;
+        wholeHost = host;
+        wholeSampleBytes = sampleBytes;
+        wholeFailure = null;
+        wholeSourceBytes.set(0);
+        wholeStart = System.nanoTime();
+        timedEnd.set(wholeStart);
+        // The count first, then the claims open: a thread still stepping the batch's last use claims
+        // nothing before this, and every claim after it is counted down from the new size.
+        wholeLeft.set(size);
+        wholeNext.set(0);
+    }
+
+    /** Whether every position of the whole batch has been claimed. */
+    boolean wholeClaimed() {
+        return wholeNext.get() >= size;
+    }
+
+    /**
+     * Decodes the next unclaimed position of a whole batch with {@code transform}, on a reader thread;
+     * false when every position is claimed.
+     */
+    boolean stepWhole(SampleTransform transform) {
+        int k = wholeNext.getAndIncrement();
+        if (k >= size) {
+            return false;
+        }
+        long t0 = CPU.getCurrentThreadCpuTime();
+        try {
+            cpuStatus[k] = transform.apply(samples[k], epoch, wholeHost, k * wholeSampleBytes);
+            cpuMessages[k] = transform.message();
+            if (cpuStatus[k] == SampleStatus.OK) {
+                wholeSourceBytes.addAndGet(transform.lastSourceBytes());
+            }
+        } catch (RuntimeException | Error e) {
+            cpuStatus[k] = SampleStatus.CORRUPT; // unread: awaitWhole throws the failure itself
+            cpuMessages[k] = String.valueOf(e);
+            wholeFailure = e;
+        } finally {
+            cpuNanos.addAndGet(CPU.getCurrentThreadCpuTime() - t0);
+            timedEnd.accumulateAndGet(System.nanoTime(), Math::max);
+            if (wholeLeft.decrementAndGet() == 0) {
+                synchronized (this) {
+                    notifyAll();
+                }
+            }
+        }
+        return true;
+    }
+
+    /** Positions of the whole batch not yet done. */
+    int wholeLeft() {
+        return wholeLeft.get();
+    }
+
+    /** Whether every position of the whole batch is done: then {@link #awaitWhole} returns at once. */
+    boolean wholeDone() {
+        return wholeLeft.get() == 0;
+    }
+
+    /** Waits for every position of the whole batch; a task's unexpected failure is thrown here. */
+    void awaitWhole() throws InterruptedException {
+        synchronized (this) {
+            while (wholeLeft.get() > 0) {
+                wait();
+            }
+        }
+        Throwable e = wholeFailure;
+        if (e != null) {
+            throw e instanceof RuntimeException re ? re : new IllegalStateException("a GPU decode reader failed", e);
+        }
+    }
+
+    /** When the whole batch was started, and when its last image ended (after {@link #awaitWhole}). */
+    long wholeStartNanos() {
+        return wholeStart;
+    }
+
+    long wholeEndNanos() {
+        return timedEnd.get();
+    }
+
+    /** The bytes the whole batch's transforms read, over the positions that decoded. */
+    long wholeSourceBytes() {
+        return wholeSourceBytes.get();
     }
 
     /** Wall time of the round started with {@code timed}, once awaited: start to its last task's end. */

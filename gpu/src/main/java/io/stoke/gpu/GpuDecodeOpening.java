@@ -79,7 +79,7 @@ public final class GpuDecodeOpening {
                                     : "GPU hybrid decoder")
                             + (stage.backendNote() != null ? " (" + stage.backendNote() + ")" : "") + "; " + readers
                             + " CPU threads read and decode what nvJPEG leaves"
-                            + (shared ? ", and a share of the JPEGs balanced live" : ""));
+                            + (shared ? ", and whole batches or a share of the JPEGs, balanced live" : ""));
                     return stage;
                 })
                 .orElse(null);

@@ -35,6 +35,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -127,6 +128,26 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final int[] shareOrder;
 
     private final long[] shareUnits;
+    /** The most whole batches the CPU threads hold at once ({@link Builder#cpuBatches}); 0 without a split. */
+    private final int cpuBatches;
+    /** For tests: every other batch goes whole to the CPU, whatever the rates. */
+    private final boolean wholeEveryOther;
+    /** Per device entry, the whole batch of the CPU's it holds: made on first use, the decode thread's. */
+    private final EncodedBatch[] wholeFiles;
+    /** The whole batches the reader threads decode in the background, oldest first. */
+    private final WholeBatchQueue wholeQueue = new WholeBatchQueue();
+    /**
+     * Batches dispatched and not yet handed out, in the sampler's order: the GPU's (decoded, or the
+     * one being decoded) and the CPU's whole ones. The decode thread's.
+     */
+    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    /** Whole batches in {@link #pending}; the end of the last one measured; batches dispatched. The decode thread's. */
+    private int wholeInFlight;
+
+    private long lastWholeEnd;
+    private long dispatched;
+    /** The mean bytes of an image read, smoothed: what a whole batch is first foreseen from. The decode thread's. */
+    private double bytesPerImage = Double.NaN;
     /** The reader threads' examiners, one each, from the decoder: the decode thread's, set when it opens. */
     private GpuJpegDecoder.Examiner[] examiners;
 
@@ -182,6 +203,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final AtomicLong cpuImages = new AtomicLong();
     private final AtomicLong sharedImages = new AtomicLong();
     private final AtomicLong failedImages = new AtomicLong();
+    private final AtomicLong wholeBatches = new AtomicLong();
     // The decode thread's wall time by phase (DecodeThreadTimes' order), added once per batch and phase.
     private static final int READS = 0,
             BUFFER = 1,
@@ -198,6 +220,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private volatile double balanceGpuHost = Double.NaN;
     private volatile double balanceCpu = Double.NaN;
     private volatile double balanceCpuPerUnit = Double.NaN;
+    private volatile double balanceWhole = Double.NaN;
     private final EpochCount epochCount = new EpochCount(); // the decode thread's
     private final MemorySegment floatZeros; // one float32 sample of 0.0, pinned: what a skipped sample becomes
     private final Arena hostArena; // the stage's host memory: floatZeros, labels, indices, pinned host buffers
@@ -279,6 +302,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.nvjpeg = b.nvjpeg;
         this.preferHardware = b.preferHardware;
         this.split = b.shareWithCpu ? new DecodeSplit() : null;
+        this.cpuBatches = b.shareWithCpu ? b.cpuBatches : 0;
+        this.wholeEveryOther = b.wholeEveryOther && cpuBatches > 0;
         int timedSlots = b.shareWithCpu ? b.inFlight + 2 : 0;
         this.gpuStart = new CudaEvent[timedSlots];
         this.gpuEnd = new CudaEvent[timedSlots];
@@ -307,9 +332,13 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             if (tailCrops != null) {
                 resources.keep(HostRegistration.register(driver, tailCrops));
             }
-            this.entries = new DeviceEntry[inFlight];
-            this.free = new ArrayBlockingQueue<>(inFlight);
-            for (int i = 0; i < inFlight; i++) {
+            // The CPU's whole batches hold a buffer each from their start: the pool has room for them
+            // beside the K the GPU's batches and the consumer use.
+            int pool = inFlight + cpuBatches;
+            this.entries = new DeviceEntry[pool];
+            this.wholeFiles = new EncodedBatch[pool];
+            this.free = new ArrayBlockingQueue<>(pool);
+            for (int i = 0; i < pool; i++) {
                 long bytes = batchSize * pixelBytes;
                 DeviceBuffer staging = staged ? resources.keep(DeviceBuffer.allocate(driver, bytes)) : null;
                 DeviceBuffer out = resources.keep(DeviceBuffer.allocate(driver, floatOutput ? bytes * 4 : bytes));
@@ -327,7 +356,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 entries[i].gpuDecoded = new boolean[batchSize];
                 free.add(entries[i]);
             }
-            this.handoff = new Handoff(STAGE, inFlight + 4);
+            this.handoff = new Handoff(STAGE, pool + 4);
             for (int f = 0; f < files.length; f++) {
                 files[f] = new EncodedBatch(batchSize, readerCount); // closed by close(), once nothing reads them
                 filesDone[f] = resources.keep(CudaEvent.create(driver));
@@ -340,6 +369,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                     readerCount,
                     () -> dataset.reader(s.maxFileBytes()),
                     () -> new SampleTransform(dataset, cpu, sampler.seed())));
+            if (cpuBatches > 0) {
+                readerThreads.background(wholeQueue);
+            }
             this.decoder =
                     Thread.ofPlatform().name("stoke-gpu-decoder").daemon().unstarted(this::decodeLoop);
             decoder.start();
@@ -498,50 +530,48 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 tables[i] = new ResampleTables();
             }
             Cursor cursor = new Cursor();
-            if (!cursor.advance()) {
-                end();
-                return;
-            }
             int f = 0;
-            read(f, cursor);
+            Pending now = cursor.advance() ? dispatch(f, cursor) : null;
             while (!closed) {
-                EncodedBatch now = files[f];
+                if (now == null) {
+                    // Nothing left for the GPU: the CPU's whole batches still running end the run.
+                    if (deliver(true)) {
+                        end();
+                    }
+                    return;
+                }
+                EncodedBatch batch = files[f];
                 long t0 = System.nanoTime();
-                now.awaitReads();
+                batch.awaitReads();
                 long t1 = System.nanoTime();
-                DeviceEntry entry = free.take();
+                DeviceEntry entry = takeEntry();
+                if (entry == null) {
+                    return; // an epoch in which nothing decoded ended the run
+                }
                 long t2 = System.nanoTime();
                 times.addAndGet(READS, t1 - t0);
                 times.addAndGet(BUFFER, t2 - t1);
                 // With a split, the CPU's share starts first, then the next batch's reads queue behind it.
-                int shared = split == null ? 0 : share(now, entry);
-                boolean more = cursor.advance();
+                int shared = split == null ? 0 : share(batch, entry);
                 int next = (f + 1) % files.length;
-                if (more) {
-                    read(next, cursor); // the next batch's files are read while this one decodes
-                }
+                // The next batches: whole to the CPU where the split says so, and the next for the GPU
+                // read while this one decodes.
+                Pending after = cursor.advance() ? dispatch(next, cursor) : null;
                 times.addAndGet(QUEUE, System.nanoTime() - t2);
-                RuntimeException rejected = decode(now, entry, shared, jpeg, resize, resampler, evalTables, tables);
-                long t3 = System.nanoTime();
+                RuntimeException rejected = decode(batch, entry, shared, jpeg, resize, resampler, evalTables, tables);
                 filesDone[f].record(stream);
                 filesQueued[f] = true;
                 if (rejected != null) {
                     free.offer(entry);
-                    handoff.put(rejected);
+                    now.rejected = rejected;
                 } else {
-                    handoff.put(entry);
+                    now.entry = entry;
                 }
-                times.addAndGet(HANDOFF, System.nanoTime() - t3);
-                NoSampleDecodedException none = epochCount.count(now);
-                if (none != null) {
-                    // Every file of the epoch failed, and every later epoch would: stop, as the loader does.
-                    handoff.fail(none);
+                now.decoded = true;
+                if (!deliver(false)) {
                     return;
                 }
-                if (!more) {
-                    end();
-                    return;
-                }
+                now = after;
                 f = next;
             }
         } catch (InterruptedException e) {
@@ -587,19 +617,20 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         private long failed;
         private final List<SampleError> kept = new ArrayList<>();
 
-        /** Counts {@code batch}; at its epoch's last batch, the exception to stop with when nothing decoded. */
-        NoSampleDecodedException count(EncodedBatch batch) {
-            List<SampleError> errors = batch.errors;
-            decoded += batch.size - errors.size();
+        /**
+         * Counts a batch of {@code size} of {@code epoch}, {@code errors} of them failed, in the order
+         * handed out; at its epoch's last batch, the exception to stop with when nothing decoded.
+         */
+        NoSampleDecodedException count(long epoch, boolean last, int size, List<SampleError> errors) {
+            decoded += size - errors.size();
             failed += errors.size();
             for (int i = 0; i < errors.size() && kept.size() < NoSampleDecodedException.KEPT; i++) {
                 kept.add(errors.get(i));
             }
-            if (!batch.last) {
+            if (!last) {
                 return null;
             }
-            NoSampleDecodedException none =
-                    decoded == 0 ? new NoSampleDecodedException(batch.epoch, failed, kept) : null;
+            NoSampleDecodedException none = decoded == 0 ? new NoSampleDecodedException(epoch, failed, kept) : null;
             decoded = 0;
             failed = 0;
             kept.clear();
@@ -607,8 +638,49 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         }
     }
 
-    /** Starts reading the cursor's batch into {@code files[f]} on the reader threads. */
-    private void read(int f, Cursor at) {
+    /** A batch dispatched and not yet handed out: the GPU's, or a whole one of the CPU's. */
+    private static final class Pending {
+        final EncodedBatch whole; // the CPU's whole batch, else null: the GPU's, in files[]
+        final long epoch;
+        final boolean last;
+        final int size;
+        DeviceEntry entry; // a whole batch's from its start; the GPU's once decoded, unless rejected
+        RuntimeException rejected; // what the consumer gets instead, under ErrorPolicy.FAIL
+        boolean decoded; // the GPU's: decoded (entry or rejected set)
+
+        Pending(EncodedBatch whole, long epoch, boolean last, int size) {
+            this.whole = whole;
+            this.epoch = epoch;
+            this.last = last;
+            this.size = size;
+        }
+    }
+
+    /**
+     * Dispatches the cursor's batch and those after it: whole to the CPU threads while the split
+     * says so ({@link DecodeSplit#whole}), and the first it does not, read into {@code files[f]} for
+     * the GPU. Returns that one, or null when the cursor ran out first.
+     */
+    private Pending dispatch(int f, Cursor at) {
+        while (wholeInFlight < cpuBatches && !free.isEmpty() && wholeNext(at.size)) {
+            DeviceEntry entry = free.poll(); // only this thread takes from the pool: not null
+            EncodedBatch whole = wholeFiles[entry.index];
+            if (whole == null) {
+                whole = wholeFiles[entry.index] = new EncodedBatch(batchSize, readerCount);
+            }
+            whole.begin(at.epoch, at.batch, at.order, at.batch * batchSize, at.size, at.last);
+            whole.startWhole(hostPixels(entry), hostBytes);
+            Pending p = new Pending(whole, at.epoch, at.last, at.size);
+            p.entry = entry;
+            pending.add(p);
+            wholeInFlight++;
+            dispatched++;
+            wholeQueue.add(whole);
+            readerThreads.wake();
+            if (!at.advance()) {
+                return null;
+            }
+        }
         if (filesQueued[f]) {
             filesDone[f].synchronize(); // nothing queued still reads these files
             filesQueued[f] = false;
@@ -616,6 +688,132 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         EncodedBatch batch = files[f];
         batch.begin(at.epoch, at.batch, at.order, at.batch * batchSize, at.size, at.last);
         batch.startReads(readerThreads, examiners);
+        Pending p = new Pending(null, at.epoch, at.last, at.size);
+        pending.add(p);
+        dispatched++;
+        return p;
+    }
+
+    /** Whether the next batch, of {@code size}, goes whole to the CPU threads: a free buffer is there. */
+    private boolean wholeNext(int size) {
+        if (wholeEveryOther) {
+            return dispatched % 2 == 1;
+        }
+        long backlog = 0;
+        for (Pending p : pending) {
+            if (p.whole != null) {
+                backlog += p.whole.wholeLeft();
+            }
+        }
+        // Beside it, the GPU can fill the free buffers but the one it takes, and the one the consumer
+        // gives back when it takes the GPU's batch being decoded now.
+        return split.whole(size, backlog, free.size(), bytesPerImage, readerThreads.size());
+    }
+
+    /**
+     * A device buffer for the GPU's next batch. Where none is free and the oldest batch not handed
+     * out is a whole one of the CPU's, waits for that and hands it (the consumer gives buffers back
+     * only for batches it has); else waits for the consumer. Null when handing out ended the run.
+     */
+    private DeviceEntry takeEntry() throws InterruptedException {
+        for (; ; ) {
+            DeviceEntry e = free.poll();
+            if (e != null) {
+                return e;
+            }
+            Pending head = pending.peek();
+            if (head == null || head.whole == null) {
+                return free.take();
+            }
+            head.whole.awaitWhole();
+            if (!deliver(false)) {
+                return null;
+            }
+        }
+    }
+
+    /**
+     * Hands out the batches at the head of {@link #pending} that are done, in order; with {@code all},
+     * waits for the CPU's whole batches among them. False when an epoch in which nothing decoded
+     * ended the run (the consumer is told).
+     */
+    private boolean deliver(boolean all) throws InterruptedException {
+        for (Pending p; (p = pending.peek()) != null; ) {
+            if (p.whole != null) {
+                if (!all && !p.whole.wholeDone()) {
+                    return true;
+                }
+                p.whole.awaitWhole();
+                finishWhole(p);
+            } else if (!p.decoded) {
+                return true;
+            }
+            pending.poll();
+            long t0 = System.nanoTime();
+            List<SampleError> errors;
+            if (p.rejected != null) {
+                errors = p.rejected instanceof SampleException se ? se.errors() : List.of();
+                handoff.put(p.rejected);
+            } else {
+                errors = p.entry.skipped;
+                p.entry.sequence = batches.getAndIncrement(); // in the order handed out
+                handoff.put(p.entry);
+            }
+            times.addAndGet(HANDOFF, System.nanoTime() - t0);
+            NoSampleDecodedException none = epochCount.count(p.epoch, p.last, p.size, errors);
+            if (none != null) {
+                // Every file of the epoch failed, and every later epoch would: stop, as the loader does.
+                handoff.fail(none);
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Completes the CPU's whole batch {@code p}, every image decoded into its entry's host memory:
+     * copies it up as one (the uint8 the normalisation kernel takes, or the transform's output
+     * with the host's tail), then as the GPU's batches are completed.
+     */
+    private void finishWhole(Pending p) {
+        EncodedBatch b = p.whole;
+        DeviceEntry entry = p.entry;
+        int n = b.size;
+        wholeInFlight--;
+        long end = b.wholeEndNanos();
+        split.wholeMeasured(end - Math.max(b.wholeStartNanos(), lastWholeEnd), n);
+        lastWholeEnd = end;
+        balanceWhole = split.wholeNanosPerImage();
+        if (entry.waitForRelease) {
+            stream.waitFor(entry.released); // the consumer's reads of the last batch here come first
+            entry.waitForRelease = false;
+        }
+        MemorySegment host = entry.hostPixels(driver, batchSize * hostBytes); // startWhole's
+        List<SampleError> errors = b.errors;
+        errors.clear();
+        for (int i = 0; i < n; i++) {
+            if (b.cpuStatus[i] != SampleStatus.OK) {
+                errors.add(
+                        new SampleError(i, b.samples[i], dataset.name(b.samples[i]), b.cpuStatus[i], b.cpuMessages[i]));
+                if (policy == ErrorPolicy.SKIP) {
+                    host.asSlice(i * hostBytes, hostBytes).fill((byte) 0); // 0.0 in float32 too
+                }
+            }
+        }
+        if (errors.isEmpty() || policy == ErrorPolicy.SKIP) {
+            DeviceBuffer target = staged && !hostTail ? entry.staging : entry.out;
+            target.copyFromHostAsync(0, host.asSlice(0, n * hostBytes), stream);
+        }
+        entry.hostUsed = true;
+        wholeBatches.incrementAndGet();
+        sharedImages.addAndGet(n - errors.size());
+        failedImages.addAndGet(errors.size());
+        RuntimeException rejected = complete(b, entry, errors, b.wholeSourceBytes(), b.cpuNanos());
+        if (rejected != null) {
+            free.offer(entry);
+            p.entry = null;
+            p.rejected = rejected;
+        }
     }
 
     /**
@@ -647,7 +845,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 shareUnits[candidates++] = batch.cost(i);
             }
         }
-        int m = split.share(shareUnits, candidates, units, largest, readerThreads.size());
+        // While the threads decode whole batches, the GPU's batches give them only what nvJPEG will
+        // not take: a share would only hold the GPU's batch up until its round's tail ends.
+        int m = wholeInFlight > 0 ? 0 : split.share(shareUnits, candidates, units, largest, readerThreads.size());
         for (int k = 0; k < m; k++) {
             batch.leaveToCpu(shareOrder[k]);
         }
@@ -708,9 +908,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         Arrays.fill(entry.gpuDecoded, false);
         int[] positionOf = batch.positionOf;
         long sourceBytes = 0;
+        int okImages = 0;
         for (int i = 0; i < n; i++) {
             if (batch.status[i] == SampleStatus.OK) {
                 sourceBytes += batch.lengths[i];
+                okImages++;
                 if (batch.mustCpu(i) && !batch.onCpu(i)) {
                     // PNG, WebP, a JPEG cut short, one its reader found nvJPEG does not take (progressive
                     // on the engine, CMYK ...): the CPU decodes or names it. (With a split, share() has.)
@@ -844,11 +1046,30 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             balanceCpu = split.cpuNanosPerImage();
             balanceCpuPerUnit = split.threadNanosPerUnit() * 1024; // a unit is a byte
         }
-        errors.sort(BY_POSITION); // the readers' errors, then the CPU's: in position order, as a Batch's
         gpuImages.addAndGet(onGpu);
         cpuImages.addAndGet(batch.leftoverCount() - shared);
         sharedImages.addAndGet(shared);
         failedImages.addAndGet(errors.size());
+        if (okImages > 0) {
+            double mean = (double) sourceBytes / okImages;
+            bytesPerImage = Double.isNaN(bytesPerImage)
+                    ? mean
+                    : DecodeSplit.KEEP * bytesPerImage + (1 - DecodeSplit.KEEP) * mean;
+        }
+        // The host's cost of the batch: the readers' CPU time and the decode thread's (nvJPEG's host side).
+        return complete(batch, entry, errors, sourceBytes, batch.cpuNanos() + CPU.getCurrentThreadCpuTime() - t0);
+    }
+
+    /**
+     * Ends {@code batch} in {@code entry}, its pixels queued on the stream and {@code errors} its
+     * samples that failed: under {@link ErrorPolicy#FAIL}, with any, the SampleException the
+     * consumer gets instead; else normalises where the device does, and sets the entry's labels,
+     * indices and counts. Null when the entry holds the batch.
+     */
+    private RuntimeException complete(
+            EncodedBatch batch, DeviceEntry entry, List<SampleError> errors, long sourceBytes, long cpuNanos) {
+        int n = batch.size;
+        errors.sort(BY_POSITION); // the readers' errors, then the CPU's: in position order, as a Batch's
         if (!errors.isEmpty() && policy == ErrorPolicy.FAIL) {
             entry.done.record(stream); // the next use of this host memory waits for the copies queued
             return new SampleException(batch.epoch, batch.batch, List.copyOf(errors));
@@ -866,13 +1087,10 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             entry.indices.setAtIndex(JAVA_LONG, i, batch.samples[i]);
         }
         entry.size = n;
-        entry.sequence = batches.getAndIncrement();
         entry.epoch = batch.epoch;
         entry.batchIndex = batch.batch;
         entry.lastInEpoch = batch.last;
         entry.skipped = errors.isEmpty() ? List.of() : List.copyOf(errors);
-        // The host's cost of the batch: the readers' CPU time and the decode thread's (nvJPEG's host side).
-        long cpuNanos = batch.cpuNanos() + CPU.getCurrentThreadCpuTime() - t0;
         entry.stats = new BatchStats(0, cpuNanos, sourceBytes, n * owner.sampleBytes());
         return null;
     }
@@ -992,7 +1210,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                         times.get(GPU_SPAN_BATCHES)),
                 split == null
                         ? null
-                        : new GpuDecodeStats.Balance(balanceGpuSpan, balanceGpuHost, balanceCpu, balanceCpuPerUnit));
+                        : new GpuDecodeStats.Balance(
+                                balanceGpuSpan, balanceGpuHost, balanceCpu, balanceCpuPerUnit, balanceWhole),
+                wholeBatches.get());
     }
 
     // ------------------------------------------------------------------ shutdown
@@ -1009,6 +1229,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         closed = true;
         decoder.interrupt();
         Joins.uninterruptibly(decoder);
+        wholeQueue.stop(); // the CPU's whole batches no one waits for now
         readerThreads.close(); // after the tasks queued: a task may still read into a batch's buffers
         RuntimeException error = null;
         try {
@@ -1043,6 +1264,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 f.close();
             }
         }
+        for (EncodedBatch f : wholeFiles) { // never read: nothing to free, but closed as the rest
+            if (f != null) {
+                f.close();
+            }
+        }
     }
 
     /** Options for a {@link GpuDecodeStage}. */
@@ -1054,6 +1280,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         private Nvjpeg nvjpeg;
         private boolean preferHardware = true;
         private boolean shareWithCpu;
+        private int cpuBatches = 2;
+        private boolean wholeEveryOther;
         private int device;
         private int inFlight = 3;
         private int readers = Math.min(8, Runtime.getRuntime().availableProcessors());
@@ -1118,6 +1346,27 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
          */
         public Builder shareWithCpu(boolean share) {
             this.shareWithCpu = share;
+            return this;
+        }
+
+        /**
+         * With {@link #shareWithCpu}, the most whole batches the CPU threads decode at once, in the
+         * background, while the GPU decodes the batches beside them (default 2; 0: the CPU only takes
+         * a share of each batch). Each holds a device buffer of its own beside the {@link #inFlight}
+         * K. A batch goes whole to the CPU when the measured rates say it ends before the GPU runs
+         * out of free buffers for the batches after it ({@link DecodeSplit#whole}).
+         */
+        public Builder cpuBatches(int n) {
+            if (n < 0 || n > 16) {
+                throw new IllegalArgumentException("cpuBatches must be in [0, 16]: " + n);
+            }
+            this.cpuBatches = n;
+            return this;
+        }
+
+        /** For tests of the wiring: with {@link #shareWithCpu}, every other batch goes whole to the CPU. */
+        Builder wholeEveryOther() {
+            this.wholeEveryOther = true;
             return this;
         }
 

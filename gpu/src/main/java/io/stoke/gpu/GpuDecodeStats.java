@@ -8,10 +8,13 @@ package io.stoke.gpu;
  * @param gpuImages  images nvJPEG decoded
  * @param cpuImages  images nvJPEG left to the CPU (not JPEG, CMYK, progressive on the engine ...), tried there
  *     (those that failed there are in {@code failed} too)
- * @param sharedImages JPEGs the CPU threads decoded as their share of the work ({@code shareWithCpu})
+ * @param sharedImages images the CPU threads decoded as their share of the work ({@code shareWithCpu}): JPEGs of
+ *     the GPU's batches, and every image of their whole batches that decoded
  * @param failed     samples that could not be read or decoded
  * @param times      where the decode thread's wall time went
  * @param balance    with the CPU sharing the decode, the rates its split is drawn from; else null
+ * @param cpuBatches whole batches the CPU threads decoded beside the GPU's (their images are in
+ *     {@code sharedImages}, or {@code failed})
  */
 public record GpuDecodeStats(
         long batches,
@@ -20,7 +23,8 @@ public record GpuDecodeStats(
         long sharedImages,
         long failed,
         DecodeThreadTimes times,
-        Balance balance) {
+        Balance balance,
+        long cpuBatches) {
     /**
      * The smoothed times per image that {@code --decode auto} splits each batch by (NaN until measured).
      *
@@ -32,6 +36,13 @@ public record GpuDecodeStats(
      * @param cpuThreadNanosPerKiB a CPU thread's busy time per KiB of a round's estimated cost (a
      *     file's bytes, three times over for one nvJPEG's examination refused): what the split
      *     foresees a round from
+     * @param cpuWholeNanos  the CPU threads' wall time per image of a whole batch, all threads together
+     *     (from its start, or the previous whole batch's end, to its last image's end)
      */
-    public record Balance(double gpuSpanNanos, double gpuHostNanos, double cpuNanos, double cpuThreadNanosPerKiB) {}
+    public record Balance(
+            double gpuSpanNanos,
+            double gpuHostNanos,
+            double cpuNanos,
+            double cpuThreadNanosPerKiB,
+            double cpuWholeNanos) {}
 }

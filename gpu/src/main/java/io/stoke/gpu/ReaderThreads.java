@@ -14,7 +14,8 @@ import java.util.function.Supplier;
 /**
  * The CPU threads of a {@link GpuDecodeStage}: thread {@code r} makes, uses and closes its own
  * {@link SampleReader} and {@link SampleTransform} (their native buffers belong to the thread that
- * made them), and runs the tasks given to it, in order.
+ * made them), and runs the tasks given to it, in order. A thread with no task queued runs one step of
+ * the {@link Background} work at a time, so that a task given to it waits for one image at most.
  */
 final class ReaderThreads implements AutoCloseable {
     /** What a task runs with: its thread's own reader and CPU transform. */
@@ -22,12 +23,23 @@ final class ReaderThreads implements AutoCloseable {
         void run(SampleReader reader, SampleTransform transform);
     }
 
+    /**
+     * Work the threads take one step at a time whenever they have no task: the CPU's whole batches,
+     * which the reads and decodes the device waits for go ahead of.
+     */
+    interface Background {
+        /** Runs one step (one image) with the calling thread's reader and transform; false when there is none. */
+        boolean step(SampleReader reader, SampleTransform transform);
+    }
+
     private static final Runnable STOP = () -> {};
+    private static final Runnable WAKE = () -> {};
 
     private final Thread[] threads;
     private final List<BlockingDeque<Runnable>> queues;
     private final ThreadLocal<SampleReader> reader = new ThreadLocal<>();
     private final ThreadLocal<SampleTransform> transform = new ThreadLocal<>();
+    private volatile Background background;
 
     ReaderThreads(int n, Supplier<SampleReader> readers, Supplier<SampleTransform> transforms) {
         threads = new Thread[n];
@@ -65,7 +77,21 @@ final class ReaderThreads implements AutoCloseable {
         reader.set(ownReader);
         transform.set(ownTransform);
         try {
-            for (Runnable task; (task = queue.take()) != STOP; ) {
+            for (; ; ) {
+                Runnable task = queue.poll();
+                if (task == null) {
+                    Background b = background;
+                    if (b != null && broken == null && b.step(ownReader, ownTransform)) {
+                        continue; // then the queue again: a task waits for one image at most
+                    }
+                    task = queue.take();
+                }
+                if (task == STOP) {
+                    break;
+                }
+                if (task == WAKE) {
+                    continue;
+                }
                 if (broken != null) {
                     ((Failing) task).fail(broken);
                 } else {
@@ -99,6 +125,20 @@ final class ReaderThreads implements AutoCloseable {
         Failing f = new Failing(task);
         queues.get(r).addFirst(f);
         return f.done;
+    }
+
+    /** Sets the work the threads run when they have no task; set once, before {@link #wake}. */
+    void background(Background work) {
+        this.background = work;
+    }
+
+    /** Tells threads waiting for a task that the background has work again. */
+    void wake() {
+        for (BlockingDeque<Runnable> q : queues) {
+            if (q.isEmpty()) {
+                q.offerLast(WAKE);
+            }
+        }
     }
 
     private final class Failing implements Runnable {

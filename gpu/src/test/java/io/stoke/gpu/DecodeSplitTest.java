@@ -1,6 +1,8 @@
 package io.stoke.gpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
@@ -108,5 +110,26 @@ class DecodeSplitTest {
         s.cpuMeasured(1_000, 1, 3_000, 1_000);
         s.cpuMeasured(1_000, 1, 6_000, 1_000);
         assertEquals(DecodeSplit.KEEP * 3 + (1 - DecodeSplit.KEEP) * 6, s.threadNanosPerUnit(), 1e-9);
+    }
+
+    @Test
+    void aBatchGoesWholeToTheCpuWhenItEndsBeforeTheGpuRunsOutOfBuffersBesideIt() {
+        DecodeSplit s = new DecodeSplit();
+        assertFalse(s.whole(100, 0, 3, 1_000, 4), "not before both sides are measured");
+        // The GPU side 1 ms an image: 100 ms a batch of 100. A thread 1 us a unit, images of 1,000
+        // units, four threads: 0.25 ms an image, 25 ms a batch of 100 on the CPU.
+        s = measured(1_000_000, 1_000);
+        assertTrue(s.whole(100, 0, 0, 1_000, 4), "25 ms against the GPU's batch now, 100 ms");
+        assertTrue(s.whole(100, 300, 0, 1_000, 4), "a backlog of 300 images: 100 ms, no later than the GPU's");
+        assertFalse(s.whole(100, 301, 0, 1_000, 4), "one image later");
+        assertTrue(s.whole(100, 700, 1, 1_000, 4), "one GPU batch beside it: 200 ms");
+        assertFalse(s.whole(100, 0, 0, 5_000, 1), "one thread, images of 5,000 units: 500 ms");
+        assertTrue(s.whole(100, 0, 4, 5_000, 1), "with four GPU batches beside it");
+        // Measured whole batches come first: 2 ms an image, all threads together, is 200 ms a batch.
+        s.wholeMeasured(200_000_000, 100);
+        assertEquals(2_000_000, s.wholeNanosPerImage(), 1e-6);
+        assertFalse(s.whole(100, 0, 0, 1_000, 4), "the estimate from the threads' rounds no longer counts");
+        assertTrue(s.whole(100, 0, 1, 1_000, 4));
+        assertFalse(s.whole(0, 0, 4, 1_000, 4), "an empty batch is never whole");
     }
 }

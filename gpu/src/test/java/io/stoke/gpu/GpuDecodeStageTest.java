@@ -164,6 +164,12 @@ class GpuDecodeStageTest {
 
     /** As above; -1: not checked (the split decides it). */
     GpuDecodeStats assertEqualsTheHostLoader(TransformSpec spec, long gpuImages, long cpuImages, boolean share) {
+        return assertEqualsTheHostLoader(spec, gpuImages, cpuImages, share, false);
+    }
+
+    /** As above; with {@code whole}, every other batch goes whole to the CPU threads. */
+    GpuDecodeStats assertEqualsTheHostLoader(
+            TransformSpec spec, long gpuImages, long cpuImages, boolean share, boolean whole) {
         dbl.nvjpegHardware(true); // the engine refuses progressive files: the CPU decodes those
         dbl.copyDelayMicros(300); // the stream lags the decode thread: queued work reads the files late
         Loader.Builder settings = Loader.imageFolder(root)
@@ -174,11 +180,8 @@ class GpuDecodeStageTest {
                 .workers(1)
                 .transform(spec);
         List<Snapshot> want = host(settings);
-        try (GpuDecodeStage stage = stage(settings)
-                        .inFlight(2)
-                        .readers(3)
-                        .shareWithCpu(share)
-                        .build();
+        GpuDecodeStage.Builder builder = stage(settings).inFlight(2).readers(3).shareWithCpu(share);
+        try (GpuDecodeStage stage = (whole ? builder.wholeEveryOther() : builder).build();
                 Arena arena = Arena.ofConfined()) {
             assertEquals(GpuJpegDecoder.Backend.HARDWARE, stage.backend());
             MemorySegment got = arena.allocate(4L * spec.sampleBytes());
@@ -217,11 +220,78 @@ class GpuDecodeStageTest {
             assertEquals(0, s.failed());
             if (!share) {
                 assertEquals(0, s.times().gpuSpanBatches(), "the events are timed only for the split");
+                assertEquals(0, s.cpuBatches(), "whole batches only with the split");
             }
             assertEquals(0, dbl.nvjpegStat("bitstream_changed"), "no file refilled under the engine's queued work");
             assertEquals(0, dbl.stat("pageable_async_copies"), "the CPU's images are copied from pinned memory");
             return s;
         }
+    }
+
+    /**
+     * The CPU's whole batches, every other one: decoded by the reader threads in the background, as
+     * the loader decodes them, and handed out in the loader's order between the GPU's, which wait for
+     * them; under each transform path (the evaluation's, training crops and flips, the device's
+     * normalisation, the host's tail of a policy and erasing).
+     */
+    @Test
+    void theCpusWholeBatchesComeInTheLoadersOrderWithTheLoadersPixels() throws Exception {
+        writeDataset(root, 13);
+        TransformSpec train = EVAL.withTrain(16, RandomResizedCrop.defaults());
+        for (TransformSpec spec : List.of(
+                EVAL,
+                train,
+                EVAL.withOutput(TransformSpec.Output.FLOAT32_CHW),
+                train.withAugment("ta_wide")
+                        .withOutput(TransformSpec.Output.FLOAT32_CHW)
+                        .withErasing(new RandomErasing(0.7, 0.02, 0.33, 0.3, 3.3, null, false)))) {
+            GpuDecodeStats s = assertEqualsTheHostLoader(spec, -1, -1, true, true);
+            assertTrue(s.cpuBatches() >= 2, s.toString());
+            assertEquals(2 * 13, s.gpuImages() + s.sharedImages() + s.cpuImages(), s.toString());
+            // A whole batch holds 4 images (3 in an epoch's last), and decodes the PNG, the CMYK and
+            // the progressive JPEG too where they fall in it.
+            assertTrue(s.sharedImages() >= 3 * s.cpuBatches(), s.toString());
+            assertTrue(s.cpuBatches() <= (s.batches() + 1) / 2, "every other batch at most: " + s);
+        }
+    }
+
+    /** Under FAIL a whole batch with a broken file is refused naming it, as a GPU batch is, and the next follows. */
+    @Test
+    void aBrokenFileFailsItsWholeBatchOrItsGpuBatchAndTheRestFollowInOrder() throws Exception {
+        writeDataset(root, 12);
+        for (String name : List.of("00-broken.jpg", "05-broken.jpg", "09-broken.jpg")) {
+            Files.write(root.resolve("cat").resolve(name), new byte[] {(byte) 0xFF, (byte) 0xD8, 1, 2, 3});
+        }
+        Loader.Builder settings =
+                Loader.imageFolder(root).batchSize(3).workers(1).transform(EVAL);
+        // Where the loader names them, by batch; then the stage, every other batch whole on the CPU.
+        List<String> want = new ArrayList<>();
+        try (Loader loader = settings.onError(ErrorPolicy.SKIP).build()) {
+            for (Batch b : loader) {
+                try (b) {
+                    want.add(b.batchIndex() + ": "
+                            + b.skipped().stream().map(e -> e.path()).toList());
+                }
+            }
+        }
+        settings.onError(ErrorPolicy.FAIL);
+        List<String> got = new ArrayList<>();
+        try (GpuDecodeStage stage =
+                stage(settings).shareWithCpu(true).wholeEveryOther().build()) {
+            for (int k = 0; k < want.size(); k++) {
+                try (DeviceBatch b = stage.next()) {
+                    assertEquals(k, b.batchIndex());
+                    got.add(k + ": []");
+                } catch (SampleException e) {
+                    assertEquals(k, e.batchIndex());
+                    got.add(k + ": " + e.errors().stream().map(x -> x.path()).toList());
+                }
+            }
+            assertNull(stage.next());
+            assertTrue(stage.stats().cpuBatches() >= 2, stage.stats().toString());
+        }
+        assertEquals(String.join("\n", want), String.join("\n", got));
+        assertTrue(want.stream().filter(w -> !w.endsWith("[]")).count() >= 2, want.toString());
     }
 
     @Test
@@ -257,7 +327,9 @@ class GpuDecodeStageTest {
     void everyBadFileIsNamedAsTheHostLoaderNamesItAndZeroedUnderSkip() throws Exception {
         writeDataset(root, 6);
         BadImages.allBadFolder(root); // empty, cut, header only, a bomb, garbage after SOI ...
-        assertBadFilesNamedAndZeroed(EVAL);
+        assertBadFilesNamedAndZeroed(EVAL, false);
+        assertBadFilesNamedAndZeroed(EVAL, true); // every other batch whole on the CPU
+        assertBadFilesNamedAndZeroed(EVAL.withOutput(TransformSpec.Output.FLOAT32_CHW), true);
     }
 
     /** As above, with the host's tail: the policy and the erasing after the device's resize, float32. */
@@ -265,13 +337,15 @@ class GpuDecodeStageTest {
     void everyBadFileIsNamedAndZeroedUnderSkipWithThePolicyAndTheErasingOnTheHost() throws Exception {
         writeDataset(root, 6);
         BadImages.allBadFolder(root);
-        assertBadFilesNamedAndZeroed(EVAL.withTrain(16, RandomResizedCrop.defaults())
-                .withAugment("ta_wide")
-                .withOutput(TransformSpec.Output.FLOAT32_CHW)
-                .withErasing(new RandomErasing(0.5, 0.02, 0.33, 0.3, 3.3, null, false)));
+        assertBadFilesNamedAndZeroed(
+                EVAL.withTrain(16, RandomResizedCrop.defaults())
+                        .withAugment("ta_wide")
+                        .withOutput(TransformSpec.Output.FLOAT32_CHW)
+                        .withErasing(new RandomErasing(0.5, 0.02, 0.33, 0.3, 3.3, null, false)),
+                false);
     }
 
-    private void assertBadFilesNamedAndZeroed(TransformSpec spec) throws Exception {
+    private void assertBadFilesNamedAndZeroed(TransformSpec spec, boolean whole) throws Exception {
         // Shuffled over three epochs, so that a bad file's position held another sample's pixels before.
         Loader.Builder settings = Loader.imageFolder(root)
                 .batchSize(4)
@@ -292,7 +366,8 @@ class GpuDecodeStageTest {
         }
         List<String> got = new ArrayList<>();
         List<byte[]> pixelsGot = new ArrayList<>();
-        try (GpuDecodeStage stage = stage(settings).build();
+        GpuDecodeStage.Builder builder = stage(settings);
+        try (GpuDecodeStage stage = (whole ? builder.shareWithCpu(true).wholeEveryOther() : builder).build();
                 Arena arena = Arena.ofConfined()) {
             MemorySegment copy = arena.allocate(4L * spec.sampleBytes());
             for (Snapshot w : pixels) {
@@ -415,7 +490,14 @@ class GpuDecodeStageTest {
         }
         Loader.Builder settings =
                 Loader.imageFolder(root).batchSize(2).epochs(0).transform(EVAL).onError(ErrorPolicy.SKIP);
-        try (GpuDecodeStage stage = stage(settings).build()) {
+        for (boolean whole : new boolean[] {false, true}) {
+            GpuDecodeStage.Builder builder = stage(settings);
+            assertEpochOfBadFilesEndsTheRun(whole ? builder.shareWithCpu(true).wholeEveryOther() : builder);
+        }
+    }
+
+    private static void assertEpochOfBadFilesEndsTheRun(GpuDecodeStage.Builder builder) {
+        try (GpuDecodeStage stage = builder.build()) {
             for (int k = 0; k < 3; k++) {
                 try (DeviceBatch b = stage.next()) {
                     assertEquals(b.size(), b.skipped().size());
@@ -479,7 +561,14 @@ class GpuDecodeStageTest {
         writeDataset(root, 13);
         Loader.Builder settings =
                 Loader.imageFolder(root).batchSize(2).epochs(0).transform(EVAL);
-        GpuDecodeStage stage = stage(settings).inFlight(3).build();
+        assertClosingFreesEverything(stage(settings).inFlight(3));
+        // With the CPU's whole batches running in the background as it closes.
+        assertClosingFreesEverything(
+                stage(settings).inFlight(3).shareWithCpu(true).wholeEveryOther());
+    }
+
+    private static void assertClosingFreesEverything(GpuDecodeStage.Builder builder) {
+        GpuDecodeStage stage = builder.build();
         DeviceBatch held = stage.next();
         stage.next().close();
         stage.close();

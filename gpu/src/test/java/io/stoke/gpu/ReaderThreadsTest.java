@@ -1,0 +1,65 @@
+package io.stoke.gpu;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** The reader threads' background work: taken only when no task waits, a step at a time. */
+class ReaderThreadsTest {
+    /** Background steps that each wait for a permit, so the test says when each may end. */
+    static final class Steps implements ReaderThreads.Background {
+        final Semaphore permits = new Semaphore(0);
+        final AtomicInteger left = new AtomicInteger();
+        final AtomicInteger done = new AtomicInteger();
+        final AtomicInteger entered = new AtomicInteger();
+
+        @Override
+        public boolean step(io.stoke.loader.source.SampleReader reader, io.stoke.loader.decode.SampleTransform t) {
+            if (left.get() == 0) {
+                return false;
+            }
+            entered.incrementAndGet();
+            permits.acquireUninterruptibly();
+            left.decrementAndGet();
+            done.incrementAndGet();
+            return true;
+        }
+    }
+
+    @Test
+    void aTaskGoesAheadOfTheBackgroundAfterTheStepRunningAndTheBackgroundResumesWhenWoken() throws Exception {
+        Steps steps = new Steps();
+        steps.left.set(100);
+        try (ReaderThreads threads = new ReaderThreads(1, () -> null, () -> null)) {
+            threads.background(steps);
+            threads.wake();
+            steps.permits.release(); // step 1 ends; the thread waits in step 2
+            waitFor(() -> steps.entered.get() == 2);
+            AtomicInteger seen = new AtomicInteger(-1);
+            Future<?> task = threads.submit(0, (reader, transform) -> seen.set(steps.done.get()));
+            steps.permits.release(); // step 2 ends: the task runs before step 3
+            task.get(10, TimeUnit.SECONDS);
+            assertEquals(2, seen.get(), "the task ran after the step it found running, not after the background");
+            steps.permits.release(98);
+            waitFor(() -> steps.done.get() == 100);
+            // Out of work, the thread waits for a task; more background work and a wake start it again.
+            steps.left.set(3);
+            steps.permits.release(3);
+            threads.wake();
+            waitFor(() -> steps.done.get() == 103);
+        }
+    }
+
+    static void waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            assertTrue(System.nanoTime() < deadline, "timed out");
+            Thread.sleep(1);
+        }
+    }
+}
