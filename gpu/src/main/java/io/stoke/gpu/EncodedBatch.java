@@ -449,6 +449,16 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
         }
     }
 
+    /** Whether every CPU decode started has ended: then {@link #awaitCpu} returns at once. */
+    boolean cpuDone() {
+        for (Future<?> f : cpuPending) {
+            if (!f.isDone()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Waits for every CPU decode started; a task's unexpected failure is thrown here. */
     void awaitCpu() throws InterruptedException {
         try {

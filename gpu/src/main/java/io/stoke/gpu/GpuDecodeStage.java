@@ -78,7 +78,12 @@ import java.util.function.Consumer;
  *       flip, drawn from (seed, epoch, sample) as the CPU draws them; bilinear or bicubic, antialiased.
  *   <li>What nvJPEG does not take (PNG, WebP, CMYK, progressive on the engine, a damaged header) the
  *       reader threads decode with the loader's CPU transform, and it is copied into its place. Each
- *       image is decoded once, on one side. The CPU reads such a file again.
+ *       image is decoded once, on one side. The CPU reads such a file again. The decode thread goes
+ *       on to the next batches meanwhile, and the batch is handed out, in order, once its CPU part
+ *       has ended.
+ *   <li>With {@link Builder#shareWithCpu}, the CPU threads also decode a share of the GPU's batches,
+ *       or whole batches of their own in the background ({@link Builder#cpuBatches}), read and
+ *       decoded there as the loader does, and handed out in their places in the order.
  *   <li>With {@link TransformSpec.Output#FLOAT32_CHW}, the normalisation kernel turns the uint8 batch
  *       into float32 CHW with the transform's mean and std.
  *   <li>With an augmentation policy or random erasing, the rest runs on the host instead, where the
@@ -188,13 +193,18 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final DeviceEntry[] entries;
     private final BlockingQueue<DeviceEntry> free;
     private final Handoff handoff;
-    // The batch being decoded, the one being read, and the one before: nvJPEG's asynchronous work may
+    // The batch being decoded, the one being read, and the ones before: nvJPEG's asynchronous work may
     // still read a batch's files after its decode call returns (the hardware engine copies them on
     // the stream), so a batch's buffers are refilled only once filesDone[f], recorded after its
-    // decode and resize were queued, has completed: two batches later, by when it normally has.
-    private final EncodedBatch[] files = new EncodedBatch[3];
-    private final CudaEvent[] filesDone = new CudaEvent[3];
-    private final boolean[] filesQueued = new boolean[3];
+    // decode and resize were queued, has completed: a few batches later, by when it normally has.
+    // A batch whose CPU round still runs after its decode (filesOwner[f]) keeps its slot until handed.
+    private final EncodedBatch[] files = new EncodedBatch[4];
+    private final CudaEvent[] filesDone = new CudaEvent[4];
+    private final boolean[] filesQueued = new boolean[4];
+    private final Pending[] filesOwner = new Pending[4];
+    /** An epoch in which nothing decoded ended the run (the consumer is told): the decode thread's. */
+    private boolean ended;
+
     private final ReaderThreads readerThreads;
     private final Thread decoder;
     private final CompletableFuture<GpuJpegDecoder.Backend> opened = new CompletableFuture<>();
@@ -204,6 +214,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final AtomicLong sharedImages = new AtomicLong();
     private final AtomicLong failedImages = new AtomicLong();
     private final AtomicLong wholeBatches = new AtomicLong();
+    private final AtomicLong wentOn = new AtomicLong();
     // The decode thread's wall time by phase (DecodeThreadTimes' order), added once per batch and phase.
     private static final int READS = 0,
             BUFFER = 1,
@@ -534,8 +545,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             Pending now = cursor.advance() ? dispatch(f, cursor) : null;
             while (!closed) {
                 if (now == null) {
-                    // Nothing left for the GPU: the CPU's whole batches still running end the run.
-                    if (deliver(true)) {
+                    // Nothing left for the GPU: what the CPU still decodes ends the run.
+                    if (!ended && deliver(Integer.MAX_VALUE)) {
                         end();
                     }
                     return;
@@ -557,18 +568,14 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 // The next batches: whole to the CPU where the split says so, and the next for the GPU
                 // read while this one decodes.
                 Pending after = cursor.advance() ? dispatch(next, cursor) : null;
+                if (ended) {
+                    return;
+                }
                 times.addAndGet(QUEUE, System.nanoTime() - t2);
-                RuntimeException rejected = decode(batch, entry, shared, jpeg, resize, resampler, evalTables, tables);
+                decode(now, batch, entry, shared, jpeg, resize, resampler, evalTables, tables);
                 filesDone[f].record(stream);
                 filesQueued[f] = true;
-                if (rejected != null) {
-                    free.offer(entry);
-                    now.rejected = rejected;
-                } else {
-                    now.entry = entry;
-                }
-                now.decoded = true;
-                if (!deliver(false)) {
+                if (!deliver(0)) {
                     return;
                 }
                 now = after;
@@ -640,13 +647,23 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
 
     /** A batch dispatched and not yet handed out: the GPU's, or a whole one of the CPU's. */
     private static final class Pending {
-        final EncodedBatch whole; // the CPU's whole batch, else null: the GPU's, in files[]
+        final EncodedBatch whole; // the CPU's whole batch, else null: the GPU's, in files[slot]
         final long epoch;
         final boolean last;
         final int size;
         DeviceEntry entry; // a whole batch's from its start; the GPU's once decoded, unless rejected
         RuntimeException rejected; // what the consumer gets instead, under ErrorPolicy.FAIL
-        boolean decoded; // the GPU's: decoded (entry or rejected set)
+        boolean decoded; // the GPU's: decoded (entry or rejected set), or its CPU round still running
+        // The GPU's, while its CPU round runs after its decode (finishGpu ends it): its slot and
+        // what the rest of it needs.
+        int slot = -1;
+        boolean cpuOpen;
+        boolean wentOn; // the decode thread went on to the next batch before the round ended
+        int onGpu;
+        int shared;
+        int roundImages;
+        long sourceBytes;
+        long decodeCpuNanos;
 
         Pending(EncodedBatch whole, long epoch, boolean last, int size) {
             this.whole = whole;
@@ -661,7 +678,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      * says so ({@link DecodeSplit#whole}), and the first it does not, read into {@code files[f]} for
      * the GPU. Returns that one, or null when the cursor ran out first.
      */
-    private Pending dispatch(int f, Cursor at) {
+    private Pending dispatch(int f, Cursor at) throws InterruptedException {
         while (wholeInFlight < cpuBatches && !free.isEmpty() && wholeNext(at.size)) {
             DeviceEntry entry = free.poll(); // only this thread takes from the pool: not null
             EncodedBatch whole = wholeFiles[entry.index];
@@ -681,6 +698,16 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 return null;
             }
         }
+        while (filesOwner[f] != null && !ended) {
+            int before = pending.size();
+            deliver(1); // the batch these buffers hold waits for its CPU round: it ends first
+            if (pending.size() == before && !ended) {
+                throw new IllegalStateException("the batch holding read buffers " + f + " was not handed out");
+            }
+        }
+        if (ended) {
+            return null;
+        }
         if (filesQueued[f]) {
             filesDone[f].synchronize(); // nothing queued still reads these files
             filesQueued[f] = false;
@@ -689,6 +716,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         batch.begin(at.epoch, at.batch, at.order, at.batch * batchSize, at.size, at.last);
         batch.startReads(readerThreads, examiners);
         Pending p = new Pending(null, at.epoch, at.last, at.size);
+        p.slot = f;
+        filesOwner[f] = p;
         pending.add(p);
         dispatched++;
         return p;
@@ -712,8 +741,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
 
     /**
      * A device buffer for the GPU's next batch. Where none is free and the oldest batch not handed
-     * out is a whole one of the CPU's, waits for that and hands it (the consumer gives buffers back
-     * only for batches it has); else waits for the consumer. Null when handing out ended the run.
+     * out waits for the CPU (a whole batch of the CPU's, or the GPU's batch's round), waits for that
+     * and hands it (the consumer gives buffers back only for batches it has); else waits for the
+     * consumer. Null when handing out ended the run.
      */
     private DeviceEntry takeEntry() throws InterruptedException {
         for (; ; ) {
@@ -722,31 +752,43 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 return e;
             }
             Pending head = pending.peek();
-            if (head == null || head.whole == null) {
+            if (head == null || (head.whole == null && !head.decoded)) {
                 return free.take();
             }
-            head.whole.awaitWhole();
-            if (!deliver(false)) {
+            if (!deliver(1)) {
                 return null;
             }
         }
     }
 
     /**
-     * Hands out the batches at the head of {@link #pending} that are done, in order; with {@code all},
-     * waits for the CPU's whole batches among them. False when an epoch in which nothing decoded
-     * ended the run (the consumer is told).
+     * Hands out the batches at the head of {@link #pending} that are done, in order, waiting for the
+     * CPU's part of the first {@code wait} of them (a whole batch, a GPU batch's round), not for a GPU
+     * batch not yet decoded. False when an epoch in which nothing decoded ended the run (the consumer
+     * is told; {@link #ended}).
      */
-    private boolean deliver(boolean all) throws InterruptedException {
-        for (Pending p; (p = pending.peek()) != null; ) {
+    private boolean deliver(int wait) throws InterruptedException {
+        for (Pending p; (p = pending.peek()) != null; wait--) {
             if (p.whole != null) {
-                if (!all && !p.whole.wholeDone()) {
+                if (wait <= 0 && !p.whole.wholeDone()) {
                     return true;
                 }
                 p.whole.awaitWhole();
                 finishWhole(p);
             } else if (!p.decoded) {
                 return true;
+            } else if (p.cpuOpen) {
+                if (wait <= 0 && !files[p.slot].cpuDone()) {
+                    if (!p.wentOn) {
+                        p.wentOn = true;
+                        wentOn.incrementAndGet();
+                    }
+                    return true;
+                }
+                finishGpu(p);
+            }
+            if (p.slot >= 0) {
+                filesOwner[p.slot] = null;
             }
             pending.poll();
             long t0 = System.nanoTime();
@@ -764,6 +806,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             if (none != null) {
                 // Every file of the epoch failed, and every later epoch would: stop, as the loader does.
                 handoff.fail(none);
+                ended = true;
                 return false;
             }
         }
@@ -884,11 +927,15 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     }
 
     /**
-     * Decodes {@code batch} into {@code entry}'s device buffer, {@code shared} of its
-     * JPEGs already started on the CPU; returns the SampleException the
-     * consumer gets instead, under {@link ErrorPolicy#FAIL}, or null when the entry holds the batch.
+     * Decodes {@code batch}, dispatched as {@code p}, into {@code entry}'s device buffer, {@code
+     * shared} of its JPEGs already started on the CPU, and starts the CPU's part of it (what nvJPEG
+     * left, the host's tail). Without such a part the batch is finished here; else {@link #finishGpu}
+     * finishes it once that part has ended, while this thread decodes the next batches
+     * ({@link #deliver}). A batch's round ends when its slowest file does (a progressive file can
+     * take a thread 25 ms), and the decode thread no longer waits for it.
      */
-    private RuntimeException decode(
+    private void decode(
+            Pending p,
             EncodedBatch batch,
             DeviceEntry entry,
             int shared,
@@ -989,6 +1036,18 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                         i, batch.samples[i], dataset.name(batch.samples[i]), batch.status[i], batch.messages[i]));
             }
         }
+        p.entry = entry;
+        p.onGpu = onGpu;
+        p.shared = shared;
+        p.roundImages = roundImages;
+        p.sourceBytes = sourceBytes;
+        p.decoded = true;
+        if (okImages > 0) {
+            double mean = (double) sourceBytes / okImages;
+            bytesPerImage = Double.isNaN(bytesPerImage)
+                    ? mean
+                    : DecodeSplit.KEEP * bytesPerImage + (1 - DecodeSplit.KEEP) * mean;
+        }
         if (hostTail || batch.leftoverCount() > 0 || (!errors.isEmpty() && policy == ErrorPolicy.SKIP)) {
             MemorySegment host = roundImages > 0 ? entry.hostPixels(driver, batchSize * hostBytes) : hostPixels(entry);
             batch.startCpu(readerThreads, host, hostBytes, false); // what nvJPEG left, after the share
@@ -1005,11 +1064,37 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                         host,
                         hostBytes);
             }
+            p.cpuOpen = true;
+        }
+        p.decodeCpuNanos = CPU.getCurrentThreadCpuTime() - t0;
+        // The CPU's part of a batch (its round, the host's tail) ends after the decode thread has
+        // gone on to the next batches; it is handed out once that has ended (deliver). With the host's
+        // tail it ends here: the tail reads the one crops buffer the next batch's tail fills.
+        if (!p.cpuOpen || hostTail) {
+            finishGpu(p);
+        }
+    }
+
+    /**
+     * Ends the GPU's batch {@code p}, decoded: waits for its CPU part (what nvJPEG left, the share,
+     * the host's tail), copies the CPU's images into their places, zeroes what failed under
+     * {@link ErrorPolicy#SKIP}, then {@link #complete}s it, or refuses it under {@link ErrorPolicy#FAIL}.
+     */
+    private void finishGpu(Pending p) throws InterruptedException {
+        long t0 = CPU.getCurrentThreadCpuTime();
+        EncodedBatch batch = files[p.slot];
+        DeviceEntry entry = p.entry;
+        int n = batch.size;
+        DeviceBuffer pixels = staged ? entry.staging : entry.out;
+        List<SampleError> errors = batch.errors; // the reads' failures, from decode()
+        if (p.cpuOpen) {
+            MemorySegment host = entry.hostPixels(driver, batchSize * hostBytes); // decode()'s
             long waitStart = System.nanoTime();
             batch.awaitCpu();
             times.addAndGet(WAIT_CPU, System.nanoTime() - waitStart);
-            if (split != null && roundImages > 0) {
-                split.cpuMeasured(batch.timedRoundNanos(), roundImages, batch.timedBusyNanos(), batch.timedUnits());
+            p.cpuOpen = false;
+            if (split != null && p.roundImages > 0) {
+                split.cpuMeasured(batch.timedRoundNanos(), p.roundImages, batch.timedBusyNanos(), batch.timedUnits());
             }
             entry.hostUsed = true;
             for (int k = 0; k < batch.leftoverCount(); k++) {
@@ -1046,18 +1131,18 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             balanceCpu = split.cpuNanosPerImage();
             balanceCpuPerUnit = split.threadNanosPerUnit() * 1024; // a unit is a byte
         }
-        gpuImages.addAndGet(onGpu);
-        cpuImages.addAndGet(batch.leftoverCount() - shared);
-        sharedImages.addAndGet(shared);
+        gpuImages.addAndGet(p.onGpu);
+        cpuImages.addAndGet(batch.leftoverCount() - p.shared);
+        sharedImages.addAndGet(p.shared);
         failedImages.addAndGet(errors.size());
-        if (okImages > 0) {
-            double mean = (double) sourceBytes / okImages;
-            bytesPerImage = Double.isNaN(bytesPerImage)
-                    ? mean
-                    : DecodeSplit.KEEP * bytesPerImage + (1 - DecodeSplit.KEEP) * mean;
-        }
         // The host's cost of the batch: the readers' CPU time and the decode thread's (nvJPEG's host side).
-        return complete(batch, entry, errors, sourceBytes, batch.cpuNanos() + CPU.getCurrentThreadCpuTime() - t0);
+        long cpuNanos = batch.cpuNanos() + p.decodeCpuNanos + CPU.getCurrentThreadCpuTime() - t0;
+        RuntimeException rejected = complete(batch, entry, errors, p.sourceBytes, cpuNanos);
+        if (rejected != null) {
+            free.offer(entry);
+            p.entry = null;
+            p.rejected = rejected;
+        }
     }
 
     /**
@@ -1188,6 +1273,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             throw new IllegalStateException("the GPU decode stage is closed");
         }
         ensureCurrent();
+    }
+
+    /** GPU batches the decode thread went on from before their CPU part had ended: for tests. */
+    long wentOnBatches() {
+        return wentOn.get();
     }
 
     /** Counters so far. */

@@ -255,6 +255,54 @@ class GpuDecodeStageTest {
         }
     }
 
+    /**
+     * The decode thread does not wait for a batch's CPU round: with a large PNG in batches of small
+     * JPEGs, it decodes the next batches while the PNG decodes, and each batch is still handed out in
+     * the loader's order with the loader's pixels, the PNG's included.
+     */
+    @Test
+    void theDecodeThreadGoesOnWhileABatchsCpuRoundRunsAndTheOrderHolds() throws Exception {
+        writeDataset(root, 12);
+        Random r = new Random(3);
+        for (int k = 0; k < 4; k++) {
+            BufferedImage png = new BufferedImage(900, 700, BufferedImage.TYPE_INT_RGB);
+            for (int y = 0; y < 700; y++) {
+                for (int x = 0; x < 900; x++) {
+                    png.setRGB(x, y, r.nextInt(1 << 24)); // noise: slow to inflate
+                }
+            }
+            ImageIO.write(
+                    png, "png", root.resolve("dog").resolve("big-" + k + ".png").toFile());
+        }
+        Loader.Builder settings = Loader.imageFolder(root)
+                .batchSize(4)
+                .shuffle(true)
+                .seed(11)
+                .epochs(2)
+                .workers(1)
+                .transform(EVAL);
+        List<Snapshot> want = host(settings);
+        try (GpuDecodeStage stage = stage(settings).inFlight(3).readers(2).build();
+                Arena arena = Arena.ofConfined()) {
+            MemorySegment got = arena.allocate(4L * EVAL.sampleBytes());
+            for (int k = 0; k < want.size(); k++) {
+                Snapshot w = want.get(k);
+                try (DeviceBatch b = stage.next()) {
+                    assertEquals(k, b.sequence());
+                    assertEquals(w.batchIndex(), b.batchIndex());
+                    for (int i = 0; i < b.size(); i++) {
+                        assertEquals(w.indices()[i], b.index(i), "batch " + k + " position " + i);
+                    }
+                    b.copyToHost(got);
+                    assertArrayEquals(
+                            w.pixels(), got.asSlice(0, w.pixels().length).toArray(JAVA_BYTE), "batch " + k);
+                }
+            }
+            assertNull(stage.next());
+            assertTrue(stage.wentOnBatches() > 0, "the decode thread went on from a batch whose round ran");
+        }
+    }
+
     /** Under FAIL a whole batch with a broken file is refused naming it, as a GPU batch is, and the next follows. */
     @Test
     void aBrokenFileFailsItsWholeBatchOrItsGpuBatchAndTheRestFollowInOrder() throws Exception {
