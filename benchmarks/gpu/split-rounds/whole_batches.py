@@ -5,8 +5,9 @@ The same files and costs as ``split_policies.py`` (``file_costs.c``'s per-file c
 ``--scale``; the hardware engine leaves progressive files to the CPU). The stage as modelled:
 
 - The decode thread takes the GPU's batches one at a time. Each takes ``--gpu-us`` an image nvJPEG
-  decodes, and the decode thread then waits for the batch's CPU round (its progressive files) before
-  it hands the batch out.
+  decodes. The batch's CPU round (its progressive files) runs beside; the decode thread goes on to
+  the next batch and hands this one out once its round has ended too (``--wait-rounds``: it waits
+  for the round first, as the stage did before).
 - T CPU threads take the next queued task when free (the GPU's batches' progressive files, oldest
   first); with none queued, the next image of the oldest whole batch. A task waits for the image a
   thread is decoding, not for the whole batch.
@@ -15,6 +16,9 @@ The same files and costs as ``split_policies.py`` (``file_costs.c``'s per-file c
   run, and the CPU's backlog plus the batch, at the whole batches' measured rate (smoothed; before
   the first, the mean file's cost over the threads), end no later than the GPU's batch plus one per
   free buffer.
+- When no whole batch runs, the stage gives the GPU's batches a share of their JPEGs as well
+  (``split_policies.py`` models that); here they keep only their progressive files, so the rows
+  with no whole batch are a floor, not the stage.
 - Batches are handed out in order; the consumer takes each at once and gives the one before back.
   The pool holds ``--in-flight`` buffers plus ``--cpu-batches``; a GPU batch waits for a free one,
   and where none is free and the oldest batch not handed out is a whole one, waits for that.
@@ -22,7 +26,7 @@ The same files and costs as ``split_policies.py`` (``file_costs.c``'s per-file c
 Reads, the decode thread's other host work and the copies are left out, as in ``split_policies.py``:
 the figures compare ways of splitting, not machines. A measurement, not part of Stoke.
 
-    python3 benchmarks/gpu/split-rounds/whole_batches.py /tmp/costs.txt --scale 2.12 --gpu-us 91
+    python3 benchmarks/gpu/split-rounds/whole_batches.py /tmp/costs.txt --scale 2.12 --gpu-us 91 [--wait-rounds]
 """
 
 import argparse
@@ -218,8 +222,8 @@ def main() -> None:
     p.add_argument("--in-flight", type=int, default=3)
     p.add_argument("--cpu-batches", type=int, action="append", help="whole batches at once (repeatable; 0: none)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--no-wait", action="store_true",
-                   help="the decode thread does not wait for a GPU batch's CPU round (not what the stage does)")
+    p.add_argument("--wait-rounds", action="store_true",
+                   help="the decode thread waits for a GPU batch's CPU round before the next (the stage before)")
     args = p.parse_args()
     files = []
     for line in open(args.costs):
@@ -237,7 +241,7 @@ def main() -> None:
     print("|---:|---:|---:|---:|---:|---:|")
     for g in args.gpu_us or [91.0]:
         for cb in args.cpu_batches or [0, 1, 2, 3]:
-            total, wholes, busy = simulate(batches, g, t, args.in_flight, cb, mean, not args.no_wait)
+            total, wholes, busy = simulate(batches, g, t, args.in_flight, cb, mean, args.wait_rounds)
             rate = args.batch * len(batches) * 1e6 / total
             print(f"| {g:.0f} us | {cb} | {rate:,.0f} | {rate / cpu_alone:.2f}x | {wholes / len(batches):.0%} | {busy:.0%} |")
 

@@ -133,7 +133,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final int[] shareOrder;
 
     private final long[] shareUnits;
-    /** The most whole batches the CPU threads hold at once ({@link Builder#cpuBatches}); 0 without a split. */
+    /**
+     * Device buffers beside the K for batches the CPU threads still work on ({@link
+     * Builder#cpuBatches}): the GPU's whose round runs, and with a split the CPU's whole batches, at
+     * most this many of those at once.
+     */
     private final int cpuBatches;
     /** For tests: every other batch goes whole to the CPU, whatever the rates. */
     private final boolean wholeEveryOther;
@@ -313,8 +317,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.nvjpeg = b.nvjpeg;
         this.preferHardware = b.preferHardware;
         this.split = b.shareWithCpu ? new DecodeSplit() : null;
-        this.cpuBatches = b.shareWithCpu ? b.cpuBatches : 0;
-        this.wholeEveryOther = b.wholeEveryOther && cpuBatches > 0;
+        this.cpuBatches = b.cpuBatches;
+        this.wholeEveryOther = b.wholeEveryOther && b.shareWithCpu && cpuBatches > 0;
         int timedSlots = b.shareWithCpu ? b.inFlight + 2 : 0;
         this.gpuStart = new CudaEvent[timedSlots];
         this.gpuEnd = new CudaEvent[timedSlots];
@@ -343,8 +347,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             if (tailCrops != null) {
                 resources.keep(HostRegistration.register(driver, tailCrops));
             }
-            // The CPU's whole batches hold a buffer each from their start: the pool has room for them
-            // beside the K the GPU's batches and the consumer use.
+            // Batches the CPU still works on hold a buffer each (the GPU's until their round ends, the
+            // CPU's whole ones from their start): the pool has room for them beside the K.
             int pool = inFlight + cpuBatches;
             this.entries = new DeviceEntry[pool];
             this.wholeFiles = new EncodedBatch[pool];
@@ -380,7 +384,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                     readerCount,
                     () -> dataset.reader(s.maxFileBytes()),
                     () -> new SampleTransform(dataset, cpu, sampler.seed())));
-            if (cpuBatches > 0) {
+            if (split != null && cpuBatches > 0) {
                 readerThreads.background(wholeQueue);
             }
             this.decoder =
@@ -679,7 +683,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      * the GPU. Returns that one, or null when the cursor ran out first.
      */
     private Pending dispatch(int f, Cursor at) throws InterruptedException {
-        while (wholeInFlight < cpuBatches && !free.isEmpty() && wholeNext(at.size)) {
+        while (split != null && wholeInFlight < cpuBatches && !free.isEmpty() && wholeNext(at.size)) {
             DeviceEntry entry = free.poll(); // only this thread takes from the pool: not null
             EncodedBatch whole = wholeFiles[entry.index];
             if (whole == null) {
@@ -1370,7 +1374,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         private Nvjpeg nvjpeg;
         private boolean preferHardware = true;
         private boolean shareWithCpu;
-        private int cpuBatches = 2;
+        private int cpuBatches = 3;
         private boolean wholeEveryOther;
         private int device;
         private int inFlight = 3;
@@ -1440,11 +1444,13 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         }
 
         /**
-         * With {@link #shareWithCpu}, the most whole batches the CPU threads decode at once, in the
-         * background, while the GPU decodes the batches beside them (default 2; 0: the CPU only takes
-         * a share of each batch). Each holds a device buffer of its own beside the {@link #inFlight}
-         * K. A batch goes whole to the CPU when the measured rates say it ends before the GPU runs
-         * out of free buffers for the batches after it ({@link DecodeSplit#whole}).
+         * Device buffers beside the {@link #inFlight} K for batches the CPU threads still work on
+         * (default 3): the GPU's batches whose CPU round (what nvJPEG leaves, the share) still runs
+         * while the decode thread goes on, and with {@link #shareWithCpu} whole batches the CPU
+         * decodes in the background, at most this many of those at once (0: the pool is the K alone,
+         * and no batch goes whole). A batch goes whole to the CPU
+         * when the measured rates say it ends before the GPU runs out of free buffers for the batches
+         * after it ({@link DecodeSplit#whole}).
          */
         public Builder cpuBatches(int n) {
             if (n < 0 || n > 16) {
