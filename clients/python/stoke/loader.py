@@ -407,8 +407,8 @@ class DataLoader(Closeable):
             workers; ``"gpu"`` (experimental), nvJPEG on this process's current CUDA device
             (``torch.cuda.current_device()``), resized, cropped and normalised there; ``images`` is
             then a CUDA tensor viewing the producer's device slot, opened by CUDA IPC, with no copy
-            back to the host; ``"auto"`` (experimental), as ``"gpu"`` with the workers decoding a
-            share of the JPEGs, balanced live; ``augment=`` and ``erase=`` run on the producer's CPU
+            back to the host; ``"auto"`` (experimental), as ``"gpu"`` with the workers decoding
+            whole batches or a share of the JPEGs, balanced live; ``augment=`` and ``erase=`` run on the producer's CPU
             after the GPU's resize. Not yet with a sampler of yours or ``restart_cache_dir=``: where
             it cannot (those, no libnvjpeg), the producer says
             why in one line, the CPU decodes and each batch is copied to the device (as where CUDA

@@ -12,7 +12,9 @@ package io.stoke.gpu;
  * @param nvjpeg  nvJPEG's host side: each file's header (and, on the hardware engine, its stream)
  *     parsed, and the batched call that queues the decode
  * @param resize  the resize's tables drawn and its kernel queued
- * @param cpu     waiting for the reader threads' share of the JPEGs and for what nvJPEG left to them
+ * @param cpu     waiting for the reader threads' part of a GPU batch (the share, what nvJPEG left) where
+ *     the decode thread could not go on (no free device buffer, its read buffers needed again, the
+ *     host's tail), and for their whole batches there
  * @param handoff handing the batch to the consumer (waiting while its queue is full) and counting it
  * @param gpuSpan the span between the CUDA events recorded on the stream before nvJPEG's decode and
  *     after the resize, of the batches timed: the device's work, and the device waiting for the

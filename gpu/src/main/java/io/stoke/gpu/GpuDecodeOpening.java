@@ -26,7 +26,7 @@ public final class GpuDecodeOpening {
             return this != CPU;
         }
 
-        /** Whether the CPU threads also take a share of the JPEGs (auto). */
+        /** Whether the CPU threads also take whole batches or a share of the JPEGs (auto). */
         public boolean shared() {
             return this == AUTO;
         }

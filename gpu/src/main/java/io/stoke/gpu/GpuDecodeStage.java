@@ -777,7 +777,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 if (wait <= 0 && !p.whole.wholeDone()) {
                     return true;
                 }
+                long waitStart = System.nanoTime();
                 p.whole.awaitWhole();
+                times.addAndGet(WAIT_CPU, System.nanoTime() - waitStart);
                 finishWhole(p);
             } else if (!p.decoded) {
                 return true;
