@@ -37,6 +37,11 @@ final class DecodeSplit {
     private double cpuNanosPerImage = Double.NaN;
     private double threadNanosPerUnit = Double.NaN;
     private double wholeNanosPerImage = Double.NaN;
+    /**
+     * A whole batch's measured time over what the threads' rate foresaw for it when it ended: what
+     * sharing the threads with the GPU's batches' rounds and reads costs it. Smoothed.
+     */
+    private double wholeOverForeseen = Double.NaN;
 
     /**
      * The CPU's share: how many of {@code jpegs} files either side could take join the CPU's round,
@@ -106,28 +111,42 @@ final class DecodeSplit {
      * {@code backlog} images of earlier whole batches to decode, while the GPU can decode {@code
      * beside} batches of its own after it before it waits for it (the free device buffers). Yes when,
      * foreseen at the CPU's whole-batch rate, the backlog and the batch end no later than the GPU's
-     * batch now and those beside it: then nothing waits for it. The rate, until a whole batch is
-     * measured, is a thread's busy time for the mean image ({@code unitsPerImage} units) over the
-     * threads. After {@link #measured} only.
+     * batch now and those beside it: then nothing waits for it. The rate is a thread's busy time for
+     * the mean image ({@code unitsPerImage} units) over the threads, times what the whole batches
+     * measured so far took over that ({@link #wholeMeasured}): it follows the threads' rate as the
+     * rounds measure it, so one slow whole batch does not stop them for good. After {@link #measured}
+     * only.
      */
     boolean whole(int images, long backlog, int beside, double unitsPerImage, int threads) {
         if (!measured() || images <= 0) {
             return false;
         }
-        double c = wholeNanosPerImage();
-        if (Double.isNaN(c)) {
-            c = threadNanosPerUnit * unitsPerImage / threads;
+        double c = foreseenWholeNanos(unitsPerImage, threads);
+        if (!Double.isNaN(wholeOverForeseen)) {
+            c *= wholeOverForeseen;
         }
         return (backlog + images) * c <= gpuNanosPerImage() * images * (beside + 1.0);
     }
 
+    /** A whole batch's time per image as the threads' rate foresees it, with the threads all its own. */
+    private double foreseenWholeNanos(double unitsPerImage, int threads) {
+        return threadNanosPerUnit * unitsPerImage / threads;
+    }
+
     /**
      * A whole batch of {@code images} took the threads {@code nanos}: from its start, or the end of
-     * the whole batch before it where that was later, to its last image's end.
+     * the whole batch before it where that was later, to its last image's end. {@code unitsPerImage}
+     * and {@code threads} as for {@link #whole}.
      */
-    void wholeMeasured(long nanos, int images) {
-        if (images > 0 && nanos > 0) {
-            wholeNanosPerImage = smooth(wholeNanosPerImage, (double) nanos / images);
+    void wholeMeasured(long nanos, int images, double unitsPerImage, int threads) {
+        if (images <= 0 || nanos <= 0) {
+            return;
+        }
+        double perImage = (double) nanos / images;
+        wholeNanosPerImage = smooth(wholeNanosPerImage, perImage);
+        double foreseen = foreseenWholeNanos(unitsPerImage, threads);
+        if (foreseen > 0) { // NaN compares false: not before the threads' rate is measured
+            wholeOverForeseen = smooth(wholeOverForeseen, perImage / foreseen);
         }
     }
 

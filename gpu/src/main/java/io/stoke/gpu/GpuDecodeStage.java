@@ -830,7 +830,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         int n = b.size;
         wholeInFlight--;
         long end = b.wholeEndNanos();
-        split.wholeMeasured(end - Math.max(b.wholeStartNanos(), lastWholeEnd), n);
+        split.wholeMeasured(end - Math.max(b.wholeStartNanos(), lastWholeEnd), n, bytesPerImage, readerThreads.size());
         lastWholeEnd = end;
         balanceWhole = split.wholeNanosPerImage();
         if (entry.waitForRelease) {

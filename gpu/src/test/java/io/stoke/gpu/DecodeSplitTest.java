@@ -125,11 +125,19 @@ class DecodeSplitTest {
         assertTrue(s.whole(100, 700, 1, 1_000, 4), "one GPU batch beside it: 200 ms");
         assertFalse(s.whole(100, 0, 0, 5_000, 1), "one thread, images of 5,000 units: 500 ms");
         assertTrue(s.whole(100, 0, 4, 5_000, 1), "with four GPU batches beside it");
-        // Measured whole batches come first: 2 ms an image, all threads together, is 200 ms a batch.
-        s.wholeMeasured(200_000_000, 100);
+        // A whole batch measured at 2 ms an image, all threads together, 200 ms a batch: 8 times what
+        // the threads' rate foresaw (0.25 ms), sharing them with the GPU's batches' rounds and reads.
+        s.wholeMeasured(200_000_000, 100, 1_000, 4);
         assertEquals(2_000_000, s.wholeNanosPerImage(), 1e-6);
-        assertFalse(s.whole(100, 0, 0, 1_000, 4), "the estimate from the threads' rounds no longer counts");
+        assertFalse(s.whole(100, 0, 0, 1_000, 4), "8 x 25 ms: 200 ms against 100");
         assertTrue(s.whole(100, 0, 1, 1_000, 4));
+        assertFalse(s.whole(100, 50, 1, 1_000, 4), "a backlog of 50: 300 ms against 200");
+        // The rounds then measure the threads twice as fast: the whole batches' rate follows.
+        for (int k = 0; k < 60; k++) {
+            s.cpuMeasured(1_000_000, 10, 500 * 1_000, 1_000);
+        }
+        assertEquals(500, s.threadNanosPerUnit(), 1e-6);
+        assertTrue(s.whole(100, 50, 1, 1_000, 4), "1 ms an image: 150 ms against 200");
         assertFalse(s.whole(0, 0, 4, 1_000, 4), "an empty batch is never whole");
     }
 }
