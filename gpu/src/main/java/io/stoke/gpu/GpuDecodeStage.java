@@ -850,7 +850,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             }
         }
         if (errors.isEmpty() || policy == ErrorPolicy.SKIP) {
-            DeviceBuffer target = staged && !hostTail ? entry.staging : entry.out;
+            // The uint8 the normalisation kernel takes, else the output itself (the host's tail wrote it).
+            DeviceBuffer target = normalizeOnDevice ? entry.staging : entry.out;
             target.copyFromHostAsync(0, host.asSlice(0, n * hostBytes), stream);
         }
         entry.hostUsed = true;
