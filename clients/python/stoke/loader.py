@@ -408,11 +408,16 @@ class DataLoader(Closeable):
             (``torch.cuda.current_device()``), resized, cropped and normalised there; ``images`` is
             then a CUDA tensor viewing the producer's device slot, opened by CUDA IPC, with no copy
             back to the host; ``"auto"`` (experimental), as ``"gpu"`` with the workers decoding
-            whole batches or a share of the JPEGs, balanced live; ``augment=`` and ``erase=`` run on the producer's CPU
-            after the GPU's resize. Not yet with a sampler of yours or ``restart_cache_dir=``: where
-            it cannot (those, no libnvjpeg), the producer says
+            whole batches or a share of the JPEGs, balanced live; ``augment=`` and ``erase=`` run
+            on the producer's CPU after the GPU's resize. Not yet with a sampler of yours or
+            ``restart_cache_dir=``: where it cannot (those, no libnvjpeg), the producer says
             why in one line, the CPU decodes and each batch is copied to the device (as where CUDA
             refuses the IPC, said once). Without CUDA in torch, the batches are CPU tensors.
+        decode_cpu_batches (int, optional): with ``decode="gpu"`` or ``"auto"``, device buffers
+            beside those in flight for batches the workers still decode a part of: the GPU's
+            batches whose images nvJPEG left are still decoding, and under ``"auto"`` whole batches
+            the workers decode, at most that many of those at once; ``0``: no whole batches
+            (default: ``3``).
         slots (int, optional): the ring's size in batches: decoded ahead plus held by your code
             (default: ``4``).
         shuffle_window (int, optional): over shards, shuffle within windows of that many shards
@@ -530,6 +535,7 @@ class DataLoader(Closeable):
         erase_value: Optional[str] = None,
         dct_scaling: Optional[str] = None,
         decode: Optional[str] = None,
+        decode_cpu_batches: Optional[int] = None,
         slots: Optional[int] = None,
         shuffle_window: Optional[int] = None,
         shard_cache_size: Optional[str] = None,

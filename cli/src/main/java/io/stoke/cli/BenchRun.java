@@ -127,7 +127,12 @@ final class BenchRun {
                 int readers = Math.min(256, Math.max(1, options.workers().count()));
                 long started = System.nanoTime(); // as the loader's clock starts before its workers do
                 GpuDecodeStage stage = GpuDecodeOpening.open(
-                        settings, decode, device.ordinal(), readers, line -> err.println("stoke: " + line));
+                        settings,
+                        decode,
+                        device.ordinal(),
+                        readers,
+                        options.decodeCpuBatches(),
+                        line -> err.println("stoke: " + line));
                 if (stage != null) {
                     return runGpuDecode(stage, decode.shared(), started, settings, title, warmup.json, readers);
                 }

@@ -199,6 +199,7 @@ public final class EmbedCommand implements Callable<Integer> {
                         decode,
                         where.cuda() ? where.index() : 0,
                         readers,
+                        options.decodeCpuBatches(),
                         line -> err.println("stoke embed: " + line));
                 err.flush();
             }

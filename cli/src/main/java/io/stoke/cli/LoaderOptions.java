@@ -160,6 +160,11 @@ public final class LoaderOptions {
         return GpuDecodeOpening.Decode.of(settings().text("decode"));
     }
 
+    /** The loader option {@code --decode-cpu-batches}: the GPU decode stage's buffers for the CPU's batches. */
+    int decodeCpuBatches() {
+        return settings().integer("decode_cpu_batches");
+    }
+
     /** The values parsed. */
     LoaderSettings settings() {
         return settings;

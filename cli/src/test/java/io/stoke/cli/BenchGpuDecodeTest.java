@@ -126,6 +126,35 @@ class BenchGpuDecodeTest {
         }
     }
 
+    /** {@code --decode-cpu-batches 0}: no whole batch goes to the CPU threads, only shares of the GPU's. */
+    @Test
+    void decodeCpuBatchesZeroKeepsTheCpuToSharesOfTheGpusBatches() throws Exception {
+        CudaTestDouble dbl = dbl();
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 64, 2, 9);
+        try {
+            String[] r = BenchCommandTest.run(
+                    "bench",
+                    root.toString(),
+                    "--decode",
+                    "auto",
+                    "--decode-cpu-batches",
+                    "0",
+                    "--batch-size",
+                    "4",
+                    "--workers",
+                    "2",
+                    "--crop",
+                    "32");
+            assertEquals("0", r[0], r[1] + r[2]);
+            assertTrue(r[1].contains("64 in 16 batches (0 skipped or failed)"), r[1]);
+            assertTrue(r[1].contains(" 0 whole batches, the rest shares of the GPU's"), r[1]);
+            assertTrue(r[1].contains("; no whole batch)"), r[1]);
+            assertTrue(dbl.nvjpegStat("nvjpeg_images") < 64, "the CPU took shares: " + dbl.nvjpegStat("nvjpeg_images"));
+        } finally {
+            dbl.reset();
+        }
+    }
+
     @Test
     void withoutLibnvjpegItSaysSoInOneLineAndDecodesOnTheCpu() throws Exception {
         Path root = TestImages.imageFolder(tmp.resolve("data"), 8, 2, 5);

@@ -40,15 +40,17 @@ public final class GpuDecodeOpening {
     private GpuDecodeOpening() {}
 
     /**
-     * The stage over {@code settings} on CUDA device {@code ordinal}, with {@code readers} CPU threads,
-     * or null after one line to {@code say} on why not (no libnvjpeg, no driver or device, the driver
+     * The stage over {@code settings} on CUDA device {@code ordinal}, with {@code readers} CPU threads
+     * and {@code cpuBatches} device buffers for the batches they still work on
+     * ({@link GpuDecodeStage.Builder#cpuBatches}; the option {@code decode_cpu_batches}), or null
+     * after one line to {@code say} on why not (no libnvjpeg, no driver or device, the driver
      * refusing the device, an order feed, a restart cache). Said first when it
      * opens: the library, the backend, and what the CPU threads do.
      *
      * @param say takes each line, to be prefixed with the command's name
      */
     public static GpuDecodeStage open(
-            Loader.Builder settings, Decode decode, int ordinal, int readers, Consumer<String> say) {
+            Loader.Builder settings, Decode decode, int ordinal, int readers, int cpuBatches, Consumer<String> say) {
         if (!decode.onGpu()) {
             throw new IllegalArgumentException("--decode cpu opens no GPU decode stage");
         }
@@ -67,6 +69,7 @@ public final class GpuDecodeOpening {
         GpuDecodeStage.Builder builder = GpuDecodeStage.builder(settings)
                 .device(ordinal)
                 .readers(readers)
+                .cpuBatches(cpuBatches)
                 .nvjpeg(nvjpeg.nvjpeg().get())
                 .shareWithCpu(shared);
         return GpuDecodeStage.openOrCpu(builder, reason -> say.accept(flag + ": " + reason))

@@ -182,7 +182,7 @@ public final class RingServer {
                 // The stage gives a batch with a bad file under SKIP; FAIL then marks it failed (the publisher).
                 builder.onError(ErrorPolicy.SKIP);
                 int readers = Math.min(256, Math.max(1, setup.workers().count()));
-                stage = GpuDecodeOpening.open(builder, decode, 0, readers, this::say);
+                stage = GpuDecodeOpening.open(builder, decode, 0, readers, s.integer("decode_cpu_batches"), this::say);
             } catch (RuntimeException | Error e) {
                 shm.close();
                 throw e;
