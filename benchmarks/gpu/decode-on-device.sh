@@ -16,7 +16,8 @@
 #                                   gpu and auto, batches to the device, whether they arrived as CUDA tensors,
 #                                   and decode=gpu's pixels against cpu's per image;
 #           bench.txt, bench.jsonl  stoke bench --decode cpu|gpu|auto at 16 CPU threads, no model, with the
-#                                   CPU seconds of the whole process; then ResNet50 v2's training transform;
+#                                   CPU seconds of the whole process, and auto with --decode-cpu-batches 0
+#                                   (shares only, no whole batches); then ResNet50 v2's training transform;
 #           torchvision-decode.json benchmarks/gpu/decode_gpu.py: torchvision's batched decode_jpeg on the
 #                                   GPU, alone and with the eval resize, on the same files;
 #           model-decode.json       benchmarks/gpu/model_decode.py: resnet50 inference and training (bf16,
@@ -95,12 +96,16 @@ fi
 
 TIMEFORMAT='process: %R s wall, %U s user + %S s system CPU'
 runs bench && step "stoke bench --decode cpu|gpu|auto: the same files, $WORKERS CPU threads, eval transform, no model" && {
-  for decode in cpu gpu auto; do
-    echo "--- stoke bench $DATA --decode $decode --workers $WORKERS --epochs 6"
-    time timeout 60 python3 -m stoke bench "$DATA" --decode "$decode" --workers "$WORKERS" --epochs 6 \
-      --json /tmp/bench-$decode.json || echo "(exit $?)"
-    [[ -f /tmp/bench-$decode.json ]] && python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))))' \
-      /tmp/bench-$decode.json >> "$OUT/bench.jsonl"
+  # auto-shares: auto with --decode-cpu-batches 0, the CPU threads taking shares of the GPU's batches
+  # only (no whole batches), beside auto's default in the same run.
+  for run in cpu gpu auto auto-shares; do
+    decode=${run%-shares} extra=()
+    [[ $run == auto-shares ]] && extra=(--decode-cpu-batches 0)
+    echo "--- stoke bench $DATA --decode $decode ${extra[*]} --workers $WORKERS --epochs 6"
+    time timeout 60 python3 -m stoke bench "$DATA" --decode "$decode" "${extra[@]}" --workers "$WORKERS" --epochs 6 \
+      --json /tmp/bench-$run.json || echo "(exit $?)"
+    [[ -f /tmp/bench-$run.json ]] && python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))))' \
+      /tmp/bench-$run.json >> "$OUT/bench.jsonl"
   done
 } 2>&1 | tee "$OUT/bench.txt"
 
