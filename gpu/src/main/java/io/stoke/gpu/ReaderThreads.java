@@ -5,8 +5,10 @@ import io.stoke.loader.internal.Joins;
 import io.stoke.loader.source.SampleReader;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
 import java.util.concurrent.BlockingDeque;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingDeque;
 import java.util.function.Supplier;
@@ -14,8 +16,9 @@ import java.util.function.Supplier;
 /**
  * The CPU threads of a {@link GpuDecodeStage}: thread {@code r} makes, uses and closes its own
  * {@link SampleReader} and {@link SampleTransform} (their native buffers belong to the thread that
- * made them), and runs the tasks given to it, in order. A thread with no task queued runs one step of
- * the {@link Background} work at a time, so that a task given to it waits for one image at most.
+ * made them), and runs the tasks given to it: the urgent ones first ({@link #submitFirst}), each lane
+ * in the order given. A thread with no task queued runs one step of the {@link Background} work at a
+ * time, so that a task given to it waits for one image at most.
  */
 final class ReaderThreads implements AutoCloseable {
     /** What a task runs with: its thread's own reader and CPU transform. */
@@ -37,6 +40,9 @@ final class ReaderThreads implements AutoCloseable {
 
     private final Thread[] threads;
     private final List<BlockingDeque<Runnable>> queues;
+    /** Per thread, the urgent lane: taken before its queue; a WAKE in the queue rouses a waiting thread. */
+    private final List<Queue<Runnable>> urgent;
+
     private final ThreadLocal<SampleReader> reader = new ThreadLocal<>();
     private final ThreadLocal<SampleTransform> transform = new ThreadLocal<>();
     private volatile Background background;
@@ -44,14 +50,17 @@ final class ReaderThreads implements AutoCloseable {
     ReaderThreads(int n, Supplier<SampleReader> readers, Supplier<SampleTransform> transforms) {
         threads = new Thread[n];
         queues = new ArrayList<>(n);
+        urgent = new ArrayList<>(n);
         try {
             for (int r = 0; r < n; r++) {
                 BlockingDeque<Runnable> queue = new LinkedBlockingDeque<>();
+                Queue<Runnable> first = new ConcurrentLinkedQueue<>();
                 queues.add(queue);
+                urgent.add(first);
                 threads[r] = Thread.ofPlatform()
                         .name("stoke-gpu-reader-" + r)
                         .daemon()
-                        .start(() -> loop(queue, readers, transforms));
+                        .start(() -> loop(queue, first, readers, transforms));
             }
         } catch (RuntimeException | Error e) {
             close(); // the threads started so far stop, and close what they made
@@ -64,7 +73,10 @@ final class ReaderThreads implements AutoCloseable {
     }
 
     private void loop(
-            BlockingDeque<Runnable> queue, Supplier<SampleReader> readers, Supplier<SampleTransform> transforms) {
+            BlockingDeque<Runnable> queue,
+            Queue<Runnable> first,
+            Supplier<SampleReader> readers,
+            Supplier<SampleTransform> transforms) {
         SampleReader ownReader = null;
         SampleTransform ownTransform = null;
         Throwable broken = null;
@@ -78,7 +90,10 @@ final class ReaderThreads implements AutoCloseable {
         transform.set(ownTransform);
         try {
             for (; ; ) {
-                Runnable task = queue.poll();
+                Runnable task = first.poll();
+                if (task == null) {
+                    task = queue.poll();
+                }
                 if (task == null) {
                     Background b = background;
                     if (b != null && broken == null && b.step(ownReader, ownTransform)) {
@@ -87,16 +102,15 @@ final class ReaderThreads implements AutoCloseable {
                     task = queue.take();
                 }
                 if (task == STOP) {
+                    for (Runnable late; (late = first.poll()) != null; ) {
+                        run(late, broken); // given before close: its future completes
+                    }
                     break;
                 }
                 if (task == WAKE) {
                     continue;
                 }
-                if (broken != null) {
-                    ((Failing) task).fail(broken);
-                } else {
-                    task.run();
-                }
+                run(task, broken);
             }
         } catch (InterruptedException e) {
             // closing
@@ -110,6 +124,14 @@ final class ReaderThreads implements AutoCloseable {
         }
     }
 
+    private static void run(Runnable task, Throwable broken) {
+        if (broken != null) {
+            ((Failing) task).fail(broken);
+        } else {
+            task.run();
+        }
+    }
+
     /** Runs {@code task} on thread {@code r} with its reader and transform, after those queued; the future completes after. */
     Future<?> submit(int r, Task task) {
         Failing f = new Failing(task);
@@ -118,12 +140,14 @@ final class ReaderThreads implements AutoCloseable {
     }
 
     /**
-     * As {@link #submit}, ahead of the tasks queued: the CPU's decodes of the batch the device waits
-     * for go before the next batch's reads.
+     * As {@link #submit}, in the urgent lane: after the urgent tasks given before, ahead of the rest.
+     * The CPU's decodes of a batch the device waits for go before the next batch's reads, and an
+     * older batch's before a newer one's (batches are handed out in order).
      */
     Future<?> submitFirst(int r, Task task) {
         Failing f = new Failing(task);
-        queues.get(r).addFirst(f);
+        urgent.get(r).add(f);
+        queues.get(r).offerFirst(WAKE); // a thread waiting for its queue looks at the lane again
         return f.done;
     }
 

@@ -55,6 +55,29 @@ class ReaderThreadsTest {
         }
     }
 
+    @Test
+    void urgentTasksGoAheadOfTheRestInTheOrderGiven() throws Exception {
+        try (ReaderThreads threads = new ReaderThreads(1, () -> null, () -> null)) {
+            java.util.concurrent.CountDownLatch hold = new java.util.concurrent.CountDownLatch(1);
+            java.util.List<String> order = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+            threads.submit(0, (reader, transform) -> {
+                try {
+                    hold.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            threads.submit(0, (reader, transform) -> order.add("reads 1"));
+            threads.submitFirst(0, (reader, transform) -> order.add("round 1"));
+            threads.submitFirst(0, (reader, transform) -> order.add("round 2"));
+            Future<?> last = threads.submit(0, (reader, transform) -> order.add("reads 2"));
+            hold.countDown();
+            last.get(10, TimeUnit.SECONDS);
+            // An older batch's round before a newer one's, both before the reads queued.
+            assertEquals(java.util.List.of("round 1", "round 2", "reads 1", "reads 2"), order);
+        }
+    }
+
     static void waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!condition.getAsBoolean()) {
