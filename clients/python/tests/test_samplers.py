@@ -271,10 +271,12 @@ class SamplerTest(unittest.TestCase):
         self.assertEqual(0, done.returncode, done.stderr[-3000:])
         # The two ranks share one stdout: a print's object and its newline are two writes, so one
         # rank's object can follow the other's on the same line. Read every object wherever it stands.
-        ranks, decoder, text, at = {}, json.JSONDecoder(), done.stdout, 0
-        while (at := text.find("{", at)) >= 0:
-            r, at = decoder.raw_decode(text, at)
-            ranks[r["rank"]] = r
+        ranks, decoder = {}, json.JSONDecoder()
+        for line in done.stdout.splitlines():
+            at = 0
+            while line.startswith("{", at):  # a rank's objects, one after another; other lines are logs
+                r, at = decoder.raw_decode(line, at)
+                ranks[r["rank"]] = r
         self.assertEqual([0, 1], sorted(ranks), done.stdout[-2000:])
         for r in (0, 1):
             self.assertTrue(ranks[r]["equal"], f"rank {r}: a batch differs from torch's loader's")
