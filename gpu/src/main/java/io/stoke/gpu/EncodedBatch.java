@@ -272,6 +272,16 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
         }
     }
 
+    /** Whether every {@link #startReads} task has ended: then {@link #awaitReads} returns at once. */
+    boolean readsDone() {
+        for (Future<?> f : pending) {
+            if (f != null && !f.isDone()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Waits for {@link #startReads}' tasks; a reader's unexpected failure is thrown here. */
     void awaitReads() throws InterruptedException {
         await();

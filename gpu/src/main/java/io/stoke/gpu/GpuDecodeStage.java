@@ -26,6 +26,7 @@ import io.stoke.loader.resample.Resampler;
 import io.stoke.loader.sample.ResumePlan;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.source.Dataset;
+import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.transform.CounterRandom;
 import io.stoke.loader.transform.CropBox;
 import io.stoke.loader.transform.RandomResizedCrop;
@@ -50,6 +51,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 
 /**
  * Decodes a dataset's JPEGs on a CUDA device into {@link DeviceBatch}es: the GPU decode stage.
@@ -141,6 +143,10 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final int cpuBatches;
     /** For tests: every other batch goes whole to the CPU, whatever the rates. */
     private final boolean wholeEveryOther;
+    /** For tests: what each reader thread's reader is wrapped in (a read held back), else identity. */
+    private final UnaryOperator<SampleReader> readerWrap;
+    /** Rung by the reader threads as their tasks and steps end; the decode thread waits on it for the reads. */
+    private final Doorbell cpuEnded = new Doorbell();
     /** Per device entry, the whole batch of the CPU's it holds: made on first use, the decode thread's. */
     private final EncodedBatch[] wholeFiles;
     /** The whole batches the reader threads decode in the background, oldest first. */
@@ -319,6 +325,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.split = b.shareWithCpu ? new DecodeSplit() : null;
         this.cpuBatches = b.cpuBatches;
         this.wholeEveryOther = b.wholeEveryOther && b.shareWithCpu && cpuBatches > 0;
+        this.readerWrap = b.readerWrap;
         int timedSlots = b.shareWithCpu ? b.inFlight + 2 : 0;
         this.gpuStart = new CudaEvent[timedSlots];
         this.gpuEnd = new CudaEvent[timedSlots];
@@ -382,8 +389,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             TransformSpec cpu = hostTail ? s : s.withOutput(TransformSpec.Output.UINT8_HWC);
             this.readerThreads = resources.keep(new ReaderThreads(
                     readerCount,
-                    () -> dataset.reader(s.maxFileBytes()),
-                    () -> new SampleTransform(dataset, cpu, sampler.seed())));
+                    () -> readerWrap.apply(dataset.reader(s.maxFileBytes())),
+                    () -> new SampleTransform(dataset, cpu, sampler.seed()),
+                    cpuEnded));
             if (split != null && cpuBatches > 0) {
                 readerThreads.background(wholeQueue);
             }
@@ -557,14 +565,17 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 }
                 EncodedBatch batch = files[f];
                 long t0 = System.nanoTime();
-                batch.awaitReads();
+                long handing = awaitReads(batch);
+                if (handing < 0) {
+                    return; // handing out ended the run
+                }
                 long t1 = System.nanoTime();
                 DeviceEntry entry = takeEntry();
                 if (entry == null) {
                     return; // an epoch in which nothing decoded ended the run
                 }
                 long t2 = System.nanoTime();
-                times.addAndGet(READS, t1 - t0);
+                times.addAndGet(READS, t1 - t0 - handing);
                 times.addAndGet(BUFFER, t2 - t1);
                 // With a split, the CPU's share starts first, then the next batch's reads queue behind it.
                 int shared = split == null ? 0 : share(batch, entry);
@@ -611,6 +622,34 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 jpeg.close();
             }
         }
+    }
+
+    /**
+     * Waits for {@code batch}'s reads, handing out meanwhile each earlier batch as it ends (a whole
+     * batch of the CPU's, a GPU batch whose CPU round ran on): with slow reads, from a remote source,
+     * a finished batch does not wait for the next one's files. Returns the time spent handing out
+     * (counted as such, not as the reads'), or -1 when handing out ended the run.
+     */
+    private long awaitReads(EncodedBatch batch) throws InterruptedException {
+        long handing = 0;
+        cpuEnded.arm(); // before the checks: a read or a batch ending after one of them rings
+        try {
+            while (!batch.readsDone()) {
+                long t0 = System.nanoTime();
+                boolean going = deliver(0);
+                handing += System.nanoTime() - t0;
+                if (!going) {
+                    return -1;
+                }
+                if (!batch.readsDone()) {
+                    cpuEnded.park();
+                }
+            }
+        } finally {
+            cpuEnded.disarm();
+        }
+        batch.awaitReads(); // done: a reader's failure is thrown here
+        return handing;
     }
 
     /**
@@ -1379,6 +1418,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         private boolean shareWithCpu;
         private int cpuBatches = 3;
         private boolean wholeEveryOther;
+        private UnaryOperator<SampleReader> readerWrap = UnaryOperator.identity();
         private int device;
         private int inFlight = 3;
         private int readers = Math.min(8, Runtime.getRuntime().availableProcessors());
@@ -1466,6 +1506,15 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         /** For tests of the wiring: with {@link #shareWithCpu}, every other batch goes whole to the CPU. */
         Builder wholeEveryOther() {
             this.wholeEveryOther = true;
+            return this;
+        }
+
+        /**
+         * For tests: each reader thread's reader of the GPU's batches is {@code wrap} of its own (one
+         * that holds a read back); the CPU's whole batches read through their transforms.
+         */
+        Builder readerWrap(UnaryOperator<SampleReader> wrap) {
+            this.readerWrap = wrap;
             return this;
         }
 

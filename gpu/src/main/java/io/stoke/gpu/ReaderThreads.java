@@ -46,8 +46,14 @@ final class ReaderThreads implements AutoCloseable {
     private final ThreadLocal<SampleReader> reader = new ThreadLocal<>();
     private final ThreadLocal<SampleTransform> transform = new ThreadLocal<>();
     private volatile Background background;
+    private final Doorbell done;
 
-    ReaderThreads(int n, Supplier<SampleReader> readers, Supplier<SampleTransform> transforms) {
+    /**
+     * Starts {@code n} threads, each making its reader and transform; {@code done} rings after each
+     * task's future has completed and after each background step.
+     */
+    ReaderThreads(int n, Supplier<SampleReader> readers, Supplier<SampleTransform> transforms, Doorbell done) {
+        this.done = done;
         threads = new Thread[n];
         queues = new ArrayList<>(n);
         urgent = new ArrayList<>(n);
@@ -97,6 +103,7 @@ final class ReaderThreads implements AutoCloseable {
                 if (task == null) {
                     Background b = background;
                     if (b != null && broken == null && b.step(ownReader, ownTransform)) {
+                        done.ring(); // the step may have ended a whole batch
                         continue; // then the queue again: a task waits for one image at most
                     }
                     task = queue.take();
@@ -124,12 +131,13 @@ final class ReaderThreads implements AutoCloseable {
         }
     }
 
-    private static void run(Runnable task, Throwable broken) {
+    private void run(Runnable task, Throwable broken) {
         if (broken != null) {
             ((Failing) task).fail(broken);
         } else {
             task.run();
         }
+        done.ring(); // after the future completed: a waiter that wakes finds it done
     }
 
     /** Runs {@code task} on thread {@code r} with its reader and transform, after those queued; the future completes after. */

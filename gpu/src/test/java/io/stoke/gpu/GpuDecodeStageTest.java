@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -19,6 +20,7 @@ import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
+import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.testing.BadImages;
 import io.stoke.loader.transform.RandomErasing;
 import io.stoke.loader.transform.RandomResizedCrop;
@@ -33,6 +35,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.UnaryOperator;
 import javax.imageio.ImageIO;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -263,16 +269,8 @@ class GpuDecodeStageTest {
     @Test
     void theDecodeThreadGoesOnWhileABatchsCpuRoundRunsAndTheOrderHolds() throws Exception {
         writeDataset(root, 12);
-        Random r = new Random(3);
         for (int k = 0; k < 4; k++) {
-            BufferedImage png = new BufferedImage(900, 700, BufferedImage.TYPE_INT_RGB);
-            for (int y = 0; y < 700; y++) {
-                for (int x = 0; x < 900; x++) {
-                    png.setRGB(x, y, r.nextInt(1 << 24)); // noise: slow to inflate
-                }
-            }
-            ImageIO.write(
-                    png, "png", root.resolve("dog").resolve("big-" + k + ".png").toFile());
+            writeNoisePng(root.resolve("dog").resolve("big-" + k + ".png"), 900, 700, 3 + k);
         }
         Loader.Builder settings = Loader.imageFolder(root)
                 .batchSize(4)
@@ -300,6 +298,124 @@ class GpuDecodeStageTest {
             }
             assertNull(stage.next());
             assertTrue(stage.wentOnBatches() > 0, "the decode thread went on from a batch whose round ran");
+        }
+    }
+
+    /**
+     * With slow reads (a remote source), a batch that has ended is handed out while the next batch's
+     * files are still being read: here batch 1, a whole batch of the CPU's with a large PNG in it
+     * (it ends after the decode thread has gone on to batch 2), comes while one file of batch 2, the
+     * GPU's next, is held back; then every batch follows in the loader's order with its pixels.
+     * Before 2026-12-03 batch 1 waited for batch 2's last read.
+     */
+    @Test
+    void aBatchThatHasEndedIsHandedOutWhileTheNextBatchsReadsWait() throws Exception {
+        writeDataset(root, 16);
+        writeNoisePng(root.resolve("cat").resolve("09-large.png"), 900, 700, 1); // sorts into batch 1
+        Loader.Builder settings = Loader.imageFolder(root)
+                .batchSize(4)
+                .shuffle(false)
+                .epochs(1)
+                .workers(1)
+                .transform(EVAL);
+        List<Snapshot> want = host(settings);
+        long held = want.get(2).indices()[0];
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicBoolean releasedLate = new AtomicBoolean();
+        Thread watchdog = Thread.ofPlatform().daemon().start(() -> {
+            try {
+                if (!release.await(20, TimeUnit.SECONDS)) {
+                    releasedLate.set(true); // the batches before it never came: let the run end
+                    release.countDown();
+                }
+            } catch (InterruptedException e) {
+                release.countDown();
+            }
+        });
+        UnaryOperator<SampleReader> holding = r -> new HeldReader(r, held, release);
+        try (GpuDecodeStage stage = stage(settings)
+                        .inFlight(3)
+                        .readers(2)
+                        .shareWithCpu(true)
+                        .wholeEveryOther()
+                        .readerWrap(holding)
+                        .build();
+                Arena arena = Arena.ofConfined()) {
+            MemorySegment got = arena.allocate(4L * EVAL.sampleBytes());
+            for (int k = 0; k < want.size(); k++) {
+                if (k == 2) {
+                    assertFalse(releasedLate.get(), "batches 0 and 1 came only once batch 2's held read was let go");
+                    release.countDown();
+                }
+                Snapshot w = want.get(k);
+                try (DeviceBatch b = stage.next()) {
+                    assertEquals(k, b.sequence());
+                    assertEquals(w.batchIndex(), b.batchIndex());
+                    for (int i = 0; i < b.size(); i++) {
+                        assertEquals(w.indices()[i], b.index(i), "batch " + k + " position " + i);
+                    }
+                    b.copyToHost(got);
+                    assertArrayEquals(
+                            w.pixels(), got.asSlice(0, w.pixels().length).toArray(JAVA_BYTE), "batch " + k);
+                }
+            }
+            assertNull(stage.next());
+            assertTrue(stage.stats().cpuBatches() >= 1, stage.stats().toString());
+        } finally {
+            release.countDown();
+            watchdog.join();
+        }
+    }
+
+    /** A PNG of noise, drawn from {@code seed}: slow to inflate. */
+    static void writeNoisePng(Path file, int w, int h, long seed) throws Exception {
+        Random r = new Random(seed);
+        BufferedImage png = new BufferedImage(w, h, BufferedImage.TYPE_INT_RGB);
+        for (int y = 0; y < h; y++) {
+            for (int x = 0; x < w; x++) {
+                png.setRGB(x, y, r.nextInt(1 << 24));
+            }
+        }
+        ImageIO.write(png, "png", file.toFile());
+    }
+
+    /** A reader whose read of one sample waits for a latch first. */
+    private record HeldReader(SampleReader reader, long held, CountDownLatch release) implements SampleReader {
+        @Override
+        public SampleStatus read(int sample) {
+            if (sample == held) {
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return reader.read(sample);
+        }
+
+        @Override
+        public MemorySegment bytes() {
+            return reader.bytes();
+        }
+
+        @Override
+        public long length() {
+            return reader.length();
+        }
+
+        @Override
+        public void done() {
+            reader.done();
+        }
+
+        @Override
+        public String message() {
+            return reader.message();
+        }
+
+        @Override
+        public void close() {
+            reader.close();
         }
     }
 

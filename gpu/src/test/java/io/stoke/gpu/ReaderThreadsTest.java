@@ -1,8 +1,10 @@
 package io.stoke.gpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -35,7 +37,7 @@ class ReaderThreadsTest {
     void aTaskGoesAheadOfTheBackgroundAfterTheStepRunningAndTheBackgroundResumesWhenWoken() throws Exception {
         Steps steps = new Steps();
         steps.left.set(100);
-        try (ReaderThreads threads = new ReaderThreads(1, () -> null, () -> null)) {
+        try (ReaderThreads threads = new ReaderThreads(1, () -> null, () -> null, new Doorbell())) {
             threads.background(steps);
             threads.wake();
             steps.permits.release(); // step 1 ends; the thread waits in step 2
@@ -55,9 +57,41 @@ class ReaderThreadsTest {
         }
     }
 
+    /**
+     * The doorbell rings after each task's future has completed and after each background step, so
+     * a thread that arms it, checks, and parks wakes to find what it waits for: a ring before the
+     * completion would be lost, and the loop below would park for good.
+     */
+    @Test
+    void theDoorbellRingsOnceATasksFutureIsDoneAndAfterEachBackgroundStep() {
+        Doorbell done = new Doorbell();
+        Steps steps = new Steps();
+        try (ReaderThreads threads = new ReaderThreads(2, () -> null, () -> null, done)) {
+            threads.background(steps);
+            assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+                for (int k = 0; k < 2000; k++) {
+                    done.arm();
+                    Future<?> f = threads.submit(k % 2, (reader, transform) -> {});
+                    while (!f.isDone()) {
+                        done.park();
+                    }
+                    done.disarm();
+                }
+                steps.left.set(50);
+                steps.permits.release(50);
+                done.arm();
+                threads.wake();
+                while (steps.done.get() < 50) {
+                    done.park();
+                }
+                done.disarm();
+            });
+        }
+    }
+
     @Test
     void urgentTasksGoAheadOfTheRestInTheOrderGiven() throws Exception {
-        try (ReaderThreads threads = new ReaderThreads(1, () -> null, () -> null)) {
+        try (ReaderThreads threads = new ReaderThreads(1, () -> null, () -> null, new Doorbell())) {
             java.util.concurrent.CountDownLatch hold = new java.util.concurrent.CountDownLatch(1);
             java.util.List<String> order = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
             threads.submit(0, (reader, transform) -> {
