@@ -4,6 +4,7 @@ import io.stoke.loader.decode.SampleTransform;
 import io.stoke.loader.error.SampleError;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.format.ImageFormat;
+import io.stoke.loader.resample.ResampleTables;
 import io.stoke.loader.source.SampleReader;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -56,6 +57,13 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
 
     private final int[] gpuWidth;
     private final int[] gpuHeight;
+    /**
+     * Per JPEG position nvJPEG is given, under the training transform: the resize tables its reader
+     * drew for the size it examined (where {@link #tablesDrawn}), made on first use and re-filled.
+     */
+    private final ResampleTables[] tables;
+
+    private final boolean[] tablesDrawn;
     /**
      * The files handed to nvJPEG, in position order: file j ({@link #address}, {@link #length}) is
      * position {@code positionOf[j]}'s, for j below {@link #count}.
@@ -111,6 +119,8 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
         gpuWhy = new String[batchSize];
         gpuWidth = new int[batchSize];
         gpuHeight = new int[batchSize];
+        tables = new ResampleTables[batchSize];
+        tablesDrawn = new boolean[batchSize];
         positionOf = new int[batchSize];
         leftovers = new int[batchSize];
         cpuStatus = new SampleStatus[batchSize];
@@ -141,21 +151,23 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
      * R and examining each JPEG it read for nvJPEG with {@code examiners[r]}, so that the decode
      * thread does not.
      */
-    void startReads(ReaderThreads threads, GpuJpegDecoder.Examiner[] examiners) {
-        if (examiners.length != threads.size()) {
+    void startReads(ReaderThreads threads, GpuJpegDecoder.Examiner[] examiners, CropTableDraw[] draws) {
+        if (examiners.length != threads.size() || (draws != null && draws.length != threads.size())) {
             throw new IllegalArgumentException(examiners.length + " examiners for " + threads.size() + " readers");
         }
         for (int r = 0; r < threads.size(); r++) {
             int reader = r;
             GpuJpegDecoder.Examiner examiner = examiners[r];
-            pending[r] = threads.submit(r, (own, unused) -> readEvery(reader, own, examiner));
+            CropTableDraw draw = draws == null ? null : draws[r];
+            pending[r] = threads.submit(r, (own, unused) -> readEvery(reader, own, examiner, draw));
         }
     }
 
-    private void readEvery(int r, SampleReader reader, GpuJpegDecoder.Examiner examiner) {
+    private void readEvery(int r, SampleReader reader, GpuJpegDecoder.Examiner examiner, CropTableDraw draw) {
         long t0 = CPU.getCurrentThreadCpuTime();
         long used = 0;
         for (int i = r; i < size; i += pending.length) {
+            tablesDrawn[i] = false;
             SampleStatus s = reader.read(samples[i]);
             try {
                 if (s == SampleStatus.OK) {
@@ -175,6 +187,14 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
                         gpuWhy[i] = examiner.examine(buffers[r].address() + offsets[i], n);
                         gpuWidth[i] = gpuWhy[i] == null ? examiner.width() : 0;
                         gpuHeight[i] = gpuWhy[i] == null ? examiner.height() : 0;
+                        if (draw != null && gpuWhy[i] == null) {
+                            // The decode thread's own work otherwise, one image at a time: here a batch ahead.
+                            if (tables[i] == null) {
+                                tables[i] = new ResampleTables();
+                            }
+                            draw.draw(epoch, samples[i], gpuWidth[i], gpuHeight[i], tables[i]);
+                            tablesDrawn[i] = true;
+                        }
                     }
                 } else {
                     jpeg[i] = false;
@@ -280,6 +300,15 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
             }
         }
         return true;
+    }
+
+    /**
+     * Position {@code i}'s training resize tables as its reader drew them, where it drew them for an
+     * image of {@code width x height} (what nvJPEG decoded); else null, and the caller draws them.
+     * After {@link #awaitReads}.
+     */
+    ResampleTables drawnTables(int i, int width, int height) {
+        return tablesDrawn[i] && gpuWidth[i] == width && gpuHeight[i] == height ? tables[i] : null;
     }
 
     /** Waits for {@link #startReads}' tasks; a reader's unexpected failure is thrown here. */

@@ -27,8 +27,6 @@ import io.stoke.loader.sample.ResumePlan;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.SampleReader;
-import io.stoke.loader.transform.CounterRandom;
-import io.stoke.loader.transform.CropBox;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
 import io.stoke.ring.RingLayout;
@@ -120,9 +118,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final TransformSpec spec;
     private final RandomResizedCrop train; // null: the evaluation transform
     private final long seed;
-    // The decode thread's: the training transform's draw for each image it resizes.
-    private final CounterRandom random = new CounterRandom();
-    private final CropBox box = new CropBox();
+    /** The training transforms' tables the decode thread drew itself (its readers had not): for tests. */
+    private final AtomicLong decodeThreadDraws = new AtomicLong();
     // The decode thread's: each position's image size where the device decoded it, for the host's tail.
     private final int[] tailWidths;
     private final int[] tailHeights;
@@ -143,6 +140,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final int cpuBatches;
     /** For tests: every other batch goes whole to the CPU, whatever the rates. */
     private final boolean wholeEveryOther;
+    /** Whether the readers draw the training transform's tables (else the decode thread does): off only in tests. */
+    private final boolean readersDraw;
     /** For tests: what each reader thread's reader is wrapped in (a read held back), else identity. */
     private final UnaryOperator<SampleReader> readerWrap;
     /** Rung by the reader threads as their tasks and steps end; the decode thread waits on it for the reads. */
@@ -165,6 +164,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private double bytesPerImage = Double.NaN;
     /** The reader threads' examiners, one each, from the decoder: the decode thread's, set when it opens. */
     private GpuJpegDecoder.Examiner[] examiners;
+    /** The reader threads' draws of the training transform's tables, one each; null for evaluation. The decode thread's. */
+    private CropTableDraw[] cropDraws;
 
     private final CudaEvent[] gpuStart;
     private final CudaEvent[] gpuEnd;
@@ -326,6 +327,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.cpuBatches = b.cpuBatches;
         this.wholeEveryOther = b.wholeEveryOther && b.shareWithCpu && cpuBatches > 0;
         this.readerWrap = b.readerWrap;
+        this.readersDraw = b.readersDraw;
         int timedSlots = b.shareWithCpu ? b.inFlight + 2 : 0;
         this.gpuStart = new CudaEvent[timedSlots];
         this.gpuEnd = new CudaEvent[timedSlots];
@@ -525,6 +527,13 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 // Each reader examines the JPEGs it reads (nvJPEG's header read, and on the engine its
                 // parse and support check): this thread keeps the batched call alone.
                 examiners = new GpuJpegDecoder.Examiner[readerThreads.size()];
+                if (train != null && readersDraw) {
+                    // And, under the training transform, draws each one's resize tables after examining it.
+                    cropDraws = new CropTableDraw[examiners.length];
+                    for (int r = 0; r < cropDraws.length; r++) {
+                        cropDraws[r] = new CropTableDraw(spec, seed);
+                    }
+                }
                 Future<?>[] current = new Future<?>[examiners.length];
                 for (int r = 0; r < examiners.length; r++) {
                     examiners[r] = jpeg.newExaminer();
@@ -546,9 +555,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 opened.completeExceptionally(e);
                 return;
             }
-            Resampler resampler = new Resampler(spec);
-            EvalTableCache evalTables = train == null ? new EvalTableCache(resampler, EVAL_TABLE_INTS) : null;
+            EvalTableCache evalTables = train == null ? new EvalTableCache(new Resampler(spec), EVAL_TABLE_INTS) : null;
             ResampleTables[] tables = new ResampleTables[train == null ? 0 : batchSize]; // the boxes' tables
+            CropTableDraw ownDraw = train == null ? null : new CropTableDraw(spec, seed);
             for (int i = 0; i < tables.length; i++) {
                 tables[i] = new ResampleTables();
             }
@@ -587,7 +596,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                     return;
                 }
                 times.addAndGet(QUEUE, System.nanoTime() - t2);
-                decode(now, batch, entry, shared, jpeg, resize, resampler, evalTables, tables);
+                decode(now, batch, entry, shared, jpeg, resize, evalTables, tables, ownDraw);
                 filesDone[f].record(stream);
                 filesQueued[f] = true;
                 if (!deliver(0)) {
@@ -757,7 +766,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         }
         EncodedBatch batch = files[f];
         batch.begin(at.epoch, at.batch, at.order, at.batch * batchSize, at.size, at.last);
-        batch.startReads(readerThreads, examiners);
+        batch.startReads(readerThreads, examiners, cropDraws);
         Pending p = new Pending(null, at.epoch, at.last, at.size);
         p.slot = f;
         filesOwner[f] = p;
@@ -987,9 +996,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             int shared,
             GpuJpegDecoder jpeg,
             DeviceResize resize,
-            Resampler resampler,
             EvalTableCache evalTables,
-            ResampleTables[] tables)
+            ResampleTables[] tables,
+            CropTableDraw ownDraw)
             throws InterruptedException {
         long t0 = CPU.getCurrentThreadCpuTime();
         int n = batch.size;
@@ -1044,11 +1053,14 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             if (train == null) {
                 t = evalTables.get(decoded.width(j), decoded.height(j)); // written to the staging by add()
             } else {
-                t = tables[onGpu];
-                // The CPU's draw for this sample: the same box and flip from (seed, epoch, sample).
-                random.reset(seed, batch.epoch, batch.samples[i]);
-                train.draw(decoded.width(j), decoded.height(j), random, box);
-                resampler.cropTables(decoded.width(j), decoded.height(j), box, t);
+                // The CPU's draw for this sample, the same box and flip from (seed, epoch, sample): its
+                // reader drew it a batch ahead, unless nvJPEG decoded another size than it examined.
+                t = batch.drawnTables(i, decoded.width(j), decoded.height(j));
+                if (t == null) {
+                    t = tables[onGpu];
+                    ownDraw.draw(batch.epoch, batch.samples[i], decoded.width(j), decoded.height(j), t);
+                    decodeThreadDraws.incrementAndGet();
+                }
             }
             if (t.cols() != crop || t.outRows() != crop) {
                 throw new IllegalStateException("the resize gives " + t.cols() + " x " + t.outRows() + ", not the "
@@ -1321,6 +1333,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         ensureCurrent();
     }
 
+    /** The training transform's tables the decode thread drew itself, its reader not having drawn them: for tests. */
+    long decodeThreadDraws() {
+        return decodeThreadDraws.get();
+    }
+
     /** GPU batches the decode thread went on from before their CPU part had ended: for tests. */
     long wentOnBatches() {
         return wentOn.get();
@@ -1419,6 +1436,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         private int cpuBatches = 3;
         private boolean wholeEveryOther;
         private UnaryOperator<SampleReader> readerWrap = UnaryOperator.identity();
+        private boolean readersDraw = true;
         private int device;
         private int inFlight = 3;
         private int readers = Math.min(8, Runtime.getRuntime().availableProcessors());
@@ -1515,6 +1533,12 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
          */
         Builder readerWrap(UnaryOperator<SampleReader> wrap) {
             this.readerWrap = wrap;
+            return this;
+        }
+
+        /** For tests: the decode thread draws every training resize table, as it did before 2026-12-03. */
+        Builder decodeThreadDraws() {
+            this.readersDraw = false;
             return this;
         }
 

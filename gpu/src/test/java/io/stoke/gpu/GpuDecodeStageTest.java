@@ -134,10 +134,19 @@ class GpuDecodeStageTest {
         assertEqualsTheHostLoader(EVAL, 20, 6);
     }
 
+    /**
+     * Each GPU image's box and flip are the CPU's draw for its sample and epoch; the readers draw
+     * their tables a batch ahead, and the decode thread none, or, with them drawing none, it draws
+     * all 20, to the same pixels.
+     */
     @Test
     void trainingCropsAndFlipsAreTheCpusDrawsForEachSampleAndEpoch() throws Exception {
         writeDataset(root, 13);
-        assertEqualsTheHostLoader(EVAL.withTrain(16, RandomResizedCrop.defaults()), 20, 6);
+        TransformSpec train = EVAL.withTrain(16, RandomResizedCrop.defaults());
+        assertEqualsTheHostLoader(train, 20, 6);
+        assertEquals(0, lastDecodeThreadDraws, "every GPU image's tables drawn by its reader");
+        assertEqualsTheHostLoader(train, 20, 6, false, false, true);
+        assertEquals(20, lastDecodeThreadDraws, "every GPU image's tables drawn by the decode thread");
     }
 
     @Test
@@ -176,6 +185,20 @@ class GpuDecodeStageTest {
     /** As above; with {@code whole}, every other batch goes whole to the CPU threads. */
     GpuDecodeStats assertEqualsTheHostLoader(
             TransformSpec spec, long gpuImages, long cpuImages, boolean share, boolean whole) {
+        return assertEqualsTheHostLoader(spec, gpuImages, cpuImages, share, whole, false);
+    }
+
+    /** The training tables the decode thread drew itself in the last run above. */
+    long lastDecodeThreadDraws = -1;
+
+    /** As above; with {@code decodeThreadDraws}, the decode thread draws every training table. */
+    GpuDecodeStats assertEqualsTheHostLoader(
+            TransformSpec spec,
+            long gpuImages,
+            long cpuImages,
+            boolean share,
+            boolean whole,
+            boolean decodeThreadDraws) {
         dbl.nvjpegHardware(true); // the engine refuses progressive files: the CPU decodes those
         dbl.copyDelayMicros(300); // the stream lags the decode thread: queued work reads the files late
         Loader.Builder settings = Loader.imageFolder(root)
@@ -187,6 +210,9 @@ class GpuDecodeStageTest {
                 .transform(spec);
         List<Snapshot> want = host(settings);
         GpuDecodeStage.Builder builder = stage(settings).inFlight(2).readers(3).shareWithCpu(share);
+        if (decodeThreadDraws) {
+            builder.decodeThreadDraws();
+        }
         try (GpuDecodeStage stage = (whole ? builder.wholeEveryOther() : builder).build();
                 Arena arena = Arena.ofConfined()) {
             assertEquals(GpuJpegDecoder.Backend.HARDWARE, stage.backend());
@@ -214,6 +240,7 @@ class GpuDecodeStageTest {
                 }
             }
             assertNull(stage.next());
+            lastDecodeThreadDraws = stage.decodeThreadDraws();
             GpuDecodeStats s = stage.stats();
             assertEquals(want.size(), s.batches());
             if (gpuImages >= 0) {
