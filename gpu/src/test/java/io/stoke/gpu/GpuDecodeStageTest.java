@@ -311,16 +311,8 @@ class GpuDecodeStageTest {
                 Arena arena = Arena.ofConfined()) {
             MemorySegment got = arena.allocate(4L * EVAL.sampleBytes());
             for (int k = 0; k < want.size(); k++) {
-                Snapshot w = want.get(k);
                 try (DeviceBatch b = stage.next()) {
-                    assertEquals(k, b.sequence());
-                    assertEquals(w.batchIndex(), b.batchIndex());
-                    for (int i = 0; i < b.size(); i++) {
-                        assertEquals(w.indices()[i], b.index(i), "batch " + k + " position " + i);
-                    }
-                    b.copyToHost(got);
-                    assertArrayEquals(
-                            w.pixels(), got.asSlice(0, w.pixels().length).toArray(JAVA_BYTE), "batch " + k);
+                    assertInOrderWithPixels(k, want.get(k), b, got);
                 }
             }
             assertNull(stage.next());
@@ -374,16 +366,8 @@ class GpuDecodeStageTest {
                     assertFalse(releasedLate.get(), "batches 0 and 1 came only once batch 2's held read was let go");
                     release.countDown();
                 }
-                Snapshot w = want.get(k);
                 try (DeviceBatch b = stage.next()) {
-                    assertEquals(k, b.sequence());
-                    assertEquals(w.batchIndex(), b.batchIndex());
-                    for (int i = 0; i < b.size(); i++) {
-                        assertEquals(w.indices()[i], b.index(i), "batch " + k + " position " + i);
-                    }
-                    b.copyToHost(got);
-                    assertArrayEquals(
-                            w.pixels(), got.asSlice(0, w.pixels().length).toArray(JAVA_BYTE), "batch " + k);
+                    assertInOrderWithPixels(k, want.get(k), b, got);
                 }
             }
             assertNull(stage.next());
@@ -404,6 +388,17 @@ class GpuDecodeStageTest {
             }
         }
         ImageIO.write(png, "png", file.toFile());
+    }
+
+    /** Batch {@code k} handed out is the host loader's {@code w}: its place, its samples and its uint8 pixels. */
+    static void assertInOrderWithPixels(int k, Snapshot w, DeviceBatch b, MemorySegment got) {
+        assertEquals(k, b.sequence());
+        assertEquals(w.batchIndex(), b.batchIndex());
+        for (int i = 0; i < b.size(); i++) {
+            assertEquals(w.indices()[i], b.index(i), "batch " + k + " position " + i);
+        }
+        b.copyToHost(got);
+        assertArrayEquals(w.pixels(), got.asSlice(0, w.pixels().length).toArray(JAVA_BYTE), "batch " + k);
     }
 
     /** A reader whose read of one sample waits for a latch first. */
