@@ -11,6 +11,7 @@ import io.stoke.gpu.GpuDecodeOpening;
 import io.stoke.gpu.GpuDecodeStage;
 import io.stoke.gpu.GpuDecodeStats;
 import io.stoke.gpu.GpuJpegDecoder;
+import io.stoke.gpu.ReaderTimes;
 import io.stoke.loader.Batch;
 import io.stoke.loader.BatchSource;
 import io.stoke.loader.BatchView;
@@ -288,6 +289,17 @@ final class BenchRun {
                         t.gpuSpanBatches() == 0
                                 ? ""
                                 : String.format(Locale.ROOT, "; events %.2f", t.gpuSpan() / 1e6 / t.gpuSpanBatches())));
+        ReaderTimes r = decoded.readers();
+        double perImage = r.images() == 0 ? Double.NaN : 1e3 * r.images(); // ns -> us per file
+        row(
+                "reader threads",
+                String.format(
+                        Locale.ROOT,
+                        "us per file read for the GPU, wall, all threads: read %.1f, nvJPEG's examination %.1f,"
+                                + " training tables %.1f",
+                        r.read() / perImage,
+                        r.examine() / perImage,
+                        r.tables() / perImage));
         GpuDecodeStats.Balance b = decoded.balance();
         if (b != null) {
             row(

@@ -71,6 +71,11 @@ class BenchGpuDecodeTest {
                     r[1].matches("(?s).*decode thread +ms per batch: reads [0-9.]+, buffer [0-9.]+, queue [0-9.]+, "
                             + "nvJPEG host [0-9.]+, resize host [0-9.]+, CPU's part [0-9.]+, handoff [0-9.]+\n.*"),
                     r[1]);
+            // The reader threads' part, per file read: the reads, nvJPEG's examination, no tables (evaluation).
+            assertTrue(
+                    r[1].matches("(?s).*reader threads +us per file read for the GPU, wall, all threads: read [0-9.]+, "
+                            + "nvJPEG's examination [0-9.]+, training tables 0\\.0\n.*"),
+                    r[1]);
             JsonNode j = new ObjectMapper().readTree(json.toFile());
             assertEquals("gpu", j.get("decode").asText(), j.toString());
             assertEquals(21, j.get("images").asLong(), j.toString());

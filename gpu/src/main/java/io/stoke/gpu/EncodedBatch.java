@@ -151,7 +151,8 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
      * R and examining each JPEG it read for nvJPEG with {@code examiners[r]}, so that the decode
      * thread does not.
      */
-    void startReads(ReaderThreads threads, GpuJpegDecoder.Examiner[] examiners, CropTableDraw[] draws) {
+    void startReads(
+            ReaderThreads threads, GpuJpegDecoder.Examiner[] examiners, CropTableDraw[] draws, ReaderClock clock) {
         if (examiners.length != threads.size() || (draws != null && draws.length != threads.size())) {
             throw new IllegalArgumentException(examiners.length + " examiners for " + threads.size() + " readers");
         }
@@ -159,14 +160,19 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
             int reader = r;
             GpuJpegDecoder.Examiner examiner = examiners[r];
             CropTableDraw draw = draws == null ? null : draws[r];
-            pending[r] = threads.submit(r, (own, unused) -> readEvery(reader, own, examiner, draw));
+            pending[r] = threads.submit(r, (own, unused) -> readEvery(reader, own, examiner, draw, clock));
         }
     }
 
-    private void readEvery(int r, SampleReader reader, GpuJpegDecoder.Examiner examiner, CropTableDraw draw) {
+    private void readEvery(
+            int r, SampleReader reader, GpuJpegDecoder.Examiner examiner, CropTableDraw draw, ReaderClock clock) {
         long t0 = CPU.getCurrentThreadCpuTime();
         long used = 0;
-        for (int i = r; i < size; i += pending.length) {
+        long files = 0;
+        long examining = 0;
+        long drawing = 0;
+        long start = System.nanoTime(); // wall time: a read's waits count, and nanoTime costs little a file
+        for (int i = r; i < size; i += pending.length, files++) {
             tablesDrawn[i] = false;
             SampleStatus s = reader.read(samples[i]);
             try {
@@ -184,9 +190,12 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
                     messages[i] = null;
                     if (jpeg[i]) {
                         // The copy nvJPEG will be handed, before the next file can move the buffer.
+                        long e0 = System.nanoTime();
                         gpuWhy[i] = examiner.examine(buffers[r].address() + offsets[i], n);
                         gpuWidth[i] = gpuWhy[i] == null ? examiner.width() : 0;
                         gpuHeight[i] = gpuWhy[i] == null ? examiner.height() : 0;
+                        long e1 = System.nanoTime();
+                        examining += e1 - e0;
                         if (draw != null && gpuWhy[i] == null) {
                             // The decode thread's own work otherwise, one image at a time: here a batch ahead.
                             if (tables[i] == null) {
@@ -194,6 +203,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
                             }
                             draw.draw(epoch, samples[i], gpuWidth[i], gpuHeight[i], tables[i]);
                             tablesDrawn[i] = true;
+                            drawing += System.nanoTime() - e1;
                         }
                     }
                 } else {
@@ -205,6 +215,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
                 reader.done();
             }
         }
+        clock.add(files, System.nanoTime() - start - examining - drawing, examining, drawing);
         cpuNanos.addAndGet(CPU.getCurrentThreadCpuTime() - t0);
     }
 

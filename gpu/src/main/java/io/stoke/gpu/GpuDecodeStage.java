@@ -120,6 +120,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final long seed;
     /** The training transforms' tables the decode thread drew itself (its readers had not): for tests. */
     private final AtomicLong decodeThreadDraws = new AtomicLong();
+    /** The reader threads' time on the GPU's batches, by phase. */
+    private final ReaderClock readerClock = new ReaderClock();
     // The decode thread's: each position's image size where the device decoded it, for the host's tail.
     private final int[] tailWidths;
     private final int[] tailHeights;
@@ -766,7 +768,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         }
         EncodedBatch batch = files[f];
         batch.begin(at.epoch, at.batch, at.order, at.batch * batchSize, at.size, at.last);
-        batch.startReads(readerThreads, examiners, cropDraws);
+        batch.startReads(readerThreads, examiners, cropDraws, readerClock);
         Pending p = new Pending(null, at.epoch, at.last, at.size);
         p.slot = f;
         filesOwner[f] = p;
@@ -1361,6 +1363,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                         times.get(HANDOFF),
                         times.get(GPU_SPAN),
                         times.get(GPU_SPAN_BATCHES)),
+                readerClock.times(),
                 split == null
                         ? null
                         : new GpuDecodeStats.Balance(

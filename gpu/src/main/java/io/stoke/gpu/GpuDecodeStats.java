@@ -12,6 +12,8 @@ package io.stoke.gpu;
  *     the GPU's batches, and every image of their whole batches that decoded
  * @param failed     samples that could not be read or decoded
  * @param times      where the decode thread's wall time went
+ * @param readers    where the reader threads' wall time on the GPU's batches went (reads, nvJPEG's
+ *     examination, the training tables)
  * @param balance    with the CPU sharing the decode, the rates its split is drawn from; else null
  * @param cpuBatches whole batches the CPU threads decoded beside the GPU's (their images are in
  *     {@code sharedImages}, or {@code failed})
@@ -23,6 +25,7 @@ public record GpuDecodeStats(
         long sharedImages,
         long failed,
         DecodeThreadTimes times,
+        ReaderTimes readers,
         Balance balance,
         long cpuBatches) {
     /**

@@ -131,7 +131,9 @@ class GpuDecodeStageTest {
     void batchesEqualTheHostLoadersInItsOrderWithTheCpuTakingWhatNvjpegLeaves() throws Exception {
         writeDataset(root, 13);
         // Per epoch: 10 baseline JPEGs on the GPU; the progressive JPEG, the PNG and the CMYK JPEG on the CPU.
-        assertEqualsTheHostLoader(EVAL, 20, 6);
+        GpuDecodeStats s = assertEqualsTheHostLoader(EVAL, 20, 6);
+        assertEquals(2 * 13, s.readers().images(), s.toString());
+        assertEquals(0, s.readers().tables(), "no training tables under the evaluation transform: " + s);
     }
 
     /**
@@ -165,6 +167,11 @@ class GpuDecodeStageTest {
         assertTrue(s.sharedImages() >= 2, s.toString());
         assertTrue(s.gpuImages() > 0, s.toString());
         assertTrue(s.cpuImages() <= 2 * 3, "only the PNG, the CMYK and the progressive JPEG must go: " + s);
+        // The readers' part: every file of the two epochs' GPU batches (of 4; the rest went whole) read
+        // once, each JPEG examined, and the training tables drawn for those nvJPEG takes.
+        ReaderTimes r = s.readers();
+        assertEquals(2 * 40 - 4 * s.cpuBatches(), r.images(), r + " " + s);
+        assertTrue(r.read() > 0 && r.examine() > 0 && r.tables() > 0, r.toString());
         // Where the decode thread's time went: nvJPEG's host side and the CPU's part on every batch, and
         // the events' span of the batches whose events were read (with a split only).
         DecodeThreadTimes t = s.times();
