@@ -37,8 +37,11 @@ static long *sizes;
 static int n;
 static uint8_t *row;
 
-/* Decodes file i whole to RGB, a row at a time; its mode in *progressive. 0 where libjpeg refused it. */
-static int decode_whole(int i, int *progressive)
+/*
+ * Decodes file i whole to RGB, a row at a time, or with `coefficients_only` reads its coefficients
+ * as a copy does; its mode in *progressive. 0 where libjpeg refused it.
+ */
+static int run(int i, int coefficients_only, int *progressive)
 {
   struct jpeg_decompress_struct src;
   struct guard g;
@@ -52,33 +55,18 @@ static int decode_whole(int i, int *progressive)
   jpeg_mem_src(&src, data[i], (unsigned long)sizes[i]);
   jpeg_read_header(&src, TRUE);
   *progressive = src.progressive_mode;
-  src.out_color_space = JCS_RGB;
-  jpeg_start_decompress(&src);
-  if (src.output_width > 20000) longjmp(g.on_error, 1);
-  while (src.output_scanline < src.output_height) {
-    JSAMPROW r = row;
-    jpeg_read_scanlines(&src, &r, 1);
+  if (coefficients_only) {
+    jpeg_read_coefficients(&src);
+  } else {
+    src.out_color_space = JCS_RGB;
+    jpeg_start_decompress(&src);
+    if (src.output_width > 20000) longjmp(g.on_error, 1);
+    while (src.output_scanline < src.output_height) {
+      JSAMPROW r = row;
+      jpeg_read_scanlines(&src, &r, 1);
+    }
+    jpeg_finish_decompress(&src);
   }
-  jpeg_finish_decompress(&src);
-  jpeg_destroy_decompress(&src);
-  return 1;
-}
-
-/* Reads file i's coefficients, as a copy does. 0 where libjpeg refused it. */
-static int read_coefficients(int i)
-{
-  struct jpeg_decompress_struct src;
-  struct guard g;
-  src.err = jpeg_std_error(&g.mgr);
-  g.mgr.error_exit = on_error;
-  if (setjmp(g.on_error)) {
-    jpeg_destroy_decompress(&src);
-    return 0;
-  }
-  jpeg_create_decompress(&src);
-  jpeg_mem_src(&src, data[i], (unsigned long)sizes[i]);
-  jpeg_read_header(&src, TRUE);
-  jpeg_read_coefficients(&src);
   jpeg_destroy_decompress(&src);
   return 1;
 }
@@ -86,20 +74,7 @@ static int read_coefficients(int i)
 int main(int argc, char **argv)
 {
   int repeats = argc > 1 ? atoi(argv[1]) : 3;
-  int cap = 0;
-  char path[4096];
-  while (next_path(stdin, path, sizeof(path))) {
-    long size;
-    uint8_t *bytes = read_whole(path, &size);
-    if (bytes == NULL) continue;
-    if (n == cap) {
-      cap = cap ? cap * 2 : 1024;
-      data = realloc(data, (size_t)cap * sizeof(*data));
-      sizes = realloc(sizes, (size_t)cap * sizeof(*sizes));
-    }
-    data[n] = bytes;
-    sizes[n++] = size;
-  }
+  n = read_list(stdin, &data, &sizes);
   if (n == 0) {
     fprintf(stderr, "no files on stdin\n");
     return 2;
@@ -111,9 +86,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++) {
       int progressive = 0;
       double a = now();
-      if (!decode_whole(i, &progressive)) continue;
+      if (!run(i, 0, &progressive)) continue;
       double b = now();
-      if (!read_coefficients(i)) continue;
+      if (!run(i, 1, &progressive)) continue;
       double c = now();
       whole[progressive] += b - a;
       coefficients[progressive] += c - b;

@@ -44,20 +44,8 @@ static int n;
 int main(int argc, char **argv)
 {
   int repeats = argc > 1 ? atoi(argv[1]) : 3;
-  int cap = 0;
-  char path[4096];
-  while (next_path(stdin, path, sizeof(path))) {
-    long size;
-    uint8_t *bytes = read_whole(path, &size);
-    if (bytes == NULL) continue;
-    if (n == cap) {
-      cap = cap ? cap * 2 : 1024;
-      data = realloc(data, (size_t)cap * sizeof(*data));
-      sizes = realloc(sizes, (size_t)cap * sizeof(*sizes));
-    }
-    data[n] = bytes;
-    sizes[n++] = size;
-  }
+  char path[64]; /* the AVX2 figure's text, below */
+  n = read_list(stdin, &data, &sizes);
   if (n == 0) {
     fprintf(stderr, "no files on stdin\n");
     return 2;

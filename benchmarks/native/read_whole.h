@@ -37,4 +37,27 @@ static uint8_t *read_whole(const char *path, long *size)
   return data;
 }
 
+/*
+ * Every file listed on `list` that can be read whole, into *data and *sizes (malloc'd, grown by
+ * doubling); their count.
+ */
+static inline int read_list(FILE *list, uint8_t ***data, long **sizes)
+{
+  int n = 0, cap = 0;
+  char path[4096];
+  while (next_path(list, path, sizeof(path))) {
+    long size;
+    uint8_t *bytes = read_whole(path, &size);
+    if (bytes == NULL) continue;
+    if (n == cap) {
+      cap = cap ? cap * 2 : 1024;
+      *data = realloc(*data, (size_t)cap * sizeof(**data));
+      *sizes = realloc(*sizes, (size_t)cap * sizeof(**sizes));
+    }
+    (*data)[n] = bytes;
+    (*sizes)[n++] = size;
+  }
+  return n;
+}
+
 #endif
