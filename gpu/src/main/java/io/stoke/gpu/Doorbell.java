@@ -4,7 +4,7 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Wakes the one thread that waits on it (a {@link GpuDecodeStage}'s decode thread) when a CPU thread
- * has ended something it may be waiting for: a task, or a step of the background work.
+ * has ended something it may be waiting for: a task, or a whole batch of the CPU's.
  *
  * <p>The waiter {@link #arm arms} it before it checks what it waits for, then {@link #park parks}
  * until the check holds. No wake-up is lost: a ring after the arm reads the waiter (a volatile read

@@ -107,7 +107,11 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
     int size;
     boolean last;
 
-    EncodedBatch(int batchSize, int readers) {
+    /** Rung when a whole batch's last image ends (the decode thread may be waiting on it for another batch's reads). */
+    private final Doorbell wholeEnded;
+
+    EncodedBatch(int batchSize, int readers, Doorbell wholeEnded) {
+        this.wholeEnded = wholeEnded;
         samples = new int[batchSize];
         arenas = new Arena[readers];
         buffers = new MemorySegment[readers];
@@ -154,7 +158,9 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
     void startReads(
             ReaderThreads threads, GpuJpegDecoder.Examiner[] examiners, CropTableDraw[] draws, ReaderClock clock) {
         if (examiners.length != threads.size() || (draws != null && draws.length != threads.size())) {
-            throw new IllegalArgumentException(examiners.length + " examiners for " + threads.size() + " readers");
+            throw new IllegalArgumentException(examiners.length + " examiners and "
+                    + (draws == null ? "no" : String.valueOf(draws.length)) + " table draws for " + threads.size()
+                    + " readers");
         }
         for (int r = 0; r < threads.size(); r++) {
             int reader = r;
@@ -578,6 +584,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
                 synchronized (this) {
                     notifyAll();
                 }
+                wholeEnded.ring(); // once a batch, not once an image: the decode thread wakes when it can hand one out
             }
         }
         return true;

@@ -146,7 +146,10 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final boolean readersDraw;
     /** For tests: what each reader thread's reader is wrapped in (a read held back), else identity. */
     private final UnaryOperator<SampleReader> readerWrap;
-    /** Rung by the reader threads as their tasks and steps end; the decode thread waits on it for the reads. */
+    /**
+     * Rung by the reader threads as each task ends and as each whole batch does; the decode thread
+     * waits on it for a batch's reads, handing out meanwhile what has ended.
+     */
     private final Doorbell cpuEnded = new Doorbell();
     /** Per device entry, the whole batch of the CPU's it holds: made on first use, the decode thread's. */
     private final EncodedBatch[] wholeFiles;
@@ -384,7 +387,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             }
             this.handoff = new Handoff(STAGE, pool + 4);
             for (int f = 0; f < files.length; f++) {
-                files[f] = new EncodedBatch(batchSize, readerCount); // closed by close(), once nothing reads them
+                files[f] = new EncodedBatch(
+                        batchSize, readerCount, cpuEnded); // closed by close(), once nothing reads them
                 filesDone[f] = resources.keep(CudaEvent.create(driver));
             }
             // Each thread makes its own reader and CPU transform: their buffers belong to it. The CPU
@@ -737,7 +741,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             DeviceEntry entry = free.poll(); // only this thread takes from the pool: not null
             EncodedBatch whole = wholeFiles[entry.index];
             if (whole == null) {
-                whole = wholeFiles[entry.index] = new EncodedBatch(batchSize, readerCount);
+                whole = wholeFiles[entry.index] = new EncodedBatch(batchSize, readerCount, cpuEnded);
             }
             whole.begin(at.epoch, at.batch, at.order, at.batch * batchSize, at.size, at.last);
             whole.startWhole(hostPixels(entry), hostBytes);

@@ -50,7 +50,8 @@ final class ReaderThreads implements AutoCloseable {
 
     /**
      * Starts {@code n} threads, each making its reader and transform; {@code done} rings after each
-     * task's future has completed and after each background step.
+     * task's future has completed (the background work rings its own ends: a whole batch's, not each
+     * step's, which would wake a waiting decode thread once an image).
      */
     ReaderThreads(int n, Supplier<SampleReader> readers, Supplier<SampleTransform> transforms, Doorbell done) {
         this.done = done;
@@ -103,7 +104,6 @@ final class ReaderThreads implements AutoCloseable {
                 if (task == null) {
                     Background b = background;
                     if (b != null && broken == null && b.step(ownReader, ownTransform)) {
-                        done.ring(); // the step may have ended a whole batch
                         continue; // then the queue again: a task waits for one image at most
                     }
                     task = queue.take();
