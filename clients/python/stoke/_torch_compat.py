@@ -20,7 +20,8 @@ ONLY = ("Stoke's producer does Resize(s) + CenterCrop(c), Resize((s, s)) [+ Cent
         "PILToTensor() or ToImage() [+ RandomErasing(...)] [+ ToDtype(torch.float32, scale=True) or "
         "ConvertImageDtype(torch.float)] or "
         "ToTensor(), and Normalize(mean, std) [+ RandomErasing(...)], in that order (v1's or v2's, ToPureTensor() "
-        "anywhere after the conversion), and nothing else")
+        "anywhere after the conversion, ToDtype(torch.uint8) on its uint8 image, which returns it as it is), and "
+        "nothing else")
 
 
 class UnsupportedError(ValueError):
@@ -346,7 +347,20 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
         while at("ToPureTensor"):
             i += 1
 
-    if at("PILToTensor", "ToImage") and i + 1 < len(steps) and kinds.get(type(steps[i + 1])) in (
+    def skip_uint8_to_uint8():
+        # ToDtype(torch.uint8[, scale]) and ConvertImageDtype(torch.uint8) return a uint8 image as it
+        # is (torchvision's to_dtype_image and convert_image_dtype: the same dtype, the same tensor):
+        # torchvision's own docs put the first after ToImage().
+        nonlocal i
+        while at("ConvertImageDtype", "ToDtype") and steps[i].dtype is torch.uint8:
+            i += 1
+            skip_pure_tensor()
+
+    after = 1  # past torchvision's docs' ToImage() + ToDtype(torch.uint8, scale=True) before the crop
+    while i + after < len(steps) and kinds.get(type(steps[i + after])) in ("ToDtype", "ConvertImageDtype") \
+            and steps[i + after].dtype is torch.uint8:
+        after += 1
+    if at("PILToTensor", "ToImage") and i + after < len(steps) and kinds.get(type(steps[i + after])) in (
             "Resize", "RandomResizedCrop", "CenterCrop", "RandomHorizontalFlip", "ToPureTensor"):
         _refuse(f"{names[0]}() before the crop ({' + '.join(names)}; the reference recipe's --backend tensor)",
                 "torchvision then resizes a tensor with torch's own antialiased filter, whose pixels are not PIL's; "
@@ -423,10 +437,12 @@ def translate_transform(transform: Any) -> Dict[str, Any]:
     if at("PILToTensor", "ToImage"):
         i += 1
         skip_pure_tensor()
+        skip_uint8_to_uint8()
         if at("RandomErasing"):  # on the uint8 image, which torchvision allows: erased before the conversion
             settings.update(_erasing(steps[i], uint8=True))
             i += 1
             skip_pure_tensor()
+            skip_uint8_to_uint8()
         if at("ConvertImageDtype", "ToDtype"):
             _to_float32(steps[i], kinds.get(type(steps[i])), torch)
             i += 1

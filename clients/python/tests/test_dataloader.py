@@ -597,6 +597,11 @@ class DataLoaderTest(unittest.TestCase):
             "PILToTensor": ([V2.PILToTensor()], torch.uint8),
             "ToImage": ([V2.ToImage()], torch.uint8),
             "ToImage + ToPureTensor": ([V2.ToImage(), V2.ToPureTensor()], torch.uint8),
+            # torchvision's docs' ToImage() + ToDtype(torch.uint8, scale=True), here after the crop: a no-op.
+            "ToImage + ToDtype(uint8)": ([V2.ToImage(), V2.ToDtype(torch.uint8, scale=True)], torch.uint8),
+            "ToDtype(uint8) then float32": ([V2.ToImage(), V2.ToDtype(torch.uint8), V2.ToPureTensor(),
+                                             V2.ToDtype(torch.float32, scale=True), normalize], torch.float32),
+            "ConvertImageDtype(uint8)": ([V2.PILToTensor(), V2.ConvertImageDtype(torch.uint8)], torch.uint8),
             "ToDtype(scale=True)": ([V2.PILToTensor(), V2.ToDtype(torch.float32, scale=True)], torch.float32),
             "ConvertImageDtype": ([V2.ToImage(), V2.ConvertImageDtype(torch.float)], torch.float32),
             "the recipe's preset": ([V2.PILToTensor(), V2.ToDtype(torch.float, scale=True), normalize,
@@ -618,6 +623,10 @@ class DataLoaderTest(unittest.TestCase):
         refused = {
             "PILToTensor() before the crop": [V2.PILToTensor(), V2.Resize(256), V2.CenterCrop(224)],
             "ToImage() before the crop": [V2.ToImage(), V2.RandomResizedCrop(176), V2.RandomHorizontalFlip()],
+            "ToImage() before the crop ": [V2.ToImage(), V2.ToDtype(torch.uint8, scale=True), V2.RandomResizedCrop(176),
+                                           V2.ToDtype(torch.float32, scale=True)],
+            "ToDtype(torch.int16)": [V2.Resize(256), V2.CenterCrop(224), V2.PILToTensor(),
+                                     V2.ToDtype(torch.int16, scale=True)],
             "scale=False": [V2.Resize(256), V2.CenterCrop(224), V2.PILToTensor(), V2.ToDtype(torch.float32)],
             "ToDtype(torch.float16)": [V2.Resize(256), V2.CenterCrop(224), V2.PILToTensor(),
                                        V2.ToDtype(torch.float16, scale=True)],
