@@ -11,6 +11,7 @@ import io.stoke.gpu.GpuDecodeOpening;
 import io.stoke.gpu.GpuDecodeStage;
 import io.stoke.gpu.GpuDecodeStats;
 import io.stoke.gpu.GpuJpegDecoder;
+import io.stoke.gpu.OpeningTimes;
 import io.stoke.gpu.ReaderTimes;
 import io.stoke.loader.Batch;
 import io.stoke.loader.BatchSource;
@@ -300,6 +301,20 @@ final class BenchRun {
                         r.read() / perImage,
                         r.examine() / perImage,
                         r.tables() / perImage));
+        OpeningTimes o = decoded.opening();
+        row(
+                "stage opening",
+                String.format(
+                        Locale.ROOT,
+                        "ms: context %.1f, kernels %.1f, buffers and threads %.1f, nvJPEG %.1f, examiners %.1f,"
+                                + " resize %.1f; %.1f in all",
+                        o.context() / 1e6,
+                        o.kernels() / 1e6,
+                        o.buffers() / 1e6,
+                        o.nvjpeg() / 1e6,
+                        o.examiners() / 1e6,
+                        o.resize() / 1e6,
+                        o.total() / 1e6));
         GpuDecodeStats.Balance b = decoded.balance();
         if (b != null) {
             row(

@@ -76,6 +76,11 @@ class BenchGpuDecodeTest {
                     r[1].matches("(?s).*reader threads +us per file read for the GPU, wall, all threads: read [0-9.]+, "
                             + "nvJPEG's examination [0-9.]+, training tables 0\\.0\n.*"),
                     r[1]);
+            // How long the stage took to open, phase by phase.
+            assertTrue(
+                    r[1].matches("(?s).*stage opening +ms: context [0-9.]+, kernels [0-9.]+, buffers and threads "
+                            + "[0-9.]+, nvJPEG [0-9.]+, examiners [0-9.]+, resize [0-9.]+; [0-9.]+ in all\n.*"),
+                    r[1]);
             JsonNode j = new ObjectMapper().readTree(json.toFile());
             assertEquals("gpu", j.get("decode").asText(), j.toString());
             assertEquals(21, j.get("images").asLong(), j.toString());

@@ -252,6 +252,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final MemorySegment floatZeros; // one float32 sample of 0.0, pinned: what a skipped sample becomes
     private final Arena hostArena; // the stage's host memory: floatZeros, labels, indices, pinned host buffers
     private volatile String backendNote;
+    // How long each phase of opening took (OpeningTimes' order): the constructor's three, then the
+    // decode thread's three, written before it completes `opened`, which the constructor waits for.
+    private final long[] opening = new long[6];
     private volatile boolean closed;
     private final AtomicBoolean closing = new AtomicBoolean();
 
@@ -337,13 +340,18 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.gpuStart = new CudaEvent[timedSlots];
         this.gpuEnd = new CudaEvent[timedSlots];
         this.gpuImagesTimed = new int[timedSlots];
+        long start = System.nanoTime();
         this.driver = b.driver != null ? b.driver : DeviceOpening.driver();
         this.context = DeviceOpening.primaryContext(driver, b.device);
         resources.keep(context);
         try {
             ensureCurrent();
+            long contextMade = System.nanoTime();
+            opening[0] = contextMade - start;
             this.stream = resources.keep(CudaStream.create(driver));
             this.kernels = resources.keep(new DeviceKernels(driver));
+            long kernelsLoaded = System.nanoTime();
+            opening[1] = kernelsLoaded - contextMade;
             if (split != null) {
                 for (int t = 0; t < gpuStart.length; t++) {
                     gpuStart[t] = resources.keep(CudaEvent.createTimed(driver));
@@ -405,6 +413,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             }
             this.decoder =
                     Thread.ofPlatform().name("stoke-gpu-decoder").daemon().unstarted(this::decodeLoop);
+            opening[2] = System.nanoTime() - kernelsLoaded;
             decoder.start();
         } catch (RuntimeException | Error e) {
             closeFiles();
@@ -528,8 +537,10 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         DeviceResize resize = null;
         try {
             try {
+                long t0 = System.nanoTime();
                 ensureCurrent();
                 jpeg = GpuJpegDecoder.open(driver, nvjpeg, preferHardware, batchSize, spec.maxPixels());
+                long t1 = System.nanoTime();
                 // Each reader examines the JPEGs it reads (nvJPEG's header read, and on the engine its
                 // parse and support check): this thread keeps the batched call alone.
                 examiners = new GpuJpegDecoder.Examiner[readerThreads.size()];
@@ -554,9 +565,13 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                                 : new IllegalStateException("a GPU decode reader failed", e.getCause());
                     }
                 }
+                long t2 = System.nanoTime();
                 resize = new DeviceResize(driver, kernels, batchSize);
+                opening[3] = t1 - t0;
+                opening[4] = t2 - t1;
+                opening[5] = System.nanoTime() - t2;
                 backendNote = jpeg.backendNote();
-                opened.complete(jpeg.backend());
+                opened.complete(jpeg.backend()); // publishes `opening` to the constructor's thread
             } catch (RuntimeException | Error e) {
                 opened.completeExceptionally(e);
                 return;
@@ -1368,6 +1383,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                         times.get(GPU_SPAN),
                         times.get(GPU_SPAN_BATCHES)),
                 readerClock.times(),
+                new OpeningTimes(opening[0], opening[1], opening[2], opening[3], opening[4], opening[5]),
                 split == null
                         ? null
                         : new GpuDecodeStats.Balance(

@@ -14,6 +14,7 @@ package io.stoke.gpu;
  * @param times      where the decode thread's wall time went
  * @param readers    where the reader threads' wall time on the GPU's batches went (reads, nvJPEG's
  *     examination, the training tables)
+ * @param opening    how long the stage took to open, phase by phase
  * @param balance    with the CPU sharing the decode, the rates its split is drawn from; else null
  * @param cpuBatches whole batches the CPU threads decoded beside the GPU's (their images are in
  *     {@code sharedImages}, or {@code failed})
@@ -26,6 +27,7 @@ public record GpuDecodeStats(
         long failed,
         DecodeThreadTimes times,
         ReaderTimes readers,
+        OpeningTimes opening,
         Balance balance,
         long cpuBatches) {
     /**

@@ -134,6 +134,12 @@ class GpuDecodeStageTest {
         GpuDecodeStats s = assertEqualsTheHostLoader(EVAL, 20, 6);
         assertEquals(2 * 13, s.readers().images(), s.toString());
         assertEquals(0, s.readers().tables(), "no training tables under the evaluation transform: " + s);
+        // Every phase of the opening was timed, the constructor's and the decode thread's.
+        OpeningTimes o = s.opening();
+        for (long phase : new long[] {o.context(), o.kernels(), o.buffers(), o.nvjpeg(), o.examiners(), o.resize()}) {
+            assertTrue(phase > 0, "each phase of the opening timed: " + o);
+        }
+        assertEquals(o.context() + o.kernels() + o.buffers() + o.nvjpeg() + o.examiners() + o.resize(), o.total());
     }
 
     /**
