@@ -1206,8 +1206,9 @@ class DataLoader(Closeable):
             ``copied_by_workers`` (of those, the workers'), ``originals`` (entries that say to read
             the original), ``damaged`` and ``filled_bytes``; the producer's totals ``total_hits``,
             ``total_misses``, ``total_copied``, ``total_copied_by_workers``, ``total_originals``,
-            ``total_damaged`` and ``total_filled_bytes``; the folder's ``used_bytes`` of its ``budget_bytes``, and
-            ``full``; and ``epoch``. A restarted or resumed producer counts its totals again.
+            ``total_damaged`` and ``total_filled_bytes``; the folder's ``used_bytes`` of its ``budget_bytes``;
+            ``full`` (the budget reached) and ``failure`` (why the folder could not be written, e.g. a
+            read-only mount, or None), after either of which nothing more is written; and ``epoch``. A restarted or resumed producer counts its totals again.
             Empty without a restart cache.
 
         Example::

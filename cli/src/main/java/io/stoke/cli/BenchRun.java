@@ -19,6 +19,7 @@ import io.stoke.loader.BatchView;
 import io.stoke.loader.Loader;
 import io.stoke.loader.LoaderStats;
 import io.stoke.loader.autoworkers.AutoWorkersLog;
+import io.stoke.loader.cache.RestartCacheEpochs;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.error.NoSampleDecodedException;
 import io.stoke.loader.error.SampleError;
@@ -183,6 +184,7 @@ final class BenchRun {
         int workers;
         int batchSize;
         AutoWorkersLog tuning;
+        List<RestartCacheEpochs.Epoch> cacheEpochs;
         DeviceStageStats deviceStats = null;
         try (Loader loader = builder.build();
                 DeviceStage stage = openDevice(loader, device, normalize)) {
@@ -192,6 +194,7 @@ final class BenchRun {
             long total = loader.sampler().samplesPerEpoch() * epochs;
             tally = drain(stage != null ? stage : loader, total, batchSize);
             stats = loader.stats();
+            cacheEpochs = List.copyOf(loader.restartCacheEpochs());
             if (stage != null) {
                 deviceStats = stage.stats();
             }
@@ -199,6 +202,9 @@ final class BenchRun {
         printTable(title, stats, workers, batchSize);
         if (tuning != null) {
             printTuning(tuning);
+        }
+        for (RestartCacheEpochs.Epoch e : cacheEpochs) { // with --restart-cache-dir: when it starts to pay
+            row("restart cache", e.sentence().substring("restart cache ".length()));
         }
         double transformMs = stats.images() == 0 ? Double.NaN : tally.transformNanos / 1e6 / stats.images();
         row(

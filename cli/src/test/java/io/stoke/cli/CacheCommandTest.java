@@ -47,12 +47,39 @@ class CacheCommandTest {
                 "bench", data.toString(), "--cache-dir", cache.toString(), "--batch-size", "4", "--workers", "1");
         assertEquals("0", bench[0], bench[1] + bench[2]);
         assertEquals(12, entries(cache));
+        // Its table says what the cache did in each epoch: every read a hit, the folder's bytes counted.
+        assertTrue(
+                java.util.regex.Pattern.compile("\n  restart cache {10}after epoch 0: \\d+ hits, 0 misses, 0 copied .*"
+                                + "; the folder holds [0-9.]+ [KM]iB of 64\\.0 GiB\n")
+                        .matcher(bench[1])
+                        .find(),
+                bench[1]);
+        assertFalse(bench[1].contains("the folder holds 0.0 KiB"), bench[1]);
         // The command's restart cache ended with it: no filler left to write into a folder being
         // removed (CI's @TempDir failed to close so once, the filler recounting as it was deleted).
         assertTrue(
                 Thread.getAllStackTraces().keySet().stream()
                         .noneMatch(t -> t.isAlive() && t.getName().startsWith("stoke-cache-filler")),
                 "a restart cache filler outlived the command");
+    }
+
+    /**
+     * A folder it cannot write (here a folder where its count's file goes; a read-only mount, a full
+     * disk or another user's folder as well): the command fails naming why, not "FULL" with every
+     * file "there already".
+     */
+    @Test
+    void aFolderThatCannotBeWrittenFailsTheCommandNamingWhy() throws Exception {
+        Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
+        Path data = TestImages.imageFolder(tmp.resolve("data"), 4, 2, 4);
+        Path cache = tmp.resolve("cache");
+        Files.createDirectories(cache.resolve(".stoke-cache-usage"));
+        String[] r = BenchCommandTest.run("cache", data.toString(), "--restart-cache-dir", cache.toString());
+        assertEquals(Integer.toString(Main.EXIT_FAILED), r[0], r[1] + r[2]);
+        assertTrue(r[2].contains("cannot fill the restart cache in " + cache + ": "), r[2]);
+        assertTrue(r[2].contains(cache.resolve(".stoke-cache-usage").toString()), r[2]);
+        assertFalse(r[1].contains("FULL") || r[1].contains("there already"), r[1]);
+        assertEquals(0, entries(cache));
     }
 
     private static long entryBytes(Path dir) throws Exception {

@@ -37,7 +37,8 @@ public final class RestartCacheLogFile {
             long totalFilledBytes,
             long usedBytes,
             long budgetBytes,
-            boolean full) {
+            boolean full,
+            String failure) {
         /** {@code e} as the file holds it. */
         public static Epoch of(RestartCacheEpochs.Epoch e) {
             return new Epoch(
@@ -58,7 +59,8 @@ public final class RestartCacheLogFile {
                     e.total().filledBytes(),
                     e.total().usedBytes(),
                     e.total().budgetBytes(),
-                    e.total().full());
+                    e.total().full(),
+                    e.total().failure());
         }
     }
 

@@ -212,5 +212,8 @@ class SideFilesTest {
                     lines.get(e) + " against " + r);
         }
         assertTrue(Files.readAllLines(log).getFirst().startsWith("{\"epoch\":0,\"hits\":"), log.toString());
+        for (String line : Files.readAllLines(log)) {
+            assertTrue(line.endsWith(",\"full\":false,\"failure\":null}"), "a folder it writes: " + line);
+        }
     }
 }

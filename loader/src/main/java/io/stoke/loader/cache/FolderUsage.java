@@ -54,6 +54,7 @@ final class FolderUsage {
     private boolean shared = true; // under JVM
     private long local; // under JVM: the count when the folder cannot be locked
     private volatile long last; // the count as last seen, for stats
+    private volatile boolean held; // whether this process has held the count (read or changed it)
     // Under JVM: the count's file, opened at the first hold and kept until close(), so that filing
     // an entry costs a lock, a read and a write, not an open. Closing any descriptor of the file
     // drops every lock this process holds on it: closed only under JVM, where none is held.
@@ -66,9 +67,24 @@ final class FolderUsage {
         this.say = say;
     }
 
-    /** The count as this process last saw it. */
+    /**
+     * The count as this process last saw it; before it has held the count (it has written nothing:
+     * every read a hit, or the folder read-only), the count's file as it stands, read without the
+     * lock as any reader of it; 0 where there is none or it cannot be read.
+     */
     long last() {
-        return last;
+        if (held) {
+            return last;
+        }
+        try (FileChannel ch = SafeFiles.openRegular(file)) {
+            ByteBuffer b = ByteBuffer.allocate(Long.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            while (b.hasRemaining() && ch.read(b, b.position()) > 0) {
+                // a short read goes on where it stopped
+            }
+            return b.position() == Long.BYTES ? b.getLong(0) : 0;
+        } catch (IOException e) {
+            return 0; // none yet, or not readable: the first hold says what fails
+        }
     }
 
     /** Replaces the count with a walk of the folder, made while no process files an entry. */
@@ -169,6 +185,7 @@ final class FolderUsage {
 
         long get() throws IOException {
             if (ch == null) {
+                held = true; // last is local already: set() writes both
                 return local;
             }
             buffer.clear();
@@ -178,11 +195,13 @@ final class FolderUsage {
             // An empty or short file (new, or cut short): 0, until the next walk counts the folder.
             long v = buffer.position() == Long.BYTES ? buffer.getLong(0) : 0;
             last = v;
+            held = true; // after last: a reader that sees held sees the count
             return v;
         }
 
         void set(long v) throws IOException {
             last = v;
+            held = true; // after last, as in get()
             if (ch == null) {
                 local = v;
                 return;

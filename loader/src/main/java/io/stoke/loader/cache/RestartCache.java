@@ -30,6 +30,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -97,7 +98,9 @@ public final class RestartCache implements AutoCloseable {
     private final FolderAccess access;
     private final Consumer<String> say;
     private final FolderUsage usage;
-    private final AtomicBoolean full = new AtomicBoolean();
+    /** Why the cache writes nothing more, set once: null while it writes; {@link Stop#BUDGET}; or a failure. */
+    private final AtomicReference<Stop> stopped = new AtomicReference<>();
+
     private final AtomicBoolean plantedSaid = new AtomicBoolean();
     // The entry folders made or checked: 256 bits, set once each (a race makes one twice: harmless).
     private final AtomicLongArray madeSubfolders = new AtomicLongArray(4);
@@ -196,9 +199,10 @@ public final class RestartCache implements AutoCloseable {
     /**
      * Walks the folder once per process, before the first entry is written: the entries' bytes
      * counted against the budget, dead processes' temporary files removed. A folder that cannot be
-     * walked is said once and counted as full, so nothing is written past a budget not known.
+     * walked is said once (unless {@code quiet}: {@link #fill} throws instead) and stops the
+     * writing, so nothing is written past a budget not known.
      */
-    private void countOnce() {
+    private void countOnce(boolean quiet) {
         synchronized (countLock) {
             if (counted) {
                 return;
@@ -207,11 +211,20 @@ public final class RestartCache implements AutoCloseable {
             try {
                 usage.recount(this::walk);
             } catch (IOException | UncheckedIOException e) {
-                say.accept("WARNING: the restart cache cannot use " + dir + " (" + e.getMessage()
-                        + "); it writes nothing more, the rest is read from the originals");
-                full.set(true);
+                if (stopped.compareAndSet(null, new Stop(e.getMessage())) && !quiet) {
+                    say.accept("WARNING: the restart cache cannot use " + dir + " (" + e.getMessage()
+                            + "); it writes nothing more, the rest is read from the originals");
+                }
             }
         }
+    }
+
+    /**
+     * Why a cache writes nothing more: its budget reached ({@link #BUDGET}), or its folder failed
+     * ({@code failure}: the error's own words, e.g. {@code ...: Read-only file system}).
+     */
+    private record Stop(String failure) {
+        static final Stop BUDGET = new Stop(null);
     }
 
     /** The bytes of the folder's entries; dead processes' temporary files removed on the way. */
@@ -409,12 +422,12 @@ public final class RestartCache implements AutoCloseable {
      * never: the fillers copy.
      */
     boolean copiesNow() {
-        return !full.get() && !closed && workersCopy.getAsBoolean();
+        return stopped.get() == null && !closed && workersCopy.getAsBoolean();
     }
 
     /** Asks the filler for sample {@code sample}'s entry; dropped when the queue is full. */
     synchronized void request(int sample) {
-        if (full.get() || closed || count == QUEUE) {
+        if (stopped.get() != null || closed || count == QUEUE) {
             return;
         }
         queue[(head + count++) % QUEUE] = sample;
@@ -487,7 +500,7 @@ public final class RestartCache implements AutoCloseable {
         Dataset readingFrom = null;
         try (RestartCopy copier = newCopier();
                 EntryWriter writer = newWriter()) {
-            countOnce();
+            countOnce(false);
             while (true) {
                 int sample = take(me);
                 if (sample < 0) {
@@ -522,7 +535,7 @@ public final class RestartCache implements AutoCloseable {
     }
 
     private void fillOne(int sample, Originals from, RestartCopy copier, EntryWriter writer) throws IOException {
-        if (full.get()) {
+        if (stopped.get() != null) {
             return; // requests queued before the budget was reached, or the folder failed: said once
         }
         if (!from.identify(sample) || from.id.nameLength > EntryLookup.PATH_MAX) {
@@ -573,7 +586,7 @@ public final class RestartCache implements AutoCloseable {
      */
     boolean file(OriginalId id, RestartCopy.Outcome outcome, RestartCopy copier, EntryWriter writer)
             throws IOException {
-        countOnce();
+        countOnce(false);
         long key = id.key();
         boolean isCopy = outcome == RestartCopy.Outcome.COPIED;
         long contentLength = isCopy ? copier.length() : 0;
@@ -621,7 +634,7 @@ public final class RestartCache implements AutoCloseable {
             filledBytes.add(total);
             return true;
         }
-        if (filed == FolderUsage.Outcome.FULL && !full.getAndSet(true)) {
+        if (filed == FolderUsage.Outcome.FULL && stopped.compareAndSet(null, Stop.BUDGET)) {
             say.accept("the restart cache in " + dir + " is full (" + usage.last() + " of its " + budget
                     + " bytes, counted over every process filling it): the files not copied yet are read as they"
                     + " are");
@@ -668,7 +681,7 @@ public final class RestartCache implements AutoCloseable {
 
     /** Stops filling after the folder failed, said once: the rest is read from the originals. */
     void failed(Exception e) {
-        if (!full.getAndSet(true)) {
+        if (stopped.compareAndSet(null, new Stop(e.getMessage()))) {
             say.accept("WARNING: the restart cache could not write to " + dir + " (" + e.getMessage()
                     + "); the rest is read from the originals");
         }
@@ -691,7 +704,11 @@ public final class RestartCache implements AutoCloseable {
         if (!RestartCopy.available()) {
             throw new IllegalStateException("no copies can be made: " + RestartCopy.unavailableReason());
         }
-        countOnce();
+        countOnce(true);
+        Stop stop = stopped.get();
+        if (stop != null && stop.failure() != null) {
+            throw new IllegalStateException("cannot fill the restart cache in " + dir + ": " + stop.failure());
+        }
         ShardNames names = dataset instanceof ShardDataset sharded ? new ShardNames(sharded.shards()) : null;
         java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
         java.util.concurrent.atomic.AtomicLong done = new java.util.concurrent.atomic.AtomicLong();
@@ -700,7 +717,9 @@ public final class RestartCache implements AutoCloseable {
             try (Originals originals = originals(dataset, names, decoding.maxFileBytes(), true);
                     RestartCopy copier = newCopier();
                     EntryWriter writer = newWriter()) {
-                for (int s = next.getAndIncrement(); s < dataset.size() && !full.get(); s = next.getAndIncrement()) {
+                for (int s = next.getAndIncrement();
+                        s < dataset.size() && stopped.get() == null;
+                        s = next.getAndIncrement()) {
                     fillOne(s, originals, copier, writer);
                     long d = done.incrementAndGet();
                     if (d % 64 == 0 || d == dataset.size()) {
@@ -716,8 +735,12 @@ public final class RestartCache implements AutoCloseable {
 
     /**
      * What the cache has done in this process; {@code usedBytes} is the folder's entries' bytes,
-     * counted over every process filling it, as this one last saw them, of its {@code budgetBytes};
-     * {@code filledBytes} the bytes of the entries this process filed.
+     * counted over every process filling it, as this one last saw them (or, before this process
+     * wrote, as the folder's count says), of its {@code budgetBytes}; {@code filledBytes} the bytes of
+     * the entries this process filed. {@code full}: the budget was reached, and nothing more is
+     * written; {@code failure}: the folder could not be written (a read-only mount, a full disk, a
+     * folder another user owns), in the error's own words, and nothing more is written; null while
+     * it can be.
      */
     public record Stats(
             long hits,
@@ -729,7 +752,8 @@ public final class RestartCache implements AutoCloseable {
             long usedBytes,
             boolean full,
             long filledBytes,
-            long budgetBytes) {}
+            long budgetBytes,
+            String failure) {}
 
     public Stats stats() {
         return new Stats(
@@ -740,9 +764,16 @@ public final class RestartCache implements AutoCloseable {
                 originals.sum(),
                 damaged.sum(),
                 usage.last(),
-                full.get(),
+                stopped.get() == Stop.BUDGET,
                 filledBytes.sum(),
-                budget);
+                budget,
+                failure());
+    }
+
+    /** Why the folder could not be written, or null. */
+    private String failure() {
+        Stop stop = stopped.get();
+        return stop == null ? null : stop.failure();
     }
 
     /**

@@ -54,7 +54,9 @@ public final class RestartCacheEpochs {
 
         /**
          * The epoch in one line, e.g. {@code restart cache after epoch 3: 1,588 hits, 412 misses, 412
-         * copied (44.1 MiB; 301 by the workers as they decoded) this epoch; ...}.
+         * copied (44.1 MiB; 301 by the workers as they decoded) this epoch; ...}, ending {@code (full)}
+         * once the budget is reached, or with why the folder is written no more ({@code ...; it writes
+         * nothing more (/data/cache/.stoke-cache-usage: Read-only file system)}).
          */
         public String sentence() {
             return String.format(
@@ -75,7 +77,9 @@ public final class RestartCacheEpochs {
                     total.copied(),
                     size(total.usedBytes()),
                     size(total.budgetBytes()),
-                    total.full() ? " (full)" : "");
+                    total.full()
+                            ? " (full)"
+                            : total.failure() != null ? "; it writes nothing more (" + total.failure() + ")" : "");
         }
 
         /** Binary units, as the budget is given ({@code 64G} is 64 GiB). */

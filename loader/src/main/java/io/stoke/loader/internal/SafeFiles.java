@@ -213,6 +213,16 @@ public final class SafeFiles {
                 return write
                         ? FileChannel.open(opened, StandardOpenOption.READ, StandardOpenOption.WRITE)
                         : FileChannel.open(opened, StandardOpenOption.READ);
+            } catch (java.nio.file.FileSystemException e) {
+                // Named by the user's path, not /proc's (a read-only mount refuses the write here).
+                throw new IOException(
+                        "cannot open " + file + (write ? " to write" : "") + ": "
+                                + (e.getReason() != null
+                                        ? e.getReason()
+                                        : e instanceof java.nio.file.AccessDeniedException
+                                                ? "Permission denied" // the JDK gives EACCES no reason
+                                                : e.getClass().getSimpleName()),
+                        e);
             } finally {
                 LibC.close(fd);
             }

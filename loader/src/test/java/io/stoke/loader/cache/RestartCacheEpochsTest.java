@@ -8,6 +8,7 @@ import io.stoke.loader.decode.RestartCopy;
 import io.stoke.loader.source.ImageFolder;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.transform.TransformSpec;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -83,6 +84,74 @@ class RestartCacheEpochsTest {
                             .contains(" this epoch; 12 hits, 12 misses, 12 copied this run; the folder" + " holds "),
                     second.sentence());
         }
+    }
+
+    /**
+     * A process that writes nothing still says what the folder holds (the count's file as it stands:
+     * every read a hit, or a folder it cannot write), and a folder that fails says why, not "full".
+     */
+    @Test
+    void aCacheThatWritesNothingSaysTheFoldersBytesAndAFailedOneSaysWhy() throws Exception {
+        Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 12, 3, 4);
+        Path dir = tmp.resolve("cache");
+        long used;
+        try (RestartCache cache = RestartCache.open(dir, 1L << 30, s -> fail(s))) {
+            cache.fill(ImageFolder.scan(root), 2, n -> {});
+            used = cache.stats().usedBytes();
+            assertEquals(12, cache.stats().copied(), cache.stats().toString());
+        }
+        try (RestartCache cache = RestartCache.open(dir, 1L << 30, s -> fail(s));
+                Loader l = loader(root, 1, cache)) {
+            drain(l);
+            RestartCacheEpochs.Epoch only = l.restartCacheEpochs().getFirst();
+            assertEquals(12, only.hits(), only.toString());
+            assertEquals(used, only.total().usedBytes(), "the folder's count, though this process wrote nothing");
+            assertTrue(only.sentence().endsWith("the folder holds " + kib(used) + " KiB of 1.0 GiB"), only.sentence());
+        }
+
+        // The count's file cannot be made (a folder in its place, as a read-only mount or a full disk
+        // refuses it): the fillers' first write fails, and the next epoch's line says why.
+        Path failing = tmp.resolve("failing");
+        Files.createDirectories(failing.resolve(FolderUsage.NAME));
+        List<String> said = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (RestartCache cache = RestartCache.open(failing, 1L << 30, said::add);
+                Loader l = loader(root, 2, cache)) {
+            try (Batch b = l.next()) {
+                assertEquals(0, b.epoch());
+                assertTrue(cache.awaitFilled(60_000)); // the consumer holds the batch: the fillers have slack
+            }
+            drain(l);
+            RestartCacheEpochs.Epoch second = l.restartCacheEpochs().get(1);
+            String failure = second.total().failure();
+            assertNotNull(failure, second.toString());
+            assertFalse(second.total().full(), second.toString());
+            assertTrue(second.sentence().endsWith("; it writes nothing more (" + failure + ")"), second.sentence());
+            assertFalse(second.sentence().contains("(full)"), second.sentence());
+        }
+        assertEquals(1, said.size(), said.toString());
+        assertTrue(said.getFirst().contains("cannot use " + failing), said.toString());
+    }
+
+    private static Loader loader(Path root, long epochs, RestartCache cache) {
+        return Loader.builder(ImageFolder.scan(root))
+                .transform(TransformSpec.defaults().withResize(32, 32))
+                .batchSize(12)
+                .slots(1)
+                .workers(2)
+                .epochs(epochs)
+                .restartCache(cache)
+                .build();
+    }
+
+    private static void drain(Loader l) {
+        for (Batch b; (b = l.next()) != null; ) {
+            b.close();
+        }
+    }
+
+    private static String kib(long bytes) {
+        return String.format(java.util.Locale.ROOT, "%.1f", bytes / 1024.0);
     }
 
     @Test

@@ -225,7 +225,8 @@ class RestartCacheFolderTest {
                 assertEquals(uncached, epoch(d, 0, cache));
                 assertTrue(cache.awaitFilled(60_000));
                 assertEquals(0, cache.stats().copied(), cache.stats().toString());
-                assertTrue(cache.stats().full(), "it writes nothing more");
+                assertFalse(cache.stats().full(), "not full: failed " + cache.stats());
+                assertNotNull(cache.stats().failure(), "it writes nothing more, and says why: " + cache.stats());
             }
             assertEquals(List.of(), entries(dir), "no entry written past a count it cannot keep");
             assertEquals(1, said.size(), said.toString());

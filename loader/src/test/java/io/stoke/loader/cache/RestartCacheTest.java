@@ -292,7 +292,7 @@ class RestartCacheTest {
         Files.write(dead, new byte[100]);
         try (RestartCache again = cache(1L << 30)) {
             assertTrue(Files.exists(dead), "open walks nothing");
-            assertEquals(0, again.stats().usedBytes(), "nor counts anything");
+            assertEquals(filled, again.stats().usedBytes(), "its bytes are the count's file as it stands");
             assertEquals(epoch(d, SPECS.get(0), 1, null), epoch(d, SPECS.get(0), 1, again));
             // The filler started with the first reader: its walk comes before any write.
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60); // a bound, not a timing
@@ -412,6 +412,7 @@ class RestartCacheTest {
                 assertTrue(cache.awaitFilled(60_000));
             }
             assertTrue(cache.stats().full(), cache.stats().toString());
+            assertNull(cache.stats().failure(), "full is not failed: " + cache.stats());
             assertTrue(cache.stats().usedBytes() <= 40_000, cache.stats().toString());
         }
         // The copies the budget had no room for were written, then removed: no temporary file is left.
@@ -436,6 +437,16 @@ class RestartCacheTest {
                 assertTrue(cache.awaitFilled(60_000));
             }
             assertEquals(0, cache.stats().copied(), cache.stats().toString());
+            assertFalse(cache.stats().full(), "a folder that failed is not full: " + cache.stats());
+            String failure = cache.stats().failure();
+            assertNotNull(failure, cache.stats().toString());
+            assertTrue(failure.contains(FolderUsage.NAME), "names what could not be written: " + failure);
+            // stoke cache fills for the user, who must hear that nothing could be: it throws.
+            IllegalStateException refused = assertThrows(IllegalStateException.class, () -> cache.fill(d, 1, n -> {}));
+            assertEquals(
+                    "cannot fill the restart cache in "
+                            + tmp.resolve("cache").toAbsolutePath().normalize() + ": " + failure,
+                    refused.getMessage());
         }
         assertEquals(1, said.size(), said.toString());
         assertTrue(said.get(0).startsWith("WARNING: the restart cache cannot use "), said.toString());

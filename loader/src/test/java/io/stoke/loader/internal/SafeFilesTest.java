@@ -100,4 +100,17 @@ class SafeFilesTest {
         }
         assertThrows(java.nio.file.NoSuchFileException.class, () -> SafeFiles.openRegular(tmp.resolve("missing")));
     }
+
+    /**
+     * A file that cannot be opened to write (a read-only mount; here sysfs, which refuses every
+     * user, root too) is named by its own path, not by /proc's link to the descriptor it was
+     * checked through.
+     */
+    @Test
+    void aFileThatCannotBeWrittenIsNamedByItsOwnPath() {
+        Path readOnly = Path.of("/sys/devices/system/cpu/online");
+        assertTrue(Files.isRegularFile(readOnly), readOnly + ": a Linux machine has it");
+        IOException refused = assertThrows(IOException.class, () -> SafeFiles.openRegularToChange(readOnly));
+        assertEquals("cannot open " + readOnly + " to write: Permission denied", refused.getMessage());
+    }
 }
