@@ -215,6 +215,38 @@ class RestartCacheTest(unittest.TestCase):
             self.assertTrue(mine[0].startswith(f"{line}{s['epoch']}: {s['hits']:,} hits, {s['misses']:,} misses, "),
                             f"{mine[0]} against {s}")
             self.assertIn(f"; {s['copied_by_workers']:,} by the workers as they decoded)", mine[0], s)
+        for s in stats:
+            self.assertFalse(s["full"], s)
+            self.assertIsNone(s["failure"], s)
+
+    def test_a_folder_it_cannot_write_is_said_once_and_each_line_says_why(self):
+        # The count's file cannot be made (a folder in its place, as a read-only mount or a full disk
+        # refuses it): the first write fails, is said once, and every later epoch's line says why;
+        # the batches are the uncached ones.
+        line = "stoke serve: restart cache after epoch "
+        said = io.StringIO()
+        reference = epochs(3)
+        with tempfile.TemporaryDirectory() as cache, contextlib.redirect_stderr(said):
+            os.mkdir(os.path.join(cache, ".stoke-cache-usage"))
+            with stoke.DataLoader(DATA, **SETTINGS, restart_cache_dir=cache) as loader:
+                got = []
+                for e in range(3):
+                    loader.set_epoch(e)
+                    got.append([(idx.tolist(), images.clone()) for images, _, idx in loader])
+                    # The producer waits with its ring full: its fillers try their first write now.
+                    deadline = time.monotonic() + 30
+                    while not said.getvalue().count("WARNING: the restart cache") and time.monotonic() < deadline:
+                        time.sleep(0.05)
+                stats = wait_for_epochs(loader, 3)
+            self.assertEqual([], entries(cache), "nothing written")
+        self.assertSameEpochs(reference, got)
+        self.assertEqual(1, said.getvalue().count("WARNING: the restart cache cannot use "), said.getvalue())
+        failure = stats[-1]["failure"]
+        self.assertIn(".stoke-cache-usage", failure or "", stats)
+        self.assertFalse(stats[-1]["full"], stats)
+        last = [x for x in said.getvalue().splitlines() if x.startswith(f"{line}2: ")]
+        self.assertEqual(1, len(last), said.getvalue())
+        self.assertTrue(last[0].endswith(f"; it writes nothing more ({failure})"), last[0])
 
     def test_a_loader_without_a_cache_says_nothing_of_one(self):
         said = io.StringIO()
