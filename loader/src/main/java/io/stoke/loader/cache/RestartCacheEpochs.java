@@ -56,7 +56,9 @@ public final class RestartCacheEpochs {
          * The epoch in one line, e.g. {@code restart cache after epoch 3: 1,588 hits, 412 misses, 412
          * copied (44.1 MiB; 301 by the workers as they decoded) this epoch; ...}, ending {@code (full)}
          * once the budget is reached, or with why the folder is written no more ({@code ...; it writes
-         * nothing more (/data/cache/.stoke-cache-usage: Read-only file system)}).
+         * nothing more (/data/cache/.stoke-cache-usage: Read-only file system)}). After an epoch that
+         * filed fewer than a tenth of its misses, it says where the copies come from: a loader-bound
+         * job (no idle time) makes few, which the user would otherwise learn only from the docs.
          */
         public String sentence() {
             return String.format(
@@ -79,7 +81,18 @@ public final class RestartCacheEpochs {
                     size(total.budgetBytes()),
                     total.full()
                             ? " (full)"
-                            : total.failure() != null ? "; it writes nothing more (" + total.failure() + ")" : "");
+                            : total.failure() != null
+                                    ? "; it writes nothing more (" + total.failure() + ")"
+                                    : fewCopied() ? FEW_COPIED : "");
+        }
+
+        /** Said after an epoch that filed few of its misses, where copies can be made. */
+        static final String FEW_COPIED = "; few copied this epoch: copies are made from the loader's idle time"
+                + " only, so a loader-bound job makes few (stoke cache DATA --restart-cache-dir DIR makes them all"
+                + " at once, on every core)";
+
+        private boolean fewCopied() {
+            return misses > 0 && (copied + originals) * 10 < misses && RestartCache.whyNoCopies() == null;
         }
 
         /** Binary units, as the budget is given ({@code 64G} is 64 GiB). */

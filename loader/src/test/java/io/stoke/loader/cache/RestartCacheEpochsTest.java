@@ -133,6 +133,31 @@ class RestartCacheEpochsTest {
         assertTrue(said.getFirst().contains("cannot use " + failing), said.toString());
     }
 
+    /**
+     * An epoch that filed fewer than a tenth of its misses is told where the copies come from (a
+     * loader-bound job makes few); not one that filed more, nor once the cache is full or failed.
+     */
+    @Test
+    void anEpochThatCopiedFewOfItsMissesIsToldWhereCopiesComeFrom() {
+        Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
+        RestartCache.Stats total = new RestartCache.Stats(0, 600, 2, 2, 0, 0, 9000, false, 9000, 1L << 36, null);
+        for (long[] few : new long[][] {{300, 0, 0}, {300, 29, 0}, {300, 20, 9}}) {
+            String said = new RestartCacheEpochs.Epoch(1, 0, few[0], few[1], 0, few[2], 0, 0, total).sentence();
+            assertTrue(said.endsWith("of 64.0 GiB" + RestartCacheEpochs.Epoch.FEW_COPIED), said);
+        }
+        for (long[] enough : new long[][] {{300, 30, 0}, {300, 20, 10}, {0, 0, 0}}) {
+            String line =
+                    new RestartCacheEpochs.Epoch(1, 300, enough[0], enough[1], 0, enough[2], 0, 0, total).sentence();
+            assertFalse(line.contains("few copied"), line);
+        }
+        for (RestartCache.Stats stopped : List.of(
+                new RestartCache.Stats(0, 600, 2, 0, 0, 0, 1L << 36, true, 0, 1L << 36, null),
+                new RestartCache.Stats(0, 600, 2, 0, 0, 0, 9000, false, 0, 1L << 36, "x: Read-only file system"))) {
+            String line = new RestartCacheEpochs.Epoch(1, 0, 300, 0, 0, 0, 0, 0, stopped).sentence();
+            assertFalse(line.contains("few copied"), line);
+        }
+    }
+
     private static Loader loader(Path root, long epochs, RestartCache cache) {
         return Loader.builder(ImageFolder.scan(root))
                 .transform(TransformSpec.defaults().withResize(32, 32))
