@@ -92,8 +92,10 @@ cmd_venv() {
     say "reusing $dir ($(du -sh "$dir" 2>/dev/null | cut -f1), made from the same pinned list)"
     return 0
   fi
-  check_python
+  # The mirror first: a machine without it (a user's) cannot make this stack whatever its Python,
+  # and saying so needs no python3-venv, which ./stoke test installs only after its quick checks.
   check_mirror
+  check_python
   [[ -e "$dir" ]] && say "$dir is incomplete or was made from another pinned list: making it again"
   rm -rf "$dir"
   say "making a venv in $dir from the local mirror (torch 2.14.1 and the CUDA wheels, about 4.6 GB); a few minutes..."
