@@ -484,6 +484,71 @@ class EmbedCommandTest {
         assertFalse(Files.exists(out.resolve("paths.txt")), "files left: " + files(out));
     }
 
+    /**
+     * ONNX Runtime's Java API, left to itself, copies its 22 MB of libraries into a new
+     * {@code onnxruntime-java*} folder of {@code java.io.tmpdir} at each start and leaves the folder
+     * there at exit (the whole copy after a kill -9). Stoke has it open them from Stoke's own cache of
+     * libraries: a run leaves nothing of it in the temporary folder, and the next reuses the copy.
+     */
+    @Test
+    void onnxRuntimesLibrariesAreOpenedFromStokesCacheNotCopiedIntoTheTemporaryFolder() throws Exception {
+        Path data = TestImages.imageFolder(tmp.resolve("data"), 4, 1, 1);
+        Path tmpdir = Files.createDirectories(tmp.resolve("tmpdir"));
+        Path cache = tmp.resolve("cache");
+        String java = ProcessHandle.current().info().command().orElseThrow();
+        Object inode = null;
+        for (int run = 0; run < 2; run++) {
+            ProcessBuilder pb = new ProcessBuilder(
+                            java,
+                            "--enable-native-access=ALL-UNNAMED",
+                            "--add-exports",
+                            "java.base/jdk.internal.misc=ALL-UNNAMED",
+                            "-Djava.io.tmpdir=" + tmpdir,
+                            "-cp",
+                            System.getProperty("java.class.path"),
+                            Main.class.getName(),
+                            "embed",
+                            data.toString(),
+                            "--model",
+                            F32,
+                            "--output-name",
+                            "embedding",
+                            "--out",
+                            tmp.resolve("out" + run).toString(),
+                            "--batch-size",
+                            "2",
+                            "--workers",
+                            "1")
+                    .redirectErrorStream(true);
+            pb.environment().put("XDG_CACHE_HOME", cache.toString());
+            Process p = pb.start();
+            String output = new String(p.getInputStream().readAllBytes());
+            assertEquals(0, p.waitFor(), output);
+            assertEquals(4, npy(tmp.resolve("out" + run).resolve("embeddings.npy"), 32).length);
+            try (Stream<Path> left = Files.list(tmpdir)) {
+                assertEquals(
+                        List.of(),
+                        left.map(f -> f.getFileName().toString())
+                                .filter(f -> f.startsWith("onnxruntime"))
+                                .toList(),
+                        "left in java.io.tmpdir by run " + run);
+            }
+            List<Path> copies;
+            try (Stream<Path> all = Files.walk(cache)) {
+                copies = all.filter(f -> f.getFileName().toString().equals("libonnxruntime.so"))
+                        .toList();
+            }
+            assertEquals(1, copies.size(), copies.toString());
+            Path jni = copies.get(0).resolveSibling("libonnxruntime4j_jni.so");
+            assertTrue(Files.isRegularFile(jni), "the binding lies beside the library");
+            Object now = Files.readAttributes(copies.get(0), "unix:ino").get("ino");
+            if (run == 1) {
+                assertEquals(inode, now, "the second run copied the library again");
+            }
+            inode = now;
+        }
+    }
+
     @Test
     void cudaWithoutADriverSaysSoInOneLineAndExitsNoDevice() throws Exception {
         Assumptions.assumeTrue(CudaDriver.tryLoad().driver().isEmpty(), "a CUDA driver is present here");

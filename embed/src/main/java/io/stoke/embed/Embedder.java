@@ -60,6 +60,7 @@ public final class Embedder implements AutoCloseable {
      */
     public static Embedder open(Path model, int intraOpThreads, InferenceDevice device, String outputName)
             throws OrtException {
+        OrtLibraries.prepare(System.err::println); // before the Java API loads its libraries
         OrtEnvironment env = OrtEnvironment.getEnvironment();
         OrtSession session;
         try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {

@@ -1,7 +1,10 @@
 package io.stoke.ffm;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -18,6 +21,8 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.zip.CRC32;
 
 /**
  * Where the libraries a jar carries are put to be opened: one folder per user and per library's
@@ -36,6 +41,9 @@ import java.util.Set;
  * symbolic link, and not writable by its group or others; the folder above is not writable by
  * others unless it is sticky; the library is the caller's regular file and holds exactly the jar's
  * bytes. Anything else is refused with an {@link IOException} naming the path and the reason.
+ *
+ * <p>Libraries that open each other by name (ONNX Runtime's library and its binding) share one
+ * folder ({@link #folder}), named by their names, sizes and CRC-32s, and checked by those.
  */
 final class LibraryCache {
     private static final Set<PosixFilePermission> FOLDER = PosixFilePermissions.fromString("rwx------");
@@ -100,18 +108,102 @@ final class LibraryCache {
         return file;
     }
 
+    /**
+     * The cached copy of a folder of libraries that open each other by name (ONNX Runtime's library
+     * and its Java binding's), made now when there is none: one folder named by the files' names,
+     * sizes and CRC-32s, each file checked as {@link #file} checks its one, its bytes by their size
+     * and CRC-32 (what a jar records of each entry, so a file's bytes need not be inflated to name
+     * the folder). The bytes are streamed, never held whole: a library of hundreds of megabytes
+     * costs no heap.
+     *
+     * @param files each file's name, size, CRC-32 and where its bytes are read from (only when the
+     *     folder is made)
+     * @return the folder
+     * @throws IOException the cache cannot be made, a file cannot be read or does not hold what its
+     *     size and CRC-32 say, or what is there is refused (the message names the path and why)
+     */
+    Path folder(Map<String, Contents> files) throws IOException {
+        if (files.isEmpty()) {
+            throw new IllegalArgumentException("a folder of no library");
+        }
+        MessageDigest key = sha256();
+        for (Map.Entry<String, Contents> e : new TreeMap<>(files).entrySet()) {
+            key.update((e.getKey() + "\0" + e.getValue().size() + "\0"
+                            + e.getValue().crc32() + "\n")
+                    .getBytes(StandardCharsets.UTF_8));
+        }
+        checkBase();
+        Path stoke = base.resolve("stoke");
+        Path root = stoke.resolve("native");
+        ownFolder(stoke);
+        ownFolder(root);
+        Path folder = root.resolve(HexFormat.of().formatHex(key.digest()));
+        if (!Files.exists(folder, LinkOption.NOFOLLOW_LINKS)) {
+            extract(root, folder, files);
+        }
+        checkFolder(folder);
+        for (Map.Entry<String, Contents> e : files.entrySet()) {
+            Path file = folder.resolve(e.getKey());
+            checkFile(file);
+            Contents found = Contents.of(() -> Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS));
+            if (found.size() != e.getValue().size()
+                    || found.crc32() != e.getValue().crc32()) {
+                throw refused(file, "does not hold the library this jar carries (damaged?); remove " + folder);
+            }
+        }
+        return folder;
+    }
+
+    /**
+     * A file of a folder of libraries: its size and CRC-32, and where its bytes are read from.
+     *
+     * @param size  its bytes
+     * @param crc32 their CRC-32
+     * @param bytes where they are read from
+     */
+    record Contents(long size, long crc32, Source bytes) {
+        /** Where a file's bytes are read from, as often as they are needed. */
+        @FunctionalInterface
+        interface Source {
+            InputStream open() throws IOException;
+        }
+
+        /** The size and CRC-32 of what {@code bytes} reads, read through once. */
+        static Contents of(Source bytes) throws IOException {
+            CRC32 crc = new CRC32();
+            long size = 0;
+            byte[] buffer = new byte[1 << 16];
+            try (InputStream in = bytes.open()) {
+                for (int n; (n = in.read(buffer)) > 0; ) {
+                    crc.update(buffer, 0, n);
+                    size += n;
+                }
+            }
+            return new Contents(size, crc.getValue(), bytes);
+        }
+    }
+
     /** Writes the library into a temporary folder beside {@code folder} and renames it into place. */
     private static void extract(Path root, Path folder, String name, byte[] bytes) throws IOException {
+        extract(root, folder, Map.of(name, new Contents(bytes.length, 0, () -> new ByteArrayInputStream(bytes))));
+    }
+
+    /** Writes the libraries into a temporary folder beside {@code folder} and renames it into place. */
+    private static void extract(Path root, Path folder, Map<String, Contents> files) throws IOException {
         String prefix = "." + folder.getFileName() + ".tmp-";
         removeAbandoned(root, prefix);
         Path tmp = Files.createTempDirectory(root, prefix, attributes(FOLDER));
         try {
-            Path file = tmp.resolve(name);
-            Files.createFile(file, attributes(WRITING));
-            try (OutputStream out = Files.newOutputStream(file, StandardOpenOption.WRITE, StandardOpenOption.SYNC)) {
-                out.write(bytes);
+            for (Map.Entry<String, Contents> e : files.entrySet()) {
+                Path file = tmp.resolve(e.getKey());
+                Files.createFile(file, attributes(WRITING));
+                try (InputStream in = e.getValue().bytes().open();
+                        OutputStream out =
+                                Files.newOutputStream(file, StandardOpenOption.WRITE, StandardOpenOption.SYNC)) {
+                    in.transferTo(out);
+                }
+                Files.setPosixFilePermissions(file, LIBRARY);
             }
-            Files.setPosixFilePermissions(file, LIBRARY);
             try {
                 Files.move(tmp, folder, StandardCopyOption.ATOMIC_MOVE);
             } catch (IOException e) {
@@ -177,18 +269,24 @@ final class LibraryCache {
     }
 
     private static void checkLibrary(Path file, byte[] bytes) throws IOException {
-        Map<String, Object> a = unix(file);
-        int mode = (Integer) a.get("mode");
-        if ((mode & TYPE_MASK) != TYPE_REGULAR) {
-            throw refused(file, (mode & TYPE_MASK) == TYPE_LINK ? "is a symbolic link" : "is not a regular file");
-        }
-        checkOwnerAndMode(file, a);
+        Map<String, Object> a = checkFile(file);
         // The jar's bytes and no others: a copy damaged on disk (a crash before its blocks were
         // written) is not opened. The folder is named by these bytes' hash, so a newer jar never
         // finds an older library here.
         if ((Long) a.get("size") != bytes.length || !Arrays.equals(Files.readAllBytes(file), bytes)) {
             throw refused(file, "does not hold the library this jar carries (damaged?); remove " + file.getParent());
         }
+    }
+
+    /** A library found in the cache: the caller's regular file that no one else can write. */
+    private static Map<String, Object> checkFile(Path file) throws IOException {
+        Map<String, Object> a = unix(file);
+        int mode = (Integer) a.get("mode");
+        if ((mode & TYPE_MASK) != TYPE_REGULAR) {
+            throw refused(file, (mode & TYPE_MASK) == TYPE_LINK ? "is a symbolic link" : "is not a regular file");
+        }
+        checkOwnerAndMode(file, a);
+        return a;
     }
 
     private static void checkOwnerAndMode(Path path, Map<String, Object> a) throws IOException {
@@ -224,8 +322,12 @@ final class LibraryCache {
     }
 
     static String sha256(byte[] bytes) {
+        return HexFormat.of().formatHex(sha256().digest(bytes));
+    }
+
+    private static MessageDigest sha256() {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+            return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new AssertionError("every JDK has SHA-256", e);
         }

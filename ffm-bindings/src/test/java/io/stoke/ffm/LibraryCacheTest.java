@@ -3,6 +3,7 @@ package io.stoke.ffm;
 import static org.junit.jupiter.api.Assertions.*;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -11,8 +12,10 @@ import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -149,6 +152,48 @@ class LibraryCacheTest {
         damaged[1234] ^= 1;
         Files.write(file, damaged);
         assertRefused(cache, file + " does not hold the library this jar carries");
+    }
+
+    @Test
+    void aFolderOfLibrariesIsMadeOnceNamedByTheirSizesAndCrcsAndADamagedOneIsRefused() throws IOException {
+        LibraryCache cache = new LibraryCache(tmp);
+        byte[] other = randomBytes(9_000, 3);
+        int[] reads = new int[1];
+        Map<String, LibraryCache.Contents> files = new TreeMap<>();
+        files.put("liba.so", LibraryCache.Contents.of(() -> {
+            reads[0]++;
+            return new ByteArrayInputStream(bytes);
+        }));
+        files.put("libb.so", LibraryCache.Contents.of(() -> new ByteArrayInputStream(other)));
+        reads[0] = 0;
+        Path folder = cache.folder(files);
+        assertEquals(tmp.resolve("stoke/native"), folder.getParent());
+        assertEquals(List.of("liba.so", "libb.so"), list(folder));
+        assertArrayEquals(bytes, Files.readAllBytes(folder.resolve("liba.so")));
+        assertArrayEquals(other, Files.readAllBytes(folder.resolve("libb.so")));
+        assertEquals("rwx------", mode(folder));
+        assertEquals("r-x------", mode(folder.resolve("libb.so")));
+        assertEquals(1, reads[0], "read once, to make the folder");
+        Object inode =
+                Files.readAttributes(folder.resolve("liba.so"), "unix:ino").get("ino");
+        assertEquals(folder, cache.folder(files));
+        assertEquals(1, reads[0], "a folder made is checked against the sizes and CRCs, not read from the jar again");
+        assertEquals(
+                inode,
+                Files.readAttributes(folder.resolve("liba.so"), "unix:ino").get("ino"));
+        // Another CRC, another folder: a newer jar never opens an older library.
+        Map<String, LibraryCache.Contents> newer = new TreeMap<>(files);
+        newer.put("libb.so", LibraryCache.Contents.of(() -> new ByteArrayInputStream(randomBytes(9_000, 4))));
+        assertNotEquals(folder, cache.folder(newer));
+        // The same size, one bit changed on disk: refused, naming the file.
+        Path b = folder.resolve("libb.so");
+        Files.setPosixFilePermissions(b, PosixFilePermissions.fromString("rw-------"));
+        byte[] damaged = other.clone();
+        damaged[77] ^= 1;
+        Files.write(b, damaged);
+        Files.setPosixFilePermissions(b, PosixFilePermissions.fromString("r-x------"));
+        IOException e = assertThrows(IOException.class, () -> cache.folder(files));
+        assertTrue(e.getMessage().startsWith(b + " does not hold the library this jar carries"), e.getMessage());
     }
 
     private static void assertRefused(LibraryCache cache, String message) {
