@@ -90,6 +90,12 @@ class SharedFolderCommandsTest {
             assertUnchanged(victims);
         } finally {
             Files.deleteIfExists(ring);
+            // Killed while it made the ring (the index comes first): its unfinished file too.
+            try (var unfinished = Files.newDirectoryStream(ring.getParent(), ring.getFileName() + ".tmp-*")) {
+                for (Path f : unfinished) {
+                    Files.deleteIfExists(f);
+                }
+            }
         }
     }
 

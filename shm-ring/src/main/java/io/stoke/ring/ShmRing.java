@@ -11,6 +11,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -99,6 +100,7 @@ public final class ShmRing implements AutoCloseable {
         }
         long self = ProcessHandle.current().pid();
         replaceStale(path, out);
+        removeUnfinished(path, self, out);
         checkSpace(path, geometry.totalLength());
         Path tmp = path.resolveSibling(path.getFileName() + ".tmp-" + self);
         Arena arena = Arena.ofShared();
@@ -251,6 +253,34 @@ public final class ShmRing implements AutoCloseable {
         log.accept("replacing " + path
                 + (owner > 0 ? " left by producer pid " + owner + ", which is gone" : ", which is not a live ring"));
         deleteQuietly(path);
+    }
+
+    /**
+     * Removes the unfinished files of this path that producers killed while creating it left
+     * ({@code PATH.tmp-PID}, written before the rename into place: up to the ring's whole size, in
+     * memory where the folder is {@code /dev/shm}), those whose process is gone. One whose pid is
+     * alive, perhaps reused, is left: it may be a producer creating it now, and is refused there.
+     */
+    private static void removeUnfinished(Path path, long self, Consumer<String> log) {
+        Path folder = path.toAbsolutePath().getParent();
+        String prefix = path.getFileName() + ".tmp-";
+        try (DirectoryStream<Path> found =
+                Files.newDirectoryStream(folder, f -> f.getFileName().toString().startsWith(prefix))) {
+            for (Path tmp : found) {
+                String pid = tmp.getFileName().toString().substring(prefix.length());
+                if (pid.isEmpty() || pid.length() > 18 || !pid.chars().allMatch(c -> c >= '0' && c <= '9')) {
+                    continue;
+                }
+                long owner = Long.parseLong(pid);
+                if (owner != self && !isAlive(owner) && Files.isRegularFile(tmp, LinkOption.NOFOLLOW_LINKS)) {
+                    deleteQuietly(tmp);
+                    log.accept(
+                            "removed " + tmp + ", a ring left unfinished by producer pid " + owner + ", which is gone");
+                }
+            }
+        } catch (IOException e) {
+            // best effort: what is left is named PATH.tmp-PID beside the ring
+        }
     }
 
     /**

@@ -156,6 +156,40 @@ class ShmRingTest {
         }
     }
 
+    /**
+     * A producer killed between creating its file and renaming it into place leaves {@code
+     * PATH.tmp-PID}, up to the ring's size in {@code /dev/shm}'s memory; the next producer of that
+     * path removes it once its process is gone, and leaves one of a live process (a producer
+     * creating it now) and any other name alone.
+     */
+    @Test
+    void anUnfinishedRingOfAProducerThatIsGoneIsRemovedAndOneOfALiveProcessKept() throws Exception {
+        Path path = track(shmPath("unfinished"));
+        Process gone = new ProcessBuilder("true").start();
+        gone.waitFor();
+        Process live = new ProcessBuilder("sleep", "60").start();
+        try {
+            Path dead = track(path.resolveSibling(path.getFileName() + ".tmp-" + gone.pid()));
+            Path alive = track(path.resolveSibling(path.getFileName() + ".tmp-" + live.pid()));
+            Path other = track(path.resolveSibling(path.getFileName() + ".tmp-x" + gone.pid()));
+            for (Path p : List.of(dead, alive, other)) {
+                Files.write(p, new byte[4096]);
+            }
+            List<String> log = new ArrayList<>();
+            try (ShmRing _ = ShmRing.create(path, G, log::add)) {
+                assertFalse(Files.exists(dead), "the unfinished ring of a producer that is gone is left");
+                assertTrue(Files.exists(alive), "a live process's file was removed");
+                assertTrue(Files.exists(other));
+                assertEquals(
+                        List.of("removed " + dead.toAbsolutePath() + ", a ring left unfinished by producer pid "
+                                + gone.pid() + ", which is gone"),
+                        log);
+            }
+        } finally {
+            live.destroyForcibly().waitFor();
+        }
+    }
+
     @Test
     void consumerAttachesInTheSameProcessAndSeesPublishedSlots() {
         Path path = shmPath("attach");
