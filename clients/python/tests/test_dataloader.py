@@ -211,6 +211,32 @@ class DataLoaderTest(unittest.TestCase):
                     checked += 1
             self.assertEqual(45, checked)
 
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_files_in_folders_below_a_class_are_torchvisions_samples_in_its_order(self):
+        # torchvision walks each class folder (os.walk, links followed): a folder's own files first,
+        # then its sub-folders' in the order of their paths ("sub b" before "sub/deeper").
+        jpegs = sorted(Path(DATA).rglob("*.jpg"))[:9]
+        root = Path(tempfile.mkdtemp(dir=TMP, prefix="nested-"))
+        outside = root.parent / (root.name + "-outside")
+        placed = ["cat/z.jpg", "cat/a.jpg", "cat/sub/b.jpg", "cat/sub b/c.jpg", "cat/sub/deeper/d.jpg",
+                  "cat/sub/A.JPG", "dog/e.jpg", "dog/x/y/f.jpg"]
+        for name, jpeg in zip(placed, jpegs):
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(jpeg, root / name)
+        (root / "cat/sub/notes.txt").write_text("not an image")
+        outside.mkdir()
+        shutil.copy(jpegs[8], outside / "o.jpg")
+        os.symlink(outside, root / "cat/linked")
+        reference = torchvision.datasets.ImageFolder(str(root))
+        with stoke.DataLoader(root, batch_size=4, num_workers=1, with_indices=True) as loader:
+            self.assertEqual([(p, c) for p, c in reference.samples], [(p, c) for p, c in loader.samples])
+            self.assertEqual(9, len(loader.samples))
+            seen = []
+            for images, labels, indices in loader:
+                self.assertEqual([reference.samples[i][1] for i in indices.tolist()], labels.tolist())
+                seen += indices.tolist()
+            self.assertEqual(list(range(9)), sorted(seen))
+
     def test_tar_shards_written_by_tarfile_give_the_folders_samples_names_and_pixels(self):
         import io
         import tarfile

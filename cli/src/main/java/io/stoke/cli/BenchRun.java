@@ -50,7 +50,7 @@ final class BenchRun {
     /** Warms the page cache, and the JIT when {@code warmup} asks for it, unless it asks for a cold read. */
     void prepare(WarmupOptions warmup, Dataset dataset, Loader.Builder untimed) {
         if (!warmup.noWarmup) {
-            warmPageCache(dataset);
+            warmPageCache(dataset, untimed.transform().maxFileBytes());
             if (warmup.warmupImages > 0) {
                 warmJit(untimed, warmup.warmupImages);
             } else {
@@ -60,10 +60,14 @@ final class BenchRun {
         }
     }
 
-    /** Reads every file (or loads every shard member's mapped pages) once so that the timed run finds the page cache warm. */
-    void warmPageCache(Dataset dataset) {
+    /**
+     * Reads every file (or loads every shard member's mapped pages) once so that the timed run finds
+     * the page cache warm: those the loader reads, within its budget of {@code maxFileBytes} (a file
+     * over it is never read, and reading it whole here could take all memory).
+     */
+    void warmPageCache(Dataset dataset, long maxFileBytes) {
         long bytes = 0;
-        try (SampleReader reader = dataset.reader(Long.MAX_VALUE)) {
+        try (SampleReader reader = dataset.reader(maxFileBytes)) {
             for (int i = 0; i < dataset.size(); i++) {
                 if (reader.read(i) == SampleStatus.OK) {
                     bytes += reader.length();

@@ -181,7 +181,7 @@ public final class TuneCommand implements Callable<Integer> {
                     sizes,
                     maxWorkers,
                     cores);
-            new BenchRun(System.out, err).warmPageCache(dataset);
+            new BenchRun(System.out, err).warmPageCache(dataset, transform.maxFileBytes());
             Tuner.Settings settings =
                     new Tuner.Settings(sizes, maxWorkers, cores, secondsPerPoint, candidates, exhaustive);
             Tuner.Result result = new Tuner(factory, step, settings, err).run();

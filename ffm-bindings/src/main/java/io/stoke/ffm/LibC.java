@@ -34,6 +34,9 @@ public final class LibC {
     public static final int ELOOP = 40;
     public static final int SEEK_END = 2;
     public static final int EINTR = 4;
+    /** {@code errno} for a folder where a file was wanted (Linux, every architecture). */
+    public static final int EISDIR = 21;
+
     public static final int EACCES = 13;
     public static final int ENOSPC = 28;
     /** {@code setpriority}'s {@code which} for one process, or on Linux one thread by its tid. */
@@ -67,10 +70,11 @@ public final class LibC {
 
     public static final long ST_UID = ST_MODE + 4 + ("aarch64".equals(System.getProperty("os.arch")) ? 4 : 0);
     public static final long ST_GID = ST_UID + 4;
-    /** {@code st_mode}'s file type bits, and the types of a regular file and of a pipe (FIFO). */
+    /** {@code st_mode}'s file type bits, and the types of a regular file, a folder and a pipe (FIFO). */
     public static final int S_IFMT = 0170000;
 
     public static final int S_IFREG = 0100000;
+    public static final int S_IFDIR = 0040000;
     public static final int S_IFIFO = 0010000;
 
     static {

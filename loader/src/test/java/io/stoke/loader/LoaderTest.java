@@ -350,6 +350,64 @@ class LoaderTest {
         {"vanished.jpg", "READ_ERROR"},
     };
 
+    /**
+     * A folder or a pipe named like an image is listed as a sample (names are not stat'ed); reading
+     * it says what it is. Before, a pipe's open waited forever for a writer, and a folder's end on
+     * ext4 (2^63 - 1) was "too large", or, read with no budget (bench's page-cache warm-up), a
+     * native allocation of that size that failed the JVM.
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aFolderOrAPipeNamedLikeAnImageIsAReadErrorSayingWhatItIsAndNeverWaits() throws Exception {
+        Path root = tmp.resolve("not-files");
+        Path cls = Files.createDirectories(root.resolve("a"));
+        for (int i = 0; i < 3; i++) {
+            Files.write(cls.resolve("good" + i + ".jpg"), TestImages.jpeg(60 + i, 50, i));
+        }
+        Files.createDirectories(cls.resolve("folder.jpg"));
+        Process mkfifo = new ProcessBuilder("mkfifo", cls.resolve("pipe.jpg").toString())
+                .inheritIO()
+                .start();
+        assertEquals(0, mkfifo.waitFor(), "mkfifo");
+        Dataset dataset = ImageFolder.scan(root);
+        assertEquals(5, dataset.size());
+        try (Loader loader = Loader.builder(dataset)
+                .transform(SMALL)
+                .batchSize(5)
+                .workers(2)
+                .onError(ErrorPolicy.SKIP)
+                .build()) {
+            List<String> skipped = new ArrayList<>();
+            for (Batch b : loader) {
+                try (b) {
+                    for (SampleError e : b.skipped()) {
+                        assertEquals(SampleStatus.READ_ERROR, e.status(), e.toString());
+                        skipped.add(e.toString());
+                    }
+                }
+            }
+            assertEquals(2, skipped.size(), skipped.toString());
+            assertTrue(
+                    skipped.stream()
+                            .anyMatch(m -> m.contains("folder.jpg") && m.contains("it is a folder, not a file")),
+                    skipped.toString());
+            assertTrue(
+                    skipped.stream()
+                            .anyMatch(m -> m.contains("pipe.jpg") && m.contains("it is a pipe (FIFO), not a file")),
+                    skipped.toString());
+        }
+        // Read with no budget, as bench's warm-up did: a read error, not a 2^63-byte allocation.
+        try (var reader = dataset.reader(Long.MAX_VALUE)) {
+            int folder = -1;
+            for (int i = 0; i < dataset.size(); i++) {
+                if (dataset.path(i).endsWith("folder.jpg")) {
+                    folder = i;
+                }
+            }
+            assertEquals(SampleStatus.READ_ERROR, reader.read(folder));
+        }
+    }
+
     @Test
     void badFilesAreSkippedWithTheirReasonUnderSkip() throws Exception {
         Dataset bad = scanBadData();

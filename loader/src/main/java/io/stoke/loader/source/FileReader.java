@@ -27,6 +27,9 @@ public final class FileReader implements SampleReader {
     private MemorySegment buffer;
     private long length;
     private int lastErrno;
+    /** Why the last read found no file to read ("a folder", "a pipe (FIFO)"), or null. */
+    private String notAFile;
+
     private MemorySegment lastPath;
     private long lastPathOffset;
     private int lastPathLength;
@@ -56,6 +59,7 @@ public final class FileReader implements SampleReader {
     public SampleStatus read(int sample) {
         length = 0;
         lastErrno = 0;
+        notAFile = null;
         MemorySegment fullPath = pathOf(sample);
         return fullPath == null ? SampleStatus.READ_ERROR : readPath(fullPath);
     }
@@ -130,24 +134,38 @@ public final class FileReader implements SampleReader {
     public SampleStatus readPath(MemorySegment fullPath) {
         length = 0;
         lastErrno = 0;
-        int fd = LibC.open(callState, fullPath, LibC.O_RDONLY | LibC.O_CLOEXEC);
+        notAFile = null;
+        // O_NONBLOCK: a pipe named like an image opens at once (and is refused below) where it would
+        // wait forever for a writer; a regular file's reads ignore it.
+        int fd = LibC.open(callState, fullPath, LibC.O_RDONLY | LibC.O_CLOEXEC | LibC.O_NONBLOCK);
         if (fd < 0) {
             lastErrno = LibC.errno(callState);
             return SampleStatus.READ_ERROR;
         }
         try {
             long size = LibC.lseek(callState, fd, 0, LibC.SEEK_END);
-            if (size < 0) {
-                lastErrno = LibC.errno(callState);
-                return SampleStatus.READ_ERROR;
+            // A folder's end is no size (ext4 puts it at 2^63 - 1, a buffer that size fails the
+            // JVM), a pipe has none: neither is "too large" or "empty". Only these rare paths, and
+            // a buffer's growth, ask what the file is.
+            if (size <= 0 || size > maxBytes || size > buffer.byteSize()) {
+                int errno = LibC.errno(callState);
+                String kind = notAFile(fd);
+                if (kind != null) {
+                    notAFile = kind;
+                    return SampleStatus.READ_ERROR;
+                }
+                if (size < 0) {
+                    lastErrno = errno;
+                    return SampleStatus.READ_ERROR;
+                }
+                if (size == 0) {
+                    return SampleStatus.EMPTY_FILE;
+                }
+                if (size > maxBytes) {
+                    return SampleStatus.TOO_LARGE;
+                }
+                ensureCapacity(size);
             }
-            if (size == 0) {
-                return SampleStatus.EMPTY_FILE;
-            }
-            if (size > maxBytes) {
-                return SampleStatus.TOO_LARGE;
-            }
-            ensureCapacity(size);
             long done = 0;
             while (done < size) {
                 // One pread almost always suffices; only a short read pays for a slice.
@@ -170,6 +188,26 @@ public final class FileReader implements SampleReader {
             return done == 0 ? SampleStatus.EMPTY_FILE : SampleStatus.OK;
         } finally {
             LibC.close(fd);
+        }
+    }
+
+    /** What {@code fd} is when it is not a regular file ("a folder", "a pipe (FIFO)", ...), else null. */
+    private String notAFile(int fd) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment stat = arena.allocate(LibC.STAT_BYTES, 8);
+            if (LibC.fstat(callState, fd, stat) != 0) {
+                return null;
+            }
+            int type = stat.get(ValueLayout.JAVA_INT, LibC.ST_MODE) & LibC.S_IFMT;
+            return switch (type) {
+                case LibC.S_IFREG -> null;
+                case LibC.S_IFDIR -> "a folder";
+                case LibC.S_IFIFO -> "a pipe (FIFO)";
+                case 0020000 -> "a character device";
+                case 0060000 -> "a block device";
+                case 0140000 -> "a socket";
+                default -> "not a regular file (mode " + Integer.toOctalString(type) + ")";
+            };
         }
     }
 
@@ -196,6 +234,9 @@ public final class FileReader implements SampleReader {
 
     @Override
     public String message() {
+        if (notAFile != null) {
+            return "it is " + notAFile + ", not a file";
+        }
         return lastErrno != 0 ? LibC.strerror(lastErrno) : null;
     }
 

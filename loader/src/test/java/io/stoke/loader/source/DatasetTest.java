@@ -129,4 +129,57 @@ class DatasetTest {
         Files.createDirectories(tmp.resolve("empty"));
         assertThrows(IllegalArgumentException.class, () -> ImageFolder.scan(tmp.resolve("empty")));
     }
+    /**
+     * Files in folders below a class folder are samples of that class, in torchvision's order
+     * ({@code sorted(os.walk(class folder, followlinks=True))}, each folder's files sorted, by code
+     * point): a folder's own files before its sub-folders', and "sub b" before "sub/deeper" as their
+     * paths sort (' ' before '/'); a link to a folder outside is walked, one back up to the class folder (a loop) is
+     * not. {@code test_dataloader.py} checks the same against torchvision's own ImageFolder.
+     */
+    @Test
+    void imageFolderWalksTheFoldersBelowAClassInTorchvisionsOrder() throws Exception {
+        Path root = tmp.resolve("nested");
+        Path cls = Files.createDirectories(root.resolve("cat"));
+        Path outside = Files.createDirectories(tmp.resolve("outside"));
+        Files.write(outside.resolve("o.jpg"), new byte[1]);
+        for (String f : List.of(
+                "z.jpg",
+                "a.jpg",
+                "sub/b.jpg",
+                "sub b/c.jpg",
+                "sub/deeper/d.jpg",
+                "sub/A.png",
+                "\uD83D\uDE00.jpg",
+                "\uFF5E.jpg",
+                "sub/notes.txt")) {
+            Path p = cls.resolve(f);
+            Files.createDirectories(p.getParent());
+            Files.write(p, new byte[1]);
+        }
+        Files.createSymbolicLink(cls.resolve("sub/up"), cls);
+        Files.createSymbolicLink(cls.resolve("linked"), outside);
+        Files.createDirectories(root.resolve("dog/empty-below/deeper"));
+        Files.write(root.resolve("dog/d.jpg"), new byte[1]);
+        Dataset dataset = ImageFolder.scan(root);
+        List<String> paths = new ArrayList<>();
+        for (int i = 0; i < dataset.size(); i++) {
+            paths.add(dataset.path(i));
+        }
+        assertEquals(
+                List.of(
+                        "cat/a.jpg",
+                        "cat/z.jpg",
+                        "cat/\uFF5E.jpg", // U+FF5E before U+1F600 by code point (UTF-16 units sort it after)
+                        "cat/\uD83D\uDE00.jpg",
+                        "cat/linked/o.jpg",
+                        "cat/sub/A.png",
+                        "cat/sub/b.jpg",
+                        "cat/sub b/c.jpg",
+                        "cat/sub/deeper/d.jpg",
+                        "dog/d.jpg"),
+                paths);
+        assertEquals(List.of("cat", "dog"), dataset.classNames());
+        assertEquals(0, dataset.label(8));
+        assertEquals(1, dataset.label(9));
+    }
 }
