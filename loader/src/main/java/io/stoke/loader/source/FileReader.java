@@ -206,7 +206,7 @@ public final class FileReader implements SampleReader {
                 case 0020000 -> "a character device";
                 case 0060000 -> "a block device";
                 case 0140000 -> "a socket";
-                default -> "not a regular file (mode " + Integer.toOctalString(type) + ")";
+                default -> "of file type 0" + Integer.toOctalString(type);
             };
         }
     }
