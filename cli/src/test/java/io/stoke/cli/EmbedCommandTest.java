@@ -549,6 +549,56 @@ class EmbedCommandTest {
         }
     }
 
+    /**
+     * Where Stoke's library cache is refused (here its {@code stoke/} folder is a link someone
+     * planted), ONNX Runtime's libraries are left to its Java API, and that is said once, naming why;
+     * the run goes on.
+     */
+    @Test
+    void aRefusedLibraryCacheLeavesOnnxRuntimeToItsOwnCopySaidOnce() throws Exception {
+        Path data = TestImages.imageFolder(tmp.resolve("data"), 4, 1, 1);
+        Path tmpdir = Files.createDirectories(tmp.resolve("tmpdir"));
+        Path cache = Files.createDirectories(tmp.resolve("cache"));
+        Path planted = Files.createDirectories(tmp.resolve("planted"));
+        Files.createSymbolicLink(cache.resolve("stoke"), planted);
+        String java = ProcessHandle.current().info().command().orElseThrow();
+        ProcessBuilder pb = new ProcessBuilder(
+                        java,
+                        "--enable-native-access=ALL-UNNAMED",
+                        "--add-exports",
+                        "java.base/jdk.internal.misc=ALL-UNNAMED",
+                        "-Djava.io.tmpdir=" + tmpdir,
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        Main.class.getName(),
+                        "embed",
+                        data.toString(),
+                        "--model",
+                        F32,
+                        "--output-name",
+                        "embedding",
+                        "--out",
+                        tmp.resolve("out").toString(),
+                        "--batch-size",
+                        "2",
+                        "--workers",
+                        "1")
+                .redirectErrorStream(true);
+        pb.environment().put("XDG_CACHE_HOME", cache.toString());
+        Process p = pb.start();
+        String output = new String(p.getInputStream().readAllBytes());
+        assertEquals(0, p.waitFor(), output);
+        assertEquals(4, npy(tmp.resolve("out").resolve("embeddings.npy"), 32).length);
+        List<String> said = output.lines()
+                .filter(l -> l.contains("ONNX Runtime's libraries are not cached"))
+                .toList();
+        assertEquals(1, said.size(), output);
+        assertTrue(said.get(0).contains(cache.resolve("stoke") + " is a symbolic link"), said.get(0));
+        try (Stream<Path> planted2 = Files.list(planted)) {
+            assertEquals(List.of(), planted2.toList(), "written through the planted link");
+        }
+    }
+
     @Test
     void cudaWithoutADriverSaysSoInOneLineAndExitsNoDevice() throws Exception {
         Assumptions.assumeTrue(CudaDriver.tryLoad().driver().isEmpty(), "a CUDA driver is present here");
