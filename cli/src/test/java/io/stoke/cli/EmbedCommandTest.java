@@ -495,35 +495,9 @@ class EmbedCommandTest {
         Path data = TestImages.imageFolder(tmp.resolve("data"), 4, 1, 1);
         Path tmpdir = Files.createDirectories(tmp.resolve("tmpdir"));
         Path cache = tmp.resolve("cache");
-        String java = ProcessHandle.current().info().command().orElseThrow();
         Object inode = null;
         for (int run = 0; run < 2; run++) {
-            ProcessBuilder pb = new ProcessBuilder(
-                            java,
-                            "--enable-native-access=ALL-UNNAMED",
-                            "--add-exports",
-                            "java.base/jdk.internal.misc=ALL-UNNAMED",
-                            "-Djava.io.tmpdir=" + tmpdir,
-                            "-cp",
-                            System.getProperty("java.class.path"),
-                            Main.class.getName(),
-                            "embed",
-                            data.toString(),
-                            "--model",
-                            F32,
-                            "--output-name",
-                            "embedding",
-                            "--out",
-                            tmp.resolve("out" + run).toString(),
-                            "--batch-size",
-                            "2",
-                            "--workers",
-                            "1")
-                    .redirectErrorStream(true);
-            pb.environment().put("XDG_CACHE_HOME", cache.toString());
-            Process p = pb.start();
-            String output = new String(p.getInputStream().readAllBytes());
-            assertEquals(0, p.waitFor(), output);
+            embedInChild(data, tmp.resolve("out" + run), tmpdir, cache);
             assertEquals(4, npy(tmp.resolve("out" + run).resolve("embeddings.npy"), 32).length);
             try (Stream<Path> left = Files.list(tmpdir)) {
                 assertEquals(
@@ -561,9 +535,27 @@ class EmbedCommandTest {
         Path cache = Files.createDirectories(tmp.resolve("cache"));
         Path planted = Files.createDirectories(tmp.resolve("planted"));
         Files.createSymbolicLink(cache.resolve("stoke"), planted);
-        String java = ProcessHandle.current().info().command().orElseThrow();
+        String output = embedInChild(data, tmp.resolve("out"), tmpdir, cache);
+        assertEquals(4, npy(tmp.resolve("out").resolve("embeddings.npy"), 32).length);
+        List<String> said = output.lines()
+                .filter(l -> l.contains("ONNX Runtime's libraries are not cached"))
+                .toList();
+        assertEquals(1, said.size(), output);
+        assertTrue(said.get(0).contains(cache.resolve("stoke") + " is a symbolic link"), said.get(0));
+        try (Stream<Path> planted2 = Files.list(planted)) {
+            assertEquals(List.of(), planted2.toList(), "written through the planted link");
+        }
+    }
+
+    /**
+     * Runs {@code stoke embed} of {@code data} into {@code out} in a child JVM with its own
+     * {@code java.io.tmpdir} and {@code XDG_CACHE_HOME}; asserts it exits 0.
+     *
+     * @return what it printed, stdout and stderr together
+     */
+    private static String embedInChild(Path data, Path out, Path tmpdir, Path cache) throws Exception {
         ProcessBuilder pb = new ProcessBuilder(
-                        java,
+                        ProcessHandle.current().info().command().orElseThrow(),
                         "--enable-native-access=ALL-UNNAMED",
                         "--add-exports",
                         "java.base/jdk.internal.misc=ALL-UNNAMED",
@@ -578,7 +570,7 @@ class EmbedCommandTest {
                         "--output-name",
                         "embedding",
                         "--out",
-                        tmp.resolve("out").toString(),
+                        out.toString(),
                         "--batch-size",
                         "2",
                         "--workers",
@@ -588,15 +580,7 @@ class EmbedCommandTest {
         Process p = pb.start();
         String output = new String(p.getInputStream().readAllBytes());
         assertEquals(0, p.waitFor(), output);
-        assertEquals(4, npy(tmp.resolve("out").resolve("embeddings.npy"), 32).length);
-        List<String> said = output.lines()
-                .filter(l -> l.contains("ONNX Runtime's libraries are not cached"))
-                .toList();
-        assertEquals(1, said.size(), output);
-        assertTrue(said.get(0).contains(cache.resolve("stoke") + " is a symbolic link"), said.get(0));
-        try (Stream<Path> planted2 = Files.list(planted)) {
-            assertEquals(List.of(), planted2.toList(), "written through the planted link");
-        }
+        return output;
     }
 
     @Test
