@@ -276,8 +276,28 @@ final class RowGroupLoad {
             if (!b.isEmpty()) {
                 b.append(": ");
             }
-            b.append(t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName());
+            if (endOfThriftInput(t)) {
+                // Thrift's stream transport says this of any input that ends, a file's bytes too: a
+                // user of a local file, or of a store, would look for a network fault that is not there.
+                b.append("its bytes end inside it (damaged or cut short)");
+                break;
+            }
+            String message =
+                    t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName();
+            Throwable cause = t.getCause();
+            if (cause != null && cause.getMessage() != null && message.endsWith(": " + cause.getMessage())) {
+                // parquet-java's wrapping repeats its cause's message, which comes next
+                message = message.substring(
+                        0, message.length() - cause.getMessage().length() - 2);
+            }
+            b.append(message);
         }
         return b.toString();
+    }
+
+    /** Thrift's end of input (TTransportException's END_OF_FILE from its stream transport), shaded in parquet-java. */
+    private static boolean endOfThriftInput(Throwable t) {
+        return t.getClass().getName().endsWith(".thrift.transport.TTransportException")
+                && "Socket is closed by peer.".equals(t.getMessage());
     }
 }

@@ -311,4 +311,49 @@ class HostileParquetTest {
                     e.detail());
         }
     }
+    /**
+     * Bytes that Thrift reads as fields to skip (0x18: a binary field of 24 bytes, over and over),
+     * where row group 1's page headers begin and up to the footer: the reader runs out of the chunk
+     * inside a header. Thrift says "Socket is closed by peer" of any stream that ends; the rows say
+     * that the header's bytes end early, which a user of a local file or a store can act on.
+     */
+    @Test
+    void pageHeadersCutShortSayTheirBytesEndNotThatASocketClosed() throws IOException {
+        List<TestParquet.Row> big = new ArrayList<>();
+        for (int i = 0; i < ROWS; i++) {
+            big.add(new TestParquet.Row(TestImages.jpeg(320, 240, 100 + i), "big" + i + ".jpg", i % 3));
+        }
+        Path file = tmp.resolve("short-headers.parquet");
+        TestParquet.writeHub(file, big, CompressionCodecName.UNCOMPRESSED, PER_GROUP);
+        byte[] bytes = Files.readAllBytes(file);
+        int length = ByteBuffer.wrap(bytes, bytes.length - 8, 4)
+                .order(ByteOrder.LITTLE_ENDIAN)
+                .getInt();
+        FileMetaData md = Util.readFileMetaData(new ByteArrayInputStream(bytes, bytes.length - 8 - length, length));
+        long from = md.getRow_groups().get(1).getColumns().stream()
+                .mapToLong(c -> c.getMeta_data().isSetDictionary_page_offset()
+                        ? Math.min(
+                                c.getMeta_data().getDictionary_page_offset(),
+                                c.getMeta_data().getData_page_offset())
+                        : c.getMeta_data().getData_page_offset())
+                .min()
+                .orElseThrow();
+        Arrays.fill(bytes, (int) from, bytes.length - 8 - length, (byte) 0x18);
+        Files.write(file, bytes);
+        int[] decoded = {0};
+        List<SampleError> errors = readAll(file, decoded);
+        assertEquals(PER_GROUP, decoded[0], "row group 0 is whole: " + errors);
+        assertEquals(ROWS - PER_GROUP, errors.size(), errors.toString());
+        for (int k = 0; k < errors.size(); k++) {
+            SampleError e = errors.get(k);
+            int row = PER_GROUP + k;
+            assertEquals(file + " row " + row, e.path());
+            assertEquals(SampleStatus.CORRUPT, e.status(), e.toString());
+            assertEquals(
+                    "cannot read row group " + row / PER_GROUP
+                            + ": can not read class org.apache.parquet.format.PageHeader: its bytes"
+                            + " end inside it (damaged or cut short)",
+                    e.detail());
+        }
+    }
 }
