@@ -4,8 +4,12 @@ import io.stoke.remote.ObjectStore;
 import io.stoke.remote.RemoteOptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
@@ -24,6 +28,8 @@ import java.util.UUID;
 final class S3TableStore implements TableStore {
     private final ObjectStore store;
     private final String prefix;
+    /** The local folders this store made for its attempts: removed at {@link #close}, whatever the attempt's end. */
+    private final List<Path> folders = new ArrayList<>();
 
     private S3TableStore(ObjectStore store, String prefix) {
         this.store = store;
@@ -38,7 +44,9 @@ final class S3TableStore implements TableStore {
     @Override
     public Path attemptFolder(long attemptId) {
         try {
-            return Files.createTempDirectory("stoke-spark-" + attemptId + "-");
+            Path folder = Files.createTempDirectory("stoke-spark-" + attemptId + "-");
+            folders.add(folder);
+            return folder;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create a local folder for a task's table", e);
         }
@@ -177,8 +185,32 @@ final class S3TableStore implements TableStore {
         return prefix;
     }
 
+    /**
+     * Closes the object store and removes the attempt folders this store made that are still there:
+     * a failed attempt's, with what it left in it (its table's partial file), which no one else
+     * reads. A committed attempt's was removed at its commit.
+     */
     @Override
     public void close() {
-        store.close();
+        try {
+            for (Path folder : folders) {
+                removeFolder(folder);
+            }
+        } finally {
+            store.close();
+        }
+    }
+
+    private static void removeFolder(Path folder) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(folder)) {
+            for (Path file : files) {
+                Files.deleteIfExists(file); // an attempt's files only: a link is removed, not followed
+            }
+            Files.deleteIfExists(folder);
+        } catch (NoSuchFileException e) {
+            // removed at the commit
+        } catch (IOException e) {
+            System.err.println("stoke spark-embed: WARNING: cannot remove the attempt folder " + folder + ": " + e);
+        }
     }
 }

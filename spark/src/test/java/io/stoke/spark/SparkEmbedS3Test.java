@@ -16,6 +16,7 @@ import io.stoke.remote.ObjectStore;
 import io.stoke.remote.RemoteDatasets;
 import io.stoke.remote.RemoteOptions;
 import io.stoke.remote.S3ObjectStore;
+import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,6 +26,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.apache.spark.sql.Row;
 import org.eclipse.jetty.util.component.AbstractLifeCycle;
 import org.gaul.s3proxy.BlobStores;
@@ -119,11 +124,26 @@ class SparkEmbedS3Test {
         }
     }
 
+    /** The attempts' local folders in this JVM's {@code java.io.tmpdir}, where Spark's local tasks run. */
+    static Set<String> attemptFolders() throws IOException {
+        try (Stream<Path> all = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+            return all.map(p -> p.getFileName().toString())
+                    .filter(name -> name.startsWith("stoke-spark-"))
+                    .collect(Collectors.toCollection(TreeSet::new));
+        }
+    }
+
     @Test
     void tablesGoToS3OnceEach() throws Exception {
+        Set<String> before = attemptFolders();
         Manifest m = SparkEmbedTest.runFailingFirstAttempts(
                 SparkEmbedTest.request("s3://data/train/", SparkEmbedTest.MODEL, "s3://out/emb/", 256));
         assertTrue(m.complete(), m.toString());
+        // Every attempt's local folder is gone: the committed ones' at their commit, the failed
+        // first attempts' (their partial tables in them) when their task ended.
+        Set<String> left = attemptFolders();
+        left.removeAll(before);
+        assertEquals(Set.of(), left, "attempt folders left in java.io.tmpdir");
         assertEquals(SparkEmbedTest.SHARDS * SparkEmbedTest.PER_SHARD, m.rows());
         Path fetched = Files.createDirectories(tmp.resolve("fetched"));
         List<String> tables = new ArrayList<>();
