@@ -437,35 +437,17 @@ class EmbedCommandTest {
         assertEquals(7, all.size(), "every sample once over the ranks");
     }
 
-    /** kill -9 in the middle of a run: what is left must not look like a finished output. */
+    /**
+     * kill -9 in the middle of a run: what is left must not look like a finished output, and nothing
+     * of ONNX Runtime is left in {@code java.io.tmpdir} (its Java API makes a folder there at each
+     * start, whatever it loads from, and removes it only at a normal exit).
+     */
     @Test
     void aKilledRunLeavesNoCompleteLookingOutput() throws Exception {
         Path data = TestImages.imageFolder(tmp.resolve("data"), 400, 4, 9);
         Path out = tmp.resolve("out");
-        String java = ProcessHandle.current().info().command().orElseThrow();
-        Process p = new ProcessBuilder(
-                        java,
-                        "--enable-native-access=ALL-UNNAMED",
-                        "--add-exports",
-                        "java.base/jdk.internal.misc=ALL-UNNAMED",
-                        "-cp",
-                        System.getProperty("java.class.path"),
-                        Main.class.getName(),
-                        "embed",
-                        data.toString(),
-                        "--model",
-                        F32,
-                        "--output-name",
-                        "embedding",
-                        "--out",
-                        out.toString(),
-                        "--batch-size",
-                        "2",
-                        "--workers",
-                        "1",
-                        "--intra-op-threads",
-                        "1")
-                .redirectErrorStream(true)
+        Path tmpdir = Files.createDirectories(tmp.resolve("tmpdir"));
+        Process p = embedCommand(data, out, tmpdir, tmp.resolve("cache"), "--intra-op-threads", "1")
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .start();
         try {
@@ -482,12 +464,16 @@ class EmbedCommandTest {
         }
         assertFalse(Files.exists(out.resolve("embeddings.npy")), "files left: " + files(out));
         assertFalse(Files.exists(out.resolve("paths.txt")), "files left: " + files(out));
+        try (Stream<Path> left = Files.list(tmpdir)) {
+            assertEquals(List.of(), left.toList(), "left in java.io.tmpdir by a run killed with kill -9");
+        }
     }
 
     /**
      * ONNX Runtime's Java API, left to itself, copies its 22 MB of libraries into a new
      * {@code onnxruntime-java*} folder of {@code java.io.tmpdir} at each start and leaves the folder
-     * there at exit (the whole copy after a kill -9). Stoke has it open them from Stoke's own cache of
+     * there at exit (the whole copy after a kill -9, which {@link #aKilledRunLeavesNoCompleteLookingOutput}
+     * checks). Stoke has it open them from Stoke's own cache of
      * libraries: a run leaves nothing of it in the temporary folder, and the next reuses the copy.
      */
     @Test
@@ -554,33 +540,43 @@ class EmbedCommandTest {
      * @return what it printed, stdout and stderr together
      */
     private static String embedInChild(Path data, Path out, Path tmpdir, Path cache) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(
-                        ProcessHandle.current().info().command().orElseThrow(),
-                        "--enable-native-access=ALL-UNNAMED",
-                        "--add-exports",
-                        "java.base/jdk.internal.misc=ALL-UNNAMED",
-                        "-Djava.io.tmpdir=" + tmpdir,
-                        "-cp",
-                        System.getProperty("java.class.path"),
-                        Main.class.getName(),
-                        "embed",
-                        data.toString(),
-                        "--model",
-                        F32,
-                        "--output-name",
-                        "embedding",
-                        "--out",
-                        out.toString(),
-                        "--batch-size",
-                        "2",
-                        "--workers",
-                        "1")
-                .redirectErrorStream(true);
-        pb.environment().put("XDG_CACHE_HOME", cache.toString());
-        Process p = pb.start();
+        Process p = embedCommand(data, out, tmpdir, cache).start();
         String output = new String(p.getInputStream().readAllBytes());
         assertEquals(0, p.waitFor(), output);
         return output;
+    }
+
+    /**
+     * {@code stoke embed} of {@code data} into {@code out} (the 32-float model, batches of 2, one
+     * worker, then {@code more}) as a child JVM with its own {@code java.io.tmpdir} and
+     * {@code XDG_CACHE_HOME}, its stderr into its stdout.
+     */
+    private static ProcessBuilder embedCommand(Path data, Path out, Path tmpdir, Path cache, String... more) {
+        List<String> command = new ArrayList<>(List.of(
+                ProcessHandle.current().info().command().orElseThrow(),
+                "--enable-native-access=ALL-UNNAMED",
+                "--add-exports",
+                "java.base/jdk.internal.misc=ALL-UNNAMED",
+                "-Djava.io.tmpdir=" + tmpdir,
+                "-cp",
+                System.getProperty("java.class.path"),
+                Main.class.getName(),
+                "embed",
+                data.toString(),
+                "--model",
+                F32,
+                "--output-name",
+                "embedding",
+                "--out",
+                out.toString(),
+                "--batch-size",
+                "2",
+                "--workers",
+                "1"));
+        command.addAll(List.of(more));
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        pb.environment().put("XDG_CACHE_HOME", cache.toString());
+        return pb;
     }
 
     @Test

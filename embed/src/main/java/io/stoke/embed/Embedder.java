@@ -62,6 +62,7 @@ public final class Embedder implements AutoCloseable {
             throws OrtException {
         OrtLibraries.prepare(System.err::println); // before the Java API loads its libraries
         OrtEnvironment env = OrtEnvironment.getEnvironment();
+        OrtLibraries.tidy(); // after it loaded them
         OrtSession session;
         try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
             options.setOptimizationLevel(OrtSession.SessionOptions.OptLevel.ALL_OPT);

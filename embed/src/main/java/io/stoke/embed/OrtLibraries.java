@@ -3,6 +3,9 @@ package io.stoke.embed;
 import ai.onnxruntime.OrtEnvironment;
 import io.stoke.ffm.JarLibraries;
 import java.io.IOException;
+import java.lang.reflect.Field;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Consumer;
@@ -34,6 +37,10 @@ final class OrtLibraries {
     private static final String PROVIDERS = "libonnxruntime_providers_shared.so";
 
     private static boolean prepared;
+    /** Whether {@link #prepare} named the cache's folder, so the Java API wrote nothing to its own. */
+    private static boolean cached;
+
+    private static boolean tidied;
 
     private OrtLibraries() {}
 
@@ -60,10 +67,39 @@ final class OrtLibraries {
             System.setProperty(
                     PROPERTY,
                     JarLibraries.cache(OrtEnvironment.class, folder, LIBRARIES).toString());
+            cached = true;
         } catch (IOException | RuntimeException e) {
             say.accept("stoke: WARNING: ONNX Runtime's libraries are not cached (" + e.getMessage()
                     + "): its Java API copies them into a folder of its own in "
                     + System.getProperty("java.io.tmpdir") + " at each start, and leaves that folder there");
+        }
+    }
+
+    /**
+     * Removes the Java API's own temporary folder, once, after it has loaded. It makes that folder at
+     * its start whatever {@value #PROPERTY} says, and asks for its deletion only at exit; where the
+     * libraries came from the cache the folder stays empty, and a process that ends without its exit
+     * hooks (kill -9, a preempted executor, the OOM killer) would leave it in {@code java.io.tmpdir}.
+     *
+     * <p>The folder is in a private field of the Java API ({@code OnnxRuntime.tempDirectory}, 1.23),
+     * read by reflection: its package is open, as an automatic module's or the class path's are.
+     * Where a later version has no such field, or the folder holds something, it is left as the
+     * Java API leaves it (removed at a normal exit); nothing else depends on this.
+     */
+    static synchronized void tidy() {
+        if (!cached || tidied) {
+            return;
+        }
+        tidied = true;
+        try {
+            Field field = Class.forName("ai.onnxruntime.OnnxRuntime").getDeclaredField("tempDirectory");
+            field.setAccessible(true);
+            if (field.get(null) instanceof Path own
+                    && own.getFileName().toString().startsWith("onnxruntime-java")) {
+                Files.deleteIfExists(own); // refused where not empty (DirectoryNotEmptyException)
+            }
+        } catch (ReflectiveOperationException | IOException | RuntimeException e) {
+            // left to the Java API's deletion at exit
         }
     }
 
