@@ -83,8 +83,7 @@ class EmbeddingOutputTest {
      * targets keep their bytes.
      */
     @Test
-    void plantedLinksAreReplacedAndTheirTargetsKeepTheirBytes() throws Exception {
-        Path elsewhere = Files.createDirectories(dir.resolveSibling(dir.getFileName() + "-victims"));
+    void plantedLinksAreReplacedAndTheirTargetsKeepTheirBytes(@TempDir Path elsewhere) throws Exception {
         List<String> names = List.of(
                 ".embeddings.npy.partial",
                 ".paths.txt.partial",
@@ -115,8 +114,8 @@ class EmbeddingOutputTest {
 
     /** A Parquet table's partial file: a link there is removed, and the table made with O_EXCL. */
     @Test
-    void aLinkAtATablesPartialNameIsNotWrittenThrough() throws Exception {
-        Path victim = dir.resolveSibling(dir.getFileName() + "-victim");
+    void aLinkAtATablesPartialNameIsNotWrittenThrough(@TempDir Path elsewhere) throws Exception {
+        Path victim = elsewhere.resolve("victim");
         Files.writeString(victim, "precious");
         Path partial = Files.createSymbolicLink(dir.resolve(".t.parquet.partial"), victim);
         assertThrows(java.io.UncheckedIOException.class, () -> EmbeddingTable.create(partial, 2));
