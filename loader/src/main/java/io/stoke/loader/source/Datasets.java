@@ -9,6 +9,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -366,8 +367,9 @@ public final class Datasets {
         if (BracePattern.hasBraces(spec)) {
             List<String> names = BracePattern.expand(spec);
             for (String name : names) {
-                if (!Files.isRegularFile(Path.of(name))) {
-                    throw new IllegalArgumentException("shard " + name + " (from " + spec + ") does not exist");
+                String not = notAFile(Path.of(name));
+                if (not != null) {
+                    throw new IllegalArgumentException("shard " + name + " (from " + spec + ") " + not);
                 }
             }
             return openShards(names);
@@ -395,7 +397,11 @@ public final class Datasets {
             return isTar(spec) ? openShards(List.of(spec)) : ListFile.read(path);
         }
         throw new IllegalArgumentException(
-                spec + " is neither a folder, a list file, a .tar shard nor a shard pattern " + "(no such file)");
+                spec + " is neither a folder, a list file, a .tar shard nor a shard pattern ("
+                        + (Files.exists(path, LinkOption.NOFOLLOW_LINKS)
+                                ? notAFile(path).replaceFirst("^is ", "")
+                                : "no such file")
+                        + ")");
     }
 
     /**
@@ -429,6 +435,10 @@ public final class Datasets {
         List<Path> files = new ArrayList<>();
         for (ShardCatalog.Entry e : catalog.shards()) {
             Path file = dir.resolve(e.url());
+            String not = notAFile(file);
+            if (not != null) {
+                throw new IllegalArgumentException("shard " + file + " (listed in " + catalogFile + ") " + not);
+            }
             long size;
             try {
                 size = Files.size(file);
@@ -485,6 +495,44 @@ public final class Datasets {
                 names, new MappedShards(files), root, Runtime.getRuntime().availableProcessors());
     }
 
+    /**
+     * Why {@code path} is not a regular file to read, following links, as the rest of a sentence
+     * naming it ("is a pipe (FIFO), not a file", "is a link to T, which does not exist", "does not
+     * exist"); null when it is one.
+     */
+    static String notAFile(Path path) {
+        if (Files.isRegularFile(path)) {
+            return null;
+        }
+        if (Files.isSymbolicLink(path) && !Files.exists(path)) {
+            String target;
+            try {
+                target = Files.readSymbolicLink(path).toString();
+            } catch (IOException e) {
+                target = "a target it cannot name";
+            }
+            return "is a link to " + target + ", which does not exist";
+        }
+        if (!Files.exists(path)) {
+            return "does not exist";
+        }
+        if (Files.isDirectory(path)) {
+            return "is a folder, not a file";
+        }
+        int type;
+        try {
+            type = ((Integer) Files.getAttribute(path, "unix:mode")) & 0170000; // S_IFMT
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return "is not a regular file";
+        }
+        return switch (type) {
+            case 0010000 -> "is a pipe (FIFO), not a file";
+            case 0140000 -> "is a socket, not a file";
+            case 0020000, 0060000 -> "is a device, not a file";
+            default -> "is not a regular file";
+        };
+    }
+
     static boolean isTar(String name) {
         return name.toLowerCase(Locale.ROOT).endsWith(".tar");
     }
@@ -504,7 +552,13 @@ public final class Datasets {
                 if (Files.isDirectory(p)) {
                     return null; // class folders: an ImageFolder
                 }
-                if (isTar(name) && Files.isRegularFile(p)) {
+                if (isTar(name)) {
+                    // A shard that cannot be read is named, never left out: a dataset one shard short
+                    // (a link into a volume not mounted, say) would train on less without a word.
+                    String not = notAFile(p);
+                    if (not != null) {
+                        throw new IllegalArgumentException("shard " + p + " " + not);
+                    }
                     tars.add(name);
                 }
             }

@@ -182,4 +182,47 @@ class DatasetTest {
         assertEquals(0, dataset.label(8));
         assertEquals(1, dataset.label(9));
     }
+    /**
+     * A {@code .tar} in a folder of shards that cannot be read (a pipe, a link into a volume not
+     * mounted) is named with what it is when the dataset is opened, never left out: the dataset is
+     * not one shard short without a word. A shard pattern and a path say the same.
+     */
+    @Test
+    void aShardThatIsNotAFileIsNamedNotLeftOut() throws Exception {
+        Path folder = Files.createDirectories(tmp.resolve("shards"));
+        io.stoke.loader.testing.TestTars.labelledShard(folder.resolve("s-0.tar"), 0, 3);
+        try (Dataset whole = Datasets.openLocal(folder.toString())) {
+            assertEquals(3, whole.size());
+        }
+        Path fifo = folder.resolve("s-1.tar");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(folder.toString()));
+        assertEquals("shard " + fifo + " is a pipe (FIFO), not a file", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(folder + "/s-{0..1}.tar"));
+        assertEquals(
+                "shard " + fifo + " (from " + folder + "/s-{0..1}.tar) is a pipe (FIFO), not a file", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(fifo.toString()));
+        assertEquals(
+                fifo
+                        + " is neither a folder, a list file, a .tar shard nor a shard pattern (a pipe (FIFO), not a file)",
+                e.getMessage());
+        Files.delete(fifo);
+        Path unmounted = tmp.resolve("volume-not-mounted").resolve("s-1.tar");
+        Files.createSymbolicLink(fifo, unmounted);
+        e = assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(folder.toString()));
+        assertEquals("shard " + fifo + " is a link to " + unmounted + ", which does not exist", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(folder + "/s-{0..2}.tar"));
+        assertEquals(
+                "shard " + fifo + " (from " + folder + "/s-{0..2}.tar) is a link to " + unmounted
+                        + ", which does not exist",
+                e.getMessage());
+        Files.delete(fifo);
+        e = assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(folder + "/s-{0..1}.tar"));
+        assertEquals("shard " + fifo + " (from " + folder + "/s-{0..1}.tar) does not exist", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(fifo.toString()));
+        assertEquals(
+                fifo + " is neither a folder, a list file, a .tar shard nor a shard pattern (no such file)",
+                e.getMessage());
+    }
 }

@@ -144,6 +144,21 @@ class ShardCatalogTest {
                 e.getMessage());
     }
 
+    /** A listed shard that is not a file (here a pipe) is named as what it is, not as a stale catalog. */
+    @Test
+    void aListedShardThatIsNotAFileIsNamedAsWhatItIs() throws IOException, InterruptedException {
+        Path dir = shards();
+        write(indexOf(dir), dir.resolve(ShardCatalog.FILE));
+        Path shard = dir.resolve("train-1.tar");
+        Files.delete(shard);
+        assertEquals(0, new ProcessBuilder("mkfifo", shard.toString()).start().waitFor());
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(dir.toString()));
+        assertEquals(
+                "shard " + shard + " (listed in " + dir.resolve(ShardCatalog.FILE) + ") is a pipe (FIFO), not a file",
+                e.getMessage());
+    }
+
     @Test
     void aShardWithOtherSamplesThanTheCatalogSaysIsNeverRead() throws IOException {
         Path dir = shards();
