@@ -139,7 +139,9 @@ final class LibraryCache {
         ownFolder(root);
         Path folder = root.resolve(HexFormat.of().formatHex(key.digest()));
         if (!Files.exists(folder, LinkOption.NOFOLLOW_LINKS)) {
-            extract(root, folder, files);
+            Map<String, Contents.Source> sources = new TreeMap<>();
+            files.forEach((name, contents) -> sources.put(name, contents.bytes()));
+            extract(root, folder, sources);
         }
         checkFolder(folder);
         for (Map.Entry<String, Contents> e : files.entrySet()) {
@@ -185,19 +187,22 @@ final class LibraryCache {
 
     /** Writes the library into a temporary folder beside {@code folder} and renames it into place. */
     private static void extract(Path root, Path folder, String name, byte[] bytes) throws IOException {
-        extract(root, folder, Map.of(name, new Contents(bytes.length, 0, () -> new ByteArrayInputStream(bytes))));
+        extract(root, folder, Map.of(name, () -> new ByteArrayInputStream(bytes)));
     }
 
-    /** Writes the libraries into a temporary folder beside {@code folder} and renames it into place. */
-    private static void extract(Path root, Path folder, Map<String, Contents> files) throws IOException {
+    /**
+     * Writes the libraries (each file's name and where its bytes are read from) into a temporary
+     * folder beside {@code folder} and renames it into place.
+     */
+    private static void extract(Path root, Path folder, Map<String, Contents.Source> files) throws IOException {
         String prefix = "." + folder.getFileName() + ".tmp-";
         removeAbandoned(root, prefix);
         Path tmp = Files.createTempDirectory(root, prefix, attributes(FOLDER));
         try {
-            for (Map.Entry<String, Contents> e : files.entrySet()) {
+            for (Map.Entry<String, Contents.Source> e : files.entrySet()) {
                 Path file = tmp.resolve(e.getKey());
                 Files.createFile(file, attributes(WRITING));
-                try (InputStream in = e.getValue().bytes().open();
+                try (InputStream in = e.getValue().open();
                         OutputStream out =
                                 Files.newOutputStream(file, StandardOpenOption.WRITE, StandardOpenOption.SYNC)) {
                     in.transferTo(out);
