@@ -275,42 +275,11 @@ class HostileParquetTest {
      */
     @Test
     void pageHeadersNestedPastTheStackFailTheirRowGroupsByName() throws IOException {
-        List<TestParquet.Row> big = new ArrayList<>();
-        for (int i = 0; i < ROWS; i++) {
-            big.add(new TestParquet.Row(TestImages.jpeg(320, 240, 100 + i), "big" + i + ".jpg", i % 3));
-        }
-        Path file = tmp.resolve("nested-headers.parquet");
-        TestParquet.writeHub(file, big, CompressionCodecName.UNCOMPRESSED, PER_GROUP);
-        byte[] bytes = Files.readAllBytes(file);
-        int length = ByteBuffer.wrap(bytes, bytes.length - 8, 4)
-                .order(ByteOrder.LITTLE_ENDIAN)
-                .getInt();
-        FileMetaData md = Util.readFileMetaData(new ByteArrayInputStream(bytes, bytes.length - 8 - length, length));
-        long from = md.getRow_groups().get(1).getColumns().stream()
-                .mapToLong(c -> c.getMeta_data().isSetDictionary_page_offset()
-                        ? Math.min(
-                                c.getMeta_data().getDictionary_page_offset(),
-                                c.getMeta_data().getData_page_offset())
-                        : c.getMeta_data().getData_page_offset())
-                .min()
-                .orElseThrow();
-        Arrays.fill(bytes, (int) from, bytes.length - 8 - length, (byte) 0x5A);
-        Files.write(file, bytes);
-        int[] decoded = {0};
-        List<SampleError> errors = readAll(file, decoded);
-        assertEquals(PER_GROUP, decoded[0], "row group 0 is whole: " + errors);
-        assertEquals(ROWS - PER_GROUP, errors.size(), errors.toString());
-        for (int k = 0; k < errors.size(); k++) {
-            SampleError e = errors.get(k);
-            int row = PER_GROUP + k;
-            assertEquals(file + " row " + row, e.path());
-            assertEquals(SampleStatus.CORRUPT, e.status(), e.toString());
-            assertEquals(
-                    "cannot read row group " + row / PER_GROUP + ": a page header nests deeper than the stack"
-                            + " (damaged bytes)",
-                    e.detail());
-        }
+        assertRowGroupsFromOneFail(
+                filledFromRowGroupOne("nested-headers.parquet", (byte) 0x5A),
+                "a page header nests deeper than the stack (damaged bytes)");
     }
+
     /**
      * Bytes that Thrift reads as fields to skip (0x18: a binary field of 24 bytes, over and over),
      * where row group 1's page headers begin and up to the footer: the reader runs out of the chunk
@@ -319,11 +288,22 @@ class HostileParquetTest {
      */
     @Test
     void pageHeadersCutShortSayTheirBytesEndNotThatASocketClosed() throws IOException {
+        assertRowGroupsFromOneFail(
+                filledFromRowGroupOne("short-headers.parquet", (byte) 0x18),
+                "can not read class org.apache.parquet.format.PageHeader: its bytes end inside it"
+                        + " (damaged or cut short)");
+    }
+
+    /**
+     * A file of {@link #ROWS} 320x240 JPEGs, {@link #PER_GROUP} a row group, uncompressed, whose
+     * bytes from row group 1's first page header up to the footer are all {@code fill}.
+     */
+    private Path filledFromRowGroupOne(String name, byte fill) throws IOException {
         List<TestParquet.Row> big = new ArrayList<>();
         for (int i = 0; i < ROWS; i++) {
             big.add(new TestParquet.Row(TestImages.jpeg(320, 240, 100 + i), "big" + i + ".jpg", i % 3));
         }
-        Path file = tmp.resolve("short-headers.parquet");
+        Path file = tmp.resolve(name);
         TestParquet.writeHub(file, big, CompressionCodecName.UNCOMPRESSED, PER_GROUP);
         byte[] bytes = Files.readAllBytes(file);
         int length = ByteBuffer.wrap(bytes, bytes.length - 8, 4)
@@ -338,8 +318,13 @@ class HostileParquetTest {
                         : c.getMeta_data().getData_page_offset())
                 .min()
                 .orElseThrow();
-        Arrays.fill(bytes, (int) from, bytes.length - 8 - length, (byte) 0x18);
+        Arrays.fill(bytes, (int) from, bytes.length - 8 - length, fill);
         Files.write(file, bytes);
+        return file;
+    }
+
+    /** Row group 0 of {@code file} decodes whole; every later row is CORRUPT, "cannot read row group G: " + {@code why}. */
+    private void assertRowGroupsFromOneFail(Path file, String why) throws IOException {
         int[] decoded = {0};
         List<SampleError> errors = readAll(file, decoded);
         assertEquals(PER_GROUP, decoded[0], "row group 0 is whole: " + errors);
@@ -349,11 +334,7 @@ class HostileParquetTest {
             int row = PER_GROUP + k;
             assertEquals(file + " row " + row, e.path());
             assertEquals(SampleStatus.CORRUPT, e.status(), e.toString());
-            assertEquals(
-                    "cannot read row group " + row / PER_GROUP
-                            + ": can not read class org.apache.parquet.format.PageHeader: its bytes"
-                            + " end inside it (damaged or cut short)",
-                    e.detail());
+            assertEquals("cannot read row group " + row / PER_GROUP + ": " + why, e.detail());
         }
     }
 }
