@@ -354,7 +354,8 @@ class LoaderTest {
      * A folder or a pipe named like an image is listed as a sample (names are not stat'ed); reading
      * it says what it is. Before, a pipe's open waited forever for a writer, and a folder's end on
      * ext4 (2^63 - 1) was "too large", or, read with no budget (bench's page-cache warm-up), a
-     * native allocation of that size that failed the JVM.
+     * native allocation of that size that failed the JVM. A link to nothing (into a volume not
+     * mounted) names where it points, not "No such file or directory" of a file the listing saw.
      */
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -369,8 +370,10 @@ class LoaderTest {
                 .inheritIO()
                 .start();
         assertEquals(0, mkfifo.waitFor(), "mkfifo");
+        Path unmounted = tmp.resolve("volume-not-mounted").resolve("x.jpg");
+        Files.createSymbolicLink(cls.resolve("link.jpg"), unmounted);
         Dataset dataset = ImageFolder.scan(root);
-        assertEquals(5, dataset.size());
+        assertEquals(6, dataset.size());
         try (Loader loader = Loader.builder(dataset)
                 .transform(SMALL)
                 .batchSize(5)
@@ -386,7 +389,12 @@ class LoaderTest {
                     }
                 }
             }
-            assertEquals(2, skipped.size(), skipped.toString());
+            assertEquals(3, skipped.size(), skipped.toString());
+            assertTrue(
+                    skipped.stream()
+                            .anyMatch(m -> m.contains("link.jpg")
+                                    && m.contains("it is a link to " + unmounted + ", which does not exist")),
+                    skipped.toString());
             assertTrue(
                     skipped.stream()
                             .anyMatch(m -> m.contains("folder.jpg") && m.contains("it is a folder, not a file")),

@@ -2,10 +2,13 @@ package io.stoke.loader.source;
 
 import io.stoke.ffm.LibC;
 import io.stoke.loader.error.SampleStatus;
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 /**
  * Reads whole files into one native buffer with {@code open}/{@code pread}/{@code close}, the
@@ -29,6 +32,8 @@ public final class FileReader implements SampleReader {
     private int lastErrno;
     /** Why the last read found no file to read ("a folder", "a pipe (FIFO)"), or null. */
     private String notAFile;
+    /** Where the last path pointed when it was a link to nothing (a volume not mounted), or null. */
+    private String danglingTarget;
 
     private MemorySegment lastPath;
     private long lastPathOffset;
@@ -60,6 +65,7 @@ public final class FileReader implements SampleReader {
         length = 0;
         lastErrno = 0;
         notAFile = null;
+        danglingTarget = null;
         MemorySegment fullPath = pathOf(sample);
         return fullPath == null ? SampleStatus.READ_ERROR : readPath(fullPath);
     }
@@ -135,11 +141,15 @@ public final class FileReader implements SampleReader {
         length = 0;
         lastErrno = 0;
         notAFile = null;
+        danglingTarget = null;
         // O_NONBLOCK: a pipe named like an image opens at once (and is refused below) where it would
         // wait forever for a writer; a regular file's reads ignore it.
         int fd = LibC.open(callState, fullPath, LibC.O_RDONLY | LibC.O_CLOEXEC | LibC.O_NONBLOCK);
         if (fd < 0) {
             lastErrno = LibC.errno(callState);
+            if (lastErrno == LibC.ENOENT) {
+                danglingTarget = danglingTarget(fullPath);
+            }
             return SampleStatus.READ_ERROR;
         }
         try {
@@ -191,6 +201,20 @@ public final class FileReader implements SampleReader {
         }
     }
 
+    /**
+     * Where {@code fullPath} points when it is a symbolic link to nothing (the listing saw the link,
+     * the open found no file: a link into a volume not mounted, say), else null. Only on a failed
+     * open, so its allocations are off the hot path.
+     */
+    private static String danglingTarget(MemorySegment fullPath) {
+        try {
+            Path path = Path.of(fullPath.getString(0));
+            return Files.isSymbolicLink(path) ? Files.readSymbolicLink(path).toString() : null;
+        } catch (IOException | RuntimeException e) {
+            return null; // gone since, or not a path Java reads: strerror says the rest
+        }
+    }
+
     /** What {@code fd} is when it is not a regular file ("a folder", "a pipe (FIFO)", ...), else null. */
     private String notAFile(int fd) {
         try (Arena arena = Arena.ofConfined()) {
@@ -236,6 +260,9 @@ public final class FileReader implements SampleReader {
     public String message() {
         if (notAFile != null) {
             return "it is " + notAFile + ", not a file";
+        }
+        if (danglingTarget != null) {
+            return "it is a link to " + danglingTarget + ", which does not exist";
         }
         return lastErrno != 0 ? LibC.strerror(lastErrno) : null;
     }
