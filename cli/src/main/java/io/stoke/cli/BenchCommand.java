@@ -7,23 +7,18 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 
-/** {@code stoke bench DIR}: the loader over the user's own dataset, with the same figures as demo. */
+/** {@code stoke bench DATA}: the loader over the user's own dataset, with the same figures as demo. */
 @Command(
         name = "bench",
         mixinStandardHelpOptions = true,
         description = {
             "Decodes your dataset with Stoke and prints images/s, MB/s, time to first batch and the "
-                    + "consumer's wait per batch. DIR is an ImageFolder tree (DIR/<class>/<image>.jpg) or a list file "
-                    + "with one '<path> <label>' per line (paths relative to the list file's folder)."
+                    + "consumer's wait per batch. DATA is any dataset Stoke reads: an ImageFolder tree"
+                    + " (DATA/<class>/<image>.jpg), a list file with one '<path> <label>' per line (paths relative to"
+                    + " the list file's folder), shards, Parquet, Arrow or a lakehouse table (below)."
         })
 public final class BenchCommand implements Callable<Integer> {
-    @Parameters(
-            index = "0",
-            paramLabel = "DATA",
-            description = {
-                "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern "
-                        + "of shards (train-{000000..000127}.tar), or a folder of .tar shards."
-            })
+    @Parameters(index = "0", paramLabel = "DATA", description = LoaderOptions.DATA)
     String data;
 
     @Mixin

@@ -60,14 +60,7 @@ public final class EmbedCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(
-            index = "0",
-            paramLabel = "DATA",
-            description = {
-                "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern "
-                        + "of shards (train-{000000..000127}.tar), a folder of .tar shards, or Parquet files (a .parquet "
-                        + "file, a folder of them, or a pattern)."
-            })
+    @Parameters(index = "0", paramLabel = "DATA", description = LoaderOptions.DATA)
     String data;
 
     @Option(names = "--model", required = true, paramLabel = "FILE", description = "The ONNX model.")

@@ -30,6 +30,13 @@ import picocli.CommandLine.Model.OptionSpec;
  */
 @Command // what picocli asks of a mixin; its options are added by install
 public final class LoaderOptions {
+    /** What the DATA parameter of every command that reads a dataset with these options takes. */
+    static final String DATA =
+            "The dataset: an ImageFolder directory, a list file, WebDataset .tar shards (one, a brace"
+                    + " pattern such as train-{000000..000127}.tar, or a folder of them), Parquet files (a .parquet file, a"
+                    + " pattern or a folder of them), a Hugging Face datasets folder or .arrow file, or a Delta Lake or"
+                    + " Apache Iceberg table's folder. Shards, Parquet files and tables may also be s3:// or http(s):// URLs.";
+
     /** The deprecated spellings said once in this process. */
     private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
 

@@ -50,11 +50,7 @@ public final class TuneCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(
-            index = "0",
-            paramLabel = "DATA",
-            description =
-                    "The dataset: an ImageFolder directory, a list file, a WebDataset .tar shard, a brace pattern of shards (train-{000000..000127}.tar), or a folder of .tar shards.")
+    @Parameters(index = "0", paramLabel = "DATA", description = LoaderOptions.DATA)
     String data;
 
     @Option(
