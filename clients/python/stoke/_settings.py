@@ -17,6 +17,7 @@ import numbers
 import operator
 import os
 import re
+import types
 import warnings
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
@@ -308,14 +309,15 @@ _TRANSFORM_OPTIONS = ("transform", "resize", "crop", "scale", "ratio", "flip", "
                       "interpolation", "erase", "erase_scale", "erase_ratio", "erase_value")
 
 
-def _translate_transform(dataset: Any, values: Dict[str, Any]) -> bool:
+def _translate_transform(dataset: Any, values: Dict[str, Any], whose: str = "the dataset has a transform") -> bool:
     """Puts a dataset's transform, translated, into ``values`` (by the table's names), refusing one that
-    keywords decide too. Returns whether its uint8 batches are ``[n, 3, H, W]`` (PILToTensor's layout)."""
+    keywords decide too (``whose`` names the transform in that refusal). Returns whether its uint8
+    batches are ``[n, 3, H, W]`` (PILToTensor's layout)."""
     if dataset is None or getattr(dataset, "transform", None) is None:
         return False
     given = [k for k in _TRANSFORM_OPTIONS if values[k] is not None]
     if given:
-        raise ValueError(f"{', '.join(given)} given, and the dataset has a transform that already decides "
+        raise ValueError(f"{', '.join(given)} given, and {whose} that already decides "
                          f"{'it' if len(given) == 1 else 'them'}: pass one or the other")
     translated = _compat.translate_transform(dataset.transform)
     chw = bool(translated.pop("chw"))
@@ -482,7 +484,16 @@ def resolve(dataset: Any, *, sampler: Any = None, batch_sampler: Any = None, col
         raise TypeError(f"stoke.DataLoader takes a path or a dataset with samples, a list of (path, label) (a "
                         f"torchvision ImageFolder or DatasetFolder), not a {type(dataset).__name__}: Stoke reads "
                         "the files itself. Use torch.utils.data.DataLoader for this dataset.")
-    chw = _translate_transform(hf if hf is not None else dataset if is_dataset else None, values)
+    of_path = None
+    if hf is None and not is_dataset and not isinstance(values["transform"], (str, type(None))):
+        # transform= with a path: a torchvision transform, translated as it would be on a torchvision
+        # ImageFolder of that path (the same files, the same order); a string stays Stoke's own --transform.
+        of_path = types.SimpleNamespace(transform=values["transform"])
+        values["transform"] = None
+    if of_path is not None:
+        chw = _translate_transform(of_path, values, "transform= is a torchvision transform")
+    else:
+        chw = _translate_transform(hf if hf is not None else dataset if is_dataset else None, values)
     given = {name for name, value in values.items() if value is not None}
     default_rank, default_world = default_rank_and_world()
     values["rank"] = default_rank if values["rank"] is None else values["rank"]

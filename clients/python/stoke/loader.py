@@ -369,9 +369,12 @@ class DataLoader(Closeable):
             initialised, else ``RANK`` (torchrun), else ``0``.
         world_size (int, optional): the partitions; default as ``rank``'s, from ``WORLD_SIZE``, else
             ``1``. Every rank gets as many samples, as with ``DistributedSampler``.
-        transform (str, optional): for a path, ``"eval"`` (the default: ``Resize`` + ``CenterCrop``),
-            ``"train"`` (``RandomResizedCrop(crop, scale, ratio)`` + ``RandomHorizontalFlip(flip)``) or
-            ``"squash"`` (``Resize((resize, resize))`` + ``CenterCrop(crop)``, the aspect ratio not kept).
+        transform (str or Callable, optional): for a path, ``"eval"`` (the default: ``Resize`` +
+            ``CenterCrop``), ``"train"`` (``RandomResizedCrop(crop, scale, ratio)`` +
+            ``RandomHorizontalFlip(flip)``) or ``"squash"`` (``Resize((resize, resize))`` +
+            ``CenterCrop(crop)``, the aspect ratio not kept); or a torchvision transform, translated as
+            the same transform on a torchvision ``ImageFolder`` of the path is (with its pixels), or
+            refused naming what cannot be.
         scale (sequence of 2 floats, optional): with ``transform="train"``, the range of the crop's area
             as a fraction of the image's (default: ``(0.08, 1.0)``, torchvision's).
         ratio (sequence of 2 floats, optional): with ``transform="train"``, the range of the crop's
@@ -523,7 +526,7 @@ class DataLoader(Closeable):
         with_indices: bool = False,
         rank: Optional[int] = None,
         world_size: Optional[int] = None,
-        transform: Optional[str] = None,
+        transform: Optional[Union[str, Callable[[Any], Any]]] = None,
         scale: Optional[Sequence[float]] = None,
         ratio: Optional[Sequence[float]] = None,
         flip: Optional[float] = None,

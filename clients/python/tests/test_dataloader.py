@@ -579,6 +579,34 @@ class DataLoaderTest(unittest.TestCase):
                 self.assertEqual(45, checked, name)
 
     @unittest.skipIf(torchvision is None, "torchvision is not installed")
+    def test_a_path_with_a_torchvision_transform_gives_its_image_folders_pixels(self):
+        T = transforms
+        for name, transform, dtype in [
+            ("PILToTensor", T.Compose([T.Resize(232), T.CenterCrop(208), T.PILToTensor()]), torch.uint8),
+            ("Normalize", T.Compose([T.Resize(232), T.CenterCrop(208), T.ToTensor(),
+                                     T.Normalize(mean=(0.5, 0.4, 0.3), std=(0.2, 0.3, 0.25))]), torch.float32),
+        ]:
+            reference = torchvision.datasets.ImageFolder(str(DATA), transform=transform)
+            with stoke.DataLoader(str(DATA), batch_size=16, num_workers=2, with_indices=True,
+                                  transform=transform) as loader:
+                self.assertEqual(("eval", "none"), (loader.transform, loader.dct_scaling), name)
+                checked = 0
+                for images, labels, indices in loader:
+                    self.assertEqual((len(indices), 3, 208, 208), tuple(images.shape), name)
+                    self.assertEqual(dtype, images.dtype, name)
+                    for j, index in enumerate(indices.tolist()):
+                        expected, label = reference[index]
+                        self.assertEqual(label, int(labels[j]))
+                        self.assertTrue(torch.allclose(expected, images[j], atol=1e-6, rtol=0),
+                                        f"{name}: sample {index}, max diff {(expected - images[j]).abs().max()}")
+                        checked += 1
+                self.assertEqual(45, checked, name)
+        with self.assertRaisesRegex(ValueError, "crop given, and transform= is a torchvision transform that "
+                                                "already decides it"):
+            stoke.DataLoader(str(DATA), batch_size=16, transform=T.Compose([T.Resize(232), T.CenterCrop(208),
+                                                                            T.PILToTensor()]), crop=200)
+
+    @unittest.skipIf(torchvision is None, "torchvision is not installed")
     def test_a_train_transform_is_translated_with_its_scale_ratio_and_flip(self):
         T = transforms
         # scale (1, 1) and ratio (10, 10) make no try fit, so torchvision falls back to the centred
