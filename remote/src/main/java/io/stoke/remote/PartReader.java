@@ -50,6 +50,8 @@ final class PartReader implements AutoCloseable {
     private final Retry retry;
     private final long stallNanos;
     private final ThreadPoolExecutor pool;
+    /** The servers found ignoring the Range header: a whole object from them is read by one GET. */
+    private final Set<String> ignoringRange = ConcurrentHashMap.newKeySet();
 
     /** With no byte arriving for {@link RemoteOptions#stallTimeout}, an attempt is cut off and retried. */
     PartReader(String threadName, RemoteOptions options, Retry retry) {
@@ -127,17 +129,48 @@ final class PartReader implements AutoCloseable {
             }
             return etag;
         }
-        long count = (length + options.partBytes() - 1) / options.partBytes();
+        boolean whole = offset == 0 && length == objectSize;
+        String server = server(url);
+        if (whole && length > options.partBytes() && ignoringRange.contains(server)) {
+            return readInParts(url, offset, objectSize, dst, source, etag, length);
+        }
+        try {
+            return readInParts(url, offset, objectSize, dst, source, etag, options.partBytes());
+        } catch (RangeIgnored e) {
+            if (!whole) {
+                throw new ShardFetchException(
+                        url, e.getMessage() + "; reading part of an object needs a server with" + " Range support");
+            }
+            if (ignoringRange.add(server)) {
+                System.err.println("stoke: WARNING: " + server + " ignores the Range header (it answered 200 with the"
+                        + " whole object): each object from it is read whole by one GET, not in parallel parts of "
+                        + options.partBytes() + " bytes, and part of an object (a Parquet footer) cannot be read");
+            }
+            return readInParts(url, offset, objectSize, dst, source, etag, length);
+        }
+    }
+
+    /** {@link #read} in parts of {@code partBytes}. */
+    private String readInParts(
+            String url,
+            long offset,
+            long objectSize,
+            MemorySegment dst,
+            RangeSource source,
+            String etag,
+            long partBytes) {
+        long length = dst.byteSize();
+        long count = (length + partBytes - 1) / partBytes;
         if (count > 1 << 20) {
-            throw new IllegalArgumentException(Urls.redact(url) + ": " + length + " bytes in parts of "
-                    + options.partBytes() + " would take " + count + " requests; use larger parts");
+            throw new IllegalArgumentException(Urls.redact(url) + ": " + length + " bytes in parts of " + partBytes
+                    + " would take " + count + " requests; use larger parts");
         }
         long start = retry.clock().nanoTime();
         Transfer transfer = new Transfer(
                 url, dst, offset, objectSize, start + options.deadline().toNanos(), etag);
         for (int i = 0; i < count; i++) {
-            long first = offset + i * options.partBytes();
-            transfer.parts.add(new Part(first, Math.min(offset + length, first + options.partBytes()) - 1));
+            long first = offset + i * partBytes;
+            transfer.parts.add(new Part(first, Math.min(offset + length, first + partBytes) - 1));
         }
         transfer.unfinished = transfer.parts.size();
         boolean complete = false;
@@ -239,10 +272,8 @@ final class PartReader implements AutoCloseable {
                     range.total());
         }
         if (!response.partial() && (part.first != 0 || part.last != size - 1)) {
-            throw new ShardFetchException(
-                    transfer.url,
-                    part + ": the server ignored the Range header (it answered"
-                            + " 200 with the whole object); reading in parts needs a server with Range support");
+            throw new RangeIgnored(
+                    part + ": the server ignored the Range header (it answered 200 with the whole object)");
         }
         if (range.first() != part.first || range.last() != part.last) {
             throw new ShardFetchException(
@@ -270,6 +301,26 @@ final class PartReader implements AutoCloseable {
     @Override
     public void close() {
         pool.shutdownNow();
+    }
+
+    /** The scheme, host and port of {@code url}: what answers it, and ignores Range or not. */
+    private static String server(String url) {
+        try {
+            java.net.URI uri = java.net.URI.create(url);
+            return uri.getScheme() + "://" + uri.getHost() + (uri.getPort() >= 0 ? ":" + uri.getPort() : "");
+        } catch (IllegalArgumentException e) {
+            return Urls.redact(url);
+        }
+    }
+
+    /**
+     * A part's answer was the whole object (200, not 206): {@link #read} reads a whole object again
+     * by one GET; part of one cannot be read from that server. Not retried: the server will not change.
+     */
+    private static final class RangeIgnored extends RuntimeException {
+        RangeIgnored(String message) {
+            super(message, null, false, false);
+        }
     }
 
     /** Bytes {@code first..last} of the object, and how its attempts went. */

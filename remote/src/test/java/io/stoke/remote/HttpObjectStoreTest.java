@@ -8,14 +8,17 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.stoke.remote.FaultProxy.Action;
 import io.stoke.remote.FaultProxy.Seen;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
@@ -208,21 +211,56 @@ class HttpObjectStoreTest {
         }
     }
 
+    /**
+     * A server that answers every ranged GET with the whole object (Python's {@code http.server}):
+     * an object that one part holds is read as it is; a larger one, refused in parts, is read again
+     * by one GET, said once for the server, and later objects from it go by one GET at once. Part
+     * of an object (a Parquet footer) cannot be read from it, and is refused naming why.
+     */
     @Test
-    void aServerThatIgnoresRangeIsReadWhenOnePartHoldsTheObjectAndRefusedOtherwise() throws Exception {
-        byte[] data = bytes(PART + 1);
+    void aServerThatIgnoresRangeIsReadWholeByOneGetSaidOnceAndPartOfAnObjectIsRefused() throws Exception {
+        byte[] data = bytes(2 * PART + 7);
         try (RangeServer server = new RangeServer(data, false, true, false)) {
             try (HttpObjectStore onePart = new HttpObjectStore(
-                    new RemoteOptions(4, 2 * PART, 3, Duration.ofSeconds(5), Duration.ofSeconds(2)))) {
+                    new RemoteOptions(4, 4 * PART, 3, Duration.ofSeconds(5), Duration.ofSeconds(2)))) {
                 assertEquals(TestS3Server.sha256(data), TestS3Server.sha256(read(onePart, server.url(), data.length)));
             }
-            try (HttpObjectStore twoParts = new HttpObjectStore(options(3, Duration.ofSeconds(5)))) {
-                ShardFetchException e =
-                        assertThrows(ShardFetchException.class, () -> read(twoParts, server.url(), data.length));
+            PrintStream err = System.err;
+            ByteArrayOutputStream said = new ByteArrayOutputStream();
+            try (HttpObjectStore parts = new HttpObjectStore(options(3, Duration.ofSeconds(5)))) {
+                System.setErr(new PrintStream(said, true, StandardCharsets.UTF_8));
+                try {
+                    assertEquals(
+                            TestS3Server.sha256(data), TestS3Server.sha256(read(parts, server.url(), data.length)));
+                    int before = server.requests.size();
+                    assertEquals(
+                            TestS3Server.sha256(data), TestS3Server.sha256(read(parts, server.url(), data.length)));
+                    assertEquals(
+                            List.of("GET bytes=0-" + (data.length - 1)),
+                            server.requests.subList(before, server.requests.size()),
+                            "the second read: one GET");
+                } finally {
+                    System.setErr(err);
+                }
+                List<String> lines =
+                        said.toString(StandardCharsets.UTF_8).lines().toList();
+                String host = server.url().substring(0, server.url().indexOf("/obj.tar"));
+                assertEquals(1, lines.size(), lines.toString());
                 assertTrue(
-                        e.getMessage().startsWith(server.url() + ": ")
-                                && e.getMessage().contains("ignored the Range header"),
-                        e.getMessage());
+                        lines.get(0).startsWith("stoke: WARNING: " + host + " ignores the Range header")
+                                && lines.get(0).contains("read whole by one GET"),
+                        lines.get(0));
+                try (Arena arena = Arena.ofShared()) {
+                    MemorySegment footer = arena.allocate(PART);
+                    ShardFetchException e = assertThrows(
+                            ShardFetchException.class,
+                            () -> parts.readRange(server.url(), PART, data.length, footer, null));
+                    assertTrue(
+                            e.getMessage().startsWith(server.url() + ": ")
+                                    && e.getMessage().contains("ignored the Range header")
+                                    && e.getMessage().contains("reading part of an object needs a server with Range"),
+                            e.getMessage());
+                }
             }
         }
     }
