@@ -9,6 +9,8 @@ Writes, with fixed weights (torch.manual_seed(7)):
                        and "logits" [N, 10] (two outputs, so --output-name has something to pick)
   tiny_cnn_u8.onnx     the same network behind input "pixels": uint8 [N, 224, 224, 3], with the
                        normalisation inside the graph; output "embedding" [N, 32]
+  tiny_cnn_f32_any_size.onnx
+                       the float32 network with its height and width free: [N, 3, H, W]
 and, when DATASET_DIR is given (an ImageFolder tree), reference_f32.npy: the float32 model's
 "embedding" in PyTorch for every image of ImageFolder(DATASET_DIR) in its order, preprocessed with
 torchvision's Resize(256) + CenterCrop(224) + ToTensor + Normalize.
@@ -68,6 +70,10 @@ def main(out, dataset=None):
     torch.onnx.export(Uint8Nhwc(net).eval(), torch.zeros(2, 224, 224, 3, dtype=torch.uint8), out / "tiny_cnn_u8.onnx",
                       input_names=["pixels"], output_names=["embedding"], opset_version=13,
                       dynamic_axes={"pixels": dynamic, "embedding": dynamic})
+    free = {0: "batch", 2: "height", 3: "width"}
+    torch.onnx.export(net, torch.zeros(2, 3, 224, 224), out / "tiny_cnn_f32_any_size.onnx", input_names=["images"],
+                      output_names=["embedding", "logits"], opset_version=13,
+                      dynamic_axes={"images": free, "embedding": dynamic, "logits": dynamic})
     if dataset:
         from torchvision import datasets, transforms
         ds = datasets.ImageFolder(dataset, transform=transforms.Compose([

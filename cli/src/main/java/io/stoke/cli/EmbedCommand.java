@@ -176,6 +176,12 @@ public final class EmbedCommand implements Callable<Integer> {
                     where,
                     options.workers(),
                     intraOpThreads);
+            if (contract.side() == 0) {
+                // The model leaves H and W free: say what the run feeds it, which the flags decide.
+                err.println("stoke embed: the model takes images of any size; this run gives it " + transform.crop()
+                        + "x" + transform.crop() + " (--crop " + transform.crop() + ", after --resize "
+                        + transform.resize() + ")");
+            }
             if (contract.preprocess().declared()) {
                 err.println("stoke embed: the model's recorded preprocessing, which this run's flags match: "
                         + contract.preprocess().flags(contract.layout() == ModelContract.Layout.FLOAT32_NCHW));

@@ -1,5 +1,6 @@
 package io.stoke.cli;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -37,6 +38,8 @@ class EmbedCommandTest {
     static final Path MODELS = Path.of("..", "embed", "models");
     static final String F32 = MODELS.resolve("tiny_cnn_f32.onnx").toString();
     static final String U8 = MODELS.resolve("tiny_cnn_u8.onnx").toString();
+    /** {@link #F32}'s network with its height and width free: {@code [N, 3, H, W]}. */
+    static final String ANY_SIZE = MODELS.resolve("tiny_cnn_f32_any_size.onnx").toString();
 
     @TempDir
     Path tmp;
@@ -335,6 +338,62 @@ class EmbedCommandTest {
         assertEquals("1", r[0], r[2]);
         assertTrue(r[2].contains("broken/") && r[2].contains("nothing written"), r[2]);
         assertEquals(List.of(), files(out), "no partial or complete-looking file is left");
+    }
+
+    /**
+     * A model that leaves its height and width free is fed the run's crop, and the run says which:
+     * at the default crop, the same network's embeddings as the 224x224 model's; at another, that
+     * size, said.
+     */
+    @Test
+    void aModelOfAnySizeIsFedTheRunsCropAndSaysWhich() throws Exception {
+        Path data = TestImages.imageFolder(tmp.resolve("data"), 6, 2, 5);
+        String[] fixed = BenchCommandTest.run(
+                "embed",
+                data.toString(),
+                "--model",
+                F32,
+                "--output-name",
+                "embedding",
+                "--out",
+                tmp.resolve("f").toString());
+        String[] free = BenchCommandTest.run(
+                "embed",
+                data.toString(),
+                "--model",
+                ANY_SIZE,
+                "--output-name",
+                "embedding",
+                "--out",
+                tmp.resolve("a").toString());
+        assertEquals("0", fixed[0], fixed[2]);
+        assertEquals("0", free[0], free[2]);
+        assertFalse(fixed[2].contains("any size"), fixed[2]);
+        assertTrue(
+                free[2].contains("stoke embed: the model takes images of any size; this run gives it 224x224"
+                        + " (--crop 224, after --resize 256)"),
+                free[2]);
+        float[][] a = npy(tmp.resolve("f/embeddings.npy"), 32);
+        float[][] b = npy(tmp.resolve("a/embeddings.npy"), 32);
+        for (int i = 0; i < a.length; i++) {
+            assertArrayEquals(a[i], b[i], 1e-6f, "row " + i);
+        }
+        String[] small = BenchCommandTest.run(
+                "embed",
+                data.toString(),
+                "--model",
+                ANY_SIZE,
+                "--output-name",
+                "embedding",
+                "--out",
+                tmp.resolve("s").toString(),
+                "--resize",
+                "180",
+                "--crop",
+                "160");
+        assertEquals("0", small[0], small[2]);
+        assertTrue(small[2].contains("this run gives it 160x160 (--crop 160, after --resize 180)"), small[2]);
+        assertEquals(a.length, npy(tmp.resolve("s/embeddings.npy"), 32).length);
     }
 
     @Test
