@@ -1,6 +1,7 @@
 package io.stoke.parquet;
 
 import io.stoke.loader.internal.BracePattern;
+import io.stoke.loader.internal.InputFiles;
 import io.stoke.loader.source.Datasets;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -55,8 +56,9 @@ final class ParquetFiles {
             List<Path> out = new ArrayList<>();
             for (String name : BracePattern.expand(spec)) {
                 Path p = Path.of(name);
-                if (!Files.isRegularFile(p)) {
-                    throw new IllegalArgumentException("Parquet file " + name + " (from " + spec + ") does not exist");
+                String not = InputFiles.notAFile(p);
+                if (not != null) {
+                    throw new IllegalArgumentException("Parquet file " + name + " (from " + spec + ") " + not);
                 }
                 out.add(p);
             }
@@ -80,8 +82,9 @@ final class ParquetFiles {
             }
             return out;
         }
-        if (!Files.isRegularFile(path)) {
-            throw new IllegalArgumentException("Parquet file " + spec + " does not exist");
+        String not = InputFiles.notAFile(path);
+        if (not != null) {
+            throw new IllegalArgumentException("Parquet file " + spec + " " + not);
         }
         return List.of(path);
     }
@@ -98,7 +101,12 @@ final class ParquetFiles {
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
             for (Path p : entries) {
                 String name = p.getFileName().toString();
-                if (Files.isRegularFile(p) && !name.startsWith(".") && !name.startsWith("_") && take.test(p)) {
+                if (!name.startsWith(".") && !name.startsWith("_") && take.test(p) && !Files.isDirectory(p)) {
+                    // A Parquet name that cannot be read is named, never left out (the table a file short).
+                    String not = InputFiles.notAFile(p);
+                    if (not != null) {
+                        throw new IllegalArgumentException("Parquet file " + p + " " + not);
+                    }
                     out.add(p);
                 }
             }

@@ -342,6 +342,39 @@ class ParquetDatasetTest {
         }
     }
 
+    /**
+     * A .parquet name in a folder, a glob or a pattern that is not a file (a pipe, a link to nothing:
+     * a volume not mounted) is named when the dataset is opened, never left out of it.
+     */
+    @Test
+    void aPartThatIsNotAFileIsNamedNotLeftOut() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("parts"));
+        TestParquet.writeHub(dir.resolve("part-00000.parquet"), rows.subList(0, 20), CompressionCodecName.SNAPPY, 1000);
+        Path pipe = dir.resolve("part-00001.parquet");
+        assertEquals(0, new ProcessBuilder("mkfifo", pipe.toString()).start().waitFor());
+        for (String spec : List.of(
+                dir.toString(),
+                dir.resolve("part-*.parquet").toString(),
+                dir.resolve("part-{00000..00001}.parquet").toString(),
+                pipe.toString())) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(spec));
+            assertTrue(
+                    e.getMessage()
+                                    .startsWith("Parquet file "
+                                            + (spec.equals(dir.toString()) || spec.contains("*")
+                                                    ? pipe.toString()
+                                                    : spec.contains("{") ? pipe + " (from " + spec + ")" : spec))
+                            && e.getMessage().endsWith(" is a pipe (FIFO), not a file"),
+                    spec + ": " + e.getMessage());
+        }
+        Files.delete(pipe);
+        Path unmounted = tmp.resolve("volume-not-mounted").resolve("part-00001.parquet");
+        Files.createSymbolicLink(pipe, unmounted);
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(dir.toString()));
+        assertEquals("Parquet file " + pipe + " is a link to " + unmounted + ", which does not exist", e.getMessage());
+    }
+
     @Test
     void aMissingOrMistypedColumnIsNamedWhenTheDatasetIsOpened() {
         Path file = tmp.resolve("columns.parquet");

@@ -2,6 +2,7 @@ package io.stoke.loader.source;
 
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.internal.BracePattern;
+import io.stoke.loader.internal.InputFiles;
 import io.stoke.loader.internal.ReadLimits;
 import io.stoke.loader.internal.Urls;
 import java.io.IOException;
@@ -367,7 +368,7 @@ public final class Datasets {
         if (BracePattern.hasBraces(spec)) {
             List<String> names = BracePattern.expand(spec);
             for (String name : names) {
-                String not = notAFile(Path.of(name));
+                String not = InputFiles.notAFile(Path.of(name));
                 if (not != null) {
                     throw new IllegalArgumentException("shard " + name + " (from " + spec + ") " + not);
                 }
@@ -399,7 +400,7 @@ public final class Datasets {
         throw new IllegalArgumentException(
                 spec + " is neither a folder, a list file, a .tar shard nor a shard pattern ("
                         + (Files.exists(path, LinkOption.NOFOLLOW_LINKS)
-                                ? notAFile(path).replaceFirst("^is ", "")
+                                ? InputFiles.notAFile(path).replaceFirst("^is ", "")
                                 : "no such file")
                         + ")");
     }
@@ -435,7 +436,7 @@ public final class Datasets {
         List<Path> files = new ArrayList<>();
         for (ShardCatalog.Entry e : catalog.shards()) {
             Path file = dir.resolve(e.url());
-            String not = notAFile(file);
+            String not = InputFiles.notAFile(file);
             if (not != null) {
                 throw new IllegalArgumentException("shard " + file + " (listed in " + catalogFile + ") " + not);
             }
@@ -495,44 +496,6 @@ public final class Datasets {
                 names, new MappedShards(files), root, Runtime.getRuntime().availableProcessors());
     }
 
-    /**
-     * Why {@code path} is not a regular file to read, following links, as the rest of a sentence
-     * naming it ("is a pipe (FIFO), not a file", "is a link to T, which does not exist", "does not
-     * exist"); null when it is one.
-     */
-    static String notAFile(Path path) {
-        if (Files.isRegularFile(path)) {
-            return null;
-        }
-        if (Files.isSymbolicLink(path) && !Files.exists(path)) {
-            String target;
-            try {
-                target = Files.readSymbolicLink(path).toString();
-            } catch (IOException e) {
-                target = "a target it cannot name";
-            }
-            return "is a link to " + target + ", which does not exist";
-        }
-        if (!Files.exists(path)) {
-            return "does not exist";
-        }
-        if (Files.isDirectory(path)) {
-            return "is a folder, not a file";
-        }
-        int type;
-        try {
-            type = ((Integer) Files.getAttribute(path, "unix:mode")) & 0170000; // S_IFMT
-        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-            return "is not a regular file";
-        }
-        return switch (type) {
-            case 0010000 -> "is a pipe (FIFO), not a file";
-            case 0140000 -> "is a socket, not a file";
-            case 0020000, 0060000 -> "is a device, not a file";
-            default -> "is not a regular file";
-        };
-    }
-
     static boolean isTar(String name) {
         return name.toLowerCase(Locale.ROOT).endsWith(".tar");
     }
@@ -555,7 +518,7 @@ public final class Datasets {
                 if (isTar(name)) {
                     // A shard that cannot be read is named, never left out: a dataset one shard short
                     // (a link into a volume not mounted, say) would train on less without a word.
-                    String not = notAFile(p);
+                    String not = InputFiles.notAFile(p);
                     if (not != null) {
                         throw new IllegalArgumentException("shard " + p + " " + not);
                     }
