@@ -139,7 +139,7 @@ final class PartReader implements AutoCloseable {
         } catch (RangeIgnored e) {
             if (!whole) {
                 throw new ShardFetchException(
-                        url, e.getMessage() + "; reading part of an object needs a server with" + " Range support");
+                        url, e.getMessage() + "; reading part of an object needs a server with Range support");
             }
             if (ignoringRange.add(server)) {
                 System.err.println("stoke: WARNING: " + server + " ignores the Range header (it answered 200 with the"
