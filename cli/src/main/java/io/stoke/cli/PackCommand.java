@@ -2,6 +2,7 @@ package io.stoke.cli;
 
 import io.stoke.loader.decode.RestartCopy;
 import io.stoke.loader.error.ErrorPolicy;
+import io.stoke.loader.internal.Urls;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.FileDataset;
@@ -52,8 +53,11 @@ public final class PackCommand implements Callable<Integer> {
             index = "0",
             paramLabel = "DATA",
             description = "ImageFolder directory, list file, or Parquet (a .parquet file, a glob or brace pattern of"
-                    + " them, or a folder of them).")
-    Path data;
+                    + " them, or a folder of them), on this machine.")
+    String given; // as typed: a URL taken as a Path would lose a slash (http:/host) and be "no such file"
+
+    /** {@link #given}, a local path. */
+    private Path data;
 
     @Option(names = "--out", required = true, paramLabel = "DIR", description = "Output folder (created when missing).")
     Path out;
@@ -167,6 +171,11 @@ public final class PackCommand implements Callable<Integer> {
         boolean parquet;
         String spec;
         try {
+            if (Datasets.isUrl(given)) {
+                throw new IllegalArgumentException(Urls.redact(given) + " is a URL: pack reads data on this machine"
+                        + " (an ImageFolder directory, a list file or Parquet files); fetch them first");
+            }
+            data = Path.of(given);
             options = options();
             policy = onError.value;
             if (workers < 1) {

@@ -205,6 +205,19 @@ class PackCommandTest {
         }
     }
 
+    /** A URL is refused as one, its credential redacted, not taken for a path that lost a slash. */
+    @Test
+    void aUrlIsRefusedAsOneNotAsAMangledPath() {
+        String[] r = pack("https://host/train.parquet?X-Amz-Signature=secret", "--out", tmp.resolve("url"));
+        assertEquals(Integer.toString(Main.EXIT_USAGE), r[0], r[1] + r[2]);
+        assertTrue(
+                r[2].contains("stoke pack: https://host/train.parquet?REDACTED is a URL: pack reads data on this"
+                        + " machine"),
+                r[2]);
+        assertFalse(r[2].contains("secret") || r[2].contains("https:/host"), r[2]);
+        assertFalse(Files.exists(tmp.resolve("url")));
+    }
+
     @Test
     void shardsAreNotPackedAgain() throws Exception {
         Path out = tmp.resolve("out");
