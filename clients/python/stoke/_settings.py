@@ -484,13 +484,11 @@ def resolve(dataset: Any, *, sampler: Any = None, batch_sampler: Any = None, col
         raise TypeError(f"stoke.DataLoader takes a path or a dataset with samples, a list of (path, label) (a "
                         f"torchvision ImageFolder or DatasetFolder), not a {type(dataset).__name__}: Stoke reads "
                         "the files itself. Use torch.utils.data.DataLoader for this dataset.")
-    of_path = None
     if hf is None and not is_dataset and not isinstance(values["transform"], (str, type(None))):
         # transform= with a path: a torchvision transform, translated as it would be on a torchvision
         # ImageFolder of that path (the same files, the same order); a string stays Stoke's own --transform.
         of_path = types.SimpleNamespace(transform=values["transform"])
         values["transform"] = None
-    if of_path is not None:
         chw = _translate_transform(of_path, values, "transform= is a torchvision transform")
     else:
         chw = _translate_transform(hf if hf is not None else dataset if is_dataset else None, values)

@@ -17,6 +17,7 @@ import time
 import unittest
 import warnings
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -563,20 +564,25 @@ class DataLoaderTest(unittest.TestCase):
             with stoke.DataLoader(dataset, batch_size=16, num_workers=2, with_indices=True) as loader:
                 self.assertIs(dataset, loader.dataset)
                 self.assertEqual("none", loader.dct_scaling, "a translated transform is exact")
-                checked = 0
-                for images, labels, indices in loader:
-                    self.assertEqual((len(indices), 3, 208, 208), tuple(images.shape), name)
-                    self.assertEqual(dtype, images.dtype, name)
-                    for j, index in enumerate(indices.tolist()):
-                        expected, label = dataset[index]
-                        self.assertEqual(label, int(labels[j]))
-                        if dtype == torch.uint8:
-                            self.assertTrue(torch.equal(expected, images[j]), f"{name}: sample {index}")
-                        else:
-                            self.assertTrue(torch.allclose(expected, images[j], atol=1e-6, rtol=0),
-                                            f"{name}: sample {index}, max diff {(expected - images[j]).abs().max()}")
-                        checked += 1
-                self.assertEqual(45, checked, name)
+                self.assertImageFolderPixels(loader, dataset, name, dtype)
+
+    def assertImageFolderPixels(self, loader: Any, reference: Any, name: str, dtype: Any) -> None:
+        """Every sample of ``loader`` (with indices, 208x208 CHW) is ``reference[index]``: its label, and its
+        pixels exactly (uint8) or within 1e-6 (float32); the 45 of DATA, once each."""
+        checked = 0
+        for images, labels, indices in loader:
+            self.assertEqual((len(indices), 3, 208, 208), tuple(images.shape), name)
+            self.assertEqual(dtype, images.dtype, name)
+            for j, index in enumerate(indices.tolist()):
+                expected, label = reference[index]
+                self.assertEqual(label, int(labels[j]))
+                if dtype == torch.uint8:
+                    self.assertTrue(torch.equal(expected, images[j]), f"{name}: sample {index}")
+                else:
+                    self.assertTrue(torch.allclose(expected, images[j], atol=1e-6, rtol=0),
+                                    f"{name}: sample {index}, max diff {(expected - images[j]).abs().max()}")
+                checked += 1
+        self.assertEqual(45, checked, name)
 
     @unittest.skipIf(torchvision is None, "torchvision is not installed")
     def test_a_path_with_a_torchvision_transform_gives_its_image_folders_pixels(self):
@@ -590,17 +596,7 @@ class DataLoaderTest(unittest.TestCase):
             with stoke.DataLoader(str(DATA), batch_size=16, num_workers=2, with_indices=True,
                                   transform=transform) as loader:
                 self.assertEqual(("eval", "none"), (loader.transform, loader.dct_scaling), name)
-                checked = 0
-                for images, labels, indices in loader:
-                    self.assertEqual((len(indices), 3, 208, 208), tuple(images.shape), name)
-                    self.assertEqual(dtype, images.dtype, name)
-                    for j, index in enumerate(indices.tolist()):
-                        expected, label = reference[index]
-                        self.assertEqual(label, int(labels[j]))
-                        self.assertTrue(torch.allclose(expected, images[j], atol=1e-6, rtol=0),
-                                        f"{name}: sample {index}, max diff {(expected - images[j]).abs().max()}")
-                        checked += 1
-                self.assertEqual(45, checked, name)
+                self.assertImageFolderPixels(loader, reference, name, dtype)
         with self.assertRaisesRegex(ValueError, "crop given, and transform= is a torchvision transform that "
                                                 "already decides it"):
             stoke.DataLoader(str(DATA), batch_size=16, transform=T.Compose([T.Resize(232), T.CenterCrop(208),

@@ -324,17 +324,7 @@ class EmbedCommandTest {
     @Test
     void underFailABadFileEndsTheRunWithNothingThatLooksComplete() throws Exception {
         Path out = tmp.resolve("out");
-        String[] r = BenchCommandTest.run(
-                "embed",
-                dataWithBadFiles().toString(),
-                "--model",
-                F32,
-                "--output-name",
-                "embedding",
-                "--out",
-                out.toString(),
-                "--batch-size",
-                "4");
+        String[] r = embedding(dataWithBadFiles(), F32, out, "--batch-size", "4");
         assertEquals("1", r[0], r[2]);
         assertTrue(r[2].contains("broken/") && r[2].contains("nothing written"), r[2]);
         assertEquals(List.of(), files(out), "no partial or complete-looking file is left");
@@ -348,24 +338,8 @@ class EmbedCommandTest {
     @Test
     void aModelOfAnySizeIsFedTheRunsCropAndSaysWhich() throws Exception {
         Path data = TestImages.imageFolder(tmp.resolve("data"), 6, 2, 5);
-        String[] fixed = BenchCommandTest.run(
-                "embed",
-                data.toString(),
-                "--model",
-                F32,
-                "--output-name",
-                "embedding",
-                "--out",
-                tmp.resolve("f").toString());
-        String[] free = BenchCommandTest.run(
-                "embed",
-                data.toString(),
-                "--model",
-                ANY_SIZE,
-                "--output-name",
-                "embedding",
-                "--out",
-                tmp.resolve("a").toString());
+        String[] fixed = embedding(data, F32, tmp.resolve("f"));
+        String[] free = embedding(data, ANY_SIZE, tmp.resolve("a"));
         assertEquals("0", fixed[0], fixed[2]);
         assertEquals("0", free[0], free[2]);
         assertFalse(fixed[2].contains("any size"), fixed[2]);
@@ -378,19 +352,7 @@ class EmbedCommandTest {
         for (int i = 0; i < a.length; i++) {
             assertArrayEquals(a[i], b[i], 1e-6f, "row " + i);
         }
-        String[] small = BenchCommandTest.run(
-                "embed",
-                data.toString(),
-                "--model",
-                ANY_SIZE,
-                "--output-name",
-                "embedding",
-                "--out",
-                tmp.resolve("s").toString(),
-                "--resize",
-                "180",
-                "--crop",
-                "160");
+        String[] small = embedding(data, ANY_SIZE, tmp.resolve("s"), "--resize", "180", "--crop", "160");
         assertEquals("0", small[0], small[2]);
         assertTrue(small[2].contains("this run gives it 160x160 (--crop 160, after --resize 180)"), small[2]);
         assertEquals(a.length, npy(tmp.resolve("s/embeddings.npy"), 32).length);
@@ -409,17 +371,7 @@ class EmbedCommandTest {
         assertEquals("1", r[0]);
         assertTrue(r[2].contains("--output-name") && r[2].contains("logits"), r[2]);
         assertFalse(Files.exists(tmp.resolve("x").resolve("embeddings.npy")));
-        String[] f = BenchCommandTest.run(
-                "embed",
-                data.toString(),
-                "--model",
-                F32,
-                "--output-name",
-                "embedding",
-                "--out",
-                tmp.resolve("f").toString(),
-                "--dct-scaling",
-                "none");
+        String[] f = embedding(data, F32, tmp.resolve("f"), "--dct-scaling", "none");
         String[] u = BenchCommandTest.run(
                 "embed",
                 data.toString(),
@@ -433,22 +385,8 @@ class EmbedCommandTest {
         assertEquals("0", u[0], u[2]);
         float[][] a = npy(tmp.resolve("f/embeddings.npy"), 32);
         float[][] b = npy(tmp.resolve("u/embeddings.npy"), 32);
-        String[] shuffled = BenchCommandTest.run(
-                "embed",
-                data.toString(),
-                "--model",
-                F32,
-                "--output-name",
-                "embedding",
-                "--out",
-                tmp.resolve("s").toString(),
-                "--dct-scaling",
-                "none",
-                "--shuffle",
-                "--seed",
-                "3",
-                "--batch-size",
-                "4");
+        String[] shuffled = embedding(
+                data, F32, tmp.resolve("s"), "--dct-scaling", "none", "--shuffle", "--seed", "3", "--batch-size", "4");
         assertEquals("0", shuffled[0], shuffled[2]);
         float[][] s = npy(tmp.resolve("s/embeddings.npy"), 32);
         for (int i = 0; i < a.length; i++) {
@@ -590,6 +528,17 @@ class EmbedCommandTest {
         try (Stream<Path> planted2 = Files.list(planted)) {
             assertEquals(List.of(), planted2.toList(), "written through the planted link");
         }
+    }
+
+    /**
+     * {@code stoke embed DATA --model MODEL --output-name embedding --out OUT} then {@code more}, in
+     * this JVM: the exit code, stdout and stderr.
+     */
+    private static String[] embedding(Path data, String model, Path out, String... more) {
+        List<String> args = new ArrayList<>(List.of(
+                "embed", data.toString(), "--model", model, "--output-name", "embedding", "--out", out.toString()));
+        args.addAll(List.of(more));
+        return BenchCommandTest.run(args.toArray(String[]::new));
     }
 
     /**

@@ -101,13 +101,15 @@ final class ParquetFiles {
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
             for (Path p : entries) {
                 String name = p.getFileName().toString();
-                if (!name.startsWith(".") && !name.startsWith("_") && take.test(p) && !Files.isDirectory(p)) {
-                    // A Parquet name that cannot be read is named, never left out (the table a file short).
+                if (!name.startsWith(".") && !name.startsWith("_") && take.test(p)) {
+                    // One stat for a file; a Parquet name that cannot be read is named, never left out
+                    // (the table a file short). A folder of that name is not read.
                     String not = InputFiles.notAFile(p);
-                    if (not != null) {
+                    if (not == null) {
+                        out.add(p);
+                    } else if (!Files.isDirectory(p)) {
                         throw new IllegalArgumentException("Parquet file " + p + " " + not);
                     }
-                    out.add(p);
                 }
             }
         } catch (IOException e) {
