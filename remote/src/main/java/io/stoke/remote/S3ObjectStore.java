@@ -30,6 +30,7 @@ import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain;
 import software.amazon.awssdk.regions.providers.SystemSettingsRegionProvider;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.S3ClientBuilder;
+import software.amazon.awssdk.services.s3.S3Configuration;
 import software.amazon.awssdk.services.s3.model.GetObjectRequest;
 import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
@@ -54,10 +55,13 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  *     {@code AWS_ENDPOINT_URL_S3}, else {@code AWS_ENDPOINT_URL}. With a custom endpoint the
  *     bucket goes in the path ({@code http://host:9000/bucket/key}), which MinIO, Ceph and
  *     s3proxy need, and the region is not asked of instance metadata (it only signs).
- * </ul>
  * <li>Checksums: computed and asked for only where the operation requires them, unless the
  *     standard AWS settings say otherwise ({@link ChecksumSettings}): the SDK's own default adds
  *     checksum headers that older S3-compatible servers refuse.
+ * <li>Uploads (catalogs, spark-embed's tables and markers): one PUT whose body is the object's
+ *     bytes, never {@code aws-chunked} frames, which the SDK sends by default over plain HTTP and
+ *     which a server that does not decode them stores as the object's bytes, without an error.
+ * </ul>
  * The SDK's own retries are off and its call timeouts follow {@link RemoteOptions}: the retry
  * policy is {@link Retry}'s, the same as for HTTP, bounded by the attempts and the deadline. A
  * server that refuses a request it does not support fails it at once ({@link FailureKind}).
@@ -109,6 +113,11 @@ public final class S3ObjectStore implements ObjectStore {
                 // refuse the checksum headers of the SDK's own default (ChecksumSettings).
                 .requestChecksumCalculation(checksums.request())
                 .responseChecksumValidation(checksums.response())
+                // An upload's bytes go as they are, signed by their SHA-256 (they are in memory):
+                // over plain HTTP the SDK would frame them as aws-chunked, and a server that does not
+                // decode that framing (s3rver, some gateways) stores the frames as the object.
+                .serviceConfiguration(
+                        S3Configuration.builder().chunkedEncodingEnabled(false).build())
                 .overrideConfiguration(o -> o.addExecutionInterceptor(new ChecksumHeaders())
                         .retryStrategy(AwsRetryStrategy.doNotRetry())
                         .apiCallTimeout(options.deadline()));

@@ -51,9 +51,16 @@ final class FaultProxy implements AutoCloseable {
     /** One request as received: method, target, its Range header (or null), and the proxy's action. */
     record Seen(String method, String target, String range, Action action) {}
 
+    /**
+     * One request body as it went over the wire, with the headers that say how it is framed and
+     * signed: {@code Content-Encoding} and {@code x-amz-content-sha256} (null when absent).
+     */
+    record Body(String method, String target, String contentEncoding, String contentSha256, byte[] bytes) {}
+
     private final ServerSocket server;
     private final int upstreamPort;
     private final List<Seen> seen = new CopyOnWriteArrayList<>();
+    private final List<Body> bodies = new CopyOnWriteArrayList<>();
     private final AtomicInteger unavailableLeft = new AtomicInteger();
     private final Set<String> rangesSeen = new HashSet<>();
     private volatile boolean alwaysUnavailable;
@@ -125,6 +132,11 @@ final class FaultProxy implements AutoCloseable {
         return List.copyOf(seen);
     }
 
+    /** The request bodies received, in order (requests without one are left out). */
+    List<Body> bodies() {
+        return List.copyOf(bodies);
+    }
+
     long count(Action action) {
         return counts.get(action.ordinal());
     }
@@ -156,6 +168,8 @@ final class FaultProxy implements AutoCloseable {
             String method = requestLine[0];
             String target = requestLine.length > 1 ? requestLine[1] : "";
             String range = null;
+            String contentEncoding = null;
+            String contentSha256 = null;
             long contentLength = 0;
             StringBuilder forwarded = new StringBuilder(lines[0]).append("\r\n");
             for (int i = 1; i < lines.length; i++) {
@@ -171,6 +185,10 @@ final class FaultProxy implements AutoCloseable {
                     range = value;
                 } else if (name.equals("content-length")) {
                     contentLength = Long.parseLong(value);
+                } else if (name.equals("content-encoding")) {
+                    contentEncoding = value;
+                } else if (name.equals("x-amz-content-sha256")) {
+                    contentSha256 = value;
                 } else if (name.equals("connection")) {
                     continue;
                 }
@@ -199,7 +217,12 @@ final class FaultProxy implements AutoCloseable {
                 upstream.setSoTimeout(10_000);
                 OutputStream up = upstream.getOutputStream();
                 up.write(forwarded.toString().getBytes(StandardCharsets.ISO_8859_1));
-                copy(in, up, contentLength); // a request body, if any (the stores send none)
+                // A request body, if any: only writes send one; kept as it came, for the log.
+                ByteArrayOutputStream body = new ByteArrayOutputStream();
+                copy(in, keepLog ? new TeeStream(up, body) : up, contentLength);
+                if (keepLog && contentLength > 0) {
+                    bodies.add(new Body(method, target, contentEncoding, contentSha256, body.toByteArray()));
+                }
                 up.flush();
                 switch (action) {
                     case DROPPED -> pipeBack(upstream.getInputStream(), out, client, true);
@@ -348,6 +371,29 @@ final class FaultProxy implements AutoCloseable {
             }
             out.write(buffer, 0, n);
             length -= n;
+        }
+    }
+
+    /** Writes to two streams. */
+    private static final class TeeStream extends OutputStream {
+        private final OutputStream first;
+        private final OutputStream second;
+
+        TeeStream(OutputStream first, OutputStream second) {
+            this.first = first;
+            this.second = second;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            first.write(b);
+            second.write(b);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            first.write(b, off, len);
+            second.write(b, off, len);
         }
     }
 

@@ -167,6 +167,38 @@ class S3ObjectStoreTest {
         }
     }
 
+    /**
+     * Over plain HTTP the SDK's default frames an upload's body as {@code aws-chunked}, each chunk
+     * behind a {@code SIZE;chunk-signature=...} line. A server that does not decode that framing
+     * (s3rver, some gateways) stores the frames as the object's bytes: a catalog that no longer
+     * parses, a spark-embed table that is not Parquet, and no error anywhere. So every write must
+     * carry the object's bytes themselves, signed by their SHA-256, which every server stores as sent.
+     */
+    @Test
+    void writesSendTheObjectsBytesThemselvesNotAwsChunkedFrames() throws Exception {
+        byte[] bytes = new byte[200_000]; // several of the SDK's 128 KiB chunks
+        new java.util.Random(7).nextBytes(bytes);
+        try (FaultProxy proxy = new FaultProxy(s3.port());
+                S3ObjectStore store = new S3ObjectStore(options(5, Duration.ofSeconds(8)), proxy.endpoint())) {
+            store.write(url("written/table.parquet"), bytes);
+            assertTrue(store.create(url("written/_committed/table.json"), new byte[] {'{', '}'}));
+            List<FaultProxy.Body> bodies = proxy.bodies();
+            assertEquals(2, bodies.size(), bodies.toString());
+            byte[][] sent = {bytes, {'{', '}'}};
+            for (int i = 0; i < 2; i++) {
+                FaultProxy.Body body = bodies.get(i);
+                assertEquals("PUT", body.method());
+                assertTrue(
+                        body.contentEncoding() == null
+                                || !body.contentEncoding().contains("aws-chunked"),
+                        body.target() + ": Content-Encoding " + body.contentEncoding());
+                assertEquals(TestS3Server.sha256(sent[i]), body.contentSha256(), body.target());
+                assertEquals(TestS3Server.sha256(sent[i]), TestS3Server.sha256(body.bytes()), body.target());
+            }
+            assertEquals(TestS3Server.sha256(bytes), TestS3Server.sha256(read(store, url("written/table.parquet"))));
+        }
+    }
+
     @Test
     void listGivesTheTarKeysUnderThePrefixSortedAndNothingElse() {
         try (S3ObjectStore store = new S3ObjectStore(options(5, Duration.ofSeconds(8)), s3.endpoint())) {
