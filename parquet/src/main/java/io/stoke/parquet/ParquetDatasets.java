@@ -181,7 +181,7 @@ public final class ParquetDatasets implements TableDatasetProvider {
         List<ParquetCatalog.Entry> entries = new ArrayList<>();
         if (url) {
             try (ObjectStore store = ObjectStore.forUrl(spec, RemoteOptions.defaults())) {
-                List<ParquetTable.Source> sources = RemoteParquet.sources(spec, store);
+                List<ParquetTable.Source> sources = RemoteParquet.listed(spec, store);
                 List<org.apache.parquet.hadoop.metadata.ParquetMetadata> footers = ParquetTable.footers(sources);
                 for (int f = 0; f < sources.size(); f++) {
                     RemoteInputFile in = (RemoteInputFile) sources.get(f).input();

@@ -25,6 +25,19 @@ final class RemoteParquet {
     private RemoteParquet() {}
 
     static List<ParquetTable.Source> sources(String spec, ObjectStore store) {
+        return sources(spec, store, true);
+    }
+
+    /**
+     * The files themselves, listed and read, whatever catalog the folder holds: what
+     * {@code stoke catalog} writes a catalog from. The one there may be stale (a file added,
+     * replaced or removed since) or unreadable, which is why it is being written again.
+     */
+    static List<ParquetTable.Source> listed(String spec, ObjectStore store) {
+        return sources(spec, store, false);
+    }
+
+    private static List<ParquetTable.Source> sources(String spec, ObjectStore store, boolean throughCatalog) {
         String folder = folderOf(spec);
         String named = spec.substring(folder.length());
         // A folder or glob is listed, and would take a table's removed files: refused there. A file
@@ -38,7 +51,7 @@ final class RemoteParquet {
                     + " snapshot; its folder keeps the files later versions removed");
         }
         String selection = spec.substring(folder.length());
-        ParquetCatalog catalog = catalog(folder, store);
+        ParquetCatalog catalog = throughCatalog ? catalog(folder, store) : null;
         if (catalog != null) {
             return fromCatalog(spec, folder, selection, catalog, store);
         }

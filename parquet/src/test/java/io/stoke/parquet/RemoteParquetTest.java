@@ -181,5 +181,33 @@ class RemoteParquetTest {
                             + " was written: run `stoke catalog` on the files again"),
                     all);
         }
+        // Doing so: a file replaced by a whole one and a file added since are catalogued as they are
+        // now, not as the stale catalog listed them; and so over a catalog that no longer parses.
+        Path now = Files.createDirectories(local.resolveSibling("copy-now"));
+        for (int f = 0; f < FILES; f++) {
+            Files.copy(local.resolve(fileName(f == 2 ? 0 : f)), now.resolve(fileName(f)));
+        }
+        Files.copy(local.resolve(fileName(1)), now.resolve(fileName(FILES)));
+        s3.put(BUCKET, "copy/" + fileName(2), Files.readAllBytes(now.resolve(fileName(2))));
+        s3.put(BUCKET, "copy/" + fileName(FILES), Files.readAllBytes(now.resolve(fileName(FILES))));
+        List<String> fromNow;
+        try (Dataset d = Datasets.openLocal(now.toString())) {
+            fromNow = drain(d);
+        }
+        for (String catalogThere : List.of("stale", "unreadable")) {
+            if (catalogThere.equals("unreadable")) {
+                s3.put(BUCKET, "copy/" + ParquetCatalog.FILE, "1190;chunk-signature=0\r\n{\"format\"".getBytes());
+            }
+            assertEquals(folder + ParquetCatalog.FILE, ParquetDatasets.writeCatalog(folder + "*.parquet"));
+            try (Dataset d = Datasets.openLocalOrUrl(folder + "*.parquet", CACHE, TableColumns.DEFAULT)) {
+                assertEquals((FILES + 1) * PER_FILE, d.size(), catalogThere);
+                assertEquals(fromNow, drain(d), catalogThere);
+            }
+        }
+    }
+
+    /** The name of file {@code f}, as {@link #start} writes them ({@code f} may be past the last). */
+    private static String fileName(int f) {
+        return String.format("train-%05d-of-%05d.parquet", f, FILES);
     }
 }
