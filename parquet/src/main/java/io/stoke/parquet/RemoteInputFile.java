@@ -29,6 +29,7 @@ final class RemoteInputFile implements InputFile {
     private volatile byte[] tail; // the last min(size, TAIL_BYTES) bytes, once read
 
     private final String pinnedBy;
+    private final String catalogUrl; // null: the size and version come from the store
 
     /**
      * @param size    the object's size, or -1 to ask the store
@@ -40,6 +41,7 @@ final class RemoteInputFile implements InputFile {
         this.url = url;
         this.size = size;
         this.etag = new AtomicReference<>(etag);
+        this.catalogUrl = catalogUrl;
         this.pinnedBy = catalogUrl != null
                 ? "the catalog " + catalogUrl + " was written: run `stoke catalog` on the files again"
                 : "the dataset was opened";
@@ -78,6 +80,14 @@ final class RemoteInputFile implements InputFile {
             if (e.changed()) {
                 throw new ShardFetchException(
                         url, "the object changed since " + pinnedBy + " (" + e.getMessage() + ")", e);
+            }
+            if (e.notFound() && catalogUrl != null) {
+                throw new ShardFetchException(
+                        url,
+                        "the catalog " + catalogUrl + " lists it, but the store has no such object (removed or"
+                                + " renamed since the catalog was written): run `stoke catalog` on the files again ("
+                                + e.getMessage() + ")",
+                        e);
             }
             throw e;
         }

@@ -88,7 +88,7 @@ final class RemoteParquet {
         try {
             store.size(url);
         } catch (ShardFetchException e) {
-            if (e.getMessage().contains(": not found (")) {
+            if (e.notFound()) {
                 return null;
             }
             throw e;
@@ -127,7 +127,7 @@ final class RemoteParquet {
             ParquetCatalog.Entry e = byUrl.get(url);
             if (e == null) {
                 throw new IllegalArgumentException(url + " is not in " + folder + ParquetCatalog.FILE
-                        + ": the shard catalog is stale; run `stoke catalog` on the files again");
+                        + ": the catalog is stale; run `stoke catalog` on the files again");
             }
             out.add(new ParquetTable.Source(
                     url,

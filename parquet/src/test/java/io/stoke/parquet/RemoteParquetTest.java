@@ -11,6 +11,8 @@ import io.stoke.loader.source.ShardDataset;
 import io.stoke.loader.source.TableColumns;
 import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.loader.testing.TestImages;
+import io.stoke.remote.ObjectStore;
+import io.stoke.remote.RemoteOptions;
 import io.stoke.remote.S3ObjectStore;
 import io.stoke.remote.TestS3Server;
 import java.lang.foreign.ValueLayout;
@@ -203,6 +205,19 @@ class RemoteParquetTest {
                 assertEquals((FILES + 1) * PER_FILE, d.size(), catalogThere);
                 assertEquals(fromNow, drain(d), catalogThere);
             }
+        }
+        // A file removed since: named with the catalog that still lists it, not only "not found".
+        try (ObjectStore store = ObjectStore.forUrl(folder, RemoteOptions.defaults())) {
+            store.delete(folder + fileName(FILES));
+        }
+        try (Dataset d = Datasets.openLocalOrUrl(folder + "*.parquet", CACHE, TableColumns.DEFAULT)) {
+            RuntimeException e = assertThrows(RuntimeException.class, () -> drain(d));
+            String all = messages(e);
+            assertTrue(
+                    all.contains(folder + fileName(FILES) + ": the catalog " + folder + ParquetCatalog.FILE
+                                    + " lists it, but the store has no such object")
+                            && all.contains("run `stoke catalog` on the files again"),
+                    all);
         }
     }
 

@@ -65,7 +65,7 @@ public final class LakehouseMarkers {
         try {
             return store.stat(url);
         } catch (ShardFetchException e) {
-            if (e.getMessage().contains(": not found (")) {
+            if (e.notFound()) {
                 return null;
             }
             throw e;

@@ -182,7 +182,7 @@ public final class RemoteDatasets implements UrlDatasetProvider {
             store.size(candidate); // one HEAD: a listing of a million shards would be a thousand requests
             return candidate;
         } catch (ShardFetchException e) {
-            if (e.getMessage().contains(": not found (")) { // the object; a missing bucket is named as one
+            if (e.notFound()) { // the object; a missing bucket is named as one
                 return null;
             }
             throw e;

@@ -171,6 +171,14 @@ final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
                                 + " run `stoke catalog` on the shards again",
                         f);
             }
+            if (x instanceof ShardFetchException f && f.notFound() && catalog != null) {
+                throw new ShardFetchException(
+                        urls.get(shard),
+                        "the shard catalog " + catalog + " lists it, but the store has no such object: the catalog is"
+                                + " stale (the shard was removed or renamed after it was catalogued); run `stoke"
+                                + " catalog` on the shards again (" + f.getMessage() + ")",
+                        f);
+            }
             throw x instanceof ShardFetchException
                     ? x
                     : new ShardFetchException(urls.get(shard), "cannot cache the shard: " + x.getMessage(), x);

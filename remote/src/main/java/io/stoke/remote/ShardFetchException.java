@@ -51,6 +51,14 @@ public final class ShardFetchException extends RuntimeException {
         return storeSize >= 0 || storeEtag != null;
     }
 
+    /**
+     * Whether the store has no object at the URL (HTTP 404 or 410): the stores' reason then starts
+     * {@code not found (}; a missing bucket is not this, it is named as one.
+     */
+    public boolean notFound() {
+        return getMessage().contains(": not found (");
+    }
+
     public ShardFetchException(String url, String reason) {
         this(url, reason, null);
     }

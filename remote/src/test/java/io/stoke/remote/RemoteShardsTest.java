@@ -369,6 +369,25 @@ class RemoteShardsTest {
     }
 
     @Test
+    void aShardRemovedSinceTheCatalogIsNamedAsAStaleCatalogWhenFetched() throws IOException {
+        putCatalogued("removed/", 0, null);
+        try (S3ObjectStore store = new S3ObjectStore(fast(), s3.endpoint())) {
+            store.delete("s3://data/removed/train-2.tar");
+        }
+        try (ShardDataset far = (ShardDataset)
+                Datasets.openLocalOrUrl("s3://data/removed/", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
+            RuntimeException e = assertThrows(RuntimeException.class, () -> epoch(far, false, 0, new ArrayList<>()));
+            String all = e.toString() + (e.getCause() != null ? " " + e.getCause() : "");
+            assertTrue(
+                    all.contains("removed/train-2.tar: the shard catalog s3://data/removed/index.json lists it, but the"
+                                    + " store has no such object")
+                            && all.contains("run `stoke catalog` on the shards again")
+                            && all.contains("not found (HTTP 404"),
+                    all);
+        }
+    }
+
+    @Test
     void aShardOfAnotherVersionThanTheCatalogSaysIsNamedWhenFetchedAndTheScanPinsVersions() throws IOException {
         String real;
         try (ShardDataset scanned = RemoteDatasets.openScanned("s3://data/train/", fast(), 100 * largest, null)) {
