@@ -35,9 +35,10 @@ import picocli.CommandLine.Parameters;
                     + "own): each shard's URL, sample count and size, in WebDataset's wids format. Opening the shards then "
                     + "reads the listing and this file, nothing else, whatever the number of shards; each shard's headers "
                     + "are read when the shard is first read. A shard rewritten since is named as a stale catalog, not read. "
-                    + "Parquet files at a URL (s3://bucket/train/*.parquet, a brace pattern or a file): writes the "
-                    + "catalog parquet-index.json beside them, each file's size, ETag and footer, so that they open from "
-                    + "it alone."
+                    + "Parquet files at a URL (s3://bucket/train/*.parquet, a brace pattern, a file, or a folder that "
+                    + "holds .parquet objects and no shard): writes the catalog parquet-index.json beside them, each "
+                    + "file's size, ETag and footer, so that they open from it alone. Run again, it lists and reads the "
+                    + "shards or files as they are now, whatever catalog is there."
         })
 public class CatalogCommand implements Callable<Integer> {
     @Parameters(
@@ -74,19 +75,20 @@ public class CatalogCommand implements Callable<Integer> {
         boolean remote = Datasets.isUrl(shards);
         long start = System.nanoTime();
         try {
-            if (remote && out == null && Datasets.isParquet(shards)) {
-                // Each file's size, ETag and footer, so that the files open from this one object.
-                String url = ParquetDatasets.writeCatalog(shards);
-                err.printf(
-                        Locale.ROOT,
-                        "stoke catalog: %s, in %.1f s%n",
-                        Urls.redact(url),
-                        (System.nanoTime() - start) / 1e9);
-                return 0;
-            }
             if (remote && out == null) {
-                // Beside the shards, in the store (S3; an HTTP server is read-only here and says so).
-                String url = RemoteDatasets.writeCatalog(shards, RemoteOptions.defaults(), ByteSize.parse(shardCache));
+                String url;
+                if (Datasets.isParquet(shards)) {
+                    // Each file's size, ETag and footer, so that the files open from this one object.
+                    url = ParquetDatasets.writeCatalog(shards);
+                } else {
+                    // Beside the shards, in the store (S3; an HTTP server is read-only here and says so).
+                    // A folder of Parquet files is catalogued as Parquet, as it opens.
+                    try {
+                        url = RemoteDatasets.writeCatalog(shards, RemoteOptions.defaults(), ByteSize.parse(shardCache));
+                    } catch (RemoteDatasets.HoldsParquet folder) {
+                        url = ParquetDatasets.writeCatalog(folder.prefix());
+                    }
+                }
                 err.printf(
                         Locale.ROOT,
                         "stoke catalog: %s, in %.1f s%n",

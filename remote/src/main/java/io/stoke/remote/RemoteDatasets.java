@@ -110,6 +110,8 @@ public final class RemoteDatasets implements UrlDatasetProvider {
      * {@code stoke catalog} for remote shards: reads every shard's headers once and writes the catalog
      * as {@link ShardCatalog#FILE} in the shards' folder (the prefix, or the folder of a pattern or
      * shard), shard URLs relative to it. Returns the catalog's URL.
+     *
+     * @throws HoldsParquet {@code spec} is a folder of Parquet files, not of shards
      */
     public static String writeCatalog(String spec, RemoteOptions options, long cacheBytes) {
         String path = Urls.withoutQuery(spec); // a query's '/' is not the folder's
@@ -253,14 +255,23 @@ public final class RemoteDatasets implements UrlDatasetProvider {
         }
     }
 
-    /** A folder with Parquet files and no tar shard: a Parquet dataset, which open() hands on. */
-    private static final class HoldsParquet extends IllegalArgumentException {
-        final String prefix;
+    /**
+     * A folder with Parquet files and no tar shard: a Parquet dataset, which open() hands on to the
+     * Parquet reader, and {@code stoke catalog} to the Parquet catalog's writer (neither is in this
+     * module, which the Parquet one builds on).
+     */
+    public static final class HoldsParquet extends IllegalArgumentException {
+        private final String prefix;
 
         HoldsParquet(String prefix) {
             super("no .tar objects under " + Urls.redact(prefix) + "; it holds Parquet files: name them, "
                     + Urls.redact(prefix) + "*.parquet");
             this.prefix = prefix;
+        }
+
+        /** The folder's URL, with its last '/'. */
+        public String prefix() {
+            return prefix;
         }
     }
 }

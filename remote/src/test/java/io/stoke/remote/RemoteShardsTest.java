@@ -430,6 +430,18 @@ class RemoteShardsTest {
     }
 
     @Test
+    void stokeCatalogOnAFolderOfParquetFilesIsHandedOnWithTheFolder() {
+        // As open() hands such a folder to the Parquet reader, `stoke catalog` hands it to the Parquet
+        // catalog's writer (ParquetDatasets.writeCatalog, RemoteParquetTest), with or without its '/'.
+        s3.put(BUCKET, "tables/train-0.parquet", new byte[] {'P', 'A', 'R', '1'});
+        for (String spec : List.of("s3://data/tables/", "s3://data/tables")) {
+            RemoteDatasets.HoldsParquet e = assertThrows(
+                    RemoteDatasets.HoldsParquet.class, () -> RemoteDatasets.writeCatalog(spec, fast(), 100 * largest));
+            assertEquals("s3://data/tables/", e.prefix(), spec);
+        }
+    }
+
+    @Test
     void theLoaderFindsThisModuleByTheUrlsScheme() {
         // What the CLI and stoke.DataLoader call: the core's Datasets, which knows no store, finds
         // RemoteDatasets through META-INF/services.
