@@ -76,9 +76,59 @@ public final class ImageFolder {
         }
         FileDataset dataset = builder.build(root.toAbsolutePath(), classes);
         if (dataset.size() == 0) {
-            throw new IllegalArgumentException("no image files under " + root);
+            throw new IllegalArgumentException("no image files under " + root + datasetsBelow(root, classes));
         }
         return dataset;
+    }
+
+    /**
+     * Where a tree without images holds another dataset one level down (the class folders are then
+     * a Parquet table's folder, as Spark writes {@code train.parquet/part-*.parquet}, its partitions
+     * {@code label=3/}, or folders of shards), what to name instead; else "". Asked only on failure.
+     */
+    private static String datasetsBelow(Path root, List<String> classes) {
+        List<String> parquet = new ArrayList<>();
+        List<String> shards = new ArrayList<>();
+        for (String cls : classes) {
+            try (DirectoryStream<Path> entries = Files.newDirectoryStream(root.resolve(cls))) {
+                for (Path entry : entries) {
+                    String name = entry.getFileName().toString().toLowerCase(Locale.ROOT);
+                    if (name.endsWith(".parquet") && !parquet.contains(cls)) {
+                        parquet.add(cls);
+                    } else if (name.endsWith(".tar") && !shards.contains(cls)) {
+                        shards.add(cls);
+                    }
+                }
+            } catch (IOException e) {
+                // unlistable: nothing to say of it
+            }
+        }
+        if (!parquet.isEmpty()) {
+            String first = parquet.get(0);
+            return parquet.stream().allMatch(c -> c.indexOf('=') > 0)
+                    ? "; its folders " + folders(parquet) + " hold .parquet files: a table partitioned by "
+                            + first.substring(0, first.indexOf('=')) + ", which is not read as one dataset (a"
+                            + " partition's value is not read as a column); write it unpartitioned, or name one"
+                            + " partition's folder, " + root.resolve(first)
+                    : "; its folders " + folders(parquet) + " hold .parquet files: name one of them, "
+                            + root.resolve(first);
+        }
+        if (!shards.isEmpty()) {
+            return "; its folders " + folders(shards) + " hold .tar shards: name one of them, "
+                    + root.resolve(shards.get(0));
+        }
+        return "";
+    }
+
+    /** Up to three folder names, as {@code a/, b/ and 2 more}. */
+    private static String folders(List<String> names) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < Math.min(3, names.size()); i++) {
+            b.append(i == 0 ? "" : ", ").append(names.get(i)).append('/');
+        }
+        return names.size() > 3
+                ? b.append(" and ").append(names.size() - 3).append(" more").toString()
+                : b.toString();
     }
 
     /**

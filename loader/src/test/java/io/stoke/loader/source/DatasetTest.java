@@ -129,6 +129,45 @@ class DatasetTest {
         Files.createDirectories(tmp.resolve("empty"));
         assertThrows(IllegalArgumentException.class, () -> ImageFolder.scan(tmp.resolve("empty")));
     }
+
+    /**
+     * A folder whose sub-folders hold Parquet files or shards, not images, is named as what it holds,
+     * with what to name instead: Spark's {@code train.parquet/part-*.parquet} beside a folder of
+     * shards, and a table partitioned by a column ({@code label=0/}), which is not read as one.
+     */
+    @Test
+    void aTreeOfParquetFilesOrShardsInsteadOfImagesSaysWhatToName() throws Exception {
+        Path spark = tmp.resolve("spark");
+        Files.createDirectories(spark.resolve("train.parquet"));
+        Files.write(spark.resolve("train.parquet/part-00000.parquet"), new byte[1]);
+        Files.write(spark.resolve("train.parquet/_SUCCESS"), new byte[0]);
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(spark.toString()));
+        assertEquals(
+                "no image files under " + spark + "; its folders train.parquet/ hold .parquet files: name one of"
+                        + " them, " + spark.resolve("train.parquet"),
+                e.getMessage());
+        Path partitioned = tmp.resolve("partitioned");
+        for (int label = 0; label < 5; label++) {
+            Files.createDirectories(partitioned.resolve("label=" + label));
+            Files.write(partitioned.resolve("label=" + label + "/part-0.parquet"), new byte[1]);
+        }
+        e = assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(partitioned.toString()));
+        assertEquals(
+                "no image files under " + partitioned + "; its folders label=0/, label=1/, label=2/ and 2 more hold"
+                        + " .parquet files: a table partitioned by label, which is not read as one dataset (a"
+                        + " partition's value is not read as a column); write it unpartitioned, or name one"
+                        + " partition's folder, " + partitioned.resolve("label=0"),
+                e.getMessage());
+        Path shards = tmp.resolve("shard-folders");
+        io.stoke.loader.testing.TestTars.labelledShard(
+                Files.createDirectories(shards.resolve("val")).resolve("s-0.tar"), 0, 2);
+        e = assertThrows(IllegalArgumentException.class, () -> Datasets.openLocal(shards.toString()));
+        assertEquals(
+                "no image files under " + shards + "; its folders val/ hold .tar shards: name one of them, "
+                        + shards.resolve("val"),
+                e.getMessage());
+    }
     /**
      * Files in folders below a class folder are samples of that class, in torchvision's order
      * ({@code sorted(os.walk(class folder, followlinks=True))}, each folder's files sorted, by code
