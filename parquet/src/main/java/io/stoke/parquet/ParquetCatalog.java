@@ -33,7 +33,7 @@ import org.apache.parquet.hadoop.metadata.ParquetMetadata;
  *  "files": [{"url": "train-00000.parquet", "filesize": 123, "etag": "\"…\"", "footer": "…"}]}</pre>
  */
 final class ParquetCatalog {
-    static final String FILE = "parquet-index.json";
+    static final String FILE = io.stoke.remote.RemoteDatasets.PARQUET_CATALOG;
     static final String FORMAT = "stoke-parquet-index";
     // Bounded as the file is before it is read (ReadLimits): a stream's document, and so each footer in it
     // (no larger than a footer read from its file).

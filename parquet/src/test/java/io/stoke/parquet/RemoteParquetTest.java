@@ -112,6 +112,42 @@ class RemoteParquetTest {
         }
     }
 
+    /**
+     * Over HTTP, which lists nothing, a folder of Parquet files opens from its catalog, named with
+     * or without its last '/'; without a catalog it is refused, saying what to name or serve instead.
+     */
+    @Test
+    void overHttpAFolderOpensFromItsParquetCatalog() throws Exception {
+        s3.createBucket("web", true);
+        for (int f = 0; f < FILES; f++) {
+            s3.put("web", "hub/" + fileName(f), Files.readAllBytes(local.resolve(fileName(f))), true);
+            s3.put("web", "bare/" + fileName(f), Files.readAllBytes(local.resolve(fileName(f))), true);
+        }
+        // Written by its S3 API, then served to anyone, as a public bucket's policy would.
+        ParquetDatasets.writeCatalog("s3://web/hub/");
+        try (ObjectStore store = ObjectStore.forUrl("s3://web/hub/", RemoteOptions.defaults())) {
+            byte[] catalog = store.readBytes("s3://web/hub/" + ParquetCatalog.FILE);
+            s3.put("web", "hub/" + ParquetCatalog.FILE, catalog, true);
+        }
+        List<String> fromLocal;
+        try (Dataset d = Datasets.openLocal(local.toString())) {
+            fromLocal = drain(d);
+        }
+        String web = "http://127.0.0.1:" + s3.port() + "/web/";
+        for (String folder : List.of(web + "hub/", web + "hub")) {
+            try (Dataset d = Datasets.openLocalOrUrl(folder, CACHE, TableColumns.DEFAULT)) {
+                assertEquals(web + "hub/train-00001-of-00004.parquet row 2", d.name(PER_FILE + 2), folder);
+                assertEquals(fromLocal, drain(d), folder);
+            }
+        }
+        RuntimeException e = assertThrows(
+                RuntimeException.class, () -> Datasets.openLocalOrUrl(web + "bare/", CACHE, TableColumns.DEFAULT));
+        assertTrue(
+                messages(e).contains("HTTP has no directory listing")
+                        && messages(e).contains("parquet-index.json for Parquet"),
+                messages(e));
+    }
+
     @Test
     void shuffledWindowsOfRowGroupsGiveEveryRowOnceAnEpoch() {
         try (Dataset d = Datasets.openLocalOrUrl("s3://" + BUCKET + "/hub/*.parquet", CACHE, TableColumns.DEFAULT)) {

@@ -212,8 +212,9 @@ public final class HttpObjectStore implements ObjectStore {
     @Override
     public List<String> list(String prefixUrl, String suffix) {
         throw new UnsupportedOperationException(
-                "cannot list " + Urls.redact(prefixUrl) + ": HTTP has no directory listing;"
-                        + " name the shards with a brace pattern instead, such as https://host/train-{000000..000146}.tar");
+                "cannot list " + Urls.redact(prefixUrl) + ": HTTP has no directory listing; name the files with a"
+                        + " brace pattern instead, such as https://host/train-{000000..000146}.tar, or serve the catalog"
+                        + " `stoke catalog` writes beside them (index.json for shards, parquet-index.json for Parquet)");
     }
 
     @Override

@@ -34,6 +34,12 @@ import java.util.Set;
  * without it} (samples, the shard catalog, the restart cache) or {@link Urls#redact redacted} (messages).
  */
 public final class RemoteDatasets implements UrlDatasetProvider {
+    /**
+     * The Parquet catalog's name (the Parquet module writes and reads it): over HTTP, which lists
+     * nothing, a folder that holds one is known by it to be a folder of Parquet files.
+     */
+    public static final String PARQUET_CATALOG = "parquet-index.json";
+
     /** ServiceLoader's: the loader finds this class by the URL's scheme. */
     public RemoteDatasets() {}
 
@@ -168,18 +174,20 @@ public final class RemoteDatasets implements UrlDatasetProvider {
 
     /**
      * The shard catalog to open {@code spec} from: {@code spec} itself when it names a {@code .json}, the
-     * {@link ShardCatalog#FILE} under a prefix when the store has one, else null (brace patterns and
-     * single shards are opened by their headers).
+     * {@link ShardCatalog#FILE} under a prefix (named with or without its last '/', as {@code stoke
+     * catalog} takes it) when the store has one, else null (brace patterns and single shards are
+     * opened by their headers).
      */
     static String catalogUrl(String spec, ObjectStore store) {
-        String lower = Urls.withoutQuery(spec).toLowerCase(Locale.ROOT);
+        String path = Urls.withoutQuery(spec);
+        String lower = path.toLowerCase(Locale.ROOT);
         if (lower.endsWith(".json")) {
             return spec;
         }
-        if (BracePattern.hasBraces(spec) || lower.endsWith(".tar") || !spec.endsWith("/")) {
-            return null;
+        if (BracePattern.hasBraces(spec) || lower.endsWith(".tar") || !path.equals(spec)) {
+            return null; // a query string names an object, not a folder
         }
-        String candidate = spec + ShardCatalog.FILE;
+        String candidate = folderOf(spec) + ShardCatalog.FILE;
         try {
             store.size(candidate); // one HEAD: a listing of a million shards would be a thousand requests
             return candidate;
@@ -227,13 +235,20 @@ public final class RemoteDatasets implements UrlDatasetProvider {
         if (Urls.withoutQuery(spec).toLowerCase(Locale.ROOT).endsWith(".tar")) {
             return List.of(spec); // a presigned URL's query follows the .tar
         }
-        if (store instanceof HttpObjectStore && spec.endsWith("/") && LakehouseMarkers.formatAt(spec, store) != null) {
-            throw new HoldsTable(spec); // found by HEADs: HTTP lists nothing
+        if (store instanceof HttpObjectStore && Urls.withoutQuery(spec).equals(spec)) {
+            // HTTP lists nothing: what a folder is, HEADs find (a table's log, a Parquet catalog).
+            String folder = folderOf(spec);
+            if (LakehouseMarkers.formatAt(folder, store) != null) {
+                throw new HoldsTable(folder);
+            }
+            if (LakehouseMarkers.statIfThere(store, folder + PARQUET_CATALOG) != null) {
+                throw new HoldsParquet(folder);
+            }
         }
         List<String> listed = store.list(spec, ".tar");
         if (listed.isEmpty()) {
             // A folder named without its last '/' (s3://bucket/lake/images) is looked into as with it.
-            String folder = spec.endsWith("/") ? spec : spec + "/";
+            String folder = folderOf(spec);
             if (LakehouseMarkers.formatAt(folder, store) != null) {
                 throw new HoldsTable(folder);
             }
@@ -243,6 +258,11 @@ public final class RemoteDatasets implements UrlDatasetProvider {
             throw new IllegalArgumentException("no .tar objects under " + Urls.redact(spec));
         }
         return listed;
+    }
+
+    /** A folder's URL with its last '/', however it was named. */
+    private static String folderOf(String spec) {
+        return spec.endsWith("/") ? spec : spec + "/";
     }
 
     /** A folder that is a Delta Lake or Iceberg table: its snapshot, which open() hands on. */

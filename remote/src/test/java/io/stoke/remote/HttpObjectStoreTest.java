@@ -195,7 +195,8 @@ class HttpObjectStoreTest {
                     UnsupportedOperationException.class, () -> store.list("https://example.invalid/shards/", ".tar"));
             assertTrue(
                     e.getMessage().contains("https://example.invalid/shards/")
-                            && e.getMessage().contains("brace pattern"),
+                            && e.getMessage().contains("brace pattern")
+                            && e.getMessage().contains("index.json for shards, parquet-index.json for Parquet"),
                     e.getMessage());
         }
     }

@@ -337,6 +337,15 @@ class RemoteShardsTest {
             }
             assertEquals(want, epoch(far, false, 0, new ArrayList<>()));
         }
+        // The folder named without its last '/', as `stoke catalog` takes it: from the catalog too, not
+        // a scan whose note says to write the catalog that is there.
+        try (ShardDataset far = (ShardDataset)
+                Datasets.openLocalOrUrl("s3://data/indexed", new UrlDatasetProvider.ShardCache(100 * largest, null))) {
+            assertTrue(far.shards().catalogued());
+            assertEquals(
+                    0, ((RemoteShards) far.shards().bytes()).fetches(), "opening from the catalog fetches no shard");
+            assertEquals(want, epoch(far, false, 0, new ArrayList<>()));
+        }
         // Without the catalog, opening says that it fetched every shard, and names stoke catalog.
         List<String> notes = new ArrayList<>();
         try (Dataset scanned = Datasets.checked(

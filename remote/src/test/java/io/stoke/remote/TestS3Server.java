@@ -132,7 +132,19 @@ public final class TestS3Server implements AutoCloseable {
 
     /** Uploads {@code bytes} as they are. */
     public void put(String bucket, String key, byte[] bytes) {
-        client.putObject(b -> b.bucket(bucket).key(key), RequestBody.fromBytes(bytes));
+        put(bucket, key, bytes, false);
+    }
+
+    /** Uploads {@code bytes} as they are, readable by anyone (over plain HTTP) where {@code publicRead}. */
+    public void put(String bucket, String key, byte[] bytes, boolean publicRead) {
+        client.putObject(
+                b -> {
+                    b.bucket(bucket).key(key);
+                    if (publicRead) {
+                        b.acl(ObjectCannedACL.PUBLIC_READ);
+                    }
+                },
+                RequestBody.fromBytes(bytes));
         objects.put(bucket + "/" + key, bytes);
     }
 
