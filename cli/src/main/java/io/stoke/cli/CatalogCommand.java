@@ -37,15 +37,17 @@ import picocli.CommandLine.Parameters;
                     + "are read when the shard is first read. A shard rewritten since is named as a stale catalog, not read. "
                     + "Parquet files at a URL (s3://bucket/train/*.parquet, a brace pattern, a file, or a folder that "
                     + "holds .parquet objects and no shard): writes the catalog parquet-index.json beside them, each "
-                    + "file's size, ETag and footer, so that they open from it alone. Run again, it lists and reads the "
-                    + "shards or files as they are now, whatever catalog is there."
+                    + "file's size, ETag and footer, so that they open from it alone. Local Parquet files open from "
+                    + "their footers; their catalog is for their folder served over HTTP, which lists nothing, or "
+                    + "copied into a store. Run again, it lists and reads the shards or files as they are now, "
+                    + "whatever catalog is there."
         })
 public class CatalogCommand implements Callable<Integer> {
     @Parameters(
             index = "0",
             paramLabel = "SHARDS",
-            description = "A folder of .tar shards, a brace pattern, or an s3:// prefix (ending in /) or pattern; "
-                    + "or Parquet files at a URL.")
+            description = "A folder of .tar shards, a brace pattern, or an s3:// prefix or pattern; or Parquet files"
+                    + " (a folder of them, a glob, a brace pattern or a file), local or at a URL.")
     String shards;
 
     @Option(
@@ -75,10 +77,18 @@ public class CatalogCommand implements Callable<Integer> {
         boolean remote = Datasets.isUrl(shards);
         long start = System.nanoTime();
         try {
-            if (remote && out == null) {
+            boolean parquet = Datasets.isParquet(shards);
+            if (parquet && out != null) {
+                err.println("stoke catalog: a Parquet catalog is written beside its files, as "
+                        + RemoteDatasets.PARQUET_CATALOG + " (its names are relative to their folder); --out is for"
+                        + " shards");
+                return Main.EXIT_USAGE;
+            }
+            if (parquet || (remote && out == null)) {
                 String url;
-                if (Datasets.isParquet(shards)) {
-                    // Each file's size, ETag and footer, so that the files open from this one object.
+                if (parquet) {
+                    // Each file's size, ETag and footer, so that the files open from this one object
+                    // (local files: once the folder is served over HTTP, or copied into a store).
                     url = ParquetDatasets.writeCatalog(shards);
                 } else {
                     // Beside the shards, in the store (S3; an HTTP server is read-only here and says so).

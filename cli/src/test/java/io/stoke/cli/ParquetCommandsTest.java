@@ -160,6 +160,35 @@ class ParquetCommandsTest {
         }
     }
 
+    /**
+     * {@code stoke catalog} on local Parquet files writes their Parquet catalog beside them (for the
+     * folder served over HTTP: RemoteParquetTest reads one so), never a shard catalog whose "shards"
+     * are row groups named {@code FILE row group N}, which no server has.
+     */
+    @Test
+    void catalogOnLocalParquetFilesWritesTheirParquetCatalog() throws Exception {
+        Path parts = tmp.resolve("hub-parts");
+        for (String spec : List.of(parts.toString(), parts + "/*.parquet")) {
+            String[] r = CapturedRun.of(() -> Main.execute("catalog", spec));
+            assertEquals("0", r[0], r[1] + r[2]);
+            assertTrue(r[2].contains(parts.resolve("parquet-index.json").toString()), r[2]);
+            assertFalse(Files.exists(parts.resolve("index.json")), spec);
+            JsonNode catalog = new ObjectMapper()
+                    .readTree(parts.resolve("parquet-index.json").toFile());
+            assertEquals("stoke-parquet-index", catalog.get("format").asText());
+            assertEquals(
+                    "train-00001-of-00002.parquet",
+                    catalog.get("files").get(1).get("url").asText());
+            assertEquals(
+                    Files.size(parts.resolve("train-00001-of-00002.parquet")),
+                    catalog.get("files").get(1).get("filesize").asLong());
+        }
+        String[] out = CapturedRun.of(() -> Main.execute(
+                "catalog", parts.toString(), "--out", tmp.resolve("x.json").toString()));
+        assertEquals(Integer.toString(Main.EXIT_USAGE), out[0], out[1] + out[2]);
+        assertTrue(out[2].contains("a Parquet catalog is written beside its files"), out[2]);
+    }
+
     @Test
     void benchReadsParquetAndSaysWhenItHasNoLabels() throws Exception {
         Path json = tmp.resolve("bench.json");

@@ -9,8 +9,12 @@ import io.stoke.loader.source.TableDatasetProvider;
 import io.stoke.loader.source.UrlDatasetProvider;
 import io.stoke.remote.ObjectStore;
 import io.stoke.remote.RemoteOptions;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -174,6 +178,11 @@ public final class ParquetDatasets implements TableDatasetProvider {
      * {@code stoke catalog} for Parquet: reads every file's footer once and writes {@value
      * ParquetCatalog#FILE} into the files' folder (the prefix at a URL), names relative to it, so that
      * the dataset then opens from that one file. Returns where it was written.
+     *
+     * <p>Local files open from their own footers, read where they are mapped; their catalog is for
+     * the folder served over HTTP (which lists nothing) or copied into a store as it is. It carries
+     * no ETag, which a server gives: the first read of each file pins its version, and its size is
+     * checked against the catalog's.
      */
     public static String writeCatalog(String spec) {
         boolean url = Datasets.isUrl(spec);
@@ -193,7 +202,41 @@ public final class ParquetDatasets implements TableDatasetProvider {
                 return where;
             }
         }
-        throw new IllegalArgumentException(spec + " is local: a local Parquet dataset opens from its footers,"
-                + " which are read where the files are mapped; `stoke catalog` writes a catalog for files at a URL");
+        List<Path> files = ParquetFiles.expandOutsideTables(spec);
+        Path dir = files.get(0).toAbsolutePath().getParent();
+        for (Path f : files) {
+            if (!dir.equals(f.toAbsolutePath().getParent())) {
+                throw new IllegalArgumentException(spec + " names files in more than one folder (" + dir + " and "
+                        + f.toAbsolutePath().getParent() + "): a catalog lists the files of its own folder");
+            }
+        }
+        try (Arena mappings = Arena.ofShared()) { // the footers are read on several threads
+            List<ParquetTable.Source> sources = new ArrayList<>(files.size());
+            for (Path f : files) {
+                sources.add(new ParquetTable.Source(f.toString(), new MappedInputFile(f, mappings), null));
+            }
+            List<org.apache.parquet.hadoop.metadata.ParquetMetadata> footers = ParquetTable.footers(sources);
+            for (int f = 0; f < files.size(); f++) {
+                entries.add(new ParquetCatalog.Entry(
+                        files.get(f).getFileName().toString(),
+                        ((MappedInputFile) sources.get(f).input()).getLength(),
+                        null,
+                        footers.get(f)));
+            }
+        }
+        // Whole or not at all: a server never serves half a catalog.
+        Path where = dir.resolve(ParquetCatalog.FILE);
+        try {
+            Path partial = Files.createTempFile(dir, "." + ParquetCatalog.FILE, ".partial");
+            try {
+                Files.write(partial, new ParquetCatalog(entries).toBytes());
+                Files.move(partial, where, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            } finally {
+                Files.deleteIfExists(partial);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + where, e);
+        }
+        return where.toString();
     }
 }

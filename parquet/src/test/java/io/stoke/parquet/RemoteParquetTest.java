@@ -140,6 +140,24 @@ class RemoteParquetTest {
                 assertEquals(fromLocal, drain(d), folder);
             }
         }
+        // A local folder's catalog (`stoke catalog FOLDER`), served with the files as they are: it
+        // carries no ETag, and the first read of each file pins the server's.
+        Path served = Files.createDirectories(local.resolveSibling("served"));
+        for (int f = 0; f < FILES; f++) {
+            Files.copy(local.resolve(fileName(f)), served.resolve(fileName(f)));
+        }
+        assertEquals(served.resolve(ParquetCatalog.FILE).toString(), ParquetDatasets.writeCatalog(served.toString()));
+        try (Dataset d = Datasets.openLocal(served.toString())) {
+            assertEquals(fromLocal, drain(d), "a local folder opens from its footers, beside its catalog");
+        }
+        try (java.util.stream.Stream<Path> all = Files.list(served)) {
+            for (Path file : all.toList()) {
+                s3.put("web", "served/" + file.getFileName(), Files.readAllBytes(file), true);
+            }
+        }
+        try (Dataset d = Datasets.openLocalOrUrl(web + "served", CACHE, TableColumns.DEFAULT)) {
+            assertEquals(fromLocal, drain(d), "served");
+        }
         RuntimeException e = assertThrows(
                 RuntimeException.class, () -> Datasets.openLocalOrUrl(web + "bare/", CACHE, TableColumns.DEFAULT));
         assertTrue(
