@@ -182,6 +182,12 @@ class ParquetCommandsTest {
             assertEquals(
                     Files.size(parts.resolve("train-00001-of-00002.parquet")),
                     catalog.get("files").get(1).get("filesize").asLong());
+            // The mode the umask gives, as any file written here: a web server's own user reads it.
+            Path probe = Files.createFile(tmp.resolve("probe-" + System.nanoTime()));
+            assertEquals(
+                    Files.getPosixFilePermissions(probe),
+                    Files.getPosixFilePermissions(parts.resolve("parquet-index.json")),
+                    spec);
         }
         String[] out = CapturedRun.of(() -> Main.execute(
                 "catalog", parts.toString(), "--out", tmp.resolve("x.json").toString()));

@@ -1,5 +1,6 @@
 package io.stoke.parquet;
 
+import io.stoke.loader.internal.SafeFiles;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.Datasets;
 import io.stoke.loader.source.ShardDataset;
@@ -12,9 +13,7 @@ import io.stoke.remote.RemoteOptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -224,16 +223,11 @@ public final class ParquetDatasets implements TableDatasetProvider {
                         footers.get(f)));
             }
         }
-        // Whole or not at all: a server never serves half a catalog.
+        // Whole or not at all (a server never serves half a catalog), with the mode the umask gives
+        // (a web server's own user reads it).
         Path where = dir.resolve(ParquetCatalog.FILE);
         try {
-            Path partial = Files.createTempFile(dir, "." + ParquetCatalog.FILE, ".partial");
-            try {
-                Files.write(partial, new ParquetCatalog(entries).toBytes());
-                Files.move(partial, where, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            } finally {
-                Files.deleteIfExists(partial);
-            }
+            SafeFiles.writeAtomically(where, null, new ParquetCatalog(entries).toBytes());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + where, e);
         }
