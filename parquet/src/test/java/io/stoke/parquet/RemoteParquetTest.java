@@ -166,6 +166,28 @@ class RemoteParquetTest {
                 messages(e));
     }
 
+    /**
+     * A catalog of files in sub-folders ({@code stoke catalog 's3://bucket/nest/part-{0..3}/train.parquet'}
+     * writes it into {@code nest/}): the folder opens as all of its files, as the catalog lists them.
+     */
+    @Test
+    void aFolderOpensAsEveryFileItsCatalogLists() throws Exception {
+        for (int f = 0; f < FILES; f++) {
+            s3.put(BUCKET, "nest/part-" + f + "/train.parquet", Files.readAllBytes(local.resolve(fileName(f))));
+        }
+        assertEquals(
+                "s3://" + BUCKET + "/nest/" + ParquetCatalog.FILE,
+                ParquetDatasets.writeCatalog("s3://" + BUCKET + "/nest/part-{0..3}/train.parquet"));
+        List<String> fromLocal;
+        try (Dataset d = Datasets.openLocal(local.toString())) {
+            fromLocal = drain(d);
+        }
+        try (Dataset d = Datasets.openLocalOrUrl("s3://" + BUCKET + "/nest/", CACHE, TableColumns.DEFAULT)) {
+            assertEquals("s3://" + BUCKET + "/nest/part-1/train.parquet row 2", d.name(PER_FILE + 2));
+            assertEquals(fromLocal, drain(d));
+        }
+    }
+
     @Test
     void shuffledWindowsOfRowGroupsGiveEveryRowOnceAnEpoch() {
         try (Dataset d = Datasets.openLocalOrUrl("s3://" + BUCKET + "/hub/*.parquet", CACHE, TableColumns.DEFAULT)) {

@@ -89,9 +89,10 @@ public final class RemoteDatasets implements UrlDatasetProvider {
                     Datasets.openTable(e.prefix, TableColumns.DEFAULT, new ShardCache(cacheBytes, folder, access));
         } catch (HoldsParquet e) {
             store.close();
-            // The folder's .parquet files, read by the Parquet reader on the class path (stoke-parquet).
+            // The folder's Parquet files, read by the Parquet reader on the class path (stoke-parquet):
+            // its catalog's, all of them, where it has one; else its .parquet objects.
             return (ShardDataset)
-                    Datasets.openLocalOrUrl(e.prefix + "*.parquet", new ShardCache(cacheBytes, folder, access));
+                    Datasets.openTable(e.prefix, TableColumns.DEFAULT, new ShardCache(cacheBytes, folder, access));
         } catch (RuntimeException | Error e) {
             store.close();
             throw e;
