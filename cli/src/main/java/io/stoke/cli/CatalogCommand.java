@@ -78,6 +78,17 @@ public class CatalogCommand implements Callable<Integer> {
         long start = System.nanoTime();
         try {
             boolean parquet = Datasets.isParquet(shards);
+            if (remote && out == null && !shards.toLowerCase(Locale.ROOT).startsWith("s3://")) {
+                // Said before any shard or footer is fetched: the catalog could not be written there.
+                err.println("stoke catalog: " + Urls.redact(shards) + " is served over HTTP, which Stoke reads and"
+                        + " does not write to: "
+                        + (parquet
+                                ? "run `stoke catalog` on the folder the server serves, which writes "
+                                        + RemoteDatasets.PARQUET_CATALOG + " beside the files"
+                                : "`--out " + ShardCatalog.FILE + "` writes the shard catalog here; serve it beside"
+                                        + " the shards"));
+                return Main.EXIT_USAGE;
+            }
             if (parquet && out != null) {
                 err.println("stoke catalog: a Parquet catalog is written beside its files, as "
                         + RemoteDatasets.PARQUET_CATALOG + " (its names are relative to their folder); --out is for"

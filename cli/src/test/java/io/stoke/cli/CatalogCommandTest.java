@@ -76,6 +76,26 @@ class CatalogCommandTest {
         assertEquals(before, Files.readString(out.resolve(ShardCatalog.FILE)));
     }
 
+    /**
+     * Over HTTP the catalog cannot be written where the shards are: said before any shard is fetched
+     * (nothing listens at port 1), with what to run instead; for Parquet, where its catalog is written.
+     */
+    @Test
+    void overHttpItSaysAtOnceWhereTheCatalogIsWritten() {
+        String[] r = BenchCommandTest.run("catalog", "http://127.0.0.1:1/train/shard-{0..9}.tar");
+        assertEquals(Integer.toString(Main.EXIT_USAGE), r[0], r[2]);
+        assertTrue(
+                r[2].contains(
+                        "http://127.0.0.1:1/train/shard-{0..9}.tar is served over HTTP, which Stoke reads and does"
+                                + " not write to: `--out index.json` writes the shard catalog here; serve it beside the shards"),
+                r[2]);
+        r = BenchCommandTest.run("catalog", "https://127.0.0.1:1/train/*.parquet");
+        assertEquals(Integer.toString(Main.EXIT_USAGE), r[0], r[2]);
+        assertTrue(
+                r[2].contains("run `stoke catalog` on the folder the server serves, which writes parquet-index.json"),
+                r[2]);
+    }
+
     @Test
     void damagedShardsAreRefused() throws Exception {
         Path dir = Files.createDirectories(tmp.resolve("bad"));

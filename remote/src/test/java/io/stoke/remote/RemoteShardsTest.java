@@ -358,8 +358,28 @@ class RemoteShardsTest {
         assertTrue(
                 notes.size() == 1
                         && notes.get(0).contains("fetched all 5 shards")
-                        && notes.get(0).contains("stoke catalog"),
+                        && notes.get(0)
+                                .contains("`stoke catalog 's3://data/train/'` writes their shard catalog"
+                                        + " index.json, and opening then reads only that"),
                 notes.toString());
+        // Over HTTP, which Stoke does not write to, the command it names writes the catalog here.
+        notes.clear();
+        try (ShardServer web = new ShardServer(ShardServer.Versions.ETAG)) {
+            for (int s = 0; s < SHARDS; s++) {
+                web.put("/train-" + s + ".tar", Files.readAllBytes(local.resolve("train-" + s + ".tar")));
+            }
+            String spec = web.url("/train-{0..4}.tar");
+            try (Dataset scanned = Datasets.checked(
+                    RemoteDatasets.open(spec, fast(), 100 * largest, null), spec, ErrorPolicy.FAIL, notes::add)) {
+                assertEquals(SHARDS * PER_SHARD, scanned.size());
+            }
+            assertTrue(
+                    notes.size() == 1
+                            && notes.get(0)
+                                    .contains("`stoke catalog '" + spec + "' --out index.json` writes their"
+                                            + " shard catalog here; served beside them, opening then reads only that"),
+                    notes.toString());
+        }
     }
 
     @Test

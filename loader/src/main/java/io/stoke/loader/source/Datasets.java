@@ -95,9 +95,14 @@ public final class Datasets {
         }
         if (!shards.catalogued() && shards.remote()) {
             // Local shards' headers are read where they are mapped, which costs little; remote ones were each fetched.
+            // An HTTP server is read-only to Stoke: its catalog is written here, and served beside the shards.
+            boolean http = !spec.toLowerCase(Locale.ROOT).startsWith("s3://");
             warn.accept("note: opening " + shown + " fetched all " + shards.shardCount() + " shard"
-                    + (shards.shardCount() == 1 ? "" : "s") + " to read their tar headers; `stoke catalog " + shown
-                    + "` writes their shard catalog " + ShardCatalog.FILE + ", and opening then reads only that");
+                    + (shards.shardCount() == 1 ? "" : "s") + " to read their tar headers; `stoke catalog '" + shown
+                    + (http
+                            ? "' --out " + ShardCatalog.FILE + "` writes their shard catalog here; served beside them,"
+                            : "'` writes their shard catalog " + ShardCatalog.FILE + ", and")
+                    + " opening then reads only that");
         }
         if (!shards.labelled()) {
             warn.accept("note: " + shards.unlabelledNote(shown));
