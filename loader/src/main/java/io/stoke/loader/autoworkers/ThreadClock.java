@@ -15,7 +15,8 @@ import java.util.Arrays;
  * thread was runnable and no CPU was free. Each file is opened once and read again with
  * {@code pread} at offset 0 (the kernel regenerates it), into one buffer this clock's arena owns:
  * no allocation per read. Without it (no /proc, no tid), the JVM's thread CPU time, with the wait
- * unknown, said once.
+ * unknown, said once. A worker that has ended (its file gone with it, at the end of a run) keeps its
+ * last reading, since it runs no more: no warning, and no window's CPU time going back to 0.
  */
 final class ThreadClock implements AutoCloseable {
     private static final int BUFFER = 128;
@@ -24,12 +25,17 @@ final class ThreadClock implements AutoCloseable {
     private final MemorySegment callState = LibC.allocateCallState(arena);
     private final MemorySegment buffer = arena.allocate(BUFFER);
     private final int[] fds;
+    private final long[] lastRun; // each worker's last schedstat reading, -1 before one
+    private final long[] lastWait;
     private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     private boolean warned;
 
     ThreadClock(int threadCount) {
         fds = new int[threadCount];
         Arrays.fill(fds, -1);
+        lastRun = new long[threadCount];
+        lastWait = new long[threadCount];
+        Arrays.fill(lastRun, -1);
     }
 
     /**
@@ -39,7 +45,14 @@ final class ThreadClock implements AutoCloseable {
      * @param tid the thread's Linux id, or 0 when not known yet
      */
     void read(int w, int tid, Thread thread, long[] out) {
-        if (tid > 0 && readSchedstat(w, tid, out)) {
+        if (tid > 0 && readSchedstat(w, tid, thread, out)) {
+            lastRun[w] = out[0];
+            lastWait[w] = out[1];
+            return;
+        }
+        if (lastRun[w] >= 0 && !thread.isAlive()) {
+            out[0] = lastRun[w];
+            out[1] = lastWait[w];
             return;
         }
         long cpu = threads.isThreadCpuTimeSupported() ? threads.getThreadCpuTime(thread.threadId()) : -1;
@@ -47,12 +60,14 @@ final class ThreadClock implements AutoCloseable {
         out[1] = -1;
     }
 
-    private boolean readSchedstat(int w, int tid, long[] out) {
+    private boolean readSchedstat(int w, int tid, Thread thread, long[] out) {
         if (fds[w] < 0) {
             MemorySegment path = arena.allocateFrom("/proc/self/task/" + tid + "/schedstat");
             fds[w] = LibC.open(callState, path, LibC.O_RDONLY | LibC.O_CLOEXEC);
             if (fds[w] < 0) {
-                warn("cannot open /proc/self/task/" + tid + "/schedstat: " + LibC.strerror(LibC.errno(callState)));
+                if (thread.isAlive()) { // an ended worker's file is gone with it: nothing is amiss
+                    warn("cannot open /proc/self/task/" + tid + "/schedstat: " + LibC.strerror(LibC.errno(callState)));
+                }
                 return false;
             }
         }
@@ -67,7 +82,9 @@ final class ThreadClock implements AutoCloseable {
             wait = wait * 10 + (buffer.get(JAVA_BYTE, i) - '0');
         }
         if (n <= 0 || i >= n) {
-            warn("cannot read /proc/self/task/" + tid + "/schedstat");
+            if (thread.isAlive()) {
+                warn("cannot read /proc/self/task/" + tid + "/schedstat");
+            }
             return false;
         }
         out[0] = run;
