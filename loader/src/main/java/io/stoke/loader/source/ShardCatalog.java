@@ -114,13 +114,15 @@ public record ShardCatalog(List<Entry> shards, boolean labelled) {
         }
         List<Entry> shards = new ArrayList<>(raw.size());
         for (RawEntry r : raw) {
-            if (r.url() == null
-                    || r.url().isEmpty()
-                    || r.nsamples() < 0
-                    || r.nsamples() > Integer.MAX_VALUE
-                    || r.filesize() < 0) {
-                throw new IllegalArgumentException(name + ": a shard entry lacks url, nsamples or filesize (url "
-                        + r.url() + ", nsamples " + r.nsamples() + ", filesize " + r.filesize() + ")");
+            String wrong = r.url() == null || r.url().isEmpty()
+                    ? "has no url"
+                    : r.nsamples() < 0 || r.nsamples() > Integer.MAX_VALUE
+                            ? "has nsamples " + shown(r.nsamples()) + ", not a count of samples (0 to "
+                                    + Integer.MAX_VALUE + ")"
+                            : r.filesize() < 0 ? "has filesize " + shown(r.filesize()) + ", not a size in bytes" : null;
+            if (wrong != null) {
+                throw new IllegalArgumentException(
+                        name + ": shard entry " + (shards.size() + 1) + " (url " + r.url() + ") " + wrong);
             }
             shards.add(new Entry(r.url(), (int) r.nsamples(), r.filesize(), r.etag()));
         }
@@ -130,18 +132,26 @@ public record ShardCatalog(List<Entry> shards, boolean labelled) {
     /** An entry as written, before it is known to be Stoke's and checked. */
     private record RawEntry(String url, long nsamples, long filesize, String etag) {}
 
+    /** An entry's number as written, or what it lacks. */
+    private static String shown(long number) {
+        return number == ABSENT ? "missing (or not a whole number)" : Long.toString(number);
+    }
+
+    /** An entry's nsamples or filesize that is not there, or not a whole number. */
+    private static final long ABSENT = Long.MIN_VALUE;
+
     private static RawEntry entry(JsonParser p) throws IOException {
         String url = null;
-        long nsamples = -1;
-        long filesize = -1;
+        long nsamples = ABSENT;
+        long filesize = ABSENT;
         String etag = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String f = p.currentName();
             JsonToken v = p.nextToken();
             switch (f) {
                 case "url" -> url = p.getValueAsString();
-                case "nsamples" -> nsamples = v == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : -1;
-                case "filesize" -> filesize = v == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : -1;
+                case "nsamples" -> nsamples = v == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : ABSENT;
+                case "filesize" -> filesize = v == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : ABSENT;
                 case "etag" -> etag = p.getValueAsString();
                 default -> p.skipChildren();
             }

@@ -105,7 +105,29 @@ class ShardCatalogTest {
         IllegalArgumentException e = assertThrows(
                 IllegalArgumentException.class,
                 () -> ShardCatalog.read(new ByteArrayInputStream(broken.getBytes(StandardCharsets.UTF_8)), "w"));
-        assertTrue(e.getMessage().contains("w: a shard entry lacks"), e.getMessage());
+        assertEquals(
+                "w: shard entry 1 (url a.tar) has nsamples missing (or not a whole number), not a count of samples (0"
+                        + " to 2147483647)",
+                e.getMessage());
+        // Each entry's fault by name, with the value it has: a hand-edited catalog's typo is found at once.
+        String[][] faults = {
+            {"{\"url\": \"\", \"nsamples\": 3, \"filesize\": 10}", "has no url"},
+            {"{\"url\": \"b.tar\", \"nsamples\": -5, \"filesize\": 10}", "has nsamples -5, not a count"},
+            {"{\"url\": \"b.tar\", \"nsamples\": 1000000000000, \"filesize\": 10}", "has nsamples 1000000000000,"},
+            {"{\"url\": \"b.tar\", \"nsamples\": 3}", "has filesize missing (or not a whole number), not a size"},
+            {"{\"url\": \"b.tar\", \"nsamples\": 3, \"filesize\": 2.5}", "has filesize missing"},
+        };
+        for (String[] fault : faults) {
+            String faulty = "{\"__kind__\": \"wids-shard-index-v1\", \"stoke\": {\"labelled\": true}, \"shardlist\":"
+                    + " [{\"url\": \"a.tar\", \"nsamples\": 3, \"filesize\": 10}, " + fault[0] + "]}";
+            IllegalArgumentException f = assertThrows(
+                    IllegalArgumentException.class,
+                    () -> ShardCatalog.read(new ByteArrayInputStream(faulty.getBytes(StandardCharsets.UTF_8)), "v"));
+            assertTrue(
+                    f.getMessage().startsWith("v: shard entry 2 (url ")
+                            && f.getMessage().contains(fault[1]),
+                    f.getMessage());
+        }
     }
 
     @Test
