@@ -117,9 +117,15 @@ final class ParquetCatalog {
                                     default -> p.skipChildren();
                                 }
                             }
-                            if (url == null || size < 0 || footer == null) {
+                            String wrong = url == null || url.isEmpty()
+                                    ? "has no url"
+                                    : size < 0
+                                            ? "has filesize " + (size == -1 ? "missing" : Long.toString(size))
+                                                    + ", not a size in bytes"
+                                            : footer == null ? "has no footer" : null;
+                            if (wrong != null) {
                                 throw new IllegalArgumentException(
-                                        name + ": an entry lacks its url, filesize or footer");
+                                        name + ": file entry " + (files.size() + 1) + " (url " + url + ") " + wrong);
                             }
                             ParquetMetadata md = converter.readParquetMetadata(
                                     new ByteArrayInputStream(Base64.getDecoder().decode(footer)),
