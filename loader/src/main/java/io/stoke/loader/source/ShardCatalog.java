@@ -38,6 +38,10 @@ public record ShardCatalog(List<Entry> shards, boolean labelled) {
     public static final String FILE = "index.json";
 
     static final String KIND = "wids-shard-index-v1";
+
+    /** An entry's nsamples or filesize that is not there, or not a whole number. */
+    private static final long ABSENT = Long.MIN_VALUE;
+
     // Bounded as a file is before it is read (ReadLimits): a stream's document and each string in it.
     private static final JsonFactory JSON = JsonFactory.builder()
             .streamReadConstraints(StreamReadConstraints.builder()
@@ -136,9 +140,6 @@ public record ShardCatalog(List<Entry> shards, boolean labelled) {
     private static String shown(long number) {
         return number == ABSENT ? "missing (or not a whole number)" : Long.toString(number);
     }
-
-    /** An entry's nsamples or filesize that is not there, or not a whole number. */
-    private static final long ABSENT = Long.MIN_VALUE;
 
     private static RawEntry entry(JsonParser p) throws IOException {
         String url = null;
