@@ -190,6 +190,8 @@ public final class EmbedCommand implements Callable<Integer> {
             EmbeddingJob.Figures f;
             AutoWorkersLog tuning = null;
             GpuDecodeStage stage = null;
+            // The figures' CPU window opens before the decoding threads start, whatever they do before the run.
+            long cpuMark = EmbeddingJob.processCpuNanos();
             GpuDecodeOpening.Decode decode = options.decode();
             if (decode.onGpu()) {
                 int readers = Math.min(256, Math.max(1, options.workers().count()));
@@ -215,7 +217,8 @@ public final class EmbedCommand implements Callable<Integer> {
                                 b -> sampler.paddedIn(b.epoch(), (int) b.batchIndex()),
                                 embedder,
                                 sink,
-                                rows);
+                                rows,
+                                cpuMark);
                         f = write(dataset, rows, contract, pass, err);
                     }
                 } else {
@@ -226,7 +229,8 @@ public final class EmbedCommand implements Callable<Integer> {
                                 Batch::paddedCount,
                                 embedder,
                                 sink,
-                                rows);
+                                rows,
+                                cpuMark);
                         f = write(dataset, rows, contract, pass, err);
                         tuning = loader.autoWorkers();
                     }
@@ -316,11 +320,12 @@ public final class EmbedCommand implements Callable<Integer> {
             ToIntFunction<? super B> padded,
             Embedder embedder,
             EmbeddingSink sink,
-            int[] rows)
+            int[] rows,
+            long cpuMark)
             throws OrtException {
         ProgressBar progress = new ProgressBar(System.err, rows.length);
         long[] last = {0};
-        EmbeddingJob.Figures f = EmbeddingJob.run(source, inference, padded, embedder, sink, rows, done -> {
+        EmbeddingJob.Figures f = EmbeddingJob.run(source, inference, padded, embedder, sink, rows, cpuMark, done -> {
             progress.advance(done - last[0]);
             last[0] = done;
         });

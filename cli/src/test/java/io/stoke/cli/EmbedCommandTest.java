@@ -99,6 +99,13 @@ class EmbedCommandTest {
                         && r[1].contains("loader wait per batch")
                         && r[1].contains("CPU per image"),
                 r[1]);
+        // Decoding is part of the process's CPU time over the same window, never more than it (the ring's
+        // first slots, filled while the model loaded, counted in the one and not the other before).
+        java.util.regex.Matcher cpu = java.util.regex.Pattern.compile(
+                        "CPU per image +([0-9.]+) ms \\(all threads\\), of which decoding ([0-9.]+) ms")
+                .matcher(r[1]);
+        assertTrue(cpu.find(), r[1]);
+        assertTrue(Double.parseDouble(cpu.group(2)) <= Double.parseDouble(cpu.group(1)), cpu.group());
         FileDataset dataset = ImageFolder.scan(data);
         List<String> paths = Files.readAllLines(out.resolve("paths.txt"));
         assertEquals(dataset.size(), paths.size());

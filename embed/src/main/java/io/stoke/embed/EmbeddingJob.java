@@ -16,8 +16,10 @@ import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.LongConsumer;
 import java.util.function.ToIntFunction;
 
@@ -88,11 +90,20 @@ public final class EmbeddingJob {
      * file ends the run with the loader's {@link io.stoke.loader.error.SampleException}; under SKIP its
      * row stays zeros and it is listed in skipped.txt. Does not commit the output.
      *
+     * @param cpuMark {@link #processCpuNanos()} taken before the loader was built: the process's CPU
+     *     time, and its decoding threads' (from their start), are counted from then, one window, so
+     *     the slots the workers filled before the run (while the output was made) count in both
      * @param progress told the number of images after each batch
      */
-    public static Figures run(Loader loader, Embedder embedder, EmbeddingSink output, int[] rows, LongConsumer progress)
+    public static Figures run(
+            Loader loader, Embedder embedder, EmbeddingSink output, int[] rows, long cpuMark, LongConsumer progress)
             throws OrtException {
-        return run(loader, embedder::embed, Batch::paddedCount, embedder, output, rows, progress);
+        return run(loader, embedder::embed, Batch::paddedCount, embedder, output, rows, cpuMark, progress);
+    }
+
+    /** The process's CPU time, every thread's, in nanoseconds: the mark a run's figures count from. */
+    public static long processCpuNanos() {
+        return ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
     /**
@@ -107,12 +118,13 @@ public final class EmbeddingJob {
     }
 
     /**
-     * As {@link #run(Loader, Embedder, EmbeddingSink, int[], LongConsumer)}, over any source of one
-     * epoch's batches: the GPU decode stage's device batches as well as a loader's.
+     * As {@link #run(Loader, Embedder, EmbeddingSink, int[], long, LongConsumer)}, over any source of
+     * one epoch's batches: the GPU decode stage's device batches as well as a loader's.
      *
      * @param inference how a batch is embedded by {@code embedder}: a slot's pixels, a device batch
      *     copied into host memory, or one read on the device
      * @param padded how many of a batch's last samples are padding (another rank's), not embedded
+     * @param cpuMark {@link #processCpuNanos()} taken before the source was made (its threads' start)
      */
     public static <B extends BatchView> Figures run(
             BatchSource<B> source,
@@ -121,17 +133,17 @@ public final class EmbeddingJob {
             Embedder embedder,
             EmbeddingSink output,
             int[] rows,
+            long cpuMark,
             LongConsumer progress)
             throws OrtException {
         long dimension = embedder.contract().dimension();
-        long cpu0 = processCpuNanos();
+        WorkerCpu workerCpu = new WorkerCpu();
         long start = System.nanoTime();
         long images = 0;
         long batches = 0;
         long skipped = 0;
         long modelNanos = 0;
         long waitNanos = 0;
-        WorkerCpu workerCpu = new WorkerCpu();
         while (true) {
             long asked = System.nanoTime();
             B next = source.next();
@@ -182,7 +194,14 @@ public final class EmbeddingJob {
         long elapsed = System.nanoTime() - start;
         workerCpu.sample();
         return new Figures(
-                images, batches, skipped, elapsed, modelNanos, waitNanos, processCpuNanos() - cpu0, workerCpu.total());
+                images,
+                batches,
+                skipped,
+                elapsed,
+                modelNanos,
+                waitNanos,
+                processCpuNanos() - cpuMark,
+                workerCpu.total());
     }
 
     /** Samples {@code [from, to)} of a batch's embeddings, whose rows start at {@code firstRow}. */
@@ -191,28 +210,31 @@ public final class EmbeddingJob {
         output.writeRows(firstRow, to - from, values.asSlice(4L * dimension * from, 4L * dimension * (to - from)));
     }
 
-    private static long processCpuNanos() {
-        return ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
-    }
-
     /**
-     * CPU time of the threads that read and decode: the loader's workers, or the GPU decode stage's
-     * readers and decoder thread (nvJPEG's host side). Read after each batch while they live (they
-     * end on their own after the last sample, so the last batch's share may be missed).
+     * CPU time of the threads that read and decode, from their start: the loader's workers, or the
+     * GPU decode stage's readers and decoder thread (nvJPEG's host side), all made by the source,
+     * after the run's CPU mark. Looked for after each batch, since auto workers start them during
+     * the run too. Read after each batch while they live (they end on their own after the last
+     * sample, so the last batch's share may be missed).
      */
     private static final class WorkerCpu {
         private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-        private final Map<Long, Long> seen = new HashMap<>();
+        private final Map<Long, Long> seen = new HashMap<>(); // a decoding thread's latest CPU time
+        private final Set<Long> others = new HashSet<>(); // threads that do not decode, asked once
 
         void sample() {
-            if (seen.isEmpty()) {
-                for (ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
-                    if (t != null
-                            && (t.getThreadName().startsWith("stoke-worker-")
-                                    || t.getThreadName().startsWith("stoke-gpu-reader-")
-                                    || t.getThreadName().equals("stoke-gpu-decoder"))) {
-                        seen.put(t.getThreadId(), 0L);
-                    }
+            for (long id : threads.getAllThreadIds()) {
+                if (seen.containsKey(id) || others.contains(id)) {
+                    continue;
+                }
+                ThreadInfo t = threads.getThreadInfo(id);
+                if (t != null
+                        && (t.getThreadName().startsWith("stoke-worker-")
+                                || t.getThreadName().startsWith("stoke-gpu-reader-")
+                                || t.getThreadName().equals("stoke-gpu-decoder"))) {
+                    seen.put(id, 0L);
+                } else if (t != null) {
+                    others.add(id);
                 }
             }
             for (var e : seen.entrySet()) {

@@ -24,6 +24,7 @@ import java.nio.FloatBuffer;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -70,6 +71,59 @@ class EmbedderTest {
                 .batchSize(batch)
                 .workers(2)
                 .build();
+    }
+
+    /**
+     * The process's CPU time and its decoding threads' are counted over one window, from the mark
+     * taken before the source's threads start: decoding done before the run (the ring's first slots,
+     * filled while the output was made) counts in both. With the process counted from the run's
+     * start, "of which decoding" exceeded the process's CPU time per image.
+     */
+    @Test
+    void decodingCpuIsCountedOverTheProcesssWindow() throws Exception {
+        try (Embedder embedder = Embedder.open(F32, 1, InferenceDevice.CPU, "embedding")) {
+            long mark = EmbeddingJob.processCpuNanos();
+            CountDownLatch worked = new CountDownLatch(1);
+            CountDownLatch end = new CountDownLatch(1);
+            // A decoding thread of the source's that works before the run, then idles through it.
+            Thread early = new Thread(
+                    () -> {
+                        java.lang.management.ThreadMXBean cpu =
+                                java.lang.management.ManagementFactory.getThreadMXBean();
+                        long x = 0;
+                        while (cpu.getCurrentThreadCpuTime() < 500_000_000L) {
+                            x += x * 31 + 7;
+                        }
+                        worked.countDown();
+                        try {
+                            end.await();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    },
+                    "stoke-worker-early");
+            early.start();
+            try (Loader loader = loader(embedder, 4)) {
+                worked.await();
+                EmbeddingSink none = new EmbeddingSink() {
+                    @Override
+                    public void writeRows(long first, int count, MemorySegment values) {}
+
+                    @Override
+                    public void skip(long row, String path, String reason) {}
+                };
+                int[] rows = EmbeddingJob.rows(loader.sampler(), 0);
+                EmbeddingJob.Figures f = EmbeddingJob.run(loader, embedder, none, rows, mark, done -> {});
+                assertEquals(12, f.images());
+                // Both hold the early thread's 0.5 s; the process's time comes in the kernel's 10 ms ticks.
+                assertTrue(
+                        f.decodeNanos() >= 500_000_000L && f.decodeNanos() <= f.cpuNanos() + 20_000_000L,
+                        "decoding " + f.decodeNanos() + " ns of the process's " + f.cpuNanos() + " ns");
+            } finally {
+                end.countDown();
+                early.join();
+            }
+        }
     }
 
     @ParameterizedTest

@@ -105,6 +105,7 @@ final class ShardEmbedding {
                 long dimension = embedder.contract().dimension();
                 EmbeddingJob.Figures figures;
                 Path file;
+                long cpuMark = EmbeddingJob.processCpuNanos();
                 try (EmbeddingTables tables = EmbeddingTables.into(
                                 store.attemptFolder(attemptId),
                                 dataset,
@@ -121,7 +122,7 @@ final class ShardEmbedding {
                                 .build()) {
                     AttemptSink wrap = attemptSink;
                     EmbeddingSink sink = wrap == null ? tables : wrap.sink(attempt, tables);
-                    figures = EmbeddingJob.run(loader, embedder, sink, rows, images -> {});
+                    figures = EmbeddingJob.run(loader, embedder, sink, rows, cpuMark, images -> {});
                     tables.commit();
                     file = tables.written().get(0);
                 }

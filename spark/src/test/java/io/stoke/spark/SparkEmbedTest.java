@@ -178,7 +178,7 @@ class SparkEmbedTest {
                             .workers(2)
                             .onError(ErrorPolicy.SKIP)
                             .build()) {
-                EmbeddingJob.run(loader, embedder, tables, rows, n -> {});
+                EmbeddingJob.run(loader, embedder, tables, rows, EmbeddingJob.processCpuNanos(), n -> {});
                 tables.commit();
             }
         }
