@@ -118,15 +118,7 @@ public final class TestS3Server implements AutoCloseable {
     public byte[] put(String bucket, String key, int size, boolean publicRead) {
         byte[] bytes = new byte[size];
         new Random(key.hashCode()).nextBytes(bytes);
-        client.putObject(
-                b -> {
-                    b.bucket(bucket).key(key);
-                    if (publicRead) {
-                        b.acl(ObjectCannedACL.PUBLIC_READ);
-                    }
-                },
-                RequestBody.fromBytes(bytes));
-        objects.put(bucket + "/" + key, bytes);
+        put(bucket, key, bytes, publicRead);
         return bytes;
     }
 
