@@ -78,7 +78,7 @@ public class CatalogCommand implements Callable<Integer> {
         long start = System.nanoTime();
         try {
             boolean parquet = Datasets.isParquet(shards);
-            if (remote && out == null && !shards.toLowerCase(Locale.ROOT).startsWith("s3://")) {
+            if (out == null && Datasets.isHttpUrl(shards)) {
                 // Said before any shard or footer is fetched: the catalog could not be written there.
                 err.println("stoke catalog: " + Urls.redact(shards) + " is served over HTTP, which Stoke reads and"
                         + " does not write to: "

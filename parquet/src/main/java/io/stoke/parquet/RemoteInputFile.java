@@ -28,7 +28,6 @@ final class RemoteInputFile implements InputFile {
     private final AtomicReference<String> etag;
     private volatile byte[] tail; // the last min(size, TAIL_BYTES) bytes, once read
 
-    private final String pinnedBy;
     private final String catalogUrl; // null: the size and version come from the store
 
     /**
@@ -42,9 +41,6 @@ final class RemoteInputFile implements InputFile {
         this.size = size;
         this.etag = new AtomicReference<>(etag);
         this.catalogUrl = catalogUrl;
-        this.pinnedBy = catalogUrl != null
-                ? "the catalog " + catalogUrl + " was written: run `stoke catalog` on the files again"
-                : "the dataset was opened";
     }
 
     /** The object's size: known, else asked of the store once (a HEAD). */
@@ -78,16 +74,14 @@ final class RemoteInputFile implements InputFile {
             read = store.readRange(url, offset, getLength(), dst, etag.get());
         } catch (ShardFetchException e) {
             if (e.changed()) {
+                String pinnedBy = catalogUrl != null
+                        ? "the catalog " + catalogUrl + " was written: run `stoke catalog` on the files again"
+                        : "the dataset was opened";
                 throw new ShardFetchException(
                         url, "the object changed since " + pinnedBy + " (" + e.getMessage() + ")", e);
             }
             if (e.notFound() && catalogUrl != null) {
-                throw new ShardFetchException(
-                        url,
-                        "the catalog " + catalogUrl + " lists it, but the store has no such object (removed or"
-                                + " renamed since the catalog was written): run `stoke catalog` on the files again ("
-                                + e.getMessage() + ")",
-                        e);
+                throw ShardFetchException.goneSinceCatalogued(url, "the catalog " + catalogUrl, "files", e);
             }
             throw e;
         }

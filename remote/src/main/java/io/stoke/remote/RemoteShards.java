@@ -172,12 +172,8 @@ final class RemoteShards extends BoundedShardCache<RemoteShards.Entry> {
                         f);
             }
             if (x instanceof ShardFetchException f && f.notFound() && catalog != null) {
-                throw new ShardFetchException(
-                        urls.get(shard),
-                        "the shard catalog " + catalog + " lists it, but the store has no such object: the catalog is"
-                                + " stale (the shard was removed or renamed after it was catalogued); run `stoke"
-                                + " catalog` on the shards again (" + f.getMessage() + ")",
-                        f);
+                throw ShardFetchException.goneSinceCatalogued(
+                        urls.get(shard), "the shard catalog " + catalog, "shards", f);
             }
             throw x instanceof ShardFetchException
                     ? x

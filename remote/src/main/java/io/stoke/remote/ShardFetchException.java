@@ -59,6 +59,21 @@ public final class ShardFetchException extends RuntimeException {
         return getMessage().contains(": not found (");
     }
 
+    /**
+     * {@code notFound}'s object is listed by {@code catalog} ({@code catalogName}: "the shard catalog
+     * URL", "the catalog URL"), which is therefore stale; {@code what} is what to catalogue again
+     * ("shards", "files").
+     */
+    public static ShardFetchException goneSinceCatalogued(
+            String url, String catalogName, String what, ShardFetchException notFound) {
+        return new ShardFetchException(
+                url,
+                catalogName + " lists it, but the store has no such object: the catalog is stale (removed or renamed"
+                        + " since it was written); run `stoke catalog` on the " + what + " again ("
+                        + notFound.getMessage() + ")",
+                notFound);
+    }
+
     public ShardFetchException(String url, String reason) {
         this(url, reason, null);
     }

@@ -50,6 +50,11 @@ public final class Datasets {
         return lower.startsWith("s3://") || lower.startsWith("http://") || lower.startsWith("https://");
     }
 
+    /** Whether {@code spec} is an {@code http://} or {@code https://} URL: a store Stoke reads and never writes. */
+    public static boolean isHttpUrl(String spec) {
+        return isUrl(spec) && !spec.toLowerCase(Locale.ROOT).startsWith("s3://");
+    }
+
     /**
      * {@link #openLocal}, then what the scan found wrong with whole shards (not a tar file,
      * damaged after some members) under {@code policy}: {@link ErrorPolicy#FAIL} throws, naming
@@ -96,7 +101,7 @@ public final class Datasets {
         if (!shards.catalogued() && shards.remote()) {
             // Local shards' headers are read where they are mapped, which costs little; remote ones were each fetched.
             // An HTTP server is read-only to Stoke: its catalog is written here, and served beside the shards.
-            boolean http = !spec.toLowerCase(Locale.ROOT).startsWith("s3://");
+            boolean http = isHttpUrl(spec);
             warn.accept("note: opening " + shown + " fetched all " + shards.shardCount() + " shard"
                     + (shards.shardCount() == 1 ? "" : "s") + " to read their tar headers; `stoke catalog '" + shown
                     + (http
