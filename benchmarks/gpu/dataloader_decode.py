@@ -3,7 +3,7 @@
 rate a PyTorch loop receives batches on the device (issue 50's DataLoader path).
 
   python3 dataloader_decode.py --data DIR --out OUT.json [--workers 16] [--batch 128] [--epochs 3]
-                               [--decodes cpu,gpu,auto] [--compare-batches 8]
+                               [--decodes cpu,gpu,auto] [--compare-batches 16]
 
 For each decode, a fresh loader (eval transform, uint8, pin_memory=True) runs --epochs epochs; each
 batch goes to the GPU with .to("cuda", non_blocking=True) (a no-op where decode="gpu"|"auto" already
@@ -16,7 +16,10 @@ runs end to end (the check that it works, before device time is spent).
 "pixels" (--compare-batches K, 0 for none): the first K batches of decode="gpu" against
 decode="cpu", unshuffled, the CPU at full scale (dct_scaling="none", as the GPU decodes), per image:
 the largest and the mean absolute difference in levels after the resize and crop, and how many
-images differ by more than 2 levels anywhere (the issue's target: within 2).
+images differ by more than 2 levels anywhere (the issue's target: within 2). Then decode="auto" on the
+same batches: each of its images must be byte for byte the CPU's or the GPU's image of that place
+(the whole batches and shares it gives the CPU threads come back in their places); "auto" counts
+those that are neither, with the largest mean difference of such an image from the nearer of the two.
 """
 import argparse
 import json
@@ -60,9 +63,9 @@ def run(data: Path, decode: str, workers: int, batch: int, epochs: int) -> dict:
 
 
 def compare(data: Path, workers: int, batch: int, batches: int) -> dict:
-    """decode="gpu" against decode="cpu" on the first ``batches`` batches, per image."""
+    """decode="gpu" against decode="cpu" on the first ``batches`` batches, per image, and decode="auto" against both."""
     got = {}
-    for decode in ("cpu", "gpu"):
+    for decode in ("cpu", "gpu", "auto"):
         loader = stoke.DataLoader(data, batch_size=batch, num_workers=workers, shuffle=False, dct_scaling="none",
                                   decode=decode)
         try:
@@ -82,9 +85,23 @@ def compare(data: Path, workers: int, batch: int, batches: int) -> dict:
         worst += d.max(1).values.tolist()
         means += d.float().mean(1).tolist()
         over += int((d.max(1).values > 2).sum())
+    as_cpu = as_gpu = neither = 0
+    neither_worst_mean = 0.0
+    for c, g, a in zip(got["cpu"], got["gpu"], got["auto"]):
+        from_cpu = (a == c).flatten(1).all(1)
+        from_gpu = (a == g).flatten(1).all(1)
+        as_cpu += int(from_cpu.sum())
+        as_gpu += int((from_gpu & ~from_cpu).sum())
+        odd = ~(from_cpu | from_gpu)
+        neither += int(odd.sum())
+        if odd.any():
+            nearer = torch.minimum((a - c).abs().flatten(1).float().mean(1), (a - g).abs().flatten(1).float().mean(1))
+            neither_worst_mean = max(neither_worst_mean, float(nearer[odd].max()))
     return {"images": len(worst), "max_abs_diff": max(worst) if worst else None,
             "mean_abs_diff": sum(means) / len(means) if means else None,
-            "images_over_2_levels": over, "gpu_arrived_on_device": got.get("arrived_on_device")}
+            "images_over_2_levels": over, "gpu_arrived_on_device": got.get("arrived_on_device"),
+            "auto": {"images": sum(len(a) for a in got["auto"]), "as_cpu": as_cpu, "as_gpu_not_cpu": as_gpu,
+                     "neither": neither, "neither_largest_mean_diff": neither_worst_mean}}
 
 
 def main() -> None:
@@ -95,7 +112,7 @@ def main() -> None:
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--decodes", default="cpu,gpu,auto")
-    p.add_argument("--compare-batches", type=int, default=8)
+    p.add_argument("--compare-batches", type=int, default=16)
     a = p.parse_args()
     results = [run(a.data, d, a.workers, a.batch, a.epochs) for d in a.decodes.split(",")]
     pixels = compare(a.data, a.workers, a.batch, a.compare_batches) if a.compare_batches > 0 else None
