@@ -17,10 +17,11 @@
  *   - the hybrid split: headers and entropy data are read in the call (a bad file fails there,
  *     with NVJPEG_STATUS_BAD_JPEG), and the pixels reach the destinations later, in stream order;
  *   - the hardware backend only where the test says the device has the engine
- *     (stoke_nvjpeg_double_set_hardware), NVJPEG_STATUS_ARCH_MISMATCH otherwise; it takes only
- *     single-scan baseline JPEGs of 1 or 3 components, not 4:1:1 or 4:1:0, as nvJPEG's does; and it
- *     reads the files again when its queued work runs (the engine's copies may be made then), counting
- *     in bitstream_changed a file that changed after the call;
+ *     (stoke_nvjpeg_double_set_hardware, or STOKE_NVJPEG_DOUBLE_HARDWARE=1 in the environment),
+ *     NVJPEG_STATUS_ARCH_MISMATCH otherwise; it takes only single-scan baseline JPEGs of 1 or 3
+ *     components, not 4:1:1 or 4:1:0, as nvJPEG's does; and it reads the files again when its
+ *     queued work runs (the engine's copies may be made then), counting in bitstream_changed a file
+ *     that changed after the call;
  *   - nvjpegDecodeBatched needs nvjpegDecodeBatchedInitialize with the same batch size, and every
  *     destination must lie inside one live device allocation, pitch x height bytes of it;
  *   - failure injection through the CUDA double's stoke_double_fail, by nvJPEG function name.
@@ -437,6 +438,13 @@ void stoke_nvjpeg_double_reset(void) {
 /** Whether the modelled device has nvJPEG's hardware engine (A100, H100, H200 ...); default 0. */
 void stoke_nvjpeg_double_set_hardware(int on) {
     hardware = on;
+}
+
+/* STOKE_NVJPEG_DOUBLE_HARDWARE=1: the engine from the start, for a producer in another process
+ * (stoke serve under a Python test), where no test can call the setter above. */
+__attribute__((constructor)) static void hardware_from_environment(void) {
+    const char *on = getenv("STOKE_NVJPEG_DOUBLE_HARDWARE");
+    if (on != NULL && strcmp(on, "1") == 0) hardware = 1;
 }
 
 /** A statistic by name, or -1 for an unknown name. */
