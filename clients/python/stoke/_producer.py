@@ -178,6 +178,8 @@ def option_arguments(option: "_options.Option", value: Any) -> List[str]:
 
 # The lines of a producer started with decode="gpu" or "auto": where it decodes, or why the CPU does.
 DECODE_LINES = ("stoke serve: decoding on CUDA device ", "stoke serve: --decode ")
+# The producer's stall report (no batch for a while, the consumer waiting): every line, for a bug report.
+STALL_LINES = "stoke serve: stall: "
 
 
 def producer_environment(settings: Any) -> Optional[Dict[str, str]]:
@@ -477,9 +479,11 @@ class Producer:
                 line = line.rstrip("\n")
                 self._stderr.append(line)
                 # The producer's warnings (a fallback, a build), where it decodes with decode="gpu" (or
-                # why the CPU does) and its restart cache's line per epoch reach the user's terminal, once each.
+                # why the CPU does), its restart cache's line per epoch and its stall report reach the
+                # user's terminal, once each.
                 if ("WARNING" in line or line.startswith("stoke: building") or line.startswith("stoke: recording")
-                        or line.startswith(RESTART_CACHE_LINE) or line.startswith(DECODE_LINES)):
+                        or line.startswith(RESTART_CACHE_LINE) or line.startswith(DECODE_LINES)
+                        or line.startswith(STALL_LINES)):
                     print(line, file=sys.stderr, flush=True)
 
     # The order feed's format is specified once, in docs/shared-memory.md ("The order feed"); its

@@ -8,6 +8,7 @@ module io.stoke.serve {
     requires transitive io.stoke.loader;
     requires io.stoke.ffm; // TurboJpeg.ensureLoaded, memfd_create
     requires io.stoke.gpu; // --decode gpu|auto: the GPU decode stage's batches copied into the ring
+    requires java.management; // the stall report's thread states and stacks
     requires com.fasterxml.jackson.core;
     requires com.fasterxml.jackson.databind;
 

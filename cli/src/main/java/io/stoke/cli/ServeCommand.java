@@ -49,6 +49,17 @@ public final class ServeCommand implements Callable<Integer> {
     long statusInterval;
 
     @Option(
+            names = "--stall-report",
+            defaultValue = "60",
+            paramLabel = "SECONDS",
+            description = {
+                "After SECONDS with no batch published while the consumer waits, say once on stderr every thread's"
+                        + " state and stack (lines 'stoke serve: stall: ...'), for a bug report; the run goes on."
+                        + " 0 = never (default: ${DEFAULT-VALUE})."
+            })
+    long stallReport;
+
+    @Option(
             names = "--parent-pid",
             paramLabel = "PID",
             description = {
@@ -113,6 +124,7 @@ public final class ServeCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         return new RingServer(data, options.settings(), ring, spec.commandLine().getErr())
                 .statusInterval(statusInterval)
+                .stallReport(stallReport * 1000)
                 .parentPid(parentPid)
                 .sampleList(sampleList)
                 .autoWorkersLog(autoWorkersLog)

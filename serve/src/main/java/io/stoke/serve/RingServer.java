@@ -43,6 +43,7 @@ public final class RingServer {
     private final Path ring;
     private final PrintWriter err;
     private long statusIntervalMillis = 1000;
+    private long stallReportMillis = 60_000;
     private Long parentPid;
     private Path sampleList;
     private Path autoWorkersLog;
@@ -67,6 +68,15 @@ public final class RingServer {
     /** Milliseconds between status lines, 0 for none (default 1000). */
     public RingServer statusInterval(long millis) {
         this.statusIntervalMillis = millis;
+        return this;
+    }
+
+    /**
+     * Milliseconds without a batch published, while the consumer waits, before the threads' states
+     * are said once ({@link StallReport}), 0 for never (default 60,000).
+     */
+    public RingServer stallReport(long millis) {
+        this.stallReportMillis = millis;
         return this;
     }
 
@@ -279,6 +289,7 @@ public final class RingServer {
                 + " bytes in all), decoded on the GPU; waiting for a consumer");
         try {
             long lastStatus = System.nanoTime();
+            StallReport stall = new StallReport(stallReportMillis);
             while (true) {
                 Throwable failure = publisher.failure();
                 if (failure instanceof NoSampleDecodedException e) {
@@ -293,6 +304,15 @@ public final class RingServer {
                     say("the consumer has read every batch (" + publisher.published() + " decoded on the GPU: "
                             + stage.stats() + "); done");
                     return EXIT_DONE;
+                }
+                if (!publisher.finished()) {
+                    stall.check(
+                            System.nanoTime(),
+                            publisher.published(),
+                            counts,
+                            shm.geometry().slotCount(),
+                            () -> "GPU decode stage: " + stage.stats(),
+                            this::say);
                 }
                 if (statusIntervalMillis > 0 && System.nanoTime() - lastStatus >= statusIntervalMillis * 1_000_000L) {
                     lastStatus = System.nanoTime();
@@ -326,6 +346,7 @@ public final class RingServer {
                 ? null
                 : new AutoWorkersLogFile(loader.autoWorkers(), autoWorkersLog, SAYS);
         RestartCacheLogFile cacheEpochs = new RestartCacheLogFile(loader, restartCacheLog, SAYS);
+        StallReport stall = new StallReport(stallReportMillis);
         while (true) {
             if (changes != null) {
                 changes.report(err);
@@ -347,6 +368,15 @@ public final class RingServer {
                 status(loader, shm, counts);
                 say("the consumer has read every batch; done");
                 return EXIT_DONE;
+            }
+            if (!allPublished) {
+                stall.check(
+                        System.nanoTime(),
+                        loader.publishedBatches(),
+                        counts,
+                        shm.geometry().slotCount(),
+                        () -> null,
+                        this::say);
             }
             if (statusIntervalMillis > 0 && System.nanoTime() - lastStatus >= statusIntervalMillis * 1_000_000L) {
                 lastStatus = System.nanoTime();
