@@ -123,7 +123,7 @@ fi
 
 if runs model; then
   step "resnet50 inference and training fed by decode=$MODEL_DECODES (model_decode.py)"
-  timeout 200 python3 "$HERE/model_decode.py" --data "$DATA" --out "$OUT/model-decode.json" --workers "$WORKERS" \
+  timeout 260 python3 "$HERE/model_decode.py" --data "$DATA" --out "$OUT/model-decode.json" --workers "$WORKERS" \
     --seconds "$CELL_SECONDS" --decodes "$MODEL_DECODES" --modes "$MODEL_MODES" || failed+=("model_decode.py")
 fi
 

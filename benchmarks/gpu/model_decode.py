@@ -79,7 +79,7 @@ def cell(step, mode: str, decode: str, a: argparse.Namespace) -> dict:
     cpu0, t0 = tree_cpu_seconds(proc), time.perf_counter()
     loader = stoke.DataLoader(a.data, batch_size=a.batch, shuffle=True, drop_last=True, num_workers=a.workers,
                               pin_memory=True, transform="eval" if mode == "infer" else "train",
-                              output="float32", decode=decode, seed=a.seed)
+                              output="float32", decode=decode, seed=a.seed, timeout=a.batch_timeout)
     batches, first, on_device, done = 0, None, None, False
     try:
         while not done:
@@ -117,6 +117,9 @@ def main() -> None:
     p.add_argument("--decodes", default="cpu,gpu,auto")
     p.add_argument("--modes", default="infer,train")
     p.add_argument("--seed", type=int, default=0)
+    # A batch that does not come within this fails its cell, and the next cell runs; the producer's
+    # stall report (after 60 s) is printed first.
+    p.add_argument("--batch-timeout", type=float, default=75.0)
     a = p.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("model_decode.py: torch sees no CUDA device here; it measures a model on a GPU")
