@@ -218,6 +218,12 @@ def producer_environment(settings: Any) -> Optional[Dict[str, str]]:
     return env
 
 
+def stall_report_seconds(timeout: float) -> int:
+    """Seconds without a batch before the producer's stall report, for a loader's ``timeout`` (> 0):
+    half of it, whole seconds, from 1 to ``serve``'s own 60."""
+    return max(1, min(60, int(timeout // 2)))
+
+
 def serve_arguments(settings: Any, root: str, epoch: int, batch: int, ring: str, sample_list: str,
                     auto_workers_log: Optional[str], cuts: Sequence[Dict[str, Any]] = (),
                     data: Optional[str] = None, order_feed: Optional[str] = None,
@@ -259,6 +265,11 @@ def serve_arguments(settings: Any, root: str, epoch: int, batch: int, ring: str,
         args += ["--order-feed", order_feed]
     if restart_cache_log is not None:
         args += ["--restart-cache-log", restart_cache_log]
+    timeout = getattr(settings, "timeout", 0)
+    if timeout > 0:
+        # A batch awaited past ``timeout`` raises; the producer's stall report (every thread's stack)
+        # comes first, at half of it, so that the error has its cause beside it.
+        args += ["--stall-report", str(stall_report_seconds(timeout))]
     if device_slots is not None:
         args += ["--device-slots-out", device_slots]
     for option in _options.OPTIONS:

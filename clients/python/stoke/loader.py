@@ -342,7 +342,8 @@ class DataLoader(Closeable):
             (default: ``False``).
         drop_last (bool, optional): drop each rank's last partial batch, as PyTorch (default: ``False``).
         timeout (float, optional): seconds to wait for a batch before ``RuntimeError`` (default:
-            ``0``, forever).
+            ``0``, forever). At half of it the producer prints, once, what each of its threads is
+            doing (its stall report: lines ``stoke serve: stall: ...``); without a timeout, at 60 s.
         worker_init_fn (Callable, optional): ignored, said once: no Python runs in Stoke's threads.
         multiprocessing_context (optional): ignored, said once: the producer is one process.
         generator (torch.Generator, optional): its ``initial_seed()`` is the seed.

@@ -3,9 +3,9 @@
 A local HTTP server serves tar shards and their catalog, and holds the first shard's fetch until the
 test lets it go: ``stoke serve`` then publishes nothing while its slots are free, and after a second
 it says, once, every thread's state and stack, its worker's fetch among them; once the shard comes,
-the batches follow. Then the Python producer's reader: the report's lines reach the user's terminal,
-where the producer's other lines stay in its tail. Needs numpy for the second part (skips without,
-saying so).
+the batches follow. A ``stoke.DataLoader`` with ``timeout=6`` over the same held shard has the report
+printed at 3 s, before its timeout. Then the Python producer's reader: the report's lines reach the
+user's terminal, where the producer's other lines stay in its tail.
 """
 
 import contextlib
@@ -27,12 +27,7 @@ sys.path.insert(0, str(PACKAGE_ROOT))
 sys.path.insert(0, str(HERE))
 
 from _range_server import RangeServer  # noqa: E402
-
-try:
-    from stoke import _producer
-    MISSING = None
-except ImportError as e:
-    MISSING = f"{e.name} is not installed"
+from stoke import _producer  # noqa: E402
 
 
 class HeldServer(RangeServer):
@@ -115,7 +110,26 @@ class StallReportTest(unittest.TestCase):
                             for line in report), text)
         self.assertIsNone(proc.poll(), "the report stops nothing: serve waits for its consumer\n" + text)
 
-    @unittest.skipIf(MISSING, MISSING or "")
+    def test_a_loader_that_times_out_has_the_producers_report_printed_before(self) -> None:
+        import stoke
+
+        server = HeldServer(self.shards)
+        self.addCleanup(server.stop)
+        self.addCleanup(server.let_go.set)
+        self.assertEqual([1, 2, 30, 60, 60], [_producer.stall_report_seconds(t) for t in (0.5, 4, 61, 120, 1e6)])
+        printed = io.StringIO()
+        with contextlib.redirect_stderr(printed):
+            loader = stoke.DataLoader(server.base(), batch_size=4, num_workers=1, timeout=6)
+            try:
+                with self.assertRaisesRegex(RuntimeError, "DataLoader timed out after 6 seconds"):
+                    next(iter(loader))
+            finally:
+                server.let_go.set()
+                loader.close()
+        text = printed.getvalue()
+        self.assertRegex(text, r"stoke serve: stall: no batch published for 3 s while the consumer waits")
+        self.assertIn("io.stoke.remote", text, "the worker's fetch in a stack")
+
     def test_the_python_producer_prints_the_report_and_keeps_other_lines_in_its_tail(self) -> None:
         producer = _producer.Producer.__new__(_producer.Producer)
         producer._stderr = _producer.collections.deque(maxlen=_producer.STDERR_LINES)
