@@ -24,6 +24,9 @@
 #                                   batch 256) fed by decode=cpu|gpu|auto, beside the model's own rate;
 #           upsampling-diff.json    benchmarks/gpu/upsampling_diff.py: nvJPEG's pixels against TurboJPEG's
 #                                   with libjpeg's smooth chroma upsampling and with its plain one;
+#           hang.json               (STEPS=hang only) resnet50 training fed by decode=gpu, HANG_CELLS fresh
+#                                   loaders in one process: the cell that hung in run-4; a cell that hangs
+#                                   has its producer's stall report (every thread's stack) in log.txt;
 #           log.txt                 everything (machine.txt is left out when all nine steps run).
 #
 # The data: with PHOTOS (a folder of photographs carried along), IMAGES ImageNet-like JPEGs cut from
@@ -33,8 +36,8 @@
 # most (pixels, then rates, then the model); each has its own time limit, and a failed step is said
 # and the next one runs. Environment: IMAGES (4096), PHOTOS, BATCH (128), WORKERS (16), CELL_SECONDS (8),
 # GPU_CHECK_IMAGES (256: gpu-check compares each image with TurboJPEG's on one thread), MODEL_DECODES
-# (cpu,gpu,auto), MODEL_MODES (infer,train), STEPS (which to run: check,dataloader,bench,diff,torchvision,
-# model,train; all by default).
+# (cpu,gpu,auto), MODEL_MODES (infer,train), HANG_CELLS (4), STEPS (which to run: check,dataloader,bench,
+# diff,torchvision,model,train, all by default; and hang, only when named).
 set -u
 WHEEL=$(realpath "$1") LIBDIR=$(realpath "$2") OUT=$(realpath "$3")
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -42,6 +45,7 @@ mkdir -p "$OUT"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 IMAGES=${IMAGES:-4096} BATCH=${BATCH:-128} PHOTOS=${PHOTOS:-} WORKERS=${WORKERS:-16} CELL_SECONDS=${CELL_SECONDS:-8}
 GPU_CHECK_IMAGES=${GPU_CHECK_IMAGES:-256} MODEL_DECODES=${MODEL_DECODES:-cpu,gpu,auto} MODEL_MODES=${MODEL_MODES:-infer,train}
+HANG_CELLS=${HANG_CELLS:-4}
 STEPS=${STEPS:-check,dataloader,bench,diff,torchvision,model,train}
 runs() { [[ ,$STEPS, == *,$1,* ]]; }
 DATA=/tmp/stoke-gpu-data SITE=/tmp/stoke-site
@@ -125,6 +129,16 @@ if runs model; then
   step "resnet50 inference and training fed by decode=$MODEL_DECODES (model_decode.py)"
   timeout 260 python3 "$HERE/model_decode.py" --data "$DATA" --out "$OUT/model-decode.json" --workers "$WORKERS" \
     --seconds "$CELL_SECONDS" --decodes "$MODEL_DECODES" --modes "$MODEL_MODES" || failed+=("model_decode.py")
+fi
+
+# The training cell that hung in run-4 (decode=gpu), again and again: each cell that hangs prints the
+# producer's stall report (every thread's stack) at half the loaders' batch timeout, then fails.
+if runs hang; then
+  step "resnet50 training fed by decode=gpu, $HANG_CELLS cells (model_decode.py, the stall report on a hang)"
+  cells=$(printf 'gpu,%.0s' $(seq "$HANG_CELLS")); cells=${cells%,}
+  timeout $(( 30 + 60 * HANG_CELLS )) python3 "$HERE/model_decode.py" --data "$DATA" --out "$OUT/hang.json" \
+    --workers "$WORKERS" --seconds "$CELL_SECONDS" --decodes "$cells" --modes train --batch-timeout 50 \
+    || failed+=("model_decode.py (hang)")
 fi
 
 # The GPU decodes and resizes, the CPU threads run the policy and the erasing after (the host's tail).
