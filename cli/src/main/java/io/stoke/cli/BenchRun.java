@@ -347,11 +347,12 @@ final class BenchRun {
                     "CPU's share",
                     String.format(
                             Locale.ROOT,
-                            "%d images (%.1f%%) decoded by the CPU threads beside the GPU: %d whole batches,"
-                                    + " the rest shares of the GPU's",
+                            "%d images (%.1f%%) decoded by the CPU threads beside the GPU: %d whole batches"
+                                    + " (%d while batches waited for the consumer), the rest shares of the GPU's",
                             decoded.sharedImages(),
                             stats.images() == 0 ? 0 : 100.0 * decoded.sharedImages() / stats.images(),
-                            decoded.cpuBatches()));
+                            decoded.cpuBatches(),
+                            decoded.behindBatches()));
         }
         if (json != null) {
             writeJson(json, shared ? "auto" : "gpu", stats, readers, null, batchSize, tally.failed.size(), cpuMs);

@@ -231,6 +231,12 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final AtomicLong failedImages = new AtomicLong();
     private final AtomicLong wholeBatches = new AtomicLong();
     private final AtomicLong wentOn = new AtomicLong();
+    /** Whole batches given the CPU threads because the consumer was behind ({@link #consumerBehind}). */
+    private final AtomicLong behindBatches = new AtomicLong();
+    /** Batches handed out and not yet taken from which the consumer counts as behind. */
+    static final int BEHIND = 2;
+    /** What {@link #dispatch} returns for a batch it left for later: the consumer is behind, no buffer is free. */
+    private static final Pending DEFERRED = new Pending(null, -1, false, 0);
     // The decode thread's wall time by phase (DecodeThreadTimes' order), added once per batch and phase.
     private static final int READS = 0,
             BUFFER = 1,
@@ -264,6 +270,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         public void returned(DeviceEntry entry) {
             entry.handedOut = null;
             free.offer(entry);
+            cpuEnded.ring(); // a buffer for a whole batch, where the decode thread waits for one
         }
 
         @Override
@@ -520,7 +527,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      */
     @Override
     public DeviceBatch next() {
-        return handoff.next(owner, () -> closed);
+        try {
+            return handoff.next(owner, () -> closed);
+        } finally {
+            cpuEnded.ring(); // a decode thread holding the GPU back while the consumer was behind looks again
+        }
     }
 
     private void ensureCurrent() {
@@ -584,7 +595,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             }
             Cursor cursor = new Cursor();
             int f = 0;
-            Pending now = cursor.advance() ? dispatch(f, cursor) : null;
+            Pending now = cursor.advance() ? dispatch(f, cursor, true) : null;
             while (!closed) {
                 if (now == null) {
                     // Nothing left for the GPU: what the CPU still decodes ends the run.
@@ -612,7 +623,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 int next = (f + 1) % files.length;
                 // The next batches: whole to the CPU where the split says so, and the next for the GPU
                 // read while this one decodes.
-                Pending after = cursor.advance() ? dispatch(next, cursor) : null;
+                Pending after = cursor.advance() ? dispatch(next, cursor, false) : null;
                 if (ended) {
                     return;
                 }
@@ -621,6 +632,14 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 filesDone[f].record(stream);
                 filesQueued[f] = true;
                 if (!deliver(0)) {
+                    return;
+                }
+                while (after == DEFERRED && !ended) {
+                    // The consumer was behind with no buffer free for a whole batch: this batch is
+                    // handed out, and the next waits for a buffer or for the consumer to catch up.
+                    after = dispatch(next, cursor, true);
+                }
+                if (ended) {
                     return;
                 }
                 now = after;
@@ -751,24 +770,42 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      * says so ({@link DecodeSplit#whole}), and the first it does not, read into {@code files[f]} for
      * the GPU. Returns that one, or null when the cursor ran out first.
      */
-    private Pending dispatch(int f, Cursor at) throws InterruptedException {
+    private Pending dispatch(int f, Cursor at, boolean mayWait) throws InterruptedException {
         while (split != null && wholeInFlight < cpuBatches && !free.isEmpty() && wholeNext(at.size)) {
-            DeviceEntry entry = free.poll(); // only this thread takes from the pool: not null
-            EncodedBatch whole = wholeFiles[entry.index];
-            if (whole == null) {
-                whole = wholeFiles[entry.index] = new EncodedBatch(batchSize, readerCount, cpuEnded);
-            }
-            whole.begin(at.epoch, at.batch, at.order, at.batch * batchSize, at.size, at.last);
-            whole.startWhole(hostPixels(entry), hostBytes);
-            Pending p = new Pending(whole, at.epoch, at.last, at.size);
-            p.entry = entry;
-            pending.add(p);
-            wholeInFlight++;
-            dispatched++;
-            wholeQueue.add(whole);
-            readerThreads.wake();
+            dispatchWhole(at);
             if (!at.advance()) {
                 return null;
+            }
+        }
+        // Batches wait for the consumer (BEHIND of them, and until none does): the GPU's time is
+        // better left to the consumer's own work (a model on the same device, which the decode's
+        // kernels and copies slow), and the CPU threads keep up. So the next batches go whole to
+        // them while a buffer is free; with none free the GPU gets no batch either, and the decode
+        // thread waits (DEFERRED first, where a batch of the GPU's is still to be decoded and handed
+        // out before the whole ones) until a buffer comes back or no batch waits for the consumer.
+        for (boolean behind = consumerBehind(BEHIND); behind && !ended; behind = consumerBehind(1)) {
+            if (wholeInFlight < cpuBatches && !free.isEmpty()) {
+                dispatchWhole(at);
+                behindBatches.incrementAndGet();
+                if (!at.advance()) {
+                    return null;
+                }
+                continue;
+            }
+            if (!mayWait) {
+                return DEFERRED;
+            }
+            cpuEnded.arm(); // before the checks: a whole batch ending, the consumer taking a batch or returning a
+            // buffer rings
+            try {
+                if (!deliver(0)) {
+                    return null;
+                }
+                if (consumerBehind(1) && (wholeInFlight >= cpuBatches || free.isEmpty())) {
+                    cpuEnded.park();
+                }
+            } finally {
+                cpuEnded.disarm();
             }
         }
         while (filesOwner[f] != null && !ended) {
@@ -794,6 +831,32 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         pending.add(p);
         dispatched++;
         return p;
+    }
+
+    /** Dispatches the cursor's batch whole to the CPU threads, in a free buffer (there is one). */
+    private void dispatchWhole(Cursor at) {
+        DeviceEntry entry = free.poll(); // only this thread takes from the pool: not null
+        EncodedBatch whole = wholeFiles[entry.index];
+        if (whole == null) {
+            whole = wholeFiles[entry.index] = new EncodedBatch(batchSize, readerCount, cpuEnded);
+        }
+        whole.begin(at.epoch, at.batch, at.order, at.batch * batchSize, at.size, at.last);
+        whole.startWhole(hostPixels(entry), hostBytes);
+        Pending p = new Pending(whole, at.epoch, at.last, at.size);
+        p.entry = entry;
+        pending.add(p);
+        wholeInFlight++;
+        dispatched++;
+        wholeQueue.add(whole);
+        readerThreads.wake();
+    }
+
+    /**
+     * Whether at least {@code batches} handed out wait for the consumer, so that the next batches go
+     * whole to the CPU threads ({@code auto} only, not with the tests' fixed alternation).
+     */
+    private boolean consumerBehind(int batches) {
+        return split != null && cpuBatches > 0 && !wholeEveryOther && handoff.waiting() >= batches;
     }
 
     /** Whether the next batch, of {@code size}, goes whole to the CPU threads: a free buffer is there. */
@@ -1388,7 +1451,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                         ? null
                         : new GpuDecodeStats.Balance(
                                 balanceGpuSpan, balanceGpuHost, balanceCpu, balanceCpuPerUnit, balanceWhole),
-                wholeBatches.get());
+                wholeBatches.get(),
+                behindBatches.get());
     }
 
     // ------------------------------------------------------------------ shutdown

@@ -18,6 +18,8 @@ package io.stoke.gpu;
  * @param balance    with the CPU sharing the decode, the rates its split is drawn from; else null
  * @param cpuBatches whole batches the CPU threads decoded beside the GPU's (their images are in
  *     {@code sharedImages}, or {@code failed})
+ * @param behindBatches of those, the ones given them because batches waited for the consumer (the
+ *     GPU then left to the consumer's own work)
  */
 public record GpuDecodeStats(
         long batches,
@@ -29,7 +31,8 @@ public record GpuDecodeStats(
         ReaderTimes readers,
         OpeningTimes opening,
         Balance balance,
-        long cpuBatches) {
+        long cpuBatches,
+        long behindBatches) {
     /**
      * The smoothed times per image that {@code --decode auto} splits each batch by (NaN until measured).
      *

@@ -53,6 +53,11 @@ final class Handoff {
         return failure;
     }
 
+    /** Items put and not yet taken: how far the consumer is behind. */
+    int waiting() {
+        return queue.size();
+    }
+
     /**
      * The next batch, handed out as a {@link DeviceBatch} of {@code owner}'s; null after the end.
      * The exceptions are {@link #take}'s.

@@ -302,6 +302,45 @@ class GpuDecodeStageTest {
     }
 
     /**
+     * With {@code auto} and a consumer that falls behind (batches wait for it), the next batches go
+     * whole to the CPU threads and the GPU is left to the consumer's own work: most batches are the
+     * CPU's, counted as such, and every batch still comes in the loader's order with its pixels.
+     */
+    @Test
+    void wholeBatchesGoToTheCpuWhileTheConsumerIsBehindInTheLoadersOrder() throws Exception {
+        writeDataset(root, 40);
+        dbl.nvjpegHardware(true);
+        Loader.Builder settings = Loader.imageFolder(root)
+                .batchSize(4)
+                .shuffle(true)
+                .seed(5)
+                .epochs(2)
+                .workers(1)
+                .transform(EVAL);
+        List<Snapshot> want = host(settings);
+        try (GpuDecodeStage stage = stage(settings)
+                        .inFlight(2)
+                        .readers(2)
+                        .shareWithCpu(true)
+                        .build();
+                Arena arena = Arena.ofConfined()) {
+            MemorySegment got = arena.allocate(4L * EVAL.sampleBytes());
+            for (int k = 0; k < want.size(); k++) {
+                Thread.sleep(40); // the consumer's own work: the stage fills its buffers meanwhile
+                try (DeviceBatch b = stage.next()) {
+                    assertInOrderWithPixels(k, want.get(k), b, got);
+                }
+            }
+            assertNull(stage.next());
+            GpuDecodeStats s = stage.stats();
+            assertTrue(s.behindBatches() >= want.size() / 2, "most batches the CPU's while behind: " + s);
+            assertTrue(s.behindBatches() <= s.cpuBatches(), s.toString());
+            assertTrue(s.gpuImages() > 0, "the first batches, before any waited: " + s);
+            assertEquals(2 * 40, s.gpuImages() + s.sharedImages() + s.cpuImages(), s.toString());
+        }
+    }
+
+    /**
      * The decode thread does not wait for a batch's CPU round: with a large PNG in batches of small
      * JPEGs, it decodes the next batches while the PNG decodes, and each batch is still handed out in
      * the loader's order with the loader's pixels, the PNG's included.
