@@ -139,6 +139,7 @@ final class BenchRun {
                         device.ordinal(),
                         readers,
                         options.decodeCpuBatches(),
+                        false, // no model: the consumer only counts the batches
                         line -> err.println("stoke: " + line));
                 if (stage != null) {
                     return runGpuDecode(stage, decode.shared(), started, settings, title, warmup.json, readers);

@@ -47,10 +47,18 @@ public final class GpuDecodeOpening {
      * refusing the device, an order feed, a restart cache). Said first when it
      * opens: the library, the backend, and what the CPU threads do.
      *
+     * @param consumerOnGpu whether the consumer's own work runs on the GPU ({@link
+     *     GpuDecodeStage.Builder#consumerOnGpu}: under auto, the GPU is left to it while it is behind)
      * @param say takes each line, to be prefixed with the command's name
      */
     public static GpuDecodeStage open(
-            Loader.Builder settings, Decode decode, int ordinal, int readers, int cpuBatches, Consumer<String> say) {
+            Loader.Builder settings,
+            Decode decode,
+            int ordinal,
+            int readers,
+            int cpuBatches,
+            boolean consumerOnGpu,
+            Consumer<String> say) {
         if (!decode.onGpu()) {
             throw new IllegalArgumentException("--decode cpu opens no GPU decode stage");
         }
@@ -71,7 +79,8 @@ public final class GpuDecodeOpening {
                 .readers(readers)
                 .cpuBatches(cpuBatches)
                 .nvjpeg(nvjpeg.nvjpeg().get())
-                .shareWithCpu(shared);
+                .shareWithCpu(shared)
+                .consumerOnGpu(consumerOnGpu);
         return GpuDecodeStage.openOrCpu(builder, reason -> say.accept(flag + ": " + reason))
                 .map(stage -> {
                     say.accept("decoding on CUDA device " + ordinal + " (EXPERIMENTAL) with "

@@ -142,6 +142,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final int cpuBatches;
     /** For tests: every other batch goes whole to the CPU, whatever the rates. */
     private final boolean wholeEveryOther;
+    /** Whether the consumer's own work runs on this GPU ({@link Builder#consumerOnGpu}). */
+    private final boolean consumerOnGpu;
     /** Whether the readers draw the training transform's tables (else the decode thread does): off only in tests. */
     private final boolean readersDraw;
     /** For tests: what each reader thread's reader is wrapped in (a read held back), else identity. */
@@ -341,6 +343,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.split = b.shareWithCpu ? new DecodeSplit() : null;
         this.cpuBatches = b.cpuBatches;
         this.wholeEveryOther = b.wholeEveryOther && b.shareWithCpu && cpuBatches > 0;
+        this.consumerOnGpu = b.consumerOnGpu;
         this.readerWrap = b.readerWrap;
         this.readersDraw = b.readersDraw;
         int timedSlots = b.shareWithCpu ? b.inFlight + 2 : 0;
@@ -852,11 +855,12 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     }
 
     /**
-     * Whether at least {@code batches} handed out wait for the consumer, so that the next batches go
-     * whole to the CPU threads ({@code auto} only, not with the tests' fixed alternation).
+     * Whether at least {@code batches} handed out wait for a consumer whose work is on the GPU, so
+     * that the next batches go whole to the CPU threads ({@code auto} only, not with the tests' fixed
+     * alternation). A consumer on the CPU is left the cores instead: the GPU decodes as the rates say.
      */
     private boolean consumerBehind(int batches) {
-        return split != null && cpuBatches > 0 && !wholeEveryOther && handoff.waiting() >= batches;
+        return consumerOnGpu && split != null && cpuBatches > 0 && !wholeEveryOther && handoff.waiting() >= batches;
     }
 
     /** Whether the next batch, of {@code size}, goes whole to the CPU threads: a free buffer is there. */
@@ -1522,6 +1526,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         private boolean shareWithCpu;
         private int cpuBatches = 3;
         private boolean wholeEveryOther;
+        private boolean consumerOnGpu;
         private UnaryOperator<SampleReader> readerWrap = UnaryOperator.identity();
         private boolean readersDraw = true;
         private int device;
@@ -1605,6 +1610,17 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 throw new IllegalArgumentException("cpuBatches must be in [0, 16]: " + n);
             }
             this.cpuBatches = n;
+            return this;
+        }
+
+        /**
+         * Whether the consumer's own work runs on this GPU (a model reading the batches there; default
+         * false). Then, with {@link #shareWithCpu}, while batches wait for the consumer the next ones
+         * go whole to the CPU threads and the GPU is left to the consumer; a consumer on the CPU is
+         * left the cores.
+         */
+        public Builder consumerOnGpu(boolean onGpu) {
+            this.consumerOnGpu = onGpu;
             return this;
         }
 

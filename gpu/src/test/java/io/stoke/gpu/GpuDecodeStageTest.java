@@ -302,9 +302,10 @@ class GpuDecodeStageTest {
     }
 
     /**
-     * With {@code auto} and a consumer that falls behind (batches wait for it), the next batches go
-     * whole to the CPU threads and the GPU is left to the consumer's own work: most batches are the
-     * CPU's, counted as such, and every batch still comes in the loader's order with its pixels.
+     * With {@code auto} and a consumer on the GPU that falls behind (batches wait for it), the next
+     * batches go whole to the CPU threads and the GPU is left to the consumer's own work: most batches
+     * are the CPU's, counted as such, and every batch still comes in the loader's order with its
+     * pixels. A consumer on the CPU gets none that way.
      */
     @Test
     void wholeBatchesGoToTheCpuWhileTheConsumerIsBehindInTheLoadersOrder() throws Exception {
@@ -318,10 +319,24 @@ class GpuDecodeStageTest {
                 .workers(1)
                 .transform(EVAL);
         List<Snapshot> want = host(settings);
+        GpuDecodeStats s = slowConsumer(settings, want, true);
+        assertTrue(s.behindBatches() >= want.size() / 2, "most batches the CPU's while behind: " + s);
+        assertTrue(s.behindBatches() <= s.cpuBatches(), s.toString());
+        assertTrue(s.gpuImages() > 0, "the first batches, before any waited: " + s);
+        assertEquals(2 * 40, s.gpuImages() + s.sharedImages() + s.cpuImages(), s.toString());
+        // A consumer on the CPU is left the cores: the split goes by the rates alone.
+        GpuDecodeStats onCpu = slowConsumer(settings, want, false);
+        assertEquals(0, onCpu.behindBatches(), onCpu.toString());
+    }
+
+    /** The stage under {@code auto}, its batches taken every 40 ms in the host loader's order with its pixels. */
+    private GpuDecodeStats slowConsumer(Loader.Builder settings, List<Snapshot> want, boolean consumerOnGpu)
+            throws Exception {
         try (GpuDecodeStage stage = stage(settings)
                         .inFlight(2)
                         .readers(2)
                         .shareWithCpu(true)
+                        .consumerOnGpu(consumerOnGpu)
                         .build();
                 Arena arena = Arena.ofConfined()) {
             MemorySegment got = arena.allocate(4L * EVAL.sampleBytes());
@@ -332,11 +347,7 @@ class GpuDecodeStageTest {
                 }
             }
             assertNull(stage.next());
-            GpuDecodeStats s = stage.stats();
-            assertTrue(s.behindBatches() >= want.size() / 2, "most batches the CPU's while behind: " + s);
-            assertTrue(s.behindBatches() <= s.cpuBatches(), s.toString());
-            assertTrue(s.gpuImages() > 0, "the first batches, before any waited: " + s);
-            assertEquals(2 * 40, s.gpuImages() + s.sharedImages() + s.cpuImages(), s.toString());
+            return stage.stats();
         }
     }
 

@@ -192,7 +192,15 @@ public final class RingServer {
                 // The stage gives a batch with a bad file under SKIP; FAIL then marks it failed (the publisher).
                 builder.onError(ErrorPolicy.SKIP);
                 int readers = Math.min(256, Math.max(1, setup.workers().count()));
-                stage = GpuDecodeOpening.open(builder, decode, 0, readers, s.integer("decode_cpu_batches"), this::say);
+                // With device slots the consumer reads the batches on the GPU, where its work runs.
+                stage = GpuDecodeOpening.open(
+                        builder,
+                        decode,
+                        0,
+                        readers,
+                        s.integer("decode_cpu_batches"),
+                        deviceSlotsOut != null,
+                        this::say);
             } catch (RuntimeException | Error e) {
                 shm.close();
                 throw e;
