@@ -149,10 +149,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     /** For tests: what each reader thread's reader is wrapped in (a read held back), else identity. */
     private final UnaryOperator<SampleReader> readerWrap;
     /**
-     * Rung by the reader threads as each task ends and as each whole batch does; the decode thread
-     * waits on it for a batch's reads, handing out meanwhile what has ended.
+     * The decode thread's: rung by the reader threads as each task ends and as each whole batch does,
+     * and by the consumer as it takes a batch and gives a buffer back. The decode thread waits on it
+     * for a batch's reads, handing out meanwhile what has ended, and for a consumer that is behind.
      */
-    private final Doorbell cpuEnded = new Doorbell();
+    private final Doorbell doorbell = new Doorbell();
     /** Per device entry, the whole batch of the CPU's it holds: made on first use, the decode thread's. */
     private final EncodedBatch[] wholeFiles;
     /** The whole batches the reader threads decode in the background, oldest first. */
@@ -272,7 +273,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         public void returned(DeviceEntry entry) {
             entry.handedOut = null;
             free.offer(entry);
-            cpuEnded.ring(); // a buffer for a whole batch, where the decode thread waits for one
+            doorbell.ring(); // a buffer for a whole batch, where the decode thread waits for one
         }
 
         @Override
@@ -406,7 +407,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             this.handoff = new Handoff(STAGE, pool + 4);
             for (int f = 0; f < files.length; f++) {
                 files[f] = new EncodedBatch(
-                        batchSize, readerCount, cpuEnded); // closed by close(), once nothing reads them
+                        batchSize, readerCount, doorbell); // closed by close(), once nothing reads them
                 filesDone[f] = resources.keep(CudaEvent.create(driver));
             }
             // Each thread makes its own reader and CPU transform: their buffers belong to it. The CPU
@@ -417,7 +418,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                     readerCount,
                     () -> readerWrap.apply(dataset.reader(s.maxFileBytes())),
                     () -> new SampleTransform(dataset, cpu, sampler.seed()),
-                    cpuEnded));
+                    doorbell));
             if (split != null && cpuBatches > 0) {
                 readerThreads.background(wholeQueue);
             }
@@ -533,7 +534,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         try {
             return handoff.next(owner, () -> closed);
         } finally {
-            cpuEnded.ring(); // a decode thread holding the GPU back while the consumer was behind looks again
+            doorbell.ring(); // a decode thread holding the GPU back while the consumer was behind looks again
         }
     }
 
@@ -684,7 +685,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      */
     private long awaitReads(EncodedBatch batch) throws InterruptedException {
         long handing = 0;
-        cpuEnded.arm(); // before the checks: a read or a batch ending after one of them rings
+        doorbell.arm(); // before the checks: a read or a batch ending after one of them rings
         try {
             while (!batch.readsDone()) {
                 long t0 = System.nanoTime();
@@ -694,11 +695,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                     return -1;
                 }
                 if (!batch.readsDone()) {
-                    cpuEnded.park();
+                    doorbell.park();
                 }
             }
         } finally {
-            cpuEnded.disarm();
+            doorbell.disarm();
         }
         batch.awaitReads(); // done: a reader's failure is thrown here
         return handing;
@@ -770,8 +771,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
 
     /**
      * Dispatches the cursor's batch and those after it: whole to the CPU threads while the split
-     * says so ({@link DecodeSplit#whole}), and the first it does not, read into {@code files[f]} for
-     * the GPU. Returns that one, or null when the cursor ran out first.
+     * says so ({@link DecodeSplit#whole}) or the consumer is behind ({@link #consumerBehind}), and the
+     * first it does not, read into {@code files[f]} for the GPU. Returns that one, or null when the
+     * cursor ran out first, or {@link #DEFERRED} when the consumer is behind, no buffer is free and
+     * {@code mayWait} is false (a batch of the GPU's waits to be decoded first): the cursor is then on
+     * the batch still to dispatch.
      */
     private Pending dispatch(int f, Cursor at, boolean mayWait) throws InterruptedException {
         while (split != null && wholeInFlight < cpuBatches && !free.isEmpty() && wholeNext(at.size)) {
@@ -798,17 +802,18 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             if (!mayWait) {
                 return DEFERRED;
             }
-            cpuEnded.arm(); // before the checks: a whole batch ending, the consumer taking a batch or returning a
-            // buffer rings
+            // Armed before the checks: a whole batch ending, the consumer taking a batch or giving a
+            // buffer back rings it.
+            doorbell.arm();
             try {
                 if (!deliver(0)) {
                     return null;
                 }
                 if (consumerBehind(1) && (wholeInFlight >= cpuBatches || free.isEmpty())) {
-                    cpuEnded.park();
+                    doorbell.park();
                 }
             } finally {
-                cpuEnded.disarm();
+                doorbell.disarm();
             }
         }
         while (filesOwner[f] != null && !ended) {
@@ -841,7 +846,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         DeviceEntry entry = free.poll(); // only this thread takes from the pool: not null
         EncodedBatch whole = wholeFiles[entry.index];
         if (whole == null) {
-            whole = wholeFiles[entry.index] = new EncodedBatch(batchSize, readerCount, cpuEnded);
+            whole = wholeFiles[entry.index] = new EncodedBatch(batchSize, readerCount, doorbell);
         }
         whole.begin(at.epoch, at.batch, at.order, at.batch * batchSize, at.size, at.last);
         whole.startWhole(hostPixels(entry), hostBytes);
