@@ -10,6 +10,7 @@ user's terminal, where the producer's other lines stay in its tail.
 
 import contextlib
 import io
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -66,7 +67,6 @@ class StallReportTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls) -> None:
-        import shutil
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def test_a_held_fetch_is_reported_once_with_the_threads_and_the_batches_follow(self) -> None:

@@ -778,7 +778,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      * the batch still to dispatch.
      */
     private Pending dispatch(int f, Cursor at, boolean mayWait) throws InterruptedException {
-        while (split != null && wholeInFlight < cpuBatches && !free.isEmpty() && wholeNext(at.size)) {
+        while (split != null && roomForWhole() && wholeNext(at.size)) {
             dispatchWhole(at);
             if (!at.advance()) {
                 return null;
@@ -791,7 +791,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         // thread waits (DEFERRED first, where a batch of the GPU's is still to be decoded and handed
         // out before the whole ones) until a buffer comes back or no batch waits for the consumer.
         for (boolean behind = consumerBehind(BEHIND); behind && !ended; behind = consumerBehind(1)) {
-            if (wholeInFlight < cpuBatches && !free.isEmpty()) {
+            if (roomForWhole()) {
                 dispatchWhole(at);
                 behindBatches.incrementAndGet();
                 if (!at.advance()) {
@@ -809,7 +809,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 if (!deliver(0)) {
                     return null;
                 }
-                if (consumerBehind(1) && (wholeInFlight >= cpuBatches || free.isEmpty())) {
+                if (consumerBehind(1) && !roomForWhole()) {
                     doorbell.park();
                 }
             } finally {
@@ -839,6 +839,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         pending.add(p);
         dispatched++;
         return p;
+    }
+
+    /** Whether a whole batch can start: fewer than {@code cpuBatches} run, and a buffer is free. */
+    private boolean roomForWhole() {
+        return wholeInFlight < cpuBatches && !free.isEmpty();
     }
 
     /** Dispatches the cursor's batch whole to the CPU threads, in a free buffer (there is one). */
