@@ -1441,6 +1441,27 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         return wentOn.get();
     }
 
+    /**
+     * Where the stage's buffers are, for a stall report: free in the pool, handed out and not yet
+     * taken, and held by the consumer or still with the decode thread (decoding, or waiting for its
+     * CPU part). Read from the thread-safe queues and counters only, so any thread may ask; the
+     * counts are each exact but read one after another.
+     */
+    public String bufferState() {
+        int pool = entries.length;
+        int freeNow = free.size();
+        int waiting = handoff.waiting();
+        int held = 0;
+        for (DeviceEntry e : entries) {
+            if (e.handedOut != null) {
+                held++;
+            }
+        }
+        return "device buffers: " + freeNow + " free of " + pool + ", " + waiting + " handed out and not taken, "
+                + held + " taken by the consumer, the rest with the decode thread; batches handed out "
+                + batches.get() + ", decode thread " + decoder.getState();
+    }
+
     /** Counters so far. */
     public GpuDecodeStats stats() {
         return new GpuDecodeStats(

@@ -329,6 +329,47 @@ class GpuDecodeStageTest {
         assertEquals(0, onCpu.behindBatches(), onCpu.toString());
     }
 
+    /**
+     * A stall report's view of the buffers (what a hung producer says of the stage): with a pool of
+     * two and the consumer holding one batch, the decode thread fills the other, hands it out and
+     * waits for a buffer; then, with both given back, every batch follows.
+     */
+    @Test
+    void theBufferStateSaysWhereEachBufferIsWhileTheConsumerHoldsOne() throws Exception {
+        writeDataset(root, 16);
+        Loader.Builder settings = Loader.imageFolder(root)
+                .batchSize(4)
+                .shuffle(false)
+                .epochs(1)
+                .workers(1)
+                .transform(EVAL);
+        try (GpuDecodeStage stage =
+                stage(settings).inFlight(2).cpuBatches(0).readers(2).build()) {
+            String want = "device buffers: 0 free of 2, 1 handed out and not taken, 1 taken by the consumer, the rest "
+                    + "with the decode thread; batches handed out 2, decode thread WAITING";
+            String state;
+            try (DeviceBatch held = stage.next()) {
+                assertEquals(0, held.sequence());
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                do {
+                    Thread.sleep(10);
+                    state = stage.bufferState();
+                } while (!state.equals(want) && System.nanoTime() < deadline);
+                assertEquals(want, state);
+            }
+            int n = 1;
+            for (DeviceBatch next; (next = stage.next()) != null; n++) {
+                next.close();
+            }
+            assertEquals(4, n);
+            assertTrue(
+                    stage.bufferState()
+                            .startsWith("device buffers: 2 free of 2, 0 handed out and not taken, 0 "
+                                    + "taken by the consumer"),
+                    stage.bufferState());
+        }
+    }
+
     /** The stage under {@code auto}, its batches taken every 40 ms in the host loader's order with its pixels. */
     private GpuDecodeStats slowConsumer(Loader.Builder settings, List<Snapshot> want, boolean consumerOnGpu)
             throws Exception {

@@ -319,7 +319,7 @@ public final class RingServer {
                             publisher.published(),
                             counts,
                             shm.geometry().slotCount(),
-                            () -> "GPU decode stage: " + stage.stats(),
+                            () -> "GPU decode stage: " + stage.bufferState() + "; " + stage.stats(),
                             this::say);
                 }
                 if (statusIntervalMillis > 0 && System.nanoTime() - lastStatus >= statusIntervalMillis * 1_000_000L) {
