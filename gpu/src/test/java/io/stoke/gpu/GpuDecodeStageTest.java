@@ -13,6 +13,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.stoke.ffm.JpegCompressor;
 import io.stoke.ffm.TurboJpeg;
+import io.stoke.ffm.cuda.CudaEvent;
+import io.stoke.ffm.cuda.DeviceBuffer;
 import io.stoke.ffm.testing.CudaTestDouble;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
@@ -34,10 +36,12 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
 import javax.imageio.ImageIO;
 import org.junit.jupiter.api.AfterEach;
@@ -367,6 +371,101 @@ class GpuDecodeStageTest {
                             .startsWith("device buffers: 2 free of 2, 0 handed out and not taken, 0 "
                                     + "taken by the consumer"),
                     stage.bufferState());
+        }
+    }
+
+    /**
+     * As {@code stoke serve} feeds a training loop (the cell that hung on two H200 machines in
+     * run-4): a consumer slower than the stage, so that every buffer fills and the decode thread
+     * waits for one back, each batch copied into a slot of the consumer's as the ring's publisher
+     * copies it, a stream lagging the host by 2 ms a copy, the hardware engine leaving the
+     * progressive, CMYK and PNG files to the CPU, training crops normalised on the device; under
+     * {@code gpu} and {@code auto}. Every batch comes, in the loader's order with its pixels; a
+     * batch that does not come within 30 s fails the test with every thread's stack.
+     */
+    @Test
+    void aConsumerSlowerThanTheStageGetsEveryBatchInOrderWithItsPixels() throws Exception {
+        writeDataset(root, 40);
+        dbl.nvjpegHardware(true);
+        dbl.copyDelayMicros(2000);
+        TransformSpec spec =
+                EVAL.withTrain(16, RandomResizedCrop.defaults()).withOutput(TransformSpec.Output.FLOAT32_CHW);
+        Loader.Builder settings = Loader.imageFolder(root)
+                .batchSize(4)
+                .shuffle(true)
+                .seed(3)
+                .epochs(2)
+                .workers(1)
+                .transform(spec);
+        List<Snapshot> want = host(settings);
+        for (boolean auto : new boolean[] {false, true}) {
+            AtomicLong lastBatch = new AtomicLong(System.nanoTime());
+            StringBuilder stacks = new StringBuilder();
+            try (GpuDecodeStage stage = stage(settings)
+                            .inFlight(3)
+                            .cpuBatches(3)
+                            .readers(3)
+                            .shareWithCpu(auto)
+                            .consumerOnGpu(true)
+                            .build();
+                    Arena arena = Arena.ofConfined()) {
+                GpuDecodeStage watched = stage;
+                Thread watchdog = Thread.ofPlatform().daemon().start(() -> {
+                    try {
+                        while (System.nanoTime() - lastBatch.get() < TimeUnit.SECONDS.toNanos(30)) {
+                            Thread.sleep(100);
+                        }
+                    } catch (InterruptedException e) {
+                        return; // every batch came
+                    }
+                    synchronized (stacks) {
+                        stacks.append(watched.bufferState()).append('\n');
+                        for (Map.Entry<Thread, StackTraceElement[]> t :
+                                Thread.getAllStackTraces().entrySet()) {
+                            stacks.append(t.getKey().getName())
+                                    .append(' ')
+                                    .append(t.getKey().getState());
+                            for (StackTraceElement e : t.getValue()) {
+                                stacks.append("\n    at ").append(e);
+                            }
+                            stacks.append('\n');
+                        }
+                    }
+                    watched.close(); // the waiting next() fails, with the stacks below (a second close is a no-op)
+                });
+                DeviceBuffer slot = stage.deviceBuffer(4L * spec.sampleBytes());
+                CudaEvent copied = stage.event();
+                MemorySegment got = arena.allocate(4L * spec.sampleBytes());
+                try {
+                    for (int k = 0; k < want.size(); k++) {
+                        try (DeviceBatch b = stage.next()) {
+                            Thread.sleep(30); // the publisher waits for a ring slot the training step holds
+                            b.copyToDevice(slot, copied);
+                            assertEquals(k, b.sequence());
+                            assertEquals(want.get(k).batchIndex(), b.batchIndex());
+                            for (int i = 0; i < b.size(); i++) {
+                                assertEquals(want.get(k).indices()[i], b.index(i), "batch " + k + " position " + i);
+                            }
+                            slot.copyToHost(got.asSlice(0, b.byteSize()), 0);
+                            assertArrayEquals(
+                                    want.get(k).pixels(),
+                                    got.asSlice(0, want.get(k).pixels().length).toArray(JAVA_BYTE),
+                                    "batch " + k);
+                        }
+                        lastBatch.set(System.nanoTime());
+                    }
+                    assertNull(stage.next());
+                } catch (IllegalStateException e) {
+                    synchronized (stacks) {
+                        throw new AssertionError("auto " + auto + ": no batch for 30 s:\n" + stacks, e);
+                    }
+                } finally {
+                    watchdog.interrupt();
+                    watchdog.join();
+                }
+                assertTrue(stage.bufferState().startsWith("device buffers: 6 free of 6"), stage.bufferState());
+                assertTrue(stage.stats().times().buffer() > 0, "the decode thread waited for a buffer back");
+            }
         }
     }
 
