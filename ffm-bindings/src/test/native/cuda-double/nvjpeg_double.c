@@ -82,6 +82,8 @@ CUresult stoke_double_enqueue_host(CUstream hStream, void (*fn)(void *), void *a
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int hardware;                      /* whether the modelled device has the JPEG engine */
+static int hold_create;                   /* nvjpegCreateEx waits while set (nvJPEG's opening: 0.6 s on an H200) */
+static pthread_cond_t create_released = PTHREAD_COND_INITIALIZER;
 static long long st_images, st_batches, st_live_handles, st_live_states, st_live_streams, st_pending,
     st_bitstream_changed;
 
@@ -209,6 +211,9 @@ nvjpegStatus_t nvjpegCreateEx(int backend, void *dev_allocator, void *pinned_all
     if (!stoke_double_context_current()) return NVJPEG_STATUS_EXECUTION_FAILED; /* no device to create on */
     if (backend == NVJPEG_BACKEND_HARDWARE && !hardware) return NVJPEG_STATUS_ARCH_MISMATCH;
     if (backend > NVJPEG_BACKEND_HARDWARE) return NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED; /* device bitstreams */
+    pthread_mutex_lock(&lock);
+    while (hold_create) pthread_cond_wait(&create_released, &lock);
+    pthread_mutex_unlock(&lock);
     struct nvjpegHandle *h = calloc(1, sizeof *h);
     h->backend = backend;
     count(&st_live_handles, 1);
@@ -431,6 +436,8 @@ nvjpegStatus_t nvjpegDecodeBatched(nvjpegHandle_t handle, nvjpegJpegState_t stat
 void stoke_nvjpeg_double_reset(void) {
     pthread_mutex_lock(&lock);
     hardware = 0;
+    hold_create = 0;
+    pthread_cond_broadcast(&create_released);
     st_images = st_batches = st_bitstream_changed = 0;
     pthread_mutex_unlock(&lock);
 }
@@ -438,6 +445,14 @@ void stoke_nvjpeg_double_reset(void) {
 /** Whether the modelled device has nvJPEG's hardware engine (A100, H100, H200 ...); default 0. */
 void stoke_nvjpeg_double_set_hardware(int on) {
     hardware = on;
+}
+
+/** While on, a successful nvjpegCreateEx waits (nvJPEG's own opening takes 0.6 s on an H200); off lets it go. */
+void stoke_nvjpeg_double_hold_create(int on) {
+    pthread_mutex_lock(&lock);
+    hold_create = on;
+    if (!on) pthread_cond_broadcast(&create_released);
+    pthread_mutex_unlock(&lock);
 }
 
 /* STOKE_NVJPEG_DOUBLE_HARDWARE=1: the engine from the start, for a producer in another process

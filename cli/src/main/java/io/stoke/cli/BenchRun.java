@@ -318,14 +318,18 @@ final class BenchRun {
                 String.format(
                         Locale.ROOT,
                         "ms: context %.1f, kernels %.1f, buffers and threads %.1f, nvJPEG %.1f, examiners %.1f,"
-                                + " resize %.1f; %.1f in all",
+                                + " resize %.1f; %.1f in all%s",
                         o.context() / 1e6,
                         o.kernels() / 1e6,
                         o.buffers() / 1e6,
                         o.nvjpeg() / 1e6,
                         o.examiners() / 1e6,
                         o.resize() / 1e6,
-                        o.total() / 1e6));
+                        o.total() / 1e6,
+                        o.wholeMeanwhile() > 0
+                                ? "; nvJPEG opened aside, " + o.wholeMeanwhile()
+                                        + " whole batches began on the CPU threads meanwhile"
+                                : ""));
         GpuDecodeStats.Balance b = decoded.balance();
         if (b != null) {
             row(

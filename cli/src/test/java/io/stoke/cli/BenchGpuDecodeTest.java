@@ -96,7 +96,9 @@ class BenchGpuDecodeTest {
     @Test
     void autoSharesTheJpegsWithTheCpuThreadsAndSaysHowMany() throws Exception {
         CudaTestDouble dbl = dbl();
-        Path root = TestImages.imageFolder(tmp.resolve("data"), 32, 2, 9);
+        // 12 batches: the first go whole to the CPU threads while nvJPEG opens, and the GPU's after
+        // share their JPEGs with them (a run of 4 could end before the GPU had timed two batches).
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 96, 2, 9);
         Path json = tmp.resolve("auto.json");
         try {
             String[] r = BenchCommandTest.run(
@@ -114,7 +116,7 @@ class BenchGpuDecodeTest {
                     json.toString());
             assertEquals("0", r[0], r[1] + r[2]);
             assertTrue(r[2].contains("and whole batches or a share of the JPEGs, balanced live"), r[2]);
-            assertTrue(r[1].contains("32 in 4 batches (0 skipped or failed)"), r[1]);
+            assertTrue(r[1].contains("96 in 12 batches (0 skipped or failed)"), r[1]);
             assertTrue(
                     r[1].matches(
                             "(?s).*CPU's share +[0-9]+ images \\([0-9.]+%\\) decoded by the CPU threads beside the GPU: "
@@ -131,7 +133,7 @@ class BenchGpuDecodeTest {
             assertEquals(
                     "auto",
                     new ObjectMapper().readTree(json.toFile()).get("decode").asText());
-            assertTrue(dbl.nvjpegStat("nvjpeg_images") < 32, "the CPU took some: " + dbl.nvjpegStat("nvjpeg_images"));
+            assertTrue(dbl.nvjpegStat("nvjpeg_images") < 96, "the CPU took some: " + dbl.nvjpegStat("nvjpeg_images"));
         } finally {
             dbl.reset();
         }

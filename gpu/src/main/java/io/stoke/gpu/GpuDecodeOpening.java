@@ -44,8 +44,9 @@ public final class GpuDecodeOpening {
      * and {@code cpuBatches} device buffers for the batches they still work on
      * ({@link GpuDecodeStage.Builder#cpuBatches}; the option {@code decode_cpu_batches}), or null
      * after one line to {@code say} on why not (no libnvjpeg, no driver or device, the driver
-     * refusing the device, an order feed, a restart cache). Said first when it
-     * opens: the library, the backend, and what the CPU threads do.
+     * refusing the device, an order feed, a restart cache). Said once nvJPEG has opened (under
+     * {@code auto}, after the first whole batches of the CPU threads may have been handed out): the
+     * library, the backend, and what the CPU threads do.
      *
      * @param consumerOnGpu whether the consumer's own work runs on the GPU ({@link
      *     GpuDecodeStage.Builder#consumerOnGpu}: under auto, the GPU is left to it while it is behind)
@@ -83,15 +84,20 @@ public final class GpuDecodeOpening {
                 .consumerOnGpu(consumerOnGpu);
         return GpuDecodeStage.openOrCpu(builder, reason -> say.accept(flag + ": " + reason))
                 .map(stage -> {
-                    say.accept("decoding on CUDA device " + ordinal + " (EXPERIMENTAL) with "
+                    // Under auto nvJPEG may still be opening (the CPU threads decode whole batches
+                    // meanwhile): the line comes once it has, and a failure reaches the consumer.
+                    stage.whenOpened(backend -> say.accept("decoding on CUDA device " + ordinal
+                            + " (EXPERIMENTAL) with "
                             + nvjpeg.description()
                             + ", "
-                            + (stage.backend() == GpuJpegDecoder.Backend.HARDWARE
-                                    ? "hardware engine"
-                                    : "GPU hybrid decoder")
+                            + (backend == GpuJpegDecoder.Backend.HARDWARE ? "hardware engine" : "GPU hybrid decoder")
                             + (stage.backendNote() != null ? " (" + stage.backendNote() + ")" : "") + "; " + readers
                             + " CPU threads read and decode what nvJPEG leaves"
-                            + (shared ? ", and whole batches or a share of the JPEGs, balanced live" : ""));
+                            + (shared ? ", and whole batches or a share of the JPEGs, balanced live" : "")
+                            + (stage.stats().opening().wholeMeanwhile() > 0
+                                    ? "; " + stage.stats().opening().wholeMeanwhile()
+                                            + " whole batches began on the CPU threads while nvJPEG opened"
+                                    : "")));
                     return stage;
                 })
                 .orElse(null);

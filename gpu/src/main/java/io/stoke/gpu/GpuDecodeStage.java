@@ -43,6 +43,7 @@ import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -226,7 +227,23 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
 
     private final ReaderThreads readerThreads;
     private final Thread decoder;
+    /** nvJPEG opened (or failed to): {@link #backend}; {@link #whenOpened} runs after it. */
     private final CompletableFuture<GpuJpegDecoder.Backend> opened = new CompletableFuture<>();
+    /**
+     * The constructor waits for this: nvJPEG opened, or, where it opens aside ({@link
+     * #wholeWhileOpening}), the decode thread about to hand out the CPU's whole batches meanwhile.
+     */
+    private final CompletableFuture<Void> ready = new CompletableFuture<>();
+    /**
+     * Under {@code auto} with whole batches: nvJPEG opens on a thread of its own while the CPU
+     * threads decode the first batches whole, so that the stage's first batch does not wait for it.
+     */
+    private final boolean wholeWhileOpening;
+    /** How long nvJPEG took to open: written before the completion that publishes it (opened, or the aside future). */
+    private long nvjpegOpenNanos;
+    /** Batches dispatched whole while nvJPEG opened aside: the decode thread's, read by stats() after. */
+    private volatile long openingBatches;
+
     private final AtomicLong batches = new AtomicLong();
     private final AtomicLong gpuImages = new AtomicLong();
     private final AtomicLong cpuImages = new AtomicLong();
@@ -344,6 +361,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.split = b.shareWithCpu ? new DecodeSplit() : null;
         this.cpuBatches = b.cpuBatches;
         this.wholeEveryOther = b.wholeEveryOther && b.shareWithCpu && cpuBatches > 0;
+        this.wholeWhileOpening = split != null && cpuBatches > 0 && !wholeEveryOther;
         this.consumerOnGpu = b.consumerOnGpu;
         this.readerWrap = b.readerWrap;
         this.readersDraw = b.readersDraw;
@@ -432,7 +450,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             throw e;
         }
         try {
-            opened.get(); // the decoder and the resize are made (and closed) by the decode thread
+            ready.get(); // the decoder and the resize are made (and closed) by the decode thread
         } catch (InterruptedException | ExecutionException e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
@@ -550,11 +568,24 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private void decodeLoop() {
         GpuJpegDecoder jpeg = null;
         DeviceResize resize = null;
+        CompletableFuture<GpuJpegDecoder> openingAside = null;
+        Cursor cursor = new Cursor();
+        boolean more = true; // whether the cursor is on a batch not yet dispatched
         try {
             try {
                 long t0 = System.nanoTime();
                 ensureCurrent();
-                jpeg = GpuJpegDecoder.open(driver, nvjpeg, preferHardware, batchSize, spec.maxPixels());
+                if (wholeWhileOpening) {
+                    // nvJPEG's own opening takes 0.6 s on an H200 (run-4): it opens on a thread of its
+                    // own while the CPU threads decode whole batches, handed out in order from now.
+                    openingAside = openAside();
+                    ready.complete(null);
+                    more = wholeWhileOpening(cursor, openingAside);
+                    jpeg = awaitOpened(openingAside);
+                } else {
+                    jpeg = GpuJpegDecoder.open(driver, nvjpeg, preferHardware, batchSize, spec.maxPixels());
+                    nvjpegOpenNanos = System.nanoTime() - t0;
+                }
                 long t1 = System.nanoTime();
                 // Each reader examines the JPEGs it reads (nvJPEG's header read, and on the engine its
                 // parse and support check): this thread keeps the batched call alone.
@@ -582,14 +613,20 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 }
                 long t2 = System.nanoTime();
                 resize = new DeviceResize(driver, kernels, batchSize);
-                opening[3] = t1 - t0;
+                opening[3] = nvjpegOpenNanos;
                 opening[4] = t2 - t1;
                 opening[5] = System.nanoTime() - t2;
                 backendNote = jpeg.backendNote();
+                ready.complete(null);
                 opened.complete(jpeg.backend()); // publishes `opening` to the constructor's thread
             } catch (RuntimeException | Error e) {
+                handoff.fail(e instanceof RuntimeException r ? r : new IllegalStateException(e));
+                ready.completeExceptionally(e);
                 opened.completeExceptionally(e);
                 return;
+            }
+            if (ended) {
+                return; // an epoch in which nothing decoded ended the run while nvJPEG opened
             }
             EvalTableCache evalTables = train == null ? new EvalTableCache(new Resampler(spec), EVAL_TABLE_INTS) : null;
             ResampleTables[] tables = new ResampleTables[train == null ? 0 : batchSize]; // the boxes' tables
@@ -597,9 +634,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             for (int i = 0; i < tables.length; i++) {
                 tables[i] = new ResampleTables();
             }
-            Cursor cursor = new Cursor();
             int f = 0;
-            Pending now = cursor.advance() ? dispatch(f, cursor, true) : null;
+            Pending now = more && (wholeWhileOpening || cursor.advance()) ? dispatch(f, cursor, true) : null;
             while (!closed) {
                 if (now == null) {
                     // Nothing left for the GPU: what the CPU still decodes ends the run.
@@ -656,8 +692,13 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         } finally {
             // The constructor waits for this; a failure before the decoder opened must reach it.
             RuntimeException failure = handoff.failure();
-            opened.completeExceptionally(
-                    failure != null ? failure : new IllegalStateException("the GPU decode thread stopped"));
+            RuntimeException stopped =
+                    failure != null ? failure : new IllegalStateException("the GPU decode thread stopped");
+            ready.completeExceptionally(stopped);
+            opened.completeExceptionally(stopped);
+            if (jpeg == null && openingAside != null) {
+                jpeg = openingAside.exceptionally(e -> null).join(); // closed below, once it has opened
+            }
             try {
                 stream.synchronize(); // nothing queued may still use what the decoder and the resize own
             } catch (RuntimeException e) {
@@ -674,6 +715,67 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 }
                 jpeg.close();
             }
+        }
+    }
+
+    /** Opens nvJPEG on a thread of its own, which rings the doorbell when it has (or has failed). */
+    private CompletableFuture<GpuJpegDecoder> openAside() {
+        CompletableFuture<GpuJpegDecoder> opening = new CompletableFuture<>();
+        Thread.ofPlatform().name("stoke-gpu-nvjpeg-open").daemon().start(() -> {
+            try {
+                long t0 = System.nanoTime();
+                ensureCurrent();
+                GpuJpegDecoder jpeg = GpuJpegDecoder.open(driver, nvjpeg, preferHardware, batchSize, spec.maxPixels());
+                nvjpegOpenNanos = System.nanoTime() - t0; // before the completion that publishes it
+                opening.complete(jpeg);
+            } catch (RuntimeException | Error e) {
+                opening.completeExceptionally(e);
+            } finally {
+                doorbell.ring();
+            }
+        });
+        return opening;
+    }
+
+    /**
+     * While nvJPEG opens: dispatches the cursor's batches whole to the CPU threads as buffers allow,
+     * and hands them out in order as they end, until it has opened. Returns whether the cursor is on
+     * a batch still to dispatch; false when it ran out (what is left is handed out after), or
+     * handing out ended the run ({@link #ended}).
+     */
+    private boolean wholeWhileOpening(Cursor at, Future<GpuJpegDecoder> opening) throws InterruptedException {
+        boolean more = at.advance();
+        doorbell.arm(); // before the checks: a whole batch ending, a buffer back or nvJPEG opened rings it
+        try {
+            while (!opening.isDone()) {
+                if (more && roomForWhole()) {
+                    dispatchWhole(at);
+                    openingBatches++;
+                    more = at.advance();
+                    continue;
+                }
+                if (!deliver(0)) {
+                    return false;
+                }
+                if (!opening.isDone() && !(more && roomForWhole())) {
+                    doorbell.park();
+                }
+            }
+        } finally {
+            doorbell.disarm();
+        }
+        return more;
+    }
+
+    /** The decoder opened aside; its failure thrown as it came. */
+    private static GpuJpegDecoder awaitOpened(Future<GpuJpegDecoder> opening) throws InterruptedException {
+        try {
+            return opening.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof Error err) {
+                throw err;
+            }
+            throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
         }
     }
 
@@ -1375,9 +1477,28 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         return context;
     }
 
-    /** Which of nvJPEG's decoders runs. */
+    /**
+     * Which of nvJPEG's decoders runs; waits for nvJPEG to open where it opens aside (under {@code
+     * auto}, while the CPU threads decode the first batches whole).
+     *
+     * @throws IllegalStateException where nvJPEG failed to open (the stage's consumer is told too)
+     */
     public GpuJpegDecoder.Backend backend() {
-        return opened.join();
+        try {
+            return opened.join();
+        } catch (CompletionException e) {
+            throw new IllegalStateException(
+                    "nvJPEG did not open: " + e.getCause().getMessage(), e.getCause());
+        }
+    }
+
+    /**
+     * Runs {@code then} with the backend once nvJPEG has opened: at once where it has, else on the
+     * decode thread when it does (where it opens aside under {@code auto}); never where it fails,
+     * which the stage's consumer is told instead.
+     */
+    public void whenOpened(Consumer<GpuJpegDecoder.Backend> then) {
+        opened.thenAccept(then);
     }
 
     /** Why the hardware engine was asked for and not used, in one sentence; null otherwise. */
@@ -1481,7 +1602,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                         times.get(GPU_SPAN),
                         times.get(GPU_SPAN_BATCHES)),
                 readerClock.times(),
-                new OpeningTimes(opening[0], opening[1], opening[2], opening[3], opening[4], opening[5]),
+                new OpeningTimes(
+                        opening[0], opening[1], opening[2], opening[3], opening[4], opening[5], openingBatches),
                 split == null
                         ? null
                         : new GpuDecodeStats.Balance(

@@ -111,7 +111,10 @@ public final class GpuJpegDecoder implements AutoCloseable {
     private final long maxPixels;
     private final Backend backend;
     private final String backendNote;
-    private final Arena arena = Arena.ofConfined();
+    // Shared, not confined: under auto a GpuDecodeStage opens the decoder on a thread of its own
+    // (while the CPU threads decode the first batches) and its decode thread uses and closes it after.
+    // One thread at a time all the same, the future's completion ordering the handover.
+    private final Arena arena = Arena.ofShared();
     private final MemorySegment handle;
     private final MemorySegment state;
     // Scratch for the calls, laid out once for maxBatch images.

@@ -16,9 +16,17 @@ package io.stoke.gpu;
  *     engine, the engine's own)
  * @param examiners one examiner per reader thread, and each thread's context made current
  * @param resize    the resize's pinned staging and device tables allocated
+ * @param wholeMeanwhile under {@code auto} with whole batches ({@link GpuDecodeStage.Builder#cpuBatches}
+ *     above 0), nvJPEG opens on a thread of its own after the buffers, and the constructor returns
+ *     then: the batches dispatched whole to the CPU threads meanwhile, handed out in order before
+ *     the GPU's first; 0 otherwise
  */
-public record OpeningTimes(long context, long kernels, long buffers, long nvjpeg, long examiners, long resize) {
-    /** The phases' sum: the stage's constructor, from the context's retain to its return. */
+public record OpeningTimes(
+        long context, long kernels, long buffers, long nvjpeg, long examiners, long resize, long wholeMeanwhile) {
+    /**
+     * The phases' sum: from the context's retain until the GPU can decode (the constructor's return,
+     * but where nvJPEG opens aside, after it).
+     */
     public long total() {
         return context + kernels + buffers + nvjpeg + examiners + resize;
     }

@@ -38,8 +38,10 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
@@ -466,6 +468,124 @@ class GpuDecodeStageTest {
                 assertTrue(stage.bufferState().startsWith("device buffers: 6 free of 6"), stage.bufferState());
                 assertTrue(stage.stats().times().buffer() > 0, "the decode thread waited for a buffer back");
             }
+        }
+    }
+
+    /**
+     * Under {@code auto}, nvJPEG opens on a thread of its own (0.6 s on an H200) while the CPU threads
+     * decode the first batches whole: with its opening held, the stage opens, and its first batches
+     * come, every image the CPU's, before nvJPEG has; once it has, the GPU takes its share, and every
+     * batch is the loader's in its order with its pixels.
+     */
+    @Test
+    void underAutoTheFirstBatchesComeWholeFromTheCpuThreadsWhileNvjpegOpens() throws Exception {
+        writeDataset(root, 40);
+        dbl.nvjpegHardware(true);
+        Loader.Builder settings = Loader.imageFolder(root)
+                .batchSize(4)
+                .shuffle(true)
+                .seed(9)
+                .epochs(2)
+                .workers(1)
+                .transform(EVAL);
+        List<Snapshot> want = host(settings);
+        int whileHeld = 6;
+        AtomicBoolean opened = new AtomicBoolean();
+        dbl.nvjpegHoldCreate(true);
+        try (GpuDecodeStage stage = buildWhileNvjpegHeld(
+                        stage(settings).inFlight(2).readers(2).shareWithCpu(true));
+                Arena arena = Arena.ofConfined()) {
+            stage.whenOpened(backend -> opened.set(true));
+            MemorySegment got = arena.allocate(4L * EVAL.sampleBytes());
+            for (int k = 0; k < want.size(); k++) {
+                if (k == whileHeld) {
+                    assertFalse(opened.get(), "nvJPEG still held");
+                    dbl.nvjpegHoldCreate(false);
+                }
+                try (DeviceBatch b = stage.next()) {
+                    assertInOrderWithPixels(k, want.get(k), b, got);
+                    if (k < whileHeld) {
+                        for (int i = 0; i < b.size(); i++) {
+                            assertFalse(b.decodedOnGpu(i), "batch " + k + " decoded before nvJPEG opened");
+                        }
+                    }
+                }
+            }
+            assertNull(stage.next());
+            assertTrue(opened.get());
+            assertEquals(GpuJpegDecoder.Backend.HARDWARE, stage.backend());
+            GpuDecodeStats s = stage.stats();
+            assertTrue(s.opening().wholeMeanwhile() >= whileHeld, s.toString());
+            assertTrue(s.gpuImages() > 0, "the GPU took its share once open: " + s);
+            assertEquals(2 * 40, s.gpuImages() + s.sharedImages() + s.cpuImages(), s.toString());
+        } finally {
+            dbl.nvjpegHoldCreate(false);
+        }
+    }
+
+    /**
+     * A stage closed while nvJPEG still opens aside waits for the opening and closes it too (the
+     * live-handle counts after each test): nothing is left behind. Outside {@code auto} the stage
+     * opens only once nvJPEG has.
+     */
+    @Test
+    void closingWhileNvjpegOpensAsideClosesItOnceOpen() throws Exception {
+        writeDataset(root, 12);
+        Loader.Builder settings =
+                Loader.imageFolder(root).batchSize(4).epochs(1).workers(1).transform(EVAL);
+        dbl.nvjpegHoldCreate(true);
+        Thread release = Thread.ofPlatform().daemon().unstarted(() -> {
+            try {
+                Thread.sleep(300);
+            } catch (InterruptedException e) {
+                return;
+            }
+            dbl.nvjpegHoldCreate(false);
+        });
+        try {
+            try (GpuDecodeStage stage =
+                    buildWhileNvjpegHeld(stage(settings).inFlight(2).readers(2).shareWithCpu(true))) {
+                try (DeviceBatch first = stage.next()) {
+                    assertFalse(first.decodedOnGpu(0));
+                }
+                release.start(); // close() below waits for the opening, which this lets go
+            }
+            release.join();
+            // gpu mode: the constructor itself waits for nvJPEG.
+            dbl.nvjpegHoldCreate(true);
+            AtomicBoolean built = new AtomicBoolean();
+            AtomicLong meanwhile = new AtomicLong(-1);
+            Thread building = Thread.ofPlatform().start(() -> {
+                try (GpuDecodeStage stage = stage(settings).readers(2).build()) {
+                    built.set(true);
+                    meanwhile.set(stage.stats().opening().wholeMeanwhile());
+                }
+            });
+            building.join(300);
+            assertFalse(built.get(), "a gpu stage opened before nvJPEG had");
+            dbl.nvjpegHoldCreate(false);
+            building.join();
+            assertTrue(built.get());
+            assertEquals(0, meanwhile.get());
+        } finally {
+            dbl.nvjpegHoldCreate(false);
+        }
+    }
+
+    /**
+     * {@code builder}'s stage, built while the double holds nvJPEG's opening: under {@code auto} it
+     * opens before nvJPEG has. A stage that waits for nvJPEG instead fails the test after 20 s, the
+     * hold let go and the stage closed, rather than hanging it.
+     */
+    private GpuDecodeStage buildWhileNvjpegHeld(GpuDecodeStage.Builder builder) throws Exception {
+        CompletableFuture<GpuDecodeStage> building = CompletableFuture.supplyAsync(
+                builder::build, r -> Thread.ofPlatform().start(r));
+        try {
+            return building.get(20, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            dbl.nvjpegHoldCreate(false);
+            building.join().close();
+            throw new AssertionError("the stage waited for nvJPEG to open", e);
         }
     }
 

@@ -38,6 +38,7 @@ public final class CudaTestDouble {
     // The nvJPEG double's controls, where it is linked in (null otherwise: see nvjpegUnavailableReason).
     private final MethodHandle nvjpegReset;
     private final MethodHandle nvjpegHardware;
+    private final MethodHandle nvjpegHoldCreate;
     private final MethodHandle nvjpegStat;
 
     private CudaTestDouble(Path library) {
@@ -57,6 +58,9 @@ public final class CudaTestDouble {
                 .map(s -> linker.downcallHandle(s, FunctionDescriptor.ofVoid()))
                 .orElse(null);
         nvjpegHardware = lib.find("stoke_nvjpeg_double_set_hardware")
+                .map(s -> linker.downcallHandle(s, FunctionDescriptor.ofVoid(JAVA_INT)))
+                .orElse(null);
+        nvjpegHoldCreate = lib.find("stoke_nvjpeg_double_hold_create")
                 .map(s -> linker.downcallHandle(s, FunctionDescriptor.ofVoid(JAVA_INT)))
                 .orElse(null);
         nvjpegStat = lib.find("stoke_nvjpeg_double_stat")
@@ -96,6 +100,19 @@ public final class CudaTestDouble {
         requireNvjpeg();
         try {
             nvjpegHardware.invokeExact(on ? 1 : 0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * While {@code on}, a successful {@code nvjpegCreateEx} waits (nvJPEG's own opening takes 0.6 s on
+     * an H200); off, or {@link #reset}, lets it go.
+     */
+    public void nvjpegHoldCreate(boolean on) {
+        requireNvjpeg();
+        try {
+            nvjpegHoldCreate.invokeExact(on ? 1 : 0);
         } catch (Throwable t) {
             throw rethrow(t);
         }
