@@ -326,9 +326,12 @@ class GpuDecodeStageTest {
                 .transform(EVAL);
         List<Snapshot> want = host(settings);
         GpuDecodeStats s = slowConsumer(settings, want, true);
-        assertTrue(s.behindBatches() >= want.size() / 2, "most batches the CPU's while behind: " + s);
-        assertTrue(s.behindBatches() <= s.cpuBatches(), s.toString());
-        assertTrue(s.gpuImages() > 0, "the first batches, before any waited: " + s);
+        // The first batches go whole while nvJPEG opens (however long the double takes to), or to
+        // the GPU before any waits; every batch after them goes whole while the consumer is behind.
+        long meanwhile = s.opening().wholeMeanwhile();
+        assertTrue(s.behindBatches() + meanwhile >= want.size() / 2, "most batches the CPU's while behind: " + s);
+        assertTrue(s.behindBatches() + meanwhile <= s.cpuBatches(), s.toString());
+        assertTrue(s.gpuImages() > 0 || meanwhile > 0, "the first batches, before any waited: " + s);
         assertEquals(2 * 40, s.gpuImages() + s.sharedImages() + s.cpuImages(), s.toString());
         // A consumer on the CPU is left the cores: the split goes by the rates alone.
         GpuDecodeStats onCpu = slowConsumer(settings, want, false);
