@@ -86,20 +86,32 @@ public final class GpuDecodeOpening {
                 .map(stage -> {
                     // Under auto nvJPEG may still be opening (the CPU threads decode whole batches
                     // meanwhile): the line comes once it has, and a failure reaches the consumer.
-                    stage.whenOpened(backend -> say.accept("decoding on CUDA device " + ordinal
-                            + " (EXPERIMENTAL) with "
-                            + nvjpeg.description()
-                            + ", "
-                            + (backend == GpuJpegDecoder.Backend.HARDWARE ? "hardware engine" : "GPU hybrid decoder")
-                            + (stage.backendNote() != null ? " (" + stage.backendNote() + ")" : "") + "; " + readers
-                            + " CPU threads read and decode what nvJPEG leaves"
-                            + (shared ? ", and whole batches or a share of the JPEGs, balanced live" : "")
-                            + (stage.stats().opening().wholeMeanwhile() > 0
-                                    ? "; " + stage.stats().opening().wholeMeanwhile()
-                                            + " whole batches began on the CPU threads while nvJPEG opened"
-                                    : "")));
+                    stage.whenOpened(backend -> say(say, stage, backend, ordinal, nvjpeg, readers, shared));
                     return stage;
                 })
                 .orElse(null);
+    }
+
+    /** The line said once nvJPEG has opened: the library, the backend, what the CPU threads do. */
+    private static void say(
+            Consumer<String> say,
+            GpuDecodeStage stage,
+            GpuJpegDecoder.Backend backend,
+            int ordinal,
+            NvjpegLibrary.Loaded nvjpeg,
+            int readers,
+            boolean shared) {
+        long meanwhile = stage.stats().opening().wholeMeanwhile(); // one stats record, read once
+        say.accept("decoding on CUDA device " + ordinal
+                + " (EXPERIMENTAL) with "
+                + nvjpeg.description()
+                + ", "
+                + (backend == GpuJpegDecoder.Backend.HARDWARE ? "hardware engine" : "GPU hybrid decoder")
+                + (stage.backendNote() != null ? " (" + stage.backendNote() + ")" : "") + "; " + readers
+                + " CPU threads read and decode what nvJPEG leaves"
+                + (shared ? ", and whole batches or a share of the JPEGs, balanced live" : "")
+                + (meanwhile > 0
+                        ? "; " + meanwhile + " whole batches began on the CPU threads while nvJPEG opened"
+                        : ""));
     }
 }
