@@ -6,7 +6,8 @@ package io.stoke.gpu;
  * readers, the consumer, nvJPEG's host side, or the CPU's part of the batch.
  *
  * @param reads   waiting for a batch's files from the reader threads
- * @param buffer  waiting for a free device buffer (the consumer holds them all)
+ * @param buffer  waiting for a free device buffer (the consumer holds them all), for a GPU batch or,
+ *     while the consumer is behind, for a whole batch of the CPU threads'
  * @param queue   starting the CPU threads' share and the next batch's reads, which first waits while
  *     the device still reads those files' buffers (an earlier batch's decode)
  * @param nvjpeg  nvJPEG's host side: each file's header (and, on the hardware engine, its stream)

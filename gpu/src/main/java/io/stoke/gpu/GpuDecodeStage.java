@@ -912,7 +912,12 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                     return null;
                 }
                 if (consumerBehind(1) && !roomForWhole()) {
+                    boolean noBuffer = free.isEmpty(); // else the CPU threads have all the whole batches they may
+                    long t0 = System.nanoTime();
                     doorbell.park();
+                    if (noBuffer) {
+                        times.addAndGet(BUFFER, System.nanoTime() - t0);
+                    }
                 }
             } finally {
                 doorbell.disarm();

@@ -469,7 +469,9 @@ class GpuDecodeStageTest {
                     watchdog.join();
                 }
                 assertTrue(stage.bufferState().startsWith("device buffers: 6 free of 6"), stage.bufferState());
-                assertTrue(stage.stats().times().buffer() > 0, "the decode thread waited for a buffer back");
+                assertTrue(
+                        stage.stats().times().buffer() > 0,
+                        "auto " + auto + ": the decode thread waited for a buffer back: " + stage.stats());
             }
         }
     }
