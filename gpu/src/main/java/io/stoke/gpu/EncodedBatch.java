@@ -22,9 +22,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * One batch's files as read, for {@link GpuDecodeStage}: the bytes of each position's file in a
  * buffer of its own, and what the CPU made of those nvJPEG left.
  *
- * <p>Owners: between {@link #begin} and {@link #awaitReads}, reader thread {@code r} writes the
- * positions {@code r, r + R, r + 2R ...} only, end to end into a buffer of its own; after it, the
- * decode thread reads them (the futures' completion orders the writes before). A reader's buffer
+ * <p>Owners: between {@link #begin} and {@link #readsDone}, each reader thread claims the batch's
+ * next unread position in turn and writes the positions it claimed only, end to end into a buffer
+ * of its own; after it, the decode thread reads them (each position's count down orders its writes
+ * before). A thread still busy with an earlier task (a progressive file of the last round) holds
+ * up no position of this batch: the other threads read them all. A reader's buffer
  * grows (doubling) to hold the largest run of files it has read for one batch, and is reused after:
  * the memory is a few batches' worth of compressed files, not a largest file per position.
  *
@@ -40,6 +42,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
     private final Arena[] arenas; // per reader
     private final MemorySegment[] buffers; // per reader: its positions' files, end to end
     private final long[] offsets; // per position: where its file starts in its reader's buffer
+    private final int[] readerOf; // per position: the reader whose buffer holds its file
     final long[] lengths;
     /**
      * Per position: read, a JPEG by its content, and whole ({@link JpegEnd}): nvJPEG may take it, or
@@ -76,6 +79,8 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
     final SampleStatus[] cpuStatus;
     final String[] cpuMessages;
     private final Future<?>[] pending;
+    /** The last {@link #startReads}' claims: the decode thread's field, its tasks' shared counts. */
+    private Reads reads;
     /** The samples that produced no pixels, once decoded: the decode thread's. */
     final List<SampleError> errors = new ArrayList<>();
 
@@ -116,6 +121,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
         arenas = new Arena[readers];
         buffers = new MemorySegment[readers];
         offsets = new long[batchSize];
+        readerOf = new int[batchSize];
         jpeg = new boolean[batchSize];
         lengths = new long[batchSize];
         status = new SampleStatus[batchSize];
@@ -151,9 +157,27 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
     }
 
     /**
-     * Reads every position of this batch on {@code threads}, reader {@code r} taking positions r mod
-     * R and examining each JPEG it read for nvJPEG with {@code examiners[r]}, so that the decode
-     * thread does not.
+     * One {@link #startReads}: the next position to claim, how many are still to read (its
+     * decrement, after a position's writes, orders them before the decode thread's reads), and a
+     * reader's unexpected failure. A task that starts after the batch was read, on a thread that was
+     * busy, finds nothing to claim in its own and touches nothing, even once the batch is reused.
+     */
+    private static final class Reads {
+        final int size;
+        final AtomicInteger next = new AtomicInteger();
+        final AtomicInteger left;
+        volatile Throwable failure;
+
+        Reads(int size) {
+            this.size = size;
+            this.left = new AtomicInteger(size);
+        }
+    }
+
+    /**
+     * Reads every position of this batch on {@code threads}: each reader {@code r} claims the next
+     * unread position until none is left, and examines each JPEG it read for nvJPEG with
+     * {@code examiners[r]}, so that the decode thread does not.
      */
     void startReads(
             ReaderThreads threads, GpuJpegDecoder.Examiner[] examiners, CropTableDraw[] draws, ReaderClock clock) {
@@ -162,64 +186,82 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
                     + (draws == null ? "no" : String.valueOf(draws.length)) + " table draws for " + threads.size()
                     + " readers");
         }
+        Reads claims = new Reads(size);
+        reads = claims;
         for (int r = 0; r < threads.size(); r++) {
             int reader = r;
             GpuJpegDecoder.Examiner examiner = examiners[r];
             CropTableDraw draw = draws == null ? null : draws[r];
-            pending[r] = threads.submit(r, (own, unused) -> readEvery(reader, own, examiner, draw, clock));
+            pending[r] = threads.submit(r, (own, unused) -> readClaimed(claims, reader, own, examiner, draw, clock));
         }
     }
 
-    private void readEvery(
-            int r, SampleReader reader, GpuJpegDecoder.Examiner examiner, CropTableDraw draw, ReaderClock clock) {
+    private void readClaimed(
+            Reads claims,
+            int r,
+            SampleReader reader,
+            GpuJpegDecoder.Examiner examiner,
+            CropTableDraw draw,
+            ReaderClock clock) {
+        int i = claims.next.getAndIncrement();
+        if (i >= claims.size) {
+            return; // the other threads read the batch while this one was busy: nothing of it is this task's
+        }
         long t0 = CPU.getCurrentThreadCpuTime();
         long used = 0;
         long files = 0;
         long examining = 0;
         long drawing = 0;
         long start = System.nanoTime(); // wall time: a read's waits count, and nanoTime costs little a file
-        for (int i = r; i < size; i += pending.length, files++) {
-            tablesDrawn[i] = false;
-            SampleStatus s = reader.read(samples[i]);
-            try {
-                if (s == SampleStatus.OK) {
-                    long n = reader.length();
-                    room(r, used, used + n);
-                    MemorySegment.copy(reader.bytes(), 0, buffers[r], used, n);
-                    offsets[i] = used;
-                    lengths[i] = n;
-                    used += n;
-                    // Sniffed here, on the reader's own bytes: the split asks per batch, with no slice per file.
-                    // A JPEG cut short counts as no JPEG: the CPU decodes or names it (JpegEnd).
-                    jpeg[i] = ImageFormat.sniff(reader.bytes(), n) == ImageFormat.JPEG
-                            && JpegEnd.complete(reader.bytes(), n);
-                    messages[i] = null;
-                    if (jpeg[i]) {
-                        // The copy nvJPEG will be handed, before the next file can move the buffer.
-                        long e0 = System.nanoTime();
-                        gpuWhy[i] = examiner.examine(buffers[r].address() + offsets[i], n);
-                        gpuWidth[i] = gpuWhy[i] == null ? examiner.width() : 0;
-                        gpuHeight[i] = gpuWhy[i] == null ? examiner.height() : 0;
-                        long e1 = System.nanoTime();
-                        examining += e1 - e0;
-                        if (draw != null && gpuWhy[i] == null) {
-                            // The decode thread's own work otherwise, one image at a time: here a batch ahead.
-                            if (tables[i] == null) {
-                                tables[i] = new ResampleTables();
+        try {
+            for (; i < claims.size; i = claims.next.getAndIncrement(), files++) {
+                readerOf[i] = r;
+                tablesDrawn[i] = false;
+                SampleStatus s = reader.read(samples[i]);
+                try {
+                    if (s == SampleStatus.OK) {
+                        long n = reader.length();
+                        room(r, used, used + n);
+                        MemorySegment.copy(reader.bytes(), 0, buffers[r], used, n);
+                        offsets[i] = used;
+                        lengths[i] = n;
+                        used += n;
+                        // Sniffed here, on the reader's own bytes: the split asks per batch, with no slice per file.
+                        // A JPEG cut short counts as no JPEG: the CPU decodes or names it (JpegEnd).
+                        jpeg[i] = ImageFormat.sniff(reader.bytes(), n) == ImageFormat.JPEG
+                                && JpegEnd.complete(reader.bytes(), n);
+                        messages[i] = null;
+                        if (jpeg[i]) {
+                            // The copy nvJPEG will be handed, before the next file can move the buffer.
+                            long e0 = System.nanoTime();
+                            gpuWhy[i] = examiner.examine(buffers[r].address() + offsets[i], n);
+                            gpuWidth[i] = gpuWhy[i] == null ? examiner.width() : 0;
+                            gpuHeight[i] = gpuWhy[i] == null ? examiner.height() : 0;
+                            long e1 = System.nanoTime();
+                            examining += e1 - e0;
+                            if (draw != null && gpuWhy[i] == null) {
+                                // The decode thread's own work otherwise, one image at a time: here a batch ahead.
+                                if (tables[i] == null) {
+                                    tables[i] = new ResampleTables();
+                                }
+                                draw.draw(epoch, samples[i], gpuWidth[i], gpuHeight[i], tables[i]);
+                                tablesDrawn[i] = true;
+                                drawing += System.nanoTime() - e1;
                             }
-                            draw.draw(epoch, samples[i], gpuWidth[i], gpuHeight[i], tables[i]);
-                            tablesDrawn[i] = true;
-                            drawing += System.nanoTime() - e1;
                         }
+                    } else {
+                        jpeg[i] = false;
+                        messages[i] = reader.message() != null ? reader.message() : s.description();
                     }
-                } else {
-                    jpeg[i] = false;
-                    messages[i] = reader.message() != null ? reader.message() : s.description();
+                    status[i] = s;
+                } finally {
+                    reader.done();
                 }
-                status[i] = s;
-            } finally {
-                reader.done();
+                claims.left.decrementAndGet(); // after position i's writes: the decode thread may read them now
             }
+        } catch (RuntimeException | Error e) {
+            claims.failure = e; // before the task ends, whose end rings the decode thread
+            throw e;
         }
         clock.add(files, System.nanoTime() - start - examining - drawing, examining, drawing);
         cpuNanos.addAndGet(CPU.getCurrentThreadCpuTime() - t0);
@@ -241,7 +283,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
         buffers[r] = grown;
     }
 
-    /** Hands position {@code i}'s file as read (its status OK) to nvJPEG, after {@link #awaitReads}. */
+    /** Hands position {@code i}'s file as read (its status OK) to nvJPEG, after {@link #readsDone}. */
     void hand(int i) {
         positionOf[handed++] = i;
     }
@@ -256,7 +298,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
     @Override
     public long address(int j) {
         int i = positionOf[j];
-        return buffers[i % pending.length].address() + offsets[i];
+        return buffers[readerOf[i]].address() + offsets[i];
     }
 
     @Override
@@ -309,41 +351,45 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
         }
     }
 
-    /** Whether every {@link #startReads} task has ended: then {@link #awaitReads} returns at once. */
+    /**
+     * Whether every position of the last {@link #startReads} is read, or a reader failed: then
+     * {@link #readsDone} returns at once. A task may still be queued behind a busy thread's work,
+     * with nothing left to claim ({@link #drainReads} waits for it).
+     */
     boolean readsDone() {
-        for (Future<?> f : pending) {
-            if (f != null && !f.isDone()) {
-                return false;
-            }
-        }
-        return true;
+        Reads claims = reads;
+        return claims == null || claims.left.get() == 0 || claims.failure != null;
     }
 
     /**
      * Position {@code i}'s training resize tables as its reader drew them, where it drew them for an
      * image of {@code width x height} (what nvJPEG decoded); else null, and the caller draws them.
-     * After {@link #awaitReads}.
+     * After {@link #readsDone}.
      */
     ResampleTables drawnTables(int i, int width, int height) {
         return tablesDrawn[i] && gpuWidth[i] == width && gpuHeight[i] == height ? tables[i] : null;
     }
 
-    /** Waits for {@link #startReads}' tasks; a reader's unexpected failure is thrown here. */
-    void awaitReads() throws InterruptedException {
-        await();
-    }
-
-    private void await() throws InterruptedException {
-        for (int r = 0; r < pending.length; r++) {
-            Future<?> f = pending[r];
-            if (f == null) {
-                continue;
-            }
-            try {
-                get(f);
-            } finally {
-                pending[r] = null;
-            }
+    /**
+     * Once {@link #readsDone}: throws a reader's unexpected failure, if one failed. The tasks
+     * themselves may end later.
+     */
+    void checkReads() {
+        Reads claims = reads;
+        if (claims == null) {
+            return;
+        }
+        Throwable failure = claims.failure;
+        if (failure instanceof Error e) {
+            throw e;
+        }
+        if (failure != null) {
+            throw failure instanceof RuntimeException re
+                    ? re
+                    : new IllegalStateException("a GPU decode reader failed", failure);
+        }
+        if (claims.left.get() != 0) {
+            throw new IllegalStateException(claims.left.get() + " files of the batch are still being read");
         }
     }
 
@@ -371,7 +417,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
     /**
      * Whether position {@code i}, read, goes to the CPU whatever the split: no JPEG, a JPEG cut
      * short, or one its reader's examination found nvJPEG does not take (on the hardware engine,
-     * progressive ones). After {@link #awaitReads}.
+     * progressive ones). After {@link #readsDone}.
      */
     boolean mustCpu(int i) {
         return status[i] == SampleStatus.OK && (!jpeg[i] || gpuWhy[i] != null);

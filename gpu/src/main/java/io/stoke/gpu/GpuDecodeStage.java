@@ -803,7 +803,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         } finally {
             doorbell.disarm();
         }
-        batch.awaitReads(); // done: a reader's failure is thrown here
+        batch.checkReads(); // done: a reader's failure is thrown here
         return handing;
     }
 
