@@ -23,12 +23,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * buffer of its own, and what the CPU made of those nvJPEG left.
  *
  * <p>Owners: between {@link #begin} and {@link #readsDone}, each reader thread claims the batch's
- * next unread position in turn and writes the positions it claimed only, end to end into a buffer
- * of its own; after it, the decode thread reads them (each position's count down orders its writes
- * before). A thread still busy with an earlier task (a progressive file of the last round) holds
- * up no position of this batch: the other threads read them all. A reader's buffer
+ * next unread position in turn, up to twice its share, and writes the positions it claimed only,
+ * end to end into a buffer of its own; after it, the decode thread reads them (each position's
+ * count down orders its writes before). A thread still busy with an earlier task (a progressive
+ * file of the last round) holds up no position of this batch while half the threads are free: they
+ * read them all. A reader's buffer
  * grows (doubling) to hold the largest run of files it has read for one batch, and is reused after:
- * the memory is a few batches' worth of compressed files, not a largest file per position.
+ * the memory is a few batches' worth of compressed files (up to twice that, where threads read
+ * for busy ones), not a largest file per position.
  *
  * <p>A whole batch of the CPU's ({@link #startWhole}) is never read here: the reader threads read and
  * decode each position with their own transform, as the loader does, one image per
@@ -164,12 +166,19 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
      */
     private static final class Reads {
         final int size;
+        /**
+         * The most files one task claims: twice its stripe, so that half the threads read the whole
+         * batch while the rest are busy, and a reader's buffer holds at most twice its share.
+         */
+        final int perTask;
+
         final AtomicInteger next = new AtomicInteger();
         final AtomicInteger left;
         volatile Throwable failure;
 
-        Reads(int size) {
+        Reads(int size, int readers) {
             this.size = size;
+            this.perTask = 2 * ((size + readers - 1) / readers);
             this.left = new AtomicInteger(size);
         }
     }
@@ -186,7 +195,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
                     + (draws == null ? "no" : String.valueOf(draws.length)) + " table draws for " + threads.size()
                     + " readers");
         }
-        Reads claims = new Reads(size);
+        Reads claims = new Reads(size, threads.size());
         reads = claims;
         for (int r = 0; r < threads.size(); r++) {
             int reader = r;
@@ -214,7 +223,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
         long drawing = 0;
         long start = System.nanoTime(); // wall time: a read's waits count, and nanoTime costs little a file
         try {
-            for (; i < claims.size; i = claims.next.getAndIncrement(), files++) {
+            while (true) {
                 readerOf[i] = r;
                 tablesDrawn[i] = false;
                 SampleStatus s = reader.read(samples[i]);
@@ -258,6 +267,9 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
                     reader.done();
                 }
                 claims.left.decrementAndGet(); // after position i's writes: the decode thread may read them now
+                if (++files == claims.perTask || (i = claims.next.getAndIncrement()) >= claims.size) {
+                    break;
+                }
             }
         } catch (RuntimeException | Error e) {
             claims.failure = e; // before the task ends, whose end rings the decode thread

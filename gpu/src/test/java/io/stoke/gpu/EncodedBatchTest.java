@@ -3,6 +3,7 @@ package io.stoke.gpu;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -121,6 +122,56 @@ class EncodedBatchTest {
             batch.drainReads(); // thread 1's two tasks: both find the batch read
             assertFiles(batch, second);
             assertEquals(2L * FILES, clock.times().images(), "each file read once, none by the late tasks");
+        }
+    }
+
+    /**
+     * A task claims at most twice its share of the batch, which bounds a reader's buffer: with three
+     * of four threads held, the free one reads 6 of the 12 files and stops; the rest wait for the
+     * held threads, and the batch is read once they are let go.
+     */
+    @Test
+    void aTaskClaimsAtMostTwiceItsShare() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        Doorbell doorbell = new Doorbell();
+        try (GpuJpegDecoder jpeg = GpuJpegDecoder.open(driver, nvjpeg, false, FILES, 1 << 20);
+                EncodedBatch batch = new EncodedBatch(FILES, 4, doorbell);
+                ReaderThreads threads = new ReaderThreads(4, FileList::new, () -> null, doorbell)) {
+            GpuJpegDecoder.Examiner[] examiners = new GpuJpegDecoder.Examiner[4];
+            for (int r = 0; r < 4; r++) {
+                examiners[r] = jpeg.newExaminer();
+                threads.submit(r, (reader, transform) -> context.makeCurrent()).get();
+            }
+            ReaderClock clock = new ReaderClock();
+            int[] order = {5, 4, 3, 2, 1, 0, 11, 10, 9, 8, 7, 6};
+            try {
+                for (int r = 1; r < 4; r++) {
+                    threads.submitFirst(r, (reader, transform) -> {
+                        try {
+                            release.await();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    });
+                }
+                batch.begin(0, 0, order, 0, FILES, false);
+                batch.startReads(threads, examiners, null, clock);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (clock.times().images() < 6) { // thread 0's task, once it has ended
+                    assertTrue(System.nanoTime() < deadline, "thread 0 did not read its 6 files within 10 s");
+                    Thread.sleep(1);
+                }
+                Thread.sleep(50);
+                assertEquals(6, clock.times().images(), "thread 0 claimed twice its share and stopped");
+                assertFalse(batch.readsDone(), "6 files wait for the held threads");
+            } finally {
+                release.countDown();
+            }
+            awaitRead(batch, "the held threads let go");
+            handAll(batch);
+            assertFiles(batch, order);
+            batch.drainReads();
+            assertEquals(FILES, clock.times().images());
         }
     }
 
