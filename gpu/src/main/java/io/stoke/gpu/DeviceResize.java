@@ -25,9 +25,12 @@ import java.lang.invoke.VarHandle;
  * destination. The jobs and tables go to the device in one copy each from pinned staging, then
  * one launch per pass covers the batch.
  *
- * <p>Owner: one thread, with the context current. It owns its staging and device buffers; the
- * staging is rewritten only after the last batch's copies completed (an event), and the scratch
- * is grown only after the stream drained.
+ * <p>Owner: one thread, with the context current. It owns its staging and device buffers. Two
+ * stagings take the batches in turn, each rewritten only after the copies of the batch that last
+ * used it completed (an event): a batch is staged while the device still decodes the one before
+ * (whose jobs' copy is queued behind that decode), not after it. The device's jobs and tables are
+ * rewritten by copies queued behind the last batch's passes on the one stream, and the scratch is
+ * grown only after the stream drained.
  */
 final class DeviceResize implements AutoCloseable {
     /** native/cuda/resize.cu's {@code stoke_resize_job}, field for field. */
@@ -65,8 +68,16 @@ final class DeviceResize implements AutoCloseable {
     private final DeviceKernels kernels;
     private final int maxBatch;
     private final long[] tmpOffset;
-    private final CudaEvent copied;
-    private PinnedHostMemory staging; // jobs (maxBatch x 64 bytes), then the tables' ints
+    /** Per staging: rung once the copies out of it of the batch that last used it are done. */
+    private final CudaEvent[] copied = new CudaEvent[2];
+
+    private final boolean[] copyPending = new boolean[2];
+    /** Per side: jobs (maxBatch x 64 bytes), then the tables' ints. */
+    private final PinnedHostMemory[] stagings = new PinnedHostMemory[2];
+    /** The side this batch stages on; the next batch takes the other. */
+    private int side = 1;
+
+    private PinnedHostMemory staging; // stagings[side]
     private DeviceBuffer jobs;
     private DeviceBuffer tables;
     private DeviceBuffer tmp;
@@ -76,7 +87,6 @@ final class DeviceResize implements AutoCloseable {
     private int maxCols;
     private int maxRows;
     private int maxOutRows;
-    private boolean copyPending;
     /** The stream of the last {@link #launch}: its passes may still use the buffers when {@link #close} comes. */
     private CudaStream lastStream;
 
@@ -91,17 +101,32 @@ final class DeviceResize implements AutoCloseable {
         this.kernels = kernels;
         this.maxBatch = maxBatch;
         this.tmpOffset = new long[maxBatch];
-        this.copied = CudaEvent.create(driver);
-        this.jobs = DeviceBuffer.allocate(driver, maxBatch * JOB.byteSize());
+        this.copied[0] = CudaEvent.create(driver);
+        try {
+            this.copied[1] = CudaEvent.create(driver);
+            this.jobs = DeviceBuffer.allocate(driver, maxBatch * JOB.byteSize());
+        } catch (RuntimeException e) {
+            for (CudaEvent c : copied) {
+                if (c != null) {
+                    c.close();
+                }
+            }
+            throw e;
+        }
     }
 
-    /** Starts a batch; waits until the last one's jobs and tables have reached the device. */
+    /**
+     * Starts a batch on the other staging; waits until the jobs and tables of the batch before the
+     * last, which used it, have reached the device (long since, normally: the last batch's may not).
+     */
     public void begin() {
         checkOpen();
-        if (copyPending) {
-            copied.synchronize();
-            copyPending = false;
+        side ^= 1;
+        if (copyPending[side]) {
+            copied[side].synchronize();
+            copyPending[side] = false;
         }
+        staging = stagings[side];
         count = 0;
         tableInts = 0;
         tmpBytes = 0;
@@ -186,8 +211,8 @@ final class DeviceResize implements AutoCloseable {
         }
         jobs.copyFromHostAsync(0, host.asSlice(0, count * JOB.byteSize()), stream);
         tables.copyFromHostAsync(0, host.asSlice(tablesAt(), 4 * tableInts), stream);
-        copied.record(stream);
-        copyPending = true;
+        copied[side].record(stream);
+        copyPending[side] = true;
         kernels.resample(jobs, tables, count, maxCols, maxRows, maxOutRows, stream);
     }
 
@@ -203,10 +228,12 @@ final class DeviceResize implements AutoCloseable {
         }
         PinnedHostMemory bigger = PinnedHostMemory.allocate(driver, need + need / 2);
         if (staging != null) {
+            // Its copies are done (begin waited for them): only this batch's writes are in it.
             MemorySegment.copy(staging.segment(), 0, bigger.segment(), 0, tablesAt() + 4 * tableInts);
             staging.close();
         }
         staging = bigger;
+        stagings[side] = bigger;
     }
 
     private void checkOpen() {
@@ -225,11 +252,13 @@ final class DeviceResize implements AutoCloseable {
         if (lastStream != null && !lastStream.isClosed()) {
             lastStream.synchronize(); // even where the caller left on an exception
         }
-        if (copyPending) {
-            copied.synchronize();
+        for (int k = 0; k < 2; k++) {
+            if (copyPending[k]) {
+                copied[k].synchronize();
+            }
+            copied[k].close();
         }
-        copied.close();
-        for (AutoCloseable c : new AutoCloseable[] {staging, jobs, tables, tmp}) {
+        for (AutoCloseable c : new AutoCloseable[] {stagings[0], stagings[1], jobs, tables, tmp}) {
             if (c != null) {
                 try {
                     c.close();

@@ -225,4 +225,50 @@ class DeviceResizeTest {
             }
         }
     }
+
+    /**
+     * Batches staged back to back while the stream lags 3 ms a copy (the device still decoding the
+     * batch before): the two stagings take them in turn, and none is rewritten before the copies out
+     * of it ran (the double checksums each copy's source when queued and when it runs), so every
+     * batch's crops are the resampler's.
+     */
+    @Test
+    void batchesStagedWhileTheStreamLagsReachTheDeviceAsStaged() {
+        TransformSpec spec = TransformSpec.defaults().withResize(64, CROP);
+        int batches = 5;
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, dbl.nvjpeg(), false, 2 * batches, 1 << 22);
+                DeviceResize resize = new DeviceResize(driver, kernels, 2);
+                Resampler cpu = new Resampler(spec);
+                DeviceBuffer out = DeviceBuffer.allocate(driver, 2L * batches * SAMPLE)) {
+            List<MemorySegment> all = new ArrayList<>();
+            List<int[]> sizes = new ArrayList<>();
+            for (int k = 0; k < 2 * batches; k++) {
+                int[] wh = {70 + 13 * (k % 3) + 5 * k, 66 + 7 * (k % 4) - 3 * (k % 2)};
+                all.add(jpeg(wh[0], wh[1], TurboJpeg.TJSAMP_420, 100L + k));
+                sizes.add(wh);
+            }
+            GpuJpegDecoder.Decoded d = dec.decode(all, stream);
+            stream.synchronize();
+            dbl.copyDelayMicros(3000);
+            for (int b = 0; b < batches; b++) {
+                resize.begin();
+                for (int i = 0; i < 2; i++) {
+                    int k = 2 * b + i;
+                    ResampleTables t = new ResampleTables();
+                    cpu.evalTables(sizes.get(k)[0], sizes.get(k)[1], t);
+                    resize.add(d, k, t, out, (long) k * SAMPLE);
+                }
+                resize.launch(stream); // no wait for the stream: the next batch is staged at once
+            }
+            MemorySegment host = arena.allocate(SAMPLE);
+            for (int k = 0; k < 2 * batches; k++) {
+                int[] wh = sizes.get(k);
+                cpu.resizeCenterCrop(rgbx(all.get(k), wh[0], wh[1]), wh[0], wh[1], wh[0], wh[1], host, 0);
+                assertArrayEquals(host.toArray(JAVA_BYTE), back(out, k), "image " + k);
+            }
+            assertEquals(0, dbl.stat("checksum_mismatches"), "a staging rewritten before its copy ran");
+        } finally {
+            dbl.copyDelayMicros(0);
+        }
+    }
 }
