@@ -364,9 +364,9 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
     }
 
     /**
-     * Whether every position of the last {@link #startReads} is read, or a reader failed: then
-     * {@link #readsDone} returns at once. A task may still be queued behind a busy thread's work,
-     * with nothing left to claim ({@link #drainReads} waits for it).
+     * Whether every position of the last {@link #startReads} is read, or a reader failed (which
+     * {@link #checkReads} then throws). A task may still be queued behind a busy thread's work, with
+     * nothing left to claim ({@link #drainReads} waits for it).
      */
     boolean readsDone() {
         Reads claims = reads;
