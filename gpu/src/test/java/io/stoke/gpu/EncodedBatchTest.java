@@ -85,7 +85,6 @@ class EncodedBatchTest {
      * again (the next use of its buffers) while the thread is still held is read the same way, and
      * the held thread's tasks, once it is let go, find nothing left to claim and change nothing.
      */
-    // The threads close first (their tasks end), then the batch's buffers, then nvJPEG.
     @Test
     void aThreadBusyWithAnEarlierTaskHoldsUpNoFileOfTheBatch() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
@@ -93,17 +92,8 @@ class EncodedBatchTest {
         try (GpuJpegDecoder jpeg = GpuJpegDecoder.open(driver, nvjpeg, false, FILES, 1 << 20);
                 EncodedBatch batch = new EncodedBatch(FILES, 2, doorbell);
                 ReaderThreads threads = new ReaderThreads(2, FileList::new, () -> null, doorbell)) {
-            GpuJpegDecoder.Examiner[] examiners = {jpeg.newExaminer(), jpeg.newExaminer()};
-            for (int r = 0; r < 2; r++) {
-                threads.submit(r, (reader, transform) -> context.makeCurrent()).get();
-            }
-            threads.submitFirst(1, (reader, transform) -> {
-                try {
-                    release.await(); // the round's slowest progressive file
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
+            GpuJpegDecoder.Examiner[] examiners = examiners(jpeg, threads);
+            hold(threads, 1, release); // the round's slowest progressive file
             ReaderClock clock = new ReaderClock();
             int[] first = {11, 3, 7, 0, 5, 9, 1, 10, 2, 8, 6, 4};
             int[] second = {2, 4, 6, 8, 10, 0, 1, 3, 5, 7, 9, 11};
@@ -137,22 +127,12 @@ class EncodedBatchTest {
         try (GpuJpegDecoder jpeg = GpuJpegDecoder.open(driver, nvjpeg, false, FILES, 1 << 20);
                 EncodedBatch batch = new EncodedBatch(FILES, 4, doorbell);
                 ReaderThreads threads = new ReaderThreads(4, FileList::new, () -> null, doorbell)) {
-            GpuJpegDecoder.Examiner[] examiners = new GpuJpegDecoder.Examiner[4];
-            for (int r = 0; r < 4; r++) {
-                examiners[r] = jpeg.newExaminer();
-                threads.submit(r, (reader, transform) -> context.makeCurrent()).get();
-            }
+            GpuJpegDecoder.Examiner[] examiners = examiners(jpeg, threads);
             ReaderClock clock = new ReaderClock();
             int[] order = {5, 4, 3, 2, 1, 0, 11, 10, 9, 8, 7, 6};
             try {
                 for (int r = 1; r < 4; r++) {
-                    threads.submitFirst(r, (reader, transform) -> {
-                        try {
-                            release.await();
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
-                    });
+                    hold(threads, r, release);
                 }
                 batch.begin(0, 0, order, 0, FILES, false);
                 batch.startReads(threads, examiners, null, clock);
@@ -182,7 +162,7 @@ class EncodedBatchTest {
         try (GpuJpegDecoder jpeg = GpuJpegDecoder.open(driver, nvjpeg, false, FILES, 1 << 20);
                 EncodedBatch batch = new EncodedBatch(FILES, 2, doorbell);
                 ReaderThreads threads = new ReaderThreads(2, FailingOn7::new, () -> null, doorbell)) {
-            GpuJpegDecoder.Examiner[] examiners = {jpeg.newExaminer(), jpeg.newExaminer()};
+            GpuJpegDecoder.Examiner[] examiners = examiners(jpeg, threads);
             int[] order = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
             batch.begin(0, 0, order, 0, FILES, true);
             batch.startReads(threads, examiners, null, new ReaderClock());
@@ -191,6 +171,30 @@ class EncodedBatchTest {
             assertEquals("the store went away at sample 7", e.getMessage());
             batch.drainReads();
         }
+    }
+
+    /**
+     * An examiner per reader thread, each thread with the context current, as the stage makes them.
+     * (In each test the threads close first, their tasks ended, then the batch's buffers, then nvJPEG.)
+     */
+    private GpuJpegDecoder.Examiner[] examiners(GpuJpegDecoder jpeg, ReaderThreads threads) throws Exception {
+        GpuJpegDecoder.Examiner[] examiners = new GpuJpegDecoder.Examiner[threads.size()];
+        for (int r = 0; r < examiners.length; r++) {
+            examiners[r] = jpeg.newExaminer();
+            threads.submit(r, (reader, transform) -> context.makeCurrent()).get();
+        }
+        return examiners;
+    }
+
+    /** Holds thread {@code r} with an urgent task (a CPU round's) until {@code release} opens. */
+    private static void hold(ReaderThreads threads, int r, CountDownLatch release) {
+        threads.submitFirst(r, (reader, transform) -> {
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
     }
 
     private static void awaitRead(EncodedBatch batch, String why) throws InterruptedException {
