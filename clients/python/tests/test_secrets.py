@@ -71,7 +71,7 @@ class ShardServer(RangeServer):
 def setUpModule():
     global TMP, SERVER
     os.environ.setdefault("STOKE_HOME", str(CHECKOUT))
-    TMP = Path(tempfile.mkdtemp(prefix="stoke-py-secrets-"))
+    TMP = Path(tempfile.mkdtemp(prefix="stoke-py-test-secrets-"))
     images = TMP / "images"
     subprocess.run([STOKE, "make-dataset", str(images), "--images", "24", "--seed", "5", "--classes", "3"],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

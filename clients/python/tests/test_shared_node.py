@@ -83,7 +83,7 @@ class CountingServer(RangeServer):
 class SharedShardCacheTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
-        cls.tmp = Path(tempfile.mkdtemp(prefix="stoke-py-shared-node-"))
+        cls.tmp = Path(tempfile.mkdtemp(prefix="stoke-py-test-shared-node-"))
         images = cls.tmp / "images"
         subprocess.run([STOKE, "make-dataset", str(images), "--images", str(IMAGES), "--seed", "9", "--classes", "3"],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

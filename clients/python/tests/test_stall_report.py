@@ -47,7 +47,7 @@ class HeldServer(RangeServer):
 class StallReportTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
-        cls.tmp = Path(tempfile.mkdtemp(prefix="stoke-py-stall-"))
+        cls.tmp = Path(tempfile.mkdtemp(prefix="stoke-py-test-stall-"))
         images = cls.tmp / "images"
         subprocess.run([STOKE, "make-dataset", str(images), "--images", "16", "--seed", "9", "--classes", "2"],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
