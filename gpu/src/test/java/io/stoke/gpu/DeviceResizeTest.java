@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.stoke.ffm.JpegCompressor;
 import io.stoke.ffm.JpegDecompressor;
@@ -51,13 +50,7 @@ class DeviceResizeTest {
 
     @BeforeEach
     void open() {
-        String reason = CudaTestDouble.nvjpegUnavailableReason(DeviceStageTest.DOUBLE_DIR);
-        if (reason != null) {
-            System.err.println("[stoke] SKIPPING GPU resize tests: " + reason);
-        }
-        assumeTrue(reason == null, reason);
-        dbl = CudaTestDouble.open(DeviceStageTest.DOUBLE_DIR);
-        dbl.reset();
+        dbl = NvjpegDoubles.open("GPU resize");
         driver = dbl.driver();
         context = CudaContext.retainPrimary(driver, 0);
         stream = CudaStream.create(driver);

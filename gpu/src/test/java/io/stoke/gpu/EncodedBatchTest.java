@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.stoke.ffm.JpegCompressor;
 import io.stoke.ffm.TurboJpeg;
@@ -47,13 +46,7 @@ class EncodedBatchTest {
 
     @BeforeEach
     void open() {
-        String reason = CudaTestDouble.nvjpegUnavailableReason(DeviceStageTest.DOUBLE_DIR);
-        if (reason != null) {
-            System.err.println("[stoke] SKIPPING GPU decode tests: " + reason);
-        }
-        assumeTrue(reason == null, reason);
-        dbl = CudaTestDouble.open(DeviceStageTest.DOUBLE_DIR);
-        dbl.reset();
+        dbl = NvjpegDoubles.open("GPU decode");
         driver = dbl.driver();
         nvjpeg = dbl.nvjpeg();
         context = CudaContext.retainPrimary(driver, 0);
@@ -71,9 +64,7 @@ class EncodedBatchTest {
         try {
             context.close();
             arena.close();
-            for (String s : GpuJpegDecoderTest.LIVE) {
-                assertEquals(0, dbl.nvjpegStat(s), s);
-            }
+            NvjpegDoubles.assertNoneLive(dbl);
         } finally {
             dbl.reset();
         }

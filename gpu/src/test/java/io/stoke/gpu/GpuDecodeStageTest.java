@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.stoke.ffm.JpegCompressor;
 import io.stoke.ffm.TurboJpeg;
@@ -72,13 +71,7 @@ class GpuDecodeStageTest {
 
     @BeforeEach
     void open() {
-        String reason = CudaTestDouble.nvjpegUnavailableReason(DeviceStageTest.DOUBLE_DIR);
-        if (reason != null) {
-            System.err.println("[stoke] SKIPPING GPU decode stage tests: " + reason);
-        }
-        assumeTrue(reason == null, reason);
-        dbl = CudaTestDouble.open(DeviceStageTest.DOUBLE_DIR);
-        dbl.reset();
+        dbl = NvjpegDoubles.open("GPU decode stage");
         dbl.verifyCopies(true);
         deviceAllocsBefore = dbl.stat("live_device_allocs");
     }
@@ -90,9 +83,7 @@ class GpuDecodeStageTest {
         }
         try {
             assertEquals(deviceAllocsBefore, dbl.stat("live_device_allocs"), "device memory freed");
-            for (String live : GpuJpegDecoderTest.LIVE) { // the readers' examiners' streams too
-                assertEquals(0, dbl.nvjpegStat(live), live);
-            }
+            NvjpegDoubles.assertNoneLive(dbl); // the readers' examiners' streams too
             assertEquals(0, dbl.stat("checksum_mismatches"), "no host buffer changed under a queued copy");
         } finally {
             dbl.reset();

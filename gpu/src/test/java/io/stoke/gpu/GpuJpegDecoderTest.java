@@ -39,8 +39,6 @@ import org.junit.jupiter.api.Test;
  * a GPU verification: nvJPEG's own pixels are checked on a device (docs/gpu.md).
  */
 class GpuJpegDecoderTest {
-    static final List<String> LIVE = List.of("live_nvjpeg_handles", "live_nvjpeg_states", "live_nvjpeg_streams");
-
     CudaTestDouble dbl;
     CudaDriver driver;
     Nvjpeg nvjpeg;
@@ -51,13 +49,7 @@ class GpuJpegDecoderTest {
 
     @BeforeEach
     void open() {
-        String reason = CudaTestDouble.nvjpegUnavailableReason(DeviceStageTest.DOUBLE_DIR);
-        if (reason != null) {
-            System.err.println("[stoke] SKIPPING GPU decode tests: " + reason);
-        }
-        assumeTrue(reason == null, reason);
-        dbl = CudaTestDouble.open(DeviceStageTest.DOUBLE_DIR);
-        dbl.reset();
+        dbl = NvjpegDoubles.open("GPU decode");
         driver = dbl.driver();
         nvjpeg = dbl.nvjpeg();
         context = CudaContext.retainPrimary(driver, 0);
@@ -76,9 +68,7 @@ class GpuJpegDecoderTest {
             context.close();
             arena.close();
             assertEquals(deviceAllocsBefore, dbl.stat("live_device_allocs"), "device memory freed");
-            for (String s : LIVE) {
-                assertEquals(0, dbl.nvjpegStat(s), s);
-            }
+            NvjpegDoubles.assertNoneLive(dbl);
         } finally {
             dbl.reset();
         }
