@@ -24,6 +24,8 @@
  *     that changed after the call;
  *   - nvjpegDecodeBatched needs nvjpegDecodeBatchedInitialize with the same batch size, and every
  *     destination must lie inside one live device allocation, pitch x height bytes of it;
+ *   - a state is one thread's at a time (nvJPEG's thread-safety rule): a call on a state another
+ *     call is still in fails with NVJPEG_STATUS_INTERNAL_ERROR and counts in state_overlaps;
  *   - failure injection through the CUDA double's stoke_double_fail, by nvJPEG function name.
  */
 #define _GNU_SOURCE
@@ -66,7 +68,7 @@ typedef struct {
 } nvjpegImage_t;
 
 struct nvjpegHandle { int backend; };
-struct nvjpegJpegState { int batch; int format; };
+struct nvjpegJpegState { int batch; int format; int busy; };
 struct nvjpegJpegStream { int parsed, progressive, components, css; unsigned width, height; };
 typedef struct nvjpegHandle *nvjpegHandle_t;
 typedef struct nvjpegJpegState *nvjpegJpegState_t;
@@ -85,7 +87,7 @@ static int hardware;                      /* whether the modelled device has the
 static int hold_create;                   /* nvjpegCreateEx waits while set (nvJPEG's opening: 0.6 s on an H200) */
 static pthread_cond_t create_released = PTHREAD_COND_INITIALIZER;
 static long long st_images, st_batches, st_live_handles, st_live_states, st_live_streams, st_pending,
-    st_bitstream_changed;
+    st_bitstream_changed, st_state_overlaps;
 
 static void count(long long *what, long long by) {
     pthread_mutex_lock(&lock);
@@ -314,13 +316,28 @@ nvjpegStatus_t nvjpegDecodeBatchedSupported(nvjpegHandle_t handle, nvjpegJpegStr
 
 /* ------------------------------------------------------------------ batched decode */
 
+/* Takes the state for this call: 0, or -1 (counted) where another call is in it. */
+static int enter_state(nvjpegJpegState_t state) {
+    if (__atomic_exchange_n(&state->busy, 1, __ATOMIC_ACQ_REL)) {
+        count(&st_state_overlaps, 1);
+        return -1;
+    }
+    return 0;
+}
+
+static void leave_state(nvjpegJpegState_t state) {
+    __atomic_store_n(&state->busy, 0, __ATOMIC_RELEASE);
+}
+
 nvjpegStatus_t nvjpegDecodeBatchedInitialize(nvjpegHandle_t handle, nvjpegJpegState_t state, int batch_size,
                                              int max_cpu_threads, int output_format) {
     ENTER();
     if (!handle || !state || batch_size <= 0 || max_cpu_threads <= 0) return NVJPEG_STATUS_INVALID_PARAMETER;
     if (output_format != NVJPEG_OUTPUT_RGBI) return NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED; /* the double's one */
+    if (enter_state(state) != 0) return NVJPEG_STATUS_INTERNAL_ERROR;
     state->batch = batch_size;
     state->format = output_format;
+    leave_state(state);
     return NVJPEG_STATUS_SUCCESS;
 }
 
@@ -372,10 +389,21 @@ static void run_job(void *arg) {
     free_job(j);
 }
 
+static nvjpegStatus_t decode_batched(nvjpegHandle_t handle, nvjpegJpegState_t state, const unsigned char *const *data,
+                                     const size_t *lengths, nvjpegImage_t *destinations, CUstream stream);
+
 nvjpegStatus_t nvjpegDecodeBatched(nvjpegHandle_t handle, nvjpegJpegState_t state, const unsigned char *const *data,
                                    const size_t *lengths, nvjpegImage_t *destinations, CUstream stream) {
     ENTER();
     if (!handle || !state || !data || !lengths || !destinations) return NVJPEG_STATUS_INVALID_PARAMETER;
+    if (enter_state(state) != 0) return NVJPEG_STATUS_INTERNAL_ERROR;
+    nvjpegStatus_t status = decode_batched(handle, state, data, lengths, destinations, stream);
+    leave_state(state);
+    return status;
+}
+
+static nvjpegStatus_t decode_batched(nvjpegHandle_t handle, nvjpegJpegState_t state, const unsigned char *const *data,
+                                     const size_t *lengths, nvjpegImage_t *destinations, CUstream stream) {
     if (state->batch <= 0) return NVJPEG_STATUS_NOT_INITIALIZED;
     int n = state->batch;
     struct job *j = calloc(1, sizeof *j);
@@ -438,7 +466,7 @@ void stoke_nvjpeg_double_reset(void) {
     hardware = 0;
     hold_create = 0;
     pthread_cond_broadcast(&create_released);
-    st_images = st_batches = st_bitstream_changed = 0;
+    st_images = st_batches = st_bitstream_changed = st_state_overlaps = 0;
     pthread_mutex_unlock(&lock);
 }
 
@@ -470,6 +498,7 @@ long long stoke_nvjpeg_double_stat(const char *name) {
     else if (!strcmp(name, "nvjpeg_batches")) v = st_batches;
     else if (!strcmp(name, "nvjpeg_pending")) v = st_pending;
     else if (!strcmp(name, "bitstream_changed")) v = st_bitstream_changed;
+    else if (!strcmp(name, "state_overlaps")) v = st_state_overlaps;
     else if (!strcmp(name, "live_nvjpeg_handles")) v = st_live_handles;
     else if (!strcmp(name, "live_nvjpeg_states")) v = st_live_states;
     else if (!strcmp(name, "live_nvjpeg_streams")) v = st_live_streams;

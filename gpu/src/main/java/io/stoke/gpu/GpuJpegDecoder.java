@@ -4,7 +4,9 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import io.stoke.ffm.cuda.CudaContext;
 import io.stoke.ffm.cuda.CudaDriver;
+import io.stoke.ffm.cuda.CudaEvent;
 import io.stoke.ffm.cuda.CudaStream;
 import io.stoke.ffm.cuda.DeviceBuffer;
 import io.stoke.ffm.cuda.Nvjpeg;
@@ -13,6 +15,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.Semaphore;
 
 /**
  * Decodes batches of JPEG files into device memory with nvJPEG's batched decoder: the hardware
@@ -24,6 +27,13 @@ import java.util.Objects;
  * ({@link Decoded#cpuReason}): files nvJPEG cannot read (PNG, WebP, a damaged header), four
  * components (CMYK, YCCK), images over the pixel limit, and, on the hardware engine, what it does
  * not decode (progressive, 4:1:1, 4:1:0). Each image is decoded once, on one side.
+ *
+ * <p>A batch may be decoded in parts ({@link #open(CudaContext, Nvjpeg, boolean, int, long, int)}):
+ * each part a batched call of its own, with an nvJPEG state of its own (nvJPEG's states are one
+ * thread's each; the handle is shared), the first on the caller's thread and stream, each other
+ * on a thread and a stream of the decoder's, after the work the caller's stream had queued. The
+ * batched call's host side (39 us an image on an H200's engine, run-4) then runs on as many
+ * threads as there are parts. The caller's stream waits for every part before what it queues next.
  *
  * <p>Owner and lifetime: one thread drives a decoder, with a CUDA context current. The decoder owns
  * its device memory and the one {@link Decoded} it hands back: the pixels of a batch are valid, in
@@ -116,11 +126,12 @@ public final class GpuJpegDecoder implements AutoCloseable {
     // One thread at a time all the same, the future's completion ordering the handover.
     private final Arena arena = Arena.ofShared();
     private final MemorySegment handle;
-    private final MemorySegment state;
-    // Scratch for the calls, laid out once for maxBatch images.
-    private final MemorySegment dataPointers;
-    private final MemorySegment lengths;
-    private final MemorySegment images;
+    /** The batch's first part, decoded on the caller's thread and stream. */
+    private final Part first;
+    /** The other parts, each on a thread and a stream of its own; empty where a batch is one part. */
+    private final Helper[] helpers;
+    /** Recorded on the caller's stream before the parts are queued; each helper's stream waits for it. Null with no helpers. */
+    private final CudaEvent queuedBefore;
     /** The examiner of files not examined where they were read; the others are {@link #newExaminer}'s. */
     private final Examiner own;
 
@@ -130,14 +141,20 @@ public final class GpuJpegDecoder implements AutoCloseable {
     /** The stream of the last {@link #decode}: its work may still write {@link #pixels} when {@link #close} comes. */
     private CudaStream lastStream;
 
-    private int initializedBatch;
     // What examine() found, for the submit() that follows it: the device bytes of the images nvJPEG
     // takes, and the batch's file count (-1 once submitted).
     private long examinedBytes;
     private int examinedFiles = -1;
     private boolean closed;
 
-    private GpuJpegDecoder(CudaDriver driver, Nvjpeg nvjpeg, int maxBatch, long maxPixels, boolean preferHardware) {
+    private GpuJpegDecoder(
+            CudaDriver driver,
+            Nvjpeg nvjpeg,
+            int maxBatch,
+            long maxPixels,
+            boolean preferHardware,
+            CudaContext context,
+            int parts) {
         this.driver = driver;
         this.nvjpeg = nvjpeg;
         this.maxBatch = maxBatch;
@@ -157,33 +174,57 @@ public final class GpuJpegDecoder implements AutoCloseable {
             }
         }
         if (chosen == Backend.GPU_HYBRID) {
-            Nvjpeg.check(
-                    nvjpeg.nvjpegCreateEx(
-                            Nvjpeg.NVJPEG_BACKEND_GPU_HYBRID, MemorySegment.NULL, MemorySegment.NULL, 0, out),
-                    "nvjpegCreateEx");
+            try {
+                Nvjpeg.check(
+                        nvjpeg.nvjpegCreateEx(
+                                Nvjpeg.NVJPEG_BACKEND_GPU_HYBRID, MemorySegment.NULL, MemorySegment.NULL, 0, out),
+                        "nvjpegCreateEx");
+            } catch (RuntimeException e) {
+                arena.close();
+                throw e;
+            }
         }
         backend = chosen;
         backendNote = note;
         handle = out.get(ADDRESS, 0);
-        MemorySegment st = MemorySegment.NULL;
+        List<Part> made = new ArrayList<>();
+        Helper[] started = new Helper[parts - 1];
+        CudaEvent before = null;
         Examiner mine = null;
         try {
-            Nvjpeg.check(nvjpeg.nvjpegJpegStateCreate(handle, out), "nvjpegJpegStateCreate");
-            st = out.get(ADDRESS, 0);
+            for (int p = 0; p < parts; p++) {
+                made.add(new Part());
+            }
             mine = new Examiner();
+            if (parts > 1) {
+                before = CudaEvent.create(driver);
+                for (int p = 1; p < parts; p++) {
+                    started[p - 1] = new Helper(made.get(p), context, before, p);
+                }
+            }
         } catch (RuntimeException e) {
-            if (!st.equals(MemorySegment.NULL)) {
-                nvjpeg.nvjpegJpegStateDestroy(st);
+            for (Helper h : started) {
+                if (h != null) {
+                    h.stop();
+                }
+            }
+            if (before != null) {
+                before.close();
+            }
+            if (mine != null) {
+                mine.close();
+            }
+            for (Part part : made) {
+                part.destroy();
             }
             nvjpeg.nvjpegDestroy(handle);
             arena.close();
             throw e;
         }
-        state = st;
+        first = made.get(0);
+        helpers = started;
+        queuedBefore = before;
         own = mine;
-        dataPointers = arena.allocate(JAVA_LONG, maxBatch); // const unsigned char *[]: each address as its 64-bit value
-        lengths = arena.allocate(JAVA_LONG, maxBatch);
-        images = arena.allocate(Nvjpeg.IMAGE, maxBatch);
         decoded = new Decoded(maxBatch);
     }
 
@@ -202,7 +243,42 @@ public final class GpuJpegDecoder implements AutoCloseable {
             throw new IllegalArgumentException(
                     "maxBatch " + maxBatch + " and maxPixels " + maxPixels + " must be positive");
         }
-        return new GpuJpegDecoder(driver, nvjpeg, maxBatch, maxPixels, preferHardware);
+        return new GpuJpegDecoder(driver, nvjpeg, maxBatch, maxPixels, preferHardware, null, 1);
+    }
+
+    /**
+     * Opens a decoder, as {@link #open(CudaDriver, Nvjpeg, boolean, int, long)} does, that decodes
+     * each batch in up to {@code parts} parts, each on a thread of its own (the class comment). A
+     * part takes at least {@link #MIN_PART_IMAGES} images: a smaller batch is decoded in fewer parts.
+     *
+     * @param context the context current on this thread, made current on the decoder's own threads
+     * @param parts 1 (the caller's thread alone) to 8
+     */
+    public static GpuJpegDecoder open(
+            CudaContext context, Nvjpeg nvjpeg, boolean preferHardware, int maxBatch, long maxPixels, int parts) {
+        if (maxBatch <= 0 || maxPixels <= 0) {
+            throw new IllegalArgumentException(
+                    "maxBatch " + maxBatch + " and maxPixels " + maxPixels + " must be positive");
+        }
+        if (parts < 1 || parts > MAX_PARTS) {
+            throw new IllegalArgumentException("parts " + parts + " must be 1 to " + MAX_PARTS);
+        }
+        return new GpuJpegDecoder(context.driver(), nvjpeg, maxBatch, maxPixels, preferHardware, context, parts);
+    }
+
+    /** The most parts a batch is decoded in. */
+    public static final int MAX_PARTS = 8;
+
+    /**
+     * The fewest images a part takes. nvJPEG's GPU hybrid decoder decodes Huffman on the GPU only in
+     * batches of over 100 baseline images (nvjpeg.h): a batch split below that decodes Huffman on the
+     * CPU, which is why the stage's default is one part.
+     */
+    public static final int MIN_PART_IMAGES = 16;
+
+    /** How many parts a batch may be decoded in. */
+    public int parts() {
+        return helpers.length + 1;
     }
 
     /** The decoder that runs. */
@@ -292,44 +368,243 @@ public final class GpuJpegDecoder implements AutoCloseable {
         long bytes = examinedBytes;
         ensureCapacity(bytes, stream);
         long base = pixels.pointer();
+        // Parts of the images nvJPEG takes, in order, each at least MIN_PART_IMAGES (the first part
+        // takes what is left over), the first on this thread and stream, the others on the helpers'.
+        int parts = Math.max(1, Math.min(helpers.length + 1, taken / MIN_PART_IMAGES));
         // Written at offsets, no slice or address object per image; a pointer is written as the 64-bit
         // value it is (the binding's 64-bit-only layout), the other three channels' pointers and pitches zero.
-        images.fill((byte) 0);
         int k = 0;
         for (int i = 0; i < n; i++) {
             if (!decoded.onGpu(i)) {
                 continue;
             }
-            dataPointers.setAtIndex(JAVA_LONG, k, files.address(i));
-            lengths.setAtIndex(JAVA_LONG, k, files.length(i));
-            long image = k * Nvjpeg.IMAGE.byteSize();
-            images.set(JAVA_LONG, image + Nvjpeg.IMAGE_CHANNEL0, base + decoded.offset[i]);
-            images.set(JAVA_LONG, image + Nvjpeg.IMAGE_PITCH0, 3L * decoded.width[i]); // rows packed
+            int p = partOf(k, taken, parts);
+            Part part = p == 0 ? first : helpers[p - 1].part;
+            int j = k - partStart(p, taken, parts);
+            if (j == 0) {
+                part.images.fill((byte) 0);
+            }
+            part.dataPointers.setAtIndex(JAVA_LONG, j, files.address(i));
+            part.lengths.setAtIndex(JAVA_LONG, j, files.length(i));
+            long image = j * Nvjpeg.IMAGE.byteSize();
+            part.images.set(JAVA_LONG, image + Nvjpeg.IMAGE_CHANNEL0, base + decoded.offset[i]);
+            part.images.set(JAVA_LONG, image + Nvjpeg.IMAGE_PITCH0, 3L * decoded.width[i]); // rows packed
             k++;
         }
-        if (k != initializedBatch) {
-            Nvjpeg.check(
-                    nvjpeg.nvjpegDecodeBatchedInitialize(handle, state, k, 1, Nvjpeg.NVJPEG_OUTPUT_RGBI),
-                    "nvjpegDecodeBatchedInitialize");
-            initializedBatch = k;
+        if (parts > 1) {
+            // The helpers' streams write this decoder's pixels: not before what this stream queued
+            // (the last batch's resize reads them) has run.
+            queuedBefore.record(stream);
+            for (int p = 1; p < parts; p++) {
+                helpers[p - 1].start(partStart(p + 1, taken, parts) - partStart(p, taken, parts));
+            }
         }
-        int status = nvjpeg.nvjpegDecodeBatched(handle, state, dataPointers, lengths, images, stream.handle());
+        int status = Nvjpeg.NVJPEG_STATUS_SUCCESS;
+        RuntimeException failure = null;
+        try {
+            status = first.decode(partStart(1, taken, parts), stream);
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        for (int p = 1; p < parts; p++) {
+            RuntimeException f = helpers[p - 1].await(); // every part ended before anything is thrown
+            if (failure == null) {
+                failure = f;
+            } else if (f != null) {
+                failure.addSuppressed(f);
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+        boolean any = refusedOrQueued(status, 0, taken, parts, n);
+        for (int p = 1; p < parts; p++) {
+            Helper h = helpers[p - 1];
+            if (refusedOrQueued(h.status, p, taken, parts, n)) {
+                stream.waitFor(h.done); // the caller's next work (the resize) after this part's pixels
+                any = true;
+            }
+        }
+        if (any) {
+            decoded.base = base;
+        }
+        return decoded;
+    }
+
+    /** Which part the k-th of {@code taken} images goes to, in {@code parts} parts. */
+    private static int partOf(int k, int taken, int parts) {
+        int p = parts - 1;
+        while (k < partStart(p, taken, parts)) {
+            p--;
+        }
+        return p;
+    }
+
+    /** The first image of part {@code p} (of {@code parts}; {@code p == parts} gives {@code taken}). */
+    private static int partStart(int p, int taken, int parts) {
+        return p == 0 ? 0 : taken - (int) ((long) (parts - p) * (taken / parts));
+    }
+
+    /**
+     * Takes part {@code p}'s outcome: true where its decode is queued; where nvJPEG refused it
+     * (it names no file), its images go to the CPU path, which decodes and judges each; any other
+     * failure is the device's, and thrown.
+     */
+    private boolean refusedOrQueued(int status, int p, int taken, int parts, int n) {
         if (status == Nvjpeg.NVJPEG_STATUS_BAD_JPEG
                 || status == Nvjpeg.NVJPEG_STATUS_JPEG_NOT_SUPPORTED
                 || status == Nvjpeg.NVJPEG_STATUS_INCOMPLETE_BITSTREAM) {
-            // The batch names no file: each of its images is decoded (and judged) by the CPU path instead.
             String why = "nvJPEG refused the batch it was in (nvjpegDecodeBatched: " + Nvjpeg.statusName(status) + ")";
-            for (int i = 0; i < n; i++) {
+            int from = partStart(p, taken, parts);
+            int to = partStart(p + 1, taken, parts);
+            int k = 0;
+            for (int i = 0; i < n && k < to; i++) {
                 if (decoded.onGpu(i)) {
-                    decoded.toCpu(i, why);
+                    if (k >= from) {
+                        decoded.toCpu(i, why);
+                    }
+                    k++;
                 }
             }
-            initializedBatch = 0; // nvJPEG's advice after a failed batch: initialise again
-            return decoded;
+            return false;
         }
         Nvjpeg.check(status, "nvjpegDecodeBatched");
-        decoded.base = base;
-        return decoded;
+        return true;
+    }
+
+    /** One part of each batch: an nvJPEG state of its own and its images' arrays, laid out once for maxBatch. */
+    private final class Part {
+        private final MemorySegment state;
+        private final MemorySegment dataPointers = arena.allocate(JAVA_LONG, maxBatch); // const unsigned char *[]
+        private final MemorySegment lengths = arena.allocate(JAVA_LONG, maxBatch);
+        private final MemorySegment images = arena.allocate(Nvjpeg.IMAGE, maxBatch);
+        /** The batch size the state was initialised for; 0 after a refused batch (nvJPEG's advice: initialise again). */
+        private int initialized;
+
+        private Part() {
+            MemorySegment out = arena.allocate(ADDRESS);
+            Nvjpeg.check(nvjpeg.nvjpegJpegStateCreate(handle, out), "nvjpegJpegStateCreate");
+            state = out.get(ADDRESS, 0);
+        }
+
+        /** Queues the decode of this part's first {@code count} images on {@code stream}: nvJPEG's status. */
+        private int decode(int count, CudaStream stream) {
+            if (count != initialized) {
+                Nvjpeg.check(
+                        nvjpeg.nvjpegDecodeBatchedInitialize(handle, state, count, 1, Nvjpeg.NVJPEG_OUTPUT_RGBI),
+                        "nvjpegDecodeBatchedInitialize");
+                initialized = count;
+            }
+            int status = nvjpeg.nvjpegDecodeBatched(handle, state, dataPointers, lengths, images, stream.handle());
+            if (status != Nvjpeg.NVJPEG_STATUS_SUCCESS) {
+                initialized = 0;
+            }
+            return status;
+        }
+
+        private void destroy() {
+            Nvjpeg.check(nvjpeg.nvjpegJpegStateDestroy(state), "nvjpegJpegStateDestroy");
+        }
+    }
+
+    /**
+     * A part decoded on a thread of its own, on a stream of its own, after what the caller's stream
+     * had queued. The caller hands it a batch ({@link #start}) and takes the outcome ({@link #await});
+     * the semaphores order each handover, so the fields between them are plain.
+     */
+    private final class Helper implements Runnable {
+        private final Part part;
+        private final CudaContext context;
+        private final CudaEvent after;
+        private final CudaStream stream;
+        /** Recorded on {@link #stream} once the part's decode is queued. */
+        private final CudaEvent done;
+
+        private final Semaphore go = new Semaphore(0);
+        private final Semaphore finished = new Semaphore(0);
+        private final Thread thread;
+        private volatile boolean stopping;
+        private int count;
+        private int status;
+        private RuntimeException failure;
+
+        private Helper(Part part, CudaContext context, CudaEvent after, int index) {
+            this.part = part;
+            this.context = context;
+            this.after = after;
+            CudaStream s = CudaStream.create(driver);
+            try {
+                this.done = CudaEvent.create(driver);
+            } catch (RuntimeException e) {
+                s.close();
+                throw e;
+            }
+            this.stream = s;
+            this.thread = Thread.ofPlatform()
+                    .name("stoke-gpu-nvjpeg-part-" + index)
+                    .daemon()
+                    .start(this);
+        }
+
+        private void start(int images) {
+            count = images;
+            go.release(); // publishes count to the helper
+        }
+
+        /** Waits for the part; its failure, or null (its nvJPEG status is then {@link #status}). */
+        private RuntimeException await() {
+            finished.acquireUninterruptibly(); // publishes status and failure from the helper
+            RuntimeException f = failure;
+            failure = null;
+            return f;
+        }
+
+        @Override
+        public void run() {
+            while (true) {
+                go.acquireUninterruptibly();
+                if (stopping) {
+                    return;
+                }
+                try {
+                    context.makeCurrent();
+                    stream.waitFor(after);
+                    status = part.decode(count, stream);
+                    if (status == Nvjpeg.NVJPEG_STATUS_SUCCESS) {
+                        done.record(stream);
+                    }
+                } catch (RuntimeException | Error e) {
+                    failure = e instanceof RuntimeException r ? r : new IllegalStateException(e);
+                } finally {
+                    finished.release();
+                }
+            }
+        }
+
+        /** Ends the thread, waits for its stream, and frees the stream, the event and the part's state. */
+        private void stop() {
+            stopping = true;
+            go.release();
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    thread.join();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true; // the thread ends at once; its stream must be waited for all the same
+                }
+            }
+            try {
+                stream.synchronize();
+                stream.close();
+                done.close();
+                part.destroy();
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
     }
 
     /**
@@ -442,8 +717,12 @@ public final class GpuJpegDecoder implements AutoCloseable {
             return;
         }
         if (pixels != null) {
-            // The last batch's pixels may still be read by work queued on the stream.
+            // The last batch's pixels may still be read by work queued on the stream (and written by
+            // a helper's, where the caller's stream did not come to wait for it: a part that failed).
             stream.synchronize();
+            for (Helper h : helpers) {
+                h.stream.synchronize();
+            }
             pixels.close();
             pixels = null;
         }
@@ -473,6 +752,9 @@ public final class GpuJpegDecoder implements AutoCloseable {
             if (lastStream != null && !lastStream.isClosed()) {
                 lastStream.synchronize(); // even where the caller left on an exception
             }
+            for (Helper h : helpers) {
+                h.stop(); // its stream waited for (it may write the pixels), then its state freed
+            }
             if (pixels != null) {
                 pixels.close();
             }
@@ -480,7 +762,10 @@ public final class GpuJpegDecoder implements AutoCloseable {
                 e.close(); // before the handle they examine with
             }
             own.close();
-            Nvjpeg.check(nvjpeg.nvjpegJpegStateDestroy(state), "nvjpegJpegStateDestroy");
+            if (queuedBefore != null) {
+                queuedBefore.close();
+            }
+            first.destroy();
             Nvjpeg.check(nvjpeg.nvjpegDestroy(handle), "nvjpegDestroy");
         } finally {
             arena.close();

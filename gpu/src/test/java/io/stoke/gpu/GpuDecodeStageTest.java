@@ -84,6 +84,7 @@ class GpuDecodeStageTest {
         try {
             assertEquals(deviceAllocsBefore, dbl.stat("live_device_allocs"), "device memory freed");
             NvjpegDoubles.assertNoneLive(dbl); // the readers' examiners' streams too
+            assertEquals(0, dbl.nvjpegStat("state_overlaps"), "no nvJPEG state in two calls at once");
             assertEquals(0, dbl.stat("checksum_mismatches"), "no host buffer changed under a queued copy");
         } finally {
             dbl.reset();

@@ -15,6 +15,7 @@ import io.stoke.ffm.TurboJpeg;
 import io.stoke.ffm.cuda.CudaContext;
 import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.ffm.cuda.CudaStream;
+import io.stoke.ffm.cuda.DeviceBuffer;
 import io.stoke.ffm.cuda.Nvjpeg;
 import io.stoke.ffm.cuda.NvjpegException;
 import io.stoke.ffm.testing.CudaTestDouble;
@@ -69,6 +70,7 @@ class GpuJpegDecoderTest {
             arena.close();
             assertEquals(deviceAllocsBefore, dbl.stat("live_device_allocs"), "device memory freed");
             NvjpegDoubles.assertNoneLive(dbl);
+            assertEquals(0, dbl.nvjpegStat("state_overlaps"), "no nvJPEG state in two calls at once");
         } finally {
             dbl.reset();
         }
@@ -426,6 +428,120 @@ class GpuJpegDecoderTest {
             d = dec.decode(files, stream);
             assertTrue(d.onGpu(0) && d.onGpu(1));
             assertArrayEquals(cpuDecode(files.get(1), 30, 20), gpuPixels(d, 1));
+        }
+    }
+
+    /** {@code n} JPEGs of assorted sizes and subsamplings, from {@code seed}; file i's size depends on i alone. */
+    List<MemorySegment> assorted(int n, long seed) {
+        int[] samplings = {TurboJpeg.TJSAMP_420, TurboJpeg.TJSAMP_444, TurboJpeg.TJSAMP_422, TurboJpeg.TJSAMP_GRAY};
+        List<MemorySegment> files = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            files.add(jpeg(17 + 5 * (i % 7), 11 + 3 * (i % 5), samplings[i % samplings.length], 0, seed + i));
+        }
+        return files;
+    }
+
+    void assertDecodedAsTheCpuDoes(GpuJpegDecoder.Decoded d, List<MemorySegment> files, String what) {
+        assertEquals(files.size(), d.size());
+        for (int i = 0; i < files.size(); i++) {
+            assertTrue(d.onGpu(i), what + ", file " + i + ": " + d.cpuReason(i));
+            assertArrayEquals(
+                    cpuDecode(files.get(i), d.width(i), d.height(i)), gpuPixels(d, i), what + ", pixels of file " + i);
+        }
+    }
+
+    /**
+     * In parts, a batch is decoded as one call decodes it: every image at its place with its pixels,
+     * one batched call per part (each on a state of its own: the double fails a state in two calls at
+     * once), a smaller batch in fewer parts, and the decoder's threads, streams and events gone once
+     * it is closed.
+     */
+    @Test
+    void aBatchInPartsIsDecodedAsOneCallDecodesIt() {
+        int n = 3 * GpuJpegDecoder.MIN_PART_IMAGES + 5;
+        List<MemorySegment> files = assorted(n, 100);
+        long streams = dbl.stat("live_streams");
+        long events = dbl.stat("live_events");
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(context, nvjpeg, false, n, 1 << 20, 3)) {
+            assertEquals(3, dec.parts());
+            for (int round = 0; round < 3; round++) {
+                assertDecodedAsTheCpuDoes(dec.decode(files, stream), files, "round " + round);
+            }
+            assertEquals(9, dbl.nvjpegStat("nvjpeg_batches"), "three parts a batch");
+            List<MemorySegment> two = files.subList(0, 3 * GpuJpegDecoder.MIN_PART_IMAGES - 1);
+            assertDecodedAsTheCpuDoes(dec.decode(two, stream), two, "a batch for two parts");
+            assertEquals(11, dbl.nvjpegStat("nvjpeg_batches"), "a batch of under 48 in two parts");
+            List<MemorySegment> one = files.subList(0, 5);
+            assertDecodedAsTheCpuDoes(dec.decode(one, stream), one, "a batch for one part");
+            assertEquals(12, dbl.nvjpegStat("nvjpeg_batches"), "a batch of under 32 in one part");
+            assertDecodedAsTheCpuDoes(dec.decode(files, stream), files, "whole again");
+        }
+        assertEquals(streams, dbl.stat("live_streams"), "the parts' streams destroyed");
+        assertEquals(events, dbl.stat("live_events"), "the parts' events destroyed");
+    }
+
+    /**
+     * A part on another thread writes the decoder's pixels on its own stream: not before the work the
+     * caller's stream queued before the batch has run. A copy of the last batch's image, queued on
+     * the caller's stream and slowed down, still reads that batch's pixels while the next batch
+     * decodes into the same place.
+     */
+    @Test
+    void aPartWritesNoPixelBeforeTheCallersStreamHasRunWhatItHadQueued() {
+        int n = 2 * GpuJpegDecoder.MIN_PART_IMAGES;
+        List<MemorySegment> a = assorted(n, 200);
+        List<MemorySegment> b = assorted(n, 300); // the same sizes, so the same places, other pixels
+        int last = n - 1; // in the second part, the helper's
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(context, nvjpeg, false, n, 1 << 20, 2)) {
+            GpuJpegDecoder.Decoded d = dec.decode(a, stream);
+            int w = d.width(last);
+            int h = d.height(last);
+            byte[] expected = cpuDecode(a.get(last), w, h);
+            try (DeviceBuffer copy = DeviceBuffer.allocate(driver, 3L * w * h)) {
+                dbl.copyDelayMicros(50_000);
+                driver.check(
+                        driver.cuMemcpyDtoDAsync_v2(copy.pointer(), d.deviceAddress(last), 3L * w * h, stream.handle()),
+                        "cuMemcpyDtoDAsync_v2");
+                dec.decode(b, stream);
+                dbl.copyDelayMicros(0);
+                stream.synchronize();
+                MemorySegment host = arena.allocate(3L * w * h);
+                copy.copyToHost(host, 0);
+                assertArrayEquals(expected, host.toArray(JAVA_BYTE), "the copy queued before the next batch");
+            }
+            assertDecodedAsTheCpuDoes(d, b, "the next batch");
+        }
+    }
+
+    /**
+     * A part nvJPEG refuses goes to the CPU, its images said so, and the other part is decoded; a
+     * device failure in either part is thrown once both have ended, and the decoder closes cleanly.
+     */
+    @Test
+    void aPartNvjpegRefusesGoesToTheCpuAndTheOtherIsDecoded() {
+        int n = 2 * GpuJpegDecoder.MIN_PART_IMAGES;
+        List<MemorySegment> files = assorted(n, 400);
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(context, nvjpeg, false, n, 1 << 20, 2)) {
+            // The first of the two calls, whichever thread makes it.
+            dbl.failCall("nvjpegDecodeBatched", 1, Nvjpeg.NVJPEG_STATUS_BAD_JPEG);
+            GpuJpegDecoder.Decoded d = dec.decode(files, stream);
+            boolean firstRefused = !d.onGpu(0);
+            int half = n / 2;
+            for (int i = 0; i < n; i++) {
+                if ((i < half) == firstRefused) {
+                    assertFalse(d.onGpu(i), "file " + i);
+                    assertEquals(
+                            "nvJPEG refused the batch it was in (nvjpegDecodeBatched: NVJPEG_STATUS_BAD_JPEG)",
+                            d.cpuReason(i));
+                } else {
+                    assertTrue(d.onGpu(i), "file " + i + ": " + d.cpuReason(i));
+                    assertArrayEquals(cpuDecode(files.get(i), d.width(i), d.height(i)), gpuPixels(d, i));
+                }
+            }
+            assertDecodedAsTheCpuDoes(dec.decode(files, stream), files, "the next batch");
+            dbl.failCall("nvjpegDecodeBatched", 2, Nvjpeg.NVJPEG_STATUS_EXECUTION_FAILED);
+            NvjpegException e = assertThrows(NvjpegException.class, () -> dec.decode(files, stream));
+            assertEquals("nvjpegDecodeBatched failed: NVJPEG_STATUS_EXECUTION_FAILED (6)", e.getMessage());
         }
     }
 
