@@ -422,6 +422,10 @@ class DataLoader(Closeable):
             batches whose images nvJPEG left are still decoding, and under ``"auto"`` whole batches
             the workers decode, at most that many of those at once; ``0``: no whole batches
             (default: ``3``).
+        decode_gpu_threads (int, optional): with ``decode="gpu"`` or ``"auto"``, threads that hand
+            nvJPEG's batched decoder each batch, that many parts of it at once, each with a decoder
+            state and a CUDA stream of its own; a part takes at least 16 images. Not yet measured
+            on a GPU (default: ``1``).
         slots (int, optional): the ring's size in batches: decoded ahead plus held by your code
             (default: ``4``).
         shuffle_window (int, optional): over shards, shuffle within windows of that many shards
@@ -540,6 +544,7 @@ class DataLoader(Closeable):
         dct_scaling: Optional[str] = None,
         decode: Optional[str] = None,
         decode_cpu_batches: Optional[int] = None,
+        decode_gpu_threads: Optional[int] = None,
         slots: Optional[int] = None,
         shuffle_window: Optional[int] = None,
         shard_cache_size: Optional[str] = None,

@@ -147,6 +147,12 @@ class GpuDecodeTest(unittest.TestCase):
             self.assertIn("decoding on CUDA device 0 (EXPERIMENTAL)", said)
             self.assertSameBatches(cpu, got)
 
+    def test_decode_gpu_threads_reaches_the_producer_and_the_batches_stay_the_cpus(self):
+        cpu, _ = self.epochs("cpu", on_error="skip")
+        got, said = self.epochs("gpu", on_error="skip", decode_gpu_threads=2)
+        self.assertIn("each batch's call split over 2 threads", said)
+        self.assertSameBatches(cpu, got)
+
     def test_float32_output_is_normalised_on_the_device_as_the_workers_normalise(self):
         cpu, _ = self.epochs("cpu", on_error="skip", output="float32")
         gpu, said = self.epochs("gpu", on_error="skip", output="float32")

@@ -139,6 +139,7 @@ final class BenchRun {
                         device.ordinal(),
                         readers,
                         options.decodeCpuBatches(),
+                        options.decodeGpuThreads(),
                         false, // no model: the consumer only counts the batches
                         line -> err.println("stoke: " + line));
                 if (stage != null) {

@@ -201,6 +201,7 @@ public final class EmbedCommand implements Callable<Integer> {
                         where.cuda() ? where.index() : 0,
                         readers,
                         options.decodeCpuBatches(),
+                        options.decodeGpuThreads(),
                         where.cuda(), // the model on the GPU: left the GPU while it is behind
                         line -> err.println("stoke embed: " + line));
                 err.flush();

@@ -172,6 +172,11 @@ public final class LoaderOptions {
         return settings().integer("decode_cpu_batches");
     }
 
+    /** The loader option {@code --decode-gpu-threads}: the threads each batch's nvJPEG call is split over. */
+    int decodeGpuThreads() {
+        return settings().integer("decode_gpu_threads");
+    }
+
     /** The values parsed. */
     LoaderSettings settings() {
         return settings;

@@ -171,6 +171,35 @@ class BenchGpuDecodeTest {
         }
     }
 
+    /** {@code --decode-gpu-threads 2}: each batch's nvJPEG call in two parts, and the line says so. */
+    @Test
+    void decodeGpuThreadsSplitsEachBatchsCallOverThem() throws Exception {
+        CudaTestDouble dbl = dbl();
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 80, 2, 11);
+        try {
+            String[] r = BenchCommandTest.run(
+                    "bench",
+                    root.toString(),
+                    "--decode",
+                    "gpu",
+                    "--decode-gpu-threads",
+                    "2",
+                    "--batch-size",
+                    "40",
+                    "--workers",
+                    "2",
+                    "--crop",
+                    "32");
+            assertEquals("0", r[0], r[1] + r[2]);
+            assertTrue(r[1].contains("80 in 2 batches (0 skipped or failed)"), r[1]);
+            assertTrue(r[2].contains("decoder), each batch's call split over 2 threads; 2 CPU threads"), r[2]);
+            assertEquals(80, dbl.nvjpegStat("nvjpeg_images"), "every JPEG on the GPU");
+            assertEquals(4, dbl.nvjpegStat("nvjpeg_batches"), "two calls a batch");
+        } finally {
+            dbl.reset();
+        }
+    }
+
     @Test
     void withoutLibnvjpegItSaysSoInOneLineAndDecodesOnTheCpu() throws Exception {
         Path root = TestImages.imageFolder(tmp.resolve("data"), 8, 2, 5);

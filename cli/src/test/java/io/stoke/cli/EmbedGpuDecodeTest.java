@@ -169,7 +169,7 @@ class EmbedGpuDecodeTest {
             StringWriter said = new StringWriter();
             List<float[]> got = new ArrayList<>();
             try (GpuDecodeStage stage =
-                    GpuDecodeOpening.open(settings, GpuDecodeOpening.Decode.GPU, 0, 2, 3, true, line -> {})) {
+                    GpuDecodeOpening.open(settings, GpuDecodeOpening.Decode.GPU, 0, 2, 3, 1, true, line -> {})) {
                 assertNotNull(stage, "the stage opens on the doubles");
                 EmbeddingJob.Inference<DeviceBatch> inference =
                         EmbedCommand.onDevice(stage, embedder, 3, new PrintWriter(said, true));

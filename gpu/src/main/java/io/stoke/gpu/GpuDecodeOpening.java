@@ -42,7 +42,9 @@ public final class GpuDecodeOpening {
     /**
      * The stage over {@code settings} on CUDA device {@code ordinal}, with {@code readers} CPU threads
      * and {@code cpuBatches} device buffers for the batches they still work on
-     * ({@link GpuDecodeStage.Builder#cpuBatches}; the option {@code decode_cpu_batches}), or null
+     * ({@link GpuDecodeStage.Builder#cpuBatches}; the option {@code decode_cpu_batches}), each
+     * batch's nvJPEG call split over {@code gpuThreads} threads ({@link
+     * GpuDecodeStage.Builder#decodeThreads}; the option {@code decode_gpu_threads}), or null
      * after one line to {@code say} on why not (no libnvjpeg, no driver or device, the driver
      * refusing the device, an order feed, a restart cache). Said once nvJPEG has opened (under
      * {@code auto}, after the first whole batches of the CPU threads may have been handed out): the
@@ -58,6 +60,7 @@ public final class GpuDecodeOpening {
             int ordinal,
             int readers,
             int cpuBatches,
+            int gpuThreads,
             boolean consumerOnGpu,
             Consumer<String> say) {
         if (!decode.onGpu()) {
@@ -79,6 +82,7 @@ public final class GpuDecodeOpening {
                 .device(ordinal)
                 .readers(readers)
                 .cpuBatches(cpuBatches)
+                .decodeThreads(gpuThreads)
                 .nvjpeg(nvjpeg.nvjpeg().get())
                 .shareWithCpu(shared)
                 .consumerOnGpu(consumerOnGpu);
@@ -86,7 +90,7 @@ public final class GpuDecodeOpening {
                 .map(stage -> {
                     // Under auto nvJPEG may still be opening (the CPU threads decode whole batches
                     // meanwhile): the line comes once it has, and a failure reaches the consumer.
-                    stage.whenOpened(backend -> say(say, stage, backend, ordinal, nvjpeg, readers, shared));
+                    stage.whenOpened(backend -> say(say, stage, backend, ordinal, nvjpeg, readers, gpuThreads, shared));
                     return stage;
                 })
                 .orElse(null);
@@ -100,6 +104,7 @@ public final class GpuDecodeOpening {
             int ordinal,
             NvjpegLibrary.Loaded nvjpeg,
             int readers,
+            int gpuThreads,
             boolean shared) {
         long meanwhile = stage.stats().opening().wholeMeanwhile(); // one stats record, read once
         say.accept("decoding on CUDA device " + ordinal
@@ -107,7 +112,9 @@ public final class GpuDecodeOpening {
                 + nvjpeg.description()
                 + ", "
                 + (backend == GpuJpegDecoder.Backend.HARDWARE ? "hardware engine" : "GPU hybrid decoder")
-                + (stage.backendNote() != null ? " (" + stage.backendNote() + ")" : "") + "; " + readers
+                + (stage.backendNote() != null ? " (" + stage.backendNote() + ")" : "")
+                + (gpuThreads > 1 ? ", each batch's call split over " + gpuThreads + " threads" : "")
+                + "; " + readers
                 + " CPU threads read and decode what nvJPEG leaves"
                 + (shared ? ", and whole batches or a share of the JPEGs, balanced live" : "")
                 + (meanwhile > 0

@@ -141,6 +141,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      * most this many of those at once.
      */
     private final int cpuBatches;
+    /** The threads each batch's nvJPEG call is split over ({@link Builder#decodeThreads}). */
+    private final int decodeThreads;
     /** For tests: every other batch goes whole to the CPU, whatever the rates. */
     private final boolean wholeEveryOther;
     /** Whether the consumer's own work runs on this GPU ({@link Builder#consumerOnGpu}). */
@@ -360,6 +362,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.preferHardware = b.preferHardware;
         this.split = b.shareWithCpu ? new DecodeSplit() : null;
         this.cpuBatches = b.cpuBatches;
+        this.decodeThreads = b.decodeThreads;
         this.wholeEveryOther = b.wholeEveryOther && b.shareWithCpu && cpuBatches > 0;
         this.wholeWhileOpening = split != null && cpuBatches > 0 && !wholeEveryOther;
         this.consumerOnGpu = b.consumerOnGpu;
@@ -583,7 +586,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                     more = wholeWhileOpening(cursor, openingAside);
                     jpeg = awaitOpened(openingAside);
                 } else {
-                    jpeg = GpuJpegDecoder.open(driver, nvjpeg, preferHardware, batchSize, spec.maxPixels());
+                    jpeg = GpuJpegDecoder.open(
+                            context, nvjpeg, preferHardware, batchSize, spec.maxPixels(), decodeThreads);
                     nvjpegOpenNanos = System.nanoTime() - t0;
                 }
                 long t1 = System.nanoTime();
@@ -725,7 +729,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             try {
                 long t0 = System.nanoTime();
                 ensureCurrent();
-                GpuJpegDecoder jpeg = GpuJpegDecoder.open(driver, nvjpeg, preferHardware, batchSize, spec.maxPixels());
+                GpuJpegDecoder jpeg = GpuJpegDecoder.open(
+                        context, nvjpeg, preferHardware, batchSize, spec.maxPixels(), decodeThreads);
                 nvjpegOpenNanos = System.nanoTime() - t0; // before the completion that publishes it
                 opening.complete(jpeg);
             } catch (RuntimeException | Error e) {
@@ -1683,6 +1688,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         private boolean preferHardware = true;
         private boolean shareWithCpu;
         private int cpuBatches = 3;
+        private int decodeThreads = 1;
         private boolean wholeEveryOther;
         private boolean consumerOnGpu;
         private UnaryOperator<SampleReader> readerWrap = UnaryOperator.identity();
@@ -1768,6 +1774,22 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 throw new IllegalArgumentException("cpuBatches must be in [0, 16]: " + n);
             }
             this.cpuBatches = n;
+            return this;
+        }
+
+        /**
+         * Threads that call nvJPEG's batched decoder on each batch, each on a part of it with a state
+         * and a stream of its own (default 1: the decode thread alone; {@link GpuJpegDecoder#open(
+         * io.stoke.ffm.cuda.CudaContext, Nvjpeg, boolean, int, long, int)}). The batched call's host
+         * side took 39 us an image on an H200's engine (run-4), on the decode thread: split, it runs
+         * on that many cores at once. Not yet measured on a GPU.
+         */
+        public Builder decodeThreads(int n) {
+            if (n < 1 || n > GpuJpegDecoder.MAX_PARTS) {
+                throw new IllegalArgumentException(
+                        "decodeThreads must be in [1, " + GpuJpegDecoder.MAX_PARTS + "]: " + n);
+            }
+            this.decodeThreads = n;
             return this;
         }
 

@@ -273,6 +273,67 @@ class GpuDecodeStageTest {
     }
 
     /**
+     * With each batch's nvJPEG call split over two threads, every batch of two shuffled epochs is the
+     * host loader's, in its order with its pixels, under gpu and auto, the training transform's crops
+     * and flips included: the batches of 36 in two parts (one batched call each), the last of 8 in one.
+     */
+    @Test
+    void batchesDecodedInPartsOnTwoThreadsAreTheHostLoadersInItsOrder() throws Exception {
+        writeDataset(root, 80);
+        dbl.nvjpegHardware(true);
+        dbl.copyDelayMicros(300); // the caller's stream lags: the parts' streams must wait for it
+        for (boolean share : new boolean[] {false, true}) {
+            for (TransformSpec spec : List.of(EVAL, EVAL.withTrain(16, RandomResizedCrop.defaults()))) {
+                Loader.Builder settings = Loader.imageFolder(root)
+                        .batchSize(36)
+                        .shuffle(true)
+                        .seed(11)
+                        .epochs(2)
+                        .workers(1)
+                        .transform(spec);
+                List<Snapshot> want = host(settings);
+                long callsBefore = dbl.nvjpegStat("nvjpeg_batches");
+                String what = (share ? "auto" : "gpu") + ", " + (spec == EVAL ? "eval" : "train");
+                try (GpuDecodeStage stage = stage(settings)
+                                .inFlight(2)
+                                .readers(2)
+                                .shareWithCpu(share)
+                                .decodeThreads(2)
+                                .build();
+                        Arena arena = Arena.ofConfined()) {
+                    MemorySegment got = arena.allocate(36L * spec.sampleBytes());
+                    for (int k = 0; k < want.size(); k++) {
+                        Snapshot w = want.get(k);
+                        try (DeviceBatch b = stage.next()) {
+                            assertNotNull(b, what + ": batch " + k);
+                            assertEquals(w.batchIndex(), b.batchIndex(), what);
+                            for (int i = 0; i < b.size(); i++) {
+                                assertEquals(w.indices()[i], b.index(i), what + ": batch " + k + " position " + i);
+                            }
+                            b.copyToHost(got);
+                            assertArrayEquals(
+                                    w.pixels(),
+                                    got.asSlice(0, w.pixels().length).toArray(JAVA_BYTE),
+                                    what + ": batch " + k);
+                        }
+                    }
+                    assertNull(stage.next(), what);
+                    GpuDecodeStats st = stage.stats();
+                    long gpuBatches = st.batches() - st.cpuBatches();
+                    long calls = dbl.nvjpegStat("nvjpeg_batches") - callsBefore;
+                    if (!share) {
+                        // Four batches of 36 (33 or more JPEGs nvJPEG takes: two parts) and two of 8 (one).
+                        assertEquals(4 * 2 + 2, calls, what + ": " + st);
+                    } else {
+                        assertTrue(calls > gpuBatches || st.gpuImages() == 0, what + ": " + calls + " calls, " + st);
+                    }
+                    assertEquals(0, dbl.nvjpegStat("bitstream_changed"), what);
+                }
+            }
+        }
+    }
+
+    /**
      * The CPU's whole batches, every other one: decoded by the reader threads in the background, as
      * the loader decodes them, and handed out in the loader's order between the GPU's, which wait for
      * them; under each transform path (the evaluation's, training crops and flips, the device's

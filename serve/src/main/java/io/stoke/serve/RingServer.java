@@ -199,6 +199,7 @@ public final class RingServer {
                         0,
                         readers,
                         s.integer("decode_cpu_batches"),
+                        s.integer("decode_gpu_threads"),
                         deviceSlotsOut != null,
                         this::say);
             } catch (RuntimeException | Error e) {
