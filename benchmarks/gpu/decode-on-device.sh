@@ -16,8 +16,10 @@
 #                                   gpu and auto, batches to the device, whether they arrived as CUDA tensors,
 #                                   and decode=gpu's pixels against cpu's per image;
 #           bench.txt, bench.jsonl  stoke bench --decode cpu|gpu|auto at 16 CPU threads, no model, with the
-#                                   CPU seconds of the whole process, and auto with --decode-cpu-batches 0
-#                                   (shares only, no whole batches); then ResNet50 v2's training transform;
+#                                   CPU seconds of the whole process, and gpu and auto with each batch's
+#                                   nvJPEG call split over 2 and 4 threads (--decode-gpu-threads; BENCH_RUNS
+#                                   names the rows, auto-shares being auto with --decode-cpu-batches 0);
+#                                   then ResNet50 v2's training transform;
 #           torchvision-decode.json benchmarks/gpu/decode_gpu.py: torchvision's batched decode_jpeg on the
 #                                   GPU, alone and with the eval resize, on the same files;
 #           model-decode.json       benchmarks/gpu/model_decode.py: resnet50 inference and training (bf16,
@@ -36,7 +38,8 @@
 # most (pixels, then rates, then the model); each has its own time limit, and a failed step is said
 # and the next one runs. Environment: IMAGES (4096), PHOTOS, BATCH (128), WORKERS (16), CELL_SECONDS (8),
 # GPU_CHECK_IMAGES (256: gpu-check compares each image with TurboJPEG's on one thread), MODEL_DECODES
-# (cpu,gpu,auto), MODEL_MODES (infer,train), HANG_CELLS (4), STEPS (which to run: check,dataloader,bench,
+# (cpu,gpu,auto), MODEL_MODES (infer,train), HANG_CELLS (4), BENCH_RUNS (cpu gpu auto gpu-t2 auto-t2 gpu-t4),
+# STEPS (which to run: check,dataloader,bench,
 # diff,torchvision,model,train, all by default; and hang, only when named).
 set -u
 WHEEL=$(realpath "$1") LIBDIR=$(realpath "$2") OUT=$(realpath "$3")
@@ -45,7 +48,7 @@ mkdir -p "$OUT"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 IMAGES=${IMAGES:-4096} BATCH=${BATCH:-128} PHOTOS=${PHOTOS:-} WORKERS=${WORKERS:-16} CELL_SECONDS=${CELL_SECONDS:-8}
 GPU_CHECK_IMAGES=${GPU_CHECK_IMAGES:-256} MODEL_DECODES=${MODEL_DECODES:-cpu,gpu,auto} MODEL_MODES=${MODEL_MODES:-infer,train}
-HANG_CELLS=${HANG_CELLS:-4}
+HANG_CELLS=${HANG_CELLS:-4} BENCH_RUNS=${BENCH_RUNS:-cpu gpu auto gpu-t2 auto-t2 gpu-t4}
 STEPS=${STEPS:-check,dataloader,bench,diff,torchvision,model,train}
 runs() { [[ ,$STEPS, == *,$1,* ]]; }
 DATA=/tmp/stoke-gpu-data SITE=/tmp/stoke-site
@@ -101,10 +104,12 @@ fi
 TIMEFORMAT='process: %R s wall, %U s user + %S s system CPU'
 runs bench && step "stoke bench --decode cpu|gpu|auto: the same files, $WORKERS CPU threads, eval transform, no model" && {
   # auto-shares: auto with --decode-cpu-batches 0, the CPU threads taking shares of the GPU's batches
-  # only (no whole batches), beside auto's default in the same run.
-  for run in cpu gpu auto auto-shares; do
-    decode=${run%-shares} extra=()
+  # only (no whole batches), beside auto's default in the same run. gpu-tN, auto-tN: each batch's
+  # nvJPEG call split over N threads (--decode-gpu-threads N).
+  for run in $BENCH_RUNS; do
+    decode=${run%%-*} extra=()
     [[ $run == auto-shares ]] && extra=(--decode-cpu-batches 0)
+    [[ $run == *-t[0-9]* ]] && extra=(--decode-gpu-threads "${run##*-t}")
     echo "--- stoke bench $DATA --decode $decode ${extra[*]} --workers $WORKERS --epochs 6"
     time timeout 60 python3 -m stoke bench "$DATA" --decode "$decode" "${extra[@]}" --workers "$WORKERS" --epochs 6 \
       --json /tmp/bench-$run.json || echo "(exit $?)"

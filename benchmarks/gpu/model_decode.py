@@ -72,14 +72,17 @@ def own_rate(step, batch: int, crop: int, classes: int, seconds: float) -> dict:
 
 
 def cell(step, mode: str, decode: str, a: argparse.Namespace) -> dict:
-    """A fresh loader feeding ``step`` for --seconds after its first batch."""
+    """A fresh loader feeding ``step`` for --seconds after its first batch. ``decode`` is "cpu", "gpu"
+    or "auto", or "gpu:N" / "auto:N" with each batch's nvJPEG call split over N threads."""
+    where, _, threads = decode.partition(":")
+    split = {"decode_gpu_threads": int(threads)} if threads else {}
     proc = psutil.Process()
     torch.cuda.synchronize()
     step.events.clear()
     cpu0, t0 = tree_cpu_seconds(proc), time.perf_counter()
     loader = stoke.DataLoader(a.data, batch_size=a.batch, shuffle=True, drop_last=True, num_workers=a.workers,
                               pin_memory=True, transform="eval" if mode == "infer" else "train",
-                              output="float32", decode=decode, seed=a.seed, timeout=a.batch_timeout)
+                              output="float32", decode=where, seed=a.seed, timeout=a.batch_timeout, **split)
     batches, first, on_device, done = 0, None, None, False
     try:
         while not done:
@@ -114,7 +117,7 @@ def main() -> None:
     p.add_argument("--crop", type=int, default=224)
     p.add_argument("--workers", type=int, default=16)
     p.add_argument("--seconds", type=float, default=8.0)
-    p.add_argument("--decodes", default="cpu,gpu,auto")
+    p.add_argument("--decodes", default="cpu,gpu,auto", help="cells, e.g. cpu,gpu,auto,auto:2 (:N, decode_gpu_threads)")
     p.add_argument("--modes", default="infer,train")
     p.add_argument("--seed", type=int, default=0)
     # A batch that does not come within this fails its cell, and the next cell runs; the producer's
