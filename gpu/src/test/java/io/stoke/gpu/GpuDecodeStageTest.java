@@ -275,7 +275,8 @@ class GpuDecodeStageTest {
     /**
      * With each batch's nvJPEG call split over two threads, every batch of two shuffled epochs is the
      * host loader's, in its order with its pixels, under gpu and auto, the training transform's crops
-     * and flips included: the batches of 36 in two parts (one batched call each), the last of 8 in one.
+     * and flips included: under gpu the batches of 36 in two parts (one batched call each), the last
+     * of 8 in one; under auto as the CPU's share leaves them.
      */
     @Test
     void batchesDecodedInPartsOnTwoThreadsAreTheHostLoadersInItsOrder() throws Exception {
@@ -325,7 +326,9 @@ class GpuDecodeStageTest {
                         // Four batches of 36 (33 or more JPEGs nvJPEG takes: two parts) and two of 8 (one).
                         assertEquals(4 * 2 + 2, calls, what + ": " + st);
                     } else {
-                        assertTrue(calls > gpuBatches || st.gpuImages() == 0, what + ": " + calls + " calls, " + st);
+                        // Under auto the CPU's share of a batch decides whether 32 JPEGs are left for
+                        // two parts (or any: a batch may go to the CPU whole in shares): two calls at most.
+                        assertTrue(calls <= 2 * gpuBatches, what + ": " + calls + " calls, " + st);
                     }
                     assertEquals(0, dbl.nvjpegStat("bitstream_changed"), what);
                 }
