@@ -417,11 +417,22 @@ public final class GpuJpegDecoder implements AutoCloseable {
         if (failure != null) {
             throw failure;
         }
-        boolean any = refusedOrQueued(status, 0, taken, parts, n);
+        // A device failure in any part first, before a refused part's images go to the CPU.
+        checkDevice(status);
         for (int p = 1; p < parts; p++) {
-            Helper h = helpers[p - 1];
-            if (refusedOrQueued(h.status, p, taken, parts, n)) {
-                stream.waitFor(h.done); // the caller's next work (the resize) after this part's pixels
+            checkDevice(helpers[p - 1].status);
+        }
+        // From the last part back: a refused part's images are counted among those still on the GPU,
+        // which the parts before it still are.
+        boolean any = false;
+        for (int p = parts - 1; p >= 0; p--) {
+            int st = p == 0 ? status : helpers[p - 1].status;
+            if (refused(st)) {
+                toCpu(p, taken, parts, n, st);
+            } else {
+                if (p > 0) {
+                    stream.waitFor(helpers[p - 1].done); // the caller's next work (the resize) after this part's pixels
+                }
                 any = true;
             }
         }
@@ -445,31 +456,38 @@ public final class GpuJpegDecoder implements AutoCloseable {
         return p == 0 ? 0 : taken - (int) ((long) (parts - p) * (taken / parts));
     }
 
-    /**
-     * Takes part {@code p}'s outcome: true where its decode is queued; where nvJPEG refused it
-     * (it names no file), its images go to the CPU path, which decodes and judges each; any other
-     * failure is the device's, and thrown.
-     */
-    private boolean refusedOrQueued(int status, int p, int taken, int parts, int n) {
-        if (status == Nvjpeg.NVJPEG_STATUS_BAD_JPEG
+    /** Whether nvJPEG refused a batch as a whole: the status names no file. */
+    private static boolean refused(int status) {
+        return status == Nvjpeg.NVJPEG_STATUS_BAD_JPEG
                 || status == Nvjpeg.NVJPEG_STATUS_JPEG_NOT_SUPPORTED
-                || status == Nvjpeg.NVJPEG_STATUS_INCOMPLETE_BITSTREAM) {
-            String why = "nvJPEG refused the batch it was in (nvjpegDecodeBatched: " + Nvjpeg.statusName(status) + ")";
-            int from = partStart(p, taken, parts);
-            int to = partStart(p + 1, taken, parts);
-            int k = 0;
-            for (int i = 0; i < n && k < to; i++) {
-                if (decoded.onGpu(i)) {
-                    if (k >= from) {
-                        decoded.toCpu(i, why);
-                    }
-                    k++;
-                }
-            }
-            return false;
+                || status == Nvjpeg.NVJPEG_STATUS_INCOMPLETE_BITSTREAM;
+    }
+
+    /** Throws a part's failure that is the device's, not a refusal of its files. */
+    private static void checkDevice(int status) {
+        if (!refused(status)) {
+            Nvjpeg.check(status, "nvjpegDecodeBatched");
         }
-        Nvjpeg.check(status, "nvjpegDecodeBatched");
-        return true;
+    }
+
+    /**
+     * Sends part {@code p}'s images, which nvJPEG refused as a whole, to the CPU path, which decodes
+     * and judges each. The parts after it have gone already, so its images are the ones from its
+     * start among those still on the GPU.
+     */
+    private void toCpu(int p, int taken, int parts, int n, int status) {
+        String why = "nvJPEG refused the batch it was in (nvjpegDecodeBatched: " + Nvjpeg.statusName(status) + ")";
+        int from = partStart(p, taken, parts);
+        int to = partStart(p + 1, taken, parts);
+        int k = 0;
+        for (int i = 0; i < n && k < to; i++) {
+            if (decoded.onGpu(i)) {
+                if (k >= from) {
+                    decoded.toCpu(i, why);
+                }
+                k++;
+            }
+        }
     }
 
     /** One part of each batch: an nvJPEG state of its own and its images' arrays, laid out once for maxBatch. */

@@ -514,34 +514,88 @@ class GpuJpegDecoderTest {
     }
 
     /**
-     * A part nvJPEG refuses goes to the CPU, its images said so, and the other part is decoded; a
-     * device failure in either part is thrown once both have ended, and the decoder closes cleanly.
+     * A part nvJPEG refuses goes to the CPU, its images said so, and the other part is decoded; both
+     * refused, every image goes. The engine refuses a part with a progressive file in it, which the
+     * readers here said it takes (as an examiner that erred would). A device failure in either part is
+     * thrown once both have ended, and the decoder closes cleanly.
      */
     @Test
     void aPartNvjpegRefusesGoesToTheCpuAndTheOtherIsDecoded() {
+        dbl.nvjpegHardware(true);
         int n = 2 * GpuJpegDecoder.MIN_PART_IMAGES;
-        List<MemorySegment> files = assorted(n, 400);
-        try (GpuJpegDecoder dec = GpuJpegDecoder.open(context, nvjpeg, false, n, 1 << 20, 2)) {
-            // The first of the two calls, whichever thread makes it.
-            dbl.failCall("nvjpegDecodeBatched", 1, Nvjpeg.NVJPEG_STATUS_BAD_JPEG);
-            GpuJpegDecoder.Decoded d = dec.decode(files, stream);
-            boolean firstRefused = !d.onGpu(0);
-            int half = n / 2;
+        int half = n / 2;
+        for (List<Integer> progressive : List.of(List.of(20), List.of(3), List.of(3, 20))) {
+            List<MemorySegment> files = new ArrayList<>();
+            int[] widths = new int[n];
+            int[] heights = new int[n];
             for (int i = 0; i < n; i++) {
-                if ((i < half) == firstRefused) {
-                    assertFalse(d.onGpu(i), "file " + i);
-                    assertEquals(
-                            "nvJPEG refused the batch it was in (nvjpegDecodeBatched: NVJPEG_STATUS_BAD_JPEG)",
-                            d.cpuReason(i));
-                } else {
-                    assertTrue(d.onGpu(i), "file " + i + ": " + d.cpuReason(i));
-                    assertArrayEquals(cpuDecode(files.get(i), d.width(i), d.height(i)), gpuPixels(d, i));
+                widths[i] = 17 + 5 * (i % 7);
+                heights[i] = 11 + 3 * (i % 5);
+                int flags = progressive.contains(i) ? TurboJpeg.TJFLAG_PROGRESSIVE : 0;
+                files.add(jpeg(widths[i], heights[i], TurboJpeg.TJSAMP_420, flags, 500 + i));
+            }
+            GpuJpegDecoder.Files allTaken = new GpuJpegDecoder.Files() {
+                @Override
+                public int count() {
+                    return n;
+                }
+
+                @Override
+                public long address(int i) {
+                    return files.get(i).address();
+                }
+
+                @Override
+                public long length(int i) {
+                    return files.get(i).byteSize();
+                }
+
+                @Override
+                public boolean examined() {
+                    return true;
+                }
+
+                @Override
+                public String why(int i) {
+                    return null;
+                }
+
+                @Override
+                public int width(int i) {
+                    return widths[i];
+                }
+
+                @Override
+                public int height(int i) {
+                    return heights[i];
+                }
+            };
+            try (GpuJpegDecoder dec = GpuJpegDecoder.open(context, nvjpeg, true, n, 1 << 20, 2)) {
+                GpuJpegDecoder.Decoded d = dec.decode(allTaken, stream);
+                for (int i = 0; i < n; i++) {
+                    int part = i < half ? 0 : 1;
+                    boolean refused = progressive.stream().anyMatch(at -> (at < half ? 0 : 1) == part);
+                    String what = "progressive at " + progressive + ", file " + i;
+                    if (refused) {
+                        assertFalse(d.onGpu(i), what);
+                        assertEquals(
+                                "nvJPEG refused the batch it was in (nvjpegDecodeBatched: NVJPEG_STATUS_JPEG_NOT_SUPPORTED)",
+                                d.cpuReason(i),
+                                what);
+                    } else {
+                        assertTrue(d.onGpu(i), what + ": " + d.cpuReason(i));
+                        assertArrayEquals(cpuDecode(files.get(i), widths[i], heights[i]), gpuPixels(d, i), what);
+                    }
                 }
             }
-            assertDecodedAsTheCpuDoes(dec.decode(files, stream), files, "the next batch");
+        }
+        List<MemorySegment> files = assorted(n, 400);
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(context, nvjpeg, false, n, 1 << 20, 2)) {
+            assertDecodedAsTheCpuDoes(dec.decode(files, stream), files, "before the failure");
             dbl.failCall("nvjpegDecodeBatched", 2, Nvjpeg.NVJPEG_STATUS_EXECUTION_FAILED);
             NvjpegException e = assertThrows(NvjpegException.class, () -> dec.decode(files, stream));
             assertEquals("nvjpegDecodeBatched failed: NVJPEG_STATUS_EXECUTION_FAILED (6)", e.getMessage());
+            assertDecodedAsTheCpuDoes(dec.decode(files, stream), files, "after the failure");
         }
     }
 
