@@ -25,7 +25,7 @@ class OptionTableTest {
     @Test
     void theShippedTableHasEveryLoaderOptionOnceEachWithAParsableDefault() {
         OptionTable t = OptionTable.shipped();
-        assertEquals(48, t.options().size());
+        assertEquals(49, t.options().size());
         for (LoaderOption o : t.options()) {
             assertEquals(o.cli(), "--" + o.name().replace('_', '-'), o.name() + ": its flag spells its name");
             Object d = o.parsedDefault();
