@@ -361,7 +361,9 @@ final class BenchRun {
                             decoded.behindBatches()));
         }
         if (json != null) {
-            writeJson(json, shared ? "auto" : "gpu", stats, readers, null, batchSize, tally.failed.size(), cpuMs);
+            // "gpu:2": each batch's nvJPEG call split over two threads, as model_decode.py names its cells.
+            String decode = (shared ? "auto" : "gpu") + (stage.decodeThreads() > 1 ? ":" + stage.decodeThreads() : "");
+            writeJson(json, decode, stats, readers, null, batchSize, tally.failed.size(), cpuMs);
         }
         return report(tally);
     }

@@ -189,12 +189,20 @@ class BenchGpuDecodeTest {
                     "--workers",
                     "2",
                     "--crop",
-                    "32");
+                    "32",
+                    "--json",
+                    tmp.resolve("t2.json").toString());
             assertEquals("0", r[0], r[1] + r[2]);
             assertTrue(r[1].contains("80 in 2 batches (0 skipped or failed)"), r[1]);
             assertTrue(r[2].contains("decoder), each batch's call split over 2 threads; 2 CPU threads"), r[2]);
             assertEquals(80, dbl.nvjpegStat("nvjpeg_images"), "every JPEG on the GPU");
             assertEquals(4, dbl.nvjpegStat("nvjpeg_batches"), "two calls a batch");
+            assertEquals(
+                    "gpu:2",
+                    new ObjectMapper()
+                            .readTree(tmp.resolve("t2.json").toFile())
+                            .get("decode")
+                            .asText());
         } finally {
             dbl.reset();
         }

@@ -1477,6 +1477,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
 
     // ------------------------------------------------------------------ accessors
 
+    /** The threads each batch's nvJPEG call is split over ({@link Builder#decodeThreads}). */
+    public int decodeThreads() {
+        return decodeThreads;
+    }
+
     /** The stage's stream: decodes, resizes and normalisation run on it. */
     public CudaStream stream() {
         return stream;
