@@ -374,16 +374,22 @@ public final class GpuJpegDecoder implements AutoCloseable {
         // Written at offsets, no slice or address object per image; a pointer is written as the 64-bit
         // value it is (the binding's 64-bit-only layout), the other three channels' pointers and pitches zero.
         int k = 0;
+        int p = -1;
+        int start = 0; // part p's first image
+        int next = 0; // part p + 1's first image
+        Part part = null;
         for (int i = 0; i < n; i++) {
             if (!decoded.onGpu(i)) {
                 continue;
             }
-            int p = partOf(k, taken, parts);
-            Part part = p == 0 ? first : helpers[p - 1].part;
-            int j = k - partStart(p, taken, parts);
-            if (j == 0) {
+            if (k == next) {
+                p++;
+                start = next;
+                next = partStart(p + 1, taken, parts);
+                part = p == 0 ? first : helpers[p - 1].part;
                 part.images.fill((byte) 0);
             }
+            int j = k - start;
             part.dataPointers.setAtIndex(JAVA_LONG, j, files.address(i));
             part.lengths.setAtIndex(JAVA_LONG, j, files.length(i));
             long image = j * Nvjpeg.IMAGE.byteSize();
@@ -440,15 +446,6 @@ public final class GpuJpegDecoder implements AutoCloseable {
             decoded.base = base;
         }
         return decoded;
-    }
-
-    /** Which part the k-th of {@code taken} images goes to, in {@code parts} parts. */
-    private static int partOf(int k, int taken, int parts) {
-        int p = parts - 1;
-        while (k < partStart(p, taken, parts)) {
-            p--;
-        }
-        return p;
     }
 
     /** The first image of part {@code p} (of {@code parts}; {@code p == parts} gives {@code taken}). */
