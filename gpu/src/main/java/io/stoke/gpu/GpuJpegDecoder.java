@@ -374,19 +374,19 @@ public final class GpuJpegDecoder implements AutoCloseable {
         // Written at offsets, no slice or address object per image; a pointer is written as the 64-bit
         // value it is (the binding's 64-bit-only layout), the other three channels' pointers and pitches zero.
         int k = 0;
-        int p = -1;
-        int start = 0; // part p's first image
-        int next = 0; // part p + 1's first image
+        int filling = -1; // the part being filled
+        int start = 0; // part filling's first image
+        int next = 0; // part filling + 1's first image
         Part part = null;
         for (int i = 0; i < n; i++) {
             if (!decoded.onGpu(i)) {
                 continue;
             }
             if (k == next) {
-                p++;
+                filling++;
                 start = next;
-                next = partStart(p + 1, taken, parts);
-                part = p == 0 ? first : helpers[p - 1].part;
+                next = partStart(filling + 1, taken, parts);
+                part = filling == 0 ? first : helpers[filling - 1].part;
                 part.images.fill((byte) 0);
             }
             int j = k - start;
