@@ -134,6 +134,8 @@ class Soak:
         self.samples = []      # one row per process per tick
         self.ticks = []        # one row per tick
         self.live = {}         # pid -> (kind, Popen or None); children of DataLoader workers are found in /proc
+        self.stderr_paths = {} # pid -> its stderr file, for a failure's message
+        self.stdout_logs = {}  # pid -> the C consumer's stdout log, for a failure's message
         self.delivered = 0     # samples logged by every consumer so far (for images/s)
         self.tails = []        # LogTail objects of this run, to count samples as they arrive
         self.orders = {}       # (dataset, epoch, batch) -> indices, across scenarios and cycles
@@ -233,7 +235,27 @@ class Soak:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stderr=stderr, env=env or self.env(), **kw)
         stderr.close()
         self.live[proc.pid] = (kind, proc)
+        self.stderr_paths[proc.pid] = self.logs / log_name
         return proc
+
+    def said(self, proc, limit=2000):
+        """The end of what ``proc`` wrote to its stderr file, for a failure's message: the report's
+        folder may not outlive a failed test."""
+        path = self.stderr_paths.get(proc.pid)
+        try:
+            text = path.read_bytes()[-limit:].decode(errors="replace").strip() if path else ""
+        except OSError as e:
+            return f"; its stderr could not be read ({e})"
+        said = f"; its stderr ends: {text!r}" if text else "; its stderr is empty"
+        log = self.stdout_logs.get(proc.pid)  # the C consumer says why it stopped on stdout (ERROR ...)
+        if log is not None:
+            try:
+                errors = [line for line in log.read_bytes().decode(errors="replace").splitlines()
+                          if line.startswith("ERROR")]
+            except OSError as e:
+                errors = [f"(its log could not be read: {e})"]
+            said += f"; its log's ERROR lines: {errors[-3:]!r}" if errors else "; its log has no ERROR line"
+        return said
 
     def reap(self, proc):
         self.live.pop(proc.pid, None)
@@ -537,6 +559,7 @@ class Soak:
                 proc = self.spawn("c-consumer", [str(self.c_consumer), ring], f"{tag}-consumer{len(incarnations)}.stderr",
                                   stdout=out, preexec_fn=lambda: os.nice(10))
                 out.close()
+                self.stdout_logs[proc.pid] = log
                 tail = CLogTail(log, self)
             self.tails.append(tail)
             incarnations.append(tail)
@@ -603,7 +626,7 @@ class Soak:
         deadline = time.monotonic() + timeout
         while not condition():
             if time.monotonic() > deadline:
-                self.fail(scenario, f"{message} (waited {timeout:.0f} s)")
+                self.fail(scenario, f"{message} (waited {timeout:.0f} s){self.said(proc) if proc else ''}")
             self.sleep(0.02, scenario)
 
     def wait_progress(self, scenario, incarnations, proc, timeout):
@@ -617,13 +640,14 @@ class Soak:
                 return True
             if proc.poll() is not None:
                 self.fail(scenario, f"the consumer (pid {proc.pid}) exited with status {proc.returncode} before "
-                                    f"delivering a batch; see {tail.path.name} and its .stderr")
+                                    f"delivering a batch; see {tail.path.name}{self.said(proc)}")
             return False
         self.wait_for(scenario, progressed, timeout, "no batch was delivered after a (re)start", proc)
 
     def check_alive(self, scenario, proc, what):
         if proc.poll() is not None:
-            self.fail(scenario, f"{what} (pid {proc.pid}) exited on its own with status {proc.returncode}")
+            self.fail(scenario, f"{what} (pid {proc.pid}) exited on its own with status {proc.returncode}"
+                                f"{self.said(proc)}")
 
     def check(self, scenario, tag, incarnations):
         """Exactly once per completed epoch; a repeat only where the ring re-delivers a killed consumer's batch."""
