@@ -87,7 +87,7 @@ static int hardware;                      /* whether the modelled device has the
 static int hold_create;                   /* nvjpegCreateEx waits while set (nvJPEG's opening: 0.6 s on an H200) */
 static pthread_cond_t create_released = PTHREAD_COND_INITIALIZER;
 static long long st_images, st_batches, st_live_handles, st_live_states, st_live_streams, st_pending,
-    st_bitstream_changed, st_state_overlaps;
+    st_bitstream_changed, st_state_overlaps, st_whole_parses, st_header_parses;
 
 static void count(long long *what, long long by) {
     pthread_mutex_lock(&lock);
@@ -281,11 +281,10 @@ nvjpegStatus_t nvjpegJpegStreamDestroy(nvjpegJpegStream_t stream) {
     return NVJPEG_STATUS_SUCCESS;
 }
 
-nvjpegStatus_t nvjpegJpegStreamParse(nvjpegHandle_t handle, const unsigned char *data, size_t length,
-                                     int save_metadata, int save_stream, nvjpegJpegStream_t stream) {
-    ENTER();
-    (void) save_metadata;
-    (void) save_stream;
+/* Both parse the headers here (what the double's support check needs); nvJPEG's own whole parse
+ * also walks the entropy-coded data. Each counts its calls, so that a test can tell which was made. */
+static nvjpegStatus_t parse_header(nvjpegHandle_t handle, const unsigned char *data, size_t length,
+                                   nvjpegJpegStream_t stream) {
     if (!handle || !data || !stream) return NVJPEG_STATUS_INVALID_PARAMETER;
     struct header h;
     if (read_header(data, length, &h) != 0) return NVJPEG_STATUS_BAD_JPEG;
@@ -296,6 +295,22 @@ nvjpegStatus_t nvjpegJpegStreamParse(nvjpegHandle_t handle, const unsigned char 
     stream->width = h.width;
     stream->height = h.height;
     return NVJPEG_STATUS_SUCCESS;
+}
+
+nvjpegStatus_t nvjpegJpegStreamParse(nvjpegHandle_t handle, const unsigned char *data, size_t length,
+                                     int save_metadata, int save_stream, nvjpegJpegStream_t stream) {
+    ENTER();
+    (void) save_metadata;
+    (void) save_stream;
+    count(&st_whole_parses, 1);
+    return parse_header(handle, data, length, stream);
+}
+
+nvjpegStatus_t nvjpegJpegStreamParseHeader(nvjpegHandle_t handle, const unsigned char *data, size_t length,
+                                           nvjpegJpegStream_t stream) {
+    ENTER();
+    count(&st_header_parses, 1);
+    return parse_header(handle, data, length, stream);
 }
 
 static int hardware_takes(int progressive, int components, int css) {
@@ -466,7 +481,7 @@ void stoke_nvjpeg_double_reset(void) {
     hardware = 0;
     hold_create = 0;
     pthread_cond_broadcast(&create_released);
-    st_images = st_batches = st_bitstream_changed = st_state_overlaps = 0;
+    st_images = st_batches = st_bitstream_changed = st_state_overlaps = st_whole_parses = st_header_parses = 0;
     pthread_mutex_unlock(&lock);
 }
 
@@ -499,6 +514,8 @@ long long stoke_nvjpeg_double_stat(const char *name) {
     else if (!strcmp(name, "nvjpeg_pending")) v = st_pending;
     else if (!strcmp(name, "bitstream_changed")) v = st_bitstream_changed;
     else if (!strcmp(name, "state_overlaps")) v = st_state_overlaps;
+    else if (!strcmp(name, "whole_parses")) v = st_whole_parses;
+    else if (!strcmp(name, "header_parses")) v = st_header_parses;
     else if (!strcmp(name, "live_nvjpeg_handles")) v = st_live_handles;
     else if (!strcmp(name, "live_nvjpeg_states")) v = st_live_states;
     else if (!strcmp(name, "live_nvjpeg_streams")) v = st_live_streams;

@@ -648,7 +648,8 @@ public final class GpuJpegDecoder implements AutoCloseable {
         private final MemorySegment widths = scratch.allocate(JAVA_INT, Nvjpeg.MAX_COMPONENT);
         private final MemorySegment heights = scratch.allocate(JAVA_INT, Nvjpeg.MAX_COMPONENT);
         private final MemorySegment supported = scratch.allocate(JAVA_INT);
-        private final MemorySegment jpegStream; // NULL unless on the hardware engine (its support check parses)
+        private final MemorySegment
+                jpegStream; // NULL unless on the hardware engine (its support check parses the headers)
 
         private Examiner() {
             MemorySegment js = MemorySegment.NULL;
@@ -691,9 +692,11 @@ public final class GpuJpegDecoder implements AutoCloseable {
                 return w + " x " + h + " pixels, over the GPU decode's limit of " + maxPixels;
             }
             if (backend == Backend.HARDWARE) {
-                status = nvjpeg.nvjpegJpegStreamParse(handle, address, length, 0, 0, jpegStream);
+                // The headers alone, as NVIDIA's own samples, DALI and torchvision ask before the engine's
+                // batched decode: the whole parse also walked the entropy-coded data, most of a file.
+                status = nvjpeg.nvjpegJpegStreamParseHeader(handle, address, length, jpegStream);
                 if (status != Nvjpeg.NVJPEG_STATUS_SUCCESS) {
-                    return "nvJPEG cannot parse it (nvjpegJpegStreamParse: " + Nvjpeg.statusName(status) + ")";
+                    return "nvJPEG cannot parse it (nvjpegJpegStreamParseHeader: " + Nvjpeg.statusName(status) + ")";
                 }
                 Nvjpeg.check(
                         nvjpeg.nvjpegDecodeBatchedSupported(handle, jpegStream, supported),

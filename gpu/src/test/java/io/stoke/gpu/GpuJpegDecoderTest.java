@@ -294,6 +294,9 @@ class GpuJpegDecoderTest {
             assertArrayEquals(cpuDecode(baseline, 48, 32), gpuPixels(d, 1));
             assertFalse(d.onGpu(2));
             assertTrue(d.cpuReason(2).startsWith("nvJPEG's hardware decoder does not take it"), d.cpuReason(2));
+            // The engine's support check reads each file's headers, not its entropy-coded data.
+            assertEquals(3, dbl.nvjpegStat("header_parses"), "one header parse a file");
+            assertEquals(0, dbl.nvjpegStat("whole_parses"), "no whole parse");
         }
     }
 

@@ -108,6 +108,7 @@ public final class Nvjpeg {
     private final MethodHandle nvjpegJpegStreamCreate;
     private final MethodHandle nvjpegJpegStreamDestroy;
     private final MethodHandle nvjpegJpegStreamParse;
+    private final MethodHandle nvjpegJpegStreamParseHeader;
     private final MethodHandle nvjpegDecodeBatchedSupported;
     private final MethodHandle nvjpegDecodeBatchedInitialize;
     private final MethodHandle nvjpegDecodeBatched;
@@ -135,6 +136,10 @@ public final class Nvjpeg {
                 lib,
                 "nvjpegJpegStreamParse",
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS));
+        nvjpegJpegStreamParseHeader = NativeLibraries.downcall(
+                lib,
+                "nvjpegJpegStreamParseHeader",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS));
         nvjpegDecodeBatchedSupported = NativeLibraries.downcall(
                 lib, "nvjpegDecodeBatchedSupported", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         nvjpegDecodeBatchedInitialize = NativeLibraries.downcall(
@@ -297,6 +302,19 @@ public final class Nvjpeg {
             MemorySegment handle, long data, long length, int saveMetadata, int saveStream, MemorySegment jpegStream) {
         try {
             return (int) nvjpegJpegStreamParse.invokeExact(handle, data, length, saveMetadata, saveStream, jpegStream);
+        } catch (Throwable t) {
+            throw NativeLibraries.rethrow(t);
+        }
+    }
+
+    /**
+     * The stream's headers only, up to its first scan: what {@link #nvjpegDecodeBatchedSupported}
+     * needs, without reading the entropy-coded data as {@link #nvjpegJpegStreamParse} does. {@code
+     * data}: the file's address, as in {@link #nvjpegGetImageInfo}.
+     */
+    public int nvjpegJpegStreamParseHeader(MemorySegment handle, long data, long length, MemorySegment jpegStream) {
+        try {
+            return (int) nvjpegJpegStreamParseHeader.invokeExact(handle, data, length, jpegStream);
         } catch (Throwable t) {
             throw NativeLibraries.rethrow(t);
         }
