@@ -312,8 +312,8 @@ public final class GpuJpegDecoder implements AutoCloseable {
     }
 
     /**
-     * The first half of {@link #decode(Files, CudaStream)}: reads each file's header (on the hardware
-     * engine, its whole stream) and says which nvJPEG takes and which go to the CPU, why, and the
+     * The first half of {@link #decode(Files, CudaStream)}: reads each file's headers (on the hardware
+     * engine, up to its first scan) and says which nvJPEG takes and which go to the CPU, why, and the
      * sizes, queuing nothing. The caller may start the CPU on those before {@link #submit} (which takes
      * the same {@code files}) queues the rest. The result is this decoder's one {@link Decoded}.
      */
