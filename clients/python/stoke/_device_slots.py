@@ -275,6 +275,20 @@ class DeviceSlots:
             self._spare.append(event)
             raw.release()
 
+    def describe(self) -> str:
+        """Where this process's device-slot batches are, for an error that says why no batch comes:
+        those your code still references, and those freed and waiting for the GPU work queued then."""
+        said = f"{self._live} batch(es) on the GPU still referenced, {len(self._pending)} freed and waiting for " \
+               "the GPU work queued when they were freed"
+        if self._pending and not self.closed and os.getpid() == self._pid:
+            try:
+                self._driver.current(self._ctx)
+                done = self._driver.done(self._pending[0][0])
+                said += f" (the oldest's work {'is done' if done else 'is not done'})"
+            except RuntimeError as e:
+                said += f" (the oldest's work could not be queried: {e})"
+        return said
+
     def close(self) -> None:
         """Waits for every pending slot's work, gives them back, and closes the allocations (before
         the producer stops). A tensor still viewing one then reads freed memory: keep what you need

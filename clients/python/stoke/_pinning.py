@@ -81,6 +81,15 @@ class Pinning:
             self._pending.popleft()
             raw.release()
 
+    def describe(self) -> str:
+        """The freed batches whose slots wait for their copies to the GPU, for an error that says why
+        no batch comes; empty where there are none."""
+        if not self._pending:
+            return ""
+        done = self._pending[0][0].query()
+        return (f"{len(self._pending)} freed and waiting for their copies to the GPU (the oldest's copy "
+                f"{'is done' if done else 'is not done'})")
+
     def unpin(self) -> None:
         """Waits for every pending slot's GPU work, gives them back, and unregisters the mapping
         (before the ring is unmapped). Idempotent. In a forked child, forgets them: the slots and

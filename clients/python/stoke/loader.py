@@ -1044,11 +1044,22 @@ class DataLoader(Closeable):
                 if status is not None:
                     raise producer.error(f"the producer exited with status {status}") from None
                 if deadline is not None and time.monotonic() > deadline:
-                    raise RuntimeError(f"DataLoader timed out after {self.timeout:g} seconds") from None
+                    raise RuntimeError(f"DataLoader timed out after {self.timeout:g} seconds; "
+                                       f"{self._held_here(ring)}") from None
                 continue
             if raw is None:
                 raise producer.error("the producer ended its stream early")
             return raw
+
+    def _held_here(self, ring: Any) -> str:
+        """This process's side of a wait with no batch: the slots it holds and why, so that a timeout
+        says whether the producer had a slot to fill (its stall report says the rest)."""
+        said = [self._pinning.describe()]
+        if self._device_slots is not None:
+            said.append(self._device_slots.describe())
+        why = "; ".join(s for s in said if s)
+        return (f"this process holds {ring.held} of the ring's {ring.slot_count} slots"
+                + (f" ({why})" if why else ""))
 
     def _release_used(self, wait: bool) -> None:
         """Gives back the slots of freed batches whose GPU work is done (``pin_memory``'s copies, or

@@ -1273,16 +1273,19 @@ class DataLoaderTest(unittest.TestCase):
                 except RuntimeError as e:
                     if "timed out" not in str(e) or time.monotonic() > deadline:
                         raise
+            kept = next(it)  # held while the producer stops: the timeout says this side holds it
             os.kill(_aids.producer_process(loader).pid, signal.SIGSTOP)
             try:
                 start = time.monotonic()
-                with self.assertRaisesRegex(RuntimeError, "DataLoader timed out after 0.5 seconds"):
+                with self.assertRaisesRegex(RuntimeError, "DataLoader timed out after 0.5 seconds; this process holds "
+                                                          "1 of the ring's 2 slots$"):
                     for _ in range(12):
                         next(it)
                 # 0.5 s asked: generous for a loaded machine, and short of "forever", which a lost timeout is.
                 self.assertLess(time.monotonic() - start, 3.0)
             finally:
                 os.kill(_aids.producer_process(loader).pid, signal.SIGCONT)
+            del kept
             self.assertEqual(4, len(next(it)[0]), "after a timeout the epoch goes on")
 
     @unittest.skipIf(torchvision is None, "torchvision is not installed")

@@ -8,6 +8,7 @@ keyword to the ring; it is not a GPU verification (docs/gpu.md, "GPU decode").
 
 import contextlib
 import ctypes
+import gc
 import io
 import math
 import os
@@ -200,7 +201,15 @@ class GpuDecodeTest(unittest.TestCase):
                 with self.assertRaisesRegex(RuntimeError, "all 3 ring slots are held"):
                     next(it)
                 first = kept[0].clone()
+                self.assertEqual("3 batch(es) on the GPU still referenced, 0 freed and waiting for the GPU work "
+                                 "queued when they were freed", loader._device_slots.describe())
                 del kept[0]
+                gc.collect()
+                # What a timeout says of this side: the freed batch's slot waits for its event (the
+                # double's NULL stream has run everything queued, so it is done).
+                self.assertEqual("2 batch(es) on the GPU still referenced, 1 freed and waiting for the GPU work "
+                                 "queued when they were freed (the oldest's work is done)",
+                                 loader._device_slots.describe())
                 images, _ = next(it)  # the freed slot came back, and holds the next batch
                 self.assertFalse(torch.equal(first, images))
                 self.assertEqual(3, len([p for p in loader._device_slots._pointers if p is not None]))
