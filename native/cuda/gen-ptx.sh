@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerates Stoke's committed PTX from stoke_kernels.cu (normalize.cu and resize.cu). compute_75
+# Regenerates Stoke's committed PTX from stoke_kernels.cu (normalize.cu, resize.cu and ycc.cu). compute_75
 # (Turing) PTX is JIT-compiled by the driver for any newer GPU (Ampere, Hopper, Blackwell ...), so one virtual architecture covers
 # them all; the driver caches the JIT result, so the cost is paid once per machine.
 # Usage: gen-ptx.sh [OUT.ptx]   (default: the resource in loader)

@@ -2,3 +2,4 @@
 // Stoke loads, in one module.
 #include "normalize.cu"
 #include "resize.cu"
+#include "ycc.cu"

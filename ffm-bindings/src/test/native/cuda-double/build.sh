@@ -25,7 +25,8 @@ elif [ ! -f "$cuda_home/include/cuda.h" ]; then
     echo "no $cuda_home/include/cuda.h: install the CUDA toolkit headers (or set CUDA_HOME) to build the CUDA test double" > "$out/UNAVAILABLE"
 elif [ "$out/libcuda_double.so" -nt "$here/cuda_double.c" ] && [ "$out/libcuda_double.so" -nt "$here/nvjpeg_double.c" ] \
         && [ "$out/libcuda_double.so" -nt "$here/kernels_host.cpp" ] && [ "$out/libcuda_double.so" -nt "$kernels/normalize.cu" ] \
-        && [ "$out/libcuda_double.so" -nt "$kernels/resize.cu" ] && [ "$out/libcuda_double.so" -nt "$here/build.sh" ] 2>/dev/null; then
+        && [ "$out/libcuda_double.so" -nt "$kernels/resize.cu" ] && [ "$out/libcuda_double.so" -nt "$kernels/ycc.cu" ] \
+        && [ "$out/libcuda_double.so" -nt "$here/build.sh" ] 2>/dev/null; then
     exit 0
 else
     # The nvJPEG double (nvjpeg_double.c) is linked in where libjpeg's headers are there to decode

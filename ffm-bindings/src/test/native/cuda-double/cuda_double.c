@@ -46,7 +46,7 @@ typedef struct CUevent_st {
 } event_t;
 
 enum { OP_COPY, OP_RECORD, OP_WAIT, OP_KERNEL, OP_HOST };
-enum { K_NORMALIZE = 1, K_SPIN = 2, K_RESAMPLE_H = 3, K_RESAMPLE_V = 4 };
+enum { K_NORMALIZE = 1, K_SPIN = 2, K_RESAMPLE_H = 3, K_RESAMPLE_V = 4, K_YCC = 5 };
 
 typedef struct op {
     int kind;
@@ -69,6 +69,7 @@ typedef struct op {
     unsigned long long k_nanos;
     /* the resample passes: the jobs and their tables */
     const struct resize_job *k_jobs;
+    const struct ycc_job *k_ycc;
     const int32_t *k_tables;
     /* the launch's grid and block, as the kernels see them (gridDim, blockDim) */
     unsigned k_grid[3], k_block[3];
@@ -229,6 +230,44 @@ static void resample_kernel(const op_t *o, int vertical) {
     }
 }
 
+/* native/cuda/ycc.cu's job, field for field (64 bytes): read here to check its ranges. */
+struct ycc_job {
+    uint64_t y, cb, cr, dst;
+    int32_t y_pitch, c_pitch, width, height, c_width, c_height, h_factor, v_factor;
+};
+
+void stoke_host_ycc(unsigned z, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                    const void *jobs);
+
+static int device_range_ok(CUdeviceptr d, size_t bytes);
+
+/* Every byte a colour job reads or writes lies in live device memory (a GPU would fault). */
+static int ycc_ranges_ok(const struct ycc_job *j) {
+    if (j->width <= 0 || j->height <= 0 || j->y_pitch < j->width) return 0;
+    if (!device_range_ok(j->y, (size_t) (j->height - 1) * (size_t) j->y_pitch + (size_t) j->width)) return 0;
+    if (!device_range_ok(j->dst, (size_t) j->width * j->height * 3)) return 0;
+    if (j->h_factor == 0) return 1;
+    if (j->c_width <= 0 || j->c_height <= 0 || j->c_pitch < j->c_width || j->v_factor <= 0
+        || (size_t) j->c_width * j->h_factor < (size_t) j->width || (size_t) j->c_height * j->v_factor < (size_t) j->height)
+        return 0;
+    size_t plane = (size_t) (j->c_height - 1) * (size_t) j->c_pitch + (size_t) j->c_width;
+    return device_range_ok(j->cb, plane) && device_range_ok(j->cr, plane);
+}
+
+/* ycc.cu's kernel, job by job, as resample_kernel: a job a GPU would fault on is counted, not run. */
+static void ycc_kernel(const op_t *o) {
+    for (unsigned z = 0; z < o->k_grid[2]; z++) {
+        if (!ycc_ranges_ok(&o->k_ycc[z])) {
+            pthread_mutex_lock(&lock);
+            st_kernel_faults++;
+            pthread_mutex_unlock(&lock);
+            continue;
+        }
+        stoke_host_ycc(z, o->k_grid[0], o->k_grid[1], o->k_grid[2], o->k_block[0], o->k_block[1], o->k_block[2],
+                       o->k_ycc);
+    }
+}
+
 static void run(op_t *o) {
     switch (o->kind) {
     case OP_COPY: {
@@ -260,6 +299,7 @@ static void run(op_t *o) {
     case OP_KERNEL:
         if (o->kernel == K_NORMALIZE) normalize_kernel(o);
         else if (o->kernel == K_RESAMPLE_H || o->kernel == K_RESAMPLE_V) resample_kernel(o, o->kernel == K_RESAMPLE_V);
+        else if (o->kernel == K_YCC) ycc_kernel(o);
         else sleep_us((long) (o->k_nanos / 1000));
         break;
     case OP_HOST:
@@ -875,6 +915,7 @@ static const struct { const char *name; int kernel; } KERNELS[] = {
     {"stoke_spin", K_SPIN},
     {"stoke_resample_h_batch", K_RESAMPLE_H},
     {"stoke_resample_v_batch", K_RESAMPLE_V},
+    {"stoke_ycc_rgb_batch", K_YCC},
 };
 
 CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
@@ -903,7 +944,7 @@ CUresult CUDAAPI cuModuleUnload(CUmodule hmod) {
     return CUDA_SUCCESS;
 }
 
-static struct CUfunc_st FUNCS[] = {{K_NORMALIZE}, {K_SPIN}, {K_RESAMPLE_H}, {K_RESAMPLE_V}};
+static struct CUfunc_st FUNCS[] = {{K_NORMALIZE}, {K_SPIN}, {K_RESAMPLE_H}, {K_RESAMPLE_V}, {K_YCC}};
 
 /* Every byte a resample job reads or writes lies in live device memory (a GPU would fault). */
 static int resample_ranges_ok(const struct resize_job *j, const int32_t *tables, int vertical) {
@@ -984,6 +1025,13 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned in
            ranges checked, when the kernel runs (resample_kernel), as a GPU reads them. */
         if (!device_range_ok((CUdeviceptr) (uintptr_t) o->k_jobs, (size_t) gridDimZ * sizeof *o->k_jobs)
             || !device_range_ok((CUdeviceptr) (uintptr_t) o->k_tables, 4)) {
+            free(o);
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+    } else if (f->kernel == K_YCC) {
+        /* (const stoke_ycc_job *jobs); the jobs are gridDimZ, read and checked when the kernel runs */
+        o->k_ycc = (const struct ycc_job *) (uintptr_t) *(CUdeviceptr *) kernelParams[0];
+        if (!device_range_ok((CUdeviceptr) (uintptr_t) o->k_ycc, (size_t) gridDimZ * sizeof *o->k_ycc)) {
             free(o);
             return CUDA_ERROR_INVALID_VALUE;
         }

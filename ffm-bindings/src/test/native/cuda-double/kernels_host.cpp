@@ -1,4 +1,4 @@
-// The device kernels' own source (native/cuda/normalize.cu and resize.cu), compiled for the host,
+// The device kernels' own source (native/cuda/normalize.cu, resize.cu and ycc.cu), compiled for the host,
 // so that the CUDA test double runs what a GPU would run rather than stand-ins written beside it:
 // a fault in a kernel's indexing, rounding or table walk shows in the double's tests before any
 // device time is spent. What it cannot show is anything of a GPU (the PTX, the memory model,
@@ -42,6 +42,7 @@ inline float __fsub_rn(float a, float b) {
 
 #include "normalize.cu"
 #include "resize.cu"
+#include "ycc.cu"
 
 namespace {
 // Runs kernel(args...) on every thread of the blocks [z_from, z_to) x gridDim.y x gridDim.x.
@@ -86,5 +87,13 @@ void stoke_host_resample(int vertical, unsigned z, unsigned gx, unsigned gy, uns
             stoke_resample_h_batch(j, tables);
         }
     });
+}
+
+// stoke_ycc_rgb_batch over the launch's blocks of job z only, as stoke_host_resample (the double
+// checks each job's ranges first).
+void stoke_host_ycc(unsigned z, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                    const void *jobs) {
+    const stoke_ycc_job *j = static_cast<const stoke_ycc_job *>(jobs);
+    launch({gx, gy, gz}, {bx, by, bz}, z, z + 1, [&] { stoke_ycc_rgb_batch(j); });
 }
 }

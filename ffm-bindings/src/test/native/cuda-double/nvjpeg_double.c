@@ -56,7 +56,7 @@ typedef enum {
 
 enum { NVJPEG_CSS_444 = 0, NVJPEG_CSS_422 = 1, NVJPEG_CSS_420 = 2, NVJPEG_CSS_440 = 3, NVJPEG_CSS_411 = 4,
        NVJPEG_CSS_410 = 5, NVJPEG_CSS_GRAY = 6, NVJPEG_CSS_UNKNOWN = -1 };
-enum { NVJPEG_OUTPUT_RGBI = 5 };
+enum { NVJPEG_OUTPUT_YUV = 1, NVJPEG_OUTPUT_RGBI = 5 };
 enum { NVJPEG_BACKEND_DEFAULT = 0, NVJPEG_BACKEND_HYBRID = 1, NVJPEG_BACKEND_GPU_HYBRID = 2,
        NVJPEG_BACKEND_HARDWARE = 3 };
 enum { MAJOR_VERSION = 0, MINOR_VERSION = 1, PATCH_LEVEL = 2 }; /* libraryPropertyType */
@@ -186,6 +186,68 @@ static int decode_rgb(const unsigned char *data, size_t length, unsigned char *r
         jpeg_read_scanlines(&c, &row, 1);
     }
     jpeg_finish_decompress(&c);
+    jpeg_destroy_decompress(&c);
+    return 0;
+}
+
+/* Decodes to planar YCbCr, as NVJPEG_OUTPUT_YUV writes it: each component's samples before any
+   upsampling or colour conversion (libjpeg's raw data), widths[c] x heights[c] each, packed one
+   after the other at planes; 0 on success. */
+static int decode_planes(const unsigned char *data, size_t length, unsigned char *planes, const struct header *h) {
+    struct jpeg_decompress_struct c;
+    struct failing err;
+    JSAMPROW *rows[NVJPEG_MAX_COMPONENT] = {0};
+    unsigned char *blocks[NVJPEG_MAX_COMPONENT] = {0};
+    c.err = jpeg_std_error(&err.pub);
+    err.pub.error_exit = fail_exit;
+    err.pub.emit_message = quiet;
+    jpeg_create_decompress(&c);
+    if (setjmp(err.back)) {
+        for (int k = 0; k < NVJPEG_MAX_COMPONENT; k++) {
+            free(rows[k]);
+            free(blocks[k]);
+        }
+        jpeg_destroy_decompress(&c);
+        return -1;
+    }
+    jpeg_mem_src(&c, data, (unsigned long) length);
+    jpeg_read_header(&c, TRUE);
+    c.raw_data_out = TRUE;
+    jpeg_start_decompress(&c);
+    int n = c.num_components;
+    if (n != h->components || n > NVJPEG_MAX_COMPONENT) longjmp(err.back, 1);
+    /* One iMCU row of each component at a time, into a buffer as wide as its blocks. */
+    for (int k = 0; k < n; k++) {
+        int rc = c.comp_info[k].v_samp_factor * DCTSIZE;
+        size_t pitch = (size_t) c.comp_info[k].width_in_blocks * DCTSIZE;
+        blocks[k] = malloc(pitch * (size_t) rc);
+        rows[k] = malloc(sizeof(JSAMPROW) * (size_t) rc);
+        for (int r = 0; r < rc; r++) rows[k][r] = blocks[k] + pitch * (size_t) r;
+    }
+    size_t at[NVJPEG_MAX_COMPONENT];
+    size_t offset = 0;
+    for (int k = 0; k < n; k++) {
+        at[k] = offset;
+        offset += (size_t) h->widths[k] * (size_t) h->heights[k];
+    }
+    for (unsigned imcu = 0; c.output_scanline < c.output_height; imcu++) {
+        JSAMPARRAY arrays[NVJPEG_MAX_COMPONENT];
+        for (int k = 0; k < n; k++) arrays[k] = rows[k];
+        jpeg_read_raw_data(&c, arrays, (JDIMENSION) (c.max_v_samp_factor * DCTSIZE));
+        for (int k = 0; k < n; k++) {
+            int rc = c.comp_info[k].v_samp_factor * DCTSIZE;
+            for (int r = 0; r < rc; r++) {
+                unsigned y = imcu * (unsigned) rc + (unsigned) r;
+                if (y >= (unsigned) h->heights[k]) break;
+                memcpy(planes + at[k] + (size_t) y * h->widths[k], rows[k][r], (size_t) h->widths[k]);
+            }
+        }
+    }
+    jpeg_finish_decompress(&c);
+    for (int k = 0; k < n; k++) {
+        free(rows[k]);
+        free(blocks[k]);
+    }
     jpeg_destroy_decompress(&c);
     return 0;
 }
@@ -348,7 +410,8 @@ nvjpegStatus_t nvjpegDecodeBatchedInitialize(nvjpegHandle_t handle, nvjpegJpegSt
                                              int max_cpu_threads, int output_format) {
     ENTER();
     if (!handle || !state || batch_size <= 0 || max_cpu_threads <= 0) return NVJPEG_STATUS_INVALID_PARAMETER;
-    if (output_format != NVJPEG_OUTPUT_RGBI) return NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED; /* the double's one */
+    if (output_format != NVJPEG_OUTPUT_RGBI && output_format != NVJPEG_OUTPUT_YUV)
+        return NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED; /* the double's two */
     if (enter_state(state) != 0) return NVJPEG_STATUS_INTERNAL_ERROR;
     state->batch = batch_size;
     state->format = output_format;
@@ -362,8 +425,10 @@ nvjpegStatus_t nvjpegDecodeBatchedInitialize(nvjpegHandle_t handle, nvjpegJpegSt
    taken in the call) let it count a file that changed before its queued work ran. */
 struct job {
     int n;
+    int format;                 /* NVJPEG_OUTPUT_RGBI, or _YUV: staged holds each component's plane, packed */
     unsigned char **staged;
     unsigned *width, *height;
+    struct header *planes;      /* per image, with _YUV: its components' sizes */
     nvjpegImage_t *dst;
     const unsigned char **src;
     size_t *len;
@@ -384,6 +449,7 @@ static void free_job(struct job *j) {
     free(j->staged);
     free(j->width);
     free(j->height);
+    free(j->planes);
     free(j->dst);
     free(j);
 }
@@ -395,6 +461,16 @@ static void run_job(void *arg) {
             if (fnv(j->src[i], j->len[i]) != j->sum[i]) count(&st_bitstream_changed, 1);
     }
     for (int i = 0; i < j->n; i++) {
+        if (j->format == NVJPEG_OUTPUT_YUV) {
+            const struct header *h = &j->planes[i];
+            const unsigned char *from = j->staged[i];
+            for (int k = 0; k < h->components; k++) {
+                size_t row = (size_t) h->widths[k];
+                for (int y = 0; y < h->heights[k]; y++, from += row)
+                    memcpy(j->dst[i].channel[k] + (size_t) y * j->dst[i].pitch[k], from, row);
+            }
+            continue;
+        }
         size_t row = (size_t) j->width[i] * 3;
         for (unsigned y = 0; y < j->height[i]; y++)
             memcpy(j->dst[i].channel[0] + (size_t) y * j->dst[i].pitch[0], j->staged[i] + y * row, row);
@@ -406,6 +482,18 @@ static void run_job(void *arg) {
 
 static nvjpegStatus_t decode_batched(nvjpegHandle_t handle, nvjpegJpegState_t state, const unsigned char *const *data,
                                      const size_t *lengths, nvjpegImage_t *destinations, CUstream stream);
+
+/* Whether every plane of an image's NVJPEG_OUTPUT_YUV destination lies in device memory, each row
+   pitch[k] bytes apart and widths[k] wide (a GPU would write out of bounds, or fault, where not). */
+static int planes_fit(const struct header *h, const nvjpegImage_t *d) {
+    for (int k = 0; k < h->components; k++) {
+        if (!d->channel[k] || d->pitch[k] < (size_t) h->widths[k] || h->widths[k] <= 0 || h->heights[k] <= 0
+            || !stoke_double_device_range_ok((uintptr_t) d->channel[k],
+                                             d->pitch[k] * (size_t) (h->heights[k] - 1) + (size_t) h->widths[k]))
+            return 0;
+    }
+    return 1;
+}
 
 nvjpegStatus_t nvjpegDecodeBatched(nvjpegHandle_t handle, nvjpegJpegState_t state, const unsigned char *const *data,
                                    const size_t *lengths, nvjpegImage_t *destinations, CUstream stream) {
@@ -426,6 +514,8 @@ static nvjpegStatus_t decode_batched(nvjpegHandle_t handle, nvjpegJpegState_t st
     j->width = calloc((size_t) n, sizeof *j->width);
     j->height = calloc((size_t) n, sizeof *j->height);
     j->dst = calloc((size_t) n, sizeof *j->dst);
+    j->planes = calloc((size_t) n, sizeof *j->planes);
+    j->format = state->format;
     if (handle->backend == NVJPEG_BACKEND_HARDWARE) {
         j->src = calloc((size_t) n, sizeof *j->src);
         j->len = calloc((size_t) n, sizeof *j->len);
@@ -441,11 +531,28 @@ static nvjpegStatus_t decode_batched(nvjpegHandle_t handle, nvjpegJpegState_t st
         } else if ((h.components != 1 && h.components != 3)
                    || (handle->backend == NVJPEG_BACKEND_HARDWARE && !hardware_takes(h.progressive, h.components, h.css))) {
             status = NVJPEG_STATUS_JPEG_NOT_SUPPORTED;
-        } else if (!destinations[i].channel[0] || destinations[i].pitch[0] < (size_t) h.width * 3
-                   || !stoke_double_device_range_ok((uintptr_t) destinations[i].channel[0],
-                                                    destinations[i].pitch[0] * (h.height - 1) + (size_t) h.width * 3)) {
+        } else if (j->format == NVJPEG_OUTPUT_RGBI
+                   && (!destinations[i].channel[0] || destinations[i].pitch[0] < (size_t) h.width * 3
+                       || !stoke_double_device_range_ok((uintptr_t) destinations[i].channel[0],
+                                                        destinations[i].pitch[0] * (h.height - 1) + (size_t) h.width * 3))) {
             /* A GPU would write out of bounds (or fault); the double refuses instead. */
             status = NVJPEG_STATUS_INVALID_PARAMETER;
+        } else if (j->format == NVJPEG_OUTPUT_YUV && !planes_fit(&h, &destinations[i])) {
+            status = NVJPEG_STATUS_INVALID_PARAMETER;
+        } else if (j->format == NVJPEG_OUTPUT_YUV) {
+            j->width[i] = h.width;
+            j->height[i] = h.height;
+            j->planes[i] = h;
+            j->dst[i] = destinations[i];
+            if (j->src) {
+                j->src[i] = data[i];
+                j->len[i] = lengths[i];
+                j->sum[i] = fnv(data[i], lengths[i]);
+            }
+            size_t bytes = 0;
+            for (int k = 0; k < h.components; k++) bytes += (size_t) h.widths[k] * (size_t) h.heights[k];
+            j->staged[i] = malloc(bytes);
+            if (decode_planes(data[i], lengths[i], j->staged[i], &h) != 0) status = NVJPEG_STATUS_BAD_JPEG;
         } else {
             j->width[i] = h.width;
             j->height[i] = h.height;

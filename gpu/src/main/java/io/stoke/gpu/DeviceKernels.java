@@ -17,7 +17,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Stoke's kernels ({@code native/cuda/normalize.cu} and {@code resize.cu}), loaded from the PTX committed as a resource
+ * Stoke's kernels ({@code native/cuda/normalize.cu}, {@code resize.cu} and {@code ycc.cu}), loaded from the PTX committed as a resource
  * and JIT-compiled by the driver for whatever GPU is present. One thread launches at a time (the
  * parameter block is reused: the driver copies kernel arguments during {@code cuLaunchKernel}).
  */
@@ -29,6 +29,7 @@ public final class DeviceKernels implements AutoCloseable {
     public static final String SPIN = "stoke_spin";
     public static final String RESAMPLE_H = "stoke_resample_h_batch";
     public static final String RESAMPLE_V = "stoke_resample_v_batch";
+    public static final String YCC = "stoke_ycc_rgb_batch";
     /** The resample passes' blocks: 16 x 16 threads, each one output pixel. */
     private static final int TILE = 16;
 
@@ -42,6 +43,7 @@ public final class DeviceKernels implements AutoCloseable {
     private final MemorySegment spin;
     private final MemorySegment resampleH;
     private final MemorySegment resampleV;
+    private final MemorySegment ycc;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment values; // argument values, at fixed offsets
     private final MemorySegment pointers; // void*[10] into values
@@ -55,6 +57,7 @@ public final class DeviceKernels implements AutoCloseable {
             this.spin = module.function(SPIN);
             this.resampleH = module.function(RESAMPLE_H);
             this.resampleV = module.function(RESAMPLE_V);
+            this.ycc = module.function(YCC);
         } catch (RuntimeException e) {
             module.close();
             arena.close();
@@ -157,6 +160,33 @@ public final class DeviceKernels implements AutoCloseable {
                         pointers,
                         MemorySegment.NULL),
                 "cuLaunchKernel(" + RESAMPLE_V + ")");
+    }
+
+    /**
+     * Queues the colour step of {@code n} jobs ({@code native/cuda/ycc.cu}) at {@code jobs}' start;
+     * the grid covers the largest job's {@code width x height}. The caller ({@link PlanesToRgb}) has
+     * checked every job's ranges.
+     */
+    public synchronized void yccToRgb(DeviceBuffer jobs, int n, int width, int height, CudaStream stream) {
+        if (n < 1 || n > 65535 || width < 1 || height < 1) {
+            throw new IllegalArgumentException(
+                    "cannot convert " + n + " jobs of up to " + width + " x " + height + " pixels");
+        }
+        values.set(JAVA_LONG, 0, jobs.pointer());
+        driver.check(
+                driver.cuLaunchKernel(
+                        ycc,
+                        (width + TILE - 1) / TILE,
+                        (height + TILE - 1) / TILE,
+                        n,
+                        TILE,
+                        TILE,
+                        1,
+                        0,
+                        stream.handle(),
+                        pointers,
+                        MemorySegment.NULL),
+                "cuLaunchKernel(" + YCC + ")");
     }
 
     /** Queues a single-thread kernel that busy-waits {@code nanos} ns on {@code stream}: simulated compute. */

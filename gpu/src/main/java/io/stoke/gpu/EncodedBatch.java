@@ -62,6 +62,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
 
     private final int[] gpuWidth;
     private final int[] gpuHeight;
+    private final int[] gpuCss;
     /**
      * Per JPEG position nvJPEG is given, under the training transform: the resize tables its reader
      * drew for the size it examined (where {@link #tablesDrawn}), made on first use and re-filled.
@@ -131,6 +132,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
         gpuWhy = new String[batchSize];
         gpuWidth = new int[batchSize];
         gpuHeight = new int[batchSize];
+        gpuCss = new int[batchSize];
         tables = new ResampleTables[batchSize];
         tablesDrawn = new boolean[batchSize];
         positionOf = new int[batchSize];
@@ -246,6 +248,7 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
                             gpuWhy[i] = examiner.examine(buffers[r].address() + offsets[i], n);
                             gpuWidth[i] = gpuWhy[i] == null ? examiner.width() : 0;
                             gpuHeight[i] = gpuWhy[i] == null ? examiner.height() : 0;
+                            gpuCss[i] = gpuWhy[i] == null ? examiner.subsampling() : 0;
                             long e1 = System.nanoTime();
                             examining += e1 - e0;
                             if (draw != null && gpuWhy[i] == null) {
@@ -336,6 +339,11 @@ final class EncodedBatch implements GpuJpegDecoder.Files, AutoCloseable {
     @Override
     public int height(int j) {
         return gpuHeight[positionOf[j]];
+    }
+
+    @Override
+    public int subsampling(int j) {
+        return gpuCss[positionOf[j]];
     }
 
     /**

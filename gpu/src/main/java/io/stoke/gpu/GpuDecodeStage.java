@@ -96,7 +96,7 @@ import java.util.function.UnaryOperator;
  * </ol>
  *
  * <p>Pixels: nvJPEG decodes at full size, so the GPU's images equal the CPU path's with
- * {@code DctScaling.NONE} up to the two decoders' IDCT and upsampling (on a GPU, measured by
+ * {@code DctScaling.NONE} up to the two decoders' IDCT (and their upsampling where nvJPEG writes no planes) (on a GPU, measured by
  * {@code stoke gpu-check --decode}); the CPU's default decodes large JPEGs at a reduced DCT scale first,
  * and differs from both by that. Images left to the CPU are decoded as the loader decodes them.
  *

@@ -28,6 +28,13 @@ import java.util.concurrent.Semaphore;
  * components (CMYK, YCCK), images over the pixel limit, and, on the hardware engine, what it does
  * not decode (progressive, 4:1:1, 4:1:0). Each image is decoded once, on one side.
  *
+ * <p>nvJPEG writes each image as planar YCbCr ({@code NVJPEG_OUTPUT_YUV}), and Stoke's colour step
+ * ({@link PlanesToRgb}, {@code native/cuda/ycc.cu}) upsamples the chroma and converts to RGB as
+ * libjpeg-turbo does by default, into the image's interleaved RGB: nvJPEG's own RGB replicates each
+ * chroma sample, which differs from the CPU path's pixels (and PIL's, and torchvision's CPU decode)
+ * by up to 62 levels at colour edges. Where nvJPEG refuses planar output, its own RGB is used, and
+ * {@link #backendNote()} says so.
+ *
  * <p>A batch may be decoded in parts ({@link #open(CudaContext, Nvjpeg, boolean, int, long, int)}):
  * each part a batched call of its own, with an nvJPEG state of its own (nvJPEG's states are one
  * thread's each; the handle is shared), the first on the caller's thread and stream, each other
@@ -86,6 +93,11 @@ public final class GpuJpegDecoder implements AutoCloseable {
             throw new UnsupportedOperationException("not examined");
         }
 
+        /** File {@code i}'s chroma subsampling as nvJPEG names it ({@code NVJPEG_CSS_*}), where nvJPEG takes it. */
+        default int subsampling(int i) {
+            throw new UnsupportedOperationException("not examined");
+        }
+
         /** The files of {@code segments}, each a whole file in native memory. */
         static Files of(List<MemorySegment> segments) {
             for (int i = 0; i < segments.size(); i++) {
@@ -137,13 +149,23 @@ public final class GpuJpegDecoder implements AutoCloseable {
 
     private final List<Examiner> examiners = new ArrayList<>();
     private final Decoded decoded;
+    /** nvJPEG's output: planar YCbCr for the colour step, or (where refused) its own interleaved RGB. */
+    private final int format;
+    /** The colour step's kernels and jobs; null where nvJPEG writes RGB itself. */
+    private final DeviceKernels kernels;
+
+    private final PlanesToRgb toRgb;
+    /** The images' interleaved RGB, where the resize reads them. */
     private DeviceBuffer pixels;
+    /** nvJPEG's planes, where it writes planar YCbCr; null otherwise. */
+    private DeviceBuffer planes;
     /** The stream of the last {@link #decode}: its work may still write {@link #pixels} when {@link #close} comes. */
     private CudaStream lastStream;
 
     // What examine() found, for the submit() that follows it: the device bytes of the images nvJPEG
     // takes, and the batch's file count (-1 once submitted).
     private long examinedBytes;
+    private long examinedPlaneBytes;
     private int examinedFiles = -1;
     private boolean closed;
 
@@ -185,15 +207,30 @@ public final class GpuJpegDecoder implements AutoCloseable {
             }
         }
         backend = chosen;
-        backendNote = note;
         handle = out.get(ADDRESS, 0);
         List<Part> made = new ArrayList<>();
         Helper[] started = new Helper[parts - 1];
         CudaEvent before = null;
         Examiner mine = null;
+        DeviceKernels loaded = null;
+        PlanesToRgb step = null;
+        int output = Nvjpeg.NVJPEG_OUTPUT_RGBI;
         try {
             for (int p = 0; p < parts; p++) {
                 made.add(new Part());
+            }
+            // Planar YCbCr where nvJPEG's batched decoder writes it (asked once, on the first part's state).
+            int planar = nvjpeg.nvjpegDecodeBatchedInitialize(
+                    handle, made.get(0).state, maxBatch, 1, Nvjpeg.NVJPEG_OUTPUT_YUV);
+            if (planar == Nvjpeg.NVJPEG_STATUS_SUCCESS) {
+                loaded = new DeviceKernels(driver);
+                step = new PlanesToRgb(driver, loaded, maxBatch);
+                output = Nvjpeg.NVJPEG_OUTPUT_YUV;
+            } else {
+                String refusal = "nvJPEG writes no planar YCbCr here (nvjpegDecodeBatchedInitialize: "
+                        + Nvjpeg.statusName(planar) + "): its own RGB, whose chroma is replicated, not interpolated"
+                        + " as the CPU's, up to 62 levels apart at colour edges";
+                note = note == null ? refusal : note + "; " + refusal;
             }
             mine = new Examiner();
             if (parts > 1) {
@@ -203,6 +240,12 @@ public final class GpuJpegDecoder implements AutoCloseable {
                 }
             }
         } catch (RuntimeException e) {
+            if (step != null) {
+                step.close();
+            }
+            if (loaded != null) {
+                loaded.close();
+            }
             for (Helper h : started) {
                 if (h != null) {
                     h.stop();
@@ -225,6 +268,10 @@ public final class GpuJpegDecoder implements AutoCloseable {
         helpers = started;
         queuedBefore = before;
         own = mine;
+        backendNote = note;
+        format = output;
+        kernels = loaded;
+        toRgb = step;
         decoded = new Decoded(maxBatch);
     }
 
@@ -286,7 +333,15 @@ public final class GpuJpegDecoder implements AutoCloseable {
         return backend;
     }
 
-    /** Why the hardware engine was asked for and not used, in one sentence; null otherwise. */
+    /** Whether nvJPEG writes planar YCbCr, which the colour step converts as the CPU does (the class comment). */
+    public boolean convertsColour() {
+        return format == Nvjpeg.NVJPEG_OUTPUT_YUV;
+    }
+
+    /**
+     * Why the hardware engine was asked for and not used, and why nvJPEG's own RGB is used rather than
+     * the colour step, in a sentence each; null where neither.
+     */
     public String backendNote() {
         return backendNote;
     }
@@ -326,6 +381,7 @@ public final class GpuJpegDecoder implements AutoCloseable {
         decoded.begin(n);
         boolean examined = files.examined();
         long bytes = 0;
+        long planeBytes = 0;
         for (int i = 0; i < n; i++) {
             String why = examined ? files.why(i) : own.examine(files.address(i), files.length(i));
             if (why != null) {
@@ -334,11 +390,17 @@ public final class GpuJpegDecoder implements AutoCloseable {
             }
             int w = examined ? files.width(i) : own.width();
             int h = examined ? files.height(i) : own.height();
+            int css = examined ? files.subsampling(i) : own.subsampling();
             long offset = align(bytes);
-            decoded.toGpu(i, offset, w, h);
+            long planesAt = align(planeBytes);
+            decoded.toGpu(i, offset, w, h, css, planesAt);
             bytes = offset + 3L * w * h;
+            if (format == Nvjpeg.NVJPEG_OUTPUT_YUV) {
+                planeBytes = planesAt + Planes.bytes(w, h, css);
+            }
         }
         examinedBytes = bytes;
+        examinedPlaneBytes = planeBytes;
         examinedFiles = n;
         return decoded;
     }
@@ -368,6 +430,11 @@ public final class GpuJpegDecoder implements AutoCloseable {
         long bytes = examinedBytes;
         ensureCapacity(bytes, stream);
         long base = pixels.pointer();
+        boolean planar = format == Nvjpeg.NVJPEG_OUTPUT_YUV;
+        if (planar) {
+            planes = grown(planes, examinedPlaneBytes, stream);
+        }
+        long planesBase = planar ? planes.pointer() : 0L;
         // Parts of the images nvJPEG takes, in order, each at least MIN_PART_IMAGES (the first part
         // takes what is left over), the first on this thread and stream, the others on the helpers'.
         int parts = Math.max(1, Math.min(helpers.length + 1, taken / MIN_PART_IMAGES));
@@ -393,8 +460,24 @@ public final class GpuJpegDecoder implements AutoCloseable {
             part.dataPointers.setAtIndex(JAVA_LONG, j, files.address(i));
             part.lengths.setAtIndex(JAVA_LONG, j, files.length(i));
             long image = j * Nvjpeg.IMAGE.byteSize();
-            part.images.set(JAVA_LONG, image + Nvjpeg.IMAGE_CHANNEL0, base + decoded.offset[i]);
-            part.images.set(JAVA_LONG, image + Nvjpeg.IMAGE_PITCH0, 3L * decoded.width[i]); // rows packed
+            if (planar) {
+                // Y, Cb and Cr, each plane padded (Planes): a writer past a plane's samples stays in it.
+                int w = decoded.width[i];
+                int h = decoded.height[i];
+                int css = decoded.css[i];
+                long at = planesBase + decoded.planesAt[i];
+                long yPitch = Planes.yPitch(w);
+                long cPitch = Planes.cPitch(w, css);
+                part.images.set(JAVA_LONG, image + Nvjpeg.IMAGE_CHANNEL0, at);
+                part.images.set(JAVA_LONG, image + Nvjpeg.IMAGE_CHANNEL0 + 8, at + Planes.cbAt(w, h));
+                part.images.set(JAVA_LONG, image + Nvjpeg.IMAGE_CHANNEL0 + 16, at + Planes.crAt(w, h, css));
+                part.images.set(JAVA_LONG, image + Nvjpeg.IMAGE_PITCH0, yPitch);
+                part.images.set(JAVA_LONG, image + Nvjpeg.IMAGE_PITCH0 + 8, cPitch);
+                part.images.set(JAVA_LONG, image + Nvjpeg.IMAGE_PITCH0 + 16, cPitch);
+            } else {
+                part.images.set(JAVA_LONG, image + Nvjpeg.IMAGE_CHANNEL0, base + decoded.offset[i]);
+                part.images.set(JAVA_LONG, image + Nvjpeg.IMAGE_PITCH0, 3L * decoded.width[i]); // rows packed
+            }
             k++;
         }
         if (parts > 1) {
@@ -443,9 +526,110 @@ public final class GpuJpegDecoder implements AutoCloseable {
             }
         }
         if (any) {
+            if (planar) {
+                // The colour step, after every part's planes (the caller's stream waits for each above).
+                toRgb.begin();
+                for (int i = 0; i < n; i++) {
+                    if (decoded.onGpu(i)) {
+                        int w = decoded.width[i];
+                        int h = decoded.height[i];
+                        int css = decoded.css[i];
+                        long at = decoded.planesAt[i];
+                        toRgb.add(
+                                planes,
+                                at,
+                                Planes.yPitch(w),
+                                at + Planes.cbAt(w, h),
+                                at + Planes.crAt(w, h, css),
+                                Planes.cPitch(w, css),
+                                w,
+                                h,
+                                Planes.cWidth(w, css),
+                                Planes.cHeight(h, css),
+                                Planes.hFactor(css),
+                                Planes.vFactor(css),
+                                pixels,
+                                decoded.offset[i]);
+                    }
+                }
+                toRgb.launch(stream);
+            }
             decoded.base = base;
         }
         return decoded;
+    }
+
+    /**
+     * Where nvJPEG writes an image's planar YCbCr: luma, then Cb, then Cr, each 256-byte aligned,
+     * with rows padded to 64 bytes and planes to 16 rows beyond the samples nvJPEG writes (its
+     * blocks' padding, should it write that, stays in the image's own planes). A grayscale image
+     * gets chroma planes of its full size too, which nothing reads.
+     */
+    static final class Planes {
+        private Planes() {}
+
+        static int hFactor(int css) {
+            return switch (css) {
+                case Nvjpeg.NVJPEG_CSS_444, Nvjpeg.NVJPEG_CSS_440 -> 1;
+                case Nvjpeg.NVJPEG_CSS_422, Nvjpeg.NVJPEG_CSS_420 -> 2;
+                case Nvjpeg.NVJPEG_CSS_411, Nvjpeg.NVJPEG_CSS_410 -> 4;
+                case Nvjpeg.NVJPEG_CSS_GRAY -> 0;
+                default -> throw new IllegalArgumentException("no planes for chroma subsampling " + css);
+            };
+        }
+
+        static int vFactor(int css) {
+            return switch (css) {
+                case Nvjpeg.NVJPEG_CSS_420, Nvjpeg.NVJPEG_CSS_440, Nvjpeg.NVJPEG_CSS_410 -> 2;
+                case Nvjpeg.NVJPEG_CSS_GRAY -> 0;
+                default -> 1;
+            };
+        }
+
+        /** A chroma plane's samples across: libjpeg's downsampled_width. */
+        static int cWidth(int w, int css) {
+            int f = hFactor(css);
+            return f == 0 ? w : (w + f - 1) / f;
+        }
+
+        /** A chroma plane's rows: libjpeg's downsampled_height. */
+        static int cHeight(int h, int css) {
+            int f = vFactor(css);
+            return f == 0 ? h : (h + f - 1) / f;
+        }
+
+        static int yPitch(int w) {
+            return (int) roundUp(w, 64);
+        }
+
+        static int cPitch(int w, int css) {
+            return (int) roundUp(cWidth(w, css), 64);
+        }
+
+        private static long yBytes(int w, int h) {
+            return (long) yPitch(w) * roundUp(h, 16);
+        }
+
+        private static long cBytes(int w, int h, int css) {
+            return (long) cPitch(w, css) * roundUp(cHeight(h, css), 16);
+        }
+
+        static long cbAt(int w, int h) {
+            return align(yBytes(w, h));
+        }
+
+        static long crAt(int w, int h, int css) {
+            return align(cbAt(w, h) + cBytes(w, h, css));
+        }
+
+        /** The image's planes, from the first to the end of the last. */
+        static long bytes(int w, int h, int css) {
+            return crAt(w, h, css) + cBytes(w, h, css);
+        }
+
+        private static long roundUp(long v, long to) {
+            return (v + to - 1) / to * to;
+        }
     }
 
     /** The first image of part {@code p} (of {@code parts}; {@code p == parts} gives {@code taken}). */
@@ -506,7 +690,7 @@ public final class GpuJpegDecoder implements AutoCloseable {
         private int decode(int count, CudaStream stream) {
             if (count != initialized) {
                 Nvjpeg.check(
-                        nvjpeg.nvjpegDecodeBatchedInitialize(handle, state, count, 1, Nvjpeg.NVJPEG_OUTPUT_RGBI),
+                        nvjpeg.nvjpegDecodeBatchedInitialize(handle, state, count, 1, format),
                         "nvjpegDecodeBatchedInitialize");
                 initialized = count;
             }
@@ -719,6 +903,11 @@ public final class GpuJpegDecoder implements AutoCloseable {
             return heights.getAtIndex(JAVA_INT, 0);
         }
 
+        /** The chroma subsampling of the file last examined ({@code NVJPEG_CSS_*}), where nvJPEG takes it. */
+        public int subsampling() {
+            return subsampling.get(JAVA_INT, 0);
+        }
+
         private void close() {
             try {
                 if (!jpegStream.equals(MemorySegment.NULL)) {
@@ -731,21 +920,25 @@ public final class GpuJpegDecoder implements AutoCloseable {
     }
 
     private void ensureCapacity(long bytes, CudaStream stream) {
-        if (pixels != null && pixels.byteSize() >= bytes) {
-            return;
+        pixels = grown(pixels, bytes, stream);
+    }
+
+    /** {@code buffer}, or a larger one in its place where it holds fewer than {@code bytes}. */
+    private DeviceBuffer grown(DeviceBuffer buffer, long bytes, CudaStream stream) {
+        if (buffer != null && buffer.byteSize() >= bytes) {
+            return buffer;
         }
-        if (pixels != null) {
+        if (buffer != null) {
             // The last batch's pixels may still be read by work queued on the stream (and written by
             // a helper's, where the caller's stream did not come to wait for it: a part that failed).
             stream.synchronize();
             for (Helper h : helpers) {
                 h.stream.synchronize();
             }
-            pixels.close();
-            pixels = null;
+            buffer.close();
         }
         // Grown by half again, so that a batch of slowly growing images does not reallocate each time.
-        pixels = DeviceBuffer.allocate(driver, Math.max(bytes, bytes + bytes / 2));
+        return DeviceBuffer.allocate(driver, Math.max(bytes, bytes + bytes / 2));
     }
 
     private static long align(long offset) {
@@ -773,8 +966,15 @@ public final class GpuJpegDecoder implements AutoCloseable {
             for (Helper h : helpers) {
                 h.stop(); // its stream waited for (it may write the pixels), then its state freed
             }
+            if (toRgb != null) {
+                toRgb.close();
+                kernels.close();
+            }
             if (pixels != null) {
                 pixels.close();
+            }
+            if (planes != null) {
+                planes.close();
             }
             for (Examiner e : examiners) {
                 e.close(); // before the handle they examine with
@@ -799,6 +999,10 @@ public final class GpuJpegDecoder implements AutoCloseable {
         private final long[] offset;
         private final int[] width;
         private final int[] height;
+        /** nvJPEG's chroma subsampling, and where the image's planes start ({@link Planes}). */
+        private final int[] css;
+
+        private final long[] planesAt;
         private final String[] cpuReason;
         private int count;
         private long base;
@@ -808,6 +1012,8 @@ public final class GpuJpegDecoder implements AutoCloseable {
             offset = new long[capacity];
             width = new int[capacity];
             height = new int[capacity];
+            css = new int[capacity];
+            planesAt = new long[capacity];
             cpuReason = new String[capacity];
         }
 
@@ -816,11 +1022,13 @@ public final class GpuJpegDecoder implements AutoCloseable {
             base = 0;
         }
 
-        private void toGpu(int i, long off, int w, int h) {
+        private void toGpu(int i, long off, int w, int h, int subsampling, long planes) {
             gpu[i] = true;
             offset[i] = off;
             width[i] = w;
             height[i] = h;
+            css[i] = subsampling;
+            planesAt[i] = planes;
             cpuReason[i] = null;
         }
 

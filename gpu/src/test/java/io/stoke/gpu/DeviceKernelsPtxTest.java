@@ -31,6 +31,8 @@ class DeviceKernelsPtxTest {
         // (const stoke_resize_job *jobs, const int *tables): DeviceKernels.resample passes these two.
         assertEquals(List.of("u64", "u64"), params(ptx, DeviceKernels.RESAMPLE_H));
         assertEquals(List.of("u64", "u64"), params(ptx, DeviceKernels.RESAMPLE_V));
+        // (const stoke_ycc_job *jobs): DeviceKernels.yccToRgb passes the one.
+        assertEquals(List.of("u64"), params(ptx, DeviceKernels.YCC));
         // The math must be the correctly rounded one the CPU reference uses: no approximate division.
         assertTrue(ptx.contains("div.rn.f32") && !ptx.contains("div.approx") && !ptx.contains("div.full"));
     }

@@ -278,6 +278,70 @@ class GpuJpegDecoderTest {
         }
     }
 
+    /**
+     * nvJPEG writes planar YCbCr, and the colour step (native/cuda/ycc.cu, run from its own source on
+     * the host) upsamples and converts it to TurboJPEG's default RGB byte for byte: every subsampling
+     * nvJPEG names (4:1:1 on the hybrid decoder, which takes it), grayscale, progressive files, and
+     * sizes whose chroma is 1 or 2 samples wide (replicated, not interpolated, as libjpeg-turbo does),
+     * odd and tall. The double's planes are libjpeg's own raw samples, so a difference is the colour
+     * step's, against the CPU decode as the reference.
+     */
+    @Test
+    void planarYcbcrIsConvertedAsTheCpuDecodesEverySubsampling() {
+        int[] subsamplings = {
+            TurboJpeg.TJSAMP_444,
+            TurboJpeg.TJSAMP_422,
+            TurboJpeg.TJSAMP_420,
+            TurboJpeg.TJSAMP_440,
+            TurboJpeg.TJSAMP_411,
+            TurboJpeg.TJSAMP_GRAY
+        };
+        int[][] sizes = {{1, 1}, {2, 5}, {3, 2}, {4, 4}, {5, 3}, {37, 23}, {23, 61}, {130, 97}};
+        List<MemorySegment> files = new ArrayList<>();
+        List<String> names = new ArrayList<>();
+        for (int ss : subsamplings) {
+            for (int[] size : sizes) {
+                for (int flags : new int[] {0, TurboJpeg.TJFLAG_PROGRESSIVE}) {
+                    files.add(jpeg(size[0], size[1], ss, flags, files.size()));
+                    names.add("subsampling " + ss + ", " + size[0] + " x " + size[1]
+                            + (flags == 0 ? "" : ", progressive"));
+                }
+            }
+        }
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, false, files.size(), 1 << 20)) {
+            assertTrue(dec.convertsColour(), "nvJPEG writes planes; the colour step converts them");
+            assertNull(dec.backendNote());
+            GpuJpegDecoder.Decoded d = dec.decode(files, stream);
+            for (int i = 0; i < files.size(); i++) {
+                assertTrue(d.onGpu(i), names.get(i) + ": " + d.cpuReason(i));
+                assertArrayEquals(cpuDecode(files.get(i), d.width(i), d.height(i)), gpuPixels(d, i), names.get(i));
+            }
+        }
+    }
+
+    /**
+     * Where nvJPEG refuses planar output, the decoder says so and takes nvJPEG's own RGB: the pixels
+     * come all the same (the double's RGB is libjpeg's; a GPU's differs in its chroma).
+     */
+    @Test
+    void whereNvjpegWritesNoPlanesItsOwnRgbIsTakenAndSaid() {
+        dbl.failCall("nvjpegDecodeBatchedInitialize", 1, Nvjpeg.NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED);
+        MemorySegment file = jpeg(41, 29, TurboJpeg.TJSAMP_420, 0, 7);
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, false, 4, 1 << 20)) {
+            assertFalse(dec.convertsColour());
+            assertTrue(
+                    dec.backendNote()
+                            .startsWith("nvJPEG writes no planar YCbCr here (nvjpegDecodeBatchedInitialize: "
+                                    + "NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED): its own RGB"),
+                    dec.backendNote());
+            GpuJpegDecoder.Decoded d = dec.decode(List.of(file), stream);
+            assertTrue(d.onGpu(0), d.cpuReason(0));
+            assertArrayEquals(cpuDecode(file, 41, 29), gpuPixels(d, 0));
+            assertEquals(
+                    deviceAllocsBefore + 1, dbl.stat("live_device_allocs"), "the pixels alone: no planes, no jobs");
+        }
+    }
+
     @Test
     void theHardwareEngineLeavesWhatItDoesNotDecodeToTheCpu() {
         dbl.nvjpegHardware(true);
@@ -328,6 +392,7 @@ class GpuJpegDecoderTest {
             String[] why = new String[n];
             int[] w = new int[n];
             int[] h = new int[n];
+            int[] css = new int[n];
             GpuJpegDecoder.Examiner[] examiners = {dec.newExaminer(), dec.newExaminer()};
             Thread[] threads = new Thread[examiners.length];
             for (int t = 0; t < threads.length; t++) {
@@ -338,6 +403,7 @@ class GpuJpegDecoderTest {
                         why[i] = examiners[first].examine(f.address(), f.byteSize());
                         w[i] = why[i] == null ? examiners[first].width() : 0;
                         h[i] = why[i] == null ? examiners[first].height() : 0;
+                        css[i] = why[i] == null ? examiners[first].subsampling() : 0;
                     }
                 });
             }
@@ -386,6 +452,11 @@ class GpuJpegDecoderTest {
                 @Override
                 public int height(int i) {
                     return h[i];
+                }
+
+                @Override
+                public int subsampling(int i) {
+                    return css[i];
                 }
             };
             long imagesBefore = dbl.nvjpegStat("nvjpeg_images");
@@ -572,6 +643,11 @@ class GpuJpegDecoderTest {
                 public int height(int i) {
                     return heights[i];
                 }
+
+                @Override
+                public int subsampling(int i) {
+                    return Nvjpeg.NVJPEG_CSS_420;
+                }
             };
             try (GpuJpegDecoder dec = GpuJpegDecoder.open(context, nvjpeg, true, n, 1 << 20, 2)) {
                 GpuJpegDecoder.Decoded d = dec.decode(allTaken, stream);
@@ -626,7 +702,8 @@ class GpuJpegDecoderTest {
                     assertArrayEquals(cpuDecode(files.get(i), side + i, side), gpuPixels(d, i), round + "/" + i);
                 }
             }
-            assertEquals(deviceAllocsBefore + 1, dbl.stat("live_device_allocs"), "one buffer at a time");
+            // The pixels, nvJPEG's planes and the colour step's jobs: one buffer of each at a time.
+            assertEquals(deviceAllocsBefore + 3, dbl.stat("live_device_allocs"), "one buffer of each at a time");
         }
     }
 

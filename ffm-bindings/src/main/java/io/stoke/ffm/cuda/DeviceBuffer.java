@@ -53,6 +53,20 @@ public final class DeviceBuffer implements AutoCloseable {
                 "cuMemcpyHtoDAsync_v2");
     }
 
+    /**
+     * Queues a copy of the first {@code bytes} of {@code src} to {@code offset} on {@code stream}, as
+     * {@link #copyFromHostAsync(long, MemorySegment, CudaStream)} does with no slice of {@code src}
+     * made (a batch's jobs, every batch, allocate nothing).
+     */
+    public void copyFromHostAsync(long offset, MemorySegment src, long bytes, CudaStream stream) {
+        if (bytes < 0 || bytes > src.byteSize()) {
+            throw new IndexOutOfBoundsException(bytes + " bytes from a host segment of " + src.byteSize());
+        }
+        checkRange(offset, bytes);
+        driver.check(
+                driver.cuMemcpyHtoDAsync_v2(pointer + offset, src, bytes, stream.handle()), "cuMemcpyHtoDAsync_v2");
+    }
+
     /** Copies all of {@code src} to {@code offset}, returning when done. */
     public void copyFromHost(long offset, MemorySegment src) {
         checkRange(offset, src.byteSize());

@@ -62,7 +62,9 @@ public final class Nvjpeg {
     public static final int NVJPEG_CSS_410V = 7;
     public static final int NVJPEG_CSS_UNKNOWN = -1;
 
-    // nvjpegOutputFormat_t: interleaved RGB into channel[0] is the one Stoke asks for.
+    // nvjpegOutputFormat_t: planar YCbCr, each component at its own (subsampled) size into channel[c],
+    // is what Stoke asks for, converting to RGB itself; interleaved RGB into channel[0] where refused.
+    public static final int NVJPEG_OUTPUT_YUV = 1;
     public static final int NVJPEG_OUTPUT_RGBI = 5;
 
     // libraryPropertyType (library_types.h).
