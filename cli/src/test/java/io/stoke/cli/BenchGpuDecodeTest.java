@@ -63,6 +63,7 @@ class BenchGpuDecodeTest {
             assertEquals("0", r[0], r[1] + r[2]);
             assertTrue(r[2].contains("decoding on CUDA device 0 (EXPERIMENTAL) with nvJPEG"), r[2]);
             assertTrue(r[2].contains("GPU hybrid decoder"), r[2]);
+            assertTrue(r[2].contains("decoder), chroma upsampled as the CPU does; "), r[2]);
             assertTrue(r[1].contains("21 in 6 batches (0 skipped or failed)"), r[1]);
             assertTrue(r[1].contains("20 images by nvJPEG (GPU hybrid), 1 left to the CPU, 0 failed"), r[1]);
             assertTrue(r[1].contains("CPU time per image"), r[1]);
@@ -194,7 +195,10 @@ class BenchGpuDecodeTest {
                     tmp.resolve("t2.json").toString());
             assertEquals("0", r[0], r[1] + r[2]);
             assertTrue(r[1].contains("80 in 2 batches (0 skipped or failed)"), r[1]);
-            assertTrue(r[2].contains("decoder), each batch's call split over 2 threads; 2 CPU threads"), r[2]);
+            assertTrue(
+                    r[2].contains(
+                            "decoder), chroma upsampled as the CPU does, each batch's call split over 2 threads; 2 CPU threads"),
+                    r[2]);
             assertEquals(80, dbl.nvjpegStat("nvjpeg_images"), "every JPEG on the GPU");
             assertEquals(4, dbl.nvjpegStat("nvjpeg_batches"), "two calls a batch");
             assertEquals(

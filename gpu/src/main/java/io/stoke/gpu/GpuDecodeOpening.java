@@ -113,6 +113,7 @@ public final class GpuDecodeOpening {
                 + ", "
                 + (backend == GpuJpegDecoder.Backend.HARDWARE ? "hardware engine" : "GPU hybrid decoder")
                 + (stage.backendNote() != null ? " (" + stage.backendNote() + ")" : "")
+                + (stage.convertsColour() ? ", chroma upsampled as the CPU does" : "")
                 + (gpuThreads > 1 ? ", each batch's call split over " + gpuThreads + " threads" : "")
                 + "; " + readers
                 + " CPU threads read and decode what nvJPEG leaves"

@@ -280,6 +280,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final MemorySegment floatZeros; // one float32 sample of 0.0, pinned: what a skipped sample becomes
     private final Arena hostArena; // the stage's host memory: floatZeros, labels, indices, pinned host buffers
     private volatile String backendNote;
+    /** Whether nvJPEG writes planes that the colour step converts as the CPU does ({@link GpuJpegDecoder#convertsColour}). */
+    private volatile boolean convertsColour;
     // How long each phase of opening took (OpeningTimes' order): the constructor's three, then the
     // decode thread's three, written before it completes `opened`, which the constructor waits for.
     private final long[] opening = new long[6];
@@ -621,6 +623,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 opening[4] = t2 - t1;
                 opening[5] = System.nanoTime() - t2;
                 backendNote = jpeg.backendNote();
+                convertsColour = jpeg.convertsColour();
                 ready.complete(null);
                 opened.complete(jpeg.backend()); // publishes `opening` to the constructor's thread
             } catch (RuntimeException | Error e) {
@@ -1516,9 +1519,17 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         opened.thenAccept(then);
     }
 
-    /** Why the hardware engine was asked for and not used, in one sentence; null otherwise. */
+    /**
+     * Why the hardware engine was asked for and not used, and why nvJPEG's own RGB is used, in a
+     * sentence each; null otherwise.
+     */
     public String backendNote() {
         return backendNote;
+    }
+
+    /** Whether nvJPEG's planes are converted to RGB as the CPU decodes (the colour step), once nvJPEG has opened. */
+    public boolean convertsColour() {
+        return convertsColour;
     }
 
     /**
