@@ -191,8 +191,9 @@ class GpuCheckCommandTest {
                     out);
             assertTrue(out.contains("             vs the loader's default (DCT scaling "), out);
             assertTrue(out.contains("result     all checks passed"), out);
-            assertEquals(5 + 5, dbl.nvjpegStat("nvjpeg_images"), "the decoders' comparison, then the stage's");
-            assertEquals(2 + 2, dbl.nvjpegStat("nvjpeg_batches"), "6 files in batches of 4, twice");
+            // Each of the two decoders opened also decodes its colour check's one image, in one call.
+            assertEquals(5 + 5 + 2, dbl.nvjpegStat("nvjpeg_images"), "the decoders' comparison, then the stage's");
+            assertEquals(2 + 2 + 2, dbl.nvjpegStat("nvjpeg_batches"), "6 files in batches of 4, twice");
             assertEquals(0, dbl.nvjpegStat("live_nvjpeg_handles"));
             assertEquals(0, dbl.stat("live_device_allocs"));
         } finally {

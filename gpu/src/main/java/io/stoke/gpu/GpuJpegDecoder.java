@@ -1,9 +1,13 @@
 package io.stoke.gpu;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import io.stoke.ffm.JpegCompressor;
+import io.stoke.ffm.JpegDecompressor;
+import io.stoke.ffm.TurboJpeg;
 import io.stoke.ffm.cuda.CudaContext;
 import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.ffm.cuda.CudaEvent;
@@ -132,7 +136,7 @@ public final class GpuJpegDecoder implements AutoCloseable {
     private final int maxBatch;
     private final long maxPixels;
     private final Backend backend;
-    private final String backendNote;
+    private String backendNote; // set in the constructor: its colour check may add to it
     // Shared, not confined: under auto a GpuDecodeStage opens the decoder on a thread of its own
     // (while the CPU threads decode the first batches) and its decode thread uses and closes it after.
     // One thread at a time all the same, the future's completion ordering the handover.
@@ -149,12 +153,11 @@ public final class GpuJpegDecoder implements AutoCloseable {
 
     private final List<Examiner> examiners = new ArrayList<>();
     private final Decoded decoded;
-    /** nvJPEG's output: planar YCbCr for the colour step, or (where refused) its own interleaved RGB. */
-    private final int format;
-    /** The colour step's kernels and jobs; null where nvJPEG writes RGB itself. */
-    private final DeviceKernels kernels;
-
-    private final PlanesToRgb toRgb;
+    // nvJPEG's output: planar YCbCr for the colour step, or (where refused) its own interleaved RGB;
+    // the colour step's kernels and jobs, null where nvJPEG writes RGB. Set in the constructor only.
+    private int format;
+    private DeviceKernels kernels;
+    private PlanesToRgb toRgb;
     /** The images' interleaved RGB, where the resize reads them. */
     private DeviceBuffer pixels;
     /** nvJPEG's planes, where it writes planar YCbCr; null otherwise. */
@@ -273,6 +276,90 @@ public final class GpuJpegDecoder implements AutoCloseable {
         kernels = loaded;
         toRgb = step;
         decoded = new Decoded(maxBatch);
+        if (format == Nvjpeg.NVJPEG_OUTPUT_YUV) {
+            String failed = colourCheck();
+            if (failed != null) {
+                toRgb.close();
+                kernels.close();
+                toRgb = null;
+                kernels = null;
+                format = Nvjpeg.NVJPEG_OUTPUT_RGBI;
+                first.initialized = 0;
+                for (Helper h : helpers) {
+                    h.part.initialized = 0;
+                }
+                String refusal = "nvJPEG's planar YCbCr failed Stoke's check at opening (" + failed
+                        + "): its own RGB, whose chroma is replicated, not interpolated as the CPU's";
+                backendNote = backendNote == null ? refusal : backendNote + "; " + refusal;
+            }
+        }
+    }
+
+    /** The most a check image's pixels may differ from TurboJPEG's: nvJPEG's IDCT is within 3 levels (run-2). */
+    static final int COLOUR_CHECK_LEVELS = 8;
+
+    /**
+     * Decodes one small 4:2:0 JPEG of colour stripes (chroma edges, where replicated and interpolated
+     * chroma differ most) through nvJPEG's planes and the colour step, and compares it with
+     * TurboJPEG's decode: why the two disagree, or null. A device or library that writes planar
+     * YCbCr otherwise than documented then costs one check at opening, not wrong pixels.
+     */
+    private String colourCheck() {
+        int w = 24;
+        int h = 16;
+        CudaStream stream = CudaStream.create(driver);
+        try (Arena a = Arena.ofConfined();
+                JpegCompressor compressor = new JpegCompressor();
+                JpegDecompressor decompressor = new JpegDecompressor()) {
+            MemorySegment rgb = a.allocate(3L * w * h);
+            for (int y = 0; y < h; y++) {
+                for (int x = 0; x < w; x++) {
+                    int stripe = (x / 3 + y / 4) % 3;
+                    for (int c = 0; c < 3; c++) {
+                        rgb.set(JAVA_BYTE, 3L * (y * w + x) + c, (byte) (c == stripe ? 230 : 20 + 8 * x));
+                    }
+                }
+            }
+            MemorySegment out = a.allocate(JpegCompressor.maxSize(w, h, TurboJpeg.TJSAMP_420));
+            long n = compressor.compress(rgb, w, 3 * w, h, TurboJpeg.TJPF_RGB, TurboJpeg.TJSAMP_420, 95, 0, out);
+            MemorySegment file = out.asSlice(0, n);
+            MemorySegment want = a.allocate(3L * w * h);
+            if (decompressor.decompress(file, n, want, w, 3 * w, h, TurboJpeg.TJPF_RGB, 0) != 0) {
+                return "TurboJPEG did not decode the check image";
+            }
+            Decoded got = decode(List.of(file), stream);
+            if (!got.onGpu(0)) {
+                return "nvJPEG left the check image to the CPU: " + got.cpuReason(0);
+            }
+            MemorySegment have = a.allocate(3L * w * h);
+            got.copyToHost(0, stream, have);
+            int worst = 0;
+            for (long i = 0; i < have.byteSize(); i++) {
+                int d = Math.abs(
+                        Byte.toUnsignedInt(have.get(JAVA_BYTE, i)) - Byte.toUnsignedInt(want.get(JAVA_BYTE, i)));
+                worst = Math.max(worst, d);
+            }
+            return worst <= COLOUR_CHECK_LEVELS
+                    ? null
+                    : "a check image " + worst + " levels from TurboJPEG's, where nvJPEG's IDCT alone is within 3";
+        } catch (RuntimeException e) {
+            return e.getMessage();
+        } finally {
+            // Whatever the check queued is done before its buffers go; the first batch allocates its
+            // own then, with nothing to wait for (growing a buffer waits for the caller's stream).
+            stream.synchronize();
+            stream.close();
+            lastStream = null;
+            decoded.begin(0);
+            if (pixels != null) {
+                pixels.close();
+                pixels = null;
+            }
+            if (planes != null) {
+                planes.close();
+                planes = null;
+            }
+        }
     }
 
     /**

@@ -220,6 +220,9 @@ class GpuJpegDecoderTest {
         try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, false, 8, 1 << 20)) {
             assertEquals(GpuJpegDecoder.Backend.GPU_HYBRID, dec.backend());
             assertNull(dec.backendNote(), "the hybrid decoder was asked for");
+            // Opening decoded the colour check's one image, in one call: counted from here.
+            long images = dbl.nvjpegStat("nvjpeg_images");
+            long calls = dbl.nvjpegStat("nvjpeg_batches");
             GpuJpegDecoder.Decoded d = dec.decode(files, stream);
             assertEquals(shapes.length, d.size());
             for (int i = 0; i < shapes.length; i++) {
@@ -231,8 +234,8 @@ class GpuJpegDecoderTest {
                 assertArrayEquals(
                         cpuDecode(files.get(i), shapes[i][0], shapes[i][1]), gpuPixels(d, i), "pixels of file " + i);
             }
-            assertEquals(shapes.length, dbl.nvjpegStat("nvjpeg_images"));
-            assertEquals(1, dbl.nvjpegStat("nvjpeg_batches"), "one batched call");
+            assertEquals(images + shapes.length, dbl.nvjpegStat("nvjpeg_images"));
+            assertEquals(calls + 1, dbl.nvjpegStat("nvjpeg_batches"), "one batched call");
         }
     }
 
@@ -243,6 +246,7 @@ class GpuJpegDecoderTest {
         MemorySegment garbage = arena.allocateFrom(JAVA_BYTE, new byte[] {(byte) 0xFF, (byte) 0xD8, 1, 2, 3, 4});
         List<MemorySegment> files = List.of(png(8, 8), cmykJpeg(16, 16), garbage, large, good);
         try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, false, 8, 10_000)) {
+            long images = dbl.nvjpegStat("nvjpeg_images"); // after the colour check's, at opening
             GpuJpegDecoder.Decoded d = dec.decode(files, stream);
             assertFalse(d.onGpu(0));
             assertTrue(d.cpuReason(0).contains("cannot read it as a JPEG"), d.cpuReason(0));
@@ -256,7 +260,7 @@ class GpuJpegDecoderTest {
             assertTrue(d.onGpu(4), d.cpuReason(4));
             assertArrayEquals(cpuDecode(good, 40, 30), gpuPixels(d, 4));
             assertThrows(IllegalStateException.class, () -> d.deviceAddress(0), "no pixels of a CPU file");
-            assertEquals(1, dbl.nvjpegStat("nvjpeg_images"), "each image decoded once, on one side");
+            assertEquals(images + 1, dbl.nvjpegStat("nvjpeg_images"), "each image decoded once, on one side");
         }
     }
 
@@ -267,13 +271,14 @@ class GpuJpegDecoderTest {
         GpuJpegDecoder.Files files = GpuJpegDecoder.Files.of(list);
         try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, false, 8, 1 << 20)) {
             assertThrows(IllegalStateException.class, () -> dec.submit(files, stream), "no examine before it");
+            long images = dbl.nvjpegStat("nvjpeg_images"); // after the colour check's, at opening
             GpuJpegDecoder.Decoded d = dec.examine(files);
             assertFalse(d.onGpu(0));
             assertTrue(d.onGpu(1), d.cpuReason(1));
-            assertEquals(0, dbl.nvjpegStat("nvjpeg_images"), "examine queues no decode");
+            assertEquals(images, dbl.nvjpegStat("nvjpeg_images"), "examine queues no decode");
             dec.submit(files, stream);
             assertArrayEquals(cpuDecode(good, 40, 30), gpuPixels(d, 1));
-            assertEquals(1, dbl.nvjpegStat("nvjpeg_images"), "the one file nvJPEG takes, decoded once");
+            assertEquals(images + 1, dbl.nvjpegStat("nvjpeg_images"), "the one file nvJPEG takes, decoded once");
             assertThrows(IllegalStateException.class, () -> dec.submit(files, stream), "one submit per examine");
         }
     }
@@ -342,6 +347,28 @@ class GpuJpegDecoderTest {
         }
     }
 
+    /**
+     * Opening decodes one check image through the planes and the colour step and compares it with
+     * TurboJPEG's: where that fails (here nvJPEG's call, failed by the double), the decoder says why
+     * and takes nvJPEG's own RGB, and decodes.
+     */
+    @Test
+    void aColourCheckThatFailsAtOpeningIsSaidAndNvjpegsRgbTaken() {
+        dbl.failCall("nvjpegDecodeBatched", 1, Nvjpeg.NVJPEG_STATUS_EXECUTION_FAILED);
+        MemorySegment file = jpeg(41, 29, TurboJpeg.TJSAMP_422, 0, 8);
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, false, 4, 1 << 20)) {
+            assertFalse(dec.convertsColour());
+            assertEquals(
+                    "nvJPEG's planar YCbCr failed Stoke's check at opening (nvjpegDecodeBatched failed: "
+                            + "NVJPEG_STATUS_EXECUTION_FAILED (6)): its own RGB, whose chroma is replicated, not"
+                            + " interpolated as the CPU's",
+                    dec.backendNote());
+            GpuJpegDecoder.Decoded d = dec.decode(List.of(file), stream);
+            assertTrue(d.onGpu(0), d.cpuReason(0));
+            assertArrayEquals(cpuDecode(file, 41, 29), gpuPixels(d, 0));
+        }
+    }
+
     @Test
     void theHardwareEngineLeavesWhatItDoesNotDecodeToTheCpu() {
         dbl.nvjpegHardware(true);
@@ -351,6 +378,7 @@ class GpuJpegDecoderTest {
         try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, true, 4, 1 << 20)) {
             assertEquals(GpuJpegDecoder.Backend.HARDWARE, dec.backend());
             assertNull(dec.backendNote());
+            long parses = dbl.nvjpegStat("header_parses"); // after the colour check's, at opening
             GpuJpegDecoder.Decoded d = dec.decode(List.of(progressive, baseline, s411), stream);
             assertFalse(d.onGpu(0));
             assertTrue(d.cpuReason(0).startsWith("nvJPEG's hardware decoder does not take it"), d.cpuReason(0));
@@ -359,7 +387,7 @@ class GpuJpegDecoderTest {
             assertFalse(d.onGpu(2));
             assertTrue(d.cpuReason(2).startsWith("nvJPEG's hardware decoder does not take it"), d.cpuReason(2));
             // The engine's support check reads each file's headers, not its entropy-coded data.
-            assertEquals(3, dbl.nvjpegStat("header_parses"), "one header parse a file");
+            assertEquals(parses + 3, dbl.nvjpegStat("header_parses"), "one header parse a file");
             assertEquals(0, dbl.nvjpegStat("whole_parses"), "no whole parse");
         }
     }
@@ -538,16 +566,17 @@ class GpuJpegDecoderTest {
         long events = dbl.stat("live_events");
         try (GpuJpegDecoder dec = GpuJpegDecoder.open(context, nvjpeg, false, n, 1 << 20, 3)) {
             assertEquals(3, dec.parts());
+            long calls = dbl.nvjpegStat("nvjpeg_batches"); // after the colour check's, at opening
             for (int round = 0; round < 3; round++) {
                 assertDecodedAsTheCpuDoes(dec.decode(files, stream), files, "round " + round);
             }
-            assertEquals(9, dbl.nvjpegStat("nvjpeg_batches"), "three parts a batch");
+            assertEquals(calls + 9, dbl.nvjpegStat("nvjpeg_batches"), "three parts a batch");
             List<MemorySegment> two = files.subList(0, 3 * GpuJpegDecoder.MIN_PART_IMAGES - 1);
             assertDecodedAsTheCpuDoes(dec.decode(two, stream), two, "a batch for two parts");
-            assertEquals(11, dbl.nvjpegStat("nvjpeg_batches"), "a batch of under 48 in two parts");
+            assertEquals(calls + 11, dbl.nvjpegStat("nvjpeg_batches"), "a batch of under 48 in two parts");
             List<MemorySegment> one = files.subList(0, 5);
             assertDecodedAsTheCpuDoes(dec.decode(one, stream), one, "a batch for one part");
-            assertEquals(12, dbl.nvjpegStat("nvjpeg_batches"), "a batch of under 32 in one part");
+            assertEquals(calls + 12, dbl.nvjpegStat("nvjpeg_batches"), "a batch of under 32 in one part");
             assertDecodedAsTheCpuDoes(dec.decode(files, stream), files, "whole again");
         }
         assertEquals(streams, dbl.stat("live_streams"), "the parts' streams destroyed");
