@@ -305,8 +305,17 @@ public final class GpuJpegDecoder implements AutoCloseable {
      * YCbCr otherwise than documented then costs one check at opening, not wrong pixels.
      */
     private String colourCheck() {
-        int w = 24;
-        int h = 16;
+        // A size any engine takes (an image it left to the CPU would fail the check), within the pixel
+        // limit the decoder was opened with (tests open some with small ones).
+        int w = 96;
+        int h = 64;
+        while ((long) w * h > maxPixels && w > 12) {
+            w /= 2;
+            h /= 2;
+        }
+        if ((long) w * h > maxPixels) {
+            return null; // no image to check with: the colour step stands unchecked
+        }
         CudaStream stream = CudaStream.create(driver);
         try (Arena a = Arena.ofConfined();
                 JpegCompressor compressor = new JpegCompressor();
@@ -316,7 +325,7 @@ public final class GpuJpegDecoder implements AutoCloseable {
                 for (int x = 0; x < w; x++) {
                     int stripe = (x / 3 + y / 4) % 3;
                     for (int c = 0; c < 3; c++) {
-                        rgb.set(JAVA_BYTE, 3L * (y * w + x) + c, (byte) (c == stripe ? 230 : 20 + 8 * x));
+                        rgb.set(JAVA_BYTE, 3L * (y * w + x) + c, (byte) (c == stripe ? 230 : 20 + 2 * x));
                     }
                 }
             }
