@@ -7,6 +7,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.ffm.JpegCompressor;
 import io.stoke.ffm.JpegDecompressor;
+import io.stoke.ffm.NativeMemory;
 import io.stoke.ffm.TurboJpeg;
 import io.stoke.ffm.cuda.CudaContext;
 import io.stoke.ffm.cuda.CudaDriver;
@@ -922,6 +923,9 @@ public final class GpuJpegDecoder implements AutoCloseable {
      * another than the decoder's (the scratch is a shared arena's); made and closed by the decoder.
      */
     public final class Examiner {
+        /** Offsets are addresses: the files are handed by address, with no segment per file. */
+        private static final MemorySegment MEMORY = NativeMemory.everything();
+
         private final Arena scratch = Arena.ofShared();
         private final MemorySegment components = scratch.allocate(JAVA_INT);
         private final MemorySegment subsampling = scratch.allocate(JAVA_INT);
@@ -958,6 +962,10 @@ public final class GpuJpegDecoder implements AutoCloseable {
             int c = components.get(JAVA_INT, 0);
             if (c != 1 && c != 3) {
                 return c + " components (CMYK or YCCK), which nvJPEG's batched decoder does not convert";
+            }
+            if (c == 3 && JpegColourSpace.rgbCoded(MEMORY, address, length)) {
+                return "coded in RGB, not YCbCr (an Adobe marker's transform 0, or components named R, G, B),"
+                        + " which nvJPEG and the colour step would convert as YCbCr";
             }
             int css = subsampling.get(JAVA_INT, 0);
             if (c == 3 && (css == Nvjpeg.NVJPEG_CSS_UNKNOWN || css == Nvjpeg.NVJPEG_CSS_410V)) {

@@ -369,6 +369,70 @@ class GpuJpegDecoderTest {
         }
     }
 
+    /**
+     * A three-component JPEG is YCbCr or RGB as libjpeg decides it from its markers: JFIF means YCbCr,
+     * else an Adobe marker's transform (0 RGB), else components named R, G, B. nvJPEG and the colour
+     * step convert every such file as YCbCr, so an RGB-coded one goes to the CPU, with the reason.
+     */
+    @Test
+    void aJpegCodedInRgbIsLeftToTheCpu() {
+        MemorySegment jfif = jpeg(24, 16, TurboJpeg.TJSAMP_444, 0, 21); // TurboJPEG writes JFIF, IDs 1, 2, 3
+        MemorySegment namedRgb = patched(jfif, false, -1, "RGB");
+        MemorySegment adobeRgb = patched(jfif, true, 0, null);
+        MemorySegment adobeYcc = patched(jfif, true, 1, null);
+        MemorySegment bare = patched(jfif, false, -1, null); // no marker, IDs 1, 2, 3: YCbCr
+        MemorySegment jfifNamedRgb = patched(jfif, false, -2, "RGB"); // JFIF kept: YCbCr whatever the IDs
+        List<MemorySegment> files = List.of(namedRgb, adobeRgb, adobeYcc, bare, jfifNamedRgb);
+        try (GpuJpegDecoder dec = GpuJpegDecoder.open(driver, nvjpeg, false, 8, 1 << 20)) {
+            GpuJpegDecoder.Decoded d = dec.decode(files, stream);
+            for (int i : new int[] {0, 1}) {
+                assertFalse(d.onGpu(i), "file " + i);
+                assertTrue(d.cpuReason(i).startsWith("coded in RGB, not YCbCr"), d.cpuReason(i));
+            }
+            for (int i : new int[] {2, 3, 4}) {
+                assertTrue(d.onGpu(i), "file " + i + ": " + d.cpuReason(i));
+                assertArrayEquals(cpuDecode(files.get(i), 24, 16), gpuPixels(d, i), "file " + i);
+            }
+        }
+    }
+
+    /**
+     * A copy of TurboJPEG's {@code jpeg} (its JFIF APP0 first): the APP0 made an Adobe APP14 with
+     * {@code transform}, or its identifier spoilt ({@code transform} -1), or kept (-2); the three
+     * components' IDs set to {@code ids}' letters where given.
+     */
+    MemorySegment patched(MemorySegment jpeg, boolean adobe, int transform, String ids) {
+        MemorySegment m = arena.allocate(jpeg.byteSize());
+        MemorySegment.copy(jpeg, 0, m, 0, jpeg.byteSize());
+        assertEquals(0xE0, m.get(JAVA_BYTE, 3) & 0xFF, "TurboJPEG's APP0 first");
+        if (adobe) {
+            m.set(JAVA_BYTE, 3, (byte) 0xEE);
+            for (int i = 0; i < 5; i++) {
+                m.set(JAVA_BYTE, 6 + i, (byte) "Adobe".charAt(i));
+            }
+            m.set(JAVA_BYTE, 17, (byte) transform);
+        } else if (transform == -1) {
+            m.set(JAVA_BYTE, 6, (byte) 'X'); // no longer "JFIF"
+        }
+        long p = 2;
+        while ((m.get(JAVA_BYTE, p + 1) & 0xFF) != 0xC0) {
+            p += 2 + ((m.get(JAVA_BYTE, p + 2) & 0xFF) << 8 | (m.get(JAVA_BYTE, p + 3) & 0xFF));
+        }
+        assertEquals(3, m.get(JAVA_BYTE, p + 9));
+        long sof = p;
+        while ((m.get(JAVA_BYTE, p + 1) & 0xFF) != 0xDA) {
+            p += 2 + ((m.get(JAVA_BYTE, p + 2) & 0xFF) << 8 | (m.get(JAVA_BYTE, p + 3) & 0xFF));
+        }
+        assertEquals(3, m.get(JAVA_BYTE, p + 4), "one scan of the three components");
+        if (ids != null) {
+            for (int c = 0; c < 3; c++) {
+                m.set(JAVA_BYTE, sof + 10 + 3L * c, (byte) ids.charAt(c)); // the frame's IDs
+                m.set(JAVA_BYTE, p + 5 + 2L * c, (byte) ids.charAt(c)); // and the scan's selectors
+            }
+        }
+        return m;
+    }
+
     @Test
     void theHardwareEngineLeavesWhatItDoesNotDecodeToTheCpu() {
         dbl.nvjpegHardware(true);
