@@ -699,6 +699,11 @@ public final class GpuJpegDecoder implements AutoCloseable {
             return (int) roundUp(w, 64);
         }
 
+        /** Whether a chroma plane of {@code cw x ch} samples, as nvJPEG reports it, fits the plane laid out. */
+        static boolean holds(int w, int h, int css, int cw, int ch) {
+            return cw >= 0 && ch >= 0 && cw <= cPitch(w, css) && ch <= roundUp(cHeight(h, css), 16);
+        }
+
         static int cPitch(int w, int css) {
             return (int) roundUp(cWidth(w, css), 64);
         }
@@ -978,6 +983,22 @@ public final class GpuJpegDecoder implements AutoCloseable {
             }
             if (w * h > maxPixels) {
                 return w + " x " + h + " pixels, over the GPU decode's limit of " + maxPixels;
+            }
+            if (format == Nvjpeg.NVJPEG_OUTPUT_YUV && c == 3) {
+                // nvJPEG writes each chroma plane at the size it reports; the planes are laid out from
+                // the subsampling's. Checked here, before nvJPEG is given a pointer.
+                int cw = widths.getAtIndex(JAVA_INT, 1);
+                int ch = heights.getAtIndex(JAVA_INT, 1);
+                if (!Planes.holds((int) w, (int) h, css, cw, ch)
+                        || !Planes.holds(
+                                (int) w,
+                                (int) h,
+                                css,
+                                widths.getAtIndex(JAVA_INT, 2),
+                                heights.getAtIndex(JAVA_INT, 2))) {
+                    return "nvJPEG reports chroma of " + cw + " x " + ch + ", more than its subsampling lays out for a "
+                            + w + " x " + h + " image";
+                }
             }
             if (backend == Backend.HARDWARE) {
                 // The headers alone, as NVIDIA's own samples, DALI and torchvision ask before the engine's

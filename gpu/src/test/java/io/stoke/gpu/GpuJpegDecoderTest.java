@@ -325,6 +325,23 @@ class GpuJpegDecoderTest {
     }
 
     /**
+     * The planes are laid out from the subsampling (libjpeg's downsampled sizes, rows padded to 64
+     * bytes and planes to 16 rows); a chroma size nvJPEG reports beyond that is refused before nvJPEG
+     * is given a pointer, since nvJPEG writes the size it reports.
+     */
+    @Test
+    void aChromaPlaneNvjpegReportsLargerThanItsLayoutIsRefused() {
+        // 4:2:0, 375 x 500: 188 x 250 chroma, laid out 192 bytes a row, 256 rows.
+        assertTrue(GpuJpegDecoder.Planes.holds(375, 500, Nvjpeg.NVJPEG_CSS_420, 188, 250));
+        assertTrue(GpuJpegDecoder.Planes.holds(375, 500, Nvjpeg.NVJPEG_CSS_420, 192, 256), "the padding");
+        assertFalse(GpuJpegDecoder.Planes.holds(375, 500, Nvjpeg.NVJPEG_CSS_420, 193, 250), "wider than a row");
+        assertFalse(GpuJpegDecoder.Planes.holds(375, 500, Nvjpeg.NVJPEG_CSS_420, 188, 257), "taller than the plane");
+        assertFalse(
+                GpuJpegDecoder.Planes.holds(375, 500, Nvjpeg.NVJPEG_CSS_444, 385, 500), "4:4:4 past its 384-byte rows");
+        assertTrue(GpuJpegDecoder.Planes.holds(375, 500, Nvjpeg.NVJPEG_CSS_444, 375, 500));
+    }
+
+    /**
      * Where nvJPEG refuses planar output, the decoder says so and takes nvJPEG's own RGB: the pixels
      * come all the same (the double's RGB is libjpeg's; a GPU's differs in its chroma).
      */
