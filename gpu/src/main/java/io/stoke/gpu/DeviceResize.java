@@ -4,7 +4,6 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.ffm.cuda.CudaDriver;
-import io.stoke.ffm.cuda.CudaEvent;
 import io.stoke.ffm.cuda.CudaStream;
 import io.stoke.ffm.cuda.DeviceBuffer;
 import io.stoke.ffm.cuda.PinnedHostMemory;
@@ -68,16 +67,10 @@ final class DeviceResize implements AutoCloseable {
     private final DeviceKernels kernels;
     private final int maxBatch;
     private final long[] tmpOffset;
-    /** Per staging: rung once the copies out of it of the batch that last used it are done. */
-    private final CudaEvent[] copied = new CudaEvent[2];
+    /** Each: jobs (maxBatch x 64 bytes), then the tables' ints; made and grown by {@link #ensureStaging}. */
+    private final StagingTurns stagings;
 
-    private final boolean[] copyPending = new boolean[2];
-    /** Per side: jobs (maxBatch x 64 bytes), then the tables' ints. */
-    private final PinnedHostMemory[] stagings = new PinnedHostMemory[2];
-    /** The side this batch stages on; the next batch takes the other. */
-    private int side = 1;
-
-    private PinnedHostMemory staging; // stagings[side]
+    private PinnedHostMemory staging; // this batch's
     private DeviceBuffer jobs;
     private DeviceBuffer tables;
     private DeviceBuffer tmp;
@@ -101,16 +94,11 @@ final class DeviceResize implements AutoCloseable {
         this.kernels = kernels;
         this.maxBatch = maxBatch;
         this.tmpOffset = new long[maxBatch];
-        this.copied[0] = CudaEvent.create(driver);
+        this.stagings = new StagingTurns(driver, 0);
         try {
-            this.copied[1] = CudaEvent.create(driver);
             this.jobs = DeviceBuffer.allocate(driver, maxBatch * JOB.byteSize());
         } catch (RuntimeException e) {
-            for (CudaEvent c : copied) {
-                if (c != null) {
-                    c.close();
-                }
-            }
+            stagings.close();
             throw e;
         }
     }
@@ -121,12 +109,7 @@ final class DeviceResize implements AutoCloseable {
      */
     public void begin() {
         checkOpen();
-        side ^= 1;
-        if (copyPending[side]) {
-            copied[side].synchronize();
-            copyPending[side] = false;
-        }
-        staging = stagings[side];
+        staging = stagings.begin();
         count = 0;
         tableInts = 0;
         tmpBytes = 0;
@@ -211,8 +194,7 @@ final class DeviceResize implements AutoCloseable {
         }
         jobs.copyFromHostAsync(0, host.asSlice(0, count * JOB.byteSize()), stream);
         tables.copyFromHostAsync(0, host.asSlice(tablesAt(), 4 * tableInts), stream);
-        copied[side].record(stream);
-        copyPending[side] = true;
+        stagings.copiesQueued(stream);
         kernels.resample(jobs, tables, count, maxCols, maxRows, maxOutRows, stream);
     }
 
@@ -230,10 +212,9 @@ final class DeviceResize implements AutoCloseable {
         if (staging != null) {
             // Its copies are done (begin waited for them): only this batch's writes are in it.
             MemorySegment.copy(staging.segment(), 0, bigger.segment(), 0, tablesAt() + 4 * tableInts);
-            staging.close();
         }
+        stagings.replace(bigger); // closes the one it replaces
         staging = bigger;
-        stagings[side] = bigger;
     }
 
     private void checkOpen() {
@@ -252,13 +233,8 @@ final class DeviceResize implements AutoCloseable {
         if (lastStream != null && !lastStream.isClosed()) {
             lastStream.synchronize(); // even where the caller left on an exception
         }
-        for (int k = 0; k < 2; k++) {
-            if (copyPending[k]) {
-                copied[k].synchronize();
-            }
-            copied[k].close();
-        }
-        for (AutoCloseable c : new AutoCloseable[] {stagings[0], stagings[1], jobs, tables, tmp}) {
+        stagings.close(); // its copies waited for
+        for (AutoCloseable c : new AutoCloseable[] {jobs, tables, tmp}) {
             if (c != null) {
                 try {
                     c.close();

@@ -4,10 +4,8 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stoke.ffm.cuda.CudaDriver;
-import io.stoke.ffm.cuda.CudaEvent;
 import io.stoke.ffm.cuda.CudaStream;
 import io.stoke.ffm.cuda.DeviceBuffer;
-import io.stoke.ffm.cuda.PinnedHostMemory;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
@@ -23,7 +21,7 @@ import java.lang.invoke.VarHandle;
  *
  * <p>Owner: the decoder's thread ({@link GpuJpegDecoder}), with the context current. Two stagings
  * take the batches in turn, each rewritten only after the copy of the batch that last used it
- * completed (an event), as {@link DeviceResize}'s; the device's jobs are rewritten by a copy queued
+ * completed ({@link StagingTurns}, as {@link DeviceResize}'s); the device's jobs are rewritten by a copy queued
  * behind the last batch's launch on the one stream.
  */
 final class PlanesToRgb implements AutoCloseable {
@@ -61,13 +59,8 @@ final class PlanesToRgb implements AutoCloseable {
 
     private final DeviceKernels kernels;
     private final int maxBatch;
-    /** Per staging: rung once the copy out of it of the batch that last used it is done. */
-    private final CudaEvent[] copied = new CudaEvent[2];
-
-    private final boolean[] copyPending = new boolean[2];
-    private final PinnedHostMemory[] stagings = new PinnedHostMemory[2];
-    private DeviceBuffer jobs;
-    private int side = 1;
+    private final StagingTurns stagings;
+    private final DeviceBuffer jobs;
     private MemorySegment staging;
     private int count;
     private int maxWidth;
@@ -83,14 +76,11 @@ final class PlanesToRgb implements AutoCloseable {
         this.kernels = kernels;
         this.maxBatch = maxBatch;
         long bytes = maxBatch * JOB.byteSize();
+        this.stagings = new StagingTurns(driver, bytes);
         try {
-            copied[0] = CudaEvent.create(driver);
-            copied[1] = CudaEvent.create(driver);
-            stagings[0] = PinnedHostMemory.allocate(driver, bytes);
-            stagings[1] = PinnedHostMemory.allocate(driver, bytes);
-            jobs = DeviceBuffer.allocate(driver, bytes);
+            this.jobs = DeviceBuffer.allocate(driver, bytes);
         } catch (RuntimeException e) {
-            closeAll();
+            stagings.close();
             throw e;
         }
     }
@@ -98,12 +88,7 @@ final class PlanesToRgb implements AutoCloseable {
     /** Starts a batch on the other staging, once the copy of the batch before the last out of it is done. */
     void begin() {
         checkOpen();
-        side ^= 1;
-        if (copyPending[side]) {
-            copied[side].synchronize();
-            copyPending[side] = false;
-        }
-        staging = stagings[side].segment();
+        staging = stagings.begin().segment();
         count = 0;
         maxWidth = 0;
         maxHeight = 0;
@@ -191,8 +176,7 @@ final class PlanesToRgb implements AutoCloseable {
         }
         lastStream = stream;
         jobs.copyFromHostAsync(0, staging, count * JOB.byteSize(), stream);
-        copied[side].record(stream);
-        copyPending[side] = true;
+        stagings.copiesQueued(stream);
         kernels.yccToRgb(jobs, count, maxWidth, maxHeight, stream);
     }
 
@@ -212,23 +196,7 @@ final class PlanesToRgb implements AutoCloseable {
         if (lastStream != null && !lastStream.isClosed()) {
             lastStream.synchronize(); // even where the caller left on an exception
         }
-        closeAll();
-    }
-
-    private void closeAll() {
-        for (int k = 0; k < 2; k++) {
-            if (copied[k] != null) {
-                if (copyPending[k]) {
-                    copied[k].synchronize();
-                }
-                copied[k].close();
-            }
-            if (stagings[k] != null) {
-                stagings[k].close();
-            }
-        }
-        if (jobs != null) {
-            jobs.close();
-        }
+        stagings.close(); // its copies waited for
+        jobs.close();
     }
 }
