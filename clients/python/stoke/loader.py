@@ -413,8 +413,9 @@ class DataLoader(Closeable):
             then a CUDA tensor viewing the producer's device slot, opened by CUDA IPC, with no copy
             back to the host; ``"auto"`` (experimental), as ``"gpu"`` with the workers decoding
             whole batches or a share of the JPEGs, balanced live; ``augment=`` and ``erase=`` run
-            on the producer's CPU after the GPU's resize. Not yet with a sampler of yours or
-            ``restart_cache_dir=``: where it cannot (those, no libnvjpeg), the producer says
+            on the producer's CPU after the GPU's resize; a ``sampler`` or ``batch_sampler`` of
+            yours gives its order as it does to the workers. Not yet with
+            ``restart_cache_dir=``: where it cannot (that, no libnvjpeg), the producer says
             why in one line, the CPU decodes and each batch is copied to the device (as where CUDA
             refuses the IPC, said once). Without CUDA in torch, the batches are CPU tensors.
         decode_cpu_batches (int, optional): with ``decode="gpu"`` or ``"auto"``, device buffers

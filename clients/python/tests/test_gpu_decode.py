@@ -172,6 +172,59 @@ class GpuDecodeTest(unittest.TestCase):
             self.assertEqual(2 * 8, len(got))
             self.assertSameBatches(cpu, got)  # normalised and erased on the host, as the workers do: to the bit
 
+    def test_a_sampler_of_yours_gives_the_gpu_decode_its_order_as_it_gives_the_workers(self):
+        class Repeats(torch.utils.data.Sampler):
+            """RASampler's shape: half the samples, each twice, a new draw each epoch (not the seed's order)."""
+
+            def __init__(self, n):
+                self.n, self.draws = n, 0
+
+            def __iter__(self):
+                g = torch.Generator().manual_seed(7 + self.draws)
+                self.draws += 1
+                return iter(torch.randperm(self.n, generator=g)[: self.n // 2].repeat_interleave(2).tolist())
+
+            def __len__(self):
+                return self.n // 2 * 2
+
+        def two_epochs(decode, **keywords):
+            loader = stoke.DataLoader(DATA, num_workers=2, resize=24, crop=16, dct_scaling="none", with_indices=True,
+                                      on_error="skip", decode=decode, **keywords)
+            try:
+                got = [(i.clone(), l.clone(), x.clone()) for _ in range(2) for i, l, x in loader]
+                return got, "\n".join(loader._producer._stderr)
+            finally:
+                loader.close()
+
+        n = 32  # 30 made and 2 bad files
+        cpu, _ = two_epochs("cpu", batch_size=4, sampler=Repeats(n))
+        orders = [torch.randperm(n, generator=torch.Generator().manual_seed(7 + e))[: n // 2].repeat_interleave(2)
+                  for e in range(2)]
+        self.assertTrue(torch.equal(torch.cat([x for _, _, x in cpu]), torch.cat(orders)), "the sampler's order")
+        # A batch sampler too: batches of their own sizes.
+        sizes = [3, 5, 1, 4, 3]
+
+        class Batches:
+            batch_size = 5  # sizes the ring's slots from the start
+
+            def __iter__(self):
+                return iter([list(range(sum(sizes[:k]), sum(sizes[:k + 1]))) for k in range(len(sizes))])
+
+            def __len__(self):
+                return len(sizes)
+
+        batches = Batches()
+        cpu_batches, _ = two_epochs("cpu", batch_sampler=batches)
+        self.assertEqual(sizes * 2, [len(x) for _, _, x in cpu_batches])
+        for decode in ("gpu", "auto"):
+            got, said = two_epochs(decode, batch_size=4, sampler=Repeats(n))
+            self.assertIn("decoding on CUDA device 0 (EXPERIMENTAL)", said)
+            self.assertNotIn("decoding on the CPU", said)
+            self.assertSameBatches(cpu, got)
+            got, said = two_epochs(decode, batch_sampler=batches)
+            self.assertIn("decoding on CUDA device 0 (EXPERIMENTAL)", said)
+            self.assertSameBatches(cpu_batches, got)
+
     def test_with_cuda_here_the_batches_view_the_producers_device_slots_opened_by_ipc(self):
         cpu, _ = self.epochs("cpu", on_error="skip")
         for decode, output in (("gpu", "uint8"), ("auto", "uint8"), ("gpu", "float32")):

@@ -35,6 +35,14 @@ final class Doorbell {
         }
     }
 
+    /** {@link #park()} for at most {@code nanos}: the waiter also looks at what nothing rings for. */
+    void park(long nanos) throws InterruptedException {
+        LockSupport.parkNanos(this, nanos);
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+    }
+
     /** The armed thread no longer waits: rings stop unparking it. */
     void disarm() {
         waiter = null;

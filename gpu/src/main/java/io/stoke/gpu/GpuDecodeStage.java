@@ -23,6 +23,7 @@ import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.internal.Joins;
 import io.stoke.loader.resample.ResampleTables;
 import io.stoke.loader.resample.Resampler;
+import io.stoke.loader.sample.OrderFeed;
 import io.stoke.loader.sample.ResumePlan;
 import io.stoke.loader.sample.Sampler;
 import io.stoke.loader.source.Dataset;
@@ -34,6 +35,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -51,6 +53,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.NoOpIdleStrategy;
 
 /**
  * Decodes a dataset's JPEGs on a CUDA device into {@link DeviceBatch}es: the GPU decode stage.
@@ -113,6 +117,10 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private static final Comparator<SampleError> BY_POSITION = Comparator.comparingInt(SampleError::position);
     /** The evaluation transform's tables kept by image size: 8 MiB, some 650 sizes of ImageNet's at a 224 crop. */
     private static final long EVAL_TABLE_INTS = 1L << 21;
+    /** The cursor's look at the order feed: it never idles there, it only asks. */
+    private static final IdleStrategy NO_IDLE = NoOpIdleStrategy.INSTANCE;
+    /** How often the decode thread looks at the order feed while it waits for an epoch's order. */
+    private static final long ORDER_POLL_NANOS = 1_000_000;
 
     private final Dataset dataset;
     private final Sampler sampler;
@@ -186,6 +194,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final long firstEpoch;
     private final int firstBatch;
     private final long epochs;
+    // Where each epoch's order is given (a Python sampler's), or null: the sampler draws it. Read by
+    // the decode thread's cursor, which never waits on it while a batch is still to be handed out.
+    private final OrderFeed orderFeed;
     private final int batchSize;
     private final int readerCount;
     private final int inFlight;
@@ -379,6 +390,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.context = DeviceOpening.primaryContext(driver, b.device);
         resources.keep(context);
         try {
+            this.orderFeed = b.orderFeed == null
+                    ? null
+                    : resources.keep(OrderFeed.open(b.orderFeed, dataset.size(), batchSize, b.resumedOrder));
             ensureCurrent();
             long contextMade = System.nanoTime();
             opening[0] = contextMade - start;
@@ -509,24 +523,26 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             throw new IllegalArgumentException(refused);
         }
         ResumePlan plan = settings.resumePlan();
-        return new Builder(settings.dataset(), settings.sampler(), settings.transform())
+        Builder b = new Builder(settings.dataset(), settings.sampler(), settings.transform())
                 .epochs(settings.epochs())
                 .startEpoch(plan != null ? plan.epoch() : settings.startEpoch())
                 .startBatch(plan != null ? plan.startBatch() : settings.startBatch())
                 .onError(settings.onError());
+        if (settings.orderFeed() != null) {
+            // As the loader: a resumed epoch's batches were counted in the order it was given.
+            b.orderFeed(settings.orderFeed(), plan != null && plan.startBatch() > 0 ? settings.resumedOrder() : null);
+        }
+        return b;
     }
 
     /**
      * Why a loader's settings cannot be decoded by this stage, in one sentence, or null when they
-     * can: {@link #refusal(TransformSpec)}, an order feed, a restart cache (the CPU path's).
+     * can: {@link #refusal(TransformSpec)}, a restart cache (the CPU path's).
      */
     public static String refusal(Loader.Builder settings) {
         String refused = refusal(settings.transform());
         if (refused != null) {
             return refused;
-        }
-        if (settings.orderFeed() != null) {
-            return "GPU decode (experimental) follows the sampler's order, not yet an order feed (--order-feed)";
         }
         if (settings.restartCache() != null) {
             return "GPU decode (experimental) reads the original files, not yet through a restart cache (--restart-cache-dir)";
@@ -644,6 +660,14 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             int f = 0;
             Pending now = more && (wholeWhileOpening || cursor.advance()) ? dispatch(f, cursor, true) : null;
             while (!closed) {
+                if (now == null && cursor.awaiting) {
+                    // The order feed has not given the next epoch's order: hand out what was, then wait.
+                    now = awaitOrder(f, cursor);
+                    if (closed || ended) {
+                        return;
+                    }
+                    continue;
+                }
                 if (now == null) {
                     // Nothing left for the GPU: what the CPU still decodes ends the run.
                     if (!ended && deliver(Integer.MAX_VALUE)) {
@@ -725,6 +749,34 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         }
     }
 
+    /**
+     * With an order feed, once every batch of the epochs given so far is dispatched: hands out each
+     * as it ends (the consumer gives the next epoch's order only once it has read them), and looks at
+     * the feed every {@value #ORDER_POLL_NANOS} ns until the order comes; then dispatches the cursor's
+     * batch as {@link #dispatch} does. Null when the cursor ran out again (the epoch's batches went
+     * whole to the CPU; {@link Cursor#awaiting} still set) or the run ended, or on close.
+     */
+    private Pending awaitOrder(int f, Cursor at) throws InterruptedException {
+        doorbell.arm(); // a batch ending rings it
+        try {
+            while (!closed && !ended) {
+                if (at.advance()) {
+                    break;
+                }
+                if (!at.awaiting) {
+                    return null; // the feed gave the stage's last epoch
+                }
+                if (!deliver(0)) {
+                    return null;
+                }
+                doorbell.park(ORDER_POLL_NANOS);
+            }
+        } finally {
+            doorbell.disarm();
+        }
+        return closed || ended ? null : dispatch(f, at, true);
+    }
+
     /** Opens nvJPEG on a thread of its own, which rings the doorbell when it has (or has failed). */
     private CompletableFuture<GpuJpegDecoder> openAside() {
         CompletableFuture<GpuJpegDecoder> opening = new CompletableFuture<>();
@@ -756,6 +808,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         doorbell.arm(); // before the checks: a whole batch ending, a buffer back or nvJPEG opened rings it
         try {
             while (!opening.isDone()) {
+                if (!more && at.awaiting) {
+                    more = at.advance(); // the order feed may have given the epoch since
+                }
                 if (more && roomForWhole()) {
                     dispatchWhole(at);
                     openingBatches++;
@@ -766,7 +821,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                     return false;
                 }
                 if (!opening.isDone() && !(more && roomForWhole())) {
-                    doorbell.park();
+                    if (at.awaiting) {
+                        doorbell.park(ORDER_POLL_NANOS);
+                    } else {
+                        doorbell.park();
+                    }
                 }
             }
         } finally {
@@ -946,7 +1005,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             filesQueued[f] = false;
         }
         EncodedBatch batch = files[f];
-        batch.begin(at.epoch, at.batch, at.order, at.batch * batchSize, at.size, at.last);
+        batch.begin(at.epoch, at.batch, at.order, at.start, at.size, at.last);
         batch.startReads(readerThreads, examiners, cropDraws, readerClock);
         Pending p = new Pending(null, at.epoch, at.last, at.size);
         p.slot = f;
@@ -968,7 +1027,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         if (whole == null) {
             whole = wholeFiles[entry.index] = new EncodedBatch(batchSize, readerCount, doorbell);
         }
-        whole.begin(at.epoch, at.batch, at.order, at.batch * batchSize, at.size, at.last);
+        whole.begin(at.epoch, at.batch, at.order, at.start, at.size, at.last);
         whole.startWhole(hostPixels(entry), hostBytes);
         Pending p = new Pending(whole, at.epoch, at.last, at.size);
         p.entry = entry;
@@ -1451,28 +1510,62 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         return null;
     }
 
-    /** Walks (epoch, batch) through the stage's epochs in the sampler's order. */
+    /**
+     * Walks (epoch, batch) through the stage's epochs in the sampler's order, or the order feed's.
+     * Never waits: where the feed has not yet given the next epoch's order, {@link #advance} says
+     * false with {@link #awaiting} set, and says true once it has (the consumer gives an epoch's
+     * order when it starts reading that epoch, so the batches before it must be handed out first).
+     */
     private final class Cursor {
         long epoch = firstEpoch - 1;
         int batch;
         int batches;
+        int start; // the batch's first position in the epoch's order
         int size;
         boolean last;
         int[] order;
+        int[] starts; // the feed's batch boundaries, or null: the sampler's batches of batchSize
+        boolean awaiting; // on epoch `epoch`, whose order the feed has not given yet
 
-        /** Moves to the next batch; false after the last. */
+        /** Moves to the next batch; false after the last, or while the next epoch's order is awaited. */
         boolean advance() {
-            batch++;
-            while (order == null || batch >= batches) {
-                epoch++;
-                if (epochs > 0 && epoch >= firstEpoch + epochs) {
-                    return false;
+            if (!awaiting) {
+                batch++;
+            }
+            while (awaiting || order == null || batch >= batches) {
+                if (!awaiting) {
+                    epoch++;
+                    if (epochs > 0 && epoch >= firstEpoch + epochs) {
+                        return false;
+                    }
                 }
-                order = sampler.order(epoch);
-                batches = sampler.batchesPerEpoch(epoch);
+                if (orderFeed != null) {
+                    // Throws where the feed broke its format or ended first; the consumer is told.
+                    OrderFeed.GivenEpoch given = orderFeed.await(epoch, () -> false, NO_IDLE);
+                    awaiting = given == null;
+                    if (awaiting) {
+                        return false;
+                    }
+                    order = given.indices();
+                    starts = given.batchStarts();
+                    batches = given.batches();
+                    if (epoch == firstEpoch && (firstBatch > batches || (firstBatch == batches && firstBatch > 0))) {
+                        throw new IllegalStateException("start batch " + firstBatch + " is outside epoch " + epoch
+                                + "'s " + batches + " batches in the order fed"); // as the loader's schedule says
+                    }
+                } else {
+                    order = sampler.order(epoch);
+                    batches = sampler.batchesPerEpoch(epoch);
+                }
                 batch = epoch == firstEpoch ? firstBatch : 0; // the first epoch's earlier batches were delivered
             }
-            size = sampler.batchSize(epoch, batch);
+            if (starts != null) {
+                start = starts[batch];
+                size = starts[batch + 1] - start;
+            } else {
+                start = batch * batchSize;
+                size = sampler.batchSize(epoch, batch);
+            }
             last = batch == batches - 1;
             return true;
         }
@@ -1586,6 +1679,14 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     /** GPU batches the decode thread went on from before their CPU part had ended: for tests. */
     long wentOnBatches() {
         return wentOn.get();
+    }
+
+    /**
+     * Whether the decode thread waits for an epoch's order that the {@link Builder#orderFeed order
+     * feed} has not given yet (false without a feed), every batch before it dispatched.
+     */
+    public boolean awaitingOrder() {
+        return orderFeed != null && orderFeed.awaited();
     }
 
     /**
@@ -1716,6 +1817,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         private long startEpoch;
         private int startBatch;
         private ErrorPolicy policy = ErrorPolicy.FAIL;
+        private Path orderFeed;
+        private OrderFeed.GivenEpoch resumedOrder;
 
         private Builder(Dataset dataset, Sampler sampler, TransformSpec spec) {
             this.dataset = dataset;
@@ -1871,6 +1974,21 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         /** What a sample that cannot be decoded does to its batch (default {@link ErrorPolicy#FAIL}). */
         public Builder onError(ErrorPolicy policy) {
             this.policy = policy;
+            return this;
+        }
+
+        /**
+         * Takes each epoch's order as given at {@code feed} ({@link OrderFeed}: a Python sampler's, one
+         * record an epoch from the start epoch), as {@link Loader.Builder#orderFeed} does: the batches
+         * and their boundaries are the feed's, and the stage hands out every batch of the epochs given
+         * before it waits for the next epoch's order. The stage opens the feed and closes it.
+         *
+         * @param resumed the order a resumed epoch was given, which the feed must give again as it
+         *     was ({@link Loader.Builder#resumedOrder}), or null
+         */
+        public Builder orderFeed(Path feed, OrderFeed.GivenEpoch resumed) {
+            this.orderFeed = feed;
+            this.resumedOrder = resumed;
             return this;
         }
 

@@ -30,6 +30,8 @@ import java.awt.image.BufferedImage;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -39,6 +41,8 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -105,24 +109,41 @@ class GpuDecodeStageTest {
         try (Loader loader = settings.build()) {
             for (Batch b : loader) {
                 try (b) {
-                    long[] indices = new long[b.size()];
-                    int[] labels = new int[b.size()];
-                    for (int i = 0; i < b.size(); i++) {
-                        indices[i] = b.index(i);
-                        labels[i] = b.label(i);
-                    }
-                    out.add(new Snapshot(
-                            b.size(),
-                            b.epoch(),
-                            b.batchIndex(),
-                            b.lastInEpoch(),
-                            indices,
-                            labels,
-                            b.pixels().toArray(JAVA_BYTE)));
+                    out.add(snapshot(b));
                 }
             }
         }
         return out;
+    }
+
+    /** The first {@code n} batches of the host loader over {@code settings}. */
+    static List<Snapshot> hostTake(Loader.Builder settings, int n) {
+        List<Snapshot> out = new ArrayList<>();
+        try (Loader loader = settings.build()) {
+            for (int k = 0; k < n; k++) {
+                try (Batch b = loader.next()) {
+                    out.add(snapshot(b));
+                }
+            }
+        }
+        return out;
+    }
+
+    static Snapshot snapshot(Batch b) {
+        long[] indices = new long[b.size()];
+        int[] labels = new int[b.size()];
+        for (int i = 0; i < b.size(); i++) {
+            indices[i] = b.index(i);
+            labels[i] = b.label(i);
+        }
+        return new Snapshot(
+                b.size(),
+                b.epoch(),
+                b.batchIndex(),
+                b.lastInEpoch(),
+                indices,
+                labels,
+                b.pixels().toArray(JAVA_BYTE));
     }
 
     @Test
@@ -1084,12 +1105,191 @@ class GpuDecodeStageTest {
         }
     }
 
+    // Two epochs as a Python sampler might give them (RASampler's repeats, a batch sampler's sizes):
+    // the PNG (4), the CMYK JPEG (5) and the progressive one (3) among them, not the seed's order.
+    private static final int[] FED_SIZES_0 = {3, 4, 1, 4, 4};
+    private static final int[] FED_ORDER_0 = {7, 7, 4, 0, 1, 2, 3, 5, 12, 12, 12, 6, 8, 9, 10, 11};
+    private static final int[] FED_SIZES_1 = {4, 4, 1};
+    private static final int[] FED_ORDER_1 = {12, 11, 10, 9, 8, 7, 6, 5, 4};
+
+    /** Order-feed records (docs/shared-memory.md, "The order feed") for epochs from {@code first}. */
+    static byte[] feedRecords(long first, int[]... sizesThenOrders) {
+        ByteBuffer b = ByteBuffer.allocate(8
+                        * Arrays.stream(sizesThenOrders)
+                                .mapToInt(a -> a.length + 3)
+                                .sum())
+                .order(ByteOrder.LITTLE_ENDIAN);
+        for (int e = 0; e < sizesThenOrders.length; e += 2) {
+            int[] sizes = sizesThenOrders[e];
+            int[] order = sizesThenOrders[e + 1];
+            b.putLong(first + e / 2).putLong(sizes.length).putLong(order.length);
+            Arrays.stream(sizes).forEach(b::putLong);
+            Arrays.stream(order).forEach(b::putLong);
+        }
+        return Arrays.copyOf(b.array(), b.position());
+    }
+
+    /**
+     * An order feed (a Python sampler's orders: repeats, batches of their own sizes) gives the
+     * stage's batches as it gives the host loader's: every batch of two fed epochs and the next's
+     * first, with its epoch, index, size, indices, labels and pixels, under {@code gpu} and {@code
+     * auto}, evaluation and training crops, and with every other batch whole on the CPU. A long last
+     * epoch keeps the feed from ending while either side reads ahead.
+     */
     @Test
-    void anOrderFeedIsRefusedInASentence() throws Exception {
-        writeDataset(root, 2);
-        Loader.Builder settings = Loader.imageFolder(root).transform(EVAL).orderFeed(root.resolve("feed"));
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> stage(settings));
-        assertTrue(e.getMessage().contains("not yet an order feed"), e.getMessage());
+    void anOrderFeedsBatchesAreTheHostLoadersWithTheirSizesAndPixels() throws Exception {
+        writeDataset(root, 13);
+        int[] tailSizes = new int[64];
+        Arrays.fill(tailSizes, 4);
+        int[] tailOrder = new int[64 * 4];
+        Arrays.setAll(tailOrder, i -> (i * 5) % 13);
+        Path feed = Files.write(
+                root.resolve("feed"),
+                feedRecords(0, FED_SIZES_0, FED_ORDER_0, FED_SIZES_1, FED_ORDER_1, tailSizes, tailOrder));
+        int n = FED_SIZES_0.length + FED_SIZES_1.length + 2;
+        for (TransformSpec spec : List.of(EVAL, EVAL.withTrain(16, RandomResizedCrop.defaults()))) {
+            Loader.Builder settings = Loader.imageFolder(root)
+                    .batchSize(4)
+                    .seed(5)
+                    .epochs(0)
+                    .workers(1)
+                    .transform(spec)
+                    .orderFeed(feed);
+            List<Snapshot> want = hostTake(settings, n);
+            assertEquals(1, want.get(2).size(), "the fed sizes: 1 at batch 2");
+            assertEquals(
+                    List.of(7L, 7L, 4L),
+                    Arrays.stream(want.get(0).indices()).boxed().toList());
+            for (String mode : List.of("gpu", "auto", "auto, every other batch whole")) {
+                String what = mode + ", " + (spec == EVAL ? "eval" : "train");
+                GpuDecodeStage.Builder b =
+                        stage(settings).inFlight(2).readers(2).shareWithCpu(!mode.equals("gpu"));
+                try (GpuDecodeStage stage = (mode.endsWith("whole") ? b.wholeEveryOther() : b).build();
+                        Arena arena = Arena.ofConfined()) {
+                    MemorySegment got = arena.allocate(4L * spec.sampleBytes());
+                    for (int k = 0; k < n; k++) {
+                        Snapshot w = want.get(k);
+                        try (DeviceBatch d = stage.next()) {
+                            assertNotNull(d, what + ": batch " + k);
+                            assertEquals(w.epoch(), d.epoch(), what + ": batch " + k);
+                            assertEquals(w.size(), d.size(), what + ": batch " + k);
+                            assertEquals(w.lastInEpoch(), d.lastInEpoch(), what + ": batch " + k);
+                            for (int i = 0; i < d.size(); i++) {
+                                assertEquals(w.labels()[i], d.label(i), what + ": batch " + k + " position " + i);
+                            }
+                            assertInOrderWithPixels(k, w, d, got);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * The consumer gives an epoch's order when it starts reading that epoch (stoke.DataLoader at
+     * {@code iter()}, as torch's DataLoader asks its sampler), so every batch of the epoch before must
+     * come while the next order has not: through a real pipe (a FIFO, as {@code /dev/fd/N} is), epoch
+     * 0's batches all come, the last one's CPU round included, before epoch 1's record is written;
+     * then epoch 1's, and the stage ends after its two epochs. Under {@code gpu} and {@code auto}
+     * (whole batches too); a stage that waited on the feed before handing out epoch 0's last batch
+     * fails here after 20 s.
+     */
+    @Test
+    void everyBatchOfAnEpochComesBeforeTheFeedGivesTheNextEpochsOrder() throws Exception {
+        writeDataset(root, 13);
+        for (String mode : List.of("gpu", "auto", "auto, every other batch whole")) {
+            Path fifo = root.resolve("fifo-" + mode.length());
+            Process mk =
+                    new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
+            assertEquals(0, mk.waitFor(), "mkfifo");
+            Loader.Builder settings = Loader.imageFolder(root)
+                    .batchSize(4)
+                    .seed(5)
+                    .epochs(2)
+                    .workers(1)
+                    .transform(EVAL.withTrain(16, RandomResizedCrop.defaults()))
+                    .orderFeed(fifo);
+            CountDownLatch epoch0Read = new CountDownLatch(1);
+            // Threads of their own: the common pool may have one thread, which the writer's wait would hold.
+            ExecutorService threads = Executors.newFixedThreadPool(2);
+            CompletableFuture<Void> writer = CompletableFuture.runAsync(
+                    () -> {
+                        try (var out = Files.newOutputStream(fifo)) { // opens once the stage opens the reading end
+                            out.write(feedRecords(0, FED_SIZES_0, FED_ORDER_0));
+                            out.flush();
+                            if (!epoch0Read.await(60, TimeUnit.SECONDS)) {
+                                return;
+                            }
+                            out.write(feedRecords(1, FED_SIZES_1, FED_ORDER_1));
+                        } catch (Exception e) {
+                            throw new IllegalStateException(e);
+                        }
+                    },
+                    threads);
+            GpuDecodeStage.Builder b = stage(settings).inFlight(2).readers(2).shareWithCpu(!mode.equals("gpu"));
+            try (GpuDecodeStage stage = (mode.endsWith("whole") ? b.wholeEveryOther() : b).build()) {
+                List<Long> seen = new ArrayList<>();
+                for (int k = 0; k < FED_SIZES_0.length + FED_SIZES_1.length; k++) {
+                    if (k == FED_SIZES_0.length) {
+                        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                        while (!stage.awaitingOrder() && System.nanoTime() < until) {
+                            Thread.sleep(1);
+                        }
+                        assertTrue(stage.awaitingOrder(), mode + ": the stage says it waits for epoch 1's order");
+                        epoch0Read.countDown();
+                    }
+                    CompletableFuture<List<Long>> next = CompletableFuture.supplyAsync(
+                            () -> {
+                                try (DeviceBatch d = stage.next()) {
+                                    assertNotNull(d);
+                                    List<Long> batch = new ArrayList<>();
+                                    batch.add(d.epoch());
+                                    for (int i = 0; i < d.size(); i++) {
+                                        batch.add(d.index(i));
+                                    }
+                                    return batch;
+                                }
+                            },
+                            threads);
+                    try {
+                        List<Long> batch = next.get(20, TimeUnit.SECONDS);
+                        assertEquals(k < FED_SIZES_0.length ? 0L : 1L, batch.get(0), mode + ": batch " + k);
+                        seen.addAll(batch.subList(1, batch.size()));
+                    } catch (TimeoutException e) {
+                        epoch0Read.countDown();
+                        throw new AssertionError(
+                                mode + ": batch " + k + " did not come within 20 s: " + stage.bufferState());
+                    }
+                }
+                List<Long> fed = new ArrayList<>();
+                Arrays.stream(FED_ORDER_0).forEach(i -> fed.add((long) i));
+                Arrays.stream(FED_ORDER_1).forEach(i -> fed.add((long) i));
+                assertEquals(fed, seen, mode + ": every fed sample, in the fed order");
+                assertNull(stage.next(), mode + ": two epochs, then the end");
+            } finally {
+                epoch0Read.countDown();
+                threads.shutdownNow();
+            }
+            writer.get(20, TimeUnit.SECONDS);
+        }
+    }
+
+    /** A feed that breaks its format (sizes that do not add up) fails the stage's next() with its words. */
+    @Test
+    void aBrokenOrderFeedFailsTheStageNamingTheFeedAndWhy() throws Exception {
+        writeDataset(root, 13);
+        Path feed = Files.write(root.resolve("feed"), feedRecords(0, new int[] {3, 4}, FED_ORDER_0));
+        Loader.Builder settings =
+                Loader.imageFolder(root).batchSize(4).epochs(0).transform(EVAL).orderFeed(feed);
+        for (boolean auto : new boolean[] {false, true}) {
+            try (GpuDecodeStage stage = stage(settings).shareWithCpu(auto).build()) {
+                RuntimeException e = assertThrows(RuntimeException.class, stage::next);
+                assertTrue(
+                        e.getMessage()
+                                .contains(feed + ": epoch 0's order has batches of 7 samples in all, and says 16"),
+                        e.getMessage());
+            }
+        }
     }
 
     /**

@@ -107,9 +107,7 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
                             + "startBatch), not from cuts");
                 }
                 // A resumed epoch's batches were counted in the order it was given: it must come again.
-                OrderFeed.GivenEpoch saved = resumed != null && startBatch > 0
-                        ? b.resumeFrom.get(0).given().order()
-                        : null;
+                OrderFeed.GivenEpoch saved = resumed != null && startBatch > 0 ? b.resumedOrder() : null;
                 this.stateOrder = saved;
                 feed = OrderFeed.open(b.orderFeed, dataset.size(), b.batchSize, saved);
             }
@@ -336,6 +334,14 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
     /** The loader's ring (for stages that pin or export its memory). */
     public SlotRing ring() {
         return ring;
+    }
+
+    /**
+     * Whether the workers wait for an epoch's order that the {@link Builder#orderFeed order feed} has
+     * not given yet (false without a feed): the consumer gives it when it starts reading that epoch.
+     */
+    public boolean awaitingOrder() {
+        return orderFeed != null && orderFeed.awaited();
     }
 
     /** Batches the workers have published so far. */
@@ -686,6 +692,17 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
         public Builder orderFeed(Path feed) {
             this.orderFeed = feed;
             return this;
+        }
+
+        /**
+         * With an {@link #orderFeed order feed} and a state to {@link #resume} from: the order its epoch
+         * was given, which the feed must give again as it was (its batches were counted in it); else null.
+         */
+        public OrderFeed.GivenEpoch resumedOrder() {
+            if (orderFeed == null || resumeFrom.isEmpty() || resumeFrom.get(0).given() == null) {
+                return null;
+            }
+            return resumeFrom.get(0).given().order();
         }
 
         /** The plan {@link #resume} gives on this builder's world, or null without states; refusals as {@link ResumePlan#of}. */

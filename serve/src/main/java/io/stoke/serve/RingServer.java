@@ -314,7 +314,9 @@ public final class RingServer {
                             + stage.stats() + "); done");
                     return EXIT_DONE;
                 }
-                if (!publisher.finished()) {
+                if (stage.awaitingOrder()) {
+                    stall.consumerOwes(System.nanoTime());
+                } else if (!publisher.finished()) {
                     stall.check(
                             System.nanoTime(),
                             publisher.published(),
@@ -378,7 +380,9 @@ public final class RingServer {
                 say("the consumer has read every batch; done");
                 return EXIT_DONE;
             }
-            if (!allPublished) {
+            if (loader.awaitingOrder()) {
+                stall.consumerOwes(System.nanoTime());
+            } else if (!allPublished) {
                 stall.check(
                         System.nanoTime(),
                         loader.publishedBatches(),

@@ -38,6 +38,15 @@ final class StallReport {
     }
 
     /**
+     * The producer waits on its consumer at {@code now} (an order feed's next epoch, which the
+     * consumer gives when it starts reading it): no stall, and the limit counts again from here.
+     */
+    void consumerOwes(long now) {
+        since = now;
+        said = false;
+    }
+
+    /**
      * One look, at {@code now} (System.nanoTime): says the report where nothing was published for the
      * limit while a slot is free and nothing is ready. Returns whether it said it now.
      *

@@ -73,6 +73,19 @@ class StallReportTest {
         assertTrue(said.stream().noneMatch(l -> l.startsWith("stall: producer:")), "no producer's words when null");
     }
 
+    /** Waiting for an order feed's next epoch is the consumer's wait: the limit counts from its end. */
+    @Test
+    void aWaitOnTheConsumersOrderCountsNotAndTheLimitRunsFromItsEnd() {
+        StallReport report = new StallReport(10_000);
+        report.check(0, 1, WAITING, 4, () -> null, said::add);
+        report.consumerOwes(5 * S);
+        report.consumerOwes(40 * S); // the consumer gave the order after 35 s of its own (a validation pass)
+        assertFalse(report.check(41 * S, 1, WAITING, 4, () -> null, said::add));
+        assertFalse(report.check(49 * S, 1, WAITING, 4, () -> null, said::add));
+        assertTrue(said.isEmpty(), said.toString());
+        assertTrue(report.check(51 * S, 1, WAITING, 4, () -> null, said::add), "a stall from there is one");
+    }
+
     @Test
     void neverWhereABatchIsReadyOrTheConsumerHoldsEverySlotOrTheLimitIsZero() {
         StallReport report = new StallReport(10_000);

@@ -34,6 +34,7 @@ public final class OrderFeed implements AutoCloseable {
     private final Thread reader;
     private final GivenEpoch[] kept = new GivenEpoch[KEEP];
     private volatile long fedThrough = Long.MIN_VALUE; // the last epoch read whole
+    private volatile long asked = Long.MIN_VALUE; // the latest epoch a reader asked for (await)
     private volatile RuntimeException failure;
     private volatile boolean ended;
     private long expected = -1;
@@ -118,6 +119,9 @@ public final class OrderFeed implements AutoCloseable {
      * @throws IllegalStateException the feed broke its format, ended before this epoch, or skipped it
      */
     public GivenEpoch await(long epoch, BooleanSupplier running, IdleStrategy idle) {
+        if (epoch > asked) {
+            asked = epoch; // readers ask in increasing epochs; a lost race only delays awaited()
+        }
         idle.reset();
         while (true) {
             if (fedThrough >= epoch) {
@@ -144,6 +148,15 @@ public final class OrderFeed implements AutoCloseable {
             }
             idle.idle();
         }
+    }
+
+    /**
+     * Whether a reader has asked for an epoch's order ({@link #await}) that the feed has not given
+     * yet: the producer waits on its consumer, which gives an epoch's order when it starts reading
+     * that epoch, so a wait for a batch meanwhile is the consumer's own (a stall report says nothing).
+     */
+    public boolean awaited() {
+        return asked > fedThrough && failure == null && !ended;
     }
 
     /**

@@ -85,6 +85,7 @@ class FedScheduleTest {
             writer.flush();
             TicketSchedule.Ticket at = new TicketSchedule.Ticket();
             assertTrue(s.locate(3, at, () -> true, new YieldingIdleStrategy()));
+            assertFalse(f.awaited(), "epoch 0 given and none other asked for");
             assertEquals(0, at.order[at.position]);
             AtomicBoolean running = new AtomicBoolean(true);
             AtomicBoolean located = new AtomicBoolean();
@@ -93,6 +94,7 @@ class FedScheduleTest {
                             s.locate(4, new TicketSchedule.Ticket(), running::get, new YieldingIdleStrategy())));
             worker.join(200);
             assertTrue(worker.isAlive(), "epoch 1 is not fed yet: the worker must wait for it");
+            assertTrue(f.awaited(), "a worker waits for an epoch the feed has not given (no stall report)");
             running.set(false);
             worker.join(5_000);
             assertFalse(worker.isAlive());
@@ -100,6 +102,7 @@ class FedScheduleTest {
             writer.write(record(1, new int[] {1}, new int[] {2}));
             writer.flush();
             assertTrue(s.locate(4, at, () -> true, new YieldingIdleStrategy()));
+            assertFalse(f.awaited(), "epoch 1 given: nothing awaited");
             assertEquals(1, at.epoch);
             assertEquals(2, at.order[at.position]);
             assertTrue(at.lastBatch);
