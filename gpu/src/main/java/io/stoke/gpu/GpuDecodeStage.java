@@ -194,9 +194,13 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final long firstEpoch;
     private final int firstBatch;
     private final long epochs;
-    // Where each epoch's order is given (a Python sampler's), or null: the sampler draws it. Read by
-    // the decode thread's cursor, which never waits on it while a batch is still to be handed out.
-    private final OrderFeed orderFeed;
+    // Where each epoch's order is given (a Python sampler's), or null: the sampler draws it. Opened
+    // once the stage has opened (ready), so that a stage that fails to open, and leaves the loader
+    // to decode on the CPU, has read nothing from it; until then the cursor counts it as not given.
+    // Read by the decode thread's cursor, which never waits on it while a batch is still to be handed out.
+    private final Path orderFeedPath;
+    private final OrderFeed.GivenEpoch resumedOrder;
+    private volatile OrderFeed orderFeed;
     private final int batchSize;
     private final int readerCount;
     private final int inFlight;
@@ -389,10 +393,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.driver = b.driver != null ? b.driver : DeviceOpening.driver();
         this.context = DeviceOpening.primaryContext(driver, b.device);
         resources.keep(context);
+        this.orderFeedPath = b.orderFeed;
+        this.resumedOrder = b.resumedOrder;
         try {
-            this.orderFeed = b.orderFeed == null
-                    ? null
-                    : resources.keep(OrderFeed.open(b.orderFeed, dataset.size(), batchSize, b.resumedOrder));
             ensureCurrent();
             long contextMade = System.nanoTime();
             opening[0] = contextMade - start;
@@ -483,6 +486,14 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 cause.addSuppressed(suppressed);
             }
             throw cause;
+        }
+        if (orderFeedPath != null) {
+            try {
+                orderFeed = OrderFeed.open(orderFeedPath, dataset.size(), batchSize, resumedOrder);
+            } catch (RuntimeException e) {
+                close();
+                throw e;
+            }
         }
     }
 
@@ -1539,9 +1550,10 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                         return false;
                     }
                 }
-                if (orderFeed != null) {
+                if (orderFeedPath != null) {
                     // Throws where the feed broke its format or ended first; the consumer is told.
-                    OrderFeed.GivenEpoch given = orderFeed.await(epoch, () -> false, NO_IDLE);
+                    OrderFeed feed = orderFeed; // null until the stage has opened
+                    OrderFeed.GivenEpoch given = feed == null ? null : feed.await(epoch, () -> false, NO_IDLE);
                     awaiting = given == null;
                     if (awaiting) {
                         return false;
@@ -1686,7 +1698,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      * feed} has not given yet (false without a feed), every batch before it dispatched.
      */
     public boolean awaitingOrder() {
-        return orderFeed != null && orderFeed.awaited();
+        OrderFeed feed = orderFeed;
+        return feed != null && feed.awaited();
     }
 
     /**
@@ -1753,6 +1766,10 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         closed = true;
         decoder.interrupt();
         Joins.uninterruptibly(decoder);
+        OrderFeed feed = orderFeed;
+        if (feed != null) {
+            feed.close();
+        }
         wholeQueue.stop(); // the CPU's whole batches no one waits for now
         readerThreads.close(); // after the tasks queued: a task may still read into a batch's buffers
         RuntimeException error = null;
@@ -1787,6 +1804,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             if (f != null) {
                 f.close();
             }
+        }
+        if (wholeFiles == null) {
+            return; // the constructor failed before the pool was laid out
         }
         for (EncodedBatch f : wholeFiles) { // never read: nothing to free, but closed as the rest
             if (f != null) {

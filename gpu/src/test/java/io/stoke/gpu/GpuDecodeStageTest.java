@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.ffm.JpegCompressor;
 import io.stoke.ffm.TurboJpeg;
+import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.ffm.cuda.CudaEvent;
 import io.stoke.ffm.cuda.DeviceBuffer;
 import io.stoke.ffm.testing.CudaTestDouble;
@@ -1271,6 +1272,77 @@ class GpuDecodeStageTest {
                 threads.shutdownNow();
             }
             writer.get(20, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * A stage that cannot open (the device refuses its kernels) leaves the loader to decode on the
+     * CPU, as {@code stoke serve} does: it must have read nothing from the feed's pipe, whose epoch 0
+     * the consumer may have written already, or the loader waits for a record that is gone.
+     */
+    @Test
+    void aStageThatFailsToOpenLeavesTheOrderFeedWholeToTheLoaderThatDecodesInstead() throws Exception {
+        writeDataset(root, 13);
+        Path fifo = root.resolve("fifo");
+        assertEquals(
+                0,
+                new ProcessBuilder("mkfifo", fifo.toString())
+                        .inheritIO()
+                        .start()
+                        .waitFor(),
+                "mkfifo");
+        Loader.Builder settings = Loader.imageFolder(root)
+                .batchSize(4)
+                .seed(5)
+                .epochs(0)
+                .workers(1)
+                .transform(EVAL)
+                .orderFeed(fifo);
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        CountDownLatch read = new CountDownLatch(1);
+        try {
+            CompletableFuture<Void> writer = CompletableFuture.runAsync(
+                    () -> {
+                        try (var out = Files.newOutputStream(fifo)) { // the consumer's side, open until the end
+                            out.write(feedRecords(0, FED_SIZES_0, FED_ORDER_0));
+                            out.flush();
+                            read.await(60, TimeUnit.SECONDS);
+                        } catch (Exception e) {
+                            throw new IllegalStateException(e);
+                        }
+                    },
+                    threads);
+            dbl.failCall("cuModuleLoadData", 1, CudaDriver.CUDA_ERROR_LAUNCH_FAILED);
+            List<String> said = new ArrayList<>();
+            assertTrue(GpuDecodeStage.openOrCpu(stage(settings), said::add).isEmpty(), "the stage did not open");
+            assertTrue(said.get(0).endsWith("; decoding on the CPU"), said.toString());
+            CompletableFuture<List<Long>> cpu = CompletableFuture.supplyAsync(
+                    () -> {
+                        List<Long> got = new ArrayList<>();
+                        try (Loader loader = settings.build()) {
+                            for (int k = 0; k < FED_SIZES_0.length; k++) {
+                                try (Batch b = loader.next()) {
+                                    for (int i = 0; i < b.size(); i++) {
+                                        got.add(b.index(i));
+                                    }
+                                }
+                            }
+                        }
+                        return got;
+                    },
+                    threads);
+            List<Long> got;
+            try {
+                got = cpu.get(20, TimeUnit.SECONDS);
+            } catch (TimeoutException e) {
+                throw new AssertionError("the loader got no epoch 0 from the feed within 20 s: the stage read it");
+            }
+            assertEquals(Arrays.stream(FED_ORDER_0).mapToObj(i -> (long) i).toList(), got);
+            read.countDown();
+            writer.get(20, TimeUnit.SECONDS);
+        } finally {
+            read.countDown();
+            threads.shutdownNow();
         }
     }
 
