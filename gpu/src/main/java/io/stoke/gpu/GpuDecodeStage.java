@@ -201,6 +201,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final Path orderFeedPath;
     private final OrderFeed.GivenEpoch resumedOrder;
     private volatile OrderFeed orderFeed;
+    // Set by the decode thread while it waits for the feed's next epoch with every batch before it
+    // handed out: the producer then waits on its consumer, and a stall report has nothing to say.
+    private volatile boolean waitingForOrder;
     private final int batchSize;
     private final int readerCount;
     private final int inFlight;
@@ -780,9 +783,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 if (!deliver(0)) {
                     return null;
                 }
+                waitingForOrder = pending.isEmpty();
                 doorbell.park(ORDER_POLL_NANOS);
             }
         } finally {
+            waitingForOrder = false;
             doorbell.disarm();
         }
         return closed || ended ? null : dispatch(f, at, true);
@@ -1695,11 +1700,11 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
 
     /**
      * Whether the decode thread waits for an epoch's order that the {@link Builder#orderFeed order
-     * feed} has not given yet (false without a feed), every batch before it dispatched.
+     * feed} has not given yet, every batch before it handed out (false without a feed): the
+     * consumer gives it when it starts reading that epoch.
      */
     public boolean awaitingOrder() {
-        OrderFeed feed = orderFeed;
-        return feed != null && feed.awaited();
+        return waitingForOrder;
     }
 
     /**

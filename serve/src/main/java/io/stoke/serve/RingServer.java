@@ -380,7 +380,9 @@ public final class RingServer {
                 say("the consumer has read every batch; done");
                 return EXIT_DONE;
             }
-            if (loader.awaitingOrder()) {
+            // Workers waiting for the feed's next epoch, with no batch left filling: every batch given
+            // is published, and the producer waits on its consumer. A worker stuck in a fill is a stall.
+            if (loader.awaitingOrder() && counts.filling() == 0) {
                 stall.consumerOwes(System.nanoTime());
             } else if (!allPublished) {
                 stall.check(
