@@ -1566,9 +1566,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                     order = given.indices();
                     starts = given.batchStarts();
                     batches = given.batches();
-                    if (epoch == firstEpoch && (firstBatch > batches || (firstBatch == batches && firstBatch > 0))) {
-                        throw new IllegalStateException("start batch " + firstBatch + " is outside epoch " + epoch
-                                + "'s " + batches + " batches in the order fed"); // as the loader's schedule says
+                    if (epoch == firstEpoch) {
+                        given.checkStartBatch(firstBatch);
                     }
                 } else {
                     order = sampler.order(epoch);

@@ -24,6 +24,7 @@ import io.stoke.loader.error.SampleException;
 import io.stoke.loader.error.SampleStatus;
 import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.testing.BadImages;
+import io.stoke.loader.testing.OrderFeedRecords;
 import io.stoke.loader.transform.RandomErasing;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
@@ -31,8 +32,6 @@ import java.awt.image.BufferedImage;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -1113,23 +1112,6 @@ class GpuDecodeStageTest {
     private static final int[] FED_SIZES_1 = {4, 4, 1};
     private static final int[] FED_ORDER_1 = {12, 11, 10, 9, 8, 7, 6, 5, 4};
 
-    /** Order-feed records (docs/shared-memory.md, "The order feed") for epochs from {@code first}. */
-    static byte[] feedRecords(long first, int[]... sizesThenOrders) {
-        ByteBuffer b = ByteBuffer.allocate(8
-                        * Arrays.stream(sizesThenOrders)
-                                .mapToInt(a -> a.length + 3)
-                                .sum())
-                .order(ByteOrder.LITTLE_ENDIAN);
-        for (int e = 0; e < sizesThenOrders.length; e += 2) {
-            int[] sizes = sizesThenOrders[e];
-            int[] order = sizesThenOrders[e + 1];
-            b.putLong(first + e / 2).putLong(sizes.length).putLong(order.length);
-            Arrays.stream(sizes).forEach(b::putLong);
-            Arrays.stream(order).forEach(b::putLong);
-        }
-        return Arrays.copyOf(b.array(), b.position());
-    }
-
     /**
      * An order feed (a Python sampler's orders: repeats, batches of their own sizes) gives the
      * stage's batches as it gives the host loader's: every batch of two fed epochs and the next's
@@ -1146,7 +1128,7 @@ class GpuDecodeStageTest {
         Arrays.setAll(tailOrder, i -> (i * 5) % 13);
         Path feed = Files.write(
                 root.resolve("feed"),
-                feedRecords(0, FED_SIZES_0, FED_ORDER_0, FED_SIZES_1, FED_ORDER_1, tailSizes, tailOrder));
+                OrderFeedRecords.epochs(0, FED_SIZES_0, FED_ORDER_0, FED_SIZES_1, FED_ORDER_1, tailSizes, tailOrder));
         int n = FED_SIZES_0.length + FED_SIZES_1.length + 2;
         for (TransformSpec spec : List.of(EVAL, EVAL.withTrain(16, RandomResizedCrop.defaults()))) {
             Loader.Builder settings = Loader.imageFolder(root)
@@ -1199,10 +1181,7 @@ class GpuDecodeStageTest {
     void everyBatchOfAnEpochComesBeforeTheFeedGivesTheNextEpochsOrder() throws Exception {
         writeDataset(root, 13);
         for (String mode : List.of("gpu", "auto", "auto, every other batch whole")) {
-            Path fifo = root.resolve("fifo-" + mode.length());
-            Process mk =
-                    new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
-            assertEquals(0, mk.waitFor(), "mkfifo");
+            Path fifo = fifo(root.resolve("fifo-" + mode.length()));
             Loader.Builder settings = Loader.imageFolder(root)
                     .batchSize(4)
                     .seed(5)
@@ -1216,12 +1195,12 @@ class GpuDecodeStageTest {
             CompletableFuture<Void> writer = CompletableFuture.runAsync(
                     () -> {
                         try (var out = Files.newOutputStream(fifo)) { // opens once the stage opens the reading end
-                            out.write(feedRecords(0, FED_SIZES_0, FED_ORDER_0));
+                            out.write(OrderFeedRecords.epochs(0, FED_SIZES_0, FED_ORDER_0));
                             out.flush();
                             if (!epoch0Read.await(60, TimeUnit.SECONDS)) {
                                 return;
                             }
-                            out.write(feedRecords(1, FED_SIZES_1, FED_ORDER_1));
+                            out.write(OrderFeedRecords.epochs(1, FED_SIZES_1, FED_ORDER_1));
                         } catch (Exception e) {
                             throw new IllegalStateException(e);
                         }
@@ -1283,14 +1262,7 @@ class GpuDecodeStageTest {
     @Test
     void aStageThatFailsToOpenLeavesTheOrderFeedWholeToTheLoaderThatDecodesInstead() throws Exception {
         writeDataset(root, 13);
-        Path fifo = root.resolve("fifo");
-        assertEquals(
-                0,
-                new ProcessBuilder("mkfifo", fifo.toString())
-                        .inheritIO()
-                        .start()
-                        .waitFor(),
-                "mkfifo");
+        Path fifo = fifo(root.resolve("fifo"));
         Loader.Builder settings = Loader.imageFolder(root)
                 .batchSize(4)
                 .seed(5)
@@ -1304,7 +1276,7 @@ class GpuDecodeStageTest {
             CompletableFuture<Void> writer = CompletableFuture.runAsync(
                     () -> {
                         try (var out = Files.newOutputStream(fifo)) { // the consumer's side, open until the end
-                            out.write(feedRecords(0, FED_SIZES_0, FED_ORDER_0));
+                            out.write(OrderFeedRecords.epochs(0, FED_SIZES_0, FED_ORDER_0));
                             out.flush();
                             read.await(60, TimeUnit.SECONDS);
                         } catch (Exception e) {
@@ -1346,11 +1318,20 @@ class GpuDecodeStageTest {
         }
     }
 
+    /** A named pipe at {@code at}, as {@code /dev/fd/N} is to the producer: opening either end waits for the other. */
+    private static Path fifo(Path at) throws Exception {
+        assertEquals(
+                0,
+                new ProcessBuilder("mkfifo", at.toString()).inheritIO().start().waitFor(),
+                "mkfifo " + at);
+        return at;
+    }
+
     /** A feed that breaks its format (sizes that do not add up) fails the stage's next() with its words. */
     @Test
     void aBrokenOrderFeedFailsTheStageNamingTheFeedAndWhy() throws Exception {
         writeDataset(root, 13);
-        Path feed = Files.write(root.resolve("feed"), feedRecords(0, new int[] {3, 4}, FED_ORDER_0));
+        Path feed = Files.write(root.resolve("feed"), OrderFeedRecords.epochs(0, new int[] {3, 4}, FED_ORDER_0));
         Loader.Builder settings =
                 Loader.imageFolder(root).batchSize(4).epochs(0).transform(EVAL).orderFeed(feed);
         for (boolean auto : new boolean[] {false, true}) {

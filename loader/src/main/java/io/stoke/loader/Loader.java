@@ -338,10 +338,12 @@ public final class Loader implements BatchSource<Batch>, Iterable<Batch>, AutoCl
 
     /**
      * Whether the workers wait for an epoch's order that the {@link Builder#orderFeed order feed} has
-     * not given yet (false without a feed): the consumer gives it when it starts reading that epoch.
+     * not given yet, with no slot filling (false without a feed): every batch given is published, or
+     * waits for a slot the consumer holds, and the consumer gives the order when it starts reading
+     * that epoch. A worker stuck in a fill is not waiting for the order.
      */
     public boolean awaitingOrder() {
-        return orderFeed != null && orderFeed.awaited();
+        return orderFeed != null && orderFeed.awaited() && ring.counts().filling() == 0;
     }
 
     /** Batches the workers have published so far. */

@@ -8,15 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.stoke.loader.sample.LoaderState;
 import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.ImageFolder;
+import io.stoke.loader.testing.OrderFeedRecords;
 import io.stoke.loader.testing.TestImages;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -76,23 +74,12 @@ class FedResumeTest {
      * loader, as the end of a consumer's pipe does.
      */
     private static Path feed(String name, long first, int[]... sizesThenOrders) throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
         int[] tailSizes = new int[64];
         Arrays.fill(tailSizes, 8);
         sizesThenOrders = Arrays.copyOf(sizesThenOrders, sizesThenOrders.length + 2);
         sizesThenOrders[sizesThenOrders.length - 2] = tailSizes;
         sizesThenOrders[sizesThenOrders.length - 1] = new int[64 * 8];
-        for (int e = 0; e < sizesThenOrders.length; e += 2) {
-            int[] sizes = sizesThenOrders[e];
-            int[] order = sizesThenOrders[e + 1];
-            ByteBuffer b =
-                    ByteBuffer.allocate(8 * (3 + sizes.length + order.length)).order(ByteOrder.LITTLE_ENDIAN);
-            b.putLong(first + e / 2).putLong(sizes.length).putLong(order.length);
-            Arrays.stream(sizes).forEach(b::putLong);
-            Arrays.stream(order).forEach(b::putLong);
-            out.write(b.array());
-        }
-        return Files.write(tmp.resolve(name), out.toByteArray());
+        return Files.write(tmp.resolve(name), OrderFeedRecords.epochs(first, sizesThenOrders));
     }
 
     private static String describe(Batch b) {

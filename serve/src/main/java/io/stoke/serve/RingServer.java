@@ -314,6 +314,7 @@ public final class RingServer {
                             + stage.stats() + "); done");
                     return EXIT_DONE;
                 }
+                // Waiting for the order feed's next epoch, every batch before it out: waiting on the consumer.
                 if (stage.awaitingOrder()) {
                     stall.consumerOwes(System.nanoTime());
                 } else if (!publisher.finished()) {
@@ -380,9 +381,8 @@ public final class RingServer {
                 say("the consumer has read every batch; done");
                 return EXIT_DONE;
             }
-            // Workers waiting for the feed's next epoch, with no batch left filling: every batch given
-            // is published, and the producer waits on its consumer. A worker stuck in a fill is a stall.
-            if (loader.awaitingOrder() && counts.filling() == 0) {
+            // Waiting for the order feed's next epoch, every batch before it out: waiting on the consumer.
+            if (loader.awaitingOrder()) {
                 stall.consumerOwes(System.nanoTime());
             } else if (!allPublished) {
                 stall.check(

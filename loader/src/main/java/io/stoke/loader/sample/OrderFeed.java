@@ -54,6 +54,20 @@ public final class OrderFeed implements AutoCloseable {
             return batchStarts.length - 1;
         }
 
+        /**
+         * Refuses to start this epoch at {@code startBatch} where it is outside its batches (its
+         * end is a start only in an epoch of none).
+         *
+         * @throws IllegalStateException naming the start batch, the epoch and its batches
+         */
+        public void checkStartBatch(int startBatch) {
+            int batches = batches();
+            if (startBatch > batches || (startBatch == batches && startBatch > 0)) {
+                throw new IllegalStateException("start batch " + startBatch + " is outside epoch " + epoch + "'s "
+                        + batches + " batches in the order fed");
+            }
+        }
+
         /** The batch that position {@code position} falls in. */
         public int batchOf(int position) {
             int low = 0;

@@ -204,10 +204,7 @@ final class TicketSchedule {
                 }
                 FedEpoch placed;
                 if (last == null) {
-                    if (startBatch > given.batches() || (startBatch == given.batches() && startBatch > 0)) {
-                        throw new IllegalStateException("start batch " + startBatch + " is outside epoch " + epoch
-                                + "'s " + given.batches() + " batches in the order fed");
-                    }
+                    given.checkStartBatch(startBatch);
                     int skipped = given.batchStarts()[startBatch];
                     placed = new FedEpoch(given, -skipped, given.indices().length - skipped, 0);
                 } else {

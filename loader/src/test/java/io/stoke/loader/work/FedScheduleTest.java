@@ -6,13 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.stoke.loader.sample.OrderFeed;
+import io.stoke.loader.testing.OrderFeedRecords;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PipedInputStream;
 import java.io.PipedOutputStream;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -28,16 +27,7 @@ import org.junit.jupiter.api.Test;
 class FedScheduleTest {
     /** One epoch's record as the Python side writes it: little-endian int64s. */
     private static byte[] record(long epoch, int[] batchSizes, int[] indices) {
-        ByteBuffer b = ByteBuffer.allocate(8 * (3 + batchSizes.length + indices.length))
-                .order(ByteOrder.LITTLE_ENDIAN);
-        b.putLong(epoch).putLong(batchSizes.length).putLong(indices.length);
-        for (int s : batchSizes) {
-            b.putLong(s);
-        }
-        for (int i : indices) {
-            b.putLong(i);
-        }
-        return b.array();
+        return OrderFeedRecords.record(epoch, batchSizes, indices);
     }
 
     private static List<String> locate(TicketSchedule s, long tickets) {
@@ -107,6 +97,21 @@ class FedScheduleTest {
             assertEquals(2, at.order[at.position]);
             assertTrue(at.lastBatch);
         }
+    }
+
+    /** The loader's schedule and the GPU stage start a fed epoch by one rule, in one sentence. */
+    @Test
+    void aStartBatchOutsideTheFedEpochIsRefusedAndItsEndOnlyInAnEpochOfNone() {
+        OrderFeed.GivenEpoch three = new OrderFeed.GivenEpoch(4, new int[] {0, 1, 2, 3, 4}, new int[] {0, 2, 4, 5});
+        for (int start = 0; start < 3; start++) {
+            three.checkStartBatch(start);
+        }
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> three.checkStartBatch(3));
+        assertEquals("start batch 3 is outside epoch 4's 3 batches in the order fed", e.getMessage());
+        assertThrows(IllegalStateException.class, () -> three.checkStartBatch(5));
+        OrderFeed.GivenEpoch none = new OrderFeed.GivenEpoch(7, new int[0], new int[] {0});
+        none.checkStartBatch(0);
+        assertThrows(IllegalStateException.class, () -> none.checkStartBatch(1));
     }
 
     @Test
