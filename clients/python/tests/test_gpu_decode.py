@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 import unittest.mock
 from pathlib import Path
@@ -109,6 +110,32 @@ class HostDoubleSide(_device_slots.CudaSide if not MISSING else object):
 
     tensors = 0
     copies = 0
+
+
+class LaggingStreamSide(HostDoubleSide):
+    """HostDoubleSide whose current stream is one of the double's own streams, where the test queues
+    each batch's "step": a device-to-device copy of the batch's slot, which the double runs only after
+    its copy delay. So the step reads the slot well after the batch was freed, as a training step's
+    kernels do on a busy GPU, and the slot's event completes late. A slot given back before its step
+    ran would be refilled under it, and the step's copy would hold another batch's pixels."""
+
+    def __init__(self, double):
+        self.double = double
+        self._stream = None
+        self.last = None  # the latest batch's (device pointer, bytes)
+
+    def stream(self, device):
+        if self._stream is None:
+            s = ctypes.c_void_p()
+            self.double.cuStreamCreate.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint]
+            assert self.double.cuStreamCreate(ctypes.byref(s), 0) == 0
+            self._stream = s.value
+        return self._stream
+
+    def as_tensor(self, array, device):
+        face = array.__cuda_array_interface__
+        self.last = (face["data"][0], math.prod(face["shape"]) * np.dtype(face["typestr"]).itemsize)
+        return super().as_tensor(array, device)
 
 
 @unittest.skipIf(MISSING or double_missing(), str(MISSING or double_missing()))
@@ -271,6 +298,52 @@ class GpuDecodeTest(unittest.TestCase):
             finally:
                 loader.close()
             self.assertIsNone(loader._device_slots)
+
+    def test_a_slot_goes_back_only_after_the_gpu_work_queued_when_its_batch_was_freed(self):
+        # The shape of a training loop on a busy GPU: each batch's step is queued and runs 20 ms after
+        # the step before, while the loop goes on at once, so the steps fall behind; every other
+        # batch is freed in another thread, as autograd's device thread frees a saved input. With 3
+        # slots the loop waits on the oldest step's event (all slots held) as often as it polls one.
+        want, _ = self.epochs("cpu", on_error="skip")
+        double = ctypes.CDLL(str(DOUBLE))  # this process's double: the one the package opens
+        double.cuMemAlloc_v2.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
+        double.cuMemcpyDtoDAsync_v2.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_size_t, ctypes.c_void_p]
+        double.cuStreamSynchronize.argtypes = [ctypes.c_void_p]
+        double.stoke_double_set_copy_delay_us.argtypes = [ctypes.c_long]
+        double.stoke_double_set_copy_delay_us(20_000)
+        self.addCleanup(double.stoke_double_reset)
+        side = LaggingStreamSide(double)
+        steps = []
+        with unittest.mock.patch.object(_device_slots, "cuda_side", side):
+            loader = stoke.DataLoader(DATA, batch_size=4, num_workers=2, shuffle=True, seed=3, resize=24, crop=16,
+                                      dct_scaling="none", with_indices=True, decode="gpu", on_error="skip", slots=3,
+                                      timeout=60)
+            try:
+                for _ in range(2):
+                    for images, labels, indices in loader:
+                        pointer, nbytes = side.last
+                        copy = ctypes.c_uint64()
+                        self.assertEqual(0, double.cuMemAlloc_v2(ctypes.byref(copy), nbytes))
+                        self.assertEqual(0, double.cuMemcpyDtoDAsync_v2(copy.value, pointer, nbytes, side.stream(0)))
+                        steps.append((copy.value, nbytes, images.shape, labels.clone(), indices.clone()))
+                        if len(steps) % 2:
+                            freer = threading.Thread(target=lambda batch: batch.clear(), args=([images],))
+                            del images
+                            freer.start()
+                            freer.join()
+                        else:
+                            del images
+                self.assertEqual(0, double.cuStreamSynchronize(side.stream(0)))
+                said = "\n".join(loader._producer._stderr)
+            finally:
+                loader.close()
+        self.assertIn("decoding on CUDA device 0 (EXPERIMENTAL)", said)
+        got = []
+        for copy, nbytes, shape, labels, indices in steps:
+            pixels = np.frombuffer((ctypes.c_byte * nbytes).from_address(copy), dtype=np.uint8).reshape(shape)
+            got.append((torch.from_numpy(pixels.copy()), labels, indices))
+            self.assertEqual(0, double.cuMemFree_v2(ctypes.c_uint64(copy)))
+        self.assertSameBatches(want, got)
 
     def test_where_cuda_refuses_the_ipc_a_producer_copying_back_into_the_ring_takes_over_said_once(self):
         cpu, _ = self.epochs("cpu", on_error="skip")
