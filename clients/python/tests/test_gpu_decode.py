@@ -334,15 +334,17 @@ class GpuDecodeTest(unittest.TestCase):
                         else:
                             del images
                 self.assertEqual(0, double.cuStreamSynchronize(side.stream(0)))
+                got = []
+                for copy, nbytes, shape, labels, indices in steps:
+                    pixels = np.frombuffer((ctypes.c_byte * nbytes).from_address(copy), dtype=np.uint8)
+                    got.append((torch.from_numpy(pixels.reshape(shape).copy()), labels, indices))
+                    self.assertEqual(0, double.cuMemFree_v2(ctypes.c_uint64(copy)))
+                double.cuStreamDestroy_v2.argtypes = [ctypes.c_void_p]
+                self.assertEqual(0, double.cuStreamDestroy_v2(side.stream(0)))
                 said = "\n".join(loader._producer._stderr)
             finally:
                 loader.close()
         self.assertIn("decoding on CUDA device 0 (EXPERIMENTAL)", said)
-        got = []
-        for copy, nbytes, shape, labels, indices in steps:
-            pixels = np.frombuffer((ctypes.c_byte * nbytes).from_address(copy), dtype=np.uint8).reshape(shape)
-            got.append((torch.from_numpy(pixels.copy()), labels, indices))
-            self.assertEqual(0, double.cuMemFree_v2(ctypes.c_uint64(copy)))
         self.assertSameBatches(want, got)
 
     def test_where_cuda_refuses_the_ipc_a_producer_copying_back_into_the_ring_takes_over_said_once(self):
