@@ -303,7 +303,8 @@ class GpuDecodeTest(unittest.TestCase):
         # The shape of a training loop on a busy GPU: each batch's step is queued and runs 20 ms after
         # the step before, while the loop goes on at once, so the steps fall behind; every other
         # batch is freed in another thread, as autograd's device thread frees a saved input. With 3
-        # slots the loop waits on the oldest step's event (all slots held) as often as it polls one.
+        # slots the loop both polls the freed slots' events and, with every slot held, waits on the
+        # oldest's.
         want, _ = self.epochs("cpu", on_error="skip")
         double = ctypes.CDLL(str(DOUBLE))  # this process's double: the one the package opens
         double.cuMemAlloc_v2.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
