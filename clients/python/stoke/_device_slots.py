@@ -251,7 +251,10 @@ class DeviceSlots:
             return
         self._live -= 1
         self._driver.current(self._ctx)
-        event = self._spare.pop() if self._spare else self._driver.event()
+        try:  # one pop, not a test and a pop: autograd's thread and this one's collector both free batches
+            event = self._spare.pop()
+        except IndexError:
+            event = self._driver.event()
         self._driver.record(event, self._side.stream(self._device))
         self._pending.append((event, raw))
 

@@ -27,6 +27,7 @@ the first does not hold:
 The comments at each hand-off below say which ordering they rely on.
 """
 
+import collections
 import errno
 import fcntl
 import mmap
@@ -36,7 +37,7 @@ import re
 import stat
 import threading
 import time
-from typing import Iterator, Optional, Tuple, Union
+from typing import Deque, Iterator, Optional, Tuple, Union
 
 import numpy as np
 
@@ -592,8 +593,12 @@ class Ring(Closeable):
         self._mm = None
         self._open = {}
         # Releases may come from any thread (stoke.DataLoader releases a slot when the last tensor
-        # viewing it is freed); the free queue has one writer at a time.
-        self._release_lock = threading.Lock()
+        # viewing it is freed); the free queue has one writer at a time. Reentrant, because that
+        # release is a finaliser, which the garbage collector may run between any two bytecodes of a
+        # release already under way on the same thread (see _release).
+        self._release_lock = threading.RLock()
+        self._offering = False  # the lock's owner is in _offer, giving a slot back
+        self._deferred: Deque[int] = collections.deque()  # releases waiting for that offer to end
         if platform.machine() not in _TSO_MACHINES:
             raise RuntimeError(f"the Python ring client relies on x86-64's total store order for its memory ordering "
                                f"and this machine is {platform.machine()}; read the ring with the C consumer "
@@ -793,13 +798,30 @@ class Ring(Closeable):
         if self._forked():
             return  # the parent's batch (a finaliser run at the child's exit): the parent releases it
         with self._release_lock:
-            if self._mm is None or self._open.pop(slot, None) is None:
+            # A batch's finaliser releases its slot, and the collector runs finalisers between any
+            # two bytecodes, this thread's own offer included. A release nested there waits in
+            # _deferred for the offer to end (two offers interleaved would corrupt the free queue);
+            # nested anywhere else, it offers whatever waits, its own slot too.
+            self._deferred.append(slot)
+            if self._offering:
                 return
-            # FREE, then the offer's commit: both releases (TSO), in this order, so a producer that
-            # takes the slot from the free queue never sees it HELD (it would reclaim it twice).
-            self._slot_headers[slot][SLOT_STATE_OFFSET // 4] = SLOT_STATE_FREE
-            if not self._free.offer(slot):
-                raise RuntimeError("free queue full: a slot was released twice")
+            while self._deferred:
+                waiting = self._deferred.popleft()
+                self._offering = True
+                try:
+                    self._offer(waiting)
+                finally:
+                    self._offering = False
+
+    def _offer(self, slot):
+        """Gives ``slot`` back to the producer, once; under the release lock."""
+        if self._mm is None or self._open.pop(slot, None) is None:
+            return
+        # FREE, then the offer's commit: both releases (TSO), in this order, so a producer that
+        # takes the slot from the free queue never sees it HELD (it would reclaim it twice).
+        self._slot_headers[slot][SLOT_STATE_OFFSET // 4] = SLOT_STATE_FREE
+        if not self._free.offer(slot):
+            raise RuntimeError("free queue full: a slot was released twice")
 
     def __iter__(self) -> Iterator[RingBatch]:
         while True:
@@ -831,9 +853,16 @@ class Ring(Closeable):
         if self.release_on_next and self._last is not None and self._last._released:
             self._last = None
         with self._release_lock:
-            self._open.clear()
-            self._h64[CONSUMER_PID_OFFSET // 8] = -self._pid
-            self._unmap()
+            # A release nested in the clear (a finaliser the collector runs) only waits: the batches
+            # held go to the next consumer.
+            self._offering = True
+            try:
+                self._open.clear()
+                self._h64[CONSUMER_PID_OFFSET // 8] = -self._pid
+                self._unmap()
+            finally:
+                self._deferred.clear()
+                self._offering = False
 
     def _unmap(self):
         mm, self._mm = self._mm, None

@@ -332,6 +332,49 @@ class DataLoaderTest(unittest.TestCase):
             # Its slot came back when the last view went: a whole epoch runs through 3 slots again.
             self.assertEqual(12, sum(1 for _ in loader))
 
+    def test_a_batch_the_collector_frees_inside_another_release_gives_its_slot_back_without_a_deadlock(self):
+        # A batch's slot goes back from its lease's finaliser, and the collector runs finalisers
+        # between any two bytecodes: inside another batch's release on the same thread too. That
+        # thread held the ring's release lock, and the nested release waited for it forever. Here the
+        # collector runs inside the offer of one batch's release, where a second batch is garbage in
+        # a reference cycle; in a child process, so that a deadlock fails the test, not the suite.
+        out = run_python("""
+            import gc, os, sys, threading
+            import stoke
+            sys.path.insert(0, sys.argv[2])
+            import _aids
+            gc.disable()  # the cycle below is collected inside the release, not before
+            with stoke.DataLoader(sys.argv[1], batch_size=4, num_workers=1, slots=3) as loader:
+                it = iter(loader)
+                first, _ = next(it)
+                second, _ = next(it)
+                del _
+                ring = _aids.producer_ring(loader)
+                cycle = [first]
+                cycle.append(cycle)  # the first batch's last view, in garbage only the collector frees
+                del first, cycle
+                queue = ring._free
+                class CollectingFirst:  # the collector's turn comes inside the offer's commit
+                    def offer(self, slot):
+                        ring._free = queue
+                        gc.collect()
+                        return queue.offer(slot)
+                ring._free = CollectingFirst()
+                box = [second]
+                del second
+                freeing = threading.Thread(target=box.clear, daemon=True)  # the second's release
+                freeing.start()
+                freeing.join(30)
+                if freeing.is_alive():
+                    print("deadlocked", ring.held, flush=True)
+                    os._exit(3)
+                print("held", ring.held)
+                print("rest", sum(1 for _ in it))
+        """, DATA, HERE, timeout=120)
+        self.assertEqual(0, out.returncode, out.stdout + out.stderr)
+        self.assertEqual(["held 0", "rest 10"], out.stdout.split("\n")[:2],
+                         "both slots went back, and the epoch's other 10 batches came through them")
+
     def test_tensors_handed_out_stay_valid_after_the_loader_is_closed(self):
         # close() unmaps the ring only once no batch views it: a batch used afterwards read unmapped
         # memory before (a segmentation fault, or zeros where the pages had been reused).
