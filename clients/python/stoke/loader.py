@@ -418,6 +418,8 @@ class DataLoader(Closeable):
             ``restart_cache_dir=``: where it cannot (that, no libnvjpeg), the producer says
             why in one line, the CPU decodes and each batch is copied to the device (as where CUDA
             refuses the IPC, said once). Without CUDA in torch, the batches are CPU tensors.
+            On an H200, a training run fed by ``"gpu"`` stopped getting batches in 4 of 6
+            tries, not yet explained: train with ``"cpu"`` (docs/gpu.md).
         decode_cpu_batches (int, optional): with ``decode="gpu"`` or ``"auto"``, device buffers
             beside those in flight for batches the workers still decode a part of: the GPU's
             batches whose images nvJPEG left are still decoding, and under ``"auto"`` whole batches
