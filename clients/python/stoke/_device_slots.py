@@ -240,11 +240,12 @@ class DeviceSlots:
         if pixels.nbytes > self._bytes:
             raise RuntimeError(f"stoke.DataLoader: a batch of {pixels.nbytes} bytes in a device slot of {self._bytes}")
         array = _DeviceArray(pointer, tuple(pixels.shape), pixels.dtype.str)
-        weakref.finalize(array, self._release_after_use, raw)
+        weakref.finalize(array, self.release_after_use, raw)
+        raw.owner = weakref.ref(array)
         self._live += 1
         return self._side.as_tensor(array, self._device)
 
-    def _release_after_use(self, raw: RingBatch) -> None:
+    def release_after_use(self, raw: RingBatch) -> None:
         """A freed batch's slot: given back after the work queued on the current stream so far. A
         finaliser, which runs in a forked child too, where the slot is the parent's."""
         if os.getpid() != self._pid or self.closed:
@@ -257,6 +258,10 @@ class DeviceSlots:
             event = self._driver.event()
         self._driver.record(event, self._side.stream(self._device))
         self._pending.append((event, raw))
+
+    def waiting(self) -> List[RingBatch]:
+        """The freed batches whose slots wait for their GPU work."""
+        return [raw for _, raw in list(self._pending)]
 
     def release_done(self, wait: bool = False) -> None:
         """Gives back the slots whose GPU work is done, oldest first.

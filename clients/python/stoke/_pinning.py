@@ -8,7 +8,7 @@ last tensor viewing it is freed, so its release waits for a CUDA event recorded 
 
 import collections
 import os
-from typing import Any, Deque, Optional, Tuple
+from typing import Any, Deque, List, Optional, Tuple
 
 from ._settings import say_once
 from .ring import RingBatch
@@ -64,6 +64,10 @@ class Pinning:
         event = torch.cuda.Event()
         event.record()
         self._pending.append((event, raw))
+
+    def waiting(self) -> List[RingBatch]:
+        """The freed batches whose slots wait for their copies to the GPU."""
+        return [raw for _, raw in list(self._pending)]
 
     def release_copied(self, wait: bool = False) -> None:
         """Gives back the slots whose GPU work is done, oldest first.

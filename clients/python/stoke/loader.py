@@ -993,15 +993,26 @@ class DataLoader(Closeable):
             self._restart_producer(self._epoch, self._batch)
         if self._given is not None:
             self._feed_given()
+        k = self._batch + 1
+        after = (self._epoch, k) if k < len(self) else (self._epoch + 1, 0)
         raw = self._take()
-        if (raw.epoch, raw.batch_index) != (self._epoch, self._batch):
+        try:
+            if (raw.epoch, raw.batch_index) != (self._epoch, self._batch):
+                raise RuntimeError(f"the ring handed out batch {raw.batch_index} of epoch {raw.epoch} where batch "
+                                   f"{self._batch} of epoch {self._epoch} was due")
+            batch = self._wrap(raw)
+        except SampleError:
+            self._batch, self._producer_next = k, after  # the failed batch was handed out as the error
+            raise
+        except BaseException:
+            # Not handed out (a KeyboardInterrupt, an error making it): its slot goes back, and the
+            # producer starts again at it, so that it comes next rather than never, or twice.
             raw.release()
-            raise RuntimeError(f"the ring handed out batch {raw.batch_index} of epoch {raw.epoch} where batch "
-                               f"{self._batch} of epoch {self._epoch} was due")
-        self._batch += 1
-        k = self._batch
-        self._producer_next = (self._epoch, k) if k < len(self) else (self._epoch + 1, 0)
-        batch = self._wrap(raw)
+            self._producer_next = None
+            raise
+        # No call between the batch made and the position moved past it, so no KeyboardInterrupt
+        # either (CPython runs a signal's handler at a call, a function's entry or a backward jump).
+        self._batch, self._producer_next = k, after
         collate = self._settings.collate
         if collate is not None:
             images, labels = batch[0], batch[1]
@@ -1032,6 +1043,7 @@ class DataLoader(Closeable):
             self._release_used(wait=ring.held >= ring.slot_count)
             if ring.held >= ring.slot_count:
                 gc.collect()  # a reference cycle may be all that holds a batch
+                self._release_orphans(ring)
                 self._release_used(wait=True)
                 if ring.held >= ring.slot_count:
                     raise RuntimeError(
@@ -1043,6 +1055,7 @@ class DataLoader(Closeable):
             except ProducerGoneError as e:
                 raise producer.error(str(e)) from None
             except TimeoutError:
+                self._release_orphans(ring)
                 status = producer.exit_status()
                 if status is not None:
                     raise producer.error(f"the producer exited with status {status}") from None
@@ -1053,6 +1066,28 @@ class DataLoader(Closeable):
             if raw is None:
                 raise producer.error("the producer ended its stream early")
             return raw
+
+    def _release_orphans(self, ring: Any) -> None:
+        """Releases the batches whose views are all gone and whose release never came: a
+        KeyboardInterrupt cut their finaliser short (CPython runs a signal's handler at any call, a
+        finaliser's too, and a finaliser's exception is printed and dropped). Each goes the way its
+        finaliser would have sent it, after the GPU work queued on its slot; said once."""
+        waiting = {id(raw) for raw in self._pinning.waiting()}
+        if self._device_slots is not None:
+            waiting.update(id(raw) for raw in self._device_slots.waiting())
+        orphans = [raw for raw in ring.held_batches()
+                   if raw.owner is not None and raw.owner() is None and id(raw) not in waiting]
+        if not orphans:
+            return
+        _settings.say_once("orphans", f"stoke.DataLoader: {len(orphans)} batch(es) whose last view was freed "
+                                      "without its slot going back (an interrupt cut their release short): "
+                                      "given back now")
+        for raw in orphans:
+            raw.owner = None
+            if self._device_slots is not None:
+                self._device_slots.release_after_use(raw)
+            else:
+                self._pinning.release_after_copies(raw)
 
     def _held_here(self, ring: Any) -> str:
         """This process's side of a wait with no batch: the slots it holds and why, so that a timeout
@@ -1126,6 +1161,7 @@ class DataLoader(Closeable):
         else:
             lease = _SlotLease(raw.pixels)
             weakref.finalize(lease, self._pinning.release_after_copies, raw)
+            raw.owner = weakref.ref(lease)
             images = torch.from_numpy(np.asarray(lease))
             del lease
             if self._copy_to_device is not None:

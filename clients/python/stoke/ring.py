@@ -37,7 +37,7 @@ import re
 import stat
 import threading
 import time
-from typing import Deque, Iterator, Optional, Tuple, Union
+from typing import Deque, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -484,6 +484,8 @@ class RingBatch:
         sequence (int): the batch's number in the producer's stream.
         epoch (int), batch_index (int): where the batch is in the producer's order.
         size (int): ``n``, the samples in this batch.
+        owner (weakref.ref, optional): where something else releases the batch when an object
+            goes (``stoke.DataLoader``, when its views' last one does), a weak reference to it.
 
     Example::
 
@@ -492,7 +494,7 @@ class RingBatch:
     """
 
     __slots__ = ("_ring", "slot", "pixels", "labels", "indices", "status", "sequence", "epoch", "batch_index",
-                 "size", "flags", "_released")
+                 "size", "flags", "_released", "owner")
 
     def __init__(self, ring: "Ring", slot: int) -> None:
         g, mm = ring._g, ring._mm
@@ -513,6 +515,7 @@ class RingBatch:
         self.indices = _view(mm, "<i8", (n,), base + g.indices_offset)
         self.status = _view(mm, "<i4", (n,), base + g.status_offset)
         self._released = False
+        self.owner = None
 
     @property
     def failed(self) -> bool:
@@ -635,6 +638,7 @@ class Ring(Closeable):
                                               offset=g.slots_offset + g.slot_stride * s) for s in range(g.slot_count)]
         self._h64[CONSUMER_HEARTBEAT_OFFSET // 8] = int(time.time() * 1000)
         self._last = None
+        self._undelivered = -1  # a slot taken from the ready queue and not yet handed out (see _hand_out)
 
     def _forked(self) -> bool:
         """Whether this process is a fork of the one that attached: its child's copy of the object
@@ -709,6 +713,10 @@ class Ring(Closeable):
         """Batches handed out and not yet released."""
         return len(self._open)
 
+    def held_batches(self) -> List[RingBatch]:
+        """The batches handed out and not yet released, oldest slot first."""
+        return [self._open[s] for s in sorted(self._open)]
+
     @property
     def dtype(self) -> np.dtype:
         """The pixels' dtype: uint8 or float32."""
@@ -759,6 +767,8 @@ class Ring(Closeable):
             self._last.release()
             self._last = None
         start_ns = time.monotonic_ns()
+        if self._undelivered >= 0:
+            return self._hand_out(self._undelivered, start_ns)
         start = start_ns / 1e9
         last_check = start
         sleep = self._poll_sleep
@@ -772,15 +782,10 @@ class Ring(Closeable):
                 if slot < 0:
                     return None
             if slot >= 0:
+                # No call between the poll and these two stores: see _hand_out.
                 self._slot_headers[slot][SLOT_STATE_OFFSET // 4] = SLOT_STATE_HELD
-                h64[CONSUMED_OFFSET // 8] += 1  # only this consumer adds to it while attached
-                # The producer's auto workers read the consumer's waiting as their stall.
-                h64[CONSUMER_WAIT_NANOS_OFFSET // 8] += time.monotonic_ns() - start_ns
-                h64[CONSUMER_HEARTBEAT_OFFSET // 8] = int(time.time() * 1000)
-                batch = RingBatch(self, slot)
-                self._open[slot] = batch
-                self._last = batch
-                return batch
+                self._undelivered = slot
+                return self._hand_out(slot, start_ns)
             now = time.monotonic()
             if now - last_check >= 0.01:
                 last_check = now
@@ -793,6 +798,28 @@ class Ring(Closeable):
                 # The ring's protocol: nothing wakes a reader across processes, so it polls, backing off.
                 time.sleep(sleep)
                 sleep = min(2 * sleep, self._max_poll_sleep)
+
+    def _hand_out(self, slot: int, start_ns: int) -> RingBatch:
+        """The batch in ``slot``, taken from the ready queue and marked HELD, handed out.
+
+        Until it is recorded as held, ``_undelivered`` names it: a call that an exception ends
+        first (a ``KeyboardInterrupt``: CPython runs a signal's handler at a call, a function's
+        entry or a backward jump) leaves it to the next call, rather than a slot neither held nor
+        free, which the producer would never get back.
+        """
+        batch = RingBatch(self, slot)
+        waited = time.monotonic_ns() - start_ns
+        beat = int(time.time() * 1000)
+        # No call from here to the return: the batch is counted, recorded and handed out at once.
+        h64 = self._h64
+        h64[CONSUMED_OFFSET // 8] += 1  # only this consumer adds to it while attached
+        # The producer's auto workers read the consumer's waiting as their stall.
+        h64[CONSUMER_WAIT_NANOS_OFFSET // 8] += waited
+        h64[CONSUMER_HEARTBEAT_OFFSET // 8] = beat
+        self._open[slot] = batch
+        self._last = batch
+        self._undelivered = -1
+        return batch
 
     def _release(self, slot):
         if self._forked():

@@ -375,6 +375,79 @@ class DataLoaderTest(unittest.TestCase):
         self.assertEqual(["held 0", "rest 10"], out.stdout.split("\n")[:2],
                          "both slots went back, and the epoch's other 10 batches came through them")
 
+    def test_a_keyboard_interrupt_while_a_batch_is_handed_out_loses_no_batch_and_no_slot(self):
+        # Ctrl-C, then the same iterator again, as in a notebook. CPython raises the interrupt at a
+        # call: here, planted at two of them. In the ring, once the batch is off the ready queue (its
+        # slot was then neither held nor free, and the next call got the batch after it); in the
+        # loader, once the batch's views are made (the batch was then never handed out, its position
+        # passed: lost).
+        from unittest import mock
+        with stoke.DataLoader(DATA, batch_size=4, num_workers=2, slots=3, with_indices=True) as loader:
+            order = [list(range(i, min(i + 4, 45))) for i in range(0, 45, 4)]
+            it = iter(loader)
+            got = [next(it)[2].tolist()]
+            make = stoke.ring.RingBatch.__init__
+            armed = [True]
+
+            def interrupted_once(batch, ring, slot):
+                if armed and armed.pop():
+                    raise KeyboardInterrupt
+                make(batch, ring, slot)
+
+            with mock.patch.object(stoke.ring.RingBatch, "__init__", interrupted_once):
+                with self.assertRaises(KeyboardInterrupt):
+                    next(it)
+                got.append(next(it)[2].tolist())
+            self.assertEqual(order[:2], got, "the batch taken off the queue comes with the next call")
+            wrap = loader._wrap
+
+            def made_then_interrupted(raw):
+                loader._wrap = wrap
+                wrap(raw)
+                raise KeyboardInterrupt
+
+            loader._wrap = made_then_interrupted
+            with self.assertRaises(KeyboardInterrupt):
+                next(it)
+            got += [batch[2].tolist() for batch in it]
+            self.assertEqual(order, got, "every batch once, in order: the one interrupted comes next")
+            gc.collect()
+            self.assertEqual(0, _aids.producer_ring(loader).held, "no slot left held")
+            self.assertEqual(12, sum(1 for _ in loader), "and the next epoch runs through all 3 slots")
+
+    def test_a_release_an_interrupt_cut_short_is_made_all_the_same(self):
+        # A batch's slot goes back from a finaliser, and a KeyboardInterrupt raised at its call is
+        # printed and dropped by Python: the slot was never given back. Two of them held both slots,
+        # and the loader said the user's code held every slot.
+        from unittest import mock
+        _aids.forget_what_was_said()
+        with stoke.DataLoader(DATA, batch_size=4, num_workers=2, slots=2, with_indices=True) as loader:
+            release = loader._pinning.release_after_copies
+            cut = [True, True]
+
+            def cut_short_twice(raw):
+                if cut and cut.pop():
+                    raise KeyboardInterrupt
+                release(raw)
+
+            loader._pinning.release_after_copies = cut_short_twice  # the two batches' finalisers call it
+            it = iter(loader)
+            held = [next(it), next(it)]
+            del loader._pinning.release_after_copies
+            seen = [i for batch in held for i in batch[2].tolist()]
+            dropped = []
+            with mock.patch.object(sys, "unraisablehook", dropped.append):  # where Python prints and drops them
+                del held
+            self.assertEqual([], cut, "both releases were cut short")
+            self.assertEqual([KeyboardInterrupt] * 2, [type(u.exc_value) for u in dropped])
+            del dropped  # their tracebacks hold the batches, which view the ring
+            with self.assertWarnsRegex(stoke.StokeWarning, r"2 batch\(es\) whose last view was freed without its "
+                                                           r"slot going back .* given back now"):
+                seen += [i for batch in it for i in batch[2].tolist()]
+            self.assertEqual(list(range(45)), seen, "every sample once, through 2 slots")
+            gc.collect()
+            self.assertEqual(0, _aids.producer_ring(loader).held)
+
     def test_tensors_handed_out_stay_valid_after_the_loader_is_closed(self):
         # close() unmaps the ring only once no batch views it: a batch used afterwards read unmapped
         # memory before (a segmentation fault, or zeros where the pages had been reused).
