@@ -24,7 +24,7 @@ import os
 import sys
 import time
 import weakref
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 
@@ -579,6 +579,7 @@ class DataLoader(Closeable):
         # The loader's one settings object: its attributes read through (see __getattr__).
         self._settings = _settings.resolve(dataset, **keywords, **deprecated)
         self._pinning = Pinning()
+        self._orphans_seen: Set[int] = set()  # held batches with no view left at the last look (_release_orphans)
         # decode="gpu"/"auto" with CUDA here: the producer's device slots, opened at its start (None
         # where it decodes on the CPU: see _device_slots).
         self._device_slots: Optional[_device_slots.DeviceSlots] = None
@@ -1043,9 +1044,12 @@ class DataLoader(Closeable):
             self._release_used(wait=ring.held >= ring.slot_count)
             if ring.held >= ring.slot_count:
                 gc.collect()  # a reference cycle may be all that holds a batch
-                self._release_orphans(ring)
+                suspects = self._release_orphans(ring)
                 self._release_used(wait=True)
                 if ring.held >= ring.slot_count:
+                    if suspects:
+                        time.sleep(0.01)  # look again: a finaliser may be under way in another thread
+                        continue
                     raise RuntimeError(
                         f"all {ring.slot_count} ring slots are held by batches your code still references, so no "
                         "new batch can be decoded. Keep what you need with images.clone() (or .to(device)) and "
@@ -1067,18 +1071,28 @@ class DataLoader(Closeable):
                 raise producer.error("the producer ended its stream early")
             return raw
 
-    def _release_orphans(self, ring: Any) -> None:
+    def _release_orphans(self, ring: Any) -> bool:
         """Releases the batches whose views are all gone and whose release never came: a
         KeyboardInterrupt cut their finaliser short (CPython runs a signal's handler at any call, a
         finaliser's too, and a finaliser's exception is printed and dropped). Each goes the way its
-        finaliser would have sent it, after the GPU work queued on its slot; said once."""
+        finaliser would have sent it, after the GPU work queued on its slot; said once.
+
+        A batch is taken for one at two looks in a row: at one, its finaliser may be under way in
+        another thread (a batch's views go with autograd's, say), past its views and not yet at its
+        release.
+
+        Returns:
+            Whether a batch looked like one for the first time (the next look decides).
+        """
         waiting = {id(raw) for raw in self._pinning.waiting()}
         if self._device_slots is not None:
             waiting.update(id(raw) for raw in self._device_slots.waiting())
-        orphans = [raw for raw in ring.held_batches()
-                   if raw.owner is not None and raw.owner() is None and id(raw) not in waiting]
+        looks = {id(raw): raw for raw in ring.held_batches()
+                 if raw.owner is not None and raw.owner() is None and id(raw) not in waiting}
+        orphans = [raw for key, raw in looks.items() if key in self._orphans_seen]
+        self._orphans_seen = looks.keys() - self._orphans_seen
         if not orphans:
-            return
+            return bool(self._orphans_seen)
         _settings.say_once("orphans", f"stoke.DataLoader: {len(orphans)} batch(es) whose last view was freed "
                                       "without its slot going back (an interrupt cut their release short): "
                                       "given back now")
@@ -1088,6 +1102,7 @@ class DataLoader(Closeable):
                 self._device_slots.release_after_use(raw)
             else:
                 self._pinning.release_after_copies(raw)
+        return bool(self._orphans_seen)
 
     def _held_here(self, ring: Any) -> str:
         """This process's side of a wait with no batch: the slots it holds and why, so that a timeout
