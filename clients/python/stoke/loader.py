@@ -1084,11 +1084,14 @@ class DataLoader(Closeable):
         Returns:
             Whether a batch looked like one for the first time (the next look decides).
         """
+        viewless = [raw for raw in ring.held_batches() if raw.owner is not None and raw.owner() is None]
+        if not viewless:  # the usual case: no pending release to look through
+            self._orphans_seen = set()
+            return False
         waiting = {id(raw) for raw in self._pinning.waiting()}
         if self._device_slots is not None:
             waiting.update(id(raw) for raw in self._device_slots.waiting())
-        looks = {id(raw): raw for raw in ring.held_batches()
-                 if raw.owner is not None and raw.owner() is None and id(raw) not in waiting}
+        looks = {id(raw): raw for raw in viewless if id(raw) not in waiting}
         orphans = [raw for key, raw in looks.items() if key in self._orphans_seen]
         self._orphans_seen = looks.keys() - self._orphans_seen
         if not orphans:

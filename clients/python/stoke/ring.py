@@ -714,8 +714,8 @@ class Ring(Closeable):
         return len(self._open)
 
     def held_batches(self) -> List[RingBatch]:
-        """The batches handed out and not yet released, oldest slot first."""
-        return [self._open[s] for s in sorted(self._open)]
+        """The batches handed out and not yet released, in no set order."""
+        return list(self._open.values())
 
     @property
     def dtype(self) -> np.dtype:
