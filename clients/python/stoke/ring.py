@@ -415,8 +415,16 @@ class _Queue:
             return slot
         return -1
 
-    def offer(self, slot):
-        """Agrona's tryClaim + commit of one int32; False when full (impossible in a valid ring)."""
+    def offer(self, slot, held=None):
+        """Agrona's tryClaim + commit of one int32; False when full (impossible in a valid ring).
+
+        Args:
+            slot: the slot number to write.
+            held: a dict keyed by slot number, from which ``slot`` is deleted with the commit (see
+                Ring._offer). From the claim to the return there is no call and no backward jump,
+                where CPython would run a signal's handler: an interrupt lands before the claim
+                (nothing written) or after both the commit and the delete.
+        """
         rec, rec64, tr, cap, mask = self.rec, self.rec64, self.trailer, self.cap, self.mask
         tail_i, cache_i, head_i = (QUEUE_TAIL_POSITION_OFFSET // 8, QUEUE_HEAD_CACHE_POSITION_OFFSET // 8,
                                    QUEUE_HEAD_POSITION_OFFSET // 8)
@@ -466,6 +474,8 @@ class _Queue:
         rec[w + 1] = MSG_SLOT
         rec[w + 2] = slot
         rec[w] = record_length  # commit, a release (TSO): the reader sees the record from here on
+        if held is not None:
+            del held[slot]
         return True
 
 
@@ -494,7 +504,7 @@ class RingBatch:
     """
 
     __slots__ = ("_ring", "slot", "pixels", "labels", "indices", "status", "sequence", "epoch", "batch_index",
-                 "size", "flags", "_released", "owner")
+                 "size", "flags", "owner")
 
     def __init__(self, ring: "Ring", slot: int) -> None:
         g, mm = ring._g, ring._mm
@@ -514,7 +524,6 @@ class RingBatch:
         self.labels = _view(mm, "<i4", (n,), base + g.labels_offset)
         self.indices = _view(mm, "<i8", (n,), base + g.indices_offset)
         self.status = _view(mm, "<i4", (n,), base + g.status_offset)
-        self._released = False
         self.owner = None
 
     @property
@@ -527,11 +536,16 @@ class RingBatch:
         """The producer's last batch of its epoch."""
         return bool(self.flags & SLOT_FLAG_LAST_IN_EPOCH)
 
+    @property
+    def _released(self) -> bool:
+        # The ring's held dict is the one record: the free queue's commit removes the batch from it
+        # (see Ring._offer), so a release an interrupt cut short reads as not made, and is made again.
+        return self._ring._open.get(self.slot) is not self
+
     def release(self) -> None:
         """Gives the slot back to the producer; idempotent. The arrays then view memory being refilled."""
         if not self._released:
-            self._released = True
-            self._ring._release(self.slot)
+            self._ring._release(self)
 
     def __enter__(self) -> "RingBatch":
         return self
@@ -601,7 +615,8 @@ class Ring(Closeable):
         # release already under way on the same thread (see _release).
         self._release_lock = threading.RLock()
         self._offering = False  # the lock's owner is in _offer, giving a slot back
-        self._deferred: Deque[int] = collections.deque()  # releases waiting for that offer to end
+        # Releases waiting for that offer to end; each leaves it only once made (see _release).
+        self._deferred: Deque[RingBatch] = collections.deque()
         if platform.machine() not in _TSO_MACHINES:
             raise RuntimeError(f"the Python ring client relies on x86-64's total store order for its memory ordering "
                                f"and this machine is {platform.machine()}; read the ring with the C consumer "
@@ -766,6 +781,8 @@ class Ring(Closeable):
         if self.release_on_next and self._last is not None:
             self._last.release()
             self._last = None
+        if self._deferred:
+            self._release_deferred()  # a release an interrupt cut short after it was queued
         start_ns = time.monotonic_ns()
         if self._undelivered >= 0:
             return self._hand_out(self._undelivered, start_ns)
@@ -821,7 +838,7 @@ class Ring(Closeable):
         self._undelivered = -1
         return batch
 
-    def _release(self, slot):
+    def _release(self, batch: RingBatch) -> None:
         if self._forked():
             return  # the parent's batch (a finaliser run at the child's exit): the parent releases it
         with self._release_lock:
@@ -829,25 +846,42 @@ class Ring(Closeable):
             # two bytecodes, this thread's own offer included. A release nested there waits in
             # _deferred for the offer to end (two offers interleaved would corrupt the free queue);
             # nested anywhere else, it offers whatever waits, its own slot too.
-            self._deferred.append(slot)
-            if self._offering:
-                return
-            while self._deferred:
-                waiting = self._deferred.popleft()
-                self._offering = True
-                try:
-                    self._offer(waiting)
-                finally:
-                    self._offering = False
+            self._deferred.append(batch)
+            if not self._offering:
+                self._offer_deferred()
 
-    def _offer(self, slot):
-        """Gives ``slot`` back to the producer, once; under the release lock."""
-        if self._mm is None or self._open.pop(slot, None) is None:
-            return
+    def _release_deferred(self) -> None:
+        """Makes the releases left waiting in ``_deferred`` (an interrupt ended the call that queued them)."""
+        with self._release_lock:
+            if not self._offering:
+                self._offer_deferred()
+
+    def _offer_deferred(self) -> None:
+        """Offers each release waiting, under the release lock. A batch leaves ``_deferred`` only
+        after its offer: one that an interrupt (a ``KeyboardInterrupt`` at any call) cuts short stays
+        there, and the next release or ``next()`` makes it; ``_offer`` makes each once."""
+        deferred = self._deferred
+        while deferred:
+            self._offering = True
+            try:
+                self._offer(deferred[0])
+                deferred.popleft()
+            finally:
+                self._offering = False
+
+    def _offer(self, batch: RingBatch) -> None:
+        """Gives ``batch``'s slot back to the producer, once; under the release lock."""
+        slot = batch.slot
+        if self._mm is None or self._open.get(slot) is not batch:
+            return  # made already, or detached (the held batches go to the next consumer)
         # FREE, then the offer's commit: both releases (TSO), in this order, so a producer that
-        # takes the slot from the free queue never sees it HELD (it would reclaim it twice).
+        # takes the slot from the free queue never sees it HELD (it would reclaim it twice). An
+        # interrupt between them leaves a FREE slot still held here: made again later, and a
+        # producer reclaiming after this consumer's death offers FREE slots itself.
         self._slot_headers[slot][SLOT_STATE_OFFSET // 4] = SLOT_STATE_FREE
-        if not self._free.offer(slot):
+        # The commit deletes the batch from _open with no call between (see _Queue.offer): held
+        # until committed, and never offered twice.
+        if not self._free.offer(slot, self._open):
             raise RuntimeError("free queue full: a slot was released twice")
 
     def __iter__(self) -> Iterator[RingBatch]:

@@ -355,10 +355,10 @@ class DataLoaderTest(unittest.TestCase):
                 del first, cycle
                 queue = ring._free
                 class CollectingFirst:  # the collector's turn comes inside the offer's commit
-                    def offer(self, slot):
+                    def offer(self, slot, held=None):
                         ring._free = queue
                         gc.collect()
-                        return queue.offer(slot)
+                        return queue.offer(slot, held)
                 ring._free = CollectingFirst()
                 box = [second]
                 del second
@@ -447,6 +447,54 @@ class DataLoaderTest(unittest.TestCase):
             self.assertEqual(list(range(45)), seen, "every sample once, through 2 slots")
             gc.collect()
             self.assertEqual(0, _aids.producer_ring(loader).held)
+
+    def test_a_release_an_interrupt_ends_at_the_free_queue_is_made_once(self):
+        # A release took the batch off the ring's held list, then offered its slot to the free queue:
+        # a KeyboardInterrupt at that call (CPython raises it at any call) lost the slot, neither held
+        # nor free, and the loader waited for a batch the producer had no slot to make. The queue's
+        # commit now takes the batch off the list, with no call between: a release cut short before
+        # the offer is made again (by the ring's next call, or the batch's finaliser), and one cut
+        # short after it is not made twice.
+        with stoke.DataLoader(DATA, batch_size=4, num_workers=2, slots=2, with_indices=True,
+                              timeout=30) as loader:
+            it = iter(loader)
+            seen = [i for i in next(it)[2].tolist()]
+            ring = _aids.producer_ring(loader)
+            queue, offered = ring._free, []
+
+            class Interrupted:  # the interrupt lands at the offer's call, or at its return
+                cut = None
+
+                def offer(self, slot, held=None):
+                    cut, self.cut = self.cut, None
+                    if cut == "before":
+                        raise KeyboardInterrupt
+                    offered.append(slot)
+                    done = queue.offer(slot, held)
+                    if cut == "after":
+                        raise KeyboardInterrupt
+                    return done
+
+            ring._free = interrupted = Interrupted()
+            for cut in ("before", "after"):
+                images, labels, indices = next(it)
+                seen += indices.tolist()
+                raw = next(b for b in ring.held_batches() if b.indices.tolist() == indices.tolist())
+                interrupted.cut = cut
+                with self.assertRaises(KeyboardInterrupt):
+                    raw.release()
+                self.assertEqual(cut == "before", raw in ring.held_batches(),
+                                 f"cut short {cut} the offer: held until the commit, and not after it")
+                self.assertEqual(cut == "before", not raw._released)
+                following = next(it)  # the ring's next() makes a release an interrupt left waiting
+                seen += following[2].tolist()
+                self.assertNotIn(raw, ring.held_batches(), f"cut short {cut} the offer: made by the next call")
+                del images, labels, indices, raw, following  # the finalisers' releases find it made
+            seen += [i for batch in it for i in batch[2].tolist()]
+            self.assertEqual(list(range(45)), seen, "every sample once, through 2 slots")
+            gc.collect()
+            self.assertEqual(0, ring.held)
+            self.assertEqual(11, len(offered), "each slot handed out since the first batch offered back once")
 
     def test_tensors_handed_out_stay_valid_after_the_loader_is_closed(self):
         # close() unmaps the ring only once no batch views it: a batch used afterwards read unmapped
