@@ -462,13 +462,10 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
     }
 
     /** Options for a {@link DeviceStage}. */
-    public static final class Builder {
+    public static final class Builder extends DeviceOptions<Builder> {
         private final SlotRing ring;
         private final Supplier<Batch> source;
         private TransformSpec spec;
-        private CudaDriver driver;
-        private int device;
-        private int inFlight = 3;
         private float[] mean;
         private float[] std;
 
@@ -477,24 +474,8 @@ public final class DeviceStage implements BatchSource<DeviceBatch>, AutoCloseabl
             this.source = source;
         }
 
-        /** Device ordinal (default 0). */
-        public Builder device(int device) {
-            this.device = device;
-            return this;
-        }
-
-        /** K, device buffers in the pool = batches on the device at most (default 3; at least 1). */
-        public Builder inFlight(int k) {
-            if (k < 1 || k > 64) {
-                throw new IllegalArgumentException("inFlight must be in [1, 64]: " + k);
-            }
-            this.inFlight = k;
-            return this;
-        }
-
-        /** The driver to use (default: {@link CudaDriver#load()}, i.e. libcuda.so.1 or -Dstoke.cuda.path). */
-        public Builder driver(CudaDriver driver) {
-            this.driver = driver;
+        @Override
+        Builder self() {
             return this;
         }
 

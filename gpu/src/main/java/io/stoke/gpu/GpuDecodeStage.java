@@ -30,6 +30,7 @@ import io.stoke.loader.source.Dataset;
 import io.stoke.loader.source.SampleReader;
 import io.stoke.loader.transform.RandomResizedCrop;
 import io.stoke.loader.transform.TransformSpec;
+import io.stoke.loader.work.EpochDecodeCount;
 import io.stoke.ring.RingLayout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -37,7 +38,6 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
@@ -294,7 +294,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private volatile double balanceCpu = Double.NaN;
     private volatile double balanceCpuPerUnit = Double.NaN;
     private volatile double balanceWhole = Double.NaN;
-    private final EpochCount epochCount = new EpochCount(); // the decode thread's
+    private final EpochDecodeCount epochCount = new EpochDecodeCount(); // the decode thread's, as the loader counts
     private final MemorySegment floatZeros; // one float32 sample of 0.0, pinned: what a skipped sample becomes
     private final Arena hostArena; // the stage's host memory: floatZeros, labels, indices, pinned host buffers
     private volatile String backendNote;
@@ -899,33 +899,6 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         handoff.end();
     }
 
-    /** Whether anything decoded in the epoch being decoded, as the loader counts it (EpochDecodeCount). */
-    private static final class EpochCount {
-        private long decoded;
-        private long failed;
-        private final List<SampleError> kept = new ArrayList<>();
-
-        /**
-         * Counts a batch of {@code size} of {@code epoch}, {@code errors} of them failed, in the order
-         * handed out; at its epoch's last batch, the exception to stop with when nothing decoded.
-         */
-        NoSampleDecodedException count(long epoch, boolean last, int size, List<SampleError> errors) {
-            decoded += size - errors.size();
-            failed += errors.size();
-            for (int i = 0; i < errors.size() && kept.size() < NoSampleDecodedException.KEPT; i++) {
-                kept.add(errors.get(i));
-            }
-            if (!last) {
-                return null;
-            }
-            NoSampleDecodedException none = decoded == 0 ? new NoSampleDecodedException(epoch, failed, kept) : null;
-            decoded = 0;
-            failed = 0;
-            kept.clear();
-            return none;
-        }
-    }
-
     /** A batch dispatched and not yet handed out: the GPU's, or a whole one of the CPU's. */
     private static final class Pending {
         final EncodedBatch whole; // the CPU's whole batch, else null: the GPU's, in files[slot]
@@ -1144,7 +1117,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 handoff.put(p.entry);
             }
             times.addAndGet(HANDOFF, System.nanoTime() - t0);
-            NoSampleDecodedException none = epochCount.count(p.epoch, p.last, p.size, errors);
+            NoSampleDecodedException none = epochCount.count(p.epoch, p.size, errors, p.last);
             if (none != null) {
                 // Every file of the epoch failed, and every later epoch would: stop, as the loader does.
                 handoff.fail(none);
@@ -1820,11 +1793,10 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     }
 
     /** Options for a {@link GpuDecodeStage}. */
-    public static final class Builder {
+    public static final class Builder extends DeviceOptions<Builder> {
         private final Dataset dataset;
         private final Sampler sampler;
         private final TransformSpec spec;
-        private CudaDriver driver;
         private Nvjpeg nvjpeg;
         private boolean preferHardware = true;
         private boolean shareWithCpu;
@@ -1834,8 +1806,6 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         private boolean consumerOnGpu;
         private UnaryOperator<SampleReader> readerWrap = UnaryOperator.identity();
         private boolean readersDraw = true;
-        private int device;
-        private int inFlight = 3;
         private int readers = Math.min(8, Runtime.getRuntime().availableProcessors());
         private long epochs = 1;
         private long startEpoch;
@@ -1850,18 +1820,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             this.spec = spec;
         }
 
-        /** Device ordinal (default 0). */
-        public Builder device(int device) {
-            this.device = device;
-            return this;
-        }
-
-        /** K, device buffers in the pool = batches on the device at most (default 3; at least 1). */
-        public Builder inFlight(int k) {
-            if (k < 1 || k > 64) {
-                throw new IllegalArgumentException("inFlight must be in [1, 64]: " + k);
-            }
-            this.inFlight = k;
+        @Override
+        Builder self() {
             return this;
         }
 
@@ -1871,12 +1831,6 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 throw new IllegalArgumentException("readers must be in [1, 256]: " + readers);
             }
             this.readers = readers;
-            return this;
-        }
-
-        /** The driver to use (default: {@link CudaDriver#load()}, i.e. libcuda.so.1 or -Dstoke.cuda.path). */
-        public Builder driver(CudaDriver driver) {
-            this.driver = driver;
             return this;
         }
 

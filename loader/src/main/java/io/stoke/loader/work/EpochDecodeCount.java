@@ -8,9 +8,10 @@ import java.util.List;
 /**
  * Whether anything in the epoch being published decoded. An epoch in which nothing did means every
  * file is bad, and every later epoch would be the same: the pipeline stops there rather than
- * publishing empty batches forever. Counted by the publisher, in batch order, under its lock.
+ * publishing empty batches forever. Counted in batch order by one thread at a time: the publisher,
+ * under its lock, or the GPU decode stage's decode thread (io.stoke.gpu), as it hands batches out.
  */
-final class EpochDecodeCount {
+public final class EpochDecodeCount {
     private long decoded;
     private long failed;
     private final List<SampleError> kept = new ArrayList<>();
@@ -21,7 +22,7 @@ final class EpochDecodeCount {
      * @return at an epoch's last batch, the exception to stop with when not one of the epoch's
      *     samples decoded; otherwise null
      */
-    NoSampleDecodedException count(long epoch, int size, List<SampleError> errors, boolean lastInEpoch) {
+    public NoSampleDecodedException count(long epoch, int size, List<SampleError> errors, boolean lastInEpoch) {
         decoded += size - errors.size();
         failed += errors.size();
         for (int i = 0; i < errors.size() && kept.size() < NoSampleDecodedException.KEPT; i++) {
