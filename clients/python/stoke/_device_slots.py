@@ -229,7 +229,9 @@ class DeviceSlots:
         self._pending: Deque[Tuple[ctypes.c_void_p, RingBatch]] = collections.deque()
         self._spare: List[ctypes.c_void_p] = []
         self._pid = os.getpid()
-        self._live = 0  # batches handed out whose last view is not yet freed
+        # The batches handed out whose last view is not yet freed: a set the collector updates, not a
+        # count (a finaliser on autograd's thread and a hand-out here would race on its += and -=).
+        self._live: "weakref.WeakSet[_DeviceArray]" = weakref.WeakSet()
         self.closed = False
 
     def images(self, raw: RingBatch) -> Any:
@@ -242,7 +244,7 @@ class DeviceSlots:
         array = _DeviceArray(pointer, tuple(pixels.shape), pixels.dtype.str)
         weakref.finalize(array, self.release_after_use, raw)
         raw.owner = weakref.ref(array)
-        self._live += 1
+        self._live.add(array)
         return self._side.as_tensor(array, self._device)
 
     def release_after_use(self, raw: RingBatch) -> None:
@@ -250,7 +252,6 @@ class DeviceSlots:
         finaliser, which runs in a forked child too, where the slot is the parent's."""
         if os.getpid() != self._pid or self.closed:
             return
-        self._live -= 1
         self._driver.current(self._ctx)
         try:  # one pop, not a test and a pop: autograd's thread and this one's collector both free batches
             event = self._spare.pop()
@@ -286,7 +287,7 @@ class DeviceSlots:
     def describe(self) -> str:
         """Where this process's device-slot batches are, for an error that says why no batch comes:
         those your code still references, and those freed and waiting for the GPU work queued then."""
-        said = f"{self._live} batch(es) on the GPU still referenced, {len(self._pending)} freed and waiting for " \
+        said = f"{len(self._live)} batch(es) on the GPU still referenced, {len(self._pending)} freed and waiting for " \
                "the GPU work queued when they were freed"
         if self._pending and not self.closed and os.getpid() == self._pid:
             try:
@@ -306,10 +307,10 @@ class DeviceSlots:
         self.closed = True
         if os.getpid() != self._pid:
             return
-        if self._live > 0:
+        if self._live:
             # As torch.multiprocessing's CUDA tensors, which are valid while their producer lives: a
             # kernel reading one after this fails with an illegal memory access.
-            say_once("device-slots-live", f"stoke.DataLoader: {self._live} batch(es) from the GPU still referenced "
+            say_once("device-slots-live", f"stoke.DataLoader: {len(self._live)} batch(es) from the GPU still referenced "
                                           "when their producer stopped (close(), or a new iterator mid-epoch): their "
                                           "images are not valid any more; keep what you need with images.clone()")
         self._driver.current(self._ctx)
