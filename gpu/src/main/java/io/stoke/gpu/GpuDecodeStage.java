@@ -53,8 +53,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
-import org.agrona.concurrent.IdleStrategy;
-import org.agrona.concurrent.NoOpIdleStrategy;
 
 /**
  * Decodes a dataset's JPEGs on a CUDA device into {@link DeviceBatch}es: the GPU decode stage.
@@ -117,8 +115,6 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private static final Comparator<SampleError> BY_POSITION = Comparator.comparingInt(SampleError::position);
     /** The evaluation transform's tables kept by image size: 8 MiB, some 650 sizes of ImageNet's at a 224 crop. */
     private static final long EVAL_TABLE_INTS = 1L << 21;
-    /** The cursor's look at the order feed: it never idles there, it only asks. */
-    private static final IdleStrategy NO_IDLE = NoOpIdleStrategy.INSTANCE;
     /** How often the decode thread looks at the order feed while it waits for an epoch's order. */
     private static final long ORDER_POLL_NANOS = 1_000_000;
 
@@ -604,7 +600,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         GpuJpegDecoder jpeg = null;
         DeviceResize resize = null;
         CompletableFuture<GpuJpegDecoder> openingAside = null;
-        Cursor cursor = new Cursor();
+        BatchCursor cursor = new BatchCursor(sampler, orderFeedPath == null ? null : () -> orderFeed,
+                firstEpoch, firstBatch, epochs, batchSize);
         boolean more = true; // whether the cursor is on a batch not yet dispatched
         try {
             try {
@@ -768,9 +765,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      * as it ends (the consumer gives the next epoch's order only once it has read them), and looks at
      * the feed every {@value #ORDER_POLL_NANOS} ns until the order comes; then dispatches the cursor's
      * batch as {@link #dispatch} does. Null when the cursor ran out again (the epoch's batches went
-     * whole to the CPU; {@link Cursor#awaiting} still set) or the run ended, or on close.
+     * whole to the CPU; {@link BatchCursor#awaiting} still set) or the run ended, or on close.
      */
-    private Pending awaitOrder(int f, Cursor at) throws InterruptedException {
+    private Pending awaitOrder(int f, BatchCursor at) throws InterruptedException {
         doorbell.arm(); // a batch ending rings it
         try {
             while (!closed && !ended) {
@@ -819,7 +816,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      * a batch still to dispatch; false when it ran out (what is left is handed out after), or
      * handing out ended the run ({@link #ended}).
      */
-    private boolean wholeWhileOpening(Cursor at, Future<GpuJpegDecoder> opening) throws InterruptedException {
+    private boolean wholeWhileOpening(BatchCursor at, Future<GpuJpegDecoder> opening) throws InterruptedException {
         boolean more = at.advance();
         doorbell.arm(); // before the checks: a whole batch ending, a buffer back or nvJPEG opened rings it
         try {
@@ -935,7 +932,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
      * {@code mayWait} is false (a batch of the GPU's waits to be decoded first): the cursor is then on
      * the batch still to dispatch.
      */
-    private Pending dispatch(int f, Cursor at, boolean mayWait) throws InterruptedException {
+    private Pending dispatch(int f, BatchCursor at, boolean mayWait) throws InterruptedException {
         while (split != null && roomForWhole() && wholeNext(at.size)) {
             dispatchWhole(at);
             if (!at.advance()) {
@@ -1010,7 +1007,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     }
 
     /** Dispatches the cursor's batch whole to the CPU threads, in a free buffer (there is one). */
-    private void dispatchWhole(Cursor at) {
+    private void dispatchWhole(BatchCursor at) {
         DeviceEntry entry = free.poll(); // only this thread takes from the pool: not null
         EncodedBatch whole = wholeFiles[entry.index];
         if (whole == null) {
@@ -1497,67 +1494,6 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         entry.skipped = errors.isEmpty() ? List.of() : List.copyOf(errors);
         entry.stats = new BatchStats(0, cpuNanos, sourceBytes, n * owner.sampleBytes());
         return null;
-    }
-
-    /**
-     * Walks (epoch, batch) through the stage's epochs in the sampler's order, or the order feed's.
-     * Never waits: where the feed has not yet given the next epoch's order, {@link #advance} says
-     * false with {@link #awaiting} set, and says true once it has (the consumer gives an epoch's
-     * order when it starts reading that epoch, so the batches before it must be handed out first).
-     */
-    private final class Cursor {
-        long epoch = firstEpoch - 1;
-        int batch;
-        int batches;
-        int start; // the batch's first position in the epoch's order
-        int size;
-        boolean last;
-        int[] order;
-        int[] starts; // the feed's batch boundaries, or null: the sampler's batches of batchSize
-        boolean awaiting; // on epoch `epoch`, whose order the feed has not given yet
-
-        /** Moves to the next batch; false after the last, or while the next epoch's order is awaited. */
-        boolean advance() {
-            if (!awaiting) {
-                batch++;
-            }
-            while (awaiting || order == null || batch >= batches) {
-                if (!awaiting) {
-                    epoch++;
-                    if (epochs > 0 && epoch >= firstEpoch + epochs) {
-                        return false;
-                    }
-                }
-                if (orderFeedPath != null) {
-                    // Throws where the feed broke its format or ended first; the consumer is told.
-                    OrderFeed feed = orderFeed; // null until the stage has opened
-                    OrderFeed.GivenEpoch given = feed == null ? null : feed.await(epoch, () -> false, NO_IDLE);
-                    awaiting = given == null;
-                    if (awaiting) {
-                        return false;
-                    }
-                    order = given.indices();
-                    starts = given.batchStarts();
-                    batches = given.batches();
-                    if (epoch == firstEpoch) {
-                        given.checkStartBatch(firstBatch);
-                    }
-                } else {
-                    order = sampler.order(epoch);
-                    batches = sampler.batchesPerEpoch(epoch);
-                }
-                batch = epoch == firstEpoch ? firstBatch : 0; // the first epoch's earlier batches were delivered
-            }
-            if (starts != null) {
-                start = starts[batch];
-                size = starts[batch + 1] - start;
-            } else {
-                start = batch * batchSize;
-                size = sampler.batchSize(epoch, batch);
-            }
-            last = batch == batches - 1;
-            return true;
-        }
     }
 
     // ------------------------------------------------------------------ accessors
