@@ -227,6 +227,9 @@ class DeviceSlots:
             raise DeviceSlotsRefused(f"CUDA IPC refused the producer's allocations on cuda:{self._device} "
                                      f"({e})") from None
         self._pending: Deque[Tuple[ctypes.c_void_p, RingBatch]] = collections.deque()
+        # Batches whose finaliser is under way, not yet in _pending: its driver calls let other threads
+        # run, and the loader's look for batches whose release never came must not take these for such.
+        self._freeing: List[RingBatch] = []
         self._spare: List[ctypes.c_void_p] = []
         self._pid = os.getpid()
         # The batches handed out whose last view is not yet freed: a set the collector updates, not a
@@ -250,19 +253,23 @@ class DeviceSlots:
     def release_after_use(self, raw: RingBatch) -> None:
         """A freed batch's slot: given back after the work queued on the current stream so far. A
         finaliser, which runs in a forked child too, where the slot is the parent's."""
-        if os.getpid() != self._pid or self.closed:
-            return
-        self._driver.current(self._ctx)
-        try:  # one pop, not a test and a pop: autograd's thread and this one's collector both free batches
-            event = self._spare.pop()
-        except IndexError:
-            event = self._driver.event()
-        self._driver.record(event, self._side.stream(self._device))
-        self._pending.append((event, raw))
+        self._freeing.append(raw)
+        try:
+            if os.getpid() != self._pid or self.closed:
+                return
+            self._driver.current(self._ctx)
+            try:  # one pop, not a test and a pop: autograd's thread and this one's collector both free batches
+                event = self._spare.pop()
+            except IndexError:
+                event = self._driver.event()
+            self._driver.record(event, self._side.stream(self._device))
+            self._pending.append((event, raw))
+        finally:
+            self._freeing.remove(raw)  # after the append: in one list or the other throughout
 
     def waiting(self) -> List[RingBatch]:
-        """The freed batches whose slots wait for their GPU work."""
-        return [raw for _, raw in list(self._pending)]
+        """The freed batches whose slots wait for their GPU work, or whose finaliser is under way."""
+        return [raw for _, raw in list(self._pending)] + list(self._freeing)
 
     def release_done(self, wait: bool = False) -> None:
         """Gives back the slots whose GPU work is done, oldest first.

@@ -24,6 +24,10 @@ class Pinning:
     def __init__(self) -> None:
         self._pinned: Optional[Tuple[int, Any]] = None  # (address, cudart) of the registered mapping
         self._pending: Deque[Tuple[Any, RingBatch]] = collections.deque()  # (CUDA event, batch), oldest first
+        # Batches whose finaliser is under way, not yet released or in _pending: a release that waits for
+        # the ring's lock, or torch's calls, let other threads run, and the loader's look for batches
+        # whose release never came must not take these for such.
+        self._freeing: List[RingBatch] = []
         self._pid = os.getpid()  # a forked child's copy neither releases nor touches CUDA (see _forked)
 
     @property
@@ -57,17 +61,21 @@ class Pinning:
         in a forked child too (at its exit), where the slot is the parent's and CUDA unusable."""
         if self._forked():
             return
-        if self._pinned is None:
-            raw.release()
-            return
-        import torch
-        event = torch.cuda.Event()
-        event.record()
-        self._pending.append((event, raw))
+        self._freeing.append(raw)
+        try:
+            if self._pinned is None:
+                raw.release()
+                return
+            import torch
+            event = torch.cuda.Event()
+            event.record()
+            self._pending.append((event, raw))
+        finally:
+            self._freeing.remove(raw)  # after the release or the append: in view throughout
 
     def waiting(self) -> List[RingBatch]:
-        """The freed batches whose slots wait for their copies to the GPU."""
-        return [raw for _, raw in list(self._pending)]
+        """The freed batches whose slots wait for their copies to the GPU, or whose finaliser is under way."""
+        return [raw for _, raw in list(self._pending)] + list(self._freeing)
 
     def release_copied(self, wait: bool = False) -> None:
         """Gives back the slots whose GPU work is done, oldest first.

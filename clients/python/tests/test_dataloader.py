@@ -448,6 +448,44 @@ class DataLoaderTest(unittest.TestCase):
             gc.collect()
             self.assertEqual(0, _aids.producer_ring(loader).held)
 
+    def test_a_release_under_way_in_another_thread_is_not_taken_for_one_an_interrupt_cut_short(self):
+        # A batch's finaliser may run in another thread (autograd's frees a saved input), where its
+        # release can wait: here for the ring's lock, as behind another release. Its views are gone
+        # and its slot not yet back; the loader's look for releases that never came took it for one
+        # at two looks, released it itself and said an interrupt had cut it short, which none had.
+        import threading
+        _aids.forget_what_was_said()
+        with stoke.DataLoader(DATA, batch_size=4, num_workers=2, slots=3, with_indices=True) as loader:
+            it = iter(loader)
+            images, labels, indices = next(it)
+            seen = indices.tolist()
+            ring = _aids.producer_ring(loader)
+            raw = next(b for b in ring.held_batches() if b.indices.tolist() == seen)
+            ring._release_lock.acquire()  # this thread's: the finaliser's release waits for it
+            try:
+                box = [images, labels, indices]
+                del images, labels, indices
+                freer = threading.Thread(target=box.clear, daemon=True)
+                freer.start()
+                deadline = time.monotonic() + 10
+                while raw.owner() is not None:  # the views are gone once the finaliser runs
+                    self.assertLess(time.monotonic(), deadline, "the batch's finaliser never ran")
+                    time.sleep(0.001)
+                time.sleep(0.05)  # the finaliser waits at the lock
+                with warnings.catch_warnings(record=True) as said:
+                    warnings.simplefilter("always")
+                    for _ in range(3):  # a batch is taken for one at two looks in a row
+                        loader._release_orphans(ring)
+                        time.sleep(0.02)
+                self.assertEqual([], [str(w.message) for w in said])
+                self.assertIn(raw, ring.held_batches(), "left to its finaliser, which is under way")
+            finally:
+                ring._release_lock.release()
+            freer.join(10)
+            self.assertNotIn(raw, ring.held_batches(), "its finaliser gave it back")
+            seen += [i for batch in it for i in batch[2].tolist()]
+            self.assertEqual(list(range(45)), seen, "every sample once")
+
     def test_a_release_an_interrupt_ends_at_the_free_queue_is_made_once(self):
         # A release took the batch off the ring's held list, then offered its slot to the free queue:
         # a KeyboardInterrupt at that call (CPython raises it at any call) lost the slot, neither held
