@@ -2,7 +2,9 @@
 so that the package carries no test aid (the wheel holds no tests/ file)."""
 
 import subprocess
-from typing import Any, Optional
+import time
+import warnings
+from typing import Any, List, Optional
 
 
 def forget_what_was_said() -> None:
@@ -52,3 +54,29 @@ def import_library(name: str) -> Any:
             raise AssertionError(f"{name} cannot be imported on a stack that requires it: {e}") from e
         raise unittest.SkipTest(f"NOT CHECKED: {name} is not installed here ({e}); the torch 2.14.1 "
                                 f"stack (clients/python/stacks/torch214.sh) has it")
+
+
+def look_for_orphans_once_freed(loader: Any, raw: Any, looks: int = 3) -> List[str]:
+    """Waits until ``raw``'s views are gone (its finaliser has begun), then lets the loader look
+    ``looks`` times, 20 ms apart, for batches whose release never came (a batch is taken for one at
+    two looks in a row).
+
+    Returns:
+        What the loader said meanwhile.
+
+    Raises:
+        AssertionError: the batch's views were not gone within 10 s.
+    """
+    deadline = time.monotonic() + 10
+    while raw.owner() is not None:
+        if time.monotonic() > deadline:
+            raise AssertionError("the batch's finaliser never ran")
+        time.sleep(0.001)
+    time.sleep(0.05)  # well into the finaliser, where the test holds it
+    ring = producer_ring(loader)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        for _ in range(looks):
+            loader._release_orphans(ring)
+            time.sleep(0.02)
+    return [str(w.message) for w in said]
