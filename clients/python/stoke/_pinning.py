@@ -77,6 +77,10 @@ class Pinning:
         """The freed batches whose slots wait for their copies to the GPU, or whose finaliser is under way."""
         return [raw for _, raw in list(self._pending)] + list(self._freeing)
 
+    def freeing(self) -> bool:
+        """Whether a batch's finaliser is under way, its slot neither queued nor given back yet."""
+        return bool(self._freeing)
+
     def release_copied(self, wait: bool = False) -> None:
         """Gives back the slots whose GPU work is done, oldest first.
 

@@ -1047,8 +1047,12 @@ class DataLoader(Closeable):
                 suspects = self._release_orphans(ring)
                 self._release_used(wait=True)
                 if ring.held >= ring.slot_count:
-                    if suspects:
-                        time.sleep(0.01)  # look again: a finaliser may be under way in another thread
+                    if suspects or self._releases_under_way():
+                        # Look again: a finaliser is, or may be, under way in another thread.
+                        if deadline is not None and time.monotonic() > deadline:
+                            raise RuntimeError(f"DataLoader timed out after {self.timeout:g} seconds; "
+                                               f"{self._held_here(ring)}")
+                        time.sleep(0.01)
                         continue
                     raise RuntimeError(
                         f"all {ring.slot_count} ring slots are held by batches your code still references, so no "
@@ -1070,6 +1074,11 @@ class DataLoader(Closeable):
             if raw is None:
                 raise producer.error("the producer ended its stream early")
             return raw
+
+    def _releases_under_way(self) -> bool:
+        """Whether a batch's finaliser is under way in another thread (autograd's frees a saved
+        input): its slot comes back once it ends, so holding every slot is not the user's doing."""
+        return self._pinning.freeing() or (self._device_slots is not None and self._device_slots.freeing())
 
     def _release_orphans(self, ring: Any) -> bool:
         """Releases the batches whose views are all gone and whose release never came: a

@@ -338,6 +338,38 @@ class GpuDecodeTest(unittest.TestCase):
                 gate.set()
                 loader.close()
 
+    def test_every_slot_held_while_a_finaliser_is_under_way_in_another_thread_waits_for_it(self):
+        # With every slot held and one batch's finaliser under way on another thread (its views gone,
+        # its slot not yet queued for its GPU work), the loader said the user's code held every slot.
+        # It waits for that finaliser instead, and the next batch comes.
+        gate = threading.Event()
+
+        class GatedStream(HostDoubleSide):  # the finaliser waits in torch's current_stream()
+            def stream(self, device):
+                if threading.current_thread() is not threading.main_thread():
+                    gate.wait(10)
+                return 0
+
+        with unittest.mock.patch.object(_device_slots, "cuda_side", GatedStream()):
+            loader = stoke.DataLoader(DATA, batch_size=4, num_workers=2, resize=24, crop=16, dct_scaling="none",
+                                      with_indices=True, decode="gpu", on_error="skip", slots=2, timeout=60)
+            try:
+                it = iter(loader)
+                first, second = next(it), next(it)
+                box = [first]
+                del first
+                freer = threading.Thread(target=box.clear, daemon=True)
+                freer.start()
+                opener = threading.Timer(0.5, gate.set)  # the finaliser ends half a second later
+                opener.start()
+                self.assertEqual(list(range(8, 12)), next(it)[2].tolist(), "the third batch, once a slot came back")
+                self.assertTrue(gate.is_set())
+                freer.join(10)
+                del second
+            finally:
+                gate.set()
+                loader.close()
+
     def test_a_slot_goes_back_only_after_the_gpu_work_queued_when_its_batch_was_freed(self):
         # The shape of a training loop on a busy GPU: each batch's step is queued and runs 20 ms after
         # the step before, while the loop goes on at once, so the steps fall behind; every other
