@@ -44,7 +44,8 @@ final class BatchCursor {
      * @param firstBatch the first epoch's first batch: the batches before it were delivered before
      * @param epochs epochs from the first; 0 for no end
      */
-    BatchCursor(Sampler sampler, Supplier<OrderFeed> feed, long firstEpoch, int firstBatch, long epochs, int batchSize) {
+    BatchCursor(
+            Sampler sampler, Supplier<OrderFeed> feed, long firstEpoch, int firstBatch, long epochs, int batchSize) {
         this.sampler = sampler;
         this.feed = feed;
         this.firstEpoch = firstEpoch;

@@ -600,8 +600,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         GpuJpegDecoder jpeg = null;
         DeviceResize resize = null;
         CompletableFuture<GpuJpegDecoder> openingAside = null;
-        BatchCursor cursor = new BatchCursor(sampler, orderFeedPath == null ? null : () -> orderFeed,
-                firstEpoch, firstBatch, epochs, batchSize);
+        BatchCursor cursor = new BatchCursor(
+                sampler, orderFeedPath == null ? null : () -> orderFeed, firstEpoch, firstBatch, epochs, batchSize);
         boolean more = true; // whether the cursor is on a batch not yet dispatched
         try {
             try {

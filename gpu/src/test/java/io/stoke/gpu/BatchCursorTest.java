@@ -37,9 +37,12 @@ class BatchCursorTest {
                 epoch3.add(at.order[i]);
             }
         }
-        assertEquals(List.of("2/1:4+4", "2/2:8+2 last", "3/0:0+4", "3/1:4+4", "3/2:8+2 last"), walked,
+        assertEquals(
+                List.of("2/1:4+4", "2/2:8+2 last", "3/0:0+4", "3/1:4+4", "3/2:8+2 last"),
+                walked,
                 "epoch 2's batch 0 was delivered before; then two epochs in all");
-        assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), epoch3.stream().sorted().toList(), "each sample once");
+        assertEquals(
+                List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), epoch3.stream().sorted().toList(), "each sample once");
         assertFalse(at.advance(), "and stays at the end");
     }
 
@@ -63,8 +66,9 @@ class BatchCursorTest {
             assertEquals("0/1:3+1", at.epoch + "/" + at.batch + ":" + at.start + "+" + at.size);
             assertArrayEquals(order, at.order);
             assertTrue(at.advance());
-            assertEquals("0/2:4+2 last", at.epoch + "/" + at.batch + ":" + at.start + "+" + at.size
-                    + (at.last ? " last" : ""));
+            assertEquals(
+                    "0/2:4+2 last",
+                    at.epoch + "/" + at.batch + ":" + at.start + "+" + at.size + (at.last ? " last" : ""));
             assertArrayEquals(new int[] {1, 3}, Arrays.copyOfRange(at.order, at.start, at.start + at.size));
             IllegalStateException ended = assertThrows(IllegalStateException.class, at::advance);
             assertTrue(ended.getMessage().contains("epoch 1"), ended.getMessage());
