@@ -139,6 +139,20 @@ class LaggingStreamSide(HostDoubleSide):
         return super().as_tensor(array, device)
 
 
+class GatedStreamSide(HostDoubleSide):
+    """HostDoubleSide where a batch's finaliser on a thread other than the main one waits in torch's
+    ``current_stream()`` until ``gate`` is set: its views are gone, and its slot not yet queued for
+    its GPU work, as where autograd's thread frees a saved input."""
+
+    def __init__(self):
+        self.gate = threading.Event()
+
+    def stream(self, device):
+        if threading.current_thread() is not threading.main_thread():
+            self.gate.wait(10)
+        return 0
+
+
 @unittest.skipIf(MISSING or double_missing(), str(MISSING or double_missing()))
 class GpuDecodeTest(unittest.TestCase):
     def setUp(self):
@@ -305,15 +319,9 @@ class GpuDecodeTest(unittest.TestCase):
         # torch calls let this thread run before the slot is queued for its GPU work. The loader's
         # look for releases that never came took such a batch for one at two looks, and said an
         # interrupt had cut its release short (seen in a training-shaped run on the doubles).
-        gate = threading.Event()
-
-        class GatedStream(HostDoubleSide):  # the finaliser waits in torch's current_stream()
-            def stream(self, device):
-                if threading.current_thread() is not threading.main_thread():
-                    gate.wait(10)
-                return 0
-
-        with unittest.mock.patch.object(_device_slots, "cuda_side", GatedStream()):
+        side = GatedStreamSide()
+        gate = side.gate
+        with unittest.mock.patch.object(_device_slots, "cuda_side", side):
             loader = stoke.DataLoader(DATA, batch_size=4, num_workers=2, resize=24, crop=16, dct_scaling="none",
                                       with_indices=True, decode="gpu", on_error="skip", slots=3, timeout=60)
             try:
@@ -342,15 +350,9 @@ class GpuDecodeTest(unittest.TestCase):
         # With every slot held and one batch's finaliser under way on another thread (its views gone,
         # its slot not yet queued for its GPU work), the loader said the user's code held every slot.
         # It waits for that finaliser instead, and the next batch comes.
-        gate = threading.Event()
-
-        class GatedStream(HostDoubleSide):  # the finaliser waits in torch's current_stream()
-            def stream(self, device):
-                if threading.current_thread() is not threading.main_thread():
-                    gate.wait(10)
-                return 0
-
-        with unittest.mock.patch.object(_device_slots, "cuda_side", GatedStream()):
+        side = GatedStreamSide()
+        gate = side.gate
+        with unittest.mock.patch.object(_device_slots, "cuda_side", side):
             loader = stoke.DataLoader(DATA, batch_size=4, num_workers=2, resize=24, crop=16, dct_scaling="none",
                                       with_indices=True, decode="gpu", on_error="skip", slots=2, timeout=60)
             try:
