@@ -1050,8 +1050,7 @@ class DataLoader(Closeable):
                     if suspects or self._releases_under_way():
                         # Look again: a finaliser is, or may be, under way in another thread.
                         if deadline is not None and time.monotonic() > deadline:
-                            raise RuntimeError(f"DataLoader timed out after {self.timeout:g} seconds; "
-                                               f"{self._held_here(ring)}")
+                            raise self._timed_out(ring)
                         time.sleep(0.01)
                         continue
                     raise RuntimeError(
@@ -1068,12 +1067,15 @@ class DataLoader(Closeable):
                 if status is not None:
                     raise producer.error(f"the producer exited with status {status}") from None
                 if deadline is not None and time.monotonic() > deadline:
-                    raise RuntimeError(f"DataLoader timed out after {self.timeout:g} seconds; "
-                                       f"{self._held_here(ring)}") from None
+                    raise self._timed_out(ring) from None
                 continue
             if raw is None:
                 raise producer.error("the producer ended its stream early")
             return raw
+
+    def _timed_out(self, ring: Any) -> RuntimeError:
+        """The error for a wait past ``timeout``, with this process's side of it."""
+        return RuntimeError(f"DataLoader timed out after {self.timeout:g} seconds; {self._held_here(ring)}")
 
     def _releases_under_way(self) -> bool:
         """Whether a batch's finaliser is under way in another thread (autograd's frees a saved

@@ -314,6 +314,11 @@ class GpuDecodeTest(unittest.TestCase):
                 loader.close()
             self.assertIsNone(loader._device_slots)
 
+    def gated_loader(self, slots: int) -> "stoke.DataLoader":
+        """A ``decode="gpu"`` loader over the test data with ``slots`` slots, for a GatedStreamSide."""
+        return stoke.DataLoader(DATA, batch_size=4, num_workers=2, resize=24, crop=16, dct_scaling="none",
+                                with_indices=True, decode="gpu", on_error="skip", slots=slots, timeout=60)
+
     def test_a_batch_whose_finaliser_is_under_way_in_another_thread_is_not_taken_for_one_an_interrupt_cut_short(self):
         # Autograd's thread frees a saved input: the batch's finaliser runs there, and its driver and
         # torch calls let this thread run before the slot is queued for its GPU work. The loader's
@@ -322,8 +327,7 @@ class GpuDecodeTest(unittest.TestCase):
         side = GatedStreamSide()
         gate = side.gate
         with unittest.mock.patch.object(_device_slots, "cuda_side", side):
-            loader = stoke.DataLoader(DATA, batch_size=4, num_workers=2, resize=24, crop=16, dct_scaling="none",
-                                      with_indices=True, decode="gpu", on_error="skip", slots=3, timeout=60)
+            loader = self.gated_loader(slots=3)
             try:
                 it = iter(loader)
                 images, labels, indices = next(it)
@@ -353,8 +357,7 @@ class GpuDecodeTest(unittest.TestCase):
         side = GatedStreamSide()
         gate = side.gate
         with unittest.mock.patch.object(_device_slots, "cuda_side", side):
-            loader = stoke.DataLoader(DATA, batch_size=4, num_workers=2, resize=24, crop=16, dct_scaling="none",
-                                      with_indices=True, decode="gpu", on_error="skip", slots=2, timeout=60)
+            loader = self.gated_loader(slots=2)
             try:
                 it = iter(loader)
                 first, second = next(it), next(it)
