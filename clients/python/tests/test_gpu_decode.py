@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 import unittest.mock
 from pathlib import Path
@@ -71,6 +72,13 @@ def setUpModule():
 def tearDownModule():
     if TMP is not None:
         shutil.rmtree(TMP, ignore_errors=True)
+
+
+def wait_until(condition, timeout):
+    """Looks at ``condition`` every 20 ms until it holds or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 class _Owner:
@@ -451,6 +459,42 @@ class GpuDecodeTest(unittest.TestCase):
         self.assertIn("decoding on the CPU", said)
         self.assertEqual(0, side.tensors)
         self.assertEqual(len(got), side.copies)
+
+    def test_through_a_restart_cache_the_batches_stay_the_cpus_and_each_epoch_says_what_it_did(self):
+        from test_cache import copier_here  # tests/test_cache.py
+        if copier_here():
+            self.skipTest(copier_here())
+        cpu, _ = self.epochs("cpu", on_error="skip")
+        with tempfile.TemporaryDirectory() as cache:
+            for decode in ("gpu", "auto"):
+                # From an empty folder under gpu; under auto, served the copies gpu's run filled.
+                loader = stoke.DataLoader(DATA, batch_size=4, num_workers=2, shuffle=True, seed=3, resize=24,
+                                          crop=16, dct_scaling="none", with_indices=True, decode=decode,
+                                          on_error="skip", restart_cache_dir=cache)
+                try:
+                    got = [(i.clone(), l.clone(), x.clone()) for _ in range(2) for i, l, x in loader]
+                    # The producer's 20 ms loop writes an epoch's line soon after its last batch.
+                    wait_until(lambda: len(loader.restart_cache_stats()) >= 2, 10)
+                    stats = loader.restart_cache_stats()
+                    if decode == "gpu":
+                        # Every good JPEG copied from the reader threads' idle time, while the producer lives.
+                        wait_until(lambda: len(list(Path(cache).rglob("*.stc"))) >= 30, 60)
+                    said = "\n".join(loader._producer._stderr)
+                finally:
+                    loader.close()
+                self.assertIn("decoding on CUDA device 0 (EXPERIMENTAL)", said)
+                self.assertNotIn("decoding on the CPU", said)
+                self.assertSameBatches(cpu, got)
+                self.assertEqual([0, 1], [s["epoch"] for s in stats], stats)
+                if decode == "gpu":
+                    self.assertGreaterEqual(stats[0]["misses"], 30, f"an empty folder: {stats}")
+                else:
+                    # text.jpg alone misses, once an epoch: it is no image, and never cached.
+                    self.assertEqual(2, sum(s["misses"] for s in stats), stats)
+                    self.assertEqual(0, sum(s["copied"] for s in stats), stats)
+                    self.assertGreaterEqual(sum(s["hits"] for s in stats), 2 * 31, stats)
+            # An entry per JPEG: 30 copies, and cut.jpg's, which says to read the original.
+            self.assertEqual(31, len(list(Path(cache).rglob("*.stc"))))
 
     def test_an_unknown_decode_is_refused_by_name(self):
         with self.assertRaisesRegex(ValueError, "decode"):

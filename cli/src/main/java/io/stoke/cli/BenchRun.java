@@ -209,9 +209,7 @@ final class BenchRun {
         if (tuning != null) {
             printTuning(tuning);
         }
-        for (RestartCacheEpochs.Epoch e : cacheEpochs) { // with --restart-cache-dir: when it starts to pay
-            row("restart cache", e.sentence().substring("restart cache ".length()));
-        }
+        printCacheEpochs(cacheEpochs);
         double transformMs = stats.images() == 0 ? Double.NaN : tally.transformNanos / 1e6 / stats.images();
         row(
                 "worker time per image",
@@ -234,6 +232,13 @@ final class BenchRun {
         return report(tally);
     }
 
+    /** With {@code --restart-cache-dir}: a row an epoch, saying when the cache starts to pay. */
+    private void printCacheEpochs(List<RestartCacheEpochs.Epoch> epochs) {
+        for (RestartCacheEpochs.Epoch e : epochs) {
+            row("restart cache", e.sentence().substring("restart cache ".length()));
+        }
+    }
+
     /**
      * {@code --decode gpu}: the GPU decode stage over the loader's settings, with figures measured
      * here the way the loader measures its own (elapsed from the stage's start, the consumer's
@@ -251,9 +256,11 @@ final class BenchRun {
         GpuDecodeStats decoded;
         int batchSize = builder.sampler().batchSize();
         long total = builder.sampler().samplesPerEpoch() * builder.epochs();
+        List<RestartCacheEpochs.Epoch> cacheEpochs;
         try (stage) {
             tally = drain(stage, total, batchSize);
             decoded = stage.stats();
+            cacheEpochs = List.copyOf(stage.restartCacheEpochs());
         }
         long elapsed = tally.endNanos - started;
         LoaderStats stats = new LoaderStats(
@@ -266,6 +273,7 @@ final class BenchRun {
                 tally.waits.stream().mapToLong(Long::longValue).toArray(),
                 null);
         printTable(title, stats, readers, batchSize);
+        printCacheEpochs(cacheEpochs);
         double cpuMs = stats.images() == 0 ? Double.NaN : tally.transformNanos / 1e6 / stats.images();
         row(
                 "CPU time per image",

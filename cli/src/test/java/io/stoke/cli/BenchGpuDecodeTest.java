@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stoke.ffm.testing.CudaTestDouble;
 import io.stoke.gpu.NvjpegLibrary;
+import io.stoke.loader.decode.RestartCopy;
 import io.stoke.loader.testing.TestImages;
 import java.awt.image.BufferedImage;
 import java.nio.file.Path;
@@ -14,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import javax.imageio.ImageIO;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -89,6 +91,43 @@ class BenchGpuDecodeTest {
             // And the decoder's colour check at opening: one image, one call (GpuJpegDecoder).
             assertEquals(20 + 1, dbl.nvjpegStat("nvjpeg_images"));
             assertEquals(0, dbl.nvjpegStat("live_nvjpeg_handles"));
+            assertEquals(0, dbl.stat("live_device_allocs"));
+        } finally {
+            dbl.reset();
+        }
+    }
+
+    /**
+     * A restart cache is read through, not refused: the stage opens, and each epoch's row says what
+     * the cache did, as the CPU path's does. Filled by {@code stoke cache} first, every JPEG is
+     * served its copy.
+     */
+    @Test
+    void aRestartCacheIsReadThroughAndEachEpochSaysWhatItDid() throws Exception {
+        Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
+        CudaTestDouble dbl = dbl();
+        Path root = TestImages.imageFolder(tmp.resolve("data"), 20, 2, 4);
+        Path cache = tmp.resolve("cache");
+        try {
+            String[] filled = BenchCommandTest.run("cache", root.toString(), "--restart-cache-dir", cache.toString());
+            assertEquals("0", filled[0], filled[1] + filled[2]);
+            String[] r = BenchCommandTest.run(
+                    "bench",
+                    root.toString(),
+                    "--decode",
+                    "gpu",
+                    "--batch-size",
+                    "4",
+                    "--workers",
+                    "2",
+                    "--crop",
+                    "32",
+                    "--restart-cache-dir",
+                    cache.toString());
+            assertEquals("0", r[0], r[1] + r[2]);
+            assertTrue(r[2].contains("decoding on CUDA device 0 (EXPERIMENTAL) with nvJPEG"), r[2]);
+            assertTrue(r[1].contains("20 images by nvJPEG (GPU hybrid), 0 left to the CPU, 0 failed"), r[1]);
+            assertTrue(r[1].matches("(?s).*restart cache +after epoch 0: 20 hits, 0 misses, 0 copied .*"), r[1]);
             assertEquals(0, dbl.stat("live_device_allocs"));
         } finally {
             dbl.reset();

@@ -46,7 +46,7 @@ public final class GpuDecodeOpening {
      * batch's nvJPEG call split over {@code gpuThreads} threads ({@link
      * GpuDecodeStage.Builder#decodeThreads}; the option {@code decode_gpu_threads}), or null
      * after one line to {@code say} on why not (no libnvjpeg, no driver or device, the driver
-     * refusing the device, an order feed, a restart cache). Said once nvJPEG has opened (under
+     * refusing the device). Said once nvJPEG has opened (under
      * {@code auto}, after the first whole batches of the CPU threads may have been handed out): the
      * library, the backend, and what the CPU threads do.
      *

@@ -14,6 +14,8 @@ import io.stoke.ffm.cuda.Nvjpeg;
 import io.stoke.loader.BatchSource;
 import io.stoke.loader.BatchStats;
 import io.stoke.loader.Loader;
+import io.stoke.loader.cache.RestartCache;
+import io.stoke.loader.cache.RestartCacheEpochs;
 import io.stoke.loader.decode.SampleTransform;
 import io.stoke.loader.error.ErrorPolicy;
 import io.stoke.loader.error.NoSampleDecodedException;
@@ -73,7 +75,8 @@ import java.util.function.UnaryOperator;
  *
  * <p>Per batch, in the sampler's order (the loader's: the same samples at the same positions):
  * <ol>
- *   <li>CPU reader threads read the files ({@link Builder#readers}), one batch ahead of the device.
+ *   <li>CPU reader threads read the files ({@link Builder#readers}), one batch ahead of the device:
+ *       the originals, or a restart cache's sequential copies of them ({@link Builder#restartCache}).
  *   <li>nvJPEG decodes what it takes of them ({@link GpuJpegDecoder}: the hardware engine where the
  *       device has one) at full size, and {@link DeviceResize} resizes and crops each with the CPU
  *       resampler's own coefficients straight into the batch's device buffer: the evaluation
@@ -155,6 +158,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     private final boolean readersDraw;
     /** For tests: what each reader thread's reader is wrapped in (a read held back), else identity. */
     private final UnaryOperator<SampleReader> readerWrap;
+    /** What the restart cache did each epoch, told at the epoch's last batch by {@link #next}; null without one. */
+    private final RestartCacheEpochs cacheEpochs;
     /**
      * The decode thread's: rung by the reader threads as each task ends and as each whole batch does,
      * and by the consumer as it takes a batch and gives a buffer back. The decode thread waits on it
@@ -383,6 +388,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         this.wholeWhileOpening = split != null && cpuBatches > 0 && !wholeEveryOther;
         this.consumerOnGpu = b.consumerOnGpu;
         this.readerWrap = b.readerWrap;
+        this.cacheEpochs = b.restartCache == null ? null : new RestartCacheEpochs(b.restartCache); // counts from here
         this.readersDraw = b.readersDraw;
         int timedSlots = b.shareWithCpu ? b.inFlight + 2 : 0;
         this.gpuStart = new CudaEvent[timedSlots];
@@ -453,11 +459,21 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             // writes uint8 as nvJPEG's share is, and the normalisation kernel then takes the whole
             // batch; with the host's tail, the CPU writes the transform's output, its own and the device's.
             TransformSpec cpu = hostTail ? s : s.withOutput(TransformSpec.Output.UINT8_HWC);
+            // With a restart cache both of a thread's readers go through it: the GPU's reads are
+            // served the sequential copies (the same coefficients, so the same pixels, and a
+            // progressive original's copy is one the hardware engine takes), and the CPU's decodes
+            // seek in them, copying a miss as they decode it while the threads are idle.
+            RestartCache cache = b.restartCache;
             this.readerThreads = resources.keep(new ReaderThreads(
                     readerCount,
-                    () -> readerWrap.apply(dataset.reader(s.maxFileBytes())),
-                    () -> new SampleTransform(dataset, cpu, sampler.seed()),
-                    doorbell));
+                    () -> readerWrap.apply(reader(cache, s)),
+                    () -> new SampleTransform(dataset, cpu, sampler.seed(), reader(cache, s)),
+                    doorbell,
+                    idle -> {
+                        if (cache != null) {
+                            cache.pace(idle, idle, readerCount);
+                        }
+                    }));
             if (split != null && cpuBatches > 0) {
                 readerThreads.background(wholeQueue);
             }
@@ -537,7 +553,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                 .epochs(settings.epochs())
                 .startEpoch(plan != null ? plan.epoch() : settings.startEpoch())
                 .startBatch(plan != null ? plan.startBatch() : settings.startBatch())
-                .onError(settings.onError());
+                .onError(settings.onError())
+                .restartCache(settings.restartCache());
         if (settings.orderFeed() != null) {
             // As the loader: a resumed epoch's batches were counted in the order it was given.
             b.orderFeed(settings.orderFeed(), plan != null && plan.startBatch() > 0 ? settings.resumedOrder() : null);
@@ -547,15 +564,12 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
 
     /**
      * Why a loader's settings cannot be decoded by this stage, in one sentence, or null when they
-     * can: {@link #refusal(TransformSpec)}, a restart cache (the CPU path's).
+     * can: {@link #refusal(TransformSpec)}.
      */
     public static String refusal(Loader.Builder settings) {
         String refused = refusal(settings.transform());
         if (refused != null) {
             return refused;
-        }
-        if (settings.restartCache() != null) {
-            return "GPU decode (experimental) reads the original files, not yet through a restart cache (--restart-cache-dir)";
         }
         return null;
     }
@@ -581,10 +595,19 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     @Override
     public DeviceBatch next() {
         try {
-            return handoff.next(owner, () -> closed);
+            DeviceBatch b = handoff.next(owner, () -> closed);
+            if (cacheEpochs != null && b != null && b.lastInEpoch()) {
+                cacheEpochs.ended(b.epoch()); // as the loader's publisher counts them, at the epoch's last batch
+            }
+            return b;
         } finally {
             doorbell.ring(); // a decode thread holding the GPU back while the consumer was behind looks again
         }
+    }
+
+    /** A reader thread's reader of the dataset: through {@code cache}, or of the originals where it is null. */
+    private SampleReader reader(RestartCache cache, TransformSpec s) {
+        return cache == null ? dataset.reader(s.maxFileBytes()) : cache.reader(dataset, s.maxFileBytes());
     }
 
     private void ensureCurrent() {
@@ -1514,6 +1537,15 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
     }
 
     /**
+     * What the restart cache ({@link Builder#restartCache}) did in each epoch whose last batch has
+     * been handed out, oldest first, as {@link Loader#restartCacheEpochs} says the loader's; empty
+     * without one. A view, to which later epochs are added.
+     */
+    public List<RestartCacheEpochs.Epoch> restartCacheEpochs() {
+        return cacheEpochs == null ? List.of() : cacheEpochs.epochs();
+    }
+
+    /**
      * Which of nvJPEG's decoders runs; waits for nvJPEG to open where it opens aside (under {@code
      * auto}, while the CPU threads decode the first batches whole).
      *
@@ -1749,6 +1781,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         private ErrorPolicy policy = ErrorPolicy.FAIL;
         private Path orderFeed;
         private OrderFeed.GivenEpoch resumedOrder;
+        private RestartCache restartCache;
 
         private Builder(Dataset dataset, Sampler sampler, TransformSpec spec) {
             this.dataset = dataset;
@@ -1903,6 +1936,22 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         public Builder orderFeed(Path feed, OrderFeed.GivenEpoch resumed) {
             this.orderFeed = feed;
             this.resumedOrder = resumed;
+            return this;
+        }
+
+        /**
+         * Reads the dataset through {@code cache} ({@link Loader.Builder#restartCache}; null, the
+         * default: the originals), which the caller opens and closes. nvJPEG is given each
+         * original's sequential copy where the cache holds one: its coefficients are the original's,
+         * so its pixels are too, and a progressive original's copy is one the hardware engine takes
+         * (else the CPU decodes it). The CPU's decodes seek in the copies as the loader's workers
+         * do. The cache fills from the reader threads' idle time ({@link RestartCache#pace}): a
+         * miss the CPU decodes while a thread waits for work is copied as it is decoded, and the
+         * rest are asked of the cache's fillers, which take only the cores the threads leave.
+         * {@link GpuDecodeStage#restartCacheEpochs} says what it did in each epoch.
+         */
+        public Builder restartCache(RestartCache cache) {
+            this.restartCache = cache;
             return this;
         }
 

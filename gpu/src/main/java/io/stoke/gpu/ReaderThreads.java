@@ -11,6 +11,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingDeque;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -47,6 +50,10 @@ final class ReaderThreads implements AutoCloseable {
     private final ThreadLocal<SampleTransform> transform = new ThreadLocal<>();
     private volatile Background background;
     private final Doorbell done;
+    /** Threads waiting for a task with no background work: counted only where they would block anyway. */
+    private final AtomicInteger waiting = new AtomicInteger();
+
+    private volatile boolean stopped;
 
     /**
      * Starts {@code n} threads, each making its reader and transform; {@code done} rings after each
@@ -54,7 +61,21 @@ final class ReaderThreads implements AutoCloseable {
      * step's, which would wake a waiting decode thread once an image).
      */
     ReaderThreads(int n, Supplier<SampleReader> readers, Supplier<SampleTransform> transforms, Doorbell done) {
+        this(n, readers, transforms, done, idle -> {});
+    }
+
+    /**
+     * As above, first giving {@code idleTo} {@link #idle}, before any thread makes its reader: a
+     * restart cache's reader starts the cache's fillers, which are to be paced from their start.
+     */
+    ReaderThreads(
+            int n,
+            Supplier<SampleReader> readers,
+            Supplier<SampleTransform> transforms,
+            Doorbell done,
+            Consumer<BooleanSupplier> idleTo) {
         this.done = done;
+        idleTo.accept(this::idle);
         threads = new Thread[n];
         queues = new ArrayList<>(n);
         urgent = new ArrayList<>(n);
@@ -106,7 +127,12 @@ final class ReaderThreads implements AutoCloseable {
                     if (b != null && broken == null && b.step(ownReader, ownTransform)) {
                         continue; // then the queue again: a task waits for one image at most
                     }
-                    task = queue.take();
+                    waiting.incrementAndGet(); // an idle core: the restart cache's fillers may take it
+                    try {
+                        task = queue.take();
+                    } finally {
+                        waiting.decrementAndGet();
+                    }
                 }
                 if (task == STOP) {
                     for (Runnable late; (late = first.poll()) != null; ) {
@@ -196,9 +222,21 @@ final class ReaderThreads implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether the threads leave CPU to spare, for a restart cache's fillers and for its copies made as
+     * a miss is decoded ({@link io.stoke.loader.cache.RestartCache#pace}): at least one thread waits
+     * for a task, with no background work to take (the device, or the consumer behind it, sets the
+     * pace); or the threads have stopped. While it is false every thread reads or decodes, and a
+     * filler would take its core.
+     */
+    boolean idle() {
+        return waiting.get() > 0 || stopped;
+    }
+
     /** Lets each thread finish its queued tasks, then stops it; its reader and transform close there. */
     @Override
     public void close() {
+        stopped = true;
         for (BlockingDeque<Runnable> q : queues) {
             q.addLast(STOP);
         }

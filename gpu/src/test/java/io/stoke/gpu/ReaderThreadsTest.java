@@ -105,6 +105,53 @@ class ReaderThreadsTest {
         }
     }
 
+    /**
+     * What a restart cache's fillers are paced by: idle while a thread waits for a task, not while
+     * every thread runs a task or a background step, idle again once closed; given before any thread
+     * starts.
+     */
+    @Test
+    void theThreadsAreIdleOnlyWhileOneWaitsForATaskOrOnceClosed() throws Exception {
+        java.util.concurrent.atomic.AtomicReference<java.util.function.BooleanSupplier> idle =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        Steps steps = new Steps();
+        java.util.concurrent.CountDownLatch hold = new java.util.concurrent.CountDownLatch(1);
+        ReaderThreads threads = new ReaderThreads(
+                2,
+                () -> {
+                    assertTrue(idle.get() != null, "paced before a thread makes its reader");
+                    return null;
+                },
+                () -> null,
+                new Doorbell(),
+                idle::set);
+        try {
+            waitFor(() -> idle.get().getAsBoolean()); // both threads wait for a task
+            Future<?> busy = threads.submit(0, (reader, transform) -> {
+                try {
+                    hold.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            steps.left.set(1);
+            threads.background(steps);
+            threads.wake(); // thread 1 takes the background step, which waits for a permit
+            waitFor(() -> steps.entered.get() == 1);
+            waitFor(() -> !idle.get().getAsBoolean());
+            Thread.sleep(20);
+            assertTrue(!idle.get().getAsBoolean(), "no core to spare while both threads work");
+            steps.permits.release(); // the background ends: thread 1 waits for a task
+            waitFor(() -> idle.get().getAsBoolean());
+            hold.countDown();
+            busy.get(10, TimeUnit.SECONDS);
+        } finally {
+            hold.countDown();
+            threads.close();
+        }
+        assertTrue(idle.get().getAsBoolean(), "closed: the fillers may have every core");
+    }
+
     static void waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!condition.getAsBoolean()) {

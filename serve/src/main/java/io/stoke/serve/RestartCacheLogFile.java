@@ -64,7 +64,7 @@ public final class RestartCacheLogFile {
         }
     }
 
-    private final Loader loader;
+    private final List<RestartCacheEpochs.Epoch> epochs;
     private final JsonLinesLog<RestartCacheEpochs.Epoch, Epoch> lines;
 
     /**
@@ -74,13 +74,21 @@ public final class RestartCacheLogFile {
      * @param prefix what each line on standard error starts with ({@code "stoke serve: "})
      */
     public RestartCacheLogFile(Loader loader, Path file, String prefix) {
-        this.loader = loader;
+        this(loader.restartCacheEpochs(), file, prefix);
+    }
+
+    /**
+     * A log of the epochs in {@code epochs}, a view its producer adds to ({@link
+     * Loader#restartCacheEpochs}, or the GPU decode stage's).
+     */
+    public RestartCacheLogFile(List<RestartCacheEpochs.Epoch> epochs, Path file, String prefix) {
+        this.epochs = epochs;
         this.lines = new JsonLinesLog<>(file, prefix, RestartCacheEpochs.Epoch::sentence, Epoch::of);
     }
 
     /** Says the epochs ended since the last call. */
     public void report(PrintWriter err) {
-        lines.report(loader.restartCacheEpochs(), err); // a view the publisher adds to
+        lines.report(epochs, err); // a view the publisher adds to
     }
 
     /** One epoch as its line of the file (no newline). */

@@ -299,7 +299,10 @@ public final class RingServer {
         try {
             long lastStatus = System.nanoTime();
             StallReport stall = new StallReport(stallReportMillis);
+            RestartCacheLogFile cacheEpochs =
+                    new RestartCacheLogFile(stage.restartCacheEpochs(), restartCacheLog, SAYS);
             while (true) {
+                cacheEpochs.report(err);
                 Throwable failure = publisher.failure();
                 if (failure instanceof NoSampleDecodedException e) {
                     say(e.getMessage()); // the consumer sees the ring's failed state after what was published
@@ -310,6 +313,7 @@ public final class RingServer {
                 }
                 SlotCounts counts = shm.slots().counts();
                 if (publisher.finished() && counts.drained()) {
+                    cacheEpochs.report(err); // the last epoch's, handed out since the look above
                     say("the consumer has read every batch (" + publisher.published() + " decoded on the GPU: "
                             + stage.stats() + "); done");
                     return EXIT_DONE;
