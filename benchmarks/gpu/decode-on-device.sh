@@ -18,7 +18,8 @@
 #           bench.txt, bench.jsonl  stoke bench --decode cpu|gpu|auto at 16 CPU threads, no model, with the
 #                                   CPU seconds of the whole process, and gpu and auto with each batch's
 #                                   nvJPEG call split over 2 and 4 threads (--decode-gpu-threads; BENCH_RUNS
-#                                   names the rows, auto-shares being auto with --decode-cpu-batches 0);
+#                                   names the rows, auto-shares being auto with --decode-cpu-batches 0, and
+#                                   X-cache X through a restart cache that stoke cache fills first, timed);
 #                                   then ResNet50 v2's training transform;
 #           torchvision-decode.json benchmarks/gpu/decode_gpu.py: torchvision's batched decode_jpeg on the
 #                                   GPU, alone and with the eval resize, on the same files;
@@ -51,7 +52,7 @@ GPU_CHECK_IMAGES=${GPU_CHECK_IMAGES:-256} MODEL_DECODES=${MODEL_DECODES:-cpu,gpu
 HANG_CELLS=${HANG_CELLS:-4} BENCH_RUNS=${BENCH_RUNS:-cpu gpu auto gpu-t2 auto-t2 gpu-t4}
 STEPS=${STEPS:-check,dataloader,bench,diff,torchvision,model,train}
 runs() { [[ ,$STEPS, == *,$1,* ]]; }
-DATA=/tmp/stoke-gpu-data SITE=/tmp/stoke-site
+DATA=/tmp/stoke-gpu-data SITE=/tmp/stoke-site CACHE=/tmp/stoke-gpu-restart-cache
 started=$(date +%s)
 step() { echo; echo "=== $1 ($(( $(date +%s) - started )) s in)"; }
 failed=()
@@ -80,7 +81,7 @@ step "machine"
 } 2>&1 | if [[ $STEPS == check,dataloader,bench,diff,torchvision,model,train ]]; then cat; else tee "$OUT/machine.txt"; fi
 
 step "stoke make-dataset --images $IMAGES ${PHOTOS:+--photos $PHOTOS}"
-rm -rf "$DATA"
+rm -rf "$DATA" "$CACHE"
 STOKE_JAVA_OPTS=-Xmx8g timeout 120 python3 -m stoke make-dataset --images "$IMAGES" --seed 1 ${PHOTOS:+--photos "$PHOTOS"} "$DATA" \
   || failed+=("make-dataset")
 
@@ -110,6 +111,13 @@ runs bench && step "stoke bench --decode cpu|gpu|auto: the same files, $WORKERS 
     decode=${run%%-*} extra=()
     [[ $run == auto-shares ]] && extra=(--decode-cpu-batches 0)
     [[ $run == *-t[0-9]* ]] && extra=(--decode-gpu-threads "${run##*-t}")
+    if [[ $run == *-cache ]]; then # through a restart cache, filled once by stoke cache on every core
+      if [[ ! -d $CACHE ]]; then
+        echo "--- stoke cache $DATA --restart-cache-dir $CACHE --workers $WORKERS"
+        time timeout 120 python3 -m stoke cache "$DATA" --restart-cache-dir "$CACHE" --workers "$WORKERS" || echo "(exit $?)"
+      fi
+      extra+=(--restart-cache-dir "$CACHE")
+    fi
     echo "--- stoke bench $DATA --decode $decode ${extra[*]} --workers $WORKERS --epochs 6"
     time timeout 60 python3 -m stoke bench "$DATA" --decode "$decode" "${extra[@]}" --workers "$WORKERS" --epochs 6 \
       --json /tmp/bench-$run.json || echo "(exit $?)"
