@@ -19,7 +19,8 @@
 #                                   CPU seconds of the whole process, and gpu and auto with each batch's
 #                                   nvJPEG call split over 2 and 4 threads (--decode-gpu-threads; BENCH_RUNS
 #                                   names the rows, auto-shares being auto with --decode-cpu-batches 0, and
-#                                   X-cache X through a restart cache that stoke cache fills first, timed);
+#                                   X-cache X through a restart cache that stoke cache fills first, timed,
+#                                   X-cold X through an empty one, filled from the idle time as it runs);
 #                                   then ResNet50 v2's training transform;
 #           torchvision-decode.json benchmarks/gpu/decode_gpu.py: torchvision's batched decode_jpeg on the
 #                                   GPU, alone and with the eval resize, on the same files;
@@ -81,7 +82,7 @@ step "machine"
 } 2>&1 | if [[ $STEPS == check,dataloader,bench,diff,torchvision,model,train ]]; then cat; else tee "$OUT/machine.txt"; fi
 
 step "stoke make-dataset --images $IMAGES ${PHOTOS:+--photos $PHOTOS}"
-rm -rf "$DATA" "$CACHE"
+rm -rf "$DATA" "$CACHE" "$CACHE-cold"
 STOKE_JAVA_OPTS=-Xmx8g timeout 120 python3 -m stoke make-dataset --images "$IMAGES" --seed 1 ${PHOTOS:+--photos "$PHOTOS"} "$DATA" \
   || failed+=("make-dataset")
 
@@ -117,6 +118,9 @@ runs bench && step "stoke bench --decode cpu|gpu|auto: the same files, $WORKERS 
         time timeout 120 python3 -m stoke cache "$DATA" --restart-cache-dir "$CACHE" --workers "$WORKERS" || echo "(exit $?)"
       fi
       extra+=(--restart-cache-dir "$CACHE")
+    fi
+    if [[ $run == *-cold ]]; then # as a user starts: an empty folder, filled from the idle time
+      rm -rf "$CACHE-cold" && extra+=(--restart-cache-dir "$CACHE-cold")
     fi
     echo "--- stoke bench $DATA --decode $decode ${extra[*]} --workers $WORKERS --epochs 6"
     time timeout 60 python3 -m stoke bench "$DATA" --decode "$decode" "${extra[@]}" --workers "$WORKERS" --epochs 6 \
