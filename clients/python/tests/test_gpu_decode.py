@@ -489,9 +489,10 @@ class GpuDecodeTest(unittest.TestCase):
                 if decode == "gpu":
                     self.assertGreaterEqual(stats[0]["misses"], 30, f"an empty folder: {stats}")
                 else:
-                    # text.jpg alone misses, once an epoch: it is no image, and never cached.
-                    self.assertEqual(2, sum(s["misses"] for s in stats), stats)
-                    self.assertEqual(0, sum(s["copied"] for s in stats), stats)
+                    # Nothing left to file: every JPEG served its entry. (text.jpg, no image and never
+                    # cached, misses once or twice a read epoch, and the producer reads ahead of the
+                    # epochs counted, so the misses are not counted here.)
+                    self.assertEqual(0, sum(s["copied"] + s["originals"] for s in stats), stats)
                     self.assertGreaterEqual(sum(s["hits"] for s in stats), 2 * 31, stats)
             # An entry per JPEG: 30 copies, and cut.jpg's, which says to read the original.
             self.assertEqual(31, len(list(Path(cache).rglob("*.stc"))))
