@@ -10,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.stoke.ffm.testing.CudaTestDouble;
 import io.stoke.loader.Loader;
 import io.stoke.loader.cache.RestartCache;
 import io.stoke.loader.cache.RestartCacheEpochs;
@@ -21,7 +20,6 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -33,32 +31,10 @@ import org.junit.jupiter.api.io.TempDir;
  * a cache, is the reference: a copy holds its original's coefficients, so every pixel must be the
  * same.
  */
-class GpuDecodeRestartCacheTest {
-    @TempDir
-    Path root;
-
-    CudaTestDouble dbl;
-    long deviceAllocsBefore;
-
+class GpuDecodeRestartCacheTest extends StageOnDoubles {
     @BeforeEach
-    void open() {
+    void copiesCanBeMade() {
         Assumptions.assumeTrue(RestartCopy.available(), "NOT CHECKED: " + RestartCopy.unavailableReason());
-        dbl = NvjpegDoubles.open("GPU decode stage through a restart cache");
-        dbl.verifyCopies(true);
-        deviceAllocsBefore = dbl.stat("live_device_allocs");
-    }
-
-    @AfterEach
-    void close() {
-        if (dbl == null) {
-            return;
-        }
-        try {
-            assertEquals(deviceAllocsBefore, dbl.stat("live_device_allocs"), "device memory freed");
-            NvjpegDoubles.assertNoneLive(dbl);
-        } finally {
-            dbl.reset();
-        }
     }
 
     /**
@@ -85,18 +61,12 @@ class GpuDecodeRestartCacheTest {
         List<String> said = new ArrayList<>();
         try (RestartCache cache = RestartCache.open(cacheDir, 1L << 30, said::add)) {
             settings.restartCache(cache);
-            GpuDecodeStats cold;
-            try (GpuDecodeStage stage = GpuDecodeStage.builder(settings)
-                    .driver(dbl.driver())
-                    .nvjpeg(dbl.nvjpeg())
-                    .inFlight(2)
-                    .readers(3)
-                    .build()) {
-                cold = drainAgainst(stage, want, EVAL);
-                assertEquals(2, stage.restartCacheEpochs().size(), "an epoch's counts at its last batch");
-                assertEquals(0, stage.restartCacheEpochs().get(0).epoch());
-                assertEquals(1, stage.restartCacheEpochs().get(1).epoch());
-            }
+            List<RestartCacheEpochs.Epoch> epochs = new ArrayList<>();
+            GpuDecodeStats cold = runOnTheEngine(settings, want, epochs);
+            assertEquals(
+                    List.of(0L, 1L),
+                    epochs.stream().map(RestartCacheEpochs.Epoch::epoch).toList(),
+                    "an epoch's counts at its last batch");
             // The progressive JPEG went to the CPU at least in the first epoch: its copy may have
             // been filed before the second.
             assertEquals(2 * 13, cold.gpuImages() + cold.cpuImages(), cold.toString());
@@ -106,24 +76,13 @@ class GpuDecodeRestartCacheTest {
             assertEquals(11, filled.copied(), "the baseline and the progressive JPEGs copied: " + filled);
             assertNull(filled.failure(), filled.toString());
 
-            GpuDecodeStats warm;
-            List<RestartCacheEpochs.Epoch> epochs;
-            try (GpuDecodeStage stage = GpuDecodeStage.builder(settings)
-                    .driver(dbl.driver())
-                    .nvjpeg(dbl.nvjpeg())
-                    .inFlight(2)
-                    .readers(3)
-                    .build()) {
-                assertEquals(GpuJpegDecoder.Backend.HARDWARE, stage.backend());
-                warm = drainAgainst(stage, want, EVAL);
-                epochs = List.copyOf(stage.restartCacheEpochs());
-            }
+            epochs.clear();
+            GpuDecodeStats warm = runOnTheEngine(settings, want, epochs);
             assertEquals(2 * 11, warm.gpuImages(), "the engine takes the progressive JPEG's copy: " + warm);
             assertEquals(2 * 2, warm.cpuImages(), "the PNG and the CMYK JPEG alone are left: " + warm);
-            // The readers run a batch ahead, so an epoch's line may hold some of the next one's reads:
+            // The readers run ahead of the hand-out, so an epoch's line may hold the next one's reads:
             // summed, each of the 11 copies is served at least once an epoch (the CMYK JPEG's entry,
             // which says to read the original, counts as a hit too; the PNG, never cached, as a miss).
-            assertEquals(2, epochs.size());
             assertEquals(
                     List.of(0L, 1L),
                     epochs.stream().map(RestartCacheEpochs.Epoch::epoch).toList());
@@ -153,9 +112,7 @@ class GpuDecodeRestartCacheTest {
         try (RestartCache cache = RestartCache.open(cacheDir, 1L << 30, line -> {})) {
             cache.fill(settings.dataset(), 1, done -> {});
             settings.restartCache(cache);
-            try (GpuDecodeStage stage = GpuDecodeStage.builder(settings)
-                    .driver(dbl.driver())
-                    .nvjpeg(dbl.nvjpeg())
+            try (GpuDecodeStage stage = stage(settings)
                     .inFlight(2)
                     .readers(3)
                     .shareWithCpu(true)
@@ -167,6 +124,17 @@ class GpuDecodeRestartCacheTest {
             RestartCache.Stats stats = cache.stats();
             assertTrue(stats.hits() > 0, stats.toString());
             assertEquals(0, stats.damaged(), stats.toString());
+        }
+    }
+
+    /** A stage over {@code settings} on the engine: every batch {@code want}'s; its cache epochs into {@code epochs}. */
+    private GpuDecodeStats runOnTheEngine(
+            Loader.Builder settings, List<GpuDecodeStageTest.Snapshot> want, List<RestartCacheEpochs.Epoch> epochs) {
+        try (GpuDecodeStage stage = stage(settings).inFlight(2).readers(3).build()) {
+            assertEquals(GpuJpegDecoder.Backend.HARDWARE, stage.backend());
+            GpuDecodeStats s = drainAgainst(stage, want, EVAL);
+            epochs.addAll(stage.restartCacheEpochs());
+            return s;
         }
     }
 

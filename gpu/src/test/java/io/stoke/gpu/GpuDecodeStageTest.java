@@ -15,7 +15,6 @@ import io.stoke.ffm.TurboJpeg;
 import io.stoke.ffm.cuda.CudaDriver;
 import io.stoke.ffm.cuda.CudaEvent;
 import io.stoke.ffm.cuda.DeviceBuffer;
-import io.stoke.ffm.testing.CudaTestDouble;
 import io.stoke.loader.Batch;
 import io.stoke.loader.Loader;
 import io.stoke.loader.error.ErrorPolicy;
@@ -49,10 +48,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
 import javax.imageio.ImageIO;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The GPU decode stage on the nvJPEG and CUDA test doubles: the loader's order, labels and indices,
@@ -62,42 +58,10 @@ import org.junit.jupiter.api.io.TempDir;
  * file, position, size or table). This is not a GPU verification: nvJPEG's own pixels are checked on
  * a device (docs/gpu.md).
  */
-class GpuDecodeStageTest {
+class GpuDecodeStageTest extends StageOnDoubles {
     /** Full-size decodes on both sides, so the double's pixels are the host loader's. */
     static final TransformSpec EVAL =
             TransformSpec.defaults().withResize(24, 16).withDctScaling(TransformSpec.DctScaling.NONE);
-
-    @TempDir
-    Path root;
-
-    CudaTestDouble dbl;
-    long deviceAllocsBefore;
-
-    @BeforeEach
-    void open() {
-        dbl = NvjpegDoubles.open("GPU decode stage");
-        dbl.verifyCopies(true);
-        deviceAllocsBefore = dbl.stat("live_device_allocs");
-    }
-
-    @AfterEach
-    void close() {
-        if (dbl == null) {
-            return;
-        }
-        try {
-            assertEquals(deviceAllocsBefore, dbl.stat("live_device_allocs"), "device memory freed");
-            NvjpegDoubles.assertNoneLive(dbl); // the readers' examiners' streams too
-            assertEquals(0, dbl.nvjpegStat("state_overlaps"), "no nvJPEG state in two calls at once");
-            assertEquals(0, dbl.stat("checksum_mismatches"), "no host buffer changed under a queued copy");
-        } finally {
-            dbl.reset();
-        }
-    }
-
-    GpuDecodeStage.Builder stage(Loader.Builder settings) {
-        return GpuDecodeStage.builder(settings).driver(dbl.driver()).nvjpeg(dbl.nvjpeg());
-    }
 
     /** A host batch, copied out of its slot. */
     record Snapshot(
