@@ -462,7 +462,8 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             // With a restart cache both of a thread's readers go through it: the GPU's reads are
             // served the sequential copies (the same coefficients, so the same pixels, and a
             // progressive original's copy is one the hardware engine takes), and the CPU's decodes
-            // seek in them, copying a miss as they decode it while the threads are idle.
+            // seek in them. Misses go to the cache's fillers, paced by the threads' idle time; a
+            // thread never copies as it decodes: its CPU round may be what a batch waits for.
             RestartCache cache = b.restartCache;
             this.readerThreads = resources.keep(new ReaderThreads(
                     readerCount,
@@ -471,7 +472,7 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
                     doorbell,
                     idle -> {
                         if (cache != null) {
-                            cache.pace(idle, idle, readerCount);
+                            cache.pace(idle, () -> false, readerCount);
                         }
                     }));
             if (split != null && cpuBatches > 0) {
@@ -1945,9 +1946,10 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
          * original's sequential copy where the cache holds one: its coefficients are the original's,
          * so its pixels are too, and a progressive original's copy is one the hardware engine takes
          * (else the CPU decodes it). The CPU's decodes seek in the copies as the loader's workers
-         * do. The cache fills from the reader threads' idle time ({@link RestartCache#pace}): a
-         * miss the CPU decodes while a thread waits for work is copied as it is decoded, and the
-         * rest are asked of the cache's fillers, which take only the cores the threads leave.
+         * do. The cache fills from the reader threads' idle time ({@link RestartCache#pace}): each
+         * miss is asked of the cache's fillers, which take only the cores the threads leave. A
+         * reader thread never copies a miss as it decodes it, as the loader's workers may: its CPU
+         * round may be what a batch waits for.
          * {@link GpuDecodeStage#restartCacheEpochs} says what it did in each epoch.
          */
         public Builder restartCache(RestartCache cache) {

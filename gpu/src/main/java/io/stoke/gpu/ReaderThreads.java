@@ -223,8 +223,8 @@ final class ReaderThreads implements AutoCloseable {
     }
 
     /**
-     * Whether the threads leave CPU to spare, for a restart cache's fillers and for its copies made as
-     * a miss is decoded ({@link io.stoke.loader.cache.RestartCache#pace}): at least one thread waits
+     * Whether the threads leave CPU to spare, for a restart cache's fillers ({@link
+     * io.stoke.loader.cache.RestartCache#pace}): at least one thread waits
      * for a task, with no background work to take (the device, or the consumer behind it, sets the
      * pace); or the threads have stopped. While it is false every thread reads or decodes, and a
      * filler would take its core.

@@ -75,6 +75,7 @@ class GpuDecodeRestartCacheTest extends StageOnDoubles {
             RestartCache.Stats filled = cache.stats();
             assertEquals(11, filled.copied(), "the baseline and the progressive JPEGs copied: " + filled);
             assertNull(filled.failure(), filled.toString());
+            assertEquals(0, filled.copiedByWorkers(), "the fillers copy every miss, never a reader thread: " + filled);
 
             epochs.clear();
             GpuDecodeStats warm = runOnTheEngine(settings, want, epochs);
