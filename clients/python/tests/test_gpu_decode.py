@@ -17,7 +17,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import unittest
 import unittest.mock
 from pathlib import Path
@@ -72,13 +71,6 @@ def setUpModule():
 def tearDownModule():
     if TMP is not None:
         shutil.rmtree(TMP, ignore_errors=True)
-
-
-def wait_until(condition, timeout):
-    """Looks at ``condition`` every 20 ms until it holds or ``timeout`` seconds pass."""
-    deadline = time.monotonic() + timeout
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.02)
 
 
 class _Owner:
@@ -169,8 +161,9 @@ class GpuDecodeTest(unittest.TestCase):
                         else os.environ.pop("STOKE_JAVA_OPTS", None))
         os.environ["STOKE_JAVA_OPTS"] = f"{saved or ''} -Dstoke.cuda.path={DOUBLE} -Dstoke.nvjpeg.path={DOUBLE}"
 
-    def epochs(self, decode, **keywords):
-        """Two epochs of (images, labels, indices) from a loader decoding with ``decode``, and what its producer said."""
+    def epochs(self, decode, before_close=None, **keywords):
+        """Two epochs of (images, labels, indices) from a loader decoding with ``decode``, and what its
+        producer said; ``before_close``, if given, is called with the loader after the two epochs."""
         loader = stoke.DataLoader(DATA, batch_size=4, num_workers=2, shuffle=True, seed=3, resize=24, crop=16,
                                   dct_scaling="none", with_indices=True, decode=decode, **keywords)
         try:
@@ -178,6 +171,8 @@ class GpuDecodeTest(unittest.TestCase):
             for _ in range(2):
                 for images, labels, indices in loader:
                     got.append((images.clone(), labels.clone(), indices.clone()))
+            if before_close is not None:
+                before_close(loader)
             said = "\n".join(loader._producer._stderr)
         finally:
             loader.close()
@@ -461,27 +456,23 @@ class GpuDecodeTest(unittest.TestCase):
         self.assertEqual(len(got), side.copies)
 
     def test_through_a_restart_cache_the_batches_stay_the_cpus_and_each_epoch_says_what_it_did(self):
-        from test_cache import copier_here  # tests/test_cache.py
-        if copier_here():
-            self.skipTest(copier_here())
+        import test_cache  # tests/test_cache.py: its checks of the cache's folder and stats
+        if test_cache.copier_here():
+            self.skipTest(test_cache.copier_here())
         cpu, _ = self.epochs("cpu", on_error="skip")
         with tempfile.TemporaryDirectory() as cache:
             for decode in ("gpu", "auto"):
                 # From an empty folder under gpu; under auto, served the copies gpu's run filled.
-                loader = stoke.DataLoader(DATA, batch_size=4, num_workers=2, shuffle=True, seed=3, resize=24,
-                                          crop=16, dct_scaling="none", with_indices=True, decode=decode,
-                                          on_error="skip", restart_cache_dir=cache)
-                try:
-                    got = [(i.clone(), l.clone(), x.clone()) for _ in range(2) for i, l, x in loader]
-                    # The producer's 20 ms loop writes an epoch's line soon after its last batch.
-                    wait_until(lambda: len(loader.restart_cache_stats()) >= 2, 10)
-                    stats = loader.restart_cache_stats()
+                seen = {}
+
+                def look(loader):
+                    seen["stats"] = test_cache.wait_for_epochs(loader, 2)
                     if decode == "gpu":
                         # Every good JPEG copied from the reader threads' idle time, while the producer lives.
-                        wait_until(lambda: len(list(Path(cache).rglob("*.stc"))) >= 30, 60)
-                    said = "\n".join(loader._producer._stderr)
-                finally:
-                    loader.close()
+                        test_cache.wait_for_entries(cache, 30)
+
+                got, said = self.epochs(decode, on_error="skip", restart_cache_dir=cache, before_close=look)
+                stats = seen["stats"]
                 self.assertIn("decoding on CUDA device 0 (EXPERIMENTAL)", said)
                 self.assertNotIn("decoding on the CPU", said)
                 self.assertSameBatches(cpu, got)
@@ -495,7 +486,7 @@ class GpuDecodeTest(unittest.TestCase):
                     self.assertEqual(0, sum(s["copied"] + s["originals"] for s in stats), stats)
                     self.assertGreaterEqual(sum(s["hits"] for s in stats), 2 * 31, stats)
             # An entry per JPEG: 30 copies, and cut.jpg's, which says to read the original.
-            self.assertEqual(31, len(list(Path(cache).rglob("*.stc"))))
+            self.assertEqual(31, len(test_cache.entries(cache)))
 
     def test_an_unknown_decode_is_refused_by_name(self):
         with self.assertRaisesRegex(ValueError, "decode"):

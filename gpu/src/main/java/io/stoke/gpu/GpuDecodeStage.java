@@ -467,8 +467,9 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
             RestartCache cache = b.restartCache;
             this.readerThreads = resources.keep(new ReaderThreads(
                     readerCount,
-                    () -> readerWrap.apply(reader(cache, s)),
-                    () -> new SampleTransform(dataset, cpu, sampler.seed(), reader(cache, s)),
+                    () -> readerWrap.apply(RestartCache.readerThrough(cache, dataset, s.maxFileBytes())),
+                    () -> new SampleTransform(
+                            dataset, cpu, sampler.seed(), RestartCache.readerThrough(cache, dataset, s.maxFileBytes())),
                     doorbell,
                     idle -> {
                         if (cache != null) {
@@ -604,11 +605,6 @@ public final class GpuDecodeStage implements BatchSource<DeviceBatch>, AutoClose
         } finally {
             doorbell.ring(); // a decode thread holding the GPU back while the consumer was behind looks again
         }
-    }
-
-    /** A reader thread's reader of the dataset: through {@code cache}, or of the originals where it is null. */
-    private SampleReader reader(RestartCache cache, TransformSpec s) {
-        return cache == null ? dataset.reader(s.maxFileBytes()) : cache.reader(dataset, s.maxFileBytes());
     }
 
     private void ensureCurrent() {

@@ -58,8 +58,7 @@ class GpuDecodeRestartCacheTest extends StageOnDoubles {
                 .workers(1)
                 .transform(EVAL);
         List<GpuDecodeStageTest.Snapshot> want = host(settings);
-        List<String> said = new ArrayList<>();
-        try (RestartCache cache = RestartCache.open(cacheDir, 1L << 30, said::add)) {
+        try (RestartCache cache = RestartCache.open(cacheDir, 1L << 30, line -> {})) {
             settings.restartCache(cache);
             List<RestartCacheEpochs.Epoch> epochs = new ArrayList<>();
             GpuDecodeStats cold = runOnTheEngine(settings, want, epochs);

@@ -316,6 +316,14 @@ public final class RestartCache implements AutoCloseable {
     }
 
     /**
+     * {@code dataset}'s reader through {@code cache} ({@link #reader}), or the dataset's own where
+     * {@code cache} is null: what a loader's worker and the GPU decode stage's reader threads read with.
+     */
+    public static SampleReader readerThrough(RestartCache cache, Dataset dataset, long maxBytes) {
+        return cache == null ? dataset.reader(maxBytes) : cache.reader(dataset, maxBytes);
+    }
+
+    /**
      * Paces the fillers by a loader: {@code threads} of them (its workers' count), each taking a
      * request only while {@code slack} says the loader has CPU to spare: a worker waits for a free
      * slot (the consumer is the bottleneck), or the workers have nothing to do. Set by the loader's

@@ -132,8 +132,7 @@ final class WorkerLoop {
         // index that fails) fails the run with its reason, where a worker thread dying of it left
         // the consumer waiting for batches no worker would make.
         try {
-            SampleReader reader =
-                    cache == null ? dataset.reader(spec.maxFileBytes()) : cache.reader(dataset, spec.maxFileBytes());
+            SampleReader reader = RestartCache.readerThrough(cache, dataset, spec.maxFileBytes());
             try (SampleTransform transform = new SampleTransform(dataset, spec, sampler.seed(), reader)) {
                 TicketSchedule.Ticket at = new TicketSchedule.Ticket();
                 int[] order = null;
